@@ -1,0 +1,1 @@
+"""Migration steps: plan, preview, confirm, apply, verify; resumable, reversible, audited. Never imports Textual."""

@@ -1,0 +1,79 @@
+"""The `dragoman` command line: the TUI by default, headless subcommands beside it."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Sequence
+
+from dragoman import __version__
+from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.tui.commands import COMMAND_MODULES
+
+
+def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags every cluster-reading command shares (design.md, 'Conventions')."""
+    g = parser.add_argument_group("cluster")
+    g.add_argument("--kubeconfig", metavar="PATH", help="kubeconfig to read (default: $KUBECONFIG, then ~/.kube/config)")
+    g.add_argument("--context", metavar="NAME", help="kubeconfig context to use")
+    g.add_argument("--snapshot", metavar="FILE", help="read the fleet from a file instead of a cluster (read-only)")
+    g.add_argument("--demo", action="store_true", help="start the embedded simulator with the demo fleet and use it")
+    g.add_argument("--pool-label", metavar="KEY", help="node label that defines pools (auto-detected when absent)")
+    g.add_argument("--read-only", action="store_true", help="make every write impossible")
+
+
+def add_output_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dragoman",
+        description="Walk a GPU fleet from the NVIDIA device plugin to Kubernetes DRA. "
+        "Without a subcommand, opens the terminal UI.",
+    )
+    parser.add_argument("--version", action="version", version=f"dragoman {__version__}")
+    add_cluster_flags(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(f"dragoman.tui.commands.{name}")
+        module.register(sub)
+    return parser
+
+
+def _run_tui(args: argparse.Namespace) -> int:
+    try:
+        from dragoman.tui import app as app_module  # noqa: F401  (arrives with the TUI issue)
+    except ImportError:
+        print(
+            "dragoman: the terminal UI is not built yet; try `dragoman cel --help` or `dragoman sim serve --help`.",
+            file=sys.stderr,
+        )
+        return ExitCode.INPUT
+    return app_module.run(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    try:
+        if handler is None:
+            return int(_run_tui(args))
+        return int(handler(args))
+    except UserError as exc:
+        print(f"dragoman: {exc.message}", file=sys.stderr)
+        return int(exc.exit_code)
+    except KeyboardInterrupt:
+        print("dragoman: interrupted.", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `dragoman check | head`: the reader left; say nothing more.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return int(ExitCode.OK)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

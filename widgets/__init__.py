@@ -1,0 +1,1 @@
+"""Textual widgets, each showing one part of the fleet model."""
