@@ -1,0 +1,1 @@
+"""The controllers that make the simulated fleet behave: scheduler, kubelets, DaemonSets, workloads, drivers."""

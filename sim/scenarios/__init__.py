@@ -1,0 +1,1 @@
+"""Scenario files and generators: the demo fleet, the scale fleet."""
