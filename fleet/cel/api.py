@@ -1,0 +1,94 @@
+"""The public types of the DRA CEL environment: compile errors, evaluation outcomes, compiled selectors."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+# Kubernetes' limits for DRA selectors (resource/v1 validation and cel.compile).
+MAX_EXPRESSION_LENGTH = 10 * 1024
+COST_LIMIT = 1_000_000
+
+COMPILE_ERROR_KINDS = ("syntax", "undeclared", "type", "non-bool", "too-long", "cost", "unsupported")
+
+
+class CelCompileError(Exception):
+    """An expression Kubernetes would reject when the DeviceClass or ResourceClaim is created.
+
+    `line` is 1-based, `column` is 1-based (as cel-go prints `<input>:LINE:COL`); both are None when
+    the error has no position (too long, cost). `kind` is one of COMPILE_ERROR_KINDS.
+    """
+
+    def __init__(self, message: str, kind: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.line = line
+        self.column = column
+
+    def __str__(self) -> str:
+        if self.line is not None:
+            return f"{self.line}:{self.column}: {self.message}"
+        return self.message
+
+    def caret(self, expression: str) -> str:
+        """The expression's offending line with a caret under the column (empty without a position)."""
+        if self.line is None:
+            return ""
+        lines = expression.splitlines() or [""]
+        text = lines[min(self.line, len(lines)) - 1]
+        col = max(1, self.column or 1)
+        return f" | {text}\n | {'.' * (col - 1)}^"
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalOutcome:
+    """The result of one expression on one device: exactly one of `value` and `error` is set."""
+
+    value: bool | None
+    error: str | None = None
+
+    @property
+    def matched(self) -> bool:
+        return self.value is True
+
+
+TRUE = EvalOutcome(True)
+FALSE = EvalOutcome(False)
+
+
+@dataclasses.dataclass(eq=False)
+class CelDevice:
+    """One device as the CEL environment sees it: driver, attributes and capacity by domain, converted once.
+
+    Engines cache their own activation on the device (`cache`), so converting a device is paid once
+    however many expressions evaluate against it.
+    """
+
+    driver: str
+    name: str
+    attributes: dict[str, dict[str, Any]]  # domain -> id -> Python value (str, int, bool, Semver)
+    capacity: dict[str, dict[str, Any]]  # domain -> id -> Quantity
+    allow_multiple_allocations: bool = False
+    raw: dict | None = None
+    cache: dict = dataclasses.field(default_factory=dict, repr=False)
+
+
+class CompiledSelector:
+    """A checked expression, ready to evaluate on devices. Build with `compile_expression`."""
+
+    expression: str
+    attributes_read: frozenset | None  # {(domain, id), ...} read from attributes/capacity; None when unknown
+    engine: str
+
+    def __init__(self, expression: str, attributes_read: frozenset | None, engine: str, evaluator: Callable[[CelDevice], EvalOutcome]) -> None:
+        self.expression = expression
+        self.attributes_read = attributes_read
+        self.engine = engine
+        self._evaluate = evaluator
+
+    def evaluate(self, device: CelDevice) -> EvalOutcome:
+        return self._evaluate(device)
+
+    def __repr__(self) -> str:
+        return f"CompiledSelector({self.expression!r}, engine={self.engine})"

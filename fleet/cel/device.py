@@ -1,0 +1,78 @@
+"""Turning one raw ResourceSlice device into the `device` variable of DRA CEL, as the scheduler builds it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dragoman.fleet.cel.api import CelDevice
+from dragoman.fleet.cel.values import Quantity, Semver, ValueError_
+
+
+class UnsupportedAttribute:
+    """An attribute the scheduler cannot convert (no scalar value, bad version): reading any attribute then fails."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+def split_qualified_name(name: str, default_domain: str) -> tuple[str, str]:
+    """`domain/id` → (domain, id); a bare id belongs to the driver's domain (cel/compile.go parseQualifiedName)."""
+    sep = name.find("/")
+    if sep == -1:
+        return default_domain, name
+    return name[:sep], name[sep + 1 :]
+
+
+def attribute_value(attr: dict) -> Any:
+    """The one scalar of a DeviceAttribute; list forms are alpha and off in 1.37, so they are unsupported as upstream."""
+    if not isinstance(attr, dict):
+        return UnsupportedAttribute("unsupported attribute value")
+    if attr.get("int") is not None:
+        return int(attr["int"])
+    if attr.get("bool") is not None:
+        return bool(attr["bool"])
+    if attr.get("string") is not None:
+        return str(attr["string"])
+    if attr.get("version") is not None:
+        try:
+            return Semver.parse(str(attr["version"]))
+        except ValueError_ as exc:
+            return UnsupportedAttribute(f"parse semantic version: {exc}")
+    return UnsupportedAttribute("unsupported attribute value")
+
+
+def cel_device(driver: str, device: dict) -> CelDevice:
+    """`device` is one raw entry of `ResourceSlice.spec.devices`; `driver` is the slice's `spec.driver`."""
+    attributes: dict[str, dict[str, Any]] = {}
+    errors: list[str] = []
+    for name, attr in (device.get("attributes") or {}).items():
+        value = attribute_value(attr)
+        if isinstance(value, UnsupportedAttribute):
+            errors.append(f"attribute {name}: {value.message}")
+            continue
+        domain, ident = split_qualified_name(name, driver)
+        attributes.setdefault(domain, {})[ident] = value
+    capacity: dict[str, dict[str, Any]] = {}
+    for name, cap in (device.get("capacity") or {}).items():
+        raw = cap.get("value") if isinstance(cap, dict) else cap
+        try:
+            q = Quantity.parse(str(raw))
+        except ValueError_ as exc:
+            errors.append(f"capacity {name}: {exc}")
+            continue
+        domain, ident = split_qualified_name(name, driver)
+        capacity.setdefault(domain, {})[ident] = q
+    dev = CelDevice(
+        driver=driver,
+        name=str(device.get("name", "")),
+        attributes=attributes,
+        capacity=capacity,
+        allow_multiple_allocations=bool(device.get("allowMultipleAllocations") or False),
+        raw=device,
+    )
+    if errors:
+        # The scheduler fails every selector on such a device before evaluating it.
+        dev.cache["conversion_error"] = errors[0]
+    return dev

@@ -1,0 +1,213 @@
+"""Kubernetes' CEL value types for DRA: semantic versions and resource quantities, parsed as the API server does."""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from functools import total_ordering
+
+# blang/semver v4 `Parse` (strict SemVer 2.0.0), which apiserver's Semver wraps.
+_NUM = r"(0|[1-9][0-9]*)"
+_PRE_ID = r"(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
+_BUILD_ID = r"[0-9A-Za-z-]+"
+SEMVER_RE = re.compile(
+    rf"^{_NUM}\.{_NUM}\.{_NUM}(?:-({_PRE_ID}(?:\.{_PRE_ID})*))?(?:\+({_BUILD_ID}(?:\.{_BUILD_ID})*))?$"
+)
+_INT64_MAX = 2**63 - 1
+_UINT64_MAX = 2**64 - 1
+
+
+class ValueError_(Exception):
+    """A CEL runtime error raised by a library function (the message is what Kubernetes reports)."""
+
+
+@total_ordering
+class Semver:
+    """A `kubernetes.Semver`: compared by precedence (build metadata ignored), no `<` operator in CEL."""
+
+    __slots__ = ("major", "minor", "patch", "pre", "build", "_key", "_hash")
+
+    def __init__(self, major: int, minor: int, patch: int, pre: tuple = (), build: tuple = ()) -> None:
+        self.major, self.minor, self.patch, self.pre, self.build = major, minor, patch, pre, build
+        # SemVer precedence: a release outranks its pre-releases; numeric ids rank below alphanumeric ones.
+        pre_key = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre)
+        self._key = (major, minor, patch, 1 if not pre else 0, pre_key)
+        self._hash = hash(self._key)
+
+    @classmethod
+    def parse(cls, text: str, normalize: bool = False) -> "Semver":
+        """Parse as apiserver's `semver()` does; `normalize` accepts a leading `v`, missing parts and leading zeros."""
+        if not isinstance(text, str):
+            raise ValueError_("semver must be a string")
+        s = text
+        if normalize:
+            s = _normalize_semver(s)
+        if len(s) > 0 and s[0] == "v" and not normalize:
+            raise ValueError_(f"Invalid character(s) found in major number {s!r}")
+        m = SEMVER_RE.match(s)
+        if not m:
+            raise ValueError_(f"invalid semver: {text!r}")
+        major, minor, patch = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        if max(major, minor, patch) > _UINT64_MAX:
+            raise ValueError_(f"invalid semver: {text!r}")
+        pre = tuple(m.group(4).split(".")) if m.group(4) else ()
+        build = tuple(m.group(5).split(".")) if m.group(5) else ()
+        return cls(major, minor, patch, pre, build)
+
+    def compare(self, other: "Semver") -> int:
+        return (self._key > other._key) - (self._key < other._key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Semver) and self._key == other._key
+
+    def __lt__(self, other: "Semver") -> bool:
+        return self._key < other._key
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __str__(self) -> str:
+        s = f"{self.major}.{self.minor}.{self.patch}"
+        if self.pre:
+            s += "-" + ".".join(self.pre)
+        if self.build:
+            s += "+" + ".".join(self.build)
+        return s
+
+    def __repr__(self) -> str:
+        return f"semver({str(self)!r})"
+
+
+def _normalize_semver(s: str) -> str:
+    # apiserver's semver library with normalize=true: drop a leading "v", pad to three parts, strip leading zeros.
+    if s.startswith("v"):
+        s = s[1:]
+    core, sep, rest = s, "", ""
+    for i, ch in enumerate(s):
+        if ch in "-+":
+            core, sep, rest = s[:i], ch, s[i + 1 :]
+            break
+    parts = core.split(".")
+    if len(parts) > 3 or any(not p.isdigit() for p in parts if p != "") or "" in parts:
+        return s
+    parts = [str(int(p)) for p in parts] + ["0"] * (3 - len(parts))
+    return ".".join(parts) + (sep + rest if sep else "")
+
+
+def is_semver(text: str, normalize: bool = False) -> bool:
+    try:
+        Semver.parse(text, normalize)
+        return True
+    except ValueError_:
+        return False
+
+
+# k8s.io/apimachinery resource.Quantity
+QUANTITY_RE = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
+_QUANTITY_FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_NANO = Fraction(1, 10**9)
+
+
+@total_ordering
+class Quantity:
+    """A `kubernetes.Quantity`: an exact value (rounded up to nanounits, as apimachinery does) and its text."""
+
+    __slots__ = ("value", "text")
+
+    def __init__(self, value: Fraction, text: str | None = None) -> None:
+        self.value = value
+        self.text = text if text is not None else _format_quantity(value)
+
+    @classmethod
+    def parse(cls, text: str) -> "Quantity":
+        if not isinstance(text, str):
+            raise ValueError_(_QUANTITY_FORMAT_ERROR)
+        s = text.strip() if False else text
+        if not s:
+            raise ValueError_("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+        m = QUANTITY_RE.match(s)
+        if not m:
+            raise ValueError_(_QUANTITY_FORMAT_ERROR)
+        num, suffix = m.group(1), m.group(2)
+        sign = 1
+        if num[0] in "+-":
+            sign = -1 if num[0] == "-" else 1
+            num = num[1:]
+        if num.count(".") > 1 or num in ("", "."):
+            raise ValueError_(_QUANTITY_FORMAT_ERROR)
+        whole, _, frac = num.partition(".")
+        mantissa = Fraction(int(whole or "0")) + (Fraction(int(frac), 10 ** len(frac)) if frac else 0)
+        if suffix in _BINARY:
+            value = mantissa * (2 ** _BINARY[suffix])
+        elif suffix in _DECIMAL:
+            value = mantissa * Fraction(10) ** _DECIMAL[suffix]
+        elif suffix[:1] in ("e", "E") and re.fullmatch(r"[eE][-+]?[0-9]+", suffix):
+            exp = int(suffix[1:])
+            if abs(exp) > 1000:
+                raise ValueError_("quantity is too large")
+            value = mantissa * Fraction(10) ** exp
+        else:
+            raise ValueError_("unable to parse quantity's suffix")
+        value = sign * value
+        # apimachinery keeps at most nano precision and rounds away from zero.
+        if value.denominator != 1 and (value / _NANO).denominator != 1:
+            scaled = value / _NANO
+            value = Fraction(math.ceil(scaled) if scaled > 0 else math.floor(scaled)) * _NANO
+        return cls(value, text)
+
+    def compare(self, other: "Quantity") -> int:
+        return (self.value > other.value) - (self.value < other.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Quantity) and self.value == other.value
+
+    def __lt__(self, other: "Quantity") -> bool:
+        return self.value < other.value
+
+    def __hash__(self) -> int:
+        return hash(("q", self.value))
+
+    def is_integer(self) -> bool:
+        return self.value.denominator == 1 and -(2**63) <= self.value <= _INT64_MAX
+
+    def as_integer(self) -> int:
+        if not self.is_integer():
+            raise ValueError_("cannot convert value to integer")
+        return int(self.value)
+
+    def as_float(self) -> float:
+        return float(self.value)
+
+    def sign(self) -> int:
+        return (self.value > 0) - (self.value < 0)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"quantity({self.text!r})"
+
+
+def _format_quantity(value: Fraction) -> str:
+    if value.denominator == 1:
+        v = int(value)
+        for suffix, shift in sorted(_BINARY.items(), key=lambda kv: -kv[1]):
+            if v and v % (1 << shift) == 0:
+                return f"{v >> shift}{suffix}"
+        return str(v)
+    for suffix in ("m", "u", "n"):
+        scaled = value / Fraction(10) ** _DECIMAL[suffix]
+        if scaled.denominator == 1:
+            return f"{int(scaled)}{suffix}"
+    return str(float(value))
+
+
+def is_quantity(text: str) -> bool:
+    try:
+        Quantity.parse(text)
+        return True
+    except ValueError_:
+        return False
