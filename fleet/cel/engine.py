@@ -1,16 +1,118 @@
-"""Compiling DRA CEL selectors and evaluating them with Kubernetes' rules (being built)."""
+"""Compiling DRA CEL selectors once (cached by text) and evaluating them per device with Kubernetes' rules."""
 
 from __future__ import annotations
 
-from dragoman.fleet.cel.api import CelCompileError, CelDevice, CompiledSelector, EvalOutcome, TRUE
+import os
+import threading
+from typing import Any, Callable
+
+from dragoman.fleet.cel.api import (
+    FALSE,
+    MAX_EXPRESSION_LENGTH,
+    TRUE,
+    CelCompileError,
+    CelDevice,
+    CompiledSelector,
+    EvalOutcome,
+)
+from dragoman.fleet.cel.checker import Checked, check
+from dragoman.fleet.cel.runtime import CelRuntimeError, type_name
+from dragoman.fleet.cel.syntax import parse
+
+ENGINES = ("fast", "reference")
+# DRAGOMAN_CEL_ENGINE=reference forces cel-python everywhere (to compare, or if the fast engine misbehaves).
+_FORCED = os.environ.get("DRAGOMAN_CEL_ENGINE", "").strip() or None
+
+_cache: dict[tuple[str, str], CompiledSelector | CelCompileError] = {}
+_cache_lock = threading.Lock()
+_CACHE_MAX = 4096
 
 
-def compile_expression(expression: str) -> CompiledSelector:
-    raise CelCompileError("the CEL engine is being built", "unsupported")
+def check_expression(expression: str) -> tuple[Checked, Any]:
+    """Parse and check; raises CelCompileError exactly where the API server would reject the selector."""
+    if not isinstance(expression, str):
+        raise CelCompileError("expression must be a string", "syntax")
+    if len(expression) > MAX_EXPRESSION_LENGTH:
+        raise CelCompileError(
+            f"must have at most {MAX_EXPRESSION_LENGTH} bytes (the expression has {len(expression)})", "too-long"
+        )
+    if not expression.strip():
+        raise CelCompileError("syntax error: the expression is empty", "syntax", 1, 1)
+    root, source = parse(expression)
+    return check(root, source), source
+
+
+def _outcome(value: Any) -> EvalOutcome:
+    if value is True:
+        return TRUE
+    if value is False:
+        return FALSE
+    return EvalOutcome(None, f"CEL result of type {type_name(value)} could not be converted to bool")
+
+
+def _wrap(program: Callable[[CelDevice], Any]) -> Callable[[CelDevice], EvalOutcome]:
+    def evaluate(device: CelDevice) -> EvalOutcome:
+        conv = device.cache.get("conversion_error")
+        if conv is not None:
+            return EvalOutcome(None, conv)
+        try:
+            return _outcome(program(device))
+        except CelRuntimeError as exc:
+            return EvalOutcome(None, exc.message)
+        except RecursionError:
+            return EvalOutcome(None, "expression too deeply nested")
+
+    return evaluate
+
+
+def build_selector(expression: str, checked: Checked, source: Any, engine: str) -> CompiledSelector:
+    """A selector on the named engine; raises ImportError/FastUnsupported when that engine cannot take it."""
+    if engine == "fast":
+        from dragoman.fleet.cel.fast import compile_program
+
+        program = compile_program(checked.root)
+    else:
+        from dragoman.fleet.cel.reference import compile_program as ref_compile
+
+        program = ref_compile(checked.root, source)
+    return CompiledSelector(expression, checked.attributes_read, engine, _wrap(program))
+
+
+def compile_expression(expression: str, engine: str | None = None) -> CompiledSelector:
+    """Compile a DRA selector; raises CelCompileError. `engine` forces "fast" or "reference" (default: fast, else reference)."""
+    wanted = engine or _FORCED or "auto"
+    key = (wanted, expression)
+    hit = _cache.get(key)
+    if hit is not None:
+        if isinstance(hit, CelCompileError):
+            raise hit
+        return hit
+    try:
+        checked, source = check_expression(expression)
+    except CelCompileError as exc:
+        _remember(key, exc)
+        raise
+    if wanted == "auto":
+        try:
+            sel = build_selector(expression, checked, source, "fast")
+        except Exception:
+            # The fast engine is an optimisation: anything it cannot take runs on cel-python.
+            sel = build_selector(expression, checked, source, "reference")
+    else:
+        sel = build_selector(expression, checked, source, wanted)
+    _remember(key, sel)
+    return sel
+
+
+def _remember(key: tuple[str, str], value: Any) -> None:
+    with _cache_lock:
+        if len(_cache) >= _CACHE_MAX:
+            _cache.clear()
+        _cache[key] = value
 
 
 def evaluate_all(selectors: list[CompiledSelector], device: CelDevice) -> EvalOutcome:
-    """The scheduler's rule: every selector must be true; stop at the first false or error."""
+    """The scheduler's rule: every selector must be true; evaluation stops at the first false or error."""
     for sel in selectors:
         out = sel.evaluate(device)
         if out.value is not True:
@@ -19,4 +121,8 @@ def evaluate_all(selectors: list[CompiledSelector], device: CelDevice) -> EvalOu
 
 
 def scheduler_error_message(owner: str, index: int, driver: str, pool: str, device: str, error: str) -> str:
-    return f"{owner}: selector #{index} on device {driver}/{pool}/{device}: CEL runtime error: {error}"
+    """The scheduler's error for a runtime failure (allocator_stable.go); owner is "class <name>" or "claim <ns>/<name>"."""
+    msg = f"{owner}: selector #{index} on device {driver}/{pool}/{device}: CEL runtime error: {error}"
+    if error.startswith("no such key"):
+        msg += ". consider using CEL optional chaining (e.g. device.attributes[\"domain\"].?attr.orValue(default)) to handle missing attributes"
+    return msg

@@ -1,0 +1,670 @@
+"""Static checking of DRA CEL: declared names and fields, overloads, the bool result, cost estimation, attributes read."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable
+
+from dragoman.fleet.cel.api import COST_LIMIT, CelCompileError
+from dragoman.fleet.cel.syntax import UNSUPPORTED, Node, Source, Uint
+
+# Types: 'bool' 'int' 'uint' 'double' 'string' 'bytes' 'null' 'type' 'dyn' 'any' 'Quantity' 'Semver' 'device',
+# ('list', T), ('map', K, V), ('opt', T).  'any' is what DRA declares attribute values as (AnyType).
+B, I, U, D, S, BY, Q, V = "bool", "int", "uint", "double", "string", "bytes", "Quantity", "Semver"
+DYN, ANY = "dyn", "any"
+LDYN = ("list", DYN)
+LS = ("list", S)
+MDYN = ("map", DYN, DYN)
+ATTR_MAP = ("map", S, ("map", S, ANY))
+CAP_MAP = ("map", S, ("map", S, Q))
+DEVICE_FIELDS = {"driver": S, "attributes": ATTR_MAP, "capacity": CAP_MAP, "allowMultipleAllocations": B}
+
+# Limits behind Kubernetes' size estimates (resource/v1 validation constants).
+ATTR_VALUE_MAX = 64
+ATTRS_PER_DEVICE = 32
+DOMAIN_MAX = 63
+ID_MAX = 32
+DRIVER_MAX = 63
+
+# Functions Kubernetes offers that this engine does not implement (their use is a clear "not supported here").
+UNSUPPORTED_FUNCTIONS = {
+    "url", "isURL", "ip", "isIP", "cidr", "isCIDR", "duration", "timestamp", "getDate", "getDayOfMonth",
+    "getDayOfWeek", "getDayOfYear", "getFullYear", "getMonth", "getHours", "getMilliseconds", "getMinutes",
+    "getSeconds", "sortBy", "base64.encode", "base64.decode", "math.greatest", "math.least", "authorizer",
+    "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath", "getQuery", "family", "isLoopback",
+    "containsIP", "containsCIDR", "prefixLength", "masked", "ip.isCanonical", "isGlobalUnicast", "isUnspecified",
+    "isLinkLocalMulticast", "isLinkLocalUnicast", "jsonpatch.escapeKey", "validate", "optMap", "optFlatMap",
+    "transformMapEntry",
+}
+
+
+def type_str(t: Any) -> str:
+    if isinstance(t, tuple):
+        if t[0] == "list":
+            return f"list({type_str(t[1])})"
+        if t[0] == "map":
+            return f"map({type_str(t[1])}, {type_str(t[2])})"
+        if t[0] == "opt":
+            return f"optional_type({type_str(t[1])})"
+    return {"Quantity": "kubernetes.Quantity", "Semver": "kubernetes.Semver", "device": "kubernetes.DRADevice", "null": "null_type"}.get(t, t)
+
+
+def is_dyn(t: Any) -> bool:
+    return t == DYN or t == ANY
+
+
+def assignable(param: Any, arg: Any) -> bool:
+    if param == arg or is_dyn(param) or is_dyn(arg):
+        return True
+    if isinstance(param, tuple) and isinstance(arg, tuple) and param[0] == arg[0] and len(param) == len(arg):
+        return all(assignable(p, a) for p, a in zip(param[1:], arg[1:]))
+    if param in (S, BY, Q, V) or isinstance(param, tuple):
+        return arg == "null" and isinstance(param, tuple) is False and False
+    return False
+
+
+def join(a: Any, b: Any) -> Any:
+    if a == b:
+        return a
+    if a == ANY or b == ANY:
+        return ANY
+    if is_dyn(a) or a == "null":
+        return b if a == "null" else DYN
+    if is_dyn(b) or b == "null":
+        return a if b == "null" else DYN
+    if isinstance(a, tuple) and isinstance(b, tuple) and a[0] == b[0] and len(a) == len(b):
+        return (a[0],) + tuple(join(x, y) for x, y in zip(a[1:], b[1:]))
+    return DYN
+
+
+def _elem(t: Any) -> Any:
+    if isinstance(t, tuple) and t[0] == "list":
+        return t[1]
+    return ANY if t == ANY else DYN
+
+
+def _same(t: Any) -> Any:
+    return t if isinstance(t, tuple) else LDYN
+
+
+# name -> [(receiver type or None for a global, [argument types], result type or fn(receiver, args))]
+_R = Callable[[Any, list], Any]
+SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
+    "contains": [(S, [S], B)],
+    "startsWith": [(S, [S], B)],
+    "endsWith": [(S, [S], B)],
+    "matches": [(S, [S], B), (None, [S, S], B)],
+    "find": [(S, [S], S)],
+    "findAll": [(S, [S], LS), (S, [S, I], LS)],
+    "lowerAscii": [(S, [], S)],
+    "upperAscii": [(S, [], S)],
+    "trim": [(S, [], S)],
+    "reverse": [(S, [], S), (LDYN, [], lambda r, a: _same(r))],
+    "charAt": [(S, [I], S)],
+    "indexOf": [(S, [S], I), (S, [S, I], I), (LDYN, [DYN], I)],
+    "lastIndexOf": [(S, [S], I), (S, [S, I], I), (LDYN, [DYN], I)],
+    "replace": [(S, [S, S], S), (S, [S, S, I], S)],
+    "split": [(S, [S], LS), (S, [S, I], LS)],
+    "substring": [(S, [I], S), (S, [I, I], S)],
+    "join": [(LS, [], S), (LS, [S], S)],
+    "strings.quote": [(None, [S], S)],
+    "format": [(S, [LDYN], S)],
+    "size": [(None, [S], I), (None, [BY], I), (None, [LDYN], I), (None, [MDYN], I),
+             (S, [], I), (BY, [], I), (LDYN, [], I), (MDYN, [], I)],
+    "int": [(None, [x], I) for x in (I, U, D, S)],
+    "uint": [(None, [x], U) for x in (I, U, D, S)],
+    "double": [(None, [x], D) for x in (I, U, D, S)],
+    "string": [(None, [x], S) for x in (I, U, D, S, B, BY, V, Q)],
+    "bool": [(None, [x], B) for x in (B, S)],
+    "bytes": [(None, [x], BY) for x in (BY, S)],
+    "semver": [(None, [S], V), (None, [S, B], V)],
+    "isSemver": [(None, [S], B), (None, [S, B], B)],
+    "quantity": [(None, [S], Q)],
+    "isQuantity": [(None, [S], B)],
+    "compareTo": [(Q, [Q], I), (V, [V], I)],
+    "isGreaterThan": [(Q, [Q], B), (V, [V], B)],
+    "isLessThan": [(Q, [Q], B), (V, [V], B)],
+    "major": [(V, [], I)],
+    "minor": [(V, [], I)],
+    "patch": [(V, [], I)],
+    "add": [(Q, [Q], Q), (Q, [I], Q)],
+    "sub": [(Q, [Q], Q), (Q, [I], Q)],
+    "asInteger": [(Q, [], I)],
+    "asApproximateFloat": [(Q, [], D)],
+    "sign": [(Q, [], I)],
+    "isInteger": [(Q, [], B)],
+    "isSorted": [(LDYN, [], B)],
+    "sum": [(LDYN, [], lambda r, a: _elem(r))],
+    "min": [(LDYN, [], lambda r, a: _elem(r))],
+    "max": [(LDYN, [], lambda r, a: _elem(r))],
+    "slice": [(LDYN, [I, I], lambda r, a: _same(r))],
+    "flatten": [(LDYN, [], LDYN), (LDYN, [I], LDYN)],
+    "distinct": [(LDYN, [], lambda r, a: _same(r))],
+    "sort": [(LDYN, [], lambda r, a: _same(r))],
+    "lists.range": [(None, [I], ("list", I))],
+    "first": [(LDYN, [], lambda r, a: ("opt", _elem(r)))],
+    "last": [(LDYN, [], lambda r, a: ("opt", _elem(r)))],
+    "sets.contains": [(None, [LDYN, LDYN], B)],
+    "sets.equivalent": [(None, [LDYN, LDYN], B)],
+    "sets.intersects": [(None, [LDYN, LDYN], B)],
+    "__optional_of": [(None, [DYN], lambda r, a: ("opt", a[0]))],
+    "__optional_none": [(None, [], ("opt", DYN))],
+    "__optional_ofNonZeroValue": [(None, [DYN], lambda r, a: ("opt", a[0]))],
+    "orValue": [(("opt", DYN), [DYN], lambda r, a: join(r[1] if isinstance(r, tuple) else DYN, a[0]))],
+    "hasValue": [(("opt", DYN), [], B)],
+    "value": [(("opt", DYN), [], lambda r, a: r[1] if isinstance(r, tuple) else DYN)],
+    "or": [(("opt", DYN), [("opt", DYN)], lambda r, a: join(r, a[0]))],
+}
+
+_STRING_LINEAR = {"contains", "startsWith", "endsWith", "lowerAscii", "upperAscii", "trim", "reverse", "replace",
+                  "split", "substring", "indexOf", "lastIndexOf", "charAt", "join", "strings.quote", "format",
+                  "string", "int", "double", "uint", "bytes", "semver", "isSemver", "quantity", "isQuantity"}
+_REGEX_FUNCS = {"matches", "find", "findAll"}
+_LIST_LINEAR = {"isSorted", "sum", "min", "max", "distinct", "flatten", "sets.contains", "sets.equivalent",
+                "sets.intersects", "slice", "reverse", "sort", "lists.range"}
+
+
+class Checked:
+    """The result of checking: the annotated AST, the result type, the estimated cost and the attributes read."""
+
+    def __init__(self, root: Node, result_type: Any, cost: float, attributes_read: frozenset | None) -> None:
+        self.root = root
+        self.result_type = result_type
+        self.cost = cost
+        self.attributes_read = attributes_read
+
+
+class Checker:
+    def __init__(self, source: Source) -> None:
+        self.source = source
+
+    def err(self, node: Node, message: str, kind: str = "type") -> CelCompileError:
+        return self.source.error(message, kind, node.offset)
+
+    def check(self, n: Node, scope: dict[str, Any]) -> Any:
+        t = self._check(n, scope)
+        n.type = t
+        return t
+
+    def _check(self, n: Node, scope: dict[str, Any]) -> Any:
+        k = n.kind
+        a = n.args
+        if k == "lit":
+            v = a[0]
+            n.cost = 0
+            if isinstance(v, str):
+                n.size = len(v)
+                return S
+            if isinstance(v, bytes):
+                n.size = len(v)
+                return BY
+            if isinstance(v, bool):
+                return B
+            if isinstance(v, Uint):
+                return U
+            if isinstance(v, int):
+                return I
+            if isinstance(v, float):
+                return D
+            return "null"
+        if k == "ident":
+            name = a[0]
+            n.cost = 1
+            if name in scope:
+                t, size = scope[name]
+                n.size = size
+                return t
+            if name == "device":
+                return "device"
+            raise self.err(n, f"undeclared reference to '{name}' (in container '')", "undeclared")
+        if k == "select":
+            operand, field, optional = a
+            ot = self.check(operand, scope)
+            n.cost = operand.cost + 1
+            if ot == "device":
+                if field not in DEVICE_FIELDS:
+                    raise self.err(n, f"undefined field '{field}'", "undeclared")
+                if optional:
+                    raise self.err(n, f"optional field selection on kubernetes.DRADevice is {UNSUPPORTED}", "unsupported")
+                n.size = {"driver": DRIVER_MAX, "attributes": ATTRS_PER_DEVICE, "capacity": ATTRS_PER_DEVICE}.get(field)
+                return DEVICE_FIELDS[field]
+            vt = self._select_type(n, ot, field, operand)
+            return ("opt", vt) if optional and not (isinstance(ot, tuple) and ot[0] == "opt") else (vt if not optional else vt)
+        if k == "index":
+            operand, key, optional = a
+            ot = self.check(operand, scope)
+            kt = self.check(key, scope)
+            n.cost = operand.cost + key.cost + 1
+            inner = ot[1] if isinstance(ot, tuple) and ot[0] == "opt" else ot
+            if isinstance(inner, tuple) and inner[0] == "list":
+                if not (kt in (I, U) or is_dyn(kt)):
+                    raise self.err(n, f"found no matching overload for '_[_]' applied to '({type_str(ot)}, {type_str(kt)})'")
+                vt = inner[1]
+                n.size = operand.size if is_dyn(vt) else None
+            elif isinstance(inner, tuple) and inner[0] == "map":
+                if not assignable(inner[1], kt):
+                    raise self.err(n, f"found no matching overload for '_[_]' applied to '({type_str(ot)}, {type_str(kt)})'")
+                vt = inner[2]
+                n.size = _value_size(ot)
+            elif is_dyn(inner):
+                vt = DYN if inner == DYN else ANY
+                n.size = ATTR_VALUE_MAX
+            else:
+                raise self.err(n, f"found no matching overload for '_[_]' applied to '({type_str(ot)}, {type_str(kt)})'")
+            if optional or (isinstance(ot, tuple) and ot[0] == "opt"):
+                return ("opt", vt)
+            return vt
+        if k in ("and", "or"):
+            l, r = a
+            lt, rt = self.check(l, scope), self.check(r, scope)
+            op = "_&&_" if k == "and" else "_||_"
+            for t in (lt, rt):
+                if not (t == B or is_dyn(t)):
+                    raise self.err(n, f"found no matching overload for '{op}' applied to '({type_str(lt)}, {type_str(rt)})'")
+            n.cost = l.cost + r.cost
+            return B
+        if k == "not":
+            t = self.check(a[0], scope)
+            if not (t == B or is_dyn(t)):
+                raise self.err(n, f"found no matching overload for '!_' applied to '({type_str(t)})'")
+            n.cost = a[0].cost + 1
+            return B
+        if k == "neg":
+            t = self.check(a[0], scope)
+            if not (t in (I, D) or is_dyn(t)):
+                raise self.err(n, f"found no matching overload for '-_' applied to '({type_str(t)})'")
+            n.cost = a[0].cost + 1
+            return t
+        if k == "cond":
+            c, x, y = a
+            ct = self.check(c, scope)
+            if not (ct == B or is_dyn(ct)):
+                raise self.err(n, f"found no matching overload for '_?_:_' applied to '({type_str(ct)}, ...)'")
+            xt, yt = self.check(x, scope), self.check(y, scope)
+            if not (assignable(xt, yt) or assignable(yt, xt) or "null" in (xt, yt)):
+                raise self.err(n, f"found no matching overload for '_?_:_' applied to '(bool, {type_str(xt)}, {type_str(yt)})'")
+            n.cost = c.cost + max(x.cost, y.cost)
+            n.size = _max_size(x.size, y.size)
+            return join(xt, yt)
+        if k == "list":
+            t: Any = None
+            cost = 10
+            for item in a[0]:
+                it = self.check(item, scope)
+                t = it if t is None else join(t, it)
+                cost += item.cost
+            n.cost = cost
+            n.size = len(a[0])
+            return ("list", t if t is not None else DYN)
+        if k == "map":
+            kt: Any = None
+            vt: Any = None
+            cost = 30
+            for key, val in a[0]:
+                ktt, vtt = self.check(key, scope), self.check(val, scope)
+                if not (ktt in (S, I, U, B) or is_dyn(ktt)):
+                    raise self.err(key, f"unsupported map key type: {type_str(ktt)}")
+                kt = ktt if kt is None else join(kt, ktt)
+                vt = vtt if vt is None else join(vt, vtt)
+                cost += key.cost + val.cost
+            n.cost = cost
+            n.size = len(a[0])
+            return ("map", kt or DYN, vt or DYN)
+        if k == "has":
+            sel = a[0]
+            operand, field, _ = sel.args
+            ot = self.check(operand, scope)
+            if ot == "device":
+                if field not in DEVICE_FIELDS:
+                    raise self.err(sel, f"undefined field '{field}'", "undeclared")
+            elif not (isinstance(ot, tuple) and ot[0] == "map" or is_dyn(ot)):
+                raise self.err(sel, f"type '{type_str(ot)}' does not support field selection")
+            sel.type = B
+            n.cost = operand.cost + 1
+            return B
+        if k == "bind":
+            var, init, body = a
+            it = self.check(init, scope)
+            inner = dict(scope)
+            inner[var] = (it, init.size)
+            bt = self.check(body, inner)
+            n.cost = init.cost + body.cost
+            n.size = body.size
+            return bt
+        if k == "comp":
+            return self._comp(n, scope)
+        if k == "call":
+            return self._call(n, scope)
+        raise self.err(n, f"unexpected {k}", "syntax")
+
+    def _select_type(self, n: Node, ot: Any, field: str, operand: Node) -> Any:
+        inner = ot[1] if isinstance(ot, tuple) and ot[0] == "opt" else ot
+        if isinstance(inner, tuple) and inner[0] == "map":
+            if not assignable(inner[1], S):
+                raise self.err(n, f"type '{type_str(ot)}' does not support field selection")
+            n.size = _value_size(inner)
+            vt = inner[2]
+            return ("opt", vt) if isinstance(ot, tuple) and ot[0] == "opt" else vt
+        if is_dyn(inner):
+            n.size = ATTR_VALUE_MAX
+            return ("opt", inner) if isinstance(ot, tuple) and ot[0] == "opt" else inner
+        raise self.err(n, f"type '{type_str(ot)}' does not support field selection")
+
+    def _comp(self, n: Node, scope: dict[str, Any]) -> Any:
+        macro, target, v1, v2, exprs = n.args
+        rt = self.check(target, scope)
+        if isinstance(rt, tuple) and rt[0] == "list":
+            t1, t2 = (I, rt[1]) if v2 else (rt[1], None)
+            s1 = None if v2 else _value_size(rt, target)
+        elif isinstance(rt, tuple) and rt[0] == "map":
+            t1, t2 = rt[1], rt[2]
+            s1 = _key_size(rt)
+        elif is_dyn(rt):
+            t1, t2, s1 = DYN, DYN, ATTR_VALUE_MAX
+        else:
+            raise self.err(target, f"expression of type '{type_str(rt)}' cannot be range of a comprehension (must be list, map, or dynamic)")
+        inner = dict(scope)
+        inner[v1] = (t1, s1)
+        if v2:
+            inner[v2] = (t2, None)
+        ets = [self.check(e, inner) for e in exprs]
+        n_items = target.size if target.size is not None else ATTRS_PER_DEVICE
+        body_cost = sum(e.cost for e in exprs)
+        if macro in ("all", "exists", "exists_one", "existsOne"):
+            if not (ets[0] == B or is_dyn(ets[0])):
+                raise self.err(exprs[0], f"found no matching overload for '_&&_' applied to '(bool, {type_str(ets[0])})'")
+            n.cost = target.cost + n_items * (body_cost + 3) + 1
+            return B
+        if macro == "filter":
+            if not (ets[0] == B or is_dyn(ets[0])):
+                raise self.err(exprs[0], f"filter() predicate must be bool, not {type_str(ets[0])}")
+            n.cost = target.cost + n_items * (body_cost + 3 + 10)
+            n.size = n_items
+            return ("list", t1)
+        if macro in ("map", "transformList"):
+            if len(exprs) == 2 and not (ets[0] == B or is_dyn(ets[0])):
+                raise self.err(exprs[0], f"{macro}() filter must be bool, not {type_str(ets[0])}")
+            n.cost = target.cost + n_items * (body_cost + 3 + 10)
+            n.size = n_items
+            return ("list", ets[-1])
+        if macro == "transformMap":
+            n.cost = target.cost + n_items * (body_cost + 3 + 30)
+            n.size = n_items
+            return ("map", t1, ets[-1])
+        raise self.err(n, f"{macro}() is {UNSUPPORTED}", "unsupported")
+
+    def _call(self, n: Node, scope: dict[str, Any]) -> Any:
+        name, target, args = n.args
+        tt = self.check(target, scope) if target is not None else None
+        ats = [self.check(x, scope) for x in args]
+        n.cost = 1 + (target.cost if target is not None else 0) + sum(x.cost for x in args)
+        sizes = ([target.size] if target is not None else []) + [x.size for x in args]
+        if name in ("_==_", "_!=_"):
+            l, r = ats
+            if not (assignable(l, r) or assignable(r, l) or "null" in (l, r)):
+                raise self.err(n, f"found no matching overload for '{name}' applied to '({type_str(l)}, {type_str(r)})'")
+            n.cost += _linear(sizes, 0.1)
+            return B
+        if name in ("_<_", "_<=_", "_>_", "_>=_"):
+            l, r = ats
+            num = (I, U, D)
+            ok = (l in num and r in num) or (l == r and l in (S, B, BY)) or (is_dyn(l) and (r in num + (S, B, BY) or is_dyn(r))) or (is_dyn(r) and l in num + (S, B, BY))
+            if not ok:
+                raise self.err(n, f"found no matching overload for '{name}' applied to '({type_str(l)}, {type_str(r)})'")
+            n.cost += _linear(sizes, 0.1)
+            return B
+        if name == "@in":
+            item, cont = ats
+            if isinstance(cont, tuple) and cont[0] == "list":
+                ok = assignable(cont[1], item)
+                n.cost += cont_size(args[1])
+            elif isinstance(cont, tuple) and cont[0] == "map":
+                ok = assignable(cont[1], item)
+            else:
+                ok = is_dyn(cont)
+                n.cost += ATTR_VALUE_MAX if ok else 0
+            if not ok:
+                raise self.err(n, f"found no matching overload for '@in' applied to '({type_str(item)}, {type_str(cont)})'")
+            return B
+        if name in ("_+_", "_-_", "_*_", "_/_", "_%_"):
+            l, r = ats
+            allowed = {"_+_": (I, U, D, S, BY), "_-_": (I, U, D), "_*_": (I, U, D), "_/_": (I, U, D), "_%_": (I, U)}[name]
+            if isinstance(l, tuple) and l[0] == "list" and name == "_+_" and (isinstance(r, tuple) and r[0] == "list" or is_dyn(r)):
+                n.cost += _linear(sizes, 1)
+                n.size = _sum_size(sizes)
+                return join(l, r)
+            if is_dyn(l) and is_dyn(r):
+                return DYN
+            if is_dyn(l) and (r in allowed or isinstance(r, tuple) and name == "_+_"):
+                return r
+            if is_dyn(r) and (l in allowed or isinstance(l, tuple) and name == "_+_"):
+                return l
+            if l == r and l in allowed:
+                if l in (S, BY):
+                    n.cost += _linear(sizes, 0.1)
+                    n.size = _sum_size(sizes)
+                return l
+            raise self.err(n, f"found no matching overload for '{name}' applied to '({type_str(l)}, {type_str(r)})'")
+        if name == "dyn":
+            if len(ats) != 1 or target is not None:
+                raise self.err(n, "found no matching overload for 'dyn'")
+            n.size = args[0].size
+            return DYN
+        if name == "type":
+            if len(ats) != 1 or target is not None:
+                raise self.err(n, "found no matching overload for 'type'")
+            return "type"
+        if name in UNSUPPORTED_FUNCTIONS:
+            raise self.err(n, f"{name}() is {UNSUPPORTED}", "unsupported")
+        if name == "includes":
+            # Declared only with DRAListTypeAttributes, which is off in 1.37 (compile_test.go includes-function-undeclared-error).
+            raise self.err(n, "undeclared reference to 'includes' (in container '')", "undeclared")
+        sigs = SIGNATURES.get(name)
+        if sigs is None:
+            raise self.err(n, f"undeclared reference to '{name}' (in container '')", "undeclared")
+        matches = []
+        for recv, params, result in sigs:
+            if (recv is None) != (target is None):
+                continue
+            if recv is not None and not assignable(recv, tt):
+                continue
+            if len(params) != len(ats) or not all(assignable(p, x) for p, x in zip(params, ats)):
+                continue
+            matches.append(result(tt, ats) if callable(result) else result)
+        if not matches:
+            shown = ", ".join(type_str(x) for x in ([tt] if target is not None else []) + ats)
+            where = f"{type_str(tt)}." if target is not None else ""
+            if target is not None and all(r is None for r, _, _ in sigs):
+                raise self.err(n, f"undeclared reference to '{name}' (in container '')", "undeclared")
+            raise self.err(n, f"found no matching overload for '{name}' applied to '{where}({', '.join(type_str(x) for x in ats)})'")
+        self._literal_checks(n, name, target, args)
+        rt = matches[0]
+        for m in matches[1:]:
+            if m != rt:
+                rt = ANY if ANY in (tt, *ats) else DYN
+                break
+        n.cost += self._call_cost(name, sizes, args)
+        n.size = self._call_size(name, sizes, target)
+        return rt
+
+    def _literal_checks(self, n: Node, name: str, target: Node | None, args: list[Node]) -> None:
+        # Kubernetes validates regex literals at compile time (library.Regex's validator).
+        if name in _REGEX_FUNCS:
+            pat = args[-1] if name == "matches" and target is None else args[0]
+            if pat.kind == "lit" and isinstance(pat.args[0], str):
+                try:
+                    re.compile(pat.args[0])
+                except re.error as exc:
+                    raise self.source.error(f"invalid regular expression {pat.args[0]!r}: {exc}", "syntax", pat.offset)
+
+    def _call_cost(self, name: str, sizes: list, args: list[Node]) -> float:
+        if name in _REGEX_FUNCS:
+            s = [x if x is not None else ATTR_VALUE_MAX for x in sizes]
+            return math.ceil(0.25 * (s[0] or 1) * max(1, s[-1] or 1))
+        if name in _STRING_LINEAR:
+            return _linear(sizes, 0.1)
+        if name in _LIST_LINEAR:
+            return _linear(sizes, 1)
+        return 0
+
+    def _call_size(self, name: str, sizes: list, target: Node | None) -> float | None:
+        base = sizes[0] if sizes else None
+        if name in ("split", "findAll", "lowerAscii", "upperAscii", "trim", "reverse", "replace", "substring",
+                    "distinct", "sort", "slice", "flatten"):
+            return base if base is not None else ATTR_VALUE_MAX
+        if name == "join":
+            return (base or ATTRS_PER_DEVICE) * ATTR_VALUE_MAX
+        return None
+
+
+def _max_size(a: float | None, b: float | None) -> float | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return max(a, b)
+
+
+def _sum_size(sizes: list) -> float | None:
+    if any(s is None for s in sizes):
+        return None
+    return sum(sizes)
+
+
+def _linear(sizes: list, factor: float) -> float:
+    s = max((x for x in sizes if x is not None), default=0)
+    return math.ceil(factor * s)
+
+
+def cont_size(n: Node) -> float:
+    return n.size if n.size is not None else ATTR_VALUE_MAX
+
+
+def _value_size(t: Any, node: Node | None = None) -> float | None:
+    # Maximum size of the values held by a container type, from DRA's declared limits.
+    if t == ATTR_MAP:
+        return ATTRS_PER_DEVICE
+    if t == ("map", S, ANY):
+        return ATTR_VALUE_MAX
+    if t == CAP_MAP:
+        return ATTRS_PER_DEVICE
+    return None
+
+
+def _key_size(t: Any) -> float | None:
+    if t in (ATTR_MAP, CAP_MAP):
+        return DOMAIN_MAX
+    if t in (("map", S, ANY), ("map", S, Q)):
+        return ID_MAX
+    return None
+
+
+def attributes_read(root: Node) -> frozenset | None:
+    """{(domain, id)} the expression reads, (domain, None) for domain presence; None if it reads them dynamically."""
+    out: set = set()
+    unknown = False
+    aliases: dict[str, str] = {}
+
+    def domain_of(n: Node, env: dict[str, str]) -> str | None:
+        # device.attributes["d"] / device.capacity["d"] / a cel.bind alias of one.
+        if n.kind == "index" and not n.args[2] and n.args[1].kind == "lit" and isinstance(n.args[1].args[0], str):
+            op = n.args[0]
+            if op.kind == "select" and op.args[1] in ("attributes", "capacity") and op.args[0].kind == "ident" and op.args[0].args[0] == "device" and op.args[0].type == "device":
+                return n.args[1].args[0]
+        if n.kind == "ident" and n.args[0] in env:
+            return env[n.args[0]]
+        return None
+
+    def walk(n: Node, env: dict[str, str]) -> None:
+        nonlocal unknown
+        k = n.kind
+        if k == "select":
+            d = domain_of(n.args[0], env)
+            if d is not None:
+                out.add((d, n.args[1]))
+                return
+        if k == "index":
+            d = domain_of(n.args[0], env)
+            if d is not None:
+                key = n.args[1]
+                if key.kind == "lit" and isinstance(key.args[0], str):
+                    out.add((d, key.args[0]))
+                    return
+                unknown = True
+                return
+            if domain_of(n, env) is not None:
+                out.add((domain_of(n, env), None))
+                return
+        if k == "has":
+            sel = n.args[0]
+            d = domain_of(sel.args[0], env)
+            if d is not None:
+                out.add((d, sel.args[1]))
+                return
+        if k == "call" and n.args[0] == "@in":
+            item, cont = n.args[2]
+            d = domain_of(cont, env)
+            if d is not None and item.kind == "lit" and isinstance(item.args[0], str):
+                out.add((d, item.args[0]))
+                return
+            if cont.kind == "select" and cont.args[1] in ("attributes", "capacity") and cont.args[0].kind == "ident" and cont.args[0].args[0] == "device" and cont.args[0].type == "device" and item.kind == "lit" and isinstance(item.args[0], str):
+                out.add((item.args[0], None))
+                return
+        if k == "bind":
+            var, init, body = n.args
+            walk_alias = domain_of(init, env)
+            if walk_alias is not None:
+                out.add((walk_alias, None))
+                walk(body, {**env, var: walk_alias})
+            else:
+                walk(init, env)
+                walk(body, {x: y for x, y in env.items() if x != var})
+            return
+        if k == "comp":
+            _, target, v1, v2, exprs = n.args
+            walk(target, env)
+            inner = {x: y for x, y in env.items() if x not in (v1, v2)}
+            for e in exprs:
+                walk(e, inner)
+            return
+        if k == "ident" and n.args[0] in env:
+            unknown = True  # an alias used as a whole map
+            return
+        if k == "select" and n.args[1] in ("attributes", "capacity") and n.args[0].kind == "ident" and n.args[0].type == "device":
+            unknown = True
+            return
+        for child in _children(n):
+            walk(child, env)
+
+    walk(root, aliases)
+    return None if unknown else frozenset(out)
+
+
+def _children(n: Node) -> list[Node]:
+    out = []
+    for x in n.args:
+        if isinstance(x, Node):
+            out.append(x)
+        elif isinstance(x, list):
+            for y in x:
+                if isinstance(y, Node):
+                    out.append(y)
+                elif isinstance(y, tuple):
+                    out.extend(z for z in y if isinstance(z, Node))
+    return out
+
+
+def check(root: Node, source: Source) -> Checked:
+    """Check an AST as the API server does for a DRA selector; raises CelCompileError."""
+    checker = Checker(source)
+    t = checker.check(root, {})
+    if not (t == B or t == ANY):
+        raise CelCompileError(f"must evaluate to bool or the unknown type, not {type_str(t)}", "non-bool", *source.location(0))
+    cost = root.cost
+    if cost > COST_LIMIT:
+        raise CelCompileError(
+            f"too complex, exceeds cost limit: estimated cost {int(cost):,} is more than the limit of {COST_LIMIT:,}",
+            "cost",
+        )
+    return Checked(root, t, cost, attributes_read(root))

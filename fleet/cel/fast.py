@@ -1,0 +1,412 @@
+"""The fast engine: a checked DRA CEL AST compiled into Python closures with Kubernetes' semantics."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from dragoman.fleet.cel import runtime as rt
+from dragoman.fleet.cel.api import CelDevice
+from dragoman.fleet.cel.runtime import CelRuntimeError, DefaultMap, EMPTY_MAP, no_overload, no_such_key
+from dragoman.fleet.cel.syntax import Node
+
+Fn = Callable[[dict], Any]
+
+
+class FastUnsupported(Exception):
+    """The fast compiler cannot handle a construct; the engine falls back to the reference engine."""
+
+
+def activation(device: CelDevice) -> dict:
+    """The per-device variables, built once and cached on the device."""
+    act = device.cache.get("fast")
+    if act is None:
+        act = {
+            "device": {
+                "driver": device.driver,
+                "attributes": DefaultMap(device.attributes),
+                "capacity": DefaultMap(device.capacity),
+                "allowMultipleAllocations": device.allow_multiple_allocations,
+            }
+        }
+        device.cache["fast"] = act
+    return act
+
+
+def _is_device(n: Node) -> bool:
+    return n.kind == "ident" and n.args[0] == "device" and n.type == "device"
+
+
+def _str_lit(n: Node) -> str | None:
+    if n.kind == "lit" and type(n.args[0]) is str:
+        return n.args[0]
+    return None
+
+
+def compile_node(n: Node) -> Fn:
+    k = n.kind
+    a = n.args
+    if k == "lit":
+        v = a[0]
+        return lambda e: v
+    if k == "ident":
+        name = a[0]
+        return lambda e: e[name]
+    if k == "select":
+        operand, field, optional = a
+        if _is_device(operand):
+            return lambda e: e["device"][field]
+        # device.attributes["d"].id: two dict lookups, the hot path of every GPU selector.
+        if not optional and operand.kind == "index" and not operand.args[2] and _is_device_map(operand.args[0]) and _str_lit(operand.args[1]) is not None:
+            which = operand.args[0].args[1]
+            domain = operand.args[1].args[0]
+
+            def attr(e: dict) -> Any:
+                m = e["device"][which].get(domain)
+                if m is not None:
+                    v = m.get(field, _MISSING)
+                    if v is not _MISSING:
+                        return v
+                raise no_such_key(field)
+
+            return attr
+        f = compile_node(operand)
+        if optional:
+            return lambda e: rt.opt_select(f(e), field)
+
+        def sel(e: dict) -> Any:
+            m = f(e)
+            if type(m) is dict:
+                v = m.get(field, _MISSING)
+                if v is _MISSING:
+                    raise no_such_key(field)
+                return v
+            return rt.select(m, field)
+
+        return sel
+    if k == "index":
+        operand, key, optional = a
+        if not optional and _is_device_map(operand) and _str_lit(key) is not None:
+            which, domain = operand.args[1], key.args[0]
+            return lambda e: e["device"][which].get(domain, EMPTY_MAP)
+        fo, fk = compile_node(operand), compile_node(key)
+        if optional:
+            return lambda e: rt.opt_index(fo(e), fk(e))
+        return lambda e: rt.index(fo(e), fk(e))
+    if k == "and":
+        return _and(compile_node(a[0]), compile_node(a[1]))
+    if k == "or":
+        return _or(compile_node(a[0]), compile_node(a[1]))
+    if k == "not":
+        f = compile_node(a[0])
+
+        def not_(e: dict) -> bool:
+            v = f(e)
+            if v is True:
+                return False
+            if v is False:
+                return True
+            raise no_overload("!_")
+
+        return not_
+    if k == "neg":
+        f = compile_node(a[0])
+        return lambda e: rt.negate(f(e))
+    if k == "cond":
+        c, x, y = (compile_node(z) for z in a)
+
+        def cond(e: dict) -> Any:
+            v = c(e)
+            if v is True:
+                return x(e)
+            if v is False:
+                return y(e)
+            raise no_overload("_?_:_")
+
+        return cond
+    if k == "list":
+        items = [compile_node(x) for x in a[0]]
+        return lambda e: [f(e) for f in items]
+    if k == "map":
+        entries = [(compile_node(x), compile_node(y)) for x, y in a[0]]
+
+        def mk(e: dict) -> dict:
+            out: dict = {}
+            for fk, fv in entries:
+                key = fk(e)
+                if rt._map_find(out, key)[0]:
+                    raise CelRuntimeError(f"Failed with repeated key: {rt.format_key(key)}")
+                out[key] = fv(e)
+            return out
+
+        return mk
+    if k == "has":
+        operand, field, _ = a[0].args
+        if _is_device(operand):
+            return lambda e: True
+        f = compile_node(operand)
+        return lambda e: rt.has_field(f(e), field)
+    if k == "bind":
+        var, init, body = a
+        fi, fb = compile_node(init), compile_node(body)
+
+        def bind(e: dict) -> Any:
+            old = e.get(var, _MISSING)
+            e[var] = fi(e)
+            try:
+                return fb(e)
+            finally:
+                if old is _MISSING:
+                    del e[var]
+                else:
+                    e[var] = old
+
+        return bind
+    if k == "comp":
+        return _comprehension(n)
+    if k == "call":
+        return _call(n)
+    raise FastUnsupported(k)
+
+
+_MISSING = object()
+
+
+def _is_device_map(n: Node) -> bool:
+    return n.kind == "select" and not n.args[2] and n.args[1] in ("attributes", "capacity") and _is_device(n.args[0])
+
+
+def _and(fl: Fn, fr: Fn) -> Fn:
+    def and_(e: dict) -> bool:
+        try:
+            l = fl(e)
+        except CelRuntimeError as err:
+            r = fr(e)
+            if r is False:
+                return False
+            raise err
+        if l is False:
+            return False
+        r = fr(e)
+        if r is False:
+            return False
+        if l is True and r is True:
+            return True
+        raise no_overload("_&&_")
+
+    return and_
+
+
+def _or(fl: Fn, fr: Fn) -> Fn:
+    def or_(e: dict) -> bool:
+        try:
+            l = fl(e)
+        except CelRuntimeError as err:
+            r = fr(e)
+            if r is True:
+                return True
+            raise err
+        if l is True:
+            return True
+        r = fr(e)
+        if r is True:
+            return True
+        if l is False and r is False:
+            return False
+        raise no_overload("_||_")
+
+    return or_
+
+
+def _call(n: Node) -> Fn:
+    name, target, args = n.args
+    fargs = [compile_node(x) for x in args]
+    if name in ("_==_", "_!=_"):
+        fl, fr = fargs
+        lit = _str_lit(args[1])
+        neg = name == "_!=_"
+        if lit is not None:
+            # attribute == "literal": a str compare when the left value is a string, the general rule otherwise.
+            def eq_lit(e: dict) -> bool:
+                v = fl(e)
+                r = v == lit if type(v) is str else rt.equals(v, lit)
+                return not r if neg else r
+
+            return eq_lit
+        if neg:
+            return lambda e: not rt.equals(fl(e), fr(e))
+        return lambda e: rt.equals(fl(e), fr(e))
+    if name in ("_<_", "_<=_", "_>_", "_>=_"):
+        fl, fr = fargs
+        return lambda e: rt.compare(fl(e), fr(e), name)
+    if name == "@in":
+        fl, fr = fargs
+        return lambda e: rt.op_in(fl(e), fr(e))
+    if name in ("_+_", "_-_", "_*_", "_/_", "_%_"):
+        fl, fr = fargs
+        return lambda e: rt.arith(name, fl(e), fr(e))
+    fn = rt.FUNCTIONS.get(name)
+    if fn is None:
+        raise FastUnsupported(name)
+    if target is not None:
+        ft = compile_node(target)
+        fargs = [ft] + fargs
+    # Literal arguments of constructors fold once (semver("1.2.3"), quantity("40Gi")) unless they fail.
+    if name in ("semver", "quantity") and all(x.kind == "lit" for x in args) and target is None:
+        try:
+            const = fn(*(x.args[0] for x in args))
+            return lambda e: const
+        except CelRuntimeError:
+            pass
+    if len(fargs) == 0:
+        return lambda e: fn()
+    if len(fargs) == 1:
+        f0 = fargs[0]
+        return lambda e: fn(f0(e))
+    if len(fargs) == 2:
+        f0, f1 = fargs
+        return lambda e: fn(f0(e), f1(e))
+    return lambda e: fn(*(f(e) for f in fargs))
+
+
+def _iter_range(v: Any, two: bool) -> list:
+    t = type(v)
+    if t is list:
+        return list(enumerate(v)) if two else [(x, None) for x in v]
+    if t is dict or t is DefaultMap:
+        return list(v.items())
+    raise CelRuntimeError(f"expression of type '{rt.type_name(v)}' cannot be range of a comprehension")
+
+
+def _comprehension(n: Node) -> Fn:
+    macro, target, v1, v2, exprs = n.args
+    ft = compile_node(target)
+    fe = [compile_node(x) for x in exprs]
+    two = v2 is not None
+
+    def run(e: dict) -> Any:
+        items = _iter_range(ft(e), two)
+        saved = {v: e.get(v, _MISSING) for v in (v1, v2) if v}
+        try:
+            return loop(e, items)
+        finally:
+            for v, old in saved.items():
+                if old is _MISSING:
+                    e.pop(v, None)
+                else:
+                    e[v] = old
+
+    def bind(e: dict, item: tuple) -> None:
+        if two:
+            e[v1], e[v2] = item
+        else:
+            e[v1] = item[0]
+
+    if macro == "all":
+        pred = fe[0]
+
+        def loop(e: dict, items: list) -> bool:
+            err = None
+            for item in items:
+                bind(e, item)
+                try:
+                    r = pred(e)
+                except CelRuntimeError as x:
+                    err = err or x
+                    continue
+                if r is False:
+                    return False
+                if r is not True:
+                    err = err or no_overload("_&&_")
+            if err:
+                raise err
+            return True
+    elif macro == "exists":
+        pred = fe[0]
+
+        def loop(e: dict, items: list) -> bool:
+            err = None
+            for item in items:
+                bind(e, item)
+                try:
+                    r = pred(e)
+                except CelRuntimeError as x:
+                    err = err or x
+                    continue
+                if r is True:
+                    return True
+                if r is not False:
+                    err = err or no_overload("_||_")
+            if err:
+                raise err
+            return False
+    elif macro in ("exists_one", "existsOne"):
+        pred = fe[0]
+
+        def loop(e: dict, items: list) -> bool:
+            count = 0
+            for item in items:
+                bind(e, item)
+                r = pred(e)
+                if r is True:
+                    count += 1
+                elif r is not False:
+                    raise no_overload("_==_")
+            return count == 1
+    elif macro == "filter":
+        pred = fe[0]
+
+        def loop(e: dict, items: list) -> list:
+            out = []
+            for item in items:
+                bind(e, item)
+                r = pred(e)
+                if r is True:
+                    out.append(item[0] if not two else item[1])
+                elif r is not False:
+                    raise no_overload("filter")
+            return out
+    elif macro in ("map", "transformList"):
+        filt = fe[0] if len(fe) == 2 else None
+        expr = fe[-1]
+
+        def loop(e: dict, items: list) -> list:
+            out = []
+            for item in items:
+                bind(e, item)
+                if filt is not None:
+                    r = filt(e)
+                    if r is False:
+                        continue
+                    if r is not True:
+                        raise no_overload(macro)
+                out.append(expr(e))
+            return out
+    elif macro == "transformMap":
+        filt = fe[0] if len(fe) == 2 else None
+        expr = fe[-1]
+
+        def loop(e: dict, items: list) -> dict:
+            out = {}
+            for item in items:
+                bind(e, item)
+                if filt is not None:
+                    r = filt(e)
+                    if r is False:
+                        continue
+                    if r is not True:
+                        raise no_overload(macro)
+                out[item[0]] = expr(e)
+            return out
+    else:
+        raise FastUnsupported(macro)
+    return run
+
+
+def compile_program(root: Node) -> Callable[[CelDevice], Any]:
+    """A function from device to raw result value; raises CelRuntimeError."""
+    f = compile_node(root)
+
+    def program(device: CelDevice) -> Any:
+        return f(activation(device))
+
+    return program

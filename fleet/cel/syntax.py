@@ -1,0 +1,416 @@
+"""Parsing DRA CEL: optional-syntax rewriting, cel-python's Lark parser, and a small AST with source positions."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Any
+
+import lark
+
+from dragoman.fleet.cel.api import CelCompileError
+
+UNSUPPORTED = "valid in Kubernetes, not supported here"
+# Placeholders the rewriter puts in for cel-go's optional syntax, which cel-python's grammar lacks.
+OPT_SELECT = "__opt_select__"
+OPT_INDEX = "__opt_index__"
+OPT_FUNCS = {"of": "__optional_of", "none": "__optional_none", "ofNonZeroValue": "__optional_ofNonZeroValue"}
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+class Uint(int):
+    """A CEL uint (Python int alone cannot tell `1u` from `1`)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"{int(self)}u"
+
+
+class Node:
+    """One AST node. kind: lit ident select index call list map and or not neg cond has comp bind."""
+
+    __slots__ = ("kind", "args", "offset", "type", "cost", "size")
+
+    def __init__(self, kind: str, *args: Any, offset: int = 0) -> None:
+        self.kind = kind
+        self.args = args
+        self.offset = offset
+        self.type: Any = None
+        self.cost = 0
+        self.size: float | None = None
+
+    def __repr__(self) -> str:
+        return f"{self.kind}{self.args!r}"
+
+
+class Source:
+    """The original text, the rewritten text cel-python parses, and the offset map between them."""
+
+    def __init__(self, original: str) -> None:
+        self.original = original
+        self.rewritten, self._map = _rewrite(original)
+        self._line_starts = [0] + [m.end() for m in re.finditer(r"\n", original)]
+
+    def original_offset(self, rewritten_offset: int) -> int:
+        if not self._map:
+            return min(rewritten_offset, len(self.original))
+        i = max(0, min(rewritten_offset, len(self._map) - 1))
+        return self._map[i]
+
+    def location(self, offset: int) -> tuple[int, int]:
+        """(line, column), both 1-based, of an offset in the original text."""
+        line = bisect.bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1] + 1
+
+    def error(self, message: str, kind: str, offset: int | None) -> CelCompileError:
+        if offset is None:
+            return CelCompileError(message, kind)
+        line, col = self.location(offset)
+        return CelCompileError(message, kind, line, col)
+
+
+def _skip_string(text: str, i: int) -> int:
+    """Index just past the string literal starting at text[i] (a quote); raw prefixes are handled by the caller."""
+    raw = i > 0 and text[i - 1] in "rR" and (i < 2 or not (text[i - 2].isalnum() or text[i - 2] == "_") or text[i - 2] in "bB")
+    q = text[i]
+    triple = text.startswith(q * 3, i)
+    end_seq = q * 3 if triple else q
+    j = i + len(end_seq)
+    while j < len(text):
+        if text[j] == "\\" and not raw:
+            j += 2
+            continue
+        if text.startswith(end_seq, j):
+            return j + len(end_seq)
+        if text[j] == "\n" and not triple:
+            return j
+        j += 1
+    return j
+
+
+def _rewrite(text: str) -> tuple[str, list[int]]:
+    """Rewrite `.?f`, `[?k]` and `optional.x(` into calls cel-python can parse, keeping an offset map."""
+    out: list[str] = []
+    omap: list[int] = []
+
+    def emit(s: str, orig: int) -> None:
+        out.append(s)
+        omap.extend([orig] * len(s))
+
+    changed = False
+    i, n = 0, len(text)
+    # Stack of open brackets; for `[?` the matching `]` becomes `)`.
+    stack: list[str] = []
+    prev_sig = ""  # last significant (non-space) character emitted
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            j = _skip_string(text, i)
+            for k in range(i, j):
+                emit(text[k], k)
+            i = j
+            prev_sig = '"'
+            continue
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j == -1 else j
+            for k in range(i, j):
+                emit(text[k], k)
+            i = j
+            continue
+        if c == "." and i + 1 < n and text[i + 1] == "?":
+            m = re.compile(r"\s*([_A-Za-z][_A-Za-z0-9]*)").match(text, i + 2)
+            if m:
+                changed = True
+                emit(f'.{OPT_SELECT}("{m.group(1)}")', i)
+                i = m.end()
+                prev_sig = ")"
+                continue
+        if c == "[":
+            m = re.compile(r"\?").match(text, i + 1)
+            if m:
+                if prev_sig and (prev_sig.isalnum() or prev_sig in "_)]}\""):
+                    changed = True
+                    emit(f".{OPT_INDEX}(", i)
+                    stack.append("(")
+                    i += 2
+                    prev_sig = "("
+                    continue
+                raise CelCompileError(f"optional list elements ([?x]) are {UNSUPPORTED}", "unsupported", *_loc(text, i))
+            stack.append("[")
+        elif c in "({":
+            if c == "{" and re.compile(r"\s*\?").match(text, i + 1):
+                raise CelCompileError(f"optional map or message entries ({{?k: v}}) are {UNSUPPORTED}", "unsupported", *_loc(text, i))
+            stack.append(c)
+        elif c in ")]}":
+            opener = stack.pop() if stack else ""
+            if c == "]" and opener == "(":
+                emit(")", i)
+                i += 1
+                prev_sig = ")"
+                continue
+        elif c == "o" and text.startswith("optional", i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_.")):
+            m = re.compile(r"optional\s*\.\s*([_A-Za-z][_A-Za-z0-9]*)\s*\(").match(text, i)
+            if m and m.group(1) in OPT_FUNCS:
+                changed = True
+                emit(OPT_FUNCS[m.group(1)] + "(", i)
+                i = m.end()
+                prev_sig = "("
+                continue
+        emit(c, i)
+        if not c.isspace():
+            prev_sig = c
+        i += 1
+    if not changed:
+        return text, []
+    omap.append(n)
+    return "".join(out), omap
+
+
+def _loc(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return line, col
+
+
+_PARSER: lark.Lark | None = None
+
+
+def _parser() -> lark.Lark:
+    # Our own Lark instance over cel-python's grammar: cel-python's singleton may be rebuilt with another tree class.
+    global _PARSER
+    if _PARSER is None:
+        from importlib import resources
+
+        from celpy.celparser import CELParser
+
+        grammar = resources.files("celpy").joinpath("cel.lark").read_text()
+        _PARSER = lark.Lark(
+            grammar,
+            parser="lalr",
+            start="expr",
+            g_regex_flags=re.M,
+            lexer_callbacks={"IDENT": CELParser.ambiguous_literals},
+            propagate_positions=True,
+            maybe_placeholders=False,
+            priority="invert",
+        )
+    return _PARSER
+
+
+def parse_tree(source: Source) -> lark.Tree:
+    """The Lark tree of the rewritten text; syntax errors carry the original line and column."""
+    try:
+        return _parser().parse(source.rewritten)
+    except lark.exceptions.UnexpectedEOF as ex:
+        raise source.error("syntax error: unexpected end of input", "syntax", source.original_offset(len(source.rewritten)))
+    except lark.exceptions.UnexpectedToken as ex:
+        tok = ex.token
+        off = source.original_offset(tok.start_pos if tok.start_pos is not None else len(source.rewritten))
+        if tok.type == "$END":
+            raise source.error("syntax error: unexpected end of input", "syntax", len(source.original))
+        shown = source.original[off : off + max(1, len(str(tok)))] or str(tok)
+        if tok.type == "RESERVED":
+            raise source.error(f"syntax error: reserved identifier '{tok}'", "syntax", off)
+        raise source.error(f"syntax error: mismatched input '{shown}'", "syntax", off)
+    except lark.exceptions.UnexpectedCharacters as ex:
+        off = source.original_offset(ex.pos_in_stream)
+        ch = source.original[off : off + 1]
+        raise source.error(f"syntax error: token recognition error at: '{ch}'", "syntax", off)
+    except lark.exceptions.LarkError as ex:
+        raise source.error(f"syntax error: {str(ex).splitlines()[0]}", "syntax", 0)
+
+
+_MACROS_1 = {"all", "exists", "exists_one", "existsOne", "map", "filter"}
+_MACROS_2 = {"all", "exists", "exists_one", "existsOne", "transformList", "transformMap", "transformMapEntry"}
+
+
+class _Builder:
+    def __init__(self, source: Source) -> None:
+        self.source = source
+
+    def off(self, t: Any) -> int:
+        if isinstance(t, lark.Token):
+            pos = t.start_pos
+        else:
+            pos = t.meta.start_pos if not t.meta.empty else 0
+        return self.source.original_offset(pos or 0)
+
+    def op_offset(self, left_t: lark.Tree, right_t: lark.Tree, op: str) -> int:
+        # cel-go reports an operator's errors at the operator itself.
+        text = {"@in": "in"}.get(op, op.strip("_"))
+        start = self.source.original_offset(left_t.meta.end_pos) if not left_t.meta.empty else 0
+        found = self.source.original.find(text, start)
+        return found if found != -1 else self.off(right_t)
+
+    def dot_offset(self, name_tok: lark.Token) -> int:
+        off = self.off(name_tok)
+        dot = self.source.original.rfind(".", 0, off)
+        return dot if dot != -1 else off
+
+    def err(self, message: str, kind: str, t: Any) -> CelCompileError:
+        return self.source.error(message, kind, self.off(t))
+
+    def build(self, t: lark.Tree) -> Node:
+        d = t.data
+        ch = t.children
+        if d == "expr":
+            if len(ch) == 1:
+                return self.build(ch[0])
+            return Node("cond", self.build(ch[0]), self.build(ch[1]), self.build(ch[2]), offset=self.off(t))
+        if d in ("conditionalor", "conditionaland", "relation", "addition", "multiplication"):
+            if len(ch) == 1:
+                return self.build(ch[0])
+            left_t, right_t = ch
+            if d == "conditionalor":
+                return Node("or", self.build(left_t), self.build(right_t), offset=self.off(t))
+            if d == "conditionaland":
+                return Node("and", self.build(left_t), self.build(right_t), offset=self.off(t))
+            op = {
+                "relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_",
+                "relation_eq": "_==_", "relation_ne": "_!=_", "relation_in": "@in",
+                "addition_add": "_+_", "addition_sub": "_-_",
+                "multiplication_mul": "_*_", "multiplication_div": "_/_", "multiplication_mod": "_%_",
+            }[left_t.data]
+            left = self.build(left_t.children[0])
+            right = self.build(right_t)
+            return Node("call", op, None, [left, right], offset=self.op_offset(left_t.children[0], right_t, op))
+        if d == "unary":
+            if len(ch) == 1:
+                return self.build(ch[0])
+            opnode, operand = ch
+            inner = self.build(operand)
+            if opnode.data == "unary_neg" and inner.kind == "lit" and type(inner.args[0]) in (int, float) and not isinstance(inner.args[0], bool):
+                # `-9223372036854775808` must fold before the int64 range check.
+                pass
+            return Node("not" if opnode.data == "unary_not" else "neg", inner, offset=self.off(t))
+        if d in ("member", "primary"):
+            return self.build(ch[0])
+        if d == "member_dot":
+            operand, name = ch
+            return Node("select", self.build(operand), str(name), False, offset=self.dot_offset(name))
+        if d == "member_dot_arg":
+            operand, name = ch[0], str(ch[1])
+            args_t = ch[2].children if len(ch) > 2 else []
+            return self.method(t, operand, name, args_t, ch[1])
+        if d == "member_index":
+            operand, key = ch
+            return Node("index", self.build(operand), self.build(key), False, offset=self.off(key))
+        if d == "member_object":
+            raise self.err(f"message construction is {UNSUPPORTED} (DRA selectors declare no message types)", "unsupported", t)
+        if d in ("dot_ident", "dot_ident_arg"):
+            raise self.err(f"leading-dot names are {UNSUPPORTED}", "unsupported", t)
+        if d == "ident":
+            return Node("ident", str(ch[0]), offset=self.off(ch[0]))
+        if d == "ident_arg":
+            name = str(ch[0])
+            args_t = ch[1].children if len(ch) > 1 else []
+            if name == "has":
+                if len(args_t) != 1:
+                    raise self.err("invalid argument to has() macro", "syntax", t)
+                arg = self.build(args_t[0])
+                if arg.kind != "select" or arg.args[2]:
+                    raise self.err("invalid argument to has() macro", "syntax", t)
+                return Node("has", arg, offset=self.off(t))
+            return Node("call", name, None, [self.build(a) for a in args_t], offset=self.off(ch[0]))
+        if d == "paren_expr":
+            return self.build(ch[0])
+        if d == "list_lit":
+            items = [self.build(a) for a in ch[0].children] if ch else []
+            return Node("list", items, offset=self.off(t))
+        if d == "map_lit":
+            entries = []
+            if ch:
+                kids = ch[0].children
+                for k in range(0, len(kids), 2):
+                    entries.append((self.build(kids[k]), self.build(kids[k + 1])))
+            return Node("map", entries, offset=self.off(t))
+        if d == "literal":
+            return self.literal(ch[0])
+        raise self.err(f"syntax error: unexpected {d}", "syntax", t)
+
+    def literal(self, tok: lark.Token) -> Node:
+        from celpy.evaluation import celbytes, celstr
+
+        ty, text = tok.type, str(tok)
+        off = self.off(tok)
+        if ty == "INT_LIT":
+            neg = text.startswith("-")
+            body = text[1:] if neg else text
+            v = int(body, 16) if body.lower().startswith("0x") else int(body)
+            v = -v if neg else v
+            if not _INT64_MIN <= v <= _INT64_MAX:
+                raise self.source.error("integer literal is out of range", "syntax", off)
+            return Node("lit", v, offset=off)
+        if ty == "UINT_LIT":
+            body = text[:-1]
+            if body.startswith("-"):
+                raise self.source.error("syntax error: negative uint literal", "syntax", off)
+            v = int(body, 16) if body.lower().startswith("0x") else int(body)
+            if v > 2**64 - 1:
+                raise self.source.error("unsigned integer literal is out of range", "syntax", off)
+            return Node("lit", Uint(v), offset=off)
+        if ty == "FLOAT_LIT":
+            return Node("lit", float(text), offset=off)
+        if ty in ("STRING_LIT", "MLSTRING_LIT"):
+            return Node("lit", str(celstr(tok)), offset=off)
+        if ty == "BYTES_LIT":
+            return Node("lit", bytes(celbytes(tok)), offset=off)
+        if ty == "BOOL_LIT":
+            return Node("lit", text == "true", offset=off)
+        if ty == "NULL_LIT":
+            return Node("lit", None, offset=off)
+        raise self.source.error(f"syntax error: unexpected literal {text}", "syntax", off)
+
+    def method(self, t: lark.Tree, operand_t: lark.Tree, name: str, args_t: list, name_tok: lark.Token) -> Node:
+        off = self.off(name_tok)
+        # cel.bind(var, init, body) and the comprehension macros take identifiers, not values.
+        if name == "bind" and _is_ident(operand_t, "cel"):
+            if len(args_t) != 3 or _ident_name(args_t[0]) is None:
+                raise self.err("cel.bind() variable name must be a simple identifier", "syntax", t)
+            return Node("bind", _ident_name(args_t[0]), self.build(args_t[1]), self.build(args_t[2]), offset=off)
+        if name in _MACROS_1 | _MACROS_2 and args_t and _ident_name(args_t[0]) is not None:
+            target = self.build(operand_t)
+            if len(args_t) >= 3 and name in _MACROS_2 and _ident_name(args_t[1]) is not None and not (name == "map" and len(args_t) == 3):
+                v1, v2 = _ident_name(args_t[0]), _ident_name(args_t[1])
+                exprs = [self.build(a) for a in args_t[2:]]
+                if name in ("all", "exists", "exists_one", "existsOne") and len(exprs) != 1:
+                    raise self.err(f"{name}() macro takes one predicate", "syntax", t)
+                return Node("comp", name, target, v1, v2, exprs, offset=off)
+            if name in _MACROS_1 and len(args_t) in (2, 3):
+                v1 = _ident_name(args_t[0])
+                exprs = [self.build(a) for a in args_t[1:]]
+                if name != "map" and len(exprs) != 1:
+                    raise self.err(f"{name}() macro takes one predicate", "syntax", t)
+                return Node("comp", name, target, v1, None, exprs, offset=off)
+        if name == OPT_SELECT:
+            field = self.build(args_t[0]).args[0]
+            return Node("select", self.build(operand_t), field, True, offset=off)
+        if name == OPT_INDEX:
+            return Node("index", self.build(operand_t), self.build(args_t[0]), True, offset=off)
+        target = self.build(operand_t)
+        # A dotted global name such as strings.quote or sets.contains or lists.range.
+        if target.kind == "ident" and target.args[0] in ("strings", "sets", "lists", "math", "base64"):
+            return Node("call", f"{target.args[0]}.{name}", None, [self.build(a) for a in args_t], offset=target.offset)
+        return Node("call", name, target, [self.build(a) for a in args_t], offset=off)
+
+
+def _ident_name(t: Any) -> str | None:
+    # Unwrap expr→…→primary→ident chains of single children.
+    while isinstance(t, lark.Tree) and len(t.children) == 1 and t.data != "ident":
+        t = t.children[0]
+    if isinstance(t, lark.Tree) and t.data == "ident":
+        return str(t.children[0])
+    return None
+
+
+def _is_ident(t: Any, name: str) -> bool:
+    return _ident_name(t) == name
+
+
+def parse(expression: str) -> tuple[Node, Source]:
+    """Parse an expression into our AST; raises CelCompileError (kind syntax or unsupported)."""
+    source = Source(expression)
+    tree = parse_tree(source)
+    return _Builder(source).build(tree), source
