@@ -8,11 +8,70 @@ import argparse
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sim", help="the embedded simulated cluster")
     simsub = p.add_subparsers(dest="sim_command", metavar="SUBCOMMAND", required=True)
-    serve = simsub.add_parser("serve", help="serve the Kubernetes API on loopback")
+    serve = simsub.add_parser(
+        "serve",
+        help="serve the Kubernetes API on loopback",
+        description="Serve a simulated Kubernetes v1.37 API on loopback (HTTPS, self-signed) until interrupted.",
+    )
+    serve.add_argument("--scenario", metavar="NAME|FILE", help="a built-in scenario or a file of objects (default: demo when present, else an empty cluster)")
+    serve.add_argument("--host", default="127.0.0.1", help="loopback address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    serve.add_argument("--write-kubeconfig", metavar="PATH", help="write a kubeconfig with one context per user")
+    serve.add_argument("--faults", metavar="SPEC", help="inject faults, e.g. 'error=0.1 code=500 verbs=list; latency=50ms'")
+    serve.add_argument("--speed", type=float, help="simulated seconds per real second (default 1)")
     serve.set_defaults(handler=run_serve)
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from dragoman.fleet.errors import UserError
+    import asyncio
 
-    raise UserError("`dragoman sim serve` is being built.")
+    from dragoman.fleet.errors import ExitCode, UserError
+    from dragoman.sim import scenario as scenario_mod
+    from dragoman.sim.faults import FaultSpecError, parse
+    from dragoman.sim.server import Simulator, _is_loopback
+
+    if not _is_loopback(args.host):
+        raise UserError(f"the simulator serves only on loopback; {args.host} is not a loopback address (use 127.0.0.1 or ::1).", ExitCode.INPUT)
+    if args.speed is not None and args.speed <= 0:
+        raise UserError("--speed must be a positive number of simulated seconds per real second.", ExitCode.INPUT)
+    if args.faults:
+        try:
+            parse(args.faults)
+        except FaultSpecError as exc:
+            raise UserError(f"--faults: {exc}", ExitCode.INPUT) from None
+    name = args.scenario or ("demo" if "demo" in scenario_mod.available() else None)
+    sc = scenario_mod.load(name) if name else scenario_mod.Scenario(objects=[])
+    try:
+        sim = Simulator(sc.objects, users=sc.users, speed=args.speed or sc.speed or 1.0, faults=args.faults or sc.faults)
+    except KeyError as exc:
+        raise UserError(f"the scenario has an object the simulator cannot load: {exc}.", ExitCode.INPUT) from None
+    except Exception as exc:  # noqa: BLE001 - a bad scenario is the operator's input, not a crash
+        raise UserError(f"the scenario could not be loaded: {exc}.", ExitCode.INPUT) from None
+
+    async def serve() -> None:
+        await sim.start(args.host, args.port)
+        try:
+            print(f"dragoman sim: serving Kubernetes v1.37 at {sim.url}" + (f" (scenario {name})" if name else " (empty cluster)"), flush=True)
+            counts = sim.store.counts()
+            print("  " + ", ".join(f"{n} {k.split('.')[0]}" for k, n in sorted(counts.items()) if n), flush=True)
+            for kind, n in sorted(sc.skipped.items()):
+                print(f"  skipped {n} {kind} (a kind the simulator does not serve)", flush=True)
+            if args.write_kubeconfig:
+                sim.write_kubeconfig(args.write_kubeconfig)
+                contexts = ", ".join(c["name"] for c in sim.kubeconfig()["contexts"])
+                print(f"  kubeconfig: {args.write_kubeconfig} (contexts: {contexts})", flush=True)
+                print(f"  try: KUBECONFIG={args.write_kubeconfig} kubectl get nodes", flush=True)
+            else:
+                print("  (no kubeconfig written; pass --write-kubeconfig PATH)", flush=True)
+            if sim.faults.active:
+                print(f"  faults: {sim.faults.spec}", flush=True)
+            print("  press Ctrl+C to stop.", flush=True)
+            await asyncio.Event().wait()
+        finally:
+            await sim.stop()
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        print("dragoman sim: stopped.", flush=True)
+    return int(ExitCode.OK)

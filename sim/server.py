@@ -1,0 +1,1218 @@
+"""The simulated Kubernetes API server: HTTPS on loopback, discovery, CRUD, WATCH, tables, RBAC, eviction, faults."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import dataclasses
+import ipaddress
+import json
+import logging
+import math
+import os
+import pathlib
+import secrets
+import shutil
+import ssl
+import subprocess
+import tempfile
+import time
+import traceback
+import urllib.parse
+from typing import Any, Iterable
+
+import yaml
+from aiohttp import web
+
+from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.sim import pieces, resources
+from dragoman.sim.api import status as st
+from dragoman.sim.clock import Clock, format_time, parse_time
+from dragoman.sim.faults import Faults
+from dragoman.sim.requestlog import Request, RequestLog
+from dragoman.sim.resources import ResourceType
+from dragoman.sim.selectors import SelectorError, match_label_selector, parse_field_selector, parse_label_selector
+from dragoman.sim.store import ApiError, Entry, Store, Watcher, clone
+
+log = logging.getLogger("dragoman.sim")
+
+SERVER_VERSION = {
+    "major": "1",
+    "minor": "37",
+    "emulationMajor": "1",
+    "emulationMinor": "37",
+    "minCompatibilityMajor": "1",
+    "minCompatibilityMinor": "36",
+    "gitVersion": "v1.37.1",
+    "gitCommit": "f78e7220d1c3a1b4cbbaa1d8a4b0e6e1e4a7d0c2",
+    "gitTreeState": "clean",
+    "buildDate": "2026-10-15T12:00:00Z",
+    "goVersion": "go1.25.3",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+AGGREGATED_CT = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+JSON_CT = "application/json"
+CONTINUE_TOO_OLD = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
+    "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
+    "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
+    "modified, or deleted between the time the first chunk was returned and now may show up in the list."
+)
+ALWAYS_ALLOWED_PATHS = ("/healthz", "/readyz", "/livez", "/version")
+
+
+@dataclasses.dataclass
+class User:
+    """A user the scenario defines: a bearer token and groups (RBAC decides the rest)."""
+
+    name: str
+    token: str
+    groups: tuple[str, ...] = ()
+
+    @property
+    def all_groups(self) -> list[str]:
+        return [*self.groups, "system:authenticated"]
+
+
+ADMIN = "admin"
+
+BOOTSTRAP_RBAC: list[dict] = [
+    {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "cluster-admin", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+        "rules": [
+            {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+            {"nonResourceURLs": ["*"], "verbs": ["*"]},
+        ],
+    },
+    {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "view", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}],
+    },
+    {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "cluster-admin", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:masters"}],
+    },
+]
+
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+# ------------------------------------------------------------------ TLS
+
+_CERT_DIR: pathlib.Path | None = None
+
+
+def _self_signed_cert() -> tuple[str, str] | None:
+    """A throwaway certificate for 127.0.0.1 made with the openssl CLI (None when openssl is missing)."""
+    global _CERT_DIR
+    if _CERT_DIR is not None and (_CERT_DIR / "tls.crt").exists():
+        return str(_CERT_DIR / "tls.crt"), str(_CERT_DIR / "tls.key")
+    openssl = shutil.which("openssl")
+    if not openssl:
+        return None
+    d = pathlib.Path(tempfile.mkdtemp(prefix="dragoman-sim-tls-"))
+    cmd = [
+        openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-keyout", str(d / "tls.key"), "-out", str(d / "tls.crt"), "-days", "3650", "-subj", "/CN=dragoman-sim",
+        "-addext", "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost",
+    ]
+    try:
+        subprocess.run(cmd, check=True, capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    _CERT_DIR = d
+    return str(d / "tls.crt"), str(d / "tls.key")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+# ------------------------------------------------------------------ paths
+
+
+@dataclasses.dataclass
+class Route:
+    rt: ResourceType
+    namespace: str = ""
+    name: str = ""
+    subresource: str = ""
+    watch: bool = False
+
+
+def _resource_route(group: str, version: str, parts: list[str]) -> Route | None:
+    watch = False
+    if parts and parts[0] == "watch":
+        watch, parts = True, parts[1:]
+    if not parts:
+        return None
+    namespace = ""
+    if parts[0] == "namespaces" and len(parts) >= 3 and (group, version, parts[2]) in resources.BY_GV_PLURAL:
+        rt = resources.BY_GV_PLURAL[(group, version, parts[2])]
+        if not rt.namespaced:
+            return None
+        namespace, parts = parts[1], parts[2:]
+    rt = resources.BY_GV_PLURAL.get((group, version, parts[0]))
+    if rt is None:
+        return None
+    if rt.namespaced is False and namespace:
+        return None
+    name = parts[1] if len(parts) > 1 else ""
+    sub = parts[2] if len(parts) > 2 else ""
+    if len(parts) > 3 or (sub and sub not in rt.subresources):
+        return None
+    return Route(rt, namespace, name, sub, watch)
+
+
+def _verb(method: str, route: Route, watch: bool) -> str:
+    if method in ("GET", "HEAD"):
+        if watch:
+            return "watch"
+        return "get" if route.name else "list"
+    if method == "POST":
+        return "create"
+    if method == "PUT":
+        return "update"
+    if method == "PATCH":
+        return "patch"
+    if method == "DELETE":
+        return "delete" if route.name else "deletecollection"
+    return method.lower()
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").lower() in ("1", "true", "yes")
+
+
+def _encode_continue(token_id: str, offset: int, rv: int) -> str:
+    raw = json.dumps({"v": "dragoman.sim/1", "id": token_id, "o": offset, "rv": rv}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[str, int, int]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        data = json.loads(raw)
+        return str(data["id"]), int(data["o"]), int(data["rv"])
+    except (ValueError, KeyError, TypeError, binascii.Error):
+        raise ApiError(st.bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")) from None
+
+
+def _json(obj: Any, code: int = 200, headers: dict[str, str] | None = None, content_type: str = JSON_CT) -> web.Response:
+    return web.Response(body=pieces.dumps(obj), status=code, headers={"Content-Type": content_type, **(headers or {})})
+
+
+def _status_response(status: dict, headers: dict[str, str] | None = None) -> web.Response:
+    return _json(status, int(status.get("code", 500)), headers)
+
+
+# ------------------------------------------------------------------ the simulator
+
+
+class Simulator:
+    """The embedded cluster: a store, a clock, faults, a request log and an HTTPS API on loopback."""
+
+    def __init__(
+        self,
+        objects: list[dict] | None = None,
+        users: Iterable[User | dict] | None = None,
+        speed: float = 1.0,
+        faults: str = "",
+        history_size: int = 20_000,
+        tls: bool = True,
+        validate_load: bool = False,
+        event_ttl: float = 3600.0,
+    ) -> None:
+        self.clock = Clock(speed)
+        self.store = Store(self.clock, history_size=history_size)
+        self.faults = Faults(faults)
+        self.request_log = RequestLog()
+        self.url = ""
+        self.host = ""
+        self.port = 0
+        self.tls = tls
+        self.event_ttl = event_ttl
+        # Real-time seconds between watch bookmarks (the real server sends one about a minute apart).
+        self.bookmark_interval = 10.0
+        self.users: dict[str, User] = {}
+        self._tokens: dict[str, User] = {}
+        self._runner: web.AppRunner | None = None
+        self._tasks: list[asyncio.Task] = []
+        self._controllers: list[Any] = []
+        self._controller_tasks: list[asyncio.Task] = []
+        self._dirty_pdb_namespaces: set[str] = set()
+        self._pdb_wakeup: asyncio.Event | None = None
+        self._watch_streams: set[Watcher] = set()
+        self.request_count = 0
+        self._started = False
+        self.add_user(User(ADMIN, secrets.token_hex(16), ("system:masters",)))
+        for u in users or ():
+            self.add_user(u)
+        self.store.load(self._bootstrap_objects())
+        if objects:
+            self.store.validate = validate_load
+            try:
+                self.store.load(objects)
+            finally:
+                self.store.validate = True
+        self.store.subscribe(self._on_change)
+
+    # ---------------------------------------------------------------- users
+
+    def add_user(self, user: User | dict) -> User:
+        """Add a user; a dict is {name, token?, groups?, clusterRoles?} (clusterRoles get a ClusterRoleBinding)."""
+        if isinstance(user, dict):
+            name = user["name"]
+            u = User(name, user.get("token") or secrets.token_hex(16), tuple(user.get("groups") or ()))
+            for role in user.get("clusterRoles") or ():
+                binding = {
+                    "apiVersion": "rbac.authorization.k8s.io/v1",
+                    "kind": "ClusterRoleBinding",
+                    "metadata": {"name": f"dragoman-sim:{name}:{role}"},
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                    "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name}],
+                }
+                self.store.load([binding])
+        else:
+            u = user
+        old = self.users.get(u.name)
+        if old:
+            self._tokens.pop(old.token, None)
+        self.users[u.name] = u
+        self._tokens[u.token] = u
+        return u
+
+    def _bootstrap_objects(self) -> list[dict]:
+        out: list[dict] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": {"kubernetes.io/metadata.name": n}}} for n in DEFAULT_NAMESPACES]
+        out.extend(clone(BOOTSTRAP_RBAC))
+        return out
+
+    # ---------------------------------------------------------------- kubeconfig
+
+    def kubeconfig(self, user: str | None = None) -> dict:
+        """A kubeconfig with one context per user (`dragoman-sim` for the admin, `dragoman-sim-<user>` for others);
+        the current context is `user`'s (the admin's by default)."""
+        cluster = "dragoman-sim"
+        cluster_entry: dict[str, Any] = {"server": self.url}
+        if self.url.startswith("https"):
+            cluster_entry["insecure-skip-tls-verify"] = True
+        contexts, users = [], []
+        for u in self.users.values():
+            ctx = cluster if u.name == ADMIN else f"{cluster}-{u.name}"
+            contexts.append({"name": ctx, "context": {"cluster": cluster, "user": u.name, "namespace": "default"}})
+            users.append({"name": u.name, "user": {"token": u.token}})
+        current = cluster if (user or ADMIN) == ADMIN else f"{cluster}-{user}"
+        if user and user not in self.users:
+            raise KeyError(user)
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "preferences": {},
+            "clusters": [{"name": cluster, "cluster": cluster_entry}],
+            "contexts": contexts,
+            "users": users,
+            "current-context": current,
+        }
+
+    def write_kubeconfig(self, path: str | os.PathLike, user: str | None = None) -> None:
+        p = pathlib.Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(p.name + ".tmp")
+        tmp.write_text(yaml.safe_dump(self.kubeconfig(user), sort_keys=False))
+        tmp.chmod(0o600)
+        tmp.replace(p)
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def add_controller(self, controller: Any) -> None:
+        """Run a controller in-process on this simulator's store: `await controller.start(sim)` / `await
+        controller.stop()` if it has them, otherwise `controller.run(sim)` as a task cancelled at stop."""
+        self._controllers.append(controller)
+        if self._started:
+            asyncio.get_running_loop().create_task(self._start_controller(controller))
+
+    async def _start_controller(self, controller: Any) -> None:
+        if hasattr(controller, "start"):
+            await controller.start(self)
+        elif hasattr(controller, "run"):
+            self._controller_tasks.append(asyncio.create_task(controller.run(self)))
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        if not _is_loopback(host):
+            raise UserError(
+                f"the simulator serves only on loopback; {host} is not a loopback address (use 127.0.0.1 or ::1).",
+                ExitCode.INPUT,
+            )
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        ssl_ctx = None
+        if self.tls:
+            cert = _self_signed_cert()
+            if cert is not None:
+                ssl_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+                ssl_ctx.load_cert_chain(*cert)
+            else:
+                self.tls = False
+        site = web.TCPSite(self._runner, host, port, ssl_context=ssl_ctx, backlog=1024)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}.", ExitCode.INPUT) from None
+        sock = site._server.sockets[0]  # type: ignore[union-attr]
+        self.host, self.port = host, sock.getsockname()[1]
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"{'https' if ssl_ctx else 'http'}://{shown}:{self.port}"
+        self._pdb_wakeup = asyncio.Event()
+        self._tasks = [
+            asyncio.create_task(self._reaper()),
+            asyncio.create_task(self._pdb_worker()),
+        ]
+        self._dirty_pdb_namespaces.update(ns for (ns, _) in self.store._data["poddisruptionbudgets.policy"])
+        self._pdb_wakeup.set()
+        self._started = True
+        for c in self._controllers:
+            await self._start_controller(c)
+
+    async def stop(self) -> None:
+        self._started = False
+        for c in reversed(self._controllers):
+            if hasattr(c, "stop"):
+                try:
+                    await c.stop()
+                except Exception:  # noqa: BLE001
+                    log.exception("controller stop failed")
+        for t in self._controller_tasks + self._tasks:
+            t.cancel()
+        for t in self._controller_tasks + self._tasks:
+            try:
+                await t
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001
+                pass
+        self._controller_tasks, self._tasks = [], []
+        for w in list(self._watch_streams):
+            w.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> "Simulator":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def _reaper(self) -> None:
+        last_ttl = 0.0
+        while True:
+            await asyncio.sleep(0.1)
+            try:
+                self.store.reap()
+                if time.monotonic() - last_ttl > 5:
+                    last_ttl = time.monotonic()
+                    self.store.expire_events(self.event_ttl)
+            except Exception:  # noqa: BLE001
+                log.exception("reaper failed")
+
+    # ---------------------------------------------------------------- disruption budgets
+
+    def _on_change(self, etype: str, key: str, obj: dict, old: dict | None) -> None:
+        if key in ("pods", "poddisruptionbudgets.policy"):
+            ns = obj["metadata"].get("namespace", "")
+            if ns and (key != "pods" or any(k[0] == ns for k in self.store._data["poddisruptionbudgets.policy"])):
+                self._dirty_pdb_namespaces.add(ns)
+                if self._pdb_wakeup is not None:
+                    self._pdb_wakeup.set()
+
+    async def _pdb_worker(self) -> None:
+        assert self._pdb_wakeup is not None
+        while True:
+            await self._pdb_wakeup.wait()
+            self._pdb_wakeup.clear()
+            await asyncio.sleep(0.02)
+            dirty, self._dirty_pdb_namespaces = self._dirty_pdb_namespaces, set()
+            for ns in dirty:
+                for e in list(self.store.entries("poddisruptionbudgets.policy", ns)):
+                    try:
+                        self.refresh_pdb(e.obj["metadata"]["namespace"], e.obj["metadata"]["name"])
+                    except ApiError:
+                        pass
+                    except Exception:  # noqa: BLE001
+                        log.exception("pdb status failed")
+
+    @staticmethod
+    def _pod_ready(pod: dict) -> bool:
+        for c in pod.get("status", {}).get("conditions") or []:
+            if c.get("type") == "Ready":
+                return c.get("status") == "True"
+        return False
+
+    def _pdb_pods(self, pdb: dict) -> list[dict]:
+        ns = pdb["metadata"]["namespace"]
+        sel = pdb.get("spec", {}).get("selector")
+        if sel is None:
+            return []
+        return [e.obj for e in self.store.entries("pods", ns) if match_label_selector(sel, e.obj["metadata"].get("labels"))]
+
+    def compute_pdb_status(self, pdb: dict) -> dict:
+        """PodDisruptionBudget status as the disruption controller computes it (expected pods = matching pods)."""
+        spec = pdb.get("spec") or {}
+        pods = [p for p in self._pdb_pods(pdb) if p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
+        old_status = pdb.get("status") or {}
+        now = self.clock.now()
+        disrupted = {}
+        live_names = {p["metadata"]["name"]: p for p in pods}
+        for name, stamp in (old_status.get("disruptedPods") or {}).items():
+            p = live_names.get(name)
+            try:
+                fresh = (now - parse_time(stamp)).total_seconds() < 120
+            except (TypeError, ValueError):
+                fresh = False
+            if p is not None and not p["metadata"].get("deletionTimestamp") and fresh:
+                disrupted[name] = stamp
+        healthy = sum(1 for p in pods if self._pod_ready(p) and not p["metadata"].get("deletionTimestamp") and p["metadata"]["name"] not in disrupted)
+        expected = len(pods)
+
+        def resolve(value: Any, round_up: bool) -> int:
+            if isinstance(value, str) and value.endswith("%"):
+                frac = int(value[:-1]) * expected / 100
+                return math.ceil(frac) if round_up else math.floor(frac)
+            return int(value)
+
+        if spec.get("minAvailable") is not None:
+            desired = resolve(spec["minAvailable"], True)
+        elif spec.get("maxUnavailable") is not None:
+            desired = max(0, expected - resolve(spec["maxUnavailable"], True))
+        else:
+            desired = expected
+        allowed = max(0, healthy - desired)
+        cond_status = "True" if allowed > 0 else "False"
+        prev = next((c for c in old_status.get("conditions") or [] if c.get("type") == "DisruptionAllowed"), None)
+        transition = prev.get("lastTransitionTime") if prev and prev.get("status") == cond_status else format_time(now)
+        status: dict[str, Any] = {
+            "observedGeneration": pdb["metadata"].get("generation", 1),
+            "disruptionsAllowed": allowed,
+            "currentHealthy": healthy,
+            "desiredHealthy": desired,
+            "expectedPods": expected,
+            "conditions": [
+                {
+                    "type": "DisruptionAllowed",
+                    "status": cond_status,
+                    "reason": "SufficientPods" if allowed > 0 else "InsufficientPods",
+                    "message": "",
+                    "observedGeneration": pdb["metadata"].get("generation", 1),
+                    "lastTransitionTime": transition,
+                }
+            ],
+        }
+        if disrupted:
+            status["disruptedPods"] = disrupted
+        return status
+
+    def refresh_pdb(self, namespace: str, name: str) -> dict | None:
+        pdb = self.store.get_ref("poddisruptionbudgets.policy", namespace, name)
+        if pdb is None:
+            return None
+        status = self.compute_pdb_status(pdb)
+        if status != pdb.get("status"):
+            new = clone(pdb)
+            new["status"] = status
+            return self.store.update("poddisruptionbudgets.policy", new, "status", check_rv=False)
+        return pdb
+
+    # ---------------------------------------------------------------- HTTP
+
+    def _authenticate(self, request: web.Request) -> User | None:
+        auth = request.headers.get("Authorization", "")
+        if auth.startswith("Bearer "):
+            return self._tokens.get(auth[7:].strip())
+        if not self.tls:
+            # Over plain http kubectl sends no credentials at all; the only sensible reading is the admin.
+            return self.users[ADMIN]
+        return None
+
+    def _authorize(self, user: User, verb: str, route: Route | None, path: str) -> tuple[bool, str]:
+        if "system:masters" in user.groups:
+            return True, ""
+        if route is None:
+            attrs = pieces.RequestAttributes(user.name, user.all_groups, verb, "", "", "", "", "", non_resource_path=path)
+        else:
+            attrs = pieces.RequestAttributes(
+                user.name, user.all_groups, verb, route.rt.group, route.rt.plural, route.subresource, route.namespace, route.name
+            )
+        return self.check_access(attrs)
+
+    def check_access(self, attrs: Any) -> tuple[bool, str]:
+        if "system:masters" in (attrs.groups or []):
+            return True, ""
+        s = self.store
+        return pieces.authorize(
+            attrs,
+            [e.obj for e in s.entries("roles.rbac.authorization.k8s.io")],
+            [e.obj for e in s.entries("clusterroles.rbac.authorization.k8s.io")],
+            [e.obj for e in s.entries("rolebindings.rbac.authorization.k8s.io")],
+            [e.obj for e in s.entries("clusterrolebindings.rbac.authorization.k8s.io")],
+        )
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self.request_count += 1
+        path = request.path
+        if len(path) > 1:
+            path = path.rstrip("/")
+        user = self._authenticate(request)
+        record: dict[str, Any] = {
+            "method": request.method, "path": path, "query": request.query_string, "user": user.name if user else "",
+            "verb": "", "resource": "", "subresource": "", "namespace": "", "name": "",
+            "user_agent": request.headers.get("User-Agent", ""), "dry_run": request.query.get("dryRun") == "All",
+        }
+        code = 500
+        try:
+            resp = await self._dispatch(request, path, user, record)
+            code = resp.status
+            return resp
+        except ApiError as exc:
+            code = exc.code
+            return _status_response(exc.status, exc.headers)
+        except (ConnectionResetError, asyncio.CancelledError):
+            code = 499
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug answers 500, never kills the server
+            log.error("request %s %s failed:\n%s", request.method, request.path_qs, traceback.format_exc())
+            code = 500
+            return _status_response(st.internal_error(f"{type(exc).__name__}: {exc}"))
+        finally:
+            self.request_log.add(Request(status=code, **record))
+
+    async def _dispatch(self, request: web.Request, path: str, user: User | None, record: dict) -> web.StreamResponse:
+        if path in ALWAYS_ALLOWED_PATHS or path.startswith(("/healthz/", "/readyz/", "/livez/")):
+            if path == "/version":
+                return _json(SERVER_VERSION)
+            return web.Response(text="ok", content_type="text/plain")
+        if user is None:
+            raise ApiError(st.unauthorized())
+        q = request.query
+        accept = request.headers.get("Accept", "")
+        parts = [p for p in path.split("/") if p]
+
+        # ---- non-resource paths
+        if path == "/metrics":
+            ok, _ = self._authorize(user, "get", None, path)
+            if not ok:
+                raise ApiError(st.forbidden_message(f'forbidden: User "{user.name}" cannot get path "/metrics"'))
+            return web.Response(text=self.metrics_text(), content_type="text/plain", charset="utf-8")
+        if path == "/api":
+            if "as=APIGroupDiscoveryList" in accept:
+                return _json(self._aggregated(core=True), content_type=AGGREGATED_CT)
+            return _json({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": f"{self.host}:{self.port}"}]})
+        if path == "/apis":
+            if "as=APIGroupDiscoveryList" in accept:
+                return _json(self._aggregated(core=False), content_type=AGGREGATED_CT)
+            return _json({"kind": "APIGroupList", "apiVersion": "v1", "groups": [self._api_group(g) for g in self._groups()]})
+        if parts[:1] == ["openapi"]:
+            return self._openapi(parts)
+        if path == "/api/v1":
+            return _json(self._resource_list("", "v1"))
+        if len(parts) == 2 and parts[0] == "apis":
+            if parts[1] in self._groups():
+                return _json({**self._api_group(parts[1]), "kind": "APIGroup", "apiVersion": "v1"})
+            raise ApiError(st.resource_type_not_found())
+        if len(parts) == 3 and parts[0] == "apis":
+            if (parts[1], parts[2]) in resources.group_versions():
+                return _json(self._resource_list(parts[1], parts[2]))
+            raise ApiError(st.resource_type_not_found())
+
+        route = None
+        if len(parts) >= 3 and parts[0] == "api" and parts[1] == "v1":
+            route = _resource_route("", "v1", parts[2:])
+        elif len(parts) >= 4 and parts[0] == "apis":
+            route = _resource_route(parts[1], parts[2], parts[3:])
+        if route is None:
+            raise ApiError(st.resource_type_not_found())
+        rt = route.rt
+        watch = route.watch or _truthy(q.get("watch"))
+        if route.name and watch and not route.watch:
+            raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
+        verb = _verb(request.method, route, watch)
+        record.update(verb=verb, resource=rt.key, subresource=route.subresource, namespace=route.namespace, name=route.name)
+        if rt.key == "selfsubjectaccessreviews.authorization.k8s.io":
+            if request.method != "POST":
+                raise ApiError(st.method_not_allowed(rt.group, rt.plural))
+            return await self._self_subject_access_review(request, user)
+        if verb not in rt.verbs and not route.subresource:
+            raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
+        ok, reason = self._authorize(user, verb, route, path)
+        if not ok:
+            attrs = pieces.RequestAttributes(user.name, user.all_groups, verb, rt.group, rt.plural, route.subresource, route.namespace, route.name)
+            raise ApiError(st.forbidden_message(pieces.forbidden_message(attrs), rt.group, rt.plural, route.name))
+
+        # ---- faults
+        if self.faults.active:
+            delay = self.faults.latency(verb, rt.key)
+            if delay > 0:
+                await asyncio.sleep(delay)
+            inj = self.faults.error(verb, rt.key)
+            if inj is not None:
+                if inj.code == 429:
+                    raise ApiError(st.too_many_requests("injected fault: too many requests, please try again later", retry_after=inj.retry_after), {"Retry-After": str(inj.retry_after)})
+                if inj.code == 504:
+                    await asyncio.sleep(inj.hang)
+                    raise ApiError(st.timeout())
+                if inj.code == 503:
+                    raise ApiError(st.service_unavailable())
+                raise ApiError(st.internal_error("injected fault"))
+            if verb in ("update", "patch") and self.faults.conflict(verb, rt.key):
+                raise ApiError(st.conflict(rt.group, rt.plural, route.name))
+
+        method = request.method
+        if method in ("GET", "HEAD"):
+            if watch:
+                return await self._watch(request, route)
+            if route.name:
+                return self._get(request, route)
+            return self._list(request, route)
+        if method == "POST":
+            return await self._create(request, route)
+        if method == "PUT":
+            return await self._update(request, route)
+        if method == "PATCH":
+            return await self._patch(request, route)
+        if method == "DELETE":
+            return await self._delete(request, route)
+        raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
+
+    # ---------------------------------------------------------------- discovery
+
+    def _groups(self) -> list[str]:
+        out: list[str] = []
+        for g, _ in resources.group_versions():
+            if g and g not in out:
+                out.append(g)
+        return out
+
+    def _api_group(self, group: str) -> dict:
+        versions = [v for g, v in resources.group_versions() if g == group]
+        gvs = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+        return {"name": group, "versions": gvs, "preferredVersion": gvs[0]}
+
+    @staticmethod
+    def _sub_kind(rt: ResourceType, sub: str) -> tuple[str, str, str, list[str]]:
+        if sub == "eviction":
+            return "policy", "v1", "Eviction", ["create"]
+        if sub == "binding":
+            return "", "v1", "Binding", ["create"]
+        if sub == "finalize":
+            return rt.group, rt.version, rt.kind, ["update"]
+        return rt.group, rt.version, rt.kind, ["get", "patch", "update"]
+
+    def _resource_list(self, group: str, version: str) -> dict:
+        out = []
+        for rt in resources.RESOURCES:
+            if (rt.group, rt.version) != (group, version):
+                continue
+            entry: dict[str, Any] = {"name": rt.plural, "singularName": rt.singular, "namespaced": rt.namespaced, "kind": rt.kind, "verbs": list(rt.verbs)}
+            if rt.short_names:
+                entry["shortNames"] = list(rt.short_names)
+            if rt.categories:
+                entry["categories"] = list(rt.categories)
+            out.append(entry)
+            for sub in rt.subresources:
+                g, v, k, verbs = self._sub_kind(rt, sub)
+                sub_entry: dict[str, Any] = {"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced, "kind": k, "verbs": verbs}
+                if (g, v) != (rt.group, rt.version):
+                    sub_entry["group"], sub_entry["version"] = g, v
+                out.append(sub_entry)
+        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{version}" if group else version, "resources": out}
+
+    def _aggregated(self, core: bool) -> dict:
+        items = []
+        groups = [""] if core else self._groups()
+        for group in groups:
+            versions = []
+            for g, v in resources.group_versions():
+                if g != group:
+                    continue
+                res = []
+                for rt in resources.RESOURCES:
+                    if (rt.group, rt.version) != (g, v):
+                        continue
+                    entry: dict[str, Any] = {
+                        "resource": rt.plural,
+                        "responseKind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
+                        "scope": "Namespaced" if rt.namespaced else "Cluster",
+                        "singularResource": rt.singular,
+                        "verbs": list(rt.verbs),
+                    }
+                    if rt.short_names:
+                        entry["shortNames"] = list(rt.short_names)
+                    if rt.categories:
+                        entry["categories"] = list(rt.categories)
+                    subs = []
+                    for sub in rt.subresources:
+                        sg, sv, sk, verbs = self._sub_kind(rt, sub)
+                        subs.append({"subresource": sub, "responseKind": {"group": sg, "version": sv, "kind": sk}, "verbs": verbs})
+                    if subs:
+                        entry["subresources"] = subs
+                    res.append(entry)
+                versions.append({"version": v, "resources": res, "freshness": "Current"})
+            items.append({"metadata": {"name": group, "creationTimestamp": None}, "versions": versions})
+        return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
+
+    def _openapi(self, parts: list[str]) -> web.Response:
+        if parts == ["openapi", "v3"]:
+            return _json(pieces.openapi_v3_index(resources.group_versions()))
+        if len(parts) >= 3 and parts[1] == "v3":
+            rest = parts[2:]
+            if rest[:1] == ["api"] and len(rest) == 2:
+                doc = pieces.openapi_v3_document("", rest[1])
+            elif rest[:1] == ["apis"] and len(rest) == 3:
+                doc = pieces.openapi_v3_document(rest[1], rest[2])
+            else:
+                doc = None
+            if doc is not None:
+                return _json(doc)
+        raise ApiError(st.resource_type_not_found())
+
+    # ---------------------------------------------------------------- reads
+
+    def _predicate(self, rt: ResourceType, q: Any) -> Any:
+        try:
+            lp = parse_label_selector(q.get("labelSelector"))
+            fp = parse_field_selector(q.get("fieldSelector"), rt.field_labels())
+        except SelectorError as exc:
+            raise ApiError(st.bad_request(str(exc))) from None
+        if lp and fp:
+            return lambda o: lp(o) and fp(o)
+        return lp or fp
+
+    @staticmethod
+    def _wants_table(request: web.Request) -> bool:
+        return "as=Table" in request.headers.get("Accept", "")
+
+    def _table(self, rt: ResourceType, objs: list[dict], rv: str) -> dict:
+        return pieces.table_for(rt.plural, objs, self.clock.now(), rv)
+
+    def _get(self, request: web.Request, route: Route) -> web.Response:
+        rt = route.rt
+        e = self.store.entry(rt, route.namespace or None, route.name)
+        if e is None:
+            raise ApiError(st.not_found(rt.group, rt.plural, route.name))
+        if route.subresource and route.subresource != "status":
+            raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
+        if self._wants_table(request):
+            return _json(self._table(rt, [e.obj], e.obj["metadata"].get("resourceVersion", "")))
+        return web.Response(body=e.raw, headers={"Content-Type": JSON_CT})
+
+    def _list(self, request: web.Request, route: Route) -> web.Response:
+        rt = route.rt
+        q = request.query
+        try:
+            limit = int(q.get("limit") or 0)
+        except ValueError:
+            raise ApiError(st.bad_request(f"limit: Invalid value: {q.get('limit')!r}")) from None
+        cont = q.get("continue")
+        if cont:
+            token_id, offset, rv = _decode_continue(cont)
+            snap = self.store.find_snapshot(token_id)
+            if snap is None:
+                raise ApiError(st.gone(CONTINUE_TOO_OLD))
+        else:
+            snap = self.store.snapshot(rt, route.namespace or None, self._predicate(rt, q))
+            token_id, offset = "", 0
+        end = offset + limit if limit > 0 else len(snap.entries)
+        page = snap.entries[offset:end]
+        meta: dict[str, Any] = {"resourceVersion": str(snap.rv)}
+        if end < len(snap.entries):
+            if not token_id:
+                token_id = self.store.keep_snapshot(snap)
+            meta["continue"] = _encode_continue(token_id, end, snap.rv)
+            meta["remainingItemCount"] = len(snap.entries) - end
+        if self._wants_table(request):
+            table = self._table(rt, [e.obj for e in page], str(snap.rv))
+            table.setdefault("metadata", {}).update(meta)
+            return _json(table)
+        head = pieces.dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
+        body = head[:-1] + b',"items":[' + b",".join(e.raw for e in page) + b"]}"
+        return web.Response(body=body, headers={"Content-Type": JSON_CT})
+
+    async def _watch(self, request: web.Request, route: Route) -> web.StreamResponse:
+        rt = route.rt
+        q = request.query
+        pred = self._predicate(rt, q)
+        ns = route.namespace or None
+        if route.name:
+            name = route.name
+            base = pred
+            pred = (lambda o: o["metadata"]["name"] == name and base(o)) if base else (lambda o: o["metadata"]["name"] == name)
+        rv_param = q.get("resourceVersion", "")
+        send_initial = _truthy(q.get("sendInitialEvents"))
+        bookmarks = _truthy(q.get("allowWatchBookmarks"))
+        table = self._wants_table(request)
+        try:
+            timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
+        except ValueError:
+            raise ApiError(st.bad_request(f"timeoutSeconds: Invalid value: {q.get('timeoutSeconds')!r}")) from None
+        w = Watcher(rt, ns, pred)
+        initial: list[tuple[str, Entry]] = []
+        error: dict | None = None
+        if rv_param in ("", "0") or send_initial:
+            initial = [("ADDED", e) for e in self.store.snapshot(rt, ns, w.matches if (ns or pred) else None).entries]
+        else:
+            try:
+                since = int(rv_param)
+            except ValueError:
+                raise ApiError(st.bad_request(f"resourceVersion: Invalid value: {rv_param!r}: must be an integer")) from None
+            try:
+                for etype, entry, old in self.store.history_since(rt, since):
+                    w.offer(etype, entry, old)
+            except ApiError as exc:
+                error = exc.status
+        resp = web.StreamResponse(status=200, headers={"Content-Type": JSON_CT, "Cache-Control": "no-cache, private"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        if error is not None:
+            await resp.write(pieces.dumps({"type": "ERROR", "object": error}) + b"\n")
+            await resp.write_eof()
+            return resp
+        self.store.add_watcher(w)
+        self._watch_streams.add(w)
+        cut_events, cut_after = self.faults.watch_limits(rt.key) if self.faults.active else (None, None)
+        started = time.monotonic()
+        deadline = started + timeout if timeout else None
+        if cut_after is not None:
+            deadline = min(deadline or float("inf"), started + cut_after)
+        sent = 0
+        next_bookmark = started + self.bookmark_interval
+        try:
+            if initial:
+                w.queue.extendleft(reversed(initial))
+            if send_initial and bookmarks:
+                w.queue.append(("BOOKMARK-INITIAL", Entry({})))
+            while True:
+                if w.queue:
+                    batch = []
+                    while w.queue:
+                        batch.append(w.queue.popleft())
+                        if cut_events is not None and sent + len(batch) >= cut_events:
+                            break
+                    await resp.write(b"".join(self._event_line(rt, etype, entry, table) for etype, entry in batch))
+                    sent += len(batch)
+                    if cut_events is not None and sent >= cut_events:
+                        break
+                    continue
+                if w.closed:
+                    break
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
+                    break
+                if bookmarks and now >= next_bookmark:
+                    await resp.write(self._bookmark(rt, False))
+                    next_bookmark = now + self.bookmark_interval
+                    continue
+                wait = 2.0
+                if deadline is not None:
+                    wait = min(wait, deadline - now)
+                if bookmarks:
+                    wait = min(wait, max(0.0, next_bookmark - now))
+                w.wakeup.clear()
+                if not w.queue and not w.closed:
+                    try:
+                        await asyncio.wait_for(w.wakeup.wait(), timeout=max(wait, 0.001))
+                    except asyncio.TimeoutError:
+                        pass
+                transport = request.transport
+                if transport is None or transport.is_closing():
+                    break
+            await resp.write_eof()
+        except (ConnectionResetError, ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            self.store.remove_watcher(w)
+            self._watch_streams.discard(w)
+        return resp
+
+    def _bookmark(self, rt: ResourceType, initial_end: bool) -> bytes:
+        md: dict[str, Any] = {"resourceVersion": str(self.store.resource_version)}
+        if initial_end:
+            md["annotations"] = {"k8s.io/initial-events-end": "true"}
+        return pieces.dumps({"type": "BOOKMARK", "object": {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": md}}) + b"\n"
+
+    def _event_line(self, rt: ResourceType, etype: str, entry: Entry, table: bool) -> bytes:
+        if etype == "BOOKMARK-INITIAL":
+            return self._bookmark(rt, True)
+        if table:
+            t = self._table(rt, [entry.obj], entry.obj["metadata"].get("resourceVersion", ""))
+            return pieces.dumps({"type": etype, "object": t}) + b"\n"
+        return b'{"type":"' + etype.encode() + b'","object":' + entry.raw + b"}\n"
+
+    # ---------------------------------------------------------------- writes
+
+    async def _body(self, request: web.Request, allow_yaml: bool = True) -> Any:
+        raw = await request.read()
+        if not raw:
+            return None
+        ct = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        try:
+            if pieces.is_protobuf(raw):
+                return pieces.decode_request(raw)
+            if ct in ("application/yaml", "application/apply-patch+yaml") and allow_yaml:
+                return yaml.safe_load(raw)
+            return json.loads(raw)
+        except Exception as exc:  # noqa: BLE001 - any parse failure is the client's
+            raise ApiError(st.bad_request(f"the request body could not be decoded: {exc}")) from None
+
+    @staticmethod
+    def _dry_run(request: web.Request, options: dict | None = None) -> bool:
+        values = request.query.getall("dryRun", [])
+        if options and isinstance(options.get("dryRun"), list):
+            values = [*values, *options["dryRun"]]
+        for v in values:
+            if v != "All":
+                raise ApiError(st.bad_request(f'dryRun: Unsupported value: "{v}": supported values: "All"'))
+        return bool(values)
+
+    @staticmethod
+    def _manager(request: web.Request) -> str:
+        fm = request.query.get("fieldManager")
+        if fm:
+            return fm
+        ua = request.headers.get("User-Agent", "")
+        return ua.split("/")[0] if ua else "unknown"
+
+    async def _create(self, request: web.Request, route: Route) -> web.Response:
+        rt = route.rt
+        body = await self._body(request)
+        if route.subresource == "eviction":
+            return await self._evict(request, route, body)
+        if route.subresource == "binding":
+            return self._bind(request, route, body)
+        if route.name or route.subresource:
+            raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
+        if not isinstance(body, dict):
+            raise ApiError(st.bad_request("the body of the request is not a Kubernetes object"))
+        self._check_kind(rt, body)
+        obj = self.store.create(rt, body, namespace=route.namespace or None, dry_run=self._dry_run(request), field_manager=self._manager(request))
+        return _json(obj, 201)
+
+    @staticmethod
+    def _check_kind(rt: ResourceType, body: dict) -> None:
+        kind, api_version = body.get("kind"), body.get("apiVersion")
+        if (kind and kind != rt.kind) or (api_version and api_version != rt.api_version):
+            raise ApiError(st.bad_request(f"the API version in the data ({api_version}) does not match the expected API version ({rt.api_version})"
+                                          if api_version != rt.api_version else f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})"))
+
+    async def _update(self, request: web.Request, route: Route) -> web.Response:
+        rt = route.rt
+        if not route.name:
+            raise ApiError(st.method_not_allowed(rt.group, rt.plural))
+        body = await self._body(request)
+        if not isinstance(body, dict):
+            raise ApiError(st.bad_request("the body of the request is not a Kubernetes object"))
+        self._check_kind(rt, body)
+        sub = route.subresource or None
+        if sub == "finalize":
+            sub = None
+        obj = self.store.update(rt, body, sub, namespace=route.namespace or None, name=route.name, dry_run=self._dry_run(request), field_manager=self._manager(request))
+        return _json(obj)
+
+    PATCH_TYPES = {
+        "application/merge-patch+json": "merge",
+        "application/strategic-merge-patch+json": "strategic",
+        "application/json-patch+json": "json",
+        "application/apply-patch+yaml": "apply",
+    }
+
+    async def _patch(self, request: web.Request, route: Route) -> web.Response:
+        rt = route.rt
+        if not route.name:
+            raise ApiError(st.method_not_allowed(rt.group, rt.plural))
+        ct = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        ptype = self.PATCH_TYPES.get(ct)
+        if ptype is None:
+            raise ApiError(st.unsupported_media_type(ct))
+        body = await self._body(request)
+        if body is None:
+            raise ApiError(st.bad_request("the patch body is empty"))
+        force = _truthy(request.query.get("force"))
+        manager = request.query.get("fieldManager") if ptype == "apply" else self._manager(request)
+        obj, created = self.store.patch(
+            rt, route.namespace or None, route.name, body, ptype, route.subresource or None,
+            dry_run=self._dry_run(request), field_manager=manager, force=force,
+        )
+        return _json(obj, 201 if created else 200)
+
+    async def _delete(self, request: web.Request, route: Route) -> web.Response:
+        rt = route.rt
+        body = await self._body(request) or {}
+        if not isinstance(body, dict):
+            raise ApiError(st.bad_request("the body of the request is not DeleteOptions"))
+        q = request.query
+        grace = body.get("gracePeriodSeconds")
+        if q.get("gracePeriodSeconds") not in (None, ""):
+            try:
+                grace = int(q["gracePeriodSeconds"])
+            except ValueError:
+                raise ApiError(st.bad_request("gracePeriodSeconds must be an integer")) from None
+        policy = q.get("propagationPolicy") or body.get("propagationPolicy")
+        if body.get("orphanDependents") is True and not policy:
+            policy = "Orphan"
+        dry = self._dry_run(request, body)
+        if not route.name:
+            snap = self.store.snapshot(rt, route.namespace or None, self._predicate(rt, q))
+            items = []
+            for e in snap.entries:
+                md = e.obj["metadata"]
+                try:
+                    obj, _ = self.store.delete(rt, md.get("namespace"), md["name"], grace_period_seconds=grace, propagation_policy=policy, dry_run=dry)
+                    items.append(obj)
+                except ApiError:
+                    pass
+            return _json({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": items})
+        obj, gone = self.store.delete(
+            rt, route.namespace or None, route.name, grace_period_seconds=grace, propagation_policy=policy,
+            preconditions=body.get("preconditions"), dry_run=dry,
+        )
+        if gone and rt.key != "pods":
+            return _json(st.success(rt.group, rt.plural, route.name, obj["metadata"].get("uid")))
+        return _json(obj)
+
+    # ---------------------------------------------------------------- subresources
+
+    def _bind(self, request: web.Request, route: Route, body: Any) -> web.Response:
+        if not isinstance(body, dict) or not isinstance(body.get("target"), dict) or not body["target"].get("name"):
+            raise ApiError(st.bad_request("a Binding needs target.name"))
+        pod = self.store.get("pods", route.namespace, route.name)
+        if pod is None:
+            raise ApiError(st.not_found("", "pods", route.name))
+        node = body["target"]["name"]
+        if pod.get("spec", {}).get("nodeName"):
+            raise ApiError(st.conflict("", "pods/binding", route.name, f'pod {route.name} is already assigned to node "{pod["spec"]["nodeName"]}"'))
+        if pod["metadata"].get("deletionTimestamp"):
+            raise ApiError(st.conflict("", "pods/binding", route.name, f"pod {route.name} is being deleted, cannot be assigned to a host"))
+        if self._dry_run(request):
+            return _json(st.success(), 201)
+        pod["spec"]["nodeName"] = node
+        self.store.update("pods", pod, namespace=route.namespace, check_rv=False)
+        pod = self.store.get("pods", route.namespace, route.name)
+        conds = [c for c in pod.get("status", {}).get("conditions") or [] if c.get("type") != "PodScheduled"]
+        conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": self.clock.timestamp()})
+        pod.setdefault("status", {})["conditions"] = conds
+        self.store.update("pods", pod, "status", namespace=route.namespace, check_rv=False)
+        return _json(st.success(), 201)
+
+    async def _evict(self, request: web.Request, route: Route, body: Any) -> web.Response:
+        if body is not None and not isinstance(body, dict):
+            raise ApiError(st.bad_request("the body of the request is not an Eviction"))
+        body = body or {}
+        options = body.get("deleteOptions") or {}
+        dry = self._dry_run(request, options)
+        ns, name = route.namespace, route.name
+        pod = self.store.get_ref("pods", ns, name)
+        if pod is None:
+            raise ApiError(st.not_found("", "pods", name))
+        if body.get("metadata", {}).get("name") not in (None, "", name):
+            raise ApiError(st.bad_request(f"name in URL does not match name in Eviction object"))
+        grace = options.get("gracePeriodSeconds")
+        pre = options.get("preconditions")
+        terminal = pod.get("status", {}).get("phase") in ("Succeeded", "Failed")
+        if not terminal and not pod["metadata"].get("deletionTimestamp"):
+            pdbs = [e.obj for e in self.store.entries("poddisruptionbudgets.policy", ns)
+                    if e.obj.get("spec", {}).get("selector") is not None
+                    and match_label_selector(e.obj["spec"]["selector"], pod["metadata"].get("labels"))]
+            if len(pdbs) > 1:
+                raise ApiError(st.eviction_multiple_budgets())
+            if pdbs:
+                pdb = pdbs[0]
+                status = self.compute_pdb_status(pdb)
+                healthy_pod = self._pod_ready(pod)
+                if not healthy_pod and status["currentHealthy"] >= status["desiredHealthy"]:
+                    pass  # an unready pod may go when the budget is met (IfHealthyBudget)
+                elif status["disruptionsAllowed"] <= 0:
+                    raise ApiError(st.eviction_blocked(pdb["metadata"]["name"], ns, status["desiredHealthy"], status["currentHealthy"]))
+                elif not dry:
+                    status["disruptionsAllowed"] -= 1
+                    status.setdefault("disruptedPods", {})[name] = self.clock.timestamp()
+                    if status["disruptionsAllowed"] == 0:
+                        status["conditions"][0].update(status="False", reason="InsufficientPods", lastTransitionTime=self.clock.timestamp())
+                    new = clone(pdb)
+                    new["status"] = status
+                    self.store.update("poddisruptionbudgets.policy", new, "status", check_rv=False)
+        self.store.delete("pods", ns, name, grace_period_seconds=grace, preconditions=pre, dry_run=dry)
+        return _json(st.success(), 201)
+
+    async def _self_subject_access_review(self, request: web.Request, user: User) -> web.Response:
+        body = await self._body(request)
+        if not isinstance(body, dict) or not isinstance(body.get("spec"), dict):
+            raise ApiError(st.bad_request("a SelfSubjectAccessReview needs a spec"))
+        spec = body["spec"]
+        ra, nra = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+        if ra:
+            attrs = pieces.RequestAttributes(
+                user.name, user.all_groups, ra.get("verb", ""), ra.get("group", ""), ra.get("resource", ""),
+                ra.get("subresource", ""), ra.get("namespace", ""), ra.get("name", ""),
+            )
+        elif nra:
+            attrs = pieces.RequestAttributes(user.name, user.all_groups, nra.get("verb", ""), "", "", "", "", "", non_resource_path=nra.get("path", ""))
+        else:
+            raise ApiError(st.invalid("authorization.k8s.io", "SelfSubjectAccessReview", "", [st.cause("FieldValueRequired", "spec.resourceAttributes", "Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified")]))
+        allowed, reason = self.check_access(attrs) if "system:masters" not in user.groups else (True, "")
+        status: dict[str, Any] = {"allowed": bool(allowed)}
+        if reason:
+            status["reason"] = reason
+        out = {
+            "kind": "SelfSubjectAccessReview",
+            "apiVersion": "authorization.k8s.io/v1",
+            "metadata": {"creationTimestamp": None},
+            "spec": spec,
+            "status": status,
+        }
+        return _json(out, 201)
+
+    # ---------------------------------------------------------------- metrics
+
+    def metrics_text(self) -> str:
+        counts = self.store.counts()
+        sizes = self.store.size_bytes()
+        lines = [
+            "# HELP apiserver_resource_objects [ALPHA] Number of stored objects at the time of last check split by kind.",
+            "# TYPE apiserver_resource_objects gauge",
+        ]
+        for key, n in sorted(counts.items()):
+            rt = resources.BY_KEY[key]
+            lines.append(f'apiserver_resource_objects{{group="{rt.group}",resource="{rt.plural}"}} {n}')
+        lines += [
+            "# HELP apiserver_storage_objects [STABLE] Number of stored objects at the time of last check split by kind. In case of a fetching error, the value will be -1.",
+            "# TYPE apiserver_storage_objects gauge",
+        ]
+        for key, n in sorted(counts.items()):
+            lines.append(f'apiserver_storage_objects{{resource="{key}"}} {n}')
+        lines += [
+            "# HELP apiserver_storage_size_bytes [STABLE] Size of the storage database file physically allocated in bytes.",
+            "# TYPE apiserver_storage_size_bytes gauge",
+            f'apiserver_storage_size_bytes{{storage_cluster_id="dragoman-sim"}} {sum(sizes.values())}',
+            "# HELP apiserver_registered_watchers [ALPHA] Number of currently registered watchers for a given resources",
+            "# TYPE apiserver_registered_watchers gauge",
+            f"apiserver_registered_watchers {self.store.watcher_count()}",
+            "# HELP apiserver_request_total [STABLE] Counter of apiserver requests.",
+            "# TYPE apiserver_request_total counter",
+            f"apiserver_request_total {self.request_count}",
+        ]
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,768 @@
+"""The simulator's object store: every write (HTTP or in-process controller) goes through it, with one global resourceVersion.
+
+Objects are kept as raw dicts, exactly as served. Stored dicts are never mutated after commit: a write makes a
+new dict, so a LIST snapshot is a shallow copy and each object is serialized to JSON at most once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import heapq
+import json
+import random
+import uuid
+from typing import Any, Callable, Iterable
+
+from dragoman.sim import pieces, resources
+from dragoman.sim.api import status as st
+from dragoman.sim.clock import Clock, format_time, parse_time
+from dragoman.sim.resources import ResourceType
+
+Subscriber = Callable[[str, str, dict, "dict | None"], None]
+Admission = Callable[[str, ResourceType, dict, "dict | None"], None]
+
+_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+
+class ApiError(Exception):
+    """A request the API refuses; `status` is the Status object to send, `headers` extra response headers."""
+
+    def __init__(self, status: dict, headers: dict[str, str] | None = None) -> None:
+        super().__init__(status.get("message", ""))
+        self.status = status
+        self.headers = headers or {}
+
+    @property
+    def code(self) -> int:
+        return int(self.status.get("code", 500))
+
+
+def clone(obj: Any) -> Any:
+    """A deep copy that also proves the value is plain JSON."""
+    return json.loads(json.dumps(obj))
+
+
+class Entry:
+    """One committed object and, once needed, its JSON bytes."""
+
+    __slots__ = ("obj", "_raw")
+
+    def __init__(self, obj: dict) -> None:
+        self.obj = obj
+        self._raw: bytes | None = None
+
+    @property
+    def raw(self) -> bytes:
+        if self._raw is None:
+            self._raw = json.dumps(self.obj, separators=(",", ":")).encode()
+        return self._raw
+
+
+class Watcher:
+    """A watch stream's queue: the store offers every change of its resource, the watcher keeps what matches."""
+
+    def __init__(self, rt: ResourceType, namespace: str | None, pred: Callable[[dict], bool] | None, max_queue: int = 200_000) -> None:
+        self.rt = rt
+        self.namespace = namespace
+        self.pred = pred
+        self.queue: collections.deque[tuple[str, Entry]] = collections.deque()
+        self.wakeup = asyncio.Event()
+        self.max_queue = max_queue
+        self.overflowed = False
+        self.closed = False
+
+    def matches(self, obj: dict | None) -> bool:
+        if obj is None:
+            return False
+        if self.namespace and obj["metadata"].get("namespace") != self.namespace:
+            return False
+        return self.pred is None or self.pred(obj)
+
+    def offer(self, etype: str, entry: Entry, old: Entry | None) -> None:
+        if self.closed:
+            return
+        new_ok = self.matches(entry.obj)
+        if etype == "MODIFIED":
+            old_ok = self.matches(old.obj) if old is not None else False
+            if new_ok and not old_ok:
+                etype = "ADDED"
+            elif old_ok and not new_ok:
+                etype, new_ok = "DELETED", True
+        if not new_ok:
+            return
+        self.queue.append((etype, entry))
+        if len(self.queue) > self.max_queue:
+            # A reader this far behind is cut off, as the real server drops slow watchers; clients re-list.
+            self.overflowed = True
+            self.closed = True
+        self.wakeup.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self.wakeup.set()
+
+
+class Snapshot:
+    """A paginated LIST's frozen result: the matching entries as of one resourceVersion."""
+
+    __slots__ = ("rv", "entries", "created")
+
+    def __init__(self, rv: int, entries: list[Entry], created: float) -> None:
+        self.rv = rv
+        self.entries = entries
+        self.created = created
+
+
+class Store:
+    """All objects of the simulated cluster, their history and their watchers."""
+
+    def __init__(self, clock: Clock | None = None, history_size: int = 20_000, validate: bool = True) -> None:
+        self.clock = clock or Clock()
+        self._data: dict[str, dict[tuple[str, str], Entry]] = {r.key: {} for r in resources.RESOURCES}
+        self._rv = 0
+        self.history: collections.deque[tuple[int, str, str, Entry, Entry | None]] = collections.deque(maxlen=history_size)
+        self._floor = 0  # watches from a resourceVersion below this get 410 Gone
+        self._watchers: dict[str, set[Watcher]] = collections.defaultdict(set)
+        self._subscribers: list[Subscriber] = []
+        self._admission: list[Admission] = []
+        self._owners: dict[str, set[tuple[str, str, str]]] = collections.defaultdict(set)
+        self._reap: list[tuple[float, str, str, str, str]] = []
+        self._snapshots: collections.OrderedDict[str, Snapshot] = collections.OrderedDict()
+        self.validate = validate
+        # Pods with a deletionTimestamp disappear when their grace period has passed on the clock. A kubelet
+        # controller that terminates pods itself switches this off.
+        self.auto_reap_pods = True
+        self.random = random.Random(0)
+
+    # ---------------------------------------------------------------- reading
+
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    @property
+    def oldest_watchable(self) -> int:
+        return self._floor
+
+    def _rt(self, resource: str | ResourceType) -> ResourceType:
+        if isinstance(resource, ResourceType):
+            return resource
+        try:
+            return resources.lookup(resource)
+        except KeyError:
+            raise ApiError(st.resource_type_not_found(f"the server doesn't have a resource type {resource!r}")) from None
+
+    def entry(self, resource: str | ResourceType, namespace: str | None, name: str) -> Entry | None:
+        rt = self._rt(resource)
+        return self._data[rt.key].get((namespace or "" if rt.namespaced else "", name))
+
+    def get(self, resource: str, namespace: str | None, name: str) -> dict | None:
+        """A copy of one object (yours to change and write back), or None."""
+        e = self.entry(resource, namespace, name)
+        return clone(e.obj) if e else None
+
+    def get_ref(self, resource: str, namespace: str | None, name: str) -> dict | None:
+        """The stored object itself, without a copy: read it, never change it."""
+        e = self.entry(resource, namespace, name)
+        return e.obj if e else None
+
+    def entries(self, resource: str | ResourceType, namespace: str | None = None) -> Iterable[Entry]:
+        rt = self._rt(resource)
+        data = self._data[rt.key]
+        if namespace and rt.namespaced:
+            return [e for (ns, _), e in data.items() if ns == namespace]
+        return list(data.values())
+
+    def list(self, resource: str, namespace: str | None = None, label_selector: str | None = None, field_selector: str | None = None) -> list[dict]:
+        """The stored objects that match, sorted by namespace and name. They are shared: never change them
+        (copy first, e.g. `store.get()` or `clone()`, before writing back)."""
+        from dragoman.sim.selectors import parse_field_selector, parse_label_selector
+
+        rt = self._rt(resource)
+        lp = parse_label_selector(label_selector)
+        fp = parse_field_selector(field_selector, rt.field_labels())
+        out = []
+        for key in sorted(self._data[rt.key]):
+            e = self._data[rt.key][key]
+            if namespace and rt.namespaced and key[0] != namespace:
+                continue
+            if lp and not lp(e.obj):
+                continue
+            if fp and not fp(e.obj):
+                continue
+            out.append(e.obj)
+        return out
+
+    def count(self, resource: str) -> int:
+        return len(self._data[self._rt(resource).key])
+
+    def counts(self) -> dict[str, int]:
+        return {k: len(v) for k, v in self._data.items() if k not in resources.VIRTUAL}
+
+    def size_bytes(self) -> dict[str, int]:
+        return {k: sum(len(e.raw) for e in v.values()) for k, v in self._data.items() if k not in resources.VIRTUAL}
+
+    def snapshot(self, rt: ResourceType, namespace: str | None, pred: Callable[[dict], bool] | None) -> Snapshot:
+        data = self._data[rt.key]
+        keys = sorted(data) if not (namespace and rt.namespaced) else sorted(k for k in data if k[0] == namespace)
+        entries = [data[k] for k in keys]
+        if pred is not None:
+            entries = [e for e in entries if pred(e.obj)]
+        return Snapshot(self._rv, entries, self.clock.seconds())
+
+    def keep_snapshot(self, snap: Snapshot) -> str:
+        token_id = uuid.uuid4().hex
+        self._snapshots[token_id] = snap
+        while len(self._snapshots) > 128:
+            self._snapshots.popitem(last=False)
+        return token_id
+
+    def find_snapshot(self, token_id: str) -> Snapshot | None:
+        return self._snapshots.get(token_id)
+
+    # ---------------------------------------------------------------- hooks
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call `callback(event_type, resource_key, obj, old)` after every committed change; returns an unsubscribe.
+
+        `obj` is the committed object (for DELETED, the last state); `old` the previous one or None. Both are the
+        stored dicts: read them, never change them. Callbacks run synchronously inside the write, so keep them
+        short (queue work for a task).
+        """
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+
+    def add_admission(self, hook: Admission) -> None:
+        """`hook(operation, rt, obj, old)` runs before a create/update commits (operation CREATE|UPDATE) and may
+        raise ApiError to refuse it (quota, for example). It must not write to the store."""
+        self._admission.append(hook)
+
+    def add_watcher(self, w: Watcher) -> None:
+        self._watchers[w.rt.key].add(w)
+
+    def remove_watcher(self, w: Watcher) -> None:
+        self._watchers[w.rt.key].discard(w)
+
+    def watcher_count(self) -> int:
+        return sum(len(v) for v in self._watchers.values())
+
+    def history_since(self, rt: ResourceType, rv: int) -> list[tuple[str, Entry, Entry | None]]:
+        """Committed changes of `rt` after `rv`, oldest first; raise 410 when `rv` is older than the kept history."""
+        if rv < self._floor:
+            raise ApiError(st.too_old_resource_version(rv, self._floor + 1))
+        out = []
+        for erv, key, etype, entry, old in reversed(self.history):
+            if erv <= rv:
+                break
+            if key == rt.key:
+                out.append((etype, entry, old))
+        out.reverse()
+        return out
+
+    # ---------------------------------------------------------------- committing
+
+    def _commit(self, etype: str, rt: ResourceType, obj: dict, old: Entry | None, record: bool = True) -> Entry:
+        self._rv += 1
+        obj["metadata"]["resourceVersion"] = str(self._rv)
+        entry = Entry(obj)
+        md = obj["metadata"]
+        key = (md.get("namespace", "") if rt.namespaced else "", md["name"])
+        if etype == "DELETED":
+            self._data[rt.key].pop(key, None)
+        else:
+            self._data[rt.key][key] = entry
+        self._index_owners(rt, old.obj if old else None, obj if etype != "DELETED" else None)
+        if record:
+            if len(self.history) == self.history.maxlen:
+                self._floor = self.history[0][0]
+            self.history.append((self._rv, rt.key, etype, entry, old))
+        else:
+            self._floor = self._rv
+        for w in list(self._watchers.get(rt.key, ())):
+            w.offer(etype, entry, old)
+        for cb in list(self._subscribers):
+            cb(etype, rt.key, obj, old.obj if old else None)
+        return entry
+
+    def _index_owners(self, rt: ResourceType, old: dict | None, new: dict | None) -> None:
+        for obj, add in ((old, False), (new, True)):
+            if not obj:
+                continue
+            md = obj["metadata"]
+            ref = (rt.key, md.get("namespace", ""), md["name"])
+            for o in md.get("ownerReferences") or ():
+                uid = o.get("uid")
+                if not uid:
+                    continue
+                if add:
+                    self._owners[uid].add(ref)
+                else:
+                    s = self._owners.get(uid)
+                    if s:
+                        s.discard(ref)
+                        if not s:
+                            del self._owners[uid]
+
+    def _validate(self, rt: ResourceType, obj: dict, old: dict | None) -> None:
+        if not self.validate:
+            return
+        causes = pieces.validate_object(rt.plural, obj, old)
+        if causes:
+            raise ApiError(st.invalid(rt.group, rt.kind, obj["metadata"].get("name", ""), causes))
+
+    def _admit(self, op: str, rt: ResourceType, obj: dict, old: dict | None) -> None:
+        for hook in self._admission:
+            hook(op, rt, obj, old)
+
+    def _namespace_check(self, rt: ResourceType, ns: str, creating: bool) -> None:
+        if not rt.namespaced:
+            return
+        nse = self._data["namespaces"].get(("", ns))
+        if nse is None:
+            raise ApiError(st.not_found("", "namespaces", ns))
+        if creating and nse.obj["metadata"].get("deletionTimestamp"):
+            raise ApiError(st.forbidden(rt.group, rt.plural, "", f"unable to create new content in namespace {ns} because it is being terminated"))
+
+    def _new_name(self, prefix: str) -> str:
+        return prefix + "".join(self.random.choice(_NAME_CHARS) for _ in range(5))
+
+    def prepare_new(self, rt: ResourceType, body: dict, namespace: str | None = None) -> dict:
+        """Fill the server-owned metadata of an object about to be created (no commit, no validation)."""
+        obj = clone(body)
+        if not isinstance(obj, dict):
+            raise ApiError(st.bad_request("the body of the request is not a JSON object"))
+        obj["apiVersion"] = rt.api_version
+        obj["kind"] = rt.kind
+        md = obj.get("metadata")
+        if not isinstance(md, dict):
+            md = obj["metadata"] = {}
+        if not md.get("name"):
+            if md.get("generateName"):
+                for _ in range(20):
+                    md["name"] = self._new_name(md["generateName"])
+                    if (md.get("namespace", namespace or ""), md["name"]) not in self._data[rt.key]:
+                        break
+            else:
+                raise ApiError(st.invalid(rt.group, rt.kind, "", [st.cause("FieldValueRequired", "metadata.name", "Required value: name or generateName is required")]))
+        if rt.namespaced:
+            ns = namespace or md.get("namespace") or "default"
+            if md.get("namespace") and namespace and md["namespace"] != namespace:
+                raise ApiError(st.bad_request("the namespace of the provided object does not match the namespace sent on the request"))
+            md["namespace"] = ns
+        else:
+            md.pop("namespace", None)
+        md["uid"] = str(uuid.uuid4())
+        md["creationTimestamp"] = self.clock.timestamp()
+        for k in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+            md.pop(k, None)
+        if rt.has_generation:
+            md["generation"] = 1
+        else:
+            md.pop("generation", None)
+        pieces.default_object(rt.plural, obj)
+        return obj
+
+    def create(
+        self, resource: str | ResourceType, obj: dict, *, namespace: str | None = None, dry_run: bool = False, field_manager: str | None = None
+    ) -> dict:
+        """Create `obj`; returns the committed object (a copy). Raises ApiError (409 AlreadyExists, 422, 404 ...)."""
+        rt = self._rt(resource)
+        if rt.key in resources.VIRTUAL:
+            raise ApiError(st.method_not_allowed(rt.group, rt.plural))
+        new = self.prepare_new(rt, obj, namespace)
+        md = new["metadata"]
+        key = (md.get("namespace", ""), md["name"])
+        self._namespace_check(rt, key[0], True)
+        if key in self._data[rt.key]:
+            raise ApiError(st.already_exists(rt.group, rt.plural, md["name"]))
+        if field_manager:
+            self._manage(None, new, field_manager, "")
+        self._validate(rt, new, None)
+        self._admit("CREATE", rt, new, None)
+        if dry_run:
+            return new
+        self._commit("ADDED", rt, new, None)
+        if rt.key == "namespaces":
+            self._namespace_created(md["name"])
+        return clone(new)
+
+    def _namespace_created(self, name: str) -> None:
+        if (name, "default") not in self._data["serviceaccounts"]:
+            sa = self.prepare_new(resources.BY_KEY["serviceaccounts"], {"metadata": {"name": "default"}}, name)
+            self._commit("ADDED", resources.BY_KEY["serviceaccounts"], sa, None)
+
+    def load(self, objects: Iterable[dict]) -> int:
+        """Add scenario objects without history (they exist 'since before the server started'); namespaces
+        they need are created. Unknown kinds raise KeyError with the kind. Returns the number loaded."""
+        n = 0
+        pending = []
+        for obj in objects:
+            rt = resources.for_object(obj)
+            pending.append((rt, obj))
+        # Namespaces first, so that namespaced objects find theirs.
+        pending.sort(key=lambda p: p[0].key != "namespaces")
+        ns_rt = resources.BY_KEY["namespaces"]
+        sa_rt = resources.BY_KEY["serviceaccounts"]
+        for rt, body in pending:
+            md = body.get("metadata") or {}
+            keep_ts = md.get("creationTimestamp")
+            keep_uid = md.get("uid")
+            new = self.prepare_new(rt, body)
+            if keep_ts:
+                new["metadata"]["creationTimestamp"] = keep_ts
+            if keep_uid:
+                new["metadata"]["uid"] = keep_uid
+            if body.get("metadata", {}).get("generation") and rt.has_generation:
+                new["metadata"]["generation"] = body["metadata"]["generation"]
+            for k in ("deletionTimestamp", "finalizers", "ownerReferences", "managedFields"):
+                if md.get(k):
+                    new["metadata"][k] = md[k]
+            nmd = new["metadata"]
+            key = (nmd.get("namespace", ""), nmd["name"])
+            if rt.namespaced and ("", key[0]) not in self._data["namespaces"]:
+                nso = self.prepare_new(ns_rt, {"metadata": {"name": key[0]}})
+                self._commit("ADDED", ns_rt, nso, None, record=False)
+                self._load_default_sa(sa_rt, key[0])
+            old = self._data[rt.key].get(key)
+            self._commit("MODIFIED" if old else "ADDED", rt, new, old, record=False)
+            if rt.key == "namespaces":
+                self._load_default_sa(sa_rt, nmd["name"])
+            n += 1
+        return n
+
+    def _load_default_sa(self, sa_rt: ResourceType, ns: str) -> None:
+        if (ns, "default") not in self._data["serviceaccounts"]:
+            sa = self.prepare_new(sa_rt, {"metadata": {"name": "default"}}, ns)
+            self._commit("ADDED", sa_rt, sa, None, record=False)
+
+    @staticmethod
+    def _comparable(obj: dict) -> dict:
+        out = dict(obj)
+        md = dict(out.get("metadata") or {})
+        md.pop("resourceVersion", None)
+        if md.get("managedFields"):
+            md["managedFields"] = [{k: v for k, v in m.items() if k != "time"} for m in md["managedFields"]]
+        out["metadata"] = md
+        return out
+
+    def update(
+        self,
+        resource: str | ResourceType,
+        obj: dict,
+        subresource: str | None = None,
+        *,
+        namespace: str | None = None,
+        name: str | None = None,
+        dry_run: bool = False,
+        check_rv: bool = True,
+        field_manager: str | None = None,
+    ) -> dict:
+        """Replace an object (PUT). A stale metadata.resourceVersion is a 409 Conflict; on the main resource the
+        status is kept, on `status` only the status changes. A write that changes nothing commits nothing."""
+        rt = self._rt(resource)
+        if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
+            raise ApiError(st.bad_request("the body of the request is not a Kubernetes object"))
+        md_in = obj["metadata"]
+        name = name or md_in.get("name")
+        ns = (namespace or md_in.get("namespace") or "default") if rt.namespaced else ""
+        if not name:
+            raise ApiError(st.bad_request("name is required"))
+        if md_in.get("name") and md_in["name"] != name:
+            raise ApiError(st.bad_request("the name of the object does not match the name on the URL"))
+        cur = self._data[rt.key].get((ns, name))
+        if cur is None:
+            raise ApiError(st.not_found(rt.group, rt.plural, name))
+        want_rv = md_in.get("resourceVersion")
+        if check_rv and want_rv and want_rv != cur.obj["metadata"]["resourceVersion"]:
+            raise ApiError(st.conflict(rt.group, rt.plural, name))
+        old = cur.obj
+        if subresource == "status":
+            new = clone(old)
+            if "status" in obj:
+                new["status"] = clone(obj["status"])
+            else:
+                new.pop("status", None)
+        else:
+            new = clone(obj)
+            new["apiVersion"], new["kind"] = rt.api_version, rt.kind
+            if "status" in rt.subresources:
+                if "status" in old:
+                    new["status"] = clone(old["status"])
+                else:
+                    new.pop("status", None)
+            md = new["metadata"]
+            md["name"] = name
+            if rt.namespaced:
+                md["namespace"] = ns
+            else:
+                md.pop("namespace", None)
+            for k in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
+                if k in old["metadata"]:
+                    md[k] = old["metadata"][k]
+                else:
+                    md.pop(k, None)
+            if old["metadata"].get("deletionTimestamp"):
+                # No new finalizers on an object that is going away (the real server refuses them too).
+                md["finalizers"] = [f for f in md.get("finalizers") or [] if f in (old["metadata"].get("finalizers") or [])]
+                if not md["finalizers"]:
+                    md.pop("finalizers")
+            pieces.default_object(rt.plural, new)
+            if rt.has_generation:
+                spec_old = {k: v for k, v in old.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+                spec_new = {k: v for k, v in new.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+                if spec_old != spec_new:
+                    md["generation"] = int(old["metadata"].get("generation", 1)) + 1
+        new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        if field_manager:
+            self._manage(old, new, field_manager, subresource or "")
+        self._validate(rt, new, old)
+        self._admit("UPDATE", rt, new, old)
+        if self._comparable(new) == self._comparable(old):
+            return clone(old)
+        if dry_run:
+            return new
+        self._commit("MODIFIED", rt, new, cur)
+        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+            if not (rt.key == "pods" and self._pod_waits(new)):
+                self._remove(rt, new)
+        return clone(new)
+
+    def patch(
+        self,
+        resource: str | ResourceType,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+        *,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        force: bool = False,
+    ) -> tuple[dict, bool]:
+        """Apply a patch: patch_type merge | strategic | json | apply. Returns (object, created) — `created` only
+        for a server-side apply that made the object."""
+        rt = self._rt(resource)
+        ns = (namespace or "default") if rt.namespaced else ""
+        cur = self._data[rt.key].get((ns, name))
+        try:
+            if patch_type == "apply":
+                if not isinstance(patch, dict):
+                    raise ApiError(st.bad_request("the apply configuration must be an object"))
+                pmd = patch.get("metadata") or {}
+                if pmd.get("name") and pmd["name"] != name:
+                    raise ApiError(st.bad_request("the name of the object does not match the name on the URL"))
+                manager = field_manager or ""
+                if not manager:
+                    raise ApiError(st.bad_request("PATCH requests with the apply content type require fieldManager to be set"))
+                live = cur.obj if cur else None
+                result = pieces.server_side_apply(
+                    clone(live) if live else None, clone(patch), manager, force, now=self.clock.timestamp(), subresource=subresource or ""
+                )
+                if cur is None:
+                    result.setdefault("metadata", {})["name"] = name
+                    if rt.namespaced:
+                        result["metadata"]["namespace"] = ns
+                    return self.create(rt, result, namespace=ns or None, dry_run=dry_run), True
+                result["metadata"]["resourceVersion"] = cur.obj["metadata"]["resourceVersion"]
+                return self.update(rt, result, subresource, namespace=ns, name=name, dry_run=dry_run), False
+            if cur is None:
+                raise ApiError(st.not_found(rt.group, rt.plural, name))
+            base = clone(cur.obj)
+            if patch_type == "merge":
+                if not isinstance(patch, dict):
+                    raise ApiError(st.bad_request("a merge patch must be a JSON object"))
+                result = pieces.apply_json_merge_patch(base, patch)
+            elif patch_type == "strategic":
+                if not isinstance(patch, dict):
+                    raise ApiError(st.bad_request("a strategic merge patch must be a JSON object"))
+                result = pieces.apply_strategic_merge_patch(base, patch, rt.kind)
+            elif patch_type == "json":
+                if not isinstance(patch, list):
+                    raise ApiError(st.bad_request("a JSON patch must be a list of operations"))
+                result = pieces.apply_json_patch(base, patch)
+            else:
+                raise ApiError(st.unsupported_media_type(patch_type))
+        except pieces.ApplyConflict as exc:
+            status = getattr(exc, "status", None)
+            raise ApiError(status() if callable(status) else st.conflict(rt.group, rt.plural, name, str(exc))) from None
+        except pieces.PatchError as exc:
+            status = getattr(exc, "status", None)
+            if isinstance(status, dict):
+                raise ApiError(status) from None
+            code = getattr(exc, "code", 422)
+            if code == 400:
+                raise ApiError(st.bad_request(str(exc))) from None
+            raise ApiError(st.status(422, "Invalid", str(exc))) from None
+        if not isinstance(result, dict) or not isinstance(result.get("metadata"), dict):
+            raise ApiError(st.status(422, "Invalid", "the patch removed the object's metadata"))
+        rv = result["metadata"].get("resourceVersion")
+        if rv and rv != cur.obj["metadata"]["resourceVersion"]:
+            raise ApiError(st.conflict(rt.group, rt.plural, name))
+        if result["metadata"].get("name") != name:
+            raise ApiError(st.status(422, "Invalid", f'{rt.kind} "{name}" is invalid: metadata.name: Invalid value: "{result["metadata"].get("name")}": field is immutable'))
+        return self.update(rt, result, subresource, namespace=ns, name=name, dry_run=dry_run, field_manager=field_manager), False
+
+    def _manage(self, old: dict | None, new: dict, manager: str, subresource: str) -> None:
+        try:
+            pieces.update_managed_fields(old, new, manager, now=self.clock.timestamp(), subresource=subresource)
+        except Exception:  # noqa: BLE001 - bookkeeping must never fail a write
+            pass
+
+    # ---------------------------------------------------------------- deleting
+
+    @staticmethod
+    def _pod_waits(pod: dict) -> bool:
+        """A pod bound to a node and not finished waits out its grace period (its kubelet must stop it)."""
+        return bool(pod.get("spec", {}).get("nodeName")) and pod.get("status", {}).get("phase") not in ("Succeeded", "Failed")
+
+    def delete(
+        self,
+        resource: str | ResourceType,
+        namespace: str | None,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        preconditions: dict | None = None,
+        dry_run: bool = False,
+    ) -> tuple[dict, bool]:
+        """Delete; returns (last object, gone). gone=False when it only got a deletionTimestamp (finalizers or
+        a pod's grace period), in which case it leaves later."""
+        rt = self._rt(resource)
+        ns = (namespace or "default") if rt.namespaced else ""
+        cur = self._data[rt.key].get((ns, name))
+        if cur is None:
+            raise ApiError(st.not_found(rt.group, rt.plural, name))
+        old = cur.obj
+        omd = old["metadata"]
+        if preconditions:
+            if preconditions.get("uid") and preconditions["uid"] != omd.get("uid"):
+                raise ApiError(st.conflict(rt.group, rt.plural, name, f"Precondition failed: UID in precondition: {preconditions['uid']}, UID in object meta: {omd.get('uid')}"))
+            if preconditions.get("resourceVersion") and preconditions["resourceVersion"] != omd.get("resourceVersion"):
+                raise ApiError(st.conflict(rt.group, rt.plural, name, f"Precondition failed: ResourceVersion in precondition: {preconditions['resourceVersion']}, ResourceVersion in object meta: {omd.get('resourceVersion')}"))
+        policy = propagation_policy or "Background"
+        if policy not in ("Background", "Foreground", "Orphan"):
+            raise ApiError(st.bad_request(f"propagationPolicy: Unsupported value: {policy!r}: supported values: \"Foreground\", \"Background\", \"Orphan\""))
+        grace = 0
+        if rt.key == "pods" and self._pod_waits(old):
+            grace = grace_period_seconds if grace_period_seconds is not None else int(old["spec"].get("terminationGracePeriodSeconds", 30))
+            if grace < 0:
+                grace = 0
+        finalizers = list(omd.get("finalizers") or [])
+        if dry_run:
+            return clone(old), not (finalizers or grace)
+        if rt.key == "namespaces":
+            return self._delete_namespace(rt, cur)
+        if finalizers or grace > 0:
+            new = clone(old)
+            md = new["metadata"]
+            now = self.clock.seconds()
+            if not md.get("deletionTimestamp") or grace < int(md.get("deletionGracePeriodSeconds", 1 << 30)):
+                md["deletionTimestamp"] = format_time(self.clock.now() + _td(grace))
+                md["deletionGracePeriodSeconds"] = grace
+                self._commit("MODIFIED", rt, new, cur)
+                if grace > 0 and not finalizers:
+                    heapq.heappush(self._reap, (now + grace, rt.key, ns, name, omd["uid"]))
+                return clone(new), False
+            return clone(old), False
+        self._remove(rt, old, policy)
+        return clone(old), True
+
+    def _remove(self, rt: ResourceType, obj: dict, policy: str = "Background") -> None:
+        md = obj["metadata"]
+        cur = self._data[rt.key].get((md.get("namespace", ""), md["name"]))
+        if cur is None:
+            return
+        gone = clone(cur.obj)
+        self._commit("DELETED", rt, gone, cur)
+        self._collect(md.get("uid", ""), policy)
+
+    def _collect(self, owner_uid: str, policy: str) -> None:
+        """Garbage collection: dependents of a deleted owner go (or lose the reference, for Orphan)."""
+        deps = list(self._owners.get(owner_uid, ()))
+        for key, ns, name in deps:
+            rt = resources.BY_KEY[key]
+            e = self._data[key].get((ns, name))
+            if e is None:
+                continue
+            refs = e.obj["metadata"].get("ownerReferences") or []
+            remaining = [r for r in refs if r.get("uid") != owner_uid]
+            alive = [r for r in remaining if self._uid_exists(r)]
+            if policy == "Orphan" or alive:
+                new = clone(e.obj)
+                if remaining:
+                    new["metadata"]["ownerReferences"] = remaining
+                else:
+                    new["metadata"].pop("ownerReferences", None)
+                self._commit("MODIFIED", rt, new, e)
+            else:
+                try:
+                    self.delete(rt, ns or None, name, propagation_policy="Background")
+                except ApiError:
+                    pass
+
+    def _uid_exists(self, ref: dict) -> bool:
+        uid = ref.get("uid")
+        try:
+            rt = resources.BY_KIND[(ref.get("apiVersion", ""), ref.get("kind", ""))]
+        except KeyError:
+            return False
+        for e in self._data[rt.key].values():
+            if e.obj["metadata"].get("uid") == uid:
+                return True
+        return False
+
+    def _delete_namespace(self, rt: ResourceType, cur: Entry) -> tuple[dict, bool]:
+        name = cur.obj["metadata"]["name"]
+        for r in resources.RESOURCES:
+            if not r.namespaced:
+                continue
+            for (ns, n), e in list(self._data[r.key].items()):
+                if ns == name:
+                    self._commit("DELETED", r, clone(e.obj), e)
+        old = clone(cur.obj)
+        self._commit("DELETED", rt, old, cur)
+        return old, True
+
+    def reap(self) -> int:
+        """Remove pods whose grace period has passed on the clock; returns how many went."""
+        if not self.auto_reap_pods:
+            return 0
+        now = self.clock.seconds()
+        n = 0
+        while self._reap and self._reap[0][0] <= now:
+            _, key, ns, name, uid = heapq.heappop(self._reap)
+            e = self._data[key].get((ns, name))
+            if e is None or e.obj["metadata"].get("uid") != uid:
+                continue
+            md = e.obj["metadata"]
+            if not md.get("deletionTimestamp") or md.get("finalizers"):
+                continue
+            self._remove(resources.BY_KEY[key], e.obj)
+            n += 1
+        return n
+
+    def expire_events(self, ttl_seconds: float) -> int:
+        """Delete Events older than the TTL (the API server's --event-ttl, one hour by default)."""
+        now = self.clock.now()
+        rt = resources.BY_KEY["events"]
+        n = 0
+        for e in list(self._data["events"].values()):
+            o = e.obj
+            stamp = o.get("lastTimestamp") or o.get("eventTime") or o["metadata"].get("creationTimestamp")
+            try:
+                age = (now - parse_time(stamp)).total_seconds()
+            except (TypeError, ValueError):
+                continue
+            if age > ttl_seconds:
+                self._remove(rt, o)
+                n += 1
+        return n
+
+
+def _td(seconds: float):
+    import datetime
+
+    return datetime.timedelta(seconds=seconds)
