@@ -1,0 +1,184 @@
+"""The KEP-5004 bridge as kube-scheduler implements it: which class serves a name, the claim it makes, the request mappings."""
+
+from __future__ import annotations
+
+import random
+from typing import Callable, Iterable
+
+from dragoman.sim.controllers.allocator import FINALIZER
+
+DRA_PREFIX = "deviceclass.resource.kubernetes.io/"
+BRIDGE_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+# k8s.io/apimachinery/pkg/util/rand: no vowels and no confusable characters.
+_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+_MAX_GENERATED_BASE = 58  # names.SimpleNameGenerator: 63 - 5 random characters
+
+
+def generate_name(base: str, rng: random.Random | None = None) -> str:
+    """What the apiserver makes of `generateName`: the base cut to 58 characters plus 5 random ones."""
+    rng = rng or random
+    if len(base) > _MAX_GENERATED_BASE:
+        base = base[:_MAX_GENERATED_BASE]
+    return base + "".join(rng.choice(_ALPHANUMS) for _ in range(5))
+
+
+def _meta(obj: dict) -> dict:
+    return obj.get("metadata") or {}
+
+
+def _newer(a: dict, b: dict) -> bool:
+    """True when class `a` wins over `b`: newer creationTimestamp, ties to the lexicographically smaller name."""
+    ta, tb = _meta(a).get("creationTimestamp") or "", _meta(b).get("creationTimestamp") or ""
+    if ta != tb:
+        return ta > tb
+    return (_meta(a).get("name") or "") < (_meta(b).get("name") or "")
+
+
+def extended_resource_map(classes: Iterable[dict]) -> dict[str, dict]:
+    """Every name a DeviceClass serves → the class that wins it (extendedresourcecache).
+
+    Each class serves `deviceclass.resource.kubernetes.io/<class>`; `spec.extendedResourceName` adds an explicit name,
+    where several classes compete and the newest wins.
+    """
+    out: dict[str, dict] = {}
+    for cls in classes:
+        name = _meta(cls).get("name") or ""
+        if not name:
+            continue
+        implicit = DRA_PREFIX + name
+        if len(name) <= 63:
+            out[implicit] = cls
+        explicit = (cls.get("spec") or {}).get("extendedResourceName")
+        if explicit:
+            cur = out.get(explicit)
+            if cur is None or _newer(cls, cur):
+                out[explicit] = cls
+    return out
+
+
+def serving_classes(classes: Iterable[dict], resource: str) -> list[dict]:
+    """All classes that name `resource`, the winner first (for diagnosis of duplicate mappings)."""
+    cands = [c for c in classes if (c.get("spec") or {}).get("extendedResourceName") == resource or DRA_PREFIX + (_meta(c).get("name") or "") == resource]
+    ordered: list[dict] = []
+    for c in cands:
+        i = 0
+        while i < len(ordered) and not _newer(c, ordered[i]):
+            i += 1
+        ordered.insert(i, c)
+    return ordered
+
+
+def bridge_owner_uid(claim: dict) -> str | None:
+    """The uid of the pod a scheduler-made claim belongs to (annotation "true" and a controller owner), or None."""
+    meta = _meta(claim)
+    if (meta.get("annotations") or {}).get(BRIDGE_ANNOTATION) != "true":
+        return None
+    for o in meta.get("ownerReferences") or []:
+        if o.get("kind") == "Pod" and o.get("controller"):
+            return o.get("uid")
+    return None
+
+
+def _int_request(container: dict, resource: str) -> tuple[int, list[str]] | None:
+    res = container.get("resources") or {}
+    reqs = dict(res.get("limits") or {})
+    reqs.update(res.get("requests") or {})
+    if resource not in reqs:
+        return None
+    try:
+        value = int(str(reqs[resource]))
+    except ValueError:
+        return None
+    if value == 0:
+        return None
+    return value, sorted(reqs)
+
+
+def requests_and_mappings(pod: dict, ext: dict[str, int], class_for: Callable[[str], dict | None]) -> tuple[list[dict], list[dict]]:
+    """createRequestsAndMappings: one request per (container, resource) named `container-<i>-request-<j>`.
+
+    `i` indexes initContainers + containers; `j` is the resource's index in the sorted keys of that container's requests.
+    Non-sidecar init containers reuse later long-lived requests, else share one max-sized request.
+    """
+    spec = pod.get("spec") or {}
+    inits = spec.get("initContainers") or []
+    containers = list(inits) + list(spec.get("containers") or [])
+    long_lived = [i for i, c in enumerate(containers) if not (i < len(inits) and c.get("restartPolicy") != "Always")]
+    short_lived = [i for i, c in enumerate(containers) if i < len(inits) and c.get("restartPolicy") != "Always"]
+    device_requests: list[dict] = []
+    mappings: list[dict] = []
+    for resource in sorted(ext):
+        cls = class_for(resource)
+        if cls is None:
+            continue
+        class_name = _meta(cls).get("name")
+
+        def one(i: int, reusable: list) -> tuple[dict | None, list[dict]]:
+            c = containers[i]
+            got = _int_request(c, resource)
+            if got is None:
+                return None, []
+            want, keys = got
+            maps = []
+            total = 0
+            for r in reusable:
+                if r is None:
+                    continue
+                total += r["exactly"]["count"]
+                maps.append({"containerName": c.get("name"), "resourceName": resource, "requestName": r["name"]})
+                if total >= want:
+                    return None, maps
+            name = f"container-{i}-request-{keys.index(resource)}"
+            req = {"name": name, "exactly": {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": want - total}}
+            maps.append({"containerName": c.get("name"), "resourceName": resource, "requestName": name})
+            return req, maps
+
+        long_reqs: list = [None] * len(containers)
+        long_maps: list[dict] = []
+        for i in long_lived:
+            req, maps = one(i, [])
+            long_reqs[i] = req
+            long_maps.extend(maps)
+        short_max = None
+        short_names: set[str] = set()
+        short_maps: list[dict] = []
+        for i in short_lived:
+            req, maps = one(i, long_reqs[i:])
+            if req is not None:
+                short_names.add(req["name"])
+                if short_max is None or short_max["exactly"]["count"] < req["exactly"]["count"]:
+                    short_max = req
+            short_maps.extend(maps)
+        if short_max is not None and len(short_names) > 1:
+            short_names.discard(short_max["name"])
+            for m in short_maps:
+                if m["requestName"] in short_names:
+                    m["requestName"] = short_max["name"]
+        if short_max is not None:
+            device_requests.append(short_max)
+        device_requests.extend(r for r in long_reqs if r is not None)
+        mappings.extend(long_maps)
+        mappings.extend(short_maps)
+    device_requests.sort(key=lambda r: r["name"])
+    return device_requests, mappings
+
+
+def bridge_claim(pod: dict, requests: list[dict], allocation: dict, rng: random.Random | None = None) -> dict:
+    """The claim kube-scheduler creates in PreBind, with the status it then writes (allocation, reservedFor the pod)."""
+    meta = _meta(pod)
+    base = f"{meta.get('name', '')}-extended-resources-"
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {
+            "name": generate_name(base, rng),
+            "generateName": base,
+            "namespace": meta.get("namespace", ""),
+            "annotations": {BRIDGE_ANNOTATION: "true"},
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta.get("name", ""), "uid": meta.get("uid", ""), "controller": True}],
+            "finalizers": [FINALIZER],
+        },
+        "spec": {"devices": {"requests": requests}},
+        "status": {"allocation": allocation, "reservedFor": [{"resource": "pods", "name": meta.get("name", ""), "uid": meta.get("uid", "")}]},
+    }

@@ -1,0 +1,1010 @@
+"""The simulated kube-scheduler's decisions as pure logic over raw dicts: filters, DRA allocation, the KEP-5004 bridge, messages."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import datetime
+import json
+import random
+import re
+from fractions import Fraction
+from typing import Iterable
+
+from dragoman.sim.controllers import bridge as bridge_mod
+from dragoman.sim.controllers.allocator import (
+    FINALIZER,
+    AllocationError,
+    DeviceEntry,
+    SelectorCache,
+    allocate,
+    allocated_device_keys,
+)
+from dragoman.sim.controllers.selectors import (
+    UNSCHEDULABLE_TAINT,
+    affinity_node_names,
+    compile_node_filter,
+    first_untolerated_taint,
+    tolerations_tolerate,
+)
+
+SCHEDULER_NAME = "default-scheduler"
+U = "Unschedulable"
+UU = "UnschedulableAndUnresolvable"
+DEFAULT_MILLI_CPU = 100  # schedutil.DefaultMilliCPURequest, used for scoring only
+DEFAULT_MEMORY = 200 * 1024 * 1024
+MAX_RESERVED_FOR = 256
+
+# --- quantities ---
+
+_SUFFIXES = {
+    "": Fraction(1), "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
+    "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12), "P": Fraction(10**15), "E": Fraction(10**18),
+    "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30), "Ti": Fraction(2**40), "Pi": Fraction(2**50), "Ei": Fraction(2**60),
+}
+_QCACHE: dict[str, Fraction] = {}
+_EXP_RE = re.compile(r"^([+-]?[0-9.]+)[eE]([+-]?[0-9]+)$")
+
+
+def parse_quantity(text) -> Fraction:
+    """A resource.Quantity string ("500m", "64Gi", "1e3", 2) as an exact number."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return Fraction(text)
+    s = str(text).strip()
+    hit = _QCACHE.get(s)
+    if hit is not None:
+        return hit
+    num = s
+    mult = Fraction(1)
+    m = _EXP_RE.match(s)
+    if m:
+        num, mult = m.group(1), Fraction(10) ** int(m.group(2))
+    else:
+        for suf in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"):
+            if s.endswith(suf):
+                num, mult = s[: -len(suf)], _SUFFIXES[suf]
+                break
+        else:
+            if s and s[-1] in "numkMGTPE":
+                num, mult = s[:-1], _SUFFIXES[s[-1]]
+    try:
+        value = Fraction(num) * mult
+    except (ValueError, ZeroDivisionError):
+        value = Fraction(0)
+    if len(_QCACHE) < 100_000:
+        _QCACHE[s] = value
+    return value
+
+
+def resource_amount(name: str, text) -> int:
+    """cpu in millicores, everything else as an integer value rounded up (Quantity.Value)."""
+    q = parse_quantity(text)
+    if name == "cpu":
+        q = q * 1000
+    n = q.numerator // q.denominator
+    return n if n == q else n + 1
+
+
+def format_quantity(name: str, value: int) -> str:
+    """The canonical string of an integer amount (cpu in millicores), enough for quota and status output."""
+    if name.endswith("cpu") and not name.startswith("count/"):
+        return str(value // 1000) if value % 1000 == 0 else f"{value}m"
+    if ("memory" in name or "storage" in name) and value:
+        for suf, mult in (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if value % mult == 0:
+                return f"{value // mult}{suf}"
+    return str(value)
+
+
+# --- resource names (v1helper / schedutil) ---
+
+DRA_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def is_native_resource(name: str) -> bool:
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def is_extended_resource_name(name: str) -> bool:
+    return not is_native_resource(name) and not name.startswith("requests.")
+
+
+def is_dra_extended_resource_name(name: str) -> bool:
+    return is_extended_resource_name(name) or name.startswith(DRA_PREFIX)
+
+
+def container_requests(container: dict) -> dict:
+    res = container.get("resources") or {}
+    reqs = res.get("requests")
+    # Limits default requests for resources with no request (apiserver defaulting; extended resources must match).
+    out = dict(res.get("limits") or {})
+    out.update(reqs or {})
+    return out
+
+
+def pod_requests(pod: dict) -> dict[str, int]:
+    """resourcehelper.PodRequests: containers + sidecars, max with each init container, plus overhead."""
+    spec = pod.get("spec") or {}
+    total: dict[str, int] = {}
+    for c in spec.get("containers") or []:
+        for k, v in container_requests(c).items():
+            total[k] = total.get(k, 0) + resource_amount(k, v)
+    restartable: dict[str, int] = {}
+    init_max: dict[str, int] = {}
+    for c in spec.get("initContainers") or []:
+        reqs = {k: resource_amount(k, v) for k, v in container_requests(c).items()}
+        if c.get("restartPolicy") == "Always":
+            for k, v in reqs.items():
+                total[k] = total.get(k, 0) + v
+                restartable[k] = restartable.get(k, 0) + v
+        else:
+            for k, v in reqs.items():
+                init_max[k] = max(init_max.get(k, 0), v + restartable.get(k, 0))
+    for k, v in init_max.items():
+        if v > total.get(k, 0):
+            total[k] = v
+    for k, v in (spec.get("overhead") or {}).items():
+        total[k] = total.get(k, 0) + resource_amount(k, v)
+    return total
+
+
+def _meta(obj: dict) -> dict:
+    return obj.get("metadata") or {}
+
+
+def _key(obj: dict) -> tuple[str, str]:
+    m = _meta(obj)
+    return (m.get("namespace") or "", m.get("name") or "")
+
+
+def _ts(now) -> str:
+    if isinstance(now, str):
+        return now
+    if isinstance(now, (int, float)):
+        now = datetime.datetime.fromtimestamp(now, datetime.timezone.utc)
+    if now is None:
+        now = datetime.datetime.now(datetime.timezone.utc)
+    return now.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- the cluster as the scheduler caches it ---
+
+
+class NodeInfo:
+    """One node: its allocatable, what bound pods request, and the fields static filters read."""
+
+    __slots__ = ("name", "node", "labels", "taints", "unschedulable", "allocatable", "requested", "pods", "static_sig", "index")
+
+    def __init__(self, node: dict) -> None:
+        self.requested: dict[str, int] = {}
+        self.pods: dict[str, int] = {}  # uid -> priority
+        self.index = 0
+        self.update(node)
+
+    def update(self, node: dict) -> None:
+        self.node = node
+        m = _meta(node)
+        self.name = m.get("name", "")
+        self.labels = m.get("labels") or {}
+        spec = node.get("spec") or {}
+        self.taints = spec.get("taints") or []
+        self.unschedulable = bool(spec.get("unschedulable"))
+        alloc = (node.get("status") or {}).get("allocatable") or {}
+        self.allocatable = {k: resource_amount(k, v) for k, v in alloc.items()}
+        self.static_sig = json.dumps([self.labels, self.taints, self.unschedulable], sort_keys=True)
+
+    @property
+    def kubelet_version(self) -> str:
+        return ((self.node.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", "")
+
+
+def _creation_key(cls: dict) -> tuple:
+    return (_meta(cls).get("creationTimestamp") or "", _meta(cls).get("name") or "")
+
+
+class ClusterView:
+    """Indexes over raw objects that make one scheduling decision cheap; update it with `upsert`/`remove` or `apply_decision`."""
+
+    def __init__(self, nodes: Iterable[dict] = (), pods: Iterable[dict] = (), resourceslices: Iterable[dict] = (), deviceclasses: Iterable[dict] = (),
+                 resourceclaims: Iterable[dict] = (), resourceclaimtemplates: Iterable[dict] = (), resourcequotas: Iterable[dict] = (),
+                 namespaces: Iterable[dict] = (), *, cel_compile=None, feasible_cap: int | None = None, rng: random.Random | None = None) -> None:
+        self.nodes: dict[str, NodeInfo] = {}
+        self.node_order: list[NodeInfo] = []
+        self.pods: dict[tuple, dict] = {}
+        self._bound: dict[str, tuple[str, dict[str, int]]] = {}  # uid -> (node, requests)
+        self.classes: dict[str, dict] = {}
+        self.ext_map: dict[str, dict] = {}
+        self.claims: dict[tuple, dict] = {}
+        self.bridge_claims: dict[str, tuple] = {}  # pod uid -> claim key
+        self.allocated: dict[tuple, int] = {}
+        self.slices: dict[str, dict] = {}
+        self.pools: dict[tuple, list[DeviceEntry]] = {}
+        self.node_devices: dict[str, list[DeviceEntry]] = {}
+        self.shared_devices: list[DeviceEntry] = []
+        self.templates: dict[tuple, dict] = {}
+        self.quotas: dict[tuple, dict] = {}
+        self.namespaces: dict[str, dict] = {}
+        self.selector_cache = SelectorCache(cel_compile)
+        self.feasible_cap = feasible_cap
+        self.rng = rng or random.Random()
+        self.static_epoch = 0
+        self._static: dict[str, tuple] = {}
+        self._next_start = 0
+        for n in nodes:
+            self.upsert_node(n)
+        for c in deviceclasses:
+            self.upsert_class(c, _rebuild=False)
+        self._rebuild_ext_map()
+        for s in resourceslices:
+            self.upsert_slice(s, _rebuild=False)
+        self._rebuild_all_pools()
+        for c in resourceclaims:
+            self.upsert_claim(c)
+        for t in resourceclaimtemplates:
+            self.templates[_key(t)] = t
+        for q in resourcequotas:
+            self.quotas[_key(q)] = q
+        for ns in namespaces:
+            self.namespaces[_meta(ns).get("name", "")] = ns
+        for p in pods:
+            self.upsert_pod(p)
+
+    # -- generic dispatch --
+    def upsert(self, kind: str, obj: dict) -> None:
+        {"Node": self.upsert_node, "Pod": self.upsert_pod, "ResourceSlice": self.upsert_slice, "DeviceClass": self.upsert_class,
+         "ResourceClaim": self.upsert_claim, "ResourceClaimTemplate": self.upsert_template, "ResourceQuota": self.upsert_quota,
+         "Namespace": self.upsert_namespace}[kind](obj)
+
+    def remove(self, kind: str, obj: dict) -> None:
+        m = _meta(obj)
+        if kind == "Node":
+            self.remove_node(m.get("name", ""))
+        elif kind == "Pod":
+            self.remove_pod(m.get("namespace", ""), m.get("name", ""))
+        elif kind == "ResourceSlice":
+            self.remove_slice(m.get("name", ""))
+        elif kind == "DeviceClass":
+            self.remove_class(m.get("name", ""))
+        elif kind == "ResourceClaim":
+            self.remove_claim(m.get("namespace", ""), m.get("name", ""))
+        elif kind == "ResourceClaimTemplate":
+            self.templates.pop(_key(obj), None)
+        elif kind == "ResourceQuota":
+            self.quotas.pop(_key(obj), None)
+        elif kind == "Namespace":
+            self.namespaces.pop(m.get("name", ""), None)
+
+    # -- nodes --
+    def upsert_node(self, node: dict) -> None:
+        name = _meta(node).get("name", "")
+        info = self.nodes.get(name)
+        if info is None:
+            info = NodeInfo(node)
+            info.index = len(self.node_order)
+            self.nodes[name] = info
+            self.node_order.append(info)
+            self.static_epoch += 1
+            for uid, (n, reqs) in self._bound.items():
+                if n == name:
+                    self._account(info, uid, reqs, 1, 0)
+        else:
+            old = info.static_sig
+            info.update(node)
+            if info.static_sig != old:
+                self.static_epoch += 1
+
+    def remove_node(self, name: str) -> None:
+        info = self.nodes.pop(name, None)
+        if info is None:
+            return
+        self.node_order.remove(info)
+        for i, n in enumerate(self.node_order):
+            n.index = i
+        self.static_epoch += 1
+
+    # -- pods --
+    def _account(self, info: NodeInfo, uid: str, reqs: dict[str, int], sign: int, priority: int) -> None:
+        for k, v in reqs.items():
+            info.requested[k] = info.requested.get(k, 0) + sign * v
+        if sign > 0:
+            info.pods[uid] = priority
+        else:
+            info.pods.pop(uid, None)
+
+    def upsert_pod(self, pod: dict) -> None:
+        key = _key(pod)
+        self.pods[key] = pod
+        uid = _meta(pod).get("uid") or f"{key[0]}/{key[1]}"
+        node = (pod.get("spec") or {}).get("nodeName")
+        phase = (pod.get("status") or {}).get("phase")
+        counts = bool(node) and phase not in ("Succeeded", "Failed")
+        prev = self._bound.get(uid)
+        if prev is not None and (not counts or prev[0] != node):
+            info = self.nodes.get(prev[0])
+            if info is not None:
+                self._account(info, uid, prev[1], -1, 0)
+            del self._bound[uid]
+            prev = None
+        if counts and prev is None:
+            reqs = pod_requests(pod)
+            self._bound[uid] = (node, reqs)
+            info = self.nodes.get(node)
+            if info is not None:
+                self._account(info, uid, reqs, 1, int((pod.get("spec") or {}).get("priority") or 0))
+
+    def remove_pod(self, namespace: str, name: str) -> None:
+        pod = self.pods.pop((namespace, name), None)
+        if pod is None:
+            return
+        uid = _meta(pod).get("uid") or f"{namespace}/{name}"
+        prev = self._bound.pop(uid, None)
+        if prev is not None:
+            info = self.nodes.get(prev[0])
+            if info is not None:
+                self._account(info, uid, prev[1], -1, 0)
+
+    # -- device classes and the extended-resource mapping --
+    def upsert_class(self, cls: dict, _rebuild: bool = True) -> None:
+        self.classes[_meta(cls).get("name", "")] = cls
+        if _rebuild:
+            self._rebuild_ext_map()
+
+    def remove_class(self, name: str) -> None:
+        if self.classes.pop(name, None) is not None:
+            self._rebuild_ext_map()
+
+    def _rebuild_ext_map(self) -> None:
+        self.ext_map = bridge_mod.extended_resource_map(self.classes.values())
+
+    def class_for(self, resource: str) -> dict | None:
+        return self.ext_map.get(resource)
+
+    # -- claims --
+    def upsert_claim(self, claim: dict) -> None:
+        key = _key(claim)
+        old = self.claims.get(key)
+        if old is not None:
+            for dk in allocated_device_keys(old):
+                self._release(dk)
+        self.claims[key] = claim
+        for dk in allocated_device_keys(claim):
+            self.allocated[dk] = self.allocated.get(dk, 0) + 1
+        owner_uid = bridge_mod.bridge_owner_uid(claim)
+        if owner_uid:
+            self.bridge_claims[owner_uid] = key
+
+    def _release(self, dk: tuple) -> None:
+        n = self.allocated.get(dk, 0) - 1
+        if n <= 0:
+            self.allocated.pop(dk, None)
+        else:
+            self.allocated[dk] = n
+
+    def remove_claim(self, namespace: str, name: str) -> None:
+        claim = self.claims.pop((namespace, name), None)
+        if claim is None:
+            return
+        for dk in allocated_device_keys(claim):
+            self._release(dk)
+        owner_uid = bridge_mod.bridge_owner_uid(claim)
+        if owner_uid and self.bridge_claims.get(owner_uid) == (namespace, name):
+            del self.bridge_claims[owner_uid]
+
+    # -- slices and devices --
+    def upsert_slice(self, slc: dict, _rebuild: bool = True) -> None:
+        name = _meta(slc).get("name", "")
+        old = self.slices.get(name)
+        self.slices[name] = slc
+        if _rebuild:
+            pools = {self._pool_id(slc)}
+            if old is not None:
+                pools.add(self._pool_id(old))
+            for p in pools:
+                self._rebuild_pool(p)
+
+    def remove_slice(self, name: str) -> None:
+        old = self.slices.pop(name, None)
+        if old is not None:
+            self._rebuild_pool(self._pool_id(old))
+
+    @staticmethod
+    def _pool_id(slc: dict) -> tuple:
+        spec = slc.get("spec") or {}
+        return (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""))
+
+    def _rebuild_all_pools(self) -> None:
+        for pid in {self._pool_id(s) for s in self.slices.values()}:
+            self._rebuild_pool(pid, _reindex=False)
+        self._reindex_devices()
+
+    def _rebuild_pool(self, pid: tuple, _reindex: bool = True) -> None:
+        old = self.pools.pop(pid, [])
+        self.selector_cache.forget_devices(d.key for d in old)
+        members = [s for s in self.slices.values() if self._pool_id(s) == pid]
+        if members:
+            gen = max(int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) for s in members)
+            entries = []
+            for s in sorted(members, key=lambda s: _meta(s).get("name", "")):
+                spec = s.get("spec") or {}
+                if int((spec.get("pool") or {}).get("generation") or 0) != gen:
+                    continue
+                for dev in spec.get("devices") or []:
+                    if spec.get("perDeviceNodeSelection"):
+                        entries.append(DeviceEntry(pid[0], pid[1], dev, dev.get("nodeName"), dev.get("nodeSelector"), bool(dev.get("allNodes"))))
+                    else:
+                        entries.append(DeviceEntry(pid[0], pid[1], dev, spec.get("nodeName"), spec.get("nodeSelector"), bool(spec.get("allNodes"))))
+            self.pools[pid] = entries
+        if _reindex:
+            self._reindex_devices()
+
+    def _reindex_devices(self) -> None:
+        by_node: dict[str, list[DeviceEntry]] = {}
+        shared: list[DeviceEntry] = []
+        for pid in sorted(self.pools):
+            for d in self.pools[pid]:
+                if d.node_name is not None:
+                    by_node.setdefault(d.node_name, []).append(d)
+                else:
+                    shared.append(d)
+        self.node_devices = by_node
+        self.shared_devices = shared
+
+    def devices_on(self, info: NodeInfo) -> list[DeviceEntry]:
+        local = self.node_devices.get(info.name, [])
+        if not self.shared_devices:
+            return local
+        return local + [d for d in self.shared_devices if d.available_on(info.node)]
+
+    def device(self, key: tuple) -> DeviceEntry | None:
+        for d in self.pools.get((key[0], key[1]), []):
+            if d.name == key[2]:
+                return d
+        return None
+
+    # -- others --
+    def upsert_template(self, t: dict) -> None:
+        self.templates[_key(t)] = t
+
+    def upsert_quota(self, q: dict) -> None:
+        self.quotas[_key(q)] = q
+
+    def upsert_namespace(self, ns: dict) -> None:
+        self.namespaces[_meta(ns).get("name", "")] = ns
+
+    def feasible_to_find(self) -> int:
+        """kube-scheduler's numFeasibleNodesToFind (adaptive percentage), optionally capped for the simulator."""
+        n = len(self.node_order)
+        if n < 100:
+            want = n
+        else:
+            pct = max(50 - n // 125, 5)
+            want = max(n * pct // 100, 100)
+        if self.feasible_cap is not None:
+            want = min(want, self.feasible_cap)
+        return max(want, 1)
+
+
+# --- the decision ---
+
+
+@dataclasses.dataclass
+class Decision:
+    """What one scheduling attempt decided and what must be written for it."""
+
+    namespace: str
+    pod_name: str
+    outcome: str  # "scheduled" | "unschedulable" | "error" | "waiting" | "skip"
+    node: str | None = None
+    message: str = ""
+    condition: dict | None = None
+    event: dict | None = None
+    pod_status_patch: dict | None = None
+    claims_to_create: list[dict] = dataclasses.field(default_factory=list)
+    claim_updates: list[dict] = dataclasses.field(default_factory=list)
+    claims_to_delete: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    node_reasons: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    pod_uid: str = ""
+
+    @property
+    def is_error(self) -> bool:
+        return self.outcome == "error"
+
+    @property
+    def scheduled(self) -> bool:
+        return self.outcome == "scheduled"
+
+    def binding(self) -> dict | None:
+        """The pods/binding body the scheduler POSTs."""
+        if not self.node:
+            return None
+        return {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": self.pod_name, "namespace": self.namespace, "uid": self.pod_uid},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": self.node}}
+
+
+class _Status:
+    __slots__ = ("code", "reasons", "plugin")
+
+    def __init__(self, code: str, reasons: list[str], plugin: str) -> None:
+        self.code, self.reasons, self.plugin = code, reasons, plugin
+
+
+class _CycleError(Exception):
+    pass
+
+
+def _failed_condition(reason: str, message: str, now) -> dict:
+    return {"type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": _ts(now), "reason": reason, "message": message}
+
+
+def _event(kind: str, reason: str, message: str, now) -> dict:
+    # Event message length limit of the events recorder (1024 characters).
+    note = message if len(message) <= 1024 else message[:1021] + "..."
+    return {"type": kind, "reason": reason, "action": "Scheduling" if reason == "FailedScheduling" else "Binding", "note": note,
+            "message": note, "reportingController": SCHEDULER_NAME, "source": {"component": SCHEDULER_NAME}, "eventTime": _ts(now)}
+
+
+def _resolve_claim_name(pod: dict, pod_claim: dict) -> tuple[str | None, bool, str | None]:
+    """resourceclaim.Name: (name, must check owner, error) — a template's claim is found through the pod status."""
+    meta = _meta(pod)
+    if pod_claim.get("resourceClaimName"):
+        return pod_claim["resourceClaimName"], False, None
+    if pod_claim.get("resourceClaimTemplateName"):
+        for st in (pod.get("status") or {}).get("resourceClaimStatuses") or []:
+            if st.get("name") == pod_claim.get("name"):
+                return st.get("resourceClaimName"), True, None
+        return None, False, f'pod "{meta.get("namespace")}/{meta.get("name")}": ResourceClaim not created yet'
+    return None, False, f'pod "{meta.get("namespace")}/{meta.get("name")}", spec.resourceClaim "{pod_claim.get("name")}": resource claims are not supported by the API server'
+
+
+def _reserved_for_pod(claim: dict, uid: str) -> bool:
+    return any(r.get("uid") == uid and r.get("resource") == "pods" for r in (claim.get("status") or {}).get("reservedFor") or [])
+
+
+def _priority(pod: dict) -> int:
+    return int((pod.get("spec") or {}).get("priority") or 0)
+
+
+def _static_filters(view: ClusterView, spec: dict) -> tuple[list[NodeInfo], dict[str, _Status]]:
+    """NodeUnschedulable, TaintToleration and NodeAffinity over every node, cached per pod shape until nodes change."""
+    tolerations = spec.get("tolerations") or []
+    sig = json.dumps([spec.get("nodeSelector"), ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution"), tolerations], sort_keys=True)
+    hit = view._static.get(sig)
+    if hit is not None and hit[0] == view.static_epoch:
+        return hit[1], hit[2]
+    tolerates_cordon = tolerations_tolerate(tolerations, UNSCHEDULABLE_TAINT)
+    node_filter = compile_node_filter(spec)
+    eligible: list[NodeInfo] = []
+    failed: dict[str, _Status] = {}
+    for info in view.node_order:
+        if info.unschedulable and not tolerates_cordon:
+            failed[info.name] = _Status(UU, ["node(s) were unschedulable"], "NodeUnschedulable")
+        elif first_untolerated_taint(info.taints, tolerations) is not None:
+            failed[info.name] = _Status(UU, ["node(s) had untolerated taint(s)"], "TaintToleration")
+        elif not node_filter(info.node):
+            failed[info.name] = _Status(UU, ["node(s) didn't match Pod's node affinity/selector"], "NodeAffinity")
+        else:
+            eligible.append(info)
+    if len(view._static) > 512:
+        view._static.clear()
+    view._static[sig] = (view.static_epoch, eligible, failed)
+    return eligible, failed
+
+
+class _DraState:
+    """What DynamicResources' PreFilter found: the pod's claims, the bridge claim and the per-node allocations."""
+
+    def __init__(self) -> None:
+        self.user_claims: list[dict] = []
+        self.pod_claim_names: list[str] = []
+        self.bridge_claim: dict | None = None  # existing (stale) claim or None
+        self.bridge_needed = False  # some requested extended resource is served by a class
+        self.ext_resources: dict[str, int] = {}
+        self.unavailable: set[int] = set()
+        self.node_alloc: dict[str, tuple] = {}
+
+    @property
+    def has_claims(self) -> bool:
+        return bool(self.user_claims) or self.bridge_needed
+
+
+def schedule_one(pod: dict, view: ClusterView, now=None) -> Decision:
+    """One kube-scheduler attempt for `pod` against `view`, with the real plugins' order, statuses and messages."""
+    meta = _meta(pod)
+    spec = pod.get("spec") or {}
+    ns, name, uid = meta.get("namespace", ""), meta.get("name", ""), meta.get("uid", "")
+    dec = Decision(ns, name, "skip", pod_uid=uid)
+    if spec.get("nodeName") or meta.get("deletionTimestamp"):
+        return dec
+    if (spec.get("schedulerName") or SCHEDULER_NAME) != SCHEDULER_NAME:
+        return dec
+    if spec.get("schedulingGates"):
+        dec.outcome, dec.message = "waiting", "scheduling gated"
+        return dec
+
+    # PreEnqueue (DynamicResources): every claim must exist before the pod is even tried; no event is recorded.
+    dra = _DraState()
+    for pc in spec.get("resourceClaims") or []:
+        cname, check_owner, err = _resolve_claim_name(pod, pc)
+        if err:
+            dec.outcome, dec.message = "waiting", err
+            return dec
+        if cname is None:
+            continue
+        claim = view.claims.get((ns, cname))
+        if claim is None:
+            dec.outcome, dec.message = "waiting", f'resourceclaim.resource.k8s.io "{cname}" not found'
+            return dec
+        if _meta(claim).get("deletionTimestamp"):
+            dec.outcome, dec.message = "waiting", f'resourceclaim "{cname}" is being deleted'
+            return dec
+        if check_owner and not any(o.get("uid") == uid and o.get("controller") for o in _meta(claim).get("ownerReferences") or []):
+            dec.outcome, dec.message = "waiting", f"ResourceClaim {ns}/{cname} was not created for pod {ns}/{name} (pod is not owner)"
+            return dec
+        dra.user_claims.append(claim)
+        dra.pod_claim_names.append(pc.get("name", ""))
+
+    nodes_total = len(view.node_order)
+    if nodes_total == 0:
+        dec.outcome = "error"
+        dec.message = "no nodes available to schedule pods"
+        dec.condition = _failed_condition("SchedulerError", dec.message, now)
+        dec.event = _event("Warning", "FailedScheduling", dec.message, now)
+        dec.pod_status_patch = {"conditions": [dec.condition]}
+        return dec
+
+    requests = pod_requests(pod)
+    pre_msg = None
+    pinned = affinity_node_names(spec)
+    if pinned is not None and not pinned:
+        pre_msg = "pod affinity terms conflict"
+
+    # PreFilter (DynamicResources), only reached when NodeAffinity's PreFilter passed.
+    dra_prefilter_ok = False
+    if pre_msg is None:
+        pre_msg = _dra_prefilter(pod, view, dra, requests)
+        dra_prefilter_ok = pre_msg is None
+
+    statuses: dict[str, _Status] = {}
+    feasible: list[tuple[NodeInfo, object]] = []
+    if pre_msg is None:
+        eligible, static_failed = _static_filters(view, spec)
+        statuses.update(static_failed)
+        if pinned is not None:
+            absent = _Status(UU, ["node(s) didn't satisfy plugin(s) [NodeAffinity]"], "NodeAffinity")
+            for info in view.node_order:
+                if info.name not in pinned:
+                    statuses[info.name] = absent
+            eligible = [i for i in eligible if i.name in pinned]
+        want = view.feasible_to_find()
+        n = len(eligible)
+        start = view._next_start % n if n else 0
+        visited = 0
+        try:
+            for step in range(n):
+                info = eligible[(start + step) % n]
+                visited += 1
+                st, extra = _dynamic_filters(pod, view, info, requests, dra)
+                if st is None:
+                    feasible.append((info, extra))
+                    if len(feasible) >= want:
+                        break
+                else:
+                    statuses[info.name] = st
+        except _CycleError as exc:
+            msg = f'running "DynamicResources" filter plugin: {exc}'
+            dec.outcome, dec.message = "error", msg
+            dec.condition = _failed_condition("SchedulerError", msg, now)
+            dec.event = _event("Warning", "FailedScheduling", msg, now)
+            dec.pod_status_patch = {"conditions": [dec.condition]}
+            return dec
+        view._next_start = (start + visited) % max(n, 1)
+
+    if feasible:
+        return _bind(pod, view, dra, feasible, requests, dec, now)
+
+    # FitError, then PostFilter: DynamicResources first, DefaultPreemption second.
+    dec.outcome = "unschedulable"
+    if pre_msg is not None:
+        head = f"0/{nodes_total} nodes are available: {pre_msg}."
+        all_status = {i.name: _Status(UU, [pre_msg], "PreFilter") for i in view.node_order}
+    else:
+        head = f"0/{nodes_total} nodes are available: {_histogram(statuses.values())}."
+        all_status = statuses
+    post = []
+    if not (dra_prefilter_ok and dra.has_claims):
+        post.append("no new claims to deallocate")
+    else:
+        post.append(_dra_postfilter(pod, view, dra, dec))
+    post.append("preemption: " + _preemption_message(pod, view, all_status, nodes_total))
+    msg = f"{head} {', '.join(post)}"
+    dec.message = msg
+    dec.node_reasons = {k: list(v.reasons) for k, v in all_status.items()}
+    dec.condition = _failed_condition("Unschedulable", msg, now)
+    dec.event = _event("Warning", "FailedScheduling", msg, now)
+    dec.pod_status_patch = {"conditions": [dec.condition]}
+    return dec
+
+
+def _histogram(statuses: Iterable[_Status]) -> str:
+    counts: dict[str, int] = {}
+    for st in statuses:
+        for r in st.reasons:
+            counts[r] = counts.get(r, 0) + 1
+    return ", ".join(sorted(f"{v} {k}" for k, v in counts.items()))
+
+
+def _preemption_message(pod: dict, view: ClusterView, statuses: dict[str, _Status], nodes_total: int) -> str:
+    spec = pod.get("spec") or {}
+    if spec.get("preemptionPolicy") == "Never":
+        return "not eligible due to preemptionPolicy=Never."
+    prio = _priority(pod)
+    counts: dict[str, int] = {}
+    for name, st in statuses.items():
+        if st.code == UU:
+            r = "Preemption is not helpful for scheduling"
+        else:
+            # Victims would be lower-priority pods; the simulator does not preempt, so it reports none found.
+            r = "No preemption victims found for incoming pod"
+            info = view.nodes.get(name)
+            if info is not None and any(p < prio for p in info.pods.values()):
+                r = "No preemption victims found for incoming pod"
+        counts[r] = counts.get(r, 0) + 1
+    body = ", ".join(sorted(f"{v} {k}" for k, v in counts.items()))
+    return f"0/{nodes_total} nodes are available: {body}." if body else f"0/{nodes_total} nodes are available:"
+
+
+def _dra_prefilter(pod: dict, view: ClusterView, dra: _DraState, requests: dict[str, int]) -> str | None:
+    uid = _meta(pod).get("uid", "")
+    for claim in dra.user_claims:
+        status = claim.get("status") or {}
+        if status.get("allocation") and len(status.get("reservedFor") or []) >= MAX_RESERVED_FOR and not _reserved_for_pod(claim, uid):
+            return "resourceclaim in use"
+        if not status.get("allocation"):
+            for req in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
+                if req.get("exactly") is not None:
+                    pairs = [(req.get("name"), req["exactly"].get("deviceClassName"))]
+                elif req.get("firstAvailable"):
+                    pairs = [(f"{req.get('name')}/{s.get('name')}", s.get("deviceClassName")) for s in req["firstAvailable"]]
+                else:
+                    m = _meta(claim)
+                    return f"resource claim {m.get('namespace')}/{m.get('name')}, request {req.get('name')}: unknown request type"
+                for rname, cname in pairs:
+                    if cname not in view.classes:
+                        return f"request {rname}: device class {cname} does not exist"
+    # The bridge: any non-zero extended resource that some DeviceClass serves.
+    for rname, amount in requests.items():
+        if amount and is_dra_extended_resource_name(rname):
+            dra.ext_resources[rname] = amount
+            if view.class_for(rname) is not None:
+                dra.bridge_needed = True
+    if dra.bridge_needed:
+        key = view.bridge_claims.get(uid)
+        if key is not None:
+            dra.bridge_claim = view.claims.get(key)
+    return None
+
+
+def _dynamic_filters(pod: dict, view: ClusterView, info: NodeInfo, requests: dict[str, int], dra: _DraState) -> tuple[_Status | None, object]:
+    """NodeResourcesFit, then DynamicResources, for one node that passed the static filters."""
+    alloc = info.allocatable
+    used = info.requested
+    reasons = []
+    unresolvable = False
+    allowed = alloc.get("pods", 0)
+    if len(info.pods) + 1 > allowed:
+        reasons.append("Too many pods")
+        unresolvable = unresolvable or 1 > allowed
+    for rname, amount in requests.items():
+        if not amount or rname == "pods":
+            continue
+        have = alloc.get(rname, 0)
+        if rname not in ("cpu", "memory", "ephemeral-storage"):
+            # shouldDelegateResourceToDRA: no allocatable here and a class serves the name.
+            if have <= 0 and view.ext_map.get(rname) is not None:
+                continue
+        if amount > have - used.get(rname, 0):
+            reasons.append(f"Insufficient {rname}")
+            unresolvable = unresolvable or amount > have
+    if reasons:
+        return _Status(UU if unresolvable else U, reasons, "NodeResourcesFit"), None
+    if not dra.has_claims:
+        return None, None
+    return _dra_filter(pod, view, info, dra)
+
+
+def _dra_filter(pod: dict, view: ClusterView, info: NodeInfo, dra: _DraState) -> tuple[_Status | None, object]:
+    node_ext: dict[str, int] = {}
+    if dra.bridge_needed:
+        if dra.bridge_claim is not None and ((dra.bridge_claim.get("spec") or {}).get("devices") or {}).get("requests") is not None:
+            return _Status(UU, ["cannot schedule extended resource claim"], "DynamicResources"), None
+        for rname, amount in dra.ext_resources.items():
+            have = info.allocatable.get(rname)
+            served = view.class_for(rname) is not None
+            if served and not have:
+                node_ext[rname] = amount
+            elif have is None:
+                return _Status(UU, ["cannot fit resource"], "DynamicResources"), None
+    if not dra.user_claims and not node_ext:
+        return None, None
+    unavailable = []
+    to_allocate: list[dict] = []
+    for i, claim in enumerate(dra.user_claims):
+        alloc = (claim.get("status") or {}).get("allocation")
+        if alloc:
+            sel = alloc.get("nodeSelector")
+            if sel is not None:
+                from dragoman.sim.controllers.selectors import match_node_selector
+
+                if not match_node_selector(sel, info.node):
+                    unavailable.append(i)
+            continue
+        to_allocate.append(claim)
+    node_claim = None
+    mappings: list[dict] = []
+    if node_ext:
+        reqs, mappings = bridge_mod.requests_and_mappings(pod, node_ext, view.class_for)
+        node_claim = {"metadata": {"namespace": _meta(pod).get("namespace", ""), "name": "<extended-resources>"}, "spec": {"devices": {"requests": reqs}}}
+        to_allocate.append(node_claim)
+    allocations: list[dict] | None = []
+    if to_allocate:
+        devices = view.devices_on(info)
+        try:
+            allocations = allocate(to_allocate, info.node, devices, view.allocated, view.classes, view.selector_cache)
+        except AllocationError as exc:
+            raise _CycleError(str(exc)) from exc
+        if allocations is None:
+            return _Status(UU, ["cannot allocate all claims"], "DynamicResources"), None
+    if unavailable:
+        dra.unavailable.update(unavailable)
+        return _Status(UU, ["resourceclaim not available on the node"], "DynamicResources"), None
+    return None, (to_allocate, allocations, node_claim, mappings)
+
+
+def _dra_postfilter(pod: dict, view: ClusterView, dra: _DraState, dec: Decision) -> str:
+    uid = _meta(pod).get("uid", "")
+    for i in sorted(dra.unavailable):
+        claim = dra.user_claims[i]
+        reserved = (claim.get("status") or {}).get("reservedFor") or []
+        if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == uid):
+            new = copy.deepcopy(claim)
+            st = new.setdefault("status", {})
+            st.pop("reservedFor", None)
+            st.pop("allocation", None)
+            st.pop("devices", None)
+            dec.claim_updates.append(new)
+            return "deallocation of ResourceClaim completed"
+    if dra.bridge_claim is not None:
+        dec.claims_to_delete.append(_key(dra.bridge_claim))
+        return "deletion of ResourceClaim completed"
+    return "still not schedulable"
+
+
+def _score(info: NodeInfo, requests: dict[str, int]) -> float:
+    """NodeResourcesFit's LeastAllocated on cpu and memory, with the scheduler's non-zero defaults."""
+    total = 0.0
+    for rname, default in (("cpu", DEFAULT_MILLI_CPU), ("memory", DEFAULT_MEMORY)):
+        cap = info.allocatable.get(rname, 0)
+        if cap <= 0:
+            continue
+        want = requests.get(rname) or default
+        used = info.requested.get(rname, 0) + want
+        total += max(cap - used, 0) / cap
+    return total
+
+
+def _bind(pod: dict, view: ClusterView, dra: _DraState, feasible: list, requests: dict[str, int], dec: Decision, now) -> Decision:
+    best_info, best_extra = feasible[0]
+    if len(feasible) > 1:
+        best_score = _score(best_info, requests)
+        for info, extra in feasible[1:]:
+            s = _score(info, requests)
+            if s > best_score:
+                best_info, best_extra, best_score = info, extra, s
+    meta = _meta(pod)
+    ns, name, uid = meta.get("namespace", ""), meta.get("name", ""), meta.get("uid", "")
+    dec.outcome = "scheduled"
+    dec.node = best_info.name
+    dec.message = f"Successfully assigned {ns}/{name} to {best_info.name}"
+    dec.condition = {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": _ts(now)}
+    dec.event = _event("Normal", "Scheduled", dec.message, now)
+    status_patch: dict = {"conditions": [dec.condition]}
+    reserved_entry = {"resource": "pods", "name": name, "uid": uid}
+    allocated_now: dict[int, dict] = {}
+    node_claim = None
+    mappings: list[dict] = []
+    if best_extra is not None:
+        to_allocate, allocations, node_claim, mappings = best_extra
+        for claim, allocation in zip(to_allocate, allocations or []):
+            allocated_now[id(claim)] = allocation
+    for claim in dra.user_claims:
+        allocation = allocated_now.get(id(claim))
+        if allocation is None and _reserved_for_pod(claim, uid) and FINALIZER in (_meta(claim).get("finalizers") or []):
+            continue
+        new = copy.deepcopy(claim)
+        m = new.setdefault("metadata", {})
+        fins = m.setdefault("finalizers", [])
+        if FINALIZER not in fins:
+            fins.append(FINALIZER)
+        st = new.setdefault("status", {})
+        if allocation is not None:
+            st["allocation"] = allocation
+        rf = st.setdefault("reservedFor", [])
+        if not any(r.get("uid") == uid for r in rf):
+            rf.append(dict(reserved_entry))
+        dec.claim_updates.append(new)
+    if node_claim is not None:
+        allocation = allocated_now[id(node_claim)]
+        claim = bridge_mod.bridge_claim(pod, node_claim["spec"]["devices"]["requests"], allocation, view.rng)
+        dec.claims_to_create.append(claim)
+        status_patch["extendedResourceClaimStatus"] = {"requestMappings": mappings, "resourceClaimName": _meta(claim)["name"]}
+    dec.pod_status_patch = status_patch
+    return dec
+
+
+def apply_decision(view: ClusterView, decision: Decision) -> None:
+    """Update the view as if the decision's writes had landed: claims created/updated/deleted, pod bound."""
+    for key in decision.claims_to_delete:
+        view.remove_claim(*key)
+    for claim in decision.claim_updates:
+        view.upsert_claim(claim)
+    for claim in decision.claims_to_create:
+        view.upsert_claim(claim)
+    if decision.outcome != "scheduled":
+        if decision.pod_status_patch:
+            pod = view.pods.get((decision.namespace, decision.pod_name))
+            if pod is not None:
+                new = dict(pod)
+                new["status"] = _merge_status(pod.get("status") or {}, decision.pod_status_patch)
+                view.pods[(decision.namespace, decision.pod_name)] = new
+        return
+    pod = view.pods.get((decision.namespace, decision.pod_name))
+    if pod is None:
+        return
+    new = dict(pod)
+    new["spec"] = dict(pod.get("spec") or {})
+    new["spec"]["nodeName"] = decision.node
+    new["status"] = _merge_status(pod.get("status") or {}, decision.pod_status_patch or {})
+    view.upsert_pod(new)
+
+
+def _merge_status(status: dict, patch: dict) -> dict:
+    out = dict(status)
+    for k, v in patch.items():
+        if k == "conditions":
+            conds = [c for c in out.get("conditions") or [] if c.get("type") not in {x.get("type") for x in v}]
+            out["conditions"] = conds + list(v)
+        else:
+            out[k] = v
+    return out
+
+
+def claim_from_template(pod: dict, pod_claim: dict, template: dict, rng: random.Random | None = None) -> dict:
+    """The ResourceClaim the resourceclaim controller creates for a pod's template reference (name generated as the apiserver does)."""
+    meta = _meta(pod)
+    pod_name, claim_name = meta.get("name", ""), pod_claim.get("name", "")
+    generate = f"{pod_name}-{claim_name}-"
+    max_base = 57
+    if len(generate) > max_base:
+        # Upstream truncates both parts proportionally so the pod claim name survives a long pod name.
+        generate = pod_name[: len(pod_name) * max_base // len(generate)] + "-" + claim_name[: len(claim_name) * max_base // len(generate)]
+    tspec = template.get("spec") or {}
+    annotations = dict((tspec.get("metadata") or {}).get("annotations") or {})
+    annotations["resource.kubernetes.io/pod-claim-name"] = claim_name
+    claim_meta = {
+        "name": bridge_mod.generate_name(generate, rng),
+        "generateName": generate,
+        "namespace": meta.get("namespace", ""),
+        "annotations": annotations,
+        "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod_name, "uid": meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}],
+    }
+    labels = (tspec.get("metadata") or {}).get("labels")
+    if labels:
+        claim_meta["labels"] = dict(labels)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": claim_meta, "spec": copy.deepcopy(tspec.get("spec") or {})}
+
+
+def pod_claim_status_patch(pod: dict, pod_claim: dict, claim: dict) -> dict:
+    """The pod status change that links a template reference to its generated claim."""
+    statuses = [s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or [] if s.get("name") != pod_claim.get("name")]
+    statuses.append({"name": pod_claim.get("name"), "resourceClaimName": _meta(claim).get("name")})
+    return {"resourceClaimStatuses": statuses}
