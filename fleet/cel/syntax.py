@@ -16,6 +16,8 @@ OPT_SELECT = "__opt_select__"
 OPT_INDEX = "__opt_index__"
 OPT_FUNCS = {"of": "__optional_of", "none": "__optional_none", "ofNonZeroValue": "__optional_ofNonZeroValue"}
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+RESERVED = {"as", "break", "const", "continue", "else", "for", "function", "if", "import", "let", "loop", "package",
+            "namespace", "return", "var", "void", "while"}
 
 
 class Uint(int):
@@ -302,6 +304,8 @@ class _Builder:
         if d in ("dot_ident", "dot_ident_arg"):
             raise self.err(f"leading-dot names are {UNSUPPORTED}", "unsupported", t)
         if d == "ident":
+            if str(ch[0]) in RESERVED:
+                raise self.err(f"syntax error: reserved identifier: {ch[0]}", "syntax", ch[0])
             return Node("ident", str(ch[0]), offset=self.off(ch[0]))
         if d == "ident_arg":
             name = str(ch[0])

@@ -37,20 +37,26 @@ class Semver:
 
     @classmethod
     def parse(cls, text: str, normalize: bool = False) -> "Semver":
-        """Parse as apiserver's `semver()` does; `normalize` accepts a leading `v`, missing parts and leading zeros."""
+        """Parse as apiserver's `semver()` does (blang/semver Parse); `normalize` as its normalizeAndParse."""
         if not isinstance(text, str):
             raise ValueError_("semver must be a string")
-        s = text
-        if normalize:
-            s = _normalize_semver(s)
-        if len(s) > 0 and s[0] == "v" and not normalize:
-            raise ValueError_(f"Invalid character(s) found in major number {s!r}")
+        s = _normalize_semver(text) if normalize else text
+        if not s:
+            raise ValueError_("Version string empty")
+        parts = s.split(".", 2)
+        if len(parts) != 3:
+            raise ValueError_("No Major.Minor.Patch elements found")
+        for label, part in (("major", parts[0]), ("minor", parts[1])):
+            if not part.isdigit() or not part.isascii():
+                raise ValueError_(f"Invalid character(s) found in {label} number {part!r}".replace("'", '"'))
+            if len(part) > 1 and part[0] == "0":
+                raise ValueError_(f"{label.capitalize()} number must not contain leading zeroes {part!r}".replace("'", '"'))
         m = SEMVER_RE.match(s)
         if not m:
-            raise ValueError_(f"invalid semver: {text!r}")
+            raise ValueError_(f"Invalid semantic version {text!r}".replace("'", '"'))
         major, minor, patch = int(m.group(1)), int(m.group(2)), int(m.group(3))
         if max(major, minor, patch) > _UINT64_MAX:
-            raise ValueError_(f"invalid semver: {text!r}")
+            raise ValueError_(f"Invalid semantic version {text!r}".replace("'", '"'))
         pre = tuple(m.group(4).split(".")) if m.group(4) else ()
         build = tuple(m.group(5).split(".")) if m.group(5) else ()
         return cls(major, minor, patch, pre, build)
@@ -80,19 +86,21 @@ class Semver:
 
 
 def _normalize_semver(s: str) -> str:
-    # apiserver's semver library with normalize=true: drop a leading "v", pad to three parts, strip leading zeros.
+    # apiserver semverlib normalizeAndParse: drop one leading "v", strip leading zeros, pad to three parts.
     if s.startswith("v"):
         s = s[1:]
-    core, sep, rest = s, "", ""
-    for i, ch in enumerate(s):
-        if ch in "-+":
-            core, sep, rest = s[:i], ch, s[i + 1 :]
-            break
-    parts = core.split(".")
-    if len(parts) > 3 or any(not p.isdigit() for p in parts if p != "") or "" in parts:
-        return s
-    parts = [str(int(p)) for p in parts] + ["0"] * (3 - len(parts))
-    return ".".join(parts) + (sep + rest if sep else "")
+    parts = s.split(".", 2)
+    for i, p in enumerate(parts):
+        if len(p) > 1:
+            p = p.lstrip("0")
+            if not p or p[0] not in "0123456789":
+                p = "0" + p
+            parts[i] = p
+    if len(parts) < 3:
+        if any(c in parts[-1] for c in "+-"):
+            raise ValueError_("short version cannot contain PreRelease/Build meta data")
+        parts += ["0"] * (3 - len(parts))
+    return ".".join(parts)
 
 
 def is_semver(text: str, normalize: bool = False) -> bool:

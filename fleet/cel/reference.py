@@ -1,0 +1,252 @@
+"""The reference engine: cel-python 0.5.0 evaluating DRA selectors, with Kubernetes' library and semantics plugged in."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable
+
+import celpy
+import lark
+from celpy import celtypes
+from celpy.evaluation import CELEvalError
+
+from dragoman.fleet.cel import runtime as rt
+from dragoman.fleet.cel.api import CelDevice
+from dragoman.fleet.cel.runtime import CelRuntimeError
+from dragoman.fleet.cel.syntax import Node, Source, Uint, _parser
+
+
+class ReferenceUnsupported(Exception):
+    """cel-python cannot evaluate this construct (two-variable comprehensions, transformList, filter-map)."""
+
+
+class CelDefaultMap(celtypes.MapType):
+    """cel-python's view of `device.attributes`: unknown domains read as an empty map."""
+
+    def __getitem__(self, key: Any) -> Any:
+        try:
+            return super().__getitem__(key)
+        except KeyError:
+            return celtypes.MapType()
+
+
+def to_cel(v: Any) -> Any:
+    t = type(v)
+    if t is bool:
+        return celtypes.BoolType(v)
+    if t is Uint:
+        return celtypes.UintType(int(v))
+    if t is int:
+        return celtypes.IntType(v)
+    if t is float:
+        return celtypes.DoubleType(v)
+    if t is str:
+        return celtypes.StringType(v)
+    if t is bytes:
+        return celtypes.BytesType(v)
+    if t is list:
+        return celtypes.ListType([to_cel(x) for x in v])
+    if t is rt.DefaultMap:
+        return CelDefaultMap({to_cel(k): to_cel(x) for k, x in v.items()})
+    if t is dict:
+        return celtypes.MapType({to_cel(k): to_cel(x) for k, x in v.items()})
+    return v
+
+
+def to_native(v: Any) -> Any:
+    if isinstance(v, celtypes.BoolType):
+        return bool(v)
+    if isinstance(v, celtypes.UintType):
+        return Uint(int(v))
+    if isinstance(v, celtypes.IntType):
+        return int(v)
+    if isinstance(v, celtypes.DoubleType):
+        return float(v)
+    if isinstance(v, celtypes.StringType):
+        return str(v)
+    if isinstance(v, celtypes.BytesType):
+        return bytes(v)
+    if isinstance(v, CelDefaultMap):
+        return rt.DefaultMap({to_native(k): to_native(x) for k, x in dict.items(v)})
+    if isinstance(v, celtypes.MapType):
+        return {to_native(k): to_native(x) for k, x in dict.items(v)}
+    if isinstance(v, celtypes.ListType):
+        return [to_native(x) for x in v]
+    if isinstance(v, celtypes.NullType) or v is None:
+        return None
+    return v
+
+
+class _K8sError(CELEvalError):
+    """A runtime error raised by our library inside cel-python; its message is already Kubernetes' text."""
+
+
+def _wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        for a in args:
+            if isinstance(a, CELEvalError):
+                return a
+        try:
+            return to_cel(fn(*(to_native(a) for a in args)))
+        except CelRuntimeError as exc:
+            return _K8sError(exc.message)
+
+    return call
+
+
+def _logic(is_and: bool) -> Callable[[Any, Any], Any]:
+    # cel-go's commutative &&/||: false (true) wins over errors on either side; other non-bools are errors.
+    stop = not is_and
+
+    def op(x: Any, y: Any) -> Any:
+        xb = isinstance(x, celtypes.BoolType)
+        yb = isinstance(y, celtypes.BoolType)
+        if xb and bool(x) == stop:
+            return celtypes.BoolType(stop)
+        if yb and bool(y) == stop:
+            return celtypes.BoolType(stop)
+        if isinstance(x, CELEvalError):
+            return x
+        if isinstance(y, CELEvalError):
+            return y
+        if xb and yb:
+            return celtypes.BoolType(not stop)
+        return _K8sError("no such overload")
+
+    return op
+
+
+def _ternary(c: Any, x: Any, y: Any) -> Any:
+    if isinstance(c, CELEvalError):
+        return c
+    if not isinstance(c, celtypes.BoolType):
+        return _K8sError("no such overload")
+    return x if c else y
+
+
+def _functions() -> dict[str, Callable[..., Any]]:
+    fns: dict[str, Callable[..., Any]] = {name: _wrap(f) for name, f in rt.FUNCTIONS.items()}
+    fns["__k8s_min"] = fns["min"]
+    fns["__opt_select__"] = _wrap(rt.opt_select)
+    fns["__opt_index__"] = _wrap(rt.opt_index)
+    fns["_==_"] = _wrap(rt.equals)
+    fns["_!=_"] = _wrap(lambda a, b: not rt.equals(a, b))
+    for op in ("_<_", "_<=_", "_>_", "_>=_"):
+        fns[op] = _wrap(lambda a, b, op=op: rt.compare(a, b, op))
+    fns["_in_"] = _wrap(rt.op_in)
+    for op in ("_+_", "_-_", "_*_", "_/_", "_%_"):
+        fns[op] = _wrap(lambda a, b, op=op: rt.arith(op, a, b))
+    fns["-_"] = _wrap(rt.negate)
+    fns["!_"] = _wrap(rt.logical_not)
+    fns["_[_]"] = _wrap(rt.index)
+    fns["_&&_"] = _logic(True)
+    fns["_||_"] = _logic(False)
+    fns["_?_:_"] = _ternary
+    return fns
+
+
+FUNCTIONS = _functions()
+_GLOBAL_PACKAGES = ("strings", "sets", "lists", "math", "base64")
+_MACROS = {"all", "exists", "exists_one", "existsOne", "map", "filter"}
+
+
+def _unwrap_ident(t: Any) -> str | None:
+    while isinstance(t, lark.Tree) and len(t.children) == 1 and t.data != "ident":
+        t = t.children[0]
+    if isinstance(t, lark.Tree) and t.data == "ident":
+        return str(t.children[0])
+    return None
+
+
+def _substitute(tree: lark.Tree, var: str, init: lark.Tree) -> lark.Tree:
+    """Replace the identifier `var` by `(init)`; a comprehension rebinding `var` keeps its own."""
+    if tree.data == "primary" and len(tree.children) == 1 and isinstance(tree.children[0], lark.Tree) and tree.children[0].data == "ident" and str(tree.children[0].children[0]) == var:
+        return lark.Tree("primary", [lark.Tree("paren_expr", [copy.deepcopy(init)])], tree.meta)
+    if tree.data == "member_dot_arg" and str(tree.children[1]) in _MACROS and len(tree.children) > 2:
+        args = tree.children[2].children
+        if args and _unwrap_ident(args[0]) == var:
+            return lark.Tree(tree.data, [_substitute(tree.children[0], var, init), *tree.children[1:]], tree.meta)
+    return lark.Tree(tree.data, [_substitute(c, var, init) if isinstance(c, lark.Tree) else c for c in tree.children], tree.meta)
+
+
+def _prepare(tree: lark.Tree) -> lark.Tree:
+    """Rewrite what cel-python's evaluator lacks into what it has (cel.bind, existsOne, dotted globals, min)."""
+    if not isinstance(tree, lark.Tree):
+        return tree
+    if tree.data == "member_dot_arg":
+        operand, name = tree.children[0], str(tree.children[1])
+        args = tree.children[2].children if len(tree.children) > 2 else []
+        op_ident = _unwrap_ident(operand)
+        if name == "bind" and op_ident == "cel":
+            var = _unwrap_ident(args[0])
+            body = _substitute(args[2], var, _prepare(args[1]))
+            return lark.Tree("member", [lark.Tree("primary", [lark.Tree("paren_expr", [_prepare(body)])])])
+        if op_ident in _GLOBAL_PACKAGES:
+            tok = lark.Token("IDENT", f"{op_ident}.{name}")
+            kids = [tok] + ([_prepare(tree.children[2])] if len(tree.children) > 2 else [])
+            return lark.Tree("member", [lark.Tree("primary", [lark.Tree("ident_arg", kids)])])
+        if name in ("transformList", "transformMap", "transformMapEntry"):
+            raise ReferenceUnsupported(name)
+        if name in _MACROS and len(args) == 3:
+            raise ReferenceUnsupported(f"{name} with three arguments")
+        if name == "existsOne":
+            tree = lark.Tree(tree.data, [tree.children[0], lark.Token("IDENT", "exists_one"), *tree.children[2:]], tree.meta)
+        elif name == "min" and not args:
+            tree = lark.Tree(tree.data, [tree.children[0], lark.Token("IDENT", "__k8s_min"), *tree.children[2:]], tree.meta)
+    return lark.Tree(tree.data, [_prepare(c) for c in tree.children], tree.meta)
+
+
+def activation(device: CelDevice) -> dict:
+    act = device.cache.get("reference")
+    if act is None:
+        act = {
+            "device": celtypes.MapType(
+                {
+                    celtypes.StringType("driver"): celtypes.StringType(device.driver),
+                    celtypes.StringType("attributes"): to_cel(rt.DefaultMap(device.attributes)),
+                    celtypes.StringType("capacity"): to_cel(rt.DefaultMap(device.capacity)),
+                    celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(device.allow_multiple_allocations),
+                }
+            )
+        }
+        device.cache["reference"] = act
+    return act
+
+
+def _error_message(err: CELEvalError) -> str:
+    if isinstance(err, _K8sError):
+        return str(err.args[0])
+    msg = str(err.args[0]) if err.args else "evaluation error"
+    if msg.startswith("no such member in mapping: "):
+        return "no such key: " + msg[len("no such member in mapping: ") :].strip("'\"")
+    if msg == "no such key" and len(err.args) > 2 and err.args[2]:
+        return f"no such key: {rt.format_key(to_native(err.args[2][0]))}"
+    if "overload" in msg:
+        return "no such overload"
+    if "does not support field selection" in msg:
+        return msg.split(" with type")[0] if False else "no such overload"
+    if "divide by zero" in msg or "division by zero" in msg:
+        return "division by zero"
+    if "overflow" in msg:
+        return "integer overflow"
+    return msg
+
+
+def compile_program(root: Node, source: Source) -> Callable[[CelDevice], Any]:
+    """A function from device to raw result value on cel-python; raises CelRuntimeError."""
+    tree = _prepare(_parser().parse(source.rewritten))
+    env = celpy.Environment()
+    prog = env.program(tree, functions=FUNCTIONS)
+
+    def program(device: CelDevice) -> Any:
+        try:
+            value = prog.evaluate(activation(device))
+        except CELEvalError as exc:
+            raise CelRuntimeError(_error_message(exc)) from None
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+            raise CelRuntimeError(f"no such overload") from None
+        if isinstance(value, CELEvalError):
+            raise CelRuntimeError(_error_message(value))
+        return to_native(value)
+
+    return program
