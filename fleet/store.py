@@ -1,0 +1,325 @@
+"""The raw object store every view reads: the kinds dragoman watches, their objects as the server sent them, batched change notifications and connection state."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from typing import Callable, Iterable
+
+log = logging.getLogger(__name__)
+
+MANAGED_BY_DRAGOMAN = "app.kubernetes.io/managed-by=dragoman"
+
+
+@dataclasses.dataclass(frozen=True)
+class KindInfo:
+    """Where a kind lives in the API and how dragoman lists it."""
+
+    kind: str
+    group: str  # "" for the core group
+    version: str
+    plural: str
+    namespaced: bool
+    # Only objects matching this selector are read (dragoman's own ConfigMaps and Leases).
+    label_selector: str | None = None
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def list_path(self) -> str:
+        """The cluster-wide collection: `/api/v1/pods`, `/apis/resource.k8s.io/v1/resourceslices`."""
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return f"{base}/{self.plural}"
+
+    def path(self, namespace: str | None = None, name: str | None = None) -> str:
+        """The collection in a namespace, or one object by name."""
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            base += f"/namespaces/{namespace}"
+        base += f"/{self.plural}"
+        return f"{base}/{name}" if name else base
+
+    def matches(self, obj: dict) -> bool:
+        """Whether `obj` passes this kind's label selector (only `key=value` selectors are used here)."""
+        if not self.label_selector:
+            return True
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        for term in self.label_selector.split(","):
+            key, _, value = term.partition("=")
+            if labels.get(key) != value:
+                return False
+        return True
+
+
+def _k(kind: str, group: str, version: str, plural: str, namespaced: bool, selector: str | None = None) -> KindInfo:
+    return KindInfo(kind, group, version, plural, namespaced, selector)
+
+
+# Everything dragoman reads (issue 5). Secrets are never read; ConfigMaps and Leases only dragoman's own.
+KINDS: dict[str, KindInfo] = {
+    k.kind: k
+    for k in (
+        _k("Node", "", "v1", "nodes", False),
+        _k("Namespace", "", "v1", "namespaces", False),
+        _k("Pod", "", "v1", "pods", True),
+        _k("Event", "", "v1", "events", True),
+        _k("ResourceQuota", "", "v1", "resourcequotas", True),
+        _k("ConfigMap", "", "v1", "configmaps", True, MANAGED_BY_DRAGOMAN),
+        _k("DaemonSet", "apps", "v1", "daemonsets", True),
+        _k("Deployment", "apps", "v1", "deployments", True),
+        _k("ReplicaSet", "apps", "v1", "replicasets", True),
+        _k("StatefulSet", "apps", "v1", "statefulsets", True),
+        _k("Job", "batch", "v1", "jobs", True),
+        _k("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True),
+        _k("Lease", "coordination.k8s.io", "v1", "leases", True, MANAGED_BY_DRAGOMAN),
+        _k("DeviceClass", "resource.k8s.io", "v1", "deviceclasses", False),
+        _k("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", False),
+        _k("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", True),
+        _k("ResourceClaimTemplate", "resource.k8s.io", "v1", "resourceclaimtemplates", True),
+    )
+}
+
+
+def key_of(obj: dict) -> tuple[str, str]:
+    """(namespace or "", name) of a raw object."""
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace") or "", meta.get("name") or "")
+
+
+def _rv(obj: dict | None) -> str | None:
+    return None if obj is None else (obj.get("metadata") or {}).get("resourceVersion")
+
+
+@dataclasses.dataclass
+class Change:
+    """One object changed: `type` is ADDED, MODIFIED or DELETED; `old` is the previous object (None when ADDED)."""
+
+    kind: str
+    type: str
+    obj: dict
+    old: dict | None
+
+
+# Connection states, per kind and overall.
+SYNCING = "syncing"  # first LIST in progress
+LIVE = "live"  # listed and watching
+RECONNECTING = "reconnecting"  # lost the watch or the server; retrying with backoff
+FORBIDDEN = "forbidden"  # the user may not list this kind (403); the rest goes on
+UNREACHABLE = "unreachable"  # the server cannot be reached (or refuses our credentials)
+SNAPSHOT = "snapshot"  # read from a file; never changes
+STOPPED = "stopped"
+
+
+@dataclasses.dataclass(frozen=True)
+class ConnectionState:
+    """Where one kind (or the whole picture) stands: `status` is one of the constants above, `message` one sentence or ""."""
+
+    status: str
+    message: str = ""
+    # True once this kind has been listed completely at least once (the picture of it is whole).
+    synced: bool = False
+    since: float = dataclasses.field(default_factory=time.time, compare=False)
+
+
+class FleetStore:
+    """Raw objects per kind, keyed by (namespace or "", name), with batched change notifications.
+
+    Writers (informers, the snapshot loader) call `replace` and `apply`; readers call `objects`/`get`
+    and `subscribe`. Changes are delivered in batches: inside a running event loop they are held for
+    `coalesce` seconds (or until the current loop iteration ends when 0) and successive changes of the
+    same object are folded into one, so a burst of watch events reaches subscribers as a few calls.
+    Outside an event loop each write is delivered at once.
+    """
+
+    def __init__(self, kinds: Iterable[str] | None = None, *, coalesce: float = 0.01, read_only: bool = False, source: str = "") -> None:
+        self.kinds: list[str] = list(kinds if kinds is not None else KINDS)
+        self._objects: dict[str, dict[tuple[str, str], dict]] = {k: {} for k in self.kinds}
+        self._subscribers: list[Callable[[list[Change]], None]] = []
+        self._state_subscribers: list[Callable[[str | None, ConnectionState], None]] = []
+        self._pending: dict[tuple[str, str, str], Change] = {}
+        self._flush_handle: asyncio.Handle | asyncio.TimerHandle | None = None
+        self._states: dict[str, ConnectionState] = {k: ConnectionState(SYNCING) for k in self.kinds}
+        self.coalesce = coalesce
+        # A snapshot-fed store: writers elsewhere (actions) must refuse to change the cluster.
+        self.read_only = read_only
+        # "cluster <server>" or "snapshot <path>": for the header and for error messages.
+        self.source = source
+
+    # ---------------------------------------------------------------- reading
+    def objects(self, kind: str) -> dict[tuple[str, str], dict]:
+        """The live mapping (namespace or "", name) -> object of one kind. Do not mutate."""
+        return self._objects[kind]
+
+    def get(self, kind: str, namespace: str | None, name: str) -> dict | None:
+        return self._objects[kind].get((namespace or "", name))
+
+    def count(self, kind: str | None = None) -> int:
+        if kind is not None:
+            return len(self._objects[kind])
+        return sum(len(v) for v in self._objects.values())
+
+    # ---------------------------------------------------------------- subscribing
+    def subscribe(self, callback: Callable[[list[Change]], None]) -> Callable[[], None]:
+        """Call `callback(batch)` after changes; returns a function that unsubscribes."""
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def subscribe_state(self, callback: Callable[[str | None, ConnectionState], None]) -> Callable[[], None]:
+        """Call `callback(kind, state)` when a kind's connection state changes, then `callback(None, overall)`."""
+        self._state_subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._state_subscribers:
+                self._state_subscribers.remove(callback)
+
+        return unsubscribe
+
+    # ---------------------------------------------------------------- writing
+    def replace(self, kind: str, objects: list[dict]) -> None:
+        """Make `kind` hold exactly `objects` (after a LIST or relist), emitting the difference as changes."""
+        current = self._objects[kind]
+        fresh: dict[tuple[str, str], dict] = {}
+        for obj in objects:
+            fresh[key_of(obj)] = obj
+        for key, old in current.items():
+            if key not in fresh:
+                self._record(Change(kind, "DELETED", old, old))
+        for key, obj in fresh.items():
+            old = current.get(key)
+            if old is None:
+                self._record(Change(kind, "ADDED", obj, None))
+            elif old is not obj and (_rv(old) != _rv(obj) or _rv(obj) is None and old != obj):
+                self._record(Change(kind, "MODIFIED", obj, old))
+            else:
+                # Unchanged: keep the object already held so readers' references stay valid.
+                fresh[key] = old
+        self._objects[kind] = fresh
+        self._schedule()
+
+    def apply(self, kind: str, event_type: str, obj: dict) -> None:
+        """Apply one watch event (ADDED, MODIFIED or DELETED) to `kind`."""
+        objs = self._objects[kind]
+        key = key_of(obj)
+        old = objs.get(key)
+        if event_type == "DELETED":
+            if old is None:
+                return
+            del objs[key]
+            self._record(Change(kind, "DELETED", obj, old))
+        elif event_type in ("ADDED", "MODIFIED"):
+            if old is not None and _rv(old) is not None and _rv(old) == _rv(obj):
+                return  # a duplicate (e.g. replayed after a reconnect)
+            objs[key] = obj
+            self._record(Change(kind, "ADDED" if old is None else "MODIFIED", obj, old))
+        else:
+            raise ValueError(f"unknown event type {event_type!r}")
+        self._schedule()
+
+    # ---------------------------------------------------------------- state
+    def state(self, kind: str) -> ConnectionState:
+        return self._states[kind]
+
+    @property
+    def states(self) -> dict[str, ConnectionState]:
+        return dict(self._states)
+
+    def set_state(self, kind: str, status: str, message: str = "", *, synced: bool | None = None) -> None:
+        old = self._states[kind]
+        new = ConnectionState(status, message, old.synced if synced is None else synced)
+        if new == old:
+            return
+        self._states[kind] = new
+        overall = self.overall
+        for cb in list(self._state_subscribers):
+            for args in ((kind, new), (None, overall)):
+                try:
+                    cb(*args)
+                except Exception:  # a broken subscriber must not stop the informers
+                    log.exception("state subscriber failed")
+
+    @property
+    def overall(self) -> ConnectionState:
+        """One state for the whole picture, with a sentence naming the kinds that are not live."""
+        states = self._states
+        if not states:
+            return ConnectionState(LIVE, "", True)
+        by_status: dict[str, list[str]] = {}
+        for kind, st in states.items():
+            by_status.setdefault(st.status, []).append(kind)
+        synced = all(st.synced or st.status == FORBIDDEN for st in states.values())
+        forbidden = by_status.get(FORBIDDEN, [])
+        note = f"not allowed to read {', '.join(forbidden)}." if forbidden else ""
+        if SNAPSHOT in by_status and len(by_status) == 1:
+            return ConnectionState(SNAPSHOT, self.source, True)
+        if len(forbidden) == len(states):
+            return ConnectionState(FORBIDDEN, note, False)
+        relevant = [k for k in states if states[k].status != FORBIDDEN]
+        if all(states[k].status == UNREACHABLE for k in relevant):
+            first = states[relevant[0]].message
+            return ConnectionState(UNREACHABLE, first, synced)
+        for status in (UNREACHABLE, RECONNECTING):
+            if status in by_status:
+                kinds = by_status[status]
+                msg = states[kinds[0]].message or f"{status}: {', '.join(kinds)}."
+                return ConnectionState(RECONNECTING, " ".join(x for x in (msg, note) if x), synced)
+        if SYNCING in by_status:
+            return ConnectionState(SYNCING, f"listing {', '.join(by_status[SYNCING])}.", synced)
+        if STOPPED in by_status:
+            return ConnectionState(STOPPED, note, synced)
+        return ConnectionState(LIVE, note, synced)
+
+    # ---------------------------------------------------------------- delivery
+    def _record(self, change: Change) -> None:
+        key = (change.kind, *key_of(change.obj))
+        prev = self._pending.get(key)
+        if prev is None:
+            self._pending[key] = change
+            return
+        # Fold two changes of one object into one, as seen from before the first to after the second.
+        if prev.type == "ADDED" and change.type == "DELETED":
+            del self._pending[key]
+        elif prev.type == "ADDED":
+            self._pending[key] = Change(change.kind, "ADDED", change.obj, None)
+        elif change.type == "DELETED":
+            self._pending[key] = Change(change.kind, "DELETED", change.obj, prev.old)
+        elif prev.type == "DELETED":  # deleted then added again
+            self._pending[key] = Change(change.kind, "MODIFIED", change.obj, prev.old)
+        else:
+            self._pending[key] = Change(change.kind, "MODIFIED", change.obj, prev.old)
+
+    def _schedule(self) -> None:
+        if not self._pending or self._flush_handle is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        if self.coalesce > 0:
+            self._flush_handle = loop.call_later(self.coalesce, self.flush)
+        else:
+            self._flush_handle = loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Deliver pending changes now (tests and one-shot loaders call this; informers need not)."""
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        if not self._pending:
+            return
+        batch = list(self._pending.values())
+        self._pending = {}
+        for cb in list(self._subscribers):
+            try:
+                cb(batch)
+            except Exception:  # one broken view must not starve the others
+                log.exception("store subscriber failed")

@@ -1,0 +1,138 @@
+"""FleetStore: replace/apply semantics, batched and folded notifications, connection state."""
+
+from __future__ import annotations
+
+import asyncio
+
+from dragoman.fleet.store import (
+    FORBIDDEN, KINDS, LIVE, RECONNECTING, SNAPSHOT, SYNCING, UNREACHABLE, Change, FleetStore,
+)
+
+
+def pod(name: str, rv: str, ns: str = "default", **extra: object) -> dict:
+    return {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": name, "namespace": ns, "resourceVersion": rv}, **extra}
+
+
+def test_kinds_cover_issue_5_with_paths_and_selectors() -> None:
+    assert set(KINDS) == {
+        "Node", "Pod", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet", "Job", "Namespace", "Event", "ResourceQuota",
+        "PodDisruptionBudget", "ConfigMap", "Lease", "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
+    }
+    assert "Secret" not in KINDS
+    assert KINDS["Pod"].list_path == "/api/v1/pods"
+    assert KINDS["ResourceSlice"].list_path == "/apis/resource.k8s.io/v1/resourceslices"
+    assert KINDS["Lease"].path("kube-system", "dragoman-pool-a") == "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/dragoman-pool-a"
+    assert KINDS["Node"].path("ignored", "n1") == "/api/v1/nodes/n1"
+    assert KINDS["ConfigMap"].label_selector == "app.kubernetes.io/managed-by=dragoman"
+    assert KINDS["ConfigMap"].matches({"metadata": {"labels": {"app.kubernetes.io/managed-by": "dragoman"}}})
+    assert not KINDS["ConfigMap"].matches({"metadata": {"labels": {"app.kubernetes.io/managed-by": "helm"}}})
+    assert KINDS["DeviceClass"].api_version == "resource.k8s.io/v1" and not KINDS["DeviceClass"].namespaced
+
+
+def test_replace_emits_the_difference_and_keeps_unchanged_objects() -> None:
+    store = FleetStore(["Pod"])
+    batches: list[list[Change]] = []
+    store.subscribe(batches.append)
+    a, b = pod("a", "1"), pod("b", "1")
+    store.replace("Pod", [a, b])
+    assert [(c.type, c.obj["metadata"]["name"]) for c in batches[-1]] == [("ADDED", "a"), ("ADDED", "b")]
+    # A relist: a unchanged (same resourceVersion, new dict), b modified, c new, and nothing else.
+    a2, b2, c = pod("a", "1"), pod("b", "2"), pod("c", "1")
+    store.replace("Pod", [a2, b2, c])
+    got = {(ch.type, ch.obj["metadata"]["name"]) for ch in batches[-1]}
+    assert got == {("MODIFIED", "b"), ("ADDED", "c")}
+    assert store.get("Pod", "default", "a") is a  # readers' references stay valid
+    mod = next(ch for ch in batches[-1] if ch.type == "MODIFIED")
+    assert mod.old is b and mod.obj is b2
+    store.replace("Pod", [c])
+    assert {(ch.type, ch.obj["metadata"]["name"]) for ch in batches[-1]} == {("DELETED", "a"), ("DELETED", "b")}
+    assert list(store.objects("Pod")) == [("default", "c")]
+
+
+def test_apply_events_and_duplicates() -> None:
+    store = FleetStore(["Pod", "Node"])
+    batches: list[list[Change]] = []
+    store.subscribe(batches.append)
+    store.apply("Pod", "ADDED", pod("a", "5"))
+    store.apply("Pod", "ADDED", pod("a", "5"))  # replayed after a reconnect: no change
+    assert len(batches) == 1
+    store.apply("Pod", "MODIFIED", pod("a", "6", spec={"nodeName": "n1"}))
+    assert batches[-1][0].type == "MODIFIED" and batches[-1][0].old["metadata"]["resourceVersion"] == "5"
+    store.apply("Pod", "DELETED", pod("a", "7"))
+    assert batches[-1][0].type == "DELETED" and store.get("Pod", "default", "a") is None
+    store.apply("Pod", "DELETED", pod("zzz", "8"))  # unknown: nothing to say
+    assert len(batches) == 3
+    node = {"kind": "Node", "metadata": {"name": "n1", "resourceVersion": "1"}}
+    store.apply("Node", "ADDED", node)
+    assert store.get("Node", None, "n1") is node and store.count() == 1
+
+
+async def test_bursts_reach_subscribers_as_folded_batches() -> None:
+    store = FleetStore(["Pod"], coalesce=0.05)
+    batches: list[list[Change]] = []
+    store.subscribe(batches.append)
+    for i in range(1000):
+        store.apply("Pod", "ADDED", pod(f"p{i}", "1"))
+    # Same object changed three times, one added then deleted: folded.
+    store.apply("Pod", "MODIFIED", pod("p1", "2"))
+    store.apply("Pod", "MODIFIED", pod("p1", "3"))
+    store.apply("Pod", "ADDED", pod("tmp", "1"))
+    store.apply("Pod", "DELETED", pod("tmp", "2"))
+    assert batches == []  # held while the burst goes on
+    for _ in range(200):
+        await asyncio.sleep(0.02)
+        if batches:
+            break
+    assert len(batches) == 1
+    batch = batches[0]
+    assert len(batch) == 1000
+    p1 = next(c for c in batch if c.obj["metadata"]["name"] == "p1")
+    assert p1.type == "ADDED" and p1.obj["metadata"]["resourceVersion"] == "3"
+    assert all(c.obj["metadata"]["name"] != "tmp" for c in batch)
+    # A modify-then-delete of a known object reaches subscribers as one DELETED holding the first old object.
+    store.apply("Pod", "MODIFIED", pod("p2", "9"))
+    store.apply("Pod", "DELETED", pod("p2", "10"))
+    store.flush()
+    assert [(c.type, c.old["metadata"]["resourceVersion"]) for c in batches[-1]] == [("DELETED", "1")]
+
+
+def test_unsubscribe_and_a_broken_subscriber_does_not_starve_others() -> None:
+    store = FleetStore(["Pod"])
+    seen: list[int] = []
+
+    def broken(batch: list[Change]) -> None:
+        raise RuntimeError("boom")
+
+    store.subscribe(broken)
+    unsub = store.subscribe(lambda b: seen.append(len(b)))
+    store.apply("Pod", "ADDED", pod("a", "1"))
+    assert seen == [1]
+    unsub()
+    store.apply("Pod", "ADDED", pod("b", "1"))
+    assert seen == [1]
+
+
+def test_connection_state_per_kind_and_overall() -> None:
+    store = FleetStore(["Pod", "Node", "ResourceSlice"])
+    events: list[tuple[str | None, str]] = []
+    store.subscribe_state(lambda kind, st: events.append((kind, st.status)))
+    assert store.overall.status == SYNCING and not store.overall.synced
+    store.set_state("Pod", LIVE, synced=True)
+    store.set_state("Node", LIVE, synced=True)
+    assert store.overall.status == SYNCING
+    store.set_state("ResourceSlice", FORBIDDEN, "user 'u' may not list resourceslices (403 Forbidden).")
+    overall = store.overall
+    assert overall.status == LIVE and overall.synced and "ResourceSlice" in overall.message
+    assert ("ResourceSlice", FORBIDDEN) in events and (None, LIVE) in events
+    store.set_state("Pod", RECONNECTING, "the watch of /api/v1/pods broke.")
+    assert store.overall.status == RECONNECTING and "broke" in store.overall.message
+    assert store.state("Pod").synced  # still holds a whole (if aging) picture
+    store.set_state("Pod", UNREACHABLE, "cannot reach the cluster.")
+    store.set_state("Node", UNREACHABLE, "cannot reach the cluster.")
+    assert store.overall.status == UNREACHABLE
+    n = len(events)
+    store.set_state("Node", UNREACHABLE, "cannot reach the cluster.")  # no change, no event
+    assert len(events) == n
+    for k in store.kinds:
+        store.set_state(k, SNAPSHOT, synced=True)
+    assert store.overall.status == SNAPSHOT
