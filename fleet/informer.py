@@ -1,0 +1,248 @@
+"""Informers: per kind a paginated LIST, then a WATCH from its resourceVersion with bookmarks, relist on 410, reconnect with backoff; and one-shot reads."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from typing import Iterable
+
+from dragoman.fleet.cluster import ApiError, Cluster, ClusterError, Unreachable, WatchGone
+from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.fleet.store import FORBIDDEN, KINDS, LIVE, RECONNECTING, STOPPED, SYNCING, UNREACHABLE, FleetStore, KindInfo
+
+log = logging.getLogger(__name__)
+
+BACKOFF_INITIAL = 0.5
+BACKOFF_MAX = 30.0
+FORBIDDEN_RETRY = 60.0  # RBAC may be granted while the TUI is open; ask again now and then
+WATCH_TIMEOUT = 300  # the server ends each watch after this; client-go uses 5-10 minutes
+
+
+def backoff_delay(attempt: int, initial: float = BACKOFF_INITIAL, maximum: float = BACKOFF_MAX) -> float:
+    """Exponential backoff with jitter: a random delay in [d/2, d], d = initial * 2**attempt capped at maximum."""
+    d = min(maximum, initial * (2 ** min(attempt, 30)))
+    return random.uniform(d / 2, d)
+
+
+def _fill_type(items: list[dict], info: KindInfo) -> None:
+    # LIST items come without kind/apiVersion; watch events carry them. Make both look alike.
+    for item in items:
+        if "kind" not in item:
+            item["kind"] = info.kind
+            item["apiVersion"] = info.api_version
+
+
+def _forbidden_message(cluster: Cluster, info: KindInfo, exc: ApiError) -> str:
+    return f"user {cluster.user!r} may not list {info.plural} (403 Forbidden); that part of the picture is missing."
+
+
+class Informer:
+    """Keeps one kind of the store in step with the cluster until stopped."""
+
+    def __init__(self, cluster: Cluster, store: FleetStore, info: KindInfo, *, backoff_initial: float = BACKOFF_INITIAL,
+                 backoff_max: float = BACKOFF_MAX, forbidden_retry: float = FORBIDDEN_RETRY, watch_timeout: int = WATCH_TIMEOUT) -> None:
+        self.cluster = cluster
+        self.store = store
+        self.info = info
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.forbidden_retry = forbidden_retry
+        self.watch_timeout = watch_timeout
+        self.resource_version: str | None = None
+        self.lists = 0  # completed LISTs (first sync and relists)
+        self.watches = 0  # watch streams opened
+        self._inner: asyncio.Task | None = None
+        self._relist_requested = False
+        self.task: asyncio.Task | None = None
+
+    def start(self) -> asyncio.Task:
+        self.task = asyncio.get_running_loop().create_task(self.run(), name=f"informer-{self.info.kind}")
+        return self.task
+
+    def relist(self) -> None:
+        """Throw away the watch and list again (ctrl+r)."""
+        self._relist_requested = True
+        if self._inner is not None and not self._inner.done():
+            self._inner.cancel()
+
+    def _state(self, status: str, message: str = "", synced: bool | None = None) -> None:
+        self.store.set_state(self.info.kind, status, message, synced=synced)
+
+    async def run(self) -> None:
+        kind = self.info.kind
+        attempt = 0
+        try:
+            while True:
+                if self._relist_requested:
+                    self._relist_requested = False
+                    self.resource_version = None
+                inner = asyncio.ensure_future(self._list_and_watch())
+                self._inner = inner
+                try:
+                    await inner
+                    attempt = 0
+                    continue
+                except asyncio.CancelledError:
+                    task = asyncio.current_task()
+                    if (task is not None and task.cancelling()) or not self._relist_requested:
+                        raise
+                    continue
+                except WatchGone:
+                    # Our resourceVersion fell out of the server's history: list again at once.
+                    self.resource_version = None
+                    if attempt:
+                        await asyncio.sleep(backoff_delay(attempt, self.backoff_initial, self.backoff_max))
+                    attempt += 1
+                    continue
+                except ApiError as exc:
+                    if exc.status == 403:
+                        self.resource_version = None
+                        self._state(FORBIDDEN, _forbidden_message(self.cluster, self.info, exc))
+                        await asyncio.sleep(self.forbidden_retry)
+                        continue
+                    if exc.status == 404:
+                        # The server does not serve this kind (e.g. no resource.k8s.io/v1): none of it exists.
+                        self.resource_version = None
+                        self.store.replace(kind, [])
+                        self._state(LIVE, f"the server does not serve {self.info.plural}.", synced=True)
+                        await asyncio.sleep(self.forbidden_retry)
+                        continue
+                    status = UNREACHABLE if exc.status == 401 else RECONNECTING
+                    message = exc.message
+                except Unreachable as exc:
+                    status, message = UNREACHABLE, exc.message
+                except ClusterError as exc:
+                    status, message = RECONNECTING, exc.message
+                except UserError as exc:  # e.g. the exec plugin failed while refreshing
+                    status, message = UNREACHABLE, exc.message
+                delay = backoff_delay(attempt, self.backoff_initial, self.backoff_max)
+                attempt += 1
+                self._state(status, f"{message} Retrying in {delay:.0f} s." if delay >= 1 else message)
+                log.debug("%s: %s; retry in %.1fs", kind, message, delay)
+                await asyncio.sleep(delay)
+        finally:
+            if self._inner is not None and not self._inner.done():
+                self._inner.cancel()
+            self._state(STOPPED)
+
+    async def _list_and_watch(self) -> None:
+        """LIST when needed, then WATCH until the stream ends; returns to be called again, raises to back off."""
+        info, store, cluster = self.info, self.store, self.cluster
+        if self.resource_version is None:
+            if not store.state(info.kind).synced:
+                self._state(SYNCING)
+            items, rv = await cluster.list_all(info.list_path, label_selector=info.label_selector)
+            _fill_type(items, info)
+            store.replace(info.kind, items)
+            self.resource_version = rv
+            self.lists += 1
+            self._state(LIVE, "", synced=True)
+        async for etype, obj in cluster.watch(info.list_path, self.resource_version or "", label_selector=info.label_selector,
+                                              timeout_seconds=self.watch_timeout):
+            if etype == "OPENED":
+                self.watches += 1
+                self._state(LIVE, "", synced=True)
+                continue
+            rv = (obj.get("metadata") or {}).get("resourceVersion")
+            if etype != "BOOKMARK":
+                if "kind" not in obj:
+                    obj["kind"], obj["apiVersion"] = info.kind, info.api_version
+                if info.label_selector and etype != "DELETED" and not info.matches(obj):
+                    etype = "DELETED"  # no longer ours: treat as gone, as the server's filtered watch would
+                store.apply(info.kind, etype, obj)
+            if rv:
+                self.resource_version = rv
+
+
+class Syncer:
+    """The informers of one cluster feeding one store."""
+
+    def __init__(self, cluster: Cluster, store: FleetStore, kinds: Iterable[str] | None = None, **informer_kw: float) -> None:
+        self.cluster = cluster
+        self.store = store
+        names = list(kinds) if kinds is not None else list(store.kinds)
+        self.informers: dict[str, Informer] = {k: Informer(cluster, store, KINDS[k], **informer_kw) for k in names}
+
+    def start(self) -> None:
+        for inf in self.informers.values():
+            inf.start()
+
+    def _settled(self) -> bool:
+        return all(self.store.state(k).synced or self.store.state(k).status == FORBIDDEN for k in self.informers)
+
+    async def wait_synced(self, timeout: float = 60.0, *, fail_fast: bool = True) -> None:
+        """Wait until every kind is listed (or forbidden). Raises UserError when it takes longer than `timeout`,
+        or at once (with `fail_fast`) when every kind still missing has failed to reach the server."""
+        changed = asyncio.Event()
+        unsubscribe = self.store.subscribe_state(lambda kind, state: changed.set())
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        try:
+            while not self._settled():
+                missing = [k for k in self.informers if not self.store.state(k).synced and self.store.state(k).status != FORBIDDEN]
+                failing = [k for k in missing if self.store.state(k).status in (UNREACHABLE, RECONNECTING)]
+                if fail_fast and missing and len(failing) == len(missing):
+                    msg = self.store.state(failing[0]).message.split(" Retrying in")[0]
+                    raise UserError(msg or f"cannot read {', '.join(missing)} from the cluster.", ExitCode.INPUT)
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    raise UserError(
+                        f"the cluster did not finish listing {', '.join(missing)} within {timeout:.0f} s.", ExitCode.INPUT
+                    )
+                changed.clear()
+                try:
+                    await asyncio.wait_for(changed.wait(), remaining)
+                except asyncio.TimeoutError:
+                    pass
+        finally:
+            unsubscribe()
+
+    def relist(self, kind: str | None = None) -> None:
+        for name, inf in self.informers.items():
+            if kind is None or name == kind:
+                inf.relist()
+
+    async def stop(self) -> None:
+        tasks = [inf.task for inf in self.informers.values() if inf.task is not None and not inf.task.done()]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def sync(cluster: Cluster, store: FleetStore, kinds: Iterable[str] | None = None, **informer_kw: float) -> Syncer:
+    """Start one informer per kind (all the store's kinds by default); returns the Syncer to wait on and stop."""
+    syncer = Syncer(cluster, store, kinds, **informer_kw)
+    syncer.start()
+    return syncer
+
+
+async def fetch_once(cluster: Cluster, store: FleetStore, kinds: Iterable[str] | None = None, *, concurrency: int = 6) -> None:
+    """List every kind once into the store (no watch): for headless commands and snapshots.
+
+    A 403 marks that kind forbidden and the rest goes on; any other failure raises a UserError.
+    """
+    names = list(kinds) if kinds is not None else list(store.kinds)
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(kind: str) -> None:
+        info = KINDS[kind]
+        async with sem:
+            try:
+                items, _rv = await cluster.list_all(info.list_path, label_selector=info.label_selector)
+            except ApiError as exc:
+                if exc.status == 403:
+                    store.set_state(kind, FORBIDDEN, _forbidden_message(cluster, info, exc))
+                    return
+                if exc.status == 404:
+                    # The server does not serve this kind (e.g. no resource.k8s.io/v1): nothing of it exists.
+                    store.replace(kind, [])
+                    store.set_state(kind, LIVE, f"the server does not serve {info.plural}.", synced=True)
+                    return
+                raise
+            _fill_type(items, info)
+            store.replace(kind, items)
+            store.set_state(kind, LIVE, "", synced=True)
+
+    await asyncio.gather(*(one(k) for k in names))
+    store.flush()
