@@ -1,0 +1,236 @@
+"""OpenAPI v3 documents satisfy kubectl-wire.md's rules; real kubectl explains and applies with them (throwaway server)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+import pytest
+
+from dragoman.sim.api import openapi
+from dragoman.sim.api.patch import ApplyConflict, apply_strategic_merge_patch, server_side_apply
+
+SERVED = openapi.served_group_versions()
+
+
+def test_index_lists_each_served_group_version_with_a_stable_hash():
+    index = openapi.openapi_v3_index(SERVED)
+    assert set(index["paths"]) == {openapi.gv_path(g, v) for g, v in SERVED}
+    url = index["paths"]["apis/resource.k8s.io/v1"]["serverRelativeURL"]
+    assert url.startswith("/openapi/v3/apis/resource.k8s.io/v1?hash=")
+    assert openapi.openapi_v3_index(SERVED) == index
+    assert openapi.parse_gv_path(url) == ("resource.k8s.io", "v1")
+    assert openapi.parse_gv_path("/openapi/v3/api/v1") == ("", "v1")
+    assert openapi.openapi_v3_document("example.com", "v1") is None
+
+
+def _refs(node, out):
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            out.add(node["$ref"])
+        for v in node.values():
+            _refs(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            _refs(v, out)
+
+
+@pytest.mark.parametrize("group, version", SERVED)
+def test_documents_follow_kubectl_rules(group, version):
+    doc = openapi.openapi_v3_document(group, version)
+    schemas = doc["components"]["schemas"]
+    refs: set[str] = set()
+    _refs(doc, refs)
+    missing = {r for r in refs if r.split("/")[-1] not in schemas}
+    assert not missing
+    for kind, plural, namespaced, _, verbs in openapi.RESOURCES[(group, version)]:
+        gvk = {"group": group, "version": version, "kind": kind}
+        owning = [s for s in schemas.values() if gvk in s.get("x-kubernetes-group-version-kind", [])]
+        assert owning, kind
+        base = (f"/api/{version}" if not group else f"/apis/{group}/{version}") + ("/namespaces/{namespace}" if namespaced else "")
+        if "patch" in verbs:
+            patch = doc["paths"][f"{base}/{plural}/{{name}}"]["patch"]
+            assert patch["x-kubernetes-group-version-kind"] == gvk
+            assert "fieldValidation" in {p["name"] for p in patch["parameters"]}
+            assert {"application/strategic-merge-patch+json", "application/apply-patch+yaml", "application/merge-patch+json",
+                    "application/json-patch+json"} <= set(patch["requestBody"]["content"])
+        else:
+            assert doc["paths"][f"{base}/{plural}"]["post"]["x-kubernetes-group-version-kind"] == gvk
+
+
+def test_deviceclass_schema_keeps_descriptions_and_patch_metadata():
+    doc = openapi.openapi_v3_document("resource.k8s.io", "v1")
+    spec = doc["components"]["schemas"]["io.k8s.api.resource.v1.DeviceClassSpec"]
+    assert "extendedResourceName" in spec["properties"] and spec["properties"]["selectors"]["x-kubernetes-list-type"] == "atomic"
+    assert "extended resource name" in spec["properties"]["extendedResourceName"]["description"]
+    pod_spec = openapi.openapi_v3_document("", "v1")["components"]["schemas"]["io.k8s.api.core.v1.PodSpec"]
+    assert pod_spec["properties"]["containers"]["x-kubernetes-patch-merge-key"] == "name"
+
+
+def test_shipped_data_is_small():
+    from dragoman.sim.api import schemas
+
+    assert schemas.DATA.stat().st_size < 400_000
+
+
+# ---------------------------------------------------------------- real kubectl against a throwaway server
+
+
+class Throwaway:
+    """Just enough API server for explain/apply: legacy discovery, /openapi/v3, one DeviceClass collection."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, dict] = {}
+        self.log: list[tuple[str, str, str]] = []
+        self.rv = 1
+
+    async def handle(self, request):
+        from aiohttp import web
+
+        body = await request.read()
+        path = request.path
+        self.log.append((request.method, request.path_qs, request.headers.get("Content-Type", "")))
+        if path == "/api":
+            return web.json_response({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []})
+        if path == "/apis":
+            return web.json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+                {"name": "resource.k8s.io", "versions": [{"groupVersion": "resource.k8s.io/v1", "version": "v1"}],
+                 "preferredVersion": {"groupVersion": "resource.k8s.io/v1", "version": "v1"}}]})
+        if path == "/api/v1":
+            return web.json_response({"kind": "APIResourceList", "groupVersion": "v1", "resources": []})
+        if path == "/apis/resource.k8s.io/v1":
+            return web.json_response({"kind": "APIResourceList", "groupVersion": "resource.k8s.io/v1", "resources": [
+                {"name": "deviceclasses", "singularName": "deviceclass", "namespaced": False, "kind": "DeviceClass", "verbs": openapi._ALL}]})
+        if path == "/openapi/v3":
+            return web.json_response(openapi.openapi_v3_index([("", "v1"), ("resource.k8s.io", "v1")]))
+        if path.startswith("/openapi/v3/"):
+            gv = openapi.parse_gv_path(path)
+            data = openapi.openapi_v3_document_bytes(*gv) if gv else None
+            if data is None:
+                return web.Response(status=404)
+            return web.Response(body=data, content_type="application/json")
+        prefix = "/apis/resource.k8s.io/v1/deviceclasses"
+        if path.startswith(prefix):
+            name = path[len(prefix) + 1:]
+            if request.method == "GET" and name:
+                if name in self.objects:
+                    return web.json_response(self.objects[name])
+                return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404, "reason": "NotFound",
+                                          "message": f'deviceclasses.resource.k8s.io "{name}" not found'}, status=404)
+            if request.method == "POST":
+                obj = json.loads(body)
+                return self._store(obj, 201)
+            if request.method == "PATCH":
+                ctype = request.headers.get("Content-Type", "")
+                patch = json.loads(body)
+                live = self.objects.get(name)
+                if ctype.startswith("application/apply-patch"):
+                    try:
+                        obj = server_side_apply(live, patch, request.query["fieldManager"], request.query.get("force") == "true")
+                    except ApplyConflict as conflict:
+                        return web.json_response(conflict.status(), status=409)
+                    return self._store(obj, 200 if live else 201)
+                obj = apply_strategic_merge_patch(live, patch, "DeviceClass")
+                return self._store(obj, 200)
+        return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404, "reason": "NotFound"}, status=404)
+
+    def _store(self, obj, code):
+        from aiohttp import web
+
+        self.rv += 1
+        meta = obj.setdefault("metadata", {})
+        meta["resourceVersion"] = str(self.rv)
+        meta.setdefault("uid", "uid-" + meta["name"])
+        meta.setdefault("creationTimestamp", "2026-11-30T12:00:00Z")
+        self.objects[meta["name"]] = obj
+        return web.json_response(obj, status=code)
+
+
+@pytest.fixture
+async def kubectl_env(tmp_path):
+    from aiohttp import web
+
+    from tests.support.kubectl import ensure_binary
+
+    server = Throwaway()
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", server.handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        f"apiVersion: v1\nkind: Config\nclusters: [{{name: c, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"
+        "users: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+    )
+    env = dict(os.environ, KUBECONFIG=str(kubeconfig), HOME=str(tmp_path))
+    kubectl = str(ensure_binary("kubectl"))
+
+    async def run(*args, stdin: str | None = None) -> tuple[int, str]:
+        proc = await asyncio.create_subprocess_exec(
+            kubectl, *args, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        )
+        out, _ = await asyncio.wait_for(proc.communicate(stdin.encode() if stdin else None), timeout=120)
+        return proc.returncode, out.decode()
+
+    yield server, run, tmp_path
+    await runner.cleanup()
+
+
+@pytest.mark.kubectl
+async def test_kubectl_explain_deviceclass_spec(kubectl_env):
+    server, run, _ = kubectl_env
+    code, out = await run("explain", "deviceclass.spec")
+    assert code == 0, out
+    assert "GROUP:      resource.k8s.io" in out and "KIND:       DeviceClass" in out and "FIELD: spec <DeviceClassSpec>" in out
+    assert "extendedResourceName\t<string>" in out and "selectors\t<[]DeviceSelector>" in out
+    code, out = await run("explain", "deviceclass.spec.selectors.cel")
+    assert code == 0 and "expression\t<string> -required-" in out
+    assert not any("/openapi/v2" in p for _, p, _ in server.log)
+
+
+DEVICE_CLASS = """apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: gpu.example.com
+spec:
+  extendedResourceName: example.com/gpu
+  selectors:
+  - cel:
+      expression: device.driver == "gpu.example.com"
+"""
+
+
+@pytest.mark.kubectl
+async def test_kubectl_apply_client_side_then_server_side(kubectl_env):
+    server, run, tmp_path = kubectl_env
+    manifest = tmp_path / "dc.yaml"
+    manifest.write_text(DEVICE_CLASS)
+    code, out = await run("apply", "-f", str(manifest))
+    assert code == 0 and "deviceclass.resource.k8s.io/gpu.example.com created" in out, out
+    rv = server.objects["gpu.example.com"]["metadata"]["resourceVersion"]
+    code, out = await run("apply", "-f", str(manifest))
+    assert code == 0 and "unchanged" in out, out
+    assert server.objects["gpu.example.com"]["metadata"]["resourceVersion"] == rv
+    manifest.write_text(DEVICE_CLASS.replace("example.com/gpu", "example.com/gpu2"))
+    code, out = await run("apply", "-f", str(manifest))
+    assert code == 0 and "configured" in out, out
+    patches = [(p, c) for m, p, c in server.log if m == "PATCH"]
+    assert patches and patches[-1][1] == "application/strategic-merge-patch+json" and "fieldValidation=Strict" in patches[-1][0]
+    assert server.objects["gpu.example.com"]["spec"]["extendedResourceName"] == "example.com/gpu2"
+    assert not any("/openapi/v2" in p for _, p, _ in server.log)
+
+    # Server-side apply: the client-side manager owns extendedResourceName, so a change conflicts until forced.
+    manifest.write_text(DEVICE_CLASS.replace("example.com/gpu", "example.com/gpu3"))
+    server.objects["gpu.example.com"]["metadata"]["managedFields"] = [{
+        "manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "resource.k8s.io/v1", "time": "2026-11-30T12:00:00Z",
+        "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:extendedResourceName": {}, "f:selectors": {}}}}]
+    code, out = await run("apply", "--server-side", "-f", str(manifest))
+    assert code != 0 and 'conflict with "kubectl-client-side-apply"' in out and ".spec.extendedResourceName" in out, out
+    code, out = await run("apply", "--server-side", "--force-conflicts", "-f", str(manifest))
+    assert code == 0 and "serverside-applied" in out, out
+    managers = {e["manager"] for e in server.objects["gpu.example.com"]["metadata"]["managedFields"]}
+    assert "kubectl" in managers
