@@ -1,0 +1,1047 @@
+"""The fleet model: pools, nodes and their GPU ownership, devices, classes and claims, derived incrementally from raw objects."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter, defaultdict
+from typing import Any, Callable, Iterable, Sequence
+
+from dragoman.fleet import ownership as own
+from dragoman.fleet.ownership import GPU, MIG_PREFIX, Workload
+from dragoman.fleet.pools import POOL_LABELS, UNLABELED, PoolView, build_pool_view, detect_pool_label
+
+Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
+DeviceId = tuple[str, str, str]  # (driver, pool, device)
+
+KINDS = (
+    "Node", "Pod", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet", "Job", "Namespace", "Event",
+    "ResourceQuota", "PodDisruptionBudget", "ConfigMap", "Lease", "DeviceClass", "ResourceSlice", "ResourceClaim",
+    "ResourceClaimTemplate",
+)
+BRIDGE_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
+TERMINAL_PHASES = ("Succeeded", "Failed")
+# GPU Feature Discovery labels read for the hardware and the sharing set-up.
+GFD_PRODUCT = "nvidia.com/gpu.product"
+GFD_COUNT = "nvidia.com/gpu.count"
+GFD_REPLICAS = "nvidia.com/gpu.replicas"
+GFD_SHARING = "nvidia.com/gpu.sharing-strategy"
+GFD_MIG_STRATEGY = "nvidia.com/mig.strategy"
+GPU_NODE_LABELS = ("nvidia.com/gpu.present", GFD_PRODUCT, GFD_COUNT, "feature.node.kubernetes.io/pci-10de.present")
+
+
+def key_of(obj: dict) -> Key:
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace") or "", meta.get("name") or "")
+
+
+def is_extended_resource(name: str) -> bool:
+    """Extended resources have a domain; `*kubernetes.io/` names are native except the implicit DRA ones."""
+    if "/" not in name:
+        return False
+    if name.startswith(IMPLICIT_PREFIX):
+        return True
+    domain = name.split("/", 1)[0]
+    return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
+
+
+def container_extended(container: dict) -> dict[str, int]:
+    """Extended resources of one container: limits imply requests for them, so either side counts."""
+    res = container.get("resources") or {}
+    out: dict[str, int] = {}
+    for side in ("limits", "requests"):
+        for name, value in (res.get(side) or {}).items():
+            if is_extended_resource(name):
+                out[name] = max(out.get(name, 0), own.parse_count(value))
+    return out
+
+
+def pod_extended_requests(pod: dict) -> dict[str, int]:
+    """The pod's effective extended-resource requests: sum over containers, at least the largest init container."""
+    spec = pod.get("spec") or {}
+    total: dict[str, int] = {}
+    for c in spec.get("containers") or ():
+        for k, v in container_extended(c).items():
+            total[k] = total.get(k, 0) + v
+    for c in spec.get("initContainers") or ():
+        for k, v in container_extended(c).items():
+            total[k] = max(total.get(k, 0), v)
+    return {k: v for k, v in total.items() if v > 0}
+
+
+def pod_terminal(pod: dict) -> bool:
+    return (pod.get("status") or {}).get("phase") in TERMINAL_PHASES
+
+
+def is_bridge_claim(claim: dict) -> bool:
+    return ((claim.get("metadata") or {}).get("annotations") or {}).get(BRIDGE_ANNOTATION) is not None
+
+
+def claim_requests(spec_devices: dict) -> list[dict]:
+    return list((spec_devices or {}).get("requests") or [])
+
+
+def claim_spec(obj: dict, kind: str) -> dict:
+    """The ResourceClaimSpec of a claim or of a template."""
+    spec = obj.get("spec") or {}
+    if kind == "ResourceClaimTemplate":
+        spec = spec.get("spec") or {}
+    return spec
+
+
+def request_alternatives(request: dict) -> list[tuple[str, dict]]:
+    """(name, body) of what a request may be satisfied with: `exactly`, or each `firstAvailable` subrequest."""
+    if request.get("exactly") is not None:
+        return [(request.get("name", ""), request["exactly"])]
+    if request.get("firstAvailable"):
+        return [(f"{request.get('name', '')}/{sub.get('name', '')}", sub) for sub in request["firstAvailable"]]
+    # v1beta1-shaped objects from old snapshots keep the fields on the request itself.
+    if request.get("deviceClassName"):
+        return [(request.get("name", ""), request)]
+    return []
+
+
+@dataclasses.dataclass
+class StackPod:
+    """A device-plugin or DRA-driver pod on a node."""
+
+    key: Key
+    workload: Workload
+    phase: str
+    ready: bool
+    restarts: int
+    flapping: bool
+    flapping_reason: str
+
+    @property
+    def running(self) -> bool:
+        return self.phase == "Running"
+
+
+@dataclasses.dataclass
+class DeviceView:
+    """One device of the newest generation of its pool."""
+
+    driver: str
+    pool: str
+    name: str
+    node: str | None
+    slice: str
+    raw: dict
+
+    @property
+    def id(self) -> DeviceId:
+        return (self.driver, self.pool, self.name)
+
+    def attribute(self, name: str) -> Any:
+        """The value of an attribute by its qualified or bare name (bare names are in the driver's domain)."""
+        attrs = self.raw.get("attributes") or {}
+        a = attrs.get(name)
+        if a is None and "/" in name and name.split("/", 1)[0] == self.driver:
+            a = attrs.get(name.split("/", 1)[1])
+        if a is None and "/" not in name:
+            a = attrs.get(f"{self.driver}/{name}")
+        if not isinstance(a, dict):
+            return None
+        for t in ("string", "int", "bool", "version"):
+            if a.get(t) is not None:
+                return a[t]
+        return None
+
+    @property
+    def type(self) -> str | None:
+        return self.attribute("type")
+
+
+@dataclasses.dataclass
+class NodeView:
+    """Everything about one node that decides and explains which mechanism serves its GPUs."""
+
+    name: str
+    pool: str
+    labels: dict
+    kubelet_version: str | None
+    kubelet: tuple[int, int, int] | None
+    schedulable: bool
+    ready: bool
+    taints: list[dict]
+    capacity_gpu: int
+    allocatable_gpu: int
+    has_allocatable_key: bool
+    mig_capacity: dict[str, int]
+    mig_allocatable: dict[str, int]
+    product: str | None
+    gpu_count_label: int
+    replicas: int
+    sharing_strategy: str | None
+    mig_strategy: str | None
+    device_plugin: list[StackPod]
+    dra_driver: list[StackPod]
+    slices: list[str]  # names of the newest-generation slices published for this node
+    stale_slices: list[str]  # older generations still present, or an incomplete newest generation
+    devices: list[DeviceView]
+    devices_gpu: int  # devices of the NVIDIA DRA driver
+    devices_total: int
+    devices_allocated: int
+    mechanism: str  # device-plugin | dra | both | none | flapping
+    ownership: str  # the mechanism, or "migrating" while a dragoman step is in progress and nothing is wrong
+    migration: own.MigrationState | None
+    capacity_window: bool  # capacity still > 0 while allocatable is 0: the plugin stopped within the grace period
+    is_gpu: bool
+
+    @property
+    def devices_free(self) -> int:
+        return self.devices_total - self.devices_allocated
+
+    @property
+    def bridge_capable(self) -> bool:
+        return self.kubelet is not None and self.kubelet[:2] >= own.BRIDGE_VERSION
+
+    @property
+    def sharing(self) -> str | None:
+        if self.mig_strategy in ("single", "mixed") and (self.mig_capacity or self.mig_strategy == "single" and "MIG" in (self.product or "")):
+            return f"mig {self.mig_strategy}"
+        if self.replicas > 1:
+            strategy = self.sharing_strategy if self.sharing_strategy and self.sharing_strategy != "none" else "time-slicing"
+            return f"{strategy} x{self.replicas}"
+        if self.sharing_strategy and self.sharing_strategy not in ("none", ""):
+            return self.sharing_strategy
+        return None
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "pool": self.pool,
+            "ownership": self.ownership,
+            "mechanism": self.mechanism,
+            "kubeletVersion": self.kubelet_version,
+            "schedulable": self.schedulable,
+            "capacityGpu": self.capacity_gpu,
+            "allocatableGpu": self.allocatable_gpu,
+            "devices": self.devices_total,
+            "devicesAllocated": self.devices_allocated,
+            "product": self.product,
+            "sharing": self.sharing,
+            "migration": dataclasses.asdict(self.migration) if self.migration else None,
+            "capacityWindow": self.capacity_window,
+        }
+
+
+@dataclasses.dataclass
+class ClassView:
+    """A DeviceClass and the extended resources it serves (explicit name if it wins the tie-break, and its implicit name)."""
+
+    name: str
+    raw: dict
+    created: str
+    extended_resource_name: str | None
+    implicit_name: str
+    expressions: list[str]
+    serves: list[str]
+    shadowed_by: dict[str, str]  # explicit name -> the class that wins it instead
+
+
+@dataclasses.dataclass
+class SelectorResult:
+    """Selectors evaluated over the fleet's current devices: what matched, what failed at runtime, or a compile error."""
+
+    matched: list[DeviceId]
+    errors: dict[DeviceId, str]
+    evaluated: int
+    compile_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.compile_error is None and not self.errors
+
+
+class FleetModel:
+    """Derived views over the raw objects of one fleet; `load` once, then `apply` watch changes incrementally."""
+
+    def __init__(self, pool_label: str | None = None) -> None:
+        self.pool_label_given = pool_label
+        self.pool_label: str | None = pool_label
+        self.generation = 0
+        self._reset()
+
+    # ---- raw objects and indexes -------------------------------------------------------------------------------
+
+    def _reset(self) -> None:
+        self.objects: dict[str, dict[Key, dict]] = {k: {} for k in KINDS}
+        self._label_counts: Counter = Counter()
+        self._pool_members: dict[str, set[str]] = defaultdict(set)
+        self._node_pool: dict[str, str] = {}
+        self._ds_workload: dict[Key, Workload | None] = {}
+        self._ds_pods: dict[Key, set[Key]] = defaultdict(set)
+        self._pods_by_node: dict[str, set[Key]] = defaultdict(set)
+        self._stack_pods: dict[Key, Workload] = {}
+        self._stack_by_node: dict[str, set[Key]] = defaultdict(set)
+        self._slices_by_pool: dict[tuple[str, str], set[str]] = defaultdict(set)
+        self._pool_node: dict[tuple[str, str], str] = {}
+        self._slice_pools_by_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        self._alloc: dict[DeviceId, Key] = {}
+        self._events_by_obj: dict[tuple[str, str, str], set[Key]] = defaultdict(set)
+        self._claims_by_owner_pod: dict[Key, set[Key]] = defaultdict(set)
+        self._node_cache: dict[str, NodeView] = {}
+        self._pool_cache: dict[str, PoolView] = {}
+        self._classes_cache: dict[str, ClassView] | None = None
+        self._cel_epoch = 0
+        self._cel_cache: dict[Any, tuple[int, Any]] = {}
+        self._cel_devices: dict[DeviceId, tuple[dict, Any]] = {}
+
+    def load(self, objects_by_kind: dict[str, dict[Key, dict] | Iterable[dict]]) -> None:
+        """Replace everything with these objects (per kind: a mapping key → raw object, or an iterable of objects)."""
+        self._reset()
+        # Nodes and DaemonSets first: pools and pod classification depend on them.
+        order = ["Node", "DaemonSet"] + [k for k in KINDS if k not in ("Node", "DaemonSet")]
+        if self.pool_label_given is None:
+            nodes = objects_by_kind.get("Node") or {}
+            counts: Counter = Counter()
+            for obj in nodes.values() if isinstance(nodes, dict) else nodes:
+                labels = (obj.get("metadata") or {}).get("labels") or {}
+                for lk in POOL_LABELS:
+                    if lk in labels:
+                        counts[lk] += 1
+            self.pool_label = detect_pool_label(counts)
+        for kind in order:
+            objs = objects_by_kind.get(kind)
+            if not objs:
+                continue
+            store = self.objects[kind]
+            index = getattr(self, f"_index_{kind}", None)
+            for obj in objs.values() if isinstance(objs, dict) else objs:
+                k = key_of(obj)
+                store[k] = obj
+                if index is not None:
+                    index(None, obj)
+        self.generation += 1
+        self._cel_epoch += 1
+
+    def load_list(self, items: Iterable[dict]) -> None:
+        """Load a flat sequence of objects (a snapshot's List items), grouped by their `kind`."""
+        by_kind: dict[str, list[dict]] = defaultdict(list)
+        for obj in items:
+            if isinstance(obj, dict) and obj.get("kind") in self.objects:
+                by_kind[obj["kind"]].append(obj)
+        self.load(by_kind)
+
+    def apply(self, changes: Sequence[Any]) -> None:
+        """Absorb watch changes (objects with kind, type, obj, old); cost is proportional to what they touch."""
+        for ch in changes:
+            kind = ch.kind
+            store = self.objects.get(kind)
+            if store is None:
+                continue
+            obj = ch.obj
+            k = key_of(obj)
+            old = store.get(k)
+            deleted = str(ch.type).upper() in ("DELETED", "DELETE")
+            if deleted:
+                if old is None:
+                    continue
+                del store[k]
+                new = None
+            else:
+                store[k] = obj
+                new = obj
+            index = getattr(self, f"_index_{kind}", None)
+            if index is not None:
+                index(old, new)
+        self.generation += 1
+
+    def _invalidate_node(self, node: str | None) -> None:
+        if not node:
+            return
+        self._node_cache.pop(node, None)
+        pool = self._node_pool.get(node)
+        if pool is not None:
+            self._pool_cache.pop(pool, None)
+
+    # Per-kind index maintenance: (old, new) with either side None for adds and deletes.
+
+    def _pool_of_labels(self, labels: dict) -> str:
+        if self.pool_label is None:
+            return UNLABELED
+        return labels.get(self.pool_label) or UNLABELED
+
+    def _index_Node(self, old: dict | None, new: dict | None) -> None:
+        name = key_of(new or old)[1]
+        if old is not None:
+            labels = (old.get("metadata") or {}).get("labels") or {}
+            for lk in POOL_LABELS:
+                if lk in labels:
+                    self._label_counts[lk] -= 1
+            pool = self._node_pool.pop(name, None)
+            if pool is not None:
+                self._pool_members[pool].discard(name)
+                if not self._pool_members[pool]:
+                    del self._pool_members[pool]
+                self._pool_cache.pop(pool, None)
+        if new is not None:
+            labels = (new.get("metadata") or {}).get("labels") or {}
+            for lk in POOL_LABELS:
+                if lk in labels:
+                    self._label_counts[lk] += 1
+            pool = self._pool_of_labels(labels)
+            self._node_pool[name] = pool
+            self._pool_members[pool].add(name)
+            self._pool_cache.pop(pool, None)
+        self._node_cache.pop(name, None)
+        if self.pool_label_given is None:
+            detected = detect_pool_label(self._label_counts)
+            if detected != self.pool_label:
+                self._repool(detected)
+
+    def _repool(self, label: str | None) -> None:
+        self.pool_label = label
+        self._pool_members = defaultdict(set)
+        self._node_pool = {}
+        for (_, name), node in self.objects["Node"].items():
+            pool = self._pool_of_labels((node.get("metadata") or {}).get("labels") or {})
+            self._node_pool[name] = pool
+            self._pool_members[pool].add(name)
+        self._node_cache.clear()
+        self._pool_cache.clear()
+
+    def _index_DaemonSet(self, old: dict | None, new: dict | None) -> None:
+        k = key_of(new or old)
+        before = self._ds_workload.get(k)
+        after = own.classify_daemonset(new) if new is not None else None
+        if new is None:
+            self._ds_workload.pop(k, None)
+        else:
+            self._ds_workload[k] = after
+        if before != after:
+            pods = self.objects["Pod"]
+            for pk in list(self._ds_pods.get(k, ())):
+                pod = pods.get(pk)
+                if pod is not None:
+                    self._index_stack_pod(pk, pod, pod)
+
+    def _index_stack_pod(self, pk: Key, old: dict | None, new: dict | None) -> None:
+        prev = self._stack_pods.pop(pk, None)
+        if prev is not None and old is not None:
+            node = (old.get("spec") or {}).get("nodeName")
+            if node:
+                self._stack_by_node[node].discard(pk)
+                self._invalidate_node(node)
+        if new is not None:
+            w = own.classify_pod(new, self._ds_workload)
+            if w is not None:
+                self._stack_pods[pk] = w
+                node = (new.get("spec") or {}).get("nodeName")
+                if node:
+                    self._stack_by_node[node].add(pk)
+                    self._invalidate_node(node)
+
+    def _index_Pod(self, old: dict | None, new: dict | None) -> None:
+        pk = key_of(new or old)
+        old_node = (old.get("spec") or {}).get("nodeName") if old is not None else None
+        new_node = (new.get("spec") or {}).get("nodeName") if new is not None else None
+        if old_node != new_node:
+            if old_node:
+                self._pods_by_node[old_node].discard(pk)
+            if new_node:
+                self._pods_by_node[new_node].add(pk)
+        for o in ((old or {}).get("metadata") or {}).get("ownerReferences") or ():
+            if o.get("kind") == "DaemonSet":
+                self._ds_pods[(pk[0], o.get("name", ""))].discard(pk)
+        for o in ((new or {}).get("metadata") or {}).get("ownerReferences") or ():
+            if o.get("kind") == "DaemonSet":
+                self._ds_pods[(pk[0], o.get("name", ""))].add(pk)
+        if pk in self._stack_pods or (new is not None and self._maybe_stack(new)):
+            self._index_stack_pod(pk, old, new)
+
+    def _maybe_stack(self, pod: dict) -> bool:
+        for o in (pod.get("metadata") or {}).get("ownerReferences") or ():
+            if o.get("kind") == "DaemonSet":
+                return True
+        # Bare or statically managed pods: classified on labels and images (cheap, and rare in a fleet).
+        return (pod.get("metadata") or {}).get("namespace") in ("kube-system", "gpu-operator", "nvidia-device-plugin") or \
+            own.classify_pod(pod, {}) is not None
+
+    def _slice_node(self, sl: dict) -> str | None:
+        return (sl.get("spec") or {}).get("nodeName")
+
+    def _index_ResourceSlice(self, old: dict | None, new: dict | None) -> None:
+        name = key_of(new or old)[1]
+        for sl, add in ((old, False), (new, True)):
+            if sl is None:
+                continue
+            spec = sl.get("spec") or {}
+            pk = (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""))
+            node = spec.get("nodeName")
+            if add:
+                self._slices_by_pool[pk].add(name)
+                if node:
+                    self._pool_node[pk] = node
+                    self._slice_pools_by_node[node].add(pk)
+            else:
+                members = self._slices_by_pool.get(pk)
+                if members is not None:
+                    members.discard(name)
+                    if not members:
+                        del self._slices_by_pool[pk]
+                        self._pool_node.pop(pk, None)
+                        if node:
+                            self._slice_pools_by_node[node].discard(pk)
+            self._invalidate_node(node)
+        self._cel_epoch += 1
+
+    def _claim_results(self, claim: dict | None) -> list[DeviceId]:
+        if claim is None:
+            return []
+        alloc = (claim.get("status") or {}).get("allocation") or {}
+        return [(r.get("driver", ""), r.get("pool", ""), r.get("device", "")) for r in (alloc.get("devices") or {}).get("results") or ()]
+
+    def _index_ResourceClaim(self, old: dict | None, new: dict | None) -> None:
+        ck = key_of(new or old)
+        before = self._claim_results(old)
+        after = self._claim_results(new)
+        if before != after:
+            for d in before:
+                if self._alloc.get(d) == ck:
+                    del self._alloc[d]
+                self._invalidate_node(self._pool_node.get(d[:2]))
+            for d in after:
+                self._alloc[d] = ck
+                self._invalidate_node(self._pool_node.get(d[:2]))
+        for o in ((old or {}).get("metadata") or {}).get("ownerReferences") or ():
+            if o.get("kind") == "Pod":
+                self._claims_by_owner_pod[(ck[0], o.get("name", ""))].discard(ck)
+        for o in ((new or {}).get("metadata") or {}).get("ownerReferences") or ():
+            if o.get("kind") == "Pod":
+                self._claims_by_owner_pod[(ck[0], o.get("name", ""))].add(ck)
+
+    def _index_DeviceClass(self, old: dict | None, new: dict | None) -> None:
+        self._classes_cache = None
+        self._cel_epoch += 1
+
+    def _index_Event(self, old: dict | None, new: dict | None) -> None:
+        ek = key_of(new or old)
+        for ev, add in ((old, False), (new, True)):
+            if ev is None:
+                continue
+            inv = ev.get("involvedObject") or ev.get("regarding") or {}
+            ref = (inv.get("kind", ""), inv.get("namespace") or "", inv.get("name", ""))
+            if add:
+                self._events_by_obj[ref].add(ek)
+            else:
+                s = self._events_by_obj.get(ref)
+                if s is not None:
+                    s.discard(ek)
+                    if not s:
+                        del self._events_by_obj[ref]
+
+    # ---- nodes ---------------------------------------------------------------------------------------------------
+
+    def node_names(self) -> list[str]:
+        return sorted(n for _, n in self.objects["Node"])
+
+    def node(self, name: str) -> NodeView | None:
+        view = self._node_cache.get(name)
+        if view is None:
+            raw = self.objects["Node"].get(("", name))
+            if raw is None:
+                return None
+            view = self._build_node(name, raw)
+            self._node_cache[name] = view
+        return view
+
+    def nodes(self) -> list[NodeView]:
+        return [v for v in (self.node(n) for n in self.node_names()) if v is not None]
+
+    def _stack_pod_view(self, pk: Key, w: Workload) -> StackPod | None:
+        pod = self.objects["Pod"].get(pk)
+        if pod is None or pod_terminal(pod) or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            return None
+        flapping, restarts, reason = own.crash_looping(pod)
+        return StackPod(pk, w, (pod.get("status") or {}).get("phase", ""), own.pod_ready(pod), restarts, flapping, reason)
+
+    def pool_slices(self, driver: str, pool: str) -> tuple[list[dict], list[dict], bool]:
+        """(newest-generation slices, older slices, complete) of one pool."""
+        names = self._slices_by_pool.get((driver, pool)) or ()
+        store = self.objects["ResourceSlice"]
+        slices = [store[("", n)] for n in names if ("", n) in store]
+        if not slices:
+            return [], [], False
+        newest = max(int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) for s in slices)
+        cur = [s for s in slices if int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) == newest]
+        older = [s for s in slices if s not in cur]
+        want = max(int(((s.get("spec") or {}).get("pool") or {}).get("resourceSliceCount") or 1) for s in cur)
+        return cur, older, len(cur) >= want
+
+    def _build_node(self, name: str, raw: dict) -> NodeView:
+        meta = raw.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        spec = raw.get("spec") or {}
+        status = raw.get("status") or {}
+        cap = status.get("capacity") or {}
+        alloc = status.get("allocatable") or {}
+        info = status.get("nodeInfo") or {}
+        kv = info.get("kubeletVersion")
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ())
+        dp: list[StackPod] = []
+        dra: list[StackPod] = []
+        for pk in sorted(self._stack_by_node.get(name, ())):
+            w = self._stack_pods.get(pk)
+            if w is None:
+                continue
+            sp = self._stack_pod_view(pk, w)
+            if sp is None:
+                continue
+            (dp if w.role == "device-plugin" else dra).append(sp)
+        slices: list[str] = []
+        stale: list[str] = []
+        devices: list[DeviceView] = []
+        for driver, pool in sorted(self._slice_pools_by_node.get(name, ())):
+            cur, older, complete = self.pool_slices(driver, pool)
+            stale.extend(key_of(s)[1] for s in older)
+            if not complete:
+                stale.extend(key_of(s)[1] for s in cur)
+            for s in sorted(cur, key=lambda s: key_of(s)[1]):
+                sname = key_of(s)[1]
+                slices.append(sname)
+                for d in (s.get("spec") or {}).get("devices") or ():
+                    devices.append(DeviceView(driver, pool, d.get("name", ""), name, sname, d))
+        devices_gpu = sum(1 for d in devices if d.driver == own.DRA_DRIVER)
+        allocated = sum(1 for d in devices if d.id in self._alloc)
+        alloc_gpu = own.parse_count(alloc.get(GPU))
+        cap_gpu = own.parse_count(cap.get(GPU))
+        mig_cap = {k: own.parse_count(v) for k, v in cap.items() if k.startswith(MIG_PREFIX)}
+        mig_alloc = {k: own.parse_count(v) for k, v in alloc.items() if k.startswith(MIG_PREFIX)}
+        alloc_any = alloc_gpu + sum(mig_alloc.values())
+        plugin_running = any(p.running and not p.flapping for p in dp)
+        plugin_flapping = any(p.flapping for p in dp)
+        mechanism = own.decide_mechanism(alloc_any, plugin_running, plugin_flapping, devices_gpu)
+        migration = own.parse_migration(raw)
+        ownership = mechanism
+        if migration is not None and migration.in_progress and mechanism not in (own.BOTH, own.FLAPPING):
+            ownership = own.MIGRATING
+        is_gpu = bool(
+            cap_gpu or alloc_gpu or mig_cap or devices_gpu or dp or dra
+            or any(labels.get(k) for k in GPU_NODE_LABELS) or migration is not None
+        )
+        return NodeView(
+            name=name,
+            pool=self._node_pool.get(name, UNLABELED),
+            labels=labels,
+            kubelet_version=kv,
+            kubelet=own.parse_kubelet_version(kv),
+            schedulable=not spec.get("unschedulable"),
+            ready=ready,
+            taints=list(spec.get("taints") or ()),
+            capacity_gpu=cap_gpu,
+            allocatable_gpu=alloc_gpu,
+            has_allocatable_key=GPU in alloc,
+            mig_capacity=mig_cap,
+            mig_allocatable=mig_alloc,
+            product=labels.get(GFD_PRODUCT) or (devices[0].attribute("productName") if devices else None),
+            gpu_count_label=own.parse_count(labels.get(GFD_COUNT)),
+            replicas=own.parse_count(labels.get(GFD_REPLICAS)) or 1,
+            sharing_strategy=labels.get(GFD_SHARING),
+            mig_strategy=labels.get(GFD_MIG_STRATEGY),
+            device_plugin=dp,
+            dra_driver=dra,
+            slices=slices,
+            stale_slices=stale,
+            devices=devices,
+            devices_gpu=devices_gpu,
+            devices_total=len(devices),
+            devices_allocated=allocated,
+            mechanism=mechanism,
+            ownership=ownership,
+            migration=migration,
+            capacity_window=(cap_gpu > 0 and alloc_gpu == 0) or any(v > 0 and mig_alloc.get(k, 0) == 0 for k, v in mig_cap.items()),
+            is_gpu=is_gpu,
+        )
+
+    # ---- pools ---------------------------------------------------------------------------------------------------
+
+    def pool_names(self) -> list[str]:
+        return sorted(self._pool_members)
+
+    def pool(self, name: str) -> PoolView | None:
+        view = self._pool_cache.get(name)
+        if view is None:
+            members = self._pool_members.get(name)
+            if not members:
+                return None
+            view = build_pool_view(name, [v for v in (self.node(n) for n in sorted(members)) if v is not None])
+            self._pool_cache[name] = view
+        return view
+
+    def pools(self) -> list[PoolView]:
+        return [p for p in (self.pool(n) for n in self.pool_names()) if p is not None]
+
+    def pool_nodes(self, name: str) -> list[NodeView]:
+        return [v for v in (self.node(n) for n in sorted(self._pool_members.get(name, ()))) if v is not None]
+
+    # ---- devices -------------------------------------------------------------------------------------------------
+
+    def current_slices(self) -> list[dict]:
+        """Every slice of the newest generation of its pool (the scheduler uses only those)."""
+        out = []
+        for driver, pool in sorted(self._slices_by_pool):
+            out.extend(self.pool_slices(driver, pool)[0])
+        return out
+
+    def devices(self) -> Iterable[DeviceView]:
+        for driver, pool in sorted(self._slices_by_pool):
+            node = self._pool_node.get((driver, pool))
+            for s in self.pool_slices(driver, pool)[0]:
+                sname = key_of(s)[1]
+                snode = (s.get("spec") or {}).get("nodeName") or node
+                for d in (s.get("spec") or {}).get("devices") or ():
+                    yield DeviceView(driver, pool, d.get("name", ""), snode, sname, d)
+
+    def device_claim(self, device: DeviceId) -> Key | None:
+        return self._alloc.get(device)
+
+    # ---- classes and the extended-resource mapping -------------------------------------------------------------
+
+    def classes(self) -> dict[str, ClassView]:
+        if self._classes_cache is not None:
+            return self._classes_cache
+        raw = {key_of(c)[1]: c for c in self.objects["DeviceClass"].values()}
+        by_name: dict[str, list[str]] = defaultdict(list)
+        for name, c in raw.items():
+            ern = (c.get("spec") or {}).get("extendedResourceName")
+            if ern:
+                by_name[ern].append(name)
+        winners: dict[str, str] = {}
+        for ern, names in by_name.items():
+            # Newest creationTimestamp wins; ties go to the lexicographically smaller name (RFC 3339 sorts as text).
+            names.sort(key=lambda n: n)
+            names.sort(key=lambda n: (raw[n].get("metadata") or {}).get("creationTimestamp") or "", reverse=True)
+            winners[ern] = names[0]
+        out: dict[str, ClassView] = {}
+        for name in sorted(raw):
+            c = raw[name]
+            spec = c.get("spec") or {}
+            ern = spec.get("extendedResourceName")
+            implicit = IMPLICIT_PREFIX + name
+            serves = [implicit]
+            shadowed = {}
+            if ern:
+                if winners.get(ern) == name:
+                    serves.insert(0, ern)
+                else:
+                    shadowed[ern] = winners[ern]
+            out[name] = ClassView(
+                name=name,
+                raw=c,
+                created=(c.get("metadata") or {}).get("creationTimestamp") or "",
+                extended_resource_name=ern,
+                implicit_name=implicit,
+                expressions=[(s.get("cel") or {}).get("expression", "") for s in spec.get("selectors") or () if s.get("cel")],
+                serves=serves,
+                shadowed_by=shadowed,
+            )
+        self._classes_cache = out
+        return out
+
+    def classes_naming(self, resource: str) -> list[str]:
+        """Classes whose extendedResourceName is `resource`, the winner first."""
+        classes = self.classes()
+        names = [n for n, c in classes.items() if c.extended_resource_name == resource]
+        names.sort()
+        names.sort(key=lambda n: classes[n].created, reverse=True)
+        return names
+
+    def class_serving(self, resource: str) -> str | None:
+        """The DeviceClass the scheduler uses for an extended resource (explicit winner, else the implicit name)."""
+        names = self.classes_naming(resource)
+        if names:
+            return names[0]
+        if resource.startswith(IMPLICIT_PREFIX):
+            name = resource[len(IMPLICIT_PREFIX):]
+            if name in self.classes():
+                return name
+        return None
+
+    def class_nodes(self, name: str) -> dict[str, int]:
+        """Nodes with devices of this class, and how many are free there."""
+        res = self.class_matches(name)
+        out: dict[str, int] = defaultdict(int)
+        node_of = self._pool_node
+        for d in res.matched:
+            n = node_of.get(d[:2])
+            if n is None:
+                continue
+            out[n] += 0 if d in self._alloc else 1
+        return dict(out)
+
+    # ---- claims and pods -----------------------------------------------------------------------------------------
+
+    def claim(self, ns: str, name: str) -> dict | None:
+        return self.objects["ResourceClaim"].get((ns, name))
+
+    def claim_devices(self, claim: dict) -> list[DeviceId]:
+        return self._claim_results(claim)
+
+    def claim_node(self, claim: dict) -> str | None:
+        for d in self._claim_results(claim):
+            n = self._pool_node.get(d[:2])
+            if n:
+                return n
+        alloc = (claim.get("status") or {}).get("allocation") or {}
+        for term in ((alloc.get("nodeSelector") or {}).get("nodeSelectorTerms") or ()):
+            for f in term.get("matchFields") or ():
+                if f.get("key") == "metadata.name" and f.get("values"):
+                    return f["values"][0]
+        return None
+
+    def claim_pods(self, claim: dict) -> list[Key]:
+        """Pods the claim is reserved for, or owned by."""
+        ns = key_of(claim)[0]
+        out = []
+        for r in (claim.get("status") or {}).get("reservedFor") or ():
+            if r.get("resource") == "pods":
+                out.append((ns, r.get("name", "")))
+        for o in (claim.get("metadata") or {}).get("ownerReferences") or ():
+            if o.get("kind") == "Pod" and (ns, o.get("name", "")) not in out:
+                out.append((ns, o.get("name", "")))
+        return out
+
+    def pod_claims(self, pod: dict) -> list[tuple[str, str | None]]:
+        """(pod claim name, ResourceClaim name or None while not yet created) for every claim of the pod,
+        including the bridge's claim (named "<extended-resources>" here)."""
+        spec = pod.get("spec") or {}
+        status = pod.get("status") or {}
+        generated = {s.get("name"): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or ()}
+        out: list[tuple[str, str | None]] = []
+        for rc in spec.get("resourceClaims") or ():
+            if rc.get("resourceClaimName"):
+                out.append((rc.get("name", ""), rc["resourceClaimName"]))
+            else:
+                out.append((rc.get("name", ""), generated.get(rc.get("name"))))
+        ercs = status.get("extendedResourceClaimStatus") or {}
+        if ercs.get("resourceClaimName"):
+            out.append(("<extended-resources>", ercs["resourceClaimName"]))
+        else:
+            for ck in sorted(self._claims_by_owner_pod.get(key_of(pod), ())):
+                c = self.objects["ResourceClaim"].get(ck)
+                if c is not None and is_bridge_claim(c):
+                    out.append(("<extended-resources>", ck[1]))
+        return out
+
+    def pods_on_node(self, node: str) -> list[dict]:
+        store = self.objects["Pod"]
+        return [store[k] for k in sorted(self._pods_by_node.get(node, ())) if k in store]
+
+    def owner_chain(self, obj: dict) -> list[tuple[str, str, str]]:
+        """The controllers above an object, nearest first: Pod → ReplicaSet → Deployment, Pod → Job, ..."""
+        out = []
+        ns = key_of(obj)[0]
+        cur = obj
+        for _ in range(4):
+            ref = next((o for o in (cur.get("metadata") or {}).get("ownerReferences") or () if o.get("controller")), None)
+            if ref is None:
+                refs = (cur.get("metadata") or {}).get("ownerReferences") or ()
+                ref = refs[0] if refs else None
+            if ref is None:
+                break
+            kind = ref.get("kind", "")
+            out.append((kind, ns, ref.get("name", "")))
+            nxt = self.objects.get(kind, {}).get((ns, ref.get("name", "")))
+            if nxt is None:
+                break
+            cur = nxt
+        return out
+
+    def pod_request_style(self, pod: dict) -> str | None:
+        """How the pod asks for GPUs: "limits" (nvidia.com/gpu, served by either mechanism), "claims", "both", or None."""
+        limits = any(k == GPU or k.startswith(MIG_PREFIX) or k.startswith(IMPLICIT_PREFIX) for k in pod_extended_requests(pod))
+        claims = bool((pod.get("spec") or {}).get("resourceClaims"))
+        if limits and claims:
+            return "both"
+        if limits:
+            return "limits"
+        if claims:
+            return "claims"
+        return None
+
+    def events_for(self, kind: str, ns: str, name: str) -> list[dict]:
+        store = self.objects["Event"]
+        evs = [store[k] for k in self._events_by_obj.get((kind, ns, name), ()) if k in store]
+        evs.sort(key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or (e.get("metadata") or {}).get("creationTimestamp") or "")
+        return evs
+
+    def daemonset_workloads(self) -> dict[Key, Workload]:
+        return {k: w for k, w in self._ds_workload.items() if w is not None}
+
+    # ---- fleet CEL -------------------------------------------------------------------------------------------------
+
+    def _cel_device(self, dev: DeviceView):
+        from dragoman.fleet.cel import cel_device
+
+        cached = self._cel_devices.get(dev.id)
+        if cached is not None and cached[0] is dev.raw:
+            return cached[1]
+        cd = cel_device(dev.driver, dev.raw)
+        self._cel_devices[dev.id] = (dev.raw, cd)
+        return cd
+
+    def compile(self, expressions: Sequence[str]):
+        """Compiled selectors (cached); raises CelCompileError for the first bad one."""
+        from dragoman.fleet.cel import compile_expression
+
+        out = []
+        for e in expressions:
+            ck = ("compile", e)
+            hit = self._cel_cache.get(ck)
+            if hit is None:
+                try:
+                    hit = (0, compile_expression(e))
+                except Exception as exc:  # CelCompileError, or an engine without support yet
+                    hit = (0, exc)
+                self._cel_cache[ck] = hit
+            if isinstance(hit[1], Exception):
+                raise hit[1]
+            out.append(hit[1])
+        return out
+
+    def evaluate_selectors(self, expressions: Sequence[str], devices: Iterable[DeviceView] | None = None) -> SelectorResult:
+        """All expressions must be true (the scheduler's rule) on each current device; cached until slices or classes change."""
+        from dragoman.fleet.cel import evaluate_all
+
+        cache_key = ("eval", tuple(expressions)) if devices is None else None
+        if cache_key is not None:
+            hit = self._cel_cache.get(cache_key)
+            if hit is not None and hit[0] == self._cel_epoch:
+                return hit[1]
+        try:
+            selectors = self.compile(expressions)
+        except Exception as exc:
+            result = SelectorResult([], {}, 0, compile_error=str(getattr(exc, "message", exc)))
+            if cache_key is not None:
+                self._cel_cache[cache_key] = (self._cel_epoch, result)
+            return result
+        reads = _attributes_read(selectors)
+        memo: dict[Any, Any] = {}
+        matched: list[DeviceId] = []
+        errors: dict[DeviceId, str] = {}
+        n = 0
+        for dev in self.devices() if devices is None else devices:
+            n += 1
+            dk = _dedupe_key(dev, reads) if reads is not None else None
+            outcome = memo.get(dk) if dk is not None else None
+            if outcome is None:
+                cd = self._cel_device(dev)
+                conv = cd.cache.get("conversion_error")
+                if conv:
+                    outcome = (None, conv)
+                else:
+                    out = evaluate_all(selectors, cd) if selectors else None
+                    outcome = (True, None) if out is None else (out.value, out.error)
+                if dk is not None:
+                    memo[dk] = outcome
+            if outcome[1]:
+                errors[dev.id] = outcome[1]
+            elif outcome[0] is True:
+                matched.append(dev.id)
+        result = SelectorResult(matched, errors, n)
+        if cache_key is not None:
+            self._cel_cache[cache_key] = (self._cel_epoch, result)
+        return result
+
+    def class_matches(self, name: str) -> SelectorResult:
+        cls = self.classes().get(name)
+        if cls is None:
+            return SelectorResult([], {}, 0, compile_error=f"DeviceClass {name} does not exist")
+        return self.evaluate_selectors(cls.expressions)
+
+    def request_matches(self, body: dict) -> SelectorResult:
+        """A claim request body (`exactly` or a subrequest): its class's selectors and then its own."""
+        cls = self.classes().get(body.get("deviceClassName", ""))
+        if cls is None:
+            return SelectorResult([], {}, 0, compile_error=f"DeviceClass {body.get('deviceClassName')} does not exist")
+        own_exprs = [(s.get("cel") or {}).get("expression", "") for s in body.get("selectors") or () if s.get("cel")]
+        return self.evaluate_selectors(list(cls.expressions) + own_exprs)
+
+    def evaluate_fleet(self, selectors, *, cancel=None):
+        """The playground's evaluation: H1's fleet evaluator over the newest generation of each pool."""
+        from dragoman.fleet.cel import evaluate_fleet
+
+        return evaluate_fleet(selectors, self.current_slices(), cancel=cancel)
+
+    def attribute_catalogue(self) -> dict[str, dict[str, dict]]:
+        """Per driver, every attribute and capacity published: type, value counts and the pools that publish it.
+
+        {driver: {name: {"kind": "attribute"|"capacity", "type": "string"|"int"|"bool"|"version"|"quantity",
+                         "values": {value: devices}, "pools": [pool, ...], "devices": n}}}
+        """
+        hit = self._cel_cache.get(("catalogue",))
+        if hit is not None and hit[0] == self._cel_epoch:
+            return hit[1]
+        out: dict[str, dict[str, dict]] = defaultdict(dict)
+        pools: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for dev in self.devices():
+            cat = out[dev.driver]
+            for name, attr in (dev.raw.get("attributes") or {}).items():
+                qn = name if "/" in name else f"{dev.driver}/{name}"
+                typ, value = "unknown", None
+                if isinstance(attr, dict):
+                    for t in ("string", "int", "bool", "version", "strings", "ints", "bools", "versions"):
+                        if attr.get(t) is not None:
+                            typ, value = t, attr[t]
+                            break
+                entry = cat.get(qn)
+                if entry is None:
+                    entry = cat[qn] = {"kind": "attribute", "type": typ, "values": Counter(), "devices": 0}
+                elif entry["type"] != typ:
+                    entry["type"] = "mixed"
+                entry["values"][json.dumps(value) if isinstance(value, list) else value] += 1
+                entry["devices"] += 1
+                pools[(dev.driver, qn)].add(dev.pool)
+            for name, cap in (dev.raw.get("capacity") or {}).items():
+                qn = name if "/" in name else f"{dev.driver}/{name}"
+                value = cap.get("value") if isinstance(cap, dict) else cap
+                entry = cat.get(qn)
+                if entry is None:
+                    entry = cat[qn] = {"kind": "capacity", "type": "quantity", "values": Counter(), "devices": 0}
+                entry["values"][str(value)] += 1
+                entry["devices"] += 1
+                pools[(dev.driver, qn)].add(dev.pool)
+        result = {}
+        for driver, attrs in sorted(out.items()):
+            result[driver] = {}
+            for qn, entry in sorted(attrs.items()):
+                entry["values"] = dict(entry["values"].most_common())
+                entry["pools"] = sorted(pools[(driver, qn)])
+                result[driver][qn] = entry
+        self._cel_cache[("catalogue",)] = (self._cel_epoch, result)
+        return result
+
+
+def _attributes_read(selectors) -> frozenset | None:
+    reads: set = set()
+    for s in selectors:
+        r = getattr(s, "attributes_read", None)
+        if r is None:
+            return None
+        reads |= set(r)
+    return frozenset(reads)
+
+
+def _dedupe_key(dev: DeviceView, reads: frozenset) -> tuple:
+    """Devices that agree on everything the selectors read give the same outcome: evaluate one of them."""
+    attrs = dev.raw.get("attributes") or {}
+    caps = dev.raw.get("capacity") or {}
+    parts: list = [dev.driver, dev.raw.get("allowMultipleAllocations")]
+    for item in sorted(reads, key=repr):
+        if isinstance(item, tuple) and len(item) == 2 and item[1]:
+            domain, ident = item
+            names = (ident, f"{domain}/{ident}") if domain == dev.driver else (f"{domain}/{ident}",)
+            a = next((attrs[n] for n in names if n in attrs), None)
+            c = next((caps[n] for n in names if n in caps), None)
+            parts.append((json.dumps(a, sort_keys=True) if a is not None else None, json.dumps(c, sort_keys=True) if c is not None else None))
+        else:
+            domain = item[0] if isinstance(item, tuple) else item
+            names = sorted(n for n in list(attrs) + list(caps)
+                           if (n.split("/", 1)[0] if "/" in n else dev.driver) == domain)
+            parts.append((domain, tuple(names)))
+    return tuple(parts)

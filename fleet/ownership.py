@@ -1,0 +1,287 @@
+"""Which mechanism serves a node's GPUs: recognising device-plugin and DRA-driver workloads, and the ownership rule."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+
+GPU = "nvidia.com/gpu"
+MIG_PREFIX = "nvidia.com/mig-"
+DRA_DRIVER = "gpu.nvidia.com"
+MIGRATION_ANNOTATION = "dragoman.io/migration"
+GPU_OPERATOR_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
+BRIDGE_VERSION = (1, 36)  # the first kubelet with DRAExtendedResource on by default
+
+# Ownership values. "migrating" is shown when a dragoman migration step is in progress and nothing is wrong.
+DEVICE_PLUGIN = "device-plugin"
+DRA = "dra"
+BOTH = "both"
+NONE = "none"
+FLAPPING = "flapping"
+MIGRATING = "migrating"
+OWNERSHIPS = (DEVICE_PLUGIN, DRA, BOTH, NONE, FLAPPING, MIGRATING)
+
+_FINISHED_STATES = {"done", "complete", "completed", "succeeded", "verified", "rolled-back", "rolledback"}
+
+# GitOps tools mark what they manage with these labels/annotations.
+GITOPS_KEYS = (
+    ("argocd.argoproj.io/instance", "Argo CD application"),
+    ("app.kubernetes.io/instance", None),  # only with argocd tracking; see gitops_owner
+    ("kustomize.toolkit.fluxcd.io/name", "Flux Kustomization"),
+    ("helm.toolkit.fluxcd.io/name", "Flux HelmRelease"),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    """A GPU stack component recognised from a DaemonSet (or a bare pod): its role and how it is deployed."""
+
+    role: str  # "device-plugin" | "dra-driver"
+    deployed_by: str  # "gpu-operator" | "helm-chart" | "daemonset"
+    namespace: str
+    name: str  # the DaemonSet's name ("" for a pod without one)
+    chart: str | None = None
+    release: str | None = None
+    version: str | None = None
+    gitops: str | None = None  # e.g. "Argo CD application gpu-stack"
+
+    def describe(self) -> str:
+        how = {"gpu-operator": "GPU Operator", "helm-chart": "Helm chart", "daemonset": "plain DaemonSet"}[self.deployed_by]
+        parts = [how]
+        if self.release:
+            parts.append(f"release {self.release}")
+        if self.version:
+            parts.append(self.version)
+        if self.gitops:
+            parts.append(f"via {self.gitops}")
+        return ", ".join(parts)
+
+
+def _meta(obj: dict) -> dict:
+    return obj.get("metadata") or {}
+
+
+def _images(pod_spec: dict) -> list[str]:
+    return [c.get("image") or "" for c in (pod_spec.get("containers") or []) + (pod_spec.get("initContainers") or [])]
+
+
+def image_version(image: str) -> str | None:
+    """The tag of an image reference (digest dropped), e.g. `v0.4.0`."""
+    ref = image.split("@", 1)[0]
+    last = ref.rsplit("/", 1)[-1]
+    if ":" in last:
+        return last.rsplit(":", 1)[1]
+    return None
+
+
+def _role_from(labels: dict, images: list[str], name: str) -> str | None:
+    joined = " ".join(images)
+    lname = name.lower()
+    if (
+        labels.get("app.kubernetes.io/name") in ("dra-driver-nvidia-gpu", "nvidia-dra-driver-gpu")
+        or any(k.endswith("-component") and v == "kubelet-plugin" for k, v in labels.items())
+        or "dra-driver" in joined
+        or ("dra-driver" in lname and "kubelet-plugin" in lname)
+    ):
+        # The driver's controller Deployment shares the image; only the kubelet plugin publishes devices.
+        if labels.get("dra-driver-nvidia-gpu-component", labels.get("nvidia-dra-driver-gpu-component", "kubelet-plugin")) != "kubelet-plugin":
+            return None
+        return "dra-driver"
+    if (
+        labels.get("app") == "nvidia-device-plugin-daemonset"
+        or labels.get("name") == "nvidia-device-plugin-ds"
+        or labels.get("app.kubernetes.io/name") == "nvidia-device-plugin"
+        or "k8s-device-plugin" in joined
+        or "nvidia-device-plugin" in lname
+    ):
+        return "device-plugin"
+    return None
+
+
+def gitops_owner(obj: dict) -> str | None:
+    meta = _meta(obj)
+    labels = meta.get("labels") or {}
+    ann = meta.get("annotations") or {}
+    if labels.get("argocd.argoproj.io/instance"):
+        return f"Argo CD application {labels['argocd.argoproj.io/instance']}"
+    if ann.get("argocd.argoproj.io/tracking-id"):
+        return f"Argo CD application {ann['argocd.argoproj.io/tracking-id'].split(':', 1)[0]}"
+    if labels.get("kustomize.toolkit.fluxcd.io/name"):
+        return f"Flux Kustomization {labels.get('kustomize.toolkit.fluxcd.io/namespace', '')}/{labels['kustomize.toolkit.fluxcd.io/name']}".replace(" /", " ")
+    if labels.get("helm.toolkit.fluxcd.io/name"):
+        return f"Flux HelmRelease {labels.get('helm.toolkit.fluxcd.io/namespace', '')}/{labels['helm.toolkit.fluxcd.io/name']}".replace(" /", " ")
+    return None
+
+
+def classify_daemonset(ds: dict) -> Workload | None:
+    """A device-plugin or DRA-driver DaemonSet, with how it is deployed; None for anything else."""
+    meta = _meta(ds)
+    template = (ds.get("spec") or {}).get("template") or {}
+    labels = {**(meta.get("labels") or {}), **((template.get("metadata") or {}).get("labels") or {})}
+    pod_spec = template.get("spec") or {}
+    images = _images(pod_spec)
+    role = _role_from(labels, images, meta.get("name", ""))
+    if role is None:
+        return None
+    return _workload(role, ds, labels, images)
+
+
+def _workload(role: str, obj: dict, labels: dict, images: list[str]) -> Workload:
+    meta = _meta(obj)
+    ann = meta.get("annotations") or {}
+    owners = meta.get("ownerReferences") or []
+    release = ann.get("meta.helm.sh/release-name") or (labels.get("app.kubernetes.io/instance") if labels.get("app.kubernetes.io/managed-by") == "Helm" or labels.get("helm.sh/chart") else None)
+    chart = labels.get("helm.sh/chart")
+    if chart:
+        # helm.sh/chart is "<chart>-<version>".
+        chart = re.sub(r"-v?\d+(\.\d+)*([-+].*)?$", "", chart)
+    if any(o.get("kind") == "ClusterPolicy" for o in owners) or labels.get("app.kubernetes.io/managed-by") == "gpu-operator" \
+            or (role == "device-plugin" and meta.get("name") == "nvidia-device-plugin-daemonset" and meta.get("namespace") != "kube-system"):
+        deployed_by = "gpu-operator"
+        release = None
+    elif release or chart:
+        deployed_by = "helm-chart"
+        chart = chart or labels.get("app.kubernetes.io/name")
+    else:
+        deployed_by = "daemonset"
+    version = None
+    for img in images:
+        if ("dra-driver" in img) == (role == "dra-driver") or len(images) == 1:
+            version = image_version(img)
+            if version:
+                break
+    if version is None and labels.get("app.kubernetes.io/version"):
+        version = labels["app.kubernetes.io/version"]
+    return Workload(role, deployed_by, meta.get("namespace", ""), meta.get("name", ""), chart, release, version, gitops_owner(obj))
+
+
+def classify_pod(pod: dict, daemonsets: dict[tuple[str, str], Workload | None]) -> Workload | None:
+    """A pod of a device-plugin or DRA-driver stack: through its owning DaemonSet, else from its own labels and images."""
+    meta = _meta(pod)
+    ns = meta.get("namespace", "")
+    for o in meta.get("ownerReferences") or ():
+        if o.get("kind") == "DaemonSet":
+            key = (ns, o.get("name", ""))
+            if key in daemonsets:
+                return daemonsets[key]
+    labels = meta.get("labels") or {}
+    spec = pod.get("spec") or {}
+    images = _images(spec)
+    role = _role_from(labels, images, meta.get("name", ""))
+    if role is None:
+        return None
+    return _workload(role, pod, labels, images)
+
+
+def pod_running(pod: dict) -> bool:
+    return (pod.get("status") or {}).get("phase") == "Running" and not _meta(pod).get("deletionTimestamp")
+
+
+def pod_ready(pod: dict) -> bool:
+    for c in (pod.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "Ready":
+            return c.get("status") == "True"
+    return False
+
+
+def crash_looping(pod: dict) -> tuple[bool, int, str]:
+    """(restarting repeatedly now, restarts, why): CrashLoopBackOff, or several restarts and not ready."""
+    restarts = 0
+    reason = ""
+    for cs in (pod.get("status") or {}).get("containerStatuses") or ():
+        restarts = max(restarts, int(cs.get("restartCount") or 0))
+        waiting = (cs.get("state") or {}).get("waiting") or {}
+        if waiting.get("reason") == "CrashLoopBackOff":
+            reason = "CrashLoopBackOff"
+        term = (cs.get("lastState") or {}).get("terminated") or {}
+        if not reason and term.get("reason") and restarts >= 3 and not cs.get("ready"):
+            reason = f"restarting ({term.get('reason')})"
+    if reason:
+        return True, restarts, reason
+    if restarts >= 3 and not pod_ready(pod) and (pod.get("status") or {}).get("phase") == "Running":
+        return True, restarts, "restarting, not ready"
+    return False, restarts, ""
+
+
+def parse_count(value: object) -> int:
+    """An integer resource quantity as nodes report extended resources ("8", 8); anything odd counts as 0."""
+    if value is None:
+        return 0
+    if isinstance(value, int):
+        return value
+    s = str(value).strip()
+    try:
+        return int(s)
+    except ValueError:
+        pass
+    m = re.match(r"^(\d+)(k|M|G)?$", s)
+    if m:
+        return int(m.group(1)) * {None: 1, "k": 1000, "M": 10**6, "G": 10**9}[m.group(2)]
+    return 0
+
+
+def parse_kubelet_version(text: str | None) -> tuple[int, int, int] | None:
+    """`v1.35.4-eks-1a2b` → (1, 35, 4)."""
+    if not text:
+        return None
+    m = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", text)
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class MigrationState:
+    """The `dragoman.io/migration` node annotation: where a dragoman migration of this node stands."""
+
+    pool: str | None
+    step: str | None
+    state: str | None
+    started: str | None = None
+    by: str | None = None
+    plan: str | None = None
+
+    @property
+    def in_progress(self) -> bool:
+        return (self.state or "").lower() not in _FINISHED_STATES
+
+    @property
+    def finished(self) -> bool:
+        return not self.in_progress and (self.state or "").lower() not in ("rolled-back", "rolledback")
+
+    def describe(self) -> str:
+        return f"{self.step or '?'} {self.state or ''}".strip()
+
+
+def parse_migration(node: dict) -> MigrationState | None:
+    raw = (_meta(node).get("annotations") or {}).get(MIGRATION_ANNOTATION)
+    if not raw:
+        return None
+    try:
+        data = json.loads(raw)
+    except (ValueError, TypeError):
+        return MigrationState(None, None, "unreadable")
+    if not isinstance(data, dict):
+        return MigrationState(None, None, "unreadable")
+    return MigrationState(data.get("pool"), data.get("step"), data.get("state"), data.get("started"), data.get("by"),
+                          data.get("plan") or data.get("planId"))
+
+
+def decide_mechanism(allocatable_gpu: int, plugin_running: bool, plugin_flapping: bool, dra_devices: int) -> str:
+    """The mechanism that serves nvidia.com/gpu on a node, decided on allocatable as the scheduler does (dra-facts §b).
+
+    allocatable > 0 → the device plugin serves it; 0 or absent with published devices → DRA. A running plugin pod
+    alongside published devices is `both` even in the seconds before allocatable catches up; a plugin that keeps
+    restarting on a node with devices is `flapping` (allocatable, and with it the mechanism, flips).
+    """
+    plugin = allocatable_gpu > 0 or plugin_running
+    if dra_devices > 0:
+        if plugin_flapping:
+            return FLAPPING
+        if plugin:
+            return BOTH
+        return DRA
+    if plugin:
+        return DEVICE_PLUGIN
+    return NONE

@@ -1,0 +1,251 @@
+"""The fleet model: ownership per node and pool, pools, classes and claims, incremental updates, fleet CEL."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from fleet_fixtures import (
+    GPU_CLASS_EXPR,
+    POOL,
+    change,
+    chart_dp_daemonset,
+    chart_gpu_class,
+    claim,
+    cpu_node,
+    device_class,
+    dp_fleet,
+    dra_daemonset,
+    dra_fleet,
+    ds_pod,
+    gpu_slice,
+    model_of,
+    node,
+    operator_dp_daemonset,
+    pod,
+)
+
+from dragoman.fleet.model import FleetModel
+
+DP = operator_dp_daemonset()
+DRA = dra_daemonset()
+
+
+def _one(*objs):
+    m = model_of(*objs)
+    return m, m.node("n1")
+
+
+def test_device_plugin_owns_a_node_with_allocatable_and_no_slices():
+    _, v = _one(DP, node("n1", alloc=8), ds_pod(DP, "n1"))
+    assert v.mechanism == v.ownership == "device-plugin"
+    assert v.allocatable_gpu == 8 and v.capacity_gpu == 8
+    assert [p.workload.deployed_by for p in v.device_plugin] == ["gpu-operator"]
+
+
+def test_dra_owns_a_node_with_slices_and_no_allocatable():
+    _, v = _one(DRA, node("n1"), ds_pod(DRA, "n1"), gpu_slice("n1"))
+    assert v.ownership == "dra"
+    assert v.devices_gpu == 8 and v.devices_free == 8
+    drv = v.dra_driver[0].workload
+    assert (drv.deployed_by, drv.chart, drv.version) == ("helm-chart", "dra-driver-nvidia-gpu", "v0.4.0")
+
+
+def test_zero_allocatable_counts_as_absent_as_the_scheduler_reads_it():
+    _, v = _one(node("n1", alloc=0), gpu_slice("n1"))
+    assert v.ownership == "dra"
+    assert v.has_allocatable_key and v.allocatable_gpu == 0
+
+
+def test_both_when_the_plugin_serves_and_the_driver_publishes():
+    _, v = _one(DP, DRA, node("n1", alloc=8), ds_pod(DP, "n1"), ds_pod(DRA, "n1"), gpu_slice("n1"))
+    assert v.ownership == "both"
+
+
+def test_both_while_the_plugin_pod_runs_even_before_allocatable_appears():
+    _, v = _one(DP, node("n1"), ds_pod(DP, "n1"), gpu_slice("n1"))
+    assert v.ownership == "both"
+
+
+def test_none_without_either():
+    _, v = _one(node("n1"))
+    assert v.ownership == "none" and v.is_gpu
+
+
+def test_flapping_plugin_on_a_node_with_slices():
+    _, v = _one(DP, node("n1", alloc=0, cap=8), ds_pod(DP, "n1", restarts=7, crashloop=True), gpu_slice("n1"))
+    assert v.ownership == "flapping"
+    assert v.device_plugin[0].restarts == 7 and "CrashLoopBackOff" in v.device_plugin[0].flapping_reason
+
+
+def test_capacity_window_after_the_plugin_stopped_is_decided_on_allocatable():
+    # The plugin is gone: allocatable fell to 0 at once, capacity keeps 8 for the kubelet's grace period.
+    _, v = _one(node("n1", alloc=0, cap=8), gpu_slice("n1"))
+    assert v.ownership == "dra" and v.capacity_window
+    _, v = _one(node("n1", alloc=0, cap=8))
+    assert v.ownership == "none" and v.capacity_window
+    _, v = _one(node("n1", alloc=8), gpu_slice("n1"))
+    assert v.ownership == "both" and not v.capacity_window
+
+
+def test_migration_step_in_progress_shows_as_migrating_unless_something_is_wrong():
+    mig = {"pool": "gpu-a", "step": "drain", "state": "running", "started": "2026-11-30T10:00:00Z", "by": "sre"}
+    _, v = _one(DP, node("n1", alloc=8, unschedulable=True, migration=mig), ds_pod(DP, "n1"))
+    assert v.ownership == "migrating" and v.mechanism == "device-plugin"
+    assert v.migration.step == "drain" and v.migration.in_progress
+    _, v = _one(DP, node("n1", alloc=8, migration=mig), ds_pod(DP, "n1"), gpu_slice("n1"))
+    assert v.ownership == "both"
+    done = {**mig, "step": "verify", "state": "done"}
+    _, v = _one(node("n1", migration=done), gpu_slice("n1"))
+    assert v.ownership == "dra" and not v.migration.in_progress
+
+
+def test_pool_label_auto_detected_and_unlabeled_nodes_grouped():
+    m = model_of(node("a", "p1"), node("b", "p1"), node("c", None), cpu_node("s"))
+    assert m.pool_label == POOL
+    assert m.pool_names() == ["(no pool)", "p1", "system"]
+    eks = node("e", None, labels={"eks.amazonaws.com/nodegroup": "ng"})
+    m = model_of(eks, pool_label="eks.amazonaws.com/nodegroup")
+    assert m.pool_names() == ["ng"]
+
+
+def test_pool_aggregates_ownership_models_and_kubelets():
+    objs = [DP, DRA, node("a", alloc=8), ds_pod(DP, "a"), node("b", kubelet="v1.35.3"), gpu_slice("b"), ds_pod(DRA, "b")]
+    m = model_of(*objs)
+    p = m.pool("gpu-a")
+    assert p.ownership == "mixed" and p.ownership_counts == {"device-plugin": 1, "dra": 1}
+    assert p.kubelet_versions == {"v1.37.1": 1, "v1.35.3": 1}
+    assert p.allocatable_gpus == 8 and p.devices == 8
+    assert p.products == {"NVIDIA-H100-80GB-HBM3": 16}
+
+
+def test_sharing_from_gfd_labels():
+    ts = node("t", alloc=16, gpus=4, labels={"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing"})
+    m = model_of(ts)
+    assert m.node("t").sharing == "time-slicing x4"
+    assert m.pool("gpu-a").sharing == {"time-slicing x4": 1}
+
+
+def test_standalone_chart_with_gitops_owner_recognised():
+    ds = chart_dp_daemonset()
+    m = model_of(ds, node("n1", alloc=8), ds_pod(ds, "n1"))
+    w = m.node("n1").device_plugin[0].workload
+    assert (w.deployed_by, w.release, w.gitops) == ("helm-chart", "nvdp", "Argo CD application gpu-stack")
+
+
+def test_only_the_newest_slice_generation_counts():
+    m = model_of(node("n1"), gpu_slice("n1", 4, generation=1), gpu_slice("n1", 8, generation=2))
+    v = m.node("n1")
+    assert v.devices_gpu == 8 and v.stale_slices == ["n1-gpu.nvidia.com-g1"]
+    assert len(list(m.devices())) == 8 and len(m.current_slices()) == 1
+
+
+def test_extended_resource_mapping_newest_wins_then_name():
+    old = device_class("legacy-gpu", [GPU_CLASS_EXPR], "nvidia.com/gpu", "2026-01-01T00:00:00Z")
+    new = chart_gpu_class("2026-06-01T00:00:00Z")
+    twin = device_class("a-gpu", [GPU_CLASS_EXPR], "nvidia.com/gpu", "2026-06-01T00:00:00Z")
+    m = model_of(old, new)
+    assert m.class_serving("nvidia.com/gpu") == "gpu.nvidia.com"
+    assert m.classes()["legacy-gpu"].shadowed_by == {"nvidia.com/gpu": "gpu.nvidia.com"}
+    assert m.class_serving("deviceclass.resource.kubernetes.io/legacy-gpu") == "legacy-gpu"
+    m = model_of(old, new, twin)
+    assert m.classes_naming("nvidia.com/gpu") == ["a-gpu", "gpu.nvidia.com", "legacy-gpu"]
+    # Deleting the winner promotes the next.
+    m.apply([change(twin, "DELETED")])
+    assert m.class_serving("nvidia.com/gpu") == "gpu.nvidia.com"
+
+
+def test_claims_join_pods_devices_and_nodes_both_ways():
+    p = pod("trainer", gpus=2, node_name="n1", ercs={"resourceClaimName": "trainer-extended-resources-x",
+                                                      "requestMappings": [{"containerName": "main", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-0"}]})
+    c = claim("trainer-extended-resources-x", count=2, allocated=[("n1", "gpu-0"), ("n1", "gpu-1")], reserved_for="trainer", bridge_for="trainer")
+    m = model_of(node("n1"), gpu_slice("n1"), chart_gpu_class(), p, c)
+    assert m.claim_node(c) == "n1"
+    assert m.claim_pods(c) == [("ml", "trainer")]
+    assert m.pod_claims(p) == [("<extended-resources>", "trainer-extended-resources-x")]
+    assert m.device_claim(("gpu.nvidia.com", "n1", "gpu-1")) == ("ml", "trainer-extended-resources-x")
+    assert m.node("n1").devices_allocated == 2 and m.node("n1").devices_free == 6
+    assert m.pod_request_style(p) == "limits"
+    assert m.pod_request_style(pod("x", claims=[{"name": "g", "resourceClaimTemplateName": "t"}])) == "claims"
+
+
+def test_incremental_updates_match_a_rebuild():
+    objs = dp_fleet(3) + dra_fleet(2)
+    m = model_of(*objs)
+    before = m.node("h100-pool-0")
+    assert before.ownership == "dra"
+    # A device-plugin pod appears on a DRA node: both stacks.
+    dp = operator_dp_daemonset()
+    stray = ds_pod(dp, "h100-pool-0")
+    m.apply([change(stray, "ADDED")])
+    assert m.node("h100-pool-0").ownership == "both"
+    assert m.pool("h100-pool").ownership == "mixed"
+    # Its slice goes away: device plugin alone.
+    sl = next(o for o in objs if o["kind"] == "ResourceSlice" and o["spec"]["nodeName"] == "h100-pool-0")
+    m.apply([change(sl, "DELETED")])
+    assert m.node("h100-pool-0").ownership == "device-plugin"
+    # A claim allocates devices on another node.
+    c = claim("c1", allocated=[("h100-pool-1", "gpu-0")])
+    m.apply([change(c, "ADDED")])
+    assert m.node("h100-pool-1").devices_allocated == 1
+    # Relabel a node into another pool.
+    n = copy.deepcopy(m.objects["Node"][("", "l4-pool-0")])
+    n["metadata"]["labels"][POOL] = "h100-pool"
+    m.apply([change(n)])
+    assert "l4-pool-0" in m.pool("h100-pool").nodes and "l4-pool-0" not in m.pool("l4-pool").nodes
+    # Whatever happened incrementally, a rebuild from the same objects agrees.
+    fresh = FleetModel()
+    fresh.load(m.objects)
+    for name in m.node_names():
+        assert m.node(name).to_json() == fresh.node(name).to_json(), name
+    assert [p.to_json() for p in m.pools()] == [p.to_json() for p in fresh.pools()]
+
+
+def test_daemonset_change_reclassifies_its_pods():
+    ds = copy.deepcopy(DP)
+    ds["metadata"]["name"] = "mystery"
+    ds["metadata"]["labels"] = {}
+    ds["metadata"]["ownerReferences"] = []
+    ds["spec"]["template"]["metadata"]["labels"] = {"app": "mystery"}
+    ds["spec"]["template"]["spec"]["containers"][0]["image"] = "example.com/thing:1"
+    p = ds_pod(ds, "n1")
+    p["spec"]["containers"] = [{"name": "c", "image": "example.com/thing:1"}]
+    m = model_of(ds, node("n1"), p)
+    assert m.node("n1").device_plugin == []
+    ds2 = copy.deepcopy(ds)
+    ds2["spec"]["template"]["spec"]["containers"][0]["image"] = "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
+    m.apply([change(ds2)])
+    assert len(m.node("n1").device_plugin) == 1
+
+
+def test_fleet_cel_class_request_and_expression():
+    mig_class = device_class("mig-1g", ["device.attributes['gpu.nvidia.com'].type == 'mig'"], "nvidia.com/mig-1g.10gb")
+    m = model_of(node("n1"), gpu_slice("n1", 4, mig=2), chart_gpu_class(), mig_class)
+    assert len(m.class_matches("gpu.nvidia.com").matched) == 4
+    assert len(m.class_matches("mig-1g").matched) == 2
+    body = {"deviceClassName": "gpu.nvidia.com", "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].uuid == 'GPU-n1-2'"}}]}
+    assert m.request_matches(body).matched == [("gpu.nvidia.com", "n1", "gpu-2")]
+    res = m.evaluate_selectors(["device.attributes['gpu.nvidia.com'].index == 0"])
+    assert res.matched == [] and len(res.errors) == 6 and "no such key" in next(iter(res.errors.values()))
+    bad = m.evaluate_selectors(["device.name == 'x'"])
+    assert bad.compile_error
+    assert m.class_nodes("gpu.nvidia.com") == {"n1": 4}
+
+
+def test_attribute_catalogue_types_values_and_pools():
+    m = model_of(node("n1"), node("n2"), gpu_slice("n1", 2), gpu_slice("n2", 2, stale_schema=True))
+    cat = m.attribute_catalogue()["gpu.nvidia.com"]
+    assert cat["gpu.nvidia.com/productName"]["type"] == "string"
+    assert cat["gpu.nvidia.com/productName"]["values"] == {"NVIDIA H100 80GB HBM3": 4}
+    assert cat["gpu.nvidia.com/index"]["type"] == "int" and cat["gpu.nvidia.com/index"]["pools"] == ["n2"]
+    assert cat["gpu.nvidia.com/memory"]["kind"] == "capacity"
+    assert cat["resource.kubernetes.io/pciBusID"]["pools"] == ["n1"]
+
+
+@pytest.mark.parametrize("kind", ["Pod", "ResourceSlice", "Node"])
+def test_deleting_unknown_objects_is_harmless(kind):
+    m = model_of(node("n1"))
+    obj = {"kind": kind, "metadata": {"name": "ghost", "namespace": "x" if kind == "Pod" else ""}}
+    m.apply([change(obj, "DELETED")])
+    assert m.node_names() == ["n1"]
