@@ -1,1 +1,30 @@
 """The controllers that make the simulated fleet behave: scheduler, kubelets, DaemonSets, workloads, drivers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def default_controllers(sim: Any) -> list:
+    """Every controller of a behaving cluster, in the order to register them with `sim.add_controller`.
+
+    The scheduler comes from sim/controllers/scheduler.py when it exists; without it pods stay unbound (daemon
+    pods are bound by their controller and still run).
+    """
+    from dragoman.sim.controllers.daemonsets import DaemonSets
+    from dragoman.sim.controllers.dra_plugin import DraKubeletPlugin
+    from dragoman.sim.controllers.gpu_operator import GpuOperator
+    from dragoman.sim.controllers.kubelet import Kubelets
+    from dragoman.sim.controllers.workloads import Workloads
+
+    controllers: list = [GpuOperator(sim), DaemonSets(sim), Workloads(sim)]
+    try:
+        from dragoman.sim.controllers import scheduler
+    except ImportError:
+        scheduler = None
+    if scheduler is not None:
+        factory = getattr(scheduler, "Scheduler", None)
+        if factory is not None:
+            controllers.append(factory(sim))
+    controllers += [Kubelets(sim), DraKubeletPlugin(sim)]
+    return controllers

@@ -1,0 +1,465 @@
+"""What every simulator controller shares: an indexed cache fed by the store's change feed, a keyed work queue with clock timers, events, and pod helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import hashlib
+import heapq
+import logging
+import weakref
+from typing import Any, Callable, Hashable, Iterable
+
+log = logging.getLogger("dragoman.sim.controllers")
+
+# Annotations the simulator reads (faults and timing); nothing outside the simulator and tests should rely on them.
+RUN_SECONDS = "sim.dragoman.io/run-seconds"  # a container exits 0 after this many simulated seconds (Jobs)
+CRASH_LOOP_SECONDS = "sim.dragoman.io/crash-loop-seconds"  # a container runs this long, crashes, backs off as long, restarts
+NOT_READY = "sim.dragoman.io/not-ready"  # "true": the container runs but never passes its readiness probe
+# Written by the simulated kubelet: the uuids of the DRA devices a pod's containers got (what NVIDIA_VISIBLE_DEVICES holds).
+VISIBLE_DEVICES = "dragoman.io/visible-devices"
+
+CACHED = (
+    "nodes",
+    "pods",
+    "daemonsets.apps",
+    "deployments.apps",
+    "replicasets.apps",
+    "statefulsets.apps",
+    "jobs.batch",
+    "resourceslices.resource.k8s.io",
+    "resourceclaims.resource.k8s.io",
+)
+
+Key = Hashable
+Handler = Callable[[str, str, dict, "dict | None"], None]
+
+
+def nskey(obj: dict) -> tuple[str, str]:
+    md = obj["metadata"]
+    return md.get("namespace", ""), md["name"]
+
+
+def controller_ref(obj: dict) -> dict | None:
+    for ref in obj["metadata"].get("ownerReferences") or ():
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+class Cache:
+    """The objects the controllers read, kept current from the store's change feed, with the indexes they need.
+
+    The store never mutates a committed dict, so the cache holds the committed dicts themselves: read them, never
+    change them. Handlers run after the indexes are updated, synchronously inside the write.
+    """
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.objs: dict[str, dict[tuple[str, str], dict]] = {r: {} for r in CACHED}
+        self.pods_by_node: dict[str, dict[tuple[str, str], dict]] = collections.defaultdict(dict)
+        self.by_controller: dict[str, dict[tuple[str, str, str], dict]] = collections.defaultdict(dict)
+        self.slices_by_pool: dict[tuple[str, str], dict[str, dict]] = collections.defaultdict(dict)
+        self.slices_by_node: dict[str, dict[str, dict]] = collections.defaultdict(dict)
+        self.handlers: list[Handler] = []
+        for resource in CACHED:
+            for entry in store.entries(resource):
+                self._apply("ADDED", resource, entry.obj, None)
+        self._unsubscribe = store.subscribe(self._on_change)
+
+    def close(self) -> None:
+        self._unsubscribe()
+
+    def get(self, resource: str, namespace: str, name: str) -> dict | None:
+        return self.objs[resource].get((namespace or "", name))
+
+    def all(self, resource: str) -> Iterable[dict]:
+        return self.objs[resource].values()
+
+    def owned(self, uid: str, resource: str | None = None) -> list[dict]:
+        """Objects whose controller ownerReference points at `uid`."""
+        return [o for (r, _, _), o in self.by_controller.get(uid, {}).items() if resource is None or r == resource]
+
+    def _apply(self, etype: str, resource: str, obj: dict, old: dict | None) -> None:
+        key = nskey(obj)
+        table = self.objs[resource]
+        prev = table.get(key) if old is None else old
+        if prev is not None:
+            self._unindex(resource, key, prev)
+        if etype == "DELETED":
+            table.pop(key, None)
+        else:
+            table[key] = obj
+            self._index(resource, key, obj)
+
+    def _index(self, resource: str, key: tuple[str, str], obj: dict) -> None:
+        ref = controller_ref(obj)
+        if ref and ref.get("uid"):
+            self.by_controller[ref["uid"]][(resource, *key)] = obj
+        if resource == "pods":
+            node = obj.get("spec", {}).get("nodeName")
+            if node:
+                self.pods_by_node[node][key] = obj
+        elif resource == "resourceslices.resource.k8s.io":
+            spec = obj.get("spec", {})
+            self.slices_by_pool[(spec.get("driver", ""), spec.get("pool", {}).get("name", ""))][key[1]] = obj
+            if spec.get("nodeName"):
+                self.slices_by_node[spec["nodeName"]][key[1]] = obj
+
+    def _unindex(self, resource: str, key: tuple[str, str], obj: dict) -> None:
+        ref = controller_ref(obj)
+        if ref and ref.get("uid"):
+            owned = self.by_controller.get(ref["uid"])
+            if owned is not None:
+                owned.pop((resource, *key), None)
+                if not owned:
+                    del self.by_controller[ref["uid"]]
+        if resource == "pods":
+            node = obj.get("spec", {}).get("nodeName")
+            if node and node in self.pods_by_node:
+                self.pods_by_node[node].pop(key, None)
+                if not self.pods_by_node[node]:
+                    del self.pods_by_node[node]
+        elif resource == "resourceslices.resource.k8s.io":
+            spec = obj.get("spec", {})
+            pool = (spec.get("driver", ""), spec.get("pool", {}).get("name", ""))
+            if pool in self.slices_by_pool:
+                self.slices_by_pool[pool].pop(key[1], None)
+                if not self.slices_by_pool[pool]:
+                    del self.slices_by_pool[pool]
+            node = spec.get("nodeName")
+            if node and node in self.slices_by_node:
+                self.slices_by_node[node].pop(key[1], None)
+                if not self.slices_by_node[node]:
+                    del self.slices_by_node[node]
+
+    def _on_change(self, etype: str, resource: str, obj: dict, old: dict | None) -> None:
+        if resource not in self.objs:
+            for h in self.handlers:
+                h(etype, resource, obj, old)
+            return
+        self._apply(etype, resource, obj, old)
+        for h in self.handlers:
+            try:
+                h(etype, resource, obj, old)
+            except Exception:  # a bad handler must not break the write that triggered it
+                log.exception("controller handler failed on %s %s", etype, resource)
+
+
+_caches: "weakref.WeakKeyDictionary[Any, Cache]" = weakref.WeakKeyDictionary()
+
+
+def shared_cache(store: Any) -> Cache:
+    """One cache per store, shared by every controller of that simulator."""
+    cache = _caches.get(store)
+    if cache is None:
+        cache = _caches[store] = Cache(store)
+    return cache
+
+
+class Controller:
+    """A level-triggered controller: change events enqueue keys, `reconcile(key)` makes the world match.
+
+    Keys are deduplicated while queued and processed in arrival order. `enqueue_after` schedules a key on the
+    simulated clock, so a test that steps the clock makes timers fire. `reconcile` must be idempotent and write
+    only when something differs.
+    """
+
+    name = "controller"
+    batch = 256
+
+    def __init__(self, sim: Any) -> None:
+        self.sim = sim
+        self.store = sim.store
+        self.clock = sim.clock
+        self.cache: Cache | None = None
+        self._queue: dict[Key, None] = {}
+        self._timers: list[tuple[float, int, Key]] = []
+        self._seq = 0
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self._failures: dict[Key, int] = {}
+        self.started = False
+
+    # -------------------------------------------------------------- override points
+
+    def on_change(self, etype: str, resource: str, obj: dict, old: dict | None) -> None:
+        """Map one store change to the keys it affects (call self.enqueue)."""
+
+    def initial_keys(self) -> Iterable[Key]:
+        return ()
+
+    def reconcile(self, key: Key) -> None:
+        raise NotImplementedError
+
+    # -------------------------------------------------------------- queue
+
+    def enqueue(self, key: Key) -> None:
+        if key not in self._queue:
+            self._queue[key] = None
+            self._wake.set()
+
+    def enqueue_after(self, key: Key, seconds: float) -> None:
+        self._seq += 1
+        heapq.heappush(self._timers, (self.clock.seconds() + max(0.0, seconds), self._seq, key))
+        self._wake.set()
+
+    def enqueue_at(self, key: Key, at: float) -> None:
+        self.enqueue_after(key, at - self.clock.seconds())
+
+    @property
+    def idle(self) -> bool:
+        return not self._queue
+
+    def _fire_timers(self) -> None:
+        now = self.clock.seconds()
+        while self._timers and self._timers[0][0] <= now:
+            _, _, key = heapq.heappop(self._timers)
+            self.enqueue(key)
+
+    def start_sync(self) -> None:
+        """Attach to the store and queue the initial keys (no I/O, no awaiting)."""
+        if self.started:
+            return
+        self.started = True
+        self.cache = shared_cache(self.store)
+        self.cache.handlers.append(self.on_change)
+        for key in self.initial_keys():
+            self.enqueue(key)
+
+    def process(self, limit: int | None = None) -> int:
+        """Reconcile up to `limit` queued keys (all when None); returns how many ran."""
+        self._fire_timers()
+        n = 0
+        while self._queue and (limit is None or n < limit):
+            key = next(iter(self._queue))
+            del self._queue[key]
+            n += 1
+            try:
+                self.reconcile(key)
+                self._failures.pop(key, None)
+            except Exception as exc:
+                tries = self._failures.get(key, 0) + 1
+                self._failures[key] = tries
+                delay = min(30.0, 0.5 * 2 ** min(tries, 6))
+                level = logging.DEBUG if tries < 3 else logging.WARNING
+                log.log(level, "%s: reconcile %r failed (%s); retrying in %.1fs", self.name, key, exc, delay, exc_info=tries >= 3)
+                self.enqueue_after(key, delay)
+        return n
+
+    async def run(self) -> None:
+        """Run until cancelled."""
+        self.start_sync()
+        while True:
+            self._fire_timers()
+            if self._queue:
+                self.process(self.batch)
+                await asyncio.sleep(0)
+                continue
+            self._wake.clear()
+            waits = [asyncio.ensure_future(self._wake.wait())]
+            if self._timers:
+                waits.append(asyncio.ensure_future(self.clock.sleep(self._timers[0][0] - self.clock.seconds())))
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for w in waits:
+                    w.cancel()
+
+    async def start(self, sim: Any = None) -> None:
+        """Attach and run as a task (the Simulator's add_controller protocol: `await start(sim)`, `await stop()`)."""
+        self.start_sync()
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self.run(), name=f"controller:{self.name}")
+
+    async def stop(self) -> None:
+        if self.cache is not None and self.on_change in self.cache.handlers:
+            self.cache.handlers.remove(self.on_change)
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+            self._task = None
+        self.started = False
+
+
+def settle(controllers: Iterable[Controller], rounds: int = 10_000) -> int:
+    """Run every controller's queue to exhaustion (due timers included) without the event loop; returns keys run.
+
+    For in-process tests and scenario loading: deterministic, and the same work the running controllers would do.
+    """
+    ctrls = list(controllers)
+    for c in ctrls:
+        c.start_sync()
+    total = 0
+    for _ in range(rounds):
+        n = sum(c.process() for c in ctrls)
+        total += n
+        if n == 0:
+            break
+    return total
+
+
+# ------------------------------------------------------------------ pods
+
+
+def short_hash(data: str, n: int = 10) -> str:
+    """A stable name-safe hash (the alphabet Kubernetes uses for generated suffixes)."""
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    h = int.from_bytes(hashlib.sha256(data.encode()).digest()[:12], "big")
+    out = []
+    for _ in range(n):
+        h, r = divmod(h, len(alphabet))
+        out.append(alphabet[r])
+    return "".join(out)
+
+
+def pod_phase(pod: dict) -> str:
+    return pod.get("status", {}).get("phase") or "Pending"
+
+
+def pod_terminating(pod: dict) -> bool:
+    return bool(pod["metadata"].get("deletionTimestamp"))
+
+
+def pod_active(pod: dict) -> bool:
+    return not pod_terminating(pod) and pod_phase(pod) not in ("Succeeded", "Failed")
+
+
+def containers_running(pod: dict) -> bool:
+    """Phase Running and every regular container running (a crash-looping container is waiting)."""
+    if pod_phase(pod) != "Running" or pod_terminating(pod):
+        return False
+    statuses = pod.get("status", {}).get("containerStatuses") or []
+    if not statuses:
+        return True
+    return all("running" in (cs.get("state") or {}) for cs in statuses)
+
+
+def pod_ready(pod: dict) -> bool:
+    for cond in pod.get("status", {}).get("conditions") or ():
+        if cond.get("type") == "Ready":
+            return cond.get("status") == "True"
+    return False
+
+
+def _images(pod: dict) -> list[str]:
+    spec = pod.get("spec", {})
+    return [c.get("image", "") for c in (spec.get("containers") or [])]
+
+
+def _owner_kind(pod: dict) -> str:
+    ref = controller_ref(pod)
+    return ref.get("kind", "") if ref else ""
+
+
+_DP_LABELS = (
+    ("app", "nvidia-device-plugin-daemonset"),
+    ("app.kubernetes.io/name", "nvidia-device-plugin"),
+    ("name", "nvidia-device-plugin-ds"),
+    ("k8s-app", "nvidia-device-plugin"),
+)
+
+
+def is_device_plugin_pod(pod: dict) -> bool:
+    """An NVIDIA device plugin pod (GPU Operator, standalone chart, static manifest), not its feature discovery."""
+    labels = pod["metadata"].get("labels") or {}
+    if any("feature-discovery" in str(v) for v in labels.values()):
+        return False
+    if any(labels.get(k) == v for k, v in _DP_LABELS):
+        return True
+    for c in pod.get("spec", {}).get("containers") or []:
+        if "k8s-device-plugin" in c.get("image", "") and "feature-discovery" not in c.get("name", "") and "gpu-feature-discovery" not in (c.get("command") or []):
+            return True
+    return False
+
+
+DRA_CHART_NAMES = ("dra-driver-nvidia-gpu", "nvidia-dra-driver-gpu", "k8s-dra-driver-gpu")
+
+
+def is_dra_kubelet_plugin_pod(pod: dict) -> bool:
+    """A kubelet-plugin pod of the NVIDIA DRA driver (not its controller Deployment's pod)."""
+    labels = pod["metadata"].get("labels") or {}
+    for k, v in labels.items():
+        if v == "kubelet-plugin" and k.endswith("-component") and any(k.startswith(n) for n in DRA_CHART_NAMES):
+            return True
+    if labels.get("app.kubernetes.io/component") == "kubelet-plugin" and labels.get("app.kubernetes.io/name") in DRA_CHART_NAMES:
+        return True
+    if _owner_kind(pod) != "DaemonSet":
+        return False
+    if labels.get("app.kubernetes.io/name") in DRA_CHART_NAMES:
+        return True
+    return any(n in img for img in _images(pod) for n in DRA_CHART_NAMES)
+
+
+def dra_plugin_image(pod: dict) -> str:
+    """The image of the DRA driver's gpus container (the one whose tag says the driver version)."""
+    containers = pod.get("spec", {}).get("containers") or []
+    for c in containers:
+        if c.get("name") == "gpus":
+            return c.get("image", "")
+    for c in containers:
+        if any(n in c.get("image", "") for n in DRA_CHART_NAMES):
+            return c.get("image", "")
+    return containers[0].get("image", "") if containers else ""
+
+
+# ------------------------------------------------------------------ events
+
+
+class Events:
+    """An event recorder like client-go's: one Event per (object, reason, message), repeated ones counted."""
+
+    def __init__(self, store: Any, clock: Any, component: str, host: str | None = None) -> None:
+        self.store = store
+        self.clock = clock
+        self.component = component
+        self.host = host
+        self._seen: dict[tuple[str, str, str, str], tuple[str, str]] = {}
+
+    def emit(self, obj: dict, etype: str, reason: str, message: str, host: str | None = None) -> None:
+        md = obj["metadata"]
+        ns = md.get("namespace") or "default"
+        key = (md.get("uid", ""), reason, message, self.component)
+        now = self.clock.timestamp()
+        known = self._seen.get(key)
+        if known is not None:
+            cur = self.store.get("events", known[0], known[1])
+            if cur is not None:
+                cur["count"] = int(cur.get("count", 1)) + 1
+                cur["lastTimestamp"] = now
+                try:
+                    self.store.update("events", cur)
+                    return
+                except Exception:
+                    pass
+        name = f"{md['name']}.{short_hash(md.get('uid', '') + reason + message + now, 16)}"
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": ns},
+            "involvedObject": {
+                "apiVersion": obj.get("apiVersion", "v1"),
+                "kind": obj.get("kind", ""),
+                "name": md["name"],
+                "uid": md.get("uid", ""),
+                "resourceVersion": md.get("resourceVersion", ""),
+                **({"namespace": md["namespace"]} if md.get("namespace") else {}),
+            },
+            "reason": reason,
+            "message": message,
+            "type": etype,
+            "source": {"component": self.component, **({"host": host or self.host} if (host or self.host) else {})},
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+            "reportingComponent": self.component,
+            "reportingInstance": host or self.host or "",
+        }
+        try:
+            self.store.create("events", event)
+            self._seen[key] = (ns, name)
+        except Exception as exc:
+            log.debug("event %s/%s not recorded: %s", ns, name, exc)

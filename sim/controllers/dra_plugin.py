@@ -1,0 +1,147 @@
+"""The NVIDIA DRA driver's kubelet plugin: publishes a node's GPUs and MIG devices as ResourceSlices while its pod runs there, withdraws them when it stops."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from dragoman.sim.controllers.base import Controller, containers_running, dra_plugin_image, is_dra_kubelet_plugin_pod
+
+DRIVER = "gpu.nvidia.com"
+
+
+def _devices_key(slices: list[dict]) -> str:
+    """What a pool publishes, independent of slice names and generation: compare this to decide whether to write."""
+    devices = []
+    for sl in slices:
+        spec = sl.get("spec") or {}
+        devices.extend(spec.get("devices") or [])
+    devices.sort(key=lambda d: d.get("name", ""))
+    return json.dumps(devices, sort_keys=True)
+
+
+class DraKubeletPlugin(Controller):
+    """Keyed by node name. The published pool is the node's name, as the real driver does."""
+
+    name = "dra-kubelet-plugin"
+
+    def __init__(self, sim: Any) -> None:
+        super().__init__(sim)
+        # The schema version each node's slices were published with, and what a node published before its
+        # plugin stopped (a snapshot node without GFD labels gets the same devices back when the plugin returns).
+        self._version: dict[str, str] = {}
+        self._remembered: dict[str, list[dict]] = {}
+        self._hardware: dict[str, Any] = {}
+
+    def initial_keys(self):
+        nodes = {n["metadata"]["name"] for n in self.cache.all("nodes")}
+        nodes |= {n for n, slices in self.cache.slices_by_node.items() if any(s["spec"].get("driver") == DRIVER for s in slices.values())}
+        return sorted(nodes)
+
+    def on_change(self, etype: str, resource: str, obj: dict, old: dict | None) -> None:
+        if resource == "pods":
+            if is_dra_kubelet_plugin_pod(obj):
+                for p in (obj, old):
+                    node = (p or {}).get("spec", {}).get("nodeName")
+                    if node:
+                        self.enqueue(node)
+        elif resource == "nodes":
+            if etype == "DELETED":
+                self._version.pop(obj["metadata"]["name"], None)
+                self._remembered.pop(obj["metadata"]["name"], None)
+                self._hardware.pop(obj["metadata"]["name"], None)
+            elif old is None or (old["metadata"].get("labels") != obj["metadata"].get("labels")):
+                self.enqueue(obj["metadata"]["name"])
+        elif resource == "resourceslices.resource.k8s.io":
+            spec = obj.get("spec") or {}
+            if spec.get("driver") == DRIVER and spec.get("nodeName"):
+                self.enqueue(spec["nodeName"])
+
+    def plugin_pod(self, node_name: str) -> dict | None:
+        for pod in self.cache.pods_by_node.get(node_name, {}).values():
+            if is_dra_kubelet_plugin_pod(pod) and containers_running(pod):
+                return pod
+        return None
+
+    def _published(self, node_name: str) -> list[dict]:
+        return sorted(
+            (s for s in self.cache.slices_by_node.get(node_name, {}).values() if s["spec"].get("driver") == DRIVER),
+            key=lambda s: s["metadata"]["name"],
+        )
+
+    def reconcile(self, node_name: str) -> None:
+        from dragoman.sim.scenarios import nvidia
+
+        node = self.cache.get("nodes", "", node_name)
+        published = self._published(node_name)
+        pod = self.plugin_pod(node_name) if node is not None else None
+        if pod is None:
+            if published:
+                self._remembered[node_name] = [base_copy(s) for s in published]
+                for sl in published:
+                    self._delete(sl)
+            return
+        version = nvidia.driver_version_from_image(dra_plugin_image(pod))
+        hardware = nvidia.node_hardware_from_labels(node["metadata"].get("labels") or {})
+        generation = max((int(s["spec"]["pool"].get("generation", 0)) for s in published + self._remembered.get(node_name, [])), default=0)
+        if hardware is None:
+            if published:
+                return  # a snapshot's slices are the node's truth when no GFD labels say otherwise
+            remembered = self._remembered.get(node_name)
+            if not remembered:
+                return
+            desired = []
+            for s in remembered:
+                s = base_copy(s)
+                s["spec"]["pool"]["generation"] = generation + 1
+                desired.append(s)
+        else:
+            if published and node_name not in self._version:
+                # First sight of a node that already publishes (a loaded snapshot): its slices are adopted as what
+                # the running version published for this hardware; they change when the version or hardware does.
+                self._version[node_name] = version
+                self._hardware[node_name] = hardware
+                return
+            if published and self._version.get(node_name) == version and self._hardware.get(node_name) == hardware:
+                return
+            desired = nvidia.resource_slices_for_node(node_name, hardware, version, generation=max(1, generation + 1),
+                                                      node_uid=node["metadata"].get("uid"))
+            self._hardware[node_name] = hardware
+            if published and _devices_key(published) == _devices_key(desired):
+                self._version[node_name] = version
+                return
+        self._version[node_name] = version
+        self._write(node_name, published, desired)
+
+    def _write(self, node_name: str, published: list[dict], desired: list[dict]) -> None:
+        # Update slices in place (bumping the pool generation) and create or delete the difference, as the driver does.
+        for i, want in enumerate(desired):
+            if i < len(published):
+                cur = self.store.get("resourceslices.resource.k8s.io", None, published[i]["metadata"]["name"])
+                if cur is None:
+                    continue
+                cur["spec"] = want["spec"]
+                self.store.update("resourceslices.resource.k8s.io", cur)
+            else:
+                md = want["metadata"]
+                body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                        "metadata": {"name": md["name"], **({"ownerReferences": md["ownerReferences"]} if md.get("ownerReferences") else {})},
+                        "spec": want["spec"]}
+                if self.store.get_ref("resourceslices.resource.k8s.io", None, md["name"]) is not None:
+                    body["metadata"] = {"generateName": md.get("generateName") or f"{node_name}-{DRIVER}-",
+                                        **({"ownerReferences": md["ownerReferences"]} if md.get("ownerReferences") else {})}
+                self.store.create("resourceslices.resource.k8s.io", body)
+        for sl in published[len(desired):]:
+            self._delete(sl)
+
+    def _delete(self, sl: dict) -> None:
+        try:
+            self.store.delete("resourceslices.resource.k8s.io", None, sl["metadata"]["name"])
+        except Exception as exc:
+            if getattr(exc, "code", None) != 404:
+                raise
+
+
+def base_copy(obj: dict) -> dict:
+    return json.loads(json.dumps(obj))
+

@@ -1,0 +1,638 @@
+"""The kubelets of every node: node status (Ready, version, device-plugin resources with the 5-minute grace), pod start and stop, crash loops, DRA device preparation."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from dragoman.sim.clock import parse_time
+from dragoman.sim.controllers import base
+from dragoman.sim.controllers.base import (
+    CRASH_LOOP_SECONDS,
+    NOT_READY,
+    RUN_SECONDS,
+    VISIBLE_DEVICES,
+    Controller,
+    Events,
+    containers_running,
+    is_device_plugin_pod,
+    is_dra_kubelet_plugin_pod,
+    pod_phase,
+    pod_ready,
+    pod_terminating,
+)
+
+DEFAULT_KUBELET_VERSION = "v1.37.1"
+# cm/devicemanager: a disconnected plugin's resources keep their capacity this long (endpointStopGracePeriod).
+ENDPOINT_GRACE_SECONDS = 300.0
+# Drivers whose kubelet plugin the simulator can see as a pod; claims of other drivers prepare unconditionally.
+DRA_DRIVERS_WITH_PODS = ("gpu.nvidia.com", "compute-domain.nvidia.com")
+STOP_SECONDS = "sim.dragoman.io/stop-seconds"  # how long a deleted pod's containers take to stop (default 0)
+
+def is_device_plugin_resource(name: str) -> bool:
+    return name in ("nvidia.com/gpu", "nvidia.com/gpu.shared") or name.startswith("nvidia.com/mig-")
+
+
+def _int(value: Any, default: int = 0) -> int:
+    try:
+        return int(str(value))
+    except (TypeError, ValueError):
+        return default
+
+
+def plugin_resources_from_labels(labels: dict) -> dict[str, int] | None:
+    """What the NVIDIA device plugin advertises on a node, from GPU Feature Discovery's labels; None if unknown.
+
+    Time-slicing multiplies by `nvidia.com/gpu.replicas`; MIG `single` advertises the slices as nvidia.com/gpu,
+    MIG `mixed` one `nvidia.com/mig-<profile>` per profile (the rules live with the hardware model in nvidia.py).
+    """
+    from dragoman.sim.scenarios.nvidia import node_hardware_from_labels
+
+    hw = node_hardware_from_labels(labels)
+    return hw.device_plugin_resources() if hw is not None else None
+
+
+def _sim_seconds(clock: Any, stamp: str | None) -> float | None:
+    """A timestamp as seconds on the simulator's clock (the scale of clock.seconds())."""
+    if not stamp:
+        return None
+    try:
+        t = parse_time(stamp)
+    except (TypeError, ValueError):
+        return None
+    return clock.seconds() - (clock.now() - t).total_seconds()
+
+
+def _hex(data: str, n: int = 64) -> str:
+    return hashlib.sha256(data.encode()).hexdigest()[:n]
+
+
+class _DeviceResource:
+    __slots__ = ("count", "stopped_at")
+
+    def __init__(self, count: int, stopped_at: float | None = None) -> None:
+        self.count = count
+        self.stopped_at = stopped_at
+
+
+class Kubelets(Controller):
+    """One simulated kubelet per node, run as a single controller keyed by ("node", name) and ("pod", ns, name)."""
+
+    name = "kubelet"
+
+    def __init__(self, sim: Any, default_version: str = DEFAULT_KUBELET_VERSION) -> None:
+        super().__init__(sim)
+        self.default_version = default_version
+        self.events = Events(self.store, self.clock, "kubelet")
+        self._devices: dict[str, dict[str, _DeviceResource]] = {}
+        self._seen_capacity: dict[str, dict[str, int]] = {}
+        self._ip_next: dict[str, int] = {}
+        self._crash: dict[tuple[str, str], float] = {}  # pod → simulated time of its next crash/restart
+        self._prepare_failed: set[tuple[str, str, str]] = set()
+        self._admitted: set[str] = set()
+
+    # -------------------------------------------------------------- events → keys
+
+    def initial_keys(self):
+        for node in list(self.cache.all("nodes")):
+            yield ("node", node["metadata"]["name"])
+        for pod in list(self.cache.all("pods")):
+            if pod.get("spec", {}).get("nodeName"):
+                yield ("pod", *base.nskey(pod))
+
+    def on_change(self, etype: str, resource: str, obj: dict, old: dict | None) -> None:
+        if resource == "nodes":
+            if etype == "DELETED":
+                name = obj["metadata"]["name"]
+                self._devices.pop(name, None)
+                self._seen_capacity.pop(name, None)
+            else:
+                self.enqueue(("node", obj["metadata"]["name"]))
+        elif resource == "pods":
+            node = obj.get("spec", {}).get("nodeName") or (old or {}).get("spec", {}).get("nodeName")
+            if not node:
+                return
+            key = base.nskey(obj)
+            if etype == "DELETED":
+                self._crash.pop(key, None)
+            else:
+                self.enqueue(("pod", *key))
+            if is_device_plugin_pod(obj):
+                self.enqueue(("node", node))
+            if is_dra_kubelet_plugin_pod(obj):
+                for pod in list(self.cache.pods_by_node.get(node, {}).values()):
+                    if pod_phase(pod) == "Pending":
+                        self.enqueue(("pod", *base.nskey(pod)))
+        elif resource == "resourceclaims.resource.k8s.io":
+            ns = obj["metadata"].get("namespace", "")
+            for ref in (obj.get("status") or {}).get("reservedFor") or ():
+                if ref.get("resource") == "pods":
+                    self.enqueue(("pod", ns, ref.get("name", "")))
+            for ref in obj["metadata"].get("ownerReferences") or ():
+                if ref.get("kind") == "Pod":
+                    self.enqueue(("pod", ns, ref.get("name", "")))
+
+    def reconcile(self, key) -> None:
+        if key[0] == "node":
+            self._reconcile_node(key[1])
+        else:
+            self._reconcile_pod(key[1], key[2])
+
+    # -------------------------------------------------------------- node status
+
+    def plugin_running(self, node_name: str) -> bool:
+        return any(is_device_plugin_pod(p) and containers_running(p) for p in self.cache.pods_by_node.get(node_name, {}).values())
+
+    def dra_plugin_ready(self, node_name: str) -> bool:
+        return any(is_dra_kubelet_plugin_pod(p) and containers_running(p) and pod_ready(p) for p in self.cache.pods_by_node.get(node_name, {}).values())
+
+    def _hardware(self, node: dict) -> dict[str, int]:
+        name = node["metadata"]["name"]
+        from_labels = plugin_resources_from_labels(node["metadata"].get("labels") or {})
+        if from_labels is not None:
+            return from_labels
+        # A snapshot without GFD labels: what the node advertised when we first saw it is its hardware.
+        return dict(self._seen_capacity.get(name) or {r: d.count for r, d in self._devices.get(name, {}).items() if d.count})
+
+    def _reconcile_node(self, name: str) -> None:
+        node = self.cache.get("nodes", "", name)
+        if node is None:
+            return
+        status = node.get("status") or {}
+        if name not in self._seen_capacity:
+            self._seen_capacity[name] = {r: _int(v) for r, v in (status.get("capacity") or {}).items() if is_device_plugin_resource(r) and _int(v) > 0}
+        new = dict(status)
+        changed = False
+
+        conditions = list(status.get("conditions") or [])
+        if not any(c.get("type") == "Ready" for c in conditions):
+            now = self.clock.timestamp()
+            conditions.append({
+                "type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status",
+                "lastHeartbeatTime": now, "lastTransitionTime": now,
+            })
+            new["conditions"] = conditions
+            changed = True
+        info = dict(status.get("nodeInfo") or {})
+        if not info.get("kubeletVersion"):
+            info["kubeletVersion"] = self.default_version
+            info.setdefault("kubeProxyVersion", "")
+            info.setdefault("containerRuntimeVersion", "containerd://2.1.4")
+            info.setdefault("operatingSystem", "linux")
+            info.setdefault("architecture", "amd64")
+            new["nodeInfo"] = info
+            changed = True
+
+        capacity = dict(status.get("capacity") or {})
+        allocatable = dict(status.get("allocatable") or {})
+        devices = self._devices.setdefault(name, {})
+        now_s = self.clock.seconds()
+        advertised = self._hardware(node) if self.plugin_running(name) else {}
+        for r, n in advertised.items():
+            devices[r] = _DeviceResource(n)
+            if capacity.get(r) != str(n) or allocatable.get(r) != str(n):
+                capacity[r] = allocatable[r] = str(n)
+                changed = True
+        known = set(devices) | {r for r in capacity if is_device_plugin_resource(r)} | {r for r in allocatable if is_device_plugin_resource(r)}
+        for r in sorted(known - set(advertised)):
+            d = devices.get(r)
+            if d is None:
+                d = devices[r] = _DeviceResource(_int(capacity.get(r)))
+            if d.stopped_at is None:
+                d.stopped_at = now_s
+            # Unhealthy at once: the next status update reports allocatable 0.
+            if allocatable.get(r) != "0":
+                allocatable[r] = "0"
+                changed = True
+            want_cap = "0" if now_s >= d.stopped_at + ENDPOINT_GRACE_SECONDS else str(d.count)
+            if want_cap != "0":
+                self.enqueue_at(("node", name), d.stopped_at + ENDPOINT_GRACE_SECONDS)
+            if capacity.get(r) != want_cap:
+                capacity[r] = want_cap
+                changed = True
+        if not changed:
+            return
+        new["capacity"] = capacity
+        new["allocatable"] = allocatable
+        cur = self.store.get("nodes", None, name)
+        if cur is None:
+            return
+        cur["status"] = new
+        self.store.update("nodes", cur, subresource="status")
+
+    # -------------------------------------------------------------- pods
+
+    def _reconcile_pod(self, ns: str, name: str) -> None:
+        pod = self.cache.get("pods", ns, name)
+        if pod is None:
+            self._crash.pop((ns, name), None)
+            return
+        node_name = pod.get("spec", {}).get("nodeName")
+        if not node_name:
+            return
+        node = self.cache.get("nodes", "", node_name)
+        if node is None:
+            return
+        if pod_terminating(pod):
+            self._stop(pod)
+            return
+        phase = pod_phase(pod)
+        if phase in ("Succeeded", "Failed"):
+            return
+        if phase == "Pending":
+            self._start(pod, node)
+        else:
+            self._running(pod)
+
+    def _stop(self, pod: dict) -> None:
+        md = pod["metadata"]
+        delay = _int((md.get("annotations") or {}).get(STOP_SECONDS), 0)
+        deleted_at = _sim_seconds(self.clock, md.get("deletionTimestamp"))
+        grace = _int(md.get("deletionGracePeriodSeconds"), 0)
+        if delay > 0 and deleted_at is not None:
+            # deletionTimestamp is the end of the grace period; the containers stop `delay` after the delete.
+            stop_at = deleted_at - grace + min(delay, grace)
+            if self.clock.seconds() < stop_at:
+                self.enqueue_at(("pod", md.get("namespace", ""), md["name"]), stop_at)
+                return
+        try:
+            self.store.delete("pods", md.get("namespace"), md["name"], grace_period_seconds=0, preconditions={"uid": md.get("uid")})
+        except Exception as exc:
+            if getattr(exc, "code", None) not in (404, 409):
+                raise
+
+    def _admit(self, pod: dict, node: dict):
+        """The admission decision (sim/controllers/admission.py), given what this kubelet sees on the node."""
+        from dragoman.sim.controllers import admission
+
+        node_name = node["metadata"]["name"]
+        drivers = {res.get("driver", "") for _, claim in self._pod_claims(pod) if claim
+                   for res in (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or ()}
+        if not self.dra_plugin_ready(node_name):
+            drivers -= set(DRA_DRIVERS_WITH_PODS)
+        return admission.admit(pod, node, _AdmissionView(self, node_name, pod), drivers_ready=frozenset(drivers))
+
+    def _pod_claims(self, pod: dict) -> list[tuple[str, dict | None]]:
+        ns = pod["metadata"].get("namespace", "")
+        status = pod.get("status") or {}
+        names: list[str] = []
+        by_status = {s.get("name"): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or ()}
+        for rc in pod.get("spec", {}).get("resourceClaims") or ():
+            if rc.get("resourceClaimName"):
+                names.append(rc["resourceClaimName"])
+            else:
+                names.append(by_status.get(rc.get("name")) or "")
+        ext = (status.get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
+        if ext and admission_has_bridge(self.cache.get("nodes", "", pod["spec"].get("nodeName", "")) or {}):
+            names.append(ext)
+        return [(n, self.cache.get("resourceclaims.resource.k8s.io", ns, n) if n else None) for n in names]
+
+    def _claims_ready(self, pod: dict) -> tuple[bool, dict[str, list[dict]]]:
+        """Whether every claim of the pod is allocated and reserved for it, and allocatedResourcesStatus entries."""
+        uid = pod["metadata"].get("uid")
+        per_claim: dict[str, list[dict]] = {}
+        for claim_name, claim in self._pod_claims(pod):
+            if claim is None:
+                return False, {}
+            st = claim.get("status") or {}
+            alloc = st.get("allocation")
+            if not alloc or not any(r.get("uid") == uid for r in st.get("reservedFor") or ()):
+                return False, {}
+            for res in (alloc.get("devices") or {}).get("results") or ():
+                per_claim.setdefault(f"claim:{claim_name}/{res.get('request', '')}", []).append(
+                    {"resourceID": f"{res.get('driver')}/{res.get('pool')}/{res.get('device')}", "health": "Healthy"}
+                )
+        return True, per_claim
+
+    def _device_uuid(self, driver: str, pool: str, device: str) -> str | None:
+        for sl in self.cache.slices_by_pool.get((driver, pool), {}).values():
+            for dev in sl.get("spec", {}).get("devices") or ():
+                if dev.get("name") == device:
+                    attr = (dev.get("attributes") or {}).get("uuid") or (dev.get("attributes") or {}).get(f"{driver}/uuid") or {}
+                    return attr.get("string")
+        return None
+
+    def _write_creating(self, pod: dict) -> None:
+        cur = self.store.get("pods", pod["metadata"].get("namespace"), pod["metadata"]["name"])
+        if cur is None:
+            return
+        status = cur.setdefault("status", {})
+        status.setdefault("phase", "Pending")
+        status["containerStatuses"] = [
+            {"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": False, "started": False, "restartCount": 0,
+             "state": {"waiting": {"reason": "ContainerCreating"}}}
+            for c in cur.get("spec", {}).get("containers") or []
+        ]
+        self._set_condition(status, "PodScheduled", "True")
+        self._set_condition(status, "Initialized", "True")
+        self._set_condition(status, "Ready", "False", "ContainersNotReady", "containers with unready status: [" + " ".join(c["name"] for c in cur["spec"].get("containers") or []) + "]")
+        self._set_condition(status, "ContainersReady", "False", "ContainersNotReady", status["conditions"][-1]["message"])
+        self.store.update("pods", cur, subresource="status")
+
+    def _start(self, pod: dict, node: dict) -> None:
+        md = pod["metadata"]
+        node_name = node["metadata"]["name"]
+        result = self._admit(pod, node)
+        if not result.admitted:
+            self.events.emit(pod, "Warning", result.event_reason or result.reason, result.event_message or result.message, host=node_name)
+            cur = self.store.get("pods", md.get("namespace"), md["name"])
+            if cur is None:
+                return
+            status = cur.setdefault("status", {})
+            status.update(result.status_patch() or {})
+            status["startTime"] = status.get("startTime") or self.clock.timestamp()
+            self.store.update("pods", cur, subresource="status")
+            return
+        if result.waiting:
+            marker = (md.get("namespace", ""), md["name"], result.event_reason)
+            if marker not in self._prepare_failed:
+                self._prepare_failed.add(marker)
+                self.events.emit(pod, "Warning", result.event_reason, result.event_message, host=node_name)
+                self._write_creating(pod)
+            return
+        ready_to_run, per_claim = self._claims_ready(pod)
+        if not ready_to_run:
+            return
+        uuids = list(result.devices)
+        self._prepare_failed = {m for m in self._prepare_failed if m[:2] != (md.get("namespace", ""), md["name"])}
+        self._admitted.add(md.get("uid", ""))
+        annotations = md.get("annotations") or {}
+        visible = ",".join(uuids)
+        if uuids and annotations.get(VISIBLE_DEVICES) != visible:
+            self.store.patch("pods", md.get("namespace"), md["name"], {"metadata": {"annotations": {VISIBLE_DEVICES: visible}}})
+        cur = self.store.get("pods", md.get("namespace"), md["name"])
+        if cur is None:
+            return
+        now = self.clock.timestamp()
+        status = cur.setdefault("status", {})
+        node_ip = self._node_ip(node)
+        pod_ip = node_ip if cur["spec"].get("hostNetwork") else self._pod_ip(node)
+        not_ready = annotations.get(NOT_READY) == "true"
+        status["phase"] = "Running"
+        status["hostIP"] = node_ip
+        status["hostIPs"] = [{"ip": node_ip}]
+        status["podIP"] = pod_ip
+        status["podIPs"] = [{"ip": pod_ip}]
+        status["startTime"] = status.get("startTime") or now
+        status.pop("reason", None)
+        status.pop("message", None)
+        spec = cur["spec"]
+        if spec.get("initContainers"):
+            status["initContainerStatuses"] = [
+                {"name": c["name"], "image": c.get("image", ""), "imageID": _image_id(c), "containerID": self._cid(cur, c["name"]),
+                 "ready": True, "started": False, "restartCount": 0,
+                 "state": {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now, "containerID": self._cid(cur, c["name"])}}}
+                for c in spec["initContainers"]
+            ]
+        statuses = []
+        claims_by_container = self._claims_by_container(cur, per_claim)
+        for c in spec.get("containers") or []:
+            cs = {
+                "name": c["name"], "image": c.get("image", ""), "imageID": _image_id(c), "containerID": self._cid(cur, c["name"]),
+                "ready": not not_ready, "started": True, "restartCount": 0, "state": {"running": {"startedAt": now}}, "lastState": {},
+            }
+            if claims_by_container.get(c["name"]):
+                cs["allocatedResourcesStatus"] = claims_by_container[c["name"]]
+            statuses.append(cs)
+        status["containerStatuses"] = statuses
+        self._set_condition(status, "PodReadyToStartContainers", "True")
+        self._set_condition(status, "Initialized", "True")
+        self._set_ready(status, cur, not not_ready)
+        self._set_condition(status, "PodScheduled", "True")
+        self.store.update("pods", cur, subresource="status")
+        run = _int(annotations.get(RUN_SECONDS), 0)
+        if run > 0:
+            self.enqueue_after(("pod", md.get("namespace", ""), md["name"]), run)
+        if annotations.get(CRASH_LOOP_SECONDS):
+            self._crash[(md.get("namespace", ""), md["name"])] = self.clock.seconds() + max(1, _int(annotations[CRASH_LOOP_SECONDS], 10))
+            self.enqueue_after(("pod", md.get("namespace", ""), md["name"]), max(1, _int(annotations[CRASH_LOOP_SECONDS], 10)))
+
+    def _claims_by_container(self, pod: dict, per_claim: dict[str, list[dict]]) -> dict[str, list[dict]]:
+        if not per_claim:
+            return {}
+        out: dict[str, list[dict]] = {}
+        status = pod.get("status") or {}
+        ext = status.get("extendedResourceClaimStatus") or {}
+        for m in ext.get("requestMappings") or ():
+            key = f"claim:{ext.get('resourceClaimName')}/{m.get('requestName')}"
+            if key in per_claim:
+                out.setdefault(m.get("containerName", ""), []).append({"name": key, "resources": per_claim[key]})
+        by_status = {s.get("name"): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or ()}
+        pod_claims = {rc.get("name"): rc.get("resourceClaimName") or by_status.get(rc.get("name")) for rc in pod["spec"].get("resourceClaims") or ()}
+        for c in pod["spec"].get("containers") or []:
+            for ref in (c.get("resources") or {}).get("claims") or ():
+                claim_name = pod_claims.get(ref.get("name"))
+                for key, res in per_claim.items():
+                    cname, _, req = key[len("claim:"):].partition("/")
+                    if cname == claim_name and (not ref.get("request") or req == ref["request"] or req.startswith(ref["request"] + "/")):
+                        out.setdefault(c["name"], []).append({"name": key, "resources": res})
+        return out
+
+    def _running(self, pod: dict) -> None:
+        md = pod["metadata"]
+        key = (md.get("namespace", ""), md["name"])
+        annotations = md.get("annotations") or {}
+        status = pod.get("status") or {}
+        now = self.clock.seconds()
+        run = _int(annotations.get(RUN_SECONDS), 0)
+        started = _sim_seconds(self.clock, status.get("startTime"))
+        if run > 0 and started is not None:
+            if now >= started + run:
+                self._finish(pod)
+                return
+            self.enqueue_at(("pod", *key), started + run)
+        crash_period = _int(annotations.get(CRASH_LOOP_SECONDS), 0)
+        statuses = status.get("containerStatuses") or []
+        crashing = any("waiting" in (cs.get("state") or {}) for cs in statuses)
+        if crash_period > 0:
+            due = self._crash.get(key)
+            if due is None:
+                # The fault starts now: the container crashes.
+                self._flip(pod, crash=True)
+                self._crash[key] = now + crash_period
+                self.enqueue_after(("pod", *key), crash_period)
+            elif now >= due:
+                self._flip(pod, crash=not crashing)
+                self._crash[key] = now + crash_period
+                self.enqueue_after(("pod", *key), crash_period)
+            return
+        self._crash.pop(key, None)
+        if crashing:
+            self._flip(pod, crash=False)
+            return
+        want_ready = annotations.get(NOT_READY) != "true"
+        if pod_ready(pod) != want_ready:
+            cur = self.store.get("pods", key[0], key[1])
+            if cur is None:
+                return
+            for cs in cur["status"].get("containerStatuses") or []:
+                cs["ready"] = want_ready
+            self._set_ready(cur["status"], cur, want_ready)
+            self.store.update("pods", cur, subresource="status")
+
+    def _flip(self, pod: dict, crash: bool) -> None:
+        md = pod["metadata"]
+        cur = self.store.get("pods", md.get("namespace"), md["name"])
+        if cur is None:
+            return
+        now = self.clock.timestamp()
+        status = cur["status"]
+        for cs in status.get("containerStatuses") or []:
+            if crash:
+                started = ((cs.get("state") or {}).get("running") or {}).get("startedAt", now)
+                cs["lastState"] = {"terminated": {"exitCode": 1, "reason": "Error", "startedAt": started, "finishedAt": now, "containerID": cs.get("containerID", "")}}
+                cs["state"] = {"waiting": {"reason": "CrashLoopBackOff",
+                                           "message": f"back-off 10s restarting failed container={cs['name']} pod={md['name']}_{md.get('namespace', '')}({md.get('uid', '')})"}}
+                cs["ready"] = False
+                cs["started"] = False
+            else:
+                cs["restartCount"] = int(cs.get("restartCount", 0)) + (1 if "waiting" in (cs.get("state") or {}) else 0)
+                cs["state"] = {"running": {"startedAt": now}}
+                cs["ready"] = (md.get("annotations") or {}).get(NOT_READY) != "true"
+                cs["started"] = True
+        ready = not crash and (md.get("annotations") or {}).get(NOT_READY) != "true"
+        self._set_ready(status, cur, ready)
+        self.store.update("pods", cur, subresource="status")
+        if crash:
+            self.events.emit(pod, "Warning", "BackOff", "Back-off restarting failed container", host=pod["spec"].get("nodeName"))
+
+    def _finish(self, pod: dict) -> None:
+        md = pod["metadata"]
+        cur = self.store.get("pods", md.get("namespace"), md["name"])
+        if cur is None:
+            return
+        now = self.clock.timestamp()
+        status = cur["status"]
+        status["phase"] = "Succeeded"
+        for cs in status.get("containerStatuses") or []:
+            started = ((cs.get("state") or {}).get("running") or {}).get("startedAt", now)
+            cs["state"] = {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": started, "finishedAt": now, "containerID": cs.get("containerID", "")}}
+            cs["ready"] = False
+            cs["started"] = False
+        self._set_condition(status, "PodReadyToStartContainers", "False")
+        self._set_condition(status, "Ready", "False", "PodCompleted")
+        self._set_condition(status, "ContainersReady", "False", "PodCompleted")
+        self.store.update("pods", cur, subresource="status")
+
+    # -------------------------------------------------------------- helpers
+
+    def _set_ready(self, status: dict, pod: dict, ready: bool) -> None:
+        if ready:
+            self._set_condition(status, "ContainersReady", "True")
+            self._set_condition(status, "Ready", "True")
+        else:
+            names = " ".join(c["name"] for c in pod["spec"].get("containers") or [])
+            msg = f"containers with unready status: [{names}]"
+            self._set_condition(status, "ContainersReady", "False", "ContainersNotReady", msg)
+            self._set_condition(status, "Ready", "False", "ContainersNotReady", msg)
+
+    def _set_condition(self, status: dict, ctype: str, value: str, reason: str | None = None, message: str | None = None) -> None:
+        conds = status.setdefault("conditions", [])
+        for c in conds:
+            if c.get("type") == ctype:
+                if c.get("status") != value:
+                    c["status"] = value
+                    c["lastTransitionTime"] = self.clock.timestamp()
+                if reason:
+                    c["reason"] = reason
+                else:
+                    c.pop("reason", None)
+                if message:
+                    c["message"] = message
+                else:
+                    c.pop("message", None)
+                return
+        c = {"type": ctype, "status": value, "lastProbeTime": None, "lastTransitionTime": self.clock.timestamp()}
+        if reason:
+            c["reason"] = reason
+        if message:
+            c["message"] = message
+        conds.append(c)
+
+    def _node_ip(self, node: dict) -> str:
+        for a in (node.get("status") or {}).get("addresses") or ():
+            if a.get("type") == "InternalIP" and a.get("address"):
+                return a["address"]
+        h = hashlib.sha256(node["metadata"]["name"].encode()).digest()
+        return f"10.{h[0] % 64}.{h[1]}.{h[2] % 250 + 2}"
+
+    def _pod_ip(self, node: dict) -> str:
+        name = node["metadata"]["name"]
+        n = self._ip_next.get(name)
+        if n is None:
+            n = len(self.cache.pods_by_node.get(name, {})) + 2
+        self._ip_next[name] = n + 1
+        cidr = (node.get("spec") or {}).get("podCIDR")
+        if cidr and re.fullmatch(r"\d+\.\d+\.\d+\.\d+/\d+", cidr):
+            a, b, c, _ = cidr.split("/")[0].split(".")
+            return f"{a}.{b}.{int(c) + (n // 254) % 4}.{n % 254 + 1}"
+        h = hashlib.sha256(name.encode()).digest()
+        return f"100.{64 + h[0] % 64}.{h[1]}.{n % 254 + 1}"
+
+    def _cid(self, pod: dict, container: str) -> str:
+        return "containerd://" + _hex(pod["metadata"].get("uid", "") + container)
+
+
+def _image_id(container: dict) -> str:
+    image = container.get("image", "")
+    repo = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
+    return f"{repo}@sha256:{_hex(image)}"
+
+
+class _Device:
+    __slots__ = ("uuid",)
+
+    def __init__(self, uuid: str | None) -> None:
+        self.uuid = uuid
+
+
+class _NodeUse:
+    __slots__ = ("requested", "pods")
+
+    def __init__(self, requested: dict[str, int]) -> None:
+        self.requested = requested
+        self.pods: dict[str, int] = {}
+
+
+class _Claims:
+    def __init__(self, cache: base.Cache) -> None:
+        self._cache = cache
+
+    def get(self, key: tuple[str, str], default: Any = None) -> dict | None:
+        return self._cache.get("resourceclaims.resource.k8s.io", key[0], key[1]) or default
+
+
+class _AdmissionView:
+    """The part of the scheduler's ClusterView that kubelet admission reads, from this kubelet's cache:
+    claims, device uuids, and what the node's other admitted pods hold through the device plugin."""
+
+    def __init__(self, kubelets: Kubelets, node_name: str, pod: dict) -> None:
+        from dragoman.sim.controllers.scheduling import is_extended_resource_name, pod_requests
+
+        self._k = kubelets
+        self.claims = _Claims(kubelets.cache)
+        uid = pod["metadata"].get("uid")
+        requested: dict[str, int] = {}
+        for other in kubelets.cache.pods_by_node.get(node_name, {}).values():
+            omd = other["metadata"]
+            if omd.get("uid") == uid or pod_phase(other) in ("Succeeded", "Failed"):
+                continue
+            if pod_phase(other) != "Running" and omd.get("uid") not in kubelets._admitted:
+                continue
+            bridged = {m.get("resourceName") for m in ((other.get("status") or {}).get("extendedResourceClaimStatus") or {}).get("requestMappings") or ()}
+            for k, v in pod_requests(other).items():
+                if is_extended_resource_name(k) and k not in bridged:
+                    requested[k] = requested.get(k, 0) + v
+        self.nodes = {node_name: _NodeUse(requested)}
+
+    def device(self, key: tuple) -> _Device | None:
+        driver, pool, name = key
+        uuid = self._k._device_uuid(driver, pool, name)
+        return _Device(uuid) if uuid else None
+
+
+def admission_has_bridge(node: dict) -> bool:
+    from dragoman.sim.controllers.admission import has_bridge
+
+    return has_bridge(node)

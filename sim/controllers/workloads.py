@@ -1,0 +1,441 @@
+"""Workload controllers: Deployment → ReplicaSet → Pods, StatefulSet → Pods, Job → Pods, with their status fields, so evicted workloads come back."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from dragoman.sim.controllers.base import Controller, controller_ref, pod_active, pod_phase, pod_ready, short_hash
+
+DEPLOY, RS, STS, JOB = "deployments.apps", "replicasets.apps", "statefulsets.apps", "jobs.batch"
+HASH_LABEL = "pod-template-hash"
+_KIND_KEY = {"ReplicaSet": ("rs", RS), "StatefulSet": ("sts", STS), "Job": ("job", JOB), "Deployment": ("deploy", DEPLOY)}
+
+
+def _replicas(obj: dict, default: int = 1) -> int:
+    value = (obj.get("spec") or {}).get("replicas")
+    return default if value is None else int(value)
+
+
+def _without_hash(template: dict) -> str:
+    t = copy.deepcopy(template or {})
+    labels = (t.get("metadata") or {}).get("labels")
+    if labels:
+        labels.pop(HASH_LABEL, None)
+    return json.dumps(t, sort_keys=True)
+
+
+def _owner(obj: dict) -> dict:
+    md = obj["metadata"]
+    return {"apiVersion": obj.get("apiVersion", "apps/v1"), "kind": obj.get("kind", ""), "name": md["name"], "uid": md.get("uid", ""),
+            "controller": True, "blockOwnerDeletion": True}
+
+
+def _pod_from_template(owner: dict, template: dict, **metadata: Any) -> dict:
+    t = copy.deepcopy(template or {})
+    tmd = t.get("metadata") or {}
+    md: dict[str, Any] = {
+        "namespace": owner["metadata"].get("namespace", "default"),
+        "labels": dict(tmd.get("labels") or {}),
+        "ownerReferences": [_owner(owner)],
+    }
+    if tmd.get("annotations"):
+        md["annotations"] = dict(tmd["annotations"])
+    for k, v in metadata.items():
+        if k in ("labels", "annotations"):
+            md.setdefault(k, {}).update(v)
+        else:
+            md[k] = v
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": t.get("spec") or {}}
+
+
+def _set_condition(conditions: list[dict], ctype: str, status: str, reason: str, message: str, now: str, update_time: bool = True) -> list[dict]:
+    """Replace or add a condition; timestamps only move when status or reason change (no churn)."""
+    out = []
+    found = False
+    for c in conditions:
+        if c.get("type") != ctype:
+            out.append(c)
+            continue
+        found = True
+        if c.get("status") == status and c.get("reason") == reason and c.get("message") == message:
+            out.append(c)
+            continue
+        n = dict(c, status=status, reason=reason, message=message)
+        if c.get("status") != status:
+            n["lastTransitionTime"] = now
+        if update_time:
+            n["lastUpdateTime"] = now
+        out.append(n)
+    if not found:
+        n = {"type": ctype, "status": status, "reason": reason, "message": message, "lastTransitionTime": now}
+        if update_time:
+            n["lastUpdateTime"] = now
+        out.append(n)
+    return out
+
+
+class Workloads(Controller):
+    """Keys ("deploy"|"rs"|"sts"|"job", namespace, name)."""
+
+    name = "workload-controllers"
+
+    def initial_keys(self):
+        for kind, resource in (("deploy", DEPLOY), ("rs", RS), ("sts", STS), ("job", JOB)):
+            for obj in list(self.cache.all(resource)):
+                yield (kind, obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+
+    def on_change(self, etype: str, resource: str, obj: dict, old: dict | None) -> None:
+        md = obj["metadata"]
+        ns = md.get("namespace", "")
+        if resource in (DEPLOY, STS, JOB, RS):
+            kind = {DEPLOY: "deploy", STS: "sts", JOB: "job", RS: "rs"}[resource]
+            if etype != "DELETED":
+                self.enqueue((kind, ns, md["name"]))
+            if resource == RS:
+                ref = controller_ref(obj)
+                if ref and ref.get("kind") == "Deployment":
+                    self.enqueue(("deploy", ns, ref.get("name", "")))
+        elif resource == "pods":
+            ref = controller_ref(obj)
+            if ref and ref.get("kind") in ("ReplicaSet", "StatefulSet", "Job"):
+                self.enqueue((_KIND_KEY[ref["kind"]][0], ns, ref.get("name", "")))
+
+    def reconcile(self, key) -> None:
+        kind, ns, name = key
+        if kind == "deploy":
+            self._deployment(ns, name)
+        elif kind == "rs":
+            self._replicaset(ns, name)
+        elif kind == "sts":
+            self._statefulset(ns, name)
+        elif kind == "job":
+            self._job(ns, name)
+
+    # -------------------------------------------------------------- helpers
+
+    def _owned_pods(self, owner: dict) -> list[dict]:
+        pods = self.cache.owned(owner["metadata"].get("uid", ""), "pods")
+        pods.sort(key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]))
+        return pods
+
+    def _write_status(self, resource: str, obj: dict, status: dict) -> None:
+        if status == (obj.get("status") or {}):
+            return
+        cur = self.store.get(resource, obj["metadata"].get("namespace"), obj["metadata"]["name"])
+        if cur is None:
+            return
+        cur["status"] = status
+        self.store.update(resource, cur, subresource="status")
+
+    def _delete_pod(self, pod: dict) -> None:
+        md = pod["metadata"]
+        try:
+            self.store.delete("pods", md.get("namespace"), md["name"], preconditions={"uid": md.get("uid")})
+        except Exception as exc:
+            if getattr(exc, "code", None) not in (404, 409):
+                raise
+
+    # -------------------------------------------------------------- Deployment
+
+    def _deployment(self, ns: str, name: str) -> None:
+        d = self.cache.get(DEPLOY, ns, name)
+        if d is None or d["metadata"].get("deletionTimestamp"):
+            return
+        spec = d.get("spec") or {}
+        template = spec.get("template") or {}
+        want = _replicas(d)
+        rss = self.cache.owned(d["metadata"].get("uid", ""), RS)
+        h = short_hash(_without_hash(template), 10)
+        current = next((rs for rs in rss if rs["metadata"]["name"] == f"{name}-{h}"), None)
+        if current is None:
+            key = _without_hash(template)
+            current = next((rs for rs in rss if _without_hash((rs.get("spec") or {}).get("template") or {}) == key), None)
+        if current is None:
+            tmpl = copy.deepcopy(template)
+            tmpl.setdefault("metadata", {}).setdefault("labels", {})[HASH_LABEL] = h
+            selector = copy.deepcopy(spec.get("selector") or {"matchLabels": dict((template.get("metadata") or {}).get("labels") or {})})
+            selector.setdefault("matchLabels", {})[HASH_LABEL] = h
+            rs_body = {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {
+                    "name": f"{name}-{h}",
+                    "namespace": ns,
+                    "labels": dict(tmpl["metadata"]["labels"]),
+                    "annotations": {"deployment.kubernetes.io/revision": str(1 + max((int((r["metadata"].get("annotations") or {}).get("deployment.kubernetes.io/revision", 0) or 0) for r in rss), default=0)),
+                                    "deployment.kubernetes.io/desired-replicas": str(want)},
+                    "ownerReferences": [_owner(d)],
+                },
+                "spec": {"replicas": 0 if spec.get("paused") else want, "selector": selector, "template": tmpl,
+                         **({"minReadySeconds": spec["minReadySeconds"]} if spec.get("minReadySeconds") else {})},
+            }
+            try:
+                current = self.store.create(RS, rs_body)
+            except Exception as exc:
+                if getattr(exc, "code", None) != 409:
+                    raise
+                current = self.cache.get(RS, ns, f"{name}-{h}")
+                if current is None:
+                    return
+        elif _replicas(current) != want and not spec.get("paused"):
+            cur = self.store.get(RS, ns, current["metadata"]["name"])
+            if cur is not None:
+                cur["spec"]["replicas"] = want
+                ann = cur["metadata"].setdefault("annotations", {})
+                ann["deployment.kubernetes.io/desired-replicas"] = str(want)
+                current = self.store.update(RS, cur)
+        # Old ReplicaSets scale to zero at once: the simulator rolls out as a Recreate would, in one step.
+        for rs in rss:
+            if rs["metadata"]["name"] != current["metadata"]["name"] and _replicas(rs, 0) != 0:
+                cur = self.store.get(RS, ns, rs["metadata"]["name"])
+                if cur is not None:
+                    cur["spec"]["replicas"] = 0
+                    self.store.update(RS, cur)
+        self._deployment_status(d, current)
+
+    def _deployment_status(self, d: dict, current: dict) -> None:
+        rss = self.cache.owned(d["metadata"].get("uid", ""), RS)
+        cur_name = current["metadata"]["name"]
+        total = ready = available = updated = 0
+        for rs in rss:
+            st = rs.get("status") or {}
+            total += int(st.get("replicas", 0))
+            ready += int(st.get("readyReplicas", 0))
+            available += int(st.get("availableReplicas", 0))
+            if rs["metadata"]["name"] == cur_name:
+                updated = int(st.get("replicas", 0))
+        want = _replicas(d)
+        old = d.get("status") or {}
+        now = self.clock.timestamp()
+        status = {"observedGeneration": d["metadata"].get("generation", 1)}
+        if total:
+            status["replicas"] = total
+        if updated:
+            status["updatedReplicas"] = updated
+        if ready:
+            status["readyReplicas"] = ready
+        if available:
+            status["availableReplicas"] = available
+        if want - available > 0:
+            status["unavailableReplicas"] = want - available
+        conds = list(old.get("conditions") or [])
+        if available >= want:
+            conds = _set_condition(conds, "Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability.", now)
+        else:
+            conds = _set_condition(conds, "Available", "False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.", now)
+        if updated == want and available >= want:
+            conds = _set_condition(conds, "Progressing", "True", "NewReplicaSetAvailable", f'ReplicaSet "{cur_name}" has successfully progressed.', now)
+        else:
+            conds = _set_condition(conds, "Progressing", "True", "ReplicaSetUpdated", f'ReplicaSet "{cur_name}" is progressing.', now)
+        status["conditions"] = conds
+        for k in ("collisionCount",):
+            if k in old:
+                status[k] = old[k]
+        self._write_status(DEPLOY, d, status)
+
+    # -------------------------------------------------------------- ReplicaSet
+
+    def _replicaset(self, ns: str, name: str) -> None:
+        rs = self.cache.get(RS, ns, name)
+        if rs is None:
+            return
+        pods = self._owned_pods(rs)
+        active = [p for p in pods if pod_active(p)]
+        want = _replicas(rs)
+        if not rs["metadata"].get("deletionTimestamp"):
+            if len(active) < want:
+                template = (rs.get("spec") or {}).get("template") or {}
+                for _ in range(want - len(active)):
+                    self.store.create("pods", _pod_from_template(rs, template, generateName=f"{name}-"))
+            elif len(active) > want:
+                # Unscheduled first, then not ready, then the newest (controller.ActivePods ordering, simplified).
+                victims = sorted(active, key=lambda p: (bool(p["spec"].get("nodeName")), pod_ready(p), p["metadata"].get("creationTimestamp", "")),)
+                for p in victims[: len(active) - want]:
+                    self._delete_pod(p)
+        pods = self._owned_pods(rs)
+        active = [p for p in pods if pod_active(p)]
+        ready = sum(1 for p in active if pod_ready(p))
+        old = rs.get("status") or {}
+        status: dict[str, Any] = {"replicas": len(active), "observedGeneration": rs["metadata"].get("generation", 1)}
+        if active:
+            status["fullyLabeledReplicas"] = len(active)
+        if ready:
+            status["readyReplicas"] = ready
+            status["availableReplicas"] = ready
+        terminating = sum(1 for p in pods if p["metadata"].get("deletionTimestamp"))
+        if "terminatingReplicas" in old or terminating:
+            status["terminatingReplicas"] = terminating
+        self._write_status(RS, rs, status)
+
+    # -------------------------------------------------------------- StatefulSet
+
+    def _statefulset(self, ns: str, name: str) -> None:
+        sts = self.cache.get(STS, ns, name)
+        if sts is None:
+            return
+        spec = sts.get("spec") or {}
+        want = _replicas(sts)
+        start = int(((spec.get("ordinals") or {}).get("start")) or 0)
+        template = spec.get("template") or {}
+        revision = f"{name}-{short_hash(json.dumps(template, sort_keys=True), 10)}"
+        parallel = spec.get("podManagementPolicy") == "Parallel"
+        owned = {p["metadata"]["name"]: p for p in self._owned_pods(sts)}
+        if not sts["metadata"].get("deletionTimestamp"):
+            for i in range(start, start + want):
+                pod_name = f"{name}-{i}"
+                pod = owned.get(pod_name)
+                if pod is not None and pod_phase(pod) in ("Succeeded", "Failed") and not pod["metadata"].get("deletionTimestamp"):
+                    self._delete_pod(pod)
+                    break
+                if pod is None:
+                    if self.cache.get("pods", ns, pod_name) is not None:
+                        break  # a terminating predecessor with this name still exists
+                    body = _pod_from_template(sts, template, name=pod_name, labels={
+                        "statefulset.kubernetes.io/pod-name": pod_name,
+                        "apps.kubernetes.io/pod-index": str(i),
+                        "controller-revision-hash": revision,
+                    })
+                    body["spec"]["hostname"] = pod_name
+                    if spec.get("serviceName"):
+                        body["spec"]["subdomain"] = spec["serviceName"]
+                    self.store.create("pods", body)
+                    if not parallel:
+                        break
+                elif not parallel and not (pod_active(pod) and pod_ready(pod)):
+                    break  # OrderedReady: the next ordinal waits for this one
+            for pod_name, pod in sorted(owned.items(), key=lambda kv: -_ordinal(kv[0])):
+                if _ordinal(pod_name) >= start + want and pod_active(pod):
+                    self._delete_pod(pod)
+        pods = [p for p in self._owned_pods(sts) if pod_active(p)]
+        ready = sum(1 for p in pods if pod_ready(p))
+        current = sum(1 for p in pods if (p["metadata"].get("labels") or {}).get("controller-revision-hash") in (revision, None))
+        old = sts.get("status") or {}
+        status: dict[str, Any] = {
+            "observedGeneration": sts["metadata"].get("generation", 1),
+            "replicas": len(pods),
+            "currentReplicas": current,
+            "updatedReplicas": current,
+            "currentRevision": old.get("currentRevision") if old.get("currentRevision") and current < len(pods) else revision,
+            "updateRevision": revision,
+            "collisionCount": old.get("collisionCount", 0),
+            "availableReplicas": ready,
+        }
+        if ready:
+            status["readyReplicas"] = ready
+        self._write_status(STS, sts, status)
+
+    # -------------------------------------------------------------- Job
+
+    def _job(self, ns: str, name: str) -> None:
+        job = self.cache.get(JOB, ns, name)
+        if job is None:
+            return
+        spec = job.get("spec") or {}
+        old = job.get("status") or {}
+        finished = any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True" for c in old.get("conditions") or ())
+        pods = self._owned_pods(job)
+        active = [p for p in pods if pod_active(p)]
+        succeeded_pods = [p for p in pods if pod_phase(p) == "Succeeded"]
+        failed = sum(1 for p in pods if pod_phase(p) == "Failed")
+        parallelism = int(spec.get("parallelism", 1) if spec.get("parallelism") is not None else 1)
+        completions = spec.get("completions")
+        indexed = spec.get("completionMode") == "Indexed"
+        backoff_limit = int(spec.get("backoffLimit", 6) if spec.get("backoffLimit") is not None else 6)
+        now = self.clock.timestamp()
+        uid = job["metadata"].get("uid", "")
+        succeeded = len(succeeded_pods)
+        if indexed:
+            done_idx = {_index(p) for p in succeeded_pods}
+            succeeded = len(done_idx)
+        conditions = list(old.get("conditions") or [])
+        completion_time = old.get("completionTime")
+        if not finished and not job["metadata"].get("deletionTimestamp"):
+            complete = (succeeded >= int(completions)) if completions is not None else (succeeded > 0 and not active)
+            if failed > backoff_limit:
+                for p in active:
+                    self._delete_pod(p)
+                conditions = _set_condition(conditions, "FailureTarget", "True", "BackoffLimitExceeded", "Job has reached the specified backoff limit", now, update_time=False)
+                conditions = _set_condition(conditions, "Failed", "True", "BackoffLimitExceeded", "Job has reached the specified backoff limit", now, update_time=False)
+                active = []
+            elif complete:
+                conditions = _set_condition(conditions, "SuccessCriteriaMet", "True", "CompletionsReached", "Reached expected number of succeeded pods", now, update_time=False)
+                conditions = _set_condition(conditions, "Complete", "True", "CompletionsReached", "Reached expected number of succeeded pods", now, update_time=False)
+                completion_time = completion_time or now
+            elif spec.get("suspend"):
+                for p in active:
+                    self._delete_pod(p)
+                active = []
+            else:
+                if completions is None:
+                    want_active = parallelism if succeeded == 0 else 0
+                else:
+                    want_active = min(parallelism, int(completions) - succeeded)
+                missing = want_active - len(active)
+                if missing > 0:
+                    template = spec.get("template") or {}
+                    job_labels = {"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name, "controller-uid": uid, "job-name": name}
+                    busy = {_index(p) for p in active} | ({_index(p) for p in succeeded_pods} if indexed else set())
+                    free = [i for i in range(int(completions or parallelism)) if i not in busy] if indexed else []
+                    for n in range(missing):
+                        extra: dict[str, Any] = {"labels": dict(job_labels), "generateName": f"{name}-"}
+                        if indexed:
+                            if n >= len(free):
+                                break
+                            idx = free[n]
+                            extra["labels"]["batch.kubernetes.io/job-completion-index"] = str(idx)
+                            extra["annotations"] = {"batch.kubernetes.io/job-completion-index": str(idx)}
+                            extra["generateName"] = f"{name}-{idx}-"
+                        body = _pod_from_template(job, template, **extra)
+                        body["spec"].setdefault("restartPolicy", "Never")
+                        self.store.create("pods", body)
+                    active = [p for p in self._owned_pods(job) if pod_active(p)]
+        status: dict[str, Any] = {}
+        for k in ("startTime",):
+            if old.get(k):
+                status[k] = old[k]
+        if not finished or "startTime" not in status:
+            status.setdefault("startTime", old.get("startTime") or now)
+        if active:
+            status["active"] = len(active)
+        if succeeded:
+            status["succeeded"] = succeeded
+        if failed:
+            status["failed"] = failed
+        status["ready"] = sum(1 for p in active if pod_ready(p))
+        status["terminating"] = sum(1 for p in pods if p["metadata"].get("deletionTimestamp"))
+        status["uncountedTerminatedPods"] = old.get("uncountedTerminatedPods", {})
+        if indexed and succeeded:
+            status["completedIndexes"] = _ranges(sorted({_index(p) for p in succeeded_pods}))
+        if conditions:
+            status["conditions"] = conditions
+        if completion_time:
+            status["completionTime"] = completion_time
+        self._write_status(JOB, job, status)
+
+
+def _ordinal(name: str) -> int:
+    try:
+        return int(name.rsplit("-", 1)[1])
+    except (IndexError, ValueError):
+        return -1
+
+
+def _index(pod: dict) -> int:
+    try:
+        return int((pod["metadata"].get("annotations") or {}).get("batch.kubernetes.io/job-completion-index", -1))
+    except ValueError:
+        return -1
+
+
+def _ranges(values: list[int]) -> str:
+    out = []
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
+            j += 1
+        out.append(str(values[i]) if i == j else f"{values[i]}-{values[j]}")
+        i = j + 1
+    return ",".join(out)
