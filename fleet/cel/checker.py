@@ -115,7 +115,7 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
     "int": [(None, [x], I) for x in (I, U, D, S)],
     "uint": [(None, [x], U) for x in (I, U, D, S)],
     "double": [(None, [x], D) for x in (I, U, D, S)],
-    "string": [(None, [x], S) for x in (I, U, D, S, B, BY, V, Q)],
+    "string": [(None, [x], S) for x in (I, U, D, S, B, BY)],
     "bool": [(None, [x], B) for x in (B, S)],
     "bytes": [(None, [x], BY) for x in (BY, S)],
     "semver": [(None, [S], V), (None, [S, B], V)],

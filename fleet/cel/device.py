@@ -25,6 +25,32 @@ def split_qualified_name(name: str, default_domain: str) -> tuple[str, str]:
     return name[:sep], name[sep + 1 :]
 
 
+_VERSIONS: dict[str, Any] = {}
+_QUANTITIES: dict[str, Any] = {}
+
+
+def _parse_version(text: str) -> Any:
+    # A fleet repeats a handful of driver/CUDA versions across thousands of devices: parse each once.
+    v = _VERSIONS.get(text)
+    if v is None:
+        try:
+            v = Semver.parse(text)
+        except ValueError_ as exc:
+            v = UnsupportedAttribute(f"parse semantic version: {exc}")
+        if len(_VERSIONS) < 10000:
+            _VERSIONS[text] = v
+    return v
+
+
+def parse_quantity(text: str) -> Quantity:
+    q = _QUANTITIES.get(text)
+    if q is None:
+        q = Quantity.parse(text)
+        if len(_QUANTITIES) < 10000:
+            _QUANTITIES[text] = q
+    return q
+
+
 def attribute_value(attr: dict) -> Any:
     """The one scalar of a DeviceAttribute; list forms are alpha and off in 1.37, so they are unsupported as upstream."""
     if not isinstance(attr, dict):
@@ -36,10 +62,7 @@ def attribute_value(attr: dict) -> Any:
     if attr.get("string") is not None:
         return str(attr["string"])
     if attr.get("version") is not None:
-        try:
-            return Semver.parse(str(attr["version"]))
-        except ValueError_ as exc:
-            return UnsupportedAttribute(f"parse semantic version: {exc}")
+        return _parse_version(str(attr["version"]))
     return UnsupportedAttribute("unsupported attribute value")
 
 
@@ -58,7 +81,7 @@ def cel_device(driver: str, device: dict) -> CelDevice:
     for name, cap in (device.get("capacity") or {}).items():
         raw = cap.get("value") if isinstance(cap, dict) else cap
         try:
-            q = Quantity.parse(str(raw))
+            q = parse_quantity(str(raw))
         except ValueError_ as exc:
             errors.append(f"capacity {name}: {exc}")
             continue

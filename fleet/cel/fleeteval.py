@@ -1,17 +1,22 @@
-"""Evaluating compiled selectors over every device of a fleet's ResourceSlices, deduplicated and cancellable."""
+"""Evaluating selectors over every device of a fleet's ResourceSlices: converted once, deduplicated, cancellable."""
 
 from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Callable, Iterable, Sequence
+from collections import Counter
+from typing import Callable, Iterable, Iterator, Sequence
 
-from dragoman.fleet.cel.api import CompiledSelector
+from dragoman.fleet.cel.api import TRUE, CelDevice, CompiledSelector, EvalOutcome
+from dragoman.fleet.cel.device import cel_device
+
+Cancel = threading.Event | Callable[[], bool] | None
+_MISSING = ("<missing>",)
 
 
 @dataclasses.dataclass(frozen=True)
 class DeviceResult:
-    """One device's verdict; `reason` is empty for a plain match."""
+    """One device's verdict; `reason` explains a no-match or an error (empty for a match)."""
 
     driver: str
     pool: str
@@ -24,23 +29,243 @@ class DeviceResult:
         return {"driver": self.driver, "pool": self.pool, "device": self.device, "node": self.node, "result": self.result, "reason": self.reason}
 
 
-@dataclasses.dataclass
-class FleetEvaluation:
-    """Per-device results plus a summary: {devices, matched, notMatched, errors, evaluations, pools, products}."""
+@dataclasses.dataclass(frozen=True)
+class DeviceRef:
+    """Where a device lives: driver, pool, device name, node (None for network-attached devices), product."""
 
-    results: list[DeviceResult]
-    summary: dict
-    cancelled: bool = False
+    driver: str
+    pool: str
+    device: str
+    node: str | None
+    product: str
+    slice_name: str
 
 
-Cancel = threading.Event | Callable[[], bool] | None
+def newest_slices(slices: Iterable[dict]) -> list[dict]:
+    """Only the slices of each (driver, pool)'s highest generation, in input order (as the allocator uses them)."""
+    slices = [s for s in slices if isinstance(s, dict)]
+    best: dict[tuple[str, str], int] = {}
+    for s in slices:
+        spec = s.get("spec") or {}
+        pool = spec.get("pool") or {}
+        key = (str(spec.get("driver", "")), str(pool.get("name", "")))
+        gen = _int(pool.get("generation"))
+        if gen > best.get(key, -1):
+            best[key] = gen
+    out = []
+    for s in slices:
+        spec = s.get("spec") or {}
+        pool = spec.get("pool") or {}
+        if _int(pool.get("generation")) == best[(str(spec.get("driver", "")), str(pool.get("name", "")))]:
+            out.append(s)
+    return out
 
 
-def devices_of_slices(slices: Iterable[dict]):
+def _int(v: object) -> int:
+    try:
+        return int(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 0
+
+
+def devices_of_slices(slices: Iterable[dict]) -> Iterator[tuple[dict, dict]]:
     """Yield (slice, raw device) for every device in the newest generation of each (driver, pool)."""
-    raise NotImplementedError
+    for s in newest_slices(slices):
+        for dev in (s.get("spec") or {}).get("devices") or []:
+            if isinstance(dev, dict):
+                yield s, dev
 
 
-def evaluate_fleet(selectors: CompiledSelector | Sequence[CompiledSelector], slices: Iterable[dict], *, cancel: Cancel = None, chunk: int = 1000) -> FleetEvaluation:
-    """All `selectors` must be true (the scheduler's rule), per device; `cancel` is checked between chunks."""
-    raise NotImplementedError
+def _product(dev: CelDevice) -> str:
+    v = dev.attributes.get(dev.driver, {}).get("productName")
+    return v if isinstance(v, str) else "(no productName)"
+
+
+class DeviceIndex:
+    """The devices of a set of slices, converted once; evaluations reuse the conversion and the grouping."""
+
+    def __init__(self, slices: Iterable[dict]) -> None:
+        self.refs: list[DeviceRef] = []
+        self.devices: list[CelDevice] = []
+        for s, raw in devices_of_slices(slices):
+            spec = s.get("spec") or {}
+            driver = str(spec.get("driver", ""))
+            pool = str((spec.get("pool") or {}).get("name", ""))
+            node = spec.get("nodeName") or raw.get("nodeName") or None
+            dev = cel_device(driver, raw)
+            self.devices.append(dev)
+            self.refs.append(DeviceRef(driver, pool, dev.name, node, _product(dev), str((s.get("metadata") or {}).get("name", ""))))
+        self._groupings: dict[frozenset | None, tuple[list[int], list[int], list[Counter], list[Counter]]] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.devices)
+
+    def grouping(self, reads: frozenset | None) -> tuple[list[int], list[int], list[Counter], list[Counter]]:
+        """(representative device per group, group of each device, pools per group, products per group)."""
+        with self._lock:
+            hit = self._groupings.get(reads)
+        if hit is not None:
+            return hit
+        keys: dict[tuple, int] = {}
+        reps: list[int] = []
+        group_of: list[int] = []
+        ordered = sorted(reads, key=lambda x: (x[0], x[1] or "")) if reads is not None else None
+        for i, dev in enumerate(self.devices):
+            if ordered is None:
+                key: tuple = (i,)
+            else:
+                key = (dev.driver, dev.allow_multiple_allocations, dev.cache.get("conversion_error"), *(_read(dev, d, k) for d, k in ordered))
+            g = keys.get(key)
+            if g is None:
+                g = keys[key] = len(reps)
+                reps.append(i)
+            group_of.append(g)
+        pools: list[Counter] = [Counter() for _ in reps]
+        products: list[Counter] = [Counter() for _ in reps]
+        for i, g in enumerate(group_of):
+            ref = self.refs[i]
+            pools[g][(ref.driver, ref.pool, ref.node)] += 1
+            products[g][ref.product] += 1
+        result = (reps, group_of, pools, products)
+        with self._lock:
+            self._groupings[reads] = result
+        return result
+
+
+def _typed(v: object) -> tuple:
+    # True == 1 in Python: keep the type so a bool and an int attribute never share a group.
+    return (type(v).__name__, v)
+
+
+def _read(dev: CelDevice, domain: str, ident: str | None) -> tuple:
+    if ident is None:
+        return (domain in dev.attributes, domain in dev.capacity)
+    a = dev.attributes.get(domain)
+    c = dev.capacity.get(domain)
+    return (_typed(a[ident]) if a is not None and ident in a else _MISSING, _typed(c[ident]) if c is not None and ident in c else _MISSING)
+
+
+class FleetEvaluation:
+    """Per-device outcomes of one evaluation, stored per group of identical devices; results are built on demand."""
+
+    def __init__(self, index: DeviceIndex, labels: list[str], outcomes: list[EvalOutcome | None], failed_at: list[int], group_of: list[int], pools: list[Counter], products: list[Counter], cancelled: bool) -> None:
+        self.index = index
+        self.labels = labels
+        self.outcomes = outcomes
+        self.failed_at = failed_at
+        self.group_of = group_of
+        self.pool_counts = pools
+        self.product_counts = products
+        self.cancelled = cancelled
+        self._results: list[DeviceResult] | None = None
+
+    @property
+    def evaluations(self) -> int:
+        return sum(1 for o in self.outcomes if o is not None)
+
+    def verdict(self, group: int) -> tuple[str, str]:
+        out = self.outcomes[group]
+        if out is None:
+            return "pending", "not evaluated (cancelled)"
+        if out.value is True:
+            return "match", ""
+        label = self.labels[self.failed_at[group]] if self.labels else ""
+        if out.error is not None:
+            return "error", f"{label}CEL runtime error: {out.error}"
+        return "no-match", f"{label}evaluated to false"
+
+    @property
+    def results(self) -> list[DeviceResult]:
+        if self._results is None:
+            verdicts = [self.verdict(g) for g in range(len(self.outcomes))]
+            out = []
+            for ref, g in zip(self.index.refs, self.group_of):
+                res, reason = verdicts[g]
+                if res == "pending":
+                    continue
+                out.append(DeviceResult(ref.driver, ref.pool, ref.device, ref.node, res, reason))
+            self._results = out
+        return self._results
+
+    @property
+    def summary(self) -> dict:
+        totals = Counter()
+        pools: dict[tuple, Counter] = {}
+        products: dict[str, Counter] = {}
+        for g, out in enumerate(self.outcomes):
+            if out is None:
+                continue
+            res = self.verdict(g)[0]
+            n = sum(self.pool_counts[g].values())
+            totals[res] += n
+            for key, count in self.pool_counts[g].items():
+                pools.setdefault(key, Counter())[res] += count
+            for key, count in self.product_counts[g].items():
+                products.setdefault(key, Counter())[res] += count
+        return {
+            "devices": sum(totals.values()),
+            "matched": totals["match"],
+            "notMatched": totals["no-match"],
+            "errors": totals["error"],
+            "distinctEvaluations": self.evaluations,
+            "cancelled": self.cancelled,
+            "pools": [
+                {"driver": d, "pool": p, "node": n, "devices": sum(c.values()), "matched": c["match"], "errors": c["error"]}
+                for (d, p, n), c in sorted(pools.items(), key=lambda kv: (kv[0][0], kv[0][1]))
+            ],
+            "products": [
+                {"product": prod, "devices": sum(c.values()), "matched": c["match"], "errors": c["error"]}
+                for prod, c in sorted(products.items())
+            ],
+        }
+
+
+def _cancelled(cancel: Cancel) -> bool:
+    if cancel is None:
+        return False
+    if isinstance(cancel, threading.Event):
+        return cancel.is_set()
+    return bool(cancel())
+
+
+def evaluate_fleet(
+    selectors: CompiledSelector | Sequence[CompiledSelector],
+    slices: Iterable[dict] | DeviceIndex,
+    *,
+    labels: Sequence[str] | None = None,
+    cancel: Cancel = None,
+    chunk: int = 1000,
+) -> FleetEvaluation:
+    """Every selector must be true (the scheduler's rule). Identical devices are evaluated once.
+
+    `slices` may be a DeviceIndex to reuse conversions across evaluations (the playground does).
+    `labels[i]` prefixes reasons for selector i (e.g. "class gpu.nvidia.com selector #0: ").
+    `cancel` (an Event or a callable) is checked every `chunk` evaluations; a cancelled run is partial.
+    """
+    sels = [selectors] if isinstance(selectors, CompiledSelector) else list(selectors)
+    index = slices if isinstance(slices, DeviceIndex) else DeviceIndex(slices)
+    reads: frozenset | None = frozenset()
+    for s in sels:
+        if s.attributes_read is None or reads is None:
+            reads = None
+        else:
+            reads = reads | s.attributes_read
+    reps, group_of, pools, products = index.grouping(reads)
+    outcomes: list[EvalOutcome | None] = [None] * len(reps)
+    failed_at = [0] * len(reps)
+    cancelled = False
+    devices = index.devices
+    for g, rep in enumerate(reps):
+        if g % chunk == 0 and _cancelled(cancel):
+            cancelled = True
+            break
+        dev = devices[rep]
+        out = TRUE
+        for i, s in enumerate(sels):
+            out = s.evaluate(dev)
+            if out.value is not True:
+                failed_at[g] = i
+                break
+        outcomes[g] = out
+    return FleetEvaluation(index, list(labels or []), outcomes, failed_at, group_of, pools, products, cancelled)

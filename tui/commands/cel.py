@@ -1,17 +1,218 @@
-"""`dragoman cel`: evaluate a DRA CEL selector against the devices of a file or cluster."""
+"""`dragoman cel`: evaluate a DRA CEL selector against the devices of a file, as the scheduler would."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from typing import Any
+
+SCHEMA_VERSION = 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("cel", help="evaluate a CEL device selector against ResourceSlices")
-    p.add_argument("expression", metavar="EXPR")
+    from dragoman.tui.cli import add_output_flag
+
+    p = sub.add_parser(
+        "cel",
+        help="evaluate a CEL device selector against ResourceSlices",
+        description="Compile EXPR as the API server does and evaluate it on every device of the newest ResourceSlices "
+        "in a file, as the scheduler does. Exit 0: it matched and nothing failed; 1: a compile error, a runtime error "
+        "on any device, or no match; 2: the input could not be read.",
+    )
+    p.add_argument("expression", metavar="EXPR", help="the CEL selector expression")
+    p.add_argument("--class", dest="device_class", metavar="NAME", help="combine with the selectors of this DeviceClass (from the same file), as the scheduler does")
+    # SUPPRESS keeps a value given before the subcommand (`dragoman --snapshot f cel ...`).
+    p.add_argument("--snapshot", metavar="FILE|-", default=argparse.SUPPRESS, help="a ResourceSlice, a List or YAML documents ('-' reads stdin)")
+    p.add_argument("--kubeconfig", metavar="PATH", default=argparse.SUPPRESS, help="live clusters are not supported yet; use --snapshot")
+    p.add_argument("--context", metavar="NAME", default=argparse.SUPPRESS, help="live clusters are not supported yet; use --snapshot")
+    p.add_argument("--limit", type=int, default=50, metavar="N", help="devices listed per section in text output (0: all)")
+    add_output_flag(p)
     p.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from dragoman.fleet.errors import UserError
+def load_objects(path: str) -> list[dict]:
+    """The Kubernetes objects in a file: one object, a List (items), or several YAML/JSON documents."""
+    from dragoman.fleet.errors import ExitCode, UserError
 
-    raise UserError("`dragoman cel` is being built.")
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+            where = "standard input"
+        else:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+            where = path
+    except FileNotFoundError:
+        raise UserError(f"cannot read {path}: no such file.", ExitCode.INPUT) from None
+    except IsADirectoryError:
+        raise UserError(f"cannot read {path}: it is a directory, not a file.", ExitCode.INPUT) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}.", ExitCode.INPUT) from None
+    docs: list[Any]
+    stripped = text.lstrip()
+    try:
+        if stripped.startswith(("{", "[")):
+            docs = [json.loads(text)]
+        else:
+            import yaml
+
+            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+            docs = list(yaml.load_all(text, Loader=loader))
+    except Exception as exc:  # yaml.YAMLError, json.JSONDecodeError
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else (f" at line {exc.lineno}" if hasattr(exc, "lineno") else "")
+        raise UserError(f"cannot read {where}: it is not valid YAML or JSON{at}.", ExitCode.INPUT) from None
+    objects: list[dict] = []
+
+    def add(doc: Any) -> None:
+        if doc is None:
+            return
+        if isinstance(doc, list):
+            for d in doc:
+                add(d)
+            return
+        if not isinstance(doc, dict):
+            raise UserError(f"cannot read {where}: expected Kubernetes objects, found a {type(doc).__name__}.", ExitCode.INPUT)
+        if isinstance(doc.get("items"), list) and str(doc.get("kind", "List")).endswith("List"):
+            for d in doc["items"]:
+                add(d)
+            return
+        objects.append(doc)
+
+    for doc in docs:
+        add(doc)
+    return objects
+
+
+def run(args: argparse.Namespace) -> int:
+    from dragoman.fleet.cel import CelCompileError, compile_expression
+    from dragoman.fleet.cel.fleeteval import DeviceIndex, evaluate_fleet
+    from dragoman.fleet.errors import ExitCode, UserError
+
+    snapshot = getattr(args, "snapshot", None)
+    if snapshot is None:
+        if getattr(args, "demo", False):
+            raise UserError("`dragoman cel --demo` is not supported yet; use --snapshot FILE.", ExitCode.INPUT)
+        raise UserError("reading ResourceSlices from a live cluster is not supported yet; use --snapshot FILE (or - for stdin).", ExitCode.INPUT)
+    objects = load_objects(snapshot)
+    slices = [o for o in objects if o.get("kind") == "ResourceSlice"]
+    sources: list[tuple[str, str, int | None]] = []  # (expression, label, class selector index)
+    if args.device_class:
+        cls = next((o for o in objects if o.get("kind") == "DeviceClass" and (o.get("metadata") or {}).get("name") == args.device_class), None)
+        if cls is None:
+            raise UserError(f"DeviceClass {args.device_class} is not in {snapshot}.", ExitCode.INPUT)
+        for i, sel in enumerate((cls.get("spec") or {}).get("selectors") or []):
+            expr = ((sel or {}).get("cel") or {}).get("expression")
+            if isinstance(expr, str):
+                sources.append((expr, f"class {args.device_class} selector #{i}: ", i))
+    sources.append((args.expression, "expression: " if sources else "", None))
+
+    selectors = []
+    for expr, label, class_index in sources:
+        try:
+            selectors.append(compile_expression(expr))
+        except CelCompileError as exc:
+            return _report_compile_error(args, expr, exc, class_index)
+    labels = [label for _, label, _ in sources]
+    index = DeviceIndex(slices)
+    result = evaluate_fleet(selectors, index, labels=labels)
+    summary = result.summary
+    engine = selectors[-1].engine
+    if args.output == "json":
+        doc = {
+            "schemaVersion": SCHEMA_VERSION,
+            "expression": args.expression,
+            "class": args.device_class,
+            "engine": engine,
+            "compileError": None,
+            "summary": summary,
+            "results": [r.to_json() for r in result.results],
+        }
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_text(args, summary, result.results, engine, len(slices))
+    if summary["errors"] or summary["matched"] == 0:
+        return int(ExitCode.PROBLEM)
+    return int(ExitCode.OK)
+
+
+def _report_compile_error(args: argparse.Namespace, expr: str, exc: Any, class_index: int | None) -> int:
+    from dragoman.fleet.errors import ExitCode
+
+    where = f"DeviceClass {args.device_class} selector #{class_index}" if class_index is not None else "the expression"
+    if args.output == "json":
+        doc = {
+            "schemaVersion": SCHEMA_VERSION,
+            "expression": args.expression,
+            "class": args.device_class,
+            "engine": None,
+            "compileError": {
+                "message": exc.message,
+                "line": exc.line,
+                "column": exc.column,
+                "kind": exc.kind,
+                "selector": "expression" if class_index is None else f"class:{class_index}",
+            },
+            "summary": None,
+            "results": [],
+        }
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        pos = f" (line {exc.line}, column {exc.column})" if exc.line is not None else ""
+        print(f"compile error in {where}{pos}: {exc.message}")
+        caret = exc.caret(expr)
+        if caret:
+            print(caret)
+        print("The API server rejects a DeviceClass or ResourceClaim with this selector.")
+    return int(ExitCode.PROBLEM)
+
+
+def _print_text(args: argparse.Namespace, summary: dict, results: list, engine: str, n_slices: int) -> None:
+    limit = args.limit if args.limit > 0 else None
+    out = sys.stdout.write
+    out(f"expression: {args.expression}\n")
+    if args.device_class:
+        out(f"combined with the selectors of DeviceClass {args.device_class}\n")
+    out(
+        f"{summary['devices']} devices in {n_slices} ResourceSlices: {summary['matched']} match, "
+        f"{summary['notMatched']} do not, {summary['errors']} failed "
+        f"({summary['distinctEvaluations']} distinct evaluations, {engine} engine)\n"
+    )
+    if summary["devices"]:
+        out("\nby pool:\n")
+        _table(out, [(f"{p['driver']}/{p['pool']}", p["node"] or "-", p["devices"], p["matched"], p["errors"]) for p in summary["pools"]], ("pool", "node", "devices", "matched", "errors"), limit)
+        out("\nby product:\n")
+        _table(out, [(p["product"], p["devices"], p["matched"], p["errors"]) for p in summary["products"]], ("product", "devices", "matched", "errors"), limit)
+    for title, kind in (("matches", "match"), ("non-matches", "no-match"), ("errors", "error")):
+        rows = [r for r in results if r.result == kind]
+        if not rows:
+            continue
+        out(f"\n{title} ({len(rows)}):\n")
+        shown = rows if limit is None else rows[:limit]
+        for r in shown:
+            node = f" on {r.node}" if r.node else ""
+            reason = f": {r.reason}" if r.reason else ""
+            out(f"  {r.driver}/{r.pool}/{r.device}{node}{reason}\n")
+        if len(shown) < len(rows):
+            out(f"  … and {len(rows) - len(shown)} more (--limit 0 lists all, --output json gives every device)\n")
+    if summary["errors"]:
+        out(
+            f"\n{summary['errors']} devices failed with a CEL runtime error. The scheduler treats this as an error, not as "
+            "'no match': it aborts scheduling of every pod whose claim uses this selector and retries with backoff. "
+            "Guard with `device.driver == \"...\" &&` or use optional chaining (device.attributes[\"domain\"].?attr.orValue(default)).\n"
+        )
+    elif summary["matched"] == 0:
+        out("\nno device matches: pods using this selector stay Pending (cannot allocate all claims).\n")
+
+
+def _table(out: Any, rows: list[tuple], header: tuple, limit: int | None) -> None:
+    shown = rows if limit is None else rows[:limit]
+    cells = [tuple(str(c) for c in header)] + [tuple(str(c) for c in r) for r in shown]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    for r in cells:
+        out("  " + "  ".join(c.ljust(w) if i == 0 or not c.isdigit() else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip() + "\n")
+    if len(shown) < len(rows):
+        out(f"  … and {len(rows) - len(shown)} more\n")
