@@ -1,0 +1,264 @@
+"""The diagnosis: each finding id from a small hand-written fleet, exactly; none on a healthy fleet; none read from Events."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from fleet_fixtures import (
+    GPU_CLASS_EXPR,
+    chart_gpu_class,
+    claim,
+    device_class,
+    dp_fleet,
+    dra_daemonset,
+    dra_fleet,
+    ds_pod,
+    event,
+    gpu_slice,
+    model_of,
+    node,
+    operator_dp_daemonset,
+    pod,
+    quota,
+    template,
+)
+
+from dragoman.fleet.diagnose import diagnose
+from dragoman.fleet.findings import CATALOGUE
+
+DP = operator_dp_daemonset()
+DRA = dra_daemonset(pools=["h100-pool"])
+READERS = ("allocatable-readers", ("Node", "", "h100-pool-0"))
+
+
+def N(name):
+    return ("Node", "", name)
+
+
+def P(name, ns="ml"):
+    return ("Pod", ns, name)
+
+
+def base():
+    return dp_fleet(6) + dra_fleet(3)
+
+
+def replace(objs, kind, name, fn):
+    out = []
+    for o in objs:
+        if o["kind"] == kind and o["metadata"]["name"] == name:
+            o = copy.deepcopy(o)
+            fn(o)
+        out.append(o)
+    return out
+
+
+def without(objs, kind, name):
+    return [o for o in objs if not (o["kind"] == kind and o["metadata"]["name"] == name)]
+
+
+def keys(objs):
+    return {f.key for f in diagnose(model_of(*objs))}
+
+
+def _cordon(o):
+    o["spec"]["unschedulable"] = True
+
+
+def _kubelet(version):
+    def fn(o):
+        o["status"]["nodeInfo"]["kubeletVersion"] = version
+    return fn
+
+
+def _migration_ann(o):
+    o["metadata"]["annotations"]["dragoman.io/migration"] = '{"pool": "l4-pool", "step": "cordon", "state": "running"}'
+
+
+def _ts(o):
+    o["metadata"]["labels"]["nvidia.com/gpu.replicas"] = "4"
+    o["status"]["capacity"]["nvidia.com/gpu"] = "16"
+    o["status"]["allocatable"]["nvidia.com/gpu"] = "16"
+
+
+def _not_ready(o):
+    o["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    o["status"]["containerStatuses"][0]["ready"] = False
+
+
+NO_MATCH = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'"
+ERCS = {"resourceClaimName": "b-extended-resources-1",
+        "requestMappings": [{"containerName": "main", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-0"}]}
+
+CASES = {
+    "both-stacks": (
+        lambda: base() + [ds_pod(DP, "h100-pool-0")],
+        {("both-stacks", N("h100-pool-0")), ("allocatable-readers", N("h100-pool-1"))},
+    ),
+    "plugin-flapping": (
+        lambda: base() + [ds_pod(DP, "h100-pool-0", restarts=9, crashloop=True)],
+        {("plugin-flapping", N("h100-pool-0")), ("allocatable-readers", N("h100-pool-1"))},
+    ),
+    "dp-targets-dra-pool": (
+        # A node added later by the autoscaler, without the operator's exclusion label.
+        lambda: base() + [node("h100-pool-9", "h100-pool"), gpu_slice("h100-pool-9"), ds_pod(DRA, "h100-pool-9")],
+        {("dp-targets-dra-pool", ("DaemonSet", "gpu-operator", "nvidia-device-plugin-daemonset")), READERS},
+    ),
+    "driver-targets-dp-pool": (
+        lambda: without(base(), "DaemonSet", "dra-driver-nvidia-gpu-kubelet-plugin") + [dra_daemonset()],
+        {("driver-targets-dp-pool", ("DaemonSet", "dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-kubelet-plugin")), READERS},
+    ),
+    "no-slices": (
+        lambda: without(base(), "ResourceSlice", "h100-pool-2-gpu.nvidia.com-g1"),
+        {("no-slices", N("h100-pool-2")), READERS},
+    ),
+    "kubelet-too-old-error": (
+        lambda: replace(base(), "Node", "h100-pool-2", _kubelet("v1.35.6")),
+        {("kubelet-too-old", N("h100-pool-2")), ("kubelet-skew", N("h100-pool-2")), READERS},
+    ),
+    "kubelet-too-old-warning": (
+        lambda: replace(replace(base(), "Node", "l4-pool-1", _kubelet("v1.35.6")), "Node", "l4-pool-0", _migration_ann),
+        {("kubelet-too-old", N("l4-pool-1")), ("kubelet-skew", N("l4-pool-1")), READERS},
+    ),
+    "sharing-capacity-change": (
+        lambda: replace(base(), "Node", "l4-pool-3", _ts),
+        {("sharing-capacity-change", N("l4-pool-3")), READERS},
+    ),
+    "migration-optional": (
+        lambda: dp_fleet(2, pool="t4-pool", product="Tesla-T4"),
+        {("migration-optional", N("t4-pool-0"))},
+    ),
+    "duplicate-mapping": (
+        lambda: base() + [device_class("legacy-gpu", [GPU_CLASS_EXPR], "nvidia.com/gpu", "2025-01-01T00:00:00Z")],
+        {("duplicate-mapping", ("DeviceClass", "", "gpu.nvidia.com")), READERS},
+    ),
+    "class-too-broad": (
+        lambda: without(base(), "DeviceClass", "gpu.nvidia.com") + [device_class("gpu.nvidia.com", ["device.driver == 'gpu.nvidia.com'"], "nvidia.com/gpu")],
+        {("class-too-broad", ("DeviceClass", "", "gpu.nvidia.com")), READERS},
+    ),
+    "selector-no-match": (
+        lambda: base() + [template("a100", selectors=[NO_MATCH])],
+        {("selector-no-match", ("ResourceClaimTemplate", "ml", "a100")), READERS},
+    ),
+    "selector-runtime-error": (
+        lambda: base() + [device_class("fast", ["device.attributes['gpu.nvidia.com'].clockMHz > 1500"]), template("fast", cls="fast")],
+        {("selector-runtime-error", ("DeviceClass", "", "fast")), READERS},
+    ),
+    "stale-attribute": (
+        lambda: base() + [device_class("first-gpu", ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].index == 0"]),
+                          template("first", cls="first-gpu")],
+        {("stale-attribute", ("DeviceClass", "", "first-gpu")), READERS},
+    ),
+    "claim-equivalent-to-limits": (
+        lambda: base() + [template("two-gpus", count=2)],
+        {("claim-equivalent-to-limits", ("ResourceClaimTemplate", "ml", "two-gpus")), READERS},
+    ),
+    "double-request": (
+        lambda: base() + [template("h100", selectors=["device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100')"]),
+                          pod("double", gpus=1, node_name="l4-pool-0", claims=[{"name": "g", "resourceClaimTemplateName": "h100"}], container_claims=["g"])],
+        {("double-request", P("double")), READERS},
+    ),
+    "nodeselector-steering": (
+        lambda: base() + [pod("steer", gpus=1, node_name="l4-pool-0", node_selector={"nvidia.com/gpu.product": "NVIDIA-L4"})],
+        {("nodeselector-steering", P("steer")), READERS},
+    ),
+    "quota-claims-now-count": (
+        lambda: base() + [quota("gpus", "ml", {"requests.nvidia.com/gpu": "8"}), claim("notebook", selectors=[GPU_CLASS_EXPR])],
+        {("quota-claims-now-count", ("ResourceQuota", "ml", "gpus")), READERS},
+    ),
+    "quota-blocks-claim": (
+        lambda: dra_fleet(2) + [quota("claims", "ml", {"count/resourceclaims.resource.k8s.io": "2"}, {"count/resourceclaims.resource.k8s.io": "2"}),
+                                pod("blocked", gpus=1)],
+        {("quota-blocks-claim", P("blocked")), READERS},
+    ),
+    "pending-insufficient": (
+        lambda: base() + [pod("huge", gpus=12)],
+        {("pending-insufficient", P("huge")), READERS},
+    ),
+    "pending-unmapped": (
+        lambda: base() + [pod("fpga", gpus=0) | {"spec": {"containers": [{"name": "main", "resources": {"limits": {"example.com/fpga": "1"}}}]}}],
+        {("pending-unmapped", P("fpga")), READERS},
+    ),
+    "pending-selector": (
+        lambda: base() + [template("a100", selectors=[NO_MATCH]), pod("wants-a100", claims=[{"name": "g", "resourceClaimTemplateName": "a100"}], container_claims=["g"])],
+        {("pending-selector", P("wants-a100")), ("selector-no-match", ("ResourceClaimTemplate", "ml", "a100")), READERS},
+    ),
+    "pending-cordoned": (
+        lambda: [replace([o], "Node", o["metadata"]["name"], _cordon)[0] for o in dp_fleet(6)] + [pod("waits", gpus=1)],
+        {("pending-cordoned", P("waits"))},
+    ),
+    "failed-admission": (
+        lambda: base() + [pod("rejected", gpus=1, node_name="h100-pool-1", phase="Failed", reason="UnexpectedAdmissionError")],
+        {("failed-admission", P("rejected")), READERS},
+    ),
+    "prepare-failed": (
+        lambda: replace(base(), "Pod", "dra-driver-nvidia-gpu-kubelet-plugin-h100-pool-1", _not_ready)
+        + [pod("b", gpus=1, node_name="h100-pool-1", phase="Pending", ercs=ERCS),
+           claim("b-extended-resources-1", allocated=[("h100-pool-1", "gpu-0")], reserved_for="b", bridge_for="b")],
+        {("prepare-failed", P("b")), READERS},
+    ),
+    "running-without-gpu": (
+        lambda: replace(base(), "Node", "h100-pool-1", _kubelet("v1.35.6")) + [pod("nogpu", gpus=1, node_name="h100-pool-1")],
+        {("running-without-gpu", P("nogpu")), ("kubelet-too-old", N("h100-pool-1")), ("kubelet-skew", N("h100-pool-1")), READERS},
+    ),
+    "stale-bridge-claim": (
+        lambda: base() + [pod("retry", gpus=1), claim("retry-extended-resources-2", allocated=[("h100-pool-2", "gpu-0")], bridge_for="retry")],
+        {("stale-bridge-claim", ("ResourceClaim", "ml", "retry-extended-resources-2")), READERS},
+    ),
+}
+
+
+def test_every_catalogue_id_has_a_case():
+    covered = {fid for _, expected in CASES.values() for fid, _ in expected}
+    assert covered == set(CATALOGUE)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_case_is_found_exactly(case):
+    build, expected = CASES[case]
+    assert keys(build()) == expected
+
+
+def test_healthy_fleet_has_no_finding_but_the_accounting_note():
+    assert keys(base()) == {READERS}
+    assert keys(dp_fleet(6)) == set()
+    # A bridged pod and a pod served by the device plugin are both fine.
+    bridged = pod("b", gpus=1, node_name="h100-pool-1", ercs=ERCS)
+    c = claim("b-extended-resources-1", allocated=[("h100-pool-1", "gpu-0")], reserved_for="b", bridge_for="b")
+    assert keys(base() + [bridged, c, pod("old-style", gpus=2, node_name="l4-pool-2")]) == {READERS}
+
+
+def test_findings_come_from_state_not_from_events():
+    objs = CASES["pending-insufficient"][0]() + CASES["running-without-gpu"][0]()
+    huge = next(o for o in objs if o["metadata"]["name"] == "huge")
+    evs = [event("e1", huge, "FailedScheduling", "0/10 nodes are available: 10 Insufficient nvidia.com/gpu.")]
+    with_events = diagnose(model_of(*objs, *evs))
+    without_events = diagnose(model_of(*objs))
+    assert {f.key for f in with_events} == {f.key for f in without_events}
+    f = next(f for f in with_events if f.id == "pending-insufficient")
+    assert any("FailedScheduling" in e for e in f.evidence)
+    assert not any("FailedScheduling" in e for e in next(x for x in without_events if x.id == "pending-insufficient").evidence)
+
+
+def test_pending_insufficient_gives_the_counts():
+    objs = base() + [pod("huge", gpus=12)]
+    f = next(f for f in diagnose(model_of(*objs)) if f.id == "pending-insufficient")
+    # Six L4 nodes with 4 each through the device plugin; H100 nodes are DRA-served through the chart's class (8 each).
+    assert any("requested 12 nvidia.com/gpu; largest free block 8; free total 48" in e for e in f.evidence), f.evidence
+
+
+def test_kubelet_too_old_severity_depends_on_the_pool():
+    err = next(f for f in diagnose(model_of(*CASES["kubelet-too-old-error"][0]())) if f.id == "kubelet-too-old")
+    warn = next(f for f in diagnose(model_of(*CASES["kubelet-too-old-warning"][0]())) if f.id == "kubelet-too-old")
+    assert (err.severity, warn.severity) == ("error", "warning")
+
+
+def test_finding_shape_and_fix_adapted():
+    f = next(f for f in diagnose(model_of(*CASES["both-stacks"][0]())) if f.id == "both-stacks")
+    j = f.to_json()
+    assert j["severity"] == "error" and j["pool"] == "h100-pool"
+    assert {"kind": "Node", "namespace": None, "name": "h100-pool-0"} in j["objects"]
+    assert "h100-pool-0" in j["fix"] and "{" not in j["fix"]
+    assert any("ResourceSlice" in e for e in j["evidence"]) and any("allocatable" in e or "Running" in e for e in j["evidence"])
