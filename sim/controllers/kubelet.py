@@ -175,12 +175,17 @@ class Kubelets(Controller):
             new["conditions"] = conditions
             changed = True
         info = dict(status.get("nodeInfo") or {})
-        if not info.get("kubeletVersion"):
-            info["kubeletVersion"] = self.default_version
-            info.setdefault("kubeProxyVersion", "")
-            info.setdefault("containerRuntimeVersion", "containerd://2.1.4")
-            info.setdefault("operatingSystem", "linux")
-            info.setdefault("architecture", "amd64")
+        # Every field the kubelet reports (clients' typed models require them); a version already there is kept.
+        h = _hex(name, 32)
+        for field, value in (
+            ("kubeletVersion", self.default_version), ("kubeProxyVersion", ""), ("containerRuntimeVersion", "containerd://2.1.4"),
+            ("operatingSystem", "linux"), ("architecture", "amd64"), ("osImage", "Ubuntu 24.04.3 LTS"),
+            ("kernelVersion", "6.8.0-1031-nvidia"), ("machineID", h), ("systemUUID", f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"),
+            ("bootID", _hex("boot" + name, 32)),
+        ):
+            if field not in info or (field == "kubeletVersion" and not info[field]):
+                info[field] = value
+        if info != (status.get("nodeInfo") or {}):
             new["nodeInfo"] = info
             changed = True
 

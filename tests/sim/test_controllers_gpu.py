@@ -1,0 +1,351 @@
+"""Cause and effect in the simulated GPU fleet through kubernetes-asyncio: device plugin exclusion, the 5-minute grace, the GPU Operator, DRA slices, crash loops, DRA prepare."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+
+import pytest
+from kubernetes_asyncio import client
+
+from dragoman.sim.controllers import default_controllers
+from dragoman.sim.scenarios import nvidia
+from tests.support.sim import api_client, running_simulator
+
+H100 = nvidia.NodeHardware(model=nvidia.CATALOG["h100-sxm"], gpu_count=8) if "h100-sxm" in nvidia.CATALOG else nvidia.NodeHardware(model=next(iter(nvidia.CATALOG.values())), gpu_count=8)
+TIMEOUT = 30.0
+
+
+def gpu_node(name: str, pool: str, hw: nvidia.NodeHardware = H100, extra_labels: dict | None = None, version: str = "v1.37.1") -> dict:
+    labels = {"kubernetes.io/hostname": name, "pool": pool, **hw.gfd_labels(), **(extra_labels or {})}
+    return {
+        "apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": {},
+        "status": {"nodeInfo": {"kubeletVersion": version},
+                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}],
+                   "capacity": {"cpu": "96", "memory": "1000Gi", "pods": "110"}, "allocatable": {"cpu": "95", "memory": "990Gi", "pods": "110"}},
+    }
+
+
+def device_plugin_ds(name: str = "nvdp-nvidia-device-plugin", namespace: str = "nvidia-device-plugin", terms: int = 2) -> dict:
+    # The standalone chart's shape: several OR-ed nodeSelectorTerms, each must get the exclusion.
+    term_list = [
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In", "values": ["true"]}]},
+        {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]},
+    ][:terms]
+    labels = {"app.kubernetes.io/name": "nvidia-device-plugin", "app.kubernetes.io/instance": "nvdp"}
+    return {
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "updateStrategy": {"type": "RollingUpdate"},
+            "template": {"metadata": {"labels": labels}, "spec": {
+                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": term_list}}},
+                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                "containers": [{"name": "nvidia-device-plugin-ctr", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.4"}],
+            }},
+        },
+    }
+
+
+def operator_ds() -> dict:
+    labels = {"app": "nvidia-device-plugin-daemonset"}
+    return {
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "nvidia-device-plugin-daemonset", "namespace": "gpu-operator", "labels": {**labels, "app.kubernetes.io/managed-by": "gpu-operator"}},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {
+                "nodeSelector": {"nvidia.com/gpu.deploy.device-plugin": "true"},
+                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                "containers": [{"name": "nvidia-device-plugin", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.4"}],
+            }},
+        },
+    }
+
+
+def dra_driver_ds(node_selector: dict, image: str = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0") -> dict:
+    labels = {"app.kubernetes.io/name": "dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-component": "kubelet-plugin"}
+    return {
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "dra-driver-nvidia-gpu-kubelet-plugin", "namespace": "dra-driver-nvidia-gpu", "labels": labels},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {
+                "nodeSelector": node_selector,
+                "containers": [{"name": "gpus", "image": image}, {"name": "compute-domains", "image": image}],
+            }},
+        },
+    }
+
+
+async def eventually(check, timeout: float = TIMEOUT, what: str = "condition"):
+    """Poll an async predicate until it returns something truthy (generous: the machine is shared)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    last = None
+    while True:
+        last = await check()
+        if last:
+            return last
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; last value {last!r}")
+        await asyncio.sleep(0.05)
+
+
+class Cluster:
+    """Raw-JSON access to the simulator through kubernetes-asyncio."""
+
+    def __init__(self, api: client.ApiClient) -> None:
+        self.api = api
+        self.core = client.CoreV1Api(api)
+        self.apps = client.AppsV1Api(api)
+        self.dra = client.ResourceV1Api(api)
+
+    @staticmethod
+    async def _json(resp) -> dict:
+        return json.loads(await resp.read())
+
+    async def node(self, name: str) -> dict:
+        return await self._json(await self.core.read_node(name, _preload_content=False))
+
+    async def gpus(self, name: str) -> tuple[str | None, str | None]:
+        st = (await self.node(name)).get("status", {})
+        return st.get("allocatable", {}).get("nvidia.com/gpu"), st.get("capacity", {}).get("nvidia.com/gpu")
+
+    async def pods(self, namespace: str | None = None, field_selector: str = "", label_selector: str = "") -> list[dict]:
+        if namespace:
+            resp = await self.core.list_namespaced_pod(namespace, field_selector=field_selector, label_selector=label_selector, _preload_content=False)
+        else:
+            resp = await self.core.list_pod_for_all_namespaces(field_selector=field_selector, label_selector=label_selector, _preload_content=False)
+        return (await self._json(resp))["items"]
+
+    async def ds(self, namespace: str, name: str) -> dict:
+        return await self._json(await self.apps.read_namespaced_daemon_set(name, namespace, _preload_content=False))
+
+    async def replace_ds(self, obj: dict) -> dict:
+        md = obj["metadata"]
+        return await self._json(await self.apps.replace_namespaced_daemon_set(md["name"], md["namespace"], obj, _preload_content=False))
+
+    async def slices(self, node: str) -> list[dict]:
+        resp = await self.dra.list_resource_slice(field_selector=f"spec.nodeName={node},spec.driver=gpu.nvidia.com", _preload_content=False)
+        return (await self._json(resp))["items"]
+
+    async def label_node(self, name: str, labels: dict) -> None:
+        await self.core.patch_node(name, {"metadata": {"labels": labels}}, _content_type="application/merge-patch+json", _preload_content=False)
+
+
+@pytest.fixture
+def fleet():
+    return [gpu_node("gpu-a-1", "pool-a"), gpu_node("gpu-b-1", "pool-b"), gpu_node("gpu-b-2", "pool-b")]
+
+
+async def start(objects):
+    ctx = running_simulator(objects=objects, tls=False)
+    sim = await ctx.__aenter__()
+    for c in default_controllers(sim):
+        sim.add_controller(c)
+    api = await api_client(sim)
+    return ctx, sim, api
+
+
+@pytest.fixture
+async def cluster_factory():
+    opened = []
+
+    async def make(objects):
+        ctx, sim, api = await start(objects)
+        opened.append((ctx, api))
+        return sim, Cluster(api)
+
+    yield make
+    for ctx, api in opened:
+        await api.close()
+        await ctx.__aexit__(None, None, None)
+
+
+async def test_excluding_the_device_plugin_by_affinity_drops_allocatable_at_once_and_capacity_after_the_grace(cluster_factory, fleet):
+    sim, k = await cluster_factory(fleet + [device_plugin_ds()])
+    for n in ("gpu-a-1", "gpu-b-1", "gpu-b-2"):
+        await eventually(lambda n=n: _eq(k.gpus(n), ("8", "8")), what=f"{n} advertising 8 GPUs")
+    ds = await k.ds("nvidia-device-plugin", "nvdp-nvidia-device-plugin")
+    assert ds["status"]["desiredNumberScheduled"] == 3
+
+    for term in ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]:
+        term["matchExpressions"].append({"key": "pool", "operator": "NotIn", "values": ["pool-b"]})
+    await k.replace_ds(ds)
+
+    async def gone():
+        return not await k.pods("nvidia-device-plugin", field_selector="spec.nodeName=gpu-b-1")
+    await eventually(gone, what="the plugin pod leaving gpu-b-1")
+    # Allocatable is 0 at once; capacity keeps 8 until the endpoint grace has passed.
+    await eventually(lambda: _eq(k.gpus("gpu-b-1"), ("0", "8")), what="allocatable 0, capacity 8")
+    assert await k.gpus("gpu-b-2") == ("0", "8")
+    sim.clock.step(200)
+    await asyncio.sleep(0.3)
+    assert await k.gpus("gpu-b-1") == ("0", "8")
+    sim.clock.step(101)
+    await eventually(lambda: _eq(k.gpus("gpu-b-1"), ("0", "0")), what="capacity 0 after the grace")
+    await eventually(lambda: _eq(k.gpus("gpu-a-1"), ("8", "8")), what="pool-a untouched")
+    status = (await k.ds("nvidia-device-plugin", "nvdp-nvidia-device-plugin"))["status"]
+    assert status["desiredNumberScheduled"] == 1 and status["observedGeneration"] == 2
+
+
+async def test_gpu_operator_fills_deploy_labels_and_keeps_a_users_false(cluster_factory):
+    nodes = [gpu_node("gpu-a-1", "pool-a"), gpu_node("gpu-a-2", "pool-a"), gpu_node("cpu-1", "cpu")]
+    for key in list(nodes[2]["metadata"]["labels"]):
+        if key.startswith("nvidia.com/"):
+            del nodes[2]["metadata"]["labels"][key]
+    sim, k = await cluster_factory(nodes + [operator_ds()])
+    node = await eventually(lambda: _labelled(k, "gpu-a-2", "nvidia.com/gpu.deploy.device-plugin"), what="deploy labels")
+    assert node["metadata"]["labels"]["nvidia.com/gpu.deploy.container-toolkit"] == "true"
+    assert "nvidia.com/gpu.deploy.device-plugin" not in (await k.node("cpu-1"))["metadata"]["labels"]
+    await eventually(lambda: _eq(k.gpus("gpu-a-2"), ("8", "8")), what="the operator's plugin serving gpu-a-2")
+
+    await k.label_node("gpu-a-2", {"nvidia.com/gpu.deploy.device-plugin": "false"})
+    await eventually(lambda: _empty(k.pods("gpu-operator", field_selector="spec.nodeName=gpu-a-2")), what="the plugin pod leaving")
+    await eventually(lambda: _eq(k.gpus("gpu-a-2"), ("0", "8")), what="allocatable 0 at once")
+    sim.clock.step(301)
+    await eventually(lambda: _eq(k.gpus("gpu-a-2"), ("0", "0")), what="capacity 0 after the grace")
+    assert (await k.node("gpu-a-2"))["metadata"]["labels"]["nvidia.com/gpu.deploy.device-plugin"] == "false"
+    assert await k.gpus("gpu-a-1") == ("8", "8")
+
+
+async def test_gpu_operator_reverts_a_direct_daemonset_edit(cluster_factory):
+    sim, k = await cluster_factory([gpu_node("gpu-a-1", "pool-a", extra_labels={"nvidia.com/gpu.deploy.device-plugin": "true"}), operator_ds()])
+    ds = await eventually(lambda: _ds_ready(k, "gpu-operator", "nvidia-device-plugin-daemonset", 1), what="operator plugin running")
+    edited = copy.deepcopy(ds)
+    edited["spec"]["template"]["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "NotIn", "values": ["pool-a"]}]}]}}}
+    await k.replace_ds(edited)
+
+    async def reverted():
+        cur = await k.ds("gpu-operator", "nvidia-device-plugin-daemonset")
+        return cur if "affinity" not in cur["spec"]["template"]["spec"] and cur["metadata"]["generation"] >= 3 else None
+    await eventually(reverted, what="the operator reverting the edit")
+    # The plugin still (again) serves the node: excluding it this way does not stick under the operator.
+    await eventually(lambda: _eq(k.gpus("gpu-a-1"), ("8", "8")), what="the plugin serving again")
+
+
+async def test_scoping_the_dra_driver_to_a_node_publishes_its_slices_and_stopping_it_withdraws_them(cluster_factory, fleet):
+    sim, k = await cluster_factory(fleet + [dra_driver_ds({"pool": "none"}, image="nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.2")])
+    await asyncio.sleep(0.3)
+    assert await k.slices("gpu-b-1") == []
+
+    ds = await k.ds("dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-kubelet-plugin")
+    ds["spec"]["template"]["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "gpu-b-1"}
+    await k.replace_ds(ds)
+    slices = await eventually(lambda: k.slices("gpu-b-1"), what="slices for gpu-b-1")
+    devices = [d for s in slices for d in s["spec"]["devices"]]
+    assert len(devices) == 8
+    assert slices[0]["spec"]["pool"]["name"] == "gpu-b-1" and slices[0]["spec"]["nodeName"] == "gpu-b-1"
+    # v25.3 publishes the retired index/minor/pcieBusID attributes.
+    assert {"index", "minor", "pcieBusID", "uuid"} <= set(devices[0]["attributes"])
+    assert await k.slices("gpu-b-2") == []
+    assert await k.slices("gpu-a-1") == []
+
+    # Nothing changes → nothing is written again.
+    rv = sim.store.resource_version
+    await asyncio.sleep(0.3)
+    assert [s["metadata"]["resourceVersion"] for s in await k.slices("gpu-b-1")] == [s["metadata"]["resourceVersion"] for s in slices]
+
+    # A newer image publishes the newer schema (pcieBusID moved to the standard domain).
+    ds = await k.ds("dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-kubelet-plugin")
+    for c in ds["spec"]["template"]["spec"]["containers"]:
+        c["image"] = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0"
+    await k.replace_ds(ds)
+
+    async def new_schema():
+        sl = await k.slices("gpu-b-1")
+        attrs = sl[0]["spec"]["devices"][0]["attributes"] if sl and sl[0]["spec"]["devices"] else {}
+        return sl if "resource.kubernetes.io/pciBusID" in attrs and "index" not in attrs else None
+    await eventually(new_schema, what="the v0.4 schema")
+    assert sim.store.resource_version > rv
+
+    ds = await k.ds("dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-kubelet-plugin")
+    ds["spec"]["template"]["spec"]["nodeSelector"] = {"pool": "none"}
+    await k.replace_ds(ds)
+    await eventually(lambda: _empty(k.slices("gpu-b-1")), what="slices withdrawn")
+
+
+async def test_a_crash_looping_plugin_flips_allocatable(cluster_factory):
+    sim, k = await cluster_factory([gpu_node("gpu-a-1", "pool-a"), device_plugin_ds()])
+    await eventually(lambda: _eq(k.gpus("gpu-a-1"), ("8", "8")), what="8 GPUs")
+    pod = (await k.pods("nvidia-device-plugin"))[0]
+    await k.core.patch_namespaced_pod(pod["metadata"]["name"], "nvidia-device-plugin",
+                                      {"metadata": {"annotations": {"sim.dragoman.io/crash-loop-seconds": "10"}}},
+                                      _content_type="application/merge-patch+json", _preload_content=False)
+    await eventually(lambda: _eq(k.gpus("gpu-a-1"), ("0", "8")), what="allocatable 0 while crashed")
+    crashed = (await k.pods("nvidia-device-plugin"))[0]
+    assert crashed["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    sim.clock.step(10)
+    await eventually(lambda: _eq(k.gpus("gpu-a-1"), ("8", "8")), what="allocatable back after the restart")
+    restarted = (await k.pods("nvidia-device-plugin"))[0]
+    assert restarted["status"]["containerStatuses"][0]["restartCount"] == 1
+    sim.clock.step(10)
+    await eventually(lambda: _eq(k.gpus("gpu-a-1"), ("0", "8")), what="allocatable 0 on the next crash")
+
+
+async def test_failed_prepare_while_the_driver_is_not_ready_then_the_pod_sees_its_devices(cluster_factory):
+    node = gpu_node("gpu-b-1", "pool-b")
+    driver = dra_driver_ds({"pool": "pool-b"})
+    driver["spec"]["template"]["metadata"]["annotations"] = {"sim.dragoman.io/not-ready": "true"}
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "two-gpus", "namespace": "default"},
+             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}]}}}
+    sim, k = await cluster_factory([node, driver, claim])
+    slices = await eventually(lambda: k.slices("gpu-b-1"), what="slices (the plugin runs, though not ready)")
+    devices = sorted(slices[0]["spec"]["devices"], key=lambda d: d["name"])[:2]
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "canary", "namespace": "default"},
+           "spec": {"nodeName": "gpu-b-1", "resourceClaims": [{"name": "gpu", "resourceClaimName": "two-gpus"}],
+                    "containers": [{"name": "main", "image": "ubuntu", "resources": {"claims": [{"name": "gpu"}]}}]}}
+    created = await Cluster._json(await k.core.create_namespaced_pod("default", pod, _preload_content=False))
+    cur = sim.store.get("resourceclaims.resource.k8s.io", "default", "two-gpus")
+    cur["status"] = {
+        "allocation": {"devices": {"results": [{"request": "gpu", "driver": "gpu.nvidia.com", "pool": "gpu-b-1", "device": d["name"]} for d in devices]},
+                       "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-b-1"]}]}]}},
+        "reservedFor": [{"resource": "pods", "name": "canary", "uid": created["metadata"]["uid"]}],
+    }
+    await k.api.call_api(f"/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/two-gpus/status", "PUT", body=cur,
+                         header_params={"Content-Type": "application/json", "Accept": "application/json"}, auth_settings=["BearerToken"], _preload_content=False)
+
+    async def failed_prepare():
+        resp = await k.core.list_namespaced_event("default", field_selector="involvedObject.name=canary,reason=FailedPrepareDynamicResources", _preload_content=False)
+        return (await Cluster._json(resp))["items"]
+    events = await eventually(failed_prepare, what="FailedPrepareDynamicResources")
+    assert "gpu.nvidia.com" in events[0]["message"] and events[0]["type"] == "Warning"
+    waiting = (await k.pods("default"))[0]
+    assert waiting["status"]["phase"] == "Pending"
+    assert waiting["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating"
+
+    # The driver becomes ready: the pod starts and sees exactly its claim's devices.
+    for p in await k.pods("dra-driver-nvidia-gpu"):
+        await k.core.patch_namespaced_pod(p["metadata"]["name"], "dra-driver-nvidia-gpu", {"metadata": {"annotations": {"sim.dragoman.io/not-ready": None}}},
+                                          _content_type="application/merge-patch+json", _preload_content=False)
+
+    async def running():
+        p = (await k.pods("default"))[0]
+        return p if p["status"].get("phase") == "Running" else None
+    p = await eventually(running, what="the canary running")
+    want = [d["attributes"]["uuid"]["string"] for d in devices]
+    assert p["metadata"]["annotations"]["dragoman.io/visible-devices"] == ",".join(want)
+    resources = p["status"]["containerStatuses"][0]["allocatedResourcesStatus"][0]
+    assert resources["name"] == "claim:two-gpus/gpu"
+    assert [r["resourceID"] for r in resources["resources"]] == [f"gpu.nvidia.com/gpu-b-1/{d['name']}" for d in devices]
+
+
+async def _eq(coro, want):
+    got = await coro
+    return got == want
+
+
+async def _empty(coro):
+    return not await coro
+
+
+async def _labelled(k: Cluster, node: str, label: str):
+    n = await k.node(node)
+    return n if label in (n["metadata"].get("labels") or {}) else None
+
+
+async def _ds_ready(k: Cluster, ns: str, name: str, n: int):
+    ds = await k.ds(ns, name)
+    return ds if (ds.get("status") or {}).get("numberReady") == n else None
