@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 
 from dragoman.sim import pieces, resources
 from dragoman.sim.api import status as st
-from dragoman.sim.clock import Clock, format_time, parse_time
+from dragoman.sim.clock import Clock, format_time
 from dragoman.sim.resources import ResourceType
 
 Subscriber = Callable[[str, str, dict, "dict | None"], None]
@@ -129,6 +129,7 @@ class Store:
         self._owners: dict[str, set[tuple[str, str, str]]] = collections.defaultdict(set)
         self._reap: list[tuple[float, str, str, str, str]] = []
         self._snapshots: collections.OrderedDict[str, Snapshot] = collections.OrderedDict()
+        self._event_written: dict[tuple[str, str], float] = {}
         self.validate = validate
         # Pods with a deletionTimestamp disappear when their grace period has passed on the clock. A kubelet
         # controller that terminates pods itself switches this off.
@@ -270,8 +271,12 @@ class Store:
         key = (md.get("namespace", "") if rt.namespaced else "", md["name"])
         if etype == "DELETED":
             self._data[rt.key].pop(key, None)
+            if rt.key == "events":
+                self._event_written.pop(key, None)
         else:
             self._data[rt.key][key] = entry
+            if rt.key == "events":
+                self._event_written[key] = self.clock.seconds()
         self._index_owners(rt, old.obj if old else None, obj if etype != "DELETED" else None)
         if record:
             if len(self.history) == self.history.maxlen:
@@ -745,19 +750,20 @@ class Store:
         return n
 
     def expire_events(self, ttl_seconds: float) -> int:
-        """Delete Events older than the TTL (the API server's --event-ttl, one hour by default)."""
-        now = self.clock.now()
+        """Delete Events written more than the TTL ago (the API server's --event-ttl, one hour by default).
+
+        As with etcd leases, the TTL counts from the last write, not from the times inside the Event, so a
+        loaded snapshot keeps its events for an hour of simulated time."""
+        now = self.clock.seconds()
         rt = resources.BY_KEY["events"]
         n = 0
-        for e in list(self._data["events"].values()):
-            o = e.obj
-            stamp = o.get("lastTimestamp") or o.get("eventTime") or o["metadata"].get("creationTimestamp")
-            try:
-                age = (now - parse_time(stamp)).total_seconds()
-            except (TypeError, ValueError):
+        for key, written in list(self._event_written.items()):
+            if now - written <= ttl_seconds:
                 continue
-            if age > ttl_seconds:
-                self._remove(rt, o)
+            self._event_written.pop(key, None)
+            e = self._data["events"].get(key)
+            if e is not None:
+                self._remove(rt, e.obj)
                 n += 1
         return n
 
