@@ -594,7 +594,7 @@ def attributes_read(root: Node) -> frozenset | None:
                 unknown = True
                 return
             if domain_of(n, env) is not None:
-                out.add((domain_of(n, env), None))
+                unknown = True  # a domain's whole map (iterated, sized, compared): any attribute may matter
                 return
         if k == "has":
             sel = n.args[0]
@@ -615,7 +615,6 @@ def attributes_read(root: Node) -> frozenset | None:
             var, init, body = n.args
             walk_alias = domain_of(init, env)
             if walk_alias is not None:
-                out.add((walk_alias, None))
                 walk(body, {**env, var: walk_alias})
             else:
                 walk(init, env)

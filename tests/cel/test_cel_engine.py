@@ -1,0 +1,165 @@
+"""The engine's contract: caching, automatic choice with a tested fallback, fleet evaluation, scheduler wording."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from dragoman.fleet import cel
+from dragoman.fleet.cel import (
+    CelCompileError,
+    EvalOutcome,
+    cel_device,
+    compile_expression,
+    evaluate_all,
+    evaluate_fleet,
+    scheduler_error_message,
+)
+from dragoman.fleet.cel import engine as engine_mod
+from dragoman.fleet.cel.fleeteval import DeviceIndex
+
+
+def _gpu(name: str, uuid: str, product: str = "NVIDIA H100 80GB HBM3", version: str = "550.54.15") -> dict:
+    return {
+        "name": name,
+        "attributes": {"type": {"string": "gpu"}, "uuid": {"string": uuid}, "productName": {"string": product}, "driverVersion": {"version": version}},
+        "capacity": {"memory": {"value": "81559Mi"}},
+    }
+
+
+def _slices(nodes: int = 20, per: int = 4) -> list[dict]:
+    out = []
+    for n in range(nodes):
+        product = "NVIDIA H100 80GB HBM3" if n % 2 == 0 else "NVIDIA A100-SXM4-40GB"
+        devs = [_gpu(f"gpu-{i}", f"GPU-{n}-{i}", product) for i in range(per)]
+        out.append({"kind": "ResourceSlice", "metadata": {"name": f"s{n}"}, "spec": {"driver": "gpu.nvidia.com", "nodeName": f"node-{n}", "pool": {"name": f"node-{n}", "generation": 1, "resourceSliceCount": 1}, "devices": devs}})
+    return out
+
+
+def test_compiled_programs_are_cached_by_text() -> None:
+    a = compile_expression('device.driver == "x"')
+    assert compile_expression('device.driver == "x"') is a
+    with pytest.raises(CelCompileError) as first:
+        compile_expression("device.nope")
+    with pytest.raises(CelCompileError) as second:
+        compile_expression("device.nope")
+    assert first.value is second.value
+
+
+def test_fast_engine_is_chosen_automatically() -> None:
+    assert compile_expression('device.attributes["gpu.nvidia.com"].productName != ""').engine == "fast"
+
+
+def test_fallback_to_cel_python_when_the_fast_engine_cannot_compile(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dragoman.fleet.cel import fast
+
+    def refuse(root):
+        raise fast.FastUnsupported("test")
+
+    monkeypatch.setattr(fast, "compile_program", refuse)
+    monkeypatch.setattr(engine_mod, "_cache", {})
+    expr = 'device.attributes["gpu.nvidia.com"].?minor.orValue(0) == 0 && device.attributes["gpu.nvidia.com"].productName.contains("H100")'
+    sel = compile_expression(expr)
+    assert sel.engine == "reference"
+    dev = cel_device("gpu.nvidia.com", _gpu("gpu-0", "GPU-0"))
+    assert sel.evaluate(dev) == EvalOutcome(True)
+    missing = compile_expression('device.attributes["gpu.nvidia.com"].minor == 0')
+    assert missing.engine == "reference"
+    assert missing.evaluate(dev) == EvalOutcome(None, "no such key: minor")
+
+
+def test_reference_engine_forced_by_environment() -> None:
+    code = "from dragoman.fleet.cel import compile_expression as c; print(c('true').engine)"
+    env = dict(os.environ, DRAGOMAN_CEL_ENGINE="reference")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.stdout.strip() == "reference", proc.stderr
+
+
+def test_outcome_has_exactly_one_of_value_and_error() -> None:
+    dev = cel_device("gpu.nvidia.com", _gpu("gpu-0", "GPU-0"))
+    ok = compile_expression("true").evaluate(dev)
+    bad = compile_expression('device.attributes["gpu.nvidia.com"].minor == 1').evaluate(dev)
+    assert (ok.value, ok.error) == (True, None)
+    assert bad.value is None and bad.error == "no such key: minor"
+
+
+def test_evaluate_all_stops_at_first_false_or_error() -> None:
+    dev = cel_device("gpu.nvidia.com", _gpu("gpu-0", "GPU-0"))
+    t, f = compile_expression("true"), compile_expression("false")
+    err = compile_expression('device.attributes["gpu.nvidia.com"].minor == 1')
+    assert evaluate_all([t, t], dev).value is True
+    assert evaluate_all([t, f, err], dev).value is False
+    assert evaluate_all([err, f], dev).error == "no such key: minor"
+
+
+def test_scheduler_error_message_matches_upstream_shape() -> None:
+    msg = scheduler_error_message("class gpu.nvidia.com", 0, "gpu.nvidia.com", "node-1", "gpu-0", "no such key: index")
+    assert msg.startswith("class gpu.nvidia.com: selector #0 on device gpu.nvidia.com/node-1/gpu-0: CEL runtime error: no such key: index. consider using CEL optional chaining")
+    claim = scheduler_error_message("claim ns/c", 1, "d", "p", "x", "no such overload")
+    assert claim == "claim ns/c: selector #1 on device d/p/x: CEL runtime error: no such overload"
+
+
+def test_attributes_read_drives_deduplication() -> None:
+    typical = compile_expression('device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H100")')
+    worst = compile_expression('device.attributes["gpu.nvidia.com"].uuid.endsWith("-1")')
+    dynamic = compile_expression('device.attributes["gpu.nvidia.com"].exists(k, k == "uuid")')
+    assert typical.attributes_read == frozenset({("gpu.nvidia.com", "productName")})
+    assert dynamic.attributes_read is None
+    index = DeviceIndex(_slices())
+    r = evaluate_fleet(typical, index)
+    assert r.evaluations == 2
+    assert r.summary["matched"] == 40 and r.summary["devices"] == 80
+    assert evaluate_fleet(worst, index).evaluations == 80
+    assert evaluate_fleet(dynamic, index).evaluations == 80
+    # Deduplicated results are still reported per device, the same as without deduplication.
+    per_device = [compile_expression(typical.expression).evaluate(d).value for d in index.devices]
+    assert [x.result == "match" for x in r.results] == per_device
+
+
+def test_fleet_summary_counts_per_pool_and_product() -> None:
+    r = evaluate_fleet(compile_expression('device.attributes["gpu.nvidia.com"].productName.contains("H100")'), _slices(nodes=4, per=2))
+    s = r.summary
+    assert s["devices"] == 8 and s["matched"] == 4 and s["notMatched"] == 4 and s["errors"] == 0
+    assert {p["pool"]: p["matched"] for p in s["pools"]} == {"node-0": 2, "node-1": 0, "node-2": 2, "node-3": 0}
+    assert {p["product"]: p["matched"] for p in s["products"]} == {"NVIDIA H100 80GB HBM3": 4, "NVIDIA A100-SXM4-40GB": 0}
+
+
+def test_only_the_newest_pool_generation_counts() -> None:
+    old = _slices(nodes=1, per=3)[0]
+    new = _slices(nodes=1, per=1)[0]
+    new["spec"]["pool"]["generation"] = 2
+    r = evaluate_fleet(compile_expression("true"), [old, new])
+    assert r.summary["devices"] == 1
+
+
+def test_cancellation_between_chunks() -> None:
+    worst = compile_expression('device.attributes["gpu.nvidia.com"].uuid != ""')
+    index = DeviceIndex(_slices(nodes=50, per=4))
+    stop = threading.Event()
+    stop.set()
+    r = evaluate_fleet(worst, index, cancel=stop, chunk=10)
+    assert r.cancelled and r.evaluations == 0 and r.results == []
+    calls = []
+
+    def check() -> bool:
+        calls.append(1)
+        return len(calls) > 3
+
+    r = evaluate_fleet(worst, index, cancel=check, chunk=10)
+    assert r.cancelled and r.evaluations == 30
+    assert len(r.results) == 30 and r.summary["devices"] == 30
+
+
+def test_unconvertible_attribute_fails_every_selector_on_that_device() -> None:
+    dev = cel_device("dra.example.com", {"name": "x", "attributes": {"v": {"version": "not-a-version"}}})
+    out = compile_expression("true").evaluate(dev)
+    assert out.value is None and out.error.startswith("attribute v: parse semantic version")
+
+
+def test_public_interface_is_reexported() -> None:
+    for name in ("CelCompileError", "CompiledSelector", "EvalOutcome", "cel_device", "compile_expression", "evaluate_all", "scheduler_error_message", "evaluate_fleet"):
+        assert hasattr(cel, name)
