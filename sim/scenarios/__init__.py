@@ -1,1 +1,108 @@
-"""Scenario files and generators: the demo fleet, the scale fleet."""
+"""Scenario files and generators: the demo fleet, the scale fleet, snapshots of real clusters, and the helpers that read them.
+
+Conventions every scenario follows (the simulator's server and controllers read them):
+
+- A scenario is a list of raw API objects (camelCase dicts). On disk: a Kubernetes `List`, a single object, or
+  several YAML/JSON documents (`kubectl get ... -o yaml` output loads as is).
+- Users: a ConfigMap `kube-system/dragoman-sim-users` with key `users.yaml` holding
+  `users: [{name, token, groups: [...]}, ...]`; RBAC for them is ordinary ClusterRoles/ClusterRoleBindings in the
+  same scenario. `scenario_users()` reads it (and returns a single admin when a snapshot has none).
+- Per-node behaviours the simulator must keep up (the snapshot cannot express "keeps crashing"): the Node
+  annotation `sim.dragoman.io/node-faults`, comma-separated, from `dra-plugin-crashloop` (the DRA kubelet plugin
+  crash-loops, so the node publishes no slices), `dra-plugin-not-ready` (the plugin runs but is not ready:
+  NodePrepareResources fails), `device-plugin-crashloop` (the device plugin restarts every few minutes, so
+  allocatable flips between N and 0). Dragoman itself never reads `sim.dragoman.io/*`.
+- The demo marks which objects embody which finding with the annotation `dragoman.io/demo-finding: "<id>[,<id>]"`.
+  Only tests read it. `demo_marks()` lists them.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import yaml
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+HERE = pathlib.Path(__file__).resolve().parent
+DEMO_PATH = HERE / "demo.yaml"
+MARK_ANNOTATION = "dragoman.io/demo-finding"
+NODE_FAULTS_ANNOTATION = "sim.dragoman.io/node-faults"
+USERS_CONFIGMAP = ("kube-system", "dragoman-sim-users")
+DEFAULT_USERS = [{"name": "admin", "token": "dragoman-demo-admin", "groups": ["system:masters"]}]
+
+# Finding cases that a live simulator resolves by itself, as a real cluster would: the scheduler deletes a stale
+# bridge claim and retries the pod. They exist in the pinned file (a snapshot) but not for long once it runs.
+TRANSIENT_FINDINGS = frozenset({"stale-bridge-claim"})
+
+
+def _flatten(doc) -> list[dict]:
+    if doc is None:
+        return []
+    if isinstance(doc, list):
+        return [o for d in doc for o in _flatten(d)]
+    if not isinstance(doc, dict):
+        raise ValueError("a scenario document must be a Kubernetes object or a List of them")
+    if doc.get("kind", "").endswith("List") and isinstance(doc.get("items"), list):
+        kind = doc["kind"][: -len("List")]
+        api = doc.get("apiVersion", "v1")
+        out = []
+        for item in doc["items"]:
+            if kind and "kind" not in item:  # typed lists (PodList) omit kind/apiVersion on items
+                item = {"apiVersion": api, "kind": kind, **item}
+            out.extend(_flatten(item))
+        return out
+    return [doc]
+
+
+def parse_scenario_text(text: str) -> list[dict]:
+    """Objects from YAML or JSON text: a List, a single object, or several documents."""
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        try:
+            return _flatten(json.loads(text))
+        except json.JSONDecodeError:
+            pass
+    return [o for doc in yaml.load_all(text, Loader=_Loader) for o in _flatten(doc)]
+
+
+def load_scenario(name_or_path: str | pathlib.Path) -> list[dict]:
+    """The objects of a named scenario (`demo`, `scale`) or of a file (a snapshot, `kubectl get -o yaml` output)."""
+    if str(name_or_path) == "demo":
+        return parse_scenario_text(DEMO_PATH.read_text())
+    if str(name_or_path) == "scale":
+        from dragoman.sim.scenarios.scale import generate_scale
+
+        return generate_scale()
+    path = pathlib.Path(name_or_path)
+    if not path.exists():
+        raise FileNotFoundError(f"No scenario named {name_or_path!r}: use demo, scale, or a path to a YAML/JSON file.")
+    return parse_scenario_text(path.read_text())
+
+
+def scenario_users(objects: list[dict]) -> list[dict]:
+    """The simulator's users from the scenario's ConfigMap, or a lone admin when it has none."""
+    for o in objects:
+        md = o.get("metadata", {})
+        if o.get("kind") == "ConfigMap" and (md.get("namespace"), md.get("name")) == USERS_CONFIGMAP:
+            data = yaml.safe_load((o.get("data") or {}).get("users.yaml") or "") or {}
+            return list(data.get("users") or [])
+    return [dict(u) for u in DEFAULT_USERS]
+
+
+def demo_marks(objects: list[dict]) -> dict[str, list[tuple[str, str, str]]]:
+    """Finding id → the (kind, namespace, name) of every object the demo marks with it."""
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    for o in objects:
+        md = o.get("metadata", {})
+        value = (md.get("annotations") or {}).get(MARK_ANNOTATION)
+        if not value:
+            continue
+        for fid in value.split(","):
+            out.setdefault(fid.strip(), []).append((o["kind"], md.get("namespace", ""), md["name"]))
+    return out
+
+
+def node_faults(node: dict) -> set[str]:
+    value = ((node.get("metadata") or {}).get("annotations") or {}).get(NODE_FAULTS_ANNOTATION, "")
+    return {f.strip() for f in value.split(",") if f.strip()}

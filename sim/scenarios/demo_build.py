@@ -1,0 +1,1337 @@
+"""Builds the demo fleet (pinned as demo.yaml): a consistent GKE GPU cluster mid-migration with one case of every finding.
+
+Run `python -m dragoman.sim.scenarios.demo_build` to rewrite demo.yaml after changing this file; a test keeps the
+two identical. The fleet, its pools and where each finding lives are described in `DEMO_README` below.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import pathlib
+
+import yaml
+
+from dragoman.sim.scenarios import nvidia as nv
+
+MARK = "dragoman.io/demo-finding"
+FAULTS = "sim.dragoman.io/node-faults"
+CLUSTER = "ml-prod"
+PROJECT = "acme-ml-prod"
+REGION = "us-central1"
+POOL_LABEL = "cloud.google.com/gke-nodepool"
+KUBELET = "v1.37.1-gke.1048000"
+OLD_KUBELET = "v1.35.9-gke.1016000"
+SNAPSHOT = dt.datetime(2026, 11, 30, 8, 0, 0, tzinfo=dt.timezone.utc)
+DRA_IMAGE = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0"
+DP_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.18.0"
+GPU_DRIVER = "580.105.08"
+
+DEMO_README = """\
+| pool (`cloud.google.com/gke-nodepool`) | nodes | GPUs | served by | what it shows |
+|---|---|---|---|---|
+| `a100-train` | 3 × a2-highgpu-8g | 8 × A100-SXM4-40GB | device plugin (GPU Operator) | Deployment, StatefulSet and Jobs on `nvidia.com/gpu`; pods steered by `nvidia.com/gpu.product`; an 8-GPU Job pending for lack of free GPUs; the `ml-training` quota |
+| `l4-inference` | 3 × g2-standard-48 | 4 × L4 | device plugin (standalone chart `nvdp`) | time-slicing ×4 on one node (allocatable 16) |
+| `t4-batch` | 2 × n1-standard-8 | 1 × T4 | device plugin (`nvdp`) | a small plain pool where the device plugin is fine; one node cordoned, a pod pending behind it |
+| `l4-dev` | 1 × g2-standard-8 | 1 × L4 | both | the DRA driver rolled out to a device-plugin pool too early |
+| `h100-dra` | 4 × a3-highgpu-8g | 8 × H100 80GB | DRA driver v0.4.0 | `nvidia.com/gpu` pods served through the bridge (claims, `extendedResourceClaimStatus`), claim templates, a driver crash-looping (no slices), a driver not ready (prepare fails), a stale bridge claim, quota rejecting the bridge claim |
+| `a100-serve` | 5 × a2-ultragpu-8g | 8 × A100-SXM4-80GB | mid-migration | 3 nodes on DRA, one autoscaled node running both stacks, one with a crash-looping device plugin, one kubelet v1.35 running a GPU pod without its GPU |
+| `a100-mig` | 2 × a2-ultragpu-8g | 56 × MIG 1g.10gb | DRA driver | `nvidia.com/mig-1g.10gb` pods through the bridge via a MIG DeviceClass |
+"""
+
+
+# ---------------------------------------------------------------- helpers
+
+def ts(days: float = 0, hours: float = 0, minutes: float = 0) -> str:
+    """A timestamp this long before the snapshot."""
+    t = SNAPSHOT - dt.timedelta(days=days, hours=hours, minutes=minutes)
+    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+uid = nv.uid_for
+sfx = nv.name_suffix
+
+
+def meta(name: str, ns: str | None = None, *, created: str, labels: dict | None = None,
+         annotations: dict | None = None, owner: dict | None = None, finding: str | None = None,
+         generate_name: str | None = None, finalizers: list | None = None, kind: str = "") -> dict:
+    m: dict = {"name": name}
+    if generate_name:
+        m["generateName"] = generate_name
+    if ns:
+        m["namespace"] = ns
+    m["uid"] = uid(kind, ns, name)
+    m["creationTimestamp"] = created
+    if labels:
+        m["labels"] = dict(labels)
+    ann = dict(annotations or {})
+    if finding:
+        ann[MARK] = finding
+    if ann:
+        m["annotations"] = ann
+    if owner:
+        m["ownerReferences"] = [owner]
+    if finalizers:
+        m["finalizers"] = list(finalizers)
+    return m
+
+
+def owner_ref(obj: dict, *, block: bool = True) -> dict:
+    ref = {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": obj["metadata"]["name"],
+           "uid": obj["metadata"]["uid"], "controller": True}
+    if block:
+        ref["blockOwnerDeletion"] = True
+    return ref
+
+
+def add_finding(obj: dict, finding: str) -> None:
+    ann = obj["metadata"].setdefault("annotations", {})
+    ids = [i for i in ann.get(MARK, "").split(",") if i]
+    if finding not in ids:
+        ids.append(finding)
+    ann[MARK] = ",".join(ids)
+
+
+# ---------------------------------------------------------------- the fleet model
+
+
+@dataclasses.dataclass
+class NodeSpec:
+    name: str
+    pool: str
+    machine: str
+    zone: str
+    cpu: int
+    memory_gi: int
+    hw: nv.NodeHardware | None
+    created: str
+    kubelet: str = KUBELET
+    dp: str = ""  # "" none | "operator" | "nvdp"
+    dp_state: str = "serving"  # serving | crashloop | gone (capacity/allocatable "0" after the grace) | forgotten (key absent)
+    dra: bool = False
+    dra_state: str = "ready"  # ready | not-ready | crashloop
+    operator_dp_label: str = "false"
+    unschedulable: bool = False
+    findings: list[str] = dataclasses.field(default_factory=list)
+    faults: list[str] = dataclasses.field(default_factory=list)
+    extra_labels: dict = dataclasses.field(default_factory=dict)
+    index: int = 0
+
+
+class Demo:
+    def __init__(self) -> None:
+        self.objects: list[dict] = []
+        self.nodes: dict[str, NodeSpec] = {}
+        self.node_objs: dict[str, dict] = {}
+        self.pod_ip_next: dict[str, int] = {}
+        self.used_devices: dict[str, set[str]] = {}
+        self.slices: dict[str, list[dict]] = {}
+
+    def add(self, obj: dict) -> dict:
+        self.objects.append(obj)
+        return obj
+
+    # ------------------------------------------------------------ nodes
+
+    def pod_ip(self, node: str) -> str:
+        spec = self.nodes[node]
+        n = self.pod_ip_next.get(node, 2)
+        self.pod_ip_next[node] = n + 1
+        return f"10.{64 + spec.index // 256}.{spec.index % 256}.{n}"
+
+    def node_ip(self, node: str) -> str:
+        i = self.nodes[node].index
+        return f"10.128.{i // 200}.{10 + i % 200}"
+
+    def add_node(self, spec: NodeSpec) -> dict:
+        spec.index = len(self.nodes)
+        self.nodes[spec.name] = spec
+        labels = {
+            "beta.kubernetes.io/arch": "amd64",
+            "beta.kubernetes.io/instance-type": spec.machine,
+            "beta.kubernetes.io/os": "linux",
+            "cloud.google.com/gke-boot-disk": "pd-balanced",
+            "cloud.google.com/gke-container-runtime": "containerd",
+            "cloud.google.com/gke-cpu-scaling-level": str(spec.cpu),
+            "cloud.google.com/gke-logging-variant": "DEFAULT",
+            "cloud.google.com/gke-max-pods-per-node": "110",
+            "cloud.google.com/gke-nodepool": spec.pool,
+            "cloud.google.com/gke-os-distribution": "cos",
+            "cloud.google.com/machine-family": spec.machine.split("-")[0],
+            "cloud.google.com/private-node": "true",
+            "failure-domain.beta.kubernetes.io/region": REGION,
+            "failure-domain.beta.kubernetes.io/zone": spec.zone,
+            "kubernetes.io/arch": "amd64",
+            "kubernetes.io/hostname": spec.name,
+            "kubernetes.io/os": "linux",
+            "node.kubernetes.io/instance-type": spec.machine,
+            "topology.gke.io/zone": spec.zone,
+            "topology.kubernetes.io/region": REGION,
+            "topology.kubernetes.io/zone": spec.zone,
+        }
+        capacity = {
+            "cpu": str(spec.cpu),
+            "ephemeral-storage": "507944172Ki",
+            "hugepages-1Gi": "0",
+            "hugepages-2Mi": "0",
+            "memory": f"{spec.memory_gi * 1024 * 1024 + 3348}Ki",
+            "pods": "110",
+        }
+        allocatable = {
+            "cpu": f"{spec.cpu * 1000 - (spec.cpu * 10 + 60)}m",
+            "ephemeral-storage": "465741921243",
+            "hugepages-1Gi": "0",
+            "hugepages-2Mi": "0",
+            "memory": f"{int(spec.memory_gi * 1024 * 1024 * 0.93)}Ki",
+            "pods": "110",
+        }
+        hw = spec.hw
+        if hw is not None:
+            labels["cloud.google.com/gke-accelerator"] = hw.model.gke_accelerator
+            labels["cloud.google.com/gke-accelerator-count"] = str(hw.gpu_count)
+            labels["cloud.google.com/gke-gpu-driver-version"] = "latest"
+            labels["feature.node.kubernetes.io/pci-10de.present"] = "true"
+            labels.update(hw.gfd_labels())
+            labels["nvidia.com/gfd.timestamp"] = str(int(SNAPSHOT.timestamp()) - 3600 - spec.index * 17)
+            for comp in ("container-toolkit", "dcgm-exporter", "gpu-feature-discovery", "operator-validator"):
+                labels[f"nvidia.com/gpu.deploy.{comp}"] = "true"
+            labels["nvidia.com/gpu.deploy.driver"] = "pre-installed"
+            labels["nvidia.com/gpu.deploy.device-plugin"] = spec.operator_dp_label
+            resources = hw.device_plugin_resources()
+            for key, n in resources.items():
+                if spec.dp_state == "serving":
+                    capacity[key] = allocatable[key] = str(n)
+                elif spec.dp_state == "crashloop":
+                    capacity[key], allocatable[key] = str(n), "0"
+                elif spec.dp_state == "gone":
+                    capacity[key] = allocatable[key] = "0"
+        labels.update(spec.extra_labels)
+        annotations = {
+            "container.googleapis.com/instance_id": str(int(nv._hex("instance", spec.name)[:15], 16) % 10 ** 19),
+            "node.alpha.kubernetes.io/ttl": "0",
+            "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+        }
+        if spec.faults:
+            annotations[FAULTS] = ",".join(spec.faults)
+        node_spec: dict = {
+            "podCIDR": f"10.{64 + spec.index // 256}.{spec.index % 256}.0/24",
+            "podCIDRs": [f"10.{64 + spec.index // 256}.{spec.index % 256}.0/24"],
+            "providerID": f"gce://{PROJECT}/{spec.zone}/{spec.name}",
+        }
+        if spec.unschedulable:
+            node_spec["unschedulable"] = True
+            node_spec["taints"] = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule",
+                                    "timeAdded": ts(hours=5)}]
+        hb = ts(minutes=1)
+        conditions = [
+            {"type": t, "status": "False", "lastHeartbeatTime": hb, "lastTransitionTime": spec.created,
+             "reason": r, "message": msg}
+            for t, r, msg in (
+                ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+                ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+            )
+        ]
+        conditions.append({"type": "Ready", "status": "True", "lastHeartbeatTime": hb,
+                           "lastTransitionTime": spec.created, "reason": "KubeletReady",
+                           "message": "kubelet is posting ready status"})
+        node = {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": meta(spec.name, created=spec.created, labels=labels, annotations=annotations,
+                             finding=",".join(spec.findings) or None, kind="Node"),
+            "spec": node_spec,
+            "status": {
+                "addresses": [
+                    {"type": "InternalIP", "address": self.node_ip(spec.name)},
+                    {"type": "Hostname", "address": spec.name},
+                ],
+                "allocatable": allocatable,
+                "capacity": capacity,
+                "conditions": conditions,
+                "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+                "nodeInfo": {
+                    "architecture": "amd64",
+                    "bootID": uid("boot", spec.name),
+                    "containerRuntimeVersion": "containerd://2.0.6" if spec.kubelet == KUBELET else "containerd://1.7.27",
+                    "kernelVersion": "6.6.97+" if spec.kubelet == KUBELET else "6.6.72+",
+                    "kubeProxyVersion": spec.kubelet,
+                    "kubeletVersion": spec.kubelet,
+                    "machineID": nv._hex("machine", spec.name)[:32],
+                    "operatingSystem": "linux",
+                    "osImage": "Container-Optimized OS from Google",
+                    "systemUUID": uid("system", spec.name),
+                },
+            },
+        }
+        self.node_objs[spec.name] = node
+        return self.add(node)
+
+    # ------------------------------------------------------------ pods
+
+    def pod(self, name: str, ns: str, *, created: str, containers: list[dict], node: str | None,
+            labels: dict | None = None, owner: dict | None = None, node_selector: dict | None = None,
+            affinity: dict | None = None, tolerations: list | None = None, phase: str = "Running",
+            finding: str | None = None, generate_name: str | None = None, resource_claims: list | None = None,
+            restart_policy: str = "Always", container_state: dict | None = None, ready: bool | None = None,
+            restarts: int = 0, last_state: dict | None = None, status_extra: dict | None = None,
+            service_account: str = "default", priority_class: str | None = None, started: str | None = None,
+            reason: str | None = None, message: str | None = None, conditions: list | None = None,
+            host_network: bool = False) -> dict:
+        spec: dict = {
+            "containers": [dict(c, imagePullPolicy="IfNotPresent", terminationMessagePath="/dev/termination-log",
+                                terminationMessagePolicy="File") for c in containers],
+            "dnsPolicy": "ClusterFirst",
+            "enableServiceLinks": True,
+            "preemptionPolicy": "PreemptLowerPriority",
+            "priority": 2000001000 if priority_class == "system-node-critical" else 0,
+            "restartPolicy": restart_policy,
+            "schedulerName": "default-scheduler",
+            "securityContext": {},
+            "serviceAccount": service_account,
+            "serviceAccountName": service_account,
+            "terminationGracePeriodSeconds": 30,
+        }
+        if priority_class:
+            spec["priorityClassName"] = priority_class
+        if host_network:
+            spec["hostNetwork"] = True
+        if node:
+            spec["nodeName"] = node
+        if node_selector:
+            spec["nodeSelector"] = node_selector
+        if affinity:
+            spec["affinity"] = affinity
+        spec["tolerations"] = tolerations or [
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+        ]
+        if resource_claims:
+            spec["resourceClaims"] = resource_claims
+        start = started or created
+        status: dict = {"phase": phase}
+        gpu_req = any("nvidia.com/" in k for c in containers for k in c.get("resources", {}).get("limits", {}))
+        limits_eq = all(c.get("resources", {}).get("limits") and
+                        c["resources"].get("limits") == c["resources"].get("requests") for c in containers)
+        status["qosClass"] = "Guaranteed" if limits_eq else "Burstable"
+        if phase == "Running" or (phase == "Pending" and node):
+            running = phase == "Running" and container_state is None
+            is_ready = ready if ready is not None else running
+            status["conditions"] = [
+                {"type": "PodReadyToStartContainers", "status": "True" if phase == "Running" else "False",
+                 "lastProbeTime": None, "lastTransitionTime": start},
+                {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
+                {"type": "Ready", "status": "True" if is_ready else "False", "lastProbeTime": None,
+                 "lastTransitionTime": start},
+                {"type": "ContainersReady", "status": "True" if is_ready else "False", "lastProbeTime": None,
+                 "lastTransitionTime": start},
+                {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
+            ]
+            if not is_ready:
+                for c in status["conditions"][2:4]:
+                    c["reason"] = "ContainersNotReady"
+                    c["message"] = f"containers with unready status: [{' '.join(x['name'] for x in containers)}]"
+            status["hostIP"] = self.node_ip(node)
+            status["hostIPs"] = [{"ip": self.node_ip(node)}]
+            if phase == "Running":
+                ip = self.node_ip(node) if host_network else self.pod_ip(node)
+                status["podIP"] = ip
+                status["podIPs"] = [{"ip": ip}]
+            status["startTime"] = start
+            cstat = []
+            for c in containers:
+                cid = nv._hex("container", ns, name, c["name"])
+                st: dict = {
+                    "name": c["name"],
+                    "image": c["image"],
+                    "imageID": "",
+                    "ready": is_ready,
+                    "restartCount": restarts,
+                    "started": phase == "Running" and (container_state is None or "running" in container_state),
+                    "state": container_state or {"running": {"startedAt": start}},
+                }
+                if phase == "Running" or "running" in (container_state or {}):
+                    st["containerID"] = f"containerd://{cid}"
+                    st["imageID"] = c["image"].split(":")[0] + "@sha256:" + nv._hex("image", c["image"])
+                if last_state:
+                    st["lastState"] = last_state
+                cstat.append(st)
+            status["containerStatuses"] = cstat
+        elif phase == "Failed":
+            pass  # a pod the kubelet rejected at admission never started: phase, reason and message only
+        else:
+            status["conditions"] = conditions or []
+        if reason:
+            status["reason"] = reason
+        if message:
+            status["message"] = message
+        if status_extra:
+            status.update(status_extra)
+        if not gpu_req:
+            pass
+        return self.add({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": meta(name, ns, created=created, labels=labels, owner=owner, finding=finding,
+                             generate_name=generate_name, kind="Pod"),
+            "spec": spec,
+            "status": status,
+        })
+
+    # ------------------------------------------------------------ DRA bits
+
+    def take_devices(self, node: str, names: list[str]) -> list[str]:
+        used = self.used_devices.setdefault(node, set())
+        for n in names:
+            assert n not in used, (node, n)
+            used.add(n)
+        return names
+
+    def allocation(self, node: str, request: str, devices: list[str], at: str) -> dict:
+        self.take_devices(node, devices)
+        return {
+            "devices": {"results": [{"request": request, "driver": nv.DRIVER, "pool": node, "device": d}
+                                    for d in devices]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node]}]}]},
+            "allocationTimestamp": at,
+        }
+
+    def bridge_claim(self, pod: dict, node: str | None, devices: list[str], *, resource: str = "nvidia.com/gpu",
+                     device_class: str = "gpu.nvidia.com", created: str, reserved: bool = True,
+                     finding: str | None = None) -> dict:
+        """The scheduler-made claim of KEP-5004 for a pod's extended resources, and the pod's status field."""
+        pname = pod["metadata"]["name"]
+        ns = pod["metadata"]["namespace"]
+        requests = []
+        mappings = []
+        for i, c in enumerate(pod["spec"]["containers"]):
+            keys = sorted(c.get("resources", {}).get("requests", {}))
+            if resource in keys:
+                j = keys.index(resource)
+                rname = f"container-{i}-request-{j}"
+                count = int(c["resources"]["requests"][resource])
+                requests.append({"name": rname, "exactly": {"deviceClassName": device_class,
+                                                            "allocationMode": "ExactCount", "count": count}})
+                mappings.append({"containerName": c["name"], "resourceName": resource, "requestName": rname})
+        assert len(requests) == 1, pname
+        gen = f"{pname[:40]}-extended-resources-"
+        name = gen + sfx("bridge", ns, pname)
+        claim = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": meta(name, ns, created=created, generate_name=gen,
+                             annotations={"resource.kubernetes.io/extended-resource-claim": "true"},
+                             owner=owner_ref(pod, block=False), finalizers=["resource.kubernetes.io/delete-protection"],
+                             finding=finding, kind="ResourceClaim"),
+            "spec": {"devices": {"requests": requests}},
+            "status": {},
+        }
+        if node:
+            claim["status"]["allocation"] = self.allocation(node, requests[0]["name"], devices, created)
+        if reserved:
+            claim["status"]["reservedFor"] = [{"resource": "pods", "name": pname, "uid": pod["metadata"]["uid"]}]
+            pod["status"]["extendedResourceClaimStatus"] = {"resourceClaimName": name, "requestMappings": mappings}
+        if not claim["status"]:
+            del claim["status"]
+        return self.add(claim)
+
+    def template_claim(self, pod: dict, claim_name: str, template: dict, node: str | None, devices: list[str],
+                       *, created: str) -> dict:
+        pname = pod["metadata"]["name"]
+        ns = pod["metadata"]["namespace"]
+        gen = f"{pname}-{claim_name}-"
+        name = gen + sfx("tmpl", ns, pname, claim_name)
+        claim = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": meta(name, ns, created=created, generate_name=gen,
+                             annotations={"resource.kubernetes.io/pod-claim-name": claim_name},
+                             owner=owner_ref(pod), kind="ResourceClaim"),
+            "spec": json.loads(json.dumps(template["spec"]["spec"])),
+        }
+        if node:
+            req = template["spec"]["spec"]["devices"]["requests"][0]["name"]
+            claim["metadata"]["finalizers"] = ["resource.kubernetes.io/delete-protection"]
+            claim["status"] = {"allocation": self.allocation(node, req, devices, created),
+                               "reservedFor": [{"resource": "pods", "name": pname, "uid": pod["metadata"]["uid"]}]}
+        pod["status"].setdefault("resourceClaimStatuses", []).append({"name": claim_name, "resourceClaimName": name})
+        return self.add(claim)
+
+
+# ---------------------------------------------------------------- containers and workloads
+
+def container(name: str, image: str, *, cpu: str, memory: str, gpu: int | None = None,
+              resource: str = "nvidia.com/gpu", claims: list | None = None, env: list | None = None,
+              command: list | None = None, args: list | None = None) -> dict:
+    req = {"cpu": cpu, "memory": memory}
+    lim = {"memory": memory}
+    if gpu is not None:
+        req[resource] = str(gpu)
+        lim[resource] = str(gpu)
+    c: dict = {"name": name, "image": image}
+    if command:
+        c["command"] = command
+    if args:
+        c["args"] = args
+    if env:
+        c["env"] = env
+    c["resources"] = {"limits": lim, "requests": req}
+    if claims:
+        c["resources"]["claims"] = claims
+    return c
+
+
+def template_spec(labels: dict, containers: list[dict], *, node_selector: dict | None = None,
+                  resource_claims: list | None = None, restart_policy: str = "Always") -> dict:
+    spec: dict = {
+        "containers": [dict(c, imagePullPolicy="IfNotPresent", terminationMessagePath="/dev/termination-log",
+                            terminationMessagePolicy="File") for c in containers],
+        "dnsPolicy": "ClusterFirst",
+        "restartPolicy": restart_policy,
+        "schedulerName": "default-scheduler",
+        "securityContext": {},
+        "terminationGracePeriodSeconds": 30,
+    }
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    if resource_claims:
+        spec["resourceClaims"] = resource_claims
+    return {"metadata": {"labels": labels}, "spec": spec}
+
+
+class Workloads:
+    """Deployments → ReplicaSets → Pods, StatefulSets → Pods, Jobs → Pods, with consistent status."""
+
+    def __init__(self, demo: Demo) -> None:
+        self.d = demo
+
+    def deployment(self, name: str, ns: str, *, created: str, replicas: int, containers: list[dict],
+                   placements: list[str | None], node_selector: dict | None = None, resource_claims: list | None = None,
+                   labels: dict | None = None, pod_kwargs: list[dict] | None = None, ready: int | None = None,
+                   annotations: dict | None = None) -> tuple[dict, dict, list[dict]]:
+        app = {"app.kubernetes.io/name": name, **(labels or {})}
+        tpl = template_spec(app, containers, node_selector=node_selector, resource_claims=resource_claims)
+        dep = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": meta(name, ns, created=created, labels=app,
+                             annotations={"deployment.kubernetes.io/revision": "1", **(annotations or {})},
+                             kind="Deployment"),
+            "spec": {
+                "progressDeadlineSeconds": 600,
+                "replicas": replicas,
+                "revisionHistoryLimit": 10,
+                "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
+                "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
+                "template": tpl,
+            },
+        }
+        n_ready = ready if ready is not None else sum(1 for p in placements if p)
+        dep["metadata"]["generation"] = 1
+        dep["status"] = {
+            "availableReplicas": n_ready,
+            "conditions": [
+                {"type": "Available", "status": "True" if n_ready >= replicas - 1 else "False",
+                 "lastTransitionTime": created, "lastUpdateTime": created,
+                 "reason": "MinimumReplicasAvailable" if n_ready >= replicas - 1 else "MinimumReplicasUnavailable",
+                 "message": "Deployment has minimum availability." if n_ready >= replicas - 1
+                 else "Deployment does not have minimum availability."},
+                {"type": "Progressing", "status": "True", "lastTransitionTime": created, "lastUpdateTime": created,
+                 "reason": "NewReplicaSetAvailable",
+                 "message": f'ReplicaSet "{name}-{sfx("rs", ns, name, length=10)}" has successfully progressed.'},
+            ],
+            "observedGeneration": 1,
+            "readyReplicas": n_ready,
+            "replicas": replicas,
+            "updatedReplicas": replicas,
+        }
+        if n_ready < replicas:
+            dep["status"]["unavailableReplicas"] = replicas - n_ready
+        if not n_ready:
+            del dep["status"]["readyReplicas"], dep["status"]["availableReplicas"]
+        self.d.add(dep)
+        h = sfx("rs", ns, name, length=10)
+        rs_labels = {**app, "pod-template-hash": h}
+        rs_tpl = json.loads(json.dumps(tpl))
+        rs_tpl["metadata"]["labels"] = dict(rs_labels)
+        rs = {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": meta(f"{name}-{h}", ns, created=created, labels=rs_labels, owner=owner_ref(dep),
+                             annotations={"deployment.kubernetes.io/desired-replicas": str(replicas),
+                                          "deployment.kubernetes.io/max-replicas": str(replicas + max(1, replicas // 4)),
+                                          "deployment.kubernetes.io/revision": "1"}, kind="ReplicaSet"),
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": {"app.kubernetes.io/name": name, "pod-template-hash": h}},
+                "template": rs_tpl,
+            },
+            "status": {"availableReplicas": n_ready, "fullyLabeledReplicas": replicas, "observedGeneration": 1,
+                       "readyReplicas": n_ready, "replicas": replicas},
+        }
+        rs["metadata"]["generation"] = 1
+        if not n_ready:
+            del rs["status"]["readyReplicas"], rs["status"]["availableReplicas"]
+        self.d.add(rs)
+        pods = []
+        for i, node in enumerate(placements):
+            pname = f"{name}-{h}-{sfx('pod', ns, name, i)}"
+            kw = dict((pod_kwargs or [{}] * len(placements))[i] or {})
+            kw.setdefault("created", created)
+            p = self.d.pod(pname, ns, containers=containers, node=node, labels=rs_labels, owner=owner_ref(rs),
+                           node_selector=node_selector, resource_claims=resource_claims,
+                           generate_name=f"{name}-{h}-", **kw)
+            pods.append(p)
+        return dep, rs, pods
+
+    def statefulset(self, name: str, ns: str, *, created: str, containers: list[dict], placements: list[str],
+                    node_selector: dict | None = None) -> tuple[dict, list[dict]]:
+        app = {"app.kubernetes.io/name": name}
+        tpl = template_spec(app, containers, node_selector=node_selector)
+        rev = f"{name}-{sfx('sts', ns, name, length=10)}"
+        sts = {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": meta(name, ns, created=created, labels=app, kind="StatefulSet"),
+            "spec": {
+                "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"},
+                "podManagementPolicy": "Parallel",
+                "replicas": len(placements),
+                "revisionHistoryLimit": 10,
+                "selector": {"matchLabels": app},
+                "serviceName": name,
+                "template": tpl,
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
+            },
+            "status": {"availableReplicas": len(placements), "collisionCount": 0, "currentReplicas": len(placements),
+                       "currentRevision": rev, "observedGeneration": 1, "readyReplicas": len(placements),
+                       "replicas": len(placements), "updateRevision": rev, "updatedReplicas": len(placements)},
+        }
+        sts["metadata"]["generation"] = 1
+        self.d.add(sts)
+        pods = []
+        for i, node in enumerate(placements):
+            labels = {**app, "apps.kubernetes.io/pod-index": str(i), "controller-revision-hash": rev,
+                      "statefulset.kubernetes.io/pod-name": f"{name}-{i}"}
+            p = self.d.pod(f"{name}-{i}", ns, created=created, containers=containers, node=node, labels=labels,
+                           owner=owner_ref(sts), node_selector=node_selector)
+            p["spec"]["hostname"] = f"{name}-{i}"
+            p["spec"]["subdomain"] = name
+            pods.append(p)
+        return sts, pods
+
+    def job(self, name: str, ns: str, *, created: str, containers: list[dict], node: str | None,
+            node_selector: dict | None = None, resource_claims: list | None = None, pod_kwargs: dict | None = None,
+            ) -> tuple[dict, dict]:
+        job_uid = uid("Job", ns, name)
+        sel = {"batch.kubernetes.io/controller-uid": job_uid}
+        labels = {"batch.kubernetes.io/controller-uid": job_uid, "batch.kubernetes.io/job-name": name,
+                  "controller-uid": job_uid, "job-name": name}
+        tpl = template_spec(labels, containers, node_selector=node_selector, resource_claims=resource_claims,
+                            restart_policy="Never")
+        job = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": meta(name, ns, created=created, labels={"app.kubernetes.io/name": name}, kind="Job"),
+            "spec": {
+                "backoffLimit": 6,
+                "completionMode": "NonIndexed",
+                "completions": 1,
+                "manualSelector": False,
+                "parallelism": 1,
+                "podReplacementPolicy": "TerminatingOrFailed",
+                "selector": {"matchLabels": sel},
+                "suspend": False,
+                "template": tpl,
+            },
+            "status": {"active": 1, "ready": 1 if node and not (pod_kwargs or {}).get("container_state") else 0,
+                       "startTime": created, "terminating": 0, "uncountedTerminatedPods": {}},
+        }
+        job["metadata"]["generation"] = 1
+        self.d.add(job)
+        kw = dict(pod_kwargs or {})
+        kw.setdefault("created", created)
+        pod = self.d.pod(f"{name}-{sfx('job', ns, name)}", ns, containers=containers, node=node, labels=labels,
+                         owner=owner_ref(job), node_selector=node_selector, resource_claims=resource_claims,
+                         restart_policy="Never", generate_name=f"{name}-", **kw)
+        return job, pod
+
+
+def unschedulable_condition(message: str, at: str, reason: str = "Unschedulable") -> list[dict]:
+    return [{"type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": at,
+             "reason": reason, "message": message}]
+
+
+# ---------------------------------------------------------------- the demo itself
+
+
+def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in one place
+    d = Demo()
+    w = Workloads(d)
+    created_cluster = ts(days=322)
+
+    # ---- namespaces
+    for ns, age in (("default", 322), ("kube-system", 322), ("kube-public", 322), ("kube-node-lease", 322),
+                    ("gpu-operator", 300), ("nvidia-device-plugin", 290), ("dra-driver-nvidia-gpu", 181),
+                    ("ml-training", 280), ("ml-inference", 280), ("research", 240), ("batch", 200)):
+        labels = {"kubernetes.io/metadata.name": ns}
+        if ns in ("gpu-operator", "dra-driver-nvidia-gpu", "nvidia-device-plugin"):
+            labels["pod-security.kubernetes.io/enforce"] = "privileged"
+        d.add({"apiVersion": "v1", "kind": "Namespace",
+               "metadata": meta(ns, created=ts(days=age), labels=labels, kind="Namespace"),
+               "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+
+    # ---- nodes
+    def node_name(pool: str, i: int) -> str:
+        group = nv._hex("group", pool)[:8]
+        return f"gke-{CLUSTER}-{pool}-{group}-{sfx('node', pool, i, length=4)}"
+
+    zones = ("us-central1-a", "us-central1-b", "us-central1-c")
+    specs: dict[str, list[NodeSpec]] = {}
+
+    def pool(name: str, n: int, machine: str, cpu: int, mem: int, hw: nv.NodeHardware | None, age: float,
+             **kw) -> list[NodeSpec]:
+        out = []
+        for i in range(n):
+            s = NodeSpec(node_name(name, i), name, machine, zones[i % 3] if hw is None or "a3" not in machine
+                         else "us-central1-a", cpu, mem, hw, ts(days=age - i * 0.01), **kw)
+            out.append(s)
+        specs[name] = out
+        return out
+
+    def gpu_hw(key: str, count: int, **kw) -> nv.NodeHardware:
+        return nv.NodeHardware(nv.CATALOG[key], count, driver_version=GPU_DRIVER, cuda_driver_version="13.0", **kw)
+
+    system = pool("system", 2, "e2-standard-8", 8, 32, None, 322)
+    a100t = pool("a100-train", 3, "a2-highgpu-8g", 96, 680, gpu_hw("a100-40gb", 8), 210, dp="operator",
+                 operator_dp_label="true")
+    l4 = pool("l4-inference", 3, "g2-standard-48", 48, 192, gpu_hw("l4", 4), 150, dp="nvdp")
+    l4[2].hw = gpu_hw("l4", 4, replicas=4, sharing_strategy="time-slicing")
+    l4[2].extra_labels = {"nvidia.com/device-plugin.config": "l4-time-sliced-4"}
+    l4[2].findings.append("sharing-capacity-change")
+    t4 = pool("t4-batch", 2, "n1-standard-8", 8, 30, gpu_hw("t4", 1), 200, dp="nvdp")
+    t4[1].unschedulable = True
+    for s in t4:
+        s.findings.append("migration-optional")
+    l4dev = pool("l4-dev", 1, "g2-standard-8", 8, 32, gpu_hw("l4", 1), 60, dp="nvdp", dra=True)
+    l4dev[0].findings.append("both-stacks")
+    h100 = pool("h100-dra", 4, "a3-highgpu-8g", 208, 1872, gpu_hw("h100-80gb", 8), 150, dra=True)
+    h100[2].dra_state = "not-ready"
+    h100[2].faults.append("dra-plugin-not-ready")
+    h100[3].dra_state = "crashloop"
+    h100[3].faults.append("dra-plugin-crashloop")
+    h100[3].findings.append("no-slices")
+    serve = pool("a100-serve", 5, "a2-ultragpu-8g", 96, 1360, gpu_hw("a100-80gb", 8), 120, dra=True,
+                 dp_state="gone")
+    serve[1].dp, serve[1].dp_state, serve[1].operator_dp_label = "operator", "serving", "true"
+    serve[1].created = ts(days=3, hours=4)  # added by the autoscaler after the pool was migrated
+    serve[1].findings.append("both-stacks")
+    serve[2].kubelet = OLD_KUBELET
+    serve[2].dp_state = "forgotten"  # node restarted since the plugin left: no nvidia.com/gpu key at all
+    serve[2].findings += ["kubelet-too-old", "kubelet-skew"]
+    serve[3].dp, serve[3].dp_state, serve[3].operator_dp_label = "operator", "crashloop", "true"
+    serve[3].faults.append("device-plugin-crashloop")
+    serve[3].findings += ["plugin-flapping", "both-stacks"]
+    mig = pool("a100-mig", 2, "a2-ultragpu-8g", 96, 1360,
+               gpu_hw("a100-80gb", 8, mig_strategy="mixed", mig_layout=("1g.10gb",) * 7), 100, dra=True,
+               dp_state="forgotten")
+    for s in h100 + mig + [serve[0], serve[2], serve[3], serve[4]]:
+        s.findings.append("allocatable-readers")
+    for s in h100:
+        s.dp_state = "forgotten"
+    for group in (system, a100t, l4, t4, l4dev, h100, serve, mig):
+        for s in group:
+            if s.hw is None:
+                s.operator_dp_label = ""
+            d.add_node(s)
+    for s in system:
+        labels = d.node_objs[s.name]["metadata"]["labels"]
+        for k in [k for k in labels if k.startswith("nvidia.com/")]:
+            del labels[k]
+    N = {s.name: s for g in specs.values() for s in g}
+    total_nodes = len(N)
+
+    # ---- GPU Operator (its device-plugin DaemonSet is what it reconciles)
+    op_dep, _, op_pods = w.deployment(
+        "gpu-operator", "gpu-operator", created=ts(days=300), replicas=1,
+        containers=[container("gpu-operator", "nvcr.io/nvidia/gpu-operator:v25.10.0", cpu="200m", memory="350Mi")],
+        placements=[system[0].name],
+        labels={"app": "gpu-operator", "app.kubernetes.io/component": "gpu-operator",
+                "app.kubernetes.io/instance": "gpu-operator", "app.kubernetes.io/managed-by": "Helm",
+                "app.kubernetes.io/version": "v25.10.0", "helm.sh/chart": "gpu-operator-v25.10.0"},
+        annotations={"meta.helm.sh/release-name": "gpu-operator", "meta.helm.sh/release-namespace": "gpu-operator"})
+    cluster_policy_uid = uid("ClusterPolicy", None, "cluster-policy")
+
+    ds_tolerations = [
+        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
+        {"key": "node.kubernetes.io/disk-pressure", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
+    ]
+
+    def daemonset(name: str, ns: str, *, created: str, labels: dict, selector: dict, pod_labels: dict,
+                  containers: list[dict], nodes: list[NodeSpec], node_selector: dict | None = None,
+                  affinity: dict | None = None, annotations: dict | None = None, owner: dict | None = None,
+                  tolerations: list | None = None, finding: str | None = None, states: dict | None = None,
+                  service_account: str = "default") -> dict:
+        rev = sfx("ds", ns, name, length=10)
+        tpl = {"metadata": {"labels": pod_labels}, "spec": {
+            "containers": [dict(c, imagePullPolicy="IfNotPresent", terminationMessagePath="/dev/termination-log",
+                                terminationMessagePolicy="File") for c in containers],
+            "dnsPolicy": "ClusterFirst", "priorityClassName": "system-node-critical", "restartPolicy": "Always",
+            "schedulerName": "default-scheduler", "securityContext": {}, "serviceAccountName": service_account,
+            "serviceAccount": service_account, "terminationGracePeriodSeconds": 30,
+            "tolerations": tolerations or [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        }}
+        if node_selector:
+            tpl["spec"]["nodeSelector"] = node_selector
+        if affinity:
+            tpl["spec"]["affinity"] = affinity
+        states = states or {}
+        ready = sum(1 for n in nodes if states.get(n.name, "ready") == "ready")
+        ds = {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": meta(name, ns, created=created, labels=labels,
+                             annotations={"deprecated.daemonset.template.generation": "1", **(annotations or {})},
+                             owner=owner, finding=finding, kind="DaemonSet"),
+            "spec": {
+                "revisionHistoryLimit": 10,
+                "selector": {"matchLabels": selector},
+                "template": tpl,
+                "updateStrategy": {"type": "RollingUpdate",
+                                   "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+            },
+            "status": {"currentNumberScheduled": len(nodes), "desiredNumberScheduled": len(nodes),
+                       "numberAvailable": ready, "numberMisscheduled": 0, "numberReady": ready,
+                       "observedGeneration": 1, "updatedNumberScheduled": len(nodes)},
+        }
+        ds["metadata"]["generation"] = 1
+        if ready < len(nodes):
+            ds["status"]["numberUnavailable"] = len(nodes) - ready
+        if not ready:
+            del ds["status"]["numberAvailable"]
+        d.add(ds)
+        for n in nodes:
+            state = states.get(n.name, "ready")
+            plabels = {**pod_labels, "controller-revision-hash": rev, "pod-template-generation": "1"}
+            node_aff = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n.name]}]}]}}}
+            kw: dict = {}
+            if state == "crashloop":
+                kw = dict(container_state={"waiting": {
+                    "reason": "CrashLoopBackOff",
+                    "message": f"back-off 5m0s restarting failed container={containers[0]['name']} "
+                               f"pod={name}-{sfx('dspod', ns, name, n.name)}_{ns}"}},
+                          ready=False, restarts=23 if "device" in name else 41,
+                          last_state={"terminated": {"exitCode": 1, "reason": "Error",
+                                                     "startedAt": ts(minutes=7), "finishedAt": ts(minutes=6, hours=0)}})
+            elif state == "not-ready":
+                kw = dict(ready=False, restarts=3, container_state={"running": {"startedAt": ts(minutes=12)}},
+                          last_state={"terminated": {"exitCode": 2, "reason": "Error", "startedAt": ts(hours=2),
+                                                     "finishedAt": ts(minutes=12)}})
+            pod_created = max(created, n.created)
+            d.pod(f"{name}-{sfx('dspod', ns, name, n.name)}", ns, created=pod_created, containers=containers,
+                  node=n.name, labels=plabels, owner=owner_ref(ds), affinity=node_aff,
+                  node_selector=node_selector, tolerations=tpl["spec"]["tolerations"] + ds_tolerations,
+                  generate_name=f"{name}-", priority_class="system-node-critical", service_account=service_account,
+                  **kw)
+        return ds
+
+    op_nodes = [s for s in N.values() if s.dp == "operator"]
+    op_ds = daemonset(
+        "nvidia-device-plugin-daemonset", "gpu-operator", created=ts(days=300),
+        labels={"app": "nvidia-device-plugin-daemonset", "app.kubernetes.io/managed-by": "gpu-operator",
+                "helm.sh/chart": "gpu-operator-v25.10.0"},
+        annotations={"nvidia.com/last-applied-hash": str(int(nv._hex("op-ds")[:8], 16))},
+        owner={"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "name": "cluster-policy",
+               "uid": cluster_policy_uid, "controller": True, "blockOwnerDeletion": True},
+        selector={"app": "nvidia-device-plugin-daemonset"},
+        pod_labels={"app": "nvidia-device-plugin-daemonset", "app.kubernetes.io/managed-by": "gpu-operator",
+                    "helm.sh/chart": "gpu-operator-v25.10.0"},
+        containers=[container("nvidia-device-plugin", DP_IMAGE, cpu="50m", memory="64Mi", command=[
+            "/bin/bash", "-c"], args=["/bin/entrypoint.sh"], env=[
+            {"name": "PASS_DEVICE_SPECS", "value": "true"}, {"name": "FAIL_ON_INIT_ERROR", "value": "true"},
+            {"name": "DEVICE_LIST_STRATEGY", "value": "envvar"}, {"name": "DEVICE_ID_STRATEGY", "value": "uuid"},
+            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}, {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "all"},
+            {"name": "MIG_STRATEGY", "value": "single"}, {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"}])],
+        nodes=op_nodes, node_selector={"nvidia.com/gpu.deploy.device-plugin": "true"},
+        service_account="nvidia-device-plugin", finding="dp-targets-dra-pool",
+        states={serve[3].name: "crashloop"})
+
+    # ---- the standalone device-plugin chart (release nvdp), scoped to its pools in each default term
+    nvdp_pools = ["l4-inference", "t4-batch", "l4-dev"]
+    pool_expr = {"key": POOL_LABEL, "operator": "In", "values": nvdp_pools}
+    nvdp_aff = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In",
+                               "values": ["true"]}, pool_expr]},
+        {"matchExpressions": [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In",
+                               "values": ["NVIDIA"]}, pool_expr]},
+        {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}, pool_expr]},
+    ]}}}
+    nvdp_labels = {"app.kubernetes.io/instance": "nvdp", "app.kubernetes.io/managed-by": "Helm",
+                   "app.kubernetes.io/name": "nvidia-device-plugin", "app.kubernetes.io/version": "0.18.0",
+                   "helm.sh/chart": "nvidia-device-plugin-0.18.0"}
+    d.add({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": meta("nvdp-nvidia-device-plugin-configs", "nvidia-device-plugin", created=ts(days=290),
+                            labels=nvdp_labels, annotations={"meta.helm.sh/release-name": "nvdp",
+                                                             "meta.helm.sh/release-namespace": "nvidia-device-plugin"},
+                            kind="ConfigMap"),
+           "data": {"default": "version: v1\nflags:\n  migStrategy: none\n",
+                    "l4-time-sliced-4": "version: v1\nflags:\n  migStrategy: none\nsharing:\n  timeSlicing:\n"
+                                        "    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"}})
+    daemonset(
+        "nvdp-nvidia-device-plugin", "nvidia-device-plugin", created=ts(days=290), labels=nvdp_labels,
+        annotations={"meta.helm.sh/release-name": "nvdp", "meta.helm.sh/release-namespace": "nvidia-device-plugin"},
+        selector={"app.kubernetes.io/instance": "nvdp", "app.kubernetes.io/name": "nvidia-device-plugin"},
+        pod_labels={"app.kubernetes.io/instance": "nvdp", "app.kubernetes.io/name": "nvidia-device-plugin"},
+        containers=[container("nvidia-device-plugin-ctr", DP_IMAGE, cpu="50m", memory="64Mi",
+                              command=["nvidia-device-plugin"],
+                              env=[{"name": "MPS_ROOT", "value": "/run/nvidia/mps"},
+                                   {"name": "CONFIG_FILE", "value": "/config/config.yaml"},
+                                   {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"},
+                                   {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                                   {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}])],
+        nodes=[s for s in N.values() if s.dp == "nvdp"], affinity=nvdp_aff,
+        service_account="nvdp-nvidia-device-plugin-service-account")
+
+    # ---- the DRA driver, applied as plain manifests rendered from the 0.4.0 chart
+    dra_pools = ["h100-dra", "a100-serve", "a100-mig", "l4-dev"]
+    dra_labels = {"app.kubernetes.io/name": "dra-driver-nvidia-gpu", "app.kubernetes.io/instance": "dra-driver-nvidia-gpu",
+                  "app.kubernetes.io/version": "0.4.0"}
+    dra_term_base = [
+        [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In", "values": ["true"]}],
+        [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In", "values": ["NVIDIA"]}],
+        [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}],
+    ]
+    dra_aff = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": t + [{"key": POOL_LABEL, "operator": "In", "values": dra_pools}]} for t in dra_term_base
+    ]}}}
+    dra_states = {s.name: s.dra_state for s in N.values() if s.dra}
+    daemonset(
+        "dra-driver-nvidia-gpu-kubelet-plugin", "dra-driver-nvidia-gpu", created=ts(days=181),
+        labels=dra_labels, selector={"app.kubernetes.io/name": "dra-driver-nvidia-gpu",
+                                     "dra-driver-nvidia-gpu-component": "kubelet-plugin"},
+        pod_labels={"app.kubernetes.io/name": "dra-driver-nvidia-gpu",
+                    "dra-driver-nvidia-gpu-component": "kubelet-plugin",
+                    "nvidia-dra-driver-gpu-component": "kubelet-plugin"},
+        containers=[container("gpus", DRA_IMAGE, cpu="100m", memory="256Mi", command=["bash", "-c"],
+                              args=["exec gpu-kubelet-plugin"],
+                              env=[{"name": "NVIDIA_DRIVER_ROOT", "value": "/home/kubernetes/bin/nvidia"},
+                                   {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"},
+                                   {"name": "CDI_ROOT", "value": "/var/run/cdi"},
+                                   {"name": "KUBELET_REGISTRAR_DIRECTORY_PATH",
+                                    "value": "/var/lib/kubelet/plugins_registry"}])],
+        nodes=[s for s in N.values() if s.dra], affinity=dra_aff, states=dra_states,
+        service_account="dra-driver-nvidia-gpu-service-account", finding="driver-targets-dp-pool")
+    w.deployment(
+        "dra-driver-nvidia-gpu-controller", "dra-driver-nvidia-gpu", created=ts(days=181), replicas=1,
+        containers=[container("compute-domain", DRA_IMAGE, cpu="50m", memory="128Mi",
+                              command=["compute-domain-controller"])],
+        placements=[system[1].name], labels={"dra-driver-nvidia-gpu-component": "controller"})
+
+    # ---- ResourceSlices published by the driver where its pod is ready (or was, before it stopped being ready)
+    for s in N.values():
+        if s.dra and s.dra_state != "crashloop":
+            node_obj = d.node_objs[s.name]
+            slices = nv.resource_slices_for_node(s.name, s.hw, "v0.4.0", generation=1,
+                                                 node_uid=node_obj["metadata"]["uid"],
+                                                 creation_timestamp=max(ts(days=181), s.created))
+            d.slices[s.name] = slices
+            for sl in slices:
+                d.add(sl)
+
+    # ---- DeviceClasses
+    chart_ann = {"meta.helm.sh/release-name": "dra-driver-nvidia-gpu",
+                 "meta.helm.sh/release-namespace": "dra-driver-nvidia-gpu"}
+
+    def device_class(name: str, selectors: list[str], *, created: str, ern: str | None = None,
+                     labels: dict | None = None, finding: str | None = None, annotations: dict | None = None) -> dict:
+        spec: dict = {"selectors": [{"cel": {"expression": e}} for e in selectors]}
+        if ern:
+            spec["extendedResourceName"] = ern
+        obj = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+               "metadata": meta(name, created=created, labels=labels, finding=finding, annotations=annotations,
+                                kind="DeviceClass"),
+               "spec": spec}
+        obj["metadata"]["generation"] = 1
+        return d.add(obj)
+
+    # An early trial's class, older than the chart's: the chart's class wins nvidia.com/gpu (newest wins).
+    device_class("nvidia-gpu", ['device.driver == "gpu.nvidia.com"'], created=ts(days=230), ern="nvidia.com/gpu",
+                 labels={"team": "ml-platform"}, finding="class-too-broad,duplicate-mapping")
+    device_class("gpu.nvidia.com", ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"],
+                 created=ts(days=181), ern="nvidia.com/gpu", labels=dra_labels, finding="duplicate-mapping")
+    device_class("mig.nvidia.com", ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"],
+                 created=ts(days=181), labels=dra_labels)
+    device_class("mig-1g.10gb.nvidia.com", [
+        "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig' && "
+        "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"],
+        created=ts(days=100), ern="nvidia.com/mig-1g.10gb", labels={"team": "ml-platform"})
+    device_class("h100-low-index", [
+        'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].index < 4'],
+        created=ts(days=240), labels={"team": "research"}, finding="stale-attribute,selector-runtime-error",
+        annotations={"kubernetes.io/description": "First four GPUs of a node (NUMA 0) for latency-sensitive jobs"})
+    return _finish(d, w, N, specs, total_nodes)
+
+
+def _finish(d: Demo, w: Workloads, N: dict, specs: dict, total_nodes: int) -> list[dict]:  # noqa: C901
+    n = {pool: [s.name for s in group] for pool, group in specs.items()}
+    h1, h2, h3, _h4 = n["h100-dra"]
+    m1, m2, m3, m4, m5 = n["a100-serve"]
+    mig1, mig2 = n["a100-mig"]
+    a1, a2, a3 = n["a100-train"]
+    l41, l42, l43 = n["l4-inference"]
+    t41, _t42 = n["t4-batch"]
+    (l4d,) = n["l4-dev"]
+    sel = lambda pool: {POOL_LABEL: pool}  # noqa: E731
+    events: list[tuple[dict, str, str, str, str, int]] = []  # pod, reason, message, component, at, count
+
+    def pending(msg: str, at: str, reason: str = "Unschedulable") -> dict:
+        return {"phase": "Pending", "conditions": unschedulable_condition(msg, at, reason)}
+
+    def fs(msg: str) -> str:
+        return f"0/{total_nodes} nodes are available: {msg}"
+
+    # ---- ml-training: the A100 pool on the device plugin
+    reg = f"us-docker.pkg.dev/{PROJECT}"
+    _, _, bert = w.deployment(
+        "bert-finetune", "ml-training", created=ts(days=12), replicas=2,
+        containers=[container("trainer", f"{reg}/training/bert-finetune:2026.11.2", cpu="12", memory="96Gi", gpu=4)],
+        placements=[a1, a2], node_selector={"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"},
+        labels={"team": "nlp"})
+    for p in bert:
+        add_finding(p, "nodeselector-steering")
+    w.statefulset("llama-pretrain", "ml-training", created=ts(days=9),
+                  containers=[container("megatron", "nvcr.io/nvidia/nemo:25.09", cpu="24", memory="320Gi", gpu=4)],
+                  placements=[a1, a2, a3], node_selector=sel("a100-train"))
+    w.job("tokenize-shards", "ml-training", created=ts(hours=7),
+          containers=[container("tokenize", f"{reg}/training/tokenizer:1.8.0", cpu="16", memory="64Gi", gpu=3)],
+          node=a3, node_selector=sel("a100-train"))
+    msg = fs("3 Insufficient nvidia.com/gpu, 18 node(s) didn't match Pod's node affinity/selector, "
+             "1 node(s) were unschedulable. preemption: " + f"0/{total_nodes} nodes are available: "
+             "3 No preemption victims found for incoming pod, 19 Preemption is not helpful for scheduling.")
+    _, sweep8 = w.job("eval-sweep-8gpu", "ml-training", created=ts(hours=2),
+                      containers=[container("eval", f"{reg}/training/eval-harness:0.9.4", cpu="32", memory="256Gi",
+                                            gpu=8)],
+                      node=None, node_selector=sel("a100-train"),
+                      pod_kwargs=dict(pending(msg, ts(hours=2)), finding="pending-insufficient"))
+    del sweep8["status"]["qosClass"]
+    sweep8["status"]["qosClass"] = "Burstable"
+    events.append((sweep8, "FailedScheduling", msg, "default-scheduler", ts(minutes=3), 31))
+
+    # A plain claim of the class that serves nvidia.com/gpu, in a namespace with a quota on requests.nvidia.com/gpu.
+    shared = d.add({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": meta("shared-h100", "ml-training", created=ts(days=6), finding="quota-claims-now-count",
+                         finalizers=["resource.kubernetes.io/delete-protection"], kind="ResourceClaim"),
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+            "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1,
+            "selectors": [{"cel": {"expression":
+                                   "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"}}]}}]}},
+        "status": {},
+    })
+    nb = d.pod("notebook-alice", "ml-training", created=ts(days=6), node=h1,
+               containers=[container("notebook", "quay.io/jupyter/pytorch-notebook:cuda12-2026-11-03", cpu="8",
+                                     memory="64Gi", claims=[{"name": "gpu"}])],
+               resource_claims=[{"name": "gpu", "resourceClaimName": "shared-h100"}],
+               labels={"app.kubernetes.io/name": "notebook", "owner": "alice"})
+    shared["status"] = {"allocation": d.allocation(h1, "gpu", ["gpu-4"], ts(days=6)),
+                        "reservedFor": [{"resource": "pods", "name": "notebook-alice", "uid": nb["metadata"]["uid"]}]}
+
+    # ---- ml-inference on the H100s through the bridge
+    vllm = "vllm/vllm-openai:v0.11.2"
+    stale_msg = fs("4 cannot schedule extended resource claim, 17 node(s) didn't match Pod's node affinity/selector, "
+                   "1 node(s) were unschedulable.")
+    _, _, llm = w.deployment(
+        "llm-serving", "ml-inference", created=ts(days=20), replicas=5,
+        containers=[container("vllm", vllm, cpu="16", memory="200Gi", gpu=2,
+                              args=["--model", "meta-llama/Llama-3.3-70B-Instruct", "--tensor-parallel-size", "2"])],
+        placements=[h1, h1, h2, h2, None], node_selector=sel("h100-dra"), labels={"tier": "online"},
+        pod_kwargs=[{}, {}, {}, {}, dict(pending(stale_msg, ts(minutes=2)), created=ts(minutes=4),
+                                         finding="stale-bridge-claim")])
+    for p, node, devs in zip(llm, (h1, h1, h2, h2), (["gpu-0", "gpu-1"], ["gpu-2", "gpu-3"], ["gpu-0", "gpu-1"],
+                                                    ["gpu-2", "gpu-3"])):
+        d.bridge_claim(p, node, devs, created=p["metadata"]["creationTimestamp"])
+    # Left from an earlier cycle whose binding failed: allocated, never reserved, the pod still Pending.
+    d.bridge_claim(llm[4], h1, ["gpu-6", "gpu-7"], created=ts(minutes=3), reserved=False,
+                   finding="stale-bridge-claim")
+    events.append((llm[4], "FailedScheduling", stale_msg, "default-scheduler", ts(minutes=2), 2))
+
+    one_gpu = d.add({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": meta("one-gpu", "ml-inference", created=ts(days=30), finding="claim-equivalent-to-limits",
+                         kind="ResourceClaimTemplate"),
+        "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+            "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1}}]}}},
+    })
+    _, _, emb = w.deployment(
+        "embedder", "ml-inference", created=ts(days=14), replicas=2,
+        containers=[container("embed", f"{reg}/inference/embedder:3.2.0", cpu="4", memory="32Gi",
+                              claims=[{"name": "gpu"}])],
+        placements=[h2, h2], node_selector=sel("h100-dra"),
+        resource_claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+    for p, dev in zip(emb, ("gpu-4", "gpu-5")):
+        p["spec"]["tolerations"] = p["spec"]["tolerations"]
+        d.template_claim(p, "gpu", one_gpu, h2, [dev], created=p["metadata"]["creationTimestamp"])
+    _, _, rr = w.deployment(
+        "reranker", "ml-inference", created=ts(days=5), replicas=1,
+        containers=[container("rerank", f"{reg}/inference/reranker:1.4.1", cpu="4", memory="32Gi", gpu=1,
+                              claims=[{"name": "gpu"}])],
+        placements=[h2], node_selector=sel("h100-dra"),
+        resource_claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+        pod_kwargs=[{"finding": "double-request"}])
+    d.bridge_claim(rr[0], h2, ["gpu-6"], created=rr[0]["metadata"]["creationTimestamp"])
+    d.template_claim(rr[0], "gpu", one_gpu, h2, ["gpu-7"], created=rr[0]["metadata"]["creationTimestamp"])
+
+    prep_msg = ("Failed to prepare dynamic resources: NodePrepareResources failed for ResourceClaim {claim}: "
+                "rpc error: code = Unavailable desc = error reading from server: EOF")
+    _, _, scorer = w.deployment(
+        "batch-scorer", "ml-inference", created=ts(minutes=25), replicas=1,
+        containers=[container("score", f"{reg}/inference/scorer:2.0.3", cpu="8", memory="48Gi", gpu=1)],
+        placements=[h3], node_selector=sel("h100-dra"), ready=0,
+        pod_kwargs=[{"phase": "Pending", "container_state": {"waiting": {"reason": "ContainerCreating"}},
+                     "finding": "prepare-failed"}])
+    sc = d.bridge_claim(scorer[0], h3, ["gpu-0"], created=ts(minutes=25))
+    events.append((scorer[0], "FailedPrepareDynamicResources", prep_msg.format(claim=sc["metadata"]["name"]),
+                   "kubelet", ts(minutes=1), 14))
+
+    # ---- a100-serve, mid-migration
+    _, _, serve_pods = w.deployment(
+        "llm-serving-a100", "ml-inference", created=ts(days=18), replicas=4,
+        containers=[container("vllm", vllm, cpu="16", memory="160Gi", gpu=4,
+                              args=["--model", "Qwen/Qwen3-32B", "--tensor-parallel-size", "4"])],
+        placements=[m1, m1, m2, m5], node_selector=sel("a100-serve"), labels={"tier": "online"},
+        pod_kwargs=[{}, {}, {"created": ts(days=3)}, {}])
+    for p, node, devs in ((serve_pods[0], m1, [f"gpu-{i}" for i in range(4)]),
+                          (serve_pods[1], m1, [f"gpu-{i}" for i in range(4, 8)]),
+                          (serve_pods[3], m5, [f"gpu-{i}" for i in range(4)])):
+        d.bridge_claim(p, node, devs, created=p["metadata"]["creationTimestamp"])
+    # Started on the device plugin before the pool moved; the v1.35 kubelet never saw the bridge.
+    w.deployment("ranker-legacy", "ml-inference", created=ts(days=40), replicas=1,
+                 containers=[container("ranker", f"{reg}/inference/ranker:0.7.9", cpu="4", memory="24Gi", gpu=1)],
+                 placements=[m3], node_selector=sel("a100-serve"),
+                 pod_kwargs=[{"finding": "running-without-gpu"}])
+    adm_msg = ("Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nvidia.com/gpu, "
+               "which is unexpected")
+    smoke = d.pod("smoke-test-a100", "ml-inference", created=ts(minutes=40), node=m4, phase="Failed",
+                  restart_policy="Never", reason="UnexpectedAdmissionError", message=adm_msg,
+                  containers=[container("smoke", "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0", cpu="1",
+                                        memory="1Gi", gpu=1)],
+                  node_selector=sel("a100-serve"), finding="failed-admission")
+    events.append((smoke, "UnexpectedAdmissionError", adm_msg, "kubelet", ts(minutes=40), 1))
+
+    # ---- MIG through the bridge
+    _, _, whisper = w.deployment(
+        "whisper-mig", "ml-inference", created=ts(days=8), replicas=6,
+        containers=[container("whisper", f"{reg}/inference/whisper-large-v3:1.1.0", cpu="2", memory="12Gi", gpu=1,
+                              resource="nvidia.com/mig-1g.10gb")],
+        placements=[mig1] * 4 + [mig2] * 2, node_selector=sel("a100-mig"))
+    for i, p in enumerate(whisper):
+        node = mig1 if i < 4 else mig2
+        k = i if i < 4 else i - 4
+        d.bridge_claim(p, node, [f"gpu-0-mig-19-{k}-1"], resource="nvidia.com/mig-1g.10gb",
+                       device_class="mig-1g.10gb.nvidia.com", created=p["metadata"]["creationTimestamp"])
+    unmapped_msg = fs("21 Insufficient nvidia.com/mig-3g.40gb, 1 node(s) were unschedulable. preemption: "
+                      f"0/{total_nodes} nodes are available: {total_nodes} Preemption is not helpful for scheduling.")
+    _, asr = w.job("asr-batch-large", "ml-inference", created=ts(hours=1),
+                   containers=[container("asr", f"{reg}/inference/whisper-large-v3:1.1.0", cpu="4", memory="40Gi",
+                                         gpu=1, resource="nvidia.com/mig-3g.40gb")],
+                   node=None, pod_kwargs=dict(pending(unmapped_msg, ts(hours=1)), finding="pending-unmapped"))
+    events.append((asr, "FailedScheduling", unmapped_msg, "default-scheduler", ts(minutes=5), 13))
+
+    # ---- device-plugin pools: L4 (one node time-sliced), T4, and the L4 dev node with both stacks
+    w.deployment("sd-turbo", "ml-inference", created=ts(days=21), replicas=6,
+                 containers=[container("diffusion", f"{reg}/inference/sd-turbo:2.1", cpu="6", memory="24Gi", gpu=1)],
+                 placements=[l41, l41, l42, l42, l43, l43], node_selector=sel("l4-inference"))
+    w.deployment("dev-sandbox", "ml-inference", created=ts(days=4), replicas=1,
+                 containers=[container("sandbox", "nvcr.io/nvidia/pytorch:25.10-py3", cpu="4", memory="16Gi", gpu=1)],
+                 placements=[l4d], node_selector=sel("l4-dev"))
+    w.job("transcode-daily", "batch", created=ts(hours=3),
+          containers=[container("ffmpeg", f"{reg}/media/ffmpeg-nvenc:7.1", cpu="4", memory="8Gi", gpu=1)],
+          node=t41, node_selector=sel("t4-batch"))
+    cordon_msg = fs("1 Insufficient nvidia.com/gpu, 20 node(s) didn't match Pod's node affinity/selector, "
+                    "1 node(s) were unschedulable. preemption: " + f"0/{total_nodes} nodes are available: "
+                    "1 No preemption victims found for incoming pod, 21 Preemption is not helpful for scheduling.")
+    _, urgent = w.job("transcode-urgent", "batch", created=ts(minutes=50),
+                      containers=[container("ffmpeg", f"{reg}/media/ffmpeg-nvenc:7.1", cpu="4", memory="8Gi", gpu=1)],
+                      node=None, node_selector=sel("t4-batch"),
+                      pod_kwargs=dict(pending(cordon_msg, ts(minutes=50)), finding="pending-cordoned"))
+    events.append((urgent, "FailedScheduling", cordon_msg, "default-scheduler", ts(minutes=4), 11))
+
+    # ---- research: a claim count quota, a selector that matches no device, the bridge's claim rejected
+    h100_80gi = d.add({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": meta("h100-80gi", "research", created=ts(days=2), finding="selector-no-match",
+                         kind="ResourceClaimTemplate"),
+        "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+            "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1,
+            "selectors": [{"cel": {"expression":
+                                   "device.attributes['gpu.nvidia.com'].architecture == 'Hopper' && "
+                                   "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"}}],
+        }}]}}},
+    })
+    _, _, jup = w.deployment(
+        "jupyter-gpu", "research", created=ts(days=3), replicas=1,
+        containers=[container("notebook", "quay.io/jupyter/pytorch-notebook:cuda12-2026-11-03", cpu="4",
+                              memory="32Gi", gpu=1)],
+        placements=[m5])
+    d.bridge_claim(jup[0], m5, ["gpu-4"], created=jup[0]["metadata"]["creationTimestamp"])
+    sel_msg = fs("4 cannot allocate all claims, 17 node(s) didn't match Pod's node affinity/selector, "
+                 "1 node(s) were unschedulable. preemption: " + f"0/{total_nodes} nodes are available: "
+                 f"{total_nodes} Preemption is not helpful for scheduling.")
+    _, ev = w.job("llm-eval", "research", created=ts(hours=5),
+                  containers=[container("eval", f"{reg}/research/lm-eval:0.4.9", cpu="8", memory="64Gi",
+                                        claims=[{"name": "model"}])],
+                  node=None, node_selector=sel("h100-dra"),
+                  resource_claims=[{"name": "model", "resourceClaimTemplateName": "h100-80gi"}],
+                  pod_kwargs=dict(pending(sel_msg, ts(hours=5)), finding="pending-selector"))
+    d.template_claim(ev, "model", h100_80gi, None, [], created=ts(hours=5))
+    events.append((ev, "FailedScheduling", sel_msg, "default-scheduler", ts(minutes=6), 42))
+    _, sweep = w.job("hparam-sweep-7", "research", created=ts(minutes=30),
+                     containers=[container("train", f"{reg}/research/sweeper:2.3.0", cpu="8", memory="48Gi", gpu=1)],
+                     node=None, pod_kwargs=dict(phase="Pending", finding="quota-blocks-claim"))
+    claim_name = f"{sweep['metadata']['name']}-extended-resources-{sfx('rejected', sweep['metadata']['name'])}"
+    quota_msg = (f'running PreBind plugin "DynamicResources": create ResourceClaim: resourceclaims "{claim_name}" is '
+                 "forbidden: exceeded quota: research-quota, requested: count/resourceclaims.resource.k8s.io=1, "
+                 "used: count/resourceclaims.resource.k8s.io=2, limited: count/resourceclaims.resource.k8s.io=2")
+    sweep["status"] = {"phase": "Pending", "qosClass": "Burstable",
+                       "conditions": unschedulable_condition(quota_msg, ts(minutes=29), "SchedulerError")}
+    events.append((sweep, "FailedScheduling", quota_msg, "default-scheduler", ts(minutes=1), 17))
+
+    # ---- quotas (status.used as the quota controller computes it)
+    def gpu_requests(ns: str) -> int:
+        total = 0
+        for o in d.objects:
+            if o["kind"] == "Pod" and o["metadata"]["namespace"] == ns and o["status"]["phase"] in ("Pending", "Running"):
+                for c in o["spec"]["containers"]:
+                    total += int(c["resources"].get("requests", {}).get("nvidia.com/gpu", 0))
+            if (o["kind"] == "ResourceClaim" and o["metadata"].get("namespace") == ns
+                    and "resource.kubernetes.io/extended-resource-claim" not in o["metadata"].get("annotations", {})):
+                for r in o["spec"]["devices"]["requests"]:
+                    if r["exactly"]["deviceClassName"] == "gpu.nvidia.com":
+                        total += r["exactly"].get("count", 1)
+        return total
+
+    def count_claims(ns: str) -> int:
+        return sum(1 for o in d.objects if o["kind"] == "ResourceClaim" and o["metadata"]["namespace"] == ns)
+
+    d.add({"apiVersion": "v1", "kind": "ResourceQuota",
+           "metadata": meta("gpu-quota", "ml-training", created=ts(days=200), finding="quota-claims-now-count",
+                            kind="ResourceQuota"),
+           "spec": {"hard": {"requests.nvidia.com/gpu": "40"}},
+           "status": {"hard": {"requests.nvidia.com/gpu": "40"},
+                      "used": {"requests.nvidia.com/gpu": str(gpu_requests("ml-training"))}}})
+    d.add({"apiVersion": "v1", "kind": "ResourceQuota",
+           "metadata": meta("research-quota", "research", created=ts(days=60), finding="quota-blocks-claim",
+                            kind="ResourceQuota"),
+           "spec": {"hard": {"count/resourceclaims.resource.k8s.io": "2"}},
+           "status": {"hard": {"count/resourceclaims.resource.k8s.io": "2"},
+                      "used": {"count/resourceclaims.resource.k8s.io": str(count_claims("research"))}}})
+
+    # ---- PodDisruptionBudgets
+    def pdb(name: str, ns: str, app: str, *, created: str, min_available=None, max_unavailable=None,
+            expected: int, healthy: int, desired: int) -> None:
+        spec: dict = {"selector": {"matchLabels": {"app.kubernetes.io/name": app}}}
+        if min_available is not None:
+            spec["minAvailable"] = min_available
+        if max_unavailable is not None:
+            spec["maxUnavailable"] = max_unavailable
+        allowed = max(0, healthy - desired)
+        obj = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+               "metadata": meta(name, ns, created=created, kind="PodDisruptionBudget"),
+               "spec": spec,
+               "status": {"conditions": [{"type": "DisruptionAllowed", "status": "True" if allowed else "False",
+                                          "reason": "SufficientPods" if allowed else "InsufficientPods",
+                                          "message": "", "lastTransitionTime": created, "observedGeneration": 1}],
+                          "currentHealthy": healthy, "desiredHealthy": desired, "disruptionsAllowed": allowed,
+                          "expectedPods": expected, "observedGeneration": 1}}
+        obj["metadata"]["generation"] = 1
+        d.add(obj)
+
+    pdb("llm-serving", "ml-inference", "llm-serving", created=ts(days=20), min_available=3, expected=5,
+        healthy=4, desired=3)
+    pdb("llm-serving-a100", "ml-inference", "llm-serving-a100", created=ts(days=18), min_available="50%",
+        expected=4, healthy=4, desired=2)
+    pdb("llama-pretrain", "ml-training", "llama-pretrain", created=ts(days=9), max_unavailable=0, expected=3,
+        healthy=3, desired=3)
+
+    # ---- crash-looping plugins leave BackOff events too
+    for o in d.objects:
+        if o["kind"] == "Pod" and any("waiting" in cs["state"] and cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+                                      for cs in o["status"].get("containerStatuses", [])):
+            c = o["spec"]["containers"][0]["name"]
+            events.append((o, "BackOff", f"Back-off restarting failed container {c} in pod "
+                           f"{o['metadata']['name']}_{o['metadata']['namespace']}({o['metadata']['uid']})",
+                           "kubelet", ts(minutes=2), 96))
+    for pod, reason, message, component, at, count in events:
+        pm = pod["metadata"]
+        source = {"component": component}
+        if component == "kubelet":
+            source["host"] = pod["spec"]["nodeName"]
+        d.add({"apiVersion": "v1", "kind": "Event",
+               "metadata": meta(f"{pm['name']}.{nv._hex('event', pm['name'], reason)[:16]}", pm["namespace"],
+                                created=ts(hours=1) if at > ts(hours=1) else at, kind="Event"),
+               "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": pm["name"], "namespace": pm["namespace"],
+                                  "uid": pm["uid"]},
+               "reason": reason, "message": message, "source": source, "type": "Warning", "count": count,
+               "firstTimestamp": ts(hours=1) if at > ts(hours=1) else at, "lastTimestamp": at,
+               "reportingComponent": component, "reportingInstance": source.get("host", "")})
+
+    # ---- the simulator's users and their RBAC
+    users = {"users": [
+        {"name": "admin", "token": "dragoman-demo-admin", "groups": ["system:masters"]},
+        {"name": "viewer", "token": "dragoman-demo-viewer", "groups": ["dragoman:viewers"]},
+        {"name": "no-evict", "token": "dragoman-demo-no-evict", "groups": ["dragoman:operators"]},
+    ]}
+    d.add({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": meta(USERS_CONFIGMAP, "kube-system", created=created_at(322),
+                            labels={"app.kubernetes.io/part-of": "dragoman-sim"}, kind="ConfigMap"),
+           "data": {"users.yaml": yaml.safe_dump(users, sort_keys=False)}})
+    core = ["nodes", "nodes/status", "pods", "pods/status", "pods/log", "namespaces", "events", "configmaps",
+            "resourcequotas", "services", "endpoints", "serviceaccounts", "persistentvolumeclaims", "secrets"]
+    for name, rules in (
+        ("dragoman-demo-view", [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]),
+        ("dragoman-demo-no-evict", [
+            {"apiGroups": [""], "resources": core, "verbs": ["*"]},
+            {"apiGroups": ["apps", "batch", "policy", "resource.k8s.io", "coordination.k8s.io", "events.k8s.io",
+                           "rbac.authorization.k8s.io", "nvidia.com"], "resources": ["*"], "verbs": ["*"]},
+        ]),
+    ):
+        d.add({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+               "metadata": meta(name, created=created_at(322), labels={"app.kubernetes.io/part-of": "dragoman-sim"},
+                                kind="ClusterRole"),
+               "rules": rules})
+    for name, role, user in (("dragoman-demo-viewer", "dragoman-demo-view", "viewer"),
+                             ("dragoman-demo-no-evict", "dragoman-demo-no-evict", "no-evict")):
+        d.add({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+               "metadata": meta(name, created=created_at(322), labels={"app.kubernetes.io/part-of": "dragoman-sim"},
+                                kind="ClusterRoleBinding"),
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]})
+    return d.objects
+
+
+USERS_CONFIGMAP = "dragoman-sim-users"
+
+
+def created_at(days: float) -> str:
+    return ts(days=days)
+
+
+def write(path: pathlib.Path | None = None) -> pathlib.Path:
+    path = path or pathlib.Path(__file__).with_name("demo.yaml")
+    docs = build()
+    header = ("# The dragoman demo fleet, generated by sim/scenarios/demo_build.py — edit that file, then run\n"
+              "# python -m dragoman.sim.scenarios.demo_build\n")
+    lst = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": docs}
+    path.write_text(header + yaml.safe_dump(lst, sort_keys=False, width=120, allow_unicode=True))
+    return path
+
+
+if __name__ == "__main__":
+    print(write())

@@ -1,0 +1,386 @@
+"""The demo and scale scenarios: every finding marked, schema-valid, lossless through the 1.37 models, and consistent."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import pathlib
+import re
+
+import kubernetes.client as kc
+import kubernetes_validate
+import pytest
+import yaml
+
+from dragoman.sim.scenarios import (
+    DEMO_PATH,
+    demo_marks,
+    load_scenario,
+    node_faults,
+    parse_scenario_text,
+    scenario_users,
+)
+from dragoman.sim.scenarios import demo_build
+
+FINDINGS_MD = pathlib.Path("/work/shared/reference/findings.md")
+REPO_FINDINGS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "findings.md"
+
+
+def _finding_ids() -> set[str]:
+    for path in (FINDINGS_MD, REPO_FINDINGS):
+        if path.exists():
+            return set(re.findall(r"^\| `([a-z-]+)` \|", path.read_text(), re.M))
+    # The catalogue as of this writing, when neither copy is around.
+    return {
+        "both-stacks", "plugin-flapping", "dp-targets-dra-pool", "driver-targets-dp-pool", "no-slices",
+        "kubelet-too-old", "kubelet-skew", "sharing-capacity-change", "migration-optional", "duplicate-mapping",
+        "class-too-broad", "selector-no-match", "selector-runtime-error", "stale-attribute",
+        "claim-equivalent-to-limits", "double-request", "nodeselector-steering", "allocatable-readers",
+        "quota-claims-now-count", "quota-blocks-claim", "pending-insufficient", "pending-unmapped",
+        "pending-selector", "pending-cordoned", "failed-admission", "prepare-failed", "running-without-gpu",
+        "stale-bridge-claim",
+    }
+
+
+@functools.cache
+def _demo() -> tuple[dict, ...]:
+    return tuple(load_scenario("demo"))
+
+
+@pytest.fixture(scope="module")
+def demo() -> list[dict]:
+    return list(_demo())
+
+
+def _index(objs: list[dict]) -> dict[tuple[str, str, str], dict]:
+    return {(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o for o in objs}
+
+
+def _of(objs: list[dict], kind: str) -> list[dict]:
+    return [o for o in objs if o["kind"] == kind]
+
+
+# ---------------------------------------------------------------- marks
+
+
+def test_every_finding_id_is_marked_and_marks_name_only_real_ids(demo: list[dict]) -> None:
+    marks = demo_marks(demo)
+    ids = _finding_ids()
+    assert len(ids) >= 28
+    assert ids - set(marks) == set(), "finding ids without a case in the demo"
+    assert set(marks) - ids == set(), "marks naming ids that are not in the catalogue"
+
+
+def test_single_case_findings_are_not_duplicated_by_accident(demo: list[dict]) -> None:
+    classes = _of(demo, "DeviceClass")
+    by_name: dict[str, list[str]] = {}
+    for c in classes:
+        ern = c["spec"].get("extendedResourceName")
+        if ern:
+            by_name.setdefault(ern, []).append(c["metadata"]["name"])
+    duplicated = {k: sorted(v) for k, v in by_name.items() if len(v) > 1}
+    assert duplicated == {"nvidia.com/gpu": ["gpu.nvidia.com", "nvidia-gpu"]}
+    assert sorted(n for _, _, n in demo_marks(demo)["duplicate-mapping"]) == ["gpu.nvidia.com", "nvidia-gpu"]
+    # The chart's class is the newest of the two, so it serves nvidia.com/gpu; the broad one waits behind it.
+    ts = {c["metadata"]["name"]: c["metadata"]["creationTimestamp"] for c in classes}
+    assert ts["gpu.nvidia.com"] > ts["nvidia-gpu"]
+    broad = [c["metadata"]["name"] for c in classes if c["spec"].get("extendedResourceName") == "nvidia.com/gpu"
+             and not any("type" in s["cel"]["expression"] for s in c["spec"]["selectors"])]
+    assert broad == ["nvidia-gpu"]
+    steering = [p["metadata"]["name"] for p in _of(demo, "Pod")
+                if "nvidia.com/gpu.product" in (p["spec"].get("nodeSelector") or {})]
+    assert sorted(steering) == sorted(n for _, _, n in demo_marks(demo)["nodeselector-steering"])
+
+
+def test_marked_pods_show_their_case_in_state(demo: list[dict]) -> None:
+    idx = _index(demo)
+    marks = demo_marks(demo)
+
+    def pod(fid: str) -> dict:
+        (key,) = [k for k in marks[fid] if k[0] == "Pod"]
+        return idx[key]
+
+    for fid in ("pending-insufficient", "pending-unmapped", "pending-selector", "pending-cordoned",
+                "quota-blocks-claim", "stale-bridge-claim"):
+        p = pod(fid)
+        assert p["status"]["phase"] == "Pending" and "nodeName" not in p["spec"], fid
+        assert p["status"]["conditions"][0]["type"] == "PodScheduled", fid
+    assert pod("failed-admission")["status"]["reason"] == "UnexpectedAdmissionError"
+    rwg = pod("running-without-gpu")
+    assert rwg["status"]["phase"] == "Running" and "extendedResourceClaimStatus" not in rwg["status"]
+    node = idx[("Node", "", rwg["spec"]["nodeName"])]
+    assert node["status"]["nodeInfo"]["kubeletVersion"].startswith("v1.35.")
+    assert "nvidia.com/gpu" not in node["status"]["allocatable"]
+    pf = pod("prepare-failed")
+    assert pf["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating"
+    assert "dra-plugin-not-ready" in node_faults(idx[("Node", "", pf["spec"]["nodeName"])])
+    dr = pod("double-request")
+    c = dr["spec"]["containers"][0]
+    assert c["resources"]["limits"]["nvidia.com/gpu"] == "1" and c["resources"]["claims"] == [{"name": "gpu"}]
+
+
+def test_marked_nodes_show_their_case_in_state(demo: list[dict]) -> None:
+    idx = _index(demo)
+    marks = demo_marks(demo)
+    slices_on = {s["spec"]["nodeName"] for s in _of(demo, "ResourceSlice") if s["spec"]["devices"]}
+    for _, _, name in marks["both-stacks"]:
+        node = idx[("Node", "", name)]
+        assert name in slices_on
+        assert "nvidia.com/gpu" in node["status"]["capacity"]
+    for _, _, name in marks["no-slices"]:
+        assert name not in slices_on
+        assert "dra-plugin-crashloop" in node_faults(idx[("Node", "", name)])
+    for _, _, name in marks["plugin-flapping"]:
+        node = idx[("Node", "", name)]
+        assert node["status"]["allocatable"]["nvidia.com/gpu"] == "0" and node["status"]["capacity"]["nvidia.com/gpu"] == "8"
+    for _, _, name in marks["sharing-capacity-change"]:
+        labels = idx[("Node", "", name)]["metadata"]["labels"]
+        assert int(labels["nvidia.com/gpu.replicas"]) > 1
+        assert idx[("Node", "", name)]["status"]["allocatable"]["nvidia.com/gpu"] == "16"
+
+
+# ---------------------------------------------------------------- schemas and models
+
+
+def test_every_demo_object_validates_against_the_137_schemas(demo: list[dict]) -> None:
+    errors = []
+    for o in demo:
+        try:
+            kubernetes_validate.validate(o, "1.37.0", strict=True)
+        except kubernetes_validate.ValidationError as e:
+            errors.append(f"{o['kind']}/{o['metadata']['name']}: {e.message}")
+    assert errors == []
+
+
+def _model(kind: str):
+    for name in (f"V1{kind}", f"ResourceV1{kind}", f"CoreV1{kind}"):
+        if hasattr(kc, name):
+            return getattr(kc, name)
+    raise AssertionError(f"no kubernetes model for {kind}")
+
+
+def _normal(x):
+    if isinstance(x, dict):
+        return {k: _normal(v) for k, v in x.items() if v is not None}
+    if isinstance(x, list):
+        return [_normal(v) for v in x]
+    if isinstance(x, str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", x):
+        return dt.datetime.fromisoformat(x.replace("Z", "+00:00")).isoformat()
+    return x
+
+
+def test_every_demo_object_round_trips_through_the_kubernetes_37_models(demo: list[dict]) -> None:
+    api = kc.ApiClient()
+    lost = []
+    for o in demo:
+        back = api.sanitize_for_serialization(_model(o["kind"]).from_dict(o))
+        if _normal(back) != _normal(o):
+            lost.append(f"{o['kind']}/{o['metadata']['name']}")
+    assert lost == []
+    # The fields the bridge writes are among those that survive.
+    pod = next(p for p in _of(demo, "Pod") if p["status"].get("extendedResourceClaimStatus"))
+    model = kc.V1Pod.from_dict(pod)
+    assert model.status.extended_resource_claim_status.request_mappings[0].request_name.startswith("container-0-")
+
+
+def test_pinned_file_is_what_the_builder_makes() -> None:
+    built = json.loads(json.dumps(demo_build.build()))
+    assert built == list(_demo()), "demo.yaml is stale: run python -m dragoman.sim.scenarios.demo_build"
+
+
+# ---------------------------------------------------------------- consistency
+
+
+def _match_expr(labels: dict, e: dict) -> bool:
+    v = labels.get(e["key"])
+    op = e["operator"]
+    if op == "In":
+        return v in e["values"]
+    if op == "NotIn":
+        return v not in e["values"]
+    if op == "Exists":
+        return e["key"] in labels
+    if op == "DoesNotExist":
+        return e["key"] not in labels
+    raise AssertionError(op)
+
+
+def _selects(tpl_spec: dict, node: dict) -> bool:
+    labels = node["metadata"].get("labels", {})
+    if any(labels.get(k) != v for k, v in (tpl_spec.get("nodeSelector") or {}).items()):
+        return False
+    req = ((tpl_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution")
+    if req:
+        return any(all(_match_expr(labels, e) for e in t.get("matchExpressions", [])) for t in req["nodeSelectorTerms"])
+    return True
+
+
+def test_uids_unique_owners_exist_namespaces_exist(demo: list[dict]) -> None:
+    uids = [o["metadata"]["uid"] for o in demo]
+    assert len(uids) == len(set(uids))
+    by_uid = {o["metadata"]["uid"]: o for o in demo}
+    namespaces = {o["metadata"]["name"] for o in _of(demo, "Namespace")}
+    assert {"kube-system", "gpu-operator", "nvidia-device-plugin", "dra-driver-nvidia-gpu", "ml-training",
+            "ml-inference", "research"} <= namespaces
+    for o in demo:
+        ns = o["metadata"].get("namespace")
+        if ns:
+            assert ns in namespaces, o["metadata"]["name"]
+        for ref in o["metadata"].get("ownerReferences", []):
+            if ref["kind"] == "ClusterPolicy":  # the GPU Operator's CR: its CRD is not part of the demo
+                continue
+            owner = by_uid.get(ref["uid"])
+            assert owner is not None and owner["metadata"]["name"] == ref["name"] and owner["kind"] == ref["kind"]
+        assert o["metadata"]["creationTimestamp"].startswith("2026-")
+
+
+def test_pods_sit_on_existing_nodes_and_match_their_controllers(demo: list[dict]) -> None:
+    idx = _index(demo)
+    nodes = {n["metadata"]["name"]: n for n in _of(demo, "Node")}
+    by_uid = {o["metadata"]["uid"]: o for o in demo}
+    pods = _of(demo, "Pod")
+    for p in pods:
+        if "nodeName" in p["spec"]:
+            assert p["spec"]["nodeName"] in nodes
+        for ref in p["metadata"].get("ownerReferences", []):
+            owner = by_uid[ref["uid"]]
+            sel = owner["spec"]["selector"]["matchLabels"]
+            assert all(p["metadata"]["labels"].get(k) == v for k, v in sel.items()), p["metadata"]["name"]
+    for ds in _of(demo, "DaemonSet"):
+        mine = [p for p in pods if any(r["uid"] == ds["metadata"]["uid"] for r in p["metadata"].get("ownerReferences", []))]
+        eligible = sorted(n for n, node in nodes.items() if _selects(ds["spec"]["template"]["spec"], node))
+        assert sorted(p["spec"]["nodeName"] for p in mine) == eligible, ds["metadata"]["name"]
+        assert ds["status"]["desiredNumberScheduled"] == len(eligible)
+    for rs in _of(demo, "ReplicaSet"):
+        mine = [p for p in pods if any(r["uid"] == rs["metadata"]["uid"] for r in p["metadata"].get("ownerReferences", []))]
+        assert len(mine) == rs["spec"]["replicas"]
+    for sts in _of(demo, "StatefulSet"):
+        assert all(("Pod", sts["metadata"]["namespace"], f"{sts['metadata']['name']}-{i}") in idx
+                   for i in range(sts["spec"]["replicas"]))
+
+
+def _served_by_dra(node: dict, slices_on: set[str]) -> bool:
+    return node["metadata"]["name"] in slices_on and int(node["status"]["allocatable"].get("nvidia.com/gpu", "0")) == 0
+
+
+def test_claims_reservations_and_allocations_are_consistent(demo: list[dict]) -> None:
+    idx = _index(demo)
+    pods_by_uid = {p["metadata"]["uid"]: p for p in _of(demo, "Pod")}
+    devices = {(s["spec"]["pool"]["name"], d["name"]) for s in _of(demo, "ResourceSlice") for d in s["spec"]["devices"]}
+    allocated: list[tuple[str, str]] = []
+    for c in _of(demo, "ResourceClaim"):
+        ns = c["metadata"]["namespace"]
+        for r in c.get("status", {}).get("reservedFor", []):
+            pod = pods_by_uid[r["uid"]]
+            assert pod["metadata"]["name"] == r["name"] and pod["metadata"]["namespace"] == ns
+        alloc = c.get("status", {}).get("allocation")
+        if alloc:
+            node = alloc["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"][0]
+            for res in alloc["devices"]["results"]:
+                assert res["pool"] == node
+                assert (res["pool"], res["device"]) in devices, res
+                allocated.append((res["pool"], res["device"]))
+            for r in c["status"].get("reservedFor", []):
+                assert pods_by_uid[r["uid"]]["spec"]["nodeName"] == node
+        if c["metadata"].get("annotations", {}).get("resource.kubernetes.io/extended-resource-claim") == "true":
+            assert c["metadata"]["generateName"].endswith("-extended-resources-")
+            (owner,) = c["metadata"]["ownerReferences"]
+            assert owner["kind"] == "Pod" and owner["controller"] is True
+            assert c["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
+            for req in c["spec"]["devices"]["requests"]:
+                assert re.fullmatch(r"container-\d+-request-\d+", req["name"])
+    assert len(allocated) == len(set(allocated)), "a device is allocated twice"
+    slices_on = {s["spec"]["nodeName"] for s in _of(demo, "ResourceSlice") if s["spec"]["devices"]}
+    for p in _of(demo, "Pod"):
+        st = p["status"].get("extendedResourceClaimStatus")
+        if st:
+            claim = idx[("ResourceClaim", p["metadata"]["namespace"], st["resourceClaimName"])]
+            assert claim["metadata"]["ownerReferences"][0]["uid"] == p["metadata"]["uid"]
+            names = {r["name"] for r in claim["spec"]["devices"]["requests"]}
+            for m in st["requestMappings"]:
+                assert m["requestName"] in names
+                c = next(c for c in p["spec"]["containers"] if c["name"] == m["containerName"])
+                assert m["resourceName"] in c["resources"]["limits"]
+            assert _served_by_dra(idx[("Node", "", p["spec"]["nodeName"])], slices_on)
+        for rcs in p["status"].get("resourceClaimStatuses", []):
+            assert ("ResourceClaim", p["metadata"]["namespace"], rcs["resourceClaimName"]) in idx
+
+
+def test_device_plugin_counts_fit_allocatable(demo: list[dict]) -> None:
+    nodes = {n["metadata"]["name"]: n for n in _of(demo, "Node")}
+    used: dict[str, int] = {}
+    for p in _of(demo, "Pod"):
+        if p["status"]["phase"] != "Running" or p["status"].get("extendedResourceClaimStatus"):
+            continue
+        for c in p["spec"]["containers"]:
+            n = int(c["resources"].get("requests", {}).get("nvidia.com/gpu", 0))
+            if n:
+                used[p["spec"]["nodeName"]] = used.get(p["spec"]["nodeName"], 0) + n
+    for node, n in used.items():
+        alloc = int(nodes[node]["status"]["allocatable"].get("nvidia.com/gpu", "0"))
+        # running-without-gpu: a pod left from the device-plugin era on a node that no longer advertises GPUs.
+        assert n <= alloc or alloc == 0, node
+
+
+def test_quota_usage_matches_the_objects(demo: list[dict]) -> None:
+    idx = _index(demo)
+    research = idx[("ResourceQuota", "research", "research-quota")]
+    claims = [c for c in _of(demo, "ResourceClaim") if c["metadata"]["namespace"] == "research"]
+    assert research["status"]["used"]["count/resourceclaims.resource.k8s.io"] == str(len(claims))
+    assert research["status"]["used"] == research["status"]["hard"]
+    training = idx[("ResourceQuota", "ml-training", "gpu-quota")]
+    pods = sum(int(c["resources"]["requests"].get("nvidia.com/gpu", 0)) for p in _of(demo, "Pod")
+               if p["metadata"]["namespace"] == "ml-training" and p["status"]["phase"] in ("Pending", "Running")
+               for c in p["spec"]["containers"])
+    assert int(training["status"]["used"]["requests.nvidia.com/gpu"]) == pods + 1  # + the plain claim shared-h100
+
+
+def test_slices_come_from_the_driver_on_its_nodes(demo: list[dict]) -> None:
+    nodes = {n["metadata"]["name"]: n for n in _of(demo, "Node")}
+    for s in _of(demo, "ResourceSlice"):
+        spec = s["spec"]
+        assert spec["driver"] == "gpu.nvidia.com" and spec["pool"]["name"] == spec["nodeName"] in nodes
+        assert s["metadata"]["ownerReferences"][0]["uid"] == nodes[spec["nodeName"]]["metadata"]["uid"]
+        attrs = spec["devices"][0]["attributes"]
+        assert "resource.kubernetes.io/pciBusID" in attrs and "index" not in attrs  # v0.4.0's schema
+
+
+def test_kubelet_versions_and_pools(demo: list[dict]) -> None:
+    pools: dict[str, set[str]] = {}
+    for n in _of(demo, "Node"):
+        pools.setdefault(n["metadata"]["labels"]["cloud.google.com/gke-nodepool"], set()).add(
+            n["status"]["nodeInfo"]["kubeletVersion"])
+    skewed = {p for p, v in pools.items() if len(v) > 1}
+    assert skewed == {"a100-serve"}
+    assert len(pools) >= 6
+
+
+# ---------------------------------------------------------------- loading
+
+
+def test_users_and_their_rbac(demo: list[dict]) -> None:
+    users = {u["name"]: u for u in scenario_users(demo)}
+    assert set(users) == {"admin", "viewer", "no-evict"}
+    assert users["admin"]["groups"] == ["system:masters"]
+    idx = _index(demo)
+    for binding, user in (("dragoman-demo-viewer", "viewer"), ("dragoman-demo-no-evict", "no-evict")):
+        b = idx[("ClusterRoleBinding", "", binding)]
+        assert b["subjects"][0]["name"] == user
+        role = idx[("ClusterRole", "", b["roleRef"]["name"])]
+        assert not any("pods/eviction" in r["resources"] for r in role["rules"])
+    assert scenario_users([]) == [{"name": "admin", "token": "dragoman-demo-admin", "groups": ["system:masters"]}]
+
+
+def test_loading_lists_documents_and_typed_lists(tmp_path: pathlib.Path) -> None:
+    docs = "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n"
+    assert [o["metadata"]["name"] for o in parse_scenario_text(docs)] == ["a", "b"]
+    typed = json.dumps({"apiVersion": "v1", "kind": "PodList", "items": [{"metadata": {"name": "p"}}]})
+    assert parse_scenario_text(typed) == [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}]
+    f = tmp_path / "snap.yaml"
+    f.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": list(_demo())[:3]}))
+    assert len(load_scenario(f)) == 3
+    with pytest.raises(FileNotFoundError, match="No scenario named"):
+        load_scenario("no-such-scenario")
+    assert DEMO_PATH.exists()
