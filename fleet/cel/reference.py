@@ -50,6 +50,8 @@ def to_cel(v: Any) -> Any:
         return CelDefaultMap({to_cel(k): to_cel(x) for k, x in v.items()})
     if t is dict:
         return celtypes.MapType({to_cel(k): to_cel(x) for k, x in v.items()})
+    if t is rt.Optional_ and v.present:
+        return rt.Optional_(True, to_cel(v.value))
     return v
 
 
@@ -74,6 +76,8 @@ def to_native(v: Any) -> Any:
         return [to_native(x) for x in v]
     if isinstance(v, celtypes.NullType) or v is None:
         return None
+    if isinstance(v, rt.Optional_) and v.present:
+        return rt.Optional_(True, to_native(v.value))
     return v
 
 
@@ -124,21 +128,68 @@ def _ternary(c: Any, x: Any, y: Any) -> Any:
     return x if c else y
 
 
+def _shallow_key(k: Any) -> Any:
+    return to_cel(to_native(k))
+
+
+def _index(container: Any, key: Any) -> Any:
+    # Map and list lookups without converting the whole container (device.attributes holds every attribute).
+    if isinstance(container, CELEvalError):
+        return container
+    if isinstance(key, CELEvalError):
+        return key
+    if isinstance(container, celtypes.MapType) and isinstance(key, str) and not isinstance(key, bool):
+        k = celtypes.StringType(key)
+        if dict.__contains__(container, k):
+            return dict.__getitem__(container, k)
+        if isinstance(container, CelDefaultMap):
+            return celtypes.MapType()
+        return _K8sError(f"no such key: {key}")
+    return _wrap(rt.index)(container, key)
+
+
+def _in(item: Any, container: Any) -> Any:
+    if isinstance(container, CELEvalError):
+        return container
+    if isinstance(item, CELEvalError):
+        return item
+    if isinstance(container, celtypes.MapType) and isinstance(item, str):
+        return celtypes.BoolType(dict.__contains__(container, celtypes.StringType(item)))
+    return _wrap(rt.op_in)(item, container)
+
+
+def _opt_access(container: Any, key: Any, select: bool = False) -> Any:
+    if isinstance(container, CELEvalError):
+        return container
+    if isinstance(container, rt.Optional_):
+        if not container.present:
+            return rt.NONE
+        container = container.value
+    if isinstance(container, celtypes.MapType) and isinstance(key, str):
+        k = celtypes.StringType(key)
+        if dict.__contains__(container, k):
+            return rt.Optional_(True, dict.__getitem__(container, k))
+        if isinstance(container, CelDefaultMap):
+            return rt.Optional_(True, celtypes.MapType())
+        return rt.NONE
+    return _wrap(rt.opt_select if select else rt.opt_index)(container, key)
+
+
 def _functions() -> dict[str, Callable[..., Any]]:
     fns: dict[str, Callable[..., Any]] = {name: _wrap(f) for name, f in rt.FUNCTIONS.items()}
     fns["__k8s_min"] = fns["min"]
-    fns["__opt_select__"] = _wrap(rt.opt_select)
-    fns["__opt_index__"] = _wrap(rt.opt_index)
+    fns["__opt_select__"] = lambda c, k: _opt_access(c, k, True)
+    fns["__opt_index__"] = _opt_access
     fns["_==_"] = _wrap(rt.equals)
     fns["_!=_"] = _wrap(lambda a, b: not rt.equals(a, b))
     for op in ("_<_", "_<=_", "_>_", "_>=_"):
         fns[op] = _wrap(lambda a, b, op=op: rt.compare(a, b, op))
-    fns["_in_"] = _wrap(rt.op_in)
+    fns["_in_"] = _in
     for op in ("_+_", "_-_", "_*_", "_/_", "_%_"):
         fns[op] = _wrap(lambda a, b, op=op: rt.arith(op, a, b))
     fns["-_"] = _wrap(rt.negate)
     fns["!_"] = _wrap(rt.logical_not)
-    fns["_[_]"] = _wrap(rt.index)
+    fns["_[_]"] = _index
     fns["_&&_"] = _logic(True)
     fns["_||_"] = _logic(False)
     fns["_?_:_"] = _ternary

@@ -255,6 +255,9 @@ CASES = [
     ("long-but-cheap", " && ".join(f'{G}.productName != "model-{i}"' for i in range(150)), GPU, True, "cost is estimated, not length"),
     ("nested-attribute-comprehension-cost", "device.attributes.all(d, device.attributes[d].all(k, device.attributes.all(e, device.attributes[e].all(j, device.attributes[d][k] == device.attributes[e][j]))))", GPU, C("cost"), "cost estimation: 32^4 iterations"),
     ("string-bound-comprehension-cheap", f'{G}.productName.split(" ").exists(w, w == "H100")', GPU, True, "cost estimation: attribute strings <= 64"),
+    ("optional-chain-index-then-select", 'device.attributes[?"gpu.nvidia.com"].?minor.orValue(-1) == -1', GPU, True, "cel-go optional types"),
+    ("optional-of-map-select", 'optional.of({"a": 1}).?a.orValue(0) == 1 && optional.of({"a": 1}).?b.orValue(0) == 0', GPU, True, "cel-go optional types"),
+    ("optional-chain-nested", f'{G}.?productName.?x.orValue("y") == "y"', GPU, E("does not support field selection"), "cel-go optional types"),
     ("two-variable-all", "[10, 20].all(i, v, v == (i + 1) * 10)", GPU, True, "cel-go two-variable comprehensions"),
 ]
 
@@ -317,3 +320,4 @@ def test_table_is_big_and_mostly_sourced_upstream() -> None:
     assert len({c[0] for c in CASES}) == len(CASES)
     upstream = [c for c in CASES if any(s in c[4] for s in ("compile_test.go", "apiserver library", "cel-go", "dra-facts"))]
     assert len(upstream) * 2 >= len(CASES)
+
