@@ -116,7 +116,8 @@ def _stack_nodes(ctx: _Context) -> Iterable[Finding]:
     for v in ctx.nodes.values():
         if not v.is_gpu:
             continue
-        if v.mechanism == own.BOTH:
+        plugin_serving = v.allocatable_gpu > 0 or any(p.running for p in v.device_plugin)
+        if v.mechanism == own.BOTH or (v.mechanism == own.FLAPPING and plugin_serving):
             ev = []
             if v.allocatable_gpu > 0:
                 ev.append(f"node allocatable nvidia.com/gpu = {v.allocatable_gpu} (the device plugin's)")
@@ -131,7 +132,7 @@ def _stack_nodes(ctx: _Context) -> Iterable[Finding]:
                 f"node {v.name}: the device plugin and the DRA driver both serve its GPUs; nvidia.com/gpu pods get the "
                 f"device plugin's, claims get the same GPUs again",
                 ev, pool=v.pool, node=v.name)
-        elif v.mechanism == own.FLAPPING:
+        if v.mechanism == own.FLAPPING:
             objs = [_node_ref(v.name)]
             ev = []
             for p in v.device_plugin:
@@ -166,7 +167,8 @@ def _daemonset_targets(ctx: _Context) -> Iterable[Finding]:
                 if w.role == "device-plugin" and v.mechanism == own.DEVICE_PLUGIN:
                     # A node of the pool not yet moved: the plugin is meant to serve it until its exclusion step.
                     continue
-                if w.role == "dra-driver" and v.mechanism != own.DEVICE_PLUGIN:
+                if w.role == "dra-driver" and v.ownership in (own.DRA, own.MIGRATING):
+                    # Nodes of the pool already moved: the driver is meant to serve them.
                     continue
                 raw = m.objects["Node"].get(("", v.name)) or {}
                 labels = v.labels
@@ -383,7 +385,7 @@ def _stale_read(exprs: list[str], model: FleetModel) -> list[str]:
 
 
 def _selector_findings(ctx: _Context, ref: ObjectRef, subject: str, exprs: list[str], res: SelectorResult,
-                       extra: list[str]) -> list[Finding]:
+                       extra: list[str], used: bool = True) -> list[Finding]:
     """At most one finding for one selector set: a stale attribute, else a runtime error, else no match."""
     stale = _stale_read(exprs, ctx.m)
     shown = "; ".join(exprs)
@@ -393,8 +395,15 @@ def _selector_findings(ctx: _Context, ref: ObjectRef, subject: str, exprs: list[
         if res.errors:
             dev, err = next(iter(sorted(res.errors.items())))
             ev.append(f"CEL runtime error on {_plural(len(res.errors), 'device')}, e.g. {'/'.join(dev)}: {err}")
-        return [make_finding("stale-attribute", [ref], f"{subject} reads {', '.join(stale)}, which the installed driver no longer publishes",
-                             ev + extra, attribute=stale[0], subject=subject)]
+        out = [make_finding("stale-attribute", [ref], f"{subject} reads {', '.join(stale)}, which the installed driver no longer publishes",
+                            ev + extra, attribute=stale[0], subject=subject)]
+        if res.errors:
+            # Read unguarded, the retired attribute is also a runtime error on every device tested.
+            out.append(make_finding(
+                "selector-runtime-error", [ref],
+                f"{subject} fails at runtime on {_plural(len(res.errors), 'device')} of {res.evaluated}",
+                [f"selector: {shown}", f"on device {'/'.join(dev)}: CEL runtime error: {err}"] + extra, subject=subject))
+        return out
     if res.compile_error:
         return [make_finding("selector-runtime-error", [ref], f"{subject}: the selector does not compile",
                              [f"{shown}: {res.compile_error}"] + extra, subject=subject)]
@@ -404,7 +413,7 @@ def _selector_findings(ctx: _Context, ref: ObjectRef, subject: str, exprs: list[
             "selector-runtime-error", [ref],
             f"{subject} fails at runtime on {_plural(len(res.errors), 'device')} of {res.evaluated}",
             [f"selector: {shown}", f"on device {'/'.join(dev)}: CEL runtime error: {err}"] + extra, subject=subject)]
-    if not res.matched and ctx.has_devices:
+    if not res.matched and ctx.has_devices and used:
         return [make_finding("selector-no-match", [ref], f"{subject} selects none of the fleet's {res.evaluated} devices",
                              [f"selector: {shown or '(none)'}"] + extra, subject=subject)]
     return []
@@ -429,14 +438,15 @@ def _selectors(ctx: _Context) -> Iterable[Finding]:
     m = ctx.m
     used = _used_classes(ctx)
     bad_classes: set[str] = set()
-    for name in sorted(used):
-        c = ctx.classes.get(name)
-        if c is None:
-            continue
+    # Every class is checked for runtime errors and retired attributes; "matches nothing" only matters for classes in
+    # use (the chart installs classes, e.g. for vfio, that a fleet may never need).
+    for name in sorted(ctx.classes):
+        c = ctx.classes[name]
         res = m.class_matches(name)
-        users = used[name]
-        extra = [f"used by {', '.join(users[:3])}" + (" ..." if len(users) > 3 else "")]
-        found = _selector_findings(ctx, ("DeviceClass", "", name), f"DeviceClass {name}", c.expressions, res, extra)
+        users = used.get(name, [])
+        extra = [f"used by {', '.join(users[:3])}" + (" ..." if len(users) > 3 else "")] if users else []
+        found = _selector_findings(ctx, ("DeviceClass", "", name), f"DeviceClass {name}", c.expressions, res, extra,
+                                   used=bool(users))
         if found:
             bad_classes.add(name)
         yield from found
@@ -569,14 +579,17 @@ def _pod_shapes(ctx: _Context) -> Iterable[Finding]:
 def _accounting(ctx: _Context) -> Iterable[Finding]:
     m = ctx.m
     for pool in sorted(ctx.pools.values(), key=lambda p: p.name):
-        nodes = [v for v in m.pool_nodes(pool.name) if v.is_gpu and v.mechanism == own.DRA]
-        if pool.target != "dra" or not nodes:
+        if pool.target != "dra":
+            continue
+        nodes = [v for v in m.pool_nodes(pool.name) if v.is_gpu and v.allocatable_gpu == 0 and not any(v.mig_allocatable.values())]
+        if not nodes:
             continue
         devices = sum(v.devices_gpu for v in nodes)
         yield make_finding(
             "allocatable-readers", [_node_ref(v.name) for v in nodes],
-            f"pool {pool.name}: {devices} GPUs on DRA show 0 allocatable nvidia.com/gpu to anything summing node allocatable",
-            [f"{_plural(len(nodes), 'node')} with allocatable nvidia.com/gpu 0 or absent and {devices} devices in ResourceSlices"],
+            f"pool {pool.name}: {_plural(len(nodes), 'node')} on DRA report 0 allocatable nvidia.com/gpu; "
+            f"sums of node allocatable miss {devices} GPUs",
+            [f"{_plural(len(nodes), 'node')} with allocatable nvidia.com/gpu 0 or absent, {devices} devices in their ResourceSlices"],
             pool=pool.name)
     if ctx.gpu_class is None:
         return
@@ -764,8 +777,6 @@ def _pending(ctx: _Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]
             cls = m.class_serving(res)
             if cls is None or not dra_fit_nodes.get(res) or not any(v.name in dra_fit_nodes[res] for v in fit_free):
                 continue
-            if any(own.parse_count(((m.objects["Node"].get(("", v.name)) or {}).get("status") or {}).get("allocatable", {}).get(res)) > 0 for v in fit_free):
-                continue  # a device-plugin node fits too: no claim needed there
             block = _quota_block(ctx, pk[0], cls, n)
             if block is not None:
                 qref, qres, text = block

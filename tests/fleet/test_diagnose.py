@@ -73,6 +73,12 @@ def _kubelet(version):
     return fn
 
 
+def _alloc(n):
+    def fn(o):
+        o["status"]["allocatable"]["nvidia.com/gpu"] = o["status"]["capacity"]["nvidia.com/gpu"] = str(n)
+    return fn
+
+
 def _migration_ann(o):
     o["metadata"]["annotations"]["dragoman.io/migration"] = '{"pool": "l4-pool", "step": "cordon", "state": "running"}'
 
@@ -94,12 +100,13 @@ ERCS = {"resourceClaimName": "b-extended-resources-1",
 
 CASES = {
     "both-stacks": (
-        lambda: base() + [ds_pod(DP, "h100-pool-0")],
+        lambda: replace(base(), "Node", "h100-pool-0", _alloc(8)) + [ds_pod(DP, "h100-pool-0")],
         {("both-stacks", N("h100-pool-0")), ("allocatable-readers", N("h100-pool-1"))},
     ),
     "plugin-flapping": (
         lambda: base() + [ds_pod(DP, "h100-pool-0", restarts=9, crashloop=True)],
-        {("plugin-flapping", N("h100-pool-0")), ("allocatable-readers", N("h100-pool-1"))},
+        # The crash-looping pod is Running between restarts: both stacks too, as findings.md words it.
+        {("plugin-flapping", N("h100-pool-0")), ("both-stacks", N("h100-pool-0")), READERS},
     ),
     "dp-targets-dra-pool": (
         # A node added later by the autoscaler, without the operator's exclusion label.
@@ -148,6 +155,12 @@ CASES = {
     ),
     "stale-attribute": (
         lambda: base() + [device_class("first-gpu", ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].index == 0"]),
+                          template("first", cls="first-gpu")],
+        # Unguarded, the retired attribute is a runtime error as well.
+        {("stale-attribute", ("DeviceClass", "", "first-gpu")), ("selector-runtime-error", ("DeviceClass", "", "first-gpu")), READERS},
+    ),
+    "stale-attribute-guarded": (
+        lambda: base() + [device_class("first-gpu", ["'index' in device.attributes['gpu.nvidia.com'] && device.attributes['gpu.nvidia.com'].index == 0"]),
                           template("first", cls="first-gpu")],
         {("stale-attribute", ("DeviceClass", "", "first-gpu")), READERS},
     ),
