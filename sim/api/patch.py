@@ -635,8 +635,22 @@ def server_side_apply(
             break
     if not placed:
         new_entries.append(mine)
+    if live and previous == applied_set and not conflicts:
+        unchanged = _without_managed_fields(result) == _without_managed_fields(live)
+        if unchanged and live.get("metadata", {}).get("managedFields"):
+            # A no-op apply leaves the object alone, timestamps included, so its resourceVersion stays.
+            result["metadata"]["managedFields"] = copy.deepcopy(live["metadata"]["managedFields"])
+            return result
     result.setdefault("metadata", {})["managedFields"] = new_entries
     return result
+
+
+def _without_managed_fields(obj: dict) -> dict:
+    out = dict(obj)
+    meta = dict(out.get("metadata") or {})
+    meta.pop("managedFields", None)
+    out["metadata"] = meta
+    return out
 
 
 def update_managed_fields(
