@@ -384,3 +384,64 @@ def test_loading_lists_documents_and_typed_lists(tmp_path: pathlib.Path) -> None
     with pytest.raises(FileNotFoundError, match="No scenario named"):
         load_scenario("no-such-scenario")
     assert DEMO_PATH.exists()
+
+
+# ---------------------------------------------------------------- scale
+
+
+def test_scale_default_counts() -> None:
+    from dragoman.sim.scenarios.scale import generate_scale
+
+    objs = generate_scale()
+    kinds: dict[str, int] = {}
+    for o in objs:
+        kinds[o["kind"]] = kinds.get(o["kind"], 0) + 1
+    assert kinds["Node"] == 5000
+    assert kinds["ResourceSlice"] == 2500
+    assert sum(len(s["spec"]["devices"]) for s in objs if s["kind"] == "ResourceSlice") == 20000
+    gpu_pods = [p for p in objs if p["kind"] == "Pod" and p["metadata"]["name"].startswith("gpu-job-")]
+    assert len(gpu_pods) == 20000 and all(p["status"]["phase"] == "Running" for p in gpu_pods)
+    assert kinds["ResourceClaim"] == 10000
+    everything = generate_scale(dra_fraction=1.0, pending=20000)
+    slices = [s for s in everything if s["kind"] == "ResourceSlice"]
+    assert len(slices) == 5000 and sum(len(s["spec"]["devices"]) for s in slices) == 40000
+
+
+def test_scale_is_deterministic_consistent_and_valid() -> None:
+    from dragoman.sim.scenarios.scale import generate_scale
+
+    a = generate_scale(nodes=200, pods=900, seed=3, pending=100)
+    assert a == generate_scale(nodes=200, pods=900, seed=3, pending=100)
+    assert a != generate_scale(nodes=200, pods=900, seed=4, pending=100)
+    nodes = {n["metadata"]["name"]: n for n in a if n["kind"] == "Node"}
+    pods = [p for p in a if p["kind"] == "Pod" and p["metadata"]["name"].startswith("gpu-job-")]
+    pending = [p for p in pods if p["status"]["phase"] == "Pending"]
+    assert len(pending) == 100 and all("nodeName" not in p["spec"] for p in pending)
+    sides = [p["metadata"]["labels"]["scale.dragoman.io/side"] for p in pending]
+    assert sides.count("dp") == sides.count("dra") == 50
+    used: dict[str, int] = {}
+    devices = {(s["spec"]["nodeName"], d["name"]) for s in a if s["kind"] == "ResourceSlice" for d in s["spec"]["devices"]}
+    taken = []
+    for p in pods:
+        if "nodeName" not in p["spec"]:
+            continue
+        node = nodes[p["spec"]["nodeName"]]
+        assert node["metadata"]["labels"]["cloud.google.com/gke-nodepool"] == p["spec"]["nodeSelector"][
+            "cloud.google.com/gke-nodepool"]
+        n = int(p["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"])
+        used[node["metadata"]["name"]] = used.get(node["metadata"]["name"], 0) + n
+    for c in (o for o in a if o["kind"] == "ResourceClaim"):
+        for r in c["status"]["allocation"]["devices"]["results"]:
+            taken.append((r["pool"], r["device"]))
+    assert set(taken) <= devices and len(taken) == len(set(taken))
+    assert all(v <= 8 for v in used.values())
+    seen = set()
+    for o in a:
+        if o["kind"] not in seen:
+            seen.add(o["kind"])
+            kubernetes_validate.validate(o, "1.37.0", strict=True)
+    assert {"Node", "Pod", "ResourceSlice", "ResourceClaim", "DaemonSet", "DeviceClass"} <= seen
+    bridged = next(p for p in pods if p["status"].get("extendedResourceClaimStatus"))
+    for p in (pending[0], bridged):
+        kubernetes_validate.validate(p, "1.37.0", strict=True)
+    assert len({o["metadata"]["uid"] for o in a}) == len(a)
