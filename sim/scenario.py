@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import json
 import pathlib
 from typing import Any, Iterable
 
@@ -90,8 +91,15 @@ def load_file(path: str | pathlib.Path) -> Scenario:
         text = p.read_text()
     except OSError as exc:
         raise UserError(f"cannot read the scenario {p}: {exc.strerror or exc}.", ExitCode.INPUT) from None
+    if p.suffix == ".json":
+        # JSON is YAML too, but the json module reads a large generated fleet a hundred times faster.
+        try:
+            docs = [json.loads(text)]
+        except ValueError as exc:
+            raise UserError(f"the scenario {p} is not valid JSON: {exc}.", ExitCode.INPUT) from None
+        return from_documents(docs, str(p))
     try:
-        docs = list(yaml.safe_load_all(text))
+        docs = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
