@@ -101,3 +101,46 @@ def list_type(schema: dict | None) -> tuple[str, list[str]]:
     if "merge" in strategies:
         return ("map", [merge_key]) if merge_key else ("set", [])
     return "atomic", []
+
+
+def unknown_fields(kind: str, obj: dict) -> list[str]:
+    """Paths of fields `obj` sets that the kind's 1.37 schema does not declare (`spec.foo`, `spec.containers[0].bar`).
+
+    What `fieldValidation=Strict` rejects; empty for kinds without a shipped schema.
+    """
+    schema = schema_for_kind(kind)
+    if schema is None or not isinstance(obj, dict):
+        return []
+    out: list[str] = []
+    _unknown(obj, schema, "", out)
+    return out
+
+
+def _unknown(value, schema: dict | None, path: str, out: list[str]) -> None:
+    resolved = resolve(schema)
+    if resolved is None:
+        return
+    if isinstance(value, dict):
+        props = resolved.get("properties")
+        extra = resolved.get("additionalProperties")
+        if props is None and not isinstance(extra, dict):
+            return  # free-form (RawExtension, FieldsV1, ...)
+        for key, child in value.items():
+            child_path = f"{path}.{key}" if path else key
+            if props is not None and key in props:
+                _unknown(child, props[key], child_path, out)
+            elif isinstance(extra, dict):
+                _unknown(child, extra, child_path, out)
+            else:
+                out.append(child_path)
+    elif isinstance(value, list):
+        element = resolved.get("items")
+        if isinstance(element, dict):
+            for i, child in enumerate(value):
+                _unknown(child, element, f"{path}[{i}]", out)
+
+
+def strict_decoding_message(kind: str, version: str, paths: list[str]) -> str:
+    """The 400 message a Strict write with unknown fields gets (`... cannot be handled as a DeviceClass: strict decoding error: ...`)."""
+    fields = ", ".join(f'unknown field "{p}"' for p in paths)
+    return f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding error: {fields}'

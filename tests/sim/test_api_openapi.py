@@ -234,3 +234,18 @@ async def test_kubectl_apply_client_side_then_server_side(kubectl_env):
     assert code == 0 and "serverside-applied" in out, out
     managers = {e["manager"] for e in server.objects["gpu.example.com"]["metadata"]["managedFields"]}
     assert "kubectl" in managers
+
+
+def test_unknown_fields_for_strict_field_validation():
+    from dragoman.sim.api.schemas import strict_decoding_message, unknown_fields
+
+    dc = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "x", "labels": {"a": "b"}},
+          "spec": {"selectors": [{"cel": {"expression": "true", "typo": 1}}], "extendedResourceName": "a.com/b", "bogus": True,
+                   "config": [{"opaque": {"driver": "d", "parameters": {"anything": {"goes": 1}}}}]}}
+    assert unknown_fields("DeviceClass", dc) == ["spec.selectors[0].cel.typo", "spec.bogus"]
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {"k": "v"}},
+           "spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": "1"}}, "imagePullPolice": "x"}]}}
+    assert unknown_fields("Pod", pod) == ["spec.containers[0].imagePullPolice"]
+    assert unknown_fields("NoSuchKind", {"a": 1}) == []
+    assert strict_decoding_message("DeviceClass", "v1", ["spec.bogus"]) == (
+        'DeviceClass in version "v1" cannot be handled as a DeviceClass: strict decoding error: unknown field "spec.bogus"')
