@@ -129,9 +129,9 @@ def _stack_nodes(ctx: _Context) -> Iterable[Finding]:
             ev += ctx.events("Node", "", v.name)
             yield make_finding(
                 "both-stacks", objs,
-                f"node {v.name}: the device plugin and the DRA driver both serve its GPUs; nvidia.com/gpu pods get the "
-                f"device plugin's, claims get the same GPUs again",
-                ev, pool=v.pool, node=v.name)
+                f"node {v.name}: the device plugin and the DRA driver both serve its GPUs",
+                ev + ["nvidia.com/gpu pods get the device plugin's GPUs there, and claims can get the same GPUs again"],
+                pool=v.pool, node=v.name)
         if v.mechanism == own.FLAPPING:
             objs = [_node_ref(v.name)]
             ev = []
@@ -348,7 +348,7 @@ def _classes(ctx: _Context) -> Iterable[Finding]:
         winner = ordered[0]
         yield make_finding(
             "duplicate-mapping", [("DeviceClass", "", n) for n in ordered],
-            f"{_plural(len(ordered), 'DeviceClass')} name {ern}; {winner} wins (newest)",
+            f"{len(ordered)} DeviceClasses name {ern}; {winner} wins (newest)",
             [f"DeviceClass {n}: extendedResourceName {ern}, created {ctx.classes[n].created or '?'}" for n in ordered],
             resource=ern, winner=winner)
     for name in naming.get(GPU, ()):
@@ -588,7 +588,7 @@ def _accounting(ctx: _Context) -> Iterable[Finding]:
         yield make_finding(
             "allocatable-readers", [_node_ref(v.name) for v in nodes],
             f"pool {pool.name}: {_plural(len(nodes), 'node')} on DRA report 0 allocatable nvidia.com/gpu; "
-            f"sums of node allocatable miss {devices} GPUs",
+            f"sums of node allocatable miss {_plural(devices, 'device')}",
             [f"{_plural(len(nodes), 'node')} with allocatable nvidia.com/gpu 0 or absent, {devices} devices in their ResourceSlices"],
             pool=pool.name)
     if ctx.gpu_class is None:
@@ -610,7 +610,8 @@ def _accounting(ctx: _Context) -> Iterable[Finding]:
         used = ((quota.get("status") or {}).get("used") or {}).get(f"requests.{GPU}")
         yield make_finding(
             "quota-claims-now-count", [("ResourceQuota", ns, qname)] + plain,
-            f"namespace {ns}: {_plural(len(plain), 'plain claim')} of {ctx.gpu_class} now count against quota {qname}'s requests.{GPU}",
+            f"namespace {ns}: {_plural(len(plain), 'plain claim')} of {ctx.gpu_class} now {'counts' if len(plain) == 1 else 'count'} "
+            f"against quota {qname}'s requests.{GPU}",
             [f"ResourceQuota {qname}: requests.{GPU} hard {hard[f'requests.{GPU}']}, used {used if used is not None else '?'}",
              "claims: " + ", ".join(c[2] for c in plain[:5])],
             quota=qname, namespace=ns)

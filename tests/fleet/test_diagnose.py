@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import pathlib
 
 import pytest
+import yaml
 
 from fleet_fixtures import (
     GPU_CLASS_EXPR,
@@ -275,3 +277,68 @@ def test_finding_shape_and_fix_adapted():
     assert {"kind": "Node", "namespace": None, "name": "h100-pool-0"} in j["objects"]
     assert "h100-pool-0" in j["fix"] and "{" not in j["fix"]
     assert any("ResourceSlice" in e for e in j["evidence"]) and any("allocatable" in e or "Running" in e for e in j["evidence"])
+
+
+# ---- the demo scenario: the diagnosis equals exactly the cases it marks -------------------------------------------
+
+DEMO_YAML = pathlib.Path(__file__).resolve().parents[2] / "sim" / "scenarios" / "demo.yaml"
+MARK = "dragoman.io/demo-finding"
+
+
+@pytest.fixture(scope="module")
+def demo_objects():
+    if DEMO_YAML.exists():
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        items = []
+        for doc in yaml.load_all(DEMO_YAML.read_text(), Loader=loader):
+            if isinstance(doc, dict) and doc.get("kind", "").endswith("List"):
+                items.extend(doc.get("items") or [])
+            elif isinstance(doc, dict):
+                items.append(doc)
+        return items
+    # Until the pinned file is written, its builder gives the same objects.
+    from dragoman.sim.scenarios import demo_build
+
+    return demo_build.build()
+
+
+def _marks(objs) -> set:
+    out = set()
+    for o in objs:
+        meta = o.get("metadata") or {}
+        for fid in ((meta.get("annotations") or {}).get(MARK) or "").split(","):
+            if fid:
+                out.add((fid, (o["kind"], meta.get("namespace") or "", meta["name"])))
+    return out
+
+
+def _assert_matches_marks(findings, marks):
+    """Every mark is covered by a finding of that id naming the object; every finding's first object is marked."""
+    covered = {(f.id, obj) for f in findings for obj in f.objects}
+    missed = sorted(marks - covered)
+    extra = sorted((f.id, f.objects[0], f.summary) for f in findings if (f.id, f.objects[0]) not in marks)
+    assert not missed and not extra, f"missed: {missed}\nextra: {extra}"
+
+
+def test_demo_diagnosis_equals_its_marks(demo_objects):
+    marks = _marks(demo_objects)
+    assert {fid for fid, _ in marks} == set(CATALOGUE)
+    model = model_of(*demo_objects)
+    _assert_matches_marks(diagnose(model), marks)
+
+
+def test_demo_diagnosis_is_the_same_without_events(demo_objects):
+    marks = _marks(demo_objects)
+    no_events = [o for o in demo_objects if o["kind"] != "Event"]
+    assert len(no_events) < len(demo_objects)
+    with_ev = diagnose(model_of(*demo_objects))
+    without_ev = diagnose(model_of(*no_events))
+    _assert_matches_marks(without_ev, marks)
+    assert [(f.id, f.objects) for f in with_ev] == [(f.id, f.objects) for f in without_ev]
+
+
+def test_demo_diagnosis_never_reads_the_marks(demo_objects):
+    stripped = copy.deepcopy(demo_objects)
+    for o in stripped:
+        (o.get("metadata") or {}).get("annotations", {}).pop(MARK, None)
+    assert [(f.id, f.objects) for f in diagnose(model_of(*stripped))] == [(f.id, f.objects) for f in diagnose(model_of(*demo_objects))]
