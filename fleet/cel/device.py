@@ -66,36 +66,71 @@ def attribute_value(attr: dict) -> Any:
     return UnsupportedAttribute("unsupported attribute value")
 
 
+_SPLIT: dict[tuple[str, str], tuple[str, str]] = {}
+
+
+def _split(name: str, driver: str) -> tuple[str, str]:
+    # Attribute names repeat across every device of a driver: split each once.
+    key = (name, driver)
+    r = _SPLIT.get(key)
+    if r is None:
+        r = split_qualified_name(name, driver)
+        if len(_SPLIT) < 100000:
+            _SPLIT[key] = r
+    return r
+
+
+def _scalar(attr: Any) -> Any:
+    if type(attr) is dict and len(attr) == 1:
+        # The common case, exactly one field set (as validation demands): dispatch on it directly.
+        for k, v in attr.items():
+            if v is None:
+                break
+            if k == "string":
+                return str(v)
+            if k == "version":
+                return _parse_version(str(v))
+            if k == "int":
+                return int(v)
+            if k == "bool":
+                return bool(v)
+            break
+    return attribute_value(attr)
+
+
 def cel_device(driver: str, device: dict) -> CelDevice:
     """`device` is one raw entry of `ResourceSlice.spec.devices`; `driver` is the slice's `spec.driver`."""
     attributes: dict[str, dict[str, Any]] = {}
     errors: list[str] = []
-    for name, attr in (device.get("attributes") or {}).items():
-        value = attribute_value(attr)
-        if isinstance(value, UnsupportedAttribute):
-            errors.append(f"attribute {name}: {value.message}")
-            continue
-        domain, ident = split_qualified_name(name, driver)
-        attributes.setdefault(domain, {})[ident] = value
+    attrs = device.get("attributes")
+    if attrs:
+        for name, attr in attrs.items():
+            value = _scalar(attr)
+            if type(value) is UnsupportedAttribute:
+                errors.append(f"attribute {name}: {value.message}")
+                continue
+            domain, ident = _split(name, driver)
+            m = attributes.get(domain)
+            if m is None:
+                m = attributes[domain] = {}
+            m[ident] = value
     capacity: dict[str, dict[str, Any]] = {}
-    for name, cap in (device.get("capacity") or {}).items():
-        raw = cap.get("value") if isinstance(cap, dict) else cap
-        try:
-            q = parse_quantity(str(raw))
-        except ValueError_ as exc:
-            errors.append(f"capacity {name}: {exc}")
-            continue
-        domain, ident = split_qualified_name(name, driver)
-        capacity.setdefault(domain, {})[ident] = q
-    dev = CelDevice(
-        driver=driver,
-        name=str(device.get("name", "")),
-        attributes=attributes,
-        capacity=capacity,
-        allow_multiple_allocations=bool(device.get("allowMultipleAllocations") or False),
-        raw=device,
-    )
+    caps = device.get("capacity")
+    if caps:
+        for name, cap in caps.items():
+            raw = cap.get("value") if isinstance(cap, dict) else cap
+            try:
+                q = parse_quantity(str(raw))
+            except ValueError_ as exc:
+                errors.append(f"capacity {name}: {exc}")
+                continue
+            domain, ident = _split(name, driver)
+            m = capacity.get(domain)
+            if m is None:
+                m = capacity[domain] = {}
+            m[ident] = q
+    dev = CelDevice(driver, str(device.get("name", "")), attributes, capacity, bool(device.get("allowMultipleAllocations") or False), device)
     if errors:
-        # The scheduler fails every selector on such a device before evaluating it.
+        # The scheduler fails every selector on such a device before evaluating it (DeviceMatches converts first).
         dev.cache["conversion_error"] = errors[0]
     return dev

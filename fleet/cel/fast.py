@@ -169,6 +169,7 @@ def compile_node(n: Node) -> Fn:
 
 
 _MISSING = object()
+_STR_METHODS = {"startsWith": str.startswith, "endsWith": str.endswith, "contains": str.__contains__}
 
 
 def _is_device_map(n: Node) -> bool:
@@ -249,6 +250,17 @@ def _call(n: Node) -> Fn:
         raise FastUnsupported(name)
     if target is not None:
         ft = compile_node(target)
+        if name in _STR_METHODS and len(args) == 1 and _str_lit(args[0]) is not None:
+            # "x".startsWith("lit") and friends: straight to str's method when the receiver is a string.
+            method, lit = _STR_METHODS[name], args[0].args[0]
+
+            def str_method(e: dict) -> Any:
+                v = ft(e)
+                if type(v) is str:
+                    return method(v, lit)
+                return fn(v, lit)
+
+            return str_method
         fargs = [ft] + fargs
     # Literal arguments of constructors fold once (semver("1.2.3"), quantity("40Gi")) unless they fail.
     if name in ("semver", "quantity") and all(x.kind == "lit" for x in args) and target is None:

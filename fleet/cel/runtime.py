@@ -458,14 +458,19 @@ def f_findall(s: Any, pattern: Any, limit: Any = None) -> list:
     return out
 
 
+_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+_UPPER = {c: c - 32 for c in range(ord("a"), ord("z") + 1)}
+
+
 def f_lower(s: Any) -> str:
     _str(s)
-    return "".join(chr(ord(c) + 32) if "A" <= c <= "Z" else c for c in s)
+    # ASCII only, like ext.Strings: str.lower() would also fold non-ASCII letters.
+    return s.lower() if s.isascii() else s.translate(_LOWER)
 
 
 def f_upper(s: Any) -> str:
     _str(s)
-    return "".join(chr(ord(c) - 32) if "a" <= c <= "z" else c for c in s)
+    return s.upper() if s.isascii() else s.translate(_UPPER)
 
 
 def f_char_at(s: Any, i: Any) -> str:
