@@ -27,6 +27,10 @@ DOMAIN_MAX = 63
 ID_MAX = 32
 DRIVER_MAX = 63
 
+# Type names are values in CEL: `type(x) == string`.
+TYPE_IDENTS = {"int": "int", "uint": "uint", "double": "double", "bool": "bool", "string": "string", "bytes": "bytes",
+               "list": "list", "map": "map", "null_type": "null_type", "type": "type"}
+
 # Functions Kubernetes offers that this engine does not implement (their use is a clear "not supported here").
 UNSUPPORTED_FUNCTIONS = {
     "url", "isURL", "ip", "isIP", "cidr", "isCIDR", "duration", "timestamp", "getDate", "getDayOfMonth",
@@ -217,6 +221,8 @@ class Checker:
                 return t
             if name == "device":
                 return "device"
+            if name in TYPE_IDENTS:
+                return "type"
             raise self.err(n, f"undeclared reference to '{name}' (in container '')", "undeclared")
         if k == "select":
             operand, field, optional = a

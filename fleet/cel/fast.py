@@ -50,6 +50,9 @@ def compile_node(n: Node) -> Fn:
         return lambda e: v
     if k == "ident":
         name = a[0]
+        if n.type == "type":
+            value = rt.CelType(name)
+            return lambda e: e[name] if name in e else value
         return lambda e: e[name]
     if k == "select":
         operand, field, optional = a

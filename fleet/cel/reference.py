@@ -13,6 +13,7 @@ from celpy.evaluation import CELEvalError
 from dragoman.fleet.cel import runtime as rt
 from dragoman.fleet.cel.api import CelDevice
 from dragoman.fleet.cel.runtime import CelRuntimeError
+from dragoman.fleet.cel.checker import TYPE_IDENTS
 from dragoman.fleet.cel.syntax import Node, Source, Uint, _parser
 
 
@@ -258,7 +259,8 @@ def activation(device: CelDevice) -> dict:
                     celtypes.StringType("capacity"): to_cel(rt.DefaultMap(device.capacity)),
                     celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(device.allow_multiple_allocations),
                 }
-            )
+            ),
+            **{name: rt.CelType(name) for name in TYPE_IDENTS},
         }
         device.cache["reference"] = act
     return act

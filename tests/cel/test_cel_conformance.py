@@ -258,6 +258,8 @@ CASES = [
     ("optional-chain-index-then-select", 'device.attributes[?"gpu.nvidia.com"].?minor.orValue(-1) == -1', GPU, True, "cel-go optional types"),
     ("optional-of-map-select", 'optional.of({"a": 1}).?a.orValue(0) == 1 && optional.of({"a": 1}).?b.orValue(0) == 0', GPU, True, "cel-go optional types"),
     ("optional-chain-nested", f'{G}.?productName.?x.orValue("y") == "y"', GPU, E("does not support field selection"), "cel-go optional types"),
+    ("type-of-attribute", f"type({G}.productName) == string && type({G}.index) == int && type({G}.index) != string", GPU, True, "cel-go stdlib type()"),
+    ("type-of-version", f"type({G}.driverVersion) != string", GPU, True, "cel-go stdlib type()"),
     ("two-variable-all", "[10, 20].all(i, v, v == (i + 1) * 10)", GPU, True, "cel-go two-variable comprehensions"),
 ]
 
