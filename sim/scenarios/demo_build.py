@@ -529,14 +529,15 @@ class Workloads:
             },
         }
         n_ready = ready if ready is not None else sum(1 for p in placements if p)
+        available = n_ready >= replicas - replicas // 4  # maxUnavailable 25%, rounded down
         dep["metadata"]["generation"] = 1
         dep["status"] = {
             "availableReplicas": n_ready,
             "conditions": [
-                {"type": "Available", "status": "True" if n_ready >= replicas - 1 else "False",
+                {"type": "Available", "status": "True" if available else "False",
                  "lastTransitionTime": created, "lastUpdateTime": created,
-                 "reason": "MinimumReplicasAvailable" if n_ready >= replicas - 1 else "MinimumReplicasUnavailable",
-                 "message": "Deployment has minimum availability." if n_ready >= replicas - 1
+                 "reason": "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
+                 "message": "Deployment has minimum availability." if available
                  else "Deployment does not have minimum availability."},
                 {"type": "Progressing", "status": "True", "lastTransitionTime": created, "lastUpdateTime": created,
                  "reason": "NewReplicaSetAvailable",
@@ -863,6 +864,24 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
         service_account="nvidia-device-plugin", finding="dp-targets-dra-pool",
         states={serve[3].name: "crashloop"})
 
+    gfd_labels = {"app": "gpu-feature-discovery", "app.kubernetes.io/managed-by": "gpu-operator",
+                  "app.kubernetes.io/part-of": "nvidia-gpu", "helm.sh/chart": "gpu-operator-v25.10.0"}
+    daemonset(
+        "gpu-feature-discovery", "gpu-operator", created=ts(days=300), labels=gfd_labels,
+        annotations={"nvidia.com/last-applied-hash": str(int(nv._hex("gfd-ds")[:8], 16))},
+        owner={"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "name": "cluster-policy",
+               "uid": cluster_policy_uid, "controller": True, "blockOwnerDeletion": True},
+        selector={"app": "gpu-feature-discovery", "app.kubernetes.io/part-of": "nvidia-gpu"},
+        pod_labels={"app": "gpu-feature-discovery", "app.kubernetes.io/part-of": "nvidia-gpu"},
+        containers=[container("gpu-feature-discovery", DP_IMAGE, cpu="10m", memory="64Mi",
+                              command=["gpu-feature-discovery"],
+                              env=[{"name": "GFD_SLEEP_INTERVAL", "value": "60s"},
+                                   {"name": "GFD_FAIL_ON_INIT_ERROR", "value": "true"},
+                                   {"name": "MIG_STRATEGY", "value": "mixed"}])],
+        nodes=[s for s in N.values() if s.hw is not None],
+        node_selector={"nvidia.com/gpu.deploy.gpu-feature-discovery": "true"},
+        service_account="nvidia-gpu-feature-discovery")
+
     # ---- the standalone device-plugin chart (release nvdp), scoped to its pools in each default term
     nvdp_pools = ["l4-inference", "t4-batch", "l4-dev"]
     pool_expr = {"key": POOL_LABEL, "operator": "In", "values": nvdp_pools}
@@ -1020,8 +1039,6 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict, total_nodes: int) -> li
                                             gpu=8)],
                       node=None, node_selector=sel("a100-train"),
                       pod_kwargs=dict(pending(msg, ts(hours=2)), finding="pending-insufficient"))
-    del sweep8["status"]["qosClass"]
-    sweep8["status"]["qosClass"] = "Burstable"
     events.append((sweep8, "FailedScheduling", msg, "default-scheduler", ts(minutes=3), 31))
 
     # A plain claim of the class that serves nvidia.com/gpu, in a namespace with a quota on requests.nvidia.com/gpu.
