@@ -10,6 +10,7 @@ import asyncio
 import collections
 import heapq
 import json
+import logging
 import os
 import random
 import uuid
@@ -19,6 +20,8 @@ from dragoman.sim import pieces, resources
 from dragoman.sim.api import status as st
 from dragoman.sim.clock import Clock, format_time
 from dragoman.sim.resources import ResourceType
+
+log = logging.getLogger("dragoman.sim.store")
 
 Subscriber = Callable[[str, str, dict, "dict | None"], None]
 Admission = Callable[[str, ResourceType, dict, "dict | None"], None]
@@ -294,7 +297,10 @@ class Store:
         for w in list(self._watchers.get(rt.key, ())):
             w.offer(etype, entry, old)
         for cb in list(self._subscribers):
-            cb(etype, rt.key, obj, old.obj if old else None)
+            try:
+                cb(etype, rt.key, obj, old.obj if old else None)
+            except Exception:  # noqa: BLE001 - a subscriber's bug must not undo or fail a committed write
+                log.exception("store subscriber failed on %s %s", etype, rt.key)
         return entry
 
     def _index_owners(self, rt: ResourceType, old: dict | None, new: dict | None) -> None:
