@@ -445,3 +445,34 @@ def test_scale_is_deterministic_consistent_and_valid() -> None:
     for p in (pending[0], bridged):
         kubernetes_validate.validate(p, "1.37.0", strict=True)
     assert len({o["metadata"]["uid"] for o in a}) == len(a)
+
+
+# ---------------------------------------------------------------- selectors, through the project's CEL engine
+
+
+def test_demo_selectors_do_what_their_marks_say(demo: list[dict]) -> None:
+    from dragoman.fleet.cel import cel_device, compile_expression, evaluate_all
+
+    devices = [cel_device(s["spec"]["driver"], d) for s in _of(demo, "ResourceSlice") for d in s["spec"]["devices"]]
+    classes = {c["metadata"]["name"]: [compile_expression(x["cel"]["expression"]) for x in c["spec"]["selectors"]]
+               for c in _of(demo, "DeviceClass")}
+
+    def tally(selectors: list) -> dict[str, int]:
+        out = {"match": 0, "no-match": 0, "error": 0}
+        for dev in devices:
+            r = evaluate_all(selectors, dev)
+            out["error" if r.error is not None else "match" if r.value is True else "no-match"] += 1
+        return out
+
+    whole = sum(1 for dev in devices if dev.attributes["gpu.nvidia.com"]["type"] == "gpu")
+    assert tally(classes["gpu.nvidia.com"])["match"] == whole > 0
+    assert tally(classes["nvidia-gpu"])["match"] == len(devices) > whole  # MIG devices too: too broad
+    assert tally(classes["mig-1g.10gb.nvidia.com"])["match"] == len(devices) - whole
+    assert tally(classes["h100-low-index"])["error"] == len(devices)  # `index` is gone in v0.4.0
+    idx = _index(demo)
+    request = idx[("ResourceClaimTemplate", "research", "h100-80gi")]["spec"]["spec"]["devices"]["requests"][0]
+    sels = classes["gpu.nvidia.com"] + [compile_expression(s["cel"]["expression"]) for s in request["exactly"]["selectors"]]
+    assert tally(sels) == {"match": 0, "no-match": len(devices), "error": 0}  # 81559Mi < 80Gi
+    shared = idx[("ResourceClaim", "ml-training", "shared-h100")]["spec"]["devices"]["requests"][0]["exactly"]
+    sels = classes["gpu.nvidia.com"] + [compile_expression(s["cel"]["expression"]) for s in shared["selectors"]]
+    assert tally(sels)["match"] == 24
