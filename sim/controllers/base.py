@@ -6,6 +6,7 @@ import asyncio
 import collections
 import hashlib
 import heapq
+import json
 import logging
 import weakref
 from typing import Any, Callable, Hashable, Iterable
@@ -283,6 +284,16 @@ class Controller:
                 pass
             self._task = None
         self.started = False
+
+
+def editable_status(store: Any, resource: str, namespace: str | None, name: str) -> dict | None:
+    """The stored object with only its status copied: enough to change the status and write it back (cheap)."""
+    ref = store.get_ref(resource, namespace, name)
+    if ref is None:
+        return None
+    out = dict(ref)
+    out["status"] = json.loads(json.dumps(ref.get("status") or {}))
+    return out
 
 
 def settle(controllers: Iterable[Controller], rounds: int = 10_000) -> int:

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from dragoman.sim.controllers import selectors
-from dragoman.sim.controllers.base import Controller, controller_ref, pod_active, pod_phase, pod_ready, short_hash
+from dragoman.sim.controllers.base import Controller, editable_status, controller_ref, pod_active, pod_phase, pod_ready, short_hash
 
 DS = "daemonsets.apps"
 
@@ -72,6 +72,7 @@ class DaemonSets(Controller):
         self._compiled: dict[tuple[str, str], _Compiled] = {}
         self._should: dict[tuple[str, str], set[str]] = {}
         self._by_uid: dict[str, tuple[str, str]] = {}
+        self._pod_summaries: dict[str, dict[tuple[str, str], tuple]] = {}
 
     def initial_keys(self):
         for ds in list(self.cache.all(DS)):
@@ -87,6 +88,7 @@ class DaemonSets(Controller):
                 self._compiled.pop(key, None)
                 self._should.pop(key, None)
                 self._by_uid.pop(md.get("uid", ""), None)
+                self._pod_summaries.pop(md.get("uid", ""), None)
                 return
             self._by_uid[md.get("uid", "")] = key
             if old is None or old.get("spec") != obj.get("spec") or old["metadata"].get("generation") != md.get("generation"):
@@ -112,6 +114,12 @@ class DaemonSets(Controller):
             key = self._by_uid.get(ref.get("uid", ""))
             if key is None:
                 return
+            table = self._pod_summaries.get(ref.get("uid", ""))
+            if table is not None:
+                if etype == "DELETED":
+                    table.pop((obj["metadata"].get("namespace", ""), obj["metadata"]["name"]), None)
+                else:
+                    table[(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])] = _summary(obj)
             node = obj.get("spec", {}).get("nodeName")
             if node:
                 self.enqueue(("one", *key, node))
@@ -235,57 +243,65 @@ class DaemonSets(Controller):
     @staticmethod
     def _updated(pod: dict, comp: _Compiled, ds: dict) -> bool:
         labels = pod["metadata"].get("labels") or {}
-        h, g = labels.get("controller-revision-hash"), labels.get("pod-template-generation")
-        if h is None and g is None:
-            return True  # a snapshot's pod without revision labels counts as current (no churn on load)
-        return h == comp.hash or g == str(ds["metadata"].get("generation"))
+        return _is_updated(labels.get("controller-revision-hash"), labels.get("pod-template-generation"), comp, ds)
 
-    def _node_pods(self, ds: dict) -> dict[str, list[dict]]:
-        by_node: dict[str, list[dict]] = {}
-        for pod in self.cache.owned(ds["metadata"].get("uid", ""), "pods"):
-            node = pod.get("spec", {}).get("nodeName")
-            if node:
-                by_node.setdefault(node, []).append(pod)
-        return by_node
+    def _summaries(self, ds: dict) -> dict[tuple[str, str], tuple]:
+        """Per daemon pod (node, terminating, active, ready, hash, generation), kept current from pod events."""
+        uid = ds["metadata"].get("uid", "")
+        table = self._pod_summaries.get(uid)
+        if table is None:
+            table = self._pod_summaries[uid] = {}
+            for pod in self.cache.owned(uid, "pods"):
+                table[(pod["metadata"].get("namespace", ""), pod["metadata"]["name"])] = _summary(pod)
+        return table
 
     def _roll(self, ds: dict) -> None:
         strategy = (ds.get("spec") or {}).get("updateStrategy") or {}
         if strategy.get("type", "RollingUpdate") != "RollingUpdate" or ds["metadata"].get("deletionTimestamp"):
             return
         comp = self._compile(ds)
+        summaries = self._summaries(ds)
+        if all(_is_updated(s[4], s[5], comp, ds) for s in summaries.values() if s[2]):
+            return
         key = (ds["metadata"].get("namespace", ""), ds["metadata"]["name"])
         should = self._should.get(key, set())
-        by_node = self._node_pods(ds)
+        first: dict[str, tuple] = {}
+        for pod_key, s in sorted(summaries.items()):
+            if s[2] and s[0] in should and s[0] not in first:
+                first[s[0]] = (pod_key, s)
         max_unavailable = _max_unavailable(strategy, len(should))
-        unavailable = 0
-        outdated = []
-        for node in sorted(should):
-            pods = [p for p in by_node.get(node, []) if pod_active(p)]
-            if not pods or not pod_ready(pods[0]):
-                unavailable += 1
-            elif not self._updated(pods[0], comp, ds):
-                outdated.append(pods[0])
-        for pod in outdated[: max(0, max_unavailable - unavailable)]:
-            self._delete(pod)
+        unavailable = sum(1 for node in should if node not in first or not first[node][1][3])
+        budget = max(0, max_unavailable - unavailable)
+        for node in sorted(first):
+            if budget <= 0:
+                break
+            pod_key, s = first[node]
+            if s[3] and not _is_updated(s[4], s[5], comp, ds):
+                pod = self.cache.get("pods", *pod_key)
+                if pod is not None:
+                    self._delete(pod)
+                    budget -= 1
 
     def _status(self, ds: dict) -> None:
         comp = self._compile(ds)
         key = (ds["metadata"].get("namespace", ""), ds["metadata"]["name"])
         should = self._should.get(key, set())
-        by_node = self._node_pods(ds)
-        current = ready = updated = misscheduled = 0
-        for node, pods in by_node.items():
-            pods = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
-            if not pods:
+        nodes: dict[str, list[bool]] = {}
+        for s in self._summaries(ds).values():
+            node, terminating = s[0], s[1]
+            if not node or terminating:
                 continue
+            agg = nodes.setdefault(node, [False, False])
+            agg[0] = agg[0] or s[3]
+            agg[1] = agg[1] or _is_updated(s[4], s[5], comp, ds)
+        current = ready = updated = misscheduled = 0
+        for node, (is_ready, is_updated) in nodes.items():
             if node not in should:
                 misscheduled += 1
                 continue
             current += 1
-            if any(pod_ready(p) for p in pods):
-                ready += 1
-            if any(self._updated(p, comp, ds) for p in pods):
-                updated += 1
+            ready += is_ready
+            updated += is_updated
         old = ds.get("status") or {}
         status = dict(old)
         status.update({
@@ -303,11 +319,23 @@ class DaemonSets(Controller):
             status.pop("numberUnavailable", None)
         if status == old:
             return
-        cur = self.store.get(DS, key[0], key[1])
+        cur = editable_status(self.store, DS, key[0], key[1])
         if cur is None:
             return
         cur["status"] = status
         self.store.update(DS, cur, subresource="status")
+
+
+def _summary(pod: dict) -> tuple:
+    labels = pod["metadata"].get("labels") or {}
+    return (pod.get("spec", {}).get("nodeName") or "", bool(pod["metadata"].get("deletionTimestamp")), pod_active(pod), pod_ready(pod),
+            labels.get("controller-revision-hash"), labels.get("pod-template-generation"))
+
+
+def _is_updated(h: str | None, g: str | None, comp: _Compiled, ds: dict) -> bool:
+    if h is None and g is None:
+        return True  # a snapshot's pod without revision labels counts as current (no churn on load)
+    return h == comp.hash or g == str(ds["metadata"].get("generation"))
 
 
 def _max_unavailable(strategy: dict, desired: int) -> int:

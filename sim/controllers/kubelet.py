@@ -9,6 +9,7 @@ from typing import Any
 from dragoman.sim.clock import parse_time
 from dragoman.sim.controllers import base
 from dragoman.sim.controllers.base import (
+    editable_status,
     CRASH_LOOP_SECONDS,
     NOT_READY,
     RUN_SECONDS,
@@ -220,7 +221,7 @@ class Kubelets(Controller):
             return
         new["capacity"] = capacity
         new["allocatable"] = allocatable
-        cur = self.store.get("nodes", None, name)
+        cur = editable_status(self.store, "nodes", None, name)
         if cur is None:
             return
         cur["status"] = new
@@ -319,7 +320,7 @@ class Kubelets(Controller):
         return None
 
     def _write_creating(self, pod: dict) -> None:
-        cur = self.store.get("pods", pod["metadata"].get("namespace"), pod["metadata"]["name"])
+        cur = editable_status(self.store, "pods", pod["metadata"].get("namespace"), pod["metadata"]["name"])
         if cur is None:
             return
         status = cur.setdefault("status", {})
@@ -341,7 +342,7 @@ class Kubelets(Controller):
         result = self._admit(pod, node)
         if not result.admitted:
             self.events.emit(pod, "Warning", result.event_reason or result.reason, result.event_message or result.message, host=node_name)
-            cur = self.store.get("pods", md.get("namespace"), md["name"])
+            cur = editable_status(self.store, "pods", md.get("namespace"), md["name"])
             if cur is None:
                 return
             status = cur.setdefault("status", {})
@@ -366,7 +367,7 @@ class Kubelets(Controller):
         visible = ",".join(uuids)
         if uuids and annotations.get(VISIBLE_DEVICES) != visible:
             self.store.patch("pods", md.get("namespace"), md["name"], {"metadata": {"annotations": {VISIBLE_DEVICES: visible}}})
-        cur = self.store.get("pods", md.get("namespace"), md["name"])
+        cur = editable_status(self.store, "pods", md.get("namespace"), md["name"])
         if cur is None:
             return
         now = self.clock.timestamp()
@@ -468,7 +469,7 @@ class Kubelets(Controller):
             return
         want_ready = annotations.get(NOT_READY) != "true"
         if pod_ready(pod) != want_ready:
-            cur = self.store.get("pods", key[0], key[1])
+            cur = editable_status(self.store, "pods", key[0], key[1])
             if cur is None:
                 return
             for cs in cur["status"].get("containerStatuses") or []:
@@ -478,7 +479,7 @@ class Kubelets(Controller):
 
     def _flip(self, pod: dict, crash: bool) -> None:
         md = pod["metadata"]
-        cur = self.store.get("pods", md.get("namespace"), md["name"])
+        cur = editable_status(self.store, "pods", md.get("namespace"), md["name"])
         if cur is None:
             return
         now = self.clock.timestamp()
@@ -504,7 +505,7 @@ class Kubelets(Controller):
 
     def _finish(self, pod: dict) -> None:
         md = pod["metadata"]
-        cur = self.store.get("pods", md.get("namespace"), md["name"])
+        cur = editable_status(self.store, "pods", md.get("namespace"), md["name"])
         if cur is None:
             return
         now = self.clock.timestamp()

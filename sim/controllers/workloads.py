@@ -6,7 +6,7 @@ import copy
 import json
 from typing import Any
 
-from dragoman.sim.controllers.base import Controller, controller_ref, pod_active, pod_phase, pod_ready, short_hash
+from dragoman.sim.controllers.base import Controller, editable_status, controller_ref, pod_active, pod_phase, pod_ready, short_hash
 
 DEPLOY, RS, STS, JOB = "deployments.apps", "replicasets.apps", "statefulsets.apps", "jobs.batch"
 HASH_LABEL = "pod-template-hash"
@@ -123,7 +123,7 @@ class Workloads(Controller):
     def _write_status(self, resource: str, obj: dict, status: dict) -> None:
         if status == (obj.get("status") or {}):
             return
-        cur = self.store.get(resource, obj["metadata"].get("namespace"), obj["metadata"]["name"])
+        cur = editable_status(self.store, resource, obj["metadata"].get("namespace"), obj["metadata"]["name"])
         if cur is None:
             return
         cur["status"] = status
