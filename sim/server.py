@@ -721,6 +721,8 @@ class Simulator:
             return "", "v1", "Binding", ["create"]
         if sub == "finalize":
             return rt.group, rt.version, rt.kind, ["update"]
+        if sub == "scale":
+            return "autoscaling", "v1", "Scale", ["get", "patch", "update"]
         return rt.group, rt.version, rt.kind, ["get", "patch", "update"]
 
     def _resource_list(self, group: str, version: str) -> dict:
@@ -815,6 +817,8 @@ class Simulator:
         e = self.store.entry(rt, route.namespace or None, route.name)
         if e is None:
             raise ApiError(st.not_found(rt.group, rt.plural, route.name))
+        if route.subresource == "scale":
+            return _json(self._scale_of(e.obj))
         if route.subresource and route.subresource != "status":
             raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
         if self._wants_table(request):
@@ -1030,6 +1034,8 @@ class Simulator:
         sub = route.subresource or None
         if sub == "finalize":
             sub = None
+        if sub == "scale":
+            return self._set_scale(request, route, body)
         obj = self.store.update(rt, body, sub, namespace=route.namespace or None, name=route.name, dry_run=self._dry_run(request), field_manager=self._manager(request))
         return _json(obj)
 
@@ -1052,6 +1058,21 @@ class Simulator:
         if body is None:
             raise ApiError(st.bad_request("the patch body is empty"))
         force = _truthy(request.query.get("force"))
+        if route.subresource == "scale":
+            e = self.store.entry(rt, route.namespace or None, route.name)
+            if e is None:
+                raise ApiError(st.not_found(rt.group, rt.plural, route.name))
+            scale = self._scale_of(e.obj)
+            try:
+                if ptype == "json":
+                    patched = pieces.apply_json_patch(scale, body)
+                elif ptype in ("merge", "strategic"):
+                    patched = pieces.apply_json_merge_patch(scale, body)
+                else:
+                    raise ApiError(st.unsupported_media_type(ct))
+            except pieces.PatchError as exc:
+                raise ApiError(st.status(getattr(exc, "code", 422), "Invalid" if getattr(exc, "code", 422) == 422 else "BadRequest", str(exc))) from None
+            return self._set_scale(request, route, patched)
         manager = request.query.get("fieldManager") if ptype == "apply" else self._manager(request)
         obj, created = self.store.patch(
             rt, route.namespace or None, route.name, body, ptype, route.subresource or None,
@@ -1095,6 +1116,43 @@ class Simulator:
         return _json(obj)
 
     # ---------------------------------------------------------------- subresources
+
+    @staticmethod
+    def _scale_of(obj: dict) -> dict:
+        """The autoscaling/v1 Scale view of a Deployment, ReplicaSet or StatefulSet."""
+        md = obj["metadata"]
+        sel = (obj.get("spec") or {}).get("selector") or {}
+        parts = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
+        for ex in sel.get("matchExpressions") or []:
+            op, key, values = ex.get("operator"), ex.get("key"), ",".join(ex.get("values") or [])
+            parts.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key, "DoesNotExist": f"!{key}"}.get(op, key))
+        status: dict[str, Any] = {"replicas": int((obj.get("status") or {}).get("replicas", 0))}
+        if parts:
+            status["selector"] = ",".join(parts)
+        return {
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": {k: md[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in md},
+            "spec": {"replicas": int((obj.get("spec") or {}).get("replicas", 1))},
+            "status": status,
+        }
+
+    def _set_scale(self, request: web.Request, route: Route, scale: Any) -> web.Response:
+        rt = route.rt
+        if not isinstance(scale, dict) or not isinstance(scale.get("spec"), dict):
+            raise ApiError(st.bad_request("the body of the request is not a Scale"))
+        replicas = scale["spec"].get("replicas", 0)
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            raise ApiError(st.invalid("autoscaling", "Scale", route.name, [st.cause("FieldValueInvalid", "spec.replicas", f"Invalid value: {replicas!r}: must be greater than or equal to 0")]))
+        obj = self.store.get(rt, route.namespace or None, route.name)
+        if obj is None:
+            raise ApiError(st.not_found(rt.group, rt.plural, route.name))
+        want_rv = (scale.get("metadata") or {}).get("resourceVersion")
+        if want_rv and want_rv != obj["metadata"]["resourceVersion"]:
+            raise ApiError(st.conflict(rt.group, rt.plural, route.name))
+        obj.setdefault("spec", {})["replicas"] = replicas
+        new = self.store.update(rt, obj, namespace=route.namespace or None, name=route.name, dry_run=self._dry_run(request), field_manager=self._manager(request))
+        return _json(self._scale_of(new))
 
     def _bind(self, request: web.Request, route: Route, body: Any) -> web.Response:
         if not isinstance(body, dict) or not isinstance(body.get("target"), dict) or not body["target"].get("name"):

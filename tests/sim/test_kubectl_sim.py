@@ -211,3 +211,10 @@ def test_drain_evicts_with_the_budget_respected(kubectl, tmp_path):
     pods = kubectl.json("get", "pods", "-A", "--field-selector", "spec.nodeName=node-1")["items"]
     assert [p["metadata"]["name"] for p in pods] == ["gpu-plugin-n1"]
     assert kubectl.json("get", "node", "node-1")["spec"]["unschedulable"] is True
+
+
+def test_scale_through_the_scale_subresource(kubectl):
+    assert "scaled" in kubectl.run("scale", "statefulset", "db", "--replicas=2").stdout
+    assert kubectl.json("get", "statefulset", "db")["spec"]["replicas"] == 2
+    scale = json.loads(kubectl.run("get", "--raw", "/apis/apps/v1/namespaces/default/statefulsets/db/scale").stdout)
+    assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 2 and scale["status"]["selector"] == "app=db"

@@ -232,6 +232,11 @@ async def test_faults_inject_errors_latency_conflicts_and_cut_watches(sim):
         w = watch.Watch()
         got = [e async for e in w.stream(v1.list_namespaced_pod, "default", timeout_seconds=30)]
         assert len(got) == 2  # three pods exist; the stream ended after two
+        sim.faults.set("watch-cut-after=0.5s")
+        w = watch.Watch()
+        t0 = time.monotonic()
+        got = [e async for e in w.stream(v1.list_namespaced_pod, "default", timeout_seconds=60)]
+        assert len(got) == 3 and time.monotonic() - t0 < 30  # cut long before the client's own timeout
         sim.faults.clear()
         assert len((await v1.list_namespaced_pod("default")).items) == 3
     finally:
