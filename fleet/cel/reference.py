@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any, Callable
 
 import celpy
@@ -14,7 +15,7 @@ from dragoman.fleet.cel import runtime as rt
 from dragoman.fleet.cel.api import CelDevice
 from dragoman.fleet.cel.runtime import CelRuntimeError
 from dragoman.fleet.cel.checker import TYPE_IDENTS
-from dragoman.fleet.cel.syntax import Node, Source, Uint, _parser
+from dragoman.fleet.cel.syntax import Node, Source, Uint, _parser, decode_multiline
 
 
 class ReferenceUnsupported(Exception):
@@ -224,6 +225,9 @@ def _substitute(tree: lark.Tree, var: str, init: lark.Tree) -> lark.Tree:
 def _prepare(tree: lark.Tree) -> lark.Tree:
     """Rewrite what cel-python's evaluator lacks into what it has (cel.bind, existsOne, dotted globals, min)."""
     if not isinstance(tree, lark.Tree):
+        if isinstance(tree, lark.Token) and tree.type == "MLSTRING_LIT" and tree.value[:1] not in "bB":
+            # cel-python drops raw newlines from triple-quoted strings: hand it an equivalent one-line literal.
+            return lark.Token("STRING_LIT", json.dumps(decode_multiline(tree.value), ensure_ascii=False))
         return tree
     if tree.data == "member_dot_arg":
         operand, name = tree.children[0], str(tree.children[1])

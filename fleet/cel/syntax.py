@@ -114,6 +114,8 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
             i = j
             prev_sig = '"'
             continue
+        if c == "`":
+            raise CelCompileError(f"quoted field names (`a.`b-c``) are {UNSUPPORTED}", "unsupported", *_loc(text, i))
         if text.startswith("//", i):
             j = text.find("\n", i)
             j = n if j == -1 else j
@@ -168,6 +170,25 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
         return text, []
     omap.append(n)
     return "".join(out), omap
+
+
+_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "`": "`", "?": "?"}
+_ESCAPE_RE = re.compile(r"\\(?:([abfnrtv\\'\"`?])|x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|([0-3][0-7]{2}))")
+
+
+def decode_multiline(text: str) -> str:
+    """A triple-quoted CEL string literal's value (cel-python's decoder drops raw newlines)."""
+    if text[:1] in "rR":
+        return text[4:-3]
+    body = text[3:-3]
+
+    def repl(m: re.Match) -> str:
+        if m.group(1):
+            return _ESCAPES[m.group(1)]
+        code = m.group(2) or m.group(3) or m.group(4)
+        return chr(int(code, 16)) if code else chr(int(m.group(5), 8))
+
+    return _ESCAPE_RE.sub(repl, body)
 
 
 def _loc(text: str, offset: int) -> tuple[int, int]:
@@ -357,8 +378,10 @@ class _Builder:
             return Node("lit", Uint(v), offset=off)
         if ty == "FLOAT_LIT":
             return Node("lit", float(text), offset=off)
-        if ty in ("STRING_LIT", "MLSTRING_LIT"):
+        if ty == "STRING_LIT":
             return Node("lit", str(celstr(tok)), offset=off)
+        if ty == "MLSTRING_LIT":
+            return Node("lit", decode_multiline(text), offset=off)
         if ty == "BYTES_LIT":
             return Node("lit", bytes(celbytes(tok)), offset=off)
         if ty == "BOOL_LIT":

@@ -260,6 +260,9 @@ CASES = [
     ("optional-chain-nested", f'{G}.?productName.?x.orValue("y") == "y"', GPU, E("does not support field selection"), "cel-go optional types"),
     ("type-of-attribute", f"type({G}.productName) == string && type({G}.index) == int && type({G}.index) != string", GPU, True, "cel-go stdlib type()"),
     ("type-of-version", f"type({G}.driverVersion) != string", GPU, True, "cel-go stdlib type()"),
+    ("multiline-string-literal", '"""NVIDIA\nH100""".split("\\n").size() == 2', GPU, True, "CEL spec: triple-quoted strings keep newlines"),
+    ("quoted-field-unsupported", f"{G}.`product-name` == 1", GPU, C("unsupported", "not supported here"), "valid in Kubernetes; this engine says so"),
+    ("leading-dot-unsupported", '.device.driver == "gpu.nvidia.com"', GPU, C("unsupported", "not supported here"), "valid in Kubernetes; this engine says so"),
     ("two-variable-all", "[10, 20].all(i, v, v == (i + 1) * 10)", GPU, True, "cel-go two-variable comprehensions"),
 ]
 
