@@ -1,7 +1,22 @@
 """Builds the demo fleet (pinned as demo.yaml): a consistent GKE GPU cluster mid-migration with one case of every finding.
 
 Run `python -m dragoman.sim.scenarios.demo_build` to rewrite demo.yaml after changing this file; a test keeps the
-two identical. The fleet, its pools and where each finding lives are described in `DEMO_README` below.
+two identical. The pools are described in `DEMO_README`; `findings_table()` lists where each finding lives.
+
+How the demo marks findings (annotation `dragoman.io/demo-finding`, read only by tests):
+- pod findings (pending-*, failed-admission, prepare-failed, running-without-gpu, double-request,
+  nodeselector-steering, stale-bridge-claim) mark the pod; stale-bridge-claim also marks the leftover claim;
+- node findings (both-stacks, plugin-flapping, no-slices, kubelet-too-old, sharing-capacity-change) mark the node;
+  kubelet-skew marks the straggler; pool findings (allocatable-readers, migration-optional) mark every node of the
+  pool that shows it;
+- dp-targets-dra-pool / driver-targets-dp-pool mark the DaemonSet whose rules reach the wrong pool;
+- class and selector findings mark the DeviceClass, claim or template that carries the selector
+  (claims made from a template are reported through the template and not marked; scheduler-made claims never are);
+- quota findings mark the ResourceQuota, plus the plain claim (quota-claims-now-count) or the blocked pod
+  (quota-blocks-claim).
+Pools are "served by" what the scheduler uses (§b): allocatable `nvidia.com/gpu` > 0 → device plugin; a pool
+counts as DRA when most of its nodes are DRA-served (a100-serve: 3 of 5 on DRA, plus one both-stacks node and one
+flapping node).
 """
 
 from __future__ import annotations
@@ -1338,6 +1353,24 @@ USERS_CONFIGMAP = "dragoman-sim-users"
 
 def created_at(days: float) -> str:
     return ts(days=days)
+
+
+def findings_table(objects: list[dict]) -> str:
+    """A markdown table: each finding id and the demo objects that embody it (for the README)."""
+    from dragoman.sim.scenarios import demo_marks
+
+    pools = {o["metadata"]["name"]: o["metadata"]["labels"].get(POOL_LABEL, "")
+             for o in objects if o["kind"] == "Node"}
+    rows = ["| finding | where in the demo |", "|---|---|"]
+    for fid, refs in sorted(demo_marks(objects).items()):
+        cells = []
+        for kind, ns, name in refs:
+            if kind == "Node":
+                cells.append(f"node `{name}` (pool `{pools[name]}`)")
+            else:
+                cells.append(f"{kind} `{ns + '/' if ns else ''}{name}`")
+        rows.append(f"| `{fid}` | {'; '.join(cells)} |")
+    return "\n".join(rows) + "\n"
 
 
 def write(path: pathlib.Path | None = None) -> pathlib.Path:
