@@ -124,8 +124,6 @@ class Cluster:
             cfg.key_file = self._write(f"client-{n}.key", key)
         cfg.tls_server_name = rc.tls_server_name
         cfg.proxy = rc.proxy_url
-        cfg.api_key_prefix = {"BearerToken": "Bearer"}
-        cfg.refresh_api_key_hook = self._refresh_hook
         try:
             client = ApiClient(cfg)
         except ssl.SSLError as exc:
@@ -138,15 +136,6 @@ class Cluster:
             client.set_default_header("Authorization", f"Basic {basic}")
         self._cert_in_use = (cert, key)
         return client
-
-    async def _refresh_hook(self, cfg: Configuration) -> None:
-        # kubernetes-asyncio calls this before every request: cheap unless the credential is due.
-        cred = await self.credentials.current()
-        self._cred_in_use = cred
-        if cred.token:
-            cfg.api_key["BearerToken"] = cred.token
-        else:
-            cfg.api_key.pop("BearerToken", None)
 
     async def _ensure_client_cert(self) -> None:
         # An exec plugin may hand out client certificates: a new one needs a new TLS context, hence a new session.
@@ -187,10 +176,16 @@ class Cluster:
         if timeout is None:
             timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT, sock_connect=CONNECT_TIMEOUT)
         for attempt in (0, 1):
+            # The bearer token goes in by hand: kubernetes-asyncio's refresh hook only runs once a key is set.
+            cred = await self.credentials.current()
+            self._cred_in_use = cred
+            sent = dict(headers)
+            if cred.token:
+                sent["Authorization"] = f"Bearer {cred.token}"
             try:
                 resp = await self.api_client.call_api(
-                    path, method, query_params=_query(query), header_params=dict(headers), body=body,
-                    auth_settings=["BearerToken"], _preload_content=False, _request_timeout=timeout,
+                    path, method, query_params=_query(query), header_params=sent, body=body,
+                    _preload_content=False, _request_timeout=timeout,
                 )
             except aiohttp.ClientConnectorCertificateError as exc:
                 raise Unreachable(f"the server of {self._who()} presented a certificate that is not trusted ({exc.certificate_error}); check certificate-authority in the kubeconfig.") from None
@@ -203,9 +198,8 @@ class Cluster:
             except aiohttp.InvalidURL:
                 raise Unreachable(f"the server address of {self._who()} is not a valid URL.") from None
             if resp.status == 401 and attempt == 0 and self.credentials.refreshable:
-                used = self._cred_in_use
                 resp.release()
-                self.credentials.invalidate(used)
+                self.credentials.invalidate(cred)
                 continue
             return resp
         return resp  # pragma: no cover - the loop always returns

@@ -195,6 +195,8 @@ class Syncer:
                     await asyncio.wait_for(changed.wait(), remaining)
                 except asyncio.TimeoutError:
                     pass
+            # Hand the initial LISTs to subscribers now, so a view that reads `objects()` after this sees no stale batch.
+            self.store.flush()
         finally:
             unsubscribe()
 
