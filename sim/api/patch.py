@@ -346,13 +346,7 @@ _MISSING = object()
 
 # ---------------------------------------------------------------- field sets (managedFields, FieldsV1)
 
-# Fields server-side apply never records: identity and server-set metadata (fieldmanager's stripSet).
-_STRIPPED = {
-    ("f:apiVersion",), ("f:kind",), ("f:metadata", "f:name"), ("f:metadata", "f:namespace"),
-    ("f:metadata", "f:creationTimestamp"), ("f:metadata", "f:selfLink"), ("f:metadata", "f:uid"),
-    ("f:metadata", "f:generation"), ("f:metadata", "f:managedFields"), ("f:metadata", "f:resourceVersion"),
-    ("f:metadata", "f:deletionTimestamp"), ("f:metadata", "f:deletionGracePeriodSeconds"),
-}
+# Fields server-side apply never records: identity and server-set metadata (fieldmanager's stripSet), see _STRIPPED_META.
 
 
 def _element_key(element: Any, keys: list[str]) -> str:
@@ -362,39 +356,60 @@ def _element_key(element: Any, keys: list[str]) -> str:
     return "v:" + json.dumps(element, separators=(",", ":"))
 
 
-def field_set(obj: dict, kind: str, include_status: bool = False) -> set[tuple[str, ...]]:
-    """The set of field paths (FieldsV1 path elements) an object sets, as structured-merge-diff names them."""
-    out: set[tuple[str, ...]] = set()
-    _walk(obj, _schemas.schema_for_kind(kind), (), out)
-    out = {p for p in out if not any(p[: len(s)] == s for s in _STRIPPED)}
-    if not include_status:
-        out = {p for p in out if not p or p[0] != "f:status"}
+_STRIPPED_META = {"name", "namespace", "creationTimestamp", "selfLink", "uid", "generation", "managedFields",
+                  "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"}
+_MEMBER = object()  # the value recorded for a list-item membership path
+
+
+def field_values(obj: dict, kind: str, include_status: bool = False) -> dict[tuple[str, ...], Any]:
+    """{path: value} for every leaf and list-item path `obj` sets (FieldsV1 path elements), in one walk.
+
+    Identity and server-set metadata are left out, and `status` unless include_status, as the field manager does.
+    """
+    out: dict[tuple[str, ...], Any] = {}
+    if not isinstance(obj, dict):
+        return out
+    schema = _schemas.schema_for_kind(kind)
+    for key, child in obj.items():
+        if key in ("apiVersion", "kind") or (key == "status" and not include_status):
+            continue
+        sub = _schemas.field(schema, key)
+        if key == "metadata" and isinstance(child, dict):
+            for mkey, mchild in child.items():
+                if mkey not in _STRIPPED_META:
+                    _walk(mchild, _schemas.field(sub, mkey), ("f:metadata", f"f:{mkey}"), out)
+            continue
+        _walk(child, sub, (f"f:{key}",), out)
     return out
 
 
-def _walk(value: Any, schema: dict | None, path: tuple[str, ...], out: set) -> None:
+def field_set(obj: dict, kind: str, include_status: bool = False) -> set[tuple[str, ...]]:
+    """The set of field paths (FieldsV1 path elements) an object sets, as structured-merge-diff names them."""
+    return set(field_values(obj, kind, include_status))
+
+
+def _walk(value: Any, schema: dict | None, path: tuple[str, ...], out: dict) -> None:
     resolved = _schemas.resolve(schema)
     if isinstance(value, dict) and value and (resolved is None or resolved.get("properties") or isinstance(resolved.get("additionalProperties"), dict)):
         for key, child in value.items():
-            _walk(child, _schemas.field(schema, key), path + (f"f:{key}",), out)
+            _walk(child, _schemas.field(resolved, key), path + (f"f:{key}",), out)
         return
     if isinstance(value, list) and value and schema is not None:
         kind, keys = _schemas.list_type(schema)
         if kind == "map":
-            element_schema = _schemas.items(schema)
+            element_schema = _schemas.resolve(_schemas.items(schema))
             for element in value:
                 pe = path + (_element_key(element, keys),)
-                out.add(pe)
+                out[pe] = _MEMBER
                 if isinstance(element, dict):
                     for key, child in element.items():
                         _walk(child, _schemas.field(element_schema, key), pe + (f"f:{key}",), out)
             return
         if kind == "set":
             for element in value:
-                out.add(path + (_element_key(element, []),))
+                out[path + (_element_key(element, []),)] = _MEMBER
             return
-    if path:
-        out.add(path)
+    out[path] = value
 
 
 def fields_v1(paths: Iterable[tuple[str, ...]]) -> dict:
@@ -566,7 +581,9 @@ def server_side_apply(
             entries.append({"manager": "before-first-apply", "operation": "Update", "apiVersion": api_version,
                             "time": _now(now), "fieldsType": "FieldsV1", "fieldsV1": fields_v1(before)})
 
-    applied_set = field_set(applied, kind)
+    applied_values = field_values(applied, kind)
+    applied_set = set(applied_values)
+    live_values = field_values(live, kind) if live else {}
     previous: set = set()
     others: list[tuple[dict, set]] = []
     for entry in entries:
@@ -580,7 +597,7 @@ def server_side_apply(
     if live:
         for entry, paths in others:
             for path in sorted(applied_set & paths):
-                if _value_at(applied, path) != _value_at(live, path):
+                if applied_values[path] != live_values.get(path, _MISSING):
                     conflicts.append((entry, path))
     if conflicts and not force:
         causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {_manager_label(e)}", "field": path_string(p)} for e, p in conflicts]
@@ -663,32 +680,36 @@ def update_managed_fields(
     """
     kind = new.get("kind") or (old or {}).get("kind") or ""
     include_status = subresource == "status"
-    new_set = field_set(new, kind, include_status=include_status)
+    new_values = field_values(new, kind, include_status=include_status)
     if old is None:
-        changed = new_set
+        changed = set(new_values)
+        removed: set = set()
     else:
-        old_set = field_set(old, kind, include_status=include_status)
-        changed = {p for p in new_set if p not in old_set or _value_at(old, p) != _value_at(new, p)}
+        old_values = field_values(old, kind, include_status=include_status)
+        changed = {p for p, v in new_values.items() if p not in old_values or old_values[p] != v}
+        removed = set(old_values) - set(new_values)
     entries = copy.deepcopy((old or {}).get("metadata", {}).get("managedFields") or new.get("metadata", {}).get("managedFields") or [])
-    if not changed and entries:
+    if not changed and not removed and entries:
         new.setdefault("metadata", {})["managedFields"] = entries
         return new
-    removed = (field_set(old, kind, include_status=include_status) - new_set) if old else set()
+    touched = changed | removed
     out: list[dict] = []
     mine = None
     for entry in entries:
-        paths = paths_of(entry.get("fieldsV1") or {})
         is_mine = entry.get("manager") == manager and entry.get("operation") == operation and entry.get("subresource", "") == subresource
+        paths = paths_of(entry.get("fieldsV1") or {})
         if is_mine:
-            paths = (paths | changed) - removed
             mine = entry
+            paths = (paths | changed) - removed
+            entry["time"] = _now(now)
+            entry["apiVersion"] = new.get("apiVersion", entry.get("apiVersion"))
+        elif paths & touched:
+            paths = paths - touched
         else:
-            paths = paths - changed - removed
+            out.append(entry)
+            continue
         if paths:
             entry["fieldsV1"] = fields_v1(paths)
-            if is_mine:
-                entry["time"] = _now(now)
-                entry["apiVersion"] = new.get("apiVersion", entry.get("apiVersion"))
             out.append(entry)
     if mine is None and changed:
         entry = {"manager": manager, "operation": operation, "apiVersion": new.get("apiVersion", ""), "time": _now(now),

@@ -43,8 +43,54 @@ def schema_for_kind(kind: str) -> dict | None:
     return schemas()[name] if name else None
 
 
+# Schemas are loaded once and never change, so lookups are memoised by object identity.
+_RESOLVED: dict[int, dict | None] = {}
+_FIELDS: dict[tuple[int, str], dict | None] = {}
+
+
 def resolve(schema: dict | None) -> dict | None:
     """Follow `$ref` (bare or inside a one-element allOf) to the named schema; siblings such as patch tags stay on the field."""
+    if schema is None:
+        return None
+    key = id(schema)
+    try:
+        return _RESOLVED[key]
+    except KeyError:
+        pass
+    result = _resolve(schema)
+    if _is_shipped(schema):
+        _RESOLVED[key] = result
+    return result
+
+
+def _is_shipped(schema: dict) -> bool:
+    # Only memoise the shipped (immortal) schema objects; callers' temporary dicts could reuse an id.
+    return _SHIPPED_IDS is not None and id(schema) in _SHIPPED_IDS
+
+
+_SHIPPED_IDS: set[int] | None = None
+
+
+def _index_shipped() -> None:
+    global _SHIPPED_IDS
+    ids: set[int] = set()
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            ids.add(id(node))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schemas())
+    _SHIPPED_IDS = ids
+
+
+def _resolve(schema: dict | None) -> dict | None:
+    if _SHIPPED_IDS is None:
+        _index_shipped()
     seen = 0
     while schema is not None and seen < 16:
         seen += 1
@@ -59,6 +105,20 @@ def resolve(schema: dict | None) -> dict | None:
 
 def field(schema: dict | None, name: str) -> dict | None:
     """The (unresolved) schema of field `name` of an object schema, or of a map's values."""
+    if schema is None:
+        return None
+    key = (id(schema), name)
+    try:
+        return _FIELDS[key]
+    except KeyError:
+        pass
+    result = _field(schema, name)
+    if _is_shipped(schema):
+        _FIELDS[key] = result
+    return result
+
+
+def _field(schema: dict | None, name: str) -> dict | None:
     schema = resolve(schema)
     if not schema:
         return None
