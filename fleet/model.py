@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from dragoman.fleet import ownership as own
 from dragoman.fleet.ownership import GPU, MIG_PREFIX, Workload
-from dragoman.fleet.pools import POOL_LABELS, UNLABELED, PoolView, build_pool_view, detect_pool_label
+from dragoman.fleet.pools import POOL_LABELS, UNLABELED, PoolAggregate, PoolView, detect_pool_label
 
 Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
 DeviceId = tuple[str, str, str]  # (driver, pool, device)
@@ -271,7 +271,7 @@ class FleetModel:
     def _reset(self) -> None:
         self.objects: dict[str, dict[Key, dict]] = {k: {} for k in KINDS}
         self._label_counts: Counter = Counter()
-        self._pool_members: dict[str, set[str]] = defaultdict(set)
+        self._pools: dict[str, PoolAggregate] = {}
         self._node_pool: dict[str, str] = {}
         self._ds_workload: dict[Key, Workload | None] = {}
         self._ds_pods: dict[Key, set[Key]] = defaultdict(set)
@@ -285,7 +285,6 @@ class FleetModel:
         self._events_by_obj: dict[tuple[str, str, str], set[Key]] = defaultdict(set)
         self._claims_by_owner_pod: dict[Key, set[Key]] = defaultdict(set)
         self._node_cache: dict[str, NodeView] = {}
-        self._pool_cache: dict[str, PoolView] = {}
         self._classes_cache: dict[str, ClassView] | None = None
         self._cel_epoch = 0
         self._cel_cache: dict[Any, tuple[int, Any]] = {}
@@ -357,7 +356,7 @@ class FleetModel:
         self._node_cache.pop(node, None)
         pool = self._node_pool.get(node)
         if pool is not None:
-            self._pool_cache.pop(pool, None)
+            self._pools[pool].mark(node)
 
     # Per-kind index maintenance: (old, new) with either side None for adds and deletes.
 
@@ -375,10 +374,10 @@ class FleetModel:
                     self._label_counts[lk] -= 1
             pool = self._node_pool.pop(name, None)
             if pool is not None:
-                self._pool_members[pool].discard(name)
-                if not self._pool_members[pool]:
-                    del self._pool_members[pool]
-                self._pool_cache.pop(pool, None)
+                agg = self._pools[pool]
+                agg.remove_member(name)
+                if not agg.members:
+                    del self._pools[pool]
         if new is not None:
             labels = (new.get("metadata") or {}).get("labels") or {}
             for lk in POOL_LABELS:
@@ -386,8 +385,11 @@ class FleetModel:
                     self._label_counts[lk] += 1
             pool = self._pool_of_labels(labels)
             self._node_pool[name] = pool
-            self._pool_members[pool].add(name)
-            self._pool_cache.pop(pool, None)
+            agg = self._pools.get(pool)
+            if agg is None:
+                agg = self._pools[pool] = PoolAggregate(pool)
+            self._node_cache.pop(name, None)
+            agg.add_member(name)
         self._node_cache.pop(name, None)
         if self.pool_label_given is None:
             detected = detect_pool_label(self._label_counts)
@@ -396,14 +398,16 @@ class FleetModel:
 
     def _repool(self, label: str | None) -> None:
         self.pool_label = label
-        self._pool_members = defaultdict(set)
+        self._pools = {}
         self._node_pool = {}
+        self._node_cache.clear()
         for (_, name), node in self.objects["Node"].items():
             pool = self._pool_of_labels((node.get("metadata") or {}).get("labels") or {})
             self._node_pool[name] = pool
-            self._pool_members[pool].add(name)
-        self._node_cache.clear()
-        self._pool_cache.clear()
+            agg = self._pools.get(pool)
+            if agg is None:
+                agg = self._pools[pool] = PoolAggregate(pool)
+            agg.add_member(name)
 
     def _index_DaemonSet(self, old: dict | None, new: dict | None) -> None:
         k = key_of(new or old)
@@ -661,23 +665,20 @@ class FleetModel:
     # ---- pools ---------------------------------------------------------------------------------------------------
 
     def pool_names(self) -> list[str]:
-        return sorted(self._pool_members)
+        return sorted(self._pools)
 
     def pool(self, name: str) -> PoolView | None:
-        view = self._pool_cache.get(name)
-        if view is None:
-            members = self._pool_members.get(name)
-            if not members:
-                return None
-            view = build_pool_view(name, [v for v in (self.node(n) for n in sorted(members)) if v is not None])
-            self._pool_cache[name] = view
-        return view
+        agg = self._pools.get(name)
+        if agg is None:
+            return None
+        return agg.view(self.node)
 
     def pools(self) -> list[PoolView]:
         return [p for p in (self.pool(n) for n in self.pool_names()) if p is not None]
 
     def pool_nodes(self, name: str) -> list[NodeView]:
-        return [v for v in (self.node(n) for n in sorted(self._pool_members.get(name, ()))) if v is not None]
+        agg = self._pools.get(name)
+        return [v for v in (self.node(n) for n in sorted(agg.members if agg else ())) if v is not None]
 
     # ---- devices -------------------------------------------------------------------------------------------------
 

@@ -78,6 +78,11 @@ def image_version(image: str) -> str | None:
 def _role_from(labels: dict, images: list[str], name: str) -> str | None:
     joined = " ".join(images)
     lname = name.lower()
+    # GPU Feature Discovery and the MPS control daemon ship in the device plugin's image; they serve no GPUs.
+    if "feature-discovery" in lname or "mps-control-daemon" in lname \
+            or labels.get("app") in ("gpu-feature-discovery", "nvidia-device-plugin-mps-control-daemon") \
+            or labels.get("app.kubernetes.io/name") == "gpu-feature-discovery":
+        return None
     if (
         labels.get("app.kubernetes.io/name") in ("dra-driver-nvidia-gpu", "nvidia-dra-driver-gpu")
         or any(k.endswith("-component") and v == "kubelet-plugin" for k, v in labels.items())
@@ -92,7 +97,7 @@ def _role_from(labels: dict, images: list[str], name: str) -> str | None:
         labels.get("app") == "nvidia-device-plugin-daemonset"
         or labels.get("name") == "nvidia-device-plugin-ds"
         or labels.get("app.kubernetes.io/name") == "nvidia-device-plugin"
-        or "k8s-device-plugin" in joined
+        or ("k8s-device-plugin" in joined and "device-plugin" in lname)
         or "nvidia-device-plugin" in lname
     ):
         return "device-plugin"

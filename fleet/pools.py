@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from dragoman.fleet import ownership as own
 
@@ -82,71 +82,140 @@ class PoolView:
         }
 
 
-def pool_target(views: Iterable["NodeView"]) -> str | None:
+def _target(t: Counter) -> str | None:
     """Which mechanism a pool is meant to be on: the one most of its GPU nodes use alone.
 
     Nodes served by both (or flapping) say nothing about intent; a dragoman migration in progress means DRA.
     """
-    dra = dp = 0
-    migrating = plugin_alloc = False
-    for v in views:
-        if v.mechanism == own.DRA or (v.migration is not None and v.migration.finished):
-            dra += 1
-        elif v.mechanism == own.DEVICE_PLUGIN:
-            dp += 1
-        if v.migration is not None and v.migration.in_progress:
-            migrating = True
-        if v.allocatable_gpu > 0:
-            plugin_alloc = True
+    dra, dp = t["dra"], t["dp"]
     if dra > dp:
         return "dra"
     if dp > dra:
         return "device-plugin"
-    if migrating:
+    if t["migrating"] or dra:
         return "dra"
-    if dra:
-        return "dra"
-    if plugin_alloc:
+    if t["plugin_alloc"]:
         return "device-plugin"
     return None
 
 
-def build_pool_view(name: str, views: list["NodeView"]) -> PoolView:
-    gpu = [v for v in views if v.is_gpu]
-    counts = Counter(v.ownership for v in gpu)
-    mech = Counter(v.mechanism for v in gpu)
-    if not gpu:
-        ownership = own.NONE
-    elif len(counts) == 1:
-        ownership = next(iter(counts))
-    else:
-        ownership = "mixed"
-    products: Counter = Counter()
-    sharing: Counter = Counter()
-    migration: Counter = Counter()
-    for v in gpu:
-        n = v.devices_gpu or v.capacity_gpu or v.gpu_count_label
+def _contribution(v: "NodeView") -> tuple:
+    """What one node adds to its pool's aggregate: (bucket, key, amount) triples, subtracted again when it changes."""
+    items: list[tuple[str, object, int]] = [("kubelet", v.kubelet_version or "?", 1), ("sum", "cordoned", 0 if v.schedulable else 1)]
+    if v.is_gpu:
+        items += [
+            ("own", v.ownership, 1), ("mech", v.mechanism, 1), ("sum", "gpu_nodes", 1),
+            ("sum", "alloc", v.allocatable_gpu), ("sum", "cap", v.capacity_gpu),
+            ("sum", "devices", v.devices_total), ("sum", "free", v.devices_free),
+        ]
         if v.product:
-            products[v.product] += n
+            items.append(("products", v.product, v.devices_gpu or v.capacity_gpu or v.gpu_count_label))
         if v.sharing:
-            sharing[v.sharing] += 1
+            items.append(("sharing", v.sharing, 1))
         if v.migration is not None:
-            migration[v.migration.describe()] += 1
-    return PoolView(
-        name=name,
-        nodes=sorted(v.name for v in views),
-        gpu_nodes=sorted(v.name for v in gpu),
-        ownership=ownership,
-        ownership_counts=dict(counts),
-        mechanism_counts=dict(mech),
-        target=pool_target(gpu),
-        products=dict(products),
-        allocatable_gpus=sum(v.allocatable_gpu for v in gpu),
-        capacity_gpus=sum(v.capacity_gpu for v in gpu),
-        devices=sum(v.devices_total for v in gpu),
-        devices_free=sum(v.devices_free for v in gpu),
-        kubelet_versions=dict(Counter(v.kubelet_version or "?" for v in views)),
-        sharing=dict(sharing),
-        migration=dict(migration),
-        cordoned=sum(1 for v in views if not v.schedulable),
-    )
+            items.append(("migration", v.migration.describe(), 1))
+        if v.mechanism == own.DRA or (v.migration is not None and v.migration.finished):
+            items.append(("t", "dra", 1))
+        elif v.mechanism == own.DEVICE_PLUGIN:
+            items.append(("t", "dp", 1))
+        if v.migration is not None and v.migration.in_progress:
+            items.append(("t", "migrating", 1))
+        if v.allocatable_gpu > 0:
+            items.append(("t", "plugin_alloc", 1))
+    return (v.is_gpu, tuple(items))
+
+
+class PoolAggregate:
+    """A pool's totals kept up to date node by node: a changed node costs its own contribution, not the pool's size."""
+
+    BUCKETS = ("kubelet", "sum", "own", "mech", "products", "sharing", "migration", "t")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.members: set[str] = set()
+        self.dirty: set[str] = set()
+        self._contrib: dict[str, tuple] = {}
+        self._c: dict[str, Counter] = {b: Counter() for b in self.BUCKETS}
+        self._view: PoolView | None = None
+        self._names: tuple[list[str], list[str]] | None = None
+
+    def add_member(self, node: str) -> None:
+        self.members.add(node)
+        self.mark(node)
+        self._names = None
+
+    def remove_member(self, node: str) -> None:
+        self.members.discard(node)
+        self.dirty.discard(node)
+        old = self._contrib.pop(node, None)
+        if old is not None:
+            self._apply(old, -1)
+        self._names = None
+        self._view = None
+
+    def mark(self, node: str) -> None:
+        self.dirty.add(node)
+        self._view = None
+
+    def _apply(self, contrib: tuple, sign: int) -> None:
+        c = self._c
+        for bucket, key, amount in contrib[1]:
+            c[bucket][key] += sign * amount
+
+    def view(self, node_view) -> PoolView:
+        """The pool's view; `node_view(name)` gives a node's current NodeView (or None)."""
+        if self._view is not None and not self.dirty:
+            return self._view
+        for n in self.dirty:
+            old = self._contrib.pop(n, None)
+            if old is not None:
+                self._apply(old, -1)
+            v = node_view(n)
+            new = _contribution(v) if v is not None else None
+            if new is not None:
+                self._contrib[n] = new
+                self._apply(new, +1)
+            if (old is None) != (new is None) or (old is not None and new is not None and old[0] != new[0]):
+                self._names = None
+        self.dirty.clear()
+        if self._names is None:
+            self._names = (sorted(self._contrib), sorted(n for n, c in self._contrib.items() if c[0]))
+        c = self._c
+        nz = lambda counter: {k: v for k, v in counter.items() if v}  # noqa: E731
+        owners = nz(c["own"])
+        gpu_nodes = self._names[1]
+        if not gpu_nodes:
+            ownership = own.NONE
+        elif len(owners) == 1:
+            ownership = next(iter(owners))
+        else:
+            ownership = "mixed"
+        s = c["sum"]
+        self._view = PoolView(
+            name=self.name,
+            nodes=list(self._names[0]),
+            gpu_nodes=list(gpu_nodes),
+            ownership=ownership,
+            ownership_counts=owners,
+            mechanism_counts=nz(c["mech"]),
+            target=_target(c["t"]),
+            products=nz(c["products"]),
+            allocatable_gpus=s["alloc"],
+            capacity_gpus=s["cap"],
+            devices=s["devices"],
+            devices_free=s["free"],
+            kubelet_versions=nz(c["kubelet"]),
+            sharing=nz(c["sharing"]),
+            migration=nz(c["migration"]),
+            cordoned=s["cordoned"],
+        )
+        return self._view
+
+
+def build_pool_view(name: str, views: list["NodeView"]) -> PoolView:
+    """A pool's view from its nodes' views, in one go."""
+    agg = PoolAggregate(name)
+    by_name = {v.name: v for v in views}
+    for v in views:
+        agg.add_member(v.name)
+    return agg.view(by_name.get)

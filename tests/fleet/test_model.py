@@ -214,9 +214,19 @@ def test_daemonset_change_reclassifies_its_pods():
     m = model_of(ds, node("n1"), p)
     assert m.node("n1").device_plugin == []
     ds2 = copy.deepcopy(ds)
-    ds2["spec"]["template"]["spec"]["containers"][0]["image"] = "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
+    ds2["metadata"]["labels"] = {"app.kubernetes.io/name": "nvidia-device-plugin"}
     m.apply([change(ds2)])
     assert len(m.node("n1").device_plugin) == 1
+
+
+def test_gpu_feature_discovery_in_the_plugin_image_is_not_a_device_plugin():
+    gfd = copy.deepcopy(DP)
+    gfd["metadata"]["name"] = "gpu-feature-discovery"
+    gfd["metadata"]["labels"] = {"app": "gpu-feature-discovery"}
+    gfd["spec"]["template"]["metadata"]["labels"] = {"app": "gpu-feature-discovery"}
+    gfd["spec"]["template"]["spec"]["containers"][0]["command"] = ["gpu-feature-discovery"]
+    _, v = _one(gfd, node("n1"), ds_pod(gfd, "n1"), gpu_slice("n1"))
+    assert v.device_plugin == [] and v.ownership == "dra"
 
 
 def test_fleet_cel_class_request_and_expression():
