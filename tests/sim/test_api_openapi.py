@@ -10,6 +10,7 @@ import pytest
 
 from dragoman.sim.api import openapi
 from dragoman.sim.api.patch import ApplyConflict, apply_strategic_merge_patch, server_side_apply
+from dragoman.sim.api.validation import default_object
 
 SERVED = openapi.served_group_versions()
 
@@ -77,11 +78,18 @@ def test_shipped_data_is_small():
 # ---------------------------------------------------------------- real kubectl against a throwaway server
 
 
+COLLECTIONS = {
+    "/apis/resource.k8s.io/v1/deviceclasses": ("DeviceClass", "deviceclasses"),
+    "/apis/apps/v1/namespaces/default/deployments": ("Deployment", "deployments"),
+}
+
+
 class Throwaway:
     """Just enough API server for explain/apply: legacy discovery, /openapi/v3, one DeviceClass collection."""
 
     def __init__(self) -> None:
-        self.objects: dict[str, dict] = {}
+        self.objects: dict[tuple[str, str], dict] = {}
+        self.patches: list = []
         self.log: list[tuple[str, str, str]] = []
         self.rv = 1
 
@@ -96,46 +104,55 @@ class Throwaway:
         if path == "/apis":
             return web.json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": [
                 {"name": "resource.k8s.io", "versions": [{"groupVersion": "resource.k8s.io/v1", "version": "v1"}],
-                 "preferredVersion": {"groupVersion": "resource.k8s.io/v1", "version": "v1"}}]})
+                 "preferredVersion": {"groupVersion": "resource.k8s.io/v1", "version": "v1"}},
+                {"name": "apps", "versions": [{"groupVersion": "apps/v1", "version": "v1"}],
+                 "preferredVersion": {"groupVersion": "apps/v1", "version": "v1"}}]})
         if path == "/api/v1":
             return web.json_response({"kind": "APIResourceList", "groupVersion": "v1", "resources": []})
         if path == "/apis/resource.k8s.io/v1":
             return web.json_response({"kind": "APIResourceList", "groupVersion": "resource.k8s.io/v1", "resources": [
                 {"name": "deviceclasses", "singularName": "deviceclass", "namespaced": False, "kind": "DeviceClass", "verbs": openapi._ALL}]})
+        if path == "/apis/apps/v1":
+            return web.json_response({"kind": "APIResourceList", "groupVersion": "apps/v1", "resources": [
+                {"name": "deployments", "singularName": "deployment", "namespaced": True, "kind": "Deployment", "verbs": openapi._ALL}]})
         if path == "/openapi/v3":
-            return web.json_response(openapi.openapi_v3_index([("", "v1"), ("resource.k8s.io", "v1")]))
+            return web.json_response(openapi.openapi_v3_index([("", "v1"), ("resource.k8s.io", "v1"), ("apps", "v1")]))
         if path.startswith("/openapi/v3/"):
             gv = openapi.parse_gv_path(path)
             data = openapi.openapi_v3_document_bytes(*gv) if gv else None
             if data is None:
                 return web.Response(status=404)
             return web.Response(body=data, content_type="application/json")
-        prefix = "/apis/resource.k8s.io/v1/deviceclasses"
-        if path.startswith(prefix):
+        for prefix, (kind, plural) in COLLECTIONS.items():
+            if not path.startswith(prefix):
+                continue
             name = path[len(prefix) + 1:]
+            live = self.objects.get((plural, name))
             if request.method == "GET" and name:
-                if name in self.objects:
-                    return web.json_response(self.objects[name])
+                if live is not None:
+                    return web.json_response(live)
                 return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404, "reason": "NotFound",
-                                          "message": f'deviceclasses.resource.k8s.io "{name}" not found'}, status=404)
+                                          "message": f'{plural} "{name}" not found'}, status=404)
             if request.method == "POST":
                 obj = json.loads(body)
-                return self._store(obj, 201)
+                default_object(plural, obj)
+                return self._store(plural, obj, 201)
             if request.method == "PATCH":
                 ctype = request.headers.get("Content-Type", "")
                 patch = json.loads(body)
-                live = self.objects.get(name)
                 if ctype.startswith("application/apply-patch"):
                     try:
                         obj = server_side_apply(live, patch, request.query["fieldManager"], request.query.get("force") == "true")
                     except ApplyConflict as conflict:
                         return web.json_response(conflict.status(), status=409)
-                    return self._store(obj, 200 if live else 201)
-                obj = apply_strategic_merge_patch(live, patch, "DeviceClass")
-                return self._store(obj, 200)
+                    return self._store(plural, obj, 200 if live else 201)
+                self.patches.append(patch)
+                obj = apply_strategic_merge_patch(live, patch, kind)
+                default_object(plural, obj)
+                return self._store(plural, obj, 200)
         return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404, "reason": "NotFound"}, status=404)
 
-    def _store(self, obj, code):
+    def _store(self, plural, obj, code):
         from aiohttp import web
 
         self.rv += 1
@@ -143,7 +160,7 @@ class Throwaway:
         meta["resourceVersion"] = str(self.rv)
         meta.setdefault("uid", "uid-" + meta["name"])
         meta.setdefault("creationTimestamp", "2026-11-30T12:00:00Z")
-        self.objects[meta["name"]] = obj
+        self.objects[(plural, meta["name"])] = obj
         return web.json_response(obj, status=code)
 
 
@@ -211,28 +228,28 @@ async def test_kubectl_apply_client_side_then_server_side(kubectl_env):
     manifest.write_text(DEVICE_CLASS)
     code, out = await run("apply", "-f", str(manifest))
     assert code == 0 and "deviceclass.resource.k8s.io/gpu.example.com created" in out, out
-    rv = server.objects["gpu.example.com"]["metadata"]["resourceVersion"]
+    rv = server.objects[("deviceclasses", "gpu.example.com")]["metadata"]["resourceVersion"]
     code, out = await run("apply", "-f", str(manifest))
     assert code == 0 and "unchanged" in out, out
-    assert server.objects["gpu.example.com"]["metadata"]["resourceVersion"] == rv
+    assert server.objects[("deviceclasses", "gpu.example.com")]["metadata"]["resourceVersion"] == rv
     manifest.write_text(DEVICE_CLASS.replace("example.com/gpu", "example.com/gpu2"))
     code, out = await run("apply", "-f", str(manifest))
     assert code == 0 and "configured" in out, out
     patches = [(p, c) for m, p, c in server.log if m == "PATCH"]
     assert patches and patches[-1][1] == "application/strategic-merge-patch+json" and "fieldValidation=Strict" in patches[-1][0]
-    assert server.objects["gpu.example.com"]["spec"]["extendedResourceName"] == "example.com/gpu2"
+    assert server.objects[("deviceclasses", "gpu.example.com")]["spec"]["extendedResourceName"] == "example.com/gpu2"
     assert not any("/openapi/v2" in p for _, p, _ in server.log)
 
     # Server-side apply: the client-side manager owns extendedResourceName, so a change conflicts until forced.
     manifest.write_text(DEVICE_CLASS.replace("example.com/gpu", "example.com/gpu3"))
-    server.objects["gpu.example.com"]["metadata"]["managedFields"] = [{
+    server.objects[("deviceclasses", "gpu.example.com")]["metadata"]["managedFields"] = [{
         "manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "resource.k8s.io/v1", "time": "2026-11-30T12:00:00Z",
         "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:extendedResourceName": {}, "f:selectors": {}}}}]
     code, out = await run("apply", "--server-side", "-f", str(manifest))
     assert code != 0 and 'conflict with "kubectl-client-side-apply"' in out and ".spec.extendedResourceName" in out, out
     code, out = await run("apply", "--server-side", "--force-conflicts", "-f", str(manifest))
     assert code == 0 and "serverside-applied" in out, out
-    managers = {e["manager"] for e in server.objects["gpu.example.com"]["metadata"]["managedFields"]}
+    managers = {e["manager"] for e in server.objects[("deviceclasses", "gpu.example.com")]["metadata"]["managedFields"]}
     assert "kubectl" in managers
 
 
@@ -249,3 +266,55 @@ def test_unknown_fields_for_strict_field_validation():
     assert unknown_fields("NoSuchKind", {"a": 1}) == []
     assert strict_decoding_message("DeviceClass", "v1", ["spec.bogus"]) == (
         'DeviceClass in version "v1" cannot be handled as a DeviceClass: strict decoding error: unknown field "spec.bogus"')
+
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+spec:
+  selector:
+    matchLabels: {app: web}
+  strategy:
+    type: RollingUpdate
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      tolerations:
+      - {key: a, operator: Exists}
+      containers:
+      - name: app
+        image: app:1
+        env:
+        - {name: A, value: "1"}
+      - name: side
+        image: side:1
+"""
+
+
+@pytest.mark.kubectl
+async def test_kubectl_client_side_apply_of_a_deployment_uses_strategic_merge(kubectl_env):
+    """kubectl's 3-way strategic patch (built from our v3 patch metadata) applied by our strategic merge gives what was applied."""
+    server, run, tmp_path = kubectl_env
+    manifest = tmp_path / "deploy.yaml"
+    manifest.write_text(DEPLOYMENT)
+    code, out = await run("apply", "-f", str(manifest))
+    assert code == 0 and "created" in out, out
+    changed = (DEPLOYMENT.replace("image: app:1", "image: app:2").replace('- {name: A, value: "1"}', '- {name: B, value: "2"}')
+               .replace("- {key: a, operator: Exists}", "- {key: b, operator: Exists}").replace("    type: RollingUpdate", "    type: Recreate"))
+    changed = changed.replace("      - name: side\n        image: side:1\n", "")
+    manifest.write_text(changed)
+    code, out = await run("apply", "-f", str(manifest))
+    assert code == 0 and "configured" in out, out
+    patch = server.patches[-1]
+    assert "$setElementOrder/containers" in patch["spec"]["template"]["spec"]
+    spec = server.objects[("deployments", "web")]["spec"]
+    containers = spec["template"]["spec"]["containers"]
+    assert [c["name"] for c in containers] == ["app"]
+    assert containers[0]["image"] == "app:2" and containers[0]["env"] == [{"name": "B", "value": "2"}]
+    assert spec["template"]["spec"]["tolerations"] == [{"key": "b", "operator": "Exists"}]
+    assert spec["strategy"] == {"type": "Recreate"}
+    code, out = await run("apply", "-f", str(manifest))
+    assert code == 0 and "unchanged" in out, out
