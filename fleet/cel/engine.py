@@ -122,7 +122,14 @@ def evaluate_all(selectors: list[CompiledSelector], device: CelDevice) -> EvalOu
 
 def scheduler_error_message(owner: str, index: int, driver: str, pool: str, device: str, error: str) -> str:
     """The scheduler's error for a runtime failure (allocator_stable.go); owner is "class <name>" or "claim <ns>/<name>"."""
-    msg = f"{owner}: selector #{index} on device {driver}/{pool}/{device}: CEL runtime error: {error}"
-    if error.startswith("no such key"):
-        msg += ". consider using CEL optional chaining (e.g. device.attributes[\"domain\"].?attr.orValue(default)) to handle missing attributes"
-    return msg
+    return f"{owner}: selector #{index} on device {driver}/{pool}/{device}: CEL runtime error: {enhance_runtime_error(error)}"
+
+
+def enhance_runtime_error(error: str) -> str:
+    """dynamic-resource-allocation cel.EnhanceRuntimeError: a hint after "no such key" errors."""
+    if "no such key:" in error and OPTIONAL_HINT not in error:
+        return error + OPTIONAL_HINT
+    return error
+
+
+OPTIONAL_HINT = ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields"

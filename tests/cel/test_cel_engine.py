@@ -98,7 +98,11 @@ def test_evaluate_all_stops_at_first_false_or_error() -> None:
 
 def test_scheduler_error_message_matches_upstream_shape() -> None:
     msg = scheduler_error_message("class gpu.nvidia.com", 0, "gpu.nvidia.com", "node-1", "gpu-0", "no such key: index")
-    assert msg.startswith("class gpu.nvidia.com: selector #0 on device gpu.nvidia.com/node-1/gpu-0: CEL runtime error: no such key: index. consider using CEL optional chaining")
+    # dynamic-resource-allocation cel/errors.go EnhanceRuntimeError wording.
+    assert msg == (
+        "class gpu.nvidia.com: selector #0 on device gpu.nvidia.com/node-1/gpu-0: CEL runtime error: no such key: index. "
+        "consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields"
+    )
     claim = scheduler_error_message("claim ns/c", 1, "d", "p", "x", "no such overload")
     assert claim == "claim ns/c: selector #1 on device d/p/x: CEL runtime error: no such overload"
 
