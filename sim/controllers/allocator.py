@@ -68,8 +68,8 @@ class SelectorCache:
     def __init__(self, compile_fn: Callable | None = None) -> None:
         self._compile_fn = compile_fn
         self.compiled: dict[str, object] = {}
-        # (expressions tuple, device key) -> (matched, failing index, error text, is_compile_error)
-        self.verdicts: dict[tuple, tuple] = {}
+        # device key -> expressions tuple -> (matched, failing index, error text, is_compile_error)
+        self.verdicts: dict[tuple, dict[tuple, tuple]] = {}
 
     def _compile(self, expr: str):
         if expr in self.compiled:
@@ -89,8 +89,10 @@ class SelectorCache:
     def verdict(self, exprs: tuple[str, ...], device: DeviceEntry) -> tuple:
         if not exprs:
             return (True, -1, None, False)
-        key = (exprs, device.key)
-        hit = self.verdicts.get(key)
+        per_device = self.verdicts.get(device.key)
+        if per_device is None:
+            per_device = self.verdicts[device.key] = {}
+        hit = per_device.get(exprs)
         if hit is not None:
             return hit
         result: tuple = (True, -1, None, False)
@@ -111,13 +113,12 @@ class SelectorCache:
             if out.value is not True:
                 result = (False, -1, None, False)
                 break
-        self.verdicts[key] = result
+        per_device[exprs] = result
         return result
 
     def forget_devices(self, keys: Iterable[tuple]) -> None:
-        drop = set(keys)
-        if drop:
-            self.verdicts = {k: v for k, v in self.verdicts.items() if k[1] not in drop}
+        for k in keys:
+            self.verdicts.pop(k, None)
 
 
 def _selector_exprs(selectors: list | None) -> tuple[str, ...]:
@@ -172,17 +173,28 @@ class _ClaimState:
         self.distinct_values: dict[int, set] = {i: set() for i in range(len(self.constraints))}
 
 
-def allocate(claims: list[dict], node: dict, devices: list[DeviceEntry], allocated: set, classes: dict, cache: SelectorCache) -> list[dict] | None:
+def allocate(claims: list[dict], node: dict, devices: list[DeviceEntry], allocated: set, classes: dict, cache: SelectorCache,
+             plans: dict | None = None) -> list[dict] | None:
     """Allocate every claim on `node` or none: a list of `status.allocation` dicts (one per claim), or None.
 
     `devices` are the devices available on the node (newest pool generations), in pool order; `allocated` holds the
     (driver, pool, device) keys already in use. Raises AllocationError on a CEL compile or runtime error, as upstream.
+    `plans` may carry parsed requests across calls for the same claims (one scheduling attempt over many nodes).
     """
+    if plans is None:
+        plans = {}
+
+    def alternatives(req: dict) -> list[_Alternative]:
+        hit = plans.get(id(req))
+        if hit is None or hit[0] is not req:
+            hit = plans[id(req)] = (req, _alternatives(req, classes))
+        return hit[1]
+
     states = [_ClaimState(c) for c in claims]
     plan: list[tuple[int, list[_Alternative]]] = []
     for ci, st in enumerate(states):
         for req in st.requests:
-            plan.append((ci, _alternatives(req, classes)))
+            plan.append((ci, alternatives(req)))
     in_use_here: set = set()
     selectable_cache: dict[tuple, bool] = {}
 
@@ -324,7 +336,7 @@ def allocate(claims: list[dict], node: dict, devices: list[DeviceEntry], allocat
         config = []
         used_requests = {n.split("/")[0] for n, _, _ in st.results} | {n for n, _, _ in st.results}
         for req in st.requests:
-            for alt in _alternatives(req, classes):
+            for alt in alternatives(req):
                 if alt.result_name not in used_requests or alt.class_obj is None:
                     continue
                 for cfg in (alt.class_obj.get("spec") or {}).get("config") or []:

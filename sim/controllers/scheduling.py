@@ -207,7 +207,7 @@ class ClusterView:
 
     def __init__(self, nodes: Iterable[dict] = (), pods: Iterable[dict] = (), resourceslices: Iterable[dict] = (), deviceclasses: Iterable[dict] = (),
                  resourceclaims: Iterable[dict] = (), resourceclaimtemplates: Iterable[dict] = (), resourcequotas: Iterable[dict] = (),
-                 namespaces: Iterable[dict] = (), *, cel_compile=None, feasible_cap: int | None = None, rng: random.Random | None = None) -> None:
+                 namespaces: Iterable[dict] = (), *, cel_compile=None, feasible_cap: int | None = 16, rng: random.Random | None = None) -> None:
         self.nodes: dict[str, NodeInfo] = {}
         self.node_order: list[NodeInfo] = []
         self.pods: dict[tuple, dict] = {}
@@ -219,6 +219,7 @@ class ClusterView:
         self.allocated: dict[tuple, int] = {}
         self.slices: dict[str, dict] = {}
         self.pools: dict[tuple, list[DeviceEntry]] = {}
+        self.pool_slices: dict[tuple, set[str]] = {}
         self.node_devices: dict[str, list[DeviceEntry]] = {}
         self.shared_devices: list[DeviceEntry] = []
         self.templates: dict[tuple, dict] = {}
@@ -395,6 +396,9 @@ class ClusterView:
         name = _meta(slc).get("name", "")
         old = self.slices.get(name)
         self.slices[name] = slc
+        if old is not None:
+            self.pool_slices.get(self._pool_id(old), set()).discard(name)
+        self.pool_slices.setdefault(self._pool_id(slc), set()).add(name)
         if _rebuild:
             pools = {self._pool_id(slc)}
             if old is not None:
@@ -405,6 +409,7 @@ class ClusterView:
     def remove_slice(self, name: str) -> None:
         old = self.slices.pop(name, None)
         if old is not None:
+            self.pool_slices.get(self._pool_id(old), set()).discard(name)
             self._rebuild_pool(self._pool_id(old))
 
     @staticmethod
@@ -413,17 +418,17 @@ class ClusterView:
         return (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""))
 
     def _rebuild_all_pools(self) -> None:
-        for pid in {self._pool_id(s) for s in self.slices.values()}:
-            self._rebuild_pool(pid, _reindex=False)
-        self._reindex_devices()
+        for pid in list(self.pool_slices):
+            self._rebuild_pool(pid)
 
-    def _rebuild_pool(self, pid: tuple, _reindex: bool = True) -> None:
+    def _rebuild_pool(self, pid: tuple) -> None:
         old = self.pools.pop(pid, [])
         self.selector_cache.forget_devices(d.key for d in old)
-        members = [s for s in self.slices.values() if self._pool_id(s) == pid]
+        touched = {d.node_name for d in old}
+        members = [self.slices[n] for n in self.pool_slices.get(pid, ()) if n in self.slices]
+        entries: list[DeviceEntry] = []
         if members:
             gen = max(int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) for s in members)
-            entries = []
             for s in sorted(members, key=lambda s: _meta(s).get("name", "")):
                 spec = s.get("spec") or {}
                 if int((spec.get("pool") or {}).get("generation") or 0) != gen:
@@ -434,20 +439,22 @@ class ClusterView:
                     else:
                         entries.append(DeviceEntry(pid[0], pid[1], dev, spec.get("nodeName"), spec.get("nodeSelector"), bool(spec.get("allNodes"))))
             self.pools[pid] = entries
-        if _reindex:
-            self._reindex_devices()
-
-    def _reindex_devices(self) -> None:
-        by_node: dict[str, list[DeviceEntry]] = {}
-        shared: list[DeviceEntry] = []
-        for pid in sorted(self.pools):
-            for d in self.pools[pid]:
-                if d.node_name is not None:
-                    by_node.setdefault(d.node_name, []).append(d)
+        touched |= {d.node_name for d in entries}
+        # Only the lists of the nodes this pool touches change; pools stay in (driver, pool) order.
+        for node_name in touched:
+            if node_name is None:
+                cur = [d for d in self.shared_devices if (d.driver, d.pool) != pid]
+                cur += [d for d in entries if d.node_name is None]
+                cur.sort(key=lambda d: (d.driver, d.pool))
+                self.shared_devices = cur
+            else:
+                cur = [d for d in self.node_devices.get(node_name, []) if (d.driver, d.pool) != pid]
+                cur += [d for d in entries if d.node_name == node_name]
+                cur.sort(key=lambda d: (d.driver, d.pool))
+                if cur:
+                    self.node_devices[node_name] = cur
                 else:
-                    shared.append(d)
-        self.node_devices = by_node
-        self.shared_devices = shared
+                    self.node_devices.pop(node_name, None)
 
     def devices_on(self, info: NodeInfo) -> list[DeviceEntry]:
         local = self.node_devices.get(info.name, [])
@@ -600,7 +607,8 @@ class _DraState:
         self.bridge_needed = False  # some requested extended resource is served by a class
         self.ext_resources: dict[str, int] = {}
         self.unavailable: set[int] = set()
-        self.node_alloc: dict[str, tuple] = {}
+        self.plans: dict = {}
+        self.bridge_requests: dict[tuple, tuple] = {}
 
     @property
     def has_claims(self) -> bool:
@@ -842,14 +850,18 @@ def _dra_filter(pod: dict, view: ClusterView, info: NodeInfo, dra: _DraState) ->
     node_claim = None
     mappings: list[dict] = []
     if node_ext:
-        reqs, mappings = bridge_mod.requests_and_mappings(pod, node_ext, view.class_for)
+        key = tuple(sorted(node_ext.items()))
+        cached = dra.bridge_requests.get(key)
+        if cached is None:
+            cached = dra.bridge_requests[key] = bridge_mod.requests_and_mappings(pod, node_ext, view.class_for)
+        reqs, mappings = cached
         node_claim = {"metadata": {"namespace": _meta(pod).get("namespace", ""), "name": "<extended-resources>"}, "spec": {"devices": {"requests": reqs}}}
         to_allocate.append(node_claim)
     allocations: list[dict] | None = []
     if to_allocate:
         devices = view.devices_on(info)
         try:
-            allocations = allocate(to_allocate, info.node, devices, view.allocated, view.classes, view.selector_cache)
+            allocations = allocate(to_allocate, info.node, devices, view.allocated, view.classes, view.selector_cache, dra.plans)
         except AllocationError as exc:
             raise _CycleError(str(exc)) from exc
         if allocations is None:
