@@ -295,3 +295,25 @@ async def test_wait_synced_fails_fast_when_the_cluster_vanishes() -> None:
     finally:
         await syncer.stop()
         await cluster.close()
+
+
+async def test_tls_verified_with_certificate_authority_and_refused_without(tmp_path: pathlib.Path) -> None:
+    from dragoman.sim.server import _self_signed_cert
+
+    async with running_simulator(objects=[node("a")]) as sim:
+        if not sim.url.startswith("https"):
+            pytest.skip("the simulator could not make a certificate (no openssl) and serves plain http")
+        cert_path, _key = _self_signed_cert()
+        cfg = sim.kubeconfig()
+        cfg["clusters"][0]["cluster"] = {"server": sim.url, "certificate-authority": cert_path}
+        (tmp_path / "ca").write_text(yaml.safe_dump(cfg))
+        cluster = await connect(str(tmp_path / "ca"), None)
+        try:
+            assert (await cluster.get("/api/v1/nodes/a"))["metadata"]["name"] == "a"
+        finally:
+            await cluster.close()
+        cfg["clusters"][0]["cluster"] = {"server": sim.url}  # neither a CA nor insecure-skip-tls-verify
+        (tmp_path / "plain").write_text(yaml.safe_dump(cfg))
+        with pytest.raises(Unreachable) as info:
+            await connect(str(tmp_path / "plain"), None)
+        assert "certificate that is not trusted" in info.value.message and "certificate-authority" in info.value.message

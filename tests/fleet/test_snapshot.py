@@ -150,3 +150,53 @@ def test_snapshot_command_rewrites_a_snapshot_and_reports_bad_input(tmp_path: pa
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert proc.stderr.startswith("dragoman: the snapshot") and len(proc.stderr.strip().splitlines()) == 1
+
+
+async def test_snapshot_command_against_the_simulator(tmp_path: pathlib.Path) -> None:
+    import asyncio
+
+    from tests.support.sim import running_simulator
+
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "no-claims"},
+            "rules": [{"apiGroups": ["", "apps", "batch", "policy", "coordination.k8s.io"], "resources": ["*"], "verbs": ["get", "list", "watch"]},
+                      {"apiGroups": ["resource.k8s.io"], "resources": ["deviceclasses", "resourceslices", "resourceclaimtemplates"], "verbs": ["list", "watch"]}]}
+    async with running_simulator(objects=[NODE, SLICE, OWN_CM, OTHER_CM, role], users=[{"name": "viewer", "clusterRoles": ["no-claims"]}]) as sim:
+        out = tmp_path / "snap.yaml"
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "dragoman", "snapshot", str(out), "--kubeconfig", str(sim.kubeconfig_path),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        _, err = await asyncio.wait_for(proc.communicate(), 120)
+        assert proc.returncode == 0, err.decode()
+        assert "wrote" in err.decode() and str(out) in err.decode()
+        text = out.read_text()
+        assert text.startswith(f"# dragoman snapshot of {sim.url} (context dragoman-sim, v1.")
+        doc = yaml.safe_load(text)
+        kinds = {i["kind"] for i in doc["items"]}
+        assert {"Node", "ResourceSlice", "ConfigMap", "Namespace"} <= kinds and "Secret" not in kinds
+        assert "password" not in text and "managedFields" not in text
+        assert [i["metadata"]["name"] for i in doc["items"] if i["kind"] == "ConfigMap"] == ["dragoman-pool-a"]
+        store = store_from_snapshot(str(out))
+        assert store.get("ResourceSlice", "", "gpu-1-gpu.nvidia.com-x")["spec"]["devices"][0]["futureField"] == {"kept": True}
+
+        # A user who may not read one kind still gets a snapshot, with a note and the gap recorded in it.
+        kc = tmp_path / "viewer"
+        sim.write_kubeconfig(kc, "viewer")
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "dragoman", "snapshot", str(tmp_path / "v.yaml"), "--kubeconfig", str(kc),
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        _, err = await asyncio.wait_for(proc.communicate(), 120)
+        assert proc.returncode == 0, err.decode()
+        assert "note: user 'viewer' may not list resourceclaims" in err.decode()
+        assert "missing: ResourceClaim" in (tmp_path / "v.yaml").read_text().splitlines()[1]
+
+
+def test_snapshot_command_unreachable_server_is_one_sentence(tmp_path: pathlib.Path) -> None:
+    kc = tmp_path / "kc"
+    kc.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "c",
+                                  "clusters": [{"name": "x", "cluster": {"server": "https://127.0.0.1:9", "insecure-skip-tls-verify": True}}],
+                                  "users": [{"name": "u", "user": {"token": "t"}}], "contexts": [{"name": "c", "context": {"cluster": "x", "user": "u"}}]}))
+    proc = subprocess.run([sys.executable, "-m", "dragoman", "snapshot", str(tmp_path / "o.yaml"), "--kubeconfig", str(kc)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("dragoman: cannot reach the cluster of context 'c' (server https://127.0.0.1:9)")
+    assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "o.yaml").exists()
