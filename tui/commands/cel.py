@@ -87,7 +87,7 @@ def load_objects(path: str) -> list[dict]:
 
 def run(args: argparse.Namespace) -> int:
     from dragoman.fleet.cel import CelCompileError, compile_expression
-    from dragoman.fleet.cel.fleeteval import DeviceIndex, evaluate_fleet
+    from dragoman.fleet.cel.fleeteval import DeviceIndex, evaluate_fleet, newest_slices
     from dragoman.fleet.errors import ExitCode, UserError
 
     snapshot = getattr(args, "snapshot", None)
@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        _print_text(args, summary, result.results, engine, len(slices))
+        _print_text(args, summary, result.results, engine, len(newest_slices(slices)))
     if summary["errors"] or summary["matched"] == 0:
         return int(ExitCode.PROBLEM)
     return int(ExitCode.OK)
