@@ -7,11 +7,11 @@ Conventions every scenario follows (the simulator's server and controllers read 
 - Users: a ConfigMap `kube-system/dragoman-sim-users` with key `users.yaml` holding
   `users: [{name, token, groups: [...]}, ...]`; RBAC for them is ordinary ClusterRoles/ClusterRoleBindings in the
   same scenario. `scenario_users()` reads it (and returns a single admin when a snapshot has none).
-- Per-node behaviours the simulator must keep up (the snapshot cannot express "keeps crashing"): the Node
-  annotation `sim.dragoman.io/node-faults`, comma-separated, from `dra-plugin-crashloop` (the DRA kubelet plugin
-  crash-loops, so the node publishes no slices), `dra-plugin-not-ready` (the plugin runs but is not ready:
-  NodePrepareResources fails), `device-plugin-crashloop` (the device plugin restarts every few minutes, so
-  allocatable flips between N and 0). Dragoman itself never reads `sim.dragoman.io/*`.
+- Behaviours the simulator must keep up (a snapshot cannot say "keeps crashing") are pod annotations its kubelet
+  reads (sim/controllers/base.py): `sim.dragoman.io/crash-loop-seconds` (the demo's flapping device plugin),
+  `sim.dragoman.io/not-ready: "true"` (the demo's DRA plugin that is up but not ready, so preparing fails). A pod
+  loaded in CrashLoopBackOff without them stays so (the demo's DRA plugin that publishes nothing). Dragoman itself
+  never reads `sim.dragoman.io/*`.
 - The demo marks which objects embody which finding with the annotation `dragoman.io/demo-finding: "<id>[,<id>]"`.
   Only tests read it. `demo_marks()` lists them.
 """
@@ -27,7 +27,6 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 HERE = pathlib.Path(__file__).resolve().parent
 DEMO_PATH = HERE / "demo.yaml"
 MARK_ANNOTATION = "dragoman.io/demo-finding"
-NODE_FAULTS_ANNOTATION = "sim.dragoman.io/node-faults"
 USERS_CONFIGMAP = ("kube-system", "dragoman-sim-users")
 DEFAULT_USERS = [{"name": "admin", "token": "dragoman-demo-admin", "groups": ["system:masters"]}]
 
@@ -101,8 +100,3 @@ def demo_marks(objects: list[dict]) -> dict[str, list[tuple[str, str, str]]]:
         for fid in value.split(","):
             out.setdefault(fid.strip(), []).append((o["kind"], md.get("namespace", ""), md["name"]))
     return out
-
-
-def node_faults(node: dict) -> set[str]:
-    value = ((node.get("metadata") or {}).get("annotations") or {}).get(NODE_FAULTS_ANNOTATION, "")
-    return {f.strip() for f in value.split(",") if f.strip()}

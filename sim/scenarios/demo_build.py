@@ -31,7 +31,10 @@ import yaml
 from dragoman.sim.scenarios import nvidia as nv
 
 MARK = "dragoman.io/demo-finding"
-FAULTS = "sim.dragoman.io/node-faults"
+# What the simulator's kubelet reads to keep a pod's behaviour up (sim/controllers/base.py); a pod loaded in
+# CrashLoopBackOff without an annotation simply stays there.
+CRASH_LOOP_SECONDS = "sim.dragoman.io/crash-loop-seconds"
+NOT_READY = "sim.dragoman.io/not-ready"
 CLUSTER = "ml-prod"
 PROJECT = "acme-ml-prod"
 REGION = "us-central1"
@@ -129,7 +132,7 @@ class NodeSpec:
     operator_dp_label: str = "false"
     unschedulable: bool = False
     findings: list[str] = dataclasses.field(default_factory=list)
-    faults: list[str] = dataclasses.field(default_factory=list)
+    pod_faults: dict = dataclasses.field(default_factory=dict)  # DaemonSet name -> annotations for its pod here
     extra_labels: dict = dataclasses.field(default_factory=dict)
     index: int = 0
 
@@ -209,8 +212,11 @@ class Demo:
             labels["feature.node.kubernetes.io/pci-10de.present"] = "true"
             labels.update(hw.gfd_labels())
             labels["nvidia.com/gfd.timestamp"] = str(int(SNAPSHOT.timestamp()) - 3600 - spec.index * 17)
-            for comp in ("container-toolkit", "dcgm-exporter", "gpu-feature-discovery", "operator-validator"):
+            # Every operand label the GPU Operator fills on a GPU node (gpuStateLabels; mig-manager on MIG-capable GPUs).
+            for comp in ("container-toolkit", "dcgm", "dcgm-exporter", "gpu-feature-discovery", "node-status-exporter", "operator-validator"):
                 labels[f"nvidia.com/gpu.deploy.{comp}"] = "true"
+            if labels.get("nvidia.com/mig.capable") == "true":
+                labels["nvidia.com/gpu.deploy.mig-manager"] = "true"
             labels["nvidia.com/gpu.deploy.driver"] = "pre-installed"
             labels["nvidia.com/gpu.deploy.device-plugin"] = spec.operator_dp_label
             resources = hw.device_plugin_resources()
@@ -227,8 +233,6 @@ class Demo:
             "node.alpha.kubernetes.io/ttl": "0",
             "volumes.kubernetes.io/controller-managed-attach-detach": "true",
         }
-        if spec.faults:
-            annotations[FAULTS] = ",".join(spec.faults)
         node_spec: dict = {
             "podCIDR": f"10.{64 + spec.index // 256}.{spec.index % 256}.0/24",
             "podCIDRs": [f"10.{64 + spec.index // 256}.{spec.index % 256}.0/24"],
@@ -293,7 +297,7 @@ class Demo:
             restarts: int = 0, last_state: dict | None = None, status_extra: dict | None = None,
             service_account: str = "default", priority_class: str | None = None, started: str | None = None,
             reason: str | None = None, message: str | None = None, conditions: list | None = None,
-            host_network: bool = False) -> dict:
+            host_network: bool = False, annotations: dict | None = None) -> dict:
         spec: dict = {
             "containers": [dict(c, imagePullPolicy="IfNotPresent", terminationMessagePath="/dev/termination-log",
                                 terminationMessagePolicy="File") for c in containers],
@@ -389,7 +393,7 @@ class Demo:
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": meta(name, ns, created=created, labels=labels, owner=owner, finding=finding,
-                             generate_name=generate_name, kind="Pod"),
+                             generate_name=generate_name, annotations=annotations, kind="Pod"),
             "spec": spec,
             "status": status,
         })
@@ -735,9 +739,8 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
     l4dev[0].findings.append("both-stacks")
     h100 = pool("h100-dra", 4, "a3-highgpu-8g", 208, 1872, gpu_hw("h100-80gb", 8), 150, dra=True)
     h100[2].dra_state = "not-ready"
-    h100[2].faults.append("dra-plugin-not-ready")
+    h100[2].pod_faults["dra-driver-nvidia-gpu-kubelet-plugin"] = {NOT_READY: "true"}
     h100[3].dra_state = "crashloop"
-    h100[3].faults.append("dra-plugin-crashloop")
     h100[3].findings.append("no-slices")
     serve = pool("a100-serve", 5, "a2-ultragpu-8g", 96, 1360, gpu_hw("a100-80gb", 8), 120, dra=True,
                  dp_state="gone")
@@ -748,7 +751,7 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
     serve[2].dp_state = "forgotten"  # node restarted since the plugin left: no nvidia.com/gpu key at all
     serve[2].findings += ["kubelet-too-old", "kubelet-skew"]
     serve[3].dp, serve[3].dp_state, serve[3].operator_dp_label = "operator", "crashloop", "true"
-    serve[3].faults.append("device-plugin-crashloop")
+    serve[3].pod_faults["nvidia-device-plugin-daemonset"] = {CRASH_LOOP_SECONDS: "120"}
     serve[3].findings += ["plugin-flapping", "both-stacks"]
     mig = pool("a100-mig", 2, "a2-ultragpu-8g", 96, 1360,
                gpu_hw("a100-80gb", 8, mig_strategy="mixed", mig_layout=("1g.10gb",) * 7), 100, dra=True,
@@ -855,7 +858,7 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
                   node=n.name, labels=plabels, owner=owner_ref(ds), affinity=node_aff,
                   node_selector=node_selector, tolerations=tpl["spec"]["tolerations"] + ds_tolerations,
                   generate_name=f"{name}-", priority_class="system-node-critical", service_account=service_account,
-                  **kw)
+                  annotations=n.pod_faults.get(name), **kw)
         return ds
 
     op_nodes = [s for s in N.values() if s.dp == "operator"]

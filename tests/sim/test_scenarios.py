@@ -17,7 +17,6 @@ from dragoman.sim.scenarios import (
     DEMO_PATH,
     demo_marks,
     load_scenario,
-    node_faults,
     parse_scenario_text,
     scenario_users,
 )
@@ -59,6 +58,12 @@ def _index(objs: list[dict]) -> dict[tuple[str, str, str], dict]:
 
 def _of(objs: list[dict], kind: str) -> list[dict]:
     return [o for o in objs if o["kind"] == kind]
+
+
+def _daemon_pod(objs: list[dict], daemonset: str, node: str) -> dict:
+    (pod,) = [p for p in _of(objs, "Pod") if p["spec"].get("nodeName") == node
+              and any(r["name"] == daemonset for r in p["metadata"].get("ownerReferences", []))]
+    return pod
 
 
 # ---------------------------------------------------------------- marks
@@ -114,7 +119,9 @@ def test_marked_pods_show_their_case_in_state(demo: list[dict]) -> None:
     assert "nvidia.com/gpu" not in node["status"]["allocatable"]
     pf = pod("prepare-failed")
     assert pf["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ContainerCreating"
-    assert "dra-plugin-not-ready" in node_faults(idx[("Node", "", pf["spec"]["nodeName"])])
+    plugin = _daemon_pod(demo, "dra-driver-nvidia-gpu-kubelet-plugin", pf["spec"]["nodeName"])
+    assert plugin["metadata"]["annotations"]["sim.dragoman.io/not-ready"] == "true"
+    assert plugin["status"]["containerStatuses"][0]["ready"] is False
     dr = pod("double-request")
     c = dr["spec"]["containers"][0]
     assert c["resources"]["limits"]["nvidia.com/gpu"] == "1" and c["resources"]["claims"] == [{"name": "gpu"}]
@@ -130,10 +137,15 @@ def test_marked_nodes_show_their_case_in_state(demo: list[dict]) -> None:
         assert "nvidia.com/gpu" in node["status"]["capacity"]
     for _, _, name in marks["no-slices"]:
         assert name not in slices_on
-        assert "dra-plugin-crashloop" in node_faults(idx[("Node", "", name)])
+        plugin = _daemon_pod(demo, "dra-driver-nvidia-gpu-kubelet-plugin", name)
+        assert plugin["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+        assert "sim.dragoman.io/crash-loop-seconds" not in plugin["metadata"].get("annotations", {})
     for _, _, name in marks["plugin-flapping"]:
         node = idx[("Node", "", name)]
         assert node["status"]["allocatable"]["nvidia.com/gpu"] == "0" and node["status"]["capacity"]["nvidia.com/gpu"] == "8"
+        dp = _daemon_pod(demo, "nvidia-device-plugin-daemonset", name)
+        assert dp["status"]["containerStatuses"][0]["restartCount"] > 5
+        assert int(dp["metadata"]["annotations"]["sim.dragoman.io/crash-loop-seconds"]) > 0
     for _, _, name in marks["sharing-capacity-change"]:
         labels = idx[("Node", "", name)]["metadata"]["labels"]
         assert int(labels["nvidia.com/gpu.replicas"]) > 1
