@@ -37,9 +37,16 @@ COMMON = [
     "io.k8s.apimachinery.pkg.apis.meta.v1.Status", "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
     "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent", "io.k8s.apimachinery.pkg.apis.meta.v1.Patch",
 ]
-# Descriptions are kept where `kubectl explain` is expected to be read (the DRA API and object metadata);
-# elsewhere they are dropped to keep the shipped file small.
-KEEP_DESCRIPTIONS = re.compile(r"^io\.k8s\.api\.resource\.v1\.|^io\.k8s\.apimachinery\.pkg\.apis\.meta\.v1\.(ObjectMeta|ListMeta|OwnerReference|ManagedFieldsEntry)$")
+# Descriptions are kept where `kubectl explain` is expected to be read (the DRA API, object metadata, and the
+# pod/node/workload fields a migration touches); elsewhere they are dropped to keep the shipped file small.
+KEEP_DESCRIPTIONS = re.compile(
+    r"^io\.k8s\.api\.resource\.v1\."
+    r"|^io\.k8s\.api\.core\.v1\.(Pod|PodSpec|PodStatus|Container|ContainerStatus|PodCondition|Node|NodeSpec|NodeStatus|NodeSystemInfo"
+    r"|NodeCondition|NodeAddress|Toleration|Taint|ResourceRequirements|PodResourceClaim|ResourceClaim|Affinity|NodeAffinity|NodeSelector"
+    r"|NodeSelectorTerm|NodeSelectorRequirement|PodExtendedResourceClaimStatus|ContainerExtendedResourceRequest)$"
+    r"|^io\.k8s\.api\.apps\.v1\.(DaemonSet|DaemonSetSpec|Deployment|DeploymentSpec)$"
+    r"|^io\.k8s\.apimachinery\.pkg\.apis\.meta\.v1\.(ObjectMeta|ListMeta|OwnerReference|ManagedFieldsEntry|LabelSelector|LabelSelectorRequirement)$"
+)
 
 SPECIAL = {
     "io.k8s.apimachinery.pkg.api.resource.Quantity": {"type": "string"},
