@@ -318,3 +318,9 @@ async def test_kubectl_client_side_apply_of_a_deployment_uses_strategic_merge(ku
     assert spec["strategy"] == {"type": "Recreate"}
     code, out = await run("apply", "-f", str(manifest))
     assert code == 0 and "unchanged" in out, out
+
+
+def test_shipped_schemas_are_what_the_generator_writes():
+    from dragoman.sim.api import gen_openapi, schemas
+
+    assert json.loads(schemas.DATA.read_text()) == gen_openapi.build()
