@@ -581,9 +581,13 @@ def server_side_apply(
             entries.append({"manager": "before-first-apply", "operation": "Update", "apiVersion": api_version,
                             "time": _now(now), "fieldsType": "FieldsV1", "fieldsV1": fields_v1(before)})
 
-    applied_values = field_values(applied, kind)
+    on_status = subresource == "status"
+    applied_values = field_values(applied, kind, include_status=on_status)
+    if on_status:
+        # Applying to the status subresource owns status fields only; the rest of the body is ignored.
+        applied_values = {p: v for p, v in applied_values.items() if p[0] == "f:status"}
     applied_set = set(applied_values)
-    live_values = field_values(live, kind) if live else {}
+    live_values = field_values(live, kind, include_status=on_status) if live else {}
     previous: set = set()
     others: list[tuple[dict, set]] = []
     for entry in entries:
@@ -623,7 +627,10 @@ def server_side_apply(
 
     stripped_applied = copy.deepcopy(applied)
     stripped_applied.get("metadata", {}).pop("managedFields", None)
-    stripped_applied.pop("status", None)
+    if on_status:
+        stripped_applied = {"status": stripped_applied.get("status", {})}
+    else:
+        stripped_applied.pop("status", None)
     result = _ssa_merge(base, stripped_applied, schema) if live else stripped_applied
     owned_elsewhere = set().union(*(p for _, p in kept_others)) if kept_others else set()
     for path in sorted(previous - applied_set, key=len, reverse=True):

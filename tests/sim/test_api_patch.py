@@ -294,3 +294,17 @@ def test_update_managed_fields_moves_ownership():
     update_managed_fields(obj, new, "editor", now=NOW)
     owners = {e["manager"]: paths_of(e["fieldsV1"]) for e in new["metadata"]["managedFields"]}
     assert owners == {"editor": {("f:data", "f:a"), ("f:data", "f:b")}}
+
+
+def test_apply_to_status_subresource_owns_status_only():
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "d"},
+             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}
+    live = server_side_apply(None, claim, "creator", False, now=NOW)
+    status_apply = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "d"},
+                    "spec": {"devices": {"requests": []}},
+                    "status": {"reservedFor": [{"resource": "pods", "name": "p", "uid": "u1"}]}}
+    out = server_side_apply(live, status_apply, "scheduler", False, now=NOW, subresource="status")
+    assert out["spec"] == claim["spec"]
+    assert out["status"]["reservedFor"][0]["uid"] == "u1"
+    entry = next(e for e in out["metadata"]["managedFields"] if e["manager"] == "scheduler")
+    assert entry["subresource"] == "status" and set(entry["fieldsV1"]) == {"f:status"}
