@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 from collections import defaultdict
 from typing import Iterable
@@ -842,8 +843,14 @@ RULES = (_stack_nodes, _daemonset_targets, _no_slices, _kubelets, _sharing, _mig
 
 def diagnose(model: FleetModel) -> list[Finding]:
     """Every finding of the catalogue present in the model, most severe first."""
-    ctx = _Context(model)
-    out: list[Finding] = []
-    for rule in RULES:
-        out.extend(rule(ctx))
+    was_enabled = gc.isenabled()
+    gc.disable()  # many short-lived containers, no cycles; a collection would rescan the whole fleet
+    try:
+        ctx = _Context(model)
+        out: list[Finding] = []
+        for rule in RULES:
+            out.extend(rule(ctx))
+    finally:
+        if was_enabled:
+            gc.enable()
     return sort_findings(out)

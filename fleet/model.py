@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import json
 from collections import Counter, defaultdict
 from typing import Any, Callable, Iterable, Sequence
@@ -292,6 +294,19 @@ class FleetModel:
 
     def load(self, objects_by_kind: dict[str, dict[Key, dict] | Iterable[dict]]) -> None:
         """Replace everything with these objects (per kind: a mapping key → raw object, or an iterable of objects)."""
+        # Indexing allocates many small containers and no cycles: the cyclic collector would only rescan the fleet.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._load(objects_by_kind)
+        finally:
+            if was_enabled:
+                gc.enable()
+        # The fleet's raw objects live as long as the model and hold no cycles: keep them out of every later
+        # collection, or each one rescans hundreds of thousands of dicts (refcounting still frees them).
+        gc.freeze()
+
+    def _load(self, objects_by_kind: dict[str, dict[Key, dict] | Iterable[dict]]) -> None:
         self._reset()
         # Nodes and DaemonSets first: pools and pod classification depend on them.
         order = ["Node", "DaemonSet"] + [k for k in KINDS if k not in ("Node", "DaemonSet")]
@@ -459,12 +474,12 @@ class FleetModel:
             self._index_stack_pod(pk, old, new)
 
     def _maybe_stack(self, pod: dict) -> bool:
-        for o in (pod.get("metadata") or {}).get("ownerReferences") or ():
-            if o.get("kind") == "DaemonSet":
-                return True
-        # Bare or statically managed pods: classified on labels and images (cheap, and rare in a fleet).
-        return (pod.get("metadata") or {}).get("namespace") in ("kube-system", "gpu-operator", "nvidia-device-plugin") or \
-            own.classify_pod(pod, {}) is not None
+        owners = (pod.get("metadata") or {}).get("ownerReferences")
+        if owners:
+            # Workload pods (ReplicaSet, Job, ...) are never GPU stack pods; only DaemonSet pods are looked up.
+            return any(o.get("kind") == "DaemonSet" for o in owners)
+        # Bare pods (static manifests): classified on labels and images; rare in a fleet.
+        return own.classify_pod(pod, {}) is not None
 
     def _slice_node(self, sl: dict) -> str | None:
         return (sl.get("spec") or {}).get("nodeName")
@@ -555,7 +570,8 @@ class FleetModel:
         return view
 
     def nodes(self) -> list[NodeView]:
-        return [v for v in (self.node(n) for n in self.node_names()) if v is not None]
+        with _no_gc():
+            return [v for v in (self.node(n) for n in self.node_names()) if v is not None]
 
     def _stack_pod_view(self, pk: Key, w: Workload) -> StackPod | None:
         pod = self.objects["Pod"].get(pk)
@@ -674,7 +690,8 @@ class FleetModel:
         return agg.view(self.node)
 
     def pools(self) -> list[PoolView]:
-        return [p for p in (self.pool(n) for n in self.pool_names()) if p is not None]
+        with _no_gc():
+            return [p for p in (self.pool(n) for n in self.pool_names()) if p is not None]
 
     def pool_nodes(self, name: str) -> list[NodeView]:
         agg = self._pools.get(name)
@@ -922,6 +939,8 @@ class FleetModel:
                 self._cel_cache[cache_key] = (self._cel_epoch, result)
             return result
         reads = _attributes_read(selectors)
+        if reads is not None:
+            reads = tuple(sorted(reads, key=repr))
         memo: dict[Any, Any] = {}
         matched: list[DeviceId] = []
         errors: dict[DeviceId, str] = {}
@@ -1018,6 +1037,18 @@ class FleetModel:
         return result
 
 
+@contextlib.contextmanager
+def _no_gc():
+    """Bulk view building allocates many small objects and no cycles."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _attributes_read(selectors) -> frozenset | None:
     reads: set = set()
     for s in selectors:
@@ -1028,18 +1059,26 @@ def _attributes_read(selectors) -> frozenset | None:
     return frozenset(reads)
 
 
-def _dedupe_key(dev: DeviceView, reads: frozenset) -> tuple:
+def _frozen(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _dedupe_key(dev: DeviceView, reads: tuple) -> tuple:
     """Devices that agree on everything the selectors read give the same outcome: evaluate one of them."""
     attrs = dev.raw.get("attributes") or {}
     caps = dev.raw.get("capacity") or {}
     parts: list = [dev.driver, dev.raw.get("allowMultipleAllocations")]
-    for item in sorted(reads, key=repr):
+    for item in reads:
         if isinstance(item, tuple) and len(item) == 2 and item[1]:
             domain, ident = item
             names = (ident, f"{domain}/{ident}") if domain == dev.driver else (f"{domain}/{ident}",)
             a = next((attrs[n] for n in names if n in attrs), None)
             c = next((caps[n] for n in names if n in caps), None)
-            parts.append((json.dumps(a, sort_keys=True) if a is not None else None, json.dumps(c, sort_keys=True) if c is not None else None))
+            parts.append((_frozen(a), _frozen(c)))
         else:
             domain = item[0] if isinstance(item, tuple) else item
             names = sorted(n for n in list(attrs) + list(caps)
