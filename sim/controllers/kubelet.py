@@ -92,6 +92,7 @@ class Kubelets(Controller):
         self._crash: dict[tuple[str, str], float] = {}  # pod → simulated time of its next crash/restart
         self._prepare_failed: set[tuple[str, str, str]] = set()
         self._admitted: set[str] = set()
+        self._managed: set[str] = set()  # pods whose container state this kubelet has set (started or faulted)
 
     # -------------------------------------------------------------- events → keys
 
@@ -117,6 +118,8 @@ class Kubelets(Controller):
             key = base.nskey(obj)
             if etype == "DELETED":
                 self._crash.pop(key, None)
+                self._managed.discard(obj["metadata"].get("uid", ""))
+                self._admitted.discard(obj["metadata"].get("uid", ""))
             else:
                 self.enqueue(("pod", *key))
             if is_device_plugin_pod(obj):
@@ -352,6 +355,12 @@ class Kubelets(Controller):
             return
         if result.waiting:
             marker = (md.get("namespace", ""), md["name"], result.event_reason)
+            loaded_waiting = md.get("uid", "") not in self._managed and any(
+                ((cs.get("state") or {}).get("waiting") or {}).get("reason") == "ContainerCreating"
+                for cs in (pod.get("status") or {}).get("containerStatuses") or ())
+            if loaded_waiting:
+                # Loaded already waiting for its driver (a snapshot): it stays so, without a new event, until the driver is ready.
+                self._prepare_failed.add(marker)
             if marker not in self._prepare_failed:
                 self._prepare_failed.add(marker)
                 self.events.emit(pod, "Warning", result.event_reason, result.event_message, host=node_name)
@@ -363,6 +372,7 @@ class Kubelets(Controller):
         uuids = list(result.devices)
         self._prepare_failed = {m for m in self._prepare_failed if m[:2] != (md.get("namespace", ""), md["name"])}
         self._admitted.add(md.get("uid", ""))
+        self._managed.add(md.get("uid", ""))
         annotations = md.get("annotations") or {}
         visible = ",".join(uuids)
         if uuids and annotations.get(VISIBLE_DEVICES) != visible:
@@ -454,8 +464,9 @@ class Kubelets(Controller):
         if crash_period > 0:
             due = self._crash.get(key)
             if due is None:
-                # The fault starts now: the container crashes.
-                self._flip(pod, crash=True)
+                # The fault starts now: the container crashes (one loaded crashed is already down; it restarts next).
+                if not crashing:
+                    self._flip(pod, crash=True)
                 self._crash[key] = now + crash_period
                 self.enqueue_after(("pod", *key), crash_period)
             elif now >= due:
@@ -464,6 +475,12 @@ class Kubelets(Controller):
                 self.enqueue_after(("pod", *key), crash_period)
             return
         self._crash.pop(key, None)
+        uid = md.get("uid", "")
+        if uid not in self._managed and annotations.get(NOT_READY) != "true":
+            # A pod loaded running (a snapshot) keeps the state it was loaded with: a container loaded in
+            # CrashLoopBackOff or unready stays so until a fault annotation or a restart says otherwise.
+            return
+        self._managed.add(uid)
         if crashing:
             self._flip(pod, crash=False)
             return
@@ -479,6 +496,7 @@ class Kubelets(Controller):
 
     def _flip(self, pod: dict, crash: bool) -> None:
         md = pod["metadata"]
+        self._managed.add(md.get("uid", ""))
         cur = editable_status(self.store, "pods", md.get("namespace"), md["name"])
         if cur is None:
             return

@@ -81,6 +81,10 @@ class Workloads(Controller):
 
     name = "workload-controllers"
 
+    def __init__(self, sim: Any) -> None:
+        super().__init__(sim)
+        self._sts_revisions: dict[str, tuple[str, str]] = {}
+
     def initial_keys(self):
         for kind, resource in (("deploy", DEPLOY), ("rs", RS), ("sts", STS), ("job", JOB)):
             for obj in list(self.cache.all(resource)):
@@ -221,14 +225,16 @@ class Workloads(Controller):
         if want - available > 0:
             status["unavailableReplicas"] = want - available
         conds = list(old.get("conditions") or [])
-        if available >= want:
+        if available >= want - _max_unavailable(d):
             conds = _set_condition(conds, "Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability.", now)
         else:
             conds = _set_condition(conds, "Available", "False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.", now)
-        if updated == want and available >= want:
+        has_progressing = any(c.get("type") == "Progressing" for c in conds)
+        if updated == want and total == want and available >= want:
             conds = _set_condition(conds, "Progressing", "True", "NewReplicaSetAvailable", f'ReplicaSet "{cur_name}" has successfully progressed.', now)
-        else:
+        elif updated < want or total > updated or not has_progressing:
             conds = _set_condition(conds, "Progressing", "True", "ReplicaSetUpdated", f'ReplicaSet "{cur_name}" is progressing.', now)
+        # A finished rollout whose pods later become unavailable keeps its Progressing condition (syncRolloutStatus).
         status["conditions"] = conds
         for k in ("collisionCount",):
             if k in old:
@@ -279,7 +285,7 @@ class Workloads(Controller):
         want = _replicas(sts)
         start = int(((spec.get("ordinals") or {}).get("start")) or 0)
         template = spec.get("template") or {}
-        revision = f"{name}-{short_hash(json.dumps(template, sort_keys=True), 10)}"
+        revision = self._sts_revision(sts)
         parallel = spec.get("podManagementPolicy") == "Parallel"
         owned = {p["metadata"]["name"]: p for p in self._owned_pods(sts)}
         if not sts["metadata"].get("deletionTimestamp"):
@@ -325,6 +331,17 @@ class Workloads(Controller):
         if ready:
             status["readyReplicas"] = ready
         self._write_status(STS, sts, status)
+
+    def _sts_revision(self, sts: dict) -> str:
+        """The update revision name: the loaded status's while the template is the one first seen, else our hash."""
+        uid = sts["metadata"].get("uid", "")
+        template = json.dumps((sts.get("spec") or {}).get("template") or {}, sort_keys=True)
+        known = self._sts_revisions.get(uid)
+        if known is None or known[0] != template:
+            loaded = (sts.get("status") or {}).get("updateRevision")
+            name = loaded if known is None and loaded else f"{sts['metadata']['name']}-{short_hash(template, 10)}"
+            known = self._sts_revisions[uid] = (template, name)
+        return known[1]
 
     # -------------------------------------------------------------- Job
 
@@ -413,6 +430,35 @@ class Workloads(Controller):
         if completion_time:
             status["completionTime"] = completion_time
         self._write_status(JOB, job, status)
+
+
+def _max_unavailable(d: dict) -> int:
+    """deploymentutil.MaxUnavailable: RollingUpdate's maxUnavailable (default 25%, percentages round down)."""
+    spec = d.get("spec") or {}
+    want = _replicas(d)
+    strategy = spec.get("strategy") or {}
+    if strategy.get("type", "RollingUpdate") != "RollingUpdate" or want == 0:
+        return 0
+    value = (strategy.get("rollingUpdate") or {}).get("maxUnavailable", "25%")
+    surge = (strategy.get("rollingUpdate") or {}).get("maxSurge", "25%")
+
+    def resolve(v, round_up: bool) -> int:
+        if isinstance(v, str) and v.endswith("%"):
+            try:
+                pct = int(v[:-1])
+            except ValueError:
+                return 0
+            n = want * pct
+            return -(-n // 100) if round_up else n // 100
+        try:
+            return int(v)
+        except (TypeError, ValueError):
+            return 0
+
+    unavailable = resolve(value, False)
+    if unavailable == 0 and resolve(surge, True) == 0:
+        unavailable = 1
+    return min(unavailable, want)
 
 
 def _ordinal(name: str) -> int:
