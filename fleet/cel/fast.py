@@ -153,15 +153,10 @@ def compile_node(n: Node) -> Fn:
         fi, fb = compile_node(init), compile_node(body)
 
         def bind(e: dict) -> Any:
-            old = e.get(var, _MISSING)
-            e[var] = fi(e)
-            try:
-                return fb(e)
-            finally:
-                if old is _MISSING:
-                    del e[var]
-                else:
-                    e[var] = old
+            # A fresh scope: the cached per-device activation is shared and never mutated (thread safety).
+            inner = dict(e)
+            inner[var] = fi(e)
+            return fb(inner)
 
         return bind
     if k == "comp":
@@ -300,15 +295,7 @@ def _comprehension(n: Node) -> Fn:
 
     def run(e: dict) -> Any:
         items = _iter_range(ft(e), two)
-        saved = {v: e.get(v, _MISSING) for v in (v1, v2) if v}
-        try:
-            return loop(e, items)
-        finally:
-            for v, old in saved.items():
-                if old is _MISSING:
-                    e.pop(v, None)
-                else:
-                    e[v] = old
+        return loop(dict(e), items)
 
     def bind(e: dict, item: tuple) -> None:
         if two:

@@ -167,3 +167,29 @@ def test_unconvertible_attribute_fails_every_selector_on_that_device() -> None:
 def test_public_interface_is_reexported() -> None:
     for name in ("CelCompileError", "CompiledSelector", "EvalOutcome", "cel_device", "compile_expression", "evaluate_all", "scheduler_error_message", "evaluate_fleet"):
         assert hasattr(cel, name)
+
+
+def test_concurrent_evaluation_on_shared_devices_is_consistent() -> None:
+    # The simulator's scheduler and the playground may evaluate the same converted devices from two threads.
+    index = DeviceIndex(_slices(nodes=10, per=4))
+    exprs = [
+        'cel.bind(g, device.attributes["gpu.nvidia.com"], g.productName.contains("H100") && ["GPU-0"].all(p, g.uuid.startsWith(p)))',
+        'device.attributes["gpu.nvidia.com"].exists(k, k == "uuid") && device.attributes["gpu.nvidia.com"].uuid.endsWith("-1")',
+    ]
+    sels = [compile_expression(e) for e in exprs]
+    expected = [[s.evaluate(d) for d in index.devices] for s in sels]
+    failures: list[str] = []
+
+    def worker(k: int) -> None:
+        for _ in range(30):
+            got = [sels[k].evaluate(d) for d in index.devices]
+            if got != expected[k]:
+                failures.append(exprs[k])
+
+    threads = [threading.Thread(target=worker, args=(k % 2,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not failures
+    assert sum(o.value is True for o in expected[0]) == 4 and sum(o.value is True for o in expected[1]) == 10
