@@ -718,6 +718,17 @@ _SEMVER_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-
 
 
 def _qualified_attribute_errors(name: str, path: str) -> list[dict]:
+    # Fleets repeat the same few attribute names on every device: check each name once.
+    problems = _attribute_name_problems(name)
+    return [dict(p, field=path) for p in problems]
+
+
+@functools.lru_cache(maxsize=4096)
+def _attribute_name_problems(name: str) -> tuple[dict, ...]:
+    return tuple(_qualified_attribute_errors_uncached(name, ""))
+
+
+def _qualified_attribute_errors_uncached(name: str, path: str) -> list[dict]:
     errs = []
     if "/" in name:
         domain, ident = name.split("/", 1)
