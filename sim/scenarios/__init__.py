@@ -4,9 +4,11 @@ Conventions every scenario follows (the simulator's server and controllers read 
 
 - A scenario is a list of raw API objects (camelCase dicts). On disk: a Kubernetes `List`, a single object, or
   several YAML/JSON documents (`kubectl get ... -o yaml` output loads as is).
-- Users: a ConfigMap `kube-system/dragoman-sim-users` with key `users.yaml` holding
-  `users: [{name, token, groups: [...]}, ...]`; RBAC for them is ordinary ClusterRoles/ClusterRoleBindings in the
-  same scenario. `scenario_users()` reads it (and returns a single admin when a snapshot has none).
+- Simulator settings, users included, are one extra document `apiVersion: sim.dragoman.io/v1, kind:
+  SimulatorConfig` (sim/scenario.py describes it); the demo's users are `admin` (system:masters), `viewer`
+  (read-only) and `no-evict` (everything but evictions), with fixed tokens, and their RBAC is ordinary
+  ClusterRoles/ClusterRoleBindings in the scenario. `load_scenario()` returns the Kubernetes objects only;
+  `scenario_users()` reads the users from all documents (`load_documents()`).
 - Behaviours the simulator must keep up (a snapshot cannot say "keeps crashing") are pod annotations its kubelet
   reads (sim/controllers/base.py): `sim.dragoman.io/crash-loop-seconds` (the demo's flapping device plugin),
   `sim.dragoman.io/not-ready: "true"` (the demo's DRA plugin that is up but not ready, so preparing fails). A pod
@@ -27,8 +29,7 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 HERE = pathlib.Path(__file__).resolve().parent
 DEMO_PATH = HERE / "demo.yaml"
 MARK_ANNOTATION = "dragoman.io/demo-finding"
-USERS_CONFIGMAP = ("kube-system", "dragoman-sim-users")
-DEFAULT_USERS = [{"name": "admin", "token": "dragoman-demo-admin", "groups": ["system:masters"]}]
+SIM_API_VERSION = "sim.dragoman.io/v1"
 
 # Finding cases that a live simulator resolves by itself, as a real cluster would: the scheduler deletes a stale
 # bridge claim and retries the pod. They exist in the pinned file (a snapshot) but not for long once it runs.
@@ -65,8 +66,8 @@ def parse_scenario_text(text: str) -> list[dict]:
     return [o for doc in yaml.load_all(text, Loader=_Loader) for o in _flatten(doc)]
 
 
-def load_scenario(name_or_path: str | pathlib.Path) -> list[dict]:
-    """The objects of a named scenario (`demo`, `scale`) or of a file (a snapshot, `kubectl get -o yaml` output)."""
+def load_documents(name_or_path: str | pathlib.Path) -> list[dict]:
+    """Every document of a named scenario (`demo`, `scale`) or of a file, SimulatorConfig included."""
     if str(name_or_path) == "demo":
         return parse_scenario_text(DEMO_PATH.read_text())
     if str(name_or_path) == "scale":
@@ -79,14 +80,18 @@ def load_scenario(name_or_path: str | pathlib.Path) -> list[dict]:
     return parse_scenario_text(path.read_text())
 
 
-def scenario_users(objects: list[dict]) -> list[dict]:
-    """The simulator's users from the scenario's ConfigMap, or a lone admin when it has none."""
-    for o in objects:
-        md = o.get("metadata", {})
-        if o.get("kind") == "ConfigMap" and (md.get("namespace"), md.get("name")) == USERS_CONFIGMAP:
-            data = yaml.safe_load((o.get("data") or {}).get("users.yaml") or "") or {}
-            return list(data.get("users") or [])
-    return [dict(u) for u in DEFAULT_USERS]
+def load_scenario(name_or_path: str | pathlib.Path) -> list[dict]:
+    """The Kubernetes objects of a named scenario (`demo`, `scale`) or of a file (a snapshot, `kubectl get -o yaml`)."""
+    return [o for o in load_documents(name_or_path) if o.get("apiVersion") != SIM_API_VERSION]
+
+
+def scenario_users(documents: list[dict]) -> list[dict]:
+    """The users a scenario's SimulatorConfig declares (empty when it has none: the simulator's own admin only)."""
+    users: list[dict] = []
+    for d in documents:
+        if d.get("apiVersion") == SIM_API_VERSION and d.get("kind") == "SimulatorConfig":
+            users.extend(dict(u) for u in d.get("users") or ())
+    return users
 
 
 def demo_marks(objects: list[dict]) -> dict[str, list[tuple[str, str, str]]]:

@@ -274,3 +274,8 @@ def _generate(nodes: int, gpus_per_node: int, pods: int, seed: int, pending: int
                 },
             })
     return out
+
+
+def load(**params) -> list[dict]:
+    """The scale scenario for `sim serve --scenario scale` (sim/scenario.py calls `load()`); params as generate_scale."""
+    return generate_scale(**params)

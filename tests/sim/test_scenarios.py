@@ -16,6 +16,7 @@ import yaml
 from dragoman.sim.scenarios import (
     DEMO_PATH,
     demo_marks,
+    load_documents,
     load_scenario,
     parse_scenario_text,
     scenario_users,
@@ -373,16 +374,28 @@ def test_kubelet_versions_and_pools(demo: list[dict]) -> None:
 
 
 def test_users_and_their_rbac(demo: list[dict]) -> None:
-    users = {u["name"]: u for u in scenario_users(demo)}
+    users = {u["name"]: u for u in scenario_users(load_documents("demo"))}
     assert set(users) == {"admin", "viewer", "no-evict"}
     assert users["admin"]["groups"] == ["system:masters"]
+    assert all(u["token"] for u in users.values())
     idx = _index(demo)
     for binding, user in (("dragoman-demo-viewer", "viewer"), ("dragoman-demo-no-evict", "no-evict")):
         b = idx[("ClusterRoleBinding", "", binding)]
         assert b["subjects"][0]["name"] == user
         role = idx[("ClusterRole", "", b["roleRef"]["name"])]
         assert not any("pods/eviction" in r["resources"] for r in role["rules"])
-    assert scenario_users([]) == [{"name": "admin", "token": "dragoman-demo-admin", "groups": ["system:masters"]}]
+    view = idx[("ClusterRole", "", "dragoman-demo-view")]["rules"]
+    assert view == [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]
+    assert scenario_users(demo) == []  # load_scenario() keeps Kubernetes objects only
+
+
+def test_the_simulators_loader_reads_the_demo_whole() -> None:
+    from dragoman.sim import scenario
+
+    sc = scenario.load("demo")
+    assert sc.skipped == {}
+    assert {u["name"] for u in sc.users} == {"admin", "viewer", "no-evict"}
+    assert len(sc.objects) == len(_demo())
 
 
 def test_loading_lists_documents_and_typed_lists(tmp_path: pathlib.Path) -> None:
