@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import threading
 from collections import Counter
 from typing import Callable, Iterable, Iterator, Sequence
@@ -87,6 +88,18 @@ class DeviceIndex:
     def __init__(self, slices: Iterable[dict]) -> None:
         self.refs: list[DeviceRef] = []
         self.devices: list[CelDevice] = []
+        # Tens of thousands of small acyclic objects: the cyclic GC would rescan them repeatedly (half the time).
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._convert(slices)
+        finally:
+            if was_enabled:
+                gc.enable()
+        self._groupings: dict[frozenset | None, tuple[list[int], list[int], list[Counter], list[Counter]]] = {}
+        self._lock = threading.Lock()
+
+    def _convert(self, slices: Iterable[dict]) -> None:
         for s, raw in devices_of_slices(slices):
             spec = s.get("spec") or {}
             driver = str(spec.get("driver", ""))
@@ -95,8 +108,6 @@ class DeviceIndex:
             dev = cel_device(driver, raw)
             self.devices.append(dev)
             self.refs.append(DeviceRef(driver, pool, dev.name, node, _product(dev), str((s.get("metadata") or {}).get("name", ""))))
-        self._groupings: dict[frozenset | None, tuple[list[int], list[int], list[Counter], list[Counter]]] = {}
-        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.devices)
