@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import re
 from collections import defaultdict
 from typing import Iterable
@@ -59,6 +60,8 @@ class _Context:
         self.has_devices = any(v.devices_total for v in self.nodes.values())
         self._dp_used: dict[str, dict[str, int]] = {}
         self._class_free: dict[str, dict[str, int]] = {}
+        self.fit_cache: dict = {}
+        self._label_index: dict[str, dict[str, set[str]]] = {}
         self.pool_migrating = {p: any(v.migration is not None and v.migration.in_progress for v in model.pool_nodes(p)) for p in self.pools}
         for (ns, name) in model.objects["ConfigMap"]:
             if name.startswith("dragoman-pool-") and name[len("dragoman-pool-"):] in self.pools:
@@ -66,6 +69,23 @@ class _Context:
         for (ns, name) in model.objects["Lease"]:
             if name.startswith("dragoman-pool-") and name[len("dragoman-pool-"):] in self.pools:
                 self.pool_migrating[name[len("dragoman-pool-"):]] = True
+
+    def candidates(self, node_selector: dict) -> list[str]:
+        """Nodes carrying every label of a nodeSelector, from a per-key index (the full predicate still runs on them)."""
+        if not node_selector:
+            return list(self.nodes)
+        out: set[str] | None = None
+        for k, v in node_selector.items():
+            index = self._label_index.get(k)
+            if index is None:
+                index = defaultdict(set)
+                for name, view in self.nodes.items():
+                    if k in view.labels:
+                        index[view.labels[k]].add(name)
+                self._label_index[k] = index
+            names = index.get(v, set())
+            out = set(names) if out is None else out & names
+        return sorted(out or ())
 
     def events(self, kind: str, ns: str, name: str, limit: int = 2) -> list[str]:
         out = []
@@ -690,50 +710,17 @@ def _pods(ctx: _Context) -> Iterable[Finding]:
         yield from _pending(ctx, pk, pod, reqs)
 
 
-def _pending(ctx: _Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]) -> Iterable[Finding]:
+def _node_fit(ctx: _Context, spec: dict, reqs: dict[str, int], request_free: list) -> tuple:
+    """Per node, as the scheduler's filters read it: does the pod fit on resources, and is the node cordoned or
+    tainted against it? Returns (fit and free, fit but blocked, served per resource, free per resource, DRA fits)."""
     m = ctx.m
-    spec = pod.get("spec") or {}
-    ref = _pod_ref(pk)
-    pname = f"{pk[0]}/{pk[1]}"
-    evs = ctx.events("Pod", *pk)
-    # A claim the scheduler made in an earlier cycle, while the pod is still unbound.
-    for ck in sorted(m._claims_by_owner_pod.get(pk, ())):
-        claim = m.objects["ResourceClaim"].get(ck)
-        if claim is not None and is_bridge_claim(claim):
-            state = "allocated" if m.claim_devices(claim) else "pending"
-            yield make_finding(
-                "stale-bridge-claim", [("ResourceClaim", ck[0], ck[1]), ref],
-                f"claim {ck[1]} left by an earlier scheduling attempt blocks pod {pname}",
-                [f"ResourceClaim {ck[0]}/{ck[1]} ({state}) carries {BRIDGE_ANNOTATION} and is owned by the unbound pod"] + evs,
-                claim=f"{ck[0]}/{ck[1]}")
-            return
-    claims = _pod_claim_specs(m, pod)
-    # Per node: fits on resources? blocked by cordon/taints? what is free?
     fit_free: list[NodeView] = []
     fit_blocked: list[tuple[NodeView, str]] = []
     served: dict[str, bool] = {k: False for k in reqs}
     free_by_res: dict[str, list[int]] = defaultdict(list)
     dra_fit_nodes: dict[str, list[str]] = defaultdict(list)
-    selector_problem: list[str] = []
-    request_free: list[tuple[str, int, dict[str, int], str | None]] = []
-    for pname_, (oref, cspec) in claims.items():
-        claim_obj = m.objects["ResourceClaim"].get((oref[1], oref[2])) if oref[0] == "ResourceClaim" else None
-        pinned = m.claim_node(claim_obj) if claim_obj is not None and m.claim_devices(claim_obj) else None
-        for req in claim_requests(cspec.get("devices")):
-            best: dict[str, int] = defaultdict(int)
-            count = 1
-            ok_alt = False
-            for rn, body in request_alternatives(req):
-                free, res = ctx.request_free(body)
-                count = int(body.get("count") or 1)
-                if res.matched and not res.errors and not res.compile_error:
-                    ok_alt = True
-                for n, c in free.items():
-                    best[n] = max(best[n], c)
-            if not ok_alt:
-                selector_problem.append(f"{oref[0]} {oref[2]} request {req.get('name')}")
-            request_free.append((f"{oref[2]}/{req.get('name')}", count, best, pinned))
-    for name, v in ctx.nodes.items():
+    for name in ctx.candidates(spec.get("nodeSelector") or {}):
+        v = ctx.nodes[name]
         raw = m.objects["Node"].get(("", name)) or {}
         if not placement.selects_node(spec, raw):
             continue
@@ -772,6 +759,57 @@ def _pending(ctx: _Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]
                 fit_blocked.append((v, ", ".join(blocked)))
             else:
                 fit_free.append(v)
+    return fit_free, fit_blocked, served, free_by_res, dra_fit_nodes
+
+
+def _pending(ctx: _Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]) -> Iterable[Finding]:
+    m = ctx.m
+    spec = pod.get("spec") or {}
+    ref = _pod_ref(pk)
+    pname = f"{pk[0]}/{pk[1]}"
+    evs = ctx.events("Pod", *pk)
+    # A claim the scheduler made in an earlier cycle, while the pod is still unbound.
+    for ck in sorted(m._claims_by_owner_pod.get(pk, ())):
+        claim = m.objects["ResourceClaim"].get(ck)
+        if claim is not None and is_bridge_claim(claim):
+            state = "allocated" if m.claim_devices(claim) else "pending"
+            yield make_finding(
+                "stale-bridge-claim", [("ResourceClaim", ck[0], ck[1]), ref],
+                f"claim {ck[1]} left by an earlier scheduling attempt blocks pod {pname}",
+                [f"ResourceClaim {ck[0]}/{ck[1]} ({state}) carries {BRIDGE_ANNOTATION} and is owned by the unbound pod"] + evs,
+                claim=f"{ck[0]}/{ck[1]}")
+            return
+    claims = _pod_claim_specs(m, pod)
+    selector_problem: list[str] = []
+    request_free: list[tuple[str, int, dict[str, int], str | None]] = []
+    for pname_, (oref, cspec) in claims.items():
+        claim_obj = m.objects["ResourceClaim"].get((oref[1], oref[2])) if oref[0] == "ResourceClaim" else None
+        pinned = m.claim_node(claim_obj) if claim_obj is not None and m.claim_devices(claim_obj) else None
+        for req in claim_requests(cspec.get("devices")):
+            best: dict[str, int] = defaultdict(int)
+            count = 1
+            ok_alt = False
+            for rn, body in request_alternatives(req):
+                free, res = ctx.request_free(body)
+                count = int(body.get("count") or 1)
+                if res.matched and not res.errors and not res.compile_error:
+                    ok_alt = True
+                for n, c in free.items():
+                    best[n] = max(best[n], c)
+            if not ok_alt:
+                selector_problem.append(f"{oref[0]} {oref[2]} request {req.get('name')}")
+            request_free.append((f"{oref[2]}/{req.get('name')}", count, best, pinned))
+    sig = None
+    if not request_free:
+        # Pods of one workload share their scheduling needs: reason about the nodes once for all of them.
+        sig = (json.dumps([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations")], sort_keys=True),
+               tuple(sorted(reqs.items())))
+    fit = ctx.fit_cache.get(sig) if sig is not None else None
+    if fit is None:
+        fit = _node_fit(ctx, spec, reqs, request_free)
+        if sig is not None:
+            ctx.fit_cache[sig] = fit
+    fit_free, fit_blocked, served, free_by_res, dra_fit_nodes = fit
     pool = None
     if fit_free:
         # The scheduler can place it; what can still stop it is quota on the claim it must create.
