@@ -792,7 +792,43 @@ class FleetModel:
             out[n] += 0 if d in self._alloc else 1
         return dict(out)
 
+    def resource_nodes(self, resource: str) -> dict[str, str]:
+        """Which mechanism offers an extended resource on each node that offers it, as the scheduler decides per node:
+        "device-plugin" where allocatable > 0, else "dra" where the serving class has devices there."""
+        out: dict[str, str] = {}
+        cls = self.class_serving(resource)
+        dra_nodes = self.class_nodes(cls) if cls is not None else {}
+        for (_, name), node in self.objects["Node"].items():
+            alloc = ((node.get("status") or {}).get("allocatable") or {}).get(resource)
+            if own.parse_count(alloc) > 0:
+                out[name] = "device-plugin"
+            elif name in dra_nodes:
+                out[name] = "dra"
+        return out
+
     # ---- claims and pods -----------------------------------------------------------------------------------------
+
+    def node_claims(self, node: str) -> list[Key]:
+        """Claims holding devices of this node."""
+        out: set[Key] = set()
+        for driver, pool in self._slice_pools_by_node.get(node, ()):
+            for s in self.pool_slices(driver, pool)[0]:
+                for d in (s.get("spec") or {}).get("devices") or ():
+                    ck = self._alloc.get((driver, pool, d.get("name", "")))
+                    if ck is not None:
+                        out.add(ck)
+        return sorted(out)
+
+    def gpu_pods(self) -> dict[str, list[Key]]:
+        """Non-terminal pods by how they ask for GPUs: "limits", "claims" or "both"."""
+        out: dict[str, list[Key]] = defaultdict(list)
+        for pk, pod in sorted(self.objects["Pod"].items()):
+            if pod_terminal(pod):
+                continue
+            style = self.pod_request_style(pod)
+            if style is not None:
+                out[style].append(pk)
+        return dict(out)
 
     def claim(self, ns: str, name: str) -> dict | None:
         return self.objects["ResourceClaim"].get((ns, name))

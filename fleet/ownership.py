@@ -150,6 +150,9 @@ def _workload(role: str, obj: dict, labels: dict, images: list[str]) -> Workload
         chart = chart or labels.get("app.kubernetes.io/name")
     else:
         deployed_by = "daemonset"
+        if role == "dra-driver":
+            # Manifests rendered from the chart keep its name label.
+            chart = labels.get("app.kubernetes.io/name")
     version = None
     for img in images:
         if ("dra-driver" in img) == (role == "dra-driver") or len(images) == 1:

@@ -167,6 +167,8 @@ def test_claims_join_pods_devices_and_nodes_both_ways():
     assert m.device_claim(("gpu.nvidia.com", "n1", "gpu-1")) == ("ml", "trainer-extended-resources-x")
     assert m.node("n1").devices_allocated == 2 and m.node("n1").devices_free == 6
     assert m.pod_request_style(p) == "limits"
+    assert m.node_claims("n1") == [("ml", "trainer-extended-resources-x")]
+    assert m.gpu_pods() == {"limits": [("ml", "trainer")]}
     assert m.pod_request_style(pod("x", claims=[{"name": "g", "resourceClaimTemplateName": "t"}])) == "claims"
 
 
@@ -259,3 +261,11 @@ def test_deleting_unknown_objects_is_harmless(kind):
     obj = {"kind": kind, "metadata": {"name": "ghost", "namespace": "x" if kind == "Pod" else ""}}
     m.apply([change(obj, "DELETED")])
     assert m.node_names() == ["n1"]
+
+
+def test_which_mechanism_offers_a_resource_per_node():
+    objs = [DP, node("dp1", alloc=4), ds_pod(DP, "dp1"), node("dra1"), gpu_slice("dra1"), node("bare"), chart_gpu_class()]
+    m = model_of(*objs)
+    assert m.resource_nodes("nvidia.com/gpu") == {"dp1": "device-plugin", "dra1": "dra"}
+    assert m.resource_nodes("deviceclass.resource.kubernetes.io/gpu.nvidia.com") == {"dra1": "dra"}
+    assert m.resource_nodes("nvidia.com/mig-1g.10gb") == {}
