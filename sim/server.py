@@ -994,6 +994,13 @@ class Simulator:
         return bool(values)
 
     @staticmethod
+    def _field_validation(request: web.Request) -> str:
+        mode = request.query.get("fieldValidation") or "Warn"
+        if mode not in ("Strict", "Warn", "Ignore"):
+            raise ApiError(st.bad_request(f'fieldValidation: Unsupported value: "{mode}": supported values: "Ignore", "Strict", "Warn"'))
+        return mode
+
+    @staticmethod
     def _manager(request: web.Request) -> str:
         fm = request.query.get("fieldManager")
         if fm:
@@ -1013,7 +1020,10 @@ class Simulator:
         if not isinstance(body, dict):
             raise ApiError(st.bad_request("the body of the request is not a Kubernetes object"))
         self._check_kind(rt, body)
-        obj = self.store.create(rt, body, namespace=route.namespace or None, dry_run=self._dry_run(request), field_manager=self._manager(request))
+        obj = self.store.create(
+            rt, body, namespace=route.namespace or None, dry_run=self._dry_run(request), field_manager=self._manager(request),
+            decode_mode=self._field_validation(request),
+        )
         return _json(obj, 201)
 
     @staticmethod
@@ -1036,7 +1046,10 @@ class Simulator:
             sub = None
         if sub == "scale":
             return self._set_scale(request, route, body)
-        obj = self.store.update(rt, body, sub, namespace=route.namespace or None, name=route.name, dry_run=self._dry_run(request), field_manager=self._manager(request))
+        obj = self.store.update(
+            rt, body, sub, namespace=route.namespace or None, name=route.name, dry_run=self._dry_run(request),
+            field_manager=self._manager(request), decode_mode=self._field_validation(request),
+        )
         return _json(obj)
 
     PATCH_TYPES = {
@@ -1076,13 +1089,15 @@ class Simulator:
         manager = request.query.get("fieldManager") if ptype == "apply" else self._manager(request)
         obj, created = self.store.patch(
             rt, route.namespace or None, route.name, body, ptype, route.subresource or None,
-            dry_run=self._dry_run(request), field_manager=manager, force=force,
+            dry_run=self._dry_run(request), field_manager=manager, force=force, decode_mode=self._field_validation(request),
         )
         return _json(obj, 201 if created else 200)
 
     async def _delete(self, request: web.Request, route: Route) -> web.Response:
         rt = route.rt
-        body = await self._body(request) or {}
+        body = await self._body(request)
+        if body is None:
+            body = {}
         if not isinstance(body, dict):
             raise ApiError(st.bad_request("the body of the request is not DeleteOptions"))
         q = request.query

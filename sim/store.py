@@ -388,12 +388,21 @@ class Store:
         return obj
 
     def create(
-        self, resource: str | ResourceType, obj: dict, *, namespace: str | None = None, dry_run: bool = False, field_manager: str | None = None
+        self,
+        resource: str | ResourceType,
+        obj: dict,
+        *,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        field_manager: str | None = None,
+        decode_mode: str | None = None,
     ) -> dict:
         """Create `obj`; returns the committed object (a copy). Raises ApiError (409 AlreadyExists, 422, 404 ...)."""
         rt = self._rt(resource)
         if rt.key in resources.VIRTUAL:
             raise ApiError(st.method_not_allowed(rt.group, rt.plural))
+        if decode_mode:
+            obj = self._decode(rt, obj, decode_mode)
         new = self.prepare_new(rt, obj, namespace)
         md = new["metadata"]
         key = (md.get("namespace", ""), md["name"])
@@ -483,10 +492,13 @@ class Store:
         dry_run: bool = False,
         check_rv: bool = True,
         field_manager: str | None = None,
+        decode_mode: str | None = None,
     ) -> dict:
         """Replace an object (PUT). A stale metadata.resourceVersion is a 409 Conflict; on the main resource the
         status is kept, on `status` only the status changes. A write that changes nothing commits nothing."""
         rt = self._rt(resource)
+        if decode_mode and isinstance(obj, dict):
+            obj = self._decode(rt, obj, decode_mode)
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
             raise ApiError(st.bad_request("the body of the request is not a Kubernetes object"))
         md_in = obj["metadata"]
@@ -566,6 +578,7 @@ class Store:
         dry_run: bool = False,
         field_manager: str | None = None,
         force: bool = False,
+        decode_mode: str | None = None,
     ) -> tuple[dict, bool]:
         """Apply a patch: patch_type merge | strategic | json | apply. Returns (object, created) — `created` only
         for a server-side apply that made the object."""
@@ -590,9 +603,9 @@ class Store:
                     result.setdefault("metadata", {})["name"] = name
                     if rt.namespaced:
                         result["metadata"]["namespace"] = ns
-                    return self.create(rt, result, namespace=ns or None, dry_run=dry_run), True
+                    return self.create(rt, result, namespace=ns or None, dry_run=dry_run, decode_mode=decode_mode), True
                 result["metadata"]["resourceVersion"] = cur.obj["metadata"]["resourceVersion"]
-                return self.update(rt, result, subresource, namespace=ns, name=name, dry_run=dry_run), False
+                return self.update(rt, result, subresource, namespace=ns, name=name, dry_run=dry_run, decode_mode=decode_mode), False
             if cur is None:
                 raise ApiError(st.not_found(rt.group, rt.plural, name))
             base = clone(cur.obj)
@@ -628,7 +641,23 @@ class Store:
             raise ApiError(st.conflict(rt.group, rt.plural, name))
         if result["metadata"].get("name") != name:
             raise ApiError(st.status(422, "Invalid", f'{rt.kind} "{name}" is invalid: metadata.name: Invalid value: "{result["metadata"].get("name")}": field is immutable'))
-        return self.update(rt, result, subresource, namespace=ns, name=name, dry_run=dry_run, field_manager=field_manager), False
+        return self.update(
+            rt, result, subresource, namespace=ns, name=name, dry_run=dry_run, field_manager=field_manager, decode_mode=decode_mode
+        ), False
+
+    @staticmethod
+    def _decode(rt: ResourceType, obj: Any, mode: str) -> Any:
+        """Decode a client's body as the server would: wrong types are 400, unknown fields dropped (400 when Strict)."""
+        if not isinstance(obj, dict):
+            raise ApiError(st.bad_request(f"the body of the request could not be decoded into a {rt.kind}: it is not an object"))
+        from dragoman.sim.decode import DecodeError, decode
+
+        obj = clone(obj)
+        try:
+            decode(rt.kind, rt.api_version, obj, strict=mode == "Strict")
+        except DecodeError as exc:
+            raise ApiError(st.bad_request(str(exc))) from None
+        return obj
 
     def _manage(self, old: dict | None, new: dict, manager: str, subresource: str) -> None:
         try:

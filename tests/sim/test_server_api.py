@@ -217,3 +217,51 @@ async def test_non_loopback_host_is_refused():
     with pytest.raises(UserError) as err:
         await Simulator().start(host="0.0.0.0")
     assert "loopback" in err.value.message
+
+
+async def test_malformed_requests_get_4xx_never_a_crash(sim, api):
+    cases = [
+        ("POST", "/api/v1/namespaces/default/configmaps", "[1, 2]", "application/json"),
+        ("POST", "/api/v1/namespaces/default/configmaps", '{"metadata": "nope"}', "application/json"),
+        ("POST", "/api/v1/namespaces/default/configmaps", "\x00\x01\x02", "application/json"),
+        ("POST", "/api/v1/namespaces/default/configmaps", "k8s\x00garbage", "application/vnd.kubernetes.protobuf"),
+        ("PUT", "/api/v1/nodes/node-1", '"just a string"', "application/json"),
+        ("PUT", "/api/v1/nodes/node-1", '{"metadata": {"name": "other"}}', "application/json"),
+        ("PATCH", "/api/v1/nodes/node-1", '"x"', "application/merge-patch+json"),
+        ("PATCH", "/api/v1/nodes/node-1", '{"op": "add"}', "application/json-patch+json"),
+        ("PATCH", "/api/v1/nodes/node-1", '[{"op": "move", "path": "/nope"}]', "application/json-patch+json"),
+        ("PATCH", "/api/v1/nodes/node-1", '{"metadata": {"labels": []}}', "application/strategic-merge-patch+json"),
+        ("PATCH", "/api/v1/nodes/node-1?fieldManager=x", "a: [", "application/apply-patch+yaml"),
+        ("PATCH", "/api/v1/nodes/node-1", "{}", "application/apply-patch+yaml"),
+        ("GET", "/api/v1/pods?limit=many", None, "application/json"),
+        ("GET", "/api/v1/pods?watch=true&resourceVersion=abc", None, "application/json"),
+        ("GET", "/api/v1/pods?continue=%%%", None, "application/json"),
+        ("GET", "/api/v1/namespaces//pods", None, "application/json"),
+        ("GET", "/api/v1/namespaces/default/pods/web/nonsense", None, "application/json"),
+        ("DELETE", "/api/v1/namespaces/default/pods/web?propagationPolicy=Sideways", None, "application/json"),
+        ("DELETE", "/api/v1/namespaces/default/pods/web", "[]", "application/json"),
+        ("POST", "/api/v1/namespaces/default/pods/web/eviction", '{"deleteOptions": {"dryRun": ["Some"]}}', "application/json"),
+        ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "{}", "application/json"),
+    ]
+    for method, path, body, ctype in cases:
+        status, answer = await _raw(api, method, path, body=body, content_type=ctype)
+        assert 400 <= status < 500, (method, path, body, status, answer)
+        assert isinstance(answer, dict) and answer.get("kind") == "Status", (method, path, answer)
+    status, _ = await _raw(api, "GET", "/api/v1/namespaces/default/pods/web")
+    assert status == 200
+    assert sim.store.get("nodes", None, "node-1")["metadata"]["name"] == "node-1"
+
+
+async def test_unknown_fields_are_dropped_or_refused_when_strict(sim, api):
+    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra", "bogus": 1}, "data": {"a": "b"}, "spec": {"x": 1}}
+    status, answer = await _raw(api, "POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Strict", body=body)
+    assert status == 400
+    assert answer["message"] == 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "metadata.bogus", unknown field "spec"'
+    status, answer = await _raw(api, "POST", "/api/v1/namespaces/default/configmaps", body=body)
+    assert status == 201 and "spec" not in answer and "bogus" not in answer["metadata"] and answer["data"] == {"a": "b"}
+    status, answer = await _raw(api, "PATCH", "/api/v1/nodes/node-1", body={"spec": {"unschedulable": "yes"}}, content_type="application/merge-patch+json")
+    assert status == 400 and "cannot unmarshal string into Go struct field NodeSpec.spec.unschedulable of type bool" in answer["message"]
+    # Quantities may be numbers, as kubectl sends `cpu: 2` from YAML.
+    pod = {"metadata": {"name": "q"}, "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": 2}}}]}}
+    status, answer = await _raw(api, "POST", "/api/v1/namespaces/default/pods", body=pod)
+    assert status == 201 and answer["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "2"
