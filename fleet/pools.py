@@ -109,7 +109,9 @@ def _contribution(v: "NodeView") -> tuple:
             ("sum", "devices", v.devices_total), ("sum", "free", v.devices_free),
         ]
         if v.product:
-            items.append(("products", v.product, v.devices_gpu or v.capacity_gpu or v.gpu_count_label))
+            # Physical GPUs: GFD's count, else what the plugin or the driver reports (MIG devices are not GPUs).
+            whole = sum(1 for d in v.devices if d.driver == own.DRA_DRIVER and d.type in (None, "gpu"))
+            items.append(("products", v.product, v.gpu_count_label or v.capacity_gpu or whole))
         if v.sharing:
             items.append(("sharing", v.sharing, 1))
         if v.migration is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import pathlib
 
 import pytest
@@ -29,6 +30,7 @@ from fleet_fixtures import (
 
 from dragoman.fleet.diagnose import diagnose
 from dragoman.fleet.findings import CATALOGUE
+from dragoman.fleet.report import check_report, render_text
 
 DP = operator_dp_daemonset()
 DRA = dra_daemonset(pools=["h100-pool"])
@@ -342,3 +344,35 @@ def test_demo_diagnosis_never_reads_the_marks(demo_objects):
     for o in stripped:
         (o.get("metadata") or {}).get("annotations", {}).pop(MARK, None)
     assert [(f.id, f.objects) for f in diagnose(model_of(*stripped))] == [(f.id, f.objects) for f in diagnose(model_of(*demo_objects))]
+
+
+# ---- what `dragoman check` prints -------------------------------------------------------------------------------
+
+
+def test_check_json_has_schema_pools_and_findings(demo_objects):
+    model = model_of(*demo_objects)
+    findings = diagnose(model)
+    doc = check_report(model, findings)
+    json.dumps(doc)  # serialisable as is
+    assert doc["schemaVersion"] == 1 and doc["poolLabel"] == "cloud.google.com/gke-nodepool"
+    assert doc["summary"]["errors"] == sum(1 for f in findings if f.severity == "error") > 0
+    pools = {p["name"]: p for p in doc["pools"]}
+    assert pools["h100-dra"]["target"] == "dra" and pools["a100-train"]["ownership"] == "device-plugin"
+    assert set(doc["findings"][0]) == {"id", "severity", "title", "pool", "objects", "summary", "evidence", "fix"}
+    assert [f["severity"] for f in doc["findings"]] == sorted((f["severity"] for f in doc["findings"]),
+                                                              key=["error", "warning", "info"].index)
+
+
+def test_check_text_fits_80_columns_and_names_every_finding(demo_objects):
+    model = model_of(*demo_objects)
+    findings = diagnose(model)
+    text = render_text(model, findings, width=80)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for f in findings:
+        assert f.id in text
+    assert "a100-serve" in text and "mixed (" in text
+
+
+def test_check_text_on_a_healthy_fleet_says_so():
+    model = model_of(*dp_fleet(6))
+    assert "Nothing to report" in render_text(model, diagnose(model), width=80)
