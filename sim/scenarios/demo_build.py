@@ -1123,6 +1123,20 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict, total_nodes: int) -> li
     d.bridge_claim(rr[0], h2, ["gpu-6"], created=rr[0]["metadata"]["creationTimestamp"])
     d.template_claim(rr[0], "gpu", one_gpu, h2, ["gpu-7"], created=rr[0]["metadata"]["creationTimestamp"])
 
+    # h3 is full with pods prepared before its DRA plugin stopped being ready, so a retried pod cannot land there.
+    _, _, summ = w.deployment(
+        "summarizer", "ml-inference", created=ts(days=11), replicas=3,
+        containers=[container("vllm", vllm, cpu="12", memory="160Gi", gpu=2,
+                              args=["--model", "mistralai/Mistral-Small-3.2-24B-Instruct-2506",
+                                    "--tensor-parallel-size", "2"])],
+        placements=[h3, h3, h3], node_selector=sel("h100-dra"), labels={"tier": "batch"})
+    for p, devs in zip(summ, (["gpu-1", "gpu-2"], ["gpu-3", "gpu-4"], ["gpu-5", "gpu-6"])):
+        d.bridge_claim(p, h3, devs, created=p["metadata"]["creationTimestamp"])
+    _, _, ocr = w.deployment(
+        "ocr-pipeline", "ml-inference", created=ts(days=10), replicas=1,
+        containers=[container("ocr", f"{reg}/inference/ocr:5.0.1", cpu="4", memory="24Gi", gpu=1)],
+        placements=[h3], node_selector=sel("h100-dra"), labels={"tier": "batch"})
+    d.bridge_claim(ocr[0], h3, ["gpu-7"], created=ocr[0]["metadata"]["creationTimestamp"])
     prep_msg = ("Failed to prepare dynamic resources: NodePrepareResources failed for ResourceClaim {claim}: "
                 "rpc error: code = Unavailable desc = error reading from server: EOF")
     _, _, scorer = w.deployment(
@@ -1229,7 +1243,7 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict, total_nodes: int) -> li
     events.append((ev, "FailedScheduling", sel_msg, "default-scheduler", ts(minutes=6), 42))
     _, sweep = w.job("hparam-sweep-7", "research", created=ts(minutes=30),
                      containers=[container("train", f"{reg}/research/sweeper:2.3.0", cpu="8", memory="48Gi", gpu=1)],
-                     node=None, pod_kwargs=dict(phase="Pending", finding="quota-blocks-claim"))
+                     node=None, node_selector=sel("h100-dra"), pod_kwargs=dict(phase="Pending", finding="quota-blocks-claim"))
     claim_name = f"{sweep['metadata']['name']}-extended-resources-{sfx('rejected', sweep['metadata']['name'])}"
     quota_msg = (f'running PreBind plugin "DynamicResources": create ResourceClaim: resourceclaims "{claim_name}" is '
                  "forbidden: exceeded quota: research-quota, requested: count/resourceclaims.resource.k8s.io=1, "
