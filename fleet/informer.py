@@ -181,7 +181,8 @@ class Syncer:
         try:
             while not self._settled():
                 missing = [k for k in self.informers if not self.store.state(k).synced and self.store.state(k).status != FORBIDDEN]
-                failing = [k for k in missing if self.store.state(k).status in (UNREACHABLE, RECONNECTING)]
+                # Only a server that cannot be reached (or refuses us) ends the wait early; server errors are retried.
+                failing = [k for k in missing if self.store.state(k).status == UNREACHABLE]
                 if fail_fast and missing and len(failing) == len(missing):
                     msg = self.store.state(failing[0]).message.split(" Retrying in")[0]
                     raise UserError(msg or f"cannot read {', '.join(missing)} from the cluster.", ExitCode.INPUT)
@@ -227,11 +228,24 @@ async def fetch_once(cluster: Cluster, store: FleetStore, kinds: Iterable[str] |
     names = list(kinds) if kinds is not None else list(store.kinds)
     sem = asyncio.Semaphore(concurrency)
 
+    async def list_retrying(info: KindInfo) -> list[dict]:
+        for attempt in range(4):
+            try:
+                items, _rv = await cluster.list_all(info.list_path, label_selector=info.label_selector)
+                return items
+            except ApiError as exc:
+                # 429 and 5xx are the server's passing trouble: try again a few times before giving up.
+                if (exc.status == 429 or exc.status >= 500) and attempt < 3:
+                    await asyncio.sleep(backoff_delay(attempt))
+                    continue
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
     async def one(kind: str) -> None:
         info = KINDS[kind]
         async with sem:
             try:
-                items, _rv = await cluster.list_all(info.list_path, label_selector=info.label_selector)
+                items = await list_retrying(info)
             except ApiError as exc:
                 if exc.status == 403:
                     store.set_state(kind, FORBIDDEN, _forbidden_message(cluster, info, exc))

@@ -151,7 +151,7 @@ class FleetStore:
 
     # ---------------------------------------------------------------- reading
     def objects(self, kind: str) -> dict[tuple[str, str], dict]:
-        """The live mapping (namespace or "", name) -> object of one kind. Do not mutate."""
+        """The live mapping (namespace or "", name) -> object of one kind; it stays current as the store changes. Do not mutate."""
         return self._objects[kind]
 
     def get(self, kind: str, namespace: str | None, name: str) -> dict | None:
@@ -186,23 +186,24 @@ class FleetStore:
     # ---------------------------------------------------------------- writing
     def replace(self, kind: str, objects: list[dict]) -> None:
         """Make `kind` hold exactly `objects` (after a LIST or relist), emitting the difference as changes."""
+        # Changed in place, so a reader holding `objects(kind)` keeps seeing the live mapping.
         current = self._objects[kind]
         fresh: dict[tuple[str, str], dict] = {}
         for obj in objects:
             fresh[key_of(obj)] = obj
-        for key, old in current.items():
-            if key not in fresh:
-                self._record(Change(kind, "DELETED", old, old))
+        gone = [key for key in current if key not in fresh]
+        for key in gone:
+            old = current.pop(key)
+            self._record(Change(kind, "DELETED", old, old))
         for key, obj in fresh.items():
             old = current.get(key)
             if old is None:
+                current[key] = obj
                 self._record(Change(kind, "ADDED", obj, None))
             elif old is not obj and (_rv(old) != _rv(obj) or _rv(obj) is None and old != obj):
+                current[key] = obj
                 self._record(Change(kind, "MODIFIED", obj, old))
-            else:
-                # Unchanged: keep the object already held so readers' references stay valid.
-                fresh[key] = old
-        self._objects[kind] = fresh
+            # else unchanged: keep the object already held so readers' references stay valid.
         self._schedule()
 
     def apply(self, kind: str, event_type: str, obj: dict) -> None:

@@ -226,6 +226,7 @@ async def test_exec_credentials_refreshed_on_401(tmp_path: pathlib.Path) -> None
             assert statuses == [401, 200]
             # Informers keep going on the new credential after a relist.
             syncer.relist("Node")
+            await until(lambda: syncer.informers["Node"].lists == 2, what="relist")
             await cluster.request("POST", "/api/v1/nodes", body=node("after-rotation"))
             await until(lambda: store.get("Node", "", "after-rotation") is not None, what="node after rotation")
             assert store.overall.status == LIVE
@@ -317,3 +318,26 @@ async def test_tls_verified_with_certificate_authority_and_refused_without(tmp_p
         with pytest.raises(Unreachable) as info:
             await connect(str(tmp_path / "plain"), None)
         assert "certificate that is not trusted" in info.value.message and "certificate-authority" in info.value.message
+
+
+async def test_server_errors_are_retried_with_backoff_until_they_stop() -> None:
+    async with running_simulator(objects=[node("a")]) as sim:
+        sim.faults.set("error=1 code=500 verbs=list resources=nodes")
+        cluster = await connect(str(sim.kubeconfig_path), None)
+        store = FleetStore(["Node", "Namespace"])
+        syncer = await sync(cluster, store, **FAST)
+        try:
+            await until(lambda: store.state("Node").status == "reconnecting", what="reconnecting")
+            assert "500" in store.state("Node").message and store.state("Namespace").status == LIVE
+            with pytest.raises(UserError, match="did not finish listing Node"):
+                await syncer.wait_synced(1.0)  # server errors do not end the wait early; the timeout does
+            failed = len(sim.request_log.find("GET", "/api/v1/nodes", status=500))
+            assert failed >= 2  # retried, with backoff
+            with pytest.raises(ApiError, match="500"):
+                await fetch_once(cluster, FleetStore(["Node"]))  # one-shot reads retry a few times, then say why
+            sim.faults.set("")
+            await syncer.wait_synced(30)
+            assert store.count("Node") == 1 and store.overall.status == LIVE
+        finally:
+            await syncer.stop()
+            await cluster.close()

@@ -34,7 +34,9 @@ def test_replace_emits_the_difference_and_keeps_unchanged_objects() -> None:
     batches: list[list[Change]] = []
     store.subscribe(batches.append)
     a, b = pod("a", "1"), pod("b", "1")
+    live = store.objects("Pod")
     store.replace("Pod", [a, b])
+    assert set(live) == {("default", "a"), ("default", "b")}  # the mapping a reader holds stays current
     assert [(c.type, c.obj["metadata"]["name"]) for c in batches[-1]] == [("ADDED", "a"), ("ADDED", "b")]
     # A relist: a unchanged (same resourceVersion, new dict), b modified, c new, and nothing else.
     a2, b2, c = pod("a", "1"), pod("b", "2"), pod("c", "1")
