@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import gc
 import threading
-from collections import Counter
 from typing import Callable, Iterable, Iterator, Sequence
 
 from dragoman.fleet.cel.api import TRUE, CelDevice, CompiledSelector, EvalOutcome
@@ -88,6 +87,12 @@ class DeviceIndex:
     def __init__(self, slices: Iterable[dict]) -> None:
         self.refs: list[DeviceRef] = []
         self.devices: list[CelDevice] = []
+        self.pools: list[tuple[str, str, str | None]] = []  # (driver, pool, node)
+        self.products: list[str] = []
+        self.pool_of: list[int] = []
+        self.product_of: list[int] = []
+        self._pool_ids: dict[tuple, int] = {}
+        self._product_ids: dict[str, int] = {}
         # Tens of thousands of small acyclic objects: the cyclic GC would rescan them repeatedly (half the time).
         was_enabled = gc.isenabled()
         gc.disable()
@@ -96,7 +101,7 @@ class DeviceIndex:
         finally:
             if was_enabled:
                 gc.enable()
-        self._groupings: dict[frozenset | None, tuple[list[int], list[int], list[Counter], list[Counter]]] = {}
+        self._groupings: dict[frozenset | None, tuple[list[int], list[int]]] = {}
         self._lock = threading.Lock()
 
     def _convert(self, slices: Iterable[dict]) -> None:
@@ -107,13 +112,25 @@ class DeviceIndex:
             node = spec.get("nodeName") or raw.get("nodeName") or None
             dev = cel_device(driver, raw)
             self.devices.append(dev)
-            self.refs.append(DeviceRef(driver, pool, dev.name, node, _product(dev), str((s.get("metadata") or {}).get("name", ""))))
+            ref = DeviceRef(driver, pool, dev.name, node, _product(dev), str((s.get("metadata") or {}).get("name", "")))
+            self.refs.append(ref)
+            pk = (driver, pool, node)
+            pid = self._pool_ids.get(pk)
+            if pid is None:
+                pid = self._pool_ids[pk] = len(self.pools)
+                self.pools.append(pk)
+            self.pool_of.append(pid)
+            qid = self._product_ids.get(ref.product)
+            if qid is None:
+                qid = self._product_ids[ref.product] = len(self.products)
+                self.products.append(ref.product)
+            self.product_of.append(qid)
 
     def __len__(self) -> int:
         return len(self.devices)
 
-    def grouping(self, reads: frozenset | None) -> tuple[list[int], list[int], list[Counter], list[Counter]]:
-        """(representative device per group, group of each device, pools per group, products per group)."""
+    def grouping(self, reads: frozenset | None) -> tuple[list[int], list[int]]:
+        """(representative device of each group, group of each device) for devices equal in what `reads` covers."""
         with self._lock:
             hit = self._groupings.get(reads)
         if hit is not None:
@@ -121,24 +138,19 @@ class DeviceIndex:
         keys: dict[tuple, int] = {}
         reps: list[int] = []
         group_of: list[int] = []
-        ordered = sorted(reads, key=lambda x: (x[0], x[1] or "")) if reads is not None else None
-        for i, dev in enumerate(self.devices):
-            if ordered is None:
-                key: tuple = (i,)
-            else:
+        if reads is None:
+            reps = list(range(len(self.devices)))
+            group_of = list(reps)
+        else:
+            ordered = sorted(reads, key=lambda x: (x[0], x[1] or ""))
+            for i, dev in enumerate(self.devices):
                 key = (dev.driver, dev.allow_multiple_allocations, dev.cache.get("conversion_error"), *(_read(dev, d, k) for d, k in ordered))
-            g = keys.get(key)
-            if g is None:
-                g = keys[key] = len(reps)
-                reps.append(i)
-            group_of.append(g)
-        pools: list[Counter] = [Counter() for _ in reps]
-        products: list[Counter] = [Counter() for _ in reps]
-        for i, g in enumerate(group_of):
-            ref = self.refs[i]
-            pools[g][(ref.driver, ref.pool, ref.node)] += 1
-            products[g][ref.product] += 1
-        result = (reps, group_of, pools, products)
+                g = keys.get(key)
+                if g is None:
+                    g = keys[key] = len(reps)
+                    reps.append(i)
+                group_of.append(g)
+        result = (reps, group_of)
         with self._lock:
             self._groupings[reads] = result
         return result
@@ -160,16 +172,15 @@ def _read(dev: CelDevice, domain: str, ident: str | None) -> tuple:
 class FleetEvaluation:
     """Per-device outcomes of one evaluation, stored per group of identical devices; results are built on demand."""
 
-    def __init__(self, index: DeviceIndex, labels: list[str], outcomes: list[EvalOutcome | None], failed_at: list[int], group_of: list[int], pools: list[Counter], products: list[Counter], cancelled: bool) -> None:
+    def __init__(self, index: DeviceIndex, labels: list[str], outcomes: list[EvalOutcome | None], failed_at: list[int], group_of: list[int], cancelled: bool) -> None:
         self.index = index
         self.labels = labels
         self.outcomes = outcomes
         self.failed_at = failed_at
         self.group_of = group_of
-        self.pool_counts = pools
-        self.product_counts = products
         self.cancelled = cancelled
         self._results: list[DeviceResult] | None = None
+        self._summary: dict | None = None
 
     @property
     def evaluations(self) -> int:
@@ -186,6 +197,10 @@ class FleetEvaluation:
             return "error", f"{label}CEL runtime error: {out.error}"
         return "no-match", f"{label}evaluated to false"
 
+    def outcome_of(self, device_index: int) -> EvalOutcome | None:
+        """The outcome for the index's device number `device_index` (None if cancelled before it)."""
+        return self.outcomes[self.group_of[device_index]]
+
     @property
     def results(self) -> list[DeviceResult]:
         if self._results is None:
@@ -201,34 +216,47 @@ class FleetEvaluation:
 
     @property
     def summary(self) -> dict:
-        totals = Counter()
-        pools: dict[tuple, Counter] = {}
-        products: dict[str, Counter] = {}
-        for g, out in enumerate(self.outcomes):
-            if out is None:
-                continue
-            res = self.verdict(g)[0]
-            n = sum(self.pool_counts[g].values())
-            totals[res] += n
-            for key, count in self.pool_counts[g].items():
-                pools.setdefault(key, Counter())[res] += count
-            for key, count in self.product_counts[g].items():
-                products.setdefault(key, Counter())[res] += count
+        if self._summary is None:
+            self._summary = self._summarise()
+        return self._summary
+
+    def _summarise(self) -> dict:
+        # Codes: 0 match, 1 no-match, 2 error, 3 not evaluated.
+        code = {"match": 0, "no-match": 1, "error": 2, "pending": 3}
+        group_code = [code[self.verdict(g)[0]] for g in range(len(self.outcomes))]
+        index = self.index
+        pools = [[0, 0, 0, 0] for _ in index.pools]
+        products = [[0, 0, 0, 0] for _ in index.products]
+        totals = [0, 0, 0, 0]
+        pool_of, product_of = index.pool_of, index.product_of
+        for i, g in enumerate(self.group_of):
+            c = group_code[g]
+            totals[c] += 1
+            pools[pool_of[i]][c] += 1
+            products[product_of[i]][c] += 1
         return {
-            "devices": sum(totals.values()),
-            "matched": totals["match"],
-            "notMatched": totals["no-match"],
-            "errors": totals["error"],
+            "devices": totals[0] + totals[1] + totals[2],
+            "matched": totals[0],
+            "notMatched": totals[1],
+            "errors": totals[2],
             "distinctEvaluations": self.evaluations,
             "cancelled": self.cancelled,
-            "pools": [
-                {"driver": d, "pool": p, "node": n, "devices": sum(c.values()), "matched": c["match"], "errors": c["error"]}
-                for (d, p, n), c in sorted(pools.items(), key=lambda kv: (kv[0][0], kv[0][1]))
-            ],
-            "products": [
-                {"product": prod, "devices": sum(c.values()), "matched": c["match"], "errors": c["error"]}
-                for prod, c in sorted(products.items())
-            ],
+            "pools": sorted(
+                (
+                    {"driver": d, "pool": p, "node": n, "devices": c[0] + c[1] + c[2], "matched": c[0], "errors": c[2]}
+                    for (d, p, n), c in zip(index.pools, pools)
+                    if c[0] + c[1] + c[2]
+                ),
+                key=lambda x: (x["driver"], x["pool"]),
+            ),
+            "products": sorted(
+                (
+                    {"product": prod, "devices": c[0] + c[1] + c[2], "matched": c[0], "errors": c[2]}
+                    for prod, c in zip(index.products, products)
+                    if c[0] + c[1] + c[2]
+                ),
+                key=lambda x: x["product"],
+            ),
         }
 
 
@@ -262,7 +290,7 @@ def evaluate_fleet(
             reads = None
         else:
             reads = reads | s.attributes_read
-    reps, group_of, pools, products = index.grouping(reads)
+    reps, group_of = index.grouping(reads)
     outcomes: list[EvalOutcome | None] = [None] * len(reps)
     failed_at = [0] * len(reps)
     cancelled = False
@@ -279,4 +307,4 @@ def evaluate_fleet(
                 failed_at[g] = i
                 break
         outcomes[g] = out
-    return FleetEvaluation(index, list(labels or []), outcomes, failed_at, group_of, pools, products, cancelled)
+    return FleetEvaluation(index, list(labels or []), outcomes, failed_at, group_of, cancelled)
