@@ -44,7 +44,7 @@ async def test_deployment_pods_come_back_after_eviction(cluster_factory):
     assert len(pods) == 3 and all(p["metadata"]["labels"]["pod-template-hash"] == h for p in pods)
     victim = pods[0]["metadata"]["name"]
     body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": victim, "namespace": "default"}}
-    await k.core.create_namespaced_pod_eviction(victim, "default", body, _preload_content=False)
+    await Cluster._json(await k.core.create_namespaced_pod_eviction(victim, "default", body, _preload_content=False))
 
     async def replaced():
         now = await k.pods("default", label_selector="app=web")
@@ -55,7 +55,7 @@ async def test_deployment_pods_come_back_after_eviction(cluster_factory):
     await eventually(available, what="the deployment available again")
 
     # Scaling down deletes pods; the status follows.
-    await apps.patch_namespaced_deployment("web", "default", {"spec": {"replicas": 1}}, _content_type="application/merge-patch+json", _preload_content=False)
+    await Cluster._json(await apps.patch_namespaced_deployment("web", "default", {"spec": {"replicas": 1}}, _content_type="application/merge-patch+json", _preload_content=False))
 
     async def one():
         d = await Cluster._json(await apps.read_namespaced_deployment("web", "default", _preload_content=False))
@@ -68,7 +68,7 @@ async def test_a_changed_template_rolls_to_a_new_replicaset(cluster_factory):
     await eventually(lambda: _running(k, "app=web", 2), what="two pods")
     d = await Cluster._json(await k.apps.read_namespaced_deployment("web", "default", _preload_content=False))
     d["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:1.28"
-    await k.apps.replace_namespaced_deployment("web", "default", d, _preload_content=False)
+    await Cluster._json(await k.apps.replace_namespaced_deployment("web", "default", d, _preload_content=False))
 
     async def rolled():
         pods = await k.pods("default", label_selector="app=web")
@@ -112,7 +112,7 @@ async def test_statefulset_pods_have_ordinal_names_and_come_back(cluster_factory
     pods = await k.pods("default", label_selector="app=db")
     assert sorted(p["metadata"]["name"] for p in pods) == ["db-0", "db-1", "db-2"]
     uid = next(p["metadata"]["uid"] for p in pods if p["metadata"]["name"] == "db-1")
-    await k.core.delete_namespaced_pod("db-1", "default", _preload_content=False)
+    await Cluster._json(await k.core.delete_namespaced_pod("db-1", "default", _preload_content=False))
 
     async def back():
         p = [p for p in await k.pods("default", label_selector="app=db") if p["metadata"]["name"] == "db-1"]
@@ -160,7 +160,7 @@ async def test_daemonset_places_pods_by_selector_affinity_and_taints_with_status
     await eventually(status, what="status counts after the move")
     # A deleted daemon pod is replaced.
     pods = await k.pods("kube-system", label_selector="app=agent")
-    await k.core.delete_namespaced_pod(pods[0]["metadata"]["name"], "kube-system", _preload_content=False)
+    await Cluster._json(await k.core.delete_namespaced_pod(pods[0]["metadata"]["name"], "kube-system", _preload_content=False))
 
     async def replaced():
         p = await k.pods("kube-system", label_selector="app=agent")
