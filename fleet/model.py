@@ -266,6 +266,7 @@ class FleetModel:
         self.pool_label_given = pool_label
         self.pool_label: str | None = pool_label
         self.generation = 0
+        self._listeners: list[Callable[[Sequence[Any]], None]] = []
         self._reset()
 
     # ---- raw objects and indexes -------------------------------------------------------------------------------
@@ -341,9 +342,26 @@ class FleetModel:
                 by_kind[obj["kind"]].append(obj)
         self.load(by_kind)
 
+    def attach(self, store: Any) -> Callable[[], None]:
+        """Load from a FleetStore and follow its change batches; returns a function that detaches."""
+        self.load({k: store.objects(k) for k in KINDS if k in getattr(store, "kinds", KINDS)})
+        return store.subscribe(self.apply)
+
+    def subscribe(self, callback: Callable[[Sequence[Any]], None]) -> Callable[[], None]:
+        """Call `callback(changes)` after each batch the model absorbed (views are then current)."""
+        self._listeners.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._listeners:
+                self._listeners.remove(callback)
+
+        return unsubscribe
+
     def apply(self, changes: Sequence[Any]) -> None:
         """Absorb watch changes (objects with kind, type, obj, old); cost is proportional to what they touch."""
         for ch in changes:
+            if str(ch.type).upper() in ("BOOKMARK", "ERROR"):
+                continue
             kind = ch.kind
             store = self.objects.get(kind)
             if store is None:
@@ -364,6 +382,8 @@ class FleetModel:
             if index is not None:
                 index(old, new)
         self.generation += 1
+        for cb in list(self._listeners):
+            cb(changes)
 
     def _invalidate_node(self, node: str | None) -> None:
         if not node:

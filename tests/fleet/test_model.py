@@ -269,3 +269,21 @@ def test_which_mechanism_offers_a_resource_per_node():
     assert m.resource_nodes("nvidia.com/gpu") == {"dp1": "device-plugin", "dra1": "dra"}
     assert m.resource_nodes("deviceclass.resource.kubernetes.io/gpu.nvidia.com") == {"dra1": "dra"}
     assert m.resource_nodes("nvidia.com/mig-1g.10gb") == {}
+
+
+def test_attached_to_a_store_the_model_follows_its_changes():
+    from dragoman.fleet.store import FleetStore
+
+    store = FleetStore()
+    for obj in dra_fleet(2):
+        store.apply(obj["kind"], "ADDED", obj)
+    m = FleetModel()
+    detach = m.attach(store)
+    seen = []
+    m.subscribe(seen.append)
+    assert m.node("h100-pool-0").ownership == "dra"
+    store.apply("Pod", "ADDED", ds_pod(operator_dp_daemonset(), "h100-pool-0"))
+    assert m.node("h100-pool-0").ownership == "both" and seen
+    detach()
+    store.apply("Node", "DELETED", m.objects["Node"][("", "h100-pool-1")])
+    assert "h100-pool-1" in m.node_names()
