@@ -143,8 +143,9 @@ class DeviceIndex:
             group_of = list(reps)
         else:
             ordered = sorted(reads, key=lambda x: (x[0], x[1] or ""))
+            key_of = _key_function(ordered)
             for i, dev in enumerate(self.devices):
-                key = (dev.driver, dev.allow_multiple_allocations, dev.cache.get("conversion_error"), *(_read(dev, d, k) for d, k in ordered))
+                key = key_of(dev)
                 g = keys.get(key)
                 if g is None:
                     g = keys[key] = len(reps)
@@ -156,17 +157,29 @@ class DeviceIndex:
         return result
 
 
-def _typed(v: object) -> tuple:
-    # True == 1 in Python: keep the type so a bool and an int attribute never share a group.
-    return (type(v).__name__, v)
+def _tag(v: object) -> object:
+    # True == 1 and False == 0 in Python: tag booleans so a bool and an int attribute never share a group.
+    return ("bool", v) if type(v) is bool else v
 
 
-def _read(dev: CelDevice, domain: str, ident: str | None) -> tuple:
-    if ident is None:
-        return (domain in dev.attributes, domain in dev.capacity)
-    a = dev.attributes.get(domain)
-    c = dev.capacity.get(domain)
-    return (_typed(a[ident]) if a is not None and ident in a else _MISSING, _typed(c[ident]) if c is not None and ident in c else _MISSING)
+def _key_function(ordered: list[tuple[str, str | None]]) -> Callable[[CelDevice], tuple]:
+    """A function from device to the tuple of everything the selectors can see of it."""
+
+    def key(dev: CelDevice) -> tuple:
+        parts: list = [dev.driver, dev.allow_multiple_allocations, dev.cache.get("conversion_error")]
+        attrs, caps = dev.attributes, dev.capacity
+        for domain, ident in ordered:
+            a = attrs.get(domain)
+            c = caps.get(domain)
+            if ident is None:
+                parts.append(a is not None)
+                parts.append(c is not None)
+                continue
+            parts.append(_tag(a.get(ident, _MISSING)) if a is not None else _MISSING)
+            parts.append(c.get(ident, _MISSING) if c is not None else _MISSING)
+        return tuple(parts)
+
+    return key
 
 
 class FleetEvaluation:
