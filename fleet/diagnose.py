@@ -185,8 +185,8 @@ def _daemonset_targets(ctx: _Context) -> Iterable[Finding]:
             for v in m.pool_nodes(pool.name):
                 if not v.is_gpu:
                     continue
-                if w.role == "device-plugin" and v.mechanism == own.DEVICE_PLUGIN:
-                    # A node of the pool not yet moved: the plugin is meant to serve it until its exclusion step.
+                if w.role == "device-plugin" and v.mechanism == own.DEVICE_PLUGIN and ctx.pool_migrating.get(pool.name):
+                    # A node of a pool being migrated, not yet moved: the plugin serves it until its exclusion step.
                     continue
                 if w.role == "dra-driver" and v.ownership in (own.DRA, own.MIGRATING):
                     # Nodes of the pool already moved: the driver is meant to serve them.
@@ -562,9 +562,8 @@ def _pod_shapes(ctx: _Context) -> Iterable[Finding]:
         product = _steered_product(spec)
         if product is not None:
             owner = m.owner_chain(pod)
-            objs = [_pod_ref(pk)] + owner[-1:]
             yield make_finding(
-                "nodeselector-steering", objs,
+                "nodeselector-steering", [_pod_ref(pk)],
                 f"pod {pk[0]}/{pk[1]} picks its GPU model through a selector on {GFD_PRODUCT}={product}",
                 [f"pod {pk[1]}: nodeSelector/affinity {GFD_PRODUCT} = {product}"]
                 + ([f"managed by {owner[-1][0]} {owner[-1][2]}"] if owner else []),
@@ -875,6 +874,35 @@ def _pending(ctx: _Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]
         ev + evs, pool=pool, resource=res_name, pod=pname)
 
 
+# Pod findings that repeat for every replica of a workload: shown once per workload, naming all its pods.
+MERGED_PER_WORKLOAD = ("nodeselector-steering", "double-request", "pending-insufficient", "pending-unmapped",
+                       "pending-selector", "pending-cordoned", "running-without-gpu", "failed-admission")
+
+
+def _merge_replicas(model: FleetModel, findings: list[Finding]) -> list[Finding]:
+    groups: dict[tuple, list[Finding]] = defaultdict(list)
+    out: list[Finding] = []
+    for f in findings:
+        if f.id in MERGED_PER_WORKLOAD and f.objects and f.objects[0][0] == "Pod":
+            pod = model.objects["Pod"].get(f.objects[0][1:])
+            chain = model.owner_chain(pod) if pod is not None else []
+            if chain:
+                key = (f.id, chain[-1])
+                if not groups[key]:
+                    out.append(f)
+                groups[key].append(f)
+                continue
+        out.append(f)
+    for (fid, owner), group in groups.items():
+        first = group[0]
+        pods = [g.objects[0] for g in group]
+        rest = [o for g in group for o in g.objects[1:] if o[0] != "Pod" and o != owner]
+        first.objects = pods + list(dict.fromkeys(rest)) + [owner]
+        if len(group) > 1:
+            first.summary += f" (and {_plural(len(group) - 1, 'more pod')} of {owner[0]} {owner[2]})"
+    return out
+
+
 RULES = (_stack_nodes, _daemonset_targets, _no_slices, _kubelets, _sharing, _migration_optional,
          _classes, _selectors, _claims, _pod_shapes, _accounting, _pods)
 
@@ -888,6 +916,7 @@ def diagnose(model: FleetModel) -> list[Finding]:
         out: list[Finding] = []
         for rule in RULES:
             out.extend(rule(ctx))
+        out = _merge_replicas(model, out)
     finally:
         if was_enabled:
             gc.enable()

@@ -376,3 +376,21 @@ def test_check_text_fits_80_columns_and_names_every_finding(demo_objects):
 def test_check_text_on_a_healthy_fleet_says_so():
     model = model_of(*dp_fleet(6))
     assert "Nothing to report" in render_text(model, diagnose(model), width=80)
+
+
+def test_replicas_of_one_workload_make_one_finding():
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "big-7f9", "namespace": "ml",
+          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "big", "uid": "d", "controller": True}]}}
+    pods = [pod(f"big-7f9-{i}", gpus=12, owner=("ReplicaSet", "big-7f9")) for i in range(3)]
+    found = [f for f in diagnose(model_of(*base(), rs, *pods)) if f.id == "pending-insufficient"]
+    assert len(found) == 1
+    assert found[0].objects == [P("big-7f9-0"), P("big-7f9-1"), P("big-7f9-2"), ("Deployment", "ml", "big")]
+    assert found[0].summary.endswith("(and 2 more pods of Deployment big)")
+
+
+def test_device_plugin_node_added_to_a_dra_pool_is_targeted_unless_the_pool_is_migrating():
+    stray = [node("h100-pool-9", "h100-pool", alloc=8), ds_pod(DP, "h100-pool-9")]
+    assert ("dp-targets-dra-pool", ("DaemonSet", "gpu-operator", "nvidia-device-plugin-daemonset")) in keys(base() + stray)
+    migrating = replace(base(), "Node", "h100-pool-0", lambda o: o["metadata"]["annotations"].update(
+        {"dragoman.io/migration": '{"pool": "h100-pool", "step": "scope-driver", "state": "running"}'}))
+    assert not any(k[0] == "dp-targets-dra-pool" for k in keys(migrating + stray))
