@@ -289,11 +289,21 @@ def _error_message(err: CELEvalError) -> str:
     return msg
 
 
+_ENV: celpy.Environment | None = None
+
+
+def environment() -> celpy.Environment:
+    """One cel-python environment for every program (creating one resets the recursion limit each time)."""
+    global _ENV
+    if _ENV is None:
+        _ENV = celpy.Environment()
+    return _ENV
+
+
 def compile_program(root: Node, source: Source) -> Callable[[CelDevice], Any]:
     """A function from device to raw result value on cel-python; raises CelRuntimeError."""
     tree = _prepare(_parser().parse(source.rewritten))
-    env = celpy.Environment()
-    prog = env.program(tree, functions=FUNCTIONS)
+    prog = environment().program(tree, functions=FUNCTIONS)
 
     def program(device: CelDevice) -> Any:
         try:

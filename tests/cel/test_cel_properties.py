@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-import celpy  # noqa: F401  (imported first: it raises the recursion limit, which hypothesis warns about mid-test)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dragoman.fleet.cel import cel_device, compile_expression
 from dragoman.fleet.cel.engine import build_selector, check_expression
+from dragoman.fleet.cel.reference import environment
 from dragoman.fleet.cel.values import QUANTITY_RE, Quantity, Semver, is_quantity, is_semver
+
+# cel-python raises the recursion limit when its environment is created; do it before hypothesis watches.
+environment()
 
 BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
@@ -126,3 +129,39 @@ def test_cel_comparisons_agree_with_python_on_both_engines(qa, qb, va, vb) -> No
     for engine in ("fast", "reference"):
         assert build_selector(expr, checked, source, engine).evaluate(dev).value is True
     assert compile_expression(expr).evaluate(dev).value is True
+
+
+value = st.one_of(st.booleans(), st.integers(0, 2), st.sampled_from(["0", "1", "H100", "A100"]))
+attr = value.map(lambda v: {"bool": v} if isinstance(v, bool) else {"int": v} if isinstance(v, int) else {"string": v})
+raw_device = st.fixed_dictionaries(
+    {"name": st.just("d")},
+    optional={
+        "attributes": st.dictionaries(st.sampled_from(["a", "b", "other.example.com/a"]), attr, max_size=3),
+        "capacity": st.dictionaries(st.sampled_from(["mem", "b"]), st.sampled_from(["1Gi", "1024Mi", "2Gi"]).map(lambda q: {"value": q}), max_size=2),
+        "allowMultipleAllocations": st.booleans(),
+    },
+)
+DEDUP_EXPRESSIONS = [
+    'device.attributes["dra.example.com"].a == true',
+    'device.attributes["dra.example.com"].a == 1',
+    'device.attributes["dra.example.com"].?a.orValue("none") == "H100" || device.capacity["dra.example.com"].?mem.orValue(quantity("0")) == quantity("1Gi")',
+    '"a" in device.attributes["dra.example.com"] && !has(device.attributes["dra.example.com"].b)',
+    '"other.example.com" in device.attributes && device.allowMultipleAllocations',
+    'cel.bind(x, device.attributes["dra.example.com"], x.a == x.?b.orValue(x.a))',
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(raw_device, min_size=1, max_size=12))
+def test_deduplicated_fleet_results_equal_per_device_results(devices) -> None:
+    from dragoman.fleet.cel.fleeteval import evaluate_fleet
+
+    slices = [{"kind": "ResourceSlice", "spec": {"driver": "dra.example.com", "pool": {"name": f"p{i}", "generation": 1}, "devices": [d]}} for i, d in enumerate(devices)]
+    for expr in DEDUP_EXPRESSIONS:
+        sel = compile_expression(expr)
+        assert sel.attributes_read is not None, expr
+        fleet = evaluate_fleet(sel, slices)
+        for r, raw in zip(fleet.results, devices):
+            direct = sel.evaluate(cel_device("dra.example.com", raw))
+            want = "match" if direct.value is True else "error" if direct.error else "no-match"
+            assert r.result == want, (expr, raw)
