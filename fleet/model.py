@@ -105,7 +105,7 @@ def request_alternatives(request: dict) -> list[tuple[str, dict]]:
     return []
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class StackPod:
     """A device-plugin or DRA-driver pod on a node."""
 
@@ -122,7 +122,7 @@ class StackPod:
         return self.phase == "Running"
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class DeviceView:
     """One device of the newest generation of its pool."""
 
@@ -157,7 +157,7 @@ class DeviceView:
         return self.attribute("type")
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class NodeView:
     """Everything about one node that decides and explains which mechanism serves its GPUs."""
 
@@ -303,9 +303,6 @@ class FleetModel:
         finally:
             if was_enabled:
                 gc.enable()
-        # The fleet's raw objects live as long as the model and hold no cycles: keep them out of every later
-        # collection, or each one rescans hundreds of thousands of dicts (refcounting still frees them).
-        gc.freeze()
 
     def _load(self, objects_by_kind: dict[str, dict[Key, dict] | Iterable[dict]]) -> None:
         self._reset()

@@ -287,3 +287,9 @@ def test_attached_to_a_store_the_model_follows_its_changes():
     detach()
     store.apply("Node", "DELETED", m.objects["Node"][("", "h100-pool-1")])
     assert "h100-pool-1" in m.node_names()
+
+
+def test_fleet_evaluation_goes_through_the_cel_engine_over_current_slices():
+    m = model_of(node("n1"), gpu_slice("n1", 4, mig=2, generation=2), gpu_slice("n1", 1, generation=1, name="old"), chart_gpu_class())
+    result = m.evaluate_fleet(m.compile(["device.attributes['gpu.nvidia.com'].type == 'mig'"]))
+    assert (result.summary["devices"], result.summary["matched"]) == (6, 2)
