@@ -32,10 +32,9 @@ def check_expression(expression: str) -> tuple[Checked, Any]:
     """Parse and check; raises CelCompileError exactly where the API server would reject the selector."""
     if not isinstance(expression, str):
         raise CelCompileError("expression must be a string", "syntax")
-    if len(expression) > MAX_EXPRESSION_LENGTH:
-        raise CelCompileError(
-            f"must have at most {MAX_EXPRESSION_LENGTH} bytes (the expression has {len(expression)})", "too-long"
-        )
+    size = len(expression.encode("utf-8"))  # the API server counts bytes, as Go's len() does
+    if size > MAX_EXPRESSION_LENGTH:
+        raise CelCompileError(f"must have at most {MAX_EXPRESSION_LENGTH} bytes (the expression has {size})", "too-long")
     if not expression.strip():
         raise CelCompileError("syntax error: the expression is empty", "syntax", 1, 1)
     root, source = parse(expression)

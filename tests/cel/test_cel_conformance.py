@@ -263,6 +263,8 @@ CASES = [
     ("multiline-string-literal", '"""NVIDIA\nH100""".split("\\n").size() == 2', GPU, True, "CEL spec: triple-quoted strings keep newlines"),
     ("quoted-field-unsupported", f"{G}.`product-name` == 1", GPU, C("unsupported", "not supported here"), "valid in Kubernetes; this engine says so"),
     ("leading-dot-unsupported", '.device.driver == "gpu.nvidia.com"', GPU, C("unsupported", "not supported here"), "valid in Kubernetes; this engine says so"),
+    ("too-long-in-bytes", '"' + "é" * 5200 + '" != ""', GPU, C("too-long", "10240 bytes"), "resource/v1 validation counts bytes (Go len)"),
+    ("exactly-10ki-is-fine", '"' + "x" * (10 * 1024 - 8) + '" != ""', GPU, True, "resource/v1 validation: <= 10Ki"),
     ("two-variable-all", "[10, 20].all(i, v, v == (i + 1) * 10)", GPU, True, "cel-go two-variable comprehensions"),
 ]
 
