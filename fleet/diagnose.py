@@ -654,59 +654,64 @@ def _quota_block(ctx: _Context, ns: str, cls: str, count: int) -> tuple[ObjectRe
 
 
 def _pods(ctx: _Context) -> Iterable[Finding]:
+    for pk, pod in sorted(ctx.m.objects["Pod"].items()):
+        yield from _pod_findings(ctx, pk, pod)
+
+
+def _pod_findings(ctx: _Context, pk: tuple[str, str], pod: dict) -> Iterable[Finding]:
+    """Why one pod is Pending, Failed, or Running without its GPU (nothing when none of these)."""
     m = ctx.m
-    for pk, pod in sorted(m.objects["Pod"].items()):
-        spec = pod.get("spec") or {}
-        status = pod.get("status") or {}
-        phase = status.get("phase")
-        if (pod.get("metadata") or {}).get("deletionTimestamp"):
-            continue
-        node_name = spec.get("nodeName")
-        reqs = pod_extended_requests(pod)
-        if phase == "Failed":
-            reason = status.get("reason") or ""
-            if reason == "UnexpectedAdmissionError" or reason.startswith("OutOf"):
-                v = ctx.nodes.get(node_name or "")
-                ev = [f"pod status: {reason}: {status.get('message', '')}".rstrip(": ")]
-                if v is not None:
-                    ev.append(f"node {v.name}: kubelet {v.kubelet_version}, {v.ownership}, allocatable nvidia.com/gpu {v.allocatable_gpu}")
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    phase = status.get("phase")
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return
+    node_name = spec.get("nodeName")
+    reqs = pod_extended_requests(pod)
+    if phase == "Failed":
+        reason = status.get("reason") or ""
+        if reason == "UnexpectedAdmissionError" or reason.startswith("OutOf"):
+            v = ctx.nodes.get(node_name or "")
+            ev = [f"pod status: {reason}: {status.get('message', '')}".rstrip(": ")]
+            if v is not None:
+                ev.append(f"node {v.name}: kubelet {v.kubelet_version}, {v.ownership}, allocatable nvidia.com/gpu {v.allocatable_gpu}")
+            yield make_finding(
+                "failed-admission", [_pod_ref(pk)] + ([_node_ref(node_name)] if node_name else []),
+                f"pod {pk[0]}/{pk[1]} was rejected by the kubelet of {node_name or '?'} ({reason})",
+                ev + ctx.events("Pod", *pk), pool=v.pool if v else None, node=node_name or "?", pod=f"{pk[0]}/{pk[1]}")
+        return
+    if phase == "Succeeded":
+        return
+    if node_name:
+        v = ctx.nodes.get(node_name)
+        if v is None:
+            return
+        ercs = status.get("extendedResourceClaimStatus")
+        if phase == "Running" and not ercs and reqs:
+            dra_names = [k for k in reqs if m.class_serving(k) is not None
+                         and own.parse_count(((m.objects["Node"].get(("", node_name)) or {}).get("status") or {}).get("allocatable", {}).get(k)) == 0]
+            if dra_names and v.devices_gpu > 0:
                 yield make_finding(
-                    "failed-admission", [_pod_ref(pk)] + ([_node_ref(node_name)] if node_name else []),
-                    f"pod {pk[0]}/{pk[1]} was rejected by the kubelet of {node_name or '?'} ({reason})",
-                    ev + ctx.events("Pod", *pk), pool=v.pool if v else None, node=node_name or "?", pod=f"{pk[0]}/{pk[1]}")
-            continue
-        if phase == "Succeeded":
-            continue
-        if node_name:
-            v = ctx.nodes.get(node_name)
-            if v is None:
-                continue
-            ercs = status.get("extendedResourceClaimStatus")
-            if phase == "Running" and not ercs and reqs:
-                dra_names = [k for k in reqs if m.class_serving(k) is not None
-                             and own.parse_count(((m.objects["Node"].get(("", node_name)) or {}).get("status") or {}).get("allocatable", {}).get(k)) == 0]
-                if dra_names and v.devices_gpu > 0:
-                    yield make_finding(
-                        "running-without-gpu", [_pod_ref(pk), _node_ref(node_name)],
-                        f"pod {pk[0]}/{pk[1]} runs on DRA node {node_name} without the {', '.join(dra_names)} it asked for",
-                        [f"pod asks for {', '.join(f'{k}: {reqs[k]}' for k in dra_names)}; status has no extendedResourceClaimStatus",
-                         f"node {node_name}: allocatable nvidia.com/gpu {v.allocatable_gpu}, {v.devices_gpu} DRA devices, kubelet {v.kubelet_version}"]
-                        + ctx.events("Pod", *pk), pool=v.pool, node=node_name, pod=f"{pk[0]}/{pk[1]}")
-            elif phase == "Pending" and (m.pod_claims(pod)):
-                driver_ok = any(p.running and p.ready for p in v.dra_driver)
-                if not driver_ok:
-                    why = "no DRA driver pod runs there" if not v.dra_driver else \
-                        f"DRA driver pod {v.dra_driver[0].key[1]} is {v.dra_driver[0].phase}{'' if v.dra_driver[0].ready else ', not ready'}"
-                    yield make_finding(
-                        "prepare-failed", [_pod_ref(pk), _node_ref(node_name)],
-                        f"pod {pk[0]}/{pk[1]} is bound to {node_name} but its devices cannot be prepared: {why}",
-                        [f"claims: {', '.join(c for _, c in m.pod_claims(pod) if c)}", f"node {node_name}: {why}"]
-                        + ctx.events("Pod", *pk), pool=v.pool, node=node_name)
-            continue
-        # Unscheduled pods.
-        if not reqs and not spec.get("resourceClaims"):
-            continue
-        yield from _pending(ctx, pk, pod, reqs)
+                    "running-without-gpu", [_pod_ref(pk), _node_ref(node_name)],
+                    f"pod {pk[0]}/{pk[1]} runs on DRA node {node_name} without the {', '.join(dra_names)} it asked for",
+                    [f"pod asks for {', '.join(f'{k}: {reqs[k]}' for k in dra_names)}; status has no extendedResourceClaimStatus",
+                     f"node {node_name}: allocatable nvidia.com/gpu {v.allocatable_gpu}, {v.devices_gpu} DRA devices, kubelet {v.kubelet_version}"]
+                    + ctx.events("Pod", *pk), pool=v.pool, node=node_name, pod=f"{pk[0]}/{pk[1]}")
+        elif phase == "Pending" and (m.pod_claims(pod)):
+            driver_ok = any(p.running and p.ready for p in v.dra_driver)
+            if not driver_ok:
+                why = "no DRA driver pod runs there" if not v.dra_driver else \
+                    f"DRA driver pod {v.dra_driver[0].key[1]} is {v.dra_driver[0].phase}{'' if v.dra_driver[0].ready else ', not ready'}"
+                yield make_finding(
+                    "prepare-failed", [_pod_ref(pk), _node_ref(node_name)],
+                    f"pod {pk[0]}/{pk[1]} is bound to {node_name} but its devices cannot be prepared: {why}",
+                    [f"claims: {', '.join(c for _, c in m.pod_claims(pod) if c)}", f"node {node_name}: {why}"]
+                    + ctx.events("Pod", *pk), pool=v.pool, node=node_name)
+        return
+    # Unscheduled pods.
+    if not reqs and not spec.get("resourceClaims"):
+        return
+    yield from _pending(ctx, pk, pod, reqs)
 
 
 def _node_fit(ctx: _Context, spec: dict, reqs: dict[str, int], request_free: list) -> tuple:
@@ -905,6 +910,34 @@ def _merge_replicas(model: FleetModel, findings: list[Finding]) -> list[Finding]
 
 RULES = (_stack_nodes, _daemonset_targets, _no_slices, _kubelets, _sharing, _migration_optional,
          _classes, _selectors, _claims, _pod_shapes, _accounting, _pods)
+
+
+def explain_pod(model: FleetModel, namespace: str, name: str) -> tuple[list[Finding], str]:
+    """The findings about one pod (its own, and those of the node it is bound to), and one sentence of status when
+    there is none (a pending pod that fits somewhere: how many nodes could take it)."""
+    pod = model.objects["Pod"].get((namespace, name))
+    if pod is None:
+        return [], f"pod {namespace}/{name} does not exist"
+    ctx = _Context(model)
+    own_findings = list(_pod_findings(ctx, (namespace, name), pod))
+    node_name = (pod.get("spec") or {}).get("nodeName")
+    if node_name:
+        node_ids = {"both-stacks", "plugin-flapping", "no-slices", "kubelet-too-old"}
+        own_findings += [f for f in diagnose(model) if f.id in node_ids and ("Node", "", node_name) in f.objects]
+    if own_findings:
+        return sort_findings(own_findings), ""
+    phase = (pod.get("status") or {}).get("phase", "")
+    if node_name:
+        return [], f"{phase or 'bound'} on {node_name}; nothing known to be wrong"
+    reqs = pod_extended_requests(pod)
+    spec = pod.get("spec") or {}
+    if not reqs and not spec.get("resourceClaims"):
+        return [], "Pending; it asks for no GPU, so its cause is outside what dragoman checks"
+    fit_free, _, _, _, dra_fit = _node_fit(ctx, spec, reqs, [])
+    via_dra = {n for names in dra_fit.values() for n in names}
+    n_dra = sum(1 for v in fit_free if v.name in via_dra)
+    return [], (f"Pending; it fits on {_plural(len(fit_free), 'node')} ({len(fit_free) - n_dra} through the device plugin, "
+                f"{n_dra} through DRA), so the scheduler should place it soon")
 
 
 def diagnose(model: FleetModel) -> list[Finding]:
