@@ -399,6 +399,14 @@ class FleetModel:
 
     def _index_Node(self, old: dict | None, new: dict | None) -> None:
         name = key_of(new or old)[1]
+        if old is not None and new is not None:
+            old_labels = (old.get("metadata") or {}).get("labels") or {}
+            new_labels = (new.get("metadata") or {}).get("labels") or {}
+            if old_labels.get(self.pool_label or "") == new_labels.get(self.pool_label or "") and \
+                    all(old_labels.get(lk) == new_labels.get(lk) for lk in POOL_LABELS):
+                # A status or spec update: the node stays in its pool; only its own view changes.
+                self._invalidate_node(name)
+                return
         if old is not None:
             labels = (old.get("metadata") or {}).get("labels") or {}
             for lk in POOL_LABELS:

@@ -293,3 +293,17 @@ def test_fleet_evaluation_goes_through_the_cel_engine_over_current_slices():
     m = model_of(node("n1"), gpu_slice("n1", 4, mig=2, generation=2), gpu_slice("n1", 1, generation=1, name="old"), chart_gpu_class())
     result = m.evaluate_fleet(m.compile(["device.attributes['gpu.nvidia.com'].type == 'mig'"]))
     assert (result.summary["devices"], result.summary["matched"]) == (6, 2)
+
+
+def test_custom_pool_label_follows_relabels():
+    a = node("a", None, labels={"team": "vision"})
+    m = model_of(a, node("b", None, labels={"team": "nlp"}), pool_label="team")
+    assert m.pool_names() == ["nlp", "vision"]
+    moved = copy.deepcopy(a)
+    moved["metadata"]["labels"]["team"] = "nlp"
+    m.apply([change(moved)])
+    assert m.pool_names() == ["nlp"] and m.pool("nlp").nodes == ["a", "b"]
+    bumped = copy.deepcopy(moved)
+    bumped["status"]["allocatable"]["nvidia.com/gpu"] = "8"
+    m.apply([change(bumped)])
+    assert m.pool("nlp").allocatable_gpus == 8 and m.node("a").ownership == "device-plugin"
