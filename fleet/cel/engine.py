@@ -49,7 +49,9 @@ def _outcome(value: Any) -> EvalOutcome:
     return EvalOutcome(None, f"CEL result of type {type_name(value)} could not be converted to bool")
 
 
-def _wrap(program: Callable[[CelDevice], Any]) -> Callable[[CelDevice], EvalOutcome]:
+def _wrap(program: Callable[[CelDevice], Any], fallback: Callable[[], Callable[[CelDevice], Any]] | None = None) -> Callable[[CelDevice], EvalOutcome]:
+    reference: list[Callable[[CelDevice], Any]] = []
+
     def evaluate(device: CelDevice) -> EvalOutcome:
         conv = device.cache.get("conversion_error")
         if conv is not None:
@@ -60,20 +62,30 @@ def _wrap(program: Callable[[CelDevice], Any]) -> Callable[[CelDevice], EvalOutc
             return EvalOutcome(None, exc.message)
         except RecursionError:
             return EvalOutcome(None, "expression too deeply nested")
+        except Exception:
+            if fallback is None:
+                raise
+            # A fast-engine bug must not take the caller down: cel-python answers for this device.
+            if not reference:
+                reference.append(fallback())
+            try:
+                return _outcome(reference[0](device))
+            except CelRuntimeError as exc:
+                return EvalOutcome(None, exc.message)
 
     return evaluate
 
 
 def build_selector(expression: str, checked: Checked, source: Any, engine: str) -> CompiledSelector:
     """A selector on the named engine; raises ImportError/FastUnsupported when that engine cannot take it."""
+    from dragoman.fleet.cel.reference import compile_program as ref_compile
+
     if engine == "fast":
         from dragoman.fleet.cel.fast import compile_program
 
         program = compile_program(checked.root)
-    else:
-        from dragoman.fleet.cel.reference import compile_program as ref_compile
-
-        program = ref_compile(checked.root, source)
+        return CompiledSelector(expression, checked.attributes_read, engine, _wrap(program, lambda: ref_compile(checked.root, source)))
+    program = ref_compile(checked.root, source)
     return CompiledSelector(expression, checked.attributes_read, engine, _wrap(program))
 
 

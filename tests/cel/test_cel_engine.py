@@ -72,6 +72,25 @@ def test_fallback_to_cel_python_when_the_fast_engine_cannot_compile(monkeypatch:
     assert missing.evaluate(dev) == EvalOutcome(None, "no such key: minor")
 
 
+def test_a_fast_engine_crash_on_a_device_falls_back_to_cel_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dragoman.fleet.cel import reference, runtime  # reference binds its library at import, before the break
+
+    assert reference.FUNCTIONS["lowerAscii"]
+
+    def broken(*args):
+        raise TypeError("a bug in the fast path")
+
+    expr = 'device.attributes["gpu.nvidia.com"].productName.lowerAscii() == "nvidia h100 80gb hbm3"'
+    monkeypatch.setattr(engine_mod, "_cache", {})
+    checked, source = engine_mod.check_expression(expr)
+    monkeypatch.setitem(runtime.FUNCTIONS, "lowerAscii", broken)
+    fast = engine_mod.build_selector(expr, checked, source, "fast")
+    monkeypatch.undo()
+    dev = cel_device("gpu.nvidia.com", _gpu("gpu-0", "GPU-0"))
+    assert fast.engine == "fast"
+    assert fast.evaluate(dev) == EvalOutcome(True)
+
+
 def test_reference_engine_forced_by_environment() -> None:
     code = "from dragoman.fleet.cel import compile_expression as c; print(c('true').engine)"
     env = dict(os.environ, DRAGOMAN_CEL_ENGINE="reference")
