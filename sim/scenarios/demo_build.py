@@ -330,7 +330,6 @@ class Demo:
             spec["resourceClaims"] = resource_claims
         start = started or created
         status: dict = {"phase": phase}
-        gpu_req = any("nvidia.com/" in k for c in containers for k in c.get("resources", {}).get("limits", {}))
         limits_eq = all(c.get("resources", {}).get("limits") and
                         c["resources"].get("limits") == c["resources"].get("requests") for c in containers)
         status["qosClass"] = "Guaranteed" if limits_eq else "Burstable"
@@ -387,8 +386,6 @@ class Demo:
             status["message"] = message
         if status_extra:
             status.update(status_extra)
-        if not gpu_req:
-            pass
         return self.add({
             "apiVersion": "v1",
             "kind": "Pod",
@@ -690,7 +687,6 @@ def unschedulable_condition(message: str, at: str, reason: str = "Unschedulable"
 def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in one place
     d = Demo()
     w = Workloads(d)
-    created_cluster = ts(days=322)
 
     # ---- namespaces
     for ns, age in (("default", 322), ("kube-system", 322), ("kube-public", 322), ("kube-node-lease", 322),
@@ -773,7 +769,7 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
     total_nodes = len(N)
 
     # ---- GPU Operator (its device-plugin DaemonSet is what it reconciles)
-    op_dep, _, op_pods = w.deployment(
+    w.deployment(
         "gpu-operator", "gpu-operator", created=ts(days=300), replicas=1,
         containers=[container("gpu-operator", "nvcr.io/nvidia/gpu-operator:v25.10.0", cpu="200m", memory="350Mi")],
         placements=[system[0].name],
@@ -862,7 +858,7 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
         return ds
 
     op_nodes = [s for s in N.values() if s.dp == "operator"]
-    op_ds = daemonset(
+    daemonset(
         "nvidia-device-plugin-daemonset", "gpu-operator", created=ts(days=300),
         labels={"app": "nvidia-device-plugin-daemonset", "app.kubernetes.io/managed-by": "gpu-operator",
                 "helm.sh/chart": "gpu-operator-v25.10.0"},
@@ -983,9 +979,6 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
                 d.add(sl)
 
     # ---- DeviceClasses
-    chart_ann = {"meta.helm.sh/release-name": "dra-driver-nvidia-gpu",
-                 "meta.helm.sh/release-namespace": "dra-driver-nvidia-gpu"}
-
     def device_class(name: str, selectors: list[str], *, created: str, ern: str | None = None,
                      labels: dict | None = None, finding: str | None = None, annotations: dict | None = None) -> dict:
         spec: dict = {"selectors": [{"cel": {"expression": e}} for e in selectors]}
@@ -1111,7 +1104,6 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict, total_nodes: int) -> li
         placements=[h2, h2], node_selector=sel("h100-dra"),
         resource_claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
     for p, dev in zip(emb, ("gpu-4", "gpu-5")):
-        p["spec"]["tolerations"] = p["spec"]["tolerations"]
         d.template_claim(p, "gpu", one_gpu, h2, [dev], created=p["metadata"]["creationTimestamp"])
     _, _, rr = w.deployment(
         "reranker", "ml-inference", created=ts(days=5), replicas=1,
