@@ -583,3 +583,25 @@ async def test_the_demo_holds_still_in_a_running_simulator() -> None:
             continue  # the flapping plugin's own pod
         changed.add((key, before.get(key), after.get(key)))
     assert changed == set()
+
+
+def test_node_hardware_from_gfd_labels_agrees_with_what_nodes_advertise(demo: list[dict]) -> None:
+    from dragoman.sim.scenarios import nvidia as nv
+
+    slices: dict[str, int] = {}
+    for s in _of(demo, "ResourceSlice"):
+        slices[s["spec"]["nodeName"]] = slices.get(s["spec"]["nodeName"], 0) + len(s["spec"]["devices"])
+    serving = 0
+    for node in _of(demo, "Node"):
+        hw = nv.node_hardware_from_labels(node["metadata"]["labels"])
+        name = node["metadata"]["name"]
+        if hw is None:
+            assert "nvidia.com/gpu" not in node["status"]["capacity"] and name not in slices
+            continue
+        if name in slices:
+            assert slices[name] == hw.dra_device_count()
+        for resource, count in hw.device_plugin_resources().items():
+            if int(node["status"]["allocatable"].get(resource, "0")) > 0:
+                serving += 1
+                assert node["status"]["allocatable"][resource] == str(count)
+    assert serving >= 8
