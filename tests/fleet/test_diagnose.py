@@ -11,7 +11,6 @@ import yaml
 
 from fleet_fixtures import (
     GPU_CLASS_EXPR,
-    chart_gpu_class,
     claim,
     device_class,
     dp_fleet,
