@@ -56,6 +56,12 @@ DEMO_README = """\
 | `h100-dra` | 4 × a3-highgpu-8g | 8 × H100 80GB | DRA driver v0.4.0 | `nvidia.com/gpu` pods served through the bridge (claims, `extendedResourceClaimStatus`), claim templates, a driver crash-looping (no slices), a driver not ready (prepare fails), a stale bridge claim, quota rejecting the bridge claim |
 | `a100-serve` | 5 × a2-ultragpu-8g | 8 × A100-SXM4-80GB | mid-migration | 3 nodes on DRA, one autoscaled node running both stacks, one with a crash-looping device plugin, one kubelet v1.35 running a GPU pod without its GPU |
 | `a100-mig` | 2 × a2-ultragpu-8g | 56 × MIG 1g.10gb | DRA driver | `nvidia.com/mig-1g.10gb` pods through the bridge via a MIG DeviceClass |
+
+Plus two `system` nodes (e2-standard-8) for the GPU Operator and the DRA driver's controller. DeviceClasses: the
+chart's `gpu.nvidia.com` (serves `nvidia.com/gpu`), `mig.nvidia.com`, `mig-1g.10gb.nvidia.com` (serves
+`nvidia.com/mig-1g.10gb`), an older too-broad `nvidia-gpu` also naming `nvidia.com/gpu`, and `h100-low-index`,
+whose selector still reads the retired `index`. Users (tokens for `sim serve`): `admin` (system:masters),
+`viewer` (read-only), `no-evict` (everything but evictions).
 """
 
 
