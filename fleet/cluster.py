@@ -25,10 +25,13 @@ REQUEST_TIMEOUT = 60.0
 
 
 def decode(raw: bytes) -> Any:
-    """JSON bytes to Python objects, with the cyclic GC paused while a large body is decoded.
+    """JSON bytes to Python objects; a large body (a LIST page) is decoded with the cyclic GC paused, then frozen.
 
-    A LIST page of 500 pods makes ~100k containers; letting the collector scan them repeatedly while the
-    decoder builds them costs 3-4x the decode itself (see benchmarks/bench_sync.py).
+    A LIST page of 500 pods makes ~100k containers. Left to the collector, the fleet's millions of dicts are
+    rescanned by every full collection: 3-4x the decode time during a sync, and a pause of most of a second each
+    time later on (benchmarks/bench_sync.py). API objects hold no reference cycles, so nothing is lost by moving
+    them (and whatever else is alive at that moment) to the permanent generation: plain reference counting still
+    frees them when the store drops them.
     """
     if len(raw) < 65536 or not gc.isenabled():
         return json.loads(raw)
@@ -36,6 +39,7 @@ def decode(raw: bytes) -> Any:
     try:
         return json.loads(raw)
     finally:
+        gc.freeze()
         gc.enable()
 
 
