@@ -54,7 +54,7 @@ DEMO_README = """\
 | `t4-batch` | 2 × n1-standard-8 | 1 × T4 | device plugin (`nvdp`) | a small plain pool where the device plugin is fine; one node cordoned, a pod pending behind it |
 | `l4-dev` | 1 × g2-standard-8 | 1 × L4 | both | the DRA driver rolled out to a device-plugin pool too early |
 | `h100-dra` | 4 × a3-highgpu-8g | 8 × H100 80GB | DRA driver v0.4.0 | `nvidia.com/gpu` pods served through the bridge (claims, `extendedResourceClaimStatus`), claim templates, a driver crash-looping (no slices), a driver not ready (prepare fails), a stale bridge claim, quota rejecting the bridge claim |
-| `a100-serve` | 5 × a2-ultragpu-8g | 8 × A100-SXM4-80GB | mid-migration | 3 nodes on DRA, one autoscaled node running both stacks, one with a crash-looping device plugin, one kubelet v1.35 running a GPU pod without its GPU |
+| `a100-serve` | 5 × a2-ultragpu-8g | 8 × A100-SXM4-80GB | mid-migration | 3 nodes on DRA (one with kubelet v1.35, running a GPU pod without its GPU), one autoscaled node running both stacks, one with a crash-looping device plugin (a pod rejected at admission) |
 | `a100-mig` | 2 × a2-ultragpu-8g | 56 × MIG 1g.10gb | DRA driver | `nvidia.com/mig-1g.10gb` pods through the bridge via a MIG DeviceClass |
 
 Plus two `system` nodes (e2-standard-8) for the GPU Operator and the DRA driver's controller. DeviceClasses: the
