@@ -11,6 +11,7 @@ from dragoman.fleet.cel.api import TRUE, CelDevice, CompiledSelector, EvalOutcom
 from dragoman.fleet.cel.device import cel_device
 
 Cancel = threading.Event | Callable[[], bool] | None
+_PROBE = 511  # devices looked at before deciding whether grouping pays
 _MISSING = ("<missing>",)
 
 
@@ -151,6 +152,11 @@ class DeviceIndex:
                     g = keys[key] = len(reps)
                     reps.append(i)
                 group_of.append(g)
+                if i == _PROBE and len(reps) > _PROBE * 0.9:
+                    # Nearly every device differs (a uuid or bus id is read): keys cost more than they save.
+                    reps = list(range(len(self.devices)))
+                    group_of = list(reps)
+                    break
         result = (reps, group_of)
         with self._lock:
             self._groupings[reads] = result

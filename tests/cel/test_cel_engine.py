@@ -212,3 +212,13 @@ def test_concurrent_evaluation_on_shared_devices_is_consistent() -> None:
         t.join(timeout=120)
     assert not failures
     assert sum(o.value is True for o in expected[0]) == 4 and sum(o.value is True for o in expected[1]) == 10
+
+
+def test_grouping_gives_up_early_when_every_device_differs() -> None:
+    index = DeviceIndex(_slices(nodes=150, per=4))  # 600 devices, unique uuids
+    worst = compile_expression('device.attributes["gpu.nvidia.com"].uuid.endsWith("-3")')
+    r = evaluate_fleet(worst, index)
+    assert r.evaluations == 600
+    assert [x.result == "match" for x in r.results] == [d.name == "gpu-3" for d in index.devices]
+    typical = evaluate_fleet(compile_expression('device.attributes["gpu.nvidia.com"].productName.contains("H100")'), index)
+    assert typical.evaluations == 2 and typical.summary["matched"] == 300
