@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 from typing import Iterable
@@ -262,3 +263,42 @@ async def fetch_once(cluster: Cluster, store: FleetStore, kinds: Iterable[str] |
 
     await asyncio.gather(*(one(k) for k in names))
     store.flush()
+
+
+@dataclasses.dataclass
+class FleetSource:
+    """A store read once from a cluster or a snapshot, with what headers and reports say about where it came from."""
+
+    store: FleetStore
+    context: str = ""
+    server: str = ""
+    server_version: str = ""
+    resource_api_versions: list[str] = dataclasses.field(default_factory=list)
+    identity: dict = dataclasses.field(default_factory=dict)
+    snapshot: str | None = None
+
+    @property
+    def forbidden(self) -> list[str]:
+        """Kinds the credentials may not list: that part of the picture is missing."""
+        return [k for k in self.store.kinds if self.store.state(k).status == FORBIDDEN]
+
+
+async def read_fleet(kubeconfig: str | None = None, context: str | None = None, snapshot: str | None = None,
+                     kinds: Iterable[str] | None = None) -> FleetSource:
+    """The fleet read once, for headless commands: from `snapshot` when given (read-only), else from the cluster.
+
+    Raises UserError (exit 2) with one sentence when the input cannot be read.
+    """
+    from dragoman.fleet.cluster import connect
+    from dragoman.fleet.snapshot import store_from_snapshot
+
+    if snapshot:
+        return FleetSource(store_from_snapshot(snapshot, kinds=kinds), snapshot=snapshot)
+    cluster = await connect(kubeconfig, context)
+    try:
+        store = FleetStore(kinds, source=f"cluster {cluster.server}")
+        await fetch_once(cluster, store)
+    finally:
+        await cluster.close()
+    return FleetSource(store, cluster.context_name, cluster.server, cluster.version, list(cluster.resource_api_versions),
+                       cluster.identity)

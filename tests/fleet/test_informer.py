@@ -341,3 +341,17 @@ async def test_server_errors_are_retried_with_backoff_until_they_stop() -> None:
         finally:
             await syncer.stop()
             await cluster.close()
+
+
+async def test_read_fleet_once_from_a_cluster_or_a_snapshot(tmp_path: pathlib.Path) -> None:
+    from dragoman.fleet.informer import read_fleet
+
+    async with running_simulator(objects=[node("a"), node("b")]) as sim:
+        src = await read_fleet(str(sim.kubeconfig_path), "dragoman-sim")
+        assert src.store.count("Node") == 2 and src.context == "dragoman-sim" and src.server == sim.url
+        assert src.server_version.startswith("v1.") and src.identity["kubeSystemUID"] and src.forbidden == []
+        assert src.store.overall.status == LIVE and not src.store.read_only
+    snap = tmp_path / "s.yaml"
+    snap.write_text(yaml.safe_dump_all([node("x")]))
+    src = await read_fleet(snapshot=str(snap))
+    assert src.snapshot == str(snap) and src.store.read_only and list(src.store.objects("Node")) == [("", "x")]

@@ -30,26 +30,18 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace) -> int:
     from dragoman.fleet import snapshot as snap
-    from dragoman.fleet.cluster import connect
     from dragoman.fleet.errors import UserError
-    from dragoman.fleet.informer import fetch_once
-    from dragoman.fleet.store import FORBIDDEN, FleetStore
+    from dragoman.fleet.informer import read_fleet
 
     if getattr(args, "demo", False):
         raise UserError("`dragoman snapshot` reads a cluster or a snapshot, not --demo; point it at `dragoman sim serve` with --kubeconfig.")
-    if getattr(args, "snapshot", None):
-        store = snap.store_from_snapshot(args.snapshot)
-        header = [f"dragoman snapshot re-written from {args.snapshot}"]
+    source = await read_fleet(getattr(args, "kubeconfig", None), getattr(args, "context", None), getattr(args, "snapshot", None))
+    store = source.store
+    if source.snapshot:
+        header = [f"dragoman snapshot re-written from {source.snapshot}"]
     else:
-        cluster = await connect(getattr(args, "kubeconfig", None), getattr(args, "context", None))
-        try:
-            store = FleetStore()
-            await fetch_once(cluster, store)
-        finally:
-            await cluster.close()
-        forbidden = [k for k in store.kinds if store.state(k).status == FORBIDDEN]
-        header = snap.provenance(cluster.server, cluster.context_name, cluster.version, forbidden)
-        for kind in forbidden:
+        header = snap.provenance(source.server, source.context, source.server_version, source.forbidden)
+        for kind in source.forbidden:
             print(f"dragoman: note: {store.state(kind).message}", file=sys.stderr)
     n = snap.write_snapshot(store, args.file, header=header)
     counts = ", ".join(f"{store.count(k)} {k}" for k in ("Node", "Pod", "ResourceSlice", "ResourceClaim") if store.count(k))
