@@ -288,6 +288,9 @@ class FleetModel:
         self._events_by_obj: dict[tuple[str, str, str], set[Key]] = defaultdict(set)
         self._claims_by_owner_pod: dict[Key, set[Key]] = defaultdict(set)
         self._node_cache: dict[str, NodeView] = {}
+        # The cluster's clock, from the newest node heartbeat: snapshots are judged at their own time, not ours.
+        self.now: float | None = None
+        self._clock_text: str | None = None
         self._classes_cache: dict[str, ClassView] | None = None
         self._cel_epoch = 0
         self._cel_cache: dict[Any, tuple[int, Any]] = {}
@@ -397,8 +400,17 @@ class FleetModel:
             return UNLABELED
         return labels.get(self.pool_label) or UNLABELED
 
+    def _observe_clock(self, node: dict) -> None:
+        for c in (node.get("status") or {}).get("conditions") or ():
+            t = c.get("lastHeartbeatTime")
+            if t and (self._clock_text is None or t > self._clock_text):
+                self._clock_text = t
+                self.now = own.parse_time(t)
+
     def _index_Node(self, old: dict | None, new: dict | None) -> None:
         name = key_of(new or old)[1]
+        if new is not None:
+            self._observe_clock(new)
         if old is not None and new is not None:
             old_labels = (old.get("metadata") or {}).get("labels") or {}
             new_labels = (new.get("metadata") or {}).get("labels") or {}
@@ -602,7 +614,7 @@ class FleetModel:
         pod = self.objects["Pod"].get(pk)
         if pod is None or pod_terminal(pod) or (pod.get("metadata") or {}).get("deletionTimestamp"):
             return None
-        flapping, restarts, reason = own.crash_looping(pod)
+        flapping, restarts, reason = own.crash_looping(pod, self.now)
         return StackPod(pk, w, (pod.get("status") or {}).get("phase", ""), own.pod_ready(pod), restarts, flapping, reason)
 
     def pool_slices(self, driver: str, pool: str) -> tuple[list[dict], list[dict], bool]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 import re
 
@@ -193,8 +194,22 @@ def pod_ready(pod: dict) -> bool:
     return False
 
 
-def crash_looping(pod: dict) -> tuple[bool, int, str]:
-    """(restarting repeatedly now, restarts, why): CrashLoopBackOff, or several restarts and not ready."""
+RECENT_RESTART_SECONDS = 600
+
+
+def parse_time(text: str | None) -> float | None:
+    """RFC 3339 as the API server writes it → epoch seconds."""
+    if not text:
+        return None
+    try:
+        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def crash_looping(pod: dict, now: float | None = None) -> tuple[bool, int, str]:
+    """(restarting repeatedly now, restarts, why): CrashLoopBackOff; several restarts and not ready; or, between two
+    crashes, several restarts with the last one less than ten minutes before `now` (the cluster's clock)."""
     restarts = 0
     reason = ""
     for cs in (pod.get("status") or {}).get("containerStatuses") or ():
@@ -203,8 +218,13 @@ def crash_looping(pod: dict) -> tuple[bool, int, str]:
         if waiting.get("reason") == "CrashLoopBackOff":
             reason = "CrashLoopBackOff"
         term = (cs.get("lastState") or {}).get("terminated") or {}
-        if not reason and term.get("reason") and restarts >= 3 and not cs.get("ready"):
-            reason = f"restarting ({term.get('reason')})"
+        if not reason and term.get("reason") and int(cs.get("restartCount") or 0) >= 3:
+            if not cs.get("ready"):
+                reason = f"restarting ({term.get('reason')})"
+            elif now is not None:
+                finished = parse_time(term.get("finishedAt"))
+                if finished is not None and now - finished < RECENT_RESTART_SECONDS:
+                    reason = f"running again after a crash ({term.get('reason')}) at {term.get('finishedAt')}"
     if reason:
         return True, restarts, reason
     if restarts >= 3 and not pod_ready(pod) and (pod.get("status") or {}).get("phase") == "Running":

@@ -307,3 +307,17 @@ def test_custom_pool_label_follows_relabels():
     bumped["status"]["allocatable"]["nvidia.com/gpu"] = "8"
     m.apply([change(bumped)])
     assert m.pool("nlp").allocatable_gpus == 8 and m.node("a").ownership == "device-plugin"
+
+
+def test_a_plugin_running_again_between_crashes_still_flaps():
+    def with_heartbeat(n, t):
+        n["status"]["conditions"][0]["lastHeartbeatTime"] = t
+        return n
+
+    p = ds_pod(DP, "n1", restarts=6)
+    p["status"]["containerStatuses"][0]["lastState"] = {"terminated": {"reason": "Error", "finishedAt": "2026-11-30T07:55:00Z"}}
+    _, v = _one(DP, with_heartbeat(node("n1", alloc=8), "2026-11-30T08:00:00Z"), p, gpu_slice("n1"))
+    assert v.ownership == "flapping" and "running again after a crash" in v.device_plugin[0].flapping_reason
+    # The same restarts long ago: a plugin that runs, so both stacks serve the node.
+    _, v = _one(DP, with_heartbeat(node("n1", alloc=8), "2026-11-30T09:00:00Z"), p, gpu_slice("n1"))
+    assert v.ownership == "both"
