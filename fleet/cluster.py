@@ -106,7 +106,11 @@ class Cluster:
         os.chmod(self._tmpdir, 0o700)
         self._cert_in_use: tuple[bytes | None, bytes | None] = (None, None)
         self._cred_in_use: Credential | None = None
-        self.api_client = self._new_api_client(rc.client_cert_data, rc.client_key_data)
+        try:
+            self.api_client = self._new_api_client(rc.client_cert_data, rc.client_key_data)
+        except BaseException:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            raise
         self._closed = False
 
     # ------------------------------------------------------------------ client construction

@@ -355,3 +355,34 @@ async def test_read_fleet_once_from_a_cluster_or_a_snapshot(tmp_path: pathlib.Pa
     snap.write_text(yaml.safe_dump_all([node("x")]))
     src = await read_fleet(snapshot=str(snap))
     assert src.snapshot == str(snap) and src.store.read_only and list(src.store.objects("Node")) == [("", "x")]
+
+
+async def test_client_certificates_are_presented_and_bad_ones_are_a_sentence(tmp_path: pathlib.Path) -> None:
+    import base64
+    import shutil
+    import subprocess
+
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is needed to make a client certificate")
+    subprocess.run([openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", str(tmp_path / "c.key"), "-out", str(tmp_path / "c.crt"), "-days", "1", "-subj", "/CN=ops"],
+                   check=True, capture_output=True, timeout=60)
+    async with running_simulator(objects=[node("a")]) as sim:
+        cfg = sim.kubeconfig()
+        user = cfg["users"][0]["user"]
+        user["client-certificate"] = str(tmp_path / "c.crt")
+        user["client-key"] = str(tmp_path / "c.key")
+        (tmp_path / "kc").write_text(yaml.safe_dump(cfg))
+        cluster = await connect(str(tmp_path / "kc"), None)
+        try:
+            assert (await cluster.get("/api/v1/nodes/a"))["metadata"]["name"] == "a"
+        finally:
+            await cluster.close()
+        del user["client-certificate"], user["client-key"]
+        user["client-certificate-data"] = base64.b64encode(b"not a certificate").decode()
+        user["client-key-data"] = base64.b64encode(b"not a key").decode()
+        (tmp_path / "bad").write_text(yaml.safe_dump(cfg))
+        with pytest.raises(UserError) as info:
+            await connect(str(tmp_path / "bad"), None)
+        assert "TLS material of context 'dragoman-sim'" in info.value.message and info.value.exit_code == ExitCode.INPUT
