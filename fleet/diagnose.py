@@ -48,6 +48,16 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _lease_held(lease: dict, now: float | None) -> bool:
+    spec = lease.get("spec") or {}
+    if not spec.get("holderIdentity"):
+        return False
+    renewed = own.parse_time(spec.get("renewTime") or spec.get("acquireTime"))
+    if now is None or renewed is None:
+        return True
+    return renewed + float(spec.get("leaseDurationSeconds") or 0) >= now
+
+
 class _Context:
     """What several rules share, computed once per diagnosis."""
 
@@ -63,12 +73,11 @@ class _Context:
         self.fit_cache: dict = {}
         self._label_index: dict[str, dict[str, set[str]]] = {}
         self.pool_migrating = {p: any(v.migration is not None and v.migration.in_progress for v in model.pool_nodes(p)) for p in self.pools}
-        for (ns, name) in model.objects["ConfigMap"]:
-            if name.startswith("dragoman-pool-") and name[len("dragoman-pool-"):] in self.pools:
-                self.pool_migrating[name[len("dragoman-pool-"):]] = True
-        for (ns, name) in model.objects["Lease"]:
-            if name.startswith("dragoman-pool-") and name[len("dragoman-pool-"):] in self.pools:
-                self.pool_migrating[name[len("dragoman-pool-"):]] = True
+        # A held operator lock means an operator is migrating the pool right now (the ConfigMap outlives the migration).
+        for (ns, name), lease in model.objects["Lease"].items():
+            pool = name[len("dragoman-pool-"):] if name.startswith("dragoman-pool-") else None
+            if pool in self.pools and _lease_held(lease, model.now):
+                self.pool_migrating[pool] = True
 
     def candidates(self, node_selector: dict) -> list[str]:
         """Nodes carrying every label of a nodeSelector, from a per-key index (the full predicate still runs on them)."""

@@ -408,3 +408,15 @@ def test_explain_pod_gives_each_stuck_pod_a_cause():
     assert {f.id for f in found} == {"running-without-gpu", "kubelet-too-old"}
     found, note = explain_pod(m, "ml", "small")
     assert found == [] and "fits on 9 nodes (6 through the device plugin, 3 through DRA)" in note
+
+
+def test_a_held_operator_lock_makes_old_kubelets_a_warning_before_migrating():
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+             "metadata": {"name": "dragoman-pool-l4-pool", "namespace": "kube-system"},
+             "spec": {"holderIdentity": "sre@laptop", "leaseDurationSeconds": 60, "renewTime": "2026-11-30T08:00:00.000000Z"}}
+    objs = replace(base(), "Node", "l4-pool-1", _kubelet("v1.35.6")) + [lease]
+    found = [f for f in diagnose(model_of(*objs)) if f.id == "kubelet-too-old"]
+    assert [(f.severity, f.objects[0]) for f in found] == [("warning", N("l4-pool-1"))]
+    released = copy.deepcopy(lease)
+    released["spec"]["holderIdentity"] = ""
+    assert not [f for f in diagnose(model_of(*objs[:-1], released)) if f.id == "kubelet-too-old"]
