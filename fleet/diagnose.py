@@ -213,9 +213,10 @@ def _daemonset_targets(ctx: _Context) -> Iterable[Finding]:
             ev = [f"DaemonSet {dk[0]}/{dk[1]} ({w.describe()}) selects {_plural(len(names), 'node')} of pool {pool.name}: "
                   + ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")]
             if w.deployed_by == "gpu-operator":
-                missing = [v.name for v in hits if not v.labels.get(own.GPU_OPERATOR_DEPLOY_LABEL)]
+                missing = [v.name for v in hits if v.labels.get(own.GPU_OPERATOR_DEPLOY_LABEL) != "false"]
                 if missing:
-                    ev.append(f"{_plural(len(missing), 'node')} lack the label {own.GPU_OPERATOR_DEPLOY_LABEL}=false: " + ", ".join(missing[:5]))
+                    ev.append(f"{_plural(len(missing), 'node')} without {own.GPU_OPERATOR_DEPLOY_LABEL}=false "
+                              f"(the operator fills a missing label with true): " + ", ".join(missing[:5]))
             running = [v.name for v in hits if (v.device_plugin if w.role == "device-plugin" else v.dra_driver)]
             if running:
                 ev.append(f"its pod runs on {', '.join(running[:5])}")
@@ -416,7 +417,8 @@ def _stale_read(exprs: list[str], model: FleetModel) -> list[str]:
 
 def _selector_findings(ctx: _Context, ref: ObjectRef, subject: str, exprs: list[str], res: SelectorResult,
                        extra: list[str], used: bool = True) -> list[Finding]:
-    """At most one finding for one selector set: a stale attribute, else a runtime error, else no match."""
+    """The findings of one selector set: a retired attribute (with the runtime error it causes when read unguarded),
+    else a runtime or compile error, else no match (only for what something uses)."""
     stale = _stale_read(exprs, ctx.m)
     shown = "; ".join(exprs)
     if stale:
