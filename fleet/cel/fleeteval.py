@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import threading
@@ -77,6 +78,18 @@ def devices_of_slices(slices: Iterable[dict]) -> Iterator[tuple[dict, dict]]:
                 yield s, dev
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many long-lived objects (restored afterwards)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _product(dev: CelDevice) -> str:
     v = dev.attributes.get(dev.driver, {}).get("productName")
     return v if isinstance(v, str) else "(no productName)"
@@ -95,13 +108,8 @@ class DeviceIndex:
         self._pool_ids: dict[tuple, int] = {}
         self._product_ids: dict[str, int] = {}
         # Tens of thousands of small acyclic objects: the cyclic GC would rescan them repeatedly (half the time).
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():
             self._convert(slices)
-        finally:
-            if was_enabled:
-                gc.enable()
         self._groupings: dict[frozenset | None, tuple[list[int], list[int]]] = {}
         self._lock = threading.Lock()
 
@@ -314,16 +322,18 @@ def evaluate_fleet(
     failed_at = [0] * len(reps)
     cancelled = False
     devices = index.devices
-    for g, rep in enumerate(reps):
-        if g % chunk == 0 and _cancelled(cancel):
-            cancelled = True
-            break
-        dev = devices[rep]
-        out = TRUE
-        for i, s in enumerate(sels):
-            out = s.evaluate(dev)
-            if out.value is not True:
-                failed_at[g] = i
+    # The first evaluation of a device builds its activation: many long-lived objects, as in conversion.
+    with gc_paused():
+        for g, rep in enumerate(reps):
+            if g % chunk == 0 and _cancelled(cancel):
+                cancelled = True
                 break
-        outcomes[g] = out
+            dev = devices[rep]
+            out = TRUE
+            for i, s in enumerate(sels):
+                out = s.evaluate(dev)
+                if out.value is not True:
+                    failed_at[g] = i
+                    break
+            outcomes[g] = out
     return FleetEvaluation(index, list(labels or []), outcomes, failed_at, group_of, cancelled)
