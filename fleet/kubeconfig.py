@@ -115,6 +115,9 @@ def _load_file(path: str) -> dict:
         return {}
     if not isinstance(data, dict):
         raise _err(f"the kubeconfig {path} is not a kubeconfig: expected a mapping with clusters, contexts and users.")
+    kind = data.get("kind")
+    if kind not in (None, "Config"):
+        raise _err(f"the kubeconfig {path} is not a kubeconfig: it holds a {kind}, not a Config.")
     for section in ("clusters", "contexts", "users"):
         entries = data.get(section)
         if entries is None:
@@ -236,6 +239,8 @@ def resolve(
     where = ", ".join(merged.sources)
     name = context or merged.current_context
     known = ", ".join(sorted(merged.contexts)) or "none"
+    if not merged.contexts:
+        raise _err(f"the kubeconfig ({where}) defines no contexts; add one, or point --kubeconfig at another file.")
     if not name:
         raise _err(f"the kubeconfig ({where}) sets no current-context; pass --context NAME (contexts: {known}).")
     ctx = merged.contexts.get(name)

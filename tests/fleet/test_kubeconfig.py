@@ -259,6 +259,8 @@ def test_bad_kubeconfigs_are_one_sentence_each(tmp_path: pathlib.Path) -> None:
     assert f"the kubeconfig {missing} does not exist" in error_of(resolve, missing, environ={})
     assert "is not valid YAML at line 3, column 4" in error_of(resolve, write(tmp_path / "bad", "clusters:\n  - name: a\n   bad: [\n"), environ={})
     assert "is not a kubeconfig" in error_of(resolve, write(tmp_path / "list", "- a\n- b\n"), environ={})
+    assert "it holds a Node, not a Config" in error_of(resolve, write(tmp_path / "node", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}), environ={})
+    assert "defines no contexts" in error_of(resolve, write(tmp_path / "empty", {"apiVersion": "v1", "kind": "Config", "clusters": [{"name": "a", "cluster": {"server": "https://a"}}]}), environ={})
     assert "must be a list of named entries" in error_of(resolve, write(tmp_path / "m", {"clusters": {"a": 1}}), environ={})
     assert "has no name" in error_of(resolve, write(tmp_path / "n", {"clusters": [{"cluster": {}}]}), environ={})
     good = write(tmp_path / "good", one_cluster())

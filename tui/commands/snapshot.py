@@ -46,5 +46,5 @@ async def _run(args: argparse.Namespace) -> int:
     n = snap.write_snapshot(store, args.file, header=header)
     counts = ", ".join(f"{store.count(k)} {k}" for k in ("Node", "Pod", "ResourceSlice", "ResourceClaim") if store.count(k))
     where = "standard output" if args.file == "-" else args.file
-    print(f"dragoman: wrote {n} objects{f' ({counts})' if counts else ''} to {where}.", file=sys.stderr)
+    print(f"dragoman: wrote {n} object{'' if n == 1 else 's'}{f' ({counts})' if counts else ''} to {where}.", file=sys.stderr)
     return 0
