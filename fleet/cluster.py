@@ -99,7 +99,8 @@ class Cluster:
         self.user = rc.user
         self.namespace = rc.namespace
         self.credentials = credentials or CredentialSource(rc)
-        self.server_version: dict = {}
+        self.version_info: dict = {}  # the whole /version answer
+        self.server_version = ""  # its gitVersion, e.g. "v1.37.1"
         self.resource_api_versions: list[str] = []
         self.kube_system_uid: str | None = None
         self._tmpdir = tempfile.mkdtemp(prefix="dragoman-tls-")
@@ -164,7 +165,7 @@ class Cluster:
 
     @property
     def version(self) -> str:
-        return str(self.server_version.get("gitVersion") or "")
+        return self.server_version
 
     # ------------------------------------------------------------------ requests
     async def _send(
@@ -346,7 +347,8 @@ class Cluster:
     # ------------------------------------------------------------------ facts about the cluster
     async def discover(self) -> None:
         """Fill server_version, resource_api_versions and kube_system_uid."""
-        self.server_version = await self.get("/version")
+        self.version_info = await self.get("/version")
+        self.server_version = str(self.version_info.get("gitVersion") or "")
         self.resource_api_versions = await self._resource_versions()
         try:
             ns = await self.get("/api/v1/namespaces/kube-system")

@@ -39,7 +39,7 @@ async def test_connect_learns_version_dra_versions_and_identity() -> None:
         cluster = await connect(str(sim.kubeconfig_path), None)
         try:
             assert cluster.context_name == "dragoman-sim" and cluster.server == sim.url and cluster.user == "admin"
-            assert cluster.version.startswith("v1.")
+            assert cluster.server_version.startswith("v1.") and cluster.version_info["gitVersion"] == cluster.server_version
             assert "v1" in cluster.resource_api_versions
             ns = await cluster.get("/api/v1/namespaces/kube-system")
             assert cluster.identity == {"server": sim.url, "kubeSystemUID": ns["metadata"]["uid"]} and ns["metadata"]["uid"]
