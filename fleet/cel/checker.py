@@ -63,8 +63,6 @@ def assignable(param: Any, arg: Any) -> bool:
         return True
     if isinstance(param, tuple) and isinstance(arg, tuple) and param[0] == arg[0] and len(param) == len(arg):
         return all(assignable(p, a) for p, a in zip(param[1:], arg[1:]))
-    if param in (S, BY, Q, V) or isinstance(param, tuple):
-        return arg == "null" and isinstance(param, tuple) is False and False
     return False
 
 
@@ -93,7 +91,6 @@ def _same(t: Any) -> Any:
 
 
 # name -> [(receiver type or None for a global, [argument types], result type or fn(receiver, args))]
-_R = Callable[[Any, list], Any]
 SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
     "contains": [(S, [S], B)],
     "startsWith": [(S, [S], B)],

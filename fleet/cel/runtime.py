@@ -343,7 +343,7 @@ def has_field(operand: Any, field: str) -> bool:
         return True  # the wrapper's Find always succeeds (the default value)
     if t is dict:
         return field in operand
-    raise CelRuntimeError(f"invalid type for field selection.")
+    raise CelRuntimeError(f"type '{type_name(operand)}' does not support field selection")
 
 
 def opt_select(operand: Any, field: str) -> Optional_:
@@ -620,7 +620,6 @@ def f_format(fmt: Any, args: Any) -> str:
     if type(args) is not list:
         raise no_overload("format")
     out: list[str] = []
-    pos = 0
     argi = 0
     i = 0
     while i < len(fmt):
@@ -668,8 +667,6 @@ def f_format(fmt: Any, args: Any) -> str:
             out.append(format(int(a), "b") if type(a) in (int, Uint) else _format_s(a))
         else:
             raise CelRuntimeError(f"could not parse formatting clause: unrecognized formatting clause \"{verb}\"")
-        del pos
-        pos = 0
     return "".join(out)
 
 

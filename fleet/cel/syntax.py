@@ -304,9 +304,6 @@ class _Builder:
                 return self.build(ch[0])
             opnode, operand = ch
             inner = self.build(operand)
-            if opnode.data == "unary_neg" and inner.kind == "lit" and type(inner.args[0]) in (int, float) and not isinstance(inner.args[0], bool):
-                # `-9223372036854775808` must fold before the int64 range check.
-                pass
             return Node("not" if opnode.data == "unary_not" else "neg", inner, offset=self.off(t))
         if d in ("member", "primary"):
             return self.build(ch[0])

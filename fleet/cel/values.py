@@ -133,9 +133,9 @@ class Quantity:
     def parse(cls, text: str) -> "Quantity":
         if not isinstance(text, str):
             raise ValueError_(_QUANTITY_FORMAT_ERROR)
-        s = text.strip() if False else text
+        s = text
         if not s:
-            raise ValueError_("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+            raise ValueError_(_QUANTITY_FORMAT_ERROR)
         m = QUANTITY_RE.match(s)
         if not m:
             raise ValueError_(_QUANTITY_FORMAT_ERROR)
