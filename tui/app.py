@@ -1,0 +1,241 @@
+"""The dragoman terminal UI: the App, its navigation between views and detail pages, and `run(args)` behind the bare `dragoman` command."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from textual.app import App
+
+from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.tui.bindings import APP_KEYS, textual_bindings
+from dragoman.tui.commands_palette import ScreenCommands
+from dragoman.tui.feed import Feed
+from dragoman.tui.views import JUMPS, VIEWS
+
+UNREACHABLE_HINT = "Run `dragoman --demo` to explore a simulated fleet instead."
+
+
+class DragomanApp(App):
+    """Views of one fleet, kept live from its feed; screens stack as the operator drills down."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "dragoman"
+    COMMANDS = {ScreenCommands}
+    # No app-wide key writes anything, so read-only mode has nothing to drop here (screens with writes filter theirs).
+    BINDINGS = textual_bindings(APP_KEYS)
+    COMMAND_PALETTE_BINDING = "ctrl+p"
+    ENABLE_COMMAND_PALETTE = True
+
+    def __init__(self, feed: Feed, *, kubeconfig: str | None = None, on_exit=None, read_only: bool = False,
+                 pool_label: str | None = None) -> None:
+        super().__init__()
+        self.feed = feed
+        self.kubeconfig = kubeconfig
+        self.read_only = read_only or feed.info.read_only
+        self.pool_label = pool_label
+        self._on_exit = on_exit
+
+    # ------------------------------------------------------------------ lifecycle
+    def on_mount(self) -> None:
+        self._wire(self.feed)
+        self.push_screen(self._table("pools", None))
+
+    def _wire(self, feed: Feed) -> None:
+        feed.on_loaded.append(self._on_loaded)
+        feed.on_rows.append(self._on_rows)
+        feed.on_findings.append(self._on_findings)
+        feed.on_catalogue.append(self._on_catalogue)
+        feed.on_state.append(lambda state: self.refresh_header())
+        feed.start()
+
+    async def on_unmount(self) -> None:
+        await self.feed.stop()
+
+    def _table_screens(self):
+        from dragoman.tui.screens.table import TableScreen
+
+        return [s for s in self.screen_stack if isinstance(s, TableScreen)]
+
+    def _on_loaded(self) -> None:
+        for s in self._table_screens():
+            s.populate()
+        self.refresh_header()
+
+    def _on_rows(self, touched) -> None:
+        for s in self._table_screens():
+            s.apply_touched(touched)
+
+    def _on_findings(self, refs, pools) -> None:
+        for s in self._table_screens():
+            s.apply_findings(refs, pools)
+
+    def _on_catalogue(self) -> None:
+        for s in self._table_screens():
+            s.apply_catalogue()
+
+    def refresh_header(self, screen=None) -> None:
+        from dragoman.widgets.header import StatusHeader
+
+        state = self.feed.state
+        status = state.status
+        if status == "live" and not self.feed.loaded:
+            status = "syncing"
+        message = state.message.split(" Retrying in")[0] if state.message else ""
+        info = self.feed.info
+        info.read_only = self.read_only
+        screens = [screen] if screen is not None else list(self.screen_stack)
+        for s in screens:
+            for h in s.query(StatusHeader):
+                h.show(info, status, message)
+
+    # ------------------------------------------------------------------ navigation
+    def _table(self, name: str, scope):
+        from dragoman.tui.screens.table import TableScreen
+
+        return TableScreen(VIEWS[name](scope))
+
+    def open_view(self, name: str, scope=None) -> None:
+        self.push_screen(self._table(name, scope))
+
+    def open_detail(self, ref, mode: str, replace: bool = False) -> None:
+        from dragoman.tui.screens.detail import DetailScreen
+
+        if replace:
+            self.pop_screen()
+        self.push_screen(DetailScreen(tuple(ref), mode))
+
+    def back(self, quit_at_root: bool = False) -> None:
+        # screen_stack[0] is Textual's default screen; [1] is the Pools view, the root.
+        if len(self.screen_stack) > 2:
+            self.pop_screen()
+        elif quit_at_root:
+            self.exit(0)
+
+    def jump(self, name: str) -> None:
+        name = name.strip().lower()
+        if name in ("ctx", "context", "contexts"):
+            self.action_switch_context()
+            return
+        target = JUMPS.get(name)
+        if target is None:
+            matches = sorted({v for k, v in JUMPS.items() if k.startswith(name)}) if name else []
+            if len(matches) == 1:
+                target = matches[0]
+            else:
+                self.notify(f"no view named {name!r}; try one of: {', '.join(sorted(set(JUMPS.values())))}, ctx", severity="warning")
+                return
+        while len(self.screen_stack) > 2:
+            self.pop_screen()
+        if target != "pools":
+            self.push_screen(self._table(target, None))
+
+    # ------------------------------------------------------------------ actions
+    def action_help(self) -> None:
+        from dragoman.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_jump(self) -> None:
+        screen = self.screen
+        if not hasattr(screen, "action_jump_prompt"):
+            while len(self.screen_stack) > 2 and not hasattr(self.screen, "action_jump_prompt"):
+                self.pop_screen()
+            screen = self.screen_stack[-1]
+        if hasattr(screen, "action_jump_prompt"):
+            screen.action_jump_prompt()
+
+    def action_relist(self) -> None:
+        if self.feed.syncer is None:
+            self.notify("a snapshot does not change: nothing to relist", severity="information")
+            return
+        self.feed.relist()
+        self.notify("listing every kind again")
+
+    def action_switch_context(self) -> None:
+        from dragoman.tui.screens.context import ContextScreen
+        from dragoman.tui.source import list_contexts
+
+        if self.feed.syncer is None:
+            self.notify("a snapshot has no contexts", severity="warning")
+            return
+        try:
+            contexts, _current = list_contexts(self.kubeconfig)
+        except UserError as exc:
+            self.notify(exc.message, severity="error")
+            return
+
+        def chosen(name: str | None) -> None:
+            if name and name != self.feed.info.context:
+                self.run_worker(self._reconnect(name), exclusive=True, group="context", description=f"connect to {name}")
+
+        self.push_screen(ContextScreen(contexts, self.feed.info.context), chosen)
+
+    async def _reconnect(self, context: str) -> None:
+        from dragoman.tui.source import open_cluster_feed
+
+        self.notify(f"connecting to context {context} …")
+        try:
+            feed = await open_cluster_feed(self.kubeconfig, context, badge=self.feed.info.badge, read_only=self.read_only,
+                                           pool_label=self.pool_label)
+        except UserError as exc:
+            self.notify(exc.message, severity="error", timeout=10)
+            return
+        old = self.feed
+        self.feed = feed
+        await old.stop()
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+        self._wire(feed)
+        self.push_screen(self._table("pools", None))
+
+
+def _friendly(exc: UserError, args: argparse.Namespace) -> UserError:
+    if args.kubeconfig or args.context or args.demo or args.snapshot:
+        return exc
+    return UserError(f"{exc.message.rstrip('.')}. {UNREACHABLE_HINT}", exc.exit_code)
+
+
+async def _main(args: argparse.Namespace) -> int:
+    from dragoman.tui.source import DemoProcess, open_cluster_feed, open_snapshot_feed
+
+    demo = None
+    kubeconfig = args.kubeconfig
+    try:
+        if args.snapshot:
+            feed = open_snapshot_feed(args.snapshot, pool_label=args.pool_label)
+        else:
+            badge = ""
+            if args.demo:
+                demo = DemoProcess()
+                kubeconfig = await asyncio.to_thread(demo.start)
+                badge = "DEMO"
+            try:
+                feed = await open_cluster_feed(kubeconfig, args.context, badge=badge, read_only=args.read_only,
+                                               pool_label=args.pool_label)
+            except UserError as exc:
+                raise _friendly(exc, args) from None
+        app = DragomanApp(feed, kubeconfig=kubeconfig, read_only=args.read_only, pool_label=args.pool_label)
+        await app.run_async()
+        return int(app.return_code or 0)
+    finally:
+        if demo is not None:
+            demo.stop()
+
+
+def run(args: argparse.Namespace) -> int:
+    """`dragoman` without a subcommand: connect first (one sentence and exit 2 when that fails), then open the UI."""
+    try:
+        return asyncio.run(_main(args))
+    except UserError:
+        raise
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    from dragoman.tui.cli import main
+
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Key bindings as data: each with a stable id (remappable), a tooltip and a deliberate place in the footer; read-only mode drops dangerous ones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Key:
+    id: str
+    keys: str
+    action: str
+    description: str
+    tooltip: str
+    show: bool = True
+    dangerous: bool = False
+    priority: bool = False
+
+
+APP_KEYS = (
+    Key("app.help", "question_mark,f1", "help", "Help", "Every key of this screen and what it does"),
+    Key("app.jump", "colon", "jump", "Jump", "Go to a view by name: :pools :nodes :devices :attributes :claims :pending :findings :ctx"),
+    Key("app.relist", "ctrl+r", "relist", "Relist", "Throw away the watches and list every kind again"),
+    Key("app.quit", "ctrl+q", "quit", "Quit", "Leave dragoman", show=False, priority=True),
+)
+
+TABLE_KEYS = (
+    Key("view.filter", "slash", "filter", "Filter", "Filter rows: words, label=value, attr=value (esc clears)"),
+    Key("view.yaml", "y", "yaml", "YAML", "The selected object as YAML"),
+    Key("view.describe", "d", "describe", "Describe", "A describe page of the selected object that follows its links"),
+    Key("view.back", "escape", "back", "Back", "Back to the previous view (clears a filter first)"),
+    Key("view.quit", "q", "back_or_quit", "Back/Quit", "Back, or quit at the first view", show=False),
+    Key("view.pools", "1", "jump_to('pools')", "Pools", "The Pools view", show=False),
+    Key("view.nodes", "2", "jump_to('nodes')", "Nodes", "The Nodes view", show=False),
+    Key("view.devices", "3", "jump_to('devices')", "Devices", "The Devices view", show=False),
+    Key("view.claims", "4", "jump_to('claims')", "Claims", "The Claims view", show=False),
+    Key("view.pending", "5", "jump_to('pending')", "Stuck", "The Stuck pods view", show=False),
+    Key("view.findings", "6", "jump_to('findings')", "Findings", "The Findings view", show=False),
+    Key("view.attributes", "7", "jump_to('attributes')", "Attributes", "The Attribute distribution view", show=False),
+)
+
+DETAIL_KEYS = (
+    Key("detail.back", "escape,q", "back", "Back", "Back to where you were"),
+    Key("detail.yaml", "y", "yaml", "YAML", "This object as YAML"),
+    Key("detail.describe", "d", "describe", "Describe", "This object's describe page"),
+)
+
+TABLE_MOVES = (
+    ("j / k / ↑ / ↓", "move the cursor"), ("g / G", "first / last row"), ("pgup / pgdn", "page up / down"),
+    ("space", "mark the row (marked rows are batch targets)"), ("enter", "drill down: pool → nodes → devices; open a row"),
+    ("mouse", "click selects a row, double-click opens it, the wheel scrolls"), ("ctrl+p", "the command palette: what this screen can do"),
+)
+
+
+def textual_bindings(keys, read_only: bool = False):
+    """Textual Binding objects for these keys; dangerous ones do not exist at all in read-only mode."""
+    from textual.binding import Binding
+
+    return [
+        Binding(k.keys, k.action, k.description, show=k.show, id=k.id, tooltip=k.tooltip, priority=k.priority)
+        for k in keys
+        if not (read_only and k.dangerous)
+    ]
+
+
+def help_rows(*groups) -> list[tuple[str, str]]:
+    """(keys, what it does) for the help screen, from the binding data."""
+    pretty = {"question_mark": "?", "colon": ":", "slash": "/", "escape": "esc", "f1": "F1"}
+    rows = []
+    for group in groups:
+        for k in group:
+            keys = " / ".join(pretty.get(x, x) for x in k.keys.split(","))
+            rows.append((keys, k.tooltip))
+    return rows

@@ -1,0 +1,34 @@
+"""The ctrl+p palette: only what fits the current screen (its own commands, then the views to jump to), named `noun: verb`."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+
+class ScreenCommands(Provider):
+    def _commands(self) -> list[tuple[str, str, object]]:
+        app = self.app
+        screen = self.screen
+        cmds = list(screen.palette_commands()) if hasattr(screen, "palette_commands") else []
+        current = getattr(getattr(screen, "view", None), "name", None)
+        for name in ("pools", "nodes", "devices", "attributes", "claims", "pending", "findings"):
+            if name != current:
+                cmds.append((f"view: {name}", f"jump to :{name}", partial(app.jump, name)))
+        if getattr(app.feed, "syncer", None) is not None:
+            cmds.append(("cluster: relist", "list every kind again (ctrl+r)", app.action_relist))
+            cmds.append(("cluster: switch context", "pick another kubeconfig context (:ctx)", app.action_switch_context))
+        cmds.append(("help: keys", "every key of this screen (?)", app.action_help))
+        return cmds
+
+    async def discover(self) -> Hits:
+        for name, help_text, cb in self._commands():
+            yield DiscoveryHit(name, cb, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, help_text, cb in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), cb, help=help_text)

@@ -1,0 +1,247 @@
+"""The live picture behind the TUI: store → model → touched rows, with model loading and diagnosis in threads and bursts coalesced (no Textual)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import logging
+import os
+import re
+import threading
+import time
+from typing import Any, Callable
+
+from dragoman.fleet.diagnose import diagnose
+from dragoman.fleet.model import FleetModel
+from dragoman.fleet.store import LIVE, SNAPSHOT, ConnectionState, FleetStore
+from dragoman.tui.views import Fleet, Ref, Touched, touched_by
+
+log = logging.getLogger(__name__)
+
+PUMP_INTERVAL = 0.05  # at most 20 view updates a second, however fast the watch events come
+DIAGNOSE_MIN_GAP = 1.0
+
+
+@dataclasses.dataclass
+class SourceInfo:
+    """What the header says about where the picture comes from."""
+
+    cluster: str = ""
+    context: str = ""
+    server: str = ""
+    version: str = ""
+    user: str = ""
+    read_only: bool = False
+    badge: str = ""  # "DEMO", "SNAPSHOT 2026-11-01", ""
+
+
+def snapshot_date(path: str) -> str:
+    """The date a snapshot was taken: from dragoman's provenance comment, else the file's modification time."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = f.read(4096)
+    except OSError:
+        return ""
+    m = re.search(r" at (\d{4}-\d\d-\d\d)T?", head)
+    if m:
+        return m.group(1)
+    try:
+        return datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc).strftime("%Y-%m-%d")
+    except OSError:
+        return ""
+
+
+class Feed:
+    """Keeps a FleetModel in step with a FleetStore and tells listeners which rows changed.
+
+    Everything here runs on the app's event loop except `model.load` and `diagnose`, which run in a thread while
+    changes wait in a buffer, so the model is never read and written at once.
+    """
+
+    def __init__(self, store: FleetStore, info: SourceInfo, *, pool_label: str | None = None, cluster: Any = None,
+                 syncer: Any = None) -> None:
+        self.store = store
+        self.info = info
+        self.cluster = cluster
+        self.syncer = syncer
+        self.model = FleetModel(pool_label)
+        self.fleet = Fleet(self.model)
+        self.loaded = False
+        self.on_loaded: list[Callable[[], None]] = []
+        self.on_rows: list[Callable[[Touched], None]] = []
+        self.on_findings: list[Callable[[set[Ref], set[str]], None]] = []
+        self.on_catalogue: list[Callable[[], None]] = []
+        self.on_state: list[Callable[[ConnectionState], None]] = []
+        self._pending: list = []
+        self._busy = False  # a thread is reading the model: hold changes back
+        self._pump_handle: asyncio.TimerHandle | None = None
+        self._diag_dirty = True
+        self._catalogue_dirty = True
+        self._diag_handle: asyncio.TimerHandle | None = None
+        self._last_diag_end = 0.0
+        self.diag_seconds = 0.0
+        self.events = 0  # changes absorbed (the benchmark reads it)
+        self.pumps = 0
+        self._unsub = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._unsub.append(self.store.subscribe(self._on_batch))
+        self._unsub.append(self.store.subscribe_state(self._on_state))
+        if self.syncer is not None and not self.syncer.informers[next(iter(self.syncer.informers))].task:
+            self.syncer.start()
+        self._maybe_load()
+
+    async def stop(self) -> None:
+        self._closed = True
+        for u in self._unsub:
+            u()
+        for h in (self._pump_handle, self._diag_handle):
+            if h is not None:
+                h.cancel()
+        if self.syncer is not None:
+            await self.syncer.stop()
+        if self.cluster is not None:
+            await self.cluster.close()
+
+    def relist(self) -> None:
+        if self.syncer is not None:
+            self.syncer.relist()
+
+    @property
+    def state(self) -> ConnectionState:
+        return self.store.overall
+
+    # ------------------------------------------------------------------ store events
+    def _on_state(self, kind: str | None, state: ConnectionState) -> None:
+        if kind is not None:
+            return
+        for cb in list(self.on_state):
+            cb(state)
+        self._maybe_load()
+
+    def _on_batch(self, batch: list) -> None:
+        if not self.loaded and not self._busy:
+            self._maybe_load()
+            return  # the load reads the store itself
+        # Loading or diagnosing: held back, absorbed when the thread is done (re-applying a change the copy held is harmless).
+        self._pending.extend(batch)
+        self._schedule_pump()
+
+    def _schedule_pump(self) -> None:
+        if self._pump_handle is None and not self._busy and self._loop is not None and not self._closed:
+            self._pump_handle = self._loop.call_later(PUMP_INTERVAL, self.pump)
+
+    def pump(self) -> None:
+        """Absorb every held change into the model and tell listeners which rows they touched."""
+        self._pump_handle = None
+        if self._busy or not self._pending:
+            return
+        batch, self._pending = self._pending, []
+        self.model.apply(batch)
+        self.events += len(batch)
+        self.pumps += 1
+        touched = touched_by(self.fleet, batch)
+        for cb in list(self.on_rows):
+            cb(touched)
+        self._diag_dirty = True
+        if touched.slices or touched.everything:
+            self._catalogue_dirty = True
+        self._schedule_diagnosis()
+
+    # ------------------------------------------------------------------ loading
+    def _synced(self) -> bool:
+        st = self.store.overall
+        return st.synced or st.status == SNAPSHOT
+
+    def _maybe_load(self) -> None:
+        if self.loaded or self._busy or self._closed or not self._synced() or self._loop is None:
+            return
+        self._busy = True
+        # Shallow copies: the informers keep writing the store's dicts on this loop while the thread indexes.
+        snapshot = {k: dict(self.store.objects(k)) for k in self.store.kinds}
+        self._pending = []
+        self._loop.create_task(self._load(snapshot))
+
+    async def _load(self, snapshot: dict) -> None:
+        try:
+            await asyncio.to_thread(self.model.load, snapshot)
+        except Exception:  # a model bug must show as a message, not kill the loop
+            log.exception("model load failed")
+            self._busy = False
+            return
+        self._busy = False
+        self.loaded = True
+        for cb in list(self.on_loaded):
+            cb()
+        self._schedule_pump()
+        self._diag_dirty = self._catalogue_dirty = True
+        self._schedule_diagnosis(0)
+
+    # ------------------------------------------------------------------ diagnosis
+    def _schedule_diagnosis(self, delay: float | None = None) -> None:
+        if self._diag_handle is not None or self._loop is None or self._closed:
+            return
+        if delay is None:
+            since = time.monotonic() - self._last_diag_end
+            delay = max(0.2, max(DIAGNOSE_MIN_GAP, 2 * self.diag_seconds) - since)
+        self._diag_handle = self._loop.call_later(delay, lambda: self._loop.create_task(self._diagnose()))
+
+    async def _diagnose(self) -> None:
+        self._diag_handle = None
+        if not self._diag_dirty or self._closed:
+            return
+        if self._busy:
+            self._schedule_diagnosis()
+            return
+        if self._pending:
+            self.pump()
+        self._busy = True
+        self._diag_dirty = False
+        want_catalogue = self._catalogue_dirty
+        self._catalogue_dirty = False
+        t0 = time.monotonic()
+
+        def work():
+            findings = diagnose(self.model)
+            catalogue = self.model.attribute_catalogue() if want_catalogue else None
+            return findings, catalogue
+
+        try:
+            findings, catalogue = await asyncio.to_thread(work)
+        except Exception:
+            log.exception("diagnosis failed")
+            findings, catalogue = None, None
+        finally:
+            self._busy = False
+            self.diag_seconds = time.monotonic() - t0
+            self._last_diag_end = time.monotonic()
+        if findings is not None:
+            old_obj = {k: [f.key for f in v] for k, v in self.fleet.by_object.items()}
+            old_pool = {k: [(f.id, f.severity) for f in v] for k, v in self.fleet.by_pool.items()}
+            self.fleet.set_findings(findings)
+            new_obj = {k: [f.key for f in v] for k, v in self.fleet.by_object.items()}
+            new_pool = {k: [(f.id, f.severity) for f in v] for k, v in self.fleet.by_pool.items()}
+            refs = {k for k in set(old_obj) | set(new_obj) if old_obj.get(k) != new_obj.get(k)}
+            pools = {k for k in set(old_pool) | set(new_pool) if old_pool.get(k) != new_pool.get(k)}
+            for cb in list(self.on_findings):
+                cb(refs, pools)
+        if catalogue is not None:
+            self.fleet.catalogue = catalogue
+            for cb in list(self.on_catalogue):
+                cb()
+        if self._pending:
+            self._schedule_pump()
+        if self._diag_dirty:
+            self._schedule_diagnosis()
+
+
+def state_is_live(state: ConnectionState) -> bool:
+    return state.status in (LIVE, SNAPSHOT)
+
+
+_thread_check = threading.get_ident  # kept for tests that assert listeners run on the loop's thread

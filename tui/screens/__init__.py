@@ -1,0 +1,1 @@
+"""The TUI's screens: a table screen per view, detail pages (YAML, describe), help and context switching."""

@@ -1,0 +1,72 @@
+"""Detail pages: an object's YAML, and its describe page whose links `enter` follows."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from dragoman.tui.bindings import DETAIL_KEYS, textual_bindings
+from dragoman.widgets.detail import describe, raw_object, yaml_text
+from dragoman.widgets.header import StatusHeader
+
+
+class DetailScreen(Screen):
+    """`y` (YAML) or `d` (describe) of one object; the describe page lists the objects it links to."""
+
+    BINDINGS = textual_bindings(DETAIL_KEYS)
+
+    def __init__(self, ref: tuple[str, str, str], mode: str) -> None:
+        super().__init__(name=f"{mode}:{ref[0]}:{ref[1]}:{ref[2]}")
+        self.ref = ref
+        self.mode = mode
+        self.links: list = []
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader()
+        fleet = self.app.feed.fleet
+        if self.mode == "yaml":
+            yield Static(f"YAML of {self.ref[0]} {self.ref[1] + '/' if self.ref[1] else ''}{self.ref[2]}", id="heading")
+            with VerticalScroll(id="detail-scroll"):
+                yield Static(yaml_text(raw_object(fleet.model, self.ref)), id="detail-text", markup=False)
+        else:
+            page = describe(fleet, self.ref)
+            self.links = page.links
+            yield Static(f"Describe {page.title}", id="heading")
+            with VerticalScroll(id="detail-scroll"):
+                yield Static(page.text(), id="detail-text", markup=False)
+            links = OptionList(*[Option(label, id=str(i)) for i, (label, _ref) in enumerate(page.links)], id="links")
+            links.border_title = "links (enter follows)"
+            yield links
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.app.refresh_header(self)
+        if self.mode == "describe" and self.links:
+            self.query_one("#links", OptionList).focus()
+        else:
+            self.query_one("#detail-scroll").focus()
+            if self.mode == "describe":
+                self.query_one("#links").display = False
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        _label, ref = self.links[int(event.option.id)]
+        self.app.open_detail(ref, "describe")
+
+    def action_back(self) -> None:
+        self.app.back()
+
+    def action_yaml(self) -> None:
+        if self.ref[0] != "Pool":
+            self.app.open_detail(self.ref, "yaml", replace=True)
+
+    def action_describe(self) -> None:
+        self.app.open_detail(self.ref, "describe", replace=True)
+
+    def palette_commands(self) -> list:
+        cmds = [("object: yaml", "this object as YAML", self.action_yaml), ("object: describe", "this object's describe page", self.action_describe)]
+        for label, ref in self.links[:30]:
+            cmds.append((f"open: {label}", "follow this link", lambda r=ref: self.app.open_detail(r, "describe")))
+        return cmds

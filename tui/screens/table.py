@@ -1,0 +1,250 @@
+"""A view of the fleet as a live table: rows updated in place from the feed, `/` filter, `:` jump, drill down and detail keys."""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from dragoman.tui.bindings import TABLE_KEYS, textual_bindings
+from dragoman.tui.views import POD_FINDINGS, DevicesView, Touched, View, parse_filter
+from dragoman.widgets.header import StatusHeader
+from dragoman.widgets.rows import fleet_summary
+from dragoman.widgets.vtable import Column, VTable
+
+POPULATE_CHUNK = 2000  # rows set between yields, so keys keep flowing while a 40,000-row view fills
+
+
+class TableScreen(Screen):
+    """One View (pools, nodes, devices, attributes, claims, stuck pods, findings) as a keyed virtual table."""
+
+    BINDINGS = textual_bindings(TABLE_KEYS)
+
+    def __init__(self, view: View) -> None:
+        super().__init__(name=view.name)
+        self.view = view
+        self.filter_text = ""
+        self.populated = False
+        self._prompt_mode = ""
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield StatusHeader()
+        with Vertical(id="body"):
+            yield Static(self.view.heading, id="heading")
+            yield Static("", id="summary")
+            cols = [Column(k, label, mn, mx, "middle" if k in self.view.trim_middle else "end") for k, label, mn, mx in self.view.columns]
+            yield VTable(cols, sort_key=self.view.sort_key, empty="loading the fleet…", id="table")
+        yield Input(id="prompt")
+        yield Footer()
+
+    @property
+    def table(self) -> VTable:
+        return self.query_one("#table", VTable)
+
+    @property
+    def fleet(self):
+        return self.app.feed.fleet
+
+    def on_mount(self) -> None:
+        self.query_one("#prompt", Input).display = False
+        self.query_one("#summary", Static).display = self.view.name == "pools"
+        self.app.refresh_header(self)
+        self.table.focus()
+        if self.app.feed.loaded:
+            self.populate()
+
+    # ------------------------------------------------------------------ data
+    def populate(self) -> None:
+        self.run_worker(self._populate(), exclusive=True, group="populate", description=f"fill {self.view.name}")
+
+    async def _populate(self) -> None:
+        table = self.table
+        seen = set()
+        n = 0
+        for key, cells, facets in self.view.all_rows(self.fleet):
+            seen.add(key)
+            table.set_row(key, cells, facets)
+            n += 1
+            if n % POPULATE_CHUNK == 0:
+                await asyncio.sleep(0)
+        for key in [k for k in list(table._rows) if k not in seen]:
+            table.remove_row(key)
+        table.empty_text = self.view.empty
+        self.populated = True
+        self.refresh_summary()
+        table.refresh()
+
+    def _set(self, key) -> None:
+        r = self.view.row(self.fleet, key)
+        if r is None:
+            self.table.remove_row(key)
+        else:
+            self.table.set_row(key, r[0], r[1])
+
+    def apply_touched(self, t: Touched) -> None:
+        """One batch of changes: recompute only the rows it touched (never clear-and-refill)."""
+        if not self.populated:
+            return
+        keys = self.view.affected(self.fleet, t)
+        if keys is None:
+            self.populate()
+            return
+        if isinstance(self.view, DevicesView) and t.device_pools:
+            # A slice change may add or drop devices: redo exactly the devices of that slice pool.
+            table = self.table
+            fresh = {}
+            for key, cells, facets in self.view.rows_of_pools(self.fleet, t.device_pools):
+                fresh[key] = (cells, facets)
+            for key in [k for k in table._rows if k[:2] in t.device_pools and k not in fresh]:
+                table.remove_row(key)
+            for key, (cells, facets) in fresh.items():
+                table.set_row(key, cells, facets)
+        for key in keys:
+            self._set(key)
+        if self.view.name == "pools":
+            self.refresh_summary()
+
+    def apply_findings(self, refs: set, pools: set) -> None:
+        if not self.populated or not self.view.uses_findings:
+            return
+        name = self.view.name
+        if name == "pools":
+            for p in pools:
+                self._set(p)
+            self.refresh_summary()
+        elif name == "nodes":
+            for kind, _ns, n in refs:
+                if kind == "Node":
+                    self._set(n)
+        elif name == "pending":
+            keys = {(ns, n) for kind, ns, n in refs if kind == "Pod"}
+            for key in keys:
+                self._set(key)
+        else:
+            self.populate()
+
+    def apply_catalogue(self) -> None:
+        if self.populated and self.view.uses_catalogue:
+            self.populate()
+
+    def refresh_summary(self) -> None:
+        if self.view.name == "pools":
+            m = self.fleet.model
+            self.query_one("#summary", Static).update(fleet_summary(m.pools(), self.fleet.findings))
+        shown = self.table.visible_count
+        total = self.table.row_count
+        count = f"{shown} of {total}" if self.filter_text else f"{total}"
+        flt = f"   filter: {self.filter_text}" if self.filter_text else ""
+        marked = f"   marked: {len(self.table.marked)}" if self.table.marked else ""
+        self.query_one("#heading", Static).update(f"{self.view.heading} ({count}){flt}{marked}")
+
+    def on_vtable_highlighted(self, event: VTable.Highlighted) -> None:
+        pass
+
+    def on_vtable_selected(self, event: VTable.Selected) -> None:
+        target = self.view.drill(self.fleet, event.key)
+        if target is None:
+            ref = self.view.ref(self.fleet, event.key)
+            if ref:
+                self.app.open_detail(ref, "describe")
+            return
+        self.app.open_view(*target)
+
+    # ------------------------------------------------------------------ actions
+    def _current_ref(self):
+        key = self.table.cursor_key
+        return None if key is None else self.view.ref(self.fleet, key)
+
+    def action_yaml(self) -> None:
+        ref = self._current_ref()
+        if ref is None:
+            self.notify("this row has no API object behind it; try d", severity="warning")
+            return
+        self.app.open_detail(ref, "yaml")
+
+    def action_describe(self) -> None:
+        ref = self._current_ref()
+        if ref is None:
+            self.notify("nothing to describe here", severity="warning")
+            return
+        self.app.open_detail(ref, "describe")
+
+    def action_filter(self) -> None:
+        self._open_prompt("filter", self.filter_text, "filter: words, label=value, attr=value (enter applies, esc cancels)")
+
+    def action_jump_prompt(self) -> None:
+        self._open_prompt("jump", "", "jump to: pools nodes devices attributes claims pending findings ctx")
+
+    def _open_prompt(self, mode: str, value: str, placeholder: str) -> None:
+        prompt = self.query_one("#prompt", Input)
+        self._prompt_mode = mode
+        prompt.value = value
+        prompt.placeholder = placeholder
+        prompt.display = True
+        prompt.focus()
+
+    def close_prompt(self) -> None:
+        prompt = self.query_one("#prompt", Input)
+        prompt.display = False
+        self._prompt_mode = ""
+        self.table.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        mode, value = self._prompt_mode, event.value.strip()
+        self.close_prompt()
+        if mode == "filter":
+            self.set_filter(value)
+        elif mode == "jump":
+            self.app.jump(value.lstrip(":"))
+
+    def set_filter(self, text: str) -> None:
+        self.filter_text = text
+        self.table.set_filter(parse_filter(text))
+        self.refresh_summary()
+
+    def action_back(self) -> None:
+        if self._prompt_mode:
+            self.close_prompt()
+        elif self.filter_text:
+            self.set_filter("")
+        else:
+            self.app.back()
+
+    def action_back_or_quit(self) -> None:
+        if self._prompt_mode:
+            return
+        self.app.back(quit_at_root=True)
+
+    def action_jump_to(self, name: str) -> None:
+        self.app.jump(name)
+
+    def palette_commands(self) -> list[tuple[str, str, object]]:
+        """What fits this screen, for ctrl+p."""
+        cmds = [
+            (f"{self.view.title.lower()}: filter", "filter the rows (words, label=value, attr=value)", self.action_filter),
+            (f"{self.view.title.lower()}: clear filter", "show every row again", lambda: self.set_filter("")),
+        ]
+        if self.table.cursor_key is not None and self._current_ref() is not None:
+            cmds += [
+                ("object: yaml", "the selected object as YAML", self.action_yaml),
+                ("object: describe", "the selected object's describe page", self.action_describe),
+            ]
+        if self.view.name == "findings":
+            for sev in ("error", "warning", "info"):
+                cmds.append((f"findings: only {sev}", f"filter severity={sev}", lambda s=sev: self.set_filter(f"severity={s}")))
+        if self.view.name == "pending":
+            ids = sorted({f.id for f in self.fleet.findings if f.id in POD_FINDINGS})
+            for i in ids:
+                cmds.append((f"stuck pods: only {i}", f"filter id={i}", lambda i=i: self.set_filter(f"id={i}")))
+        if self.table.marked:
+            cmds.append(("rows: unmark all", f"clear {len(self.table.marked)} marks", self._unmark))
+        return cmds
+
+    def _unmark(self) -> None:
+        self.table.marked.clear()
+        self.table.refresh()
+        self.refresh_summary()

@@ -1,0 +1,92 @@
+"""Where the TUI's picture comes from: a cluster through the kubeconfig, a snapshot file, or the demo simulator in a child process."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.tui.feed import Feed, SourceInfo, snapshot_date
+
+DEMO_START_TIMEOUT = 60.0
+
+
+def list_contexts(kubeconfig: str | None) -> tuple[list[str], str]:
+    """(context names, current context) of the kubeconfig kubectl would read."""
+    from dragoman.fleet.kubeconfig import kubeconfig_paths, load_merged
+
+    paths, explicit = kubeconfig_paths(kubeconfig, os.environ)
+    merged = load_merged(paths, explicit)
+    return sorted(merged.contexts), merged.current_context
+
+
+async def open_cluster_feed(kubeconfig: str | None, context: str | None, *, badge: str = "", read_only: bool = False,
+                            pool_label: str | None = None, **informer_kw) -> Feed:
+    """Connect as kubectl would (raises UserError with one sentence when the cluster cannot be reached) and
+    prepare the informers; they start with the feed."""
+    from dragoman.fleet.cluster import connect
+    from dragoman.fleet.informer import Syncer
+    from dragoman.fleet.store import FleetStore
+
+    cluster = await connect(kubeconfig, context)
+    store = FleetStore(source=f"cluster {cluster.server}")
+    syncer = Syncer(cluster, store, **informer_kw)
+    info = SourceInfo(cluster=cluster.config.cluster, context=cluster.context_name, server=cluster.server,
+                      version=cluster.version, user=cluster.user, read_only=read_only, badge=badge)
+    return Feed(store, info, pool_label=pool_label, cluster=cluster, syncer=syncer)
+
+
+def open_snapshot_feed(path: str, *, pool_label: str | None = None) -> Feed:
+    """A read-only feed of a snapshot file (raises UserError when it is not Kubernetes YAML)."""
+    from dragoman.fleet.snapshot import store_from_snapshot
+
+    store = store_from_snapshot(path)
+    date = snapshot_date(path) if path != "-" else ""
+    info = SourceInfo(cluster=pathlib.Path(path).name if path != "-" else "(stdin)", context="—", server=path,
+                      version="v?", read_only=True, badge=f"SNAPSHOT {date}".strip())
+    return Feed(store, info, pool_label=pool_label)
+
+
+class DemoProcess:
+    """The demo simulator in a child process, so its controllers never take the UI's CPU time (the machine may have 2 cores)."""
+
+    def __init__(self, scenario: str = "demo", *, controllers: bool = True) -> None:
+        self.dir = tempfile.mkdtemp(prefix="dragoman-demo-")
+        self.kubeconfig = os.path.join(self.dir, "kubeconfig")
+        self.log_path = os.path.join(self.dir, "sim.log")
+        self.scenario = scenario
+        self.controllers = controllers
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> str:
+        """Start and wait until the simulator serves; returns its kubeconfig path."""
+        args = [sys.executable, "-m", "dragoman.tui.demo", "--kubeconfig", self.kubeconfig, "--scenario", self.scenario]
+        if not self.controllers:
+            args.append("--no-controllers")
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + DEMO_START_TIMEOUT
+        while time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            if line.startswith(b"READY"):
+                return self.kubeconfig
+        self.stop()
+        tail = pathlib.Path(self.log_path).read_text(errors="replace").strip().splitlines()[-1:] if os.path.exists(self.log_path) else []
+        raise UserError("the demo simulator did not start" + (f": {tail[0]}" if tail else "."), ExitCode.INPUT)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self.proc = None

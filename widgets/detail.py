@@ -1,0 +1,273 @@
+"""Detail pages as data: an object's YAML and a describe-like page (sections of lines plus the links it follows), built from the model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from dragoman.fleet.model import DeviceView, is_bridge_claim, key_of, pod_extended_requests
+from dragoman.widgets.rows import attr_value, scheduler_message, short_product
+
+Ref = tuple[str, str, str]
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def find_device(model, ref: Ref) -> DeviceView | None:
+    driver, _, pool = ref[1].partition("/")
+    for s in model.pool_slices(driver, pool)[0]:
+        for d in (s.get("spec") or {}).get("devices") or ():
+            if d.get("name") == ref[2]:
+                node = (s.get("spec") or {}).get("nodeName") or model._pool_node.get((driver, pool))
+                return DeviceView(driver, pool, ref[2], node, key_of(s)[1], d)
+    return None
+
+
+def raw_object(model, ref: Ref) -> dict | None:
+    kind, ns, name = ref
+    if kind == "Device":
+        d = find_device(model, ref)
+        return d.raw if d else None
+    objs = model.objects.get(kind)
+    return objs.get((ns, name)) if objs is not None else None
+
+
+def yaml_text(obj: dict | None) -> str:
+    if obj is None:
+        return "# the object is gone (deleted since the view was drawn)\n"
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and "managedFields" in meta:
+        obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=200)
+
+
+class Page:
+    """A describe page: titled sections of lines, and the objects it links to (in order, for `enter`)."""
+
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self.sections: list[tuple[str, list[str]]] = []
+        self.links: list[tuple[str, Ref]] = []
+
+    def section(self, name: str, lines: list[str]) -> None:
+        if lines:
+            self.sections.append((name, lines))
+
+    def link(self, label: str, ref: Ref) -> None:
+        if (label, ref) not in self.links:
+            self.links.append((label, ref))
+
+    def text(self) -> str:
+        out = [self.title, ""]
+        for name, lines in self.sections:
+            out.append(f"{name}:")
+            out.extend(f"  {line}" for line in lines)
+            out.append("")
+        return "\n".join(out)
+
+
+def _ref_text(ref: Ref) -> str:
+    kind, ns, name = ref
+    return f"{kind} {ns + '/' if ns and kind != 'Device' else ''}{name}" if kind != "Device" else f"Device {ns}/{name}"
+
+
+def _findings(page: Page, fleet, ref: Ref) -> None:
+    lines = []
+    for f in fleet.findings:
+        if tuple(ref) not in [tuple(o) for o in f.objects]:
+            continue
+        lines.append(f"[{f.severity}] {f.id}: {f.summary}")
+        lines.extend(f"    · {e}" for e in f.evidence)
+        lines.append(f"    fix: {f.fix}")
+        for o in f.objects[1:]:
+            page.link(_ref_text(tuple(o)), tuple(o))
+    page.section("Findings", lines or (["none"] if fleet.diagnosed else ["diagnosis still running"]))
+
+
+def describe(fleet, ref: Ref) -> Page:
+    """The describe page of an object, following links: a node's slices and pods, a claim's pod and devices, a pod's
+    claims (through `extendedResourceClaimStatus` too), a class and what it matches."""
+    m = fleet.model
+    kind, ns, name = ref
+    page = Page(_ref_text(ref))
+    obj = raw_object(m, ref)
+    if obj is None and kind != "Pool":
+        page.section("Gone", ["this object no longer exists in the cluster"])
+        return page
+    fn = globals().get(f"_describe_{kind}")
+    if fn is not None:
+        fn(page, fleet, ref, obj)
+    else:
+        meta = obj.get("metadata") or {}
+        page.section("Object", [f"namespace: {ns or '—'}", f"labels: {meta.get('labels') or {}}"])
+    _findings(page, fleet, ref)
+    return page
+
+
+def _describe_Node(page: Page, fleet, ref: Ref, obj: dict) -> None:
+    m = fleet.model
+    v = m.node(ref[2])
+    page.link(f"Pool {v.pool}", ("Pool", "", v.pool))
+    page.section("GPUs", [
+        f"pool: {v.pool}   product: {v.product or '—'}   kubelet: {v.kubelet_version or '?'}"
+        + ("" if v.bridge_capable else "  (no extended-resource bridge: older than v1.36)"),
+        f"ownership: {v.ownership} (mechanism {v.mechanism})",
+        f"nvidia.com/gpu capacity {v.capacity_gpu}, allocatable {v.allocatable_gpu}" + (f"; MIG {v.mig_allocatable}" if v.mig_allocatable else ""),
+        f"DRA devices published: {v.devices_total} ({v.devices_allocated} allocated, {v.devices_free} free)",
+        f"sharing: {v.sharing or 'none'}   schedulable: {'yes' if v.schedulable else 'no (cordoned)'}   ready: {'yes' if v.ready else 'no'}",
+    ] + ([f"taint {t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in v.taints]))
+    stack = []
+    for label, pods in (("device plugin", v.device_plugin), ("DRA driver", v.dra_driver)):
+        for p in pods:
+            state = f"{p.phase}{', ready' if p.ready else ', not ready'}" + (f", crash-looping ({p.restarts} restarts: {p.flapping_reason})" if p.flapping else "")
+            stack.append(f"{label}: {p.key[0]}/{p.key[1]} ({state})")
+            page.link(f"Pod {p.key[0]}/{p.key[1]} ({label})", ("Pod", p.key[0], p.key[1]))
+        if not pods:
+            stack.append(f"{label}: no pod")
+    page.section("Stacks", stack)
+    page.section("ResourceSlices", v.slices + [f"{s} (stale or incomplete)" for s in v.stale_slices])
+    for s in v.slices:
+        page.link(f"ResourceSlice {s}", ("ResourceSlice", "", s))
+    for d in v.devices[:16]:
+        page.link(f"Device {d.name} ({d.attribute('productName') or d.type or ''})", ("Device", f"{d.driver}/{d.pool}", d.name))
+    pods = []
+    for pod in sorted(m.pods_on_node(ref[2]), key=lambda p: key_of(p)):
+        pk = key_of(pod)
+        asks = pod_extended_requests(pod)
+        pods.append(f"{pk[0]}/{pk[1]}  {(pod.get('status') or {}).get('phase', '')}" + (f"  asks {asks}" if asks else ""))
+        page.link(f"Pod {pk[0]}/{pk[1]}", ("Pod", pk[0], pk[1]))
+    page.section("Pods", pods)
+
+
+def _describe_Pod(page: Page, fleet, ref: Ref, obj: dict) -> None:
+    m = fleet.model
+    status = obj.get("status") or {}
+    node = (obj.get("spec") or {}).get("nodeName")
+    lines = [f"phase: {status.get('phase', '?')}   node: {node or '(not scheduled)'}"]
+    asks = pod_extended_requests(obj)
+    if asks:
+        lines.append(f"asks through limits: {', '.join(f'{k}: {v}' for k, v in asks.items())}")
+    msg = scheduler_message(obj)
+    if msg:
+        lines.append(f"scheduler: {msg}")
+    page.section("Pod", lines)
+    if node:
+        page.link(f"Node {node}", ("Node", "", node))
+    claims = []
+    ext = status.get("extendedResourceClaimStatus") or {}
+    if ext.get("resourceClaimName"):
+        claims.append(f"{ext['resourceClaimName']} (made by the scheduler for the extended resource: extendedResourceClaimStatus)")
+        page.link(f"ResourceClaim {ext['resourceClaimName']} (bridge)", ("ResourceClaim", ref[1], ext["resourceClaimName"]))
+    for pod_claim, cname in m.pod_claims(obj):
+        if cname and cname != ext.get("resourceClaimName"):
+            claims.append(f"{pod_claim} → {cname}")
+            page.link(f"ResourceClaim {cname}", ("ResourceClaim", ref[1], cname))
+        elif not cname:
+            claims.append(f"{pod_claim} → (no claim yet)")
+    page.section("Claims", claims)
+    chain = m.owner_chain(obj)
+    page.section("Owners", [f"{k} {n}" for k, _ns, n in chain] if chain else [])
+    for k, ons, n in chain:
+        if k in m.objects:
+            page.link(f"{k} {n}", (k, ons, n))
+
+
+def _describe_ResourceClaim(page: Page, fleet, ref: Ref, obj: dict) -> None:
+    m = fleet.model
+    status = obj.get("status") or {}
+    lines = [("made by the scheduler for a pod's extended resource (the bridge)" if is_bridge_claim(obj) else "a claim"),
+             f"allocated: {'yes' if status.get('allocation') else 'no'}"]
+    for req in ((obj.get("spec") or {}).get("devices") or {}).get("requests") or ():
+        body = req.get("exactly") or req
+        cls = body.get("deviceClassName")
+        lines.append(f"request {req.get('name', '')}: {body.get('count', 1)}× class {cls}" + (
+            f", selectors {[s.get('cel', {}).get('expression') for s in body.get('selectors') or ()]}" if body.get("selectors") else ""))
+        if cls:
+            page.link(f"DeviceClass {cls}", ("DeviceClass", "", cls))
+    page.section("Claim", lines)
+    for pk in m.claim_pods(obj):
+        page.link(f"Pod {pk[0]}/{pk[1]}", ("Pod", pk[0], pk[1]))
+    page.section("Pods", [f"{pk[0]}/{pk[1]}" for pk in m.claim_pods(obj)])
+    devs = m.claim_devices(obj)
+    page.section("Devices", [f"{d[0]} / {d[1]} / {d[2]}" for d in devs])
+    for d in devs:
+        page.link(f"Device {d[2]} on {d[1]}", ("Device", f"{d[0]}/{d[1]}", d[2]))
+    node = m.claim_node(obj)
+    if node:
+        page.link(f"Node {node}", ("Node", "", node))
+
+
+def _describe_DeviceClass(page: Page, fleet, ref: Ref, obj: dict) -> None:
+    m = fleet.model
+    cv = m.classes().get(ref[2])
+    spec = obj.get("spec") or {}
+    lines = [f"extendedResourceName: {spec.get('extendedResourceName') or '—'}"]
+    if cv is not None:
+        lines.append(f"serves: {', '.join(cv.serves) or 'nothing'}")
+        for res, winner in (cv.shadowed_by or {}).items():
+            lines.append(f"names {res} but {winner} wins it (newer)")
+    for s in spec.get("selectors") or ():
+        lines.append(f"selector: {(s.get('cel') or {}).get('expression', '')}")
+    page.section("Class", lines)
+    res = m.class_matches(ref[2])
+    by_node: dict[str, int] = {}
+    for d in res.matched:
+        n = m._pool_node.get(d[:2]) or "?"
+        by_node[n] = by_node.get(n, 0) + 1
+    match = [f"{len(res.matched)} devices match of {res.evaluated}" + (f"; {len(res.errors)} fail at runtime" if res.errors else "")]
+    if res.compile_error:
+        match.append(f"compile error: {res.compile_error}")
+    if res.errors:
+        match.append(f"first error: {next(iter(res.errors.values()))}")
+    match.extend(f"{n}: {c}" for n, c in sorted(by_node.items()))
+    page.section("Matches", match)
+    for n in sorted(by_node):
+        page.link(f"Node {n}", ("Node", "", n))
+
+
+def _describe_ResourceSlice(page: Page, fleet, ref: Ref, obj: dict) -> None:
+    spec = obj.get("spec") or {}
+    pool = spec.get("pool") or {}
+    page.section("Slice", [f"driver: {spec.get('driver')}   node: {spec.get('nodeName') or '—'}",
+                           f"pool: {pool.get('name')} generation {pool.get('generation')} ({pool.get('resourceSliceCount')} slices)",
+                           f"devices: {len(spec.get('devices') or ())}"])
+    if spec.get("nodeName"):
+        page.link(f"Node {spec['nodeName']}", ("Node", "", spec["nodeName"]))
+    for d in spec.get("devices") or ():
+        page.link(f"Device {d.get('name')}", ("Device", f"{spec.get('driver')}/{pool.get('name')}", d.get("name", "")))
+
+
+def _describe_Device(page: Page, fleet, ref: Ref, obj: dict) -> None:
+    m = fleet.model
+    d = find_device(m, ref)
+    lines = [f"driver: {d.driver}   pool: {d.pool}   node: {d.node or '—'}   slice: {d.slice}"]
+    page.section("Device", lines)
+    attrs = [f"{k} = {attr_value(v)}" for k, v in sorted((obj.get("attributes") or {}).items())]
+    page.section("Attributes", attrs)
+    caps = [f"{k} = {(v or {}).get('value') if isinstance(v, dict) else v}" for k, v in sorted((obj.get("capacity") or {}).items())]
+    page.section("Capacity", caps)
+    holder = m.device_claim(d.id)
+    page.section("Allocation", [f"held by claim {holder[0]}/{holder[1]}" if holder else "free"])
+    if holder:
+        page.link(f"ResourceClaim {holder[0]}/{holder[1]}", ("ResourceClaim", holder[0], holder[1]))
+    if d.node:
+        page.link(f"Node {d.node}", ("Node", "", d.node))
+    page.link(f"ResourceSlice {d.slice}", ("ResourceSlice", "", d.slice))
+
+
+def _describe_Pool(page: Page, fleet, ref: Ref, obj: Any) -> None:
+    m = fleet.model
+    p = m.pool(ref[2])
+    if p is None:
+        page.section("Gone", ["no node carries this pool any more"])
+        return
+    page.section("Pool", [
+        f"ownership: {p.ownership} {dict(p.ownership_counts)}   target: {p.target or '—'}",
+        f"GPU models: {', '.join(f'{short_product(k)} ×{v}' for k, v in p.products.items()) or '—'}",
+        f"GPUs via device plugin (allocatable): {p.allocatable_gpus}   DRA devices: {p.devices} ({p.devices_free} free)",
+        f"kubelets: {dict(p.kubelet_versions)}   sharing: {dict(p.sharing) or 'none'}   cordoned: {p.cordoned}",
+    ])
+    for n in p.nodes:
+        page.link(f"Node {n}", ("Node", "", n))
+    lines = [f"[{f.severity}] {f.id}: {f.summary}" for f in fleet.by_pool.get(ref[2], ())]
+    page.section("Findings of the pool", lines)

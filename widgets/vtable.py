@@ -1,0 +1,372 @@
+"""A virtualised, keyed table: rows set, updated and removed in place by key, only the visible lines rendered (tens of thousands of rows stay instant)."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable, Iterable, Sequence
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from dragoman.widgets.cells import TONES, CellLike, text_of, tone_of
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: its key, header, minimum width and maximum width (None: takes the rest of the line)."""
+
+    key: str
+    label: str
+    min_width: int = 4
+    max_width: int | None = 30
+    # "end" cuts the tail; "middle" keeps both ends (generated node and pod names differ at the end).
+    trim: str = "end"
+
+
+def _cell_text(text: str, width: int, trim: str = "end") -> str:
+    if len(text) > width:
+        if width <= 1:
+            return "…"[:width]
+        if trim == "middle" and width >= 8:
+            tail = (width - 1) // 2
+            return text[: width - 1 - tail] + "…" + text[-tail:]
+        return text[: width - 1] + "…"
+    return text.ljust(width)
+
+
+class VTable(ScrollView, can_focus=True):
+    """Rows keyed by a hashable; `set_row`/`remove_row` touch one row; `ops` counts row operations (tests read it)."""
+
+    BINDINGS = [
+        Binding("up,k", "cursor(-1)", "Up", show=False, id="table.up", tooltip="Move the cursor up"),
+        Binding("down,j", "cursor(1)", "Down", show=False, id="table.down", tooltip="Move the cursor down"),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("g,home", "first", "First", show=False, id="table.first", tooltip="First row"),
+        Binding("G,end", "last", "Last", show=False, id="table.last", tooltip="Last row"),
+        Binding("space", "mark", "Mark", show=True, id="table.mark", tooltip="Mark the row for a batch action"),
+        Binding("enter", "select", "Open", show=True, id="table.select", tooltip="Drill down into the row"),
+    ]
+
+    COMPONENT_CLASSES = {
+        "vtable--header", "vtable--cursor", "vtable--marked", "vtable--empty",
+        *(f"vtable--tone-{t}" for t in TONES),
+    }
+
+    DEFAULT_CSS = """
+    VTable { height: 1fr; background: $surface; scrollbar-size-vertical: 1; }
+    VTable > .vtable--header { text-style: bold; color: $text; background: $panel; }
+    VTable > .vtable--cursor { background: $block-cursor-blurred-background; }
+    VTable:focus > .vtable--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
+    VTable > .vtable--marked { color: $accent; text-style: bold; }
+    VTable > .vtable--empty { color: $text-muted; text-style: italic; }
+    VTable > .vtable--tone-dp { color: $secondary; }
+    VTable > .vtable--tone-dra { color: $primary; }
+    VTable > .vtable--tone-both { color: $error; text-style: bold; }
+    VTable > .vtable--tone-error { color: $error; }
+    VTable > .vtable--tone-warning { color: $warning; }
+    VTable > .vtable--tone-info { color: $text-muted; }
+    VTable > .vtable--tone-ok { color: $success; }
+    VTable > .vtable--tone-muted { color: $text-muted; }
+    VTable > .vtable--tone-accent { color: $accent; }
+    """
+
+    cursor = reactive(0, always_update=True, init=False)
+
+    class Highlighted(Message):
+        def __init__(self, table: "VTable", key: Hashable | None) -> None:
+            super().__init__()
+            self.table = table
+            self.key = key
+
+    class Selected(Message):
+        def __init__(self, table: "VTable", key: Hashable) -> None:
+            super().__init__()
+            self.table = table
+            self.key = key
+
+    def __init__(self, columns: Sequence[Column], *, sort_key: Callable[[Hashable, tuple], Any] | None = None,
+                 empty: str = "nothing to show", id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.columns = list(columns)
+        self._sort_key = sort_key or (lambda key, row: key)
+        self._rows: dict[Hashable, tuple] = {}
+        self._facets: dict[Hashable, dict] = {}
+        self._skey: dict[Hashable, tuple] = {}
+        self._order: list[tuple] = []  # sorted [(sort key, seq)]: every row
+        self._visible: list[tuple] = []  # sorted, filtered
+        self._seq: dict[Hashable, int] = {}
+        self._by_seq: dict[int, Hashable] = {}
+        self._next_seq = 0
+        self._widths = [max(c.min_width, len(c.label)) for c in self.columns]
+        self._filter: Callable[[Hashable, tuple, dict], bool] | None = None
+        self.marked: set[Hashable] = set()
+        self.empty_text = empty
+        self.ops = 0  # row operations (set that changed something, remove): one event should cost O(1) of them
+        self._cursor_key: Hashable | None = None
+
+    # ------------------------------------------------------------------ data
+    def _entry(self, key: Hashable) -> tuple:
+        return (self._skey[key], self._seq[key])
+
+    def set_row(self, key: Hashable, cells: Sequence[CellLike], facets: dict | None = None) -> bool:
+        """Add or replace one row; returns False (and counts nothing) when nothing changed."""
+        row = tuple(cells)
+        old = self._rows.get(key)
+        if old == row and (facets is None or self._facets.get(key) == facets):
+            return False
+        self.ops += 1
+        skey = (self._sort_key(key, row),)
+        if old is not None:
+            entry = self._entry(key)
+            if skey != self._skey[key]:
+                self._remove_entry(entry)
+                old = None
+        if key not in self._seq:
+            self._seq[key] = self._next_seq
+            self._by_seq[self._next_seq] = key
+            self._next_seq += 1
+        self._rows[key] = row
+        if facets is not None:
+            self._facets[key] = facets
+        for i, cell in enumerate(row[: len(self._widths)]):
+            n = len(text_of(cell))
+            if n > self._widths[i]:
+                mx = self.columns[i].max_width
+                self._widths[i] = min(n, mx) if mx else n
+        if old is None:
+            self._skey[key] = skey
+            entry = (skey, self._seq[key])
+            bisect.insort(self._order, entry)
+            if self._passes(key):
+                bisect.insort(self._visible, entry)
+        else:
+            entry = self._entry(key)
+            i = bisect.bisect_left(self._visible, entry)
+            present = i < len(self._visible) and self._visible[i] == entry
+            passes = self._passes(key)
+            if present and not passes:
+                del self._visible[i]
+            elif passes and not present:
+                self._visible.insert(i, entry)
+        self._changed()
+        return True
+
+    def _remove_entry(self, entry: tuple) -> None:
+        for lst in (self._order, self._visible):
+            i = bisect.bisect_left(lst, entry)
+            if i < len(lst) and lst[i] == entry:
+                del lst[i]
+
+    def remove_row(self, key: Hashable) -> bool:
+        if key not in self._rows:
+            return False
+        self.ops += 1
+        self._remove_entry(self._entry(key))
+        del self._rows[key]
+        self._facets.pop(key, None)
+        del self._skey[key]
+        del self._by_seq[self._seq.pop(key)]
+        self.marked.discard(key)
+        self._changed()
+        return True
+
+    def sync_rows(self, rows: Iterable[tuple[Hashable, Sequence[CellLike], dict | None]]) -> None:
+        """Make the table hold exactly these rows, touching only those that differ."""
+        seen = set()
+        for key, cells, facets in rows:
+            seen.add(key)
+            self.set_row(key, cells, facets)
+        for key in [k for k in self._rows if k not in seen]:
+            self.remove_row(key)
+
+    def row(self, key: Hashable) -> tuple | None:
+        return self._rows.get(key)
+
+    def keys(self) -> list[Hashable]:
+        """Visible keys in display order."""
+        return [self._by_seq[s] for _, s in self._visible]
+
+    @property
+    def row_count(self) -> int:
+        return len(self._rows)
+
+    @property
+    def visible_count(self) -> int:
+        return len(self._visible)
+
+    def facets(self, key: Hashable) -> dict:
+        return self._facets.get(key, {})
+
+    # ------------------------------------------------------------------ filter
+    def _passes(self, key: Hashable) -> bool:
+        return self._filter is None or self._filter(key, self._rows[key], self._facets.get(key, {}))
+
+    def set_filter(self, predicate: Callable[[Hashable, tuple, dict], bool] | None) -> None:
+        self._filter = predicate
+        self._visible = [e for e in self._order if self._passes(self._by_seq[e[1]])]
+        self._changed()
+
+    # ------------------------------------------------------------------ cursor
+    @property
+    def cursor_key(self) -> Hashable | None:
+        if 0 <= self.cursor < len(self._visible):
+            return self._by_seq[self._visible[self.cursor][1]]
+        return None
+
+    def move_to(self, key: Hashable) -> bool:
+        if key not in self._rows:
+            return False
+        entry = self._entry(key)
+        i = bisect.bisect_left(self._visible, entry)
+        if i < len(self._visible) and self._visible[i] == entry:
+            self.cursor = i
+            return True
+        return False
+
+    def _changed(self) -> None:
+        # Keep the cursor on the same object while rows come and go around it.
+        key = self._cursor_key
+        if key is not None and key in self._rows:
+            entry = self._entry(key)
+            i = bisect.bisect_left(self._visible, entry)
+            if i < len(self._visible) and self._visible[i] == entry and i != self.cursor:
+                self.set_reactive(VTable.cursor, i)
+        n = len(self._visible)
+        if self.cursor >= n:
+            self.set_reactive(VTable.cursor, max(0, n - 1))
+        self.virtual_size = Size(self._total_width(), n + 1)
+        self.refresh()
+
+    def watch_cursor(self, value: int) -> None:
+        n = len(self._visible)
+        if n and not 0 <= value < n:
+            self.cursor = max(0, min(n - 1, value))
+            return
+        new_key = self.cursor_key
+        changed = new_key != self._cursor_key
+        self._cursor_key = new_key
+        self._scroll_to_cursor()
+        self.refresh()
+        if changed:
+            self.post_message(self.Highlighted(self, new_key))
+
+    def _scroll_to_cursor(self) -> None:
+        body = max(1, self.size.height - 1)
+        top = int(self.scroll_offset.y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + body:
+            self.scroll_to(y=self.cursor - body + 1, animate=False, immediate=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._scroll_to_cursor()
+
+    def action_cursor(self, delta: int) -> None:
+        self.cursor = max(0, min(len(self._visible) - 1, self.cursor + delta))
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self.size.height - 2))
+
+    def action_first(self) -> None:
+        self.cursor = 0
+
+    def action_last(self) -> None:
+        self.cursor = max(0, len(self._visible) - 1)
+
+    def action_mark(self) -> None:
+        key = self.cursor_key
+        if key is None:
+            return
+        self.marked.symmetric_difference_update({key})
+        self.action_cursor(1)
+        self.refresh()
+
+    def action_select(self) -> None:
+        key = self.cursor_key
+        if key is not None:
+            self.post_message(self.Selected(self, key))
+
+    def _on_click(self, event: events.Click) -> None:
+        row = int(self.scroll_offset.y) + event.y - 1
+        if event.y >= 1 and 0 <= row < len(self._visible):
+            self.cursor = row
+            if event.chain >= 2:
+                self.action_select()
+
+    # ------------------------------------------------------------------ rendering
+    def _layout_widths(self, width: int) -> list[int]:
+        widths = list(self._widths)
+        # The mark gutter takes 2 columns; columns are separated by one space.
+        used = 2 + sum(widths) + len(widths) - 1
+        flex = [i for i, c in enumerate(self.columns) if c.max_width is None]
+        if used < width and flex:
+            widths[flex[-1]] += width - used
+        elif used > width:
+            # Squeeze the widest columns first, down to their minimum, so every column stays on screen.
+            excess = used - width
+            for i in sorted(range(len(widths)), key=lambda i: -widths[i]):
+                if excess <= 0:
+                    break
+                give = min(excess, widths[i] - self.columns[i].min_width)
+                if give > 0:
+                    widths[i] -= give
+                    excess -= give
+        return widths
+
+    def _total_width(self) -> int:
+        return max(self.size.width, 2 + sum(self._widths) + len(self._widths) - 1)
+
+    def _line(self, cells: Sequence[CellLike], widths: list[int], base: Style, gutter: str, tone_style: bool = True) -> list[Segment]:
+        segs = [Segment(gutter, base)]
+        for i, w in enumerate(widths):
+            cell = cells[i] if i < len(cells) else ""
+            style = base
+            tone = tone_of(cell) if tone_style else None
+            if tone:
+                style = base + self.get_component_rich_style(f"vtable--tone-{tone}", partial=True)
+            segs.append(Segment(_cell_text(text_of(cell), w, self.columns[i].trim), style))
+            if i < len(widths) - 1:
+                segs.append(Segment(" ", base))
+        return segs
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        widths = self._layout_widths(width)
+        base = self.rich_style
+        scroll_x = int(self.scroll_offset.x)
+        if y == 0:
+            header = base + self.get_component_rich_style("vtable--header")
+            segs = self._line([c.label for c in self.columns], widths, header, "  ", tone_style=False)
+            return Strip(segs).crop(scroll_x, scroll_x + width).extend_cell_length(width, header)
+        index = int(self.scroll_offset.y) + y - 1
+        if index >= len(self._visible):
+            if index == 0 and not self._visible:
+                style = base + self.get_component_rich_style("vtable--empty")
+                return Strip([Segment(_cell_text("  " + self.empty_text, width), style)])
+            return Strip.blank(width, base)
+        key = self._by_seq[self._visible[index][1]]
+        row = self._rows[key]
+        style = base
+        if key in self.marked:
+            style = style + self.get_component_rich_style("vtable--marked")
+        if index == self.cursor:
+            style = style + self.get_component_rich_style("vtable--cursor")
+        gutter = "● " if key in self.marked else "  "
+        segs = self._line(row, widths, style, gutter)
+        return Strip(segs).crop(scroll_x, scroll_x + width).extend_cell_length(width, style)
+
+    def visible_text(self) -> list[str]:
+        """What the rows say, as plain lines (tests and screenshots read it)."""
+        out = []
+        for _, s in self._visible:
+            out.append("  ".join(text_of(c) for c in self._rows[self._by_seq[s]]))
+        return out
