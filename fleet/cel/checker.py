@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Callable
+from typing import Any
 
 from dragoman.fleet.cel.api import COST_LIMIT, CelCompileError
 from dragoman.fleet.cel.syntax import UNSUPPORTED, Node, Source, Uint
@@ -476,7 +476,6 @@ class Checker:
                 continue
             matches.append(result(tt, ats) if callable(result) else result)
         if not matches:
-            shown = ", ".join(type_str(x) for x in ([tt] if target is not None else []) + ats)
             where = f"{type_str(tt)}." if target is not None else ""
             if target is not None and all(r is None for r, _, _ in sigs):
                 raise self.err(n, f"undeclared reference to '{name}' (in container '')", "undeclared")

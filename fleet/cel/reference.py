@@ -310,8 +310,8 @@ def compile_program(root: Node, source: Source) -> Callable[[CelDevice], Any]:
             value = prog.evaluate(activation(device))
         except CELEvalError as exc:
             raise CelRuntimeError(_error_message(exc)) from None
-        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
-            raise CelRuntimeError(f"no such overload") from None
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError):
+            raise CelRuntimeError("no such overload") from None
         if isinstance(value, CELEvalError):
             raise CelRuntimeError(_error_message(value))
         return to_native(value)

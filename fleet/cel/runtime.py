@@ -738,7 +738,7 @@ def f_bool(v: Any) -> bool:
             return True
         if v in ("false", "False", "FALSE", "f", "0"):
             return False
-        raise CelRuntimeError(f"type conversion error from 'string' to 'bool'")
+        raise CelRuntimeError("type conversion error from 'string' to 'bool'")
     raise no_overload("bool")
 
 

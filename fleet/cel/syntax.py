@@ -226,7 +226,7 @@ def parse_tree(source: Source) -> lark.Tree:
     """The Lark tree of the rewritten text; syntax errors carry the original line and column."""
     try:
         return _parser().parse(source.rewritten)
-    except lark.exceptions.UnexpectedEOF as ex:
+    except lark.exceptions.UnexpectedEOF:
         raise source.error("syntax error: unexpected end of input", "syntax", source.original_offset(len(source.rewritten)))
     except lark.exceptions.UnexpectedToken as ex:
         tok = ex.token
