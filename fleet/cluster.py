@@ -17,7 +17,7 @@ from kubernetes_asyncio.client import ApiClient, Configuration
 
 from dragoman import __version__
 from dragoman.fleet.errors import ExitCode, UserError
-from dragoman.fleet.kubeconfig import Credential, CredentialSource, ResolvedConfig, resolve
+from dragoman.fleet.kubeconfig import CredentialSource, ResolvedConfig, resolve
 
 LIST_PAGE = 500
 CONNECT_TIMEOUT = 10.0
@@ -106,7 +106,6 @@ class Cluster:
         self._tmpdir = tempfile.mkdtemp(prefix="dragoman-tls-")
         os.chmod(self._tmpdir, 0o700)
         self._cert_in_use: tuple[bytes | None, bytes | None] = (None, None)
-        self._cred_in_use: Credential | None = None
         try:
             self.api_client = self._new_api_client(rc.client_cert_data, rc.client_key_data)
         except BaseException:
@@ -184,10 +183,10 @@ class Cluster:
             headers["Content-Type"] = "application/json"
         if timeout is None:
             timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT, sock_connect=CONNECT_TIMEOUT)
-        for attempt in (0, 1):
+        retried_connection = refreshed = False
+        for _attempt in range(3):
             # The bearer token goes in by hand: kubernetes-asyncio's refresh hook only runs once a key is set.
             cred = await self.credentials.current()
-            self._cred_in_use = cred
             sent = dict(headers)
             if cred.token:
                 sent["Authorization"] = f"Bearer {cred.token}"
@@ -201,17 +200,22 @@ class Cluster:
             except aiohttp.ClientConnectorError as exc:
                 raise Unreachable(f"cannot reach the cluster of {self._who()}: {exc.strerror or exc}.") from None
             except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, aiohttp.ClientPayloadError) as exc:
+                if method == "GET" and not retried_connection:
+                    # A kept-alive connection the server had already closed: a read is safe to send again at once.
+                    retried_connection = True
+                    continue
                 raise Unreachable(f"the connection to the cluster of {self._who()} broke ({exc}).") from None
             except asyncio.TimeoutError:
                 raise Unreachable(f"the cluster of {self._who()} did not answer in time.") from None
             except aiohttp.InvalidURL:
                 raise Unreachable(f"the server address of {self._who()} is not a valid URL.") from None
-            if resp.status == 401 and attempt == 0 and self.credentials.refreshable:
+            if resp.status == 401 and not refreshed and self.credentials.refreshable:
+                refreshed = True
                 resp.release()
                 self.credentials.invalidate(cred)
                 continue
             return resp
-        return resp  # pragma: no cover - the loop always returns
+        raise Unreachable(f"the connection to the cluster of {self._who()} keeps breaking.")
 
     async def _read(self, resp: aiohttp.ClientResponse, method: str, path: str) -> Any:
         try:
