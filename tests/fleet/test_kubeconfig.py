@@ -8,7 +8,6 @@ import json
 import os
 import pathlib
 import stat
-import subprocess
 import sys
 
 import pytest
@@ -297,13 +296,15 @@ def test_no_kubeconfig_anywhere(tmp_path: pathlib.Path) -> None:
     assert "KUBECONFIG" in msg
 
 
-def test_cli_bad_kubeconfig_exits_2_with_one_line(tmp_path: pathlib.Path) -> None:
+def test_cli_bad_kubeconfig_exits_2_with_one_line(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dragoman.tui.cli import main
+
     bad = write(tmp_path / "bad", "clusters: [\n")
     for argv in (["snapshot", str(tmp_path / "out.yaml"), "--kubeconfig", bad],
                  ["--kubeconfig", str(tmp_path / "missing"), "snapshot", str(tmp_path / "out.yaml")],
                  ["snapshot", str(tmp_path / "out.yaml"), "--kubeconfig", write(tmp_path / "ok", one_cluster()), "--context", "nope"]):
-        proc = subprocess.run([sys.executable, "-m", "dragoman", *argv], capture_output=True, text=True, timeout=60)
-        assert proc.returncode == 2, proc.stderr
-        assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
-        assert proc.stderr.startswith("dragoman: ")
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+        assert err.startswith("dragoman: ")
     assert not (tmp_path / "out.yaml").exists()

@@ -136,20 +136,19 @@ def test_write_into_a_missing_folder_is_a_sentence(tmp_path: pathlib.Path) -> No
         write_snapshot(FleetStore(), str(tmp_path / "no" / "such" / "f.yaml"))
 
 
-def test_snapshot_command_rewrites_a_snapshot_and_reports_bad_input(tmp_path: pathlib.Path) -> None:
+def test_snapshot_command_rewrites_a_snapshot_and_reports_bad_input(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dragoman.tui.cli import main
+
     src = write(tmp_path, yaml.safe_dump_all([NODE, SLICE, SECRET]))
     out = tmp_path / "copy.yaml"
-    proc = subprocess.run([sys.executable, "-m", "dragoman", "snapshot", str(out), "--snapshot", src],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert "wrote 2 objects" in proc.stderr
+    assert main(["snapshot", str(out), "--snapshot", src]) == 0
+    assert "wrote 2 objects" in capsys.readouterr().err
     assert [i["kind"] for i in yaml.safe_load(out.read_text())["items"]] == ["Node", "ResourceSlice"]
     bad = write(tmp_path, "- not\n- objects\n", "bad.yaml")
-    proc = subprocess.run([sys.executable, "-m", "dragoman", "snapshot", str(out), "--snapshot", bad],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2
-    assert "Traceback" not in proc.stderr
-    assert proc.stderr.startswith("dragoman: the snapshot") and len(proc.stderr.strip().splitlines()) == 1
+    assert main(["snapshot", str(out), "--snapshot", bad]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.startswith("dragoman: the snapshot") and len(err.strip().splitlines()) == 1
 
 
 async def test_snapshot_command_against_the_simulator(tmp_path: pathlib.Path) -> None:
