@@ -17,8 +17,11 @@ async def serve(kubeconfig: str, scenario: str, controllers: bool) -> None:
     if controllers:
         from dragoman.sim.controllers import default_controllers
 
+        # DRAGOMAN_DEMO_SKIP=Scheduler,Kubelets leaves named controllers out (to pin a picture, or to isolate one).
+        skip = {s.strip() for s in os.environ.get("DRAGOMAN_DEMO_SKIP", "").split(",") if s.strip()}
         for c in default_controllers(sim):
-            sim.add_controller(c)
+            if type(c).__name__ not in skip:
+                sim.add_controller(c)
     await sim.start()
     sim.write_kubeconfig(kubeconfig)
     parent = os.getppid()

@@ -138,6 +138,7 @@ class View:
     uses_findings = False
     uses_catalogue = False
     trim_middle: tuple[str, ...] = ("node", "pod", "claim", "object")
+    essential: tuple[str, ...] = ()
 
     def __init__(self, scope: tuple[str, str] | None = None) -> None:
         # ("pool", name) or ("node", name): a drilled-down view shows only that part of the fleet.
@@ -172,6 +173,7 @@ class View:
 class PoolsView(View):
     name, title = "pools", "Pools"
     columns = R.POOL_COLUMNS
+    essential = ("pool", "ownership", "nodes", "plugin", "dra", "findings")
     uses_findings = True
     empty = "no nodes in this cluster"
 
@@ -206,6 +208,7 @@ class PoolsView(View):
 class NodesView(View):
     name, title = "nodes", "Nodes"
     columns = R.NODE_COLUMNS
+    essential = ("node", "ownership", "sched", "plugin", "driver", "findings")
     uses_findings = True
     empty = "no nodes here"
 
@@ -239,6 +242,7 @@ class NodesView(View):
 class DevicesView(View):
     name, title = "devices", "Devices"
     columns = R.DEVICE_COLUMNS
+    essential = ("node", "device", "product", "claim")
     empty = "no ResourceSlice publishes devices here"
 
     def _device_pools(self, fleet: Fleet) -> list[tuple[str, str]]:
@@ -290,6 +294,7 @@ class DevicesView(View):
 class AttributesView(View):
     name, title = "attributes", "Attribute distribution"
     columns = R.ATTRIBUTE_COLUMNS
+    essential = ("attribute", "values")
     uses_catalogue = True
     empty = "no device publishes attributes"
 
@@ -314,6 +319,7 @@ class AttributesView(View):
 class ClaimsView(View):
     name, title = "claims", "Claims"
     columns = R.CLAIM_COLUMNS
+    essential = ("state", "claim", "source", "pod")
     empty = "no ResourceClaims"
 
     def sort_key(self, key, row):
@@ -361,11 +367,12 @@ POD_FINDINGS = {"pending-insufficient", "pending-unmapped", "pending-selector", 
 class StuckView(View):
     name, title = "pending", "Stuck pods"
     columns = R.STUCK_COLUMNS
+    essential = ("pod", "finding", "why")
     uses_findings = True
     empty = "no stuck GPU pod"
 
     def sort_key(self, key, row):
-        return (0 if row[3].tone == "error" else 1 if row[3].tone == "warning" else 2, key)
+        return (0 if row[1].tone == "error" else 1 if row[1].tone == "warning" else 2, key)
 
     def _findings(self, fleet: Fleet, key) -> list[Finding]:
         return [f for f in fleet.by_object.get(("Pod", key[0], key[1]), ()) if f.id in POD_FINDINGS and f.id != "nodeselector-steering"]
@@ -401,6 +408,7 @@ class StuckView(View):
 class FindingsView(View):
     name, title = "findings", "Findings"
     columns = R.FINDING_COLUMNS
+    essential = ("severity", "id", "object", "summary")
     uses_findings = True
     empty = "no findings: the fleet is consistent"
 

@@ -37,7 +37,7 @@ def findings_cell(findings: Iterable[Finding]) -> Cell:
 
 POOL_COLUMNS = (
     ("pool", "POOL", 8, 24), ("ownership", "OWNERSHIP", 8, 14), ("nodes", "NODES", 5, 7), ("models", "GPU MODELS", 8, 34),
-    ("plugin", "PLUGIN GPU", 5, 10), ("dra", "DRA DEV", 5, 9), ("findings", "FINDINGS", 6, 14),
+    ("plugin", "PLUGIN", 5, 10), ("dra", "DRA DEV", 5, 9), ("findings", "FINDINGS", 6, 14),
     ("sharing", "SHARING", 5, 20), ("kubelet", "KUBELET", 6, 26), ("migration", "MIGRATION", 6, None),
 )
 
@@ -46,7 +46,10 @@ def pool_row(p, findings: Sequence[Finding] = ()) -> tuple:
     """A PoolView as a row: GPUs through the device plugin are node allocatable; DRA devices are free/total."""
     own = p.ownership
     if own == "mixed":
-        own_cell = Cell("◐ mixed " + "/".join(sorted(p.ownership_counts)), "both" if "both" in p.ownership_counts or "flapping" in p.ownership_counts else "warning")
+        # Glyph and count per mechanism (▲ plugin, ● DRA, ✖ both, ↯ flapping): the words are in the legend and on the nodes.
+        order = ("both", "flapping", "dra", "device-plugin", "migrating", "none")
+        parts = [f"{ownership_cell(k).text.split(' ')[0]}{v}" for k, v in sorted(p.ownership_counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9)]
+        own_cell = Cell("◐ " + " ".join(parts), "both" if "both" in p.ownership_counts or "flapping" in p.ownership_counts else "warning")
     else:
         own_cell = ownership_cell(own)
     nodes = f"{len(p.gpu_nodes)}/{len(p.nodes)}" if len(p.gpu_nodes) != len(p.nodes) else str(len(p.nodes))
@@ -229,8 +232,8 @@ def claim_row(claim: dict, state: str, bridge: bool, pods: Sequence[tuple[str, s
 # ---------------------------------------------------------------------------- stuck pods and findings
 
 STUCK_COLUMNS = (
-    ("pod", "POD", 12, 48), ("phase", "PHASE", 5, 9), ("asks", "ASKS FOR", 6, 26), ("finding", "FINDING", 8, 22),
-    ("why", "WHY", 10, None),
+    ("pod", "POD", 12, 36), ("finding", "FINDING", 8, 22), ("why", "WHY", 16, None), ("namespace", "NAMESPACE", 6, 16),
+    ("phase", "PHASE", 5, 9), ("asks", "ASKS FOR", 6, 26),
 )
 
 
@@ -251,8 +254,12 @@ def stuck_row(pod: dict, findings: Sequence[Finding]) -> tuple:
     first = f[0] if f else None
     finding = Cell(f"{SEV_GLYPH[first.severity]} {first.id}", first.severity) if first else Cell("—", "muted")
     why = first.summary if first else scheduler_message(pod) or "no finding explains it yet"
-    return (f"{meta.get('namespace', '')}/{meta.get('name', '')}", Cell(phase, "warning" if phase == "Pending" else "error" if phase == "Failed" else None),
-            pod_asks(pod), finding, why)
+    ns, name = meta.get("namespace", ""), meta.get("name", "")
+    for prefix in (f"pod {ns}/{name} ", f"pod {ns}/{name}: "):
+        if why.startswith(prefix):
+            why = why[len(prefix):]
+    return (name, finding, why, ns, Cell(phase, "warning" if phase == "Pending" else "error" if phase == "Failed" else None),
+            pod_asks(pod))
 
 
 def scheduler_message(pod: dict) -> str:

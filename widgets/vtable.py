@@ -29,6 +29,8 @@ class Column:
     max_width: int | None = 30
     # "end" cuts the tail; "middle" keeps both ends (generated node and pod names differ at the end).
     trim: str = "end"
+    # Essential columns keep their content width as long as anything else can give; the others shrink, then hide.
+    essential: bool = False
 
 
 def _cell_text(text: str, width: int, trim: str = "end") -> str:
@@ -40,6 +42,26 @@ def _cell_text(text: str, width: int, trim: str = "end") -> str:
             return text[: width - 1 - tail] + "…" + text[-tail:]
         return text[: width - 1] + "…"
     return text.ljust(width)
+
+
+def _squeeze(widths: list[int], mins: list[int], excess: int, allowed: list[bool]) -> int:
+    """Water-filling: trim the widest allowed column a cell at a time, never below its minimum; returns what is left."""
+    while excess > 0:
+        candidates = [i for i in range(len(widths)) if allowed[i] and widths[i] > mins[i]]
+        if not candidates:
+            break
+        top = max(widths[i] for i in candidates)
+        tops = [i for i in candidates if widths[i] == top]
+        below = [widths[i] for i in candidates if widths[i] < top]
+        floor = max(below + [max(mins[i] for i in tops)])
+        step = max(1, min(top - floor, excess // len(tops) or 1))
+        for i in tops:
+            if excess <= 0:
+                break
+            give = min(step, widths[i] - mins[i], excess)
+            widths[i] -= give
+            excess -= give
+    return excess
 
 
 class VTable(ScrollView, can_focus=True):
@@ -112,6 +134,9 @@ class VTable(ScrollView, can_focus=True):
         self.empty_text = empty
         self.ops = 0  # row operations (set that changed something, remove): one event should cost O(1) of them
         self._cursor_key: Hashable | None = None
+        self._widths_cache: tuple | None = None
+        # Keys queued for the table after focus moved elsewhere (a burst like ":pending") go to this sink first.
+        self.key_sink: Callable[[events.Key], bool] | None = None
 
     # ------------------------------------------------------------------ data
     def _entry(self, key: Hashable) -> tuple:
@@ -295,6 +320,11 @@ class VTable(ScrollView, can_focus=True):
         if key is not None:
             self.post_message(self.Selected(self, key))
 
+    async def _on_key(self, event: events.Key) -> None:
+        if self.key_sink is not None and self.key_sink(event):
+            event.stop()
+            event.prevent_default()
+
     def _on_click(self, event: events.Click) -> None:
         row = int(self.scroll_offset.y) + event.y - 1
         if event.y >= 1 and 0 <= row < len(self._visible):
@@ -304,6 +334,9 @@ class VTable(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ rendering
     def _layout_widths(self, width: int) -> list[int]:
+        cache_key = (width, tuple(self._widths))
+        if self._widths_cache is not None and self._widths_cache[0] == cache_key:
+            return self._widths_cache[1]
         widths = list(self._widths)
         # The mark gutter takes 2 columns; columns are separated by one space.
         used = 2 + sum(widths) + len(widths) - 1
@@ -311,15 +344,20 @@ class VTable(ScrollView, can_focus=True):
         if used < width and flex:
             widths[flex[-1]] += width - used
         elif used > width:
-            # Squeeze the widest columns first, down to their minimum, so every column stays on screen.
             excess = used - width
-            for i in sorted(range(len(widths)), key=lambda i: -widths[i]):
+            essential = [c.essential for c in self.columns]
+            mins = [c.min_width for c in self.columns]
+            excess = _squeeze(widths, mins, excess, [not e for e in essential])
+            # Still too wide: hide optional columns from the right, then squeeze the essential ones.
+            for i in reversed(range(len(widths))):
                 if excess <= 0:
                     break
-                give = min(excess, widths[i] - self.columns[i].min_width)
-                if give > 0:
-                    widths[i] -= give
-                    excess -= give
+                if not essential[i] and widths[i] > 0:
+                    excess -= widths[i] + 1
+                    widths[i] = 0
+            if excess > 0:
+                _squeeze(widths, mins, excess, [w > 0 for w in widths])
+        self._widths_cache = (cache_key, widths)
         return widths
 
     def _total_width(self) -> int:
@@ -327,14 +365,16 @@ class VTable(ScrollView, can_focus=True):
 
     def _line(self, cells: Sequence[CellLike], widths: list[int], base: Style, gutter: str, tone_style: bool = True) -> list[Segment]:
         segs = [Segment(gutter, base)]
-        for i, w in enumerate(widths):
+        shown = [i for i, w in enumerate(widths) if w > 0]
+        for n, i in enumerate(shown):
+            w = widths[i]
             cell = cells[i] if i < len(cells) else ""
             style = base
             tone = tone_of(cell) if tone_style else None
             if tone:
                 style = base + self.get_component_rich_style(f"vtable--tone-{tone}", partial=True)
             segs.append(Segment(_cell_text(text_of(cell), w, self.columns[i].trim), style))
-            if i < len(widths) - 1:
+            if n < len(shown) - 1:
                 segs.append(Segment(" ", base))
         return segs
 

@@ -36,7 +36,8 @@ class TableScreen(Screen):
         with Vertical(id="body"):
             yield Static(self.view.heading, id="heading")
             yield Static("", id="summary")
-            cols = [Column(k, label, mn, mx, "middle" if k in self.view.trim_middle else "end") for k, label, mn, mx in self.view.columns]
+            cols = [Column(k, label, mn, mx, "middle" if k in self.view.trim_middle else "end", k in self.view.essential)
+                    for k, label, mn, mx in self.view.columns]
             yield VTable(cols, sort_key=self.view.sort_key, empty="loading the fleet…", id="table")
         yield Input(id="prompt")
         yield Footer()
@@ -54,6 +55,7 @@ class TableScreen(Screen):
         self.query_one("#summary", Static).display = self.view.name == "pools"
         self.app.refresh_header(self)
         self.table.focus()
+        self.table.key_sink = self._key_sink
         if self.app.feed.loaded:
             self.populate()
 
@@ -185,11 +187,36 @@ class TableScreen(Screen):
         prompt.value = value
         prompt.placeholder = placeholder
         prompt.display = True
-        prompt.focus()
+        # At once, not via call_later: the next keys typed (":pending") must land in the prompt, not on bindings.
+        self.set_focus(prompt)
+
+    def _key_sink(self, event) -> bool:
+        # Keys typed right after `:` or `/` were queued for the table before the prompt took focus: they are the prompt's.
+        if not self._prompt_mode:
+            # Open the prompt while handling this very key, so the keys queued behind it already see prompt mode.
+            if event.key == "colon":
+                self.action_jump_prompt()
+                return True
+            if event.key == "slash":
+                self.action_filter()
+                return True
+            return False
+        prompt = self.query_one("#prompt", Input)
+        if event.is_printable and event.character:
+            prompt.insert_text_at_cursor(event.character)
+            return True
+        if event.key == "backspace":
+            prompt.action_delete_left()
+            return True
+        if event.key == "enter":
+            self.post_message(Input.Submitted(prompt, prompt.value))
+            return True
+        return False
 
     def close_prompt(self) -> None:
         prompt = self.query_one("#prompt", Input)
         prompt.display = False
+        prompt.value = ""
         self._prompt_mode = ""
         self.table.focus()
 
