@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 BACKOFF_INITIAL = 0.5
 BACKOFF_MAX = 30.0
 FORBIDDEN_RETRY = 60.0  # RBAC may be granted while the TUI is open; ask again now and then
-WATCH_TIMEOUT = 300  # the server ends each watch after this; client-go uses 5-10 minutes
+WATCH_TIMEOUT = 300  # each watch asks the server to end it after 1-2x this, spread like client-go's 5-10 minutes
 
 
 def backoff_delay(attempt: int, initial: float = BACKOFF_INITIAL, maximum: float = BACKOFF_MAX) -> float:
@@ -140,7 +140,7 @@ class Informer:
             self.lists += 1
             self._state(LIVE, "", synced=True)
         async for etype, obj in cluster.watch(info.list_path, self.resource_version or "", label_selector=info.label_selector,
-                                              timeout_seconds=self.watch_timeout):
+                                              timeout_seconds=int(self.watch_timeout * random.uniform(1.0, 2.0))):
             if etype == "OPENED":
                 self.watches += 1
                 self._state(LIVE, "", synced=True)
