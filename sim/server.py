@@ -683,21 +683,29 @@ class Simulator:
                 raise ApiError(st.conflict(rt.group, rt.plural, route.name))
 
         method = request.method
+        if method in ("POST", "PUT", "PATCH"):
+            self.store.warnings.clear()
+            resp = await self._write(request, route, method)
+            if self.store.warnings:
+                resp.headers["Warning"] = ", ".join('299 - "' + w.replace('"', '\\"') + '"' for w in self.store.warnings)
+                self.store.warnings.clear()
+            return resp
         if method in ("GET", "HEAD"):
             if watch:
                 return await self._watch(request, route)
             if route.name:
                 return self._get(request, route)
             return self._list(request, route)
+        if method == "DELETE":
+            return await self._delete(request, route)
+        raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
+
+    async def _write(self, request: web.Request, route: Route, method: str) -> web.Response:
         if method == "POST":
             return await self._create(request, route)
         if method == "PUT":
             return await self._update(request, route)
-        if method == "PATCH":
-            return await self._patch(request, route)
-        if method == "DELETE":
-            return await self._delete(request, route)
-        raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
+        return await self._patch(request, route)
 
     # ---------------------------------------------------------------- discovery
 

@@ -140,6 +140,8 @@ class Store:
         self._reap: list[tuple[float, str, str, str, str]] = []
         self._snapshots: collections.OrderedDict[str, Snapshot] = collections.OrderedDict()
         self._event_written: dict[tuple[str, str], float] = {}
+        # Warnings of the current HTTP write (unknown fields under fieldValidation=Warn); the server sends and clears them.
+        self.warnings: list[str] = []
         self.validate = validate
         # Pods with a deletionTimestamp disappear when their grace period has passed on the clock. A kubelet
         # controller that terminates pods itself switches this off.
@@ -508,6 +510,8 @@ class Store:
             raise ApiError(st.bad_request("name is required"))
         if md_in.get("name") and md_in["name"] != name:
             raise ApiError(st.bad_request("the name of the object does not match the name on the URL"))
+        if rt.namespaced and namespace and md_in.get("namespace") and md_in["namespace"] != namespace:
+            raise ApiError(st.bad_request("the namespace of the provided object does not match the namespace sent on the request"))
         cur = self._data[rt.key].get((ns, name))
         if cur is None:
             raise ApiError(st.not_found(rt.group, rt.plural, name))
@@ -645,8 +649,7 @@ class Store:
             rt, result, subresource, namespace=ns, name=name, dry_run=dry_run, field_manager=field_manager, decode_mode=decode_mode
         ), False
 
-    @staticmethod
-    def _decode(rt: ResourceType, obj: Any, mode: str) -> Any:
+    def _decode(self, rt: ResourceType, obj: Any, mode: str) -> Any:
         """Decode a client's body as the server would: wrong types are 400, unknown fields dropped (400 when Strict)."""
         if not isinstance(obj, dict):
             raise ApiError(st.bad_request(f"the body of the request could not be decoded into a {rt.kind}: it is not an object"))
@@ -654,9 +657,11 @@ class Store:
 
         obj = clone(obj)
         try:
-            decode(rt.kind, rt.api_version, obj, strict=mode == "Strict")
+            unknown = decode(rt.kind, rt.api_version, obj, strict=mode == "Strict")
         except DecodeError as exc:
             raise ApiError(st.bad_request(str(exc))) from None
+        if mode == "Warn":
+            self.warnings.extend(f'unknown field "{u}"' for u in unknown)
         return obj
 
     def _manage(self, old: dict | None, new: dict, manager: str, subresource: str) -> None:
