@@ -90,6 +90,51 @@ class DragomanApp(App):
             for h in s.query(StatusHeader):
                 h.show(info, status, message)
 
+    # ------------------------------------------------------------------ keys
+    async def on_event(self, event) -> None:
+        # The app reads keys in order before any screen does: a burst like ":pending" or "/h100" is routed to the
+        # prompt here, synchronously, instead of racing the focus change that opening the prompt causes.
+        from textual import events
+
+        if isinstance(event, events.Key) and self._route_prompt_key(event):
+            return
+        await super().on_event(event)
+
+    def _route_prompt_key(self, event) -> bool:
+        from textual.widgets import Input
+
+        screen = self.screen
+        mode = getattr(screen, "_prompt_mode", None)
+        if mode:
+            prompt = screen.query_one("#prompt", Input)
+            if event.key == "escape":
+                screen.close_prompt()
+            elif event.key == "enter":
+                screen.post_message(Input.Submitted(prompt, prompt.value))
+                screen.close_prompt_soon()
+            elif event.key == "backspace":
+                prompt.action_delete_left()
+            elif event.is_printable and event.character:
+                prompt.insert_text_at_cursor(event.character)
+            else:
+                return False
+            return True
+        if event.key not in ("colon", "slash") or isinstance(self.focused, Input):
+            return False
+        if mode is None:  # a detail page: go back to the view below it, then prompt there
+            if event.key == "slash":
+                return False
+            while len(self.screen_stack) > 2 and getattr(self.screen, "_prompt_mode", None) is None:
+                self.pop_screen()
+            screen = self.screen
+            if getattr(screen, "_prompt_mode", None) is None:
+                return False
+        if event.key == "colon":
+            screen.action_jump_prompt()
+        else:
+            screen.action_filter()
+        return True
+
     # ------------------------------------------------------------------ navigation
     def _table(self, name: str, scope):
         from dragoman.tui.screens.table import TableScreen

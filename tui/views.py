@@ -294,14 +294,18 @@ class DevicesView(View):
 class AttributesView(View):
     name, title = "attributes", "Attribute distribution"
     columns = R.ATTRIBUTE_COLUMNS
-    essential = ("attribute", "values")
+    essential = ("attribute", "type", "devices", "pools")
     uses_catalogue = True
     empty = "no device publishes attributes"
 
     def all_rows(self, fleet):
+        m = fleet.model
         for driver, attrs in fleet.catalogue.items():
             for qn, entry in attrs.items():
-                yield qn, R.attribute_row(qn, entry), {"driver": driver, "attribute": qn, "kind": entry.get("kind", "")}
+                # The catalogue names DRA pools (one per node for NVIDIA's driver); an operator thinks in node pools.
+                node_pools = sorted({fleet.node_pool(m._pool_node.get((driver, p))) or p for p in entry.get("pools") or ()})
+                yield qn, R.attribute_row(qn, entry, node_pools), {"driver": driver, "attribute": qn, "kind": entry.get("kind", ""),
+                                                                 "pools": ",".join(node_pools)}
 
     def row(self, fleet, key):
         for k, cells, facets in self.all_rows(fleet):

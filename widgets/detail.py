@@ -54,7 +54,7 @@ class Page:
             self.sections.append((name, lines))
 
     def link(self, label: str, ref: Ref) -> None:
-        if (label, ref) not in self.links:
+        if all(r != ref for _, r in self.links):
             self.links.append((label, ref))
 
     def text(self) -> str:
@@ -71,6 +71,10 @@ def _ref_text(ref: Ref) -> str:
     return f"{kind} {ns + '/' if ns and kind != 'Device' else ''}{name}" if kind != "Device" else f"Device {ns}/{name}"
 
 
+def kind_of(ref: Ref) -> str:
+    return ref[0]
+
+
 def _findings(page: Page, fleet, ref: Ref) -> None:
     lines = []
     for f in fleet.findings:
@@ -81,7 +85,8 @@ def _findings(page: Page, fleet, ref: Ref) -> None:
         lines.append(f"    fix: {f.fix}")
         for o in f.objects[1:]:
             page.link(_ref_text(tuple(o)), tuple(o))
-    page.section("Findings", lines or (["none"] if fleet.diagnosed else ["diagnosis still running"]))
+    if kind_of(ref) != "Pool" or lines:
+        page.section("Findings", lines or (["none"] if fleet.diagnosed else ["diagnosis still running"]))
 
 
 def describe(fleet, ref: Ref) -> Page:
@@ -94,13 +99,14 @@ def describe(fleet, ref: Ref) -> Page:
     if obj is None and kind != "Pool":
         page.section("Gone", ["this object no longer exists in the cluster"])
         return page
+    # Findings first: the page exists to say what is wrong and what to do.
+    _findings(page, fleet, ref)
     fn = globals().get(f"_describe_{kind}")
     if fn is not None:
         fn(page, fleet, ref, obj)
     else:
         meta = obj.get("metadata") or {}
         page.section("Object", [f"namespace: {ns or '—'}", f"labels: {meta.get('labels') or {}}"])
-    _findings(page, fleet, ref)
     return page
 
 
@@ -169,7 +175,7 @@ def _describe_Pod(page: Page, fleet, ref: Ref, obj: dict) -> None:
     page.section("Owners", [f"{k} {n}" for k, _ns, n in chain] if chain else [])
     for k, ons, n in chain:
         if k in m.objects:
-            page.link(f"{k} {n}", (k, ons, n))
+            page.link(_ref_text((k, ons, n)), (k, ons, n))
 
 
 def _describe_ResourceClaim(page: Page, fleet, ref: Ref, obj: dict) -> None:

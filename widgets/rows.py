@@ -96,7 +96,7 @@ def fleet_summary(pools: Sequence, findings: Sequence[Finding]) -> str:
 NODE_COLUMNS = (
     ("node", "NODE", 14, 40), ("ownership", "OWNERSHIP", 8, 12), ("sched", "STATE", 5, 11), ("plugin", "PLUGIN POD", 6, 14),
     ("driver", "DRA POD", 6, 14), ("gpu", "GPU CAP/ALLOC", 5, 13), ("devices", "DEV USED/ALL", 5, 12),
-    ("findings", "FINDINGS", 5, 12), ("kubelet", "KUBELET", 6, 22), ("taints", "TAINTS", 5, None),
+    ("findings", "FINDINGS", 5, 12), ("kubelet", "KUBELET", 6, 10), ("taints", "TAINTS", 5, None),
 )
 
 
@@ -127,7 +127,7 @@ def node_row(v, findings: Sequence[Finding] = ()) -> tuple:
     taints = ", ".join(f"{t.get('key')}:{t.get('effect')}" for t in v.taints) or "—"
     return (
         v.name, ownership_cell(v.ownership), state, stack_pod_cell(v.device_plugin), stack_pod_cell(v.dra_driver),
-        gpu, devices, findings_cell(findings), v.kubelet_version or "?", taints,
+        gpu, devices, findings_cell(findings), (v.kubelet_version or "?").split("-")[0], taints,
     )
 
 
@@ -178,19 +178,20 @@ def device_facets(d, node_pool: str | None) -> dict:
 # ---------------------------------------------------------------------------- attributes
 
 ATTRIBUTE_COLUMNS = (
-    ("attribute", "ATTRIBUTE", 10, 40), ("type", "TYPE", 4, 9), ("devices", "DEVICES", 4, 7),
-    ("values", "VALUES (devices)", 10, 60), ("pools", "POOLS", 5, None),
+    ("attribute", "ATTRIBUTE", 10, 40), ("type", "TYPE", 8, 9), ("devices", "DEVICES", 7, 7),
+    ("values", "VALUES (devices)", 16, 60), ("pools", "NODE POOLS", 10, None),
 )
 
 
-def attribute_row(qualified: str, entry: dict) -> tuple:
+def attribute_row(qualified: str, entry: dict, node_pools: Sequence[str] | None = None) -> tuple:
+    """One attribute or capacity across the fleet; `node_pools` are the node pools whose devices publish it."""
     values = entry.get("values") or {}
     shown = ", ".join(f"{v} ({n})" for v, n in list(values.items())[:4])
     if len(values) > 4:
         shown += f", +{len(values) - 4} more"
-    pools = entry.get("pools") or []
+    pools = list(node_pools) if node_pools is not None else list(entry.get("pools") or [])
     kind = entry.get("type", "?") if entry.get("kind") == "attribute" else "capacity"
-    return (qualified, kind, str(entry.get("devices", 0)), shown, f"{len(pools)}: {', '.join(pools)}")
+    return (qualified, kind, str(entry.get("devices", 0)), shown, ", ".join(pools) or "—")
 
 
 # ---------------------------------------------------------------------------- claims

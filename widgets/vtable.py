@@ -135,8 +135,6 @@ class VTable(ScrollView, can_focus=True):
         self.ops = 0  # row operations (set that changed something, remove): one event should cost O(1) of them
         self._cursor_key: Hashable | None = None
         self._widths_cache: tuple | None = None
-        # Keys queued for the table after focus moved elsewhere (a burst like ":pending") go to this sink first.
-        self.key_sink: Callable[[events.Key], bool] | None = None
 
     # ------------------------------------------------------------------ data
     def _entry(self, key: Hashable) -> tuple:
@@ -319,11 +317,6 @@ class VTable(ScrollView, can_focus=True):
         key = self.cursor_key
         if key is not None:
             self.post_message(self.Selected(self, key))
-
-    async def _on_key(self, event: events.Key) -> None:
-        if self.key_sink is not None and self.key_sink(event):
-            event.stop()
-            event.prevent_default()
 
     def _on_click(self, event: events.Click) -> None:
         row = int(self.scroll_offset.y) + event.y - 1

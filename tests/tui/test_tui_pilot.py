@@ -31,7 +31,8 @@ async def test_pools_then_the_node_running_both_stacks() -> None:
         assert "both-stacks" in body and "fix:" in body and "ResourceSlices:" in body
         links = [label for label, _ in app.screen.links]
         assert any(label.startswith("ResourceSlice ") for label in links)
-        assert any("(device plugin)" in label for label in links) and any("(DRA driver)" in label for label in links)
+        assert "device plugin: gpu-operator/" in body and "DRA driver: dra-driver-nvidia-gpu/" in body
+        assert sum(1 for _label, ref in app.screen.links if ref[0] == "Pod") >= 2
         await pilot.press("escape")
         await pilot.press("escape")  # clears the filter first
         assert app.screen.table.visible_count > 1

@@ -55,7 +55,6 @@ class TableScreen(Screen):
         self.query_one("#summary", Static).display = self.view.name == "pools"
         self.app.refresh_header(self)
         self.table.focus()
-        self.table.key_sink = self._key_sink
         if self.app.feed.loaded:
             self.populate()
 
@@ -190,38 +189,21 @@ class TableScreen(Screen):
         # At once, not via call_later: the next keys typed (":pending") must land in the prompt, not on bindings.
         self.set_focus(prompt)
 
-    def _key_sink(self, event) -> bool:
-        # Keys typed right after `:` or `/` were queued for the table before the prompt took focus: they are the prompt's.
-        if not self._prompt_mode:
-            # Open the prompt while handling this very key, so the keys queued behind it already see prompt mode.
-            if event.key == "colon":
-                self.action_jump_prompt()
-                return True
-            if event.key == "slash":
-                self.action_filter()
-                return True
-            return False
-        prompt = self.query_one("#prompt", Input)
-        if event.is_printable and event.character:
-            prompt.insert_text_at_cursor(event.character)
-            return True
-        if event.key == "backspace":
-            prompt.action_delete_left()
-            return True
-        if event.key == "enter":
-            self.post_message(Input.Submitted(prompt, prompt.value))
-            return True
-        return False
-
     def close_prompt(self) -> None:
         prompt = self.query_one("#prompt", Input)
         prompt.display = False
-        prompt.value = ""
         self._prompt_mode = ""
         self.table.focus()
 
+    def close_prompt_soon(self) -> None:
+        """After enter: the Submitted message carries the value; remember the mode for it, then close."""
+        self._submitted_mode = self._prompt_mode
+        self.close_prompt()
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        mode, value = self._prompt_mode, event.value.strip()
+        mode = self._prompt_mode or getattr(self, "_submitted_mode", "")
+        self._submitted_mode = ""
+        value = event.value.strip()
         self.close_prompt()
         if mode == "filter":
             self.set_filter(value)
