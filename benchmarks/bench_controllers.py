@@ -41,7 +41,7 @@ def run(quick: bool) -> list[Figure]:
     for _ in range(runs):
         sim = Simulator(_fleet(n), tls=False)
         t0 = time.perf_counter()
-        controllers = default_controllers(sim)
+        controllers = default_controllers(sim, scheduler=False)
         settle(controllers)
         cold.append(time.perf_counter() - t0)
 
@@ -54,7 +54,7 @@ def run(quick: bool) -> list[Figure]:
         again = Simulator(snapshot, tls=False)
         rv = again.store.resource_version
         t0 = time.perf_counter()
-        settle(default_controllers(again))
+        settle(default_controllers(again, scheduler=False))
         restart.append(time.perf_counter() - t0)
         restart_writes.append(float(again.store.resource_version - rv))
     return [

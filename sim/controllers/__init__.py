@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 
-def default_controllers(sim: Any) -> list:
+def default_controllers(sim: Any, *, scheduler: bool = True) -> list:
     """Every controller of a behaving cluster, in the order to register them with `sim.add_controller`.
 
-    The scheduler comes from sim/controllers/scheduler.py when it exists; without it pods stay unbound (daemon
-    pods are bound by their controller and still run).
+    The scheduler comes from sim/controllers/scheduler.py; without it (`scheduler=False`) pods stay unbound
+    unless they name their node (daemon pods are bound by their controller and still run).
     """
     from dragoman.sim.controllers.daemonsets import DaemonSets
     from dragoman.sim.controllers.dra_plugin import DraKubeletPlugin
@@ -18,12 +18,12 @@ def default_controllers(sim: Any) -> list:
     from dragoman.sim.controllers.workloads import Workloads
 
     controllers: list = [GpuOperator(sim), DaemonSets(sim), Workloads(sim)]
-    try:
-        from dragoman.sim.controllers import scheduler
-    except ImportError:
-        scheduler = None
-    if scheduler is not None:
-        factory = getattr(scheduler, "Scheduler", None)
+    if scheduler:
+        try:
+            from dragoman.sim.controllers import scheduler as scheduler_mod
+        except ImportError:
+            scheduler_mod = None
+        factory = getattr(scheduler_mod, "Scheduler", None)
         if factory is not None:
             controllers.append(factory(sim))
     controllers += [Kubelets(sim), DraKubeletPlugin(sim)]

@@ -145,7 +145,7 @@ def fleet():
 async def start(objects):
     ctx = running_simulator(objects=objects, tls=False)
     sim = await ctx.__aenter__()
-    for c in default_controllers(sim):
+    for c in default_controllers(sim, scheduler=False):
         sim.add_controller(c)
     api = await api_client(sim)
     return ctx, sim, api
@@ -357,7 +357,7 @@ async def _ds_ready(k: Cluster, ns: str, name: str, n: int):
 async def _bridge_a_pod(sim, k: Cluster, node: str, devices: list[dict]) -> dict:
     """Do what the scheduler does for a pod whose nvidia.com/gpu is served by DRA: claim, status field, then bind."""
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "canary", "namespace": "default"},
-           "spec": {"containers": [{"name": "main", "image": "nvcr.io/nvidia/cuda:12.9.0-base-ubuntu24.04",
+           "spec": {"schedulerName": "dragoman-test-manual", "containers": [{"name": "main", "image": "nvcr.io/nvidia/cuda:12.9.0-base-ubuntu24.04",
                                     "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}}
     created = await Cluster._json(await k.core.create_namespaced_pod("default", pod, _preload_content=False))
     uid = created["metadata"]["uid"]

@@ -19,7 +19,7 @@ async def test_kubectl_label_removes_the_device_plugin_and_allocatable_follows()
     kubectl = str(ensure_binary("kubectl"))
     objects = [gpu_node("gpu-a-1", "pool-a"), operator_ds()]
     async with running_simulator(objects=objects) as sim:
-        for c in default_controllers(sim):
+        for c in default_controllers(sim, scheduler=False):
             sim.add_controller(c)
         env = {**os.environ, "KUBECONFIG": str(sim.kubeconfig_path), "HOME": str(sim.kubeconfig_path.parent)}
 

@@ -24,7 +24,7 @@ def test_the_demo_does_not_churn_when_its_controllers_start():
     sc = scenario_mod.load(DEMO)
     sim = Simulator(sc.objects, tls=False)
     writes = _writes(sim)
-    ran = settle(default_controllers(sim))
+    ran = settle(default_controllers(sim, scheduler=False))
     assert ran > 0
     assert writes == []
 
@@ -41,7 +41,7 @@ def _fleet() -> list[dict]:
 
 def test_device_plugin_resources_follow_the_hardware_and_a_reload_writes_nothing():
     sim = Simulator(_fleet(), tls=False)
-    settle(default_controllers(sim))
+    settle(default_controllers(sim, scheduler=False))
     alloc = {n["metadata"]["name"]: n["status"]["allocatable"] for n in sim.store.list("nodes")}
     assert alloc["gpu-a-1"]["nvidia.com/gpu"] == "8"
     assert alloc["ts-1"]["nvidia.com/gpu"] == "4"  # one L4, time-sliced four ways
@@ -52,14 +52,14 @@ def test_device_plugin_resources_follow_the_hardware_and_a_reload_writes_nothing
     snapshot = [json.loads(json.dumps(o)) for r in ("nodes", "pods", "daemonsets.apps", "resourceslices.resource.k8s.io") for o in sim.store.list(r)]
     again = Simulator(snapshot, tls=False)
     writes = _writes(again)
-    settle(default_controllers(again))
+    settle(default_controllers(again, scheduler=False))
     assert writes == []
 
 
 def test_an_in_process_run_is_deterministic():
     def run() -> list[tuple[str, str]]:
         sim = Simulator(_fleet(), tls=False)
-        settle(default_controllers(sim))
+        settle(default_controllers(sim, scheduler=False))
         return sorted((p["metadata"]["name"], p["spec"]["nodeName"]) for p in sim.store.list("pods"))
 
     assert run() == run()
