@@ -36,6 +36,7 @@ class DragomanApp(App):
         self.read_only = read_only or feed.info.read_only
         self.pool_label = pool_label
         self._on_exit = on_exit
+        self._held_keys: list = []
 
     # ------------------------------------------------------------------ lifecycle
     def on_mount(self) -> None:
@@ -96,9 +97,20 @@ class DragomanApp(App):
         # prompt here, synchronously, instead of racing the focus change that opening the prompt causes.
         from textual import events
 
-        if isinstance(event, events.Key) and self._route_prompt_key(event):
-            return
+        if isinstance(event, events.Key):
+            # A screen pushed by a jump composes asynchronously: keys typed behind the jump wait for it, in order.
+            if self._held_keys or not getattr(self.screen, "ready", True):
+                self._held_keys.append(event)
+                return
+            if self._route_prompt_key(event):
+                return
         await super().on_event(event)
+
+    def screen_ready(self) -> None:
+        """A screen finished mounting: replay the keys that waited for it."""
+        held, self._held_keys = self._held_keys, []
+        for ev in held:
+            self.post_message(ev)
 
     def _route_prompt_key(self, event) -> bool:
         from textual.widgets import Input
@@ -110,8 +122,7 @@ class DragomanApp(App):
             if event.key == "escape":
                 screen.close_prompt()
             elif event.key == "enter":
-                screen.post_message(Input.Submitted(prompt, prompt.value))
-                screen.close_prompt_soon()
+                screen.submit_prompt()
             elif event.key == "backspace":
                 prompt.action_delete_left()
             elif event.is_printable and event.character:

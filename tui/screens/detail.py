@@ -23,6 +23,7 @@ class DetailScreen(Screen):
         self.ref = ref
         self.mode = mode
         self.links: list = []
+        self.ready = False
 
     def compose(self) -> ComposeResult:
         yield StatusHeader()
@@ -50,6 +51,8 @@ class DetailScreen(Screen):
             self.query_one("#detail-scroll").focus()
             if self.mode == "describe":
                 self.query_one("#links").display = False
+        self.ready = True
+        self.app.screen_ready()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         _label, ref = self.links[int(event.option.id)]

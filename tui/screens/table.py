@@ -29,6 +29,7 @@ class TableScreen(Screen):
         self.filter_text = ""
         self.populated = False
         self._prompt_mode = ""
+        self.ready = False
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -57,6 +58,8 @@ class TableScreen(Screen):
         self.table.focus()
         if self.app.feed.loaded:
             self.populate()
+        self.ready = True
+        self.app.screen_ready()
 
     # ------------------------------------------------------------------ data
     def populate(self) -> None:
@@ -195,15 +198,17 @@ class TableScreen(Screen):
         self._prompt_mode = ""
         self.table.focus()
 
-    def close_prompt_soon(self) -> None:
-        """After enter: the Submitted message carries the value; remember the mode for it, then close."""
-        self._submitted_mode = self._prompt_mode
+    def submit_prompt(self) -> None:
+        """Enter in the prompt: apply the filter or jump now, so the keys after it already see the result."""
+        mode, value = self._prompt_mode, self.query_one("#prompt", Input).value.strip()
         self.close_prompt()
+        if mode == "filter":
+            self.set_filter(value)
+        elif mode == "jump":
+            self.app.jump(value.lstrip(":"))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        mode = self._prompt_mode or getattr(self, "_submitted_mode", "")
-        self._submitted_mode = ""
-        value = event.value.strip()
+        mode, value = self._prompt_mode, event.value.strip()
         self.close_prompt()
         if mode == "filter":
             self.set_filter(value)
