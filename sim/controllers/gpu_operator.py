@@ -52,6 +52,7 @@ class GpuOperator(Controller):
     def __init__(self, sim: Any) -> None:
         super().__init__(sim)
         self._desired: dict[str, dict] = {}  # DaemonSet uid → spec
+        self._recreate: dict[tuple[str, str], dict] = {}
 
     def _operator_present(self) -> bool:
         return any(is_operator_device_plugin(ds) for ds in self.cache.all(DS))
@@ -82,7 +83,16 @@ class GpuOperator(Controller):
     def on_change(self, etype: str, resource: str, obj: dict, old: dict | None) -> None:
         if resource == DS and is_operator_device_plugin(obj):
             if etype == "DELETED":
-                self._desired.pop(obj["metadata"].get("uid", ""), None)
+                # The operator recreates a deleted operand from its ClusterPolicy, with the spec it wants.
+                spec = self._desired.pop(obj["metadata"].get("uid", ""), None)
+                if spec is not None:
+                    md = obj["metadata"]
+                    self._recreate[(md.get("namespace", ""), md["name"])] = {
+                        "apiVersion": "apps/v1", "kind": "DaemonSet",
+                        "metadata": {k: md[k] for k in ("name", "namespace", "labels", "annotations", "ownerReferences") if md.get(k)},
+                        "spec": spec,
+                    }
+                    self.enqueue(("recreate", md.get("namespace", ""), md["name"]))
                 return
             first = obj["metadata"].get("uid", "") not in self._desired
             self._remember(obj)
@@ -95,6 +105,11 @@ class GpuOperator(Controller):
                 self.enqueue(("node", obj["metadata"]["name"]))
 
     def reconcile(self, key) -> None:
+        if key[0] == "recreate":
+            body = self._recreate.pop((key[1], key[2]), None)
+            if body is not None and self.cache.get(DS, key[1], key[2]) is None:
+                self.store.create(DS, body)
+            return
         if key[0] == "ds":
             ds = self.cache.get(DS, key[1], key[2])
             if ds is None or not is_operator_device_plugin(ds):

@@ -410,3 +410,18 @@ async def test_a_kubelet_without_the_bridge_runs_the_pod_without_its_gpus(cluste
     assert pod["status"]["phase"] == "Running"
     assert "dragoman.io/visible-devices" not in (pod["metadata"].get("annotations") or {})
     assert "allocatedResourcesStatus" not in pod["status"]["containerStatuses"][0]
+
+
+async def test_gpu_operator_recreates_its_deleted_device_plugin_daemonset(cluster_factory):
+    sim, k = await cluster_factory([gpu_node("gpu-a-1", "pool-a", extra_labels={"nvidia.com/gpu.deploy.device-plugin": "true"}), operator_ds()])
+    old = await eventually(lambda: _ds_ready(k, "gpu-operator", "nvidia-device-plugin-daemonset", 1), what="operator plugin running")
+    await Cluster._json(await k.apps.delete_namespaced_daemon_set("nvidia-device-plugin-daemonset", "gpu-operator", _preload_content=False))
+
+    async def recreated():
+        try:
+            ds = await k.ds("gpu-operator", "nvidia-device-plugin-daemonset")
+        except AssertionError:
+            return None
+        return ds if ds["metadata"]["uid"] != old["metadata"]["uid"] and (ds.get("status") or {}).get("numberReady") == 1 else None
+    ds = await eventually(recreated, what="the DaemonSet recreated and serving")
+    assert ds["spec"]["template"]["spec"]["nodeSelector"] == {"nvidia.com/gpu.deploy.device-plugin": "true"}
