@@ -48,6 +48,14 @@ def new_uid() -> str:
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:32]}"
 
 
+def _with_metadata(obj: dict) -> dict:
+    """A copy sharing everything but metadata: enough for a commit that changes only metadata, since committed
+    dicts are never mutated."""
+    out = dict(obj)
+    out["metadata"] = dict(obj["metadata"])
+    return out
+
+
 def clone(obj: Any) -> Any:
     """A deep copy that also proves the value is plain JSON."""
     return json.loads(json.dumps(obj))
@@ -716,7 +724,7 @@ class Store:
         if rt.key == "namespaces":
             return self._delete_namespace(rt, cur)
         if finalizers or grace > 0:
-            new = clone(old)
+            new = _with_metadata(old)
             md = new["metadata"]
             now = self.clock.seconds()
             if not md.get("deletionTimestamp") or grace < int(md.get("deletionGracePeriodSeconds", 1 << 30)):
@@ -735,7 +743,7 @@ class Store:
         cur = self._data[rt.key].get((md.get("namespace", ""), md["name"]))
         if cur is None:
             return
-        gone = clone(cur.obj)
+        gone = _with_metadata(cur.obj)
         self._commit("DELETED", rt, gone, cur)
         self._collect(md.get("uid", ""), policy)
 
@@ -781,8 +789,8 @@ class Store:
                 continue
             for (ns, n), e in list(self._data[r.key].items()):
                 if ns == name:
-                    self._commit("DELETED", r, clone(e.obj), e)
-        old = clone(cur.obj)
+                    self._commit("DELETED", r, _with_metadata(e.obj), e)
+        old = _with_metadata(cur.obj)
         self._commit("DELETED", rt, old, cur)
         return old, True
 

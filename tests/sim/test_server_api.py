@@ -269,3 +269,34 @@ async def test_unknown_fields_are_dropped_or_refused_when_strict(sim, api):
     pod = {"metadata": {"name": "q"}, "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": 2}}}]}}
     status, answer = await _raw(api, "POST", "/api/v1/namespaces/default/pods", body=pod)
     assert status == 201 and answer["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "2"
+
+
+async def test_each_patch_kind_through_kubernetes_asyncio(sim, api):
+    v1 = client.CoreV1Api(api)
+    apps = client.AppsV1Api(api)
+    node = await v1.patch_node("node-1", {"metadata": {"labels": {"m": "1"}}}, _content_type="application/merge-patch+json")
+    assert node.metadata.labels["m"] == "1"
+    node = await v1.patch_node("node-1", {"spec": {"taints": [{"key": "gpu", "value": "x", "effect": "NoSchedule"}]}},
+                               _content_type="application/strategic-merge-patch+json")
+    assert [t.key for t in node.spec.taints] == ["gpu"]
+    node = await v1.patch_node("node-1", [{"op": "remove", "path": "/spec/taints/0"}], _content_type="application/json-patch+json")
+    assert not node.spec.taints
+    pod = await v1.patch_namespaced_pod("web", "default", {"spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]}},
+                                        _content_type="application/strategic-merge-patch+json")
+    assert [(c.name, c.image) for c in pod.spec.containers] == [("app", "nginx:1.28"), ("side", "busybox")]
+    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "plugin", "namespace": "default"},
+          "spec": {"selector": {"matchLabels": {"a": "p"}}, "template": {"metadata": {"labels": {"a": "p"}},
+                   "spec": {"containers": [{"name": "c", "image": "plugin:1"}]}}}}
+    created = await apps.patch_namespaced_daemon_set("plugin", "default", ds, field_manager="dragoman", _content_type="application/apply-patch+yaml")
+    assert created.metadata.generation == 1
+    ds["spec"]["template"]["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "dragoman.io/dra", "operator": "DoesNotExist"}]}]}}}
+    updated = await apps.patch_namespaced_daemon_set("plugin", "default", ds, field_manager="dragoman", _content_type="application/apply-patch+yaml")
+    assert updated.metadata.generation == 2
+    assert updated.spec.template.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution.node_selector_terms[0].match_expressions[0].key == "dragoman.io/dra"
+    # Another manager takes the image; applying the old image as a third manager is a field conflict (409).
+    await apps.patch_namespaced_daemon_set("plugin", "default", {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "plugin:2"}]}}}},
+                                           field_manager="someone-else", _content_type="application/strategic-merge-patch+json")
+    with pytest.raises(ApiException) as err:
+        await apps.patch_namespaced_daemon_set("plugin", "default", ds, field_manager="third", _content_type="application/apply-patch+yaml")
+    assert err.value.status == 409 and json.loads(err.value.body)["details"]["causes"][0]["reason"] == "FieldManagerConflict"
