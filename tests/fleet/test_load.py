@@ -1,0 +1,146 @@
+"""Control-plane load: the simulator's /metrics parsed, counts and claim rates sampled from the model, a Prometheus
+queried, the forecast of a pool with a known pod rate, and baselines kept locally or read from the pool's ConfigMap."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from aiohttp import web
+
+from dragoman.fleet import baseline, forecast, load
+from dragoman.fleet.cluster import connect
+from tests.fleet import fleet_fixtures as F
+from tests.support.sim import running_simulator
+
+NOW = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.timezone.utc)
+
+
+def ts(hours: float) -> str:
+    return (NOW - dt.timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_parse_prometheus_text_reads_labels_values_and_skips_comments() -> None:
+    text = ('# HELP x y\n# TYPE apiserver_resource_objects gauge\n'
+            'apiserver_resource_objects{group="resource.k8s.io",resource="resourceclaims"} 12\n'
+            'apiserver_resource_objects{group="",resource="pods"} 30\n'
+            'apiserver_storage_size_bytes{storage_cluster_id="a"} 1.5e+06\n'
+            'weird{a="q\\"uote"} 1 1700000000\nnot a sample\n')
+    samples = load.parse_prometheus_text(text)
+    assert samples[0].label("resource") == "resourceclaims" and samples[0].value == 12
+    assert samples[3].label("a") == 'q"uote'
+    fig = load.apiserver_figures(samples)
+    assert fig.objects == {"resourceclaims.resource.k8s.io": 12, "pods": 30} and fig.total_objects == 42
+    assert fig.storage_bytes == 1_500_000 and fig.metric == "apiserver_resource_objects"
+    # Only the deprecated metric: still read.
+    old = load.apiserver_figures(load.parse_prometheus_text('apiserver_storage_objects{resource="pods"} 7\n'))
+    assert old.objects == {"pods": 7} and old.storage_bytes is None
+    assert load.apiserver_figures([]) is None
+
+
+async def test_metrics_from_the_simulator_match_its_store() -> None:
+    objs = [F.node("n0", "h100", gpus=0), F.chart_gpu_class(), F.claim("c1", "ml"), F.claim("c2", "ml"),
+            F.pod("p", "ml", gpus=1)]
+    async with running_simulator(objects=objs) as sim:
+        cluster = await connect(str(sim.kubeconfig_path), None)
+        try:
+            figures, why = await load.read_apiserver_metrics(cluster)
+        finally:
+            await cluster.close()
+        assert why == "" and figures is not None
+        counts = sim.store.counts()
+        assert figures.objects["resourceclaims.resource.k8s.io"] == counts["resourceclaims.resource.k8s.io"] == 2
+        assert figures.objects["pods"] == counts["pods"] == 1
+        assert figures.total_objects == sum(counts.values())
+        assert figures.storage_bytes == sum(sim.store.size_bytes().values()) > 0
+
+
+def test_sampler_counts_claims_and_their_create_and_delete_rates() -> None:
+    objs = [F.node("n0", "h100", gpus=0), F.chart_gpu_class(), F.claim("a"), F.claim("b"),
+            F.claim("bridge", bridge_for="p"), F.pod("p", gpus=1), F.pod("q"), F.pod("r", gpus=1, node_name="n0")]
+    m = F.model_of(*objs)
+    sampler = load.LoadSampler()
+    s0 = sampler.sample(m, now=1000.0)
+    assert (s0.claims, s0.bridge_claims, s0.pending_pods, s0.pending_gpu_pods, s0.create_rate) == (3, 1, 2, 1, None)
+    # Two claims created and one deleted over 30 s: 4 and 2 per minute.
+    m.apply([F.change(F.claim("c"), "ADDED"), F.change(F.claim("d"), "ADDED"), F.change(F.claim("a"), "DELETED")])
+    s1 = sampler.sample(m, now=1030.0)
+    assert (s1.claims, s1.claims_created, s1.claims_deleted) == (4, 2, 1)
+    assert s1.create_rate == 4.0 and s1.delete_rate == 2.0
+    assert sampler.series("claims") == [3.0, 4.0] and sampler.series("createRate") == [0.0, 4.0]
+    assert s1.to_json()["source"] == "model"
+
+
+def test_forecast_of_a_pool_with_a_known_pod_rate() -> None:
+    nodes = [F.node(f"n{i}", "l4", gpus=4, alloc=4) for i in range(2)] + [F.node("other", "t4", gpus=1, alloc=1)]
+    pods = []
+    # 12 GPU pods on the pool in the last 6 hours (2 per hour), 5 older ones, 3 on another pool, 2 without GPUs.
+    for i in range(12):
+        p = F.pod(f"job-{i}", "batch", gpus=1, node_name=f"n{i % 2}", phase="Succeeded" if i < 8 else "Running")
+        p["metadata"]["creationTimestamp"] = ts(i * 0.5 + 0.1)
+        pods.append(p)
+    for i in range(5):
+        p = F.pod(f"old-{i}", "batch", gpus=1, node_name="n0", phase="Succeeded")
+        p["metadata"]["creationTimestamp"] = ts(10 + i)
+        pods.append(p)
+    for i in range(3):
+        p = F.pod(f"elsewhere-{i}", "batch", gpus=1, node_name="other")
+        p["metadata"]["creationTimestamp"] = ts(1)
+        pods.append(p)
+    for i in range(2):
+        p = F.pod(f"cpu-{i}", "batch", node_name="n0")
+        p["metadata"]["creationTimestamp"] = ts(1)
+        pods.append(p)
+    m = F.model_of(*nodes, *pods)
+    f = forecast.forecast(m, "l4", window_hours=6, now=NOW.timestamp(), api_objects=1000)
+    assert f.gpu_pods_created == 12 and f.pods_per_hour == 2.0 and f.claims_per_hour == 2.0
+    assert f.standing_claims_added == 4  # the running ones get a claim at once
+    assert abs(f.share_after - 4 / 1004) < 1e-9 and f.api_objects_source == "apiserver /metrics"
+    assert forecast.forecast(m, "l4", window_hours=6, now=NOW.timestamp()).api_objects_source == "model"
+
+
+def test_baseline_marks_round_trip_and_figures_recorded_in_the_pool_configmap(tmp_path) -> None:
+    path = tmp_path / "state" / "baselines.json"
+    m = F.model_of(F.node("n0", "l4", gpus=4, alloc=4), F.pod("p", "ml", gpus=2, node_name="n0"))
+    figs = baseline.figures_of(m, "l4")
+    assert figs["pool"]["allocatableGpus"] == 4 and figs["pool"]["pluginGpusInUse"] == 2
+    baseline.mark("https://c:6443", "l4", figs, path=path, at="2026-11-30T10:00:00Z")
+    baseline.mark("https://c:6443", "l4", {**figs, "pool": {**figs["pool"], "allocatableGpus": 0}}, path=path, label="after")
+    got = baseline.marks("https://c:6443", "l4", path=path)
+    assert [g["label"] for g in got] == ["baseline", "after"] and got[0]["at"] == "2026-11-30T10:00:00Z"
+    diff = {k: (a, b) for k, a, b in baseline.compare(got[0]["figures"], got[1]["figures"])}
+    assert diff["pool.allocatableGpus"] == (4, 0)
+    assert baseline.marks("https://other", "l4", path=path) == []
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dragoman-pool-l4", "namespace": "kube-system"},
+          "data": {"figures.json": json.dumps({"before": {"at": "t0", "figures": {"allocatableGpus": 4}},
+                                               "after": {"at": "t1", "figures": {"allocatableGpus": 0}}})}}
+    m2 = F.model_of(F.node("n0", "l4", gpus=4, alloc=4), cm)
+    rec = baseline.recorded(m2, "l4")
+    assert [(r["label"], r["figures"]["allocatableGpus"]) for r in rec] == [("before", 4), ("after", 0)]
+
+
+async def test_prometheus_queries_are_summed_and_errors_are_sentences() -> None:
+    seen = []
+
+    async def query(request: web.Request) -> web.Response:
+        q = request.query["query"]
+        seen.append(q)
+        if "pending" in q:
+            return web.json_response({"status": "success", "data": {"resultType": "vector", "result": [
+                {"metric": {"queue": "active"}, "value": [0, "3"]}, {"metric": {"queue": "unschedulable"}, "value": [0, "4"]}]}})
+        return web.json_response({"status": "error", "error": "bad query"}, status=400)
+
+    app = web.Application()
+    app.router.add_get("/api/v1/query", query)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    try:
+        values, why = await load.query_prometheus(f"http://127.0.0.1:{port}", {"pending": "sum(scheduler_pending_pods)", "x": "bad"})
+    finally:
+        await runner.cleanup()
+    assert values == {"pending": 7.0, "x": None} and "bad query" in why and seen[0] == "sum(scheduler_pending_pods)"
+    values, why = await load.query_prometheus(f"http://127.0.0.1:{port}", {"pending": "q"}, timeout=2)
+    assert "cannot query Prometheus" in why
