@@ -8,6 +8,7 @@ import gc
 import json
 import os
 import shutil
+import socket
 import ssl
 import tempfile
 from typing import Any, AsyncIterator, Mapping
@@ -87,6 +88,17 @@ def _query(query: Mapping[str, Any] | None) -> list[tuple[str, str]]:
         else:
             out.append((k, str(v)))
     return out
+
+
+def _why(exc: aiohttp.ClientConnectorError) -> str:
+    err = exc.os_error
+    if isinstance(err, ConnectionRefusedError):
+        return "connection refused (is the API server up, and is this its address?)"
+    if isinstance(err, socket.gaierror):
+        return f"the name {exc.host} does not resolve"
+    if isinstance(err, (TimeoutError, asyncio.TimeoutError)):
+        return "no answer in time"
+    return (err.strerror if isinstance(err, OSError) and err.strerror else str(err or exc)).rstrip(".")
 
 
 class Cluster:
@@ -198,7 +210,7 @@ class Cluster:
             except aiohttp.ClientConnectorCertificateError as exc:
                 raise Unreachable(f"the server of {self._who()} presented a certificate that is not trusted ({exc.certificate_error}); check certificate-authority in the kubeconfig.") from None
             except aiohttp.ClientConnectorError as exc:
-                raise Unreachable(f"cannot reach the cluster of {self._who()}: {exc.strerror or exc}.") from None
+                raise Unreachable(f"cannot reach the cluster of {self._who()}: {_why(exc)}.") from None
             except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, aiohttp.ClientPayloadError) as exc:
                 if method == "GET" and not retried_connection:
                     # A kept-alive connection the server had already closed: a read is safe to send again at once.

@@ -457,7 +457,7 @@ class CredentialSource:
         self.exec_runs += 1
         if proc.returncode != 0:
             last = (err.decode(errors="replace").strip().splitlines() or [""])[-1]
-            detail = f": {last}" if last else ""
+            detail = f": {last.rstrip('.')}" if last else ""
             raise _err(f"the exec plugin {ex.command} of {user} failed (exit {proc.returncode}){detail}; its credentials may have expired — log in again.")
         try:
             data = json.loads(out)
