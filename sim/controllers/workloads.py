@@ -251,6 +251,16 @@ class Workloads(Controller):
         active = [p for p in pods if pod_active(p)]
         want = _replicas(rs)
         if not rs["metadata"].get("deletionTimestamp"):
+            failed = [p for p in pods if pod_phase(p) == "Failed"]
+            if len(active) < want and len(failed) >= 3:
+                # Pods a kubelet keeps rejecting (OutOf<resource>) would be replaced in a tight loop; back off on the
+                # clock instead, as the real controllers' rate limiting and the scheduler's pace do.
+                delay = min(300.0, 10.0 * 2 ** (len(failed) - 3))
+                last = max((p["status"].get("startTime") or p["metadata"].get("creationTimestamp") or "") for p in failed)
+                due = _seconds_at(self.clock, last) + delay
+                if self.clock.seconds() < due:
+                    self.enqueue_at(("rs", ns, name), due)
+                    want = len(active)
             if len(active) < want:
                 template = (rs.get("spec") or {}).get("template") or {}
                 for _ in range(want - len(active)):
@@ -430,6 +440,16 @@ class Workloads(Controller):
         if completion_time:
             status["completionTime"] = completion_time
         self._write_status(JOB, job, status)
+
+
+def _seconds_at(clock: Any, stamp: str) -> float:
+    """A timestamp on the simulator clock's scale (clock.seconds())."""
+    from dragoman.sim.clock import parse_time
+
+    try:
+        return clock.seconds() - (clock.now() - parse_time(stamp)).total_seconds()
+    except (TypeError, ValueError):
+        return float("-inf")
 
 
 def _max_unavailable(d: dict) -> int:
