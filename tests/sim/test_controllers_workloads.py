@@ -177,3 +177,27 @@ async def _running(k: Cluster, selector: str, n: int):
 async def _st(getter, pred):
     s = await getter()
     return s if pred(s) else None
+
+
+def test_pods_the_kubelet_keeps_rejecting_are_replaced_with_backoff_not_in_a_loop():
+    from dragoman.sim.controllers import default_controllers
+    from dragoman.sim.controllers.base import settle
+    from dragoman.sim.server import Simulator
+
+    # A node whose device plugin is gone (allocatable 0, capacity still 8): the kubelet rejects GPU pods.
+    node = gpu_node("node-1", "a")
+    node["status"]["capacity"]["nvidia.com/gpu"] = "8"
+    node["status"]["allocatable"]["nvidia.com/gpu"] = "0"
+    dep = deployment("trainer", 1, "node-1")
+    dep["spec"]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "1"}}
+    sim = Simulator([node, dep], tls=False)
+    controllers = default_controllers(sim, scheduler=False)
+    settle(controllers)
+    pods = sim.store.list("pods")
+    assert len(pods) == 3 and {p["status"]["phase"] for p in pods} == {"Failed"}
+    assert pods[0]["status"]["reason"] == "UnexpectedAdmissionError"
+    settle(controllers)
+    assert len(sim.store.list("pods")) == 3
+    sim.clock.step(11)
+    settle(controllers)
+    assert len(sim.store.list("pods")) == 4
