@@ -20,6 +20,8 @@ _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 # Kinds dragoman never keeps, even when a snapshot holds them.
 NEVER = {"Secret"}
+# Scenario files (the demo) carry a settings document the simulator reads; a snapshot reader skips it.
+SIM_SETTINGS_GROUP = "sim.dragoman.io/"
 
 
 def _err(message: str) -> UserError:
@@ -68,6 +70,8 @@ def parse_objects(text: str, name: str = "the snapshot") -> list[dict]:
         kind, api_version = obj.get("kind"), obj.get("apiVersion")
         if not isinstance(kind, str) or not kind or not isinstance(api_version, str) or not api_version:
             raise _err(f"the snapshot {name} is not Kubernetes YAML: {where} has no kind and apiVersion.")
+        if api_version.startswith(SIM_SETTINGS_GROUP):
+            return  # a scenario's simulator settings (users, speed): not part of the fleet
         meta = obj.get("metadata")
         if not isinstance(meta, dict) or not meta.get("name"):
             raise _err(f"the snapshot {name} is not Kubernetes YAML: {where} ({kind}) has no metadata.name.")

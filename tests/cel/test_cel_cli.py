@@ -153,5 +153,7 @@ def test_stdin_and_kubernetes_list(tmp_path: Path) -> None:
 def test_missing_class_and_live_cluster_are_input_errors(fleet: Path) -> None:
     proc = dragoman("true", "--class", "nope", "--snapshot", str(fleet))
     assert proc.returncode == 2 and "DeviceClass nope" in proc.stderr
-    proc = dragoman("true", "--kubeconfig", "/tmp/kc")
-    assert proc.returncode == 2 and "use --snapshot" in proc.stderr
+    # The live cluster is read like any cluster (tests/test_cel_live.py); a missing kubeconfig is bad input.
+    missing = fleet.parent / "no-such-kubeconfig"
+    proc = dragoman("true", "--kubeconfig", str(missing))
+    assert proc.returncode == 2 and f"the kubeconfig {missing} does not exist" in proc.stderr and "Traceback" not in proc.stderr

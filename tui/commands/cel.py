@@ -17,15 +17,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "cel",
         help="evaluate a CEL device selector against ResourceSlices",
         description="Compile EXPR as the API server does and evaluate it on every device of the newest ResourceSlices "
-        "in a file, as the scheduler does. Exit 0: it matched and nothing failed; 1: a compile error, a runtime error "
+        "in a file or a live cluster, as the scheduler does. Exit 0: it matched and nothing failed; 1: a compile error, a runtime error "
         "on any device, or no match; 2: the input could not be read.",
     )
     p.add_argument("expression", metavar="EXPR", help="the CEL selector expression")
     p.add_argument("--class", dest="device_class", metavar="NAME", help="combine with the selectors of this DeviceClass (from the same file), as the scheduler does")
     # SUPPRESS keeps a value given before the subcommand (`dragoman --snapshot f cel ...`).
     p.add_argument("--snapshot", metavar="FILE|-", default=argparse.SUPPRESS, help="a ResourceSlice, a List or YAML documents ('-' reads stdin)")
-    p.add_argument("--kubeconfig", metavar="PATH", default=argparse.SUPPRESS, help="live clusters are not supported yet; use --snapshot")
-    p.add_argument("--context", metavar="NAME", default=argparse.SUPPRESS, help="live clusters are not supported yet; use --snapshot")
+    p.add_argument("--kubeconfig", metavar="PATH", default=argparse.SUPPRESS, help="read ResourceSlices and DeviceClasses from this kubeconfig's cluster")
+    p.add_argument("--context", metavar="NAME", default=argparse.SUPPRESS, help="kubeconfig context to use")
+    p.add_argument("--demo", action="store_true", default=argparse.SUPPRESS, help="read them from the demo simulator")
     p.add_argument("--limit", type=int, default=50, metavar="N", help="devices listed per section in text output (0: all)")
     add_output_flag(p)
     p.set_defaults(handler=run)
@@ -92,16 +93,18 @@ def run(args: argparse.Namespace) -> int:
 
     snapshot = getattr(args, "snapshot", None)
     if snapshot is None:
-        if getattr(args, "demo", False):
-            raise UserError("`dragoman cel --demo` is not supported yet; use --snapshot FILE.", ExitCode.INPUT)
-        raise UserError("reading ResourceSlices from a live cluster is not supported yet; use --snapshot FILE (or - for stdin).", ExitCode.INPUT)
-    objects = load_objects(snapshot)
+        from dragoman.tui.headless import read_from_args
+
+        store = read_from_args(args, kinds=("ResourceSlice", "DeviceClass")).source.store
+        objects = [*store.objects("ResourceSlice").values(), *store.objects("DeviceClass").values()]
+    else:
+        objects = load_objects(snapshot)
     slices = [o for o in objects if o.get("kind") == "ResourceSlice"]
     sources: list[tuple[str, str, int | None]] = []  # (expression, label, class selector index)
     if args.device_class:
         cls = next((o for o in objects if o.get("kind") == "DeviceClass" and (o.get("metadata") or {}).get("name") == args.device_class), None)
         if cls is None:
-            raise UserError(f"DeviceClass {args.device_class} is not in {snapshot}.", ExitCode.INPUT)
+            raise UserError(f"DeviceClass {args.device_class} is not in {snapshot or 'the cluster'}.", ExitCode.INPUT)
         for i, sel in enumerate((cls.get("spec") or {}).get("selectors") or []):
             expr = ((sel or {}).get("cel") or {}).get("expression")
             if isinstance(expr, str):

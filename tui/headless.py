@@ -1,0 +1,103 @@
+"""The fleet read once for a headless command from its flags: a snapshot file, the demo simulator, or the kubeconfig's cluster (no Textual)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import os
+import tempfile
+from typing import Iterable
+
+from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.fleet.informer import FleetSource, read_fleet
+from dragoman.fleet.store import FORBIDDEN
+
+
+def add_source_flags(parser: argparse.ArgumentParser, *, demo: bool = True) -> None:
+    """--kubeconfig/--context/--snapshot (and --demo) also accepted after the subcommand.
+
+    SUPPRESS keeps a value given before the subcommand (`dragoman --snapshot f check`).
+    """
+    parser.add_argument("--kubeconfig", metavar="PATH", default=argparse.SUPPRESS, help="kubeconfig to read (default: $KUBECONFIG, then ~/.kube/config)")
+    parser.add_argument("--context", metavar="NAME", default=argparse.SUPPRESS, help="kubeconfig context to use")
+    parser.add_argument("--snapshot", metavar="FILE", default=argparse.SUPPRESS, help="read the fleet from a snapshot file instead of a cluster ('-' reads stdin)")
+    if demo:
+        parser.add_argument("--demo", action="store_true", default=argparse.SUPPRESS, help="start the embedded simulator with the demo fleet and read it")
+
+
+@dataclasses.dataclass
+class Origin:
+    """Where the picture came from, as a report states it."""
+
+    kind: str  # "cluster", "snapshot" or "demo"
+    source: FleetSource
+
+    @property
+    def label(self) -> str:
+        s = self.source
+        if self.kind == "snapshot":
+            return f"snapshot {s.snapshot if s.snapshot != '-' else '(stdin)'}"
+        version = f" ({s.server_version})" if s.server_version else ""
+        if self.kind == "demo":
+            return f"the demo simulator{version}"
+        where = f"context {s.context} at {s.server}" if s.context else s.server
+        return where + version
+
+    def notes(self) -> list[str]:
+        """Sentences about parts of the picture that are missing (kinds the credentials may not list)."""
+        store = self.source.store
+        return [store.state(k).message for k in store.kinds if store.state(k).status == FORBIDDEN]
+
+    def to_json(self) -> dict:
+        s = self.source
+        return {
+            "type": self.kind,
+            "snapshot": s.snapshot if self.kind == "snapshot" else None,
+            "context": s.context or None,
+            "server": s.server or None,
+            "serverVersion": s.server_version or None,
+            "resourceApiVersions": list(s.resource_api_versions),
+            "forbiddenKinds": s.forbidden,
+        }
+
+
+def read_from_args(args: argparse.Namespace, kinds: Iterable[str] | None = None) -> Origin:
+    """Read the fleet once from the command's flags. Raises UserError (exit 2) with one sentence when it cannot be read."""
+    snapshot = getattr(args, "snapshot", None)
+    demo = getattr(args, "demo", False)
+    kind_list = list(kinds) if kinds is not None else None
+    if snapshot and demo:
+        raise UserError("--snapshot and --demo are two different sources; give one of them.", ExitCode.INPUT)
+    if snapshot:
+        return Origin("snapshot", asyncio.run(read_fleet(snapshot=snapshot, kinds=kind_list)))
+    if demo:
+        source = asyncio.run(_read_demo(kind_list))
+        return Origin("demo", source)
+    source = asyncio.run(read_fleet(getattr(args, "kubeconfig", None), getattr(args, "context", None), kinds=kind_list))
+    if source.store.kinds and len(source.forbidden) == len(source.store.kinds):
+        user = source.store.state(source.store.kinds[0]).message.split("'")[1:2]
+        who = f"user {user[0]!r}" if user else "these credentials"
+        raise UserError(f"{who} may not list anything dragoman reads on {source.server} (403 Forbidden on every kind).", ExitCode.INPUT)
+    return Origin("cluster", source)
+
+
+async def _read_demo(kinds: list[str] | None) -> FleetSource:
+    """Start the demo simulator in this process, read it once through the API as any cluster, and stop it.
+
+    In-process and without controllers, as `dragoman sim serve` serves it: a one-shot read sees the demo as loaded
+    (it starts with zero writes), and controllers cold-starting in the same loop would delay the read by minutes.
+    """
+    from dragoman.sim import scenario as scenario_mod
+    from dragoman.sim.server import Simulator
+
+    sc = scenario_mod.load("demo")
+    sim = Simulator(sc.objects, users=sc.users, speed=sc.speed or 1.0, faults=sc.faults)
+    await sim.start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="dragoman-demo-") as tmp:
+            kubeconfig = os.path.join(tmp, "kubeconfig")
+            sim.write_kubeconfig(kubeconfig)
+            return await read_fleet(kubeconfig, None, kinds=kinds)
+    finally:
+        await sim.stop()
