@@ -123,7 +123,7 @@ def run(quick: bool) -> list[Figure]:
         kubeconfig = tmpd / "kubeconfig"
         t0 = time.perf_counter()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "dragoman", "sim", "serve", "--scenario", str(scenario), "--write-kubeconfig", str(kubeconfig)],
+            [sys.executable, "-m", "dragoman", "sim", "serve", "--scenario", str(scenario), "--write-kubeconfig", str(kubeconfig), "--no-controllers"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )
         try:

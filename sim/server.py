@@ -346,6 +346,10 @@ class Simulator:
         if self._started:
             asyncio.get_running_loop().create_task(self._start_controller(controller))
 
+    @property
+    def controllers(self) -> list[Any]:
+        return list(self._controllers)
+
     async def _start_controller(self, controller: Any) -> None:
         if hasattr(controller, "start"):
             await controller.start(self)

@@ -50,7 +50,7 @@ def kubectl(tmp_path_factory):
     kubeconfig = tmp / "kubeconfig"
     log = (tmp / "serve.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dragoman", "sim", "serve", "--scenario", str(scenario), "--write-kubeconfig", str(kubeconfig)],
+        [sys.executable, "-m", "dragoman", "sim", "serve", "--scenario", str(scenario), "--write-kubeconfig", str(kubeconfig), "--no-controllers"],
         stdout=log, stderr=subprocess.STDOUT, cwd=str(tmp),
     )
     deadline = time.monotonic() + 60

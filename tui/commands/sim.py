@@ -19,6 +19,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--write-kubeconfig", metavar="PATH", help="write a kubeconfig with one context per user")
     serve.add_argument("--faults", metavar="SPEC", help="inject faults, e.g. 'error=0.1 code=500 verbs=list; latency=50ms'")
     serve.add_argument("--speed", type=float, help="simulated seconds per real second (default 1)")
+    serve.add_argument(
+        "--no-controllers",
+        action="store_true",
+        help="serve the objects as they are: no scheduler, kubelets or workload controllers reconcile them",
+    )
     serve.set_defaults(handler=run_serve)
 
 
@@ -48,6 +53,15 @@ def run_serve(args: argparse.Namespace) -> int:
     except Exception as exc:  # noqa: BLE001 - a bad scenario is the operator's input, not a crash
         raise UserError(f"the scenario could not be loaded: {exc}.", ExitCode.INPUT) from None
 
+    if not args.no_controllers:
+        try:
+            from dragoman.sim.controllers import default_controllers
+        except ImportError:  # the controllers arrive with their own issue
+            default_controllers = None
+        if default_controllers is not None:
+            for controller in default_controllers(sim):
+                sim.add_controller(controller)
+
     async def serve() -> None:
         await sim.start(args.host, args.port)
         try:
@@ -65,6 +79,10 @@ def run_serve(args: argparse.Namespace) -> int:
                 print("  (no kubeconfig written; pass --write-kubeconfig PATH)", flush=True)
             if sim.faults.active:
                 print(f"  faults: {sim.faults.spec}", flush=True)
+            if args.no_controllers:
+                print("  controllers: off (objects are served as they are)", flush=True)
+            elif sim.controllers:
+                print("  controllers: " + ", ".join(type(c).__name__ for c in sim.controllers), flush=True)
             print("  press Ctrl+C to stop.", flush=True)
             await asyncio.Event().wait()
         finally:
