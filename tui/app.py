@@ -12,7 +12,7 @@ from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.tui.bindings import APP_KEYS, textual_bindings
 from dragoman.tui.commands_palette import ScreenCommands
 from dragoman.tui.feed import Feed
-from dragoman.tui.views import JUMPS, VIEWS
+from dragoman.tui.views import JUMPS, SCREENS, VIEWS
 
 UNREACHABLE_HINT = "Run `dragoman --demo` to explore a simulated fleet instead."
 
@@ -184,7 +184,12 @@ class DragomanApp(App):
                 return
         while len(self.screen_stack) > 2:
             self.pop_screen()
-        if target != "pools":
+        if target in SCREENS:
+            import importlib
+
+            module, _, cls = SCREENS[target].partition(":")
+            self.push_screen(getattr(importlib.import_module(module), cls)())
+        elif target != "pools":
             self.push_screen(self._table(target, None))
 
     # ------------------------------------------------------------------ actions
@@ -274,6 +279,7 @@ async def _main(args: argparse.Namespace) -> int:
             except UserError as exc:
                 raise _friendly(exc, args) from None
         app = DragomanApp(feed, kubeconfig=kubeconfig, read_only=args.read_only, pool_label=args.pool_label)
+        app.prometheus_url = getattr(args, "prometheus", None)  # read by the :load view
         await app.run_async()
         return int(app.return_code or 0)
     finally:

@@ -22,6 +22,7 @@ def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--demo", action="store_true", help="start the embedded simulator with the demo fleet and use it")
     g.add_argument("--pool-label", metavar="KEY", help="node label that defines pools (auto-detected when absent)")
     g.add_argument("--read-only", action="store_true", help="make every write impossible")
+    g.add_argument("--prometheus", metavar="URL", help="a Prometheus to query for scheduler metrics in the :load view (optional)")
 
 
 def add_output_flag(parser: argparse.ArgumentParser) -> None:

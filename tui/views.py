@@ -445,6 +445,9 @@ VIEWS: dict[str, type[View]] = {v.name: v for v in (PoolsView, NodesView, Device
 # `:` jump names (later screens add theirs: :cel, :migrate, :accounting ...).
 JUMPS = {"pools": "pools", "nodes": "nodes", "devices": "devices", "attributes": "attributes", "attrs": "attributes",
          "claims": "claims", "pending": "pending", "stuck": "pending", "findings": "findings"}
+# Views that are screens of their own rather than tables: jump target -> "module:Screen class" (imported when opened).
+SCREENS = {"accounting": "dragoman.widgets.accounting:AccountingScreen", "load": "dragoman.widgets.load:LoadScreen"}
+JUMPS.update({"accounting": "accounting", "acct": "accounting", "quota": "accounting", "quotas": "accounting", "load": "load"})
 
 
 def parse_filter(text: str):

@@ -1,0 +1,93 @@
+"""The :accounting and :load views by keyboard on the demo simulator, their pure row renderers, and a snapshot."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, Sparkline, Static
+
+from dragoman.fleet import accounting as A
+from dragoman.widgets import accounting as WA
+from tests.fleet.test_accounting import demo_model
+from tests.tui.conftest import demo_app, snapshot_app, snapshot_copy, wait_for
+
+
+def _text(screen, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
+def _rows(screen, selector: str) -> dict:
+    table = screen.query_one(selector, DataTable)
+    return {rk.value: [str(c) for c in table.get_row(rk)] for rk in table.rows}
+
+
+async def test_accounting_answers_what_the_a100_move_costs_by_keyboard(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("DRAGOMAN_STATE_DIR", str(tmp_path))
+    async with demo_app() as (sim, app, pilot):
+        await pilot.press("colon", *"accounting", "enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "AccountingScreen" and app.screen.acc is not None,
+                       what="the accounting view")
+        screen = app.screen
+        pools = _rows(screen, "#acc-pools")
+        assert pools["a100-train"][2] == "24" and pools["a100-train"][7] == "24"  # allocatable, drop if moved
+        assert pools["(fleet)"][0] == "fleet"
+        # The A100 training pool is the default move: its quota changes meaning, and the summary says how many GPUs go.
+        assert screen.pool == "a100-train"
+        summary = _text(screen, "#acc-summary")
+        assert "Moving a100-train drops another 24 GPUs" in summary and "ml-training/gpu-quota" in summary
+        quotas = _rows(screen, "#acc-quotas")
+        assert quotas["ml-training|gpu-quota|requests.nvidia.com/gpu"][6] == "≈ same number, new meaning"
+        # The simulator does not serve monitoring.coreos.com: the view says so instead of showing nothing.
+        await wait_for(pilot, lambda: "not served" in _text(screen, "#acc-rules"), what="the rules note")
+        # Highlighting another pool recomputes the quotas for that move.
+        table = screen.query_one("#acc-pools", DataTable)
+        table.focus()
+        await pilot.press("up", "up")
+        await wait_for(pilot, lambda: screen.pool == "a100-mig", what="the highlighted pool to drive the quotas")
+        assert "a100-mig" in _text(screen, "#acc-quota-heading")
+        await pilot.press("m")
+        assert (tmp_path / "baselines.json").exists()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: getattr(getattr(app.screen, "view", None), "name", "") == "pools", what="back to pools")
+
+
+async def test_load_view_samples_counts_and_forecasts_claims(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("DRAGOMAN_STATE_DIR", str(tmp_path))
+    async with demo_app() as (sim, app, pilot):
+        await pilot.press("colon", *"load", "enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "LoadScreen", what="the load view")
+        screen = app.screen
+        model = app.feed.model
+        await wait_for(pilot, lambda: getattr(app.feed, "load_sampler", None) and app.feed.load_sampler.latest
+                       and app.feed.load_sampler.latest.api is not None, what="a first sample with /metrics")
+        assert _text(screen, "#value-claims") == str(len(model.objects["ResourceClaim"]))
+        assert _text(screen, "#value-slices") == str(len(model.objects["ResourceSlice"]))
+        assert int(_text(screen, "#value-apiObjects")) == sum(sim.store.counts().values())
+        await pilot.press("s")
+        await wait_for(pilot, lambda: len(app.feed.load_sampler.samples) >= 2, what="a second sample")
+        assert len(screen.query_one("#spark-claims", Sparkline).data) >= 2
+        forecast = _rows(screen, "#load-forecast")
+        assert "a100-train" in forecast and forecast["a100-train"][1] == "planned"
+        assert "--prometheus URL" in _text(screen, "#load-notes")
+        await pilot.press("m")
+        await wait_for(pilot, lambda: "local mark" in _text(screen, "#load-baselines"), what="the baseline shown")
+
+
+def test_row_renderers_are_pure_and_say_what_changes() -> None:
+    acc = A.account(demo_model())
+    train = next(a for a in acc.pools if a.pool == "a100-train")
+    assert WA.pool_cells(train)[:3] == ("a100-train", "▲ planned", "24")
+    line = next(q for q in acc.quotas if q.quota == "gpu-quota")
+    assert WA.quota_cells(line)[-1] == "≈ same number, new meaning"
+    assert "drops another 24 GPUs" in WA.summary_text(acc)
+
+
+def test_accounting_view_snapshot(snap_compare, tmp_path) -> None:
+    path = snapshot_copy(tmp_path)
+
+    async def run_before(pilot) -> None:
+        await wait_for(pilot, lambda: pilot.app.feed.loaded, 60, "the snapshot to load")
+        await pilot.press("colon", *"accounting", "enter")
+        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "AccountingScreen" and pilot.app.screen.acc is not None,
+                       what="the accounting view")
+        await pilot.pause()
+
+    assert snap_compare(snapshot_app(path), terminal_size=(120, 40), run_before=run_before)

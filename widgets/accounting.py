@@ -1,0 +1,289 @@
+"""The accounting view (`:accounting`): per pool allocatable vs slice devices vs allocations, what moving the highlighted pool drops from sums and does to quotas, and PrometheusRules reading allocatable."""
+
+from __future__ import annotations
+
+import time
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from dragoman.fleet import accounting as A
+from dragoman.widgets.header import StatusHeader
+
+REFRESH_GAP = 1.0  # at most one recomputation a second, however fast the watch events come
+
+POOL_COLUMNS = ("POOL", "STATE", "ALLOCATABLE", "SLICE GPUS", "ALLOCATED", "PLUGIN IN USE", "MISSED NOW", "DROP IF MOVED")
+QUOTA_COLUMNS = ("QUOTA", "RESOURCE", "HARD", "USED", "NOW", "AFTER", "CHANGE")
+
+
+def pool_cells(a: A.PoolAccount) -> tuple[str, ...]:
+    """One pool's row (pure)."""
+    state = {"planned": "▲ planned", "migrated": "● migrated", "partly migrated": "◐ partly", "unserved": "○ unserved"}.get(a.state, a.state)
+    return (a.pool, state, str(a.allocatable), str(a.slice_gpus), str(a.allocated), str(a.plugin_in_use), str(a.missed_now),
+            str(a.drop_if_moved) if a.drop_if_moved else "-")
+
+
+def fleet_cells(t: dict) -> tuple[str, ...]:
+    return ("fleet", "", str(t["allocatableGpus"]), str(t["sliceGpus"]), str(t["allocatedDevices"]), str(t["pluginGpusInUse"]),
+            str(t["missedByAllocatableNow"]), str(t["allocatableDropIfMoved"]))
+
+
+def quota_cells(q: A.QuotaLine) -> tuple[str, ...]:
+    """One quota resource's row (pure): the change says whether the number moves, blocks, or only its meaning changes."""
+    if q.blocks_after and not q.blocks_now:
+        change = f"✖ +{q.after - q.counted_now}: would block"
+    elif q.changes:
+        change = f"+{q.after - q.counted_now}"
+    elif q.changes_meaning:
+        change = "≈ same number, new meaning"
+    else:
+        change = "-"
+    return (f"{q.namespace}/{q.quota}", q.resource, q.hard_text, q.used_status or "?", str(q.counted_now), str(q.after), change)
+
+
+def summary_text(acc: A.Accounting) -> str:
+    """The sentence on top: what sums of allocatable miss today and what the highlighted pool's move takes."""
+    t = acc.totals
+    parts = [f"node allocatable reports {t['allocatableGpus']} GPUs; ResourceSlices publish {t['sliceGpus']} whole GPUs "
+             f"({t['sliceDevices']} devices, {t['allocatedDevices']} allocated to claims); sums of allocatable miss "
+             f"{t['missedByAllocatableNow']} GPUs today."]
+    moving = next((a for a in acc.pools if a.pool == acc.pool), None)
+    if moving is not None:
+        if moving.drop_if_moved:
+            parts.append(f"Moving {moving.pool} drops another {moving.drop_if_moved} GPUs from dashboards summing allocatable.")
+        else:
+            parts.append(f"{moving.pool} reports no allocatable GPUs any more: its move has already taken them off those sums.")
+        changed = [q for q in acc.quotas if q.changes_meaning]
+        if changed:
+            parts.append("Quotas that change: " + ", ".join(sorted({f"{q.namespace}/{q.quota}" for q in changed})) + ".")
+        else:
+            parts.append("No quota changes with it.")
+    return " ".join(parts)
+
+
+def rules_text(acc: A.Accounting) -> str:
+    if acc.rules is None:
+        head = f"PrometheusRules: not read — {acc.rules_note or 'the monitoring API has not been queried yet'}."
+    elif not acc.rules:
+        head = "PrometheusRules: none reads nvidia.com/gpu allocatable."
+    else:
+        head = "PrometheusRules reading nvidia.com/gpu allocatable (they miss GPUs on DRA nodes):\n" + "\n".join(
+            f"  {r.namespace}/{r.name} {r.rule}: misses {r.undercount} GPUs today" for r in acc.rules)
+    return f"{head}\nCount instead — {A.DEVICE_SOURCE}; in PromQL, {A.PROMQL_SOURCE}."
+
+
+class PromptScreen(Screen):
+    """What the app's key routing expects of a screen with a `:` prompt (and no filter)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name=name)
+        self._prompt_mode = ""
+        self.ready = False
+
+    def prompt_widget(self) -> Input:
+        return self.query_one("#prompt", Input)
+
+    def action_jump_prompt(self) -> None:
+        prompt = self.prompt_widget()
+        self._prompt_mode = "jump"
+        prompt.value = ""
+        prompt.placeholder = "jump to: pools nodes devices claims pending findings accounting load ctx"
+        prompt.display = True
+        self.set_focus(prompt)
+
+    def action_filter(self) -> None:
+        self.notify("this view has no filter; : jumps to another view", severity="information")
+
+    def close_prompt(self) -> None:
+        self.prompt_widget().display = False
+        self._prompt_mode = ""
+        self.focus_main()
+
+    def focus_main(self) -> None:
+        pass
+
+    def submit_prompt(self) -> None:
+        mode, value = self._prompt_mode, self.prompt_widget().value.strip()
+        self.close_prompt()
+        if mode == "jump":
+            self.app.jump(value.lstrip(":"))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.submit_prompt()
+
+    def action_back(self) -> None:
+        if self._prompt_mode:
+            self.close_prompt()
+        else:
+            self.app.back()
+
+
+class AccountingScreen(PromptScreen):
+    """Per pool and fleet-wide accounting; the highlighted pool is the one whose move the quota table describes."""
+
+    BINDINGS = [
+        Binding("escape,q", "back", "Back", id="accounting.back", tooltip="Back to the previous view"),
+        Binding("m", "mark", "Mark baseline", id="accounting.mark", tooltip="Record this pool's figures now as a local baseline"),
+        Binding("R", "rules", "Reread rules", id="accounting.rules", tooltip="Read PrometheusRules again", show=False),
+    ]
+    DEFAULT_CSS = """
+    AccountingScreen #acc-summary { height: auto; max-height: 4; padding: 0 1; color: $text; }
+    AccountingScreen #acc-pools { height: auto; max-height: 14; }
+    AccountingScreen #acc-quota-heading { height: 1; padding: 0 1; text-style: bold; background: $boost; }
+    AccountingScreen #acc-quotas { height: auto; max-height: 10; }
+    AccountingScreen #acc-meaning { height: auto; padding: 0 1; color: $text-muted; }
+    AccountingScreen #acc-rules { height: auto; padding: 0 1; color: $text-muted; }
+    """
+
+    def __init__(self, pool: str | None = None) -> None:
+        super().__init__("accounting")
+        self.pool = pool
+        self.acc: A.Accounting | None = None
+        self.rules: list[dict] | None = None
+        self.rules_note = ""
+        self._last = 0.0
+        self._timer = None
+        self._pool_keys: list[str] = []
+        self._quota_keys: list[tuple] = []
+        self._unsub = None
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader()
+        with Vertical(id="body"):
+            yield Static("Accounting: what sums of node allocatable see, and what moving a pool changes", id="heading")
+            yield Static("", id="acc-summary")
+            pools = DataTable(id="acc-pools", cursor_type="row", zebra_stripes=True)
+            pools.add_columns(*POOL_COLUMNS)
+            yield pools
+            yield Static("", id="acc-quota-heading")
+            quotas = DataTable(id="acc-quotas", cursor_type="row")
+            quotas.add_columns(*QUOTA_COLUMNS)
+            yield quotas
+            yield Static("", id="acc-meaning", markup=False)
+            yield Static("", id="acc-rules", markup=False)
+        yield Input(id="prompt")
+        yield Footer()
+
+    def focus_main(self) -> None:
+        self.query_one("#acc-pools", DataTable).focus()
+
+    def on_mount(self) -> None:
+        self.prompt_widget().display = False
+        self.app.refresh_header(self)
+        self.focus_main()
+        feed = self.app.feed
+        feed.on_rows.append(self._on_rows)
+        feed.on_loaded.append(self.recompute)
+        self.recompute()
+        self.read_rules()
+        self.ready = True
+        if hasattr(self.app, "screen_ready"):
+            self.app.screen_ready()
+
+    def on_unmount(self) -> None:
+        feed = self.app.feed
+        for lst, cb in ((feed.on_rows, self._on_rows), (feed.on_loaded, self.recompute)):
+            if cb in lst:
+                lst.remove(cb)
+
+    # ------------------------------------------------------------------ data
+    def _on_rows(self, touched) -> None:
+        since = time.monotonic() - self._last
+        if since >= REFRESH_GAP:
+            self.recompute()
+        elif self._timer is None:
+            self._timer = self.set_timer(REFRESH_GAP - since, self._deferred)
+
+    def _deferred(self) -> None:
+        self._timer = None
+        self.recompute()
+
+    def recompute(self) -> None:
+        feed = self.app.feed
+        if not feed.loaded:
+            self.query_one("#acc-summary", Static).update("loading the fleet…")
+            return
+        self._last = time.monotonic()
+        acc = A.account(feed.model, self.pool, self.rules, self.rules_note)
+        if self.pool is None:
+            self.pool = acc.pool
+        self.acc = acc
+        self._fill_pools(acc)
+        self._fill_quotas(acc)
+        self.query_one("#acc-summary", Static).update(summary_text(acc))
+        self.query_one("#acc-rules", Static).update(rules_text(acc))
+
+    def _fill_pools(self, acc: A.Accounting) -> None:
+        table = self.query_one("#acc-pools", DataTable)
+        keys = [a.pool for a in acc.pools] + ["(fleet)"]
+        rows = [pool_cells(a) for a in acc.pools] + [fleet_cells(acc.totals)]
+        if keys == self._pool_keys:
+            for key, cells in zip(keys, rows):
+                for col, value in zip(table.ordered_columns, cells):
+                    table.update_cell(key, col.key, value)
+        else:
+            current = self.pool
+            table.clear()
+            for key, cells in zip(keys, rows):
+                table.add_row(*cells, key=key)
+            self._pool_keys = keys
+            if current in keys:
+                table.move_cursor(row=keys.index(current), animate=False)
+
+    def _fill_quotas(self, acc: A.Accounting) -> None:
+        table = self.query_one("#acc-quotas", DataTable)
+        heading = f"Quotas counting GPUs or claims: now, and after {acc.pool} moves" if acc.pool else "Quotas counting GPUs or claims"
+        self.query_one("#acc-quota-heading", Static).update(heading)
+        table.clear()
+        self._quota_keys = []
+        for q in acc.quotas:
+            key = (q.namespace, q.quota, q.resource)
+            table.add_row(*quota_cells(q), key="|".join(key))
+            self._quota_keys.append(key)
+        meaning = "\n".join(f"{q.namespace}/{q.quota} {q.resource}: {q.meaning}" for q in acc.quotas if q.changes_meaning or q.changes)
+        self.query_one("#acc-meaning", Static).update(meaning or ("no ResourceQuota counts GPUs or claims" if not acc.quotas else ""))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id != "acc-pools" or event.row_key is None:
+            return
+        key = event.row_key.value
+        if key and key != "(fleet)" and key != self.pool:
+            self.pool = key
+            self.recompute()
+
+    # ------------------------------------------------------------------ actions
+    def read_rules(self) -> None:
+        cluster = getattr(self.app.feed, "cluster", None)
+        if cluster is None:
+            self.rules, self.rules_note = None, "a snapshot has no monitoring API to ask"
+            return
+        self.run_worker(self._read_rules(cluster), exclusive=True, group="accounting-rules", description="read PrometheusRules")
+
+    async def _read_rules(self, cluster) -> None:
+        try:
+            rules, note = await A.read_prometheus_rules(cluster)
+        except Exception as exc:  # the view stays useful without rules; say why they are missing
+            rules, note = None, getattr(exc, "message", str(exc))
+        self.rules, self.rules_note = rules, note
+        self.recompute()
+
+    def action_rules(self) -> None:
+        self.read_rules()
+
+    def action_mark(self) -> None:
+        from dragoman.fleet import baseline
+
+        if not self.pool:
+            self.notify("highlight a pool first", severity="warning")
+            return
+        feed = self.app.feed
+        cluster = feed.info.server or feed.info.cluster or "(unknown cluster)"
+        try:
+            baseline.mark(cluster, self.pool, baseline.figures_of(feed.model, self.pool))
+        except OSError as exc:
+            self.notify(f"could not write the baseline: {exc}", severity="error")
+            return
+        self.notify(f"baseline of {self.pool} recorded in {baseline.default_path()}")
