@@ -379,7 +379,11 @@ class CredentialSource:
             return True
         now = self.clock()
         if self.rc.exec is not None:
-            return cred.expires is not None and now >= cred.expires - self.refresh_before
+            if cred.expires is None:
+                return False
+            # Refresh a margin before expiry; a credential that lives shorter than twice the margin gets half its life.
+            margin = min(self.refresh_before, max(0.0, (cred.expires - self._fetched_at) / 2))
+            return now >= cred.expires - margin
         if self.rc.token_file is not None:
             return now - self._fetched_at >= TOKEN_FILE_RELOAD_SECONDS
         return False

@@ -80,7 +80,14 @@ class Entry:
 class Watcher:
     """A watch stream's queue: the store offers every change of its resource, the watcher keeps what matches."""
 
-    def __init__(self, rt: ResourceType, namespace: str | None, pred: Callable[[dict], bool] | None, max_queue: int = 200_000) -> None:
+    def __init__(
+        self,
+        rt: ResourceType,
+        namespace: str | None,
+        pred: Callable[[dict], bool] | None,
+        max_queue: int = 200_000,
+        filter_key: Any = None,
+    ) -> None:
         self.rt = rt
         self.namespace = namespace
         self.pred = pred
@@ -89,6 +96,8 @@ class Watcher:
         self.max_queue = max_queue
         self.overflowed = False
         self.closed = False
+        # Watchers with equal filter keys see the same events: the store classifies a change once per key.
+        self.filter_key = filter_key if filter_key is not None else id(self)
 
     def matches(self, obj: dict | None) -> bool:
         if obj is None:
@@ -97,24 +106,35 @@ class Watcher:
             return False
         return self.pred is None or self.pred(obj)
 
-    def offer(self, etype: str, entry: Entry, old: Entry | None) -> None:
-        if self.closed:
-            return
+    def classify(self, etype: str, entry: Entry, old: Entry | None) -> str:
+        """The event type this watcher should see for a change ("" for none): selections turn MODIFIED into
+        ADDED when an object enters them and DELETED when it leaves."""
         new_ok = self.matches(entry.obj)
         if etype == "MODIFIED":
             old_ok = self.matches(old.obj) if old is not None else False
             if new_ok and not old_ok:
-                etype = "ADDED"
-            elif old_ok and not new_ok:
-                etype, new_ok = "DELETED", True
-        if not new_ok:
+                return "ADDED"
+            if old_ok and not new_ok:
+                return "DELETED"
+        return etype if new_ok else ""
+
+    def push(self, etype: str, entry: Entry) -> None:
+        if self.closed:
             return
         self.queue.append((etype, entry))
         if len(self.queue) > self.max_queue:
             # A reader this far behind is cut off, as the real server drops slow watchers; clients re-list.
             self.overflowed = True
             self.closed = True
-        self.wakeup.set()
+        if not self.wakeup.is_set():
+            self.wakeup.set()
+
+    def offer(self, etype: str, entry: Entry, old: Entry | None) -> None:
+        if self.closed:
+            return
+        kind = self.classify(etype, entry, old)
+        if kind:
+            self.push(kind, entry)
 
     def close(self) -> None:
         self.closed = True
@@ -304,8 +324,17 @@ class Store:
             self.history.append((self._rv, rt.key, etype, entry, old))
         else:
             self._floor = self._rv
-        for w in list(self._watchers.get(rt.key, ())):
-            w.offer(etype, entry, old)
+        watchers = self._watchers.get(rt.key)
+        if watchers:
+            seen: dict[Any, str] = {}
+            for w in list(watchers):
+                if w.closed:
+                    continue
+                kind = seen.get(w.filter_key)
+                if kind is None:
+                    kind = seen[w.filter_key] = w.classify(etype, entry, old)
+                if kind:
+                    w.push(kind, entry)
         for cb in list(self._subscribers):
             try:
                 cb(etype, rt.key, obj, old.obj if old else None)

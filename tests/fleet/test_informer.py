@@ -327,8 +327,8 @@ async def test_server_errors_are_retried_with_backoff_until_they_stop() -> None:
         store = FleetStore(["Node", "Namespace"])
         syncer = await sync(cluster, store, **FAST)
         try:
-            await until(lambda: store.state("Node").status == "reconnecting", what="reconnecting")
-            assert "500" in store.state("Node").message and store.state("Namespace").status == LIVE
+            await until(lambda: store.state("Node").status == "reconnecting" and store.state("Namespace").status == LIVE, what="reconnecting")
+            assert "500" in store.state("Node").message
             with pytest.raises(UserError, match="did not finish listing Node"):
                 await syncer.wait_synced(1.0)  # server errors do not end the wait early; the timeout does
             failed = len(sim.request_log.find("GET", "/api/v1/nodes", status=500))
@@ -386,3 +386,31 @@ async def test_client_certificates_are_presented_and_bad_ones_are_a_sentence(tmp
         with pytest.raises(UserError) as info:
             await connect(str(tmp_path / "bad"), None)
         assert "TLS material of context 'dragoman-sim'" in info.value.message and info.value.exit_code == ExitCode.INPUT
+
+
+async def test_exec_credentials_refreshed_before_expiry_without_a_401(tmp_path: pathlib.Path) -> None:
+    from dragoman.fleet.cluster import Cluster
+    from dragoman.fleet.kubeconfig import CredentialSource, resolve
+
+    async with running_simulator(objects=[node("a")], users=[{"name": "ops", "token": "token-one", "groups": ["system:masters"]}]) as sim:
+        (tmp_path / "token").write_text("token-one")
+        cfg = sim.kubeconfig("ops")
+        for u in cfg["users"]:
+            if u["name"] == "ops":
+                u["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(token_plugin(tmp_path)), "interactiveMode": "Never"}}
+        kc = tmp_path / "kc"
+        kc.write_text(yaml.safe_dump(cfg))
+        rc = resolve(str(kc), environ={})
+        now = [time.time()]
+        cluster = Cluster(rc, CredentialSource(rc, clock=lambda: now[0]))
+        try:
+            await cluster.get("/api/v1/nodes/a")
+            # The plugin's credential says it expires in 2999; jump to a minute before that, and rotate the token.
+            now[0] = 32472144000.0 - 30
+            sim.add_user(User("ops", "token-two", ("system:masters",)))
+            (tmp_path / "token").write_text("token-two")
+            await cluster.get("/api/v1/nodes/a")
+            assert cluster.credentials.exec_runs == 2
+            assert [r.status for r in sim.request_log.find("GET", "/api/v1/nodes/a")] == [200, 200]  # no 401 on the way
+        finally:
+            await cluster.close()
