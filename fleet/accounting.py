@@ -485,7 +485,7 @@ def text_lines(acc: Accounting, width: int = 80) -> list[str]:
     """The accounting as `dragoman check` prints it."""
     import textwrap
 
-    rows = [("POOL", "STATE", "ALLOC", "SLICE GPUS", "ALLOCATED", "MISSED NOW", "DROP IF MOVED")]
+    rows = [("POOL", "STATE", "ALLOC", "SLICES", "ALLOCATED", "MISSED", "DROP")]
     for a in acc.pools:
         rows.append((a.pool, a.state, str(a.allocatable), str(a.slice_gpus), str(a.allocated), str(a.missed_now), str(a.drop_if_moved)))
     t = acc.totals
@@ -494,6 +494,8 @@ def text_lines(acc: Accounting, width: int = 80) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(widths[i]) if i < 2 else c.rjust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows]
     wrap = lambda s, ind="  ": textwrap.wrap(s, width, initial_indent=ind, subsequent_indent=ind + "  ", break_on_hyphens=False)  # noqa: E731
+    lines += wrap("ALLOC: node allocatable nvidia.com/gpu; SLICES: whole GPUs in ResourceSlices; ALLOCATED: devices in "
+                  "claims; MISSED: GPUs sums of allocatable miss today; DROP: allocatable lost when the pool moves.", "")
     lines += wrap(f"Sums of node allocatable nvidia.com/gpu miss {t['missedByAllocatableNow']} GPUs today. Count instead "
                   f"{DEVICE_SOURCE}.", "")
     if acc.quotas:
@@ -508,7 +510,7 @@ def text_lines(acc: Accounting, width: int = 80) -> list[str]:
             lines += wrap(q.meaning, "      ")
     lines.append("")
     if acc.rules is None:
-        lines += wrap(f"PrometheusRules: not read ({acc.rules_note or 'the monitoring API was not queried'}).", "")
+        lines += wrap(f"PrometheusRules: not read ({acc.rules_note or 'the :accounting view reads them when the monitoring API is served'}).", "")
     elif not acc.rules:
         lines.append("PrometheusRules: none reads nvidia.com/gpu allocatable.")
     else:

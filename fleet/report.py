@@ -6,6 +6,8 @@ import shutil
 import textwrap
 from collections import Counter
 
+from dragoman.fleet.accounting import account
+from dragoman.fleet.accounting import text_lines as accounting_lines
 from dragoman.fleet.findings import ERROR, INFO, WARNING, Finding
 from dragoman.fleet.model import FleetModel
 from dragoman.fleet.pools import PoolView
@@ -36,6 +38,7 @@ def check_report(model: FleetModel, findings: list[Finding]) -> dict:
             **counts(findings),
         },
         "pools": [p.to_json() for p in pools],
+        "accounting": account(model).to_json(),
         "findings": [f.to_json() for f in findings],
     }
 
@@ -95,6 +98,7 @@ def render_text(model: FleetModel, findings: list[Finding], width: int | None = 
     width = max(60, width)
     lines = [f"Pools (by {model.pool_label or 'no pool label: one group'})", ""]
     lines += pools_table(model, width)
+    lines += ["", "Accounting (what sums of node allocatable see)", ""] + accounting_lines(account(model), width)
     c = counts(findings)
     lines += ["", f"{len(findings)} findings: {c['errors']} errors, {c['warnings']} warnings, {c['info']} info"]
     for f in findings:

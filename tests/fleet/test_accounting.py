@@ -198,3 +198,19 @@ async def test_moving_the_a100_pool_on_the_simulator_updates_the_drop_and_the_qu
         finally:
             await syncer.stop()
             await cluster.close()
+
+
+def test_check_report_carries_the_accounting_in_json_and_80_column_text() -> None:
+    from dragoman.fleet.diagnose import diagnose
+    from dragoman.fleet.report import check_report, render_text
+
+    m = demo_model()
+    findings = diagnose(m)
+    doc = check_report(m, findings)
+    acc = doc["accounting"]
+    pools = {p["pool"]: p for p in acc["pools"]}
+    assert pools["a100-train"]["allocatableDropIfMoved"] == 24 and acc["movingPool"] == "a100-train"
+    assert acc["fleet"]["allocatableGpus"] == doc["summary"]["allocatableGpus"]
+    assert any(q["quota"] == "gpu-quota" and q["changesMeaning"] for q in acc["quotas"])
+    text = render_text(m, findings, width=80)
+    assert "Accounting (what sums of node allocatable see)" in text and max(len(line) for line in text.splitlines()) <= 80
