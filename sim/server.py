@@ -287,7 +287,8 @@ class Simulator:
                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
                     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name}],
                 }
-                self.store.load([binding])
+                if self.store.get_ref("clusterrolebindings.rbac.authorization.k8s.io", None, binding["metadata"]["name"]) is None:
+                    self.store.create("clusterrolebindings.rbac.authorization.k8s.io", binding)
         else:
             u = user
         old = self.users.get(u.name)
