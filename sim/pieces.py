@@ -7,7 +7,6 @@ import datetime
 import json
 from typing import Any
 
-from dragoman.sim.api import status as status_mod  # noqa: F401  (always present)
 
 try:
     from dragoman.sim.api.patch import (  # type: ignore

@@ -19,7 +19,6 @@ import subprocess
 import tempfile
 import time
 import traceback
-import urllib.parse
 from typing import Any, Iterable
 
 import yaml
