@@ -1,177 +1,24 @@
-"""The server's view of the pure API pieces in sim/api/, with small stand-ins for any that have not landed yet."""
+"""The pure API pieces of sim/api/ the server and store call, in one place (plus the protobuf kinds kubectl create sends)."""
 
 from __future__ import annotations
 
-import copy
-import datetime
 import json
 from typing import Any
 
-
-try:
-    from dragoman.sim.api.patch import (  # type: ignore
-        PatchError,
-        apply_json_merge_patch,
-        apply_json_patch,
-        apply_strategic_merge_patch,
-        server_side_apply,
-    )
-    try:
-        from dragoman.sim.api.patch import update_managed_fields  # type: ignore
-    except ImportError:  # pragma: no cover
-        def update_managed_fields(old, new, manager, operation="Update", now=None, subresource=""):  # type: ignore[no-redef]
-            return new
-    try:
-        from dragoman.sim.api.patch import ApplyConflict  # type: ignore
-    except ImportError:  # pragma: no cover
-        class ApplyConflict(Exception):  # type: ignore[no-redef]
-            pass
-except ImportError:  # pragma: no cover - replaced when sim/api/patch.py lands
-
-    class PatchError(Exception):  # type: ignore[no-redef]
-        pass
-
-    class ApplyConflict(Exception):  # type: ignore[no-redef]
-        pass
-
-    def apply_json_merge_patch(target: dict, patch: Any) -> Any:
-        if not isinstance(patch, dict):
-            return copy.deepcopy(patch)
-        out = dict(target) if isinstance(target, dict) else {}
-        for k, v in patch.items():
-            if v is None:
-                out.pop(k, None)
-            else:
-                out[k] = apply_json_merge_patch(out.get(k, {}), v) if isinstance(v, dict) else copy.deepcopy(v)
-        return out
-
-    def apply_strategic_merge_patch(target: dict, patch: dict, kind: str) -> dict:
-        return apply_json_merge_patch(target, patch)
-
-    def apply_json_patch(target: dict, operations: list) -> dict:
-        doc = copy.deepcopy(target)
-        for op in operations:
-            parts = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
-            parent = doc
-            for p in parts[:-1]:
-                parent = parent[int(p)] if isinstance(parent, list) else parent[p]
-            last = parts[-1]
-            kind = op["op"]
-            if kind in ("add", "replace"):
-                if isinstance(parent, list):
-                    if last == "-":
-                        parent.append(op["value"])
-                    elif kind == "add":
-                        parent.insert(int(last), op["value"])
-                    else:
-                        parent[int(last)] = op["value"]
-                else:
-                    parent[last] = op["value"]
-            elif kind == "remove":
-                if isinstance(parent, list):
-                    del parent[int(last)]
-                else:
-                    del parent[last]
-            elif kind == "test":
-                cur = parent[int(last)] if isinstance(parent, list) else parent.get(last)
-                if cur != op["value"]:
-                    raise PatchError("the test operation failed")
-            else:
-                raise PatchError(f"unsupported operation {kind!r}")
-        return doc
-
-    def update_managed_fields(old, new, manager, operation="Update", now=None, subresource=""):  # type: ignore[no-redef]
-        return new
-
-    def server_side_apply(live: dict | None, applied: dict, manager: str, force: bool, now=None, subresource="") -> dict:
-        base = copy.deepcopy(live) if live else {}
-        return apply_json_merge_patch(base, applied)
-
-
-try:
-    from dragoman.sim.api.tables import table_for  # type: ignore
-except ImportError:  # pragma: no cover
-
-    def table_for(resource: str, objects: list[dict], now: datetime.datetime, resource_version: str) -> dict:
-        return {
-            "kind": "Table",
-            "apiVersion": "meta.k8s.io/v1",
-            "metadata": {"resourceVersion": resource_version},
-            "columnDefinitions": [
-                {"name": "Name", "type": "string", "format": "name", "description": "", "priority": 0},
-            ],
-            "rows": [
-                {
-                    "cells": [o["metadata"]["name"]],
-                    "object": {
-                        "kind": "PartialObjectMetadata",
-                        "apiVersion": "meta.k8s.io/v1",
-                        "metadata": o["metadata"],
-                    },
-                }
-                for o in objects
-            ],
-        }
-
-
-try:
-    from dragoman.sim.api.openapi import openapi_v3_document, openapi_v3_index  # type: ignore
-except ImportError:  # pragma: no cover
-
-    def openapi_v3_index(served: list[tuple[str, str]]) -> dict:
-        return {"paths": {}}
-
-    def openapi_v3_document(group: str, version: str) -> dict | None:
-        return None
-
-
-try:
-    from dragoman.sim.api.rbac import RequestAttributes, authorize, forbidden_message  # type: ignore
-except ImportError:  # pragma: no cover
-    import dataclasses
-
-    @dataclasses.dataclass
-    class RequestAttributes:  # type: ignore[no-redef]
-        user: str
-        groups: list
-        verb: str
-        api_group: str
-        resource: str
-        subresource: str
-        namespace: str
-        name: str
-        non_resource_path: str | None = None
-
-    def authorize(attrs, roles, cluster_roles, role_bindings, cluster_role_bindings):  # type: ignore[no-redef]
-        return ("system:masters" in attrs.groups, "")
-
-    def forbidden_message(attrs) -> str:  # type: ignore[no-redef]
-        res = attrs.resource + (f"/{attrs.subresource}" if attrs.subresource else "")
-        where = f' in the namespace "{attrs.namespace}"' if attrs.namespace else " at the cluster scope"
-        group = f'API group "{attrs.api_group}"'
-        return f'{res} is forbidden: User "{attrs.user}" cannot {attrs.verb} resource "{res}" in {group}{where}'
-
-
-try:
-    from dragoman.sim.api.protobuf import decode_request, is_protobuf  # type: ignore
-except ImportError:  # pragma: no cover
-
-    def is_protobuf(body: bytes) -> bool:
-        return body[:4] == b"k8s\x00"
-
-    def decode_request(body: bytes) -> dict:
-        raise ValueError("protobuf request bodies are not supported yet")
-
-
-try:
-    from dragoman.sim.api.validation import default_object, validate_object  # type: ignore
-except ImportError:  # pragma: no cover
-
-    def default_object(resource: str, obj: dict) -> None:
-        return None
-
-    def validate_object(resource: str, obj: dict, old: dict | None) -> list[dict]:
-        return []
+from dragoman.sim.api.openapi import openapi_v3_document, openapi_v3_index  # noqa: F401
+from dragoman.sim.api.patch import (  # noqa: F401
+    ApplyConflict,
+    PatchError,
+    apply_json_merge_patch,
+    apply_json_patch,
+    apply_strategic_merge_patch,
+    server_side_apply,
+    update_managed_fields,
+)
+from dragoman.sim.api.protobuf import decode_request, is_protobuf  # noqa: F401
+from dragoman.sim.api.rbac import RequestAttributes, authorize, forbidden_message  # noqa: F401
+from dragoman.sim.api.tables import table_for  # noqa: F401
+from dragoman.sim.api.validation import default_object, validate_object  # noqa: F401
 
 
 def dumps(obj: Any) -> bytes:
