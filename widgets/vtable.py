@@ -135,6 +135,8 @@ class VTable(ScrollView, can_focus=True):
         self.ops = 0  # row operations (set that changed something, remove): one event should cost O(1) of them
         self._cursor_key: Hashable | None = None
         self._widths_cache: tuple | None = None
+        self._batch = 0
+        self._batch_dirty = False
 
     # ------------------------------------------------------------------ data
     def _entry(self, key: Hashable) -> tuple:
@@ -205,11 +207,15 @@ class VTable(ScrollView, can_focus=True):
     def sync_rows(self, rows: Iterable[tuple[Hashable, Sequence[CellLike], dict | None]]) -> None:
         """Make the table hold exactly these rows, touching only those that differ."""
         seen = set()
-        for key, cells, facets in rows:
-            seen.add(key)
-            self.set_row(key, cells, facets)
-        for key in [k for k in self._rows if k not in seen]:
-            self.remove_row(key)
+        self.begin_batch()
+        try:
+            for key, cells, facets in rows:
+                seen.add(key)
+                self.set_row(key, cells, facets)
+            for key in [k for k in self._rows if k not in seen]:
+                self.remove_row(key)
+        finally:
+            self.end_batch()
 
     def row(self, key: Hashable) -> tuple | None:
         return self._rows.get(key)
@@ -255,7 +261,20 @@ class VTable(ScrollView, can_focus=True):
             return True
         return False
 
+    def begin_batch(self) -> None:
+        """Defer layout and repaint until `end_batch`: thousands of row operations cost one refresh."""
+        self._batch += 1
+
+    def end_batch(self) -> None:
+        self._batch = max(0, self._batch - 1)
+        if self._batch == 0 and self._batch_dirty:
+            self._batch_dirty = False
+            self._changed()
+
     def _changed(self) -> None:
+        if self._batch:
+            self._batch_dirty = True
+            return
         # Keep the cursor on the same object while rows come and go around it.
         key = self._cursor_key
         if key is not None and key in self._rows:

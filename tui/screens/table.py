@@ -69,14 +69,21 @@ class TableScreen(Screen):
         table = self.table
         seen = set()
         n = 0
-        for key, cells, facets in self.view.all_rows(self.fleet):
-            seen.add(key)
-            table.set_row(key, cells, facets)
-            n += 1
-            if n % POPULATE_CHUNK == 0:
-                await asyncio.sleep(0)
-        for key in [k for k in list(table._rows) if k not in seen]:
-            table.remove_row(key)
+        table.begin_batch()
+        try:
+            for key, cells, facets in self.view.all_rows(self.fleet):
+                seen.add(key)
+                table.set_row(key, cells, facets)
+                n += 1
+                if n % POPULATE_CHUNK == 0:
+                    # Show what is there so far and let keys through, then go on.
+                    table.end_batch()
+                    await asyncio.sleep(0)
+                    table.begin_batch()
+            for key in [k for k in list(table._rows) if k not in seen]:
+                table.remove_row(key)
+        finally:
+            table.end_batch()
         table.empty_text = self.view.empty
         self.populated = True
         self.refresh_summary()
@@ -97,6 +104,15 @@ class TableScreen(Screen):
         if keys is None:
             self.populate()
             return
+        self.table.begin_batch()
+        try:
+            self._apply_touched(t, keys)
+        finally:
+            self.table.end_batch()
+        if self.view.name == "pools":
+            self.refresh_summary()
+
+    def _apply_touched(self, t: Touched, keys) -> None:
         if isinstance(self.view, DevicesView) and t.device_pools:
             # A slice change may add or drop devices: redo exactly the devices of that slice pool.
             table = self.table
@@ -109,8 +125,6 @@ class TableScreen(Screen):
                 table.set_row(key, cells, facets)
         for key in keys:
             self._set(key)
-        if self.view.name == "pools":
-            self.refresh_summary()
 
     def apply_findings(self, refs: set, pools: set) -> None:
         if not self.populated or not self.view.uses_findings:
