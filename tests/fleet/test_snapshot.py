@@ -199,3 +199,21 @@ def test_snapshot_command_unreachable_server_is_one_sentence(tmp_path: pathlib.P
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("dragoman: cannot reach the cluster of context 'c' (server https://127.0.0.1:9)")
     assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "o.yaml").exists()
+
+
+def test_a_snapshot_of_the_demo_gives_the_same_diagnosis(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dragoman.tui.cli import main
+
+    snap = tmp_path / "demo.yaml"
+    assert main(["snapshot", str(snap), "--demo"]) == 0
+    assert "wrote" in capsys.readouterr().err
+    assert snap.read_text().startswith("# dragoman snapshot of the demo simulator (context dragoman-sim, v1.")
+    main(["check", "--demo", "--output", "json"])
+    live = json.loads(capsys.readouterr().out)
+    main(["check", "--snapshot", str(snap), "--output", "json"])
+    again = json.loads(capsys.readouterr().out)
+
+    def findings(report: dict) -> list:
+        return sorted(json.dumps({k: v for k, v in f.items()}, sort_keys=True) for f in report["findings"])
+
+    assert live["findings"] and findings(live) == findings(again)

@@ -7,6 +7,8 @@ import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from dragoman.tui.headless import add_source_flags
+
     p = sub.add_parser(
         "snapshot",
         help="write everything dragoman reads as one Kubernetes List YAML",
@@ -15,34 +17,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Read it back anywhere with --snapshot FILE.",
     )
     p.add_argument("file", metavar="FILE", help="where to write the snapshot (- for standard output)")
-    # Also accepted after the subcommand; SUPPRESS keeps a value given before it.
-    p.add_argument("--kubeconfig", metavar="PATH", default=argparse.SUPPRESS, help="kubeconfig to read")
-    p.add_argument("--context", metavar="NAME", default=argparse.SUPPRESS, help="kubeconfig context to use")
-    p.add_argument("--snapshot", metavar="IN", default=argparse.SUPPRESS, help="re-write an existing snapshot instead of reading a cluster")
+    add_source_flags(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
-
-    return asyncio.run(_run(args))
-
-
-async def _run(args: argparse.Namespace) -> int:
     from dragoman.fleet import snapshot as snap
-    from dragoman.fleet.errors import UserError
-    from dragoman.fleet.informer import read_fleet
+    from dragoman.tui.headless import read_from_args
 
-    if getattr(args, "demo", False):
-        raise UserError("`dragoman snapshot` reads a cluster or a snapshot, not --demo; point it at `dragoman sim serve` with --kubeconfig.")
-    source = await read_fleet(getattr(args, "kubeconfig", None), getattr(args, "context", None), getattr(args, "snapshot", None))
-    store = source.store
-    if source.snapshot:
-        header = [f"dragoman snapshot re-written from {source.snapshot}"]
+    origin = read_from_args(args)
+    source, store = origin.source, origin.source.store
+    if origin.kind == "snapshot":
+        header = [f"dragoman snapshot re-written from {origin.label.removeprefix('snapshot ')}"]
     else:
-        header = snap.provenance(source.server, source.context, source.server_version, source.forbidden)
-        for kind in source.forbidden:
-            print(f"dragoman: note: {store.state(kind).message}", file=sys.stderr)
+        header = snap.provenance(source.server if origin.kind == "cluster" else "the demo simulator", source.context,
+                                 source.server_version, source.forbidden)
+    for note in origin.notes():
+        print(f"dragoman: note: {note}", file=sys.stderr)
     n = snap.write_snapshot(store, args.file, header=header)
     counts = ", ".join(f"{store.count(k)} {k}" for k in ("Node", "Pod", "ResourceSlice", "ResourceClaim") if store.count(k))
     where = "standard output" if args.file == "-" else args.file
