@@ -901,15 +901,26 @@ class Simulator:
                     w.offer(etype, entry, old)
             except ApiError as exc:
                 error = exc.status
+        if error is None:
+            # Registered before the first await: no commit can fall between the snapshot/history and the stream.
+            if initial:
+                w.queue.extendleft(reversed(initial))
+            if send_initial and bookmarks:
+                w.queue.append(("BOOKMARK-INITIAL", Entry({"resourceVersion": str(self.store.resource_version)})))
+            self.store.add_watcher(w)
+            self._watch_streams.add(w)
         resp = web.StreamResponse(status=200, headers={"Content-Type": JSON_CT, "Cache-Control": "no-cache, private"})
         resp.enable_chunked_encoding()
-        await resp.prepare(request)
+        try:
+            await resp.prepare(request)
+        except BaseException:
+            self.store.remove_watcher(w)
+            self._watch_streams.discard(w)
+            raise
         if error is not None:
             await resp.write(pieces.dumps({"type": "ERROR", "object": error}) + b"\n")
             await resp.write_eof()
             return resp
-        self.store.add_watcher(w)
-        self._watch_streams.add(w)
         cut_events, cut_after = self.faults.watch_limits(rt.key) if self.faults.active else (None, None)
         started = time.monotonic()
         deadline = started + timeout if timeout else None
@@ -918,10 +929,6 @@ class Simulator:
         sent = 0
         next_bookmark = started + self.bookmark_interval
         try:
-            if initial:
-                w.queue.extendleft(reversed(initial))
-            if send_initial and bookmarks:
-                w.queue.append(("BOOKMARK-INITIAL", Entry({})))
             while True:
                 if w.queue:
                     batch = []
@@ -965,15 +972,15 @@ class Simulator:
             self._watch_streams.discard(w)
         return resp
 
-    def _bookmark(self, rt: ResourceType, initial_end: bool) -> bytes:
-        md: dict[str, Any] = {"resourceVersion": str(self.store.resource_version)}
+    def _bookmark(self, rt: ResourceType, initial_end: bool, rv: str | None = None) -> bytes:
+        md: dict[str, Any] = {"resourceVersion": rv or str(self.store.resource_version)}
         if initial_end:
             md["annotations"] = {"k8s.io/initial-events-end": "true"}
         return pieces.dumps({"type": "BOOKMARK", "object": {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": md}}) + b"\n"
 
     def _event_line(self, rt: ResourceType, etype: str, entry: Entry, table: bool) -> bytes:
         if etype == "BOOKMARK-INITIAL":
-            return self._bookmark(rt, True)
+            return self._bookmark(rt, True, entry.obj.get("resourceVersion"))
         if table:
             t = self._table(rt, [entry.obj], entry.obj["metadata"].get("resourceVersion", ""))
             return pieces.dumps({"type": etype, "object": t}) + b"\n"

@@ -164,3 +164,19 @@ async def test_store_subscribers_see_every_commit(sim):
     sim.store.delete("configmaps", "default", "inproc")
     unsubscribe()
     assert seen == [("ADDED", "configmaps", "inproc"), ("MODIFIED", "configmaps", "inproc"), ("DELETED", "configmaps", "inproc")]
+
+
+async def test_watch_list_sends_initial_events_then_an_end_bookmark(sim):
+    import aiohttp
+    import json as _json
+
+    token = sim.users["admin"].token
+    url = sim.url + "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=2"
+    async with aiohttp.ClientSession() as s:
+        async with s.get(url, headers={"Authorization": f"Bearer {token}"}, ssl=False) as r:
+            lines = [_json.loads(x) for x in (await r.read()).splitlines() if x.strip()]
+    types = [e["type"] for e in lines]
+    assert types[:25] == ["ADDED"] * 25
+    end = next(e for e in lines if e["type"] == "BOOKMARK")
+    assert end["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    assert int(end["object"]["metadata"]["resourceVersion"]) == sim.store.resource_version
