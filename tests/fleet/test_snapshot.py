@@ -217,3 +217,22 @@ def test_a_snapshot_of_the_demo_gives_the_same_diagnosis(tmp_path: pathlib.Path,
         return sorted(json.dumps({k: v for k, v in f.items()}, sort_keys=True) for f in report["findings"])
 
     assert live["findings"] and findings(live) == findings(again)
+
+
+async def test_the_simulator_loads_a_snapshot_as_a_scenario(tmp_path: pathlib.Path) -> None:
+    from dragoman.fleet.informer import read_fleet
+    from tests.support.sim import running_simulator
+
+    objs = [NODE, SLICE, OWN_CM, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}},
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
+             "spec": {"nodeName": "gpu-1", "containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}]
+    async with running_simulator(objects=objs) as sim:
+        first = await read_fleet(str(sim.kubeconfig_path), None)
+    out = tmp_path / "snap.yaml"
+    write_snapshot(first.store, str(out))
+    async with running_simulator(scenario_path=out) as sim:
+        second = await read_fleet(str(sim.kubeconfig_path), None)
+    for kind in first.store.kinds:
+        assert set(second.store.objects(kind)) == set(first.store.objects(kind)), kind
+    assert second.store.get("Pod", "ml", "p")["spec"]["containers"] == first.store.get("Pod", "ml", "p")["spec"]["containers"]
+    assert second.store.get("ResourceSlice", "", "gpu-1-gpu.nvidia.com-x")["spec"] == first.store.get("ResourceSlice", "", "gpu-1-gpu.nvidia.com-x")["spec"]
