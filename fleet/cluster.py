@@ -25,22 +25,28 @@ CONNECT_TIMEOUT = 10.0
 REQUEST_TIMEOUT = 60.0
 
 
+# Bodies at least this large are decoded with the cyclic GC paused; from FREEZE_ABOVE on, their objects are frozen.
+PAUSE_GC_ABOVE = 64 * 1024
+FREEZE_ABOVE = 512 * 1024
+
+
 def decode(raw: bytes) -> Any:
     """JSON bytes to Python objects; a large body (a LIST page) is decoded with the cyclic GC paused, then frozen.
 
-    A LIST page of 500 pods makes ~100k containers. Left to the collector, the fleet's millions of dicts are
+    A LIST page of 500 pods makes ~100k containers. Left to the collector, a fleet's millions of dicts are
     rescanned by every full collection: 3-4x the decode time during a sync, and a pause of most of a second each
     time later on (benchmarks/bench_sync.py). API objects hold no reference cycles, so nothing is lost by moving
-    them (and whatever else is alive at that moment) to the permanent generation: plain reference counting still
-    frees them when the store drops them.
+    them to the permanent generation: reference counting still frees them when the store drops them. Whatever
+    else is alive at that moment is frozen too, which is why only big pages (fleet-sized clusters) do it.
     """
-    if len(raw) < 65536 or not gc.isenabled():
+    if len(raw) < PAUSE_GC_ABOVE or not gc.isenabled():
         return json.loads(raw)
     gc.disable()
     try:
         return json.loads(raw)
     finally:
-        gc.freeze()
+        if len(raw) >= FREEZE_ABOVE:
+            gc.freeze()
         gc.enable()
 
 
