@@ -246,6 +246,9 @@ class Simulator:
         self.port = 0
         self.tls = tls
         self.event_ttl = event_ttl
+        # `kubectl logs`: pod_logs(pod, container) -> text; the kubelet controller may install one. Without it a
+        # running container's log is empty.
+        self.pod_logs: Any = None
         # Real-time seconds between watch bookmarks (the real server sends one about a minute apart).
         self.bookmark_interval = 10.0
         self.users: dict[str, User] = {}
@@ -731,6 +734,8 @@ class Simulator:
             return "policy", "v1", "Eviction", ["create"]
         if sub == "binding":
             return "", "v1", "Binding", ["create"]
+        if sub == "log":
+            return "", "v1", "Pod", ["get"]
         if sub == "finalize":
             return rt.group, rt.version, rt.kind, ["update"]
         if sub == "scale":
@@ -831,6 +836,8 @@ class Simulator:
             raise ApiError(st.not_found(rt.group, rt.plural, route.name))
         if route.subresource == "scale":
             return _json(self._scale_of(e.obj))
+        if route.subresource == "log":
+            return self._log(request, e.obj)
         if route.subresource and route.subresource != "status":
             raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
         if self._wants_table(request):
@@ -1150,6 +1157,26 @@ class Simulator:
         return _json(obj)
 
     # ---------------------------------------------------------------- subresources
+
+    def _log(self, request: web.Request, pod: dict) -> web.Response:
+        """pods/log: the container must exist and have started, as the kubelet requires."""
+        spec = pod.get("spec") or {}
+        names = [c.get("name") for c in spec.get("containers") or []]
+        name = pod["metadata"]["name"]
+        container = request.query.get("container") or ""
+        if not container:
+            if len(names) != 1:
+                raise ApiError(st.bad_request(f"a container name must be specified for pod {name}, choose one of: [{' '.join(names)}]"))
+            container = names[0]
+        if container not in names + [c.get("name") for c in spec.get("initContainers") or []]:
+            raise ApiError(st.bad_request(f"container {container} is not valid for pod {name}"))
+        statuses = {c.get("name"): c for c in (pod.get("status") or {}).get("containerStatuses") or []}
+        state = (statuses.get(container) or {}).get("state") or {}
+        if not spec.get("nodeName") or "waiting" in state or not state:
+            reason = (state.get("waiting") or {}).get("reason") or "ContainerCreating"
+            raise ApiError(st.bad_request(f'container "{container}" in pod "{name}" is waiting to start: {reason}'))
+        text = self.pod_logs(pod, container) if self.pod_logs else ""
+        return web.Response(text=text, content_type="text/plain")
 
     @staticmethod
     def _scale_of(obj: dict) -> dict:

@@ -218,3 +218,14 @@ def test_scale_through_the_scale_subresource(kubectl):
     assert kubectl.json("get", "statefulset", "db")["spec"]["replicas"] == 2
     scale = json.loads(kubectl.run("get", "--raw", "/apis/apps/v1/namespaces/default/statefulsets/db/scale").stdout)
     assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 2 and scale["status"]["selector"] == "app=db"
+
+
+def test_logs_of_a_running_container_and_of_a_waiting_one(kubectl):
+    out = kubectl.run("logs", "gpu-plugin-n2", "-n", "gpu-operator")
+    assert out.returncode == 0 and out.stdout == ""
+    pending = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "not-started", "namespace": "default"},
+               "spec": {"containers": [{"name": "app", "image": "nginx"}]}}
+    kubectl.run("create", "-f", "-", stdin=json.dumps(pending))
+    waiting = kubectl.run("logs", "not-started", check=False)
+    assert waiting.returncode != 0 and 'container "app" in pod "not-started" is waiting to start: ContainerCreating' in waiting.stderr
+    kubectl.run("delete", "pod", "not-started")
