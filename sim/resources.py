@@ -62,7 +62,7 @@ _WORKLOAD = ("all",)
 RESOURCES: tuple[ResourceType, ...] = (
     ResourceType("", "v1", "Namespace", "namespaces", "namespace", False, ("ns",), ("status", "finalize"), fields=("status.phase",), has_generation=False),
     ResourceType("", "v1", "Node", "nodes", "node", False, ("no",), ("status",), fields=("spec.unschedulable",), has_generation=False),
-    ResourceType("", "v1", "Pod", "pods", "pod", True, ("po",), ("binding", "eviction", "status"), categories=_WORKLOAD, fields=_POD_FIELDS),
+    ResourceType("", "v1", "Pod", "pods", "pod", True, ("po",), ("binding", "eviction", "log", "status"), categories=_WORKLOAD, fields=_POD_FIELDS),
     ResourceType("", "v1", "Event", "events", "event", True, ("ev",), fields=_EVENT_FIELDS, has_generation=False),
     ResourceType("", "v1", "ConfigMap", "configmaps", "configmap", True, ("cm",), has_generation=False),
     ResourceType("", "v1", "ResourceQuota", "resourcequotas", "resourcequota", True, ("quota",), ("status",), has_generation=False),
