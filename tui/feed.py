@@ -36,6 +36,17 @@ class SourceInfo:
     badge: str = ""  # "DEMO", "SNAPSHOT 2026-11-01", ""
 
 
+def snapshot_provenance(path: str) -> dict:
+    """Server, context and version from dragoman's provenance comment (`dragoman snapshot FILE` writes it), when present."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            head = f.read(4096)
+    except OSError:
+        return {}
+    m = re.search(r"dragoman snapshot of (\S+) \(context ([^,]+), ([^)]+)\)", head)
+    return {"server": m.group(1), "context": m.group(2), "version": m.group(3)} if m else {}
+
+
 def snapshot_date(path: str) -> str:
     """The date a snapshot was taken: from dragoman's provenance comment, else the file's modification time."""
     try:

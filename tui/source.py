@@ -10,7 +10,7 @@ import tempfile
 import time
 
 from dragoman.fleet.errors import ExitCode, UserError
-from dragoman.tui.feed import Feed, SourceInfo, snapshot_date
+from dragoman.tui.feed import Feed, SourceInfo, snapshot_date, snapshot_provenance
 
 DEMO_START_TIMEOUT = 60.0
 
@@ -46,8 +46,10 @@ def open_snapshot_feed(path: str, *, pool_label: str | None = None) -> Feed:
 
     store = store_from_snapshot(path)
     date = snapshot_date(path) if path != "-" else ""
-    info = SourceInfo(cluster=pathlib.Path(path).name if path != "-" else "(stdin)", context="—", server=path,
-                      version="v?", read_only=True, badge=f"SNAPSHOT {date}".strip())
+    prov = snapshot_provenance(path) if path != "-" else {}
+    info = SourceInfo(cluster=pathlib.Path(path).name if path != "-" else "(stdin)", context=prov.get("context", "—"),
+                      server=prov.get("server", path), version=prov.get("version", "v?"), read_only=True,
+                      badge=f"SNAPSHOT {date}".strip())
     return Feed(store, info, pool_label=pool_label)
 
 

@@ -20,16 +20,17 @@ STATE_CELLS = {
 
 def header_cells(info, status: str, message: str = "") -> list[Cell]:
     """The header as cells (pure): what is shown, in order, each with a tone."""
+    # The state and read-only come first: on a narrow terminal the tail is what gets cut.
     cells = [Cell(" dragoman ", "title")]
     if info.badge:
         cells.append(Cell(f" {info.badge} ", "badge"))
-    cells.append(Cell(f" {info.cluster or '?'}", None))
-    cells.append(Cell(f" ctx {info.context or '?'}", None))
-    cells.append(Cell(f" {info.version or 'v?'}", "muted"))
-    cells.append(Cell(" READ-ONLY" if info.read_only else " read-write", "warning" if info.read_only else "muted"))
     state = STATE_CELLS.get(status, Cell(status, None))
     cells.append(Cell(" " + state.text, state.tone))
-    if message and status != "live":
+    cells.append(Cell(" READ-ONLY" if info.read_only else " read-write", "warning" if info.read_only else "muted"))
+    cells.append(Cell(f" ctx {info.context or '?'}", None))
+    cells.append(Cell(f" {info.cluster or '?'}", None))
+    cells.append(Cell(f" {info.version or 'v?'}", "muted"))
+    if message and status not in ("live", "snapshot"):
         cells.append(Cell(f" {message}", state.tone))
     return cells
 
@@ -48,7 +49,11 @@ class StatusHeader(Static):
 
     def show(self, info, status: str, message: str = "") -> None:
         parts: list = []
-        for c in header_cells(info, status, message):
+        cells = header_cells(info, status, message)
+        width = self.size.width or 80
+        if sum(len(c.text) + 2 for c in cells) > width:
+            cells = cells[1:]  # the app's name is the first thing an operator can do without
+        for c in cells:
             parts.append((c.text, self.STYLES.get(c.tone or "", "")))
             if c.tone not in ("title", "badge"):
                 parts.append(" │")
