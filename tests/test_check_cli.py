@@ -229,27 +229,24 @@ def bad_inputs(tmp: pathlib.Path, live: pathlib.Path) -> dict[str, tuple[list[st
     }
 
 
-def test_every_bad_input_is_one_sentence_and_exit_2(live, tmp_path):
+def test_every_bad_input_is_one_sentence_and_exit_2(live, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    for name, (args, phrase) in bad_inputs(tmp_path, live).items():
+        code, out, err = run_in_process(capsys, "check", *args)
+        assert code == 2, f"{name}: exit {code}\n{err}"
+        assert out == "" and err.startswith("dragoman: ") and err.count("\n") == 1, f"{name}: {err!r}"
+        assert phrase in err and err.rstrip().endswith((".", ")")), f"{name}: {err!r}"
+
+
+def test_bad_input_through_the_real_cli_has_no_traceback(live, tmp_path):
     cases = bad_inputs(tmp_path, live)
+    names = ("unreachable server", "expired exec credentials", "snapshot not Kubernetes", "malformed kubeconfig")
     env = {**os.environ, "COLUMNS": "80"}
     env.pop("KUBECONFIG", None)
-    # The cases run side by side: each is a short-lived process that mostly waits.
-    procs = {name: subprocess.Popen([sys.executable, "-m", "dragoman", "check", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True, env=env, cwd=tmp_path)
-             for name, (args, _) in cases.items()}
+    # Side by side: each is a short-lived process that mostly waits.
+    procs = {name: subprocess.Popen([sys.executable, "-m", "dragoman", "check", *cases[name][0]], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path) for name in names}
     for name, proc in procs.items():
         out, err = proc.communicate(timeout=180)
-        phrase = cases[name][1]
-        assert proc.returncode == 2, f"{name}: exit {proc.returncode}\n{err}"
-        assert out == "", name
-        assert "Traceback" not in err and err.startswith("dragoman: ") and err.count("\n") == 1, f"{name}: {err!r}"
-        assert phrase in err, f"{name}: {err!r}"
-        assert err.rstrip().endswith((".", ")")), f"{name}: {err!r}"
-
-
-def test_bad_input_in_process_says_the_same(live, tmp_path, capsys):
-    cases = bad_inputs(tmp_path, live)
-    for name in ("unknown context", "snapshot not Kubernetes", "unreachable server"):
-        args, phrase = cases[name]
-        code, out, err = run_in_process(capsys, "check", *args)
-        assert code == 2 and out == "" and phrase in err, name
+        assert proc.returncode == 2 and out == "", f"{name}: exit {proc.returncode}\n{err}"
+        assert "Traceback" not in err and err.count("\n") == 1 and cases[name][1] in err, f"{name}: {err!r}"

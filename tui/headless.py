@@ -7,11 +7,14 @@ import asyncio
 import dataclasses
 import os
 import tempfile
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from dragoman.fleet.errors import ExitCode, UserError
-from dragoman.fleet.informer import FleetSource, read_fleet
-from dragoman.fleet.store import FORBIDDEN
+
+if TYPE_CHECKING:
+    from dragoman.fleet.informer import FleetSource
+
+# The cluster client (kubernetes-asyncio, aiohttp) costs ~1 s to import: only commands that read a fleet pay it, not --help.
 
 
 def add_source_flags(parser: argparse.ArgumentParser, *, demo: bool = True) -> None:
@@ -46,6 +49,8 @@ class Origin:
 
     def notes(self) -> list[str]:
         """Sentences about parts of the picture that are missing (kinds the credentials may not list)."""
+        from dragoman.fleet.store import FORBIDDEN
+
         store = self.source.store
         return [store.state(k).message for k in store.kinds if store.state(k).status == FORBIDDEN]
 
@@ -64,6 +69,8 @@ class Origin:
 
 def read_from_args(args: argparse.Namespace, kinds: Iterable[str] | None = None) -> Origin:
     """Read the fleet once from the command's flags. Raises UserError (exit 2) with one sentence when it cannot be read."""
+    from dragoman.fleet.informer import read_fleet
+
     snapshot = getattr(args, "snapshot", None)
     demo = getattr(args, "demo", False)
     kind_list = list(kinds) if kinds is not None else None
@@ -88,6 +95,7 @@ async def _read_demo(kinds: list[str] | None) -> FleetSource:
     In-process and without controllers, as `dragoman sim serve` serves it: a one-shot read sees the demo as loaded
     (it starts with zero writes), and controllers cold-starting in the same loop would delay the read by minutes.
     """
+    from dragoman.fleet.informer import read_fleet
     from dragoman.sim import scenario as scenario_mod
     from dragoman.sim.server import Simulator
 
