@@ -323,7 +323,7 @@ class AttributesView(View):
 class ClaimsView(View):
     name, title = "claims", "Claims"
     columns = R.CLAIM_COLUMNS
-    essential = ("state", "claim", "source", "pod")
+    essential = ("state", "claim", "source", "pod", "devices", "node")
     empty = "no ResourceClaims"
 
     def sort_key(self, key, row):

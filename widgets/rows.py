@@ -197,7 +197,7 @@ def attribute_row(qualified: str, entry: dict, node_pools: Sequence[str] | None 
 # ---------------------------------------------------------------------------- claims
 
 CLAIM_COLUMNS = (
-    ("state", "STATE", 6, 12), ("claim", "CLAIM", 10, 50), ("source", "MADE BY", 6, 10), ("pod", "POD", 6, 40),
+    ("state", "STATE", 6, 12), ("claim", "CLAIM", 10, 44), ("source", "MADE BY", 8, 10), ("pod", "POD", 6, 36),
     ("devices", "DEVICES", 4, 24), ("node", "NODE", 6, None),
 )
 

@@ -1,0 +1,87 @@
+"""Regenerate the README's SVG screenshots of every main view from the demo fleet: `python -m dragoman.tui.screenshots [DIR]`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import pathlib
+import sys
+import tempfile
+import time
+
+SIZE = (120, 40)
+
+# (file name, keys pressed from the Pools view; a callable gets the app)
+SHOTS = (
+    ("pools", ()),
+    ("nodes", (lambda app: app.screen.table.move_to("a100-serve"), "enter")),
+    ("node-both-stacks", ("colon", *"nodes", "enter", "slash", *"ownership=both", "enter", "d")),
+    ("devices-h100", ("colon", *"devices", "enter", "slash", *"h100", "enter")),
+    ("attributes", ("colon", *"attributes", "enter")),
+    ("claims", ("colon", *"claims", "enter")),
+    ("stuck-pods", ("colon", *"pending", "enter")),
+    ("stuck-pod-describe", ("colon", *"pending", "enter", "enter")),
+    ("findings", ("colon", *"findings", "enter")),
+    ("help", ("question_mark",)),
+)
+
+
+def _settled(app) -> bool:
+    fleet = app.feed.fleet
+    return app.feed.loaded and fleet.diagnosed and bool(fleet.catalogue) and getattr(app.screen, "populated", True)
+
+
+async def _settle(pilot, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not _settled(pilot.app) and time.monotonic() < deadline:
+        await pilot.pause(0.05)
+    await pilot.pause(0.2)
+
+
+async def take(out: pathlib.Path) -> list[pathlib.Path]:
+    """Start the demo simulator (no controllers, so every picture is the pinned demo), connect as `dragoman --demo`
+    does, and save one SVG per view."""
+    from dragoman.sim import scenario as scenario_mod
+    from dragoman.sim.server import Simulator
+    from dragoman.tui.app import DragomanApp
+    from dragoman.tui.source import open_cluster_feed
+
+    out.mkdir(parents=True, exist_ok=True)
+    sc = scenario_mod.load("demo")
+    sim = Simulator(sc.objects, users=sc.users, speed=sc.speed or 1.0)
+    written = []
+    with tempfile.TemporaryDirectory(prefix="dragoman-shots-") as tmp:
+        await sim.start()
+        try:
+            kubeconfig = str(pathlib.Path(tmp) / "kubeconfig")
+            sim.write_kubeconfig(kubeconfig)
+            for name, keys in SHOTS:
+                feed = await open_cluster_feed(kubeconfig, None, badge="DEMO")
+                app = DragomanApp(feed, kubeconfig=kubeconfig)
+                async with app.run_test(size=SIZE) as pilot:
+                    await _settle(pilot)
+                    for k in keys:
+                        if callable(k):
+                            k(app)
+                        else:
+                            await pilot.press(k)
+                        await _settle(pilot)
+                    path = out / f"{name}.svg"
+                    app.save_screenshot(path.name, str(out))
+                    written.append(path)
+        finally:
+            await sim.stop()
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m dragoman.tui.screenshots", description=__doc__)
+    p.add_argument("out", nargs="?", default="screenshots", help="folder to write the SVGs into (default: screenshots)")
+    args = p.parse_args(argv)
+    for path in asyncio.run(take(pathlib.Path(args.out))):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
