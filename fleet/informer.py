@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 import logging
 import random
+import time
 from typing import Iterable
 
 from dragoman.fleet.cluster import ApiError, Cluster, ClusterError, Unreachable, WatchGone
@@ -51,6 +52,7 @@ class Informer:
         self.forbidden_retry = forbidden_retry
         self.watch_timeout = watch_timeout
         self.resource_version: str | None = None
+        self.last_activity = 0.0  # wall time of the last LIST, watch event or bookmark: the UI's "last sync"
         self.lists = 0  # completed LISTs (first sync and relists)
         self.watches = 0  # watch streams opened
         self._inner: asyncio.Task | None = None
@@ -138,9 +140,11 @@ class Informer:
             store.replace(info.kind, items)
             self.resource_version = rv
             self.lists += 1
+            self.last_activity = time.time()
             self._state(LIVE, "", synced=True)
         async for etype, obj in cluster.watch(info.list_path, self.resource_version or "", label_selector=info.label_selector,
                                               timeout_seconds=int(self.watch_timeout * random.uniform(1.0, 2.0))):
+            self.last_activity = time.time()
             if etype == "OPENED":
                 self.watches += 1
                 self._state(LIVE, "", synced=True)
@@ -202,7 +206,13 @@ class Syncer:
         finally:
             unsubscribe()
 
+    @property
+    def last_activity(self) -> float:
+        """Wall time of the most recent sign of life from the server (LIST, event or bookmark) on any kind."""
+        return max((inf.last_activity for inf in self.informers.values()), default=0.0)
+
     def relist(self, kind: str | None = None) -> None:
+        """List `kind` (every kind by default) again from scratch, as ctrl+r asks."""
         for name, inf in self.informers.items():
             if kind is None or name == kind:
                 inf.relist()

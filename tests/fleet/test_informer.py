@@ -56,6 +56,7 @@ async def test_paginated_list_and_a_change_reaches_the_store_within_a_second() -
         try:
             await syncer.wait_synced(60)
             assert store.count("Node") == 1234 and store.overall.status == LIVE
+            assert abs(syncer.last_activity - time.time()) < 120
             assert store.get("Node", "", "gpu-0007")["kind"] == "Node"  # LIST items get their kind
             assert store.state("ResourceSlice").synced and store.count("ResourceSlice") == 0
             lists = [r for r in sim.request_log.find("GET", "/api/v1/nodes") if "watch" not in r.query]
