@@ -57,6 +57,8 @@ class Informer:
         self.watches = 0  # watch streams opened
         self._inner: asyncio.Task | None = None
         self._relist_requested = False
+        self._wake: asyncio.Event | None = None
+        self._events_seen = 0
         self.task: asyncio.Task | None = None
 
     def start(self) -> asyncio.Task:
@@ -64,10 +66,21 @@ class Informer:
         return self.task
 
     def relist(self) -> None:
-        """Throw away the watch and list again (ctrl+r)."""
+        """Throw away the watch and list again (ctrl+r), also cutting short a wait before a retry."""
         self._relist_requested = True
         if self._inner is not None and not self._inner.done():
             self._inner.cancel()
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _sleep(self, seconds: float) -> None:
+        self._wake = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._wake.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            self._wake = None
 
     def _state(self, status: str, message: str = "", synced: bool | None = None) -> None:
         self.store.set_state(self.info.kind, status, message, synced=synced)
@@ -82,9 +95,15 @@ class Informer:
                     self.resource_version = None
                 inner = asyncio.ensure_future(self._list_and_watch())
                 self._inner = inner
+                started, seen = time.monotonic(), self._events_seen
                 try:
                     await inner
-                    attempt = 0
+                    if time.monotonic() - started < 1.0 and self._events_seen == seen:
+                        # The server ended the watch at once with nothing in it: do not spin on it.
+                        await self._sleep(backoff_delay(attempt, self.backoff_initial, self.backoff_max))
+                        attempt += 1
+                    else:
+                        attempt = 0
                     continue
                 except asyncio.CancelledError:
                     task = asyncio.current_task()
@@ -95,21 +114,21 @@ class Informer:
                     # Our resourceVersion fell out of the server's history: list again at once.
                     self.resource_version = None
                     if attempt:
-                        await asyncio.sleep(backoff_delay(attempt, self.backoff_initial, self.backoff_max))
+                        await self._sleep(backoff_delay(attempt, self.backoff_initial, self.backoff_max))
                     attempt += 1
                     continue
                 except ApiError as exc:
                     if exc.status == 403:
                         self.resource_version = None
                         self._state(FORBIDDEN, _forbidden_message(self.cluster, self.info, exc))
-                        await asyncio.sleep(self.forbidden_retry)
+                        await self._sleep(self.forbidden_retry)
                         continue
                     if exc.status == 404:
                         # The server does not serve this kind (e.g. no resource.k8s.io/v1): none of it exists.
                         self.resource_version = None
                         self.store.replace(kind, [])
                         self._state(LIVE, f"the server does not serve {self.info.plural}.", synced=True)
-                        await asyncio.sleep(self.forbidden_retry)
+                        await self._sleep(self.forbidden_retry)
                         continue
                     status = UNREACHABLE if exc.status == 401 else RECONNECTING
                     message = exc.message
@@ -123,7 +142,7 @@ class Informer:
                 attempt += 1
                 self._state(status, f"{message} Retrying in {delay:.0f} s." if delay >= 1 else message)
                 log.debug("%s: %s; retry in %.1fs", kind, message, delay)
-                await asyncio.sleep(delay)
+                await self._sleep(delay)
         finally:
             if self._inner is not None and not self._inner.done():
                 self._inner.cancel()
@@ -149,6 +168,7 @@ class Informer:
                 self.watches += 1
                 self._state(LIVE, "", synced=True)
                 continue
+            self._events_seen += 1
             rv = (obj.get("metadata") or {}).get("resourceVersion")
             if etype != "BOOKMARK":
                 if "kind" not in obj:

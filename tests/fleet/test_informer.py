@@ -161,7 +161,7 @@ async def test_forbidden_kind_degrades_only_that_kind(tmp_path: pathlib.Path) ->
         sim.write_kubeconfig(kc, "reader")
         cluster = await connect(str(kc), None)
         store = FleetStore()
-        syncer = await sync(cluster, store, **FAST)
+        syncer = await sync(cluster, store, **{**FAST, "forbidden_retry": 600})
         try:
             await syncer.wait_synced(30)
             st = store.state("ResourceClaim")
@@ -175,6 +175,17 @@ async def test_forbidden_kind_degrades_only_that_kind(tmp_path: pathlib.Path) ->
             once = FleetStore()
             await fetch_once(cluster, once)
             assert once.state("ResourceClaim").status == FORBIDDEN and once.count("Node") == 2
+            # Rights granted while dragoman runs: a relist (ctrl+r) picks the kind up without waiting for the retry.
+            role["rules"].append({"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get", "list", "watch"]})
+            admin = await connect(str(sim.kubeconfig_path), None)
+            try:
+                await admin.request("PUT", "/apis/rbac.authorization.k8s.io/v1/clusterroles/fleet-reader",
+                                    body={**role, "metadata": (await admin.get("/apis/rbac.authorization.k8s.io/v1/clusterroles/fleet-reader"))["metadata"]})
+            finally:
+                await admin.close()
+            syncer.relist("ResourceClaim")
+            await until(lambda: store.state("ResourceClaim").status == LIVE, what="claims readable after relist")
+            assert store.overall.message == ""
         finally:
             await syncer.stop()
             await cluster.close()
@@ -414,4 +425,25 @@ async def test_exec_credentials_refreshed_before_expiry_without_a_401(tmp_path: 
             assert cluster.credentials.exec_runs == 2
             assert [r.status for r in sim.request_log.find("GET", "/api/v1/nodes/a")] == [200, 200]  # no 401 on the way
         finally:
+            await cluster.close()
+
+
+async def test_a_watch_the_server_ends_at_once_is_retried_with_backoff_not_in_a_spin() -> None:
+    async with running_simulator(objects=[node("a")]) as sim:
+        sim.faults.set("watch-cut-after=1ms resources=nodes")
+        cluster = await connect(str(sim.kubeconfig_path), None)
+        store = FleetStore(["Node"])
+        syncer = await sync(cluster, store, **FAST)
+        inf = syncer.informers["Node"]
+        try:
+            await syncer.wait_synced(30)
+            await until(lambda: inf.watches >= 3, what="a few empty watches")
+            await asyncio.sleep(1.5)
+            assert inf.watches < 40  # a spin would open hundreds in that time
+            assert inf.lists == 1 and store.state("Node").status == LIVE  # nothing lost, nothing relisted
+            sim.faults.set("")
+            await cluster.request("POST", "/api/v1/nodes", body=node("b"))
+            await until(lambda: store.count("Node") == 2, what="events again")
+        finally:
+            await syncer.stop()
             await cluster.close()
