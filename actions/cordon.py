@@ -1,0 +1,127 @@
+"""The cordon and uncordon steps: `spec.unschedulable` on the pool's nodes, the migration annotation in the same patch."""
+
+from __future__ import annotations
+
+import json
+
+from dragoman.actions.steps import MIGRATION_ANNOTATION, Change, Context, Step, StepPlan, register
+from dragoman.fleet.cluster import ApiError
+
+MERGE = "application/merge-patch+json"
+
+
+def node_fingerprint(node: dict) -> str:
+    """What a cordon plan depends on: the node still exists (same uid), its schedulability and pool."""
+    md = node.get("metadata") or {}
+    return f"{md.get('uid')}|{bool((node.get('spec') or {}).get('unschedulable'))}"
+
+
+def migration_value(ctx: Context, step_id: str, step: str, state: str, started: str) -> str:
+    return json.dumps({"pool": ctx.pool, "step": step, "stepId": step_id, "state": state, "started": started,
+                       "by": ctx.by.get("name", ""), "plan": ctx.plan_id}, separators=(",", ":"))
+
+
+class _Schedulability(Step):
+    target: bool = True
+    verb_word = "cordon"
+
+    def _change(self, node: dict) -> Change:
+        name = node["metadata"]["name"]
+        cur = bool((node.get("spec") or {}).get("unschedulable"))
+        return Change("Node", name, before={"spec": {"unschedulable": cur}}, after={"spec": {"unschedulable": self.target}},
+                      command=f"kubectl {self.verb_word} {name}")
+
+    async def plan(self, ctx: Context) -> StepPlan:
+        plan = self.new_plan()
+        for name in self.nodes:
+            node = await ctx.cluster.get(f"/api/v1/nodes/{name}")
+            ctx.nodes[name] = node
+            plan.reads[f"Node/{name}"] = node_fingerprint(node)
+            if bool((node.get("spec") or {}).get("unschedulable")) != self.target:
+                plan.changes.append(self._change(node))
+        plan.blast_nodes = [c.name for c in plan.changes]
+        plan.blast_pools = [ctx.pool] if plan.changes else []
+        return plan
+
+    async def apply(self, ctx: Context, plan: StepPlan) -> list[str]:
+        total = len(plan.changes)
+        started = ctx.state.step_started(self.id) if ctx.state else ""
+        for i, change in enumerate(plan.changes, 1):
+            key = f"{ctx.plan_id}/{self.id}/{change.ref}"
+            for _attempt in range(5):
+                node = await ctx.cluster.get(f"/api/v1/nodes/{change.name}")
+                if bool((node.get("spec") or {}).get("unschedulable")) == self.target:
+                    ctx.close_dangling(key, self.id, change, True)
+                    break
+                body = {"metadata": {"resourceVersion": node["metadata"]["resourceVersion"],
+                                     "annotations": {MIGRATION_ANNOTATION: migration_value(ctx, self.id, self.name, "rolled-back" if self.id.startswith("rollback:") else "done", started)}},
+                        "spec": {"unschedulable": self.target}}
+                path = f"/api/v1/nodes/{change.name}"
+
+                async def do(dry: bool, path: str = path, body: dict = body) -> dict:
+                    return await ctx.cluster.request("PATCH", path, body, query={"dryRun": "All"} if dry else None, content_type=MERGE)
+
+                try:
+                    await ctx.write(self.id, change, key, do, label=self.name)
+                    break
+                except ApiError as exc:
+                    if exc.status != 409:  # the node changed under us (a heartbeat): read it again
+                        raise
+            ctx.emit(self.id, i, total, f"{self.verb_word}ed {change.name}", node=change.name)
+        return []
+
+    async def verify(self, ctx: Context) -> list[str]:
+        out = []
+        for name in self.nodes:
+            node = await ctx.cluster.get(f"/api/v1/nodes/{name}")
+            if bool((node.get("spec") or {}).get("unschedulable")) != self.target:
+                out.append(f"node {name} is {'still schedulable' if self.target else 'still cordoned'}.")
+        return out
+
+    async def observe(self, ctx: Context, intent: dict) -> bool | None:
+        obj = intent.get("object") or {}
+        if obj.get("kind") != "Node":
+            return None
+        try:
+            node = await ctx.cluster.get(f"/api/v1/nodes/{obj.get('name')}")
+        except ApiError:
+            return False
+        return bool((node.get("spec") or {}).get("unschedulable")) == bool(((intent.get("after") or {}).get("spec") or {}).get("unschedulable"))
+
+
+@register
+class Cordon(_Schedulability):
+    """Mark the pool's nodes (or a batch) unschedulable; DaemonSet pods, the device plugin included, keep running."""
+
+    name = "cordon"
+    title = "Cordon the nodes"
+    dangerous = False
+    reversible = True
+    target = True
+    verb_word = "cordon"
+
+    async def plan(self, ctx: Context) -> StepPlan:
+        plan = await super().plan(ctx)
+        already = [n for n in self.nodes if f"Node/{n}" in plan.reads and n not in plan.blast_nodes]
+        if already:
+            plan.notes.append(f"already cordoned, left as they are (and left cordoned by a rollback): {', '.join(already)}")
+        plan.notes.append("DaemonSet pods tolerate the cordon: the device plugin keeps running until it is excluded.")
+        return plan
+
+    async def rollback_plan(self, ctx: Context, record: dict) -> StepPlan | None:
+        # Only nodes this step cordoned go back; a node cordoned before dragoman came stays cordoned.
+        nodes = list(record.get("cordoned") or [])
+        step = Uncordon(f"rollback:{self.id}", nodes)
+        return await step.plan(ctx)
+
+
+@register
+class Uncordon(_Schedulability):
+    """Make the pool's nodes schedulable again (the last step of a migration, and the rollback of cordon)."""
+
+    name = "uncordon"
+    title = "Uncordon the nodes"
+    dangerous = False
+    reversible = True
+    target = False
+    verb_word = "uncordon"

@@ -1,0 +1,282 @@
+"""The drain step: every evictable pod of the batch's nodes through the Eviction API, PDB-aware, with retry, concurrency, a deadline and progress."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from typing import Any
+
+from dragoman.actions.steps import GPU, Change, Context, Step, StepPlan, register
+from dragoman.fleet.cluster import ApiError
+
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+
+
+def owner_of(pod: dict) -> dict | None:
+    for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref
+    refs = (pod.get("metadata") or {}).get("ownerReferences") or []
+    return refs[0] if refs else None
+
+
+def skip_reason(pod: dict) -> str:
+    """Why a drain leaves this pod alone ("" when it is evicted)."""
+    md = pod.get("metadata") or {}
+    if MIRROR_ANNOTATION in (md.get("annotations") or {}):
+        return "mirror pod"
+    owner = owner_of(pod)
+    if owner and owner.get("kind") == "DaemonSet":
+        return "DaemonSet pod"
+    if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        return "finished"
+    return ""
+
+
+def gpu_request(pod: dict) -> int:
+    total = 0
+    for c in (pod.get("spec") or {}).get("containers") or []:
+        res = c.get("resources") or {}
+        v = (res.get("limits") or {}).get(GPU) or (res.get("requests") or {}).get(GPU)
+        try:
+            total += int(v or 0)
+        except (TypeError, ValueError):
+            pass
+    return total
+
+
+def _selector_matches(selector: dict | None, labels: dict) -> bool:
+    if selector is None:
+        return False
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for e in selector.get("matchExpressions") or []:
+        key, op, values = e.get("key"), e.get("operator"), e.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def pdbs_for(pod: dict, pdbs: list[dict]) -> list[dict]:
+    md = pod.get("metadata") or {}
+    return [p for p in pdbs if (p.get("metadata") or {}).get("namespace") == md.get("namespace")
+            and _selector_matches((p.get("spec") or {}).get("selector"), md.get("labels") or {})]
+
+
+async def node_pods(ctx: Context, node: str) -> list[dict]:
+    items, _ = await ctx.cluster.list_all("/api/v1/pods", field_selector=f"spec.nodeName={node}")
+    return items
+
+
+async def annotate(ctx: Context, node: str, step_id: str, step: str, state: str, started: str) -> None:
+    """Bookkeeping: where the migration of this node stands (the `dragoman.io/migration` annotation)."""
+    from dragoman.actions.cordon import MERGE, migration_value
+    from dragoman.actions.steps import MIGRATION_ANNOTATION
+
+    try:
+        cur = await ctx.cluster.get(f"/api/v1/nodes/{node}")
+    except ApiError:
+        return
+    value = migration_value(ctx, step_id, step, state, started)
+    old = ((cur.get("metadata") or {}).get("annotations") or {}).get(MIGRATION_ANNOTATION)
+    if old == value or ctx.read_only:
+        return
+    await ctx.cluster.request("PATCH", f"/api/v1/nodes/{node}", {"metadata": {"annotations": {MIGRATION_ANNOTATION: value}}}, content_type=MERGE)
+
+
+def pods_fingerprint(pods: list[dict]) -> str:
+    uids = sorted(str((p.get("metadata") or {}).get("uid")) for p in pods if not skip_reason(p))
+    return hashlib.sha256("\n".join(uids).encode()).hexdigest()[:16]
+
+
+@register
+class Drain(Step):
+    """Evict every pod of the nodes except DaemonSet, mirror and finished pods, and wait until they are gone."""
+
+    name = "drain"
+    title = "Drain the nodes"
+    dangerous = True
+    reversible = False
+
+    async def plan(self, ctx: Context) -> StepPlan:
+        plan = self.new_plan()
+        pdbs, _ = await ctx.cluster.list_all("/apis/policy/v1/poddisruptionbudgets")
+        skipped: dict[str, int] = {}
+        for node in self.nodes:
+            pods = await node_pods(ctx, node)
+            plan.reads[f"Pods/{node}"] = pods_fingerprint(pods)
+            for pod in pods:
+                why = skip_reason(pod)
+                if why:
+                    skipped[why] = skipped.get(why, 0) + 1
+                    continue
+                md = pod["metadata"]
+                owner = owner_of(pod)
+                budget = pdbs_for(pod, pdbs)
+                grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
+                forced = f"{md['namespace']}/{md['name']}" in ctx.options.force_pods
+                detail = {"node": node, "uid": md.get("uid"), "owner": f"{owner['kind']}/{owner['name']}" if owner else "",
+                          "pdb": ",".join(p["metadata"]["name"] for p in budget), "gracePeriodSeconds": grace,
+                          "gpus": gpu_request(pod), "forced": forced}
+                verb = "delete" if forced else "evict"
+                cmd = (f"kubectl delete pod -n {md['namespace']} {md['name']}" if forced
+                       else f"kubectl drain {node} --ignore-daemonsets --delete-emptydir-data --pod-selector=<{md['name']}>")
+                plan.changes.append(Change("Pod", md["name"], md["namespace"], verb, command=cmd, detail=detail))
+                if not owner:
+                    plan.warnings.append(f"pod {md['namespace']}/{md['name']} has no controller: once evicted nothing recreates it.")
+        plan.blast_nodes = list(self.nodes) if plan.changes else []
+        plan.blast_pools = [ctx.pool] if plan.changes else []
+        for node in self.nodes:
+            plan.notes.append(f"equivalent: kubectl drain {node} --ignore-daemonsets --delete-emptydir-data")
+        if skipped:
+            plan.notes.append("left alone: " + ", ".join(f"{n} {w}{'s' if n > 1 else ''}" for w, n in sorted(skipped.items())))
+        if ctx.options.force_pods:
+            plan.warnings.append("forced pods are deleted without eviction: their PodDisruptionBudgets are not consulted.")
+        return plan
+
+    async def apply(self, ctx: Context, plan: StepPlan) -> list[str]:
+        opts = ctx.options
+        deadline = time.monotonic() + opts.drain_timeout
+        sem = asyncio.Semaphore(max(1, opts.drain_concurrency))
+        work: list[tuple[str, dict]] = []
+        for node in self.nodes:
+            for pod in await node_pods(ctx, node):
+                if not skip_reason(pod):
+                    work.append((node, pod))
+        total = len(work)
+        per_node_total = {n: sum(1 for m, _ in work if m == n) for n in self.nodes}
+        per_node_done = {n: 0 for n in self.nodes}
+        done = 0
+        problems: list[str] = []
+        # Dangling intents of pods that are gone since (a crash right after the eviction): close them first.
+        for key, rec in list(ctx.dangling.items()):
+            obj = rec.get("object") or {}
+            if rec.get("step") == self.id and obj.get("kind") == "Pod":
+                landed = await self.observe(ctx, rec)
+                if landed:
+                    ctx.close_dangling(key, self.id, Change("Pod", obj["name"], obj.get("namespace", ""), rec.get("verb", "evict")), True)
+
+        async def one(node: str, pod: dict) -> None:
+            nonlocal done
+            async with sem:
+                err = await self._evict_and_wait(ctx, pod, deadline)
+            md = pod["metadata"]
+            if err:
+                problems.append(err)
+                ctx.emit(self.id, done, total, err, node=node, level="error")
+            else:
+                done += 1
+                per_node_done[node] += 1
+                ctx.emit(self.id, per_node_done[node], per_node_total[node], f"evicted {md['namespace']}/{md['name']}", node=node)
+                ctx.emit(self.id, done, total, "pods evicted")
+
+        ctx.emit(self.id, 0, total, f"draining {len(self.nodes)} node(s), {total} pod(s)")
+        started = ctx.state.step_started(self.id) if ctx.state else ""
+        for node in self.nodes:
+            await annotate(ctx, node, self.id, self.name, "running", started)
+        await asyncio.gather(*(one(n, p) for n, p in work))
+        for node in self.nodes:
+            failed = per_node_done[node] < per_node_total[node]
+            await annotate(ctx, node, self.id, self.name, "failed" if failed else "done", started)
+        return problems
+
+    async def _evict_and_wait(self, ctx: Context, pod: dict, deadline: float) -> str:
+        opts = ctx.options
+        md = pod["metadata"]
+        ns, name, uid = md["namespace"], md["name"], md.get("uid")
+        key = f"{ctx.plan_id}/{self.id}/Pod/{ns}/{name}/{uid}"
+        forced = f"{ns}/{name}" in opts.force_pods
+        node = (pod.get("spec") or {}).get("nodeName", "")
+        change = Change("Pod", name, ns, "delete" if forced else "evict", detail={"uid": uid},
+                        before={"uid": uid, "nodeName": node, "phase": (pod.get("status") or {}).get("phase")},
+                        after={"evicted": not forced, "deleted": forced},
+                        command=f"kubectl delete pod -n {ns} {name}" if forced else f"kubectl drain {node} --ignore-daemonsets --pod-selector=<{name}>")
+        path = f"/api/v1/namespaces/{ns}/pods/{name}"
+        owner = owner_of(pod)
+        if opts.wait_for_jobs > 0 and owner and owner.get("kind") == "Job":
+            job_deadline = min(deadline, time.monotonic() + opts.wait_for_jobs)
+            while time.monotonic() < job_deadline:
+                cur = await self._current(ctx, path, uid)
+                if cur is None or (cur.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                    ctx.close_dangling(key, self.id, change, cur is None)
+                    return ""
+                await asyncio.sleep(min(opts.evict_retry, max(0.05, job_deadline - time.monotonic())))
+        reported = ""
+        while True:
+            cur = await self._current(ctx, path, uid)
+            if cur is None:
+                ctx.close_dangling(key, self.id, change, True)
+                return ""
+            if (cur.get("metadata") or {}).get("deletionTimestamp"):
+                ctx.close_dangling(key, self.id, change, True)
+                break
+            body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": ns},
+                    "deleteOptions": {"preconditions": {"uid": uid}}}
+
+            async def do(dry: bool) -> Any:
+                q = {"dryRun": "All"} if dry else None
+                if forced:
+                    return await ctx.cluster.request("DELETE", path, {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": uid}}, query=q)
+                return await ctx.cluster.request("POST", f"{path}/eviction", body, query=q)
+
+            try:
+                await ctx.write(self.id, change, key, do, label="evict")
+                break
+            except ApiError as exc:
+                if exc.status == 404:
+                    ctx.close_dangling(key, self.id, change, True)
+                    return ""
+                if exc.status == 409:  # uid precondition: the pod is another one now
+                    ctx.close_dangling(key, self.id, change, True)
+                    return ""
+                if exc.status != 429:
+                    return f"pod {ns}/{name}: eviction failed: {exc.detail}"
+                causes = ((exc.body.get("details") or {}).get("causes") or [])
+                why = "; ".join(c.get("message", "") for c in causes if c.get("message")) or exc.detail
+                if why != reported:
+                    ctx.emit(self.id, 0, 0, f"{ns}/{name} blocked: {why}", node=(pod.get("spec") or {}).get("nodeName", ""), level="warning")
+                    reported = why
+                retry = (exc.body.get("details") or {}).get("retryAfterSeconds") or opts.evict_retry
+                if time.monotonic() + min(float(retry), opts.evict_retry) > deadline:
+                    return (f"pod {ns}/{name} is still blocked after {opts.drain_timeout:g} s: {why}")
+                await asyncio.sleep(min(float(retry), opts.evict_retry))
+        # Evicted: wait until it is gone (its grace period).
+        while time.monotonic() < deadline:
+            if await self._current(ctx, path, uid) is None:
+                return ""
+            await asyncio.sleep(opts.pod_gone_poll)
+        return f"pod {ns}/{name} was evicted but has not terminated after {opts.drain_timeout:g} s."
+
+    @staticmethod
+    async def _current(ctx: Context, path: str, uid: str | None) -> dict | None:
+        try:
+            cur = await ctx.cluster.get(path)
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return cur if (cur.get("metadata") or {}).get("uid") == uid else None
+
+    async def verify(self, ctx: Context) -> list[str]:
+        out = []
+        for node in self.nodes:
+            left = [p for p in await node_pods(ctx, node) if not skip_reason(p)]
+            if left:
+                out.append(f"node {node} still runs {len(left)} pod(s) a drain evicts: " + ", ".join(p["metadata"]["name"] for p in left[:5]))
+        return out
+
+    async def observe(self, ctx: Context, intent: dict) -> bool | None:
+        obj = intent.get("object") or {}
+        if obj.get("kind") != "Pod":
+            return None
+        uid = intent.get("key", "").rsplit("/", 1)[-1]
+        cur = await self._current(ctx, f"/api/v1/namespaces/{obj.get('namespace')}/pods/{obj.get('name')}", uid)
+        return cur is None or bool((cur.get("metadata") or {}).get("deletionTimestamp"))

@@ -1,0 +1,260 @@
+"""A pool's migration plan: batches, ordered steps with stable ids, its JSON file, its text, and the drift check `--apply-plan` runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+import re
+import textwrap
+from typing import Any
+
+from dragoman.actions.cordon import node_fingerprint
+from dragoman.actions.drain import node_pods, pods_fingerprint
+from dragoman.actions.steps import BATCHED, DEFAULT_PLAN, STEP_ORDER, Context, StepPlan, step_class
+from dragoman.fleet.cluster import ApiError
+from dragoman.fleet.errors import ExitCode, UserError
+
+SCHEMA_VERSION = 1
+
+
+def batches(nodes: list[str], canary: str = "", batch_size: int = 0) -> list[tuple[str, list[str]]]:
+    """(label, nodes): the canary node alone first, then `batch_size` at a time; the whole pool by default."""
+    nodes = sorted(nodes)
+    out: list[tuple[str, list[str]]] = []
+    rest = list(nodes)
+    if canary:
+        if canary not in nodes:
+            raise UserError(f"--canary-node {canary} is not a node of the pool (its nodes: {', '.join(nodes) or 'none'}).", ExitCode.INPUT)
+        out.append(("canary", [canary]))
+        rest.remove(canary)
+    if not rest:
+        return out
+    if batch_size and batch_size > 0:
+        for i in range(0, len(rest), batch_size):
+            out.append((f"batch-{len(out) + 1}", rest[i:i + batch_size]))
+    else:
+        out.append(("all" if not out else f"batch-{len(out) + 1}", rest))
+    return out
+
+
+def step_id(name: str, label: str, single: bool) -> str:
+    return name if single else f"{name}@{label}"
+
+
+@dataclasses.dataclass
+class MigrationPlan:
+    """The ordered steps of one run against one pool of one cluster, shown whole before anything runs."""
+
+    id: str
+    pool: str
+    pool_label: str
+    cluster: dict
+    created: str
+    by: dict
+    options: dict
+    steps: list[StepPlan]
+    rollback: bool = False
+
+    @property
+    def writes(self) -> bool:
+        return any(s.writes for s in self.steps)
+
+    @property
+    def blockers(self) -> list[str]:
+        return [b for s in self.steps for b in s.blockers]
+
+    @property
+    def dangerous(self) -> bool:
+        return any(s.dangerous and s.writes for s in self.steps)
+
+    def to_json(self) -> dict:
+        return {"schemaVersion": SCHEMA_VERSION, "kind": "MigrationPlan", "id": self.id, "pool": self.pool,
+                "poolLabel": self.pool_label, "cluster": self.cluster, "createdAt": self.created, "createdBy": self.by,
+                "options": self.options, "rollback": self.rollback, "steps": [s.to_json() for s in self.steps]}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "MigrationPlan":
+        if not isinstance(d, dict) or d.get("kind") != "MigrationPlan":
+            raise UserError("the plan file is not a dragoman MigrationPlan (write one with `dragoman migrate --plan --output json`).", ExitCode.INPUT)
+        if d.get("schemaVersion") != SCHEMA_VERSION:
+            raise UserError(f"the plan file has schemaVersion {d.get('schemaVersion')!r}; this dragoman reads {SCHEMA_VERSION}.", ExitCode.INPUT)
+        return cls(d["id"], d["pool"], d.get("poolLabel", ""), d.get("cluster") or {}, d.get("createdAt", ""),
+                   d.get("createdBy") or {}, d.get("options") or {}, [StepPlan.from_json(s) for s in d.get("steps") or []],
+                   bool(d.get("rollback")))
+
+
+def plan_id(pool: str, cluster_uid: str, steps: list[tuple[str, list[str]]], rollback: bool) -> str:
+    """Stable for the same pool, cluster, steps and nodes: a re-run and a resume find the same plan."""
+    h = hashlib.sha256(json.dumps([pool, cluster_uid, steps, rollback]).encode()).hexdigest()[:10]
+    return f"{'rb' if rollback else 'mig'}-{re.sub(r'[^a-z0-9-]', '-', pool.lower())[:30]}-{h}"
+
+
+async def build(ctx: Context, names: list[str] | None = None, *, created_by: dict | None = None) -> MigrationPlan:
+    """The forward plan: preflight first, then each batched step per batch, in STEP_ORDER."""
+    wanted = list(names or DEFAULT_PLAN)
+    for n in wanted:
+        if n not in STEP_ORDER:
+            raise UserError(f"there is no step {n!r}; the steps are: {', '.join(STEP_ORDER)}.", ExitCode.INPUT)
+    if "preflight" not in wanted:
+        wanted.insert(0, "preflight")
+    order = [n for n in STEP_ORDER if n in wanted]
+    for n in order:
+        try:
+            step_class(n)
+        except KeyError:
+            raise UserError(f"step {n!r} is not available in this version of dragoman.", ExitCode.INPUT) from None
+    groups = batches(list(ctx.nodes), ctx.options.canary_node, ctx.options.batch_size)
+    single = len(groups) == 1
+    specs: list[tuple[str, str, list[str]]] = []
+    # Batched steps run batch by batch (cordon, drain of the canary, then the next batch); the others once, in order.
+    pool_level_before = [n for n in order if n not in BATCHED and STEP_ORDER.index(n) < STEP_ORDER.index("cordon")]
+    batched = [n for n in order if n in BATCHED]
+    pool_level_after = [n for n in order if n not in BATCHED and n not in pool_level_before]
+    all_nodes = sorted(ctx.nodes)
+    for n in pool_level_before:
+        specs.append((n, n, all_nodes))
+    for label, nodes in groups:
+        for n in batched:
+            specs.append((step_id(n, label, single), n, nodes))
+    for n in pool_level_after:
+        specs.append((n, n, all_nodes))
+    pid = plan_id(ctx.pool, str(ctx.cluster.kube_system_uid), [(sid, nodes) for sid, _, nodes in specs], False)
+    ctx.plan_id = pid
+    plans: list[StepPlan] = []
+    for sid, n, nodes in specs:
+        step = step_class(n)(sid, nodes)
+        plans.append(await step.plan(ctx))
+    pre = next((p for p in plans if p.step == "preflight"), None)
+    if pre is not None:
+        await step_class("preflight")(pre.id, pre.nodes).check(ctx, plans, pre)  # type: ignore[attr-defined]
+    return MigrationPlan(pid, ctx.pool, ctx.pool_label, _cluster(ctx), _now(), created_by or ctx.by, _options(ctx), plans)
+
+
+async def build_rollback(ctx: Context, state: Any, names: list[str] | None = None, *, created_by: dict | None = None) -> MigrationPlan:
+    """Undo what the pool's state records as done, newest first; steps that cannot be undone are named in a note."""
+    steps = (state.state.get("steps") or {}) if state else {}
+    records = (state.state.get("rollback") or {}) if state else {}
+    done = [(sid, e) for sid, e in steps.items() if e.get("state") in ("done", "failed", "running")]
+    done.sort(key=lambda kv: (STEP_ORDER.index(kv[1].get("step")) if kv[1].get("step") in STEP_ORDER else 0, kv[0]), reverse=True)
+    plans: list[StepPlan] = []
+    notes: list[str] = []
+    for sid, e in done:
+        name = e.get("step", "")
+        if names and name not in names:
+            continue
+        try:
+            cls = step_class(name)
+        except KeyError:
+            continue
+        if not cls.reversible:
+            if name not in ("preflight",):
+                notes.append(f"{sid} cannot be undone ({name}); evicted pods come back through their controllers once the nodes are schedulable.")
+            continue
+        record = records.get(sid)
+        if not record:
+            continue
+        rp = await cls(sid, []).rollback_plan(ctx, record)
+        if rp is not None:
+            rp.id = f"rollback:{sid}"
+            plans.append(rp)
+    if plans and notes:
+        plans[0].notes.extend(notes)
+    pid = plan_id(ctx.pool, str(ctx.cluster.kube_system_uid), [(p.id, p.nodes) for p in plans], True)
+    ctx.plan_id = pid
+    plan = MigrationPlan(pid, ctx.pool, ctx.pool_label, _cluster(ctx), _now(), created_by or ctx.by, _options(ctx), plans, rollback=True)
+    if not plans:
+        plan.options["note"] = " ".join(notes) or "nothing recorded to roll back."
+    return plan
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _cluster(ctx: Context) -> dict:
+    return {"server": ctx.cluster.server, "kubeSystemUID": ctx.cluster.kube_system_uid, "context": ctx.cluster.context_name}
+
+
+def _options(ctx: Context) -> dict:
+    o = ctx.options
+    return {"stateNamespace": o.state_namespace, "batchSize": o.batch_size, "canaryNode": o.canary_node,
+            "drainConcurrency": o.drain_concurrency, "drainTimeoutSeconds": o.drain_timeout,
+            "waitForJobsSeconds": o.wait_for_jobs, "forcePods": list(o.force_pods)}
+
+
+def check_cluster(plan: MigrationPlan, ctx: Context) -> None:
+    """A plan made against another cluster is refused (server URL and kube-system uid)."""
+    want = plan.cluster.get("kubeSystemUID")
+    have = ctx.cluster.kube_system_uid
+    if want != have:
+        raise UserError(f"refused: the plan was made for cluster {plan.cluster.get('server')} (kube-system uid {want}); "
+                        f"this is {ctx.cluster.server} (kube-system uid {have}).", ExitCode.REFUSED)
+    if plan.pool != ctx.pool:
+        raise UserError(f"refused: the plan is for pool {plan.pool}, not {ctx.pool}.", ExitCode.REFUSED)
+
+
+async def drift(plan: MigrationPlan, ctx: Context) -> list[str]:
+    """What changed since the plan read the cluster: each object it read, by its fingerprint."""
+    out = []
+    for sp in plan.steps:
+        for key, fp in sp.reads.items():
+            kind, _, rest = key.partition("/")
+            try:
+                if kind == "Node":
+                    now = node_fingerprint(await ctx.cluster.get(f"/api/v1/nodes/{rest}"))
+                elif kind == "Pods":
+                    now = pods_fingerprint(await node_pods(ctx, rest))
+                else:
+                    continue
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+                now = "(gone)"
+            if now != fp:
+                what = {"Node": f"node {rest} changed (schedulability or identity)",
+                        "Pods": f"the pods a drain would evict on node {rest} changed"}[kind]
+                out.append(f"{sp.id}: {what}")
+    return out
+
+
+# ---------------------------------------------------------------- text
+
+
+def render(plan: MigrationPlan, width: int = 80) -> list[str]:
+    """The whole plan as lines of at most `width` columns."""
+    w = textwrap.TextWrapper(width=width, subsequent_indent="      ", break_on_hyphens=False)
+    out = [f"{'Rollback' if plan.rollback else 'Migration'} plan {plan.id} for pool {plan.pool}",
+           f"  cluster {plan.cluster.get('server')} (context {plan.cluster.get('context')})"]
+    if not plan.steps:
+        out.append("  " + plan.options.get("note", "nothing to do."))
+    for i, s in enumerate(plan.steps, 1):
+        tag = " [dangerous]" if s.dangerous and s.writes else ""
+        n = len(s.changes)
+        what = "no change" if not n and s.step != "preflight" else (f"{n} change{'s' if n != 1 else ''}" if n else "checks")
+        out.append(f"{i:>2}. {s.id} — {s.title}: {what}{tag}")
+        for b in s.blockers:
+            out.extend(w.wrap(f"    ✗ {b}"))
+        for warn in s.warnings:
+            out.extend(w.wrap(f"    ! {warn}"))
+        for c in s.changes[:50]:
+            if c.verb in ("evict", "delete"):
+                d = c.detail
+                line = f"    {c.verb} {c.namespace}/{c.name} on {d.get('node')} owner {d.get('owner') or '-'}"
+                line += f" pdb {d.get('pdb') or '-'} grace {d.get('gracePeriodSeconds')}s"
+                if d.get("gpus"):
+                    line += f" gpus {d['gpus']}"
+                out.extend(w.wrap(line))
+            else:
+                out.extend(w.wrap(f"    {c.ref}: " + ", ".join(c.diff())))
+                if c.command:
+                    out.extend(w.wrap(f"      $ {c.command}"))
+        if len(s.changes) > 50:
+            out.append(f"    … and {len(s.changes) - 50} more")
+        if s.blast_nodes:
+            nodes = ", ".join(s.blast_nodes[:8]) + (f" (+{len(s.blast_nodes) - 8})" if len(s.blast_nodes) > 8 else "")
+            out.extend(w.wrap(f"    blast radius: pool {', '.join(s.blast_pools)}; nodes {nodes}"))
+        for note in s.notes:
+            out.extend(w.wrap(f"    · {note}"))
+    return out

@@ -1,0 +1,162 @@
+"""The preflight step: RBAC for every verb the plan needs (SelfSubjectAccessReview), PDBs that will block the drain, room for the evicted pods."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from dragoman.actions.drain import gpu_request
+from dragoman.actions.steps import GPU, Context, Step, StepPlan, register
+from dragoman.fleet.placement import selects_node, untolerated_taints
+
+
+@dataclasses.dataclass(frozen=True)
+class Access:
+    verb: str
+    resource: str
+    group: str = ""
+    subresource: str = ""
+    namespace: str = ""
+
+    def text(self) -> str:
+        res = f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+        if self.group:
+            res = f"{res}.{self.group}"
+        where = f" in namespace {self.namespace}" if self.namespace else " (cluster-wide)"
+        return f"{self.verb} {res}{where}"
+
+
+def required_access(plans: list[StepPlan], state_namespace: str) -> list[Access]:
+    """Every verb the plan's writes need, plus dragoman's own lock and state objects."""
+    need: set[Access] = {
+        Access("get", "leases", "coordination.k8s.io", namespace=state_namespace),
+        Access("create", "leases", "coordination.k8s.io", namespace=state_namespace),
+        Access("update", "leases", "coordination.k8s.io", namespace=state_namespace),
+        Access("get", "configmaps", namespace=state_namespace),
+        Access("create", "configmaps", namespace=state_namespace),
+        Access("update", "configmaps", namespace=state_namespace),
+        Access("patch", "nodes"),  # the migration annotation on every node of the pool
+    }
+    for p in plans:
+        for c in p.changes:
+            if c.kind == "Node" and c.verb == "patch":
+                need.add(Access("patch", "nodes"))
+            elif c.kind == "Pod" and c.verb == "evict":
+                need.add(Access("create", "pods", subresource="eviction", namespace=c.namespace))
+                need.add(Access("get", "pods", namespace=c.namespace))
+            elif c.kind == "Pod" and c.verb == "delete":
+                need.add(Access("delete", "pods", namespace=c.namespace))
+    return sorted(need, key=lambda a: (a.resource, a.subresource, a.verb, a.namespace))
+
+
+async def missing_access(ctx: Context, needs: list[Access]) -> list[Access]:
+    """The accesses a SelfSubjectAccessReview denies (SSARs do not change the cluster)."""
+    out = []
+    for a in needs:
+        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                "spec": {"resourceAttributes": {"verb": a.verb, "group": a.group, "resource": a.resource,
+                                                "subresource": a.subresource, "namespace": a.namespace}}}
+        ans = await ctx.cluster.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body)
+        if not (ans.get("status") or {}).get("allowed"):
+            out.append(a)
+    return out
+
+
+def _pdb_allowed(pdb: dict) -> int | None:
+    st = pdb.get("status") or {}
+    v = st.get("disruptionsAllowed")
+    return int(v) if isinstance(v, int) else None
+
+
+async def pdb_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
+    """PodDisruptionBudgets that allow fewer disruptions than the drain needs: the drain will wait on them."""
+    pdbs, _ = await ctx.cluster.list_all("/apis/policy/v1/poddisruptionbudgets")
+    by_key = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pdbs}
+    wanted: dict[tuple[str, str], int] = {}
+    for p in plans:
+        for c in p.changes:
+            if c.kind == "Pod" and c.verb == "evict":
+                for name in filter(None, (c.detail.get("pdb") or "").split(",")):
+                    wanted[(c.namespace, name)] = wanted.get((c.namespace, name), 0) + 1
+    out = []
+    for (ns, name), n in sorted(wanted.items()):
+        pdb = by_key.get((ns, name))
+        allowed = _pdb_allowed(pdb) if pdb else None
+        if allowed is not None and allowed < n:
+            spec = (pdb or {}).get("spec") or {}
+            rule = f"minAvailable {spec['minAvailable']}" if "minAvailable" in spec else f"maxUnavailable {spec.get('maxUnavailable')}"
+            out.append(f"PodDisruptionBudget {ns}/{name} ({rule}) allows {allowed} disruption(s) now and the drain evicts {n} "
+                       "of its pods: the drain will wait for replacements to become ready, up to its timeout.")
+    return out
+
+
+def _free_gpus(node: dict, pods: list[dict]) -> int:
+    alloc = ((node.get("status") or {}).get("allocatable") or {}).get(GPU)
+    try:
+        total = int(alloc or 0)
+    except (TypeError, ValueError):
+        total = 0
+    used = sum(gpu_request(p) for p in pods if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
+    return total - used
+
+
+async def room_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
+    """Whether the nodes outside the drained batch have free `nvidia.com/gpu` for the GPU pods the drain evicts."""
+    evicted = [c for p in plans for c in p.changes if c.kind == "Pod" and c.verb in ("evict", "delete") and c.detail.get("gpus")]
+    if not evicted:
+        return []
+    drained = {n for p in plans if p.step in ("cordon", "drain") for n in p.nodes}
+    nodes, _ = await ctx.cluster.list_all("/api/v1/nodes")
+    pods, _ = await ctx.cluster.list_all("/api/v1/pods")
+    by_node: dict[str, list[dict]] = {}
+    for pod in pods:
+        by_node.setdefault((pod.get("spec") or {}).get("nodeName") or "", []).append(pod)
+    pod_by_key = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}
+    free = {n["metadata"]["name"]: _free_gpus(n, by_node.get(n["metadata"]["name"], [])) for n in nodes
+            if n["metadata"]["name"] not in drained and not (n.get("spec") or {}).get("unschedulable")}
+    node_by_name = {n["metadata"]["name"]: n for n in nodes}
+    homeless: list[str] = []
+    gpus_short = 0
+    for c in sorted(evicted, key=lambda c: -int(c.detail.get("gpus") or 0)):
+        pod = pod_by_key.get((c.namespace, c.name))
+        if pod is None:
+            continue
+        want = int(c.detail.get("gpus") or 0)
+        spec = pod.get("spec") or {}
+        for name, room in sorted(free.items(), key=lambda kv: kv[1]):
+            if room >= want and selects_node(spec, node_by_name[name]) and not untolerated_taints(spec, node_by_name[name]):
+                free[name] -= want
+                break
+        else:
+            homeless.append(f"{c.namespace}/{c.name} ({want} GPU{'s' if want > 1 else ''})")
+            gpus_short += want
+    if not homeless:
+        return []
+    shown = ", ".join(homeless[:6]) + (f" and {len(homeless) - 6} more" if len(homeless) > 6 else "")
+    return [f"the rest of the fleet has no room for {len(homeless)} evicted GPU pod(s) ({gpus_short} GPUs by the device "
+            f"plugin's count, where they may run): {shown}; they will stay Pending until the pool is back."]
+
+
+@register
+class Preflight(Step):
+    """Checks before anything is written: RBAC, blocking PDBs, room for the evicted pods. Writes nothing."""
+
+    name = "preflight"
+    title = "Preflight checks"
+    dangerous = False
+    reversible = False
+
+    async def plan(self, ctx: Context) -> StepPlan:
+        plan = self.new_plan()
+        plan.notes.append("reads only: RBAC through SelfSubjectAccessReview, PodDisruptionBudgets, free GPUs elsewhere.")
+        return plan
+
+    async def check(self, ctx: Context, plans: list[StepPlan], plan: StepPlan) -> None:
+        """Fill the preflight plan's blockers (RBAC) and warnings (PDBs, room) from the other steps' plans."""
+        missing = await missing_access(ctx, required_access(plans, ctx.options.state_namespace))
+        if missing:
+            plan.blockers.append(f"user {ctx.cluster.user!r} may not: " + "; ".join(a.text() for a in missing) + ".")
+        plan.warnings.extend(await pdb_warnings(ctx, plans))
+        plan.warnings.extend(await room_warnings(ctx, plans))
+
+    async def apply(self, ctx: Context, plan: StepPlan) -> list[str]:
+        return list(plan.blockers)

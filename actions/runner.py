@@ -1,0 +1,194 @@
+"""Running a migration plan: refusals (read-only, preflight, drift, another cluster), the lock, state, step by step with verification, resume and rollback."""
+
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import re
+import socket
+from typing import Any, Callable
+
+from dragoman.actions import plan as planmod
+from dragoman.actions.audit import AuditLog
+from dragoman.actions.lock import PoolLock
+from dragoman.actions.state import PoolState
+from dragoman.actions.steps import Context, Options, ProgressEvent, StepPlan, step_class
+from dragoman.fleet.errors import ExitCode, ReadOnlyError, UserError
+from dragoman.fleet.pools import detect_pool_label
+
+
+def operator(cluster: Any) -> dict:
+    """Who runs dragoman, as recorded in the audit log, the lock and the annotations (never a credential)."""
+    try:
+        local = getpass.getuser()
+    except Exception:  # noqa: BLE001 - no login name in some containers
+        local = "unknown"
+    return {"name": f"{local}@{socket.gethostname()}", "kubeUser": cluster.user, "context": cluster.context_name}
+
+
+def looks_like_production(context: str, server: str, patterns: tuple[str, ...]) -> bool:
+    """A context whose name or server matches one of the patterns (word parts: `prod` matches `ml-prod`, not `product`)."""
+    for p in patterns:
+        rx = re.compile(rf"(^|[^a-z0-9]){re.escape(p.lower())}([^a-z0-9]|$)")
+        if rx.search(context.lower()) or rx.search(server.lower()):
+            return True
+    return False
+
+
+async def pool_nodes(cluster: Any, pool: str, pool_label: str | None) -> tuple[str, list[dict]]:
+    """The pool label (auto-detected when not given) and the pool's nodes; an unknown pool is an input error."""
+    nodes, _ = await cluster.list_all("/api/v1/nodes")
+    if not pool_label:
+        counts: dict[str, int] = {}
+        for n in nodes:
+            for k in ((n.get("metadata") or {}).get("labels") or {}):
+                counts[k] = counts.get(k, 0) + 1
+        pool_label = detect_pool_label(counts)
+        if not pool_label:
+            raise UserError("no node carries a known pool label; name it with --pool-label KEY.", ExitCode.INPUT)
+    mine = [n for n in nodes if ((n.get("metadata") or {}).get("labels") or {}).get(pool_label) == pool]
+    if not mine:
+        pools = sorted({((n.get("metadata") or {}).get("labels") or {}).get(pool_label) for n in nodes} - {None})
+        raise UserError(f"no node has {pool_label}={pool}; the pools are: {', '.join(pools) or 'none'}.", ExitCode.INPUT)
+    return pool_label, mine
+
+
+@dataclasses.dataclass
+class RunResult:
+    exit_code: int
+    problems: list[str]
+    steps: dict[str, str]  # step id -> done | failed | skipped
+    verified: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+
+
+class Runner:
+    """One pool, one cluster: prepare a plan (forward, rollback or from a file), then run it."""
+
+    def __init__(self, cluster: Any, pool: str, *, pool_label: str | None = None, options: Options | None = None,
+                 audit_path: str | None = None, read_only: bool = False,
+                 progress: Callable[[ProgressEvent], None] | None = None, warn: Callable[[str], None] | None = None) -> None:
+        self.cluster = cluster
+        self.pool = pool
+        self.pool_label = pool_label
+        self.options = options or Options()
+        self.read_only = read_only
+        self.progress = progress or (lambda ev: None)
+        self.warn = warn or (lambda msg: None)
+        self.by = operator(cluster)
+        self.audit = AuditLog(audit_path, user=self.by, context=cluster.context_name, cluster=cluster.identity)
+        self.ctx: Context | None = None
+        self.state: PoolState | None = None
+
+    async def _context(self) -> Context:
+        if self.ctx is None:
+            label, nodes = await pool_nodes(self.cluster, self.pool, self.pool_label)
+            self.pool_label = label
+            self.ctx = Context(self.cluster, self.pool, label, nodes, audit=self.audit, by=self.by, options=self.options,
+                               read_only=self.read_only, progress=self.progress)
+            self.state = await PoolState(self.cluster, self.pool, self.options.state_namespace).load()
+            self.ctx.state = self.state
+            recorded = (self.state.state.get("cluster") or {}).get("kubeSystemUID")
+            if recorded and self.cluster.kube_system_uid and recorded != self.cluster.kube_system_uid:
+                raise UserError(f"refused: the state of pool {self.pool} was written by another cluster (kube-system uid {recorded}, "
+                                f"this one is {self.cluster.kube_system_uid}); it was copied here, so it cannot be resumed.", ExitCode.REFUSED)
+        return self.ctx
+
+    async def prepare(self, steps: list[str] | None = None, *, rollback: bool = False, plan_file: dict | None = None) -> planmod.MigrationPlan:
+        ctx = await self._context()
+        if plan_file is not None:
+            plan = planmod.MigrationPlan.from_json(plan_file)
+            planmod.check_cluster(plan, ctx)
+            ctx.plan_id = plan.id
+            # Drift only means something before the plan's first write; once it runs, its own writes change what it read.
+            if not (self.state and self.state.plan_id == plan.id):
+                drifted = await planmod.drift(plan, ctx)
+                if drifted:
+                    raise UserError("refused: the cluster changed since the plan was made: " + "; ".join(drifted[:8])
+                                    + ". Make a new plan.", ExitCode.REFUSED)
+        elif rollback:
+            plan = await planmod.build_rollback(ctx, self.state, steps)
+        else:
+            plan = await planmod.build(ctx, steps)
+        ctx.dangling = self.audit.dangling(cluster_uid=self.cluster.kube_system_uid, pool=self.pool)
+        # Only this plan's dangling writes are resumed; older ones are reported.
+        stale = {k: r for k, r in ctx.dangling.items() if r.get("planId") != plan.id}
+        for k in stale:
+            ctx.dangling.pop(k)
+        if stale:
+            self.warn(f"the audit log has {len(stale)} write(s) of another plan with no outcome; see {self.audit.path}.")
+        return plan
+
+    def pending_work(self, plan: planmod.MigrationPlan) -> bool:
+        assert self.ctx is not None
+        return plan.writes or bool(self.ctx.dangling)
+
+    async def run(self, plan: planmod.MigrationPlan) -> RunResult:
+        ctx = await self._context()
+        ctx.plan_id = plan.id
+        if plan.blockers:
+            raise UserError("refused by preflight, nothing was written: " + " ".join(plan.blockers), ExitCode.REFUSED)
+        state = self.state
+        assert state is not None
+        # A step recorded done by any earlier plan (same step id) needs no bookkeeping either: zero writes.
+        recorded_done = all(state.step_done(s.id) for s in plan.steps)
+        if not self.pending_work(plan) and (recorded_done or state.cm is None or plan.rollback):
+            return RunResult(int(ExitCode.OK), [], {s.id: "done" for s in plan.steps})
+        if self.read_only:
+            raise ReadOnlyError(f"migrating pool {self.pool}")
+        lock = PoolLock(self.cluster, self.pool, self.options.state_namespace, self.by, seconds=self.options.lease_seconds, warn=self.warn)
+        await lock.acquire()
+        results: dict[str, str] = {}
+        problems: list[str] = []
+        verified: dict[str, list[str]] = {}
+        try:
+            await state.begin(plan.to_json(), self.cluster.identity, self.by)
+            for sp in plan.steps:
+                ctx.crash(f"before:{sp.id}")
+                name = sp.step
+                step = step_class(name)(sp.id, sp.nodes)
+                pre = await step.preconditions(ctx)
+                if pre:
+                    problems.extend(pre)
+                    results[sp.id] = "failed"
+                    await state.set_step(sp.id, name, "failed", by=self.by, problems=pre)
+                    break
+                record = self._rollback_record(sp)
+                await state.set_step(sp.id, name, "running", by=self.by, rollback=record)
+                self.progress(ProgressEvent(sp.id, 0, max(1, len(sp.changes)), f"{sp.id}: started"))
+                errs = await step.apply(ctx, sp)
+                if not errs:
+                    errs = await step.verify(ctx)
+                    verified[sp.id] = errs
+                if errs:
+                    problems.extend(errs)
+                    results[sp.id] = "failed"
+                    await state.set_step(sp.id, name, "failed", by=self.by, problems=errs)
+                    self.progress(ProgressEvent(sp.id, 0, 1, f"{sp.id}: failed", level="error"))
+                    break
+                results[sp.id] = "done"
+                if plan.rollback:
+                    original = sp.id.removeprefix("rollback:")
+                    await state.set_step(original, state.step(original).get("step", name), "rolled-back", by=self.by)
+                    await self._clear_rollback(state, original)
+                    await state.set_step(sp.id, name, "done", by=self.by)
+                else:
+                    await state.set_step(sp.id, name, "done", by=self.by)
+                self.progress(ProgressEvent(sp.id, 1, 1, f"{sp.id}: done, verified"))
+                ctx.crash(f"after:{sp.id}")
+            status = "failed" if problems else ("rolled-back" if plan.rollback else "done")
+            await state.finish(status)
+        finally:
+            await lock.release()
+        return RunResult(int(ExitCode.PROBLEM if problems else ExitCode.OK), problems, results, verified)
+
+    @staticmethod
+    def _rollback_record(sp: StepPlan) -> dict | None:
+        if sp.step == "cordon":
+            return {"cordoned": [c.name for c in sp.changes]}
+        return None
+
+    @staticmethod
+    async def _clear_rollback(state: PoolState, step_id: str) -> None:
+        def m(s: dict) -> None:
+            (s.get("rollback") or {}).pop(step_id, None)
+        await state._write(m, f"{step_id}: rollback record cleared")

@@ -1,0 +1,186 @@
+"""`dragoman migrate`: plan, confirm, apply, verify, resume and roll back the migration of one pool, headless."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+S = argparse.SUPPRESS
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "migrate",
+        help="plan and run the migration of one pool (cordon, drain, ...)",
+        description="Show the migration plan of a pool, confirm it, and run it step by step with verification. "
+        "State lives in the cluster (node annotations, a Lease and a ConfigMap); every write is audited; "
+        "a crashed run resumes where it stopped. Exit codes: 0 done, 1 a step or verification failed, "
+        "2 input or cluster unreachable, 3 refused (read-only, lock held, preflight, drift, another cluster).",
+    )
+    p.add_argument("--pool", required=True, metavar="POOL", help="the pool to migrate (value of the pool label)")
+    p.add_argument("--plan", action="store_true", help="show the plan and stop (with --output json: the plan file)")
+    p.add_argument("--yes", "-y", action="store_true", help="do not prompt; the plan still prints first")
+    p.add_argument("--step", action="append", metavar="NAME", help="run only this step (preflight always runs); repeatable")
+    p.add_argument("--rollback", action="store_true", help="undo what the pool's state records as done (with --step: only that step)")
+    p.add_argument("--apply-plan", metavar="FILE", help="apply exactly this plan file; refused when the cluster drifted from it")
+    p.add_argument("--audit-log", metavar="PATH", help="audit log (default ~/.local/state/dragoman/audit.jsonl)")
+    p.add_argument("--batch-size", type=int, default=0, metavar="N", help="cordon and drain N nodes at a time (default: the whole pool)")
+    p.add_argument("--canary-node", metavar="NAME", default="", help="run the batched steps on this node first")
+    p.add_argument("--state-namespace", metavar="NS", default="kube-system", help="namespace of the Lease and ConfigMap (default kube-system)")
+    p.add_argument("--drain-timeout", type=float, default=300.0, metavar="SECONDS", help="give up on a drain after this long (default 300)")
+    p.add_argument("--drain-concurrency", type=int, default=4, metavar="N", help="evictions in flight at once (default 4)")
+    p.add_argument("--evict-retry", type=float, default=5.0, metavar="SECONDS", help="retry a PDB-blocked eviction this often (default 5)")
+    p.add_argument("--wait-for-jobs", type=float, default=0.0, metavar="SECONDS", help="let Job pods finish for up to this long before evicting them")
+    p.add_argument("--force-pod", action="append", default=[], metavar="NS/NAME", help="delete this pod without eviction (ignores its PDB); repeatable")
+    p.add_argument("--prod-pattern", action="append", metavar="WORD", help="context or server names that look like production (default: prod, prd, live)")
+    p.add_argument("--lease-seconds", type=int, default=60, metavar="N", help=S)
+    p.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
+    p.add_argument("--kubeconfig", metavar="PATH", default=S, help="kubeconfig to read")
+    p.add_argument("--context", metavar="NAME", default=S, help="kubeconfig context to use")
+    p.add_argument("--pool-label", metavar="KEY", default=S, help="node label that defines pools")
+    p.add_argument("--read-only", action="store_true", default=S, help="make every write impossible")
+    p.add_argument("--demo", action="store_true", default=S, help="run against the embedded demo simulator")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from dragoman.fleet.errors import ExitCode, UserError
+
+    if getattr(args, "snapshot", None):
+        raise UserError("refused: a snapshot is read-only; `dragoman migrate` needs a cluster (--kubeconfig/--context or --demo).", ExitCode.REFUSED)
+    demo = None
+    if getattr(args, "demo", False):
+        from dragoman.tui.source import DemoProcess
+
+        demo = DemoProcess()
+        args.kubeconfig = demo.start()
+        args.context = None
+    try:
+        return asyncio.run(_run(args))
+    finally:
+        if demo is not None:
+            demo.stop()
+
+
+def _out(line: str = "") -> None:
+    print(line, flush=True)
+
+
+def _err(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _fit(text: str, width: int = 80) -> str:
+    """One progress line wrapped to 80 columns (continuations indented), never cut: the end is often the reason."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width=width, subsequent_indent="    ", break_on_hyphens=False, break_long_words=False)) or text
+
+
+def _options(args: argparse.Namespace):
+    from dragoman.actions.steps import Options
+
+    o = Options(state_namespace=args.state_namespace, batch_size=args.batch_size, canary_node=args.canary_node or "",
+                drain_concurrency=args.drain_concurrency, drain_timeout=args.drain_timeout, evict_retry=args.evict_retry,
+                wait_for_jobs=args.wait_for_jobs, force_pods=tuple(args.force_pod or ()), lease_seconds=args.lease_seconds)
+    if args.prod_pattern:
+        o.prod_patterns = tuple(args.prod_pattern)
+    return o
+
+
+def _confirm(plan, cluster, options) -> bool:
+    from dragoman.actions.runner import looks_like_production
+
+    if not sys.stdin.isatty():
+        from dragoman.fleet.errors import ExitCode, UserError
+
+        raise UserError("refused: no terminal to confirm on; pass --yes to run without a prompt.", ExitCode.REFUSED)
+    try:
+        if looks_like_production(cluster.context_name, cluster.server, options.prod_patterns):
+            typed = input(f"Context {cluster.context_name} looks like production. Type its name to continue: ").strip()
+            if typed != cluster.context_name:
+                return False
+        if plan.dangerous:
+            typed = input(f"This plan evicts pods. Type the pool name ({plan.pool}) to continue: ").strip()
+            return typed == plan.pool
+        return input("Apply this plan? [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from dragoman.actions.runner import Runner
+    from dragoman.fleet.cluster import connect
+    from dragoman.fleet.errors import ExitCode, UserError
+
+    json_out = args.output == "json"
+    options = _options(args)
+    read_only = bool(getattr(args, "read_only", False))
+    plan_file = None
+    if args.apply_plan:
+        try:
+            with open(args.apply_plan, encoding="utf-8") as f:
+                plan_file = json.load(f)
+        except (OSError, ValueError) as exc:
+            raise UserError(f"cannot read the plan file {args.apply_plan}: {exc}.", ExitCode.INPUT) from None
+        if isinstance(plan_file, dict) and plan_file.get("pool") not in (None, args.pool):
+            raise UserError(f"refused: the plan file is for pool {plan_file.get('pool')}, not {args.pool}.", ExitCode.REFUSED)
+
+    def progress(ev) -> None:
+        if json_out:
+            return
+        where = f" {ev.node}" if ev.node else ""
+        mark = {"warning": "!", "error": "✗"}.get(ev.level, " ")
+        count = f" {ev.done}/{ev.total}" if ev.total else ""
+        _out(_fit(f"{mark} {ev.step_id}{where}{count} {ev.message}".rstrip()))
+
+    cluster = await connect(getattr(args, "kubeconfig", None), getattr(args, "context", None))
+    try:
+        runner = Runner(cluster, args.pool, pool_label=getattr(args, "pool_label", None), options=options,
+                        audit_path=args.audit_log, read_only=read_only, progress=progress,
+                        warn=lambda m: _err(f"dragoman: warning: {m}"))
+        plan = await runner.prepare(args.step, rollback=args.rollback, plan_file=plan_file)
+        from dragoman.actions.plan import render
+
+        if args.plan:
+            if json_out:
+                _out(json.dumps(plan.to_json(), indent=2))
+            else:
+                for line in render(plan):
+                    _out(line)
+            return int(ExitCode.REFUSED if plan.blockers else ExitCode.OK)
+        if not json_out:
+            for line in render(plan):
+                _out(line)
+        if plan.blockers:
+            raise UserError("refused by preflight, nothing was written: " + " ".join(plan.blockers), ExitCode.REFUSED)
+        if not runner.pending_work(plan):
+            result = await runner.run(plan)
+            if not json_out:
+                _out("nothing to do: every step of the plan is already done.")
+            else:
+                _out(json.dumps({"schemaVersion": 1, "kind": "MigrationRun", "plan": plan.to_json(), "exitCode": result.exit_code,
+                                 "steps": result.steps, "problems": result.problems}, indent=2))
+            return result.exit_code
+        if read_only:
+            raise UserError(f"refused: the plan would write to the cluster, and dragoman runs with --read-only.", ExitCode.REFUSED)
+        if not args.yes and not _confirm(plan, cluster, options):
+            _err("dragoman: cancelled; nothing was written.")
+            return int(ExitCode.REFUSED)
+        result = await runner.run(plan)
+        if json_out:
+            _out(json.dumps({"schemaVersion": 1, "kind": "MigrationRun", "plan": plan.to_json(), "exitCode": result.exit_code,
+                             "steps": result.steps, "problems": result.problems}, indent=2))
+        else:
+            for p in result.problems:
+                _out(_fit(f"✗ {p}"))
+            done = sum(1 for v in result.steps.values() if v == "done")
+            _out(f"{'rollback' if plan.rollback else 'migration'} of pool {args.pool}: {done}/{len(plan.steps)} steps done"
+                 + (", stopped on a problem." if result.problems else "."))
+            _out(f"audit log: {runner.audit.path}")
+        return result.exit_code
+    finally:
+        await cluster.close()
