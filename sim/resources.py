@@ -84,6 +84,9 @@ RESOURCES: tuple[ResourceType, ...] = (
     ResourceType("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", "resourceclaim", True, (), ("status",)),
     ResourceType("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", "resourceclaimtemplate", True),
     ResourceType("resource.k8s.io", "v1", "DeviceTaintRule", "devicetaintrules", "devicetaintrule", False, (), ("status",)),
+    # The Prometheus Operator's CRD, as clusters with kube-prometheus serve it: alert and recording rules that may read
+    # node allocatable nvidia.com/gpu (the accounting view names them). No 1.37 schema: stored as sent.
+    ResourceType("monitoring.coreos.com", "v1", "PrometheusRule", "prometheusrules", "prometheusrule", True, ("promrule",)),
 )
 
 # Kinds that exist only as a verb on something else: never stored.

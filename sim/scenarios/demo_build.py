@@ -697,7 +697,7 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
     # ---- namespaces
     for ns, age in (("default", 322), ("kube-system", 322), ("kube-public", 322), ("kube-node-lease", 322),
                     ("gpu-operator", 300), ("nvidia-device-plugin", 290), ("dra-driver-nvidia-gpu", 181),
-                    ("ml-training", 280), ("ml-inference", 280), ("research", 240), ("batch", 200)):
+                    ("ml-training", 280), ("ml-inference", 280), ("research", 240), ("batch", 200), ("monitoring", 310)):
         labels = {"kubernetes.io/metadata.name": ns}
         if ns in ("gpu-operator", "dra-driver-nvidia-gpu", "nvidia-device-plugin"):
             labels["pod-security.kubernetes.io/enforce"] = "privileged"
@@ -1279,6 +1279,22 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict, total_nodes: int) -> li
            "spec": {"hard": {"count/resourceclaims.resource.k8s.io": "2"}},
            "status": {"hard": {"count/resourceclaims.resource.k8s.io": "2"},
                       "used": {"count/resourceclaims.resource.k8s.io": str(count_claims("research"))}}})
+
+    # ---- the GPU dashboard's rules (kube-prometheus): they sum node allocatable nvidia.com/gpu, which DRA pools report as 0
+    d.add({"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+           "metadata": meta("gpu-capacity", "monitoring", created=ts(days=300), kind="PrometheusRule",
+                            labels={"release": "kube-prometheus-stack", "app.kubernetes.io/part-of": "kube-prometheus"}),
+           "spec": {"groups": [{"name": "gpu-capacity.rules", "rules": [
+               {"record": "cluster:nvidia_gpu_allocatable:sum",
+                "expr": 'sum(kube_node_status_allocatable{resource="nvidia_com_gpu"})'},
+               {"record": "nodepool:nvidia_gpu_allocatable:sum",
+                "expr": 'sum by (label_cloud_google_com_gke_nodepool) (kube_node_status_allocatable{resource="nvidia_com_gpu"} '
+                        '* on (node) group_left(label_cloud_google_com_gke_nodepool) kube_node_labels)'},
+               {"alert": "GPUCapacityDropped",
+                "expr": "cluster:nvidia_gpu_allocatable:sum < 0.8 * max_over_time(cluster:nvidia_gpu_allocatable:sum[1d])",
+                "for": "15m", "labels": {"severity": "warning"},
+                "annotations": {"summary": "Allocatable GPUs dropped by more than 20% in a day"}},
+           ]}]}})
 
     # ---- PodDisruptionBudgets
     def pdb(name: str, ns: str, app: str, *, created: str, min_available=None, max_unavailable=None,

@@ -12,7 +12,7 @@ from collections import defaultdict
 from dragoman.fleet import accounting as A
 from dragoman.fleet.cluster import connect
 from dragoman.fleet.informer import sync
-from dragoman.fleet.model import FleetModel
+from dragoman.fleet.model import FleetModel, key_of
 from dragoman.fleet.store import FleetStore
 from dragoman.sim import scenario
 from tests.fleet import fleet_fixtures as F
@@ -214,3 +214,23 @@ def test_check_report_carries_the_accounting_in_json_and_80_column_text() -> Non
     assert any(q["quota"] == "gpu-quota" and q["changesMeaning"] for q in acc["quotas"])
     text = render_text(m, findings, width=80)
     assert "Accounting (what sums of node allocatable see)" in text and max(len(line) for line in text.splitlines()) <= 80
+
+
+async def test_prometheus_rules_are_read_from_the_simulator_and_a_forbidden_list_is_a_sentence() -> None:
+    async with running_simulator(scenario_path=DEMO) as sim:
+        cluster = await connect(str(sim.kubeconfig_path), None)
+        try:
+            rules, note = await A.read_prometheus_rules(cluster)
+        finally:
+            await cluster.close()
+        assert note == "" and [key_of(r) for r in rules] == [("monitoring", "gpu-capacity")]
+        readers = A.account(demo_model(), rules=rules).rules
+        assert [r.rule for r in readers] == ["record: cluster:nvidia_gpu_allocatable:sum", "record: nodepool:nvidia_gpu_allocatable:sum"]
+        sim.add_user({"name": "nobody", "clusterRoles": []})
+        sim.write_kubeconfig(sim.kubeconfig_path, user="nobody")
+        cluster = await connect(str(sim.kubeconfig_path), None)
+        try:
+            rules, note = await A.read_prometheus_rules(cluster)
+        finally:
+            await cluster.close()
+        assert rules is None and "403" in note

@@ -176,9 +176,17 @@ def _validator(kind: str, api_version: str):
     return jsonschema.validators.Draft202012Validator(schema, registry=registry)
 
 
+# Custom resources (the Prometheus Operator's PrometheusRule) have no schema or model in Kubernetes 1.37 itself.
+CRD_GROUPS = ("monitoring.coreos.com/",)
+
+
+def _builtin(demo: list[dict]) -> list[dict]:
+    return [o for o in demo if not o["apiVersion"].startswith(CRD_GROUPS)]
+
+
 def test_every_demo_object_validates_against_the_137_schemas(demo: list[dict]) -> None:
     errors = []
-    for o in demo:
+    for o in _builtin(demo):
         for e in _validator(o["kind"], o["apiVersion"]).iter_errors(o):
             errors.append(f"{o['kind']}/{o['metadata']['name']}: {e.message}")
     assert errors == []
@@ -211,7 +219,7 @@ def _normal(x):
 def test_every_demo_object_round_trips_through_the_kubernetes_37_models(demo: list[dict]) -> None:
     api = kc.ApiClient()
     lost = []
-    for o in demo:
+    for o in _builtin(demo):
         back = api.sanitize_for_serialization(_model(o["kind"]).from_dict(o))
         if _normal(back) != _normal(o):
             lost.append(f"{o['kind']}/{o['metadata']['name']}")

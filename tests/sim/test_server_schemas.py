@@ -82,7 +82,7 @@ async def k8s_async_bind(c) -> None:
 
 async def test_every_served_object_validates_against_the_1_37_schemas(served):
     kinds = {o["kind"] for o in served}
-    assert len(kinds) == len(resources.RESOURCES) - len(resources.VIRTUAL) - 1  # DeviceTaintRule: none in the scenario
+    assert len(kinds) == len(resources.RESOURCES) - len(resources.VIRTUAL) - 2  # DeviceTaintRule, PrometheusRule: none in the scenario
     assert any(o["kind"] == "PodDisruptionBudget" and o.get("status") for o in served)
     failures = []
     for obj in served:

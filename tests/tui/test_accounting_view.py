@@ -35,8 +35,11 @@ async def test_accounting_answers_what_the_a100_move_costs_by_keyboard(tmp_path,
         assert "Moving a100-train drops another 24 GPUs" in summary and "ml-training/gpu-quota" in summary
         quotas = _rows(screen, "#acc-quotas")
         assert quotas["ml-training|gpu-quota|requests.nvidia.com/gpu"][6] == "≈ same number, new meaning"
-        # The simulator does not serve monitoring.coreos.com: the view says so instead of showing nothing.
-        await wait_for(pilot, lambda: "not served" in _text(screen, "#acc-rules"), what="the rules note")
+        # The dashboard's recording rules sum allocatable: named, with what they miss today and what to count instead.
+        await wait_for(pilot, lambda: "monitoring/gpu-capacity" in _text(screen, "#acc-rules"), what="the rules reading allocatable")
+        rules = _text(screen, "#acc-rules")
+        missed = screen.acc.totals["missedByAllocatableNow"]
+        assert f"record: cluster:nvidia_gpu_allocatable:sum: misses {missed} GPUs today" in rules and "ResourceSlices" in rules
         # Highlighting another pool recomputes the quotas for that move.
         table = screen.query_one("#acc-pools", DataTable)
         table.focus()
