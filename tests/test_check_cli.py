@@ -250,3 +250,19 @@ def test_bad_input_through_the_real_cli_has_no_traceback(live, tmp_path):
         out, err = proc.communicate(timeout=180)
         assert proc.returncode == 2 and out == "", f"{name}: exit {proc.returncode}\n{err}"
         assert "Traceback" not in err and err.count("\n") == 1 and cases[name][1] in err, f"{name}: {err!r}"
+
+
+def test_kinds_the_server_does_not_serve_make_one_note():
+    from dragoman.fleet.informer import FleetSource
+    from dragoman.fleet.store import FORBIDDEN, LIVE, FleetStore
+    from dragoman.tui.headless import Origin
+
+    store = FleetStore()
+    for kind in store.kinds:
+        store.set_state(kind, LIVE, "", synced=True)
+    for kind, plural in (("DeviceClass", "deviceclasses"), ("ResourceSlice", "resourceslices")):
+        store.set_state(kind, LIVE, f"the server does not serve {plural}.", synced=True)
+    store.set_state("Event", FORBIDDEN, "user 'x' may not list events (403 Forbidden); that part of the picture is missing.")
+    notes = Origin("cluster", FleetSource(store, "c", "https://k", "v1.33.2")).notes()
+    assert notes == ["user 'x' may not list events (403 Forbidden); that part of the picture is missing.",
+                     "the server does not serve deviceclasses or resourceslices: the picture has none of them."]

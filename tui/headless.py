@@ -48,11 +48,21 @@ class Origin:
         return where + version
 
     def notes(self) -> list[str]:
-        """Sentences about parts of the picture that are missing (kinds the credentials may not list)."""
-        from dragoman.fleet.store import FORBIDDEN
+        """Sentences about parts of the picture that are missing: kinds the credentials may not list, kinds the server does not serve."""
+        from dragoman.fleet.store import FORBIDDEN, KINDS, LIVE
 
         store = self.source.store
-        return [store.state(k).message for k in store.kinds if store.state(k).status == FORBIDDEN]
+        notes, unserved = [], []
+        for kind in store.kinds:
+            state = store.state(kind)
+            if state.status == FORBIDDEN:
+                notes.append(state.message)
+            elif state.status == LIVE and state.message:
+                unserved.append(KINDS[kind].plural)
+        if unserved:
+            # Before Kubernetes 1.34 a cluster serves no resource.k8s.io/v1: one note, not four.
+            notes.append(f"the server does not serve {_join(unserved)}: the picture has none of them.")
+        return notes
 
     def to_json(self) -> dict:
         s = self.source
@@ -65,6 +75,10 @@ class Origin:
             "resourceApiVersions": list(s.resource_api_versions),
             "forbiddenKinds": s.forbidden,
         }
+
+
+def _join(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
 def read_from_args(args: argparse.Namespace, kinds: Iterable[str] | None = None) -> Origin:
