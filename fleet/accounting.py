@@ -392,15 +392,24 @@ class RuleReader:
     group: str
     rule: str  # "alert: X" or "record: Y"
     expr: str
-    undercount: int  # GPUs the expression misses today (devices on nodes reporting 0 allocatable)
+    undercount: int  # GPUs the expression misses today (on nodes reporting 0 allocatable)
+    drop_if_moved: int = 0  # and how many more once the pool being considered moves
+    via: str | None = None  # the recording rule through which it reads allocatable
 
     @property
     def replacement(self) -> str:
         return f"count devices, not allocatable: {DEVICE_SOURCE}; in PromQL, {PROMQL_SOURCE}"
 
+    def describe(self, pool: str | None = None) -> str:
+        how = f"reads {self.via}, which sums allocatable" if self.via else "sums allocatable"
+        more = f", {self.drop_if_moved} more after {pool} moves" if pool and self.drop_if_moved else ""
+        fires = "; it may fire when a pool moves" if self.via and self.rule.startswith("alert:") else ""
+        return f"{self.namespace}/{self.name} {self.rule}: {how}; misses {self.undercount} GPUs today{more}{fires}"
+
     def to_json(self) -> dict:
         return {"namespace": self.namespace, "name": self.name, "group": self.group, "rule": self.rule, "expr": self.expr,
-                "missesGpusNow": self.undercount, "replacementSource": self.replacement}
+                "via": self.via, "missesGpusNow": self.undercount, "missesMoreAfterMove": self.drop_if_moved,
+                "replacementSource": self.replacement}
 
 
 def reads_gpu_allocatable(expr: str) -> bool:
@@ -408,18 +417,44 @@ def reads_gpu_allocatable(expr: str) -> bool:
     return bool(_ALLOC_METRIC.search(expr or "")) and bool(_GPU_RESOURCE.search(expr or ""))
 
 
-def rule_readers(rules: Iterable[dict] | None, missed_now: int = 0) -> list[RuleReader]:
-    """The rules (of monitoring.coreos.com/v1 PrometheusRule objects) that read nvidia.com/gpu allocatable."""
-    out = []
+def rule_readers(rules: Iterable[dict] | None, missed_now: int = 0, drop_if_moved: int = 0) -> list[RuleReader]:
+    """The rules (of monitoring.coreos.com/v1 PrometheusRule objects) that read nvidia.com/gpu allocatable, directly
+    or through a recording rule that does (an alert on such a series fires when a pool moves)."""
+    found: list[tuple[str, str, str, dict]] = []
     for obj in rules or ():
         ns, name = key_of(obj)
         for g in ((obj.get("spec") or {}).get("groups") or ()):
             for r in g.get("rules") or ():
-                expr = str(r.get("expr") or "")
-                if reads_gpu_allocatable(expr):
-                    label = f"alert: {r['alert']}" if r.get("alert") else f"record: {r.get('record', '?')}"
-                    out.append(RuleReader(ns, name, g.get("name", ""), label, expr, missed_now))
+                found.append((ns, name, g.get("name", ""), r))
+    out: list[RuleReader] = []
+    records: set[str] = set()
+    rest = []
+    for ns, name, group, r in found:
+        expr = str(r.get("expr") or "")
+        if reads_gpu_allocatable(expr):
+            out.append(RuleReader(ns, name, group, _rule_label(r), expr, missed_now, drop_if_moved))
+            if r.get("record"):
+                records.add(r["record"])
+        else:
+            rest.append((ns, name, group, r))
+    changed = True
+    while changed and records:
+        changed = False
+        for item in list(rest):
+            ns, name, group, r = item
+            expr = str(r.get("expr") or "")
+            via = next((rec for rec in sorted(records) if re.search(rf"(?<![\w:]){re.escape(rec)}(?![\w:])", expr)), None)
+            if via:
+                out.append(RuleReader(ns, name, group, _rule_label(r), expr, missed_now, drop_if_moved, via))
+                rest.remove(item)
+                if r.get("record"):
+                    records.add(r["record"])
+                changed = True
     return out
+
+
+def _rule_label(r: dict) -> str:
+    return f"alert: {r['alert']}" if r.get("alert") else f"record: {r.get('record', '?')}"
 
 
 async def read_prometheus_rules(cluster: Any) -> tuple[list[dict] | None, str]:
@@ -477,7 +512,8 @@ def account(model: FleetModel, pool: str | None = None, rules: Iterable[dict] | 
     totals = fleet_totals(accounts)
     if pool is None:
         pool = default_moving_pool(accounts)
-    readers = rule_readers(rules, totals["missedByAllocatableNow"]) if rules is not None else None
+    drop = next((a.drop_if_moved for a in accounts if a.pool == pool), 0)
+    readers = rule_readers(rules, totals["missedByAllocatableNow"], drop) if rules is not None else None
     return Accounting(accounts, totals, pool, quota_lines(model, pool), readers, rules_note)
 
 
@@ -516,6 +552,6 @@ def text_lines(acc: Accounting, width: int = 80) -> list[str]:
     else:
         lines.append("PrometheusRules reading nvidia.com/gpu allocatable")
         for r in acc.rules:
-            lines += wrap(f"{r.namespace}/{r.name} {r.rule}: misses {r.undercount} GPUs today", "  ")
+            lines += wrap(r.describe(acc.pool), "  ")
             lines += wrap(f"replace with: {r.replacement}", "      ")
     return lines

@@ -71,7 +71,7 @@ def rules_text(acc: A.Accounting) -> str:
         head = "PrometheusRules: none reads nvidia.com/gpu allocatable."
     else:
         head = "PrometheusRules reading nvidia.com/gpu allocatable (they miss GPUs on DRA nodes):\n" + "\n".join(
-            f"  {r.namespace}/{r.name} {r.rule}: misses {r.undercount} GPUs today" for r in acc.rules)
+            f"  {r.describe(acc.pool)}" for r in acc.rules)
     return f"{head}\nCount instead — {A.DEVICE_SOURCE}; in PromQL, {A.PROMQL_SOURCE}."
 
 

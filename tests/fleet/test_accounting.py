@@ -141,8 +141,11 @@ def test_prometheus_rules_reading_gpu_allocatable_are_named_with_a_replacement()
                 {"alert": "GPUCapacityLow", "expr": 'sum(kube_node_status_capacity{resource="nvidia_com_gpu"}) < 10'},
                 {"record": "cluster:cpu:sum", "expr": 'sum(kube_node_status_allocatable{resource="cpu"})'},
             ]}]}}
+    rule["spec"]["groups"][0]["rules"].append({"alert": "Indirect", "expr": "cluster:gpu_allocatable:sum < 3"})
+    rule["spec"]["groups"][0]["rules"].append({"alert": "NotIndirect", "expr": "cluster:gpu_allocatable:sum_total < 3"})
     readers = A.rule_readers([rule], missed_now=16)
-    assert [r.rule for r in readers] == ["record: cluster:gpu_allocatable:sum", "alert: GPUCapacityLow"]
+    assert [r.rule for r in readers] == ["record: cluster:gpu_allocatable:sum", "alert: GPUCapacityLow", "alert: Indirect"]
+    assert readers[2].via == "cluster:gpu_allocatable:sum"
     assert all(r.undercount == 16 and "ResourceSlices" in r.replacement for r in readers)
     acc = A.account(demo_model(), rules=[rule])
     assert acc.rules and acc.rules[0].undercount == acc.totals["missedByAllocatableNow"]
@@ -225,7 +228,12 @@ async def test_prometheus_rules_are_read_from_the_simulator_and_a_forbidden_list
             await cluster.close()
         assert note == "" and [key_of(r) for r in rules] == [("monitoring", "gpu-capacity")]
         readers = A.account(demo_model(), rules=rules).rules
-        assert [r.rule for r in readers] == ["record: cluster:nvidia_gpu_allocatable:sum", "record: nodepool:nvidia_gpu_allocatable:sum"]
+        assert [r.rule for r in readers] == ["record: cluster:nvidia_gpu_allocatable:sum", "record: nodepool:nvidia_gpu_allocatable:sum",
+                                             "alert: GPUCapacityDropped"]
+        # The alert reads the recording rule: moving a100-train takes 24 more GPUs off it, so it may fire.
+        alert = readers[2]
+        assert alert.via == "cluster:nvidia_gpu_allocatable:sum" and alert.drop_if_moved == 24
+        assert "may fire when a pool moves" in alert.describe("a100-train") and "24 more after a100-train moves" in alert.describe("a100-train")
         sim.add_user({"name": "nobody", "clusterRoles": []})
         sim.write_kubeconfig(sim.kubeconfig_path, user="nobody")
         cluster = await connect(str(sim.kubeconfig_path), None)

@@ -39,7 +39,9 @@ async def test_accounting_answers_what_the_a100_move_costs_by_keyboard(tmp_path,
         await wait_for(pilot, lambda: "monitoring/gpu-capacity" in _text(screen, "#acc-rules"), what="the rules reading allocatable")
         rules = _text(screen, "#acc-rules")
         missed = screen.acc.totals["missedByAllocatableNow"]
-        assert f"record: cluster:nvidia_gpu_allocatable:sum: misses {missed} GPUs today" in rules and "ResourceSlices" in rules
+        assert (f"record: cluster:nvidia_gpu_allocatable:sum: sums allocatable; misses {missed} GPUs today, 24 more after "
+                "a100-train moves") in rules.replace("\n", " ") and "ResourceSlices" in rules
+        assert "alert: GPUCapacityDropped" in rules
         # Highlighting another pool recomputes the quotas for that move.
         table = screen.query_one("#acc-pools", DataTable)
         table.focus()
