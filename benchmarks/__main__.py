@@ -11,7 +11,7 @@ import sys
 from dragoman.benchmarks.harness import format_table
 
 # Each module offers `run(quick: bool) -> list[Figure]`. Later issues append here.
-BENCHMARKS = ("cel", "sim", "scheduler", "controllers", "model", "sync")
+BENCHMARKS = ("cel", "sim", "scheduler", "controllers", "model", "sync", "tui")
 
 
 def main(argv: list[str] | None = None) -> int:

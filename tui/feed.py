@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime
+import gc
 import logging
 import os
 import re
@@ -20,7 +21,8 @@ from dragoman.tui.views import Fleet, Ref, Touched, touched_by
 log = logging.getLogger(__name__)
 
 PUMP_INTERVAL = 0.05  # at most 20 view updates a second, however fast the watch events come
-DIAGNOSE_MIN_GAP = 1.0
+PUMP_SLICE = 100  # changes absorbed per turn of the loop, so a backlog never holds a keystroke for long
+DIAGNOSE_MIN_GAP = 2.0
 
 
 @dataclasses.dataclass
@@ -152,7 +154,7 @@ class Feed:
         self._pump_handle = None
         if self._busy or not self._pending:
             return
-        batch, self._pending = self._pending, []
+        batch, self._pending = self._pending[:PUMP_SLICE], self._pending[PUMP_SLICE:]
         self.model.apply(batch)
         self.events += len(batch)
         self.pumps += 1
@@ -162,6 +164,9 @@ class Feed:
         self._diag_dirty = True
         if touched.slices or touched.everything:
             self._catalogue_dirty = True
+        if self._pending and self._loop is not None:
+            # A backlog (after a diagnosis or a burst): the next slice on the next turn, keys go in between.
+            self._pump_handle = self._loop.call_soon(self.pump)
         self._schedule_diagnosis()
 
     # ------------------------------------------------------------------ loading
@@ -187,6 +192,7 @@ class Feed:
             return
         self._busy = False
         self.loaded = True
+        settle_gc()
         for cb in list(self.on_loaded):
             cb()
         self._schedule_pump()
@@ -199,7 +205,8 @@ class Feed:
             return
         if delay is None:
             since = time.monotonic() - self._last_diag_end
-            delay = max(0.2, max(DIAGNOSE_MIN_GAP, 2 * self.diag_seconds) - since)
+            # Diagnosis holds the GIL in a thread: leave the UI thread at least twice its length in between.
+            delay = max(0.2, max(DIAGNOSE_MIN_GAP, 3 * self.diag_seconds) - since)
         self._diag_handle = self._loop.call_later(delay, lambda: self._loop.create_task(self._diagnose()))
 
     async def _diagnose(self) -> None:
@@ -211,6 +218,10 @@ class Feed:
             return
         if self._pending:
             self.pump()
+            if len(self._pending) > PUMP_SLICE:
+                # A backlog: absorb it first (slice by slice), diagnose right after.
+                self._schedule_diagnosis(PUMP_INTERVAL)
+                return
         self._busy = True
         self._diag_dirty = False
         want_catalogue = self._catalogue_dirty
@@ -241,6 +252,7 @@ class Feed:
             pools = {k for k in set(old_pool) | set(new_pool) if old_pool.get(k) != new_pool.get(k)}
             for cb in list(self.on_findings):
                 cb(refs, pools)
+        settle_gc()
         if catalogue is not None:
             self.fleet.catalogue = catalogue
             for cb in list(self.on_catalogue):
@@ -249,6 +261,17 @@ class Feed:
             self._schedule_pump()
         if self._diag_dirty:
             self._schedule_diagnosis()
+
+
+def settle_gc() -> None:
+    """Move what lives now (the fleet, the views) out of the cyclic collector's reach.
+
+    A full collection rescans every tracked object: with a fleet in memory that is a pause of 0.1-0.6 s, which a
+    keystroke would feel. Objects made since are still collected; refcounting frees the rest as always.
+    """
+    gc.freeze()
+    # Watch events bring ~100 small acyclic objects each; the default thresholds would rescan them every few ms.
+    gc.set_threshold(10_000, 50, 100)
 
 
 def state_is_live(state: ConnectionState) -> bool:

@@ -68,6 +68,15 @@ def _pod_claim_names(pod: dict | None) -> list[str]:
     return names
 
 
+def _pod_sig(pod: dict) -> tuple:
+    """What of a pod the node, pool and claim rows can show."""
+    status = pod.get("status") or {}
+    spec = pod.get("spec") or {}
+    return (status.get("phase"), spec.get("nodeName"), (pod.get("metadata") or {}).get("deletionTimestamp"),
+            repr(status.get("extendedResourceClaimStatus")), repr(status.get("resourceClaimStatuses")),
+            repr(status.get("containerStatuses")))
+
+
 def touched_by(fleet: Fleet, changes: Sequence[Any], before: dict | None = None) -> Touched:
     """Which rows a batch of changes can alter (call after the model absorbed the batch).
 
@@ -84,6 +93,9 @@ def touched_by(fleet: Fleet, changes: Sequence[Any], before: dict | None = None)
             if old:  # a relabelled node leaves its old pool's row too
                 t.pools.add(m._pool_of_labels((old.get("metadata") or {}).get("labels") or {}))
         elif kind == "Pod":
+            t.pods.add(key_of(ch.obj))
+            if old is not None and new is not None and key_of(ch.obj) not in m._stack_pods and _pod_sig(old) == _pod_sig(new):
+                continue  # a heartbeat, an annotation: nothing a node, pool or claim row shows
             for p in (old, new):
                 n = _pod_node(p)
                 if n:
@@ -91,7 +103,6 @@ def touched_by(fleet: Fleet, changes: Sequence[Any], before: dict | None = None)
                 ns = key_of(ch.obj)[0]
                 for c in _pod_claim_names(p):
                     t.claims.add((ns, c))
-            t.pods.add(key_of(ch.obj))
         elif kind == "ResourceSlice":
             t.slices = True
             for s in (old, new):
@@ -448,6 +459,8 @@ JUMPS = {"pools": "pools", "nodes": "nodes", "devices": "devices", "attributes":
 # Views that are screens of their own rather than tables: jump target -> "module:Screen class" (imported when opened).
 SCREENS = {"accounting": "dragoman.widgets.accounting:AccountingScreen", "load": "dragoman.widgets.load:LoadScreen"}
 JUMPS.update({"accounting": "accounting", "acct": "accounting", "quota": "accounting", "quotas": "accounting", "load": "load"})
+SCREENS["cel"] = "dragoman.tui.screens.playground:PlaygroundScreen"
+JUMPS.update({"cel": "cel", "playground": "cel"})
 
 
 def parse_filter(text: str):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from textual.content import Content
-from textual.widgets import Static
+from textual.widget import Widget
 
 from dragoman.widgets.cells import Cell
 
@@ -35,7 +35,7 @@ def header_cells(info, status: str, message: str = "") -> list[Cell]:
     return cells
 
 
-class StatusHeader(Static):
+class StatusHeader(Widget):
     """One line, docked at the top; the app updates it on every connection-state change."""
 
     DEFAULT_CSS = """
@@ -47,14 +47,22 @@ class StatusHeader(Static):
         "error": "bold $error", "muted": "$text-muted",
     }
 
+    _state: tuple | None = None
+
     def show(self, info, status: str, message: str = "") -> None:
+        self._state = (info, status, message)
+        self.refresh()
+
+    def render(self) -> Content:
+        if self._state is None:
+            return Content("")
         parts: list = []
-        cells = header_cells(info, status, message)
-        width = self.size.width or 80
-        if sum(len(c.text) + 2 for c in cells) > width:
-            cells = cells[1:]  # the app's name is the first thing an operator can do without
+        cells = header_cells(*self._state)
+        # Decided at render time from the real width, so a narrow terminal drops the app's name first.
+        if sum(len(c.text) + 2 for c in cells) > (self.size.width or 80):
+            cells = cells[1:]
         for c in cells:
             parts.append((c.text, self.STYLES.get(c.tone or "", "")))
             if c.tone not in ("title", "badge"):
                 parts.append(" │")
-        self.update(Content.assemble(*parts))
+        return Content.assemble(*parts)

@@ -110,8 +110,12 @@ def test_one_pod_event_touches_its_node_pool_and_claims(fleet: Fleet) -> None:
 
     m = fleet.model
     pod = next(p for p in m.objects["Pod"].values() if (p.get("status") or {}).get("extendedResourceClaimStatus"))
-    new = {**pod, "metadata": {**pod["metadata"], "resourceVersion": "999999"}}
+    new = {**pod, "metadata": {**pod["metadata"], "resourceVersion": "999999"}, "status": {**pod["status"], "phase": "Failed"}}
     t = touched_by(fleet, [Change("Pod", "MODIFIED", new, pod)])
     assert t.nodes == {pod["spec"]["nodeName"]} and len(t.pools) == 1 and len(t.claims) == 1 and not t.everything
     assert len(list(NodesView().affected(fleet, t))) == 1
     assert list(DevicesView().affected(fleet, t)) == []
+    # A heartbeat (an annotation) touches only the pod's own row, nothing derived.
+    beat = {**pod, "metadata": {**pod["metadata"], "resourceVersion": "1000000", "annotations": {"x": "1"}}}
+    t = touched_by(fleet, [Change("Pod", "MODIFIED", beat, pod)])
+    assert not t.nodes and not t.pools and not t.claims and len(t.pods) == 1

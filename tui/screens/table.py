@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -30,6 +31,7 @@ class TableScreen(Screen):
         self.populated = False
         self._prompt_mode = ""
         self.ready = False
+        self._summary_at = 0.0
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -109,7 +111,8 @@ class TableScreen(Screen):
             self._apply_touched(t, keys)
         finally:
             self.table.end_batch()
-        if self.view.name == "pools":
+        if self.view.name == "pools" and self.is_current and time.monotonic() - self._summary_at > 0.5:
+            # The summary sums every pool: twice a second is live enough, and never for a screen out of sight.
             self.refresh_summary()
 
     def _apply_touched(self, t: Touched, keys) -> None:
@@ -149,7 +152,12 @@ class TableScreen(Screen):
         if self.populated and self.view.uses_catalogue:
             self.populate()
 
+    def on_screen_resume(self) -> None:
+        if self.populated:
+            self.refresh_summary()
+
     def refresh_summary(self) -> None:
+        self._summary_at = time.monotonic()
         if self.view.name == "pools":
             m = self.fleet.model
             self.query_one("#summary", Static).update(fleet_summary(m.pools(), self.fleet.findings))
@@ -250,6 +258,19 @@ class TableScreen(Screen):
     def action_jump_to(self, name: str) -> None:
         self.app.jump(name)
 
+    def check_action(self, action: str, parameters) -> bool | None:
+        # "open in playground" belongs to the Stuck pods view only.
+        if action == "open_playground":
+            return self.view.name == "pending"
+        return True
+
+    def action_open_playground(self) -> None:
+        from dragoman.tui.screens.playground import open_for_pod
+
+        key = self.table.cursor_key
+        if self.view.name == "pending" and key is not None:
+            open_for_pod(self.app, key)
+
     def palette_commands(self) -> list[tuple[str, str, object]]:
         """What fits this screen, for ctrl+p."""
         cmds = [
@@ -268,6 +289,8 @@ class TableScreen(Screen):
             ids = sorted({f.id for f in self.fleet.findings if f.id in POD_FINDINGS})
             for i in ids:
                 cmds.append((f"stuck pods: only {i}", f"filter id={i}", lambda i=i: self.set_filter(f"id={i}")))
+            if self.table.cursor_key is not None:
+                cmds.append(("stuck pod: open in playground", "the pod's selector in the CEL playground (p)", self.action_open_playground))
         if self.table.marked:
             cmds.append(("rows: unmark all", f"clear {len(self.table.marked)} marks", self._unmark))
         return cmds
