@@ -109,6 +109,11 @@ class VTable(ScrollView, can_focus=True):
             self.table = table
             self.key = key
 
+    class MarksChanged(Message):
+        def __init__(self, table: "VTable") -> None:
+            super().__init__()
+            self.table = table
+
     class Selected(Message):
         def __init__(self, table: "VTable", key: Hashable) -> None:
             super().__init__()
@@ -331,6 +336,7 @@ class VTable(ScrollView, can_focus=True):
         self.marked.symmetric_difference_update({key})
         self.action_cursor(1)
         self.refresh()
+        self.post_message(self.MarksChanged(self))
 
     def action_select(self) -> None:
         key = self.cursor_key

@@ -130,3 +130,45 @@ async def test_connection_loss_shows_and_recovers() -> None:
         await wait_for(pilot, lambda: screen_name(app) == "claims", what="navigation while disconnected")
         await sim.start(port=port)
         await wait_for(pilot, lambda: "● live" in header(), 60, what="the connection to come back")
+
+
+async def test_conventions_marks_mouse_palette_relist_and_context_switch() -> None:
+    async with demo_app() as (sim, app, pilot):
+        from dragoman.widgets.header import StatusHeader
+        from dragoman.widgets.vtable import VTable
+
+        table = app.screen.table
+        # space marks rows (and moves on); the heading counts them.
+        await pilot.press("space", "space")
+        assert len(table.marked) == 2 and "marked: 2" in str(app.screen.query_one("#heading").render())
+        # G / g, j / k.
+        await pilot.press("G")
+        assert table.cursor == table.visible_count - 1
+        await pilot.press("g", "j")
+        assert table.cursor == 1
+        # The mouse: a click on the fourth row selects it (line 0 is the column header).
+        await pilot.click(VTable, offset=(5, 4))
+        assert table.cursor == 3
+        # ctrl+r lists every kind again.
+        lists = sum(i.lists for i in app.feed.syncer.informers.values())
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: sum(i.lists for i in app.feed.syncer.informers.values()) > lists, what="a relist")
+        # The palette offers this screen's commands and the views.
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.3)
+        await pilot.press(*"view: claims")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: screen_name(app) == "claims", what="the palette to jump")
+        # :ctx switches context: the demo's read-only viewer.
+        await pilot.press("colon", *"ctx", "enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "ContextScreen", what="the context list")
+        assert "dragoman-sim-viewer" in app.screen.contexts
+        from textual.widgets import OptionList
+
+        ol = app.screen.query_one(OptionList)
+        ol.highlighted = app.screen.contexts.index("dragoman-sim-viewer")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.feed.info.context == "dragoman-sim-viewer" and ready(app), 60, what="the new context")
+        await wait_for(pilot, lambda: "ctx dragoman-sim-viewer" in str(app.screen.query_one(StatusHeader).render()), what="header")
+        assert screen_name(app) == "pools" and "a100-serve" in table_text(app)

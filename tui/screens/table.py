@@ -168,8 +168,8 @@ class TableScreen(Screen):
         marked = f"   marked: {len(self.table.marked)}" if self.table.marked else ""
         self.query_one("#heading", Static).update(f"{self.view.heading} ({count}){flt}{marked}")
 
-    def on_vtable_highlighted(self, event: VTable.Highlighted) -> None:
-        pass
+    def on_vtable_marks_changed(self, event: VTable.MarksChanged) -> None:
+        self.refresh_summary()
 
     def on_vtable_selected(self, event: VTable.Selected) -> None:
         target = self.view.drill(self.fleet, event.key)
