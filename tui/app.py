@@ -113,7 +113,7 @@ class DragomanApp(App):
             self.post_message(ev)
 
     def _route_prompt_key(self, event) -> bool:
-        from textual.widgets import Input
+        from textual.widgets import Input, TextArea
 
         screen = self.screen
         mode = getattr(screen, "_prompt_mode", None)
@@ -130,7 +130,8 @@ class DragomanApp(App):
             else:
                 return False
             return True
-        if event.key not in ("colon", "slash") or isinstance(self.focused, Input):
+        # A TextArea (the CEL editor) takes ':' and '/' as text, like an Input.
+        if event.key not in ("colon", "slash") or isinstance(self.focused, (Input, TextArea)):
             return False
         if mode is None:  # a detail page: go back to the view below it, then prompt there
             if event.key == "slash":

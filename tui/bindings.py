@@ -37,6 +37,7 @@ TABLE_KEYS = (
     Key("view.pending", "5", "jump_to('pending')", "Stuck", "The Stuck pods view", show=False),
     Key("view.findings", "6", "jump_to('findings')", "Findings", "The Findings view", show=False),
     Key("view.attributes", "7", "jump_to('attributes')", "Attributes", "The Attribute distribution view", show=False),
+    Key("view.playground", "p", "open_playground", "Playground", "Stuck pods: the selected pod's selector in the CEL playground", show=False),
 )
 
 DETAIL_KEYS = (

@@ -1,0 +1,126 @@
+"""Applying a handful of generated objects (the playground's DeviceClasses and claim templates): server-side dry run, then each write with an audit intent and outcome."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from typing import Any, Iterable
+
+from dragoman.actions.audit import AuditLog
+from dragoman.fleet.errors import ReadOnlyError
+
+_PATHS = {
+    ("resource.k8s.io/v1", "DeviceClass"): ("/apis/resource.k8s.io/v1/deviceclasses", False),
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): ("/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaimtemplates", True),
+    ("resource.k8s.io/v1", "ResourceClaim"): ("/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims", True),
+}
+
+
+@dataclasses.dataclass
+class Applied:
+    """One object's fate: "created", "replaced", "unchanged" (dry run: "would create" ...), or "failed" with the server's message."""
+
+    kind: str
+    namespace: str
+    name: str
+    result: str
+    message: str = ""
+
+    @property
+    def ref(self) -> str:
+        return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
+
+
+def _collection(obj: dict) -> tuple[str, str]:
+    key = (obj.get("apiVersion", ""), obj.get("kind", ""))
+    if key not in _PATHS:
+        raise ValueError(f"cannot apply {key[1] or 'an object'} ({key[0]}) from the playground")
+    path, namespaced = _PATHS[key]
+    ns = (obj.get("metadata") or {}).get("namespace") or ""
+    if namespaced and not ns:
+        raise ValueError(f"{key[1]} {(obj.get('metadata') or {}).get('name')} needs a namespace")
+    return path.format(ns=ns), ns
+
+
+async def _existing(cluster: Any, path: str, name: str) -> dict | None:
+    from dragoman.fleet.cluster import ApiError
+
+    try:
+        return await cluster.get(f"{path}/{name}")
+    except ApiError as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def _same_spec(a: dict | None, b: dict) -> bool:
+    return a is not None and a.get("spec") == b.get("spec")
+
+
+async def dry_run(cluster: Any, objects: Iterable[dict]) -> list[Applied]:
+    """What applying would do, checked by the server (`dryRun=All`: admission and schema validation, nothing stored)."""
+    return await _apply(cluster, list(objects), dry=True)
+
+
+async def apply_objects(cluster: Any, objects: Iterable[dict], *, audit: AuditLog, by: dict | None = None,
+                        read_only: bool = False, plan_id: str | None = None) -> list[Applied]:
+    """Dry-run every object first (all or nothing), then create or replace each, with an audit intent before and outcome after."""
+    objs = list(objects)
+    if read_only:
+        raise ReadOnlyError("apply objects from the playground")
+    checked = await _apply(cluster, objs, dry=True)
+    bad = [a for a in checked if a.result == "failed"]
+    if bad:
+        return checked
+    return await _apply(cluster, objs, dry=False, audit=audit, plan_id=plan_id or f"playground-{uuid.uuid4().hex[:8]}")
+
+
+async def _apply(cluster: Any, objs: list[dict], *, dry: bool, audit: AuditLog | None = None, plan_id: str = "") -> list[Applied]:
+    from dragoman.fleet.cluster import ApiError
+
+    out = []
+    q = {"dryRun": "All"} if dry else None
+    for obj in objs:
+        meta = obj.get("metadata") or {}
+        name = meta.get("name", "")
+        try:
+            path, ns = _collection(obj)
+        except ValueError as exc:
+            out.append(Applied(obj.get("kind", ""), meta.get("namespace", ""), name, "failed", str(exc)))
+            continue
+        kind = obj["kind"]
+        try:
+            cur = await _existing(cluster, path, name)
+        except ApiError as exc:
+            out.append(Applied(kind, ns, name, "failed", exc.message if hasattr(exc, "message") else str(exc)))
+            continue
+        if _same_spec(cur, obj):
+            out.append(Applied(kind, ns, name, "would stay unchanged" if dry else "unchanged"))
+            continue
+        body = dict(obj)
+        if cur is None:
+            verb, method, url = "create", "POST", path
+        else:
+            verb, method, url = "replace", "PUT", f"{path}/{name}"
+            body["metadata"] = {**(cur.get("metadata") or {}), **{k: v for k, v in meta.items() if k in ("labels", "annotations")}}
+        write_id = None
+        ref = {"kind": kind, "namespace": ns, "name": name}
+        key = f"{plan_id}/apply/{kind}/{ns}/{name}"
+        if audit is not None:
+            write_id = audit.intent(key=key, plan_id=plan_id, step="playground-apply", obj=ref, verb=verb,
+                                    before=None if cur is None else {"spec": cur.get("spec")}, after={"spec": obj.get("spec")},
+                                    command=f"kubectl {'create' if cur is None else 'replace'} -f <playground YAML>")
+        try:
+            await cluster.request(method, url, body, query=q)
+        except ApiError as exc:
+            msg = exc.message if hasattr(exc, "message") else str(exc)
+            if audit is not None and write_id:
+                audit.outcome(write_id, key=key, plan_id=plan_id, step="playground-apply", obj=ref, result="failed", message=msg)
+            out.append(Applied(kind, ns, name, "failed", msg))
+            continue
+        if audit is not None and write_id:
+            audit.outcome(write_id, key=key, plan_id=plan_id, step="playground-apply", obj=ref, result="applied",
+                          after={"spec": obj.get("spec")})
+        done = "created" if cur is None else "replaced"
+        out.append(Applied(kind, ns, name, f"would be {done}" if dry else done))
+    return out

@@ -1,0 +1,196 @@
+"""The playground's Textual-free core: where a selector starts from, and one evaluation turned into counts, rows and reasons."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from typing import Callable, Sequence
+
+from dragoman.fleet.cel import CelCompileError, compile_expression
+from dragoman.fleet.cel.fleeteval import DeviceIndex, FleetEvaluation, evaluate_fleet
+from dragoman.fleet.cel_explain import Explainer
+from dragoman.fleet.model import FleetModel, claim_spec, key_of, pod_extended_requests, request_alternatives
+
+BLOCKS = "blocks scheduling of every pod using this selector"
+
+
+@dataclasses.dataclass
+class Start:
+    """What the editor opens with: the expression to edit, and the class selectors that apply before it (read-only)."""
+
+    expression: str
+    title: str = "a new selector"
+    base: list[str] = dataclasses.field(default_factory=list)  # the request's class selectors, evaluated first
+    base_label: str = ""  # e.g. "class gpu.nvidia.com"
+    class_name: str = ""  # a class to generate against (a claim template's deviceClassName)
+    namespace: str = ""
+
+
+def join_and(expressions: Sequence[str]) -> str:
+    exprs = [e.strip() for e in expressions if e.strip()]
+    if len(exprs) == 1:
+        return exprs[0]
+    return " && ".join(f"({e})" for e in exprs)
+
+
+def start_from_class(model: FleetModel, name: str) -> Start:
+    cls = model.classes().get(name)
+    if cls is None:
+        return Start("", f"DeviceClass {name} (not found)")
+    return Start(join_and(cls.expressions), f"DeviceClass {name}", class_name=name)
+
+
+def start_from_request(model: FleetModel, body: dict, title: str, namespace: str = "") -> Start:
+    """A claim request (`exactly` or a subrequest): its own selectors in the editor, its class's applied first.
+
+    A request without selectors of its own is its class: then the class's selectors are what there is to edit."""
+    cname = body.get("deviceClassName", "")
+    own = [(s.get("cel") or {}).get("expression", "") for s in body.get("selectors") or () if s.get("cel")]
+    cls = model.classes().get(cname)
+    cls_exprs = list(cls.expressions) if cls else []
+    if not own:
+        return Start(join_and(cls_exprs), f"{title} → DeviceClass {cname}", class_name=cname, namespace=namespace)
+    return Start(join_and(own), title, base=cls_exprs, base_label=f"class {cname}", class_name=cname, namespace=namespace)
+
+
+def claim_requests_of(model: FleetModel) -> list[tuple[str, dict, str]]:
+    """(title, request body, namespace) of every request in the fleet's claim templates and user-made claims."""
+    out = []
+    for kind in ("ResourceClaimTemplate", "ResourceClaim"):
+        for key, obj in sorted(model.objects.get(kind, {}).items()):
+            ann = (obj.get("metadata") or {}).get("annotations") or {}
+            if kind == "ResourceClaim" and (ann.get("resource.kubernetes.io/extended-resource-claim") or ann.get("resource.kubernetes.io/pod-claim-name")):
+                continue  # made by the scheduler or from a template: the template is the place to start
+            for req in (claim_spec(obj, kind).get("devices") or {}).get("requests") or ():
+                for rname, body in request_alternatives(req):
+                    out.append((f"{kind} {key[0]}/{key[1]} request {rname}", body, key[0]))
+    return out
+
+
+def start_from_pod(model: FleetModel, pod: dict) -> Start | None:
+    """The selector a (stuck) pod waits on: its first claim's first request, or the class serving its extended resource."""
+    ns, name = key_of(pod)
+    for rc in (pod.get("spec") or {}).get("resourceClaims") or ():
+        if rc.get("resourceClaimTemplateName"):
+            obj, kind = model.objects.get("ResourceClaimTemplate", {}).get((ns, rc["resourceClaimTemplateName"])), "ResourceClaimTemplate"
+            label = f"template {rc['resourceClaimTemplateName']}"
+        else:
+            obj, kind = model.objects.get("ResourceClaim", {}).get((ns, rc.get("resourceClaimName", ""))), "ResourceClaim"
+            label = f"claim {rc.get('resourceClaimName')}"
+        if obj is None:
+            continue
+        for req in (claim_spec(obj, kind).get("devices") or {}).get("requests") or ():
+            for rname, body in request_alternatives(req):
+                return start_from_request(model, body, f"pod {ns}/{name} {label} request {rname}", ns)
+    for resource in sorted(pod_extended_requests(pod)):
+        cname = model.class_serving(resource)
+        if cname:
+            st = start_from_class(model, cname)
+            st.title = f"pod {ns}/{name} {resource} → DeviceClass {cname}"
+            st.namespace = ns
+            return st
+    return None
+
+
+@dataclasses.dataclass
+class Outcome:
+    """One evaluation as the screen shows it."""
+
+    expression: str
+    compile_error: CelCompileError | None = None
+    summary: dict | None = None
+    rows: list[tuple] = dataclasses.field(default_factory=list)  # (result, driver, pool, device, node, product, reason)
+    errors: list[tuple[str, int]] = dataclasses.field(default_factory=list)  # (reason, devices), most first
+    false_clauses: list[tuple[str, int]] = dataclasses.field(default_factory=list)
+    cancelled: bool = False
+
+
+def compile_all(base: Sequence[str], expression: str) -> tuple[list, CelCompileError | None]:
+    """Compiled base selectors and the edited one; the edited one's compile error (base ones are the cluster's)."""
+    try:
+        sel = compile_expression(expression if expression.strip() else "true")
+    except CelCompileError as exc:
+        return [], exc
+    sels = []
+    for e in base:
+        try:
+            sels.append(compile_expression(e))
+        except CelCompileError:
+            continue
+    return sels + [sel], None
+
+
+def evaluate(index: DeviceIndex, base: Sequence[str], base_label: str, expression: str,
+             cancel: Callable[[], bool] | None = None) -> tuple[Outcome, FleetEvaluation | None]:
+    """Counts only (the fast part): compile, evaluate every device once per distinct group."""
+    sels, err = compile_all(base, expression)
+    out = Outcome(expression)
+    if err is not None:
+        out.compile_error = err
+        return out, None
+    labels = [f"{base_label} selector #{i}: " for i in range(len(sels) - 1)] + [""]
+    ev = evaluate_fleet(sels, index, labels=labels, cancel=cancel, chunk=200)
+    out.cancelled = ev.cancelled
+    if not ev.cancelled:
+        out.summary = ev.summary
+    return out, ev
+
+
+def explain(out: Outcome, ev: FleetEvaluation, base: Sequence[str], base_label: str, *, limit: int = 500,
+            cancel: Callable[[], bool] | None = None) -> Outcome:
+    """Fill the rows (errors first, then non-matches, then matches, `limit` at most) and the reasons by count."""
+    exprs = list(base) + [out.expression]
+    index = ev.index
+    explainers: dict[int, Explainer] = {}
+    group_reason: dict[int, tuple[str, str]] = {}
+    rep_of: dict[int, int] = {}
+    for i, g in enumerate(ev.group_of):
+        if g not in rep_of:
+            rep_of[g] = i
+    for n, (g, i) in enumerate(rep_of.items()):
+        if cancel is not None and n % 200 == 0 and cancel():
+            out.cancelled = True
+            return out
+        o = ev.outcomes[g]
+        if o is None:
+            continue
+        if o.value is True:
+            group_reason[g] = ("match", "")
+            continue
+        at = ev.failed_at[g]
+        prefix = f"{base_label} selector #{at}: " if at < len(base) else ""
+        if o.error is not None:
+            group_reason[g] = ("error", f"{prefix}{o.error}")
+            continue
+        ex = explainers.get(at)
+        if ex is None:
+            ex = explainers[at] = Explainer(exprs[at])
+        clause = ex.first_false(index.devices[i])
+        group_reason[g] = ("no-match", f"{prefix}{clause.text if clause else exprs[at]}")
+    errors: Counter = Counter()
+    falses: Counter = Counter()
+    buckets: dict[str, list[tuple]] = {"error": [], "no-match": [], "match": []}
+    for i, g in enumerate(ev.group_of):
+        res = group_reason.get(g)
+        if res is None:
+            continue
+        kind, reason = res
+        if kind == "error":
+            errors[reason] += 1
+        elif kind == "no-match":
+            falses[reason] += 1
+        b = buckets[kind]
+        if len(b) < limit:
+            ref = index.refs[i]
+            b.append((kind, ref.driver, ref.pool, ref.device, ref.node or "", ref.product, reason))
+    rows = (buckets["error"] + buckets["no-match"] + buckets["match"])[:limit]
+    out.rows = rows
+    out.errors = errors.most_common()
+    out.false_clauses = falses.most_common()
+    return out
+
+
+def counts_text(summary: dict) -> str:
+    """`match 24 · no match 153 · error 0 of 177 devices` for the counts line."""
+    return (f"match {summary['matched']} · no match {summary['notMatched']} · error {summary['errors']}"
+            f"  of {summary['devices']} devices")

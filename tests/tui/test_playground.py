@@ -1,0 +1,241 @@
+"""The CEL playground on the demo: live counts, compile errors at their position, runtime errors and their reach, the first false clause, completion, starts, generation, dry run and apply through the audit log, read-only."""
+
+from __future__ import annotations
+
+import json
+
+import kubernetes_validate
+import pytest
+import yaml
+from textual.widgets import DataTable, Input, Select, Static, TextArea
+
+from dragoman.tui.app import DragomanApp
+from dragoman.tui.screens.playground import GenerateScreen, PlaygroundScreen
+from dragoman.tui.source import open_cluster_feed
+from dragoman.sim.scenarios import DEMO_PATH
+from tests.support.sim import running_simulator
+from tests.tui.conftest import demo_app, ready, wait_for
+
+H100 = 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3"'
+
+
+def text_of(app, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).render())
+
+
+def counts(app) -> str:
+    return text_of(app, "#cel-counts")
+
+
+async def open_playground(pilot, app) -> PlaygroundScreen:
+    await pilot.press("colon", *"cel", "enter")
+    await wait_for(pilot, lambda: isinstance(app.screen, PlaygroundScreen) and app.screen.ready, 30, "the playground")
+    await wait_for(pilot, lambda: "devices" in counts(app), 30, "the first counts")
+    return app.screen
+
+
+async def set_expression(pilot, screen: PlaygroundScreen, text: str) -> None:
+    screen.editor.load_text(text)
+    await wait_for(pilot, lambda: screen.outcome is not None and screen.outcome.expression == text and screen.shown_gen == screen.gen,
+                   30, f"evaluation of {text!r}")
+
+
+def table_rows(screen) -> list[tuple]:
+    t = screen.query_one("#cel-table", DataTable)
+    return [tuple(str(c) for c in t.get_row_at(i)) for i in range(t.row_count)]
+
+
+async def test_typing_changes_counts_syntax_errors_runtime_errors_and_false_clauses():
+    async with demo_app() as (_sim, app, pilot):
+        screen = await open_playground(pilot, app)
+        # The default selector: every GPU-driver device.
+        assert "match 177" in counts(app) and "of 177 devices" in counts(app)
+        # Typing, key by key, narrows it (`:` and `/` are text in the editor, not a jump or a filter).
+        screen.editor.move_cursor(screen.editor.document.end)
+        await pilot.press(*' && device.attributes["gpu.nvidia.com"].architecture == "Hopper"')
+        await wait_for(pilot, lambda: "match 24 " in counts(app), 30, "Hopper counts")
+        assert isinstance(app.screen, PlaygroundScreen) and "Hopper" in screen.editor.text
+        assert "NVIDIA H100 80GB HBM3 24/24" in counts(app)
+
+        # A syntax error shows its position.
+        await set_expression(pilot, screen, 'device.driver == "gpu.nvidia.com" &&& true')
+        err = text_of(app, "#cel-error")
+        assert "line 1, column" in err and "^" in err
+
+        # A missing key: the reason, how many devices it hits, and that it blocks scheduling.
+        await set_expression(pilot, screen, 'device.attributes["gpu.nvidia.com"].index < 4')
+        await wait_for(pilot, lambda: "no such key" in text_of(app, "#cel-errors"), 30, "error reasons")
+        errors = text_of(app, "#cel-errors")
+        assert "no such key: index" in errors and "177 devices" in errors and "blocks scheduling of every pod using this selector" in errors
+        assert "error 177" in counts(app)
+
+        # A && B && C: the first false clause by its source text, per device.
+        expr = ('device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu" '
+                '&& device.attributes["gpu.nvidia.com"].architecture == "Hopper"')
+        await set_expression(pilot, screen, expr)
+        await wait_for(pilot, lambda: len(table_rows(screen)) > 0 and screen.outcome.rows, 30, "rows")
+        rows = table_rows(screen)
+        why = {r[2]: r[4] for r in rows}
+        mig = next(r for r in rows if "mig" in r[2])
+        assert mig[4] == 'device.attributes["gpu.nvidia.com"].type == "gpu"'
+        a100 = next(r for r in rows if r[3].startswith("NVIDIA A100") and "mig" not in r[2] and "no match" in r[0])
+        assert a100[4] == 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
+        assert any("match" in r[0] and not r[4] for r in rows) and why
+
+
+async def test_completion_offers_what_only_this_fleet_publishes():
+    async with demo_app() as (_sim, app, pilot):
+        screen = await open_playground(pilot, app)
+        screen.editor.load_text("")
+        await pilot.press(*'device.attributes["gpu.nvidia.com"].')
+        comp = screen.completion
+        await wait_for(pilot, lambda: comp.display and comp.candidates, 10, "completions after ].")
+        labels = [c.label for c in comp.candidates]
+        # `profile` exists only because the demo has MIG devices; `addressingMode` only on its H100s; no fixed list.
+        assert "profile" in labels and "addressingMode" in labels and "index" not in labels
+        assert any("×" in c.detail for c in comp.candidates)
+        await pilot.press(*"prof", "tab")
+        assert screen.editor.text.endswith(".profile")
+        await pilot.press(*' == "')
+        await wait_for(pilot, lambda: comp.display and comp.candidates, 10, "value completions")
+        assert comp.candidates[0].label == '"1g.10gb"'
+        await pilot.press("tab")
+        assert screen.editor.text.endswith('.profile == "1g.10gb"')
+        await wait_for(pilot, lambda: "match 112 " in counts(app), 30, "MIG counts")
+
+
+async def test_open_in_playground_from_a_stuck_pod_and_from_a_class():
+    async with demo_app() as (_sim, app, pilot):
+        await pilot.press("colon", *"pending", "enter")
+        await wait_for(pilot, lambda: getattr(app.screen, "view", None) is not None and app.screen.view.name == "pending"
+                       and app.screen.populated, 30, "stuck pods")
+        table = app.screen.table
+        key = ("research", "llm-eval-tjswx")
+        assert table.move_to(key)
+        assert table.cursor_key == key
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, PlaygroundScreen), 10, "the playground")
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.outcome is not None and screen.outcome.rows, 30, "explained rows")
+        assert "h100-80gi" in text_of(app, "#cel-title")
+        assert "class gpu.nvidia.com" in text_of(app, "#cel-base")
+        assert "match 0 " in counts(app)
+        # Why it waits: the H100s publish 81559Mi, less than 80Gi.
+        reasons = dict(screen.outcome.false_clauses)
+        assert reasons.get("device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0") == 24
+
+        # ctrl+o: start from an existing class and see what it matches today.
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "PickerScreen", 10, "the picker")
+        picker = app.screen
+        idx = next(i for i, (t, _) in enumerate(picker.items) if t == "DeviceClass mig-1g.10gb.nvidia.com")
+        picker.query_one("#picker").highlighted = idx
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PlaygroundScreen) and "match 112 " in counts(app), 30, "class counts")
+        # History keeps the pod's selector.
+        await pilot.press("ctrl+e")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "PickerScreen", 10, "history")
+        assert any("80Gi" in t for t, _ in app.screen.items)
+        await pilot.press("escape")
+
+
+async def test_tiers_class_yaml_save_dry_run_and_apply_are_audited(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    async with demo_app() as (sim, app, pilot):
+        screen = await open_playground(pilot, app)
+        await set_expression(pilot, screen, H100)
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: isinstance(app.screen, GenerateScreen) and app.screen.ready, 10, "generate")
+        gen = app.screen
+        # Tier classes, one per MIG profile the fleet publishes.
+        gen.query_one("#gen-kind", Select).value = "tiers-mig"
+        await wait_for(pilot, lambda: "mig-1g-10gb" in gen.query_one("#gen-yaml", TextArea).text, 10, "MIG tiers")
+        assert "deviceclass.resource.kubernetes.io/mig-1g-10gb" in str(gen.query_one("#gen-notes", Static).render())
+        gen.query_one("#gen-kind", Select).value = "tiers-product"
+        await wait_for(pilot, lambda: "nvidia-h100-80gb-hbm3" in gen.query_one("#gen-yaml", TextArea).text, 10, "product tiers")
+        for doc in yaml.safe_load_all(gen.query_one("#gen-yaml", TextArea).text):
+            assert kubernetes_validate.validate(doc, "1.37.0", strict=True) == "1.37"
+
+        # A DeviceClass taking over nvidia.com/gpu: the blast-radius warning.
+        gen.query_one("#gen-kind", Select).value = "class"
+        gen.query_one("#gen-name", Input).value = "h100-only"
+        gen.query_one("#gen-ern", Input).value = "nvidia.com/gpu"
+        await wait_for(pilot, lambda: "blast radius" in str(gen.query_one("#gen-warnings", Static).render()), 10, "warning")
+        gen.query_one("#gen-ern", Input).value = ""
+        await wait_for(pilot, lambda: "extendedResourceName" not in gen.query_one("#gen-yaml", TextArea).text, 10, "no ern")
+        doc = yaml.safe_load(gen.query_one("#gen-yaml", TextArea).text)
+        assert kubernetes_validate.validate(doc, "1.37.0", strict=True) == "1.37"
+        assert doc["spec"]["selectors"][0]["cel"]["expression"] == H100
+
+        # Save to a file.
+        out = tmp_path / "h100.yaml"
+        gen.query_one("#gen-path", Input).value = str(out)
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: out.exists(), 10, "the file")
+        assert yaml.safe_load(out.read_text())["metadata"]["name"] == "h100-only"
+
+        # Server dry run: validated by the simulator, nothing stored.
+        sim.request_log.clear()
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: "would be created" in str(gen.query_one("#gen-status", Static).render()), 30, "dry run")
+        assert not sim.request_log.writes()
+        assert sim.store.get("deviceclasses", None, "h100-only") is None
+
+        # Apply: confirmation (Cancel focused), then the write and its audit records.
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmScreen", 10, "confirmation")
+        assert app.screen.focused.id == "no"
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "created" in str(gen.query_one("#gen-status", Static).render())
+                       and "would" not in str(gen.query_one("#gen-status", Static).render()), 30, "apply")
+        writes = sim.request_log.writes()
+        assert [(w.method, w.resource) for w in writes] == [("POST", "deviceclasses.resource.k8s.io")]
+        assert sim.store.get("deviceclasses", None, "h100-only") is not None
+        got = await app.feed.cluster.get("/apis/resource.k8s.io/v1/deviceclasses/h100-only")
+        assert got["spec"]["selectors"][0]["cel"]["expression"] == H100
+        records = [json.loads(line) for line in (tmp_path / "state" / "dragoman" / "audit.jsonl").read_text().splitlines()]
+        assert [r["record"] for r in records] == ["intent", "outcome"]
+        assert records[0]["object"] == {"kind": "DeviceClass", "namespace": "", "name": "h100-only"} and records[1]["result"] == "applied"
+
+
+async def test_claim_template_with_pod_snippet_validates():
+    async with demo_app() as (_sim, app, pilot):
+        screen = await open_playground(pilot, app)
+        await set_expression(pilot, screen, 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"')
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: isinstance(app.screen, GenerateScreen) and app.screen.ready, 10, "generate")
+        gen = app.screen
+        gen.query_one("#gen-kind", Select).value = "template"
+        gen.query_one("#gen-name", Input).value = "hopper"
+        gen.query_one("#gen-ns", Input).value = "research"
+        await wait_for(pilot, lambda: "ResourceClaimTemplate" in gen.query_one("#gen-yaml", TextArea).text
+                       and "name: hopper" in gen.query_one("#gen-yaml", TextArea).text, 10, "template")
+        text = gen.query_one("#gen-yaml", TextArea).text
+        tpl, snippet = text.split("# pod side")
+        doc = yaml.safe_load(tpl)
+        assert kubernetes_validate.validate(doc, "1.37.0", strict=True) == "1.37"
+        assert doc["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == "gpu.nvidia.com"
+        assert "resourceClaimTemplateName: hopper" in snippet and "claims:" in snippet
+        assert "drop the matching limits" in str(gen.query_one("#gen-warnings", Static).render())
+
+
+async def test_read_only_has_no_apply_and_writes_nothing():
+    async with running_simulator(scenario_path=DEMO_PATH) as sim:
+        feed = await open_cluster_feed(str(sim.kubeconfig_path), None, badge="DEMO", read_only=True)
+        app = DragomanApp(feed, kubeconfig=str(sim.kubeconfig_path), read_only=True)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: ready(app), 60, "the demo fleet to load")
+            screen = await open_playground(pilot, app)
+            await set_expression(pilot, screen, H100)
+            sim.request_log.clear()
+            await pilot.press("ctrl+g")
+            await wait_for(pilot, lambda: isinstance(app.screen, GenerateScreen) and app.screen.ready, 10, "generate")
+            gen = app.screen
+            # The apply and dry-run keys do not exist here: not in the footer, not run.
+            actions = {b.binding.action for b in app.active_bindings.values()}
+            assert "save" in actions and "apply" not in actions and "dry_run" not in actions
+            await pilot.press("ctrl+g")
+            await pilot.press("ctrl+t")
+            await pilot.pause(0.5)
+            assert app.screen is gen and "apply" not in str(gen.query_one("#gen-status", Static).render())
+            assert not sim.request_log.writes()

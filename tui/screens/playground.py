@@ -1,0 +1,654 @@
+"""The CEL playground (`:cel`): write a selector, see live which devices it picks and why the others are left out, then generate, save or apply objects."""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+from rich.markup import escape
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, DataTable, Footer, Input, Label, OptionList, Select, Static, TextArea
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+from dragoman.fleet import cel_generate as G
+from dragoman.fleet import cel_playground as P
+from dragoman.widgets.cel_editor import CelEditor, CompletionList
+from dragoman.widgets.cel_results import COLUMNS, counts_markup, errors_markup, fill
+from dragoman.widgets.completion import candidates
+from dragoman.widgets.header import StatusHeader
+
+DEBOUNCE = 0.04  # seconds of quiet before a keystroke's evaluation starts (a burst evaluates once)
+DEFAULT_EXPRESSION = 'device.driver == "gpu.nvidia.com"'
+
+
+def history(app) -> list[str]:
+    """The session's expressions, oldest first (kept on the app, so leaving the playground keeps them)."""
+    if not hasattr(app, "cel_history"):
+        app.cel_history = []
+    return app.cel_history
+
+
+def remember(app, expression: str) -> None:
+    h = history(app)
+    expression = expression.strip()
+    if expression and (not h or h[-1] != expression):
+        if expression in h:
+            h.remove(expression)
+        h.append(expression)
+
+
+class Evaluated(Message):
+    """Counts for one keystroke's expression (posted by the evaluation thread)."""
+
+    def __init__(self, gen: int, outcome: P.Outcome, seconds: float) -> None:
+        super().__init__()
+        self.gen, self.outcome, self.seconds = gen, outcome, seconds
+
+
+class Explained(Message):
+    """Rows and reasons for the same expression, once the first false clauses are known."""
+
+    def __init__(self, gen: int, outcome: P.Outcome) -> None:
+        super().__init__()
+        self.gen, self.outcome = gen, outcome
+
+
+class PlaygroundScreen(Screen):
+    """One selector against every device of the fleet, evaluated as the operator types."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="cel.back", tooltip="Close the completion list, or go back"),
+        Binding("ctrl+space", "complete", "Complete", id="cel.complete",
+                tooltip="Attribute, capacity and value names the fleet publishes (tab takes the first)", priority=True),
+        Binding("ctrl+o", "open_from", "Start from", id="cel.open",
+                tooltip="Start from an existing DeviceClass or claim request and see what it matches today", priority=True),
+        Binding("ctrl+e", "history", "History", id="cel.history", tooltip="Expressions of this session", priority=True),
+        Binding("ctrl+g", "generate", "Generate", id="cel.generate",
+                tooltip="DeviceClass, tier classes or a ResourceClaimTemplate from this selector", priority=True),
+        Binding("ctrl+t", "toggle_focus", "Editor/Table", id="cel.focus", tooltip="Move between the editor and the device table", priority=True),
+        Binding("f2", "copy_expression", "Copy", id="cel.copy", tooltip="Copy the expression to the clipboard", priority=True),
+    ]
+    DEFAULT_CSS = """
+    PlaygroundScreen #cel-title { height: 1; padding: 0 1; text-style: bold; background: $boost; }
+    PlaygroundScreen #cel-base { height: auto; padding: 0 1; color: $text-muted; }
+    PlaygroundScreen #cel-error { height: auto; padding: 0 1; color: $error; }
+    PlaygroundScreen #cel-counts { height: auto; padding: 0 1; }
+    PlaygroundScreen #cel-errors { height: auto; padding: 0 1; }
+    PlaygroundScreen #cel-table { height: 1fr; }
+    PlaygroundScreen #prompt { dock: bottom; }
+    """
+
+    def __init__(self, start: P.Start | None = None) -> None:
+        super().__init__(name="cel")
+        self.start = start or P.Start(DEFAULT_EXPRESSION)
+        self._prompt_mode = ""
+        self.ready = False
+        self.gen = 0  # bumped by every edit; an evaluation of an older gen stops and its result is dropped
+        self.shown_gen = -1
+        self.outcome: P.Outcome | None = None
+        self._index = None
+        self._epoch = None
+        self._slices = None
+        self._timer = None
+        self._typed_at: dict[int, float] = {}
+        self.latencies: list[float] = []  # keystroke → counts on screen, seconds (the benchmark reads them)
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield StatusHeader()
+        with Vertical(id="body"):
+            yield Static("", id="cel-title")
+            yield Static("", id="cel-base")
+            yield CelEditor(self.start.expression, id="cel-editor")
+            yield CompletionList(id="cel-completion")
+            yield Static("", id="cel-error")
+            yield Static("evaluating…", id="cel-counts")
+            yield Static("", id="cel-errors")
+            table = DataTable(id="cel-table", cursor_type="row", zebra_stripes=False)
+            table.add_columns(*COLUMNS)
+            yield table
+        yield Input(id="prompt")
+        yield Footer()
+
+    @property
+    def editor(self) -> CelEditor:
+        return self.query_one("#cel-editor", CelEditor)
+
+    @property
+    def completion(self) -> CompletionList:
+        return self.query_one("#cel-completion", CompletionList)
+
+    @property
+    def model(self):
+        return self.app.feed.model
+
+    def catalogue(self) -> dict:
+        return self.app.feed.fleet.catalogue or self.model.attribute_catalogue()
+
+    def on_mount(self) -> None:
+        self.query_one("#prompt", Input).display = False
+        self.completion.display = False
+        self.app.refresh_header(self)
+        self._show_start()
+        self.editor.focus()
+        self.editor.move_cursor(self.editor.document.end)
+        self.schedule(0)
+        self.ready = True
+        self.app.screen_ready()
+
+    def _show_start(self) -> None:
+        st = self.start
+        self.query_one("#cel-title", Static).update(f"CEL playground — {escape(st.title)}")
+        base = self.query_one("#cel-base", Static)
+        if st.base:
+            base.update(f"applied first ({escape(st.base_label)}): " + " ; ".join(escape(e) for e in st.base))
+        base.display = bool(st.base)
+
+    def load(self, start: P.Start) -> None:
+        """Edit another selector (from a class, a claim request, a pod or the history)."""
+        remember(self.app, self.editor.text)
+        self.start = start
+        self._show_start()
+        self.editor.load_text(start.expression)
+        self.editor.move_cursor(self.editor.document.end)
+        self.editor.focus()
+
+    # ------------------------------------------------------------------ evaluation
+    @on(TextArea.Changed, "#cel-editor")
+    def _edited(self, event: TextArea.Changed) -> None:
+        self.gen += 1
+        self._typed_at[self.gen] = time.perf_counter()
+        self._update_completion(auto=True)
+        self.schedule(DEBOUNCE)
+
+    def schedule(self, delay: float) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        if delay <= 0:
+            self._kick()
+        else:
+            self._timer = self.set_timer(delay, self._kick)
+
+    def _kick(self) -> None:
+        self._timer = None
+        epoch = self.model._cel_epoch
+        if epoch != self._epoch or self._slices is None:
+            # Slices or classes changed (or first run): the thread converts the new generation of devices.
+            self._epoch = epoch
+            self._slices = self.model.current_slices()
+            self._index = None
+        self._gen_at_kick = self.gen
+        self.evaluate(self.gen, self.editor.text, list(self.start.base), self.start.base_label, self._slices)
+
+    @work(exclusive=True, thread=True, group="cel-eval", description="evaluate the selector on every device")
+    def evaluate(self, gen: int, expression: str, base: list[str], base_label: str, slices) -> None:
+        from dragoman.fleet.cel.fleeteval import DeviceIndex
+
+        worker = get_current_worker()
+
+        def stale() -> bool:
+            return worker.is_cancelled or self.gen != gen
+
+        index = self._index
+        if index is None:
+            index = DeviceIndex(slices)
+            self._index = index
+        if stale():
+            return
+        t0 = time.perf_counter()
+        out, ev = P.evaluate(index, base, base_label, expression, cancel=stale)
+        if out.cancelled or stale():
+            return
+        self.post_message(Evaluated(gen, out, time.perf_counter() - t0))
+        if ev is None:
+            return
+        P.explain(out, ev, base, base_label, cancel=stale)
+        if not out.cancelled and not stale():
+            self.post_message(Explained(gen, out))
+
+    def on_evaluated(self, msg: Evaluated) -> None:
+        if msg.gen != self.gen:
+            return
+        typed = self._typed_at.pop(msg.gen, None)
+        if typed is not None:
+            self.latencies.append(time.perf_counter() - typed)
+        for g in [g for g in self._typed_at if g < msg.gen]:
+            del self._typed_at[g]
+        out = msg.outcome
+        self.outcome = out
+        self.shown_gen = msg.gen
+        err = self.query_one("#cel-error", Static)
+        counts = self.query_one("#cel-counts", Static)
+        if out.compile_error is not None:
+            e = out.compile_error
+            where = f"line {e.line}, column {e.column}: " if e.line is not None else ""
+            caret = e.caret(out.expression)
+            err.update(f"✗ {escape(where + e.message)}" + (f"\n{escape(caret)}" if caret else ""))
+            err.display = True
+            counts.update("[dim](counts of the last expression that compiled are not shown: fix the error first)[/dim]")
+            self.query_one("#cel-errors", Static).update("")
+            self.query_one("#cel-table", DataTable).clear()
+            return
+        err.display = False
+        counts.update(counts_markup(out))
+
+    def on_explained(self, msg: Explained) -> None:
+        if msg.gen != self.gen:
+            return
+        self.outcome = msg.outcome
+        self.query_one("#cel-errors", Static).update(errors_markup(msg.outcome))
+        fill(self.query_one("#cel-table", DataTable), msg.outcome)
+
+    # ------------------------------------------------------------------ completion
+    def _update_completion(self, auto: bool) -> None:
+        before = self.editor.text_before_cursor()
+        cands = candidates(self.catalogue(), before)
+        if auto and not self.completion.display and not _opens_completion(before):
+            cands = []
+        self.completion.show(cands)
+        self.editor.completing = bool(cands)
+
+    def action_complete(self) -> None:
+        self._update_completion(auto=False)
+        if not self.completion.candidates:
+            self.notify("nothing to complete here; try after device. or device.attributes[\"", severity="information")
+            return
+        self.completion.focus()
+
+    @on(CelEditor.Accept)
+    def _accept_first(self) -> None:
+        self._take(self.completion.current())
+
+    @on(OptionList.OptionSelected, "#cel-completion")
+    def _picked(self, event: OptionList.OptionSelected) -> None:
+        self._take(self.completion.candidates[event.option_index])
+
+    def _take(self, cand) -> None:
+        self.completion.display = False
+        self.editor.completing = False
+        if cand is not None:
+            self.editor.apply(cand)
+        self.editor.focus()
+
+    def _close_completion(self) -> bool:
+        if self.completion.display:
+            self.completion.display = False
+            self.editor.completing = False
+            self.editor.focus()
+            return True
+        return False
+
+    # ------------------------------------------------------------------ starts, history, generate
+    def action_open_from(self) -> None:
+        model = self.model
+        items: list[tuple[str, P.Start]] = []
+        for name in sorted(model.classes()):
+            items.append((f"DeviceClass {name}", P.start_from_class(model, name)))
+        for title, body, ns in P.claim_requests_of(model):
+            items.append((title, P.start_from_request(model, body, title, ns)))
+        self.app.push_screen(PickerScreen("Start from", [(t, s) for t, s in items]), self._picked_start)
+
+    def _picked_start(self, start) -> None:
+        if start is not None:
+            self.load(start)
+
+    def action_history(self) -> None:
+        remember(self.app, self.editor.text)
+        h = list(reversed(history(self.app)))
+        if not h:
+            self.notify("no expressions yet in this session", severity="information")
+            return
+        self.app.push_screen(PickerScreen("Expressions of this session (newest first)", [(e, e) for e in h]), self._picked_history)
+
+    def _picked_history(self, expression) -> None:
+        if expression is not None:
+            self.editor.load_text(expression)
+            self.editor.move_cursor(self.editor.document.end)
+            self.editor.focus()
+
+    def action_generate(self) -> None:
+        if self.outcome is not None and self.outcome.compile_error is not None and self.outcome.expression == self.editor.text:
+            self.notify("fix the compile error first: Kubernetes would reject this selector", severity="error")
+            return
+        remember(self.app, self.editor.text)
+        self.app.push_screen(GenerateScreen(self.editor.text, self.start, self.catalogue()))
+
+    def action_copy_expression(self) -> None:
+        remember(self.app, self.editor.text)
+        self.app.copy_to_clipboard(self.editor.text)
+        self.notify("expression copied to the clipboard")
+
+    def action_toggle_focus(self) -> None:
+        table = self.query_one("#cel-table", DataTable)
+        if self.focused is self.editor:
+            table.focus()
+        else:
+            self.editor.focus()
+
+    def action_back(self) -> None:
+        if self._prompt_mode:
+            self.close_prompt()
+        elif not self._close_completion():
+            remember(self.app, self.editor.text)
+            self.app.back()
+
+    # ------------------------------------------------------------------ `:` prompt (from the table; the editor takes `:` as text)
+    def action_jump_prompt(self) -> None:
+        prompt = self.query_one("#prompt", Input)
+        self._prompt_mode = "jump"
+        prompt.value = ""
+        prompt.placeholder = "jump to: pools nodes devices claims pending findings accounting load cel ctx"
+        prompt.display = True
+        self.set_focus(prompt)
+
+    def action_filter(self) -> None:
+        self.notify("the playground has no filter; write the selector instead", severity="information")
+
+    def close_prompt(self) -> None:
+        self.query_one("#prompt", Input).display = False
+        self._prompt_mode = ""
+        self.editor.focus()
+
+    def submit_prompt(self) -> None:
+        mode, value = self._prompt_mode, self.query_one("#prompt", Input).value.strip()
+        self.close_prompt()
+        if mode == "jump":
+            self.app.jump(value.lstrip(":"))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "prompt":
+            self.submit_prompt()
+
+    def palette_commands(self) -> list[tuple[str, str, object]]:
+        return [
+            ("playground: complete", "names the fleet publishes (ctrl+space)", self.action_complete),
+            ("playground: start from", "a DeviceClass or a claim request (ctrl+o)", self.action_open_from),
+            ("playground: history", "expressions of this session (ctrl+e)", self.action_history),
+            ("playground: generate", "DeviceClass, tiers or claim template (ctrl+g)", self.action_generate),
+            ("playground: copy expression", "to the clipboard (f2)", self.action_copy_expression),
+        ]
+
+
+def _opens_completion(before: str) -> bool:
+    """Show completions unasked only right after `device.`, `["` or `].` (typing a value or an operator stays quiet)."""
+    return before.endswith(("device.", '["', "['", "].", '== "', "== '"))
+
+
+class PickerScreen(ModalScreen):
+    """A list to choose from (start points, history); enter picks, esc cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="picker.cancel", tooltip="Close without choosing")]
+    DEFAULT_CSS = """
+    PickerScreen { align: center middle; }
+    PickerScreen > Vertical { width: 90%; height: auto; max-height: 80%; border: round $primary; background: $surface; }
+    PickerScreen OptionList { height: auto; max-height: 30; }
+    """
+
+    def __init__(self, title: str, items: list[tuple[str, object]]) -> None:
+        super().__init__()
+        self.title_text = title
+        self.items = items
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self.title_text)
+            yield OptionList(*[Option(escape(t)) for t, _ in self.items], id="picker")
+
+    def on_mount(self) -> None:
+        self.query_one("#picker", OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.items[event.option_index][1])
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Apply these objects? y / n; Cancel has the focus."""
+
+    BINDINGS = [Binding("y", "yes", "Apply", id="confirm.yes", tooltip="Apply"),
+                Binding("n,escape", "no", "Cancel", id="confirm.no", tooltip="Cancel")]
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Vertical { width: 80%; height: auto; border: thick $warning; background: $surface; padding: 1; }
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.text)
+            with Horizontal():
+                yield Button("Cancel (n)", id="no", variant="primary")
+                yield Button("Apply (y)", id="yes", variant="warning")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    def action_no(self) -> None:
+        self.dismiss(False)
+
+
+KINDS = [("DeviceClass", "class"), ("tier classes, one per product", "tiers-product"),
+         ("tier classes, one per MIG profile", "tiers-mig"), ("ResourceClaimTemplate (+ pod snippet)", "template")]
+
+
+class GenerateScreen(Screen):
+    """Objects from the selector: a YAML preview, its warnings, and save / server dry run / apply / copy."""
+
+    DEFAULT_CSS = """
+    GenerateScreen #gen-form { height: auto; }
+    GenerateScreen #gen-form Input { width: 1fr; }
+    GenerateScreen #gen-form Select { width: 48; }
+    GenerateScreen #gen-warnings { height: auto; padding: 0 1; color: $warning; }
+    GenerateScreen #gen-notes { height: auto; padding: 0 1; color: $text-muted; }
+    GenerateScreen #gen-yaml { height: 1fr; }
+    GenerateScreen #gen-status { height: auto; padding: 0 1; }
+    """
+
+    def __init__(self, expression: str, start: P.Start, catalogue: dict) -> None:
+        super().__init__(name="cel-generate")
+        self.expression = expression
+        self.start = start
+        self.catalogue = catalogue
+        self.generated: G.Generated | None = None
+        self.ready = False
+
+    @property
+    def read_only(self) -> bool:
+        return bool(getattr(self.app, "read_only", False))
+
+    def compose(self) -> ComposeResult:
+        yield StatusHeader()
+        with Vertical():
+            yield Static("[b]Generate[/b] from: " + escape(self.expression), id="gen-title")
+            with Horizontal(id="gen-form"):
+                yield Select(KINDS, value="class", allow_blank=False, id="gen-kind")
+                yield Input(placeholder="name (class or template; tier name prefix)", id="gen-name")
+                yield Input(placeholder="extendedResourceName (optional)", id="gen-ern")
+                yield Input(self.start.namespace or "default", placeholder="namespace (template)", id="gen-ns")
+            with Horizontal(id="gen-form2"):
+                yield Input(placeholder="save to file (ctrl+s)", id="gen-path")
+            yield Static("", id="gen-warnings")
+            yield Static("", id="gen-notes")
+            yield TextArea("", read_only=True, id="gen-yaml")
+            yield Static("", id="gen-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.app.refresh_header(self)
+        self.query_one("#gen-name", Input).focus()
+        self.regenerate()
+        self.ready = True
+        self.app.screen_ready()
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="gen.back", tooltip="Back to the playground"),
+        Binding("ctrl+s", "save", "Save", id="gen.save", tooltip="Write the YAML to the file named in the form", priority=True),
+        Binding("ctrl+t", "dry_run", "Server dry run", id="gen.dryrun",
+                tooltip="Send the objects with dryRun=All: the API server validates them, nothing is stored", priority=True),
+        Binding("ctrl+g", "apply", "Apply", id="gen.apply", tooltip="Create or replace the objects (confirmation, audit log)",
+                priority=True),
+        Binding("f2", "copy_yaml", "Copy YAML", id="gen.copy", tooltip="Copy the YAML to the clipboard"),
+    ]
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        # Read-only mode: the apply key does not exist at all (not shown, not run).
+        if action in ("apply", "dry_run") and self.read_only:
+            return False
+        return True
+
+    def field(self, name: str) -> str:
+        return self.query_one(f"#gen-{name}", Input).value.strip()
+
+    @on(Input.Changed)
+    @on(Select.Changed)
+    def _changed(self, event) -> None:
+        if getattr(event, "input", None) is not None and event.input.id == "gen-path":
+            return
+        self.regenerate()
+
+    def regenerate(self) -> None:
+        kind = self.query_one("#gen-kind", Select).value
+        name = self.field("name")
+        model = self.app.feed.model
+        exprs = [self.expression]
+        by = "product" if kind == "tiers-product" else "mig-profile"
+        if kind == "class":
+            # A class from a claim request keeps the request's class selectors: the class must pick the same devices.
+            exprs = list(self.start.base) + exprs
+            ern = self.field("ern") or None
+            served = {ern: model.class_serving(ern)} if ern and model.class_serving(ern) else {}
+            gen = G.device_class(name or "my-gpu-class", exprs, extended_resource_name=ern, served_by=served)
+        elif kind in ("tiers-product", "tiers-mig"):
+            values = [v for v, _ in G.tier_values(self.catalogue, by)]
+            gen = G.tier_classes(values, by, prefix=(name + "-") if name else "", existing=model.classes())
+        else:
+            cname = self.start.class_name or "gpu.nvidia.com"
+            cls = model.classes().get(cname)
+            # The class's own selectors need not be repeated in the request.
+            own = [] if cls is not None and P.join_and(cls.expressions) == self.expression.strip() else [self.expression]
+            gen = G.claim_template(name or "my-gpu-claim", self.field("ns") or "default", cname, own,
+                                   served=cls.serves if cls else ())
+        self.generated = gen
+        text = gen.yaml()
+        if gen.snippet:
+            text += "\n" + G.snippet_yaml(gen.snippet)
+        self.query_one("#gen-yaml", TextArea).load_text(text)
+        self.query_one("#gen-warnings", Static).update("\n".join(f"⚠ {escape(w)}" for w in gen.warnings))
+        self.query_one("#gen-notes", Static).update("\n".join(escape(n) for n in gen.notes))
+        path = self.query_one("#gen-path", Input)
+        if not path.value or path.value == getattr(self, "_auto_path", ""):
+            first = gen.objects[0]["metadata"]["name"] if gen.objects else "playground"
+            self._auto_path = f"tiers-{by}.yaml" if kind.startswith("tiers") else f"{first}.yaml"
+            path.value = self._auto_path
+
+    def status(self, text: str) -> None:
+        self.query_one("#gen-status", Static).update(text)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_copy_yaml(self) -> None:
+        self.app.copy_to_clipboard(self.query_one("#gen-yaml", TextArea).text)
+        self.notify("YAML copied to the clipboard")
+
+    def action_save(self) -> None:
+        path = pathlib.Path(self.field("path") or "playground.yaml").expanduser()
+        try:
+            path.write_text(self.query_one("#gen-yaml", TextArea).text)
+        except OSError as exc:
+            self.status(f"[b $error]✗ could not write {escape(str(path))}: {escape(exc.strerror or str(exc))}[/]")
+            return
+        self.status(f"✓ saved to {escape(str(path.resolve()))}")
+        self.notify(f"saved {path}")
+
+    def _cluster(self):
+        cluster = getattr(self.app.feed, "cluster", None)
+        if cluster is None:
+            self.status("[b $warning]a snapshot has no cluster to send objects to: save the YAML instead (ctrl+s)[/]")
+        return cluster
+
+    def action_dry_run(self) -> None:
+        if self._cluster() is not None and self.generated:
+            self._dry_run(list(self.generated.objects))
+
+    @work(exclusive=True, group="cel-apply", description="server-side dry run of the generated objects")
+    async def _dry_run(self, objects: list[dict]) -> None:
+        from dragoman.actions.apply_objects import dry_run
+
+        self.status("sending with dryRun=All …")
+        results = await dry_run(self._cluster(), objects)
+        self.status(_results_text("server dry run", results))
+
+    def action_apply(self) -> None:
+        if self.read_only:
+            return
+        if self._cluster() is None or not self.generated:
+            return
+        objs = list(self.generated.objects)
+        warn = "\n".join(f"⚠ {escape(w)}" for w in self.generated.warnings)
+        text = (f"[b]Apply {len(objs)} object{'s' if len(objs) != 1 else ''} to {escape(self.app.feed.info.context or 'the cluster')}?[/b]\n"
+                + "\n".join(f"  {o['kind']} {escape(o['metadata'].get('namespace', '') + '/' if o['metadata'].get('namespace') else '')}"
+                            f"{escape(o['metadata']['name'])}" for o in objs)
+                + (f"\n{warn}" if warn else "") + "\nA server dry run goes first; each write is recorded in the audit log.")
+
+        def confirmed(ok: bool | None) -> None:
+            if ok:
+                self._apply(objs)
+            else:
+                self.status("not applied")
+        self.app.push_screen(ConfirmScreen(text), confirmed)
+
+    @work(exclusive=True, group="cel-apply", description="apply the generated objects")
+    async def _apply(self, objects: list[dict]) -> None:
+        from dragoman.actions.apply_objects import apply_objects
+        from dragoman.actions.audit import AuditLog
+        from dragoman.actions.runner import operator
+
+        cluster = self._cluster()
+        info = self.app.feed.info
+        audit = AuditLog(user=operator(cluster), context=info.context or "", cluster={"server": info.server})
+        self.status("dry run, then apply …")
+        try:
+            results = await apply_objects(cluster, objects, audit=audit, read_only=self.read_only)
+        except Exception as exc:  # noqa: BLE001 - the operator sees the sentence, the screen stays
+            self.status(f"[b $error]✗ {escape(str(getattr(exc, 'message', exc)))}[/]")
+            return
+        self.status(_results_text("apply", results) + f"\naudit log: {escape(str(audit.path))}")
+
+
+def _results_text(what: str, results) -> str:
+    lines = []
+    for r in results:
+        mark = "✗" if r.result == "failed" else "✓"
+        lines.append(f"{mark} {escape(r.ref)}: {escape(r.result)}" + (f" — {escape(r.message)}" if r.message else ""))
+    return f"[b]{what}[/b]\n" + "\n".join(lines)
+
+
+def open_for_pod(app, pod_key: tuple[str, str]) -> bool:
+    """Open the playground on a stuck pod's selector (its claim's request, or the class serving its extended resource)."""
+    pod = app.feed.model.objects["Pod"].get(tuple(pod_key))
+    if pod is None:
+        return False
+    start = P.start_from_pod(app.feed.model, pod)
+    if start is None:
+        app.notify("this pod asks for no claim and no extended resource a DeviceClass serves", severity="warning")
+        return False
+    app.push_screen(PlaygroundScreen(start))
+    return True
