@@ -40,8 +40,9 @@ class DragomanApp(App):
 
     # ------------------------------------------------------------------ lifecycle
     def on_mount(self) -> None:
-        self._wire(self.feed)
         self.push_screen(self._table("pools", None))
+        # The first frame goes out before the informers start decoding LIST pages on this loop.
+        self.call_after_refresh(self._wire, self.feed)
 
     def _wire(self, feed: Feed) -> None:
         feed.on_loaded.append(self._on_loaded)
