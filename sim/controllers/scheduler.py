@@ -132,7 +132,7 @@ class Scheduler(Controller):
         md = _md(pod)
         ns, name = md.get("namespace", ""), md.get("name", "")
         key = ("pod", ns, name)
-        if etype != "DELETED" and self._wants_scheduling(pod):
+        if etype != "DELETED" and self._wants_scheduling(pod) and (etype == "ADDED" or old is None or self._pod_updated(old, pod)):
             self.enqueue(key)
         gone = etype == "DELETED" or _terminal(pod) or bool(md.get("deletionTimestamp"))
         if gone:
@@ -144,6 +144,17 @@ class Scheduler(Controller):
                 self._requeue_unschedulable()
         if etype != "MODIFIED" or gone or (old is not None and (old.get("spec") or {}).get("nodeName") != (pod.get("spec") or {}).get("nodeName")):
             self._quota_dirty(ns)
+
+    @staticmethod
+    def _pod_updated(old: dict, new: dict) -> bool:
+        """The scheduling queue's isPodUpdated: a status-only write (ours included) does not retry a pod, except the
+        resourceclaim controller linking a generated claim (UpdatePodGeneratedResourceClaim)."""
+        def strip(p: dict) -> dict:
+            md = {k: v for k, v in (p.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields", "generation")}
+            return {"metadata": md, "spec": p.get("spec")}
+        if strip(old) != strip(new):
+            return True
+        return ((old.get("status") or {}).get("resourceClaimStatuses") != (new.get("status") or {}).get("resourceClaimStatuses"))
 
     def _claims_of(self, pod: dict) -> list[tuple[str, str]]:
         md = _md(pod)
@@ -232,11 +243,12 @@ class Scheduler(Controller):
             self._backoff.pop(key, None)
             self.unschedulable.discard(key)
             return
+        # Failed first: the pod is then in the unschedulable set, so the claim writes below requeue it.
+        self._fail(key, pod, dec.condition["reason"], dec.message, error=dec.is_error)
         for cns, cname in dec.claims_to_delete:
             self._delete_claim(cns, cname)
         for claim in dec.claim_updates:
             self._write_claim_status(claim)
-        self._fail(key, pod, dec.condition["reason"], dec.message, error=dec.is_error)
 
     def _fail(self, key: tuple, pod: dict, reason: str, message: str, *, error: bool) -> None:
         ns, name = key[1], key[2]
