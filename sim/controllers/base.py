@@ -212,8 +212,8 @@ class Controller:
     def idle(self) -> bool:
         return not self._queue
 
-    def _fire_timers(self) -> None:
-        now = self.clock.seconds()
+    def _fire_timers(self, until: float | None = None) -> None:
+        now = self.clock.seconds() if until is None else until
         while self._timers and self._timers[0][0] <= now:
             _, _, key = heapq.heappop(self._timers)
             self.enqueue(key)
@@ -228,9 +228,10 @@ class Controller:
         for key in self.initial_keys():
             self.enqueue(key)
 
-    def process(self, limit: int | None = None) -> int:
-        """Reconcile up to `limit` queued keys (all when None); returns how many ran."""
-        self._fire_timers()
+    def process(self, limit: int | None = None, until: float | None = None) -> int:
+        """Reconcile up to `limit` queued keys (all when None) after firing the timers due by `until` (default:
+        now on the clock); returns how many ran."""
+        self._fire_timers(until)
         n = 0
         while self._queue and (limit is None or n < limit):
             key = next(iter(self._queue))
@@ -297,16 +298,18 @@ def editable_status(store: Any, resource: str, namespace: str | None, name: str)
 
 
 def settle(controllers: Iterable[Controller], rounds: int = 10_000) -> int:
-    """Run every controller's queue to exhaustion (due timers included) without the event loop; returns keys run.
+    """Run every controller's queue to exhaustion (timers due now included) without the event loop; returns keys run.
 
     For in-process tests and scenario loading: deterministic, and the same work the running controllers would do.
     """
     ctrls = list(controllers)
     for c in ctrls:
         c.start_sync()
+    # Timers due by the time settle was called: with a running clock, later ones would keep it from ever settling.
+    until = ctrls[0].clock.seconds() if ctrls else None
     total = 0
     for _ in range(rounds):
-        n = sum(c.process() for c in ctrls)
+        n = sum(c.process(until=until) for c in ctrls)
         total += n
         if n == 0:
             break
