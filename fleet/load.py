@@ -219,8 +219,10 @@ class LoadSampler:
         return s
 
     def series(self, name: str) -> list[float]:
-        """Values of one figure over time, oldest first (None values, e.g. a rate before two samples, as 0)."""
-        out = []
+        """Values of one figure over time, oldest first. A rate before two samples counts as 0; a remote figure not
+        (yet) read for a sample repeats the one before it, so a slow /metrics does not draw a dip."""
+        out: list[float] = []
+        remote = name in ("apiObjects", "storageBytes") or name.startswith("prometheus.")
         for s in self.samples:
             if name == "apiObjects":
                 v = s.api.total_objects if s.api else None
@@ -234,7 +236,10 @@ class LoadSampler:
                 v = (s.prometheus or {}).get(name.split(".", 1)[1])
             else:
                 v = getattr(s, name)
-            out.append(float(v or 0))
+            if v is None and remote and out:
+                out.append(out[-1])
+            else:
+                out.append(float(v or 0))
         return out
 
     @property

@@ -19,7 +19,7 @@ class Key:
 
 APP_KEYS = (
     Key("app.help", "question_mark,f1", "help", "Help", "Every key of this screen and what it does"),
-    Key("app.jump", "colon", "jump", "Jump", "Go to a view by name: :pools :nodes :devices :attributes :claims :pending :findings :ctx"),
+    Key("app.jump", "colon", "jump", "Jump", "Go to a view by name: :pools :nodes :devices :attributes :claims :pending :findings :accounting :load :ctx"),
     Key("app.relist", "ctrl+r", "relist", "Relist", "Throw away the watches and list every kind again"),
     Key("app.quit", "ctrl+q", "quit", "Quit", "Leave dragoman", show=False, priority=True),
 )

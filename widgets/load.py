@@ -43,20 +43,25 @@ def figure_text(value: float | None) -> str:
 
 
 def latest_value(sampler: load.LoadSampler, name: str) -> float | None:
-    s = sampler.latest
-    if s is None:
+    samples = list(sampler.samples)
+    if not samples:
         return None
-    if name in ("apiObjects", "storageBytes") and s.api is None:
-        return None
-    if name.startswith("prometheus.") and s.prometheus is None:
-        return None
-    if name in ("createRate", "deleteRate") and s.interval <= 0:
-        return None
-    return sampler.series(name)[-1]
+    series = sampler.series(name)
+    # Remote figures arrive after the model's counts: show the newest sample that has them.
+    for s, v in zip(reversed(samples), reversed(series)):
+        if name in ("apiObjects", "storageBytes") and s.api is None:
+            continue
+        if name.startswith("prometheus.") and s.prometheus is None:
+            continue
+        if name in ("createRate", "deleteRate") and s.interval <= 0:
+            return None
+        return v
+    return None
 
 
 def forecast_cells(f: forecast.Forecast, state: str) -> tuple[str, ...]:
-    return (f.pool, state, f"{f.pods_per_hour:.1f}", f"{f.claims_per_hour:.1f}", str(f.standing_claims_added), f"{f.share_after:.2%}")
+    rate = lambda v: f"{v:.2f}" if v < 10 else f"{v:.0f}"  # noqa: E731 - a few pods a day still show
+    return (f.pool, state, rate(f.pods_per_hour), rate(f.claims_per_hour), str(f.standing_claims_added), f"{f.share_after:.2%}")
 
 
 def sampler_of(feed) -> load.LoadSampler:
@@ -95,6 +100,7 @@ class LoadScreen(PromptScreen):
         self.api_note = ""
         self.prometheus_note = ""
         self._pool_keys: list[str] = []
+        self._reading = False
 
     def _series(self) -> tuple:
         return SERIES + (PROMETHEUS_SERIES if getattr(self.app, "prometheus_url", None) else ())
@@ -135,23 +141,29 @@ class LoadScreen(PromptScreen):
 
     # ------------------------------------------------------------------ sampling
     def action_sample(self) -> None:
-        self.run_worker(self._sample(), exclusive=True, group="load-sample", description="sample the control-plane load")
-
-    async def _sample(self) -> None:
+        # The model's counts are taken at once; /metrics and Prometheus fill the same sample when they answer. A tick
+        # that comes while they are still being read is skipped, not queued: a slow server never piles requests up.
         feed = self.app.feed
-        if not feed.loaded:
+        if not feed.loaded or self._reading:
             return
-        api = None
-        cluster = getattr(feed, "cluster", None)
-        if cluster is not None:
-            api, self.api_note = await load.read_apiserver_metrics(cluster)
-        else:
-            self.api_note = "a snapshot has no /metrics"
-        prom = None
-        url = getattr(self.app, "prometheus_url", None)
-        if url:
-            prom, self.prometheus_note = await load.query_prometheus(url)
-        sampler_of(feed).sample(feed.model, api=api, prometheus=prom)
+        sample = sampler_of(feed).sample(feed.model)
+        self.render_figures()
+        self._reading = True
+        self.run_worker(self._read_remote(sample), group="load-sample", description="read /metrics and Prometheus")
+
+    async def _read_remote(self, sample: load.LoadSample) -> None:
+        feed = self.app.feed
+        try:
+            cluster = getattr(feed, "cluster", None)
+            if cluster is not None:
+                sample.api, self.api_note = await load.read_apiserver_metrics(cluster)
+            else:
+                self.api_note = "a snapshot has no /metrics"
+            url = getattr(self.app, "prometheus_url", None)
+            if url:
+                sample.prometheus, self.prometheus_note = await load.query_prometheus(url)
+        finally:
+            self._reading = False
         self.render_figures()
 
     def render_figures(self) -> None:

@@ -69,6 +69,10 @@ def test_sampler_counts_claims_and_their_create_and_delete_rates() -> None:
     assert s1.create_rate == 4.0 and s1.delete_rate == 2.0
     assert sampler.series("claims") == [3.0, 4.0] and sampler.series("createRate") == [0.0, 4.0]
     assert s1.to_json()["source"] == "model"
+    # A remote figure not read for a sample repeats the previous one instead of drawing a dip to 0.
+    s1.api = load.ApiServerFigures({"pods": 5}, 5, 100, "apiserver_resource_objects")
+    sampler.sample(m, now=1060.0)
+    assert sampler.series("apiObjects") == [0.0, 5.0, 5.0]
 
 
 def test_forecast_of_a_pool_with_a_known_pod_rate() -> None:

@@ -18,6 +18,10 @@ VIEWS_TEXT = """Views (: then a name, or the digit):
   4 :claims      claims → pods → devices → node; bridge-made marked ⇄; pending first
   5 :pending     stuck GPU pods with their finding; d shows evidence, the scheduler's words, the fix
   6 :findings    every finding; filter severity=error, id=both-stacks, pool=NAME
+    :accounting  GPUs as allocatable, slices and claims count them; what moving the highlighted pool drops from
+                 dashboards, does to quotas, and which PrometheusRules read allocatable; m marks a baseline
+    :load        claims, their create/delete rates, slices, Pending pods and API objects over time; claims per
+                 hour each pool's move adds; before/after baselines
     :ctx         switch kubeconfig context
 Ownership: ▲ plugin (device plugin) · ● DRA · ✖ BOTH (both stacks: an error) · ↯ flapping · → migrating"""
 

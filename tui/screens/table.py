@@ -203,7 +203,7 @@ class TableScreen(Screen):
         self._open_prompt("filter", self.filter_text, "filter: words, label=value, attr=value (enter applies, esc cancels)")
 
     def action_jump_prompt(self) -> None:
-        self._open_prompt("jump", "", "jump to: pools nodes devices attributes claims pending findings ctx")
+        self._open_prompt("jump", "", "jump to: pools nodes devices attributes claims pending findings accounting load ctx")
 
     def _open_prompt(self, mode: str, value: str, placeholder: str) -> None:
         prompt = self.query_one("#prompt", Input)
