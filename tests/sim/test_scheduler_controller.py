@@ -178,3 +178,34 @@ async def test_quota_rejects_the_claim_the_scheduler_must_create(cluster) -> Non
         return q if (q.get("status") or {}).get("used") else None
     q = await eventually(quota_used, "the quota status")
     assert q["status"]["used"] == {"count/resourceclaims.resource.k8s.io": "0"}
+
+
+def test_in_process_settle_terminates_and_a_stale_bridge_claim_is_replaced() -> None:
+    from dragoman.sim.controllers.base import settle
+    from dragoman.sim.server import Simulator
+
+    pod = _pod("trainer", 1)
+    pod["metadata"]["uid"] = "uid-trainer"
+    stale = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": "trainer-extended-resources-x7k2p", "namespace": "default",
+                          "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+                          "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "trainer", "uid": "uid-trainer", "controller": True}]},
+             "spec": {"devices": {"requests": [{"name": "container-0-request-1", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}}]}}}
+    quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "team"},
+             "spec": {"hard": {"count/resourceclaims.resource.k8s.io": "0"}}}
+    blocked = _pod("blocked", 1)
+    blocked["metadata"]["namespace"] = "team"
+    team = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
+    sim = Simulator([_node("gpu-b-1", "pool-b"), _driver("pool-b"), GPU_CLASS, pod, stale, team, quota, blocked], tls=False)
+    writes: list = []
+    sim.store.subscribe(lambda et, r, o, old: writes.append((et, r, o["metadata"]["name"])))
+    settle(default_controllers(sim))
+    # The stale claim was deleted by PostFilter and the retry made a fresh one, bound to the node.
+    claims = {c["metadata"]["name"] for c in sim.store.list("resourceclaims.resource.k8s.io", "default")}
+    assert "trainer-extended-resources-x7k2p" not in claims and len(claims) == 1
+    assert sim.store.get("pods", "default", "trainer")["spec"]["nodeName"] == "gpu-b-1"
+    # The quota-blocked pod fails with a new claim name each attempt, yet its status is written once per distinct reason
+    # (no devices before the driver published, then quota) and settling ends.
+    cond = next(c for c in sim.store.get("pods", "team", "blocked")["status"]["conditions"] if c["type"] == "PodScheduled")
+    assert cond["reason"] == "SchedulerError" and "exceeded quota: q" in cond["message"]
+    assert sum(1 for w in writes if w[1] == "pods" and w[2] == "blocked") <= 2
