@@ -63,3 +63,34 @@ def test_an_in_process_run_is_deterministic():
         return sorted((p["metadata"]["name"], p["spec"]["nodeName"]) for p in sim.store.list("pods"))
 
     assert run() == run()
+
+
+def test_mig_single_is_advertised_as_gpus_and_the_driver_publishes_mig_devices():
+    hw = nvidia.NodeHardware(model=nvidia.CATALOG["a100-40gb"], gpu_count=2, mig_strategy="single", mig_layout=("1g.5gb",) * 7)
+    node = gpu_node("mig-1", "pool-mig", hw=hw)
+    dp = device_plugin_ds()
+    sim = Simulator([node, dp, dra_driver_ds({"pool": "pool-mig"})], tls=False)
+    settle(default_controllers(sim, scheduler=False))
+    status = sim.store.get("nodes", None, "mig-1")["status"]
+    assert status["allocatable"]["nvidia.com/gpu"] == "14"
+    devices = [d for s in sim.store.list("resourceslices") for d in s["spec"]["devices"]]
+    assert len(devices) == 14 and {d["attributes"]["type"]["string"] for d in devices} == {"mig"}
+    assert {d["attributes"]["profile"]["string"] for d in devices} == {"1g.5gb"}
+
+
+def test_a_plugin_back_within_the_grace_keeps_capacity_and_restores_allocatable():
+    sim = Simulator([gpu_node("gpu-a-1", "pool-a"), device_plugin_ds()], tls=False)
+    controllers = default_controllers(sim, scheduler=False)
+    settle(controllers)
+    pod = sim.store.list("pods", "nvidia-device-plugin")[0]
+    sim.store.delete("pods", "nvidia-device-plugin", pod["metadata"]["name"], grace_period_seconds=0)
+    settle(controllers)
+    sim.clock.step(200)
+    settle(controllers)
+    status = sim.store.get("nodes", None, "gpu-a-1")["status"]
+    assert (status["allocatable"]["nvidia.com/gpu"], status["capacity"]["nvidia.com/gpu"]) == ("8", "8")
+    sim.clock.step(200)
+    settle(controllers)
+    status = sim.store.get("nodes", None, "gpu-a-1")["status"]
+    assert status["capacity"]["nvidia.com/gpu"] == "8"  # the plugin came back: no grace expiry drops it later
+    assert len(sim.store.list("pods", "nvidia-device-plugin")) == 1
