@@ -42,46 +42,60 @@ def _gpu_request(pod: dict) -> bool:
                for k in pod_extended_requests(pod))
 
 
-def _on_pool(model: FleetModel, pod: dict, members: set[str], pool: str) -> bool:
+def _pod_pool(model: FleetModel, pod: dict) -> str | None:
+    """The pool a pod runs on, or is pinned to by a nodeSelector on the pool label while Pending."""
     spec = pod.get("spec") or {}
     node = spec.get("nodeName")
     if node:
-        return node in members
+        return model._node_pool.get(node)
     label = model.pool_label
-    return bool(label) and (spec.get("nodeSelector") or {}).get(label) == pool
+    return (spec.get("nodeSelector") or {}).get(label) if label else None
 
 
-def forecast(model: FleetModel, pool: str, window_hours: float = DEFAULT_WINDOW_HOURS, now: float | None = None,
-             api_objects: int | None = None) -> Forecast:
-    """The claim rate moving `pool` brings: its GPU pods created per hour over the last `window_hours` (ending at the
-    cluster's clock, else now), one claim each; and the share of the API's objects (from /metrics when given)."""
+def forecast_all(model: FleetModel, window_hours: float = DEFAULT_WINDOW_HOURS, now: float | None = None,
+                 api_objects: int | None = None, pools: list[str] | None = None) -> dict[str, Forecast]:
+    """The forecast of every pool (or of `pools`) in one pass over the pods and claims: the claim rate moving a pool
+    brings is its GPU pods created per hour over the last `window_hours` (ending at the cluster's clock, else now),
+    one claim each; and the share of the API's objects (from /metrics when given, else the model's count)."""
     if now is None:
         now = model.now if model.now is not None else time.time()
-    p = model.pool(pool)
-    members = set(p.nodes) if p else set()
+    names = pools if pools is not None else model.pool_names()
+    wanted = set(names)
     start = now - window_hours * 3600
-    created = already = standing = 0
+    created = dict.fromkeys(names, 0)
+    already = dict.fromkeys(names, 0)
+    standing = dict.fromkeys(names, 0)
+    claims = dict.fromkeys(names, 0)
     for pod in model.objects["Pod"].values():
-        if not _gpu_request(pod) or not _on_pool(model, pod, members, pool):
+        pool = _pod_pool(model, pod)
+        if pool not in wanted or not _gpu_request(pod):
             continue
         served_by_dra = bool((pod.get("status") or {}).get("extendedResourceClaimStatus"))
         t = own.parse_time((pod.get("metadata") or {}).get("creationTimestamp"))
         if t is not None and start <= t <= now:
-            created += 1
-            already += served_by_dra
+            created[pool] += 1
+            already[pool] += served_by_dra
         if not pod_terminal(pod) and not served_by_dra and (pod.get("spec") or {}).get("nodeName"):
-            standing += 1
+            standing[pool] += 1
+    for claim in model.objects["ResourceClaim"].values():
+        pool = model._node_pool.get(model.claim_node(claim) or "")
+        if pool in wanted:
+            claims[pool] += 1
     source = "apiserver /metrics"
     if api_objects is None:
         api_objects = sum(len(objs) for objs in model.objects.values())
         source = "model"
-    rate = created / window_hours if window_hours > 0 else 0.0
-    total_after = api_objects + standing
-    share = (standing + sum(1 for c in model.objects["ResourceClaim"].values() if _claim_on(model, c, members))) / total_after \
-        if total_after else 0.0
-    return Forecast(pool, window_hours, created, rate, rate, already / window_hours if window_hours > 0 else 0.0, standing,
-                    api_objects, source, share)
+    out = {}
+    for pool in names:
+        rate = created[pool] / window_hours if window_hours > 0 else 0.0
+        total_after = api_objects + standing[pool]
+        share = (standing[pool] + claims[pool]) / total_after if total_after else 0.0
+        out[pool] = Forecast(pool, window_hours, created[pool], rate, rate,
+                             already[pool] / window_hours if window_hours > 0 else 0.0, standing[pool], api_objects, source, share)
+    return out
 
 
-def _claim_on(model: FleetModel, claim: dict, members: set[str]) -> bool:
-    return model.claim_node(claim) in members
+def forecast(model: FleetModel, pool: str, window_hours: float = DEFAULT_WINDOW_HOURS, now: float | None = None,
+             api_objects: int | None = None) -> Forecast:
+    """The forecast of one pool (see forecast_all)."""
+    return forecast_all(model, window_hours, now, api_objects, [pool])[pool]

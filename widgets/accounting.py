@@ -78,6 +78,11 @@ def rules_text(acc: A.Accounting) -> str:
 class PromptScreen(Screen):
     """What the app's key routing expects of a screen with a `:` prompt (and no filter)."""
 
+    BINDINGS = [
+        Binding("j", "move(1)", "Down", show=False, id="tables.down", tooltip="Next row"),
+        Binding("k", "move(-1)", "Up", show=False, id="tables.up", tooltip="Previous row"),
+    ]
+
     def __init__(self, name: str) -> None:
         super().__init__(name=name)
         self._prompt_mode = ""
@@ -120,6 +125,12 @@ class PromptScreen(Screen):
         else:
             self.app.back()
 
+    def action_move(self, delta: int) -> None:
+        """j/k as in the other views: move the cursor of the focused table."""
+        focused = self.focused
+        if isinstance(focused, DataTable):
+            (focused.action_cursor_down if delta > 0 else focused.action_cursor_up)()
+
 
 class AccountingScreen(PromptScreen):
     """Per pool and fleet-wide accounting; the highlighted pool is the one whose move the quota table describes."""
@@ -145,6 +156,7 @@ class AccountingScreen(PromptScreen):
         self.rules: list[dict] | None = None
         self.rules_note = ""
         self._last = 0.0
+        self._cost = 0.0
         self._timer = None
         self._pool_keys: list[str] = []
         self._quota_keys: list[tuple] = []
@@ -191,11 +203,13 @@ class AccountingScreen(PromptScreen):
 
     # ------------------------------------------------------------------ data
     def _on_rows(self, touched) -> None:
+        # On a large fleet one recomputation takes a while: keep the loop free at least 90% of the time.
+        gap = max(REFRESH_GAP, 10 * self._cost)
         since = time.monotonic() - self._last
-        if since >= REFRESH_GAP:
+        if since >= gap:
             self.recompute()
         elif self._timer is None:
-            self._timer = self.set_timer(REFRESH_GAP - since, self._deferred)
+            self._timer = self.set_timer(gap - since, self._deferred)
 
     def _deferred(self) -> None:
         self._timer = None
@@ -206,8 +220,10 @@ class AccountingScreen(PromptScreen):
         if not feed.loaded:
             self.query_one("#acc-summary", Static).update("loading the fleet…")
             return
-        self._last = time.monotonic()
+        t0 = time.monotonic()
         acc = A.account(feed.model, self.pool, self.rules, self.rules_note)
+        self._last = time.monotonic()
+        self._cost = self._last - t0
         if self.pool is None:
             self.pool = acc.pool
         self.acc = acc

@@ -45,11 +45,19 @@ async def test_accounting_answers_what_the_a100_move_costs_by_keyboard(tmp_path,
         # Highlighting another pool recomputes the quotas for that move.
         table = screen.query_one("#acc-pools", DataTable)
         table.focus()
-        await pilot.press("up", "up")
+        await pilot.press("k", "k")
         await wait_for(pilot, lambda: screen.pool == "a100-mig", what="the highlighted pool to drive the quotas")
         assert "a100-mig" in _text(screen, "#acc-quota-heading")
         await pilot.press("m")
         assert (tmp_path / "baselines.json").exists()
+        # One A100 node loses its device plugin (allocatable 0): the row and the drop follow live.
+        node = sorted(v.name for v in app.feed.model.pool_nodes("a100-train"))[0]
+        await app.feed.cluster.request("PATCH", f"/api/v1/nodes/{node}/status",
+                                       body={"status": {"allocatable": {"nvidia.com/gpu": "0"}}},
+                                       content_type="application/merge-patch+json")
+        await wait_for(pilot, lambda: _rows(screen, "#acc-pools")["a100-train"][2] == "16", what="allocatable to drop live")
+        row = _rows(screen, "#acc-pools")["a100-train"]
+        assert row[1] == "◐ partly" and row[6] == "8" and row[7] == "16"  # 8 GPUs already missed, 16 more when the rest moves
         await pilot.press("escape")
         await wait_for(pilot, lambda: getattr(getattr(app.screen, "view", None), "name", "") == "pools", what="back to pools")
 
