@@ -190,6 +190,11 @@ def allocate(claims: list[dict], node: dict, devices: list[DeviceEntry], allocat
             hit = plans[id(req)] = (req, _alternatives(req, classes))
         return hit[1]
 
+    if len(claims) == 1:
+        fast = _single_request(claims[0], alternatives, node, devices, allocated, cache)
+        if fast is not _NO_FAST_PATH:
+            return fast
+
     states = [_ClaimState(c) for c in claims]
     plan: list[tuple[int, list[_Alternative]]] = []
     for ci, st in enumerate(states):
@@ -354,6 +359,51 @@ def allocate(claims: list[dict], node: dict, devices: list[DeviceEntry], allocat
             allocation["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
         out.append(allocation)
     return out
+
+
+_NO_FAST_PATH = object()
+
+
+def _single_request(claim: dict, alternatives, node: dict, devices: list[DeviceEntry], allocated, cache: SelectorCache):
+    """One claim, one ExactCount request, no constraints, config or admin access (the bridge's claims and most
+    user claims): the general search would take the first free matching devices in order, so do just that."""
+    spec = ((claim.get("spec") or {}).get("devices") or {})
+    requests = spec.get("requests") or []
+    if len(requests) != 1 or spec.get("constraints") or spec.get("config") or requests[0].get("exactly") is None:
+        return _NO_FAST_PATH
+    (alt,) = alternatives(requests[0])
+    if alt.mode != "ExactCount" or alt.admin or alt.class_obj is None or ((alt.class_obj.get("spec") or {}).get("config")):
+        return _NO_FAST_PATH
+    meta = claim.get("metadata") or {}
+    owner = f"claim {meta.get('namespace', '')}/{meta.get('name', '')}"
+    chosen: list[DeviceEntry] = []
+    want = alt.count
+    for dev in devices:
+        if dev.key in allocated:
+            continue
+        matched, idx, err, is_compile = cache.verdict(alt.class_exprs, dev)
+        if err is not None:
+            raise AllocationError(_error_text(f"class {alt.class_name}", idx, dev, err, is_compile))
+        if not matched:
+            continue
+        if alt.req_exprs:
+            matched, idx, err, is_compile = cache.verdict(alt.req_exprs, dev)
+            if err is not None:
+                raise AllocationError(_error_text(owner, idx, dev, err, is_compile))
+            if not matched:
+                continue
+        if dev.taints and any(t.get("effect") in ("NoSchedule", "NoExecute") and not tolerations_tolerate(alt.tolerations, t) for t in dev.taints):
+            continue
+        chosen.append(dev)
+        if len(chosen) == want:
+            break
+    if len(chosen) < want:
+        return None
+    node_name = (node.get("metadata") or {}).get("name", "")
+    allocation: dict = {"devices": {"results": [{"request": alt.result_name, "driver": d.driver, "pool": d.pool, "device": d.name} for d in chosen]}}
+    if any(d.node_name is not None or d.node_selector is not None for d in chosen):
+        allocation["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+    return [allocation]
 
 
 def _undo(st: _ClaimState, undo: list) -> None:
