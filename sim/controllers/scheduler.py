@@ -175,6 +175,12 @@ class Scheduler(Controller):
         return out
 
     def _requeue_unschedulable(self) -> None:
+        # One queued marker however many events arrive before it runs: a burst of slice or node writes retries each
+        # unschedulable pod once, not once per write.
+        if self.unschedulable:
+            self.enqueue(("requeue",))
+
+    def _move_unschedulable(self) -> None:
         for key in self.unschedulable:
             self.enqueue(key)
         self.unschedulable.clear()
@@ -205,9 +211,11 @@ class Scheduler(Controller):
     # ---------------------------------------------------------------- reconcile
 
     def reconcile(self, key: tuple) -> None:
-        if key[0] == "flush":
+        if key[0] == "requeue":
+            self._move_unschedulable()
+        elif key[0] == "flush":
             self._flush_pending = False
-            self._requeue_unschedulable()
+            self._move_unschedulable()
         elif key[0] == "retry":
             self._retry_pending.discard(key[1])
             self.enqueue(key[1])
