@@ -139,6 +139,31 @@ def claim_usage(claim: dict, view: ClusterView | None = None) -> dict[str, int]:
     return out
 
 
+_VALIDATION_SET = {"cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"}
+
+
+def _missing_compute(pod: dict, required: set[str]) -> str:
+    """The pods evaluator's Constraints: with cpu or memory under quota, every container must state them."""
+    if not required:
+        return ""
+    missing: dict[str, set[str]] = {}
+    spec = pod.get("spec") or {}
+    for c in list(spec.get("containers") or []) + list(spec.get("initContainers") or []):
+        res = c.get("resources") or {}
+        limits = res.get("limits") or {}
+        requests = dict(limits)
+        requests.update(res.get("requests") or {})
+        have = set()
+        for r in ("cpu", "memory"):
+            if r in requests:
+                have |= {r, f"requests.{r}"}
+            if r in limits:
+                have.add(f"limits.{r}")
+        for r in required - have:
+            missing.setdefault(r, set()).add(c.get("name", ""))
+    return "; ".join(f"{r} for: {','.join(sorted(names))}" for r, names in sorted(missing.items()))
+
+
 def _matches(name: str, kind: str) -> bool:
     """Which evaluator covers a quota resource name (MatchingResources)."""
     if kind == "Pod":
@@ -197,6 +222,11 @@ def charge(obj: dict, quotas: list[dict] | None, view: ClusterView, old: dict | 
         matched = [k for k in hard if _matches(k, kind)]
         if not matched:
             continue
+        if kind == "Pod":
+            missing = _missing_compute(obj, set(matched) & _VALIDATION_SET)
+            if missing:
+                who = f'{resource} "{name}" is forbidden' if name else f"{resource} is forbidden"
+                return False, f"{who}: failed quota: {_meta(quota).get('name', '')}: must specify {missing}"
         requested = {k: delta.get(k, 0) for k in matched if delta.get(k, 0) > 0}
         exceeded = [k for k in matched if current.get(k, 0) + delta.get(k, 0) > hard[k] and delta.get(k, 0) > 0]
         if exceeded:

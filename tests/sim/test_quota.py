@@ -82,3 +82,13 @@ def test_per_class_device_quota_and_pod_quota() -> None:
     assert quota.charge(gpu_pod("small", 1, cpu="500m"), None, view) == (True, "")
     other_ns = gpu_pod("elsewhere", 8, namespace="other")
     assert quota.charge(other_ns, None, view) == (True, "")
+
+
+def test_cpu_quota_requires_every_container_to_state_it() -> None:
+    q = _quota({"requests.cpu": "10", "limits.memory": "64Gi"}, name="compute")
+    view = ClusterView(resourcequotas=[q])
+    pod = gpu_pod("p", 1)
+    allowed, message = quota.charge(pod, None, view)
+    assert not allowed and message == 'pods "p" is forbidden: failed quota: compute: must specify limits.memory for: main'
+    pod["spec"]["containers"][0]["resources"]["limits"]["memory"] = "4Gi"
+    assert quota.charge(pod, None, view) == (True, "")
