@@ -745,7 +745,6 @@ def _preemption_message(pod: dict, view: ClusterView, statuses: dict[str, _Statu
     spec = pod.get("spec") or {}
     if spec.get("preemptionPolicy") == "Never":
         return "not eligible due to preemptionPolicy=Never."
-    prio = _priority(pod)
     counts: dict[str, int] = {}
     for name, st in statuses.items():
         if st.code == UU:
@@ -753,9 +752,6 @@ def _preemption_message(pod: dict, view: ClusterView, statuses: dict[str, _Statu
         else:
             # Victims would be lower-priority pods; the simulator does not preempt, so it reports none found.
             r = "No preemption victims found for incoming pod"
-            info = view.nodes.get(name)
-            if info is not None and any(p < prio for p in info.pods.values()):
-                r = "No preemption victims found for incoming pod"
         counts[r] = counts.get(r, 0) + 1
     body = ", ".join(sorted(f"{v} {k}" for k, v in counts.items()))
     return f"0/{nodes_total} nodes are available: {body}." if body else f"0/{nodes_total} nodes are available:"
