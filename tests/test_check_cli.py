@@ -183,7 +183,8 @@ def test_forbidden_kinds_are_a_note_not_a_failure(live, marks, capsys):
 def test_credentials_that_may_list_nothing_cannot_read_the_cluster(live, capsys):
     code, out, err = run_in_process(capsys, "check", "--kubeconfig", str(live), "--context", "dragoman-sim-nobody")
     assert code == 2 and out == ""
-    assert err.startswith("dragoman: user 'nobody' may not list anything dragoman reads") and err.count("\n") == 1
+    assert err.startswith("dragoman: the credentials of context 'dragoman-sim-nobody' may not list anything dragoman reads")
+    assert err.count("\n") == 1
 
 
 # ---- exit 2 ----------------------------------------------------------------------------------------------------

@@ -97,17 +97,16 @@ def read_from_args(args: argparse.Namespace, kinds: Iterable[str] | None = None)
         return Origin("demo", source)
     source = asyncio.run(read_fleet(getattr(args, "kubeconfig", None), getattr(args, "context", None), kinds=kind_list))
     if source.store.kinds and len(source.forbidden) == len(source.store.kinds):
-        user = source.store.state(source.store.kinds[0]).message.split("'")[1:2]
-        who = f"user {user[0]!r}" if user else "these credentials"
-        raise UserError(f"{who} may not list anything dragoman reads on {source.server} (403 Forbidden on every kind).", ExitCode.INPUT)
+        raise UserError(f"the credentials of context {source.context!r} may not list anything dragoman reads on {source.server} "
+                        "(403 Forbidden on every kind).", ExitCode.INPUT)
     return Origin("cluster", source)
 
 
 async def _read_demo(kinds: list[str] | None) -> FleetSource:
     """Start the demo simulator in this process, read it once through the API as any cluster, and stop it.
 
-    In-process and without controllers, as `dragoman sim serve` serves it: a one-shot read sees the demo as loaded
-    (it starts with zero writes), and controllers cold-starting in the same loop would delay the read by minutes.
+    In-process and without controllers (`dragoman sim serve --no-controllers`): a one-shot read sees the demo as
+    loaded (it starts with zero writes), and controllers sharing this loop would delay the read by minutes.
     """
     from dragoman.fleet.informer import read_fleet
     from dragoman.sim import scenario as scenario_mod
