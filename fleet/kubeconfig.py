@@ -470,6 +470,8 @@ class CredentialSource:
             if data.get("apiVersion") != ex.api_version:
                 raise ValueError(f"it answered {data.get('apiVersion')} instead of {ex.api_version}")
             status = data.get("status") or {}
+            if not isinstance(status, dict):
+                raise ValueError("its status is not an object")
             cred = Credential(token=status.get("token") or None)
             if status.get("clientCertificateData") or status.get("clientKeyData"):
                 cred.client_cert_data = str(status.get("clientCertificateData", "")).encode()
