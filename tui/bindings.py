@@ -49,6 +49,7 @@ DETAIL_KEYS = (
 TABLE_MOVES = (
     ("j / k / ↑ / ↓", "move the cursor"), ("g / G", "first / last row"), ("pgup / pgdn", "page up / down"),
     ("space", "mark the row (marked rows are batch targets)"), ("enter", "drill down: pool → nodes → devices; open a row"),
+    ("tab", "on a describe page: move between the page (arrows and pgup/pgdn scroll it) and its links"),
     ("mouse", "click selects a row, double-click opens it, the wheel scrolls"), ("ctrl+p", "the command palette: what this screen can do"),
 )
 

@@ -39,7 +39,7 @@ class DetailScreen(Screen):
             with VerticalScroll(id="detail-scroll"):
                 yield Static(page.text(), id="detail-text", markup=False)
             links = OptionList(*[Option(label, id=str(i)) for i, (label, _ref) in enumerate(page.links)], id="links")
-            links.border_title = "links (enter follows)"
+            links.border_title = "links: enter follows · tab scrolls the page"
             yield links
         yield Footer()
 
