@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from textual.app import ComposeResult
@@ -73,6 +74,17 @@ def rules_text(acc: A.Accounting) -> str:
         head = "PrometheusRules reading nvidia.com/gpu allocatable (they miss GPUs on DRA nodes):\n" + "\n".join(
             f"  {r.describe(acc.pool)}" for r in acc.rules)
     return f"{head}\nCount instead — {A.DEVICE_SOURCE}; in PromQL, {A.PROMQL_SOURCE}."
+
+
+def _snapshot_rules(path: str) -> tuple[list[dict] | None, str]:
+    """PrometheusRules kept in a snapshot file (the store reads only Kubernetes kinds, so the file is read again)."""
+    from dragoman.fleet.snapshot import load_snapshot
+
+    rules = [o for o in load_snapshot(path) if o.get("kind") == "PrometheusRule"
+             and str(o.get("apiVersion", "")).startswith("monitoring.coreos.com/")]
+    if not rules:
+        return None, "the snapshot holds no PrometheusRule"
+    return rules, ""
 
 
 class PromptScreen(Screen):
@@ -155,6 +167,7 @@ class AccountingScreen(PromptScreen):
         self.acc: A.Accounting | None = None
         self.rules: list[dict] | None = None
         self.rules_note = ""
+        self.rules_done = False
         self._last = 0.0
         self._cost = 0.0
         self._timer = None
@@ -272,18 +285,26 @@ class AccountingScreen(PromptScreen):
 
     # ------------------------------------------------------------------ actions
     def read_rules(self) -> None:
-        cluster = getattr(self.app.feed, "cluster", None)
-        if cluster is None:
-            self.rules, self.rules_note = None, "a snapshot has no monitoring API to ask"
+        self.rules_done = False
+        feed = self.app.feed
+        cluster = getattr(feed, "cluster", None)
+        source = getattr(feed.store, "source", "") or ""
+        if cluster is None and not (source.startswith("snapshot ") and source != "snapshot -"):
+            self.rules, self.rules_note, self.rules_done = None, "this source has no monitoring API to ask", True
             return
-        self.run_worker(self._read_rules(cluster), exclusive=True, group="accounting-rules", description="read PrometheusRules")
+        self.run_worker(self._read_rules(cluster, source[len("snapshot "):] if cluster is None else None), exclusive=True,
+                        group="accounting-rules", description="read PrometheusRules")
 
-    async def _read_rules(self, cluster) -> None:
+    async def _read_rules(self, cluster, snapshot_path: str | None) -> None:
         try:
-            rules, note = await A.read_prometheus_rules(cluster)
+            if cluster is not None:
+                rules, note = await A.read_prometheus_rules(cluster)
+            else:
+                rules, note = await asyncio.to_thread(_snapshot_rules, snapshot_path)
         except Exception as exc:  # the view stays useful without rules; say why they are missing
             rules, note = None, getattr(exc, "message", str(exc))
         self.rules, self.rules_note = rules, note
+        self.rules_done = True
         self.recompute()
 
     def action_rules(self) -> None:

@@ -99,8 +99,8 @@ def test_accounting_view_snapshot(snap_compare, tmp_path) -> None:
     async def run_before(pilot) -> None:
         await wait_for(pilot, lambda: pilot.app.feed.loaded, 60, "the snapshot to load")
         await pilot.press("colon", *"accounting", "enter")
-        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "AccountingScreen" and pilot.app.screen.acc is not None,
-                       what="the accounting view")
+        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "AccountingScreen" and pilot.app.screen.acc is not None
+                       and pilot.app.screen.rules_done, 60, what="the accounting view with the snapshot's rules")
         await pilot.pause()
 
     assert snap_compare(snapshot_app(path), terminal_size=(120, 40), run_before=run_before)
