@@ -216,3 +216,25 @@ def test_unexpected_admission_error_during_plugin_grace() -> None:
     assert not res.admitted and res.reason == "UnexpectedAdmissionError"
     assert res.event_message == ("Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. "
                                  "Requested: 1, Available: 0, which is unexpected")
+
+
+def test_the_serving_mechanism_flips_with_allocatable() -> None:
+    # A crash-looping device plugin on a node with slices: allocatable flips 8 → 0 → 8 and the mechanism with it.
+    n = node("gpu-1", 8)
+    view = ClusterView(nodes=[n], deviceclasses=[device_class()], resourceslices=[gpu_slice("gpu-1")])
+    a, b, c = gpu_pod("a", 1), gpu_pod("b", 1), gpu_pod("c", 1)
+    for p in (a, b, c):
+        view.upsert_pod(p)
+    da = schedule_one(a, view, NOW)
+    assert da.node == "gpu-1" and da.claims_to_create == []
+    apply_decision(view, da)
+    n0 = node("gpu-1", 0, capacity_gpu=8)
+    view.upsert_node(n0)
+    db = schedule_one(b, view, NOW)
+    assert db.node == "gpu-1" and len(db.claims_to_create) == 1
+    apply_decision(view, db)
+    view.upsert_node(n)
+    dc = schedule_one(c, view, NOW)
+    # Back on the device plugin: pods a, b and c all count against allocatable (b's request stays on the node).
+    assert dc.node == "gpu-1" and dc.claims_to_create == []
+    assert view.nodes["gpu-1"].requested["nvidia.com/gpu"] == 2
