@@ -136,9 +136,9 @@ def evaluate(index: DeviceIndex, base: Sequence[str], base_label: str, expressio
     return out, ev
 
 
-def explain(out: Outcome, ev: FleetEvaluation, base: Sequence[str], base_label: str, *, limit: int = 500,
+def explain(out: Outcome, ev: FleetEvaluation, base: Sequence[str], base_label: str, *, limit: int = 150,
             cancel: Callable[[], bool] | None = None) -> Outcome:
-    """Fill the rows (errors first, then non-matches, then matches, `limit` at most) and the reasons by count."""
+    """Fill the rows (errors, then non-matches, then matches; `limit` at most, a third each when all three exist) and the reasons by count."""
     exprs = list(base) + [out.expression]
     index = ev.index
     explainers: dict[int, Explainer] = {}
@@ -183,7 +183,13 @@ def explain(out: Outcome, ev: FleetEvaluation, base: Sequence[str], base_label: 
         if len(b) < limit:
             ref = index.refs[i]
             b.append((kind, ref.driver, ref.pool, ref.device, ref.node or "", ref.product, reason))
-    rows = (buckets["error"] + buckets["no-match"] + buckets["match"])[:limit]
+    # Some of each kind, so matches stay visible beside thousands of non-matches; then top up in order.
+    share = limit // 3
+    rows = buckets["error"][:share] + buckets["no-match"][:share] + buckets["match"][:share]
+    for kind in ("error", "no-match", "match"):
+        rows += buckets[kind][share:share + limit - len(rows)]
+    order = {"error": 0, "no-match": 1, "match": 2}
+    rows.sort(key=lambda r: order[r[0]])
     out.rows = rows
     out.errors = errors.most_common()
     out.false_clauses = falses.most_common()

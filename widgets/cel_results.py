@@ -28,10 +28,13 @@ def counts_markup(out: Outcome, *, top: int = 4) -> str:
     return "\n".join(lines)
 
 
-def errors_markup(out: Outcome) -> str:
-    if not out.errors:
-        return ""
-    return "\n".join(f"[b $error]✗ {escape(reason)}[/] on {n} device{'s' if n != 1 else ''} — {BLOCKS}" for reason, n in out.errors[:4])
+def errors_markup(out: Outcome, top: int = 2) -> str:
+    """Runtime errors with their reach (each blocks scheduling), then the clauses that left devices out, most first."""
+    lines = [f"[b $error]✗ {escape(reason)}[/] on {n} device{'s' if n != 1 else ''} — {BLOCKS}" for reason, n in out.errors[:2]]
+    if out.false_clauses:
+        lines.append("left out by: " + " · ".join(f"{escape(c)} ×{n}" for c, n in out.false_clauses[:top])
+                     + (f" · … {len(out.false_clauses) - top} more" if len(out.false_clauses) > top else ""))
+    return "\n".join(lines)
 
 
 def fill(table: DataTable, out: Outcome) -> None:

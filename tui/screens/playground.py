@@ -77,9 +77,9 @@ class PlaygroundScreen(Screen):
     DEFAULT_CSS = """
     PlaygroundScreen #cel-title { height: 1; padding: 0 1; text-style: bold; background: $boost; }
     PlaygroundScreen #cel-base { height: auto; padding: 0 1; color: $text-muted; }
-    PlaygroundScreen #cel-error { height: auto; padding: 0 1; color: $error; }
-    PlaygroundScreen #cel-counts { height: auto; padding: 0 1; }
-    PlaygroundScreen #cel-errors { height: auto; padding: 0 1; }
+    PlaygroundScreen #cel-error { height: 3; padding: 0 1; color: $error; }
+    PlaygroundScreen #cel-counts { height: 3; padding: 0 1; }
+    PlaygroundScreen #cel-errors { height: 3; padding: 0 1; }
     PlaygroundScreen #cel-table { height: 1fr; }
     PlaygroundScreen #prompt { dock: bottom; }
     """
@@ -90,8 +90,10 @@ class PlaygroundScreen(Screen):
         self._prompt_mode = ""
         self.ready = False
         self.gen = 0  # bumped by every edit; an evaluation of an older gen stops and its result is dropped
-        self.shown_gen = -1
+        self.shown_gen = -1  # the edit whose counts are on screen
+        self.explained_gen = -1  # the edit whose rows and reasons are on screen
         self.outcome: P.Outcome | None = None
+        self._rows_shown: list | None = None
         self._index = None
         self._epoch = None
         self._slices = None
@@ -229,21 +231,23 @@ class PlaygroundScreen(Screen):
             e = out.compile_error
             where = f"line {e.line}, column {e.column}: " if e.line is not None else ""
             caret = e.caret(out.expression)
+            # Fixed heights, shown or blank: a keystroke never changes the layout (a relayout costs a frame).
             err.update(f"✗ {escape(where + e.message)}" + (f"\n{escape(caret)}" if caret else ""))
-            err.display = True
             counts.update("[dim](counts of the last expression that compiled are not shown: fix the error first)[/dim]")
             self.query_one("#cel-errors", Static).update("")
-            self.query_one("#cel-table", DataTable).clear()
             return
-        err.display = False
+        err.update("")
         counts.update(counts_markup(out))
 
     def on_explained(self, msg: Explained) -> None:
         if msg.gen != self.gen:
             return
         self.outcome = msg.outcome
+        self.explained_gen = msg.gen
         self.query_one("#cel-errors", Static).update(errors_markup(msg.outcome))
-        fill(self.query_one("#cel-table", DataTable), msg.outcome)
+        if msg.outcome.rows != self._rows_shown:
+            self._rows_shown = msg.outcome.rows
+            fill(self.query_one("#cel-table", DataTable), msg.outcome)
 
     # ------------------------------------------------------------------ completion
     def _update_completion(self, auto: bool) -> None:
