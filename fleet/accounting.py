@@ -457,6 +457,22 @@ def _rule_label(r: dict) -> str:
     return f"alert: {r['alert']}" if r.get("alert") else f"record: {r.get('record', '?')}"
 
 
+def rules_in(objects: Iterable[dict]) -> list[dict]:
+    """The PrometheusRule objects among others (a snapshot file, a scenario)."""
+    return [o for o in objects if o.get("kind") == "PrometheusRule" and str(o.get("apiVersion", "")).startswith("monitoring.coreos.com/")]
+
+
+async def read_cluster_rules(kubeconfig: str | None, context: str | None) -> tuple[list[dict] | None, str]:
+    """Connect, read PrometheusRules, close: for one-shot commands whose fleet read has already closed its connection."""
+    from dragoman.fleet.cluster import connect
+
+    cluster = await connect(kubeconfig, context)
+    try:
+        return await read_prometheus_rules(cluster)
+    finally:
+        await cluster.close()
+
+
 async def read_prometheus_rules(cluster: Any) -> tuple[list[dict] | None, str]:
     """PrometheusRules from the cluster: (rules, "") when the monitoring API is served; (None, why) otherwise."""
     from dragoman.fleet.cluster import ApiError
@@ -553,5 +569,5 @@ def text_lines(acc: Accounting, width: int = 80) -> list[str]:
         lines.append("PrometheusRules reading nvidia.com/gpu allocatable")
         for r in acc.rules:
             lines += wrap(r.describe(acc.pool), "  ")
-            lines += wrap(f"replace with: {r.replacement}", "      ")
+        lines += wrap(f"replace with: {acc.rules[0].replacement}", "  ")
     return lines

@@ -21,8 +21,8 @@ def counts(findings: list[Finding]) -> dict[str, int]:
     return {"errors": c[ERROR], "warnings": c[WARNING], "info": c[INFO]}
 
 
-def check_report(model: FleetModel, findings: list[Finding]) -> dict:
-    """The JSON document of `dragoman check --output json`."""
+def check_report(model: FleetModel, findings: list[Finding], rules: list[dict] | None = None, rules_note: str = "") -> dict:
+    """The JSON document of `dragoman check --output json`; `rules`: PrometheusRules when the monitoring API was read."""
     pools = model.pools()
     nodes = model.nodes()
     return {
@@ -38,7 +38,7 @@ def check_report(model: FleetModel, findings: list[Finding]) -> dict:
             **counts(findings),
         },
         "pools": [p.to_json() for p in pools],
-        "accounting": account(model).to_json(),
+        "accounting": account(model, rules=rules, rules_note=rules_note).to_json(),
         "findings": [f.to_json() for f in findings],
     }
 
@@ -91,14 +91,15 @@ def finding_lines(f: Finding, width: int = 80, evidence: bool = True) -> list[st
     return out
 
 
-def render_text(model: FleetModel, findings: list[Finding], width: int | None = None, evidence: bool = True) -> str:
+def render_text(model: FleetModel, findings: list[Finding], width: int | None = None, evidence: bool = True,
+                rules: list[dict] | None = None, rules_note: str = "") -> str:
     """The fleet's pools and every finding, most severe first, wrapped to the terminal (80 columns when unknown)."""
     if width is None:
         width = min(shutil.get_terminal_size((80, 24)).columns, 120)
     width = max(60, width)
     lines = [f"Pools (by {model.pool_label or 'no pool label: one group'})", ""]
     lines += pools_table(model, width)
-    lines += ["", "Accounting (what sums of node allocatable see)", ""] + accounting_lines(account(model), width)
+    lines += ["", "Accounting (what sums of node allocatable see)", ""] + accounting_lines(account(model, rules=rules, rules_note=rules_note), width)
     c = counts(findings)
     lines += ["", f"{len(findings)} findings: {c['errors']} errors, {c['warnings']} warnings, {c['info']} info"]
     for f in findings:

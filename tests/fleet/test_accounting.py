@@ -242,3 +242,16 @@ async def test_prometheus_rules_are_read_from_the_simulator_and_a_forbidden_list
         finally:
             await cluster.close()
         assert rules is None and "403" in note
+
+
+def test_check_reads_the_rules_kept_in_a_snapshot(capsys) -> None:
+    import json
+
+    from dragoman.tui.cli import main
+
+    assert main(["check", "--snapshot", str(DEMO), "-o", "json"]) == 1  # the demo has error findings
+    doc = json.loads(capsys.readouterr().out)
+    rules = doc["accounting"]["prometheusRules"]
+    assert [r["rule"] for r in rules][-1] == "alert: GPUCapacityDropped" and rules[-1]["missesMoreAfterMove"] == 24
+    main(["check", "--snapshot", str(DEMO)])
+    assert "it may fire when a pool moves" in capsys.readouterr().out

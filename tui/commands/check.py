@@ -124,20 +124,46 @@ def run(args: argparse.Namespace) -> int:
     model = FleetModel(getattr(args, "pool_label", None))
     model.load({k: store.objects(k) for k in store.kinds})
     findings = diagnose(model)
+    rules = prometheus_rules(args, origin)
     if args.output == "json":
-        json.dump(check_document(model, findings, origin), sys.stdout, indent=2)
+        json.dump(check_document(model, findings, origin, rules), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(check_text(model, findings, origin))
+        sys.stdout.write(check_text(model, findings, origin, rules=rules))
     sys.stdout.flush()
     return int(ExitCode.PROBLEM if any(f.severity == ERROR for f in findings) else ExitCode.OK)
 
 
-def check_document(model, findings, origin) -> dict:
+def prometheus_rules(args: argparse.Namespace, origin) -> tuple[list[dict] | None, str]:
+    """PrometheusRules for the accounting section: from the snapshot file, the demo scenario, or the cluster (read
+    again, since the fleet read closed its connection); (None, why) when there are none to read."""
+    from dragoman.fleet import accounting
+    from dragoman.fleet.errors import UserError
+
+    try:
+        if origin.kind == "snapshot":
+            from dragoman.fleet.snapshot import load_snapshot
+
+            if origin.source.snapshot == "-":
+                return None, "standard input is read once"
+            found = accounting.rules_in(load_snapshot(origin.source.snapshot))
+            return (found, "") if found else (None, "the snapshot holds no PrometheusRule")
+        if origin.kind == "demo":
+            from dragoman.sim import scenario
+
+            return accounting.rules_in(scenario.load("demo").objects), ""
+        import asyncio
+
+        return asyncio.run(accounting.read_cluster_rules(getattr(args, "kubeconfig", None), getattr(args, "context", None)))
+    except UserError as exc:
+        return None, exc.message
+
+
+def check_document(model, findings, origin, rules: tuple[list[dict] | None, str] = (None, "")) -> dict:
     """The JSON of `dragoman check --output json`: the report (schemaVersion 1) with where it was read and what is missing."""
     from dragoman.fleet.report import check_report
 
-    report = check_report(model, findings)
+    report = check_report(model, findings, rules=rules[0], rules_note=rules[1])
     return {"schemaVersion": report.pop("schemaVersion"), "source": origin.to_json(), "notes": origin.notes(), **report}
 
 
@@ -145,7 +171,7 @@ def terminal_width() -> int:
     return max(60, min(shutil.get_terminal_size((80, 24)).columns, 120))
 
 
-def check_text(model, findings, origin, width: int | None = None) -> str:
+def check_text(model, findings, origin, width: int | None = None, rules: tuple[list[dict] | None, str] = (None, "")) -> str:
     """The text of `dragoman check`: where the fleet was read, what is missing from it, then pools and findings."""
     from dragoman.fleet.report import render_text
 
@@ -155,4 +181,4 @@ def check_text(model, findings, origin, width: int | None = None) -> str:
     lines = wrap(f"Fleet read from {origin.label}.")
     for note in origin.notes():
         lines += wrap(f"note: {note}")
-    return "\n".join(lines) + "\n\n" + render_text(model, findings, width=width)
+    return "\n".join(lines) + "\n\n" + render_text(model, findings, width=width, rules=rules[0], rules_note=rules[1])
