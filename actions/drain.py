@@ -249,10 +249,12 @@ class Drain(Step):
                     return (f"pod {ns}/{name} is still blocked after {opts.drain_timeout:g} s: {why}")
                 await asyncio.sleep(min(float(retry), opts.evict_retry))
         # Evicted: wait until it is gone (its grace period).
+        poll = 0.1
         while time.monotonic() < deadline:
             if await self._current(ctx, path, uid) is None:
                 return ""
-            await asyncio.sleep(opts.pod_gone_poll)
+            await asyncio.sleep(poll)
+            poll = min(poll * 2, opts.pod_gone_poll)
         return f"pod {ns}/{name} was evicted but has not terminated after {opts.drain_timeout:g} s."
 
     @staticmethod

@@ -130,7 +130,7 @@ class Runner:
         state = self.state
         assert state is not None
         # A step recorded done by any earlier plan (same step id) needs no bookkeeping either: zero writes.
-        recorded_done = all(state.step_done(s.id) for s in plan.steps)
+        recorded_done = all(state.step_done(s.id) for s in plan.steps) and state.status != "running"
         if not self.pending_work(plan) and (recorded_done or state.cm is None or plan.rollback):
             return RunResult(int(ExitCode.OK), [], {s.id: "done" for s in plan.steps})
         if self.read_only:
@@ -142,6 +142,7 @@ class Runner:
         verified: dict[str, list[str]] = {}
         try:
             await state.begin(plan.to_json(), self.cluster.identity, self.by)
+            await self._close_landed(plan, ctx)
             for sp in plan.steps:
                 ctx.crash(f"before:{sp.id}")
                 name = sp.step
@@ -180,6 +181,21 @@ class Runner:
         finally:
             await lock.release()
         return RunResult(int(ExitCode.PROBLEM if problems else ExitCode.OK), problems, results, verified)
+
+    async def _close_landed(self, plan: planmod.MigrationPlan, ctx: Context) -> None:
+        """Writes a crash left without outcome that the cluster shows as made: record their outcome now, once."""
+        from dragoman.actions.steps import Change
+
+        by_id = {s.id: s for s in plan.steps}
+        for key, rec in list(ctx.dangling.items()):
+            sp = by_id.get(rec.get("step", ""))
+            if sp is None:
+                continue
+            landed = await step_class(sp.step)(sp.id, sp.nodes).observe(ctx, rec)
+            if landed:
+                obj = rec.get("object") or {}
+                change = Change(obj.get("kind", ""), obj.get("name", ""), obj.get("namespace", ""), rec.get("verb", ""), after=rec.get("after"))
+                ctx.close_dangling(key, sp.id, change, True)
 
     @staticmethod
     def _rollback_record(sp: StepPlan) -> dict | None:

@@ -131,7 +131,7 @@ class Options:
     drain_concurrency: int = 4
     drain_timeout: float = 300.0
     evict_retry: float = 5.0  # kubectl retries a PDB-blocked eviction every 5 s
-    pod_gone_poll: float = 0.5
+    pod_gone_poll: float = 1.0
     wait_for_jobs: float = 0.0  # seconds to let Job pods finish before evicting them; 0: evict at once
     force_pods: tuple[str, ...] = ()  # "ns/name" deleted without eviction, only when named
     lease_seconds: int = 60
