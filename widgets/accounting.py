@@ -150,6 +150,8 @@ class AccountingScreen(PromptScreen):
     BINDINGS = [
         Binding("escape,q", "back", "Back", id="accounting.back", tooltip="Back to the previous view"),
         Binding("m", "mark", "Mark baseline", id="accounting.mark", tooltip="Record this pool's figures now as a local baseline"),
+        Binding("y", "yaml", "YAML", id="accounting.yaml", tooltip="The selected quota as YAML"),
+        Binding("d", "describe", "Describe", id="accounting.describe", tooltip="The selected quota's describe page"),
         Binding("R", "rules", "Reread rules", id="accounting.rules", tooltip="Read PrometheusRules again", show=False),
     ]
     DEFAULT_CSS = """
@@ -282,6 +284,35 @@ class AccountingScreen(PromptScreen):
         if key and key != "(fleet)" and key != self.pool:
             self.pool = key
             self.recompute()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """enter: a pool opens its nodes; a quota opens its describe page."""
+        key = event.row_key.value if event.row_key is not None else None
+        if event.data_table.id == "acc-pools" and key and key != "(fleet)":
+            self.app.open_view("nodes", ("pool", key))
+        elif event.data_table.id == "acc-quotas" and key:
+            self.action_describe()
+
+    def _quota_ref(self):
+        table = self.query_one("#acc-quotas", DataTable)
+        if self.focused is not table or not self._quota_keys or table.cursor_row >= len(self._quota_keys):
+            return None
+        ns, name, _resource = self._quota_keys[table.cursor_row]
+        return ("ResourceQuota", ns, name)
+
+    def action_yaml(self) -> None:
+        ref = self._quota_ref()
+        if ref is None:
+            self.notify("select a quota row (tab moves to the quota table)", severity="warning")
+            return
+        self.app.open_detail(ref, "yaml")
+
+    def action_describe(self) -> None:
+        ref = self._quota_ref()
+        if ref is None:
+            self.notify("select a quota row (tab moves to the quota table)", severity="warning")
+            return
+        self.app.open_detail(ref, "describe")
 
     # ------------------------------------------------------------------ actions
     def read_rules(self) -> None:

@@ -50,6 +50,18 @@ async def test_accounting_answers_what_the_a100_move_costs_by_keyboard(tmp_path,
         assert "a100-mig" in _text(screen, "#acc-quota-heading")
         await pilot.press("m")
         assert (tmp_path / "baselines.json").exists()
+        # tab to the quotas, y shows the quota's YAML; enter on a pool opens its nodes.
+        await pilot.press("tab", "y")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "DetailScreen", what="the quota's YAML")
+        assert "kind: ResourceQuota" in str(app.screen.query_one("#detail-text").render())
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen, what="back to accounting")
+        screen.query_one("#acc-pools", DataTable).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: getattr(getattr(app.screen, "view", None), "name", "") == "nodes", what="nodes of the pool")
+        assert app.screen.view.scope == ("pool", "a100-mig")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen, what="back to accounting")
         # One A100 node loses its device plugin (allocatable 0): the row and the drop follow live.
         node = sorted(v.name for v in app.feed.model.pool_nodes("a100-train"))[0]
         await app.feed.cluster.request("PATCH", f"/api/v1/nodes/{node}/status",
