@@ -1,0 +1,168 @@
+"""The :migrate wizard driven by Pilot against the demo simulator: plan, cancel, typed names, apply, progress, rollback, read-only."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pathlib
+import sys
+
+from textual.app import App
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "actions"))
+from migrate_support import L4, T4, T4_NODES, audit_records, assert_one_intent_one_outcome, demo, evictions, node  # noqa: E402
+
+from dragoman.actions.steps import Options  # noqa: E402
+from dragoman.tui.screens.confirm import ConfirmWriteScreen  # noqa: E402
+from dragoman.tui.screens.migrate import MigrateScreen  # noqa: E402
+
+
+class WizardApp(App):
+    def __init__(self, screen: MigrateScreen) -> None:
+        super().__init__()
+        self.wizard = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self.wizard)
+
+
+async def until(pilot, predicate, timeout: float = 60.0) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < end, "timed out waiting"
+        await pilot.pause(0.05)
+
+
+def options(**kw) -> Options:
+    return Options(evict_retry=0.3, lease_seconds=30, **kw)
+
+
+async def test_wizard_cancel_then_typed_pool_name_then_apply_and_rollback(tmp_path: pathlib.Path) -> None:
+    from dragoman.fleet.cluster import connect
+
+    async with demo() as sim:
+        cluster = await connect(str(sim.kubeconfig_path))
+        try:
+            screen = MigrateScreen(L4, cluster=cluster, options=options(), audit_path=str(tmp_path / "audit.jsonl"), read_only=False)
+            app = WizardApp(screen)
+            async with app.run_test(size=(110, 40)) as pilot:
+                await until(pilot, lambda: screen.plan is not None)
+                assert [s.id for s in screen.plan.steps] == ["preflight", "cordon", "drain"]
+                table = screen.query_one("#mig-steps")
+                assert table.row_count == 3
+                # Cancel is focused: enter by habit writes nothing.
+                await pilot.press("a")
+                await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
+                assert app.focused is not None and app.focused.id == "cancel"
+                await pilot.press("enter")
+                await until(pilot, lambda: app.screen is screen)
+                assert sim.request_log.writes() == []
+                # The drain is dangerous: Confirm stays disabled until the pool name is typed exactly.
+                await pilot.press("a")
+                await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
+                modal = app.screen
+                confirm = modal.query_one("#confirm")
+                assert confirm.disabled
+                await pilot.click("#typed-0")
+                for ch in "l4-inferenc":
+                    await pilot.press(ch)
+                await pilot.pause()
+                assert confirm.disabled
+                await pilot.click("#confirm")
+                await pilot.pause()
+                assert isinstance(app.screen, ConfirmWriteScreen) and sim.request_log.writes() == []
+                await pilot.press("e")
+                await until(pilot, lambda: not confirm.disabled)
+                await pilot.click("#confirm")
+                await until(pilot, lambda: screen.result is not None, timeout=120)
+                assert screen.result.exit_code == 0, screen.result.problems
+                assert screen.step_state == {"preflight": "done", "cordon": "done", "drain": "done"}
+                assert screen.query_one("#mig-overall").progress == 3
+                assert len(evictions(sim)) == 6
+                log_text = "\n".join(str(line.text) for line in screen.query_one("#mig-log").lines)
+                assert "✓ drain: verified" in log_text and "evicted" in log_text
+                # Roll back the cordon (not dangerous: no typed name, still a confirmation with Cancel focused).
+                await pilot.press("r")
+                await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
+                assert not app.screen.typed
+                await pilot.click("#confirm")
+                await until(pilot, lambda: screen.result is not None and screen.plan is not None and screen.plan.rollback
+                            and screen.result.steps.get("rollback:cordon") == "done", timeout=60)
+            nodes = [e.obj for e in sim.store.entries("nodes") if e.obj["metadata"]["labels"].get("cloud.google.com/gke-nodepool") == L4]
+            assert not any(n["spec"].get("unschedulable") for n in nodes)
+            assert_one_intent_one_outcome(audit_records(tmp_path))
+        finally:
+            await cluster.close()
+
+
+async def test_wizard_production_context_needs_its_name_typed_too(tmp_path: pathlib.Path) -> None:
+    from dragoman.fleet.cluster import connect
+
+    async with demo() as sim:
+        cluster = await connect(str(sim.kubeconfig_path))
+        try:
+            # The simulator's context is `dragoman-sim`; call `sim` a production word for this test.
+            screen = MigrateScreen(T4, cluster=cluster, options=options(prod_patterns=("sim",)), audit_path=str(tmp_path / "a.jsonl"), read_only=False)
+            app = WizardApp(screen)
+            async with app.run_test(size=(110, 40)) as pilot:
+                await until(pilot, lambda: screen.plan is not None)
+                await pilot.press("a")
+                await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
+                modal = app.screen
+                assert [w for _p, w in modal.typed] == ["dragoman-sim", T4]
+                await pilot.click("#typed-1")
+                for ch in T4:
+                    await pilot.press(ch)
+                await pilot.pause()
+                assert modal.query_one("#confirm").disabled  # the context is still missing
+                await pilot.press("escape")
+                await until(pilot, lambda: app.screen is screen)
+            assert sim.request_log.writes() == []
+            assert not node(sim, T4_NODES[0])["spec"].get("unschedulable")
+        finally:
+            await cluster.close()
+
+
+async def test_wizard_read_only_has_no_write_keys(tmp_path: pathlib.Path) -> None:
+    from dragoman.fleet.cluster import connect
+
+    async with demo() as sim:
+        cluster = await connect(str(sim.kubeconfig_path))
+        try:
+            screen = MigrateScreen(T4, cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=True)
+            app = WizardApp(screen)
+            async with app.run_test(size=(110, 40)) as pilot:
+                await until(pilot, lambda: screen.plan is not None)
+                assert screen.check_action("apply", ()) is False and screen.check_action("rollback", ()) is False
+                shown = {b.binding.action for b in screen.active_bindings.values() if b.enabled}
+                assert "apply" not in shown and "rollback" not in shown and "replan" in shown
+                await pilot.press("a")
+                await pilot.press("r")
+                await pilot.pause(0.3)
+                assert app.screen is screen
+                assert "READ-ONLY" in str(screen.query_one("#mig-title").render())
+            assert sim.request_log.writes() == []
+        finally:
+            await cluster.close()
+
+
+async def test_wizard_without_a_pool_lists_the_pools_to_pick(tmp_path: pathlib.Path) -> None:
+    from dragoman.fleet.cluster import connect
+
+    async with demo() as sim:
+        cluster = await connect(str(sim.kubeconfig_path))
+        try:
+            screen = MigrateScreen(None, cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=True)
+            app = WizardApp(screen)
+            async with app.run_test(size=(110, 40)) as pilot:
+                ol = screen.query_one("#mig-pools")
+                await until(pilot, lambda: ol.option_count > 0)
+                ids = [ol.get_option_at_index(i).id for i in range(ol.option_count)]
+                assert T4 in ids and L4 in ids and "system" in ids
+                ol.highlighted = ids.index(T4)
+                await pilot.press("enter")
+                await until(pilot, lambda: screen.plan is not None)
+                assert screen.plan.pool == T4
+        finally:
+            await cluster.close()

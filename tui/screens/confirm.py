@@ -1,0 +1,65 @@
+"""The confirmation modal of a write: Cancel focused; the pool name typed for a dangerous step, the context name for a production-looking context."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+
+class ConfirmWriteScreen(ModalScreen[bool]):
+    """Dismissed with True only by Confirm, which stays disabled until every required word is typed exactly."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="confirm.cancel", tooltip="Write nothing")]
+
+    DEFAULT_CSS = """
+    ConfirmWriteScreen { align: center middle; }
+    ConfirmWriteScreen > Vertical { width: 76; height: auto; max-height: 90%; border: thick $warning; background: $panel; padding: 1 2; }
+    ConfirmWriteScreen .confirm-text { height: auto; margin-bottom: 1; }
+    ConfirmWriteScreen Input { margin-bottom: 1; }
+    ConfirmWriteScreen Horizontal { height: auto; align-horizontal: right; }
+    ConfirmWriteScreen Button { margin-left: 2; }
+    """
+
+    def __init__(self, title: str, text: str, *, typed: list[tuple[str, str]] | None = None, confirm_label: str = "Apply") -> None:
+        super().__init__()
+        self.title_text = title
+        self.text = text
+        self.typed = list(typed or [])  # (prompt, the exact word to type)
+        self.confirm_label = confirm_label
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(f"[b]{self.title_text}[/b]")
+            yield Static(self.text, classes="confirm-text", markup=False)
+            for i, (prompt, _word) in enumerate(self.typed):
+                yield Label(prompt)
+                yield Input(placeholder="type it here", id=f"typed-{i}")
+            with Horizontal():
+                yield Button("Cancel", id="cancel", variant="primary")
+                yield Button(self.confirm_label, id="confirm", variant="error", disabled=bool(self.typed))
+
+    def on_mount(self) -> None:
+        # Destructive dialogs focus Cancel: an enter pressed by habit writes nothing.
+        self.query_one("#cancel", Button).focus()
+
+    def _satisfied(self) -> bool:
+        return all(self.query_one(f"#typed-{i}", Input).value.strip() == word for i, (_p, word) in enumerate(self.typed))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.query_one("#confirm", Button).disabled = not self._satisfied()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if self._satisfied():
+            self.query_one("#confirm", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "confirm" and self._satisfied():
+            self.dismiss(True)
+        elif event.button.id == "cancel":
+            self.dismiss(False)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)

@@ -1,0 +1,311 @@
+"""`:migrate`: the migration wizard of one pool — the whole plan, each step's state, live progress, confirmation, verification and rollback."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Label, OptionList, ProgressBar, RichLog, Static
+from textual.widgets.option_list import Option
+
+from dragoman.widgets.header import StatusHeader
+
+STATE_MARK = {"pending": "· pending", "running": "▶ running", "done": "✓ done", "failed": "✗ failed", "no change": "= no change",
+              "skipped": "- skipped"}
+
+
+class MigrateScreen(Screen):
+    """The wizard for one pool. Writes (apply, rollback) are absent in read-only mode, and always go through a confirmation."""
+
+    BINDINGS = [
+        Binding("a", "apply", "Apply plan", id="migrate.apply", tooltip="Run the plan's steps (confirmation first)"),
+        Binding("r", "rollback", "Roll back", id="migrate.rollback", tooltip="Undo the steps the pool's state records (confirmation first)"),
+        Binding("p", "replan", "Re-plan", id="migrate.replan", tooltip="Read the cluster again and rebuild the plan"),
+        Binding("escape,q", "back", "Back", id="migrate.back", tooltip="Back to the previous view"),
+    ]
+    DANGEROUS_ACTIONS = {"apply", "rollback"}
+
+    DEFAULT_CSS = """
+    MigrateScreen #mig-title { height: 1; padding: 0 1; background: $panel; }
+    MigrateScreen #mig-steps { height: auto; max-height: 12; }
+    MigrateScreen .bar-row { height: 1; padding: 0 1; }
+    MigrateScreen .bar-row Label { width: 22; }
+    MigrateScreen #mig-log { height: 1fr; border-top: solid $panel; }
+    MigrateScreen #mig-pools { height: 1fr; }
+    """
+
+    def __init__(self, pool: str | None = None, *, cluster: Any = None, options: Any = None, audit_path: str | None = None,
+                 read_only: bool | None = None, pool_label: str | None = None, steps: list[str] | None = None) -> None:
+        super().__init__()
+        self.pool = pool
+        self._cluster = cluster
+        self.options = options
+        self.audit_path = audit_path
+        self._read_only = read_only
+        self.pool_label = pool_label
+        self.steps = steps
+        self.plan: Any = None
+        self.runner: Any = None
+        self.result: Any = None
+        self.busy = False
+        self.error = ""
+        self.step_state: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ facts
+    @property
+    def read_only(self) -> bool:
+        if self._read_only is not None:
+            return self._read_only
+        return bool(getattr(self.app, "read_only", False))
+
+    @property
+    def cluster(self) -> Any:
+        if self._cluster is not None:
+            return self._cluster
+        feed = getattr(self.app, "feed", None)
+        return getattr(feed, "cluster", None)
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        # Read-only: the dangerous keys do not exist (hidden from the footer, palette and keyboard alike).
+        if action in self.DANGEROUS_ACTIONS and self.read_only:
+            return False
+        if action in self.DANGEROUS_ACTIONS and self.busy:
+            return None
+        return True
+
+    # ------------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield StatusHeader()
+        yield Static("", id="mig-title")
+        if self.pool is None:
+            yield OptionList(id="mig-pools")
+        table = DataTable(id="mig-steps", cursor_type="row", zebra_stripes=True)
+        table.add_columns("#", "STEP", "WHAT", "CHANGES", "STATE")
+        yield table
+        with Horizontal(classes="bar-row"):
+            yield Label("overall", id="mig-overall-label")
+            yield ProgressBar(id="mig-overall", show_eta=False)
+        with Horizontal(classes="bar-row"):
+            yield Label("step", id="mig-step-label")
+            yield ProgressBar(id="mig-step", show_eta=False)
+        yield RichLog(id="mig-log", wrap=True, markup=False, highlight=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        refresh = getattr(self.app, "refresh_header", None)
+        if callable(refresh):
+            try:
+                refresh(self)
+            except Exception:  # noqa: BLE001 - an app without a feed has no header to fill
+                pass
+        if self.cluster is None:
+            self._title("a snapshot (or a disconnected view) cannot be migrated: open dragoman on a cluster or with --demo")
+            return
+        if self.pool is None:
+            self._title("pick the pool to migrate (enter)")
+            self.list_pools()
+        else:
+            self.make_plan()
+
+    def _title(self, text: str) -> None:
+        ro = "  [READ-ONLY: plan only]" if self.read_only else ""
+        self.query_one("#mig-title", Static).update(text + ro)
+
+    def log_line(self, text: str) -> None:
+        self.query_one("#mig-log", RichLog).write(text)
+
+    # ------------------------------------------------------------------ pool picker
+    @work(exclusive=True, group="migrate-plan", description="list the pools")
+    async def list_pools(self) -> None:
+        from dragoman.fleet.pools import detect_pool_label
+
+        nodes, _ = await self.cluster.list_all("/api/v1/nodes")
+        counts: dict[str, int] = {}
+        for n in nodes:
+            for k in (n.get("metadata") or {}).get("labels") or {}:
+                counts[k] = counts.get(k, 0) + 1
+        label = self.pool_label or detect_pool_label(counts)
+        pools: dict[str, int] = {}
+        for n in nodes:
+            p = ((n.get("metadata") or {}).get("labels") or {}).get(label or "")
+            if p:
+                pools[p] = pools.get(p, 0) + 1
+        ol = self.query_one("#mig-pools", OptionList)
+        for p, count in sorted(pools.items()):
+            ol.add_option(Option(f"{p}  ({count} node{'s' if count != 1 else ''})", id=p))
+        ol.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.pool = event.option.id
+        event.option_list.display = False
+        self.make_plan()
+
+    # ------------------------------------------------------------------ plan
+    def _runner(self):
+        from dragoman.actions.runner import Runner
+        from dragoman.actions.steps import Options
+
+        return Runner(self.cluster, self.pool, pool_label=self.pool_label, options=self.options or Options(),
+                      audit_path=self.audit_path, read_only=self.read_only, progress=self.on_progress,
+                      warn=lambda m: self.log_line(f"! {m}"))
+
+    @work(exclusive=True, group="migrate-plan", description="build the migration plan")
+    async def make_plan(self, rollback: bool = False) -> None:
+        await self._build_plan(rollback)
+
+    async def _build_plan(self, rollback: bool = False) -> None:
+        from dragoman.actions.plan import render
+
+        self.plan = None
+        self._title(f"pool {self.pool}: reading the cluster …")
+        try:
+            self.runner = self._runner()
+            plan = await self.runner.prepare(self.steps, rollback=rollback)
+        except Exception as exc:  # noqa: BLE001 - the sentence is shown; the screen stays
+            self.error = str(getattr(exc, "message", exc))
+            self._title(f"pool {self.pool}: ✗ {self.error}")
+            self.log_line(f"✗ {self.error}")
+            return
+        self.plan = plan
+        self.step_state = {s.id: ("pending" if s.writes or s.step == "preflight" else "no change") for s in plan.steps}
+        if self.runner.state is not None:
+            for s in plan.steps:
+                if not rollback and self.runner.state.step_done(s.id) and not s.writes:
+                    self.step_state[s.id] = "done"
+        self._fill_table()
+        what = "rollback" if rollback else "migration"
+        self._title(f"pool {self.pool}: {what} plan {plan.id} — {len(plan.steps)} steps"
+                    + ("" if self.read_only else "  (a: apply, r: roll back)"))
+        log = self.query_one("#mig-log", RichLog)
+        log.clear()
+        for line in render(plan, width=max(60, (self.size.width or 80) - 2)):
+            log.write(line)
+        bar = self.query_one("#mig-overall", ProgressBar)
+        bar.update(total=max(1, len(plan.steps)), progress=sum(1 for v in self.step_state.values() if v in ("done", "no change")))
+
+    def _fill_table(self) -> None:
+        table = self.query_one("#mig-steps", DataTable)
+        table.clear()
+        for i, s in enumerate(self.plan.steps, 1):
+            n = len(s.changes)
+            changes = f"{n}" + (" ⚠" if s.dangerous and n else "")
+            if s.blockers:
+                changes = "✗ blocked"
+            table.add_row(str(i), s.id, s.title, changes, STATE_MARK.get(self.step_state.get(s.id, ""), self.step_state.get(s.id, "")), key=s.id)
+
+    def _set_state(self, step_id: str, state: str) -> None:
+        self.step_state[step_id] = state
+        table = self.query_one("#mig-steps", DataTable)
+        try:
+            table.update_cell(step_id, table.ordered_columns[4].key, STATE_MARK.get(state, state))
+        except Exception:  # noqa: BLE001 - a row of an older plan
+            pass
+
+    # ------------------------------------------------------------------ progress (called on the app's loop by the runner)
+    def on_progress(self, ev) -> None:
+        mark = {"warning": "!", "error": "✗"}.get(ev.level, " ")
+        where = f" {ev.node}" if ev.node else ""
+        count = f" {ev.done}/{ev.total}" if ev.total else ""
+        self.log_line(f"{mark} {ev.step_id}{where}{count} {ev.message}".rstrip())
+        if ev.message.endswith(": started"):
+            self._set_state(ev.step_id, "running")
+            self.query_one("#mig-step-label", Label).update(ev.step_id)
+            self.query_one("#mig-step", ProgressBar).update(total=max(1, ev.total), progress=0)
+        elif ev.message.endswith(": done, verified"):
+            self._set_state(ev.step_id, "done")
+            self.query_one("#mig-step", ProgressBar).update(total=1, progress=1)
+            self.query_one("#mig-overall", ProgressBar).update(progress=sum(1 for v in self.step_state.values() if v in ("done", "no change")))
+        elif ev.message.endswith(": failed"):
+            self._set_state(ev.step_id, "failed")
+        elif ev.total and not ev.node:
+            self.query_one("#mig-step", ProgressBar).update(total=ev.total, progress=ev.done)
+
+    # ------------------------------------------------------------------ actions
+    def action_back(self) -> None:
+        if self.busy:
+            self.notify("a step is running; it continues if you leave, and its state stays in the cluster", severity="warning")
+        self.app.pop_screen()
+
+    def action_replan(self) -> None:
+        if not self.busy and self.pool:
+            self.make_plan()
+
+    def action_apply(self) -> None:
+        if self.read_only or self.busy or self.plan is None:
+            return
+        self._confirm_and_run(self.plan)
+
+    def action_rollback(self) -> None:
+        if self.read_only or self.busy or not self.pool:
+            return
+        self._rollback_flow()
+
+    @work(exclusive=True, group="migrate-rollback", description="plan the rollback")
+    async def _rollback_flow(self) -> None:
+        await self._build_plan(rollback=True)
+        if self.plan is not None:
+            self._confirm_and_run(self.plan)
+
+    def _confirm_and_run(self, plan) -> None:
+        from dragoman.actions.runner import looks_like_production
+        from dragoman.tui.screens.confirm import ConfirmWriteScreen
+
+        if plan.blockers:
+            self.notify("refused by preflight: " + " ".join(plan.blockers), severity="error", timeout=10)
+            return
+        if not self.runner.pending_work(plan):
+            self.notify("nothing to do: every step of the plan is already done")
+            return
+        cluster = self.cluster
+        typed: list[tuple[str, str]] = []
+        opts = self.runner.options
+        if looks_like_production(cluster.context_name or "", cluster.server or "", opts.prod_patterns):
+            typed.append((f"Context {cluster.context_name} looks like production. Type its name:", cluster.context_name))
+        if plan.dangerous:
+            typed.append((f"This plan evicts pods. Type the pool name ({plan.pool}):", plan.pool))
+        writes = sum(len(s.changes) for s in plan.steps)
+        kind = "Roll back" if plan.rollback else "Apply"
+        lines = [f"{kind} plan {plan.id} to pool {plan.pool} on {cluster.context_name}: {writes} write{'s' if writes != 1 else ''}."]
+        for s in plan.steps:
+            if s.changes:
+                lines.append(f"  {s.id}: {len(s.changes)} change(s){' — dangerous' if s.dangerous else ''}; nodes {len(s.blast_nodes)}")
+        warnings = [w for s in plan.steps for w in s.warnings]
+        lines += [f"⚠ {w}" for w in warnings[:4]]
+        lines.append("A server dry run precedes each write; each write is recorded in the audit log.")
+
+        def chosen(ok: bool | None) -> None:
+            if ok:
+                self.run_plan(plan)
+            else:
+                self.log_line("cancelled: nothing was written.")
+
+        self.app.push_screen(ConfirmWriteScreen(f"{kind} — pool {plan.pool}", "\n".join(lines), typed=typed, confirm_label=kind), chosen)
+
+    @work(exclusive=True, group="migrate-run", description="run the migration plan")
+    async def run_plan(self, plan) -> None:
+        self.busy = True
+        self.refresh_bindings()
+        try:
+            self.result = await self.runner.run(plan)
+        except Exception as exc:  # noqa: BLE001 - a refusal or an API error is a sentence on screen
+            self.error = str(getattr(exc, "message", exc))
+            self.log_line(f"✗ {self.error}")
+            self.notify(self.error, severity="error", timeout=10)
+            return
+        finally:
+            self.busy = False
+            self.refresh_bindings()
+        for sid, state in self.result.steps.items():
+            self._set_state(sid, state)
+        for sid, problems in self.result.verified.items():
+            self.log_line(f"{'✓' if not problems else '✗'} {sid}: " + ("verified" if not problems else "; ".join(problems)))
+        for p in self.result.problems:
+            self.log_line(f"✗ {p}")
+        done = sum(1 for v in self.result.steps.values() if v == "done")
+        self.log_line(f"{done}/{len(plan.steps)} steps done; audit log: {self.runner.audit.path}")
+        self._title(f"pool {self.pool}: {'rolled back' if plan.rollback else 'plan'} {plan.id} — "
+                    + ("stopped on a problem" if self.result.problems else "done"))
