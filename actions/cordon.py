@@ -108,6 +108,9 @@ class Cordon(_Schedulability):
         plan.notes.append("DaemonSet pods tolerate the cordon: the device plugin keeps running until it is excluded.")
         return plan
 
+    def rollback_record(self, plan: StepPlan) -> dict | None:
+        return {"cordoned": [c.name for c in plan.changes]}
+
     async def rollback_plan(self, ctx: Context, record: dict) -> StepPlan | None:
         # Only nodes this step cordoned go back; a node cordoned before dragoman came stays cordoned.
         nodes = list(record.get("cordoned") or [])

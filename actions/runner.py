@@ -153,7 +153,7 @@ class Runner:
                     results[sp.id] = "failed"
                     await state.set_step(sp.id, name, "failed", by=self.by, problems=pre)
                     break
-                record = self._rollback_record(sp)
+                record = None if plan.rollback else step.rollback_record(sp)
                 await state.set_step(sp.id, name, "running", by=self.by, rollback=record)
                 self.progress(ProgressEvent(sp.id, 0, max(1, len(sp.changes)), f"{sp.id}: started"))
                 errs = await step.apply(ctx, sp)
@@ -196,12 +196,6 @@ class Runner:
                 obj = rec.get("object") or {}
                 change = Change(obj.get("kind", ""), obj.get("name", ""), obj.get("namespace", ""), rec.get("verb", ""), after=rec.get("after"))
                 ctx.close_dangling(key, sp.id, change, True)
-
-    @staticmethod
-    def _rollback_record(sp: StepPlan) -> dict | None:
-        if sp.step == "cordon":
-            return {"cordoned": [c.name for c in sp.changes]}
-        return None
 
     @staticmethod
     async def _clear_rollback(state: PoolState, step_id: str) -> None:

@@ -251,6 +251,10 @@ class Step:
         """Whether a write a crash left without outcome landed (True), did not (False), or is not this step's (None)."""
         return None
 
+    def rollback_record(self, plan: StepPlan) -> dict | None:
+        """What rollback will need, stored in the pool's ConfigMap before the step writes (lists merge across resumes)."""
+        return None
+
     def new_plan(self, **kw: Any) -> StepPlan:
         return StepPlan(self.id, self.name, self.title, self.dangerous, self.reversible, list(self.nodes), **kw)
 

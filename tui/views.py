@@ -461,6 +461,8 @@ SCREENS = {"accounting": "dragoman.widgets.accounting:AccountingScreen", "load":
 JUMPS.update({"accounting": "accounting", "acct": "accounting", "quota": "accounting", "quotas": "accounting", "load": "load"})
 SCREENS["cel"] = "dragoman.tui.screens.playground:PlaygroundScreen"
 JUMPS.update({"cel": "cel", "playground": "cel"})
+SCREENS["migrate"] = "dragoman.tui.screens.migrate:MigrateScreen"
+JUMPS.update({"migrate": "migrate", "mig": "migrate"})
 
 
 def parse_filter(text: str):

@@ -166,3 +166,25 @@ async def test_wizard_without_a_pool_lists_the_pools_to_pick(tmp_path: pathlib.P
                 assert screen.plan.pool == T4
         finally:
             await cluster.close()
+
+
+async def test_m_on_the_pools_view_opens_the_wizard_of_that_pool_and_migrate_jumps_there(tmp_path: pathlib.Path, monkeypatch) -> None:
+    from tests.tui.conftest import demo_app, wait_for
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    async with demo_app() as (sim, app, pilot):
+        await pilot.press("slash", *T4, "enter")
+        await pilot.pause(0.2)
+        await pilot.press("m")
+        await wait_for(pilot, lambda: isinstance(app.screen, MigrateScreen), 30, "the wizard")
+        wizard = app.screen
+        assert wizard.pool == T4
+        await wait_for(pilot, lambda: wizard.plan is not None, 60, "the plan")
+        assert [s.id for s in wizard.plan.steps] == ["preflight", "cordon", "drain"]
+        assert wizard.cluster is app.feed.cluster
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, MigrateScreen), 30, "back to the pools")
+        await pilot.press("colon", *"migrate", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, MigrateScreen), 30, ":migrate")
+        assert app.screen.pool is None  # it asks which pool
+    assert sim.request_log.writes() == []

@@ -262,7 +262,16 @@ class TableScreen(Screen):
         # "open in playground" belongs to the Stuck pods view only.
         if action == "open_playground":
             return self.view.name == "pending"
+        if action == "open_migrate":
+            return self.view.name == "pools"
         return True
+
+    def action_open_migrate(self) -> None:
+        from dragoman.tui.screens.migrate import MigrateScreen
+
+        key = self.table.cursor_key
+        if self.view.name == "pools" and key is not None:
+            self.app.push_screen(MigrateScreen(str(key), pool_label=getattr(self.app, "pool_label", None)))
 
     def action_open_playground(self) -> None:
         from dragoman.tui.screens.playground import open_for_pod
