@@ -14,6 +14,7 @@ from dragoman.tui.commands_palette import ScreenCommands
 from dragoman.tui.feed import Feed
 from dragoman.tui.views import JUMPS, SCREENS, VIEWS
 
+GIL_SWITCH_INTERVAL = 0.0005
 UNREACHABLE_HINT = "Run `dragoman --demo` to explore a simulated fleet instead."
 
 
@@ -40,6 +41,10 @@ class DragomanApp(App):
 
     # ------------------------------------------------------------------ lifecycle
     def on_mount(self) -> None:
+        # The diagnosis thread holds the GIL for up to the switch interval each time the UI thread wakes from I/O;
+        # a keystroke crosses many such wake-ups, so a short interval keeps typing immediate (convoy effect).
+        self._switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(GIL_SWITCH_INTERVAL)
         self.push_screen(self._table("pools", None))
         # The first frame goes out before the informers start decoding LIST pages on this loop.
         self.call_after_refresh(self._wire, self.feed)
@@ -53,6 +58,7 @@ class DragomanApp(App):
         feed.start()
 
     async def on_unmount(self) -> None:
+        sys.setswitchinterval(getattr(self, "_switch_interval", 0.005))
         await self.feed.stop()
 
     def _table_screens(self):
