@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from textual import events
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
@@ -18,12 +20,14 @@ class CelEditor(TextArea):
     CelEditor:focus { border: round $accent; }
     """
 
-    class Accept(Message):
-        """Tab with completions on screen."""
+    class Accepted(Message):
+        """Tab took a completion."""
 
     def __init__(self, text: str = "", **kw) -> None:
         super().__init__(text, soft_wrap=True, tab_behavior="focus", show_line_numbers=False, **kw)
-        self.completing = False
+        # Set by the screen: candidates for the text before the cursor, and which of them the list has highlighted.
+        self.completer: Callable[[str], list[Candidate]] | None = None
+        self.chosen: Callable[[list[Candidate]], Candidate] = lambda cands: cands[0]
 
     def text_before_cursor(self) -> str:
         row, col = self.cursor_location
@@ -36,11 +40,16 @@ class CelEditor(TextArea):
         self.replace(cand.insert, (row, max(0, col - cand.replace)), (row, col))
 
     async def _on_key(self, event: events.Key) -> None:
-        if event.key == "tab" and self.completing:
-            event.stop()
-            event.prevent_default()
-            self.post_message(self.Accept())
-            return
+        if event.key == "tab" and self.completer is not None:
+            # Decided here, synchronously, from the text as it is now: keys typed in a burst (a paste, tmux) are
+            # already in the document, while the list's own update waits behind them in the queue.
+            cands = self.completer(self.text_before_cursor())
+            if cands:
+                event.stop()
+                event.prevent_default()
+                self.apply(self.chosen(cands))
+                self.post_message(self.Accepted())
+                return
         await super()._on_key(event)
 
 

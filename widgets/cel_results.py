@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from rich.markup import escape
 from textual.widgets import DataTable
 
@@ -11,8 +13,20 @@ GLYPH = {"match": "✓ match", "no-match": "· no match", "error": "✗ error"}
 COLUMNS = ("result", "pool", "device", "product", "why")
 
 
-def counts_markup(out: Outcome, *, top: int = 4) -> str:
-    """Counts, the breakdown by product and pool (the most matched first), and every runtime error with its reach."""
+def by_node_pool(summary: dict, pool_of: Callable[[str | None], str | None]) -> list[dict]:
+    """The per-resource-pool counts (one per node for the NVIDIA driver) summed by the nodes' pool label."""
+    acc: dict[str, list[int]] = {}
+    for p in summary["pools"]:
+        name = pool_of(p.get("node")) or p["pool"]
+        a = acc.setdefault(name, [0, 0, 0])
+        a[0] += p["devices"]
+        a[1] += p["matched"]
+        a[2] += p["errors"]
+    return [{"pool": k, "devices": v[0], "matched": v[1], "errors": v[2]} for k, v in acc.items()]
+
+
+def counts_markup(out: Outcome, pool_of: Callable[[str | None], str | None] | None = None, *, top: int = 5) -> str:
+    """Counts, the breakdown by product and by node pool (the most matched first), errors beside each."""
     s = out.summary
     if s is None:
         return ""
@@ -21,7 +35,8 @@ def counts_markup(out: Outcome, *, top: int = 4) -> str:
     lines.append("by product: " + " · ".join(f"{escape(p['product'])} {p['matched']}/{p['devices']}"
                                               + (f" ({p['errors']} err)" if p["errors"] else "") for p in prods[:top])
                  + (f" · … {len(prods) - top} more" if len(prods) > top else ""))
-    pools = sorted(s["pools"], key=lambda p: (-p["matched"], -p["errors"], p["pool"]))
+    pools = by_node_pool(s, pool_of) if pool_of is not None else s["pools"]
+    pools = sorted(pools, key=lambda p: (-p["matched"], -p["errors"], p["pool"]))
     lines.append("by pool: " + " · ".join(f"{escape(p['pool'])} {p['matched']}/{p['devices']}"
                                            + (f" ({p['errors']} err)" if p["errors"] else "") for p in pools[:top])
                  + (f" · … {len(pools) - top} more" if len(pools) > top else ""))

@@ -56,6 +56,7 @@ async def test_typing_changes_counts_syntax_errors_runtime_errors_and_false_clau
         await wait_for(pilot, lambda: "match 24 " in counts(app), 30, "Hopper counts")
         assert isinstance(app.screen, PlaygroundScreen) and "Hopper" in screen.editor.text
         assert "NVIDIA H100 80GB HBM3 24/24" in counts(app)
+        assert "by pool: h100-dra 24/24" in counts(app)  # by the nodes' pool label, not one resource pool per node
 
         # A syntax error shows its position.
         await set_expression(pilot, screen, 'device.driver == "gpu.nvidia.com" &&& true')

@@ -94,6 +94,7 @@ class PlaygroundScreen(Screen):
         self.explained_gen = -1  # the edit whose rows and reasons are on screen
         self.outcome: P.Outcome | None = None
         self._rows_shown: list | None = None
+        self._suppressed: str | None = None  # text before the cursor when esc closed the completion list
         self._index = None
         self._epoch = None
         self._slices = None
@@ -138,6 +139,8 @@ class PlaygroundScreen(Screen):
         self.completion.display = False
         self.app.refresh_header(self)
         self._show_start()
+        self.editor.completer = self._auto_candidates
+        self.editor.chosen = self._chosen
         self.editor.focus()
         self.editor.move_cursor(self.editor.document.end)
         self.schedule(0)
@@ -237,7 +240,7 @@ class PlaygroundScreen(Screen):
             self.query_one("#cel-errors", Static).update("")
             return
         err.update("")
-        counts.update(counts_markup(out))
+        counts.update(counts_markup(out, self.app.feed.fleet.node_pool))
 
     def on_explained(self, msg: Explained) -> None:
         if msg.gen != self.gen:
@@ -250,24 +253,40 @@ class PlaygroundScreen(Screen):
             fill(self.query_one("#cel-table", DataTable), msg.outcome)
 
     # ------------------------------------------------------------------ completion
+    def _auto_candidates(self, before: str) -> list:
+        cands = [c for c in candidates(self.catalogue(), before) if before[len(before) - c.replace:] != c.insert]
+        cands = [c for c in cands if c.label != "device"]  # only on request: it would pop up on every "d"
+        sup = self._suppressed
+        if sup is not None and before.startswith(sup) and all(ch.isalnum() or ch == "_" for ch in before[len(sup):]):
+            return []  # esc closed the list: keep it closed while the same word is typed
+        return cands
+
+    def _chosen(self, cands: list):
+        comp = self.completion
+        if comp.display and [c.insert for c in comp.candidates] == [c.insert for c in cands]:
+            return comp.current() or cands[0]
+        return cands[0]
+
     def _update_completion(self, auto: bool) -> None:
+        # Decided from the text alone (not from which key arrived): a burst of keys lands before its Changed events.
         before = self.editor.text_before_cursor()
-        cands = candidates(self.catalogue(), before)
-        if auto and not self.completion.display and not _opens_completion(before):
-            cands = []
+        if auto:
+            cands = self._auto_candidates(before)
+        else:
+            cands = [c for c in candidates(self.catalogue(), before) if before[len(before) - c.replace:] != c.insert]
         self.completion.show(cands)
-        self.editor.completing = bool(cands)
 
     def action_complete(self) -> None:
+        self._suppressed = None
         self._update_completion(auto=False)
         if not self.completion.candidates:
             self.notify("nothing to complete here; try after device. or device.attributes[\"", severity="information")
             return
         self.completion.focus()
 
-    @on(CelEditor.Accept)
-    def _accept_first(self) -> None:
-        self._take(self.completion.current())
+    @on(CelEditor.Accepted)
+    def _accepted(self) -> None:
+        self.completion.display = False
 
     @on(OptionList.OptionSelected, "#cel-completion")
     def _picked(self, event: OptionList.OptionSelected) -> None:
@@ -275,15 +294,14 @@ class PlaygroundScreen(Screen):
 
     def _take(self, cand) -> None:
         self.completion.display = False
-        self.editor.completing = False
         if cand is not None:
             self.editor.apply(cand)
         self.editor.focus()
 
     def _close_completion(self) -> bool:
         if self.completion.display:
+            self._suppressed = self.editor.text_before_cursor()
             self.completion.display = False
-            self.editor.completing = False
             self.editor.focus()
             return True
         return False
@@ -379,11 +397,6 @@ class PlaygroundScreen(Screen):
         ]
 
 
-def _opens_completion(before: str) -> bool:
-    """Show completions unasked only right after `device.`, `["` or `].` (typing a value or an operator stays quiet)."""
-    return before.endswith(("device.", '["', "['", "].", '== "', "== '"))
-
-
 class PickerScreen(ModalScreen):
     """A list to choose from (start points, history); enter picks, esc cancels."""
 
@@ -456,7 +469,8 @@ class GenerateScreen(Screen):
     """Objects from the selector: a YAML preview, its warnings, and save / server dry run / apply / copy."""
 
     DEFAULT_CSS = """
-    GenerateScreen #gen-form { height: auto; }
+    GenerateScreen #gen-form, GenerateScreen #gen-form2 { height: auto; }
+    GenerateScreen #gen-title { height: auto; padding: 0 1; }
     GenerateScreen #gen-form Input { width: 1fr; }
     GenerateScreen #gen-form Select { width: 48; }
     GenerateScreen #gen-warnings { height: auto; padding: 0 1; color: $warning; }
