@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from typing import Mapping
 
@@ -25,28 +26,35 @@ class Candidate:
     detail: str = ""
 
 
+_cache: list = [None, None]  # (catalogue object, its entries): the catalogue is replaced, never changed, when slices change
+
+
 def _entries(catalogue: Mapping[str, Mapping[str, dict]]) -> dict[str, dict[str, dict]]:
-    """domain -> id -> merged entry, across drivers."""
+    """domain -> id -> entry, across drivers (computed once per catalogue: value tables can hold 40,000 uuids)."""
+    if _cache[0] is catalogue:
+        return _cache[1]
     out: dict[str, dict[str, dict]] = {}
     for attrs in catalogue.values():
         for qn, entry in attrs.items():
             domain, _, ident = qn.rpartition("/")
             cur = out.setdefault(domain, {}).get(ident)
             if cur is None:
-                out[domain][ident] = {"kind": entry.get("kind"), "type": entry.get("type"), "values": dict(entry.get("values") or {}),
-                                      "devices": entry.get("devices", 0)}
+                out[domain][ident] = entry
             else:
+                values = dict(cur.get("values") or {})
                 for v, n in (entry.get("values") or {}).items():
-                    cur["values"][v] = cur["values"].get(v, 0) + n
-                cur["devices"] += entry.get("devices", 0)
+                    values[v] = values.get(v, 0) + n
+                out[domain][ident] = {**cur, "values": values, "devices": cur.get("devices", 0) + entry.get("devices", 0)}
+    _cache[0], _cache[1] = catalogue, out
     return out
 
 
 def describe(entry: dict, top: int = 3) -> str:
     """`string · 177 devices · "Ampere" ×152, "Hopper" ×24, …`"""
-    vals = sorted((entry.get("values") or {}).items(), key=lambda kv: -kv[1])
-    shown = ", ".join(f"{_lit(v, entry)} ×{n}" for v, n in vals[:top])
-    more = f", … {len(vals) - top} more" if len(vals) > top else ""
+    # The catalogue lists values most common first already.
+    values = entry.get("values") or {}
+    shown = ", ".join(f"{_lit(v, entry)} ×{n}" for v, n in itertools.islice(values.items(), top))
+    more = f", … {len(values) - top} more" if len(values) > top else ""
     return f"{entry.get('type')} · {entry.get('devices', 0)} devices · {shown}{more}"
 
 
@@ -67,7 +75,9 @@ def candidates(catalogue: Mapping[str, Mapping[str, dict]], before: str, limit: 
         entry = by_domain.get(domain, {}).get(ident)
         if entry and entry.get("kind") == "attribute":
             out = []
-            for v, n in sorted(entry["values"].items(), key=lambda kv: -kv[1]):
+            for v, n in entry["values"].items():  # most common first
+                if len(out) >= limit:
+                    break
                 if entry["type"] == "string":
                     if not str(v).startswith(partial):
                         continue
