@@ -38,7 +38,7 @@ TABLE_KEYS = (
     Key("view.findings", "6", "jump_to('findings')", "Findings", "The Findings view", show=False),
     Key("view.attributes", "7", "jump_to('attributes')", "Attributes", "The Attribute distribution view", show=False),
     Key("view.playground", "p", "open_playground", "Playground", "Stuck pods: the selected pod's selector in the CEL playground", show=False),
-    Key("view.migrate", "m", "open_migrate", "Migrate", "Pools: the migration wizard of the selected pool (plan only in read-only)"),
+    Key("view.migrate", "m", "open_migrate", "Migrate", "Pools: the migration wizard of the selected pool (plan only in read-only)", show=False),
 )
 
 DETAIL_KEYS = (
