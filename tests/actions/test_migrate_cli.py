@@ -179,3 +179,63 @@ async def test_rollback_of_cordon_uncordons_only_what_dragoman_cordoned(tmp_path
         assert await cli(base_args(sim, tmp_path, T4, "--rollback", "--yes")) == 0
         assert real_writes(sim) == []
         assert_one_intent_one_outcome(audit_records(tmp_path))
+
+
+async def test_batches_canary_first_then_n_at_a_time(tmp_path: pathlib.Path, capsys) -> None:
+    async with demo() as sim:
+        canary = "gke-ml-prod-l4-inference-f09e1e7f-zj49"
+        rc = await cli(base_args(sim, tmp_path, L4, "--plan", "--output", "json", "--canary-node", canary, "--batch-size", "1"))
+        plan = json.loads(capsys.readouterr().out)
+        assert rc == 0
+        ids = [s["id"] for s in plan["steps"]]
+        assert ids == ["preflight", "cordon@canary", "drain@canary", "cordon@batch-2", "drain@batch-2", "cordon@batch-3", "drain@batch-3"]
+        assert plan["steps"][1]["nodes"] == [canary]
+        assert await cli(base_args(sim, tmp_path, L4, "--canary-node", "nope", "--plan")) == 2
+        assert "is not a node of the pool" in capsys.readouterr().err
+
+
+async def test_without_yes_and_without_a_terminal_nothing_runs(tmp_path: pathlib.Path, capsys) -> None:
+    async with demo() as sim:
+        # pytest's stdin is not a terminal: the prompt cannot be answered, so the run is refused.
+        rc = await cli(base_args(sim, tmp_path, T4))
+        assert rc == 3 and "pass --yes" in capsys.readouterr().err
+        assert real_writes(sim) == []
+
+
+async def test_the_terminal_prompt_wants_the_pool_name_typed(tmp_path: pathlib.Path) -> None:
+    import asyncio
+    import os
+    import pty
+    import sys
+
+    async with demo() as sim:
+        async def run(answer: str) -> tuple[int, str]:
+            master, slave = pty.openpty()
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "dragoman", *base_args(sim, tmp_path, T4), stdin=slave,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+            os.close(slave)
+            os.write(master, (answer + "\n").encode())
+            out, _ = await asyncio.wait_for(proc.communicate(), 120)
+            os.close(master)
+            return proc.returncode, out.decode()
+
+        rc, out = await run("t4")
+        assert rc == 3 and "Type the pool name (t4-batch)" in out and "cancelled; nothing was written" in out
+        assert real_writes(sim) == []
+        rc, out = await run(T4)
+        assert rc == 0, out
+        assert node(sim, T4_NODES[0])["spec"]["unschedulable"] is True
+
+
+async def test_a_forced_pod_is_deleted_without_eviction_only_when_named(tmp_path: pathlib.Path, capsys) -> None:
+    async with demo() as sim:
+        pod = "batch/transcode-daily-m7cfg"
+        rc = await cli(base_args(sim, tmp_path, T4, "--plan", "--force-pod", pod))
+        out = capsys.readouterr().out
+        assert rc == 0 and "delete batch/transcode-daily-m7cfg" in out and "deleted without eviction" in out.replace("\n      ", " ")
+        rc = await cli(base_args(sim, tmp_path, T4, "--yes", "--force-pod", pod))
+        assert rc == 0
+        deletes = [r for r in sim.request_log.writes() if r.method == "DELETE" and r.resource == "pods"]
+        assert [r.name for r in deletes] == ["transcode-daily-m7cfg"] and not evictions(sim)
+        assert sim.store.get_ref("pods", "batch", "transcode-daily-m7cfg") is None
