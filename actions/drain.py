@@ -203,10 +203,12 @@ class Drain(Step):
         owner = owner_of(pod)
         if opts.wait_for_jobs > 0 and owner and owner.get("kind") == "Job":
             job_deadline = min(deadline, time.monotonic() + opts.wait_for_jobs)
+            ctx.emit(self.id, 0, 0, f"waiting up to {opts.wait_for_jobs:g} s for Job pod {ns}/{name} to finish", node=node)
             while time.monotonic() < job_deadline:
                 cur = await self._current(ctx, path, uid)
                 if cur is None or (cur.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                     ctx.close_dangling(key, self.id, change, cur is None)
+                    ctx.emit(self.id, 0, 0, f"Job pod {ns}/{name} finished; not evicted", node=node)
                     return ""
                 await asyncio.sleep(min(opts.evict_retry, max(0.05, job_deadline - time.monotonic())))
         reported = ""

@@ -239,3 +239,50 @@ async def test_a_forced_pod_is_deleted_without_eviction_only_when_named(tmp_path
         deletes = [r for r in sim.request_log.writes() if r.method == "DELETE" and r.resource == "pods"]
         assert [r.name for r in deletes] == ["transcode-daily-m7cfg"] and not evictions(sim)
         assert sim.store.get_ref("pods", "batch", "transcode-daily-m7cfg") is None
+
+
+async def test_wait_for_jobs_lets_a_job_pod_finish_instead_of_evicting_it(tmp_path: pathlib.Path, capsys) -> None:
+    import asyncio
+
+    async with demo() as sim:
+        task = asyncio.ensure_future(cli(base_args(sim, tmp_path, T4, "--yes", "--wait-for-jobs", "60")))
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 60
+        while not node(sim, T4_NODES[0])["spec"].get("unschedulable"):
+            assert loop.time() < end
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        pod = json.loads(json.dumps(sim.store.get_ref("pods", "batch", "transcode-daily-m7cfg")))
+        pod["status"]["phase"] = "Succeeded"
+        sim.store.update("pods", pod, "status", check_rv=False)
+        rc = await asyncio.wait_for(task, 120)
+        out = " ".join(capsys.readouterr().out.split())
+        assert rc == 0, out
+        assert "waiting up to 60 s for Job pod batch/transcode-daily-m7cfg" in out and "finished; not evicted" in out
+        assert not evictions(sim)
+
+
+async def test_the_lock_is_renewed_while_held(tmp_path: pathlib.Path) -> None:
+    import asyncio
+
+    from dragoman.actions.lock import PoolLock
+    from dragoman.fleet.cluster import connect
+
+    async with demo() as sim:
+        cluster = await connect(str(sim.kubeconfig_path))
+        try:
+            lock = PoolLock(cluster, T4, "kube-system", {"name": "tester"}, seconds=3)
+            await lock.acquire()
+            first = sim.store.get_ref("leases.coordination.k8s.io", "kube-system", "dragoman-pool-t4-batch")["spec"]["renewTime"]
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 30
+            while sim.store.get_ref("leases.coordination.k8s.io", "kube-system", "dragoman-pool-t4-batch")["spec"]["renewTime"] == first:
+                assert loop.time() < end, "never renewed"
+                await asyncio.sleep(0.1)
+            lease = sim.store.get_ref("leases.coordination.k8s.io", "kube-system", "dragoman-pool-t4-batch")
+            assert lease["spec"]["holderIdentity"] == lock.identity and lease["spec"]["leaseDurationSeconds"] == 3
+            assert json.loads(lease["metadata"]["annotations"]["dragoman.io/holder"])["by"] == "tester"
+            await lock.release()
+            assert not sim.store.get_ref("leases.coordination.k8s.io", "kube-system", "dragoman-pool-t4-batch")["spec"].get("holderIdentity")
+        finally:
+            await cluster.close()
