@@ -84,7 +84,7 @@ class VTable(ScrollView, can_focus=True):
     }
 
     DEFAULT_CSS = """
-    VTable { height: 1fr; background: $surface; scrollbar-size-vertical: 1; }
+    VTable { height: 1fr; background: $surface; scrollbar-size-vertical: 1; overflow-x: hidden; }
     VTable > .vtable--header { text-style: bold; color: $text; background: $panel; }
     VTable > .vtable--cursor { background: $block-cursor-blurred-background; }
     VTable:focus > .vtable--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
@@ -379,7 +379,8 @@ class VTable(ScrollView, can_focus=True):
         return widths
 
     def _total_width(self) -> int:
-        return max(self.size.width, 2 + sum(self._widths) + len(self._widths) - 1)
+        # Columns shrink and optional ones hide to fit: there is never anything to scroll to sideways.
+        return self.size.width
 
     def _line(self, cells: Sequence[CellLike], widths: list[int], base: Style, gutter: str, tone_style: bool = True) -> list[Segment]:
         segs = [Segment(gutter, base)]
