@@ -31,6 +31,10 @@ import yaml
 from dragoman.sim.scenarios import nvidia as nv
 
 MARK = "dragoman.io/demo-finding"
+# Cases a live simulator keeps rewriting by design, beyond TRANSIENT_FINDINGS (sim/scenarios: what it resolves by
+# itself): the flapping device plugin restarts every CRASH_LOOP_SECONDS and the node's allocatable flips with it;
+# the quota-blocked pod is retried with backoff, and each refusal names the new claim name the apiserver generated.
+LIVE_CHURN_FINDINGS = frozenset({"plugin-flapping", "quota-blocks-claim"})
 # What the simulator's kubelet reads to keep a pod's behaviour up (sim/controllers/base.py); a pod loaded in
 # CrashLoopBackOff without an annotation simply stays there.
 CRASH_LOOP_SECONDS = "sim.dragoman.io/crash-loop-seconds"
@@ -687,6 +691,60 @@ def unschedulable_condition(message: str, at: str, reason: str = "Unschedulable"
              "reason": reason, "message": message}]
 
 
+# Stands for the scheduler's message in a pod built before the fleet is complete; _verdicts() replaces it.
+VERDICT = "<the simulated scheduler's verdict>"
+# kube-scheduler's PreBind failure as the simulator's scheduler words it (sim/controllers/scheduler.py): the
+# DynamicResources plugin wraps the apiserver's refusal of the claim it creates for a pod's extended resources.
+PREBIND_CLAIM_ERROR = 'running PreBind plugin "DynamicResources": create claim for extended resources {ns}/: {message}'
+
+
+def _verdicts(objects: list[dict]) -> dict[str, dict]:
+    """Pod uid → the PodScheduled condition the simulated scheduler writes for each pod still waiting for its verdict.
+
+    Each such pod gets one attempt (`schedule_one`) against the whole demo, so the pinned file says exactly what the
+    live scheduler says when the demo starts, and its first retry finds nothing to rewrite. A pod the scheduler would
+    place must be one whose bridge claim quota refuses (`charge`, the admission the simulator's apiserver runs); the
+    claim's generated name is made deterministic here, where the apiserver would pick a random one.
+    """
+    from dragoman.sim.controllers import quota
+    from dragoman.sim.controllers.scheduling import ClusterView, schedule_one
+
+    by_kind: dict[str, list[dict]] = {}
+    for o in objects:
+        by_kind.setdefault(o["kind"], []).append(o)
+    view = ClusterView(
+        nodes=by_kind.get("Node", ()), pods=by_kind.get("Pod", ()), resourceslices=by_kind.get("ResourceSlice", ()),
+        deviceclasses=by_kind.get("DeviceClass", ()), resourceclaims=by_kind.get("ResourceClaim", ()),
+        resourceclaimtemplates=by_kind.get("ResourceClaimTemplate", ()),
+        resourcequotas=by_kind.get("ResourceQuota", ()), namespaces=by_kind.get("Namespace", ()))
+    out: dict[str, dict] = {}
+    for pod in by_kind.get("Pod", ()):
+        conds = [c for c in pod["status"].get("conditions") or [] if c.get("message") == VERDICT]
+        if not conds:
+            continue
+        (cond,) = conds
+        md = pod["metadata"]
+        dec = schedule_one(pod, view, cond["lastTransitionTime"])
+        if dec.outcome == "unschedulable":
+            reason, message = dec.condition["reason"], dec.message
+        elif dec.outcome == "scheduled" and len(dec.claims_to_create) == 1:
+            claim = json.loads(json.dumps(dec.claims_to_create[0]))
+            claim["metadata"]["name"] = claim["metadata"]["generateName"] + sfx("rejected", md["name"])
+            allowed, refusal = quota.charge(claim, None, view)
+            if allowed:
+                raise AssertionError(f"demo: quota admits the bridge claim of {md['name']}, so the pod would run")
+            reason, message = "SchedulerError", PREBIND_CLAIM_ERROR.format(ns=md["namespace"], message=refusal)
+        else:
+            raise AssertionError(f"demo: the scheduler's verdict on {md['name']} is {dec.outcome!r}: {dec.message}")
+        if reason != cond["reason"]:
+            raise AssertionError(f"demo: {md['name']} expects reason {cond['reason']}, the scheduler says {reason}")
+        # The events recorder's 1024-character cut would make the Event differ from the condition.
+        assert len(message) <= 1024, md["name"]
+        cond["message"] = message
+        out[md["uid"]] = cond
+    return out
+
+
 # ---------------------------------------------------------------- the demo itself
 
 
@@ -1027,11 +1085,9 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict, total_nodes: int) -> li
     sel = lambda pool: {POOL_LABEL: pool}  # noqa: E731
     events: list[tuple[dict, str, str, str, str, int]] = []  # pod, reason, message, component, at, count
 
-    def pending(msg: str, at: str, reason: str = "Unschedulable") -> dict:
-        return {"phase": "Pending", "conditions": unschedulable_condition(msg, at, reason)}
-
-    def fs(msg: str) -> str:
-        return f"0/{total_nodes} nodes are available: {msg}"
+    def pending(at: str, reason: str = "Unschedulable") -> dict:
+        # The message is the simulated scheduler's own verdict, filled in once the fleet is complete (_verdicts).
+        return {"phase": "Pending", "conditions": unschedulable_condition(VERDICT, at, reason)}
 
     # ---- ml-training: the A100 pool on the device plugin
     reg = f"us-docker.pkg.dev/{PROJECT}"
@@ -1048,15 +1104,12 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict, total_nodes: int) -> li
     w.job("tokenize-shards", "ml-training", created=ts(hours=7),
           containers=[container("tokenize", f"{reg}/training/tokenizer:1.8.0", cpu="16", memory="64Gi", gpu=3)],
           node=a3, node_selector=sel("a100-train"))
-    msg = fs("3 Insufficient nvidia.com/gpu, 18 node(s) didn't match Pod's node affinity/selector, "
-             "1 node(s) were unschedulable. preemption: " + f"0/{total_nodes} nodes are available: "
-             "3 No preemption victims found for incoming pod, 19 Preemption is not helpful for scheduling.")
     _, sweep8 = w.job("eval-sweep-8gpu", "ml-training", created=ts(hours=2),
-                      containers=[container("eval", f"{reg}/training/eval-harness:0.9.4", cpu="32", memory="256Gi",
+                      containers=[container("eval", f"{reg}/training/eval-harness:0.9.4", cpu="32", memory="128Gi",
                                             gpu=8)],
                       node=None, node_selector=sel("a100-train"),
-                      pod_kwargs=dict(pending(msg, ts(hours=2)), finding="pending-insufficient"))
-    events.append((sweep8, "FailedScheduling", msg, "default-scheduler", ts(minutes=3), 31))
+                      pod_kwargs=dict(pending(ts(hours=2)), finding="pending-insufficient"))
+    events.append((sweep8, "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=3), 31))
 
     # A plain claim of the class that serves nvidia.com/gpu, in a namespace with a quota on requests.nvidia.com/gpu.
     shared = d.add({
@@ -1079,14 +1132,12 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict, total_nodes: int) -> li
 
     # ---- ml-inference on the H100s through the bridge
     vllm = "vllm/vllm-openai:v0.11.2"
-    stale_msg = fs("4 cannot schedule extended resource claim, 17 node(s) didn't match Pod's node affinity/selector, "
-                   "1 node(s) were unschedulable.")
     _, _, llm = w.deployment(
         "llm-serving", "ml-inference", created=ts(days=20), replicas=5,
         containers=[container("vllm", vllm, cpu="16", memory="200Gi", gpu=2,
                               args=["--model", "meta-llama/Llama-3.3-70B-Instruct", "--tensor-parallel-size", "2"])],
         placements=[h1, h1, h2, h2, None], node_selector=sel("h100-dra"), labels={"tier": "online"},
-        pod_kwargs=[{}, {}, {}, {}, dict(pending(stale_msg, ts(minutes=2)), created=ts(minutes=4),
+        pod_kwargs=[{}, {}, {}, {}, dict(pending(ts(minutes=2)), created=ts(minutes=4),
                                          finding="stale-bridge-claim")])
     for p, node, devs in zip(llm, (h1, h1, h2, h2), (["gpu-0", "gpu-1"], ["gpu-2", "gpu-3"], ["gpu-0", "gpu-1"],
                                                     ["gpu-2", "gpu-3"])):
@@ -1094,7 +1145,7 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict, total_nodes: int) -> li
     # Left from an earlier cycle whose binding failed: allocated, never reserved, the pod still Pending.
     d.bridge_claim(llm[4], h1, ["gpu-6", "gpu-7"], created=ts(minutes=3), reserved=False,
                    finding="stale-bridge-claim")
-    events.append((llm[4], "FailedScheduling", stale_msg, "default-scheduler", ts(minutes=2), 2))
+    events.append((llm[4], "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=2), 2))
 
     one_gpu = d.add({
         "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
@@ -1183,13 +1234,11 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict, total_nodes: int) -> li
         k = i if i < 4 else i - 4
         d.bridge_claim(p, node, [f"gpu-0-mig-19-{k}-1"], resource="nvidia.com/mig-1g.10gb",
                        device_class="mig-1g.10gb.nvidia.com", created=p["metadata"]["creationTimestamp"])
-    unmapped_msg = fs("21 Insufficient nvidia.com/mig-3g.40gb, 1 node(s) were unschedulable. preemption: "
-                      f"0/{total_nodes} nodes are available: {total_nodes} Preemption is not helpful for scheduling.")
     _, asr = w.job("asr-batch-large", "ml-inference", created=ts(hours=1),
                    containers=[container("asr", f"{reg}/inference/whisper-large-v3:1.1.0", cpu="4", memory="40Gi",
                                          gpu=1, resource="nvidia.com/mig-3g.40gb")],
-                   node=None, pod_kwargs=dict(pending(unmapped_msg, ts(hours=1)), finding="pending-unmapped"))
-    events.append((asr, "FailedScheduling", unmapped_msg, "default-scheduler", ts(minutes=5), 13))
+                   node=None, pod_kwargs=dict(pending(ts(hours=1)), finding="pending-unmapped"))
+    events.append((asr, "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=5), 13))
 
     # ---- device-plugin pools: L4 (one node time-sliced), T4, and the L4 dev node with both stacks
     w.deployment("sd-turbo", "ml-inference", created=ts(days=21), replicas=6,
@@ -1201,14 +1250,11 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict, total_nodes: int) -> li
     w.job("transcode-daily", "batch", created=ts(hours=3),
           containers=[container("ffmpeg", f"{reg}/media/ffmpeg-nvenc:7.1", cpu="4", memory="8Gi", gpu=1)],
           node=t41, node_selector=sel("t4-batch"))
-    cordon_msg = fs("1 Insufficient nvidia.com/gpu, 20 node(s) didn't match Pod's node affinity/selector, "
-                    "1 node(s) were unschedulable. preemption: " + f"0/{total_nodes} nodes are available: "
-                    "1 No preemption victims found for incoming pod, 21 Preemption is not helpful for scheduling.")
     _, urgent = w.job("transcode-urgent", "batch", created=ts(minutes=50),
                       containers=[container("ffmpeg", f"{reg}/media/ffmpeg-nvenc:7.1", cpu="4", memory="8Gi", gpu=1)],
                       node=None, node_selector=sel("t4-batch"),
-                      pod_kwargs=dict(pending(cordon_msg, ts(minutes=50)), finding="pending-cordoned"))
-    events.append((urgent, "FailedScheduling", cordon_msg, "default-scheduler", ts(minutes=4), 11))
+                      pod_kwargs=dict(pending(ts(minutes=50)), finding="pending-cordoned"))
+    events.append((urgent, "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=4), 11))
 
     # ---- research: a claim count quota, a selector that matches no device, the bridge's claim rejected
     h100_80gi = d.add({
@@ -1228,27 +1274,19 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict, total_nodes: int) -> li
                               memory="32Gi", gpu=1)],
         placements=[m5])
     d.bridge_claim(jup[0], m5, ["gpu-4"], created=jup[0]["metadata"]["creationTimestamp"])
-    sel_msg = fs("4 cannot allocate all claims, 17 node(s) didn't match Pod's node affinity/selector, "
-                 "1 node(s) were unschedulable. preemption: " + f"0/{total_nodes} nodes are available: "
-                 f"{total_nodes} Preemption is not helpful for scheduling.")
     _, ev = w.job("llm-eval", "research", created=ts(hours=5),
                   containers=[container("eval", f"{reg}/research/lm-eval:0.4.9", cpu="8", memory="64Gi",
                                         claims=[{"name": "model"}])],
                   node=None, node_selector=sel("h100-dra"),
                   resource_claims=[{"name": "model", "resourceClaimTemplateName": "h100-80gi"}],
-                  pod_kwargs=dict(pending(sel_msg, ts(hours=5)), finding="pending-selector"))
+                  pod_kwargs=dict(pending(ts(hours=5)), finding="pending-selector"))
     d.template_claim(ev, "model", h100_80gi, None, [], created=ts(hours=5))
-    events.append((ev, "FailedScheduling", sel_msg, "default-scheduler", ts(minutes=6), 42))
+    events.append((ev, "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=6), 42))
     _, sweep = w.job("hparam-sweep-7", "research", created=ts(minutes=30),
                      containers=[container("train", f"{reg}/research/sweeper:2.3.0", cpu="8", memory="48Gi", gpu=1)],
-                     node=None, node_selector=sel("h100-dra"), pod_kwargs=dict(phase="Pending", finding="quota-blocks-claim"))
-    claim_name = f"{sweep['metadata']['name']}-extended-resources-{sfx('rejected', sweep['metadata']['name'])}"
-    quota_msg = (f'running PreBind plugin "DynamicResources": create ResourceClaim: resourceclaims "{claim_name}" is '
-                 "forbidden: exceeded quota: research-quota, requested: count/resourceclaims.resource.k8s.io=1, "
-                 "used: count/resourceclaims.resource.k8s.io=2, limited: count/resourceclaims.resource.k8s.io=2")
-    sweep["status"] = {"phase": "Pending", "qosClass": "Burstable",
-                       "conditions": unschedulable_condition(quota_msg, ts(minutes=29), "SchedulerError")}
-    events.append((sweep, "FailedScheduling", quota_msg, "default-scheduler", ts(minutes=1), 17))
+                     node=None, node_selector=sel("h100-dra"),
+                     pod_kwargs=dict(pending(ts(minutes=29), "SchedulerError"), finding="quota-blocks-claim"))
+    events.append((sweep, "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=1), 17))
 
     # ---- quotas (status.used as the quota controller computes it)
     def gpu_requests(ns: str) -> int:
@@ -1322,6 +1360,14 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict, total_nodes: int) -> li
         expected=4, healthy=4, desired=2)
     pdb("llama-pretrain", "ml-training", "llama-pretrain", created=ts(days=9), max_unavailable=0, expected=3,
         healthy=3, desired=3)
+
+    # ---- what the scheduler says about each pod it cannot place, worded by the simulated scheduler itself
+    verdicts = _verdicts(d.objects)
+    for pod, _reason, message, *_ in events:
+        if message == VERDICT and pod["metadata"]["uid"] not in verdicts:
+            raise AssertionError(f"demo: no scheduler verdict for pod {pod['metadata']['name']}")
+    events[:] = [(p, r, verdicts[p["metadata"]["uid"]]["message"] if m == VERDICT else m, *rest)
+                 for p, r, m, *rest in events]
 
     # ---- crash-looping plugins leave BackOff events too
     for o in d.objects:
