@@ -106,6 +106,15 @@ class Drain(Step):
     dangerous = True
     reversible = False
 
+    async def preconditions(self, ctx: Context) -> list[str]:
+        # Draining a schedulable node only moves its pods back onto it: the cordon comes first.
+        out = []
+        for name in self.nodes:
+            node = await ctx.cluster.get(f"/api/v1/nodes/{name}")
+            if not (node.get("spec") or {}).get("unschedulable"):
+                out.append(f"node {name} is not cordoned; run the cordon step first (--step cordon).")
+        return out
+
     async def plan(self, ctx: Context) -> StepPlan:
         plan = self.new_plan()
         pdbs, _ = await ctx.cluster.list_all("/apis/policy/v1/poddisruptionbudgets")

@@ -286,3 +286,11 @@ async def test_the_lock_is_renewed_while_held(tmp_path: pathlib.Path) -> None:
             assert not sim.store.get_ref("leases.coordination.k8s.io", "kube-system", "dragoman-pool-t4-batch")["spec"].get("holderIdentity")
         finally:
             await cluster.close()
+
+
+async def test_drain_alone_on_schedulable_nodes_is_stopped_before_any_eviction(tmp_path: pathlib.Path, capsys) -> None:
+    async with demo() as sim:
+        rc = await cli(base_args(sim, tmp_path, L4, "--yes", "--step", "drain"))
+        out = " ".join(capsys.readouterr().out.split())
+        assert rc == 1 and "is not cordoned; run the cordon step first" in out
+        assert not evictions(sim)
