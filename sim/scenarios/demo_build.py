@@ -14,6 +14,8 @@ How the demo marks findings (annotation `dragoman.io/demo-finding`, read only by
   (claims made from a template are reported through the template and not marked; scheduler-made claims never are);
 - quota findings mark the ResourceQuota, plus the plain claim (quota-claims-now-count) or the blocked pod
   (quota-blocks-claim).
+Pending pods' PodScheduled conditions and FailedScheduling Events are the simulated scheduler's own words
+(`_verdicts`: `schedule_one` over the finished fleet), so a live demo's scheduler finds nothing to rewrite.
 Pools are "served by" what the scheduler uses (§b): allocatable `nvidia.com/gpu` > 0 → device plugin; a pool
 counts as DRA when most of its nodes are DRA-served (a100-serve: 3 of 5 on DRA, plus one both-stacks node and one
 flapping node).
@@ -830,7 +832,6 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
         for k in [k for k in labels if k.startswith("nvidia.com/")]:
             del labels[k]
     N = {s.name: s for g in specs.values() for s in g}
-    total_nodes = len(N)
 
     # ---- GPU Operator (its device-plugin DaemonSet is what it reconciles)
     w.deployment(
@@ -1070,10 +1071,10 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
         'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].index < 4'],
         created=ts(days=240), labels={"team": "research"}, finding="stale-attribute,selector-runtime-error",
         annotations={"kubernetes.io/description": "First four GPUs of a node (NUMA 0) for latency-sensitive jobs"})
-    return _finish(d, w, N, specs, total_nodes)
+    return _finish(d, w, N, specs)
 
 
-def _finish(d: Demo, w: Workloads, N: dict, specs: dict, total_nodes: int) -> list[dict]:  # noqa: C901
+def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:  # noqa: C901
     n = {pool: [s.name for s in group] for pool, group in specs.items()}
     h1, h2, h3, _h4 = n["h100-dra"]
     m1, m2, m3, m4, m5 = n["a100-serve"]
