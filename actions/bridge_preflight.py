@@ -1,0 +1,217 @@
+"""The switch's preflight items (the bridge served, kubelets, how each stack is managed, node prerequisites, sharing, gangs, migration-optional) and the capacity gate, added to the plan's preflight."""
+
+from __future__ import annotations
+
+import re
+
+from dragoman.actions import capacity as cap
+from dragoman.actions import preflight as base
+from dragoman.actions.exclude_plugin import mechanism
+from dragoman.actions.steps import Context, StepPlan, register
+from dragoman.fleet import ownership as own
+from dragoman.fleet.cluster import ApiError
+
+SWITCH_STEPS = {"exclude-device-plugin", "scope-driver", "device-class", "uncordon", "verify"}
+GANG_MARKS = ("scheduling.x-k8s.io/pod-group", "pod-group.scheduling.sigs.k8s.io", "jobset.sigs.k8s.io/jobset-name",
+              "kueue.x-k8s.io/pod-group-name", "scheduling.k8s.io/group-name", "volcano.sh/job-name")
+MIN_KERNEL_DRIVER = (550, 0)
+
+
+def _kubelet_ok(version: str | None) -> bool:
+    v = own.parse_kubelet_version(version)
+    return v is not None and v[:2] >= own.BRIDGE_VERSION
+
+
+async def bridge_served(ctx: Context) -> tuple[list[str], list[str]]:
+    """(blockers, notes): the server version, and a server-side dry-run create of a DeviceClass naming an extended
+    resource whose field survives (an apiserver without the bridge drops it)."""
+    blockers, notes = [], []
+    version = getattr(ctx.cluster, "server_version", "") or ""
+    if not version:
+        try:
+            version = (await ctx.cluster.get("/version")).get("gitVersion", "")
+        except ApiError:
+            version = ""
+    v = own.parse_kubelet_version(version)
+    if v is not None and v[:2] < own.BRIDGE_VERSION:
+        blockers.append(f"the API server is {version}; the extended-resource bridge (DRAExtendedResource) is on from v1.36.")
+    probe = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+             "metadata": {"name": "dragoman-preflight-bridge-probe"},
+             "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}],
+                      "extendedResourceName": "example.com/dragoman-probe"}}
+    try:
+        ans = await ctx.cluster.request("POST", "/apis/resource.k8s.io/v1/deviceclasses", probe, query={"dryRun": "All"})
+        if (ans.get("spec") or {}).get("extendedResourceName") != "example.com/dragoman-probe":
+            blockers.append("the API server dropped DeviceClass spec.extendedResourceName in a dry run: it does not serve the "
+                            "extended-resource bridge (DRAExtendedResource off).")
+        else:
+            notes.append(f"the API server {version or ''} serves the bridge: a dry-run DeviceClass kept extendedResourceName.".replace("  ", " "))
+    except ApiError as exc:
+        if exc.status == 403:
+            blockers.append("user may not create DeviceClasses (a dry run was forbidden); the device-class step needs it.")
+        else:
+            blockers.append(f"a dry-run DeviceClass with extendedResourceName failed: {exc.detail}")
+    return blockers, notes
+
+
+def _driver_facts(pic: cap.Picture) -> list[str]:
+    st = pic.driver
+    if st is None:
+        return ["the NVIDIA DRA driver is not installed: the scope-driver step installs chart dra-driver-nvidia-gpu 0.4.0 "
+                "(it renders extendedResourceName nvidia.com/gpu on class gpu.nvidia.com)."]
+    w = st.workload
+    out = [f"DRA driver: {st.ref} ({w.describe()}), image {st.image or '?'}."]
+    ver = w.version or ""
+    nums = [int(x) for x in re.findall(r"\d+", ver)[:2]] + [0, 0]
+    if nums[0] == 0 and (nums[0], nums[1]) >= (0, 4) or nums[0] >= 25 and (nums[0], nums[1]) >= (25, 12):
+        out.append(f"driver {ver} renders extendedResourceName nvidia.com/gpu on gpu.nvidia.com and publishes "
+                   "resource.kubernetes.io/pciBusID (no index, minor or pcieBusID).")
+    elif ver:
+        out.append(f"driver {ver} predates v25.12.0: its chart does not put extendedResourceName on its class, and it "
+                   "publishes older attributes; upgrade it before relying on the bridge.")
+    return out
+
+
+def _node_prereqs(pic: cap.Picture) -> tuple[list[str], list[str]]:
+    blockers, warnings = [], []
+    for name, n in sorted(pic.nodes.items()):
+        info = (n.get("status") or {}).get("nodeInfo") or {}
+        rt = info.get("containerRuntimeVersion") or ""
+        m = re.match(r"(containerd|cri-o)://v?(\d+)\.(\d+)", rt)
+        if m and ((m.group(1) == "containerd" and (int(m.group(2)), int(m.group(3))) < (1, 7))
+                  or (m.group(1) == "cri-o" and (int(m.group(2)), int(m.group(3))) < (1, 23))):
+            blockers.append(f"node {name}: container runtime {rt} has no CDI support the DRA driver needs "
+                            "(containerd 1.7+, CRI-O 1.23+).")
+        labels = (n.get("metadata") or {}).get("labels") or {}
+        kd = labels.get("nvidia.com/cuda.driver-version.full") or ".".join(
+            x for x in (labels.get("nvidia.com/cuda.driver-version.major"), labels.get("nvidia.com/cuda.driver-version.minor")) if x)
+        if kd:
+            parts = [int(x) for x in re.findall(r"\d+", kd)[:2]] + [0]
+            if tuple(parts[:2]) < MIN_KERNEL_DRIVER:
+                warnings.append(f"node {name}: NVIDIA kernel driver {kd} is older than the DRA driver supports (550+).")
+    return blockers, warnings
+
+
+def _gangs(pic: cap.Picture) -> list[str]:
+    nodes = set(pic.nodes)
+    groups: dict[str, int] = {}
+    for p in pic.objects["Pod"]:
+        if (p.get("spec") or {}).get("nodeName") not in nodes:
+            continue
+        md = p.get("metadata") or {}
+        marks = {**(md.get("labels") or {}), **(md.get("annotations") or {})}
+        for k in GANG_MARKS:
+            if marks.get(k):
+                groups[f"{md.get('namespace')}/{marks[k]}"] = groups.get(f"{md.get('namespace')}/{marks[k]}", 0) + 1
+        if (p.get("spec") or {}).get("schedulingGroup") or (p.get("spec") or {}).get("workloadRef"):
+            groups[f"{md.get('namespace')}/{md.get('name')}"] = 1
+    return [f"gang workload {g} ({n} pod(s) on the pool): a drain evicts its members one by one and splits it."
+            for g, n in sorted(groups.items())]
+
+
+async def switch_checks(ctx: Context, plans: list[StepPlan], plan: StepPlan) -> None:
+    """Everything issue 9 adds to the preflight, into `plan` (blockers stop the run with exit 3)."""
+    pic = await cap.read_picture(ctx)
+    b, notes = await bridge_served(ctx)
+    plan.blockers.extend(b)
+    plan.notes.extend(notes)
+    for name in sorted(pic.nodes):
+        kv = ((pic.nodes[name].get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion")
+        if not _kubelet_ok(kv):
+            plan.blockers.append(f"kubelet-too-old: node {name} runs kubelet {kv or '?'}; the bridge needs v1.36+ "
+                                 "(an older kubelet runs nvidia.com/gpu pods without their GPU). Upgrade the pool first.")
+    for st in pic.device_plugins:
+        plan.notes.append(f"device plugin: {st.ref} ({st.workload.describe()}) — excluded by "
+                          f"{ {'node-label': 'the GPU Operator deploy label', 'helm': 'helm upgrade', 'daemonset': 'a DaemonSet affinity patch', 'gitops': 'its GitOps source'}[mechanism(st)] }.")
+    plan.notes.extend(_driver_facts(pic))
+    nb, nw = _node_prereqs(pic)
+    plan.blockers.extend(nb)
+    plan.warnings.extend(nw)
+    for name in sorted(pic.nodes):
+        v = pic.node_view(name)
+        if v is not None and v.sharing:
+            plan.warnings.append(f"sharing-capacity-change: node {name} shares its GPUs ({v.sharing}); nvidia.com/gpu counts "
+                                 "replicas or MIG slices today and whole devices through DRA.")
+    plan.warnings.extend(_gangs(pic))
+    views = [pic.node_view(n) for n in pic.nodes]
+    products = {v.product for v in views if v is not None}
+    if len(views) <= 2 and len(products) == 1 and not any(v.sharing for v in views if v is not None):
+        plan.notes.append("migration-optional: a small pool of identical whole GPUs with no sharing; the device plugin "
+                          "remains a reasonable choice here.")
+    # The class that will serve nvidia.com/gpu, caught before the class step.
+    from dragoman.actions.device_class import decide
+
+    d = decide(pic)
+    for fid, sentence in d.problems:
+        fixed = " — the device-class step adds the type clause" if fid == "class-too-broad" and d.change is not None else ""
+        plan.warnings.append(f"{fid}: DeviceClass {d.name}, which will serve nvidia.com/gpu, {sentence}{fixed}.")
+    plan.blockers.extend(d.blockers)
+    # The capacity gate: before anything is written, cordon included.
+    before = served_before(ctx)
+    gate = cap.gate(pic, served=before)
+    failures = [g for g in gate if not g.ok]
+    if failures:
+        if cap_accepted(ctx):
+            plan.warnings.append("capacity change accepted (--accept-capacity-change): " + " ".join(f.reason + "." for f in failures))
+        else:
+            plan.blockers.append(cap.gate_blocker(failures))
+    else:
+        plan.notes.append("capacity gate: " + ", ".join(f"{g.node} {g.served}→{g.after}" for g in gate)
+                          + f" nvidia.com/gpu (through DeviceClass {d.name}).")
+    missing = await base.missing_access(ctx, _switch_access(ctx, plans, pic))
+    if missing:
+        plan.blockers.append(f"user {ctx.cluster.user!r} may not: " + "; ".join(a.text() for a in missing) + ".")
+
+
+def served_before(ctx: Context) -> dict | None:
+    """GPUs per node the pool served before this plan's first write (recorded by its preflight), when resuming it."""
+    if ctx.state is not None and ctx.state.plan_id and ctx.state.plan_id == ctx.plan_id:
+        return cap.recorded(ctx, "servedBefore")
+    return None
+
+
+def cap_accepted(ctx: Context) -> bool:
+    return bool(getattr(ctx.options, "accept_capacity_change", False))
+
+
+def _switch_access(ctx: Context, plans: list[StepPlan], pic: cap.Picture) -> list[base.Access]:
+    need: set[base.Access] = set()
+    for p in plans:
+        for c in p.changes:
+            if c.kind == "DaemonSet" and c.verb == "patch":
+                need.add(base.Access("patch", "daemonsets", "apps", namespace=c.namespace))
+            elif c.kind == "DeviceClass":
+                need.add(base.Access({"create": "create", "update": "update", "delete": "delete"}.get(c.verb, "update"),
+                                     "deviceclasses", "resource.k8s.io"))
+    if any(p.step == "verify" for p in plans):
+        ns = getattr(ctx.options, "canary_namespace", "default")
+        need.add(base.Access("create", "pods", namespace=ns))
+        need.add(base.Access("delete", "pods", namespace=ns))
+    return sorted(need, key=lambda a: (a.resource, a.verb, a.namespace))
+
+
+@register
+class SwitchPreflight(base.Preflight):
+    """The layer's preflight, plus the ownership switch's items and the capacity gate when the plan switches."""
+
+    async def plan(self, ctx: Context) -> StepPlan:
+        plan = await super().plan(ctx)
+        return plan
+
+    async def check(self, ctx: Context, plans: list[StepPlan], plan: StepPlan) -> None:
+        await super().check(ctx, plans, plan)
+        if any(p.step in SWITCH_STEPS for p in plans):
+            await switch_checks(ctx, plans, plan)
+            plan.reads["Switch/pool"] = "1"
+
+    async def apply(self, ctx: Context, plan: StepPlan) -> list[str]:
+        problems = await super().apply(ctx, plan)
+        if not problems and "Switch/pool" in plan.reads and cap.recorded(ctx, "servedBefore") is None:
+            # What the pool served before the first write: the gate before uncordon and a resumed preflight compare to it.
+            pic = await cap.read_picture(ctx)
+            served = {g.node: g.served for g in cap.gate(pic)}
+            await cap.record(ctx, "servedBefore", served, "switch: GPUs served before the switch recorded")
+            await cap.record(ctx, "before", await cap.figures(ctx, pic), "switch: the pool's figures before the switch recorded")
+            await cap.record(ctx, "cordonedBefore", sorted(n for n, o in pic.nodes.items() if (o.get("spec") or {}).get("unschedulable")),
+                             "switch: nodes cordoned before the migration recorded")
+        return problems

@@ -1,0 +1,54 @@
+"""Reverse migration: the rollback of uncordon (cordon and drain the pool again), so a whole-switch rollback runs in a never-both order — pods off, driver off the pool, then the device plugin back, then uncordon."""
+
+from __future__ import annotations
+
+from dragoman.actions.cordon import Cordon
+from dragoman.actions.drain import Drain, gpu_request
+from dragoman.actions.steps import STEP_ORDER, Context, StepPlan
+
+# The order a whole-switch rollback applies (build_rollback walks STEP_ORDER backwards): no node is ever owned by
+# both stacks because the driver leaves a node (scope-driver undone) before the plugin returns (exclusion undone).
+NEVER_BOTH = ("uncordon", "device-class", "scope-driver", "exclude-device-plugin", "cordon")
+
+
+def never_both_order() -> bool:
+    """Whether the rollback order keeps the driver's removal before the plugin's return."""
+    back = list(reversed(STEP_ORDER))
+    return back.index("scope-driver") < back.index("exclude-device-plugin") and back.index("uncordon") < back.index("scope-driver")
+
+
+async def recordon_plan(ctx: Context, step_id: str, nodes: list[str]) -> StepPlan:
+    """Undo an uncordon: cordon the nodes again and evict the pods that run on DRA claims there, so nothing holds a
+    GPU through DRA when the device plugin comes back."""
+    from dragoman.actions.verify import GatedUncordon
+
+    step = GatedUncordon(f"rollback:{step_id}", nodes)
+    plan = step.new_plan()
+    plan.title = "Undo: uncordon (cordon and drain the pool again)"
+    cordon = await Cordon(step.id + "/cordon", nodes).plan(ctx)
+    drain = await Drain(step.id + "/drain", nodes).plan(ctx)
+    plan.changes = cordon.changes + drain.changes
+    plan.reads = {**cordon.reads, **drain.reads}
+    plan.warnings = drain.warnings
+    gpu_pods = sum(1 for c in drain.changes if c.detail.get("gpus"))
+    plan.notes.append(f"the pool goes back to the device plugin: {gpu_pods} GPU pod(s) are evicted so that none keeps a DRA "
+                      "device while the plugin returns; their controllers recreate them once the pool is uncordoned.")
+    plan.blast_nodes = sorted(nodes)
+    plan.blast_pools = [ctx.pool]
+    plan.dangerous = True
+    return plan
+
+
+async def apply_recordon(ctx: Context, step_id: str, nodes: list[str]) -> list[str]:
+    cordon = Cordon(step_id + "/cordon", nodes)
+    cp = await cordon.plan(ctx)
+    problems = await cordon.apply(ctx, cp)
+    if problems:
+        return problems
+    drain = Drain(step_id + "/drain", nodes)
+    dp = await drain.plan(ctx)
+    return await drain.apply(ctx, dp)
+
+
+def gpu_pod_count(pods: list[dict]) -> int:
+    return sum(1 for p in pods if gpu_request(p))

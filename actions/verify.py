@@ -1,0 +1,379 @@
+"""The tail of the switch: uncordon behind the capacity gate (re-checked on the real slices) and `verify` — slices per node, a canary pod proving the bridge end to end, no node on both stacks, the drained workloads back."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from dragoman.actions import capacity as cap
+from dragoman.actions import ops
+from dragoman.actions.cordon import Uncordon
+from dragoman.actions.drain import gpu_request, node_pods, skip_reason
+from dragoman.actions.steps import GPU, Change, Context, Step, StepPlan, register
+from dragoman.fleet import ownership as own
+from dragoman.fleet.cluster import ApiError
+
+VISIBLE_DEVICES = "dragoman.io/visible-devices"  # where a simulated kubelet says which GPUs a container sees
+UUID_LINE = re.compile(r"\b((?:GPU|MIG)-[0-9a-fA-F-]{8,})")
+DEFAULT_CANARY_IMAGE = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
+
+
+@register
+class GatedUncordon(Uncordon):
+    """Uncordon the pool once the capacity gate, re-checked on the slices the driver published, still holds."""
+
+    async def preconditions(self, ctx: Context) -> list[str]:
+        if self.id.startswith("rollback:"):
+            return []
+        pic = await cap.read_picture(ctx)
+        if not any(pic.published(n) for n in pic.nodes):
+            # The pool is not switched (an uncordon of a cordon/drain-only run): nothing to gate.
+            return []
+        served = cap.recorded(ctx, "servedBefore")
+        failures = [g for g in cap.gate(pic, served=served, use_slices_only=True) if not g.ok]
+        if failures and not getattr(ctx.options, "accept_capacity_change", False):
+            return [cap.gate_blocker(failures) + " The nodes stay cordoned."]
+        return []
+
+    async def plan(self, ctx: Context) -> StepPlan:
+        if self.id.startswith("rollback:uncordon"):
+            from dragoman.actions.reverse import recordon_plan
+
+            return await recordon_plan(ctx, self.id.removeprefix("rollback:"), self.nodes)
+        if self.id.startswith("rollback:"):
+            return await super().plan(ctx)
+        # Made before the cordon runs: every node the migration cordons comes back, not one cordoned before it.
+        before = cap.recorded(ctx, "cordonedBefore") if ctx.state is not None and ctx.state.plan_id == ctx.plan_id else None
+        plan = self.new_plan()
+        for name in self.nodes:
+            node = await ctx.cluster.get(f"/api/v1/nodes/{name}")
+            ctx.nodes[name] = node
+            was = name in before if before is not None else bool((node.get("spec") or {}).get("unschedulable"))
+            if before is None and was:
+                plan.notes.append(f"node {name} was cordoned before the migration and stays cordoned.")
+                continue
+            if was:
+                continue
+            plan.changes.append(self._change(node))
+            plan.changes[-1].before = {"spec": {"unschedulable": True}}
+        plan.blast_nodes = [c.name for c in plan.changes]
+        plan.blast_pools = [ctx.pool] if plan.changes else []
+        plan.notes.append("the capacity gate is checked again first, on the slices the driver published.")
+        return plan
+
+    async def apply(self, ctx: Context, plan: StepPlan) -> list[str]:
+        if self.id.startswith("rollback:uncordon"):
+            from dragoman.actions.reverse import apply_recordon
+
+            return await apply_recordon(ctx, self.id, self.nodes or plan.nodes)
+        if self.id.startswith("rollback:"):
+            # Planned before the steps ahead of it re-cordoned the nodes: read them again.
+            plan = await Uncordon.plan(self, ctx)
+        elif ctx.state is not None and plan.changes and not ctx.read_only:
+            await ctx.state.set_step(self.id, self.name, "running", by=ctx.by, rollback={"uncordoned": [c.name for c in plan.changes]})
+        return await super().apply(ctx, plan)
+
+    async def verify(self, ctx: Context) -> list[str]:
+        if self.id.startswith("rollback:uncordon"):
+            out = []
+            for n in self.nodes:
+                node = await ctx.cluster.get(f"/api/v1/nodes/{n}")
+                if not (node.get("spec") or {}).get("unschedulable"):
+                    out.append(f"node {n} is still schedulable.")
+                left = [p for p in await node_pods(ctx, n) if not skip_reason(p)]
+                if left:
+                    out.append(f"node {n} still runs {len(left)} pod(s) the drain evicts.")
+            return out
+        return await super().verify(ctx)
+
+    async def rollback_plan(self, ctx: Context, record: dict) -> StepPlan | None:
+        from dragoman.actions.reverse import recordon_plan
+
+        nodes = list(record.get("uncordoned") or [])
+        if not nodes:
+            return None
+        return await recordon_plan(ctx, self.id, nodes)
+
+
+# ---------------------------------------------------------------- verify
+
+
+def canary_name(pool: str) -> str:
+    base = re.sub(r"[^a-z0-9-]", "-", f"dragoman-canary-{pool}".lower())[:57].strip("-")
+    return base
+
+
+def canary_pod(ctx: Context) -> dict:
+    ns = ops.option(ctx, "canary_namespace", "default")
+    tolerations = ops.option(ctx, "canary_tolerations", None)
+    if tolerations is None:
+        tolerations = [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}]
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": canary_name(ctx.pool), "namespace": ns,
+                     "labels": {"app.kubernetes.io/managed-by": "dragoman", "dragoman.io/canary": "true", "dragoman.io/pool": ctx.pool}},
+        "spec": {
+            "restartPolicy": "Never",
+            "nodeSelector": {ctx.pool_label: ctx.pool},
+            "tolerations": tolerations,
+            "terminationGracePeriodSeconds": 0,
+            "containers": [{"name": "canary", "image": ops.option(ctx, "canary_image", "") or DEFAULT_CANARY_IMAGE,
+                            "command": ["sh", "-c", "nvidia-smi -L; sleep 3600"],
+                            "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {GPU: "1", "cpu": "100m", "memory": "64Mi"}}}],
+        },
+    }
+
+
+def _device_uuid(pic: cap.Picture, pool: str, device: str) -> str | None:
+    for d in pic.published(pool):
+        if d.get("name") == device:
+            a = (d.get("attributes") or {}).get("uuid") or (d.get("attributes") or {}).get("gpu.nvidia.com/uuid") or {}
+            return a.get("string")
+    return None
+
+
+class CanaryResult:
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+        self.node = ""
+        self.claim = ""
+        self.allocated: list[str] = []
+        self.seen: list[str] = []
+
+    def to_json(self) -> dict:
+        return {"node": self.node, "claim": self.claim, "allocatedUUIDs": self.allocated, "seenUUIDs": self.seen,
+                "problems": self.problems}
+
+
+async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
+    """Create the canary, prove the bridge with it, and remove it whatever happens."""
+    res = CanaryResult()
+    body = canary_pod(ctx)
+    ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
+    path = f"/api/v1/namespaces/{ns}/pods/{name}"
+    change = Change("Pod", name, ns, verb="create", after={"spec": {"nodeSelector": body["spec"]["nodeSelector"]}},
+                    command=f"kubectl run -n {ns} {name} --image {body['spec']['containers'][0]['image']} (limits nvidia.com/gpu: 1)")
+    try:
+        try:
+            old = await ctx.cluster.get(path)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+            old = None
+        if old is not None:  # a canary a crash left behind
+            await _delete(ctx, step_id, ns, name)
+            await _gone(ctx, path)
+
+        async def do(dry: bool):
+            return await ctx.cluster.request("POST", f"/api/v1/namespaces/{ns}/pods", body, query={"dryRun": "All"} if dry else None)
+        await ctx.write(step_id, change, f"{ctx.plan_id}/{step_id}/canary", do, label="canary")
+        ctx.emit(step_id, 0, 4, f"canary {ns}/{name} created")
+
+        async def scheduled() -> list[str]:
+            pod = await ctx.cluster.get(path)
+            st = pod.get("status") or {}
+            if st.get("phase") not in ("Running", "Succeeded"):
+                cond = next((c for c in st.get("conditions") or [] if c.get("type") == "PodScheduled" and c.get("status") == "False"), None)
+                return [f"the canary is {st.get('phase') or 'Pending'}" + (f": {cond.get('message')}" if cond and cond.get("message") else ".")]
+            return []
+        waited = await _poll(ctx, step_id, scheduled, ops.option(ctx, "canary_timeout", 120.0))
+        if waited:
+            res.problems.extend(waited)
+            return res
+        pod = await ctx.cluster.get(path)
+        res.node = (pod.get("spec") or {}).get("nodeName") or ""
+        pic = await cap.read_picture(ctx)
+        if res.node not in pic.nodes:
+            res.problems.append(f"the canary ran on {res.node}, not on pool {ctx.pool}.")
+            return res
+        ercs = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+        res.claim = ercs.get("resourceClaimName") or ""
+        if not res.claim:
+            res.problems.append(f"the canary on {res.node} has no status.extendedResourceClaimStatus: its GPU did not come through the bridge.")
+            return res
+        ctx.emit(step_id, 1, 4, f"canary on {res.node}, claim {res.claim}")
+        try:
+            claim = await ctx.cluster.get(f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/{res.claim}")
+        except ApiError:
+            res.problems.append(f"the canary's claim {ns}/{res.claim} does not exist.")
+            return res
+        alloc = (claim.get("status") or {}).get("allocation") or {}
+        results = (alloc.get("devices") or {}).get("results") or []
+        if not results:
+            res.problems.append(f"claim {ns}/{res.claim} is not allocated.")
+            return res
+        reserved = [r.get("uid") for r in (claim.get("status") or {}).get("reservedFor") or []]
+        if pod["metadata"].get("uid") not in reserved:
+            res.problems.append(f"claim {ns}/{res.claim} is not reserved for the canary.")
+        for r in results:
+            u = _device_uuid(pic, r.get("pool", ""), r.get("device", ""))
+            if u:
+                res.allocated.append(u)
+        res.seen = await _seen_uuids(ctx, ns, name, pod)
+        ctx.emit(step_id, 2, 4, f"canary sees {', '.join(res.seen) or 'no GPU'}")
+        if sorted(res.seen) != sorted(res.allocated):
+            res.problems.append(f"the canary sees GPUs {res.seen or 'none'} but claim {res.claim} allocated {res.allocated}.")
+        return res
+    finally:
+        try:
+            await _delete(ctx, step_id, ns, name)
+            ctx.emit(step_id, 3, 4, f"canary {ns}/{name} removed")
+        except Exception as exc:  # noqa: BLE001 - reported, the verification result stands
+            res.problems.append(f"the canary {ns}/{name} could not be removed: {exc}; delete it by hand.")
+
+
+async def _seen_uuids(ctx: Context, ns: str, name: str, pod: dict) -> list[str]:
+    """The GPU uuids the canary reports (nvidia-smi -L in its log), else what the kubelet exposes to it."""
+    try:
+        text = await _log(ctx, ns, name)
+    except Exception:  # noqa: BLE001 - a server without logs falls back to the annotation
+        text = ""
+    found = UUID_LINE.findall(text or "")
+    if found:
+        return sorted(set(found))
+    vis = ((pod.get("metadata") or {}).get("annotations") or {}).get(VISIBLE_DEVICES) or ""
+    return sorted(u for u in vis.split(",") if u)
+
+
+async def _log(ctx: Context, ns: str, name: str) -> str:
+    try:
+        ans = await ctx.cluster.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}/log")
+    except ApiError:
+        return ""
+    return ans if isinstance(ans, str) else json.dumps(ans)
+
+
+async def _delete(ctx: Context, step_id: str, ns: str, name: str) -> None:
+    path = f"/api/v1/namespaces/{ns}/pods/{name}"
+    try:
+        await ctx.cluster.get(path)
+    except ApiError as exc:
+        if exc.status == 404:
+            return
+        raise
+    change = Change("Pod", name, ns, verb="delete", command=f"kubectl delete pod -n {ns} {name}")
+
+    async def do(dry: bool):
+        try:
+            return await ctx.cluster.request("DELETE", path, {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
+                                             query={"dryRun": "All"} if dry else None)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+    await ctx.write(step_id, change, f"{ctx.plan_id}/{step_id}/canary-delete", do, label="canary-delete")
+
+
+async def _gone(ctx: Context, path: str) -> None:
+    async def check() -> list[str]:
+        try:
+            await ctx.cluster.get(path)
+        except ApiError as exc:
+            if exc.status == 404:
+                return []
+            raise
+        return ["the previous canary is still terminating."]
+    await _poll(ctx, "verify", check, 60.0)
+
+
+async def _poll(ctx: Context, step_id: str, check, timeout: float) -> list[str]:
+    from dragoman.actions.gitops import wait_for
+
+    return await wait_for(check, timeout=timeout, poll=ops.option(ctx, "switch_poll", 0.5),
+                          on_wait=lambda m: ctx.emit(step_id, 0, 0, f"waiting: {m}"))
+
+
+async def stack_problems(ctx: Context) -> list[str]:
+    """A ResourceSlice with devices per node, and no node owned by both stacks."""
+    pic = await cap.read_picture(ctx)
+    out = []
+    for n in sorted(pic.nodes):
+        if not pic.published(n):
+            out.append(f"node {n} publishes no ResourceSlice with devices.")
+        if pic.published(n) and (pic.allocatable(n) > 0 or any(own.pod_running(p) for p in pic.plugin_pods(n))):
+            out.append(f"both-stacks: node {n} has the device plugin (allocatable {pic.allocatable(n)}) and DRA devices.")
+    return out
+
+
+def drained_owners(ctx: Context) -> dict[tuple[str, str], int]:
+    """(namespace, owner "Kind/name") → pods the drain evicted, from the plan recorded in the pool's ConfigMap."""
+    plan = (ctx.state.plan if ctx.state is not None else None) or {}
+    out: dict[tuple[str, str], int] = {}
+    for sp in plan.get("steps") or []:
+        if sp.get("step") != "drain":
+            continue
+        for c in sp.get("changes") or []:
+            owner = (c.get("detail") or {}).get("owner")
+            if owner and (c.get("detail") or {}).get("gpus"):
+                out[(c.get("namespace", ""), owner)] = out.get((c.get("namespace", ""), owner), 0) + 1
+    return out
+
+
+async def workloads_back(ctx: Context) -> list[str]:
+    pic = await cap.read_picture(ctx)
+    out = []
+    owners = drained_owners(ctx)
+    by_owner: dict[tuple[str, str], list[dict]] = {}
+    for p in pic.objects["Pod"]:
+        md = p.get("metadata") or {}
+        for ref in md.get("ownerReferences") or []:
+            by_owner.setdefault((md.get("namespace", ""), f"{ref.get('kind')}/{ref.get('name')}"), []).append(p)
+    for (ns, owner), n in sorted(owners.items()):
+        pods = [p for p in by_owner.get((ns, owner), []) if not (p.get("metadata") or {}).get("deletionTimestamp")]
+        live = [p for p in pods if (p.get("status") or {}).get("phase") in ("Running", "Succeeded")]
+        if owner.startswith("Job/") and any((p.get("status") or {}).get("phase") == "Succeeded" for p in pods):
+            continue
+        if len(live) < min(n, max(1, len(pods))):
+            out.append(f"{owner} in {ns}: {len(live)} of {n} drained GPU pod(s) back Running.")
+    for p in pic.objects["Pod"]:
+        spec = p.get("spec") or {}
+        st = p.get("status") or {}
+        if not gpu_request(p) or skip_reason(p) == "DaemonSet pod":
+            continue
+        md = p.get("metadata") or {}
+        if spec.get("nodeName") in pic.nodes and st.get("phase") == "Running" and not st.get("extendedResourceClaimStatus"):
+            out.append(f"pod {md.get('namespace')}/{md.get('name')} runs on {spec['nodeName']} without a bridge claim.")
+        if st.get("phase") == "Pending" and (spec.get("nodeSelector") or {}).get(ctx.pool_label) == ctx.pool:
+            out.append(f"GPU pod {md.get('namespace')}/{md.get('name')} of the pool is stuck Pending.")
+    return out
+
+
+@register
+class Verify(Step):
+    """Slices on every node, a canary pod through the bridge (claim, status, the GPUs it sees), no node on both
+    stacks, the drained workloads back on bridge claims; the pool's before/after figures recorded."""
+
+    name = "verify"
+    title = "Verify the pool on DRA (canary)"
+    dangerous = False
+    reversible = False
+
+    async def plan(self, ctx: Context) -> StepPlan:
+        plan = self.new_plan()
+        pod = canary_pod(ctx)
+        plan.changes.append(Change("Pod", pod["metadata"]["name"], pod["metadata"]["namespace"], verb="create",
+                                   after={"spec": {"nodeSelector": pod["spec"]["nodeSelector"], "limits": {GPU: "1"}}},
+                                   command=f"kubectl run -n {pod['metadata']['namespace']} {pod['metadata']['name']} "
+                                           f"--image {pod['spec']['containers'][0]['image']}",
+                                   detail={"canary": True}))
+        plan.notes.append("checks: a ResourceSlice with devices per node; the canary keeping limits nvidia.com/gpu lands on the "
+                          "pool with an allocated claim recorded in its status, and sees exactly the allocated GPUs; it is "
+                          "removed afterwards even when a check fails; no node owned by both stacks; the drained workloads "
+                          "back and Running on bridge claims; no GPU pod of the pool stuck.")
+        return plan
+
+    async def apply(self, ctx: Context, plan: StepPlan) -> list[str]:
+        problems = await _poll(ctx, self.id, lambda: stack_problems(ctx), ops.option(ctx, "switch_timeout", 300.0))
+        if problems:
+            return problems
+        # The drained workloads first: the canary then takes a GPU they left free instead of racing them for it.
+        problems.extend(await _poll(ctx, self.id, lambda: workloads_back(ctx), ops.option(ctx, "switch_timeout", 300.0)))
+        canary = await run_canary(ctx, self.id)
+        problems.extend(canary.problems)
+        problems.extend(await stack_problems(ctx))
+        if not ctx.read_only:
+            await cap.record(ctx, "canary", canary.to_json(), "switch: canary result recorded")
+            await cap.record(ctx, "after", await cap.figures(ctx), "switch: the pool's figures after the switch recorded")
+        return problems
+
+    async def verify(self, ctx: Context) -> list[str]:
+        return await stack_problems(ctx)
