@@ -198,6 +198,8 @@ class PlaygroundScreen(Screen):
         worker = get_current_worker()
 
         def stale() -> bool:
+            # Called every few hundred evaluations: also hand the GIL to the UI thread, so keys keep flowing.
+            time.sleep(0)
             return worker.is_cancelled or self.gen != gen
 
         index = self._index
