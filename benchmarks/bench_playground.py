@@ -90,9 +90,10 @@ async def _measure(nodes: int, typed: str) -> dict:
             await asyncio.sleep(0.005)
         screen.editor.move_cursor(screen.editor.document.end)
         shown_before = len(screen.latencies)
-        for ch in typed:
+        for i, ch in enumerate(typed):
+            if i:
+                await asyncio.sleep(0.03)
             app.post_message(events.Key(_character_to_key(ch), ch))
-            await asyncio.sleep(0.03)
         t0 = time.perf_counter()
         while screen.shown_gen != screen.gen or screen.outcome.expression != START + typed:
             await asyncio.sleep(0.001)

@@ -23,7 +23,7 @@ from dragoman.widgets.cel_results import COLUMNS, counts_markup, errors_markup, 
 from dragoman.widgets.completion import candidates
 from dragoman.widgets.header import StatusHeader
 
-DEBOUNCE = 0.04  # seconds of quiet before a keystroke's evaluation starts (a burst evaluates once)
+DEBOUNCE = 0.015  # seconds of quiet before a keystroke's evaluation starts (a paste or a burst evaluates once)
 DEFAULT_EXPRESSION = 'device.driver == "gpu.nvidia.com"'
 
 
