@@ -455,7 +455,8 @@ def predict_devices(node: dict, driver_image_or_version: str) -> list[dict] | No
 
 def published_attributes(driver_version: str) -> set[str]:
     """Attribute names (bare, domain gpu.nvidia.com) a whole GPU carries in this driver version's schema."""
-    schema = schema_for_version(driver_version)
+    schema = driver_version_from_image(driver_version) if ("/" in driver_version or ":" in driver_version) \
+        else schema_for_version(driver_version)
     names = {"type", "uuid", "productName", "brand", "architecture", "cudaComputeCapability", "driverVersion", "cudaDriverVersion"}
     if schema == SCHEMA_25_3:
         names |= {"index", "minor", "pcieBusID"}

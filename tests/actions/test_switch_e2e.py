@@ -20,6 +20,7 @@ def _ready_a100(sim) -> None:
     # away so the drained workloads fit back on the pool.
     sim.store.delete("poddisruptionbudgets.policy", "ml-training", "llama-pretrain")
     sim.store.delete("jobs.batch", "ml-training", "eval-sweep-8gpu")
+    sim.store.delete("statefulsets.apps", "ml-training", "llama-pretrain")
 
 
 def _pods_of(sim, ns: str, owner_kind: str, prefix: str) -> list[dict]:
