@@ -227,6 +227,9 @@ class Cluster:
                 raise Unreachable(f"the cluster of {self._who()} did not answer in time.") from None
             except aiohttp.InvalidURL:
                 raise Unreachable(f"the server address of {self._who()} is not a valid URL.") from None
+            except aiohttp.ClientResponseError as exc:
+                # Bytes that are not an HTTP answer (an SSH banner, a TLS port spoken to in plain HTTP, binary noise).
+                raise Unreachable(f"the server of {self._who()} did not answer in HTTP ({str(exc.message).splitlines()[0]}); is this the API server's address?") from None
             if resp.status == 401 and not refreshed and self.credentials.refreshable:
                 refreshed = True
                 resp.release()
@@ -297,9 +300,15 @@ class Cluster:
             try:
                 while True:
                     page = await self.list_raw(path, limit=limit, labelSelector=label_selector, fieldSelector=field_selector, **({"continue": cont} if cont else {}))
-                    items.extend(page.get("items") or [])
-                    meta = page.get("metadata") or {}
+                    page_items = page.get("items") if isinstance(page, dict) else None
+                    meta = (page.get("metadata") if isinstance(page, dict) else None) or {}
+                    if not isinstance(page, dict) or not isinstance(page_items or [], list) or not isinstance(meta, dict) or not all(
+                            isinstance(i, dict) and isinstance(i.get("metadata"), dict) for i in page_items or []):
+                        raise ClusterError(f"the server of {self._who()} answered GET {path} with something that is not a Kubernetes list.")
+                    items.extend(page_items or [])
                     rv = str(meta.get("resourceVersion") or rv)
+                    if meta.get("continue") and meta.get("continue") == cont:
+                        raise ClusterError(f"the server of {self._who()} answered GET {path} with the same continue token again; the list never ends.")
                     cont = meta.get("continue") or None
                     if not cont:
                         return items, rv
@@ -370,11 +379,14 @@ class Cluster:
     async def discover(self) -> None:
         """Fill server_version, resource_api_versions and kube_system_uid."""
         self.version_info = await self.get("/version")
+        if not isinstance(self.version_info, dict):
+            raise ClusterError(f"the server of {self._who()} answered GET /version with something that is not a Kubernetes version; is this the API server's address?")
         self.server_version = str(self.version_info.get("gitVersion") or "")
         self.resource_api_versions = await self._resource_versions()
         try:
             ns = await self.get("/api/v1/namespaces/kube-system")
-            self.kube_system_uid = (ns.get("metadata") or {}).get("uid")
+            meta = ns.get("metadata") if isinstance(ns, dict) else None
+            self.kube_system_uid = meta.get("uid") if isinstance(meta, dict) else None
         except ApiError as exc:
             if exc.status not in (403, 404):
                 raise
@@ -388,6 +400,8 @@ class Cluster:
                 return []
             raise
         versions: list[str] = []
+        if not isinstance(groups, dict):
+            raise ClusterError(f"the server of {self._who()} answered GET /apis with something that is not an API group list.")
         if groups.get("kind") == "APIGroupDiscoveryList":
             for item in groups.get("items") or []:
                 if (item.get("metadata") or {}).get("name") == "resource.k8s.io":
