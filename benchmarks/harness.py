@@ -61,10 +61,17 @@ def _fmt(value: float) -> str:
     return f"{value:.3g}"
 
 
-def format_table(figures: Iterable[Figure]) -> str:
-    rows = [("figure", "median", "min–max", "unit", "target", "verdict")]
+def format_table(figures: Iterable[Figure], *, markdown: bool = False) -> str:
+    """The one table: figure, median, min–max, unit, target, verdict and note (plain columns, or Markdown for the README)."""
+    rows = [("figure", "median", "min–max", "unit", "target", "verdict", "note")]
     for f in figures:
-        rows.append((f.name, _fmt(f.median), f"{_fmt(f.low)}–{_fmt(f.high)}", f.unit, f.target, f.verdict))
+        span = "" if len(f.runs) < 2 else f"{_fmt(f.low)}–{_fmt(f.high)}"
+        rows.append((f.name, _fmt(f.median), span, f.unit, f.target, f.verdict, f.note))
+    if markdown:
+        esc = lambda c: c.replace("|", "\\|")  # noqa: E731
+        lines = ["| " + " | ".join(rows[0]) + " |", "|" + "|".join(("---", "---:", "---:", "---", "---", "---", "---")) + "|"]
+        lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows[1:]]
+        return "\n".join(lines)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, r in enumerate(rows):
