@@ -13,6 +13,7 @@ from typing import IO, Iterable
 import yaml
 
 from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.fleet.shapes import shape_problem
 from dragoman.fleet.store import KINDS, SNAPSHOT, FleetStore, key_of
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -51,8 +52,12 @@ def _documents(text: str, name: str) -> list:
             return [json.loads(text)]
         except ValueError:
             pass
+        except RecursionError:
+            raise _err(f"the snapshot {name} is not Kubernetes YAML: it is nested too deeply to be an object.") from None
     try:
         return list(yaml.load_all(text, Loader=_Loader))
+    except RecursionError:
+        raise _err(f"the snapshot {name} is not Kubernetes YAML: it is nested too deeply to be an object.") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -75,6 +80,9 @@ def parse_objects(text: str, name: str = "the snapshot") -> list[dict]:
         meta = obj.get("metadata")
         if not isinstance(meta, dict) or not meta.get("name"):
             raise _err(f"the snapshot {name} is not Kubernetes YAML: {where} ({kind}) has no metadata.name.")
+        problem = shape_problem(obj)
+        if problem:
+            raise _err(f"the snapshot {name} is not Kubernetes YAML: {where} ({kind} {str(meta['name'])[:80]!r}) is malformed: {problem}.")
         objects.append(obj)
 
     docs = _documents(text, name)

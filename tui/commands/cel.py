@@ -60,6 +60,8 @@ def load_objects(path: str) -> list[dict]:
 
             loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
             docs = list(yaml.load_all(text, Loader=loader))
+    except RecursionError:
+        raise UserError(f"cannot read {where}: it is nested too deeply to be Kubernetes objects.", ExitCode.INPUT) from None
     except Exception as exc:  # yaml.YAMLError, json.JSONDecodeError
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else (f" at line {exc.lineno}" if hasattr(exc, "lineno") else "")
@@ -75,6 +77,11 @@ def load_objects(path: str) -> list[dict]:
             return
         if not isinstance(doc, dict):
             raise UserError(f"cannot read {where}: expected Kubernetes objects, found a {type(doc).__name__}.", ExitCode.INPUT)
+        from dragoman.fleet.shapes import shape_problem
+
+        problem = shape_problem(doc) if isinstance(doc.get("kind"), str) and not isinstance(doc.get("items"), list) else None
+        if problem:
+            raise UserError(f"cannot read {where}: a {doc['kind']} is malformed: {problem}.", ExitCode.INPUT)
         if isinstance(doc.get("items"), list) and str(doc.get("kind", "List")).endswith("List"):
             for d in doc["items"]:
                 add(d)
