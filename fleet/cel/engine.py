@@ -37,8 +37,12 @@ def check_expression(expression: str) -> tuple[Checked, Any]:
         raise CelCompileError(f"must have at most {MAX_EXPRESSION_LENGTH} bytes (the expression has {size})", "too-long")
     if not expression.strip():
         raise CelCompileError("syntax error: the expression is empty", "syntax", 1, 1)
-    root, source = parse(expression)
-    return check(root, source), source
+    try:
+        root, source = parse(expression)
+        return check(root, source), source
+    except RecursionError:
+        # cel-go refuses such nesting too (its parser's recursion limit); here it would be a crash.
+        raise CelCompileError("the expression is nested too deeply", "syntax") from None
 
 
 def _outcome(value: Any) -> EvalOutcome:

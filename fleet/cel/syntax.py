@@ -263,7 +263,8 @@ class _Builder:
     def op_offset(self, left_t: lark.Tree, right_t: lark.Tree, op: str) -> int:
         # cel-go reports an operator's errors at the operator itself.
         text = {"@in": "in"}.get(op, op.strip("_"))
-        start = self.source.original_offset(left_t.meta.end_pos) if not left_t.meta.empty else 0
+        end = None if left_t.meta.empty else left_t.meta.end_pos  # None for a bare literal token such as `true`
+        start = self.source.original_offset(end) if end is not None else 0
         found = self.source.original.find(text, start)
         return found if found != -1 else self.off(right_t)
 
