@@ -9,6 +9,8 @@ import pathlib
 import uuid
 from typing import Any, Iterator
 
+from dragoman.fleet.debugtrace import redact
+
 # Keys that never reach the log, whatever a caller passes (a Secret's data, a token in a kubeconfig...).
 _SECRET_KEYS = {"token", "password", "client-key-data", "client-certificate-data", "stringdata", "authorization", "bearer"}
 
@@ -28,6 +30,9 @@ def _scrub(value: Any) -> Any:
         return {k: ("<redacted>" if k.lower() in _SECRET_KEYS else _scrub(v)) for k, v in value.items()}
     if isinstance(value, list):
         return [_scrub(v) for v in value]
+    if isinstance(value, str) and ("Bearer" in value or "Basic" in value or "--token" in value or "--password" in value
+                                   or "eyJ" in value or "-----BEGIN" in value):
+        return redact(value)  # a kubectl command or a message that quotes a credential
     return value
 
 

@@ -11,12 +11,14 @@ import shutil
 import socket
 import ssl
 import tempfile
+import time
 from typing import Any, AsyncIterator, Mapping
 
 import aiohttp
 from kubernetes_asyncio.client import ApiClient, Configuration
 
 from dragoman import __version__
+from dragoman.fleet import debugtrace
 from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.fleet.kubeconfig import CredentialSource, ResolvedConfig, resolve
 
@@ -209,10 +211,7 @@ class Cluster:
             if cred.token:
                 sent["Authorization"] = f"Bearer {cred.token}"
             try:
-                resp = await self.api_client.call_api(
-                    path, method, query_params=_query(query), header_params=sent, body=body,
-                    _preload_content=False, _request_timeout=timeout,
-                )
+                resp = await self._call(method, path, query, sent, body, timeout)
             except aiohttp.ClientConnectorCertificateError as exc:
                 raise Unreachable(f"the server of {self._who()} presented a certificate that is not trusted ({exc.certificate_error}); check certificate-authority in the kubeconfig.") from None
             except aiohttp.ClientConnectorError as exc:
@@ -237,6 +236,23 @@ class Cluster:
                 continue
             return resp
         raise Unreachable(f"the connection to the cluster of {self._who()} keeps breaking.")
+
+    async def _call(self, method: str, path: str, query: Mapping[str, Any] | None, headers: dict, body: Any, timeout: Any) -> aiohttp.ClientResponse:
+        call = self.api_client.call_api(path, method, query_params=_query(query), header_params=headers, body=body,
+                                        _preload_content=False, _request_timeout=timeout)
+        if not debugtrace.enabled():
+            return await call
+        # --debug: method, path, status and time of each request; which kind of credential, never the credential.
+        default_auth = {k.lower(): v for k, v in self.api_client.default_headers.items()}
+        auth = debugtrace.auth_kind({**default_auth, **headers}, bool(self._cert_in_use[0]))
+        t0 = time.monotonic()
+        try:
+            resp = await call
+        except BaseException as exc:
+            debugtrace.record(method, path, query, type(exc).__name__, time.monotonic() - t0, auth=auth)
+            raise
+        debugtrace.record(method, path, query, resp.status, time.monotonic() - t0, auth=auth)
+        return resp
 
     async def _read(self, resp: aiohttp.ClientResponse, method: str, path: str) -> Any:
         try:

@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a subcommand, opens the terminal UI.",
     )
     parser.add_argument("--version", action="version", version=f"dragoman {__version__}")
+    parser.add_argument("--debug", action="store_true", help="trace every API request (method, path, status, time; credentials redacted) to stderr")
+    parser.add_argument("--debug-file", metavar="PATH", help="write that trace to PATH instead (appended; the way to trace the TUI)")
     add_cluster_flags(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
@@ -60,6 +62,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
+    if args.debug or args.debug_file:
+        from dragoman.fleet import debugtrace
+
+        try:
+            debugtrace.enable(args.debug_file or "-")
+        except UserError as exc:
+            print(f"dragoman: {exc.message}", file=sys.stderr)
+            return int(exc.exit_code)
     try:
         if handler is None:
             return int(_run_tui(args))
@@ -74,6 +84,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `dragoman check | head`: the reader left; say nothing more.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return int(ExitCode.OK)
+    finally:
+        if args.debug or args.debug_file:
+            from dragoman.fleet import debugtrace
+
+            debugtrace.disable()
 
 
 if __name__ == "__main__":
