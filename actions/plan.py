@@ -109,23 +109,34 @@ async def build(ctx: Context, names: list[str] | None = None, *, created_by: dic
     single = len(groups) == 1
     specs: list[tuple[str, str, list[str]]] = []
     # Batched steps run batch by batch (cordon, drain of the canary, then the next batch); the others once, in order.
-    pool_level_before = [n for n in order if n not in BATCHED and STEP_ORDER.index(n) < STEP_ORDER.index("cordon")]
-    batched = [n for n in order if n in BATCHED]
-    pool_level_after = [n for n in order if n not in BATCHED and n not in pool_level_before]
+    # Pool-level steps run once in their place; each run of consecutive batched steps (cordon, drain; later
+    # uncordon after the switch's pool-level steps) runs batch by batch.
     all_nodes = sorted(ctx.nodes)
-    for n in pool_level_before:
-        specs.append((n, n, all_nodes))
-    for label, nodes in groups:
-        for n in batched:
-            specs.append((step_id(n, label, single), n, nodes))
-    for n in pool_level_after:
-        specs.append((n, n, all_nodes))
+    i = 0
+    while i < len(order):
+        if order[i] not in BATCHED:
+            specs.append((order[i], order[i], all_nodes))
+            i += 1
+            continue
+        run = []
+        while i < len(order) and order[i] in BATCHED:
+            run.append(order[i])
+            i += 1
+        for label, nodes in groups:
+            for n in run:
+                specs.append((step_id(n, label, single), n, nodes))
     pid = plan_id(ctx.pool, str(ctx.cluster.kube_system_uid), [(sid, nodes) for sid, _, nodes in specs], False)
     ctx.plan_id = pid
     plans: list[StepPlan] = []
     for sid, n, nodes in specs:
         step = step_class(n)(sid, nodes)
-        plans.append(await step.plan(ctx))
+        sp = await step.plan(ctx)
+        st = getattr(ctx, "state", None)
+        if st is not None and st.plan_id == pid and st.step_done(sid) and sp.changes:
+            # Resuming this plan: a step an earlier run finished is not made again (the uncordon after it undid the cordon).
+            sp.changes = []
+            sp.notes.insert(0, "done in an earlier run of this plan.")
+        plans.append(sp)
     pre = next((p for p in plans if p.step == "preflight"), None)
     if pre is not None:
         await step_class("preflight")(pre.id, pre.nodes).check(ctx, plans, pre)  # type: ignore[attr-defined]

@@ -136,6 +136,11 @@ class Options:
     force_pods: tuple[str, ...] = ()  # "ns/name" deleted without eviction, only when named
     lease_seconds: int = 60
     prod_patterns: tuple[str, ...] = ("prod", "prd", "live")
+    # The ownership switch (issue 9).
+    accept_capacity_change: bool = False
+    canary_image: str = ""
+    canary_namespace: str = "default"
+    switch_timeout: float = 300.0  # how long a switch step waits for the cluster to show its effect
 
 
 class Context:

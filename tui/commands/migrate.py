@@ -35,6 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force-pod", action="append", default=[], metavar="NS/NAME", help="delete this pod without eviction (ignores its PDB); repeatable")
     p.add_argument("--prod-pattern", action="append", metavar="WORD", help="context or server names that look like production (default: prod, prd, live)")
     p.add_argument("--lease-seconds", type=int, default=60, metavar="N", help=S)
+    p.add_argument("--accept-capacity-change", action="store_true", help="accept that the pool serves a different number of nvidia.com/gpu after the switch")
+    p.add_argument("--canary-image", metavar="IMAGE", default="", help="image of the verify step's canary pod (default: a CUDA base image running nvidia-smi -L)")
+    p.add_argument("--canary-namespace", metavar="NS", default="default", help="namespace of the canary pod (default: default)")
+    p.add_argument("--switch-timeout", type=float, default=300.0, metavar="SECONDS", help="how long a switch step waits for the cluster to show its effect (default 300)")
     p.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
     p.add_argument("--kubeconfig", metavar="PATH", default=S, help="kubeconfig to read")
     p.add_argument("--context", metavar="NAME", default=S, help="kubeconfig context to use")
@@ -85,7 +89,9 @@ def _options(args: argparse.Namespace):
 
     o = Options(state_namespace=args.state_namespace, batch_size=args.batch_size, canary_node=args.canary_node or "",
                 drain_concurrency=args.drain_concurrency, drain_timeout=args.drain_timeout, evict_retry=args.evict_retry,
-                wait_for_jobs=args.wait_for_jobs, force_pods=tuple(args.force_pod or ()), lease_seconds=args.lease_seconds)
+                wait_for_jobs=args.wait_for_jobs, force_pods=tuple(args.force_pod or ()), lease_seconds=args.lease_seconds,
+                accept_capacity_change=args.accept_capacity_change, canary_image=args.canary_image,
+                canary_namespace=args.canary_namespace, switch_timeout=args.switch_timeout)
     if args.prod_pattern:
         o.prod_patterns = tuple(args.prod_pattern)
     return o
