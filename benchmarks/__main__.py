@@ -43,6 +43,34 @@ def comparisons(figures: list[Figure]) -> list[Figure]:
     return out
 
 
+def _to_json(f: Figure) -> dict:
+    return {"name": f.name, "unit": f.unit, "runs": list(f.runs), "target": f.target, "note": f.note,
+            "verdict": f.verdict}
+
+
+def _from_json(d: dict) -> Figure:
+    verdict = d.get("verdict") or ""
+    meets = None if not verdict else (lambda _v, ok=(verdict == "met"): ok)
+    return Figure(d["name"], d["unit"], d["runs"], d.get("target", ""), meets, d.get("note", ""))
+
+
+def run_isolated(name: str, quick: bool) -> tuple[list[Figure], float]:
+    """One benchmark in a child process: memory figures (RSS, peak) are its own, not what earlier benchmarks left behind."""
+    import json
+    import subprocess
+
+    t0 = time.perf_counter()
+    argv = [sys.executable, "-m", "dragoman.benchmarks", "--child", name] + (["--quick"] if quick else [])
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=None, text=True)
+    figures = []
+    for line in proc.stdout.splitlines():
+        if line.startswith("{"):
+            figures.append(_from_json(json.loads(line)))
+    if proc.returncode != 0 and not figures:
+        figures = [Figure(f"{name}: did not run (exit {proc.returncode}; see stderr)", "", [0.0], "", lambda v: False)]
+    return figures, time.perf_counter() - t0
+
+
 def run_one(name: str, quick: bool) -> tuple[list[Figure], float]:
     """One benchmark's figures and its wall time; a benchmark that fails gives one FAILED row instead of ending the run."""
     t0 = time.perf_counter()
@@ -74,10 +102,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a small fleet and fewer runs, for a smoke test")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for the README)")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    parser.add_argument("--in-process", action="store_true", help="run every benchmark in this process (memory figures then add up)")
+    parser.add_argument("--child", metavar="NAME", help=argparse.SUPPRESS)
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)})")
     args = parser.parse_args(argv)
     if args.list:
         print("\n".join(BENCHMARKS))
+        return 0
+    if args.child:
+        import json
+
+        figs, _wall = run_one(args.child, args.quick)
+        for f in figs:
+            print(json.dumps(_to_json(f)), flush=True)
         return 0
     unknown = [n for n in args.names if n not in BENCHMARKS]
     if unknown:
@@ -88,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     walls: list[tuple[str, float]] = []
     for name in args.names or BENCHMARKS:
         print(f"running {name} ...", file=sys.stderr, flush=True)
-        figs, wall = run_one(name, args.quick)
+        figs, wall = (run_one if args.in_process else run_isolated)(name, args.quick)
         walls.append((name, wall))
         print(f"  {name}: {len(figs)} figures in {wall:.0f} s", file=sys.stderr, flush=True)
         figures.extend(figs)
