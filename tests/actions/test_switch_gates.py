@@ -108,3 +108,19 @@ async def test_gitops_owned_driver_is_waited_for_not_patched(tmp_path: pathlib.P
         assert "Argo CD application gpu-stack" in out.replace("\n      ", " ")
         assert not [r for r in real_writes(sim) if r.resource == "daemonsets.apps"]
         assert watcher.violations == [] and watcher.seen_dra == set(pool_nodes(sim, A100))
+        watcher.unsubscribe()
+
+        # The standing check: drift brings the plugin back on one node (its label reverted); the diagnosis says so.
+        from test_switch_e2e import _model
+
+        from dragoman.fleet.diagnose import diagnose
+
+        drifted = pool_nodes(sim, A100)[0]
+        sim.store.patch("nodes", None, drifted, {"metadata": {"labels": {"nvidia.com/gpu.deploy.device-plugin": "true"}}})
+        for _ in range(200):
+            node = sim.store.get_ref("nodes", None, drifted)
+            if int(node["status"].get("allocatable", {}).get("nvidia.com/gpu", "0") or 0) > 0:
+                break
+            await asyncio.sleep(0.05)
+        ids = {(f.id, n) for f in diagnose(_model(sim)) for n in [drifted] if n in json.dumps(f.to_json())}
+        assert ("both-stacks", drifted) in ids and ("dp-targets-dra-pool", drifted) in ids
