@@ -212,6 +212,11 @@ class SwitchPreflight(base.Preflight):
             served = {g.node: g.served for g in cap.gate(pic)}
             await cap.record(ctx, "servedBefore", served, "switch: GPUs served before the switch recorded")
             await cap.record(ctx, "before", await cap.figures(ctx, pic), "switch: the pool's figures before the switch recorded")
+            await cap.record(ctx, "pendingBefore", sorted(
+                f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in pic.objects["Pod"]
+                if (p.get("status") or {}).get("phase") == "Pending"
+                and ((p.get("spec") or {}).get("nodeSelector") or {}).get(ctx.pool_label) == ctx.pool),
+                "switch: GPU pods of the pool pending before the migration recorded")
             await cap.record(ctx, "cordonedBefore", sorted(n for n, o in pic.nodes.items() if (o.get("spec") or {}).get("unschedulable")),
                              "switch: nodes cordoned before the migration recorded")
         return problems

@@ -84,7 +84,15 @@ class GatedUncordon(Uncordon):
                 if left:
                     out.append(f"node {n} still runs {len(left)} pod(s) the drain evicts.")
             return out
-        return await super().verify(ctx)
+        before = set(cap.recorded(ctx, "cordonedBefore") or [])
+        out = []
+        for name in self.nodes:
+            if name in before:
+                continue  # cordoned before the migration: left so
+            node = await ctx.cluster.get(f"/api/v1/nodes/{name}")
+            if (node.get("spec") or {}).get("unschedulable"):
+                out.append(f"node {name} is still cordoned.")
+        return out
 
     async def rollback_plan(self, ctx: Context, record: dict) -> StepPlan | None:
         from dragoman.actions.reverse import recordon_plan
@@ -312,6 +320,7 @@ async def workloads_back(ctx: Context) -> list[str]:
     pic = await cap.read_picture(ctx)
     out = []
     owners = drained_owners(ctx)
+    pending_before = set(cap.recorded(ctx, "pendingBefore") or [])  # stuck before the migration: not its doing
     by_owner: dict[tuple[str, str], list[dict]] = {}
     for p in pic.objects["Pod"]:
         md = p.get("metadata") or {}
@@ -332,7 +341,8 @@ async def workloads_back(ctx: Context) -> list[str]:
         md = p.get("metadata") or {}
         if spec.get("nodeName") in pic.nodes and st.get("phase") == "Running" and not st.get("extendedResourceClaimStatus"):
             out.append(f"pod {md.get('namespace')}/{md.get('name')} runs on {spec['nodeName']} without a bridge claim.")
-        if st.get("phase") == "Pending" and (spec.get("nodeSelector") or {}).get(ctx.pool_label) == ctx.pool:
+        if st.get("phase") == "Pending" and (spec.get("nodeSelector") or {}).get(ctx.pool_label) == ctx.pool \
+                and f"{md.get('namespace')}/{md.get('name')}" not in pending_before:
             out.append(f"GPU pod {md.get('namespace')}/{md.get('name')} of the pool is stuck Pending.")
     return out
 
