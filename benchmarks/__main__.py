@@ -14,7 +14,7 @@ import traceback
 from dragoman.benchmarks.harness import Figure, format_table
 
 # Each module offers `run(quick: bool) -> list[Figure]`. Later issues append here.
-BENCHMARKS = ("cel", "sim", "scheduler", "controllers", "model", "sync", "tui", "playground")
+BENCHMARKS = ("cel", "sim", "scheduler", "controllers", "model", "sync", "tui", "playground", "migration")
 
 # Comparisons measured in the same run: (figure, baseline, what the ratio says). Patterns match figure names; a ratio row
 # is added for every figure whose name matches, against the baseline with the same captured label.
