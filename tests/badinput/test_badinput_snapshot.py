@@ -136,3 +136,18 @@ def test_unicode_survives_a_snapshot_round_trip(tmp_path: pathlib.Path) -> None:
     doc = json.loads(out)
     assert doc["summary"]["nodes"] == 1
     assert "ǥpu-池" in out_path.read_text(encoding="utf-8")
+
+
+def test_a_billion_laughs_inside_an_object_is_read_and_rewritten_without_expanding(tmp_path: pathlib.Path) -> None:
+    # Aliases nine deep in a field dragoman does not read: 9**9 strings if expanded; shared references if not.
+    bomb = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8))
+    body = "\n".join("    " + line for line in bomb.splitlines())
+    path = _file(tmp_path, f"apiVersion: v1\nkind: Node\nmetadata: {{name: n1}}\nspec:\n  laughs:\n{body}\n")
+    code, out, err = run_cli("check", "--snapshot", path, "--output", "json")
+    assert code in (0, 1) and "Traceback" not in err
+    assert json.loads(out)["summary"]["nodes"] == 1
+    out_path = tmp_path / "out.yaml"
+    code, _out, err = run_cli("snapshot", str(out_path), "--snapshot", path)
+    assert code == 0, err
+    assert out_path.stat().st_size < 100_000, "written with its aliases, not expanded"
