@@ -118,7 +118,7 @@ async def test_the_same_wizard_steps_read_write_do_write(tmp_path: pathlib.Path,
 async def test_headless_migrate_read_only_yes_exits_3_and_writes_nothing(tmp_path: pathlib.Path, capsys) -> None:
     async with demo() as sim:
         for pool in (T4, L4):
-            code = await cli(base_args(sim, tmp_path, pool, "--read-only", "--yes"))
+            code = await cli(base_args(sim, tmp_path, pool, "--step", "cordon", "--step", "drain", "--read-only", "--yes"))
             err = capsys.readouterr().err
             assert code == 3, err
             assert "read-only" in err and "Traceback" not in err
