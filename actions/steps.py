@@ -15,8 +15,8 @@ CRASH_ENV = "DRAGOMAN_CRASH_AT"
 
 # Every step name, in the order a full migration runs them. Issue 9's steps register themselves under these names.
 STEP_ORDER = ("preflight", "cordon", "drain", "exclude-device-plugin", "scope-driver", "device-class", "uncordon", "verify")
-# The steps this layer puts in a pool's plan by default; the ownership switch extends it.
-DEFAULT_PLAN = ["preflight", "cordon", "drain"]
+# A pool's plan by default: the whole switch (issue 9), from preflight to the canary.
+DEFAULT_PLAN = list(STEP_ORDER)
 # Steps that run once per batch of nodes (canary, then N at a time); the others run once for the pool.
 BATCHED = {"cordon", "drain", "uncordon"}
 

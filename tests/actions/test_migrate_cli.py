@@ -9,10 +9,13 @@ from migrate_support import A100, L4, T4, T4_NODES, audit_records, assert_one_in
 
 from dragoman.actions.steps import MIGRATION_ANNOTATION
 
+# These tests are about cordon and drain; the default plan is now the whole switch.
+CD = ("--step", "cordon", "--step", "drain")
+
 
 async def test_cordon_and_drain_a_demo_pool_then_rerun_writes_nothing(tmp_path: pathlib.Path, capsys) -> None:
     async with demo() as sim:
-        rc = await cli(base_args(sim, tmp_path, L4, "--yes"))
+        rc = await cli(base_args(sim, tmp_path, L4, *CD, "--yes"))
         out = capsys.readouterr().out
         assert rc == 0, out
         nodes = [n.obj for n in sim.store.entries("nodes") if n.obj["metadata"]["labels"].get("cloud.google.com/gke-nodepool") == L4]
@@ -40,7 +43,7 @@ async def test_cordon_and_drain_a_demo_pool_then_rerun_writes_nothing(tmp_path: 
         assert json.loads(cm["data"]["plan.json"])["pool"] == L4
 
         sim.request_log.clear()
-        rc = await cli(base_args(sim, tmp_path, L4, "--yes"))
+        rc = await cli(base_args(sim, tmp_path, L4, *CD, "--yes"))
         assert rc == 0
         assert "nothing to do" in capsys.readouterr().out
         assert real_writes(sim) == []
@@ -50,11 +53,11 @@ async def test_cordon_and_drain_a_demo_pool_then_rerun_writes_nothing(tmp_path: 
 
 async def test_a_blocking_pdb_makes_the_drain_wait_report_and_time_out(tmp_path: pathlib.Path, capsys) -> None:
     async with demo() as sim:
-        rc = await cli(base_args(sim, tmp_path, A100, "--plan"))
+        rc = await cli(base_args(sim, tmp_path, A100, *CD, "--plan"))
         out = capsys.readouterr().out
         assert rc == 0
         assert "PodDisruptionBudget ml-training/llama-pretrain (maxUnavailable 0) allows 0" in out.replace("\n      ", " ")
-        rc = await cli(base_args(sim, tmp_path, A100, "--yes", "--drain-timeout", "2"))
+        rc = await cli(base_args(sim, tmp_path, A100, *CD, "--yes", "--drain-timeout", "2"))
         out = capsys.readouterr().out
         assert rc == 1, out
         assert "blocked: The disruption budget llama-pretrain" in out, out
@@ -71,7 +74,7 @@ async def test_a_blocking_pdb_makes_the_drain_wait_report_and_time_out(tmp_path:
 
 async def test_rbac_forbidden_eviction_is_caught_by_preflight_with_nothing_written(tmp_path: pathlib.Path, capsys) -> None:
     async with demo() as sim:
-        rc = await cli(base_args(sim, tmp_path, T4, "--yes", context="dragoman-sim-no-evict"))
+        rc = await cli(base_args(sim, tmp_path, T4, *CD, "--yes", context="dragoman-sim-no-evict"))
         captured = capsys.readouterr()
         assert rc == 3
         assert "refused by preflight, nothing was written" in captured.err
@@ -89,7 +92,7 @@ async def test_a_second_dragoman_is_refused_and_an_expired_lock_taken_over(tmp_p
         try:
             held = PoolLock(cluster, T4, "kube-system", {"name": "alice@laptop"}, seconds=30)
             await held.acquire()
-            rc = await cli(base_args(sim, tmp_path, T4, "--yes"))
+            rc = await cli(base_args(sim, tmp_path, T4, *CD, "--yes"))
             err = capsys.readouterr().err
             assert rc == 3
             assert "pool t4-batch is being migrated by alice@laptop" in err and "since" in err
@@ -112,8 +115,8 @@ async def test_a_second_dragoman_is_refused_and_an_expired_lock_taken_over(tmp_p
 
 async def test_read_only_plans_but_never_writes(tmp_path: pathlib.Path, capsys) -> None:
     async with demo() as sim:
-        assert await cli(["--read-only", *base_args(sim, tmp_path, T4, "--plan")]) == 0
-        rc = await cli(base_args(sim, tmp_path, T4, "--yes", "--read-only"))
+        assert await cli(["--read-only", *base_args(sim, tmp_path, T4, *CD, "--plan")]) == 0
+        rc = await cli(base_args(sim, tmp_path, T4, *CD, "--yes", "--read-only"))
         err = capsys.readouterr().err
         assert rc == 3 and "--read-only" in err
         assert real_writes(sim) == []
@@ -123,7 +126,7 @@ async def test_apply_plan_runs_exactly_the_plan_and_refuses_after_drift(tmp_path
     from dragoman.fleet.cluster import connect
 
     async with demo() as sim:
-        rc = await cli(base_args(sim, tmp_path, L4, "--plan", "--output", "json"))
+        rc = await cli(base_args(sim, tmp_path, L4, *CD, "--plan", "--output", "json"))
         plan = json.loads(capsys.readouterr().out)
         assert rc == 0 and plan["kind"] == "MigrationPlan" and plan["schemaVersion"] == 1
         assert [s["id"] for s in plan["steps"]] == ["preflight", "cordon", "drain"]
@@ -184,20 +187,20 @@ async def test_rollback_of_cordon_uncordons_only_what_dragoman_cordoned(tmp_path
 async def test_batches_canary_first_then_n_at_a_time(tmp_path: pathlib.Path, capsys) -> None:
     async with demo() as sim:
         canary = "gke-ml-prod-l4-inference-f09e1e7f-zj49"
-        rc = await cli(base_args(sim, tmp_path, L4, "--plan", "--output", "json", "--canary-node", canary, "--batch-size", "1"))
+        rc = await cli(base_args(sim, tmp_path, L4, *CD, "--plan", "--output", "json", "--canary-node", canary, "--batch-size", "1"))
         plan = json.loads(capsys.readouterr().out)
         assert rc == 0
         ids = [s["id"] for s in plan["steps"]]
         assert ids == ["preflight", "cordon@canary", "drain@canary", "cordon@batch-2", "drain@batch-2", "cordon@batch-3", "drain@batch-3"]
         assert plan["steps"][1]["nodes"] == [canary]
-        assert await cli(base_args(sim, tmp_path, L4, "--canary-node", "nope", "--plan")) == 2
+        assert await cli(base_args(sim, tmp_path, L4, *CD, "--canary-node", "nope", "--plan")) == 2
         assert "is not a node of the pool" in capsys.readouterr().err
 
 
 async def test_without_yes_and_without_a_terminal_nothing_runs(tmp_path: pathlib.Path, capsys) -> None:
     async with demo() as sim:
         # pytest's stdin is not a terminal: the prompt cannot be answered, so the run is refused.
-        rc = await cli(base_args(sim, tmp_path, T4))
+        rc = await cli(base_args(sim, tmp_path, T4, *CD))
         assert rc == 3 and "pass --yes" in capsys.readouterr().err
         assert real_writes(sim) == []
 
@@ -212,7 +215,7 @@ async def test_the_terminal_prompt_wants_the_pool_name_typed(tmp_path: pathlib.P
         async def run(answer: str) -> tuple[int, str]:
             master, slave = pty.openpty()
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "dragoman", *base_args(sim, tmp_path, T4), stdin=slave,
+                sys.executable, "-m", "dragoman", *base_args(sim, tmp_path, T4, *CD), stdin=slave,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
             os.close(slave)
             os.write(master, (answer + "\n").encode())
@@ -231,10 +234,10 @@ async def test_the_terminal_prompt_wants_the_pool_name_typed(tmp_path: pathlib.P
 async def test_a_forced_pod_is_deleted_without_eviction_only_when_named(tmp_path: pathlib.Path, capsys) -> None:
     async with demo() as sim:
         pod = "batch/transcode-daily-m7cfg"
-        rc = await cli(base_args(sim, tmp_path, T4, "--plan", "--force-pod", pod))
+        rc = await cli(base_args(sim, tmp_path, T4, *CD, "--plan", "--force-pod", pod))
         out = capsys.readouterr().out
         assert rc == 0 and "delete batch/transcode-daily-m7cfg" in out and "deleted without eviction" in out.replace("\n      ", " ")
-        rc = await cli(base_args(sim, tmp_path, T4, "--yes", "--force-pod", pod))
+        rc = await cli(base_args(sim, tmp_path, T4, *CD, "--yes", "--force-pod", pod))
         assert rc == 0
         deletes = [r for r in sim.request_log.writes() if r.method == "DELETE" and r.resource == "pods"]
         assert [r.name for r in deletes] == ["transcode-daily-m7cfg"] and not evictions(sim)
@@ -245,7 +248,7 @@ async def test_wait_for_jobs_lets_a_job_pod_finish_instead_of_evicting_it(tmp_pa
     import asyncio
 
     async with demo() as sim:
-        task = asyncio.ensure_future(cli(base_args(sim, tmp_path, T4, "--yes", "--wait-for-jobs", "60")))
+        task = asyncio.ensure_future(cli(base_args(sim, tmp_path, T4, *CD, "--yes", "--wait-for-jobs", "60")))
         loop = asyncio.get_running_loop()
         end = loop.time() + 60
         while not node(sim, T4_NODES[0])["spec"].get("unschedulable"):

@@ -8,6 +8,9 @@ import pathlib
 import pytest
 from migrate_support import L4, audit_records, assert_one_intent_one_outcome, base_args, cli_process, demo, evictions
 
+# These tests are about cordon and drain; the default plan is now the whole switch.
+CD = ("--step", "cordon", "--step", "drain")
+
 CRASH_POINTS = [
     "after:preflight",  # boundary preflight -> cordon
     "cordon:2:sent",  # the second node cordoned, its outcome not yet recorded
@@ -21,7 +24,7 @@ CRASH_POINTS = [
 @pytest.mark.parametrize("point", CRASH_POINTS)
 async def test_killed_run_resumes_without_repeating_a_write(tmp_path: pathlib.Path, point: str) -> None:
     async with demo() as sim:
-        args = base_args(sim, tmp_path, L4, "--yes", "--drain-concurrency", "2")
+        args = base_args(sim, tmp_path, L4, *CD, "--yes", "--drain-concurrency", "2")
         rc, out, err = await cli_process(args, env={"DRAGOMAN_CRASH_AT": point})
         assert rc == 97, (out, err)  # the crash point fired
         rc, out, err = await cli_process(args)

@@ -12,7 +12,7 @@ from textual.app import App
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "actions"))
 from migrate_support import L4, T4, T4_NODES, audit_records, assert_one_intent_one_outcome, demo, evictions, node  # noqa: E402
 
-from dragoman.actions.steps import Options  # noqa: E402
+from dragoman.actions.steps import STEP_ORDER, Options  # noqa: E402
 from dragoman.tui.screens.confirm import ConfirmWriteScreen  # noqa: E402
 from dragoman.tui.screens.migrate import MigrateScreen  # noqa: E402
 
@@ -44,7 +44,8 @@ async def test_wizard_cancel_then_typed_pool_name_then_apply_and_rollback(tmp_pa
     async with demo() as sim:
         cluster = await connect(str(sim.kubeconfig_path))
         try:
-            screen = MigrateScreen(L4, cluster=cluster, options=options(), audit_path=str(tmp_path / "audit.jsonl"), read_only=False)
+            screen = MigrateScreen(L4, cluster=cluster, options=options(), audit_path=str(tmp_path / "audit.jsonl"), read_only=False,
+                                   steps=["cordon", "drain"])  # this test is about cordon and drain
             app = WizardApp(screen)
             async with app.run_test(size=(110, 40)) as pilot:
                 await until(pilot, lambda: screen.plan is not None)
@@ -180,7 +181,9 @@ async def test_m_on_the_pools_view_opens_the_wizard_of_that_pool_and_migrate_jum
         wizard = app.screen
         assert wizard.pool == T4
         await wait_for(pilot, lambda: wizard.plan is not None, 60, "the plan")
-        assert [s.id for s in wizard.plan.steps] == ["preflight", "cordon", "drain"]
+        # The whole switch by default, every step in the table.
+        assert list(dict.fromkeys(s.step for s in wizard.plan.steps)) == list(STEP_ORDER)
+        assert wizard.query_one("#mig-steps").row_count == len(wizard.plan.steps)
         assert wizard.cluster is app.feed.cluster
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, MigrateScreen), 30, "back to the pools")
