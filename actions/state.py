@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import gzip
 import json
 from typing import Any
 
@@ -10,6 +12,9 @@ from dragoman.actions.lock import MANAGED_BY, lease_name
 from dragoman.fleet.cluster import ApiError
 
 LOG_LINES = 500
+# A ConfigMap holds at most 1 MiB; a plan for hundreds of nodes (a diff per node and per pod) is larger as text,
+# so past this size it is kept gzipped in binaryData, where it shrinks about tenfold.
+PLAN_TEXT_LIMIT = 256 * 1024
 
 
 def _now() -> str:
@@ -48,10 +53,14 @@ class PoolState:
                 raise
             self.cm = None
         data = (self.cm or {}).get("data") or {}
+        packed = ((self.cm or {}).get("binaryData") or {}).get("plan.json.gz")
         try:
             self.state = json.loads(data.get("state.json") or "{}")
-            self.plan = json.loads(data["plan.json"]) if data.get("plan.json") else None
-        except ValueError:
+            if packed:
+                self.plan = json.loads(gzip.decompress(base64.b64decode(packed)))
+            else:
+                self.plan = json.loads(data["plan.json"]) if data.get("plan.json") else None
+        except (ValueError, OSError):
             self.state, self.plan = {}, None
         return self
 
@@ -85,9 +94,16 @@ class PoolState:
             state = json.loads(json.dumps(self.state))
             mutate(state)
             data = dict(((self.cm or {}).get("data") or {}))
+            binary = dict(((self.cm or {}).get("binaryData") or {}))
             data["state.json"] = json.dumps(state, sort_keys=True)
             if plan is not None:
-                data["plan.json"] = json.dumps(plan, sort_keys=True)
+                text = json.dumps(plan, sort_keys=True, separators=(",", ":"))
+                if len(text) > PLAN_TEXT_LIMIT:
+                    data.pop("plan.json", None)
+                    binary["plan.json.gz"] = base64.b64encode(gzip.compress(text.encode(), mtime=0)).decode()
+                else:
+                    binary.pop("plan.json.gz", None)
+                    data["plan.json"] = text
             if log:
                 lines = (data.get("log") or "").splitlines()
                 lines.append(json.dumps({"time": _now(), "message": log}, separators=(",", ":")))
@@ -95,6 +111,8 @@ class PoolState:
             md = {"name": self.name, "namespace": self.namespace,
                   "labels": dict(MANAGED_BY, **{"dragoman.io/pool": self.pool})}
             body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": md, "data": data}
+            if binary:
+                body["binaryData"] = binary
             try:
                 if self.cm is None:
                     self.cm = await self.cluster.request("POST", self.path.rsplit("/", 1)[0], body)
