@@ -134,8 +134,12 @@ class PoolState:
 
         def m(s: dict) -> None:
             if not same:
+                # A rollback plan undoes what earlier plans recorded: keep their steps and rollback records, so a
+                # second partial rollback (`--rollback --step X` after `--rollback --step Y`) still finds its records.
+                kept = {"steps": s.get("steps") or {}, "rollback": s.get("rollback") or {}} if plan.get("rollback") else {}
                 s.clear()
-                s.update(planId=plan["id"], pool=self.pool, cluster=identity, createdAt=_now(), steps={}, rollback={})
+                s.update(planId=plan["id"], pool=self.pool, cluster=identity, createdAt=_now(),
+                         steps=kept.get("steps", {}), rollback=kept.get("rollback", {}))
             s["status"] = "running"
             s["by"] = by.get("name")
         await self._write(m, f"{'resumed' if same else 'started'} plan {plan['id']} by {by.get('name')}")

@@ -51,3 +51,15 @@ async def test_crash_at_each_boundary_resumes_then_steps_roll_back(tmp_path: pat
         assert A100 not in json.dumps(ds["spec"]["template"]["spec"]["affinity"])
         assert watcher.violations == []
         assert_one_intent_one_outcome(audit_records(tmp_path))
+
+        # A second partial rollback, in a later run, still finds what the first one left: the plugin returns.
+        rc = await cli(base_args(sim, tmp_path, A100, "--yes", "--rollback", "--step", "exclude-device-plugin",
+                                 "--switch-timeout", "60"))
+        out = capsys.readouterr().out
+        assert rc == 0, out[-2000:]
+        assert "rollback:exclude-device-plugin" in out
+        for n in nodes:
+            labels = sim.store.get_ref("nodes", None, n)["metadata"]["labels"]
+            assert labels.get("nvidia.com/gpu.deploy.device-plugin") != "false"
+        assert watcher.violations == []
+        assert_one_intent_one_outcome(audit_records(tmp_path))
