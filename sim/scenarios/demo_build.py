@@ -58,6 +58,7 @@ DEMO_README = """\
 | `a100-train` | 3 × a2-highgpu-8g | 8 × A100-SXM4-40GB | device plugin (GPU Operator) | Deployment, StatefulSet and Jobs on `nvidia.com/gpu`; pods steered by `nvidia.com/gpu.product`; an 8-GPU Job pending for lack of free GPUs; the `ml-training` quota |
 | `l4-inference` | 3 × g2-standard-48 | 4 × L4 | device plugin (standalone chart `nvdp`) | time-slicing ×4 on one node (allocatable 16) |
 | `t4-batch` | 2 × n1-standard-8 | 1 × T4 | device plugin (`nvdp`) | a small plain pool where the device plugin is fine; one node cordoned, a pod pending behind it |
+| `l4-serve` | 2 × g2-standard-48 | 4 × L4 | device plugin (GPU Operator) | the clean pool to migrate: a Deployment on `nvidia.com/gpu` (4 of 8 GPUs) and no disruption budget (the switch drains the whole pool at once); `dragoman migrate --pool l4-serve --yes` switches it to DRA end to end |
 | `l4-dev` | 1 × g2-standard-8 | 1 × L4 | both | the DRA driver rolled out to a device-plugin pool too early |
 | `h100-dra` | 4 × a3-highgpu-8g | 8 × H100 80GB | DRA driver v0.4.0 | `nvidia.com/gpu` pods served through the bridge (claims, `extendedResourceClaimStatus`), claim templates, a driver crash-looping (no slices), a driver not ready (prepare fails), a stale bridge claim, quota rejecting the bridge claim |
 | `a100-serve` | 5 × a2-ultragpu-8g | 8 × A100-SXM4-80GB | mid-migration | 3 nodes on DRA (one with kubelet v1.35, running a GPU pod without its GPU), one autoscaled node running both stacks, one with a crash-looping device plugin (a pod rejected at admission) |
@@ -797,6 +798,12 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
     t4[1].unschedulable = True
     for s in t4:
         s.findings.append("migration-optional")
+    # The pool that migrates cleanly as shipped: whole GPUs, spare capacity for the canary, no PDB (the default plan
+    # drains the whole pool at once, and its pods can only run on the pool: any budget short of 100% would block it).
+    l4serve = pool("l4-serve", 2, "g2-standard-48", 48, 192, gpu_hw("l4", 4), 90, dp="operator",
+                   operator_dp_label="true")
+    for s in l4serve:
+        s.findings.append("migration-optional")
     l4dev = pool("l4-dev", 1, "g2-standard-8", 8, 32, gpu_hw("l4", 1), 60, dp="nvdp", dra=True)
     l4dev[0].findings.append("both-stacks")
     h100 = pool("h100-dra", 4, "a3-highgpu-8g", 208, 1872, gpu_hw("h100-80gb", 8), 150, dra=True)
@@ -822,7 +829,7 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
         s.findings.append("allocatable-readers")
     for s in h100:
         s.dp_state = "forgotten"
-    for group in (system, a100t, l4, t4, l4dev, h100, serve, mig):
+    for group in (system, a100t, l4, t4, l4serve, l4dev, h100, serve, mig):
         for s in group:
             if s.hw is None:
                 s.operator_dp_label = ""
@@ -1083,6 +1090,7 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:  # noqa:
     l41, l42, l43 = n["l4-inference"]
     t41, _t42 = n["t4-batch"]
     (l4d,) = n["l4-dev"]
+    ls1, ls2 = n["l4-serve"]
     sel = lambda pool: {POOL_LABEL: pool}  # noqa: E731
     events: list[tuple[dict, str, str, str, str, int]] = []  # pod, reason, message, component, at, count
 
@@ -1245,6 +1253,9 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:  # noqa:
     w.deployment("sd-turbo", "ml-inference", created=ts(days=21), replicas=6,
                  containers=[container("diffusion", f"{reg}/inference/sd-turbo:2.1", cpu="6", memory="24Gi", gpu=1)],
                  placements=[l41, l41, l42, l42, l43, l43], node_selector=sel("l4-inference"))
+    w.deployment("embed-serve", "ml-inference", created=ts(days=30), replicas=4,
+                 containers=[container("embedder", f"{reg}/inference/text-embed:3.4", cpu="8", memory="32Gi", gpu=1)],
+                 placements=[ls1, ls1, ls2, ls2], node_selector=sel("l4-serve"))
     w.deployment("dev-sandbox", "ml-inference", created=ts(days=4), replicas=1,
                  containers=[container("sandbox", "nvcr.io/nvidia/pytorch:25.10-py3", cpu="4", memory="16Gi", gpu=1)],
                  placements=[l4d], node_selector=sel("l4-dev"))
