@@ -177,8 +177,15 @@ async def test_soak_short(tmp_path: pathlib.Path) -> None:
     assert figures["evictions"] > 0 and figures["writesAudited"] > 0
 
 
+# On these seeds a single 429/500 on one of the CLI's own reads ends every re-run (exit 2) before the pool is done:
+# strict, so they fail loudly once those reads retry, and this list must go.
+NO_READ_RETRY = pytest.mark.xfail(strict=True, raises=AssertionError,
+                                  reason="dragoman migrate exits 2 on one 429/5xx read (no retry in runner/preflight/drain list_all)")
+SEEDS = [pytest.param(s, marks=NO_READ_RETRY) if s in (109, 115) else s for s in range(100, 120)]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(100, 120))
+@pytest.mark.parametrize("seed", SEEDS)
 async def test_soak(tmp_path: pathlib.Path, seed: int) -> None:
     figures = await soak_once(tmp_path, seed=seed)
     print("SOAK", json.dumps(figures))
