@@ -178,8 +178,8 @@ async def test_soak_short(tmp_path: pathlib.Path) -> None:
 
 
 # On these seeds a single 429/500 on one of the CLI's own reads ends every re-run (exit 2) before the pool is done:
-# strict, so they fail loudly once those reads retry, and this list must go.
-NO_READ_RETRY = pytest.mark.xfail(strict=True, raises=AssertionError,
+# not strict: which request a fault hits depends on timing, so a lucky run may get through; drop this once reads retry.
+NO_READ_RETRY = pytest.mark.xfail(strict=False, raises=AssertionError,
                                   reason="dragoman migrate exits 2 on one 429/5xx read (no retry in runner/preflight/drain list_all)")
 SEEDS = [pytest.param(s, marks=NO_READ_RETRY) if s in (109, 115) else s for s in range(100, 120)]
 
