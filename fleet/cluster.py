@@ -23,6 +23,16 @@ from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.fleet.kubeconfig import CredentialSource, ResolvedConfig, resolve
 
 LIST_PAGE = 500
+READ_RETRIES = 3
+RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+def _retry_after(header: str | None, default: float) -> float:
+    """Seconds to wait before asking again: the server's Retry-After when it gives one (capped), else the backoff."""
+    try:
+        return min(max(float(header), 0.0), 5.0) if header else default
+    except ValueError:
+        return default
 CONNECT_TIMEOUT = 10.0
 REQUEST_TIMEOUT = 60.0
 
@@ -294,8 +304,17 @@ class Cluster:
     ) -> dict:
         """Any API request; the answer as raw JSON. Raises ApiError for an error status, Unreachable when the server is not there."""
         t = aiohttp.ClientTimeout(total=timeout, sock_connect=CONNECT_TIMEOUT) if timeout else None
-        resp = await self._send(method.upper(), path, query=query, body=body, content_type=content_type, timeout=t)
-        return await self._read(resp, method.upper(), path)
+        method = method.upper()
+        for attempt in range(READ_RETRIES + 1):
+            resp = await self._send(method, path, query=query, body=body, content_type=content_type, timeout=t)
+            if method != "GET" or resp.status not in RETRYABLE_STATUS or attempt == READ_RETRIES:
+                return await self._read(resp, method, path)
+            # A read is safe to repeat: an API server that sheds load (429) or hiccups (5xx) is asked again, as
+            # client-go does, honouring Retry-After, rather than ending a migration on one busy moment.
+            delay = _retry_after(resp.headers.get("Retry-After"), 0.25 * 2 ** attempt)
+            resp.release()
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
 
     async def get(self, path: str, **query: Any) -> dict:
         return await self.request("GET", path, query=query)
