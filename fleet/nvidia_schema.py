@@ -1,4 +1,4 @@
-"""NVIDIA's DRA driver attribute schema for the app: GPUs from GFD labels, the devices a driver version publishes, and the prediction of a node's devices before its switch (kept in step with sim/scenarios/nvidia.py, which the app may not import)."""
+"""NVIDIA's GPU stack as dragoman knows it: a GPU catalog, node hardware from GFD labels, the ResourceSlices each DRA driver version publishes, and the prediction of a node's devices before its switch (the simulator publishes from this same module)."""
 
 from __future__ import annotations
 
