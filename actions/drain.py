@@ -9,6 +9,7 @@ from typing import Any
 
 from dragoman.actions.steps import GPU, Change, Context, Step, StepPlan, register
 from dragoman.fleet.cluster import ApiError
+from dragoman.fleet.placement import match_label_selector
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
@@ -46,29 +47,11 @@ def gpu_request(pod: dict) -> int:
     return total
 
 
-def _selector_matches(selector: dict | None, labels: dict) -> bool:
-    if selector is None:
-        return False
-    for k, v in (selector.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    for e in selector.get("matchExpressions") or []:
-        key, op, values = e.get("key"), e.get("operator"), e.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
-
 
 def pdbs_for(pod: dict, pdbs: list[dict]) -> list[dict]:
     md = pod.get("metadata") or {}
     return [p for p in pdbs if (p.get("metadata") or {}).get("namespace") == md.get("namespace")
-            and _selector_matches((p.get("spec") or {}).get("selector"), md.get("labels") or {})]
+            and match_label_selector((p.get("spec") or {}).get("selector"), md.get("labels") or {})]
 
 
 async def node_pods(ctx: Context, node: str) -> list[dict]:

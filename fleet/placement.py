@@ -105,3 +105,24 @@ def untolerated_taints(pod_spec: dict, node: dict, *, daemonset: bool = False) -
 def taint_text(taint: dict) -> str:
     value = taint.get("value")
     return f"{taint.get('key')}{'=' + value if value else ''}:{taint.get('effect')}"
+
+
+def match_label_selector(selector: dict | None, labels: dict | None) -> bool:
+    """A metav1.LabelSelector (matchLabels + matchExpressions) against labels; an empty selector matches all, None nothing."""
+    if selector is None:
+        return False
+    labels = labels or {}
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != v:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable
 
+from dragoman.fleet.placement import match_label_selector  # noqa: F401  (one copy, shared with the app)
+
 Predicate = Callable[[dict], bool]
 
 
@@ -70,26 +72,6 @@ def parse_label_selector(text: str | None) -> Predicate | None:
 
     return pred
 
-
-def match_label_selector(selector: dict | None, labels: dict | None) -> bool:
-    """A metav1.LabelSelector (matchLabels + matchExpressions) against labels; an empty selector matches all."""
-    if selector is None:
-        return False
-    labels = labels or {}
-    for k, v in (selector.get("matchLabels") or {}).items():
-        if labels.get(k) != v:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
 
 
 def _field_value(obj: dict, path: str) -> str:

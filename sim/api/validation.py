@@ -6,6 +6,7 @@ import functools
 import json
 import re
 from typing import Any, Callable
+from dragoman.fleet.placement import match_label_selector
 
 # ---------------------------------------------------------------- field errors (k8s.io/apimachinery/pkg/util/validation/field)
 
@@ -1044,22 +1045,6 @@ def _node_errors(obj: dict, old: dict | None) -> list[dict]:
     return errs
 
 
-def _selector_matches(selector: dict, labels: dict) -> bool:
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
-
 
 def _workload_errors(kind: str, restart: list[str]) -> Callable[[dict, dict | None], list[dict]]:
     def check(obj: dict, old: dict | None) -> list[dict]:
@@ -1076,7 +1061,7 @@ def _workload_errors(kind: str, restart: list[str]) -> Callable[[dict, dict | No
             errs.append(required("spec.template", ""))
             return errs
         labels = (template.get("metadata") or {}).get("labels") or {}
-        if isinstance(selector, dict) and (selector.get("matchLabels") or selector.get("matchExpressions")) and not _selector_matches(selector, labels):
+        if isinstance(selector, dict) and (selector.get("matchLabels") or selector.get("matchExpressions")) and not match_label_selector(selector, labels):
             errs.append(invalid("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
         errs += pod_spec_errors(template.get("spec"), "spec.template.spec", restart)
         for key in ("replicas", "revisionHistoryLimit", "minReadySeconds", "parallelism", "completions", "backoffLimit"):
