@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from dragoman.actions.steps import MIGRATION_ANNOTATION, Change, Context, Step, StepPlan, register
 from dragoman.fleet.cluster import ApiError
@@ -48,25 +49,22 @@ class _Schedulability(Step):
         started = ctx.state.step_started(self.id) if ctx.state else ""
         for i, change in enumerate(plan.changes, 1):
             key = f"{ctx.plan_id}/{self.id}/{change.ref}"
-            for _attempt in range(5):
-                node = await ctx.cluster.get(f"/api/v1/nodes/{change.name}")
+            path = f"/api/v1/nodes/{change.name}"
+
+            async def prepare(path: str = path) -> Any:
+                node = await ctx.cluster.get(path)
                 if bool((node.get("spec") or {}).get("unschedulable")) == self.target:
-                    ctx.close_dangling(key, self.id, change, True)
-                    break
+                    return None
+                # The resourceVersion makes a node that changed under us (a heartbeat) a 409: read again, try again.
                 body = {"metadata": {"resourceVersion": node["metadata"]["resourceVersion"],
                                      "annotations": {MIGRATION_ANNOTATION: migration_value(ctx, self.id, self.name, "rolled-back" if self.id.startswith("rollback:") else "done", started)}},
                         "spec": {"unschedulable": self.target}}
-                path = f"/api/v1/nodes/{change.name}"
 
-                async def do(dry: bool, path: str = path, body: dict = body) -> dict:
+                async def do(dry: bool) -> dict:
                     return await ctx.cluster.request("PATCH", path, body, query={"dryRun": "All"} if dry else None, content_type=MERGE)
+                return do
 
-                try:
-                    await ctx.write(self.id, change, key, do, label=self.name)
-                    break
-                except ApiError as exc:
-                    if exc.status != 409:  # the node changed under us (a heartbeat): read it again
-                        raise
+            await ctx.write_retrying(self.id, change, key, prepare, label=self.name)
             ctx.emit(self.id, i, total, f"{self.verb_word}ed {change.name}", node=change.name)
         return []
 

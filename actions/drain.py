@@ -7,8 +7,8 @@ import hashlib
 import time
 from typing import Any
 
-from dragoman.actions.steps import GPU, Change, Context, Step, StepPlan, register
-from dragoman.fleet.cluster import ApiError
+from dragoman.actions.steps import GPU, WRITE_ATTEMPTS, Change, Context, Step, StepPlan, backoff, register, retryable, uncertain
+from dragoman.fleet.cluster import ApiError, Unreachable
 from dragoman.fleet.placement import match_label_selector
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -72,7 +72,16 @@ async def annotate(ctx: Context, node: str, step_id: str, step: str, state: str,
     old = ((cur.get("metadata") or {}).get("annotations") or {}).get(MIGRATION_ANNOTATION)
     if old == value or ctx.read_only:
         return
-    await ctx.cluster.request("PATCH", f"/api/v1/nodes/{node}", {"metadata": {"annotations": {MIGRATION_ANNOTATION: value}}}, content_type=MERGE)
+    # The same value set again is harmless, so a conflict, a 429 or a 5xx is simply asked again.
+    for attempt in range(WRITE_ATTEMPTS):
+        try:
+            await ctx.cluster.request("PATCH", f"/api/v1/nodes/{node}", {"metadata": {"annotations": {MIGRATION_ANNOTATION: value}}},
+                                      content_type=MERGE, retry=True)
+            return
+        except (ApiError, Unreachable) as exc:
+            if not retryable(exc) or attempt == WRITE_ATTEMPTS - 1:
+                raise
+            await asyncio.sleep(backoff(exc, attempt))
 
 
 def pods_fingerprint(pods: list[dict]) -> str:
@@ -204,6 +213,7 @@ class Drain(Step):
                     return ""
                 await asyncio.sleep(min(opts.evict_retry, max(0.05, job_deadline - time.monotonic())))
         reported = ""
+        failures = 0
         while True:
             cur = await self._current(ctx, path, uid)
             if cur is None:
@@ -224,7 +234,15 @@ class Drain(Step):
             try:
                 await ctx.write(self.id, change, key, do, label="evict")
                 break
-            except ApiError as exc:
+            except (ApiError, Unreachable) as exc:
+                if uncertain(exc):
+                    # The eviction may have been made (its intent stays open): the pod, read again, tells.
+                    failures += 1
+                    if failures >= WRITE_ATTEMPTS or time.monotonic() > deadline:
+                        return f"pod {ns}/{name}: eviction failed {failures} times, the last with: {exc}"
+                    await asyncio.sleep(backoff(exc, failures))
+                    continue
+                assert isinstance(exc, ApiError)
                 if exc.status == 404:
                     ctx.close_dangling(key, self.id, change, True)
                     return ""

@@ -101,7 +101,7 @@ class PoolLock:
                 if exc.status != 404:
                     raise
                 try:
-                    self.lease = await self.cluster.request("POST", self.path.rsplit("/", 1)[0], self._body(since))
+                    self.lease = await self.cluster.request("POST", self.path.rsplit("/", 1)[0], self._body(since), retry=True)
                     break
                 except ApiError as exc2:
                     if exc2.status == 409:
@@ -120,7 +120,7 @@ class PoolLock:
             elif holder and holder != self.identity:
                 self.warn(f"the lock on pool {self.pool} held by {holder} expired at {expiry:%Y-%m-%d %H:%M:%S} UTC; taking it over.")
             try:
-                self.lease = await self.cluster.request("PUT", self.path, self._body(since, cur["metadata"]["resourceVersion"]))
+                self.lease = await self.cluster.request("PUT", self.path, self._body(since, cur["metadata"]["resourceVersion"]), retry=True)
                 break
             except ApiError as exc:
                 if exc.status == 409:
@@ -145,7 +145,7 @@ class PoolLock:
         body = json.loads(json.dumps(self.lease))
         body["spec"]["renewTime"] = _micro(_utcnow())
         try:
-            self.lease = await self.cluster.request("PUT", self.path, body)
+            self.lease = await self.cluster.request("PUT", self.path, body, retry=True)
         except ApiError as exc:
             if exc.status != 409:
                 raise
@@ -179,7 +179,7 @@ class PoolLock:
                 body = json.loads(json.dumps(cur))
                 body["spec"].pop("holderIdentity", None)
                 body["spec"]["renewTime"] = _micro(_utcnow())
-                await self.cluster.request("PUT", self.path, body)
+                await self.cluster.request("PUT", self.path, body, retry=True)
         except ApiError:
             pass  # an unreleased lease simply expires
         self.lease = None

@@ -197,17 +197,10 @@ async def execute(ctx: Context, step_id: str, change: Change, label: str) -> Non
     op = change.detail.get("op")
     if op == "gitops":
         return
-    for _attempt in range(5):
-        if await is_done(ctx, change):
-            ctx.close_dangling(key, step_id, change, True)
-            return
-        do = await _sender(ctx, change)
-        try:
-            await ctx.write(step_id, change, key, do, label=label, dry_run=True)
-            return
-        except ApiError as exc:
-            if exc.status != 409:
-                raise
+
+    async def prepare() -> Any:
+        return None if await is_done(ctx, change) else await _sender(ctx, change)
+    await ctx.write_retrying(step_id, change, key, prepare, label=label, dry_run=True)
 
 
 async def _sender(ctx: Context, change: Change):

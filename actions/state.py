@@ -115,10 +115,10 @@ class PoolState:
                 body["binaryData"] = binary
             try:
                 if self.cm is None:
-                    self.cm = await self.cluster.request("POST", self.path.rsplit("/", 1)[0], body)
+                    self.cm = await self.cluster.request("POST", self.path.rsplit("/", 1)[0], body, retry=True)
                 else:
                     md["resourceVersion"] = self.cm["metadata"]["resourceVersion"]
-                    self.cm = await self.cluster.request("PUT", self.path, body)
+                    self.cm = await self.cluster.request("PUT", self.path, body, retry=True)
                 self.state = state
                 return
             except ApiError as exc:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import os
 from typing import Any, Awaitable, Callable, ClassVar
 
+from dragoman.fleet.cluster import ApiError, Unreachable
 from dragoman.fleet.errors import ReadOnlyError
 
 GPU = "nvidia.com/gpu"
@@ -19,6 +21,32 @@ STEP_ORDER = ("preflight", "cordon", "drain", "exclude-device-plugin", "scope-dr
 DEFAULT_PLAN = list(STEP_ORDER)
 # Steps that run once per batch of nodes (canary, then N at a time); the others run once for the pool.
 BATCHED = {"cordon", "drain", "uncordon"}
+
+# A write that met one of these may or may not have landed (the server failed or the answer was lost): like a crash
+# after sending, its intent stays open until a re-read shows the cluster's state.
+UNCERTAIN_STATUS = frozenset({500, 502, 503, 504})
+# A write that met one of these is read again and, unless the cluster already shows it, sent again.
+RETRY_STATUS = frozenset({409, 429}) | UNCERTAIN_STATUS
+WRITE_ATTEMPTS = 8
+
+
+def uncertain(exc: BaseException) -> bool:
+    """Whether a failed write may still have been made."""
+    return isinstance(exc, Unreachable) or (isinstance(exc, ApiError) and exc.status in UNCERTAIN_STATUS)
+
+
+def retryable(exc: BaseException) -> bool:
+    """Whether a failed write is worth a re-read and another try: a conflict, a shed request, a server hiccup."""
+    return isinstance(exc, Unreachable) or (isinstance(exc, ApiError) and exc.status in RETRY_STATUS)
+
+
+def backoff(exc: BaseException, attempt: int) -> float:
+    """Seconds before the next try: the server's retryAfterSeconds when it gives one (capped), else doubling from 0.1 s."""
+    after = ((getattr(exc, "body", None) or {}).get("details") or {}).get("retryAfterSeconds") if isinstance(exc, ApiError) else None
+    try:
+        return min(float(after), 5.0) if after else min(0.1 * 2 ** attempt, 3.0)
+    except (TypeError, ValueError):
+        return min(0.1 * 2 ** attempt, 3.0)
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -195,6 +223,12 @@ class Context:
         try:
             result = await do(False)
         except Exception as exc:
+            if uncertain(exc):
+                # Maybe made: the intent stays open, as after a crash. The step reads the object again and either
+                # closes it (close_dangling) or sends the write again under this same write id.
+                self.dangling[key] = {"writeId": write_id, "key": key, "planId": self.plan_id, "step": step_id,
+                                      "object": obj, "verb": change.verb, "after": change.after}
+                raise
             self.audit.outcome(write_id, key=key, plan_id=self.plan_id, step=step_id, obj=obj, result="failed",
                                message=str(exc))
             raise
@@ -202,6 +236,25 @@ class Context:
         self.audit.outcome(write_id, key=key, plan_id=self.plan_id, step=step_id, obj=obj, result="applied",
                            after=change.after)
         return result
+
+    async def write_retrying(self, step_id: str, change: Change, key: str,
+                             prepare: Callable[[], Awaitable[Callable[[bool], Awaitable[Any]] | None]], *,
+                             label: str, dry_run: bool = True) -> None:
+        """Make one write, reading the object again before each try: `prepare()` returns the sender built from what
+        it read, or None when the cluster already shows the change (a crash's or a lost answer's intent is closed).
+        A conflict, a 429 or a 5xx means another try after a backoff; anything else, or the last try, raises."""
+        for attempt in range(WRITE_ATTEMPTS):
+            do = await prepare()
+            if do is None:
+                self.close_dangling(key, step_id, change, True)
+                return
+            try:
+                await self.write(step_id, change, key, do, label=label, dry_run=dry_run)
+                return
+            except Exception as exc:
+                if not retryable(exc) or attempt == WRITE_ATTEMPTS - 1:
+                    raise
+                await asyncio.sleep(backoff(exc, attempt))
 
     def close_dangling(self, key: str, step_id: str, change: Change, applied: bool) -> None:
         """A crash left this write's intent without an outcome: record what the cluster shows now."""

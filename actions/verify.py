@@ -174,7 +174,11 @@ async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
 
         async def do(dry: bool):
             return await ctx.cluster.request("POST", f"/api/v1/namespaces/{ns}/pods", body, query={"dryRun": "All"} if dry else None)
-        await ctx.write(step_id, change, f"{ctx.plan_id}/{step_id}/canary", do, label="canary")
+
+        async def prepare_create():
+            # A create whose answer was lost may have made the pod: there it is, then.
+            return None if await _exists(ctx, path) else do
+        await ctx.write_retrying(step_id, change, f"{ctx.plan_id}/{step_id}/canary", prepare_create, label="canary")
         ctx.emit(step_id, 0, 4, f"canary {ns}/{name} created")
 
         async def scheduled() -> list[str]:
@@ -251,14 +255,20 @@ async def _log(ctx: Context, ns: str, name: str) -> str:
     return ans if isinstance(ans, str) else json.dumps(ans)
 
 
-async def _delete(ctx: Context, step_id: str, ns: str, name: str) -> None:
-    path = f"/api/v1/namespaces/{ns}/pods/{name}"
+async def _exists(ctx: Context, path: str) -> bool:
     try:
         await ctx.cluster.get(path)
     except ApiError as exc:
         if exc.status == 404:
-            return
+            return False
         raise
+    return True
+
+
+async def _delete(ctx: Context, step_id: str, ns: str, name: str) -> None:
+    path = f"/api/v1/namespaces/{ns}/pods/{name}"
+    if not await _exists(ctx, path):
+        return
     change = Change("Pod", name, ns, verb="delete", command=f"kubectl delete pod -n {ns} {name}")
 
     async def do(dry: bool):
@@ -268,7 +278,10 @@ async def _delete(ctx: Context, step_id: str, ns: str, name: str) -> None:
         except ApiError as exc:
             if exc.status != 404:
                 raise
-    await ctx.write(step_id, change, f"{ctx.plan_id}/{step_id}/canary-delete", do, label="canary-delete")
+
+    async def prepare():
+        return do if await _exists(ctx, path) else None
+    await ctx.write_retrying(step_id, change, f"{ctx.plan_id}/{step_id}/canary-delete", prepare, label="canary-delete")
 
 
 async def _gone(ctx: Context, path: str) -> None:

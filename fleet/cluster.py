@@ -300,17 +300,22 @@ class Cluster:
 
     async def request(
         self, method: str, path: str, body: Any = None, query: Mapping[str, Any] | None = None,
-        content_type: str | None = None, timeout: float | None = None,
+        content_type: str | None = None, timeout: float | None = None, retry: bool | None = None,
     ) -> dict:
-        """Any API request; the answer as raw JSON. Raises ApiError for an error status, Unreachable when the server is not there."""
+        """Any API request; the answer as raw JSON. Raises ApiError for an error status, Unreachable when the server is not there.
+
+        `retry`: whether a 429 or 5xx is asked again. Reads are by default; a write only when its caller says it is
+        safe to repeat (guarded by a resourceVersion, or setting the same value again).
+        """
         t = aiohttp.ClientTimeout(total=timeout, sock_connect=CONNECT_TIMEOUT) if timeout else None
         method = method.upper()
+        repeatable = method == "GET" if retry is None else retry
         for attempt in range(READ_RETRIES + 1):
             resp = await self._send(method, path, query=query, body=body, content_type=content_type, timeout=t)
-            if method != "GET" or resp.status not in RETRYABLE_STATUS or attempt == READ_RETRIES:
+            if not repeatable or resp.status not in RETRYABLE_STATUS or attempt == READ_RETRIES:
                 return await self._read(resp, method, path)
-            # A read is safe to repeat: an API server that sheds load (429) or hiccups (5xx) is asked again, as
-            # client-go does, honouring Retry-After, rather than ending a migration on one busy moment.
+            # An API server that sheds load (429) or hiccups (5xx) is asked again, as client-go does, honouring
+            # Retry-After, rather than ending a migration on one busy moment.
             delay = _retry_after(resp.headers.get("Retry-After"), 0.25 * 2 ** attempt)
             resp.release()
             await asyncio.sleep(delay)

@@ -11,6 +11,7 @@ few `key=value` words separated by spaces:
     watch-cut-events=100 resources=pods                      pod watches end after 100 events
     watch-cut-after=30s                                      every watch ends after 30 s
     conflict=0.2 resources=nodes                             20% of node updates/patches get a 409
+    lost-answer=0.05 verbs=create                            5% of creates are made, then answered 500
     seed=7                                                   the random draws are repeatable
 
 `verbs` are get, list, watch, create, update, patch, delete, deletecollection; `resources` are plurals
@@ -24,6 +25,7 @@ import random
 import re
 
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
+WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 
 class FaultSpecError(ValueError):
@@ -51,7 +53,7 @@ def _rate(text: str, key: str) -> float:
 
 @dataclasses.dataclass
 class Rule:
-    kind: str  # error | latency | watch-cut | conflict
+    kind: str  # error | latency | watch-cut | conflict | lost-answer
     rate: float = 0.0
     code: str = "500"
     retry_after: int = 1
@@ -129,9 +131,12 @@ def parse(spec: str) -> tuple[list[Rule], int | None]:
             rule = Rule("watch-cut", cut_after=parse_duration(fields["watch-cut-after"]))
         elif first == "conflict":
             rule = Rule("conflict", rate=_rate(fields["conflict"], "conflict"))
+        elif first == "lost-answer":
+            rule = Rule("lost-answer", rate=_rate(fields["lost-answer"], "lost-answer"))
         else:
             raise FaultSpecError(
-                f"unknown fault {first!r}; a rule starts with error=, latency=, watch-cut-events=, watch-cut-after=, conflict= or seed=."
+                f"unknown fault {first!r}; a rule starts with error=, latency=, watch-cut-events=, watch-cut-after=, conflict=, "
+                "lost-answer= or seed=."
             )
         if "verbs" in fields:
             verbs = frozenset(v for v in fields["verbs"].split(",") if v)
@@ -141,7 +146,7 @@ def parse(spec: str) -> tuple[list[Rule], int | None]:
             rule.verbs = verbs
         if "resources" in fields:
             rule.resources = frozenset(r for r in fields["resources"].split(",") if r)
-        known = {"error", "code", "retry-after", "hang", "latency", "watch-cut-events", "watch-cut-after", "conflict", "verbs", "resources"}
+        known = {"error", "code", "retry-after", "hang", "latency", "watch-cut-events", "watch-cut-after", "conflict", "lost-answer", "verbs", "resources"}
         extra = sorted(set(fields) - known)
         if extra:
             raise FaultSpecError(f"unknown key {extra[0]!r} in fault rule {raw.strip()!r}.")
@@ -201,6 +206,13 @@ class Faults:
                 if r.cut_after is not None:
                     seconds = r.cut_after if seconds is None else min(seconds, r.cut_after)
         return events, seconds
+
+    def lost_answer(self, verb: str, resource: str) -> bool:
+        """Whether this write is made and then answered 500, as when a connection drops after the commit."""
+        for r in self.rules:
+            if r.kind == "lost-answer" and verb in WRITE_VERBS and r.applies(verb, resource) and self.random.random() < r.rate:
+                return True
+        return False
 
     def conflict(self, verb: str, resource: str) -> bool:
         for r in self.rules:

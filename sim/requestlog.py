@@ -21,6 +21,12 @@ class Request:
     status: int
     user_agent: str = ""
     dry_run: bool = False
+    lost_answer: bool = False  # the write was made, then answered 500 (an injected fault)
+
+    @property
+    def made(self) -> bool:
+        """Whether the request did what it asked, whatever the client was told."""
+        return self.status < 300 or self.lost_answer
 
     @property
     def is_write(self) -> bool:

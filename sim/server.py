@@ -690,12 +690,16 @@ class Simulator:
                 raise ApiError(st.conflict(rt.group, rt.plural, route.name))
 
         method = request.method
+        lost = self.faults.active and self.faults.lost_answer(verb, rt.key)
         if method in ("POST", "PUT", "PATCH"):
             self.store.warnings.clear()
             resp = await self._write(request, route, method)
             if self.store.warnings:
                 resp.headers["Warning"] = ", ".join('299 - "' + w.replace('"', '\\"') + '"' for w in self.store.warnings)
                 self.store.warnings.clear()
+            if lost and resp.status < 300:
+                record["lost_answer"] = True
+                raise ApiError(st.internal_error("injected fault: the write was made, its answer lost"))
             return resp
         if method in ("GET", "HEAD"):
             if watch:
@@ -704,7 +708,11 @@ class Simulator:
                 return self._get(request, route)
             return self._list(request, route)
         if method == "DELETE":
-            return await self._delete(request, route)
+            resp = await self._delete(request, route)
+            if lost and resp.status < 300:
+                record["lost_answer"] = True
+                raise ApiError(st.internal_error("injected fault: the write was made, its answer lost"))
+            return resp
         raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
 
     async def _write(self, request: web.Request, route: Route, method: str) -> web.Response:

@@ -31,6 +31,13 @@ async def test_reads_survive_shed_load_and_writes_are_not_repeated() -> None:
             else:
                 raise AssertionError("the injected 503 did not reach the caller")
             assert len(sim.request_log.find(method="POST", path_contains="/configmaps")) == 1
+
+            # A caller that knows its write is safe to repeat says so.
+            sim.faults.set("error=0.5 code=503 verbs=create resources=configmaps; seed=7")
+            made = await cluster.request("POST", "/api/v1/namespaces/ml/configmaps", body, retry=True)
+            assert made["metadata"]["name"] == "x"
+            posts = sim.request_log.find(method="POST", path_contains="/configmaps")
+            assert [r.status for r in posts[1:]] == [503, 503, 201]  # shed twice, then asked again (seed 7 draws)
         finally:
             sim.faults.clear()
             await cluster.close()

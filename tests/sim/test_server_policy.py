@@ -220,6 +220,14 @@ async def test_faults_inject_errors_latency_conflicts_and_cut_watches(sim):
         with pytest.raises(ApiException) as err:
             await v1.patch_node("node-1", {"metadata": {"labels": {"a": "b"}}})
         assert err.value.status == 409
+        sim.faults.set("lost-answer=1 resources=nodes")
+        with pytest.raises(ApiException) as err:
+            await v1.patch_node("node-1", {"metadata": {"labels": {"lost": "answer"}}})
+        assert err.value.status == 500
+        sim.faults.clear()
+        assert (await v1.read_node("node-1")).metadata.labels["lost"] == "answer"  # made, though the client saw a 500
+        lost = [r for r in sim.request_log if r.method == "PATCH" and r.lost_answer]
+        assert len(lost) == 1 and lost[0].status == 500 and lost[0].made
         sim.faults.set("error=1 code=timeout hang=0.2s verbs=get resources=nodes")
         with pytest.raises(ApiException) as err:
             await v1.read_node("node-1")
@@ -246,7 +254,7 @@ async def test_faults_inject_errors_latency_conflicts_and_cut_watches(sim):
 def test_fault_spec_errors_are_sentences():
     from dragoman.sim.faults import FaultSpecError, Faults
 
-    for bad, word in [("error=2", "rate"), ("latency=fast", "duration"), ("explode=1", "unknown fault"), ("error=0.1 verbs=smash", "verb")]:
+    for bad, word in [("error=2", "rate"), ("latency=fast", "duration"), ("explode=1", "unknown fault"), ("error=0.1 verbs=smash", "verb"), ("lost-answer=x", "rate")]:
         with pytest.raises(FaultSpecError) as err:
             Faults(bad)
         assert word in str(err.value)
