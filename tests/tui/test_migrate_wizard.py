@@ -52,11 +52,14 @@ async def test_wizard_cancel_then_typed_pool_name_then_apply_and_rollback(tmp_pa
                 assert [s.id for s in screen.plan.steps] == ["preflight", "cordon", "drain"]
                 table = screen.query_one("#mig-steps")
                 assert table.row_count == 3
-                # Cancel is focused: enter by habit writes nothing.
+                # The name to type is focused: enter by habit writes nothing, escape cancels.
                 await pilot.press("a")
                 await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
-                assert app.focused is not None and app.focused.id == "cancel"
+                assert app.focused is not None and app.focused.id == "typed-0"
                 await pilot.press("enter")
+                await pilot.pause()
+                assert isinstance(app.screen, ConfirmWriteScreen) and app.screen.query_one("#confirm").disabled
+                await pilot.press("escape")
                 await until(pilot, lambda: app.screen is screen)
                 assert sim.request_log.writes() == []
                 # The drain is dangerous: Confirm stays disabled until the pool name is typed exactly.
@@ -65,8 +68,7 @@ async def test_wizard_cancel_then_typed_pool_name_then_apply_and_rollback(tmp_pa
                 modal = app.screen
                 confirm = modal.query_one("#confirm")
                 assert confirm.disabled
-                await pilot.click("#typed-0")
-                for ch in "l4-inferenc":
+                for ch in "l4-inferenc":  # typed straight away: the field has the focus
                     await pilot.press(ch)
                 await pilot.pause()
                 assert confirm.disabled
@@ -87,6 +89,7 @@ async def test_wizard_cancel_then_typed_pool_name_then_apply_and_rollback(tmp_pa
                 await pilot.press("r")
                 await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
                 assert not app.screen.typed
+                assert app.focused is not None and app.focused.id == "cancel"  # nothing to type: Cancel has the focus
                 await pilot.click("#confirm")
                 await until(pilot, lambda: screen.result is not None and screen.plan is not None and screen.plan.rollback
                             and screen.result.steps.get("rollback:cordon") == "done", timeout=60)
@@ -112,11 +115,18 @@ async def test_wizard_production_context_needs_its_name_typed_too(tmp_path: path
                 await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
                 modal = app.screen
                 assert [w for _p, w in modal.typed] == ["dragoman-sim", T4]
-                await pilot.click("#typed-1")
+                assert app.focused is not None and app.focused.id == "typed-0"
+                for ch in "dragoman-sim":
+                    await pilot.press(ch)
+                await pilot.press("enter")  # the context is right: on to the pool name
+                await pilot.pause()
+                assert app.focused is not None and app.focused.id == "typed-1"
+                assert modal.query_one("#confirm").disabled  # the pool name is still missing
                 for ch in T4:
                     await pilot.press(ch)
+                await pilot.press("enter")
                 await pilot.pause()
-                assert modal.query_one("#confirm").disabled  # the context is still missing
+                assert not modal.query_one("#confirm").disabled and app.focused.id == "confirm"
                 await pilot.press("escape")
                 await until(pilot, lambda: app.screen is screen)
             assert sim.request_log.writes() == []

@@ -1,4 +1,5 @@
-"""The confirmation modal of a write: Cancel focused; the pool name typed for a dangerous step, the context name for a production-looking context."""
+"""The confirmation modal of a write: the pool name typed for a dangerous step, the context name for a production-looking
+context; focus starts in the first name to type, else on Cancel."""
 
 from __future__ import annotations
 
@@ -42,8 +43,12 @@ class ConfirmWriteScreen(ModalScreen[bool]):
                 yield Button(self.confirm_label, id="confirm", variant="error", disabled=bool(self.typed))
 
     def on_mount(self) -> None:
-        # Destructive dialogs focus Cancel: an enter pressed by habit writes nothing.
-        self.query_one("#cancel", Button).focus()
+        # An enter pressed by habit must write nothing: focus starts where typing is wanted (enter there only moves on
+        # once the word is right), or on Cancel.
+        if self.typed:
+            self.query_one("#typed-0", Input).focus()
+        else:
+            self.query_one("#cancel", Button).focus()
 
     def _satisfied(self) -> bool:
         return all(self.query_one(f"#typed-{i}", Input).value.strip() == word for i, (_p, word) in enumerate(self.typed))
@@ -54,6 +59,10 @@ class ConfirmWriteScreen(ModalScreen[bool]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if self._satisfied():
             self.query_one("#confirm", Button).focus()
+        elif event.input.id and event.input.id.startswith("typed-"):
+            nxt = int(event.input.id.removeprefix("typed-")) + 1
+            if nxt < len(self.typed) and event.value.strip() == self.typed[nxt - 1][1]:
+                self.query_one(f"#typed-{nxt}", Input).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "confirm" and self._satisfied():
