@@ -9,7 +9,7 @@ from dragoman.actions import preflight as base
 from dragoman.actions.exclude_plugin import mechanism
 from dragoman.actions.steps import Context, StepPlan, register
 from dragoman.fleet import ownership as own
-from dragoman.fleet.cluster import ApiError
+from dragoman.fleet.cluster import RETRYABLE_STATUS, ApiError
 
 SWITCH_STEPS = {"exclude-device-plugin", "scope-driver", "device-class", "uncordon", "verify"}
 GANG_MARKS = ("scheduling.x-k8s.io/pod-group", "pod-group.scheduling.sigs.k8s.io", "jobset.sigs.k8s.io/jobset-name",
@@ -40,7 +40,8 @@ async def bridge_served(ctx: Context) -> tuple[list[str], list[str]]:
              "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}],
                       "extendedResourceName": "example.com/dragoman-probe"}}
     try:
-        ans = await ctx.cluster.request("POST", "/apis/resource.k8s.io/v1/deviceclasses", probe, query={"dryRun": "All"})
+        # A dry run changes nothing, so a 429 or 5xx is simply asked again.
+        ans = await ctx.cluster.request("POST", "/apis/resource.k8s.io/v1/deviceclasses", probe, query={"dryRun": "All"}, retry=True)
         if (ans.get("spec") or {}).get("extendedResourceName") != "example.com/dragoman-probe":
             blockers.append("the API server dropped DeviceClass spec.extendedResourceName in a dry run: it does not serve the "
                             "extended-resource bridge (DRAExtendedResource off).")
@@ -49,6 +50,8 @@ async def bridge_served(ctx: Context) -> tuple[list[str], list[str]]:
     except ApiError as exc:
         if exc.status == 403:
             blockers.append("user may not create DeviceClasses (a dry run was forbidden); the device-class step needs it.")
+        elif exc.status in RETRYABLE_STATUS:
+            raise  # the server is struggling, which is no answer about the bridge: stop, and let the operator run it again
         else:
             blockers.append(f"a dry-run DeviceClass with extendedResourceName failed: {exc.detail}")
     return blockers, notes

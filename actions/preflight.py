@@ -55,7 +55,7 @@ async def missing_access(ctx: Context, needs: list[Access]) -> list[Access]:
         body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
                 "spec": {"resourceAttributes": {"verb": a.verb, "group": a.group, "resource": a.resource,
                                                 "subresource": a.subresource, "namespace": a.namespace}}}
-        ans = await ctx.cluster.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body)
+        ans = await ctx.cluster.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body, retry=True)
         if not (ans.get("status") or {}).get("allowed"):
             out.append(a)
     return out

@@ -396,6 +396,13 @@ class Verify(Step):
         if not ctx.read_only:
             await cap.record(ctx, "canary", canary.to_json(), "switch: canary result recorded")
             await cap.record(ctx, "after", await cap.figures(ctx), "switch: the pool's figures after the switch recorded")
+            if not problems:
+                # The node annotation is what the Pools view shows: "verified" once the canary came through.
+                from dragoman.actions.drain import annotate
+
+                started = ctx.state.step_started(self.id) if ctx.state else ""
+                for node in self.nodes:
+                    await annotate(ctx, node, self.id, self.name, "verified", started)
         return problems
 
     async def verify(self, ctx: Context) -> list[str]:

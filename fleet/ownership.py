@@ -279,6 +279,8 @@ class MigrationState:
         return not self.in_progress and (self.state or "").lower() not in ("rolled-back", "rolledback")
 
     def describe(self) -> str:
+        if (self.state or "").lower() == "verified":
+            return "verified"  # the whole switch ran and its canary came through: nothing more to say
         return f"{self.step or '?'} {self.state or ''}".strip()
 
 

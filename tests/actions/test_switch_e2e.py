@@ -85,6 +85,8 @@ async def test_gpu_operator_pool_to_dra_and_back_never_both(tmp_path: pathlib.Pa
 
         # The standing check: a node that loses the label gets the plugin back, and the diagnosis says so.
         m = _model(sim)
+        # The Pools view's MIGRATION column: every node verified by the canary, not "uncordon done".
+        assert m.pool(A100).migration == {"verified": len(nodes)}
         assert not [f for f in diagnose(m) if f.id == "both-stacks" and any(n in json.dumps(f.to_json()) for n in nodes)]
 
         # The whole switch back, never both.
