@@ -142,13 +142,10 @@ def explain(out: Outcome, ev: FleetEvaluation, base: Sequence[str], base_label: 
     exprs = list(base) + [out.expression]
     index = ev.index
     explainers: dict[int, Explainer] = {}
-    group_reason: dict[int, tuple[str, str]] = {}
-    rep_of: dict[int, int] = {}
-    for i, g in enumerate(ev.group_of):
-        if g not in rep_of:
-            rep_of[g] = i
-    for n, (g, i) in enumerate(rep_of.items()):
-        if cancel is not None and n % 200 == 0 and cancel():
+    # Per group of identical devices (what the selectors read), not per device: a reason is the same for the whole group.
+    group_reason: list[tuple[str, str] | None] = [None] * len(ev.outcomes)
+    for g, i in enumerate(ev.reps):
+        if cancel is not None and g % 200 == 0 and cancel():
             out.cancelled = True
             return out
         o = ev.outcomes[g]
@@ -169,20 +166,32 @@ def explain(out: Outcome, ev: FleetEvaluation, base: Sequence[str], base_label: 
         group_reason[g] = ("no-match", f"{prefix}{clause.text if clause else exprs[at]}")
     errors: Counter = Counter()
     falses: Counter = Counter()
-    buckets: dict[str, list[tuple]] = {"error": [], "no-match": [], "match": []}
-    for i, g in enumerate(ev.group_of):
-        res = group_reason.get(g)
+    wanted = {"error": 0, "no-match": 0, "match": 0}
+    # Groups are numbered in order of their first device, so reasons enter the counters in device order (ties keep it).
+    for res, n in zip(group_reason, index.tally(ev.group_of).sizes):
         if res is None:
             continue
         kind, reason = res
         if kind == "error":
-            errors[reason] += 1
+            errors[reason] += n
         elif kind == "no-match":
-            falses[reason] += 1
+            falses[reason] += n
+        wanted[kind] += n
+    buckets: dict[str, list[tuple]] = {"error": [], "no-match": [], "match": []}
+    left = sum(min(limit, n) for n in wanted.values())
+    # The first `limit` devices of each kind, in device order: stop as soon as every kind has its rows.
+    for i, g in enumerate(ev.group_of):
+        if not left:
+            break
+        res = group_reason[g]
+        if res is None:
+            continue
+        kind, reason = res
         b = buckets[kind]
         if len(b) < limit:
             ref = index.refs[i]
             b.append((kind, ref.driver, ref.pool, ref.device, ref.node or "", ref.product, reason))
+            left -= 1
     # Some of each kind, so matches stay visible beside thousands of non-matches; then top up in order.
     share = limit // 3
     rows = buckets["error"][:share] + buckets["no-match"][:share] + buckets["match"][:share]

@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import gc
 import threading
+from collections import Counter
 from typing import Callable, Iterable, Iterator, Sequence
 
 from dragoman.fleet.cel.api import TRUE, CelDevice, CompiledSelector, EvalOutcome
@@ -110,7 +111,10 @@ class DeviceIndex:
         # Tens of thousands of small acyclic objects: the cyclic GC would rescan them repeatedly (half the time).
         with gc_paused():
             self._convert(slices)
-        self._groupings: dict[frozenset | None, tuple[list[int], list[int]]] = {}
+        self._groupings: dict[frozenset | tuple | None, tuple[list[int], list[int]]] = {}
+        self._columns: dict[tuple | None, _Column] = {}
+        self._tallies: dict[int, tuple[list[int], Tally]] = {}
+        self._names: set[tuple[str, str | None]] | None = None
         self._lock = threading.Lock()
 
     def _convert(self, slices: Iterable[dict]) -> None:
@@ -144,17 +148,60 @@ class DeviceIndex:
             hit = self._groupings.get(reads)
         if hit is not None:
             return hit
+        if reads is None:
+            result = self._identity()
+        else:
+            # One column of value ids per read, cached across expressions: typing `.productNa` → `.productName` reads
+            # a new name each keystroke, and a name no device publishes (every device equal) splits nothing.
+            cols = [self._base_column()] + [self._column(r) for r in sorted(reads, key=lambda x: (x[0], x[1] or ""))]
+            if any(c.unique for c in cols):
+                result = self._identity()
+            else:
+                cols = [c for c in cols if len(c.reps) > 1]
+                effective = tuple(c.read for c in cols)
+                with self._lock:
+                    result = self._groupings.get(effective)
+                if result is None:
+                    result = self._combine(cols)
+                    with self._lock:
+                        self._groupings[effective] = result
+        with self._lock:
+            self._groupings[reads] = result
+        return result
+
+    def tally(self, group_of: list[int]) -> Tally:
+        """Devices per group, and per (group, pool) and (group, product), for a grouping this index made (cached with it)."""
+        with self._lock:
+            hit = self._tallies.get(id(group_of))
+        if hit is not None and hit[0] is group_of:
+            return hit[1]
+        with gc_paused():  # tens of thousands of short-lived pairs: a collection would rescan the whole fleet
+            counts = Counter(group_of)
+            sizes = [0] * (max(counts) + 1 if counts else 0)
+            for g, n in counts.items():
+                sizes[g] = n
+            result = Tally(sizes, list(Counter(zip(group_of, self.pool_of)).items()),
+                           list(Counter(zip(group_of, self.product_of)).items()))
+        with self._lock:
+            # Keyed by identity, holding the list so the id stays its own.
+            self._tallies[id(group_of)] = (group_of, result)
+        return result
+
+    def _identity(self) -> tuple[list[int], list[int]]:
+        reps = list(range(len(self.devices)))
+        return reps, list(reps)
+
+    def _combine(self, cols: list[_Column]) -> tuple[list[int], list[int]]:
+        n = len(self.devices)
+        if not cols:
+            return ([0], [0] * n) if n else ([], [])
+        if len(cols) == 1:
+            return cols[0].reps, cols[0].ids
         keys: dict[tuple, int] = {}
         reps: list[int] = []
         group_of: list[int] = []
-        if reads is None:
-            reps = list(range(len(self.devices)))
-            group_of = list(reps)
-        else:
-            ordered = sorted(reads, key=lambda x: (x[0], x[1] or ""))
-            key_of = _key_function(ordered)
-            for i, dev in enumerate(self.devices):
-                key = key_of(dev)
+        with gc_paused():
+            for i, key in enumerate(zip(*(c.ids for c in cols))):
                 g = keys.get(key)
                 if g is None:
                     g = keys[key] = len(reps)
@@ -162,13 +209,80 @@ class DeviceIndex:
                 group_of.append(g)
                 if i == _PROBE and len(reps) > _PROBE * 0.9:
                     # Nearly every device differs (a uuid or bus id is read): keys cost more than they save.
-                    reps = list(range(len(self.devices)))
-                    group_of = list(reps)
-                    break
-        result = (reps, group_of)
+                    return self._identity()
+        return reps, group_of
+
+    def _published(self) -> set[tuple[str, str | None]]:
+        """Every (domain, name) some device publishes as an attribute or capacity, and (domain, None) for its domains."""
+        if self._names is None:
+            names: dict[str, set[str]] = {}
+            with gc_paused():
+                for dev in self.devices:
+                    for table in (dev.attributes, dev.capacity):
+                        for domain, m in table.items():
+                            s = names.get(domain)
+                            if s is None:
+                                s = names[domain] = set()
+                            s.update(m)
+            self._names = {(d, n) for d, ns in names.items() for n in ns} | {(d, None) for d in names}
+        return self._names
+
+    def _base_column(self) -> _Column:
+        return self._column(None)
+
+    def _column(self, read: tuple[str, str | None] | None) -> _Column:
+        """Value ids (numbered in order of first appearance) of every device for one read; None: what every key holds."""
         with self._lock:
-            self._groupings[reads] = result
+            hit = self._columns.get(read)
+        if hit is not None:
+            return hit
+        if read is None:
+            def part(dev: CelDevice) -> object:
+                return (dev.driver, dev.allow_multiple_allocations, dev.cache.get("conversion_error"))
+        elif read not in self._published():
+            # No device publishes it: every device reads "missing" alike (a name half typed).
+            result = _Column(read, [], [0] if self.devices else [], False)
+            with self._lock:
+                self._columns[read] = result
+            return result
+        else:
+            part = _part_function(*read)
+        ids: dict = {}
+        reps: list[int] = []
+        col: list[int] = []
+        unique = False
+        with gc_paused():
+            for i, dev in enumerate(self.devices):
+                key = part(dev)
+                v = ids.get(key)
+                if v is None:
+                    v = ids[key] = len(reps)
+                    reps.append(i)
+                col.append(v)
+                if i == _PROBE and len(reps) > _PROBE * 0.9:
+                    unique = True  # a uuid or bus id: grouping on it would cost more than it saves
+                    break
+        result = _Column(read, [] if unique else col, [] if unique else reps, unique)
+        with self._lock:
+            self._columns[read] = result
         return result
+
+
+@dataclasses.dataclass(frozen=True)
+class Tally:
+    """How many devices each group holds, overall and per pool and product (((group, id), devices) pairs)."""
+
+    sizes: list[int]
+    pools: list[tuple[tuple[int, int], int]]
+    products: list[tuple[tuple[int, int], int]]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Column:
+    read: tuple[str, str | None] | None
+    ids: list[int]  # per device
+    reps: list[int]  # first device of each value
+    unique: bool  # nearly every device differs: not computed
 
 
 def _tag(v: object) -> object:
@@ -176,31 +290,28 @@ def _tag(v: object) -> object:
     return ("bool", v) if type(v) is bool else v
 
 
-def _key_function(ordered: list[tuple[str, str | None]]) -> Callable[[CelDevice], tuple]:
-    """A function from device to the tuple of everything the selectors can see of it."""
+def _part_function(domain: str, ident: str | None) -> Callable[[CelDevice], object]:
+    """A function from device to what one read (a domain's name, or the whole domain when `ident` is None) sees of it."""
+    if ident is None:
+        def whole(dev: CelDevice) -> object:
+            return (domain in dev.attributes, domain in dev.capacity)
+        return whole
 
-    def key(dev: CelDevice) -> tuple:
-        parts: list = [dev.driver, dev.allow_multiple_allocations, dev.cache.get("conversion_error")]
-        attrs, caps = dev.attributes, dev.capacity
-        for domain, ident in ordered:
-            a = attrs.get(domain)
-            c = caps.get(domain)
-            if ident is None:
-                parts.append(a is not None)
-                parts.append(c is not None)
-                continue
-            parts.append(_tag(a.get(ident, _MISSING)) if a is not None else _MISSING)
-            parts.append(c.get(ident, _MISSING) if c is not None else _MISSING)
-        return tuple(parts)
-
-    return key
+    def one(dev: CelDevice) -> object:
+        a = dev.attributes.get(domain)
+        c = dev.capacity.get(domain)
+        return (_tag(a.get(ident, _MISSING)) if a is not None else _MISSING,
+                c.get(ident, _MISSING) if c is not None else _MISSING)
+    return one
 
 
 class FleetEvaluation:
     """Per-device outcomes of one evaluation, stored per group of identical devices; results are built on demand."""
 
-    def __init__(self, index: DeviceIndex, labels: list[str], outcomes: list[EvalOutcome | None], failed_at: list[int], group_of: list[int], cancelled: bool) -> None:
+    def __init__(self, index: DeviceIndex, labels: list[str], outcomes: list[EvalOutcome | None], failed_at: list[int], group_of: list[int], cancelled: bool,
+                 reps: list[int] | None = None) -> None:
         self.index = index
+        self.reps = reps if reps is not None else _first_of_each(group_of, len(outcomes))  # first device of each group
         self.labels = labels
         self.outcomes = outcomes
         self.failed_at = failed_at
@@ -255,12 +366,14 @@ class FleetEvaluation:
         pools = [[0, 0, 0, 0] for _ in index.pools]
         products = [[0, 0, 0, 0] for _ in index.products]
         totals = [0, 0, 0, 0]
-        pool_of, product_of = index.pool_of, index.product_of
-        for i, g in enumerate(self.group_of):
-            c = group_code[g]
-            totals[c] += 1
-            pools[pool_of[i]][c] += 1
-            products[product_of[i]][c] += 1
+        # Per group, not per device: a keystroke's summary costs the groups' count, not the fleet's.
+        t = index.tally(self.group_of)
+        for g, n in enumerate(t.sizes):
+            totals[group_code[g]] += n
+        for (g, pid), n in t.pools:
+            pools[pid][group_code[g]] += n
+        for (g, qid), n in t.products:
+            products[qid][group_code[g]] += n
         return {
             "devices": totals[0] + totals[1] + totals[2],
             "matched": totals[0],
@@ -336,4 +449,12 @@ def evaluate_fleet(
                     failed_at[g] = i
                     break
             outcomes[g] = out
-    return FleetEvaluation(index, list(labels or []), outcomes, failed_at, group_of, cancelled)
+    return FleetEvaluation(index, list(labels or []), outcomes, failed_at, group_of, cancelled, reps)
+
+
+def _first_of_each(group_of: list[int], groups: int) -> list[int]:
+    reps = [-1] * groups
+    for i, g in enumerate(group_of):
+        if reps[g] < 0:
+            reps[g] = i
+    return reps

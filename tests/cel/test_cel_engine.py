@@ -222,3 +222,46 @@ def test_grouping_gives_up_early_when_every_device_differs() -> None:
     assert [x.result == "match" for x in r.results] == [d.name == "gpu-3" for d in index.devices]
     typical = evaluate_fleet(compile_expression('device.attributes["gpu.nvidia.com"].productName.contains("H100")'), index)
     assert typical.evaluations == 2 and typical.summary["matched"] == 300
+
+
+def test_grouping_from_cached_columns_is_the_grouping_by_everything_read() -> None:
+    slices = _slices(nodes=6, per=3)
+    slices[1]["spec"]["devices"][0]["attributes"]["ecc"] = {"bool": True}
+    slices[2]["spec"]["devices"][1]["attributes"]["ecc"] = {"int": 1}  # 1 == True in Python: must stay apart
+    slices[3]["spec"]["devices"][2]["capacity"]["memory"] = {"value": "40Gi"}
+    index = DeviceIndex(slices)
+    dom = "gpu.nvidia.com"
+
+    def by_whole_keys(reads: frozenset) -> list[int]:
+        # The plain definition: devices equal in everything read share a group, numbered by first appearance.
+        keys: dict = {}
+        out = []
+        for d in index.devices:
+            key = [d.driver, d.allow_multiple_allocations]
+            for domain, ident in sorted(reads, key=lambda x: (x[0], x[1] or "")):
+                a, c = d.attributes.get(domain), d.capacity.get(domain)
+                if ident is None:
+                    key += [a is not None, c is not None]
+                else:
+                    v = a.get(ident, "<missing>") if a is not None else "<missing>"
+                    key += [(type(v).__name__, v), c.get(ident, "<missing>") if c is not None else "<missing>"]
+            out.append(keys.setdefault(tuple(key), len(keys)))
+        return out
+
+    cases = [frozenset(), frozenset({(dom, "productName")}), frozenset({(dom, "prod")}), frozenset({(dom, "ecc")}),
+             frozenset({(dom, "productName"), (dom, "ecc")}), frozenset({(dom, "memory")}), frozenset({(dom, None)}),
+             frozenset({(dom, "productName"), (dom, "prod"), (dom, "memory"), ("other.example.com", "x")})]
+    for reads in cases:
+        reps, group_of = index.grouping(reads)
+        assert group_of == by_whole_keys(reads), reads
+        assert reps == [group_of.index(g) for g in range(len(reps))]
+        tally = index.tally(group_of)
+        assert sum(tally.sizes) == len(index) and [group_of.count(g) for g in range(len(reps))] == tally.sizes
+        assert sum(n for _, n in tally.pools) == len(index) == sum(n for _, n in tally.products)
+    # A name no device publishes (a name half typed) splits nothing: the same grouping as without it.
+    assert index.grouping(frozenset({(dom, "productName"), (dom, "prod")})) == index.grouping(frozenset({(dom, "productName")}))
+    assert index.grouping(frozenset({(dom, "ecc")}))[0] == [0, 3, 7]
+    # Evaluations over the cached groupings count per device as before.
+    r = evaluate_fleet(compile_expression(f'device.attributes["{dom}"].ecc == true'), index)
+    assert r.summary["matched"] == 1 and r.summary["errors"] == 16 and r.summary["notMatched"] == 1
+    assert {p["pool"]: (p["matched"], p["errors"]) for p in r.summary["pools"]}["node-1"] == (1, 2)

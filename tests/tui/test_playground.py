@@ -105,6 +105,35 @@ async def test_completion_offers_what_only_this_fleet_publishes():
         await wait_for(pilot, lambda: "match 112 " in counts(app), 30, "MIG counts")
 
 
+async def test_counts_follow_live_slice_events_past_the_cached_groupings():
+    # The evaluation keeps per-device-set caches (value columns, groupings, the names devices publish): a slice
+    # event must reach the next keystroke's counts, including a name that no device published before.
+    async with demo_app() as (sim, app, pilot):
+        screen = await open_playground(pilot, app)
+        flag = 'device.attributes["gpu.nvidia.com"].canary == "yes"'
+        await set_expression(pilot, screen, f"{H100} || {flag}")
+        await wait_for(pilot, lambda: "match 24 " in counts(app), 30, "H100 counts")
+        await set_expression(pilot, screen, f"{H100} || ({flag})")  # the group of "no canary anywhere" is cached now
+        entry = next(e for e in sim.store.entries("resourceslices")
+                     if (e.obj["spec"].get("devices") or [{}])[0].get("attributes", {}).get("productName", {}).get("string") == "NVIDIA H100 80GB HBM3")
+        sl = sim.store.get("resourceslices", None, entry.obj["metadata"]["name"])
+        sl["spec"]["devices"][0]["attributes"]["productName"] = {"string": "NVIDIA H200"}
+        sl["spec"]["devices"][1]["attributes"]["canary"] = {"string": "yes"}
+        sim.store.update("resourceslices", sl)
+        model = app.feed.model
+        await wait_for(pilot, lambda: any((d.get("attributes") or {}).get("canary") for s in model.current_slices()
+                                          for d in s["spec"].get("devices") or ()), 30, "the slice event")
+        # The next keystroke evaluates the new devices: one H100 fewer, one canary more (it is also an H100).
+        screen.editor.move_cursor(screen.editor.document.end)
+        await pilot.press("space")
+        await wait_for(pilot, lambda: screen.outcome.expression.endswith(" ") and screen.shown_gen == screen.gen, 30, "re-evaluation")
+        assert "match 23 " in counts(app), counts(app)
+        await set_expression(pilot, screen, flag)
+        assert "match 1 " in counts(app), counts(app)
+        await set_expression(pilot, screen, 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA H200"')
+        assert "match 1 " in counts(app), counts(app)
+
+
 async def test_open_in_playground_from_a_stuck_pod_and_from_a_class():
     async with demo_app() as (_sim, app, pilot):
         await pilot.press("colon", *"pending", "enter")
