@@ -65,6 +65,8 @@ class CompletionList(OptionList):
         self.candidates: list[Candidate] = []
 
     def show(self, candidates: list[Candidate]) -> None:
+        if not candidates and not self.candidates and not self.display:
+            return  # called on every keystroke: most have nothing to offer, and an empty hidden list needs no rebuild
         self.candidates = candidates
         self.clear_options()
         self.add_options([Option(f"{c.label}  [dim]{c.detail}[/dim]" if c.detail else c.label) for c in candidates])

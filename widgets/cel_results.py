@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 from rich.markup import escape
+from rich.text import Text
 from textual.widgets import DataTable
 
 from dragoman.fleet.cel_playground import BLOCKS, Outcome, counts_text
@@ -52,8 +53,14 @@ def errors_markup(out: Outcome, top: int = 2) -> str:
     return "\n".join(lines)
 
 
+def _cell(text: str) -> Text:
+    # Plain text, as the table would make of a string without markup, minus the markup parse: a refill measures and
+    # renders every cell, on every keystroke that compiles. Selector text is shown as typed (`[x]` is not a style).
+    return Text(text, no_wrap=True, end="")
+
+
 def fill(table: DataTable, out: Outcome) -> None:
     """Rows as the explanation produced them (errors, then non-matches with their first false clause, then matches)."""
     table.clear()
     for i, (kind, _driver, pool, device, _node, product, reason) in enumerate(out.rows):
-        table.add_row(GLYPH[kind], pool, device, product, reason, key=str(i))
+        table.add_row(_cell(GLYPH[kind]), _cell(pool), _cell(device), _cell(product), _cell(reason), key=str(i))

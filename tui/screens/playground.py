@@ -43,6 +43,13 @@ def remember(app, expression: str) -> None:
         h.append(expression)
 
 
+def _show(static: Static, markup: str) -> None:
+    """Update one of the fixed-height lines: nothing when the text is the same, and never a relayout (the size cannot change)."""
+    if getattr(static, "_cel_markup", None) != markup:
+        static._cel_markup = markup
+        static.update(markup, layout=False)
+
+
 class Evaluated(Message):
     """Counts for one keystroke's expression (posted by the evaluation thread)."""
 
@@ -236,20 +243,20 @@ class PlaygroundScreen(Screen):
             e = out.compile_error
             where = f"line {e.line}, column {e.column}: " if e.line is not None else ""
             caret = e.caret(out.expression)
-            # Fixed heights, shown or blank: a keystroke never changes the layout (a relayout costs a frame).
-            err.update(f"✗ {escape(where + e.message)}" + (f"\n{escape(caret)}" if caret else ""))
-            counts.update("[dim](counts of the last expression that compiled are not shown: fix the error first)[/dim]")
-            self.query_one("#cel-errors", Static).update("")
+            # Fixed heights, shown or blank: a keystroke never changes the layout (a relayout costs a frame), see _show.
+            _show(err, f"✗ {escape(where + e.message)}" + (f"\n{escape(caret)}" if caret else ""))
+            _show(counts, "[dim](counts of the last expression that compiled are not shown: fix the error first)[/dim]")
+            _show(self.query_one("#cel-errors", Static), "")
             return
-        err.update("")
-        counts.update(counts_markup(out, self.app.feed.fleet.node_pool))
+        _show(err, "")
+        _show(counts, counts_markup(out, self.app.feed.fleet.node_pool))
 
     def on_explained(self, msg: Explained) -> None:
         if msg.gen != self.gen:
             return
         self.outcome = msg.outcome
         self.explained_gen = msg.gen
-        self.query_one("#cel-errors", Static).update(errors_markup(msg.outcome))
+        _show(self.query_one("#cel-errors", Static), errors_markup(msg.outcome))
         if msg.outcome.rows != self._rows_shown:
             self._rows_shown = msg.outcome.rows
             fill(self.query_one("#cel-table", DataTable), msg.outcome)
