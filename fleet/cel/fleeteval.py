@@ -153,7 +153,7 @@ class DeviceIndex:
         else:
             # One column of value ids per read, cached across expressions: typing `.productNa` → `.productName` reads
             # a new name each keystroke, and a name no device publishes (every device equal) splits nothing.
-            cols = [self._base_column()] + [self._column(r) for r in sorted(reads, key=lambda x: (x[0], x[1] or ""))]
+            cols = [self._column(None)] + [self._column(r) for r in sorted(reads, key=lambda x: (x[0], x[1] or ""))]
             if any(c.unique for c in cols):
                 result = self._identity()
             else:
@@ -212,7 +212,7 @@ class DeviceIndex:
                     return self._identity()
         return reps, group_of
 
-    def _published(self) -> set[tuple[str, str | None]]:
+    def published(self) -> set[tuple[str, str | None]]:
         """Every (domain, name) some device publishes as an attribute or capacity, and (domain, None) for its domains."""
         if self._names is None:
             names: dict[str, set[str]] = {}
@@ -227,42 +227,29 @@ class DeviceIndex:
             self._names = {(d, n) for d, ns in names.items() for n in ns} | {(d, None) for d in names}
         return self._names
 
-    def _base_column(self) -> _Column:
-        return self._column(None)
-
     def _column(self, read: tuple[str, str | None] | None) -> _Column:
         """Value ids (numbered in order of first appearance) of every device for one read; None: what every key holds."""
         with self._lock:
             hit = self._columns.get(read)
         if hit is not None:
             return hit
-        if read is None:
-            def part(dev: CelDevice) -> object:
-                return (dev.driver, dev.allow_multiple_allocations, dev.cache.get("conversion_error"))
-        elif read not in self._published():
+        devices = self.devices
+        if read is not None and read not in self.published():
             # No device publishes it: every device reads "missing" alike (a name half typed).
-            result = _Column(read, [], [0] if self.devices else [], False)
-            with self._lock:
-                self._columns[read] = result
-            return result
+            result = _Column(read, [], [0] if devices else [], False)
         else:
-            part = _part_function(*read)
-        ids: dict = {}
-        reps: list[int] = []
-        col: list[int] = []
-        unique = False
-        with gc_paused():
-            for i, dev in enumerate(self.devices):
-                key = part(dev)
-                v = ids.get(key)
-                if v is None:
-                    v = ids[key] = len(reps)
-                    reps.append(i)
-                col.append(v)
-                if i == _PROBE and len(reps) > _PROBE * 0.9:
-                    unique = True  # a uuid or bus id: grouping on it would cost more than it saves
-                    break
-        result = _Column(read, [] if unique else col, [] if unique else reps, unique)
+            with gc_paused():
+                # The first devices decide whether grouping on this read can pay (a uuid or bus id cannot).
+                head = _parts(devices[:_PROBE + 1], read)
+                if len(head) > _PROBE and len(set(head)) > _PROBE * 0.9:
+                    result = _Column(read, [], [], True)
+                else:
+                    ids: dict = {}
+                    setdefault = ids.setdefault
+                    col = [setdefault(k, len(ids)) for k in head + _parts(devices[_PROBE + 1:], read)]
+                    # Ids follow first appearance, so the first device of each id is found walking back from the end.
+                    first = dict(zip(reversed(col), range(len(col) - 1, -1, -1)))
+                    result = _Column(read, col, [first[v] for v in range(len(ids))], False)
         with self._lock:
             self._columns[read] = result
         return result
@@ -285,24 +272,18 @@ class _Column:
     unique: bool  # nearly every device differs: not computed
 
 
-def _tag(v: object) -> object:
-    # True == 1 and False == 0 in Python: tag booleans so a bool and an int attribute never share a group.
-    return ("bool", v) if type(v) is bool else v
-
-
-def _part_function(domain: str, ident: str | None) -> Callable[[CelDevice], object]:
-    """A function from device to what one read (a domain's name, or the whole domain when `ident` is None) sees of it."""
+def _parts(devices: list[CelDevice], read: tuple[str, str | None] | None) -> list:
+    """What one read (a domain's name; the whole domain when the name is None; None: driver and the like) sees of each device."""
+    # Comprehensions, not a call per device: a new name read while typing walks all 40,000 devices once.
+    if read is None:
+        return [(d.driver, d.allow_multiple_allocations, d.cache.get("conversion_error")) for d in devices]
+    domain, ident = read
     if ident is None:
-        def whole(dev: CelDevice) -> object:
-            return (domain in dev.attributes, domain in dev.capacity)
-        return whole
-
-    def one(dev: CelDevice) -> object:
-        a = dev.attributes.get(domain)
-        c = dev.capacity.get(domain)
-        return (_tag(a.get(ident, _MISSING)) if a is not None else _MISSING,
-                c.get(ident, _MISSING) if c is not None else _MISSING)
-    return one
+        return [(domain in d.attributes, domain in d.capacity) for d in devices]
+    m = _MISSING
+    # True == 1 and False == 0 in Python: booleans are tagged so a bool and an int attribute never share a group.
+    return [((("bool", v) if type(v := a.get(ident, m)) is bool else v) if (a := d.attributes.get(domain)) is not None else m,
+             c.get(ident, m) if (c := d.capacity.get(domain)) is not None else m) for d in devices]
 
 
 class FleetEvaluation:

@@ -123,7 +123,7 @@ _NANO = Fraction(1, 10**9)
 class Quantity:
     """A `kubernetes.Quantity`: an exact value (rounded up to nanounits, as apimachinery does) and its text."""
 
-    __slots__ = ("value", "text")
+    __slots__ = ("value", "text", "_hash")
 
     def __init__(self, value: Fraction, text: str | None = None) -> None:
         self.value = value
@@ -176,7 +176,13 @@ class Quantity:
         return self.value < other.value
 
     def __hash__(self) -> int:
-        return hash(("q", self.value))
+        # Kept: devices share their parsed quantities, and grouping 40,000 of them by capacity hashes each one
+        # (a Fraction's hash takes a modular inverse every time).
+        try:
+            return self._hash
+        except AttributeError:
+            self._hash = h = hash(("q", self.value))
+            return h
 
     def is_integer(self) -> bool:
         return self.value.denominator == 1 and -(2**63) <= self.value <= _INT64_MAX

@@ -212,6 +212,8 @@ class PlaygroundScreen(Screen):
         index = self._index
         if index is None:
             index = DeviceIndex(slices)
+            # With the conversion, not on the first keystroke that reads a name: which names devices publish.
+            index.published()
             self._index = index
         if stale():
             return
