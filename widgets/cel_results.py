@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Callable
 
 from rich.markup import escape
+from rich.cells import cell_len
 from rich.text import Text
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
 from dragoman.fleet.cel_playground import BLOCKS, Outcome, counts_text
@@ -56,11 +58,37 @@ def errors_markup(out: Outcome, top: int = 2) -> str:
 def _cell(text: str) -> Text:
     # Plain text, as the table would make of a string without markup, minus the markup parse: a refill measures and
     # renders every cell, on every keystroke that compiles. Selector text is shown as typed (`[x]` is not a style).
+    # Rows are one line high: the table keeps a string's first line only, and so does this.
+    cut = text.find("\n")
+    if cut != -1 and cut != len(text) - 1:
+        text = text[:cut]
     return Text(text, no_wrap=True, end="")
 
 
 def fill(table: DataTable, out: Outcome) -> None:
     """Rows as the explanation produced them (errors, then non-matches with their first false clause, then matches)."""
-    table.clear()
-    for i, (kind, _driver, pool, device, _node, product, reason) in enumerate(out.rows):
-        table.add_row(_cell(GLYPH[kind]), _cell(pool), _cell(device), _cell(product), _cell(reason), key=str(i))
+    rows = [(GLYPH[kind], pool, device, product, reason) for kind, _driver, pool, device, _node, product, reason in out.rows]
+    shown = getattr(table, "_cel_rows", None)
+    table._cel_rows = rows
+    if shown is None or len(shown) != len(rows) or table.row_count != len(rows) or len(table.columns) != len(COLUMNS):
+        table.clear()
+        for i, row in enumerate(rows):
+            table.add_row(*(_cell(v) for v in row), key=str(i))
+        return
+    # As many rows as on screen (typing mostly changes the reasons): change only the cells that differ. A refill
+    # measured and laid out all 750 cells again, on every keystroke that compiles.
+    keys = list(table.columns)
+    changed = [(i, j, new[j]) for i, (old, new) in enumerate(zip(shown, rows)) for j in range(len(COLUMNS)) if old[j] != new[j]]
+    # Columns grow to fit, never shrink (as a refill's widths do): only the widest new cell, when wider, asks for it.
+    widest: dict[int, tuple[int, int]] = {}
+    for n, (i, j, v) in enumerate(changed):
+        w = cell_len(_cell(v).plain.rstrip("\n"))
+        if w > table.columns[keys[j]].content_width and w > widest.get(j, (-1, 0))[1]:
+            widest[j] = (n, w)
+    grow = {n for n, _ in widest.values()}
+    for n, (i, j, v) in enumerate(changed):
+        table.update_cell(str(i), keys[j], _cell(v), update_width=n in grow)
+    # Where a refill leaves the cursor and the scroll: at the top.
+    table.cursor_coordinate = Coordinate(0, 0)
+    table.hover_coordinate = Coordinate(0, 0)
+    table.scroll_to(0, 0, animate=False)

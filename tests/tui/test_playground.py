@@ -269,3 +269,43 @@ async def test_read_only_has_no_apply_and_writes_nothing():
             await pilot.pause(0.5)
             assert app.screen is gen and "apply" not in str(gen.query_one("#gen-status", Static).render())
             assert not sim.request_log.writes()
+
+
+async def test_refilling_the_table_in_place_shows_what_a_full_refill_shows():
+    # Keystrokes that keep the row count change the differing cells only; the table must end up as a full refill's.
+    from textual.app import App
+
+    from dragoman.fleet.cel_playground import Outcome
+    from dragoman.widgets.cel_results import COLUMNS, fill
+
+    class Two(App):
+        def compose(self):
+            for name in ("inplace", "full"):
+                t = DataTable(id=name)
+                t.add_columns(*COLUMNS)
+                yield t
+
+    def outcome(reasons: list[str], devices: int = 6) -> Outcome:
+        kinds = ["error", "no-match", "match"]
+        return Outcome("x", rows=[(kinds[i % 3], "d", f"pool-{i}", f"gpu-{i}", "n", "H100", "" if i % 3 == 2 else reasons[i % len(reasons)])
+                                  for i in range(devices)])
+
+    steps = [outcome(["no such key: p"]), outcome(["no such key: pr", "a longer clause == [x] than before"]),
+             outcome(["short"]), outcome(["short", "two\nlines of clause"]), outcome(["short"], devices=4), outcome(["grown again, and now wider than any clause before it"], 4)]
+    app = Two()
+    async with app.run_test(size=(120, 30)) as pilot:
+        a, b = app.query_one("#inplace", DataTable), app.query_one("#full", DataTable)
+        seen = []
+        for step in steps:
+            a.move_cursor(row=2)
+            fill(a, step)
+            b._cel_rows = None  # forget what is shown: a full refill
+            fill(b, step)
+            await pilot.pause()
+            rows = [[str(c) for c in t.get_row_at(i)] for t in (a, b) for i in range(t.row_count)]
+            assert rows[:a.row_count] == rows[a.row_count:] and a.row_count == len(step.rows)
+            assert [c.content_width for c in a.columns.values()] == [c.content_width for c in b.columns.values()]
+            assert a.virtual_size == b.virtual_size and a.cursor_coordinate == b.cursor_coordinate == (0, 0)
+            seen.append(rows)
+        assert seen[3][1][4] == "two" and seen[1][1][4] == "a longer clause == [x] than before"  # a first line; brackets are text
+        assert a.columns[list(a.columns)[4]].content_width == len("grown again, and now wider than any clause before it")
