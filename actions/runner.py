@@ -132,10 +132,18 @@ class Runner:
         # A step recorded done by any earlier plan (same step id) needs no bookkeeping either: zero writes.
         recorded_done = all(state.step_done(s.id) for s in plan.steps) and state.status != "running"
         if not self.pending_work(plan) and (recorded_done or state.cm is None or plan.rollback):
+            if plan.rollback and state.cm is not None and state.status == "running" and not self.read_only:
+                # A rollback killed after its last step: nothing is left to undo, but the state still says running.
+                lock = self._lock()
+                await lock.acquire()
+                try:
+                    await state.finish("rolled-back")
+                finally:
+                    await lock.release()
             return RunResult(int(ExitCode.OK), [], {s.id: "done" for s in plan.steps})
         if self.read_only:
             raise ReadOnlyError(f"migrating pool {self.pool}")
-        lock = PoolLock(self.cluster, self.pool, self.options.state_namespace, self.by, seconds=self.options.lease_seconds, warn=self.warn)
+        lock = self._lock()
         await lock.acquire()
         results: dict[str, str] = {}
         problems: list[str] = []
@@ -186,6 +194,9 @@ class Runner:
         finally:
             await lock.release()
         return RunResult(int(ExitCode.PROBLEM if problems else ExitCode.OK), problems, results, verified)
+
+    def _lock(self) -> PoolLock:
+        return PoolLock(self.cluster, self.pool, self.options.state_namespace, self.by, seconds=self.options.lease_seconds, warn=self.warn)
 
     async def _close_landed(self, plan: planmod.MigrationPlan, ctx: Context) -> None:
         """Writes a crash left without outcome that the cluster shows as made: record their outcome now, once."""

@@ -69,3 +69,21 @@ async def test_resume_against_a_copied_state_of_another_cluster_is_refused(tmp_p
         rc, out, err = await cli_process(args)
         assert rc == 3 and "written by another cluster" in err
         assert sim.request_log.writes() == []
+
+
+async def test_a_rollback_killed_after_its_last_step_is_finished_by_the_next_run(tmp_path: pathlib.Path) -> None:
+    async with demo() as sim:
+        rc, out, err = await cli_process(base_args(sim, tmp_path, L4, "--step", "cordon", "--yes"))
+        assert rc == 0, (out, err)
+        back = base_args(sim, tmp_path, L4, "--rollback", "--yes")
+        rc, out, err = await cli_process(back, env={"DRAGOMAN_CRASH_AT": "after:rollback:cordon"})
+        assert rc == 97, (out, err)
+        state = json.loads(sim.store.get_ref("configmaps", "kube-system", f"dragoman-pool-{L4}")["data"]["state.json"])
+        assert state["status"] == "running"  # every node uncordoned, the run killed before it could say so
+        rc, out, err = await cli_process(back)
+        assert rc == 0, (out, err)
+        state = json.loads(sim.store.get_ref("configmaps", "kube-system", f"dragoman-pool-{L4}")["data"]["state.json"])
+        assert state["status"] == "rolled-back"
+        nodes = [e.obj for e in sim.store.entries("nodes") if e.obj["metadata"]["labels"].get("cloud.google.com/gke-nodepool") == L4]
+        assert not any(n["spec"].get("unschedulable") for n in nodes)
+        assert_one_intent_one_outcome(audit_records(tmp_path))

@@ -6,6 +6,7 @@ import asyncio
 import collections
 import copy
 import json
+import os
 import pathlib
 import random
 
@@ -103,8 +104,49 @@ def _pool_view(objects: dict[str, list[dict]], nodes: list[str]) -> dict:
             "nodes": [repr(m.node(n)) for n in nodes], "pool": repr(m.pool(A100))}
 
 
-async def soak_once(tmp: pathlib.Path, seed: int, latency: str = "200ms") -> dict:
-    """One soak run; returns its figures. Asserts every invariant of issue 11."""
+async def run_until_done(args: list[str], point: str, flap: NotReadyMidDrain | None = None) -> tuple[int, int, bool]:
+    """The CLI killed at `point`, then run again as an operator would until it exits 0; (runs, retries, crashed)."""
+    runs, retries = 0, 0
+    while True:
+        # Until the CLI gets to the crash point (or finishes without passing it): a fault may end a run first.
+        rc, out, err = await cli_process(args, env={"DRAGOMAN_CRASH_AT": point}, timeout=300)
+        runs += 1
+        if flap:
+            flap.recover()
+        assert rc in (0, 1, 2, 97), (point, rc, out[-1500:], err[-1500:])
+        if rc in (0, 97) or runs >= MAX_RUNS // 2:
+            break
+        retries += 1
+    crashed = rc == 97
+    while rc != 0:
+        assert runs < MAX_RUNS, (point, rc, out[-2000:], err[-1500:])
+        rc, out, err = await cli_process(args, timeout=300)
+        runs += 1
+        if rc != 0:
+            # A fault that outlasted the CLI's own retries: the operator runs it again.
+            assert rc in (1, 2), (rc, out[-2000:], err[-1500:])
+            retries += 1
+        if flap:
+            flap.recover()
+    return runs, retries, crashed
+
+
+async def assert_model_equals_relist(sim, nodes: list[str]) -> None:
+    """The model from the simulator's store equals the model from a fresh LIST over the API, for the pool (the rest
+    of the demo keeps moving: a crash-looping pod elsewhere changes between the LIST and the read-back)."""
+    for attempt in range(5):
+        fresh = await read_fleet(kubeconfig=str(sim.kubeconfig_path), kinds=list(KINDS))
+        listed = {k: list(fresh.store.objects(k).values()) for k in KINDS}
+        live = {k: [e.obj for e in sim.store.entries(r)] for k, r in KINDS.items()}
+        if _pool_view(listed, nodes) == _pool_view(live, nodes) or attempt == 4:
+            break
+        await asyncio.sleep(0.5)
+    assert _pool_view(listed, nodes) == _pool_view(live, nodes)
+
+
+async def soak_once(tmp: pathlib.Path, seed: int, latency: str = "200ms", rollback: bool = False) -> dict:
+    """One soak run (and, when asked, the rollback after it, under the same faults); returns its figures.
+    Asserts every invariant of issue 11."""
     rnd = random.Random(seed)
     point = rnd.choice(CRASH_POINTS)
     async with demo(controllers=True) as sim:
@@ -112,29 +154,11 @@ async def soak_once(tmp: pathlib.Path, seed: int, latency: str = "200ms") -> dic
         nodes = pool_nodes(sim, A100)
         watcher = NeverBoth(sim, A100)
         flap = NotReadyMidDrain(sim, nodes)
-        sim.faults.set(FAULTS.format(seed=seed, e500=ERROR_RATE * 0.4, e429=ERROR_RATE * 0.4, etimeout=ERROR_RATE * 0.2,
-                                       conflict=CONFLICT_RATE, lost=LOST_ANSWER_RATE, latency=latency))
+        faults_spec = FAULTS.format(seed=seed, e500=ERROR_RATE * 0.4, e429=ERROR_RATE * 0.4, etimeout=ERROR_RATE * 0.2,
+                                    conflict=CONFLICT_RATE, lost=LOST_ANSWER_RATE, latency=latency)
+        sim.faults.set(faults_spec)
         args = base_args(sim, tmp, A100, "--yes", "--switch-timeout", "120", *ALL_STEPS)
-        runs, retries = 0, 0
-        while True:
-            # Until the CLI gets to the crash point (or finishes without passing it): a fault may end a run first.
-            rc, out, err = await cli_process(args, env={"DRAGOMAN_CRASH_AT": point}, timeout=300)
-            runs += 1
-            flap.recover()
-            assert rc in (0, 1, 2, 97), (point, rc, out[-1500:], err[-1500:])
-            if rc in (0, 97) or runs >= MAX_RUNS // 2:
-                break
-            retries += 1
-        crashed = rc == 97
-        while rc != 0:
-            assert runs < MAX_RUNS, (point, rc, out[-2000:], err[-1500:])
-            rc, out, err = await cli_process(args, timeout=300)
-            runs += 1
-            if rc != 0:
-                # A fault that outlasted the CLI's own retries: the operator runs it again.
-                assert rc in (1, 2), (rc, out[-2000:], err[-1500:])
-                retries += 1
-            flap.recover()
+        runs, retries, crashed = await run_until_done(args, point, flap)
         sim.faults.clear()
         watcher.unsubscribe()
         flap.unsubscribe()
@@ -153,22 +177,41 @@ async def soak_once(tmp: pathlib.Path, seed: int, latency: str = "200ms") -> dic
         ev = evictions(sim)
         assert all(c == 1 for c in ev.values()), ev
         # Every write: one intent, one outcome.
-        records = audit_records(tmp)
-        counts = audit_once(records)
-        # The model from the simulator's store equals the model from a fresh LIST over the API, for the pool (the rest
-        # of the demo keeps moving: a crash-looping pod elsewhere changes between the LIST and the read-back).
-        for attempt in range(5):
-            fresh = await read_fleet(kubeconfig=str(sim.kubeconfig_path), kinds=list(KINDS))
-            listed = {k: list(fresh.store.objects(k).values()) for k in KINDS}
-            live = {k: [e.obj for e in sim.store.entries(r)] for k, r in KINDS.items()}
-            if _pool_view(listed, nodes) == _pool_view(live, nodes) or attempt == 4:
-                break
-            await asyncio.sleep(0.5)
-        assert _pool_view(listed, nodes) == _pool_view(live, nodes)
+        counts = audit_once(audit_records(tmp))
+        await assert_model_equals_relist(sim, nodes)
+        figures = {"seed": seed, "crashPoint": point, "crashed": crashed, "runs": runs, "retries": retries,
+                   "evictions": sum(ev.values()), "writesAudited": counts["writes"], "keysApplied": counts["applied"],
+                   "neverBothEvents": watcher.events, "notReadyNode": flap.node}
+
+        if rollback:
+            # The whole switch back, under the same faults, killed once at a random step of the rollback.
+            back_point = rnd.choice([f"{w}:rollback:{s}" for w in ("before", "after")
+                                     for s in ("verify", "uncordon", "device-class", "scope-driver", "exclude-device-plugin", "cordon")])
+            watcher = NeverBoth(sim, A100)
+            sim.faults.set(faults_spec)
+            back_args = base_args(sim, tmp, A100, "--yes", "--rollback", "--switch-timeout", "120")
+            b_runs, b_retries, b_crashed = await run_until_done(back_args, back_point)
+            sim.faults.clear()
+            watcher.unsubscribe()
+            for n in nodes:
+                node = sim.store.get_ref("nodes", None, n)
+                assert node["metadata"]["labels"]["nvidia.com/gpu.deploy.device-plugin"] == "true", n
+                assert int(node["status"]["allocatable"].get("nvidia.com/gpu", "0")) == 8, n
+                assert not [e for e in sim.store.entries(SLICES) if e.obj["spec"].get("nodeName") == n], n
+                assert not node["spec"].get("unschedulable"), n
+            assert _state(sim)["status"] == "rolled-back"
+            assert watcher.violations == [] and watcher.seen_plugin == set(nodes)
+            # The rollback drains the pool again (its pods go back to the plugin): still no pod evicted twice.
+            back_ev = evictions(sim)
+            assert all(c == 1 for c in back_ev.values()) and set(ev) <= set(back_ev), back_ev
+            counts = audit_once(audit_records(tmp))
+            await assert_model_equals_relist(sim, nodes)
+            figures.update(rollbackCrashPoint=back_point, evictions=sum(back_ev.values()), rollbackCrashed=b_crashed, rollbackRuns=b_runs, runs=runs + b_runs,
+                           retries=retries + b_retries, writesAudited=counts["writes"], keysApplied=counts["applied"],
+                           neverBothEvents=figures["neverBothEvents"] + watcher.events)
         faults = collections.Counter("lost-answer" if r.lost_answer else r.status for r in sim.request_log if r.status in (409, 429, 500, 504))
-        return {"seed": seed, "crashPoint": point, "crashed": crashed, "runs": runs, "retries": retries,
-                "faults": dict(faults), "requests": len(sim.request_log), "evictions": sum(ev.values()),
-                "writesAudited": counts["writes"], "keysApplied": counts["applied"], "neverBothEvents": watcher.events, "notReadyNode": flap.node}
+        figures.update(faults=dict(faults), requests=len(sim.request_log))
+        return figures
 
 
 async def test_soak_short(tmp_path: pathlib.Path) -> None:
@@ -181,6 +224,10 @@ async def test_soak_short(tmp_path: pathlib.Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(100, 120))
 async def test_soak(tmp_path: pathlib.Path, seed: int) -> None:
-    figures = await soak_once(tmp_path, seed=seed)
+    # A quarter of the runs also roll the pool back, under the same faults and with a crash of their own.
+    figures = await soak_once(tmp_path, seed=seed, rollback=seed % 4 == 3)
     print("SOAK", json.dumps(figures))
+    if os.environ.get("SOAK_FIGURES"):  # xdist swallows prints: `SOAK_FIGURES=file` collects a line per run
+        with open(os.environ["SOAK_FIGURES"], "a") as fh:
+            fh.write(json.dumps(figures) + "\n")
     assert figures["runs"] >= 1
