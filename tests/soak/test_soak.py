@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import copy
 import json
 import os
 import pathlib
 import random
+from typing import AsyncIterator
 
 import pytest
 from migrate_support import audit_records, base_args, cli_process, demo, evictions
 from switch_support import ALL_STEPS, POOL_LABEL, SLICES, NeverBoth, pool_nodes
 from test_switch_e2e import A100, _ready_a100
 
-from dragoman.fleet.informer import read_fleet
+from dragoman.fleet.cluster import connect
+from dragoman.fleet.informer import read_fleet, sync
+from dragoman.fleet.store import FleetStore
 from dragoman.fleet.model import FleetModel
 
 STEPS = ["cordon", "drain", "exclude-device-plugin", "scope-driver", "device-class", "uncordon", "verify"]
@@ -104,6 +108,20 @@ def _pool_view(objects: dict[str, list[dict]], nodes: list[str]) -> dict:
             "nodes": [repr(m.node(n)) for n in nodes], "pool": repr(m.pool(A100))}
 
 
+@contextlib.asynccontextmanager
+async def watching(sim) -> AsyncIterator[FleetStore]:
+    """A store kept live by dragoman's informers (LIST then WATCH, relisting after cuts and 410s) for the whole soak."""
+    cluster = await connect(str(sim.kubeconfig_path), None)
+    store = FleetStore(list(KINDS))
+    syncer = await sync(cluster, store, list(KINDS))
+    try:
+        await syncer.wait_synced(timeout=60)
+        yield store
+    finally:
+        await syncer.stop()
+        await cluster.close()
+
+
 async def run_until_done(args: list[str], point: str, flap: NotReadyMidDrain | None = None) -> tuple[int, int, bool]:
     """The CLI killed at `point`, then run again as an operator would until it exits 0; (runs, retries, crashed)."""
     runs, retries = 0, 0
@@ -131,17 +149,20 @@ async def run_until_done(args: list[str], point: str, flap: NotReadyMidDrain | N
     return runs, retries, crashed
 
 
-async def assert_model_equals_relist(sim, nodes: list[str]) -> None:
-    """The model from the simulator's store equals the model from a fresh LIST over the API, for the pool (the rest
-    of the demo keeps moving: a crash-looping pod elsewhere changes between the LIST and the read-back)."""
-    for attempt in range(5):
+async def assert_model_equals_relist(sim, nodes: list[str], watched: FleetStore) -> None:
+    """The model kept by watches through every fault (cut streams, errors, 410s) equals the model from a fresh LIST
+    over the API and the simulator's own store, for the pool (the rest of the demo keeps moving: a crash-looping pod
+    elsewhere changes between the LIST and the read-back, and the watches need a moment to catch up)."""
+    for attempt in range(20):
         fresh = await read_fleet(kubeconfig=str(sim.kubeconfig_path), kinds=list(KINDS))
-        listed = {k: list(fresh.store.objects(k).values()) for k in KINDS}
-        live = {k: [e.obj for e in sim.store.entries(r)] for k, r in KINDS.items()}
-        if _pool_view(listed, nodes) == _pool_view(live, nodes) or attempt == 4:
-            break
+        listed = _pool_view({k: list(fresh.store.objects(k).values()) for k in KINDS}, nodes)
+        live = _pool_view({k: [e.obj for e in sim.store.entries(r)] for k, r in KINDS.items()}, nodes)
+        seen = _pool_view({k: list(watched.objects(k).values()) for k in KINDS}, nodes)
+        if listed == live == seen:
+            return
         await asyncio.sleep(0.5)
-    assert _pool_view(listed, nodes) == _pool_view(live, nodes)
+    assert listed == live
+    assert seen == listed
 
 
 async def soak_once(tmp: pathlib.Path, seed: int, latency: str = "200ms", rollback: bool = False) -> dict:
@@ -149,7 +170,7 @@ async def soak_once(tmp: pathlib.Path, seed: int, latency: str = "200ms", rollba
     Asserts every invariant of issue 11."""
     rnd = random.Random(seed)
     point = rnd.choice(CRASH_POINTS)
-    async with demo(controllers=True) as sim:
+    async with demo(controllers=True) as sim, watching(sim) as watched:
         _ready_a100(sim)
         nodes = pool_nodes(sim, A100)
         watcher = NeverBoth(sim, A100)
@@ -178,7 +199,7 @@ async def soak_once(tmp: pathlib.Path, seed: int, latency: str = "200ms", rollba
         assert all(c == 1 for c in ev.values()), ev
         # Every write: one intent, one outcome.
         counts = audit_once(audit_records(tmp))
-        await assert_model_equals_relist(sim, nodes)
+        await assert_model_equals_relist(sim, nodes, watched)
         figures = {"seed": seed, "crashPoint": point, "crashed": crashed, "runs": runs, "retries": retries,
                    "evictions": sum(ev.values()), "writesAudited": counts["writes"], "keysApplied": counts["applied"],
                    "neverBothEvents": watcher.events, "notReadyNode": flap.node}
@@ -205,7 +226,7 @@ async def soak_once(tmp: pathlib.Path, seed: int, latency: str = "200ms", rollba
             back_ev = evictions(sim)
             assert all(c == 1 for c in back_ev.values()) and set(ev) <= set(back_ev), back_ev
             counts = audit_once(audit_records(tmp))
-            await assert_model_equals_relist(sim, nodes)
+            await assert_model_equals_relist(sim, nodes, watched)
             figures.update(rollbackCrashPoint=back_point, evictions=sum(back_ev.values()), rollbackCrashed=b_crashed, rollbackRuns=b_runs, runs=runs + b_runs,
                            retries=retries + b_retries, writesAudited=counts["writes"], keysApplied=counts["applied"],
                            neverBothEvents=figures["neverBothEvents"] + watcher.events)
