@@ -84,11 +84,14 @@ async def _measure(nodes: int, typed: str) -> dict:
                 compiled.append(dt * 1000)
         out.update(latencies=latencies, cpu=cpu, compiled=compiled, stall_sequential=stalls[0] * 1000)
         # Fast typing (one key every 30 ms): evaluations of superseded text are cancelled, the last one lands.
-        stalls[0] = 0.0
         screen.editor.load_text(START)
         while screen.shown_gen != screen.gen:
             await asyncio.sleep(0.005)
         screen.editor.move_cursor(screen.editor.document.end)
+        await pilot.pause()
+        # The stall of the burst itself: reloading the editor's whole text and refilling the table (once, above) is
+        # not typing.
+        stalls[0] = 0.0
         shown_before = len(screen.latencies)
         for i, ch in enumerate(typed):
             if i:
@@ -129,6 +132,7 @@ def run(quick: bool) -> list[Figure]:
         Figure(f"playground longest UI stall, typing key by key ({size})", "ms", [r["stall_sequential"]], "< 100 ms",
                lambda v: v < 100),
         Figure(f"playground typing a key every 30 ms: last key -> its counts ({size})", "ms", [r["burst_tail"]], "< 150 ms",
-               lambda v: v < 150, note=f"{r['burst_shown']} of {r['burst_keys']} keystrokes' results shown (the rest cancelled); "
-                                        f"longest UI stall {r['stall_burst']:.0f} ms"),
+               lambda v: v < 150, note=f"{r['burst_shown']} of {r['burst_keys']} keystrokes' results shown (the rest cancelled)"),
+        Figure(f"playground longest UI stall, a key every 30 ms ({size})", "ms", [r["stall_burst"]], "< 100 ms", lambda v: v < 100,
+               note="a young-generation GC of the UI's own objects shows here"),
     ]

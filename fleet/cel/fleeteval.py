@@ -79,6 +79,10 @@ def devices_of_slices(slices: Iterable[dict]) -> Iterator[tuple[dict, dict]]:
                 yield s, dev
 
 
+# From this many devices on, a new index is moved to the permanent GC generation (see DeviceIndex.__init__).
+FREEZE_DEVICES = 5_000
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many long-lived objects (restored afterwards)."""
@@ -111,6 +115,13 @@ class DeviceIndex:
         # Tens of thousands of small acyclic objects: the cyclic GC would rescan them repeatedly (half the time).
         with gc_paused():
             self._convert(slices)
+            if len(self.devices) >= FREEZE_DEVICES:
+                # Left to the collector, these ~30 objects a device sit in the young generations until a collection
+                # far later (while the operator types) rescans them all: a 200+ ms stall at 40,000 devices
+                # (benchmarks/bench_playground.py). They hold no reference cycles, so the permanent generation loses
+                # nothing: reference counting still frees them with the index. As with big LIST pages
+                # (fleet/cluster.decode), whatever else is alive now is frozen too.
+                gc.freeze()
         self._groupings: dict[frozenset | tuple | None, tuple[list[int], list[int]]] = {}
         self._columns: dict[tuple | None, _Column] = {}
         self._tallies: dict[int, tuple[list[int], Tally]] = {}

@@ -265,3 +265,25 @@ def test_grouping_from_cached_columns_is_the_grouping_by_everything_read() -> No
     r = evaluate_fleet(compile_expression(f'device.attributes["{dom}"].ecc == true'), index)
     assert r.summary["matched"] == 1 and r.summary["errors"] == 16 and r.summary["notMatched"] == 1
     assert {p["pool"]: (p["matched"], p["errors"]) for p in r.summary["pools"]}["node-1"] == (1, 2)
+
+
+def test_a_fleet_sized_index_leaves_the_young_gc_generations_yet_is_freed_with_the_index() -> None:
+    import gc
+    import weakref
+
+    from dragoman.fleet.cel.fleeteval import FREEZE_DEVICES
+
+    before = gc.get_freeze_count()
+    small = DeviceIndex(_slices(nodes=10, per=4))
+    assert len(small.devices) == 40 and gc.get_freeze_count() == before  # a small index is left to the collector
+    del small
+    index = DeviceIndex(_slices(nodes=FREEZE_DEVICES // 4, per=4))
+    try:
+        # Its objects went to the permanent generation (no collection rescans them while the operator types) ...
+        assert gc.get_freeze_count() > before + FREEZE_DEVICES
+        ref = weakref.ref(index.devices[0])
+        del index
+        # ... and reference counting still frees them when the index goes (no cycles hold them).
+        assert ref() is None
+    finally:
+        gc.unfreeze()
