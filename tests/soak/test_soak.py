@@ -27,12 +27,13 @@ STEPS = ["cordon", "drain", "exclude-device-plugin", "scope-driver", "device-cla
 CRASH_POINTS = ([f"before:{s}" for s in STEPS] + [f"after:{s}" for s in STEPS]
                 + ["cordon:1:intent", "cordon:2:sent", "exclude-device-plugin:1:intent", "exclude-device-plugin:2:sent",
                    "evict:1:intent", "evict:1:sent", "evict:2:sent"])
-# Issue 11's faults: 10% of calls fail (500, 429, short timeouts), every call waits 200 ms, watches are cut every few
+# Issue 11's faults: 10% of calls fail (500, 503, 429, short timeouts), every call waits 200 ms, watches are cut every few
 # seconds, 20% of writes to the objects the switch edits meet a 409, and some writes are made but their answer is lost.
 ERROR_RATE = 0.10
 CONFLICT_RATE = 0.20
 LOST_ANSWER_RATE = 0.02
-FAULTS = ("error={e500} code=500; error={e429} code=429 retry-after=1; error={etimeout} code=timeout hang=1s; latency={latency}; "
+FAULTS = ("error={e500} code=500; error={e503} code=503; error={e429} code=429 retry-after=1; error={etimeout} code=timeout hang=1s; "
+          "latency={latency}; "
           "watch-cut-after=3s; conflict={conflict} resources=nodes,daemonsets.apps,configmaps,deviceclasses.resource.k8s.io; "
           "lost-answer={lost} verbs=create,update,patch,delete; seed={seed}")
 MAX_RUNS = 12
@@ -175,7 +176,7 @@ async def soak_once(tmp: pathlib.Path, seed: int, latency: str = "200ms", rollba
         nodes = pool_nodes(sim, A100)
         watcher = NeverBoth(sim, A100)
         flap = NotReadyMidDrain(sim, nodes)
-        faults_spec = FAULTS.format(seed=seed, e500=ERROR_RATE * 0.4, e429=ERROR_RATE * 0.4, etimeout=ERROR_RATE * 0.2,
+        faults_spec = FAULTS.format(seed=seed, e500=ERROR_RATE * 0.25, e503=ERROR_RATE * 0.15, e429=ERROR_RATE * 0.4, etimeout=ERROR_RATE * 0.2,
                                     conflict=CONFLICT_RATE, lost=LOST_ANSWER_RATE, latency=latency)
         sim.faults.set(faults_spec)
         args = base_args(sim, tmp, A100, "--yes", "--switch-timeout", "120", *ALL_STEPS)
@@ -230,7 +231,7 @@ async def soak_once(tmp: pathlib.Path, seed: int, latency: str = "200ms", rollba
             figures.update(rollbackCrashPoint=back_point, evictions=sum(back_ev.values()), rollbackCrashed=b_crashed, rollbackRuns=b_runs, runs=runs + b_runs,
                            retries=retries + b_retries, writesAudited=counts["writes"], keysApplied=counts["applied"],
                            neverBothEvents=figures["neverBothEvents"] + watcher.events)
-        faults = collections.Counter("lost-answer" if r.lost_answer else r.status for r in sim.request_log if r.status in (409, 429, 500, 504))
+        faults = collections.Counter("lost-answer" if r.lost_answer else r.status for r in sim.request_log if r.status in (409, 429, 500, 503, 504))
         figures.update(faults=dict(faults), requests=len(sim.request_log))
         return figures
 
