@@ -8,6 +8,8 @@ import threading
 import time
 from typing import IO, Any, Mapping
 
+from dragoman.fleet.errors import printable
+
 _out: IO[str] | None = None
 _owned = False  # whether _out is a file this module opened (and so closes)
 _lock = threading.Lock()
@@ -20,6 +22,13 @@ _SECRET_TEXT = re.compile(
     r"(Bearer|Basic|--token[= ]|--password[= ])\s*[A-Za-z0-9._~+/=-]+|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"
     r"|-----BEGIN [A-Z ]+-----[^-]*-----END [A-Z ]+-----",
 )
+# `scheme://user:password@host`: the userinfo of a URL (a server or proxy address may carry a password).
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*@")
+
+
+def redact_url(url: str) -> str:
+    """`url` with any userinfo replaced: `https://<redacted>@host`; how every shown or recorded address is written."""
+    return _USERINFO.sub(lambda m: m.group("scheme") + "<redacted>@", url)
 
 
 def enable(target: str | IO[str] = "-") -> None:
@@ -27,12 +36,13 @@ def enable(target: str | IO[str] = "-") -> None:
     global _out, _owned
     _owned = isinstance(target, str) and target != "-"
     if isinstance(target, str):
-        try:
-            _out = sys.stderr if target == "-" else open(target, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - lives until exit
-        except OSError as exc:
-            from dragoman.fleet.errors import ExitCode, UserError
+        if target == "-":
+            _out = sys.stderr
+        else:
+            from dragoman.fleet.safefile import open_append
 
-            raise UserError(f"cannot write the debug trace to {target} ({exc.strerror or exc}).", ExitCode.INPUT) from None
+            # A regular file only (never /dev/full, a FIFO or a link elsewhere), 0600: the trace names the cluster.
+            _out = open(open_append(target, "the debug trace"), "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - lives until exit
     else:
         _out = target
 
@@ -51,7 +61,8 @@ def enabled() -> bool:
 
 def redact(text: str) -> str:
     """`text` with bearer tokens, JWTs and PEM blocks replaced by <redacted>."""
-    return _SECRET_TEXT.sub(lambda m: (m.group(1).rstrip("= ") + " <redacted>") if m.group(1) else "<redacted>", text)
+    text = _SECRET_TEXT.sub(lambda m: (m.group(1).rstrip("= ") + " <redacted>") if m.group(1) else "<redacted>", text)
+    return redact_url(text) if "@" in text else text
 
 
 def _query_text(query: Any) -> str:
@@ -87,7 +98,7 @@ def record(method: str, path: str, query: Any, status: int | str, seconds: float
         line += f" (auth: {auth})"
     with _lock:
         try:
-            out.write(redact(line) + "\n")
+            out.write(printable(redact(line)) + "\n")
             out.flush()
         except (OSError, ValueError):
             pass  # a trace that cannot be written must not stop the command

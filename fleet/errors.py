@@ -31,3 +31,20 @@ class ReadOnlyError(UserError):
 
     def __init__(self, what: str) -> None:
         super().__init__(f"refused: {what} would write to the cluster, and dragoman runs with --read-only.", ExitCode.REFUSED)
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), 0x7f)}
+_CONTROL.update({0x0a: "\\n", 0x0d: "\\r", 0x09: "\\t"})
+_CONTROL.update({c: f"\\u{c:04x}" for c in (*range(0x80, 0xa0), 0x2028, 0x2029, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069)})
+
+
+def printable(text: str, limit: int = 0) -> str:
+    """`text` safe for one terminal line: control characters (newlines, NUL, ESC, C1, bidi overrides) escaped, lone
+    surrogates replaced, and cut to `limit` characters (0: no cut). Whatever a server or a file says is shown this way,
+    so it can neither forge lines of output nor drive the terminal."""
+    out = text.translate(_CONTROL)
+    if any("\ud800" <= ch <= "\udfff" for ch in out):
+        out = out.encode("utf-8", "replace").decode("utf-8")
+    if limit and len(out) > limit:
+        out = out[: limit - 1] + "…"
+    return out

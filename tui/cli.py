@@ -9,8 +9,25 @@ import sys
 from typing import Sequence
 
 from dragoman import __version__
-from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.fleet.errors import ExitCode, UserError, printable
 from dragoman.tui.commands import COMMAND_MODULES
+
+
+SENTENCE_LIMIT = 1500  # characters of one error sentence; the rest of a quoted answer helps nobody
+
+
+def number_flag(flag: str, value: float | int | None, *, minimum: float, maximum: float, integer: bool = False) -> None:
+    """Refuse a numeric flag outside [minimum, maximum] (or not finite) with a sentence and exit 2 (issue 19: a
+    negative --drain-timeout once drained nothing and left the pool cordoned)."""
+    import math
+
+    if value is None:
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UserError(f"{flag} must be a finite number, not {value}.", ExitCode.INPUT)
+    if not minimum <= value <= maximum:
+        kind = "a whole number" if integer else "a number"
+        raise UserError(f"{flag} must be {kind} from {minimum:g} to {maximum:g}, not {value:g}.", ExitCode.INPUT)
 
 
 def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
@@ -68,14 +85,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             debugtrace.enable(args.debug_file or "-")
         except UserError as exc:
-            print(f"dragoman: {exc.message}", file=sys.stderr)
+            print(f"dragoman: {printable(exc.message, SENTENCE_LIMIT)}", file=sys.stderr)
             return int(exc.exit_code)
     try:
         if handler is None:
             return int(_run_tui(args))
         return int(handler(args))
     except UserError as exc:
-        print(f"dragoman: {exc.message}", file=sys.stderr)
+        # Sentences quote servers, files and plugins: escaped and bounded, so they stay one line of sane length.
+        print(f"dragoman: {printable(exc.message, SENTENCE_LIMIT)}", file=sys.stderr)
         return int(exc.exit_code)
     except KeyboardInterrupt:
         print("dragoman: interrupted.", file=sys.stderr)
