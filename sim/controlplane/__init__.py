@@ -1,0 +1,58 @@
+"""The real Kubernetes v1.37 control plane on loopback, with dragoman's node agents: the simulator's judge.
+
+`RealCluster` = the four upstream processes (processes.py) + the scenario loaded through the API (loader.py) + the
+node agents every node needs (agents.py). `dragoman sim serve --control-plane DIR` and `dragoman --demo
+--control-plane DIR` run one; `dragoman controlplane build` makes the binaries (build.py).
+"""
+
+from __future__ import annotations
+
+import pathlib
+import time
+from typing import Any
+
+from dragoman.sim.controlplane.agents import Agents
+from dragoman.sim.controlplane.build import check_dir
+from dragoman.sim.controlplane.loader import LoadReport, load
+from dragoman.sim.controlplane.processes import ControlPlane
+
+
+class RealCluster:
+    def __init__(self, binaries_dir: str | pathlib.Path, objects: list[dict], users: list[dict] | None = None, *, audit_log: str | None = None) -> None:
+        self.binaries = check_dir(binaries_dir)
+        self.objects = objects
+        self.cp = ControlPlane(self.binaries, users, audit_log=audit_log)
+        self.agents: Agents | None = None
+        self.report: LoadReport | None = None
+        self.timings: dict[str, float] = {}
+
+    @property
+    def url(self) -> str:
+        return self.cp.url
+
+    def kubeconfig(self, user: str | None = None) -> dict:
+        return self.cp.kubeconfig(user)
+
+    async def start(self) -> None:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        t0 = time.monotonic()
+        await loop.run_in_executor(None, self.cp.start)
+        self.timings["control plane ready"] = time.monotonic() - t0
+        t1 = time.monotonic()
+        self.report = await loop.run_in_executor(None, load, self.cp.request, self.objects)
+        self.timings["scenario loaded"] = time.monotonic() - t1
+        self.agents = Agents(self.cp.url, self.cp.admin_token, self.cp.pki.ca_pem)
+        await self.agents.start()
+
+    async def stop(self) -> None:
+        if self.agents is not None:
+            try:
+                await self.agents.stop()
+            except Exception:  # noqa: BLE001 - stopping must reach the processes whatever the agents did
+                pass
+        self.cp.stop()
+
+    def request(self, method: str, path: str, body: Any = None, **kw: Any) -> tuple[int, Any]:
+        return self.cp.request(method, path, body, **kw)

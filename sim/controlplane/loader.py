@@ -1,0 +1,201 @@
+"""Load a scenario into a real API server as a user's `kubectl apply` would.
+
+A scenario (or a snapshot) is a picture of a settled cluster; the real control plane must arrive at that picture by
+its own controllers, so what they make is not created by hand:
+- objects a controller owns (a Deployment's ReplicaSets, every controller's Pods, claims made from templates or by
+  the scheduler's extended-resource bridge) are left to that controller;
+- every other object is created without its server-set fields (uid, resourceVersion, timestamps, status), owners
+  first, with each ownerReference re-pointed to the owner's new uid — a reference to a uid the new cluster does not
+  have would let garbage collection delete the object; a reference to an owner the scenario lacks is dropped;
+- pods are created unbound: the real scheduler places them (and makes their bridge claims);
+- status that no controller writes (a Node's capacity, conditions and nodeInfo) goes through the status
+  subresource, as a kubelet's would; the node agents take over from there.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+from typing import Any, Callable
+
+from dragoman.sim import resources
+
+Request = Callable[..., tuple[int, Any]]
+
+# Controllers that make their own children from their spec: objects they own are theirs to create.
+CONTROLLER_KINDS = frozenset({"ReplicaSet", "DaemonSet", "StatefulSet", "Job", "Deployment", "CronJob", "Pod", "ReplicationController"})
+# Kinds the API server or a controller writes on its own; a scenario's copies are history, not intent.
+SKIP_KINDS = frozenset({"Event", "Lease", "EndpointSlice", "Endpoints", "ControllerRevision"})
+# Creation order: what others refer to comes first (namespaces, RBAC, classes, service accounts), then nodes,
+# then workloads, then claims and pods.
+ORDER = (
+    "Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+    "ServiceAccount", "ConfigMap", "ResourceQuota", "DeviceClass", "ResourceClaimTemplate", "PodDisruptionBudget",
+    "PrometheusRule", "Node", "DaemonSet", "Deployment", "StatefulSet", "Job", "ReplicaSet", "ResourceClaim", "Pod",
+)
+_SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds")
+# What the Job controller adds to a Job it admits; sent back, they make the API server refuse the Job.
+_JOB_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name")
+
+# The CRDs of the custom kinds the simulator serves (stored as sent: no schema beyond "an object").
+CRDS = {
+    ("monitoring.coreos.com", "PrometheusRule"): {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "prometheusrules.monitoring.coreos.com"},
+        "spec": {
+            "group": "monitoring.coreos.com",
+            "names": {"kind": "PrometheusRule", "listKind": "PrometheusRuleList", "plural": "prometheusrules", "singular": "prometheusrule", "shortNames": ["promrule"]},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}],
+        },
+    },
+}
+
+
+@dataclasses.dataclass
+class LoadReport:
+    created: dict[str, int] = dataclasses.field(default_factory=dict)
+    left_to_controllers: dict[str, int] = dataclasses.field(default_factory=dict)
+    skipped: dict[str, int] = dataclasses.field(default_factory=dict)
+    dropped_owner_refs: list[str] = dataclasses.field(default_factory=list)
+    refused: list[str] = dataclasses.field(default_factory=list)
+
+    def count(self, table: dict[str, int], kind: str) -> None:
+        table[kind] = table.get(kind, 0) + 1
+
+
+def _controller_owned(obj: dict) -> bool:
+    for ref in obj["metadata"].get("ownerReferences") or ():
+        if ref.get("controller") and ref.get("kind") in CONTROLLER_KINDS:
+            return True
+    return False
+
+
+def _bridge_or_template_claim(obj: dict) -> bool:
+    md = obj["metadata"]
+    ann = md.get("annotations") or {}
+    if any(k.startswith("resource.kubernetes.io/") for k in ann) and md.get("ownerReferences"):
+        return True
+    return any(ref.get("kind") == "Pod" for ref in md.get("ownerReferences") or ())
+
+
+def _clean(obj: dict) -> dict:
+    out = copy.deepcopy(obj)
+    md = out.setdefault("metadata", {})
+    for f in _SERVER_FIELDS:
+        md.pop(f, None)
+    out.pop("status", None)
+    kind = out.get("kind")
+    if kind == "Pod":
+        out.get("spec", {}).pop("nodeName", None)
+    if kind == "Job":
+        spec = out.get("spec", {})
+        if not spec.get("manualSelector"):
+            spec.pop("selector", None)
+            labels = spec.get("template", {}).get("metadata", {}).get("labels") or {}
+            for k in _JOB_LABELS:
+                labels.pop(k, None)
+    if kind == "Namespace":
+        out.pop("spec", None)
+    return out
+
+
+def plan(objects: list[dict]) -> tuple[list[dict], LoadReport]:
+    """Which objects to create, in order, and what is left to controllers or skipped (pure: no I/O)."""
+    report = LoadReport()
+    todo: list[dict] = []
+    for obj in objects:
+        kind = obj.get("kind", "")
+        if kind in SKIP_KINDS:
+            report.count(report.skipped, kind)
+            continue
+        if _controller_owned(obj) or (kind == "ResourceClaim" and _bridge_or_template_claim(obj)):
+            report.count(report.left_to_controllers, kind)
+            continue
+        todo.append(obj)
+    rank = {k: i for i, k in enumerate(ORDER)}
+    todo.sort(key=lambda o: rank.get(o.get("kind", ""), len(ORDER)))
+    return todo, report
+
+
+def _path(obj: dict, name: str | None = None, sub: str | None = None) -> str:
+    rt = resources.for_object(obj)
+    ns = obj["metadata"].get("namespace") or ("default" if rt.namespaced else None)
+    p = rt.collection_path(ns)
+    if name:
+        p += f"/{name}"
+    if sub:
+        p += f"/{sub}"
+    return p
+
+
+def _service_accounts(objects: list[dict]) -> set[tuple[str, str]]:
+    """(namespace, name) of every ServiceAccount a pod or pod template names: the API server refuses a pod whose
+    service account does not exist, and a controller's pods would never be made."""
+    out: set[tuple[str, str]] = set()
+    for obj in objects:
+        spec = obj.get("spec") or {}
+        pod_spec = spec if obj.get("kind") == "Pod" else (spec.get("template") or {}).get("spec") or (spec.get("jobTemplate") or {}).get("spec", {}).get("template", {}).get("spec")
+        if isinstance(pod_spec, dict):
+            sa = pod_spec.get("serviceAccountName") or pod_spec.get("serviceAccount")
+            if sa and sa != "default":
+                out.add((obj["metadata"].get("namespace") or "default", sa))
+    return out
+
+
+def load(request: Request, objects: list[dict], *, wait_crd: float = 30.0) -> LoadReport:
+    todo, report = plan(objects)
+    uids: dict[str, str] = {}  # the scenario's uid -> the new cluster's
+    present = {(o.get("kind"), o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in todo}
+    for (group, kind), crd in CRDS.items():
+        if any(o.get("kind") == kind and o.get("apiVersion", "").startswith(group + "/") for o in todo):
+            code, body = request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+            if code not in (201, 409):
+                report.refused.append(f"CustomResourceDefinition {crd['metadata']['name']}: {code} {body}")
+            deadline = time.monotonic() + wait_crd
+            while time.monotonic() < deadline:
+                code, body = request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}")
+                conds = {c.get("type"): c.get("status") for c in (body.get("status") or {}).get("conditions") or ()} if isinstance(body, dict) else {}
+                if conds.get("Established") == "True":
+                    break
+                time.sleep(0.2)
+            report.count(report.created, "CustomResourceDefinition")
+    pending_sa = _service_accounts(objects) - {(ns, n) for (k, ns, n) in present if k == "ServiceAccount"}
+    sa_done = False
+    for obj in todo:
+        kind = obj.get("kind", "")
+        if not sa_done and kind != "Namespace":
+            # Namespaces are made (they sort first): the service accounts pods will name can be made now.
+            for ns, name in sorted(pending_sa):
+                request("POST", f"/api/v1/namespaces/{ns}/serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": ns}})
+            sa_done = True
+        body = _clean(obj)
+        refs = []
+        for ref in body["metadata"].get("ownerReferences") or ():
+            new = uids.get(ref.get("uid", ""))
+            if new:
+                refs.append({**ref, "uid": new})
+            else:
+                report.dropped_owner_refs.append(f"{kind} {body['metadata'].get('namespace', '')}/{body['metadata']['name']} → {ref.get('kind')} {ref.get('name')}")
+        if refs:
+            body["metadata"]["ownerReferences"] = refs
+        else:
+            body["metadata"].pop("ownerReferences", None)
+        code, created = request("POST", _path(body), body)
+        if code == 409:
+            code, created = request("GET", _path(body, body["metadata"]["name"]))
+        if code not in (200, 201):
+            msg = created.get("message") if isinstance(created, dict) else str(created)[:200]
+            report.refused.append(f"{kind} {body['metadata'].get('namespace', '')}/{body['metadata']['name']}: {code} {msg}")
+            continue
+        report.count(report.created, kind)
+        if obj["metadata"].get("uid") and isinstance(created, dict):
+            uids[obj["metadata"]["uid"]] = created["metadata"]["uid"]
+        if kind == "Node" and obj.get("status"):
+            status_body = {**created, "status": copy.deepcopy(obj["status"])}
+            code, out = request("PUT", _path(body, body["metadata"]["name"], "status"), status_body)
+            if code != 200:
+                report.refused.append(f"Node {body['metadata']['name']} status: {code} {out.get('message') if isinstance(out, dict) else out}")
+    return report

@@ -1,0 +1,279 @@
+"""Run the real control plane on loopback: etcd, kube-apiserver, kube-scheduler and kube-controller-manager.
+
+Everything a run needs — certificates, the token file, kubeconfigs, etcd's data, logs — lives in one 0700 folder
+that `stop()` removes. etcd speaks only TLS with client certificates, the API server only TLS; users authenticate
+with per-run bearer tokens and are authorized by real RBAC. Kubernetes 1.37's default feature gates are used as
+they are (the extended-resource bridge, KEP-5004, is GA).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import secrets
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+import yaml
+
+from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.sim.controlplane.pki import Pki
+
+SERVICE_CIDR = "10.96.0.0/16"
+ADMIN = "admin"
+# What the audit log records: every request's metadata (who, verb, resource, code) — enough to prove that no write
+# reached the server, without request bodies that could hold secrets.
+AUDIT_POLICY = {"apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived"], "rules": [{"level": "Metadata"}]}
+
+
+@dataclasses.dataclass
+class CpUser:
+    name: str
+    token: str
+    groups: tuple[str, ...] = ()
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ControlPlane:
+    """`start()` brings the four processes up and waits until the API server is ready and the default service
+    accounts exist; `stop()` ends them and removes the run's folder (also on Ctrl+C and SIGTERM via `atexit`-style
+    use in a `with` block)."""
+
+    def __init__(self, binaries: dict[str, pathlib.Path], users: list[dict] | None = None, *, audit_log: str | None = None) -> None:
+        self.bin = binaries
+        self.dir = pathlib.Path(tempfile.mkdtemp(prefix="dragoman-cp-"))
+        os.chmod(self.dir, 0o700)
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.users: dict[str, CpUser] = {}
+        self.audit_log = pathlib.Path(audit_log) if audit_log else self.dir / "audit.log"
+        self.port = 0
+        self.url = ""
+        self._add_user({"name": ADMIN, "groups": ["system:masters"]})
+        for u in users or ():
+            if u.get("name") != ADMIN:
+                self._add_user(u)
+
+    # ------------------------------------------------------------------ users and kubeconfigs
+
+    def _add_user(self, u: dict) -> None:
+        # Tokens are made per run: a fixed token would let any local user be admin of any running control plane.
+        self.users[u["name"]] = CpUser(u["name"], secrets.token_urlsafe(32), tuple(u.get("groups") or ()))
+
+    @property
+    def admin_token(self) -> str:
+        return self.users[ADMIN].token
+
+    def kubeconfig(self, user: str | None = None) -> dict:
+        """One context per user (`dragoman-cp` for the admin, `dragoman-cp-<user>` for others), verified TLS."""
+        import base64
+
+        cluster = "dragoman-cp"
+        ca = base64.b64encode(self.pki.ca_pem).decode()
+        contexts, users = [], []
+        for u in self.users.values():
+            ctx = cluster if u.name == ADMIN else f"{cluster}-{u.name}"
+            contexts.append({"name": ctx, "context": {"cluster": cluster, "user": u.name, "namespace": "default"}})
+            users.append({"name": u.name, "user": {"token": u.token}})
+        current = cluster if (user or ADMIN) == ADMIN else f"{cluster}-{user}"
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "preferences": {},
+            "clusters": [{"name": cluster, "cluster": {"server": self.url, "certificate-authority-data": ca}}],
+            "contexts": contexts,
+            "users": users,
+            "current-context": current,
+        }
+
+    def _write_private(self, name: str, text: str) -> pathlib.Path:
+        p = self.dir / name
+        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        return p
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self, timeout: float = 120.0) -> None:
+        try:
+            self._start(timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, timeout: float) -> None:
+        self.pki = Pki(self.dir)
+        etcd_port, peer_port, self.port = free_port(), free_port(), free_port()
+        self.url = f"https://127.0.0.1:{self.port}"
+        p = self.pki.path
+        self._spawn(
+            "etcd",
+            [
+                "--name=dragoman", f"--data-dir={self.dir / 'etcd'}",
+                f"--listen-client-urls=https://127.0.0.1:{etcd_port}", f"--advertise-client-urls=https://127.0.0.1:{etcd_port}",
+                f"--listen-peer-urls=http://127.0.0.1:{peer_port}", f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
+                f"--initial-cluster=dragoman=http://127.0.0.1:{peer_port}",
+                f"--cert-file={p('etcd.crt')}", f"--key-file={p('etcd.key')}", f"--trusted-ca-file={p('ca.crt')}",
+                "--client-cert-auth=true",
+                # A throwaway cluster on one machine: fsync buys nothing and costs most of etcd's write latency.
+                "--unsafe-no-fsync=true", "--quota-backend-bytes=8589934592", "--log-level=warn",
+                "--listen-metrics-urls=", 
+            ],
+        )
+        tokens = "".join(
+            f'{u.token},{u.name},{u.name},"{",".join(u.groups)}"\n' if u.groups else f"{u.token},{u.name},{u.name}\n"
+            for u in self.users.values()
+        )
+        token_file = self._write_private("tokens.csv", tokens)
+        policy = self._write_private("audit-policy.yaml", yaml.safe_dump(AUDIT_POLICY))
+        self._spawn(
+            "kube-apiserver",
+            [
+                f"--etcd-servers=https://127.0.0.1:{etcd_port}",
+                f"--etcd-cafile={p('ca.crt')}", f"--etcd-certfile={p('etcd-client.crt')}", f"--etcd-keyfile={p('etcd-client.key')}",
+                "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={self.port}",
+                f"--tls-cert-file={p('apiserver.crt')}", f"--tls-private-key-file={p('apiserver.key')}",
+                f"--client-ca-file={p('ca.crt')}",
+                f"--token-auth-file={token_file}", "--anonymous-auth=false",
+                "--authorization-mode=RBAC",
+                f"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                f"--service-account-key-file={p('sa.pub')}", f"--service-account-signing-key-file={p('sa.key')}",
+                f"--service-cluster-ip-range={SERVICE_CIDR}",
+                "--allow-privileged=true",
+                f"--audit-log-path={self.audit_log}", f"--audit-policy-file={policy}",
+                "--audit-log-mode=blocking",
+                "--profiling=false", "-v=0",
+            ],
+        )
+        self._wait_ready(timeout)
+        kc = yaml.safe_dump(self.kubeconfig())
+        kc_file = self._write_private("admin.kubeconfig", kc)
+        common = [f"--kubeconfig={kc_file}", "--leader-elect=false", "--secure-port=0", "--profiling=false", "-v=0"]
+        self._spawn("kube-scheduler", common)
+        self._spawn(
+            "kube-controller-manager",
+            common
+            + [
+                f"--service-account-private-key-file={p('sa.key')}", f"--root-ca-file={p('ca.crt')}",
+                "--use-service-account-credentials=false", f"--service-cluster-ip-range={SERVICE_CIDR}",
+                "--allocate-node-cidrs=false", "--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller",
+                # Seconds, not minutes, between a ReplicaSet's pods and their garbage after a test's deletes.
+                "--concurrent-gc-syncs=20",
+            ],
+        )
+        self._wait_default_sa(timeout)
+
+    def _spawn(self, name: str, args: list[str]) -> None:
+        log = open(self.dir / f"{name}.log", "wb")  # noqa: SIM115 - kept open for the process's lifetime
+        self.procs[name] = subprocess.Popen(
+            [str(self.bin[name]), *[a for a in args if a]],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            # Their own process group: a Ctrl+C meant for dragoman reaches them only through stop().
+            start_new_session=True,
+        )
+
+    def log_tail(self, name: str, lines: int = 20) -> str:
+        try:
+            text = (self.dir / f"{name}.log").read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    def _check_alive(self) -> None:
+        for name, proc in self.procs.items():
+            if proc.poll() is not None:
+                raise UserError(
+                    f"{name} exited with code {proc.returncode} while starting; its last words:\n{self.log_tail(name)}",
+                    ExitCode.INPUT,
+                )
+
+    def ssl_context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(cadata=self.pki.ca_pem.decode())
+        return ctx
+
+    def request(self, method: str, path: str, body: Any = None, *, token: str | None = None, timeout: float = 30.0) -> tuple[int, Any]:
+        """One API request as `token` (default the admin): (code, decoded JSON or text)."""
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Authorization", f"Bearer {token or self.admin_token}")
+        req.add_header("Accept", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, context=self.ssl_context(), timeout=timeout) as resp:
+                raw = resp.read()
+                code = resp.status
+        except urllib.error.HTTPError as exc:
+            raw, code = exc.read(), exc.code
+        try:
+            return code, json.loads(raw)
+        except ValueError:
+            return code, raw.decode(errors="replace")
+
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        last = ""
+        while time.monotonic() < deadline:
+            self._check_alive()
+            try:
+                code, body = self.request("GET", "/readyz", timeout=5)
+                if code == 200:
+                    return
+                last = str(body)[-300:]
+            except (OSError, ssl.SSLError) as exc:
+                last = str(exc)
+            time.sleep(0.3)
+        raise UserError(f"kube-apiserver was not ready after {timeout:.0f} s ({last}); its log:\n{self.log_tail('kube-apiserver')}", ExitCode.INPUT)
+
+    def _wait_default_sa(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._check_alive()
+            code, _ = self.request("GET", "/api/v1/namespaces/default/serviceaccounts/default")
+            if code == 200:
+                return
+            time.sleep(0.3)
+        raise UserError("kube-controller-manager made no default ServiceAccount in time; its log:\n" + self.log_tail("kube-controller-manager"), ExitCode.INPUT)
+
+    def stop(self) -> None:
+        """End every process (SIGTERM, then SIGKILL after 10 s) and remove the run's folder. Idempotent."""
+        for name in ("kube-controller-manager", "kube-scheduler", "kube-apiserver", "etcd"):
+            proc = self.procs.get(name)
+            if proc is not None and proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        for name, proc in self.procs.items():
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                proc.wait(timeout=5)
+        self.procs.clear()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> "ControlPlane":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,147 @@
+"""`dragoman controlplane build` and the real-control-plane side of `dragoman sim serve --control-plane DIR`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+CACHE = "cache"  # `--control-plane` with no DIR: the binaries `dragoman controlplane build` made
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("controlplane", help="the real Kubernetes v1.37 control plane, built from source")
+    cpsub = p.add_subparsers(dest="cp_command", metavar="SUBCOMMAND", required=True)
+    b = cpsub.add_parser(
+        "build",
+        help="build etcd, kube-apiserver, kube-scheduler and kube-controller-manager v1.37.2",
+        description=(
+            "Build the real control plane from the repository's controlplane/ Go module (Go 1.26+, the Go module "
+            "proxy) into a cache outside the checkout (~/.cache/dragoman/controlplane/v1.37.2 by default). "
+            "Idempotent: nothing is rebuilt when the binaries are there at the right version."
+        ),
+    )
+    b.add_argument("--dir", metavar="DIR", help="where to put the binaries (default: the cache)")
+    b.add_argument("--force", action="store_true", help="rebuild even when the binaries are there")
+    b.set_defaults(handler=run_build)
+    w = cpsub.add_parser("where", help="print the directory of the built control plane (exit 1 when not built)")
+    w.set_defaults(handler=run_where)
+
+
+def add_serve_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--control-plane",
+        nargs="?",
+        const=CACHE,
+        metavar="DIR",
+        help=(
+            "serve the scenario on the real Kubernetes v1.37 control plane instead of the embedded one: etcd, "
+            "kube-apiserver, kube-scheduler and kube-controller-manager from DIR (default: the ones `dragoman "
+            "controlplane build` made), with dragoman's node agents as the nodes"
+        ),
+    )
+
+
+    parser.add_argument(
+        "--audit-log-path",
+        metavar="PATH",
+        help="with --control-plane: where kube-apiserver writes its audit log (every request's metadata; default: in "
+        "the run's temporary folder)",
+    )
+    parser.add_argument("--demo", action="store_true", help="serve the demo fleet (the default scenario; --scenario demo)")
+
+
+def resolve(value: str) -> str:
+    from dragoman.sim.controlplane.build import cache_dir
+
+    return str(cache_dir()) if value == CACHE else os.path.expanduser(value)
+
+
+def run_build(args: argparse.Namespace) -> int:
+    import pathlib
+
+    from dragoman.fleet.errors import ExitCode
+    from dragoman.sim.controlplane.build import build
+
+    found = build(pathlib.Path(args.dir) if args.dir else None, force=args.force)
+    for name, path in found.items():
+        print(f"{name}: {path}")
+    return int(ExitCode.OK)
+
+
+def run_where(args: argparse.Namespace) -> int:
+    from dragoman.fleet.errors import ExitCode
+    from dragoman.sim.controlplane.build import built, cache_dir
+
+    if built() is None:
+        print(f"not built (run `dragoman controlplane build`; it goes to {cache_dir()})")
+        return int(ExitCode.PROBLEM)
+    print(cache_dir())
+    return int(ExitCode.OK)
+
+
+def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
+    """`sim serve --control-plane DIR`: the real control plane, the scenario loaded through the API, the agents."""
+    import asyncio
+
+    from dragoman.fleet.errors import ExitCode, UserError
+    from dragoman.sim.controlplane import RealCluster
+
+    for flag, value in (("--faults", args.faults), ("--speed", args.speed), ("--no-controllers", args.no_controllers), ("--port", args.port)):
+        if value:
+            raise UserError(f"{flag} is a setting of the embedded simulator; the real control plane does not take it (drop {flag} or --control-plane).", ExitCode.INPUT)
+    cluster = RealCluster(resolve(args.control_plane), sc.objects, sc.users, audit_log=args.audit_log_path)
+
+    async def serve() -> None:
+        try:
+            await cluster.start()
+            print(f"dragoman sim: serving the real Kubernetes v1.37.2 control plane at {cluster.url}" + (f" (scenario {name})" if name else " (empty cluster)"), flush=True)
+            rep = cluster.report
+            if rep is not None:
+                print("  loaded: " + ", ".join(f"{n} {k}" for k, n in sorted(rep.created.items())), flush=True)
+                if rep.left_to_controllers:
+                    print("  left to the real controllers and scheduler: " + ", ".join(f"{n} {k}" for k, n in sorted(rep.left_to_controllers.items())), flush=True)
+                for line in rep.refused[:20]:
+                    print(f"  refused by the API server: {line}", flush=True)
+            print("  " + ", ".join(f"{k} {v:.1f} s" for k, v in cluster.timings.items()), flush=True)
+            if args.write_kubeconfig:
+                write_kubeconfig(args.write_kubeconfig, cluster.kubeconfig())
+                contexts = ", ".join(c["name"] for c in cluster.kubeconfig()["contexts"])
+                print(f"  kubeconfig: {args.write_kubeconfig} (contexts: {contexts})", flush=True)
+                print(f"  try: KUBECONFIG={args.write_kubeconfig} kubectl get nodes", flush=True)
+            else:
+                print("  (no kubeconfig written; pass --write-kubeconfig PATH)", flush=True)
+            print(f"  audit log: {cluster.cp.audit_log}", flush=True)
+            print("  node agents: " + ", ".join(type(c).__name__ for c in cluster.agents.controllers), flush=True)
+            print("  press Ctrl+C to stop.", flush=True)
+            await asyncio.Event().wait()
+        finally:
+            await cluster.stop()
+
+    import signal
+
+    def _term(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _term)
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        print("dragoman sim: stopped (every control-plane process ended, its files removed).", flush=True)
+    return int(ExitCode.OK)
+
+
+def write_kubeconfig(path: str, config: dict) -> None:
+    import pathlib
+
+    import yaml
+
+    from dragoman.fleet.errors import ExitCode, UserError
+
+    p = pathlib.Path(path)
+    if p.exists() and not p.is_file():
+        raise UserError(f"--write-kubeconfig {p}: not a regular file; name a new file or an existing kubeconfig.", ExitCode.INPUT)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(yaml.safe_dump(config, sort_keys=False))
+    os.replace(tmp, p)
