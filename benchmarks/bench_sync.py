@@ -155,19 +155,16 @@ def _event_cost(pod_pages: list[bytes]) -> float:
 
 
 def _kubectl() -> str | None:
+    """kubectl from PATH, else the one benchmarks/kubectl.py fetches (the tests' cache); None drops the kubectl figures."""
     found = shutil.which("kubectl")
     if found:
         return found
-    repo = pathlib.Path(__file__).resolve().parent.parent
-    if (repo / "tests" / "support" / "kubectl.py").exists():
-        sys.path.insert(0, str(repo))
-        try:
-            from tests.support.kubectl import ensure_binary
+    try:
+        from dragoman.benchmarks.kubectl import ensure_binary
 
-            return str(ensure_binary("kubectl"))
-        except Exception:  # noqa: BLE001 - no kubectl only drops one figure
-            return None
-    return None
+        return str(ensure_binary("kubectl"))
+    except Exception:  # noqa: BLE001 - no kubectl only drops one figure
+        return None
 
 
 def _time_kubectl(kubectl: str, kubeconfig: str, home: str) -> float:

@@ -6,7 +6,9 @@ import asyncio
 import dataclasses
 import logging
 import time
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
+
+from dragoman.fleet.projection import PodListDecoder, Projection, project_pod
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +86,13 @@ KINDS: dict[str, KindInfo] = {
 }
 
 
+# Kinds a store may project, and how (fleet/projection.py says what is kept and why).
+PROJECTORS: dict[str, Callable[[dict, dict], dict]] = {"Pod": project_pod}
+# Decoders of LIST pages that project while decoding, per kind: the informer hands them to Cluster.list_all.
+PAGE_DECODERS: dict[str, Callable[[dict], Callable[[bytes], Any]]] = {"Pod": lambda strings: PodListDecoder(strings)}
+WHOLE_CACHE = 32  # whole objects fetched on demand, kept for pages reopened soon after
+
+
 def key_of(obj: dict) -> tuple[str, str]:
     """(namespace or "", name) of a raw object."""
     meta = obj.get("metadata") or {}
@@ -148,6 +157,14 @@ class FleetStore:
         self.read_only = read_only
         # "cluster <server>" or "snapshot <path>": for the header and for error messages.
         self.source = source
+        # Objects a server sent with fields of the wrong type, left out of the store: "Kind ns/name" -> a sentence.
+        self.notes: dict[str, str] = {}
+        self.malformed_count = 0
+        # Where whole objects come from when a projection is not enough (a Cluster); None: keep everything whole.
+        # Only a store fed by a cluster projects: a snapshot's store has no server to fetch the rest from.
+        self.whole_source: Any = None
+        self._strings: dict[str, str] = {}
+        self._whole: dict[tuple[str, str, str], dict] = {}
 
     # ---------------------------------------------------------------- reading
     def objects(self, kind: str) -> dict[tuple[str, str], dict]:
@@ -156,6 +173,71 @@ class FleetStore:
 
     def get(self, kind: str, namespace: str | None, name: str) -> dict | None:
         return self._objects[kind].get((namespace or "", name))
+
+    # ---------------------------------------------------------------- whole objects on demand
+    def serve_whole_from(self, cluster: Any) -> None:
+        """Project the kinds in PROJECTORS from now on; whole objects are fetched from `cluster` when a page needs them."""
+        self.whole_source = cluster
+
+    def needs_fetch(self, obj: dict | None) -> bool:
+        """Whether `obj` is a projection whose whole object this store does not hold."""
+        return isinstance(obj, Projection) and self._cached_whole(obj) is None
+
+    def whole_of(self, obj: dict | None) -> dict | None:
+        """The whole object behind `obj` when it has been fetched (or `obj` itself when it is whole); else `obj`."""
+        if isinstance(obj, Projection):
+            return self._cached_whole(obj) or obj
+        return obj
+
+    def _whole_key(self, obj: dict) -> tuple[str, str, str]:
+        return (str(obj.get("kind") or ""), *key_of(obj))
+
+    def _cached_whole(self, obj: dict) -> dict | None:
+        hit = self._whole.get(self._whole_key(obj))
+        # Only the same version: a projection that moved on since must not show an older whole object.
+        return hit if hit is not None and _rv(hit) == _rv(obj) else None
+
+    async def fetch_whole(self, obj: dict) -> dict:
+        """The whole object behind a projection, read from the server (one GET, through the cluster's client).
+
+        Returns `obj` unchanged when it is whole already. The object read is kept (the last WHOLE_CACHE of them) so
+        the page can be drawn again; raises the cluster's ClusterError when the read fails."""
+        if not isinstance(obj, Projection):
+            return obj
+        cached = self._cached_whole(obj)
+        if cached is not None:
+            return cached
+        cluster = self.whole_source
+        if cluster is None:
+            raise LookupError("this store has no server to fetch whole objects from")
+        key = self._whole_key(obj)
+        info = KINDS[key[0]]
+        whole = await cluster.get(info.path(key[1] or None, key[2]))
+        if isinstance(whole, dict):
+            whole.setdefault("kind", info.kind)
+            whole.setdefault("apiVersion", info.api_version)
+        while len(self._whole) >= WHOLE_CACHE:
+            self._whole.pop(next(iter(self._whole)))
+        self._whole[key] = whole
+        return whole
+
+    def page_decoder(self, kind: str) -> Callable[[bytes], Any] | None:
+        """A decoder for LIST pages of `kind` that projects as it decodes, when this store projects that kind."""
+        make = PAGE_DECODERS.get(kind) if self.whole_source is not None else None
+        return make(self._strings) if make is not None else None
+
+    def _project(self, kind: str, obj: dict) -> dict:
+        projector = PROJECTORS.get(kind) if self.whole_source is not None else None
+        if projector is None:
+            return obj
+        out = projector(obj, self._strings)
+        if isinstance(out, Projection):
+            out.source = self
+        return out
+
+    def projected(self, kind: str) -> int:
+        """How many objects of `kind` are held as projections."""
+        return sum(1 for o in self._objects[kind].values() if isinstance(o, Projection))
 
     def count(self, kind: str | None = None) -> int:
         if kind is not None:
@@ -189,7 +271,10 @@ class FleetStore:
         # Changed in place, so a reader holding `objects(kind)` keeps seeing the live mapping.
         current = self._objects[kind]
         fresh: dict[tuple[str, str], dict] = {}
+        project = self.whole_source is not None and kind in PROJECTORS
         for obj in objects:
+            if project:
+                obj = self._project(kind, obj)
             fresh[key_of(obj)] = obj
         gone = [key for key in current if key not in fresh]
         for key in gone:
@@ -209,6 +294,8 @@ class FleetStore:
     def apply(self, kind: str, event_type: str, obj: dict) -> None:
         """Apply one watch event (ADDED, MODIFIED or DELETED) to `kind`."""
         objs = self._objects[kind]
+        if event_type != "DELETED" and self.whole_source is not None:
+            obj = self._project(kind, obj)
         key = key_of(obj)
         old = objs.get(key)
         if event_type == "DELETED":

@@ -78,7 +78,8 @@ def _gpu_container(n: int) -> dict:
 
 def generate_scale(nodes: int = 5000, gpus_per_node: int = 8, pods: int = 20000, seed: int = 0, *,
                    pending: int = 0, pool_size: int = 100, gpu: str = "h100-80gb", namespaces: int = 10,
-                   driver_version: str = "v0.4.0", dra_fraction: float = 0.5) -> list[dict]:
+                   driver_version: str = "v0.4.0", dra_fraction: float = 0.5,
+                   instance_type: str = "a3-highgpu-8g") -> list[dict]:
     """A fleet of `nodes` GPU nodes, half on the device plugin and half on DRA, with `pods` GPU pods.
 
     `pending` of those pods are left unscheduled: half ask `nvidia.com/gpu` on device-plugin pools, half are for the
@@ -93,14 +94,15 @@ def generate_scale(nodes: int = 5000, gpus_per_node: int = 8, pods: int = 20000,
     gc.disable()
     try:
         return _generate(nodes, gpus_per_node, pods, seed, pending, pool_size, gpu, namespaces, driver_version,
-                         dra_fraction)
+                         dra_fraction, instance_type)
     finally:
         if was_enabled:
             gc.enable()
 
 
 def _generate(nodes: int, gpus_per_node: int, pods: int, seed: int, pending: int, pool_size: int, gpu: str,
-              namespaces: int, driver_version: str, dra_fraction: float) -> list[dict]:  # noqa: C901
+              namespaces: int, driver_version: str, dra_fraction: float,
+              instance_type: str = "a3-highgpu-8g") -> list[dict]:  # noqa: C901
     rng = random.Random(seed)
     model = nv.CATALOG[gpu]
     hw = nv.NodeHardware(model, gpus_per_node)
@@ -138,7 +140,7 @@ def _generate(nodes: int, gpus_per_node: int, pods: int, seed: int, pending: int
         node_index[name] = i
         node_uid[name] = uid("node", name)
         labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-                  POOL_LABEL: pool, "node.kubernetes.io/instance-type": "a3-highgpu-8g",
+                  POOL_LABEL: pool, "node.kubernetes.io/instance-type": instance_type,
                   "nvidia.com/gpu.deploy.device-plugin": "false" if on_dra else "true", **gfd}
         capacity = {"cpu": "208", "memory": "1913832036Ki", "pods": "110"}
         allocatable = {"cpu": "207", "memory": "1812345678Ki", "pods": "110"}
@@ -276,6 +278,307 @@ def _generate(nodes: int, gpus_per_node: int, pods: int, seed: int, pending: int
     return out
 
 
+# ---------------------------------------------------------------------------------------------------- the envelope
+#
+# Kubernetes' supported envelope (5,000 nodes, 150,000 pods) as a mixed cluster: GPU pools on the device plugin and on
+# DRA beside CPU pools, whose Deployment and Job pods are most of the pods dragoman lists and watches.
+
+ENVELOPE_GPU = "a100-40gb"
+ENVELOPE_GPU_INSTANCE = "a2-megagpu-16g"  # 16 A100s a node: 2,500 GPU nodes hold 40,000 GPUs
+CPU_INSTANCE = "n2-standard-32"
+# DaemonSets every node runs besides the GPU stack (kube-proxy, logging, metrics): one pod per node each.
+NODE_DAEMONS = (("kube-proxy", "kube-system", "registry.k8s.io/kube-proxy:v1.37.1"),
+                ("fluent-bit", "logging", "cr.fluentbit.io/fluent/fluent-bit:4.0.3"),
+                ("node-exporter", "monitoring", "quay.io/prometheus/node-exporter:v1.9.1"))
+CPU_IMAGES = ("ghcr.io/acme/api:2026.11.3", "ghcr.io/acme/web:2026.11.1", "ghcr.io/acme/worker:2026.10.7",
+              "docker.io/library/redis:8.0", "docker.io/library/nginx:1.29", "ghcr.io/acme/batch:2026.11.2")
+DEFAULT_TOLERATIONS = [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                       {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]
+
+
+def _template_parts(app: str, image: str, sa_volume: str) -> dict:
+    """The parts of a pod stamped from one template (a Deployment's or a Job's): containers, volumes, managedFields.
+
+    Shared by every pod of that template, as the simulator takes ownership of scenario objects and replaces (never
+    edits in place) what it changes: 150,000 pods cost their JSON in the simulator, not their JSON three times over."""
+    container = {
+        "name": app, "image": image, "imagePullPolicy": "IfNotPresent",
+        "command": ["/app/server"], "args": ["--port=8080", "--log-format=json"],
+        "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
+        "env": [{"name": "APP", "value": app}, {"name": "GOMAXPROCS", "value": "2"},
+                {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}],
+        "resources": {"limits": {"memory": "1Gi"}, "requests": {"cpu": "250m", "memory": "512Mi"}},
+        "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"}, "periodSeconds": 10,
+                           "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3},
+        "volumeMounts": [{"name": sa_volume, "readOnly": True, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}],
+        "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+        "securityContext": {"allowPrivilegeEscalation": False, "runAsNonRoot": True, "capabilities": {"drop": ["ALL"]}},
+    }
+    volumes = [{"name": sa_volume, "projected": {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}]
+    managed = [
+        {"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1", "time": STARTED, "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:metadata": {"f:generateName": {}, "f:labels": {".": {}, "f:app.kubernetes.io/name": {}, "f:pod-template-hash": {}},
+                                     "f:ownerReferences": {".": {}}},
+                      "f:spec": {"f:containers": {f"k:{{\"name\":\"{app}\"}}": {".": {}, "f:image": {}, "f:name": {}, "f:resources": {}}},
+                                 "f:dnsPolicy": {}, "f:restartPolicy": {}, "f:schedulerName": {}}}},
+        {"manager": "kubelet", "operation": "Update", "apiVersion": "v1", "time": STARTED, "fieldsType": "FieldsV1",
+         "subresource": "status",
+         "fieldsV1": {"f:status": {"f:conditions": {}, "f:containerStatuses": {}, "f:hostIP": {}, "f:phase": {}, "f:podIP": {},
+                                   "f:podIPs": {}, "f:startTime": {}}}},
+    ]
+    return {"containers": [container], "volumes": volumes, "managed": managed}
+
+
+def _cpu_pod(name: str, ns: str, uid: str, parts: dict, labels: dict, owner: dict, node: str, ip: str, host_ip: str,
+             phase: str = "Running") -> dict:
+    c = parts["containers"][0]
+    done = phase == "Succeeded"
+    state = {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": STARTED, "finishedAt": STARTED}} if done \
+        else {"running": {"startedAt": STARTED}}
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "generateName": name[:-5], "namespace": ns, "uid": uid, "creationTimestamp": STARTED,
+                     "labels": labels, "ownerReferences": [owner], "managedFields": parts["managed"]},
+        "spec": {"containers": parts["containers"], "volumes": parts["volumes"], "restartPolicy": "Never" if owner["kind"] == "Job" else "Always",
+                 "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst", "serviceAccountName": "default",
+                 "serviceAccount": "default", "nodeName": node, "securityContext": {}, "schedulerName": "default-scheduler",
+                 "tolerations": DEFAULT_TOLERATIONS, "priority": 0, "enableServiceLinks": True, "preemptionPolicy": "PreemptLowerPriority"},
+        "status": {
+            "phase": phase, "hostIP": host_ip, "hostIPs": [{"ip": host_ip}], "podIP": ip, "podIPs": [{"ip": ip}],
+            "startTime": STARTED, "qosClass": "Burstable",
+            "conditions": [{"type": "PodReadyToStartContainers", "status": "False" if done else "True", "lastProbeTime": None, "lastTransitionTime": STARTED},
+                           {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": STARTED},
+                           {"type": "Ready", "status": "False" if done else "True", "lastProbeTime": None, "lastTransitionTime": STARTED},
+                           {"type": "ContainersReady", "status": "False" if done else "True", "lastProbeTime": None, "lastTransitionTime": STARTED},
+                           {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": STARTED}],
+            "containerStatuses": [{"name": c["name"], "image": c["image"], "imageID": c["image"] + "@sha256:" + "0" * 64,
+                                   "containerID": "containerd://" + uid.replace("-", "") * 2, "ready": not done,
+                                   "restartCount": 0, "started": not done, "state": state}],
+        },
+    }
+
+
+def generate_envelope(nodes: int = 5000, gpu_nodes: int = 2500, gpus_per_node: int = 16, pods: int = 150_000,
+                      gpu_pods: int = 20_000, seed: int = 0, *, dra_fraction: float = 0.5, namespaces: int = 50,
+                      cpu_pool_size: int = 250, job_pods: int = 12_500) -> list[dict]:
+    """Kubernetes' envelope as a mixed fleet: `gpu_nodes` GPU nodes (16 A100s each: 40,000 GPUs by default, half the
+    nodes on the device plugin and half on DRA) beside `nodes - gpu_nodes` CPU nodes, and `pods` pods in all.
+
+    Of the pods, the minority dragoman reads closely: `gpu_pods` GPU pods (the DRA half holding scheduler-made claims),
+    the device plugin's and the DRA driver's DaemonSet pods. The rest: three node DaemonSets on every node, `job_pods`
+    pods of Jobs (a third of them finished), and Deployments' pods on the CPU pools. Deterministic from `seed`.
+    """
+    cpu_nodes = nodes - gpu_nodes
+    if cpu_nodes < 1:
+        raise ValueError("the envelope needs CPU nodes beside its GPU nodes")
+    daemon_pods = len(NODE_DAEMONS) * nodes
+    deploy_pods = pods - gpu_pods - gpu_nodes - daemon_pods - job_pods
+    if deploy_pods < 0:
+        raise ValueError(f"{pods} pods are fewer than the GPU, DaemonSet and Job pods the envelope places")
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        pending = min(gpu_pods, max(10, gpu_pods // 200))
+        out = _generate(gpu_nodes, gpus_per_node, gpu_pods, seed, pending, 100, ENVELOPE_GPU, 10, "v0.4.0",
+                        dra_fraction, ENVELOPE_GPU_INSTANCE)
+        _add_cpu_side(out, cpu_nodes, deploy_pods, job_pods, seed, namespaces, cpu_pool_size)
+        return out
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _add_cpu_side(out: list[dict], cpu_nodes: int, deploy_pods: int, job_pods: int, seed: int, namespaces: int,
+                  cpu_pool_size: int) -> None:  # noqa: C901
+    rng = random.Random(f"dragoman-envelope-{seed}")
+    ids = _Ids(seed + 1_000_003)
+    all_nodes = [o["metadata"]["name"] for o in out if o["kind"] == "Node"]
+    node_ip = {o["metadata"]["name"]: o["status"]["addresses"][0]["address"] for o in out if o["kind"] == "Node"}
+    ns_names = [f"svc-{i:03d}" for i in range(namespaces)]
+    for ns in ["logging", "monitoring", "batch", *ns_names]:
+        out.append({"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": ns, "uid": ids.uid(), "creationTimestamp": CREATED,
+                                 "labels": {"kubernetes.io/metadata.name": ns}},
+                    "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+    pools = [f"cpu-{i:03d}" for i in range(max(1, -(-cpu_nodes // cpu_pool_size)))]
+    cpu_names = []
+    for i in range(cpu_nodes):
+        pool = pools[i // cpu_pool_size]
+        name = f"gke-env-{pool}-{i % cpu_pool_size:04d}-{ids.suffix(4)}"
+        cpu_names.append(name)
+        node_ip[name] = f"10.{200 + (i >> 8)}.{i & 255}.10"
+        out.append({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "uid": ids.uid(), "creationTimestamp": CREATED, "labels": {
+                "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+                POOL_LABEL: pool, "node.kubernetes.io/instance-type": CPU_INSTANCE}},
+            "spec": {"providerID": f"gce://acme-scale/us-central1-a/{name}"},
+            "status": {"capacity": {"cpu": "32", "memory": "131896904Ki", "pods": "110"},
+                       "allocatable": {"cpu": "31850m", "memory": "123456789Ki", "pods": "110"},
+                       "conditions": _ready_conditions(), "addresses": [{"type": "InternalIP", "address": node_ip[name]}],
+                       "nodeInfo": {"kubeletVersion": KUBELET, "kubeProxyVersion": KUBELET, "architecture": "amd64",
+                                    "operatingSystem": "linux", "osImage": "Container-Optimized OS from Google",
+                                    "containerRuntimeVersion": "containerd://2.0.6", "kernelVersion": "6.6.97+",
+                                    "bootID": "", "machineID": "", "systemUUID": ""}},
+        })
+    pod_ips: dict[str, int] = {}
+
+    def ip_on(node: str) -> str:
+        n = pod_ips.get(node, 2)
+        pod_ips[node] = n + 1
+        _, b, c, _ = node_ip[node].split(".")
+        return f"10.{int(b) - 100}.{c}.{n}"  # the node's /24 of pod addresses
+
+    # Node DaemonSets: a pod on every node, GPU nodes included (they tolerate every taint).
+    for app, ns, image in NODE_DAEMONS:
+        labels = {"app.kubernetes.io/name": app}
+        ds_uid = ids.uid()
+        parts = _template_parts(app, image, f"kube-api-access-{ids.suffix()}")
+        out.append({
+            "apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": app, "namespace": ns, "uid": ds_uid, "creationTimestamp": CREATED, "labels": labels, "generation": 1},
+            "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
+                "containers": parts["containers"], "tolerations": [{"operator": "Exists"}]}},
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}},
+            "status": {"currentNumberScheduled": len(all_nodes) + cpu_nodes, "desiredNumberScheduled": len(all_nodes) + cpu_nodes,
+                       "numberAvailable": len(all_nodes) + cpu_nodes, "numberMisscheduled": 0, "numberReady": len(all_nodes) + cpu_nodes,
+                       "observedGeneration": 1, "updatedNumberScheduled": len(all_nodes) + cpu_nodes},
+        })
+        owner = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": app, "uid": ds_uid, "controller": True, "blockOwnerDeletion": True}
+        for node in all_nodes + cpu_names:
+            out.append(_cpu_pod(f"{app}-{ids.suffix()}", ns, ids.uid(), parts, labels, owner, node, node_ip[node], node_ip[node]))
+
+    # Deployments (one ReplicaSet each) on the CPU pools, spread round-robin; then Jobs, a third of them finished.
+    cursor = [0]
+
+    def next_node() -> str:
+        node = cpu_names[cursor[0] % len(cpu_names)]
+        cursor[0] += 1
+        return node
+
+    placed = 0
+    d = 0
+    while placed < deploy_pods:
+        replicas = min(deploy_pods - placed, rng.randint(20, 140))
+        ns = ns_names[d % len(ns_names)]
+        app = f"svc-{d:04d}"
+        image = CPU_IMAGES[d % len(CPU_IMAGES)]
+        hash_ = ids.suffix(10)
+        labels = {"app.kubernetes.io/name": app}
+        dep_uid, rs_uid = ids.uid(), ids.uid()
+        parts = _template_parts(app, image, f"kube-api-access-{ids.suffix()}")
+        template = {"metadata": {"labels": labels}, "spec": {"containers": parts["containers"]}}
+        out.append({"apiVersion": "apps/v1", "kind": "Deployment",
+                    "metadata": {"name": app, "namespace": ns, "uid": dep_uid, "creationTimestamp": CREATED, "generation": 1, "labels": labels},
+                    "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template,
+                             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}},
+                    "status": {"observedGeneration": 1, "replicas": replicas, "updatedReplicas": replicas, "readyReplicas": replicas,
+                               "availableReplicas": replicas}})
+        rs_labels = {**labels, "pod-template-hash": hash_}
+        out.append({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                    "metadata": {"name": f"{app}-{hash_}", "namespace": ns, "uid": rs_uid, "creationTimestamp": CREATED, "generation": 1,
+                                 "labels": rs_labels, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": app,
+                                                                           "uid": dep_uid, "controller": True, "blockOwnerDeletion": True}]},
+                    "spec": {"replicas": replicas, "selector": {"matchLabels": rs_labels},
+                             "template": {"metadata": {"labels": rs_labels}, "spec": {"containers": parts["containers"]}}},
+                    "status": {"observedGeneration": 1, "replicas": replicas, "fullyLabeledReplicas": replicas,
+                               "readyReplicas": replicas, "availableReplicas": replicas}})
+        owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{app}-{hash_}", "uid": rs_uid, "controller": True,
+                 "blockOwnerDeletion": True}
+        for _ in range(replicas):
+            node = next_node()
+            out.append(_cpu_pod(f"{app}-{hash_}-{ids.suffix()}", ns, ids.uid(), parts, rs_labels, owner, node, ip_on(node), node_ip[node]))
+        placed += replicas
+        d += 1
+    placed, j = 0, 0
+    while placed < job_pods:
+        completions = min(job_pods - placed, rng.randint(5, 20))
+        name = f"batch-{j:05d}"
+        job_uid = ids.uid()
+        labels = {"batch.kubernetes.io/job-name": name, "batch.kubernetes.io/controller-uid": job_uid}
+        parts = _template_parts("batch", CPU_IMAGES[-1], f"kube-api-access-{ids.suffix()}")
+        finished = j % 3 == 0
+        out.append({"apiVersion": "batch/v1", "kind": "Job",
+                    "metadata": {"name": name, "namespace": "batch", "uid": job_uid, "creationTimestamp": STARTED, "generation": 1, "labels": labels},
+                    "spec": {"parallelism": completions, "completions": completions, "backoffLimit": 6, "completionMode": "NonIndexed",
+                             "template": {"metadata": {"labels": labels}, "spec": {"containers": parts["containers"], "restartPolicy": "Never"}}},
+                    "status": {"startTime": STARTED, "active": 0 if finished else completions, "succeeded": completions if finished else 0,
+                               **({"completionTime": STARTED, "conditions": [{"type": "Complete", "status": "True", "lastTransitionTime": STARTED}]}
+                                  if finished else {})}})
+        owner = {"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": job_uid, "controller": True, "blockOwnerDeletion": True}
+        for _ in range(completions):
+            node = next_node()
+            out.append(_cpu_pod(f"{name}-{ids.suffix()}", "batch", ids.uid(), parts, dict(labels), owner, node, ip_on(node), node_ip[node],
+                                phase="Succeeded" if finished else "Running"))
+        placed += completions
+        j += 1
+
+
+class EnvelopeChurn:
+    """The envelope's everyday watch load, written straight into a simulator's store: Jobs' pods completing (MODIFIED,
+    then DELETED as the Job is cleaned up) and Deployments rolling (a pod DELETED, its replacement ADDED).
+
+    `step()` makes one watch event. Commits skip request decoding and validation, as bench_tui's churn does: the point
+    is the stream of events the client absorbs, at rates the full write path cannot make on a 2-core machine."""
+
+    def __init__(self, store, seed: int = 0) -> None:
+        self.store = store
+        self.rt = store._rt("pods")
+        self.rng = random.Random(f"dragoman-envelope-churn-{seed}")
+        self.ids = _Ids(seed + 7)
+        self.running_jobs: list[tuple[str, str]] = []
+        self.done_jobs: list[tuple[str, str]] = []
+        self.deploy: list[tuple[str, str]] = []
+        for e in store.entries(self.rt):
+            md = e.obj["metadata"]
+            owner = (md.get("ownerReferences") or [{}])[0].get("kind")
+            key = (md["namespace"], md["name"])
+            phase = (e.obj.get("status") or {}).get("phase")
+            if owner == "Job":
+                (self.done_jobs if phase == "Succeeded" else self.running_jobs).append(key)
+            elif owner == "ReplicaSet":
+                self.deploy.append(key)
+        self.events = 0
+
+    def step(self) -> None:
+        r = self.rng.random()
+        if r < 0.25 and self.running_jobs:  # a Job's pod completes
+            key = self.running_jobs.pop(self.rng.randrange(len(self.running_jobs)))
+            entry = self.store.entry(self.rt, *key)
+            if entry is not None:
+                cur = entry.obj
+                status = {**cur["status"], "phase": "Succeeded"}
+                self.store._commit("MODIFIED", self.rt, {**cur, "metadata": dict(cur["metadata"]), "status": status}, entry)
+                self.done_jobs.append(key)
+        elif r < 0.5 and self.done_jobs:  # a finished Job's pod is cleaned up
+            key = self.done_jobs.pop(self.rng.randrange(len(self.done_jobs)))
+            entry = self.store.entry(self.rt, *key)
+            if entry is not None:
+                self.store._commit("DELETED", self.rt, {**entry.obj, "metadata": dict(entry.obj["metadata"])}, entry)
+        elif self.deploy:  # a Deployment rolls one pod: the old one goes, its replacement comes
+            i = self.rng.randrange(len(self.deploy))
+            key = self.deploy[i]
+            entry = self.store.entry(self.rt, *key)
+            if entry is None:
+                self.deploy.pop(i)
+                return
+            if self.rng.random() < 0.5:
+                self.store._commit("DELETED", self.rt, {**entry.obj, "metadata": dict(entry.obj["metadata"])}, entry)
+            else:
+                cur = entry.obj
+                name = key[1][:-5] + self.ids.suffix()
+                md = {**cur["metadata"], "name": name, "uid": self.ids.uid()}
+                self.store._commit("ADDED", self.rt, {**cur, "metadata": md}, None)
+                self.deploy[i] = (key[0], name)
+        self.events += 1
+
+
 def load(**params) -> list[dict]:
-    """The scale scenario for `sim serve --scenario scale` (sim/scenario.py calls `load()`); params as generate_scale."""
+    """The scale scenario for `sim serve --scenario scale` (sim/scenario.py calls `load()`); params as generate_scale,
+    or `shape="envelope"` and generate_envelope's."""
+    if params.pop("shape", "scale") == "envelope":
+        return generate_envelope(**params)
     return generate_scale(**params)
