@@ -46,9 +46,17 @@ class AuditLog:
         self.cluster = cluster or {}
 
     def _append(self, record: dict) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        from dragoman.fleet.safefile import open_append
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            from dragoman.fleet.errors import ExitCode, UserError
+
+            raise UserError(f"cannot write the audit log to {self.path} ({exc.strerror or exc}).", ExitCode.INPUT) from None
         line = json.dumps(_scrub(record), sort_keys=False, separators=(",", ":"))
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        # A regular file only, never through a link; 0600 even when it existed with another mode (README's promise).
+        fd = open_append(str(self.path), "the audit log")
         try:
             os.write(fd, (line + "\n").encode())
             os.fsync(fd)
@@ -83,9 +91,13 @@ class AuditLog:
         self._append(rec)
 
     def records(self) -> Iterator[dict]:
-        if not self.path.exists():
+        from dragoman.fleet.safefile import open_read_regular
+
+        # `--audit-log /dev/zero` once read zeros until 13 GB: only a regular file is read.
+        fd = open_read_regular(str(self.path), "the audit log")
+        if fd is None:
             return
-        with open(self.path, encoding="utf-8") as f:
+        with open(fd, encoding="utf-8", errors="replace") as f:
             for line in f:
                 line = line.strip()
                 if not line:

@@ -1,4 +1,6 @@
-"""The types Kubernetes gives the fields dragoman reads, checked on objects from files (an API server already enforces them)."""
+"""The types Kubernetes gives the fields dragoman reads, checked on every object before it reaches the model: from
+files (snapshots, `cel --snapshot`) and from servers (LIST items and watch events: a proxy, a broken or hostile
+server can send anything, and one Node whose labels are a list once crashed the model)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,25 @@ _NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer",
 # (kind or "*", dotted path with [] for "every element" and {} for "every value", the type Kubernetes gives it).
 SHAPES: list[tuple[str, str, Any]] = [
     ("*", "metadata", OBJ), ("*", "metadata.name", STR), ("*", "metadata.namespace", STR),
-    ("*", "metadata.labels", OBJ), ("*", "metadata.labels.{}", SCALAR),
-    ("*", "metadata.annotations", OBJ), ("*", "metadata.annotations.{}", SCALAR),
+    ("*", "metadata.uid", STR), ("*", "metadata.resourceVersion", STR), ("*", "metadata.creationTimestamp", STR),
+    ("*", "metadata.deletionTimestamp", STR), ("*", "metadata.generateName", STR),
+    # Strings in Kubernetes; a snapshot's `gpus: 8` is made a string by normalize_labels before this check.
+    ("*", "metadata.labels", OBJ), ("*", "metadata.labels.{}", STR),
+    ("*", "metadata.annotations", OBJ), ("*", "metadata.annotations.{}", STR),
+    ("*", "metadata.ownerReferences.[].kind", STR), ("*", "metadata.ownerReferences.[].name", STR),
+    ("*", "metadata.ownerReferences.[].uid", STR),
+    ("Node", "spec.unschedulable", bool), ("Node", "spec.taints.[].key", STR), ("Node", "spec.taints.[].effect", STR),
+    ("Node", "spec.taints.[].value", STR), ("Node", "status.conditions.[].type", STR), ("Node", "status.conditions.[].status", STR),
+    ("Node", "status.nodeInfo.kubeletVersion", STR), ("Node", "status.nodeInfo.containerRuntimeVersion", STR),
+    ("Node", "status.nodeInfo.osImage", STR), ("Node", "status.nodeInfo.kernelVersion", STR),
+    ("Pod", "spec.nodeName", STR), ("Pod", "spec.schedulerName", STR), ("Pod", "spec.priority", INT),
+    ("Pod", "spec.containers.[].name", STR), ("Pod", "spec.containers.[].image", STR),
+    ("Pod", "spec.resourceClaims.[].name", STR), ("Pod", "status.reason", STR), ("Pod", "status.message", STR),
+    ("Pod", "status.conditions.[].type", STR), ("Pod", "status.conditions.[].reason", STR),
+    ("Pod", "status.conditions.[].message", STR),
+    ("ResourceClaim", "spec.devices.requests.[].name", STR),
+    ("Event", "reason", STR), ("Event", "message", STR), ("Event", "type", STR), ("Event", "involvedObject", OBJ),
+    ("Event", "involvedObject.name", STR), ("Event", "involvedObject.kind", STR), ("Event", "count", INT),
     ("*", "metadata.ownerReferences", LIST), ("*", "metadata.ownerReferences.[]", OBJ),
     ("*", "spec", OBJ), ("*", "status", OBJ),
     ("Node", "spec.taints", LIST), ("Node", "spec.taints.[]", OBJ),
@@ -102,6 +121,26 @@ def _check(value: Any, node: dict, where: str) -> str | None:
     return None
 
 
-def shape_problem(obj: dict) -> str | None:
-    """The first field of `obj` whose type is not the one Kubernetes gives it, as words; None when every checked field fits."""
-    return _check(obj, _trie(str(obj.get("kind"))), "")
+def shape_problem(obj: dict, kind: str = "") -> str | None:
+    """The first field of `obj` whose type is not the one Kubernetes gives it, as words; None when every checked field
+    fits. `kind` is used when the object carries none (items of a typed LIST)."""
+    k = obj.get("kind")
+    if k is not None and not isinstance(k, str):
+        return f"its kind is {_type_name(k)}, where Kubernetes has a string"
+    return _check(obj, _trie(k or kind), "")
+
+
+def normalize_labels(obj: dict) -> None:
+    """Label and annotation values written as YAML numbers or booleans (`gpus: 8`, `enabled: true`) become the strings
+    they spell, as they would be once applied to a cluster; a snapshot's mixed `pool: 1` and `pool: a` then sort."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    for key in ("labels", "annotations"):
+        values = meta.get(key)
+        if isinstance(values, dict):
+            for k, v in values.items():
+                if isinstance(v, bool):
+                    values[k] = "true" if v else "false"
+                elif isinstance(v, (int, float)):
+                    values[k] = str(v)

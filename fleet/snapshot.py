@@ -6,18 +6,33 @@ import datetime
 import json
 import os
 import pathlib
+import re
 import sys
-import tempfile
 from typing import IO, Iterable
 
 import yaml
 
-from dragoman.fleet.errors import ExitCode, UserError
-from dragoman.fleet.shapes import shape_problem
+from dragoman.fleet.errors import ExitCode, UserError, printable
+from dragoman.fleet.shapes import normalize_labels, shape_problem
 from dragoman.fleet.store import KINDS, SNAPSHOT, FleetStore, key_of
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """YAML as Kubernetes reads it: an unquoted `2026-01-02T03:04:05Z` stays the string it is (PyYAML would make a
+    datetime, which no API object holds and the model cannot compare with the strings of other objects)."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+}
+
+MAX_SNAPSHOT_BYTES = 2 * 1024 * 1024 * 1024  # a 10,000-node fleet's snapshot is a few hundred MB; /dev/zero is endless
+# A lone UTF-16 surrogate escape (`"\ud800"`) in JSON or YAML text: decodes to a str that cannot be printed or written.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 # Kinds dragoman never keeps, even when a snapshot holds them.
 NEVER = {"Secret"}
@@ -30,18 +45,20 @@ def _err(message: str) -> UserError:
 
 
 def _read_text(path: str) -> tuple[str, str]:
+    from dragoman.fleet.safefile import read_bounded
+
     if path == "-":
-        return sys.stdin.read(), "standard input"
+        raw = sys.stdin.buffer.read(MAX_SNAPSHOT_BYTES + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8", "surrogatepass")
+        if len(raw) > MAX_SNAPSHOT_BYTES:
+            raise _err(f"the snapshot on standard input is larger than {MAX_SNAPSHOT_BYTES >> 30} GiB.")
+        name = "standard input"
+    else:
+        raw = read_bounded(path, MAX_SNAPSHOT_BYTES, "the snapshot")
+        name = path
     try:
-        return pathlib.Path(path).read_text(), path
-    except FileNotFoundError:
-        raise _err(f"the snapshot {path} does not exist.") from None
-    except IsADirectoryError:
-        raise _err(f"the snapshot {path} is a directory, not a file.") from None
-    except PermissionError:
-        raise _err(f"the snapshot {path} cannot be read (permission denied).") from None
+        return raw.decode("utf-8"), name
     except UnicodeDecodeError:
-        raise _err(f"the snapshot {path} is not Kubernetes YAML: it is not a text file.") from None
+        raise _err(f"the snapshot {name} is not Kubernetes YAML: it is not a text file.") from None
 
 
 def _documents(text: str, name: str) -> list:
@@ -55,6 +72,7 @@ def _documents(text: str, name: str) -> list:
         except RecursionError:
             raise _err(f"the snapshot {name} is not Kubernetes YAML: it is nested too deeply to be an object.") from None
     try:
+        # Aliases stay shared references (never expanded: a billion laughs is read and rewritten as it is).
         return list(yaml.load_all(text, Loader=_Loader))
     except RecursionError:
         raise _err(f"the snapshot {name} is not Kubernetes YAML: it is nested too deeply to be an object.") from None
@@ -80,12 +98,15 @@ def parse_objects(text: str, name: str = "the snapshot") -> list[dict]:
         meta = obj.get("metadata")
         if not isinstance(meta, dict) or not meta.get("name"):
             raise _err(f"the snapshot {name} is not Kubernetes YAML: {where} ({kind}) has no metadata.name.")
+        normalize_labels(obj)
         problem = shape_problem(obj)
         if problem:
             raise _err(f"the snapshot {name} is not Kubernetes YAML: {where} ({kind} {str(meta['name'])[:80]!r}) is malformed: {problem}.")
         objects.append(obj)
 
     docs = _documents(text, name)
+    if _SURROGATE_ESCAPE.search(text) and _has_surrogate(docs):
+        raise _err(f"the snapshot {name} is not Kubernetes YAML: it holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text.")
     for n, doc in enumerate(docs, 1):
         if doc is None:
             continue
@@ -106,6 +127,21 @@ def parse_objects(text: str, name: str = "the snapshot") -> list[dict]:
     if not objects:
         raise _err(f"the snapshot {name} holds no Kubernetes objects.")
     return objects
+
+
+def _has_surrogate(value: object) -> bool:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if any("\ud800" <= c <= "\udfff" for c in v):
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
 
 
 def load_snapshot(path_or_dash: str) -> list[dict]:
@@ -178,7 +214,9 @@ def dump_snapshot(store: FleetStore, out: IO[str], *, header: Iterable[str] = ()
     """Write the store as one `kind: List` YAML document; returns the number of items."""
     items = snapshot_items(store)
     for line in header:
-        out.write(f"# {line}\n")
+        # One comment line each, whatever a server's gitVersion or a context name holds: a newline there once
+        # started a line of YAML of its own, and injected objects into the snapshot.
+        out.write(f"# {printable(line)}\n")
     yaml.dump({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items}, out, Dumper=_Dumper, sort_keys=False,
               default_flow_style=False, allow_unicode=True, width=4096)
     return len(items)
@@ -188,22 +226,10 @@ def write_snapshot(store: FleetStore, path: str, *, header: Iterable[str] = ()) 
     """Write the snapshot to `path` atomically ("-" writes standard output); returns the number of items."""
     if path == "-":
         return dump_snapshot(store, sys.stdout, header=header)
-    target = pathlib.Path(path)
-    folder = target.parent if str(target.parent) else pathlib.Path(".")
-    if not folder.is_dir():
-        raise _err(f"cannot write the snapshot: the folder {folder} does not exist.")
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=folder)
-        with os.fdopen(fd, "w") as f:
-            n = dump_snapshot(store, f, header=header)
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise _err(f"cannot write the snapshot to {path} ({exc.strerror or exc}).") from None
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
-    return n
+    from dragoman.fleet.safefile import write_atomic
+
+    # Never over a device, a FIFO, a folder or through a link; a temporary 0600 file renamed into place.
+    return int(write_atomic(path, lambda f: dump_snapshot(store, f, header=header), "the snapshot"))  # type: ignore[arg-type]
 
 
 def provenance(server: str, context: str, version: str, forbidden: Iterable[str] = ()) -> list[str]:

@@ -62,6 +62,12 @@ class Origin:
         if unserved:
             # Before Kubernetes 1.34 a cluster serves no resource.k8s.io/v1: one note, not four.
             notes.append(f"the server does not serve {_join(unserved)}: the picture has none of them.")
+        # Objects of the wrong shape were left out (fleet/shapes.py): the first few by name, then how many in all.
+        malformed = list(getattr(store, "notes", {}).values())
+        notes.extend(malformed[:5])
+        total = max(getattr(store, "malformed_count", 0), len(malformed))
+        if total > 5:
+            notes.append(f"{total - 5} more objects of the wrong shape were skipped.")
         return notes
 
     def to_json(self) -> dict:
