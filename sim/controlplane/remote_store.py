@@ -58,7 +58,7 @@ class RemoteStore:
         self.clock = clock
         self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json", "User-Agent": "dragoman-node-agents"}
         ctx = ssl.create_default_context(cadata=ca_pem.decode()) if ca_pem else ssl.create_default_context()
-        self._http = urllib3.PoolManager(ssl_context=ctx, maxsize=8, retries=False, timeout=urllib3.Timeout(connect=10, read=60))
+        self._http = urllib3.PoolManager(ssl_context=ctx, maxsize=32, retries=False, timeout=urllib3.Timeout(connect=10, read=60))
         self._ctx = ctx
         self.mirrored = tuple(mirrored)
         self._data: dict[str, dict[tuple[str, str], dict]] = {r: {} for r in self.mirrored}

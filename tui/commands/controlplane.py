@@ -131,17 +131,9 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
 
 
 def write_kubeconfig(path: str, config: dict) -> None:
-    import pathlib
-
+    """The same safe write as the embedded simulator's kubeconfig (fleet/safefile.py: regular files only, atomic, 0600)."""
     import yaml
 
-    from dragoman.fleet.errors import ExitCode, UserError
+    from dragoman.fleet.safefile import write_atomic
 
-    p = pathlib.Path(path)
-    if p.exists() and not p.is_file():
-        raise UserError(f"--write-kubeconfig {p}: not a regular file; name a new file or an existing kubeconfig.", ExitCode.INPUT)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(yaml.safe_dump(config, sort_keys=False))
-    os.replace(tmp, p)
+    write_atomic(path, lambda f: f.write(yaml.safe_dump(config, sort_keys=False)), "--write-kubeconfig")

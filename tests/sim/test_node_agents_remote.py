@@ -1,0 +1,93 @@
+"""One implementation of node behaviour, two ways to reach a control plane.
+
+The node agents (kubelet, DRA kubelet plugin, GPU Operator) normally run inside the embedded simulator on its store.
+On the real control plane they run as API clients through `RemoteStore`. Here the same agents run as API clients
+against the embedded simulator (its own scheduler and workload controllers stay in-process): the fleet must settle
+to exactly the picture it settles to when the agents run in-process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import threading
+import time
+
+from dragoman.sim import scenario as scenario_mod
+from dragoman.sim.controllers import default_controllers
+from dragoman.sim.controlplane.agents import Agents, node_agents
+from dragoman.sim.server import Simulator
+
+AGENTS = {type(a).__name__ for a in node_agents(type("H", (), {"store": None, "clock": None})())}
+
+
+def _picture(sim: Simulator) -> dict:
+    return {
+        "pods": {(p["metadata"]["namespace"], p["metadata"]["name"]): p.get("status", {}).get("phase") for p in sim.store.list("pods")},
+        "slices": sorted(s["metadata"]["name"] for s in sim.store.list("resourceslices.resource.k8s.io")),
+        "allocatable": {n["metadata"]["name"]: (n.get("status", {}).get("allocatable") or {}).get("nvidia.com/gpu") for n in sim.store.list("nodes")},
+    }
+
+
+async def _settled(sim: Simulator, timeout: float = 60.0, quiet: float = 3.0) -> dict:
+    """The picture once nothing in it has changed for `quiet` seconds."""
+    deadline = time.monotonic() + timeout
+    last, since = _picture(sim), time.monotonic()
+    while time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+        now = _picture(sim)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet and any(v == "Running" for v in now["pods"].values()):
+            return now
+    raise AssertionError("the demo fleet did not settle")
+
+
+async def _run(remote: bool) -> dict:
+    sc = scenario_mod.load("demo")
+    sim = Simulator(sc.objects, users=sc.users, speed=1.0)
+    for c in default_controllers(sim):
+        if not (remote and type(c).__name__ in AGENTS):
+            sim.add_controller(c)
+    await sim.start()
+    stop = threading.Event()
+    thread = None
+    writes: list[int] = []
+    try:
+        if remote:
+            kc = sim.kubeconfig()
+            token = kc["users"][0]["user"]["token"]
+            ca = base64.b64decode(kc["clusters"][0]["cluster"]["certificate-authority-data"])
+
+            def agents_thread() -> None:
+                # Their own loop, as in their own process: their writes are synchronous HTTP to this server.
+                async def go() -> None:
+                    ag = Agents(sim.url, token, ca)
+                    await ag.start()
+                    while not stop.is_set():
+                        await asyncio.sleep(0.1)
+                    writes.append(ag.store.writes)
+                    await ag.stop()
+
+                asyncio.run(go())
+
+            thread = threading.Thread(target=agents_thread, daemon=True)
+            thread.start()
+        picture = await _settled(sim)
+    finally:
+        stop.set()
+        if thread is not None:
+            await asyncio.to_thread(thread.join, 30)
+        await sim.stop()
+    if remote:
+        assert writes and writes[0] > 20, "the agents wrote through the API"
+    return picture
+
+
+async def test_agents_through_the_api_settle_the_demo_as_in_process():
+    in_process = await _run(remote=False)
+    through_api = await _run(remote=True)
+    assert AGENTS == {"GpuOperator", "Kubelets", "DraKubeletPlugin"}
+    running = [k for k, v in in_process["pods"].items() if v == "Running"]
+    assert len(running) > 50 and in_process["slices"]
+    assert through_api == in_process
