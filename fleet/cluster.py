@@ -4,22 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import gc
 import json
+import math
 import os
 import shutil
 import socket
 import ssl
 import tempfile
 import time
-from typing import Any, AsyncIterator, Mapping
+import zlib
+from typing import Any, AsyncIterator, Iterator, Mapping
 
 import aiohttp
 from kubernetes_asyncio.client import ApiClient, Configuration
 
 from dragoman import __version__
 from dragoman.fleet import debugtrace
-from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.fleet.errors import ExitCode, UserError, printable
 from dragoman.fleet.kubeconfig import CredentialSource, ResolvedConfig, resolve
 
 LIST_PAGE = 500
@@ -28,13 +31,24 @@ RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
 def _retry_after(header: str | None, default: float) -> float:
-    """Seconds to wait before asking again: the server's Retry-After when it gives one (capped), else the backoff."""
+    """Seconds to wait before asking again: the server's Retry-After when it gives one (capped), else the backoff.
+    `nan`, `inf` and negative values are not numbers of seconds: the backoff is used (nan once defeated the cap)."""
     try:
-        return min(max(float(header), 0.0), 5.0) if header else default
+        value = float(header) if header else default
     except ValueError:
         return default
+    return min(value, 5.0) if math.isfinite(value) and value >= 0 else default
+
+
 CONNECT_TIMEOUT = 10.0
 REQUEST_TIMEOUT = 60.0
+
+# Bounds on what a server may send (issue 19): an endless /version once took 3.4 GB, a 500 KB gzip bomb 1 GB.
+MAX_SMALL_BODY = 4 * 1024 * 1024  # /version, discovery, one object
+MAX_BODY = 256 * 1024 * 1024  # one LIST page (500 objects; etcd keeps each under 1.5 MiB, most are a few KB)
+MAX_WATCH_LINE = 16 * 1024 * 1024  # one watch event: one object and its envelope
+MAX_PAGES = 100_000  # pages of one LIST (50 million objects at 500 a page)
+MAX_NOTES = 200  # malformed objects remembered for notes (the count goes on)
 
 
 # Bodies at least this large are decoded with the cyclic GC paused; from FREEZE_ABOVE on, their objects are frozen.
@@ -90,8 +104,122 @@ class ApiError(ClusterError):
         return self.status == 410
 
 
+class Malformed(ClusterError):
+    """The server sent something that is not what the Kubernetes API sends (a broken watch event, an endless line):
+    an informer lists again from scratch, with backoff."""
+
+
 class WatchGone(Exception):
     """The watch's resourceVersion is too old (410 Gone, as a status or as an ERROR event): relist."""
+
+
+def _kind_by_plural() -> dict[str, str]:
+    from dragoman.fleet.store import KINDS
+
+    return {info.plural: info.kind for info in KINDS.values()}
+
+
+_KIND_BY_PATH = _kind_by_plural()
+
+
+class _Guarded:
+    """kubernetes-asyncio's session with two of its defaults turned off for every request: redirects are never
+    followed (a 302 to http:// or another host would carry the credentials along), and bodies are not decompressed
+    by aiohttp (which has no bound; `read_body` inflates gzip under one)."""
+
+    def __init__(self, session: aiohttp.ClientSession) -> None:
+        self.session = session
+
+    def request(self, **kw: Any) -> Any:
+        return self.session.request(allow_redirects=False, auto_decompress=False, **kw)
+
+    async def close(self) -> None:
+        await self.session.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.session, name)
+
+
+@contextlib.contextmanager
+def tls_files(material: Mapping[str, bytes | None]) -> Iterator[dict[str, str]]:
+    """Paths from which OpenSSL can read TLS material (`ssl.SSLContext.load_cert_chain` takes only paths), valid
+    inside the block.
+
+    On Linux each is an anonymous memory file (memfd) opened as /proc/self/fd/N: the private key never touches a
+    disk, and nothing is left behind whatever ends the process (SIGTERM, SIGKILL, a crash). Elsewhere the files go to
+    a fresh 0700 folder, each 0600, removed as soon as the block ends, which is right after the TLS context has read
+    them — not at exit, so a killed process leaves a key behind only if it dies inside those microseconds.
+    """
+    fds: list[int] = []
+    paths: dict[str, str] = {}
+    folder: str | None = None
+    memfd = hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")
+    try:
+        for name, data in material.items():
+            if not data:
+                continue
+            if memfd:
+                fd = os.memfd_create(f"dragoman-{name}", getattr(os, "MFD_CLOEXEC", 0))
+                fds.append(fd)
+                paths[name] = f"/proc/self/fd/{fd}"
+            else:
+                folder = folder or tempfile.mkdtemp(prefix="dragoman-tls-")  # mkdtemp: mode 0700
+                paths[name] = os.path.join(folder, name)
+                fd = os.open(paths[name], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                fds.append(fd)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if not memfd:
+                os.close(fds.pop())
+        yield paths
+    finally:
+        for fd in fds:
+            os.close(fd)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _decompressor(encoding: str, what: str, who: str) -> Any:
+    enc = encoding.strip().lower()
+    if enc in ("", "identity"):
+        return None
+    if enc in ("gzip", "x-gzip", "deflate"):
+        return zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header, detected
+    raise Malformed(f"the server of {who} answered {what} in the encoding {printable(enc, 40)!r}, which was not asked for.")
+
+
+def _inflate(inflate: Any, chunk: bytes, room: int, what: str, who: str) -> bytes:
+    """Decompress `chunk`, producing at most `room` bytes (a gzip bomb stops at the bound instead of expanding)."""
+    try:
+        return inflate.decompress(chunk, max(room, 1))
+    except zlib.error:
+        raise Malformed(f"the server of {who} answered {what} with a corrupt gzip body.") from None
+
+
+def _inflate_pieces(inflate: Any, chunk: bytes, what: str, who: str) -> Iterator[bytes]:
+    """A compressed chunk decompressed one MiB at a time, so a bomb is never expanded at once."""
+    data = _inflate(inflate, chunk, 1 << 20, what, who)
+    yield data
+    while inflate.unconsumed_tail:
+        yield _inflate(inflate, inflate.unconsumed_tail, 1 << 20, what, who)
+
+
+async def read_body(resp: aiohttp.ClientResponse, limit: int, what: str, who: str) -> bytes:
+    """The body of `resp`, decompressed, refusing more than `limit` bytes (after decompression) with a sentence."""
+    inflate = _decompressor(resp.headers.get("Content-Encoding", ""), what, who)
+    out = bytearray()
+    async for chunk in resp.content.iter_chunked(256 * 1024):
+        if inflate is not None:
+            chunk = _inflate(inflate, chunk, limit - len(out) + 1, what, who)
+        out += chunk
+        if len(out) > limit:
+            raise Malformed(f"the server of {who} answered {what} with more than {limit >> 20} MiB; that is not what it should send.")
+    if inflate is not None:
+        out += inflate.flush()
+        if len(out) > limit:
+            raise Malformed(f"the server of {who} answered {what} with more than {limit >> 20} MiB; that is not what it should send.")
+    return bytes(out)
 
 
 def _query(query: Mapping[str, Any] | None) -> list[tuple[str, str]]:
@@ -133,41 +261,33 @@ class Cluster:
         self.server_version = ""  # its gitVersion, e.g. "v1.37.1"
         self.resource_api_versions: list[str] = []
         self.kube_system_uid: str | None = None
-        self._tmpdir = tempfile.mkdtemp(prefix="dragoman-tls-")
-        os.chmod(self._tmpdir, 0o700)
         self._cert_in_use: tuple[bytes | None, bytes | None] = (None, None)
-        try:
-            self.api_client = self._new_api_client(rc.client_cert_data, rc.client_key_data)
-        except BaseException:
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
-            raise
+        # Objects the server sent with fields of the wrong type: skipped, and named in a note (kind/ns/name -> words).
+        self.malformed: dict[str, str] = {}
+        self.malformed_count = 0
+        self.api_client = self._new_api_client(rc.client_cert_data, rc.client_key_data)
         self._closed = False
 
     # ------------------------------------------------------------------ client construction
-    def _write(self, name: str, data: bytes) -> str:
-        path = os.path.join(self._tmpdir, name)
-        with open(path, "wb") as f:
-            f.write(data)
-        return path
-
     def _new_api_client(self, cert: bytes | None, key: bytes | None) -> ApiClient:
         rc = self.config
         cfg = Configuration(host=rc.server)
         cfg.verify_ssl = not rc.insecure
-        if rc.ca_data:
-            cfg.ssl_ca_cert = self._write("ca.crt", rc.ca_data)
-        if cert and key:
-            n = len(os.listdir(self._tmpdir))
-            cfg.cert_file = self._write(f"client-{n}.crt", cert)
-            cfg.key_file = self._write(f"client-{n}.key", key)
         cfg.tls_server_name = rc.tls_server_name
         cfg.proxy = rc.proxy_url
+        material = {"ca.crt": rc.ca_data, "client.crt": cert if cert and key else None, "client.key": key if cert and key else None}
         try:
-            client = ApiClient(cfg)
+            with tls_files(material) as paths:
+                cfg.ssl_ca_cert = paths.get("ca.crt")
+                cfg.cert_file = paths.get("client.crt")
+                cfg.key_file = paths.get("client.key")
+                # The TLS context reads the files here and keeps the keys in memory; the files go when this block ends.
+                client = ApiClient(cfg)
         except ssl.SSLError as exc:
             raise Unreachable(f"the TLS material of {self._who()} cannot be used ({exc.reason or exc}); check certificate-authority and the client certificate.") from None
-        except FileNotFoundError as exc:
-            raise Unreachable(f"a TLS file of {self._who()} is missing ({exc.filename}).") from None
+        except (FileNotFoundError, ValueError) as exc:
+            raise Unreachable(f"the TLS material of {self._who()} cannot be used ({getattr(exc, 'filename', None) or exc}).") from None
+        client.rest_client.pool_manager = _Guarded(client.rest_client.pool_manager)
         client.user_agent = f"dragoman/{__version__}"
         if rc.username and rc.password and not rc.token and rc.exec is None:
             basic = base64.b64encode(f"{rc.username}:{rc.password}".encode()).decode()
@@ -206,7 +326,8 @@ class Cluster:
             raise ClusterError("the connection to the cluster was closed.")
         if self.config.exec is not None:
             await self._ensure_client_cert()
-        headers = {"Accept": "application/json"}
+        # gzip only: dragoman decompresses it itself, under a bound (aiohttp's own decoder has none).
+        headers = {"Accept": "application/json", "Accept-Encoding": "gzip"}
         if content_type:
             headers["Content-Type"] = content_type
         elif body is not None:
@@ -224,6 +345,11 @@ class Cluster:
                 resp = await self._call(method, path, query, sent, body, timeout)
             except aiohttp.ClientConnectorCertificateError as exc:
                 raise Unreachable(f"the server of {self._who()} presented a certificate that is not trusted ({exc.certificate_error}); check certificate-authority in the kubeconfig.") from None
+            except aiohttp.ClientProxyConnectionError as exc:
+                from dragoman.fleet.debugtrace import redact_url
+
+                raise Unreachable(f"cannot reach the proxy {redact_url(self.config.proxy_url or '')} of {self._who()}: {_why(exc)}; "
+                                  "check proxy-url in the kubeconfig.") from None
             except aiohttp.ClientConnectorError as exc:
                 raise Unreachable(f"cannot reach the cluster of {self._who()}: {_why(exc)}.") from None
             except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, aiohttp.ClientPayloadError) as exc:
@@ -238,7 +364,19 @@ class Cluster:
                 raise Unreachable(f"the server address of {self._who()} is not a valid URL.") from None
             except aiohttp.ClientResponseError as exc:
                 # Bytes that are not an HTTP answer (an SSH banner, a TLS port spoken to in plain HTTP, binary noise).
-                raise Unreachable(f"the server of {self._who()} did not answer in HTTP ({str(exc.message).splitlines()[0]}); is this the API server's address?") from None
+                first = (str(exc.message).splitlines() or [""])[0][:200]
+                raise Unreachable(f"the server of {self._who()} did not answer in HTTP ({first}); is this the API server's address?") from None
+            except ValueError as exc:
+                # aiohttp refuses a header it would have to send broken (a credential with a line break).
+                raise ClusterError(f"the request to {self._who()} could not be sent ({exc}).") from None
+            if 300 <= resp.status < 400:
+                # Never followed: a redirect could send the credentials to another host or over plain HTTP.
+                from dragoman.fleet.debugtrace import redact_url
+
+                location = printable(redact_url(resp.headers.get("Location", "")), 200) or "(no Location)"
+                resp.release()
+                raise ClusterError(f"the server of {self._who()} redirected {method} {path} ({resp.status}) to {location}; "
+                                   "dragoman does not follow redirects — put the API server's own address in the kubeconfig.")
             if resp.status == 401 and not refreshed and self.credentials.refreshable:
                 refreshed = True
                 resp.release()
@@ -264,9 +402,10 @@ class Cluster:
         debugtrace.record(method, path, query, resp.status, time.monotonic() - t0, auth=auth)
         return resp
 
-    async def _read(self, resp: aiohttp.ClientResponse, method: str, path: str) -> Any:
+    async def _read(self, resp: aiohttp.ClientResponse, method: str, path: str, limit: int = MAX_BODY,
+                    decoder: Any = None) -> Any:
         try:
-            raw = await resp.read()
+            raw = await read_body(resp, limit if resp.status < 400 else MAX_SMALL_BODY, f"{method} {path}", self._who())
         except (aiohttp.ClientPayloadError, aiohttp.ClientOSError, aiohttp.ServerDisconnectedError) as exc:
             raise Unreachable(f"the connection to the cluster of {self._who()} broke while reading {path} ({exc}).") from None
         except asyncio.TimeoutError:
@@ -278,8 +417,8 @@ class Cluster:
         if not raw:
             return {}
         try:
-            return decode(raw)
-        except ValueError:
+            return (decoder or decode)(raw)
+        except (ValueError, RecursionError):
             raise ClusterError(f"the server of {self._who()} answered {method} {path} with something that is not JSON.") from None
 
     def _error(self, status: int, method: str, path: str, raw: bytes) -> ApiError:
@@ -290,7 +429,7 @@ class Cluster:
                 body = parsed
         except ValueError:
             pass
-        err = ApiError(status, method, path, body, raw.decode(errors="replace") if body is None else "")
+        err = ApiError(status, method, path, body, printable(raw[:2000].decode(errors="replace"), 200) if body is None else "")
         if status == 401:
             err.message = (
                 f"the cluster of {self._who()} rejected the credentials of user {self.user!r} (401 Unauthorized); "
@@ -301,6 +440,7 @@ class Cluster:
     async def request(
         self, method: str, path: str, body: Any = None, query: Mapping[str, Any] | None = None,
         content_type: str | None = None, timeout: float | None = None, retry: bool | None = None,
+        decoder: Any = None,
     ) -> dict:
         """Any API request; the answer as raw JSON. Raises ApiError for an error status, Unreachable when the server is not there.
 
@@ -310,10 +450,11 @@ class Cluster:
         t = aiohttp.ClientTimeout(total=timeout, sock_connect=CONNECT_TIMEOUT) if timeout else None
         method = method.upper()
         repeatable = method == "GET" if retry is None else retry
+        limit = MAX_BODY if method == "GET" and not path.startswith(("/version", "/api/v1/namespaces/kube-system")) and path not in ("/apis", "/api") else MAX_SMALL_BODY
         for attempt in range(READ_RETRIES + 1):
             resp = await self._send(method, path, query=query, body=body, content_type=content_type, timeout=t)
             if not repeatable or resp.status not in RETRYABLE_STATUS or attempt == READ_RETRIES:
-                return await self._read(resp, method, path)
+                return await self._read(resp, method, path, limit, decoder)
             # An API server that sheds load (429) or hiccups (5xx) is asked again, as client-go does, honouring
             # Retry-After, rather than ending a migration on one busy moment.
             delay = _retry_after(resp.headers.get("Retry-After"), 0.25 * 2 ** attempt)
@@ -324,11 +465,14 @@ class Cluster:
     async def get(self, path: str, **query: Any) -> dict:
         return await self.request("GET", path, query=query)
 
-    async def list_raw(self, path: str, **query: Any) -> dict:
-        """One GET of a collection (one page when `limit` is given), as the server sent it."""
-        return await self.request("GET", path, query=query)
+    async def list_raw(self, path: str, *, decoder: Any = None, **query: Any) -> dict:
+        """One GET of a collection (one page when `limit` is given), as the server sent it.
 
-    async def list_all(self, path: str, *, label_selector: str | None = None, field_selector: str | None = None, limit: int = LIST_PAGE) -> tuple[list[dict], str]:
+        `decoder` turns the page's bytes into objects instead of `decode` (fleet/projection.py's projecting decoder)."""
+        return await self.request("GET", path, query=query, decoder=decoder)
+
+    async def list_all(self, path: str, *, label_selector: str | None = None, field_selector: str | None = None, limit: int = LIST_PAGE,
+                       decoder: Any = None) -> tuple[list[dict], str]:
         """Every item of a collection through `limit`/`continue` pages; (items, the list's resourceVersion).
 
         An expired continue token (410) restarts the list from the beginning, as client-go's pager does.
@@ -336,27 +480,60 @@ class Cluster:
         for _restart in range(3):
             items: list[dict] = []
             cont: str | None = None
+            seen: set[str] = set()
             rv = ""
             try:
-                while True:
-                    page = await self.list_raw(path, limit=limit, labelSelector=label_selector, fieldSelector=field_selector, **({"continue": cont} if cont else {}))
+                for _page in range(MAX_PAGES):
+                    page = await self.list_raw(path, decoder=decoder, limit=limit, labelSelector=label_selector, fieldSelector=field_selector, **({"continue": cont} if cont else {}))
                     page_items = page.get("items") if isinstance(page, dict) else None
                     meta = (page.get("metadata") if isinstance(page, dict) else None) or {}
                     if not isinstance(page, dict) or not isinstance(page_items or [], list) or not isinstance(meta, dict) or not all(
                             isinstance(i, dict) and isinstance(i.get("metadata"), dict) for i in page_items or []):
                         raise ClusterError(f"the server of {self._who()} answered GET {path} with something that is not a Kubernetes list.")
-                    items.extend(page_items or [])
+                    items.extend(self.admit(path, page, page_items or []))
                     rv = str(meta.get("resourceVersion") or rv)
-                    if meta.get("continue") and meta.get("continue") == cont:
-                        raise ClusterError(f"the server of {self._who()} answered GET {path} with the same continue token again; the list never ends.")
-                    cont = meta.get("continue") or None
-                    if not cont:
+                    nxt = meta.get("continue") or None
+                    if nxt is not None and not isinstance(nxt, str):
+                        raise ClusterError(f"the server of {self._who()} answered GET {path} with a continue token that is not a string.")
+                    if nxt and (nxt == cont or nxt in seen):
+                        raise ClusterError(f"the server of {self._who()} answered GET {path} with a continue token it had given before; the list never ends.")
+                    if not nxt:
                         return items, rv
+                    seen.add(nxt)
+                    cont = nxt
+                raise ClusterError(f"the server of {self._who()} answered GET {path} with more than {MAX_PAGES} pages; the list never ends.")
             except ApiError as exc:
                 if exc.status == 410 and cont:
                     continue
                 raise
         raise ClusterError(f"the list of {path} kept expiring while being paged; the cluster changes faster than it can be read.")
+
+    def admit(self, path: str, page: dict, items: list[dict]) -> list[dict]:
+        """The items whose fields have the types Kubernetes gives them; the others are left out and remembered as
+        notes (kind, name, field), so the model never sees an object that would make it crash."""
+        from dragoman.fleet.shapes import shape_problem
+
+        list_kind = page.get("kind")
+        default_kind = list_kind[:-4] if isinstance(list_kind, str) and list_kind.endswith("List") and list_kind != "List" else ""
+        default_kind = default_kind or _KIND_BY_PATH.get(path.rstrip("/").rsplit("/", 1)[-1], "")
+        good = []
+        for item in items:
+            problem = shape_problem(item, default_kind)
+            if problem is None:
+                good.append(item)
+            else:
+                self._note_malformed(item, default_kind, problem)
+        return good
+
+    def _note_malformed(self, obj: dict, kind: str, problem: str) -> None:
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        kind = obj.get("kind") if isinstance(obj.get("kind"), str) else kind
+        ns, name = meta.get("namespace"), meta.get("name")
+        who = f"{ns}/{name}" if isinstance(ns, str) and ns else str(name)
+        key = f"{kind} {who}"
+        self.malformed_count += 1
+        if key in self.malformed or len(self.malformed) < MAX_NOTES:
+            self.malformed[key] = printable(f"skipped {kind} {who!r} from the server: {problem}.", 300)
 
     async def watch(
         self, path: str, resource_version: str, *, label_selector: str | None = None, timeout_seconds: int | None = 300,
@@ -383,18 +560,24 @@ class Cluster:
                     raise WatchGone(raw.decode(errors="replace"))
                 raise self._error(resp.status, "GET", path, raw)
             yield "OPENED", {}
-            buf = b""
+            buf = bytearray()
+            inflate = _decompressor(resp.headers.get("Content-Encoding", ""), f"the watch of {path}", self._who())
             try:
-                async for chunk in resp.content.iter_any():
-                    buf += chunk
-                    if b"\n" not in chunk:
-                        continue
-                    *lines, buf = buf.split(b"\n")
-                    for line in lines:
-                        if line.strip():
-                            yield self._event(line, path)
+                async for raw in resp.content.iter_any():
+                    for chunk in ([raw] if inflate is None else _inflate_pieces(inflate, raw, f"the watch of {path}", self._who())):
+                        buf += chunk
+                        if b"\n" not in chunk:
+                            if len(buf) > MAX_WATCH_LINE:
+                                raise Malformed(f"the watch of {path} on {self._who()} sent a line longer than {MAX_WATCH_LINE >> 20} MiB; "
+                                                "that is not a watch event.")
+                            continue
+                        *lines, rest = bytes(buf).split(b"\n")
+                        buf = bytearray(rest)
+                        for line in lines:
+                            if line.strip():
+                                yield self._event(line, path)
                 if buf.strip():
-                    yield self._event(buf, path)
+                    yield self._event(bytes(buf), path)
             except (aiohttp.ClientPayloadError, aiohttp.ClientOSError, aiohttp.ServerDisconnectedError) as exc:
                 raise Unreachable(f"the watch of {path} on {self._who()} broke ({exc}).") from None
             except asyncio.TimeoutError:
@@ -403,16 +586,35 @@ class Cluster:
             resp.close()
 
     def _event(self, line: bytes, path: str) -> tuple[str, dict]:
+        if len(line) > MAX_WATCH_LINE:
+            raise Malformed(f"the watch of {path} on {self._who()} sent a line longer than {MAX_WATCH_LINE >> 20} MiB; that is not a watch event.")
         try:
             ev = decode(line)
             etype, obj = ev["type"], ev["object"]
-        except (ValueError, KeyError, TypeError):
-            raise ClusterError(f"the watch of {path} on {self._who()} sent a line that is not a watch event.") from None
+        except (ValueError, KeyError, TypeError, RecursionError):
+            raise Malformed(f"the watch of {path} on {self._who()} sent a line that is not a watch event.") from None
+        if not isinstance(etype, str) or etype not in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"):
+            raise Malformed(f"the watch of {path} on {self._who()} sent an event of unknown type {printable(str(etype), 40)!r}.")
+        if not isinstance(obj, dict):
+            raise Malformed(f"the watch of {path} on {self._who()} sent a {etype} event whose object is not an object.")
         if etype == "ERROR":
-            code = obj.get("code") if isinstance(obj, dict) else None
-            if code == 410 or (isinstance(obj, dict) and obj.get("reason") in ("Expired", "Gone")):
-                raise WatchGone(str(obj.get("message") or ""))
-            raise ApiError(int(code or 500), "WATCH", path, obj if isinstance(obj, dict) else None)
+            code = obj.get("code")
+            if code == 410 or obj.get("reason") in ("Expired", "Gone"):
+                raise WatchGone(printable(str(obj.get("message") or ""), 300))
+            if not isinstance(code, int) or isinstance(code, bool) or not 100 <= code <= 599:
+                raise Malformed(f"the watch of {path} on {self._who()} sent an ERROR event whose code {printable(str(code), 40)!r} is not an HTTP status.")
+            raise ApiError(code, "WATCH", path, obj)
+        if etype != "BOOKMARK":
+            if not isinstance(obj.get("metadata"), dict):
+                raise Malformed(f"the watch of {path} on {self._who()} sent a {etype} event whose object has no metadata.")
+            from dragoman.fleet.shapes import shape_problem
+
+            kind = _KIND_BY_PATH.get(path.rstrip("/").rsplit("/", 1)[-1], "")
+            problem = shape_problem(obj, kind)
+            if problem is not None:
+                # Skipped like a malformed LIST item; the watch goes on (relisting would fetch the same object).
+                self._note_malformed(obj, kind, problem)
+                return "SKIPPED", obj
         return etype, obj
 
     # ------------------------------------------------------------------ facts about the cluster
@@ -421,12 +623,15 @@ class Cluster:
         self.version_info = await self.get("/version")
         if not isinstance(self.version_info, dict):
             raise ClusterError(f"the server of {self._who()} answered GET /version with something that is not a Kubernetes version; is this the API server's address?")
-        self.server_version = str(self.version_info.get("gitVersion") or "")
+        git = self.version_info.get("gitVersion")
+        # Shown in headers and written into snapshot comments: one line of printable text, or nothing.
+        self.server_version = printable(git, 80) if isinstance(git, str) else ""
         self.resource_api_versions = await self._resource_versions()
         try:
             ns = await self.get("/api/v1/namespaces/kube-system")
             meta = ns.get("metadata") if isinstance(ns, dict) else None
-            self.kube_system_uid = meta.get("uid") if isinstance(meta, dict) else None
+            uid = meta.get("uid") if isinstance(meta, dict) else None
+            self.kube_system_uid = uid if isinstance(uid, str) else None
         except ApiError as exc:
             if exc.status not in (403, 404):
                 raise
@@ -442,14 +647,17 @@ class Cluster:
         versions: list[str] = []
         if not isinstance(groups, dict):
             raise ClusterError(f"the server of {self._who()} answered GET /apis with something that is not an API group list.")
-        if groups.get("kind") == "APIGroupDiscoveryList":
-            for item in groups.get("items") or []:
-                if (item.get("metadata") or {}).get("name") == "resource.k8s.io":
-                    versions = [v.get("version") for v in item.get("versions") or [] if v.get("version")]
-        else:
-            for g in groups.get("groups") or []:
-                if g.get("name") == "resource.k8s.io":
-                    versions = [v.get("version") for v in g.get("versions") or [] if v.get("version")]
+        # Each level is checked for its type: a server answering `groups: "nope"` gets a sentence, not a traceback.
+        entries = groups.get("items") if groups.get("kind") == "APIGroupDiscoveryList" else groups.get("groups")
+        if entries is not None and not isinstance(entries, list):
+            raise ClusterError(f"the server of {self._who()} answered GET /apis with something that is not an API group list.")
+        for g in entries or []:
+            if not isinstance(g, dict):
+                continue
+            meta = g.get("metadata") if groups.get("kind") == "APIGroupDiscoveryList" else g
+            name = meta.get("name") if isinstance(meta, dict) else None
+            if name == "resource.k8s.io" and isinstance(g.get("versions"), list):
+                versions = [v["version"] for v in g["versions"] if isinstance(v, dict) and isinstance(v.get("version"), str) and v["version"]]
         return versions
 
     async def close(self) -> None:
@@ -457,7 +665,6 @@ class Cluster:
             return
         self._closed = True
         await self.api_client.close()
-        shutil.rmtree(self._tmpdir, ignore_errors=True)
 
     async def __aenter__(self) -> "Cluster":
         return self

@@ -9,7 +9,7 @@ import random
 import time
 from typing import Iterable
 
-from dragoman.fleet.cluster import ApiError, Cluster, ClusterError, Unreachable, WatchGone
+from dragoman.fleet.cluster import ApiError, Cluster, ClusterError, Malformed, Unreachable, WatchGone
 from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.fleet.store import FORBIDDEN, KINDS, LIVE, RECONNECTING, STOPPED, SYNCING, UNREACHABLE, FleetStore, KindInfo
 
@@ -33,6 +33,14 @@ def _fill_type(items: list[dict], info: KindInfo) -> None:
         if "kind" not in item:
             item["kind"] = info.kind
             item["apiVersion"] = info.api_version
+
+
+def _take_notes(cluster: Cluster, store: FleetStore) -> None:
+    """Hand the cluster's notes about malformed objects to the store, where headers and reports read them."""
+    malformed = getattr(cluster, "malformed", None)
+    if malformed:
+        store.notes.update(malformed)
+        store.malformed_count = getattr(cluster, "malformed_count", len(store.notes))
 
 
 def _forbidden_message(cluster: Cluster, info: KindInfo, exc: ApiError) -> str:
@@ -134,10 +142,19 @@ class Informer:
                     message = exc.message
                 except Unreachable as exc:
                     status, message = UNREACHABLE, exc.message
+                except Malformed as exc:
+                    # A watch event that is not one (a line without end, an ERROR with no status code, an object
+                    # that is not an object): list again from scratch, after the backoff, and say why meanwhile.
+                    self.resource_version = None
+                    status, message = RECONNECTING, exc.message
                 except ClusterError as exc:
                     status, message = RECONNECTING, exc.message
                 except UserError as exc:  # e.g. the exec plugin failed while refreshing
                     status, message = UNREACHABLE, exc.message
+                except Exception as exc:  # noqa: BLE001 - whatever a server sent, the kind is not stopped for good
+                    log.exception("%s informer", kind)
+                    self.resource_version = None
+                    status, message = RECONNECTING, f"reading {self.info.plural} failed ({type(exc).__name__}: {exc})."
                 delay = backoff_delay(attempt, self.backoff_initial, self.backoff_max)
                 attempt += 1
                 self._state(status, f"{message} Retrying in {delay:.0f} s." if delay >= 1 else message)
@@ -154,9 +171,12 @@ class Informer:
         if self.resource_version is None:
             if not store.state(info.kind).synced:
                 self._state(SYNCING)
-            items, rv = await cluster.list_all(info.list_path, label_selector=info.label_selector)
+            # A store that projects (fleet/projection.py) gets the pages decoded straight into projections.
+            items, rv = await cluster.list_all(info.list_path, label_selector=info.label_selector,
+                                               decoder=store.page_decoder(info.kind))
             _fill_type(items, info)
             store.replace(info.kind, items)
+            _take_notes(cluster, store)
             self.resource_version = rv
             self.lists += 1
             self.last_activity = time.time()
@@ -170,7 +190,9 @@ class Informer:
                 continue
             self._events_seen += 1
             rv = (obj.get("metadata") or {}).get("resourceVersion")
-            if etype != "BOOKMARK":
+            if etype == "SKIPPED":
+                _take_notes(cluster, store)  # a malformed object: named in a note, never given to the model
+            elif etype != "BOOKMARK":
                 if "kind" not in obj:
                     obj["kind"], obj["apiVersion"] = info.kind, info.api_version
                 if info.label_selector and etype != "DELETED" and not info.matches(obj):
@@ -183,9 +205,13 @@ class Informer:
 class Syncer:
     """The informers of one cluster feeding one store."""
 
-    def __init__(self, cluster: Cluster, store: FleetStore, kinds: Iterable[str] | None = None, **informer_kw: float) -> None:
+    def __init__(self, cluster: Cluster, store: FleetStore, kinds: Iterable[str] | None = None, *, project: bool = True,
+                 **informer_kw: float) -> None:
         self.cluster = cluster
         self.store = store
+        if project:
+            # Live informers keep CPU pods as projections; the whole object is one GET away (FleetStore.fetch_whole).
+            store.serve_whole_from(cluster)
         names = list(kinds) if kinds is not None else list(store.kinds)
         self.informers: dict[str, Informer] = {k: Informer(cluster, store, KINDS[k], **informer_kw) for k in names}
 
@@ -289,6 +315,7 @@ async def fetch_once(cluster: Cluster, store: FleetStore, kinds: Iterable[str] |
                 raise
             _fill_type(items, info)
             store.replace(kind, items)
+            _take_notes(cluster, store)
             store.set_state(kind, LIVE, "", synced=True)
 
     await asyncio.gather(*(one(k) for k in names))

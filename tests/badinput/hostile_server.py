@@ -1,0 +1,207 @@
+"""A hostile API server on loopback for the bad-input corpus (issue 19): each mode answers with one malformed shape a
+broken proxy, a misconfigured address or a malicious server can send. Good answers elsewhere, so each mode tests
+exactly one thing. `serve(mode)` yields the http:// address; `kubeconfig(tmp, url)` a kubeconfig pointing at it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+import json
+import pathlib
+import threading
+from typing import Any, Callable, Iterator
+
+from aiohttp import web
+
+from tests.badinput.badinput_support import kubeconfig_text
+
+VERSION = {"major": "1", "minor": "37", "gitVersion": "v1.37.1"}
+NODE_OK = {"metadata": {"name": "good-node", "resourceVersion": "5", "labels": {"pool": "a"}}, "spec": {}, "status": {}}
+
+
+def _json(obj: Any, status: int = 200, headers: dict | None = None) -> web.Response:
+    return web.Response(body=json.dumps(obj).encode(), status=status, content_type="application/json", headers=headers)
+
+
+def _list(items: list, kind: str = "List", **meta: Any) -> dict:
+    return {"kind": kind, "apiVersion": "v1", "metadata": {"resourceVersion": "10", **meta}, "items": items}
+
+
+async def _endless(request: web.Request, piece: bytes = b'{"a": "' + b"x" * 65536, *, newline: bool = False) -> web.StreamResponse:
+    resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+    await resp.prepare(request)
+    with contextlib.suppress(ConnectionError, RuntimeError):
+        while True:
+            await resp.write(piece)
+            await asyncio.sleep(0)
+    return resp
+
+
+async def _drip(request: web.Request) -> web.StreamResponse:
+    resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+    await resp.prepare(request)
+    with contextlib.suppress(ConnectionError, RuntimeError):
+        while True:
+            await resp.write(b" ")
+            await asyncio.sleep(0.2)
+    return resp
+
+
+_BOMB: bytes | None = None
+
+
+def gzip_bomb() -> bytes:
+    """64 MB of zeros in about 64 KB (16 times the bound on /version)."""
+    global _BOMB
+    if _BOMB is None:
+        _BOMB = gzip.compress(b"0" * (64 * 1024 * 1024), compresslevel=6)
+    return _BOMB
+
+
+class Hostile:
+    """State shared by one server's handlers (counts of requests, for "401 then 200" and to prove a redirect unfollowed)."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.hits: dict[str, int] = {}
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        path, mode = request.path, self.mode
+        self.hits[path] = self.hits.get(path, 0) + 1
+        watch = request.query.get("watch") in ("true", "1")
+        # ---- /version
+        if path == "/version":
+            if mode == "endless-version":
+                return await _endless(request)
+            if mode == "gzip-bomb":
+                return web.Response(body=gzip_bomb(), headers={"Content-Type": "application/json", "Content-Encoding": "gzip"})
+            if mode == "slow-drip":
+                return await _drip(request)
+            if mode == "html-200":
+                return web.Response(text="<html><body>Sign in</body></html>", content_type="text/html")
+            if mode == "truncated-json":
+                return web.Response(text='{"gitVersion": "v1.3', content_type="application/json")
+            if mode == "protobuf":
+                return web.Response(body=b"k8s\x00\n\x0f\x12\x0bv1.37", content_type="application/vnd.kubernetes.protobuf")
+            if mode in ("redirect", "redirect-to-http"):
+                target = request.app["redirect_to"]
+                return web.Response(status=302, headers={"Location": f"{target}/version"})
+            if mode == "brotli":
+                return web.Response(body=b"\x1b\x00", headers={"Content-Type": "application/json", "Content-Encoding": "br"})
+            if mode == "version-injection":
+                return _json({**VERSION, "gitVersion": "v1.37.1\nitems:\n- kind: Secret\n  metadata: {name: injected}"})
+            if mode == "401-then-200" and self.hits[path] == 1:
+                return _json({"kind": "Status", "code": 401, "reason": "Unauthorized"}, 401)
+            if mode == "retry-after-nan":
+                return _json({"kind": "Status", "code": 503}, 503, headers={"Retry-After": "nan"})
+            return _json(VERSION)
+        if path == "/apis":
+            if mode == "discovery-groups-a-string":
+                return _json({"kind": "APIGroupList", "groups": "nope"})
+            if mode == "discovery-metadata-a-string":
+                return _json({"kind": "APIGroupDiscoveryList", "items": [{"metadata": "resource.k8s.io", "versions": 5}]})
+            return _json({"kind": "APIGroupList", "groups": []})
+        if path == "/api/v1/namespaces/kube-system":
+            return _json({"kind": "Namespace", "metadata": {"name": "kube-system", "uid": "u-1"}})
+        if path.startswith("/api/v1/namespaces/"):
+            return _json({"kind": "Namespace", "metadata": {"name": path.rsplit("/", 1)[-1], "uid": "u-2"}})
+        # ---- collections
+        if watch:
+            return await self.watch(request)
+        if mode == "continue-cycle":
+            nxt = {"": "A", "A": "B", "B": "A"}[request.query.get("continue", "")]
+            return _json({"kind": "List", "apiVersion": "v1", "metadata": {"resourceVersion": "10", "continue": nxt}, "items": []})
+        if mode == "endless-list":
+            return await _endless(request)
+        if path == "/api/v1/nodes":
+            bad = {
+                "node-labels-a-list": {"metadata": {"name": "bad-node", "labels": ["pool", "a"]}},
+                "node-pool-label-an-integer": {"metadata": {"name": "bad-node", "labels": {"pool": 7}}},
+                "node-kubelet-version-a-number": {"metadata": {"name": "bad-node"}, "status": {"nodeInfo": {"kubeletVersion": 1.37}}},
+            }.get(mode)
+            return _json(_list([NODE_OK] + ([bad] if bad else [])))
+        if path == "/api/v1/pods" and mode == "pod-nodename-a-list":
+            return _json(_list([{"metadata": {"name": "bad-pod", "namespace": "ns"}, "spec": {"nodeName": ["x"]}}]))
+        if path.endswith("/resourceslices") and mode == "slice-pool-a-list":
+            return _json(_list([{"metadata": {"name": "bad-slice"}, "spec": {"driver": "gpu.nvidia.com", "pool": [1]}}]))
+        return _json(_list([]))
+
+    async def watch(self, request: web.Request) -> web.StreamResponse:
+        mode = self.mode
+        resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        await resp.prepare(request)
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            if request.path == "/api/v1/nodes":
+                if mode == "watch-endless-line":
+                    while True:
+                        await resp.write(b'{"type":"ADDED","object":{"metadata":{"name":"' + b"n" * 65536)
+                        await asyncio.sleep(0)
+                if mode == "watch-error-code-not-a-number":
+                    await resp.write(b'{"type":"ERROR","object":{"kind":"Status","code":"teapot","message":"x"}}\n')
+                if mode == "watch-object-not-an-object":
+                    await resp.write(b'{"type":"MODIFIED","object":"surprise"}\n')
+                if mode == "watch-malformed-node":
+                    await resp.write(json.dumps({"type": "ADDED", "object": {"kind": "Node", "apiVersion": "v1",
+                                                 "metadata": {"name": "late-bad", "labels": [1], "resourceVersion": "11"}}}).encode() + b"\n")
+                    await resp.write(json.dumps({"type": "ADDED", "object": {"kind": "Node", "apiVersion": "v1",
+                                                 "metadata": {"name": "late-good", "resourceVersion": "12"}}}).encode() + b"\n")
+            while True:  # then quiet, as a watch with nothing happening is
+                await asyncio.sleep(1)
+        return resp
+
+
+@contextlib.contextmanager
+def serve(mode: str, *, redirect_to: str = "http://127.0.0.1:9") -> Iterator[tuple[str, Hostile]]:
+    """The hostile server in its own thread and loop on a free loopback port: (http:// address, its state)."""
+    started = threading.Event()
+    box: dict = {}
+    hostile = Hostile(mode)
+    if mode == "gzip-bomb":
+        gzip_bomb()  # made before serving, so no request waits on it
+
+    def main() -> None:
+        loop = asyncio.new_event_loop()
+        box["loop"] = loop
+        app = web.Application()
+        app["redirect_to"] = redirect_to  # noqa: a plain key keeps the harness short
+        app.router.add_route("*", "/{tail:.*}", hostile.handle)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
+        loop.run_until_complete(runner.setup())
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        loop.run_until_complete(site.start())
+        box["port"] = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        started.set()
+        loop.run_forever()
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(asyncio.wait_for(runner.cleanup(), 5))
+        loop.close()
+
+    thread = threading.Thread(target=main, daemon=True)
+    thread.start()
+    assert started.wait(30)
+    try:
+        yield f"http://127.0.0.1:{box['port']}", hostile
+    finally:
+        box["loop"].call_soon_threadsafe(box["loop"].stop)
+        thread.join(30)
+
+
+def kubeconfig(tmp: pathlib.Path, url: str, *, user: str = "  token: abc\n", name: str = "kubeconfig") -> str:
+    path = tmp / name
+    path.write_text(kubeconfig_text(url, user=user))
+    return str(path)
+
+
+def exec_user(tmp: pathlib.Path, token: str = "from-plugin") -> str:
+    """A kubeconfig user whose exec plugin prints a token (refreshable: a 401 makes dragoman ask it again)."""
+    plugin = tmp / "plugin.py"
+    plugin.write_text("import json\nprint(json.dumps({'kind': 'ExecCredential', 'apiVersion': 'client.authentication.k8s.io/v1',"
+                      f" 'status': {{'token': {token!r}}}}}))\n")
+    import sys
+
+    return (f"  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: {sys.executable}\n"
+            f"    args: [{str(plugin)!r}]\n    interactiveMode: Never\n")
+
+
+Mode = Callable[..., Any]
