@@ -39,7 +39,7 @@ def run(quick: bool) -> list[Figure]:
     runs = 1 if quick else 3
     cold, restart, relabel, restart_writes = [], [], [], []
     for _ in range(runs):
-        sim = Simulator(_fleet(n), tls=False)
+        sim = Simulator(_fleet(n))
         t0 = time.perf_counter()
         controllers = default_controllers(sim, scheduler=False)
         settle(controllers)
@@ -51,7 +51,7 @@ def run(quick: bool) -> list[Figure]:
         relabel.append(time.perf_counter() - t0)
 
         snapshot = [json.loads(json.dumps(o)) for r in ("nodes", "pods", "daemonsets.apps", "resourceslices.resource.k8s.io") for o in sim.store.list(r)]
-        again = Simulator(snapshot, tls=False)
+        again = Simulator(snapshot)
         rv = again.store.resource_version
         t0 = time.perf_counter()
         settle(default_controllers(again, scheduler=False))

@@ -11,6 +11,10 @@ A scenario file may hold, besides ordinary objects, one document
         clusterRoles: [view]        # bound with a ClusterRoleBinding
       - name: ops
         groups: [ops]               # RBAC objects in the scenario decide what the group may do
+    anonymousRead: false            # true: a request without a token may get, list and watch (never Secrets)
+
+Tokens are made fresh for every run and reach clients only through the kubeconfig the simulator writes; the
+scenarios shipped here name no token (a `token` in a scenario file of one's own fixes it, for tests that need to).
 
 A scenario NAME is looked up as sim/scenarios/NAME.yaml, then as a module dragoman.sim.scenarios.NAME with a
 `load() -> list[dict]` function (generated fleets).
@@ -42,6 +46,7 @@ class Scenario:
     users: list[dict] = dataclasses.field(default_factory=list)
     faults: str = ""
     speed: float | None = None
+    anonymous_read: bool = False
     skipped: dict[str, int] = dataclasses.field(default_factory=dict)  # kinds the simulator does not serve
     source: str = ""
 
@@ -72,6 +77,10 @@ def from_documents(docs: Iterable[Any], source: str = "") -> Scenario:
                 scenario.faults = str(d["faults"])
             if d.get("speed") is not None:
                 scenario.speed = float(d["speed"])
+            if "anonymousRead" in d:
+                if not isinstance(d["anonymousRead"], bool):
+                    raise ValueError("SimulatorConfig anonymousRead must be true or false")
+                scenario.anonymous_read = d["anonymousRead"]
             continue
         try:
             resources.for_object(d)

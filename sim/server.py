@@ -6,6 +6,7 @@ import asyncio
 import base64
 import binascii
 import dataclasses
+import datetime
 import ipaddress
 import json
 import logging
@@ -13,10 +14,7 @@ import math
 import os
 import pathlib
 import secrets
-import shutil
 import ssl
-import subprocess
-import tempfile
 import time
 import traceback
 from typing import Any, Iterable
@@ -25,7 +23,7 @@ import yaml
 from aiohttp import web
 
 from dragoman.fleet.errors import ExitCode, UserError
-from dragoman.sim import pieces, resources
+from dragoman.sim import certs, pieces, resources
 from dragoman.sim.api import status as st
 from dragoman.sim.clock import Clock, format_time, parse_time
 from dragoman.sim.faults import Faults
@@ -61,6 +59,18 @@ CONTINUE_TOO_OLD = (
     "modified, or deleted between the time the first chunk was returned and now may show up in the list."
 )
 ALWAYS_ALLOWED_PATHS = ("/healthz", "/readyz", "/livez", "/version")
+# The review kinds: a POST answered from the caller's identity and RBAC, never stored (handler method names).
+REVIEWS = {
+    "selfsubjectaccessreviews.authorization.k8s.io": "_self_subject_access_review",
+    "selfsubjectrulesreviews.authorization.k8s.io": "_self_subject_rules_review",
+    "selfsubjectreviews.authentication.k8s.io": "_self_subject_review",
+    "tokenreviews.authentication.k8s.io": "_token_review",
+}
+
+
+def new_token() -> str:
+    """A bearer token for one run: 256 random bits, so no two runs (and no shipped scenario) share one."""
+    return secrets.token_urlsafe(32)
 
 
 @dataclasses.dataclass
@@ -73,10 +83,15 @@ class User:
 
     @property
     def all_groups(self) -> list[str]:
+        if self.name == "system:anonymous":
+            return list(self.groups)
         return [*self.groups, "system:authenticated"]
 
 
 ADMIN = "admin"
+# Who a request without credentials is, as the real server names it (--anonymous-auth).
+ANONYMOUS = User("system:anonymous", "", ("system:unauthenticated",))
+READ_VERBS = frozenset({"get", "list", "watch"})
 
 BOOTSTRAP_RBAC: list[dict] = [
     {
@@ -105,32 +120,48 @@ BOOTSTRAP_RBAC: list[dict] = [
 
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
+# The Service the real API server keeps for itself in `default` (`kubectl cluster-info` and in-cluster clients).
+KUBERNETES_SERVICE: dict = {
+    "apiVersion": "v1",
+    "kind": "Service",
+    "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}},
+    "spec": {
+        "clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"], "internalTrafficPolicy": "Cluster", "ipFamilies": ["IPv4"],
+        "ipFamilyPolicy": "SingleStack", "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
+        "sessionAffinity": "None", "type": "ClusterIP",
+    },
+    "status": {"loadBalancer": {}},
+}
 
-# ------------------------------------------------------------------ TLS
 
-_CERT_DIR: pathlib.Path | None = None
+def crd_for(rt: ResourceType) -> dict:
+    """The CustomResourceDefinition a cluster serving the custom kind `rt` holds, established, schema-less (stored as
+    sent, as the simulator does)."""
+    names = {"plural": rt.plural, "singular": rt.singular, "kind": rt.kind, "listKind": rt.list_kind}
+    if rt.short_names:
+        names["shortNames"] = list(rt.short_names)
+    if rt.categories:
+        names["categories"] = list(rt.categories)
+    cond = lambda t, reason, msg: {"type": t, "status": "True", "reason": reason, "message": msg, "lastTransitionTime": None}  # noqa: E731
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{rt.plural}.{rt.group}"},
+        "spec": {
+            "group": rt.group, "names": names, "scope": "Namespaced" if rt.namespaced else "Cluster",
+            "versions": [{"name": rt.version, "served": True, "storage": True,
+                          "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}],
+            "conversion": {"strategy": "None"},
+        },
+        "status": {
+            "acceptedNames": names, "storedVersions": [rt.version],
+            "conditions": [cond("NamesAccepted", "NoConflicts", "no conflicts found"),
+                           cond("Established", "InitialNamesAccepted", "the initial names have been accepted")],
+        },
+    }
 
 
-def _self_signed_cert() -> tuple[str, str] | None:
-    """A throwaway certificate for 127.0.0.1 made with the openssl CLI (None when openssl is missing)."""
-    global _CERT_DIR
-    if _CERT_DIR is not None and (_CERT_DIR / "tls.crt").exists():
-        return str(_CERT_DIR / "tls.crt"), str(_CERT_DIR / "tls.key")
-    openssl = shutil.which("openssl")
-    if not openssl:
-        return None
-    d = pathlib.Path(tempfile.mkdtemp(prefix="dragoman-sim-tls-"))
-    cmd = [
-        openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-        "-keyout", str(d / "tls.key"), "-out", str(d / "tls.crt"), "-days", "3650", "-subj", "/CN=dragoman-sim",
-        "-addext", "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost",
-    ]
-    try:
-        subprocess.run(cmd, check=True, capture_output=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    _CERT_DIR = d
-    return str(d / "tls.crt"), str(d / "tls.key")
+# ------------------------------------------------------------------ loopback
 
 
 def _is_loopback(host: str) -> bool:
@@ -212,6 +243,17 @@ def _decode_continue(token: str) -> tuple[str, int, int]:
         raise ApiError(st.bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")) from None
 
 
+def _fold_string_data(rt: ResourceType, body: dict) -> None:
+    """A Secret's write-only stringData becomes base64 data (it wins over data for the same key), as the server does."""
+    if rt.key != "secrets" or "stringData" not in body:
+        return
+    extra = body.pop("stringData")
+    if not isinstance(extra, dict) or not all(isinstance(v, str) for v in extra.values()):
+        raise ApiError(st.bad_request("stringData must be a map of strings"))
+    data = body.get("data") if isinstance(body.get("data"), dict) else {}
+    body["data"] = {**data, **{k: base64.b64encode(v.encode()).decode() for k, v in extra.items()}}
+
+
 def _json(obj: Any, code: int = 200, headers: dict[str, str] | None = None, content_type: str = JSON_CT) -> web.Response:
     return web.Response(body=pieces.dumps(obj), status=code, headers={"Content-Type": content_type, **(headers or {})})
 
@@ -233,8 +275,8 @@ class Simulator:
         speed: float = 1.0,
         faults: str = "",
         history_size: int = 20_000,
-        tls: bool = True,
         validate_load: bool = False,
+        anonymous_read: bool = False,
         event_ttl: float = 3600.0,
     ) -> None:
         self.clock = Clock(speed)
@@ -244,7 +286,10 @@ class Simulator:
         self.url = ""
         self.host = ""
         self.port = 0
-        self.tls = tls
+        # A fresh key and certificate per simulator: HTTPS always, verified by clients through the kubeconfig.
+        self.certificate = certs.make_serving_certificate()
+        # Requests without a token: 401, unless the scenario lets anonymous clients read (get, list, watch).
+        self.anonymous_read = anonymous_read
         self.event_ttl = event_ttl
         # `kubectl logs`: pod_logs(pod, container) -> text; the kubelet controller may install one. Without it a
         # running container's log is empty.
@@ -262,7 +307,7 @@ class Simulator:
         self._watch_streams: set[Watcher] = set()
         self.request_count = 0
         self._started = False
-        self.add_user(User(ADMIN, secrets.token_hex(16), ("system:masters",)))
+        self.add_user(User(ADMIN, new_token(), ("system:masters",)))
         for u in users or ():
             self.add_user(u)
         self.store.load(self._bootstrap_objects())
@@ -280,7 +325,7 @@ class Simulator:
         """Add a user; a dict is {name, token?, groups?, clusterRoles?} (clusterRoles get a ClusterRoleBinding)."""
         if isinstance(user, dict):
             name = user["name"]
-            u = User(name, user.get("token") or secrets.token_hex(16), tuple(user.get("groups") or ()))
+            u = User(name, user.get("token") or new_token(), tuple(user.get("groups") or ()))
             for role in user.get("clusterRoles") or ():
                 binding = {
                     "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -303,6 +348,8 @@ class Simulator:
     def _bootstrap_objects(self) -> list[dict]:
         out: list[dict] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": {"kubernetes.io/metadata.name": n}}} for n in DEFAULT_NAMESPACES]
         out.extend(clone(BOOTSTRAP_RBAC))
+        out.append(clone(KUBERNETES_SERVICE))
+        out.extend(crd_for(rt) for rt in resources.RESOURCES if rt.custom)
         return out
 
     # ---------------------------------------------------------------- kubeconfig
@@ -311,9 +358,11 @@ class Simulator:
         """A kubeconfig with one context per user (`dragoman-sim` for the admin, `dragoman-sim-<user>` for others);
         the current context is `user`'s (the admin's by default)."""
         cluster = "dragoman-sim"
-        cluster_entry: dict[str, Any] = {"server": self.url}
-        if self.url.startswith("https"):
-            cluster_entry["insecure-skip-tls-verify"] = True
+        # The run's own certificate is the authority: clients verify the simulator (no insecure-skip-tls-verify).
+        cluster_entry: dict[str, Any] = {
+            "server": self.url,
+            "certificate-authority-data": base64.b64encode(self.certificate.cert_pem).decode(),
+        }
         contexts, users = [], []
         for u in self.users.values():
             ctx = cluster if u.name == ADMIN else f"{cluster}-{u.name}"
@@ -369,14 +418,7 @@ class Simulator:
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
-        ssl_ctx = None
-        if self.tls:
-            cert = _self_signed_cert()
-            if cert is not None:
-                ssl_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-                ssl_ctx.load_cert_chain(*cert)
-            else:
-                self.tls = False
+        ssl_ctx = self.certificate.server_context()
         site = web.TCPSite(self._runner, host, port, ssl_context=ssl_ctx, backlog=1024)
         try:
             await site.start()
@@ -386,7 +428,7 @@ class Simulator:
         sock = site._server.sockets[0]  # type: ignore[union-attr]
         self.host, self.port = host, sock.getsockname()[1]
         shown = f"[{host}]" if ":" in host else host
-        self.url = f"{'https' if ssl_ctx else 'http'}://{shown}:{self.port}"
+        self.url = f"https://{shown}:{self.port}"
         self._pdb_wakeup = asyncio.Event()
         self._tasks = [
             asyncio.create_task(self._reaper()),
@@ -549,17 +591,26 @@ class Simulator:
     # ---------------------------------------------------------------- HTTP
 
     def _authenticate(self, request: web.Request) -> User | None:
-        auth = request.headers.get("Authorization", "")
+        """The user of a request's bearer token; ANONYMOUS for no credentials at all; None for a wrong token."""
+        auth = request.headers.get("Authorization")
+        if auth is None:
+            return ANONYMOUS
         if auth.startswith("Bearer "):
             return self._tokens.get(auth[7:].strip())
-        if not self.tls:
-            # Over plain http kubectl sends no credentials at all; the only sensible reading is the admin.
-            return self.users[ADMIN]
         return None
+
+    def token_user(self, token: str) -> User | None:
+        """The user a bearer token authenticates as (TokenReview asks this)."""
+        return self._tokens.get(token)
 
     def _authorize(self, user: User, verb: str, route: Route | None, path: str) -> tuple[bool, str]:
         if "system:masters" in user.groups:
             return True, ""
+        if user is ANONYMOUS:
+            # Only a scenario's anonymousRead lets one this far; it reads, never writes, never reads Secrets.
+            if verb in READ_VERBS and (route is None or route.rt.key != "secrets") and path != "/metrics":
+                return True, ""
+            return False, ""
         if route is None:
             attrs = pieces.RequestAttributes(user.name, user.all_groups, verb, "", "", "", "", "", non_resource_path=path)
         else:
@@ -614,7 +665,7 @@ class Simulator:
             if path == "/version":
                 return _json(SERVER_VERSION)
             return web.Response(text="ok", content_type="text/plain")
-        if user is None:
+        if user is None or (user is ANONYMOUS and not self.anonymous_read):
             raise ApiError(st.unauthorized())
         q = request.query
         accept = request.headers.get("Accept", "")
@@ -660,10 +711,13 @@ class Simulator:
             raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
         verb = _verb(request.method, route, watch)
         record.update(verb=verb, resource=rt.key, subresource=route.subresource, namespace=route.namespace, name=route.name)
-        if rt.key == "selfsubjectaccessreviews.authorization.k8s.io":
+        if rt.key in REVIEWS:
             if request.method != "POST":
                 raise ApiError(st.method_not_allowed(rt.group, rt.plural))
-            return await self._self_subject_access_review(request, user)
+            if user is ANONYMOUS:
+                # system:basic-user grants the reviews to system:authenticated only.
+                raise ApiError(st.forbidden_message(f'{rt.plural}.{rt.group} is forbidden: User "system:anonymous" cannot create resource "{rt.plural}" in API group "{rt.group}" at the cluster scope', rt.group, rt.plural))
+            return await getattr(self, REVIEWS[rt.key])(request, user)
         if verb not in rt.verbs and not route.subresource:
             raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
         ok, reason = self._authorize(user, verb, route, path)
@@ -742,6 +796,8 @@ class Simulator:
             return "policy", "v1", "Eviction", ["create"]
         if sub == "binding":
             return "", "v1", "Binding", ["create"]
+        if sub == "token":
+            return "authentication.k8s.io", "v1", "TokenRequest", ["create"]
         if sub == "log":
             return "", "v1", "Pod", ["get"]
         if sub == "finalize":
@@ -1049,11 +1105,14 @@ class Simulator:
             return await self._evict(request, route, body)
         if route.subresource == "binding":
             return self._bind(request, route, body)
+        if route.subresource == "token":
+            return self._token_request(request, route, body)
         if route.name or route.subresource:
             raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
         if not isinstance(body, dict):
             raise ApiError(st.bad_request("the body of the request is not a Kubernetes object"))
         self._check_kind(rt, body)
+        _fold_string_data(rt, body)
         obj = self.store.create(
             rt, body, namespace=route.namespace or None, dry_run=self._dry_run(request), field_manager=self._manager(request),
             decode_mode=self._field_validation(request),
@@ -1075,6 +1134,7 @@ class Simulator:
         if not isinstance(body, dict):
             raise ApiError(st.bad_request("the body of the request is not a Kubernetes object"))
         self._check_kind(rt, body)
+        _fold_string_data(rt, body)
         sub = route.subresource or None
         if sub == "finalize":
             sub = None
@@ -1310,6 +1370,119 @@ class Simulator:
             "metadata": {"creationTimestamp": None},
             "spec": spec,
             "status": status,
+        }
+        return _json(out, 201)
+
+    def _review(self, kind: str, group: str, spec: Any, status: dict) -> web.Response:
+        out: dict[str, Any] = {"kind": kind, "apiVersion": f"{group}/v1", "metadata": {"creationTimestamp": self.clock.timestamp() if kind == "SelfSubjectReview" else None}}
+        if spec is not None:
+            out["spec"] = spec
+        out["status"] = status
+        return _json(out, 201)
+
+    @staticmethod
+    def _user_info(user: User) -> dict:
+        return {"username": user.name, "groups": user.all_groups}
+
+    async def _self_subject_review(self, request: web.Request, user: User) -> web.Response:
+        """`kubectl auth whoami`: who the request's credentials are."""
+        body = await self._body(request)
+        if body is not None and not isinstance(body, dict):
+            raise ApiError(st.bad_request("the body of the request is not a SelfSubjectReview"))
+        return self._review("SelfSubjectReview", "authentication.k8s.io", None, {"userInfo": self._user_info(user)})
+
+    async def _token_review(self, request: web.Request, user: User) -> web.Response:
+        """Whether a token authenticates, and as whom (RBAC: create tokenreviews, as on a real cluster)."""
+        ok, _ = self._authorize(user, "create", Route(resources.BY_KEY["tokenreviews.authentication.k8s.io"]), "")
+        if not ok:
+            raise ApiError(st.forbidden_message(f'tokenreviews.authentication.k8s.io is forbidden: User "{user.name}" cannot create resource "tokenreviews" in API group "authentication.k8s.io" at the cluster scope', "authentication.k8s.io", "tokenreviews"))
+        body = await self._body(request)
+        if not isinstance(body, dict) or not isinstance(body.get("spec"), dict):
+            raise ApiError(st.bad_request("a TokenReview needs a spec"))
+        spec = body["spec"]
+        token = spec.get("token")
+        if not isinstance(token, str) or not token:
+            raise ApiError(st.invalid("authentication.k8s.io", "TokenReview", "", [st.cause("FieldValueRequired", "spec.token", "Required value")]))
+        who = self.token_user(token)
+        status: dict[str, Any] = {"authenticated": True, "user": self._user_info(who)} if who else {"user": {}, "error": "invalid bearer token"}
+        if spec.get("audiences"):
+            status["audiences"] = list(spec["audiences"]) if who else []
+        return self._review("TokenReview", "authentication.k8s.io", spec, status)
+
+    async def _self_subject_rules_review(self, request: web.Request, user: User) -> web.Response:
+        """`kubectl auth can-i --list`: the rules RBAC grants the caller in spec.namespace."""
+        body = await self._body(request)
+        if not isinstance(body, dict) or not isinstance(body.get("spec"), dict):
+            raise ApiError(st.bad_request("a SelfSubjectRulesReview needs a spec"))
+        spec = body["spec"]
+        namespace = spec.get("namespace") or ""
+        if not namespace:
+            raise ApiError(st.invalid("authorization.k8s.io", "SelfSubjectRulesReview", "", [st.cause("FieldValueRequired", "spec.namespace", "Required value")]))
+        groups = set(user.all_groups)
+        if "system:masters" in groups:
+            res_rules = [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]
+            non_res = [{"verbs": ["*"], "nonResourceURLs": ["*"]}]
+        else:
+            res_rules, non_res = [], []
+            roles = {("", e.obj["metadata"]["name"]): e.obj for e in self.store.entries("clusterroles.rbac.authorization.k8s.io")}
+            roles.update({(e.obj["metadata"]["namespace"], e.obj["metadata"]["name"]): e.obj for e in self.store.entries("roles.rbac.authorization.k8s.io", namespace)})
+
+            def bound(binding: dict) -> bool:
+                return any((sub.get("kind") == "User" and sub.get("name") == user.name) or (sub.get("kind") == "Group" and sub.get("name") in groups)
+                           for sub in binding.get("subjects") or [])
+
+            bindings = [(e.obj, "") for e in self.store.entries("clusterrolebindings.rbac.authorization.k8s.io")]
+            bindings += [(e.obj, namespace) for e in self.store.entries("rolebindings.rbac.authorization.k8s.io", namespace)]
+            for binding, ns in bindings:
+                if not bound(binding):
+                    continue
+                ref = binding.get("roleRef") or {}
+                role = roles.get(("", ref.get("name"))) if ref.get("kind") == "ClusterRole" else roles.get((ns, ref.get("name")))
+                for rule in (role or {}).get("rules") or []:
+                    if rule.get("nonResourceURLs"):
+                        if not ns:  # non-resource rules count only from cluster-wide bindings
+                            non_res.append({"verbs": list(rule.get("verbs") or []), "nonResourceURLs": list(rule["nonResourceURLs"])})
+                    else:
+                        r = {"verbs": list(rule.get("verbs") or []), "apiGroups": list(rule.get("apiGroups") or []), "resources": list(rule.get("resources") or [])}
+                        if rule.get("resourceNames"):
+                            r["resourceNames"] = list(rule["resourceNames"])
+                        res_rules.append(r)
+            # system:basic-user and system:discovery, bound to every authenticated user on a real cluster.
+            res_rules += [
+                {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]},
+                {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"]},
+            ]
+            non_res += [
+                {"verbs": ["get"], "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"]},
+            ]
+        return self._review("SelfSubjectRulesReview", "authorization.k8s.io", spec,
+                            {"resourceRules": res_rules, "nonResourceRules": non_res, "incomplete": False})
+
+    def _token_request(self, request: web.Request, route: Route, body: Any) -> web.Response:
+        """serviceaccounts/token: a bearer token for the service account, valid on this simulator for the run."""
+        if body is not None and not isinstance(body, dict):
+            raise ApiError(st.bad_request("the body of the request is not a TokenRequest"))
+        spec = dict((body or {}).get("spec") or {})
+        sa = self.store.get("serviceaccounts", route.namespace, route.name)
+        if sa is None:
+            raise ApiError(st.not_found("", "serviceaccounts", route.name))
+        seconds = spec.get("expirationSeconds", 3600)
+        if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 600 or seconds > 2 ** 32:
+            raise ApiError(st.invalid("authentication.k8s.io", "TokenRequest", route.name, [st.cause("FieldValueInvalid", "spec.expirationSeconds", "Invalid value: may not specify a duration less than 10 minutes")]))
+        spec["expirationSeconds"] = seconds
+        spec.setdefault("audiences", ["https://kubernetes.default.svc.cluster.local"])
+        spec.setdefault("boundObjectRef", None)
+        name = f"system:serviceaccount:{route.namespace}:{route.name}"
+        token = new_token()
+        if not self._dry_run(request):
+            # Each TokenRequest is a new token for the same identity; earlier ones stay valid, as on a real cluster.
+            u = User(name, token, ("system:serviceaccounts", f"system:serviceaccounts:{route.namespace}"))
+            self._tokens[token] = u
+        expires = format_time(self.clock.now() + datetime.timedelta(seconds=seconds))
+        out = {
+            "kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {"name": route.name, "namespace": route.namespace, "creationTimestamp": self.clock.timestamp()},
+            "spec": spec, "status": {"token": token, "expirationTimestamp": expires},
         }
         return _json(out, 201)
 

@@ -19,15 +19,23 @@ SERVED: dict[tuple[str, str], list[str]] = {
         "io.k8s.api.core.v1.Namespace", "io.k8s.api.core.v1.Node", "io.k8s.api.core.v1.Pod",
         "io.k8s.api.core.v1.Event", "io.k8s.api.core.v1.ConfigMap", "io.k8s.api.core.v1.ResourceQuota",
         "io.k8s.api.core.v1.ServiceAccount", "io.k8s.api.core.v1.Binding",
+        # helm's release storage, and what `kubectl cluster-info` reads (the `kubernetes` Service).
+        "io.k8s.api.core.v1.Secret", "io.k8s.api.core.v1.Service",
     ],
+    ("authentication.k8s.io", "v1"): [
+        # `kubectl auth whoami`, token checks, and serviceaccounts/token.
+        "io.k8s.api.authentication.v1.SelfSubjectReview", "io.k8s.api.authentication.v1.TokenReview",
+        "io.k8s.api.authentication.v1.TokenRequest",
+    ],
+    ("apiextensions.k8s.io", "v1"): ["io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"],
     ("apps", "v1"): ["io.k8s.api.apps.v1.DaemonSet", "io.k8s.api.apps.v1.Deployment", "io.k8s.api.apps.v1.ReplicaSet", "io.k8s.api.apps.v1.StatefulSet"],
-    ("batch", "v1"): ["io.k8s.api.batch.v1.Job"],
+    ("batch", "v1"): ["io.k8s.api.batch.v1.Job", "io.k8s.api.batch.v1.CronJob"],
     ("policy", "v1"): ["io.k8s.api.policy.v1.PodDisruptionBudget", "io.k8s.api.policy.v1.Eviction"],
     ("coordination.k8s.io", "v1"): ["io.k8s.api.coordination.v1.Lease"],
     ("rbac.authorization.k8s.io", "v1"): [
         "io.k8s.api.rbac.v1.Role", "io.k8s.api.rbac.v1.ClusterRole", "io.k8s.api.rbac.v1.RoleBinding", "io.k8s.api.rbac.v1.ClusterRoleBinding",
     ],
-    ("authorization.k8s.io", "v1"): ["io.k8s.api.authorization.v1.SelfSubjectAccessReview"],
+    ("authorization.k8s.io", "v1"): ["io.k8s.api.authorization.v1.SelfSubjectAccessReview", "io.k8s.api.authorization.v1.SelfSubjectRulesReview"],
     ("resource.k8s.io", "v1"): [
         "io.k8s.api.resource.v1.DeviceClass", "io.k8s.api.resource.v1.ResourceSlice", "io.k8s.api.resource.v1.ResourceClaim",
         "io.k8s.api.resource.v1.ResourceClaimTemplate", "io.k8s.api.resource.v1.DeviceTaintRule",

@@ -22,15 +22,22 @@ RESOURCES: dict[tuple[str, str], list[tuple[str, str, bool, tuple[str, ...], lis
         ("Event", "events", True, (), _ALL),
         ("ConfigMap", "configmaps", True, (), _ALL),
         ("ResourceQuota", "resourcequotas", True, ("status",), _ALL),
-        ("ServiceAccount", "serviceaccounts", True, (), _ALL),
+        ("ServiceAccount", "serviceaccounts", True, ("token",), _ALL),
+        ("Secret", "secrets", True, (), _ALL),
+        ("Service", "services", True, ("status",), ["create", "delete", "get", "list", "patch", "update", "watch"]),
     ],
+    ("authentication.k8s.io", "v1"): [
+        ("SelfSubjectReview", "selfsubjectreviews", False, (), ["create"]),
+        ("TokenReview", "tokenreviews", False, (), ["create"]),
+    ],
+    ("apiextensions.k8s.io", "v1"): [("CustomResourceDefinition", "customresourcedefinitions", False, ("status",), _ALL)],
     ("apps", "v1"): [
         ("DaemonSet", "daemonsets", True, ("status",), _ALL),
         ("Deployment", "deployments", True, ("status",), _ALL),
         ("ReplicaSet", "replicasets", True, ("status",), _ALL),
         ("StatefulSet", "statefulsets", True, ("status",), _ALL),
     ],
-    ("batch", "v1"): [("Job", "jobs", True, ("status",), _ALL)],
+    ("batch", "v1"): [("Job", "jobs", True, ("status",), _ALL), ("CronJob", "cronjobs", True, ("status",), _ALL)],
     ("policy", "v1"): [("PodDisruptionBudget", "poddisruptionbudgets", True, ("status",), _ALL)],
     ("coordination.k8s.io", "v1"): [("Lease", "leases", True, (), _ALL)],
     ("rbac.authorization.k8s.io", "v1"): [
@@ -39,7 +46,10 @@ RESOURCES: dict[tuple[str, str], list[tuple[str, str, bool, tuple[str, ...], lis
         ("RoleBinding", "rolebindings", True, (), _ALL),
         ("ClusterRoleBinding", "clusterrolebindings", False, (), _ALL),
     ],
-    ("authorization.k8s.io", "v1"): [("SelfSubjectAccessReview", "selfsubjectaccessreviews", False, (), ["create"])],
+    ("authorization.k8s.io", "v1"): [
+        ("SelfSubjectAccessReview", "selfsubjectaccessreviews", False, (), ["create"]),
+        ("SelfSubjectRulesReview", "selfsubjectrulesreviews", False, (), ["create"]),
+    ],
     ("resource.k8s.io", "v1"): [
         ("DeviceClass", "deviceclasses", False, (), _ALL),
         ("ResourceSlice", "resourceslices", False, (), _ALL),
@@ -188,6 +198,8 @@ def _build_paths(group: str, version: str) -> dict:
                     sub_ops.update(_object_ops(kind, schema, gvk, prefix, ns_word, "Status", tag, ["get", "update", "patch"]))
                 elif sub == "eviction":
                     sub_ops["post"] = _create_sub_op("Eviction", "io.k8s.api.policy.v1.Eviction", _gvk("policy", "v1", "Eviction"), prefix, ns_word, kind, tag)
+                elif sub == "token":
+                    sub_ops["post"] = _create_sub_op("TokenRequest", "io.k8s.api.authentication.v1.TokenRequest", _gvk("authentication.k8s.io", "v1", "TokenRequest"), prefix, ns_word, kind, tag)
                 elif sub == "binding":
                     sub_ops["post"] = _create_sub_op("Binding", "io.k8s.api.core.v1.Binding", _gvk("", "v1", "Binding"), prefix, ns_word, kind, tag)
                 paths[sub_path] = sub_ops

@@ -67,7 +67,7 @@ DEMO_README = """\
 Plus two `system` nodes (e2-standard-8) for the GPU Operator and the DRA driver's controller. DeviceClasses: the
 chart's `gpu.nvidia.com` (serves `nvidia.com/gpu`), `mig.nvidia.com`, `mig-1g.10gb.nvidia.com` (serves
 `nvidia.com/mig-1g.10gb`), an older too-broad `nvidia-gpu` also naming `nvidia.com/gpu`, and `h100-low-index`,
-whose selector still reads the retired `index`. Users (tokens for `sim serve`): `admin` (system:masters),
+whose selector still reads the retired `index`. Users (tokens made per run, in the kubeconfig): `admin` (system:masters),
 `viewer` (read-only), `no-evict` (everything but evictions).
 """
 
@@ -1429,10 +1429,11 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:  # noqa:
 
 
 # The simulator's users, written as the SimulatorConfig document that heads demo.yaml (sim/scenario.py reads it).
+# No tokens: the simulator makes them per run and only the kubeconfig it writes carries them (issue 19).
 USERS = [
-    {"name": "admin", "token": "dragoman-demo-admin", "groups": ["system:masters"]},
-    {"name": "viewer", "token": "dragoman-demo-viewer", "groups": ["dragoman:viewers"]},
-    {"name": "no-evict", "token": "dragoman-demo-no-evict", "groups": ["dragoman:operators"]},
+    {"name": "admin", "groups": ["system:masters"]},
+    {"name": "viewer", "groups": ["dragoman:viewers"]},
+    {"name": "no-evict", "groups": ["dragoman:operators"]},
 ]
 
 

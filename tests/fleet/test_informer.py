@@ -311,14 +311,11 @@ async def test_wait_synced_fails_fast_when_the_cluster_vanishes() -> None:
 
 
 async def test_tls_verified_with_certificate_authority_and_refused_without(tmp_path: pathlib.Path) -> None:
-    from dragoman.sim.server import _self_signed_cert
-
     async with running_simulator(objects=[node("a")]) as sim:
-        if not sim.url.startswith("https"):
-            pytest.skip("the simulator could not make a certificate (no openssl) and serves plain http")
-        cert_path, _key = _self_signed_cert()
+        cert_path = tmp_path / "sim-ca.crt"  # the simulator's per-run certificate (sim/certs.py)
+        cert_path.write_bytes(sim.certificate.cert_pem)
         cfg = sim.kubeconfig()
-        cfg["clusters"][0]["cluster"] = {"server": sim.url, "certificate-authority": cert_path}
+        cfg["clusters"][0]["cluster"] = {"server": sim.url, "certificate-authority": str(cert_path)}
         (tmp_path / "ca").write_text(yaml.safe_dump(cfg))
         cluster = await connect(str(tmp_path / "ca"), None)
         try:

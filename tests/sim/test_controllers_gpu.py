@@ -143,7 +143,7 @@ def fleet():
 
 
 async def start(objects):
-    ctx = running_simulator(objects=objects, tls=False)
+    ctx = running_simulator(objects=objects)
     sim = await ctx.__aenter__()
     for c in default_controllers(sim, scheduler=False):
         sim.add_controller(c)

@@ -23,7 +23,7 @@ def gpu_pod(name: str, pool: str, n: int) -> dict:
 
 async def test_exclude_the_plugin_scope_the_driver_and_a_gpu_pod_lands_through_the_bridge():
     objects = [gpu_node("gpu-a-1", "pool-a"), gpu_node("gpu-b-1", "pool-b"), device_plugin_ds(), dra_driver_ds({"pool": "none"}), GPU_CLASS]
-    async with running_simulator(objects=objects, tls=False) as sim:
+    async with running_simulator(objects=objects) as sim:
         for c in default_controllers(sim):
             sim.add_controller(c)
         api = await api_client(sim)

@@ -22,7 +22,7 @@ def _writes(sim: Simulator) -> list[tuple[str, str, str]]:
 
 def test_the_demo_does_not_churn_when_its_controllers_start():
     sc = scenario_mod.load(DEMO)
-    sim = Simulator(sc.objects, tls=False)
+    sim = Simulator(sc.objects)
     writes = _writes(sim)
     ran = settle(default_controllers(sim, scheduler=False))
     assert ran > 0
@@ -40,7 +40,7 @@ def _fleet() -> list[dict]:
 
 
 def test_device_plugin_resources_follow_the_hardware_and_a_reload_writes_nothing():
-    sim = Simulator(_fleet(), tls=False)
+    sim = Simulator(_fleet())
     settle(default_controllers(sim, scheduler=False))
     alloc = {n["metadata"]["name"]: n["status"]["allocatable"] for n in sim.store.list("nodes")}
     assert alloc["gpu-a-1"]["nvidia.com/gpu"] == "8"
@@ -50,7 +50,7 @@ def test_device_plugin_resources_follow_the_hardware_and_a_reload_writes_nothing
     assert [s["spec"]["nodeName"] for s in sim.store.list("resourceslices")] == ["gpu-b-1"]
 
     snapshot = [json.loads(json.dumps(o)) for r in ("nodes", "pods", "daemonsets.apps", "resourceslices.resource.k8s.io") for o in sim.store.list(r)]
-    again = Simulator(snapshot, tls=False)
+    again = Simulator(snapshot)
     writes = _writes(again)
     settle(default_controllers(again, scheduler=False))
     assert writes == []
@@ -58,7 +58,7 @@ def test_device_plugin_resources_follow_the_hardware_and_a_reload_writes_nothing
 
 def test_an_in_process_run_is_deterministic():
     def run() -> list[tuple[str, str]]:
-        sim = Simulator(_fleet(), tls=False)
+        sim = Simulator(_fleet())
         settle(default_controllers(sim, scheduler=False))
         return sorted((p["metadata"]["name"], p["spec"]["nodeName"]) for p in sim.store.list("pods"))
 
@@ -69,7 +69,7 @@ def test_mig_single_is_advertised_as_gpus_and_the_driver_publishes_mig_devices()
     hw = nvidia.NodeHardware(model=nvidia.CATALOG["a100-40gb"], gpu_count=2, mig_strategy="single", mig_layout=("1g.5gb",) * 7)
     node = gpu_node("mig-1", "pool-mig", hw=hw)
     dp = device_plugin_ds()
-    sim = Simulator([node, dp, dra_driver_ds({"pool": "pool-mig"})], tls=False)
+    sim = Simulator([node, dp, dra_driver_ds({"pool": "pool-mig"})])
     settle(default_controllers(sim, scheduler=False))
     status = sim.store.get("nodes", None, "mig-1")["status"]
     assert status["allocatable"]["nvidia.com/gpu"] == "14"
@@ -79,7 +79,7 @@ def test_mig_single_is_advertised_as_gpus_and_the_driver_publishes_mig_devices()
 
 
 def test_a_plugin_back_within_the_grace_keeps_capacity_and_restores_allocatable():
-    sim = Simulator([gpu_node("gpu-a-1", "pool-a"), device_plugin_ds()], tls=False)
+    sim = Simulator([gpu_node("gpu-a-1", "pool-a"), device_plugin_ds()])
     controllers = default_controllers(sim, scheduler=False)
     settle(controllers)
     pod = sim.store.list("pods", "nvidia-device-plugin")[0]

@@ -190,7 +190,7 @@ def test_pods_the_kubelet_keeps_rejecting_are_replaced_with_backoff_not_in_a_loo
     node["status"]["allocatable"]["nvidia.com/gpu"] = "0"
     dep = deployment("trainer", 1, "node-1")
     dep["spec"]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "1"}}
-    sim = Simulator([node, dep], tls=False)
+    sim = Simulator([node, dep])
     controllers = default_controllers(sim, scheduler=False)
     settle(controllers)
     pods = sim.store.list("pods")

@@ -411,7 +411,7 @@ def test_users_and_their_rbac(demo: list[dict]) -> None:
     assert len(load_scenario("demo")) == len(_demo())
     assert set(users) == {"admin", "viewer", "no-evict"}
     assert users["admin"]["groups"] == ["system:masters"]
-    assert all(u["token"] for u in users.values())
+    assert not any("token" in u for u in users.values())  # made per run by the simulator (issue 19)
     idx = _index(demo)
     for binding, user in (("dragoman-demo-viewer", "viewer"), ("dragoman-demo-no-evict", "no-evict")):
         b = idx[("ClusterRoleBinding", "", binding)]

@@ -61,7 +61,7 @@ async def cluster():
     opened = []
 
     async def make(objects):
-        ctx = running_simulator(objects=objects, tls=False)
+        ctx = running_simulator(objects=objects)
         sim = await ctx.__aenter__()
         for c in default_controllers(sim):
             sim.add_controller(c)
@@ -196,7 +196,7 @@ def test_in_process_settle_terminates_and_a_stale_bridge_claim_is_replaced() -> 
     blocked = _pod("blocked", 1)
     blocked["metadata"]["namespace"] = "team"
     team = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
-    sim = Simulator([_node("gpu-b-1", "pool-b"), _driver("pool-b"), GPU_CLASS, pod, stale, team, quota, blocked], tls=False)
+    sim = Simulator([_node("gpu-b-1", "pool-b"), _driver("pool-b"), GPU_CLASS, pod, stale, team, quota, blocked])
     writes: list = []
     sim.store.subscribe(lambda et, r, o, old: writes.append((et, r, o["metadata"]["name"])))
     settle(default_controllers(sim))

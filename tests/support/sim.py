@@ -30,6 +30,7 @@ async def running_simulator(
         all_users = sc.users + all_users
         faults = faults or sc.faults
         speed = sc.speed or speed
+        kwargs.setdefault("anonymous_read", sc.anonymous_read)
     sim = Simulator(objs, users=all_users, speed=speed, faults=faults, **kwargs)
     with tempfile.TemporaryDirectory(prefix="dragoman-sim-test-") as tmp:
         await sim.start()

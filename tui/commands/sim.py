@@ -11,11 +11,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     serve = simsub.add_parser(
         "serve",
         help="serve the Kubernetes API on loopback",
-        description="Serve a simulated Kubernetes v1.37 API on loopback (HTTPS, self-signed) until interrupted.",
+        description=(
+            "Serve a simulated Kubernetes v1.37 API on loopback until interrupted: HTTPS with a certificate made for "
+            "this run, and a bearer token per user made for this run (only the written kubeconfig carries them)."
+        ),
     )
     serve.add_argument("--scenario", metavar="NAME|FILE", help="a built-in scenario or a file of objects (default: demo when present, else an empty cluster)")
     serve.add_argument("--host", default="127.0.0.1", help="loopback address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    serve.add_argument("--port", type=int, default=0, help="port, 0-65535 (default 0: a free one)")
     serve.add_argument("--write-kubeconfig", metavar="PATH", help="write a kubeconfig with one context per user")
     serve.add_argument("--faults", metavar="SPEC", help="inject faults, e.g. 'error=0.1 code=500 verbs=list; latency=50ms'")
     serve.add_argument("--speed", type=float, help="simulated seconds per real second (default 1)")
@@ -35,6 +38,9 @@ def run_serve(args: argparse.Namespace) -> int:
     from dragoman.sim.faults import FaultSpecError, parse
     from dragoman.sim.server import Simulator, _is_loopback
 
+    from dragoman.tui.cli import number_flag
+
+    number_flag("--port", args.port, minimum=0, maximum=65535, integer=True)
     if not _is_loopback(args.host):
         raise UserError(f"the simulator serves only on loopback; {args.host} is not a loopback address (use 127.0.0.1 or ::1).", ExitCode.INPUT)
     if args.speed is not None and args.speed <= 0:
@@ -47,7 +53,10 @@ def run_serve(args: argparse.Namespace) -> int:
     name = args.scenario or ("demo" if "demo" in scenario_mod.available() else None)
     sc = scenario_mod.load(name) if name else scenario_mod.Scenario(objects=[])
     try:
-        sim = Simulator(sc.objects, users=sc.users, speed=args.speed or sc.speed or 1.0, faults=args.faults or sc.faults)
+        sim = Simulator(
+            sc.objects, users=sc.users, speed=args.speed or sc.speed or 1.0, faults=args.faults or sc.faults,
+            anonymous_read=sc.anonymous_read,
+        )
     except KeyError as exc:
         raise UserError(f"the scenario has an object the simulator cannot load: {exc}.", ExitCode.INPUT) from None
     except Exception as exc:  # noqa: BLE001 - a bad scenario is the operator's input, not a crash
