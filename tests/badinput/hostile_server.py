@@ -65,10 +65,12 @@ class Hostile:
     def __init__(self, mode: str) -> None:
         self.mode = mode
         self.hits: dict[str, int] = {}
+        self.auth: list[str] = []  # the Authorization header of each request ("" when none)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         path, mode = request.path, self.mode
         self.hits[path] = self.hits.get(path, 0) + 1
+        self.auth.append(request.headers.get("Authorization", ""))
         watch = request.query.get("watch") in ("true", "1")
         # ---- /version
         if path == "/version":

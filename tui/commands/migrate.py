@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
     from dragoman.fleet.errors import ExitCode, UserError
 
+    _check_flags(args)
     if getattr(args, "snapshot", None):
         raise UserError("refused: a snapshot is read-only; `dragoman migrate` needs a cluster (--kubeconfig/--context or --demo).", ExitCode.REFUSED)
     demo = None
@@ -117,6 +118,52 @@ def _confirm(plan, cluster, options) -> bool:
         return False
 
 
+# Sentinels for numeric flags (flag, attribute, minimum, maximum, integer): a negative --drain-timeout drained
+# nothing and left the pool cordoned (issue 19). A day is the longest any wait may be asked for.
+_NUMBERS = (("--batch-size", "batch_size", 0, 100_000, True), ("--drain-timeout", "drain_timeout", 1, 86_400, False),
+            ("--drain-concurrency", "drain_concurrency", 1, 1_000, True), ("--evict-retry", "evict_retry", 0.1, 3_600, False),
+            ("--wait-for-jobs", "wait_for_jobs", 0, 86_400, False), ("--lease-seconds", "lease_seconds", 15, 86_400, True),
+            ("--switch-timeout", "switch_timeout", 1, 86_400, False))
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    """Every flag that is a number or a name, checked before anything is read or written (one sentence, exit 2)."""
+    import re
+
+    from dragoman.fleet.errors import ExitCode, UserError
+    from dragoman.tui.cli import number_flag
+
+    for flag, attr, lo, hi, integer in _NUMBERS:
+        number_flag(flag, getattr(args, attr, None), minimum=lo, maximum=hi, integer=integer)
+    for flag, attr in (("--state-namespace", "state_namespace"), ("--canary-namespace", "canary_namespace")):
+        value = getattr(args, attr, "")
+        if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", value or ""):
+            from dragoman.fleet.errors import printable
+
+            raise UserError(f"{flag} {printable(value or '(empty)', 80)!r} is not a namespace name (lowercase letters, digits and '-', at most 63).",
+                            ExitCode.INPUT)
+    if args.audit_log:
+        from dragoman.fleet.safefile import check_target
+
+        check_target(args.audit_log, "the audit log")
+
+
+async def _check_state_namespace(cluster, namespace: str) -> None:
+    """The Lease and ConfigMap live in --state-namespace: a namespace that does not exist is the operator's input
+    (exit 2 before anything is written), not a failed step halfway through (it exited 1)."""
+    from dragoman.fleet.cluster import ApiError
+    from dragoman.fleet.errors import ExitCode, UserError
+
+    try:
+        await cluster.get(f"/api/v1/namespaces/{namespace}")
+    except ApiError as exc:
+        if exc.status == 404:
+            raise UserError(f"the --state-namespace {namespace} does not exist in context {cluster.context_name!r}; "
+                            "create it or pass another one.", ExitCode.INPUT) from None
+        if exc.status != 403:  # may not read namespaces: the Lease write will say so itself
+            raise
+
+
 async def _run(args: argparse.Namespace) -> int:
     from dragoman.actions.runner import Runner
     from dragoman.fleet.cluster import connect
@@ -145,6 +192,7 @@ async def _run(args: argparse.Namespace) -> int:
 
     cluster = await connect(getattr(args, "kubeconfig", None), getattr(args, "context", None))
     try:
+        await _check_state_namespace(cluster, args.state_namespace)
         runner = Runner(cluster, args.pool, pool_label=getattr(args, "pool_label", None), options=options,
                         audit_path=args.audit_log, read_only=read_only, progress=progress,
                         warn=lambda m: _err(f"dragoman: warning: {m}"))

@@ -41,10 +41,15 @@ def run_serve(args: argparse.Namespace) -> int:
     from dragoman.tui.cli import number_flag
 
     number_flag("--port", args.port, minimum=0, maximum=65535, integer=True)
+    if args.write_kubeconfig:
+        from dragoman.fleet.safefile import check_target
+
+        check_target(args.write_kubeconfig, "the kubeconfig")  # refused before anything starts
     if not _is_loopback(args.host):
         raise UserError(f"the simulator serves only on loopback; {args.host} is not a loopback address (use 127.0.0.1 or ::1).", ExitCode.INPUT)
     if args.speed is not None and args.speed <= 0:
         raise UserError("--speed must be a positive number of simulated seconds per real second.", ExitCode.INPUT)
+    number_flag("--speed", args.speed, minimum=1e-6, maximum=1e6)  # nan and inf are not speeds either
     if args.faults:
         try:
             parse(args.faults)
@@ -80,7 +85,12 @@ def run_serve(args: argparse.Namespace) -> int:
             for kind, n in sorted(sc.skipped.items()):
                 print(f"  skipped {n} {kind} (a kind the simulator does not serve)", flush=True)
             if args.write_kubeconfig:
-                sim.write_kubeconfig(args.write_kubeconfig)
+                import yaml
+
+                from dragoman.fleet.safefile import write_atomic
+
+                # Never over a device, FIFO, folder or link; 0600 (it carries this run's tokens), renamed into place.
+                write_atomic(args.write_kubeconfig, lambda f: yaml.safe_dump(sim.kubeconfig(), f, sort_keys=False), "the kubeconfig")
                 contexts = ", ".join(c["name"] for c in sim.kubeconfig()["contexts"])
                 print(f"  kubeconfig: {args.write_kubeconfig} (contexts: {contexts})", flush=True)
                 print(f"  try: KUBECONFIG={args.write_kubeconfig} kubectl get nodes", flush=True)
