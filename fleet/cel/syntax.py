@@ -376,12 +376,18 @@ class _Builder:
             return Node("lit", Uint(v), offset=off)
         if ty == "FLOAT_LIT":
             return Node("lit", float(text), offset=off)
-        if ty == "STRING_LIT":
-            return Node("lit", str(celstr(tok)), offset=off)
-        if ty == "MLSTRING_LIT":
-            return Node("lit", decode_multiline(text), offset=off)
-        if ty == "BYTES_LIT":
-            return Node("lit", bytes(celbytes(tok)), offset=off)
+        if ty in ("STRING_LIT", "MLSTRING_LIT", "BYTES_LIT"):
+            # An escape past U+10FFFF (or a lone surrogate) is no character: a syntax error, as cel-go says, not a
+            # ValueError escaping as a traceback (issue 19).
+            try:
+                if ty == "BYTES_LIT":
+                    return Node("lit", bytes(celbytes(tok)), offset=off)
+                value = str(celstr(tok)) if ty == "STRING_LIT" else decode_multiline(text)
+            except (ValueError, OverflowError):
+                raise self.source.error("syntax error: invalid escape sequence in a string literal", "syntax", off) from None
+            if any("\ud800" <= c <= "\udfff" for c in value):
+                raise self.source.error("syntax error: a surrogate code point is not a character", "syntax", off)
+            return Node("lit", value, offset=off)
         if ty == "BOOL_LIT":
             return Node("lit", text == "true", offset=off)
         if ty == "NULL_LIT":

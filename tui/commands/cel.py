@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -36,20 +37,31 @@ def load_objects(path: str) -> list[dict]:
     """The Kubernetes objects in a file: one object, a List (items), or several YAML/JSON documents."""
     from dragoman.fleet.errors import ExitCode, UserError
 
+    from dragoman.fleet.snapshot import MAX_SNAPSHOT_BYTES, _has_surrogate, _Loader
+
     try:
         if path == "-":
             text = sys.stdin.read()
             where = "standard input"
         else:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+            with open(path, "rb") as fh:
+                import stat as stat_mod
+
+                if stat_mod.S_ISCHR(os.fstat(fh.fileno()).st_mode):
+                    raise UserError(f"cannot read {path}: it is a device, not a file.", ExitCode.INPUT)
+                raw = fh.read(MAX_SNAPSHOT_BYTES + 1)
+            if len(raw) > MAX_SNAPSHOT_BYTES:
+                raise UserError(f"cannot read {path}: it is larger than {MAX_SNAPSHOT_BYTES >> 30} GiB.", ExitCode.INPUT)
+            text = raw.decode("utf-8")
             where = path
     except FileNotFoundError:
         raise UserError(f"cannot read {path}: no such file.", ExitCode.INPUT) from None
     except IsADirectoryError:
         raise UserError(f"cannot read {path}: it is a directory, not a file.", ExitCode.INPUT) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}.", ExitCode.INPUT) from None
+    except UnicodeDecodeError:
+        raise UserError(f"cannot read {path}: it is not a text file.", ExitCode.INPUT) from None
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}.", ExitCode.INPUT) from None
     docs: list[Any]
     stripped = text.lstrip()
     try:
@@ -58,14 +70,16 @@ def load_objects(path: str) -> list[dict]:
         else:
             import yaml
 
-            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-            docs = list(yaml.load_all(text, Loader=loader))
+            # The snapshot reader's YAML: unquoted timestamps stay strings, as Kubernetes reads them.
+            docs = list(yaml.load_all(text, Loader=_Loader))
     except RecursionError:
         raise UserError(f"cannot read {where}: it is nested too deeply to be Kubernetes objects.", ExitCode.INPUT) from None
     except Exception as exc:  # yaml.YAMLError, json.JSONDecodeError
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else (f" at line {exc.lineno}" if hasattr(exc, "lineno") else "")
         raise UserError(f"cannot read {where}: it is not valid YAML or JSON{at}.", ExitCode.INPUT) from None
+    if "\\u" in text and _has_surrogate(docs):
+        raise UserError(f"cannot read {where}: it holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text.", ExitCode.INPUT)
     objects: list[dict] = []
 
     def add(doc: Any) -> None:
@@ -77,8 +91,9 @@ def load_objects(path: str) -> list[dict]:
             return
         if not isinstance(doc, dict):
             raise UserError(f"cannot read {where}: expected Kubernetes objects, found a {type(doc).__name__}.", ExitCode.INPUT)
-        from dragoman.fleet.shapes import shape_problem
+        from dragoman.fleet.shapes import normalize_labels, shape_problem
 
+        normalize_labels(doc)
         problem = shape_problem(doc) if isinstance(doc.get("kind"), str) and not isinstance(doc.get("items"), list) else None
         if problem:
             raise UserError(f"cannot read {where}: a {doc['kind']} is malformed: {problem}.", ExitCode.INPUT)
