@@ -12,7 +12,7 @@ from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.tui.bindings import APP_KEYS, textual_bindings
 from dragoman.tui.commands_palette import ScreenCommands
 from dragoman.tui.feed import Feed
-from dragoman.tui.views import JUMPS, SCREENS, VIEWS
+from dragoman.tui.views import SCREENS, VIEW_DOCS, VIEWS, resolve_jump
 
 GIL_SWITCH_INTERVAL = 0.0005
 UNREACHABLE_HINT = "Run `dragoman --demo` to explore a simulated fleet instead."
@@ -130,6 +130,8 @@ class DragomanApp(App):
                 screen.close_prompt()
             elif event.key == "enter":
                 screen.submit_prompt()
+            elif event.key == "tab":
+                screen.complete_prompt()
             elif event.key == "backspace":
                 prompt.action_delete_left()
             elif event.is_printable and event.character:
@@ -179,25 +181,27 @@ class DragomanApp(App):
 
     def jump(self, name: str) -> None:
         name = name.strip().lower()
-        if name in ("ctx", "context", "contexts"):
+        target = resolve_jump(name)
+        if target == "ctx":
             self.action_switch_context()
             return
-        target = JUMPS.get(name)
         if target is None:
-            matches = sorted({v for k, v in JUMPS.items() if k.startswith(name)}) if name else []
-            if len(matches) == 1:
-                target = matches[0]
-            else:
-                self.notify(f"no view named {name!r}; try one of: {', '.join(sorted(set(JUMPS.values())))}, ctx", severity="warning")
-                return
-        while len(self.screen_stack) > 2:
-            self.pop_screen()
+            names = ", ".join(n for n, *_ in VIEW_DOCS)
+            self.notify(f"no view named {name!r}; try one of: {names}" if name else f"views: {names}", severity="warning")
+            return
         if target in SCREENS:
+            # A tool (playground, wizard, accounting, load) opens over the view the operator is on, so esc returns
+            # there; one tool replaces another instead of piling up.
             import importlib
 
+            while len(self.screen_stack) > 2 and getattr(self.screen, "name", None) in SCREENS:
+                self.pop_screen()
             module, _, cls = SCREENS[target].partition(":")
             self.push_screen(getattr(importlib.import_module(module), cls)())
-        elif target != "pools":
+            return
+        while len(self.screen_stack) > 2:
+            self.pop_screen()
+        if target != "pools":
             self.push_screen(self._table(target, None))
 
     # ------------------------------------------------------------------ actions
@@ -268,7 +272,7 @@ def _friendly(exc: UserError, args: argparse.Namespace) -> UserError:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    from dragoman.tui.source import DemoProcess, open_cluster_feed, open_snapshot_feed
+    from dragoman.tui.source import DemoProcess, control_plane_dir, open_cluster_feed, open_snapshot_feed
 
     demo = None
     kubeconfig = args.kubeconfig
@@ -278,7 +282,7 @@ async def _main(args: argparse.Namespace) -> int:
         else:
             badge = ""
             if args.demo:
-                demo = DemoProcess()
+                demo = DemoProcess(control_plane=control_plane_dir(args))
                 kubeconfig = await asyncio.to_thread(demo.start)
                 badge = "DEMO"
             try:

@@ -19,7 +19,7 @@ class Key:
 
 APP_KEYS = (
     Key("app.help", "question_mark,f1", "help", "Help", "Every key of this screen and what it does"),
-    Key("app.jump", "colon", "jump", "Jump", "Go to a view by name: :pools :nodes :devices :attributes :claims :pending :findings :accounting :load :ctx"),
+    Key("app.jump", "colon", "jump", "Jump", "Go to a view by name: :pools :nodes :devices :attributes :claims :pending :findings :cel :migrate :accounting :load :ctx (k9s names too: :po :no)"),
     Key("app.relist", "ctrl+r", "relist", "Relist", "Throw away the watches and list every kind again"),
     Key("app.quit", "ctrl+q", "quit", "Quit", "Leave dragoman", show=False, priority=True),
 )
@@ -30,6 +30,12 @@ TABLE_KEYS = (
     Key("view.describe", "d", "describe", "Describe", "A describe page of the selected object that follows its links"),
     Key("view.back", "escape", "back", "Back", "Back to the previous view (clears a filter first)"),
     Key("view.quit", "q", "back_or_quit", "Back/Quit", "Back, or quit at the first view", show=False),
+    Key("view.playground", "p", "open_playground", "Playground", "Stuck pods: the selected pod's selector in the CEL playground"),
+    Key("view.migrate", "m", "open_migrate", "Migrate", "Pools: the migration wizard of the selected pool (plan only in read-only)"),
+)
+
+# The digits every view has (tables, accounting, load): one table, read by each screen and by help.
+VIEW_DIGITS = (
     Key("view.pools", "1", "jump_to('pools')", "Pools", "The Pools view", show=False),
     Key("view.nodes", "2", "jump_to('nodes')", "Nodes", "The Nodes view", show=False),
     Key("view.devices", "3", "jump_to('devices')", "Devices", "The Devices view", show=False),
@@ -37,9 +43,8 @@ TABLE_KEYS = (
     Key("view.pending", "5", "jump_to('pending')", "Stuck", "The Stuck pods view", show=False),
     Key("view.findings", "6", "jump_to('findings')", "Findings", "The Findings view", show=False),
     Key("view.attributes", "7", "jump_to('attributes')", "Attributes", "The Attribute distribution view", show=False),
-    Key("view.playground", "p", "open_playground", "Playground", "Stuck pods: the selected pod's selector in the CEL playground", show=False),
-    Key("view.migrate", "m", "open_migrate", "Migrate", "Pools: the migration wizard of the selected pool (plan only in read-only)", show=False),
 )
+TABLE_KEYS = TABLE_KEYS + VIEW_DIGITS
 
 DETAIL_KEYS = (
     Key("detail.back", "escape,q", "back", "Back", "Back to where you were"),

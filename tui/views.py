@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 from collections import defaultdict
 from typing import Any, Hashable, Iterable, Sequence
 
@@ -453,44 +454,105 @@ class FindingsView(View):
 
 
 VIEWS: dict[str, type[View]] = {v.name: v for v in (PoolsView, NodesView, DevicesView, AttributesView, ClaimsView, StuckView, FindingsView)}
-# `:` jump names (later screens add theirs: :cel, :migrate, :accounting ...).
-JUMPS = {"pools": "pools", "nodes": "nodes", "devices": "devices", "attributes": "attributes", "attrs": "attributes",
-         "claims": "claims", "pending": "pending", "stuck": "pending", "findings": "findings"}
+
+# Every `:` target once: (name, digit, aliases incl. k9s's short names, what it shows). Help's view list, the `:` bar's
+# suggestions, the palette and the jump itself all read this table.
+VIEW_DOCS = (
+    ("pools", "1", ("pool",), "pools, their GPUs on each mechanism, ownership, findings"),
+    ("nodes", "2", ("node", "no"), "nodes (of a pool after enter on it): plugin and driver pods, GPUs, devices"),
+    ("devices", "3", ("device", "dev"), "driver → pool → node → device; / attr=value filters by attribute"),
+    ("claims", "4", ("claim", "resourceclaims", "rc"), "claims → pods → devices → node; bridge-made marked ⇄; pending first"),
+    ("pending", "5", ("stuck", "pods", "pod", "po"), "stuck GPU pods with their finding; d: evidence, the scheduler's words, the fix"),
+    ("findings", "6", ("finding",), "every finding; filter severity=error, id=both-stacks, pool=NAME"),
+    ("attributes", "7", ("attrs", "attribute", "attr"), "every attribute and capacity published, its values, counts and pools"),
+    ("cel", "", ("playground",), "the CEL playground: a selector against every device, live"),
+    ("migrate", "", ("mig", "migration"), "the migration wizard: pick a pool, see its plan, apply, roll back"),
+    ("accounting", "", ("acct", "quota", "quotas"), "GPUs as allocatable, slices and claims count them; quotas a move changes"),
+    ("load", "", (), "claims, rates, slices, Pending pods and API objects over time; what a pool's move adds"),
+    ("ctx", "", ("context", "contexts"), "switch kubeconfig context"),
+)
+JUMPS = {alias: name for name, _digit, aliases, _doc in VIEW_DOCS for alias in (name, *aliases)}
 # Views that are screens of their own rather than tables: jump target -> "module:Screen class" (imported when opened).
-SCREENS = {"accounting": "dragoman.widgets.accounting:AccountingScreen", "load": "dragoman.widgets.load:LoadScreen"}
-JUMPS.update({"accounting": "accounting", "acct": "accounting", "quota": "accounting", "quotas": "accounting", "load": "load"})
-SCREENS["cel"] = "dragoman.tui.screens.playground:PlaygroundScreen"
-JUMPS.update({"cel": "cel", "playground": "cel"})
-SCREENS["migrate"] = "dragoman.tui.screens.migrate:MigrateScreen"
-JUMPS.update({"migrate": "migrate", "mig": "migrate"})
+SCREENS = {"accounting": "dragoman.widgets.accounting:AccountingScreen", "load": "dragoman.widgets.load:LoadScreen",
+           "cel": "dragoman.tui.screens.playground:PlaygroundScreen", "migrate": "dragoman.tui.screens.migrate:MigrateScreen"}
 
 
-def parse_filter(text: str):
-    """`/` filter syntax: words match anywhere in the row; `key=value` matches a label, attribute or field (case-insensitive; value may be a prefix with a trailing *)."""
-    words, pairs = [], []
-    for token in text.split():
-        if "=" in token:
-            k, _, v = token.partition("=")
-            pairs.append((k.strip().lower(), v.strip().lower()))
-        else:
-            words.append(token.lower())
+def jump_candidates(text: str) -> list[tuple[str, str]]:
+    """(name typed, view) pairs starting with `text`: views by their own names first, in the digits' order, then aliases."""
+    t = text.strip().lower()
+    names = [(n, n) for n, *_ in VIEW_DOCS if n.startswith(t)]
+    aliases = [(a, n) for n, _d, al, _doc in VIEW_DOCS for a in al if a.startswith(t)]
+    exact = [c for c in names + aliases if c[0] == t]
+    return exact + [c for c in names + aliases if c not in exact]
 
-    def predicate(key, row, facets) -> bool:
-        if words:
+
+def resolve_jump(text: str) -> str | None:
+    """The view `:text` means: an exact name or alias, else the one view every name starting with it leads to."""
+    t = text.strip().lower()
+    if t in JUMPS:
+        return JUMPS[t]
+    targets = {v for _a, v in jump_candidates(t)} if t else set()
+    return targets.pop() if len(targets) == 1 else None
+
+
+GLOB = set("*?[")
+
+
+class RowFilter:
+    """The `/` filter: every word must appear somewhere in the row's text, every `key=value` (or `key!=value`) must
+    hold for one of the row's labels, attributes or fields. Case-insensitive; `*` and `?` are globs anywhere, and a
+    word with no glob matches as a substring (`h100`, `*80GB*`, `productName=NVIDIA*H100*`, `pool!=system`)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.words: list[str] = []
+        self.pairs: list[tuple[str, str, bool]] = []  # (key, value, negated)
+        for token in text.split():
+            if "=" in token.strip("=") and not token.startswith("="):
+                k, _, v = token.partition("=")
+                neg = k.endswith("!")
+                self.pairs.append((k.rstrip("!").strip().lower(), v.strip().lower(), neg))
+            else:
+                self.words.append(token.lower())
+        self.keys_seen: set[str] = set()  # keys some row had: "no row has a field X" is said only when none did
+
+    def __bool__(self) -> bool:
+        return bool(self.words or self.pairs)
+
+    @staticmethod
+    def _word(pattern: str, text: str) -> bool:
+        if GLOB & set(pattern):
+            return fnmatch.fnmatchcase(text, "*" + pattern.strip("*") + "*") if pattern.strip("*") else True
+        return pattern in text
+
+    @staticmethod
+    def _value(pattern: str, value: str) -> bool:
+        if GLOB & set(pattern):
+            return fnmatch.fnmatchcase(value, pattern) or fnmatch.fnmatchcase(value.replace(" ", "-"), pattern)
+        return value == pattern or value.replace(" ", "-") == pattern
+
+    def __call__(self, key, row, facets) -> bool:
+        if self.words:
             blob = " ".join(str(c) for c in row).lower()
-            if not all(w in blob for w in words):
+            if not all(self._word(w, blob) for w in self.words):
                 return False
-        if pairs:
+        if self.pairs:
             lowered = {str(k).lower(): str(v).lower() for k, v in facets.items()}
-            for k, v in pairs:
+            for k, v, neg in self.pairs:
                 candidates = [val for fk, val in lowered.items() if fk == k or fk.endswith("/" + k)]
-                if not candidates:
-                    return False
-                if v.endswith("*"):
-                    if not any(c.startswith(v[:-1]) for c in candidates):
-                        return False
-                elif not any(c == v or c.replace(" ", "-") == v for c in candidates):
+                if candidates:
+                    self.keys_seen.add(k)
+                hit = any(self._value(v, c) for c in candidates)
+                if hit == neg:
                     return False
         return True
 
-    return predicate if (words or pairs) else None
+    def missing_keys(self) -> list[str]:
+        """Keys of the filter that no row checked so far has at all (a typo, or a field another view has)."""
+        return [k for k, _v, _n in self.pairs if k not in self.keys_seen]
+
+
+def parse_filter(text: str) -> RowFilter | None:
+    """The table predicate for `/text`, or None for no filter."""
+    f = RowFilter(text)
+    return f if f else None

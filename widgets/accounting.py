@@ -12,6 +12,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from dragoman.fleet import accounting as A
+from dragoman.tui.bindings import VIEW_DIGITS, textual_bindings
+from dragoman.widgets.command_bar import CommandBar, PromptMixin
 from dragoman.widgets.header import StatusHeader
 
 REFRESH_GAP = 1.0  # at most one recomputation a second, however fast the watch events come
@@ -87,49 +89,24 @@ def _snapshot_rules(path: str) -> tuple[list[dict] | None, str]:
     return rules, ""
 
 
-class PromptScreen(Screen):
-    """What the app's key routing expects of a screen with a `:` prompt (and no filter)."""
+class PromptScreen(PromptMixin, Screen):
+    """A view with the `:` bar (and no filter), j/k and the view digits like the table views."""
 
     BINDINGS = [
         Binding("j", "move(1)", "Down", show=False, id="tables.down", tooltip="Next row"),
         Binding("k", "move(-1)", "Up", show=False, id="tables.up", tooltip="Previous row"),
+        *textual_bindings(VIEW_DIGITS),
     ]
 
     def __init__(self, name: str) -> None:
         super().__init__(name=name)
-        self._prompt_mode = ""
         self.ready = False
 
     def prompt_widget(self) -> Input:
         return self.query_one("#prompt", Input)
 
-    def action_jump_prompt(self) -> None:
-        prompt = self.prompt_widget()
-        self._prompt_mode = "jump"
-        prompt.value = ""
-        prompt.placeholder = "jump to: pools nodes devices claims pending findings accounting load ctx"
-        prompt.display = True
-        self.set_focus(prompt)
-
-    def action_filter(self) -> None:
-        self.notify("this view has no filter; : jumps to another view", severity="information")
-
-    def close_prompt(self) -> None:
-        self.prompt_widget().display = False
-        self._prompt_mode = ""
-        self.focus_main()
-
-    def focus_main(self) -> None:
-        pass
-
-    def submit_prompt(self) -> None:
-        mode, value = self._prompt_mode, self.prompt_widget().value.strip()
-        self.close_prompt()
-        if mode == "jump":
-            self.app.jump(value.lstrip(":"))
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.submit_prompt()
+    def action_jump_to(self, name: str) -> None:
+        self.app.jump(name)
 
     def action_back(self) -> None:
         if self._prompt_mode:
@@ -191,14 +168,13 @@ class AccountingScreen(PromptScreen):
             yield quotas
             yield Static("", id="acc-meaning", markup=False)
             yield Static("", id="acc-rules", markup=False)
-        yield Input(id="prompt")
+        yield CommandBar()
         yield Footer()
 
     def focus_main(self) -> None:
         self.query_one("#acc-pools", DataTable).focus()
 
     def on_mount(self) -> None:
-        self.prompt_widget().display = False
         self.app.refresh_header(self)
         self.focus_main()
         feed = self.app.feed

@@ -9,6 +9,7 @@ from textual.widgets import DataTable, Footer, Input, Sparkline, Static
 
 from dragoman.fleet import baseline, forecast, load
 from dragoman.widgets.accounting import PromptScreen
+from dragoman.widgets.command_bar import CommandBar
 from dragoman.widgets.header import StatusHeader
 
 SAMPLE_INTERVAL = 5.0
@@ -123,14 +124,13 @@ class LoadScreen(PromptScreen):
             table.add_columns(*FORECAST_COLUMNS)
             yield table
             yield Static("", id="load-baselines", markup=False)
-        yield Input(id="prompt")
+        yield CommandBar()
         yield Footer()
 
     def focus_main(self) -> None:
         self.query_one("#load-forecast", DataTable).focus()
 
     def on_mount(self) -> None:
-        self.prompt_widget().display = False
         self.app.refresh_header(self)
         self.focus_main()
         self.action_sample()

@@ -18,6 +18,7 @@ from textual.worker import get_current_worker
 
 from dragoman.fleet import cel_generate as G
 from dragoman.fleet import cel_playground as P
+from dragoman.widgets.command_bar import CommandBar, PromptMixin
 from dragoman.widgets.cel_editor import CelEditor, CompletionList
 from dragoman.widgets.cel_results import COLUMNS, counts_markup, errors_markup, fill
 from dragoman.widgets.completion import candidates
@@ -66,7 +67,7 @@ class Explained(Message):
         self.gen, self.outcome = gen, outcome
 
 
-class PlaygroundScreen(Screen):
+class PlaygroundScreen(PromptMixin, Screen):
     """One selector against every device of the fleet, evaluated as the operator types."""
 
     BINDINGS = [
@@ -88,13 +89,11 @@ class PlaygroundScreen(Screen):
     PlaygroundScreen #cel-counts { height: 3; padding: 0 1; }
     PlaygroundScreen #cel-errors { height: 3; padding: 0 1; }
     PlaygroundScreen #cel-table { height: 1fr; }
-    PlaygroundScreen #prompt { dock: bottom; }
     """
 
     def __init__(self, start: P.Start | None = None) -> None:
         super().__init__(name="cel")
         self.start = start or P.Start(DEFAULT_EXPRESSION)
-        self._prompt_mode = ""
         self.ready = False
         self.gen = 0  # bumped by every edit; an evaluation of an older gen stops and its result is dropped
         self.shown_gen = -1  # the edit whose counts are on screen
@@ -123,7 +122,7 @@ class PlaygroundScreen(Screen):
             table = DataTable(id="cel-table", cursor_type="row", zebra_stripes=False)
             table.add_columns(*COLUMNS)
             yield table
-        yield Input(id="prompt")
+        yield CommandBar()
         yield Footer()
 
     @property
@@ -142,7 +141,6 @@ class PlaygroundScreen(Screen):
         return self.app.feed.fleet.catalogue or self.model.attribute_catalogue()
 
     def on_mount(self) -> None:
-        self.query_one("#prompt", Input).display = False
         self.completion.display = False
         self.app.refresh_header(self)
         self._show_start()
@@ -372,31 +370,8 @@ class PlaygroundScreen(Screen):
             self.app.back()
 
     # ------------------------------------------------------------------ `:` prompt (from the table; the editor takes `:` as text)
-    def action_jump_prompt(self) -> None:
-        prompt = self.query_one("#prompt", Input)
-        self._prompt_mode = "jump"
-        prompt.value = ""
-        prompt.placeholder = "jump to: pools nodes devices claims pending findings accounting load cel ctx"
-        prompt.display = True
-        self.set_focus(prompt)
-
-    def action_filter(self) -> None:
-        self.notify("the playground has no filter; write the selector instead", severity="information")
-
-    def close_prompt(self) -> None:
-        self.query_one("#prompt", Input).display = False
-        self._prompt_mode = ""
+    def focus_main(self) -> None:
         self.editor.focus()
-
-    def submit_prompt(self) -> None:
-        mode, value = self._prompt_mode, self.query_one("#prompt", Input).value.strip()
-        self.close_prompt()
-        if mode == "jump":
-            self.app.jump(value.lstrip(":"))
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id == "prompt":
-            self.submit_prompt()
 
     def palette_commands(self) -> list[tuple[str, str, object]]:
         return [
