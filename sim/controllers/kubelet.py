@@ -439,10 +439,16 @@ class Kubelets(Controller):
         for c in pod["spec"].get("containers") or []:
             for ref in (c.get("resources") or {}).get("claims") or ():
                 claim_name = pod_claims.get(ref.get("name"))
+                # Named as the API server validates it: after the container's own reference ("claim:<ref>" or
+                # "claim:<ref>/<request>"), not after the ResourceClaim object (pkg/apis/core/validation).
+                status_name = f"claim:{ref.get('name')}/{ref['request']}" if ref.get("request") else f"claim:{ref.get('name')}"
+                devices: list[dict] = []
                 for key, res in per_claim.items():
                     cname, _, req = key[len("claim:"):].partition("/")
                     if cname == claim_name and (not ref.get("request") or req == ref["request"] or req.startswith(ref["request"] + "/")):
-                        out.setdefault(c["name"], []).append({"name": key, "resources": res})
+                        devices.extend(res)
+                if devices:
+                    out.setdefault(c["name"], []).append({"name": status_name, "resources": devices})
         return out
 
     def _running(self, pod: dict) -> None:

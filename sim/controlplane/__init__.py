@@ -41,10 +41,28 @@ class RealCluster:
         await loop.run_in_executor(None, self.cp.start)
         self.timings["control plane ready"] = time.monotonic() - t0
         t1 = time.monotonic()
-        self.report = await loop.run_in_executor(None, load, self.cp.request, self.objects)
-        self.timings["scenario loaded"] = time.monotonic() - t1
+        uids: dict[str, str] = {}
+        self.report = await loop.run_in_executor(None, lambda: load(self.cp.request, self.objects, phase="infrastructure", uids=uids))
         self.agents = Agents(self.cp.url, self.cp.admin_token, self.cp.pki.ca_pem)
         await self.agents.start()
+        await loop.run_in_executor(None, self._wait_daemonsets)
+        self.timings["nodes settled"] = time.monotonic() - t1
+        t2 = time.monotonic()
+        workloads = await loop.run_in_executor(None, lambda: load(self.cp.request, self.objects, phase="workloads", uids=uids))
+        self.report.merge(workloads)
+        self.timings["workloads loaded"] = time.monotonic() - t2
+
+    def _wait_daemonsets(self, timeout: float = 180.0) -> None:
+        """Until every DaemonSet has its pods scheduled and ready (device plugins, DRA drivers, operands)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            code, body = self.cp.request("GET", "/apis/apps/v1/daemonsets")
+            if code == 200:
+                pending = [d for d in body.get("items") or () if (d.get("status") or {}).get("numberReady", 0) < (d.get("status") or {}).get("desiredNumberScheduled", 1)
+                           or (d.get("status") or {}).get("observedGeneration", 0) < d["metadata"].get("generation", 1)]
+                if not pending:
+                    return
+            time.sleep(1.0)
 
     async def stop(self) -> None:
         if self.agents is not None:

@@ -62,6 +62,13 @@ class LoadReport:
     dropped_owner_refs: list[str] = dataclasses.field(default_factory=list)
     refused: list[str] = dataclasses.field(default_factory=list)
 
+    def merge(self, other: "LoadReport") -> None:
+        for mine, theirs in ((self.created, other.created), (self.left_to_controllers, other.left_to_controllers), (self.skipped, other.skipped)):
+            for k, n in theirs.items():
+                mine[k] = mine.get(k, 0) + n
+        self.dropped_owner_refs += other.dropped_owner_refs
+        self.refused += other.refused
+
     def count(self, table: dict[str, int], kind: str) -> None:
         table[kind] = table.get(kind, 0) + 1
 
@@ -102,12 +109,23 @@ def _clean(obj: dict) -> dict:
     return out
 
 
-def plan(objects: list[dict]) -> tuple[list[dict], LoadReport]:
-    """Which objects to create, in order, and what is left to controllers or skipped (pure: no I/O)."""
+# What runs the workloads, and the workloads. The infrastructure (nodes, their DaemonSets, classes, RBAC) goes in
+# first and settles — device plugins registered, DRA drivers publishing — before any workload is created, as in the
+# cluster the scenario pictures: a GPU pod bound to a node whose device plugin has not started is refused by the
+# kubelet (UnexpectedAdmissionError), which is real, but not the demo's story.
+WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "Job", "CronJob", "ReplicaSet", "Pod", "ResourceClaim"})
+PHASES = ("infrastructure", "workloads")
+
+
+def plan(objects: list[dict], phase: str | None = None) -> tuple[list[dict], LoadReport]:
+    """Which objects to create, in order, and what is left to controllers or skipped (pure: no I/O). `phase`
+    (one of PHASES) keeps only that phase's objects; None keeps all."""
     report = LoadReport()
     todo: list[dict] = []
     for obj in objects:
         kind = obj.get("kind", "")
+        if phase is not None and (kind in WORKLOAD_KINDS) != (phase == "workloads"):
+            continue
         if kind in SKIP_KINDS:
             report.count(report.skipped, kind)
             continue
@@ -145,9 +163,11 @@ def _service_accounts(objects: list[dict]) -> set[tuple[str, str]]:
     return out
 
 
-def load(request: Request, objects: list[dict], *, wait_crd: float = 30.0) -> LoadReport:
-    todo, report = plan(objects)
-    uids: dict[str, str] = {}  # the scenario's uid -> the new cluster's
+def load(request: Request, objects: list[dict], *, phase: str | None = None, uids: dict[str, str] | None = None, wait_crd: float = 30.0) -> LoadReport:
+    """Create one phase's objects (all when None). `uids` maps the scenario's uids to the new cluster's, carried from
+    one phase to the next so a workload's ownerReferences find owners made in the first."""
+    todo, report = plan(objects, phase)
+    uids = {} if uids is None else uids  # the scenario's uid -> the new cluster's
     present = {(o.get("kind"), o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in todo}
     for (group, kind), crd in CRDS.items():
         if any(o.get("kind") == kind and o.get("apiVersion", "").startswith(group + "/") for o in todo):
@@ -194,8 +214,8 @@ def load(request: Request, objects: list[dict], *, wait_crd: float = 30.0) -> Lo
         if obj["metadata"].get("uid") and isinstance(created, dict):
             uids[obj["metadata"]["uid"]] = created["metadata"]["uid"]
         if kind == "Node" and obj.get("status"):
-            status_body = {**created, "status": copy.deepcopy(obj["status"])}
-            code, out = request("PUT", _path(body, body["metadata"]["name"], "status"), status_body)
+            # A merge patch, not a PUT: the node lifecycle controller may already have tainted the new Node.
+            code, out = request("PATCH", _path(body, body["metadata"]["name"], "status"), {"status": copy.deepcopy(obj["status"])}, content_type="application/merge-patch+json")
             if code != 200:
                 report.refused.append(f"Node {body['metadata']['name']} status: {code} {out.get('message') if isinstance(out, dict) else out}")
     return report

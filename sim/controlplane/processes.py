@@ -147,6 +147,8 @@ class ControlPlane:
                 f"--etcd-servers=https://127.0.0.1:{etcd_port}",
                 f"--etcd-cafile={p('ca.crt')}", f"--etcd-certfile={p('etcd-client.crt')}", f"--etcd-keyfile={p('etcd-client.key')}",
                 "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={self.port}",
+                # Loopback may not be an endpoint of the `kubernetes` Service; nothing here needs that endpoint.
+                "--endpoint-reconciler-type=none",
                 f"--tls-cert-file={p('apiserver.crt')}", f"--tls-private-key-file={p('apiserver.key')}",
                 f"--client-ca-file={p('ca.crt')}",
                 f"--token-auth-file={token_file}", "--anonymous-auth=false",
@@ -171,7 +173,7 @@ class ControlPlane:
             + [
                 f"--service-account-private-key-file={p('sa.key')}", f"--root-ca-file={p('ca.crt')}",
                 "--use-service-account-credentials=false", f"--service-cluster-ip-range={SERVICE_CIDR}",
-                "--allocate-node-cidrs=false", "--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-node-route-controller",
+                "--allocate-node-cidrs=false",
                 # Seconds, not minutes, between a ReplicaSet's pods and their garbage after a test's deletes.
                 "--concurrent-gc-syncs=20",
             ],
@@ -206,14 +208,14 @@ class ControlPlane:
         ctx = ssl.create_default_context(cadata=self.pki.ca_pem.decode())
         return ctx
 
-    def request(self, method: str, path: str, body: Any = None, *, token: str | None = None, timeout: float = 30.0) -> tuple[int, Any]:
+    def request(self, method: str, path: str, body: Any = None, *, token: str | None = None, timeout: float = 30.0, content_type: str = "application/json") -> tuple[int, Any]:
         """One API request as `token` (default the admin): (code, decoded JSON or text)."""
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.url + path, data=data, method=method)
         req.add_header("Authorization", f"Bearer {token or self.admin_token}")
         req.add_header("Accept", "application/json")
         if data is not None:
-            req.add_header("Content-Type", "application/json")
+            req.add_header("Content-Type", content_type)
         try:
             with urllib.request.urlopen(req, context=self.ssl_context(), timeout=timeout) as resp:
                 raw = resp.read()

@@ -331,7 +331,9 @@ async def test_failed_prepare_while_the_driver_is_not_ready_then_the_pod_sees_it
     want = [d["attributes"]["uuid"]["string"] for d in devices]
     assert p["metadata"]["annotations"]["dragoman.io/visible-devices"] == ",".join(want)
     resources = p["status"]["containerStatuses"][0]["allocatedResourcesStatus"][0]
-    assert resources["name"] == "claim:two-gpus/gpu"
+    # Named after the container's reference (`gpu`, no request), as the real API server requires: it refuses a pod
+    # status naming the ResourceClaim object ("claim:two-gpus/gpu") — found by running the kubelet agent against it.
+    assert resources["name"] == "claim:gpu"
     assert [r["resourceID"] for r in resources["resources"]] == [f"gpu.nvidia.com/gpu-b-1/{d['name']}" for d in devices]
 
 
