@@ -37,7 +37,7 @@ def findings_cell(findings: Iterable[Finding]) -> Cell:
 
 POOL_COLUMNS = (
     ("pool", "POOL", 8, 24), ("ownership", "OWNERSHIP", 8, 14), ("nodes", "NODES", 5, 7), ("models", "GPU MODELS", 8, 34),
-    ("plugin", "PLUGIN", 5, 10), ("dra", "DRA DEV", 5, 9), ("findings", "FINDINGS", 6, 14),
+    ("plugin", "PLUGIN", 5, 10), ("dra", "DRA FREE", 5, 14), ("findings", "FINDINGS", 6, 14),
     ("sharing", "SHARING", 5, 20), ("kubelet", "KUBELET", 6, 26), ("migration", "MIGRATION", 6, None),
 )
 
@@ -61,7 +61,8 @@ def pool_row(p, findings: Sequence[Finding] = ()) -> tuple:
         nodes + (f" ⊘{p.cordoned}" if p.cordoned else ""),
         counts_text(p.products, shorten=short_product) or "—",
         str(p.allocatable_gpus) if p.allocatable_gpus or p.capacity_gpus else "—",
-        f"{p.devices - p.devices_free}/{p.devices}" if p.devices else "—",
+        # Free of all, in the CLI's words (`dragoman check` prints "106/112 free").
+        f"{p.devices_free}/{p.devices} free" if p.devices else "—",
         findings_cell(findings),
         counts_text(p.sharing) or "—",
         kubelets or "—",
@@ -94,7 +95,7 @@ def fleet_summary(pools: Sequence, findings: Sequence[Finding]) -> str:
 # ---------------------------------------------------------------------------- nodes
 
 NODE_COLUMNS = (
-    ("node", "NODE", 14, 40), ("ownership", "OWNERSHIP", 8, 12), ("sched", "STATE", 5, 11), ("plugin", "PLUGIN POD", 6, 14),
+    ("node", "NODE", 14, 48), ("ownership", "OWNERSHIP", 8, 12), ("sched", "STATE", 5, 11), ("plugin", "PLUGIN POD", 6, 14),
     ("driver", "DRA POD", 6, 14), ("gpu", "GPU CAP/ALLOC", 5, 13), ("devices", "DEV USED/ALL", 5, 12),
     ("findings", "FINDINGS", 5, 12), ("kubelet", "KUBELET", 6, 10), ("taints", "TAINTS", 5, None),
 )
@@ -138,7 +139,7 @@ def node_facets(v) -> dict:
 # ---------------------------------------------------------------------------- devices
 
 DEVICE_COLUMNS = (
-    ("driver", "DRIVER", 6, 16), ("pool", "POOL", 6, 22), ("node", "NODE", 10, 36), ("device", "DEVICE", 5, 16),
+    ("driver", "DRIVER", 6, 16), ("pool", "POOL", 6, 22), ("node", "NODE", 10, 48), ("device", "DEVICE", 5, 16),
     ("type", "TYPE", 3, 8), ("product", "PRODUCT", 6, 26), ("memory", "MEMORY", 4, 8), ("claim", "CLAIM", 5, None),
 )
 
@@ -197,7 +198,7 @@ def attribute_row(qualified: str, entry: dict, node_pools: Sequence[str] | None 
 # ---------------------------------------------------------------------------- claims
 
 CLAIM_COLUMNS = (
-    ("state", "STATE", 6, 12), ("claim", "CLAIM", 10, 44), ("source", "MADE BY", 8, 10), ("pod", "POD", 6, 36),
+    ("state", "STATE", 6, 12), ("claim", "CLAIM", 10, 64), ("source", "MADE BY", 8, 10), ("pod", "POD", 6, 48),
     ("devices", "DEVICES", 4, 24), ("node", "NODE", 6, None),
 )
 
@@ -233,7 +234,7 @@ def claim_row(claim: dict, state: str, bridge: bool, pods: Sequence[tuple[str, s
 # ---------------------------------------------------------------------------- stuck pods and findings
 
 STUCK_COLUMNS = (
-    ("pod", "POD", 12, 36), ("finding", "FINDING", 8, 22), ("why", "WHY", 16, None), ("namespace", "NAMESPACE", 6, 16),
+    ("pod", "POD", 12, 48), ("finding", "FINDING", 8, 22), ("why", "WHY", 16, None), ("namespace", "NAMESPACE", 6, 16),
     ("phase", "PHASE", 5, 9), ("asks", "ASKS FOR", 6, 26),
 )
 
@@ -256,9 +257,7 @@ def stuck_row(pod: dict, findings: Sequence[Finding]) -> tuple:
     finding = Cell(f"{SEV_GLYPH[first.severity]} {first.id}", first.severity) if first else Cell("—", "muted")
     why = first.summary if first else scheduler_message(pod) or "no finding explains it yet"
     ns, name = meta.get("namespace", ""), meta.get("name", "")
-    for prefix in (f"pod {ns}/{name} ", f"pod {ns}/{name}: "):
-        if why.startswith(prefix):
-            why = why[len(prefix):]
+    why = without_subject(why, "Pod", ns, name)
     return (name, finding, why, ns, Cell(phase, "warning" if phase == "Pending" else "error" if phase == "Failed" else None),
             pod_asks(pod))
 
@@ -275,7 +274,7 @@ def scheduler_message(pod: dict) -> str:
 
 
 FINDING_COLUMNS = (
-    ("severity", "SEVERITY", 6, 10), ("id", "ID", 8, 26), ("pool", "POOL", 4, 16), ("object", "OBJECT", 10, 50),
+    ("severity", "SEVERITY", 6, 10), ("id", "ID", 8, 26), ("pool", "POOL", 4, 16), ("object", "OBJECT", 10, 64),
     ("summary", "SUMMARY", 10, None),
 )
 
@@ -283,7 +282,17 @@ FINDING_COLUMNS = (
 def finding_row(f: Finding) -> tuple:
     kind, ns, name = f.objects[0] if f.objects else ("", "", "")
     obj = f"{kind} {ns + '/' if ns else ''}{name}" if kind else "—"
-    return (severity_cell(f.severity), f.id, f.pool or "—", obj, f.summary)
+    return (severity_cell(f.severity), f.id, f.pool or "—", obj, without_subject(f.summary, kind, ns, name))
+
+
+def without_subject(summary: str, kind: str, ns: str, name: str) -> str:
+    """A summary without its leading object name, which the row's own OBJECT (or POD) column already shows."""
+    full = f"{ns}/{name}" if ns else name
+    for subject in (f"{kind} {full}", f"{kind.lower()} {full}", full):
+        for sep in (": ", " "):
+            if subject and summary.startswith(subject + sep):
+                return summary[len(subject) + len(sep):]
+    return summary
 
 
 def finding_facets(f: Finding) -> dict:

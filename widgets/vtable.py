@@ -44,26 +44,6 @@ def _cell_text(text: str, width: int, trim: str = "end") -> str:
     return text.ljust(width)
 
 
-def _squeeze(widths: list[int], mins: list[int], excess: int, allowed: list[bool]) -> int:
-    """Water-filling: trim the widest allowed column a cell at a time, never below its minimum; returns what is left."""
-    while excess > 0:
-        candidates = [i for i in range(len(widths)) if allowed[i] and widths[i] > mins[i]]
-        if not candidates:
-            break
-        top = max(widths[i] for i in candidates)
-        tops = [i for i in candidates if widths[i] == top]
-        below = [widths[i] for i in candidates if widths[i] < top]
-        floor = max(below + [max(mins[i] for i in tops)])
-        step = max(1, min(top - floor, excess // len(tops) or 1))
-        for i in tops:
-            if excess <= 0:
-                break
-            give = min(step, widths[i] - mins[i], excess)
-            widths[i] -= give
-            excess -= give
-    return excess
-
-
 class VTable(ScrollView, can_focus=True):
     """Rows keyed by a hashable; `set_row`/`remove_row` touch one row; `ops` counts row operations (tests read it)."""
 
@@ -76,6 +56,10 @@ class VTable(ScrollView, can_focus=True):
         Binding("G,end", "last", "Last", show=False, id="table.last", tooltip="Last row"),
         Binding("space", "mark", "Mark", show=True, id="table.mark", tooltip="Mark the row for a batch action"),
         Binding("enter", "select", "Open", show=True, id="table.select", tooltip="Drill down into the row"),
+        Binding("right,l", "hscroll(8)", "Scroll right", show=False, id="table.right", tooltip="Scroll the columns right (the first stays)"),
+        Binding("left,h", "hscroll(-8)", "Scroll left", show=False, id="table.left", tooltip="Scroll the columns left"),
+        Binding("shift+right", "hcolumn(1)", "Next column", show=False, id="table.next-column", tooltip="Scroll right by one column"),
+        Binding("shift+left", "hcolumn(-1)", "Previous column", show=False, id="table.prev-column", tooltip="Scroll left by one column"),
     ]
 
     COMPONENT_CLASSES = {
@@ -86,8 +70,8 @@ class VTable(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     VTable { height: 1fr; background: $surface; scrollbar-size-vertical: 1; overflow-x: hidden; }
     VTable > .vtable--header { text-style: bold; color: $text; background: $panel; }
-    VTable > .vtable--cursor { background: $block-cursor-blurred-background; }
-    VTable:focus > .vtable--cursor { background: $block-cursor-background; color: $block-cursor-foreground; }
+    VTable > .vtable--cursor { background: $block-cursor-blurred-background; color: $foreground; }
+    VTable:focus > .vtable--cursor { background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold; }
     VTable > .vtable--marked { color: $accent; text-style: bold; }
     VTable > .vtable--empty { color: $text-muted; text-style: italic; }
     VTable > .vtable--tone-dp { color: $secondary; }
@@ -142,6 +126,7 @@ class VTable(ScrollView, can_focus=True):
         self._widths_cache: tuple | None = None
         self._batch = 0
         self._batch_dirty = False
+        self.hscroll = 0  # cells the columns after the first are scrolled left by
 
     # ------------------------------------------------------------------ data
     def _entry(self, key: Hashable) -> tuple:
@@ -290,7 +275,8 @@ class VTable(ScrollView, can_focus=True):
         n = len(self._visible)
         if self.cursor >= n:
             self.set_reactive(VTable.cursor, max(0, n - 1))
-        self.virtual_size = Size(self._total_width(), n + 1)
+        # Sideways scrolling is the table's own (the first column stays), so the scroll view only ever scrolls down.
+        self.virtual_size = Size(self.size.width, n + 1)
         self.refresh()
 
     def watch_cursor(self, value: int) -> None:
@@ -316,6 +302,7 @@ class VTable(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         self._scroll_to_cursor()
+        self.on_resize_hscroll()
 
     def action_cursor(self, delta: int) -> None:
         self.cursor = max(0, min(len(self._visible) - 1, self.cursor + delta))
@@ -352,60 +339,94 @@ class VTable(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ rendering
     def _layout_widths(self, width: int) -> list[int]:
+        """Each column as wide as its content (up to its maximum, never narrower than its header); the flexible column
+        takes what is left. Wider than the screen: the columns after the first scroll sideways (→ ←), none is cut."""
         cache_key = (width, tuple(self._widths))
         if self._widths_cache is not None and self._widths_cache[0] == cache_key:
             return self._widths_cache[1]
         widths = list(self._widths)
-        # The mark gutter takes 2 columns; columns are separated by one space.
-        used = 2 + sum(widths) + len(widths) - 1
+        used = 2 + sum(widths) + len(widths) - 1  # the mark gutter takes 2 columns; one space between columns
         flex = [i for i, c in enumerate(self.columns) if c.max_width is None]
         if used < width and flex:
             widths[flex[-1]] += width - used
-        elif used > width:
-            excess = used - width
-            essential = [c.essential for c in self.columns]
-            mins = [c.min_width for c in self.columns]
-            excess = _squeeze(widths, mins, excess, [not e for e in essential])
-            # Still too wide: hide optional columns from the right, then squeeze the essential ones.
-            for i in reversed(range(len(widths))):
-                if excess <= 0:
-                    break
-                if not essential[i] and widths[i] > 0:
-                    excess -= widths[i] + 1
-                    widths[i] = 0
-            if excess > 0:
-                _squeeze(widths, mins, excess, [w > 0 for w in widths])
         self._widths_cache = (cache_key, widths)
         return widths
 
+    def _frozen_width(self, widths: list[int]) -> int:
+        return 2 + widths[0] + 1 if widths else 2
+
     def _total_width(self) -> int:
-        # Columns shrink and optional ones hide to fit: there is never anything to scroll to sideways.
-        return self.size.width
+        widths = self._layout_widths(self.size.width)
+        return 2 + sum(widths) + len(widths) - 1
+
+    def max_hscroll(self) -> int:
+        return max(0, self._total_width() - self.size.width)
+
+    def action_hscroll(self, delta: int) -> None:
+        new = max(0, min(self.max_hscroll(), self.hscroll + delta))
+        if new != self.hscroll:
+            self.hscroll = new
+            self.refresh()
+
+    def action_hcolumn(self, direction: int) -> None:
+        """shift+→ / shift+←: scroll so that the next (previous) column starts right after the first one."""
+        widths = self._layout_widths(self.size.width)
+        starts, x = [], 0
+        for w in widths[1:]:
+            starts.append(x)
+            x += w + 1
+        if direction > 0:
+            nxt = [st for st in starts if st > self.hscroll]
+            target = nxt[0] if nxt else self.max_hscroll()
+        else:
+            prev = [st for st in starts if st < self.hscroll]
+            target = prev[-1] if prev else 0
+        self.hscroll = max(0, min(self.max_hscroll(), target))
+        self.refresh()
+
+    def on_resize_hscroll(self) -> None:
+        self.hscroll = min(self.hscroll, self.max_hscroll())
 
     def _line(self, cells: Sequence[CellLike], widths: list[int], base: Style, gutter: str, tone_style: bool = True) -> list[Segment]:
         segs = [Segment(gutter, base)]
-        shown = [i for i, w in enumerate(widths) if w > 0]
-        for n, i in enumerate(shown):
-            w = widths[i]
+        for i, w in enumerate(widths):
             cell = cells[i] if i < len(cells) else ""
             style = base
             tone = tone_of(cell) if tone_style else None
             if tone:
                 style = base + self.get_component_rich_style(f"vtable--tone-{tone}", partial=True)
             segs.append(Segment(_cell_text(text_of(cell), w, self.columns[i].trim), style))
-            if n < len(shown) - 1:
+            if i < len(widths) - 1:
                 segs.append(Segment(" ", base))
         return segs
+
+    def _scrolled(self, segs: list[Segment], widths: list[int], width: int, style: Style, header: bool = False) -> Strip:
+        """The first column stays; the others are cropped by the horizontal scroll."""
+        strip = Strip(segs)
+        frozen = self._frozen_width(widths)
+        if self.hscroll or strip.cell_length > width:
+            head = strip.crop(0, frozen)
+            rest = strip.crop(frozen + self.hscroll, frozen + self.hscroll + max(0, width - frozen))
+            strip = Strip.join([head, rest])
+            if header:
+                # Arrows on the header say there is more to either side (and which key shows it).
+                more_left, more_right = self.hscroll > 0, self.hscroll < self.max_hscroll()
+                strip = strip.extend_cell_length(width, style)
+                parts = [strip.crop(0, frozen - 1)]
+                parts.append(Strip([Segment("←" if more_left else " ", style)]))
+                parts.append(strip.crop(frozen, width - 1))
+                parts.append(Strip([Segment("→" if more_right else " ", style)]))
+                strip = Strip.join(parts)
+        return strip.extend_cell_length(width, style).crop(0, width)
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         widths = self._layout_widths(width)
         base = self.rich_style
-        scroll_x = int(self.scroll_offset.x)
         if y == 0:
             header = base + self.get_component_rich_style("vtable--header")
             segs = self._line([c.label for c in self.columns], widths, header, "  ", tone_style=False)
-            return Strip(segs).crop(scroll_x, scroll_x + width).extend_cell_length(width, header)
+            return self._scrolled(segs, widths, width, header, header=True)
         index = int(self.scroll_offset.y) + y - 1
         if index >= len(self._visible):
             if index == 0 and not self._visible:
@@ -417,11 +438,14 @@ class VTable(ScrollView, can_focus=True):
         style = base
         if key in self.marked:
             style = style + self.get_component_rich_style("vtable--marked")
-        if index == self.cursor:
+        on_cursor = index == self.cursor
+        if on_cursor:
             style = style + self.get_component_rich_style("vtable--cursor")
         gutter = "● " if key in self.marked else "  "
-        segs = self._line(row, widths, style, gutter)
-        return Strip(segs).crop(scroll_x, scroll_x + width).extend_cell_length(width, style)
+        # On the highlighted row the cursor's own colours draw every cell: a tone's hue on the cursor's background can
+        # vanish (● DRA in the highlight's colour); the glyph and the word still say what the hue said.
+        segs = self._line(row, widths, style, gutter, tone_style=not (on_cursor and self.has_focus))
+        return self._scrolled(segs, widths, width, style)
 
     def visible_text(self) -> list[str]:
         """What the rows say, as plain lines (tests and screenshots read it)."""
