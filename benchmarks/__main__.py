@@ -14,7 +14,7 @@ import traceback
 from dragoman.benchmarks.harness import Figure, format_table
 
 # Each module offers `run(quick: bool) -> list[Figure]`. Later issues append here.
-BENCHMARKS = ("cel", "sim", "scheduler", "controllers", "model", "sync", "tui", "playground", "migration")
+BENCHMARKS = ("cel", "sim", "scheduler", "controllers", "model", "sync", "tui", "playground", "migration", "envelope")
 
 # Comparisons measured in the same run: (figure, baseline, what the ratio says). Patterns match figure names; a ratio row
 # is added for every figure whose name matches, against the baseline with the same captured label.
@@ -102,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a small fleet and fewer runs, for a smoke test")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for the README)")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    parser.add_argument("--envelope", action="store_true",
+                        help="run only the envelope benchmark (5,000 nodes, 150,000 pods; several minutes)")
     parser.add_argument("--in-process", action="store_true", help="run every benchmark in this process (memory figures then add up)")
     parser.add_argument("--child", metavar="NAME", help=argparse.SUPPRESS)
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)})")
@@ -116,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         for f in figs:
             print(json.dumps(_to_json(f)), flush=True)
         return 0
+    if args.envelope:
+        args.names = [*args.names, "envelope"] if "envelope" not in args.names else args.names
     unknown = [n for n in args.names if n not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark {unknown[0]!r}; choose from {', '.join(BENCHMARKS)}")

@@ -11,7 +11,7 @@ import time
 from dragoman.benchmarks.harness import Figure
 
 
-async def _measure(nodes: int, pool_size: int, pods: int) -> dict:
+async def _measure(nodes: int, pool_size: int, pods: int, objects: list[dict] | None = None, run_plan: bool = True) -> dict:
     from dragoman.actions.runner import Runner
     from dragoman.actions.steps import Options
     from dragoman.fleet.cluster import connect
@@ -19,7 +19,8 @@ async def _measure(nodes: int, pool_size: int, pods: int) -> dict:
     from dragoman.sim.scenarios.scale import POOL_LABEL, generate_scale
     from dragoman.sim.server import Simulator
 
-    objects = generate_scale(nodes=nodes, pods=pods, pool_size=pool_size)
+    if objects is None:
+        objects = generate_scale(nodes=nodes, pods=pods, pool_size=pool_size)
     # A pool of the device-plugin half: its nodes report allocatable nvidia.com/gpu.
     pools = collections.Counter(o["metadata"]["labels"].get(POOL_LABEL) for o in objects if o.get("kind") == "Node"
                                 and str(((o.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu", "0")) not in ("", "0"))
@@ -49,7 +50,7 @@ async def _measure(nodes: int, pool_size: int, pods: int) -> dict:
                 out["steps"] = len(plan.steps)
                 out["changes"] = sum(len(s.changes) for s in plan.steps)
                 out["blockers"] = list(plan.blockers)
-                if not plan.blockers:
+                if not plan.blockers and run_plan:
                     sim.request_log.clear()
                     t0 = time.perf_counter()
                     try:

@@ -34,7 +34,7 @@ def _feed(nodes: int):
     return Feed(store, SourceInfo(cluster="scale", context="scale", version="v1.37.1"))
 
 
-async def _measure(nodes: int, typed: str) -> dict:
+async def _measure(nodes: int, typed: str, feed=None) -> dict:
     from textual import events
     from textual.keys import _character_to_key
 
@@ -42,7 +42,7 @@ async def _measure(nodes: int, typed: str) -> dict:
     from dragoman.tui.screens.playground import PlaygroundScreen
     from dragoman.fleet import cel_playground as P
 
-    feed = _feed(nodes)
+    feed = feed if feed is not None else _feed(nodes)
     app = DragomanApp(feed)
     out: dict = {}
     async with app.run_test(size=(120, 40)) as pilot:

@@ -252,3 +252,24 @@ class PodListDecoder:
                 if len(raw) >= FREEZE_ABOVE:
                     gc.freeze()
                 gc.enable()
+
+
+# ---------------------------------------------------------------------------------------------------- whole on demand
+
+def needs_fetch(obj: Any) -> bool:
+    """Whether a page showing `obj` whole must fetch it first (a projection whose whole object is not at hand)."""
+    return isinstance(obj, Projection) and getattr(obj, "source", None) is not None and obj.source.needs_fetch(obj)
+
+
+def whole_of(obj: Any) -> Any:
+    """The whole object behind `obj` once fetched (or `obj` itself)."""
+    if isinstance(obj, Projection) and getattr(obj, "source", None) is not None:
+        return obj.source.whole_of(obj)
+    return obj
+
+
+async def fetch_whole(obj: Any) -> Any:
+    """Fetch the whole object behind a projection from its store's cluster (one GET); whole objects come back as they are."""
+    if isinstance(obj, Projection) and getattr(obj, "source", None) is not None:
+        return await obj.source.fetch_whole(obj)
+    return obj

@@ -7,6 +7,7 @@ from typing import Any
 import yaml
 
 from dragoman.fleet.model import DeviceView, is_bridge_claim, key_of, pod_extended_requests
+from dragoman.fleet.projection import whole_of
 from dragoman.widgets.rows import attr_value, scheduler_message, short_product
 
 Ref = tuple[str, str, str]
@@ -29,7 +30,8 @@ def raw_object(model, ref: Ref) -> dict | None:
         d = find_device(model, ref)
         return d.raw if d else None
     objs = model.objects.get(kind)
-    return objs.get((ns, name)) if objs is not None else None
+    # A projected pod (fleet/projection.py) shows as its whole object once the page has fetched it.
+    return whole_of(objs.get((ns, name))) if objs is not None else None
 
 
 def yaml_text(obj: dict | None) -> str:

@@ -363,7 +363,7 @@ def _cpu_pod(name: str, ns: str, uid: str, parts: dict, labels: dict, owner: dic
 
 def generate_envelope(nodes: int = 5000, gpu_nodes: int = 2500, gpus_per_node: int = 16, pods: int = 150_000,
                       gpu_pods: int = 20_000, seed: int = 0, *, dra_fraction: float = 0.5, namespaces: int = 50,
-                      cpu_pool_size: int = 250, job_pods: int = 12_500) -> list[dict]:
+                      cpu_pool_size: int = 250, job_pods: int = 12_500, gpu_pool_size: int = 100) -> list[dict]:
     """Kubernetes' envelope as a mixed fleet: `gpu_nodes` GPU nodes (16 A100s each: 40,000 GPUs by default, half the
     nodes on the device plugin and half on DRA) beside `nodes - gpu_nodes` CPU nodes, and `pods` pods in all.
 
@@ -382,7 +382,7 @@ def generate_envelope(nodes: int = 5000, gpu_nodes: int = 2500, gpus_per_node: i
     gc.disable()
     try:
         pending = min(gpu_pods, max(10, gpu_pods // 200))
-        out = _generate(gpu_nodes, gpus_per_node, gpu_pods, seed, pending, 100, ENVELOPE_GPU, 10, "v0.4.0",
+        out = _generate(gpu_nodes, gpus_per_node, gpu_pods, seed, pending, gpu_pool_size, ENVELOPE_GPU, 10, "v0.4.0",
                         dra_fraction, ENVELOPE_GPU_INSTANCE)
         _add_cpu_side(out, cpu_nodes, deploy_pods, job_pods, seed, namespaces, cpu_pool_size)
         return out
@@ -532,6 +532,8 @@ class EnvelopeChurn:
         self.running_jobs: list[tuple[str, str]] = []
         self.done_jobs: list[tuple[str, str]] = []
         self.deploy: list[tuple[str, str]] = []
+        self._replacing: dict | None = None
+        # Only this churn changes these pods: each list holds keys that exist, so every step commits one change.
         for e in store.entries(self.rt):
             md = e.obj["metadata"]
             owner = (md.get("ownerReferences") or [{}])[0].get("kind")
@@ -544,36 +546,37 @@ class EnvelopeChurn:
         self.events = 0
 
     def step(self) -> None:
+        """Commit exactly one change (so a count of steps is a count of watch events)."""
         r = self.rng.random()
-        if r < 0.25 and self.running_jobs:  # a Job's pod completes
-            key = self.running_jobs.pop(self.rng.randrange(len(self.running_jobs)))
+        if self._replacing is not None:  # the second half of a rolled pod: its replacement
+            cur = self._replacing
+            self._replacing = None
+            name = cur["metadata"]["name"][:-5] + self.ids.suffix()
+            md = {**cur["metadata"], "name": name, "uid": self.ids.uid()}
+            self.store._commit("ADDED", self.rt, {**cur, "metadata": md}, None)
+            self.deploy.append((md["namespace"], name))
+        elif r < 0.25 and self.running_jobs:  # a Job's pod completes
+            key = self._take(self.running_jobs)
             entry = self.store.entry(self.rt, *key)
-            if entry is not None:
-                cur = entry.obj
-                status = {**cur["status"], "phase": "Succeeded"}
-                self.store._commit("MODIFIED", self.rt, {**cur, "metadata": dict(cur["metadata"]), "status": status}, entry)
-                self.done_jobs.append(key)
+            cur = entry.obj
+            status = {**cur["status"], "phase": "Succeeded"}
+            self.store._commit("MODIFIED", self.rt, {**cur, "metadata": dict(cur["metadata"]), "status": status}, entry)
+            self.done_jobs.append(key)
         elif r < 0.5 and self.done_jobs:  # a finished Job's pod is cleaned up
-            key = self.done_jobs.pop(self.rng.randrange(len(self.done_jobs)))
-            entry = self.store.entry(self.rt, *key)
-            if entry is not None:
-                self.store._commit("DELETED", self.rt, {**entry.obj, "metadata": dict(entry.obj["metadata"])}, entry)
-        elif self.deploy:  # a Deployment rolls one pod: the old one goes, its replacement comes
-            i = self.rng.randrange(len(self.deploy))
-            key = self.deploy[i]
-            entry = self.store.entry(self.rt, *key)
-            if entry is None:
-                self.deploy.pop(i)
-                return
-            if self.rng.random() < 0.5:
-                self.store._commit("DELETED", self.rt, {**entry.obj, "metadata": dict(entry.obj["metadata"])}, entry)
-            else:
-                cur = entry.obj
-                name = key[1][:-5] + self.ids.suffix()
-                md = {**cur["metadata"], "name": name, "uid": self.ids.uid()}
-                self.store._commit("ADDED", self.rt, {**cur, "metadata": md}, None)
-                self.deploy[i] = (key[0], name)
+            entry = self.store.entry(self.rt, *self._take(self.done_jobs))
+            self.store._commit("DELETED", self.rt, {**entry.obj, "metadata": dict(entry.obj["metadata"])}, entry)
+        elif self.deploy:  # a Deployment rolls one pod: the old one goes now, its replacement comes next step
+            entry = self.store.entry(self.rt, *self._take(self.deploy))
+            self._replacing = entry.obj
+            self.store._commit("DELETED", self.rt, {**entry.obj, "metadata": dict(entry.obj["metadata"])}, entry)
+        else:
+            raise RuntimeError("the envelope has no pods left to churn")
         self.events += 1
+
+    def _take(self, keys: list[tuple[str, str]]) -> tuple[str, str]:
+        i = self.rng.randrange(len(keys))
+        keys[i], keys[-1] = keys[-1], keys[i]
+        return keys.pop()
 
 
 def load(**params) -> list[dict]:

@@ -8,6 +8,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
+from dragoman.fleet.projection import fetch_whole, needs_fetch
 from dragoman.tui.bindings import DETAIL_KEYS, textual_bindings
 from dragoman.widgets.detail import describe, raw_object, yaml_text
 from dragoman.widgets.header import StatusHeader
@@ -28,7 +29,14 @@ class DetailScreen(Screen):
     def compose(self) -> ComposeResult:
         yield StatusHeader()
         fleet = self.app.feed.fleet
-        if self.mode == "yaml":
+        self.fetching = self.mode in ("yaml", "describe") and needs_fetch(raw_object(fleet.model, self.ref))
+        if self.fetching:
+            # A projected pod: the page is drawn once its whole object has been read from the server (on_mount).
+            yield Static(f"{self.mode.upper() if self.mode == 'yaml' else 'Describe'} of {self.ref[0]} {self.ref[1] + '/' if self.ref[1] else ''}{self.ref[2]}", id="heading")
+            with VerticalScroll(id="detail-scroll"):
+                yield Static("reading the whole object from the API server…", id="detail-text", markup=False)
+            yield OptionList(id="links")
+        elif self.mode == "yaml":
             yield Static(f"YAML of {self.ref[0]} {self.ref[1] + '/' if self.ref[1] else ''}{self.ref[2]}", id="heading")
             with VerticalScroll(id="detail-scroll"):
                 yield Static(yaml_text(raw_object(fleet.model, self.ref)), id="detail-text", markup=False)
@@ -45,6 +53,10 @@ class DetailScreen(Screen):
 
     def on_mount(self) -> None:
         self.app.refresh_header(self)
+        if self.fetching:
+            self.query_one("#links").display = False
+            self.run_worker(self._fetch_whole(), exclusive=True)
+            return
         if self.mode == "describe" and self.links:
             self.query_one("#links", OptionList).focus()
         else:
@@ -53,6 +65,20 @@ class DetailScreen(Screen):
                 self.query_one("#links").display = False
         self.ready = True
         self.app.screen_ready()
+
+    async def _fetch_whole(self) -> None:
+        """Read the projected object whole (fleet/projection.fetch_whole: one GET), then draw the page from it."""
+        obj = raw_object(self.app.feed.fleet.model, self.ref)
+        try:
+            await fetch_whole(obj)
+        except Exception as exc:  # noqa: BLE001 - the page says why instead of showing part of the object
+            self.query_one("#detail-text", Static).update(
+                f"could not read the whole object from the API server: {getattr(exc, 'message', exc)}")
+            self.ready = True
+            self.app.screen_ready()
+            return
+        await self.recompose()
+        self.on_mount()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         _label, ref = self.links[int(event.option.id)]

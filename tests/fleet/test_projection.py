@@ -1,0 +1,187 @@
+"""Pod projections (fleet/projection.py): what a projection drops is never needed by a view, a finding or a write,
+and a page that shows a whole object fetches it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dragoman.fleet import accounting
+from dragoman.fleet.diagnose import diagnose
+from dragoman.fleet.load import model_counts
+from dragoman.fleet.model import FleetModel, key_of
+from dragoman.fleet.projection import PodListDecoder, Projection, fetch_whole, keeps_whole, needs_fetch, project_pod, whole_of
+from dragoman.sim.scenarios import DEMO_PATH, load_scenario
+from dragoman.sim.scenarios.scale import generate_envelope
+
+SMALL = dict(nodes=20, gpu_nodes=10, pods=400, gpu_pods=40, job_pods=30)
+
+
+def _page(pods: list[dict]) -> bytes:
+    return json.dumps({"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "7"}, "items": pods}).encode()
+
+
+def test_the_envelope_has_its_shape() -> None:
+    objs = generate_envelope(**SMALL)
+    nodes = [o for o in objs if o["kind"] == "Node"]
+    pods = [o for o in objs if o["kind"] == "Pod"]
+    assert len(nodes) == 20 and len(pods) == 400
+    gpu = sum(int(n["status"]["capacity"].get("nvidia.com/gpu", 0)) for n in nodes)
+    devices = sum(len(s["spec"]["devices"]) for s in objs if s["kind"] == "ResourceSlice")
+    assert gpu + devices == 10 * 16  # half the GPU nodes on the device plugin, half publishing on DRA
+    cpu_nodes = {n["metadata"]["name"] for n in nodes if "nvidia.com/gpu.product" not in n["metadata"]["labels"]}
+    assert len(cpu_nodes) == 10
+    owners = {p["metadata"]["ownerReferences"][0]["kind"] for p in pods if p["metadata"].get("ownerReferences")}
+    assert {"ReplicaSet", "Job", "DaemonSet"} <= owners
+    assert sum(1 for p in pods if p["status"]["phase"] == "Succeeded") > 0  # finished Job pods
+    # GPU pods and claim holders are a minority beside the CPU pods.
+    whole = [p for p in pods if keeps_whole(p)]
+    assert 0 < len(whole) < len(pods) / 4
+
+
+def test_the_fast_decoder_builds_exactly_what_the_dict_projection_builds() -> None:
+    pods = [o for o in generate_envelope(**SMALL) if o["kind"] == "Pod"]
+    raw = _page(pods)
+    page = PodListDecoder()(raw)
+    assert page["metadata"] == {"resourceVersion": "7"} and page["kind"] == "PodList"
+    slow = [project_pod(p) for p in json.loads(raw)["items"]]
+    assert page["items"] == slow
+    assert [type(p) for p in page["items"]] == [type(p) for p in slow]
+    by_name = {p["metadata"]["name"]: p for p in page["items"]}
+    for whole in pods:
+        got = by_name[whole["metadata"]["name"]]
+        if keeps_whole(whole):
+            assert type(got) is dict and got == json.loads(json.dumps(whole))
+            continue
+        assert isinstance(got, Projection)
+        assert "managedFields" not in got["metadata"] and "volumes" not in got["spec"] and "podIP" not in got["status"]
+        assert got["spec"]["nodeName"] == whole["spec"]["nodeName"] and got["status"]["phase"] == whole["status"]["phase"]
+        assert got["metadata"]["ownerReferences"] == whole["metadata"]["ownerReferences"]
+        assert got["spec"]["containers"][0]["resources"] == whole["spec"]["containers"][0]["resources"]
+    # GPU pods, claim holders and the GPU stack's pods stay whole.
+    gpu = [p for p in page["items"] if p["metadata"]["name"].startswith(("gpu-job-", "nvdp-", "dra-driver-"))]
+    assert gpu and all(type(p) is dict for p in gpu)
+
+
+def test_an_item_of_odd_shape_is_decoded_whole_for_the_shape_checks() -> None:
+    pods = [o for o in generate_envelope(**SMALL) if o["kind"] == "Pod" and o["metadata"]["name"].startswith("svc-")][:3]
+    odd = json.loads(json.dumps(pods[1]))
+    odd["metadata"]["name"] = 5  # not a string: msgspec refuses it, json reads it, fleet/shapes judges it
+    page = PodListDecoder()(_page([pods[0], odd, pods[2]]))
+    assert isinstance(page["items"][0], Projection) and isinstance(page["items"][2], Projection)
+    assert type(page["items"][1]) is dict and page["items"][1]["metadata"]["name"] == 5
+    assert PodListDecoder()(b'{"items": 3}') == {"items": 3}  # not a list page: left to list_all's checks
+
+
+def _models() -> tuple[FleetModel, FleetModel, int]:
+    objs = load_scenario(DEMO_PATH)
+    whole = FleetModel()
+    whole.load_list(json.loads(json.dumps(objs)))
+    projected_objs = [project_pod(o) if o.get("kind") == "Pod" else o for o in json.loads(json.dumps(objs))]
+    projected = FleetModel()
+    projected.load_list(projected_objs)
+    return whole, projected, sum(isinstance(o, Projection) for o in projected_objs)
+
+
+def test_findings_and_views_are_the_same_from_projected_pods_on_the_demo_fleet() -> None:
+    whole, projected, n = _models()
+    assert n >= 20  # the demo's GPU Feature Discovery and operator pods are projected
+    assert diagnose(projected) == diagnose(whole)
+    assert [v.to_json() for v in projected.nodes()] == [v.to_json() for v in whole.nodes()]
+    assert [(p.name, p.nodes) for p in projected.pools()] == [(p.name, p.nodes) for p in whole.pools()]
+    assert projected.gpu_pods() == whole.gpu_pods()
+    assert model_counts(projected) == model_counts(whole)
+    for ns in {k[0] for k in whole.objects["Pod"]}:
+        assert accounting.namespace_usage(projected, ns) == accounting.namespace_usage(whole, ns)
+    for node in whole.node_names():
+        assert [key_of(p) for p in projected.pods_on_node(node)] == [key_of(p) for p in whole.pods_on_node(node)]
+        assert [(s.key, s.phase, s.ready, s.restarts) for s in projected.node(node).device_plugin + projected.node(node).dra_driver] == \
+               [(s.key, s.phase, s.ready, s.restarts) for s in whole.node(node).device_plugin + whole.node(node).dra_driver]
+
+
+def test_a_projection_is_never_printed_as_if_it_were_whole() -> None:
+    import yaml
+
+    from dragoman.widgets.detail import yaml_text
+
+    _, projected, _ = _models()
+    pod = next(p for p in projected.objects["Pod"].values() if isinstance(p, Projection))
+    with pytest.raises(yaml.YAMLError):
+        yaml_text(pod)  # the safe dumper refuses the type: a page must fetch the whole object first
+    assert not needs_fetch(pod)  # no store behind it (loaded from a list): nothing to fetch from
+    assert whole_of(pod) is pod
+
+
+async def test_a_live_store_projects_and_fetches_the_whole_object_on_demand() -> None:
+    from dragoman.fleet.cluster import connect
+    from dragoman.fleet.informer import sync
+    from dragoman.fleet.store import FleetStore
+    from tests.support.sim import running_simulator
+
+    async with running_simulator(objects=generate_envelope(**SMALL)) as sim:
+        cluster = await connect(str(sim.kubeconfig_path), None)
+        store = FleetStore()
+        syncer = await sync(cluster, store)
+        try:
+            await syncer.wait_synced(60)
+            pods = store.objects("Pod")
+            projected = [p for p in pods.values() if isinstance(p, Projection)]
+            assert len(projected) == store.projected("Pod") > 200
+            pod = projected[0]
+            ns, name = key_of(pod)
+            assert needs_fetch(pod)
+            whole = await fetch_whole(pod)
+            server = sim.store.get("pods", ns, name)
+            assert whole["spec"]["volumes"] == server["spec"]["volumes"] and whole["metadata"]["uid"] == server["metadata"]["uid"]
+            assert whole_of(pod) is whole and not needs_fetch(pod)
+            # A change on the server: the projection moves on, and the whole object kept is no longer the one shown.
+            cur = sim.store.entry(sim.store._rt("pods"), ns, name)
+            sim.store._commit("MODIFIED", sim.store._rt("pods"), {**cur.obj, "metadata": {**cur.obj["metadata"], "labels": {
+                **cur.obj["metadata"]["labels"], "rolled": "yes"}}}, cur)
+            for _ in range(200):
+                if store.get("Pod", ns, name)["metadata"]["labels"].get("rolled"):
+                    break
+                import asyncio
+
+                await asyncio.sleep(0.02)
+            moved = store.get("Pod", ns, name)
+            assert isinstance(moved, Projection) and moved["metadata"]["labels"]["rolled"] == "yes"
+            assert needs_fetch(moved) and whole_of(moved) is moved
+            assert (await fetch_whole(moved))["metadata"]["labels"]["rolled"] == "yes"
+        finally:
+            await syncer.stop()
+            await cluster.close()
+
+
+async def test_a_drain_of_a_node_full_of_projected_cpu_pods_evicts_every_one() -> None:
+    from dragoman.actions.drain import Drain, skip_reason
+    from dragoman.actions.steps import Context
+    from dragoman.fleet.cluster import connect
+    from dragoman.fleet.informer import sync
+    from dragoman.fleet.store import FleetStore
+    from dragoman.sim.scenarios.scale import POOL_LABEL
+    from tests.support.sim import running_simulator
+
+    async with running_simulator(objects=generate_envelope(**SMALL)) as sim:
+        cluster = await connect(str(sim.kubeconfig_path), None)
+        store = FleetStore()
+        syncer = await sync(cluster, store)
+        try:
+            await syncer.wait_synced(60)
+            model = FleetModel()
+            model.attach(store)
+            node = next(n for n in model.node_names() if n.startswith("gke-env-cpu-"))
+            on_node = model.pods_on_node(node)
+            assert on_node and all(isinstance(p, Projection) for p in on_node)
+            # What the model says a drain of this node moves, read from projections only...
+            expected = {key_of(p) for p in on_node if not skip_reason(p)}
+            assert len(expected) >= 20 and len(expected) < len(on_node)  # DaemonSet pods (and finished Job pods) stay
+            node_obj = await cluster.get(f"/api/v1/nodes/{node}")
+            ctx = Context(cluster, node_obj["metadata"]["labels"][POOL_LABEL], POOL_LABEL, [node_obj], audit=None, by={})
+            plan = await Drain("drain", [node]).plan(ctx)
+            # ...is exactly what the drain, planned from the server's whole objects, evicts.
+            assert {(c.namespace, c.name) for c in plan.changes if c.verb == "evict"} == expected
+        finally:
+            await syncer.stop()
+            await cluster.close()
