@@ -1,11 +1,40 @@
-"""Decoding of the Kubernetes protobuf request bodies kubectl sends (`k8s\\0` + runtime.Unknown): SelfSubjectAccessReview, DeleteOptions."""
+"""Kubernetes protobuf request bodies (`k8s\\0` + runtime.Unknown) as real clients send them: `kubectl create
+deployment|job|cronjob|pdb|quota|...`, `auth can-i`, drain's DeleteOptions, typed clients generally.
+
+Parsing is the `protobuf` library's, with descriptors compiled from Kubernetes' own generated.proto files
+(k8s_protobuf.pb, made by gen_protobuf.py): every served kind of the compiled packages decodes, not a hand-kept few.
+This module only maps a message to the JSON shape the API server would have stored:
+
+- Time/MicroTime → RFC 3339, Quantity → its string, IntOrString → int or string, RawExtension/FieldsV1 → JSON;
+- a zero scalar is dropped unless JSON would show it (a pointer such as `replicas: 0`, or a field without
+  `omitempty`): Go writes every non-pointer field, so a `false` on the wire is often nobody's value
+  (protobuf_fields.json lists, from types.go, the fields whose zero is kept);
+- a zero Time (Go's `creationTimestamp: null`) is dropped.
+"""
 
 from __future__ import annotations
 
+import base64
+import datetime
+import functools
+import json
+import pathlib
 from typing import Any
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.message import DecodeError, Message
 
 MAGIC = b"k8s\x00"
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
+HERE = pathlib.Path(__file__).parent
+META = "k8s.io.apimachinery.pkg.apis.meta.v1"
+_TIME = {f"{META}.Time", f"{META}.MicroTime"}
+_QUANTITY = "k8s.io.apimachinery.pkg.api.resource.Quantity"
+_INT_OR_STRING = "k8s.io.apimachinery.pkg.util.intstr.IntOrString"
+_RAW = {"k8s.io.apimachinery.pkg.runtime.RawExtension": "raw", f"{META}.FieldsV1": "Raw"}
+_UNKNOWN = "k8s.io.apimachinery.pkg.runtime.Unknown"
+# Group → the Go package its generated.proto lives in, where the group's first label is not the package name.
+_PACKAGE = {"": "core", "rbac.authorization.k8s.io": "rbac"}
 
 
 class ProtobufError(Exception):
@@ -17,255 +46,204 @@ def is_protobuf(body: bytes) -> bool:
     return isinstance(body, (bytes, bytearray)) and bytes(body[:4]) == MAGIC
 
 
-# ---------------------------------------------------------------- wire format
-
-_VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = 0
-    shift = 0
-    while True:
-        if pos >= len(data):
-            raise ProtobufError("truncated varint")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise ProtobufError("varint too long")
+@functools.lru_cache(maxsize=1)
+def _pool() -> descriptor_pool.DescriptorPool:
+    files = descriptor_pb2.FileDescriptorSet.FromString((HERE / "k8s_protobuf.pb").read_bytes())
+    pool = descriptor_pool.DescriptorPool()
+    for f in files.file:
+        pool.Add(f)
+    return pool
 
 
-def fields(data: bytes) -> list[tuple[int, int, Any]]:
-    """[(field number, wire type, value)]: value is an int for varint/fixed, bytes for length-delimited."""
-    out: list[tuple[int, int, Any]] = []
-    pos = 0
-    while pos < len(data):
-        key, pos = _varint(data, pos)
-        number, wire = key >> 3, key & 7
-        if number == 0:
-            raise ProtobufError("field number 0")
-        if wire == _VARINT:
-            value, pos = _varint(data, pos)
-        elif wire == _LEN:
-            length, pos = _varint(data, pos)
-            if pos + length > len(data):
-                raise ProtobufError("truncated length-delimited field")
-            value = bytes(data[pos : pos + length])
-            pos += length
-        elif wire == _I64:
-            if pos + 8 > len(data):
-                raise ProtobufError("truncated fixed64")
-            value = int.from_bytes(data[pos : pos + 8], "little")
-            pos += 8
-        elif wire == _I32:
-            if pos + 4 > len(data):
-                raise ProtobufError("truncated fixed32")
-            value = int.from_bytes(data[pos : pos + 4], "little")
-            pos += 4
-        else:
-            raise ProtobufError(f"unsupported wire type {wire}")
-        out.append((number, wire, value))
-    return out
+@functools.lru_cache(maxsize=1)
+def _keep_zero() -> dict[str, frozenset[str]]:
+    return {k: frozenset(v) for k, v in json.loads((HERE / "protobuf_fields.json").read_text()).items()}
 
 
-# Message descriptors: field number → (json name, type, sub-descriptor, repeated).
-# Types: "string", "int64", "int32", "bool", "message", "map" (map<string,string>), "time".
-# Field numbers from k8s.io/api and k8s.io/apimachinery generated.proto.
-_TIME = "time"
-
-_OWNER_REF = {
-    1: ("kind", "string", None, False), 3: ("name", "string", None, False), 4: ("uid", "string", None, False),
-    5: ("apiVersion", "string", None, False), 6: ("controller", "bool", None, False), 7: ("blockOwnerDeletion", "bool", None, False),
-}
-OBJECT_META = {
-    1: ("name", "string", None, False), 2: ("generateName", "string", None, False), 3: ("namespace", "string", None, False),
-    4: ("selfLink", "string", None, False), 5: ("uid", "string", None, False), 6: ("resourceVersion", "string", None, False),
-    7: ("generation", "int64", None, False), 8: ("creationTimestamp", _TIME, None, False), 9: ("deletionTimestamp", _TIME, None, False),
-    10: ("deletionGracePeriodSeconds", "int64", None, False), 11: ("labels", "map", None, False), 12: ("annotations", "map", None, False),
-    13: ("ownerReferences", "message", _OWNER_REF, True), 14: ("finalizers", "string", None, True),
-}
-_REQUIREMENT = {1: ("key", "string", None, False), 2: ("operator", "string", None, False), 3: ("values", "string", None, True)}
-_SELECTOR_ATTRS = {1: ("rawSelector", "string", None, False), 2: ("requirements", "message", _REQUIREMENT, True)}
-RESOURCE_ATTRIBUTES = {
-    1: ("namespace", "string", None, False), 2: ("verb", "string", None, False), 3: ("group", "string", None, False),
-    4: ("version", "string", None, False), 5: ("resource", "string", None, False), 6: ("subresource", "string", None, False),
-    7: ("name", "string", None, False), 8: ("fieldSelector", "message", _SELECTOR_ATTRS, False),
-    9: ("labelSelector", "message", _SELECTOR_ATTRS, False),
-}
-NON_RESOURCE_ATTRIBUTES = {1: ("path", "string", None, False), 2: ("verb", "string", None, False)}
-SSAR_SPEC = {1: ("resourceAttributes", "message", RESOURCE_ATTRIBUTES, False), 2: ("nonResourceAttributes", "message", NON_RESOURCE_ATTRIBUTES, False)}
-SAR_STATUS = {1: ("allowed", "bool", None, False), 2: ("reason", "string", None, False), 3: ("evaluationError", "string", None, False), 4: ("denied", "bool", None, False)}
-SELF_SUBJECT_ACCESS_REVIEW = {1: ("metadata", "message", OBJECT_META, False), 2: ("spec", "message", SSAR_SPEC, False), 3: ("status", "message", SAR_STATUS, False)}
-_PRECONDITIONS = {1: ("uid", "string", None, False), 2: ("resourceVersion", "string", None, False)}
-DELETE_OPTIONS = {
-    1: ("gracePeriodSeconds", "int64", None, False), 2: ("preconditions", "message", _PRECONDITIONS, False),
-    3: ("orphanDependents", "bool", None, False), 4: ("propagationPolicy", "string", None, False), 5: ("dryRun", "string", None, True),
-    6: ("ignoreStoreReadErrorWithClusterBreakingPotential", "bool", None, False),
-}
-_EVICTION = {1: ("metadata", "message", OBJECT_META, False), 2: ("deleteOptions", "message", DELETE_OPTIONS, False)}
-
-KINDS: dict[str, dict] = {
-    "SelfSubjectAccessReview": SELF_SUBJECT_ACCESS_REVIEW,
-    "DeleteOptions": DELETE_OPTIONS,
-    "Eviction": _EVICTION,
-}
+@functools.lru_cache(maxsize=256)
+def _message_class(full_name: str) -> type[Message] | None:
+    try:
+        return message_factory.GetMessageClass(_pool().FindMessageTypeByName(full_name))
+    except KeyError:
+        return None
 
 
-def _rfc3339(seconds: int, nanos: int = 0) -> str:
-    import datetime
+def message_name(api_version: str, kind: str) -> str | None:
+    """The protobuf message of a kind (`apps/v1`, `Deployment` → k8s.io.api.apps.v1.Deployment); None when unknown."""
+    group, _, version = api_version.rpartition("/")
+    package = _PACKAGE.get(group, group.split(".")[0])
+    for name in (f"k8s.io.api.{package}.{version}.{kind}", f"{META}.{kind}"):
+        if _message_class(name) is not None:
+            return name
+    return None
 
+
+# ---------------------------------------------------------------- message → JSON shape
+
+
+def _rfc3339(seconds: int, nanos: int, micro: bool) -> str:
     t = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
+    if micro:
+        return t.strftime("%Y-%m-%dT%H:%M:%S") + f".{nanos // 1000:06d}Z"
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _signed64(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value
+def _special(msg: Message) -> tuple[bool, Any]:
+    name = msg.DESCRIPTOR.full_name
+    if name in _TIME:
+        if not msg.seconds and not msg.nanos:
+            return True, None
+        return True, _rfc3339(msg.seconds, msg.nanos, name.endswith("MicroTime"))
+    if name == _QUANTITY:
+        return True, msg.string
+    if name == _INT_OR_STRING:
+        return True, msg.strVal if msg.type == 1 else msg.intVal
+    if name in _RAW:
+        raw = getattr(msg, _RAW[name])
+        if not raw:
+            return True, None
+        try:
+            return True, json.loads(raw)
+        except ValueError:
+            raise ProtobufError(f"{name.rsplit('.', 1)[-1]} does not hold JSON") from None
+    return False, None
 
 
-def decode_message(data: bytes, descriptor: dict) -> dict:
-    """A protobuf message → JSON-shaped dict per `descriptor`; unknown fields are skipped, as Go's unmarshaller does."""
+def to_dict(msg: Message) -> dict:
+    """A decoded message as the JSON object the API server would store (see the module docstring)."""
+    keep = _keep_zero().get(msg.DESCRIPTOR.full_name, frozenset())
     out: dict[str, Any] = {}
-    for number, wire, value in fields(data):
-        spec = descriptor.get(number)
-        if spec is None:
+    for fd, value in msg.ListFields():
+        name = fd.name
+        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+            value_fd = fd.message_type.fields_by_name["value"]
+            if value_fd.message_type is not None:
+                out[name] = {k: _value(v) for k, v in value.items()}
+            elif value_fd.type == value_fd.TYPE_BYTES:  # a Secret's data: base64 in JSON
+                out[name] = {k: base64.b64encode(v).decode() for k, v in value.items()}
+            else:
+                out[name] = dict(value)
             continue
-        name, kind, sub, repeated = spec
-        if kind == "string":
-            if wire != _LEN:
-                raise ProtobufError(f"field {name}: wrong wire type")
-            try:
-                decoded: Any = value.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ProtobufError(f"field {name}: invalid UTF-8") from exc
-        elif kind in ("int64", "int32"):
-            if wire != _VARINT:
-                raise ProtobufError(f"field {name}: wrong wire type")
-            decoded = _signed64(value)
-        elif kind == "bool":
-            if wire != _VARINT:
-                raise ProtobufError(f"field {name}: wrong wire type")
-            decoded = bool(value)
-        elif kind == "message":
-            if wire != _LEN:
-                raise ProtobufError(f"field {name}: wrong wire type")
-            decoded = decode_message(value, sub)
-        elif kind == _TIME:
-            if wire != _LEN:
-                raise ProtobufError(f"field {name}: wrong wire type")
-            parts = decode_message(value, {1: ("seconds", "int64", None, False), 2: ("nanos", "int32", None, False)})
-            if not parts:
-                continue
-            decoded = _rfc3339(parts.get("seconds", 0), parts.get("nanos", 0))
-        elif kind == "map":
-            entry = decode_message(value, {1: ("key", "string", None, False), 2: ("value", "string", None, False)})
-            out.setdefault(name, {})[entry.get("key", "")] = entry.get("value", "")
+        if fd.is_repeated:
+            if fd.message_type is not None:
+                out[name] = [_value(v) for v in value]
+            else:
+                out[name] = [base64.b64encode(v).decode() for v in value] if fd.type == fd.TYPE_BYTES else list(value)
             continue
-        else:  # pragma: no cover - descriptors are static
-            raise ProtobufError(f"field {name}: unsupported type {kind}")
-        if repeated:
-            out.setdefault(name, []).append(decoded)
-        elif (kind == "string" and decoded == "") or (name == "generation" and decoded == 0):
-            # Go writes non-pointer fields even when empty; JSON's omitempty would leave them out.
+        if fd.message_type is not None:
+            converted = _value(value)
+            if converted is not None:
+                out[name] = converted
             continue
-        else:
-            out[name] = decoded
+        if fd.type == fd.TYPE_BYTES:
+            value = base64.b64encode(value).decode()
+        if value in (0, False, "") and name not in keep:
+            continue
+        out[name] = value
     return out
+
+
+def _value(msg: Message) -> Any:
+    special, value = _special(msg)
+    return value if special else to_dict(msg)
+
+
+# ---------------------------------------------------------------- the envelope
 
 
 def unwrap(body: bytes) -> tuple[str, str, bytes]:
     """(apiVersion, kind, raw) of a `k8s\\0` + runtime.Unknown envelope."""
     if not is_protobuf(body):
         raise ProtobufError("not a Kubernetes protobuf body (missing k8s\\0 prefix)")
-    api_version = kind = ""
-    raw = b""
-    for number, wire, value in fields(bytes(body[4:])):
-        if number == 1 and wire == _LEN:
-            meta = decode_message(value, {1: ("apiVersion", "string", None, False), 2: ("kind", "string", None, False)})
-            api_version, kind = meta.get("apiVersion", ""), meta.get("kind", "")
-        elif number == 2 and wire == _LEN:
-            raw = value
-        elif number == 3 and wire == _LEN and value:
-            raise ProtobufError(f"unsupported content encoding {value.decode('utf-8', 'replace')!r}")
-    return api_version, kind, raw
+    unknown = _message_class(_UNKNOWN)()  # type: ignore[misc]
+    try:
+        unknown.ParseFromString(bytes(body[4:]))
+    except DecodeError as exc:
+        raise ProtobufError(f"the runtime.Unknown envelope is malformed: {exc}") from None
+    if unknown.contentEncoding:
+        raise ProtobufError(f"unsupported content encoding {unknown.contentEncoding!r}")
+    if not unknown.typeMeta.kind:
+        raise ProtobufError("the envelope names no kind")
+    return unknown.typeMeta.apiVersion, unknown.typeMeta.kind, unknown.raw
 
 
 def decode_request(body: bytes) -> dict:
-    """A protobuf request body → the JSON-shaped object (`apiVersion`, `kind`, fields).
-
-    Decodes SelfSubjectAccessReview (spec.resourceAttributes incl. field/label selectors, nonResourceAttributes),
-    DeleteOptions and Eviction; any other kind raises ProtobufError (answer 415).
-    """
+    """A protobuf request body → the JSON-shaped object (`apiVersion`, `kind`, fields); ProtobufError when the
+    envelope or the message is malformed or the kind is not one of the compiled packages'."""
     api_version, kind, raw = unwrap(body)
-    descriptor = KINDS.get(kind)
-    if descriptor is None:
-        raise ProtobufError(f"protobuf decoding of kind {kind!r} is not supported; send JSON")
+    name = message_name(api_version, kind)
+    if name is None:
+        raise ProtobufError(f"protobuf decoding of kind {kind!r} in {api_version!r} is not supported; send JSON")
+    msg = _message_class(name)()  # type: ignore[misc]
+    try:
+        msg.ParseFromString(raw)
+    except DecodeError as exc:
+        raise ProtobufError(f"the {kind} message is malformed: {exc}") from None
     obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind}
-    obj.update(decode_message(raw, descriptor))
-    if kind == "SelfSubjectAccessReview":
-        # Go's empty ObjectMeta/status structs are always written; drop them as JSON's omitempty would.
-        if not obj.get("metadata"):
-            obj["metadata"] = {}
-        obj.setdefault("spec", {})
+    obj.update(to_dict(msg))
+    if kind.endswith("Review"):
+        # A review's status is the server's answer; Go writes its empty struct in the request.
         obj.pop("status", None)
     return obj
 
 
-# ---------------------------------------------------------------- encoding (for tests and clients of the simulator)
+# ---------------------------------------------------------------- encoding (tests and clients of the simulator)
 
 
-def _key(number: int, wire: int) -> bytes:
-    return _encode_varint((number << 3) | wire)
-
-
-def _encode_varint(value: int) -> bytes:
-    if value < 0:
-        value += 1 << 64
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
+def _fill(msg: Message, obj: dict) -> None:
+    for key, value in obj.items():
+        fd = msg.DESCRIPTOR.fields_by_name.get(key)
+        if fd is None or value is None:
+            continue
+        if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+            target = getattr(msg, key)
+            for k, v in value.items():
+                value_fd = fd.message_type.fields_by_name["value"]
+                if value_fd.message_type is not None:
+                    _set_message(target[k], v)
+                else:
+                    target[k] = base64.b64decode(v) if value_fd.type == value_fd.TYPE_BYTES else v
+        elif fd.is_repeated:
+            target = getattr(msg, key)
+            for v in value:
+                if fd.message_type is not None:
+                    _set_message(target.add(), v)
+                else:
+                    target.append(v)
+        elif fd.message_type is not None:
+            _set_message(getattr(msg, key), value)
         else:
-            out.append(byte)
-            return bytes(out)
+            setattr(msg, key, base64.b64decode(value) if fd.type == fd.TYPE_BYTES else value)
 
 
-def encode_message(obj: dict, descriptor: dict) -> bytes:
-    """The inverse of decode_message for the scalar, repeated, message and map fields of a descriptor."""
-    out = bytearray()
-    for number in sorted(descriptor):
-        name, kind, sub, repeated = descriptor[number]
-        if name not in obj:
-            continue
-        values = obj[name] if repeated else [obj[name]]
-        if kind == "map":
-            for k, v in obj[name].items():
-                entry = encode_message({"key": k, "value": v}, {1: ("key", "string", None, False), 2: ("value", "string", None, False)})
-                out += _key(number, _LEN) + _encode_varint(len(entry)) + entry
-            continue
-        for value in values:
-            if kind == "string":
-                data = str(value).encode()
-                out += _key(number, _LEN) + _encode_varint(len(data)) + data
-            elif kind in ("int64", "int32", "bool"):
-                out += _key(number, _VARINT) + _encode_varint(int(value))
-            elif kind == "message":
-                data = encode_message(value, sub)
-                out += _key(number, _LEN) + _encode_varint(len(data)) + data
-    return bytes(out)
+def _set_message(msg: Message, value: Any) -> None:
+    name = msg.DESCRIPTOR.full_name
+    if name in _TIME:
+        t = datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        msg.seconds, msg.nanos = int(t.timestamp()), t.microsecond * 1000
+    elif name == _QUANTITY:
+        msg.string = str(value)
+    elif name == _INT_OR_STRING:
+        if isinstance(value, str):
+            msg.type, msg.strVal = 1, value
+        else:
+            msg.type, msg.intVal = 0, int(value)
+    elif name in _RAW:
+        setattr(msg, _RAW[name], json.dumps(value).encode())
+    else:
+        msg.SetInParent()
+        _fill(msg, value)
 
 
 def encode_request(obj: dict) -> bytes:
-    """`k8s\\0` + runtime.Unknown for a SelfSubjectAccessReview, DeleteOptions or Eviction dict."""
-    kind = obj.get("kind", "")
-    descriptor = KINDS.get(kind)
-    if descriptor is None:
+    """`k8s\\0` + runtime.Unknown for a JSON-shaped object of a compiled kind (the inverse of decode_request)."""
+    api_version, kind = obj.get("apiVersion", ""), obj.get("kind", "")
+    name = message_name(api_version, kind)
+    if name is None:
         raise ProtobufError(f"cannot encode kind {kind!r}")
-    type_meta = encode_message({"apiVersion": obj.get("apiVersion", ""), "kind": kind}, {1: ("apiVersion", "string", None, False), 2: ("kind", "string", None, False)})
-    raw = encode_message(obj, descriptor)
-    unknown = _key(1, _LEN) + _encode_varint(len(type_meta)) + type_meta + _key(2, _LEN) + _encode_varint(len(raw)) + raw
-    return MAGIC + unknown
+    msg = _message_class(name)()  # type: ignore[misc]
+    _fill(msg, {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")})
+    unknown = _message_class(_UNKNOWN)()  # type: ignore[misc]
+    unknown.typeMeta.apiVersion, unknown.typeMeta.kind = api_version, kind
+    unknown.raw = msg.SerializeToString()
+    return MAGIC + unknown.SerializeToString()

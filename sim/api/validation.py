@@ -318,6 +318,19 @@ def _default_job(obj: dict) -> None:
     _default_template(obj)
 
 
+def _default_cronjob(obj: dict) -> None:
+    """SetDefaults_CronJob; the job template is not Job-defaulted, only its pod template (as the generated
+    defaulters walk every PodSpec)."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("concurrencyPolicy", "Allow")
+    spec.setdefault("suspend", False)
+    spec.setdefault("successfulJobsHistoryLimit", 3)
+    spec.setdefault("failedJobsHistoryLimit", 1)
+    job = spec.get("jobTemplate")
+    if isinstance(job, dict) and isinstance(job.get("spec"), dict):
+        _default_template(job)
+
+
 def _default_namespace(obj: dict) -> None:
     name = (obj.get("metadata") or {}).get("name")
     if name:
@@ -370,6 +383,7 @@ _DEFAULTERS: dict[str, Callable[[dict], None]] = {
     "replicasets": _default_replicaset,
     "statefulsets": _default_statefulset,
     "jobs": _default_job,
+    "cronjobs": _default_cronjob,
     "namespaces": _default_namespace,
     "resourceclaims": _default_claim,
     "resourceclaimtemplates": _default_claim_template,
@@ -390,7 +404,7 @@ def default_object(resource: str, obj: dict) -> None:
 # ---------------------------------------------------------------- validation
 
 CLUSTER_SCOPED = {"namespaces", "nodes", "clusterroles", "clusterrolebindings", "deviceclasses", "resourceslices", "devicetaintrules",
-                  "selfsubjectaccessreviews"}
+                  "selfsubjectaccessreviews", "customresourcedefinitions"}
 _LABEL_NAMED = {"namespaces"}
 _PATH_SEGMENT_NAMED = {"roles", "clusterroles", "rolebindings", "clusterrolebindings"}
 

@@ -55,6 +55,9 @@ async def served():
     async with running_simulator(objects=sim_scenario.objects()[1:], users=[{"name": "viewer", "clusterRoles": ["view"]}]) as sim:
         # Objects the server itself writes: a binding's condition, a budget's status, an SSA'd class, a graceful deletion.
         sim.store.create("pods", {"metadata": {"name": "bind-me", "namespace": "default"}, "spec": {"containers": [{"name": "c", "image": "x"}]}})
+        sim.store.create("secrets", {"metadata": {"name": "s", "namespace": "default"}, "type": "Opaque", "data": {"k": "dg=="}})
+        sim.store.create("cronjobs.batch", {"metadata": {"name": "tick", "namespace": "default"}, "spec": {
+            "schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "x"}]}}}}}})
         c = await api_client(sim)
         try:
             await k8s_async_bind(c)
