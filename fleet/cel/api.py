@@ -11,6 +11,52 @@ COST_LIMIT = 1_000_000
 
 COMPILE_ERROR_KINDS = ("syntax", "undeclared", "type", "non-bool", "too-long", "cost", "unsupported")
 
+ENVIRONMENT_KINDS = ("new", "stored")
+
+
+@dataclasses.dataclass(frozen=True)
+class Environment:
+    """Which CEL environment compiles a selector, as dynamic-resource-allocation's cel.GetCompiler builds it.
+
+    `kind` is "new" (NewExpressions: the API server validating a selector being written; what `dragoman cel`
+    and the playground check) or "stored" (StoredExpressions: a selector already stored, as the scheduler
+    compiles it: every versioned option regardless of feature gates, so `includes()`, dyn-typed attributes
+    and `allowMultipleAllocations` are declared). The gates are Kubernetes 1.37's defaults:
+    DRAConsumableCapacity (beta, on) declares `device.allowMultipleAllocations` for new selectors;
+    DRAListTypeAttributes (alpha, off) declares `includes()` and dyn-typed attributes for new selectors (list-valued
+    attributes convert whatever the gates, as v0.37.2's DeviceMatches does; with the gate off the API server drops
+    them, so a live cluster has none, and a new selector cannot iterate one: `any` is no comprehension range).
+    """
+
+    kind: str = "new"
+    consumable_capacity: bool = True
+    list_type_attributes: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in ENVIRONMENT_KINDS:
+            raise ValueError(f"environment kind must be one of {ENVIRONMENT_KINDS}, not {self.kind!r}")
+
+    @property
+    def stored(self) -> bool:
+        return self.kind == "stored"
+
+    @property
+    def declares_includes(self) -> bool:
+        return self.stored or self.list_type_attributes
+
+    @property
+    def declares_multi_alloc(self) -> bool:
+        return self.stored or self.consumable_capacity
+
+    @property
+    def dyn_attributes(self) -> bool:
+        # attributeTypeV136ListTypeAttributes (dyn) instead of attributeTypeV131 (any).
+        return self.stored or self.list_type_attributes
+
+
+NEW_EXPRESSIONS = Environment("new")
+STORED_EXPRESSIONS = Environment("stored")
+
 
 class CelCompileError(Exception):
     """An expression Kubernetes would reject when the DeviceClass or ResourceClaim is created.
@@ -67,7 +113,7 @@ class CelDevice:
 
     driver: str
     name: str
-    attributes: dict[str, dict[str, Any]]  # domain -> id -> Python value (str, int, bool, Semver)
+    attributes: dict[str, dict[str, Any]]  # domain -> id -> Python value (str, int, bool, Semver, or a list of one of them)
     capacity: dict[str, dict[str, Any]]  # domain -> id -> Quantity
     allow_multiple_allocations: bool = False
     raw: dict | None = None
@@ -80,15 +126,18 @@ class CompiledSelector:
     expression: str
     attributes_read: frozenset | None  # {(domain, id), ...} read from attributes/capacity; None when unknown
     engine: str
+    environment: Environment  # the environment it was compiled in
 
-    def __init__(self, expression: str, attributes_read: frozenset | None, engine: str, evaluator: Callable[[CelDevice], EvalOutcome]) -> None:
+    def __init__(self, expression: str, attributes_read: frozenset | None, engine: str, evaluator: Callable[[CelDevice], EvalOutcome],
+                 environment: Environment | None = None) -> None:
         self.expression = expression
         self.attributes_read = attributes_read
         self.engine = engine
+        self.environment = environment or NEW_EXPRESSIONS
         self._evaluate = evaluator
 
     def evaluate(self, device: CelDevice) -> EvalOutcome:
         return self._evaluate(device)
 
     def __repr__(self) -> str:
-        return f"CompiledSelector({self.expression!r}, engine={self.engine})"
+        return f"CompiledSelector({self.expression!r}, engine={self.engine}, environment={self.environment.kind})"

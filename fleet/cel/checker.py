@@ -3,22 +3,34 @@
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
-from dragoman.fleet.cel.api import COST_LIMIT, CelCompileError
+from dragoman.fleet.cel.api import COST_LIMIT, NEW_EXPRESSIONS, CelCompileError, Environment
+from dragoman.fleet.cel.runtime import regex_error
 from dragoman.fleet.cel.syntax import UNSUPPORTED, Node, Source, Uint
 
 # Types: 'bool' 'int' 'uint' 'double' 'string' 'bytes' 'null' 'type' 'dyn' 'any' 'Quantity' 'Semver' 'device',
 # ('list', T), ('map', K, V), ('opt', T).  'any' is what DRA declares attribute values as (AnyType).
 B, I, U, D, S, BY, Q, V = "bool", "int", "uint", "double", "string", "bytes", "Quantity", "Semver"
+IPT, CIDRT = "IP", "CIDR"
 DYN, ANY = "dyn", "any"
 LDYN = ("list", DYN)
 LS = ("list", S)
 MDYN = ("map", DYN, DYN)
 ATTR_MAP = ("map", S, ("map", S, ANY))
+# With DRAListTypeAttributes, and in the stored-expression environment, attribute values are dyn (compile.go
+# attributeTypeV136ListTypeAttributes) instead of any: the difference is that a dyn value may be iterated.
+ATTR_MAP_DYN = ("map", S, ("map", S, DYN))
 CAP_MAP = ("map", S, ("map", S, Q))
 DEVICE_FIELDS = {"driver": S, "attributes": ATTR_MAP, "capacity": CAP_MAP, "allowMultipleAllocations": B}
+
+
+def device_fields(env: Environment) -> dict[str, Any]:
+    """The fields of kubernetes.DRADevice as the environment declares them."""
+    fields = {"driver": S, "attributes": ATTR_MAP_DYN if env.dyn_attributes else ATTR_MAP, "capacity": CAP_MAP}
+    if env.declares_multi_alloc:
+        fields["allowMultipleAllocations"] = B
+    return fields
 
 # Limits behind Kubernetes' size estimates (resource/v1 validation constants).
 ATTR_VALUE_MAX = 64
@@ -29,17 +41,15 @@ DRIVER_MAX = 63
 
 # Type names are values in CEL: `type(x) == string`.
 TYPE_IDENTS = {"int": "int", "uint": "uint", "double": "double", "bool": "bool", "string": "string", "bytes": "bytes",
-               "list": "list", "map": "map", "null_type": "null_type", "type": "type"}
+               "list": "list", "map": "map", "null_type": "null_type", "type": "type", "net.IP": "net.IP", "net.CIDR": "net.CIDR"}
 
 # Functions Kubernetes offers that this engine does not implement (their use is a clear "not supported here").
 UNSUPPORTED_FUNCTIONS = {
-    "url", "isURL", "ip", "isIP", "cidr", "isCIDR", "duration", "timestamp", "getDate", "getDayOfMonth",
+    "url", "isURL", "duration", "timestamp", "getDate", "getDayOfMonth",
     "getDayOfWeek", "getDayOfYear", "getFullYear", "getMonth", "getHours", "getMilliseconds", "getMinutes",
     "getSeconds", "sortBy", "base64.encode", "base64.decode", "math.greatest", "math.least", "authorizer",
-    "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath", "getQuery", "family", "isLoopback",
-    "containsIP", "containsCIDR", "prefixLength", "masked", "ip.isCanonical", "isGlobalUnicast", "isUnspecified",
-    "isLinkLocalMulticast", "isLinkLocalUnicast", "jsonpatch.escapeKey", "validate", "optMap", "optFlatMap",
-    "transformMapEntry",
+    "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath", "getQuery",
+    "jsonpatch.escapeKey", "validate", "transformMapEntry",
 }
 
 
@@ -51,7 +61,8 @@ def type_str(t: Any) -> str:
             return f"map({type_str(t[1])}, {type_str(t[2])})"
         if t[0] == "opt":
             return f"optional_type({type_str(t[1])})"
-    return {"Quantity": "kubernetes.Quantity", "Semver": "kubernetes.Semver", "device": "kubernetes.DRADevice", "null": "null_type"}.get(t, t)
+    return {"Quantity": "kubernetes.Quantity", "Semver": "kubernetes.Semver", "device": "kubernetes.DRADevice", "null": "null_type",
+            "IP": "net.IP", "CIDR": "net.CIDR"}.get(t, t)
 
 
 def is_dyn(t: Any) -> bool:
@@ -116,7 +127,7 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
     "int": [(None, [x], I) for x in (I, U, D, S)],
     "uint": [(None, [x], U) for x in (I, U, D, S)],
     "double": [(None, [x], D) for x in (I, U, D, S)],
-    "string": [(None, [x], S) for x in (I, U, D, S, B, BY)],
+    "string": [(None, [x], S) for x in (I, U, D, S, B, BY, IPT, CIDRT)],
     "bool": [(None, [x], B) for x in (B, S)],
     "bytes": [(None, [x], BY) for x in (BY, S)],
     "semver": [(None, [S], V), (None, [S, B], V)],
@@ -135,10 +146,29 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
     "asApproximateFloat": [(Q, [], D)],
     "sign": [(Q, [], I)],
     "isInteger": [(Q, [], B)],
+    # library/lists.go declares these per element type (comparableTypes, summableTypes): see _list_elem_ok.
     "isSorted": [(LDYN, [], B)],
     "sum": [(LDYN, [], lambda r, a: _elem(r))],
     "min": [(LDYN, [], lambda r, a: _elem(r))],
     "max": [(LDYN, [], lambda r, a: _elem(r))],
+    # library/ip.go and cidr.go
+    "ip": [(None, [S], IPT), (CIDRT, [], IPT)],
+    "ip.isCanonical": [(None, [S], B)],
+    "isIP": [(None, [S], B)],
+    "family": [(IPT, [], I)],
+    "isUnspecified": [(IPT, [], B)],
+    "isLoopback": [(IPT, [], B)],
+    "isLinkLocalMulticast": [(IPT, [], B)],
+    "isLinkLocalUnicast": [(IPT, [], B)],
+    "isGlobalUnicast": [(IPT, [], B)],
+    "cidr": [(None, [S], CIDRT)],
+    "isCIDR": [(None, [S], B)],
+    "containsIP": [(CIDRT, [S], B), (CIDRT, [IPT], B)],
+    "containsCIDR": [(CIDRT, [S], B), (CIDRT, [CIDRT], B)],
+    "prefixLength": [(CIDRT, [], I)],
+    "masked": [(CIDRT, [], CIDRT)],
+    # Declared only for stored selectors or with DRAListTypeAttributes (see Checker._call).
+    "includes": [(DYN, [DYN], B)],
     "slice": [(LDYN, [I, I], lambda r, a: _same(r))],
     "flatten": [(LDYN, [], LDYN), (LDYN, [I], LDYN)],
     "distinct": [(LDYN, [], lambda r, a: _same(r))],
@@ -160,7 +190,12 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
 
 _STRING_LINEAR = {"contains", "startsWith", "endsWith", "lowerAscii", "upperAscii", "trim", "reverse", "replace",
                   "split", "substring", "indexOf", "lastIndexOf", "charAt", "join", "strings.quote", "format",
-                  "string", "int", "double", "uint", "bytes", "semver", "isSemver", "quantity", "isQuantity"}
+                  "string", "int", "double", "uint", "bytes", "semver", "isSemver", "quantity", "isQuantity",
+                  "ip", "cidr", "isIP", "isCIDR", "ip.isCanonical", "containsIP", "containsCIDR"}
+# library/lists.go: comparableTypes and summableTypes (durations and timestamps are not in this engine).
+_COMPARABLE = (I, U, D, B, S, BY)
+_SUMMABLE = (I, U, D)
+_LIST_TYPED = {"isSorted": _COMPARABLE, "min": _COMPARABLE, "max": _COMPARABLE, "sum": _SUMMABLE}
 _REGEX_FUNCS = {"matches", "find", "findAll"}
 _LIST_LINEAR = {"isSorted", "sum", "min", "max", "distinct", "flatten", "sets.contains", "sets.equivalent",
                 "sets.intersects", "slice", "reverse", "sort", "lists.range"}
@@ -169,7 +204,8 @@ _LIST_LINEAR = {"isSorted", "sum", "min", "max", "distinct", "flatten", "sets.co
 class Checked:
     """The result of checking: the annotated AST, the result type, the estimated cost and the attributes read."""
 
-    def __init__(self, root: Node, result_type: Any, cost: float, attributes_read: frozenset | None) -> None:
+    def __init__(self, root: Node, result_type: Any, cost: float, attributes_read: frozenset | None, env: Environment = NEW_EXPRESSIONS) -> None:
+        self.env = env
         self.root = root
         self.result_type = result_type
         self.cost = cost
@@ -177,8 +213,10 @@ class Checked:
 
 
 class Checker:
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, env: Environment = NEW_EXPRESSIONS) -> None:
         self.source = source
+        self.env = env
+        self.device_fields = device_fields(env)
 
     def err(self, node: Node, message: str, kind: str = "type") -> CelCompileError:
         return self.source.error(message, kind, node.offset)
@@ -226,12 +264,12 @@ class Checker:
             ot = self.check(operand, scope)
             n.cost = operand.cost + 1
             if ot == "device":
-                if field not in DEVICE_FIELDS:
+                if field not in self.device_fields:
                     raise self.err(n, f"undefined field '{field}'", "undeclared")
                 if optional:
                     raise self.err(n, f"optional field selection on kubernetes.DRADevice is {UNSUPPORTED}", "unsupported")
                 n.size = {"driver": DRIVER_MAX, "attributes": ATTRS_PER_DEVICE, "capacity": ATTRS_PER_DEVICE}.get(field)
-                return DEVICE_FIELDS[field]
+                return self.device_fields[field]
             vt = self._select_type(n, ot, field, operand)
             return ("opt", vt) if optional and not (isinstance(ot, tuple) and ot[0] == "opt") else (vt if not optional else vt)
         if k == "index":
@@ -293,8 +331,11 @@ class Checker:
         if k == "list":
             t: Any = None
             cost = 10
-            for item in a[0]:
+            optional = a[1] if len(a) > 1 else ()
+            for pos, item in enumerate(a[0]):
                 it = self.check(item, scope)
+                if pos in optional:
+                    it = self._optional_inner(item, it)
                 t = it if t is None else join(t, it)
                 cost += item.cost
             n.cost = cost
@@ -304,8 +345,11 @@ class Checker:
             kt: Any = None
             vt: Any = None
             cost = 30
-            for key, val in a[0]:
+            optional = a[1] if len(a) > 1 else ()
+            for pos, (key, val) in enumerate(a[0]):
                 ktt, vtt = self.check(key, scope), self.check(val, scope)
+                if pos in optional:
+                    vtt = self._optional_inner(val, vtt)
                 if not (ktt in (S, I, U, B) or is_dyn(ktt)):
                     raise self.err(key, f"unsupported map key type: {type_str(ktt)}")
                 kt = ktt if kt is None else join(kt, ktt)
@@ -319,7 +363,7 @@ class Checker:
             operand, field, _ = sel.args
             ot = self.check(operand, scope)
             if ot == "device":
-                if field not in DEVICE_FIELDS:
+                if field not in self.device_fields:
                     raise self.err(sel, f"undefined field '{field}'", "undeclared")
             elif not (isinstance(ot, tuple) and ot[0] == "map" or is_dyn(ot)):
                 raise self.err(sel, f"type '{type_str(ot)}' does not support field selection")
@@ -337,9 +381,36 @@ class Checker:
             return bt
         if k == "comp":
             return self._comp(n, scope)
+        if k == "optmap":
+            target, var, body, flat = a
+            tt = self.check(target, scope)
+            if isinstance(tt, tuple) and tt[0] == "opt":
+                inner_t = tt[1]
+            elif is_dyn(tt):
+                inner_t = DYN
+            else:
+                name = "optFlatMap" if flat else "optMap"
+                raise self.err(n, f"found no matching overload for 'hasValue' applied to '{type_str(tt)}.()' ({name} needs an optional)")
+            inner = dict(scope)
+            inner[var] = (inner_t, target.size)
+            bt = self.check(body, inner)
+            n.cost = 2 * target.cost + body.cost + 3
+            if flat:
+                if not (isinstance(bt, tuple) and bt[0] == "opt" or is_dyn(bt)):
+                    raise self.err(body, f"found no matching overload for '_?_:_' applied to '(bool, {type_str(bt)}, optional_type(dyn))'")
+                return bt if isinstance(bt, tuple) else ("opt", DYN)
+            return ("opt", bt)
         if k == "call":
             return self._call(n, scope)
         raise self.err(n, f"unexpected {k}", "syntax")
+
+    def _optional_inner(self, node: Node, t: Any) -> Any:
+        # `[?x]` and `{?k: x}` take an optional x; the aggregate holds its value.
+        if isinstance(t, tuple) and t[0] == "opt":
+            return t[1]
+        if is_dyn(t):
+            return DYN
+        raise self.err(node, f"expected type 'optional_type' but found '{type_str(t)}'")
 
     def _select_type(self, n: Node, ot: Any, field: str, operand: Node) -> Any:
         inner = ot[1] if isinstance(ot, tuple) and ot[0] == "opt" else ot
@@ -363,7 +434,9 @@ class Checker:
         elif isinstance(rt, tuple) and rt[0] == "map":
             t1, t2 = rt[1], rt[2]
             s1 = _key_size(rt)
-        elif is_dyn(rt):
+        elif rt == DYN:
+            # cel-go iterates dyn but not `any` (checker.checkComprehension): a new selector cannot loop over
+            # an attribute unless DRAListTypeAttributes declares attributes dyn.
             t1, t2, s1 = DYN, DYN, ATTR_VALUE_MAX
         else:
             raise self.err(target, f"expression of type '{type_str(rt)}' cannot be range of a comprehension (must be list, map, or dynamic)")
@@ -460,9 +533,11 @@ class Checker:
             return "type"
         if name in UNSUPPORTED_FUNCTIONS:
             raise self.err(n, f"{name}() is {UNSUPPORTED}", "unsupported")
-        if name == "includes":
-            # Declared only with DRAListTypeAttributes, which is off in 1.37 (compile_test.go includes-function-undeclared-error).
+        if name == "includes" and not self.env.declares_includes:
+            # Declared for stored selectors and with DRAListTypeAttributes, off in 1.37 (compile_test.go includes-function-compilation-error).
             raise self.err(n, "undeclared reference to 'includes' (in container '')", "undeclared")
+        if name in _LIST_TYPED and target is not None and not args and not self._list_elem_ok(tt, _LIST_TYPED[name]):
+            raise self.err(n, f"found no matching overload for '{name}' applied to '{type_str(tt)}.()'")
         sigs = SIGNATURES.get(name)
         if sigs is None:
             raise self.err(n, f"undeclared reference to '{name}' (in container '')", "undeclared")
@@ -490,15 +565,22 @@ class Checker:
         n.size = self._call_size(name, sizes, target)
         return rt
 
+    @staticmethod
+    def _list_elem_ok(tt: Any, allowed: tuple) -> bool:
+        if is_dyn(tt):
+            return True
+        if not (isinstance(tt, tuple) and tt[0] == "list"):
+            return True  # not a list at all: the signature check reports it
+        return is_dyn(tt[1]) or tt[1] in allowed
+
     def _literal_checks(self, n: Node, name: str, target: Node | None, args: list[Node]) -> None:
-        # Kubernetes validates regex literals at compile time (library.Regex's validator).
+        # Kubernetes validates regex literals at compile time (cel.ValidateRegexLiterals), with RE2's grammar.
         if name in _REGEX_FUNCS:
             pat = args[-1] if name == "matches" and target is None else args[0]
             if pat.kind == "lit" and isinstance(pat.args[0], str):
-                try:
-                    re.compile(pat.args[0])
-                except re.error as exc:
-                    raise self.source.error(f"invalid regular expression {pat.args[0]!r}: {exc}", "syntax", pat.offset)
+                problem = regex_error(pat.args[0])
+                if problem is not None:
+                    raise self.source.error(f"invalid regular expression {pat.args[0]!r}: {problem}", "syntax", pat.offset)
 
     def _call_cost(self, name: str, sizes: list, args: list[Node]) -> float:
         if name in _REGEX_FUNCS:
@@ -545,9 +627,9 @@ def cont_size(n: Node) -> float:
 
 def _value_size(t: Any, node: Node | None = None) -> float | None:
     # Maximum size of the values held by a container type, from DRA's declared limits.
-    if t == ATTR_MAP:
+    if t == ATTR_MAP or t == ATTR_MAP_DYN:
         return ATTRS_PER_DEVICE
-    if t == ("map", S, ANY):
+    if t == ("map", S, ANY) or t == ("map", S, DYN):
         return ATTR_VALUE_MAX
     if t == CAP_MAP:
         return ATTRS_PER_DEVICE
@@ -555,9 +637,9 @@ def _value_size(t: Any, node: Node | None = None) -> float | None:
 
 
 def _key_size(t: Any) -> float | None:
-    if t in (ATTR_MAP, CAP_MAP):
+    if t in (ATTR_MAP, ATTR_MAP_DYN, CAP_MAP):
         return DOMAIN_MAX
-    if t in (("map", S, ANY), ("map", S, Q)):
+    if t in (("map", S, ANY), ("map", S, DYN), ("map", S, Q)):
         return ID_MAX
     return None
 
@@ -656,11 +738,12 @@ def _children(n: Node) -> list[Node]:
     return out
 
 
-def check(root: Node, source: Source) -> Checked:
-    """Check an AST as the API server does for a DRA selector; raises CelCompileError."""
-    checker = Checker(source)
+def check(root: Node, source: Source, env: Environment = NEW_EXPRESSIONS) -> Checked:
+    """Check an AST as the environment `env` does for a DRA selector; raises CelCompileError."""
+    checker = Checker(source, env)
     t = checker.check(root, {})
-    if not (t == B or t == ANY):
+    # validateOutputType: bool, or exactly the declared attribute type (any; dyn where attributes are dyn).
+    if not (t == B or t == (DYN if env.dyn_attributes else ANY)):
         raise CelCompileError(f"must evaluate to bool or the unknown type, not {type_str(t)}", "non-bool", *source.location(0))
     cost = root.cost
     if cost > COST_LIMIT:
@@ -668,4 +751,4 @@ def check(root: Node, source: Source) -> Checked:
             f"too complex, exceeds cost limit: estimated cost {int(cost):,} is more than the limit of {COST_LIMIT:,}",
             "cost",
         )
-    return Checked(root, t, cost, attributes_read(root))
+    return Checked(root, t, cost, attributes_read(root), env)

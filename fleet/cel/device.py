@@ -52,7 +52,7 @@ def parse_quantity(text: str) -> Quantity:
 
 
 def attribute_value(attr: dict) -> Any:
-    """The one scalar of a DeviceAttribute; list forms are alpha and off in 1.37, so they are unsupported as upstream."""
+    """The one scalar of a DeviceAttribute (list forms: list_attribute_value)."""
     if not isinstance(attr, dict):
         return UnsupportedAttribute("unsupported attribute value")
     if attr.get("int") is not None:
@@ -64,6 +64,36 @@ def attribute_value(attr: dict) -> Any:
     if attr.get("version") is not None:
         return _parse_version(str(attr["version"]))
     return UnsupportedAttribute("unsupported attribute value")
+
+
+_LIST_FIELDS = ("ints", "bools", "strings", "versions")  # getAttributeValue's order
+_SCALAR_KEYS = frozenset(("int", "bool", "string", "version"))
+
+
+def list_attribute_value(attr: Any) -> Any:
+    """The list of a list-valued DeviceAttribute (DRAListTypeAttributes), None if it has none, or UnsupportedAttribute."""
+    if not isinstance(attr, dict):
+        return None
+    for field in _LIST_FIELDS:
+        values = attr.get(field)
+        if values is None:
+            continue
+        if not isinstance(values, list):
+            return UnsupportedAttribute("unsupported attribute value")
+        if field == "ints":
+            return [int(v) for v in values]
+        if field == "bools":
+            return [bool(v) for v in values]
+        if field == "strings":
+            return [str(v) for v in values]
+        out = []
+        for v in values:
+            parsed = _parse_version(str(v))
+            if type(parsed) is UnsupportedAttribute:
+                return parsed
+            out.append(parsed)
+        return out
+    return None
 
 
 _SPLIT: dict[tuple[str, str], tuple[str, str]] = {}
@@ -105,7 +135,11 @@ def cel_device(driver: str, device: dict) -> CelDevice:
     attrs = device.get("attributes")
     if attrs:
         for name, attr in attrs.items():
-            value = _scalar(attr)
+            # getAttributeValue looks at the list fields first; v0.37.2 converts them whatever the gates
+            # (with DRAListTypeAttributes off the API server drops them, so a live cluster never has any).
+            value = list_attribute_value(attr) if type(attr) is dict and (len(attr) > 1 or not _SCALAR_KEYS.issuperset(attr)) else None
+            if value is None:
+                value = _scalar(attr)
             if type(value) is UnsupportedAttribute:
                 errors.append(f"attribute {name}: {value.message}")
                 continue

@@ -9,7 +9,10 @@ from typing import Any, Callable
 from dragoman.fleet.cel.api import (
     FALSE,
     MAX_EXPRESSION_LENGTH,
+    NEW_EXPRESSIONS,
+    STORED_EXPRESSIONS,
     TRUE,
+    Environment,
     CelCompileError,
     CelDevice,
     CompiledSelector,
@@ -23,13 +26,26 @@ ENGINES = ("fast", "reference")
 # DRAGOMAN_CEL_ENGINE=reference forces cel-python everywhere (to compare, or if the fast engine misbehaves).
 _FORCED = os.environ.get("DRAGOMAN_CEL_ENGINE", "").strip() or None
 
-_cache: dict[tuple[str, str], CompiledSelector | CelCompileError] = {}
+_cache: dict[tuple[str, Environment, str], CompiledSelector | CelCompileError] = {}
 _cache_lock = threading.Lock()
 _CACHE_MAX = 4096
 
 
-def check_expression(expression: str) -> tuple[Checked, Any]:
-    """Parse and check; raises CelCompileError exactly where the API server would reject the selector."""
+def environment_of(environment: Environment | str | None) -> Environment:
+    """An Environment from itself, "new"/"stored" (1.37's default gates) or None (new expressions)."""
+    if environment is None or environment == "new":
+        return NEW_EXPRESSIONS
+    if environment == "stored":
+        return STORED_EXPRESSIONS
+    if isinstance(environment, Environment):
+        return environment
+    raise ValueError(f"environment must be 'new', 'stored' or an Environment, not {environment!r}")
+
+
+def check_expression(expression: str, environment: Environment | str | None = None) -> tuple[Checked, Any]:
+    """Parse and check; raises CelCompileError exactly where `environment` (default: the API server
+    validating a new selector) would reject the selector."""
+    env = environment_of(environment)
     if not isinstance(expression, str):
         raise CelCompileError("expression must be a string", "syntax")
     size = len(expression.encode("utf-8"))  # the API server counts bytes, as Go's len() does
@@ -39,7 +55,7 @@ def check_expression(expression: str) -> tuple[Checked, Any]:
         raise CelCompileError("syntax error: the expression is empty", "syntax", 1, 1)
     try:
         root, source = parse(expression)
-        return check(root, source), source
+        return check(root, source, env), source
     except RecursionError:
         # cel-go refuses such nesting too (its parser's recursion limit); here it would be a crash.
         raise CelCompileError("the expression is nested too deeply", "syntax") from None
@@ -88,22 +104,27 @@ def build_selector(expression: str, checked: Checked, source: Any, engine: str) 
         from dragoman.fleet.cel.fast import compile_program
 
         program = compile_program(checked.root)
-        return CompiledSelector(expression, checked.attributes_read, engine, _wrap(program, lambda: ref_compile(checked.root, source)))
+        return CompiledSelector(expression, checked.attributes_read, engine, _wrap(program, lambda: ref_compile(checked.root, source)), checked.env)
     program = ref_compile(checked.root, source)
-    return CompiledSelector(expression, checked.attributes_read, engine, _wrap(program))
+    return CompiledSelector(expression, checked.attributes_read, engine, _wrap(program), checked.env)
 
 
-def compile_expression(expression: str, engine: str | None = None) -> CompiledSelector:
-    """Compile a DRA selector; raises CelCompileError. `engine` forces "fast" or "reference" (default: fast, else reference)."""
+def compile_expression(expression: str, engine: str | None = None, environment: Environment | str | None = None) -> CompiledSelector:
+    """Compile a DRA selector; raises CelCompileError. `engine` forces "fast" or "reference" (default: fast, else reference).
+
+    `environment` is the CEL environment: NEW_EXPRESSIONS ("new", the default) checks the selector as the API
+    server checks one being created, which is what an operator writing a selector needs to know;
+    STORED_EXPRESSIONS ("stored") compiles it as the scheduler compiles a selector already stored."""
     wanted = engine or _FORCED or "auto"
-    key = (wanted, expression)
+    env = environment_of(environment)
+    key = (wanted, env, expression)
     hit = _cache.get(key)
     if hit is not None:
         if isinstance(hit, CelCompileError):
             raise hit
         return hit
     try:
-        checked, source = check_expression(expression)
+        checked, source = check_expression(expression, env)
     except CelCompileError as exc:
         _remember(key, exc)
         raise
@@ -119,7 +140,7 @@ def compile_expression(expression: str, engine: str | None = None) -> CompiledSe
     return sel
 
 
-def _remember(key: tuple[str, str], value: Any) -> None:
+def _remember(key: tuple[str, Environment, str], value: Any) -> None:
     with _cache_lock:
         if len(_cache) >= _CACHE_MAX:
             _cache.clear()

@@ -128,17 +128,43 @@ def compile_node(n: Node) -> Fn:
         return cond
     if k == "list":
         items = [compile_node(x) for x in a[0]]
-        return lambda e: [f(e) for f in items]
+        optional = a[1] if len(a) > 1 else ()
+        if not optional:
+            return lambda e: [f(e) for f in items]
+        flagged = [(f, pos in optional) for pos, f in enumerate(items)]
+
+        def mk_list(e: dict) -> list:
+            out = []
+            for f, opt in flagged:
+                v = f(e)
+                if opt:
+                    if type(v) is not rt.Optional_:
+                        raise no_overload("[?_]")
+                    if not v.present:
+                        continue
+                    v = v.value
+                out.append(v)
+            return out
+
+        return mk_list
     if k == "map":
-        entries = [(compile_node(x), compile_node(y)) for x, y in a[0]]
+        optional = a[1] if len(a) > 1 else ()
+        entries = [(compile_node(x), compile_node(y), pos in optional) for pos, (x, y) in enumerate(a[0])]
 
         def mk(e: dict) -> dict:
             out: dict = {}
-            for fk, fv in entries:
+            for fk, fv, opt in entries:
                 key = fk(e)
                 if rt._map_find(out, key)[0]:
                     raise CelRuntimeError(f"Failed with repeated key: {rt.format_key(key)}")
-                out[key] = fv(e)
+                v = fv(e)
+                if opt:
+                    if type(v) is not rt.Optional_:
+                        raise no_overload("{?_: _}")
+                    if not v.present:
+                        continue
+                    v = v.value
+                out[key] = v
             return out
 
         return mk
@@ -161,6 +187,26 @@ def compile_node(n: Node) -> Fn:
         return bind
     if k == "comp":
         return _comprehension(n)
+    if k == "optmap":
+        target, var, body, flat = a
+        ft, fb = compile_node(target), compile_node(body)
+
+        def optmap(e: dict) -> Any:
+            o = ft(e)
+            if type(o) is not rt.Optional_:
+                raise no_overload("hasValue")
+            if not o.present:
+                return rt.NONE
+            inner = dict(e)
+            inner[var] = o.value
+            r = fb(inner)
+            if flat:
+                if type(r) is not rt.Optional_:
+                    raise no_overload("_?_:_")
+                return r
+            return rt.Optional_(True, r)
+
+        return optmap
     if k == "call":
         return _call(n)
     raise FastUnsupported(k)
@@ -261,7 +307,7 @@ def _call(n: Node) -> Fn:
             return str_method
         fargs = [ft] + fargs
     # Literal arguments of constructors fold once (semver("1.2.3"), quantity("40Gi")) unless they fail.
-    if name in ("semver", "quantity") and all(x.kind == "lit" for x in args) and target is None:
+    if name in ("semver", "quantity", "ip", "cidr") and all(x.kind == "lit" for x in args) and target is None:
         try:
             const = fn(*(x.args[0] for x in args))
             return lambda e: const
@@ -284,7 +330,7 @@ def _iter_range(v: Any, two: bool) -> list:
         return list(enumerate(v)) if two else [(x, None) for x in v]
     if t is dict or t is DefaultMap:
         return list(v.items())
-    raise CelRuntimeError(f"expression of type '{rt.type_name(v)}' cannot be range of a comprehension")
+    raise CelRuntimeError(iterable_error(v))
 
 
 def _comprehension(n: Node) -> Fn:
@@ -402,6 +448,11 @@ def _comprehension(n: Node) -> Fn:
     else:
         raise FastUnsupported(macro)
     return run
+
+
+def iterable_error(v: Any) -> str:
+    """cel-go's error for a comprehension over a value that is not a list or map (interpretable.go evalFold)."""
+    return f"got '{rt.go_type_name(v)}', expected iterable type"
 
 
 def compile_program(root: Node) -> Callable[[CelDevice], Any]:

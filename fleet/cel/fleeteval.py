@@ -293,8 +293,14 @@ def _parts(devices: list[CelDevice], read: tuple[str, str | None] | None) -> lis
         return [(domain in d.attributes, domain in d.capacity) for d in devices]
     m = _MISSING
     # True == 1 and False == 0 in Python: booleans are tagged so a bool and an int attribute never share a group.
-    return [((("bool", v) if type(v := a.get(ident, m)) is bool else v) if (a := d.attributes.get(domain)) is not None else m,
+    # A list-valued attribute is no dict key: it groups by its items' types and values.
+    return [((("bool", v) if (tv := type(v := a.get(ident, m))) is bool else (_list_key(v) if tv is list else v))
+             if (a := d.attributes.get(domain)) is not None else m,
              c.get(ident, m) if (c := d.capacity.get(domain)) is not None else m) for d in devices]
+
+
+def _list_key(values: list) -> tuple:
+    return ("list",) + tuple((type(x).__name__, x) for x in values)
 
 
 class FleetEvaluation:

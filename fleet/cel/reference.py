@@ -177,6 +177,66 @@ def _opt_access(container: Any, key: Any, select: bool = False) -> Any:
     return _wrap(rt.opt_select if select else rt.opt_index)(container, key)
 
 
+class _OptMark:
+    """What `__opt_elem__(x)` / `__opt_key__(k)` hand to `__opt_list__` / `__opt_map__`: this element is optional."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _opt_mark(v: Any) -> Any:
+    return v if isinstance(v, CELEvalError) else _OptMark(v)
+
+
+def _opt_list(*items: Any) -> Any:
+    out = []
+    for it in items:
+        if isinstance(it, CELEvalError):
+            return it
+        if isinstance(it, _OptMark):
+            o = it.value
+            if isinstance(o, CELEvalError):
+                return o
+            if not isinstance(o, rt.Optional_):
+                return _K8sError("no such overload")
+            if not o.present:
+                continue
+            it = o.value
+        out.append(it)
+    return celtypes.ListType(out)
+
+
+def _opt_map(*kv: Any) -> Any:
+    out: dict = {}
+    native_keys: dict = {}
+    for i in range(0, len(kv), 2):
+        k, v = kv[i], kv[i + 1]
+        optional = isinstance(k, _OptMark)
+        if optional:
+            k = k.value
+        if isinstance(k, CELEvalError):
+            return k
+        nk = to_native(k)
+        try:
+            if rt._map_find(native_keys, nk)[0]:
+                return _K8sError(f"Failed with repeated key: {rt.format_key(nk)}")
+        except CelRuntimeError as exc:
+            return _K8sError(exc.message)
+        native_keys[nk] = True
+        if isinstance(v, CELEvalError):
+            return v
+        if optional:
+            if not isinstance(v, rt.Optional_):
+                return _K8sError("no such overload")
+            if not v.present:
+                continue
+            v = v.value
+        out[k] = v
+    return celtypes.MapType(out)
+
+
 def _functions() -> dict[str, Callable[..., Any]]:
     fns: dict[str, Callable[..., Any]] = {name: _wrap(f) for name, f in rt.FUNCTIONS.items()}
     fns["__k8s_min"] = fns["min"]
@@ -195,6 +255,10 @@ def _functions() -> dict[str, Callable[..., Any]]:
     fns["_&&_"] = _logic(True)
     fns["_||_"] = _logic(False)
     fns["_?_:_"] = _ternary
+    fns["__opt_elem__"] = _opt_mark
+    fns["__opt_key__"] = _opt_mark
+    fns["__opt_list__"] = _opt_list
+    fns["__opt_map__"] = _opt_map
     return fns
 
 
@@ -222,17 +286,54 @@ def _substitute(tree: lark.Tree, var: str, init: lark.Tree) -> lark.Tree:
     return lark.Tree(tree.data, [_substitute(c, var, init) if isinstance(c, lark.Tree) else c for c in tree.children], tree.meta)
 
 
+def _template(text: str, **parts: lark.Tree) -> lark.Tree:
+    """`text` parsed, each identifier named in `parts` replaced by (that tree)."""
+    tree = _parser().parse(text)
+    for name, sub in parts.items():
+        tree = _substitute(tree, name, sub)
+    return tree
+
+
+def _has_marker(items: list, marker: str) -> bool:
+    from dragoman.fleet.cel.syntax import _marked
+
+    return any(_marked(x, marker) is not None for x in items)
+
+
 def _prepare(tree: lark.Tree) -> lark.Tree:
-    """Rewrite what cel-python's evaluator lacks into what it has (cel.bind, existsOne, dotted globals, min)."""
+    """Rewrite what cel-python's evaluator lacks into what it has (cel.bind, existsOne, dotted globals, min,
+    optMap/optFlatMap, optional list elements and map entries, the net.IP/net.CIDR type names)."""
+    from dragoman.fleet.cel.syntax import OPT_ELEM, OPT_KEY
+
     if not isinstance(tree, lark.Tree):
         if isinstance(tree, lark.Token) and tree.type == "MLSTRING_LIT" and tree.value[:1] not in "bB":
             # cel-python drops raw newlines from triple-quoted strings: hand it an equivalent one-line literal.
             return lark.Token("STRING_LIT", json.dumps(decode_multiline(tree.value), ensure_ascii=False))
         return tree
+    if tree.data in ("list_lit", "map_lit") and tree.children:
+        items = tree.children[0].children
+        marker = OPT_ELEM if tree.data == "list_lit" else OPT_KEY
+        if _has_marker(items[:: 1 if tree.data == "list_lit" else 2], marker):
+            # cel-python's grammar has no optional entries: build the aggregate in a function that drops absent ones.
+            fn = "__opt_list__" if tree.data == "list_lit" else "__opt_map__"
+            args_tree = lark.Tree("exprlist", [_prepare(c) for c in items])
+            return lark.Tree("ident_arg", [lark.Token("IDENT", fn), args_tree])  # in place of the literal, under primary
+    if tree.data == "member_dot" and str(tree.children[1]) in ("IP", "CIDR") and _unwrap_ident(tree.children[0]) == "net":
+        # cel-python splits dotted names into packages: the type value goes by an undotted name.
+        return lark.Tree("member", [lark.Tree("primary", [lark.Tree("ident", [lark.Token("IDENT", f"__type_net_{tree.children[1]}")])])])
     if tree.data == "member_dot_arg":
         operand, name = tree.children[0], str(tree.children[1])
         args = tree.children[2].children if len(tree.children) > 2 else []
         op_ident = _unwrap_ident(operand)
+        if name in ("optMap", "optFlatMap") and len(args) == 2 and _unwrap_ident(args[0]) is not None:
+            target = _prepare(operand)
+            body = _substitute(args[1], _unwrap_ident(args[0]), _template("__t.value()", __t=target))
+            text = "__t.hasValue() ? __optional_of(__e) : __optional_none()" if name == "optMap" else "__t.hasValue() ? (__e) : __optional_none()"
+            return lark.Tree("member", [lark.Tree("primary", [lark.Tree("paren_expr", [_template(text, __t=target, __e=_prepare(body))])])])
+        if name == "isCanonical" and op_ident == "ip":
+            tok = lark.Token("IDENT", "ip.isCanonical")
+            kids = [tok] + ([_prepare(tree.children[2])] if len(tree.children) > 2 else [])
+            return lark.Tree("member", [lark.Tree("primary", [lark.Tree("ident_arg", kids)])])
         if name == "bind" and op_ident == "cel":
             var = _unwrap_ident(args[0])
             body = _substitute(args[2], var, _prepare(args[1]))
@@ -255,16 +356,17 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
 def activation(device: CelDevice) -> dict:
     act = device.cache.get("reference")
     if act is None:
+        attributes = device.attributes
         act = {
             "device": celtypes.MapType(
                 {
                     celtypes.StringType("driver"): celtypes.StringType(device.driver),
-                    celtypes.StringType("attributes"): to_cel(rt.DefaultMap(device.attributes)),
+                    celtypes.StringType("attributes"): to_cel(rt.DefaultMap(attributes)),
                     celtypes.StringType("capacity"): to_cel(rt.DefaultMap(device.capacity)),
                     celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(device.allow_multiple_allocations),
                 }
             ),
-            **{name: rt.CelType(name) for name in TYPE_IDENTS},
+            **{name.replace("net.", "__type_net_"): rt.CelType(name) for name in TYPE_IDENTS},
         }
         device.cache["reference"] = act
     return act

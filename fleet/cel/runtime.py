@@ -6,6 +6,9 @@ import math
 import re
 from typing import Any, Callable
 
+import re2
+
+from dragoman.fleet.cel.netlib import CIDR, IP, NetParseError, is_cidr, is_ip, parse_cidr, parse_ip_addr
 from dragoman.fleet.cel.syntax import Uint
 from dragoman.fleet.cel.values import Quantity, Semver, ValueError_, is_quantity, is_semver
 
@@ -112,7 +115,22 @@ def type_name(v: Any) -> str:
         return "optional_type"
     if t is CelType:
         return "type"
+    if t is IP:
+        return "net.IP"
+    if t is CIDR:
+        return "net.CIDR"
     return t.__name__
+
+
+def go_type_name(v: Any) -> str:
+    """The Go type (%T) of the cel-go value this Python value stands for, as cel-go's errors print it."""
+    t = type(v)
+    names = {bool: "types.Bool", Uint: "types.Uint", int: "types.Int", float: "types.Double", str: "types.String",
+             bytes: "types.Bytes", Semver: "cel.Semver", Quantity: "cel.Quantity", IP: "cel.IP", CIDR: "cel.CIDR",
+             Optional_: "*types.Optional", CelType: "*types.Type"}
+    if v is None:
+        return "types.Null"
+    return names.get(t, t.__name__)
 
 
 _NUMERIC = (int, Uint, float)
@@ -136,7 +154,7 @@ def equals(a: Any, b: Any) -> bool:
         if type(b) in _NUMERIC:
             return a == b
         return False
-    if ta is Semver or ta is Quantity:
+    if ta is Semver or ta is Quantity or ta is IP or ta is CIDR:
         if type(b) is ta:
             return a == b
         raise no_overload("_==_")
@@ -423,16 +441,61 @@ def f_endswith(s: Any, p: Any) -> bool:
     return s.endswith(p)
 
 
-_REGEX_CACHE: dict[str, re.Pattern] = {}
+_REGEX_CACHE: dict[str, Any] = {}
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # RE2 would print every rejected pattern on stderr
+_GO_ONLY_REJECTS = re.compile(r"(?<!\\)(?:\\\\)*\\C")
 
 
-def compile_regex(pattern: str) -> re.Pattern:
+# RE2's C++ error codes as Go's regexp/syntax words them (cel-go reports Go's text).
+_GO_REGEXP_ERRORS = {
+    "bad repetition operator": "invalid nested repetition operator",
+    "missing ]": "missing closing ]",
+    "missing )": "missing closing )",
+    "unexpected )": "unexpected )",
+    "invalid escape sequence": "invalid escape sequence",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "invalid character class range": "invalid character class range",
+    "invalid character class": "invalid character class",
+    "invalid repetition size": "invalid repeat count",
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+    "invalid named capture group": "invalid named capture",
+    "trailing \\": "trailing backslash at end of expression",
+}
+
+
+def _go_regexp_error(detail: str) -> str:
+    code, sep, arg = detail.partition(": ")
+    go = _GO_REGEXP_ERRORS.get(code)
+    if go is None:
+        return detail
+    return f"{go}: `{arg}`" if sep else f"{go}: ``"
+
+
+def regex_error(pattern: str) -> str | None:
+    """Why RE2 (the dialect and linear-time engine of Go's regexp, which cel-go uses) rejects a pattern; None if it takes it."""
+    try:
+        compile_regex(pattern)
+    except CelRuntimeError as exc:
+        return exc.message
+    return None
+
+
+def compile_regex(pattern: str) -> Any:
     r = _REGEX_CACHE.get(pattern)
     if r is None:
         try:
-            r = re.compile(pattern)
-        except re.error as exc:
-            raise CelRuntimeError(f"error parsing regexp: {exc}") from None
+            if _GO_ONLY_REJECTS.search(pattern):
+                # \C (any byte) is RE2-in-C++ only; Go's parser refuses it.
+                raise re2.error(b"invalid escape sequence: \\C")
+            r = re2.compile(pattern, options=_RE2_OPTIONS)
+        except re2.error as exc:
+            detail = exc.args[0] if exc.args else exc
+            if isinstance(detail, bytes):
+                detail = detail.decode("utf-8", "replace")
+            raise CelRuntimeError(f"error parsing regexp: {_go_regexp_error(str(detail))}") from None
+        if len(_REGEX_CACHE) >= 4096:
+            _REGEX_CACHE.clear()
         _REGEX_CACHE[pattern] = r
     return r
 
@@ -450,11 +513,31 @@ def f_find(s: Any, pattern: Any) -> str:
 
 def f_findall(s: Any, pattern: Any, limit: Any = None) -> list:
     _str(s, pattern)
+    n = -1
     if limit is not None:
         _int(limit)
-    out = [m.group(0) for m in compile_regex(pattern).finditer(s)]
-    if limit is not None and limit >= 0:
-        out = out[:limit]
+        n = limit
+    rx = compile_regex(pattern)
+    # Go's Regexp.FindAllString: successive non-overlapping matches; an empty match right after a
+    # previous match is skipped (Python's finditer keeps it).
+    out: list[str] = []
+    pos, prev_end, end = 0, -1, len(s)
+    while (n < 0 or len(out) < n) and pos <= end:
+        m = rx.search(s, pos)
+        if m is None:
+            break
+        start, stop = m.span()
+        accept = True
+        if stop == pos:
+            # An empty match here: not right after the previous match, and the search moves one character on.
+            if start == prev_end:
+                accept = False
+            pos += 1
+        else:
+            pos = stop
+        prev_end = stop
+        if accept:
+            out.append(m.group(0))
     return out
 
 
@@ -607,7 +690,7 @@ def to_string(v: Any) -> str:
             return v.decode("utf-8")
         except UnicodeDecodeError:
             raise CelRuntimeError("invalid UTF-8 in bytes, cannot convert to string") from None
-    if t is Semver or t is Quantity:
+    if t is Semver or t is Quantity or t is IP or t is CIDR:
         return str(v)
     raise no_overload("string")
 
@@ -1023,6 +1106,97 @@ def f_or(o: Any, other: Any) -> Any:
     return o if o.present else other
 
 
+# Kubernetes IP and CIDR library (apiserver library/ip.go, cidr.go)
+def f_ip(v: Any) -> IP:
+    if type(v) is CIDR:
+        return v.ip  # cidr.ip(): the address as written, not masked
+    _str(v)
+    try:
+        return parse_ip_addr(v)
+    except NetParseError as exc:
+        raise CelRuntimeError(str(exc)) from None
+
+
+def f_cidr(v: Any) -> CIDR:
+    _str(v)
+    try:
+        return parse_cidr(v)
+    except NetParseError as exc:
+        raise CelRuntimeError(f"network address parse error during conversion from string: {exc}") from None
+
+
+def f_ip_is_canonical(v: Any) -> bool:
+    _str(v)
+    try:
+        return str(parse_ip_addr(v)) == v
+    except NetParseError as exc:
+        raise CelRuntimeError(str(exc)) from None
+
+
+def f_is_ip(v: Any) -> bool:
+    _str(v)
+    return is_ip(v)
+
+
+def f_is_cidr(v: Any) -> bool:
+    _str(v)
+    return is_cidr(v)
+
+
+def _ip_method(name: str, fn: Callable[[IP], Any]) -> Callable[[Any], Any]:
+    def method(v: Any) -> Any:
+        if type(v) is not IP:
+            raise no_overload(name)
+        return fn(v)
+
+    return method
+
+
+def _cidr_of(v: Any, name: str) -> CIDR:
+    if type(v) is not CIDR:
+        raise no_overload(name)
+    return v
+
+
+def f_contains_ip(c: Any, other: Any) -> bool:
+    c = _cidr_of(c, "containsIP")
+    ip = f_ip(other) if type(other) is str else other
+    if type(ip) is not IP:
+        raise no_overload("containsIP")
+    return c.contains(ip)
+
+
+def f_contains_cidr(c: Any, other: Any) -> bool:
+    c = _cidr_of(c, "containsCIDR")
+    o = f_cidr(other) if type(other) is str else other
+    if type(o) is not CIDR:
+        raise no_overload("containsCIDR")
+    return c.contains_cidr(o)
+
+
+# DRA's includes(): a list attribute holds the value, or a scalar equals it (dynamic-resource-allocation cel includesFunc).
+MAX_INCLUDES_LIST = 48  # resourceapi.ResourceSliceMaxAttributeValuesPerDevice
+
+
+def f_includes(target: Any, arg: Any) -> bool:
+    if type(target) is list:
+        for i, item in enumerate(target):
+            if i >= MAX_INCLUDES_LIST:
+                raise CelRuntimeError(f"'includes' function cannot be applied to lists longer than {MAX_INCLUDES_LIST} values")
+            if _equal_or_false(item, arg):
+                return True
+        return False
+    return _equal_or_false(target, arg)
+
+
+def _equal_or_false(a: Any, b: Any) -> bool:
+    # `item.Equal(arg) == types.True`: an error (e.g. Semver against an int) counts as not equal.
+    try:
+        return equals(a, b)
+    except CelRuntimeError:
+        return False
+
+
 # name -> implementation; a method call x.m(a) calls FUNCTIONS["m"](x, a).
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "size": f_size,
@@ -1090,4 +1264,20 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "hasValue": f_has_value,
     "value": f_value,
     "or": f_or,
+    "ip": f_ip,
+    "cidr": f_cidr,
+    "ip.isCanonical": f_ip_is_canonical,
+    "isIP": f_is_ip,
+    "isCIDR": f_is_cidr,
+    "family": _ip_method("family", lambda ip: 4 if ip.is4 else 6),
+    "isUnspecified": _ip_method("isUnspecified", IP.is_unspecified),
+    "isLoopback": _ip_method("isLoopback", IP.is_loopback),
+    "isLinkLocalMulticast": _ip_method("isLinkLocalMulticast", IP.is_link_local_multicast),
+    "isLinkLocalUnicast": _ip_method("isLinkLocalUnicast", IP.is_link_local_unicast),
+    "isGlobalUnicast": _ip_method("isGlobalUnicast", IP.is_global_unicast),
+    "containsIP": f_contains_ip,
+    "containsCIDR": f_contains_cidr,
+    "prefixLength": lambda c: _cidr_of(c, "prefixLength").bits,
+    "masked": lambda c: _cidr_of(c, "masked").masked(),
+    "includes": f_includes,
 }

@@ -15,6 +15,9 @@ UNSUPPORTED = "valid in Kubernetes, not supported here"
 OPT_SELECT = "__opt_select__"
 OPT_INDEX = "__opt_index__"
 OPT_FUNCS = {"of": "__optional_of", "none": "__optional_none", "ofNonZeroValue": "__optional_ofNonZeroValue"}
+# Optional list elements `[?x]` and map entries `{?k: v}` become `[__opt_elem__(x)]` and `{__opt_key__(k): v}`.
+OPT_ELEM = "__opt_elem__"
+OPT_KEY = "__opt_key__"
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 RESERVED = {"as", "break", "const", "continue", "else", "for", "function", "if", "import", "let", "loop", "package",
             "namespace", "return", "var", "void", "while"}
@@ -30,7 +33,10 @@ class Uint(int):
 
 
 class Node:
-    """One AST node. kind: lit ident select index call list map and or not neg cond has comp bind."""
+    """One AST node. kind: lit ident select index call list map and or not neg cond has comp bind optmap.
+
+    list: (items, optional item indices); map: (entries, optional entry indices);
+    optmap: (target, variable, expression, flat) for optMap (flat False) and optFlatMap."""
 
     __slots__ = ("kind", "args", "offset", "type", "cost", "size")
 
@@ -131,21 +137,43 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
                 i = m.end()
                 prev_sig = ")"
                 continue
+        top = stack[-1] if stack else ""
+        if c == "?" and top in ("L", "{") and prev_sig in ("[", "{", ","):
+            # An optional element of a list literal, or an optional entry of a map literal.
+            changed = True
+            if top == "L":
+                emit(f"{OPT_ELEM}(", i)
+                stack.append("E")
+            else:
+                emit(f"{OPT_KEY}(", i)
+                stack.append("K0")
+            i += 1
+            prev_sig = "("
+            continue
+        if top.startswith("K") and c in "?:":
+            depth = int(top[1:])
+            if c == "?":
+                stack[-1] = f"K{depth + 1}"  # a conditional inside the key: its ':' is not the entry's
+            elif depth:
+                stack[-1] = f"K{depth - 1}"
+            else:
+                stack.pop()
+                emit(")", i)
+        if top == "E" and c in ",]":
+            stack.pop()
+            emit(")", i)
         if c == "[":
             m = re.compile(r"\?").match(text, i + 1)
-            if m:
-                if prev_sig and (prev_sig.isalnum() or prev_sig in "_)]}\""):
-                    changed = True
-                    emit(f".{OPT_INDEX}(", i)
-                    stack.append("(")
-                    i += 2
-                    prev_sig = "("
-                    continue
-                raise CelCompileError(f"optional list elements ([?x]) are {UNSUPPORTED}", "unsupported", *_loc(text, i))
-            stack.append("[")
+            indexing = bool(prev_sig) and (prev_sig.isalnum() or prev_sig in "_)]}\"")
+            if m and indexing:
+                changed = True
+                emit(f".{OPT_INDEX}(", i)
+                stack.append("(")
+                i += 2
+                prev_sig = "("
+                continue
+            stack.append("[" if indexing else "L")
         elif c in "({":
-            if c == "{" and re.compile(r"\s*\?").match(text, i + 1):
-                raise CelCompileError(f"optional map or message entries ({{?k: v}}) are {UNSUPPORTED}", "unsupported", *_loc(text, i))
             stack.append(c)
         elif c in ")]}":
             opener = stack.pop() if stack else ""
@@ -159,6 +187,7 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
             if m and m.group(1) in OPT_FUNCS:
                 changed = True
                 emit(OPT_FUNCS[m.group(1)] + "(", i)
+                stack.append("(")  # its `)` must close this call, not an enclosing bracket
                 i = m.end()
                 prev_sig = "("
                 continue
@@ -310,6 +339,9 @@ class _Builder:
             return self.build(ch[0])
         if d == "member_dot":
             operand, name = ch
+            if str(name) in ("IP", "CIDR") and _is_ident(operand, "net"):
+                # The IP and CIDR libraries' type names, values of CEL's `type` type like `int`.
+                return Node("ident", f"net.{name}", offset=self.off(operand))
             return Node("select", self.build(operand), str(name), False, offset=self.dot_offset(name))
         if d == "member_dot_arg":
             operand, name = ch[0], str(ch[1])
@@ -340,15 +372,26 @@ class _Builder:
         if d == "paren_expr":
             return self.build(ch[0])
         if d == "list_lit":
-            items = [self.build(a) for a in ch[0].children] if ch else []
-            return Node("list", items, offset=self.off(t))
+            items, optional = [], set()
+            for a in ch[0].children if ch else []:
+                inner = _marked(a, OPT_ELEM)
+                if inner is not None:
+                    optional.add(len(items))
+                    a = inner
+                items.append(self.build(a))
+            return Node("list", items, frozenset(optional), offset=self.off(t))
         if d == "map_lit":
-            entries = []
+            entries, optional = [], set()
             if ch:
                 kids = ch[0].children
                 for k in range(0, len(kids), 2):
-                    entries.append((self.build(kids[k]), self.build(kids[k + 1])))
-            return Node("map", entries, offset=self.off(t))
+                    key_t = kids[k]
+                    inner = _marked(key_t, OPT_KEY)
+                    if inner is not None:
+                        optional.add(len(entries))
+                        key_t = inner
+                    entries.append((self.build(key_t), self.build(kids[k + 1])))
+            return Node("map", entries, frozenset(optional), offset=self.off(t))
         if d == "literal":
             return self.literal(ch[0])
         raise self.err(f"syntax error: unexpected {d}", "syntax", t)
@@ -415,6 +458,13 @@ class _Builder:
                 if name != "map" and len(exprs) != 1:
                     raise self.err(f"{name}() macro takes one predicate", "syntax", t)
                 return Node("comp", name, target, v1, None, exprs, offset=off)
+        if name in ("optMap", "optFlatMap") and len(args_t) == 2 and _ident_name(args_t[0]) is not None:
+            # cel-go's optional macros: o.optMap(v, e) is o.hasValue() ? optional.of(e[v := o.value()]) : optional.none().
+            return Node("optmap", self.build(operand_t), _ident_name(args_t[0]), self.build(args_t[1]), name == "optFlatMap", offset=off)
+        if name in ("optMap", "optFlatMap"):
+            raise self.err(f"{name}() takes a variable name and an expression", "syntax", t)
+        if name == "isCanonical" and _is_ident(operand_t, "ip"):
+            return Node("call", "ip.isCanonical", None, [self.build(a) for a in args_t], offset=self.off(operand_t))
         if name == OPT_SELECT:
             field = self.build(args_t[0]).args[0]
             return Node("select", self.build(operand_t), field, True, offset=off)
@@ -433,6 +483,17 @@ def _ident_name(t: Any) -> str | None:
         t = t.children[0]
     if isinstance(t, lark.Tree) and t.data == "ident":
         return str(t.children[0])
+    return None
+
+
+def _marked(t: Any, marker: str) -> Any:
+    """The argument of a `marker(x)` call the rewriter put in (an optional element or entry), else None."""
+    while isinstance(t, lark.Tree) and len(t.children) == 1 and t.data not in ("ident_arg", "ident"):
+        t = t.children[0]
+    if isinstance(t, lark.Tree) and t.data == "ident_arg" and str(t.children[0]) == marker:
+        args = t.children[1].children if len(t.children) > 1 else []
+        if len(args) == 1:
+            return args[0]
     return None
 
 
