@@ -209,7 +209,7 @@ class DragomanApp(App):
         from dragoman.tui.screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(self.screen))
 
     def action_jump(self) -> None:
         screen = self.screen

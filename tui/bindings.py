@@ -69,14 +69,3 @@ def textual_bindings(keys, read_only: bool = False):
         for k in keys
         if not (read_only and k.dangerous)
     ]
-
-
-def help_rows(*groups) -> list[tuple[str, str]]:
-    """(keys, what it does) for the help screen, from the binding data."""
-    pretty = {"question_mark": "?", "colon": ":", "slash": "/", "escape": "esc", "f1": "F1"}
-    rows = []
-    for group in groups:
-        for k in group:
-            keys = " / ".join(pretty.get(x, x) for x in k.keys.split(","))
-            rows.append((keys, k.tooltip))
-    return rows

@@ -124,6 +124,8 @@ class PromptScreen(PromptMixin, Screen):
 class AccountingScreen(PromptScreen):
     """Per pool and fleet-wide accounting; the highlighted pool is the one whose move the quota table describes."""
 
+    help_title = "Accounting"
+
     BINDINGS = [
         Binding("escape,q", "back", "Back", id="accounting.back", tooltip="Back to the previous view"),
         Binding("m", "mark", "Mark baseline", id="accounting.mark", tooltip="Record this pool's figures now as a local baseline"),

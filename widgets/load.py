@@ -77,6 +77,8 @@ def sampler_of(feed) -> load.LoadSampler:
 class LoadScreen(PromptScreen):
     """Counts over time from the model (and /metrics, and Prometheus when given), the forecast per pool, baselines."""
 
+    help_title = "Load"
+
     BINDINGS = [
         Binding("escape,q", "back", "Back", id="load.back", tooltip="Back to the previous view"),
         Binding("m", "mark", "Mark baseline", id="load.mark", tooltip="Record the highlighted pool's figures now as a local baseline"),

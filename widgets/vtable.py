@@ -50,8 +50,8 @@ class VTable(ScrollView, can_focus=True):
     BINDINGS = [
         Binding("up,k", "cursor(-1)", "Up", show=False, id="table.up", tooltip="Move the cursor up"),
         Binding("down,j", "cursor(1)", "Down", show=False, id="table.down", tooltip="Move the cursor down"),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="table.pageup", tooltip="A page up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="table.pagedown", tooltip="A page down"),
         Binding("g,home", "first", "First", show=False, id="table.first", tooltip="First row"),
         Binding("G,end", "last", "Last", show=False, id="table.last", tooltip="Last row"),
         Binding("space", "mark", "Mark", show=True, id="table.mark", tooltip="Mark the row for a batch action"),

@@ -17,6 +17,8 @@ from dragoman.widgets.header import StatusHeader
 class DetailScreen(Screen):
     """`y` (YAML) or `d` (describe) of one object; the describe page lists the objects it links to."""
 
+    help_title = "YAML / describe page"
+
     BINDINGS = textual_bindings(DETAIL_KEYS)
 
     def __init__(self, ref: tuple[str, str, str], mode: str) -> None:

@@ -1,29 +1,60 @@
-"""The help screen: every key, from the binding data, and how the views connect."""
+"""The help screen: the keys of the screen it was opened on, read from that screen's live bindings, then the views and the legend."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from dragoman.tui.bindings import APP_KEYS, DETAIL_KEYS, TABLE_KEYS, TABLE_MOVES, help_rows
+from dragoman.tui.bindings import TABLE_MOVES
+from dragoman.tui.views import VIEW_DOCS
 
-VIEWS_TEXT = """Views (: then a name, or the digit):
-  1 :pools       pools, their GPUs on each mechanism, ownership, findings
-  2 :nodes       nodes (of a pool after enter on it): plugin and driver pods, GPUs, devices
-  3 :devices     driver → pool → node → device; / attr=value filters by attribute
-  7 :attributes  every attribute and capacity published, its values, counts and pools
-  4 :claims      claims → pods → devices → node; bridge-made marked ⇄; pending first
-  5 :pending     stuck GPU pods with their finding; d shows evidence, the scheduler's words, the fix
-  6 :findings    every finding; filter severity=error, id=both-stacks, pool=NAME
-    :accounting  GPUs as allocatable, slices and claims count them; what moving the highlighted pool drops from
-                 dashboards, does to quotas, and which PrometheusRules read allocatable; m marks a baseline
-    :load        claims, their create/delete rates, slices, Pending pods and API objects over time; claims per
-                 hour each pool's move adds; before/after baselines
-    :ctx         switch kubeconfig context
-Ownership: ▲ plugin (device plugin) · ● DRA · ✖ BOTH (both stacks: an error) · ↯ flapping · → migrating"""
+LEGEND = "Ownership: ▲ plugin (device plugin) · ● DRA · ✖ BOTH (both stacks: an error) · ↯ flapping · ◐ mixed · → migrating"
+
+
+def views_text() -> str:
+    lines = ["Views (: then a name or alias, or the digit):"]
+    for name, digit, aliases, doc in VIEW_DOCS:
+        alias = f" ({' '.join(':' + a for a in aliases)})" if aliases else ""
+        lines.append(f"  {digit or ' '} :{name:<11} {doc}{alias}")
+    return "\n".join(lines)
+
+
+def screen_keys(app, screen: Screen) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(group, [(keys, what it does)]) for what `screen` answers right now: its own keys, the focused widget's, the app's.
+
+    Read from the bindings Textual would dispatch (disabled ones left out), so help never lists a key the screen lacks.
+    """
+    groups: dict[str, dict[tuple, list]] = {"This screen": {}, "Focused": {}, "Everywhere": {}}
+    for key, active in screen.active_bindings.items():
+        b: Binding = active.binding
+        node = active.node
+        if not active.enabled or not b.id:
+            continue  # every dragoman key has an id; the framework's unnamed ones (focus next, copy) are not news
+        if node is app:
+            group = "Everywhere"
+        elif node is screen:
+            group = "This screen"
+        else:
+            if not (b.tooltip or b.description):
+                continue
+            group = "Focused"
+        if b.action in ("command_palette",) or (not b.description and not b.tooltip):
+            continue
+        entry = groups[group].setdefault((b.action, b.tooltip or b.description), [])
+        shown = app.get_key_display(b)
+        if shown not in entry:
+            entry.append(shown)
+    out = []
+    for name, entries in groups.items():
+        rows = [(" / ".join(keys), what) for (_action, what), keys in entries.items()]
+        if name == "Everywhere":
+            rows.append((app.get_key_display(Binding("ctrl+p", "command_palette")), "The command palette: what this screen can do"))
+        if rows:
+            out.append((name, rows))
+    return out
 
 
 class HelpScreen(ModalScreen[None]):
@@ -31,16 +62,41 @@ class HelpScreen(ModalScreen[None]):
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 96%; max-width: 110; height: 90%; border: round $primary; background: $panel; padding: 0 1; }
+    HelpScreen > VerticalScroll { width: 96%; max-width: 124; height: 90%; border: round $primary; background: $panel; padding: 0 1;
+                                  scrollbar-gutter: stable; }
+    HelpScreen Static { width: 100%; }
     """
 
+    def __init__(self, for_screen: Screen | None = None) -> None:
+        super().__init__()
+        self.for_screen = for_screen
+
     def compose(self) -> ComposeResult:
-        rows = help_rows(APP_KEYS, TABLE_KEYS, DETAIL_KEYS)
-        width = max(len(k) for k, _ in rows + list(TABLE_MOVES))
-        lines = ["Keys"] + [f"  {k.ljust(width)}  {d}" for k, d in rows + list(TABLE_MOVES)]
+        screen = self.for_screen
+        title = getattr(screen, "help_title", None) or (getattr(getattr(screen, "view", None), "title", None)) or type(screen).__name__
+        groups = screen_keys(self.app, screen) if screen is not None else []
+        from dragoman.tui.screens.table import TableScreen
+
+        if isinstance(screen, TableScreen):
+            known = {k for _g, rows in groups for k, _ in rows}
+            extra = [(k, d) for k, d in TABLE_MOVES if k not in known and k not in ("ctrl+p",)]
+            groups.append(("Also", extra))
+        from rich.table import Table
+        from rich.text import Text
+
+        # A table, so a long description wraps under itself, not under the keys.
+        table = Table.grid(padding=(0, 2))
+        table.add_column(no_wrap=True, style="bold")
+        table.add_column()
+        for name, rows in groups:
+            table.add_row(Text(name, style="bold underline"), "")
+            for k, d in rows:
+                table.add_row(Text("  " + k), Text(d))
+            table.add_row("", "")
         with VerticalScroll() as vs:
-            vs.border_title = "dragoman help (esc closes)"
-            yield Static("\n".join(lines) + "\n\n" + VIEWS_TEXT, markup=False)
+            vs.border_title = f"help: {title} (esc closes)"
+            yield Static(table, id="help-keys")
+            yield Static(views_text() + "\n\n" + LEGEND, markup=False, id="help-text")
 
     def action_dismiss(self) -> None:
         self.dismiss(None)

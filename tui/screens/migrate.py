@@ -21,6 +21,8 @@ STATE_MARK = {"pending": "· pending", "running": "▶ running", "done": "✓ do
 class MigrateScreen(Screen):
     """The wizard for one pool. Writes (apply, rollback) are absent in read-only mode, and always go through a confirmation."""
 
+    help_title = "migration wizard"
+
     BINDINGS = [
         Binding("a", "apply", "Apply plan", id="migrate.apply", tooltip="Run the plan's steps (confirmation first)"),
         Binding("r", "rollback", "Roll back", id="migrate.rollback", tooltip="Undo the steps the pool's state records (confirmation first)"),
@@ -40,7 +42,7 @@ class MigrateScreen(Screen):
 
     def __init__(self, pool: str | None = None, *, cluster: Any = None, options: Any = None, audit_path: str | None = None,
                  read_only: bool | None = None, pool_label: str | None = None, steps: list[str] | None = None) -> None:
-        super().__init__()
+        super().__init__(name="migrate")
         self.pool = pool
         self._cluster = cluster
         self.options = options

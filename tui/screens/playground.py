@@ -70,6 +70,8 @@ class Explained(Message):
 class PlaygroundScreen(PromptMixin, Screen):
     """One selector against every device of the fleet, evaluated as the operator types."""
 
+    help_title = "CEL playground"
+
     BINDINGS = [
         Binding("escape", "back", "Back", id="cel.back", tooltip="Close the completion list, or go back"),
         Binding("ctrl+space", "complete", "Complete", id="cel.complete",
@@ -453,6 +455,8 @@ KINDS = [("DeviceClass", "class"), ("tier classes, one per product", "tiers-prod
 
 class GenerateScreen(Screen):
     """Objects from the selector: a YAML preview, its warnings, and save / server dry run / apply / copy."""
+
+    help_title = "generate objects from the selector"
 
     DEFAULT_CSS = """
     GenerateScreen #gen-form, GenerateScreen #gen-form2 { height: auto; }
