@@ -56,6 +56,19 @@ class DragomanApp(App):
         feed.on_catalogue.append(self._on_catalogue)
         feed.on_state.append(lambda state: self.refresh_header())
         feed.start()
+        if feed.cluster is not None and not self.read_only:
+            self.run_worker(self._ask_write_access(feed), group="rbac", description="ask RBAC whether these credentials may write")
+
+    async def _ask_write_access(self, feed: Feed) -> None:
+        """One SelfSubjectAccessReview (it changes nothing): may these credentials patch nodes, a migration's first write?"""
+        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                "spec": {"resourceAttributes": {"verb": "patch", "resource": "nodes"}}}
+        try:
+            ans = await feed.cluster.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body, retry=True)
+        except Exception:  # noqa: BLE001 - an API server that cannot answer leaves the header as it is
+            return
+        feed.info.may_write = bool((ans.get("status") or {}).get("allowed"))
+        self.refresh_header()
 
     async def on_unmount(self) -> None:
         sys.setswitchinterval(getattr(self, "_switch_interval", 0.005))

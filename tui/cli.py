@@ -37,6 +37,11 @@ def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--context", metavar="NAME", help="kubeconfig context to use")
     g.add_argument("--snapshot", metavar="FILE", help="read the fleet from a file instead of a cluster (read-only)")
     g.add_argument("--demo", action="store_true", help="start the embedded simulator with the demo fleet and use it")
+    g.add_argument(
+        "--control-plane", nargs="?", const="cache", metavar="DIR",
+        help="with --demo: run the demo fleet on the real Kubernetes v1.37 control plane (binaries in DIR; default: "
+        "those `dragoman controlplane build` made)",
+    )
     g.add_argument("--pool-label", metavar="KEY", help="node label that defines pools (auto-detected when absent)")
     g.add_argument("--read-only", action="store_true", help="make every write impossible")
     g.add_argument("--prometheus", metavar="URL", help="a Prometheus to query for scheduler metrics in the :load view (optional)")

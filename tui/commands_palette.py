@@ -13,9 +13,14 @@ class ScreenCommands(Provider):
         screen = self.screen
         cmds = list(screen.palette_commands()) if hasattr(screen, "palette_commands") else []
         current = getattr(getattr(screen, "view", None), "name", None)
-        for name in ("pools", "nodes", "devices", "attributes", "claims", "pending", "findings"):
-            if name != current:
-                cmds.append((f"view: {name}", f"jump to :{name}", partial(app.jump, name)))
+        from dragoman.tui.views import VIEW_DOCS
+
+        current = current or getattr(screen, "name", None)
+        for name, digit, aliases, doc in VIEW_DOCS:
+            if name != current and name != "ctx":
+                # The aliases are in the searched name, so "mig" finds the wizard and "po" the stuck pods.
+                also = f" ({' '.join(aliases)})" if aliases else ""
+                cmds.append((f"view: {name}{also}", f":{name}{' or ' + digit if digit else ''} — {doc}", partial(app.jump, name)))
         if getattr(app.feed, "syncer", None) is not None:
             cmds.append(("cluster: relist", "list every kind again (ctrl+r)", app.action_relist))
             cmds.append(("cluster: switch context", "pick another kubeconfig context (:ctx)", app.action_switch_context))

@@ -34,14 +34,44 @@ async def serve(kubeconfig: str, scenario: str, controllers: bool) -> None:
         await sim.stop()
 
 
+async def serve_real(kubeconfig: str, scenario: str, binaries: str) -> None:
+    """The same demo on the real control plane: its processes, the scenario loaded through the API, the node agents."""
+    from dragoman.sim import scenario as scenario_mod
+    from dragoman.sim.controlplane import RealCluster
+    from dragoman.tui.commands.controlplane import write_kubeconfig
+
+    sc = scenario_mod.load(scenario)
+    cluster = RealCluster(binaries, sc.objects, sc.users)
+    try:
+        await cluster.start()
+        write_kubeconfig(kubeconfig, cluster.kubeconfig())
+        parent = os.getppid()
+        print("READY", cluster.url, flush=True)
+        while os.getppid() == parent:
+            await asyncio.sleep(1.0)
+    finally:
+        await cluster.stop()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m dragoman.tui.demo")
     p.add_argument("--kubeconfig", required=True)
     p.add_argument("--scenario", default="demo")
     p.add_argument("--no-controllers", action="store_true")
+    p.add_argument("--control-plane", metavar="DIR", help="run on the real control plane whose binaries are in DIR")
     args = p.parse_args(argv)
+    import signal
+
+    def _term(*_: object) -> None:
+        # SIGTERM (the TUI's stop) unwinds like Ctrl+C, so every control-plane process is ended and its files removed.
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _term)
     try:
-        asyncio.run(serve(args.kubeconfig, args.scenario, not args.no_controllers))
+        if args.control_plane:
+            asyncio.run(serve_real(args.kubeconfig, args.scenario, args.control_plane))
+        else:
+            asyncio.run(serve(args.kubeconfig, args.scenario, not args.no_controllers))
     except KeyboardInterrupt:
         pass
     return 0

@@ -35,6 +35,7 @@ class SourceInfo:
     version: str = ""
     user: str = ""
     read_only: bool = False
+    may_write: bool | None = None  # what RBAC answered for patching nodes (None: not asked yet)
     badge: str = ""  # "DEMO", "SNAPSHOT 2026-11-01", ""
 
 
@@ -45,7 +46,8 @@ def snapshot_provenance(path: str) -> dict:
             head = f.read(4096)
     except OSError:
         return {}
-    m = re.search(r"dragoman snapshot of (\S+) \(context ([^,]+), ([^)]+)\)", head)
+    # The server may be words ("the demo simulator"), not only a URL.
+    m = re.search(r"dragoman snapshot of (.+?) \(context ([^,]+), ([^)]+)\)", head)
     return {"server": m.group(1), "context": m.group(2), "version": m.group(3)} if m else {}
 
 

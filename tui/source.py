@@ -13,6 +13,7 @@ from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.tui.feed import Feed, SourceInfo, snapshot_date, snapshot_provenance
 
 DEMO_START_TIMEOUT = 60.0
+CONTROL_PLANE_START_TIMEOUT = 600.0
 
 
 def list_contexts(kubeconfig: str | None) -> tuple[list[str], str]:
@@ -56,12 +57,14 @@ def open_snapshot_feed(path: str, *, pool_label: str | None = None) -> Feed:
 class DemoProcess:
     """The demo simulator in a child process, so its controllers never take the UI's CPU time (the machine may have 2 cores)."""
 
-    def __init__(self, scenario: str = "demo", *, controllers: bool = True) -> None:
+    def __init__(self, scenario: str = "demo", *, controllers: bool = True, control_plane: str | None = None) -> None:
         self.dir = tempfile.mkdtemp(prefix="dragoman-demo-")
         self.kubeconfig = os.path.join(self.dir, "kubeconfig")
         self.log_path = os.path.join(self.dir, "sim.log")
         self.scenario = scenario
         self.controllers = controllers
+        # A directory of real control-plane binaries: the demo runs on real Kubernetes (sim/controlplane).
+        self.control_plane = control_plane
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> str:
@@ -69,10 +72,15 @@ class DemoProcess:
         args = [sys.executable, "-m", "dragoman.tui.demo", "--kubeconfig", self.kubeconfig, "--scenario", self.scenario]
         if not self.controllers:
             args.append("--no-controllers")
+        timeout = DEMO_START_TIMEOUT
+        if self.control_plane:
+            args += ["--control-plane", self.control_plane]
+            # Four processes to start and a fleet to load through the API: minutes on a busy 2-core machine.
+            timeout = CONTROL_PLANE_START_TIMEOUT
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
         assert self.proc.stdout is not None
-        deadline = time.monotonic() + DEMO_START_TIMEOUT
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             line = self.proc.stdout.readline()
             if not line:
@@ -87,8 +95,19 @@ class DemoProcess:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(5)
+                # A real control plane needs time to end four processes; a kill would orphan them.
+                self.proc.wait(45 if self.control_plane else 5)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
         self.proc = None
+
+
+def control_plane_dir(args: object) -> str | None:
+    """The real control plane's binaries for `--demo --control-plane [DIR]`, or None for the embedded simulator."""
+    value = getattr(args, "control_plane", None)
+    if not value:
+        return None
+    from dragoman.tui.commands.controlplane import resolve
+
+    return resolve(value)

@@ -66,8 +66,11 @@ def _cell(text: str) -> Text:
 
 
 def fill(table: DataTable, out: Outcome) -> None:
-    """Rows as the explanation produced them (errors, then non-matches with their first false clause, then matches)."""
-    rows = [(GLYPH[kind], pool, device, product, reason) for kind, _driver, pool, device, _node, product, reason in out.rows]
+    """Rows: errors, then matches, then non-matches with their first false clause."""
+    # What the selector picks comes first (after errors, which block scheduling), then what it leaves out.
+    order = {"error": 0, "match": 1, "no-match": 2}
+    ordered = sorted(out.rows, key=lambda r: order.get(r[0], 3))
+    rows = [(GLYPH[kind], pool, device, product, reason) for kind, _driver, pool, device, _node, product, reason in ordered]
     shown = getattr(table, "_cel_rows", None)
     table._cel_rows = rows
     if shown is None or len(shown) != len(rows) or table.row_count != len(rows) or len(table.columns) != len(COLUMNS):

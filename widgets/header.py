@@ -26,7 +26,13 @@ def header_cells(info, status: str, message: str = "") -> list[Cell]:
         cells.append(Cell(f" {info.badge} ", "badge"))
     state = STATE_CELLS.get(status, Cell(status, None))
     cells.append(Cell(" " + state.text, state.tone))
-    cells.append(Cell(" READ-ONLY" if info.read_only else " read-write", "warning" if info.read_only else "muted"))
+    if info.read_only:
+        cells.append(Cell(" READ-ONLY", "warning"))
+    elif getattr(info, "may_write", None) is False:
+        # The credentials cannot write (a viewer context): say so, rather than "read-write".
+        cells.append(Cell(" READ-ONLY (RBAC)", "warning"))
+    else:
+        cells.append(Cell(" read-write", "muted"))
     cells.append(Cell(f" ctx {info.context or '?'}", None))
     cells.append(Cell(f" {info.cluster or '?'}", None))
     cells.append(Cell(f" {info.version or 'v?'}", "muted"))

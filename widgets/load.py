@@ -43,6 +43,16 @@ def figure_text(value: float | None) -> str:
     return f"{value:.1f}"
 
 
+def spark_data(series: list[float]) -> list[float]:
+    """What a sparkline draws: nothing until there are two samples (one sample drew a full bar, as if at a peak), and a
+    flat series at its floor rather than as a wall of full bars."""
+    if len(series) < 2:
+        return []
+    if max(series) == min(series):
+        return [0.0] * len(series)
+    return list(series)
+
+
 def latest_value(sampler: load.LoadSampler, name: str) -> float | None:
     samples = list(sampler.samples)
     if not samples:
@@ -174,7 +184,7 @@ class LoadScreen(PromptScreen):
         for name, _label, _source in self._series():
             ident = name.replace(".", "-")
             self.query_one(f"#value-{ident}", Static).update(figure_text(latest_value(sampler, name)))
-            self.query_one(f"#spark-{ident}", Sparkline).data = sampler.series(name)
+            self.query_one(f"#spark-{ident}", Sparkline).data = spark_data(sampler.series(name))
         notes = [f"{len(sampler.samples)} samples every {self.interval:g} s; \"model\" figures are counted from the objects "
                  "dragoman watches, the others as their source reports them."]
         latest = sampler.latest

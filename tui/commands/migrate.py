@@ -58,9 +58,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("refused: a snapshot is read-only; `dragoman migrate` needs a cluster (--kubeconfig/--context or --demo).", ExitCode.REFUSED)
     demo = None
     if getattr(args, "demo", False):
-        from dragoman.tui.source import DemoProcess
+        from dragoman.tui.source import DemoProcess, control_plane_dir
 
-        demo = DemoProcess()
+        demo = DemoProcess(control_plane=control_plane_dir(args))
         args.kubeconfig = demo.start()
         args.context = None
     try:

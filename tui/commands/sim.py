@@ -27,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="serve the objects as they are: no scheduler, kubelets or workload controllers reconcile them",
     )
+    from dragoman.tui.commands.controlplane import add_serve_flag
+
+    add_serve_flag(serve)
     serve.set_defaults(handler=run_serve)
 
 
@@ -55,8 +58,16 @@ def run_serve(args: argparse.Namespace) -> int:
             parse(args.faults)
         except FaultSpecError as exc:
             raise UserError(f"--faults: {exc}", ExitCode.INPUT) from None
+    if getattr(args, "demo", False) and args.scenario not in (None, "demo"):
+        raise UserError(f"--demo serves the demo fleet; --scenario {args.scenario} names another (give one of them).", ExitCode.INPUT)
+    if getattr(args, "audit_log_path", None) and not getattr(args, "control_plane", None):
+        raise UserError("--audit-log-path is kube-apiserver's audit log: it needs --control-plane.", ExitCode.INPUT)
     name = args.scenario or ("demo" if "demo" in scenario_mod.available() else None)
     sc = scenario_mod.load(name) if name else scenario_mod.Scenario(objects=[])
+    if getattr(args, "control_plane", None):
+        from dragoman.tui.commands.controlplane import serve_real
+
+        return serve_real(args, sc, name)
     try:
         sim = Simulator(
             sc.objects, users=sc.users, speed=args.speed or sc.speed or 1.0, faults=args.faults or sc.faults,

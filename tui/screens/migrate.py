@@ -32,7 +32,8 @@ class MigrateScreen(Screen):
     DANGEROUS_ACTIONS = {"apply", "rollback"}
 
     DEFAULT_CSS = """
-    MigrateScreen #mig-title { height: 1; padding: 0 1; background: $panel; }
+    MigrateScreen #mig-title { height: auto; padding: 0 1; background: $panel; }
+    MigrateScreen #mig-blocked { height: auto; padding: 0 1; color: $text-error; text-style: bold; display: none; }
     MigrateScreen #mig-steps { height: auto; max-height: 12; }
     MigrateScreen .bar-row { height: 1; padding: 0 1; }
     MigrateScreen .bar-row Label { width: 22; }
@@ -83,10 +84,10 @@ class MigrateScreen(Screen):
     def compose(self) -> ComposeResult:
         yield StatusHeader()
         yield Static("", id="mig-title")
+        yield Static("", id="mig-blocked", markup=False)
         if self.pool is None:
             yield OptionList(id="mig-pools")
         table = DataTable(id="mig-steps", cursor_type="row", zebra_stripes=True)
-        table.add_columns("#", "STEP", "WHAT", "CHANGES", "STATE")
         yield table
         with Horizontal(classes="bar-row"):
             yield Label("overall", id="mig-overall-label")
@@ -94,10 +95,14 @@ class MigrateScreen(Screen):
         with Horizontal(classes="bar-row"):
             yield Label("step", id="mig-step-label")
             yield ProgressBar(id="mig-step", show_eta=False)
-        yield RichLog(id="mig-log", wrap=True, markup=False, highlight=False)
+        # Not following the end by itself: the plan is read from its top; run lines ask to follow (log_line).
+        yield RichLog(id="mig-log", wrap=True, markup=False, highlight=False, auto_scroll=False)
         yield Footer()
 
     def on_mount(self) -> None:
+        # Progress bars appear with the first run: idle bars pulsed, and "overall" showed a share before anything ran.
+        for row in self.query(".bar-row"):
+            row.display = False
         refresh = getattr(self.app, "refresh_header", None)
         if callable(refresh):
             try:
@@ -118,7 +123,7 @@ class MigrateScreen(Screen):
         self.query_one("#mig-title", Static).update(text + ro)
 
     def log_line(self, text: str) -> None:
-        self.query_one("#mig-log", RichLog).write(text)
+        self.query_one("#mig-log", RichLog).write(text, scroll_end=True)
 
     # ------------------------------------------------------------------ pool picker
     @work(exclusive=True, group="migrate-plan", description="list the pools")
@@ -137,8 +142,22 @@ class MigrateScreen(Screen):
             if p:
                 pools[p] = pools.get(p, 0) + 1
         ol = self.query_one("#mig-pools", OptionList)
-        for p, count in sorted(pools.items()):
-            ol.add_option(Option(f"{p}  ({count} node{'s' if count != 1 else ''})", id=p))
+        model = getattr(getattr(self.app, "feed", None), "model", None)
+
+        def state(p: str) -> str:
+            view = model.pool(p) if model is not None else None
+            return view.ownership if view is not None else ""
+
+        # Pools still to move first; those already on DRA (or with no GPU) are listed last, greyed, and not offered.
+        todo = [p for p in sorted(pools) if state(p) not in ("dra", "none")]
+        done = [p for p in sorted(pools) if p not in todo]
+        for p in todo:
+            ol.add_option(Option(f"{p}  ({pools[p]} node{'s' if pools[p] != 1 else ''}, {state(p) or 'unknown'})", id=p))
+        for p in done:
+            why = "already on DRA" if state(p) == "dra" else "no GPUs"
+            ol.add_option(Option(f"{p}  ({why})", id=p, disabled=True))
+        if todo:
+            ol.highlighted = 0
         ol.focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
@@ -179,31 +198,55 @@ class MigrateScreen(Screen):
                 if not rollback and self.runner.state.step_done(s.id) and not s.writes:
                     self.step_state[s.id] = "done"
         self._fill_table()
+        blocked = self.query_one("#mig-blocked", Static)
+        blockers = list(plan.blockers)
+        blocked.update("\n".join(f"✗ blocked: {b}" for b in blockers))
+        blocked.display = bool(blockers)
         what = "rollback" if rollback else "migration"
         self._title(f"pool {self.pool}: {what} plan {plan.id} — {len(plan.steps)} steps"
                     + ("" if self.read_only else "  (a: apply, r: roll back)"))
+        self._render_plan()
+
+    def _render_plan(self) -> None:
+        """The plan's text at the screen's width, from its top (the first lines say what blocks it)."""
+        from dragoman.actions.plan import render
+
+        if self.plan is None:
+            return
         log = self.query_one("#mig-log", RichLog)
         log.clear()
-        for line in render(plan, width=max(60, (self.size.width or 80) - 2)):
-            log.write(line)
-        bar = self.query_one("#mig-overall", ProgressBar)
-        bar.update(total=max(1, len(plan.steps)), progress=sum(1 for v in self.step_state.values() if v in ("done", "no change")))
+        self._plan_width = self.size.width or 80
+        for line in render(self.plan, width=max(40, self._plan_width - 4)):
+            log.write(line, scroll_end=False)
+        log.scroll_home(animate=False)
+
+    def on_resize(self, event) -> None:
+        if self.plan is not None and not self.busy and getattr(self, "_plan_width", None) != event.size.width:
+            self._fill_table()
+            self._render_plan()
 
     def _fill_table(self) -> None:
         table = self.query_one("#mig-steps", DataTable)
-        table.clear()
+        table.clear(columns=True)
+        # STATE must stay on screen at 80 columns: WHAT gets what the other columns leave, cut with an ellipsis.
+        width = (self.size.width or 80) - 2
+        fixed = {"#": 2, "STEP": max([len(s.id) for s in self.plan.steps] + [4]), "CHANGES": 9, "STATE": 12}
+        what = max(12, width - sum(fixed.values()) - 2 * 5)
+        for label in ("#", "STEP", "WHAT", "CHANGES", "STATE"):
+            table.add_column(label, width=what if label == "WHAT" else fixed[label], key=label)
         for i, s in enumerate(self.plan.steps, 1):
             n = len(s.changes)
             changes = f"{n}" + (" ⚠" if s.dangerous and n else "")
             if s.blockers:
                 changes = "✗ blocked"
-            table.add_row(str(i), s.id, s.title, changes, STATE_MARK.get(self.step_state.get(s.id, ""), self.step_state.get(s.id, "")), key=s.id)
+            title = s.title if len(s.title) <= what else s.title[: what - 1] + "…"
+            table.add_row(str(i), s.id, title, changes, STATE_MARK.get(self.step_state.get(s.id, ""), self.step_state.get(s.id, "")), key=s.id)
 
     def _set_state(self, step_id: str, state: str) -> None:
         self.step_state[step_id] = state
         table = self.query_one("#mig-steps", DataTable)
         try:
-            table.update_cell(step_id, table.ordered_columns[4].key, STATE_MARK.get(state, state))
+            table.update_cell(step_id, "STATE", STATE_MARK.get(state, state))
         except Exception:  # noqa: BLE001 - a row of an older plan
             pass
 
@@ -284,11 +327,19 @@ class MigrateScreen(Screen):
                 self.run_plan(plan)
             else:
                 self.log_line("cancelled: nothing was written.")
+                if plan.rollback:
+                    # The screen goes back to the migration plan, so `a` applies what the footer says it applies.
+                    self.notify("rollback cancelled: nothing was written; showing the migration plan again")
+                    self.make_plan()
 
         self.app.push_screen(ConfirmWriteScreen(f"{kind} — pool {plan.pool}", "\n".join(lines), typed=typed, confirm_label=kind), chosen)
 
     @work(exclusive=True, group="migrate-run", description="run the migration plan")
     async def run_plan(self, plan) -> None:
+        for row in self.query(".bar-row"):
+            row.display = True
+        self.query_one("#mig-overall", ProgressBar).update(total=max(1, len(plan.steps)), progress=0)
+        self.query_one("#mig-step", ProgressBar).update(total=1, progress=0)
         self.busy = True
         self.refresh_bindings()
         try:

@@ -88,13 +88,14 @@ class PlaygroundScreen(PromptMixin, Screen):
     PlaygroundScreen #cel-title { height: 1; padding: 0 1; text-style: bold; background: $boost; }
     PlaygroundScreen #cel-base { height: auto; padding: 0 1; color: $text-muted; }
     PlaygroundScreen #cel-error { height: 3; padding: 0 1; color: $error; }
-    PlaygroundScreen #cel-counts { height: 3; padding: 0 1; }
-    PlaygroundScreen #cel-errors { height: 3; padding: 0 1; }
+    PlaygroundScreen #cel-counts { height: 3; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    PlaygroundScreen #cel-errors { height: 3; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     PlaygroundScreen #cel-table { height: 1fr; }
     """
 
     def __init__(self, start: P.Start | None = None) -> None:
         super().__init__(name="cel")
+        self._given_start = start
         self.start = start or P.Start(DEFAULT_EXPRESSION)
         self.ready = False
         self.gen = 0  # bumped by every edit; an evaluation of an older gen stops and its result is dropped
@@ -143,6 +144,11 @@ class PlaygroundScreen(PromptMixin, Screen):
         return self.app.feed.fleet.catalogue or self.model.attribute_catalogue()
 
     def on_mount(self) -> None:
+        resume = getattr(self.app, "cel_resume", None)
+        if self._given_start is None and resume is not None:
+            # `:cel` after esc: the selector the operator left, not the default.
+            self.start = resume
+            self.editor.load_text(resume.expression)
         self.completion.display = False
         self.app.refresh_header(self)
         self._show_start()
@@ -350,7 +356,9 @@ class PlaygroundScreen(PromptMixin, Screen):
             self.notify("fix the compile error first: Kubernetes would reject this selector", severity="error")
             return
         remember(self.app, self.editor.text)
-        self.app.push_screen(GenerateScreen(self.editor.text, self.start, self.catalogue()))
+        out = self.outcome
+        counts = out.summary if out is not None and out.summary is not None and out.expression == self.editor.text else None
+        self.app.push_screen(GenerateScreen(self.editor.text, self.start, self.catalogue(), counts=counts))
 
     def action_copy_expression(self) -> None:
         remember(self.app, self.editor.text)
@@ -368,7 +376,13 @@ class PlaygroundScreen(PromptMixin, Screen):
         if self._prompt_mode:
             self.close_prompt()
         elif not self._close_completion():
+            # Nothing is thrown away: the selector stays in the history and `:cel` opens on it again.
             remember(self.app, self.editor.text)
+            import dataclasses
+
+            self.app.cel_resume = dataclasses.replace(self.start, expression=self.editor.text)
+            if self.editor.text.strip() != DEFAULT_EXPRESSION:
+                self.app.notify("selector kept: :cel opens on it again, ctrl+e lists this session's expressions")
             self.app.back()
 
     # ------------------------------------------------------------------ `:` prompt (from the table; the editor takes `:` as text)
@@ -458,19 +472,27 @@ class GenerateScreen(Screen):
 
     help_title = "generate objects from the selector"
 
+    # One labelled field per line, so every label reads in full at 80 columns; the focused field's label is reversed.
     DEFAULT_CSS = """
-    GenerateScreen #gen-form, GenerateScreen #gen-form2 { height: auto; }
-    GenerateScreen #gen-title { height: auto; padding: 0 1; }
-    GenerateScreen #gen-form Input { width: 1fr; }
-    GenerateScreen #gen-form Select { width: 48; }
-    GenerateScreen #gen-warnings { height: auto; padding: 0 1; color: $warning; }
+    GenerateScreen #gen-form { height: auto; padding: 0 1; }
+    GenerateScreen #gen-title { height: auto; max-height: 2; padding: 0 1; }
+    GenerateScreen .gen-row { height: 1; }
+    GenerateScreen .gen-row.-select { height: 3; }
+    GenerateScreen .gen-row Label { width: 24; height: 1; color: $text-muted; }
+    GenerateScreen .gen-row:focus-within Label { color: $text; text-style: bold reverse; }
+    GenerateScreen .gen-row Input { width: 1fr; height: 1; border: none; padding: 0 1; background: $boost; }
+    GenerateScreen .gen-row Input:focus { background: $primary 40%; }
+    GenerateScreen .gen-row Select { width: 1fr; }
+    GenerateScreen #gen-problem { height: auto; padding: 0 1; color: $text-error; text-style: bold; }
+    GenerateScreen #gen-warnings { height: auto; padding: 0 1; color: $text-warning; }
     GenerateScreen #gen-notes { height: auto; padding: 0 1; color: $text-muted; }
     GenerateScreen #gen-yaml { height: 1fr; }
     GenerateScreen #gen-status { height: auto; padding: 0 1; }
     """
 
-    def __init__(self, expression: str, start: P.Start, catalogue: dict) -> None:
+    def __init__(self, expression: str, start: P.Start, catalogue: dict, counts: dict | None = None) -> None:
         super().__init__(name="cel-generate")
+        self.counts = counts  # the playground's counts for this expression (None: not evaluated)
         self.expression = expression
         self.start = start
         self.catalogue = catalogue
@@ -485,13 +507,19 @@ class GenerateScreen(Screen):
         yield StatusHeader()
         with Vertical():
             yield Static("[b]Generate[/b] from: " + escape(self.expression), id="gen-title")
-            with Horizontal(id="gen-form"):
-                yield Select(KINDS, value="class", allow_blank=False, id="gen-kind")
-                yield Input(placeholder="name (class or template; tier name prefix)", id="gen-name")
-                yield Input(placeholder="extendedResourceName (optional)", id="gen-ern")
-                yield Input(self.start.namespace or "default", placeholder="namespace (template)", id="gen-ns")
-            with Horizontal(id="gen-form2"):
-                yield Input(placeholder="save to file (ctrl+s)", id="gen-path")
+            with Vertical(id="gen-form"):
+                with Horizontal(classes="gen-row -select"):
+                    yield Label("generate")
+                    yield Select(KINDS, value="class", allow_blank=False, id="gen-kind")
+                for ident, label, value, hint in (
+                        ("name", "name", "", "class or template name; prefix of tier names"),
+                        ("ern", "extendedResourceName", "", "optional, e.g. example.com/gpu (pods ask for it in limits)"),
+                        ("ns", "namespace (template)", self.start.namespace or "default", ""),
+                        ("path", "save to (ctrl+s)", "", "")):
+                    with Horizontal(classes="gen-row"):
+                        yield Label(label)
+                        yield Input(value, placeholder=hint, id=f"gen-{ident}")
+            yield Static("", id="gen-problem", markup=False)
             yield Static("", id="gen-warnings")
             yield Static("", id="gen-notes")
             yield TextArea("", read_only=True, id="gen-yaml")
@@ -537,10 +565,12 @@ class GenerateScreen(Screen):
         model = self.app.feed.model
         exprs = [self.expression]
         by = "product" if kind == "tiers-product" else "mig-profile"
+        problem = extended_resource_name_problem(self.field("ern")) if kind == "class" else ""
+        self.query_one("#gen-problem", Static).update(problem)
         if kind == "class":
             # A class from a claim request keeps the request's class selectors: the class must pick the same devices.
             exprs = list(self.start.base) + exprs
-            ern = self.field("ern") or None
+            ern = (self.field("ern") or None) if not problem else None
             served = {ern: model.class_serving(ern)} if ern and model.class_serving(ern) else {}
             gen = G.device_class(name or "my-gpu-class", exprs, extended_resource_name=ern, served_by=served)
         elif kind in ("tiers-product", "tiers-mig"):
@@ -558,7 +588,11 @@ class GenerateScreen(Screen):
         if gen.snippet:
             text += "\n" + G.snippet_yaml(gen.snippet)
         self.query_one("#gen-yaml", TextArea).load_text(text)
-        self.query_one("#gen-warnings", Static).update("\n".join(f"⚠ {escape(w)}" for w in gen.warnings))
+        warnings = list(gen.warnings)
+        if self.counts is not None and kind in ("class", "template") and not self.counts.get("matched"):
+            warnings.insert(0, f"this selector picks 0 of the fleet's {self.counts.get('devices', 0)} devices today: "
+                               "a pod using it stays Pending")
+        self.query_one("#gen-warnings", Static).update("\n".join(f"⚠ {escape(w)}" for w in warnings))
         self.query_one("#gen-notes", Static).update("\n".join(escape(n) for n in gen.notes))
         path = self.query_one("#gen-path", Input)
         if not path.value or path.value == getattr(self, "_auto_path", ""):
@@ -592,8 +626,15 @@ class GenerateScreen(Screen):
             self.status("[b $warning]a snapshot has no cluster to send objects to: save the YAML instead (ctrl+s)[/]")
         return cluster
 
+    def _refused(self) -> bool:
+        problem = extended_resource_name_problem(self.field("ern")) if self.query_one("#gen-kind", Select).value == "class" else ""
+        if problem:
+            self.status(f"[b $text-error]{escape(problem)}[/]: fix it first; nothing was sent")
+            self.query_one("#gen-ern", Input).focus()
+        return bool(problem)
+
     def action_dry_run(self) -> None:
-        if self._cluster() is not None and self.generated:
+        if not self._refused() and self._cluster() is not None and self.generated:
             self._dry_run(list(self.generated.objects))
 
     @work(exclusive=True, group="cel-apply", description="server-side dry run of the generated objects")
@@ -605,7 +646,7 @@ class GenerateScreen(Screen):
         self.status(_results_text("server dry run", results))
 
     def action_apply(self) -> None:
-        if self.read_only:
+        if self.read_only or self._refused():
             return
         if self._cluster() is None or not self.generated:
             return
@@ -639,6 +680,25 @@ class GenerateScreen(Screen):
             self.status(f"[b $error]✗ {escape(str(getattr(exc, 'message', exc)))}[/]")
             return
         self.status(_results_text("apply", results) + f"\naudit log: {escape(str(audit.path))}")
+
+
+def extended_resource_name_problem(name: str) -> str:
+    """Why `name` cannot be a DeviceClass's extendedResourceName (empty when it can, or when none is given): said here,
+    before the API server answers 422."""
+    import re
+
+    from dragoman.fleet.model import is_extended_resource
+
+    if not name:
+        return ""
+    domain, _, short = name.partition("/")
+    if not short:
+        return f"✗ extendedResourceName {name!r} needs a domain: domain/name, e.g. example.com/{name.split('.')[0] or 'gpu'}"
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", domain) or not re.fullmatch(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", short):
+        return f"✗ extendedResourceName {name!r} is not a resource name (lowercase domain/name, letters, digits, - _ .)"
+    if name.startswith("requests.") or not is_extended_resource(name) or name.startswith("deviceclass.resource.kubernetes.io/"):
+        return f"✗ extendedResourceName {name!r} is in a domain Kubernetes reserves: use your own (example.com/…)"
+    return ""
 
 
 def _results_text(what: str, results) -> str:

@@ -292,6 +292,8 @@ class TableScreen(PromptMixin, Screen):
                 ("object: yaml", "the selected object as YAML", self.action_yaml),
                 ("object: describe", "the selected object's describe page", self.action_describe),
             ]
+        if self.view.name == "pools" and self.table.cursor_key is not None:
+            cmds.append((f"pool: migrate {self.table.cursor_key}", "the migration wizard of this pool (m)", self.action_open_migrate))
         if self.view.name == "findings":
             for sev in ("error", "warning", "info"):
                 cmds.append((f"findings: only {sev}", f"filter severity={sev}", lambda s=sev: self.set_filter(f"severity={s}")))
