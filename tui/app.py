@@ -178,12 +178,12 @@ class DragomanApp(App):
     def open_view(self, name: str, scope=None) -> None:
         self.push_screen(self._table(name, scope))
 
-    def open_detail(self, ref, mode: str, replace: bool = False) -> None:
+    def open_detail(self, ref, mode: str, replace: bool = False, more=None) -> None:
         from dragoman.tui.screens.detail import DetailScreen
 
         if replace:
             self.pop_screen()
-        self.push_screen(DetailScreen(tuple(ref), mode))
+        self.push_screen(DetailScreen(tuple(ref), mode, more))
 
     def back(self, quit_at_root: bool = False) -> None:
         # screen_stack[0] is Textual's default screen; [1] is the Pools view, the root.

@@ -26,7 +26,7 @@ APP_KEYS = (
 
 TABLE_KEYS = (
     Key("view.filter", "slash", "filter", "Filter", "Filter rows: words, label=value, attr=value (esc clears)"),
-    Key("view.yaml", "y", "yaml", "YAML", "The selected object as YAML"),
+    Key("view.yaml", "y", "yaml", "YAML", "The selected object as YAML (the marked ones, when rows are marked)"),
     Key("view.describe", "d", "describe", "Describe", "A describe page of the selected object that follows its links"),
     Key("view.back", "escape", "back", "Back", "Back to the previous view (clears a filter first)"),
     Key("view.quit", "q", "back_or_quit", "Back/Quit", "Back, or quit at the first view", show=False),
@@ -54,7 +54,7 @@ DETAIL_KEYS = (
 
 TABLE_MOVES = (
     ("j / k / ↑ / ↓", "move the cursor"), ("g / G", "first / last row"), ("pgup / pgdn", "page up / down"),
-    ("space", "mark the row (marked rows are batch targets)"), ("enter", "drill down: pool → nodes → devices; open a row"),
+    ("space", "mark the row: y shows the marked rows' YAML, ctrl+p copies their names"), ("enter", "drill down: pool → nodes → devices; open a row"),
     ("tab", "on a describe page: move between the page (arrows and pgup/pgdn scroll it) and its links"),
     ("mouse", "click selects a row, double-click opens it, the wheel scrolls"), ("ctrl+p", "the command palette: what this screen can do"),
 )

@@ -328,6 +328,12 @@ class AttributesView(View):
     def affected(self, fleet, t):
         return ()  # rows change only when the catalogue is recomputed (after slices change)
 
+    def ref(self, fleet, key):
+        for driver, attrs in fleet.catalogue.items():
+            if key in attrs:
+                return ("Attribute", driver, key)
+        return None
+
     def drill(self, fleet, key):
         return ("devices", None)
 

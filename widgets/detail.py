@@ -24,19 +24,33 @@ def find_device(model, ref: Ref) -> DeviceView | None:
     return None
 
 
-def raw_object(model, ref: Ref) -> dict | None:
+# Rows that are dragoman's own summaries, not API objects: `y` shows them as dragoman computes them (and says so).
+NOT_API = {"Pool": "# a pool is dragoman's grouping of nodes by their pool label, not an API object: its nodes and totals as\n"
+                   "# `dragoman check -o json` reports them\n",
+           "Attribute": "# an attribute as the fleet's ResourceSlices publish it (dragoman's catalogue, not an API object)\n"}
+
+
+def raw_object(model, ref: Ref, fleet=None) -> dict | None:
     kind, ns, name = ref
     if kind == "Device":
         d = find_device(model, ref)
         return d.raw if d else None
+    if kind == "Pool":
+        p = model.pool(name)
+        return None if p is None else {**p.to_json(), "nodeNames": list(p.nodes)}
+    if kind == "Attribute":
+        entry = ((getattr(fleet, "catalogue", None) or model.attribute_catalogue()).get(ns) or {}).get(name)
+        return None if entry is None else {"driver": ns, "name": name, **entry}
     objs = model.objects.get(kind)
     # A projected pod (fleet/projection.py) shows as its whole object once the page has fetched it.
     return whole_of(objs.get((ns, name))) if objs is not None else None
 
 
-def yaml_text(obj: dict | None) -> str:
+def yaml_text(obj: dict | None, kind: str = "") -> str:
     if obj is None:
         return "# the object is gone (deleted since the view was drawn)\n"
+    if kind in NOT_API:
+        return NOT_API[kind] + yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=200)
     meta = obj.get("metadata")
     if isinstance(meta, dict) and "managedFields" in meta:
         obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
@@ -70,6 +84,8 @@ class Page:
 
 def _ref_text(ref: Ref) -> str:
     kind, ns, name = ref
+    if kind == "Attribute":
+        return f"Attribute {name}"
     return f"{kind} {ns + '/' if ns and kind != 'Device' else ''}{name}" if kind != "Device" else f"Device {ns}/{name}"
 
 
@@ -87,7 +103,7 @@ def _findings(page: Page, fleet, ref: Ref) -> None:
         lines.append(f"    fix: {f.fix}")
         for o in f.objects[1:]:
             page.link(_ref_text(tuple(o)), tuple(o))
-    if kind_of(ref) != "Pool" or lines:
+    if kind_of(ref) not in ("Pool", "Attribute") or lines:
         page.section("Findings", lines or (["none"] if fleet.diagnosed else ["diagnosis still running"]))
 
 
@@ -97,8 +113,8 @@ def describe(fleet, ref: Ref) -> Page:
     m = fleet.model
     kind, ns, name = ref
     page = Page(_ref_text(ref))
-    obj = raw_object(m, ref)
-    if obj is None and kind != "Pool":
+    obj = raw_object(m, ref, fleet)
+    if obj is None:
         page.section("Gone", ["this object no longer exists in the cluster"])
         return page
     # Findings first: the page exists to say what is wrong and what to do.
@@ -269,13 +285,36 @@ def _describe_Pool(page: Page, fleet, ref: Ref, obj: Any) -> None:
     if p is None:
         page.section("Gone", ["no node carries this pool any more"])
         return
+    def counts(d: dict) -> str:
+        return ", ".join(f"{v} {k}" for k, v in sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))) or "none"
+
     page.section("Pool", [
-        f"ownership: {p.ownership} {dict(p.ownership_counts)}   target: {p.target or '—'}",
+        f"ownership: {p.ownership}" + (f" ({counts(p.ownership_counts)} nodes)" if p.ownership_counts else "")
+        + f"   target: {p.target or '—'}",
         f"GPU models: {', '.join(f'{short_product(k)} ×{v}' for k, v in p.products.items()) or '—'}",
-        f"GPUs via device plugin (allocatable): {p.allocatable_gpus}   DRA devices: {p.devices} ({p.devices_free} free)",
-        f"kubelets: {dict(p.kubelet_versions)}   sharing: {dict(p.sharing) or 'none'}   cordoned: {p.cordoned}",
-    ])
+        f"GPUs via device plugin (allocatable): {p.allocatable_gpus}   DRA devices: {p.devices_free}/{p.devices} free",
+        f"kubelets: {counts(p.kubelet_versions)}   sharing: {counts(p.sharing)}   cordoned: {p.cordoned}",
+    ] + ([f"migration: {counts(p.migration)}"] if p.migration else []))
     for n in p.nodes:
         page.link(f"Node {n}", ("Node", "", n))
     lines = [f"[{f.severity}] {f.id}: {f.summary}" for f in fleet.by_pool.get(ref[2], ())]
     page.section("Findings of the pool", lines)
+
+
+def _describe_Attribute(page: Page, fleet, ref: Ref, entry: dict) -> None:
+    """An attribute across the fleet: its type, every value with its device count, the node pools, and how to filter."""
+    m = fleet.model
+    driver, qn = ref[1], ref[2]
+    short = qn.split("/", 1)[-1]
+    values = entry.get("values") or {}
+    kind = entry.get("type", "?") if entry.get("kind") == "attribute" else "capacity"
+    page.section("Attribute", [f"{qn} ({kind}) published by driver {driver} on {entry.get('devices', 0)} devices"])
+    page.section("Values (devices)", [f"{v}: {n}" for v, n in values.items()] or ["none"])
+    pools = sorted({fleet.node_pool(m._pool_node.get((driver, p))) or p for p in entry.get("pools") or ()})
+    page.section("Node pools", [", ".join(pools) or "—"])
+    first = next(iter(values), None)
+    page.section("Use it", [f"Devices view: / {short}={first}" if first is not None else f"Devices view: / {short}=VALUE",
+                            f"CEL: device.attributes[\"{qn.split('/', 1)[0]}\"].{short}" if kind != "capacity"
+                            else f"CEL: device.capacity[\"{qn.split('/', 1)[0]}\"].{short}"])
+    for p in pools:
+        page.link(f"Pool {p}", ("Pool", "", p))

@@ -21,9 +21,10 @@ class DetailScreen(Screen):
 
     BINDINGS = textual_bindings(DETAIL_KEYS)
 
-    def __init__(self, ref: tuple[str, str, str], mode: str) -> None:
+    def __init__(self, ref: tuple[str, str, str], mode: str, more: list | None = None) -> None:
         super().__init__(name=f"{mode}:{ref[0]}:{ref[1]}:{ref[2]}")
         self.ref = ref
+        self.more = [tuple(r) for r in more or ()]  # marked rows: their YAML follows, one document each
         self.mode = mode
         self.links: list = []
         self.ready = False
@@ -39,9 +40,13 @@ class DetailScreen(Screen):
                 yield Static("reading the whole object from the API server…", id="detail-text", markup=False)
             yield OptionList(id="links")
         elif self.mode == "yaml":
-            yield Static(f"YAML of {self.ref[0]} {self.ref[1] + '/' if self.ref[1] else ''}{self.ref[2]}", id="heading")
+            what = f"{self.ref[0]} {self.ref[1] + '/' if self.ref[1] and self.ref[0] != 'Attribute' else ''}{self.ref[2]}"
+            if self.more:
+                what = f"{1 + len(self.more)} marked rows"
+            yield Static(f"YAML of {what}", id="heading")
+            docs = [yaml_text(raw_object(fleet.model, r, fleet), r[0]) for r in [self.ref, *self.more]]
             with VerticalScroll(id="detail-scroll"):
-                yield Static(yaml_text(raw_object(fleet.model, self.ref)), id="detail-text", markup=False)
+                yield Static("---\n".join(docs), id="detail-text", markup=False)
         else:
             page = describe(fleet, self.ref)
             self.links = page.links
@@ -90,8 +95,7 @@ class DetailScreen(Screen):
         self.app.back()
 
     def action_yaml(self) -> None:
-        if self.ref[0] != "Pool":
-            self.app.open_detail(self.ref, "yaml", replace=True)
+        self.app.open_detail(self.ref, "yaml", replace=True)
 
     def action_describe(self) -> None:
         self.app.open_detail(self.ref, "describe", replace=True)

@@ -186,6 +186,11 @@ class TableScreen(PromptMixin, Screen):
         return None if key is None else self.view.ref(self.fleet, key)
 
     def action_yaml(self) -> None:
+        marked = [r for r in (self.view.ref(self.fleet, k) for k in self.table.keys() if k in self.table.marked) if r]
+        if marked:
+            # Marked rows are the batch: their YAML, one document each, in the table's order.
+            self.app.open_detail(marked[0], "yaml", more=marked[1:])
+            return
         ref = self._current_ref()
         if ref is None:
             self.notify("this row has no API object behind it; try d", severity="warning")
@@ -304,8 +309,15 @@ class TableScreen(PromptMixin, Screen):
             if self.table.cursor_key is not None:
                 cmds.append(("stuck pod: open in playground", "the pod's selector in the CEL playground (p)", self.action_open_playground))
         if self.table.marked:
+            cmds.append(("rows: yaml of marked", f"the {len(self.table.marked)} marked objects as YAML (y)", self.action_yaml))
+            cmds.append(("rows: copy marked names", "their names to the clipboard", self._copy_marked))
             cmds.append(("rows: unmark all", f"clear {len(self.table.marked)} marks", self._unmark))
         return cmds
+
+    def _copy_marked(self) -> None:
+        names = [str(k[-1] if isinstance(k, tuple) else k) for k in self.table.keys() if k in self.table.marked]
+        self.app.copy_to_clipboard("\n".join(names))
+        self.notify(f"{len(names)} names copied")
 
     def _unmark(self) -> None:
         self.table.marked.clear()
