@@ -102,6 +102,13 @@ RESOURCES: tuple[ResourceType, ...] = (
     ResourceType("monitoring.coreos.com", "v1", "PrometheusRule", "prometheusrules", "prometheusrule", True, ("promrule",), custom=True),
 )
 
+# Kinds whose registry sets ReturnDeletedObject (k8s.io/kubernetes pkg/registry/*/storage): a DELETE that removes
+# the object answers the object itself; other kinds answer a Status of success (apiserver registry/store.go).
+RETURN_DELETED_OBJECT = frozenset({
+    "pods", "namespaces", "services", "serviceaccounts", "resourcequotas", "deviceclasses.resource.k8s.io",
+    "resourceslices.resource.k8s.io", "resourceclaims.resource.k8s.io", "resourceclaimtemplates.resource.k8s.io",
+})
+
 # Kinds that exist only as a verb on something else: never stored.
 VIRTUAL = frozenset({
     "selfsubjectaccessreviews.authorization.k8s.io", "selfsubjectrulesreviews.authorization.k8s.io",

@@ -254,6 +254,80 @@ def _fold_string_data(rt: ResourceType, body: dict) -> None:
     body["data"] = {**data, **{k: base64.b64encode(v.encode()).decode() for k, v in extra.items()}}
 
 
+def validate_list_options(q: Any, watch: bool) -> None:
+    """apimachinery's ValidateListOptions (meta/internalversion/validation): 422 Invalid ListOptions, with the
+    WatchList feature on as in 1.37."""
+    match = q.get("resourceVersionMatch") or ""
+    rv, cont = q.get("resourceVersion") or "", q.get("continue") or ""
+    send_initial = "sendInitialEvents" in q
+    causes = []
+    forbid = lambda f, m: causes.append(st.cause("FieldValueForbidden", f, f"Forbidden: {m}"))  # noqa: E731
+
+    def unsupported(values: list[str]) -> None:
+        quoted = ", ".join(f'"{v}"' for v in values)
+        causes.append(st.cause("FieldValueNotSupported", "resourceVersionMatch", f'Unsupported value: "{match}": supported values: {quoted}'))
+
+    if watch:
+        if send_initial and match != "NotOlderThan":
+            forbid("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
+        if match:
+            if not send_initial:
+                forbid("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+            if match != "NotOlderThan":
+                unsupported(["NotOlderThan"])
+            if cont:
+                forbid("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided")
+    else:
+        if match:
+            if not rv:
+                forbid("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided")
+            if cont:
+                forbid("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided")
+            if match not in ("Exact", "NotOlderThan"):
+                unsupported(["Exact", "NotOlderThan", ""])
+            if match == "Exact" and rv == "0":
+                forbid("resourceVersionMatch", 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+        if send_initial:
+            forbid("sendInitialEvents", "sendInitialEvents is forbidden for list")
+    if causes:
+        raise ApiError(st.invalid("meta.k8s.io", "ListOptions", "", causes))
+
+
+# ---- Accept negotiation: what the real server can answer a GET or LIST with.
+YAML_CT = "application/yaml"
+PROTOBUF_CT = "application/vnd.kubernetes.protobuf"
+_META_GROUP_VERSIONS = {("meta.k8s.io", "v1"), ("meta.k8s.io", "v1beta1")}
+
+
+def negotiate(accept: str, is_list: bool) -> str:
+    """The representation for an Accept header: "json", "yaml", "protobuf", "table" or "partial" (metadata only);
+    406 NotAcceptable when no listed media type is one the server has, as the real server answers."""
+    if not accept.strip():
+        return "json"
+    for part in accept.split(","):
+        media, *params = [p.strip() for p in part.split(";")]
+        media = media.lower()
+        opts = dict(p.split("=", 1) for p in params if "=" in p)
+        if opts.get("q") == "0":
+            continue
+        as_ = opts.get("as")
+        if as_:
+            if media not in ("application/json", "application/yaml", "*/*", "application/*") or (opts.get("g"), opts.get("v")) not in _META_GROUP_VERSIONS:
+                continue
+            if as_ == "Table":
+                return "table"
+            if as_ == ("PartialObjectMetadataList" if is_list else "PartialObjectMetadata"):
+                return "partial"
+            continue
+        if media in ("application/json", "*/*", "application/*", "application/json-patch+json", "application/merge-patch+json"):
+            return "json"
+        if media == YAML_CT:
+            return "yaml"
+        if media == PROTOBUF_CT:
+            return "protobuf"
+    raise ApiError(st.not_acceptable())
+
+
 def _json(obj: Any, code: int = 200, headers: dict[str, str] | None = None, content_type: str = JSON_CT) -> web.Response:
     return web.Response(body=pieces.dumps(obj), status=code, headers={"Content-Type": content_type, **(headers or {})})
 
@@ -904,9 +978,29 @@ class Simulator:
             return self._log(request, e.obj)
         if route.subresource and route.subresource != "status":
             raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
-        if self._wants_table(request):
+        form = negotiate(request.headers.get("Accept", ""), False)
+        if form == "table":
             return _json(self._table(rt, [e.obj], e.obj["metadata"].get("resourceVersion", "")))
-        return web.Response(body=e.raw, headers={"Content-Type": JSON_CT})
+        if form == "json":
+            return web.Response(body=e.raw, headers={"Content-Type": JSON_CT})
+        if form == "partial":
+            return self._represent({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": e.obj["metadata"]}, "json")
+        return self._represent(e.obj, form)
+
+    @staticmethod
+    def _represent(obj: dict, form: str) -> web.Response:
+        """`obj` as JSON, YAML or protobuf (an envelope of the kind's message; 406 for a kind not compiled in)."""
+        if form == "yaml":
+            return web.Response(body=yaml.safe_dump(obj, sort_keys=False).encode(), headers={"Content-Type": YAML_CT})
+        if form == "protobuf":
+            from dragoman.sim.api import protobuf as pb
+
+            try:
+                body = pb.encode_request(obj)
+            except (pb.ProtobufError, TypeError, ValueError, AttributeError):
+                raise ApiError(st.not_acceptable()) from None
+            return web.Response(body=body, headers={"Content-Type": PROTOBUF_CT})
+        return _json(obj)
 
     def _list(self, request: web.Request, route: Route) -> web.Response:
         rt = route.rt
@@ -915,6 +1009,8 @@ class Simulator:
             limit = int(q.get("limit") or 0)
         except ValueError:
             raise ApiError(st.bad_request(f"limit: Invalid value: {q.get('limit')!r}")) from None
+        validate_list_options(q, False)
+        form = negotiate(request.headers.get("Accept", ""), True)
         cont = q.get("continue")
         if cont:
             token_id, offset, rv = _decode_continue(cont)
@@ -932,10 +1028,15 @@ class Simulator:
                 token_id = self.store.keep_snapshot(snap)
             meta["continue"] = _encode_continue(token_id, end, snap.rv)
             meta["remainingItemCount"] = len(snap.entries) - end
-        if self._wants_table(request):
+        if form == "table":
             table = self._table(rt, [e.obj for e in page], str(snap.rv))
             table.setdefault("metadata", {}).update(meta)
             return _json(table)
+        if form == "partial":
+            items = [{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": e.obj["metadata"]} for e in page]
+            return _json({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": items})
+        if form != "json":
+            return self._represent({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": [e.obj for e in page]}, form)
         head = pieces.dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
         body = head[:-1] + b',"items":[' + b",".join(e.raw for e in page) + b"]}"
         return web.Response(body=body, headers={"Content-Type": JSON_CT})
@@ -949,6 +1050,7 @@ class Simulator:
             name = route.name
             base = pred
             pred = (lambda o: o["metadata"]["name"] == name and base(o)) if base else (lambda o: o["metadata"]["name"] == name)
+        validate_list_options(q, True)
         rv_param = q.get("resourceVersion", "")
         send_initial = _truthy(q.get("sendInitialEvents"))
         bookmarks = _truthy(q.get("allowWatchBookmarks"))
@@ -1161,6 +1263,9 @@ class Simulator:
         ptype = self.PATCH_TYPES.get(ct)
         if ptype is None:
             raise ApiError(st.unsupported_media_type(ct))
+        if ptype == "strategic" and rt.custom:
+            # Custom resources have no Go struct to carry patch strategies: the real server refuses the type.
+            raise ApiError(st.status(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"))
         body = await self._body(request)
         if body is None:
             raise ApiError(st.bad_request("the patch body is empty"))
@@ -1220,9 +1325,12 @@ class Simulator:
             rt, route.namespace or None, route.name, grace_period_seconds=grace, propagation_policy=policy,
             preconditions=body.get("preconditions"), dry_run=dry,
         )
-        if gone and rt.key != "pods":
+        # apiserver's store and delete handler: an object still there (finalizers, grace, a terminating
+        # namespace) is answered as it is now; a removed one as itself or as a Status, per its registry; 202 only
+        # for a pending deletion with orphanDependents: false.
+        if gone and rt.key not in resources.RETURN_DELETED_OBJECT:
             return _json(st.success(rt.group, rt.plural, route.name, obj["metadata"].get("uid")))
-        return _json(obj)
+        return _json(obj, 202 if not gone and body.get("orphanDependents") is False else 200)
 
     # ---------------------------------------------------------------- subresources
 

@@ -174,6 +174,7 @@ class Store:
         # Pods with a deletionTimestamp disappear when their grace period has passed on the clock. A kubelet
         # controller that terminates pods itself switches this off.
         self.auto_reap_pods = True
+        self._terminating: set[str] = set()  # namespaces being deleted (finish_namespaces)
         self.random = random.Random(0)
 
     # ---------------------------------------------------------------- reading
@@ -812,19 +813,66 @@ class Store:
         return False
 
     def _delete_namespace(self, rt: ResourceType, cur: Entry) -> tuple[dict, bool]:
-        name = cur.obj["metadata"]["name"]
-        for r in resources.RESOURCES:
-            if not r.namespaced:
+        """As the real server: the namespace turns Terminating (deletionTimestamp, status.phase) and is answered as
+        it is now; the namespace controller's work (its content deleted, then the `kubernetes` finalizer removed
+        and the namespace with it) happens in finish_namespaces(), called by the reaper."""
+        if cur.obj["metadata"].get("deletionTimestamp"):
+            return clone(cur.obj), False
+        new = _with_metadata(cur.obj)
+        new["metadata"]["deletionTimestamp"] = format_time(self.clock.now())
+        new["metadata"]["deletionGracePeriodSeconds"] = 0
+        new.setdefault("status", {})["phase"] = "Terminating"
+        self._commit("MODIFIED", rt, new, cur)
+        self._terminating.add(new["metadata"]["name"])
+        return clone(new), False
+
+    def finish_namespaces(self) -> int:
+        """The namespace controller: delete a terminating namespace's content (with the usual grace and
+        finalizers); once none is left, drop spec.finalizers `kubernetes` and remove the namespace when no other
+        finalizer holds it. Returns how many namespaces went."""
+        gone = 0
+        ns_rt = resources.BY_KEY["namespaces"]
+        for name in sorted(self._terminating):
+            cur = self._data["namespaces"].get(("", name))
+            if cur is None:
+                self._terminating.discard(name)
                 continue
-            for (ns, n), e in list(self._data[r.key].items()):
-                if ns == name:
-                    self._commit("DELETED", r, _with_metadata(e.obj), e)
-        old = _with_metadata(cur.obj)
-        self._commit("DELETED", rt, old, cur)
-        return old, True
+            left = 0
+            for r in resources.RESOURCES:
+                if not r.namespaced or r.key in resources.VIRTUAL:
+                    continue
+                for (ns, n), e in list(self._data[r.key].items()):
+                    if ns != name:
+                        continue
+                    left += 1
+                    if not e.obj["metadata"].get("deletionTimestamp"):
+                        try:
+                            self.delete(r, ns, n)
+                        except ApiError:
+                            pass
+            if any(ns == name for r in resources.RESOURCES if r.namespaced for (ns, _n) in self._data[r.key]):
+                continue
+            obj = cur.obj
+            if (obj.get("spec") or {}).get("finalizers"):
+                new = _with_metadata(obj)
+                new["spec"]["finalizers"] = [f for f in new["spec"]["finalizers"] if f != "kubernetes"]
+                if not new["spec"]["finalizers"]:
+                    del new["spec"]["finalizers"]
+                self._commit("MODIFIED", ns_rt, new, cur)
+                cur = self._data["namespaces"][("", name)]
+                if (new.get("spec") or {}).get("finalizers"):
+                    continue
+            if cur.obj["metadata"].get("finalizers"):
+                continue
+            self._commit("DELETED", ns_rt, _with_metadata(cur.obj), cur)
+            self._terminating.discard(name)
+            gone += 1
+        return gone
 
     def reap(self) -> int:
         """Remove pods whose grace period has passed on the clock; returns how many went."""
+        if self._terminating:
+            self.finish_namespaces()
         if not self.auto_reap_pods:
             return 0
         now = self.clock.seconds()

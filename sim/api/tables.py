@@ -28,6 +28,23 @@ NAME = _col("Name", NAME_DOC, format_="name")
 AGE = _col("Age", AGE_DOC)
 WIDE_CONTAINERS = [_col("Containers", CONTAINERS_DOC, priority=1), _col("Images", IMAGES_DOC, priority=1)]
 
+# Column descriptions of the printers below, from k8s.io/api's SwaggerDoc (as the server sends them).
+_DOCS = {
+    'secret.type': 'Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types',
+    'secret.data': "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4",
+    'svc.type': 'type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. "ClusterIP" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is "None", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. "NodePort" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. "LoadBalancer" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. "ExternalName" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types',
+    'svc.clusterIP': 'clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are "None", empty string (""), or a valid IP address. Setting this to "None" makes a "headless service" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies',
+    'svc.externalIPs': 'externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.',
+    'svc.ports': 'The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies',
+    'svc.selector': 'Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/',
+    'cj.schedule': 'The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.',
+    'cj.timeZone': 'The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones',
+    'cj.suspend': 'This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.',
+    'cj.active': 'A list of pointers to currently running jobs.',
+    'cj.lastScheduleTime': 'Information when was the last time the job was successfully scheduled.',
+    'job.selector': 'A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors',
+}
+
 
 # ---------------------------------------------------------------- helpers as kubectl's printers have them
 
@@ -372,6 +389,39 @@ def _configmap(obj: dict, now: datetime.datetime) -> list:
     return [_meta(obj).get("name", ""), len(obj.get("data") or {}) + len(obj.get("binaryData") or {}), _age(obj, now)]
 
 
+def _secret(obj: dict, now: datetime.datetime) -> list:
+    return [_meta(obj).get("name", ""), obj.get("type", ""), len(obj.get("data") or {}), _age(obj, now)]
+
+
+def _service(obj: dict, now: datetime.datetime) -> list:
+    spec = obj.get("spec") or {}
+    kind = spec.get("type") or "ClusterIP"
+    external = ",".join(spec.get("externalIPs") or []) or "<none>"
+    if kind == "LoadBalancer":
+        ingress = [i.get("ip") or i.get("hostname") for i in ((obj.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []]
+        external = ",".join(x for x in ingress + list(spec.get("externalIPs") or []) if x) or "<pending>"
+    elif kind == "ExternalName":
+        external = spec.get("externalName") or "<none>"
+    ports = ",".join(
+        f"{p.get('port')}:{p['nodePort']}/{p.get('protocol', 'TCP')}" if p.get("nodePort") else f"{p.get('port')}/{p.get('protocol', 'TCP')}"
+        for p in spec.get("ports") or []
+    ) or "<none>"
+    selector = ",".join(f"{k}={v}" for k, v in sorted((spec.get("selector") or {}).items())) or "<none>"
+    return [_meta(obj).get("name", ""), kind, spec.get("clusterIP") or "<none>", external, ports, _age(obj, now), selector]
+
+
+def _cronjob(obj: dict, now: datetime.datetime) -> list:
+    spec, st = obj.get("spec") or {}, obj.get("status") or {}
+    job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    names, images = _containers((job_spec.get("template") or {}).get("spec"))
+    last = since(st.get("lastScheduleTime"), now) if st.get("lastScheduleTime") else "<none>"
+    return [
+        _meta(obj).get("name", ""), spec.get("schedule", ""), spec.get("timeZone") or "<none>",
+        "<unset>" if spec.get("suspend") is None else str(bool(spec["suspend"])),  # printBoolPtr
+        len(st.get("active") or []), last, _age(obj, now), names, images, format_label_selector(job_spec.get("selector")),
+    ]
+
+
 def _resourcequota(obj: dict, now: datetime.datetime) -> list:
     hard = (obj.get("spec") or {}).get("hard") or {}
     used = (obj.get("status") or {}).get("used") or {}
@@ -526,6 +576,16 @@ COLUMNS: dict[str, list[dict]] = {
         _col("Name", NAME_DOC, priority=1, format_="name"),
     ],
     "configmaps": [NAME, _col("Data", "Data contains the configuration data."), AGE],
+    "secrets": [NAME, _col("Type", _DOCS["secret.type"]), _col("Data", _DOCS["secret.data"]), AGE],
+    "services": [
+        NAME, _col("Type", _DOCS["svc.type"]), _col("Cluster-IP", _DOCS["svc.clusterIP"]), _col("External-IP", _DOCS["svc.externalIPs"]),
+        _col("Port(s)", _DOCS["svc.ports"]), AGE, _col("Selector", _DOCS["svc.selector"], priority=1),
+    ],
+    "cronjobs": [
+        NAME, _col("Schedule", _DOCS["cj.schedule"]), _col("Timezone", _DOCS["cj.timeZone"]), _col("Suspend", _DOCS["cj.suspend"], "boolean"),
+        _col("Active", _DOCS["cj.active"], "integer"), _col("Last Schedule", _DOCS["cj.lastScheduleTime"]), AGE,
+        *WIDE_CONTAINERS, _col("Selector", _DOCS["job.selector"], priority=1),
+    ],
     "resourcequotas": [
         NAME,
         AGE,
@@ -577,7 +637,7 @@ PRINTERS: dict[str, Callable[[dict, datetime.datetime], list]] = {
     "statefulsets": _statefulset, "jobs": _job, "namespaces": _namespace, "events": _event, "configmaps": _configmap,
     "resourcequotas": _resourcequota, "poddisruptionbudgets": _pdb, "leases": _lease, "serviceaccounts": _serviceaccount,
     "rolebindings": _binding, "clusterrolebindings": _binding, "resourceslices": _resourceslice, "resourceclaims": _resourceclaim,
-    "deviceclasses": _name_age, "resourceclaimtemplates": _name_age,
+    "deviceclasses": _name_age, "resourceclaimtemplates": _name_age, "secrets": _secret, "services": _service, "cronjobs": _cronjob,
 }
 
 

@@ -331,6 +331,34 @@ def _default_cronjob(obj: dict) -> None:
         _default_template(job)
 
 
+def _default_secret(obj: dict) -> None:
+    """SetDefaults_Secret."""
+    if not obj.get("type"):
+        obj["type"] = "Opaque"
+
+
+def _default_service(obj: dict) -> None:
+    """SetDefaults_Service (the IP allocation the registry adds is not simulated beyond `None` for headless)."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    if spec["type"] in ("ClusterIP", "NodePort", "LoadBalancer"):
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+    for port in spec.get("ports") or []:
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+            if "targetPort" not in port and "port" in port:
+                port["targetPort"] = port["port"]
+
+
+def _default_node(obj: dict) -> None:
+    """NodeSpec.Unschedulable is a bool with omitempty: after an uncordon the real server stores no
+    `unschedulable: false` (a client reading `spec.unschedulable` sees it absent, never false)."""
+    spec = obj.get("spec")
+    if isinstance(spec, dict) and spec.get("unschedulable") is False:
+        del spec["unschedulable"]
+
+
 def _default_namespace(obj: dict) -> None:
     name = (obj.get("metadata") or {}).get("name")
     if name:
@@ -385,6 +413,9 @@ _DEFAULTERS: dict[str, Callable[[dict], None]] = {
     "jobs": _default_job,
     "cronjobs": _default_cronjob,
     "namespaces": _default_namespace,
+    "nodes": _default_node,
+    "secrets": _default_secret,
+    "services": _default_service,
     "resourceclaims": _default_claim,
     "resourceclaimtemplates": _default_claim_template,
     "rolebindings": _default_binding_subjects,

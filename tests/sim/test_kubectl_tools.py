@@ -63,6 +63,14 @@ def test_imperative_creates_send_protobuf_and_store_what_a_real_server_stores(cl
     assert quota["spec"] == {"hard": {"pods": "10", "requests.cpu": "2"}, "scopes": ["NotTerminating"]}
     k.run("create", "secret", "generic", "creds", "--from-literal=user=ops")
     assert k.json("get", "secret", "creds")["data"] == {"user": "b3Bz"}
+    # The columns kubectl's printers have for the new kinds (server-side tables).
+    secrets = [line.split() for line in k.run("get", "secrets").stdout.splitlines()]
+    assert secrets[0] == ["NAME", "TYPE", "DATA", "AGE"] and secrets[1][:3] == ["creds", "Opaque", "1"]
+    services = [line.split() for line in k.run("get", "services").stdout.splitlines()]
+    assert services[0][:5] == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)"]
+    assert services[1][:5] == ["kubernetes", "ClusterIP", "10.96.0.1", "<none>", "443/TCP"]
+    cronjobs = [line.split() for line in k.run("get", "cronjobs").stdout.splitlines()]
+    assert cronjobs[0][:3] == ["NAME", "SCHEDULE", "TIMEZONE"] and cronjobs[1][:8] == ["tick", "*/5", "*", "*", "*", "*", "<none>", "False"]
 
 
 def test_cluster_info_whoami_and_can_i_list(cluster):

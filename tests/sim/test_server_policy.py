@@ -10,6 +10,7 @@ import pytest
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from dragoman.sim.store import ApiError
 from tests.support.sim import api_client, running_simulator
 
 READY = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
@@ -272,5 +273,11 @@ async def test_namespace_deletion_removes_its_contents(sim):
     sim.store.create("namespaces", {"metadata": {"name": "tmp"}})
     assert sim.store.get("serviceaccounts", "tmp", "default") is not None
     sim.store.create("configmaps", {"metadata": {"name": "x", "namespace": "tmp"}})
-    sim.store.delete("namespaces", None, "tmp")
-    assert sim.store.get("configmaps", "tmp", "x") is None and sim.store.get("namespaces", None, "tmp") is None
+    answer, gone = sim.store.delete("namespaces", None, "tmp")
+    # As the real server: answered Terminating, content deleted by the namespace controller, then the namespace.
+    assert not gone and answer["status"]["phase"] == "Terminating" and answer["metadata"]["deletionTimestamp"]
+    with pytest.raises(ApiError) as refused:
+        sim.store.create("configmaps", {"metadata": {"name": "late", "namespace": "tmp"}})
+    assert refused.value.code == 403 and "being terminated" in refused.value.status["message"]
+    await _until(lambda: sim.store.get("namespaces", None, "tmp") is None, timeout=10)
+    assert sim.store.get("configmaps", "tmp", "x") is None and sim.store.get("serviceaccounts", "tmp", "default") is None

@@ -42,7 +42,7 @@ def test_scenario_files_split_lists_config_and_unknown_kinds(tmp_path):
     f.write_text(
         "apiVersion: v1\nkind: List\nitems:\n"
         "- {apiVersion: v1, kind: Node, metadata: {name: n1}}\n"
-        "- {apiVersion: v1, kind: Service, metadata: {name: svc, namespace: default}}\n"
+        "- {apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: web, namespace: default}}\n"
         "---\n"
         "apiVersion: sim.dragoman.io/v1\nkind: SimulatorConfig\nspeed: 5\nfaults: latency=1ms\nusers: [{name: viewer, clusterRoles: [view]}]\n"
         "---\n"
@@ -50,7 +50,7 @@ def test_scenario_files_split_lists_config_and_unknown_kinds(tmp_path):
     )
     sc = scenario.load(str(f))
     assert [o["kind"] for o in sc.objects] == ["Node", "ConfigMap"]
-    assert sc.skipped == {"v1/Service": 1}
+    assert sc.skipped == {"networking.k8s.io/v1/Ingress": 1}
     assert sc.speed == 5 and sc.faults == "latency=1ms" and sc.users[0]["name"] == "viewer"
     with pytest.raises(UserError) as err:
         scenario.load("no-such-scenario")
