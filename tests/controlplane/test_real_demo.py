@@ -1,0 +1,297 @@
+"""dragoman's user flows on the real Kubernetes v1.37.2 control plane (etcd, kube-apiserver, kube-scheduler,
+kube-controller-manager built from source), with the demo fleet loaded through the API and dragoman's node agents
+as its nodes. One cluster for the module; the tests run in file order: reads first, then the writes.
+
+Run by .ci/run after the README's test command: `pytest tests/controlplane -m controlplane -n 0`.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import pytest
+
+from dragoman.sim import scenario as scenario_mod
+from tests.controlplane.support import Served, real_served, wait_for
+
+pytestmark = pytest.mark.controlplane
+
+DRAGOMAN = [sys.executable, "-m", "dragoman"]
+WRITE_VERBS = {"create", "update", "patch", "delete", "deletecollection"}
+
+# Findings of `check --demo` that the real control plane cannot show, each for a reason of the scenario, not of
+# dragoman: `check --demo` reads the demo file as it is, a picture with history in it, while the real cluster is
+# rebuilt from the scenario's intent by the real controllers (events and controller-made objects are never copied).
+EXPLAINED_FINDINGS = {
+    "failed-admission": "the scenario holds a pod that an old kubelet refused; a rebuilt ReplicaSet makes a new pod",
+    "no-slices": "the scenario holds a DRA node whose driver pod is down; the real DaemonSet runs it",
+    "plugin-flapping": "read from the scenario's Events, which are history and not loaded",
+    "prepare-failed": "read from the scenario's Events (FailedPrepareDynamicResources), not loaded",
+    "quota-blocks-claim": "the scenario holds a claim the quota refused; the rebuilt pod's claim is admitted before the quota counts",
+    "running-without-gpu": "the scenario pins the pod to the old kubelet's node; the real scheduler places the rebuilt pod elsewhere",
+    "stale-bridge-claim": "the scenario holds an orphaned bridge claim; claims the scheduler made are never copied",
+}
+# Pool ownership that differs for the same reason: h100-dra has one node with no slices in the scenario (no-slices).
+EXPLAINED_OWNERSHIP = {"h100-dra": ("dra", "mixed")}
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory) -> Served:
+    # A developer iterating on one test may point the suite at a cluster already served by
+    # `dragoman sim serve --demo --control-plane --write-kubeconfig K --audit-log-path A` (fresh: the tests write).
+    if os.environ.get("DRAGOMAN_CP_KUBECONFIG"):
+        yield Served(None, pathlib.Path(os.environ["DRAGOMAN_CP_KUBECONFIG"]), pathlib.Path("/dev/null"), pathlib.Path(os.environ["DRAGOMAN_CP_AUDIT"]))
+        return
+    tmp = tmp_path_factory.mktemp("controlplane")
+    with real_served(tmp) as served:
+        yield served
+
+
+def run(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([*DRAGOMAN, *args], capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def _top_owner(obj: dict, by_uid: dict[str, dict]) -> tuple[str, str, str]:
+    md = obj["metadata"]
+    ref = next((r for r in md.get("ownerReferences") or () if r.get("controller")), None)
+    if ref is None:
+        return (obj["kind"], md.get("namespace", ""), md["name"])
+    owner = by_uid.get(ref["uid"])
+    if owner is not None:
+        return _top_owner(owner, by_uid)
+    if obj["kind"] != "Pod":
+        # An owner the objects lack (the GPU Operator's ClusterPolicy is not a kind the simulator serves, so the
+        # loader drops the reference): the workload itself is the top.
+        return (obj["kind"], md.get("namespace", ""), md["name"])
+    return (ref["kind"], md.get("namespace", ""), ref["name"])
+
+
+def _running_by_owner(pods: list[dict], owners: list[dict]) -> collections.Counter:
+    by_uid = {o["metadata"]["uid"]: o for o in owners}
+    out: collections.Counter = collections.Counter()
+    for p in pods:
+        p.setdefault("kind", "Pod")
+        if (p.get("status") or {}).get("phase") == "Running" and not p["metadata"].get("deletionTimestamp"):
+            out[_top_owner(p, by_uid)] += 1
+    return out
+
+
+def _check(*source: str) -> dict:
+    out = run("check", *source, "--output", "json")
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+def _finding_counts(report: dict) -> collections.Counter:
+    return collections.Counter(f["id"] for f in report["findings"])
+
+
+def test_the_demo_fleet_settles_placed_by_the_real_scheduler(real: Served) -> None:
+    sc = scenario_mod.load("demo")
+    want = _running_by_owner([o for o in sc.objects if o["kind"] == "Pod"], [o for o in sc.objects if o["kind"] != "Pod"])
+    assert sum(want.values()) > 50
+
+    def settled():
+        pods = real.items("/api/v1/pods")
+        owners = [{**o, "kind": "ReplicaSet"} for o in real.items("/apis/apps/v1/replicasets")]
+        owners += [{**o, "kind": "Job"} for o in real.items("/apis/batch/v1/jobs")]
+        owners += [{**o, "kind": "DaemonSet"} for o in real.items("/apis/apps/v1/daemonsets")]
+        owners += [{**o, "kind": "Deployment"} for o in real.items("/apis/apps/v1/deployments")]
+        owners += [{**o, "kind": "StatefulSet"} for o in real.items("/apis/apps/v1/statefulsets")]
+        have = _running_by_owner(pods, owners)
+        missing = {k: (n, have.get(k, 0)) for k, n in want.items() if have.get(k, 0) < n}
+        return (pods, have) if not missing else None
+
+    pods, have = wait_for(settled, 300, "every pod the scenario says Running, Running")
+    # Placed by the real scheduler: the loader created every pod unbound.
+    bound = [p for p in pods if p["spec"].get("nodeName")]
+    assert len(bound) >= sum(want.values())
+    # The extended-resource bridge: pods that keep `limits: nvidia.com/gpu` on DRA nodes got a claim made by the
+    # scheduler, recorded in their status, allocated and reserved for them.
+    bridged = [p for p in pods if (p.get("status") or {}).get("extendedResourceClaimStatus") and p["status"].get("phase") == "Running"]
+    assert bridged, "no pod went through the bridge"
+    claims = {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in real.items("/apis/resource.k8s.io/v1/resourceclaims")}
+    for p in bridged:
+        name = p["status"]["extendedResourceClaimStatus"]["resourceClaimName"]
+        claim = claims[(p["metadata"]["namespace"], name)]
+        assert claim["status"]["allocation"]["devices"]["results"]
+        assert any(r["uid"] == p["metadata"]["uid"] for r in claim["status"]["reservedFor"])
+        assert any(ref["kind"] == "Pod" and ref["uid"] == p["metadata"]["uid"] for ref in claim["metadata"]["ownerReferences"])
+    # The planted problems a cluster shows by its behaviour are there.
+    ids = set(_finding_counts(_check("--kubeconfig", str(real.kubeconfig))))
+    for planted in ("both-stacks", "kubelet-too-old", "pending-selector", "pending-unmapped", "selector-runtime-error", "pending-cordoned", "dp-targets-dra-pool"):
+        assert planted in ids, planted
+
+
+def test_check_reports_what_it_reports_on_the_embedded_simulator(real: Served) -> None:
+    on_real = _check("--kubeconfig", str(real.kubeconfig))
+    embedded = _check("--demo")
+    fr, fe = _finding_counts(on_real), _finding_counts(embedded)
+    differing = {i for i in set(fr) | set(fe) if fr.get(i, 0) != fe.get(i, 0)}
+    assert differing <= set(EXPLAINED_FINDINGS), {i: (fr.get(i, 0), fe.get(i, 0)) for i in differing - set(EXPLAINED_FINDINGS)}
+    assert len(fr) >= 20 and len(set(fr) & set(fe)) >= 20
+    own_real = {p["name"]: p["ownership"] for p in on_real["pools"]}
+    own_emb = {p["name"]: p["ownership"] for p in embedded["pools"]}
+    assert set(own_real) == set(own_emb)
+    for pool in own_real:
+        if own_real[pool] != own_emb[pool]:
+            assert EXPLAINED_OWNERSHIP.get(pool) == (own_real[pool], own_emb[pool]), pool
+
+
+def _audit_mark(real: Served) -> int:
+    return len(real.audit.read_text().splitlines())
+
+
+def _is_write(e: dict) -> bool:
+    """A request that changes what the API server stores. A server dry run (`dryRun=All`, preflight's DeviceClass
+    probe) is never persisted and an access review is a question: neither is a write."""
+    if e["verb"] not in WRITE_VERBS or "dryRun=All" in e["requestURI"]:
+        return False
+    return (e.get("objectRef") or {}).get("resource") not in ("selfsubjectaccessreviews", "selfsubjectrulesreviews")
+
+
+def _dragoman_writes(real: Served, since: int) -> list[dict]:
+    events = [json.loads(line) for line in real.audit.read_text().splitlines()[since:] if line.strip()]
+    return [e for e in events if e.get("userAgent", "").startswith("dragoman/") and _is_write(e)]
+
+
+def test_read_only_and_the_viewer_context_write_nothing_to_the_real_api_server(real: Served, tmp_path: pathlib.Path) -> None:
+    mark = _audit_mark(real)
+    ro = run("migrate", "--kubeconfig", str(real.kubeconfig), "--pool", "l4-serve", "--yes", "--read-only", "--audit-log", str(tmp_path / "a.jsonl"))
+    assert ro.returncode == 3, ro.stdout + ro.stderr
+    viewer = run("migrate", "--kubeconfig", str(real.kubeconfig), "--context", "dragoman-cp-viewer", "--pool", "l4-serve", "--yes", "--audit-log", str(tmp_path / "b.jsonl"))
+    assert viewer.returncode in (2, 3), viewer.stdout + viewer.stderr
+    checked = run("--read-only", "check", "--kubeconfig", str(real.kubeconfig), "--context", "dragoman-cp-viewer")
+    assert checked.returncode in (0, 1), checked.stderr
+    time.sleep(2)  # the audit backend is blocking; this only lets the last lines reach the file
+    events = [json.loads(line) for line in real.audit.read_text().splitlines()[mark:] if line.strip()]
+    mine = [e for e in events if e.get("userAgent", "").startswith("dragoman/")]
+    assert any(e["user"]["username"] == "viewer" for e in mine), "the viewer's reads are in the audit log"
+    assert [(e["verb"], e["requestURI"]) for e in mine if _is_write(e)] == []
+    assert any(e["verb"] in WRITE_VERBS for e in events), "the audit log does record writes (the node agents')"
+
+
+def test_cel_and_a_server_dry_run_agree_on_a_selector_that_does_not_compile(real: Served) -> None:
+    bad = 'device.attributes["gpu.nvidia.com"].productName.startsWith(1)'
+    good = 'device.driver == "gpu.nvidia.com"'
+    for expr, compiles in ((bad, False), (good, True)):
+        out = run("cel", "--kubeconfig", str(real.kubeconfig), "--output", "json", expr)
+        report = json.loads(out.stdout)
+        assert bool(report.get("compileError")) is (not compiles), report
+        body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "dragoman-cel-probe"},
+                "spec": {"selectors": [{"cel": {"expression": expr}}]}}
+        code, answer = real.request("POST", "/apis/resource.k8s.io/v1/deviceclasses", body, query="dryRun=All")
+        assert code == (201 if compiles else 422), answer
+        if not compiles:
+            assert answer["reason"] == "Invalid" and "compilation failed" in answer["message"]
+
+
+def test_real_kubectl_works_against_it(real: Served) -> None:
+    from dragoman.benchmarks.kubectl import ensure_binary
+
+    kubectl = str(ensure_binary())
+    env = {**os.environ, "KUBECONFIG": str(real.kubeconfig)}
+    nodes = subprocess.run([kubectl, "get", "nodes", "-o", "json"], capture_output=True, text=True, env=env, timeout=60)
+    assert nodes.returncode == 0, nodes.stderr
+    assert len(json.loads(nodes.stdout)["items"]) == 24
+    who = subprocess.run([kubectl, "auth", "whoami", "-o", "json"], capture_output=True, text=True, env=env, timeout=60)
+    assert who.returncode == 0 and json.loads(who.stdout)["status"]["userInfo"]["username"] == "admin", who.stderr
+    made = subprocess.run([kubectl, "create", "deployment", "kubectl-made", "--image=busybox", "-n", "default"], capture_output=True, text=True, env=env, timeout=60)
+    assert made.returncode == 0, made.stderr
+    wait_for(lambda: [p for p in real.items("/api/v1/namespaces/default/pods") if p["metadata"]["name"].startswith("kubectl-made-") and p["status"].get("phase") == "Running"],
+             120, "kubectl's deployment running")
+    subprocess.run([kubectl, "delete", "deployment", "kubectl-made", "-n", "default"], capture_output=True, env=env, timeout=60)
+
+
+def test_helm_with_default_secret_storage(real: Served, tmp_path: pathlib.Path) -> None:
+    helm = pathlib.Path.home() / ".cache" / "dragoman-tests" / "bin" / "helm"
+    if not helm.exists():
+        built = subprocess.run(["go", "install", "helm.sh/helm/v4/cmd/helm@v4.0.0"], env={**os.environ, "GOBIN": str(helm.parent)}, capture_output=True, text=True, timeout=1800)
+        assert built.returncode == 0, built.stderr[-2000:]
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: tiny\nversion: 0.1.0\n")
+    (chart / "templates" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tiny-{{ .Release.Name }}\ndata:\n  k: v\n")
+    env = {**os.environ, "KUBECONFIG": str(real.kubeconfig), "HELM_CACHE_HOME": str(tmp_path / "c"), "HELM_CONFIG_HOME": str(tmp_path / "h"), "HELM_DATA_HOME": str(tmp_path / "d")}
+    out = subprocess.run([str(helm), "install", "rel", str(chart), "-n", "default"], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    secrets = real.items("/api/v1/namespaces/default/secrets", query="labelSelector=owner%3Dhelm")
+    assert [s["metadata"]["name"] for s in secrets] == ["sh.helm.release.v1.rel.v1"]
+    out = subprocess.run([str(helm), "uninstall", "rel", "-n", "default"], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+
+
+async def test_the_tui_opens_on_it_and_follows_a_watch_event(real: Served) -> None:
+    from dragoman.tui.app import DragomanApp
+    from dragoman.tui.source import open_cluster_feed
+    from tests.tui.conftest import SIZE, ready
+    from tests.tui.conftest import wait_for as ui_wait
+
+    feed = await open_cluster_feed(str(real.kubeconfig), None)
+    app = DragomanApp(feed, kubeconfig=str(real.kubeconfig))
+    async with app.run_test(size=SIZE) as pilot:
+        await ui_wait(pilot, lambda: ready(app), 120, "the real fleet to load")
+        model = feed.model
+        assert {"l4-serve", "h100-dra", "a100-train"} <= set(model.pool_names())
+        assert len(list(model.devices())) > 20
+        assert feed.store.kinds and "ResourceClaim" in feed.store.kinds
+        assert feed.info.version == "v1.37.2"
+        # A watch event, with no key pressed: a DeviceClass made by someone else appears.
+        body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "made-while-watching"},
+                "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.nvidia.com"'}}]}}
+        code, _ = real.request("POST", "/apis/resource.k8s.io/v1/deviceclasses", body)
+        assert code == 201
+        await ui_wait(pilot, lambda: "made-while-watching" in model.classes(), 30, "the new class through the watch")
+        real.request("DELETE", "/apis/resource.k8s.io/v1/deviceclasses/made-while-watching")
+
+
+def test_migrate_l4_serve_through_the_real_bridge_and_roll_back(real: Served, tmp_path: pathlib.Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+    pdb_before = real.items("/apis/policy/v1/poddisruptionbudgets")
+    out = run("migrate", "--kubeconfig", str(real.kubeconfig), "--pool", "l4-serve", "--yes", "--audit-log", str(audit))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr
+    assert "8/8 steps done" in out.stdout
+    # The canary went through the real scheduler's bridge: its claim was made and allocated by kube-scheduler.
+    assert "canary on gke-ml-prod-l4-serve" in out.stdout and "claim" in out.stdout and "canary sees GPU-" in out.stdout
+    nodes = [n for n in real.items("/api/v1/nodes") if n["metadata"]["name"].startswith("gke-ml-prod-l4-serve")]
+    assert nodes and all(not n["spec"].get("unschedulable") for n in nodes)
+    # The device plugin left: allocatable nvidia.com/gpu is 0 (the device manager keeps the name at 0).
+    assert all((n["status"].get("allocatable") or {}).get("nvidia.com/gpu", "0") == "0" for n in nodes)
+    slices = [s for s in real.items("/apis/resource.k8s.io/v1/resourceslices") if s["spec"].get("nodeName", "").startswith("gke-ml-prod-l4-serve")]
+    assert slices, "the DRA driver publishes the pool's GPUs"
+    # The drain went through the Eviction API: the real disruption controller's PDB status allowed each eviction.
+    assert pdb_before and all((p.get("status") or {}).get("observedGeneration") for p in pdb_before)
+    assert "evicted" in out.stdout
+    report = _check("--kubeconfig", str(real.kubeconfig))
+    assert {p["name"]: p["ownership"] for p in report["pools"]}["l4-serve"] == "dra"
+
+    back = run("migrate", "--kubeconfig", str(real.kubeconfig), "--pool", "l4-serve", "--rollback", "--yes", "--audit-log", str(audit))
+    assert back.returncode == 0, back.stdout[-3000:] + back.stderr
+    wait_for(lambda: {p["name"]: p["ownership"] for p in _check("--kubeconfig", str(real.kubeconfig))["pools"]}["l4-serve"] == "device-plugin",
+             180, "l4-serve back on the device plugin")
+
+
+def test_the_capacity_gate_refuses_when_a_narrower_class_would_serve_the_name(real: Served, tmp_path: pathlib.Path) -> None:
+    """A newer DeviceClass naming nvidia.com/gpu wins the name (the newest class serves it, KEP-5004); one that
+    matches none of a100-train's GPUs must stop the migration before anything is written."""
+    body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "h100-only"},
+            "spec": {"extendedResourceName": "nvidia.com/gpu",
+                     "selectors": [{"cel": {"expression": 'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H100")'}}]}}
+    code, answer = real.request("POST", "/apis/resource.k8s.io/v1/deviceclasses", body)
+    assert code == 201, answer
+    try:
+        mark = _audit_mark(real)
+        out = run("migrate", "--kubeconfig", str(real.kubeconfig), "--pool", "a100-train", "--plan", "--output", "json", "--audit-log", str(tmp_path / "a.jsonl"))
+        assert out.returncode == 3, out.stdout[-2000:] + out.stderr
+        blockers = " ".join(json.loads(out.stdout)["steps"][0]["blockers"])
+        assert "DeviceClass h100-only" in blockers
+        time.sleep(1)
+        assert [(e["verb"], e["requestURI"]) for e in _dragoman_writes(real, mark)] == []
+    finally:
+        real.request("DELETE", "/apis/resource.k8s.io/v1/deviceclasses/h100-only")
