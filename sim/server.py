@@ -456,12 +456,13 @@ class Simulator:
         }
 
     def write_kubeconfig(self, path: str | os.PathLike, user: str | None = None) -> None:
+        """The kubeconfig (it carries this run's tokens): 0600, renamed into place, never over a device, FIFO,
+        folder or link (fleet/safefile.py, the one home for such writes)."""
+        from dragoman.fleet.safefile import write_atomic
+
         p = pathlib.Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(p.name + ".tmp")
-        tmp.write_text(yaml.safe_dump(self.kubeconfig(user), sort_keys=False))
-        tmp.chmod(0o600)
-        tmp.replace(p)
+        write_atomic(str(p), lambda f: yaml.safe_dump(self.kubeconfig(user), f, sort_keys=False), "the kubeconfig")
 
     # ---------------------------------------------------------------- lifecycle
 

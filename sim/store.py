@@ -750,6 +750,11 @@ class Store:
                 grace = 0
         finalizers = list(omd.get("finalizers") or [])
         if dry_run:
+            if rt.key == "namespaces":  # what the answer would be: Terminating, not gone
+                view = clone(old)
+                view["metadata"].setdefault("deletionTimestamp", format_time(self.clock.now()))
+                view.setdefault("status", {})["phase"] = "Terminating"
+                return view, False
             return clone(old), not (finalizers or grace)
         if rt.key == "namespaces":
             return self._delete_namespace(rt, cur)

@@ -53,6 +53,9 @@ async def test_delete_answers_the_object_or_a_status_as_each_registry_does() -> 
 async def test_a_deleted_namespace_terminates_then_goes_with_its_content() -> None:
     async with running_simulator(objects=[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}},
                                           {**CM, "metadata": {"name": "c", "namespace": "team"}}]) as sim:
+        code, _, raw = await _call(sim, "DELETE", "/api/v1/namespaces/team?dryRun=All")
+        assert code == 200 and json.loads(raw)["status"]["phase"] == "Terminating"
+        assert sim.store.get("namespaces", None, "team")["status"]["phase"] == "Active"
         code, _, raw = await _call(sim, "DELETE", "/api/v1/namespaces/team")
         ns = json.loads(raw)
         assert code == 200 and ns["kind"] == "Namespace" and ns["status"]["phase"] == "Terminating" and ns["metadata"]["deletionTimestamp"]

@@ -144,3 +144,17 @@ def test_sim_serve_refuses_ports_out_of_range() -> None:
     for port in ("-1", "70000"):
         proc = subprocess.run([sys.executable, "-m", "dragoman", "sim", "serve", "--port", port], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr and "--port" in proc.stderr, proc.stderr
+
+
+def test_the_kubeconfig_with_the_tokens_is_0600_and_never_written_through_a_fifo(tmp_path: pathlib.Path) -> None:
+    from dragoman.fleet.errors import UserError
+
+    sim = Simulator()
+    path = tmp_path / "kc"
+    sim.write_kubeconfig(path)
+    assert path.stat().st_mode & 0o777 == 0o600 and sim.users["admin"].token in path.read_text()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(UserError):
+        sim.write_kubeconfig(fifo)
+    assert fifo.is_fifo()
