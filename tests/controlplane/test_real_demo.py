@@ -212,7 +212,7 @@ def test_real_kubectl_works_against_it(real: Served) -> None:
 def test_helm_with_default_secret_storage(real: Served, tmp_path: pathlib.Path) -> None:
     helm = pathlib.Path.home() / ".cache" / "dragoman-tests" / "bin" / "helm"
     if not helm.exists():
-        built = subprocess.run(["go", "install", "helm.sh/helm/v4/cmd/helm@v4.0.0"], env={**os.environ, "GOBIN": str(helm.parent)}, capture_output=True, text=True, timeout=1800)
+        built = subprocess.run(["go", "install", "helm.sh/helm/v4/cmd/helm@v4.3.2"], env={**os.environ, "GOBIN": str(helm.parent)}, capture_output=True, text=True, timeout=1800)
         assert built.returncode == 0, built.stderr[-2000:]
     chart = tmp_path / "chart"
     (chart / "templates").mkdir(parents=True)
