@@ -121,6 +121,8 @@ class Hostile:
                 "node-labels-a-list": {"metadata": {"name": "bad-node", "labels": ["pool", "a"]}},
                 "node-pool-label-an-integer": {"metadata": {"name": "bad-node", "labels": {"pool": 7}}},
                 "node-kubelet-version-a-number": {"metadata": {"name": "bad-node"}, "status": {"nodeInfo": {"kubeletVersion": 1.37}}},
+                "node-name-with-escapes": {"metadata": {"name": "evil\x1b[2J\x00\nnode", "labels": {"pool": "p\x1b[31m"}},
+                                           "status": {"allocatable": {"nvidia.com/gpu": "8"}}},
             }.get(mode)
             return _json(_list([NODE_OK] + ([bad] if bad else [])))
         if path == "/api/v1/pods" and mode == "pod-nodename-a-list":

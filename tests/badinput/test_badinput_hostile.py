@@ -244,3 +244,10 @@ def test_endless_and_compressed_bodies_stay_within_memory(tmp_path: pathlib.Path
     assert "Traceback" not in err and "more than 4 MiB" in err, err[-2000:]
     assert peak < 400, f"{peak} MB"
     assert seconds < 30
+
+
+def test_names_with_control_characters_from_a_server_are_escaped_in_check_text(tmp_path: pathlib.Path) -> None:
+    with serve("node-name-with-escapes") as (url, _):
+        code, out, err = run_cli("check", "--kubeconfig", kubeconfig(tmp_path, url))
+    assert code in (0, 1), err
+    assert "\x1b" not in out and "\x00" not in out and "\x1b" not in err

@@ -129,7 +129,10 @@ def run(args: argparse.Namespace) -> int:
         json.dump(check_document(model, findings, origin, rules), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(check_text(model, findings, origin, rules=rules))
+        from dragoman.fleet.errors import printable
+
+        # Names and messages come from servers and files: each line escaped, so none can forge lines or drive the terminal.
+        sys.stdout.write("\n".join(printable(line) for line in check_text(model, findings, origin, rules=rules).split("\n")))
     sys.stdout.flush()
     return int(ExitCode.PROBLEM if any(f.severity == ERROR for f in findings) else ExitCode.OK)
 
