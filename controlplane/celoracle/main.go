@@ -11,6 +11,8 @@
 //
 //	{"op":"info"}
 //	    -> versions, compatibility version, limits
+//	{"op":"functions","env":"new"|"stored","features":{...}}
+//	    -> {"functions":[NAME,...]} every function and operator the environment declares
 //	{"op":"devices","set":"fleet","driver":"d","devices":[DEVICE,...]}
 //	    -> {"op":"devices","set":"fleet","count":N,"invalid":[null|"why",...]}
 //	       defines a named device set for later "eval" lines (a 40,000-device fleet is sent once)
@@ -27,7 +29,7 @@
 // set's or line's "driver"). Defaults are Kubernetes 1.37's for a new selector: env "new",
 // DRAConsumableCapacity on, DRAListTypeAttributes off, cost limit 1,000,000. Compile kinds are
 // syntax (the parser refused it), undeclared, type, regex (a constant pattern RE2 refuses),
-// non-bool, too-long, cost, internal. "repeat" > 0 times the evaluation loop inside this process
+// program (a constant call the planner folds fails, e.g. bool("x")), non-bool, too-long, cost, internal. "repeat" > 0 times the evaluation loop inside this process
 // (after one warm pass), so process start-up and JSON are not in the figure. A malformed line gets
 // {"error": "..."} and the process goes on.
 package main
@@ -40,6 +42,7 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"time"
 
@@ -247,6 +250,15 @@ func (o *oracle) classify(expression string, et environment.Type, res dracel.Com
 	ans := compileAnswer{Kind: "internal", ErrorType: string(res.Error.Type), Message: res.Error.Detail}
 	if strings.HasPrefix(res.Error.Detail, "must evaluate to ") {
 		ans.Kind = "non-bool"
+		return ans
+	}
+	if strings.HasPrefix(res.Error.Detail, "program instantiation failed: ") {
+		// cel-go's planner folds constant calls (OptOptimize) and compiles constant patterns here, so a
+		// literal that cannot convert or a pattern RE2 refuses fails the selector at create time.
+		ans.Kind = "program"
+		if strings.Contains(res.Error.Detail, "error parsing regexp") {
+			ans.Kind = "regex"
+		}
 		return ans
 	}
 	if !strings.HasPrefix(res.Error.Detail, "compilation failed: ") {
@@ -489,6 +501,22 @@ func (o *oracle) handle(line []byte) any {
 	switch req.Op {
 	case "info":
 		return info(o)
+	case "functions":
+		// Every function and operator the environment declares, so a caller can prove it covers them all.
+		et, err := envType(req.Env)
+		if err != nil {
+			return map[string]any{"id": req.ID, "error": err.Error()}
+		}
+		res := o.compile("true", et, req.Features.resolve(), nil, false)
+		if res.Environment == nil {
+			return map[string]any{"id": req.ID, "error": "the environment did not build"}
+		}
+		names := []string{}
+		for name := range res.Environment.Functions() {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		return map[string]any{"op": "functions", "id": req.ID, "functions": names}
 	case "devices":
 		if req.Set == "" {
 			return map[string]any{"id": req.ID, "error": "devices needs \"set\""}
@@ -509,5 +537,5 @@ func (o *oracle) handle(line []byte) any {
 		}
 		return ans
 	}
-	return map[string]any{"id": req.ID, "error": fmt.Sprintf("unknown op %q (info, devices, eval)", req.Op)}
+	return map[string]any{"id": req.ID, "error": fmt.Sprintf("unknown op %q (info, functions, devices, eval)", req.Op)}
 }
