@@ -181,8 +181,10 @@ class Gen:
         k = self.rng.randint(0, 44)
         e = self.expr
         if k <= 2:
+            _f("_&&_")
             return f"{e('bool')} && {e('bool')}"
         if k <= 4:
+            _f("_||_")
             return f"{e('bool')} || {e('bool')}"
         if k == 5:
             _f("!_")
@@ -292,6 +294,8 @@ class Gen:
             _f("all")
             lt = self.pick(["list_int", "list_string"])
             iv = self.pick(["i", "n"])
+            while iv in self.vars:
+                iv += "1"
             self.vars[iv] = "int"
             try:
                 name, body, _ = self.comprehension("int" if lt == "list_int" else "string")
