@@ -15,6 +15,9 @@ from dragoman.benchmarks.harness import Figure, format_table
 
 # Each module offers `run(quick: bool) -> list[Figure]`. Later issues append here.
 BENCHMARKS = ("cel", "sim", "scheduler", "controllers", "model", "sync", "tui", "playground", "migration", "envelope")
+# Run only when named (or with their flag): they need more than this checkout (the real control plane's binaries,
+# `dragoman controlplane build`) and minutes of their own.
+OPT_IN = ("controlplane",)
 
 # Comparisons measured in the same run: (figure, baseline, what the ratio says). Patterns match figure names; a ratio row
 # is added for every figure whose name matches, against the baseline with the same captured label.
@@ -104,12 +107,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     parser.add_argument("--envelope", action="store_true",
                         help="run only the envelope benchmark (5,000 nodes, 150,000 pods; several minutes)")
+    parser.add_argument("--controlplane", action="store_true",
+                        help="run only the real-control-plane benchmark (etcd + kube-apiserver v1.37, 1,000 nodes; several minutes)")
     parser.add_argument("--in-process", action="store_true", help="run every benchmark in this process (memory figures then add up)")
     parser.add_argument("--child", metavar="NAME", help=argparse.SUPPRESS)
-    parser.add_argument("names", nargs="*", metavar="NAME", help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)})")
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)}; also {', '.join(OPT_IN)})")
     args = parser.parse_args(argv)
     if args.list:
-        print("\n".join(BENCHMARKS))
+        print("\n".join(BENCHMARKS + OPT_IN))
         return 0
     if args.child:
         import json
@@ -120,9 +125,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.envelope:
         args.names = [*args.names, "envelope"] if "envelope" not in args.names else args.names
-    unknown = [n for n in args.names if n not in BENCHMARKS]
+    if args.controlplane and "controlplane" not in args.names:
+        args.names = [*args.names, "controlplane"]
+    unknown = [n for n in args.names if n not in BENCHMARKS + OPT_IN]
     if unknown:
-        parser.error(f"unknown benchmark {unknown[0]!r}; choose from {', '.join(BENCHMARKS)}")
+        parser.error(f"unknown benchmark {unknown[0]!r}; choose from {', '.join(BENCHMARKS + OPT_IN)}")
     started = time.perf_counter()
     header = machine()
     figures: list[Figure] = []

@@ -1,0 +1,442 @@
+"""Reading a generated GPU fleet from the real Kubernetes v1.37 control plane, against kubectl, and what dragoman's
+watches cost that API server.
+
+Not in the default run (it starts etcd and kube-apiserver and loads tens of thousands of objects): select it with
+`python -m dragoman.benchmarks --controlplane` or by name. The binaries come from `dragoman controlplane build`.
+
+The fleet is the scale scenario (sim/scenarios/scale.py), created through the API concurrently rather than with
+sim/controlplane/loader.py's one-at-a-time `load`: pods keep their `spec.nodeName`, so kube-scheduler does nothing and
+no node agents are needed for a read. Without kubelets every node goes NotReady; the pods tolerate that for good, so the
+taint-eviction controller does not delete them while the benchmark runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import yaml
+
+from dragoman.benchmarks.bench_sync import _kubectl, _peak_rss_mib
+from dragoman.benchmarks.harness import Figure
+
+# Threads of requests in flight while loading: enough to keep kube-apiserver and etcd busy on two cores.
+CONCURRENCY = 8
+# How long dragoman's informers sit live (and, before that, the server sits without them) for the cost figures.
+LIVE_S = 30.0
+# A pod bound by nodeName to a node with no kubelet: NotReady, then tainted; tolerating the taints for good keeps the
+# taint-eviction controller from deleting the fleet mid-benchmark (DefaultTolerationSeconds would give it 300 s).
+FOREVER = [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
+           {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}]
+
+
+# ------------------------------------------------------------------------------------------------ loading the fleet
+
+def _bodies(objects: list[dict]) -> dict[str, list[dict]]:
+    """The scale fleet as create bodies, by stage: what a stage's objects refer to is made in an earlier one."""
+    from dragoman.sim.controlplane.loader import _clean
+
+    stages: dict[str, list[dict]] = {"namespaces": [], "classes": [], "nodes": [], "slices": [], "pods": [], "daemonsets": []}
+    for obj in objects:
+        kind = obj["kind"]
+        if kind == "ResourceClaim":
+            # The scheduler's bridge claims: with pods bound by nodeName no scheduler makes them, and they are not
+            # among the objects kubectl is timed on.
+            continue
+        body = _clean(obj)
+        if kind == "Pod":
+            body["spec"]["nodeName"] = obj["spec"]["nodeName"]
+            body["spec"]["tolerations"] = body["spec"].get("tolerations", []) + FOREVER
+            # A DaemonSet's pods go in as orphans before their DaemonSet, which then adopts them (same labels, one a
+            # node) instead of making its own for kube-scheduler to place.
+            body["metadata"].pop("ownerReferences", None)
+        body["metadata"].pop("generateName", None)
+        stage = {"Namespace": "namespaces", "DeviceClass": "classes", "Node": "nodes", "ResourceSlice": "slices",
+                 "Pod": "pods", "DaemonSet": "daemonsets"}[kind]
+        if kind == "Node":
+            body["_status"] = obj["status"]
+        stages[stage].append(body)
+    return stages
+
+
+class _Loader:
+    """Creates objects with CONCURRENCY requests in flight over kept-alive TLS connections (aiohttp, one SSL context)."""
+
+    def __init__(self, cp) -> None:
+        self.cp = cp
+        self.refused: list[str] = []
+        self.requests = 0
+
+    async def __aenter__(self) -> "_Loader":
+        import aiohttp
+
+        self.session = aiohttp.ClientSession(
+            base_url=self.cp.url,
+            connector=aiohttp.TCPConnector(limit=CONCURRENCY, ssl=self.cp.ssl_context()),
+            headers={"Authorization": f"Bearer {self.cp.admin_token}", "Accept": "application/json"},
+            timeout=aiohttp.ClientTimeout(total=120),
+        )
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.session.close()
+
+    async def send(self, method: str, path: str, body: dict, content_type: str = "application/json") -> dict | None:
+        data = json.dumps(body, separators=(",", ":")).encode()
+        for attempt in range(6):
+            self.requests += 1
+            async with self.session.request(method, path, data=data, headers={"Content-Type": content_type}) as resp:
+                raw = await resp.read()
+                if resp.status in (200, 201):
+                    return json.loads(raw)
+                if resp.status == 409 and method == "POST":
+                    return None
+                if resp.status in (429, 500, 503, 504) and attempt < 5:
+                    await asyncio.sleep(0.2 * 2**attempt)
+                    continue
+                self.refused.append(f"{method} {path} {body['metadata'].get('name', '') if 'metadata' in body else ''}: {resp.status} {raw[:200]!r}")
+                return None
+        return None
+
+    async def many(self, items: list, fn) -> None:
+        queue = iter(items)
+
+        async def worker() -> None:
+            for item in queue:
+                await fn(item)
+
+        await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+
+
+def _path(body: dict) -> str:
+    from dragoman.sim import resources
+
+    rt = resources.for_object(body)
+    return rt.collection_path(body["metadata"].get("namespace") if rt.namespaced else None)
+
+
+async def _load(cp, stages: dict[str, list[dict]]) -> tuple[int, int, list[str]]:
+    """(objects created, requests sent, refusals)."""
+    node_uid: dict[str, str] = {}
+    created = [0]
+    async with _Loader(cp) as ld:
+
+        async def create(body: dict) -> dict | None:
+            out = await ld.send("POST", _path(body), body)
+            if out is not None:
+                created[0] += 1
+            return out
+
+        async def node(body: dict) -> None:
+            status = body.pop("_status")
+            out = await create(body)
+            if out is not None:
+                node_uid[body["metadata"]["name"]] = out["metadata"]["uid"]
+                # Capacity and allocatable (the GPUs) are status, which only the status subresource takes.
+                await ld.send("PATCH", f"/api/v1/nodes/{body['metadata']['name']}/status", {"status": status},
+                              "application/merge-patch+json")
+
+        async def slice_(body: dict) -> None:
+            for ref in body["metadata"].get("ownerReferences") or ():
+                ref["uid"] = node_uid.get(ref["name"], ref.get("uid", ""))
+            await create(body)
+
+        stage_t = [time.perf_counter()]
+
+        def done(stage: str) -> None:
+            now = time.perf_counter()
+            print(f"  load: {stage} in {now - stage_t[0]:.1f} s", file=sys.stderr, flush=True)
+            stage_t[0] = now
+
+        await ld.many(stages["namespaces"], create)
+        # The ServiceAccount admission plugin refuses a pod until its namespace's `default` account exists.
+        for ns in stages["namespaces"]:
+            name = ns["metadata"]["name"]
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                async with ld.session.get(f"/api/v1/namespaces/{name}/serviceaccounts/default") as resp:
+                    if resp.status == 200:
+                        break
+                await asyncio.sleep(0.2)
+        done("namespaces and their service accounts")
+        await ld.many(stages["classes"], create)
+        await ld.many(stages["nodes"], node)
+        done("device classes, nodes and their status")
+        await ld.many(stages["slices"], slice_)
+        done("resource slices")
+        await ld.many(stages["pods"], create)
+        done("pods")
+        await ld.many(stages["daemonsets"], create)
+        done("daemonsets")
+        return created[0], ld.requests, ld.refused
+
+
+class _Memory:
+    """Peak RSS of the control plane's processes, sampled twice a second in a thread."""
+
+    def __init__(self, cp) -> None:
+        import psutil
+
+        self.procs = {name: psutil.Process(p.pid) for name, p in cp.procs.items()}
+        self.peak = {name: 0.0 for name in self.procs}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def now(self) -> dict[str, float]:
+        return {name: p.memory_info().rss / 2**20 for name, p in self.procs.items()}
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            for name, mib in self.now().items():
+                self.peak[name] = max(self.peak[name], mib)
+
+    def __enter__(self) -> "_Memory":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+# ------------------------------------------------------------------------------------------------ the server's view
+
+_SAMPLE = re.compile(r"^([A-Za-z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)")
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def _metrics(cp, names: tuple[str, ...]) -> list[tuple[str, dict, float]]:
+    """kube-apiserver's /metrics samples of the metrics `names` (Prometheus text format)."""
+    code, text = cp.request("GET", "/metrics", timeout=60)
+    if code != 200:
+        raise RuntimeError(f"GET /metrics: {code}")
+    out = []
+    for line in text.splitlines():
+        m = _SAMPLE.match(line)
+        if m and m.group(1) in names:
+            out.append((m.group(1), dict(_LABEL.findall(m.group(2) or "")), float(m.group(3))))
+    return out
+
+
+class _ServerSnapshot:
+    """Request counts by (verb, resource), WATCH requests open, and CPU seconds of kube-apiserver and etcd at one moment."""
+
+    def __init__(self, cp) -> None:
+        import psutil
+
+        self.t = time.monotonic()
+        self.cpu = {}
+        for name in ("kube-apiserver", "etcd"):
+            ct = psutil.Process(cp.procs[name].pid).cpu_times()
+            self.cpu[name] = ct.user + ct.system
+        self.requests: dict[tuple[str, str], float] = {}
+        self.watches = 0.0
+        for name, labels, value in _metrics(cp, ("apiserver_request_total", "apiserver_longrunning_requests")):
+            if name == "apiserver_request_total":
+                key = (labels.get("verb", ""), labels.get("resource", "") + ("/" + labels["subresource"] if labels.get("subresource") else ""))
+                self.requests[key] = self.requests.get(key, 0.0) + value
+            elif labels.get("verb") == "WATCH":
+                self.watches += value
+
+    def since(self, before: "_ServerSnapshot") -> dict:
+        reqs = {k: v - before.requests.get(k, 0.0) for k, v in self.requests.items()}
+        return {"s": self.t - before.t, "requests": {k: v for k, v in reqs.items() if v > 0},
+                "cpu": {k: v - before.cpu[k] for k, v in self.cpu.items()}, "watches": self.watches}
+
+
+def _verbs(delta: dict, verb: str) -> float:
+    return sum(n for (v, _r), n in delta["requests"].items() if v == verb)
+
+
+# ------------------------------------------------------------------------------------------------ dragoman's side
+
+async def _child(kubeconfig: str) -> None:
+    """Connect + LIST + watch until live (as bench_sync measures it) in a fresh process; say so on stdout, stay live
+    until stdin closes, then report the watch events absorbed meanwhile."""
+    from dragoman.fleet.cluster import connect
+    from dragoman.fleet.informer import sync
+    from dragoman.fleet.store import FleetStore
+
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    cluster = await connect(kubeconfig, None)
+    store = FleetStore()
+    syncer = await sync(cluster, store)
+    await syncer.wait_synced(600)
+    out = {"sync_s": time.perf_counter() - t0, "sync_cpu_s": time.process_time() - c0, "peak_mib": _peak_rss_mib(),
+           "objects": store.count(), "pods": store.count("Pod"), "nodes": store.count("Node"),
+           "slices": store.count("ResourceSlice"), "kinds": len(syncer.informers)}
+    print(json.dumps(out), flush=True)
+    c1 = time.process_time()
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+    print(json.dumps({"live_cpu_s": time.process_time() - c1}), flush=True)
+    await syncer.stop()
+    await cluster.close()
+
+
+def _sync(kubeconfig: str, hold=None) -> tuple[dict, dict]:
+    """One sync in a child process; `hold(first_report)` runs while the child sits live. (sync report, live report)"""
+    proc = subprocess.Popen([sys.executable, "-m", "dragoman.benchmarks.bench_controlplane", "--child", kubeconfig],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        if not line:
+            proc.wait(30)
+            raise RuntimeError("sync child failed: " + proc.stderr.read()[-2000:])
+        first = json.loads(line)
+        if hold is not None:
+            hold(first)
+        proc.stdin.close()
+        live = json.loads(proc.stdout.readline() or "{}")
+        proc.wait(60)
+        return first, live
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _time_check(kubeconfig: str) -> float:
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "dragoman", "check", "--kubeconfig", kubeconfig, "--output", "json"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900)
+    dt = time.perf_counter() - t
+    # Exit 1 is "error findings", a verdict on the fleet; 2 is a fleet that could not be read.
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"dragoman check exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
+    json.loads(proc.stdout)
+    return dt
+
+
+KUBECTL_READS = (["get", "pods", "-A", "-o", "json"], ["get", "nodes", "-o", "json"], ["get", "resourceslices", "-o", "json"])
+
+
+def _time_kubectl(kubectl: str, kubeconfig: str, home: str) -> float:
+    env = {**os.environ, "KUBECONFIG": kubeconfig, "HOME": home}
+    t = time.perf_counter()
+    for args in KUBECTL_READS:
+        subprocess.run([kubectl, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True, timeout=900)
+    return time.perf_counter() - t
+
+
+# ------------------------------------------------------------------------------------------------ the benchmark
+
+def run(quick: bool) -> list[Figure]:
+    from dragoman.sim.controlplane.build import cache_dir, check_dir
+    from dragoman.sim.controlplane.processes import ControlPlane
+    from dragoman.sim.scenarios.scale import generate_scale
+
+    # 1,000 nodes (8,000 GPUs, half published in 500 ResourceSlices), 5,000 GPU pods and 1,000 driver pods: what loads in a few
+    # minutes on the 2-core machine these figures come from (README, "Against the real control plane").
+    nodes, pods, runs, live_s = (100, 500, 1, 5.0) if quick else (1_000, 5_000, 3, LIVE_S)
+    stages = _bodies(generate_scale(nodes=nodes, pods=pods))
+    n_objects = sum(len(v) for v in stages.values())
+    figures: list[Figure] = []
+    load_before = os.getloadavg()[0]
+    cp = ControlPlane(check_dir(cache_dir()), users=None)
+    with tempfile.TemporaryDirectory(prefix="dragoman-bench-cp-") as home:
+        try:
+            t = time.perf_counter()
+            cp.start()
+            ready_s = time.perf_counter() - t
+            with _Memory(cp) as mem:
+                t = time.perf_counter()
+                created, sent, refused = asyncio.run(_load(cp, stages))
+                load_s = time.perf_counter() - t
+            if refused:
+                print(f"{len(refused)} creates refused, e.g. {refused[0]}", file=sys.stderr)
+            print(f"loaded {created:,} objects in {load_s:.0f} s", file=sys.stderr, flush=True)
+            kc = pathlib.Path(home) / "kubeconfig"
+            fd = os.open(kc, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(yaml.safe_dump(cp.kubeconfig()))
+            kc = str(kc)
+
+            # The server without dragoman, then with dragoman's informers listing and then sitting live, as long.
+            base0 = _ServerSnapshot(cp)
+            time.sleep(live_s)
+            base = _ServerSnapshot(cp).since(base0)
+            costs: dict = {}
+
+            def hold(_first: dict) -> None:
+                s1 = _ServerSnapshot(cp)
+                costs["sync"] = s1.since(s0)
+                time.sleep(live_s)
+                costs["live"] = _ServerSnapshot(cp).since(s1)
+
+            s0 = _ServerSnapshot(cp)
+            first, live = _sync(kc, hold)
+            # Interleaved, so the machine's other work weighs on both sides alike.
+            syncs, checks, kubectl_runs = [first], [], []
+            kubectl = _kubectl()
+            for i in range(runs):
+                if i:
+                    syncs.append(_sync(kc)[0])
+                checks.append(_time_check(kc))
+                if kubectl:
+                    kubectl_runs.append(_time_kubectl(kubectl, kc, home))
+            print("dragoman synced in " + ", ".join(f"{s['sync_s']:.1f}" for s in syncs) + " s; check "
+                  + ", ".join(f"{c:.1f}" for c in checks) + " s; kubectl " + ", ".join(f"{k:.1f}" for k in kubectl_runs) + " s",
+                  file=sys.stderr, flush=True)
+            mem_after = mem.now()
+        finally:
+            cp.stop()
+    load = [load_before, os.getloadavg()[0]]
+    sync_s = sorted(s["sync_s"] for s in syncs)
+    scale = f"{first['nodes']:,} nodes, {first['slices']:,} slices, {first['pods']:,} pods; {first['objects']:,} objects of {first['kinds']} kinds"
+    figures += [
+        Figure("machine load average (1 min), before and after", "", load, "", None, "others' work inflates every time below"),
+        Figure("control plane: etcd + kube-apiserver + scheduler + controller-manager ready", "s", [ready_s], "", None, "v1.37.2, on loopback"),
+        Figure(f"load: {created:,} objects created through the API", "objects/s", [created / load_s], "", None,
+               f"{load_s:.0f} s, {sent:,} requests, {CONCURRENCY} in flight; {len(refused)} refused"),
+    ]
+    for name in ("etcd", "kube-apiserver"):
+        figures.append(Figure(f"load: {name} memory, peak during load / after the run", "MiB", [mem.peak[name], mem_after[name]], "", None, "RSS"))
+    figures += [
+        Figure("sync: connect + LIST all kinds until live (real API server)", "s", sync_s, "", None, scale),
+        Figure("sync: client CPU time of that sync", "s", [s["sync_cpu_s"] for s in syncs], "", None, "the rest is the server and the machine"),
+        Figure("sync: peak memory of the syncing process", "MiB", [s["peak_mib"] for s in syncs], "", None, "VmHWM, Python included"),
+        Figure("dragoman check --output json", "s", checks, "", None, "a fresh process: imports, sync, analysis, JSON"),
+    ]
+    if kubectl_runs:
+        k = sorted(kubectl_runs)[len(kubectl_runs) // 2]
+        figures += [
+            Figure("kubectl get pods -A + get nodes + get resourceslices, -o json", "s", kubectl_runs, "", None, "same server, same objects"),
+            Figure("sync of all kinds ÷ kubectl trio", "×", [sync_s[len(sync_s) // 2] / k], "<= 0.3×", lambda v: v <= 0.3, "lower is better"),
+            Figure("dragoman check ÷ kubectl trio", "×", [sorted(checks)[len(checks) // 2] / k], "<= 0.3×", lambda v: v <= 0.3, "lower is better"),
+        ]
+    sync, livec = costs["sync"], costs["live"]
+    listed = ", ".join(f"{r} {int(n)}" for (v, r), n in sorted(sync["requests"].items()) if v == "LIST")
+    figures += [
+        Figure("server: LIST requests of one sync", "requests", [_verbs(sync, "LIST")], "", None, listed[:120]),
+    ]
+    for label, d in (("without dragoman", base), ("with dragoman live", livec)):
+        figures += [
+            Figure(f"server: WATCH requests open, {label}", "watches", [d["watches"]], "", None, "apiserver_longrunning_requests{verb=WATCH}"),
+            Figure(f"server: requests in {live_s:.0f} s, {label}", "requests", [sum(d["requests"].values())], "", None,
+                   "apiserver_request_total, every client"),
+            Figure(f"server: kube-apiserver CPU in {live_s:.0f} s, {label}", "CPU s", [d["cpu"]["kube-apiserver"]], "", None, "psutil user + system"),
+            Figure(f"server: etcd CPU in {live_s:.0f} s, {label}", "CPU s", [d["cpu"]["etcd"]], "", None, "psutil user + system"),
+        ]
+    figures += [
+        Figure("server: kube-apiserver CPU of one sync", "CPU s", [sync["cpu"]["kube-apiserver"]], "", None, f"over {sync['s']:.1f} s"),
+        Figure(f"client: dragoman's CPU while live {live_s:.0f} s", "CPU s", [live.get("live_cpu_s", float("nan"))], "", None, "watch events and bookmarks"),
+    ]
+    return figures
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        asyncio.run(_child(sys.argv[2]))
+    else:
+        from dragoman.benchmarks.harness import format_table
+
+        print(format_table(run(quick="--quick" in sys.argv)))
