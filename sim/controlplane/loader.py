@@ -134,8 +134,89 @@ def plan(objects: list[dict], phase: str | None = None) -> tuple[list[dict], Loa
             continue
         todo.append(obj)
     rank = {k: i for i, k in enumerate(ORDER)}
-    todo.sort(key=lambda o: rank.get(o.get("kind", ""), len(ORDER)))
-    return todo, report
+    if phase == "workloads":
+        # In the order the scenario's cluster made their pods: GPUs go to whoever asked first, so the same pods win
+        # (transcode-daily before transcode-urgent) and the same ones are left Pending.
+        first = first_pod_times(objects)
+        # Standalone claims first: a pod that names one is then decided on its devices, not on a missing claim.
+        todo.sort(key=lambda o: ("" if o.get("kind") == "ResourceClaim" else first.get(o["metadata"].get("uid", ""), "~"), rank.get(o.get("kind", ""), len(ORDER))))
+    else:
+        todo.sort(key=lambda o: rank.get(o.get("kind", ""), len(ORDER)))
+    return _owners_first(todo), report
+
+
+def _owners_first(objs: list[dict]) -> list[dict]:
+    """The same order, except that an object never comes before an owner of it that is also to be created (so its
+    reference can be re-pointed to the owner's new uid); a cycle keeps the given order."""
+    uid_of = {o["metadata"].get("uid"): o for o in objs if o["metadata"].get("uid")}
+    out: list[dict] = []
+    done: set[int] = set()
+    visiting: set[int] = set()
+
+    def emit(o: dict) -> None:
+        if id(o) in done or id(o) in visiting:
+            return
+        visiting.add(id(o))
+        for ref in o["metadata"].get("ownerReferences") or ():
+            owner = uid_of.get(ref.get("uid"))
+            if owner is not None:
+                emit(owner)
+        visiting.discard(id(o))
+        done.add(id(o))
+        out.append(o)
+
+    for o in objs:
+        emit(o)
+    return out
+
+
+def _top_uid(obj: dict, by_uid: dict[str, dict]) -> str:
+    seen = set()
+    while True:
+        ref = next((r for r in obj["metadata"].get("ownerReferences") or () if r.get("controller")), None)
+        if ref is None or ref.get("uid") in seen or ref.get("uid") not in by_uid:
+            return obj["metadata"].get("uid", "")
+        seen.add(ref["uid"])
+        obj = by_uid[ref["uid"]]
+
+
+def first_pod_times(objects: list[dict]) -> dict[str, str]:
+    """uid of each top-level workload → the creationTimestamp of its first pod in the scenario."""
+    by_uid = {o["metadata"]["uid"]: o for o in objects if o.get("metadata", {}).get("uid")}
+    out: dict[str, str] = {}
+    for o in objects:
+        if o.get("kind") == "Pod":
+            top = _top_uid(o, by_uid)
+            stamp = o["metadata"].get("creationTimestamp") or "~"
+            if top and stamp < out.get(top, "~"):
+                out[top] = stamp
+    return out
+
+
+def expected_pods(objects: list[dict]) -> dict[str, int]:
+    """uid of each top-level workload → how many pods the scenario's cluster had of it."""
+    by_uid = {o["metadata"]["uid"]: o for o in objects if o.get("metadata", {}).get("uid")}
+    out: dict[str, int] = {}
+    for o in objects:
+        # A Failed pod of a ReplicaSet was replaced by its controller; the rebuilt cluster will not have it.
+        if o.get("kind") == "Pod" and (o.get("status") or {}).get("phase") != "Failed":
+            top = _top_uid(o, by_uid)
+            out[top] = out.get(top, 0) + 1
+    return out
+
+
+def _pods_decided(request: Request, namespace: str, want: int, timeout: float) -> None:
+    """Until `namespace` has `want` pods and the scheduler has decided each (bound, or found unschedulable)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        code, body = request("GET", f"/api/v1/namespaces/{namespace}/pods")
+        if code == 200:
+            pods = body.get("items") or []
+            undecided = [p for p in pods if not p["spec"].get("nodeName") and not any(
+                c.get("type") == "PodScheduled" and c.get("status") == "False" for c in (p.get("status") or {}).get("conditions") or ())]
+            if len(pods) >= want and not undecided:
+                return
+        time.sleep(0.25)
 
 
 def _path(obj: dict, name: str | None = None, sub: str | None = None) -> str:
@@ -163,7 +244,7 @@ def _service_accounts(objects: list[dict]) -> set[tuple[str, str]]:
     return out
 
 
-def load(request: Request, objects: list[dict], *, phase: str | None = None, uids: dict[str, str] | None = None, wait_crd: float = 30.0) -> LoadReport:
+def load(request: Request, objects: list[dict], *, phase: str | None = None, uids: dict[str, str] | None = None, wait_crd: float = 30.0, pod_timeout: float = 20.0) -> LoadReport:
     """Create one phase's objects (all when None). `uids` maps the scenario's uids to the new cluster's, carried from
     one phase to the next so a workload's ownerReferences find owners made in the first."""
     todo, report = plan(objects, phase)
@@ -184,6 +265,8 @@ def load(request: Request, objects: list[dict], *, phase: str | None = None, uid
             report.count(report.created, "CustomResourceDefinition")
     pending_sa = _service_accounts(objects) - {(ns, n) for (k, ns, n) in present if k == "ServiceAccount"}
     sa_done = False
+    expected = expected_pods(objects)
+    placed: dict[str, int] = {}
     for obj in todo:
         kind = obj.get("kind", "")
         if not sa_done and kind != "Namespace":
@@ -211,6 +294,11 @@ def load(request: Request, objects: list[dict], *, phase: str | None = None, uid
             report.refused.append(f"{kind} {body['metadata'].get('namespace', '')}/{body['metadata']['name']}: {code} {msg}")
             continue
         report.count(report.created, kind)
+        if phase == "workloads" and kind != "ResourceClaim":
+            # One workload at a time: its pods scheduled (or refused) before the next one's compete for GPUs.
+            ns = body["metadata"].get("namespace") or "default"
+            placed[ns] = placed.get(ns, 0) + expected.get(obj["metadata"].get("uid", ""), 1 if kind == "Pod" else 0)
+            _pods_decided(request, ns, placed[ns], pod_timeout)
         if obj["metadata"].get("uid") and isinstance(created, dict):
             uids[obj["metadata"]["uid"]] = created["metadata"]["uid"]
         if kind == "Node" and obj.get("status"):

@@ -1,0 +1,64 @@
+"""How a scenario is loaded into a real API server (sim/controlplane/loader.py), checked without one: what is left
+to controllers, what is cleaned, the order, and owner references re-pointed to the new cluster's uids."""
+
+from __future__ import annotations
+
+from dragoman.sim import scenario as scenario_mod
+from dragoman.sim.controlplane import loader
+
+
+def _demo() -> list[dict]:
+    return scenario_mod.load("demo").objects
+
+
+def test_controller_made_objects_are_left_to_their_controllers() -> None:
+    objects = _demo()
+    infra, report = loader.plan(objects, "infrastructure")
+    workloads, report2 = loader.plan(objects, "workloads")
+    kinds = {o["kind"] for o in infra}
+    assert "Node" in kinds and "DaemonSet" in kinds and not kinds & loader.WORKLOAD_KINDS
+    # Every pod a controller owns, every ReplicaSet a Deployment owns, every bridge or template claim: theirs.
+    assert report2.left_to_controllers["Pod"] >= 90 and report2.left_to_controllers["ReplicaSet"] == 16
+    assert all(not loader._controller_owned(o) for o in workloads)
+    assert {o["kind"] for o in workloads} <= loader.WORKLOAD_KINDS
+    assert report.skipped.get("Event", 0) + report2.skipped.get("Event", 0) == sum(1 for o in objects if o["kind"] == "Event")
+
+
+def test_workloads_go_in_the_order_their_pods_were_made_and_claims_first() -> None:
+    workloads, _ = loader.plan(_demo(), "workloads")
+    names = [(o["kind"], o["metadata"]["name"]) for o in workloads]
+    assert names[0][0] == "ResourceClaim"
+    # The demo's story: the daily transcode got the T4s before the urgent one, which stays Pending.
+    assert names.index(("Job", "transcode-daily")) < names.index(("Job", "transcode-urgent"))
+
+
+def test_server_fields_are_dropped_and_pods_go_unbound() -> None:
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "n", "uid": "u", "resourceVersion": "7", "creationTimestamp": "x"},
+           "spec": {"selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "u"}},
+                    "template": {"metadata": {"labels": {"batch.kubernetes.io/controller-uid": "u", "job-name": "j", "app": "a"}}, "spec": {}}},
+           "status": {"succeeded": 1}}
+    clean = loader._clean(job)
+    assert "uid" not in clean["metadata"] and "resourceVersion" not in clean["metadata"] and "status" not in clean
+    assert "selector" not in clean["spec"] and clean["spec"]["template"]["metadata"]["labels"] == {"app": "a"}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"nodeName": "n1", "containers": []}}
+    assert "nodeName" not in loader._clean(pod)["spec"]
+
+
+def test_owner_references_follow_the_new_uids_and_missing_owners_are_dropped() -> None:
+    owner = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner", "namespace": "default", "uid": "old-owner"}}
+    owned = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owned", "namespace": "default", "uid": "old-owned",
+             "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "old-owner"},
+                                 {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "name": "cluster-policy", "uid": "not-here"}]}}
+    sent: list[tuple[str, str, dict]] = []
+
+    def request(method: str, path: str, body=None, **_):
+        if method == "POST":
+            sent.append((method, path, body))
+            return 201, {**body, "metadata": {**body["metadata"], "uid": "new-" + body["metadata"]["name"]}}
+        return 200, {}
+
+    report = loader.load(request, [owned, owner])
+    created = {b["metadata"]["name"]: b for _, _, b in sent}
+    assert created["owned"]["metadata"]["ownerReferences"] == [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "new-owner"}]
+    assert report.created["ConfigMap"] == 2
+    assert any("ClusterPolicy cluster-policy" in d for d in report.dropped_owner_refs)
