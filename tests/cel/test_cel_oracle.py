@@ -155,19 +155,10 @@ def _both(*preds: Callable[[Disagreement], bool]) -> Callable[[Disagreement], bo
     return lambda d: all(p(d) for p in preds)
 
 
-_LIST_VALUES = ('"ints"', '"strings"', '"bools"', '"versions"')
-# RE2 and Python's re differ on these; cel-go compiles every constant pattern with Go's regexp.
-_RE2_SENSITIVE = ("\\\\pL", "(?P<", "[[:", "(?=", "\\\\1", "\\\\b", "*?")
 
 KNOWN: list[tuple[str, str, Callable[[Disagreement], bool]]] = [
-    # --- gaps the CEL engineer is closing in this issue (IP/CIDR, optional literals, RE2) ---
-    ("ip-cidr-library", "ip()/cidr()/isIP/isCIDR/ip.isCanonical are not implemented yet",
-     _has("ip(", "cidr(", "isIP(", "isCIDR(", "ip.isCanonical(")),
-    ("optional-literals", "optional list elements [?x] are not implemented yet", _has("?optional.", "[?[")),
-    ("regex-dialect", "Python re where RE2 answers differently", lambda d: any(p in d.expr for p in _RE2_SENSITIVE)),
+    # IP/CIDR, optional literals and the RE2 dialect were classes here until 866f8ab closed them.
     # --- found by the oracle; dragoman's side (see oracle_regressions.yaml and the report) ---
-    ("list-valued-attributes", "v0.37.2's DeviceMatches converts ints/strings/bools/versions attributes whatever the gates; dragoman fails the device",
-     lambda d: d.device is not None and any(k in json.dumps(d.device) for k in _LIST_VALUES) and "unsupported attribute value" in str(d.ours)),
     ("cost-type-equality", "cel-go estimates == / != on type values at ~1.8e18 (unknown size), so any type() comparison is too complex",
      _both(_has("type("), _cel_go("compile error cost"))),
     ("cost-unsized-operands", "cel-go's estimator charges comparisons and string functions by the operands' maximum size; dragoman's estimate is lower",
@@ -178,7 +169,6 @@ KNOWN: list[tuple[str, str, Callable[[Disagreement], bool]]] = [
      _both(_has(".optMap(", ".optFlatMap(", ".sortBy(", ".transformList(", ".transformMap(", ".transformMapEntry("), _ours("undeclared reference"))),
     ("format-library", "format.<name>() named formats are not declared in dragoman", _ours("undeclared reference to 'format'")),
     ("exists-one-camel", "existsOne is not a macro in cel-go v0.29 as Kubernetes configures it; dragoman accepts it", _both(_has("existsOne("), _cel_go("existsOne"))),
-    ("homogeneous-literals", "cel-go refuses mixed-type list/map literals at compile (HomogeneousAggregateLiterals)", _cel_go("expected type")),
     ("format-validation", "cel-go checks string.format() clauses and arguments at compile time", _cel_go("error during formatting", "formatting clause")),
     ("compile-kind-order", "both refuse the selector, but cel-go's first error is another one (its checker runs before its validators)",
      lambda d: d.what == "compile kind"),
