@@ -738,10 +738,52 @@ def _children(n: Node) -> list[Node]:
     return out
 
 
+def homogeneous_literals(root: Node, source: Source) -> None:
+    """cel.HomogeneousAggregateLiterals (Kubernetes' base environment): a list literal's elements, a map literal's
+    keys and its values each of one type, exactly; literals anywhere inside a format() call are exempt."""
+
+    def elem_type(node: Node, optional: bool) -> Any:
+        t = node.type
+        if optional and isinstance(t, tuple) and t[0] == "opt":
+            t = t[1]
+        return t
+
+    def free(node: Node) -> bool:
+        # An empty literal's element type, and optional.none()'s, is a type variable bound to its neighbours'.
+        return (node.kind in ("list", "map") and not node.args[0]) or (node.kind == "call" and node.args[0] == "__optional_none")
+
+    def same(nodes: list[tuple[Node, bool]]) -> None:
+        first = None
+        for node, optional in nodes:
+            if free(node):
+                continue
+            t = elem_type(node, optional)
+            if first is None:
+                first = t
+            elif t != first:
+                raise source.error(f"expected type '{type_str(first)}' but found '{type_str(t)}'", "type", node.offset)
+
+    def walk(n: Node, exempt: bool) -> None:
+        if n.kind == "call" and n.args[0] == "format":
+            exempt = True
+        if not exempt and n.kind == "list":
+            optional = n.args[1] if len(n.args) > 1 else ()
+            same([(x, i in optional) for i, x in enumerate(n.args[0])])
+        if not exempt and n.kind == "map":
+            optional = n.args[1] if len(n.args) > 1 else ()
+            same([(k, False) for k, _ in n.args[0]])
+            same([(v, i in optional) for i, (_, v) in enumerate(n.args[0])])
+        for child in _children(n):
+            walk(child, exempt)
+
+    walk(root, False)
+
+
 def check(root: Node, source: Source, env: Environment = NEW_EXPRESSIONS) -> Checked:
     """Check an AST as the environment `env` does for a DRA selector; raises CelCompileError."""
     checker = Checker(source, env)
     t = checker.check(root, {})
+    homogeneous_literals(root, source)
     # validateOutputType: bool, or exactly the declared attribute type (any; dyn where attributes are dyn).
     if not (t == B or t == (DYN if env.dyn_attributes else ANY)):
         raise CelCompileError(f"must evaluate to bool or the unknown type, not {type_str(t)}", "non-bool", *source.location(0))

@@ -237,6 +237,14 @@ def _opt_map(*kv: Any) -> Any:
     return celtypes.MapType(out)
 
 
+def _iter_range(v: Any) -> Any:
+    if isinstance(v, (CELEvalError, celtypes.ListType, celtypes.MapType)):
+        return v
+    from dragoman.fleet.cel.fast import iterable_error
+
+    return _K8sError(iterable_error(to_native(v)))
+
+
 def _functions() -> dict[str, Callable[..., Any]]:
     fns: dict[str, Callable[..., Any]] = {name: _wrap(f) for name, f in rt.FUNCTIONS.items()}
     fns["__k8s_min"] = fns["min"]
@@ -255,6 +263,7 @@ def _functions() -> dict[str, Callable[..., Any]]:
     fns["_&&_"] = _logic(True)
     fns["_||_"] = _logic(False)
     fns["_?_:_"] = _ternary
+    fns["__iter_range__"] = _iter_range
     fns["__opt_elem__"] = _opt_mark
     fns["__opt_key__"] = _opt_mark
     fns["__opt_list__"] = _opt_list
@@ -330,6 +339,12 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
             body = _substitute(args[1], _unwrap_ident(args[0]), _template("__t.value()", __t=target))
             text = "__t.hasValue() ? __optional_of(__e) : __optional_none()" if name == "optMap" else "__t.hasValue() ? (__e) : __optional_none()"
             return lark.Tree("member", [lark.Tree("primary", [lark.Tree("paren_expr", [_template(text, __t=target, __e=_prepare(body))])])])
+        if name in _MACROS and len(args) == 2 and _unwrap_ident(args[0]) is not None:
+            # cel-python would iterate a string's characters or fail vaguely on a scalar; cel-go's evalFold
+            # takes only lists and maps.
+            guarded = lark.Tree("member", [lark.Tree("primary", [lark.Tree("ident_arg", [lark.Token("IDENT", "__iter_range__"), lark.Tree("exprlist", [_prepare(operand)])])])])
+            name_tok = lark.Token("IDENT", "exists_one") if name == "existsOne" else tree.children[1]
+            return lark.Tree(tree.data, [guarded, name_tok, *[_prepare(c) for c in tree.children[2:]]], tree.meta)
         if name == "isCanonical" and op_ident == "ip":
             tok = lark.Token("IDENT", "ip.isCanonical")
             kids = [tok] + ([_prepare(tree.children[2])] if len(tree.children) > 2 else [])

@@ -80,7 +80,7 @@ class SelectorCache:
         from dragoman.fleet.cel import CelCompileError
 
         try:
-            out = fn(expr)
+            out = fn(expr, environment="stored")  # the scheduler compiles selectors already stored
         except CelCompileError as exc:
             out = exc
         self.compiled[expr] = out
