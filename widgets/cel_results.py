@@ -65,12 +65,16 @@ def _cell(text: str) -> Text:
     return Text(text, no_wrap=True, end="")
 
 
-def fill(table: DataTable, out: Outcome) -> None:
-    """Rows: errors, then matches, then non-matches with their first false clause."""
-    # What the selector picks comes first (after errors, which block scheduling), then what it leaves out.
+def table_rows(out: Outcome) -> list[tuple[str, ...]]:
+    """The table's rows: what the selector picks first (after errors, which block scheduling), then what it leaves out."""
     order = {"error": 0, "match": 1, "no-match": 2}
     ordered = sorted(out.rows, key=lambda r: order.get(r[0], 3))
-    rows = [(GLYPH[kind], pool, device, product, reason) for kind, _driver, pool, device, _node, product, reason in ordered]
+    return [(GLYPH[kind], pool, device, product, reason) for kind, _driver, pool, device, _node, product, reason in ordered]
+
+
+def fill(table: DataTable, out: Outcome) -> None:
+    """Rows: errors, then matches, then non-matches with their first false clause."""
+    rows = table_rows(out)
     shown = getattr(table, "_cel_rows", None)
     table._cel_rows = rows
     if shown is None or len(shown) != len(rows) or table.row_count != len(rows) or len(table.columns) != len(COLUMNS):

@@ -49,8 +49,8 @@ class StatusHeader(Widget):
     """
 
     STYLES = {
-        "title": "bold $primary", "badge": "bold reverse $warning", "ok": "$success", "warning": "$warning",
-        "error": "bold $error", "muted": "$text-muted",
+        "title": "bold $text-primary", "badge": "bold reverse $warning", "ok": "$text-success", "warning": "$text-warning",
+        "error": "bold $text-error", "muted": "$text-muted",
     }
 
     _state: tuple | None = None

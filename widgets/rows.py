@@ -198,7 +198,7 @@ def attribute_row(qualified: str, entry: dict, node_pools: Sequence[str] | None 
 # ---------------------------------------------------------------------------- claims
 
 CLAIM_COLUMNS = (
-    ("state", "STATE", 6, 12), ("claim", "CLAIM", 10, 64), ("source", "MADE BY", 8, 10), ("pod", "POD", 6, 48),
+    ("state", "STATE", 6, 12), ("claim", "CLAIM", 10, 80), ("source", "MADE BY", 8, 10), ("pod", "POD", 6, 48),
     ("devices", "DEVICES", 4, 24), ("node", "NODE", 6, None),
 )
 

@@ -72,17 +72,18 @@ class VTable(ScrollView, can_focus=True):
     VTable > .vtable--header { text-style: bold; color: $text; background: $panel; }
     VTable > .vtable--cursor { background: $block-cursor-blurred-background; color: $foreground; }
     VTable:focus > .vtable--cursor { background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold; }
-    VTable > .vtable--marked { color: $accent; text-style: bold; }
+    VTable > .vtable--marked { color: $text-accent; text-style: bold; }
     VTable > .vtable--empty { color: $text-muted; text-style: italic; }
-    VTable > .vtable--tone-dp { color: $secondary; }
-    VTable > .vtable--tone-dra { color: $primary; }
-    VTable > .vtable--tone-both { color: $error; text-style: bold; }
-    VTable > .vtable--tone-error { color: $error; }
-    VTable > .vtable--tone-warning { color: $warning; }
+    /* $text-<hue>: the theme's hue made legible on its surfaces (plain $secondary drew ▲ plugin at 1.7:1). */
+    VTable > .vtable--tone-dp { color: $text-secondary; }
+    VTable > .vtable--tone-dra { color: $text-primary; }
+    VTable > .vtable--tone-both { color: $text-error; text-style: bold; }
+    VTable > .vtable--tone-error { color: $text-error; }
+    VTable > .vtable--tone-warning { color: $text-warning; }
     VTable > .vtable--tone-info { color: $text-muted; }
-    VTable > .vtable--tone-ok { color: $success; }
+    VTable > .vtable--tone-ok { color: $text-success; }
     VTable > .vtable--tone-muted { color: $text-muted; }
-    VTable > .vtable--tone-accent { color: $accent; }
+    VTable > .vtable--tone-accent { color: $text-accent; }
     """
 
     cursor = reactive(0, always_update=True, init=False)

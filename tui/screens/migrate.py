@@ -294,6 +294,10 @@ class MigrateScreen(Screen):
         await self._build_plan(rollback=True)
         if self.plan is not None:
             self._confirm_and_run(self.plan)
+        else:
+            # No rollback to plan (nothing recorded, or refused): say why, and show the migration plan again.
+            self.notify(f"no rollback: {self.error}", severity="warning", timeout=10)
+            await self._build_plan(rollback=False)
 
     def _confirm_and_run(self, plan) -> None:
         from dragoman.actions.runner import looks_like_production
@@ -301,9 +305,12 @@ class MigrateScreen(Screen):
 
         if plan.blockers:
             self.notify("refused by preflight: " + " ".join(plan.blockers), severity="error", timeout=10)
+            self._back_to_migration(plan)
             return
         if not self.runner.pending_work(plan):
-            self.notify("nothing to do: every step of the plan is already done")
+            self.notify("nothing to roll back: no step of the pool's state is recorded as done" if plan.rollback
+                        else "nothing to do: every step of the plan is already done")
+            self._back_to_migration(plan)
             return
         cluster = self.cluster
         typed: list[tuple[str, str]] = []
@@ -328,11 +335,15 @@ class MigrateScreen(Screen):
             else:
                 self.log_line("cancelled: nothing was written.")
                 if plan.rollback:
-                    # The screen goes back to the migration plan, so `a` applies what the footer says it applies.
                     self.notify("rollback cancelled: nothing was written; showing the migration plan again")
-                    self.make_plan()
+                self._back_to_migration(plan)
 
         self.app.push_screen(ConfirmWriteScreen(f"{kind} — pool {plan.pool}", "\n".join(lines), typed=typed, confirm_label=kind), chosen)
+
+    def _back_to_migration(self, plan) -> None:
+        """A rollback that did not run gives the screen back to the migration plan, so `a` applies what the footer says."""
+        if plan.rollback:
+            self.make_plan()
 
     @work(exclusive=True, group="migrate-run", description="run the migration plan")
     async def run_plan(self, plan) -> None:

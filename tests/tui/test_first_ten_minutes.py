@@ -1,0 +1,330 @@
+"""Issue 18: each defect a newcomer met in the first ten minutes, checked on the screen as drawn (one test per item)."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import pytest
+
+from tests.tui.conftest import demo_app, snapshot_app, snapshot_copy, wait_for
+from tests.tui.contrast import problems
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "actions"))
+
+
+def screen_text(app) -> list[str]:
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+async def settle(pilot, app) -> None:
+    await wait_for(pilot, lambda: app.feed.loaded and app.feed.fleet.diagnosed and bool(app.feed.fleet.catalogue)
+                   and getattr(app.screen, "populated", True), 60, "the snapshot to load")
+    await pilot.pause(0.1)
+
+
+@pytest.fixture
+def snap(tmp_path):
+    return snapshot_copy(tmp_path)
+
+
+# 1 ---------------------------------------------------------------------------------------------------------------
+async def test_1_prompt_shows_what_is_typed_and_starts_empty(snap) -> None:
+    app = snapshot_app(snap)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("slash", *"h100")
+        await pilot.pause(0.2)
+        lines = screen_text(app)
+        assert any(line.startswith(" / h100") for line in lines), lines[-4:]
+        assert any("rows match" in line for line in lines)  # the count, live
+        await pilot.press("enter", "slash", "X")
+        await pilot.pause(0.2)
+        assert app.screen.query_one("#prompt").value == "X"  # not "h100X"
+        await pilot.press("escape")
+        assert app.screen.filter_text == "h100"  # esc keeps the filter that was there
+        await pilot.press("colon", *"po")
+        await pilot.pause(0.2)
+        lines = screen_text(app)
+        assert any(line.startswith(" : po") for line in lines)
+        assert any("po→pending" in line for line in lines)  # k9s's name, suggested
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "pending", what=":po")
+
+
+# 2 ---------------------------------------------------------------------------------------------------------------
+async def test_2_readme_filters_match_the_h100s_and_an_empty_result_says_why(snap) -> None:
+    app = snapshot_app(snap)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("3")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "devices" and app.screen.populated, what="devices")
+        table = app.screen.table
+        counts = {}
+        for text in ("productName=NVIDIA*H100*", "*H100*", "*80GB*", "h100"):
+            app.screen.set_filter(text)
+            counts[text] = table.visible_count
+        assert counts["productName=NVIDIA*H100*"] == counts["*H100*"] == counts["h100"] > 0
+        assert counts["*80GB*"] >= counts["*H100*"]
+        app.screen.set_filter("productName=NoSuchGPU*")
+        await pilot.pause(0.1)
+        assert table.visible_count == 0
+        text = "\n".join(screen_text(app))
+        assert "no ResourceSlice publishes devices" not in text and "matches the filter" in text
+        app.screen.set_filter("colour=blue")
+        await pilot.pause(0.1)
+        assert "no row here has a field named colour" in "\n".join(screen_text(app))
+
+
+# 3 ---------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_3_highlighted_rows_and_every_view_keep_their_contrast(snap, size) -> None:
+    app = snapshot_app(snap)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot, app)
+        found = {}
+        for keys in ((), ("j",), ("j", "j", "j"), ("2",), ("3",), ("4",), ("5",), ("6",), ("7",)):
+            await pilot.press(*keys)
+            await settle(pilot, app)
+            found[keys] = [str(p) for p in problems(app)]
+        # The cursor on a DRA row (a100-mig is first), then on a plugin row: the glyphs stay readable.
+        assert app.screen.table.has_focus
+        assert all(not v for v in found.values()), found
+
+
+# 4 and 5 -----------------------------------------------------------------------------------------------------------
+async def test_4_wizard_opens_at_the_top_with_the_blocked_reason_and_state_column_at_80(tmp_path) -> None:
+    from migrate_support import demo
+
+    from dragoman.fleet.cluster import connect
+    from dragoman.tui.screens.migrate import MigrateScreen
+    from tests.tui.test_migrate_wizard import WizardApp, options, until
+
+    async with demo() as sim:
+        cluster = await connect(str(sim.kubeconfig_path), "dragoman-sim-viewer")  # may not write: preflight blocks
+        try:
+            screen = MigrateScreen("l4-serve", cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=False)
+            app = WizardApp(screen)
+            async with app.run_test(size=(80, 24)) as pilot:
+                await until(pilot, lambda: screen.plan is not None)
+                await pilot.pause(0.3)
+                assert screen.plan.blockers
+                text = "\n".join(screen_text(app))
+                assert "✗ blocked:" in text and "STATE" in text and "· pending" in text
+                log = screen.query_one("#mig-log")
+                assert log.scroll_offset.y == 0  # the plan reads from its first line
+                width_before = screen._plan_width
+                await pilot.resize_terminal(120, 40)
+                await pilot.pause(0.5)
+                assert screen._plan_width == 120 != width_before  # re-flowed without `p`
+                assert not any(row.display for row in screen.query(".bar-row"))  # no idle, pulsing bars
+        finally:
+            await cluster.close()
+
+
+async def test_5_a_after_a_cancelled_rollback_applies_the_migration_plan(tmp_path) -> None:
+    from migrate_support import demo
+
+    from dragoman.fleet.cluster import connect
+    from dragoman.tui.screens.confirm import ConfirmWriteScreen
+    from dragoman.tui.screens.migrate import MigrateScreen
+    from tests.tui.test_migrate_wizard import WizardApp, options, until
+
+    async with demo() as sim:
+        cluster = await connect(str(sim.kubeconfig_path))
+        try:
+            screen = MigrateScreen("l4-serve", cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=False,
+                                   steps=["cordon"])
+            app = WizardApp(screen)
+            async with app.run_test(size=(120, 40)) as pilot:
+                await until(pilot, lambda: screen.plan is not None)
+                await pilot.press("r")
+
+                def rollback_answered() -> bool:
+                    said = [n.message for n in app._notifications]
+                    return isinstance(app.screen, ConfirmWriteScreen) or any("roll" in m for m in said)
+
+                await until(pilot, rollback_answered)
+                if isinstance(app.screen, ConfirmWriteScreen):
+                    await pilot.press("escape")
+                await until(pilot, lambda: app.screen is screen and screen.plan is not None and not screen.plan.rollback)
+                await pilot.press("a")
+                await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
+                assert app.screen.title_text.startswith("Apply")
+                await pilot.press("escape")
+            assert sim.request_log.writes() == []
+        finally:
+            await cluster.close()
+
+
+# 6 ---------------------------------------------------------------------------------------------------------------
+async def test_6_esc_in_the_playground_keeps_the_selector_and_goes_back_where_it_came_from(snap) -> None:
+    app = snapshot_app(snap)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("5")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "pending", what="stuck pods")
+        await pilot.press("colon", *"cel", "enter")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "cel" and app.screen.ready, what="playground")
+        app.screen.editor.load_text('device.attributes["gpu.nvidia.com"].productName.contains("H100")')
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "pending", what="back to stuck pods")
+        await pilot.press("colon", *"cel", "enter")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "cel" and app.screen.ready, what="playground again")
+        assert "H100" in app.screen.editor.text
+
+
+# 7 ---------------------------------------------------------------------------------------------------------------
+async def test_7_help_and_palette_show_what_each_screen_can_do(snap) -> None:
+    app = snapshot_app(snap)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "HelpScreen", what="help")
+        pools_help = str(app.screen.query_one("#help-text").render())
+        assert ":cel" in pools_help and ":migrate" in pools_help
+        await pilot.press("escape")
+        from dragoman.tui.commands_palette import ScreenCommands
+
+        names = [n for n, _h, _cb in ScreenCommands(app.screen)._commands()]
+        assert any("mig" in n for n in names)
+        await pilot.press("colon", *"cel", "enter")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "cel", what="playground")
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "HelpScreen", what="playground help")
+        from dragoman.tui.screens.help import screen_keys
+
+        keys = {k for _g, rows in screen_keys(app, app.screen_stack[-2]) for k, _ in rows}
+        assert {"^g", "^o", "^t"} <= keys and "/" not in keys
+
+
+# 8 ---------------------------------------------------------------------------------------------------------------
+async def test_8_columns_are_not_cut_and_scroll_sideways(snap) -> None:
+    app = snapshot_app(snap)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        header = screen_text(app)[5]
+        assert "GPU MODELS" in header and "→" in header  # whole header words; an arrow says there is more
+        for _ in range(12):
+            await pilot.press("shift+right")
+        header = screen_text(app)[5]
+        assert "MIGRATION" in header and header.lstrip().startswith("POOL")  # the first column stays
+        await pilot.press("4")
+        await settle(pilot, app)
+        names = [c[1] for c in (app.screen.table.row(k) for k in app.screen.table.keys())]
+        widths = app.screen.table._layout_widths(80)
+        assert widths[1] >= max(len(n) for n in names)  # CLAIM names whole
+
+
+# 9 ---------------------------------------------------------------------------------------------------------------
+async def test_9_generate_form_reads_at_80x24_and_checks_the_resource_name_first(snap) -> None:
+    app = snapshot_app(snap)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("colon", *"cel", "enter")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "cel" and app.screen.outcome is not None, what="playground")
+        counts = "\n".join(screen_text(app))
+        assert "by pool:" in counts  # the third counts line is on screen at 80 columns
+        app.screen.editor.load_text('device.driver == "no.such.driver"')
+        await wait_for(pilot, lambda: app.screen.outcome is not None and app.screen.outcome.expression.endswith('driver"')
+                       and app.screen.shown_gen == app.screen.gen, what="0 matches")
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "cel-generate", what="generate")
+        await pilot.press("tab", *"gpu.nvidia.com")
+        await pilot.pause(0.3)
+        text = "\n".join(screen_text(app))
+        for label in ("name", "extendedResourceName", "namespace (template)", "save to (ctrl+s)"):
+            assert any(line.startswith(f" {label}") for line in text.splitlines()), label
+        assert "✗ extendedResourceName 'gpu.nvidia.com' needs a domain" in text
+        assert "picks 0 of the fleet's" in text
+
+
+# 10 --------------------------------------------------------------------------------------------------------------
+async def test_10_digits_leave_load_and_one_sample_draws_no_bar(snap) -> None:
+    from dragoman.widgets.load import spark_data
+
+    assert spark_data([5.0]) == [] and spark_data([3.0, 3.0]) == [0.0, 0.0] and spark_data([1.0, 2.0]) == [1.0, 2.0]
+    app = snapshot_app(snap)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("colon", *"load", "enter")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "load", what="load")
+        await pilot.pause(0.3)
+        assert "█" not in "\n".join(screen_text(app))
+        await pilot.press("2")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "nodes", what="2 from load")
+
+
+# 11 --------------------------------------------------------------------------------------------------------------
+async def test_11_y_and_d_on_pools_and_attributes(snap) -> None:
+    app = snapshot_app(snap)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: getattr(app.screen, "mode", "") == "yaml", what="pool yaml")
+        body = str(app.screen.query_one("#detail-text").render())
+        assert "gone" not in body and "name: a100-mig" in body and "not an API object" in body
+        await pilot.press("escape")
+        await pilot.press("j", "d")
+        await wait_for(pilot, lambda: getattr(app.screen, "mode", "") == "describe", what="pool describe")
+        body = str(app.screen.query_one("#detail-text").render())
+        assert "{" not in body and "ownership: mixed (" in body
+        await pilot.press("escape", "7")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "attributes" and app.screen.populated, what="attributes")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: getattr(app.screen, "mode", "") == "yaml", what="attribute yaml")
+        assert "values:" in str(app.screen.query_one("#detail-text").render())
+        await pilot.press("escape", "d")
+        await wait_for(pilot, lambda: getattr(app.screen, "mode", "") == "describe", what="attribute describe")
+        body = str(app.screen.query_one("#detail-text").render())
+        assert "Values (devices):" in body and "Devices view: /" in body
+
+
+# 12 --------------------------------------------------------------------------------------------------------------
+def test_12_snapshot_header_reads_a_demo_snapshots_version(tmp_path) -> None:
+    from dragoman.tui.feed import snapshot_provenance
+
+    path = tmp_path / "s.yaml"
+    path.write_text("# dragoman snapshot of the demo simulator (context dragoman-sim, v1.37.1) at 2026-12-01T20:43:21Z\n")
+    assert snapshot_provenance(str(path)) == {"server": "the demo simulator", "context": "dragoman-sim", "version": "v1.37.1"}
+
+
+def test_12_header_says_read_only_when_rbac_refuses_writes() -> None:
+    from dragoman.tui.feed import SourceInfo
+    from dragoman.widgets.header import header_cells
+
+    info = SourceInfo(context="dragoman-sim-viewer", may_write=False)
+    text = "".join(c.text for c in header_cells(info, "live"))
+    assert "READ-ONLY (RBAC)" in text and "read-write" not in text
+
+
+def test_12_playground_lists_matches_before_non_matches() -> None:
+    from dragoman.fleet.cel_playground import Outcome
+    from dragoman.widgets.cel_results import table_rows
+
+    out = Outcome(expression="x")
+    out.rows = [("no-match", "d", "p", "gpu-1", "n", "L4", "clause"), ("match", "d", "p", "gpu-0", "n", "H100", ""),
+                ("error", "d", "p", "gpu-2", "n", "T4", "no such key")]
+    assert [r[0] for r in table_rows(out)] == ["✗ error", "✓ match", "· no match"]
+
+
+async def test_12_migrate_picker_highlights_and_greys_migrated_pools(tmp_path) -> None:
+    async with demo_app() as (sim, app, pilot):
+        await pilot.press("colon", *"migrate", "enter")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "migrate" and app.screen.query("#mig-pools")
+                       and app.screen.query_one("#mig-pools").option_count > 0, 60, "the picker")
+        ol = app.screen.query_one("#mig-pools")
+        assert ol.highlighted == 0
+        disabled = [ol.get_option_at_index(i) for i in range(ol.option_count) if ol.get_option_at_index(i).disabled]
+        assert any("a100-mig" in str(o.prompt) and "already on DRA" in str(o.prompt) for o in disabled)
+        assert "a100-mig" not in str(ol.get_option_at_index(0).prompt)
+
+
+async def test_12_marked_rows_are_what_y_shows(snap) -> None:
+    app = snapshot_app(snap)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("space", "space", "y")
+        await wait_for(pilot, lambda: getattr(app.screen, "mode", "") == "yaml", what="yaml of marked")
+        body = str(app.screen.query_one("#detail-text").render())
+        assert "name: a100-mig" in body and "name: a100-serve" in body and "---" in body
