@@ -29,9 +29,11 @@
 // set's or line's "driver"). Defaults are Kubernetes 1.37's for a new selector: env "new",
 // DRAConsumableCapacity on, DRAListTypeAttributes off, cost limit 1,000,000. Compile kinds are
 // syntax (the parser refused it), undeclared, type, regex (a constant pattern RE2 refuses),
-// program (a constant call the planner folds fails, e.g. bool("x")), non-bool, too-long, cost, internal. "repeat" > 0 times the evaluation loop inside this process
-// (after one warm pass), so process start-up and JSON are not in the figure. A malformed line gets
-// {"error": "..."} and the process goes on.
+// program (a constant call the planner folds fails, e.g. bool("x")), non-bool, too-long, cost,
+// internal. Length and estimated cost refuse only a "new" selector: the API server never validates
+// a stored one (the scheduler stops it at the runtime cost limit instead). "repeat" > 0 times the
+// evaluation loop inside this process (after one warm pass), so process start-up and JSON are not
+// in the figure. A malformed line gets {"error": "..."} and the process goes on.
 package main
 
 import (
