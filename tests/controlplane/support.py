@@ -122,3 +122,9 @@ def real_served(tmp: pathlib.Path, scenario: str = "demo") -> Iterator[Served]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+    # Stopping ends every control-plane process and removes the run's folder (its keys and tokens with it).
+    run_dir = next((line.split("run folder: ", 1)[1].split(" ", 1)[0] for line in log_path.read_text().splitlines() if "run folder: " in line), None)
+    assert run_dir, "the run folder was printed"
+    assert not pathlib.Path(run_dir).exists(), f"{run_dir} left behind"
+    left = subprocess.run(["pgrep", "-f", run_dir], capture_output=True, text=True).stdout.split()
+    assert not left, f"processes of the run left running: {left}"

@@ -106,9 +106,15 @@ def test_the_demo_fleet_settles_placed_by_the_real_scheduler(real: Served) -> No
         owners += [{**o, "kind": "StatefulSet"} for o in real.items("/apis/apps/v1/statefulsets")]
         have = _running_by_owner(pods, owners)
         missing = {k: (n, have.get(k, 0)) for k, n in want.items() if have.get(k, 0) < n}
+        short.clear()
+        short.update(missing)
         return (pods, have) if not missing else None
 
-    pods, have = wait_for(settled, 300, "every pod the scenario says Running, Running")
+    short: dict = {}
+    try:
+        pods, have = wait_for(settled, 300, "every pod the scenario says Running, Running")
+    except AssertionError:
+        raise AssertionError(f"not Running as in the scenario (workload: (scenario, real)): {short}") from None
     # Placed by the real scheduler: the loader created every pod unbound.
     bound = [p for p in pods if p["spec"].get("nodeName")]
     assert len(bound) >= sum(want.values())
