@@ -67,7 +67,6 @@ def attribute_value(attr: dict) -> Any:
 
 
 _LIST_FIELDS = ("ints", "bools", "strings", "versions")  # getAttributeValue's order
-_SCALAR_KEYS = frozenset(("int", "bool", "string", "version"))
 
 
 def list_attribute_value(attr: Any) -> Any:
@@ -137,9 +136,11 @@ def cel_device(driver: str, device: dict) -> CelDevice:
         for name, attr in attrs.items():
             # getAttributeValue looks at the list fields first; v0.37.2 converts them whatever the gates
             # (with DRAListTypeAttributes off the API server drops them, so a live cluster never has any).
-            value = list_attribute_value(attr) if type(attr) is dict and (len(attr) > 1 or not _SCALAR_KEYS.issuperset(attr)) else None
-            if value is None:
-                value = _scalar(attr)
+            value = _scalar(attr)
+            if type(value) is UnsupportedAttribute or (type(attr) is dict and len(attr) > 1):
+                listed = list_attribute_value(attr)  # off the hot path: only a non-scalar or multi-field attribute
+                if listed is not None:
+                    value = listed
             if type(value) is UnsupportedAttribute:
                 errors.append(f"attribute {name}: {value.message}")
                 continue
