@@ -444,7 +444,16 @@ def f_endswith(s: Any, p: Any) -> bool:
 _REGEX_CACHE: dict[str, Any] = {}
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # RE2 would print every rejected pattern on stderr
-_GO_ONLY_REJECTS = re.compile(r"(?<!\\)(?:\\\\)*\\C")
+
+
+def _has_escape_c(pattern: str) -> bool:
+    """Whether the pattern uses \\C (one linear scan: escapes pair up left to right)."""
+    i = pattern.find("\\")
+    while i != -1 and i + 1 < len(pattern):
+        if pattern[i + 1] == "C":
+            return True
+        i = pattern.find("\\", i + 2)
+    return False
 
 
 # RE2's C++ error codes as Go's regexp/syntax words them (cel-go reports Go's text).
@@ -485,7 +494,7 @@ def compile_regex(pattern: str) -> Any:
     r = _REGEX_CACHE.get(pattern)
     if r is None:
         try:
-            if _GO_ONLY_REJECTS.search(pattern):
+            if "\\C" in pattern and _has_escape_c(pattern):
                 # \C (any byte) is RE2-in-C++ only; Go's parser refuses it.
                 raise re2.error(b"invalid escape sequence: \\C")
             r = re2.compile(pattern, options=_RE2_OPTIONS)
