@@ -1,0 +1,149 @@
+"""Every screen and state a new user meets, as pictures, at 80×24 and 120×40 (issue 18), from the pinned demo read as a
+snapshot file (no clock, nothing moving); the wizard's states from the demo simulator without controllers."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import pytest
+
+from tests.tui.conftest import snapshot_app, snapshot_copy
+from tests.tui.test_tui_snapshots import _keys, _wait
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "actions"))
+
+SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
+
+
+def _text(expression: str):
+    def load(app) -> None:
+        app.screen.editor.load_text(expression)
+    return load
+
+
+async def _playground_settled(pilot) -> None:
+    screen = pilot.app.screen
+    if getattr(screen, "name", "") != "cel":
+        await pilot.pause(0.3)
+        return
+    for _ in range(400):
+        if getattr(screen, "explained_gen", -2) == getattr(screen, "gen", -1) or (
+                getattr(screen, "outcome", None) is not None and screen.outcome.compile_error is not None and screen.shown_gen == screen.gen):
+            break
+        await pilot.pause(0.05)
+    await pilot.pause(0.2)
+
+
+def _cel(*steps):
+    async def run_before(pilot) -> None:
+        await _keys("colon", *"cel", "enter")(pilot)
+        for s in steps:
+            if callable(s):
+                s(pilot.app)
+            else:
+                await pilot.press(s)
+            await _playground_settled(pilot)
+    return run_before
+
+
+STATES = {
+    "pools": _keys(),
+    "pools_cursor_on_plugin_row": _keys("j", "j"),
+    "pools_scrolled_right": _keys("shift+right", "shift+right", "shift+right"),
+    "nodes": _keys("2"),
+    "devices": _keys("3"),
+    "claims": _keys("4"),
+    "stuck_pods": _keys("5"),
+    "findings": _keys("6"),
+    "attributes": _keys("7"),
+    "accounting": _keys("colon", *"accounting", "enter"),
+    "load": _keys("colon", *"load", "enter"),
+    "filter_typing": _keys("3", "slash", *"NVIDIA*H100"),
+    "filter_applied_h100": _keys("3", "slash", *"productName=NVIDIA*H100*", "enter"),
+    "filter_no_result": _keys("3", "slash", *"productName=NoSuchGPU*", "enter"),
+    "jump_typing": _keys("colon", *"po"),
+    "help_pools": _keys("question_mark"),
+    "help_load": _keys("colon", *"load", "enter", "question_mark"),
+    "describe_stuck_pod": _keys("5", "enter"),
+    "yaml_pool": _keys("y"),
+    "describe_attribute": _keys("7", "d"),
+    "playground_matches": _cel(_text('device.attributes["gpu.nvidia.com"].productName.contains("H100")')),
+    "playground_compile_error": _cel(_text('device.driver ==')),
+    "playground_runtime_errors": _cel(_text('device.attributes["gpu.nvidia.com"].index < 4')),
+    "playground_help": _cel("f1"),
+    "generate_form": _cel(_text('device.driver == "no.such.driver"'), "ctrl+g", "tab", *"gpu.nvidia.com"),
+}
+
+
+@pytest.mark.parametrize("size", sorted(SIZES))
+@pytest.mark.parametrize("state", sorted(STATES))
+def test_screen_snapshot(state, size, snap_compare, tmp_path) -> None:
+    app = snapshot_app(snapshot_copy(tmp_path))
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=STATES[state])
+
+
+# ---------------------------------------------------------------------------------------------------- the wizard
+def _wizard_app(cluster, pool: str, tmp_path, **kw):
+    from dragoman.tui.screens.migrate import MigrateScreen
+    from tests.tui.test_migrate_wizard import WizardApp, options
+
+    screen = MigrateScreen(pool, cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=False, **kw)
+    return WizardApp(screen), screen
+
+
+async def _until(pilot, predicate) -> None:
+    for _ in range(1200):
+        if predicate():
+            break
+        await pilot.pause(0.05)
+    await pilot.pause(0.3)
+
+
+WIZARD = {
+    # (context, pool, steps, keys after the plan)
+    "blocked_preflight": ("dragoman-sim-viewer", "l4-serve", None, ()),
+    "plan": (None, "l4-serve", None, ()),
+    "confirmation": (None, "l4-serve", None, ("a",)),
+    "rollback_nothing_recorded": (None, "l4-serve", ["cordon"], ("r",)),
+    "done": (None, "t4-batch", ["cordon"], ("a", "tab", "enter")),
+}
+
+
+@pytest.mark.parametrize("size", sorted(SIZES))
+@pytest.mark.parametrize("state", sorted(WIZARD))
+async def test_wizard_snapshot(state, size, tmp_path) -> None:
+    """The wizard's states against the demo simulator; compared as text (the plan names the simulator's random port)."""
+    from migrate_support import demo
+
+    from dragoman.fleet.cluster import connect
+
+    context, pool, steps, keys = WIZARD[state]
+    async with demo() as sim:
+        cluster = await connect(str(sim.kubeconfig_path), context)
+        try:
+            app, screen = _wizard_app(cluster, pool, tmp_path, steps=steps)
+            async with app.run_test(size=SIZES[size]) as pilot:
+                await _until(pilot, lambda: screen.plan is not None or screen.error)
+                for k in keys:
+                    await pilot.press(k)
+                    await pilot.pause(0.3)
+                if state == "done":
+                    await _until(pilot, lambda: screen.result is not None)
+                lines = [s.text.rstrip() for s in app.screen._compositor.render_strips()]
+        finally:
+            await cluster.close()
+    text = "\n".join(lines)
+    expected = {
+        "blocked_preflight": ["✗ blocked:", "STATE"],
+        "plan": ["STATE", "preflight", "Migration plan"],
+        "confirmation": ["Apply — pool l4-serve", "Cancel"],
+        "rollback_nothing_recorded": ["Migration plan", "STATE"],
+        "done": ["done"],
+    }[state]
+    for part in expected:
+        assert part in text, f"{state} {size}: {part!r} not on screen:\n{text}"
+    width = SIZES[size][0]
+    assert all(len(line) <= width for line in lines)
+    if state != "confirmation":
+        assert "STATE" in text  # the state column is never cut
