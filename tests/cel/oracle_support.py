@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import pathlib
@@ -37,15 +38,28 @@ def _inputs() -> list[pathlib.Path]:
     return sorted(PACKAGE.glob("*.go")) + [MODULE / "go.mod", MODULE / "go.sum"]
 
 
+def _digest() -> str:
+    h = hashlib.sha256()
+    for p in _inputs():
+        if p.exists():
+            h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def _stale(binary: pathlib.Path) -> bool:
+    # By content, not only by time: a fresh clone (CI) has every file newer than yesterday's binary.
     if not binary.is_file():
         return True
-    built_at = binary.stat().st_mtime
+    stamp = binary.with_name("celoracle.inputs")
+    if stamp.is_file():
+        return stamp.read_text().strip() != _digest()
+    built_at = binary.stat().st_mtime  # a binary from before the stamp: by time
     return any(p.stat().st_mtime > built_at for p in _inputs() if p.exists())
 
 
 def oracle_binary() -> pathlib.Path:
-    """The built oracle; `go build` runs only when the binary is missing or older than its source or go.mod/go.sum."""
+    """The built oracle; `go build` runs only when the binary is missing or was built from other sources
+    (controlplane/celoracle/*.go, go.mod, go.sum)."""
     binary = oracle_path()
     if not _stale(binary):
         return binary
@@ -73,6 +87,7 @@ def oracle_binary() -> pathlib.Path:
             tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
             raise OracleUnavailable(f"go build ./celoracle in {MODULE} failed (exit {proc.returncode}):\n{tail}")
         os.replace(tmp, binary)  # never a half-written binary under the final name
+        binary.with_name("celoracle.inputs").write_text(_digest() + "\n")
         (binary.parent / "celoracle.buildtime").write_text(f"{time.monotonic() - t0:.1f}\n")
     return binary
 
