@@ -12,16 +12,30 @@ import time
 SIZE = (120, 40)
 
 # (file name, keys pressed from the Pools view; a callable gets the app)
+def _cel(expression: str):
+    def load(app) -> None:
+        app.screen.editor.load_text(expression)
+    return load
+
+
+# (file name, keys pressed from the Pools view; a callable gets the app)
 SHOTS = (
     ("pools", ()),
     ("nodes", (lambda app: app.screen.table.move_to("a100-serve"), "enter")),
     ("node-both-stacks", ("colon", *"nodes", "enter", "slash", *"ownership=both", "enter", "d")),
-    ("devices-h100", ("colon", *"devices", "enter", "slash", *"h100", "enter")),
+    # What the H100s publish: every attribute and capacity their pool's devices carry, with values and counts.
+    ("devices-h100", ("colon", *"attributes", "enter", "slash", *"pools=*h100*", "enter")),
     ("attributes", ("colon", *"attributes", "enter")),
     ("claims", ("colon", *"claims", "enter")),
     ("stuck-pods", ("colon", *"pending", "enter")),
     ("stuck-pod-describe", ("colon", *"pending", "enter", "enter")),
     ("findings", ("colon", *"findings", "enter")),
+    ("playground", ("colon", *"cel", "enter",
+                    _cel('device.attributes["gpu.nvidia.com"].productName.contains("H100") &&\n'
+                         'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("80Gi")) >= 0'))),
+    ("wizard", (lambda app: app.screen.table.move_to("l4-serve"), "m")),
+    ("accounting", ("colon", *"accounting", "enter")),
+    ("load", ("colon", *"load", "enter", "s")),
     ("help", ("question_mark",)),
 )
 
@@ -36,6 +50,20 @@ async def _settle(pilot, timeout: float = 60.0) -> None:
     while not _settled(pilot.app) and time.monotonic() < deadline:
         await pilot.pause(0.05)
     await pilot.pause(0.2)
+
+
+async def _ready(pilot, name: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    screen = pilot.app.screen
+    while time.monotonic() < deadline:
+        if name == "playground" and getattr(screen, "explained_gen", -2) == getattr(screen, "gen", -1):
+            break
+        if name == "wizard" and (getattr(screen, "plan", None) is not None or getattr(screen, "error", "")):
+            break
+        if name == "load" and len(getattr(pilot.app.feed, "load_sampler", None).samples if getattr(pilot.app.feed, "load_sampler", None) else ()) >= 2:
+            break
+        await pilot.pause(0.1)
+    await pilot.pause(0.5)
 
 
 async def take(out: pathlib.Path) -> list[pathlib.Path]:
@@ -66,6 +94,9 @@ async def take(out: pathlib.Path) -> list[pathlib.Path]:
                         else:
                             await pilot.press(k)
                         await _settle(pilot)
+                    if name in ("playground", "wizard", "load"):
+                        # The playground evaluates, the wizard reads the cluster and plans: give them time to draw.
+                        await _ready(pilot, name)
                     path = out / f"{name}.svg"
                     app.save_screenshot(path.name, str(out))
                     written.append(path)

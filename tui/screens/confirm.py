@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
@@ -17,8 +17,10 @@ class ConfirmWriteScreen(ModalScreen[bool]):
 
     DEFAULT_CSS = """
     ConfirmWriteScreen { align: center middle; }
-    ConfirmWriteScreen > Vertical { width: 76; height: auto; max-height: 90%; border: thick $warning; background: $panel; padding: 1 2; }
-    ConfirmWriteScreen .confirm-text { height: auto; margin-bottom: 1; }
+    ConfirmWriteScreen > Vertical { width: 76; max-width: 100%; height: auto; max-height: 100%; border: thick $warning; background: $panel; padding: 0 1; }
+    /* The plan's lines scroll; the name to type and the buttons always stay on screen (at 80x24 they were cut off). */
+    ConfirmWriteScreen #confirm-scroll { height: auto; max-height: 40vh; margin-bottom: 1; }
+    ConfirmWriteScreen .confirm-text { height: auto; }
     ConfirmWriteScreen Input { margin-bottom: 1; }
     ConfirmWriteScreen Horizontal { height: auto; align-horizontal: right; }
     ConfirmWriteScreen Button { margin-left: 2; }
@@ -34,7 +36,8 @@ class ConfirmWriteScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(f"[b]{self.title_text}[/b]")
-            yield Static(self.text, classes="confirm-text", markup=False)
+            with VerticalScroll(id="confirm-scroll"):
+                yield Static(self.text, classes="confirm-text", markup=False)
             for i, (prompt, _word) in enumerate(self.typed):
                 yield Label(prompt)
                 yield Input(placeholder="type it here", id=f"typed-{i}")
