@@ -378,8 +378,9 @@ def run(quick: bool) -> list[Figure]:
                 f.write(yaml.safe_dump(cp.kubeconfig()))
             kc = str(kc)
 
-            # Without kubelets, the node lifecycle controller marks every new pod not ready, one status write each at
-            # kube-controller-manager's 20 requests/s: let that drain, so the intervals below compare an idle server.
+            # Without kubelets every node goes NotReady and the controllers react with writes of their own (taints,
+            # pod conditions) at kube-controller-manager's 20 requests/s: let them drain, so the intervals below
+            # compare a server as idle as it gets.
             t = time.perf_counter()
             writes = _settle(cp)
             settle_s = time.perf_counter() - t
