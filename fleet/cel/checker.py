@@ -144,7 +144,9 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
     "sub": [(Q, [Q], Q), (Q, [I], Q)],
     "asInteger": [(Q, [], I)],
     "asApproximateFloat": [(Q, [], D)],
-    "sign": [(Q, [], I)],
+    # cel-go declares the name sign but no overload on Quantity in either environment (the oracle: "found no
+    # matching overload for 'sign' applied to 'kubernetes.Quantity.()'", new and stored).
+    "sign": [],
     "isInteger": [(Q, [], B)],
     # library/lists.go declares these per element type (comparableTypes, summableTypes): see _list_elem_ok.
     "isSorted": [(LDYN, [], B)],
@@ -552,7 +554,7 @@ class Checker:
             matches.append(result(tt, ats) if callable(result) else result)
         if not matches:
             where = f"{type_str(tt)}." if target is not None else ""
-            if target is not None and all(r is None for r, _, _ in sigs):
+            if target is not None and sigs and all(r is None for r, _, _ in sigs):
                 raise self.err(n, f"undeclared reference to '{name}' (in container '')", "undeclared")
             raise self.err(n, f"found no matching overload for '{name}' applied to '{where}({', '.join(type_str(x) for x in ats)})'")
         self._literal_checks(n, name, target, args)

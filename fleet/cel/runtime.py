@@ -1036,7 +1036,9 @@ def f_sort(x: Any) -> list:
 
 def f_lists_range(n: Any) -> list:
     _int(n)
-    return list(range(max(0, n)))
+    if n < 0:  # cel-go's lists library (the oracle's message); not an empty list
+        raise CelRuntimeError(f"lists.range: size must be non-negative, got {n}")
+    return list(range(n))
 
 
 def f_first(x: Any) -> Optional_:

@@ -198,7 +198,9 @@ CASES = [
     ("quantity-as-integer-error", 'quantity("9999999999999999999999999999999999999G").asInteger() == 0', GPU, E("cannot convert value to integer"), QT + " as_integer_error"),
     ("quantity-is-integer-false", 'quantity("9999999999999999999999999999999999999G").isInteger()', GPU, False, QT + " is_integer"),
     ("quantity-float", 'quantity("50.703k").asApproximateFloat() == 50703.0', GPU, True, QT + " as_float"),
-    ("quantity-sign", 'quantity("-1Mi").sign() == -1', GPU, True, "apiserver library/quantity.go sign"),
+    # Kubernetes 1.37 declares sign but no Quantity overload, new or stored (the cel-go oracle,
+    # oracle_regressions.yaml oracle-quantity-sign-is-not-declared); library/quantity.go's sign is not reached.
+    ("quantity-sign", 'quantity("-1Mi").sign() == -1', GPU, C("type", "no matching overload for 'sign'"), "cel-go oracle: Kubernetes v1.37.2"),
     ("quantity-no-overload-compile", "isQuantity([1, 2, 3])", GPU, C("type", "no matching overload for 'isQuantity'"), QT + " isQuantity_noOverload"),
     ("quantity-mig-multiprocessors", f'{Q}.multiprocessors.asInteger() >= 14', MIG, True, "dra-facts.md d: MIG capacity"),
     # --- strings, regex, lists ---
