@@ -348,18 +348,21 @@ def _time_kubectl(kubectl: str, kubeconfig: str, home: str) -> float:
 # ------------------------------------------------------------------------------------------------ the benchmark
 
 def run(quick: bool) -> list[Figure]:
-    from dragoman.sim.controlplane.build import cache_dir, check_dir
+    from dragoman.sim.controlplane.build import KUBE_VERSION, built, cache_dir
     from dragoman.sim.controlplane.processes import ControlPlane
     from dragoman.sim.scenarios.scale import generate_scale
 
     # 1,000 nodes (8,000 GPUs, half published in 500 ResourceSlices), 5,000 GPU pods and 1,000 driver pods: what loads in a few
     # minutes on the 2-core machine these figures come from (README, "Against the real control plane").
     nodes, pods, runs, live_s = (100, 500, 1, 5.0) if quick else (1_000, 5_000, 3, LIVE_S)
+    binaries = built()
+    if binaries is None:
+        raise RuntimeError(f"the control plane {KUBE_VERSION} is not built in {cache_dir()}; `dragoman controlplane build` makes it")
     stages = _bodies(generate_scale(nodes=nodes, pods=pods))
     n_objects = sum(len(v) for v in stages.values())
     figures: list[Figure] = []
     load_before = os.getloadavg()[0]
-    cp = ControlPlane(check_dir(cache_dir()), users=None)
+    cp = ControlPlane(binaries, users=None)
     with tempfile.TemporaryDirectory(prefix="dragoman-bench-cp-") as home:
         try:
             t = time.perf_counter()
