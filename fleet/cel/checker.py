@@ -482,7 +482,7 @@ class Checker:
             l, r = ats
             if not (assignable(l, r) or assignable(r, l) or "null" in (l, r)):
                 raise self.err(n, f"found no matching overload for '{name}' applied to '({type_str(l)}, {type_str(r)})'")
-            n.cost += _linear(sizes, 0.1)
+            n.cost += _equality_cost(args, ats)
             return B
         if name in ("_<_", "_<=_", "_>_", "_>=_"):
             l, r = ats
@@ -621,6 +621,19 @@ def _sum_size(sizes: list) -> float | None:
 def _linear(sizes: list, factor: float) -> float:
     s = max((x for x in sizes if x is not None), default=0)
     return math.ceil(factor * s)
+
+
+# cel-go's estimate for an operand of no known size (checker/cost.go UnknownSizeEstimate: math.MaxUint64).
+UNKNOWN_SIZE = 2**64 - 1
+
+
+def _equality_cost(args: list[Node], ats: list) -> float:
+    # checker/cost.go: == and != cost 0.1 x the smaller operand's maximum size. A type value has none (not a
+    # scalar, no estimator size), so type(x) == T is estimated at ~1.8e18 and refused as too complex (the oracle).
+    # Other operands keep this checker's sizes: the Kubernetes estimator sizes quantities, semvers and IPs.
+    if all(t == "type" for t in ats):
+        return math.ceil(0.1 * UNKNOWN_SIZE)
+    return _linear([a.size for a in args], 0.1)
 
 
 def cont_size(n: Node) -> float:

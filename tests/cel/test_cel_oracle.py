@@ -159,8 +159,6 @@ def _both(*preds: Callable[[Disagreement], bool]) -> Callable[[Disagreement], bo
 KNOWN: list[tuple[str, str, Callable[[Disagreement], bool]]] = [
     # IP/CIDR, optional literals and the RE2 dialect were classes here until 866f8ab closed them.
     # --- found by the oracle; dragoman's side (see oracle_regressions.yaml and the report) ---
-    ("cost-type-equality", "cel-go estimates == / != on type values at ~1.8e18 (unknown size), so any type() comparison is too complex",
-     _both(_has("type("), _cel_go("compile error cost"))),
     ("cost-unsized-operands", "cel-go's estimator charges comparisons and string functions by the operands' maximum size; dragoman's estimate is lower",
      _both(_cel_go("compile error cost"), _ours("compiles"))),
     ("declared-unsupported", "dragoman says 'valid in Kubernetes, not supported here' (url, timestamp, duration, ...)", _ours("not supported here")),

@@ -25,9 +25,26 @@ from dragoman.fleet.cel.engine import build_selector, check_expression, compile_
 CASES_FILE = Path(__file__).with_name("upstream_cases.yaml")
 
 
+# Where the verbatim table's answer is not what Kubernetes gives a DRA selector. Both come from apiserver's
+# ip_test.go / cidr_test.go, which run with no cost limit; as a new DRA selector cel-go's estimator costs == on type
+# values at ~1.8e18 and refuses them as too complex (the cel-go oracle; oracle_regressions.yaml
+# oracle-type-of-ip-is-too-complex). The table file stays upstream's copy; the override lives here.
+OVERRIDES = {
+    "ip-type-of-ip-is-net-ip": {"error": "cost"},
+    "cidr-type-of-cidr-is-net-cidr": {"error": "cost"},
+}
+
+
+def _override(case: dict) -> dict:
+    if case["id"] not in OVERRIDES:
+        return case
+    case = {k: v for k, v in case.items() if k not in ("expect", "error")}
+    return {**case, **OVERRIDES[case["id"]]}
+
+
 @functools.cache
 def cases() -> list[dict]:
-    return yaml.safe_load(CASES_FILE.read_text())
+    return [_override(c) for c in yaml.safe_load(CASES_FILE.read_text())]
 
 
 def _ids(selected: list[dict]) -> list[str]:
