@@ -49,7 +49,8 @@ def check_expression(expression: str, environment: Environment | str | None = No
     if not isinstance(expression, str):
         raise CelCompileError("expression must be a string", "syntax")
     size = len(expression.encode("utf-8"))  # the API server counts bytes, as Go's len() does
-    if size > MAX_EXPRESSION_LENGTH:
+    # Only a selector being written is held to the length limit; Kubernetes never re-validates a stored one (the oracle).
+    if size > MAX_EXPRESSION_LENGTH and not env.stored:
         raise CelCompileError(f"must have at most {MAX_EXPRESSION_LENGTH} bytes (the expression has {size})", "too-long")
     if not expression.strip():
         raise CelCompileError("syntax error: the expression is empty", "syntax", 1, 1)

@@ -159,6 +159,13 @@ def test_includes_is_declared_for_stored_selectors_and_with_the_list_gate_only()
     assert _answer(expr, Environment("new", list_type_attributes=True)) == ("value", True)
 
 
+def test_only_a_new_selector_is_held_to_the_length_limit() -> None:
+    # Kubernetes validates length when a selector is written, never a stored one (the cel-go oracle agrees).
+    expr = '"' + "a" * 11000 + '" != ""'
+    assert _answer(expr, "new")[:2] == ("compile", "too-long")
+    assert _answer(expr, "stored") == ("value", True)
+
+
 def test_a_new_selector_cannot_iterate_an_attribute_a_stored_one_can() -> None:
     expr = f"{X}.ids.exists(i, i == 2)"
     kind, _, message = _answer(expr, "new")
