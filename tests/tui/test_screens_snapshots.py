@@ -76,11 +76,24 @@ STATES = {
 }
 
 
+def _frozen(run_before):
+    """The state, then every text cursor held still: a blinking cursor made the picture depend on the moment it was taken."""
+    async def run(pilot) -> None:
+        await run_before(pilot)
+        for w in pilot.app.screen.query("Input, TextArea"):
+            w.cursor_blink = False
+            if hasattr(w, "_cursor_visible"):
+                w._cursor_visible = True
+            w.refresh()
+        await pilot.pause(0.2)
+    return run
+
+
 @pytest.mark.parametrize("size", sorted(SIZES))
 @pytest.mark.parametrize("state", sorted(STATES))
 def test_screen_snapshot(state, size, snap_compare, tmp_path) -> None:
     app = snapshot_app(snapshot_copy(tmp_path))
-    assert snap_compare(app, terminal_size=SIZES[size], run_before=STATES[state])
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=_frozen(STATES[state]))
 
 
 # ---------------------------------------------------------------------------------------------------- the wizard
