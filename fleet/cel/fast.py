@@ -273,12 +273,13 @@ def _call(n: Node) -> Fn:
             # attribute == "literal": a str compare when the left value is a string, the general rule otherwise.
             def eq_lit(e: dict) -> bool:
                 v = fl(e)
-                r = v == lit if type(v) is str else rt.equals(v, lit)
-                return not r if neg else r
+                if type(v) is str:
+                    return (v != lit) if neg else (v == lit)
+                return rt.not_equals(v, lit) if neg else rt.equals(v, lit)
 
             return eq_lit
         if neg:
-            return lambda e: not rt.equals(fl(e), fr(e))
+            return lambda e: rt.not_equals(fl(e), fr(e))
         return lambda e: rt.equals(fl(e), fr(e))
     if name in ("_<_", "_<=_", "_>_", "_>=_"):
         fl, fr = fargs

@@ -251,7 +251,7 @@ def _functions() -> dict[str, Callable[..., Any]]:
     fns["__opt_select__"] = lambda c, k: _opt_access(c, k, True)
     fns["__opt_index__"] = _opt_access
     fns["_==_"] = _wrap(rt.equals)
-    fns["_!=_"] = _wrap(lambda a, b: not rt.equals(a, b))
+    fns["_!=_"] = _wrap(rt.not_equals)
     for op in ("_<_", "_<=_", "_>_", "_>=_"):
         fns[op] = _wrap(lambda a, b, op=op: rt.compare(a, b, op))
     fns["_in_"] = _in

@@ -141,6 +141,9 @@ def _is_num(v: Any) -> bool:
     return t is int or t is float or t is Uint
 
 
+_K8S_VALUE_TYPES = (Semver, Quantity, IP, CIDR)
+
+
 def equals(a: Any, b: Any) -> bool:
     """cel-go `types.Equal`: null first, then the left operand's Equal (heterogeneous numbers, errors for k8s types)."""
     if a is None or b is None:
@@ -1198,6 +1201,14 @@ def f_includes(target: Any, arg: Any) -> bool:
                 return True
         return False
     return _equal_or_false(target, arg)
+
+
+def not_equals(a: Any, b: Any) -> bool:
+    """`a != b` as cel-go answers it: a Kubernetes value (semver, quantity, IP, CIDR) against another type is true,
+    though `==` on the same pair is no-such-overload (the cel-go oracle; oracle_regressions.yaml)."""
+    if type(a) in _K8S_VALUE_TYPES and b is not None and type(b) is not type(a):
+        return True
+    return not equals(a, b)
 
 
 def _equal_or_false(a: Any, b: Any) -> bool:
