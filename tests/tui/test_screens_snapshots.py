@@ -68,12 +68,33 @@ STATES = {
     "describe_stuck_pod": _keys("5", "enter"),
     "yaml_pool": _keys("y"),
     "describe_attribute": _keys("7", "d"),
+}
+
+# The playground's states are checked as screen text: its result lines arrive from an evaluation thread, and the
+# picture of the moment they land was not stable from run to run.
+PLAYGROUND = {
     "playground_matches": _cel(_text('device.attributes["gpu.nvidia.com"].productName.contains("H100")')),
     "playground_compile_error": _cel(_text('device.driver ==')),
     "playground_runtime_errors": _cel(_text('device.attributes["gpu.nvidia.com"].index < 4')),
+}
+STATES.update({
     "playground_help": _cel("f1"),
     "generate_form": _cel(_text('device.driver == "no.such.driver"'), "ctrl+g", "tab", *"gpu.nvidia.com"),
-}
+})
+PLAYGROUND_SAYS = {"playground_matches": "match 24", "playground_compile_error": "✗ line 1",
+                   "playground_runtime_errors": "✗ "}
+
+
+@pytest.mark.parametrize("size", sorted(SIZES))
+@pytest.mark.parametrize("state", sorted(PLAYGROUND))
+async def test_playground_states(state, size, tmp_path) -> None:
+    app = snapshot_app(snapshot_copy(tmp_path))
+    async with app.run_test(size=SIZES[size]) as pilot:
+        await PLAYGROUND[state](pilot)
+        lines = [s.text for s in app.screen._compositor.render_strips()]
+    text = "\n".join(lines)
+    assert PLAYGROUND_SAYS[state] in text, text
+    assert "by pool:" in text or state == "playground_compile_error"
 
 
 def _frozen(run_before):
