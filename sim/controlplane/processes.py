@@ -63,6 +63,7 @@ class ControlPlane:
         self.audit_log = pathlib.Path(audit_log) if audit_log else self.dir / "audit.log"
         self.port = 0
         self.url = ""
+        self._ssl: ssl.SSLContext | None = None
         self._add_user({"name": ADMIN, "groups": ["system:masters"]})
         for u in users or ():
             if u.get("name") != ADMIN:
@@ -132,7 +133,6 @@ class ControlPlane:
                 "--client-cert-auth=true",
                 # A throwaway cluster on one machine: fsync buys nothing and costs most of etcd's write latency.
                 "--unsafe-no-fsync=true", "--quota-backend-bytes=8589934592", "--log-level=warn",
-                "--listen-metrics-urls=", 
             ],
         )
         tokens = "".join(
@@ -153,7 +153,7 @@ class ControlPlane:
                 f"--client-ca-file={p('ca.crt')}",
                 f"--token-auth-file={token_file}", "--anonymous-auth=false",
                 "--authorization-mode=RBAC",
-                f"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
                 f"--service-account-key-file={p('sa.pub')}", f"--service-account-signing-key-file={p('sa.key')}",
                 f"--service-cluster-ip-range={SERVICE_CIDR}",
                 "--allow-privileged=true",
@@ -205,8 +205,10 @@ class ControlPlane:
                 )
 
     def ssl_context(self) -> ssl.SSLContext:
-        ctx = ssl.create_default_context(cadata=self.pki.ca_pem.decode())
-        return ctx
+        # Made once: the readiness and service-account waits ask many times, and a context costs a CA parse.
+        if self._ssl is None:
+            self._ssl = ssl.create_default_context(cadata=self.pki.ca_pem.decode())
+        return self._ssl
 
     def request(self, method: str, path: str, body: Any = None, *, token: str | None = None, timeout: float = 30.0, content_type: str = "application/json") -> tuple[int, Any]:
         """One API request as `token` (default the admin): (code, decoded JSON or text)."""

@@ -52,7 +52,6 @@ class Served:
     def request(self, method: str, path: str, body: Any = None, *, user: str = "admin", content_type: str = "application/json", query: str = "") -> tuple[int, Any]:
         import base64
         import ssl
-        import tempfile
         import urllib.error
         import urllib.request
 

@@ -89,6 +89,13 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
     for flag, value in (("--faults", args.faults), ("--speed", args.speed), ("--no-controllers", args.no_controllers), ("--port", args.port)):
         if value:
             raise UserError(f"{flag} is a setting of the embedded simulator; the real control plane does not take it (drop {flag} or --control-plane).", ExitCode.INPUT)
+    from dragoman.fleet.safefile import check_target
+
+    # Refused before four processes start, not after: the same rules as every file dragoman writes.
+    if args.write_kubeconfig:
+        check_target(args.write_kubeconfig, "--write-kubeconfig")
+    if args.audit_log_path:
+        check_target(args.audit_log_path, "--audit-log-path")
     cluster = RealCluster(resolve(args.control_plane), sc.objects, sc.users, audit_log=args.audit_log_path)
 
     async def serve() -> None:
