@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from dragoman.actions.audit import AuditLog
 from dragoman.fleet.errors import ReadOnlyError
 
 _PATHS = {
     ("resource.k8s.io/v1", "DeviceClass"): ("/apis/resource.k8s.io/v1/deviceclasses", False),
-    ("resource.k8s.io/v1", "ResourceClaimTemplate"): ("/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaimtemplates", True),
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): (
+        "/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaimtemplates",
+        True,
+    ),
     ("resource.k8s.io/v1", "ResourceClaim"): ("/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims", True),
 }
 
@@ -62,8 +66,15 @@ async def dry_run(cluster: Any, objects: Iterable[dict]) -> list[Applied]:
     return await _apply(cluster, list(objects), dry=True)
 
 
-async def apply_objects(cluster: Any, objects: Iterable[dict], *, audit: AuditLog, by: dict | None = None,
-                        read_only: bool = False, plan_id: str | None = None) -> list[Applied]:
+async def apply_objects(
+    cluster: Any,
+    objects: Iterable[dict],
+    *,
+    audit: AuditLog,
+    by: dict | None = None,
+    read_only: bool = False,
+    plan_id: str | None = None,
+) -> list[Applied]:
     """Dry-run every object first (all or nothing), then create or replace each, with an audit intent before and outcome after."""
     objs = list(objects)
     if read_only:
@@ -75,7 +86,9 @@ async def apply_objects(cluster: Any, objects: Iterable[dict], *, audit: AuditLo
     return await _apply(cluster, objs, dry=False, audit=audit, plan_id=plan_id or f"playground-{uuid.uuid4().hex[:8]}")
 
 
-async def _apply(cluster: Any, objs: list[dict], *, dry: bool, audit: AuditLog | None = None, plan_id: str = "") -> list[Applied]:
+async def _apply(
+    cluster: Any, objs: list[dict], *, dry: bool, audit: AuditLog | None = None, plan_id: str = ""
+) -> list[Applied]:
     from dragoman.fleet.cluster import ApiError
 
     out = []
@@ -102,25 +115,44 @@ async def _apply(cluster: Any, objs: list[dict], *, dry: bool, audit: AuditLog |
             verb, method, url = "create", "POST", path
         else:
             verb, method, url = "replace", "PUT", f"{path}/{name}"
-            body["metadata"] = {**(cur.get("metadata") or {}), **{k: v for k, v in meta.items() if k in ("labels", "annotations")}}
+            body["metadata"] = {
+                **(cur.get("metadata") or {}),
+                **{k: v for k, v in meta.items() if k in ("labels", "annotations")},
+            }
         write_id = None
         ref = {"kind": kind, "namespace": ns, "name": name}
         key = f"{plan_id}/apply/{kind}/{ns}/{name}"
         if audit is not None:
-            write_id = audit.intent(key=key, plan_id=plan_id, step="playground-apply", obj=ref, verb=verb,
-                                    before=None if cur is None else {"spec": cur.get("spec")}, after={"spec": obj.get("spec")},
-                                    command=f"kubectl {'create' if cur is None else 'replace'} -f <playground YAML>")
+            write_id = audit.intent(
+                key=key,
+                plan_id=plan_id,
+                step="playground-apply",
+                obj=ref,
+                verb=verb,
+                before=None if cur is None else {"spec": cur.get("spec")},
+                after={"spec": obj.get("spec")},
+                command=f"kubectl {'create' if cur is None else 'replace'} -f <playground YAML>",
+            )
         try:
             await cluster.request(method, url, body, query=q)
         except ApiError as exc:
             msg = exc.message if hasattr(exc, "message") else str(exc)
             if audit is not None and write_id:
-                audit.outcome(write_id, key=key, plan_id=plan_id, step="playground-apply", obj=ref, result="failed", message=msg)
+                audit.outcome(
+                    write_id, key=key, plan_id=plan_id, step="playground-apply", obj=ref, result="failed", message=msg
+                )
             out.append(Applied(kind, ns, name, "failed", msg))
             continue
         if audit is not None and write_id:
-            audit.outcome(write_id, key=key, plan_id=plan_id, step="playground-apply", obj=ref, result="applied",
-                          after={"spec": obj.get("spec")})
+            audit.outcome(
+                write_id,
+                key=key,
+                plan_id=plan_id,
+                step="playground-apply",
+                obj=ref,
+                result="applied",
+                after={"spec": obj.get("spec")},
+            )
         done = "created" if cur is None else "replaced"
         out.append(Applied(kind, ns, name, f"would be {done}" if dry else done))
     return out

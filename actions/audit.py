@@ -7,12 +7,21 @@ import json
 import os
 import pathlib
 import uuid
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from dragoman.fleet.debugtrace import redact
 
 # Keys that never reach the log, whatever a caller passes (a Secret's data, a token in a kubeconfig...).
-_SECRET_KEYS = {"token", "password", "client-key-data", "client-certificate-data", "stringdata", "authorization", "bearer"}
+_SECRET_KEYS = {
+    "token",
+    "password",
+    "client-key-data",
+    "client-certificate-data",
+    "stringdata",
+    "authorization",
+    "bearer",
+}
 
 
 def default_path() -> pathlib.Path:
@@ -22,7 +31,7 @@ def default_path() -> pathlib.Path:
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _scrub(value: Any) -> Any:
@@ -30,8 +39,14 @@ def _scrub(value: Any) -> Any:
         return {k: ("<redacted>" if k.lower() in _SECRET_KEYS else _scrub(v)) for k, v in value.items()}
     if isinstance(value, list):
         return [_scrub(v) for v in value]
-    if isinstance(value, str) and ("Bearer" in value or "Basic" in value or "--token" in value or "--password" in value
-                                   or "eyJ" in value or "-----BEGIN" in value):
+    if isinstance(value, str) and (
+        "Bearer" in value
+        or "Basic" in value
+        or "--token" in value
+        or "--password" in value
+        or "eyJ" in value
+        or "-----BEGIN" in value
+    ):
         return redact(value)  # a kubectl command or a message that quotes a credential
     return value
 
@@ -39,7 +54,14 @@ def _scrub(value: Any) -> Any:
 class AuditLog:
     """Appends records to one JSON-lines file (fsync'd, so a crash right after a write still finds its intent)."""
 
-    def __init__(self, path: str | os.PathLike | None = None, *, user: dict | None = None, context: str = "", cluster: dict | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        user: dict | None = None,
+        context: str = "",
+        cluster: dict | None = None,
+    ) -> None:
         self.path = pathlib.Path(path) if path else default_path()
         self.user = user or {}
         self.context = context
@@ -53,7 +75,9 @@ class AuditLog:
         except OSError as exc:
             from dragoman.fleet.errors import ExitCode, UserError
 
-            raise UserError(f"cannot write the audit log to {self.path} ({exc.strerror or exc}).", ExitCode.INPUT) from None
+            raise UserError(
+                f"cannot write the audit log to {self.path} ({exc.strerror or exc}).", ExitCode.INPUT
+            ) from None
         line = json.dumps(_scrub(record), sort_keys=False, separators=(",", ":"))
         # A regular file only, never through a link; 0600 even when it existed with another mode (README's promise).
         fd = open_append(str(self.path), "the audit log")
@@ -64,11 +88,31 @@ class AuditLog:
             os.close(fd)
 
     def _base(self, kind: str, write_id: str, plan_id: str, step: str, obj: dict) -> dict:
-        return {"time": now(), "record": kind, "writeId": write_id, "planId": plan_id, "step": step,
-                "user": self.user, "context": self.context, "cluster": self.cluster, "object": obj}
+        return {
+            "time": now(),
+            "record": kind,
+            "writeId": write_id,
+            "planId": plan_id,
+            "step": step,
+            "user": self.user,
+            "context": self.context,
+            "cluster": self.cluster,
+            "object": obj,
+        }
 
-    def intent(self, *, write_id: str | None = None, key: str, plan_id: str, step: str, obj: dict, verb: str,
-               before: Any, after: Any, command: str = "") -> str:
+    def intent(
+        self,
+        *,
+        write_id: str | None = None,
+        key: str,
+        plan_id: str,
+        step: str,
+        obj: dict,
+        verb: str,
+        before: Any,
+        after: Any,
+        command: str = "",
+    ) -> str:
         """Record that a write is about to be made; returns its write id (pass it to outcome)."""
         write_id = write_id or uuid.uuid4().hex[:16]
         rec = self._base("intent", write_id, plan_id, step, obj)
@@ -76,8 +120,19 @@ class AuditLog:
         self._append(rec)
         return write_id
 
-    def outcome(self, write_id: str, *, key: str, plan_id: str, step: str, obj: dict, result: str, after: Any = None,
-                message: str = "", observed_on_resume: bool = False) -> None:
+    def outcome(
+        self,
+        write_id: str,
+        *,
+        key: str,
+        plan_id: str,
+        step: str,
+        obj: dict,
+        result: str,
+        after: Any = None,
+        message: str = "",
+        observed_on_resume: bool = False,
+    ) -> None:
         rec = self._base("outcome", write_id, plan_id, step, obj)
         rec.update(key=key, result=result, after=after, message=message)
         if observed_on_resume:
@@ -86,8 +141,17 @@ class AuditLog:
 
     def note(self, *, plan_id: str, step: str, message: str, **extra: Any) -> None:
         """A record that is not a write (a lock taken over, a run refused)."""
-        rec = {"time": now(), "record": "note", "planId": plan_id, "step": step, "user": self.user, "context": self.context,
-               "cluster": self.cluster, "message": message, **extra}
+        rec = {
+            "time": now(),
+            "record": "note",
+            "planId": plan_id,
+            "step": step,
+            "user": self.user,
+            "context": self.context,
+            "cluster": self.cluster,
+            "message": message,
+            **extra,
+        }
         self._append(rec)
 
     def records(self) -> Iterator[dict]:

@@ -12,8 +12,14 @@ from dragoman.fleet import ownership as own
 from dragoman.fleet.cluster import RETRYABLE_STATUS, ApiError
 
 SWITCH_STEPS = {"exclude-device-plugin", "scope-driver", "device-class", "uncordon", "verify"}
-GANG_MARKS = ("scheduling.x-k8s.io/pod-group", "pod-group.scheduling.sigs.k8s.io", "jobset.sigs.k8s.io/jobset-name",
-              "kueue.x-k8s.io/pod-group-name", "scheduling.k8s.io/group-name", "volcano.sh/job-name")
+GANG_MARKS = (
+    "scheduling.x-k8s.io/pod-group",
+    "pod-group.scheduling.sigs.k8s.io",
+    "jobset.sigs.k8s.io/jobset-name",
+    "kueue.x-k8s.io/pod-group-name",
+    "scheduling.k8s.io/group-name",
+    "volcano.sh/job-name",
+)
 MIN_KERNEL_DRIVER = (550, 0)
 
 
@@ -34,22 +40,39 @@ async def bridge_served(ctx: Context) -> tuple[list[str], list[str]]:
             version = ""
     v = own.parse_kubelet_version(version)
     if v is not None and v[:2] < own.BRIDGE_VERSION:
-        blockers.append(f"the API server is {version}; the extended-resource bridge (DRAExtendedResource) is on from v1.36.")
-    probe = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-             "metadata": {"name": "dragoman-preflight-bridge-probe"},
-             "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}],
-                      "extendedResourceName": "example.com/dragoman-probe"}}
+        blockers.append(
+            f"the API server is {version}; the extended-resource bridge (DRAExtendedResource) is on from v1.36."
+        )
+    probe = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "dragoman-preflight-bridge-probe"},
+        "spec": {
+            "selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}],
+            "extendedResourceName": "example.com/dragoman-probe",
+        },
+    }
     try:
         # A dry run changes nothing, so a 429 or 5xx is simply asked again.
-        ans = await ctx.cluster.request("POST", "/apis/resource.k8s.io/v1/deviceclasses", probe, query={"dryRun": "All"}, retry=True)
+        ans = await ctx.cluster.request(
+            "POST", "/apis/resource.k8s.io/v1/deviceclasses", probe, query={"dryRun": "All"}, retry=True
+        )
         if (ans.get("spec") or {}).get("extendedResourceName") != "example.com/dragoman-probe":
-            blockers.append("the API server dropped DeviceClass spec.extendedResourceName in a dry run: it does not serve the "
-                            "extended-resource bridge (DRAExtendedResource off).")
+            blockers.append(
+                "the API server dropped DeviceClass spec.extendedResourceName in a dry run: it does not serve the "
+                "extended-resource bridge (DRAExtendedResource off)."
+            )
         else:
-            notes.append(f"the API server {version or ''} serves the bridge: a dry-run DeviceClass kept extendedResourceName.".replace("  ", " "))
+            notes.append(
+                f"the API server {version or ''} serves the bridge: a dry-run DeviceClass kept extendedResourceName.".replace(
+                    "  ", " "
+                )
+            )
     except ApiError as exc:
         if exc.status == 403:
-            blockers.append("user may not create DeviceClasses (a dry run was forbidden); the device-class step needs it.")
+            blockers.append(
+                "user may not create DeviceClasses (a dry run was forbidden); the device-class step needs it."
+            )
         elif exc.status in RETRYABLE_STATUS:
             raise  # the server is struggling, which is no answer about the bridge: stop, and let the operator run it again
         else:
@@ -60,18 +83,24 @@ async def bridge_served(ctx: Context) -> tuple[list[str], list[str]]:
 def _driver_facts(pic: cap.Picture) -> list[str]:
     st = pic.driver
     if st is None:
-        return ["the NVIDIA DRA driver is not installed: the scope-driver step installs chart dra-driver-nvidia-gpu 0.4.0 "
-                "(it renders extendedResourceName nvidia.com/gpu on class gpu.nvidia.com)."]
+        return [
+            "the NVIDIA DRA driver is not installed: the scope-driver step installs chart dra-driver-nvidia-gpu 0.4.0 "
+            "(it renders extendedResourceName nvidia.com/gpu on class gpu.nvidia.com)."
+        ]
     w = st.workload
     out = [f"DRA driver: {st.ref} ({w.describe()}), image {st.image or '?'}."]
     ver = w.version or ""
     nums = [int(x) for x in re.findall(r"\d+", ver)[:2]] + [0, 0]
     if nums[0] == 0 and (nums[0], nums[1]) >= (0, 4) or nums[0] >= 25 and (nums[0], nums[1]) >= (25, 12):
-        out.append(f"driver {ver} renders extendedResourceName nvidia.com/gpu on gpu.nvidia.com and publishes "
-                   "resource.kubernetes.io/pciBusID (no index, minor or pcieBusID).")
+        out.append(
+            f"driver {ver} renders extendedResourceName nvidia.com/gpu on gpu.nvidia.com and publishes "
+            "resource.kubernetes.io/pciBusID (no index, minor or pcieBusID)."
+        )
     elif ver:
-        out.append(f"driver {ver} predates v25.12.0: its chart does not put extendedResourceName on its class, and it "
-                   "publishes older attributes; upgrade it before relying on the bridge.")
+        out.append(
+            f"driver {ver} predates v25.12.0: its chart does not put extendedResourceName on its class, and it "
+            "publishes older attributes; upgrade it before relying on the bridge."
+        )
     return out
 
 
@@ -81,13 +110,23 @@ def _node_prereqs(pic: cap.Picture) -> tuple[list[str], list[str]]:
         info = (n.get("status") or {}).get("nodeInfo") or {}
         rt = info.get("containerRuntimeVersion") or ""
         m = re.match(r"(containerd|cri-o)://v?(\d+)\.(\d+)", rt)
-        if m and ((m.group(1) == "containerd" and (int(m.group(2)), int(m.group(3))) < (1, 7))
-                  or (m.group(1) == "cri-o" and (int(m.group(2)), int(m.group(3))) < (1, 23))):
-            blockers.append(f"node {name}: container runtime {rt} has no CDI support the DRA driver needs "
-                            "(containerd 1.7+, CRI-O 1.23+).")
+        if m and (
+            (m.group(1) == "containerd" and (int(m.group(2)), int(m.group(3))) < (1, 7))
+            or (m.group(1) == "cri-o" and (int(m.group(2)), int(m.group(3))) < (1, 23))
+        ):
+            blockers.append(
+                f"node {name}: container runtime {rt} has no CDI support the DRA driver needs "
+                "(containerd 1.7+, CRI-O 1.23+)."
+            )
         labels = (n.get("metadata") or {}).get("labels") or {}
         kd = labels.get("nvidia.com/cuda.driver-version.full") or ".".join(
-            x for x in (labels.get("nvidia.com/cuda.driver-version.major"), labels.get("nvidia.com/cuda.driver-version.minor")) if x)
+            x
+            for x in (
+                labels.get("nvidia.com/cuda.driver-version.major"),
+                labels.get("nvidia.com/cuda.driver-version.minor"),
+            )
+            if x
+        )
         if kd:
             parts = [int(x) for x in re.findall(r"\d+", kd)[:2]] + [0]
             if tuple(parts[:2]) < MIN_KERNEL_DRIVER:
@@ -108,8 +147,10 @@ def _gangs(pic: cap.Picture) -> list[str]:
                 groups[f"{md.get('namespace')}/{marks[k]}"] = groups.get(f"{md.get('namespace')}/{marks[k]}", 0) + 1
         if (p.get("spec") or {}).get("schedulingGroup") or (p.get("spec") or {}).get("workloadRef"):
             groups[f"{md.get('namespace')}/{md.get('name')}"] = 1
-    return [f"gang workload {g} ({n} pod(s) on the pool): a drain evicts its members one by one and splits it."
-            for g, n in sorted(groups.items())]
+    return [
+        f"gang workload {g} ({n} pod(s) on the pool): a drain evicts its members one by one and splits it."
+        for g, n in sorted(groups.items())
+    ]
 
 
 async def switch_checks(ctx: Context, plans: list[StepPlan], plan: StepPlan) -> None:
@@ -121,11 +162,15 @@ async def switch_checks(ctx: Context, plans: list[StepPlan], plan: StepPlan) -> 
     for name in sorted(pic.nodes):
         kv = ((pic.nodes[name].get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion")
         if not _kubelet_ok(kv):
-            plan.blockers.append(f"kubelet-too-old: node {name} runs kubelet {kv or '?'}; the bridge needs v1.36+ "
-                                 "(an older kubelet runs nvidia.com/gpu pods without their GPU). Upgrade the pool first.")
+            plan.blockers.append(
+                f"kubelet-too-old: node {name} runs kubelet {kv or '?'}; the bridge needs v1.36+ "
+                "(an older kubelet runs nvidia.com/gpu pods without their GPU). Upgrade the pool first."
+            )
     for st in pic.device_plugins:
-        plan.notes.append(f"device plugin: {st.ref} ({st.workload.describe()}) — excluded by "
-                          f"{ {'node-label': 'the GPU Operator deploy label', 'helm': 'helm upgrade', 'daemonset': 'a DaemonSet affinity patch', 'gitops': 'its GitOps source'}[mechanism(st)] }.")
+        plan.notes.append(
+            f"device plugin: {st.ref} ({st.workload.describe()}) — excluded by "
+            f"{ {'node-label': 'the GPU Operator deploy label', 'helm': 'helm upgrade', 'daemonset': 'a DaemonSet affinity patch', 'gitops': 'its GitOps source'}[mechanism(st)] }."
+        )
     plan.notes.extend(_driver_facts(pic))
     nb, nw = _node_prereqs(pic)
     plan.blockers.extend(nb)
@@ -133,20 +178,26 @@ async def switch_checks(ctx: Context, plans: list[StepPlan], plan: StepPlan) -> 
     for name in sorted(pic.nodes):
         v = pic.node_view(name)
         if v is not None and v.sharing:
-            plan.warnings.append(f"sharing-capacity-change: node {name} shares its GPUs ({v.sharing}); nvidia.com/gpu counts "
-                                 "replicas or MIG slices today and whole devices through DRA.")
+            plan.warnings.append(
+                f"sharing-capacity-change: node {name} shares its GPUs ({v.sharing}); nvidia.com/gpu counts "
+                "replicas or MIG slices today and whole devices through DRA."
+            )
     plan.warnings.extend(_gangs(pic))
     views = [pic.node_view(n) for n in pic.nodes]
     products = {v.product for v in views if v is not None}
     if len(views) <= 2 and len(products) == 1 and not any(v.sharing for v in views if v is not None):
-        plan.notes.append("migration-optional: a small pool of identical whole GPUs with no sharing; the device plugin "
-                          "remains a reasonable choice here.")
+        plan.notes.append(
+            "migration-optional: a small pool of identical whole GPUs with no sharing; the device plugin "
+            "remains a reasonable choice here."
+        )
     # The class that will serve nvidia.com/gpu, caught before the class step.
     from dragoman.actions.device_class import decide
 
     d = decide(pic)
     for fid, sentence in d.problems:
-        fixed = " — the device-class step adds the type clause" if fid == "class-too-broad" and d.change is not None else ""
+        fixed = (
+            " — the device-class step adds the type clause" if fid == "class-too-broad" and d.change is not None else ""
+        )
         plan.warnings.append(f"{fid}: DeviceClass {d.name}, which will serve nvidia.com/gpu, {sentence}{fixed}.")
     plan.blockers.extend(d.blockers)
     # The capacity gate: before anything is written, cordon included.
@@ -155,12 +206,17 @@ async def switch_checks(ctx: Context, plans: list[StepPlan], plan: StepPlan) -> 
     failures = [g for g in gate if not g.ok]
     if failures:
         if cap_accepted(ctx):
-            plan.warnings.append("capacity change accepted (--accept-capacity-change): " + " ".join(f.reason + "." for f in failures))
+            plan.warnings.append(
+                "capacity change accepted (--accept-capacity-change): " + " ".join(f.reason + "." for f in failures)
+            )
         else:
             plan.blockers.append(cap.gate_blocker(failures))
     else:
-        plan.notes.append("capacity gate: " + ", ".join(f"{g.node} {g.served}→{g.after}" for g in gate)
-                          + f" nvidia.com/gpu (through DeviceClass {d.name}).")
+        plan.notes.append(
+            "capacity gate: "
+            + ", ".join(f"{g.node} {g.served}→{g.after}" for g in gate)
+            + f" nvidia.com/gpu (through DeviceClass {d.name})."
+        )
     missing = await base.missing_access(ctx, _switch_access(ctx, plans, pic))
     if missing:
         plan.blockers.append(f"user {ctx.cluster.user!r} may not: " + "; ".join(a.text() for a in missing) + ".")
@@ -184,8 +240,13 @@ def _switch_access(ctx: Context, plans: list[StepPlan], pic: cap.Picture) -> lis
             if c.kind == "DaemonSet" and c.verb == "patch":
                 need.add(base.Access("patch", "daemonsets", "apps", namespace=c.namespace))
             elif c.kind == "DeviceClass":
-                need.add(base.Access({"create": "create", "update": "update", "delete": "delete"}.get(c.verb, "update"),
-                                     "deviceclasses", "resource.k8s.io"))
+                need.add(
+                    base.Access(
+                        {"create": "create", "update": "update", "delete": "delete"}.get(c.verb, "update"),
+                        "deviceclasses",
+                        "resource.k8s.io",
+                    )
+                )
     if any(p.step == "verify" for p in plans):
         ns = getattr(ctx.options, "canary_namespace", "default")
         need.add(base.Access("create", "pods", namespace=ns))
@@ -214,12 +275,24 @@ class SwitchPreflight(base.Preflight):
             pic = await cap.read_picture(ctx)
             served = {g.node: g.served for g in cap.gate(pic)}
             await cap.record(ctx, "servedBefore", served, "switch: GPUs served before the switch recorded")
-            await cap.record(ctx, "before", await cap.figures(ctx, pic), "switch: the pool's figures before the switch recorded")
-            await cap.record(ctx, "pendingBefore", sorted(
-                f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in pic.objects["Pod"]
-                if (p.get("status") or {}).get("phase") == "Pending"
-                and ((p.get("spec") or {}).get("nodeSelector") or {}).get(ctx.pool_label) == ctx.pool),
-                "switch: GPU pods of the pool pending before the migration recorded")
-            await cap.record(ctx, "cordonedBefore", sorted(n for n, o in pic.nodes.items() if (o.get("spec") or {}).get("unschedulable")),
-                             "switch: nodes cordoned before the migration recorded")
+            await cap.record(
+                ctx, "before", await cap.figures(ctx, pic), "switch: the pool's figures before the switch recorded"
+            )
+            await cap.record(
+                ctx,
+                "pendingBefore",
+                sorted(
+                    f"{p['metadata']['namespace']}/{p['metadata']['name']}"
+                    for p in pic.objects["Pod"]
+                    if (p.get("status") or {}).get("phase") == "Pending"
+                    and ((p.get("spec") or {}).get("nodeSelector") or {}).get(ctx.pool_label) == ctx.pool
+                ),
+                "switch: GPU pods of the pool pending before the migration recorded",
+            )
+            await cap.record(
+                ctx,
+                "cordonedBefore",
+                sorted(n for n, o in pic.nodes.items() if (o.get("spec") or {}).get("unschedulable")),
+                "switch: nodes cordoned before the migration recorded",
+            )
         return problems

@@ -19,7 +19,9 @@ DRIVER = "gpu.nvidia.com"
 # The chart's class (dra-facts.md §d): whole GPUs only.
 CANONICAL_CLASS = "gpu.nvidia.com"
 CANONICAL_SELECTOR = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
-TYPE_GPU = re.compile(r"""\.type\s*==\s*['"]gpu['"]|\[['"]type['"]\]\s*==\s*['"]gpu['"]|['"]gpu['"]\s*==\s*[^&|]*\.type\b""")
+TYPE_GPU = re.compile(
+    r"""\.type\s*==\s*['"]gpu['"]|\[['"]type['"]\]\s*==\s*['"]gpu['"]|['"]gpu['"]\s*==\s*[^&|]*\.type\b"""
+)
 STALE = ("index", "minor", "pcieBusID")
 
 _LISTS = {
@@ -82,8 +84,11 @@ class Picture:
         return placement.selects_node(stack.pod_spec, node, labels_override=labels)
 
     def slices_of(self, node: str) -> list[dict]:
-        return [s for s in self.objects["ResourceSlice"]
-                if (s.get("spec") or {}).get("nodeName") == node and (s.get("spec") or {}).get("driver") == DRIVER]
+        return [
+            s
+            for s in self.objects["ResourceSlice"]
+            if (s.get("spec") or {}).get("nodeName") == node and (s.get("spec") or {}).get("driver") == DRIVER
+        ]
 
     def published(self, node: str) -> list[dict]:
         """Devices of the newest generation the driver publishes for the node."""
@@ -91,8 +96,12 @@ class Picture:
         if not slices:
             return []
         gen = max(int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) for s in slices)
-        return [d for s in slices if int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) == gen
-                for d in (s.get("spec") or {}).get("devices") or []]
+        return [
+            d
+            for s in slices
+            if int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) == gen
+            for d in (s.get("spec") or {}).get("devices") or []
+        ]
 
     def plugin_pods(self, node: str) -> list[dict]:
         out = []
@@ -100,8 +109,12 @@ class Picture:
             if (p.get("spec") or {}).get("nodeName") != node:
                 continue
             w = own.classify_pod(p, {(s.workload.namespace, s.workload.name): s.workload for s in self.device_plugins})
-            if w is not None and w.role == "device-plugin" and (p.get("status") or {}).get("phase") in ("Running", "Pending") \
-                    and not (p.get("metadata") or {}).get("deletionTimestamp"):
+            if (
+                w is not None
+                and w.role == "device-plugin"
+                and (p.get("status") or {}).get("phase") in ("Running", "Pending")
+                and not (p.get("metadata") or {}).get("deletionTimestamp")
+            ):
                 out.append(p)
         return out
 
@@ -143,8 +156,11 @@ async def read_picture(ctx: Any) -> Picture:
         objects[kind] = items
     model = FleetModel(ctx.pool_label)
     model.load(objects)
-    nodes = {n["metadata"]["name"]: n for n in objects["Node"]
-             if ((n.get("metadata") or {}).get("labels") or {}).get(ctx.pool_label) == ctx.pool}
+    nodes = {
+        n["metadata"]["name"]: n
+        for n in objects["Node"]
+        if ((n.get("metadata") or {}).get("labels") or {}).get(ctx.pool_label) == ctx.pool
+    }
     dps: list[Stack] = []
     drivers: list[Stack] = []
     for ds in objects["DaemonSet"]:
@@ -158,8 +174,11 @@ async def read_picture(ctx: Any) -> Picture:
             drivers.append(st)
     pic = Picture(ctx.pool, ctx.pool_label, model, nodes, [], None, objects)
     for st in dps:
-        running_here = any(own.classify_pod(p, {(st.workload.namespace, st.workload.name): st.workload}) == st.workload
-                           and (p.get("spec") or {}).get("nodeName") in nodes for p in objects["Pod"])
+        running_here = any(
+            own.classify_pod(p, {(st.workload.namespace, st.workload.name): st.workload}) == st.workload
+            and (p.get("spec") or {}).get("nodeName") in nodes
+            for p in objects["Pod"]
+        )
         if running_here or any(pic.selects(st, n) for n in nodes.values()):
             pic.device_plugins.append(st)
     # The GPU kubelet plugin (a container named gpus or the chart's kubelet-plugin DaemonSet) over other driver parts.
@@ -214,12 +233,22 @@ def class_problems(expressions: list[str], version: str) -> list[tuple[str, str]
     out = []
     text = " ".join(expressions)
     if not any(TYPE_GPU.search(e) for e in expressions):
-        out.append(("class-too-broad", "its selector has no type == 'gpu' clause, so MIG or vfio devices would go to nvidia.com/gpu pods"))
+        out.append(
+            (
+                "class-too-broad",
+                "its selector has no type == 'gpu' clause, so MIG or vfio devices would go to nvidia.com/gpu pods",
+            )
+        )
     published = nvs.published_attributes(version)
     stale = [a for a in STALE if re.search(rf"\b{a}\b", text) and a not in published]
     if stale:
-        out.append(("stale-attribute", f"its selector reads {', '.join(stale)}, which driver {version.rsplit(':', 1)[-1]} no longer "
-                                       "publishes (use uuid or resource.kubernetes.io/pciBusID)"))
+        out.append(
+            (
+                "stale-attribute",
+                f"its selector reads {', '.join(stale)}, which driver {version.rsplit(':', 1)[-1]} no longer "
+                "publishes (use uuid or resource.kubernetes.io/pciBusID)",
+            )
+        )
     return out
 
 
@@ -236,8 +265,13 @@ class NodeGate:
         return self.served == self.after
 
     def to_json(self) -> dict:
-        return {"node": self.node, "servedToday": self.served, "servedAfter": self.after, "source": self.source,
-                "reason": self.reason}
+        return {
+            "node": self.node,
+            "servedToday": self.served,
+            "servedAfter": self.after,
+            "source": self.source,
+            "reason": self.reason,
+        }
 
 
 def future_class(pic: Picture) -> tuple[str, list[str], str]:
@@ -257,7 +291,11 @@ def gate(pic: Picture, *, served: dict[str, int] | None = None, use_slices_only:
         if today is None:
             today = pic.allocatable(node)
             if today == 0 and pic.published(node):
-                today = matching(pic.published(node), pic.class_expressions(pic.serving_class() or ""))[0] if pic.serving_class() else 0
+                today = (
+                    matching(pic.published(node), pic.class_expressions(pic.serving_class() or ""))[0]
+                    if pic.serving_class()
+                    else 0
+                )
         if use_slices_only:
             devices, source = pic.published(node), "slices"
         else:
@@ -270,19 +308,27 @@ def gate(pic: Picture, *, served: dict[str, int] | None = None, use_slices_only:
     return out
 
 
-def _reason(pic: Picture, node: str, g: NodeGate, cls: str, exprs: list[str], why: str, devices: list[dict], errors: list[str]) -> str:
+def _reason(
+    pic: Picture, node: str, g: NodeGate, cls: str, exprs: list[str], why: str, devices: list[dict], errors: list[str]
+) -> str:
     raw = pic.nodes[node]
     labels = (raw.get("metadata") or {}).get("labels") or {}
     replicas = own.parse_count(labels.get("nvidia.com/gpu.replicas")) or 1
     whole = sum(1 for d in devices if ((d.get("attributes") or {}).get("type") or {}).get("string") == "gpu")
     if not devices:
-        return (f"node {node}: no devices are expected ({'no GFD labels and no slices' if g.source == 'none' else 'no slices published'}), "
-                f"and it serves {g.served} nvidia.com/gpu today")
-    parts = [f"node {node}: serves {g.served} nvidia.com/gpu today, {g.after} after the switch through DeviceClass {cls} ({why})"]
+        return (
+            f"node {node}: no devices are expected ({'no GFD labels and no slices' if g.source == 'none' else 'no slices published'}), "
+            f"and it serves {g.served} nvidia.com/gpu today"
+        )
+    parts = [
+        f"node {node}: serves {g.served} nvidia.com/gpu today, {g.after} after the switch through DeviceClass {cls} ({why})"
+    ]
     if replicas > 1:
         strategy = labels.get("nvidia.com/gpu.sharing-strategy") or "time-slicing"
-        parts.append(f"{strategy} ×{replicas} makes the device plugin offer {whole} GPUs as {whole * replicas} replicas; "
-                     "through DRA each GPU is one device (the replicas disappear)")
+        parts.append(
+            f"{strategy} ×{replicas} makes the device plugin offer {whole} GPUs as {whole * replicas} replicas; "
+            "through DRA each GPU is one device (the replicas disappear)"
+        )
     elif errors:
         parts.append("its selector fails on these devices: " + errors[0])
     elif g.after < whole:
@@ -295,8 +341,10 @@ def _reason(pic: Picture, node: str, g: NodeGate, cls: str, exprs: list[str], wh
 def gate_blocker(failures: list[NodeGate]) -> str:
     shown = " ".join(f"{f.reason}." for f in failures[:4])
     more = f" (and {len(failures) - 4} more nodes)" if len(failures) > 4 else ""
-    return (f"capacity gate: the number of GPUs the pool serves as nvidia.com/gpu would change on {len(failures)} "
-            f"node(s): {shown}{more} Pass --accept-capacity-change to accept the new count.")
+    return (
+        f"capacity gate: the number of GPUs the pool serves as nvidia.com/gpu would change on {len(failures)} "
+        f"node(s): {shown}{more} Pass --accept-capacity-change to accept the new count."
+    )
 
 
 # ---------------------------------------------------------------- figures recorded in the pool's ConfigMap
@@ -309,6 +357,7 @@ async def record(ctx: Any, key: str, value: Any, message: str = "") -> None:
 
     def m(s: dict) -> None:
         s.setdefault("switch", {})[key] = value
+
     await ctx.state._write(m, message or f"switch: {key} recorded")
 
 
@@ -323,20 +372,37 @@ async def figures(ctx: Any, pic: Picture | None = None) -> dict:
     pic = pic or await read_picture(ctx)
     nodes = set(pic.nodes)
     pods = [p for p in pic.objects["Pod"] if (p.get("spec") or {}).get("nodeName") in nodes]
-    pending = [p for p in pic.objects["Pod"] if (p.get("status") or {}).get("phase") == "Pending"
-               and ((p.get("spec") or {}).get("nodeSelector") or {}).get(pic.pool_label) == pic.pool]
-    claims = [c for c in pic.objects["ResourceClaim"]
-              if any(((r.get("pool") or "") in nodes) for r in ((((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []))]
+    pending = [
+        p
+        for p in pic.objects["Pod"]
+        if (p.get("status") or {}).get("phase") == "Pending"
+        and ((p.get("spec") or {}).get("nodeSelector") or {}).get(pic.pool_label) == pic.pool
+    ]
+    claims = [
+        c
+        for c in pic.objects["ResourceClaim"]
+        if any(
+            ((r.get("pool") or "") in nodes)
+            for r in ((((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or [])
+        )
+    ]
     slices = [s for s in pic.objects["ResourceSlice"] if (s.get("spec") or {}).get("nodeName") in nodes]
     return {
-        "time": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "time": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "nodes": len(nodes),
         "allocatableGpu": sum(pic.allocatable(n) for n in nodes),
         "devices": sum(len(pic.published(n)) for n in nodes),
         "pendingPods": len(pending),
         "pods": len(pods),
         "claims": len(claims),
-        "bridgeClaims": sum(1 for c in claims if ((c.get("metadata") or {}).get("annotations") or {}).get("resource.kubernetes.io/extended-resource-claim") == "true"),
+        "bridgeClaims": sum(
+            1
+            for c in claims
+            if ((c.get("metadata") or {}).get("annotations") or {}).get(
+                "resource.kubernetes.io/extended-resource-claim"
+            )
+            == "true"
+        ),
         "slices": len(slices),
         "apiObjects": {k: len(v) for k, v in pic.objects.items()},
     }

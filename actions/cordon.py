@@ -18,8 +18,18 @@ def node_fingerprint(node: dict) -> str:
 
 
 def migration_value(ctx: Context, step_id: str, step: str, state: str, started: str) -> str:
-    return json.dumps({"pool": ctx.pool, "step": step, "stepId": step_id, "state": state, "started": started,
-                       "by": ctx.by.get("name", ""), "plan": ctx.plan_id}, separators=(",", ":"))
+    return json.dumps(
+        {
+            "pool": ctx.pool,
+            "step": step,
+            "stepId": step_id,
+            "state": state,
+            "started": started,
+            "by": ctx.by.get("name", ""),
+            "plan": ctx.plan_id,
+        },
+        separators=(",", ":"),
+    )
 
 
 class _Schedulability(Step):
@@ -29,8 +39,13 @@ class _Schedulability(Step):
     def _change(self, node: dict) -> Change:
         name = node["metadata"]["name"]
         cur = bool((node.get("spec") or {}).get("unschedulable"))
-        return Change("Node", name, before={"spec": {"unschedulable": cur}}, after={"spec": {"unschedulable": self.target}},
-                      command=f"kubectl {self.verb_word} {name}")
+        return Change(
+            "Node",
+            name,
+            before={"spec": {"unschedulable": cur}},
+            after={"spec": {"unschedulable": self.target}},
+            command=f"kubectl {self.verb_word} {name}",
+        )
 
     async def plan(self, ctx: Context) -> StepPlan:
         plan = self.new_plan()
@@ -56,12 +71,27 @@ class _Schedulability(Step):
                 if bool((node.get("spec") or {}).get("unschedulable")) == self.target:
                     return None
                 # The resourceVersion makes a node that changed under us (a heartbeat) a 409: read again, try again.
-                body = {"metadata": {"resourceVersion": node["metadata"]["resourceVersion"],
-                                     "annotations": {MIGRATION_ANNOTATION: migration_value(ctx, self.id, self.name, "rolled-back" if self.id.startswith("rollback:") else "done", started)}},
-                        "spec": {"unschedulable": self.target}}
+                body = {
+                    "metadata": {
+                        "resourceVersion": node["metadata"]["resourceVersion"],
+                        "annotations": {
+                            MIGRATION_ANNOTATION: migration_value(
+                                ctx,
+                                self.id,
+                                self.name,
+                                "rolled-back" if self.id.startswith("rollback:") else "done",
+                                started,
+                            )
+                        },
+                    },
+                    "spec": {"unschedulable": self.target},
+                }
 
                 async def do(dry: bool) -> dict:
-                    return await ctx.cluster.request("PATCH", path, body, query={"dryRun": "All"} if dry else None, content_type=MERGE)
+                    return await ctx.cluster.request(
+                        "PATCH", path, body, query={"dryRun": "All"} if dry else None, content_type=MERGE
+                    )
+
                 return do
 
             await ctx.write_retrying(self.id, change, key, prepare, label=self.name)
@@ -84,7 +114,9 @@ class _Schedulability(Step):
             node = await ctx.cluster.get(f"/api/v1/nodes/{obj.get('name')}")
         except ApiError:
             return False
-        return bool((node.get("spec") or {}).get("unschedulable")) == bool(((intent.get("after") or {}).get("spec") or {}).get("unschedulable"))
+        return bool((node.get("spec") or {}).get("unschedulable")) == bool(
+            ((intent.get("after") or {}).get("spec") or {}).get("unschedulable")
+        )
 
 
 @register
@@ -102,7 +134,9 @@ class Cordon(_Schedulability):
         plan = await super().plan(ctx)
         already = [n for n in self.nodes if f"Node/{n}" in plan.reads and n not in plan.blast_nodes]
         if already:
-            plan.notes.append(f"already cordoned, left as they are (and left cordoned by a rollback): {', '.join(already)}")
+            plan.notes.append(
+                f"already cordoned, left as they are (and left cordoned by a rollback): {', '.join(already)}"
+            )
         plan.notes.append("DaemonSet pods tolerate the cordon: the device plugin keeps running until it is excluded.")
         return plan
 

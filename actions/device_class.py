@@ -5,7 +5,16 @@ from __future__ import annotations
 import dataclasses
 
 from dragoman.actions import ops
-from dragoman.actions.capacity import CANONICAL_CLASS, CANONICAL_SELECTOR, GPU, Picture, class_problems, driver_version, matching, read_picture
+from dragoman.actions.capacity import (
+    CANONICAL_CLASS,
+    CANONICAL_SELECTOR,
+    GPU,
+    Picture,
+    class_problems,
+    driver_version,
+    matching,
+    read_picture,
+)
 from dragoman.actions.steps import Change, Context, StepPlan, register
 
 TYPE_CLAUSE = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
@@ -17,7 +26,9 @@ class Decision:
     expressions: list[str]  # its selectors after the step
     why: str
     change: Change | None = None
-    problems: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (finding id, sentence) of the class as it is
+    problems: list[tuple[str, str]] = dataclasses.field(
+        default_factory=list
+    )  # (finding id, sentence) of the class as it is
     blockers: list[str] = dataclasses.field(default_factory=list)
 
 
@@ -28,23 +39,39 @@ def decide(pic: Picture) -> Decision:
     version = driver_version(pic)
     if winner is None:
         existing = classes.get(CANONICAL_CLASS)
-        body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-                "metadata": {"name": CANONICAL_CLASS, "labels": {"app.kubernetes.io/managed-by": "dragoman"}},
-                "spec": {"selectors": [{"cel": {"expression": CANONICAL_SELECTOR}}], "extendedResourceName": GPU}}
+        body = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": CANONICAL_CLASS, "labels": {"app.kubernetes.io/managed-by": "dragoman"}},
+            "spec": {"selectors": [{"cel": {"expression": CANONICAL_SELECTOR}}], "extendedResourceName": GPU},
+        }
         if existing is not None:
-            spec = dict((existing.raw.get("spec") or {}))
+            spec = dict(existing.raw.get("spec") or {})
             exprs = list(existing.expressions)
             probs = class_problems(exprs, version)
             if any(p[0] == "class-too-broad" for p in probs):
                 spec["selectors"] = list(spec.get("selectors") or []) + [{"cel": {"expression": TYPE_CLAUSE}}]
                 exprs.append(TYPE_CLAUSE)
             spec["extendedResourceName"] = GPU
-            body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-                    "metadata": {"name": CANONICAL_CLASS, "labels": (existing.raw.get("metadata") or {}).get("labels") or {}}, "spec": spec}
-            d = Decision(CANONICAL_CLASS, exprs, "no class served nvidia.com/gpu; dragoman names it on the existing class")
+            body = {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {
+                    "name": CANONICAL_CLASS,
+                    "labels": (existing.raw.get("metadata") or {}).get("labels") or {},
+                },
+                "spec": spec,
+            }
+            d = Decision(
+                CANONICAL_CLASS, exprs, "no class served nvidia.com/gpu; dragoman names it on the existing class"
+            )
             d.change = ops.class_change(CANONICAL_CLASS, existing.raw, body, d.why)
         else:
-            d = Decision(CANONICAL_CLASS, [CANONICAL_SELECTOR], "no class served nvidia.com/gpu; dragoman creates the chart's class")
+            d = Decision(
+                CANONICAL_CLASS,
+                [CANONICAL_SELECTOR],
+                "no class served nvidia.com/gpu; dragoman creates the chart's class",
+            )
             d.change = ops.class_change(CANONICAL_CLASS, None, body, d.why)
         stale = [p for p in class_problems(d.expressions, version) if p[0] == "stale-attribute"]
         d.blockers += [f"DeviceClass {CANONICAL_CLASS}: {s} ({fid})." for fid, s in stale]
@@ -53,17 +80,27 @@ def decide(pic: Picture) -> Decision:
     exprs = list(c.expressions)
     probs = class_problems(exprs, version)
     naming = pic.model.classes_naming(GPU)
-    why = f"adopted: it serves nvidia.com/gpu today (newest of {len(naming)} naming it)" if len(naming) > 1 else "adopted: it serves nvidia.com/gpu today"
+    why = (
+        f"adopted: it serves nvidia.com/gpu today (newest of {len(naming)} naming it)"
+        if len(naming) > 1
+        else "adopted: it serves nvidia.com/gpu today"
+    )
     d = Decision(winner, exprs, why, problems=probs)
     for fid, sentence in probs:
         if fid == "stale-attribute":
-            d.blockers.append(f"DeviceClass {winner}, which serves nvidia.com/gpu, {sentence} ({fid}): every pod asking for "
-                              "nvidia.com/gpu on the pool would fail to schedule. Fix the selector before migrating.")
+            d.blockers.append(
+                f"DeviceClass {winner}, which serves nvidia.com/gpu, {sentence} ({fid}): every pod asking for "
+                "nvidia.com/gpu on the pool would fail to schedule. Fix the selector before migrating."
+            )
     if any(p[0] == "class-too-broad" for p in probs) and not d.blockers:
         spec = dict(c.raw.get("spec") or {})
         spec["selectors"] = list(spec.get("selectors") or []) + [{"cel": {"expression": TYPE_CLAUSE}}]
-        body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-                "metadata": {"name": winner, "labels": (c.raw.get("metadata") or {}).get("labels") or {}}, "spec": spec}
+        body = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": winner, "labels": (c.raw.get("metadata") or {}).get("labels") or {}},
+            "spec": spec,
+        }
         d.expressions = exprs + [TYPE_CLAUSE]
         d.why = "updated: the type == 'gpu' clause added, so only whole GPUs serve nvidia.com/gpu"
         d.change = ops.class_change(winner, c.raw, body, d.why)
@@ -92,8 +129,10 @@ def blast(pic: Picture, d: Decision) -> tuple[list[str], list[str], list[str]]:
             nodes.append(view.name)
             pools.add(view.pool)
         if lost_whole > 0:
-            refusals.append(f"node {view.name} of pool {view.pool}, already on DRA, would lose {lost_whole} GPU(s) "
-                            f"of nvidia.com/gpu through DeviceClass {d.name}")
+            refusals.append(
+                f"node {view.name} of pool {view.pool}, already on DRA, would lose {lost_whole} GPU(s) "
+                f"of nvidia.com/gpu through DeviceClass {d.name}"
+            )
     return sorted(nodes), sorted(pools), refusals
 
 
@@ -120,8 +159,10 @@ class DeviceClassStep(ops.SwitchStep):
             plan.blast_nodes = sorted(set(nodes) | set(pic.nodes))
             plan.blast_pools = sorted(set(pools) | {ctx.pool})
             if nodes:
-                plan.warnings.append(f"a DeviceClass is cluster-wide: nvidia.com/gpu changes on {len(nodes)} node(s) already on DRA "
-                                     f"(pools {', '.join(pools)}).")
+                plan.warnings.append(
+                    f"a DeviceClass is cluster-wide: nvidia.com/gpu changes on {len(nodes)} node(s) already on DRA "
+                    f"(pools {', '.join(pools)})."
+                )
             for r in refusals:
                 plan.blockers.append(f"refused: {r}.")
             plan.notes.append("the class is written after a server-side dry run (dryRun=All).")
@@ -139,4 +180,5 @@ class DeviceClassStep(ops.SwitchStep):
             if pic.serving_class() != d.name:
                 return [f"nvidia.com/gpu is served by {pic.serving_class()}, not {d.name}."]
             return []
+
         return await self.poll(ctx, check, timeout=30.0)

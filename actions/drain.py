@@ -7,7 +7,18 @@ import hashlib
 import time
 from typing import Any
 
-from dragoman.actions.steps import GPU, WRITE_ATTEMPTS, Change, Context, Step, StepPlan, backoff, register, retryable, uncertain
+from dragoman.actions.steps import (
+    GPU,
+    WRITE_ATTEMPTS,
+    Change,
+    Context,
+    Step,
+    StepPlan,
+    backoff,
+    register,
+    retryable,
+    uncertain,
+)
 from dragoman.fleet.cluster import ApiError, Unreachable
 from dragoman.fleet.placement import match_label_selector
 
@@ -47,11 +58,14 @@ def gpu_request(pod: dict) -> int:
     return total
 
 
-
 def pdbs_for(pod: dict, pdbs: list[dict]) -> list[dict]:
     md = pod.get("metadata") or {}
-    return [p for p in pdbs if (p.get("metadata") or {}).get("namespace") == md.get("namespace")
-            and match_label_selector((p.get("spec") or {}).get("selector"), md.get("labels") or {})]
+    return [
+        p
+        for p in pdbs
+        if (p.get("metadata") or {}).get("namespace") == md.get("namespace")
+        and match_label_selector((p.get("spec") or {}).get("selector"), md.get("labels") or {})
+    ]
 
 
 async def node_pods(ctx: Context, node: str) -> list[dict]:
@@ -75,8 +89,13 @@ async def annotate(ctx: Context, node: str, step_id: str, step: str, state: str,
     # The same value set again is harmless, so a conflict, a 429 or a 5xx is simply asked again.
     for attempt in range(WRITE_ATTEMPTS):
         try:
-            await ctx.cluster.request("PATCH", f"/api/v1/nodes/{node}", {"metadata": {"annotations": {MIGRATION_ANNOTATION: value}}},
-                                      content_type=MERGE, retry=True)
+            await ctx.cluster.request(
+                "PATCH",
+                f"/api/v1/nodes/{node}",
+                {"metadata": {"annotations": {MIGRATION_ANNOTATION: value}}},
+                content_type=MERGE,
+                retry=True,
+            )
             return
         except (ApiError, Unreachable) as exc:
             if not retryable(exc) or attempt == WRITE_ATTEMPTS - 1:
@@ -124,23 +143,38 @@ class Drain(Step):
                 budget = pdbs_for(pod, pdbs)
                 grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
                 forced = f"{md['namespace']}/{md['name']}" in ctx.options.force_pods
-                detail = {"node": node, "uid": md.get("uid"), "owner": f"{owner['kind']}/{owner['name']}" if owner else "",
-                          "pdb": ",".join(p["metadata"]["name"] for p in budget), "gracePeriodSeconds": grace,
-                          "gpus": gpu_request(pod), "forced": forced}
+                detail = {
+                    "node": node,
+                    "uid": md.get("uid"),
+                    "owner": f"{owner['kind']}/{owner['name']}" if owner else "",
+                    "pdb": ",".join(p["metadata"]["name"] for p in budget),
+                    "gracePeriodSeconds": grace,
+                    "gpus": gpu_request(pod),
+                    "forced": forced,
+                }
                 verb = "delete" if forced else "evict"
-                cmd = (f"kubectl delete pod -n {md['namespace']} {md['name']}" if forced
-                       else f"kubectl drain {node} --ignore-daemonsets --delete-emptydir-data --pod-selector=<{md['name']}>")
+                cmd = (
+                    f"kubectl delete pod -n {md['namespace']} {md['name']}"
+                    if forced
+                    else f"kubectl drain {node} --ignore-daemonsets --delete-emptydir-data --pod-selector=<{md['name']}>"
+                )
                 plan.changes.append(Change("Pod", md["name"], md["namespace"], verb, command=cmd, detail=detail))
                 if not owner:
-                    plan.warnings.append(f"pod {md['namespace']}/{md['name']} has no controller: once evicted nothing recreates it.")
+                    plan.warnings.append(
+                        f"pod {md['namespace']}/{md['name']} has no controller: once evicted nothing recreates it."
+                    )
         plan.blast_nodes = list(self.nodes) if plan.changes else []
         plan.blast_pools = [ctx.pool] if plan.changes else []
         for node in self.nodes:
             plan.notes.append(f"equivalent: kubectl drain {node} --ignore-daemonsets --delete-emptydir-data")
         if skipped:
-            plan.notes.append("left alone: " + ", ".join(f"{n} {w}{'s' if n > 1 else ''}" for w, n in sorted(skipped.items())))
+            plan.notes.append(
+                "left alone: " + ", ".join(f"{n} {w}{'s' if n > 1 else ''}" for w, n in sorted(skipped.items()))
+            )
         if ctx.options.force_pods:
-            plan.warnings.append("forced pods are deleted without eviction: their PodDisruptionBudgets are not consulted.")
+            plan.warnings.append(
+                "forced pods are deleted without eviction: their PodDisruptionBudgets are not consulted."
+            )
         return plan
 
     async def apply(self, ctx: Context, plan: StepPlan) -> list[str]:
@@ -163,7 +197,12 @@ class Drain(Step):
             if rec.get("step") == self.id and obj.get("kind") == "Pod":
                 landed = await self.observe(ctx, rec)
                 if landed:
-                    ctx.close_dangling(key, self.id, Change("Pod", obj["name"], obj.get("namespace", ""), rec.get("verb", "evict")), True)
+                    ctx.close_dangling(
+                        key,
+                        self.id,
+                        Change("Pod", obj["name"], obj.get("namespace", ""), rec.get("verb", "evict")),
+                        True,
+                    )
 
         async def one(node: str, pod: dict) -> None:
             nonlocal done
@@ -176,7 +215,13 @@ class Drain(Step):
             else:
                 done += 1
                 per_node_done[node] += 1
-                ctx.emit(self.id, per_node_done[node], per_node_total[node], f"evicted {md['namespace']}/{md['name']}", node=node)
+                ctx.emit(
+                    self.id,
+                    per_node_done[node],
+                    per_node_total[node],
+                    f"evicted {md['namespace']}/{md['name']}",
+                    node=node,
+                )
                 ctx.emit(self.id, done, total, "pods evicted")
 
         ctx.emit(self.id, 0, total, f"draining {len(self.nodes)} node(s), {total} pod(s)")
@@ -196,15 +241,25 @@ class Drain(Step):
         key = f"{ctx.plan_id}/{self.id}/Pod/{ns}/{name}/{uid}"
         forced = f"{ns}/{name}" in opts.force_pods
         node = (pod.get("spec") or {}).get("nodeName", "")
-        change = Change("Pod", name, ns, "delete" if forced else "evict", detail={"uid": uid},
-                        before={"uid": uid, "nodeName": node, "phase": (pod.get("status") or {}).get("phase")},
-                        after={"evicted": not forced, "deleted": forced},
-                        command=f"kubectl delete pod -n {ns} {name}" if forced else f"kubectl drain {node} --ignore-daemonsets --pod-selector=<{name}>")
+        change = Change(
+            "Pod",
+            name,
+            ns,
+            "delete" if forced else "evict",
+            detail={"uid": uid},
+            before={"uid": uid, "nodeName": node, "phase": (pod.get("status") or {}).get("phase")},
+            after={"evicted": not forced, "deleted": forced},
+            command=f"kubectl delete pod -n {ns} {name}"
+            if forced
+            else f"kubectl drain {node} --ignore-daemonsets --pod-selector=<{name}>",
+        )
         path = f"/api/v1/namespaces/{ns}/pods/{name}"
         owner = owner_of(pod)
         if opts.wait_for_jobs > 0 and owner and owner.get("kind") == "Job":
             job_deadline = min(deadline, time.monotonic() + opts.wait_for_jobs)
-            ctx.emit(self.id, 0, 0, f"waiting up to {opts.wait_for_jobs:g} s for Job pod {ns}/{name} to finish", node=node)
+            ctx.emit(
+                self.id, 0, 0, f"waiting up to {opts.wait_for_jobs:g} s for Job pod {ns}/{name} to finish", node=node
+            )
             while time.monotonic() < job_deadline:
                 cur = await self._current(ctx, path, uid)
                 if cur is None or (cur.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
@@ -222,13 +277,22 @@ class Drain(Step):
             if (cur.get("metadata") or {}).get("deletionTimestamp"):
                 ctx.close_dangling(key, self.id, change, True)
                 break
-            body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": ns},
-                    "deleteOptions": {"preconditions": {"uid": uid}}}
+            body = {
+                "apiVersion": "policy/v1",
+                "kind": "Eviction",
+                "metadata": {"name": name, "namespace": ns},
+                "deleteOptions": {"preconditions": {"uid": uid}},
+            }
 
             async def do(dry: bool) -> Any:
                 q = {"dryRun": "All"} if dry else None
                 if forced:
-                    return await ctx.cluster.request("DELETE", path, {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": uid}}, query=q)
+                    return await ctx.cluster.request(
+                        "DELETE",
+                        path,
+                        {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": uid}},
+                        query=q,
+                    )
                 return await ctx.cluster.request("POST", f"{path}/eviction", body, query=q)
 
             try:
@@ -251,14 +315,21 @@ class Drain(Step):
                     return ""
                 if exc.status != 429:
                     return f"pod {ns}/{name}: eviction failed: {exc.detail}"
-                causes = ((exc.body.get("details") or {}).get("causes") or [])
+                causes = (exc.body.get("details") or {}).get("causes") or []
                 why = "; ".join(c.get("message", "") for c in causes if c.get("message")) or exc.detail
                 if why != reported:
-                    ctx.emit(self.id, 0, 0, f"{ns}/{name} blocked: {why}", node=(pod.get("spec") or {}).get("nodeName", ""), level="warning")
+                    ctx.emit(
+                        self.id,
+                        0,
+                        0,
+                        f"{ns}/{name} blocked: {why}",
+                        node=(pod.get("spec") or {}).get("nodeName", ""),
+                        level="warning",
+                    )
                     reported = why
                 retry = (exc.body.get("details") or {}).get("retryAfterSeconds") or opts.evict_retry
                 if time.monotonic() + min(float(retry), opts.evict_retry) > deadline:
-                    return (f"pod {ns}/{name} is still blocked after {opts.drain_timeout:g} s: {why}")
+                    return f"pod {ns}/{name} is still blocked after {opts.drain_timeout:g} s: {why}"
                 await asyncio.sleep(min(float(retry), opts.evict_retry))
         # Evicted: wait until it is gone (its grace period).
         poll = 0.1
@@ -284,7 +355,10 @@ class Drain(Step):
         for node in self.nodes:
             left = [p for p in await node_pods(ctx, node) if not skip_reason(p)]
             if left:
-                out.append(f"node {node} still runs {len(left)} pod(s) a drain evicts: " + ", ".join(p["metadata"]["name"] for p in left[:5]))
+                out.append(
+                    f"node {node} still runs {len(left)} pod(s) a drain evicts: "
+                    + ", ".join(p["metadata"]["name"] for p in left[:5])
+                )
         return out
 
     async def observe(self, ctx: Context, intent: dict) -> bool | None:

@@ -27,23 +27,29 @@ async def plan_changes(ctx: Context, pic: Picture, plan: StepPlan) -> None:
     for st in pic.device_plugins:
         how = mechanism(st)
         w = st.workload
-        plan.notes.append(f"{st.ref} ({w.describe()}): excluded by {dict(gitops='its GitOps source', **{'node-label': 'the GPU Operator deploy label', 'helm': 'a helm upgrade of its release', 'daemonset': 'its node affinity'})[how]}.")
+        plan.notes.append(
+            f"{st.ref} ({w.describe()}): excluded by {dict(gitops='its GitOps source', **{'node-label': 'the GPU Operator deploy label', 'helm': 'a helm upgrade of its release', 'daemonset': 'its node affinity'})[how]}."
+        )
         if how == "node-label":
             for name in sorted(pic.nodes):
                 old = ((pic.nodes[name].get("metadata") or {}).get("labels") or {}).get(LABEL)
                 if old != "false":
                     plan.changes.append(ops.label_change(name, LABEL, old, "false"))
-            plan.notes.append(f"put {LABEL}=false in the node template of pool {pool} too, so nodes an autoscaler adds later "
-                              "stay off the device plugin (the operator sets a missing label to true).")
+            plan.notes.append(
+                f"put {LABEL}=false in the node template of pool {pool} too, so nodes an autoscaler adds later "
+                "stay off the device plugin (the operator sets a missing label to true)."
+            )
             continue
-        req = (((st.pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(ops.REQUIRED))
+        req = ((st.pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(ops.REQUIRED)
         new_req = ops.with_not_in(req, key, pool)
         if ops._same(new_req, req) or not any(pic.selects(st, n) for n in pic.nodes.values()):
             continue
         if how == "gitops":
             who = gitops.owner(st.ds) or "GitOps"
-            text = (f"add {{key: {key}, operator: NotIn, values: [{pool}]}} to every nodeSelectorTerm of "
-                    f"{w.namespace}/{w.name}'s required node affinity")
+            text = (
+                f"add {{key: {key}, operator: NotIn, values: [{pool}]}} to every nodeSelectorTerm of "
+                f"{w.namespace}/{w.name}'s required node affinity"
+            )
             plan.changes.append(ops.gitops_change("DaemonSet", w.namespace, w.name, who, text))
             plan.warnings.append(gitops.instructions(who, "DaemonSet", w.namespace, w.name, text))
             continue
@@ -51,15 +57,23 @@ async def plan_changes(ctx: Context, pic: Picture, plan: StepPlan) -> None:
             release, rns = helm.release_of(st.ds)  # type: ignore[misc]
             values = await helm.get_values(ctx.cluster, release, rns)
             info = await helm.release_info(ctx.cluster, release, rns)
-            chart, version = helm.split_chart((info or {}).get("chart") or "") if info else (helm.chart_of(st.ds) or ("", ""))
+            chart, version = (
+                helm.split_chart((info or {}).get("chart") or "") if info else (helm.chart_of(st.ds) or ("", ""))
+            )
             base_req = (((values.get("affinity") or {}).get("nodeAffinity") or {}).get(ops.REQUIRED)) or req
-            new_values = helm.merged(values, {"affinity": {"nodeAffinity": {ops.REQUIRED: ops.with_not_in(base_req, key, pool)}}})
-            plan.changes.append(ops.helm_change(ctx.cluster, release, rns, chart, version, values, new_values, shown=("affinity",)))
+            new_values = helm.merged(
+                values, {"affinity": {"nodeAffinity": {ops.REQUIRED: ops.with_not_in(base_req, key, pool)}}}
+            )
+            plan.changes.append(
+                ops.helm_change(ctx.cluster, release, rns, chart, version, values, new_values, shown=("affinity",))
+            )
             continue
         if helm.release_of(st.ds):
-            plan.warnings.append(f"{st.ref} belongs to Helm release {helm.release_of(st.ds)[0]} but helm is not on PATH: "
-                                 "dragoman patches the DaemonSet; put the same NotIn in the release's `affinity` value, "
-                                 "or the next helm upgrade brings the plugin back.")
+            plan.warnings.append(
+                f"{st.ref} belongs to Helm release {helm.release_of(st.ds)[0]} but helm is not on PATH: "
+                "dragoman patches the DaemonSet; put the same NotIn in the release's `affinity` value, "
+                "or the next helm upgrade brings the plugin back."
+            )
         plan.changes.append(ops.affinity_change(st.ds, new_req, f"exclude pool {pool}"))
 
 
@@ -80,15 +94,20 @@ class ExcludeDevicePlugin(ops.SwitchStep):
         await plan_changes(ctx, pic, plan)
         plan.blast_nodes = sorted(pic.nodes) if plan.changes else []
         plan.blast_pools = [ctx.pool] if plan.changes else []
-        plan.notes.append("done when no device-plugin pod runs on the pool and allocatable nvidia.com/gpu is 0 or absent "
-                          "(seconds; capacity follows after the kubelet's 5-minute grace).")
+        plan.notes.append(
+            "done when no device-plugin pod runs on the pool and allocatable nvidia.com/gpu is 0 or absent "
+            "(seconds; capacity follows after the kubelet's 5-minute grace)."
+        )
         return plan
 
     async def verify(self, ctx: Context) -> list[str]:
         if self.rolling_back:
             return await self.poll(ctx, lambda: plugin_back(ctx))
-        return await self.poll(ctx, lambda: plugin_gone(ctx), timeout=ops.option(ctx, "gitops_timeout", 600.0)
-                               if await _gitops_pending(ctx) else None)
+        return await self.poll(
+            ctx,
+            lambda: plugin_gone(ctx),
+            timeout=ops.option(ctx, "gitops_timeout", 600.0) if await _gitops_pending(ctx) else None,
+        )
 
 
 async def _gitops_pending(ctx: Context) -> bool:
@@ -102,7 +121,9 @@ async def plugin_gone(ctx: Context) -> list[str]:
     for n in sorted(pic.nodes):
         pods = pic.plugin_pods(n)
         if pods:
-            out.append(f"device-plugin pod {pods[0]['metadata']['namespace']}/{pods[0]['metadata']['name']} still runs on {n}.")
+            out.append(
+                f"device-plugin pod {pods[0]['metadata']['namespace']}/{pods[0]['metadata']['name']} still runs on {n}."
+            )
         elif pic.allocatable(n) > 0:
             out.append(f"node {n} still reports allocatable nvidia.com/gpu {pic.allocatable(n)}.")
     return out

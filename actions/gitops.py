@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from dragoman.fleet import ownership as own
 
 
 def owner(obj: dict) -> str | None:
-    """"Argo CD application X" / "Flux Kustomization ns/X" / "Flux HelmRelease ns/X", or None.
+    """ "Argo CD application X" / "Flux Kustomization ns/X" / "Flux HelmRelease ns/X", or None.
 
     Argo CD marks what it manages with the argocd.argoproj.io/instance label or the tracking-id annotation;
     Flux with kustomize.toolkit.fluxcd.io/* or helm.toolkit.fluxcd.io/* labels."""
@@ -19,12 +20,19 @@ def owner(obj: dict) -> str | None:
 
 def instructions(who: str, kind: str, ns: str, name: str, change: str) -> str:
     """One sentence: what to change where, and that dragoman waits."""
-    return (f"{kind} {ns}/{name} is managed by {who}: dragoman does not patch it (the next sync would revert it). "
-            f"Change it in that source of truth: {change}; dragoman waits until the cluster shows the change.")
+    return (
+        f"{kind} {ns}/{name} is managed by {who}: dragoman does not patch it (the next sync would revert it). "
+        f"Change it in that source of truth: {change}; dragoman waits until the cluster shows the change."
+    )
 
 
-async def wait_for(check: Callable[[], Awaitable[list[str]]], *, timeout: float, poll: float = 1.0,
-                   on_wait: Callable[[str], None] | None = None) -> list[str]:
+async def wait_for(
+    check: Callable[[], Awaitable[list[str]]],
+    *,
+    timeout: float,
+    poll: float = 1.0,
+    on_wait: Callable[[str], None] | None = None,
+) -> list[str]:
     """Poll `check` (problems; empty = done) until it passes or `timeout` seconds pass; the last problems."""
     deadline = time.monotonic() + timeout
     last: list[str] = []

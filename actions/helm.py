@@ -69,17 +69,22 @@ async def run(args: list[str], *, timeout: float = 600.0) -> str:
     """Run helm; its stdout. A failure is a sentence with helm's own message."""
     exe = helm_binary()
     if exe is None:
-        raise UserError("helm is not on PATH; run the helm command shown in the plan by hand, or install helm.", ExitCode.PROBLEM)
-    proc = await asyncio.create_subprocess_exec(exe, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                                                stdin=asyncio.subprocess.DEVNULL)
+        raise UserError(
+            "helm is not on PATH; run the helm command shown in the plan by hand, or install helm.", ExitCode.PROBLEM
+        )
+    proc = await asyncio.create_subprocess_exec(
+        exe, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL
+    )
     try:
         out, err = await asyncio.wait_for(proc.communicate(), timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         proc.kill()
         raise UserError(f"`{command_text(args)}` did not finish in {timeout:g} s.", ExitCode.PROBLEM) from None
     if proc.returncode != 0:
         msg = err.decode(errors="replace").strip().splitlines()
-        raise UserError(f"`{command_text(args[:3])} …` failed: {msg[-1] if msg else f'exit {proc.returncode}'}", ExitCode.PROBLEM)
+        raise UserError(
+            f"`{command_text(args[:3])} …` failed: {msg[-1] if msg else f'exit {proc.returncode}'}", ExitCode.PROBLEM
+        )
     return out.decode(errors="replace")
 
 
@@ -116,13 +121,17 @@ def values_file(values: dict, release: str) -> str:
     return str(path)
 
 
-def upgrade_args(cluster: Any, release: str, namespace: str, chart: str, version: str, values_path: str, *,
-                 install: bool = False) -> list[str]:
+def upgrade_args(
+    cluster: Any, release: str, namespace: str, chart: str, version: str, values_path: str, *, install: bool = False
+) -> list[str]:
     """`helm upgrade [--install]` of the installed chart and version with the merged values file (no --reuse-values:
     the file already holds every earlier value)."""
     source = CHART_SOURCES.get(chart, [chart])
-    args = ["upgrade"] + (["--install"] if install else []) + [release, source[0], *source[1:], "--version", version,
-                                                               "-n", namespace]
+    args = (
+        ["upgrade"]
+        + (["--install"] if install else [])
+        + [release, source[0], *source[1:], "--version", version, "-n", namespace]
+    )
     if install:
         args.append("--create-namespace")
     args += ["-f", values_path, "--wait", *cluster_flags(cluster)]

@@ -7,7 +7,8 @@ import datetime as dt
 import json
 import os
 import socket
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from dragoman.fleet.cluster import ApiError
 from dragoman.fleet.errors import ExitCode, UserError
@@ -34,7 +35,7 @@ def _parse(s: str | None) -> dt.datetime | None:
 
 
 def _utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -55,8 +56,17 @@ class LockHeld(UserError):
 class PoolLock:
     """One run's hold on a pool. `acquire` refuses (LockHeld, exit 3) when another live dragoman holds it."""
 
-    def __init__(self, cluster: Any, pool: str, namespace: str, by: dict, *, seconds: int = 60, session: str = "",
-                 warn: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        cluster: Any,
+        pool: str,
+        namespace: str,
+        by: dict,
+        *,
+        seconds: int = 60,
+        session: str = "",
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
         self.cluster = cluster
         self.pool = pool
         self.namespace = namespace
@@ -70,17 +80,38 @@ class PoolLock:
         self.path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{lease_name(pool)}"
 
     def _holder_note(self, since: str) -> str:
-        return json.dumps({"by": self.by.get("name"), "host": socket.gethostname(), "pid": os.getpid(),
-                           "session": self.session, "since": since}, separators=(",", ":"))
+        return json.dumps(
+            {
+                "by": self.by.get("name"),
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "session": self.session,
+                "since": since,
+            },
+            separators=(",", ":"),
+        )
 
     def _body(self, since: str, rv: str | None = None) -> dict:
         now = _micro(_utcnow())
-        md: dict = {"name": lease_name(self.pool), "namespace": self.namespace, "labels": dict(MANAGED_BY, **{"dragoman.io/pool": self.pool}),
-                    "annotations": {HOLDER_ANNOTATION: self._holder_note(since)}}
+        md: dict = {
+            "name": lease_name(self.pool),
+            "namespace": self.namespace,
+            "labels": dict(MANAGED_BY, **{"dragoman.io/pool": self.pool}),
+            "annotations": {HOLDER_ANNOTATION: self._holder_note(since)},
+        }
         if rv:
             md["resourceVersion"] = rv
-        return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": md,
-                "spec": {"holderIdentity": self.identity, "leaseDurationSeconds": self.seconds, "acquireTime": since, "renewTime": now}}
+        return {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": md,
+            "spec": {
+                "holderIdentity": self.identity,
+                "leaseDurationSeconds": self.seconds,
+                "acquireTime": since,
+                "renewTime": now,
+            },
+        }
 
     @staticmethod
     def describe(lease: dict) -> tuple[str, str, dt.datetime | None, bool]:
@@ -101,7 +132,9 @@ class PoolLock:
                 if exc.status != 404:
                     raise
                 try:
-                    self.lease = await self.cluster.request("POST", self.path.rsplit("/", 1)[0], self._body(since), retry=True)
+                    self.lease = await self.cluster.request(
+                        "POST", self.path.rsplit("/", 1)[0], self._body(since), retry=True
+                    )
                     break
                 except ApiError as exc2:
                     if exc2.status == 409:
@@ -110,24 +143,38 @@ class PoolLock:
             holder, since_other, expiry, held = self.describe(cur)
             note = self._note(cur)
             if held and holder != self.identity:
-                if note.get("host") == socket.gethostname() and isinstance(note.get("pid"), int) and not _pid_alive(note["pid"]):
-                    self.warn(f"the previous run on this machine (pid {note['pid']}) holding pool {self.pool} is gone; taking its lock over.")
+                if (
+                    note.get("host") == socket.gethostname()
+                    and isinstance(note.get("pid"), int)
+                    and not _pid_alive(note["pid"])
+                ):
+                    self.warn(
+                        f"the previous run on this machine (pid {note['pid']}) holding pool {self.pool} is gone; taking its lock over."
+                    )
                 else:
                     left = int((expiry - _utcnow()).total_seconds()) if expiry else 0
-                    raise LockHeld(f"refused: pool {self.pool} is being migrated by {holder} since {since_other or '?'} "
-                                   f"(lease {self.namespace}/{lease_name(self.pool)}, renewed until {expiry:%H:%M:%S} UTC, {left} s from now); "
-                                   "wait for it to finish, or for the lease to expire if that run is gone.")
+                    raise LockHeld(
+                        f"refused: pool {self.pool} is being migrated by {holder} since {since_other or '?'} "
+                        f"(lease {self.namespace}/{lease_name(self.pool)}, renewed until {expiry:%H:%M:%S} UTC, {left} s from now); "
+                        "wait for it to finish, or for the lease to expire if that run is gone."
+                    )
             elif holder and holder != self.identity:
-                self.warn(f"the lock on pool {self.pool} held by {holder} expired at {expiry:%Y-%m-%d %H:%M:%S} UTC; taking it over.")
+                self.warn(
+                    f"the lock on pool {self.pool} held by {holder} expired at {expiry:%Y-%m-%d %H:%M:%S} UTC; taking it over."
+                )
             try:
-                self.lease = await self.cluster.request("PUT", self.path, self._body(since, cur["metadata"]["resourceVersion"]), retry=True)
+                self.lease = await self.cluster.request(
+                    "PUT", self.path, self._body(since, cur["metadata"]["resourceVersion"]), retry=True
+                )
                 break
             except ApiError as exc:
                 if exc.status == 409:
                     continue
                 raise
         else:
-            raise LockHeld(f"refused: the lock on pool {self.pool} kept changing while dragoman tried to take it; another run is starting.")
+            raise LockHeld(
+                f"refused: the lock on pool {self.pool} kept changing while dragoman tried to take it; another run is starting."
+            )
         self._task = asyncio.get_running_loop().create_task(self._renew_loop())
 
     @staticmethod
@@ -151,7 +198,9 @@ class PoolLock:
                 raise
             cur = await self.cluster.get(self.path)
             if (cur.get("spec") or {}).get("holderIdentity") != self.identity:
-                raise LockHeld(f"the lock on pool {self.pool} was taken by {(cur.get('spec') or {}).get('holderIdentity')} while this run held it; stopping.") from None
+                raise LockHeld(
+                    f"the lock on pool {self.pool} was taken by {(cur.get('spec') or {}).get('holderIdentity')} while this run held it; stopping."
+                ) from None
             self.lease = cur
             await self.renew()
 

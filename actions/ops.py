@@ -70,7 +70,9 @@ def with_pool(required: dict | None, key: str, value: str) -> dict | None:
             elif e.get("operator") == "NotIn" and value in (e.get("values") or []):
                 e["values"] = [v for v in e["values"] if v != value]
                 touched = True
-        t["matchExpressions"] = [e for e in t.get("matchExpressions") or [] if not (e.get("operator") == "NotIn" and not e.get("values"))]
+        t["matchExpressions"] = [
+            e for e in t.get("matchExpressions") or [] if not (e.get("operator") == "NotIn" and not e.get("values"))
+        ]
     if not touched:
         terms.append({"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]})
     req["nodeSelectorTerms"] = terms
@@ -86,15 +88,28 @@ def without_pool(required: dict | None, key: str, value: str) -> dict:
 
 
 def label_change(node: str, key: str, old: str | None, new: str | None) -> Change:
-    cmd = f"kubectl label node {node} {key}={new} --overwrite" if new is not None else f"kubectl label node {node} {key}-"
-    return Change("Node", node, before={"metadata": {"labels": {key: old}}}, after={"metadata": {"labels": {key: new}}},
-                  command=cmd, detail={"op": "label", "key": key, "value": new})
+    cmd = (
+        f"kubectl label node {node} {key}={new} --overwrite" if new is not None else f"kubectl label node {node} {key}-"
+    )
+    return Change(
+        "Node",
+        node,
+        before={"metadata": {"labels": {key: old}}},
+        after={"metadata": {"labels": {key: new}}},
+        command=cmd,
+        detail={"op": "label", "key": key, "value": new},
+    )
 
 
 def term_text(term: dict) -> str:
-    parts = [f"{e.get('key')} {e.get('operator')} [{', '.join(e.get('values') or [])}]".replace(" []", "")
-             for e in term.get("matchExpressions") or []]
-    parts += [f"{e.get('key')} {e.get('operator')} [{', '.join(e.get('values') or [])}] (field)" for e in term.get("matchFields") or []]
+    parts = [
+        f"{e.get('key')} {e.get('operator')} [{', '.join(e.get('values') or [])}]".replace(" []", "")
+        for e in term.get("matchExpressions") or []
+    ]
+    parts += [
+        f"{e.get('key')} {e.get('operator')} [{', '.join(e.get('values') or [])}] (field)"
+        for e in term.get("matchFields") or []
+    ]
     return " && ".join(parts) or "(any node)"
 
 
@@ -107,26 +122,59 @@ def terms_view(required: dict | None) -> dict:
 
 def affinity_change(ds: dict, new_required: dict | None, why: str) -> Change:
     md = ds["metadata"]
-    old = ((((ds.get("spec") or {}).get("template") or {}).get("spec") or {}).get("affinity") or {}).get("nodeAffinity", {}).get(REQUIRED)
+    old = (
+        ((((ds.get("spec") or {}).get("template") or {}).get("spec") or {}).get("affinity") or {})
+        .get("nodeAffinity", {})
+        .get(REQUIRED)
+    )
     patch = {"spec": {"template": {"spec": {"affinity": {"nodeAffinity": {REQUIRED: new_required}}}}}}
     cmd = f"kubectl patch daemonset -n {md['namespace']} {md['name']} --type=merge -p '{json.dumps(patch, separators=(',', ':'))}'"
-    return Change("DaemonSet", md["name"], md["namespace"], before={"requiredNodeAffinity": terms_view(old)},
-                  after={"requiredNodeAffinity": terms_view(new_required)}, command=cmd,
-                  detail={"op": "affinity", "required": new_required, "original": old, "why": why})
+    return Change(
+        "DaemonSet",
+        md["name"],
+        md["namespace"],
+        before={"requiredNodeAffinity": terms_view(old)},
+        after={"requiredNodeAffinity": terms_view(new_required)},
+        command=cmd,
+        detail={"op": "affinity", "required": new_required, "original": old, "why": why},
+    )
 
 
-def helm_change(cluster: Any, release: str, namespace: str, chart: str, version: str, old_values: dict, new_values: dict,
-                *, install: bool = False, shown: tuple[str, ...] = ()) -> Change:
+def helm_change(
+    cluster: Any,
+    release: str,
+    namespace: str,
+    chart: str,
+    version: str,
+    old_values: dict,
+    new_values: dict,
+    *,
+    install: bool = False,
+    shown: tuple[str, ...] = (),
+) -> Change:
     """A `helm upgrade` of `release` to exactly `new_values` (the installed chart and version)."""
     path = helm.values_file(new_values, release)
     args = helm.upgrade_args(cluster, release, namespace, chart, version, path, install=install)
     keys = shown or tuple(sorted(set(old_values) | set(new_values)))
     before = {"values": {k: old_values.get(k) for k in keys}}
     after = {"values": {k: new_values.get(k) for k in keys}}
-    return Change("HelmRelease", release, namespace, verb="install" if install else "upgrade", before=before, after=after,
-                  command=helm.command_text(args),
-                  detail={"op": "helm", "chart": chart, "version": version, "values": new_values, "install": install,
-                          "oldValues": old_values})
+    return Change(
+        "HelmRelease",
+        release,
+        namespace,
+        verb="install" if install else "upgrade",
+        before=before,
+        after=after,
+        command=helm.command_text(args),
+        detail={
+            "op": "helm",
+            "chart": chart,
+            "version": version,
+            "values": new_values,
+            "install": install,
+            "oldValues": old_values,
+        },
+    )
 
 
 def class_change(name: str, old: dict | None, body: dict, why: str) -> Change:
@@ -134,12 +182,21 @@ def class_change(name: str, old: dict | None, body: dict, why: str) -> Change:
     before = None if old is None else {"spec": old.get("spec")}
     after = {"spec": body.get("spec")}
     cmd = f"kubectl {'create' if old is None else 'replace'} -f deviceclass-{name}.yaml  # the spec shown above"
-    return Change("DeviceClass", name, verb=verb, before=before, after=after, command=cmd,
-                  detail={"op": "class", "body": body, "why": why})
+    return Change(
+        "DeviceClass",
+        name,
+        verb=verb,
+        before=before,
+        after=after,
+        command=cmd,
+        detail={"op": "class", "body": body, "why": why},
+    )
 
 
 def gitops_change(kind: str, ns: str, name: str, who: str, text: str) -> Change:
-    return Change(kind, name, ns, verb="wait", command=f"# in {who}: {text}", detail={"op": "gitops", "owner": who, "text": text})
+    return Change(
+        kind, name, ns, verb="wait", command=f"# in {who}: {text}", detail={"op": "gitops", "owner": who, "text": text}
+    )
 
 
 # ---------------------------------------------------------------- applying
@@ -154,7 +211,11 @@ async def current(ctx: Context, change: Change) -> Any:
             return ((node.get("metadata") or {}).get("labels") or {}).get(change.detail["key"])
         if op == "affinity":
             ds = await ctx.cluster.get(f"/apis/apps/v1/namespaces/{change.namespace}/daemonsets/{change.name}")
-            return ((((ds.get("spec") or {}).get("template") or {}).get("spec") or {}).get("affinity") or {}).get("nodeAffinity", {}).get(REQUIRED)
+            return (
+                ((((ds.get("spec") or {}).get("template") or {}).get("spec") or {}).get("affinity") or {})
+                .get("nodeAffinity", {})
+                .get(REQUIRED)
+            )
         if op == "class":
             obj = await ctx.cluster.get(f"/apis/resource.k8s.io/v1/deviceclasses/{change.name}")
             return obj.get("spec")
@@ -200,6 +261,7 @@ async def execute(ctx: Context, step_id: str, change: Change, label: str) -> Non
 
     async def prepare() -> Any:
         return None if await is_done(ctx, change) else await _sender(ctx, change)
+
     await ctx.write_retrying(step_id, change, key, prepare, label=label, dry_run=True)
 
 
@@ -208,27 +270,39 @@ async def _sender(ctx: Context, change: Change):
     q = lambda dry: {"dryRun": "All"} if dry else None  # noqa: E731
     if op == "label":
         node = await ctx.cluster.get(f"/api/v1/nodes/{change.name}")
-        body = {"metadata": {"resourceVersion": node["metadata"]["resourceVersion"],
-                             "labels": {change.detail["key"]: change.detail.get("value")}}}
+        body = {
+            "metadata": {
+                "resourceVersion": node["metadata"]["resourceVersion"],
+                "labels": {change.detail["key"]: change.detail.get("value")},
+            }
+        }
 
         async def do(dry: bool) -> Any:
-            return await ctx.cluster.request("PATCH", f"/api/v1/nodes/{change.name}", body, query=q(dry), content_type=MERGE)
+            return await ctx.cluster.request(
+                "PATCH", f"/api/v1/nodes/{change.name}", body, query=q(dry), content_type=MERGE
+            )
+
         return do
     if op == "affinity":
         path = f"/apis/apps/v1/namespaces/{change.namespace}/daemonsets/{change.name}"
         ds = await ctx.cluster.get(path)
-        body = {"metadata": {"resourceVersion": ds["metadata"]["resourceVersion"]},
-                "spec": {"template": {"spec": {"affinity": {"nodeAffinity": {REQUIRED: change.detail.get("required")}}}}}}
+        body = {
+            "metadata": {"resourceVersion": ds["metadata"]["resourceVersion"]},
+            "spec": {"template": {"spec": {"affinity": {"nodeAffinity": {REQUIRED: change.detail.get("required")}}}}},
+        }
 
         async def do(dry: bool) -> Any:
             return await ctx.cluster.request("PATCH", path, body, query=q(dry), content_type=MERGE)
+
         return do
     if op == "class":
         body = copy(change.detail["body"])
         base = "/apis/resource.k8s.io/v1/deviceclasses"
         if change.verb == "delete":
+
             async def do(dry: bool) -> Any:
                 return await ctx.cluster.request("DELETE", f"{base}/{change.name}", query=q(dry))
+
             return do
         try:
             cur = await ctx.cluster.get(f"{base}/{change.name}")
@@ -241,20 +315,28 @@ async def _sender(ctx: Context, change: Change):
 
             async def do(dry: bool) -> Any:
                 return await ctx.cluster.request("POST", base, body, query=q(dry))
+
             return do
-        body["metadata"] = {**(cur.get("metadata") or {}), **{k: v for k, v in (body.get("metadata") or {}).items() if k in ("labels", "annotations")}}
+        body["metadata"] = {
+            **(cur.get("metadata") or {}),
+            **{k: v for k, v in (body.get("metadata") or {}).items() if k in ("labels", "annotations")},
+        }
         body["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]
 
         async def do(dry: bool) -> Any:
             return await ctx.cluster.request("PUT", f"{base}/{change.name}", body, query=q(dry))
+
         return do
     if op == "helm":
         d = change.detail
         path = helm.values_file(d["values"], change.name)
-        args = helm.upgrade_args(ctx.cluster, change.name, change.namespace, d["chart"], d["version"], path, install=bool(d.get("install")))
+        args = helm.upgrade_args(
+            ctx.cluster, change.name, change.namespace, d["chart"], d["version"], path, install=bool(d.get("install"))
+        )
 
         async def do(dry: bool) -> Any:
             return await helm.run(args + (["--dry-run=server"] if dry else []))
+
         return do
     raise ValueError(f"unknown operation {op!r}")
 
@@ -267,29 +349,64 @@ def inverse(change: Change, old_object: Any = None) -> Change | None:
         return label_change(change.name, change.detail["key"], change.detail.get("value"), old)
     if op == "affinity":
         old = change.detail.get("original")
-        return Change("DaemonSet", change.name, change.namespace, before=change.after, after=change.before,
-                      command=f"kubectl patch daemonset -n {change.namespace} {change.name} --type=merge (the original node affinity)",
-                      detail={"op": "affinity", "required": old, "original": change.detail.get("required"),
-                              "why": "restore the original node affinity"})
+        return Change(
+            "DaemonSet",
+            change.name,
+            change.namespace,
+            before=change.after,
+            after=change.before,
+            command=f"kubectl patch daemonset -n {change.namespace} {change.name} --type=merge (the original node affinity)",
+            detail={
+                "op": "affinity",
+                "required": old,
+                "original": change.detail.get("required"),
+                "why": "restore the original node affinity",
+            },
+        )
     if op == "helm":
         d = change.detail
         if d.get("install"):
             return None  # an install is undone with `helm uninstall`, named in the rollback notes, not run
-        c = Change("HelmRelease", change.name, change.namespace, verb="upgrade", before=change.after, after=change.before,
-                   command=change.command.replace(f"{change.name}-values.json", f"{change.name}-values.json"),
-                   detail={"op": "helm", "chart": d["chart"], "version": d["version"], "values": d.get("oldValues") or {},
-                           "install": False, "oldValues": d["values"]})
+        c = Change(
+            "HelmRelease",
+            change.name,
+            change.namespace,
+            verb="upgrade",
+            before=change.after,
+            after=change.before,
+            command=change.command.replace(f"{change.name}-values.json", f"{change.name}-values.json"),
+            detail={
+                "op": "helm",
+                "chart": d["chart"],
+                "version": d["version"],
+                "values": d.get("oldValues") or {},
+                "install": False,
+                "oldValues": d["values"],
+            },
+        )
         return c
     if op == "class":
         body = change.detail.get("body") or {}
         if change.verb == "create":
-            return Change("DeviceClass", change.name, verb="delete", before=change.after, after=None,
-                          command=f"kubectl delete deviceclass {change.name}",
-                          detail={"op": "class", "body": body, "why": "remove the class dragoman created"})
+            return Change(
+                "DeviceClass",
+                change.name,
+                verb="delete",
+                before=change.after,
+                after=None,
+                command=f"kubectl delete deviceclass {change.name}",
+                detail={"op": "class", "body": body, "why": "remove the class dragoman created"},
+            )
         old_spec = (change.before or {}).get("spec")
-        return Change("DeviceClass", change.name, verb="update", before=change.after, after=change.before,
-                      command=f"kubectl replace deviceclass {change.name} (the original spec)",
-                      detail={"op": "class", "body": {**body, "spec": old_spec}, "why": "restore the original class"})
+        return Change(
+            "DeviceClass",
+            change.name,
+            verb="update",
+            before=change.after,
+            after=change.before,
+            command=f"kubectl replace deviceclass {change.name} (the original spec)",
+            detail={"op": "class", "body": {**body, "spec": old_spec}, "why": "restore the original class"},
+        )
     return None
 
 
@@ -319,8 +436,18 @@ class SwitchStep(Step):
             # A write a crash left without outcome that the fresh plan no longer needs: the cluster shows it made.
             if rec.get("step") == self.id and key not in mine:
                 obj = rec.get("object") or {}
-                ctx.close_dangling(key, self.id, Change(obj.get("kind", ""), obj.get("name", ""), obj.get("namespace", ""),
-                                                        rec.get("verb", "patch"), after=rec.get("after")), True)
+                ctx.close_dangling(
+                    key,
+                    self.id,
+                    Change(
+                        obj.get("kind", ""),
+                        obj.get("name", ""),
+                        obj.get("namespace", ""),
+                        rec.get("verb", "patch"),
+                        after=rec.get("after"),
+                    ),
+                    True,
+                )
         total = len(plan.changes)
         for i, change in enumerate(plan.changes, 1):
             if change.detail.get("op") == "gitops":
@@ -329,7 +456,9 @@ class SwitchStep(Step):
             if not self.rolling_back and ctx.state is not None and not ctx.read_only:
                 inv = inverse(change)
                 if inv is not None:
-                    await ctx.state.set_step(self.id, self.name, "running", by=ctx.by, rollback={"changes": [inv.to_json()]})
+                    await ctx.state.set_step(
+                        self.id, self.name, "running", by=ctx.by, rollback={"changes": [inv.to_json()]}
+                    )
             await execute(ctx, self.id, change, label=self.name)
             ctx.emit(self.id, i, total, f"{change.verb} {change.ref}")
         return []
@@ -353,5 +482,9 @@ class SwitchStep(Step):
         from dragoman.actions.gitops import wait_for
 
         t = option(ctx, "switch_timeout", 300.0) if timeout is None else timeout
-        return await wait_for(check, timeout=t, poll=option(ctx, "switch_poll", 0.5),
-                              on_wait=lambda m: ctx.emit(self.id, 0, 0, f"waiting: {m}"))
+        return await wait_for(
+            check,
+            timeout=t,
+            poll=option(ctx, "switch_poll", 0.5),
+            on_wait=lambda m: ctx.emit(self.id, 0, 0, f"waiting: {m}"),
+        )

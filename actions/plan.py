@@ -26,14 +26,17 @@ def batches(nodes: list[str], canary: str = "", batch_size: int = 0) -> list[tup
     rest = list(nodes)
     if canary:
         if canary not in nodes:
-            raise UserError(f"--canary-node {canary} is not a node of the pool (its nodes: {', '.join(nodes) or 'none'}).", ExitCode.INPUT)
+            raise UserError(
+                f"--canary-node {canary} is not a node of the pool (its nodes: {', '.join(nodes) or 'none'}).",
+                ExitCode.INPUT,
+            )
         out.append(("canary", [canary]))
         rest.remove(canary)
     if not rest:
         return out
     if batch_size and batch_size > 0:
         for i in range(0, len(rest), batch_size):
-            out.append((f"batch-{len(out) + 1}", rest[i:i + batch_size]))
+            out.append((f"batch-{len(out) + 1}", rest[i : i + batch_size]))
     else:
         out.append(("all" if not out else f"batch-{len(out) + 1}", rest))
     return out
@@ -70,19 +73,43 @@ class MigrationPlan:
         return any(s.dangerous and s.writes for s in self.steps)
 
     def to_json(self) -> dict:
-        return {"schemaVersion": SCHEMA_VERSION, "kind": "MigrationPlan", "id": self.id, "pool": self.pool,
-                "poolLabel": self.pool_label, "cluster": self.cluster, "createdAt": self.created, "createdBy": self.by,
-                "options": self.options, "rollback": self.rollback, "steps": [s.to_json() for s in self.steps]}
+        return {
+            "schemaVersion": SCHEMA_VERSION,
+            "kind": "MigrationPlan",
+            "id": self.id,
+            "pool": self.pool,
+            "poolLabel": self.pool_label,
+            "cluster": self.cluster,
+            "createdAt": self.created,
+            "createdBy": self.by,
+            "options": self.options,
+            "rollback": self.rollback,
+            "steps": [s.to_json() for s in self.steps],
+        }
 
     @classmethod
-    def from_json(cls, d: dict) -> "MigrationPlan":
+    def from_json(cls, d: dict) -> MigrationPlan:
         if not isinstance(d, dict) or d.get("kind") != "MigrationPlan":
-            raise UserError("the plan file is not a dragoman MigrationPlan (write one with `dragoman migrate --plan --output json`).", ExitCode.INPUT)
+            raise UserError(
+                "the plan file is not a dragoman MigrationPlan (write one with `dragoman migrate --plan --output json`).",
+                ExitCode.INPUT,
+            )
         if d.get("schemaVersion") != SCHEMA_VERSION:
-            raise UserError(f"the plan file has schemaVersion {d.get('schemaVersion')!r}; this dragoman reads {SCHEMA_VERSION}.", ExitCode.INPUT)
-        return cls(d["id"], d["pool"], d.get("poolLabel", ""), d.get("cluster") or {}, d.get("createdAt", ""),
-                   d.get("createdBy") or {}, d.get("options") or {}, [StepPlan.from_json(s) for s in d.get("steps") or []],
-                   bool(d.get("rollback")))
+            raise UserError(
+                f"the plan file has schemaVersion {d.get('schemaVersion')!r}; this dragoman reads {SCHEMA_VERSION}.",
+                ExitCode.INPUT,
+            )
+        return cls(
+            d["id"],
+            d["pool"],
+            d.get("poolLabel", ""),
+            d.get("cluster") or {},
+            d.get("createdAt", ""),
+            d.get("createdBy") or {},
+            d.get("options") or {},
+            [StepPlan.from_json(s) for s in d.get("steps") or []],
+            bool(d.get("rollback")),
+        )
 
 
 def plan_id(pool: str, cluster_uid: str, steps: list[tuple[str, list[str]]], rollback: bool) -> str:
@@ -140,15 +167,22 @@ async def build(ctx: Context, names: list[str] | None = None, *, created_by: dic
     pre = next((p for p in plans if p.step == "preflight"), None)
     if pre is not None:
         await step_class("preflight")(pre.id, pre.nodes).check(ctx, plans, pre)  # type: ignore[attr-defined]
-    return MigrationPlan(pid, ctx.pool, ctx.pool_label, _cluster(ctx), _now(), created_by or ctx.by, _options(ctx), plans)
+    return MigrationPlan(
+        pid, ctx.pool, ctx.pool_label, _cluster(ctx), _now(), created_by or ctx.by, _options(ctx), plans
+    )
 
 
-async def build_rollback(ctx: Context, state: Any, names: list[str] | None = None, *, created_by: dict | None = None) -> MigrationPlan:
+async def build_rollback(
+    ctx: Context, state: Any, names: list[str] | None = None, *, created_by: dict | None = None
+) -> MigrationPlan:
     """Undo what the pool's state records as done, newest first; steps that cannot be undone are named in a note."""
     steps = (state.state.get("steps") or {}) if state else {}
     records = (state.state.get("rollback") or {}) if state else {}
     done = [(sid, e) for sid, e in steps.items() if e.get("state") in ("done", "failed", "running")]
-    done.sort(key=lambda kv: (STEP_ORDER.index(kv[1].get("step")) if kv[1].get("step") in STEP_ORDER else 0, kv[0]), reverse=True)
+    done.sort(
+        key=lambda kv: (STEP_ORDER.index(kv[1].get("step")) if kv[1].get("step") in STEP_ORDER else 0, kv[0]),
+        reverse=True,
+    )
     plans: list[StepPlan] = []
     notes: list[str] = []
     for sid, e in done:
@@ -161,7 +195,9 @@ async def build_rollback(ctx: Context, state: Any, names: list[str] | None = Non
             continue
         if not cls.reversible:
             if name not in ("preflight",):
-                notes.append(f"{sid} cannot be undone ({name}); evicted pods come back through their controllers once the nodes are schedulable.")
+                notes.append(
+                    f"{sid} cannot be undone ({name}); evicted pods come back through their controllers once the nodes are schedulable."
+                )
             continue
         record = records.get(sid)
         if not record:
@@ -174,25 +210,37 @@ async def build_rollback(ctx: Context, state: Any, names: list[str] | None = Non
         plans[0].notes.extend(notes)
     pid = plan_id(ctx.pool, str(ctx.cluster.kube_system_uid), [(p.id, p.nodes) for p in plans], True)
     ctx.plan_id = pid
-    plan = MigrationPlan(pid, ctx.pool, ctx.pool_label, _cluster(ctx), _now(), created_by or ctx.by, _options(ctx), plans, rollback=True)
+    plan = MigrationPlan(
+        pid, ctx.pool, ctx.pool_label, _cluster(ctx), _now(), created_by or ctx.by, _options(ctx), plans, rollback=True
+    )
     if not plans:
         plan.options["note"] = " ".join(notes) or "nothing recorded to roll back."
     return plan
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _cluster(ctx: Context) -> dict:
-    return {"server": ctx.cluster.server, "kubeSystemUID": ctx.cluster.kube_system_uid, "context": ctx.cluster.context_name}
+    return {
+        "server": ctx.cluster.server,
+        "kubeSystemUID": ctx.cluster.kube_system_uid,
+        "context": ctx.cluster.context_name,
+    }
 
 
 def _options(ctx: Context) -> dict:
     o = ctx.options
-    return {"stateNamespace": o.state_namespace, "batchSize": o.batch_size, "canaryNode": o.canary_node,
-            "drainConcurrency": o.drain_concurrency, "drainTimeoutSeconds": o.drain_timeout,
-            "waitForJobsSeconds": o.wait_for_jobs, "forcePods": list(o.force_pods)}
+    return {
+        "stateNamespace": o.state_namespace,
+        "batchSize": o.batch_size,
+        "canaryNode": o.canary_node,
+        "drainConcurrency": o.drain_concurrency,
+        "drainTimeoutSeconds": o.drain_timeout,
+        "waitForJobsSeconds": o.wait_for_jobs,
+        "forcePods": list(o.force_pods),
+    }
 
 
 def check_cluster(plan: MigrationPlan, ctx: Context) -> None:
@@ -200,8 +248,11 @@ def check_cluster(plan: MigrationPlan, ctx: Context) -> None:
     want = plan.cluster.get("kubeSystemUID")
     have = ctx.cluster.kube_system_uid
     if want != have:
-        raise UserError(f"refused: the plan was made for cluster {plan.cluster.get('server')} (kube-system uid {want}); "
-                        f"this is {ctx.cluster.server} (kube-system uid {have}).", ExitCode.REFUSED)
+        raise UserError(
+            f"refused: the plan was made for cluster {plan.cluster.get('server')} (kube-system uid {want}); "
+            f"this is {ctx.cluster.server} (kube-system uid {have}).",
+            ExitCode.REFUSED,
+        )
     if plan.pool != ctx.pool:
         raise UserError(f"refused: the plan is for pool {plan.pool}, not {ctx.pool}.", ExitCode.REFUSED)
 
@@ -224,8 +275,10 @@ async def drift(plan: MigrationPlan, ctx: Context) -> list[str]:
                     raise
                 now = "(gone)"
             if now != fp:
-                what = {"Node": f"node {rest} changed (schedulability or identity)",
-                        "Pods": f"the pods a drain would evict on node {rest} changed"}[kind]
+                what = {
+                    "Node": f"node {rest} changed (schedulability or identity)",
+                    "Pods": f"the pods a drain would evict on node {rest} changed",
+                }[kind]
                 out.append(f"{sp.id}: {what}")
     return out
 
@@ -236,14 +289,20 @@ async def drift(plan: MigrationPlan, ctx: Context) -> list[str]:
 def render(plan: MigrationPlan, width: int = 80) -> list[str]:
     """The whole plan as lines of at most `width` columns."""
     w = textwrap.TextWrapper(width=width, subsequent_indent="      ", break_on_hyphens=False)
-    out = [f"{'Rollback' if plan.rollback else 'Migration'} plan {plan.id} for pool {plan.pool}",
-           f"  cluster {plan.cluster.get('server')} (context {plan.cluster.get('context')})"]
+    out = [
+        f"{'Rollback' if plan.rollback else 'Migration'} plan {plan.id} for pool {plan.pool}",
+        f"  cluster {plan.cluster.get('server')} (context {plan.cluster.get('context')})",
+    ]
     if not plan.steps:
         out.append("  " + plan.options.get("note", "nothing to do."))
     for i, s in enumerate(plan.steps, 1):
         tag = " [dangerous]" if s.dangerous and s.writes else ""
         n = len(s.changes)
-        what = "no change" if not n and s.step != "preflight" else (f"{n} change{'s' if n != 1 else ''}" if n else "checks")
+        what = (
+            "no change"
+            if not n and s.step != "preflight"
+            else (f"{n} change{'s' if n != 1 else ''}" if n else "checks")
+        )
         out.append(f"{i:>2}. {s.id} — {s.title}: {what}{tag}")
         for b in s.blockers:
             out.extend(w.wrap(f"    ✗ {b}"))

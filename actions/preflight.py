@@ -52,10 +52,22 @@ async def missing_access(ctx: Context, needs: list[Access]) -> list[Access]:
     """The accesses a SelfSubjectAccessReview denies (SSARs do not change the cluster)."""
     out = []
     for a in needs:
-        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
-                "spec": {"resourceAttributes": {"verb": a.verb, "group": a.group, "resource": a.resource,
-                                                "subresource": a.subresource, "namespace": a.namespace}}}
-        ans = await ctx.cluster.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body, retry=True)
+        body = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {
+                "resourceAttributes": {
+                    "verb": a.verb,
+                    "group": a.group,
+                    "resource": a.resource,
+                    "subresource": a.subresource,
+                    "namespace": a.namespace,
+                }
+            },
+        }
+        ans = await ctx.cluster.request(
+            "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body, retry=True
+        )
         if not (ans.get("status") or {}).get("allowed"):
             out.append(a)
     return out
@@ -83,9 +95,15 @@ async def pdb_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
         allowed = _pdb_allowed(pdb) if pdb else None
         if allowed is not None and allowed < n:
             spec = (pdb or {}).get("spec") or {}
-            rule = f"minAvailable {spec['minAvailable']}" if "minAvailable" in spec else f"maxUnavailable {spec.get('maxUnavailable')}"
-            out.append(f"PodDisruptionBudget {ns}/{name} ({rule}) allows {allowed} disruption(s) now and the drain evicts {n} "
-                       "of its pods: the drain will wait for replacements to become ready, up to its timeout.")
+            rule = (
+                f"minAvailable {spec['minAvailable']}"
+                if "minAvailable" in spec
+                else f"maxUnavailable {spec.get('maxUnavailable')}"
+            )
+            out.append(
+                f"PodDisruptionBudget {ns}/{name} ({rule}) allows {allowed} disruption(s) now and the drain evicts {n} "
+                "of its pods: the drain will wait for replacements to become ready, up to its timeout."
+            )
     return out
 
 
@@ -101,7 +119,12 @@ def _free_gpus(node: dict, pods: list[dict]) -> int:
 
 async def room_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
     """Whether the nodes outside the drained batch have free `nvidia.com/gpu` for the GPU pods the drain evicts."""
-    evicted = [c for p in plans for c in p.changes if c.kind == "Pod" and c.verb in ("evict", "delete") and c.detail.get("gpus")]
+    evicted = [
+        c
+        for p in plans
+        for c in p.changes
+        if c.kind == "Pod" and c.verb in ("evict", "delete") and c.detail.get("gpus")
+    ]
     if not evicted:
         return []
     drained = {n for p in plans if p.step in ("cordon", "drain") for n in p.nodes}
@@ -111,8 +134,11 @@ async def room_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
     for pod in pods:
         by_node.setdefault((pod.get("spec") or {}).get("nodeName") or "", []).append(pod)
     pod_by_key = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}
-    free = {n["metadata"]["name"]: _free_gpus(n, by_node.get(n["metadata"]["name"], [])) for n in nodes
-            if n["metadata"]["name"] not in drained and not (n.get("spec") or {}).get("unschedulable")}
+    free = {
+        n["metadata"]["name"]: _free_gpus(n, by_node.get(n["metadata"]["name"], []))
+        for n in nodes
+        if n["metadata"]["name"] not in drained and not (n.get("spec") or {}).get("unschedulable")
+    }
     node_by_name = {n["metadata"]["name"]: n for n in nodes}
     homeless: list[str] = []
     gpus_short = 0
@@ -123,7 +149,11 @@ async def room_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
         want = int(c.detail.get("gpus") or 0)
         spec = pod.get("spec") or {}
         for name, room in sorted(free.items(), key=lambda kv: kv[1]):
-            if room >= want and selects_node(spec, node_by_name[name]) and not untolerated_taints(spec, node_by_name[name]):
+            if (
+                room >= want
+                and selects_node(spec, node_by_name[name])
+                and not untolerated_taints(spec, node_by_name[name])
+            ):
                 free[name] -= want
                 break
         else:
@@ -132,8 +162,10 @@ async def room_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
     if not homeless:
         return []
     shown = ", ".join(homeless[:6]) + (f" and {len(homeless) - 6} more" if len(homeless) > 6 else "")
-    return [f"the rest of the fleet has no room for {len(homeless)} evicted GPU pod(s) ({gpus_short} GPUs by the device "
-            f"plugin's count, where they may run): {shown}; they will stay Pending until the pool is back."]
+    return [
+        f"the rest of the fleet has no room for {len(homeless)} evicted GPU pod(s) ({gpus_short} GPUs by the device "
+        f"plugin's count, where they may run): {shown}; they will stay Pending until the pool is back."
+    ]
 
 
 @register
@@ -147,7 +179,9 @@ class Preflight(Step):
 
     async def plan(self, ctx: Context) -> StepPlan:
         plan = self.new_plan()
-        plan.notes.append("reads only: RBAC through SelfSubjectAccessReview, PodDisruptionBudgets, free GPUs elsewhere.")
+        plan.notes.append(
+            "reads only: RBAC through SelfSubjectAccessReview, PodDisruptionBudgets, free GPUs elsewhere."
+        )
         return plan
 
     async def check(self, ctx: Context, plans: list[StepPlan], plan: StepPlan) -> None:

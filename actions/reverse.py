@@ -14,7 +14,9 @@ NEVER_BOTH = ("uncordon", "device-class", "scope-driver", "exclude-device-plugin
 def never_both_order() -> bool:
     """Whether the rollback order keeps the driver's removal before the plugin's return."""
     back = list(reversed(STEP_ORDER))
-    return back.index("scope-driver") < back.index("exclude-device-plugin") and back.index("uncordon") < back.index("scope-driver")
+    return back.index("scope-driver") < back.index("exclude-device-plugin") and back.index("uncordon") < back.index(
+        "scope-driver"
+    )
 
 
 async def recordon_plan(ctx: Context, step_id: str, nodes: list[str]) -> StepPlan:
@@ -31,8 +33,10 @@ async def recordon_plan(ctx: Context, step_id: str, nodes: list[str]) -> StepPla
     plan.reads = {**cordon.reads, **drain.reads}
     plan.warnings = drain.warnings
     gpu_pods = sum(1 for c in drain.changes if c.detail.get("gpus"))
-    plan.notes.append(f"the pool goes back to the device plugin: {gpu_pods} GPU pod(s) are evicted so that none keeps a DRA "
-                      "device while the plugin returns; their controllers recreate them once the pool is uncordoned.")
+    plan.notes.append(
+        f"the pool goes back to the device plugin: {gpu_pods} GPU pod(s) are evicted so that none keeps a DRA "
+        "device while the plugin returns; their controllers recreate them once the pool is uncordoned."
+    )
     plan.blast_nodes = sorted(nodes)
     plan.blast_pools = [ctx.pool]
     plan.dangerous = True

@@ -6,7 +6,8 @@ import dataclasses
 import getpass
 import re
 import socket
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from dragoman.actions import plan as planmod
 from dragoman.actions.audit import AuditLog
@@ -41,7 +42,7 @@ async def pool_nodes(cluster: Any, pool: str, pool_label: str | None) -> tuple[s
     if not pool_label:
         counts: dict[str, int] = {}
         for n in nodes:
-            for k in ((n.get("metadata") or {}).get("labels") or {}):
+            for k in (n.get("metadata") or {}).get("labels") or {}:
                 counts[k] = counts.get(k, 0) + 1
         pool_label = detect_pool_label(counts)
         if not pool_label:
@@ -49,7 +50,9 @@ async def pool_nodes(cluster: Any, pool: str, pool_label: str | None) -> tuple[s
     mine = [n for n in nodes if ((n.get("metadata") or {}).get("labels") or {}).get(pool_label) == pool]
     if not mine:
         pools = sorted({((n.get("metadata") or {}).get("labels") or {}).get(pool_label) for n in nodes} - {None})
-        raise UserError(f"no node has {pool_label}={pool}; the pools are: {', '.join(pools) or 'none'}.", ExitCode.INPUT)
+        raise UserError(
+            f"no node has {pool_label}={pool}; the pools are: {', '.join(pools) or 'none'}.", ExitCode.INPUT
+        )
     return pool_label, mine
 
 
@@ -64,9 +67,18 @@ class RunResult:
 class Runner:
     """One pool, one cluster: prepare a plan (forward, rollback or from a file), then run it."""
 
-    def __init__(self, cluster: Any, pool: str, *, pool_label: str | None = None, options: Options | None = None,
-                 audit_path: str | None = None, read_only: bool = False,
-                 progress: Callable[[ProgressEvent], None] | None = None, warn: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        cluster: Any,
+        pool: str,
+        *,
+        pool_label: str | None = None,
+        options: Options | None = None,
+        audit_path: str | None = None,
+        read_only: bool = False,
+        progress: Callable[[ProgressEvent], None] | None = None,
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
         self.cluster = cluster
         self.pool = pool
         self.pool_label = pool_label
@@ -83,17 +95,31 @@ class Runner:
         if self.ctx is None:
             label, nodes = await pool_nodes(self.cluster, self.pool, self.pool_label)
             self.pool_label = label
-            self.ctx = Context(self.cluster, self.pool, label, nodes, audit=self.audit, by=self.by, options=self.options,
-                               read_only=self.read_only, progress=self.progress)
+            self.ctx = Context(
+                self.cluster,
+                self.pool,
+                label,
+                nodes,
+                audit=self.audit,
+                by=self.by,
+                options=self.options,
+                read_only=self.read_only,
+                progress=self.progress,
+            )
             self.state = await PoolState(self.cluster, self.pool, self.options.state_namespace).load()
             self.ctx.state = self.state
             recorded = (self.state.state.get("cluster") or {}).get("kubeSystemUID")
             if recorded and self.cluster.kube_system_uid and recorded != self.cluster.kube_system_uid:
-                raise UserError(f"refused: the state of pool {self.pool} was written by another cluster (kube-system uid {recorded}, "
-                                f"this one is {self.cluster.kube_system_uid}); it was copied here, so it cannot be resumed.", ExitCode.REFUSED)
+                raise UserError(
+                    f"refused: the state of pool {self.pool} was written by another cluster (kube-system uid {recorded}, "
+                    f"this one is {self.cluster.kube_system_uid}); it was copied here, so it cannot be resumed.",
+                    ExitCode.REFUSED,
+                )
         return self.ctx
 
-    async def prepare(self, steps: list[str] | None = None, *, rollback: bool = False, plan_file: dict | None = None) -> planmod.MigrationPlan:
+    async def prepare(
+        self, steps: list[str] | None = None, *, rollback: bool = False, plan_file: dict | None = None
+    ) -> planmod.MigrationPlan:
         ctx = await self._context()
         if plan_file is not None:
             plan = planmod.MigrationPlan.from_json(plan_file)
@@ -103,8 +129,12 @@ class Runner:
             if not (self.state and self.state.plan_id == plan.id):
                 drifted = await planmod.drift(plan, ctx)
                 if drifted:
-                    raise UserError("refused: the cluster changed since the plan was made: " + "; ".join(drifted[:8])
-                                    + ". Make a new plan.", ExitCode.REFUSED)
+                    raise UserError(
+                        "refused: the cluster changed since the plan was made: "
+                        + "; ".join(drifted[:8])
+                        + ". Make a new plan.",
+                        ExitCode.REFUSED,
+                    )
         elif rollback:
             plan = await planmod.build_rollback(ctx, self.state, steps)
         else:
@@ -115,7 +145,9 @@ class Runner:
         for k in stale:
             ctx.dangling.pop(k)
         if stale:
-            self.warn(f"the audit log has {len(stale)} write(s) of another plan with no outcome; see {self.audit.path}.")
+            self.warn(
+                f"the audit log has {len(stale)} write(s) of another plan with no outcome; see {self.audit.path}."
+            )
         return plan
 
     def pending_work(self, plan: planmod.MigrationPlan) -> bool:
@@ -196,7 +228,14 @@ class Runner:
         return RunResult(int(ExitCode.PROBLEM if problems else ExitCode.OK), problems, results, verified)
 
     def _lock(self) -> PoolLock:
-        return PoolLock(self.cluster, self.pool, self.options.state_namespace, self.by, seconds=self.options.lease_seconds, warn=self.warn)
+        return PoolLock(
+            self.cluster,
+            self.pool,
+            self.options.state_namespace,
+            self.by,
+            seconds=self.options.lease_seconds,
+            warn=self.warn,
+        )
 
     async def _close_landed(self, plan: planmod.MigrationPlan, ctx: Context) -> None:
         """Writes a crash left without outcome that the cluster shows as made: record their outcome now, once."""
@@ -210,11 +249,18 @@ class Runner:
             landed = await step_class(sp.step)(sp.id, sp.nodes).observe(ctx, rec)
             if landed:
                 obj = rec.get("object") or {}
-                change = Change(obj.get("kind", ""), obj.get("name", ""), obj.get("namespace", ""), rec.get("verb", ""), after=rec.get("after"))
+                change = Change(
+                    obj.get("kind", ""),
+                    obj.get("name", ""),
+                    obj.get("namespace", ""),
+                    rec.get("verb", ""),
+                    after=rec.get("after"),
+                )
                 ctx.close_dangling(key, sp.id, change, True)
 
     @staticmethod
     async def _clear_rollback(state: PoolState, step_id: str) -> None:
         def m(s: dict) -> None:
             (s.get("rollback") or {}).pop(step_id, None)
+
         await state._write(m, f"{step_id}: rollback record cleared")

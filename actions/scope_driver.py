@@ -19,9 +19,13 @@ def driver_root(pic: Picture) -> str:
                 if e.get("name") == "NVIDIA_DRIVER_ROOT" and e.get("value"):
                     return e["value"]
     if any(st.workload.deployed_by == "gpu-operator" for st in pic.device_plugins) and any(
-            ((n.get("metadata") or {}).get("labels") or {}).get("nvidia.com/gpu.deploy.driver") == "true" for n in pic.nodes.values()):
+        ((n.get("metadata") or {}).get("labels") or {}).get("nvidia.com/gpu.deploy.driver") == "true"
+        for n in pic.nodes.values()
+    ):
         return GPU_OPERATOR_DRIVER_ROOT
-    if any("cloud.google.com/gke-nodepool" in ((n.get("metadata") or {}).get("labels") or {}) for n in pic.nodes.values()):
+    if any(
+        "cloud.google.com/gke-nodepool" in ((n.get("metadata") or {}).get("labels") or {}) for n in pic.nodes.values()
+    ):
         return GKE_DRIVER_ROOT
     return "/"
 
@@ -36,9 +40,20 @@ def required_values(pic: Picture, values: dict) -> dict:
 
 
 def kubelet_plugin_affinity(pool_label: str, pools: list[str]) -> dict:
-    return {"nodeAffinity": {ops.REQUIRED: {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]},
-                              {"key": pool_label, "operator": "In", "values": sorted(pools)}]}]}}}
+    return {
+        "nodeAffinity": {
+            ops.REQUIRED: {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]},
+                            {"key": pool_label, "operator": "In", "values": sorted(pools)},
+                        ]
+                    }
+                ]
+            }
+        }
+    }
 
 
 async def plan_changes(ctx: Context, pic: Picture, plan: StepPlan) -> None:
@@ -48,21 +63,38 @@ async def plan_changes(ctx: Context, pic: Picture, plan: StepPlan) -> None:
         values = {"kubeletPlugin": {"affinity": kubelet_plugin_affinity(key, [pool])}}
         values.update(required_values(pic, {}))
         if helm.helm_binary() is None:
-            plan.blockers.append(f"the NVIDIA DRA driver is not installed and helm is not on PATH: install chart "
-                                 f"{helm.DRA_CHART} {helm.DRA_CHART_VERSION} with gpuResourcesEnabledOverride=true and "
-                                 f"its kubelet plugin scoped to pool {pool}, then run again.")
+            plan.blockers.append(
+                f"the NVIDIA DRA driver is not installed and helm is not on PATH: install chart "
+                f"{helm.DRA_CHART} {helm.DRA_CHART_VERSION} with gpuResourcesEnabledOverride=true and "
+                f"its kubelet plugin scoped to pool {pool}, then run again."
+            )
             return
-        plan.changes.append(ops.helm_change(ctx.cluster, helm.DRA_CHART, helm.DRA_CHART, helm.DRA_CHART, helm.DRA_CHART_VERSION,
-                                            {}, values, install=True))
+        plan.changes.append(
+            ops.helm_change(
+                ctx.cluster,
+                helm.DRA_CHART,
+                helm.DRA_CHART,
+                helm.DRA_CHART,
+                helm.DRA_CHART_VERSION,
+                {},
+                values,
+                install=True,
+            )
+        )
         return
     w = st.workload
     if all(pic.selects(st, n) for n in pic.nodes.values()):
         plan.notes.append(f"{st.ref} ({w.describe()}) already selects every node of the pool.")
         return
     sel = st.pod_spec.get("nodeSelector") or {}
-    if sel and not all(all(((n.get("metadata") or {}).get("labels") or {}).get(k) == v for k, v in sel.items()) for n in pic.nodes.values()):
-        plan.blockers.append(f"{st.ref} places its pods with nodeSelector {sel}, which the pool's nodes do not all carry; "
-                             "label the nodes or move the selector to node affinity first.")
+    if sel and not all(
+        all(((n.get("metadata") or {}).get("labels") or {}).get(k) == v for k, v in sel.items())
+        for n in pic.nodes.values()
+    ):
+        plan.blockers.append(
+            f"{st.ref} places its pods with nodeSelector {sel}, which the pool's nodes do not all carry; "
+            "label the nodes or move the selector to node affinity first."
+        )
         return
     req = ((st.pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(ops.REQUIRED)
     who = gitops.owner(st.ds)
@@ -76,18 +108,34 @@ async def plan_changes(ctx: Context, pic: Picture, plan: StepPlan) -> None:
         release, rns = rel
         values = await helm.get_values(ctx.cluster, release, rns)
         info = await helm.release_info(ctx.cluster, release, rns)
-        chart, version = helm.split_chart((info or {}).get("chart") or "") if info else (helm.chart_of(st.ds) or ("", ""))
-        base = (((values.get("kubeletPlugin") or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(ops.REQUIRED) or req
+        chart, version = (
+            helm.split_chart((info or {}).get("chart") or "") if info else (helm.chart_of(st.ds) or ("", ""))
+        )
+        base = (((values.get("kubeletPlugin") or {}).get("affinity") or {}).get("nodeAffinity") or {}).get(
+            ops.REQUIRED
+        ) or req
         new_req = ops.with_pool(base, key, pool) or base
         patch = {"kubeletPlugin": {"affinity": {"nodeAffinity": {ops.REQUIRED: new_req}}}}
         patch.update(required_values(pic, values))
         new_values = helm.merged(values, patch)
-        plan.changes.append(ops.helm_change(ctx.cluster, release, rns, chart, version, values, new_values,
-                                            shown=("kubeletPlugin", "gpuResourcesEnabledOverride", "nvidiaDriverRoot")))
+        plan.changes.append(
+            ops.helm_change(
+                ctx.cluster,
+                release,
+                rns,
+                chart,
+                version,
+                values,
+                new_values,
+                shown=("kubeletPlugin", "gpuResourcesEnabledOverride", "nvidiaDriverRoot"),
+            )
+        )
         return
     if rel:
-        plan.warnings.append(f"{st.ref} belongs to Helm release {rel[0]} but helm is not on PATH: dragoman patches the "
-                             "DaemonSet; put the same affinity in the release's kubeletPlugin.affinity value.")
+        plan.warnings.append(
+            f"{st.ref} belongs to Helm release {rel[0]} but helm is not on PATH: dragoman patches the "
+            "DaemonSet; put the same affinity in the release's kubeletPlugin.affinity value."
+        )
     new_req = ops.with_pool(req, key, pool)
     if new_req is None:
         plan.notes.append(f"{st.ref} has no required node affinity; nothing keeps it off the pool.")
@@ -110,7 +158,9 @@ class ScopeDriver(ops.SwitchStep):
         await plan_changes(ctx, pic, plan)
         plan.blast_nodes = sorted(pic.nodes) if plan.changes else []
         plan.blast_pools = [ctx.pool] if plan.changes else []
-        plan.notes.append("done when a driver pod is Running and a ResourceSlice with devices is published for every node of the pool.")
+        plan.notes.append(
+            "done when a driver pod is Running and a ResourceSlice with devices is published for every node of the pool."
+        )
         return plan
 
     async def verify(self, ctx: Context) -> list[str]:

@@ -18,7 +18,7 @@ PLAN_TEXT_LIMIT = 256 * 1024
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _merge_record(old: dict, new: dict) -> dict:
@@ -45,7 +45,7 @@ class PoolState:
         self.plan: dict | None = None
         self.read_only = False
 
-    async def load(self) -> "PoolState":
+    async def load(self) -> PoolState:
         try:
             self.cm = await self.cluster.get(self.path)
         except ApiError as exc:
@@ -93,8 +93,8 @@ class PoolState:
                 plan = self.plan
             state = json.loads(json.dumps(self.state))
             mutate(state)
-            data = dict(((self.cm or {}).get("data") or {}))
-            binary = dict(((self.cm or {}).get("binaryData") or {}))
+            data = dict((self.cm or {}).get("data") or {})
+            binary = dict((self.cm or {}).get("binaryData") or {})
             data["state.json"] = json.dumps(state, sort_keys=True)
             if plan is not None:
                 text = json.dumps(plan, sort_keys=True, separators=(",", ":"))
@@ -108,8 +108,11 @@ class PoolState:
                 lines = (data.get("log") or "").splitlines()
                 lines.append(json.dumps({"time": _now(), "message": log}, separators=(",", ":")))
                 data["log"] = "\n".join(lines[-LOG_LINES:]) + "\n"
-            md = {"name": self.name, "namespace": self.namespace,
-                  "labels": dict(MANAGED_BY, **{"dragoman.io/pool": self.pool})}
+            md = {
+                "name": self.name,
+                "namespace": self.namespace,
+                "labels": dict(MANAGED_BY, **{"dragoman.io/pool": self.pool}),
+            }
             body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": md, "data": data}
             if binary:
                 body["binaryData"] = binary
@@ -136,16 +139,34 @@ class PoolState:
             if not same:
                 # A rollback plan undoes what earlier plans recorded: keep their steps and rollback records, so a
                 # second partial rollback (`--rollback --step X` after `--rollback --step Y`) still finds its records.
-                kept = {"steps": s.get("steps") or {}, "rollback": s.get("rollback") or {}} if plan.get("rollback") else {}
+                kept = (
+                    {"steps": s.get("steps") or {}, "rollback": s.get("rollback") or {}} if plan.get("rollback") else {}
+                )
                 s.clear()
-                s.update(planId=plan["id"], pool=self.pool, cluster=identity, createdAt=_now(),
-                         steps=kept.get("steps", {}), rollback=kept.get("rollback", {}))
+                s.update(
+                    planId=plan["id"],
+                    pool=self.pool,
+                    cluster=identity,
+                    createdAt=_now(),
+                    steps=kept.get("steps", {}),
+                    rollback=kept.get("rollback", {}),
+                )
             s["status"] = "running"
             s["by"] = by.get("name")
+
         await self._write(m, f"{'resumed' if same else 'started'} plan {plan['id']} by {by.get('name')}")
 
-    async def set_step(self, step_id: str, step: str, state: str, *, by: dict, problems: list[str] | None = None,
-                       rollback: dict | None = None, message: str = "") -> None:
+    async def set_step(
+        self,
+        step_id: str,
+        step: str,
+        state: str,
+        *,
+        by: dict,
+        problems: list[str] | None = None,
+        rollback: dict | None = None,
+        message: str = "",
+    ) -> None:
         def m(s: dict) -> None:
             entry = dict((s.setdefault("steps", {})).get(step_id) or {})
             entry.update(step=step, state=state, by=by.get("name"))
@@ -159,10 +180,12 @@ class PoolState:
             if rollback:
                 rb = s.setdefault("rollback", {})
                 rb[step_id] = _merge_record(rb.get(step_id) or {}, rollback)
+
         await self._write(m, message or f"{step_id}: {state}")
 
     async def finish(self, status: str, message: str = "") -> None:
         def m(s: dict) -> None:
             s["status"] = status
             s["finishedAt"] = _now()
+
         await self._write(m, message or f"plan {self.plan_id}: {status}")

@@ -6,7 +6,8 @@ import asyncio
 import dataclasses
 import json
 import os
-from typing import Any, Awaitable, Callable, ClassVar
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
 
 from dragoman.fleet.cluster import ApiError, Unreachable
 from dragoman.fleet.errors import ReadOnlyError
@@ -16,7 +17,16 @@ MIGRATION_ANNOTATION = "dragoman.io/migration"
 CRASH_ENV = "DRAGOMAN_CRASH_AT"
 
 # Every step name, in the order a full migration runs them. Issue 9's steps register themselves under these names.
-STEP_ORDER = ("preflight", "cordon", "drain", "exclude-device-plugin", "scope-driver", "device-class", "uncordon", "verify")
+STEP_ORDER = (
+    "preflight",
+    "cordon",
+    "drain",
+    "exclude-device-plugin",
+    "scope-driver",
+    "device-class",
+    "uncordon",
+    "verify",
+)
 # A pool's plan by default: the whole switch (issue 9), from preflight to the canary.
 DEFAULT_PLAN = list(STEP_ORDER)
 # Steps that run once per batch of nodes (canary, then N at a time); the others run once for the pool.
@@ -42,11 +52,15 @@ def retryable(exc: BaseException) -> bool:
 
 def backoff(exc: BaseException, attempt: int) -> float:
     """Seconds before the next try: the server's retryAfterSeconds when it gives one (capped), else doubling from 0.1 s."""
-    after = ((getattr(exc, "body", None) or {}).get("details") or {}).get("retryAfterSeconds") if isinstance(exc, ApiError) else None
+    after = (
+        ((getattr(exc, "body", None) or {}).get("details") or {}).get("retryAfterSeconds")
+        if isinstance(exc, ApiError)
+        else None
+    )
     try:
-        return min(float(after), 5.0) if after else min(0.1 * 2 ** attempt, 3.0)
+        return min(float(after), 5.0) if after else min(0.1 * 2**attempt, 3.0)
     except (TypeError, ValueError):
-        return min(0.1 * 2 ** attempt, 3.0)
+        return min(0.1 * 2**attempt, 3.0)
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -90,13 +104,30 @@ class Change:
         return out
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "namespace": self.namespace, "name": self.name, "verb": self.verb,
-                "before": self.before, "after": self.after, "diff": self.diff(), "command": self.command, "detail": self.detail}
+        return {
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "verb": self.verb,
+            "before": self.before,
+            "after": self.after,
+            "diff": self.diff(),
+            "command": self.command,
+            "detail": self.detail,
+        }
 
     @classmethod
-    def from_json(cls, d: dict) -> "Change":
-        return cls(d["kind"], d["name"], d.get("namespace", ""), d.get("verb", "patch"), d.get("before"), d.get("after"),
-                   d.get("command", ""), d.get("detail") or {})
+    def from_json(cls, d: dict) -> Change:
+        return cls(
+            d["kind"],
+            d["name"],
+            d.get("namespace", ""),
+            d.get("verb", "patch"),
+            d.get("before"),
+            d.get("after"),
+            d.get("command", ""),
+            d.get("detail") or {},
+        )
 
 
 @dataclasses.dataclass
@@ -123,18 +154,39 @@ class StepPlan:
         return bool(self.changes)
 
     def to_json(self) -> dict:
-        return {"id": self.id, "step": self.step, "title": self.title, "dangerous": self.dangerous, "reversible": self.reversible,
-                "nodes": self.nodes, "changes": [c.to_json() for c in self.changes],
-                "blastRadius": {"nodes": self.blast_nodes, "pools": self.blast_pools},
-                "notes": self.notes, "warnings": self.warnings, "blockers": self.blockers, "reads": self.reads}
+        return {
+            "id": self.id,
+            "step": self.step,
+            "title": self.title,
+            "dangerous": self.dangerous,
+            "reversible": self.reversible,
+            "nodes": self.nodes,
+            "changes": [c.to_json() for c in self.changes],
+            "blastRadius": {"nodes": self.blast_nodes, "pools": self.blast_pools},
+            "notes": self.notes,
+            "warnings": self.warnings,
+            "blockers": self.blockers,
+            "reads": self.reads,
+        }
 
     @classmethod
-    def from_json(cls, d: dict) -> "StepPlan":
+    def from_json(cls, d: dict) -> StepPlan:
         br = d.get("blastRadius") or {}
-        return cls(d["id"], d["step"], d.get("title", d["step"]), bool(d.get("dangerous")), bool(d.get("reversible")),
-                   list(d.get("nodes") or []), [Change.from_json(c) for c in d.get("changes") or []],
-                   list(br.get("nodes") or []), list(br.get("pools") or []), list(d.get("notes") or []),
-                   list(d.get("warnings") or []), list(d.get("blockers") or []), dict(d.get("reads") or {}))
+        return cls(
+            d["id"],
+            d["step"],
+            d.get("title", d["step"]),
+            bool(d.get("dangerous")),
+            bool(d.get("reversible")),
+            list(d.get("nodes") or []),
+            [Change.from_json(c) for c in d.get("changes") or []],
+            list(br.get("nodes") or []),
+            list(br.get("pools") or []),
+            list(d.get("notes") or []),
+            list(d.get("warnings") or []),
+            list(d.get("blockers") or []),
+            dict(d.get("reads") or {}),
+        )
 
 
 @dataclasses.dataclass
@@ -178,9 +230,20 @@ class Context:
     run, records intent and outcome, and reuses a dangling intent left by a crash so each write is logged once.
     """
 
-    def __init__(self, cluster: Any, pool: str, pool_label: str, nodes: list[dict], *, audit: Any, by: dict,
-                 options: Options | None = None, read_only: bool = False, plan_id: str = "",
-                 progress: Callable[[ProgressEvent], None] | None = None) -> None:
+    def __init__(
+        self,
+        cluster: Any,
+        pool: str,
+        pool_label: str,
+        nodes: list[dict],
+        *,
+        audit: Any,
+        by: dict,
+        options: Options | None = None,
+        read_only: bool = False,
+        plan_id: str = "",
+        progress: Callable[[ProgressEvent], None] | None = None,
+    ) -> None:
         self.cluster = cluster
         self.pool = pool
         self.pool_label = pool_label
@@ -204,8 +267,16 @@ class Context:
             os._exit(97)
 
     # ---------------------------------------------------------------- writes
-    async def write(self, step_id: str, change: Change, key: str, do: Callable[[bool], Awaitable[Any]], *,
-                    label: str, dry_run: bool = True) -> Any:
+    async def write(
+        self,
+        step_id: str,
+        change: Change,
+        key: str,
+        do: Callable[[bool], Awaitable[Any]],
+        *,
+        label: str,
+        dry_run: bool = True,
+    ) -> Any:
         """Make one write: dry run (when the API allows), intent, the write, outcome. `do(dry_run)` sends it."""
         if self.read_only:
             raise ReadOnlyError(f"{change.verb} {change.ref}")
@@ -217,8 +288,16 @@ class Context:
         if pending is not None:
             write_id = pending["writeId"]
         else:
-            write_id = self.audit.intent(key=key, plan_id=self.plan_id, step=step_id, obj=obj, verb=change.verb,
-                                         before=change.before, after=change.after, command=change.command)
+            write_id = self.audit.intent(
+                key=key,
+                plan_id=self.plan_id,
+                step=step_id,
+                obj=obj,
+                verb=change.verb,
+                before=change.before,
+                after=change.after,
+                command=change.command,
+            )
         self.crash(f"{label}:{n}:intent")
         try:
             result = await do(False)
@@ -226,20 +305,36 @@ class Context:
             if uncertain(exc):
                 # Maybe made: the intent stays open, as after a crash. The step reads the object again and either
                 # closes it (close_dangling) or sends the write again under this same write id.
-                self.dangling[key] = {"writeId": write_id, "key": key, "planId": self.plan_id, "step": step_id,
-                                      "object": obj, "verb": change.verb, "after": change.after}
+                self.dangling[key] = {
+                    "writeId": write_id,
+                    "key": key,
+                    "planId": self.plan_id,
+                    "step": step_id,
+                    "object": obj,
+                    "verb": change.verb,
+                    "after": change.after,
+                }
                 raise
-            self.audit.outcome(write_id, key=key, plan_id=self.plan_id, step=step_id, obj=obj, result="failed",
-                               message=str(exc))
+            self.audit.outcome(
+                write_id, key=key, plan_id=self.plan_id, step=step_id, obj=obj, result="failed", message=str(exc)
+            )
             raise
         self.crash(f"{label}:{n}:sent")
-        self.audit.outcome(write_id, key=key, plan_id=self.plan_id, step=step_id, obj=obj, result="applied",
-                           after=change.after)
+        self.audit.outcome(
+            write_id, key=key, plan_id=self.plan_id, step=step_id, obj=obj, result="applied", after=change.after
+        )
         return result
 
-    async def write_retrying(self, step_id: str, change: Change, key: str,
-                             prepare: Callable[[], Awaitable[Callable[[bool], Awaitable[Any]] | None]], *,
-                             label: str, dry_run: bool = True) -> None:
+    async def write_retrying(
+        self,
+        step_id: str,
+        change: Change,
+        key: str,
+        prepare: Callable[[], Awaitable[Callable[[bool], Awaitable[Any]] | None]],
+        *,
+        label: str,
+        dry_run: bool = True,
+    ) -> None:
         """Make one write, reading the object again before each try: `prepare()` returns the sender built from what
         it read, or None when the cluster already shows the change (a crash's or a lost answer's intent is closed).
         A conflict, a 429 or a 5xx means another try after a backoff; anything else, or the last try, raises."""
@@ -263,8 +358,16 @@ class Context:
             return
         del self.dangling[key]
         obj = {"kind": change.kind, "namespace": change.namespace, "name": change.name, "pool": self.pool}
-        self.audit.outcome(rec["writeId"], key=key, plan_id=rec.get("planId", self.plan_id), step=step_id, obj=obj,
-                           result="applied", after=change.after, observed_on_resume=True)
+        self.audit.outcome(
+            rec["writeId"],
+            key=key,
+            plan_id=rec.get("planId", self.plan_id),
+            step=step_id,
+            obj=obj,
+            result="applied",
+            after=change.after,
+            observed_on_resume=True,
+        )
 
     # ---------------------------------------------------------------- helpers shared by steps
     def pool_of(self, node: dict) -> str:
@@ -331,8 +434,13 @@ def register(cls: type[Step]) -> type[Step]:
 # Modules whose steps register themselves on import; the ownership switch adds its own here.
 STEP_MODULES = ["dragoman.actions.preflight", "dragoman.actions.cordon", "dragoman.actions.drain"]
 # The ownership switch (issue 9); later modules override earlier registrations of the same name (preflight, uncordon).
-STEP_MODULES += ["dragoman.actions.bridge_preflight", "dragoman.actions.exclude_plugin", "dragoman.actions.scope_driver",
-                 "dragoman.actions.device_class", "dragoman.actions.verify"]
+STEP_MODULES += [
+    "dragoman.actions.bridge_preflight",
+    "dragoman.actions.exclude_plugin",
+    "dragoman.actions.scope_driver",
+    "dragoman.actions.device_class",
+    "dragoman.actions.verify",
+]
 
 
 def _load_steps() -> None:

@@ -44,7 +44,9 @@ class GatedUncordon(Uncordon):
         if self.id.startswith("rollback:"):
             return await super().plan(ctx)
         # Made before the cordon runs: every node the migration cordons comes back, not one cordoned before it.
-        before = cap.recorded(ctx, "cordonedBefore") if ctx.state is not None and ctx.state.plan_id == ctx.plan_id else None
+        before = (
+            cap.recorded(ctx, "cordonedBefore") if ctx.state is not None and ctx.state.plan_id == ctx.plan_id else None
+        )
         plan = self.new_plan()
         for name in self.nodes:
             node = await ctx.cluster.get(f"/api/v1/nodes/{name}")
@@ -71,7 +73,9 @@ class GatedUncordon(Uncordon):
             # Planned before the steps ahead of it re-cordoned the nodes: read them again.
             plan = await Uncordon.plan(self, ctx)
         elif ctx.state is not None and plan.changes and not ctx.read_only:
-            await ctx.state.set_step(self.id, self.name, "running", by=ctx.by, rollback={"uncordoned": [c.name for c in plan.changes]})
+            await ctx.state.set_step(
+                self.id, self.name, "running", by=ctx.by, rollback={"uncordoned": [c.name for c in plan.changes]}
+            )
         return await super().apply(ctx, plan)
 
     async def verify(self, ctx: Context) -> list[str]:
@@ -118,17 +122,33 @@ def canary_pod(ctx: Context) -> dict:
     if tolerations is None:
         tolerations = [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}]
     return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": canary_name(ctx.pool), "namespace": ns,
-                     "labels": {"app.kubernetes.io/managed-by": "dragoman", "dragoman.io/canary": "true", "dragoman.io/pool": ctx.pool}},
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": canary_name(ctx.pool),
+            "namespace": ns,
+            "labels": {
+                "app.kubernetes.io/managed-by": "dragoman",
+                "dragoman.io/canary": "true",
+                "dragoman.io/pool": ctx.pool,
+            },
+        },
         "spec": {
             "restartPolicy": "Never",
             "nodeSelector": {ctx.pool_label: ctx.pool},
             "tolerations": tolerations,
             "terminationGracePeriodSeconds": 0,
-            "containers": [{"name": "canary", "image": ops.option(ctx, "canary_image", "") or DEFAULT_CANARY_IMAGE,
-                            "command": ["sh", "-c", "nvidia-smi -L; sleep 3600"],
-                            "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}, "limits": {GPU: "1", "cpu": "100m", "memory": "64Mi"}}}],
+            "containers": [
+                {
+                    "name": "canary",
+                    "image": ops.option(ctx, "canary_image", "") or DEFAULT_CANARY_IMAGE,
+                    "command": ["sh", "-c", "nvidia-smi -L; sleep 3600"],
+                    "resources": {
+                        "requests": {"cpu": "10m", "memory": "16Mi"},
+                        "limits": {GPU: "1", "cpu": "100m", "memory": "64Mi"},
+                    },
+                }
+            ],
         },
     }
 
@@ -150,8 +170,13 @@ class CanaryResult:
         self.seen: list[str] = []
 
     def to_json(self) -> dict:
-        return {"node": self.node, "claim": self.claim, "allocatedUUIDs": self.allocated, "seenUUIDs": self.seen,
-                "problems": self.problems}
+        return {
+            "node": self.node,
+            "claim": self.claim,
+            "allocatedUUIDs": self.allocated,
+            "seenUUIDs": self.seen,
+            "problems": self.problems,
+        }
 
 
 async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
@@ -160,8 +185,14 @@ async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
     body = canary_pod(ctx)
     ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     path = f"/api/v1/namespaces/{ns}/pods/{name}"
-    change = Change("Pod", name, ns, verb="create", after={"spec": {"nodeSelector": body["spec"]["nodeSelector"]}},
-                    command=f"kubectl run -n {ns} {name} --image {body['spec']['containers'][0]['image']} (limits nvidia.com/gpu: 1)")
+    change = Change(
+        "Pod",
+        name,
+        ns,
+        verb="create",
+        after={"spec": {"nodeSelector": body["spec"]["nodeSelector"]}},
+        command=f"kubectl run -n {ns} {name} --image {body['spec']['containers'][0]['image']} (limits nvidia.com/gpu: 1)",
+    )
     try:
         try:
             old = await ctx.cluster.get(path)
@@ -174,11 +205,14 @@ async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
             await _gone(ctx, path)
 
         async def do(dry: bool):
-            return await ctx.cluster.request("POST", f"/api/v1/namespaces/{ns}/pods", body, query={"dryRun": "All"} if dry else None)
+            return await ctx.cluster.request(
+                "POST", f"/api/v1/namespaces/{ns}/pods", body, query={"dryRun": "All"} if dry else None
+            )
 
         async def prepare_create():
             # A create whose answer was lost may have made the pod: there it is, then.
             return None if await _exists(ctx, path) else do
+
         await ctx.write_retrying(step_id, change, f"{ctx.plan_id}/{step_id}/canary", prepare_create, label="canary")
         ctx.emit(step_id, 0, 4, f"canary {ns}/{name} created")
 
@@ -186,9 +220,20 @@ async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
             pod = await ctx.cluster.get(path)
             st = pod.get("status") or {}
             if st.get("phase") not in ("Running", "Succeeded"):
-                cond = next((c for c in st.get("conditions") or [] if c.get("type") == "PodScheduled" and c.get("status") == "False"), None)
-                return [f"the canary is {st.get('phase') or 'Pending'}" + (f": {cond.get('message')}" if cond and cond.get("message") else ".")]
+                cond = next(
+                    (
+                        c
+                        for c in st.get("conditions") or []
+                        if c.get("type") == "PodScheduled" and c.get("status") == "False"
+                    ),
+                    None,
+                )
+                return [
+                    f"the canary is {st.get('phase') or 'Pending'}"
+                    + (f": {cond.get('message')}" if cond and cond.get("message") else ".")
+                ]
             return []
+
         waited = await _poll(ctx, step_id, scheduled, ops.option(ctx, "canary_timeout", 120.0))
         if waited:
             res.problems.extend(waited)
@@ -202,7 +247,9 @@ async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
         ercs = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
         res.claim = ercs.get("resourceClaimName") or ""
         if not res.claim:
-            res.problems.append(f"the canary on {res.node} has no status.extendedResourceClaimStatus: its GPU did not come through the bridge.")
+            res.problems.append(
+                f"the canary on {res.node} has no status.extendedResourceClaimStatus: its GPU did not come through the bridge."
+            )
             return res
         ctx.emit(step_id, 1, 4, f"canary on {res.node}, claim {res.claim}")
         try:
@@ -225,7 +272,9 @@ async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
         res.seen = await _seen_uuids(ctx, ns, name, pod)
         ctx.emit(step_id, 2, 4, f"canary sees {', '.join(res.seen) or 'no GPU'}")
         if sorted(res.seen) != sorted(res.allocated):
-            res.problems.append(f"the canary sees GPUs {res.seen or 'none'} but claim {res.claim} allocated {res.allocated}.")
+            res.problems.append(
+                f"the canary sees GPUs {res.seen or 'none'} but claim {res.claim} allocated {res.allocated}."
+            )
         return res
     finally:
         try:
@@ -274,14 +323,19 @@ async def _delete(ctx: Context, step_id: str, ns: str, name: str) -> None:
 
     async def do(dry: bool):
         try:
-            return await ctx.cluster.request("DELETE", path, {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
-                                             query={"dryRun": "All"} if dry else None)
+            return await ctx.cluster.request(
+                "DELETE",
+                path,
+                {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
+                query={"dryRun": "All"} if dry else None,
+            )
         except ApiError as exc:
             if exc.status != 404:
                 raise
 
     async def prepare():
         return do if await _exists(ctx, path) else None
+
     await ctx.write_retrying(step_id, change, f"{ctx.plan_id}/{step_id}/canary-delete", prepare, label="canary-delete")
 
 
@@ -294,14 +348,19 @@ async def _gone(ctx: Context, path: str) -> None:
                 return []
             raise
         return ["the previous canary is still terminating."]
+
     await _poll(ctx, "verify", check, 60.0)
 
 
 async def _poll(ctx: Context, step_id: str, check, timeout: float) -> list[str]:
     from dragoman.actions.gitops import wait_for
 
-    return await wait_for(check, timeout=timeout, poll=ops.option(ctx, "switch_poll", 0.5),
-                          on_wait=lambda m: ctx.emit(step_id, 0, 0, f"waiting: {m}"))
+    return await wait_for(
+        check,
+        timeout=timeout,
+        poll=ops.option(ctx, "switch_poll", 0.5),
+        on_wait=lambda m: ctx.emit(step_id, 0, 0, f"waiting: {m}"),
+    )
 
 
 async def stack_problems(ctx: Context) -> list[str]:
@@ -312,7 +371,9 @@ async def stack_problems(ctx: Context) -> list[str]:
         if not pic.published(n):
             out.append(f"node {n} publishes no ResourceSlice with devices.")
         if pic.published(n) and (pic.allocatable(n) > 0 or any(own.pod_running(p) for p in pic.plugin_pods(n))):
-            out.append(f"both-stacks: node {n} has the device plugin (allocatable {pic.allocatable(n)}) and DRA devices.")
+            out.append(
+                f"both-stacks: node {n} has the device plugin (allocatable {pic.allocatable(n)}) and DRA devices."
+            )
     return out
 
 
@@ -353,10 +414,17 @@ async def workloads_back(ctx: Context) -> list[str]:
         if not gpu_request(p) or skip_reason(p) == "DaemonSet pod":
             continue
         md = p.get("metadata") or {}
-        if spec.get("nodeName") in pic.nodes and st.get("phase") == "Running" and not st.get("extendedResourceClaimStatus"):
+        if (
+            spec.get("nodeName") in pic.nodes
+            and st.get("phase") == "Running"
+            and not st.get("extendedResourceClaimStatus")
+        ):
             out.append(f"pod {md.get('namespace')}/{md.get('name')} runs on {spec['nodeName']} without a bridge claim.")
-        if st.get("phase") == "Pending" and (spec.get("nodeSelector") or {}).get(ctx.pool_label) == ctx.pool \
-                and f"{md.get('namespace')}/{md.get('name')}" not in pending_before:
+        if (
+            st.get("phase") == "Pending"
+            and (spec.get("nodeSelector") or {}).get(ctx.pool_label) == ctx.pool
+            and f"{md.get('namespace')}/{md.get('name')}" not in pending_before
+        ):
             out.append(f"GPU pod {md.get('namespace')}/{md.get('name')} of the pool is stuck Pending.")
     return out
 
@@ -374,15 +442,24 @@ class Verify(Step):
     async def plan(self, ctx: Context) -> StepPlan:
         plan = self.new_plan()
         pod = canary_pod(ctx)
-        plan.changes.append(Change("Pod", pod["metadata"]["name"], pod["metadata"]["namespace"], verb="create",
-                                   after={"spec": {"nodeSelector": pod["spec"]["nodeSelector"], "limits": {GPU: "1"}}},
-                                   command=f"kubectl run -n {pod['metadata']['namespace']} {pod['metadata']['name']} "
-                                           f"--image {pod['spec']['containers'][0]['image']}",
-                                   detail={"canary": True}))
-        plan.notes.append("checks: a ResourceSlice with devices per node; the canary keeping limits nvidia.com/gpu lands on the "
-                          "pool with an allocated claim recorded in its status, and sees exactly the allocated GPUs; it is "
-                          "removed afterwards even when a check fails; no node owned by both stacks; the drained workloads "
-                          "back and Running on bridge claims; no GPU pod of the pool stuck.")
+        plan.changes.append(
+            Change(
+                "Pod",
+                pod["metadata"]["name"],
+                pod["metadata"]["namespace"],
+                verb="create",
+                after={"spec": {"nodeSelector": pod["spec"]["nodeSelector"], "limits": {GPU: "1"}}},
+                command=f"kubectl run -n {pod['metadata']['namespace']} {pod['metadata']['name']} "
+                f"--image {pod['spec']['containers'][0]['image']}",
+                detail={"canary": True},
+            )
+        )
+        plan.notes.append(
+            "checks: a ResourceSlice with devices per node; the canary keeping limits nvidia.com/gpu lands on the "
+            "pool with an allocated claim recorded in its status, and sees exactly the allocated GPUs; it is "
+            "removed afterwards even when a check fails; no node owned by both stacks; the drained workloads "
+            "back and Running on bridge claims; no GPU pod of the pool stuck."
+        )
         return plan
 
     async def apply(self, ctx: Context, plan: StepPlan) -> list[str]:
@@ -390,13 +467,17 @@ class Verify(Step):
         if problems:
             return problems
         # The drained workloads first: the canary then takes a GPU they left free instead of racing them for it.
-        problems.extend(await _poll(ctx, self.id, lambda: workloads_back(ctx), ops.option(ctx, "switch_timeout", 300.0)))
+        problems.extend(
+            await _poll(ctx, self.id, lambda: workloads_back(ctx), ops.option(ctx, "switch_timeout", 300.0))
+        )
         canary = await run_canary(ctx, self.id)
         problems.extend(canary.problems)
         problems.extend(await stack_problems(ctx))
         if not ctx.read_only:
             await cap.record(ctx, "canary", canary.to_json(), "switch: canary result recorded")
-            await cap.record(ctx, "after", await cap.figures(ctx), "switch: the pool's figures after the switch recorded")
+            await cap.record(
+                ctx, "after", await cap.figures(ctx), "switch: the pool's figures after the switch recorded"
+            )
             if not problems:
                 # The node annotation is what the Pools view shows: "verified" once the canary came through.
                 from dragoman.actions.drain import annotate
@@ -407,6 +488,7 @@ class Verify(Step):
                 async def one(node: str) -> None:
                     async with sem:
                         await annotate(ctx, node, self.id, self.name, "verified", started)
+
                 await asyncio.gather(*(one(n) for n in self.nodes))
         return problems
 

@@ -22,10 +22,16 @@ OPT_IN = ("controlplane",)
 # Comparisons measured in the same run: (figure, baseline, what the ratio says). Patterns match figure names; a ratio row
 # is added for every figure whose name matches, against the baseline with the same captured label.
 COMPARISONS = (
-    (r"^fast engine (?P<k>\w+), per evaluation$", r"^cel-python \(reference\) (?P<k>\w+), per evaluation$",
-     "fast engine ÷ cel-python, {k} (lower is better)"),
-    (r"^decode (?P<k>[\d,]+) pods \([^)]*\), GC paused then frozen$", r"^decode (?P<k>[\d,]+) pods \([^)]*\), json.loads$",
-     "decode with GC paused ÷ plain json.loads, {k} pods"),
+    (
+        r"^fast engine (?P<k>\w+), per evaluation$",
+        r"^cel-python \(reference\) (?P<k>\w+), per evaluation$",
+        "fast engine ÷ cel-python, {k} (lower is better)",
+    ),
+    (
+        r"^decode (?P<k>[\d,]+) pods \([^)]*\), GC paused then frozen$",
+        r"^decode (?P<k>[\d,]+) pods \([^)]*\), json.loads$",
+        "decode with GC paused ÷ plain json.loads, {k} pods",
+    ),
 )
 
 
@@ -47,8 +53,14 @@ def comparisons(figures: list[Figure]) -> list[Figure]:
 
 
 def _to_json(f: Figure) -> dict:
-    return {"name": f.name, "unit": f.unit, "runs": list(f.runs), "target": f.target, "note": f.note,
-            "verdict": f.verdict}
+    return {
+        "name": f.name,
+        "unit": f.unit,
+        "runs": list(f.runs),
+        "target": f.target,
+        "note": f.note,
+        "verdict": f.verdict,
+    }
 
 
 def _from_json(d: dict) -> Figure:
@@ -105,13 +117,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a small fleet and fewer runs, for a smoke test")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for the README)")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
-    parser.add_argument("--envelope", action="store_true",
-                        help="run only the envelope benchmark (5,000 nodes, 150,000 pods; several minutes)")
-    parser.add_argument("--controlplane", action="store_true",
-                        help="run only the real-control-plane benchmark (etcd + kube-apiserver v1.37, 1,000 nodes; several minutes)")
-    parser.add_argument("--in-process", action="store_true", help="run every benchmark in this process (memory figures then add up)")
+    parser.add_argument(
+        "--envelope",
+        action="store_true",
+        help="run only the envelope benchmark (5,000 nodes, 150,000 pods; several minutes)",
+    )
+    parser.add_argument(
+        "--controlplane",
+        action="store_true",
+        help="run only the real-control-plane benchmark (etcd + kube-apiserver v1.37, 1,000 nodes; several minutes)",
+    )
+    parser.add_argument(
+        "--in-process", action="store_true", help="run every benchmark in this process (memory figures then add up)"
+    )
     parser.add_argument("--child", metavar="NAME", help=argparse.SUPPRESS)
-    parser.add_argument("names", nargs="*", metavar="NAME", help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)}; also {', '.join(OPT_IN)})")
+    parser.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help=f"benchmarks to run (default: all of {', '.join(BENCHMARKS)}; also {', '.join(OPT_IN)})",
+    )
     args = parser.parse_args(argv)
     if args.list:
         print("\n".join(BENCHMARKS + OPT_IN))
@@ -143,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     figures.extend(comparisons(figures))
     total = time.perf_counter() - started
     print(f"machine: {header}")
-    print(f"run: {'--quick' if args.quick else 'full'}, {total:.0f} s in all ({', '.join(f'{n} {w:.0f} s' for n, w in walls)})")
+    print(
+        f"run: {'--quick' if args.quick else 'full'}, {total:.0f} s in all ({', '.join(f'{n} {w:.0f} s' for n, w in walls)})"
+    )
     print(format_table(figures, markdown=args.markdown))
     missed = sum(1 for f in figures if f.verdict == "MISSED")
     print(f"{len(figures)} figures, {sum(1 for f in figures if f.verdict == 'met')} targets met, {missed} missed.")

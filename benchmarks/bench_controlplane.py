@@ -24,7 +24,6 @@ import threading
 import time
 
 import yaml
-
 from dragoman.benchmarks.bench_sync import _kubectl, _peak_rss_mib
 from dragoman.benchmarks.harness import Figure
 
@@ -34,17 +33,27 @@ CONCURRENCY = 8
 LIVE_S = 30.0
 # A pod bound by nodeName to a node with no kubelet: NotReady, then tainted; tolerating the taints for good keeps the
 # taint-eviction controller from deleting the fleet mid-benchmark (DefaultTolerationSeconds would give it 300 s).
-FOREVER = [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
-           {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}]
+FOREVER = [
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
+]
 
 
 # ------------------------------------------------------------------------------------------------ loading the fleet
+
 
 def _bodies(objects: list[dict]) -> dict[str, list[dict]]:
     """The scale fleet as create bodies, by stage: what a stage's objects refer to is made in an earlier one."""
     from dragoman.sim.controlplane.loader import _clean
 
-    stages: dict[str, list[dict]] = {"namespaces": [], "classes": [], "nodes": [], "slices": [], "pods": [], "daemonsets": []}
+    stages: dict[str, list[dict]] = {
+        "namespaces": [],
+        "classes": [],
+        "nodes": [],
+        "slices": [],
+        "pods": [],
+        "daemonsets": [],
+    }
     for obj in objects:
         kind = obj["kind"]
         if kind == "ResourceClaim":
@@ -59,8 +68,14 @@ def _bodies(objects: list[dict]) -> dict[str, list[dict]]:
             # node) instead of making its own for kube-scheduler to place.
             body["metadata"].pop("ownerReferences", None)
         body["metadata"].pop("generateName", None)
-        stage = {"Namespace": "namespaces", "DeviceClass": "classes", "Node": "nodes", "ResourceSlice": "slices",
-                 "Pod": "pods", "DaemonSet": "daemonsets"}[kind]
+        stage = {
+            "Namespace": "namespaces",
+            "DeviceClass": "classes",
+            "Node": "nodes",
+            "ResourceSlice": "slices",
+            "Pod": "pods",
+            "DaemonSet": "daemonsets",
+        }[kind]
         if kind == "Node":
             body["_status"] = obj["status"]
         stages[stage].append(body)
@@ -75,7 +90,7 @@ class _Loader:
         self.refused: list[str] = []
         self.requests = 0
 
-    async def __aenter__(self) -> "_Loader":
+    async def __aenter__(self) -> _Loader:
         import aiohttp
 
         self.session = aiohttp.ClientSession(
@@ -102,7 +117,9 @@ class _Loader:
                 if resp.status in (429, 500, 503, 504) and attempt < 5:
                     await asyncio.sleep(0.2 * 2**attempt)
                     continue
-                self.refused.append(f"{method} {path} {body['metadata'].get('name', '') if 'metadata' in body else ''}: {resp.status} {raw[:200]!r}")
+                self.refused.append(
+                    f"{method} {path} {body['metadata'].get('name', '') if 'metadata' in body else ''}: {resp.status} {raw[:200]!r}"
+                )
                 return None
         return None
 
@@ -141,8 +158,12 @@ async def _load(cp, stages: dict[str, list[dict]]) -> tuple[int, int, list[str]]
             if out is not None:
                 node_uid[body["metadata"]["name"]] = out["metadata"]["uid"]
                 # Capacity and allocatable (the GPUs) are status, which only the status subresource takes.
-                await ld.send("PATCH", f"/api/v1/nodes/{body['metadata']['name']}/status", {"status": status},
-                              "application/merge-patch+json")
+                await ld.send(
+                    "PATCH",
+                    f"/api/v1/nodes/{body['metadata']['name']}/status",
+                    {"status": status},
+                    "application/merge-patch+json",
+                )
 
         async def slice_(body: dict) -> None:
             for ref in body["metadata"].get("ownerReferences") or ():
@@ -198,7 +219,7 @@ class _Memory:
             for name, mib in self.now().items():
                 self.peak[name] = max(self.peak[name], mib)
 
-    def __enter__(self) -> "_Memory":
+    def __enter__(self) -> _Memory:
         self._thread.start()
         return self
 
@@ -241,15 +262,22 @@ class _ServerSnapshot:
         self.watches = 0.0
         for name, labels, value in _metrics(cp, ("apiserver_request_total", "apiserver_longrunning_requests")):
             if name == "apiserver_request_total":
-                key = (labels.get("verb", ""), labels.get("resource", "") + ("/" + labels["subresource"] if labels.get("subresource") else ""))
+                key = (
+                    labels.get("verb", ""),
+                    labels.get("resource", "") + ("/" + labels["subresource"] if labels.get("subresource") else ""),
+                )
                 self.requests[key] = self.requests.get(key, 0.0) + value
             elif labels.get("verb") == "WATCH":
                 self.watches += value
 
-    def since(self, before: "_ServerSnapshot") -> dict:
+    def since(self, before: _ServerSnapshot) -> dict:
         reqs = {k: v - before.requests.get(k, 0.0) for k, v in self.requests.items()}
-        return {"s": self.t - before.t, "requests": {k: v for k, v in reqs.items() if v > 0},
-                "cpu": {k: v - before.cpu[k] for k, v in self.cpu.items()}, "watches": self.watches}
+        return {
+            "s": self.t - before.t,
+            "requests": {k: v for k, v in reqs.items() if v > 0},
+            "cpu": {k: v - before.cpu[k] for k, v in self.cpu.items()},
+            "watches": self.watches,
+        }
 
 
 WRITES = ("POST", "PUT", "PATCH", "DELETE", "APPLY")
@@ -276,6 +304,7 @@ def _verbs(delta: dict, verb: str) -> float:
 
 # ------------------------------------------------------------------------------------------------ dragoman's side
 
+
 async def _child(kubeconfig: str) -> None:
     """Connect + LIST + watch until live (as bench_sync measures it) in a fresh process; say so on stdout, stay live
     until stdin closes, then report the watch events absorbed meanwhile."""
@@ -289,9 +318,16 @@ async def _child(kubeconfig: str) -> None:
     store = FleetStore()
     syncer = await sync(cluster, store)
     await syncer.wait_synced(600)
-    out = {"sync_s": time.perf_counter() - t0, "sync_cpu_s": time.process_time() - c0, "peak_mib": _peak_rss_mib(),
-           "objects": store.count(), "pods": store.count("Pod"), "nodes": store.count("Node"),
-           "slices": store.count("ResourceSlice"), "kinds": len(syncer.informers)}
+    out = {
+        "sync_s": time.perf_counter() - t0,
+        "sync_cpu_s": time.process_time() - c0,
+        "peak_mib": _peak_rss_mib(),
+        "objects": store.count(),
+        "pods": store.count("Pod"),
+        "nodes": store.count("Node"),
+        "slices": store.count("ResourceSlice"),
+        "kinds": len(syncer.informers),
+    }
     print(json.dumps(out), flush=True)
     c1 = time.process_time()
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
@@ -302,8 +338,13 @@ async def _child(kubeconfig: str) -> None:
 
 def _sync(kubeconfig: str, hold=None) -> tuple[dict, dict]:
     """One sync in a child process; `hold(first_report)` runs while the child sits live. (sync report, live report)"""
-    proc = subprocess.Popen([sys.executable, "-m", "dragoman.benchmarks.bench_controlplane", "--child", kubeconfig],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dragoman.benchmarks.bench_controlplane", "--child", kubeconfig],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         if not line:
@@ -324,8 +365,12 @@ def _sync(kubeconfig: str, hold=None) -> tuple[dict, dict]:
 
 def _time_check(kubeconfig: str) -> float:
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "dragoman", "check", "--kubeconfig", kubeconfig, "--output", "json"],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dragoman", "check", "--kubeconfig", kubeconfig, "--output", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        timeout=900,
+    )
     dt = time.perf_counter() - t
     # Exit 1 is "error findings", a verdict on the fleet; 2 is a fleet that could not be read.
     if proc.returncode not in (0, 1):
@@ -334,18 +379,25 @@ def _time_check(kubeconfig: str) -> float:
     return dt
 
 
-KUBECTL_READS = (["get", "pods", "-A", "-o", "json"], ["get", "nodes", "-o", "json"], ["get", "resourceslices", "-o", "json"])
+KUBECTL_READS = (
+    ["get", "pods", "-A", "-o", "json"],
+    ["get", "nodes", "-o", "json"],
+    ["get", "resourceslices", "-o", "json"],
+)
 
 
 def _time_kubectl(kubectl: str, kubeconfig: str, home: str) -> float:
     env = {**os.environ, "KUBECONFIG": kubeconfig, "HOME": home}
     t = time.perf_counter()
     for args in KUBECTL_READS:
-        subprocess.run([kubectl, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True, timeout=900)
+        subprocess.run(
+            [kubectl, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True, timeout=900
+        )
     return time.perf_counter() - t
 
 
 # ------------------------------------------------------------------------------------------------ the benchmark
+
 
 def run(quick: bool) -> list[Figure]:
     from dragoman.sim.controlplane.build import KUBE_VERSION, built, cache_dir
@@ -357,7 +409,9 @@ def run(quick: bool) -> list[Figure]:
     nodes, pods, runs, live_s = (100, 500, 1, 5.0) if quick else (1_000, 5_000, 3, LIVE_S)
     binaries = built()
     if binaries is None:
-        raise RuntimeError(f"the control plane {KUBE_VERSION} is not built in {cache_dir()}; `dragoman controlplane build` makes it")
+        raise RuntimeError(
+            f"the control plane {KUBE_VERSION} is not built in {cache_dir()}; `dragoman controlplane build` makes it"
+        )
     stages = _bodies(generate_scale(nodes=nodes, pods=pods))
     n_objects = sum(len(v) for v in stages.values())
     figures: list[Figure] = []
@@ -411,9 +465,17 @@ def run(quick: bool) -> list[Figure]:
                 checks.append(_time_check(kc))
                 if kubectl:
                     kubectl_runs.append(_time_kubectl(kubectl, kc, home))
-            print("dragoman synced in " + ", ".join(f"{s['sync_s']:.1f}" for s in syncs) + " s; check "
-                  + ", ".join(f"{c:.1f}" for c in checks) + " s; kubectl " + ", ".join(f"{k:.1f}" for k in kubectl_runs) + " s",
-                  file=sys.stderr, flush=True)
+            print(
+                "dragoman synced in "
+                + ", ".join(f"{s['sync_s']:.1f}" for s in syncs)
+                + " s; check "
+                + ", ".join(f"{c:.1f}" for c in checks)
+                + " s; kubectl "
+                + ", ".join(f"{k:.1f}" for k in kubectl_runs)
+                + " s",
+                file=sys.stderr,
+                flush=True,
+            )
             mem_after = mem.now()
         finally:
             cp.stop()
@@ -421,55 +483,189 @@ def run(quick: bool) -> list[Figure]:
     sync_s = sorted(s["sync_s"] for s in syncs)
     scale = f"{first['nodes']:,} nodes, {first['slices']:,} slices, {first['pods']:,} pods; {first['objects']:,} objects of {first['kinds']} kinds"
     figures += [
-        Figure("machine load average (1 min), before and after", "", load, "", None, "others' work inflates every time below"),
-        Figure("control plane: etcd + kube-apiserver + scheduler + controller-manager ready", "s", [ready_s], "", None, "v1.37.2, on loopback"),
-        Figure(f"load: {created:,} objects created through the API", "objects/s", [created / load_s], "", None,
-               f"{load_s:.0f} s, {sent:,} requests, {CONCURRENCY} in flight; {len(refused)} refused"),
+        Figure(
+            "machine load average (1 min), before and after",
+            "",
+            load,
+            "",
+            None,
+            "others' work inflates every time below",
+        ),
+        Figure(
+            "control plane: etcd + kube-apiserver + scheduler + controller-manager ready",
+            "s",
+            [ready_s],
+            "",
+            None,
+            "v1.37.2, on loopback",
+        ),
+        Figure(
+            f"load: {created:,} objects created through the API",
+            "objects/s",
+            [created / load_s],
+            "",
+            None,
+            f"{load_s:.0f} s, {sent:,} requests, {CONCURRENCY} in flight; {len(refused)} refused",
+        ),
     ]
-    figures.append(Figure("load: waiting for the controllers' writes to drain (< 1/s, at most 120 s)", "s", [settle_s], "", None,
-                          f"{writes:.1f} writes/s at the end (every client)"))
+    figures.append(
+        Figure(
+            "load: waiting for the controllers' writes to drain (< 1/s, at most 120 s)",
+            "s",
+            [settle_s],
+            "",
+            None,
+            f"{writes:.1f} writes/s at the end (every client)",
+        )
+    )
     for name in ("etcd", "kube-apiserver"):
-        figures.append(Figure(f"load: {name} peak memory during the load", "MiB", [mem.peak[name]], "", None,
-                              f"RSS; {mem_after[name]:,.0f} MiB at the end of the run"))
+        figures.append(
+            Figure(
+                f"load: {name} peak memory during the load",
+                "MiB",
+                [mem.peak[name]],
+                "",
+                None,
+                f"RSS; {mem_after[name]:,.0f} MiB at the end of the run",
+            )
+        )
     figures += [
         Figure("sync: connect + LIST all kinds until live (real API server)", "s", sync_s, "", None, scale),
-        Figure("sync: client CPU time of that sync", "s", [s["sync_cpu_s"] for s in syncs], "", None, "the rest is the server and the machine"),
-        Figure("sync: peak memory of the syncing process", "MiB", [s["peak_mib"] for s in syncs], "", None, "VmHWM, Python included"),
+        Figure(
+            "sync: client CPU time of that sync",
+            "s",
+            [s["sync_cpu_s"] for s in syncs],
+            "",
+            None,
+            "the rest is the server and the machine",
+        ),
+        Figure(
+            "sync: peak memory of the syncing process",
+            "MiB",
+            [s["peak_mib"] for s in syncs],
+            "",
+            None,
+            "VmHWM, Python included",
+        ),
         Figure("dragoman check --output json", "s", checks, "", None, "a fresh process: imports, sync, analysis, JSON"),
     ]
     if kubectl_runs:
         k = sorted(kubectl_runs)[len(kubectl_runs) // 2]
         figures += [
-            Figure("kubectl get pods -A + get nodes + get resourceslices, -o json", "s", kubectl_runs, "", None, "same server, same objects"),
-            Figure("sync of all kinds ÷ kubectl trio", "×", [sync_s[len(sync_s) // 2] / k], "<= 0.3×", lambda v: v <= 0.3, "lower is better"),
-            Figure("dragoman check ÷ kubectl trio", "×", [sorted(checks)[len(checks) // 2] / k], "<= 0.3×", lambda v: v <= 0.3, "lower is better"),
+            Figure(
+                "kubectl get pods -A + get nodes + get resourceslices, -o json",
+                "s",
+                kubectl_runs,
+                "",
+                None,
+                "same server, same objects",
+            ),
+            Figure(
+                "sync of all kinds ÷ kubectl trio",
+                "×",
+                [sync_s[len(sync_s) // 2] / k],
+                "<= 0.3×",
+                lambda v: v <= 0.3,
+                "lower is better",
+            ),
+            Figure(
+                "dragoman check ÷ kubectl trio",
+                "×",
+                [sorted(checks)[len(checks) // 2] / k],
+                "<= 0.3×",
+                lambda v: v <= 0.3,
+                "lower is better",
+            ),
         ]
     sync, livec = costs["sync"], costs["live"]
     for label, d in (("without dragoman", base), ("with dragoman live", livec)):
         top = sorted(d["requests"].items(), key=lambda kv: -kv[1])[:8]
-        print(f"requests {label}: " + ", ".join(f"{v} {r or '-'} {int(n)}" for (v, r), n in top), file=sys.stderr, flush=True)
+        print(
+            f"requests {label}: " + ", ".join(f"{v} {r or '-'} {int(n)}" for (v, r), n in top),
+            file=sys.stderr,
+            flush=True,
+        )
     listed = ", ".join(f"{r} {int(n)}" for (v, r), n in sorted(sync["requests"].items()) if v == "LIST")
     figures += [
         Figure("server: LIST requests of one sync", "requests", [_verbs(sync, "LIST")], "", None, listed[:120]),
     ]
     for label, d in (("without dragoman", base), ("with dragoman live", livec)):
         figures += [
-            Figure(f"server: WATCH requests open, {label}", "watches", [d["watches"]], "", None, "apiserver_longrunning_requests{verb=WATCH}"),
-            Figure(f"server: requests in {live_s:.0f} s, {label}", "requests", [sum(d["requests"].values())], "", None,
-                   "apiserver_request_total, every client"),
-            Figure(f"server: kube-apiserver CPU in {live_s:.0f} s, {label}", "CPU s", [d["cpu"]["kube-apiserver"]], "", None, "psutil user + system"),
-            Figure(f"server: etcd CPU in {live_s:.0f} s, {label}", "CPU s", [d["cpu"]["etcd"]], "", None, "psutil user + system"),
+            Figure(
+                f"server: WATCH requests open, {label}",
+                "watches",
+                [d["watches"]],
+                "",
+                None,
+                "apiserver_longrunning_requests{verb=WATCH}",
+            ),
+            Figure(
+                f"server: requests in {live_s:.0f} s, {label}",
+                "requests",
+                [sum(d["requests"].values())],
+                "",
+                None,
+                "apiserver_request_total, every client",
+            ),
+            Figure(
+                f"server: kube-apiserver CPU in {live_s:.0f} s, {label}",
+                "CPU s",
+                [d["cpu"]["kube-apiserver"]],
+                "",
+                None,
+                "psutil user + system",
+            ),
+            Figure(
+                f"server: etcd CPU in {live_s:.0f} s, {label}",
+                "CPU s",
+                [d["cpu"]["etcd"]],
+                "",
+                None,
+                "psutil user + system",
+            ),
         ]
     rewatch = lambda d: _verbs(d, "LIST") + _verbs(d, "WATCH")  # noqa: E731
     figures += [
-        Figure("server: WATCH requests dragoman holds open while live", "watches", [livec["watches"] - base["watches"]], "", None,
-               f"one informer per kind: {first['kinds']} kinds"),
-        Figure(f"server: LIST + finished WATCH requests in {live_s:.0f} s, without dragoman", "requests", [rewatch(base)], "", None,
-               "the controllers' own"),
-        Figure(f"server: LIST + finished WATCH requests in {live_s:.0f} s, with dragoman live", "requests", [rewatch(livec)], "", None,
-               "a relist or re-watch would show here"),
-        Figure("server: kube-apiserver CPU of one sync", "CPU s", [sync["cpu"]["kube-apiserver"]], "", None, f"over {sync['s']:.1f} s"),
-        Figure(f"client: dragoman's CPU while live {live_s:.0f} s", "CPU s", [live.get("live_cpu_s", float("nan"))], "", None, "watch events and bookmarks"),
+        Figure(
+            "server: WATCH requests dragoman holds open while live",
+            "watches",
+            [livec["watches"] - base["watches"]],
+            "",
+            None,
+            f"one informer per kind: {first['kinds']} kinds",
+        ),
+        Figure(
+            f"server: LIST + finished WATCH requests in {live_s:.0f} s, without dragoman",
+            "requests",
+            [rewatch(base)],
+            "",
+            None,
+            "the controllers' own",
+        ),
+        Figure(
+            f"server: LIST + finished WATCH requests in {live_s:.0f} s, with dragoman live",
+            "requests",
+            [rewatch(livec)],
+            "",
+            None,
+            "a relist or re-watch would show here",
+        ),
+        Figure(
+            "server: kube-apiserver CPU of one sync",
+            "CPU s",
+            [sync["cpu"]["kube-apiserver"]],
+            "",
+            None,
+            f"over {sync['s']:.1f} s",
+        ),
+        Figure(
+            f"client: dragoman's CPU while live {live_s:.0f} s",
+            "CPU s",
+            [live.get("live_cpu_s", float("nan"))],
+            "",
+            None,
+            "watch events and bookmarks",
+        ),
     ]
     return figures
 

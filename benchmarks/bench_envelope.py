@@ -34,6 +34,7 @@ def _status_kib(field: str) -> int:
 
 # ---------------------------------------------------------------------------- the simulator (a child process)
 
+
 async def _serve(kubeconfig: str, params: dict) -> None:
     from dragoman.sim.scenarios.scale import EnvelopeChurn, generate_envelope
     from dragoman.sim.server import Simulator
@@ -96,7 +97,10 @@ class EnvelopeSim:
         self.log = os.path.join(self.dir, "sim.log")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "dragoman.benchmarks.bench_envelope", "serve", self.kubeconfig, json.dumps(params)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(self.log, "wb"))
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=open(self.log, "wb"),
+        )
         line = self.proc.stdout.readline().split()
         if not line or line[0] != b"READY":
             self.stop()
@@ -134,6 +138,7 @@ class EnvelopeSim:
 
 # ---------------------------------------------------------------------------- the syncing client (a child process)
 
+
 async def _sync_child(kubeconfig: str, project: bool) -> None:
     """Connect, LIST and watch every kind until live; then, on the parent's word, a burst and watch-event costs."""
     from dragoman.fleet.cluster import Cluster, connect
@@ -152,12 +157,19 @@ async def _sync_child(kubeconfig: str, project: bool) -> None:
     out["peak_kib"] = _status_kib("VmHWM")
     gc.collect()
     out["rss_kib"] = _status_kib("VmRSS")
-    out.update(objects=store.count(), pods=store.count("Pod"), projected=store.projected("Pod"),
-               slices=store.count("ResourceSlice"), nodes=store.count("Node"))
+    out.update(
+        objects=store.count(),
+        pods=store.count("Pod"),
+        projected=store.projected("Pod"),
+        slices=store.count("ResourceSlice"),
+        nodes=store.count("Node"),
+    )
     # Pods and slices alone: the same reads as the kubectl pair.
     t = time.perf_counter()
-    await asyncio.gather(cluster.list_all("/api/v1/pods", decoder=store.page_decoder("Pod")),
-                         cluster.list_all("/apis/resource.k8s.io/v1/resourceslices"))
+    await asyncio.gather(
+        cluster.list_all("/api/v1/pods", decoder=store.page_decoder("Pod")),
+        cluster.list_all("/apis/resource.k8s.io/v1/resourceslices"),
+    )
     out["pods_slices_s"] = time.perf_counter() - t
     print(json.dumps(out), flush=True)
 
@@ -178,12 +190,24 @@ async def _sync_child(kubeconfig: str, project: bool) -> None:
             while informer._events_seen - mark[0] < n and time.monotonic() < deadline:
                 await asyncio.sleep(0.002)
             got = informer._events_seen - mark[0]
-            print(json.dumps({"burst": got, "burst_s": time.perf_counter() - mark[1],
-                              "burst_cpu_s": time.process_time() - mark[2]}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "burst": got,
+                        "burst_s": time.perf_counter() - mark[1],
+                        "burst_cpu_s": time.process_time() - mark[2],
+                    }
+                ),
+                flush=True,
+            )
         elif line[0] == "event":
             # One MODIFIED CPU pod, decoded and applied to the full store the way the informer does.
             page = await cluster.list_raw("/api/v1/namespaces/svc-000/pods", limit=2000)
-            pods = [p for p in page.get("items") or [] if (p["metadata"].get("ownerReferences") or [{}])[0].get("kind") == "ReplicaSet"]
+            pods = [
+                p
+                for p in page.get("items") or []
+                if (p["metadata"].get("ownerReferences") or [{}])[0].get("kind") == "ReplicaSet"
+            ]
             lines = []
             for i, p in enumerate(pods):
                 p = dict(p, kind="Pod", apiVersion="v1", metadata={**p["metadata"], "resourceVersion": str(10**12 + i)})
@@ -193,16 +217,29 @@ async def _sync_child(kubeconfig: str, project: bool) -> None:
                 etype, obj = Cluster._event(cluster, raw, "/api/v1/pods")
                 store.apply("Pod", etype, obj)
             store.flush()
-            print(json.dumps({"event_s": (time.process_time() - c) / max(1, len(lines)), "events": len(lines)}), flush=True)
+            print(
+                json.dumps({"event_s": (time.process_time() - c) / max(1, len(lines)), "events": len(lines)}),
+                flush=True,
+            )
     await syncer.stop()
     await cluster.close()
 
 
 class SyncChild:
     def __init__(self, kubeconfig: str, project: bool) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "dragoman.benchmarks.bench_envelope", "sync", kubeconfig,
-                                      "project" if project else "whole"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "dragoman.benchmarks.bench_envelope",
+                "sync",
+                kubeconfig,
+                "project" if project else "whole",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         self.result = self._json()
 
     def _json(self) -> dict:
@@ -239,8 +276,14 @@ def _time_kubectl(kubectl: str, kubeconfig: str, home: str) -> tuple[float, bool
     for args in (["get", "pods", "-A", "-o", "json"], ["get", "resourceslices", "-o", "json"]):
         left = KUBECTL_TIMEOUT - (time.perf_counter() - t)
         try:
-            subprocess.run([kubectl, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True,
-                           timeout=max(1.0, left))
+            subprocess.run(
+                [kubectl, *args],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                check=True,
+                timeout=max(1.0, left),
+            )
         except subprocess.TimeoutExpired:
             return KUBECTL_TIMEOUT, False
     return time.perf_counter() - t, True
@@ -249,6 +292,7 @@ def _time_kubectl(kubectl: str, kubeconfig: str, home: str) -> tuple[float, bool
 def _warm(kubeconfig: str) -> float:
     """One LIST of every pod and slice, so the simulator has encoded each object once (as a real API server's watch
     cache is warm): what follows measures the client, not the simulator's first serialisation."""
+
     async def go() -> float:
         from dragoman.fleet.cluster import connect
 
@@ -258,7 +302,9 @@ def _warm(kubeconfig: str) -> float:
             for path in ("/api/v1/pods", "/apis/resource.k8s.io/v1/resourceslices"):
                 cont = None
                 while True:
-                    resp = await cluster._send("GET", path, query={"limit": 500, **({"continue": cont} if cont else {})})
+                    resp = await cluster._send(
+                        "GET", path, query={"limit": 500, **({"continue": cont} if cont else {})}
+                    )
                     raw = await resp.read()
                     resp.release()
                     head = raw[:400]  # the list's metadata (and its continue token) comes first
@@ -269,11 +315,14 @@ def _warm(kubeconfig: str) -> float:
             return time.perf_counter() - t
         finally:
             await cluster.close()
+
     return asyncio.run(go())
 
 
-TYPED_A100 = ' && device.attributes["gpu.nvidia.com"].productName == "NVIDIA A100-SXM4-40GB"' \
-             ' && device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0'
+TYPED_A100 = (
+    ' && device.attributes["gpu.nvidia.com"].productName == "NVIDIA A100-SXM4-40GB"'
+    ' && device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("40Gi")) >= 0'
+)
 
 
 def _playground_feed(params: dict):
@@ -296,7 +345,7 @@ def _playground_feed(params: dict):
     del objects
     decode = store.page_decoder("Pod")
     for i in range(0, len(pods), 500):
-        by_kind["Pod"].extend(decode(json.dumps({"kind": "PodList", "items": pods[i:i + 500]}).encode())["items"])
+        by_kind["Pod"].extend(decode(json.dumps({"kind": "PodList", "items": pods[i : i + 500]}).encode())["items"])
     del pods
     for kind, objs in by_kind.items():
         store.replace(kind, objs)
@@ -324,12 +373,20 @@ def _plan_child(params: dict) -> dict:
     """The plan in its own process, bounded: the simulator answers each node's `spec.nodeName` LIST by scanning every
     pod (no index, unlike a real API server's watch cache), which at 150,000 pods can outlast the whole run."""
     try:
-        proc = subprocess.run([sys.executable, "-m", "dragoman.benchmarks.bench_envelope", "plan", "-", json.dumps(params)],
-                              capture_output=True, text=True, timeout=PLAN_TIMEOUT)
+        proc = subprocess.run(
+            [sys.executable, "-m", "dragoman.benchmarks.bench_envelope", "plan", "-", json.dumps(params)],
+            capture_output=True,
+            text=True,
+            timeout=PLAN_TIMEOUT,
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"the plan did not finish within {PLAN_TIMEOUT:.0f} s"}
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    return json.loads(lines[-1]) if lines else {"error": proc.stderr.strip().splitlines()[-1][:160] if proc.stderr.strip() else "no answer"}
+    return (
+        json.loads(lines[-1])
+        if lines
+        else {"error": proc.stderr.strip().splitlines()[-1][:160] if proc.stderr.strip() else "no answer"}
+    )
 
 
 def _plan(params: dict) -> dict:
@@ -342,6 +399,7 @@ def _plan(params: dict) -> dict:
 
 
 # ---------------------------------------------------------------------------- the figures
+
 
 def _p95(values: list[float]) -> float:
     v = sorted(values) or [0.0]
@@ -358,12 +416,32 @@ def _tui_figures(tui: dict, res: dict) -> list[Figure]:
         return [Figure("envelope tui: did not finish", "", [0.0], "", lambda v: False, tui["error"])]
     lat = sorted(tui["latencies"])
     return [
-        Figure("envelope tui: first paint", "s", [tui["first_paint"]], "< 1 s", lambda v: v < 1.0, "from App start, connected"),
+        Figure(
+            "envelope tui: first paint",
+            "s",
+            [tui["first_paint"]],
+            "< 1 s",
+            lambda v: v < 1.0,
+            "from App start, connected",
+        ),
         Figure("envelope tui: every kind listed", "s", [tui["listed"]], "", None, "from connect"),
         Figure("envelope tui: model loaded", "s", [tui["loaded"]], "", None, "from connect"),
-        Figure("envelope tui: every view populated", "s", [tui["populated"]], "< 6 s", lambda v: v < 6.0, f"{res['pods']:,} pods; from connect"),
-        Figure("envelope tui: keystroke to screen, p95", "ms", [_p95([x * 1000 for x in lat])], "< 100 ms", lambda v: v < 100,
-               f"{len(lat)} keys, median {statistics.median(lat) * 1000:.0f} ms; {tui['event_rate']:.0f} watch events/s absorbed"),
+        Figure(
+            "envelope tui: every view populated",
+            "s",
+            [tui["populated"]],
+            "< 6 s",
+            lambda v: v < 6.0,
+            f"{res['pods']:,} pods; from connect",
+        ),
+        Figure(
+            "envelope tui: keystroke to screen, p95",
+            "ms",
+            [_p95([x * 1000 for x in lat])],
+            "< 100 ms",
+            lambda v: v < 100,
+            f"{len(lat)} keys, median {statistics.median(lat) * 1000:.0f} ms; {tui['event_rate']:.0f} watch events/s absorbed",
+        ),
         Figure("envelope tui: peak memory (RSS)", "MiB", [tui["maxrss_mb"]], "", None, "store, model, views"),
     ]
 
@@ -372,10 +450,22 @@ def _playground_figures(pg: dict) -> list[Figure]:
     if "error" in pg:
         return [Figure("envelope playground: did not finish", "", [0.0], "", lambda v: False, pg["error"])]
     return [
-        Figure(f"envelope playground keystroke -> counts, p95 ({pg['devices']:,} devices)", "ms", [_p95(pg["latencies"])],
-               "< 150 ms", lambda v: v < 150, f"{pg['pods']:,} pods in the store too; wall clock"),
-        Figure(f"envelope playground keystroke -> counts, CPU p95 ({pg['devices']:,} devices)", "ms", [_p95(pg["cpu"])],
-               "< 150 ms", lambda v: v < 150, "process CPU per keystroke: robust on a shared machine"),
+        Figure(
+            f"envelope playground keystroke -> counts, p95 ({pg['devices']:,} devices)",
+            "ms",
+            [_p95(pg["latencies"])],
+            "< 150 ms",
+            lambda v: v < 150,
+            f"{pg['pods']:,} pods in the store too; wall clock",
+        ),
+        Figure(
+            f"envelope playground keystroke -> counts, CPU p95 ({pg['devices']:,} devices)",
+            "ms",
+            [_p95(pg["cpu"])],
+            "< 150 ms",
+            lambda v: v < 150,
+            "process CPU per keystroke: robust on a shared machine",
+        ),
     ]
 
 
@@ -428,51 +518,169 @@ def run(quick: bool) -> list[Figure]:  # noqa: C901
     _note("plan", plan)
     load = [load_before, load_mid, os.getloadavg()[0]]
 
-    fleet = (f"{res['nodes']:,} nodes, {res['pods']:,} pods ({res['projected']:,} projected), {res['slices']:,} slices; "
-             f"{res['objects']:,} objects of 17 kinds")
+    fleet = (
+        f"{res['nodes']:,} nodes, {res['pods']:,} pods ({res['projected']:,} projected), {res['slices']:,} slices; "
+        f"{res['objects']:,} objects of 17 kinds"
+    )
     figures += [
-        Figure("envelope: machine load average (1 min): start, after the simulator, end", "", load, "", None,
-               "others' work inflates every wall-clock figure; ratios are the steadier ones"),
-        Figure("envelope: simulator generate + load + serve", "s", [sim.started], "", None,
-               f"of which generating the objects {sim.generated:.1f} s"),
-        Figure("envelope: simulator memory (RSS) once serving", "MiB", [sim.rss_kib / 1024], "", None,
-               "before any LIST; the machine has 24 GiB, shared"),
-        Figure("envelope: simulator memory (RSS) after serving every pod once", "MiB", [sim_rss / 1024], "", None,
-               f"each object's JSON kept once encoded; warm-up LIST {warm:.1f} s"),
-        Figure("envelope: connect + LIST + watch all 17 kinds until live", "s", [res["sync_s"]], "< 6 s", lambda v: v < 6, fleet),
-        Figure("envelope: client CPU time of that sync", "s", [res["sync_cpu_s"]], "", None, "the rest is the simulator and the machine"),
-        Figure("envelope: peak memory of the syncing process", "MiB", [res["peak_kib"] / 1024], "< 1536 MiB",
-               lambda v: v < 1536, f"VmHWM, Python included; {res['rss_kib'] / 1024:.0f} MiB held once live"),
-        Figure("envelope: the same sync keeping every object whole", "s", [wres["sync_s"]], "", None,
-               f"no projection: CPU {wres['sync_cpu_s']:.1f} s; side by side, same simulator"),
-        Figure("envelope: peak memory keeping every object whole", "MiB", [wres["peak_kib"] / 1024], "", None,
-               f"{wres['rss_kib'] / 1024:.0f} MiB held once live; what the projection saves"),
-        Figure(f"envelope: LIST {res['pods']:,} pods + all slices (projecting)", "s", [res["pods_slices_s"]], "", None,
-               "the reads of the kubectl pair, by a live client"),
-        Figure("envelope: watch, one MODIFIED pod decoded and applied", "CPU µs", [event["event_s"] * 1e6], "< 1000 µs",
-               lambda v: v < 1000, f"{event['events']} Deployment pods into the full projecting store"),
-        Figure(f"envelope: watch, burst of {burst['burst']:,} churn events absorbed", "events/s",
-               [burst["burst"] / max(burst["burst_s"], 1e-9)], ">= 10,000/s", lambda v: v >= 10_000,
-               "Jobs completing, Deployments rolling; simulator send + client apply"),
-        Figure("envelope: the client's CPU per burst event", "µs", [burst["burst_cpu_s"] / max(burst["burst"], 1) * 1e6], "", None,
-               "1e6 / this = the client's own ceiling in events/s"),
+        Figure(
+            "envelope: machine load average (1 min): start, after the simulator, end",
+            "",
+            load,
+            "",
+            None,
+            "others' work inflates every wall-clock figure; ratios are the steadier ones",
+        ),
+        Figure(
+            "envelope: simulator generate + load + serve",
+            "s",
+            [sim.started],
+            "",
+            None,
+            f"of which generating the objects {sim.generated:.1f} s",
+        ),
+        Figure(
+            "envelope: simulator memory (RSS) once serving",
+            "MiB",
+            [sim.rss_kib / 1024],
+            "",
+            None,
+            "before any LIST; the machine has 24 GiB, shared",
+        ),
+        Figure(
+            "envelope: simulator memory (RSS) after serving every pod once",
+            "MiB",
+            [sim_rss / 1024],
+            "",
+            None,
+            f"each object's JSON kept once encoded; warm-up LIST {warm:.1f} s",
+        ),
+        Figure(
+            "envelope: connect + LIST + watch all 17 kinds until live",
+            "s",
+            [res["sync_s"]],
+            "< 6 s",
+            lambda v: v < 6,
+            fleet,
+        ),
+        Figure(
+            "envelope: client CPU time of that sync",
+            "s",
+            [res["sync_cpu_s"]],
+            "",
+            None,
+            "the rest is the simulator and the machine",
+        ),
+        Figure(
+            "envelope: peak memory of the syncing process",
+            "MiB",
+            [res["peak_kib"] / 1024],
+            "< 1536 MiB",
+            lambda v: v < 1536,
+            f"VmHWM, Python included; {res['rss_kib'] / 1024:.0f} MiB held once live",
+        ),
+        Figure(
+            "envelope: the same sync keeping every object whole",
+            "s",
+            [wres["sync_s"]],
+            "",
+            None,
+            f"no projection: CPU {wres['sync_cpu_s']:.1f} s; side by side, same simulator",
+        ),
+        Figure(
+            "envelope: peak memory keeping every object whole",
+            "MiB",
+            [wres["peak_kib"] / 1024],
+            "",
+            None,
+            f"{wres['rss_kib'] / 1024:.0f} MiB held once live; what the projection saves",
+        ),
+        Figure(
+            f"envelope: LIST {res['pods']:,} pods + all slices (projecting)",
+            "s",
+            [res["pods_slices_s"]],
+            "",
+            None,
+            "the reads of the kubectl pair, by a live client",
+        ),
+        Figure(
+            "envelope: watch, one MODIFIED pod decoded and applied",
+            "CPU µs",
+            [event["event_s"] * 1e6],
+            "< 1000 µs",
+            lambda v: v < 1000,
+            f"{event['events']} Deployment pods into the full projecting store",
+        ),
+        Figure(
+            f"envelope: watch, burst of {burst['burst']:,} churn events absorbed",
+            "events/s",
+            [burst["burst"] / max(burst["burst_s"], 1e-9)],
+            ">= 10,000/s",
+            lambda v: v >= 10_000,
+            "Jobs completing, Deployments rolling; simulator send + client apply",
+        ),
+        Figure(
+            "envelope: the client's CPU per burst event",
+            "µs",
+            [burst["burst_cpu_s"] / max(burst["burst"], 1) * 1e6],
+            "",
+            None,
+            "1e6 / this = the client's own ceiling in events/s",
+        ),
     ]
     if kubectl_s:
-        bound = "" if kubectl_done else f"kubectl did not finish in {KUBECTL_TIMEOUT:.0f} s: the ratio is an upper bound; "
+        bound = (
+            "" if kubectl_done else f"kubectl did not finish in {KUBECTL_TIMEOUT:.0f} s: the ratio is an upper bound; "
+        )
         figures += [
-            Figure("envelope: kubectl get pods -A -o json + get resourceslices -o json", "s", [kubectl_s], "", None,
-                   "same simulator, same run" if kubectl_done else f"stopped after {KUBECTL_TIMEOUT:.0f} s, unfinished"),
-            Figure("envelope: live model ÷ kubectl pair", "×", [res["sync_s"] / kubectl_s], "<= 0.3×", lambda v: v <= 0.3,
-                   bound + "all 17 kinds listed and watched vs two kubectl reads; lower is better"),
-            Figure("envelope: pods + slices LIST ÷ kubectl pair", "×", [res["pods_slices_s"] / kubectl_s], "", None, bound + "the same reads"),
+            Figure(
+                "envelope: kubectl get pods -A -o json + get resourceslices -o json",
+                "s",
+                [kubectl_s],
+                "",
+                None,
+                "same simulator, same run" if kubectl_done else f"stopped after {KUBECTL_TIMEOUT:.0f} s, unfinished",
+            ),
+            Figure(
+                "envelope: live model ÷ kubectl pair",
+                "×",
+                [res["sync_s"] / kubectl_s],
+                "<= 0.3×",
+                lambda v: v <= 0.3,
+                bound + "all 17 kinds listed and watched vs two kubectl reads; lower is better",
+            ),
+            Figure(
+                "envelope: pods + slices LIST ÷ kubectl pair",
+                "×",
+                [res["pods_slices_s"] / kubectl_s],
+                "",
+                None,
+                bound + "the same reads",
+            ),
         ]
     figures += _tui_figures(tui, res) + _playground_figures(pg)
     if "plan_s" in plan:
-        figures.append(Figure(f"envelope migration: plan a {plan['size']}-node pool", "s", [plan["plan_s"]], "", None,
-                              f"{plan['steps']} steps, {plan['changes']} changes; {plan['pool']} among {params['pods']:,} pods"))
+        figures.append(
+            Figure(
+                f"envelope migration: plan a {plan['size']}-node pool",
+                "s",
+                [plan["plan_s"]],
+                "",
+                None,
+                f"{plan['steps']} steps, {plan['changes']} changes; {plan['pool']} among {params['pods']:,} pods",
+            )
+        )
     else:
-        figures.append(Figure(f"envelope migration: plan a {plan.get('size', '?')}-node pool (failed)", "", [0.0], "", lambda v: False,
-                              plan.get("error", "")[:160]))
+        figures.append(
+            Figure(
+                f"envelope migration: plan a {plan.get('size', '?')}-node pool (failed)",
+                "",
+                [0.0],
+                "",
+                lambda v: False,
+                plan.get("error", "")[:160],
+            )
+        )
     return figures
 
 

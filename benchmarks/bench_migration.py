@@ -11,7 +11,9 @@ import time
 from dragoman.benchmarks.harness import Figure
 
 
-async def _measure(nodes: int, pool_size: int, pods: int, objects: list[dict] | None = None, run_plan: bool = True) -> dict:
+async def _measure(
+    nodes: int, pool_size: int, pods: int, objects: list[dict] | None = None, run_plan: bool = True
+) -> dict:
     from dragoman.actions.runner import Runner
     from dragoman.actions.steps import Options
     from dragoman.fleet.cluster import connect
@@ -22,8 +24,12 @@ async def _measure(nodes: int, pool_size: int, pods: int, objects: list[dict] | 
     if objects is None:
         objects = generate_scale(nodes=nodes, pods=pods, pool_size=pool_size)
     # A pool of the device-plugin half: its nodes report allocatable nvidia.com/gpu.
-    pools = collections.Counter(o["metadata"]["labels"].get(POOL_LABEL) for o in objects if o.get("kind") == "Node"
-                                and str(((o.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu", "0")) not in ("", "0"))
+    pools = collections.Counter(
+        o["metadata"]["labels"].get(POOL_LABEL)
+        for o in objects
+        if o.get("kind") == "Node"
+        and str(((o.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu", "0")) not in ("", "0")
+    )
     pool, size = max(pools.items(), key=lambda kv: kv[1])
     sim = Simulator(objects, speed=120.0)
     from dragoman.sim.controllers import default_controllers
@@ -39,7 +45,9 @@ async def _measure(nodes: int, pool_size: int, pods: int, objects: list[dict] | 
             cluster = await connect(kubeconfig)
             try:
                 options = Options(drain_concurrency=16, drain_timeout=600.0, evict_retry=0.5)
-                runner = Runner(cluster, pool, pool_label=POOL_LABEL, options=options, audit_path=os.path.join(tmp, "audit.jsonl"))
+                runner = Runner(
+                    cluster, pool, pool_label=POOL_LABEL, options=options, audit_path=os.path.join(tmp, "audit.jsonl")
+                )
                 t0 = time.perf_counter()
                 try:
                     plan = await runner.prepare()
@@ -74,16 +82,62 @@ def run(quick: bool) -> list[Figure]:
     res = asyncio.run(_measure(nodes, pool_size, pods))
     scale = f"pool {res['pool']} of {res['size']} nodes in a {nodes}-node fleet"
     if "plan_s" not in res:
-        return [Figure(f"migration: plan a {res['size']}-node pool (failed)", "", [0.0], "", lambda v: False, res.get("error", "")[:160])]
-    figures = [Figure(f"migration: plan a {res['size']}-node pool", "s", [res["plan_s"]], "", None,
-                      f"{res['steps']} steps, {res['changes']} changes; {scale}")]
+        return [
+            Figure(
+                f"migration: plan a {res['size']}-node pool (failed)",
+                "",
+                [0.0],
+                "",
+                lambda v: False,
+                res.get("error", "")[:160],
+            )
+        ]
+    figures = [
+        Figure(
+            f"migration: plan a {res['size']}-node pool",
+            "s",
+            [res["plan_s"]],
+            "",
+            None,
+            f"{res['steps']} steps, {res['changes']} changes; {scale}",
+        )
+    ]
     if res.get("error"):
-        figures.append(Figure(f"migration: run the whole plan on {res['size']} nodes (failed)", "", [0.0], "", lambda v: False, res["error"][:160]))
+        figures.append(
+            Figure(
+                f"migration: run the whole plan on {res['size']} nodes (failed)",
+                "",
+                [0.0],
+                "",
+                lambda v: False,
+                res["error"][:160],
+            )
+        )
     elif res.get("blockers"):
-        figures.append(Figure("migration: run (refused by preflight)", "", [0.0], "", lambda v: False, "; ".join(res["blockers"])[:120]))
+        figures.append(
+            Figure(
+                "migration: run (refused by preflight)",
+                "",
+                [0.0],
+                "",
+                lambda v: False,
+                "; ".join(res["blockers"])[:120],
+            )
+        )
     elif "run_s" in res:
-        note = f"{res['done']}/{res['steps']} steps done, {res['writes']} writes" + (f"; {res['problems'][0][:80]}" if res["problems"] else "")
-        figures.append(Figure(f"migration: run the whole plan on {res['size']} nodes", "s", [res["run_s"]], "", lambda v, ok=not res["problems"]: ok, note))
+        note = f"{res['done']}/{res['steps']} steps done, {res['writes']} writes" + (
+            f"; {res['problems'][0][:80]}" if res["problems"] else ""
+        )
+        figures.append(
+            Figure(
+                f"migration: run the whole plan on {res['size']} nodes",
+                "s",
+                [res["run_s"]],
+                "",
+                lambda v, ok=not res["problems"]: ok,
+                note,
+            )
+        )
     return figures
 
 

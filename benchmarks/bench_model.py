@@ -84,8 +84,9 @@ def _read_views(m: FleetModel, nodes: set[str]) -> None:
 def _consistent(m: FleetModel) -> bool:
     fresh = FleetModel()
     fresh.load(m.objects)
-    return [v.to_json() for v in m.nodes()] == [v.to_json() for v in fresh.nodes()] and \
-        [p.to_json() for p in m.pools()] == [p.to_json() for p in fresh.pools()]
+    return [v.to_json() for v in m.nodes()] == [v.to_json() for v in fresh.nodes()] and [
+        p.to_json() for p in m.pools()
+    ] == [p.to_json() for p in fresh.pools()]
 
 
 def run(quick: bool) -> list[Figure]:
@@ -151,11 +152,23 @@ def run(quick: bool) -> list[Figure]:
     figures = [
         Figure("model: complete from scratch", "s", build, "< 2 s", lambda v: v < 2.0, scale),
         Figure("model: diagnose (all findings)", "s", diag, note=f"{len(findings)} findings"),
-        Figure("model: one event", "ms", singles, "< 1 ms", lambda v: v < 1.0,
-               f"apply + read back its node and pool; p99 {p99:.3f} ms over {len(singles)} events"),
+        Figure(
+            "model: one event",
+            "ms",
+            singles,
+            "< 1 ms",
+            lambda v: v < 1.0,
+            f"apply + read back its node and pool; p99 {p99:.3f} ms over {len(singles)} events",
+        ),
         Figure("model: one event, p99", "ms", [p99], note="scheduling noise of a shared machine shows here"),
-        Figure("model: events absorbed", "events/s", rates if consistent else [0.0], ">= 5,000", lambda v: v >= 5000,
-               "consistent with a rebuild" if consistent else "INCONSISTENT with a rebuild"),
+        Figure(
+            "model: events absorbed",
+            "events/s",
+            rates if consistent else [0.0],
+            ">= 5,000",
+            lambda v: v >= 5000,
+            "consistent with a rebuild" if consistent else "INCONSISTENT with a rebuild",
+        ),
         Figure("model: its own peak allocations", "MiB", [peak / 2**20], note="tracemalloc, over the raw objects"),
     ]
     if rss is not None:

@@ -10,8 +10,10 @@ import time
 from dragoman.benchmarks.harness import Figure
 
 # Typed one character at a time: every prefix is a keystroke the operator makes (most do not compile, some do).
-TYPED = ' && device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3"' \
-        ' && device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("80Gi")) >= 0'
+TYPED = (
+    ' && device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3"'
+    ' && device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("80Gi")) >= 0'
+)
 START = 'device.driver == "gpu.nvidia.com"'
 
 
@@ -35,12 +37,11 @@ def _feed(nodes: int):
 
 
 async def _measure(nodes: int, typed: str, feed=None) -> dict:
-    from textual import events
-    from textual.keys import _character_to_key
-
+    from dragoman.fleet import cel_playground as P
     from dragoman.tui.app import DragomanApp
     from dragoman.tui.screens.playground import PlaygroundScreen
-    from dragoman.fleet import cel_playground as P
+    from textual import events
+    from textual.keys import _character_to_key
 
     feed = feed if feed is not None else _feed(nodes)
     app = DragomanApp(feed)
@@ -49,7 +50,9 @@ async def _measure(nodes: int, typed: str, feed=None) -> dict:
         while not (feed.loaded and feed.fleet.diagnosed):
             await pilot.pause(0.1)
         app.push_screen(PlaygroundScreen(P.Start(START)))
-        while not (isinstance(app.screen, PlaygroundScreen) and app.screen.outcome is not None and app.screen.outcome.summary):
+        while not (
+            isinstance(app.screen, PlaygroundScreen) and app.screen.outcome is not None and app.screen.outcome.summary
+        ):
             await pilot.pause(0.05)
         screen = app.screen
         out["devices"] = screen.outcome.summary["devices"]
@@ -121,18 +124,59 @@ def run(quick: bool) -> list[Figure]:
     r = asyncio.run(_measure(nodes, typed))
     size = f"{r['devices']:,} devices"
     return [
-        Figure(f"playground keystroke -> counts on screen ({size})", "ms", r["latencies"], "p95 < 150 ms", None,
-               note=f"median of {len(r['latencies'])} keystrokes, each waiting for its result; wall clock"),
-        Figure(f"playground keystroke -> counts, p95 ({size})", "ms", [_p95(r["latencies"])], "< 150 ms", lambda v: v < 150,
-               note="wall clock: inflated when other work shares the 2 cores"),
-        Figure(f"playground keystroke -> counts, CPU p95 ({size})", "ms", [_p95(r["cpu"])], "< 150 ms", lambda v: v < 150,
-               note="process CPU time (UI and evaluation threads) per keystroke: robust on a shared machine"),
-        Figure(f"playground keystroke -> counts, compiling prefixes, p95 ({size})", "ms", [_p95(r["compiled"])], "< 150 ms",
-               lambda v: v < 150, note=f"{len(r['compiled'])} keystrokes whose text compiled (a full evaluation)"),
-        Figure(f"playground longest UI stall, typing key by key ({size})", "ms", [r["stall_sequential"]], "< 100 ms",
-               lambda v: v < 100),
-        Figure(f"playground typing a key every 30 ms: last key -> its counts ({size})", "ms", [r["burst_tail"]], "< 150 ms",
-               lambda v: v < 150, note=f"{r['burst_shown']} of {r['burst_keys']} keystrokes' results shown (the rest cancelled)"),
-        Figure(f"playground longest UI stall, a key every 30 ms ({size})", "ms", [r["stall_burst"]], "< 100 ms", lambda v: v < 100,
-               note="a young-generation GC of the UI's own objects shows here"),
+        Figure(
+            f"playground keystroke -> counts on screen ({size})",
+            "ms",
+            r["latencies"],
+            "p95 < 150 ms",
+            None,
+            note=f"median of {len(r['latencies'])} keystrokes, each waiting for its result; wall clock",
+        ),
+        Figure(
+            f"playground keystroke -> counts, p95 ({size})",
+            "ms",
+            [_p95(r["latencies"])],
+            "< 150 ms",
+            lambda v: v < 150,
+            note="wall clock: inflated when other work shares the 2 cores",
+        ),
+        Figure(
+            f"playground keystroke -> counts, CPU p95 ({size})",
+            "ms",
+            [_p95(r["cpu"])],
+            "< 150 ms",
+            lambda v: v < 150,
+            note="process CPU time (UI and evaluation threads) per keystroke: robust on a shared machine",
+        ),
+        Figure(
+            f"playground keystroke -> counts, compiling prefixes, p95 ({size})",
+            "ms",
+            [_p95(r["compiled"])],
+            "< 150 ms",
+            lambda v: v < 150,
+            note=f"{len(r['compiled'])} keystrokes whose text compiled (a full evaluation)",
+        ),
+        Figure(
+            f"playground longest UI stall, typing key by key ({size})",
+            "ms",
+            [r["stall_sequential"]],
+            "< 100 ms",
+            lambda v: v < 100,
+        ),
+        Figure(
+            f"playground typing a key every 30 ms: last key -> its counts ({size})",
+            "ms",
+            [r["burst_tail"]],
+            "< 150 ms",
+            lambda v: v < 150,
+            note=f"{r['burst_shown']} of {r['burst_keys']} keystrokes' results shown (the rest cancelled)",
+        ),
+        Figure(
+            f"playground longest UI stall, a key every 30 ms ({size})",
+            "ms",
+            [r["stall_burst"]],
+            "< 100 ms",
+            lambda v: v < 100,
+            note="a young-generation GC of the UI's own objects shows here",
+        ),
     ]

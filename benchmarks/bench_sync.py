@@ -14,7 +14,6 @@ import tempfile
 import time
 
 import yaml
-
 from dragoman.benchmarks.harness import Figure
 
 BURST_NS = "bench"
@@ -26,8 +25,18 @@ def _fleet(nodes: int, pods: int, burst: int) -> list[dict]:
     objs = generate_scale(nodes=nodes, pods=pods)
     objs.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": BURST_NS}})
     for i in range(burst):
-        objs.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-            "name": f"dragoman-burst-{i:06d}", "namespace": BURST_NS, "labels": {"app.kubernetes.io/managed-by": "dragoman"}}, "data": {"k": "v"}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": f"dragoman-burst-{i:06d}",
+                    "namespace": BURST_NS,
+                    "labels": {"app.kubernetes.io/managed-by": "dragoman"},
+                },
+                "data": {"k": "v"},
+            }
+        )
     return objs
 
 
@@ -67,7 +76,12 @@ async def _child(kubeconfig: str) -> dict:
     burst = store.count("ConfigMap")
     t = time.perf_counter()
     c = time.process_time()
-    await cluster.request("DELETE", f"/api/v1/namespaces/{BURST_NS}/configmaps", query={"labelSelector": "app.kubernetes.io/managed-by=dragoman"}, timeout=600)
+    await cluster.request(
+        "DELETE",
+        f"/api/v1/namespaces/{BURST_NS}/configmaps",
+        query={"labelSelector": "app.kubernetes.io/managed-by=dragoman"},
+        timeout=600,
+    )
     deadline = time.monotonic() + 300
     while store.count("ConfigMap") and time.monotonic() < deadline:
         await asyncio.sleep(0.005)
@@ -171,7 +185,9 @@ def _time_kubectl(kubectl: str, kubeconfig: str, home: str) -> float:
     env = {**os.environ, "KUBECONFIG": kubeconfig, "HOME": home}
     t = time.perf_counter()
     for args in (["get", "pods", "-A", "-o", "json"], ["get", "resourceslices", "-o", "json"]):
-        subprocess.run([kubectl, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True, timeout=600)
+        subprocess.run(
+            [kubectl, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True, timeout=600
+        )
     return time.perf_counter() - t
 
 
@@ -185,18 +201,35 @@ def run(quick: bool) -> list[Figure]:
         scenario.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _fleet(nodes, pods, burst)}))
         kubeconfig = tmpd / "kubeconfig"
         proc = subprocess.Popen(
-            [sys.executable, "-m", "dragoman", "sim", "serve", "--scenario", str(scenario), "--write-kubeconfig", str(kubeconfig)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            [
+                sys.executable,
+                "-m",
+                "dragoman",
+                "sim",
+                "serve",
+                "--scenario",
+                str(scenario),
+                "--write-kubeconfig",
+                str(kubeconfig),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         try:
             deadline = time.monotonic() + 300
             while not kubeconfig.exists():
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("sim serve failed: " + (proc.stderr.read().decode() if proc.poll() is not None else "timeout"))
+                    raise RuntimeError(
+                        "sim serve failed: " + (proc.stderr.read().decode() if proc.poll() is not None else "timeout")
+                    )
                 time.sleep(0.05)
             kc = str(kubeconfig)
-            child = subprocess.run([sys.executable, "-m", "dragoman.benchmarks.bench_sync", "--child", kc],
-                                   capture_output=True, text=True, timeout=900)
+            child = subprocess.run(
+                [sys.executable, "-m", "dragoman.benchmarks.bench_sync", "--child", kc],
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
             if child.returncode != 0:
                 raise RuntimeError("sync child failed: " + child.stderr[-2000:])
             res = json.loads(child.stdout.strip().splitlines()[-1])
@@ -215,26 +248,108 @@ def run(quick: bool) -> list[Figure]:
     scale = f"{nodes:,} nodes, {res['slices']:,} slices, {res['pods']:,} pods; {res['objects']:,} objects of 17 kinds"
     mib = sum(len(p) for p in pod_pages) / 2**20
     figures += [
-        Figure("machine load average (1 min), before and after", "", load, "", None, "others' work inflates every time below"),
+        Figure(
+            "machine load average (1 min), before and after",
+            "",
+            load,
+            "",
+            None,
+            "others' work inflates every time below",
+        ),
         Figure("sync: connect + LIST all 17 kinds until live", "s", [res["sync_s"]], "< 5 s", lambda v: v < 5, scale),
-        Figure("sync: client CPU time of that sync", "s", [res["sync_cpu_s"]], "", None, "the rest is the server and the machine"),
-        Figure("sync: peak memory of the syncing process", "MiB", [res["peak_mib"]], "< 1024 MiB", lambda v: v < 1024, "VmHWM, Python included"),
-        Figure(f"sync: LIST {res['pods']:,} pods + all slices (raw JSON)", "s", [res["pods_slices_s"]], "", None, "paginated, limit=500, concurrently"),
-        Figure(f"decode {res['pods']:,} pods ({mib:.0f} MiB), json.loads", "CPU s", plain, "", None, "cyclic GC running"),
-        Figure(f"decode {res['pods']:,} pods ({mib:.0f} MiB), GC paused then frozen", "CPU s", paused, "", None, "what fleet/cluster.decode does"),
+        Figure(
+            "sync: client CPU time of that sync",
+            "s",
+            [res["sync_cpu_s"]],
+            "",
+            None,
+            "the rest is the server and the machine",
+        ),
+        Figure(
+            "sync: peak memory of the syncing process",
+            "MiB",
+            [res["peak_mib"]],
+            "< 1024 MiB",
+            lambda v: v < 1024,
+            "VmHWM, Python included",
+        ),
+        Figure(
+            f"sync: LIST {res['pods']:,} pods + all slices (raw JSON)",
+            "s",
+            [res["pods_slices_s"]],
+            "",
+            None,
+            "paginated, limit=500, concurrently",
+        ),
+        Figure(
+            f"decode {res['pods']:,} pods ({mib:.0f} MiB), json.loads", "CPU s", plain, "", None, "cyclic GC running"
+        ),
+        Figure(
+            f"decode {res['pods']:,} pods ({mib:.0f} MiB), GC paused then frozen",
+            "CPU s",
+            paused,
+            "",
+            None,
+            "what fleet/cluster.decode does",
+        ),
     ]
     if fast is not None:
-        figures.append(Figure(f"decode {res['pods']:,} pods, orjson, GC paused", "CPU s", fast, "", None, "not a dependency; for comparison"))
+        figures.append(
+            Figure(
+                f"decode {res['pods']:,} pods, orjson, GC paused",
+                "CPU s",
+                fast,
+                "",
+                None,
+                "not a dependency; for comparison",
+            )
+        )
     figures += [
-        Figure("watch: one event decoded and applied", "CPU µs", [v * 1e6 for v in per_event], "< 1000 µs", lambda v: v < 1000, "MODIFIED pod into a full store"),
-        Figure(f"watch: burst of {res['burst']:,} DELETED events absorbed", "events/s", [res["burst"] / res["burst_s"]], ">= 5,000/s", lambda v: v >= 5000, "server send + client apply"),
-        Figure("watch: the client's CPU per burst event", "µs", [res["burst_cpu_s"] / max(res["burst"], 1) * 1e6], "", None, "1e6 / this = the client's own ceiling in events/s"),
+        Figure(
+            "watch: one event decoded and applied",
+            "CPU µs",
+            [v * 1e6 for v in per_event],
+            "< 1000 µs",
+            lambda v: v < 1000,
+            "MODIFIED pod into a full store",
+        ),
+        Figure(
+            f"watch: burst of {res['burst']:,} DELETED events absorbed",
+            "events/s",
+            [res["burst"] / res["burst_s"]],
+            ">= 5,000/s",
+            lambda v: v >= 5000,
+            "server send + client apply",
+        ),
+        Figure(
+            "watch: the client's CPU per burst event",
+            "µs",
+            [res["burst_cpu_s"] / max(res["burst"], 1) * 1e6],
+            "",
+            None,
+            "1e6 / this = the client's own ceiling in events/s",
+        ),
     ]
     if kubectl_runs:
         k = sorted(kubectl_runs)[len(kubectl_runs) // 2]
-        figures.append(Figure("kubectl get pods -A -o json + get resourceslices -o json", "s", kubectl_runs, "", None, "same server"))
-        figures.append(Figure("sync of all kinds ÷ kubectl pair", "×", [res["sync_s"] / k], "<= 3×", lambda v: v <= 3, "lower is better"))
-        figures.append(Figure("pods + slices LIST ÷ kubectl pair", "×", [res["pods_slices_s"] / k], "", None, "same reads"))
+        figures.append(
+            Figure(
+                "kubectl get pods -A -o json + get resourceslices -o json", "s", kubectl_runs, "", None, "same server"
+            )
+        )
+        figures.append(
+            Figure(
+                "sync of all kinds ÷ kubectl pair",
+                "×",
+                [res["sync_s"] / k],
+                "<= 3×",
+                lambda v: v <= 3,
+                "lower is better",
+            )
+        )
+        figures.append(
+            Figure("pods + slices LIST ÷ kubectl pair", "×", [res["pods_slices_s"] / k], "", None, "same reads")
+        )
     return figures
 
 

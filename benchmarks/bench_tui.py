@@ -21,6 +21,7 @@ SIZE = (120, 40)
 
 # ---------------------------------------------------------------------------- the simulator side (a child process)
 
+
 async def _serve(kubeconfig: str, nodes: int, pods: int) -> None:
     from dragoman.sim.scenarios.scale import generate_scale
     from dragoman.sim.server import Simulator
@@ -66,7 +67,13 @@ async def _churn(sim, pods: list[dict], rate: float, seconds: float) -> int:
             entry = sim.store.entry(rt, md["namespace"], md["name"])
             if entry is not None:
                 cur = entry.obj
-                obj = {**cur, "metadata": {**cur["metadata"], "annotations": {**(cur["metadata"].get("annotations") or {}), "bench/tick": str(i)}}}
+                obj = {
+                    **cur,
+                    "metadata": {
+                        **cur["metadata"],
+                        "annotations": {**(cur["metadata"].get("annotations") or {}), "bench/tick": str(i)},
+                    },
+                }
                 sim.store._commit("MODIFIED", rt, obj, entry)
                 sent += 1
             owed -= 1
@@ -83,11 +90,16 @@ class ScaleSim:
         self.kubeconfig = os.path.join(self.dir, "kubeconfig")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "dragoman.benchmarks.bench_tui", "serve", self.kubeconfig, str(nodes), str(pods)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(os.path.join(self.dir, "sim.log"), "wb"))
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=open(os.path.join(self.dir, "sim.log"), "wb"),
+        )
         line = self.proc.stdout.readline()
         if not line.startswith(b"READY"):
             self.stop()
-            raise RuntimeError("the scale simulator did not start: " + pathlib.Path(self.dir, "sim.log").read_text()[-400:])
+            raise RuntimeError(
+                "the scale simulator did not start: " + pathlib.Path(self.dir, "sim.log").read_text()[-400:]
+            )
 
     def churn(self, rate: float, seconds: float) -> None:
         self.proc.stdin.write(f"churn {rate} {seconds}\n".encode())
@@ -108,12 +120,12 @@ class ScaleSim:
 
 # ---------------------------------------------------------------------------- the UI side (this process)
 
-async def _measure(sim: ScaleSim, keystrokes: int, churn_seconds: float) -> dict:
-    from textual import events
 
+async def _measure(sim: ScaleSim, keystrokes: int, churn_seconds: float) -> dict:
     from dragoman.tui.app import DragomanApp
     from dragoman.tui.screens.table import TableScreen
     from dragoman.tui.source import open_cluster_feed
+    from textual import events
 
     out: dict = {}
     t0 = time.perf_counter()
@@ -187,6 +199,7 @@ def _imports() -> float:
     t = time.perf_counter()
     import dragoman.fleet.cluster  # noqa: F401  (kubernetes-asyncio: the heaviest import)
     import dragoman.tui.app  # noqa: F401  (Textual)
+
     return time.perf_counter() - t
 
 
@@ -203,16 +216,45 @@ def run(quick: bool = False) -> list[Figure]:
     p95 = lat[min(len(lat) - 1, int(round(0.95 * (len(lat) - 1))))]
     fleet = f"{nodes} nodes, {pods} GPU pods"
     return [
-        Figure("tui: imports (Textual, kubernetes-asyncio)", "s", [imports], "", None, "once per process, before connecting"),
-        Figure("tui: connect (version, API groups, identity)", "s", [res["connect"]], "", None, "before the UI opens, by design"),
+        Figure(
+            "tui: imports (Textual, kubernetes-asyncio)",
+            "s",
+            [imports],
+            "",
+            None,
+            "once per process, before connecting",
+        ),
+        Figure(
+            "tui: connect (version, API groups, identity)",
+            "s",
+            [res["connect"]],
+            "",
+            None,
+            "before the UI opens, by design",
+        ),
         Figure("tui: first paint", "s", [res["first_paint"]], "< 1 s", lambda v: v < 1.0, "from App start, connected"),
         Figure("tui: every kind listed (informers)", "s", [res["listed"]], "", None, "from connect; shared LIST path"),
         Figure("tui: model loaded (thread)", "s", [res["loaded"]], "", None, "from connect"),
         Figure("tui: first diagnosis and catalogue (thread)", "s", [res["diagnosed"]], "", None, "from connect"),
-        Figure("tui: every view populated", "s", [res["populated"]], "< 6 s", lambda v: v < 6.0, fleet + "; from connect"),
-        Figure("tui: keystroke to screen, median", "ms", [statistics.median(lat) * 1000], "", None,
-               f"{len(lat)} keys, {res['event_rate']:.0f} watch events/s absorbed"),
-        Figure("tui: keystroke to screen, p95", "ms", [p95 * 1000], "< 100 ms", lambda v: v < 100, "while 1,000 events/s arrive"),
+        Figure(
+            "tui: every view populated", "s", [res["populated"]], "< 6 s", lambda v: v < 6.0, fleet + "; from connect"
+        ),
+        Figure(
+            "tui: keystroke to screen, median",
+            "ms",
+            [statistics.median(lat) * 1000],
+            "",
+            None,
+            f"{len(lat)} keys, {res['event_rate']:.0f} watch events/s absorbed",
+        ),
+        Figure(
+            "tui: keystroke to screen, p95",
+            "ms",
+            [p95 * 1000],
+            "< 100 ms",
+            lambda v: v < 100,
+            "while 1,000 events/s arrive",
+        ),
         Figure("tui: peak memory (RSS)", "MB", [res["maxrss_mb"]], "", None, fleet),
     ]
 

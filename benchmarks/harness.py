@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 
 @dataclasses.dataclass
@@ -69,13 +69,21 @@ def format_table(figures: Iterable[Figure], *, markdown: bool = False) -> str:
         rows.append((f.name, _fmt(f.median), span, f.unit, f.target, f.verdict, f.note))
     if markdown:
         esc = lambda c: c.replace("|", "\\|")  # noqa: E731
-        lines = ["| " + " | ".join(rows[0]) + " |", "|" + "|".join(("---", "---:", "---:", "---", "---", "---", "---")) + "|"]
+        lines = [
+            "| " + " | ".join(rows[0]) + " |",
+            "|" + "|".join(("---", "---:", "---:", "---", "---", "---", "---")) + "|",
+        ]
         lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows[1:]]
         return "\n".join(lines)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = []
     for n, r in enumerate(rows):
-        lines.append("  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) if i in (1, 2) else cell.ljust(widths[i]) for i, cell in enumerate(r)).rstrip())
+        lines.append(
+            "  ".join(
+                cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) if i in (1, 2) else cell.ljust(widths[i])
+                for i, cell in enumerate(r)
+            ).rstrip()
+        )
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)

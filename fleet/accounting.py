@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import defaultdict
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from dragoman.fleet import ownership as own
 from dragoman.fleet.model import (
@@ -29,10 +30,14 @@ ALL_MODE_WORST_CASE = 32  # the quota evaluator charges an `All` request as the 
 MONITORING_PATH = "/apis/monitoring.coreos.com/v1/prometheusrules"
 
 # What to count instead of node allocatable, said once and reused wherever a reader is named.
-DEVICE_SOURCE = ("devices: ResourceSlices of driver gpu.nvidia.com (newest pool generation); in use: ResourceClaims' "
-                 "status.allocation.devices.results")
-PROMQL_SOURCE = ("a per-GPU exporter counts GPUs whatever serves them, e.g. count by (Hostname) (DCGM_FI_DEV_GPU_UTIL) "
-                 "from dcgm-exporter")
+DEVICE_SOURCE = (
+    "devices: ResourceSlices of driver gpu.nvidia.com (newest pool generation); in use: ResourceClaims' "
+    "status.allocation.devices.results"
+)
+PROMQL_SOURCE = (
+    "a per-GPU exporter counts GPUs whatever serves them, e.g. count by (Hostname) (DCGM_FI_DEV_GPU_UTIL) "
+    "from dcgm-exporter"
+)
 
 _ALLOC_METRIC = re.compile(r"kube_node_status_(allocatable|capacity)")
 _GPU_RESOURCE = re.compile(r"nvidia_com_gpu|nvidia\.com/gpu|resource\s*=~\s*\"[^\"]*gpu")
@@ -61,7 +66,9 @@ class PoolAccount:
     slice_gpus: int  # of which whole GPUs (type gpu)
     allocated: int  # of those devices, allocated to a ResourceClaim
     plugin_in_use: int  # nvidia.com/gpu held through the device plugin by pods bound to the pool's nodes
-    missed_now: int  # GPUs on nodes reporting 0 allocatable while publishing devices: what sums of allocatable miss today
+    missed_now: (
+        int  # GPUs on nodes reporting 0 allocatable while publishing devices: what sums of allocatable miss today
+    )
     drop_if_moved: int  # allocatable nvidia.com/gpu that disappears from sums when the rest of the pool moves
     nodes_on_dra: int  # GPU nodes reporting 0 allocatable while publishing devices
     state: str  # "migrated" | "planned" | "partly migrated" | "unserved" | "no GPUs"
@@ -143,10 +150,22 @@ def pool_account(model: FleetModel, name: str) -> PoolAccount | None:
     else:
         state = "partly migrated"
     return PoolAccount(
-        pool=name, served_by=p.ownership, target=p.target, gpu_nodes=len(nodes), physical_gpus=sum(p.products.values()),
-        allocatable=alloc, allocatable_mig=alloc_mig, capacity=p.capacity_gpus, slice_devices=slice_devices,
-        slice_gpus=slice_gpus, allocated=allocated, plugin_in_use=in_use, missed_now=missed, drop_if_moved=alloc,
-        nodes_on_dra=on_dra, state=state,
+        pool=name,
+        served_by=p.ownership,
+        target=p.target,
+        gpu_nodes=len(nodes),
+        physical_gpus=sum(p.products.values()),
+        allocatable=alloc,
+        allocatable_mig=alloc_mig,
+        capacity=p.capacity_gpus,
+        slice_devices=slice_devices,
+        slice_gpus=slice_gpus,
+        allocated=allocated,
+        plugin_in_use=in_use,
+        missed_now=missed,
+        drop_if_moved=alloc,
+        nodes_on_dra=on_dra,
+        state=state,
     )
 
 
@@ -162,8 +181,19 @@ def pool_accounts(model: FleetModel) -> list[PoolAccount]:
 
 def fleet_totals(accounts: Iterable[PoolAccount]) -> dict[str, int]:
     """Fleet-wide sums of the per-pool figures (JSON keys)."""
-    keys = ("gpuNodes", "physicalGpus", "allocatableGpus", "allocatableMig", "capacityGpus", "sliceDevices", "sliceGpus",
-            "allocatedDevices", "pluginGpusInUse", "missedByAllocatableNow", "allocatableDropIfMoved")
+    keys = (
+        "gpuNodes",
+        "physicalGpus",
+        "allocatableGpus",
+        "allocatableMig",
+        "capacityGpus",
+        "sliceDevices",
+        "sliceGpus",
+        "allocatedDevices",
+        "pluginGpusInUse",
+        "missedByAllocatableNow",
+        "allocatableDropIfMoved",
+    )
     out = dict.fromkeys(keys, 0)
     for a in accounts:
         j = a.to_json()
@@ -199,7 +229,9 @@ def claim_charges(model: FleetModel, claim: dict) -> dict[str, int]:
     pod_names: set[str] | None = None
     if is_bridge_claim(claim):
         ns = key_of(claim)[0]
-        owner = next((o for o in (claim.get("metadata") or {}).get("ownerReferences") or () if o.get("kind") == "Pod"), None)
+        owner = next(
+            (o for o in (claim.get("metadata") or {}).get("ownerReferences") or () if o.get("kind") == "Pod"), None
+        )
         pod = model.objects["Pod"].get((ns, owner.get("name", ""))) if owner else None
         if pod is not None:
             pod_names = set(pod_extended_requests(pod))
@@ -270,7 +302,7 @@ def quota_relevant(resource: str) -> bool:
     if resource == CLAIM_COUNT or resource.endswith(PER_CLASS_SUFFIX) or resource.startswith(IMPLICIT_REQUEST_PREFIX):
         return True
     if resource.startswith("requests."):
-        name = resource[len("requests."):]
+        name = resource[len("requests.") :]
         return is_extended_resource(name) and name.startswith("nvidia.com/")
     return False
 
@@ -310,21 +342,35 @@ class QuotaLine:
 
     def to_json(self) -> dict:
         return {
-            "namespace": self.namespace, "quota": self.quota, "resource": self.resource, "hard": self.hard_text,
-            "used": self.used_status, "countedNow": self.counted_now, "pool": self.pool, "afterPoolMoves": self.after,
-            "podsGettingClaims": self.pods_moving, "changes": self.changes, "changesMeaning": self.changes_meaning, "wouldBlock": self.blocks_after,
+            "namespace": self.namespace,
+            "quota": self.quota,
+            "resource": self.resource,
+            "hard": self.hard_text,
+            "used": self.used_status,
+            "countedNow": self.counted_now,
+            "pool": self.pool,
+            "afterPoolMoves": self.after,
+            "podsGettingClaims": self.pods_moving,
+            "changes": self.changes,
+            "changesMeaning": self.changes_meaning,
+            "wouldBlock": self.blocks_after,
             "meaning": self.meaning,
         }
 
 
-def _meaning(model: FleetModel, resource: str, now: int, after: int, pool: str | None, pods: int, plain_claims: int) -> str:
+def _meaning(
+    model: FleetModel, resource: str, now: int, after: int, pool: str | None, pods: int, plain_claims: int
+) -> str:
     gpu_class = model.class_serving(GPU)
     moving = f"when pool {pool} moves" if pool else "when a pool moves"
     if resource == f"requests.{GPU}":
         parts = ["pods keep charging it whatever serves them, and their scheduler-made claims do not charge it again"]
         if pods:
-            parts.insert(0, f"{moving}, {_plural(pods, 'pod')} here get DRA devices instead of device-plugin GPUs under "
-                            f"the same number")
+            parts.insert(
+                0,
+                f"{moving}, {_plural(pods, 'pod')} here get DRA devices instead of device-plugin GPUs under "
+                f"the same number",
+            )
         if gpu_class:
             parts.append(f"plain claims of {gpu_class} count too ({plain_claims} today)")
         return "; ".join(parts) + "."
@@ -338,7 +384,7 @@ def _meaning(model: FleetModel, resource: str, now: int, after: int, pool: str |
             return f"{moving}, the claims of {_plural(pods, 'pod')} here add {after - now} devices of {cls}."
         return f"counts devices of DeviceClass {cls} in claims, the scheduler-made ones included."
     if resource.startswith(IMPLICIT_REQUEST_PREFIX):
-        cls = resource[len(IMPLICIT_REQUEST_PREFIX):]
+        cls = resource[len(IMPLICIT_REQUEST_PREFIX) :]
         if after != now:
             return f"{moving}, the claims of {_plural(pods, 'pod')} here charge {after - now} more under {cls}'s implicit name."
         return f"counts devices of {cls} requested under its implicit extended-resource name."
@@ -365,18 +411,34 @@ def quota_lines(model: FleetModel, pool: str | None = None) -> list[QuotaLine]:
         plain = 0
         if gpu_class:
             for (cns, _), c in model.objects["ResourceClaim"].items():
-                if cns == ns and not is_bridge_claim(c) and any(
-                        b.get("deviceClassName") == gpu_class for r in claim_requests(claim_spec(c, "ResourceClaim").get("devices"))
-                        for _, b in request_alternatives(r)):
+                if (
+                    cns == ns
+                    and not is_bridge_claim(c)
+                    and any(
+                        b.get("deviceClassName") == gpu_class
+                        for r in claim_requests(claim_spec(c, "ResourceClaim").get("devices"))
+                        for _, b in request_alternatives(r)
+                    )
+                ):
                     plain += 1
         for r in names:
             now = now_all.get(r, 0)
             after = now + delta.get(r, 0)
-            out.append(QuotaLine(
-                namespace=ns, quota=qname, resource=r, hard=own.parse_count(hard[r]), hard_text=str(hard[r]),
-                used_status=str(used[r]) if r in used else None, counted_now=now, after=after, pool=pool,
-                pods_moving=pods, meaning=_meaning(model, r, now, after, pool, pods, plain),
-            ))
+            out.append(
+                QuotaLine(
+                    namespace=ns,
+                    quota=qname,
+                    resource=r,
+                    hard=own.parse_count(hard[r]),
+                    hard_text=str(hard[r]),
+                    used_status=str(used[r]) if r in used else None,
+                    counted_now=now,
+                    after=after,
+                    pool=pool,
+                    pods_moving=pods,
+                    meaning=_meaning(model, r, now, after, pool, pods, plain),
+                )
+            )
     return out
 
 
@@ -407,9 +469,17 @@ class RuleReader:
         return f"{self.namespace}/{self.name} {self.rule}: {how}; misses {self.undercount} GPUs today{more}{fires}"
 
     def to_json(self) -> dict:
-        return {"namespace": self.namespace, "name": self.name, "group": self.group, "rule": self.rule, "expr": self.expr,
-                "via": self.via, "missesGpusNow": self.undercount, "missesMoreAfterMove": self.drop_if_moved,
-                "replacementSource": self.replacement}
+        return {
+            "namespace": self.namespace,
+            "name": self.name,
+            "group": self.group,
+            "rule": self.rule,
+            "expr": self.expr,
+            "via": self.via,
+            "missesGpusNow": self.undercount,
+            "missesMoreAfterMove": self.drop_if_moved,
+            "replacementSource": self.replacement,
+        }
 
 
 def reads_gpu_allocatable(expr: str) -> bool:
@@ -423,7 +493,7 @@ def rule_readers(rules: Iterable[dict] | None, missed_now: int = 0, drop_if_move
     found: list[tuple[str, str, str, dict]] = []
     for obj in rules or ():
         ns, name = key_of(obj)
-        for g in ((obj.get("spec") or {}).get("groups") or ()):
+        for g in (obj.get("spec") or {}).get("groups") or ():
             for r in g.get("rules") or ():
                 found.append((ns, name, g.get("name", ""), r))
     out: list[RuleReader] = []
@@ -443,7 +513,9 @@ def rule_readers(rules: Iterable[dict] | None, missed_now: int = 0, drop_if_move
         for item in list(rest):
             ns, name, group, r = item
             expr = str(r.get("expr") or "")
-            via = next((rec for rec in sorted(records) if re.search(rf"(?<![\w:]){re.escape(rec)}(?![\w:])", expr)), None)
+            via = next(
+                (rec for rec in sorted(records) if re.search(rf"(?<![\w:]){re.escape(rec)}(?![\w:])", expr)), None
+            )
             if via:
                 out.append(RuleReader(ns, name, group, _rule_label(r), expr, missed_now, drop_if_moved, via))
                 rest.remove(item)
@@ -459,7 +531,11 @@ def _rule_label(r: dict) -> str:
 
 def rules_in(objects: Iterable[dict]) -> list[dict]:
     """The PrometheusRule objects among others (a snapshot file, a scenario)."""
-    return [o for o in objects if o.get("kind") == "PrometheusRule" and str(o.get("apiVersion", "")).startswith("monitoring.coreos.com/")]
+    return [
+        o
+        for o in objects
+        if o.get("kind") == "PrometheusRule" and str(o.get("apiVersion", "")).startswith("monitoring.coreos.com/")
+    ]
 
 
 async def read_cluster_rules(kubeconfig: str | None, context: str | None) -> tuple[list[dict] | None, str]:
@@ -522,7 +598,9 @@ def default_moving_pool(accounts: list[PoolAccount]) -> str | None:
     return sorted(planned, key=lambda a: (-a.allocatable, a.pool))[0].pool
 
 
-def account(model: FleetModel, pool: str | None = None, rules: Iterable[dict] | None = None, rules_note: str = "") -> Accounting:
+def account(
+    model: FleetModel, pool: str | None = None, rules: Iterable[dict] | None = None, rules_note: str = ""
+) -> Accounting:
     """The accounting of the fleet; quota figures for `pool`'s move (default: the planned pool with most allocatable)."""
     accounts = pool_accounts(model)
     totals = fleet_totals(accounts)
@@ -539,30 +617,69 @@ def text_lines(acc: Accounting, width: int = 80) -> list[str]:
 
     rows = [("POOL", "STATE", "ALLOC", "SLICES", "ALLOCATED", "MISSED", "DROP")]
     for a in acc.pools:
-        rows.append((a.pool, a.state, str(a.allocatable), str(a.slice_gpus), str(a.allocated), str(a.missed_now), str(a.drop_if_moved)))
+        rows.append(
+            (
+                a.pool,
+                a.state,
+                str(a.allocatable),
+                str(a.slice_gpus),
+                str(a.allocated),
+                str(a.missed_now),
+                str(a.drop_if_moved),
+            )
+        )
     t = acc.totals
-    rows.append(("fleet", "", str(t["allocatableGpus"]), str(t["sliceGpus"]), str(t["allocatedDevices"]),
-                 str(t["missedByAllocatableNow"]), str(t["allocatableDropIfMoved"])))
+    rows.append(
+        (
+            "fleet",
+            "",
+            str(t["allocatableGpus"]),
+            str(t["sliceGpus"]),
+            str(t["allocatedDevices"]),
+            str(t["missedByAllocatableNow"]),
+            str(t["allocatableDropIfMoved"]),
+        )
+    )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(widths[i]) if i < 2 else c.rjust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows]
-    wrap = lambda s, ind="  ": textwrap.wrap(s, width, initial_indent=ind, subsequent_indent=ind + "  ", break_on_hyphens=False)  # noqa: E731
-    lines += wrap("ALLOC: node allocatable nvidia.com/gpu; SLICES: whole GPUs in ResourceSlices; ALLOCATED: devices in "
-                  "claims; MISSED: GPUs sums of allocatable miss today; DROP: allocatable lost when the pool moves.", "")
-    lines += wrap(f"Sums of node allocatable nvidia.com/gpu miss {t['missedByAllocatableNow']} GPUs today. Count instead "
-                  f"{DEVICE_SOURCE}.", "")
+    lines = [
+        "  ".join(c.ljust(widths[i]) if i < 2 else c.rjust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows
+    ]
+    wrap = lambda s, ind="  ": textwrap.wrap(
+        s, width, initial_indent=ind, subsequent_indent=ind + "  ", break_on_hyphens=False
+    )  # noqa: E731
+    lines += wrap(
+        "ALLOC: node allocatable nvidia.com/gpu; SLICES: whole GPUs in ResourceSlices; ALLOCATED: devices in "
+        "claims; MISSED: GPUs sums of allocatable miss today; DROP: allocatable lost when the pool moves.",
+        "",
+    )
+    lines += wrap(
+        f"Sums of node allocatable nvidia.com/gpu miss {t['missedByAllocatableNow']} GPUs today. Count instead "
+        f"{DEVICE_SOURCE}.",
+        "",
+    )
     if acc.quotas:
         lines.append("")
-        head = f"Quotas counting GPUs or claims (after pool {acc.pool} moves)" if acc.pool else "Quotas counting GPUs or claims"
+        head = (
+            f"Quotas counting GPUs or claims (after pool {acc.pool} moves)"
+            if acc.pool
+            else "Quotas counting GPUs or claims"
+        )
         lines.append(head)
         for q in acc.quotas:
             flag = "  WOULD BLOCK" if q.blocks_after and not q.blocks_now else ("  FULL" if q.blocks_now else "")
             flag += "  CHANGES MEANING" if q.changes_meaning else ""
-            lines += wrap(f"{q.namespace}/{q.quota} {q.resource}: hard {q.hard_text}, counts {q.counted_now} now, "
-                          f"{q.after} after{flag}", "  ")
+            lines += wrap(
+                f"{q.namespace}/{q.quota} {q.resource}: hard {q.hard_text}, counts {q.counted_now} now, "
+                f"{q.after} after{flag}",
+                "  ",
+            )
             lines += wrap(q.meaning, "      ")
     lines.append("")
     if acc.rules is None:
-        lines += wrap(f"PrometheusRules: not read ({acc.rules_note or 'the :accounting view reads them when the monitoring API is served'}).", "")
+        lines += wrap(
+            f"PrometheusRules: not read ({acc.rules_note or 'the :accounting view reads them when the monitoring API is served'}).",
+            "",
+        )
     elif not acc.rules:
         lines.append("PrometheusRules: none reads nvidia.com/gpu allocatable.")
     else:

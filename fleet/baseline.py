@@ -31,7 +31,7 @@ def default_path() -> pathlib.Path:
 
 
 def _now_text() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def load(path: str | os.PathLike | None = None) -> dict:
@@ -44,8 +44,14 @@ def load(path: str | os.PathLike | None = None) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def mark(cluster: str, pool: str, figures: dict[str, Any], path: str | os.PathLike | None = None, label: str = "baseline",
-         at: str | None = None) -> dict:
+def mark(
+    cluster: str,
+    pool: str,
+    figures: dict[str, Any],
+    path: str | os.PathLike | None = None,
+    label: str = "baseline",
+    at: str | None = None,
+) -> dict:
     """Record `figures` for `pool` of `cluster` now; returns the mark. Written atomically (temp file, rename)."""
     p = pathlib.Path(path) if path else default_path()
     data = load(p)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from collections.abc import Sequence
 
 from dragoman.fleet.cel import CelCompileError, CelDevice, compile_expression
 
@@ -19,7 +19,7 @@ class Clause:
 def _skip_string(expr: str, i: int) -> int:
     """Index just past the string literal starting at expr[i] (a quote, maybe after r/b prefixes handled by caller)."""
     q = expr[i]
-    triple = expr[i:i + 3] == q * 3
+    triple = expr[i : i + 3] == q * 3
     end = q * 3 if triple else q
     j = i + (3 if triple else 1)
     while j < len(expr):

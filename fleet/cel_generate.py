@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import yaml
 
@@ -59,8 +59,14 @@ def implicit_name(class_name: str) -> str | None:
     return IMPLICIT_PREFIX + class_name if len(class_name) <= 63 else None
 
 
-def device_class(name: str, expressions: str | Iterable[str], *, extended_resource_name: str | None = None,
-                 served_by: Mapping[str, str] | None = None, labels: Mapping[str, str] | None = None) -> Generated:
+def device_class(
+    name: str,
+    expressions: str | Iterable[str],
+    *,
+    extended_resource_name: str | None = None,
+    served_by: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> Generated:
     """A DeviceClass selecting with `expressions` (all must be true).
 
     `served_by` maps an extended resource name to the class serving it today (FleetModel.class_serving); naming one
@@ -83,7 +89,8 @@ def device_class(name: str, expressions: str | Iterable[str], *, extended_resour
             gen.warnings.append(
                 f"blast radius: {extended_resource_name} is served by DeviceClass {current} today; the newest class naming it wins, "
                 f"so creating {name} moves every pod that asks for {extended_resource_name} on nodes without device-plugin "
-                f"allocatable onto this selector at once. Leave extendedResourceName empty, or use the implicit name.")
+                f"allocatable onto this selector at once. Leave extendedResourceName empty, or use the implicit name."
+            )
     imp = implicit_name(name)
     if imp:
         gen.notes.append(f"pods can ask for this class without a claim: resources.limits: {{{imp}: 1}}")
@@ -104,7 +111,9 @@ def tier_expression(by: str, value: str, driver: str = GPU_DRIVER) -> str:
     raise ValueError(f"unknown tier kind {by!r}: product or mig-profile")
 
 
-def tier_values(catalogue: Mapping[str, Mapping[str, dict]], by: str, driver: str = GPU_DRIVER) -> list[tuple[str, int]]:
+def tier_values(
+    catalogue: Mapping[str, Mapping[str, dict]], by: str, driver: str = GPU_DRIVER
+) -> list[tuple[str, int]]:
     """(value, devices) the fleet publishes for a tier kind, most devices first (from FleetModel.attribute_catalogue)."""
     attrs = catalogue.get(driver) or {}
     if by == "product":
@@ -117,8 +126,9 @@ def tier_values(catalogue: Mapping[str, Mapping[str, dict]], by: str, driver: st
     return [(str(v), int(n)) for v, n in (entry.get("values") or {}).items() if v is not None]
 
 
-def tier_classes(values: Iterable[str], by: str, *, prefix: str = "", driver: str = GPU_DRIVER,
-                 existing: Iterable[str] = ()) -> Generated:
+def tier_classes(
+    values: Iterable[str], by: str, *, prefix: str = "", driver: str = GPU_DRIVER, existing: Iterable[str] = ()
+) -> Generated:
     """One DeviceClass per product or MIG profile, each serving its implicit `deviceclass.resource.kubernetes.io/<class>` name."""
     taken = set(existing)
     objs: list[dict] = []
@@ -131,19 +141,35 @@ def tier_classes(values: Iterable[str], by: str, *, prefix: str = "", driver: st
             continue
         names.add(name)
         expr = tier_expression(by, value, driver)
-        objs.append({"apiVersion": API, "kind": "DeviceClass",
-                     "metadata": {"name": name, "labels": {"dragoman.io/tier": by}},
-                     "spec": {"selectors": [{"cel": {"expression": expr}}]}})
+        objs.append(
+            {
+                "apiVersion": API,
+                "kind": "DeviceClass",
+                "metadata": {"name": name, "labels": {"dragoman.io/tier": by}},
+                "spec": {"selectors": [{"cel": {"expression": expr}}]},
+            }
+        )
         gen.notes.append(f"{name}: {value} — pods use resources.limits: {{{IMPLICIT_PREFIX}{name}: 1}}")
         if name in taken:
             gen.warnings.append(f"DeviceClass {name} exists already: applying replaces its selectors")
     if not objs:
-        gen.warnings.append(f"the fleet publishes no {'productName' if by == 'product' else 'MIG profile'} on {driver} devices")
+        gen.warnings.append(
+            f"the fleet publishes no {'productName' if by == 'product' else 'MIG profile'} on {driver} devices"
+        )
     return gen
 
 
-def claim_template(name: str, namespace: str, class_name: str, expressions: str | Iterable[str], *, count: int = 1,
-                   request: str = "gpu", container: str = "main", served: Iterable[str] = ()) -> Generated:
+def claim_template(
+    name: str,
+    namespace: str,
+    class_name: str,
+    expressions: str | Iterable[str],
+    *,
+    count: int = 1,
+    request: str = "gpu",
+    container: str = "main",
+    served: Iterable[str] = (),
+) -> Generated:
     """A ResourceClaimTemplate asking for `count` devices of `class_name` that also pass `expressions`, and the pod side.
 
     `served`: the extended resource names `class_name` serves (nvidia.com/gpu, its implicit name): a pod that keeps
@@ -154,15 +180,25 @@ def claim_template(name: str, namespace: str, class_name: str, expressions: str 
     sels = [{"cel": {"expression": e}} for e in exprs if e.strip()]
     if sels:
         exactly["selectors"] = sels
-    obj = {"apiVersion": API, "kind": "ResourceClaimTemplate", "metadata": {"name": name, "namespace": namespace},
-           "spec": {"spec": {"devices": {"requests": [{"name": request, "exactly": exactly}]}}}}
-    snippet = {"spec": {"resourceClaims": [{"name": request, "resourceClaimTemplateName": name}],
-                        "containers": [{"name": container, "resources": {"claims": [{"name": request}]}}]}}
+    obj = {
+        "apiVersion": API,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"spec": {"devices": {"requests": [{"name": request, "exactly": exactly}]}}},
+    }
+    snippet = {
+        "spec": {
+            "resourceClaims": [{"name": request, "resourceClaimTemplateName": name}],
+            "containers": [{"name": container, "resources": {"claims": [{"name": request}]}}],
+        }
+    }
     gen = Generated([obj], snippet=snippet)
     names = sorted(set(served) | {IMPLICIT_PREFIX + class_name})
     gen.warnings.append(
-        "drop the matching limits from the pod: with the claim in place, " + ", ".join(names) +
-        " in resources.limits would ask for the same GPUs a second time (the pod would need both)")
+        "drop the matching limits from the pod: with the claim in place, "
+        + ", ".join(names)
+        + " in resources.limits would ask for the same GPUs a second time (the pod would need both)"
+    )
     if problem := valid_class_name(class_name):
         gen.warnings.append(problem)
     if not _LABEL.match(request):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from dragoman.fleet.cel import CelCompileError, compile_expression
 from dragoman.fleet.cel.fleeteval import DeviceIndex, FleetEvaluation, evaluate_fleet
@@ -50,7 +50,9 @@ def start_from_request(model: FleetModel, body: dict, title: str, namespace: str
     cls_exprs = list(cls.expressions) if cls else []
     if not own:
         return Start(join_and(cls_exprs), f"{title} → DeviceClass {cname}", class_name=cname, namespace=namespace)
-    return Start(join_and(own), title, base=cls_exprs, base_label=f"class {cname}", class_name=cname, namespace=namespace)
+    return Start(
+        join_and(own), title, base=cls_exprs, base_label=f"class {cname}", class_name=cname, namespace=namespace
+    )
 
 
 def claim_requests_of(model: FleetModel) -> list[tuple[str, dict, str]]:
@@ -59,7 +61,10 @@ def claim_requests_of(model: FleetModel) -> list[tuple[str, dict, str]]:
     for kind in ("ResourceClaimTemplate", "ResourceClaim"):
         for key, obj in sorted(model.objects.get(kind, {}).items()):
             ann = (obj.get("metadata") or {}).get("annotations") or {}
-            if kind == "ResourceClaim" and (ann.get("resource.kubernetes.io/extended-resource-claim") or ann.get("resource.kubernetes.io/pod-claim-name")):
+            if kind == "ResourceClaim" and (
+                ann.get("resource.kubernetes.io/extended-resource-claim")
+                or ann.get("resource.kubernetes.io/pod-claim-name")
+            ):
                 continue  # made by the scheduler or from a template: the template is the place to start
             for req in (claim_spec(obj, kind).get("devices") or {}).get("requests") or ():
                 for rname, body in request_alternatives(req):
@@ -72,10 +77,16 @@ def start_from_pod(model: FleetModel, pod: dict) -> Start | None:
     ns, name = key_of(pod)
     for rc in (pod.get("spec") or {}).get("resourceClaims") or ():
         if rc.get("resourceClaimTemplateName"):
-            obj, kind = model.objects.get("ResourceClaimTemplate", {}).get((ns, rc["resourceClaimTemplateName"])), "ResourceClaimTemplate"
+            obj, kind = (
+                model.objects.get("ResourceClaimTemplate", {}).get((ns, rc["resourceClaimTemplateName"])),
+                "ResourceClaimTemplate",
+            )
             label = f"template {rc['resourceClaimTemplateName']}"
         else:
-            obj, kind = model.objects.get("ResourceClaim", {}).get((ns, rc.get("resourceClaimName", ""))), "ResourceClaim"
+            obj, kind = (
+                model.objects.get("ResourceClaim", {}).get((ns, rc.get("resourceClaimName", ""))),
+                "ResourceClaim",
+            )
             label = f"claim {rc.get('resourceClaimName')}"
         if obj is None:
             continue
@@ -120,8 +131,9 @@ def compile_all(base: Sequence[str], expression: str) -> tuple[list, CelCompileE
     return sels + [sel], None
 
 
-def evaluate(index: DeviceIndex, base: Sequence[str], base_label: str, expression: str,
-             cancel: Callable[[], bool] | None = None) -> tuple[Outcome, FleetEvaluation | None]:
+def evaluate(
+    index: DeviceIndex, base: Sequence[str], base_label: str, expression: str, cancel: Callable[[], bool] | None = None
+) -> tuple[Outcome, FleetEvaluation | None]:
     """Counts only (the fast part): compile, evaluate every device once per distinct group."""
     sels, err = compile_all(base, expression)
     out = Outcome(expression)
@@ -136,8 +148,15 @@ def evaluate(index: DeviceIndex, base: Sequence[str], base_label: str, expressio
     return out, ev
 
 
-def explain(out: Outcome, ev: FleetEvaluation, base: Sequence[str], base_label: str, *, limit: int = 150,
-            cancel: Callable[[], bool] | None = None) -> Outcome:
+def explain(
+    out: Outcome,
+    ev: FleetEvaluation,
+    base: Sequence[str],
+    base_label: str,
+    *,
+    limit: int = 150,
+    cancel: Callable[[], bool] | None = None,
+) -> Outcome:
     """Fill the rows (errors, then non-matches, then matches; `limit` at most, a third each when all three exist) and the reasons by count."""
     exprs = list(base) + [out.expression]
     index = ev.index
@@ -196,7 +215,7 @@ def explain(out: Outcome, ev: FleetEvaluation, base: Sequence[str], base_label: 
     share = limit // 3
     rows = buckets["error"][:share] + buckets["no-match"][:share] + buckets["match"][:share]
     for kind in ("error", "no-match", "match"):
-        rows += buckets[kind][share:share + limit - len(rows)]
+        rows += buckets[kind][share : share + limit - len(rows)]
     order = {"error": 0, "no-match": 1, "match": 2}
     rows.sort(key=lambda r: order[r[0]])
     out.rows = rows
@@ -207,5 +226,7 @@ def explain(out: Outcome, ev: FleetEvaluation, base: Sequence[str], base_label: 
 
 def counts_text(summary: dict) -> str:
     """`match 24 · no match 153 · error 0 of 177 devices` for the counts line."""
-    return (f"match {summary['matched']} · no match {summary['notMatched']} · error {summary['errors']}"
-            f"  of {summary['devices']} devices")
+    return (
+        f"match {summary['matched']} · no match {summary['notMatched']} · error {summary['errors']}"
+        f"  of {summary['devices']} devices"
+    )

@@ -15,15 +15,16 @@ import ssl
 import tempfile
 import time
 import zlib
-from typing import Any, AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Any
 
 import aiohttp
-from kubernetes_asyncio.client import ApiClient, Configuration
-
-from dragoman import __version__
 from dragoman.fleet import debugtrace
 from dragoman.fleet.errors import ExitCode, UserError, printable
 from dragoman.fleet.kubeconfig import CredentialSource, ResolvedConfig, resolve
+from kubernetes_asyncio.client import ApiClient, Configuration
+
+from dragoman import __version__
 
 LIST_PAGE = 500
 READ_RETRIES = 3
@@ -169,7 +170,7 @@ def tls_files(material: Mapping[str, bytes | None]) -> Iterator[dict[str, str]]:
                 fds.append(fd)
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             if not memfd:
                 os.close(fds.pop())
         yield paths
@@ -186,7 +187,9 @@ def _decompressor(encoding: str, what: str, who: str) -> Any:
         return None
     if enc in ("gzip", "x-gzip", "deflate"):
         return zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header, detected
-    raise Malformed(f"the server of {who} answered {what} in the encoding {printable(enc, 40)!r}, which was not asked for.")
+    raise Malformed(
+        f"the server of {who} answered {what} in the encoding {printable(enc, 40)!r}, which was not asked for."
+    )
 
 
 def _inflate(inflate: Any, chunk: bytes, room: int, what: str, who: str) -> bytes:
@@ -214,11 +217,15 @@ async def read_body(resp: aiohttp.ClientResponse, limit: int, what: str, who: st
             chunk = _inflate(inflate, chunk, limit - len(out) + 1, what, who)
         out += chunk
         if len(out) > limit:
-            raise Malformed(f"the server of {who} answered {what} with more than {limit >> 20} MiB; that is not what it should send.")
+            raise Malformed(
+                f"the server of {who} answered {what} with more than {limit >> 20} MiB; that is not what it should send."
+            )
     if inflate is not None:
         out += inflate.flush()
         if len(out) > limit:
-            raise Malformed(f"the server of {who} answered {what} with more than {limit >> 20} MiB; that is not what it should send.")
+            raise Malformed(
+                f"the server of {who} answered {what} with more than {limit >> 20} MiB; that is not what it should send."
+            )
     return bytes(out)
 
 
@@ -275,7 +282,11 @@ class Cluster:
         cfg.verify_ssl = not rc.insecure
         cfg.tls_server_name = rc.tls_server_name
         cfg.proxy = rc.proxy_url
-        material = {"ca.crt": rc.ca_data, "client.crt": cert if cert and key else None, "client.key": key if cert and key else None}
+        material = {
+            "ca.crt": rc.ca_data,
+            "client.crt": cert if cert and key else None,
+            "client.key": key if cert and key else None,
+        }
         try:
             with tls_files(material) as paths:
                 cfg.ssl_ca_cert = paths.get("ca.crt")
@@ -284,9 +295,13 @@ class Cluster:
                 # The TLS context reads the files here and keeps the keys in memory; the files go when this block ends.
                 client = ApiClient(cfg)
         except ssl.SSLError as exc:
-            raise Unreachable(f"the TLS material of {self._who()} cannot be used ({exc.reason or exc}); check certificate-authority and the client certificate.") from None
+            raise Unreachable(
+                f"the TLS material of {self._who()} cannot be used ({exc.reason or exc}); check certificate-authority and the client certificate."
+            ) from None
         except (FileNotFoundError, ValueError) as exc:
-            raise Unreachable(f"the TLS material of {self._who()} cannot be used ({getattr(exc, 'filename', None) or exc}).") from None
+            raise Unreachable(
+                f"the TLS material of {self._who()} cannot be used ({getattr(exc, 'filename', None) or exc})."
+            ) from None
         client.rest_client.pool_manager = _Guarded(client.rest_client.pool_manager)
         client.user_agent = f"dragoman/{__version__}"
         if rc.username and rc.password and not rc.token and rc.exec is None:
@@ -318,8 +333,14 @@ class Cluster:
 
     # ------------------------------------------------------------------ requests
     async def _send(
-        self, method: str, path: str, *, query: Mapping[str, Any] | None = None, body: Any = None,
-        content_type: str | None = None, timeout: aiohttp.ClientTimeout | float | None = None,
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+        timeout: aiohttp.ClientTimeout | float | None = None,
     ) -> aiohttp.ClientResponse:
         """One request with the current credential; a 401 makes the credential be fetched anew and the request repeated once."""
         if self._closed:
@@ -344,12 +365,16 @@ class Cluster:
             try:
                 resp = await self._call(method, path, query, sent, body, timeout)
             except aiohttp.ClientConnectorCertificateError as exc:
-                raise Unreachable(f"the server of {self._who()} presented a certificate that is not trusted ({exc.certificate_error}); check certificate-authority in the kubeconfig.") from None
+                raise Unreachable(
+                    f"the server of {self._who()} presented a certificate that is not trusted ({exc.certificate_error}); check certificate-authority in the kubeconfig."
+                ) from None
             except aiohttp.ClientProxyConnectionError as exc:
                 from dragoman.fleet.debugtrace import redact_url
 
-                raise Unreachable(f"cannot reach the proxy {redact_url(self.config.proxy_url or '')} of {self._who()}: {_why(exc)}; "
-                                  "check proxy-url in the kubeconfig.") from None
+                raise Unreachable(
+                    f"cannot reach the proxy {redact_url(self.config.proxy_url or '')} of {self._who()}: {_why(exc)}; "
+                    "check proxy-url in the kubeconfig."
+                ) from None
             except aiohttp.ClientConnectorError as exc:
                 raise Unreachable(f"cannot reach the cluster of {self._who()}: {_why(exc)}.") from None
             except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, aiohttp.ClientPayloadError) as exc:
@@ -358,14 +383,16 @@ class Cluster:
                     retried_connection = True
                     continue
                 raise Unreachable(f"the connection to the cluster of {self._who()} broke ({exc}).") from None
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise Unreachable(f"the cluster of {self._who()} did not answer in time.") from None
             except aiohttp.InvalidURL:
                 raise Unreachable(f"the server address of {self._who()} is not a valid URL.") from None
             except aiohttp.ClientResponseError as exc:
                 # Bytes that are not an HTTP answer (an SSH banner, a TLS port spoken to in plain HTTP, binary noise).
                 first = (str(exc.message).splitlines() or [""])[0][:200]
-                raise Unreachable(f"the server of {self._who()} did not answer in HTTP ({first}); is this the API server's address?") from None
+                raise Unreachable(
+                    f"the server of {self._who()} did not answer in HTTP ({first}); is this the API server's address?"
+                ) from None
             except ValueError as exc:
                 # aiohttp refuses a header it would have to send broken (a credential with a line break).
                 raise ClusterError(f"the request to {self._who()} could not be sent ({exc}).") from None
@@ -375,8 +402,10 @@ class Cluster:
 
                 location = printable(redact_url(resp.headers.get("Location", "")), 200) or "(no Location)"
                 resp.release()
-                raise ClusterError(f"the server of {self._who()} redirected {method} {path} ({resp.status}) to {location}; "
-                                   "dragoman does not follow redirects — put the API server's own address in the kubeconfig.")
+                raise ClusterError(
+                    f"the server of {self._who()} redirected {method} {path} ({resp.status}) to {location}; "
+                    "dragoman does not follow redirects — put the API server's own address in the kubeconfig."
+                )
             if resp.status == 401 and not refreshed and self.credentials.refreshable:
                 refreshed = True
                 resp.release()
@@ -385,9 +414,18 @@ class Cluster:
             return resp
         raise Unreachable(f"the connection to the cluster of {self._who()} keeps breaking.")
 
-    async def _call(self, method: str, path: str, query: Mapping[str, Any] | None, headers: dict, body: Any, timeout: Any) -> aiohttp.ClientResponse:
-        call = self.api_client.call_api(path, method, query_params=_query(query), header_params=headers, body=body,
-                                        _preload_content=False, _request_timeout=timeout)
+    async def _call(
+        self, method: str, path: str, query: Mapping[str, Any] | None, headers: dict, body: Any, timeout: Any
+    ) -> aiohttp.ClientResponse:
+        call = self.api_client.call_api(
+            path,
+            method,
+            query_params=_query(query),
+            header_params=headers,
+            body=body,
+            _preload_content=False,
+            _request_timeout=timeout,
+        )
         if not debugtrace.enabled():
             return await call
         # --debug: method, path, status and time of each request; which kind of credential, never the credential.
@@ -402,13 +440,16 @@ class Cluster:
         debugtrace.record(method, path, query, resp.status, time.monotonic() - t0, auth=auth)
         return resp
 
-    async def _read(self, resp: aiohttp.ClientResponse, method: str, path: str, limit: int = MAX_BODY,
-                    decoder: Any = None) -> Any:
+    async def _read(
+        self, resp: aiohttp.ClientResponse, method: str, path: str, limit: int = MAX_BODY, decoder: Any = None
+    ) -> Any:
         try:
             raw = await read_body(resp, limit if resp.status < 400 else MAX_SMALL_BODY, f"{method} {path}", self._who())
         except (aiohttp.ClientPayloadError, aiohttp.ClientOSError, aiohttp.ServerDisconnectedError) as exc:
-            raise Unreachable(f"the connection to the cluster of {self._who()} broke while reading {path} ({exc}).") from None
-        except asyncio.TimeoutError:
+            raise Unreachable(
+                f"the connection to the cluster of {self._who()} broke while reading {path} ({exc})."
+            ) from None
+        except TimeoutError:
             raise Unreachable(f"the cluster of {self._who()} stopped answering while sending {path}.") from None
         finally:
             resp.release()
@@ -419,7 +460,9 @@ class Cluster:
         try:
             return (decoder or decode)(raw)
         except (ValueError, RecursionError):
-            raise ClusterError(f"the server of {self._who()} answered {method} {path} with something that is not JSON.") from None
+            raise ClusterError(
+                f"the server of {self._who()} answered {method} {path} with something that is not JSON."
+            ) from None
 
     def _error(self, status: int, method: str, path: str, raw: bytes) -> ApiError:
         body = None
@@ -429,7 +472,9 @@ class Cluster:
                 body = parsed
         except ValueError:
             pass
-        err = ApiError(status, method, path, body, printable(raw[:2000].decode(errors="replace"), 200) if body is None else "")
+        err = ApiError(
+            status, method, path, body, printable(raw[:2000].decode(errors="replace"), 200) if body is None else ""
+        )
         if status == 401:
             err.message = (
                 f"the cluster of {self._who()} rejected the credentials of user {self.user!r} (401 Unauthorized); "
@@ -438,8 +483,14 @@ class Cluster:
         return err
 
     async def request(
-        self, method: str, path: str, body: Any = None, query: Mapping[str, Any] | None = None,
-        content_type: str | None = None, timeout: float | None = None, retry: bool | None = None,
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        query: Mapping[str, Any] | None = None,
+        content_type: str | None = None,
+        timeout: float | None = None,
+        retry: bool | None = None,
         decoder: Any = None,
     ) -> dict:
         """Any API request; the answer as raw JSON. Raises ApiError for an error status, Unreachable when the server is not there.
@@ -450,14 +501,20 @@ class Cluster:
         t = aiohttp.ClientTimeout(total=timeout, sock_connect=CONNECT_TIMEOUT) if timeout else None
         method = method.upper()
         repeatable = method == "GET" if retry is None else retry
-        limit = MAX_BODY if method == "GET" and not path.startswith(("/version", "/api/v1/namespaces/kube-system")) and path not in ("/apis", "/api") else MAX_SMALL_BODY
+        limit = (
+            MAX_BODY
+            if method == "GET"
+            and not path.startswith(("/version", "/api/v1/namespaces/kube-system"))
+            and path not in ("/apis", "/api")
+            else MAX_SMALL_BODY
+        )
         for attempt in range(READ_RETRIES + 1):
             resp = await self._send(method, path, query=query, body=body, content_type=content_type, timeout=t)
             if not repeatable or resp.status not in RETRYABLE_STATUS or attempt == READ_RETRIES:
                 return await self._read(resp, method, path, limit, decoder)
             # An API server that sheds load (429) or hiccups (5xx) is asked again, as client-go does, honouring
             # Retry-After, rather than ending a migration on one busy moment.
-            delay = _retry_after(resp.headers.get("Retry-After"), 0.25 * 2 ** attempt)
+            delay = _retry_after(resp.headers.get("Retry-After"), 0.25 * 2**attempt)
             resp.release()
             await asyncio.sleep(delay)
         raise AssertionError("unreachable")
@@ -471,8 +528,15 @@ class Cluster:
         `decoder` turns the page's bytes into objects instead of `decode` (fleet/projection.py's projecting decoder)."""
         return await self.request("GET", path, query=query, decoder=decoder)
 
-    async def list_all(self, path: str, *, label_selector: str | None = None, field_selector: str | None = None, limit: int = LIST_PAGE,
-                       decoder: Any = None) -> tuple[list[dict], str]:
+    async def list_all(
+        self,
+        path: str,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int = LIST_PAGE,
+        decoder: Any = None,
+    ) -> tuple[list[dict], str]:
         """Every item of a collection through `limit`/`continue` pages; (items, the list's resourceVersion).
 
         An expired continue token (410) restarts the list from the beginning, as client-go's pager does.
@@ -484,29 +548,52 @@ class Cluster:
             rv = ""
             try:
                 for _page in range(MAX_PAGES):
-                    page = await self.list_raw(path, decoder=decoder, limit=limit, labelSelector=label_selector, fieldSelector=field_selector, **({"continue": cont} if cont else {}))
+                    page = await self.list_raw(
+                        path,
+                        decoder=decoder,
+                        limit=limit,
+                        labelSelector=label_selector,
+                        fieldSelector=field_selector,
+                        **({"continue": cont} if cont else {}),
+                    )
                     page_items = page.get("items") if isinstance(page, dict) else None
                     meta = (page.get("metadata") if isinstance(page, dict) else None) or {}
-                    if not isinstance(page, dict) or not isinstance(page_items or [], list) or not isinstance(meta, dict) or not all(
-                            isinstance(i, dict) and isinstance(i.get("metadata"), dict) for i in page_items or []):
-                        raise ClusterError(f"the server of {self._who()} answered GET {path} with something that is not a Kubernetes list.")
+                    if (
+                        not isinstance(page, dict)
+                        or not isinstance(page_items or [], list)
+                        or not isinstance(meta, dict)
+                        or not all(
+                            isinstance(i, dict) and isinstance(i.get("metadata"), dict) for i in page_items or []
+                        )
+                    ):
+                        raise ClusterError(
+                            f"the server of {self._who()} answered GET {path} with something that is not a Kubernetes list."
+                        )
                     items.extend(self.admit(path, page, page_items or []))
                     rv = str(meta.get("resourceVersion") or rv)
                     nxt = meta.get("continue") or None
                     if nxt is not None and not isinstance(nxt, str):
-                        raise ClusterError(f"the server of {self._who()} answered GET {path} with a continue token that is not a string.")
+                        raise ClusterError(
+                            f"the server of {self._who()} answered GET {path} with a continue token that is not a string."
+                        )
                     if nxt and (nxt == cont or nxt in seen):
-                        raise ClusterError(f"the server of {self._who()} answered GET {path} with a continue token it had given before; the list never ends.")
+                        raise ClusterError(
+                            f"the server of {self._who()} answered GET {path} with a continue token it had given before; the list never ends."
+                        )
                     if not nxt:
                         return items, rv
                     seen.add(nxt)
                     cont = nxt
-                raise ClusterError(f"the server of {self._who()} answered GET {path} with more than {MAX_PAGES} pages; the list never ends.")
+                raise ClusterError(
+                    f"the server of {self._who()} answered GET {path} with more than {MAX_PAGES} pages; the list never ends."
+                )
             except ApiError as exc:
                 if exc.status == 410 and cont:
                     continue
                 raise
-        raise ClusterError(f"the list of {path} kept expiring while being paged; the cluster changes faster than it can be read.")
+        raise ClusterError(
+            f"the list of {path} kept expiring while being paged; the cluster changes faster than it can be read."
+        )
 
     def admit(self, path: str, page: dict, items: list[dict]) -> list[dict]:
         """The items whose fields have the types Kubernetes gives them; the others are left out and remembered as
@@ -514,7 +601,9 @@ class Cluster:
         from dragoman.fleet.shapes import shape_problem
 
         list_kind = page.get("kind")
-        default_kind = list_kind[:-4] if isinstance(list_kind, str) and list_kind.endswith("List") and list_kind != "List" else ""
+        default_kind = (
+            list_kind[:-4] if isinstance(list_kind, str) and list_kind.endswith("List") and list_kind != "List" else ""
+        )
         default_kind = default_kind or _KIND_BY_PATH.get(path.rstrip("/").rsplit("/", 1)[-1], "")
         good = []
         for item in items:
@@ -536,7 +625,12 @@ class Cluster:
             self.malformed[key] = printable(f"skipped {kind} {who!r} from the server: {problem}.", 300)
 
     async def watch(
-        self, path: str, resource_version: str, *, label_selector: str | None = None, timeout_seconds: int | None = 300,
+        self,
+        path: str,
+        resource_version: str,
+        *,
+        label_selector: str | None = None,
+        timeout_seconds: int | None = 300,
         allow_bookmarks: bool = True,
     ) -> AsyncIterator[tuple[str, dict]]:
         """WATCH a collection from `resource_version`; yields (type, object) including BOOKMARK, and first
@@ -546,8 +640,11 @@ class Cluster:
         Ends normally when the server closes the stream (timeoutSeconds).
         """
         query = {
-            "watch": True, "resourceVersion": resource_version or None, "allowWatchBookmarks": allow_bookmarks,
-            "labelSelector": label_selector, "timeoutSeconds": timeout_seconds,
+            "watch": True,
+            "resourceVersion": resource_version or None,
+            "allowWatchBookmarks": allow_bookmarks,
+            "labelSelector": label_selector,
+            "timeoutSeconds": timeout_seconds,
         }
         # A dead connection shows as silence: the server sends bookmarks about every minute, so wait longer than that.
         read = (timeout_seconds or 300) + 90
@@ -564,12 +661,16 @@ class Cluster:
             inflate = _decompressor(resp.headers.get("Content-Encoding", ""), f"the watch of {path}", self._who())
             try:
                 async for raw in resp.content.iter_any():
-                    for chunk in ([raw] if inflate is None else _inflate_pieces(inflate, raw, f"the watch of {path}", self._who())):
+                    for chunk in (
+                        [raw] if inflate is None else _inflate_pieces(inflate, raw, f"the watch of {path}", self._who())
+                    ):
                         buf += chunk
                         if b"\n" not in chunk:
                             if len(buf) > MAX_WATCH_LINE:
-                                raise Malformed(f"the watch of {path} on {self._who()} sent a line longer than {MAX_WATCH_LINE >> 20} MiB; "
-                                                "that is not a watch event.")
+                                raise Malformed(
+                                    f"the watch of {path} on {self._who()} sent a line longer than {MAX_WATCH_LINE >> 20} MiB; "
+                                    "that is not a watch event."
+                                )
                             continue
                         *lines, rest = bytes(buf).split(b"\n")
                         buf = bytearray(rest)
@@ -580,21 +681,25 @@ class Cluster:
                     yield self._event(bytes(buf), path)
             except (aiohttp.ClientPayloadError, aiohttp.ClientOSError, aiohttp.ServerDisconnectedError) as exc:
                 raise Unreachable(f"the watch of {path} on {self._who()} broke ({exc}).") from None
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise Unreachable(f"the watch of {path} on {self._who()} went silent.") from None
         finally:
             resp.close()
 
     def _event(self, line: bytes, path: str) -> tuple[str, dict]:
         if len(line) > MAX_WATCH_LINE:
-            raise Malformed(f"the watch of {path} on {self._who()} sent a line longer than {MAX_WATCH_LINE >> 20} MiB; that is not a watch event.")
+            raise Malformed(
+                f"the watch of {path} on {self._who()} sent a line longer than {MAX_WATCH_LINE >> 20} MiB; that is not a watch event."
+            )
         try:
             ev = decode(line)
             etype, obj = ev["type"], ev["object"]
         except (ValueError, KeyError, TypeError, RecursionError):
             raise Malformed(f"the watch of {path} on {self._who()} sent a line that is not a watch event.") from None
         if not isinstance(etype, str) or etype not in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"):
-            raise Malformed(f"the watch of {path} on {self._who()} sent an event of unknown type {printable(str(etype), 40)!r}.")
+            raise Malformed(
+                f"the watch of {path} on {self._who()} sent an event of unknown type {printable(str(etype), 40)!r}."
+            )
         if not isinstance(obj, dict):
             raise Malformed(f"the watch of {path} on {self._who()} sent a {etype} event whose object is not an object.")
         if etype == "ERROR":
@@ -602,11 +707,15 @@ class Cluster:
             if code == 410 or obj.get("reason") in ("Expired", "Gone"):
                 raise WatchGone(printable(str(obj.get("message") or ""), 300))
             if not isinstance(code, int) or isinstance(code, bool) or not 100 <= code <= 599:
-                raise Malformed(f"the watch of {path} on {self._who()} sent an ERROR event whose code {printable(str(code), 40)!r} is not an HTTP status.")
+                raise Malformed(
+                    f"the watch of {path} on {self._who()} sent an ERROR event whose code {printable(str(code), 40)!r} is not an HTTP status."
+                )
             raise ApiError(code, "WATCH", path, obj)
         if etype != "BOOKMARK":
             if not isinstance(obj.get("metadata"), dict):
-                raise Malformed(f"the watch of {path} on {self._who()} sent a {etype} event whose object has no metadata.")
+                raise Malformed(
+                    f"the watch of {path} on {self._who()} sent a {etype} event whose object has no metadata."
+                )
             from dragoman.fleet.shapes import shape_problem
 
             kind = _KIND_BY_PATH.get(path.rstrip("/").rsplit("/", 1)[-1], "")
@@ -622,7 +731,9 @@ class Cluster:
         """Fill server_version, resource_api_versions and kube_system_uid."""
         self.version_info = await self.get("/version")
         if not isinstance(self.version_info, dict):
-            raise ClusterError(f"the server of {self._who()} answered GET /version with something that is not a Kubernetes version; is this the API server's address?")
+            raise ClusterError(
+                f"the server of {self._who()} answered GET /version with something that is not a Kubernetes version; is this the API server's address?"
+            )
         git = self.version_info.get("gitVersion")
         # Shown in headers and written into snapshot comments: one line of printable text, or nothing.
         self.server_version = printable(git, 80) if isinstance(git, str) else ""
@@ -646,18 +757,26 @@ class Cluster:
             raise
         versions: list[str] = []
         if not isinstance(groups, dict):
-            raise ClusterError(f"the server of {self._who()} answered GET /apis with something that is not an API group list.")
+            raise ClusterError(
+                f"the server of {self._who()} answered GET /apis with something that is not an API group list."
+            )
         # Each level is checked for its type: a server answering `groups: "nope"` gets a sentence, not a traceback.
         entries = groups.get("items") if groups.get("kind") == "APIGroupDiscoveryList" else groups.get("groups")
         if entries is not None and not isinstance(entries, list):
-            raise ClusterError(f"the server of {self._who()} answered GET /apis with something that is not an API group list.")
+            raise ClusterError(
+                f"the server of {self._who()} answered GET /apis with something that is not an API group list."
+            )
         for g in entries or []:
             if not isinstance(g, dict):
                 continue
             meta = g.get("metadata") if groups.get("kind") == "APIGroupDiscoveryList" else g
             name = meta.get("name") if isinstance(meta, dict) else None
             if name == "resource.k8s.io" and isinstance(g.get("versions"), list):
-                versions = [v["version"] for v in g["versions"] if isinstance(v, dict) and isinstance(v.get("version"), str) and v["version"]]
+                versions = [
+                    v["version"]
+                    for v in g["versions"]
+                    if isinstance(v, dict) and isinstance(v.get("version"), str) and v["version"]
+                ]
         return versions
 
     async def close(self) -> None:
@@ -666,14 +785,21 @@ class Cluster:
         self._closed = True
         await self.api_client.close()
 
-    async def __aenter__(self) -> "Cluster":
+    async def __aenter__(self) -> Cluster:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
 
-async def connect(kubeconfig: str | None = None, context: str | None = None, *, environ: Mapping[str, str] | None = None, home: str | None = None, **resolve_kw: Any) -> Cluster:
+async def connect(
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    home: str | None = None,
+    **resolve_kw: Any,
+) -> Cluster:
     """Resolve the kubeconfig as kubectl would, reach the server, and learn its version, DRA API versions and identity.
 
     Raises UserError (exit 2) with one sentence for a bad kubeconfig, an unknown context, rejected or
@@ -686,7 +812,9 @@ async def connect(kubeconfig: str | None = None, context: str | None = None, *, 
     except ApiError as exc:
         await cluster.close()
         if exc.status == 403:
-            raise ClusterError(f"user {rc.user!r} of context {rc.context!r} may not read the server's version or API groups (403 Forbidden): {exc.detail}.") from None
+            raise ClusterError(
+                f"user {rc.user!r} of context {rc.context!r} may not read the server's version or API groups (403 Forbidden): {exc.detail}."
+            ) from None
         raise
     except BaseException:
         await cluster.close()

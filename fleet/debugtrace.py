@@ -6,7 +6,8 @@ import re
 import sys
 import threading
 import time
-from typing import IO, Any, Mapping
+from collections.abc import Mapping
+from typing import IO, Any
 
 from dragoman.fleet.errors import printable
 

@@ -6,11 +6,11 @@ import gc
 import json
 import re
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 from dragoman.fleet import ownership as own
 from dragoman.fleet import placement
-from dragoman.fleet.findings import Finding, ObjectRef, WARNING, make_finding, sort_findings
+from dragoman.fleet.findings import WARNING, Finding, ObjectRef, make_finding, sort_findings
 from dragoman.fleet.model import (
     BRIDGE_ANNOTATION,
     GFD_PRODUCT,
@@ -30,7 +30,16 @@ from dragoman.fleet.model import (
 from dragoman.fleet.ownership import GPU
 
 STALE_ATTRIBUTES = ("index", "minor", "pcieBusID")
-STEP_ORDER = ("preflight", "cordon", "drain", "exclude-device-plugin", "scope-driver", "device-class", "uncordon", "verify")
+STEP_ORDER = (
+    "preflight",
+    "cordon",
+    "drain",
+    "exclude-device-plugin",
+    "scope-driver",
+    "device-class",
+    "uncordon",
+    "verify",
+)
 SMALL_POOL_NODES = 4
 _TYPE_GPU = re.compile(r"""type['"]?\]?\s*==\s*['"]gpu['"]|['"]gpu['"]\s*==\s*device\.attributes""")
 _CLAIM_QUOTA = "count/resourceclaims.resource.k8s.io"
@@ -72,10 +81,12 @@ class _Context:
         self._class_free: dict[str, dict[str, int]] = {}
         self.fit_cache: dict = {}
         self._label_index: dict[str, dict[str, set[str]]] = {}
-        self.pool_migrating = {p: any(v.migration is not None and v.migration.in_progress for v in model.pool_nodes(p)) for p in self.pools}
+        self.pool_migrating = {
+            p: any(v.migration is not None and v.migration.in_progress for v in model.pool_nodes(p)) for p in self.pools
+        }
         # A held operator lock means an operator is migrating the pool right now (the ConfigMap outlives the migration).
         for (ns, name), lease in model.objects["Lease"].items():
-            pool = name[len("dragoman-pool-"):] if name.startswith("dragoman-pool-") else None
+            pool = name[len("dragoman-pool-") :] if name.startswith("dragoman-pool-") else None
             if pool in self.pools and _lease_held(lease, model.now):
                 self.pool_migrating[pool] = True
 
@@ -158,24 +169,33 @@ def _stack_nodes(ctx: _Context) -> Iterable[Finding]:
             ev.append(_slices_text(v))
             ev += ctx.events("Node", "", v.name)
             yield make_finding(
-                "both-stacks", objs,
+                "both-stacks",
+                objs,
                 f"node {v.name}: the device plugin and the DRA driver both serve its GPUs",
                 ev + ["nvidia.com/gpu pods get the device plugin's GPUs there, and claims can get the same GPUs again"],
-                pool=v.pool, node=v.name)
+                pool=v.pool,
+                node=v.name,
+            )
         if v.mechanism == own.FLAPPING:
             objs = [_node_ref(v.name)]
             ev = []
             for p in v.device_plugin:
                 if p.flapping:
                     objs.append(_pod_ref(p.key))
-                    ev.append(f"device-plugin pod {p.key[0]}/{p.key[1]}: {p.flapping_reason}, {_plural(p.restarts, 'restart')}")
+                    ev.append(
+                        f"device-plugin pod {p.key[0]}/{p.key[1]}: {p.flapping_reason}, {_plural(p.restarts, 'restart')}"
+                    )
                     ev += ctx.events("Pod", p.key[0], p.key[1])
             ev.append(f"node allocatable nvidia.com/gpu = {v.allocatable_gpu} now, capacity {v.capacity_gpu}")
             ev.append(_slices_text(v))
             yield make_finding(
-                "plugin-flapping", objs,
+                "plugin-flapping",
+                objs,
                 f"node {v.name}: the device plugin keeps restarting, so nvidia.com/gpu flips between it and DRA",
-                ev, pool=v.pool, node=v.name)
+                ev,
+                pool=v.pool,
+                node=v.name,
+            )
 
 
 def _daemonset_targets(ctx: _Context) -> Iterable[Finding]:
@@ -205,18 +225,25 @@ def _daemonset_targets(ctx: _Context) -> Iterable[Finding]:
                 if w.deployed_by == "gpu-operator" and not labels.get(own.GPU_OPERATOR_DEPLOY_LABEL):
                     # The operator fills a missing deploy label with "true" on GPU nodes.
                     labels = {**labels, own.GPU_OPERATOR_DEPLOY_LABEL: "true"}
-                if placement.selects_node(spec, raw, labels_override=labels) and not placement.untolerated_taints(spec, raw, daemonset=True):
+                if placement.selects_node(spec, raw, labels_override=labels) and not placement.untolerated_taints(
+                    spec, raw, daemonset=True
+                ):
                     hits.append(v)
             if not hits:
                 continue
             names = [v.name for v in hits]
-            ev = [f"DaemonSet {dk[0]}/{dk[1]} ({w.describe()}) selects {_plural(len(names), 'node')} of pool {pool.name}: "
-                  + ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")]
+            ev = [
+                f"DaemonSet {dk[0]}/{dk[1]} ({w.describe()}) selects {_plural(len(names), 'node')} of pool {pool.name}: "
+                + ", ".join(names[:5])
+                + (" ..." if len(names) > 5 else "")
+            ]
             if w.deployed_by == "gpu-operator":
                 missing = [v.name for v in hits if v.labels.get(own.GPU_OPERATOR_DEPLOY_LABEL) != "false"]
                 if missing:
-                    ev.append(f"{_plural(len(missing), 'node')} without {own.GPU_OPERATOR_DEPLOY_LABEL}=false "
-                              f"(the operator fills a missing label with true): " + ", ".join(missing[:5]))
+                    ev.append(
+                        f"{_plural(len(missing), 'node')} without {own.GPU_OPERATOR_DEPLOY_LABEL}=false "
+                        f"(the operator fills a missing label with true): " + ", ".join(missing[:5])
+                    )
             running = [v.name for v in hits if (v.device_plugin if w.role == "device-plugin" else v.dra_driver)]
             if running:
                 ev.append(f"its pod runs on {', '.join(running[:5])}")
@@ -224,8 +251,14 @@ def _daemonset_targets(ctx: _Context) -> Iterable[Finding]:
                 summary = f"DaemonSet {dk[1]} still selects {_plural(len(names), 'node')} of DRA pool {pool.name}"
             else:
                 summary = f"DaemonSet {dk[1]} selects {_plural(len(names), 'node')} of device-plugin pool {pool.name}"
-            yield make_finding(fid, [("DaemonSet", dk[0], dk[1])] + [_node_ref(n) for n in names], summary, ev,
-                               pool=pool.name, daemonset=f"{dk[0]}/{dk[1]}")
+            yield make_finding(
+                fid,
+                [("DaemonSet", dk[0], dk[1])] + [_node_ref(n) for n in names],
+                summary,
+                ev,
+                pool=pool.name,
+                daemonset=f"{dk[0]}/{dk[1]}",
+            )
 
 
 def _no_slices(ctx: _Context) -> Iterable[Finding]:
@@ -234,9 +267,17 @@ def _no_slices(ctx: _Context) -> Iterable[Finding]:
             continue
         pool = ctx.pools.get(v.pool)
         driver_here = [p for p in v.dra_driver]
-        expected = pool is not None and pool.target == "dra" and v.allocatable_gpu == 0 and v.mechanism != own.DEVICE_PLUGIN
-        if expected and not driver_here and v.migration is not None and v.migration.in_progress \
-                and v.migration.step in STEP_ORDER and STEP_ORDER.index(v.migration.step) < STEP_ORDER.index("scope-driver"):
+        expected = (
+            pool is not None and pool.target == "dra" and v.allocatable_gpu == 0 and v.mechanism != own.DEVICE_PLUGIN
+        )
+        if (
+            expected
+            and not driver_here
+            and v.migration is not None
+            and v.migration.in_progress
+            and v.migration.step in STEP_ORDER
+            and STEP_ORDER.index(v.migration.step) < STEP_ORDER.index("scope-driver")
+        ):
             expected = False  # the driver is scoped to this node by a later step of the migration in progress
         if not (driver_here or expected or v.stale_slices):
             continue
@@ -244,17 +285,23 @@ def _no_slices(ctx: _Context) -> Iterable[Finding]:
         objs = [_node_ref(v.name)]
         for p in driver_here:
             objs.append(_pod_ref(p.key))
-            ev.append(f"DRA driver pod {p.key[0]}/{p.key[1]} is {p.phase}{'' if p.ready else ', not ready'}"
-                      + (f", {_plural(p.restarts, 'restart')}" if p.restarts else ""))
+            ev.append(
+                f"DRA driver pod {p.key[0]}/{p.key[1]} is {p.phase}{'' if p.ready else ', not ready'}"
+                + (f", {_plural(p.restarts, 'restart')}" if p.restarts else "")
+            )
         if not driver_here:
             ev.append(f"no DRA driver pod runs on {v.name}, which is in DRA pool {v.pool}")
         if v.stale_slices:
-            ev.append(f"only stale slices: {', '.join(v.stale_slices[:3])} (an older pool generation or an incomplete one)")
+            ev.append(
+                f"only stale slices: {', '.join(v.stale_slices[:3])} (an older pool generation or an incomplete one)"
+            )
         else:
             ev.append(f"no ResourceSlice of driver {own.DRA_DRIVER} for node {v.name}")
         ev.append(f"node allocatable nvidia.com/gpu = {v.allocatable_gpu}")
         ev += ctx.events("Node", "", v.name)
-        yield make_finding("no-slices", objs, f"node {v.name} should be on DRA but publishes no devices", ev, pool=v.pool, node=v.name)
+        yield make_finding(
+            "no-slices", objs, f"node {v.name} should be on DRA but publishes no devices", ev, pool=v.pool, node=v.name
+        )
 
 
 def _kubelets(ctx: _Context) -> Iterable[Finding]:
@@ -272,11 +319,16 @@ def _kubelets(ctx: _Context) -> Iterable[Finding]:
             else:
                 continue
             yield make_finding(
-                "kubelet-too-old", [_node_ref(v.name)],
+                "kubelet-too-old",
+                [_node_ref(v.name)],
                 f"node {v.name} runs kubelet {v.kubelet_version}, without the extended-resource bridge, and {why}",
-                [f"node {v.name}: kubelet {v.kubelet_version} (the bridge needs v1.36 or newer)",
-                 "such a kubelet rejects nvidia.com/gpu pods placed through DRA or runs them without the GPU"],
-                pool=pool.name, severity=sev)
+                [
+                    f"node {v.name}: kubelet {v.kubelet_version} (the bridge needs v1.36 or newer)",
+                    "such a kubelet rejects nvidia.com/gpu pods placed through DRA or runs them without the GPU",
+                ],
+                pool=pool.name,
+                severity=sev,
+            )
         versions = {v.name: v.kubelet for v in nodes if v.kubelet is not None}
         minors = {k[:2] for k in versions.values()}
         if len(minors) > 1:
@@ -285,34 +337,49 @@ def _kubelets(ctx: _Context) -> Iterable[Finding]:
             spread = ", ".join(f"{c}× {ver}" for ver, c in sorted(pool.kubelet_versions.items()))
             target = next(ctx.nodes[n].kubelet_version for n, k in versions.items() if k == newest)
             yield make_finding(
-                "kubelet-skew", [_node_ref(n) for n in stragglers],
+                "kubelet-skew",
+                [_node_ref(n) for n in stragglers],
                 f"pool {pool.name} mixes kubelet versions: {spread}",
                 [f"node {n}: kubelet {ctx.nodes[n].kubelet_version}" for n in stragglers[:5]],
-                pool=pool.name, version=target)
+                pool=pool.name,
+                version=target,
+            )
 
 
 def _sharing(ctx: _Context) -> Iterable[Finding]:
     for pool in ctx.pools.values():
         nodes = [v for v in ctx.m.pool_nodes(pool.name) if v.is_gpu]
-        shared = [v for v in nodes if v.mechanism in (own.DEVICE_PLUGIN, own.BOTH, own.FLAPPING)
-                  and (v.replicas > 1 or (v.sharing_strategy or "none") not in ("none", "")
-                       or (v.mig_strategy == "single" and v.capacity_gpu and "MIG" in (v.product or "")))]
+        shared = [
+            v
+            for v in nodes
+            if v.mechanism in (own.DEVICE_PLUGIN, own.BOTH, own.FLAPPING)
+            and (
+                v.replicas > 1
+                or (v.sharing_strategy or "none") not in ("none", "")
+                or (v.mig_strategy == "single" and v.capacity_gpu and "MIG" in (v.product or ""))
+            )
+        ]
         if not shared:
             continue
         ev = []
         for v in shared:
             if v.replicas > 1:
-                ev.append(f"node {v.name}: {v.sharing or 'time-slicing'} — nvidia.com/gpu capacity {v.capacity_gpu} "
-                          f"for {v.gpu_count_label or v.capacity_gpu // v.replicas} physical GPUs")
+                ev.append(
+                    f"node {v.name}: {v.sharing or 'time-slicing'} — nvidia.com/gpu capacity {v.capacity_gpu} "
+                    f"for {v.gpu_count_label or v.capacity_gpu // v.replicas} physical GPUs"
+                )
             elif v.mig_strategy == "single":
                 ev.append(f"node {v.name}: MIG strategy single — nvidia.com/gpu counts MIG slices ({v.capacity_gpu})")
             else:
                 ev.append(f"node {v.name}: sharing strategy {v.sharing_strategy}")
         yield make_finding(
-            "sharing-capacity-change", [_node_ref(v.name) for v in shared],
+            "sharing-capacity-change",
+            [_node_ref(v.name) for v in shared],
             f"pool {pool.name}: nvidia.com/gpu counts shared GPUs on {_plural(len(shared), 'node')}; "
             f"through DRA it will count whole devices",
-            ev, pool=pool.name)
+            ev,
+            pool=pool.name,
+        )
 
 
 def _steering_pods(ctx: _Context) -> dict[str, list[tuple[str, str]]]:
@@ -356,11 +423,13 @@ def _migration_optional(ctx: _Context) -> Iterable[Finding]:
             continue
         gpus = sum(v.allocatable_gpu for v in nodes)
         yield make_finding(
-            "migration-optional", [_node_ref(v.name) for v in nodes],
+            "migration-optional",
+            [_node_ref(v.name) for v in nodes],
             f"pool {pool.name}: {_plural(len(nodes), 'node')} of identical {product} ({gpus} whole GPUs), "
             f"no sharing, no selection needs",
             [f"node {v.name}: {v.allocatable_gpu}× {v.product}, device plugin" for v in nodes[:4]],
-            pool=pool.name)
+            pool=pool.name,
+        )
 
 
 # ---- classes and selectors ----------------------------------------------------------------------------------------
@@ -378,10 +447,13 @@ def _classes(ctx: _Context) -> Iterable[Finding]:
         ordered = m.classes_naming(ern)
         winner = ordered[0]
         yield make_finding(
-            "duplicate-mapping", [("DeviceClass", "", n) for n in ordered],
+            "duplicate-mapping",
+            [("DeviceClass", "", n) for n in ordered],
             f"{len(ordered)} DeviceClasses name {ern}; {winner} wins (newest)",
             [f"DeviceClass {n}: extendedResourceName {ern}, created {ctx.classes[n].created or '?'}" for n in ordered],
-            resource=ern, winner=winner)
+            resource=ern,
+            winner=winner,
+        )
     for name in naming.get(GPU, ()):
         c = ctx.classes[name]
         if any(_TYPE_GPU.search(e) for e in c.expressions):
@@ -393,8 +465,13 @@ def _classes(ctx: _Context) -> Iterable[Finding]:
             if others:
                 kinds = sorted({d.type for d in others})
                 ev.append(f"it matches {_plural(len(others), 'device')} that are not whole GPUs ({', '.join(kinds)})")
-        yield make_finding("class-too-broad", [("DeviceClass", "", name)],
-                           f"DeviceClass {name} serves nvidia.com/gpu without a type == \"gpu\" clause", ev, deviceclass=name)
+        yield make_finding(
+            "class-too-broad",
+            [("DeviceClass", "", name)],
+            f'DeviceClass {name} serves nvidia.com/gpu without a type == "gpu" clause',
+            ev,
+            deviceclass=name,
+        )
 
 
 def _stale_read(exprs: list[str], model: FleetModel) -> list[str]:
@@ -415,39 +492,80 @@ def _stale_read(exprs: list[str], model: FleetModel) -> list[str]:
     return [a for a in stale if f"{own.DRA_DRIVER}/{a}" not in published]
 
 
-def _selector_findings(ctx: _Context, ref: ObjectRef, subject: str, exprs: list[str], res: SelectorResult,
-                       extra: list[str], used: bool = True) -> list[Finding]:
+def _selector_findings(
+    ctx: _Context,
+    ref: ObjectRef,
+    subject: str,
+    exprs: list[str],
+    res: SelectorResult,
+    extra: list[str],
+    used: bool = True,
+) -> list[Finding]:
     """The findings of one selector set: a retired attribute (with the runtime error it causes when read unguarded),
     else a runtime or compile error, else no match (only for what something uses)."""
     stale = _stale_read(exprs, ctx.m)
     shown = "; ".join(exprs)
     if stale:
-        ev = [f"{subject} reads {', '.join(stale)}: " + shown,
-              f"no {own.DRA_DRIVER} device in the fleet publishes {', '.join(stale)}"]
+        ev = [
+            f"{subject} reads {', '.join(stale)}: " + shown,
+            f"no {own.DRA_DRIVER} device in the fleet publishes {', '.join(stale)}",
+        ]
         if res.errors:
             dev, err = next(iter(sorted(res.errors.items())))
             ev.append(f"CEL runtime error on {_plural(len(res.errors), 'device')}, e.g. {'/'.join(dev)}: {err}")
-        out = [make_finding("stale-attribute", [ref], f"{subject} reads {', '.join(stale)}, which the installed driver no longer publishes",
-                            ev + extra, attribute=stale[0], subject=subject)]
+        out = [
+            make_finding(
+                "stale-attribute",
+                [ref],
+                f"{subject} reads {', '.join(stale)}, which the installed driver no longer publishes",
+                ev + extra,
+                attribute=stale[0],
+                subject=subject,
+            )
+        ]
         if res.errors:
             # Read unguarded, the retired attribute is also a runtime error on every device tested.
-            out.append(make_finding(
-                "selector-runtime-error", [ref],
-                f"{subject} fails at runtime on {_plural(len(res.errors), 'device')} of {res.evaluated}",
-                [f"selector: {shown}", f"on device {'/'.join(dev)}: CEL runtime error: {err}"] + extra, subject=subject))
+            out.append(
+                make_finding(
+                    "selector-runtime-error",
+                    [ref],
+                    f"{subject} fails at runtime on {_plural(len(res.errors), 'device')} of {res.evaluated}",
+                    [f"selector: {shown}", f"on device {'/'.join(dev)}: CEL runtime error: {err}"] + extra,
+                    subject=subject,
+                )
+            )
         return out
     if res.compile_error:
-        return [make_finding("selector-runtime-error", [ref], f"{subject}: the selector does not compile",
-                             [f"{shown}: {res.compile_error}"] + extra, subject=subject)]
+        return [
+            make_finding(
+                "selector-runtime-error",
+                [ref],
+                f"{subject}: the selector does not compile",
+                [f"{shown}: {res.compile_error}"] + extra,
+                subject=subject,
+            )
+        ]
     if res.errors:
         dev, err = next(iter(sorted(res.errors.items())))
-        return [make_finding(
-            "selector-runtime-error", [ref],
-            f"{subject} fails at runtime on {_plural(len(res.errors), 'device')} of {res.evaluated}",
-            [f"selector: {shown}", f"on device {'/'.join(dev)}: CEL runtime error: {err}"] + extra, subject=subject)]
+        return [
+            make_finding(
+                "selector-runtime-error",
+                [ref],
+                f"{subject} fails at runtime on {_plural(len(res.errors), 'device')} of {res.evaluated}",
+                [f"selector: {shown}", f"on device {'/'.join(dev)}: CEL runtime error: {err}"] + extra,
+                subject=subject,
+            )
+        ]
     if not res.matched and ctx.has_devices and used:
-        return [make_finding("selector-no-match", [ref], f"{subject} selects none of the fleet's {res.evaluated} devices",
-                             [f"selector: {shown or '(none)'}"] + extra, subject=subject)]
+        return [
+            make_finding(
+                "selector-no-match",
+                [ref],
+                f"{subject} selects none of the fleet's {res.evaluated} devices",
+                [f"selector: {shown or '(none)'}"] + extra,
+                subject=subject,
+            )
+        ]
     return []
 
 
@@ -477,8 +595,9 @@ def _selectors(ctx: _Context) -> Iterable[Finding]:
         res = m.class_matches(name)
         users = used.get(name, [])
         extra = [f"used by {', '.join(users[:3])}" + (" ..." if len(users) > 3 else "")] if users else []
-        found = _selector_findings(ctx, ("DeviceClass", "", name), f"DeviceClass {name}", c.expressions, res, extra,
-                                   used=bool(users))
+        found = _selector_findings(
+            ctx, ("DeviceClass", "", name), f"DeviceClass {name}", c.expressions, res, extra, used=bool(users)
+        )
         if found:
             bad_classes.add(name)
         yield from found
@@ -498,11 +617,23 @@ def _selectors(ctx: _Context) -> Iterable[Finding]:
                 if any(r.matched and not r.errors and not r.compile_error for _, _, r in results):
                     continue
                 rn, body, res = next(((rn, b, r) for rn, b, r in results if b.get("selectors")), results[0])
-                exprs = [(s.get("cel") or {}).get("expression", "") for s in body.get("selectors") or () if s.get("cel")]
-                cls_exprs = ctx.classes[body["deviceClassName"]].expressions if body.get("deviceClassName") in ctx.classes else []
+                exprs = [
+                    (s.get("cel") or {}).get("expression", "") for s in body.get("selectors") or () if s.get("cel")
+                ]
+                cls_exprs = (
+                    ctx.classes[body["deviceClassName"]].expressions
+                    if body.get("deviceClassName") in ctx.classes
+                    else []
+                )
                 subject = f"{kind} {ns}/{name} request {rn}"
-                found = _selector_findings(ctx, (kind, ns, name), subject, exprs, res,
-                                           [f"with DeviceClass {body.get('deviceClassName')}: {' && '.join(cls_exprs) or '(no selectors)'}"])
+                found = _selector_findings(
+                    ctx,
+                    (kind, ns, name),
+                    subject,
+                    exprs,
+                    res,
+                    [f"with DeviceClass {body.get('deviceClassName')}: {' && '.join(cls_exprs) or '(no selectors)'}"],
+                )
                 yield from found
 
 
@@ -535,18 +666,25 @@ def _claims(ctx: _Context) -> Iterable[Finding]:
             if n is None:
                 continue
             yield make_finding(
-                "claim-equivalent-to-limits", [(kind, ns, name)],
+                "claim-equivalent-to-limits",
+                [(kind, ns, name)],
                 f"{kind} {ns}/{name} asks only for {n}× {ctx.gpu_class}, which limits: nvidia.com/gpu: {n} also gets",
-                [f"one request: exactly {{deviceClassName: {ctx.gpu_class}, count: {n}}}, no selectors, constraints or config",
-                 f"DeviceClass {ctx.gpu_class} serves nvidia.com/gpu"],
-                count=n, subject=f"{kind} {name}")
+                [
+                    f"one request: exactly {{deviceClassName: {ctx.gpu_class}, count: {n}}}, no selectors, constraints or config",
+                    f"DeviceClass {ctx.gpu_class} serves nvidia.com/gpu",
+                ],
+                count=n,
+                subject=f"{kind} {name}",
+            )
 
 
 def _pod_claim_specs(m: FleetModel, pod: dict) -> dict[str, tuple[ObjectRef, dict]]:
     """Pod claim name → (the claim or template, its ResourceClaimSpec)."""
     ns = key_of(pod)[0]
     out = {}
-    generated = {s.get("name"): s.get("resourceClaimName") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()}
+    generated = {
+        s.get("name"): s.get("resourceClaimName") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()
+    }
     for rc in (pod.get("spec") or {}).get("resourceClaims") or ():
         pname = rc.get("name", "")
         if rc.get("resourceClaimName"):
@@ -556,7 +694,10 @@ def _pod_claim_specs(m: FleetModel, pod: dict) -> dict[str, tuple[ObjectRef, dic
         elif rc.get("resourceClaimTemplateName"):
             obj = m.objects["ResourceClaimTemplate"].get((ns, rc["resourceClaimTemplateName"]))
             if obj is not None:
-                out[pname] = (("ResourceClaimTemplate", ns, rc["resourceClaimTemplateName"]), claim_spec(obj, "ResourceClaimTemplate"))
+                out[pname] = (
+                    ("ResourceClaimTemplate", ns, rc["resourceClaimTemplateName"]),
+                    claim_spec(obj, "ResourceClaimTemplate"),
+                )
             elif generated.get(pname):
                 obj = m.objects["ResourceClaim"].get((ns, generated[pname]))
                 if obj is not None:
@@ -574,33 +715,45 @@ def _pod_shapes(ctx: _Context) -> Iterable[Finding]:
         if product is not None:
             owner = m.owner_chain(pod)
             yield make_finding(
-                "nodeselector-steering", [_pod_ref(pk)],
+                "nodeselector-steering",
+                [_pod_ref(pk)],
                 f"pod {pk[0]}/{pk[1]} picks its GPU model through a selector on {GFD_PRODUCT}={product}",
                 [f"pod {pk[1]}: nodeSelector/affinity {GFD_PRODUCT} = {product}"]
                 + ([f"managed by {owner[-1][0]} {owner[-1][2]}"] if owner else []),
-                pool=ctx.nodes[spec["nodeName"]].pool if spec.get("nodeName") in ctx.nodes else None, product=product)
+                pool=ctx.nodes[spec["nodeName"]].pool if spec.get("nodeName") in ctx.nodes else None,
+                product=product,
+            )
         if ctx.gpu_class is None or not spec.get("resourceClaims"):
             continue
         claims = _pod_claim_specs(m, pod)
         for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
             if container_extended(c).get(GPU, 0) <= 0:
                 continue
-            for ref in ((c.get("resources") or {}).get("claims") or ()):
+            for ref in (c.get("resources") or {}).get("claims") or ():
                 got = claims.get(ref.get("name"))
                 if got is None:
                     continue
                 obj_ref, cspec = got
-                classes = {b.get("deviceClassName") for r in claim_requests(cspec.get("devices"))
-                           for _, b in request_alternatives(r) if not ref.get("request") or r.get("name") == ref.get("request")}
+                classes = {
+                    b.get("deviceClassName")
+                    for r in claim_requests(cspec.get("devices"))
+                    for _, b in request_alternatives(r)
+                    if not ref.get("request") or r.get("name") == ref.get("request")
+                }
                 if ctx.gpu_class not in classes:
                     continue
                 yield make_finding(
-                    "double-request", [_pod_ref(pk), obj_ref],
+                    "double-request",
+                    [_pod_ref(pk), obj_ref],
                     f"container {c.get('name')} of pod {pk[0]}/{pk[1]} gets GPUs twice: nvidia.com/gpu limits and a {ctx.gpu_class} claim",
-                    [f"container {c.get('name')}: limits nvidia.com/gpu = {container_extended(c)[GPU]}",
-                     f"and claim {ref.get('name')} ({obj_ref[0]} {obj_ref[2]}) of DeviceClass {ctx.gpu_class}, which serves nvidia.com/gpu"],
+                    [
+                        f"container {c.get('name')}: limits nvidia.com/gpu = {container_extended(c)[GPU]}",
+                        f"and claim {ref.get('name')} ({obj_ref[0]} {obj_ref[2]}) of DeviceClass {ctx.gpu_class}, which serves nvidia.com/gpu",
+                    ],
                     pool=ctx.nodes[spec["nodeName"]].pool if spec.get("nodeName") in ctx.nodes else None,
-                    deviceclass=ctx.gpu_class, pod=f"{pk[0]}/{pk[1]}")
+                    deviceclass=ctx.gpu_class,
+                    pod=f"{pk[0]}/{pk[1]}",
+                )
                 break
 
 
@@ -612,16 +765,24 @@ def _accounting(ctx: _Context) -> Iterable[Finding]:
     for pool in sorted(ctx.pools.values(), key=lambda p: p.name):
         if pool.target != "dra":
             continue
-        nodes = [v for v in m.pool_nodes(pool.name) if v.is_gpu and v.allocatable_gpu == 0 and not any(v.mig_allocatable.values())]
+        nodes = [
+            v
+            for v in m.pool_nodes(pool.name)
+            if v.is_gpu and v.allocatable_gpu == 0 and not any(v.mig_allocatable.values())
+        ]
         if not nodes:
             continue
         devices = sum(v.devices_gpu for v in nodes)
         yield make_finding(
-            "allocatable-readers", [_node_ref(v.name) for v in nodes],
+            "allocatable-readers",
+            [_node_ref(v.name) for v in nodes],
             f"pool {pool.name}: {_plural(len(nodes), 'node')} on DRA report 0 allocatable nvidia.com/gpu; "
             f"sums of node allocatable miss {_plural(devices, 'device')}",
-            [f"{_plural(len(nodes), 'node')} with allocatable nvidia.com/gpu 0 or absent, {devices} devices in their ResourceSlices"],
-            pool=pool.name)
+            [
+                f"{_plural(len(nodes), 'node')} with allocatable nvidia.com/gpu 0 or absent, {devices} devices in their ResourceSlices"
+            ],
+            pool=pool.name,
+        )
     if ctx.gpu_class is None:
         return
     for (ns, qname), quota in sorted(m.objects["ResourceQuota"].items()):
@@ -632,20 +793,28 @@ def _accounting(ctx: _Context) -> Iterable[Finding]:
         for (cns, cname), claim in sorted(m.objects["ResourceClaim"].items()):
             if cns != ns or is_bridge_claim(claim):
                 continue
-            cls = {b.get("deviceClassName") for r in claim_requests(claim_spec(claim, "ResourceClaim").get("devices"))
-                   for _, b in request_alternatives(r)}
+            cls = {
+                b.get("deviceClassName")
+                for r in claim_requests(claim_spec(claim, "ResourceClaim").get("devices"))
+                for _, b in request_alternatives(r)
+            }
             if ctx.gpu_class in cls:
                 plain.append(("ResourceClaim", cns, cname))
         if not plain:
             continue
         used = ((quota.get("status") or {}).get("used") or {}).get(f"requests.{GPU}")
         yield make_finding(
-            "quota-claims-now-count", [("ResourceQuota", ns, qname)] + plain,
+            "quota-claims-now-count",
+            [("ResourceQuota", ns, qname)] + plain,
             f"namespace {ns}: {_plural(len(plain), 'plain claim')} of {ctx.gpu_class} now {'counts' if len(plain) == 1 else 'count'} "
             f"against quota {qname}'s requests.{GPU}",
-            [f"ResourceQuota {qname}: requests.{GPU} hard {hard[f'requests.{GPU}']}, used {used if used is not None else '?'}",
-             "claims: " + ", ".join(c[2] for c in plain[:5])],
-            quota=qname, namespace=ns)
+            [
+                f"ResourceQuota {qname}: requests.{GPU} hard {hard[f'requests.{GPU}']}, used {used if used is not None else '?'}",
+                "claims: " + ", ".join(c[2] for c in plain[:5]),
+            ],
+            quota=qname,
+            namespace=ns,
+        )
 
 
 # ---- pods -----------------------------------------------------------------------------------------------------------
@@ -659,8 +828,11 @@ def _quota_block(ctx: _Context, ns: str, cls: str, count: int) -> tuple[ObjectRe
         used = (quota.get("status") or {}).get("used") or {}
         for res, need in ((_CLAIM_QUOTA, 1), (f"{cls}.deviceclass.resource.k8s.io/devices", count)):
             if res in hard and own.parse_count(used.get(res)) + need > own.parse_count(hard[res]):
-                return (("ResourceQuota", qns, qname), res,
-                        f"ResourceQuota {qname}: {res} used {used.get(res, 0)} of {hard[res]}, the claim needs {need} more")
+                return (
+                    ("ResourceQuota", qns, qname),
+                    res,
+                    f"ResourceQuota {qname}: {res} used {used.get(res, 0)} of {hard[res]}, the claim needs {need} more",
+                )
     return None
 
 
@@ -685,11 +857,18 @@ def _pod_findings(ctx: _Context, pk: tuple[str, str], pod: dict) -> Iterable[Fin
             v = ctx.nodes.get(node_name or "")
             ev = [f"pod status: {reason}: {status.get('message', '')}".rstrip(": ")]
             if v is not None:
-                ev.append(f"node {v.name}: kubelet {v.kubelet_version}, {v.ownership}, allocatable nvidia.com/gpu {v.allocatable_gpu}")
+                ev.append(
+                    f"node {v.name}: kubelet {v.kubelet_version}, {v.ownership}, allocatable nvidia.com/gpu {v.allocatable_gpu}"
+                )
             yield make_finding(
-                "failed-admission", [_pod_ref(pk)] + ([_node_ref(node_name)] if node_name else []),
+                "failed-admission",
+                [_pod_ref(pk)] + ([_node_ref(node_name)] if node_name else []),
                 f"pod {pk[0]}/{pk[1]} was rejected by the kubelet of {node_name or '?'} ({reason})",
-                ev + ctx.events("Pod", *pk), pool=v.pool if v else None, node=node_name or "?", pod=f"{pk[0]}/{pk[1]}")
+                ev + ctx.events("Pod", *pk),
+                pool=v.pool if v else None,
+                node=node_name or "?",
+                pod=f"{pk[0]}/{pk[1]}",
+            )
         return
     if phase == "Succeeded":
         return
@@ -699,25 +878,46 @@ def _pod_findings(ctx: _Context, pk: tuple[str, str], pod: dict) -> Iterable[Fin
             return
         ercs = status.get("extendedResourceClaimStatus")
         if phase == "Running" and not ercs and reqs:
-            dra_names = [k for k in reqs if m.class_serving(k) is not None
-                         and own.parse_count(((m.objects["Node"].get(("", node_name)) or {}).get("status") or {}).get("allocatable", {}).get(k)) == 0]
+            dra_names = [
+                k
+                for k in reqs
+                if m.class_serving(k) is not None
+                and own.parse_count(
+                    ((m.objects["Node"].get(("", node_name)) or {}).get("status") or {}).get("allocatable", {}).get(k)
+                )
+                == 0
+            ]
             if dra_names and v.devices_gpu > 0:
                 yield make_finding(
-                    "running-without-gpu", [_pod_ref(pk), _node_ref(node_name)],
+                    "running-without-gpu",
+                    [_pod_ref(pk), _node_ref(node_name)],
                     f"pod {pk[0]}/{pk[1]} runs on DRA node {node_name} without the {', '.join(dra_names)} it asked for",
-                    [f"pod asks for {', '.join(f'{k}: {reqs[k]}' for k in dra_names)}; status has no extendedResourceClaimStatus",
-                     f"node {node_name}: allocatable nvidia.com/gpu {v.allocatable_gpu}, {v.devices_gpu} DRA devices, kubelet {v.kubelet_version}"]
-                    + ctx.events("Pod", *pk), pool=v.pool, node=node_name, pod=f"{pk[0]}/{pk[1]}")
+                    [
+                        f"pod asks for {', '.join(f'{k}: {reqs[k]}' for k in dra_names)}; status has no extendedResourceClaimStatus",
+                        f"node {node_name}: allocatable nvidia.com/gpu {v.allocatable_gpu}, {v.devices_gpu} DRA devices, kubelet {v.kubelet_version}",
+                    ]
+                    + ctx.events("Pod", *pk),
+                    pool=v.pool,
+                    node=node_name,
+                    pod=f"{pk[0]}/{pk[1]}",
+                )
         elif phase == "Pending" and (m.pod_claims(pod)):
             driver_ok = any(p.running and p.ready for p in v.dra_driver)
             if not driver_ok:
-                why = "no DRA driver pod runs there" if not v.dra_driver else \
-                    f"DRA driver pod {v.dra_driver[0].key[1]} is {v.dra_driver[0].phase}{'' if v.dra_driver[0].ready else ', not ready'}"
+                why = (
+                    "no DRA driver pod runs there"
+                    if not v.dra_driver
+                    else f"DRA driver pod {v.dra_driver[0].key[1]} is {v.dra_driver[0].phase}{'' if v.dra_driver[0].ready else ', not ready'}"
+                )
                 yield make_finding(
-                    "prepare-failed", [_pod_ref(pk), _node_ref(node_name)],
+                    "prepare-failed",
+                    [_pod_ref(pk), _node_ref(node_name)],
                     f"pod {pk[0]}/{pk[1]} is bound to {node_name} but its devices cannot be prepared: {why}",
                     [f"claims: {', '.join(c for _, c in m.pod_claims(pod) if c)}", f"node {node_name}: {why}"]
-                    + ctx.events("Pod", *pk), pool=v.pool, node=node_name)
+                    + ctx.events("Pod", *pk),
+                    pool=v.pool,
+                    node=node_name,
+                )
         return
     # Unscheduled pods.
     if not reqs and not spec.get("resourceClaims"):
@@ -768,7 +968,9 @@ def _node_fit(ctx: _Context, spec: dict, reqs: dict[str, int], request_free: lis
         if not v.schedulable:
             blocked.append("cordoned")
         taints = placement.untolerated_taints(spec, raw)
-        blocked += [f"taint {placement.taint_text(t)}" for t in taints if t.get("key") != "node.kubernetes.io/unschedulable"]
+        blocked += [
+            f"taint {placement.taint_text(t)}" for t in taints if t.get("key") != "node.kubernetes.io/unschedulable"
+        ]
         if fits:
             if blocked:
                 fit_blocked.append((v, ", ".join(blocked)))
@@ -789,10 +991,13 @@ def _pending(ctx: _Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]
         if claim is not None and is_bridge_claim(claim):
             state = "allocated" if m.claim_devices(claim) else "pending"
             yield make_finding(
-                "stale-bridge-claim", [("ResourceClaim", ck[0], ck[1]), ref],
+                "stale-bridge-claim",
+                [("ResourceClaim", ck[0], ck[1]), ref],
                 f"claim {ck[1]} left by an earlier scheduling attempt blocks pod {pname}",
-                [f"ResourceClaim {ck[0]}/{ck[1]} ({state}) carries {BRIDGE_ANNOTATION} and is owned by the unbound pod"] + evs,
-                claim=f"{ck[0]}/{ck[1]}")
+                [f"ResourceClaim {ck[0]}/{ck[1]} ({state}) carries {BRIDGE_ANNOTATION} and is owned by the unbound pod"]
+                + evs,
+                claim=f"{ck[0]}/{ck[1]}",
+            )
             return
     claims = _pod_claim_specs(m, pod)
     selector_problem: list[str] = []
@@ -817,8 +1022,10 @@ def _pending(ctx: _Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]
     sig = None
     if not request_free:
         # Pods of one workload share their scheduling needs: reason about the nodes once for all of them.
-        sig = (json.dumps([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations")], sort_keys=True),
-               tuple(sorted(reqs.items())))
+        sig = (
+            json.dumps([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations")], sort_keys=True),
+            tuple(sorted(reqs.items())),
+        )
     fit = ctx.fit_cache.get(sig) if sig is not None else None
     if fit is None:
         fit = _node_fit(ctx, spec, reqs, request_free)
@@ -836,29 +1043,44 @@ def _pending(ctx: _Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]
             if block is not None:
                 qref, qres, text = block
                 yield make_finding(
-                    "quota-blocks-claim", [ref, qref],
+                    "quota-blocks-claim",
+                    [ref, qref],
                     f"pod {pname} fits on {_plural(len(fit_free), 'node')} but quota rejects the claim for its {n}× {res}",
                     [text, f"DeviceClass {cls} serves {res} on those nodes through DRA"] + evs,
-                    resource=qres, quota=qref[2], namespace=pk[0])
+                    resource=qres,
+                    quota=qref[2],
+                    namespace=pk[0],
+                )
                 return
         return
     if fit_blocked:
         nodes = [v.name for v, _ in fit_blocked]
         yield make_finding(
-            "pending-cordoned", [ref] + [_node_ref(n) for n in nodes],
+            "pending-cordoned",
+            [ref] + [_node_ref(n) for n in nodes],
             f"pod {pname} fits only on {_plural(len(nodes), 'node')} that {'is' if len(nodes) == 1 else 'are'} cordoned or tainted against it",
             [f"node {v.name}: {why}" for v, why in fit_blocked[:5]] + evs,
-            pool=fit_blocked[0][0].pool, nodes=", ".join(nodes[:3]), pod=pname)
+            pool=fit_blocked[0][0].pool,
+            nodes=", ".join(nodes[:3]),
+            pod=pname,
+        )
         return
     unmapped = [res for res, ok in served.items() if not ok and m.class_serving(res) is None]
     if unmapped:
         res = unmapped[0]
         yield make_finding(
-            "pending-unmapped", [ref],
+            "pending-unmapped",
+            [ref],
             f"pod {pname} asks for {res}, which no node offers through the device plugin and no DeviceClass serves",
-            [f"pod requests {res}: {reqs[res]}", f"no eligible node has allocatable {res} > 0",
-             f"no DeviceClass has extendedResourceName {res}"] + evs,
-            resource=res, pod=pname)
+            [
+                f"pod requests {res}: {reqs[res]}",
+                f"no eligible node has allocatable {res} > 0",
+                f"no DeviceClass has extendedResourceName {res}",
+            ]
+            + evs,
+            resource=res,
+            pod=pname,
+        )
         return
     class_problems = []
     for res in reqs:
@@ -870,29 +1092,48 @@ def _pending(ctx: _Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]
     if selector_problem or class_problems:
         subjects = class_problems + selector_problem
         yield make_finding(
-            "pending-selector", [ref],
+            "pending-selector",
+            [ref],
             f"pod {pname} cannot get its devices because of the selector of {subjects[0]}",
             [f"{s}: selects no usable device (see its selector finding)" for s in subjects] + evs,
-            subject=subjects[0])
+            subject=subjects[0],
+        )
         return
     ev = []
     res_name, want = next(iter(reqs.items())) if reqs else ("devices", request_free[0][1] if request_free else 0)
     for res, n in reqs.items():
         frees = [f for f in free_by_res.get(res, []) if f > 0]
-        ev.append(f"requested {n} {res}; largest free block {max(frees) if frees else 0}; free total {sum(frees)} "
-                  f"on {_plural(len(free_by_res.get(res, [])), 'eligible node')}")
+        ev.append(
+            f"requested {n} {res}; largest free block {max(frees) if frees else 0}; free total {sum(frees)} "
+            f"on {_plural(len(free_by_res.get(res, [])), 'eligible node')}"
+        )
     for label, count, best, _ in request_free:
         vals = [c for c in best.values() if c > 0]
-        ev.append(f"claim {label}: requested {count}; largest free block {max(vals) if vals else 0}; free total {sum(vals)}")
+        ev.append(
+            f"claim {label}: requested {count}; largest free block {max(vals) if vals else 0}; free total {sum(vals)}"
+        )
     yield make_finding(
-        "pending-insufficient", [ref],
+        "pending-insufficient",
+        [ref],
         f"pod {pname} waits for {want} {res_name}: no eligible node has that many free",
-        ev + evs, pool=pool, resource=res_name, pod=pname)
+        ev + evs,
+        pool=pool,
+        resource=res_name,
+        pod=pname,
+    )
 
 
 # Pod findings that repeat for every replica of a workload: shown once per workload, naming all its pods.
-MERGED_PER_WORKLOAD = ("nodeselector-steering", "double-request", "pending-insufficient", "pending-unmapped",
-                       "pending-selector", "pending-cordoned", "running-without-gpu", "failed-admission")
+MERGED_PER_WORKLOAD = (
+    "nodeselector-steering",
+    "double-request",
+    "pending-insufficient",
+    "pending-unmapped",
+    "pending-selector",
+    "pending-cordoned",
+    "running-without-gpu",
+    "failed-admission",
+)
 
 
 def _merge_replicas(model: FleetModel, findings: list[Finding]) -> list[Finding]:
@@ -919,8 +1160,20 @@ def _merge_replicas(model: FleetModel, findings: list[Finding]) -> list[Finding]
     return out
 
 
-RULES = (_stack_nodes, _daemonset_targets, _no_slices, _kubelets, _sharing, _migration_optional,
-         _classes, _selectors, _claims, _pod_shapes, _accounting, _pods)
+RULES = (
+    _stack_nodes,
+    _daemonset_targets,
+    _no_slices,
+    _kubelets,
+    _sharing,
+    _migration_optional,
+    _classes,
+    _selectors,
+    _claims,
+    _pod_shapes,
+    _accounting,
+    _pods,
+)
 
 
 def explain_pod(model: FleetModel, namespace: str, name: str) -> tuple[list[Finding], str]:
@@ -947,8 +1200,10 @@ def explain_pod(model: FleetModel, namespace: str, name: str) -> tuple[list[Find
     fit_free, _, _, _, dra_fit = _node_fit(ctx, spec, reqs, [])
     via_dra = {n for names in dra_fit.values() for n in names}
     n_dra = sum(1 for v in fit_free if v.name in via_dra)
-    return [], (f"Pending; it fits on {_plural(len(fit_free), 'node')} ({len(fit_free) - n_dra} through the device plugin, "
-                f"{n_dra} through DRA), so the scheduler should place it soon")
+    return [], (
+        f"Pending; it fits on {_plural(len(fit_free), 'node')} ({len(fit_free) - n_dra} through the device plugin, "
+        f"{n_dra} through DRA), so the scheduler should place it soon"
+    )
 
 
 def diagnose(model: FleetModel) -> list[Finding]:

@@ -30,12 +30,16 @@ class ReadOnlyError(UserError):
     """A write was attempted while --read-only is in force."""
 
     def __init__(self, what: str) -> None:
-        super().__init__(f"refused: {what} would write to the cluster, and dragoman runs with --read-only.", ExitCode.REFUSED)
+        super().__init__(
+            f"refused: {what} would write to the cluster, and dragoman runs with --read-only.", ExitCode.REFUSED
+        )
 
 
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), 0x7f)}
-_CONTROL.update({0x0a: "\\n", 0x0d: "\\r", 0x09: "\\t"})
-_CONTROL.update({c: f"\\u{c:04x}" for c in (*range(0x80, 0xa0), 0x2028, 0x2029, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069)})
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x20), 0x7F)}
+_CONTROL.update({0x0A: "\\n", 0x0D: "\\r", 0x09: "\\t"})
+_CONTROL.update(
+    {c: f"\\u{c:04x}" for c in (*range(0x80, 0xA0), 0x2028, 0x2029, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069)}
+)
 
 
 def printable(text: str, limit: int = 0) -> str:

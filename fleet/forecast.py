@@ -29,17 +29,25 @@ class Forecast:
 
     def to_json(self) -> dict:
         return {
-            "pool": self.pool, "windowHours": self.window_hours, "gpuPodsCreated": self.gpu_pods_created,
-            "podsPerHour": round(self.pods_per_hour, 3), "claimsPerHour": round(self.claims_per_hour, 3),
-            "claimsPerHourToday": round(self.already_claims_per_hour, 3), "standingClaimsAdded": self.standing_claims_added,
-            "apiObjects": self.api_objects, "apiObjectsSource": self.api_objects_source, "shareAfter": round(self.share_after, 5),
+            "pool": self.pool,
+            "windowHours": self.window_hours,
+            "gpuPodsCreated": self.gpu_pods_created,
+            "podsPerHour": round(self.pods_per_hour, 3),
+            "claimsPerHour": round(self.claims_per_hour, 3),
+            "claimsPerHourToday": round(self.already_claims_per_hour, 3),
+            "standingClaimsAdded": self.standing_claims_added,
+            "apiObjects": self.api_objects,
+            "apiObjectsSource": self.api_objects_source,
+            "shareAfter": round(self.share_after, 5),
             "source": "model (pod creationTimestamps; deleted pods unseen, so a lower bound)",
         }
 
 
 def _gpu_request(pod: dict) -> bool:
-    return any(k == own.GPU or k.startswith(own.MIG_PREFIX) or k.startswith("deviceclass.resource.kubernetes.io/")
-               for k in pod_extended_requests(pod))
+    return any(
+        k == own.GPU or k.startswith(own.MIG_PREFIX) or k.startswith("deviceclass.resource.kubernetes.io/")
+        for k in pod_extended_requests(pod)
+    )
 
 
 def _pod_pool(model: FleetModel, pod: dict) -> str | None:
@@ -52,8 +60,13 @@ def _pod_pool(model: FleetModel, pod: dict) -> str | None:
     return (spec.get("nodeSelector") or {}).get(label) if label else None
 
 
-def forecast_all(model: FleetModel, window_hours: float = DEFAULT_WINDOW_HOURS, now: float | None = None,
-                 api_objects: int | None = None, pools: list[str] | None = None) -> dict[str, Forecast]:
+def forecast_all(
+    model: FleetModel,
+    window_hours: float = DEFAULT_WINDOW_HOURS,
+    now: float | None = None,
+    api_objects: int | None = None,
+    pools: list[str] | None = None,
+) -> dict[str, Forecast]:
     """The forecast of every pool (or of `pools`) in one pass over the pods and claims: the claim rate moving a pool
     brings is its GPU pods created per hour over the last `window_hours` (ending at the cluster's clock, else now),
     one claim each; and the share of the API's objects (from /metrics when given, else the model's count)."""
@@ -90,12 +103,27 @@ def forecast_all(model: FleetModel, window_hours: float = DEFAULT_WINDOW_HOURS, 
         rate = created[pool] / window_hours if window_hours > 0 else 0.0
         total_after = api_objects + standing[pool]
         share = (standing[pool] + claims[pool]) / total_after if total_after else 0.0
-        out[pool] = Forecast(pool, window_hours, created[pool], rate, rate,
-                             already[pool] / window_hours if window_hours > 0 else 0.0, standing[pool], api_objects, source, share)
+        out[pool] = Forecast(
+            pool,
+            window_hours,
+            created[pool],
+            rate,
+            rate,
+            already[pool] / window_hours if window_hours > 0 else 0.0,
+            standing[pool],
+            api_objects,
+            source,
+            share,
+        )
     return out
 
 
-def forecast(model: FleetModel, pool: str, window_hours: float = DEFAULT_WINDOW_HOURS, now: float | None = None,
-             api_objects: int | None = None) -> Forecast:
+def forecast(
+    model: FleetModel,
+    pool: str,
+    window_hours: float = DEFAULT_WINDOW_HOURS,
+    now: float | None = None,
+    api_objects: int | None = None,
+) -> Forecast:
     """The forecast of one pool (see forecast_all)."""
     return forecast_all(model, window_hours, now, api_objects, [pool])[pool]

@@ -7,11 +7,21 @@ import dataclasses
 import logging
 import random
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 from dragoman.fleet.cluster import ApiError, Cluster, ClusterError, Malformed, Unreachable, WatchGone
 from dragoman.fleet.errors import ExitCode, UserError
-from dragoman.fleet.store import FORBIDDEN, KINDS, LIVE, RECONNECTING, STOPPED, SYNCING, UNREACHABLE, FleetStore, KindInfo
+from dragoman.fleet.store import (
+    FORBIDDEN,
+    KINDS,
+    LIVE,
+    RECONNECTING,
+    STOPPED,
+    SYNCING,
+    UNREACHABLE,
+    FleetStore,
+    KindInfo,
+)
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +60,17 @@ def _forbidden_message(cluster: Cluster, info: KindInfo, exc: ApiError) -> str:
 class Informer:
     """Keeps one kind of the store in step with the cluster until stopped."""
 
-    def __init__(self, cluster: Cluster, store: FleetStore, info: KindInfo, *, backoff_initial: float = BACKOFF_INITIAL,
-                 backoff_max: float = BACKOFF_MAX, forbidden_retry: float = FORBIDDEN_RETRY, watch_timeout: int = WATCH_TIMEOUT) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        store: FleetStore,
+        info: KindInfo,
+        *,
+        backoff_initial: float = BACKOFF_INITIAL,
+        backoff_max: float = BACKOFF_MAX,
+        forbidden_retry: float = FORBIDDEN_RETRY,
+        watch_timeout: int = WATCH_TIMEOUT,
+    ) -> None:
         self.cluster = cluster
         self.store = store
         self.info = info
@@ -85,7 +104,7 @@ class Informer:
         self._wake = asyncio.Event()
         try:
             await asyncio.wait_for(self._wake.wait(), seconds)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         finally:
             self._wake = None
@@ -172,8 +191,9 @@ class Informer:
             if not store.state(info.kind).synced:
                 self._state(SYNCING)
             # A store that projects (fleet/projection.py) gets the pages decoded straight into projections.
-            items, rv = await cluster.list_all(info.list_path, label_selector=info.label_selector,
-                                               decoder=store.page_decoder(info.kind))
+            items, rv = await cluster.list_all(
+                info.list_path, label_selector=info.label_selector, decoder=store.page_decoder(info.kind)
+            )
             _fill_type(items, info)
             store.replace(info.kind, items)
             _take_notes(cluster, store)
@@ -181,8 +201,12 @@ class Informer:
             self.lists += 1
             self.last_activity = time.time()
             self._state(LIVE, "", synced=True)
-        async for etype, obj in cluster.watch(info.list_path, self.resource_version or "", label_selector=info.label_selector,
-                                              timeout_seconds=int(self.watch_timeout * random.uniform(1.0, 2.0))):
+        async for etype, obj in cluster.watch(
+            info.list_path,
+            self.resource_version or "",
+            label_selector=info.label_selector,
+            timeout_seconds=int(self.watch_timeout * random.uniform(1.0, 2.0)),
+        ):
             self.last_activity = time.time()
             if etype == "OPENED":
                 self.watches += 1
@@ -205,8 +229,15 @@ class Informer:
 class Syncer:
     """The informers of one cluster feeding one store."""
 
-    def __init__(self, cluster: Cluster, store: FleetStore, kinds: Iterable[str] | None = None, *, project: bool = True,
-                 **informer_kw: float) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        store: FleetStore,
+        kinds: Iterable[str] | None = None,
+        *,
+        project: bool = True,
+        **informer_kw: float,
+    ) -> None:
         self.cluster = cluster
         self.store = store
         if project:
@@ -231,7 +262,11 @@ class Syncer:
         deadline = loop.time() + timeout
         try:
             while not self._settled():
-                missing = [k for k in self.informers if not self.store.state(k).synced and self.store.state(k).status != FORBIDDEN]
+                missing = [
+                    k
+                    for k in self.informers
+                    if not self.store.state(k).synced and self.store.state(k).status != FORBIDDEN
+                ]
                 # Only a server that cannot be reached (or refuses us) ends the wait early; server errors are retried.
                 failing = [k for k in missing if self.store.state(k).status == UNREACHABLE]
                 if fail_fast and missing and len(failing) == len(missing):
@@ -240,12 +275,13 @@ class Syncer:
                 remaining = deadline - loop.time()
                 if remaining <= 0:
                     raise UserError(
-                        f"the cluster did not finish listing {', '.join(missing)} within {timeout:.0f} s.", ExitCode.INPUT
+                        f"the cluster did not finish listing {', '.join(missing)} within {timeout:.0f} s.",
+                        ExitCode.INPUT,
                     )
                 changed.clear()
                 try:
                     await asyncio.wait_for(changed.wait(), remaining)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     pass
             # Hand the initial LISTs to subscribers now, so a view that reads `objects()` after this sees no stale batch.
             self.store.flush()
@@ -277,7 +313,9 @@ async def sync(cluster: Cluster, store: FleetStore, kinds: Iterable[str] | None 
     return syncer
 
 
-async def fetch_once(cluster: Cluster, store: FleetStore, kinds: Iterable[str] | None = None, *, concurrency: int = 6) -> None:
+async def fetch_once(
+    cluster: Cluster, store: FleetStore, kinds: Iterable[str] | None = None, *, concurrency: int = 6
+) -> None:
     """List every kind once into the store (no watch): for headless commands and snapshots.
 
     A 403 marks that kind forbidden and the rest goes on; any other failure raises a UserError.
@@ -340,8 +378,12 @@ class FleetSource:
         return [k for k in self.store.kinds if self.store.state(k).status == FORBIDDEN]
 
 
-async def read_fleet(kubeconfig: str | None = None, context: str | None = None, snapshot: str | None = None,
-                     kinds: Iterable[str] | None = None) -> FleetSource:
+async def read_fleet(
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    snapshot: str | None = None,
+    kinds: Iterable[str] | None = None,
+) -> FleetSource:
     """The fleet read once, for headless commands: from `snapshot` when given (read-only), else from the cluster.
 
     Raises UserError (exit 2) with one sentence when the input cannot be read.
@@ -357,5 +399,11 @@ async def read_fleet(kubeconfig: str | None = None, context: str | None = None, 
         await fetch_once(cluster, store)
     finally:
         await cluster.close()
-    return FleetSource(store, cluster.context_name, cluster.server, cluster.version, list(cluster.resource_api_versions),
-                       cluster.identity)
+    return FleetSource(
+        store,
+        cluster.context_name,
+        cluster.server,
+        cluster.version,
+        list(cluster.resource_api_versions),
+        cluster.identity,
+    )

@@ -13,10 +13,10 @@ import pathlib
 import shutil
 import stat
 import time
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import yaml
-
 from dragoman.fleet.errors import ExitCode, UserError
 
 INCLUSTER_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -86,7 +86,9 @@ class ResolvedConfig:
 # ---------------------------------------------------------------------------- files
 
 
-def kubeconfig_paths(kubeconfig: str | None, environ: Mapping[str, str], home: str | None = None) -> tuple[list[str], bool]:
+def kubeconfig_paths(
+    kubeconfig: str | None, environ: Mapping[str, str], home: str | None = None
+) -> tuple[list[str], bool]:
     """The files to merge, and whether the list was given explicitly (flag or KUBECONFIG) rather than the default."""
     if kubeconfig:
         return [kubeconfig], True
@@ -115,8 +117,14 @@ _TYPE_WORDS = {str: "a string", bool: "a boolean (true or false)", list: "a list
 
 
 def _type_name(value: Any) -> str:
-    return {str: "a string", bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "a mapping"}.get(
-        type(value), type(value).__name__)
+    return {
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        list: "a list",
+        dict: "a mapping",
+    }.get(type(value), type(value).__name__)
 
 
 def field(body: Mapping[str, Any], key: str, typ: type, where: str) -> Any:
@@ -127,7 +135,9 @@ def field(body: Mapping[str, Any], key: str, typ: type, where: str) -> Any:
     if value is None:
         return None
     if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
-        raise _err(f"{where} is malformed: `{key}` is {_type_name(value)}, where kubectl expects {_TYPE_WORDS.get(typ, typ.__name__)}.")
+        raise _err(
+            f"{where} is malformed: `{key}` is {_type_name(value)}, where kubectl expects {_TYPE_WORDS.get(typ, typ.__name__)}."
+        )
     return value
 
 
@@ -234,7 +244,9 @@ def _file_or_data(body: dict, key: str, folder: str, what: str, where: str = "")
         except OSError as exc:
             raise _err(f"the {key} file {full} of {what} cannot be read ({exc.strerror or exc}).") from None
         if len(data) > MAX_KUBECONFIG_BYTES:
-            raise _err(f"the {key} file {full} of {what} is larger than {MAX_KUBECONFIG_BYTES >> 20} MiB; it is not a certificate.")
+            raise _err(
+                f"the {key} file {full} of {what} is larger than {MAX_KUBECONFIG_BYTES >> 20} MiB; it is not a certificate."
+            )
         return data
     return None
 
@@ -250,8 +262,10 @@ def _check_header_value(value: str, name: str, what: str) -> str:
 
 
 def incluster_possible(environ: Mapping[str, str], incluster_dir: str = INCLUSTER_DIR) -> bool:
-    return bool(environ.get("KUBERNETES_SERVICE_HOST")) and bool(environ.get("KUBERNETES_SERVICE_PORT")) and os.path.isfile(
-        os.path.join(incluster_dir, "token")
+    return (
+        bool(environ.get("KUBERNETES_SERVICE_HOST"))
+        and bool(environ.get("KUBERNETES_SERVICE_PORT"))
+        and os.path.isfile(os.path.join(incluster_dir, "token"))
     )
 
 
@@ -293,7 +307,9 @@ def resolve(
         if incluster_possible(environ, incluster_dir):
             return incluster_config(environ, incluster_dir)
         if explicit:
-            raise _err(f"no kubeconfig found in KUBECONFIG ({_paths_text(paths)}); none of its files exists or defines a context.")
+            raise _err(
+                f"no kubeconfig found in KUBECONFIG ({_paths_text(paths)}); none of its files exists or defines a context."
+            )
         raise _err(f"no kubeconfig found: {paths[0]} does not exist; pass --kubeconfig PATH or set KUBECONFIG.")
     where = _paths_text(merged.sources)
     name = context or merged.current_context
@@ -332,8 +348,10 @@ def resolve(
             # aiohttp speaks HTTP CONNECT proxies only; sending the cluster's traffic to a SOCKS port as HTTP is wrong.
             from dragoman.fleet.debugtrace import redact_url
 
-            raise _err(f"the proxy-url {redact_url(proxy_url)} of {kwhere} is not an http:// or https:// proxy; "
-                       "dragoman supports HTTP proxies only (socks5 is not supported).")
+            raise _err(
+                f"the proxy-url {redact_url(proxy_url)} of {kwhere} is not an http:// or https:// proxy; "
+                "dragoman supports HTTP proxies only (socks5 is not supported)."
+            )
 
     rc = ResolvedConfig(
         context=name,
@@ -355,7 +373,9 @@ def resolve(
     rc.client_cert_data = _file_or_data(user, "client-certificate", ufolder, what, uwhere)
     rc.client_key_data = _file_or_data(user, "client-key", ufolder, what, uwhere)
     if bool(rc.client_cert_data) != bool(rc.client_key_data):
-        raise _err(f"{what} in the kubeconfig has a client certificate without its key, or a key without its certificate.")
+        raise _err(
+            f"{what} in the kubeconfig has a client certificate without its key, or a key without its certificate."
+        )
     token = field(user, "token", str, uwhere)
     rc.token = _check_header_value(token, "token", uwhere) if token else None
     token_file = field(user, "tokenFile", str, uwhere)
@@ -408,7 +428,9 @@ def _check_token_file(path: str, what: str) -> None:
     if stat_mod.S_ISDIR(st.st_mode):
         raise _err(f"the tokenFile {path} of {what} is a directory, not a file.")
     if not stat_mod.S_ISREG(st.st_mode):
-        raise _err(f"the tokenFile {path} of {what} is not a regular file (a pipe or a device); a token file is re-read every minute.")
+        raise _err(
+            f"the tokenFile {path} of {what} is not a regular file (a pipe or a device); a token file is re-read every minute."
+        )
 
 
 def _exec_config(raw: dict, folder: str, what: str, where: str = "") -> ExecConfig:
@@ -429,11 +451,15 @@ def _exec_config(raw: dict, folder: str, what: str, where: str = "") -> ExecConf
     env = {}
     for item in field(raw, "env", list, exwhere) or []:
         if not isinstance(item, dict):
-            raise _err(f"{exwhere} is malformed: an entry of `env` is {_type_name(item)}, where kubectl expects a mapping with name and value.")
+            raise _err(
+                f"{exwhere} is malformed: an entry of `env` is {_type_name(item)}, where kubectl expects a mapping with name and value."
+            )
         ename = field(item, "name", str, f"{exwhere}, env entry")
         value = field(item, "value", str, f"{exwhere}, env entry {ename!r}")
         if not ename or "=" in ename or "\x00" in ename or "\x00" in (value or ""):
-            raise _err(f"{exwhere} is malformed: the env name {ename!r} is empty or holds '=' or NUL, which no environment can carry.")
+            raise _err(
+                f"{exwhere} is malformed: the env name {ename!r} is empty or holds '=' or NUL, which no environment can carry."
+            )
         env[ename] = value or ""
     args = field(raw, "args", list, exwhere) or []
     if not all(isinstance(a, str) for a in args):
@@ -442,7 +468,9 @@ def _exec_config(raw: dict, folder: str, what: str, where: str = "") -> ExecConf
         raise _err(f"{exwhere} is malformed: a NUL character cannot be part of a command or its arguments.")
     mode = field(raw, "interactiveMode", str, exwhere) or ("IfAvailable" if api_version.endswith("v1beta1") else "")
     if not mode:
-        raise _err(f"the exec plugin of {what} must set interactiveMode (Never, IfAvailable or Always) for {api_version}.")
+        raise _err(
+            f"the exec plugin of {what} must set interactiveMode (Never, IfAvailable or Always) for {api_version}."
+        )
     return ExecConfig(
         command=command,
         args=list(args),
@@ -474,7 +502,7 @@ def _parse_time(value: str) -> float:
     except ValueError:
         raise ValueError(f"expirationTimestamp {value!r} is not an RFC 3339 time") from None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=datetime.timezone.utc)
+        dt = dt.replace(tzinfo=datetime.UTC)
     return dt.timestamp()
 
 
@@ -484,7 +512,13 @@ class CredentialSource:
     `current()` is cheap when nothing is due; `invalidate()` is called after a 401 so the next `current()` fetches anew.
     """
 
-    def __init__(self, rc: ResolvedConfig, *, clock: Callable[[], float] = time.time, refresh_before: float = REFRESH_BEFORE_SECONDS) -> None:
+    def __init__(
+        self,
+        rc: ResolvedConfig,
+        *,
+        clock: Callable[[], float] = time.time,
+        refresh_before: float = REFRESH_BEFORE_SECONDS,
+    ) -> None:
         self.rc = rc
         self.clock = clock
         self.refresh_before = refresh_before
@@ -540,10 +574,14 @@ class CredentialSource:
             try:
                 token = raw.decode("utf-8").strip()
             except UnicodeDecodeError:
-                raise _err(f"the token file {rc.token_file} is not text (invalid UTF-8); a token is one line of text.") from None
+                raise _err(
+                    f"the token file {rc.token_file} is not text (invalid UTF-8); a token is one line of text."
+                ) from None
             if token:
                 _check_header_value(token, "token file", rc.token_file)
-            return Credential(token=token or None, client_cert_data=rc.client_cert_data, client_key_data=rc.client_key_data)
+            return Credential(
+                token=token or None, client_cert_data=rc.client_cert_data, client_key_data=rc.client_key_data
+            )
         return Credential(token=rc.token, client_cert_data=rc.client_cert_data, client_key_data=rc.client_key_data)
 
     def _exec_info(self, ex: ExecConfig) -> str:
@@ -578,31 +616,44 @@ class CredentialSource:
         try:
             # Its own session (process group): on a timeout the plugin and every child it started are killed.
             proc = await asyncio.create_subprocess_exec(
-                program, *ex.args, env=env, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
+                program,
+                *ex.args,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
             )
         except PermissionError:
             raise _err(f"the exec plugin {program} of {user} is not executable.") from None
         except (OSError, ValueError) as exc:
-            raise _err(f"the exec plugin {program} of {user} could not be started ({getattr(exc, 'strerror', None) or exc}).") from None
+            raise _err(
+                f"the exec plugin {program} of {user} could not be started ({getattr(exc, 'strerror', None) or exc})."
+            ) from None
         try:
             out, err, too_much = await asyncio.wait_for(_collect(proc), EXEC_TIMEOUT_SECONDS)
-        except (asyncio.TimeoutError, asyncio.CancelledError) as exc:
+        except (TimeoutError, asyncio.CancelledError) as exc:
             _kill_group(proc)
             await _reap(proc)
             if isinstance(exc, asyncio.CancelledError):
                 raise
-            raise _err(f"the exec plugin {program} of {user} did not answer within {EXEC_TIMEOUT_SECONDS:g} s; it was stopped.") from None
+            raise _err(
+                f"the exec plugin {program} of {user} did not answer within {EXEC_TIMEOUT_SECONDS:g} s; it was stopped."
+            ) from None
         self.exec_runs += 1
         if too_much:
-            raise _err(f"the exec plugin {ex.command} of {user} printed more than {EXEC_OUTPUT_LIMIT // (1024 * 1024)} MiB; an ExecCredential is a few KB.")
+            raise _err(
+                f"the exec plugin {ex.command} of {user} printed more than {EXEC_OUTPUT_LIMIT // (1024 * 1024)} MiB; an ExecCredential is a few KB."
+            )
         if proc.returncode != 0:
             from dragoman.fleet.errors import printable
 
             last = (err.decode(errors="replace").strip().splitlines() or [""])[-1]
             last = printable(last.strip(), EXEC_STDERR_QUOTED)
             detail = f": {last.rstrip('.')}" if last else ""
-            raise _err(f"the exec plugin {ex.command} of {user} failed (exit {proc.returncode}){detail}; its credentials may have expired — log in again.")
+            raise _err(
+                f"the exec plugin {ex.command} of {user} failed (exit {proc.returncode}){detail}; its credentials may have expired — log in again."
+            )
         try:
             data = json.loads(out)
             if not isinstance(data, dict) or data.get("kind") != "ExecCredential":
@@ -675,11 +726,10 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
 async def _reap(proc: asyncio.subprocess.Process) -> None:
     try:
         await asyncio.wait_for(proc.wait(), 5)
-    except (asyncio.TimeoutError, ProcessLookupError):
+    except (TimeoutError, ProcessLookupError):
         pass
 
 
 def describe_for_errors(rc: ResolvedConfig) -> str:
     """`context "kind-a" (server https://…)`: how error sentences name the cluster."""
     return f"context {rc.context!r} (server {rc.server})"
-

@@ -7,7 +7,8 @@ import dataclasses
 import math
 import re
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from dragoman.fleet.model import FleetModel, is_bridge_claim, pod_extended_requests
 
@@ -25,7 +26,7 @@ PROMETHEUS_QUERIES = {
     "resourceClaimCreatesPerSecond": "sum(rate(scheduler_resourceclaim_creates_total[5m]))",
 }
 
-_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)(\s+\S+)?\s*$')
+_SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)(\s+\S+)?\s*$")
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
@@ -68,8 +69,13 @@ class ApiServerFigures:
     metric: str  # which metric the counts came from
 
     def to_json(self) -> dict:
-        return {"objects": dict(self.objects), "totalObjects": self.total_objects, "storageSizeBytes": self.storage_bytes,
-                "metric": self.metric, "source": APISERVER}
+        return {
+            "objects": dict(self.objects),
+            "totalObjects": self.total_objects,
+            "storageSizeBytes": self.storage_bytes,
+            "metric": self.metric,
+            "source": APISERVER,
+        }
 
 
 def apiserver_figures(samples: Iterable[MetricSample]) -> ApiServerFigures | None:
@@ -116,7 +122,9 @@ async def read_apiserver_metrics(cluster: Any) -> tuple[ApiServerFigures | None,
     return figures, ""
 
 
-async def query_prometheus(url: str, queries: dict[str, str] | None = None, timeout: float = 10.0) -> tuple[dict[str, float | None], str]:
+async def query_prometheus(
+    url: str, queries: dict[str, str] | None = None, timeout: float = 10.0
+) -> tuple[dict[str, float | None], str]:
     """Instant queries against a Prometheus HTTP API (`/api/v1/query`); (values by key, "" or why nothing came back)."""
     import aiohttp
 
@@ -171,9 +179,15 @@ class LoadSample:
 
     def to_json(self) -> dict:
         return {
-            "at": self.at, "source": MODEL, "claims": self.claims, "bridgeClaims": self.bridge_claims, "slices": self.slices,
-            "pendingPods": self.pending_pods, "pendingGpuPods": self.pending_gpu_pods,
-            "claimsCreatedPerMinute": self.create_rate, "claimsDeletedPerMinute": self.delete_rate,
+            "at": self.at,
+            "source": MODEL,
+            "claims": self.claims,
+            "bridgeClaims": self.bridge_claims,
+            "slices": self.slices,
+            "pendingPods": self.pending_pods,
+            "pendingGpuPods": self.pending_gpu_pods,
+            "claimsCreatedPerMinute": self.create_rate,
+            "claimsDeletedPerMinute": self.delete_rate,
             "apiserver": self.api.to_json() if self.api else None,
             "prometheus": dict(self.prometheus) if self.prometheus is not None else None,
         }
@@ -186,8 +200,12 @@ def _is_gpu_pod(pod: dict) -> bool:
 def model_counts(model: FleetModel) -> dict[str, int]:
     """Counts from the objects the model holds: claims (and scheduler-made ones), slices, Pending pods (all, GPU)."""
     claims = model.objects["ResourceClaim"]
-    pending = [p for p in model.objects["Pod"].values() if (p.get("status") or {}).get("phase", "Pending") == "Pending"
-               and not (p.get("metadata") or {}).get("deletionTimestamp")]
+    pending = [
+        p
+        for p in model.objects["Pod"].values()
+        if (p.get("status") or {}).get("phase", "Pending") == "Pending"
+        and not (p.get("metadata") or {}).get("deletionTimestamp")
+    ]
     return {
         "claims": len(claims),
         "bridgeClaims": sum(1 for c in claims.values() if is_bridge_claim(c)),
@@ -204,17 +222,35 @@ class LoadSampler:
         self.samples: collections.deque[LoadSample] = collections.deque(maxlen=length)
         self._claim_ids: set[str] | None = None
 
-    def sample(self, model: FleetModel, now: float | None = None, api: ApiServerFigures | None = None,
-               prometheus: dict[str, float | None] | None = None) -> LoadSample:
+    def sample(
+        self,
+        model: FleetModel,
+        now: float | None = None,
+        api: ApiServerFigures | None = None,
+        prometheus: dict[str, float | None] | None = None,
+    ) -> LoadSample:
         now = time.time() if now is None else now
-        ids = {(c.get("metadata") or {}).get("uid") or f"{k[0]}/{k[1]}" for k, c in model.objects["ResourceClaim"].items()}
+        ids = {
+            (c.get("metadata") or {}).get("uid") or f"{k[0]}/{k[1]}" for k, c in model.objects["ResourceClaim"].items()
+        }
         created = len(ids - self._claim_ids) if self._claim_ids is not None else 0
         deleted = len(self._claim_ids - ids) if self._claim_ids is not None else 0
         self._claim_ids = ids
         prev = self.samples[-1] if self.samples else None
         c = model_counts(model)
-        s = LoadSample(now, c["claims"], c["bridgeClaims"], c["slices"], c["pendingPods"], c["pendingGpuPods"], created, deleted,
-                       now - prev.at if prev else 0.0, api, prometheus)
+        s = LoadSample(
+            now,
+            c["claims"],
+            c["bridgeClaims"],
+            c["slices"],
+            c["pendingPods"],
+            c["pendingGpuPods"],
+            created,
+            deleted,
+            now - prev.at if prev else 0.0,
+            api,
+            prometheus,
+        )
         self.samples.append(s)
         return s
 

@@ -7,7 +7,8 @@ import dataclasses
 import gc
 import json
 from collections import Counter, defaultdict
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from dragoman.fleet import ownership as own
 from dragoman.fleet.ownership import GPU, MIG_PREFIX, Workload
@@ -17,8 +18,22 @@ Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped obje
 DeviceId = tuple[str, str, str]  # (driver, pool, device)
 
 KINDS = (
-    "Node", "Pod", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet", "Job", "Namespace", "Event",
-    "ResourceQuota", "PodDisruptionBudget", "ConfigMap", "Lease", "DeviceClass", "ResourceSlice", "ResourceClaim",
+    "Node",
+    "Pod",
+    "DaemonSet",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "Job",
+    "Namespace",
+    "Event",
+    "ResourceQuota",
+    "PodDisruptionBudget",
+    "ConfigMap",
+    "Lease",
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceClaim",
     "ResourceClaimTemplate",
 )
 BRIDGE_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
@@ -203,10 +218,14 @@ class NodeView:
 
     @property
     def sharing(self) -> str | None:
-        if self.mig_strategy in ("single", "mixed") and (self.mig_capacity or self.mig_strategy == "single" and "MIG" in (self.product or "")):
+        if self.mig_strategy in ("single", "mixed") and (
+            self.mig_capacity or self.mig_strategy == "single" and "MIG" in (self.product or "")
+        ):
             return f"mig {self.mig_strategy}"
         if self.replicas > 1:
-            strategy = self.sharing_strategy if self.sharing_strategy and self.sharing_strategy != "none" else "time-slicing"
+            strategy = (
+                self.sharing_strategy if self.sharing_strategy and self.sharing_strategy != "none" else "time-slicing"
+            )
             return f"{strategy} x{self.replicas}"
         if self.sharing_strategy and self.sharing_strategy not in ("none", ""):
             return self.sharing_strategy
@@ -414,8 +433,9 @@ class FleetModel:
         if old is not None and new is not None:
             old_labels = (old.get("metadata") or {}).get("labels") or {}
             new_labels = (new.get("metadata") or {}).get("labels") or {}
-            if old_labels.get(self.pool_label or "") == new_labels.get(self.pool_label or "") and \
-                    all(old_labels.get(lk) == new_labels.get(lk) for lk in POOL_LABELS):
+            if old_labels.get(self.pool_label or "") == new_labels.get(self.pool_label or "") and all(
+                old_labels.get(lk) == new_labels.get(lk) for lk in POOL_LABELS
+            ):
                 # A status or spec update: the node stays in its pool; only its own view changes.
                 self._invalidate_node(name)
                 return
@@ -550,7 +570,10 @@ class FleetModel:
         if claim is None:
             return []
         alloc = (claim.get("status") or {}).get("allocation") or {}
-        return [(r.get("driver", ""), r.get("pool", ""), r.get("device", "")) for r in (alloc.get("devices") or {}).get("results") or ()]
+        return [
+            (r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
+            for r in (alloc.get("devices") or {}).get("results") or ()
+        ]
 
     def _index_ResourceClaim(self, old: dict | None, new: dict | None) -> None:
         ck = key_of(new or old)
@@ -615,7 +638,9 @@ class FleetModel:
         if pod is None or pod_terminal(pod) or (pod.get("metadata") or {}).get("deletionTimestamp"):
             return None
         flapping, restarts, reason = own.crash_looping(pod, self.now)
-        return StackPod(pk, w, (pod.get("status") or {}).get("phase", ""), own.pod_ready(pod), restarts, flapping, reason)
+        return StackPod(
+            pk, w, (pod.get("status") or {}).get("phase", ""), own.pod_ready(pod), restarts, flapping, reason
+        )
 
     def pool_slices(self, driver: str, pool: str) -> tuple[list[dict], list[dict], bool]:
         """(newest-generation slices, older slices, complete) of one pool."""
@@ -678,8 +703,14 @@ class FleetModel:
         if migration is not None and migration.in_progress and mechanism not in (own.BOTH, own.FLAPPING):
             ownership = own.MIGRATING
         is_gpu = bool(
-            cap_gpu or alloc_gpu or mig_cap or devices_gpu or dp or dra
-            or any(labels.get(k) for k in GPU_NODE_LABELS) or migration is not None
+            cap_gpu
+            or alloc_gpu
+            or mig_cap
+            or devices_gpu
+            or dp
+            or dra
+            or any(labels.get(k) for k in GPU_NODE_LABELS)
+            or migration is not None
         )
         return NodeView(
             name=name,
@@ -711,7 +742,8 @@ class FleetModel:
             mechanism=mechanism,
             ownership=ownership,
             migration=migration,
-            capacity_window=(cap_gpu > 0 and alloc_gpu == 0) or any(v > 0 and mig_alloc.get(k, 0) == 0 for k, v in mig_cap.items()),
+            capacity_window=(cap_gpu > 0 and alloc_gpu == 0)
+            or any(v > 0 and mig_alloc.get(k, 0) == 0 for k, v in mig_cap.items()),
             is_gpu=is_gpu,
         )
 
@@ -791,7 +823,9 @@ class FleetModel:
                 created=(c.get("metadata") or {}).get("creationTimestamp") or "",
                 extended_resource_name=ern,
                 implicit_name=implicit,
-                expressions=[(s.get("cel") or {}).get("expression", "") for s in spec.get("selectors") or () if s.get("cel")],
+                expressions=[
+                    (s.get("cel") or {}).get("expression", "") for s in spec.get("selectors") or () if s.get("cel")
+                ],
                 serves=serves,
                 shadowed_by=shadowed,
             )
@@ -812,7 +846,7 @@ class FleetModel:
         if names:
             return names[0]
         if resource.startswith(IMPLICIT_PREFIX):
-            name = resource[len(IMPLICIT_PREFIX):]
+            name = resource[len(IMPLICIT_PREFIX) :]
             if name in self.classes():
                 return name
         return None
@@ -879,7 +913,7 @@ class FleetModel:
             if n:
                 return n
         alloc = (claim.get("status") or {}).get("allocation") or {}
-        for term in ((alloc.get("nodeSelector") or {}).get("nodeSelectorTerms") or ()):
+        for term in (alloc.get("nodeSelector") or {}).get("nodeSelectorTerms") or ():
             for f in term.get("matchFields") or ():
                 if f.get("key") == "metadata.name" and f.get("values"):
                     return f["values"][0]
@@ -929,7 +963,9 @@ class FleetModel:
         ns = key_of(obj)[0]
         cur = obj
         for _ in range(4):
-            ref = next((o for o in (cur.get("metadata") or {}).get("ownerReferences") or () if o.get("controller")), None)
+            ref = next(
+                (o for o in (cur.get("metadata") or {}).get("ownerReferences") or () if o.get("controller")), None
+            )
             if ref is None:
                 refs = (cur.get("metadata") or {}).get("ownerReferences") or ()
                 ref = refs[0] if refs else None
@@ -945,7 +981,9 @@ class FleetModel:
 
     def pod_request_style(self, pod: dict) -> str | None:
         """How the pod asks for GPUs: "limits" (nvidia.com/gpu, served by either mechanism), "claims", "both", or None."""
-        limits = any(k == GPU or k.startswith(MIG_PREFIX) or k.startswith(IMPLICIT_PREFIX) for k in pod_extended_requests(pod))
+        limits = any(
+            k == GPU or k.startswith(MIG_PREFIX) or k.startswith(IMPLICIT_PREFIX) for k in pod_extended_requests(pod)
+        )
         claims = bool((pod.get("spec") or {}).get("resourceClaims"))
         if limits and claims:
             return "both"
@@ -958,7 +996,11 @@ class FleetModel:
     def events_for(self, kind: str, ns: str, name: str) -> list[dict]:
         store = self.objects["Event"]
         evs = [store[k] for k in self._events_by_obj.get((kind, ns, name), ()) if k in store]
-        evs.sort(key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or (e.get("metadata") or {}).get("creationTimestamp") or "")
+        evs.sort(
+            key=lambda e: (
+                e.get("lastTimestamp") or e.get("eventTime") or (e.get("metadata") or {}).get("creationTimestamp") or ""
+            )
+        )
         return evs
 
     def daemonset_workloads(self) -> dict[Key, Workload]:
@@ -995,7 +1037,9 @@ class FleetModel:
             out.append(hit[1])
         return out
 
-    def evaluate_selectors(self, expressions: Sequence[str], devices: Iterable[DeviceView] | None = None) -> SelectorResult:
+    def evaluate_selectors(
+        self, expressions: Sequence[str], devices: Iterable[DeviceView] | None = None
+    ) -> SelectorResult:
         """All expressions must be true (the scheduler's rule) on each current device; cached until slices or classes change."""
         from dragoman.fleet.cel import evaluate_all
 
@@ -1154,7 +1198,8 @@ def _dedupe_key(dev: DeviceView, reads: tuple) -> tuple:
             parts.append((_frozen(a), _frozen(c)))
         else:
             domain = item[0] if isinstance(item, tuple) else item
-            names = sorted(n for n in list(attrs) + list(caps)
-                           if (n.split("/", 1)[0] if "/" in n else dev.driver) == domain)
+            names = sorted(
+                n for n in list(attrs) + list(caps) if (n.split("/", 1)[0] if "/" in n else dev.driver) == domain
+            )
             parts.append((domain, tuple(names)))
     return tuple(parts)

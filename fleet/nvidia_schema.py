@@ -85,14 +85,49 @@ _MIG_40GB = (
 CATALOG: dict[str, GpuModel] = {
     m.key: m
     for m in (
-        GpuModel("h100-80gb", "NVIDIA H100 80GB HBM3", "NVIDIA-H100-80GB-HBM3", "Nvidia", "Hopper", "hopper", "9.0", 81559,
-                 "nvidia-h100-80gb", "HMM", _MIG_H100_80GB),
-        GpuModel("a100-80gb", "NVIDIA A100-SXM4-80GB", "NVIDIA-A100-SXM4-80GB", "Nvidia", "Ampere", "ampere", "8.0", 81920,
-                 "nvidia-a100-80gb", "", _MIG_80GB),
-        GpuModel("a100-40gb", "NVIDIA A100-SXM4-40GB", "NVIDIA-A100-SXM4-40GB", "Nvidia", "Ampere", "ampere", "8.0", 40960,
-                 "nvidia-tesla-a100", "", _MIG_40GB),
+        GpuModel(
+            "h100-80gb",
+            "NVIDIA H100 80GB HBM3",
+            "NVIDIA-H100-80GB-HBM3",
+            "Nvidia",
+            "Hopper",
+            "hopper",
+            "9.0",
+            81559,
+            "nvidia-h100-80gb",
+            "HMM",
+            _MIG_H100_80GB,
+        ),
+        GpuModel(
+            "a100-80gb",
+            "NVIDIA A100-SXM4-80GB",
+            "NVIDIA-A100-SXM4-80GB",
+            "Nvidia",
+            "Ampere",
+            "ampere",
+            "8.0",
+            81920,
+            "nvidia-a100-80gb",
+            "",
+            _MIG_80GB,
+        ),
+        GpuModel(
+            "a100-40gb",
+            "NVIDIA A100-SXM4-40GB",
+            "NVIDIA-A100-SXM4-40GB",
+            "Nvidia",
+            "Ampere",
+            "ampere",
+            "8.0",
+            40960,
+            "nvidia-tesla-a100",
+            "",
+            _MIG_40GB,
+        ),
         GpuModel("l40s", "NVIDIA L40S", "NVIDIA-L40S", "Nvidia", "Ada Lovelace", "ada-lovelace", "8.9", 46068, "", ""),
-        GpuModel("l4", "NVIDIA L4", "NVIDIA-L4", "Nvidia", "Ada Lovelace", "ada-lovelace", "8.9", 23034, "nvidia-l4", ""),
+        GpuModel(
+            "l4", "NVIDIA L4", "NVIDIA-L4", "Nvidia", "Ada Lovelace", "ada-lovelace", "8.9", 23034, "nvidia-l4", ""
+        ),
         GpuModel("t4", "Tesla T4", "Tesla-T4", "Tesla", "Turing", "turing", "7.5", 15360, "nvidia-tesla-t4", ""),
     )
 }
@@ -216,9 +251,14 @@ def node_hardware_from_labels(labels: dict) -> NodeHardware | None:
         cmin = labels.get("nvidia.com/gpu.compute.minor", "0")
         family = labels.get("nvidia.com/gpu.family", "")
         model = GpuModel(
-            key=base.lower(), product_name=base.replace("-", " "), gfd_product=base,
-            brand="Nvidia", architecture=family.replace("-", " ").title(), family=family,
-            compute_capability=f"{cmaj}.{cmin}", memory_mib=_int(labels.get("nvidia.com/gpu.memory")) or 0,
+            key=base.lower(),
+            product_name=base.replace("-", " "),
+            gfd_product=base,
+            brand="Nvidia",
+            architecture=family.replace("-", " ").title(),
+            family=family,
+            compute_capability=f"{cmaj}.{cmin}",
+            memory_mib=_int(labels.get("nvidia.com/gpu.memory")) or 0,
         )
     strategy = labels.get("nvidia.com/mig.strategy", "none")
     replicas = _int(labels.get("nvidia.com/gpu.replicas")) or 1
@@ -226,13 +266,23 @@ def node_hardware_from_labels(labels: dict) -> NodeHardware | None:
     if labels.get("nvidia.com/cuda.driver-version.full"):
         driver = labels["nvidia.com/cuda.driver-version.full"]
     else:
-        parts = [labels.get(f"nvidia.com/cuda.driver-version.{k}") or labels.get(f"nvidia.com/cuda.driver.{o}")
-                 for k, o in (("major", "major"), ("minor", "minor"), ("revision", "rev"))]
+        parts = [
+            labels.get(f"nvidia.com/cuda.driver-version.{k}") or labels.get(f"nvidia.com/cuda.driver.{o}")
+            for k, o in (("major", "major"), ("minor", "minor"), ("revision", "rev"))
+        ]
         driver = ".".join(p for p in parts if p) or "580.105.08"
-    cuda = labels.get("nvidia.com/cuda.runtime-version.full") or ".".join(
-        p for p in (labels.get("nvidia.com/cuda.runtime-version.major") or labels.get("nvidia.com/cuda.runtime.major"),
-                    labels.get("nvidia.com/cuda.runtime-version.minor") or labels.get("nvidia.com/cuda.runtime.minor")) if p
-    ) or "13.0"
+    cuda = (
+        labels.get("nvidia.com/cuda.runtime-version.full")
+        or ".".join(
+            p
+            for p in (
+                labels.get("nvidia.com/cuda.runtime-version.major") or labels.get("nvidia.com/cuda.runtime.major"),
+                labels.get("nvidia.com/cuda.runtime-version.minor") or labels.get("nvidia.com/cuda.runtime.minor"),
+            )
+            if p
+        )
+        or "13.0"
+    )
     if "." not in cuda:
         cuda += ".0"
     layout: tuple[str, ...] = ()
@@ -250,8 +300,16 @@ def node_hardware_from_labels(labels: dict) -> NodeHardware | None:
                 mig_counts[m.group(1)] = _int(value)
         if mig_counts and count:
             layout = tuple(p for p, n in sorted(mig_counts.items()) for _ in range(max(1, n // count)))
-    return NodeHardware(model=model, gpu_count=gpus, mig_strategy=strategy, mig_layout=layout,
-                        replicas=replicas, sharing_strategy=sharing, driver_version=driver, cuda_driver_version=cuda)
+    return NodeHardware(
+        model=model,
+        gpu_count=gpus,
+        mig_strategy=strategy,
+        mig_layout=layout,
+        replicas=replicas,
+        sharing_strategy=sharing,
+        driver_version=driver,
+        cuda_driver_version=cuda,
+    )
 
 
 def normalize_version(text: str) -> str:
@@ -348,11 +406,13 @@ def devices_for_node(node_name: str, hw: NodeHardware, driver_version: str) -> l
             if schema == SCHEMA_25_3:
                 attrs["index"] = {"int": minor}
                 attrs["minor"] = {"int": minor}
-            devices.append({
-                "name": f"gpu-{minor}",
-                "attributes": dict(sorted(attrs.items())),
-                "capacity": {"memory": {"value": _quantity_mi(hw.model.memory_mib)}},
-            })
+            devices.append(
+                {
+                    "name": f"gpu-{minor}",
+                    "attributes": dict(sorted(attrs.items())),
+                    "capacity": {"memory": {"value": _quantity_mi(hw.model.memory_mib)}},
+                }
+            )
             continue
         start_by_profile: dict[str, int] = {}
         next_start = 0
@@ -382,11 +442,13 @@ def devices_for_node(node_name: str, hw: NodeHardware, driver_version: str) -> l
             }
             for s in range(start, start + p.slices):
                 capacity[f"memorySlice{s}"] = {"value": "1"}
-            devices.append({
-                "name": f"gpu-{minor}-mig-{p.gi_profile_id}-{start}-{p.slices}",
-                "attributes": dict(sorted(attrs.items())),
-                "capacity": capacity,
-            })
+            devices.append(
+                {
+                    "name": f"gpu-{minor}-mig-{p.gi_profile_id}-{start}-{p.slices}",
+                    "attributes": dict(sorted(attrs.items())),
+                    "capacity": capacity,
+                }
+            )
     return devices
 
 
@@ -403,11 +465,18 @@ def name_suffix(*parts: object, length: int = 5) -> str:
     return "".join(out)
 
 
-def resource_slices_for_node(node_name: str, hardware: NodeHardware, driver_version: str, generation: int = 1,
-                             *, node_uid: str | None = None, creation_timestamp: str | None = None) -> list[dict]:
+def resource_slices_for_node(
+    node_name: str,
+    hardware: NodeHardware,
+    driver_version: str,
+    generation: int = 1,
+    *,
+    node_uid: str | None = None,
+    creation_timestamp: str | None = None,
+) -> list[dict]:
     """ResourceSlices of driver gpu.nvidia.com for one node, as that driver version publishes them (one pool per node)."""
     devices = devices_for_node(node_name, hardware, driver_version)
-    chunks = [devices[i:i + MAX_DEVICES_PER_SLICE] for i in range(0, len(devices), MAX_DEVICES_PER_SLICE)] or [[]]
+    chunks = [devices[i : i + MAX_DEVICES_PER_SLICE] for i in range(0, len(devices), MAX_DEVICES_PER_SLICE)] or [[]]
     slices = []
     prefix = f"{node_name}-{DRIVER}-"
     for i, chunk in enumerate(chunks):
@@ -419,19 +488,22 @@ def resource_slices_for_node(node_name: str, hardware: NodeHardware, driver_vers
         if creation_timestamp:
             meta["creationTimestamp"] = creation_timestamp
         if node_uid:
-            meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Node", "name": node_name, "uid": node_uid,
-                                        "controller": True}]
-        slices.append({
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceSlice",
-            "metadata": meta,
-            "spec": {
-                "driver": DRIVER,
-                "nodeName": node_name,
-                "pool": {"name": node_name, "generation": generation, "resourceSliceCount": len(chunks)},
-                "devices": chunk,
-            },
-        })
+            meta["ownerReferences"] = [
+                {"apiVersion": "v1", "kind": "Node", "name": node_name, "uid": node_uid, "controller": True}
+            ]
+        slices.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": meta,
+                "spec": {
+                    "driver": DRIVER,
+                    "nodeName": node_name,
+                    "pool": {"name": node_name, "generation": generation, "resourceSliceCount": len(chunks)},
+                    "devices": chunk,
+                },
+            }
+        )
     return slices
 
 
@@ -448,16 +520,31 @@ def predict_devices(node: dict, driver_image_or_version: str) -> list[dict] | No
     hw = node_hardware_from_labels(labels)
     if hw is None:
         return None
-    version = driver_version_from_image(driver_image_or_version) if ("/" in driver_image_or_version or ":" in driver_image_or_version) \
+    version = (
+        driver_version_from_image(driver_image_or_version)
+        if ("/" in driver_image_or_version or ":" in driver_image_or_version)
         else schema_for_version(driver_image_or_version or SCHEMA_25_12)
+    )
     return devices_for_node(node["metadata"]["name"], hw, version)
 
 
 def published_attributes(driver_version: str) -> set[str]:
     """Attribute names (bare, domain gpu.nvidia.com) a whole GPU carries in this driver version's schema."""
-    schema = driver_version_from_image(driver_version) if ("/" in driver_version or ":" in driver_version) \
+    schema = (
+        driver_version_from_image(driver_version)
+        if ("/" in driver_version or ":" in driver_version)
         else schema_for_version(driver_version)
-    names = {"type", "uuid", "productName", "brand", "architecture", "cudaComputeCapability", "driverVersion", "cudaDriverVersion"}
+    )
+    names = {
+        "type",
+        "uuid",
+        "productName",
+        "brand",
+        "architecture",
+        "cudaComputeCapability",
+        "driverVersion",
+        "cudaDriverVersion",
+    }
     if schema == SCHEMA_25_3:
         names |= {"index", "minor", "pcieBusID"}
     elif schema == SCHEMA_25_8:

@@ -48,7 +48,9 @@ class Workload:
     gitops: str | None = None  # e.g. "Argo CD application gpu-stack"
 
     def describe(self) -> str:
-        how = {"gpu-operator": "GPU Operator", "helm-chart": "Helm chart", "daemonset": "plain DaemonSet"}[self.deployed_by]
+        how = {"gpu-operator": "GPU Operator", "helm-chart": "Helm chart", "daemonset": "plain DaemonSet"}[
+            self.deployed_by
+        ]
         parts = [how]
         if self.release:
             parts.append(f"release {self.release}")
@@ -80,9 +82,12 @@ def _role_from(labels: dict, images: list[str], name: str) -> str | None:
     joined = " ".join(images)
     lname = name.lower()
     # GPU Feature Discovery and the MPS control daemon ship in the device plugin's image; they serve no GPUs.
-    if "feature-discovery" in lname or "mps-control-daemon" in lname \
-            or labels.get("app") in ("gpu-feature-discovery", "nvidia-device-plugin-mps-control-daemon") \
-            or labels.get("app.kubernetes.io/name") == "gpu-feature-discovery":
+    if (
+        "feature-discovery" in lname
+        or "mps-control-daemon" in lname
+        or labels.get("app") in ("gpu-feature-discovery", "nvidia-device-plugin-mps-control-daemon")
+        or labels.get("app.kubernetes.io/name") == "gpu-feature-discovery"
+    ):
         return None
     if (
         labels.get("app.kubernetes.io/name") in ("dra-driver-nvidia-gpu", "nvidia-dra-driver-gpu")
@@ -91,7 +96,12 @@ def _role_from(labels: dict, images: list[str], name: str) -> str | None:
         or ("dra-driver" in lname and "kubelet-plugin" in lname)
     ):
         # The driver's controller Deployment shares the image; only the kubelet plugin publishes devices.
-        if labels.get("dra-driver-nvidia-gpu-component", labels.get("nvidia-dra-driver-gpu-component", "kubelet-plugin")) != "kubelet-plugin":
+        if (
+            labels.get(
+                "dra-driver-nvidia-gpu-component", labels.get("nvidia-dra-driver-gpu-component", "kubelet-plugin")
+            )
+            != "kubelet-plugin"
+        ):
             return None
         return "dra-driver"
     if (
@@ -114,9 +124,13 @@ def gitops_owner(obj: dict) -> str | None:
     if ann.get("argocd.argoproj.io/tracking-id"):
         return f"Argo CD application {ann['argocd.argoproj.io/tracking-id'].split(':', 1)[0]}"
     if labels.get("kustomize.toolkit.fluxcd.io/name"):
-        return f"Flux Kustomization {labels.get('kustomize.toolkit.fluxcd.io/namespace', '')}/{labels['kustomize.toolkit.fluxcd.io/name']}".replace(" /", " ")
+        return f"Flux Kustomization {labels.get('kustomize.toolkit.fluxcd.io/namespace', '')}/{labels['kustomize.toolkit.fluxcd.io/name']}".replace(
+            " /", " "
+        )
     if labels.get("helm.toolkit.fluxcd.io/name"):
-        return f"Flux HelmRelease {labels.get('helm.toolkit.fluxcd.io/namespace', '')}/{labels['helm.toolkit.fluxcd.io/name']}".replace(" /", " ")
+        return f"Flux HelmRelease {labels.get('helm.toolkit.fluxcd.io/namespace', '')}/{labels['helm.toolkit.fluxcd.io/name']}".replace(
+            " /", " "
+        )
     return None
 
 
@@ -137,13 +151,24 @@ def _workload(role: str, obj: dict, labels: dict, images: list[str]) -> Workload
     meta = _meta(obj)
     ann = meta.get("annotations") or {}
     owners = meta.get("ownerReferences") or []
-    release = ann.get("meta.helm.sh/release-name") or (labels.get("app.kubernetes.io/instance") if labels.get("app.kubernetes.io/managed-by") == "Helm" or labels.get("helm.sh/chart") else None)
+    release = ann.get("meta.helm.sh/release-name") or (
+        labels.get("app.kubernetes.io/instance")
+        if labels.get("app.kubernetes.io/managed-by") == "Helm" or labels.get("helm.sh/chart")
+        else None
+    )
     chart = labels.get("helm.sh/chart")
     if chart:
         # helm.sh/chart is "<chart>-<version>".
         chart = re.sub(r"-v?\d+(\.\d+)*([-+].*)?$", "", chart)
-    if any(o.get("kind") == "ClusterPolicy" for o in owners) or labels.get("app.kubernetes.io/managed-by") == "gpu-operator" \
-            or (role == "device-plugin" and meta.get("name") == "nvidia-device-plugin-daemonset" and meta.get("namespace") != "kube-system"):
+    if (
+        any(o.get("kind") == "ClusterPolicy" for o in owners)
+        or labels.get("app.kubernetes.io/managed-by") == "gpu-operator"
+        or (
+            role == "device-plugin"
+            and meta.get("name") == "nvidia-device-plugin-daemonset"
+            and meta.get("namespace") != "kube-system"
+        )
+    ):
         deployed_by = "gpu-operator"
         release = None
     elif release or chart:
@@ -162,7 +187,9 @@ def _workload(role: str, obj: dict, labels: dict, images: list[str]) -> Workload
                 break
     if version is None and labels.get("app.kubernetes.io/version"):
         version = labels["app.kubernetes.io/version"]
-    return Workload(role, deployed_by, meta.get("namespace", ""), meta.get("name", ""), chart, release, version, gitops_owner(obj))
+    return Workload(
+        role, deployed_by, meta.get("namespace", ""), meta.get("name", ""), chart, release, version, gitops_owner(obj)
+    )
 
 
 def classify_pod(pod: dict, daemonsets: dict[tuple[str, str], Workload | None]) -> Workload | None:
@@ -294,8 +321,14 @@ def parse_migration(node: dict) -> MigrationState | None:
         return MigrationState(None, None, "unreadable")
     if not isinstance(data, dict):
         return MigrationState(None, None, "unreadable")
-    return MigrationState(data.get("pool"), data.get("step"), data.get("state"), data.get("started"), data.get("by"),
-                          data.get("plan") or data.get("planId"))
+    return MigrationState(
+        data.get("pool"),
+        data.get("step"),
+        data.get("state"),
+        data.get("started"),
+        data.get("by"),
+        data.get("plan") or data.get("planId"),
+    )
 
 
 def decide_mechanism(allocatable_gpu: int, plugin_running: bool, plugin_flapping: bool, dra_devices: int) -> str:

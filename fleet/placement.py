@@ -52,7 +52,9 @@ def term_matches(term: dict, node: dict) -> bool:
 
 
 def required_affinity_terms(pod_spec: dict) -> list[dict] | None:
-    na = ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    na = ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
     if not na:
         return None
     return na.get("nodeSelectorTerms") or []

@@ -99,14 +99,21 @@ def _target(t: Counter) -> str | None:
     return None
 
 
-def _contribution(v: "NodeView") -> tuple:
+def _contribution(v: NodeView) -> tuple:
     """What one node adds to its pool's aggregate: (bucket, key, amount) triples, subtracted again when it changes."""
-    items: list[tuple[str, object, int]] = [("kubelet", v.kubelet_version or "?", 1), ("sum", "cordoned", 0 if v.schedulable else 1)]
+    items: list[tuple[str, object, int]] = [
+        ("kubelet", v.kubelet_version or "?", 1),
+        ("sum", "cordoned", 0 if v.schedulable else 1),
+    ]
     if v.is_gpu:
         items += [
-            ("own", v.ownership, 1), ("mech", v.mechanism, 1), ("sum", "gpu_nodes", 1),
-            ("sum", "alloc", v.allocatable_gpu), ("sum", "cap", v.capacity_gpu),
-            ("sum", "devices", v.devices_total), ("sum", "free", v.devices_free),
+            ("own", v.ownership, 1),
+            ("mech", v.mechanism, 1),
+            ("sum", "gpu_nodes", 1),
+            ("sum", "alloc", v.allocatable_gpu),
+            ("sum", "cap", v.capacity_gpu),
+            ("sum", "devices", v.devices_total),
+            ("sum", "free", v.devices_free),
         ]
         if v.product:
             # Physical GPUs: GFD's count, else what the plugin or the driver reports (MIG devices are not GPUs).
@@ -214,7 +221,7 @@ class PoolAggregate:
         return self._view
 
 
-def build_pool_view(name: str, views: list["NodeView"]) -> PoolView:
+def build_pool_view(name: str, views: list[NodeView]) -> PoolView:
     """A pool's view from its nodes' views, in one go."""
     agg = PoolAggregate(name)
     by_name = {v.name: v for v in views}

@@ -23,26 +23,71 @@ from __future__ import annotations
 
 import gc
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 
 # Pod fields a projection keeps; anything not named here is dropped. Containers keep name, image (GPU-stack
 # classification reads images) and resources (extended requests, accounting); statuses keep what readiness and
 # crash-loop detection read (fleet/ownership.pod_ready, crash_looping).
-META_KEEP = ("name", "generateName", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
-             "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers")
-SPEC_KEEP = ("nodeName", "nodeSelector", "affinity", "tolerations", "priority", "priorityClassName", "schedulerName",
-             "resourceClaims", "overhead", "restartPolicy", "terminationGracePeriodSeconds", "schedulingGates",
-             "runtimeClassName", "containers", "initContainers")
-STATUS_KEEP = ("phase", "reason", "message", "nominatedNodeName", "startTime", "conditions", "containerStatuses",
-               "initContainerStatuses", "resourceClaimStatuses", "extendedResourceClaimStatus")
+META_KEEP = (
+    "name",
+    "generateName",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+)
+SPEC_KEEP = (
+    "nodeName",
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "priority",
+    "priorityClassName",
+    "schedulerName",
+    "resourceClaims",
+    "overhead",
+    "restartPolicy",
+    "terminationGracePeriodSeconds",
+    "schedulingGates",
+    "runtimeClassName",
+    "containers",
+    "initContainers",
+)
+STATUS_KEEP = (
+    "phase",
+    "reason",
+    "message",
+    "nominatedNodeName",
+    "startTime",
+    "conditions",
+    "containerStatuses",
+    "initContainerStatuses",
+    "resourceClaimStatuses",
+    "extendedResourceClaimStatus",
+)
 CONTAINER_KEEP = ("name", "image", "resources", "restartPolicy")
 CONTAINER_STATUS_KEEP = ("name", "ready", "restartCount", "state", "lastState", "started")
 # Strings many pods share (one object for all of them).
-SHARED_STRINGS = {("metadata", "namespace"), ("spec", "nodeName"), ("status", "phase"), ("spec", "schedulerName"),
-                  ("spec", "restartPolicy"), ("spec", "priorityClassName"), ("status", "startTime"),
-                  ("metadata", "creationTimestamp")}
+SHARED_STRINGS = {
+    ("metadata", "namespace"),
+    ("spec", "nodeName"),
+    ("status", "phase"),
+    ("spec", "schedulerName"),
+    ("spec", "restartPolicy"),
+    ("spec", "priorityClassName"),
+    ("status", "startTime"),
+    ("metadata", "creationTimestamp"),
+}
 CANON_LIMIT = 200_000  # distinct shared values remembered; past it the memo starts again (sharing, never correctness)
 
 
@@ -70,8 +115,10 @@ def _statuses(v: Any) -> Any:
 
 # How a kept field is cut further (the same in both paths below).
 TRIM: dict[str, Callable[[Any], Any]] = {
-    "containers": _containers, "initContainers": _containers,
-    "containerStatuses": _statuses, "initContainerStatuses": _statuses,
+    "containers": _containers,
+    "initContainers": _containers,
+    "containerStatuses": _statuses,
+    "initContainerStatuses": _statuses,
 }
 SECTIONS = (("metadata", META_KEEP), ("spec", SPEC_KEEP), ("status", STATUS_KEEP))
 
@@ -84,7 +131,12 @@ def keeps_whole(pod: dict) -> bool:
     meta = pod.get("metadata")
     spec = pod.get("spec")
     status = pod.get("status") or {}
-    if not isinstance(meta, dict) or not isinstance(spec, dict) or not isinstance(status, dict) or not meta.get("ownerReferences"):
+    if (
+        not isinstance(meta, dict)
+        or not isinstance(spec, dict)
+        or not isinstance(status, dict)
+        or not meta.get("ownerReferences")
+    ):
         return True
     if spec.get("resourceClaims") or status.get("resourceClaimStatuses") or status.get("extendedResourceClaimStatus"):
         return True
@@ -125,9 +177,25 @@ def project_pod(pod: dict, strings: dict[str, str] | None = None) -> dict:
 # ---------------------------------------------------------------------------------------------------- fast LIST path
 
 _UNSET = msgspec.UNSET
-_STR_FIELDS = {"name", "generateName", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
-               "nodeName", "priorityClassName", "schedulerName", "restartPolicy", "runtimeClassName", "phase", "reason",
-               "message", "nominatedNodeName", "startTime"}
+_STR_FIELDS = {
+    "name",
+    "generateName",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "nodeName",
+    "priorityClassName",
+    "schedulerName",
+    "restartPolicy",
+    "runtimeClassName",
+    "phase",
+    "reason",
+    "message",
+    "nominatedNodeName",
+    "startTime",
+}
 _INT_FIELDS = {"generation", "deletionGracePeriodSeconds", "priority", "terminationGracePeriodSeconds"}
 
 
@@ -146,11 +214,16 @@ def _struct(name: str, fields: tuple[str, ...]) -> type:
 _Meta = _struct("_Meta", META_KEEP)
 _Spec = _struct("_Spec", SPEC_KEEP)
 _Status = _struct("_Status", STATUS_KEEP)
-_Pod = msgspec.defstruct("_Pod", [
-    ("apiVersion", str | None | msgspec.UnsetType, _UNSET), ("kind", str | None | msgspec.UnsetType, _UNSET),
-    ("metadata", _Meta | None | msgspec.UnsetType, _UNSET), ("spec", _Spec | None | msgspec.UnsetType, _UNSET),
-    ("status", _Status | None | msgspec.UnsetType, _UNSET),
-])
+_Pod = msgspec.defstruct(
+    "_Pod",
+    [
+        ("apiVersion", str | None | msgspec.UnsetType, _UNSET),
+        ("kind", str | None | msgspec.UnsetType, _UNSET),
+        ("metadata", _Meta | None | msgspec.UnsetType, _UNSET),
+        ("spec", _Spec | None | msgspec.UnsetType, _UNSET),
+        ("status", _Status | None | msgspec.UnsetType, _UNSET),
+    ],
+)
 
 
 class _Page(msgspec.Struct):
@@ -163,8 +236,17 @@ class _Page(msgspec.Struct):
 _page_decoder = msgspec.json.Decoder(_Page)
 _pod_decoder = msgspec.json.Decoder(_Pod)
 _generic_decoder = msgspec.json.Decoder()
-_SECTION_FIELDS = tuple((section, names, tuple((n, TRIM.get(n), (section, n) in SHARED_STRINGS, n not in _STR_FIELDS and n not in _INT_FIELDS)
-                                                for n in names)) for section, names in SECTIONS)
+_SECTION_FIELDS = tuple(
+    (
+        section,
+        names,
+        tuple(
+            (n, TRIM.get(n), (section, n) in SHARED_STRINGS, n not in _STR_FIELDS and n not in _INT_FIELDS)
+            for n in names
+        ),
+    )
+    for section, names in SECTIONS
+)
 
 
 def _asks_extended(containers: Any) -> bool:
@@ -221,7 +303,9 @@ class PodListDecoder:
         except msgspec.DecodeError:
             return self._whole(raw)
         spec, status = pod.spec, pod.status
-        if spec not in (None, _UNSET) and (spec.resourceClaims or spec.containers and _asks_extended(self._value(spec.containers, _containers))):
+        if spec not in (None, _UNSET) and (
+            spec.resourceClaims or spec.containers and _asks_extended(self._value(spec.containers, _containers))
+        ):
             return self._whole(raw)
         if status not in (None, _UNSET) and (status.resourceClaimStatuses or status.extendedResourceClaimStatus):
             return self._whole(raw)
@@ -283,6 +367,7 @@ class PodListDecoder:
 
 
 # ---------------------------------------------------------------------------------------------------- whole on demand
+
 
 def needs_fetch(obj: Any) -> bool:
     """Whether a page showing `obj` whole must fetch it first (a projection whose whole object is not at hand)."""

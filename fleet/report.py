@@ -21,7 +21,9 @@ def counts(findings: list[Finding]) -> dict[str, int]:
     return {"errors": c[ERROR], "warnings": c[WARNING], "info": c[INFO]}
 
 
-def check_report(model: FleetModel, findings: list[Finding], rules: list[dict] | None = None, rules_note: str = "") -> dict:
+def check_report(
+    model: FleetModel, findings: list[Finding], rules: list[dict] | None = None, rules_note: str = ""
+) -> dict:
     """The JSON document of `dragoman check --output json`; `rules`: PrometheusRules when the monitoring API was read."""
     pools = model.pools()
     nodes = model.nodes()
@@ -79,27 +81,38 @@ def finding_lines(f: Finding, width: int = 80, evidence: bool = True) -> list[st
     head = f"{label:<5} {f.id}" + (f"  (pool {f.pool})" if f.pool else "")
     body_indent = " " * 6
     wrap = lambda text, first=body_indent, rest=body_indent + "  ": textwrap.wrap(  # noqa: E731
-        text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False, break_long_words=True)
+        text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False, break_long_words=True
+    )
     out = [head]
     out += wrap(f.summary, body_indent, body_indent)
     if evidence:
         for e in f.evidence:
             out += wrap(e, body_indent + "- ", body_indent + "  ")
-        objs = ", ".join(_obj(o) for o in f.objects[:4]) + (f" and {len(f.objects) - 4} more" if len(f.objects) > 4 else "")
+        objs = ", ".join(_obj(o) for o in f.objects[:4]) + (
+            f" and {len(f.objects) - 4} more" if len(f.objects) > 4 else ""
+        )
         out += wrap(f"objects: {objs}", body_indent, body_indent + "  ")
     out += wrap(f"fix: {f.fix}", body_indent, body_indent + "     ")
     return out
 
 
-def render_text(model: FleetModel, findings: list[Finding], width: int | None = None, evidence: bool = True,
-                rules: list[dict] | None = None, rules_note: str = "") -> str:
+def render_text(
+    model: FleetModel,
+    findings: list[Finding],
+    width: int | None = None,
+    evidence: bool = True,
+    rules: list[dict] | None = None,
+    rules_note: str = "",
+) -> str:
     """The fleet's pools and every finding, most severe first, wrapped to the terminal (80 columns when unknown)."""
     if width is None:
         width = min(shutil.get_terminal_size((80, 24)).columns, 120)
     width = max(60, width)
     lines = [f"Pools (by {model.pool_label or 'no pool label: one group'})", ""]
     lines += pools_table(model, width)
-    lines += ["", "Accounting (what sums of node allocatable see)", ""] + accounting_lines(account(model, rules=rules, rules_note=rules_note), width)
+    lines += ["", "Accounting (what sums of node allocatable see)", ""] + accounting_lines(
+        account(model, rules=rules, rules_note=rules_note), width
+    )
     c = counts(findings)
     lines += ["", f"{len(findings)} findings: {c['errors']} errors, {c['warnings']} warnings, {c['info']} info"]
     for f in findings:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from typing import Callable, IO
+from collections.abc import Callable
+from typing import IO
 
 from dragoman.fleet.errors import ExitCode, UserError
 
@@ -97,7 +98,14 @@ def write_atomic(path: str, write: Callable[[IO[str]], object], what: str) -> ob
 def open_append(path: str, what: str) -> int:
     """An O_APPEND descriptor on a regular file (created 0600; an existing one is set to 0600); the caller closes it."""
     check_target(path, what)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    flags = (
+        os.O_WRONLY
+        | os.O_APPEND
+        | os.O_CREAT
+        | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+        | getattr(os, "O_NONBLOCK", 0)
+    )
     try:
         fd = os.open(path, flags, 0o600)
     except OSError as exc:
@@ -118,12 +126,17 @@ def open_append(path: str, what: str) -> int:
 def open_read_regular(path: str, what: str) -> int | None:
     """A read descriptor on a regular file, None when it does not exist; anything else at the path is a sentence."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(
+            path,
+            os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0),
+        )
     except FileNotFoundError:
         return None
     except OSError as exc:
         if os.path.islink(path):
-            raise _err(f"refusing to read {what} {path}: it is a symbolic link; give the path of the file itself.") from None
+            raise _err(
+                f"refusing to read {what} {path}: it is a symbolic link; give the path of the file itself."
+            ) from None
         raise _err(f"cannot read {what} {path} ({exc.strerror or exc}).") from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or _is_procfs(path):

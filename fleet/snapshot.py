@@ -8,10 +8,10 @@ import os
 import pathlib
 import re
 import sys
-from typing import IO, Iterable
+from collections.abc import Iterable
+from typing import IO
 
 import yaml
-
 from dragoman.fleet.errors import ExitCode, UserError, printable
 from dragoman.fleet.shapes import normalize_labels, shape_problem
 from dragoman.fleet.store import KINDS, SNAPSHOT, FleetStore, key_of
@@ -48,7 +48,11 @@ def _read_text(path: str) -> tuple[str, str]:
     from dragoman.fleet.safefile import read_bounded
 
     if path == "-":
-        raw = sys.stdin.buffer.read(MAX_SNAPSHOT_BYTES + 1) if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8", "surrogatepass")
+        raw = (
+            sys.stdin.buffer.read(MAX_SNAPSHOT_BYTES + 1)
+            if hasattr(sys.stdin, "buffer")
+            else sys.stdin.read().encode("utf-8", "surrogatepass")
+        )
         if len(raw) > MAX_SNAPSHOT_BYTES:
             raise _err(f"the snapshot on standard input is larger than {MAX_SNAPSHOT_BYTES >> 30} GiB.")
         name = "standard input"
@@ -70,7 +74,9 @@ def _documents(text: str, name: str) -> list:
         except ValueError:
             pass
         except RecursionError:
-            raise _err(f"the snapshot {name} is not Kubernetes YAML: it is nested too deeply to be an object.") from None
+            raise _err(
+                f"the snapshot {name} is not Kubernetes YAML: it is nested too deeply to be an object."
+            ) from None
     try:
         # Aliases stay shared references (never expanded: a billion laughs is read and rewritten as it is).
         return list(yaml.load_all(text, Loader=_Loader))
@@ -101,12 +107,16 @@ def parse_objects(text: str, name: str = "the snapshot") -> list[dict]:
         normalize_labels(obj)
         problem = shape_problem(obj)
         if problem:
-            raise _err(f"the snapshot {name} is not Kubernetes YAML: {where} ({kind} {str(meta['name'])[:80]!r}) is malformed: {problem}.")
+            raise _err(
+                f"the snapshot {name} is not Kubernetes YAML: {where} ({kind} {str(meta['name'])[:80]!r}) is malformed: {problem}."
+            )
         objects.append(obj)
 
     docs = _documents(text, name)
     if _SURROGATE_ESCAPE.search(text) and _has_surrogate(docs):
-        raise _err(f"the snapshot {name} is not Kubernetes YAML: it holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text.")
+        raise _err(
+            f"the snapshot {name} is not Kubernetes YAML: it holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text."
+        )
     for n, doc in enumerate(docs, 1):
         if doc is None:
             continue
@@ -115,7 +125,12 @@ def parse_objects(text: str, name: str = "the snapshot") -> list[dict]:
             for i, item in enumerate(doc, 1):
                 add(item, f"item {i} of {where}")
             continue
-        if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and doc["kind"].endswith("List") and isinstance(doc.get("items"), list):
+        if (
+            isinstance(doc, dict)
+            and isinstance(doc.get("kind"), str)
+            and doc["kind"].endswith("List")
+            and isinstance(doc.get("items"), list)
+        ):
             # A typed list (PodList) from the API omits kind/apiVersion on its items.
             item_kind = doc["kind"][:-4] if doc["kind"] != "List" else None
             for i, item in enumerate(doc["items"], 1):
@@ -161,7 +176,12 @@ def fill_store(store: FleetStore, objects: Iterable[dict]) -> dict[str, int]:
     for obj in objects:
         kind = obj.get("kind")
         info = KINDS.get(kind) if kind not in NEVER else None
-        if info is None or kind not in by_kind or _group(obj.get("apiVersion", "")) != info.group or not info.matches(obj):
+        if (
+            info is None
+            or kind not in by_kind
+            or _group(obj.get("apiVersion", "")) != info.group
+            or not info.matches(obj)
+        ):
             skipped[kind] = skipped.get(kind, 0) + 1
             continue
         by_kind[kind].append(obj)
@@ -217,8 +237,15 @@ def dump_snapshot(store: FleetStore, out: IO[str], *, header: Iterable[str] = ()
         # One comment line each, whatever a server's gitVersion or a context name holds: a newline there once
         # started a line of YAML of its own, and injected objects into the snapshot.
         out.write(f"# {printable(line)}\n")
-    yaml.dump({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items}, out, Dumper=_Dumper, sort_keys=False,
-              default_flow_style=False, allow_unicode=True, width=4096)
+    yaml.dump(
+        {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items},
+        out,
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=4096,
+    )
     return len(items)
 
 
@@ -234,7 +261,7 @@ def write_snapshot(store: FleetStore, path: str, *, header: Iterable[str] = ()) 
 
 def provenance(server: str, context: str, version: str, forbidden: Iterable[str] = ()) -> list[str]:
     """Header comment lines naming where and when a snapshot was taken."""
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     lines = [f"dragoman snapshot of {server} (context {context}, {version or 'unknown version'}) at {now}"]
     forbidden = list(forbidden)
     if forbidden:

@@ -6,7 +6,8 @@ import asyncio
 import dataclasses
 import logging
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from dragoman.fleet.projection import PodListDecoder, Projection, project_pod
 
@@ -144,7 +145,9 @@ class FleetStore:
     Outside an event loop each write is delivered at once.
     """
 
-    def __init__(self, kinds: Iterable[str] | None = None, *, coalesce: float = 0.01, read_only: bool = False, source: str = "") -> None:
+    def __init__(
+        self, kinds: Iterable[str] | None = None, *, coalesce: float = 0.01, read_only: bool = False, source: str = ""
+    ) -> None:
         self.kinds: list[str] = list(kinds if kinds is not None else KINDS)
         self._objects: dict[str, dict[tuple[str, str], dict]] = {k: {} for k in self.kinds}
         self._subscribers: list[Callable[[list[Change]], None]] = []

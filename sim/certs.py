@@ -51,7 +51,7 @@ def make_serving_certificate(common_name: str = "dragoman-sim", days: int = 365)
     """A fresh P-256 key and a self-signed certificate for the loopback names (serverAuth, CA so it can be trusted)."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     sans: list[x509.GeneralName] = []
     for n in SUBJECT_ALT_NAMES:
         try:
@@ -72,8 +72,15 @@ def make_serving_certificate(common_name: str = "dragoman-sim", days: int = 365)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
             x509.KeyUsage(
-                digital_signature=True, key_cert_sign=True, content_commitment=False, key_encipherment=False,
-                data_encipherment=False, key_agreement=False, crl_sign=False, encipher_only=False, decipher_only=False,
+                digital_signature=True,
+                key_cert_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
             ),
             critical=True,
         )

@@ -20,7 +20,7 @@ class Clock:
         if speed <= 0:
             raise ValueError("speed must be positive")
         self.speed = float(speed)
-        self._start = (start or datetime.datetime.now(datetime.timezone.utc)).replace(microsecond=0)
+        self._start = (start or datetime.datetime.now(datetime.UTC)).replace(microsecond=0)
         self._real0 = time.monotonic()
         self._offset = 0.0
         self._stepped: asyncio.Event | None = None
@@ -63,12 +63,12 @@ class Clock:
             event = self._stepped
             try:
                 await asyncio.wait_for(event.wait(), timeout=remaining / self.speed)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
 
 def format_time(t: datetime.datetime) -> str:
-    return t.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return t.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_time(value: str) -> datetime.datetime:

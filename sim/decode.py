@@ -6,7 +6,15 @@ from typing import Any
 
 from dragoman.sim.api import schemas as _schemas
 
-_JSON_TYPE = {dict: "object", list: "array", str: "string", bool: "bool", int: "number", float: "number", type(None): "null"}
+_JSON_TYPE = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    bool: "bool",
+    int: "number",
+    float: "number",
+    type(None): "null",
+}
 _REF = "#/components/schemas/"
 
 
@@ -22,7 +30,7 @@ def _ref_name(schema: dict | None) -> str:
     if not schema:
         return ""
     ref = schema.get("$ref") or (schema.get("allOf") or [{}])[0].get("$ref", "")
-    return ref[len(_REF):] if ref.startswith(_REF) else ""
+    return ref[len(_REF) :] if ref.startswith(_REF) else ""
 
 
 def _go_type(schema: dict) -> str:
@@ -31,7 +39,12 @@ def _go_type(schema: dict) -> str:
         return "map[string]" + _go_type(_schemas.resolve(schema["additionalProperties"]) or {})
     if t == "array":
         return "[]" + _go_type(_schemas.resolve(schema.get("items")) or {})
-    return {"string": "string", "integer": "int64" if schema.get("format") != "int32" else "int32", "boolean": "bool", "number": "float64"}.get(t or "", "struct")
+    return {
+        "string": "string",
+        "integer": "int64" if schema.get("format") != "int32" else "int32",
+        "boolean": "bool",
+        "number": "float64",
+    }.get(t or "", "struct")
 
 
 class _Walker:
@@ -88,8 +101,12 @@ class _Walker:
         if t == "string":
             return value if isinstance(value, str) else self._fail(value, path, owner, "string")
         if t == "integer":
-            ok = isinstance(value, int) and not isinstance(value, bool) or (isinstance(value, float) and value.is_integer())
-            return (int(value) if ok else self._fail(value, path, owner, _go_type(schema)))
+            ok = (
+                isinstance(value, int)
+                and not isinstance(value, bool)
+                or (isinstance(value, float) and value.is_integer())
+            )
+            return int(value) if ok else self._fail(value, path, owner, _go_type(schema))
         if t == "number":
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
             return value if ok else self._fail(value, path, owner, "float64")
@@ -124,5 +141,7 @@ def decode(kind: str, api_version: str, obj: dict, strict: bool) -> list[str]:
         raise DecodeError(f'{kind} in version "{version}" cannot be handled as a {kind}: {exc}') from None
     if strict and w.unknown:
         detail = ", ".join(f'unknown field "{u}"' for u in w.unknown)
-        raise DecodeError(f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding error: {detail}')
+        raise DecodeError(
+            f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding error: {detail}'
+        )
     return w.unknown

@@ -146,7 +146,19 @@ def parse(spec: str) -> tuple[list[Rule], int | None]:
             rule.verbs = verbs
         if "resources" in fields:
             rule.resources = frozenset(r for r in fields["resources"].split(",") if r)
-        known = {"error", "code", "retry-after", "hang", "latency", "watch-cut-events", "watch-cut-after", "conflict", "lost-answer", "verbs", "resources"}
+        known = {
+            "error",
+            "code",
+            "retry-after",
+            "hang",
+            "latency",
+            "watch-cut-events",
+            "watch-cut-after",
+            "conflict",
+            "lost-answer",
+            "verbs",
+            "resources",
+        }
         extra = sorted(set(fields) - known)
         if extra:
             raise FaultSpecError(f"unknown key {extra[0]!r} in fault rule {raw.strip()!r}.")
@@ -210,12 +222,22 @@ class Faults:
     def lost_answer(self, verb: str, resource: str) -> bool:
         """Whether this write is made and then answered 500, as when a connection drops after the commit."""
         for r in self.rules:
-            if r.kind == "lost-answer" and verb in WRITE_VERBS and r.applies(verb, resource) and self.random.random() < r.rate:
+            if (
+                r.kind == "lost-answer"
+                and verb in WRITE_VERBS
+                and r.applies(verb, resource)
+                and self.random.random() < r.rate
+            ):
                 return True
         return False
 
     def conflict(self, verb: str, resource: str) -> bool:
         for r in self.rules:
-            if r.kind == "conflict" and verb in ("update", "patch") and r.applies(verb, resource) and self.random.random() < r.rate:
+            if (
+                r.kind == "conflict"
+                and verb in ("update", "patch")
+                and r.applies(verb, resource)
+                and self.random.random() < r.rate
+            ):
                 return True
         return False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from typing import Iterator
+from collections.abc import Iterator
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,7 +31,11 @@ class Request:
     @property
     def is_write(self) -> bool:
         """A request that would change the cluster (dry-run ones do not)."""
-        return self.method in ("POST", "PUT", "PATCH", "DELETE") and not self.dry_run and self.resource != "selfsubjectaccessreviews.authorization.k8s.io"
+        return (
+            self.method in ("POST", "PUT", "PATCH", "DELETE")
+            and not self.dry_run
+            and self.resource != "selfsubjectaccessreviews.authorization.k8s.io"
+        )
 
 
 class RequestLog:
@@ -60,7 +64,9 @@ class RequestLog:
         """Requests that changed (or tried to change) the cluster."""
         return [r for r in self._records if r.is_write]
 
-    def find(self, method: str | None = None, path_contains: str = "", user: str | None = None, status: int | None = None) -> list[Request]:
+    def find(
+        self, method: str | None = None, path_contains: str = "", user: str | None = None, status: int | None = None
+    ) -> list[Request]:
         return [
             r
             for r in self._records

@@ -26,10 +26,10 @@ import dataclasses
 import importlib
 import json
 import pathlib
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import yaml
-
 from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.sim import resources
 
@@ -137,7 +137,10 @@ def load(name_or_path: str) -> Scenario:
         module = importlib.import_module(f"dragoman.sim.scenarios.{name_or_path}")
     except ImportError:
         names = ", ".join(available()) or "none yet"
-        raise UserError(f"there is no scenario named {name_or_path!r} (built in: {names}); give a file path instead.", ExitCode.INPUT) from None
+        raise UserError(
+            f"there is no scenario named {name_or_path!r} (built in: {names}); give a file path instead.",
+            ExitCode.INPUT,
+        ) from None
     loaded = module.load()
     if isinstance(loaded, Scenario):
         return loaded

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from dragoman.fleet.placement import match_label_selector  # noqa: F401  (one copy, shared with the app)
 
@@ -73,7 +73,6 @@ def parse_label_selector(text: str | None) -> Predicate | None:
     return pred
 
 
-
 def _field_value(obj: dict, path: str) -> str:
     if path == "source":
         src = obj.get("source") or {}
@@ -110,7 +109,7 @@ def parse_field_selector(text: str | None, allowed: Iterable[str]) -> Predicate 
             raise SelectorError(f"invalid selector: '{text}'; can't understand '{part}'")
         field, op, value = m.group(1).strip(), m.group(2), _unescape(m.group(3))
         if field not in allowed:
-            raise SelectorError(f'field label not supported: {field}')
+            raise SelectorError(f"field label not supported: {field}")
         reqs.append((field, op == "!=", value))
 
     def pred(obj: dict) -> bool:

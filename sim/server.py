@@ -17,11 +17,11 @@ import secrets
 import ssl
 import time
 import traceback
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import yaml
 from aiohttp import web
-
 from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.sim import certs, pieces, resources
 from dragoman.sim.api import status as st
@@ -124,11 +124,20 @@ DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 KUBERNETES_SERVICE: dict = {
     "apiVersion": "v1",
     "kind": "Service",
-    "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}},
+    "metadata": {
+        "name": "kubernetes",
+        "namespace": "default",
+        "labels": {"component": "apiserver", "provider": "kubernetes"},
+    },
     "spec": {
-        "clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"], "internalTrafficPolicy": "Cluster", "ipFamilies": ["IPv4"],
-        "ipFamilyPolicy": "SingleStack", "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
-        "sessionAffinity": "None", "type": "ClusterIP",
+        "clusterIP": "10.96.0.1",
+        "clusterIPs": ["10.96.0.1"],
+        "internalTrafficPolicy": "Cluster",
+        "ipFamilies": ["IPv4"],
+        "ipFamilyPolicy": "SingleStack",
+        "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}],
+        "sessionAffinity": "None",
+        "type": "ClusterIP",
     },
     "status": {"loadBalancer": {}},
 }
@@ -142,21 +151,38 @@ def crd_for(rt: ResourceType) -> dict:
         names["shortNames"] = list(rt.short_names)
     if rt.categories:
         names["categories"] = list(rt.categories)
-    cond = lambda t, reason, msg: {"type": t, "status": "True", "reason": reason, "message": msg, "lastTransitionTime": None}  # noqa: E731
+    cond = lambda t, reason, msg: {
+        "type": t,
+        "status": "True",
+        "reason": reason,
+        "message": msg,
+        "lastTransitionTime": None,
+    }  # noqa: E731
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": f"{rt.plural}.{rt.group}"},
         "spec": {
-            "group": rt.group, "names": names, "scope": "Namespaced" if rt.namespaced else "Cluster",
-            "versions": [{"name": rt.version, "served": True, "storage": True,
-                          "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}],
+            "group": rt.group,
+            "names": names,
+            "scope": "Namespaced" if rt.namespaced else "Cluster",
+            "versions": [
+                {
+                    "name": rt.version,
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                }
+            ],
             "conversion": {"strategy": "None"},
         },
         "status": {
-            "acceptedNames": names, "storedVersions": [rt.version],
-            "conditions": [cond("NamesAccepted", "NoConflicts", "no conflicts found"),
-                           cond("Established", "InitialNamesAccepted", "the initial names have been accepted")],
+            "acceptedNames": names,
+            "storedVersions": [rt.version],
+            "conditions": [
+                cond("NamesAccepted", "NoConflicts", "no conflicts found"),
+                cond("Established", "InitialNamesAccepted", "the initial names have been accepted"),
+            ],
         },
     }
 
@@ -240,7 +266,11 @@ def _decode_continue(token: str) -> tuple[str, int, int]:
         data = json.loads(raw)
         return str(data["id"]), int(data["o"]), int(data["rv"])
     except (ValueError, KeyError, TypeError, binascii.Error):
-        raise ApiError(st.bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")) from None
+        raise ApiError(
+            st.bad_request(
+                "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+            )
+        ) from None
 
 
 def _fold_string_data(rt: ResourceType, body: dict) -> None:
@@ -265,14 +295,23 @@ def validate_list_options(q: Any, watch: bool) -> None:
 
     def unsupported(values: list[str]) -> None:
         quoted = ", ".join(f'"{v}"' for v in values)
-        causes.append(st.cause("FieldValueNotSupported", "resourceVersionMatch", f'Unsupported value: "{match}": supported values: {quoted}'))
+        causes.append(
+            st.cause(
+                "FieldValueNotSupported",
+                "resourceVersionMatch",
+                f'Unsupported value: "{match}": supported values: {quoted}',
+            )
+        )
 
     if watch:
         if send_initial and match != "NotOlderThan":
             forbid("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
         if match:
             if not send_initial:
-                forbid("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+                forbid(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                )
             if match != "NotOlderThan":
                 unsupported(["NotOlderThan"])
             if cont:
@@ -312,14 +351,23 @@ def negotiate(accept: str, is_list: bool) -> str:
             continue
         as_ = opts.get("as")
         if as_:
-            if media not in ("application/json", "application/yaml", "*/*", "application/*") or (opts.get("g"), opts.get("v")) not in _META_GROUP_VERSIONS:
+            if (
+                media not in ("application/json", "application/yaml", "*/*", "application/*")
+                or (opts.get("g"), opts.get("v")) not in _META_GROUP_VERSIONS
+            ):
                 continue
             if as_ == "Table":
                 return "table"
             if as_ == ("PartialObjectMetadataList" if is_list else "PartialObjectMetadata"):
                 return "partial"
             continue
-        if media in ("application/json", "*/*", "application/*", "application/json-patch+json", "application/merge-patch+json"):
+        if media in (
+            "application/json",
+            "*/*",
+            "application/*",
+            "application/json-patch+json",
+            "application/merge-patch+json",
+        ):
             return "json"
         if media == YAML_CT:
             return "yaml"
@@ -328,7 +376,9 @@ def negotiate(accept: str, is_list: bool) -> str:
     raise ApiError(st.not_acceptable())
 
 
-def _json(obj: Any, code: int = 200, headers: dict[str, str] | None = None, content_type: str = JSON_CT) -> web.Response:
+def _json(
+    obj: Any, code: int = 200, headers: dict[str, str] | None = None, content_type: str = JSON_CT
+) -> web.Response:
     return web.Response(body=pieces.dumps(obj), status=code, headers={"Content-Type": content_type, **(headers or {})})
 
 
@@ -408,7 +458,12 @@ class Simulator:
                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
                     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name}],
                 }
-                if self.store.get_ref("clusterrolebindings.rbac.authorization.k8s.io", None, binding["metadata"]["name"]) is None:
+                if (
+                    self.store.get_ref(
+                        "clusterrolebindings.rbac.authorization.k8s.io", None, binding["metadata"]["name"]
+                    )
+                    is None
+                ):
                     self.store.create("clusterrolebindings.rbac.authorization.k8s.io", binding)
         else:
             u = user
@@ -420,7 +475,14 @@ class Simulator:
         return u
 
     def _bootstrap_objects(self) -> list[dict]:
-        out: list[dict] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n, "labels": {"kubernetes.io/metadata.name": n}}} for n in DEFAULT_NAMESPACES]
+        out: list[dict] = [
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": n, "labels": {"kubernetes.io/metadata.name": n}},
+            }
+            for n in DEFAULT_NAMESPACES
+        ]
         out.extend(clone(BOOTSTRAP_RBAC))
         out.append(clone(KUBERNETES_SERVICE))
         out.extend(crd_for(rt) for rt in resources.RESOURCES if rt.custom)
@@ -537,7 +599,7 @@ class Simulator:
             await self._runner.cleanup()
             self._runner = None
 
-    async def __aenter__(self) -> "Simulator":
+    async def __aenter__(self) -> Simulator:
         await self.start()
         return self
 
@@ -594,7 +656,9 @@ class Simulator:
         sel = pdb.get("spec", {}).get("selector")
         if sel is None:
             return []
-        return [e.obj for e in self.store.entries("pods", ns) if match_label_selector(sel, e.obj["metadata"].get("labels"))]
+        return [
+            e.obj for e in self.store.entries("pods", ns) if match_label_selector(sel, e.obj["metadata"].get("labels"))
+        ]
 
     def compute_pdb_status(self, pdb: dict) -> dict:
         """PodDisruptionBudget status as the disruption controller computes it (expected pods = matching pods)."""
@@ -612,7 +676,13 @@ class Simulator:
                 fresh = False
             if p is not None and not p["metadata"].get("deletionTimestamp") and fresh:
                 disrupted[name] = stamp
-        healthy = sum(1 for p in pods if self._pod_ready(p) and not p["metadata"].get("deletionTimestamp") and p["metadata"]["name"] not in disrupted)
+        healthy = sum(
+            1
+            for p in pods
+            if self._pod_ready(p)
+            and not p["metadata"].get("deletionTimestamp")
+            and p["metadata"]["name"] not in disrupted
+        )
         expected = len(pods)
 
         def resolve(value: Any, round_up: bool) -> int:
@@ -687,10 +757,19 @@ class Simulator:
                 return True, ""
             return False, ""
         if route is None:
-            attrs = pieces.RequestAttributes(user.name, user.all_groups, verb, "", "", "", "", "", non_resource_path=path)
+            attrs = pieces.RequestAttributes(
+                user.name, user.all_groups, verb, "", "", "", "", "", non_resource_path=path
+            )
         else:
             attrs = pieces.RequestAttributes(
-                user.name, user.all_groups, verb, route.rt.group, route.rt.plural, route.subresource, route.namespace, route.name
+                user.name,
+                user.all_groups,
+                verb,
+                route.rt.group,
+                route.rt.plural,
+                route.subresource,
+                route.namespace,
+                route.name,
             )
         return self.check_access(attrs)
 
@@ -713,9 +792,17 @@ class Simulator:
             path = path.rstrip("/")
         user = self._authenticate(request)
         record: dict[str, Any] = {
-            "method": request.method, "path": path, "query": request.query_string, "user": user.name if user else "",
-            "verb": "", "resource": "", "subresource": "", "namespace": "", "name": "",
-            "user_agent": request.headers.get("User-Agent", ""), "dry_run": request.query.get("dryRun") == "All",
+            "method": request.method,
+            "path": path,
+            "query": request.query_string,
+            "user": user.name if user else "",
+            "verb": "",
+            "resource": "",
+            "subresource": "",
+            "namespace": "",
+            "name": "",
+            "user_agent": request.headers.get("User-Agent", ""),
+            "dry_run": request.query.get("dryRun") == "All",
         }
         code = 500
         try:
@@ -755,11 +842,21 @@ class Simulator:
         if path == "/api":
             if "as=APIGroupDiscoveryList" in accept:
                 return _json(self._aggregated(core=True), content_type=AGGREGATED_CT)
-            return _json({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": f"{self.host}:{self.port}"}]})
+            return _json(
+                {
+                    "kind": "APIVersions",
+                    "versions": ["v1"],
+                    "serverAddressByClientCIDRs": [
+                        {"clientCIDR": "0.0.0.0/0", "serverAddress": f"{self.host}:{self.port}"}
+                    ],
+                }
+            )
         if path == "/apis":
             if "as=APIGroupDiscoveryList" in accept:
                 return _json(self._aggregated(core=False), content_type=AGGREGATED_CT)
-            return _json({"kind": "APIGroupList", "apiVersion": "v1", "groups": [self._api_group(g) for g in self._groups()]})
+            return _json(
+                {"kind": "APIGroupList", "apiVersion": "v1", "groups": [self._api_group(g) for g in self._groups()]}
+            )
         if parts[:1] == ["openapi"]:
             return self._openapi(parts)
         if path == "/api/v1":
@@ -785,19 +882,29 @@ class Simulator:
         if route.name and watch and not route.watch:
             raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
         verb = _verb(request.method, route, watch)
-        record.update(verb=verb, resource=rt.key, subresource=route.subresource, namespace=route.namespace, name=route.name)
+        record.update(
+            verb=verb, resource=rt.key, subresource=route.subresource, namespace=route.namespace, name=route.name
+        )
         if rt.key in REVIEWS:
             if request.method != "POST":
                 raise ApiError(st.method_not_allowed(rt.group, rt.plural))
             if user is ANONYMOUS:
                 # system:basic-user grants the reviews to system:authenticated only.
-                raise ApiError(st.forbidden_message(f'{rt.plural}.{rt.group} is forbidden: User "system:anonymous" cannot create resource "{rt.plural}" in API group "{rt.group}" at the cluster scope', rt.group, rt.plural))
+                raise ApiError(
+                    st.forbidden_message(
+                        f'{rt.plural}.{rt.group} is forbidden: User "system:anonymous" cannot create resource "{rt.plural}" in API group "{rt.group}" at the cluster scope',
+                        rt.group,
+                        rt.plural,
+                    )
+                )
             return await getattr(self, REVIEWS[rt.key])(request, user)
         if verb not in rt.verbs and not route.subresource:
             raise ApiError(st.method_not_allowed(rt.group, rt.plural, route.name))
         ok, reason = self._authorize(user, verb, route, path)
         if not ok:
-            attrs = pieces.RequestAttributes(user.name, user.all_groups, verb, rt.group, rt.plural, route.subresource, route.namespace, route.name)
+            attrs = pieces.RequestAttributes(
+                user.name, user.all_groups, verb, rt.group, rt.plural, route.subresource, route.namespace, route.name
+            )
             raise ApiError(st.forbidden_message(pieces.forbidden_message(attrs), rt.group, rt.plural, route.name))
 
         # ---- faults
@@ -808,7 +915,12 @@ class Simulator:
             inj = self.faults.error(verb, rt.key)
             if inj is not None:
                 if inj.code == 429:
-                    raise ApiError(st.too_many_requests("injected fault: too many requests, please try again later", retry_after=inj.retry_after), {"Retry-After": str(inj.retry_after)})
+                    raise ApiError(
+                        st.too_many_requests(
+                            "injected fault: too many requests, please try again later", retry_after=inj.retry_after
+                        ),
+                        {"Retry-After": str(inj.retry_after)},
+                    )
                 if inj.code == 504:
                     await asyncio.sleep(inj.hang)
                     raise ApiError(st.timeout())
@@ -824,7 +936,9 @@ class Simulator:
             self.store.warnings.clear()
             resp = await self._write(request, route, method)
             if self.store.warnings:
-                resp.headers["Warning"] = ", ".join('299 - "' + w.replace('"', '\\"') + '"' for w in self.store.warnings)
+                resp.headers["Warning"] = ", ".join(
+                    '299 - "' + w.replace('"', '\\"') + '"' for w in self.store.warnings
+                )
                 self.store.warnings.clear()
             if lost and resp.status < 300:
                 record["lost_answer"] = True
@@ -886,7 +1000,13 @@ class Simulator:
         for rt in resources.RESOURCES:
             if (rt.group, rt.version) != (group, version):
                 continue
-            entry: dict[str, Any] = {"name": rt.plural, "singularName": rt.singular, "namespaced": rt.namespaced, "kind": rt.kind, "verbs": list(rt.verbs)}
+            entry: dict[str, Any] = {
+                "name": rt.plural,
+                "singularName": rt.singular,
+                "namespaced": rt.namespaced,
+                "kind": rt.kind,
+                "verbs": list(rt.verbs),
+            }
             if rt.short_names:
                 entry["shortNames"] = list(rt.short_names)
             if rt.categories:
@@ -894,11 +1014,22 @@ class Simulator:
             out.append(entry)
             for sub in rt.subresources:
                 g, v, k, verbs = self._sub_kind(rt, sub)
-                sub_entry: dict[str, Any] = {"name": f"{rt.plural}/{sub}", "singularName": "", "namespaced": rt.namespaced, "kind": k, "verbs": verbs}
+                sub_entry: dict[str, Any] = {
+                    "name": f"{rt.plural}/{sub}",
+                    "singularName": "",
+                    "namespaced": rt.namespaced,
+                    "kind": k,
+                    "verbs": verbs,
+                }
                 if (g, v) != (rt.group, rt.version):
                     sub_entry["group"], sub_entry["version"] = g, v
                 out.append(sub_entry)
-        return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{group}/{version}" if group else version, "resources": out}
+        return {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": f"{group}/{version}" if group else version,
+            "resources": out,
+        }
 
     def _aggregated(self, core: bool) -> dict:
         items = []
@@ -926,7 +1057,13 @@ class Simulator:
                     subs = []
                     for sub in rt.subresources:
                         sg, sv, sk, verbs = self._sub_kind(rt, sub)
-                        subs.append({"subresource": sub, "responseKind": {"group": sg, "version": sv, "kind": sk}, "verbs": verbs})
+                        subs.append(
+                            {
+                                "subresource": sub,
+                                "responseKind": {"group": sg, "version": sv, "kind": sk},
+                                "verbs": verbs,
+                            }
+                        )
                     if subs:
                         entry["subresources"] = subs
                     res.append(entry)
@@ -985,7 +1122,9 @@ class Simulator:
         if form == "json":
             return web.Response(body=e.raw, headers={"Content-Type": JSON_CT})
         if form == "partial":
-            return self._represent({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": e.obj["metadata"]}, "json")
+            return self._represent(
+                {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": e.obj["metadata"]}, "json"
+            )
         return self._represent(e.obj, form)
 
     @staticmethod
@@ -1034,10 +1173,18 @@ class Simulator:
             table.setdefault("metadata", {}).update(meta)
             return _json(table)
         if form == "partial":
-            items = [{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": e.obj["metadata"]} for e in page]
-            return _json({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": items})
+            items = [
+                {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": e.obj["metadata"]}
+                for e in page
+            ]
+            return _json(
+                {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": items}
+            )
         if form != "json":
-            return self._represent({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": [e.obj for e in page]}, form)
+            return self._represent(
+                {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": [e.obj for e in page]},
+                form,
+            )
         head = pieces.dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
         body = head[:-1] + b',"items":[' + b",".join(e.raw for e in page) + b"]}"
         return web.Response(body=body, headers={"Content-Type": JSON_CT})
@@ -1050,7 +1197,11 @@ class Simulator:
         if route.name:
             name = route.name
             base = pred
-            pred = (lambda o: o["metadata"]["name"] == name and base(o)) if base else (lambda o: o["metadata"]["name"] == name)
+            pred = (
+                (lambda o: o["metadata"]["name"] == name and base(o))
+                if base
+                else (lambda o: o["metadata"]["name"] == name)
+            )
         validate_list_options(q, True)
         rv_param = q.get("resourceVersion", "")
         send_initial = _truthy(q.get("sendInitialEvents"))
@@ -1069,7 +1220,9 @@ class Simulator:
             try:
                 since = int(rv_param)
             except ValueError:
-                raise ApiError(st.bad_request(f"resourceVersion: Invalid value: {rv_param!r}: must be an integer")) from None
+                raise ApiError(
+                    st.bad_request(f"resourceVersion: Invalid value: {rv_param!r}: must be an integer")
+                ) from None
             try:
                 for etype, entry, old in self.store.history_since(rt, since):
                     w.offer(etype, entry, old)
@@ -1133,7 +1286,7 @@ class Simulator:
                 if not w.queue and not w.closed:
                     try:
                         await asyncio.wait_for(w.wakeup.wait(), timeout=max(wait, 0.001))
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         pass
                 transport = request.transport
                 if transport is None or transport.is_closing():
@@ -1150,7 +1303,12 @@ class Simulator:
         md: dict[str, Any] = {"resourceVersion": rv or str(self.store.resource_version)}
         if initial_end:
             md["annotations"] = {"k8s.io/initial-events-end": "true"}
-        return pieces.dumps({"type": "BOOKMARK", "object": {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": md}}) + b"\n"
+        return (
+            pieces.dumps(
+                {"type": "BOOKMARK", "object": {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": md}}
+            )
+            + b"\n"
+        )
 
     def _event_line(self, rt: ResourceType, etype: str, entry: Entry, table: bool) -> bytes:
         if etype == "BOOKMARK-INITIAL":
@@ -1190,7 +1348,11 @@ class Simulator:
     def _field_validation(request: web.Request) -> str:
         mode = request.query.get("fieldValidation") or "Warn"
         if mode not in ("Strict", "Warn", "Ignore"):
-            raise ApiError(st.bad_request(f'fieldValidation: Unsupported value: "{mode}": supported values: "Ignore", "Strict", "Warn"'))
+            raise ApiError(
+                st.bad_request(
+                    f'fieldValidation: Unsupported value: "{mode}": supported values: "Ignore", "Strict", "Warn"'
+                )
+            )
         return mode
 
     @staticmethod
@@ -1217,7 +1379,11 @@ class Simulator:
         self._check_kind(rt, body)
         _fold_string_data(rt, body)
         obj = self.store.create(
-            rt, body, namespace=route.namespace or None, dry_run=self._dry_run(request), field_manager=self._manager(request),
+            rt,
+            body,
+            namespace=route.namespace or None,
+            dry_run=self._dry_run(request),
+            field_manager=self._manager(request),
             decode_mode=self._field_validation(request),
         )
         return _json(obj, 201)
@@ -1226,8 +1392,13 @@ class Simulator:
     def _check_kind(rt: ResourceType, body: dict) -> None:
         kind, api_version = body.get("kind"), body.get("apiVersion")
         if (kind and kind != rt.kind) or (api_version and api_version != rt.api_version):
-            raise ApiError(st.bad_request(f"the API version in the data ({api_version}) does not match the expected API version ({rt.api_version})"
-                                          if api_version != rt.api_version else f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})"))
+            raise ApiError(
+                st.bad_request(
+                    f"the API version in the data ({api_version}) does not match the expected API version ({rt.api_version})"
+                    if api_version != rt.api_version
+                    else f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})"
+                )
+            )
 
     async def _update(self, request: web.Request, route: Route) -> web.Response:
         rt = route.rt
@@ -1244,8 +1415,14 @@ class Simulator:
         if sub == "scale":
             return self._set_scale(request, route, body)
         obj = self.store.update(
-            rt, body, sub, namespace=route.namespace or None, name=route.name, dry_run=self._dry_run(request),
-            field_manager=self._manager(request), decode_mode=self._field_validation(request),
+            rt,
+            body,
+            sub,
+            namespace=route.namespace or None,
+            name=route.name,
+            dry_run=self._dry_run(request),
+            field_manager=self._manager(request),
+            decode_mode=self._field_validation(request),
         )
         return _json(obj)
 
@@ -1266,7 +1443,13 @@ class Simulator:
             raise ApiError(st.unsupported_media_type(ct))
         if ptype == "strategic" and rt.custom:
             # Custom resources have no Go struct to carry patch strategies: the real server refuses the type.
-            raise ApiError(st.status(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"))
+            raise ApiError(
+                st.status(
+                    415,
+                    "UnsupportedMediaType",
+                    f"the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+                )
+            )
         body = await self._body(request)
         if body is None:
             raise ApiError(st.bad_request("the patch body is empty"))
@@ -1284,12 +1467,26 @@ class Simulator:
                 else:
                     raise ApiError(st.unsupported_media_type(ct))
             except pieces.PatchError as exc:
-                raise ApiError(st.status(getattr(exc, "code", 422), "Invalid" if getattr(exc, "code", 422) == 422 else "BadRequest", str(exc))) from None
+                raise ApiError(
+                    st.status(
+                        getattr(exc, "code", 422),
+                        "Invalid" if getattr(exc, "code", 422) == 422 else "BadRequest",
+                        str(exc),
+                    )
+                ) from None
             return self._set_scale(request, route, patched)
         manager = request.query.get("fieldManager") if ptype == "apply" else self._manager(request)
         obj, created = self.store.patch(
-            rt, route.namespace or None, route.name, body, ptype, route.subresource or None,
-            dry_run=self._dry_run(request), field_manager=manager, force=force, decode_mode=self._field_validation(request),
+            rt,
+            route.namespace or None,
+            route.name,
+            body,
+            ptype,
+            route.subresource or None,
+            dry_run=self._dry_run(request),
+            field_manager=manager,
+            force=force,
+            decode_mode=self._field_validation(request),
         )
         return _json(obj, 201 if created else 200)
 
@@ -1317,14 +1514,33 @@ class Simulator:
             for e in snap.entries:
                 md = e.obj["metadata"]
                 try:
-                    obj, _ = self.store.delete(rt, md.get("namespace"), md["name"], grace_period_seconds=grace, propagation_policy=policy, dry_run=dry)
+                    obj, _ = self.store.delete(
+                        rt,
+                        md.get("namespace"),
+                        md["name"],
+                        grace_period_seconds=grace,
+                        propagation_policy=policy,
+                        dry_run=dry,
+                    )
                     items.append(obj)
                 except ApiError:
                     pass
-            return _json({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": items})
+            return _json(
+                {
+                    "kind": rt.list_kind,
+                    "apiVersion": rt.api_version,
+                    "metadata": {"resourceVersion": str(self.store.resource_version)},
+                    "items": items,
+                }
+            )
         obj, gone = self.store.delete(
-            rt, route.namespace or None, route.name, grace_period_seconds=grace, propagation_policy=policy,
-            preconditions=body.get("preconditions"), dry_run=dry,
+            rt,
+            route.namespace or None,
+            route.name,
+            grace_period_seconds=grace,
+            propagation_policy=policy,
+            preconditions=body.get("preconditions"),
+            dry_run=dry,
         )
         # apiserver's store and delete handler: an object still there (finalizers, grace, a terminating
         # namespace) is answered as it is now; a removed one as itself or as a Status, per its registry; 202 only
@@ -1343,7 +1559,11 @@ class Simulator:
         container = request.query.get("container") or ""
         if not container:
             if len(names) != 1:
-                raise ApiError(st.bad_request(f"a container name must be specified for pod {name}, choose one of: [{' '.join(names)}]"))
+                raise ApiError(
+                    st.bad_request(
+                        f"a container name must be specified for pod {name}, choose one of: [{' '.join(names)}]"
+                    )
+                )
             container = names[0]
         if container not in names + [c.get("name") for c in spec.get("initContainers") or []]:
             raise ApiError(st.bad_request(f"container {container} is not valid for pod {name}"))
@@ -1363,14 +1583,23 @@ class Simulator:
         parts = [f"{k}={v}" for k, v in sorted((sel.get("matchLabels") or {}).items())]
         for ex in sel.get("matchExpressions") or []:
             op, key, values = ex.get("operator"), ex.get("key"), ",".join(ex.get("values") or [])
-            parts.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key, "DoesNotExist": f"!{key}"}.get(op, key))
+            parts.append(
+                {
+                    "In": f"{key} in ({values})",
+                    "NotIn": f"{key} notin ({values})",
+                    "Exists": key,
+                    "DoesNotExist": f"!{key}",
+                }.get(op, key)
+            )
         status: dict[str, Any] = {"replicas": int((obj.get("status") or {}).get("replicas", 0))}
         if parts:
             status["selector"] = ",".join(parts)
         return {
             "kind": "Scale",
             "apiVersion": "autoscaling/v1",
-            "metadata": {k: md[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in md},
+            "metadata": {
+                k: md[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp") if k in md
+            },
             "spec": {"replicas": int((obj.get("spec") or {}).get("replicas", 1))},
             "status": status,
         }
@@ -1381,7 +1610,20 @@ class Simulator:
             raise ApiError(st.bad_request("the body of the request is not a Scale"))
         replicas = scale["spec"].get("replicas", 0)
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-            raise ApiError(st.invalid("autoscaling", "Scale", route.name, [st.cause("FieldValueInvalid", "spec.replicas", f"Invalid value: {replicas!r}: must be greater than or equal to 0")]))
+            raise ApiError(
+                st.invalid(
+                    "autoscaling",
+                    "Scale",
+                    route.name,
+                    [
+                        st.cause(
+                            "FieldValueInvalid",
+                            "spec.replicas",
+                            f"Invalid value: {replicas!r}: must be greater than or equal to 0",
+                        )
+                    ],
+                )
+            )
         obj = self.store.get(rt, route.namespace or None, route.name)
         if obj is None:
             raise ApiError(st.not_found(rt.group, rt.plural, route.name))
@@ -1389,7 +1631,14 @@ class Simulator:
         if want_rv and want_rv != obj["metadata"]["resourceVersion"]:
             raise ApiError(st.conflict(rt.group, rt.plural, route.name))
         obj.setdefault("spec", {})["replicas"] = replicas
-        new = self.store.update(rt, obj, namespace=route.namespace or None, name=route.name, dry_run=self._dry_run(request), field_manager=self._manager(request))
+        new = self.store.update(
+            rt,
+            obj,
+            namespace=route.namespace or None,
+            name=route.name,
+            dry_run=self._dry_run(request),
+            field_manager=self._manager(request),
+        )
         return _json(self._scale_of(new))
 
     def _bind(self, request: web.Request, route: Route, body: Any) -> web.Response:
@@ -1400,16 +1649,34 @@ class Simulator:
             raise ApiError(st.not_found("", "pods", route.name))
         node = body["target"]["name"]
         if pod.get("spec", {}).get("nodeName"):
-            raise ApiError(st.conflict("", "pods/binding", route.name, f'pod {route.name} is already assigned to node "{pod["spec"]["nodeName"]}"'))
+            raise ApiError(
+                st.conflict(
+                    "",
+                    "pods/binding",
+                    route.name,
+                    f'pod {route.name} is already assigned to node "{pod["spec"]["nodeName"]}"',
+                )
+            )
         if pod["metadata"].get("deletionTimestamp"):
-            raise ApiError(st.conflict("", "pods/binding", route.name, f"pod {route.name} is being deleted, cannot be assigned to a host"))
+            raise ApiError(
+                st.conflict(
+                    "", "pods/binding", route.name, f"pod {route.name} is being deleted, cannot be assigned to a host"
+                )
+            )
         if self._dry_run(request):
             return _json(st.success(), 201)
         pod["spec"]["nodeName"] = node
         self.store.update("pods", pod, namespace=route.namespace, check_rv=False)
         pod = self.store.get("pods", route.namespace, route.name)
         conds = [c for c in pod.get("status", {}).get("conditions") or [] if c.get("type") != "PodScheduled"]
-        conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": self.clock.timestamp()})
+        conds.append(
+            {
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": self.clock.timestamp(),
+            }
+        )
         pod.setdefault("status", {})["conditions"] = conds
         self.store.update("pods", pod, "status", namespace=route.namespace, check_rv=False)
         return _json(st.success(), 201)
@@ -1430,9 +1697,12 @@ class Simulator:
         pre = options.get("preconditions")
         terminal = pod.get("status", {}).get("phase") in ("Succeeded", "Failed")
         if not terminal and not pod["metadata"].get("deletionTimestamp"):
-            pdbs = [e.obj for e in self.store.entries("poddisruptionbudgets.policy", ns)
-                    if e.obj.get("spec", {}).get("selector") is not None
-                    and match_label_selector(e.obj["spec"]["selector"], pod["metadata"].get("labels"))]
+            pdbs = [
+                e.obj
+                for e in self.store.entries("poddisruptionbudgets.policy", ns)
+                if e.obj.get("spec", {}).get("selector") is not None
+                and match_label_selector(e.obj["spec"]["selector"], pod["metadata"].get("labels"))
+            ]
             if len(pdbs) > 1:
                 raise ApiError(st.eviction_multiple_budgets())
             if pdbs:
@@ -1442,12 +1712,18 @@ class Simulator:
                 if not healthy_pod and status["currentHealthy"] >= status["desiredHealthy"]:
                     pass  # an unready pod may go when the budget is met (IfHealthyBudget)
                 elif status["disruptionsAllowed"] <= 0:
-                    raise ApiError(st.eviction_blocked(pdb["metadata"]["name"], ns, status["desiredHealthy"], status["currentHealthy"]))
+                    raise ApiError(
+                        st.eviction_blocked(
+                            pdb["metadata"]["name"], ns, status["desiredHealthy"], status["currentHealthy"]
+                        )
+                    )
                 elif not dry:
                     status["disruptionsAllowed"] -= 1
                     status.setdefault("disruptedPods", {})[name] = self.clock.timestamp()
                     if status["disruptionsAllowed"] == 0:
-                        status["conditions"][0].update(status="False", reason="InsufficientPods", lastTransitionTime=self.clock.timestamp())
+                        status["conditions"][0].update(
+                            status="False", reason="InsufficientPods", lastTransitionTime=self.clock.timestamp()
+                        )
                     new = clone(pdb)
                     new["status"] = status
                     self.store.update("poddisruptionbudgets.policy", new, "status", check_rv=False)
@@ -1462,13 +1738,42 @@ class Simulator:
         ra, nra = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
         if ra:
             attrs = pieces.RequestAttributes(
-                user.name, user.all_groups, ra.get("verb", ""), ra.get("group", ""), ra.get("resource", ""),
-                ra.get("subresource", ""), ra.get("namespace", ""), ra.get("name", ""),
+                user.name,
+                user.all_groups,
+                ra.get("verb", ""),
+                ra.get("group", ""),
+                ra.get("resource", ""),
+                ra.get("subresource", ""),
+                ra.get("namespace", ""),
+                ra.get("name", ""),
             )
         elif nra:
-            attrs = pieces.RequestAttributes(user.name, user.all_groups, nra.get("verb", ""), "", "", "", "", "", non_resource_path=nra.get("path", ""))
+            attrs = pieces.RequestAttributes(
+                user.name,
+                user.all_groups,
+                nra.get("verb", ""),
+                "",
+                "",
+                "",
+                "",
+                "",
+                non_resource_path=nra.get("path", ""),
+            )
         else:
-            raise ApiError(st.invalid("authorization.k8s.io", "SelfSubjectAccessReview", "", [st.cause("FieldValueRequired", "spec.resourceAttributes", "Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified")]))
+            raise ApiError(
+                st.invalid(
+                    "authorization.k8s.io",
+                    "SelfSubjectAccessReview",
+                    "",
+                    [
+                        st.cause(
+                            "FieldValueRequired",
+                            "spec.resourceAttributes",
+                            "Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified",
+                        )
+                    ],
+                )
+            )
         allowed, reason = self.check_access(attrs) if "system:masters" not in user.groups else (True, "")
         status: dict[str, Any] = {"allowed": bool(allowed)}
         if reason:
@@ -1483,7 +1788,11 @@ class Simulator:
         return _json(out, 201)
 
     def _review(self, kind: str, group: str, spec: Any, status: dict) -> web.Response:
-        out: dict[str, Any] = {"kind": kind, "apiVersion": f"{group}/v1", "metadata": {"creationTimestamp": self.clock.timestamp() if kind == "SelfSubjectReview" else None}}
+        out: dict[str, Any] = {
+            "kind": kind,
+            "apiVersion": f"{group}/v1",
+            "metadata": {"creationTimestamp": self.clock.timestamp() if kind == "SelfSubjectReview" else None},
+        }
         if spec is not None:
             out["spec"] = spec
         out["status"] = status
@@ -1504,16 +1813,33 @@ class Simulator:
         """Whether a token authenticates, and as whom (RBAC: create tokenreviews, as on a real cluster)."""
         ok, _ = self._authorize(user, "create", Route(resources.BY_KEY["tokenreviews.authentication.k8s.io"]), "")
         if not ok:
-            raise ApiError(st.forbidden_message(f'tokenreviews.authentication.k8s.io is forbidden: User "{user.name}" cannot create resource "tokenreviews" in API group "authentication.k8s.io" at the cluster scope', "authentication.k8s.io", "tokenreviews"))
+            raise ApiError(
+                st.forbidden_message(
+                    f'tokenreviews.authentication.k8s.io is forbidden: User "{user.name}" cannot create resource "tokenreviews" in API group "authentication.k8s.io" at the cluster scope',
+                    "authentication.k8s.io",
+                    "tokenreviews",
+                )
+            )
         body = await self._body(request)
         if not isinstance(body, dict) or not isinstance(body.get("spec"), dict):
             raise ApiError(st.bad_request("a TokenReview needs a spec"))
         spec = body["spec"]
         token = spec.get("token")
         if not isinstance(token, str) or not token:
-            raise ApiError(st.invalid("authentication.k8s.io", "TokenReview", "", [st.cause("FieldValueRequired", "spec.token", "Required value")]))
+            raise ApiError(
+                st.invalid(
+                    "authentication.k8s.io",
+                    "TokenReview",
+                    "",
+                    [st.cause("FieldValueRequired", "spec.token", "Required value")],
+                )
+            )
         who = self.token_user(token)
-        status: dict[str, Any] = {"authenticated": True, "user": self._user_info(who)} if who else {"user": {}, "error": "invalid bearer token"}
+        status: dict[str, Any] = (
+            {"authenticated": True, "user": self._user_info(who)}
+            if who
+            else {"user": {}, "error": "invalid bearer token"}
+        )
         if spec.get("audiences"):
             status["audiences"] = list(spec["audiences"]) if who else []
         return self._review("TokenReview", "authentication.k8s.io", spec, status)
@@ -1526,46 +1852,102 @@ class Simulator:
         spec = body["spec"]
         namespace = spec.get("namespace") or ""
         if not namespace:
-            raise ApiError(st.invalid("authorization.k8s.io", "SelfSubjectRulesReview", "", [st.cause("FieldValueRequired", "spec.namespace", "Required value")]))
+            raise ApiError(
+                st.invalid(
+                    "authorization.k8s.io",
+                    "SelfSubjectRulesReview",
+                    "",
+                    [st.cause("FieldValueRequired", "spec.namespace", "Required value")],
+                )
+            )
         groups = set(user.all_groups)
         if "system:masters" in groups:
             res_rules = [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]
             non_res = [{"verbs": ["*"], "nonResourceURLs": ["*"]}]
         else:
             res_rules, non_res = [], []
-            roles = {("", e.obj["metadata"]["name"]): e.obj for e in self.store.entries("clusterroles.rbac.authorization.k8s.io")}
-            roles.update({(e.obj["metadata"]["namespace"], e.obj["metadata"]["name"]): e.obj for e in self.store.entries("roles.rbac.authorization.k8s.io", namespace)})
+            roles = {
+                ("", e.obj["metadata"]["name"]): e.obj
+                for e in self.store.entries("clusterroles.rbac.authorization.k8s.io")
+            }
+            roles.update(
+                {
+                    (e.obj["metadata"]["namespace"], e.obj["metadata"]["name"]): e.obj
+                    for e in self.store.entries("roles.rbac.authorization.k8s.io", namespace)
+                }
+            )
 
             def bound(binding: dict) -> bool:
-                return any((sub.get("kind") == "User" and sub.get("name") == user.name) or (sub.get("kind") == "Group" and sub.get("name") in groups)
-                           for sub in binding.get("subjects") or [])
+                return any(
+                    (sub.get("kind") == "User" and sub.get("name") == user.name)
+                    or (sub.get("kind") == "Group" and sub.get("name") in groups)
+                    for sub in binding.get("subjects") or []
+                )
 
             bindings = [(e.obj, "") for e in self.store.entries("clusterrolebindings.rbac.authorization.k8s.io")]
-            bindings += [(e.obj, namespace) for e in self.store.entries("rolebindings.rbac.authorization.k8s.io", namespace)]
+            bindings += [
+                (e.obj, namespace) for e in self.store.entries("rolebindings.rbac.authorization.k8s.io", namespace)
+            ]
             for binding, ns in bindings:
                 if not bound(binding):
                     continue
                 ref = binding.get("roleRef") or {}
-                role = roles.get(("", ref.get("name"))) if ref.get("kind") == "ClusterRole" else roles.get((ns, ref.get("name")))
+                role = (
+                    roles.get(("", ref.get("name")))
+                    if ref.get("kind") == "ClusterRole"
+                    else roles.get((ns, ref.get("name")))
+                )
                 for rule in (role or {}).get("rules") or []:
                     if rule.get("nonResourceURLs"):
                         if not ns:  # non-resource rules count only from cluster-wide bindings
-                            non_res.append({"verbs": list(rule.get("verbs") or []), "nonResourceURLs": list(rule["nonResourceURLs"])})
+                            non_res.append(
+                                {
+                                    "verbs": list(rule.get("verbs") or []),
+                                    "nonResourceURLs": list(rule["nonResourceURLs"]),
+                                }
+                            )
                     else:
-                        r = {"verbs": list(rule.get("verbs") or []), "apiGroups": list(rule.get("apiGroups") or []), "resources": list(rule.get("resources") or [])}
+                        r = {
+                            "verbs": list(rule.get("verbs") or []),
+                            "apiGroups": list(rule.get("apiGroups") or []),
+                            "resources": list(rule.get("resources") or []),
+                        }
                         if rule.get("resourceNames"):
                             r["resourceNames"] = list(rule["resourceNames"])
                         res_rules.append(r)
             # system:basic-user and system:discovery, bound to every authenticated user on a real cluster.
             res_rules += [
-                {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]},
+                {
+                    "verbs": ["create"],
+                    "apiGroups": ["authorization.k8s.io"],
+                    "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+                },
                 {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"]},
             ]
             non_res += [
-                {"verbs": ["get"], "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"]},
+                {
+                    "verbs": ["get"],
+                    "nonResourceURLs": [
+                        "/api",
+                        "/api/*",
+                        "/apis",
+                        "/apis/*",
+                        "/healthz",
+                        "/livez",
+                        "/openapi",
+                        "/openapi/*",
+                        "/readyz",
+                        "/version",
+                        "/version/",
+                    ],
+                },
             ]
-        return self._review("SelfSubjectRulesReview", "authorization.k8s.io", spec,
-                            {"resourceRules": res_rules, "nonResourceRules": non_res, "incomplete": False})
+        return self._review(
+            "SelfSubjectRulesReview",
+            "authorization.k8s.io",
+            spec,
+            {"resourceRules": res_rules, "nonResourceRules": non_res, "incomplete": False},
+        )
 
     def _token_request(self, request: web.Request, route: Route, body: Any) -> web.Response:
         """serviceaccounts/token: a bearer token for the service account, valid on this simulator for the run."""
@@ -1576,8 +1958,21 @@ class Simulator:
         if sa is None:
             raise ApiError(st.not_found("", "serviceaccounts", route.name))
         seconds = spec.get("expirationSeconds", 3600)
-        if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 600 or seconds > 2 ** 32:
-            raise ApiError(st.invalid("authentication.k8s.io", "TokenRequest", route.name, [st.cause("FieldValueInvalid", "spec.expirationSeconds", "Invalid value: may not specify a duration less than 10 minutes")]))
+        if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 600 or seconds > 2**32:
+            raise ApiError(
+                st.invalid(
+                    "authentication.k8s.io",
+                    "TokenRequest",
+                    route.name,
+                    [
+                        st.cause(
+                            "FieldValueInvalid",
+                            "spec.expirationSeconds",
+                            "Invalid value: may not specify a duration less than 10 minutes",
+                        )
+                    ],
+                )
+            )
         spec["expirationSeconds"] = seconds
         spec.setdefault("audiences", ["https://kubernetes.default.svc.cluster.local"])
         spec.setdefault("boundObjectRef", None)
@@ -1589,9 +1984,11 @@ class Simulator:
             self._tokens[token] = u
         expires = format_time(self.clock.now() + datetime.timedelta(seconds=seconds))
         out = {
-            "kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "apiVersion": "authentication.k8s.io/v1",
             "metadata": {"name": route.name, "namespace": route.namespace, "creationTimestamp": self.clock.timestamp()},
-            "spec": spec, "status": {"token": token, "expirationTimestamp": expires},
+            "spec": spec,
+            "status": {"token": token, "expirationTimestamp": expires},
         }
         return _json(out, 201)
 

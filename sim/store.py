@@ -14,7 +14,8 @@ import logging
 import os
 import random
 import uuid
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from dragoman.sim import pieces, resources
 from dragoman.sim.api import status as st
@@ -159,7 +160,9 @@ class Store:
         self.clock = clock or Clock()
         self._data: dict[str, dict[tuple[str, str], Entry]] = {r.key: {} for r in resources.RESOURCES}
         self._rv = 0
-        self.history: collections.deque[tuple[int, str, str, Entry, Entry | None]] = collections.deque(maxlen=history_size)
+        self.history: collections.deque[tuple[int, str, str, Entry, Entry | None]] = collections.deque(
+            maxlen=history_size
+        )
         self._floor = 0  # watches from a resourceVersion below this get 410 Gone
         self._watchers: dict[str, set[Watcher]] = collections.defaultdict(set)
         self._subscribers: list[Subscriber] = []
@@ -193,7 +196,9 @@ class Store:
         try:
             return resources.lookup(resource)
         except KeyError:
-            raise ApiError(st.resource_type_not_found(f"the server doesn't have a resource type {resource!r}")) from None
+            raise ApiError(
+                st.resource_type_not_found(f"the server doesn't have a resource type {resource!r}")
+            ) from None
 
     def entry(self, resource: str | ResourceType, namespace: str | None, name: str) -> Entry | None:
         rt = self._rt(resource)
@@ -216,7 +221,13 @@ class Store:
             return [e for (ns, _), e in data.items() if ns == namespace]
         return list(data.values())
 
-    def list(self, resource: str, namespace: str | None = None, label_selector: str | None = None, field_selector: str | None = None) -> list[dict]:
+    def list(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> list[dict]:
         """The stored objects that match, sorted by namespace and name. They are shared: never change them
         (copy first, e.g. `store.get()` or `clone()`, before writing back)."""
         from dragoman.sim.selectors import parse_field_selector, parse_label_selector
@@ -380,12 +391,21 @@ class Store:
         if nse is None:
             raise ApiError(st.not_found("", "namespaces", ns))
         if creating and nse.obj["metadata"].get("deletionTimestamp"):
-            raise ApiError(st.forbidden(rt.group, rt.plural, "", f"unable to create new content in namespace {ns} because it is being terminated"))
+            raise ApiError(
+                st.forbidden(
+                    rt.group,
+                    rt.plural,
+                    "",
+                    f"unable to create new content in namespace {ns} because it is being terminated",
+                )
+            )
 
     def _new_name(self, prefix: str) -> str:
         return prefix + "".join(self.random.choice(_NAME_CHARS) for _ in range(5))
 
-    def prepare_new(self, rt: ResourceType, body: dict, namespace: str | None = None, *, copy: bool = True, now: str | None = None) -> dict:
+    def prepare_new(
+        self, rt: ResourceType, body: dict, namespace: str | None = None, *, copy: bool = True, now: str | None = None
+    ) -> dict:
         """Fill the server-owned metadata of an object about to be created (no commit, no validation).
         copy=False takes ownership of `body` (scenario loading: no second copy of a large fleet)."""
         if copy:
@@ -408,11 +428,28 @@ class Store:
                     if (md.get("namespace", namespace or ""), md["name"]) not in self._data[rt.key]:
                         break
             else:
-                raise ApiError(st.invalid(rt.group, rt.kind, "", [st.cause("FieldValueRequired", "metadata.name", "Required value: name or generateName is required")]))
+                raise ApiError(
+                    st.invalid(
+                        rt.group,
+                        rt.kind,
+                        "",
+                        [
+                            st.cause(
+                                "FieldValueRequired",
+                                "metadata.name",
+                                "Required value: name or generateName is required",
+                            )
+                        ],
+                    )
+                )
         if rt.namespaced:
             ns = namespace or md.get("namespace") or "default"
             if md.get("namespace") and namespace and md["namespace"] != namespace:
-                raise ApiError(st.bad_request("the namespace of the provided object does not match the namespace sent on the request"))
+                raise ApiError(
+                    st.bad_request(
+                        "the namespace of the provided object does not match the namespace sent on the request"
+                    )
+                )
             md["namespace"] = ns
         else:
             md.pop("namespace", None)
@@ -549,7 +586,9 @@ class Store:
         if md_in.get("name") and md_in["name"] != name:
             raise ApiError(st.bad_request("the name of the object does not match the name on the URL"))
         if rt.namespaced and namespace and md_in.get("namespace") and md_in["namespace"] != namespace:
-            raise ApiError(st.bad_request("the namespace of the provided object does not match the namespace sent on the request"))
+            raise ApiError(
+                st.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+            )
         cur = self._data[rt.key].get((ns, name))
         if cur is None:
             raise ApiError(st.not_found(rt.group, rt.plural, name))
@@ -584,7 +623,9 @@ class Store:
                     md.pop(k, None)
             if old["metadata"].get("deletionTimestamp"):
                 # No new finalizers on an object that is going away (the real server refuses them too).
-                md["finalizers"] = [f for f in md.get("finalizers") or [] if f in (old["metadata"].get("finalizers") or [])]
+                md["finalizers"] = [
+                    f for f in md.get("finalizers") or [] if f in (old["metadata"].get("finalizers") or [])
+                ]
                 if not md["finalizers"]:
                     md.pop("finalizers")
             pieces.default_object(rt.plural, new)
@@ -636,10 +677,17 @@ class Store:
                     raise ApiError(st.bad_request("the name of the object does not match the name on the URL"))
                 manager = field_manager or ""
                 if not manager:
-                    raise ApiError(st.bad_request("PATCH requests with the apply content type require fieldManager to be set"))
+                    raise ApiError(
+                        st.bad_request("PATCH requests with the apply content type require fieldManager to be set")
+                    )
                 live = cur.obj if cur else None
                 result = pieces.server_side_apply(
-                    clone(live) if live else None, clone(patch), manager, force, now=self.clock.timestamp(), subresource=subresource or ""
+                    clone(live) if live else None,
+                    clone(patch),
+                    manager,
+                    force,
+                    now=self.clock.timestamp(),
+                    subresource=subresource or "",
                 )
                 if cur is None:
                     result.setdefault("metadata", {})["name"] = name
@@ -647,7 +695,9 @@ class Store:
                         result["metadata"]["namespace"] = ns
                     return self.create(rt, result, namespace=ns or None, dry_run=dry_run, decode_mode=decode_mode), True
                 result["metadata"]["resourceVersion"] = cur.obj["metadata"]["resourceVersion"]
-                return self.update(rt, result, subresource, namespace=ns, name=name, dry_run=dry_run, decode_mode=decode_mode), False
+                return self.update(
+                    rt, result, subresource, namespace=ns, name=name, dry_run=dry_run, decode_mode=decode_mode
+                ), False
             if cur is None:
                 raise ApiError(st.not_found(rt.group, rt.plural, name))
             base = clone(cur.obj)
@@ -682,15 +732,30 @@ class Store:
         if rv and rv != cur.obj["metadata"]["resourceVersion"]:
             raise ApiError(st.conflict(rt.group, rt.plural, name))
         if result["metadata"].get("name") != name:
-            raise ApiError(st.status(422, "Invalid", f'{rt.kind} "{name}" is invalid: metadata.name: Invalid value: "{result["metadata"].get("name")}": field is immutable'))
+            raise ApiError(
+                st.status(
+                    422,
+                    "Invalid",
+                    f'{rt.kind} "{name}" is invalid: metadata.name: Invalid value: "{result["metadata"].get("name")}": field is immutable',
+                )
+            )
         return self.update(
-            rt, result, subresource, namespace=ns, name=name, dry_run=dry_run, field_manager=field_manager, decode_mode=decode_mode
+            rt,
+            result,
+            subresource,
+            namespace=ns,
+            name=name,
+            dry_run=dry_run,
+            field_manager=field_manager,
+            decode_mode=decode_mode,
         ), False
 
     def _decode(self, rt: ResourceType, obj: Any, mode: str) -> Any:
         """Decode a client's body as the server would: wrong types are 400, unknown fields dropped (400 when Strict)."""
         if not isinstance(obj, dict):
-            raise ApiError(st.bad_request(f"the body of the request could not be decoded into a {rt.kind}: it is not an object"))
+            raise ApiError(
+                st.bad_request(f"the body of the request could not be decoded into a {rt.kind}: it is not an object")
+            )
         from dragoman.sim.decode import DecodeError, decode
 
         obj = clone(obj)
@@ -713,7 +778,10 @@ class Store:
     @staticmethod
     def _pod_waits(pod: dict) -> bool:
         """A pod bound to a node and not finished waits out its grace period (its kubelet must stop it)."""
-        return bool(pod.get("spec", {}).get("nodeName")) and pod.get("status", {}).get("phase") not in ("Succeeded", "Failed")
+        return bool(pod.get("spec", {}).get("nodeName")) and pod.get("status", {}).get("phase") not in (
+            "Succeeded",
+            "Failed",
+        )
 
     def delete(
         self,
@@ -737,15 +805,37 @@ class Store:
         omd = old["metadata"]
         if preconditions:
             if preconditions.get("uid") and preconditions["uid"] != omd.get("uid"):
-                raise ApiError(st.conflict(rt.group, rt.plural, name, f"Precondition failed: UID in precondition: {preconditions['uid']}, UID in object meta: {omd.get('uid')}"))
+                raise ApiError(
+                    st.conflict(
+                        rt.group,
+                        rt.plural,
+                        name,
+                        f"Precondition failed: UID in precondition: {preconditions['uid']}, UID in object meta: {omd.get('uid')}",
+                    )
+                )
             if preconditions.get("resourceVersion") and preconditions["resourceVersion"] != omd.get("resourceVersion"):
-                raise ApiError(st.conflict(rt.group, rt.plural, name, f"Precondition failed: ResourceVersion in precondition: {preconditions['resourceVersion']}, ResourceVersion in object meta: {omd.get('resourceVersion')}"))
+                raise ApiError(
+                    st.conflict(
+                        rt.group,
+                        rt.plural,
+                        name,
+                        f"Precondition failed: ResourceVersion in precondition: {preconditions['resourceVersion']}, ResourceVersion in object meta: {omd.get('resourceVersion')}",
+                    )
+                )
         policy = propagation_policy or "Background"
         if policy not in ("Background", "Foreground", "Orphan"):
-            raise ApiError(st.bad_request(f"propagationPolicy: Unsupported value: {policy!r}: supported values: \"Foreground\", \"Background\", \"Orphan\""))
+            raise ApiError(
+                st.bad_request(
+                    f'propagationPolicy: Unsupported value: {policy!r}: supported values: "Foreground", "Background", "Orphan"'
+                )
+            )
         grace = 0
         if rt.key == "pods" and self._pod_waits(old):
-            grace = grace_period_seconds if grace_period_seconds is not None else int(old["spec"].get("terminationGracePeriodSeconds", 30))
+            grace = (
+                grace_period_seconds
+                if grace_period_seconds is not None
+                else int(old["spec"].get("terminationGracePeriodSeconds", 30))
+            )
             if grace < 0:
                 grace = 0
         finalizers = list(omd.get("finalizers") or [])

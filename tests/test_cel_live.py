@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 import pytest
-
 from dragoman.sim.scenarios import DEMO_PATH
 from dragoman.tui.cli import main
+
 from tests.support.serve import served
 
 A100 = 'device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA A100")'
@@ -21,13 +21,23 @@ UNGUARDED = 'device.attributes["gpu.nvidia.com"].profile.startsWith("1g")'
 
 def dragoman(*args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
-    return subprocess.run([sys.executable, "-m", "dragoman", *args], capture_output=True, text=True, env=env, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "dragoman", *args], capture_output=True, text=True, env=env, timeout=180
+    )
 
 
 def dragoman_all(*argvs: list[str]) -> list[subprocess.CompletedProcess]:
     env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
-    procs = [subprocess.Popen([sys.executable, "-m", "dragoman", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-             for argv in argvs]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "dragoman", *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for argv in argvs
+    ]
     done = []
     for argv, proc in zip(argvs, procs):
         out, err = proc.communicate(timeout=180)
@@ -74,8 +84,11 @@ def test_runtime_errors_and_matches_through_the_real_cli(live):
     kubeconfig, snap = live
     # Four short-lived processes side by side: each mostly waits on imports and the server.
     live_proc, snap_proc, live_text, snap_text = dragoman_all(
-        ["cel", UNGUARDED, "--kubeconfig", str(kubeconfig), "-o", "json"], ["cel", UNGUARDED, "--snapshot", str(snap), "-o", "json"],
-        ["cel", A100, "--kubeconfig", str(kubeconfig)], ["cel", A100, "--snapshot", str(snap)])
+        ["cel", UNGUARDED, "--kubeconfig", str(kubeconfig), "-o", "json"],
+        ["cel", UNGUARDED, "--snapshot", str(snap), "-o", "json"],
+        ["cel", A100, "--kubeconfig", str(kubeconfig)],
+        ["cel", A100, "--snapshot", str(snap)],
+    )
     assert live_proc.returncode == snap_proc.returncode == 1
     assert by_device(json.loads(live_proc.stdout)) == by_device(json.loads(snap_proc.stdout))
     # The text counts the same devices and slices.

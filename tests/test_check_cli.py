@@ -14,25 +14,37 @@ import sys
 import jsonschema
 import pytest
 import yaml
-
 from dragoman.sim.scenarios import DEMO_PATH, TRANSIENT_FINDINGS, demo_marks, load_scenario
 from dragoman.tui.cli import main
 from dragoman.tui.commands.check import CHECK_JSON_SCHEMA
+
 from tests.fleet.fleet_fixtures import dp_fleet, dra_fleet
 from tests.support.serve import served
 
 # Kinds the `partial` user may not list: that part of the picture is missing, the rest is read.
 HIDDEN = ("events", "resourcequotas")
 PARTIAL_ROLE = {
-    "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "dragoman-test-partial"},
+    "apiVersion": "rbac.authorization.k8s.io/v1",
+    "kind": "ClusterRole",
+    "metadata": {"name": "dragoman-test-partial"},
     "rules": [
-        {"apiGroups": [""], "resources": ["nodes", "pods", "namespaces", "configmaps"], "verbs": ["get", "list", "watch"]},
-        {"apiGroups": ["apps", "batch", "policy", "coordination.k8s.io", "resource.k8s.io"], "resources": ["*"],
-         "verbs": ["get", "list", "watch"]},
+        {
+            "apiGroups": [""],
+            "resources": ["nodes", "pods", "namespaces", "configmaps"],
+            "verbs": ["get", "list", "watch"],
+        },
+        {
+            "apiGroups": ["apps", "batch", "policy", "coordination.k8s.io", "resource.k8s.io"],
+            "resources": ["*"],
+            "verbs": ["get", "list", "watch"],
+        },
     ],
 }
-USERS = {"apiVersion": "sim.dragoman.io/v1", "kind": "SimulatorConfig",
-         "users": [{"name": "partial", "clusterRoles": ["dragoman-test-partial"]}, {"name": "nobody"}]}
+USERS = {
+    "apiVersion": "sim.dragoman.io/v1",
+    "kind": "SimulatorConfig",
+    "users": [{"name": "partial", "clusterRoles": ["dragoman-test-partial"]}, {"name": "nobody"}],
+}
 
 VALIDATOR = jsonschema.Draft202012Validator(CHECK_JSON_SCHEMA)
 
@@ -40,7 +52,9 @@ VALIDATOR = jsonschema.Draft202012Validator(CHECK_JSON_SCHEMA)
 def dragoman(*args: str, columns: int = 80, cwd: pathlib.Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": str(columns)}
     env.pop("KUBECONFIG", None)
-    return subprocess.run([sys.executable, "-m", "dragoman", *args], capture_output=True, text=True, env=env, timeout=180, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "dragoman", *args], capture_output=True, text=True, env=env, timeout=180, cwd=cwd
+    )
 
 
 def run_in_process(capsys, *args: str) -> tuple[int, str, str]:
@@ -91,8 +105,15 @@ def test_demo_snapshot_json_has_every_marked_finding_and_the_documented_shape(ma
     doc = json.loads(proc.stdout)
     VALIDATOR.validate(doc)
     assert ids_of(doc) == marks
-    assert doc["source"] == {"type": "snapshot", "snapshot": str(DEMO_PATH), "context": None, "server": None, "serverVersion": None,
-                             "resourceApiVersions": [], "forbiddenKinds": []}
+    assert doc["source"] == {
+        "type": "snapshot",
+        "snapshot": str(DEMO_PATH),
+        "context": None,
+        "server": None,
+        "serverVersion": None,
+        "resourceApiVersions": [],
+        "forbiddenKinds": [],
+    }
     assert doc["notes"] == [] and doc["summary"]["errors"] == sum(f["severity"] == "error" for f in doc["findings"]) > 0
     assert {p["name"] for p in doc["pools"]} >= {"h100-dra", "a100-serve", "a100-train"}
 
@@ -118,7 +139,9 @@ def test_live_simulator_gives_the_same_findings_as_its_snapshot(live, marks, cap
     VALIDATOR.validate(doc)
     assert marks - TRANSIENT_FINDINGS <= ids_of(doc) <= marks
     src = doc["source"]
-    assert src["type"] == "cluster" and src["context"] == "dragoman-sim" and src["server"].startswith("https://127.0.0.1:")
+    assert (
+        src["type"] == "cluster" and src["context"] == "dragoman-sim" and src["server"].startswith("https://127.0.0.1:")
+    )
     assert src["serverVersion"].startswith("v1.") and "v1" in src["resourceApiVersions"] and src["forbiddenKinds"] == []
 
     # In-process, with the flags before the subcommand, the same picture.
@@ -141,7 +164,9 @@ def test_demo_flag_starts_the_demo_and_reads_it(marks):
 
 
 def test_pool_label_flag_regroups(capsys):
-    code, out, _ = run_in_process(capsys, "check", "--snapshot", str(DEMO_PATH), "--pool-label", "kubernetes.io/os", "-o", "json")
+    code, out, _ = run_in_process(
+        capsys, "check", "--snapshot", str(DEMO_PATH), "--pool-label", "kubernetes.io/os", "-o", "json"
+    )
     doc = json.loads(out)
     assert code == 1 and doc["poolLabel"] == "kubernetes.io/os"
     assert "h100-dra" not in {p["name"] for p in doc["pools"]}
@@ -155,7 +180,10 @@ def test_healthy_fleet_exits_0(healthy, capsys):
     doc = json.loads(out)
     VALIDATOR.validate(doc)
     assert code == 0 and err == "" and doc["summary"]["errors"] == 0
-    assert {p["name"]: p["ownership"] for p in doc["pools"] if p["gpuNodes"]} == {"l4-pool": "device-plugin", "h100-pool": "dra"}
+    assert {p["name"]: p["ownership"] for p in doc["pools"] if p["gpuNodes"]} == {
+        "l4-pool": "device-plugin",
+        "h100-pool": "dra",
+    }
     proc = dragoman("check", "--snapshot", str(healthy))
     assert proc.returncode == 0 and "0 errors" in proc.stdout
     assert_fits(proc.stdout)
@@ -165,7 +193,9 @@ def test_healthy_fleet_exits_0(healthy, capsys):
 
 
 def test_forbidden_kinds_are_a_note_not_a_failure(live, marks, capsys):
-    code, out, err = run_in_process(capsys, "check", "--kubeconfig", str(live), "--context", "dragoman-sim-partial", "-o", "json")
+    code, out, err = run_in_process(
+        capsys, "check", "--kubeconfig", str(live), "--context", "dragoman-sim-partial", "-o", "json"
+    )
     assert code == 1, err
     doc = json.loads(out)
     VALIDATOR.validate(doc)
@@ -183,7 +213,9 @@ def test_forbidden_kinds_are_a_note_not_a_failure(live, marks, capsys):
 def test_credentials_that_may_list_nothing_cannot_read_the_cluster(live, capsys):
     code, out, err = run_in_process(capsys, "check", "--kubeconfig", str(live), "--context", "dragoman-sim-nobody")
     assert code == 2 and out == ""
-    assert err.startswith("dragoman: the credentials of context 'dragoman-sim-nobody' may not list anything dragoman reads")
+    assert err.startswith(
+        "dragoman: the credentials of context 'dragoman-sim-nobody' may not list anything dragoman reads"
+    )
     assert err.count("\n") == 1
 
 
@@ -197,9 +229,14 @@ def _closed_port() -> int:
 
 
 def _kubeconfig(server: str, user: dict, ca: dict | None = None) -> dict:
-    return {"apiVersion": "v1", "kind": "Config", "current-context": "c",
-            "clusters": [{"name": "a", "cluster": {"server": server, **(ca or {"insecure-skip-tls-verify": True})}}],
-            "users": [{"name": "u", "user": user}], "contexts": [{"name": "c", "context": {"cluster": "a", "user": "u"}}]}
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "c",
+        "clusters": [{"name": "a", "cluster": {"server": server, **(ca or {"insecure-skip-tls-verify": True})}}],
+        "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "c", "context": {"cluster": "a", "user": "u"}}],
+    }
 
 
 def bad_inputs(tmp: pathlib.Path, live: pathlib.Path) -> dict[str, tuple[list[str], str]]:
@@ -211,15 +248,22 @@ def bad_inputs(tmp: pathlib.Path, live: pathlib.Path) -> dict[str, tuple[list[st
     cluster = yaml.safe_load(live.read_text())["clusters"][0]["cluster"]
     server, ca = cluster["server"], {k: v for k, v in cluster.items() if k != "server"}
     plugin = tmp / "expired-login"
-    plugin.write_text(f"#!{sys.executable}\nimport sys\nprint('error: the SSO session has expired', file=sys.stderr)\nsys.exit(1)\n")
+    plugin.write_text(
+        f"#!{sys.executable}\nimport sys\nprint('error: the SSO session has expired', file=sys.stderr)\nsys.exit(1)\n"
+    )
     plugin.chmod(plugin.stat().st_mode | stat.S_IEXEC)
-    exec_user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin), "interactiveMode": "Never"}}
+    exec_user = {
+        "exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin), "interactiveMode": "Never"}
+    }
     (tmp / "expired-exec.yaml").write_text(yaml.safe_dump(_kubeconfig(server, exec_user, ca)))
     (tmp / "rejected.yaml").write_text(yaml.safe_dump(_kubeconfig(server, {"token": "expired-or-revoked"}, ca)))
     return {
         "missing kubeconfig": (["--kubeconfig", str(tmp / "nope.yaml")], "does not exist"),
         "malformed kubeconfig": (["--kubeconfig", str(tmp / "malformed.yaml")], "is not valid YAML at line 3"),
-        "unknown context": (["--kubeconfig", str(live), "--context", "prod-eu"], "context 'prod-eu' is not in the kubeconfig"),
+        "unknown context": (
+            ["--kubeconfig", str(live), "--context", "prod-eu"],
+            "context 'prod-eu' is not in the kubeconfig",
+        ),
         "unreachable server": (["--kubeconfig", str(tmp / "closed.yaml")], "cannot reach the cluster"),
         "snapshot not Kubernetes": (["--snapshot", str(tmp / "not-k8s.yaml")], "is not Kubernetes YAML"),
         "snapshot not text": (["--snapshot", str(tmp / "binary.yaml")], "is not Kubernetes YAML"),
@@ -245,8 +289,17 @@ def test_bad_input_through_the_real_cli_has_no_traceback(live, tmp_path):
     env = {**os.environ, "COLUMNS": "80"}
     env.pop("KUBECONFIG", None)
     # Side by side: each is a short-lived process that mostly waits.
-    procs = {name: subprocess.Popen([sys.executable, "-m", "dragoman", "check", *cases[name][0]], stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path) for name in names}
+    procs = {
+        name: subprocess.Popen(
+            [sys.executable, "-m", "dragoman", "check", *cases[name][0]],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
+        for name in names
+    }
     for name, proc in procs.items():
         out, err = proc.communicate(timeout=180)
         assert proc.returncode == 2 and out == "", f"{name}: exit {proc.returncode}\n{err}"
@@ -263,7 +316,11 @@ def test_kinds_the_server_does_not_serve_make_one_note():
         store.set_state(kind, LIVE, "", synced=True)
     for kind, plural in (("DeviceClass", "deviceclasses"), ("ResourceSlice", "resourceslices")):
         store.set_state(kind, LIVE, f"the server does not serve {plural}.", synced=True)
-    store.set_state("Event", FORBIDDEN, "user 'x' may not list events (403 Forbidden); that part of the picture is missing.")
+    store.set_state(
+        "Event", FORBIDDEN, "user 'x' may not list events (403 Forbidden); that part of the picture is missing."
+    )
     notes = Origin("cluster", FleetSource(store, "c", "https://k", "v1.33.2")).notes()
-    assert notes == ["user 'x' may not list events (403 Forbidden); that part of the picture is missing.",
-                     "the server does not serve deviceclasses or resourceslices: the picture has none of them."]
+    assert notes == [
+        "user 'x' may not list events (403 Forbidden); that part of the picture is missing.",
+        "the server does not serve deviceclasses or resourceslices: the picture has none of them.",
+    ]

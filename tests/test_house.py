@@ -59,7 +59,9 @@ def test_cli_help_lists_subcommands() -> None:
 
 
 def test_cli_unknown_subcommand_is_a_usage_error_not_a_traceback() -> None:
-    proc = subprocess.run([sys.executable, "-m", "dragoman", "no-such-command"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dragoman", "no-such-command"], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert "invalid choice" in proc.stderr

@@ -10,6 +10,7 @@ from dragoman.sim.scenarios import DEMO_PATH
 from dragoman.tui.app import DragomanApp
 from dragoman.tui.source import open_cluster_feed
 from dragoman.tui.views import JUMPS
+
 from tests.actions.migrate_support import L4, T4, base_args, cli, demo
 from tests.support.sim import running_simulator
 from tests.tui.conftest import SIZE, ready, wait_for
@@ -25,9 +26,8 @@ async def _settle(pilot, seconds: float = 0.5) -> None:
 
 async def _confirm_if_asked(pilot, app) -> bool:
     """Do what an operator must to confirm a write: type every required word, then press the confirm button."""
-    from textual.widgets import Input
-
     from dragoman.tui.screens.confirm import ConfirmWriteScreen
+    from textual.widgets import Input
 
     await _settle(pilot, 1.0)
     screen = app.screen
@@ -47,7 +47,12 @@ async def _wizard_apply(pilot, app, pool: str) -> bool:
     await pilot.press("slash", *pool, "enter")
     await _settle(pilot)
     await pilot.press("m")
-    await wait_for(pilot, lambda: type(app.screen).__name__ == "MigrateScreen" and app.screen.plan is not None, 60, "the wizard's plan")
+    await wait_for(
+        pilot,
+        lambda: type(app.screen).__name__ == "MigrateScreen" and app.screen.plan is not None,
+        60,
+        "the wizard's plan",
+    )
     await pilot.press("a")
     return await _confirm_if_asked(pilot, app)
 
@@ -118,7 +123,9 @@ async def test_the_same_wizard_steps_read_write_do_write(tmp_path: pathlib.Path,
 async def test_headless_migrate_read_only_yes_exits_3_and_writes_nothing(tmp_path: pathlib.Path, capsys) -> None:
     async with demo() as sim:
         for pool in (T4, L4):
-            code = await cli(base_args(sim, tmp_path, pool, "--step", "cordon", "--step", "drain", "--read-only", "--yes"))
+            code = await cli(
+                base_args(sim, tmp_path, pool, "--step", "cordon", "--step", "drain", "--read-only", "--yes")
+            )
             err = capsys.readouterr().err
             assert code == 3, err
             assert "read-only" in err and "Traceback" not in err

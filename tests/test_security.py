@@ -14,8 +14,8 @@ import sys
 
 import pytest
 import yaml
-
 from dragoman.fleet import debugtrace
+
 from tests.actions.migrate_support import T4, base_args, cli, demo
 from tests.badinput.badinput_support import assert_sentence, kubeconfig_text, run_cli
 from tests.support.sim import running_simulator
@@ -42,7 +42,9 @@ def test_redact_hides_bearer_tokens_jwts_and_pem_blocks() -> None:
 def test_the_debug_trace_names_each_request_and_never_a_credential(tmp_path: pathlib.Path) -> None:
     async def go() -> tuple[int, str, str, list[str]]:
         async with running_simulator(scenario_path="demo") as sim:
-            code, out, err = await asyncio.to_thread(run_cli, "--debug", "check", "--kubeconfig", str(sim.kubeconfig_path))
+            code, out, err = await asyncio.to_thread(
+                run_cli, "--debug", "check", "--kubeconfig", str(sim.kubeconfig_path)
+            )
             return code, out, err, _tokens(sim)
 
     code, out, err, tokens = asyncio.run(go())
@@ -59,22 +61,28 @@ def test_the_debug_trace_to_a_file_with_a_client_certificate_user(tmp_path: path
     port_kc = tmp_path / "kubeconfig"
     key_b64 = base64.b64encode(PEM_KEY.encode()).decode()
     # An unreachable server: the failed request is traced too, with its reason, and the key material is not.
-    port_kc.write_text(kubeconfig_text("https://127.0.0.1:9", user=f"  token: sekret-token-42\n  password: hunter2\n  username: u\n"))
+    port_kc.write_text(
+        kubeconfig_text("https://127.0.0.1:9", user=f"  token: sekret-token-42\n  password: hunter2\n  username: u\n")
+    )
     code, _out, err = run_cli("--debug-file", str(trace), "check", "--kubeconfig", str(port_kc))
     assert_sentence(code, err)
     text = trace.read_text()
     assert "GET /version -> " in text and "(auth: bearer)" in text
     for secret in ("sekret-token-42", "hunter2", key_b64):
         assert secret not in text + err
-    assert_sentence(*run_cli("--debug-file", str(tmp_path / "no" / "dir" / "t.log"), "check", "--kubeconfig", str(port_kc))[::2],
-                    words=["debug trace"])
+    assert_sentence(
+        *run_cli("--debug-file", str(tmp_path / "no" / "dir" / "t.log"), "check", "--kubeconfig", str(port_kc))[::2],
+        words=["debug trace"],
+    )
 
 
 def test_query_values_that_may_carry_secrets_are_redacted() -> None:
     buf = io.StringIO()
     debugtrace.enable(buf)
     try:
-        debugtrace.record("GET", "/x", {"token": "abc", "labelSelector": "a=b", "continue": "x" * 50}, 200, 0.01, auth="none")
+        debugtrace.record(
+            "GET", "/x", {"token": "abc", "labelSelector": "a=b", "continue": "x" * 50}, 200, 0.01, auth="none"
+        )
     finally:
         debugtrace.disable()
     line = buf.getvalue()
@@ -100,9 +108,16 @@ def test_audit_records_scrub_secret_keys_and_bearer_values(tmp_path: pathlib.Pat
     from dragoman.actions.audit import AuditLog
 
     log = AuditLog(tmp_path / "a.jsonl", user={"name": "u", "token": "tok-123"})
-    wid = log.intent(key="k", plan_id="p", step="s", obj={"kind": "Node", "name": "n"}, verb="patch",
-                     before={"password": "pw-456"}, after={"client-key-data": "key-789"},
-                     command="kubectl --token=tok-123 patch node n  # Authorization: Bearer tok-123")
+    wid = log.intent(
+        key="k",
+        plan_id="p",
+        step="s",
+        obj={"kind": "Node", "name": "n"},
+        verb="patch",
+        before={"password": "pw-456"},
+        after={"client-key-data": "key-789"},
+        command="kubectl --token=tok-123 patch node n  # Authorization: Bearer tok-123",
+    )
     log.outcome(wid, key="k", plan_id="p", step="s", obj={}, result="ok", message="sent with Bearer tok-999")
     text = (tmp_path / "a.jsonl").read_text()
     for secret in ("tok-123", "pw-456", "key-789", "tok-999"):
@@ -111,8 +126,12 @@ def test_audit_records_scrub_secret_keys_and_bearer_values(tmp_path: pathlib.Pat
 
 
 async def test_a_snapshot_holds_no_secret_and_no_credential(tmp_path: pathlib.Path) -> None:
-    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "registry", "namespace": "default"},
-              "data": {"token": base64.b64encode(b"very-secret-registry-token").decode()}}
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "registry", "namespace": "default"},
+        "data": {"token": base64.b64encode(b"very-secret-registry-token").decode()},
+    }
     # A snapshot file that holds a Secret (kubectl get all -o yaml may): re-written without it.
     source = tmp_path / "in.yaml"
     source.write_text(yaml.safe_dump_all([secret, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}]))
@@ -187,8 +206,10 @@ def test_exec_auth_passes_arguments_literally_without_a_shell(tmp_path: pathlib.
     )
     plugin.chmod(plugin.stat().st_mode | stat.S_IEXEC)
     hostile = [f"; touch {pwned}", f"$(touch {pwned})", f"`touch {pwned}`", f"| touch {pwned}", "*"]
-    user = ("  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    interactiveMode: Never\n"
-            f"    command: {plugin}\n    args: {json.dumps(hostile)}\n")
+    user = (
+        "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    interactiveMode: Never\n"
+        f"    command: {plugin}\n    args: {json.dumps(hostile)}\n"
+    )
     kc = tmp_path / "kubeconfig"
     kc.write_text(kubeconfig_text("https://127.0.0.1:9", user=user))
     code, _out, err = run_cli("check", "--kubeconfig", str(kc))
@@ -199,8 +220,10 @@ def test_exec_auth_passes_arguments_literally_without_a_shell(tmp_path: pathlib.
 
 def test_an_exec_command_with_shell_syntax_is_a_missing_program_not_a_shell_line(tmp_path: pathlib.Path) -> None:
     pwned = tmp_path / "PWNED"
-    user = ("  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    interactiveMode: Never\n"
-            f"    command: 'true; touch {pwned}'\n")
+    user = (
+        "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    interactiveMode: Never\n"
+        f"    command: 'true; touch {pwned}'\n"
+    )
     kc = tmp_path / "kubeconfig"
     kc.write_text(kubeconfig_text("https://127.0.0.1:9", user=user))
     code, _out, err = run_cli("check", "--kubeconfig", str(kc))

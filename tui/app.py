@@ -6,13 +6,12 @@ import argparse
 import asyncio
 import sys
 
-from textual.app import App
-
 from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.tui.bindings import APP_KEYS, textual_bindings
 from dragoman.tui.commands_palette import ScreenCommands
 from dragoman.tui.feed import Feed
 from dragoman.tui.views import SCREENS, VIEW_DOCS, VIEWS, resolve_jump
+from textual.app import App
 
 GIL_SWITCH_INTERVAL = 0.0005
 UNREACHABLE_HINT = "Run `dragoman --demo` to explore a simulated fleet instead."
@@ -29,8 +28,15 @@ class DragomanApp(App):
     COMMAND_PALETTE_BINDING = "ctrl+p"
     ENABLE_COMMAND_PALETTE = True
 
-    def __init__(self, feed: Feed, *, kubeconfig: str | None = None, on_exit=None, read_only: bool = False,
-                 pool_label: str | None = None) -> None:
+    def __init__(
+        self,
+        feed: Feed,
+        *,
+        kubeconfig: str | None = None,
+        on_exit=None,
+        read_only: bool = False,
+        pool_label: str | None = None,
+    ) -> None:
         super().__init__()
         self.feed = feed
         self.kubeconfig = kubeconfig
@@ -57,14 +63,21 @@ class DragomanApp(App):
         feed.on_state.append(lambda state: self.refresh_header())
         feed.start()
         if feed.cluster is not None and not self.read_only:
-            self.run_worker(self._ask_write_access(feed), group="rbac", description="ask RBAC whether these credentials may write")
+            self.run_worker(
+                self._ask_write_access(feed), group="rbac", description="ask RBAC whether these credentials may write"
+            )
 
     async def _ask_write_access(self, feed: Feed) -> None:
         """One SelfSubjectAccessReview (it changes nothing): may these credentials patch nodes, a migration's first write?"""
-        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
-                "spec": {"resourceAttributes": {"verb": "patch", "resource": "nodes"}}}
+        body = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": {"verb": "patch", "resource": "nodes"}},
+        }
         try:
-            ans = await feed.cluster.request("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body, retry=True)
+            ans = await feed.cluster.request(
+                "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", body, retry=True
+            )
         except Exception:  # noqa: BLE001 - an API server that cannot answer leaves the header as it is
             return
         feed.info.may_write = bool((ans.get("status") or {}).get("allowed"))
@@ -200,7 +213,9 @@ class DragomanApp(App):
             return
         if target is None:
             names = ", ".join(n for n, *_ in VIEW_DOCS)
-            self.notify(f"no view named {name!r}; try one of: {names}" if name else f"views: {names}", severity="warning")
+            self.notify(
+                f"no view named {name!r}; try one of: {names}" if name else f"views: {names}", severity="warning"
+            )
             return
         if target in SCREENS:
             # A tool (playground, wizard, accounting, load) opens over the view the operator is on, so esc returns
@@ -255,7 +270,9 @@ class DragomanApp(App):
 
         def chosen(name: str | None) -> None:
             if name and name != self.feed.info.context:
-                self.run_worker(self._reconnect(name), exclusive=True, group="context", description=f"connect to {name}")
+                self.run_worker(
+                    self._reconnect(name), exclusive=True, group="context", description=f"connect to {name}"
+                )
 
         self.push_screen(ContextScreen(contexts, self.feed.info.context), chosen)
 
@@ -264,8 +281,13 @@ class DragomanApp(App):
 
         self.notify(f"connecting to context {context} …")
         try:
-            feed = await open_cluster_feed(self.kubeconfig, context, badge=self.feed.info.badge, read_only=self.read_only,
-                                           pool_label=self.pool_label)
+            feed = await open_cluster_feed(
+                self.kubeconfig,
+                context,
+                badge=self.feed.info.badge,
+                read_only=self.read_only,
+                pool_label=self.pool_label,
+            )
         except UserError as exc:
             self.notify(exc.message, severity="error", timeout=10)
             return
@@ -299,8 +321,9 @@ async def _main(args: argparse.Namespace) -> int:
                 kubeconfig = await asyncio.to_thread(demo.start)
                 badge = "DEMO"
             try:
-                feed = await open_cluster_feed(kubeconfig, args.context, badge=badge, read_only=args.read_only,
-                                               pool_label=args.pool_label)
+                feed = await open_cluster_feed(
+                    kubeconfig, args.context, badge=badge, read_only=args.read_only, pool_label=args.pool_label
+                )
             except UserError as exc:
                 raise _friendly(exc, args) from None
         app = DragomanApp(feed, kubeconfig=kubeconfig, read_only=args.read_only, pool_label=args.pool_label)

@@ -19,7 +19,13 @@ class Key:
 
 APP_KEYS = (
     Key("app.help", "question_mark,f1", "help", "Help", "Every key of this screen and what it does"),
-    Key("app.jump", "colon", "jump", "Jump", "Go to a view by name: :pools :nodes :devices :attributes :claims :pending :findings :cel :migrate :accounting :load :ctx (k9s names too: :po :no)"),
+    Key(
+        "app.jump",
+        "colon",
+        "jump",
+        "Jump",
+        "Go to a view by name: :pools :nodes :devices :attributes :claims :pending :findings :cel :migrate :accounting :load :ctx (k9s names too: :po :no)",
+    ),
     Key("app.relist", "ctrl+r", "relist", "Relist", "Throw away the watches and list every kind again"),
     Key("app.quit", "ctrl+q", "quit", "Quit", "Leave dragoman", show=False, priority=True),
 )
@@ -30,8 +36,20 @@ TABLE_KEYS = (
     Key("view.describe", "d", "describe", "Describe", "A describe page of the selected object that follows its links"),
     Key("view.back", "escape", "back", "Back", "Back to the previous view (clears a filter first)"),
     Key("view.quit", "q", "back_or_quit", "Back/Quit", "Back, or quit at the first view", show=False),
-    Key("view.playground", "p", "open_playground", "Playground", "Stuck pods: the selected pod's selector in the CEL playground"),
-    Key("view.migrate", "m", "open_migrate", "Migrate", "Pools: the migration wizard of the selected pool (plan only in read-only)"),
+    Key(
+        "view.playground",
+        "p",
+        "open_playground",
+        "Playground",
+        "Stuck pods: the selected pod's selector in the CEL playground",
+    ),
+    Key(
+        "view.migrate",
+        "m",
+        "open_migrate",
+        "Migrate",
+        "Pools: the migration wizard of the selected pool (plan only in read-only)",
+    ),
 )
 
 # The digits every view has (tables, accounting, load): one table, read by each screen and by help.
@@ -53,10 +71,14 @@ DETAIL_KEYS = (
 )
 
 TABLE_MOVES = (
-    ("j / k / ↑ / ↓", "move the cursor"), ("g / G", "first / last row"), ("pgup / pgdn", "page up / down"),
-    ("space", "mark the row: y shows the marked rows' YAML, ctrl+p copies their names"), ("enter", "drill down: pool → nodes → devices; open a row"),
+    ("j / k / ↑ / ↓", "move the cursor"),
+    ("g / G", "first / last row"),
+    ("pgup / pgdn", "page up / down"),
+    ("space", "mark the row: y shows the marked rows' YAML, ctrl+p copies their names"),
+    ("enter", "drill down: pool → nodes → devices; open a row"),
     ("tab", "on a describe page: move between the page (arrows and pgup/pgdn scroll it) and its links"),
-    ("mouse", "click selects a row, double-click opens it, the wheel scrolls"), ("ctrl+p", "the command palette: what this screen can do"),
+    ("mouse", "click selects a row, double-click opens it, the wheel scrolls"),
+    ("ctrl+p", "the command palette: what this screen can do"),
 )
 
 

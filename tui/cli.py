@@ -6,12 +6,12 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
-from dragoman import __version__
 from dragoman.fleet.errors import ExitCode, UserError, printable
 from dragoman.tui.commands import COMMAND_MODULES
 
+from dragoman import __version__
 
 SENTENCE_LIMIT = 1500  # characters of one error sentence; the rest of a quoted answer helps nobody
 
@@ -33,18 +33,25 @@ def number_flag(flag: str, value: float | int | None, *, minimum: float, maximum
 def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
     """The flags every cluster-reading command shares (design.md, 'Conventions')."""
     g = parser.add_argument_group("cluster")
-    g.add_argument("--kubeconfig", metavar="PATH", help="kubeconfig to read (default: $KUBECONFIG, then ~/.kube/config)")
+    g.add_argument(
+        "--kubeconfig", metavar="PATH", help="kubeconfig to read (default: $KUBECONFIG, then ~/.kube/config)"
+    )
     g.add_argument("--context", metavar="NAME", help="kubeconfig context to use")
     g.add_argument("--snapshot", metavar="FILE", help="read the fleet from a file instead of a cluster (read-only)")
     g.add_argument("--demo", action="store_true", help="start the embedded simulator with the demo fleet and use it")
     g.add_argument(
-        "--control-plane", nargs="?", const="cache", metavar="DIR",
+        "--control-plane",
+        nargs="?",
+        const="cache",
+        metavar="DIR",
         help="with --demo: run the demo fleet on the real Kubernetes v1.37 control plane (binaries in DIR; default: "
         "those `dragoman controlplane build` made)",
     )
     g.add_argument("--pool-label", metavar="KEY", help="node label that defines pools (auto-detected when absent)")
     g.add_argument("--read-only", action="store_true", help="make every write impossible")
-    g.add_argument("--prometheus", metavar="URL", help="a Prometheus to query for scheduler metrics in the :load view (optional)")
+    g.add_argument(
+        "--prometheus", metavar="URL", help="a Prometheus to query for scheduler metrics in the :load view (optional)"
+    )
 
 
 def add_output_flag(parser: argparse.ArgumentParser) -> None:
@@ -58,8 +65,14 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a subcommand, opens the terminal UI.",
     )
     parser.add_argument("--version", action="version", version=f"dragoman {__version__}")
-    parser.add_argument("--debug", action="store_true", help="trace every API request (method, path, status, time; credentials redacted) to stderr")
-    parser.add_argument("--debug-file", metavar="PATH", help="write that trace to PATH instead (appended; the way to trace the TUI)")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="trace every API request (method, path, status, time; credentials redacted) to stderr",
+    )
+    parser.add_argument(
+        "--debug-file", metavar="PATH", help="write that trace to PATH instead (appended; the way to trace the TUI)"
+    )
     add_cluster_flags(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:

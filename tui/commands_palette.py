@@ -20,10 +20,18 @@ class ScreenCommands(Provider):
             if name != current and name != "ctx":
                 # The aliases are in the searched name, so "mig" finds the wizard and "po" the stuck pods.
                 also = f" ({' '.join(aliases)})" if aliases else ""
-                cmds.append((f"view: {name}{also}", f":{name}{' or ' + digit if digit else ''} — {doc}", partial(app.jump, name)))
+                cmds.append(
+                    (
+                        f"view: {name}{also}",
+                        f":{name}{' or ' + digit if digit else ''} — {doc}",
+                        partial(app.jump, name),
+                    )
+                )
         if getattr(app.feed, "syncer", None) is not None:
             cmds.append(("cluster: relist", "list every kind again (ctrl+r)", app.action_relist))
-            cmds.append(("cluster: switch context", "pick another kubeconfig context (:ctx)", app.action_switch_context))
+            cmds.append(
+                ("cluster: switch context", "pick another kubeconfig context (:ctx)", app.action_switch_context)
+            )
         cmds.append(("help: keys", "every key of this screen (?)", app.action_help))
         return cmds
 

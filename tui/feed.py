@@ -11,7 +11,8 @@ import os
 import re
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from dragoman.fleet.diagnose import diagnose
 from dragoman.fleet.model import FleetModel
@@ -62,7 +63,7 @@ def snapshot_date(path: str) -> str:
     if m:
         return m.group(1)
     try:
-        return datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.timezone.utc).strftime("%Y-%m-%d")
+        return datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.UTC).strftime("%Y-%m-%d")
     except OSError:
         return ""
 
@@ -74,8 +75,15 @@ class Feed:
     changes wait in a buffer, so the model is never read and written at once.
     """
 
-    def __init__(self, store: FleetStore, info: SourceInfo, *, pool_label: str | None = None, cluster: Any = None,
-                 syncer: Any = None) -> None:
+    def __init__(
+        self,
+        store: FleetStore,
+        info: SourceInfo,
+        *,
+        pool_label: str | None = None,
+        cluster: Any = None,
+        syncer: Any = None,
+    ) -> None:
         self.store = store
         self.info = info
         self.cluster = cluster

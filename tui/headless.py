@@ -7,7 +7,8 @@ import asyncio
 import dataclasses
 import os
 import tempfile
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from dragoman.fleet.errors import ExitCode, UserError
 
@@ -22,11 +23,26 @@ def add_source_flags(parser: argparse.ArgumentParser, *, demo: bool = True) -> N
 
     SUPPRESS keeps a value given before the subcommand (`dragoman --snapshot f check`).
     """
-    parser.add_argument("--kubeconfig", metavar="PATH", default=argparse.SUPPRESS, help="kubeconfig to read (default: $KUBECONFIG, then ~/.kube/config)")
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="kubeconfig to read (default: $KUBECONFIG, then ~/.kube/config)",
+    )
     parser.add_argument("--context", metavar="NAME", default=argparse.SUPPRESS, help="kubeconfig context to use")
-    parser.add_argument("--snapshot", metavar="FILE", default=argparse.SUPPRESS, help="read the fleet from a snapshot file instead of a cluster ('-' reads stdin)")
+    parser.add_argument(
+        "--snapshot",
+        metavar="FILE",
+        default=argparse.SUPPRESS,
+        help="read the fleet from a snapshot file instead of a cluster ('-' reads stdin)",
+    )
     if demo:
-        parser.add_argument("--demo", action="store_true", default=argparse.SUPPRESS, help="start the embedded simulator with the demo fleet and read it")
+        parser.add_argument(
+            "--demo",
+            action="store_true",
+            default=argparse.SUPPRESS,
+            help="start the embedded simulator with the demo fleet and read it",
+        )
 
 
 @dataclasses.dataclass
@@ -103,8 +119,11 @@ def read_from_args(args: argparse.Namespace, kinds: Iterable[str] | None = None)
         return Origin("demo", source)
     source = asyncio.run(read_fleet(getattr(args, "kubeconfig", None), getattr(args, "context", None), kinds=kind_list))
     if source.store.kinds and len(source.forbidden) == len(source.store.kinds):
-        raise UserError(f"the credentials of context {source.context!r} may not list anything dragoman reads on {source.server} "
-                        "(403 Forbidden on every kind).", ExitCode.INPUT)
+        raise UserError(
+            f"the credentials of context {source.context!r} may not list anything dragoman reads on {source.server} "
+            "(403 Forbidden on every kind).",
+            ExitCode.INPUT,
+        )
     return Origin("cluster", source)
 
 

@@ -11,10 +11,12 @@ import time
 
 SIZE = (120, 40)
 
+
 # (file name, keys pressed from the Pools view; a callable gets the app)
 def _cel(expression: str):
     def load(app) -> None:
         app.screen.editor.load_text(expression)
+
     return load
 
 
@@ -30,9 +32,18 @@ SHOTS = (
     ("stuck-pods", ("colon", *"pending", "enter")),
     ("stuck-pod-describe", ("colon", *"pending", "enter", "enter")),
     ("findings", ("colon", *"findings", "enter")),
-    ("playground", ("colon", *"cel", "enter",
-                    _cel('device.attributes["gpu.nvidia.com"].productName.contains("H100") &&\n'
-                         'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("80Gi")) >= 0'))),
+    (
+        "playground",
+        (
+            "colon",
+            *"cel",
+            "enter",
+            _cel(
+                'device.attributes["gpu.nvidia.com"].productName.contains("H100") &&\n'
+                'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("80Gi")) >= 0'
+            ),
+        ),
+    ),
     ("wizard", (lambda app: app.screen.table.move_to("l4-serve"), "m")),
     ("accounting", ("colon", *"accounting", "enter")),
     ("load", ("colon", *"load", "enter", "s")),
@@ -60,7 +71,15 @@ async def _ready(pilot, name: str, timeout: float = 60.0) -> None:
             break
         if name == "wizard" and (getattr(screen, "plan", None) is not None or getattr(screen, "error", "")):
             break
-        if name == "load" and len(getattr(pilot.app.feed, "load_sampler", None).samples if getattr(pilot.app.feed, "load_sampler", None) else ()) >= 2:
+        if (
+            name == "load"
+            and len(
+                getattr(pilot.app.feed, "load_sampler", None).samples
+                if getattr(pilot.app.feed, "load_sampler", None)
+                else ()
+            )
+            >= 2
+        ):
             break
         await pilot.pause(0.1)
     await pilot.pause(0.5)

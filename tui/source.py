@@ -25,8 +25,15 @@ def list_contexts(kubeconfig: str | None) -> tuple[list[str], str]:
     return sorted(merged.contexts), merged.current_context
 
 
-async def open_cluster_feed(kubeconfig: str | None, context: str | None, *, badge: str = "", read_only: bool = False,
-                            pool_label: str | None = None, **informer_kw) -> Feed:
+async def open_cluster_feed(
+    kubeconfig: str | None,
+    context: str | None,
+    *,
+    badge: str = "",
+    read_only: bool = False,
+    pool_label: str | None = None,
+    **informer_kw,
+) -> Feed:
     """Connect as kubectl would (raises UserError with one sentence when the cluster cannot be reached) and
     prepare the informers; they start with the feed."""
     from dragoman.fleet.cluster import connect
@@ -36,8 +43,15 @@ async def open_cluster_feed(kubeconfig: str | None, context: str | None, *, badg
     cluster = await connect(kubeconfig, context)
     store = FleetStore(source=f"cluster {cluster.server}")
     syncer = Syncer(cluster, store, **informer_kw)
-    info = SourceInfo(cluster=cluster.config.cluster, context=cluster.context_name, server=cluster.server,
-                      version=cluster.version, user=cluster.user, read_only=read_only, badge=badge)
+    info = SourceInfo(
+        cluster=cluster.config.cluster,
+        context=cluster.context_name,
+        server=cluster.server,
+        version=cluster.version,
+        user=cluster.user,
+        read_only=read_only,
+        badge=badge,
+    )
     return Feed(store, info, pool_label=pool_label, cluster=cluster, syncer=syncer)
 
 
@@ -48,9 +62,14 @@ def open_snapshot_feed(path: str, *, pool_label: str | None = None) -> Feed:
     store = store_from_snapshot(path)
     date = snapshot_date(path) if path != "-" else ""
     prov = snapshot_provenance(path) if path != "-" else {}
-    info = SourceInfo(cluster=pathlib.Path(path).name if path != "-" else "(stdin)", context=prov.get("context", "—"),
-                      server=prov.get("server", path), version=prov.get("version", "v?"), read_only=True,
-                      badge=f"SNAPSHOT {date}".strip())
+    info = SourceInfo(
+        cluster=pathlib.Path(path).name if path != "-" else "(stdin)",
+        context=prov.get("context", "—"),
+        server=prov.get("server", path),
+        version=prov.get("version", "v?"),
+        read_only=True,
+        badge=f"SNAPSHOT {date}".strip(),
+    )
     return Feed(store, info, pool_label=pool_label)
 
 
@@ -88,7 +107,11 @@ class DemoProcess:
             if line.startswith(b"READY"):
                 return self.kubeconfig
         self.stop()
-        tail = pathlib.Path(self.log_path).read_text(errors="replace").strip().splitlines()[-1:] if os.path.exists(self.log_path) else []
+        tail = (
+            pathlib.Path(self.log_path).read_text(errors="replace").strip().splitlines()[-1:]
+            if os.path.exists(self.log_path)
+            else []
+        )
         raise UserError("the demo simulator did not start" + (f": {tail[0]}" if tail else "."), ExitCode.INPUT)
 
     def stop(self) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import fnmatch
 from collections import defaultdict
-from typing import Any, Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
 
 from dragoman.fleet.findings import Finding
 from dragoman.fleet.model import FleetModel, is_bridge_claim, key_of, pod_extended_requests, pod_terminal
@@ -62,7 +63,9 @@ def _pod_node(pod: dict | None) -> str | None:
 
 def _pod_claim_names(pod: dict | None) -> list[str]:
     status = (pod or {}).get("status") or {}
-    names = [s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or () if s.get("resourceClaimName")]
+    names = [
+        s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or () if s.get("resourceClaimName")
+    ]
     ext = status.get("extendedResourceClaimStatus") or {}
     if ext.get("resourceClaimName"):
         names.append(ext["resourceClaimName"])
@@ -73,9 +76,14 @@ def _pod_sig(pod: dict) -> tuple:
     """What of a pod the node, pool and claim rows can show."""
     status = pod.get("status") or {}
     spec = pod.get("spec") or {}
-    return (status.get("phase"), spec.get("nodeName"), (pod.get("metadata") or {}).get("deletionTimestamp"),
-            repr(status.get("extendedResourceClaimStatus")), repr(status.get("resourceClaimStatuses")),
-            repr(status.get("containerStatuses")))
+    return (
+        status.get("phase"),
+        spec.get("nodeName"),
+        (pod.get("metadata") or {}).get("deletionTimestamp"),
+        repr(status.get("extendedResourceClaimStatus")),
+        repr(status.get("resourceClaimStatuses")),
+        repr(status.get("containerStatuses")),
+    )
 
 
 def touched_by(fleet: Fleet, changes: Sequence[Any], before: dict | None = None) -> Touched:
@@ -95,7 +103,12 @@ def touched_by(fleet: Fleet, changes: Sequence[Any], before: dict | None = None)
                 t.pools.add(m._pool_of_labels((old.get("metadata") or {}).get("labels") or {}))
         elif kind == "Pod":
             t.pods.add(key_of(ch.obj))
-            if old is not None and new is not None and key_of(ch.obj) not in m._stack_pods and _pod_sig(old) == _pod_sig(new):
+            if (
+                old is not None
+                and new is not None
+                and key_of(ch.obj) not in m._stack_pods
+                and _pod_sig(old) == _pod_sig(new)
+            ):
                 continue  # a heartbeat, an annotation: nothing a node, pool or claim row shows
             for p in (old, new):
                 n = _pod_node(p)
@@ -315,9 +328,14 @@ class AttributesView(View):
         for driver, attrs in fleet.catalogue.items():
             for qn, entry in attrs.items():
                 # The catalogue names DRA pools (one per node for NVIDIA's driver); an operator thinks in node pools.
-                node_pools = sorted({fleet.node_pool(m._pool_node.get((driver, p))) or p for p in entry.get("pools") or ()})
-                yield qn, R.attribute_row(qn, entry, node_pools), {"driver": driver, "attribute": qn, "kind": entry.get("kind", ""),
-                                                                 "pools": ",".join(node_pools)}
+                node_pools = sorted(
+                    {fleet.node_pool(m._pool_node.get((driver, p))) or p for p in entry.get("pools") or ()}
+                )
+                yield (
+                    qn,
+                    R.attribute_row(qn, entry, node_pools),
+                    {"driver": driver, "attribute": qn, "kind": entry.get("kind", ""), "pools": ",".join(node_pools)},
+                )
 
     def row(self, fleet, key):
         for k, cells, facets in self.all_rows(fleet):
@@ -362,8 +380,13 @@ class ClaimsView(View):
         state = R.claim_state(c, phase)
         node = m.claim_node(c)
         cells = R.claim_row(c, state, is_bridge_claim(c), pods, m.claim_devices(c), node)
-        return cells, {"namespace": key[0], "state": state, "node": node or "", "pool": fleet.node_pool(node) or "",
-                       "bridge": "true" if is_bridge_claim(c) else "false"}
+        return cells, {
+            "namespace": key[0],
+            "state": state,
+            "node": node or "",
+            "pool": fleet.node_pool(node) or "",
+            "bridge": "true" if is_bridge_claim(c) else "false",
+        }
 
     def all_rows(self, fleet):
         for key in list(fleet.model.objects["ResourceClaim"]):
@@ -382,8 +405,18 @@ def is_gpu_pod(pod: dict) -> bool:
     return bool(pod_extended_requests(pod)) or bool((pod.get("spec") or {}).get("resourceClaims"))
 
 
-POD_FINDINGS = {"pending-insufficient", "pending-unmapped", "pending-selector", "pending-cordoned", "failed-admission",
-                "prepare-failed", "running-without-gpu", "double-request", "quota-blocks-claim", "nodeselector-steering"}
+POD_FINDINGS = {
+    "pending-insufficient",
+    "pending-unmapped",
+    "pending-selector",
+    "pending-cordoned",
+    "failed-admission",
+    "prepare-failed",
+    "running-without-gpu",
+    "double-request",
+    "quota-blocks-claim",
+    "nodeselector-steering",
+}
 
 
 class StuckView(View):
@@ -397,7 +430,11 @@ class StuckView(View):
         return (0 if row[1].tone == "error" else 1 if row[1].tone == "warning" else 2, key)
 
     def _findings(self, fleet: Fleet, key) -> list[Finding]:
-        return [f for f in fleet.by_object.get(("Pod", key[0], key[1]), ()) if f.id in POD_FINDINGS and f.id != "nodeselector-steering"]
+        return [
+            f
+            for f in fleet.by_object.get(("Pod", key[0], key[1]), ())
+            if f.id in POD_FINDINGS and f.id != "nodeselector-steering"
+        ]
 
     def row(self, fleet, key):
         pod = fleet.model.objects["Pod"].get(key)
@@ -405,15 +442,27 @@ class StuckView(View):
             return None
         found = self._findings(fleet, key)
         phase = (pod.get("status") or {}).get("phase")
-        stuck = found or (is_gpu_pod(pod) and phase in ("Pending", "Failed", None) and not (pod.get("metadata") or {}).get("deletionTimestamp"))
+        stuck = found or (
+            is_gpu_pod(pod)
+            and phase in ("Pending", "Failed", None)
+            and not (pod.get("metadata") or {}).get("deletionTimestamp")
+        )
         if not stuck:
             return None
         pool = fleet.node_pool(_pod_node(pod)) or (found[0].pool if found else None)
-        return R.stuck_row(pod, found), {"namespace": key[0], "pool": pool or "", "id": ",".join(f.id for f in found), "phase": phase or ""}
+        return R.stuck_row(pod, found), {
+            "namespace": key[0],
+            "pool": pool or "",
+            "id": ",".join(f.id for f in found),
+            "phase": phase or "",
+        }
 
     def all_rows(self, fleet):
-        keys = {k for k, pod in fleet.model.objects["Pod"].items()
-                if (pod.get("status") or {}).get("phase") in ("Pending", "Failed", None) and is_gpu_pod(pod)}
+        keys = {
+            k
+            for k, pod in fleet.model.objects["Pod"].items()
+            if (pod.get("status") or {}).get("phase") in ("Pending", "Failed", None) and is_gpu_pod(pod)
+        }
         keys |= {(ns, n) for (kind, ns, n) in fleet.by_object if kind == "Pod"}
         for key in sorted(keys):
             r = self.row(fleet, key)
@@ -442,7 +491,13 @@ class FindingsView(View):
 
         ids = list(CATALOGUE)
         for i, f in enumerate(fleet.findings):
-            key = (SEVERITY_ORDER.get(f.severity, 9), ids.index(f.id) if f.id in ids else 99, f.pool or "", tuple(f.objects[0]) if f.objects else ("", "", ""), f.summary)
+            key = (
+                SEVERITY_ORDER.get(f.severity, 9),
+                ids.index(f.id) if f.id in ids else 99,
+                f.pool or "",
+                tuple(f.objects[0]) if f.objects else ("", "", ""),
+                f.summary,
+            )
             yield key, R.finding_row(f), R.finding_facets(f)
 
     def row(self, fleet, key):
@@ -459,7 +514,9 @@ class FindingsView(View):
         return tuple(obj) if obj and obj[0] else None
 
 
-VIEWS: dict[str, type[View]] = {v.name: v for v in (PoolsView, NodesView, DevicesView, AttributesView, ClaimsView, StuckView, FindingsView)}
+VIEWS: dict[str, type[View]] = {
+    v.name: v for v in (PoolsView, NodesView, DevicesView, AttributesView, ClaimsView, StuckView, FindingsView)
+}
 
 # Every `:` target once: (name, digit, aliases incl. k9s's short names, what it shows). Help's view list, the `:` bar's
 # suggestions, the palette and the jump itself all read this table.
@@ -467,20 +524,44 @@ VIEW_DOCS = (
     ("pools", "1", ("pool",), "pools, their GPUs on each mechanism, ownership, findings"),
     ("nodes", "2", ("node", "no"), "nodes (of a pool after enter on it): plugin and driver pods, GPUs, devices"),
     ("devices", "3", ("device", "dev"), "driver → pool → node → device; / attr=value filters by attribute"),
-    ("claims", "4", ("claim", "resourceclaims", "rc"), "claims → pods → devices → node; bridge-made marked ⇄; pending first"),
-    ("pending", "5", ("stuck", "pods", "pod", "po"), "stuck GPU pods with their finding; d: evidence, the scheduler's words, the fix"),
+    (
+        "claims",
+        "4",
+        ("claim", "resourceclaims", "rc"),
+        "claims → pods → devices → node; bridge-made marked ⇄; pending first",
+    ),
+    (
+        "pending",
+        "5",
+        ("stuck", "pods", "pod", "po"),
+        "stuck GPU pods with their finding; d: evidence, the scheduler's words, the fix",
+    ),
     ("findings", "6", ("finding",), "every finding; filter severity=error, id=both-stacks, pool=NAME"),
-    ("attributes", "7", ("attrs", "attribute", "attr"), "every attribute and capacity published, its values, counts and pools"),
+    (
+        "attributes",
+        "7",
+        ("attrs", "attribute", "attr"),
+        "every attribute and capacity published, its values, counts and pools",
+    ),
     ("cel", "", ("playground",), "the CEL playground: a selector against every device, live"),
     ("migrate", "", ("mig", "migration"), "the migration wizard: pick a pool, see its plan, apply, roll back"),
-    ("accounting", "", ("acct", "quota", "quotas"), "GPUs as allocatable, slices and claims count them; quotas a move changes"),
+    (
+        "accounting",
+        "",
+        ("acct", "quota", "quotas"),
+        "GPUs as allocatable, slices and claims count them; quotas a move changes",
+    ),
     ("load", "", (), "claims, rates, slices, Pending pods and API objects over time; what a pool's move adds"),
     ("ctx", "", ("context", "contexts"), "switch kubeconfig context"),
 )
 JUMPS = {alias: name for name, _digit, aliases, _doc in VIEW_DOCS for alias in (name, *aliases)}
 # Views that are screens of their own rather than tables: jump target -> "module:Screen class" (imported when opened).
-SCREENS = {"accounting": "dragoman.widgets.accounting:AccountingScreen", "load": "dragoman.widgets.load:LoadScreen",
-           "cel": "dragoman.tui.screens.playground:PlaygroundScreen", "migrate": "dragoman.tui.screens.migrate:MigrateScreen"}
+SCREENS = {
+    "accounting": "dragoman.widgets.accounting:AccountingScreen",
+    "load": "dragoman.widgets.load:LoadScreen",
+    "cel": "dragoman.tui.screens.playground:PlaygroundScreen",
+    "migrate": "dragoman.tui.screens.migrate:MigrateScreen",
+}
 
 
 def jump_candidates(text: str) -> list[tuple[str, str]]:

@@ -5,33 +5,62 @@ from __future__ import annotations
 import asyncio
 import time
 
+from dragoman.fleet import accounting as A
+from dragoman.tui.bindings import VIEW_DIGITS, textual_bindings
+from dragoman.widgets.command_bar import CommandBar, PromptMixin
+from dragoman.widgets.header import StatusHeader
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from dragoman.fleet import accounting as A
-from dragoman.tui.bindings import VIEW_DIGITS, textual_bindings
-from dragoman.widgets.command_bar import CommandBar, PromptMixin
-from dragoman.widgets.header import StatusHeader
-
 REFRESH_GAP = 1.0  # at most one recomputation a second, however fast the watch events come
 
-POOL_COLUMNS = ("POOL", "STATE", "ALLOCATABLE", "SLICE GPUS", "ALLOCATED", "PLUGIN IN USE", "MISSED NOW", "DROP IF MOVED")
+POOL_COLUMNS = (
+    "POOL",
+    "STATE",
+    "ALLOCATABLE",
+    "SLICE GPUS",
+    "ALLOCATED",
+    "PLUGIN IN USE",
+    "MISSED NOW",
+    "DROP IF MOVED",
+)
 QUOTA_COLUMNS = ("QUOTA", "RESOURCE", "HARD", "USED", "NOW", "AFTER", "CHANGE")
 
 
 def pool_cells(a: A.PoolAccount) -> tuple[str, ...]:
     """One pool's row (pure)."""
-    state = {"planned": "▲ planned", "migrated": "● migrated", "partly migrated": "◐ partly", "unserved": "○ unserved"}.get(a.state, a.state)
-    return (a.pool, state, str(a.allocatable), str(a.slice_gpus), str(a.allocated), str(a.plugin_in_use), str(a.missed_now),
-            str(a.drop_if_moved) if a.drop_if_moved else "-")
+    state = {
+        "planned": "▲ planned",
+        "migrated": "● migrated",
+        "partly migrated": "◐ partly",
+        "unserved": "○ unserved",
+    }.get(a.state, a.state)
+    return (
+        a.pool,
+        state,
+        str(a.allocatable),
+        str(a.slice_gpus),
+        str(a.allocated),
+        str(a.plugin_in_use),
+        str(a.missed_now),
+        str(a.drop_if_moved) if a.drop_if_moved else "-",
+    )
 
 
 def fleet_cells(t: dict) -> tuple[str, ...]:
-    return ("fleet", "", str(t["allocatableGpus"]), str(t["sliceGpus"]), str(t["allocatedDevices"]), str(t["pluginGpusInUse"]),
-            str(t["missedByAllocatableNow"]), str(t["allocatableDropIfMoved"]))
+    return (
+        "fleet",
+        "",
+        str(t["allocatableGpus"]),
+        str(t["sliceGpus"]),
+        str(t["allocatedDevices"]),
+        str(t["pluginGpusInUse"]),
+        str(t["missedByAllocatableNow"]),
+        str(t["allocatableDropIfMoved"]),
+    )
 
 
 def quota_cells(q: A.QuotaLine) -> tuple[str, ...]:
@@ -44,24 +73,40 @@ def quota_cells(q: A.QuotaLine) -> tuple[str, ...]:
         change = "≈ same number, new meaning"
     else:
         change = "-"
-    return (f"{q.namespace}/{q.quota}", q.resource, q.hard_text, q.used_status or "?", str(q.counted_now), str(q.after), change)
+    return (
+        f"{q.namespace}/{q.quota}",
+        q.resource,
+        q.hard_text,
+        q.used_status or "?",
+        str(q.counted_now),
+        str(q.after),
+        change,
+    )
 
 
 def summary_text(acc: A.Accounting) -> str:
     """The sentence on top: what sums of allocatable miss today and what the highlighted pool's move takes."""
     t = acc.totals
-    parts = [f"node allocatable reports {t['allocatableGpus']} GPUs; ResourceSlices publish {t['sliceGpus']} whole GPUs "
-             f"({t['sliceDevices']} devices, {t['allocatedDevices']} allocated to claims); sums of allocatable miss "
-             f"{t['missedByAllocatableNow']} GPUs today."]
+    parts = [
+        f"node allocatable reports {t['allocatableGpus']} GPUs; ResourceSlices publish {t['sliceGpus']} whole GPUs "
+        f"({t['sliceDevices']} devices, {t['allocatedDevices']} allocated to claims); sums of allocatable miss "
+        f"{t['missedByAllocatableNow']} GPUs today."
+    ]
     moving = next((a for a in acc.pools if a.pool == acc.pool), None)
     if moving is not None:
         if moving.drop_if_moved:
-            parts.append(f"Moving {moving.pool} drops another {moving.drop_if_moved} GPUs from dashboards summing allocatable.")
+            parts.append(
+                f"Moving {moving.pool} drops another {moving.drop_if_moved} GPUs from dashboards summing allocatable."
+            )
         else:
-            parts.append(f"{moving.pool} reports no allocatable GPUs any more: its move has already taken them off those sums.")
+            parts.append(
+                f"{moving.pool} reports no allocatable GPUs any more: its move has already taken them off those sums."
+            )
         changed = [q for q in acc.quotas if q.changes_meaning]
         if changed:
-            parts.append("Quotas that change: " + ", ".join(sorted({f"{q.namespace}/{q.quota}" for q in changed})) + ".")
+            parts.append(
+                "Quotas that change: " + ", ".join(sorted({f"{q.namespace}/{q.quota}" for q in changed})) + "."
+            )
         else:
             parts.append("No quota changes with it.")
     return " ".join(parts)
@@ -74,7 +119,8 @@ def rules_text(acc: A.Accounting) -> str:
         head = "PrometheusRules: none reads nvidia.com/gpu allocatable."
     else:
         head = "PrometheusRules reading nvidia.com/gpu allocatable (they miss GPUs on DRA nodes):\n" + "\n".join(
-            f"  {r.describe(acc.pool)}" for r in acc.rules)
+            f"  {r.describe(acc.pool)}" for r in acc.rules
+        )
     return f"{head}\nCount instead — {A.DEVICE_SOURCE}; in PromQL, {A.PROMQL_SOURCE}."
 
 
@@ -82,8 +128,11 @@ def _snapshot_rules(path: str) -> tuple[list[dict] | None, str]:
     """PrometheusRules kept in a snapshot file (the store reads only Kubernetes kinds, so the file is read again)."""
     from dragoman.fleet.snapshot import load_snapshot
 
-    rules = [o for o in load_snapshot(path) if o.get("kind") == "PrometheusRule"
-             and str(o.get("apiVersion", "")).startswith("monitoring.coreos.com/")]
+    rules = [
+        o
+        for o in load_snapshot(path)
+        if o.get("kind") == "PrometheusRule" and str(o.get("apiVersion", "")).startswith("monitoring.coreos.com/")
+    ]
     if not rules:
         return None, "the snapshot holds no PrometheusRule"
     return rules, ""
@@ -128,7 +177,13 @@ class AccountingScreen(PromptScreen):
 
     BINDINGS = [
         Binding("escape,q", "back", "Back", id="accounting.back", tooltip="Back to the previous view"),
-        Binding("m", "mark", "Mark baseline", id="accounting.mark", tooltip="Record this pool's figures now as a local baseline"),
+        Binding(
+            "m",
+            "mark",
+            "Mark baseline",
+            id="accounting.mark",
+            tooltip="Record this pool's figures now as a local baseline",
+        ),
         Binding("y", "yaml", "YAML", id="accounting.yaml", tooltip="The selected quota as YAML"),
         Binding("d", "describe", "Describe", id="accounting.describe", tooltip="The selected quota's describe page"),
         Binding("R", "rules", "Reread rules", id="accounting.rules", tooltip="Read PrometheusRules again", show=False),
@@ -244,7 +299,11 @@ class AccountingScreen(PromptScreen):
 
     def _fill_quotas(self, acc: A.Accounting) -> None:
         table = self.query_one("#acc-quotas", DataTable)
-        heading = f"Quotas counting GPUs or claims: now, and after {acc.pool} moves" if acc.pool else "Quotas counting GPUs or claims"
+        heading = (
+            f"Quotas counting GPUs or claims: now, and after {acc.pool} moves"
+            if acc.pool
+            else "Quotas counting GPUs or claims"
+        )
         self.query_one("#acc-quota-heading", Static).update(heading)
         table.clear()
         self._quota_keys = []
@@ -252,8 +311,12 @@ class AccountingScreen(PromptScreen):
             key = (q.namespace, q.quota, q.resource)
             table.add_row(*quota_cells(q), key="|".join(key))
             self._quota_keys.append(key)
-        meaning = "\n".join(f"{q.namespace}/{q.quota} {q.resource}: {q.meaning}" for q in acc.quotas if q.changes_meaning or q.changes)
-        self.query_one("#acc-meaning", Static).update(meaning or ("no ResourceQuota counts GPUs or claims" if not acc.quotas else ""))
+        meaning = "\n".join(
+            f"{q.namespace}/{q.quota} {q.resource}: {q.meaning}" for q in acc.quotas if q.changes_meaning or q.changes
+        )
+        self.query_one("#acc-meaning", Static).update(
+            meaning or ("no ResourceQuota counts GPUs or claims" if not acc.quotas else "")
+        )
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id != "acc-pools" or event.row_key is None:
@@ -301,8 +364,12 @@ class AccountingScreen(PromptScreen):
         if cluster is None and not (source.startswith("snapshot ") and source != "snapshot -"):
             self.rules, self.rules_note, self.rules_done = None, "this source has no monitoring API to ask", True
             return
-        self.run_worker(self._read_rules(cluster, source[len("snapshot "):] if cluster is None else None), exclusive=True,
-                        group="accounting-rules", description="read PrometheusRules")
+        self.run_worker(
+            self._read_rules(cluster, source[len("snapshot ") :] if cluster is None else None),
+            exclusive=True,
+            group="accounting-rules",
+            description="read PrometheusRules",
+        )
 
     async def _read_rules(self, cluster, snapshot_path: str | None) -> None:
         try:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
+from dragoman.widgets.completion import Candidate
 from textual import events
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
-
-from dragoman.widgets.completion import Candidate
 
 
 class CelEditor(TextArea):

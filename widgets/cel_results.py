@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
-from rich.markup import escape
+from dragoman.fleet.cel_playground import BLOCKS, Outcome, counts_text
 from rich.cells import cell_len
+from rich.markup import escape
 from rich.text import Text
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
-
-from dragoman.fleet.cel_playground import BLOCKS, Outcome, counts_text
 
 GLYPH = {"match": "✓ match", "no-match": "· no match", "error": "✗ error"}
 COLUMNS = ("result", "pool", "device", "product", "why")
@@ -35,23 +34,39 @@ def counts_markup(out: Outcome, pool_of: Callable[[str | None], str | None] | No
         return ""
     lines = [f"[b]{counts_text(s)}[/b]"]
     prods = sorted(s["products"], key=lambda p: (-p["matched"], p["product"]))
-    lines.append("by product: " + " · ".join(f"{escape(p['product'])} {p['matched']}/{p['devices']}"
-                                              + (f" ({p['errors']} err)" if p["errors"] else "") for p in prods[:top])
-                 + (f" · … {len(prods) - top} more" if len(prods) > top else ""))
+    lines.append(
+        "by product: "
+        + " · ".join(
+            f"{escape(p['product'])} {p['matched']}/{p['devices']}" + (f" ({p['errors']} err)" if p["errors"] else "")
+            for p in prods[:top]
+        )
+        + (f" · … {len(prods) - top} more" if len(prods) > top else "")
+    )
     pools = by_node_pool(s, pool_of) if pool_of is not None else s["pools"]
     pools = sorted(pools, key=lambda p: (-p["matched"], -p["errors"], p["pool"]))
-    lines.append("by pool: " + " · ".join(f"{escape(p['pool'])} {p['matched']}/{p['devices']}"
-                                           + (f" ({p['errors']} err)" if p["errors"] else "") for p in pools[:top])
-                 + (f" · … {len(pools) - top} more" if len(pools) > top else ""))
+    lines.append(
+        "by pool: "
+        + " · ".join(
+            f"{escape(p['pool'])} {p['matched']}/{p['devices']}" + (f" ({p['errors']} err)" if p["errors"] else "")
+            for p in pools[:top]
+        )
+        + (f" · … {len(pools) - top} more" if len(pools) > top else "")
+    )
     return "\n".join(lines)
 
 
 def errors_markup(out: Outcome, top: int = 2) -> str:
     """Runtime errors with their reach (each blocks scheduling), then the clauses that left devices out, most first."""
-    lines = [f"[b $error]✗ {escape(reason)}[/] on {n} device{'s' if n != 1 else ''} — {BLOCKS}" for reason, n in out.errors[:2]]
+    lines = [
+        f"[b $error]✗ {escape(reason)}[/] on {n} device{'s' if n != 1 else ''} — {BLOCKS}"
+        for reason, n in out.errors[:2]
+    ]
     if out.false_clauses:
-        lines.append("left out by: " + " · ".join(f"{escape(c)} ×{n}" for c, n in out.false_clauses[:top])
-                     + (f" · … {len(out.false_clauses) - top} more" if len(out.false_clauses) > top else ""))
+        lines.append(
+            "left out by: "
+            + " · ".join(f"{escape(c)} ×{n}" for c, n in out.false_clauses[:top])
+            + (f" · … {len(out.false_clauses) - top} more" if len(out.false_clauses) > top else "")
+        )
     return "\n".join(lines)
 
 
@@ -69,7 +84,9 @@ def table_rows(out: Outcome) -> list[tuple[str, ...]]:
     """The table's rows: what the selector picks first (after errors, which block scheduling), then what it leaves out."""
     order = {"error": 0, "match": 1, "no-match": 2}
     ordered = sorted(out.rows, key=lambda r: order.get(r[0], 3))
-    return [(GLYPH[kind], pool, device, product, reason) for kind, _driver, pool, device, _node, product, reason in ordered]
+    return [
+        (GLYPH[kind], pool, device, product, reason) for kind, _driver, pool, device, _node, product, reason in ordered
+    ]
 
 
 def fill(table: DataTable, out: Outcome) -> None:
@@ -85,7 +102,9 @@ def fill(table: DataTable, out: Outcome) -> None:
     # As many rows as on screen (typing mostly changes the reasons): change only the cells that differ. A refill
     # measured and laid out all 750 cells again, on every keystroke that compiles.
     keys = list(table.columns)
-    changed = [(i, j, new[j]) for i, (old, new) in enumerate(zip(shown, rows)) for j in range(len(COLUMNS)) if old[j] != new[j]]
+    changed = [
+        (i, j, new[j]) for i, (old, new) in enumerate(zip(shown, rows)) for j in range(len(COLUMNS)) if old[j] != new[j]
+    ]
     # Columns grow to fit, never shrink (as a refill's widths do): only the widest new cell, when wider, asks for it.
     widest: dict[int, tuple[int, int]] = {}
     for n, (i, j, v) in enumerate(changed):

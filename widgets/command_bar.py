@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from dragoman.tui.views import jump_candidates
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Static
-
-from dragoman.tui.views import jump_candidates
 
 SIGILS = {"jump": ":", "filter": "/"}
 
@@ -95,7 +94,9 @@ class PromptMixin:
         pass
 
     def action_jump_prompt(self) -> None:
-        prompt = self.command_bar.open("jump", "a view: pools nodes devices claims pending findings cel migrate … (k9s names work: po no)")
+        prompt = self.command_bar.open(
+            "jump", "a view: pools nodes devices claims pending findings cel migrate … (k9s names work: po no)"
+        )
         self.command_bar.hint(jump_hint(""))
         # At once, not via call_later: the next keys typed (":pending") must land in the prompt, not on bindings.
         self.set_focus(prompt)
@@ -105,7 +106,9 @@ class PromptMixin:
             self.notify("this view has no filter; : jumps to another view", severity="information")
             return
         self._filter_before = self.filter_text
-        prompt = self.command_bar.open("filter", "words or globs anywhere (h100, *80GB*), label=value, attr=value (NVIDIA*H100*)")
+        prompt = self.command_bar.open(
+            "filter", "words or globs anywhere (h100, *80GB*), label=value, attr=value (NVIDIA*H100*)"
+        )
         self.command_bar.hint(self.filter_hint(""))
         self.set_focus(prompt)
 

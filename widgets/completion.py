@@ -5,15 +5,21 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 _ATTR_OPEN = re.compile(r"device\.(attributes|capacity)\[\s*([\"'])([\w.\-]*)$")
 _MEMBER = re.compile(r"device\.(attributes|capacity)\[\s*([\"'])([\w.\-/]+)\2\s*\]\s*(?:\.|\[\s*([\"']))(\w*)$")
-_VALUE = re.compile(r"device\.attributes\[\s*([\"'])([\w.\-/]+)\1\s*\]\s*(?:\.(\w+)|\[\s*[\"'](\w+)[\"']\s*\])\s*==\s*([\"']?)([^\"']*)$")
+_VALUE = re.compile(
+    r"device\.attributes\[\s*([\"'])([\w.\-/]+)\1\s*\]\s*(?:\.(\w+)|\[\s*[\"'](\w+)[\"']\s*\])\s*==\s*([\"']?)([^\"']*)$"
+)
 _DEVICE = re.compile(r"device\.(\w*)$")
 _WORD = re.compile(r"(\w+)$")
-_DEVICE_FIELDS = (("attributes", "map domain → attribute → value"), ("capacity", "map domain → capacity → Quantity"),
-                  ("driver", "string: the device's driver"), ("allowMultipleAllocations", "bool"))
+_DEVICE_FIELDS = (
+    ("attributes", "map domain → attribute → value"),
+    ("capacity", "map domain → capacity → Quantity"),
+    ("driver", "string: the device's driver"),
+    ("allowMultipleAllocations", "bool"),
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,7 +32,10 @@ class Candidate:
     detail: str = ""
 
 
-_cache: list = [None, None]  # (catalogue object, its entries): the catalogue is replaced, never changed, when slices change
+_cache: list = [
+    None,
+    None,
+]  # (catalogue object, its entries): the catalogue is replaced, never changed, when slices change
 
 
 def _entries(catalogue: Mapping[str, Mapping[str, dict]]) -> dict[str, dict[str, dict]]:
@@ -44,7 +53,11 @@ def _entries(catalogue: Mapping[str, Mapping[str, dict]]) -> dict[str, dict[str,
                 values = dict(cur.get("values") or {})
                 for v, n in (entry.get("values") or {}).items():
                     values[v] = values.get(v, 0) + n
-                out[domain][ident] = {**cur, "values": values, "devices": cur.get("devices", 0) + entry.get("devices", 0)}
+                out[domain][ident] = {
+                    **cur,
+                    "values": values,
+                    "devices": cur.get("devices", 0) + entry.get("devices", 0),
+                }
     _cache[0], _cache[1] = catalogue, out
     return out
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-
 from dragoman.fleet.model import DeviceView, is_bridge_claim, key_of, pod_extended_requests
 from dragoman.fleet.projection import whole_of
 from dragoman.widgets.rows import attr_value, scheduler_message, short_product
@@ -25,9 +24,11 @@ def find_device(model, ref: Ref) -> DeviceView | None:
 
 
 # Rows that are dragoman's own summaries, not API objects: `y` shows them as dragoman computes them (and says so).
-NOT_API = {"Pool": "# a pool is dragoman's grouping of nodes by their pool label, not an API object: its nodes and totals as\n"
-                   "# `dragoman check -o json` reports them\n",
-           "Attribute": "# an attribute as the fleet's ResourceSlices publish it (dragoman's catalogue, not an API object)\n"}
+NOT_API = {
+    "Pool": "# a pool is dragoman's grouping of nodes by their pool label, not an API object: its nodes and totals as\n"
+    "# `dragoman check -o json` reports them\n",
+    "Attribute": "# an attribute as the fleet's ResourceSlices publish it (dragoman's catalogue, not an API object)\n",
+}
 
 
 def raw_object(model, ref: Ref, fleet=None) -> dict | None:
@@ -50,7 +51,9 @@ def yaml_text(obj: dict | None, kind: str = "") -> str:
     if obj is None:
         return "# the object is gone (deleted since the view was drawn)\n"
     if kind in NOT_API:
-        return NOT_API[kind] + yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=200)
+        return NOT_API[kind] + yaml.dump(
+            obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=200
+        )
     meta = obj.get("metadata")
     if isinstance(meta, dict) and "managedFields" in meta:
         obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
@@ -132,18 +135,25 @@ def _describe_Node(page: Page, fleet, ref: Ref, obj: dict) -> None:
     m = fleet.model
     v = m.node(ref[2])
     page.link(f"Pool {v.pool}", ("Pool", "", v.pool))
-    page.section("GPUs", [
-        f"pool: {v.pool}   product: {v.product or '—'}   kubelet: {v.kubelet_version or '?'}"
-        + ("" if v.bridge_capable else "  (no extended-resource bridge: older than v1.36)"),
-        f"ownership: {v.ownership} (mechanism {v.mechanism})",
-        f"nvidia.com/gpu capacity {v.capacity_gpu}, allocatable {v.allocatable_gpu}" + (f"; MIG {v.mig_allocatable}" if v.mig_allocatable else ""),
-        f"DRA devices published: {v.devices_total} ({v.devices_allocated} allocated, {v.devices_free} free)",
-        f"sharing: {v.sharing or 'none'}   schedulable: {'yes' if v.schedulable else 'no (cordoned)'}   ready: {'yes' if v.ready else 'no'}",
-    ] + ([f"taint {t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in v.taints]))
+    page.section(
+        "GPUs",
+        [
+            f"pool: {v.pool}   product: {v.product or '—'}   kubelet: {v.kubelet_version or '?'}"
+            + ("" if v.bridge_capable else "  (no extended-resource bridge: older than v1.36)"),
+            f"ownership: {v.ownership} (mechanism {v.mechanism})",
+            f"nvidia.com/gpu capacity {v.capacity_gpu}, allocatable {v.allocatable_gpu}"
+            + (f"; MIG {v.mig_allocatable}" if v.mig_allocatable else ""),
+            f"DRA devices published: {v.devices_total} ({v.devices_allocated} allocated, {v.devices_free} free)",
+            f"sharing: {v.sharing or 'none'}   schedulable: {'yes' if v.schedulable else 'no (cordoned)'}   ready: {'yes' if v.ready else 'no'}",
+        ]
+        + ([f"taint {t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in v.taints]),
+    )
     stack = []
     for label, pods in (("device plugin", v.device_plugin), ("DRA driver", v.dra_driver)):
         for p in pods:
-            state = f"{p.phase}{', ready' if p.ready else ', not ready'}" + (f", crash-looping ({p.restarts} restarts: {p.flapping_reason})" if p.flapping else "")
+            state = f"{p.phase}{', ready' if p.ready else ', not ready'}" + (
+                f", crash-looping ({p.restarts} restarts: {p.flapping_reason})" if p.flapping else ""
+            )
             stack.append(f"{label}: {p.key[0]}/{p.key[1]} ({state})")
             page.link(f"Pod {p.key[0]}/{p.key[1]} ({label})", ("Pod", p.key[0], p.key[1]))
         if not pods:
@@ -153,12 +163,17 @@ def _describe_Node(page: Page, fleet, ref: Ref, obj: dict) -> None:
     for s in v.slices:
         page.link(f"ResourceSlice {s}", ("ResourceSlice", "", s))
     for d in v.devices[:16]:
-        page.link(f"Device {d.name} ({d.attribute('productName') or d.type or ''})", ("Device", f"{d.driver}/{d.pool}", d.name))
+        page.link(
+            f"Device {d.name} ({d.attribute('productName') or d.type or ''})",
+            ("Device", f"{d.driver}/{d.pool}", d.name),
+        )
     pods = []
     for pod in sorted(m.pods_on_node(ref[2]), key=lambda p: key_of(p)):
         pk = key_of(pod)
         asks = pod_extended_requests(pod)
-        pods.append(f"{pk[0]}/{pk[1]}  {(pod.get('status') or {}).get('phase', '')}" + (f"  asks {asks}" if asks else ""))
+        pods.append(
+            f"{pk[0]}/{pk[1]}  {(pod.get('status') or {}).get('phase', '')}" + (f"  asks {asks}" if asks else "")
+        )
         page.link(f"Pod {pk[0]}/{pk[1]}", ("Pod", pk[0], pk[1]))
     page.section("Pods", pods)
 
@@ -180,8 +195,12 @@ def _describe_Pod(page: Page, fleet, ref: Ref, obj: dict) -> None:
     claims = []
     ext = status.get("extendedResourceClaimStatus") or {}
     if ext.get("resourceClaimName"):
-        claims.append(f"{ext['resourceClaimName']} (made by the scheduler for the extended resource: extendedResourceClaimStatus)")
-        page.link(f"ResourceClaim {ext['resourceClaimName']} (bridge)", ("ResourceClaim", ref[1], ext["resourceClaimName"]))
+        claims.append(
+            f"{ext['resourceClaimName']} (made by the scheduler for the extended resource: extendedResourceClaimStatus)"
+        )
+        page.link(
+            f"ResourceClaim {ext['resourceClaimName']} (bridge)", ("ResourceClaim", ref[1], ext["resourceClaimName"])
+        )
     for pod_claim, cname in m.pod_claims(obj):
         if cname and cname != ext.get("resourceClaimName"):
             claims.append(f"{pod_claim} → {cname}")
@@ -199,13 +218,21 @@ def _describe_Pod(page: Page, fleet, ref: Ref, obj: dict) -> None:
 def _describe_ResourceClaim(page: Page, fleet, ref: Ref, obj: dict) -> None:
     m = fleet.model
     status = obj.get("status") or {}
-    lines = [("made by the scheduler for a pod's extended resource (the bridge)" if is_bridge_claim(obj) else "a claim"),
-             f"allocated: {'yes' if status.get('allocation') else 'no'}"]
+    lines = [
+        ("made by the scheduler for a pod's extended resource (the bridge)" if is_bridge_claim(obj) else "a claim"),
+        f"allocated: {'yes' if status.get('allocation') else 'no'}",
+    ]
     for req in ((obj.get("spec") or {}).get("devices") or {}).get("requests") or ():
         body = req.get("exactly") or req
         cls = body.get("deviceClassName")
-        lines.append(f"request {req.get('name', '')}: {body.get('count', 1)}× class {cls}" + (
-            f", selectors {[s.get('cel', {}).get('expression') for s in body.get('selectors') or ()]}" if body.get("selectors") else ""))
+        lines.append(
+            f"request {req.get('name', '')}: {body.get('count', 1)}× class {cls}"
+            + (
+                f", selectors {[s.get('cel', {}).get('expression') for s in body.get('selectors') or ()]}"
+                if body.get("selectors")
+                else ""
+            )
+        )
         if cls:
             page.link(f"DeviceClass {cls}", ("DeviceClass", "", cls))
     page.section("Claim", lines)
@@ -238,7 +265,10 @@ def _describe_DeviceClass(page: Page, fleet, ref: Ref, obj: dict) -> None:
     for d in res.matched:
         n = m._pool_node.get(d[:2]) or "?"
         by_node[n] = by_node.get(n, 0) + 1
-    match = [f"{len(res.matched)} devices match of {res.evaluated}" + (f"; {len(res.errors)} fail at runtime" if res.errors else "")]
+    match = [
+        f"{len(res.matched)} devices match of {res.evaluated}"
+        + (f"; {len(res.errors)} fail at runtime" if res.errors else "")
+    ]
     if res.compile_error:
         match.append(f"compile error: {res.compile_error}")
     if res.errors:
@@ -252,9 +282,14 @@ def _describe_DeviceClass(page: Page, fleet, ref: Ref, obj: dict) -> None:
 def _describe_ResourceSlice(page: Page, fleet, ref: Ref, obj: dict) -> None:
     spec = obj.get("spec") or {}
     pool = spec.get("pool") or {}
-    page.section("Slice", [f"driver: {spec.get('driver')}   node: {spec.get('nodeName') or '—'}",
-                           f"pool: {pool.get('name')} generation {pool.get('generation')} ({pool.get('resourceSliceCount')} slices)",
-                           f"devices: {len(spec.get('devices') or ())}"])
+    page.section(
+        "Slice",
+        [
+            f"driver: {spec.get('driver')}   node: {spec.get('nodeName') or '—'}",
+            f"pool: {pool.get('name')} generation {pool.get('generation')} ({pool.get('resourceSliceCount')} slices)",
+            f"devices: {len(spec.get('devices') or ())}",
+        ],
+    )
     if spec.get("nodeName"):
         page.link(f"Node {spec['nodeName']}", ("Node", "", spec["nodeName"]))
     for d in spec.get("devices") or ():
@@ -268,7 +303,10 @@ def _describe_Device(page: Page, fleet, ref: Ref, obj: dict) -> None:
     page.section("Device", lines)
     attrs = [f"{k} = {attr_value(v)}" for k, v in sorted((obj.get("attributes") or {}).items())]
     page.section("Attributes", attrs)
-    caps = [f"{k} = {(v or {}).get('value') if isinstance(v, dict) else v}" for k, v in sorted((obj.get("capacity") or {}).items())]
+    caps = [
+        f"{k} = {(v or {}).get('value') if isinstance(v, dict) else v}"
+        for k, v in sorted((obj.get("capacity") or {}).items())
+    ]
     page.section("Capacity", caps)
     holder = m.device_claim(d.id)
     page.section("Allocation", [f"held by claim {holder[0]}/{holder[1]}" if holder else "free"])
@@ -285,16 +323,22 @@ def _describe_Pool(page: Page, fleet, ref: Ref, obj: Any) -> None:
     if p is None:
         page.section("Gone", ["no node carries this pool any more"])
         return
+
     def counts(d: dict) -> str:
         return ", ".join(f"{v} {k}" for k, v in sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))) or "none"
 
-    page.section("Pool", [
-        f"ownership: {p.ownership}" + (f" ({counts(p.ownership_counts)} nodes)" if p.ownership_counts else "")
-        + f"   target: {p.target or '—'}",
-        f"GPU models: {', '.join(f'{short_product(k)} ×{v}' for k, v in p.products.items()) or '—'}",
-        f"GPUs via device plugin (allocatable): {p.allocatable_gpus}   DRA devices: {p.devices_free}/{p.devices} free",
-        f"kubelets: {counts(p.kubelet_versions)}   sharing: {counts(p.sharing)}   cordoned: {p.cordoned}",
-    ] + ([f"migration: {counts(p.migration)}"] if p.migration else []))
+    page.section(
+        "Pool",
+        [
+            f"ownership: {p.ownership}"
+            + (f" ({counts(p.ownership_counts)} nodes)" if p.ownership_counts else "")
+            + f"   target: {p.target or '—'}",
+            f"GPU models: {', '.join(f'{short_product(k)} ×{v}' for k, v in p.products.items()) or '—'}",
+            f"GPUs via device plugin (allocatable): {p.allocatable_gpus}   DRA devices: {p.devices_free}/{p.devices} free",
+            f"kubelets: {counts(p.kubelet_versions)}   sharing: {counts(p.sharing)}   cordoned: {p.cordoned}",
+        ]
+        + ([f"migration: {counts(p.migration)}"] if p.migration else []),
+    )
     for n in p.nodes:
         page.link(f"Node {n}", ("Node", "", n))
     lines = [f"[{f.severity}] {f.id}: {f.summary}" for f in fleet.by_pool.get(ref[2], ())]
@@ -313,8 +357,14 @@ def _describe_Attribute(page: Page, fleet, ref: Ref, entry: dict) -> None:
     pools = sorted({fleet.node_pool(m._pool_node.get((driver, p))) or p for p in entry.get("pools") or ()})
     page.section("Node pools", [", ".join(pools) or "—"])
     first = next(iter(values), None)
-    page.section("Use it", [f"Devices view: / {short}={first}" if first is not None else f"Devices view: / {short}=VALUE",
-                            f"CEL: device.attributes[\"{qn.split('/', 1)[0]}\"].{short}" if kind != "capacity"
-                            else f"CEL: device.capacity[\"{qn.split('/', 1)[0]}\"].{short}"])
+    page.section(
+        "Use it",
+        [
+            f"Devices view: / {short}={first}" if first is not None else f"Devices view: / {short}=VALUE",
+            f'CEL: device.attributes["{qn.split("/", 1)[0]}"].{short}'
+            if kind != "capacity"
+            else f'CEL: device.capacity["{qn.split("/", 1)[0]}"].{short}',
+        ],
+    )
     for p in pools:
         page.link(f"Pool {p}", ("Pool", "", p))

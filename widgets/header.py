@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from dragoman.widgets.cells import Cell
 from textual.content import Content
 from textual.widget import Widget
-
-from dragoman.widgets.cells import Cell
 
 STATE_CELLS = {
     "live": Cell("● live", "ok"),
@@ -49,8 +48,12 @@ class StatusHeader(Widget):
     """
 
     STYLES = {
-        "title": "bold $text-primary", "badge": "bold reverse $warning", "ok": "$text-success", "warning": "$text-warning",
-        "error": "bold $text-error", "muted": "$text-muted",
+        "title": "bold $text-primary",
+        "badge": "bold reverse $warning",
+        "ok": "$text-success",
+        "warning": "$text-warning",
+        "error": "bold $text-error",
+        "muted": "$text-muted",
     }
 
     _state: tuple | None = None

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Input, Sparkline, Static
-
 from dragoman.fleet import baseline, forecast, load
 from dragoman.widgets.accounting import PromptScreen
 from dragoman.widgets.command_bar import CommandBar
 from dragoman.widgets.header import StatusHeader
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Input, Sparkline, Static
 
 SAMPLE_INTERVAL = 5.0
 
@@ -72,7 +71,14 @@ def latest_value(sampler: load.LoadSampler, name: str) -> float | None:
 
 def forecast_cells(f: forecast.Forecast, state: str) -> tuple[str, ...]:
     rate = lambda v: f"{v:.2f}" if v < 10 else f"{v:.0f}"  # noqa: E731 - a few pods a day still show
-    return (f.pool, state, rate(f.pods_per_hour), rate(f.claims_per_hour), str(f.standing_claims_added), f"{f.share_after:.2%}")
+    return (
+        f.pool,
+        state,
+        rate(f.pods_per_hour),
+        rate(f.claims_per_hour),
+        str(f.standing_claims_added),
+        f"{f.share_after:.2%}",
+    )
 
 
 def sampler_of(feed) -> load.LoadSampler:
@@ -91,8 +97,20 @@ class LoadScreen(PromptScreen):
 
     BINDINGS = [
         Binding("escape,q", "back", "Back", id="load.back", tooltip="Back to the previous view"),
-        Binding("m", "mark", "Mark baseline", id="load.mark", tooltip="Record the highlighted pool's figures now as a local baseline"),
-        Binding("s", "sample", "Sample now", id="load.sample", tooltip="Take a sample now instead of waiting for the next one"),
+        Binding(
+            "m",
+            "mark",
+            "Mark baseline",
+            id="load.mark",
+            tooltip="Record the highlighted pool's figures now as a local baseline",
+        ),
+        Binding(
+            "s",
+            "sample",
+            "Sample now",
+            id="load.sample",
+            tooltip="Take a sample now instead of waiting for the next one",
+        ),
     ]
     DEFAULT_CSS = """
     LoadScreen .series { height: 1; }
@@ -130,8 +148,11 @@ class LoadScreen(PromptScreen):
                     yield Sparkline([], summary_function=max, id=f"spark-{ident}")
                     yield Static(source, classes="series-source")
             yield Static("", id="load-notes", markup=False)
-            yield Static(f"Forecast: GPU pods created per hour on each pool (last {self.window_hours:g} h) ⇒ claims per hour "
-                         "once it is on DRA", id="load-forecast-heading")
+            yield Static(
+                f"Forecast: GPU pods created per hour on each pool (last {self.window_hours:g} h) ⇒ claims per hour "
+                "once it is on DRA",
+                id="load-forecast-heading",
+            )
             table = DataTable(id="load-forecast", cursor_type="row")
             table.add_columns(*FORECAST_COLUMNS)
             yield table
@@ -185,21 +206,31 @@ class LoadScreen(PromptScreen):
             ident = name.replace(".", "-")
             self.query_one(f"#value-{ident}", Static).update(figure_text(latest_value(sampler, name)))
             self.query_one(f"#spark-{ident}", Sparkline).data = spark_data(sampler.series(name))
-        notes = [f"{len(sampler.samples)} samples every {self.interval:g} s; \"model\" figures are counted from the objects "
-                 "dragoman watches, the others as their source reports them."]
+        notes = [
+            f'{len(sampler.samples)} samples every {self.interval:g} s; "model" figures are counted from the objects '
+            "dragoman watches, the others as their source reports them."
+        ]
         latest = sampler.latest
         if latest is not None and latest.api is not None:
             objs = latest.api.objects
-            notes.append("API server: " + ", ".join(f"{k} {objs[k]}" for k in ("pods", "resourceclaims.resource.k8s.io",
-                                                                                 "resourceslices.resource.k8s.io") if k in objs)
-                         + f" ({latest.api.metric})")
+            notes.append(
+                "API server: "
+                + ", ".join(
+                    f"{k} {objs[k]}"
+                    for k in ("pods", "resourceclaims.resource.k8s.io", "resourceslices.resource.k8s.io")
+                    if k in objs
+                )
+                + f" ({latest.api.metric})"
+            )
         if self.api_note:
             notes.append(f"/metrics: {self.api_note}.")
         if getattr(self.app, "prometheus_url", None):
             if self.prometheus_note:
                 notes.append(f"Prometheus: {self.prometheus_note}.")
         else:
-            notes.append("scheduler_pending_pods and the DRA scheduler metrics: start with --prometheus URL to read them.")
+            notes.append(
+                "scheduler_pending_pods and the DRA scheduler metrics: start with --prometheus URL to read them."
+            )
         self.query_one("#load-notes", Static).update("\n".join(notes))
         self._fill_forecast()
 
@@ -247,11 +278,16 @@ class LoadScreen(PromptScreen):
         for src, entries in (("migration ConfigMap", recorded), ("local mark", local[-3:])):
             for e in entries:
                 changed = [(k, a, b) for k, a, b in baseline.compare(e.get("figures") or {}, now) if a != b]
-                diff = ", ".join(f"{k} {figure_text(a)}→{figure_text(b)}" for k, a, b in changed[:6]) or "no figure changed"
+                diff = (
+                    ", ".join(f"{k} {figure_text(a)}→{figure_text(b)}" for k, a, b in changed[:6])
+                    or "no figure changed"
+                )
                 lines.append(f"{src} {e.get('label', '')} {e.get('at', '')}: {diff}")
         if not lines:
-            lines.append(f"No baseline of {self.pool} yet: press m to record its figures now (the migration records "
-                         "before/after figures in its ConfigMap).")
+            lines.append(
+                f"No baseline of {self.pool} yet: press m to record its figures now (the migration records "
+                "before/after figures in its ConfigMap)."
+            )
         self.query_one("#load-baselines", Static).update(f"Before/after of {self.pool}:\n" + "\n".join(lines))
 
     def action_mark(self) -> None:
@@ -262,7 +298,9 @@ class LoadScreen(PromptScreen):
         latest = sampler_of(feed).latest
         api_objects = latest.api.total_objects if latest is not None and latest.api else None
         try:
-            baseline.mark(self._cluster_id(), self.pool, baseline.figures_of(feed.model, self.pool, latest, api_objects))
+            baseline.mark(
+                self._cluster_id(), self.pool, baseline.figures_of(feed.model, self.pool, latest, api_objects)
+            )
         except OSError as exc:
             self.notify(f"could not write the baseline: {exc}", severity="error")
             return

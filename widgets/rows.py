@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from dragoman.fleet.findings import SEVERITY_ORDER, Finding
 from dragoman.widgets.cells import Cell, ownership_cell, severity_cell
@@ -15,12 +15,14 @@ def short_product(product: str) -> str:
     """GPU Feature Discovery's product label, without the vendor prefix a pool column has no room for."""
     for prefix in ("NVIDIA-", "NVIDIA ", "Tesla-"):
         if product.startswith(prefix) and prefix != "Tesla-":
-            return product[len(prefix):]
+            return product[len(prefix) :]
     return product
 
 
 def counts_text(counts: dict[str, int], *, shorten=lambda s: s, sep: str = ", ") -> str:
-    return sep.join(f"{shorten(k)}×{v}" if v != 1 else shorten(k) for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return sep.join(
+        f"{shorten(k)}×{v}" if v != 1 else shorten(k) for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
 
 
 def findings_cell(findings: Iterable[Finding]) -> Cell:
@@ -36,9 +38,16 @@ def findings_cell(findings: Iterable[Finding]) -> Cell:
 # ---------------------------------------------------------------------------- pools
 
 POOL_COLUMNS = (
-    ("pool", "POOL", 8, 24), ("ownership", "OWNERSHIP", 8, 14), ("nodes", "NODES", 5, 7), ("models", "GPU MODELS", 8, 34),
-    ("plugin", "PLUGIN", 5, 10), ("dra", "DRA FREE", 5, 14), ("findings", "FINDINGS", 6, 14),
-    ("sharing", "SHARING", 5, 20), ("kubelet", "KUBELET", 6, 26), ("migration", "MIGRATION", 6, None),
+    ("pool", "POOL", 8, 24),
+    ("ownership", "OWNERSHIP", 8, 14),
+    ("nodes", "NODES", 5, 7),
+    ("models", "GPU MODELS", 8, 34),
+    ("plugin", "PLUGIN", 5, 10),
+    ("dra", "DRA FREE", 5, 14),
+    ("findings", "FINDINGS", 6, 14),
+    ("sharing", "SHARING", 5, 20),
+    ("kubelet", "KUBELET", 6, 26),
+    ("migration", "MIGRATION", 6, None),
 )
 
 
@@ -48,13 +57,21 @@ def pool_row(p, findings: Sequence[Finding] = ()) -> tuple:
     if own == "mixed":
         # Glyph and count per mechanism (▲ plugin, ● DRA, ✖ both, ↯ flapping): the words are in the legend and on the nodes.
         order = ("both", "flapping", "dra", "device-plugin", "migrating", "none")
-        parts = [f"{ownership_cell(k).text.split(' ')[0]}{v}" for k, v in sorted(p.ownership_counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9)]
-        own_cell = Cell("◐ " + " ".join(parts), "both" if "both" in p.ownership_counts or "flapping" in p.ownership_counts else "warning")
+        parts = [
+            f"{ownership_cell(k).text.split(' ')[0]}{v}"
+            for k, v in sorted(p.ownership_counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9)
+        ]
+        own_cell = Cell(
+            "◐ " + " ".join(parts),
+            "both" if "both" in p.ownership_counts or "flapping" in p.ownership_counts else "warning",
+        )
     else:
         own_cell = ownership_cell(own)
     nodes = f"{len(p.gpu_nodes)}/{len(p.nodes)}" if len(p.gpu_nodes) != len(p.nodes) else str(len(p.nodes))
     kubelets = counts_text({k.split("-")[0]: v for k, v in _merge_kubelets(p.kubelet_versions).items()}, sep=" ")
-    migration = counts_text(p.migration) if p.migration else (f"→ target {p.target}" if p.target and own == "mixed" else "—")
+    migration = (
+        counts_text(p.migration) if p.migration else (f"→ target {p.target}" if p.target and own == "mixed" else "—")
+    )
     return (
         p.name,
         own_cell,
@@ -85,19 +102,30 @@ def fleet_summary(pools: Sequence, findings: Sequence[Finding]) -> str:
     devices = sum(p.devices for p in pools)
     free = sum(p.devices_free for p in pools)
     owners = Counter(p.ownership for p in pools if p.is_gpu)
-    own_text = " ".join(f"{ownership_cell(k).text if k != 'mixed' else '◐ mixed'} {v}" for k, v in sorted(owners.items()))
+    own_text = " ".join(
+        f"{ownership_cell(k).text if k != 'mixed' else '◐ mixed'} {v}" for k, v in sorted(owners.items())
+    )
     sev = Counter(f.severity for f in findings)
     f_text = " ".join(f"{SEV_GLYPH[s]}{sev[s]}" for s in ("error", "warning", "info") if sev.get(s)) or "none"
-    return (f"{len(pools)} pools · {nodes} nodes ({gpu_nodes} GPU) · {alloc} GPUs via plugin · "
-            f"{devices} DRA devices ({devices - free} allocated) · pools: {own_text} · findings {f_text}")
+    return (
+        f"{len(pools)} pools · {nodes} nodes ({gpu_nodes} GPU) · {alloc} GPUs via plugin · "
+        f"{devices} DRA devices ({devices - free} allocated) · pools: {own_text} · findings {f_text}"
+    )
 
 
 # ---------------------------------------------------------------------------- nodes
 
 NODE_COLUMNS = (
-    ("node", "NODE", 14, 48), ("ownership", "OWNERSHIP", 8, 12), ("sched", "STATE", 5, 11), ("plugin", "PLUGIN POD", 6, 14),
-    ("driver", "DRA POD", 6, 14), ("gpu", "GPU CAP/ALLOC", 5, 13), ("devices", "DEV USED/ALL", 5, 12),
-    ("findings", "FINDINGS", 5, 12), ("kubelet", "KUBELET", 6, 10), ("taints", "TAINTS", 5, None),
+    ("node", "NODE", 14, 48),
+    ("ownership", "OWNERSHIP", 8, 12),
+    ("sched", "STATE", 5, 11),
+    ("plugin", "PLUGIN POD", 6, 14),
+    ("driver", "DRA POD", 6, 14),
+    ("gpu", "GPU CAP/ALLOC", 5, 13),
+    ("devices", "DEV USED/ALL", 5, 12),
+    ("findings", "FINDINGS", 5, 12),
+    ("kubelet", "KUBELET", 6, 10),
+    ("taints", "TAINTS", 5, None),
 )
 
 
@@ -127,8 +155,16 @@ def node_row(v, findings: Sequence[Finding] = ()) -> tuple:
     devices = f"{v.devices_allocated}/{v.devices_total}" if v.devices_total else "—"
     taints = ", ".join(f"{t.get('key')}:{t.get('effect')}" for t in v.taints) or "—"
     return (
-        v.name, ownership_cell(v.ownership), state, stack_pod_cell(v.device_plugin), stack_pod_cell(v.dra_driver),
-        gpu, devices, findings_cell(findings), (v.kubelet_version or "?").split("-")[0], taints,
+        v.name,
+        ownership_cell(v.ownership),
+        state,
+        stack_pod_cell(v.device_plugin),
+        stack_pod_cell(v.dra_driver),
+        gpu,
+        devices,
+        findings_cell(findings),
+        (v.kubelet_version or "?").split("-")[0],
+        taints,
     )
 
 
@@ -139,8 +175,14 @@ def node_facets(v) -> dict:
 # ---------------------------------------------------------------------------- devices
 
 DEVICE_COLUMNS = (
-    ("driver", "DRIVER", 6, 16), ("pool", "POOL", 6, 22), ("node", "NODE", 10, 48), ("device", "DEVICE", 5, 16),
-    ("type", "TYPE", 3, 8), ("product", "PRODUCT", 6, 26), ("memory", "MEMORY", 4, 8), ("claim", "CLAIM", 5, None),
+    ("driver", "DRIVER", 6, 16),
+    ("pool", "POOL", 6, 22),
+    ("node", "NODE", 10, 48),
+    ("device", "DEVICE", 5, 16),
+    ("type", "TYPE", 3, 8),
+    ("product", "PRODUCT", 6, 26),
+    ("memory", "MEMORY", 4, 8),
+    ("claim", "CLAIM", 5, None),
 )
 
 
@@ -155,11 +197,16 @@ def attr_value(attr) -> object:
 
 def device_row(d, node_pool: str | None, claim: tuple[str, str] | None) -> tuple:
     """A DeviceView as a row: its node pool (not the ResourceSlice pool), its type, product, memory and holder."""
-    mem = ((d.raw.get("capacity") or {}).get("memory") or {})
+    mem = (d.raw.get("capacity") or {}).get("memory") or {}
     mem = mem.get("value") if isinstance(mem, dict) else mem
     return (
-        d.driver, node_pool or "—", d.node or "(network)", d.name, str(d.type or "—"),
-        str(d.attribute("productName") or "—"), str(mem or "—"),
+        d.driver,
+        node_pool or "—",
+        d.node or "(network)",
+        d.name,
+        str(d.type or "—"),
+        str(d.attribute("productName") or "—"),
+        str(mem or "—"),
         Cell(f"{claim[0]}/{claim[1]}", "accent") if claim else Cell("free", "ok"),
     )
 
@@ -179,8 +226,11 @@ def device_facets(d, node_pool: str | None) -> dict:
 # ---------------------------------------------------------------------------- attributes
 
 ATTRIBUTE_COLUMNS = (
-    ("attribute", "ATTRIBUTE", 10, 40), ("type", "TYPE", 8, 9), ("devices", "DEVICES", 7, 7),
-    ("values", "VALUES (devices)", 16, 60), ("pools", "NODE POOLS", 10, None),
+    ("attribute", "ATTRIBUTE", 10, 40),
+    ("type", "TYPE", 8, 9),
+    ("devices", "DEVICES", 7, 7),
+    ("values", "VALUES (devices)", 16, 60),
+    ("pools", "NODE POOLS", 10, None),
 )
 
 
@@ -198,8 +248,12 @@ def attribute_row(qualified: str, entry: dict, node_pools: Sequence[str] | None 
 # ---------------------------------------------------------------------------- claims
 
 CLAIM_COLUMNS = (
-    ("state", "STATE", 6, 12), ("claim", "CLAIM", 10, 80), ("source", "MADE BY", 8, 10), ("pod", "POD", 6, 48),
-    ("devices", "DEVICES", 4, 24), ("node", "NODE", 6, None),
+    ("state", "STATE", 6, 12),
+    ("claim", "CLAIM", 10, 80),
+    ("source", "MADE BY", 8, 10),
+    ("pod", "POD", 6, 48),
+    ("devices", "DEVICES", 4, 24),
+    ("node", "NODE", 6, None),
 )
 
 CLAIM_RANK = {"failed": 0, "pending": 1, "reserved": 2, "allocated": 3}
@@ -214,7 +268,14 @@ def claim_state(claim: dict, pod_phase: str | None) -> str:
     return "reserved" if status.get("reservedFor") else "allocated"
 
 
-def claim_row(claim: dict, state: str, bridge: bool, pods: Sequence[tuple[str, str]], devices: Sequence[tuple[str, str, str]], node: str | None) -> tuple:
+def claim_row(
+    claim: dict,
+    state: str,
+    bridge: bool,
+    pods: Sequence[tuple[str, str]],
+    devices: Sequence[tuple[str, str, str]],
+    node: str | None,
+) -> tuple:
     meta = claim.get("metadata") or {}
     tone = {"failed": "error", "pending": "warning", "reserved": "ok", "allocated": "ok"}[state]
     glyph = {"failed": "✖", "pending": "…", "reserved": "●", "allocated": "○"}[state]
@@ -226,16 +287,24 @@ def claim_row(claim: dict, state: str, bridge: bool, pods: Sequence[tuple[str, s
         source = Cell("claim", None)
     dev = ", ".join(d[2] for d in devices[:3]) + (f" +{len(devices) - 3}" if len(devices) > 3 else "")
     return (
-        Cell(f"{glyph} {state}", tone), f"{meta.get('namespace', '')}/{meta.get('name', '')}", source,
-        ", ".join(p[1] for p in pods) or "—", dev or "—", node or "—",
+        Cell(f"{glyph} {state}", tone),
+        f"{meta.get('namespace', '')}/{meta.get('name', '')}",
+        source,
+        ", ".join(p[1] for p in pods) or "—",
+        dev or "—",
+        node or "—",
     )
 
 
 # ---------------------------------------------------------------------------- stuck pods and findings
 
 STUCK_COLUMNS = (
-    ("pod", "POD", 12, 48), ("finding", "FINDING", 8, 22), ("why", "WHY", 16, None), ("namespace", "NAMESPACE", 6, 16),
-    ("phase", "PHASE", 5, 9), ("asks", "ASKS FOR", 6, 26),
+    ("pod", "POD", 12, 48),
+    ("finding", "FINDING", 8, 22),
+    ("why", "WHY", 16, None),
+    ("namespace", "NAMESPACE", 6, 16),
+    ("phase", "PHASE", 5, 9),
+    ("asks", "ASKS FOR", 6, 26),
 )
 
 
@@ -258,8 +327,14 @@ def stuck_row(pod: dict, findings: Sequence[Finding]) -> tuple:
     why = first.summary if first else scheduler_message(pod) or "no finding explains it yet"
     ns, name = meta.get("namespace", ""), meta.get("name", "")
     why = without_subject(why, "Pod", ns, name)
-    return (name, finding, why, ns, Cell(phase, "warning" if phase == "Pending" else "error" if phase == "Failed" else None),
-            pod_asks(pod))
+    return (
+        name,
+        finding,
+        why,
+        ns,
+        Cell(phase, "warning" if phase == "Pending" else "error" if phase == "Failed" else None),
+        pod_asks(pod),
+    )
 
 
 def scheduler_message(pod: dict) -> str:
@@ -274,7 +349,10 @@ def scheduler_message(pod: dict) -> str:
 
 
 FINDING_COLUMNS = (
-    ("severity", "SEVERITY", 6, 10), ("id", "ID", 8, 26), ("pool", "POOL", 4, 16), ("object", "OBJECT", 10, 64),
+    ("severity", "SEVERITY", 6, 10),
+    ("id", "ID", 8, 26),
+    ("pool", "POOL", 4, 16),
+    ("object", "OBJECT", 10, 64),
     ("summary", "SUMMARY", 10, None),
 )
 
@@ -291,7 +369,7 @@ def without_subject(summary: str, kind: str, ns: str, name: str) -> str:
     for subject in (f"{kind} {full}", f"{kind.lower()} {full}", full):
         for sep in (": ", " "):
             if subject and summary.startswith(subject + sep):
-                return summary[len(subject) + len(sep):]
+                return summary[len(subject) + len(sep) :]
     return summary
 
 

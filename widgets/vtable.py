@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from typing import Any
 
+from dragoman.widgets.cells import TONES, CellLike, text_of, tone_of
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -15,8 +17,6 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-
-from dragoman.widgets.cells import TONES, CellLike, text_of, tone_of
 
 
 @dataclass(frozen=True)
@@ -56,14 +56,38 @@ class VTable(ScrollView, can_focus=True):
         Binding("G,end", "last", "Last", show=False, id="table.last", tooltip="Last row"),
         Binding("space", "mark", "Mark", show=True, id="table.mark", tooltip="Mark the row for a batch action"),
         Binding("enter", "select", "Open", show=True, id="table.select", tooltip="Drill down into the row"),
-        Binding("right,l", "hscroll(8)", "Scroll right", show=False, id="table.right", tooltip="Scroll the columns right (the first stays)"),
+        Binding(
+            "right,l",
+            "hscroll(8)",
+            "Scroll right",
+            show=False,
+            id="table.right",
+            tooltip="Scroll the columns right (the first stays)",
+        ),
         Binding("left,h", "hscroll(-8)", "Scroll left", show=False, id="table.left", tooltip="Scroll the columns left"),
-        Binding("shift+right", "hcolumn(1)", "Next column", show=False, id="table.next-column", tooltip="Scroll right by one column"),
-        Binding("shift+left", "hcolumn(-1)", "Previous column", show=False, id="table.prev-column", tooltip="Scroll left by one column"),
+        Binding(
+            "shift+right",
+            "hcolumn(1)",
+            "Next column",
+            show=False,
+            id="table.next-column",
+            tooltip="Scroll right by one column",
+        ),
+        Binding(
+            "shift+left",
+            "hcolumn(-1)",
+            "Previous column",
+            show=False,
+            id="table.prev-column",
+            tooltip="Scroll left by one column",
+        ),
     ]
 
     COMPONENT_CLASSES = {
-        "vtable--header", "vtable--cursor", "vtable--marked", "vtable--empty",
+        "vtable--header",
+        "vtable--cursor",
+        "vtable--marked",
+        "vtable--empty",
         *(f"vtable--tone-{t}" for t in TONES),
     }
 
@@ -89,24 +113,31 @@ class VTable(ScrollView, can_focus=True):
     cursor = reactive(0, always_update=True, init=False)
 
     class Highlighted(Message):
-        def __init__(self, table: "VTable", key: Hashable | None) -> None:
+        def __init__(self, table: VTable, key: Hashable | None) -> None:
             super().__init__()
             self.table = table
             self.key = key
 
     class MarksChanged(Message):
-        def __init__(self, table: "VTable") -> None:
+        def __init__(self, table: VTable) -> None:
             super().__init__()
             self.table = table
 
     class Selected(Message):
-        def __init__(self, table: "VTable", key: Hashable) -> None:
+        def __init__(self, table: VTable, key: Hashable) -> None:
             super().__init__()
             self.table = table
             self.key = key
 
-    def __init__(self, columns: Sequence[Column], *, sort_key: Callable[[Hashable, tuple], Any] | None = None,
-                 empty: str = "nothing to show", id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self,
+        columns: Sequence[Column],
+        *,
+        sort_key: Callable[[Hashable, tuple], Any] | None = None,
+        empty: str = "nothing to show",
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
         super().__init__(id=id, classes=classes)
         self.columns = list(columns)
         self._sort_key = sort_key or (lambda key, row: key)
@@ -388,7 +419,9 @@ class VTable(ScrollView, can_focus=True):
     def on_resize_hscroll(self) -> None:
         self.hscroll = min(self.hscroll, self.max_hscroll())
 
-    def _line(self, cells: Sequence[CellLike], widths: list[int], base: Style, gutter: str, tone_style: bool = True) -> list[Segment]:
+    def _line(
+        self, cells: Sequence[CellLike], widths: list[int], base: Style, gutter: str, tone_style: bool = True
+    ) -> list[Segment]:
         segs = [Segment(gutter, base)]
         for i, w in enumerate(widths):
             cell = cells[i] if i < len(cells) else ""
@@ -401,7 +434,9 @@ class VTable(ScrollView, can_focus=True):
                 segs.append(Segment(" ", base))
         return segs
 
-    def _scrolled(self, segs: list[Segment], widths: list[int], width: int, style: Style, header: bool = False) -> Strip:
+    def _scrolled(
+        self, segs: list[Segment], widths: list[int], width: int, style: Style, header: bool = False
+    ) -> Strip:
         """The first column stays; the others are cropped by the horizontal scroll."""
         strip = Strip(segs)
         frozen = self._frozen_width(widths)

@@ -12,7 +12,7 @@ from dragoman.fleet.cel.api import (
 )
 from dragoman.fleet.cel.device import cel_device
 from dragoman.fleet.cel.engine import compile_expression, evaluate_all, scheduler_error_message
-from dragoman.fleet.cel.fleeteval import DeviceResult, FleetEvaluation, evaluate_fleet, devices_of_slices
+from dragoman.fleet.cel.fleeteval import DeviceResult, FleetEvaluation, devices_of_slices, evaluate_fleet
 
 __all__ = [
     "COST_LIMIT",

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 # Kubernetes' limits for DRA selectors (resource/v1 validation and cel.compile).
 MAX_EXPRESSION_LENGTH = 10 * 1024
@@ -113,7 +114,9 @@ class CelDevice:
 
     driver: str
     name: str
-    attributes: dict[str, dict[str, Any]]  # domain -> id -> Python value (str, int, bool, Semver, or a list of one of them)
+    attributes: dict[
+        str, dict[str, Any]
+    ]  # domain -> id -> Python value (str, int, bool, Semver, or a list of one of them)
     capacity: dict[str, dict[str, Any]]  # domain -> id -> Quantity
     allow_multiple_allocations: bool = False
     raw: dict | None = None
@@ -128,8 +131,14 @@ class CompiledSelector:
     engine: str
     environment: Environment  # the environment it was compiled in
 
-    def __init__(self, expression: str, attributes_read: frozenset | None, engine: str, evaluator: Callable[[CelDevice], EvalOutcome],
-                 environment: Environment | None = None) -> None:
+    def __init__(
+        self,
+        expression: str,
+        attributes_read: frozenset | None,
+        engine: str,
+        evaluator: Callable[[CelDevice], EvalOutcome],
+        environment: Environment | None = None,
+    ) -> None:
         self.expression = expression
         self.attributes_read = attributes_read
         self.engine = engine

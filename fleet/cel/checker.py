@@ -32,6 +32,7 @@ def device_fields(env: Environment) -> dict[str, Any]:
         fields["allowMultipleAllocations"] = B
     return fields
 
+
 # Limits behind Kubernetes' size estimates (resource/v1 validation constants).
 ATTR_VALUE_MAX = 64
 ATTRS_PER_DEVICE = 32
@@ -40,16 +41,52 @@ ID_MAX = 32
 DRIVER_MAX = 63
 
 # Type names are values in CEL: `type(x) == string`.
-TYPE_IDENTS = {"int": "int", "uint": "uint", "double": "double", "bool": "bool", "string": "string", "bytes": "bytes",
-               "list": "list", "map": "map", "null_type": "null_type", "type": "type", "net.IP": "net.IP", "net.CIDR": "net.CIDR"}
+TYPE_IDENTS = {
+    "int": "int",
+    "uint": "uint",
+    "double": "double",
+    "bool": "bool",
+    "string": "string",
+    "bytes": "bytes",
+    "list": "list",
+    "map": "map",
+    "null_type": "null_type",
+    "type": "type",
+    "net.IP": "net.IP",
+    "net.CIDR": "net.CIDR",
+}
 
 # Functions Kubernetes offers that this engine does not implement (their use is a clear "not supported here").
 UNSUPPORTED_FUNCTIONS = {
-    "url", "isURL", "duration", "timestamp", "getDate", "getDayOfMonth",
-    "getDayOfWeek", "getDayOfYear", "getFullYear", "getMonth", "getHours", "getMilliseconds", "getMinutes",
-    "getSeconds", "sortBy", "base64.encode", "base64.decode", "math.greatest", "math.least", "authorizer",
-    "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath", "getQuery",
-    "jsonpatch.escapeKey", "validate", "transformMapEntry",
+    "url",
+    "isURL",
+    "duration",
+    "timestamp",
+    "getDate",
+    "getDayOfMonth",
+    "getDayOfWeek",
+    "getDayOfYear",
+    "getFullYear",
+    "getMonth",
+    "getHours",
+    "getMilliseconds",
+    "getMinutes",
+    "getSeconds",
+    "sortBy",
+    "base64.encode",
+    "base64.decode",
+    "math.greatest",
+    "math.least",
+    "authorizer",
+    "getScheme",
+    "getHost",
+    "getHostname",
+    "getPort",
+    "getEscapedPath",
+    "getQuery",
+    "jsonpatch.escapeKey",
+    "validate",
+    "transformMapEntry",
 }
 
 
@@ -61,8 +98,14 @@ def type_str(t: Any) -> str:
             return f"map({type_str(t[1])}, {type_str(t[2])})"
         if t[0] == "opt":
             return f"optional_type({type_str(t[1])})"
-    return {"Quantity": "kubernetes.Quantity", "Semver": "kubernetes.Semver", "device": "kubernetes.DRADevice", "null": "null_type",
-            "IP": "net.IP", "CIDR": "net.CIDR"}.get(t, t)
+    return {
+        "Quantity": "kubernetes.Quantity",
+        "Semver": "kubernetes.Semver",
+        "device": "kubernetes.DRADevice",
+        "null": "null_type",
+        "IP": "net.IP",
+        "CIDR": "net.CIDR",
+    }.get(t, t)
 
 
 def is_dyn(t: Any) -> bool:
@@ -122,8 +165,16 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
     "join": [(LS, [], S), (LS, [S], S)],
     "strings.quote": [(None, [S], S)],
     "format": [(S, [LDYN], S)],
-    "size": [(None, [S], I), (None, [BY], I), (None, [LDYN], I), (None, [MDYN], I),
-             (S, [], I), (BY, [], I), (LDYN, [], I), (MDYN, [], I)],
+    "size": [
+        (None, [S], I),
+        (None, [BY], I),
+        (None, [LDYN], I),
+        (None, [MDYN], I),
+        (S, [], I),
+        (BY, [], I),
+        (LDYN, [], I),
+        (MDYN, [], I),
+    ],
     "int": [(None, [x], I) for x in (I, U, D, S)],
     "uint": [(None, [x], U) for x in (I, U, D, S)],
     "double": [(None, [x], D) for x in (I, U, D, S)],
@@ -190,23 +241,73 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
     "or": [(("opt", DYN), [("opt", DYN)], lambda r, a: join(r, a[0]))],
 }
 
-_STRING_LINEAR = {"contains", "startsWith", "endsWith", "lowerAscii", "upperAscii", "trim", "reverse", "replace",
-                  "split", "substring", "indexOf", "lastIndexOf", "charAt", "join", "strings.quote", "format",
-                  "string", "int", "double", "uint", "bytes", "semver", "isSemver", "quantity", "isQuantity",
-                  "ip", "cidr", "isIP", "isCIDR", "ip.isCanonical", "containsIP", "containsCIDR"}
+_STRING_LINEAR = {
+    "contains",
+    "startsWith",
+    "endsWith",
+    "lowerAscii",
+    "upperAscii",
+    "trim",
+    "reverse",
+    "replace",
+    "split",
+    "substring",
+    "indexOf",
+    "lastIndexOf",
+    "charAt",
+    "join",
+    "strings.quote",
+    "format",
+    "string",
+    "int",
+    "double",
+    "uint",
+    "bytes",
+    "semver",
+    "isSemver",
+    "quantity",
+    "isQuantity",
+    "ip",
+    "cidr",
+    "isIP",
+    "isCIDR",
+    "ip.isCanonical",
+    "containsIP",
+    "containsCIDR",
+}
 # library/lists.go: comparableTypes and summableTypes (durations and timestamps are not in this engine).
 _COMPARABLE = (I, U, D, B, S, BY)
 _SUMMABLE = (I, U, D)
 _LIST_TYPED = {"isSorted": _COMPARABLE, "min": _COMPARABLE, "max": _COMPARABLE, "sum": _SUMMABLE}
 _REGEX_FUNCS = {"matches", "find", "findAll"}
-_LIST_LINEAR = {"isSorted", "sum", "min", "max", "distinct", "flatten", "sets.contains", "sets.equivalent",
-                "sets.intersects", "slice", "reverse", "sort", "lists.range"}
+_LIST_LINEAR = {
+    "isSorted",
+    "sum",
+    "min",
+    "max",
+    "distinct",
+    "flatten",
+    "sets.contains",
+    "sets.equivalent",
+    "sets.intersects",
+    "slice",
+    "reverse",
+    "sort",
+    "lists.range",
+}
 
 
 class Checked:
     """The result of checking: the annotated AST, the result type, the estimated cost and the attributes read."""
 
-    def __init__(self, root: Node, result_type: Any, cost: float, attributes_read: frozenset | None, env: Environment = NEW_EXPRESSIONS) -> None:
+    def __init__(
+        self,
+        root: Node,
+        result_type: Any,
+        cost: float,
+        attributes_read: frozenset | None,
+        env: Environment = NEW_EXPRESSIONS,
+    ) -> None:
         self.env = env
         self.root = root
         self.result_type = result_type
@@ -269,11 +370,17 @@ class Checker:
                 if field not in self.device_fields:
                     raise self.err(n, f"undefined field '{field}'", "undeclared")
                 if optional:
-                    raise self.err(n, f"optional field selection on kubernetes.DRADevice is {UNSUPPORTED}", "unsupported")
+                    raise self.err(
+                        n, f"optional field selection on kubernetes.DRADevice is {UNSUPPORTED}", "unsupported"
+                    )
                 n.size = {"driver": DRIVER_MAX, "attributes": ATTRS_PER_DEVICE, "capacity": ATTRS_PER_DEVICE}.get(field)
                 return self.device_fields[field]
             vt = self._select_type(n, ot, field, operand)
-            return ("opt", vt) if optional and not (isinstance(ot, tuple) and ot[0] == "opt") else (vt if not optional else vt)
+            return (
+                ("opt", vt)
+                if optional and not (isinstance(ot, tuple) and ot[0] == "opt")
+                else (vt if not optional else vt)
+            )
         if k == "index":
             operand, key, optional = a
             ot = self.check(operand, scope)
@@ -282,19 +389,25 @@ class Checker:
             inner = ot[1] if isinstance(ot, tuple) and ot[0] == "opt" else ot
             if isinstance(inner, tuple) and inner[0] == "list":
                 if not (kt in (I, U) or is_dyn(kt)):
-                    raise self.err(n, f"found no matching overload for '_[_]' applied to '({type_str(ot)}, {type_str(kt)})'")
+                    raise self.err(
+                        n, f"found no matching overload for '_[_]' applied to '({type_str(ot)}, {type_str(kt)})'"
+                    )
                 vt = inner[1]
                 n.size = operand.size if is_dyn(vt) else None
             elif isinstance(inner, tuple) and inner[0] == "map":
                 if not assignable(inner[1], kt):
-                    raise self.err(n, f"found no matching overload for '_[_]' applied to '({type_str(ot)}, {type_str(kt)})'")
+                    raise self.err(
+                        n, f"found no matching overload for '_[_]' applied to '({type_str(ot)}, {type_str(kt)})'"
+                    )
                 vt = inner[2]
                 n.size = _value_size(ot)
             elif is_dyn(inner):
                 vt = DYN if inner == DYN else ANY
                 n.size = ATTR_VALUE_MAX
             else:
-                raise self.err(n, f"found no matching overload for '_[_]' applied to '({type_str(ot)}, {type_str(kt)})'")
+                raise self.err(
+                    n, f"found no matching overload for '_[_]' applied to '({type_str(ot)}, {type_str(kt)})'"
+                )
             if optional or (isinstance(ot, tuple) and ot[0] == "opt"):
                 return ("opt", vt)
             return vt
@@ -304,7 +417,9 @@ class Checker:
             op = "_&&_" if k == "and" else "_||_"
             for t in (lt, rt):
                 if not (t == B or is_dyn(t)):
-                    raise self.err(n, f"found no matching overload for '{op}' applied to '({type_str(lt)}, {type_str(rt)})'")
+                    raise self.err(
+                        n, f"found no matching overload for '{op}' applied to '({type_str(lt)}, {type_str(rt)})'"
+                    )
             n.cost = l.cost + r.cost
             return B
         if k == "not":
@@ -326,7 +441,9 @@ class Checker:
                 raise self.err(n, f"found no matching overload for '_?_:_' applied to '({type_str(ct)}, ...)'")
             xt, yt = self.check(x, scope), self.check(y, scope)
             if not (assignable(xt, yt) or assignable(yt, xt) or "null" in (xt, yt)):
-                raise self.err(n, f"found no matching overload for '_?_:_' applied to '(bool, {type_str(xt)}, {type_str(yt)})'")
+                raise self.err(
+                    n, f"found no matching overload for '_?_:_' applied to '(bool, {type_str(xt)}, {type_str(yt)})'"
+                )
             n.cost = c.cost + max(x.cost, y.cost)
             n.size = _max_size(x.size, y.size)
             return join(xt, yt)
@@ -392,14 +509,20 @@ class Checker:
                 inner_t = DYN
             else:
                 name = "optFlatMap" if flat else "optMap"
-                raise self.err(n, f"found no matching overload for 'hasValue' applied to '{type_str(tt)}.()' ({name} needs an optional)")
+                raise self.err(
+                    n,
+                    f"found no matching overload for 'hasValue' applied to '{type_str(tt)}.()' ({name} needs an optional)",
+                )
             inner = dict(scope)
             inner[var] = (inner_t, target.size)
             bt = self.check(body, inner)
             n.cost = 2 * target.cost + body.cost + 3
             if flat:
                 if not (isinstance(bt, tuple) and bt[0] == "opt" or is_dyn(bt)):
-                    raise self.err(body, f"found no matching overload for '_?_:_' applied to '(bool, {type_str(bt)}, optional_type(dyn))'")
+                    raise self.err(
+                        body,
+                        f"found no matching overload for '_?_:_' applied to '(bool, {type_str(bt)}, optional_type(dyn))'",
+                    )
                 return bt if isinstance(bt, tuple) else ("opt", DYN)
             return ("opt", bt)
         if k == "call":
@@ -441,7 +564,10 @@ class Checker:
             # an attribute unless DRAListTypeAttributes declares attributes dyn.
             t1, t2, s1 = DYN, DYN, ATTR_VALUE_MAX
         else:
-            raise self.err(target, f"expression of type '{type_str(rt)}' cannot be range of a comprehension (must be list, map, or dynamic)")
+            raise self.err(
+                target,
+                f"expression of type '{type_str(rt)}' cannot be range of a comprehension (must be list, map, or dynamic)",
+            )
         inner = dict(scope)
         inner[v1] = (t1, s1)
         if v2:
@@ -451,7 +577,9 @@ class Checker:
         body_cost = sum(e.cost for e in exprs)
         if macro in ("all", "exists", "exists_one", "existsOne"):
             if not (ets[0] == B or is_dyn(ets[0])):
-                raise self.err(exprs[0], f"found no matching overload for '_&&_' applied to '(bool, {type_str(ets[0])})'")
+                raise self.err(
+                    exprs[0], f"found no matching overload for '_&&_' applied to '(bool, {type_str(ets[0])})'"
+                )
             n.cost = target.cost + n_items * (body_cost + 3) + 1
             return B
         if macro == "filter":
@@ -481,15 +609,24 @@ class Checker:
         if name in ("_==_", "_!=_"):
             l, r = ats
             if not (assignable(l, r) or assignable(r, l) or "null" in (l, r)):
-                raise self.err(n, f"found no matching overload for '{name}' applied to '({type_str(l)}, {type_str(r)})'")
+                raise self.err(
+                    n, f"found no matching overload for '{name}' applied to '({type_str(l)}, {type_str(r)})'"
+                )
             n.cost += _equality_cost(args, ats)
             return B
         if name in ("_<_", "_<=_", "_>_", "_>=_"):
             l, r = ats
             num = (I, U, D)
-            ok = (l in num and r in num) or (l == r and l in (S, B, BY)) or (is_dyn(l) and (r in num + (S, B, BY) or is_dyn(r))) or (is_dyn(r) and l in num + (S, B, BY))
+            ok = (
+                (l in num and r in num)
+                or (l == r and l in (S, B, BY))
+                or (is_dyn(l) and (r in num + (S, B, BY) or is_dyn(r)))
+                or (is_dyn(r) and l in num + (S, B, BY))
+            )
             if not ok:
-                raise self.err(n, f"found no matching overload for '{name}' applied to '({type_str(l)}, {type_str(r)})'")
+                raise self.err(
+                    n, f"found no matching overload for '{name}' applied to '({type_str(l)}, {type_str(r)})'"
+                )
             n.cost += _linear(sizes, 0.1)
             return B
         if name == "@in":
@@ -503,12 +640,21 @@ class Checker:
                 ok = is_dyn(cont)
                 n.cost += ATTR_VALUE_MAX if ok else 0
             if not ok:
-                raise self.err(n, f"found no matching overload for '@in' applied to '({type_str(item)}, {type_str(cont)})'")
+                raise self.err(
+                    n, f"found no matching overload for '@in' applied to '({type_str(item)}, {type_str(cont)})'"
+                )
             return B
         if name in ("_+_", "_-_", "_*_", "_/_", "_%_"):
             l, r = ats
-            allowed = {"_+_": (I, U, D, S, BY), "_-_": (I, U, D), "_*_": (I, U, D), "_/_": (I, U, D), "_%_": (I, U)}[name]
-            if isinstance(l, tuple) and l[0] == "list" and name == "_+_" and (isinstance(r, tuple) and r[0] == "list" or is_dyn(r)):
+            allowed = {"_+_": (I, U, D, S, BY), "_-_": (I, U, D), "_*_": (I, U, D), "_/_": (I, U, D), "_%_": (I, U)}[
+                name
+            ]
+            if (
+                isinstance(l, tuple)
+                and l[0] == "list"
+                and name == "_+_"
+                and (isinstance(r, tuple) and r[0] == "list" or is_dyn(r))
+            ):
                 n.cost += _linear(sizes, 1)
                 n.size = _sum_size(sizes)
                 return join(l, r)
@@ -556,7 +702,10 @@ class Checker:
             where = f"{type_str(tt)}." if target is not None else ""
             if target is not None and sigs and all(r is None for r, _, _ in sigs):
                 raise self.err(n, f"undeclared reference to '{name}' (in container '')", "undeclared")
-            raise self.err(n, f"found no matching overload for '{name}' applied to '{where}({', '.join(type_str(x) for x in ats)})'")
+            raise self.err(
+                n,
+                f"found no matching overload for '{name}' applied to '{where}({', '.join(type_str(x) for x in ats)})'",
+            )
         self._literal_checks(n, name, target, args)
         rt = matches[0]
         for m in matches[1:]:
@@ -582,7 +731,9 @@ class Checker:
             if pat.kind == "lit" and isinstance(pat.args[0], str):
                 problem = regex_error(pat.args[0])
                 if problem is not None:
-                    raise self.source.error(f"invalid regular expression {pat.args[0]!r}: {problem}", "syntax", pat.offset)
+                    raise self.source.error(
+                        f"invalid regular expression {pat.args[0]!r}: {problem}", "syntax", pat.offset
+                    )
 
     def _call_cost(self, name: str, sizes: list, args: list[Node]) -> float:
         if name in _REGEX_FUNCS:
@@ -596,8 +747,20 @@ class Checker:
 
     def _call_size(self, name: str, sizes: list, target: Node | None) -> float | None:
         base = sizes[0] if sizes else None
-        if name in ("split", "findAll", "lowerAscii", "upperAscii", "trim", "reverse", "replace", "substring",
-                    "distinct", "sort", "slice", "flatten"):
+        if name in (
+            "split",
+            "findAll",
+            "lowerAscii",
+            "upperAscii",
+            "trim",
+            "reverse",
+            "replace",
+            "substring",
+            "distinct",
+            "sort",
+            "slice",
+            "flatten",
+        ):
             return base if base is not None else ATTR_VALUE_MAX
         if name == "join":
             return (base or ATTRS_PER_DEVICE) * ATTR_VALUE_MAX
@@ -669,7 +832,13 @@ def attributes_read(root: Node) -> frozenset | None:
         # device.attributes["d"] / device.capacity["d"] / a cel.bind alias of one.
         if n.kind == "index" and not n.args[2] and n.args[1].kind == "lit" and isinstance(n.args[1].args[0], str):
             op = n.args[0]
-            if op.kind == "select" and op.args[1] in ("attributes", "capacity") and op.args[0].kind == "ident" and op.args[0].args[0] == "device" and op.args[0].type == "device":
+            if (
+                op.kind == "select"
+                and op.args[1] in ("attributes", "capacity")
+                and op.args[0].kind == "ident"
+                and op.args[0].args[0] == "device"
+                and op.args[0].type == "device"
+            ):
                 return n.args[1].args[0]
         if n.kind == "ident" and n.args[0] in env:
             return env[n.args[0]]
@@ -707,7 +876,15 @@ def attributes_read(root: Node) -> frozenset | None:
             if d is not None and item.kind == "lit" and isinstance(item.args[0], str):
                 out.add((d, item.args[0]))
                 return
-            if cont.kind == "select" and cont.args[1] in ("attributes", "capacity") and cont.args[0].kind == "ident" and cont.args[0].args[0] == "device" and cont.args[0].type == "device" and item.kind == "lit" and isinstance(item.args[0], str):
+            if (
+                cont.kind == "select"
+                and cont.args[1] in ("attributes", "capacity")
+                and cont.args[0].kind == "ident"
+                and cont.args[0].args[0] == "device"
+                and cont.args[0].type == "device"
+                and item.kind == "lit"
+                and isinstance(item.args[0], str)
+            ):
                 out.add((item.args[0], None))
                 return
         if k == "bind":
@@ -729,7 +906,12 @@ def attributes_read(root: Node) -> frozenset | None:
         if k == "ident" and n.args[0] in env:
             unknown = True  # an alias used as a whole map
             return
-        if k == "select" and n.args[1] in ("attributes", "capacity") and n.args[0].kind == "ident" and n.args[0].type == "device":
+        if (
+            k == "select"
+            and n.args[1] in ("attributes", "capacity")
+            and n.args[0].kind == "ident"
+            and n.args[0].type == "device"
+        ):
             unknown = True
             return
         for child in _children(n):
@@ -765,7 +947,9 @@ def homogeneous_literals(root: Node, source: Source) -> None:
 
     def free(node: Node) -> bool:
         # An empty literal's element type, and optional.none()'s, is a type variable bound to its neighbours'.
-        return (node.kind in ("list", "map") and not node.args[0]) or (node.kind == "call" and node.args[0] == "__optional_none")
+        return (node.kind in ("list", "map") and not node.args[0]) or (
+            node.kind == "call" and node.args[0] == "__optional_none"
+        )
 
     def same(nodes: list[tuple[Node, bool]]) -> None:
         first = None
@@ -801,7 +985,9 @@ def check(root: Node, source: Source, env: Environment = NEW_EXPRESSIONS) -> Che
     homogeneous_literals(root, source)
     # validateOutputType: bool, or exactly the declared attribute type (any; dyn where attributes are dyn).
     if not (t == B or t == (DYN if env.dyn_attributes else ANY)):
-        raise CelCompileError(f"must evaluate to bool or the unknown type, not {type_str(t)}", "non-bool", *source.location(0))
+        raise CelCompileError(
+            f"must evaluate to bool or the unknown type, not {type_str(t)}", "non-bool", *source.location(0)
+        )
     cost = root.cost
     if cost > COST_LIMIT:
         raise CelCompileError(

@@ -164,7 +164,14 @@ def cel_device(driver: str, device: dict) -> CelDevice:
             if m is None:
                 m = capacity[domain] = {}
             m[ident] = q
-    dev = CelDevice(driver, str(device.get("name", "")), attributes, capacity, bool(device.get("allowMultipleAllocations") or False), device)
+    dev = CelDevice(
+        driver,
+        str(device.get("name", "")),
+        attributes,
+        capacity,
+        bool(device.get("allowMultipleAllocations") or False),
+        device,
+    )
     if errors:
         # The scheduler fails every selector on such a device before evaluating it (DeviceMatches converts first).
         dev.cache["conversion_error"] = errors[0]

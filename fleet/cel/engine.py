@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from dragoman.fleet.cel.api import (
     FALSE,
@@ -12,10 +13,10 @@ from dragoman.fleet.cel.api import (
     NEW_EXPRESSIONS,
     STORED_EXPRESSIONS,
     TRUE,
-    Environment,
     CelCompileError,
     CelDevice,
     CompiledSelector,
+    Environment,
     EvalOutcome,
 )
 from dragoman.fleet.cel.checker import Checked, check
@@ -51,7 +52,9 @@ def check_expression(expression: str, environment: Environment | str | None = No
     size = len(expression.encode("utf-8"))  # the API server counts bytes, as Go's len() does
     # Only a selector being written is held to the length limit; Kubernetes never re-validates a stored one (the oracle).
     if size > MAX_EXPRESSION_LENGTH and not env.stored:
-        raise CelCompileError(f"must have at most {MAX_EXPRESSION_LENGTH} bytes (the expression has {size})", "too-long")
+        raise CelCompileError(
+            f"must have at most {MAX_EXPRESSION_LENGTH} bytes (the expression has {size})", "too-long"
+        )
     if not expression.strip():
         raise CelCompileError("syntax error: the expression is empty", "syntax", 1, 1)
     try:
@@ -70,7 +73,9 @@ def _outcome(value: Any) -> EvalOutcome:
     return EvalOutcome(None, f"CEL result of type {type_name(value)} could not be converted to bool")
 
 
-def _wrap(program: Callable[[CelDevice], Any], fallback: Callable[[], Callable[[CelDevice], Any]] | None = None) -> Callable[[CelDevice], EvalOutcome]:
+def _wrap(
+    program: Callable[[CelDevice], Any], fallback: Callable[[], Callable[[CelDevice], Any]] | None = None
+) -> Callable[[CelDevice], EvalOutcome]:
     reference: list[Callable[[CelDevice], Any]] = []
 
     def evaluate(device: CelDevice) -> EvalOutcome:
@@ -105,12 +110,20 @@ def build_selector(expression: str, checked: Checked, source: Any, engine: str) 
         from dragoman.fleet.cel.fast import compile_program
 
         program = compile_program(checked.root)
-        return CompiledSelector(expression, checked.attributes_read, engine, _wrap(program, lambda: ref_compile(checked.root, source)), checked.env)
+        return CompiledSelector(
+            expression,
+            checked.attributes_read,
+            engine,
+            _wrap(program, lambda: ref_compile(checked.root, source)),
+            checked.env,
+        )
     program = ref_compile(checked.root, source)
     return CompiledSelector(expression, checked.attributes_read, engine, _wrap(program), checked.env)
 
 
-def compile_expression(expression: str, engine: str | None = None, environment: Environment | str | None = None) -> CompiledSelector:
+def compile_expression(
+    expression: str, engine: str | None = None, environment: Environment | str | None = None
+) -> CompiledSelector:
     """Compile a DRA selector; raises CelCompileError. `engine` forces "fast" or "reference" (default: fast, else reference).
 
     `environment` is the CEL environment: NEW_EXPRESSIONS ("new", the default) checks the selector as the API

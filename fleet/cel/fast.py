@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from dragoman.fleet.cel import runtime as rt
 from dragoman.fleet.cel.api import CelDevice
-from dragoman.fleet.cel.runtime import CelRuntimeError, DefaultMap, EMPTY_MAP, no_overload, no_such_key
+from dragoman.fleet.cel.runtime import EMPTY_MAP, CelRuntimeError, DefaultMap, no_overload, no_such_key
 from dragoman.fleet.cel.syntax import Node
 
 Fn = Callable[[dict], Any]
@@ -59,7 +60,13 @@ def compile_node(n: Node) -> Fn:
         if _is_device(operand):
             return lambda e: e["device"][field]
         # device.attributes["d"].id: two dict lookups, the hot path of every GPU selector.
-        if not optional and operand.kind == "index" and not operand.args[2] and _is_device_map(operand.args[0]) and _str_lit(operand.args[1]) is not None:
+        if (
+            not optional
+            and operand.kind == "index"
+            and not operand.args[2]
+            and _is_device_map(operand.args[0])
+            and _str_lit(operand.args[1]) is not None
+        ):
             which = operand.args[0].args[1]
             domain = operand.args[1].args[0]
 

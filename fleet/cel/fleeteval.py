@@ -7,7 +7,7 @@ import dataclasses
 import gc
 import threading
 from collections import Counter
-from typing import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from dragoman.fleet.cel.api import TRUE, CelDevice, CompiledSelector, EvalOutcome
 from dragoman.fleet.cel.device import cel_device
@@ -29,7 +29,14 @@ class DeviceResult:
     reason: str
 
     def to_json(self) -> dict:
-        return {"driver": self.driver, "pool": self.pool, "device": self.device, "node": self.node, "result": self.result, "reason": self.reason}
+        return {
+            "driver": self.driver,
+            "pool": self.pool,
+            "device": self.device,
+            "node": self.node,
+            "result": self.result,
+            "reason": self.reason,
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,8 +198,11 @@ class DeviceIndex:
             sizes = [0] * (max(counts) + 1 if counts else 0)
             for g, n in counts.items():
                 sizes[g] = n
-            result = Tally(sizes, list(Counter(zip(group_of, self.pool_of)).items()),
-                           list(Counter(zip(group_of, self.product_of)).items()))
+            result = Tally(
+                sizes,
+                list(Counter(zip(group_of, self.pool_of)).items()),
+                list(Counter(zip(group_of, self.product_of)).items()),
+            )
         with self._lock:
             # Keyed by identity, holding the list so the id stays its own.
             self._tallies[id(group_of)] = (group_of, result)
@@ -251,13 +261,13 @@ class DeviceIndex:
         else:
             with gc_paused():
                 # The first devices decide whether grouping on this read can pay (a uuid or bus id cannot).
-                head = _parts(devices[:_PROBE + 1], read)
+                head = _parts(devices[: _PROBE + 1], read)
                 if len(head) > _PROBE and len(set(head)) > _PROBE * 0.9:
                     result = _Column(read, [], [], True)
                 else:
                     ids: dict = {}
                     setdefault = ids.setdefault
-                    col = [setdefault(k, len(ids)) for k in head + _parts(devices[_PROBE + 1:], read)]
+                    col = [setdefault(k, len(ids)) for k in head + _parts(devices[_PROBE + 1 :], read)]
                     # Ids follow first appearance, so the first device of each id is found walking back from the end.
                     first = dict(zip(reversed(col), range(len(col) - 1, -1, -1)))
                     result = _Column(read, col, [first[v] for v in range(len(ids))], False)
@@ -294,9 +304,15 @@ def _parts(devices: list[CelDevice], read: tuple[str, str | None] | None) -> lis
     m = _MISSING
     # True == 1 and False == 0 in Python: booleans are tagged so a bool and an int attribute never share a group.
     # A list-valued attribute is no dict key: it groups by its items' types and values.
-    return [((("bool", v) if (tv := type(v := a.get(ident, m))) is bool else (_list_key(v) if tv is list else v))
-             if (a := d.attributes.get(domain)) is not None else m,
-             c.get(ident, m) if (c := d.capacity.get(domain)) is not None else m) for d in devices]
+    return [
+        (
+            (("bool", v) if (tv := type(v := a.get(ident, m))) is bool else (_list_key(v) if tv is list else v))
+            if (a := d.attributes.get(domain)) is not None
+            else m,
+            c.get(ident, m) if (c := d.capacity.get(domain)) is not None else m,
+        )
+        for d in devices
+    ]
 
 
 def _list_key(values: list) -> tuple:
@@ -306,8 +322,16 @@ def _list_key(values: list) -> tuple:
 class FleetEvaluation:
     """Per-device outcomes of one evaluation, stored per group of identical devices; results are built on demand."""
 
-    def __init__(self, index: DeviceIndex, labels: list[str], outcomes: list[EvalOutcome | None], failed_at: list[int], group_of: list[int], cancelled: bool,
-                 reps: list[int] | None = None) -> None:
+    def __init__(
+        self,
+        index: DeviceIndex,
+        labels: list[str],
+        outcomes: list[EvalOutcome | None],
+        failed_at: list[int],
+        group_of: list[int],
+        cancelled: bool,
+        reps: list[int] | None = None,
+    ) -> None:
         self.index = index
         self.reps = reps if reps is not None else _first_of_each(group_of, len(outcomes))  # first device of each group
         self.labels = labels

@@ -33,7 +33,7 @@ class IP:
     def is4in6(self) -> bool:
         return not self.is4 and (self.value >> 32) == 0xFFFF
 
-    def unmap(self) -> "IP":
+    def unmap(self) -> IP:
         return IP(self.value & 0xFFFFFFFF, True) if self.is4in6() else self
 
     def __eq__(self, other: object) -> bool:
@@ -108,7 +108,7 @@ class CIDR:
     def __str__(self) -> str:
         return f"{self.ip}/{self.bits}"
 
-    def masked(self) -> "CIDR":
+    def masked(self) -> CIDR:
         return CIDR(_mask(self.ip, self.bits), self.bits)
 
     def contains(self, ip: IP) -> bool:
@@ -118,7 +118,7 @@ class CIDR:
         shift = ip.bit_len - self.bits
         return (ip.value ^ self.ip.value) >> shift == 0
 
-    def overlaps(self, other: "CIDR") -> bool:
+    def overlaps(self, other: CIDR) -> bool:
         if self == other:
             return True
         if self.ip.is4 != other.ip.is4:
@@ -128,7 +128,7 @@ class CIDR:
             return True
         return _mask(self.ip, bits) == _mask(other.ip, bits)
 
-    def contains_cidr(self, other: "CIDR") -> bool:
+    def contains_cidr(self, other: CIDR) -> bool:
         # cidr.go cidrContainsCIDR.
         return self.overlaps(other) and self.bits <= other.bits
 
@@ -346,6 +346,7 @@ def parse_prefix(raw: str) -> CIDR:
 
 
 # ---- the library's functions, with its error texts (library/ip.go, library/cidr.go) --------------------------
+
 
 def parse_ip_addr(raw: str) -> IP:
     """library parseIPAddr: netip plus no zones and no IPv4-mapped IPv6; raises NetParseError."""

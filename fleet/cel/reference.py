@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import celpy
 import lark
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
-
 from dragoman.fleet.cel import runtime as rt
 from dragoman.fleet.cel.api import CelDevice
-from dragoman.fleet.cel.runtime import CelRuntimeError
 from dragoman.fleet.cel.checker import TYPE_IDENTS
+from dragoman.fleet.cel.runtime import CelRuntimeError
 from dragoman.fleet.cel.syntax import Node, Source, Uint, _parser, decode_multiline
 
 
@@ -286,13 +286,21 @@ def _unwrap_ident(t: Any) -> str | None:
 
 def _substitute(tree: lark.Tree, var: str, init: lark.Tree) -> lark.Tree:
     """Replace the identifier `var` by `(init)`; a comprehension rebinding `var` keeps its own."""
-    if tree.data == "primary" and len(tree.children) == 1 and isinstance(tree.children[0], lark.Tree) and tree.children[0].data == "ident" and str(tree.children[0].children[0]) == var:
+    if (
+        tree.data == "primary"
+        and len(tree.children) == 1
+        and isinstance(tree.children[0], lark.Tree)
+        and tree.children[0].data == "ident"
+        and str(tree.children[0].children[0]) == var
+    ):
         return lark.Tree("primary", [lark.Tree("paren_expr", [copy.deepcopy(init)])], tree.meta)
     if tree.data == "member_dot_arg" and str(tree.children[1]) in _MACROS and len(tree.children) > 2:
         args = tree.children[2].children
         if args and _unwrap_ident(args[0]) == var:
             return lark.Tree(tree.data, [_substitute(tree.children[0], var, init), *tree.children[1:]], tree.meta)
-    return lark.Tree(tree.data, [_substitute(c, var, init) if isinstance(c, lark.Tree) else c for c in tree.children], tree.meta)
+    return lark.Tree(
+        tree.data, [_substitute(c, var, init) if isinstance(c, lark.Tree) else c for c in tree.children], tree.meta
+    )
 
 
 def _template(text: str, **parts: lark.Tree) -> lark.Tree:
@@ -326,10 +334,19 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
             # cel-python's grammar has no optional entries: build the aggregate in a function that drops absent ones.
             fn = "__opt_list__" if tree.data == "list_lit" else "__opt_map__"
             args_tree = lark.Tree("exprlist", [_prepare(c) for c in items])
-            return lark.Tree("ident_arg", [lark.Token("IDENT", fn), args_tree])  # in place of the literal, under primary
-    if tree.data == "member_dot" and str(tree.children[1]) in ("IP", "CIDR") and _unwrap_ident(tree.children[0]) == "net":
+            return lark.Tree(
+                "ident_arg", [lark.Token("IDENT", fn), args_tree]
+            )  # in place of the literal, under primary
+    if (
+        tree.data == "member_dot"
+        and str(tree.children[1]) in ("IP", "CIDR")
+        and _unwrap_ident(tree.children[0]) == "net"
+    ):
         # cel-python splits dotted names into packages: the type value goes by an undotted name.
-        return lark.Tree("member", [lark.Tree("primary", [lark.Tree("ident", [lark.Token("IDENT", f"__type_net_{tree.children[1]}")])])])
+        return lark.Tree(
+            "member",
+            [lark.Tree("primary", [lark.Tree("ident", [lark.Token("IDENT", f"__type_net_{tree.children[1]}")])])],
+        )
     if tree.data == "member_dot_arg":
         operand, name = tree.children[0], str(tree.children[1])
         args = tree.children[2].children if len(tree.children) > 2 else []
@@ -337,12 +354,32 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
         if name in ("optMap", "optFlatMap") and len(args) == 2 and _unwrap_ident(args[0]) is not None:
             target = _prepare(operand)
             body = _substitute(args[1], _unwrap_ident(args[0]), _template("__t.value()", __t=target))
-            text = "__t.hasValue() ? __optional_of(__e) : __optional_none()" if name == "optMap" else "__t.hasValue() ? (__e) : __optional_none()"
-            return lark.Tree("member", [lark.Tree("primary", [lark.Tree("paren_expr", [_template(text, __t=target, __e=_prepare(body))])])])
+            text = (
+                "__t.hasValue() ? __optional_of(__e) : __optional_none()"
+                if name == "optMap"
+                else "__t.hasValue() ? (__e) : __optional_none()"
+            )
+            return lark.Tree(
+                "member",
+                [lark.Tree("primary", [lark.Tree("paren_expr", [_template(text, __t=target, __e=_prepare(body))])])],
+            )
         if name in _MACROS and len(args) == 2 and _unwrap_ident(args[0]) is not None:
             # cel-python would iterate a string's characters or fail vaguely on a scalar; cel-go's evalFold
             # takes only lists and maps.
-            guarded = lark.Tree("member", [lark.Tree("primary", [lark.Tree("ident_arg", [lark.Token("IDENT", "__iter_range__"), lark.Tree("exprlist", [_prepare(operand)])])])])
+            guarded = lark.Tree(
+                "member",
+                [
+                    lark.Tree(
+                        "primary",
+                        [
+                            lark.Tree(
+                                "ident_arg",
+                                [lark.Token("IDENT", "__iter_range__"), lark.Tree("exprlist", [_prepare(operand)])],
+                            )
+                        ],
+                    )
+                ],
+            )
             name_tok = lark.Token("IDENT", "exists_one") if name == "existsOne" else tree.children[1]
             return lark.Tree(tree.data, [guarded, name_tok, *[_prepare(c) for c in tree.children[2:]]], tree.meta)
         if name == "isCanonical" and op_ident == "ip":
@@ -362,9 +399,13 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
         if name in _MACROS and len(args) == 3:
             raise ReferenceUnsupported(f"{name} with three arguments")
         if name == "existsOne":
-            tree = lark.Tree(tree.data, [tree.children[0], lark.Token("IDENT", "exists_one"), *tree.children[2:]], tree.meta)
+            tree = lark.Tree(
+                tree.data, [tree.children[0], lark.Token("IDENT", "exists_one"), *tree.children[2:]], tree.meta
+            )
         elif name == "min" and not args:
-            tree = lark.Tree(tree.data, [tree.children[0], lark.Token("IDENT", "__k8s_min"), *tree.children[2:]], tree.meta)
+            tree = lark.Tree(
+                tree.data, [tree.children[0], lark.Token("IDENT", "__k8s_min"), *tree.children[2:]], tree.meta
+            )
     return lark.Tree(tree.data, [_prepare(c) for c in tree.children], tree.meta)
 
 
@@ -378,7 +419,9 @@ def activation(device: CelDevice) -> dict:
                     celtypes.StringType("driver"): celtypes.StringType(device.driver),
                     celtypes.StringType("attributes"): to_cel(rt.DefaultMap(attributes)),
                     celtypes.StringType("capacity"): to_cel(rt.DefaultMap(device.capacity)),
-                    celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(device.allow_multiple_allocations),
+                    celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(
+                        device.allow_multiple_allocations
+                    ),
                 }
             ),
             **{name.replace("net.", "__type_net_"): rt.CelType(name) for name in TYPE_IDENTS},

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import re2
-
 from dragoman.fleet.cel.netlib import CIDR, IP, NetParseError, is_cidr, is_ip, parse_cidr, parse_ip_addr
 from dragoman.fleet.cel.syntax import Uint
 from dragoman.fleet.cel.values import Quantity, Semver, ValueError_, is_quantity, is_semver
@@ -57,7 +57,11 @@ class Optional_:
         self.value = value
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Optional_) and self.present == other.present and (not self.present or equals(self.value, other.value))
+        return (
+            isinstance(other, Optional_)
+            and self.present == other.present
+            and (not self.present or equals(self.value, other.value))
+        )
 
     def __hash__(self) -> int:
         return 0
@@ -125,9 +129,20 @@ def type_name(v: Any) -> str:
 def go_type_name(v: Any) -> str:
     """The Go type (%T) of the cel-go value this Python value stands for, as cel-go's errors print it."""
     t = type(v)
-    names = {bool: "types.Bool", Uint: "types.Uint", int: "types.Int", float: "types.Double", str: "types.String",
-             bytes: "types.Bytes", Semver: "cel.Semver", Quantity: "cel.Quantity", IP: "cel.IP", CIDR: "cel.CIDR",
-             Optional_: "*types.Optional", CelType: "*types.Type"}
+    names = {
+        bool: "types.Bool",
+        Uint: "types.Uint",
+        int: "types.Int",
+        float: "types.Double",
+        str: "types.String",
+        bytes: "types.Bytes",
+        Semver: "cel.Semver",
+        Quantity: "cel.Quantity",
+        IP: "cel.IP",
+        CIDR: "cel.CIDR",
+        Optional_: "*types.Optional",
+        CelType: "*types.Type",
+    }
     if v is None:
         return "types.Null"
     return names.get(t, t.__name__)
@@ -408,6 +423,7 @@ def opt_index(container: Any, key: Any) -> Optional_:
 
 # ---- the library -----------------------------------------------------------------------------------------------
 
+
 def _str(*vals: Any) -> None:
     for v in vals:
         if type(v) is not str:
@@ -677,7 +693,19 @@ def f_quote(s: Any) -> str:
     _str(s)
     out = ['"']
     for c in s:
-        out.append({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r", "\a": "\\a", "\b": "\\b", "\f": "\\f", "\v": "\\v"}.get(c, c))
+        out.append(
+            {
+                "\\": "\\\\",
+                '"': '\\"',
+                "\n": "\\n",
+                "\t": "\\t",
+                "\r": "\\r",
+                "\a": "\\a",
+                "\b": "\\b",
+                "\f": "\\f",
+                "\v": "\\v",
+            }.get(c, c)
+        )
     out.append('"')
     return "".join(out)
 
@@ -725,7 +753,9 @@ def f_format(fmt: Any, args: Any) -> str:
             continue
         m = _FMT.match(fmt, i)
         if not m:
-            raise CelRuntimeError(f"could not parse formatting clause: unrecognized formatting clause \"{fmt[i+1:i+2]}\"")
+            raise CelRuntimeError(
+                f'could not parse formatting clause: unrecognized formatting clause "{fmt[i + 1 : i + 2]}"'
+            )
         prec, verb = m.group(1), m.group(2)
         i = m.end()
         if verb == "%":
@@ -739,11 +769,15 @@ def f_format(fmt: Any, args: Any) -> str:
             out.append(_format_s(a))
         elif verb == "d":
             if type(a) not in (int, Uint):
-                raise CelRuntimeError(f"error during formatting: decimal clause can only be used on integers, was given {type_name(a)}")
+                raise CelRuntimeError(
+                    f"error during formatting: decimal clause can only be used on integers, was given {type_name(a)}"
+                )
             out.append(str(int(a)))
         elif verb in "fFeE":
             if type(a) not in (float, int, Uint):
-                raise CelRuntimeError(f"error during formatting: fixed-point clause can only be used on doubles, was given {type_name(a)}")
+                raise CelRuntimeError(
+                    f"error during formatting: fixed-point clause can only be used on doubles, was given {type_name(a)}"
+                )
             p = int(prec[1:]) if prec else 6
             out.append(format(float(a), f".{p}{verb}"))
         elif verb in "xX":
@@ -754,14 +788,16 @@ def f_format(fmt: Any, args: Any) -> str:
             elif type(a) is bytes:
                 s = a.hex()
             else:
-                raise CelRuntimeError("error during formatting: only integers, byte buffers, and strings can be formatted as hex")
+                raise CelRuntimeError(
+                    "error during formatting: only integers, byte buffers, and strings can be formatted as hex"
+                )
             out.append(s.upper() if verb == "X" else s)
         elif verb == "o":
             out.append(format(int(a), "o"))
         elif verb == "b":
             out.append(format(int(a), "b") if type(a) in (int, Uint) else _format_s(a))
         else:
-            raise CelRuntimeError(f"could not parse formatting clause: unrecognized formatting clause \"{verb}\"")
+            raise CelRuntimeError(f'could not parse formatting clause: unrecognized formatting clause "{verb}"')
     return "".join(out)
 
 
@@ -769,7 +805,11 @@ def _format_s(a: Any) -> str:
     if type(a) is list:
         return "[" + ", ".join(_format_s(x) if type(x) is not str else x for x in a) + "]"
     if type(a) in (dict, DefaultMap):
-        return "{" + ", ".join(f"{_format_s(k)}: {_format_s(v)}" for k, v in sorted(a.items(), key=lambda kv: str(kv[0]))) + "}"
+        return (
+            "{"
+            + ", ".join(f"{_format_s(k)}: {_format_s(v)}" for k, v in sorted(a.items(), key=lambda kv: str(kv[0])))
+            + "}"
+        )
     if a is None:
         return "null"
     return to_string(a)
@@ -1026,7 +1066,9 @@ def f_distinct(x: Any) -> list:
     lst = _list(x, "distinct")
     out: list = []
     for v in lst:
-        if not any(equals(v, o) if type(v) is type(o) or (type(v) in _NUMERIC and type(o) in _NUMERIC) else False for o in out):
+        if not any(
+            equals(v, o) if type(v) is type(o) or (type(v) in _NUMERIC and type(o) in _NUMERIC) else False for o in out
+        ):
             out.append(v)
     return out
 
@@ -1196,7 +1238,9 @@ def f_includes(target: Any, arg: Any) -> bool:
     if type(target) is list:
         for i, item in enumerate(target):
             if i >= MAX_INCLUDES_LIST:
-                raise CelRuntimeError(f"'includes' function cannot be applied to lists longer than {MAX_INCLUDES_LIST} values")
+                raise CelRuntimeError(
+                    f"'includes' function cannot be applied to lists longer than {MAX_INCLUDES_LIST} values"
+                )
             if _equal_or_false(item, arg):
                 return True
         return False

@@ -7,7 +7,6 @@ import re
 from typing import Any
 
 import lark
-
 from dragoman.fleet.cel.api import CelCompileError
 
 UNSUPPORTED = "valid in Kubernetes, not supported here"
@@ -19,8 +18,25 @@ OPT_FUNCS = {"of": "__optional_of", "none": "__optional_none", "ofNonZeroValue":
 OPT_ELEM = "__opt_elem__"
 OPT_KEY = "__opt_key__"
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-RESERVED = {"as", "break", "const", "continue", "else", "for", "function", "if", "import", "let", "loop", "package",
-            "namespace", "return", "var", "void", "while"}
+RESERVED = {
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
+}
 
 
 class Uint(int):
@@ -80,7 +96,11 @@ class Source:
 
 def _skip_string(text: str, i: int) -> int:
     """Index just past the string literal starting at text[i] (a quote); raw prefixes are handled by the caller."""
-    raw = i > 0 and text[i - 1] in "rR" and (i < 2 or not (text[i - 2].isalnum() or text[i - 2] == "_") or text[i - 2] in "bB")
+    raw = (
+        i > 0
+        and text[i - 1] in "rR"
+        and (i < 2 or not (text[i - 2].isalnum() or text[i - 2] == "_") or text[i - 2] in "bB")
+    )
     q = text[i]
     triple = text.startswith(q * 3, i)
     end_seq = q * 3 if triple else q
@@ -164,7 +184,7 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
             emit(")", i)
         if c == "[":
             m = re.compile(r"\?").match(text, i + 1)
-            indexing = bool(prev_sig) and (prev_sig.isalnum() or prev_sig in "_)]}\"")
+            indexing = bool(prev_sig) and (prev_sig.isalnum() or prev_sig in '_)]}"')
             if m and indexing:
                 changed = True
                 emit(f".{OPT_INDEX}(", i)
@@ -182,7 +202,11 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
                 i += 1
                 prev_sig = ")"
                 continue
-        elif c == "o" and text.startswith("optional", i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_.")):
+        elif (
+            c == "o"
+            and text.startswith("optional", i)
+            and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_."))
+        ):
             m = re.compile(r"optional\s*\.\s*([_A-Za-z][_A-Za-z0-9]*)\s*\(").match(text, i)
             if m and m.group(1) in OPT_FUNCS:
                 changed = True
@@ -201,8 +225,23 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
     return "".join(out), omap
 
 
-_ESCAPES = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "`": "`", "?": "?"}
-_ESCAPE_RE = re.compile(r"\\(?:([abfnrtv\\'\"`?])|x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|([0-3][0-7]{2}))")
+_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "`": "`",
+    "?": "?",
+}
+_ESCAPE_RE = re.compile(
+    r"\\(?:([abfnrtv\\'\"`?])|x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|([0-3][0-7]{2}))"
+)
 
 
 def decode_multiline(text: str) -> str:
@@ -256,7 +295,9 @@ def parse_tree(source: Source) -> lark.Tree:
     try:
         return _parser().parse(source.rewritten)
     except lark.exceptions.UnexpectedEOF:
-        raise source.error("syntax error: unexpected end of input", "syntax", source.original_offset(len(source.rewritten)))
+        raise source.error(
+            "syntax error: unexpected end of input", "syntax", source.original_offset(len(source.rewritten))
+        )
     except lark.exceptions.UnexpectedToken as ex:
         tok = ex.token
         off = source.original_offset(tok.start_pos if tok.start_pos is not None else len(source.rewritten))
@@ -323,10 +364,18 @@ class _Builder:
             if d == "conditionaland":
                 return Node("and", self.build(left_t), self.build(right_t), offset=self.off(t))
             op = {
-                "relation_lt": "_<_", "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_",
-                "relation_eq": "_==_", "relation_ne": "_!=_", "relation_in": "@in",
-                "addition_add": "_+_", "addition_sub": "_-_",
-                "multiplication_mul": "_*_", "multiplication_div": "_/_", "multiplication_mod": "_%_",
+                "relation_lt": "_<_",
+                "relation_le": "_<=_",
+                "relation_gt": "_>_",
+                "relation_ge": "_>=_",
+                "relation_eq": "_==_",
+                "relation_ne": "_!=_",
+                "relation_in": "@in",
+                "addition_add": "_+_",
+                "addition_sub": "_-_",
+                "multiplication_mul": "_*_",
+                "multiplication_div": "_/_",
+                "multiplication_mod": "_%_",
             }[left_t.data]
             left = self.build(left_t.children[0])
             right = self.build(right_t)
@@ -353,7 +402,9 @@ class _Builder:
             operand, key = ch
             return Node("index", self.build(operand), self.build(key), False, offset=self.off(key))
         if d == "member_object":
-            raise self.err(f"message construction is {UNSUPPORTED} (DRA selectors declare no message types)", "unsupported", t)
+            raise self.err(
+                f"message construction is {UNSUPPORTED} (DRA selectors declare no message types)", "unsupported", t
+            )
         if d in ("dot_ident", "dot_ident_arg"):
             raise self.err(f"leading-dot names are {UNSUPPORTED}", "unsupported", t)
         if d == "ident":
@@ -429,7 +480,9 @@ class _Builder:
                     return Node("lit", bytes(celbytes(tok)), offset=off)
                 value = str(celstr(tok)) if ty == "STRING_LIT" else decode_multiline(text)
             except (ValueError, OverflowError):
-                raise self.source.error("syntax error: invalid escape sequence in a string literal", "syntax", off) from None
+                raise self.source.error(
+                    "syntax error: invalid escape sequence in a string literal", "syntax", off
+                ) from None
             if any("\ud800" <= c <= "\udfff" for c in value):
                 raise self.source.error("syntax error: a surrogate code point is not a character", "syntax", off)
             return Node("lit", value, offset=off)
@@ -448,7 +501,12 @@ class _Builder:
             return Node("bind", _ident_name(args_t[0]), self.build(args_t[1]), self.build(args_t[2]), offset=off)
         if name in _MACROS_1 | _MACROS_2 and args_t and _ident_name(args_t[0]) is not None:
             target = self.build(operand_t)
-            if len(args_t) >= 3 and name in _MACROS_2 and _ident_name(args_t[1]) is not None and not (name == "map" and len(args_t) == 3):
+            if (
+                len(args_t) >= 3
+                and name in _MACROS_2
+                and _ident_name(args_t[1]) is not None
+                and not (name == "map" and len(args_t) == 3)
+            ):
                 v1, v2 = _ident_name(args_t[0]), _ident_name(args_t[1])
                 exprs = [self.build(a) for a in args_t[2:]]
                 if name in ("all", "exists", "exists_one", "existsOne") and len(exprs) != 1:
@@ -462,7 +520,14 @@ class _Builder:
                 return Node("comp", name, target, v1, None, exprs, offset=off)
         if name in ("optMap", "optFlatMap") and len(args_t) == 2 and _ident_name(args_t[0]) is not None:
             # cel-go's optional macros: o.optMap(v, e) is o.hasValue() ? optional.of(e[v := o.value()]) : optional.none().
-            return Node("optmap", self.build(operand_t), _ident_name(args_t[0]), self.build(args_t[1]), name == "optFlatMap", offset=off)
+            return Node(
+                "optmap",
+                self.build(operand_t),
+                _ident_name(args_t[0]),
+                self.build(args_t[1]),
+                name == "optFlatMap",
+                offset=off,
+            )
         if name in ("optMap", "optFlatMap"):
             raise self.err(f"{name}() takes a variable name and an expression", "syntax", t)
         if name == "isCanonical" and _is_ident(operand_t, "ip"):

@@ -36,7 +36,7 @@ class Semver:
         self._hash = hash(self._key)
 
     @classmethod
-    def parse(cls, text: str, normalize: bool = False) -> "Semver":
+    def parse(cls, text: str, normalize: bool = False) -> Semver:
         """Parse as apiserver's `semver()` does (blang/semver Parse); `normalize` as its normalizeAndParse."""
         if not isinstance(text, str):
             raise ValueError_("semver must be a string")
@@ -50,7 +50,9 @@ class Semver:
             if not part.isdigit() or not part.isascii():
                 raise ValueError_(f"Invalid character(s) found in {label} number {part!r}".replace("'", '"'))
             if len(part) > 1 and part[0] == "0":
-                raise ValueError_(f"{label.capitalize()} number must not contain leading zeroes {part!r}".replace("'", '"'))
+                raise ValueError_(
+                    f"{label.capitalize()} number must not contain leading zeroes {part!r}".replace("'", '"')
+                )
         m = SEMVER_RE.match(s)
         if not m:
             raise ValueError_(f"Invalid semantic version {text!r}".replace("'", '"'))
@@ -61,13 +63,13 @@ class Semver:
         build = tuple(m.group(5).split(".")) if m.group(5) else ()
         return cls(major, minor, patch, pre, build)
 
-    def compare(self, other: "Semver") -> int:
+    def compare(self, other: Semver) -> int:
         return (self._key > other._key) - (self._key < other._key)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Semver) and self._key == other._key
 
-    def __lt__(self, other: "Semver") -> bool:
+    def __lt__(self, other: Semver) -> bool:
         return self._key < other._key
 
     def __hash__(self) -> int:
@@ -130,7 +132,7 @@ class Quantity:
         self.text = text if text is not None else _format_quantity(value)
 
     @classmethod
-    def parse(cls, text: str) -> "Quantity":
+    def parse(cls, text: str) -> Quantity:
         if not isinstance(text, str):
             raise ValueError_(_QUANTITY_FORMAT_ERROR)
         s = text
@@ -166,13 +168,13 @@ class Quantity:
             value = Fraction(math.ceil(scaled) if scaled > 0 else math.floor(scaled)) * _NANO
         return cls(value, text)
 
-    def compare(self, other: "Quantity") -> int:
+    def compare(self, other: Quantity) -> int:
         return (self.value > other.value) - (self.value < other.value)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Quantity) and self.value == other.value
 
-    def __lt__(self, other: "Quantity") -> bool:
+    def __lt__(self, other: Quantity) -> bool:
         return self.value < other.value
 
     def __hash__(self) -> int:

@@ -16,34 +16,59 @@ VERSION_DIR = "v1.37.0-local"
 # Every kind the simulator serves, by (group, version); the roots of the schemas shipped.
 SERVED: dict[tuple[str, str], list[str]] = {
     ("", "v1"): [
-        "io.k8s.api.core.v1.Namespace", "io.k8s.api.core.v1.Node", "io.k8s.api.core.v1.Pod",
-        "io.k8s.api.core.v1.Event", "io.k8s.api.core.v1.ConfigMap", "io.k8s.api.core.v1.ResourceQuota",
-        "io.k8s.api.core.v1.ServiceAccount", "io.k8s.api.core.v1.Binding",
+        "io.k8s.api.core.v1.Namespace",
+        "io.k8s.api.core.v1.Node",
+        "io.k8s.api.core.v1.Pod",
+        "io.k8s.api.core.v1.Event",
+        "io.k8s.api.core.v1.ConfigMap",
+        "io.k8s.api.core.v1.ResourceQuota",
+        "io.k8s.api.core.v1.ServiceAccount",
+        "io.k8s.api.core.v1.Binding",
         # helm's release storage, and what `kubectl cluster-info` reads (the `kubernetes` Service).
-        "io.k8s.api.core.v1.Secret", "io.k8s.api.core.v1.Service",
+        "io.k8s.api.core.v1.Secret",
+        "io.k8s.api.core.v1.Service",
     ],
     ("authentication.k8s.io", "v1"): [
         # `kubectl auth whoami`, token checks, and serviceaccounts/token.
-        "io.k8s.api.authentication.v1.SelfSubjectReview", "io.k8s.api.authentication.v1.TokenReview",
+        "io.k8s.api.authentication.v1.SelfSubjectReview",
+        "io.k8s.api.authentication.v1.TokenReview",
         "io.k8s.api.authentication.v1.TokenRequest",
     ],
-    ("apiextensions.k8s.io", "v1"): ["io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"],
-    ("apps", "v1"): ["io.k8s.api.apps.v1.DaemonSet", "io.k8s.api.apps.v1.Deployment", "io.k8s.api.apps.v1.ReplicaSet", "io.k8s.api.apps.v1.StatefulSet"],
+    ("apiextensions.k8s.io", "v1"): [
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"
+    ],
+    ("apps", "v1"): [
+        "io.k8s.api.apps.v1.DaemonSet",
+        "io.k8s.api.apps.v1.Deployment",
+        "io.k8s.api.apps.v1.ReplicaSet",
+        "io.k8s.api.apps.v1.StatefulSet",
+    ],
     ("batch", "v1"): ["io.k8s.api.batch.v1.Job", "io.k8s.api.batch.v1.CronJob"],
     ("policy", "v1"): ["io.k8s.api.policy.v1.PodDisruptionBudget", "io.k8s.api.policy.v1.Eviction"],
     ("coordination.k8s.io", "v1"): ["io.k8s.api.coordination.v1.Lease"],
     ("rbac.authorization.k8s.io", "v1"): [
-        "io.k8s.api.rbac.v1.Role", "io.k8s.api.rbac.v1.ClusterRole", "io.k8s.api.rbac.v1.RoleBinding", "io.k8s.api.rbac.v1.ClusterRoleBinding",
+        "io.k8s.api.rbac.v1.Role",
+        "io.k8s.api.rbac.v1.ClusterRole",
+        "io.k8s.api.rbac.v1.RoleBinding",
+        "io.k8s.api.rbac.v1.ClusterRoleBinding",
     ],
-    ("authorization.k8s.io", "v1"): ["io.k8s.api.authorization.v1.SelfSubjectAccessReview", "io.k8s.api.authorization.v1.SelfSubjectRulesReview"],
+    ("authorization.k8s.io", "v1"): [
+        "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
+        "io.k8s.api.authorization.v1.SelfSubjectRulesReview",
+    ],
     ("resource.k8s.io", "v1"): [
-        "io.k8s.api.resource.v1.DeviceClass", "io.k8s.api.resource.v1.ResourceSlice", "io.k8s.api.resource.v1.ResourceClaim",
-        "io.k8s.api.resource.v1.ResourceClaimTemplate", "io.k8s.api.resource.v1.DeviceTaintRule",
+        "io.k8s.api.resource.v1.DeviceClass",
+        "io.k8s.api.resource.v1.ResourceSlice",
+        "io.k8s.api.resource.v1.ResourceClaim",
+        "io.k8s.api.resource.v1.ResourceClaimTemplate",
+        "io.k8s.api.resource.v1.DeviceTaintRule",
     ],
 }
 COMMON = [
-    "io.k8s.apimachinery.pkg.apis.meta.v1.Status", "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
-    "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent", "io.k8s.apimachinery.pkg.apis.meta.v1.Patch",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Patch",
 ]
 # Descriptions are kept where `kubectl explain` is expected to be read (the DRA API, object metadata, and the
 # pod/node/workload fields a migration touches); elsewhere they are dropped to keep the shipped file small.
@@ -70,7 +95,9 @@ SPECIAL = {
 def _source() -> dict:
     import kubernetes_validate
 
-    path = pathlib.Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema" / VERSION_DIR / "_definitions.json"
+    path = (
+        pathlib.Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema" / VERSION_DIR / "_definitions.json"
+    )
     return json.loads(path.read_text())["$defs"]
 
 

@@ -33,10 +33,21 @@ MOD = pathlib.Path(os.environ.get("GOMODCACHE", pathlib.Path.home() / "go" / "pk
 MODULES = {"api": "api@v0.37.2", "apimachinery": "apimachinery@v0.37.2"}
 # The packages of every kind the simulator serves, plus what they import.
 PROTOS = [
-    "api/core/v1", "api/apps/v1", "api/batch/v1", "api/policy/v1", "api/authorization/v1", "api/authentication/v1",
-    "api/rbac/v1", "api/coordination/v1", "api/resource/v1", "api/autoscaling/v1",
-    "apimachinery/pkg/apis/meta/v1", "apimachinery/pkg/runtime", "apimachinery/pkg/runtime/schema",
-    "apimachinery/pkg/util/intstr", "apimachinery/pkg/api/resource",
+    "api/core/v1",
+    "api/apps/v1",
+    "api/batch/v1",
+    "api/policy/v1",
+    "api/authorization/v1",
+    "api/authentication/v1",
+    "api/rbac/v1",
+    "api/coordination/v1",
+    "api/resource/v1",
+    "api/autoscaling/v1",
+    "apimachinery/pkg/apis/meta/v1",
+    "apimachinery/pkg/runtime",
+    "apimachinery/pkg/runtime/schema",
+    "apimachinery/pkg/util/intstr",
+    "apimachinery/pkg/api/resource",
 ]
 _STRUCT = re.compile(r"^type (\w+) struct \{$")
 _FIELD = re.compile(r'^\s+(\w+)\s+(\S+)\s+`json:"([^",]*)((?:,\w+)*)"[^`]*protobuf:"(\w+),(\d+)')
@@ -84,7 +95,14 @@ def main() -> None:
             (root / name).symlink_to(MOD / module)
         files = [f"k8s.io/{p}/generated.proto" for p in PROTOS]
         include = os.path.dirname(protoc.__file__) + "/_proto"
-        args = ["protoc", f"-I{tmp}", f"-I{include}", f"--descriptor_set_out={OUT_DESCRIPTORS}", "--include_imports", *files]
+        args = [
+            "protoc",
+            f"-I{tmp}",
+            f"-I{include}",
+            f"--descriptor_set_out={OUT_DESCRIPTORS}",
+            "--include_imports",
+            *files,
+        ]
         if protoc.main(args) != 0:
             sys.exit("protoc failed")
         fields: dict[str, list[str]] = {}

@@ -16,7 +16,13 @@ SERVER_VERSION = "v1.37.1"
 _ALL = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 RESOURCES: dict[tuple[str, str], list[tuple[str, str, bool, tuple[str, ...], list[str]]]] = {
     ("", "v1"): [
-        ("Namespace", "namespaces", False, ("status",), ["create", "delete", "get", "list", "patch", "update", "watch"]),
+        (
+            "Namespace",
+            "namespaces",
+            False,
+            ("status",),
+            ["create", "delete", "get", "list", "patch", "update", "watch"],
+        ),
         ("Node", "nodes", False, ("status",), _ALL),
         ("Pod", "pods", True, ("status", "eviction", "binding"), _ALL),
         ("Event", "events", True, (), _ALL),
@@ -30,7 +36,9 @@ RESOURCES: dict[tuple[str, str], list[tuple[str, str, bool, tuple[str, ...], lis
         ("SelfSubjectReview", "selfsubjectreviews", False, (), ["create"]),
         ("TokenReview", "tokenreviews", False, (), ["create"]),
     ],
-    ("apiextensions.k8s.io", "v1"): [("CustomResourceDefinition", "customresourcedefinitions", False, ("status",), _ALL)],
+    ("apiextensions.k8s.io", "v1"): [
+        ("CustomResourceDefinition", "customresourcedefinitions", False, ("status",), _ALL)
+    ],
     ("apps", "v1"): [
         ("DaemonSet", "daemonsets", True, ("status",), _ALL),
         ("Deployment", "deployments", True, ("status",), _ALL),
@@ -77,9 +85,18 @@ def _q(name: str, description: str, type_: str = "string", unique: bool = True) 
     return {"name": name, "in": "query", "description": description, "schema": schema}
 
 
-P_PRETTY = _q("pretty", "If 'true', then the output is pretty printed. Defaults to 'false' unless the user-agent indicates a browser or command-line HTTP tool (curl and wget).")
-P_DRY_RUN = _q("dryRun", "When present, indicates that modifications should not be persisted. An invalid or unrecognized dryRun directive will result in an error response and no further processing of the request. Valid values are: - All: all dry run stages will be processed")
-P_FIELD_MANAGER = _q("fieldManager", "fieldManager is a name associated with the actor or entity that is making these changes. The value must be less than or 128 characters long, and only contain printable characters, as defined by https://golang.org/pkg/unicode/#IsPrint.")
+P_PRETTY = _q(
+    "pretty",
+    "If 'true', then the output is pretty printed. Defaults to 'false' unless the user-agent indicates a browser or command-line HTTP tool (curl and wget).",
+)
+P_DRY_RUN = _q(
+    "dryRun",
+    "When present, indicates that modifications should not be persisted. An invalid or unrecognized dryRun directive will result in an error response and no further processing of the request. Valid values are: - All: all dry run stages will be processed",
+)
+P_FIELD_MANAGER = _q(
+    "fieldManager",
+    "fieldManager is a name associated with the actor or entity that is making these changes. The value must be less than or 128 characters long, and only contain printable characters, as defined by https://golang.org/pkg/unicode/#IsPrint.",
+)
 P_FIELD_VALIDATION = _q(
     "fieldValidation",
     "fieldValidation instructs the server on how to handle objects in the request (POST/PUT/PATCH) containing unknown or duplicate fields. "
@@ -90,12 +107,31 @@ P_FIELD_VALIDATION = _q(
     "Strict: This will fail the request with a BadRequest error if any unknown fields would be dropped from the object, or if any duplicate fields "
     "are present. The error returned from the server will contain all unknown and duplicate fields encountered.",
 )
-P_FORCE = _q("force", "Force is going to \"force\" Apply requests. It means user will re-acquire conflicting fields owned by other people. Force flag must be unset for non-apply patch requests.", "boolean")
-P_GRACE = _q("gracePeriodSeconds", "The duration in seconds before the object should be deleted. Value must be non-negative integer. The value zero indicates delete immediately. If this value is nil, the default grace period for the specified type will be used. Defaults to a per object value if not specified. zero means delete immediately.", "integer")
-P_PROPAGATION = _q("propagationPolicy", "Whether and how garbage collection will be performed. Either this field or OrphanDependents may be set, but not both. The default policy is decided by the existing finalizer set in the metadata.finalizers and the resource-specific default policy. Acceptable values are: 'Orphan' - orphan the dependents; 'Background' - allow the garbage collector to delete the dependents in the background; 'Foreground' - a cascading policy that deletes all dependents in the foreground.")
-P_ORPHAN = _q("orphanDependents", "Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7. Should the dependent objects be orphaned. If true/false, the \"orphan\" finalizer will be added to/removed from the object's finalizers list. Either this field or PropagationPolicy may be set, but not both.", "boolean")
+P_FORCE = _q(
+    "force",
+    'Force is going to "force" Apply requests. It means user will re-acquire conflicting fields owned by other people. Force flag must be unset for non-apply patch requests.',
+    "boolean",
+)
+P_GRACE = _q(
+    "gracePeriodSeconds",
+    "The duration in seconds before the object should be deleted. Value must be non-negative integer. The value zero indicates delete immediately. If this value is nil, the default grace period for the specified type will be used. Defaults to a per object value if not specified. zero means delete immediately.",
+    "integer",
+)
+P_PROPAGATION = _q(
+    "propagationPolicy",
+    "Whether and how garbage collection will be performed. Either this field or OrphanDependents may be set, but not both. The default policy is decided by the existing finalizer set in the metadata.finalizers and the resource-specific default policy. Acceptable values are: 'Orphan' - orphan the dependents; 'Background' - allow the garbage collector to delete the dependents in the background; 'Foreground' - a cascading policy that deletes all dependents in the foreground.",
+)
+P_ORPHAN = _q(
+    "orphanDependents",
+    'Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7. Should the dependent objects be orphaned. If true/false, the "orphan" finalizer will be added to/removed from the object\'s finalizers list. Either this field or PropagationPolicy may be set, but not both.',
+    "boolean",
+)
 LIST_PARAMS = [
-    _q("allowWatchBookmarks", "allowWatchBookmarks requests watch events with type \"BOOKMARK\". Servers that do not implement bookmarks may ignore this flag and bookmarks are sent at the server's discretion.", "boolean"),
+    _q(
+        "allowWatchBookmarks",
+        'allowWatchBookmarks requests watch events with type "BOOKMARK". Servers that do not implement bookmarks may ignore this flag and bookmarks are sent at the server\'s discretion.',
+        "boolean",
+    ),
     _q("continue", "The continue option should be set when retrieving more results from the server."),
     _q("fieldSelector", "A selector to restrict the list of returned objects by their fields. Defaults to everything."),
     _q("labelSelector", "A selector to restrict the list of returned objects by their labels. Defaults to everything."),
@@ -104,21 +140,36 @@ LIST_PARAMS = [
     _q("resourceVersionMatch", "resourceVersionMatch determines how resourceVersion is applied to list calls."),
     _q("sendInitialEvents", "`sendInitialEvents=true` may be set together with `watch=true`.", "boolean"),
     _q("timeoutSeconds", "Timeout for the list/watch call.", "integer"),
-    _q("watch", "Watch for changes to the described resources and return them as a stream of add, update, and remove notifications. Specify resourceVersion.", "boolean"),
+    _q(
+        "watch",
+        "Watch for changes to the described resources and return them as a stream of add, update, and remove notifications. Specify resourceVersion.",
+        "boolean",
+    ),
 ]
 
 
 def _path_param(name: str, description: str) -> dict:
-    return {"name": name, "in": "path", "description": description, "required": True, "schema": {"type": "string", "uniqueItems": True}}
+    return {
+        "name": name,
+        "in": "path",
+        "description": description,
+        "required": True,
+        "schema": {"type": "string", "uniqueItems": True},
+    }
 
 
 def _content(ref: str) -> dict:
     schema = {"$ref": _REF + ref}
-    return {t: {"schema": schema} for t in ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")}
+    return {
+        t: {"schema": schema} for t in ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
+    }
 
 
 def _responses(ok: dict[str, str]) -> dict:
-    out = {code: {"description": {"200": "OK", "201": "Created", "202": "Accepted"}[code], "content": _content(ref)} for code, ref in ok.items()}
+    out = {
+        code: {"description": {"200": "OK", "201": "Created", "202": "Accepted"}[code], "content": _content(ref)}
+        for code, ref in ok.items()
+    }
     out["401"] = {"description": "Unauthorized"}
     return out
 
@@ -159,30 +210,44 @@ def _build_paths(group: str, version: str) -> dict:
         gvk = _gvk(group, version, kind)
         ns_word = "Namespaced" if namespaced else ""
         collection = f"{base}/namespaces/{{namespace}}/{plural}" if namespaced else f"{base}/{plural}"
-        common = [P_PRETTY] + ([_path_param("namespace", "object name and auth scope, such as for teams and projects")] if namespaced else [])
+        common = [P_PRETTY] + (
+            [_path_param("namespace", "object name and auth scope, such as for teams and projects")]
+            if namespaced
+            else []
+        )
 
         ops: dict[str, Any] = {"parameters": list(common)}
         if "list" in verbs and list_schema:
             ops["get"] = {
-                "tags": tag, "description": f"list or watch objects of kind {kind}", "operationId": f"list{prefix}{ns_word}{kind}",
-                "parameters": LIST_PARAMS, "responses": _responses({"200": list_schema}),
-                "x-kubernetes-action": "list", "x-kubernetes-group-version-kind": gvk,
+                "tags": tag,
+                "description": f"list or watch objects of kind {kind}",
+                "operationId": f"list{prefix}{ns_word}{kind}",
+                "parameters": LIST_PARAMS,
+                "responses": _responses({"200": list_schema}),
+                "x-kubernetes-action": "list",
+                "x-kubernetes-group-version-kind": gvk,
             }
         if "create" in verbs:
             ops["post"] = {
-                "tags": tag, "description": f"create a {kind}", "operationId": f"create{prefix}{ns_word}{kind}",
+                "tags": tag,
+                "description": f"create a {kind}",
+                "operationId": f"create{prefix}{ns_word}{kind}",
                 "parameters": [P_DRY_RUN, P_FIELD_MANAGER, P_FIELD_VALIDATION],
                 "requestBody": {"content": {"*/*": {"schema": {"$ref": _REF + schema}}}, "required": True},
                 "responses": _responses({"200": schema, "201": schema, "202": schema}),
-                "x-kubernetes-action": "post", "x-kubernetes-group-version-kind": gvk,
+                "x-kubernetes-action": "post",
+                "x-kubernetes-group-version-kind": gvk,
             }
         if "deletecollection" in verbs:
             ops["delete"] = {
-                "tags": tag, "description": f"delete collection of {kind}", "operationId": f"delete{prefix}Collection{ns_word}{kind}",
+                "tags": tag,
+                "description": f"delete collection of {kind}",
+                "operationId": f"delete{prefix}Collection{ns_word}{kind}",
                 "parameters": [P_DRY_RUN, P_GRACE, P_PROPAGATION] + LIST_PARAMS,
                 "requestBody": {"content": {"*/*": {"schema": {"$ref": _REF + _META + "DeleteOptions"}}}},
                 "responses": _responses({"200": _META + "Status"}),
-                "x-kubernetes-action": "deletecollection", "x-kubernetes-group-version-kind": gvk,
+                "x-kubernetes-action": "deletecollection",
+                "x-kubernetes-group-version-kind": gvk,
             }
         paths[collection] = ops
 
@@ -195,20 +260,44 @@ def _build_paths(group: str, version: str) -> dict:
                 sub_path = f"{item}/{sub}"
                 sub_ops: dict[str, Any] = {"parameters": [_path_param("name", f"name of the {kind}")] + common}
                 if sub == "status":
-                    sub_ops.update(_object_ops(kind, schema, gvk, prefix, ns_word, "Status", tag, ["get", "update", "patch"]))
+                    sub_ops.update(
+                        _object_ops(kind, schema, gvk, prefix, ns_word, "Status", tag, ["get", "update", "patch"])
+                    )
                 elif sub == "eviction":
-                    sub_ops["post"] = _create_sub_op("Eviction", "io.k8s.api.policy.v1.Eviction", _gvk("policy", "v1", "Eviction"), prefix, ns_word, kind, tag)
+                    sub_ops["post"] = _create_sub_op(
+                        "Eviction",
+                        "io.k8s.api.policy.v1.Eviction",
+                        _gvk("policy", "v1", "Eviction"),
+                        prefix,
+                        ns_word,
+                        kind,
+                        tag,
+                    )
                 elif sub == "token":
-                    sub_ops["post"] = _create_sub_op("TokenRequest", "io.k8s.api.authentication.v1.TokenRequest", _gvk("authentication.k8s.io", "v1", "TokenRequest"), prefix, ns_word, kind, tag)
+                    sub_ops["post"] = _create_sub_op(
+                        "TokenRequest",
+                        "io.k8s.api.authentication.v1.TokenRequest",
+                        _gvk("authentication.k8s.io", "v1", "TokenRequest"),
+                        prefix,
+                        ns_word,
+                        kind,
+                        tag,
+                    )
                 elif sub == "binding":
-                    sub_ops["post"] = _create_sub_op("Binding", "io.k8s.api.core.v1.Binding", _gvk("", "v1", "Binding"), prefix, ns_word, kind, tag)
+                    sub_ops["post"] = _create_sub_op(
+                        "Binding", "io.k8s.api.core.v1.Binding", _gvk("", "v1", "Binding"), prefix, ns_word, kind, tag
+                    )
                 paths[sub_path] = sub_ops
         if namespaced and "list" in verbs and list_schema:
             paths[f"{base}/{plural}"] = {
                 "parameters": [P_PRETTY] + LIST_PARAMS,
                 "get": {
-                    "tags": tag, "description": f"list or watch objects of kind {kind}", "operationId": f"list{prefix}{kind}ForAllNamespaces",
-                    "responses": _responses({"200": list_schema}), "x-kubernetes-action": "list", "x-kubernetes-group-version-kind": gvk,
+                    "tags": tag,
+                    "description": f"list or watch objects of kind {kind}",
+                    "operationId": f"list{prefix}{kind}ForAllNamespaces",
+                    "responses": _responses({"200": list_schema}),
+                    "x-kubernetes-action": "list",
+                    "x-kubernetes-group-version-kind": gvk,
                 },
             }
     return paths
@@ -216,42 +305,66 @@ def _build_paths(group: str, version: str) -> dict:
 
 def _create_sub_op(sub_kind: str, schema: str, gvk: dict, prefix: str, ns_word: str, kind: str, tag: list[str]) -> dict:
     return {
-        "tags": tag, "description": f"create {sub_kind.lower()} of a {kind}", "operationId": f"create{prefix}{ns_word}{kind}{sub_kind}",
+        "tags": tag,
+        "description": f"create {sub_kind.lower()} of a {kind}",
+        "operationId": f"create{prefix}{ns_word}{kind}{sub_kind}",
         "parameters": [P_DRY_RUN, P_FIELD_MANAGER, P_FIELD_VALIDATION],
         "requestBody": {"content": {"*/*": {"schema": {"$ref": _REF + schema}}}, "required": True},
         "responses": _responses({"200": schema, "201": schema, "202": schema}),
-        "x-kubernetes-action": "post", "x-kubernetes-group-version-kind": gvk,
+        "x-kubernetes-action": "post",
+        "x-kubernetes-group-version-kind": gvk,
     }
 
 
-def _object_ops(kind: str, schema: str, gvk: dict, prefix: str, ns_word: str, suffix: str, tag: list[str], verbs: list[str]) -> dict:
+def _object_ops(
+    kind: str, schema: str, gvk: dict, prefix: str, ns_word: str, suffix: str, tag: list[str], verbs: list[str]
+) -> dict:
     what = f"status of the specified {kind}" if suffix else f"the specified {kind}"
     ops: dict[str, Any] = {}
     if "get" in verbs:
         ops["get"] = {
-            "tags": tag, "description": f"read {what}", "operationId": f"read{prefix}{ns_word}{kind}{suffix}",
-            "responses": _responses({"200": schema}), "x-kubernetes-action": "get", "x-kubernetes-group-version-kind": gvk,
+            "tags": tag,
+            "description": f"read {what}",
+            "operationId": f"read{prefix}{ns_word}{kind}{suffix}",
+            "responses": _responses({"200": schema}),
+            "x-kubernetes-action": "get",
+            "x-kubernetes-group-version-kind": gvk,
         }
     if "update" in verbs:
         ops["put"] = {
-            "tags": tag, "description": f"replace {what}", "operationId": f"replace{prefix}{ns_word}{kind}{suffix}",
+            "tags": tag,
+            "description": f"replace {what}",
+            "operationId": f"replace{prefix}{ns_word}{kind}{suffix}",
             "parameters": [P_DRY_RUN, P_FIELD_MANAGER, P_FIELD_VALIDATION],
             "requestBody": {"content": {"*/*": {"schema": {"$ref": _REF + schema}}}, "required": True},
-            "responses": _responses({"200": schema, "201": schema}), "x-kubernetes-action": "put", "x-kubernetes-group-version-kind": gvk,
+            "responses": _responses({"200": schema, "201": schema}),
+            "x-kubernetes-action": "put",
+            "x-kubernetes-group-version-kind": gvk,
         }
     if "patch" in verbs:
         ops["patch"] = {
-            "tags": tag, "description": f"partially update {what}", "operationId": f"patch{prefix}{ns_word}{kind}{suffix}",
+            "tags": tag,
+            "description": f"partially update {what}",
+            "operationId": f"patch{prefix}{ns_word}{kind}{suffix}",
             "parameters": [P_DRY_RUN, P_FIELD_MANAGER, P_FIELD_VALIDATION, P_FORCE],
-            "requestBody": {"content": {t: {"schema": {"$ref": _REF + _META + "Patch"}} for t in _PATCH_TYPES}, "required": True},
-            "responses": _responses({"200": schema, "201": schema}), "x-kubernetes-action": "patch", "x-kubernetes-group-version-kind": gvk,
+            "requestBody": {
+                "content": {t: {"schema": {"$ref": _REF + _META + "Patch"}} for t in _PATCH_TYPES},
+                "required": True,
+            },
+            "responses": _responses({"200": schema, "201": schema}),
+            "x-kubernetes-action": "patch",
+            "x-kubernetes-group-version-kind": gvk,
         }
     if "delete" in verbs and not suffix:
         ops["delete"] = {
-            "tags": tag, "description": f"delete a {kind}", "operationId": f"delete{prefix}{ns_word}{kind}",
+            "tags": tag,
+            "description": f"delete a {kind}",
+            "operationId": f"delete{prefix}{ns_word}{kind}",
             "parameters": [P_DRY_RUN, P_GRACE, P_ORPHAN, P_PROPAGATION],
             "requestBody": {"content": {"*/*": {"schema": {"$ref": _REF + _META + "DeleteOptions"}}}},
-            "responses": _responses({"200": schema, "202": schema}), "x-kubernetes-action": "delete", "x-kubernetes-group-version-kind": gvk,
+            "responses": _responses({"200": schema, "202": schema}),
+            "x-kubernetes-action": "delete",
+            "x-kubernetes-group-version-kind": gvk,
         }
     return ops
 
@@ -260,7 +373,7 @@ def _collect_refs(node: Any, found: set[str]) -> None:
     if isinstance(node, dict):
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith(_REF):
-            found.add(ref[len(_REF):])
+            found.add(ref[len(_REF) :])
         for value in node.values():
             _collect_refs(value, found)
     elif isinstance(node, list):
@@ -294,7 +407,14 @@ def _document_json(group: str, version: str) -> str | None:
         "paths": paths,
         "components": {
             "schemas": {name: all_schemas[name] for name in sorted(done)},
-            "securitySchemes": {"BearerToken": {"type": "apiKey", "description": "Bearer Token authentication", "name": "authorization", "in": "header"}},
+            "securitySchemes": {
+                "BearerToken": {
+                    "type": "apiKey",
+                    "description": "Bearer Token authentication",
+                    "name": "authorization",
+                    "in": "header",
+                }
+            },
         },
         "security": [{"BearerToken": []}],
     }
@@ -339,7 +459,7 @@ def parse_gv_path(path: str) -> tuple[str, str] | None:
     """`/openapi/v3/apis/resource.k8s.io/v1` → ("resource.k8s.io", "v1"); `/openapi/v3/api/v1` → ("", "v1")."""
     rest = path.split("?", 1)[0].strip("/")
     if rest.startswith("openapi/v3/"):
-        rest = rest[len("openapi/v3/"):]
+        rest = rest[len("openapi/v3/") :]
     parts = rest.split("/")
     if len(parts) == 2 and parts[0] == "api":
         return "", parts[1]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import copy
 import datetime
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from dragoman.sim.api import schemas as _schemas
 
@@ -103,9 +104,9 @@ def _merge_map(original: dict, patch: dict, schema: dict | None) -> dict | None:
     orders: dict[str, list] = {}
     for key in list(patch):
         if key.startswith(SET_ORDER):
-            orders[key[len(SET_ORDER):]] = patch.pop(key)
+            orders[key[len(SET_ORDER) :]] = patch.pop(key)
         elif key.startswith(DELETE_PRIMITIVE):
-            name = key[len(DELETE_PRIMITIVE):]
+            name = key[len(DELETE_PRIMITIVE) :]
             values = patch.pop(key)
             if isinstance(original.get(name), list) and isinstance(values, list):
                 original[name] = [v for v in original[name] if v not in values]
@@ -171,7 +172,10 @@ def _merge_list(original: list, patch: list, schema: dict | None, name: str) -> 
         plain.append(element)
     for element in plain:
         if merge_key not in element:
-            raise PatchError(f"map: {json.dumps(element, separators=(',', ':'))} does not contain declared merge key: {merge_key}", 400)
+            raise PatchError(
+                f"map: {json.dumps(element, separators=(',', ':'))} does not contain declared merge key: {merge_key}",
+                400,
+            )
         for i, existing in enumerate(result):
             if isinstance(existing, dict) and existing.get(merge_key) == element[merge_key]:
                 merged = _merge_map(copy.deepcopy(existing), element, element_schema)
@@ -310,7 +314,9 @@ def apply_json_patch(target: Any, operations: list) -> Any:
             last = tokens[-1]
             if isinstance(parent, dict):
                 if last not in parent:
-                    raise PatchError(f"replace operation does not apply: doc is missing key: {path}: missing value", 422)
+                    raise PatchError(
+                        f"replace operation does not apply: doc is missing key: {path}: missing value", 422
+                    )
                 parent[last] = copy.deepcopy(operation["value"])
             elif isinstance(parent, list):
                 parent[_index(parent, last, path, False)] = copy.deepcopy(operation["value"])
@@ -332,8 +338,15 @@ def apply_json_patch(target: Any, operations: list) -> Any:
                 actual = _get(doc, path, "test")
             except PatchError:
                 actual = _MISSING
-            if actual is _MISSING or actual != operation["value"] or type(actual) is not type(operation["value"]) and not (
-                isinstance(actual, (int, float)) and isinstance(operation["value"], (int, float)) and not isinstance(actual, bool)
+            if (
+                actual is _MISSING
+                or actual != operation["value"]
+                or type(actual) is not type(operation["value"])
+                and not (
+                    isinstance(actual, (int, float))
+                    and isinstance(operation["value"], (int, float))
+                    and not isinstance(actual, bool)
+                )
             ):
                 raise PatchError(f"testing value {path} failed: test failed", 422)
         else:
@@ -356,8 +369,18 @@ def _element_key(element: Any, keys: list[str]) -> str:
     return "v:" + json.dumps(element, separators=(",", ":"))
 
 
-_STRIPPED_META = {"name", "namespace", "creationTimestamp", "selfLink", "uid", "generation", "managedFields",
-                  "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"}
+_STRIPPED_META = {
+    "name",
+    "namespace",
+    "creationTimestamp",
+    "selfLink",
+    "uid",
+    "generation",
+    "managedFields",
+    "resourceVersion",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+}
 _MEMBER = object()  # the value recorded for a list-item membership path
 
 
@@ -390,7 +413,11 @@ def field_set(obj: dict, kind: str, include_status: bool = False) -> set[tuple[s
 
 def _walk(value: Any, schema: dict | None, path: tuple[str, ...], out: dict) -> None:
     resolved = _schemas.resolve(schema)
-    if isinstance(value, dict) and value and (resolved is None or resolved.get("properties") or isinstance(resolved.get("additionalProperties"), dict)):
+    if (
+        isinstance(value, dict)
+        and value
+        and (resolved is None or resolved.get("properties") or isinstance(resolved.get("additionalProperties"), dict))
+    ):
         for key, child in value.items():
             _walk(child, _schemas.field(resolved, key), path + (f"f:{key}",), out)
         return
@@ -519,7 +546,9 @@ def _ssa_merge(live: Any, applied: Any, schema: dict | None) -> Any:
     if isinstance(live, dict) and isinstance(applied, dict):
         result = dict(live)
         for key, value in applied.items():
-            result[key] = _ssa_merge(live.get(key), value, _schemas.field(schema, key)) if key in live else copy.deepcopy(value)
+            result[key] = (
+                _ssa_merge(live.get(key), value, _schemas.field(schema, key)) if key in live else copy.deepcopy(value)
+            )
         return result
     if isinstance(live, list) and isinstance(applied, list) and schema is not None:
         kind, keys = _schemas.list_type(schema)
@@ -542,7 +571,7 @@ def _ssa_merge(live: Any, applied: Any, schema: dict | None) -> Any:
 
 
 def _now(now: str | None) -> str:
-    return now or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return now or datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _manager_label(entry: dict) -> str:
@@ -578,8 +607,16 @@ def server_side_apply(
         # An object nobody tracked yet: the server attributes its fields to this pseudo-manager first.
         before = field_set(live, kind)
         if before:
-            entries.append({"manager": "before-first-apply", "operation": "Update", "apiVersion": api_version,
-                            "time": _now(now), "fieldsType": "FieldsV1", "fieldsV1": fields_v1(before)})
+            entries.append(
+                {
+                    "manager": "before-first-apply",
+                    "operation": "Update",
+                    "apiVersion": api_version,
+                    "time": _now(now),
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": fields_v1(before),
+                }
+            )
 
     on_status = subresource == "status"
     applied_values = field_values(applied, kind, include_status=on_status)
@@ -592,7 +629,11 @@ def server_side_apply(
     others: list[tuple[dict, set]] = []
     for entry in entries:
         paths = paths_of(entry.get("fieldsV1") or {})
-        if entry.get("manager") == manager and entry.get("operation") == "Apply" and entry.get("subresource", "") == subresource:
+        if (
+            entry.get("manager") == manager
+            and entry.get("operation") == "Apply"
+            and entry.get("subresource", "") == subresource
+        ):
             previous = paths
         else:
             others.append((entry, paths))
@@ -604,7 +645,10 @@ def server_side_apply(
                 if applied_values[path] != live_values.get(path, _MISSING):
                     conflicts.append((entry, path))
     if conflicts and not force:
-        causes = [{"reason": "FieldManagerConflict", "message": f"conflict with {_manager_label(e)}", "field": path_string(p)} for e, p in conflicts]
+        causes = [
+            {"reason": "FieldManagerConflict", "message": f"conflict with {_manager_label(e)}", "field": path_string(p)}
+            for e, p in conflicts
+        ]
         if len(conflicts) == 1:
             entry, path = conflicts[0]
             message = f"Apply failed with 1 conflict: conflict with {_manager_label(entry)}: {path_string(path)}"
@@ -634,7 +678,9 @@ def server_side_apply(
     result = _ssa_merge(base, stripped_applied, schema) if live else stripped_applied
     owned_elsewhere = set().union(*(p for _, p in kept_others)) if kept_others else set()
     for path in sorted(previous - applied_set, key=len, reverse=True):
-        if path not in owned_elsewhere and not any(o[: len(path)] == path for o in owned_elsewhere | applied_set if len(o) > len(path)):
+        if path not in owned_elsewhere and not any(
+            o[: len(path)] == path for o in owned_elsewhere | applied_set if len(o) > len(path)
+        ):
             _remove_path(result, path)
     _prune_empty(result, live or {})
 
@@ -646,13 +692,23 @@ def server_side_apply(
         entry = dict(entry)
         entry["fieldsV1"] = fields_v1(paths)
         new_entries.append(entry)
-    mine = {"manager": manager, "operation": "Apply", "apiVersion": api_version, "time": _now(now),
-            "fieldsType": "FieldsV1", "fieldsV1": fields_v1(applied_set)}
+    mine = {
+        "manager": manager,
+        "operation": "Apply",
+        "apiVersion": api_version,
+        "time": _now(now),
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields_v1(applied_set),
+    }
     if subresource:
         mine["subresource"] = subresource
     # Keep the manager's entry where it was (the server keeps managedFields order stable).
     for i, entry in enumerate(entries):
-        if entry.get("manager") == manager and entry.get("operation") == "Apply" and entry.get("subresource", "") == subresource:
+        if (
+            entry.get("manager") == manager
+            and entry.get("operation") == "Apply"
+            and entry.get("subresource", "") == subresource
+        ):
             position = sum(1 for e, p in kept_others if p and entries.index(e) < i)
             new_entries.insert(position, mine)
             placed = True
@@ -695,7 +751,9 @@ def update_managed_fields(
         old_values = field_values(old, kind, include_status=include_status)
         changed = {p for p, v in new_values.items() if p not in old_values or old_values[p] != v}
         removed = set(old_values) - set(new_values)
-    entries = copy.deepcopy((old or {}).get("metadata", {}).get("managedFields") or new.get("metadata", {}).get("managedFields") or [])
+    entries = copy.deepcopy(
+        (old or {}).get("metadata", {}).get("managedFields") or new.get("metadata", {}).get("managedFields") or []
+    )
     if not changed and not removed and entries:
         new.setdefault("metadata", {})["managedFields"] = entries
         return new
@@ -703,7 +761,11 @@ def update_managed_fields(
     out: list[dict] = []
     mine = None
     for entry in entries:
-        is_mine = entry.get("manager") == manager and entry.get("operation") == operation and entry.get("subresource", "") == subresource
+        is_mine = (
+            entry.get("manager") == manager
+            and entry.get("operation") == operation
+            and entry.get("subresource", "") == subresource
+        )
         paths = paths_of(entry.get("fieldsV1") or {})
         if is_mine:
             mine = entry
@@ -719,8 +781,14 @@ def update_managed_fields(
             entry["fieldsV1"] = fields_v1(paths)
             out.append(entry)
     if mine is None and changed:
-        entry = {"manager": manager, "operation": operation, "apiVersion": new.get("apiVersion", ""), "time": _now(now),
-                 "fieldsType": "FieldsV1", "fieldsV1": fields_v1(changed)}
+        entry = {
+            "manager": manager,
+            "operation": operation,
+            "apiVersion": new.get("apiVersion", ""),
+            "time": _now(now),
+            "fieldsType": "FieldsV1",
+            "fieldsV1": fields_v1(changed),
+        }
         if subresource:
             entry["subresource"] = subresource
         out.append(entry)

@@ -82,7 +82,7 @@ def message_name(api_version: str, kind: str) -> str | None:
 
 
 def _rfc3339(seconds: int, nanos: int, micro: bool) -> str:
-    t = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
+    t = datetime.datetime.fromtimestamp(seconds, tz=datetime.UTC)
     if micro:
         return t.strftime("%Y-%m-%dT%H:%M:%S") + f".{nanos // 1000:06d}Z"
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")

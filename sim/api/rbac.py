@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable
+from collections.abc import Iterable
 
 from dragoman.sim.api import status as _status
 
@@ -37,12 +37,33 @@ ANONYMOUS = "system:anonymous"
 BOOTSTRAP_CLUSTER_ROLES: list[dict] = [
     {
         "metadata": {"name": "system:discovery"},
-        "rules": [{"verbs": ["get"], "nonResourceURLs": ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"]}],
+        "rules": [
+            {
+                "verbs": ["get"],
+                "nonResourceURLs": [
+                    "/api",
+                    "/api/*",
+                    "/apis",
+                    "/apis/*",
+                    "/healthz",
+                    "/livez",
+                    "/openapi",
+                    "/openapi/*",
+                    "/readyz",
+                    "/version",
+                    "/version/",
+                ],
+            }
+        ],
     },
     {
         "metadata": {"name": "system:basic-user"},
         "rules": [
-            {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]},
+            {
+                "verbs": ["create"],
+                "apiGroups": ["authorization.k8s.io"],
+                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+            },
             {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"]},
         ],
     },
@@ -52,13 +73,28 @@ BOOTSTRAP_CLUSTER_ROLES: list[dict] = [
     },
 ]
 BOOTSTRAP_CLUSTER_ROLE_BINDINGS: list[dict] = [
-    {"metadata": {"name": "system:discovery"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:discovery"},
-     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": AUTHENTICATED}]},
-    {"metadata": {"name": "system:basic-user"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:basic-user"},
-     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": AUTHENTICATED}]},
-    {"metadata": {"name": "system:public-info-viewer"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:public-info-viewer"},
-     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": AUTHENTICATED},
-                  {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": UNAUTHENTICATED}]},
+    {
+        "metadata": {"name": "system:discovery"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:discovery"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": AUTHENTICATED}],
+    },
+    {
+        "metadata": {"name": "system:basic-user"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:basic-user"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": AUTHENTICATED}],
+    },
+    {
+        "metadata": {"name": "system:public-info-viewer"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "system:public-info-viewer",
+        },
+        "subjects": [
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": AUTHENTICATED},
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": UNAUTHENTICATED},
+        ],
+    },
 ]
 
 
@@ -138,7 +174,9 @@ def _subject_text(subject: dict) -> str:
 
 
 def _index(objs: Iterable[dict]) -> dict[tuple[str, str], dict]:
-    return {((o.get("metadata") or {}).get("namespace", ""), (o.get("metadata") or {}).get("name", "")): o for o in objs}
+    return {
+        ((o.get("metadata") or {}).get("namespace", ""), (o.get("metadata") or {}).get("name", "")): o for o in objs
+    }
 
 
 def authorize(
@@ -176,14 +214,20 @@ def authorize(
         role = cluster_index.get(("", ref.get("name", "")))
         if role and any(rule_allows(attrs, r) for r in role.get("rules") or []):
             name = (binding.get("metadata") or {}).get("name", "")
-            return True, f'RBAC: allowed by ClusterRoleBinding "{name}" of ClusterRole "{ref.get("name")}" to {_subject_text(subject)}'
+            return (
+                True,
+                f'RBAC: allowed by ClusterRoleBinding "{name}" of ClusterRole "{ref.get("name")}" to {_subject_text(subject)}',
+            )
 
     if attrs.is_resource_request and attrs.namespace:
         for binding in role_bindings:
             meta = binding.get("metadata") or {}
             if meta.get("namespace", "") != attrs.namespace:
                 continue
-            subject = next((s for s in binding.get("subjects") or [] if _subject_matches(s, attrs.user, groups, attrs.namespace)), None)
+            subject = next(
+                (s for s in binding.get("subjects") or [] if _subject_matches(s, attrs.user, groups, attrs.namespace)),
+                None,
+            )
             if subject is None:
                 continue
             ref = binding.get("roleRef") or {}
@@ -245,8 +289,21 @@ def attributes_from_review(review: dict, user: str, groups: list[str]) -> Reques
     res = spec.get("resourceAttributes")
     if res is not None:
         return RequestAttributes(
-            user=user, groups=list(groups), verb=res.get("verb", ""), api_group=res.get("group", ""), resource=res.get("resource", ""),
-            subresource=res.get("subresource", ""), namespace=res.get("namespace", ""), name=res.get("name", ""),
+            user=user,
+            groups=list(groups),
+            verb=res.get("verb", ""),
+            api_group=res.get("group", ""),
+            resource=res.get("resource", ""),
+            subresource=res.get("subresource", ""),
+            namespace=res.get("namespace", ""),
+            name=res.get("name", ""),
         )
     non = spec.get("nonResourceAttributes") or {}
-    return RequestAttributes(user=user, groups=list(groups), verb=non.get("verb", ""), api_group="", resource="", non_resource_path=non.get("path", ""))
+    return RequestAttributes(
+        user=user,
+        groups=list(groups),
+        verb=non.get("verb", ""),
+        api_group="",
+        resource="",
+        non_resource_path=non.get("path", ""),
+    )

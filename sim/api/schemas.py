@@ -99,7 +99,7 @@ def _resolve(schema: dict | None) -> dict | None:
             ref = schema["allOf"][0].get("$ref")
         if ref is None:
             return schema
-        schema = schemas().get(ref[len(REF_PREFIX):]) if ref.startswith(REF_PREFIX) else None
+        schema = schemas().get(ref[len(REF_PREFIX) :]) if ref.startswith(REF_PREFIX) else None
     return schema
 
 

@@ -41,7 +41,9 @@ def qualified_resource(group: str, resource: str) -> str:
     return f"{resource}.{group}" if group else resource
 
 
-def _details(group: str, kind: str, name: str, causes: list[dict] | None = None, retry_after: int | None = None) -> dict:
+def _details(
+    group: str, kind: str, name: str, causes: list[dict] | None = None, retry_after: int | None = None
+) -> dict:
     details: dict[str, Any] = {}
     if name:
         details["name"] = name
@@ -58,7 +60,9 @@ def _details(group: str, kind: str, name: str, causes: list[dict] | None = None,
 
 def not_found(group: str, resource: str, name: str) -> dict:
     """404: `pods "x" not found`, `deviceclasses.resource.k8s.io "x" not found`."""
-    return status(404, "NotFound", f'{qualified_resource(group, resource)} "{name}" not found', _details(group, resource, name))
+    return status(
+        404, "NotFound", f'{qualified_resource(group, resource)} "{name}" not found', _details(group, resource, name)
+    )
 
 
 def resource_type_not_found(message: str = "the server could not find the requested resource") -> dict:
@@ -68,7 +72,12 @@ def resource_type_not_found(message: str = "the server could not find the reques
 
 def already_exists(group: str, resource: str, name: str) -> dict:
     """409 AlreadyExists: `pods "x" already exists`."""
-    return status(409, "AlreadyExists", f'{qualified_resource(group, resource)} "{name}" already exists', _details(group, resource, name))
+    return status(
+        409,
+        "AlreadyExists",
+        f'{qualified_resource(group, resource)} "{name}" already exists',
+        _details(group, resource, name),
+    )
 
 
 OBJECT_MODIFIED = "the object has been modified; please apply your changes to the latest version and try again"
@@ -132,15 +141,26 @@ def bad_request(message: str) -> dict:
 
 def method_not_allowed(group: str = "", resource: str = "", name: str = "", method: str = "") -> dict:
     """405: `the server does not allow this method on the requested resource`."""
-    return status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource", _details(group, resource, name))
+    return status(
+        405,
+        "MethodNotAllowed",
+        "the server does not allow this method on the requested resource",
+        _details(group, resource, name),
+    )
 
 
 def unsupported_media_type(content_type: str) -> dict:
     """415: a PATCH or body type the server does not accept."""
-    return status(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {content_type!r})")
+    return status(
+        415,
+        "UnsupportedMediaType",
+        f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {content_type!r})",
+    )
 
 
-def not_acceptable(message: str = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf") -> dict:
+def not_acceptable(
+    message: str = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+) -> dict:
     """406 NotAcceptable."""
     return status(406, "NotAcceptable", message)
 
@@ -157,13 +177,20 @@ def eviction_blocked(pdb_name: str, pdb_namespace: str, needs: int, has: int) ->
     """429 the eviction subresource answers when a PodDisruptionBudget forbids it (cause DisruptionBudget)."""
     return too_many_requests(
         EVICTION_BLOCKED,
-        causes=[{"reason": "DisruptionBudget", "message": f"The disruption budget {pdb_name} needs {needs} healthy pods and has {has} currently"}],
+        causes=[
+            {
+                "reason": "DisruptionBudget",
+                "message": f"The disruption budget {pdb_name} needs {needs} healthy pods and has {has} currently",
+            }
+        ],
     )
 
 
 def eviction_multiple_budgets() -> dict:
     """500 the eviction subresource answers when more than one PodDisruptionBudget selects the pod."""
-    return internal_error("This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.")
+    return internal_error(
+        "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+    )
 
 
 def gone(message: str, reason: str = "Expired") -> dict:
@@ -187,7 +214,10 @@ def service_unavailable(message: str = "the server is currently unable to handle
     return status(503, "ServiceUnavailable", message)
 
 
-def timeout(message: str = "the server was unable to return a response in the time allotted, but may still be processing the request", retry_after: int | None = None) -> dict:
+def timeout(
+    message: str = "the server was unable to return a response in the time allotted, but may still be processing the request",
+    retry_after: int | None = None,
+) -> dict:
     """504 Timeout."""
     return status(504, "Timeout", message, _details("", "", "", None, retry_after) or None)
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import datetime
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 NAME_DOC = (
     "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client "
@@ -30,19 +31,19 @@ WIDE_CONTAINERS = [_col("Containers", CONTAINERS_DOC, priority=1), _col("Images"
 
 # Column descriptions of the printers below, from k8s.io/api's SwaggerDoc (as the server sends them).
 _DOCS = {
-    'secret.type': 'Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types',
-    'secret.data': "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4",
-    'svc.type': 'type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. "ClusterIP" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is "None", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. "NodePort" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. "LoadBalancer" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. "ExternalName" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types',
-    'svc.clusterIP': 'clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are "None", empty string (""), or a valid IP address. Setting this to "None" makes a "headless service" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies',
-    'svc.externalIPs': 'externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.',
-    'svc.ports': 'The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies',
-    'svc.selector': 'Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/',
-    'cj.schedule': 'The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.',
-    'cj.timeZone': 'The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones',
-    'cj.suspend': 'This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.',
-    'cj.active': 'A list of pointers to currently running jobs.',
-    'cj.lastScheduleTime': 'Information when was the last time the job was successfully scheduled.',
-    'job.selector': 'A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors',
+    "secret.type": "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types",
+    "secret.data": "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4",
+    "svc.type": 'type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. "ClusterIP" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is "None", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. "NodePort" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. "LoadBalancer" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. "ExternalName" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types',
+    "svc.clusterIP": 'clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are "None", empty string (""), or a valid IP address. Setting this to "None" makes a "headless service" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies',
+    "svc.externalIPs": "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.",
+    "svc.ports": "The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies",
+    "svc.selector": "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/",
+    "cj.schedule": "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.",
+    "cj.timeZone": "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones",
+    "cj.suspend": "This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.",
+    "cj.active": "A list of pointers to currently running jobs.",
+    "cj.lastScheduleTime": "Information when was the last time the job was successfully scheduled.",
+    "job.selector": "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
 }
 
 
@@ -95,7 +96,7 @@ def since(value: str | None, now: datetime.datetime) -> str:
     if when is None:
         return "<unknown>"
     if now.tzinfo is None:
-        now = now.replace(tzinfo=datetime.timezone.utc)
+        now = now.replace(tzinfo=datetime.UTC)
     return human_duration((now - when).total_seconds())
 
 
@@ -203,7 +204,9 @@ def _pod(obj: dict, now: datetime.datetime) -> list:
             initializing = True
         break
 
-    initialized = any(c.get("type") == "Initialized" and c.get("status") == "True" for c in status.get("conditions") or [])
+    initialized = any(
+        c.get("type") == "Initialized" and c.get("status") == "True" for c in status.get("conditions") or []
+    )
     if not initializing or initialized:
         restarts = sidecar_restarts
         last_restart = last_sidecar_restart
@@ -220,12 +223,18 @@ def _pod(obj: dict, now: datetime.datetime) -> list:
             elif terminated is not None and terminated.get("reason"):
                 reason = terminated["reason"]
             elif terminated is not None:
-                reason = f"Signal:{terminated['signal']}" if terminated.get("signal") else f"ExitCode:{terminated.get('exitCode', 0)}"
+                reason = (
+                    f"Signal:{terminated['signal']}"
+                    if terminated.get("signal")
+                    else f"ExitCode:{terminated.get('exitCode', 0)}"
+                )
             elif cs.get("ready") and state.get("running") is not None:
                 has_running = True
                 ready += 1
         if reason == "Completed" and has_running:
-            pod_ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+            pod_ready = any(
+                c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or []
+            )
             reason = "Running" if pod_ready else "NotReady"
 
     if meta.get("deletionTimestamp") and status.get("reason") == "NodeLost":
@@ -246,8 +255,15 @@ def _pod(obj: dict, now: datetime.datetime) -> list:
         true_count = sum(1 for g in gates if conditions.get(g.get("conditionType")) == "True")
         gates_text = f"{true_count}/{len(gates)}"
     return [
-        meta.get("name", ""), f"{ready}/{total}", reason, restarts_text, _age(obj, now),
-        pod_ip, spec.get("nodeName") or "<none>", status.get("nominatedNodeName") or "<none>", gates_text,
+        meta.get("name", ""),
+        f"{ready}/{total}",
+        reason,
+        restarts_text,
+        _age(obj, now),
+        pod_ip,
+        spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        gates_text,
     ]
 
 
@@ -267,7 +283,7 @@ def _node(obj: dict, now: datetime.datetime) -> list:
     roles = set()
     for key, value in (meta.get("labels") or {}).items():
         if key.startswith("node-role.kubernetes.io/"):
-            role = key[len("node-role.kubernetes.io/"):]
+            role = key[len("node-role.kubernetes.io/") :]
             if role:
                 roles.add(role)
         elif key == "kubernetes.io/role" and value:
@@ -281,8 +297,15 @@ def _node(obj: dict, now: datetime.datetime) -> list:
         return "<none>"
 
     return [
-        meta.get("name", ""), ",".join(states), ",".join(sorted(roles)) or "<none>", _age(obj, now), info.get("kubeletVersion", ""),
-        address("InternalIP"), address("ExternalIP"), info.get("osImage") or "<unknown>", info.get("kernelVersion") or "<unknown>",
+        meta.get("name", ""),
+        ",".join(states),
+        ",".join(sorted(roles)) or "<none>",
+        _age(obj, now),
+        info.get("kubeletVersion", ""),
+        address("InternalIP"),
+        address("ExternalIP"),
+        info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
         info.get("containerRuntimeVersion") or "<unknown>",
     ]
 
@@ -291,9 +314,16 @@ def _daemonset(obj: dict, now: datetime.datetime) -> list:
     st = obj.get("status") or {}
     names, images = _containers(_template_spec(obj))
     return [
-        _meta(obj).get("name", ""), int(st.get("desiredNumberScheduled") or 0), int(st.get("currentNumberScheduled") or 0),
-        int(st.get("numberReady") or 0), int(st.get("updatedNumberScheduled") or 0), int(st.get("numberAvailable") or 0),
-        format_labels(_template_spec(obj).get("nodeSelector")), _age(obj, now), names, images,
+        _meta(obj).get("name", ""),
+        int(st.get("desiredNumberScheduled") or 0),
+        int(st.get("currentNumberScheduled") or 0),
+        int(st.get("numberReady") or 0),
+        int(st.get("updatedNumberScheduled") or 0),
+        int(st.get("numberAvailable") or 0),
+        format_labels(_template_spec(obj).get("nodeSelector")),
+        _age(obj, now),
+        names,
+        images,
         format_label_selector((obj.get("spec") or {}).get("selector")),
     ]
 
@@ -303,8 +333,14 @@ def _deployment(obj: dict, now: datetime.datetime) -> list:
     names, images = _containers(_template_spec(obj))
     desired = spec.get("replicas", 1)
     return [
-        _meta(obj).get("name", ""), f"{int(st.get('readyReplicas') or 0)}/{int(desired or 0)}", int(st.get("updatedReplicas") or 0),
-        int(st.get("availableReplicas") or 0), _age(obj, now), names, images, format_label_selector(spec.get("selector")),
+        _meta(obj).get("name", ""),
+        f"{int(st.get('readyReplicas') or 0)}/{int(desired or 0)}",
+        int(st.get("updatedReplicas") or 0),
+        int(st.get("availableReplicas") or 0),
+        _age(obj, now),
+        names,
+        images,
+        format_label_selector(spec.get("selector")),
     ]
 
 
@@ -312,15 +348,27 @@ def _replicaset(obj: dict, now: datetime.datetime) -> list:
     spec, st = obj.get("spec") or {}, obj.get("status") or {}
     names, images = _containers(_template_spec(obj))
     return [
-        _meta(obj).get("name", ""), int(spec.get("replicas", 1) or 0), int(st.get("replicas") or 0), int(st.get("readyReplicas") or 0),
-        _age(obj, now), names, images, format_label_selector(spec.get("selector")),
+        _meta(obj).get("name", ""),
+        int(spec.get("replicas", 1) or 0),
+        int(st.get("replicas") or 0),
+        int(st.get("readyReplicas") or 0),
+        _age(obj, now),
+        names,
+        images,
+        format_label_selector(spec.get("selector")),
     ]
 
 
 def _statefulset(obj: dict, now: datetime.datetime) -> list:
     spec, st = obj.get("spec") or {}, obj.get("status") or {}
     names, images = _containers(_template_spec(obj))
-    return [_meta(obj).get("name", ""), f"{int(st.get('readyReplicas') or 0)}/{int(spec.get('replicas', 1) or 0)}", _age(obj, now), names, images]
+    return [
+        _meta(obj).get("name", ""),
+        f"{int(st.get('readyReplicas') or 0)}/{int(spec.get('replicas', 1) or 0)}",
+        _age(obj, now),
+        names,
+        images,
+    ]
 
 
 def _job(obj: dict, now: datetime.datetime) -> list:
@@ -352,7 +400,16 @@ def _job(obj: dict, now: datetime.datetime) -> list:
     else:
         state = "Running"
     names, images = _containers(_template_spec(obj))
-    return [meta.get("name", ""), state, completions, duration, _age(obj, now), names, images, format_label_selector(spec.get("selector"))]
+    return [
+        meta.get("name", ""),
+        state,
+        completions,
+        duration,
+        _age(obj, now),
+        names,
+        images,
+        format_label_selector(spec.get("selector")),
+    ]
 
 
 def _namespace(obj: dict, now: datetime.datetime) -> list:
@@ -380,8 +437,16 @@ def _event(obj: dict, now: datetime.datetime) -> list:
         if obj.get("reportingInstance"):
             src += f", {obj['reportingInstance']}"
     return [
-        last, obj.get("type", ""), obj.get("reason", ""), target, involved.get("fieldPath", ""), src,
-        (obj.get("message") or "").strip(), first, int(count), _meta(obj).get("name", ""),
+        last,
+        obj.get("type", ""),
+        obj.get("reason", ""),
+        target,
+        involved.get("fieldPath", ""),
+        src,
+        (obj.get("message") or "").strip(),
+        first,
+        int(count),
+        _meta(obj).get("name", ""),
     ]
 
 
@@ -398,16 +463,32 @@ def _service(obj: dict, now: datetime.datetime) -> list:
     kind = spec.get("type") or "ClusterIP"
     external = ",".join(spec.get("externalIPs") or []) or "<none>"
     if kind == "LoadBalancer":
-        ingress = [i.get("ip") or i.get("hostname") for i in ((obj.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []]
+        ingress = [
+            i.get("ip") or i.get("hostname")
+            for i in ((obj.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+        ]
         external = ",".join(x for x in ingress + list(spec.get("externalIPs") or []) if x) or "<pending>"
     elif kind == "ExternalName":
         external = spec.get("externalName") or "<none>"
-    ports = ",".join(
-        f"{p.get('port')}:{p['nodePort']}/{p.get('protocol', 'TCP')}" if p.get("nodePort") else f"{p.get('port')}/{p.get('protocol', 'TCP')}"
-        for p in spec.get("ports") or []
-    ) or "<none>"
+    ports = (
+        ",".join(
+            f"{p.get('port')}:{p['nodePort']}/{p.get('protocol', 'TCP')}"
+            if p.get("nodePort")
+            else f"{p.get('port')}/{p.get('protocol', 'TCP')}"
+            for p in spec.get("ports") or []
+        )
+        or "<none>"
+    )
     selector = ",".join(f"{k}={v}" for k, v in sorted((spec.get("selector") or {}).items())) or "<none>"
-    return [_meta(obj).get("name", ""), kind, spec.get("clusterIP") or "<none>", external, ports, _age(obj, now), selector]
+    return [
+        _meta(obj).get("name", ""),
+        kind,
+        spec.get("clusterIP") or "<none>",
+        external,
+        ports,
+        _age(obj, now),
+        selector,
+    ]
 
 
 def _cronjob(obj: dict, now: datetime.datetime) -> list:
@@ -416,9 +497,16 @@ def _cronjob(obj: dict, now: datetime.datetime) -> list:
     names, images = _containers((job_spec.get("template") or {}).get("spec"))
     last = since(st.get("lastScheduleTime"), now) if st.get("lastScheduleTime") else "<none>"
     return [
-        _meta(obj).get("name", ""), spec.get("schedule", ""), spec.get("timeZone") or "<none>",
+        _meta(obj).get("name", ""),
+        spec.get("schedule", ""),
+        spec.get("timeZone") or "<none>",
         "<unset>" if spec.get("suspend") is None else str(bool(spec["suspend"])),  # printBoolPtr
-        len(st.get("active") or []), last, _age(obj, now), names, images, format_label_selector(job_spec.get("selector")),
+        len(st.get("active") or []),
+        last,
+        _age(obj, now),
+        names,
+        images,
+        format_label_selector(job_spec.get("selector")),
     ]
 
 
@@ -438,7 +526,13 @@ def _pdb(obj: dict, now: datetime.datetime) -> list:
     spec, st = obj.get("spec") or {}, obj.get("status") or {}
     min_available = str(spec["minAvailable"]) if spec.get("minAvailable") is not None else "N/A"
     max_unavailable = str(spec["maxUnavailable"]) if spec.get("maxUnavailable") is not None else "N/A"
-    return [_meta(obj).get("name", ""), min_available, max_unavailable, int(st.get("disruptionsAllowed") or 0), _age(obj, now)]
+    return [
+        _meta(obj).get("name", ""),
+        min_available,
+        max_unavailable,
+        int(st.get("disruptionsAllowed") or 0),
+        _age(obj, now),
+    ]
 
 
 def _lease(obj: dict, now: datetime.datetime) -> list:
@@ -459,7 +553,14 @@ def _binding(obj: dict, now: datetime.datetime) -> list:
             groups.append(s.get("name", ""))
         elif s.get("kind") == "ServiceAccount":
             sas.append(f"{s.get('namespace', '')}/{s.get('name', '')}")
-    return [_meta(obj).get("name", ""), f"{ref.get('kind', '')}/{ref.get('name', '')}", _age(obj, now), ", ".join(users), ", ".join(groups), ", ".join(sas)]
+    return [
+        _meta(obj).get("name", ""),
+        f"{ref.get('kind', '')}/{ref.get('name', '')}",
+        _age(obj, now),
+        ", ".join(users),
+        ", ".join(groups),
+        ", ".join(sas),
+    ]
 
 
 def claim_state(obj: dict) -> str:
@@ -485,7 +586,13 @@ def _resourceclaim(obj: dict, now: datetime.datetime) -> list:
 
 def _resourceslice(obj: dict, now: datetime.datetime) -> list:
     spec = obj.get("spec") or {}
-    return [_meta(obj).get("name", ""), spec.get("nodeName") or "", spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""), _age(obj, now)]
+    return [
+        _meta(obj).get("name", ""),
+        spec.get("nodeName") or "",
+        spec.get("driver", ""),
+        (spec.get("pool") or {}).get("name", ""),
+        _age(obj, now),
+    ]
 
 
 def _name_age(obj: dict, now: datetime.datetime) -> list:
@@ -494,7 +601,7 @@ def _name_age(obj: dict, now: datetime.datetime) -> list:
 
 def _created_at(obj: dict, now: datetime.datetime) -> list:
     created = parse_time(_meta(obj).get("creationTimestamp"))
-    text = created.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") if created else None
+    text = created.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if created else None
     return [_meta(obj).get("name", ""), text]
 
 
@@ -503,11 +610,20 @@ COLUMNS: dict[str, list[dict]] = {
         NAME,
         _col("Ready", "The aggregate readiness state of this pod for accepting traffic."),
         _col("Status", "The aggregate status of the containers in this pod."),
-        _col("Restarts", "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),
+        _col(
+            "Restarts",
+            "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+        ),
         AGE,
-        _col("IP", "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.", priority=1),
+        _col(
+            "IP",
+            "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.",
+            priority=1,
+        ),
         _col("Node", "NodeName indicates in which node this pod is scheduled.", priority=1),
-        _col("Nominated Node", "nominatedNodeName is set only when this pod preempts other pods on the node.", priority=1),
+        _col(
+            "Nominated Node", "nominatedNodeName is set only when this pod preempts other pods on the node.", priority=1
+        ),
         _col("Readiness Gates", "If specified, all readiness gates will be evaluated for pod readiness.", priority=1),
     ],
     "nodes": [
@@ -518,17 +634,41 @@ COLUMNS: dict[str, list[dict]] = {
         _col("Version", "Kubelet Version reported by the node."),
         _col("Internal-IP", "List of addresses reachable to the node.", priority=1),
         _col("External-IP", "List of addresses reachable to the node.", priority=1),
-        _col("OS-Image", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).", priority=1),
-        _col("Kernel-Version", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", priority=1),
-        _col("Container-Runtime", "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).", priority=1),
+        _col(
+            "OS-Image",
+            "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).",
+            priority=1,
+        ),
+        _col(
+            "Kernel-Version",
+            "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).",
+            priority=1,
+        ),
+        _col(
+            "Container-Runtime",
+            "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
+            priority=1,
+        ),
     ],
     "daemonsets": [
         NAME,
         _col("Desired", "The total number of nodes that should be running the daemon pod.", "integer"),
-        _col("Current", "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod.", "integer"),
-        _col("Ready", "numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition.", "integer"),
+        _col(
+            "Current",
+            "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod.",
+            "integer",
+        ),
+        _col(
+            "Ready",
+            "numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition.",
+            "integer",
+        ),
         _col("Up-to-date", "The total number of nodes that are running updated daemon pod", "integer"),
-        _col("Available", "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)", "integer"),
+        _col(
+            "Available",
+            "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)",
+            "integer",
+        ),
         _col("Node Selector", "NodeSelector is a selector which must be true for the pod to fit on a node."),
         AGE,
         *WIDE_CONTAINERS,
@@ -537,8 +677,14 @@ COLUMNS: dict[str, list[dict]] = {
     "deployments": [
         NAME,
         _col("Ready", "Number of the pod with ready state"),
-        _col("Up-to-date", "Total number of non-terminating pods targeted by this deployment that have the desired template spec."),
-        _col("Available", "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment."),
+        _col(
+            "Up-to-date",
+            "Total number of non-terminating pods targeted by this deployment that have the desired template spec.",
+        ),
+        _col(
+            "Available",
+            "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.",
+        ),
         AGE,
         *WIDE_CONTAINERS,
         _col("Selector", "Label selector for pods.", priority=1),
@@ -547,7 +693,9 @@ COLUMNS: dict[str, list[dict]] = {
         NAME,
         _col("Desired", "Replicas is the number of desired pods.", "integer"),
         _col("Current", "Replicas is the most recently observed number of non-terminating pods.", "integer"),
-        _col("Ready", "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.", "integer"),
+        _col(
+            "Ready", "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.", "integer"
+        ),
         AGE,
         *WIDE_CONTAINERS,
         _col("Selector", "Selector is a label query over pods that should match the replica count.", priority=1),
@@ -566,31 +714,58 @@ COLUMNS: dict[str, list[dict]] = {
     "events": [
         _col("Last Seen", "The time at which the most recent occurrence of this event was recorded."),
         _col("Type", "Type of this event (Normal, Warning), new types could be added in the future"),
-        _col("Reason", "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."),
+        _col(
+            "Reason",
+            "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
+        ),
         _col("Object", "The object that this event is about."),
-        _col("Subobject", "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2].", priority=1),
-        _col("Source", "The component reporting this event. Should be a short machine understandable string.", priority=1),
+        _col(
+            "Subobject",
+            "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2].",
+            priority=1,
+        ),
+        _col(
+            "Source", "The component reporting this event. Should be a short machine understandable string.", priority=1
+        ),
         _col("Message", "A human-readable description of the status of this operation."),
-        _col("First Seen", "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)", priority=1),
+        _col(
+            "First Seen",
+            "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
+            priority=1,
+        ),
         _col("Count", "The number of times this event has occurred.", priority=1),
         _col("Name", NAME_DOC, priority=1, format_="name"),
     ],
     "configmaps": [NAME, _col("Data", "Data contains the configuration data."), AGE],
     "secrets": [NAME, _col("Type", _DOCS["secret.type"]), _col("Data", _DOCS["secret.data"]), AGE],
     "services": [
-        NAME, _col("Type", _DOCS["svc.type"]), _col("Cluster-IP", _DOCS["svc.clusterIP"]), _col("External-IP", _DOCS["svc.externalIPs"]),
-        _col("Port(s)", _DOCS["svc.ports"]), AGE, _col("Selector", _DOCS["svc.selector"], priority=1),
+        NAME,
+        _col("Type", _DOCS["svc.type"]),
+        _col("Cluster-IP", _DOCS["svc.clusterIP"]),
+        _col("External-IP", _DOCS["svc.externalIPs"]),
+        _col("Port(s)", _DOCS["svc.ports"]),
+        AGE,
+        _col("Selector", _DOCS["svc.selector"], priority=1),
     ],
     "cronjobs": [
-        NAME, _col("Schedule", _DOCS["cj.schedule"]), _col("Timezone", _DOCS["cj.timeZone"]), _col("Suspend", _DOCS["cj.suspend"], "boolean"),
-        _col("Active", _DOCS["cj.active"], "integer"), _col("Last Schedule", _DOCS["cj.lastScheduleTime"]), AGE,
-        *WIDE_CONTAINERS, _col("Selector", _DOCS["job.selector"], priority=1),
+        NAME,
+        _col("Schedule", _DOCS["cj.schedule"]),
+        _col("Timezone", _DOCS["cj.timeZone"]),
+        _col("Suspend", _DOCS["cj.suspend"], "boolean"),
+        _col("Active", _DOCS["cj.active"], "integer"),
+        _col("Last Schedule", _DOCS["cj.lastScheduleTime"]),
+        AGE,
+        *WIDE_CONTAINERS,
+        _col("Selector", _DOCS["job.selector"], priority=1),
     ],
     "resourcequotas": [
         NAME,
         AGE,
         _col("Request", "Request represents a minimum amount of cpu/memory that a container may consume."),
-        _col("Limit", "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."),
+        _col(
+            "Limit",
+            "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
+        ),
     ],
     "poddisruptionbudgets": [
         NAME,
@@ -600,7 +775,14 @@ COLUMNS: dict[str, list[dict]] = {
         AGE,
     ],
     "leases": [NAME, _col("Holder", "holderIdentity contains the identity of the holder of a current lease."), AGE],
-    "serviceaccounts": [NAME, _col("Secrets", "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use."), AGE],
+    "serviceaccounts": [
+        NAME,
+        _col(
+            "Secrets",
+            "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.",
+        ),
+        AGE,
+    ],
     "rolebindings": [
         NAME,
         _col("Role", "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace."),
@@ -624,7 +806,11 @@ COLUMNS: dict[str, list[dict]] = {
         _col("Pool", "Name is used to identify the pool."),
         AGE,
     ],
-    "resourceclaims": [NAME, _col("State", "A summary of the current state (allocated, pending, reserved, etc.)."), AGE],
+    "resourceclaims": [
+        NAME,
+        _col("State", "A summary of the current state (allocated, pending, reserved, etc.)."),
+        AGE,
+    ],
     "deviceclasses": [NAME, AGE],
     "resourceclaimtemplates": [NAME, AGE],
 }
@@ -633,11 +819,29 @@ COLUMNS: dict[str, list[dict]] = {
 DEFAULT_COLUMNS = [NAME, _col("Created At", AGE_DOC, "date")]
 
 PRINTERS: dict[str, Callable[[dict, datetime.datetime], list]] = {
-    "pods": _pod, "nodes": _node, "daemonsets": _daemonset, "deployments": _deployment, "replicasets": _replicaset,
-    "statefulsets": _statefulset, "jobs": _job, "namespaces": _namespace, "events": _event, "configmaps": _configmap,
-    "resourcequotas": _resourcequota, "poddisruptionbudgets": _pdb, "leases": _lease, "serviceaccounts": _serviceaccount,
-    "rolebindings": _binding, "clusterrolebindings": _binding, "resourceslices": _resourceslice, "resourceclaims": _resourceclaim,
-    "deviceclasses": _name_age, "resourceclaimtemplates": _name_age, "secrets": _secret, "services": _service, "cronjobs": _cronjob,
+    "pods": _pod,
+    "nodes": _node,
+    "daemonsets": _daemonset,
+    "deployments": _deployment,
+    "replicasets": _replicaset,
+    "statefulsets": _statefulset,
+    "jobs": _job,
+    "namespaces": _namespace,
+    "events": _event,
+    "configmaps": _configmap,
+    "resourcequotas": _resourcequota,
+    "poddisruptionbudgets": _pdb,
+    "leases": _lease,
+    "serviceaccounts": _serviceaccount,
+    "rolebindings": _binding,
+    "clusterrolebindings": _binding,
+    "resourceslices": _resourceslice,
+    "resourceclaims": _resourceclaim,
+    "deviceclasses": _name_age,
+    "resourceclaimtemplates": _name_age,
+    "secrets": _secret,
+    "services": _service,
+    "cronjobs": _cronjob,
 }
 
 
@@ -655,9 +859,18 @@ def row_for(resource: str, obj: dict, now: datetime.datetime) -> dict:
     if resource == "pods":
         phase = (obj.get("status") or {}).get("phase")
         if phase == "Succeeded":
-            row["conditions"] = [{"type": "Completed", "status": "True", "reason": "Succeeded", "message": "The pod has completed successfully."}]
+            row["conditions"] = [
+                {
+                    "type": "Completed",
+                    "status": "True",
+                    "reason": "Succeeded",
+                    "message": "The pod has completed successfully.",
+                }
+            ]
         elif phase == "Failed":
-            row["conditions"] = [{"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}]
+            row["conditions"] = [
+                {"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}
+            ]
     return row
 
 

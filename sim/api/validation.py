@@ -5,13 +5,20 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
+
 from dragoman.fleet.placement import match_label_selector
 
 # ---------------------------------------------------------------- field errors (k8s.io/apimachinery/pkg/util/validation/field)
 
 REQUIRED, INVALID, FORBIDDEN = "FieldValueRequired", "FieldValueInvalid", "FieldValueForbidden"
-TOO_LONG, TOO_MANY, NOT_SUPPORTED, DUPLICATE = "FieldValueTooLong", "FieldValueTooMany", "FieldValueNotSupported", "FieldValueDuplicate"
+TOO_LONG, TOO_MANY, NOT_SUPPORTED, DUPLICATE = (
+    "FieldValueTooLong",
+    "FieldValueTooMany",
+    "FieldValueNotSupported",
+    "FieldValueDuplicate",
+)
 _OMIT = object()
 
 
@@ -54,7 +61,11 @@ def too_many(field: str, actual: int, limit: int) -> dict:
 
 
 def not_supported(field: str, value: Any, supported: list[str]) -> dict:
-    return _err(NOT_SUPPORTED, field, f"Unsupported value: {fmt_value(value)}: supported values: " + ", ".join(json.dumps(s) for s in supported))
+    return _err(
+        NOT_SUPPORTED,
+        field,
+        f"Unsupported value: {fmt_value(value)}: supported values: " + ", ".join(json.dumps(s) for s in supported),
+    )
 
 
 def duplicate(field: str, value: Any) -> dict:
@@ -89,7 +100,9 @@ QUALIFIED_MSG = (
 )
 LABEL_VALUE_MSG = (
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(" + _QUALIFIED_NAME + ")?')"
+    "alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '("
+    + _QUALIFIED_NAME
+    + ")?')"
 )
 
 
@@ -124,9 +137,13 @@ def qualified_name_errors(value: str) -> list[str]:
         else:
             errs += ["prefix part " + e for e in dns1123_subdomain_errors(prefix)]
     else:
-        return ["a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
-                "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '" + _QUALIFIED_NAME + "') with an "
-                "optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+        return [
+            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+            "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '"
+            + _QUALIFIED_NAME
+            + "') with an "
+            "optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
     if not name:
         errs.append("name part must be non-empty")
     elif len(name) > 63:
@@ -234,8 +251,18 @@ def _qos_class(spec: dict) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
-_NOT_READY = {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
-_UNREACHABLE = {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+_NOT_READY = {
+    "key": "node.kubernetes.io/not-ready",
+    "operator": "Exists",
+    "effect": "NoExecute",
+    "tolerationSeconds": 300,
+}
+_UNREACHABLE = {
+    "key": "node.kubernetes.io/unreachable",
+    "operator": "Exists",
+    "effect": "NoExecute",
+    "tolerationSeconds": 300,
+}
 
 
 def _default_pod(obj: dict) -> None:
@@ -434,8 +461,17 @@ def default_object(resource: str, obj: dict) -> None:
 
 # ---------------------------------------------------------------- validation
 
-CLUSTER_SCOPED = {"namespaces", "nodes", "clusterroles", "clusterrolebindings", "deviceclasses", "resourceslices", "devicetaintrules",
-                  "selfsubjectaccessreviews", "customresourcedefinitions"}
+CLUSTER_SCOPED = {
+    "namespaces",
+    "nodes",
+    "clusterroles",
+    "clusterrolebindings",
+    "deviceclasses",
+    "resourceslices",
+    "devicetaintrules",
+    "selfsubjectaccessreviews",
+    "customresourcedefinitions",
+}
 _LABEL_NAMED = {"namespaces"}
 _PATH_SEGMENT_NAMED = {"roles", "clusterroles", "rolebindings", "clusterrolebindings"}
 
@@ -472,14 +508,20 @@ def _meta_errors(resource: str, obj: dict) -> list[dict]:
             errs += [invalid("metadata.labels", value, p) for p in label_value_errors(value)]
     annotations = meta.get("annotations") or {}
     total = 0
-    for key, value in (annotations.items() if isinstance(annotations, dict) else []):
+    for key, value in annotations.items() if isinstance(annotations, dict) else []:
         errs += [invalid("metadata.annotations", key, p) for p in qualified_name_errors(key.lower())]
         total += len(key) + len(value if isinstance(value, str) else "")
     if total > 256 * 1024:
         errs.append(too_long("metadata.annotations", 256 * 1024))
     for i, finalizer in enumerate(meta.get("finalizers") or []):
         if not isinstance(finalizer, str) or qualified_name_errors(finalizer):
-            errs.append(invalid(f"metadata.finalizers[{i}]", finalizer, "name is neither a standard finalizer name nor is it fully qualified"))
+            errs.append(
+                invalid(
+                    f"metadata.finalizers[{i}]",
+                    finalizer,
+                    "name is neither a standard finalizer name nor is it fully qualified",
+                )
+            )
     return errs
 
 
@@ -492,7 +534,12 @@ def _meta_update_errors(obj: dict, old: dict) -> list[dict]:
     if old_meta.get("deletionTimestamp"):
         added = set(meta.get("finalizers") or []) - set(old_meta.get("finalizers") or [])
         if added:
-            errs.append(forbidden("metadata.finalizers", f"no new finalizers can be added if the object is being deleted, found new finalizers []string{{{', '.join(json.dumps(a) for a in sorted(added))}}}"))
+            errs.append(
+                forbidden(
+                    "metadata.finalizers",
+                    f"no new finalizers can be added if the object is being deleted, found new finalizers []string{{{', '.join(json.dumps(a) for a in sorted(added))}}}",
+                )
+            )
     return errs
 
 
@@ -534,7 +581,9 @@ def _compile_result(expression: str) -> tuple[str, str, str] | None:
         line, column = getattr(err, "line", None), getattr(err, "column", None)
         if line is not None:
             caret = err.caret(expression) if hasattr(err, "caret") else ""
-            detail = f"compilation failed: ERROR: <input>:{line}:{column}: {err.message}" + (f"\n{caret}" if caret else "")
+            detail = f"compilation failed: ERROR: <input>:{line}:{column}: {err.message}" + (
+                f"\n{caret}" if caret else ""
+            )
         else:
             detail = f"compilation failed: ERROR: <input>:1:1: {err.message}"
         return ("invalid", detail, "")
@@ -599,7 +648,13 @@ def _opaque_config_errors(configs: Any, path: str, request_names: set[str] | Non
         if request_names is not None:
             for j, name in enumerate(_list((config or {}).get("requests"))):
                 if name not in request_names:
-                    errs.append(invalid(f"{p}.requests[{j}]", name, "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"))
+                    errs.append(
+                        invalid(
+                            f"{p}.requests[{j}]",
+                            name,
+                            "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'",
+                        )
+                    )
         opaque = (config or {}).get("opaque")
         if not isinstance(opaque, dict):
             errs.append(required(f"{p}.opaque", ""))
@@ -616,7 +671,11 @@ def _opaque_config_errors(configs: Any, path: str, request_names: set[str] | Non
 def _device_class_errors(obj: dict, old: dict | None) -> list[dict]:
     spec = obj.get("spec") or {}
     old_spec = (old or {}).get("spec") or {}
-    errs = _selectors_errors(spec.get("selectors"), "spec.selectors", skip_compile=old is not None and spec.get("selectors") == old_spec.get("selectors"))
+    errs = _selectors_errors(
+        spec.get("selectors"),
+        "spec.selectors",
+        skip_compile=old is not None and spec.get("selectors") == old_spec.get("selectors"),
+    )
     errs += _opaque_config_errors(spec.get("config"), "spec.config", None)
     ern = spec.get("extendedResourceName")
     if ern is not None and not (isinstance(ern, str) and is_extended_resource_name(ern)):
@@ -652,7 +711,9 @@ def _toleration_errors(tolerations: Any, path: str) -> list[dict]:
         if op not in ("Exists", "Equal"):
             errs.append(not_supported(f"{p}.operator", op, ["Equal", "Exists"]))
         if op == "Exists" and (tol or {}).get("value"):
-            errs.append(invalid(f"{p}.operator", (tol or {}).get("value"), "value must be empty when `operator` is 'Exists'"))
+            errs.append(
+                invalid(f"{p}.operator", (tol or {}).get("value"), "value must be empty when `operator` is 'Exists'")
+            )
         effect = (tol or {}).get("effect")
         if effect and effect not in ("NoSchedule", "NoExecute", "None"):
             errs.append(not_supported(f"{p}.effect", effect, ["NoExecute", "NoSchedule", "None"]))
@@ -695,7 +756,11 @@ def _device_claim_errors(devices: Any, path: str, skip_compile: bool = False) ->
         if exactly is None and not first:
             errs.append(required(p, "exactly one of `exactly` or `firstAvailable` is required"))
         elif exactly is not None and first:
-            errs.append(invalid(p, None, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"))
+            errs.append(
+                invalid(
+                    p, None, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"
+                )
+            )
         elif exactly is not None:
             errs += _exact_request_errors(exactly, f"{p}.exactly", skip_compile)
         else:
@@ -720,7 +785,13 @@ def _device_claim_errors(devices: Any, path: str, skip_compile: bool = False) ->
         constraint = constraint if isinstance(constraint, dict) else {}
         for j, ref in enumerate(_list(constraint.get("requests"))):
             if ref not in names:
-                errs.append(invalid(f"{p}.requests[{j}]", ref, "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"))
+                errs.append(
+                    invalid(
+                        f"{p}.requests[{j}]",
+                        ref,
+                        "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'",
+                    )
+                )
         attr = constraint.get("matchAttribute") or constraint.get("distinctAttribute")
         key = "matchAttribute" if constraint.get("matchAttribute") else "distinctAttribute"
         if not attr:
@@ -760,7 +831,9 @@ def _claim_template_errors(obj: dict, old: dict | None) -> list[dict]:
 
 
 _ATTRIBUTE_TYPES = ("bool", "int", "string", "version", "bools", "ints", "strings", "versions")
-_SEMVER_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$")
+_SEMVER_RE = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+)
 
 
 def _qualified_attribute_errors(name: str, path: str) -> list[dict]:
@@ -788,7 +861,13 @@ def _qualified_attribute_errors_uncached(name: str, path: str) -> list[dict]:
     elif len(ident) > 32:
         errs.append(too_long(path, 32))
     elif not _C_IDENTIFIER_RE.match(ident):
-        errs.append(invalid(path, ident, "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for validation is '[A-Za-z_][A-Za-z0-9_]*')"))
+        errs.append(
+            invalid(
+                path,
+                ident,
+                "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for validation is '[A-Za-z_][A-Za-z0-9_]*')",
+            )
+        )
     return errs
 
 
@@ -822,8 +901,12 @@ def _device_errors(device: Any, path: str) -> list[dict]:
     for key in capacity:
         errs += _qualified_attribute_errors(key, f"{path}.capacity[{json.dumps(key)}]")
     if len(attributes) + len(capacity) > MAX_ATTRIBUTES_AND_CAPACITY:
-        errs.append(too_many(path, len(attributes) + len(capacity), MAX_ATTRIBUTES_AND_CAPACITY)
-                    | {"message": f"Too many: {len(attributes) + len(capacity)}: must have at most {MAX_ATTRIBUTES_AND_CAPACITY} attributes and capacities combined"})
+        errs.append(
+            too_many(path, len(attributes) + len(capacity), MAX_ATTRIBUTES_AND_CAPACITY)
+            | {
+                "message": f"Too many: {len(attributes) + len(capacity)}: must have at most {MAX_ATTRIBUTES_AND_CAPACITY} attributes and capacities combined"
+            }
+        )
     taints = _list(device.get("taints"))
     if len(taints) > 16:
         errs.append(too_many(f"{path}.taints", len(taints), 16))
@@ -858,13 +941,28 @@ def _slice_errors(obj: dict, old: dict | None) -> list[dict]:
             errs.append(invalid("spec.pool.generation", pool.get("generation"), "must be greater than or equal to 0"))
         count = pool.get("resourceSliceCount")
         if not isinstance(count, int) or count <= 0:
-            errs.append(invalid("spec.pool.resourceSliceCount", count if count is not None else 0, "must be greater than zero"))
-    selection = [k for k in ("nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection") if spec.get(k) not in (None, "", False)]
+            errs.append(
+                invalid("spec.pool.resourceSliceCount", count if count is not None else 0, "must be greater than zero")
+            )
+    selection = [
+        k
+        for k in ("nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection")
+        if spec.get(k) not in (None, "", False)
+    ]
     if not selection:
-        errs.append(required("spec", "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"))
+        errs.append(
+            required(
+                "spec", "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
+            )
+        )
     elif len(selection) > 1:
-        errs.append(invalid("spec", "{" + ", ".join(f"`{s}`" for s in selection) + "}",
-                            "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required, but multiple fields are set"))
+        errs.append(
+            invalid(
+                "spec",
+                "{" + ", ".join(f"`{s}`" for s in selection) + "}",
+                "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required, but multiple fields are set",
+            )
+        )
     if spec.get("nodeName"):
         errs += [invalid("spec.nodeName", spec["nodeName"], p) for p in dns1123_subdomain_errors(spec["nodeName"])]
     devices = _list(spec.get("devices"))
@@ -926,9 +1024,13 @@ def _resources_errors(resources: Any, path: str) -> list[dict]:
                 errs += [invalid(f"{path}.{part}[{name}]", name, p) for p in qualified_name_errors(name)]
         if is_extended_resource_name(name):
             if name in requests and name not in limits:
-                errs.append(forbidden(f"{path}.requests", f"{name}: Limit must be set for non overcommitable resources"))
+                errs.append(
+                    forbidden(f"{path}.requests", f"{name}: Limit must be set for non overcommitable resources")
+                )
             elif name in requests and str(requests[name]) != str(limits[name]):
-                errs.append(invalid(f"{path}.requests", str(requests[name]), f"must be equal to {name} limit of {limits[name]}"))
+                errs.append(
+                    invalid(f"{path}.requests", str(requests[name]), f"must be equal to {name} limit of {limits[name]}")
+                )
             for part, values in (("limits", limits), ("requests", requests)):
                 if name in values and not re.fullmatch(r"\d+", str(values[name])):
                     errs.append(invalid(f"{path}.{part}[{name}]", str(values[name]), "must be an integer"))
@@ -977,7 +1079,9 @@ def pod_spec_errors(spec: Any, path: str, allowed_restart: list[str] | None = No
         errs.append(not_supported(f"{path}.restartPolicy", restart, allowed))
     dns = spec.get("dnsPolicy")
     if dns is not None and dns not in ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"):
-        errs.append(not_supported(f"{path}.dnsPolicy", dns, ["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"]))
+        errs.append(
+            not_supported(f"{path}.dnsPolicy", dns, ["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"])
+        )
     grace = spec.get("terminationGracePeriodSeconds")
     if grace is not None and (not isinstance(grace, int) or grace < 0):
         errs.append(invalid(f"{path}.terminationGracePeriodSeconds", grace, "must be greater than or equal to 0"))
@@ -1009,7 +1113,13 @@ def pod_spec_errors(spec: Any, path: str, allowed_restart: list[str] | None = No
             for j, claim in enumerate(_list(((c or {}).get("resources") or {}).get("claims"))):
                 cname = (claim or {}).get("name")
                 if cname and cname not in claim_names:
-                    errs.append(_err("FieldValueNotFound", f"{path}.{key}[{i}].resources.claims[{j}].name", f"Not found: {fmt_value(cname)}"))
+                    errs.append(
+                        _err(
+                            "FieldValueNotFound",
+                            f"{path}.{key}[{i}].resources.claims[{j}].name",
+                            f"Not found: {fmt_value(cname)}",
+                        )
+                    )
     for i, tol in enumerate(_list(spec.get("tolerations"))):
         p = f"{path}.tolerations[{i}]"
         tol = tol if isinstance(tol, dict) else {}
@@ -1019,7 +1129,13 @@ def pod_spec_errors(spec: Any, path: str, allowed_restart: list[str] | None = No
         if op == "Exists" and tol.get("value"):
             errs.append(invalid(f"{p}.operator", tol.get("value"), "value must be empty when `operator` is 'Exists'"))
         if not tol.get("key") and op != "Exists":
-            errs.append(invalid(f"{p}.operator", op, "operator must be Exists when `key` is empty, which means \"match all values and all keys\""))
+            errs.append(
+                invalid(
+                    f"{p}.operator",
+                    op,
+                    'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+                )
+            )
         effect = tol.get("effect")
         if effect and effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
             errs.append(not_supported(f"{p}.effect", effect, ["NoExecute", "NoSchedule", "PreferNoSchedule"]))
@@ -1061,11 +1177,15 @@ def _pod_errors(obj: dict, old: dict | None) -> list[dict]:
         old_tols = _list(old_spec.get("tolerations"))
         new_tols = _list(spec.get("tolerations"))
         if any(t not in new_tols for t in old_tols):
-            errs.append(forbidden("spec.tolerations", "existing toleration can not be modified except its tolerationSeconds"))
+            errs.append(
+                forbidden("spec.tolerations", "existing toleration can not be modified except its tolerationSeconds")
+            )
         if old_spec.get("schedulingGates") is not None:
             added = [g for g in _list(spec.get("schedulingGates")) if g not in _list(old_spec.get("schedulingGates"))]
             if added:
-                errs.append(forbidden("spec.schedulingGates", "only deletion is allowed, but found new scheduling gate"))
+                errs.append(
+                    forbidden("spec.schedulingGates", "only deletion is allowed, but found new scheduling gate")
+                )
     return errs
 
 
@@ -1080,15 +1200,16 @@ def _node_errors(obj: dict, old: dict | None) -> list[dict]:
         else:
             errs += [invalid(f"{p}.key", taint["key"], m) for m in qualified_name_errors(taint["key"])]
         if taint.get("effect") not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
-            errs.append(not_supported(f"{p}.effect", taint.get("effect"), ["NoExecute", "NoSchedule", "PreferNoSchedule"]))
+            errs.append(
+                not_supported(f"{p}.effect", taint.get("effect"), ["NoExecute", "NoSchedule", "PreferNoSchedule"])
+            )
     if old is not None:
         old_spec = old.get("spec") or {}
         if old_spec.get("podCIDR") and spec.get("podCIDR") != old_spec.get("podCIDR"):
-            errs.append(forbidden("spec.podCIDR", "node updates may not change podCIDR except from \"\" to valid"))
+            errs.append(forbidden("spec.podCIDR", 'node updates may not change podCIDR except from "" to valid'))
         if old_spec.get("providerID") and spec.get("providerID") != old_spec.get("providerID"):
-            errs.append(forbidden("spec.providerID", "node updates may not change providerID except from \"\" to valid"))
+            errs.append(forbidden("spec.providerID", 'node updates may not change providerID except from "" to valid'))
     return errs
-
 
 
 def _workload_errors(kind: str, restart: list[str]) -> Callable[[dict, dict | None], list[dict]]:
@@ -1106,10 +1227,21 @@ def _workload_errors(kind: str, restart: list[str]) -> Callable[[dict, dict | No
             errs.append(required("spec.template", ""))
             return errs
         labels = (template.get("metadata") or {}).get("labels") or {}
-        if isinstance(selector, dict) and (selector.get("matchLabels") or selector.get("matchExpressions")) and not match_label_selector(selector, labels):
+        if (
+            isinstance(selector, dict)
+            and (selector.get("matchLabels") or selector.get("matchExpressions"))
+            and not match_label_selector(selector, labels)
+        ):
             errs.append(invalid("spec.template.metadata.labels", labels, "`selector` does not match template `labels`"))
         errs += pod_spec_errors(template.get("spec"), "spec.template.spec", restart)
-        for key in ("replicas", "revisionHistoryLimit", "minReadySeconds", "parallelism", "completions", "backoffLimit"):
+        for key in (
+            "replicas",
+            "revisionHistoryLimit",
+            "minReadySeconds",
+            "parallelism",
+            "completions",
+            "backoffLimit",
+        ):
             value = spec.get(key)
             if value is not None and (not isinstance(value, int) or value < 0):
                 errs.append(invalid(f"spec.{key}", value, "must be greater than or equal to 0"))
@@ -1139,7 +1271,13 @@ def _pdb_errors(obj: dict, old: dict | None) -> list[dict]:
         elif isinstance(value, str):
             m = re.fullmatch(r"(\d+)%", value)
             if not m:
-                errs.append(invalid(f"spec.{key}", value, "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"))
+                errs.append(
+                    invalid(
+                        f"spec.{key}",
+                        value,
+                        "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
+                    )
+                )
             elif int(m.group(1)) > 100:
                 errs.append(invalid(f"spec.{key}", value, "must not be greater than 100%"))
     return errs
@@ -1150,13 +1288,24 @@ def _configmap_errors(obj: dict, old: dict | None) -> list[dict]:
     data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
     for key in list(data) + list(binary):
         if len(key) > 253 or not _CONFIG_KEY_RE.match(key) or key in (".", "..") or key.startswith(".."):
-            errs.append(invalid(f"data[{key}]" if key in data else f"binaryData[{key}]", key,
-                                "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"))
+            errs.append(
+                invalid(
+                    f"data[{key}]" if key in data else f"binaryData[{key}]",
+                    key,
+                    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+                )
+            )
         if key in data and key in binary:
             errs.append(invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
-    if old is not None and old.get("immutable") and (data != (old.get("data") or {}) or binary != (old.get("binaryData") or {})):
+    if (
+        old is not None
+        and old.get("immutable")
+        and (data != (old.get("data") or {}) or binary != (old.get("binaryData") or {}))
+    ):
         errs.append(forbidden("data", "field is immutable when `immutable` is set"))
-    total = sum(len(k) + len(v if isinstance(v, str) else "") for k, v in data.items()) + sum(len(k) + len(v or "") for k, v in binary.items())
+    total = sum(len(k) + len(v if isinstance(v, str) else "") for k, v in data.items()) + sum(
+        len(k) + len(v or "") for k, v in binary.items()
+    )
     if total > 1024 * 1024:
         errs.append(too_long("", 1024 * 1024) | {"message": f"Too long: must have at most {1024 * 1024} bytes"})
     return errs
@@ -1176,7 +1325,13 @@ def _lease_errors(obj: dict, old: dict | None) -> list[dict]:
     for key in ("leaseDurationSeconds", "leaseTransitions"):
         value = spec.get(key)
         if value is not None and (not isinstance(value, int) or value < (1 if key == "leaseDurationSeconds" else 0)):
-            errs.append(invalid(f"spec.{key}", value, "must be greater than 0" if key == "leaseDurationSeconds" else "must be greater than or equal to 0"))
+            errs.append(
+                invalid(
+                    f"spec.{key}",
+                    value,
+                    "must be greater than 0" if key == "leaseDurationSeconds" else "must be greater than or equal to 0",
+                )
+            )
     return errs
 
 
@@ -1194,7 +1349,7 @@ def _event_errors(obj: dict, old: dict | None) -> list[dict]:
 
 def _quota_errors(obj: dict, old: dict | None) -> list[dict]:
     errs = []
-    for name in ((obj.get("spec") or {}).get("hard") or {}):
+    for name in (obj.get("spec") or {}).get("hard") or {}:
         errs += [invalid(f"spec.hard[{name}]", name, p) for p in qualified_name_errors(name)]
     return errs
 
@@ -1208,9 +1363,21 @@ def _rule_errors(rules: Any, path: str, namespaced: bool) -> list[dict]:
             errs.append(required(f"{p}.verbs", "verbs must contain at least one value"))
         if rule.get("nonResourceURLs"):
             if namespaced:
-                errs.append(invalid(f"{p}.nonResourceURLs", rule["nonResourceURLs"], "namespaced rules cannot apply to non-resource URLs"))
+                errs.append(
+                    invalid(
+                        f"{p}.nonResourceURLs",
+                        rule["nonResourceURLs"],
+                        "namespaced rules cannot apply to non-resource URLs",
+                    )
+                )
             if rule.get("apiGroups") or rule.get("resources") or rule.get("resourceNames"):
-                errs.append(invalid(f"{p}.nonResourceURLs", rule["nonResourceURLs"], "rules cannot apply to both regular resources and non-resource URLs"))
+                errs.append(
+                    invalid(
+                        f"{p}.nonResourceURLs",
+                        rule["nonResourceURLs"],
+                        "rules cannot apply to both regular resources and non-resource URLs",
+                    )
+                )
             continue
         if not rule.get("apiGroups"):
             errs.append(required(f"{p}.apiGroups", "resource rules must supply at least one api group"))

@@ -5,7 +5,12 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from dragoman.sim.controllers.scheduling import ClusterView, container_requests, is_extended_resource_name, resource_amount
+from dragoman.sim.controllers.scheduling import (
+    ClusterView,
+    container_requests,
+    is_extended_resource_name,
+    resource_amount,
+)
 
 BRIDGE_MIN_MINOR = 36  # DRAExtendedResource beta (on by default) from v1.36
 
@@ -71,7 +76,9 @@ def _claim_names(pod: dict) -> list[str]:
     return names
 
 
-def admit(pod: dict, node: dict, view: ClusterView, *, drivers_ready: set[str] | frozenset[str] | None = None) -> AdmissionResult:
+def admit(
+    pod: dict, node: dict, view: ClusterView, *, drivers_ready: set[str] | frozenset[str] | None = None
+) -> AdmissionResult:
     """Admit `pod`, bound to `node`. `drivers_ready`: DRA drivers with a registered kubelet plugin on the node (None = all)."""
     ns = (pod.get("metadata") or {}).get("namespace", "")
     status = node.get("status") or {}
@@ -103,7 +110,14 @@ def admit(pod: dict, node: dict, view: ClusterView, *, drivers_ready: set[str] |
         if have == 0 and capacity > 0:
             # The device manager still knows the resource (endpoint grace) but has no healthy device.
             msg = f"Allocate failed due to requested number of devices unavailable for {rname}. Requested: {amount}, Available: 0, which is unexpected"
-            return AdmissionResult(False, "UnexpectedAdmissionError", "Pod was rejected: " + msg, "UnexpectedAdmissionError", msg, gpu_source="")
+            return AdmissionResult(
+                False,
+                "UnexpectedAdmissionError",
+                "Pod was rejected: " + msg,
+                "UnexpectedAdmissionError",
+                msg,
+                gpu_source="",
+            )
         if amount > have - used.get(rname, 0):
             msg = f"Node didn't have enough resource: {rname}, requested: {amount}, used: {used.get(rname, 0)}, capacity: {have}"
             return AdmissionResult(False, f"OutOf{rname}", "Pod was rejected: " + msg, f"OutOf{rname}", msg)
@@ -129,7 +143,13 @@ def admit(pod: dict, node: dict, view: ClusterView, *, drivers_ready: set[str] |
             driver = r.get("driver", "")
             if drivers_ready is not None and driver not in drivers_ready:
                 msg = f"Failed to prepare dynamic resources: failed to get gRPC client for driver {driver}: DRA driver {driver} is not registered"
-                return AdmissionResult(True, waiting=True, event_reason="FailedPrepareDynamicResources", event_message=msg, gpu_source=result.gpu_source)
+                return AdmissionResult(
+                    True,
+                    waiting=True,
+                    event_reason="FailedPrepareDynamicResources",
+                    event_message=msg,
+                    gpu_source=result.gpu_source,
+                )
             dev = view.device((driver, r.get("pool"), r.get("device")))
             if dev is not None and dev.uuid:
                 devices.append(dev.uuid)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from dragoman.sim.controllers.selectors import match_node_selector, tolerations_tolerate
 
@@ -17,9 +17,29 @@ class AllocationError(Exception):
 class DeviceEntry:
     """One device of the newest generation of its pool, with what the allocator reads from it, converted once."""
 
-    __slots__ = ("driver", "pool", "name", "raw", "node_name", "node_selector", "all_nodes", "attrs", "taints", "_cel", "key")
+    __slots__ = (
+        "driver",
+        "pool",
+        "name",
+        "raw",
+        "node_name",
+        "node_selector",
+        "all_nodes",
+        "attrs",
+        "taints",
+        "_cel",
+        "key",
+    )
 
-    def __init__(self, driver: str, pool: str, raw: dict, node_name: str | None, node_selector: dict | None = None, all_nodes: bool = False) -> None:
+    def __init__(
+        self,
+        driver: str,
+        pool: str,
+        raw: dict,
+        node_name: str | None,
+        node_selector: dict | None = None,
+        all_nodes: bool = False,
+    ) -> None:
         self.driver = driver
         self.pool = pool
         self.name = str(raw.get("name", ""))
@@ -58,7 +78,9 @@ class DeviceEntry:
 
     @property
     def uuid(self) -> str | None:
-        attr = (self.raw.get("attributes") or {}).get("uuid") or (self.raw.get("attributes") or {}).get(f"{self.driver}/uuid")
+        attr = (self.raw.get("attributes") or {}).get("uuid") or (self.raw.get("attributes") or {}).get(
+            f"{self.driver}/uuid"
+        )
         return attr.get("string") if isinstance(attr, dict) else None
 
 
@@ -134,7 +156,18 @@ def _error_text(owner: str, index: int, device: DeviceEntry, error: str, compile
 
 
 class _Alternative:
-    __slots__ = ("result_name", "constraint_names", "class_name", "class_obj", "class_exprs", "req_exprs", "mode", "count", "admin", "tolerations")
+    __slots__ = (
+        "result_name",
+        "constraint_names",
+        "class_name",
+        "class_obj",
+        "class_exprs",
+        "req_exprs",
+        "mode",
+        "count",
+        "admin",
+        "tolerations",
+    )
 
 
 def _alternatives(request: dict, classes: dict) -> list[_Alternative]:
@@ -173,8 +206,15 @@ class _ClaimState:
         self.distinct_values: dict[int, set] = {i: set() for i in range(len(self.constraints))}
 
 
-def allocate(claims: list[dict], node: dict, devices: list[DeviceEntry], allocated: set, classes: dict, cache: SelectorCache,
-             plans: dict | None = None) -> list[dict] | None:
+def allocate(
+    claims: list[dict],
+    node: dict,
+    devices: list[DeviceEntry],
+    allocated: set,
+    classes: dict,
+    cache: SelectorCache,
+    plans: dict | None = None,
+) -> list[dict] | None:
     """Allocate every claim on `node` or none: a list of `status.allocation` dicts (one per claim), or None.
 
     `devices` are the devices available on the node (newest pool generations), in pool order; `allocated` holds the
@@ -222,7 +262,9 @@ def allocate(claims: list[dict], node: dict, devices: list[DeviceEntry], allocat
             ok = matched
         if ok:
             for taint in dev.taints:
-                if taint.get("effect") in ("NoSchedule", "NoExecute") and not tolerations_tolerate(alt.tolerations, taint):
+                if taint.get("effect") in ("NoSchedule", "NoExecute") and not tolerations_tolerate(
+                    alt.tolerations, taint
+                ):
                     ok = False
                     break
         selectable_cache[key] = ok
@@ -356,7 +398,11 @@ def allocate(claims: list[dict], node: dict, devices: list[DeviceEntry], allocat
         if config:
             allocation["devices"]["config"] = config
         if node_local:
-            allocation["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+            allocation["nodeSelector"] = {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+                ]
+            }
         out.append(allocation)
     return out
 
@@ -367,12 +413,17 @@ _NO_FAST_PATH = object()
 def _single_request(claim: dict, alternatives, node: dict, devices: list[DeviceEntry], allocated, cache: SelectorCache):
     """One claim, one ExactCount request, no constraints, config or admin access (the bridge's claims and most
     user claims): the general search would take the first free matching devices in order, so do just that."""
-    spec = ((claim.get("spec") or {}).get("devices") or {})
+    spec = (claim.get("spec") or {}).get("devices") or {}
     requests = spec.get("requests") or []
     if len(requests) != 1 or spec.get("constraints") or spec.get("config") or requests[0].get("exactly") is None:
         return _NO_FAST_PATH
     (alt,) = alternatives(requests[0])
-    if alt.mode != "ExactCount" or alt.admin or alt.class_obj is None or ((alt.class_obj.get("spec") or {}).get("config")):
+    if (
+        alt.mode != "ExactCount"
+        or alt.admin
+        or alt.class_obj is None
+        or ((alt.class_obj.get("spec") or {}).get("config"))
+    ):
         return _NO_FAST_PATH
     meta = claim.get("metadata") or {}
     owner = f"claim {meta.get('namespace', '')}/{meta.get('name', '')}"
@@ -392,7 +443,10 @@ def _single_request(claim: dict, alternatives, node: dict, devices: list[DeviceE
                 raise AllocationError(_error_text(owner, idx, dev, err, is_compile))
             if not matched:
                 continue
-        if dev.taints and any(t.get("effect") in ("NoSchedule", "NoExecute") and not tolerations_tolerate(alt.tolerations, t) for t in dev.taints):
+        if dev.taints and any(
+            t.get("effect") in ("NoSchedule", "NoExecute") and not tolerations_tolerate(alt.tolerations, t)
+            for t in dev.taints
+        ):
             continue
         chosen.append(dev)
         if len(chosen) == want:
@@ -400,9 +454,17 @@ def _single_request(claim: dict, alternatives, node: dict, devices: list[DeviceE
     if len(chosen) < want:
         return None
     node_name = (node.get("metadata") or {}).get("name", "")
-    allocation: dict = {"devices": {"results": [{"request": alt.result_name, "driver": d.driver, "pool": d.pool, "device": d.name} for d in chosen]}}
+    allocation: dict = {
+        "devices": {
+            "results": [
+                {"request": alt.result_name, "driver": d.driver, "pool": d.pool, "device": d.name} for d in chosen
+            ]
+        }
+    }
     if any(d.node_name is not None or d.node_selector is not None for d in chosen):
-        allocation["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+        allocation["nodeSelector"] = {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]
+        }
     return [allocation]
 
 

@@ -9,13 +9,16 @@ import heapq
 import json
 import logging
 import weakref
-from typing import Any, Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
 
 log = logging.getLogger("dragoman.sim.controllers")
 
 # Annotations the simulator reads (faults and timing); nothing outside the simulator and tests should rely on them.
 RUN_SECONDS = "sim.dragoman.io/run-seconds"  # a container exits 0 after this many simulated seconds (Jobs)
-CRASH_LOOP_SECONDS = "sim.dragoman.io/crash-loop-seconds"  # a container runs this long, crashes, backs off as long, restarts
+CRASH_LOOP_SECONDS = (
+    "sim.dragoman.io/crash-loop-seconds"  # a container runs this long, crashes, backs off as long, restarts
+)
 NOT_READY = "sim.dragoman.io/not-ready"  # "true": the container runs but never passes its readiness probe
 # Written by the simulated kubelet: the uuids of the DRA devices a pod's containers got (what NVIDIA_VISIBLE_DEVICES holds).
 VISIBLE_DEVICES = "dragoman.io/visible-devices"
@@ -147,7 +150,7 @@ class Cache:
                 log.exception("controller handler failed on %s %s", etype, resource)
 
 
-_caches: "weakref.WeakKeyDictionary[Any, Cache]" = weakref.WeakKeyDictionary()
+_caches: weakref.WeakKeyDictionary[Any, Cache] = weakref.WeakKeyDictionary()
 
 
 def shared_cache(store: Any) -> Cache:
@@ -245,7 +248,15 @@ class Controller:
                 self._failures[key] = tries
                 delay = min(30.0, 0.5 * 2 ** min(tries, 6))
                 level = logging.DEBUG if tries < 3 else logging.WARNING
-                log.log(level, "%s: reconcile %r failed (%s); retrying in %.1fs", self.name, key, exc, delay, exc_info=tries >= 3)
+                log.log(
+                    level,
+                    "%s: reconcile %r failed (%s); retrying in %.1fs",
+                    self.name,
+                    key,
+                    exc,
+                    delay,
+                    exc_info=tries >= 3,
+                )
                 self.enqueue_after(key, delay)
         return n
 
@@ -385,7 +396,11 @@ def is_device_plugin_pod(pod: dict) -> bool:
     if any(labels.get(k) == v for k, v in _DP_LABELS):
         return True
     for c in pod.get("spec", {}).get("containers") or []:
-        if "k8s-device-plugin" in c.get("image", "") and "feature-discovery" not in c.get("name", "") and "gpu-feature-discovery" not in (c.get("command") or []):
+        if (
+            "k8s-device-plugin" in c.get("image", "")
+            and "feature-discovery" not in c.get("name", "")
+            and "gpu-feature-discovery" not in (c.get("command") or [])
+        ):
             return True
     return False
 
@@ -399,7 +414,10 @@ def is_dra_kubelet_plugin_pod(pod: dict) -> bool:
     for k, v in labels.items():
         if v == "kubelet-plugin" and k.endswith("-component") and any(k.startswith(n) for n in DRA_CHART_NAMES):
             return True
-    if labels.get("app.kubernetes.io/component") == "kubelet-plugin" and labels.get("app.kubernetes.io/name") in DRA_CHART_NAMES:
+    if (
+        labels.get("app.kubernetes.io/component") == "kubelet-plugin"
+        and labels.get("app.kubernetes.io/name") in DRA_CHART_NAMES
+    ):
         return True
     if _owner_kind(pod) != "DaemonSet":
         return False

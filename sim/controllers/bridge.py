@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from dragoman.sim.controllers.allocator import FINALIZER
 
@@ -59,7 +59,12 @@ def extended_resource_map(classes: Iterable[dict]) -> dict[str, dict]:
 
 def serving_classes(classes: Iterable[dict], resource: str) -> list[dict]:
     """All classes that name `resource`, the winner first (for diagnosis of duplicate mappings)."""
-    cands = [c for c in classes if (c.get("spec") or {}).get("extendedResourceName") == resource or DRA_PREFIX + (_meta(c).get("name") or "") == resource]
+    cands = [
+        c
+        for c in classes
+        if (c.get("spec") or {}).get("extendedResourceName") == resource
+        or DRA_PREFIX + (_meta(c).get("name") or "") == resource
+    ]
     ordered: list[dict] = []
     for c in cands:
         i = 0
@@ -95,7 +100,9 @@ def _int_request(container: dict, resource: str) -> tuple[int, list[str]] | None
     return value, sorted(reqs)
 
 
-def requests_and_mappings(pod: dict, ext: dict[str, int], class_for: Callable[[str], dict | None]) -> tuple[list[dict], list[dict]]:
+def requests_and_mappings(
+    pod: dict, ext: dict[str, int], class_for: Callable[[str], dict | None]
+) -> tuple[list[dict], list[dict]]:
     """createRequestsAndMappings: one request per (container, resource) named `container-<i>-request-<j>`.
 
     `i` indexes initContainers + containers; `j` is the resource's index in the sorted keys of that container's requests.
@@ -130,7 +137,10 @@ def requests_and_mappings(pod: dict, ext: dict[str, int], class_for: Callable[[s
                 if total >= want:
                     return None, maps
             name = f"container-{i}-request-{keys.index(resource)}"
-            req = {"name": name, "exactly": {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": want - total}}
+            req = {
+                "name": name,
+                "exactly": {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": want - total},
+            }
             maps.append({"containerName": c.get("name"), "resourceName": resource, "requestName": name})
             return req, maps
 
@@ -176,9 +186,20 @@ def bridge_claim(pod: dict, requests: list[dict], allocation: dict, rng: random.
             "generateName": base,
             "namespace": meta.get("namespace", ""),
             "annotations": {BRIDGE_ANNOTATION: "true"},
-            "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta.get("name", ""), "uid": meta.get("uid", ""), "controller": True}],
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "name": meta.get("name", ""),
+                    "uid": meta.get("uid", ""),
+                    "controller": True,
+                }
+            ],
             "finalizers": [FINALIZER],
         },
         "spec": {"devices": {"requests": requests}},
-        "status": {"allocation": allocation, "reservedFor": [{"resource": "pods", "name": meta.get("name", ""), "uid": meta.get("uid", "")}]},
+        "status": {
+            "allocation": allocation,
+            "reservedFor": [{"resource": "pods", "name": meta.get("name", ""), "uid": meta.get("uid", "")}],
+        },
     }

@@ -7,7 +7,15 @@ import json
 from typing import Any
 
 from dragoman.sim.controllers import selectors
-from dragoman.sim.controllers.base import Controller, editable_status, controller_ref, pod_active, pod_phase, pod_ready, short_hash
+from dragoman.sim.controllers.base import (
+    Controller,
+    controller_ref,
+    editable_status,
+    pod_active,
+    pod_phase,
+    pod_ready,
+    short_hash,
+)
 
 DS = "daemonsets.apps"
 
@@ -91,7 +99,11 @@ class DaemonSets(Controller):
                 self._pod_summaries.pop(md.get("uid", ""), None)
                 return
             self._by_uid[md.get("uid", "")] = key
-            if old is None or old.get("spec") != obj.get("spec") or old["metadata"].get("generation") != md.get("generation"):
+            if (
+                old is None
+                or old.get("spec") != obj.get("spec")
+                or old["metadata"].get("generation") != md.get("generation")
+            ):
                 self.enqueue(("ds", *key))
             else:
                 self.enqueue(("status", *key))
@@ -103,8 +115,11 @@ class DaemonSets(Controller):
                 for key in list(self._should):
                     self.enqueue(("status", *key))
                 return
-            if old is not None and old["metadata"].get("labels") == obj["metadata"].get("labels") and \
-                    (old.get("spec") or {}).get("taints") == (obj.get("spec") or {}).get("taints"):
+            if (
+                old is not None
+                and old["metadata"].get("labels") == obj["metadata"].get("labels")
+                and (old.get("spec") or {}).get("taints") == (obj.get("spec") or {}).get("taints")
+            ):
                 return
             self.enqueue(("node", name))
         elif resource == "pods":
@@ -225,8 +240,16 @@ class DaemonSets(Controller):
                 "namespace": md.get("namespace", "default"),
                 "labels": labels,
                 **({"annotations": dict(tmd["annotations"])} if tmd.get("annotations") else {}),
-                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": md["name"], "uid": md.get("uid", ""),
-                                     "controller": True, "blockOwnerDeletion": True}],
+                "ownerReferences": [
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "DaemonSet",
+                        "name": md["name"],
+                        "uid": md.get("uid", ""),
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
             },
             "spec": spec,
         }
@@ -304,15 +327,17 @@ class DaemonSets(Controller):
             updated += is_updated
         old = ds.get("status") or {}
         status = dict(old)
-        status.update({
-            "currentNumberScheduled": current,
-            "numberMisscheduled": misscheduled,
-            "desiredNumberScheduled": len(should),
-            "numberReady": ready,
-            "observedGeneration": ds["metadata"].get("generation", 1),
-            "updatedNumberScheduled": updated,
-            "numberAvailable": ready,
-        })
+        status.update(
+            {
+                "currentNumberScheduled": current,
+                "numberMisscheduled": misscheduled,
+                "desiredNumberScheduled": len(should),
+                "numberReady": ready,
+                "observedGeneration": ds["metadata"].get("generation", 1),
+                "updatedNumberScheduled": updated,
+                "numberAvailable": ready,
+            }
+        )
         if len(should) - ready > 0:
             status["numberUnavailable"] = len(should) - ready
         else:
@@ -328,8 +353,14 @@ class DaemonSets(Controller):
 
 def _summary(pod: dict) -> tuple:
     labels = pod["metadata"].get("labels") or {}
-    return (pod.get("spec", {}).get("nodeName") or "", bool(pod["metadata"].get("deletionTimestamp")), pod_active(pod), pod_ready(pod),
-            labels.get("controller-revision-hash"), labels.get("pod-template-generation"))
+    return (
+        pod.get("spec", {}).get("nodeName") or "",
+        bool(pod["metadata"].get("deletionTimestamp")),
+        pod_active(pod),
+        pod_ready(pod),
+        labels.get("controller-revision-hash"),
+        labels.get("pod-template-generation"),
+    )
 
 
 def _is_updated(h: str | None, g: str | None, comp: _Compiled, ds: dict) -> bool:
@@ -339,7 +370,7 @@ def _is_updated(h: str | None, g: str | None, comp: _Compiled, ds: dict) -> bool
 
 
 def _max_unavailable(strategy: dict, desired: int) -> int:
-    value = ((strategy.get("rollingUpdate") or {}).get("maxUnavailable", 1))
+    value = (strategy.get("rollingUpdate") or {}).get("maxUnavailable", 1)
     if isinstance(value, str) and value.endswith("%"):
         try:
             return max(1, int(desired * int(value[:-1]) / 100))

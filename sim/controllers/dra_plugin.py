@@ -35,7 +35,11 @@ class DraKubeletPlugin(Controller):
 
     def initial_keys(self):
         nodes = {n["metadata"]["name"] for n in self.cache.all("nodes")}
-        nodes |= {n for n, slices in self.cache.slices_by_node.items() if any(s["spec"].get("driver") == DRIVER for s in slices.values())}
+        nodes |= {
+            n
+            for n, slices in self.cache.slices_by_node.items()
+            if any(s["spec"].get("driver") == DRIVER for s in slices.values())
+        }
         return sorted(nodes)
 
     def on_change(self, etype: str, resource: str, obj: dict, old: dict | None) -> None:
@@ -83,7 +87,10 @@ class DraKubeletPlugin(Controller):
             return
         version = nvidia.driver_version_from_image(dra_plugin_image(pod))
         hardware = nvidia.node_hardware_from_labels(node["metadata"].get("labels") or {})
-        generation = max((int(s["spec"]["pool"].get("generation", 0)) for s in published + self._remembered.get(node_name, [])), default=0)
+        generation = max(
+            (int(s["spec"]["pool"].get("generation", 0)) for s in published + self._remembered.get(node_name, [])),
+            default=0,
+        )
         if hardware is None:
             if published:
                 return  # a snapshot's slices are the node's truth when no GFD labels say otherwise
@@ -104,8 +111,9 @@ class DraKubeletPlugin(Controller):
                 return
             if published and self._version.get(node_name) == version and self._hardware.get(node_name) == hardware:
                 return
-            desired = nvidia.resource_slices_for_node(node_name, hardware, version, generation=max(1, generation + 1),
-                                                      node_uid=node["metadata"].get("uid"))
+            desired = nvidia.resource_slices_for_node(
+                node_name, hardware, version, generation=max(1, generation + 1), node_uid=node["metadata"].get("uid")
+            )
             self._hardware[node_name] = hardware
             if published and _devices_key(published) == _devices_key(desired):
                 self._version[node_name] = version
@@ -124,14 +132,22 @@ class DraKubeletPlugin(Controller):
                 self.store.update("resourceslices.resource.k8s.io", cur)
             else:
                 md = want["metadata"]
-                body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-                        "metadata": {"name": md["name"], **({"ownerReferences": md["ownerReferences"]} if md.get("ownerReferences") else {})},
-                        "spec": want["spec"]}
+                body = {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": {
+                        "name": md["name"],
+                        **({"ownerReferences": md["ownerReferences"]} if md.get("ownerReferences") else {}),
+                    },
+                    "spec": want["spec"],
+                }
                 if self.store.get_ref("resourceslices.resource.k8s.io", None, md["name"]) is not None:
-                    body["metadata"] = {"generateName": md.get("generateName") or f"{node_name}-{DRIVER}-",
-                                        **({"ownerReferences": md["ownerReferences"]} if md.get("ownerReferences") else {})}
+                    body["metadata"] = {
+                        "generateName": md.get("generateName") or f"{node_name}-{DRIVER}-",
+                        **({"ownerReferences": md["ownerReferences"]} if md.get("ownerReferences") else {}),
+                    }
                 self.store.create("resourceslices.resource.k8s.io", body)
-        for sl in published[len(desired):]:
+        for sl in published[len(desired) :]:
             self._delete(sl)
 
     def _delete(self, sl: dict) -> None:
@@ -144,4 +160,3 @@ class DraKubeletPlugin(Controller):
 
 def base_copy(obj: dict) -> dict:
     return json.loads(json.dumps(obj))
-

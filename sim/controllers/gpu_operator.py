@@ -15,8 +15,14 @@ DESIRED_SPEC = "sim.dragoman.io/operator-desired-spec"
 DEPLOY_PREFIX = "nvidia.com/gpu.deploy."
 # Operand labels the operator puts on every GPU node (state_manager.go gpuStateLabels, container workloads).
 OPERANDS = (
-    "driver", "gpu-feature-discovery", "container-toolkit", "device-plugin", "dcgm", "dcgm-exporter",
-    "node-status-exporter", "operator-validator",
+    "driver",
+    "gpu-feature-discovery",
+    "container-toolkit",
+    "device-plugin",
+    "dcgm",
+    "dcgm-exporter",
+    "node-status-exporter",
+    "operator-validator",
 )
 
 
@@ -88,8 +94,13 @@ class GpuOperator(Controller):
                 if spec is not None:
                     md = obj["metadata"]
                     self._recreate[(md.get("namespace", ""), md["name"])] = {
-                        "apiVersion": "apps/v1", "kind": "DaemonSet",
-                        "metadata": {k: md[k] for k in ("name", "namespace", "labels", "annotations", "ownerReferences") if md.get(k)},
+                        "apiVersion": "apps/v1",
+                        "kind": "DaemonSet",
+                        "metadata": {
+                            k: md[k]
+                            for k in ("name", "namespace", "labels", "annotations", "ownerReferences")
+                            if md.get(k)
+                        },
                         "spec": spec,
                     }
                     self.enqueue(("recreate", md.get("namespace", ""), md["name"]))

@@ -9,7 +9,6 @@ from typing import Any
 from dragoman.sim.clock import parse_time
 from dragoman.sim.controllers import base
 from dragoman.sim.controllers.base import (
-    editable_status,
     CRASH_LOOP_SECONDS,
     NOT_READY,
     RUN_SECONDS,
@@ -17,6 +16,7 @@ from dragoman.sim.controllers.base import (
     Controller,
     Events,
     containers_running,
+    editable_status,
     is_device_plugin_pod,
     is_dra_kubelet_plugin_pod,
     pod_phase,
@@ -30,6 +30,7 @@ ENDPOINT_GRACE_SECONDS = 300.0
 # Drivers whose kubelet plugin the simulator can see as a pod; claims of other drivers prepare unconditionally.
 DRA_DRIVERS_WITH_PODS = ("gpu.nvidia.com", "compute-domain.nvidia.com")
 STOP_SECONDS = "sim.dragoman.io/stop-seconds"  # how long a deleted pod's containers take to stop (default 0)
+
 
 def is_device_plugin_resource(name: str) -> bool:
     return name in ("nvidia.com/gpu", "nvidia.com/gpu.shared") or name.startswith("nvidia.com/mig-")
@@ -146,10 +147,16 @@ class Kubelets(Controller):
     # -------------------------------------------------------------- node status
 
     def plugin_running(self, node_name: str) -> bool:
-        return any(is_device_plugin_pod(p) and containers_running(p) for p in self.cache.pods_by_node.get(node_name, {}).values())
+        return any(
+            is_device_plugin_pod(p) and containers_running(p)
+            for p in self.cache.pods_by_node.get(node_name, {}).values()
+        )
 
     def dra_plugin_ready(self, node_name: str) -> bool:
-        return any(is_dra_kubelet_plugin_pod(p) and containers_running(p) and pod_ready(p) for p in self.cache.pods_by_node.get(node_name, {}).values())
+        return any(
+            is_dra_kubelet_plugin_pod(p) and containers_running(p) and pod_ready(p)
+            for p in self.cache.pods_by_node.get(node_name, {}).values()
+        )
 
     def _hardware(self, node: dict) -> dict[str, int]:
         name = node["metadata"]["name"]
@@ -157,7 +164,9 @@ class Kubelets(Controller):
         if from_labels is not None:
             return from_labels
         # A snapshot without GFD labels: what the node advertised when we first saw it is its hardware.
-        return dict(self._seen_capacity.get(name) or {r: d.count for r, d in self._devices.get(name, {}).items() if d.count})
+        return dict(
+            self._seen_capacity.get(name) or {r: d.count for r, d in self._devices.get(name, {}).items() if d.count}
+        )
 
     def _reconcile_node(self, name: str) -> None:
         node = self.cache.get("nodes", "", name)
@@ -165,26 +174,42 @@ class Kubelets(Controller):
             return
         status = node.get("status") or {}
         if name not in self._seen_capacity:
-            self._seen_capacity[name] = {r: _int(v) for r, v in (status.get("capacity") or {}).items() if is_device_plugin_resource(r) and _int(v) > 0}
+            self._seen_capacity[name] = {
+                r: _int(v)
+                for r, v in (status.get("capacity") or {}).items()
+                if is_device_plugin_resource(r) and _int(v) > 0
+            }
         new = dict(status)
         changed = False
 
         conditions = list(status.get("conditions") or [])
         if not any(c.get("type") == "Ready" for c in conditions):
             now = self.clock.timestamp()
-            conditions.append({
-                "type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status",
-                "lastHeartbeatTime": now, "lastTransitionTime": now,
-            })
+            conditions.append(
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "kubelet is posting ready status",
+                    "lastHeartbeatTime": now,
+                    "lastTransitionTime": now,
+                }
+            )
             new["conditions"] = conditions
             changed = True
         info = dict(status.get("nodeInfo") or {})
         # Every field the kubelet reports (clients' typed models require them); a version already there is kept.
         h = _hex(name, 32)
         for field, value in (
-            ("kubeletVersion", self.default_version), ("kubeProxyVersion", ""), ("containerRuntimeVersion", "containerd://2.1.4"),
-            ("operatingSystem", "linux"), ("architecture", "amd64"), ("osImage", "Ubuntu 24.04.3 LTS"),
-            ("kernelVersion", "6.8.0-1031-nvidia"), ("machineID", h), ("systemUUID", f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"),
+            ("kubeletVersion", self.default_version),
+            ("kubeProxyVersion", ""),
+            ("containerRuntimeVersion", "containerd://2.1.4"),
+            ("operatingSystem", "linux"),
+            ("architecture", "amd64"),
+            ("osImage", "Ubuntu 24.04.3 LTS"),
+            ("kernelVersion", "6.8.0-1031-nvidia"),
+            ("machineID", h),
+            ("systemUUID", f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"),
             ("bootID", _hex("boot" + name, 32)),
         ):
             if field not in info or (field == "kubeletVersion" and not info[field]):
@@ -203,7 +228,11 @@ class Kubelets(Controller):
             if capacity.get(r) != str(n) or allocatable.get(r) != str(n):
                 capacity[r] = allocatable[r] = str(n)
                 changed = True
-        known = set(devices) | {r for r in capacity if is_device_plugin_resource(r)} | {r for r in allocatable if is_device_plugin_resource(r)}
+        known = (
+            set(devices)
+            | {r for r in capacity if is_device_plugin_resource(r)}
+            | {r for r in allocatable if is_device_plugin_resource(r)}
+        )
         for r in sorted(known - set(advertised)):
             d = devices.get(r)
             if d is None:
@@ -266,7 +295,9 @@ class Kubelets(Controller):
                 self.enqueue_at(("pod", md.get("namespace", ""), md["name"]), stop_at)
                 return
         try:
-            self.store.delete("pods", md.get("namespace"), md["name"], grace_period_seconds=0, preconditions={"uid": md.get("uid")})
+            self.store.delete(
+                "pods", md.get("namespace"), md["name"], grace_period_seconds=0, preconditions={"uid": md.get("uid")}
+            )
         except Exception as exc:
             if getattr(exc, "code", None) not in (404, 409):
                 raise
@@ -276,8 +307,12 @@ class Kubelets(Controller):
         from dragoman.sim.controllers import admission
 
         node_name = node["metadata"]["name"]
-        drivers = {res.get("driver", "") for _, claim in self._pod_claims(pod) if claim
-                   for res in (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or ()}
+        drivers = {
+            res.get("driver", "")
+            for _, claim in self._pod_claims(pod)
+            if claim
+            for res in (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or ()
+        }
         if not self.dra_plugin_ready(node_name):
             drivers -= set(DRA_DRIVERS_WITH_PODS)
         return admission.admit(pod, node, _AdmissionView(self, node_name, pod), drivers_ready=frozenset(drivers))
@@ -318,7 +353,11 @@ class Kubelets(Controller):
         for sl in self.cache.slices_by_pool.get((driver, pool), {}).values():
             for dev in sl.get("spec", {}).get("devices") or ():
                 if dev.get("name") == device:
-                    attr = (dev.get("attributes") or {}).get("uuid") or (dev.get("attributes") or {}).get(f"{driver}/uuid") or {}
+                    attr = (
+                        (dev.get("attributes") or {}).get("uuid")
+                        or (dev.get("attributes") or {}).get(f"{driver}/uuid")
+                        or {}
+                    )
                     return attr.get("string")
         return None
 
@@ -329,14 +368,31 @@ class Kubelets(Controller):
         status = cur.setdefault("status", {})
         status.setdefault("phase", "Pending")
         status["containerStatuses"] = [
-            {"name": c["name"], "image": c.get("image", ""), "imageID": "", "ready": False, "started": False, "restartCount": 0,
-             "state": {"waiting": {"reason": "ContainerCreating"}}}
+            {
+                "name": c["name"],
+                "image": c.get("image", ""),
+                "imageID": "",
+                "ready": False,
+                "started": False,
+                "restartCount": 0,
+                "state": {"waiting": {"reason": "ContainerCreating"}},
+            }
             for c in cur.get("spec", {}).get("containers") or []
         ]
         self._set_condition(status, "PodScheduled", "True")
         self._set_condition(status, "Initialized", "True")
-        self._set_condition(status, "Ready", "False", "ContainersNotReady", "containers with unready status: [" + " ".join(c["name"] for c in cur["spec"].get("containers") or []) + "]")
-        self._set_condition(status, "ContainersReady", "False", "ContainersNotReady", status["conditions"][-1]["message"])
+        self._set_condition(
+            status,
+            "Ready",
+            "False",
+            "ContainersNotReady",
+            "containers with unready status: ["
+            + " ".join(c["name"] for c in cur["spec"].get("containers") or [])
+            + "]",
+        )
+        self._set_condition(
+            status, "ContainersReady", "False", "ContainersNotReady", status["conditions"][-1]["message"]
+        )
         self.store.update("pods", cur, subresource="status")
 
     def _start(self, pod: dict, node: dict) -> None:
@@ -344,7 +400,13 @@ class Kubelets(Controller):
         node_name = node["metadata"]["name"]
         result = self._admit(pod, node)
         if not result.admitted:
-            self.events.emit(pod, "Warning", result.event_reason or result.reason, result.event_message or result.message, host=node_name)
+            self.events.emit(
+                pod,
+                "Warning",
+                result.event_reason or result.reason,
+                result.event_message or result.message,
+                host=node_name,
+            )
             cur = editable_status(self.store, "pods", md.get("namespace"), md["name"])
             if cur is None:
                 return
@@ -357,7 +419,8 @@ class Kubelets(Controller):
             marker = (md.get("namespace", ""), md["name"], result.event_reason)
             loaded_waiting = md.get("uid", "") not in self._managed and any(
                 ((cs.get("state") or {}).get("waiting") or {}).get("reason") == "ContainerCreating"
-                for cs in (pod.get("status") or {}).get("containerStatuses") or ())
+                for cs in (pod.get("status") or {}).get("containerStatuses") or ()
+            )
             if loaded_waiting:
                 # Loaded already waiting for its driver (a snapshot): it stays so, without a new event, until the driver is ready.
                 self._prepare_failed.add(marker)
@@ -376,7 +439,9 @@ class Kubelets(Controller):
         annotations = md.get("annotations") or {}
         visible = ",".join(uuids)
         if uuids and annotations.get(VISIBLE_DEVICES) != visible:
-            self.store.patch("pods", md.get("namespace"), md["name"], {"metadata": {"annotations": {VISIBLE_DEVICES: visible}}})
+            self.store.patch(
+                "pods", md.get("namespace"), md["name"], {"metadata": {"annotations": {VISIBLE_DEVICES: visible}}}
+            )
         cur = editable_status(self.store, "pods", md.get("namespace"), md["name"])
         if cur is None:
             return
@@ -396,17 +461,39 @@ class Kubelets(Controller):
         spec = cur["spec"]
         if spec.get("initContainers"):
             status["initContainerStatuses"] = [
-                {"name": c["name"], "image": c.get("image", ""), "imageID": _image_id(c), "containerID": self._cid(cur, c["name"]),
-                 "ready": True, "started": False, "restartCount": 0,
-                 "state": {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": now, "finishedAt": now, "containerID": self._cid(cur, c["name"])}}}
+                {
+                    "name": c["name"],
+                    "image": c.get("image", ""),
+                    "imageID": _image_id(c),
+                    "containerID": self._cid(cur, c["name"]),
+                    "ready": True,
+                    "started": False,
+                    "restartCount": 0,
+                    "state": {
+                        "terminated": {
+                            "exitCode": 0,
+                            "reason": "Completed",
+                            "startedAt": now,
+                            "finishedAt": now,
+                            "containerID": self._cid(cur, c["name"]),
+                        }
+                    },
+                }
                 for c in spec["initContainers"]
             ]
         statuses = []
         claims_by_container = self._claims_by_container(cur, per_claim)
         for c in spec.get("containers") or []:
             cs = {
-                "name": c["name"], "image": c.get("image", ""), "imageID": _image_id(c), "containerID": self._cid(cur, c["name"]),
-                "ready": not not_ready, "started": True, "restartCount": 0, "state": {"running": {"startedAt": now}}, "lastState": {},
+                "name": c["name"],
+                "image": c.get("image", ""),
+                "imageID": _image_id(c),
+                "containerID": self._cid(cur, c["name"]),
+                "ready": not not_ready,
+                "started": True,
+                "restartCount": 0,
+                "state": {"running": {"startedAt": now}},
+                "lastState": {},
             }
             if claims_by_container.get(c["name"]):
                 cs["allocatedResourcesStatus"] = claims_by_container[c["name"]]
@@ -421,8 +508,12 @@ class Kubelets(Controller):
         if run > 0:
             self.enqueue_after(("pod", md.get("namespace", ""), md["name"]), run)
         if annotations.get(CRASH_LOOP_SECONDS):
-            self._crash[(md.get("namespace", ""), md["name"])] = self.clock.seconds() + max(1, _int(annotations[CRASH_LOOP_SECONDS], 10))
-            self.enqueue_after(("pod", md.get("namespace", ""), md["name"]), max(1, _int(annotations[CRASH_LOOP_SECONDS], 10)))
+            self._crash[(md.get("namespace", ""), md["name"])] = self.clock.seconds() + max(
+                1, _int(annotations[CRASH_LOOP_SECONDS], 10)
+            )
+            self.enqueue_after(
+                ("pod", md.get("namespace", ""), md["name"]), max(1, _int(annotations[CRASH_LOOP_SECONDS], 10))
+            )
 
     def _claims_by_container(self, pod: dict, per_claim: dict[str, list[dict]]) -> dict[str, list[dict]]:
         if not per_claim:
@@ -435,17 +526,24 @@ class Kubelets(Controller):
             if key in per_claim:
                 out.setdefault(m.get("containerName", ""), []).append({"name": key, "resources": per_claim[key]})
         by_status = {s.get("name"): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or ()}
-        pod_claims = {rc.get("name"): rc.get("resourceClaimName") or by_status.get(rc.get("name")) for rc in pod["spec"].get("resourceClaims") or ()}
+        pod_claims = {
+            rc.get("name"): rc.get("resourceClaimName") or by_status.get(rc.get("name"))
+            for rc in pod["spec"].get("resourceClaims") or ()
+        }
         for c in pod["spec"].get("containers") or []:
             for ref in (c.get("resources") or {}).get("claims") or ():
                 claim_name = pod_claims.get(ref.get("name"))
                 # Named as the API server validates it: after the container's own reference ("claim:<ref>" or
                 # "claim:<ref>/<request>"), not after the ResourceClaim object (pkg/apis/core/validation).
-                status_name = f"claim:{ref.get('name')}/{ref['request']}" if ref.get("request") else f"claim:{ref.get('name')}"
+                status_name = (
+                    f"claim:{ref.get('name')}/{ref['request']}" if ref.get("request") else f"claim:{ref.get('name')}"
+                )
                 devices: list[dict] = []
                 for key, res in per_claim.items():
-                    cname, _, req = key[len("claim:"):].partition("/")
-                    if cname == claim_name and (not ref.get("request") or req == ref["request"] or req.startswith(ref["request"] + "/")):
+                    cname, _, req = key[len("claim:") :].partition("/")
+                    if cname == claim_name and (
+                        not ref.get("request") or req == ref["request"] or req.startswith(ref["request"] + "/")
+                    ):
                         devices.extend(res)
                 if devices:
                     out.setdefault(c["name"], []).append({"name": status_name, "resources": devices})
@@ -511,9 +609,21 @@ class Kubelets(Controller):
         for cs in status.get("containerStatuses") or []:
             if crash:
                 started = ((cs.get("state") or {}).get("running") or {}).get("startedAt", now)
-                cs["lastState"] = {"terminated": {"exitCode": 1, "reason": "Error", "startedAt": started, "finishedAt": now, "containerID": cs.get("containerID", "")}}
-                cs["state"] = {"waiting": {"reason": "CrashLoopBackOff",
-                                           "message": f"back-off 10s restarting failed container={cs['name']} pod={md['name']}_{md.get('namespace', '')}({md.get('uid', '')})"}}
+                cs["lastState"] = {
+                    "terminated": {
+                        "exitCode": 1,
+                        "reason": "Error",
+                        "startedAt": started,
+                        "finishedAt": now,
+                        "containerID": cs.get("containerID", ""),
+                    }
+                }
+                cs["state"] = {
+                    "waiting": {
+                        "reason": "CrashLoopBackOff",
+                        "message": f"back-off 10s restarting failed container={cs['name']} pod={md['name']}_{md.get('namespace', '')}({md.get('uid', '')})",
+                    }
+                }
                 cs["ready"] = False
                 cs["started"] = False
             else:
@@ -525,7 +635,9 @@ class Kubelets(Controller):
         self._set_ready(status, cur, ready)
         self.store.update("pods", cur, subresource="status")
         if crash:
-            self.events.emit(pod, "Warning", "BackOff", "Back-off restarting failed container", host=pod["spec"].get("nodeName"))
+            self.events.emit(
+                pod, "Warning", "BackOff", "Back-off restarting failed container", host=pod["spec"].get("nodeName")
+            )
 
     def _finish(self, pod: dict) -> None:
         md = pod["metadata"]
@@ -537,7 +649,15 @@ class Kubelets(Controller):
         status["phase"] = "Succeeded"
         for cs in status.get("containerStatuses") or []:
             started = ((cs.get("state") or {}).get("running") or {}).get("startedAt", now)
-            cs["state"] = {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": started, "finishedAt": now, "containerID": cs.get("containerID", "")}}
+            cs["state"] = {
+                "terminated": {
+                    "exitCode": 0,
+                    "reason": "Completed",
+                    "startedAt": started,
+                    "finishedAt": now,
+                    "containerID": cs.get("containerID", ""),
+                }
+            }
             cs["ready"] = False
             cs["started"] = False
         self._set_condition(status, "PodReadyToStartContainers", "False")
@@ -557,7 +677,9 @@ class Kubelets(Controller):
             self._set_condition(status, "ContainersReady", "False", "ContainersNotReady", msg)
             self._set_condition(status, "Ready", "False", "ContainersNotReady", msg)
 
-    def _set_condition(self, status: dict, ctype: str, value: str, reason: str | None = None, message: str | None = None) -> None:
+    def _set_condition(
+        self, status: dict, ctype: str, value: str, reason: str | None = None, message: str | None = None
+    ) -> None:
         conds = status.setdefault("conditions", [])
         for c in conds:
             if c.get("type") == ctype:
@@ -650,7 +772,11 @@ class _AdmissionView:
                 continue
             if pod_phase(other) != "Running" and omd.get("uid") not in kubelets._admitted:
                 continue
-            bridged = {m.get("resourceName") for m in ((other.get("status") or {}).get("extendedResourceClaimStatus") or {}).get("requestMappings") or ()}
+            bridged = {
+                m.get("resourceName")
+                for m in ((other.get("status") or {}).get("extendedResourceClaimStatus") or {}).get("requestMappings")
+                or ()
+            }
             for k, v in pod_requests(other).items():
                 if is_extended_resource_name(k) and k not in bridged:
                     requested[k] = requested.get(k, 0) + v

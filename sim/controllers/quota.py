@@ -18,8 +18,19 @@ PER_CLASS_SUFFIX = ".deviceclass.resource.k8s.io/devices"
 IMPLICIT_REQUEST_PREFIX = "requests." + DRA_PREFIX
 ALL_MODE_WORST_CASE = 32  # resourceapi.AllocationResultsMaxSize
 
-_POD_NAMES = {"pods", "count/pods", "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
-              "limits.cpu", "limits.memory", "limits.ephemeral-storage"}
+_POD_NAMES = {
+    "pods",
+    "count/pods",
+    "cpu",
+    "memory",
+    "ephemeral-storage",
+    "requests.cpu",
+    "requests.memory",
+    "requests.ephemeral-storage",
+    "limits.cpu",
+    "limits.memory",
+    "limits.ephemeral-storage",
+}
 
 
 def _meta(obj: dict) -> dict:
@@ -167,9 +178,15 @@ def _missing_compute(pod: dict, required: set[str]) -> str:
 def _matches(name: str, kind: str) -> bool:
     """Which evaluator covers a quota resource name (MatchingResources)."""
     if kind == "Pod":
-        return name in _POD_NAMES or (name.startswith("requests.") and name[len("requests."):] not in ("cpu", "memory", "ephemeral-storage"))
-    return (name == CLAIM_COUNT or name.endswith(PER_CLASS_SUFFIX) or name.startswith(IMPLICIT_REQUEST_PREFIX)
-            or (name.startswith("requests.") and is_extended_resource_name(name[len("requests."):])))
+        return name in _POD_NAMES or (
+            name.startswith("requests.") and name[len("requests.") :] not in ("cpu", "memory", "ephemeral-storage")
+        )
+    return (
+        name == CLAIM_COUNT
+        or name.endswith(PER_CLASS_SUFFIX)
+        or name.startswith(IMPLICIT_REQUEST_PREFIX)
+        or (name.startswith("requests.") and is_extended_resource_name(name[len("requests.") :]))
+    )
 
 
 def usage(namespace: str, view: ClusterView) -> dict[str, int]:
@@ -218,7 +235,10 @@ def charge(obj: dict, quotas: list[dict] | None, view: ClusterView, old: dict | 
     for quota in quotas:
         if (quota.get("spec") or {}).get("scopes") or (quota.get("spec") or {}).get("scopeSelector"):
             continue  # scoped quotas are not simulated
-        hard = {k: resource_amount(k.split(".", 1)[-1] if k.endswith("cpu") else k, v) for k, v in ((quota.get("spec") or {}).get("hard") or {}).items()}
+        hard = {
+            k: resource_amount(k.split(".", 1)[-1] if k.endswith("cpu") else k, v)
+            for k, v in ((quota.get("spec") or {}).get("hard") or {}).items()
+        }
         matched = [k for k in hard if _matches(k, kind)]
         if not matched:
             continue
@@ -233,8 +253,10 @@ def charge(obj: dict, quotas: list[dict] | None, view: ClusterView, old: dict | 
             failed_req = {k: requested.get(k, 0) for k in exceeded}
             failed_used = {k: current.get(k, 0) for k in exceeded}
             failed_hard = {k: hard[k] for k in exceeded}
-            reason = (f"exceeded quota: {_meta(quota).get('name', '')}, requested: {_pretty(failed_req)}, used: {_pretty(failed_used)}, "
-                      f"limited: {_pretty(failed_hard)}")
+            reason = (
+                f"exceeded quota: {_meta(quota).get('name', '')}, requested: {_pretty(failed_req)}, used: {_pretty(failed_used)}, "
+                f"limited: {_pretty(failed_hard)}"
+            )
             who = f'{resource} "{name}" is forbidden' if name else f"{resource} is forbidden"
             return False, f"{who}: {reason}"
     return True, ""
@@ -245,4 +267,13 @@ def pod_gpu_request(pod: dict) -> int:
     return pod_requests(pod).get("nvidia.com/gpu", 0)
 
 
-__all__ = ["CLAIM_COUNT", "charge", "claim_usage", "pod_usage", "quota_status", "usage", "pod_gpu_request", "container_requests"]
+__all__ = [
+    "CLAIM_COUNT",
+    "charge",
+    "claim_usage",
+    "pod_usage",
+    "quota_status",
+    "usage",
+    "pod_gpu_request",
+    "container_requests",
+]

@@ -5,14 +5,21 @@ from __future__ import annotations
 import copy
 import json
 import weakref
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from dragoman.sim.api import status as st
 from dragoman.sim.controllers import quota as quota_mod
 from dragoman.sim.controllers.allocator import FINALIZER
 from dragoman.sim.controllers.base import Controller, Events, log
 from dragoman.sim.controllers.bridge import POD_CLAIM_NAME_ANNOTATION
-from dragoman.sim.controllers.scheduling import SCHEDULER_NAME, ClusterView, claim_from_template, pod_claim_status_patch, schedule_one
+from dragoman.sim.controllers.scheduling import (
+    SCHEDULER_NAME,
+    ClusterView,
+    claim_from_template,
+    pod_claim_status_patch,
+    schedule_one,
+)
 from dragoman.sim.store import ApiError
 
 CLAIMS = "resourceclaims.resource.k8s.io"
@@ -31,7 +38,7 @@ INITIAL_BACKOFF = 1.0
 MAX_BACKOFF = 10.0
 UNSCHEDULABLE_FLUSH = 300.0
 
-_quota_hooked: "weakref.WeakKeyDictionary[Any, Scheduler]" = weakref.WeakKeyDictionary()
+_quota_hooked: weakref.WeakKeyDictionary[Any, Scheduler] = weakref.WeakKeyDictionary()
 
 
 def _md(obj: dict) -> dict:
@@ -46,7 +53,9 @@ def _node_sig(node: dict | None) -> str:
     if node is None:
         return ""
     md = _md(node)
-    return json.dumps([md.get("labels"), node.get("spec"), (node.get("status") or {}).get("allocatable")], sort_keys=True)
+    return json.dumps(
+        [md.get("labels"), node.get("spec"), (node.get("status") or {}).get("allocatable")], sort_keys=True
+    )
 
 
 class Scheduler(Controller):
@@ -95,7 +104,12 @@ class Scheduler(Controller):
     @staticmethod
     def _wants_scheduling(pod: dict) -> bool:
         spec = pod.get("spec") or {}
-        return not spec.get("nodeName") and not _md(pod).get("deletionTimestamp") and (spec.get("schedulerName") or SCHEDULER_NAME) == SCHEDULER_NAME and not _terminal(pod)
+        return (
+            not spec.get("nodeName")
+            and not _md(pod).get("deletionTimestamp")
+            and (spec.get("schedulerName") or SCHEDULER_NAME) == SCHEDULER_NAME
+            and not _terminal(pod)
+        )
 
     # ---------------------------------------------------------------- change feed
 
@@ -103,7 +117,11 @@ class Scheduler(Controller):
         kind = KINDS.get(resource)
         if kind is None or self.view is None:
             return
-        prev_node = self.view.nodes[_md(obj).get("name", "")].node if kind == "Node" and _md(obj).get("name") in self.view.nodes else None
+        prev_node = (
+            self.view.nodes[_md(obj).get("name", "")].node
+            if kind == "Node" and _md(obj).get("name") in self.view.nodes
+            else None
+        )
         if etype == "DELETED":
             self.view.remove(kind, obj)
         else:
@@ -118,7 +136,11 @@ class Scheduler(Controller):
             self._requeue_unschedulable()
         elif kind == "ResourceClaim":
             self.enqueue(("claim", ns, name))
-            if etype == "DELETED" or ((old or {}).get("status") or {}).get("allocation") and not (obj.get("status") or {}).get("allocation"):
+            if (
+                etype == "DELETED"
+                or ((old or {}).get("status") or {}).get("allocation")
+                and not (obj.get("status") or {}).get("allocation")
+            ):
                 self._requeue_unschedulable()
             self._requeue_waiting(ns)
             self._quota_dirty(ns)
@@ -132,7 +154,11 @@ class Scheduler(Controller):
         md = _md(pod)
         ns, name = md.get("namespace", ""), md.get("name", "")
         key = ("pod", ns, name)
-        if etype != "DELETED" and self._wants_scheduling(pod) and (etype == "ADDED" or old is None or self._pod_updated(old, pod)):
+        if (
+            etype != "DELETED"
+            and self._wants_scheduling(pod)
+            and (etype == "ADDED" or old is None or self._pod_updated(old, pod))
+        ):
             self.enqueue(key)
         gone = etype == "DELETED" or _terminal(pod) or bool(md.get("deletionTimestamp"))
         if gone:
@@ -142,19 +168,31 @@ class Scheduler(Controller):
                 self.enqueue(("claim", *claim_key))
             if (pod.get("spec") or {}).get("nodeName"):
                 self._requeue_unschedulable()
-        if etype != "MODIFIED" or gone or (old is not None and (old.get("spec") or {}).get("nodeName") != (pod.get("spec") or {}).get("nodeName")):
+        if (
+            etype != "MODIFIED"
+            or gone
+            or (old is not None and (old.get("spec") or {}).get("nodeName") != (pod.get("spec") or {}).get("nodeName"))
+        ):
             self._quota_dirty(ns)
 
     @staticmethod
     def _pod_updated(old: dict, new: dict) -> bool:
         """The scheduling queue's isPodUpdated: a status-only write (ours included) does not retry a pod, except the
         resourceclaim controller linking a generated claim (UpdatePodGeneratedResourceClaim)."""
+
         def strip(p: dict) -> dict:
-            md = {k: v for k, v in (p.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields", "generation")}
+            md = {
+                k: v
+                for k, v in (p.get("metadata") or {}).items()
+                if k not in ("resourceVersion", "managedFields", "generation")
+            }
             return {"metadata": md, "spec": p.get("spec")}
+
         if strip(old) != strip(new):
             return True
-        return ((old.get("status") or {}).get("resourceClaimStatuses") != (new.get("status") or {}).get("resourceClaimStatuses"))
+        return (old.get("status") or {}).get("resourceClaimStatuses") != (new.get("status") or {}).get(
+            "resourceClaimStatuses"
+        )
 
     def _claims_of(self, pod: dict) -> list[tuple[str, str]]:
         md = _md(pod)
@@ -201,7 +239,9 @@ class Scheduler(Controller):
             return
         if rt.key == "pods" and op == "CREATE":
             allowed, message = quota_mod.charge(obj, None, self.view)
-        elif rt.key == CLAIMS and (op == "CREATE" or (op == "UPDATE" and old is not None and old.get("spec") != obj.get("spec"))):
+        elif rt.key == CLAIMS and (
+            op == "CREATE" or (op == "UPDATE" and old is not None and old.get("spec") != obj.get("spec"))
+        ):
             allowed, message = quota_mod.charge(obj, None, self.view, old if op == "UPDATE" else None)
         else:
             return
@@ -244,7 +284,13 @@ class Scheduler(Controller):
             try:
                 self._prebind(pod, dec)
             except ApiError as exc:
-                self._fail(key, pod, "SchedulerError", f'running PreBind plugin "DynamicResources": {exc.status.get("message", str(exc))}', error=True)
+                self._fail(
+                    key,
+                    pod,
+                    "SchedulerError",
+                    f'running PreBind plugin "DynamicResources": {exc.status.get("message", str(exc))}',
+                    error=True,
+                )
                 return
             self._bind(ns, name, dec.node)
             self.events.emit(pod, "Normal", "Scheduled", dec.message)
@@ -264,13 +310,29 @@ class Scheduler(Controller):
         if cur is not None:
             conds = (cur.get("status") or {}).get("conditions") or []
             old = next((c for c in conds if c.get("type") == "PodScheduled"), None)
-            if old is None or old.get("status") != "False" or old.get("reason") != reason or old.get("message") != message:
-                cond = {"type": "PodScheduled", "status": "False", "lastProbeTime": None,
-                        "lastTransitionTime": old.get("lastTransitionTime") if old and old.get("status") == "False" else self.clock.timestamp(),
-                        "reason": reason, "message": message}
-                cur.setdefault("status", {})["conditions"] = [c for c in conds if c.get("type") != "PodScheduled"] + [cond]
+            if (
+                old is None
+                or old.get("status") != "False"
+                or old.get("reason") != reason
+                or old.get("message") != message
+            ):
+                cond = {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": old.get("lastTransitionTime")
+                    if old and old.get("status") == "False"
+                    else self.clock.timestamp(),
+                    "reason": reason,
+                    "message": message,
+                }
+                cur.setdefault("status", {})["conditions"] = [c for c in conds if c.get("type") != "PodScheduled"] + [
+                    cond
+                ]
                 self.store.update("pods", cur, "status", namespace=ns, check_rv=False)
-        self.events.emit(pod, "Warning", "FailedScheduling", message if len(message) <= 1024 else message[:1021] + "...")
+        self.events.emit(
+            pod, "Warning", "FailedScheduling", message if len(message) <= 1024 else message[:1021] + "..."
+        )
         # One timer per pod for backoff and one for the periodic flush, however often attempts fail.
         if error:
             delay = min(self._backoff.get(key, INITIAL_BACKOFF / 2) * 2, MAX_BACKOFF)
@@ -303,7 +365,12 @@ class Scheduler(Controller):
             try:
                 created = self.store.create(CLAIMS, body, namespace=ns)
             except ApiError as exc:
-                raise ApiError(dict(exc.status, message=f"create claim for extended resources {ns}/: {exc.status.get('message', '')}")) from exc
+                raise ApiError(
+                    dict(
+                        exc.status,
+                        message=f"create claim for extended resources {ns}/: {exc.status.get('message', '')}",
+                    )
+                ) from exc
             created["status"] = status
             self.store.update(CLAIMS, created, "status", namespace=ns, check_rv=False)
             if ext_status is not None:
@@ -323,7 +390,14 @@ class Scheduler(Controller):
         self.store.update("pods", cur, namespace=ns, check_rv=False)
         cur = self.store.get("pods", ns, name)
         conds = [c for c in (cur.get("status") or {}).get("conditions") or [] if c.get("type") != "PodScheduled"]
-        conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": self.clock.timestamp()})
+        conds.append(
+            {
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": self.clock.timestamp(),
+            }
+        )
         cur.setdefault("status", {})["conditions"] = conds
         self.store.update("pods", cur, "status", namespace=ns, check_rv=False)
 
@@ -364,16 +438,31 @@ class Scheduler(Controller):
             template = self.view.templates.get((ns, tname))
             if template is None:
                 continue
-            existing = next((c for (cns, _), c in self.view.claims.items() if cns == ns
-                             and (_md(c).get("annotations") or {}).get(POD_CLAIM_NAME_ANNOTATION) == pc.get("name")
-                             and any(o.get("uid") == md.get("uid") and o.get("controller") for o in _md(c).get("ownerReferences") or [])), None)
+            existing = next(
+                (
+                    c
+                    for (cns, _), c in self.view.claims.items()
+                    if cns == ns
+                    and (_md(c).get("annotations") or {}).get(POD_CLAIM_NAME_ANNOTATION) == pc.get("name")
+                    and any(
+                        o.get("uid") == md.get("uid") and o.get("controller")
+                        for o in _md(c).get("ownerReferences") or []
+                    )
+                ),
+                None,
+            )
             if existing is None:
                 body = claim_from_template(pod, pc, template)
                 body["metadata"].pop("name", None)
                 try:
                     existing = self.store.create(CLAIMS, body, namespace=ns)
                 except ApiError as exc:
-                    self.claim_events.emit(pod, "Warning", "FailedResourceClaimCreation", f"create ResourceClaim {pc.get('name')}: {exc.status.get('message', '')}")
+                    self.claim_events.emit(
+                        pod,
+                        "Warning",
+                        "FailedResourceClaimCreation",
+                        f"create ResourceClaim {pc.get('name')}: {exc.status.get('message', '')}",
+                    )
                     continue
             cur = self.store.get("pods", ns, md["name"])
             if cur is None:
@@ -414,7 +503,10 @@ class Scheduler(Controller):
                 claim["metadata"]["finalizers"] = [f for f in claim["metadata"]["finalizers"] if f != FINALIZER]
                 claim = self.store.update(CLAIMS, claim, namespace=ns, check_rv=False)
         if not valid:
-            owner = next((o for o in _md(claim).get("ownerReferences") or [] if o.get("controller") and o.get("kind") == "Pod"), None)
+            owner = next(
+                (o for o in _md(claim).get("ownerReferences") or [] if o.get("controller") and o.get("kind") == "Pod"),
+                None,
+            )
             if owner is not None and not _md(claim).get("deletionTimestamp"):
                 pod = self.store.get("pods", ns, owner.get("name", ""))
                 if pod is not None and (_md(pod).get("uid") != owner.get("uid") or _terminal(pod)):
@@ -422,7 +514,9 @@ class Scheduler(Controller):
                     return
         if _md(claim).get("deletionTimestamp") and not (claim.get("status") or {}).get("reservedFor"):
             if (claim.get("status") or {}).get("allocation"):
-                claim["status"] = {k: v for k, v in (claim.get("status") or {}).items() if k not in ("allocation", "devices")}
+                claim["status"] = {
+                    k: v for k, v in (claim.get("status") or {}).items() if k not in ("allocation", "devices")
+                }
                 claim = self.store.update(CLAIMS, claim, "status", namespace=ns, check_rv=False)
             if FINALIZER in (_md(claim).get("finalizers") or []):
                 claim["metadata"]["finalizers"] = [f for f in claim["metadata"]["finalizers"] if f != FINALIZER]

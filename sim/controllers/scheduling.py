@@ -8,8 +8,8 @@ import datetime
 import json
 import random
 import re
+from collections.abc import Iterable
 from fractions import Fraction
-from typing import Iterable
 
 from dragoman.sim.controllers import bridge as bridge_mod
 from dragoman.sim.controllers.allocator import (
@@ -38,9 +38,22 @@ MAX_RESERVED_FOR = 256
 # --- quantities ---
 
 _SUFFIXES = {
-    "": Fraction(1), "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000),
-    "k": Fraction(10**3), "M": Fraction(10**6), "G": Fraction(10**9), "T": Fraction(10**12), "P": Fraction(10**15), "E": Fraction(10**18),
-    "Ki": Fraction(2**10), "Mi": Fraction(2**20), "Gi": Fraction(2**30), "Ti": Fraction(2**40), "Pi": Fraction(2**50), "Ei": Fraction(2**60),
+    "": Fraction(1),
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 1000),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+    "Ki": Fraction(2**10),
+    "Mi": Fraction(2**20),
+    "Gi": Fraction(2**30),
+    "Ti": Fraction(2**40),
+    "Pi": Fraction(2**50),
+    "Ei": Fraction(2**60),
 }
 _QCACHE: dict[str, Fraction] = {}
 _EXP_RE = re.compile(r"^([+-]?[0-9.]+)[eE]([+-]?[0-9]+)$")
@@ -161,10 +174,10 @@ def _ts(now) -> str:
     if isinstance(now, str):
         return now
     if isinstance(now, (int, float)):
-        now = datetime.datetime.fromtimestamp(now, datetime.timezone.utc)
+        now = datetime.datetime.fromtimestamp(now, datetime.UTC)
     if now is None:
-        now = datetime.datetime.now(datetime.timezone.utc)
-    return now.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = datetime.datetime.now(datetime.UTC)
+    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # --- the cluster as the scheduler caches it ---
@@ -173,7 +186,18 @@ def _ts(now) -> str:
 class NodeInfo:
     """One node: its allocatable, what bound pods request, and the fields static filters read."""
 
-    __slots__ = ("name", "node", "labels", "taints", "unschedulable", "allocatable", "requested", "pods", "static_sig", "index")
+    __slots__ = (
+        "name",
+        "node",
+        "labels",
+        "taints",
+        "unschedulable",
+        "allocatable",
+        "requested",
+        "pods",
+        "static_sig",
+        "index",
+    )
 
     def __init__(self, node: dict) -> None:
         self.requested: dict[str, int] = {}
@@ -205,9 +229,21 @@ def _creation_key(cls: dict) -> tuple:
 class ClusterView:
     """Indexes over raw objects that make one scheduling decision cheap; update it with `upsert`/`remove` or `apply_decision`."""
 
-    def __init__(self, nodes: Iterable[dict] = (), pods: Iterable[dict] = (), resourceslices: Iterable[dict] = (), deviceclasses: Iterable[dict] = (),
-                 resourceclaims: Iterable[dict] = (), resourceclaimtemplates: Iterable[dict] = (), resourcequotas: Iterable[dict] = (),
-                 namespaces: Iterable[dict] = (), *, cel_compile=None, feasible_cap: int | None = 16, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        nodes: Iterable[dict] = (),
+        pods: Iterable[dict] = (),
+        resourceslices: Iterable[dict] = (),
+        deviceclasses: Iterable[dict] = (),
+        resourceclaims: Iterable[dict] = (),
+        resourceclaimtemplates: Iterable[dict] = (),
+        resourcequotas: Iterable[dict] = (),
+        namespaces: Iterable[dict] = (),
+        *,
+        cel_compile=None,
+        feasible_cap: int | None = 16,
+        rng: random.Random | None = None,
+    ) -> None:
         self.nodes: dict[str, NodeInfo] = {}
         self.node_order: list[NodeInfo] = []
         self.pods: dict[tuple, dict] = {}
@@ -252,9 +288,16 @@ class ClusterView:
 
     # -- generic dispatch --
     def upsert(self, kind: str, obj: dict) -> None:
-        {"Node": self.upsert_node, "Pod": self.upsert_pod, "ResourceSlice": self.upsert_slice, "DeviceClass": self.upsert_class,
-         "ResourceClaim": self.upsert_claim, "ResourceClaimTemplate": self.upsert_template, "ResourceQuota": self.upsert_quota,
-         "Namespace": self.upsert_namespace}[kind](obj)
+        {
+            "Node": self.upsert_node,
+            "Pod": self.upsert_pod,
+            "ResourceSlice": self.upsert_slice,
+            "DeviceClass": self.upsert_class,
+            "ResourceClaim": self.upsert_claim,
+            "ResourceClaimTemplate": self.upsert_template,
+            "ResourceQuota": self.upsert_quota,
+            "Namespace": self.upsert_namespace,
+        }[kind](obj)
 
     def remove(self, kind: str, obj: dict) -> None:
         m = _meta(obj)
@@ -435,9 +478,27 @@ class ClusterView:
                     continue
                 for dev in spec.get("devices") or []:
                     if spec.get("perDeviceNodeSelection"):
-                        entries.append(DeviceEntry(pid[0], pid[1], dev, dev.get("nodeName"), dev.get("nodeSelector"), bool(dev.get("allNodes"))))
+                        entries.append(
+                            DeviceEntry(
+                                pid[0],
+                                pid[1],
+                                dev,
+                                dev.get("nodeName"),
+                                dev.get("nodeSelector"),
+                                bool(dev.get("allNodes")),
+                            )
+                        )
                     else:
-                        entries.append(DeviceEntry(pid[0], pid[1], dev, spec.get("nodeName"), spec.get("nodeSelector"), bool(spec.get("allNodes"))))
+                        entries.append(
+                            DeviceEntry(
+                                pid[0],
+                                pid[1],
+                                dev,
+                                spec.get("nodeName"),
+                                spec.get("nodeSelector"),
+                                bool(spec.get("allNodes")),
+                            )
+                        )
             self.pools[pid] = entries
         touched |= {d.node_name for d in entries}
         # Only the lists of the nodes this pool touches change; pools stay in (driver, pool) order.
@@ -524,8 +585,12 @@ class Decision:
         """The pods/binding body the scheduler POSTs."""
         if not self.node:
             return None
-        return {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": self.pod_name, "namespace": self.namespace, "uid": self.pod_uid},
-                "target": {"apiVersion": "v1", "kind": "Node", "name": self.node}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": self.pod_name, "namespace": self.namespace, "uid": self.pod_uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": self.node},
+        }
 
 
 class _Status:
@@ -540,14 +605,29 @@ class _CycleError(Exception):
 
 
 def _failed_condition(reason: str, message: str, now) -> dict:
-    return {"type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": _ts(now), "reason": reason, "message": message}
+    return {
+        "type": "PodScheduled",
+        "status": "False",
+        "lastProbeTime": None,
+        "lastTransitionTime": _ts(now),
+        "reason": reason,
+        "message": message,
+    }
 
 
 def _event(kind: str, reason: str, message: str, now) -> dict:
     # Event message length limit of the events recorder (1024 characters).
     note = message if len(message) <= 1024 else message[:1021] + "..."
-    return {"type": kind, "reason": reason, "action": "Scheduling" if reason == "FailedScheduling" else "Binding", "note": note,
-            "message": note, "reportingController": SCHEDULER_NAME, "source": {"component": SCHEDULER_NAME}, "eventTime": _ts(now)}
+    return {
+        "type": kind,
+        "reason": reason,
+        "action": "Scheduling" if reason == "FailedScheduling" else "Binding",
+        "note": note,
+        "message": note,
+        "reportingController": SCHEDULER_NAME,
+        "source": {"component": SCHEDULER_NAME},
+        "eventTime": _ts(now),
+    }
 
 
 def _resolve_claim_name(pod: dict, pod_claim: dict) -> tuple[str | None, bool, str | None]:
@@ -560,11 +640,18 @@ def _resolve_claim_name(pod: dict, pod_claim: dict) -> tuple[str | None, bool, s
             if st.get("name") == pod_claim.get("name"):
                 return st.get("resourceClaimName"), True, None
         return None, False, f'pod "{meta.get("namespace")}/{meta.get("name")}": ResourceClaim not created yet'
-    return None, False, f'pod "{meta.get("namespace")}/{meta.get("name")}", spec.resourceClaim "{pod_claim.get("name")}": resource claims are not supported by the API server'
+    return (
+        None,
+        False,
+        f'pod "{meta.get("namespace")}/{meta.get("name")}", spec.resourceClaim "{pod_claim.get("name")}": resource claims are not supported by the API server',
+    )
 
 
 def _reserved_for_pod(claim: dict, uid: str) -> bool:
-    return any(r.get("uid") == uid and r.get("resource") == "pods" for r in (claim.get("status") or {}).get("reservedFor") or [])
+    return any(
+        r.get("uid") == uid and r.get("resource") == "pods"
+        for r in (claim.get("status") or {}).get("reservedFor") or []
+    )
 
 
 def _priority(pod: dict) -> int:
@@ -574,7 +661,16 @@ def _priority(pod: dict) -> int:
 def _static_filters(view: ClusterView, spec: dict) -> tuple[list[NodeInfo], dict[str, _Status]]:
     """NodeUnschedulable, TaintToleration and NodeAffinity over every node, cached per pod shape until nodes change."""
     tolerations = spec.get("tolerations") or []
-    sig = json.dumps([spec.get("nodeSelector"), ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution"), tolerations], sort_keys=True)
+    sig = json.dumps(
+        [
+            spec.get("nodeSelector"),
+            ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+                "requiredDuringSchedulingIgnoredDuringExecution"
+            ),
+            tolerations,
+        ],
+        sort_keys=True,
+    )
     hit = view._static.get(sig)
     if hit is not None and hit[0] == view.static_epoch:
         return hit[1], hit[2]
@@ -645,8 +741,13 @@ def schedule_one(pod: dict, view: ClusterView, now=None) -> Decision:
         if _meta(claim).get("deletionTimestamp"):
             dec.outcome, dec.message = "waiting", f'resourceclaim "{cname}" is being deleted'
             return dec
-        if check_owner and not any(o.get("uid") == uid and o.get("controller") for o in _meta(claim).get("ownerReferences") or []):
-            dec.outcome, dec.message = "waiting", f"ResourceClaim {ns}/{cname} was not created for pod {ns}/{name} (pod is not owner)"
+        if check_owner and not any(
+            o.get("uid") == uid and o.get("controller") for o in _meta(claim).get("ownerReferences") or []
+        ):
+            dec.outcome, dec.message = (
+                "waiting",
+                f"ResourceClaim {ns}/{cname} was not created for pod {ns}/{name} (pod is not owner)",
+            )
             return dec
         dra.user_claims.append(claim)
         dra.pod_claim_names.append(pc.get("name", ""))
@@ -761,14 +862,20 @@ def _dra_prefilter(pod: dict, view: ClusterView, dra: _DraState, requests: dict[
     uid = _meta(pod).get("uid", "")
     for claim in dra.user_claims:
         status = claim.get("status") or {}
-        if status.get("allocation") and len(status.get("reservedFor") or []) >= MAX_RESERVED_FOR and not _reserved_for_pod(claim, uid):
+        if (
+            status.get("allocation")
+            and len(status.get("reservedFor") or []) >= MAX_RESERVED_FOR
+            and not _reserved_for_pod(claim, uid)
+        ):
             return "resourceclaim in use"
         if not status.get("allocation"):
             for req in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
                 if req.get("exactly") is not None:
                     pairs = [(req.get("name"), req["exactly"].get("deviceClassName"))]
                 elif req.get("firstAvailable"):
-                    pairs = [(f"{req.get('name')}/{s.get('name')}", s.get("deviceClassName")) for s in req["firstAvailable"]]
+                    pairs = [
+                        (f"{req.get('name')}/{s.get('name')}", s.get("deviceClassName")) for s in req["firstAvailable"]
+                    ]
                 else:
                     m = _meta(claim)
                     return f"resource claim {m.get('namespace')}/{m.get('name')}, request {req.get('name')}: unknown request type"
@@ -788,7 +895,9 @@ def _dra_prefilter(pod: dict, view: ClusterView, dra: _DraState, requests: dict[
     return None
 
 
-def _dynamic_filters(pod: dict, view: ClusterView, info: NodeInfo, requests: dict[str, int], dra: _DraState) -> tuple[_Status | None, object]:
+def _dynamic_filters(
+    pod: dict, view: ClusterView, info: NodeInfo, requests: dict[str, int], dra: _DraState
+) -> tuple[_Status | None, object]:
     """NodeResourcesFit, then DynamicResources, for one node that passed the static filters."""
     alloc = info.allocatable
     used = info.requested
@@ -819,7 +928,10 @@ def _dynamic_filters(pod: dict, view: ClusterView, info: NodeInfo, requests: dic
 def _dra_filter(pod: dict, view: ClusterView, info: NodeInfo, dra: _DraState) -> tuple[_Status | None, object]:
     node_ext: dict[str, int] = {}
     if dra.bridge_needed:
-        if dra.bridge_claim is not None and ((dra.bridge_claim.get("spec") or {}).get("devices") or {}).get("requests") is not None:
+        if (
+            dra.bridge_claim is not None
+            and ((dra.bridge_claim.get("spec") or {}).get("devices") or {}).get("requests") is not None
+        ):
             return _Status(UU, ["cannot schedule extended resource claim"], "DynamicResources"), None
         for rname, amount in dra.ext_resources.items():
             have = info.allocatable.get(rname)
@@ -851,13 +963,18 @@ def _dra_filter(pod: dict, view: ClusterView, info: NodeInfo, dra: _DraState) ->
         if cached is None:
             cached = dra.bridge_requests[key] = bridge_mod.requests_and_mappings(pod, node_ext, view.class_for)
         reqs, mappings = cached
-        node_claim = {"metadata": {"namespace": _meta(pod).get("namespace", ""), "name": "<extended-resources>"}, "spec": {"devices": {"requests": reqs}}}
+        node_claim = {
+            "metadata": {"namespace": _meta(pod).get("namespace", ""), "name": "<extended-resources>"},
+            "spec": {"devices": {"requests": reqs}},
+        }
         to_allocate.append(node_claim)
     allocations: list[dict] | None = []
     if to_allocate:
         devices = view.devices_on(info)
         try:
-            allocations = allocate(to_allocate, info.node, devices, view.allocated, view.classes, view.selector_cache, dra.plans)
+            allocations = allocate(
+                to_allocate, info.node, devices, view.allocated, view.classes, view.selector_cache, dra.plans
+            )
         except AllocationError as exc:
             raise _CycleError(str(exc)) from exc
         if allocations is None:
@@ -900,7 +1017,9 @@ def _score(info: NodeInfo, requests: dict[str, int]) -> float:
     return total
 
 
-def _bind(pod: dict, view: ClusterView, dra: _DraState, feasible: list, requests: dict[str, int], dec: Decision, now) -> Decision:
+def _bind(
+    pod: dict, view: ClusterView, dra: _DraState, feasible: list, requests: dict[str, int], dec: Decision, now
+) -> Decision:
     best_info, best_extra = feasible[0]
     if len(feasible) > 1:
         best_score = _score(best_info, requests)
@@ -944,7 +1063,10 @@ def _bind(pod: dict, view: ClusterView, dra: _DraState, feasible: list, requests
         allocation = allocated_now[id(node_claim)]
         claim = bridge_mod.bridge_claim(pod, node_claim["spec"]["devices"]["requests"], allocation, view.rng)
         dec.claims_to_create.append(claim)
-        status_patch["extendedResourceClaimStatus"] = {"requestMappings": mappings, "resourceClaimName": _meta(claim)["name"]}
+        status_patch["extendedResourceClaimStatus"] = {
+            "requestMappings": mappings,
+            "resourceClaimName": _meta(claim)["name"],
+        }
     dec.pod_status_patch = status_patch
     return dec
 
@@ -994,7 +1116,11 @@ def claim_from_template(pod: dict, pod_claim: dict, template: dict, rng: random.
     max_base = 57
     if len(generate) > max_base:
         # Upstream truncates both parts proportionally so the pod claim name survives a long pod name.
-        generate = pod_name[: len(pod_name) * max_base // len(generate)] + "-" + claim_name[: len(claim_name) * max_base // len(generate)]
+        generate = (
+            pod_name[: len(pod_name) * max_base // len(generate)]
+            + "-"
+            + claim_name[: len(claim_name) * max_base // len(generate)]
+        )
     tspec = template.get("spec") or {}
     annotations = dict((tspec.get("metadata") or {}).get("annotations") or {})
     annotations["resource.kubernetes.io/pod-claim-name"] = claim_name
@@ -1003,16 +1129,34 @@ def claim_from_template(pod: dict, pod_claim: dict, template: dict, rng: random.
         "generateName": generate,
         "namespace": meta.get("namespace", ""),
         "annotations": annotations,
-        "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod_name, "uid": meta.get("uid", ""), "controller": True, "blockOwnerDeletion": True}],
+        "ownerReferences": [
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": pod_name,
+                "uid": meta.get("uid", ""),
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ],
     }
     labels = (tspec.get("metadata") or {}).get("labels")
     if labels:
         claim_meta["labels"] = dict(labels)
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": claim_meta, "spec": copy.deepcopy(tspec.get("spec") or {})}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": claim_meta,
+        "spec": copy.deepcopy(tspec.get("spec") or {}),
+    }
 
 
 def pod_claim_status_patch(pod: dict, pod_claim: dict, claim: dict) -> dict:
     """The pod status change that links a template reference to its generated claim."""
-    statuses = [s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or [] if s.get("name") != pod_claim.get("name")]
+    statuses = [
+        s
+        for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []
+        if s.get("name") != pod_claim.get("name")
+    ]
     statuses.append({"name": pod_claim.get("name"), "resourceClaimName": _meta(claim).get("name")})
     return {"resourceClaimStatuses": statuses}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 DO_NOT_SCHEDULE = ("NoSchedule", "NoExecute")
@@ -34,7 +34,9 @@ def tolerations_tolerate(tolerations: Iterable[dict] | None, taint: dict) -> boo
     return any(tolerates(t, taint) for t in tolerations or ())
 
 
-def first_untolerated_taint(taints: Iterable[dict] | None, tolerations: Iterable[dict] | None, effects: tuple[str, ...] = DO_NOT_SCHEDULE) -> dict | None:
+def first_untolerated_taint(
+    taints: Iterable[dict] | None, tolerations: Iterable[dict] | None, effects: tuple[str, ...] = DO_NOT_SCHEDULE
+) -> dict | None:
     """The first taint with one of `effects` that no toleration tolerates (v1helper.FindMatchingUntoleratedTaint)."""
     tols = list(tolerations or ())
     for taint in taints or ():
@@ -107,7 +109,9 @@ def match_node_selector(selector: dict | None, node: dict) -> bool:
 
 
 def required_node_affinity(pod_spec: dict) -> dict | None:
-    return (((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution"))
+    return ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
 
 
 def pod_matches_node(pod_spec: dict, node: dict) -> bool:

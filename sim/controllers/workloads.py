@@ -6,11 +6,24 @@ import copy
 import json
 from typing import Any
 
-from dragoman.sim.controllers.base import Controller, editable_status, controller_ref, pod_active, pod_phase, pod_ready, short_hash
+from dragoman.sim.controllers.base import (
+    Controller,
+    controller_ref,
+    editable_status,
+    pod_active,
+    pod_phase,
+    pod_ready,
+    short_hash,
+)
 
 DEPLOY, RS, STS, JOB = "deployments.apps", "replicasets.apps", "statefulsets.apps", "jobs.batch"
 HASH_LABEL = "pod-template-hash"
-_KIND_KEY = {"ReplicaSet": ("rs", RS), "StatefulSet": ("sts", STS), "Job": ("job", JOB), "Deployment": ("deploy", DEPLOY)}
+_KIND_KEY = {
+    "ReplicaSet": ("rs", RS),
+    "StatefulSet": ("sts", STS),
+    "Job": ("job", JOB),
+    "Deployment": ("deploy", DEPLOY),
+}
 
 
 def _replicas(obj: dict, default: int = 1) -> int:
@@ -28,8 +41,14 @@ def _without_hash(template: dict) -> str:
 
 def _owner(obj: dict) -> dict:
     md = obj["metadata"]
-    return {"apiVersion": obj.get("apiVersion", "apps/v1"), "kind": obj.get("kind", ""), "name": md["name"], "uid": md.get("uid", ""),
-            "controller": True, "blockOwnerDeletion": True}
+    return {
+        "apiVersion": obj.get("apiVersion", "apps/v1"),
+        "kind": obj.get("kind", ""),
+        "name": md["name"],
+        "uid": md.get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
 
 
 def _pod_from_template(owner: dict, template: dict, **metadata: Any) -> dict:
@@ -50,7 +69,9 @@ def _pod_from_template(owner: dict, template: dict, **metadata: Any) -> dict:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": t.get("spec") or {}}
 
 
-def _set_condition(conditions: list[dict], ctype: str, status: str, reason: str, message: str, now: str, update_time: bool = True) -> list[dict]:
+def _set_condition(
+    conditions: list[dict], ctype: str, status: str, reason: str, message: str, now: str, update_time: bool = True
+) -> list[dict]:
     """Replace or add a condition; timestamps only move when status or reason change (no churn)."""
     out = []
     found = False
@@ -155,11 +176,15 @@ class Workloads(Controller):
         current = next((rs for rs in rss if rs["metadata"]["name"] == f"{name}-{h}"), None)
         if current is None:
             key = _without_hash(template)
-            current = next((rs for rs in rss if _without_hash((rs.get("spec") or {}).get("template") or {}) == key), None)
+            current = next(
+                (rs for rs in rss if _without_hash((rs.get("spec") or {}).get("template") or {}) == key), None
+            )
         if current is None:
             tmpl = copy.deepcopy(template)
             tmpl.setdefault("metadata", {}).setdefault("labels", {})[HASH_LABEL] = h
-            selector = copy.deepcopy(spec.get("selector") or {"matchLabels": dict((template.get("metadata") or {}).get("labels") or {})})
+            selector = copy.deepcopy(
+                spec.get("selector") or {"matchLabels": dict((template.get("metadata") or {}).get("labels") or {})}
+            )
             selector.setdefault("matchLabels", {})[HASH_LABEL] = h
             rs_body = {
                 "apiVersion": "apps/v1",
@@ -168,12 +193,32 @@ class Workloads(Controller):
                     "name": f"{name}-{h}",
                     "namespace": ns,
                     "labels": dict(tmpl["metadata"]["labels"]),
-                    "annotations": {"deployment.kubernetes.io/revision": str(1 + max((int((r["metadata"].get("annotations") or {}).get("deployment.kubernetes.io/revision", 0) or 0) for r in rss), default=0)),
-                                    "deployment.kubernetes.io/desired-replicas": str(want)},
+                    "annotations": {
+                        "deployment.kubernetes.io/revision": str(
+                            1
+                            + max(
+                                (
+                                    int(
+                                        (r["metadata"].get("annotations") or {}).get(
+                                            "deployment.kubernetes.io/revision", 0
+                                        )
+                                        or 0
+                                    )
+                                    for r in rss
+                                ),
+                                default=0,
+                            )
+                        ),
+                        "deployment.kubernetes.io/desired-replicas": str(want),
+                    },
                     "ownerReferences": [_owner(d)],
                 },
-                "spec": {"replicas": 0 if spec.get("paused") else want, "selector": selector, "template": tmpl,
-                         **({"minReadySeconds": spec["minReadySeconds"]} if spec.get("minReadySeconds") else {})},
+                "spec": {
+                    "replicas": 0 if spec.get("paused") else want,
+                    "selector": selector,
+                    "template": tmpl,
+                    **({"minReadySeconds": spec["minReadySeconds"]} if spec.get("minReadySeconds") else {}),
+                },
             }
             try:
                 current = self.store.create(RS, rs_body)
@@ -226,14 +271,32 @@ class Workloads(Controller):
             status["unavailableReplicas"] = want - available
         conds = list(old.get("conditions") or [])
         if available >= want - _max_unavailable(d):
-            conds = _set_condition(conds, "Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability.", now)
+            conds = _set_condition(
+                conds, "Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability.", now
+            )
         else:
-            conds = _set_condition(conds, "Available", "False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.", now)
+            conds = _set_condition(
+                conds,
+                "Available",
+                "False",
+                "MinimumReplicasUnavailable",
+                "Deployment does not have minimum availability.",
+                now,
+            )
         has_progressing = any(c.get("type") == "Progressing" for c in conds)
         if updated == want and total == want and available >= want:
-            conds = _set_condition(conds, "Progressing", "True", "NewReplicaSetAvailable", f'ReplicaSet "{cur_name}" has successfully progressed.', now)
+            conds = _set_condition(
+                conds,
+                "Progressing",
+                "True",
+                "NewReplicaSetAvailable",
+                f'ReplicaSet "{cur_name}" has successfully progressed.',
+                now,
+            )
         elif updated < want or total > updated or not has_progressing:
-            conds = _set_condition(conds, "Progressing", "True", "ReplicaSetUpdated", f'ReplicaSet "{cur_name}" is progressing.', now)
+            conds = _set_condition(
+                conds, "Progressing", "True", "ReplicaSetUpdated", f'ReplicaSet "{cur_name}" is progressing.', now
+            )
         # A finished rollout whose pods later become unavailable keeps its Progressing condition (syncRolloutStatus).
         status["conditions"] = conds
         for k in ("collisionCount",):
@@ -256,7 +319,9 @@ class Workloads(Controller):
                 # Pods a kubelet keeps rejecting (OutOf<resource>) would be replaced in a tight loop; back off on the
                 # clock instead, as the real controllers' rate limiting and the scheduler's pace do.
                 delay = min(300.0, 10.0 * 2 ** (len(failed) - 3))
-                last = max((p["status"].get("startTime") or p["metadata"].get("creationTimestamp") or "") for p in failed)
+                last = max(
+                    (p["status"].get("startTime") or p["metadata"].get("creationTimestamp") or "") for p in failed
+                )
                 due = _seconds_at(self.clock, last) + delay
                 if self.clock.seconds() < due:
                     self.enqueue_at(("rs", ns, name), due)
@@ -267,7 +332,14 @@ class Workloads(Controller):
                     self.store.create("pods", _pod_from_template(rs, template, generateName=f"{name}-"))
             elif len(active) > want:
                 # Unscheduled first, then not ready, then the newest (controller.ActivePods ordering, simplified).
-                victims = sorted(active, key=lambda p: (bool(p["spec"].get("nodeName")), pod_ready(p), p["metadata"].get("creationTimestamp", "")),)
+                victims = sorted(
+                    active,
+                    key=lambda p: (
+                        bool(p["spec"].get("nodeName")),
+                        pod_ready(p),
+                        p["metadata"].get("creationTimestamp", ""),
+                    ),
+                )
                 for p in victims[: len(active) - want]:
                     self._delete_pod(p)
         pods = self._owned_pods(rs)
@@ -302,17 +374,26 @@ class Workloads(Controller):
             for i in range(start, start + want):
                 pod_name = f"{name}-{i}"
                 pod = owned.get(pod_name)
-                if pod is not None and pod_phase(pod) in ("Succeeded", "Failed") and not pod["metadata"].get("deletionTimestamp"):
+                if (
+                    pod is not None
+                    and pod_phase(pod) in ("Succeeded", "Failed")
+                    and not pod["metadata"].get("deletionTimestamp")
+                ):
                     self._delete_pod(pod)
                     break
                 if pod is None:
                     if self.cache.get("pods", ns, pod_name) is not None:
                         break  # a terminating predecessor with this name still exists
-                    body = _pod_from_template(sts, template, name=pod_name, labels={
-                        "statefulset.kubernetes.io/pod-name": pod_name,
-                        "apps.kubernetes.io/pod-index": str(i),
-                        "controller-revision-hash": revision,
-                    })
+                    body = _pod_from_template(
+                        sts,
+                        template,
+                        name=pod_name,
+                        labels={
+                            "statefulset.kubernetes.io/pod-name": pod_name,
+                            "apps.kubernetes.io/pod-index": str(i),
+                            "controller-revision-hash": revision,
+                        },
+                    )
                     body["spec"]["hostname"] = pod_name
                     if spec.get("serviceName"):
                         body["spec"]["subdomain"] = spec["serviceName"]
@@ -326,14 +407,18 @@ class Workloads(Controller):
                     self._delete_pod(pod)
         pods = [p for p in self._owned_pods(sts) if pod_active(p)]
         ready = sum(1 for p in pods if pod_ready(p))
-        current = sum(1 for p in pods if (p["metadata"].get("labels") or {}).get("controller-revision-hash") in (revision, None))
+        current = sum(
+            1 for p in pods if (p["metadata"].get("labels") or {}).get("controller-revision-hash") in (revision, None)
+        )
         old = sts.get("status") or {}
         status: dict[str, Any] = {
             "observedGeneration": sts["metadata"].get("generation", 1),
             "replicas": len(pods),
             "currentReplicas": current,
             "updatedReplicas": current,
-            "currentRevision": old.get("currentRevision") if old.get("currentRevision") and current < len(pods) else revision,
+            "currentRevision": old.get("currentRevision")
+            if old.get("currentRevision") and current < len(pods)
+            else revision,
             "updateRevision": revision,
             "collisionCount": old.get("collisionCount", 0),
             "availableReplicas": ready,
@@ -361,7 +446,9 @@ class Workloads(Controller):
             return
         spec = job.get("spec") or {}
         old = job.get("status") or {}
-        finished = any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True" for c in old.get("conditions") or ())
+        finished = any(
+            c.get("type") in ("Complete", "Failed") and c.get("status") == "True" for c in old.get("conditions") or ()
+        )
         pods = self._owned_pods(job)
         active = [p for p in pods if pod_active(p)]
         succeeded_pods = [p for p in pods if pod_phase(p) == "Succeeded"]
@@ -383,12 +470,44 @@ class Workloads(Controller):
             if failed > backoff_limit:
                 for p in active:
                     self._delete_pod(p)
-                conditions = _set_condition(conditions, "FailureTarget", "True", "BackoffLimitExceeded", "Job has reached the specified backoff limit", now, update_time=False)
-                conditions = _set_condition(conditions, "Failed", "True", "BackoffLimitExceeded", "Job has reached the specified backoff limit", now, update_time=False)
+                conditions = _set_condition(
+                    conditions,
+                    "FailureTarget",
+                    "True",
+                    "BackoffLimitExceeded",
+                    "Job has reached the specified backoff limit",
+                    now,
+                    update_time=False,
+                )
+                conditions = _set_condition(
+                    conditions,
+                    "Failed",
+                    "True",
+                    "BackoffLimitExceeded",
+                    "Job has reached the specified backoff limit",
+                    now,
+                    update_time=False,
+                )
                 active = []
             elif complete:
-                conditions = _set_condition(conditions, "SuccessCriteriaMet", "True", "CompletionsReached", "Reached expected number of succeeded pods", now, update_time=False)
-                conditions = _set_condition(conditions, "Complete", "True", "CompletionsReached", "Reached expected number of succeeded pods", now, update_time=False)
+                conditions = _set_condition(
+                    conditions,
+                    "SuccessCriteriaMet",
+                    "True",
+                    "CompletionsReached",
+                    "Reached expected number of succeeded pods",
+                    now,
+                    update_time=False,
+                )
+                conditions = _set_condition(
+                    conditions,
+                    "Complete",
+                    "True",
+                    "CompletionsReached",
+                    "Reached expected number of succeeded pods",
+                    now,
+                    update_time=False,
+                )
                 completion_time = completion_time or now
             elif spec.get("suspend"):
                 for p in active:
@@ -402,7 +521,12 @@ class Workloads(Controller):
                 missing = want_active - len(active)
                 if missing > 0:
                     template = spec.get("template") or {}
-                    job_labels = {"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name, "controller-uid": uid, "job-name": name}
+                    job_labels = {
+                        "batch.kubernetes.io/controller-uid": uid,
+                        "batch.kubernetes.io/job-name": name,
+                        "controller-uid": uid,
+                        "job-name": name,
+                    }
                     busy = {_index(p) for p in active} | ({_index(p) for p in succeeded_pods} if indexed else set())
                     free = [i for i in range(int(completions or parallelism)) if i not in busy] if indexed else []
                     for n in range(missing):

@@ -29,7 +29,6 @@ import json
 import pathlib
 
 import yaml
-
 from dragoman.sim.scenarios import nvidia as nv
 
 MARK = "dragoman.io/demo-finding"
@@ -47,7 +46,7 @@ REGION = "us-central1"
 POOL_LABEL = "cloud.google.com/gke-nodepool"
 KUBELET = "v1.37.1-gke.1048000"
 OLD_KUBELET = "v1.35.9-gke.1016000"
-SNAPSHOT = dt.datetime(2026, 11, 30, 8, 0, 0, tzinfo=dt.timezone.utc)
+SNAPSHOT = dt.datetime(2026, 11, 30, 8, 0, 0, tzinfo=dt.UTC)
 DRA_IMAGE = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0"
 DP_IMAGE = "nvcr.io/nvidia/k8s-device-plugin:v0.18.0"
 GPU_DRIVER = "580.105.08"
@@ -74,6 +73,7 @@ whose selector still reads the retired `index`. Users (tokens made per run, in t
 
 # ---------------------------------------------------------------- helpers
 
+
 def ts(days: float = 0, hours: float = 0, minutes: float = 0) -> str:
     """A timestamp this long before the snapshot."""
     t = SNAPSHOT - dt.timedelta(days=days, hours=hours, minutes=minutes)
@@ -84,9 +84,19 @@ uid = nv.uid_for
 sfx = nv.name_suffix
 
 
-def meta(name: str, ns: str | None = None, *, created: str, labels: dict | None = None,
-         annotations: dict | None = None, owner: dict | None = None, finding: str | None = None,
-         generate_name: str | None = None, finalizers: list | None = None, kind: str = "") -> dict:
+def meta(
+    name: str,
+    ns: str | None = None,
+    *,
+    created: str,
+    labels: dict | None = None,
+    annotations: dict | None = None,
+    owner: dict | None = None,
+    finding: str | None = None,
+    generate_name: str | None = None,
+    finalizers: list | None = None,
+    kind: str = "",
+) -> dict:
     m: dict = {"name": name}
     if generate_name:
         m["generateName"] = generate_name
@@ -109,8 +119,13 @@ def meta(name: str, ns: str | None = None, *, created: str, labels: dict | None 
 
 
 def owner_ref(obj: dict, *, block: bool = True) -> dict:
-    ref = {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": obj["metadata"]["name"],
-           "uid": obj["metadata"]["uid"], "controller": True}
+    ref = {
+        "apiVersion": obj["apiVersion"],
+        "kind": obj["kind"],
+        "name": obj["metadata"]["name"],
+        "uid": obj["metadata"]["uid"],
+        "controller": True,
+    }
     if block:
         ref["blockOwnerDeletion"] = True
     return ref
@@ -139,7 +154,9 @@ class NodeSpec:
     created: str
     kubelet: str = KUBELET
     dp: str = ""  # "" none | "operator" | "nvdp"
-    dp_state: str = "serving"  # serving | crashloop | gone (capacity/allocatable "0" after the grace) | forgotten (key absent)
+    dp_state: str = (
+        "serving"  # serving | crashloop | gone (capacity/allocatable "0" after the grace) | forgotten (key absent)
+    )
     dra: bool = False
     dra_state: str = "ready"  # ready | not-ready | crashloop
     operator_dp_label: str = "false"
@@ -226,7 +243,14 @@ class Demo:
             labels.update(hw.gfd_labels())
             labels["nvidia.com/gfd.timestamp"] = str(int(SNAPSHOT.timestamp()) - 3600 - spec.index * 17)
             # Every operand label the GPU Operator fills on a GPU node (gpuStateLabels; mig-manager on MIG-capable GPUs).
-            for comp in ("container-toolkit", "dcgm", "dcgm-exporter", "gpu-feature-discovery", "node-status-exporter", "operator-validator"):
+            for comp in (
+                "container-toolkit",
+                "dcgm",
+                "dcgm-exporter",
+                "gpu-feature-discovery",
+                "node-status-exporter",
+                "operator-validator",
+            ):
                 labels[f"nvidia.com/gpu.deploy.{comp}"] = "true"
             if labels.get("nvidia.com/mig.capable") == "true":
                 labels["nvidia.com/gpu.deploy.mig-manager"] = "true"
@@ -242,7 +266,7 @@ class Demo:
                     capacity[key] = allocatable[key] = "0"
         labels.update(spec.extra_labels)
         annotations = {
-            "container.googleapis.com/instance_id": str(int(nv._hex("instance", spec.name)[:15], 16) % 10 ** 19),
+            "container.googleapis.com/instance_id": str(int(nv._hex("instance", spec.name)[:15], 16) % 10**19),
             "node.alpha.kubernetes.io/ttl": "0",
             "volumes.kubernetes.io/controller-managed-attach-detach": "true",
         }
@@ -253,26 +277,46 @@ class Demo:
         }
         if spec.unschedulable:
             node_spec["unschedulable"] = True
-            node_spec["taints"] = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule",
-                                    "timeAdded": ts(hours=5)}]
+            node_spec["taints"] = [
+                {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule", "timeAdded": ts(hours=5)}
+            ]
         hb = ts(minutes=1)
         conditions = [
-            {"type": t, "status": "False", "lastHeartbeatTime": hb, "lastTransitionTime": spec.created,
-             "reason": r, "message": msg}
+            {
+                "type": t,
+                "status": "False",
+                "lastHeartbeatTime": hb,
+                "lastTransitionTime": spec.created,
+                "reason": r,
+                "message": msg,
+            }
             for t, r, msg in (
                 ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
                 ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
                 ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
             )
         ]
-        conditions.append({"type": "Ready", "status": "True", "lastHeartbeatTime": hb,
-                           "lastTransitionTime": spec.created, "reason": "KubeletReady",
-                           "message": "kubelet is posting ready status"})
+        conditions.append(
+            {
+                "type": "Ready",
+                "status": "True",
+                "lastHeartbeatTime": hb,
+                "lastTransitionTime": spec.created,
+                "reason": "KubeletReady",
+                "message": "kubelet is posting ready status",
+            }
+        )
         node = {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": meta(spec.name, created=spec.created, labels=labels, annotations=annotations,
-                             finding=",".join(spec.findings) or None, kind="Node"),
+            "metadata": meta(
+                spec.name,
+                created=spec.created,
+                labels=labels,
+                annotations=annotations,
+                finding=",".join(spec.findings) or None,
+                kind="Node",
+            ),
             "spec": node_spec,
             "status": {
                 "addresses": [
@@ -286,7 +330,9 @@ class Demo:
                 "nodeInfo": {
                     "architecture": "amd64",
                     "bootID": uid("boot", spec.name),
-                    "containerRuntimeVersion": "containerd://2.0.6" if spec.kubelet == KUBELET else "containerd://1.7.27",
+                    "containerRuntimeVersion": "containerd://2.0.6"
+                    if spec.kubelet == KUBELET
+                    else "containerd://1.7.27",
                     "kernelVersion": "6.6.97+" if spec.kubelet == KUBELET else "6.6.72+",
                     "kubeProxyVersion": spec.kubelet,
                     "kubeletVersion": spec.kubelet,
@@ -302,18 +348,48 @@ class Demo:
 
     # ------------------------------------------------------------ pods
 
-    def pod(self, name: str, ns: str, *, created: str, containers: list[dict], node: str | None,
-            labels: dict | None = None, owner: dict | None = None, node_selector: dict | None = None,
-            affinity: dict | None = None, tolerations: list | None = None, phase: str = "Running",
-            finding: str | None = None, generate_name: str | None = None, resource_claims: list | None = None,
-            restart_policy: str = "Always", container_state: dict | None = None, ready: bool | None = None,
-            restarts: int = 0, last_state: dict | None = None, status_extra: dict | None = None,
-            service_account: str = "default", priority_class: str | None = None, started: str | None = None,
-            reason: str | None = None, message: str | None = None, conditions: list | None = None,
-            host_network: bool = False, annotations: dict | None = None) -> dict:
+    def pod(
+        self,
+        name: str,
+        ns: str,
+        *,
+        created: str,
+        containers: list[dict],
+        node: str | None,
+        labels: dict | None = None,
+        owner: dict | None = None,
+        node_selector: dict | None = None,
+        affinity: dict | None = None,
+        tolerations: list | None = None,
+        phase: str = "Running",
+        finding: str | None = None,
+        generate_name: str | None = None,
+        resource_claims: list | None = None,
+        restart_policy: str = "Always",
+        container_state: dict | None = None,
+        ready: bool | None = None,
+        restarts: int = 0,
+        last_state: dict | None = None,
+        status_extra: dict | None = None,
+        service_account: str = "default",
+        priority_class: str | None = None,
+        started: str | None = None,
+        reason: str | None = None,
+        message: str | None = None,
+        conditions: list | None = None,
+        host_network: bool = False,
+        annotations: dict | None = None,
+    ) -> dict:
         spec: dict = {
-            "containers": [dict(c, imagePullPolicy="IfNotPresent", terminationMessagePath="/dev/termination-log",
-                                terminationMessagePolicy="File") for c in containers],
+            "containers": [
+                dict(
+                    c,
+                    imagePullPolicy="IfNotPresent",
+                    terminationMessagePath="/dev/termination-log",
+                    terminationMessagePolicy="File",
+                )
+                for c in containers
+            ],
             "dnsPolicy": "ClusterFirst",
             "enableServiceLinks": True,
             "preemptionPolicy": "PreemptLowerPriority",
@@ -336,27 +412,51 @@ class Demo:
         if affinity:
             spec["affinity"] = affinity
         spec["tolerations"] = tolerations or [
-            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-            {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+            {
+                "key": "node.kubernetes.io/not-ready",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            },
+            {
+                "key": "node.kubernetes.io/unreachable",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            },
         ]
         if resource_claims:
             spec["resourceClaims"] = resource_claims
         start = started or created
         status: dict = {"phase": phase}
-        limits_eq = all(c.get("resources", {}).get("limits") and
-                        c["resources"].get("limits") == c["resources"].get("requests") for c in containers)
+        limits_eq = all(
+            c.get("resources", {}).get("limits") and c["resources"].get("limits") == c["resources"].get("requests")
+            for c in containers
+        )
         status["qosClass"] = "Guaranteed" if limits_eq else "Burstable"
         if phase == "Running" or (phase == "Pending" and node):
             running = phase == "Running" and container_state is None
             is_ready = ready if ready is not None else running
             status["conditions"] = [
-                {"type": "PodReadyToStartContainers", "status": "True" if phase == "Running" else "False",
-                 "lastProbeTime": None, "lastTransitionTime": start},
+                {
+                    "type": "PodReadyToStartContainers",
+                    "status": "True" if phase == "Running" else "False",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": start,
+                },
                 {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
-                {"type": "Ready", "status": "True" if is_ready else "False", "lastProbeTime": None,
-                 "lastTransitionTime": start},
-                {"type": "ContainersReady", "status": "True" if is_ready else "False", "lastProbeTime": None,
-                 "lastTransitionTime": start},
+                {
+                    "type": "Ready",
+                    "status": "True" if is_ready else "False",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": start,
+                },
+                {
+                    "type": "ContainersReady",
+                    "status": "True" if is_ready else "False",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": start,
+                },
                 {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
             ]
             if not is_ready:
@@ -399,14 +499,25 @@ class Demo:
             status["message"] = message
         if status_extra:
             status.update(status_extra)
-        return self.add({
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": meta(name, ns, created=created, labels=labels, owner=owner, finding=finding,
-                             generate_name=generate_name, annotations=annotations, kind="Pod"),
-            "spec": spec,
-            "status": status,
-        })
+        return self.add(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": meta(
+                    name,
+                    ns,
+                    created=created,
+                    labels=labels,
+                    owner=owner,
+                    finding=finding,
+                    generate_name=generate_name,
+                    annotations=annotations,
+                    kind="Pod",
+                ),
+                "spec": spec,
+                "status": status,
+            }
+        )
 
     # ------------------------------------------------------------ DRA bits
 
@@ -420,16 +531,27 @@ class Demo:
     def allocation(self, node: str, request: str, devices: list[str], at: str) -> dict:
         self.take_devices(node, devices)
         return {
-            "devices": {"results": [{"request": request, "driver": nv.DRIVER, "pool": node, "device": d}
-                                    for d in devices]},
-            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-                {"key": "metadata.name", "operator": "In", "values": [node]}]}]},
+            "devices": {
+                "results": [{"request": request, "driver": nv.DRIVER, "pool": node, "device": d} for d in devices]
+            },
+            "nodeSelector": {
+                "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
+            },
             "allocationTimestamp": at,
         }
 
-    def bridge_claim(self, pod: dict, node: str | None, devices: list[str], *, resource: str = "nvidia.com/gpu",
-                     device_class: str = "gpu.nvidia.com", created: str, reserved: bool = True,
-                     finding: str | None = None) -> dict:
+    def bridge_claim(
+        self,
+        pod: dict,
+        node: str | None,
+        devices: list[str],
+        *,
+        resource: str = "nvidia.com/gpu",
+        device_class: str = "gpu.nvidia.com",
+        created: str,
+        reserved: bool = True,
+        finding: str | None = None,
+    ) -> dict:
         """The scheduler-made claim of KEP-5004 for a pod's extended resources, and the pod's status field."""
         pname = pod["metadata"]["name"]
         ns = pod["metadata"]["namespace"]
@@ -441,8 +563,12 @@ class Demo:
                 j = keys.index(resource)
                 rname = f"container-{i}-request-{j}"
                 count = int(c["resources"]["requests"][resource])
-                requests.append({"name": rname, "exactly": {"deviceClassName": device_class,
-                                                            "allocationMode": "ExactCount", "count": count}})
+                requests.append(
+                    {
+                        "name": rname,
+                        "exactly": {"deviceClassName": device_class, "allocationMode": "ExactCount", "count": count},
+                    }
+                )
                 mappings.append({"containerName": c["name"], "resourceName": resource, "requestName": rname})
         assert len(requests) == 1, pname
         gen = f"{pname[:40]}-extended-resources-"
@@ -450,10 +576,17 @@ class Demo:
         claim = {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
-            "metadata": meta(name, ns, created=created, generate_name=gen,
-                             annotations={"resource.kubernetes.io/extended-resource-claim": "true"},
-                             owner=owner_ref(pod, block=False), finalizers=["resource.kubernetes.io/delete-protection"],
-                             finding=finding, kind="ResourceClaim"),
+            "metadata": meta(
+                name,
+                ns,
+                created=created,
+                generate_name=gen,
+                annotations={"resource.kubernetes.io/extended-resource-claim": "true"},
+                owner=owner_ref(pod, block=False),
+                finalizers=["resource.kubernetes.io/delete-protection"],
+                finding=finding,
+                kind="ResourceClaim",
+            ),
             "spec": {"devices": {"requests": requests}},
             "status": {},
         }
@@ -466,8 +599,9 @@ class Demo:
             del claim["status"]
         return self.add(claim)
 
-    def template_claim(self, pod: dict, claim_name: str, template: dict, node: str | None, devices: list[str],
-                       *, created: str) -> dict:
+    def template_claim(
+        self, pod: dict, claim_name: str, template: dict, node: str | None, devices: list[str], *, created: str
+    ) -> dict:
         pname = pod["metadata"]["name"]
         ns = pod["metadata"]["namespace"]
         gen = f"{pname}-{claim_name}-"
@@ -475,25 +609,44 @@ class Demo:
         claim = {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
-            "metadata": meta(name, ns, created=created, generate_name=gen,
-                             annotations={"resource.kubernetes.io/pod-claim-name": claim_name},
-                             owner=owner_ref(pod), kind="ResourceClaim"),
+            "metadata": meta(
+                name,
+                ns,
+                created=created,
+                generate_name=gen,
+                annotations={"resource.kubernetes.io/pod-claim-name": claim_name},
+                owner=owner_ref(pod),
+                kind="ResourceClaim",
+            ),
             "spec": json.loads(json.dumps(template["spec"]["spec"])),
         }
         if node:
             req = template["spec"]["spec"]["devices"]["requests"][0]["name"]
             claim["metadata"]["finalizers"] = ["resource.kubernetes.io/delete-protection"]
-            claim["status"] = {"allocation": self.allocation(node, req, devices, created),
-                               "reservedFor": [{"resource": "pods", "name": pname, "uid": pod["metadata"]["uid"]}]}
+            claim["status"] = {
+                "allocation": self.allocation(node, req, devices, created),
+                "reservedFor": [{"resource": "pods", "name": pname, "uid": pod["metadata"]["uid"]}],
+            }
         pod["status"].setdefault("resourceClaimStatuses", []).append({"name": claim_name, "resourceClaimName": name})
         return self.add(claim)
 
 
 # ---------------------------------------------------------------- containers and workloads
 
-def container(name: str, image: str, *, cpu: str, memory: str, gpu: int | None = None,
-              resource: str = "nvidia.com/gpu", claims: list | None = None, env: list | None = None,
-              command: list | None = None, args: list | None = None) -> dict:
+
+def container(
+    name: str,
+    image: str,
+    *,
+    cpu: str,
+    memory: str,
+    gpu: int | None = None,
+    resource: str = "nvidia.com/gpu",
+    claims: list | None = None,
+    env: list | None = None,
+    command: list | None = None,
+    args: list | None = None,
+) -> dict:
     req = {"cpu": cpu, "memory": memory}
     lim = {"memory": memory}
     if gpu is not None:
@@ -512,11 +665,24 @@ def container(name: str, image: str, *, cpu: str, memory: str, gpu: int | None =
     return c
 
 
-def template_spec(labels: dict, containers: list[dict], *, node_selector: dict | None = None,
-                  resource_claims: list | None = None, restart_policy: str = "Always") -> dict:
+def template_spec(
+    labels: dict,
+    containers: list[dict],
+    *,
+    node_selector: dict | None = None,
+    resource_claims: list | None = None,
+    restart_policy: str = "Always",
+) -> dict:
     spec: dict = {
-        "containers": [dict(c, imagePullPolicy="IfNotPresent", terminationMessagePath="/dev/termination-log",
-                            terminationMessagePolicy="File") for c in containers],
+        "containers": [
+            dict(
+                c,
+                imagePullPolicy="IfNotPresent",
+                terminationMessagePath="/dev/termination-log",
+                terminationMessagePolicy="File",
+            )
+            for c in containers
+        ],
         "dnsPolicy": "ClusterFirst",
         "restartPolicy": restart_policy,
         "schedulerName": "default-scheduler",
@@ -536,18 +702,35 @@ class Workloads:
     def __init__(self, demo: Demo) -> None:
         self.d = demo
 
-    def deployment(self, name: str, ns: str, *, created: str, replicas: int, containers: list[dict],
-                   placements: list[str | None], node_selector: dict | None = None, resource_claims: list | None = None,
-                   labels: dict | None = None, pod_kwargs: list[dict] | None = None, ready: int | None = None,
-                   annotations: dict | None = None) -> tuple[dict, dict, list[dict]]:
+    def deployment(
+        self,
+        name: str,
+        ns: str,
+        *,
+        created: str,
+        replicas: int,
+        containers: list[dict],
+        placements: list[str | None],
+        node_selector: dict | None = None,
+        resource_claims: list | None = None,
+        labels: dict | None = None,
+        pod_kwargs: list[dict] | None = None,
+        ready: int | None = None,
+        annotations: dict | None = None,
+    ) -> tuple[dict, dict, list[dict]]:
         app = {"app.kubernetes.io/name": name, **(labels or {})}
         tpl = template_spec(app, containers, node_selector=node_selector, resource_claims=resource_claims)
         dep = {
             "apiVersion": "apps/v1",
             "kind": "Deployment",
-            "metadata": meta(name, ns, created=created, labels=app,
-                             annotations={"deployment.kubernetes.io/revision": "1", **(annotations or {})},
-                             kind="Deployment"),
+            "metadata": meta(
+                name,
+                ns,
+                created=created,
+                labels=app,
+                annotations={"deployment.kubernetes.io/revision": "1", **(annotations or {})},
+                kind="Deployment",
+            ),
             "spec": {
                 "progressDeadlineSeconds": 600,
                 "replicas": replicas,
@@ -563,14 +746,24 @@ class Workloads:
         dep["status"] = {
             "availableReplicas": n_ready,
             "conditions": [
-                {"type": "Available", "status": "True" if available else "False",
-                 "lastTransitionTime": created, "lastUpdateTime": created,
-                 "reason": "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
-                 "message": "Deployment has minimum availability." if available
-                 else "Deployment does not have minimum availability."},
-                {"type": "Progressing", "status": "True", "lastTransitionTime": created, "lastUpdateTime": created,
-                 "reason": "NewReplicaSetAvailable",
-                 "message": f'ReplicaSet "{name}-{sfx("rs", ns, name, length=10)}" has successfully progressed.'},
+                {
+                    "type": "Available",
+                    "status": "True" if available else "False",
+                    "lastTransitionTime": created,
+                    "lastUpdateTime": created,
+                    "reason": "MinimumReplicasAvailable" if available else "MinimumReplicasUnavailable",
+                    "message": "Deployment has minimum availability."
+                    if available
+                    else "Deployment does not have minimum availability.",
+                },
+                {
+                    "type": "Progressing",
+                    "status": "True",
+                    "lastTransitionTime": created,
+                    "lastUpdateTime": created,
+                    "reason": "NewReplicaSetAvailable",
+                    "message": f'ReplicaSet "{name}-{sfx("rs", ns, name, length=10)}" has successfully progressed.',
+                },
             ],
             "observedGeneration": 1,
             "readyReplicas": n_ready,
@@ -589,17 +782,31 @@ class Workloads:
         rs = {
             "apiVersion": "apps/v1",
             "kind": "ReplicaSet",
-            "metadata": meta(f"{name}-{h}", ns, created=created, labels=rs_labels, owner=owner_ref(dep),
-                             annotations={"deployment.kubernetes.io/desired-replicas": str(replicas),
-                                          "deployment.kubernetes.io/max-replicas": str(replicas + max(1, replicas // 4)),
-                                          "deployment.kubernetes.io/revision": "1"}, kind="ReplicaSet"),
+            "metadata": meta(
+                f"{name}-{h}",
+                ns,
+                created=created,
+                labels=rs_labels,
+                owner=owner_ref(dep),
+                annotations={
+                    "deployment.kubernetes.io/desired-replicas": str(replicas),
+                    "deployment.kubernetes.io/max-replicas": str(replicas + max(1, replicas // 4)),
+                    "deployment.kubernetes.io/revision": "1",
+                },
+                kind="ReplicaSet",
+            ),
             "spec": {
                 "replicas": replicas,
                 "selector": {"matchLabels": {"app.kubernetes.io/name": name, "pod-template-hash": h}},
                 "template": rs_tpl,
             },
-            "status": {"availableReplicas": n_ready, "fullyLabeledReplicas": replicas, "observedGeneration": 1,
-                       "readyReplicas": n_ready, "replicas": replicas},
+            "status": {
+                "availableReplicas": n_ready,
+                "fullyLabeledReplicas": replicas,
+                "observedGeneration": 1,
+                "readyReplicas": n_ready,
+                "replicas": replicas,
+            },
         }
         rs["metadata"]["generation"] = 1
         if not n_ready:
@@ -610,14 +817,31 @@ class Workloads:
             pname = f"{name}-{h}-{sfx('pod', ns, name, i)}"
             kw = dict((pod_kwargs or [{}] * len(placements))[i] or {})
             kw.setdefault("created", created)
-            p = self.d.pod(pname, ns, containers=containers, node=node, labels=rs_labels, owner=owner_ref(rs),
-                           node_selector=node_selector, resource_claims=resource_claims,
-                           generate_name=f"{name}-{h}-", **kw)
+            p = self.d.pod(
+                pname,
+                ns,
+                containers=containers,
+                node=node,
+                labels=rs_labels,
+                owner=owner_ref(rs),
+                node_selector=node_selector,
+                resource_claims=resource_claims,
+                generate_name=f"{name}-{h}-",
+                **kw,
+            )
             pods.append(p)
         return dep, rs, pods
 
-    def statefulset(self, name: str, ns: str, *, created: str, containers: list[dict], placements: list[str],
-                    node_selector: dict | None = None) -> tuple[dict, list[dict]]:
+    def statefulset(
+        self,
+        name: str,
+        ns: str,
+        *,
+        created: str,
+        containers: list[dict],
+        placements: list[str],
+        node_selector: dict | None = None,
+    ) -> tuple[dict, list[dict]]:
         app = {"app.kubernetes.io/name": name}
         tpl = template_spec(app, containers, node_selector=node_selector)
         rev = f"{name}-{sfx('sts', ns, name, length=10)}"
@@ -635,32 +859,66 @@ class Workloads:
                 "template": tpl,
                 "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
             },
-            "status": {"availableReplicas": len(placements), "collisionCount": 0, "currentReplicas": len(placements),
-                       "currentRevision": rev, "observedGeneration": 1, "readyReplicas": len(placements),
-                       "replicas": len(placements), "updateRevision": rev, "updatedReplicas": len(placements)},
+            "status": {
+                "availableReplicas": len(placements),
+                "collisionCount": 0,
+                "currentReplicas": len(placements),
+                "currentRevision": rev,
+                "observedGeneration": 1,
+                "readyReplicas": len(placements),
+                "replicas": len(placements),
+                "updateRevision": rev,
+                "updatedReplicas": len(placements),
+            },
         }
         sts["metadata"]["generation"] = 1
         self.d.add(sts)
         pods = []
         for i, node in enumerate(placements):
-            labels = {**app, "apps.kubernetes.io/pod-index": str(i), "controller-revision-hash": rev,
-                      "statefulset.kubernetes.io/pod-name": f"{name}-{i}"}
-            p = self.d.pod(f"{name}-{i}", ns, created=created, containers=containers, node=node, labels=labels,
-                           owner=owner_ref(sts), node_selector=node_selector)
+            labels = {
+                **app,
+                "apps.kubernetes.io/pod-index": str(i),
+                "controller-revision-hash": rev,
+                "statefulset.kubernetes.io/pod-name": f"{name}-{i}",
+            }
+            p = self.d.pod(
+                f"{name}-{i}",
+                ns,
+                created=created,
+                containers=containers,
+                node=node,
+                labels=labels,
+                owner=owner_ref(sts),
+                node_selector=node_selector,
+            )
             p["spec"]["hostname"] = f"{name}-{i}"
             p["spec"]["subdomain"] = name
             pods.append(p)
         return sts, pods
 
-    def job(self, name: str, ns: str, *, created: str, containers: list[dict], node: str | None,
-            node_selector: dict | None = None, resource_claims: list | None = None, pod_kwargs: dict | None = None,
-            ) -> tuple[dict, dict]:
+    def job(
+        self,
+        name: str,
+        ns: str,
+        *,
+        created: str,
+        containers: list[dict],
+        node: str | None,
+        node_selector: dict | None = None,
+        resource_claims: list | None = None,
+        pod_kwargs: dict | None = None,
+    ) -> tuple[dict, dict]:
         job_uid = uid("Job", ns, name)
         sel = {"batch.kubernetes.io/controller-uid": job_uid}
-        labels = {"batch.kubernetes.io/controller-uid": job_uid, "batch.kubernetes.io/job-name": name,
-                  "controller-uid": job_uid, "job-name": name}
-        tpl = template_spec(labels, containers, node_selector=node_selector, resource_claims=resource_claims,
-                            restart_policy="Never")
+        labels = {
+            "batch.kubernetes.io/controller-uid": job_uid,
+            "batch.kubernetes.io/job-name": name,
+            "controller-uid": job_uid,
+            "job-name": name,
+        }
+        tpl = template_spec(
+            labels, containers, node_selector=node_selector, resource_claims=resource_claims, restart_policy="Never"
+        )
         job = {
             "apiVersion": "batch/v1",
             "kind": "Job",
@@ -676,22 +934,45 @@ class Workloads:
                 "suspend": False,
                 "template": tpl,
             },
-            "status": {"active": 1, "ready": 1 if node and not (pod_kwargs or {}).get("container_state") else 0,
-                       "startTime": created, "terminating": 0, "uncountedTerminatedPods": {}},
+            "status": {
+                "active": 1,
+                "ready": 1 if node and not (pod_kwargs or {}).get("container_state") else 0,
+                "startTime": created,
+                "terminating": 0,
+                "uncountedTerminatedPods": {},
+            },
         }
         job["metadata"]["generation"] = 1
         self.d.add(job)
         kw = dict(pod_kwargs or {})
         kw.setdefault("created", created)
-        pod = self.d.pod(f"{name}-{sfx('job', ns, name)}", ns, containers=containers, node=node, labels=labels,
-                         owner=owner_ref(job), node_selector=node_selector, resource_claims=resource_claims,
-                         restart_policy="Never", generate_name=f"{name}-", **kw)
+        pod = self.d.pod(
+            f"{name}-{sfx('job', ns, name)}",
+            ns,
+            containers=containers,
+            node=node,
+            labels=labels,
+            owner=owner_ref(job),
+            node_selector=node_selector,
+            resource_claims=resource_claims,
+            restart_policy="Never",
+            generate_name=f"{name}-",
+            **kw,
+        )
         return job, pod
 
 
 def unschedulable_condition(message: str, at: str, reason: str = "Unschedulable") -> list[dict]:
-    return [{"type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": at,
-             "reason": reason, "message": message}]
+    return [
+        {
+            "type": "PodScheduled",
+            "status": "False",
+            "lastProbeTime": None,
+            "lastTransitionTime": at,
+            "reason": reason,
+            "message": message,
+        }
+    ]
 
 
 # Stands for the scheduler's message in a pod built before the fleet is complete; _verdicts() replaces it.
@@ -716,10 +997,15 @@ def _verdicts(objects: list[dict]) -> dict[str, dict]:
     for o in objects:
         by_kind.setdefault(o["kind"], []).append(o)
     view = ClusterView(
-        nodes=by_kind.get("Node", ()), pods=by_kind.get("Pod", ()), resourceslices=by_kind.get("ResourceSlice", ()),
-        deviceclasses=by_kind.get("DeviceClass", ()), resourceclaims=by_kind.get("ResourceClaim", ()),
+        nodes=by_kind.get("Node", ()),
+        pods=by_kind.get("Pod", ()),
+        resourceslices=by_kind.get("ResourceSlice", ()),
+        deviceclasses=by_kind.get("DeviceClass", ()),
+        resourceclaims=by_kind.get("ResourceClaim", ()),
         resourceclaimtemplates=by_kind.get("ResourceClaimTemplate", ()),
-        resourcequotas=by_kind.get("ResourceQuota", ()), namespaces=by_kind.get("Namespace", ()))
+        resourcequotas=by_kind.get("ResourceQuota", ()),
+        namespaces=by_kind.get("Namespace", ()),
+    )
     out: dict[str, dict] = {}
     for pod in by_kind.get("Pod", ()):
         conds = [c for c in pod["status"].get("conditions") or [] if c.get("message") == VERDICT]
@@ -756,15 +1042,32 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
     w = Workloads(d)
 
     # ---- namespaces
-    for ns, age in (("default", 322), ("kube-system", 322), ("kube-public", 322), ("kube-node-lease", 322),
-                    ("gpu-operator", 300), ("nvidia-device-plugin", 290), ("dra-driver-nvidia-gpu", 181),
-                    ("ml-training", 280), ("ml-inference", 280), ("research", 240), ("batch", 200), ("monitoring", 310)):
+    for ns, age in (
+        ("default", 322),
+        ("kube-system", 322),
+        ("kube-public", 322),
+        ("kube-node-lease", 322),
+        ("gpu-operator", 300),
+        ("nvidia-device-plugin", 290),
+        ("dra-driver-nvidia-gpu", 181),
+        ("ml-training", 280),
+        ("ml-inference", 280),
+        ("research", 240),
+        ("batch", 200),
+        ("monitoring", 310),
+    ):
         labels = {"kubernetes.io/metadata.name": ns}
         if ns in ("gpu-operator", "dra-driver-nvidia-gpu", "nvidia-device-plugin"):
             labels["pod-security.kubernetes.io/enforce"] = "privileged"
-        d.add({"apiVersion": "v1", "kind": "Namespace",
-               "metadata": meta(ns, created=ts(days=age), labels=labels, kind="Namespace"),
-               "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+        d.add(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": meta(ns, created=ts(days=age), labels=labels, kind="Namespace"),
+                "spec": {"finalizers": ["kubernetes"]},
+                "status": {"phase": "Active"},
+            }
+        )
 
     # ---- nodes
     def node_name(pool: str, i: int) -> str:
@@ -774,12 +1077,22 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
     zones = ("us-central1-a", "us-central1-b", "us-central1-c")
     specs: dict[str, list[NodeSpec]] = {}
 
-    def pool(name: str, n: int, machine: str, cpu: int, mem: int, hw: nv.NodeHardware | None, age: float,
-             **kw) -> list[NodeSpec]:
+    def pool(
+        name: str, n: int, machine: str, cpu: int, mem: int, hw: nv.NodeHardware | None, age: float, **kw
+    ) -> list[NodeSpec]:
         out = []
         for i in range(n):
-            s = NodeSpec(node_name(name, i), name, machine, zones[i % 3] if hw is None or "a3" not in machine
-                         else "us-central1-a", cpu, mem, hw, ts(days=age - i * 0.01), **kw)
+            s = NodeSpec(
+                node_name(name, i),
+                name,
+                machine,
+                zones[i % 3] if hw is None or "a3" not in machine else "us-central1-a",
+                cpu,
+                mem,
+                hw,
+                ts(days=age - i * 0.01),
+                **kw,
+            )
             out.append(s)
         specs[name] = out
         return out
@@ -788,8 +1101,9 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
         return nv.NodeHardware(nv.CATALOG[key], count, driver_version=GPU_DRIVER, cuda_driver_version="13.0", **kw)
 
     system = pool("system", 2, "e2-standard-8", 8, 32, None, 322)
-    a100t = pool("a100-train", 3, "a2-highgpu-8g", 96, 680, gpu_hw("a100-40gb", 8), 210, dp="operator",
-                 operator_dp_label="true")
+    a100t = pool(
+        "a100-train", 3, "a2-highgpu-8g", 96, 680, gpu_hw("a100-40gb", 8), 210, dp="operator", operator_dp_label="true"
+    )
     l4 = pool("l4-inference", 3, "g2-standard-48", 48, 192, gpu_hw("l4", 4), 150, dp="nvdp")
     l4[2].hw = gpu_hw("l4", 4, replicas=4, sharing_strategy="time-slicing")
     l4[2].extra_labels = {"nvidia.com/device-plugin.config": "l4-time-sliced-4"}
@@ -800,8 +1114,9 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
         s.findings.append("migration-optional")
     # The pool that migrates cleanly as shipped: whole GPUs, spare capacity for the canary, no PDB (the default plan
     # drains the whole pool at once, and its pods can only run on the pool: any budget short of 100% would block it).
-    l4serve = pool("l4-serve", 2, "g2-standard-48", 48, 192, gpu_hw("l4", 4), 90, dp="operator",
-                   operator_dp_label="true")
+    l4serve = pool(
+        "l4-serve", 2, "g2-standard-48", 48, 192, gpu_hw("l4", 4), 90, dp="operator", operator_dp_label="true"
+    )
     for s in l4serve:
         s.findings.append("migration-optional")
     l4dev = pool("l4-dev", 1, "g2-standard-8", 8, 32, gpu_hw("l4", 1), 60, dp="nvdp", dra=True)
@@ -811,8 +1126,7 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
     h100[2].pod_faults["dra-driver-nvidia-gpu-kubelet-plugin"] = {NOT_READY: "true"}
     h100[3].dra_state = "crashloop"
     h100[3].findings.append("no-slices")
-    serve = pool("a100-serve", 5, "a2-ultragpu-8g", 96, 1360, gpu_hw("a100-80gb", 8), 120, dra=True,
-                 dp_state="gone")
+    serve = pool("a100-serve", 5, "a2-ultragpu-8g", 96, 1360, gpu_hw("a100-80gb", 8), 120, dra=True, dp_state="gone")
     serve[1].dp, serve[1].dp_state, serve[1].operator_dp_label = "operator", "serving", "true"
     serve[1].created = ts(days=3, hours=4)  # added by the autoscaler after the pool was migrated
     serve[1].findings.append("both-stacks")
@@ -822,9 +1136,17 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
     serve[3].dp, serve[3].dp_state, serve[3].operator_dp_label = "operator", "crashloop", "true"
     serve[3].pod_faults["nvidia-device-plugin-daemonset"] = {CRASH_LOOP_SECONDS: "120"}
     serve[3].findings += ["plugin-flapping", "both-stacks"]
-    mig = pool("a100-mig", 2, "a2-ultragpu-8g", 96, 1360,
-               gpu_hw("a100-80gb", 8, mig_strategy="mixed", mig_layout=("1g.10gb",) * 7), 100, dra=True,
-               dp_state="forgotten")
+    mig = pool(
+        "a100-mig",
+        2,
+        "a2-ultragpu-8g",
+        96,
+        1360,
+        gpu_hw("a100-80gb", 8, mig_strategy="mixed", mig_layout=("1g.10gb",) * 7),
+        100,
+        dra=True,
+        dp_state="forgotten",
+    )
     for s in h100 + mig + [serve[0], serve[2], serve[3], serve[4]]:
         s.findings.append("allocatable-readers")
     for s in h100:
@@ -842,13 +1164,22 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
 
     # ---- GPU Operator (its device-plugin DaemonSet is what it reconciles)
     w.deployment(
-        "gpu-operator", "gpu-operator", created=ts(days=300), replicas=1,
+        "gpu-operator",
+        "gpu-operator",
+        created=ts(days=300),
+        replicas=1,
         containers=[container("gpu-operator", "nvcr.io/nvidia/gpu-operator:v25.10.0", cpu="200m", memory="350Mi")],
         placements=[system[0].name],
-        labels={"app": "gpu-operator", "app.kubernetes.io/component": "gpu-operator",
-                "app.kubernetes.io/instance": "gpu-operator", "app.kubernetes.io/managed-by": "Helm",
-                "app.kubernetes.io/version": "v25.10.0", "helm.sh/chart": "gpu-operator-v25.10.0"},
-        annotations={"meta.helm.sh/release-name": "gpu-operator", "meta.helm.sh/release-namespace": "gpu-operator"})
+        labels={
+            "app": "gpu-operator",
+            "app.kubernetes.io/component": "gpu-operator",
+            "app.kubernetes.io/instance": "gpu-operator",
+            "app.kubernetes.io/managed-by": "Helm",
+            "app.kubernetes.io/version": "v25.10.0",
+            "helm.sh/chart": "gpu-operator-v25.10.0",
+        },
+        annotations={"meta.helm.sh/release-name": "gpu-operator", "meta.helm.sh/release-namespace": "gpu-operator"},
+    )
     cluster_policy_uid = uid("ClusterPolicy", None, "cluster-policy")
 
     ds_tolerations = [
@@ -860,20 +1191,49 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
         {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
     ]
 
-    def daemonset(name: str, ns: str, *, created: str, labels: dict, selector: dict, pod_labels: dict,
-                  containers: list[dict], nodes: list[NodeSpec], node_selector: dict | None = None,
-                  affinity: dict | None = None, annotations: dict | None = None, owner: dict | None = None,
-                  tolerations: list | None = None, finding: str | None = None, states: dict | None = None,
-                  service_account: str = "default") -> dict:
+    def daemonset(
+        name: str,
+        ns: str,
+        *,
+        created: str,
+        labels: dict,
+        selector: dict,
+        pod_labels: dict,
+        containers: list[dict],
+        nodes: list[NodeSpec],
+        node_selector: dict | None = None,
+        affinity: dict | None = None,
+        annotations: dict | None = None,
+        owner: dict | None = None,
+        tolerations: list | None = None,
+        finding: str | None = None,
+        states: dict | None = None,
+        service_account: str = "default",
+    ) -> dict:
         rev = sfx("ds", ns, name, length=10)
-        tpl = {"metadata": {"labels": pod_labels}, "spec": {
-            "containers": [dict(c, imagePullPolicy="IfNotPresent", terminationMessagePath="/dev/termination-log",
-                                terminationMessagePolicy="File") for c in containers],
-            "dnsPolicy": "ClusterFirst", "priorityClassName": "system-node-critical", "restartPolicy": "Always",
-            "schedulerName": "default-scheduler", "securityContext": {}, "serviceAccountName": service_account,
-            "serviceAccount": service_account, "terminationGracePeriodSeconds": 30,
-            "tolerations": tolerations or [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-        }}
+        tpl = {
+            "metadata": {"labels": pod_labels},
+            "spec": {
+                "containers": [
+                    dict(
+                        c,
+                        imagePullPolicy="IfNotPresent",
+                        terminationMessagePath="/dev/termination-log",
+                        terminationMessagePolicy="File",
+                    )
+                    for c in containers
+                ],
+                "dnsPolicy": "ClusterFirst",
+                "priorityClassName": "system-node-critical",
+                "restartPolicy": "Always",
+                "schedulerName": "default-scheduler",
+                "securityContext": {},
+                "serviceAccountName": service_account,
+                "serviceAccount": service_account,
+                "terminationGracePeriodSeconds": 30,
+                "tolerations": tolerations or [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            },
+        }
         if node_selector:
             tpl["spec"]["nodeSelector"] = node_selector
         if affinity:
@@ -883,19 +1243,31 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
         ds = {
             "apiVersion": "apps/v1",
             "kind": "DaemonSet",
-            "metadata": meta(name, ns, created=created, labels=labels,
-                             annotations={"deprecated.daemonset.template.generation": "1", **(annotations or {})},
-                             owner=owner, finding=finding, kind="DaemonSet"),
+            "metadata": meta(
+                name,
+                ns,
+                created=created,
+                labels=labels,
+                annotations={"deprecated.daemonset.template.generation": "1", **(annotations or {})},
+                owner=owner,
+                finding=finding,
+                kind="DaemonSet",
+            ),
             "spec": {
                 "revisionHistoryLimit": 10,
                 "selector": {"matchLabels": selector},
                 "template": tpl,
-                "updateStrategy": {"type": "RollingUpdate",
-                                   "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
             },
-            "status": {"currentNumberScheduled": len(nodes), "desiredNumberScheduled": len(nodes),
-                       "numberAvailable": ready, "numberMisscheduled": 0, "numberReady": ready,
-                       "observedGeneration": 1, "updatedNumberScheduled": len(nodes)},
+            "status": {
+                "currentNumberScheduled": len(nodes),
+                "desiredNumberScheduled": len(nodes),
+                "numberAvailable": ready,
+                "numberMisscheduled": 0,
+                "numberReady": ready,
+                "observedGeneration": 1,
+                "updatedNumberScheduled": len(nodes),
+            },
         }
         ds["metadata"]["generation"] = 1
         if ready < len(nodes):
@@ -906,178 +1278,411 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
         for n in nodes:
             state = states.get(n.name, "ready")
             plabels = {**pod_labels, "controller-revision-hash": rev, "pod-template-generation": "1"}
-            node_aff = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n.name]}]}]}}}
+            node_aff = {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n.name]}]}
+                        ]
+                    }
+                }
+            }
             kw: dict = {}
             if state == "crashloop":
-                kw = dict(container_state={"waiting": {
-                    "reason": "CrashLoopBackOff",
-                    "message": f"back-off 5m0s restarting failed container={containers[0]['name']} "
-                               f"pod={name}-{sfx('dspod', ns, name, n.name)}_{ns}"}},
-                          ready=False, restarts=23 if "device" in name else 41,
-                          last_state={"terminated": {"exitCode": 1, "reason": "Error",
-                                                     "startedAt": ts(minutes=7), "finishedAt": ts(minutes=6, hours=0)}})
+                kw = dict(
+                    container_state={
+                        "waiting": {
+                            "reason": "CrashLoopBackOff",
+                            "message": f"back-off 5m0s restarting failed container={containers[0]['name']} "
+                            f"pod={name}-{sfx('dspod', ns, name, n.name)}_{ns}",
+                        }
+                    },
+                    ready=False,
+                    restarts=23 if "device" in name else 41,
+                    last_state={
+                        "terminated": {
+                            "exitCode": 1,
+                            "reason": "Error",
+                            "startedAt": ts(minutes=7),
+                            "finishedAt": ts(minutes=6, hours=0),
+                        }
+                    },
+                )
             elif state == "not-ready":
-                kw = dict(ready=False, restarts=3, container_state={"running": {"startedAt": ts(minutes=12)}},
-                          last_state={"terminated": {"exitCode": 2, "reason": "Error", "startedAt": ts(hours=2),
-                                                     "finishedAt": ts(minutes=12)}})
+                kw = dict(
+                    ready=False,
+                    restarts=3,
+                    container_state={"running": {"startedAt": ts(minutes=12)}},
+                    last_state={
+                        "terminated": {
+                            "exitCode": 2,
+                            "reason": "Error",
+                            "startedAt": ts(hours=2),
+                            "finishedAt": ts(minutes=12),
+                        }
+                    },
+                )
             pod_created = max(created, n.created)
-            d.pod(f"{name}-{sfx('dspod', ns, name, n.name)}", ns, created=pod_created, containers=containers,
-                  node=n.name, labels=plabels, owner=owner_ref(ds), affinity=node_aff,
-                  node_selector=node_selector, tolerations=tpl["spec"]["tolerations"] + ds_tolerations,
-                  generate_name=f"{name}-", priority_class="system-node-critical", service_account=service_account,
-                  annotations=n.pod_faults.get(name), **kw)
+            d.pod(
+                f"{name}-{sfx('dspod', ns, name, n.name)}",
+                ns,
+                created=pod_created,
+                containers=containers,
+                node=n.name,
+                labels=plabels,
+                owner=owner_ref(ds),
+                affinity=node_aff,
+                node_selector=node_selector,
+                tolerations=tpl["spec"]["tolerations"] + ds_tolerations,
+                generate_name=f"{name}-",
+                priority_class="system-node-critical",
+                service_account=service_account,
+                annotations=n.pod_faults.get(name),
+                **kw,
+            )
         return ds
 
     op_nodes = [s for s in N.values() if s.dp == "operator"]
     daemonset(
-        "nvidia-device-plugin-daemonset", "gpu-operator", created=ts(days=300),
-        labels={"app": "nvidia-device-plugin-daemonset", "app.kubernetes.io/managed-by": "gpu-operator",
-                "helm.sh/chart": "gpu-operator-v25.10.0"},
+        "nvidia-device-plugin-daemonset",
+        "gpu-operator",
+        created=ts(days=300),
+        labels={
+            "app": "nvidia-device-plugin-daemonset",
+            "app.kubernetes.io/managed-by": "gpu-operator",
+            "helm.sh/chart": "gpu-operator-v25.10.0",
+        },
         annotations={"nvidia.com/last-applied-hash": str(int(nv._hex("op-ds")[:8], 16))},
-        owner={"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "name": "cluster-policy",
-               "uid": cluster_policy_uid, "controller": True, "blockOwnerDeletion": True},
+        owner={
+            "apiVersion": "nvidia.com/v1",
+            "kind": "ClusterPolicy",
+            "name": "cluster-policy",
+            "uid": cluster_policy_uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        },
         selector={"app": "nvidia-device-plugin-daemonset"},
-        pod_labels={"app": "nvidia-device-plugin-daemonset", "app.kubernetes.io/managed-by": "gpu-operator",
-                    "helm.sh/chart": "gpu-operator-v25.10.0"},
-        containers=[container("nvidia-device-plugin", DP_IMAGE, cpu="50m", memory="64Mi", command=[
-            "/bin/bash", "-c"], args=["/bin/entrypoint.sh"], env=[
-            {"name": "PASS_DEVICE_SPECS", "value": "true"}, {"name": "FAIL_ON_INIT_ERROR", "value": "true"},
-            {"name": "DEVICE_LIST_STRATEGY", "value": "envvar"}, {"name": "DEVICE_ID_STRATEGY", "value": "uuid"},
-            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}, {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "all"},
-            {"name": "MIG_STRATEGY", "value": "single"}, {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"}])],
-        nodes=op_nodes, node_selector={"nvidia.com/gpu.deploy.device-plugin": "true"},
-        service_account="nvidia-device-plugin", finding="dp-targets-dra-pool",
-        states={serve[3].name: "crashloop"})
+        pod_labels={
+            "app": "nvidia-device-plugin-daemonset",
+            "app.kubernetes.io/managed-by": "gpu-operator",
+            "helm.sh/chart": "gpu-operator-v25.10.0",
+        },
+        containers=[
+            container(
+                "nvidia-device-plugin",
+                DP_IMAGE,
+                cpu="50m",
+                memory="64Mi",
+                command=["/bin/bash", "-c"],
+                args=["/bin/entrypoint.sh"],
+                env=[
+                    {"name": "PASS_DEVICE_SPECS", "value": "true"},
+                    {"name": "FAIL_ON_INIT_ERROR", "value": "true"},
+                    {"name": "DEVICE_LIST_STRATEGY", "value": "envvar"},
+                    {"name": "DEVICE_ID_STRATEGY", "value": "uuid"},
+                    {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                    {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "all"},
+                    {"name": "MIG_STRATEGY", "value": "single"},
+                    {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"},
+                ],
+            )
+        ],
+        nodes=op_nodes,
+        node_selector={"nvidia.com/gpu.deploy.device-plugin": "true"},
+        service_account="nvidia-device-plugin",
+        finding="dp-targets-dra-pool",
+        states={serve[3].name: "crashloop"},
+    )
 
-    gfd_labels = {"app": "gpu-feature-discovery", "app.kubernetes.io/managed-by": "gpu-operator",
-                  "app.kubernetes.io/part-of": "nvidia-gpu", "helm.sh/chart": "gpu-operator-v25.10.0"}
+    gfd_labels = {
+        "app": "gpu-feature-discovery",
+        "app.kubernetes.io/managed-by": "gpu-operator",
+        "app.kubernetes.io/part-of": "nvidia-gpu",
+        "helm.sh/chart": "gpu-operator-v25.10.0",
+    }
     daemonset(
-        "gpu-feature-discovery", "gpu-operator", created=ts(days=300), labels=gfd_labels,
+        "gpu-feature-discovery",
+        "gpu-operator",
+        created=ts(days=300),
+        labels=gfd_labels,
         annotations={"nvidia.com/last-applied-hash": str(int(nv._hex("gfd-ds")[:8], 16))},
-        owner={"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "name": "cluster-policy",
-               "uid": cluster_policy_uid, "controller": True, "blockOwnerDeletion": True},
+        owner={
+            "apiVersion": "nvidia.com/v1",
+            "kind": "ClusterPolicy",
+            "name": "cluster-policy",
+            "uid": cluster_policy_uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        },
         selector={"app": "gpu-feature-discovery", "app.kubernetes.io/part-of": "nvidia-gpu"},
         pod_labels={"app": "gpu-feature-discovery", "app.kubernetes.io/part-of": "nvidia-gpu"},
-        containers=[container("gpu-feature-discovery", DP_IMAGE, cpu="10m", memory="64Mi",
-                              command=["gpu-feature-discovery"],
-                              env=[{"name": "GFD_SLEEP_INTERVAL", "value": "60s"},
-                                   {"name": "GFD_FAIL_ON_INIT_ERROR", "value": "true"},
-                                   {"name": "MIG_STRATEGY", "value": "mixed"}])],
+        containers=[
+            container(
+                "gpu-feature-discovery",
+                DP_IMAGE,
+                cpu="10m",
+                memory="64Mi",
+                command=["gpu-feature-discovery"],
+                env=[
+                    {"name": "GFD_SLEEP_INTERVAL", "value": "60s"},
+                    {"name": "GFD_FAIL_ON_INIT_ERROR", "value": "true"},
+                    {"name": "MIG_STRATEGY", "value": "mixed"},
+                ],
+            )
+        ],
         nodes=[s for s in N.values() if s.hw is not None],
         node_selector={"nvidia.com/gpu.deploy.gpu-feature-discovery": "true"},
-        service_account="nvidia-gpu-feature-discovery")
+        service_account="nvidia-gpu-feature-discovery",
+    )
 
     # ---- the standalone device-plugin chart (release nvdp), scoped to its pools in each default term
     nvdp_pools = ["l4-inference", "t4-batch", "l4-dev"]
     pool_expr = {"key": POOL_LABEL, "operator": "In", "values": nvdp_pools}
-    nvdp_aff = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In",
-                               "values": ["true"]}, pool_expr]},
-        {"matchExpressions": [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In",
-                               "values": ["NVIDIA"]}, pool_expr]},
-        {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}, pool_expr]},
-    ]}}}
-    nvdp_labels = {"app.kubernetes.io/instance": "nvdp", "app.kubernetes.io/managed-by": "Helm",
-                   "app.kubernetes.io/name": "nvidia-device-plugin", "app.kubernetes.io/version": "0.18.0",
-                   "helm.sh/chart": "nvidia-device-plugin-0.18.0"}
-    d.add({"apiVersion": "v1", "kind": "ConfigMap",
-           "metadata": meta("nvdp-nvidia-device-plugin-configs", "nvidia-device-plugin", created=ts(days=290),
-                            labels=nvdp_labels, annotations={"meta.helm.sh/release-name": "nvdp",
-                                                             "meta.helm.sh/release-namespace": "nvidia-device-plugin"},
-                            kind="ConfigMap"),
-           "data": {"default": "version: v1\nflags:\n  migStrategy: none\n",
-                    "l4-time-sliced-4": "version: v1\nflags:\n  migStrategy: none\nsharing:\n  timeSlicing:\n"
-                                        "    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"}})
+    nvdp_aff = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {
+                                "key": "feature.node.kubernetes.io/pci-10de.present",
+                                "operator": "In",
+                                "values": ["true"],
+                            },
+                            pool_expr,
+                        ]
+                    },
+                    {
+                        "matchExpressions": [
+                            {
+                                "key": "feature.node.kubernetes.io/cpu-model.vendor_id",
+                                "operator": "In",
+                                "values": ["NVIDIA"],
+                            },
+                            pool_expr,
+                        ]
+                    },
+                    {
+                        "matchExpressions": [
+                            {"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]},
+                            pool_expr,
+                        ]
+                    },
+                ]
+            }
+        }
+    }
+    nvdp_labels = {
+        "app.kubernetes.io/instance": "nvdp",
+        "app.kubernetes.io/managed-by": "Helm",
+        "app.kubernetes.io/name": "nvidia-device-plugin",
+        "app.kubernetes.io/version": "0.18.0",
+        "helm.sh/chart": "nvidia-device-plugin-0.18.0",
+    }
+    d.add(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": meta(
+                "nvdp-nvidia-device-plugin-configs",
+                "nvidia-device-plugin",
+                created=ts(days=290),
+                labels=nvdp_labels,
+                annotations={
+                    "meta.helm.sh/release-name": "nvdp",
+                    "meta.helm.sh/release-namespace": "nvidia-device-plugin",
+                },
+                kind="ConfigMap",
+            ),
+            "data": {
+                "default": "version: v1\nflags:\n  migStrategy: none\n",
+                "l4-time-sliced-4": "version: v1\nflags:\n  migStrategy: none\nsharing:\n  timeSlicing:\n"
+                "    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n",
+            },
+        }
+    )
     daemonset(
-        "nvdp-nvidia-device-plugin", "nvidia-device-plugin", created=ts(days=290), labels=nvdp_labels,
+        "nvdp-nvidia-device-plugin",
+        "nvidia-device-plugin",
+        created=ts(days=290),
+        labels=nvdp_labels,
         annotations={"meta.helm.sh/release-name": "nvdp", "meta.helm.sh/release-namespace": "nvidia-device-plugin"},
         selector={"app.kubernetes.io/instance": "nvdp", "app.kubernetes.io/name": "nvidia-device-plugin"},
         pod_labels={"app.kubernetes.io/instance": "nvdp", "app.kubernetes.io/name": "nvidia-device-plugin"},
-        containers=[container("nvidia-device-plugin-ctr", DP_IMAGE, cpu="50m", memory="64Mi",
-                              command=["nvidia-device-plugin"],
-                              env=[{"name": "MPS_ROOT", "value": "/run/nvidia/mps"},
-                                   {"name": "CONFIG_FILE", "value": "/config/config.yaml"},
-                                   {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"},
-                                   {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
-                                   {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}])],
-        nodes=[s for s in N.values() if s.dp == "nvdp"], affinity=nvdp_aff,
-        service_account="nvdp-nvidia-device-plugin-service-account")
+        containers=[
+            container(
+                "nvidia-device-plugin-ctr",
+                DP_IMAGE,
+                cpu="50m",
+                memory="64Mi",
+                command=["nvidia-device-plugin"],
+                env=[
+                    {"name": "MPS_ROOT", "value": "/run/nvidia/mps"},
+                    {"name": "CONFIG_FILE", "value": "/config/config.yaml"},
+                    {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"},
+                    {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                    {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
+                ],
+            )
+        ],
+        nodes=[s for s in N.values() if s.dp == "nvdp"],
+        affinity=nvdp_aff,
+        service_account="nvdp-nvidia-device-plugin-service-account",
+    )
 
     # ---- the DRA driver, applied as plain manifests rendered from the 0.4.0 chart
     dra_pools = ["h100-dra", "a100-serve", "a100-mig", "l4-dev"]
-    dra_labels = {"app.kubernetes.io/name": "dra-driver-nvidia-gpu", "app.kubernetes.io/instance": "dra-driver-nvidia-gpu",
-                  "app.kubernetes.io/version": "0.4.0"}
+    dra_labels = {
+        "app.kubernetes.io/name": "dra-driver-nvidia-gpu",
+        "app.kubernetes.io/instance": "dra-driver-nvidia-gpu",
+        "app.kubernetes.io/version": "0.4.0",
+    }
     dra_term_base = [
         [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In", "values": ["true"]}],
         [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In", "values": ["NVIDIA"]}],
         [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}],
     ]
-    dra_aff = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": t + [{"key": POOL_LABEL, "operator": "In", "values": dra_pools}]} for t in dra_term_base
-    ]}}}
+    dra_aff = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": t + [{"key": POOL_LABEL, "operator": "In", "values": dra_pools}]}
+                    for t in dra_term_base
+                ]
+            }
+        }
+    }
     dra_states = {s.name: s.dra_state for s in N.values() if s.dra}
     daemonset(
-        "dra-driver-nvidia-gpu-kubelet-plugin", "dra-driver-nvidia-gpu", created=ts(days=181),
-        labels=dra_labels, selector={"app.kubernetes.io/name": "dra-driver-nvidia-gpu",
-                                     "dra-driver-nvidia-gpu-component": "kubelet-plugin"},
-        pod_labels={"app.kubernetes.io/name": "dra-driver-nvidia-gpu",
-                    "dra-driver-nvidia-gpu-component": "kubelet-plugin",
-                    "nvidia-dra-driver-gpu-component": "kubelet-plugin"},
-        containers=[container("gpus", DRA_IMAGE, cpu="100m", memory="256Mi", command=["bash", "-c"],
-                              args=["exec gpu-kubelet-plugin"],
-                              env=[{"name": "NVIDIA_DRIVER_ROOT", "value": "/home/kubernetes/bin/nvidia"},
-                                   {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"},
-                                   {"name": "CDI_ROOT", "value": "/var/run/cdi"},
-                                   {"name": "KUBELET_REGISTRAR_DIRECTORY_PATH",
-                                    "value": "/var/lib/kubelet/plugins_registry"}])],
-        nodes=[s for s in N.values() if s.dra], affinity=dra_aff, states=dra_states,
-        service_account="dra-driver-nvidia-gpu-service-account", finding="driver-targets-dp-pool")
+        "dra-driver-nvidia-gpu-kubelet-plugin",
+        "dra-driver-nvidia-gpu",
+        created=ts(days=181),
+        labels=dra_labels,
+        selector={
+            "app.kubernetes.io/name": "dra-driver-nvidia-gpu",
+            "dra-driver-nvidia-gpu-component": "kubelet-plugin",
+        },
+        pod_labels={
+            "app.kubernetes.io/name": "dra-driver-nvidia-gpu",
+            "dra-driver-nvidia-gpu-component": "kubelet-plugin",
+            "nvidia-dra-driver-gpu-component": "kubelet-plugin",
+        },
+        containers=[
+            container(
+                "gpus",
+                DRA_IMAGE,
+                cpu="100m",
+                memory="256Mi",
+                command=["bash", "-c"],
+                args=["exec gpu-kubelet-plugin"],
+                env=[
+                    {"name": "NVIDIA_DRIVER_ROOT", "value": "/home/kubernetes/bin/nvidia"},
+                    {"name": "NVIDIA_VISIBLE_DEVICES", "value": "void"},
+                    {"name": "CDI_ROOT", "value": "/var/run/cdi"},
+                    {"name": "KUBELET_REGISTRAR_DIRECTORY_PATH", "value": "/var/lib/kubelet/plugins_registry"},
+                ],
+            )
+        ],
+        nodes=[s for s in N.values() if s.dra],
+        affinity=dra_aff,
+        states=dra_states,
+        service_account="dra-driver-nvidia-gpu-service-account",
+        finding="driver-targets-dp-pool",
+    )
     w.deployment(
-        "dra-driver-nvidia-gpu-controller", "dra-driver-nvidia-gpu", created=ts(days=181), replicas=1,
-        containers=[container("compute-domain", DRA_IMAGE, cpu="50m", memory="128Mi",
-                              command=["compute-domain-controller"])],
-        placements=[system[1].name], labels={"dra-driver-nvidia-gpu-component": "controller"})
+        "dra-driver-nvidia-gpu-controller",
+        "dra-driver-nvidia-gpu",
+        created=ts(days=181),
+        replicas=1,
+        containers=[
+            container("compute-domain", DRA_IMAGE, cpu="50m", memory="128Mi", command=["compute-domain-controller"])
+        ],
+        placements=[system[1].name],
+        labels={"dra-driver-nvidia-gpu-component": "controller"},
+    )
 
     # ---- ResourceSlices published by the driver where its pod is ready (or was, before it stopped being ready)
     for s in N.values():
         if s.dra and s.dra_state != "crashloop":
             node_obj = d.node_objs[s.name]
-            slices = nv.resource_slices_for_node(s.name, s.hw, "v0.4.0", generation=1,
-                                                 node_uid=node_obj["metadata"]["uid"],
-                                                 creation_timestamp=max(ts(days=181), s.created))
+            slices = nv.resource_slices_for_node(
+                s.name,
+                s.hw,
+                "v0.4.0",
+                generation=1,
+                node_uid=node_obj["metadata"]["uid"],
+                creation_timestamp=max(ts(days=181), s.created),
+            )
             d.slices[s.name] = slices
             for sl in slices:
                 d.add(sl)
 
     # ---- DeviceClasses
-    def device_class(name: str, selectors: list[str], *, created: str, ern: str | None = None,
-                     labels: dict | None = None, finding: str | None = None, annotations: dict | None = None) -> dict:
+    def device_class(
+        name: str,
+        selectors: list[str],
+        *,
+        created: str,
+        ern: str | None = None,
+        labels: dict | None = None,
+        finding: str | None = None,
+        annotations: dict | None = None,
+    ) -> dict:
         spec: dict = {"selectors": [{"cel": {"expression": e}} for e in selectors]}
         if ern:
             spec["extendedResourceName"] = ern
-        obj = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-               "metadata": meta(name, created=created, labels=labels, finding=finding, annotations=annotations,
-                                kind="DeviceClass"),
-               "spec": spec}
+        obj = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": meta(
+                name, created=created, labels=labels, finding=finding, annotations=annotations, kind="DeviceClass"
+            ),
+            "spec": spec,
+        }
         obj["metadata"]["generation"] = 1
         return d.add(obj)
 
     # An early trial's class, older than the chart's: the chart's class wins nvidia.com/gpu (newest wins).
-    device_class("nvidia-gpu", ['device.driver == "gpu.nvidia.com"'], created=ts(days=230), ern="nvidia.com/gpu",
-                 labels={"team": "ml-platform"}, finding="class-too-broad,duplicate-mapping")
-    device_class("gpu.nvidia.com", ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"],
-                 created=ts(days=181), ern="nvidia.com/gpu", labels=dra_labels, finding="duplicate-mapping")
-    device_class("mig.nvidia.com", ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"],
-                 created=ts(days=181), labels=dra_labels)
-    device_class("mig-1g.10gb.nvidia.com", [
-        "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig' && "
-        "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"],
-        created=ts(days=100), ern="nvidia.com/mig-1g.10gb", labels={"team": "ml-platform"})
-    device_class("h100-low-index", [
-        'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].index < 4'],
-        created=ts(days=240), labels={"team": "research"}, finding="stale-attribute,selector-runtime-error",
-        annotations={"kubernetes.io/description": "First four GPUs of a node (NUMA 0) for latency-sensitive jobs"})
+    device_class(
+        "nvidia-gpu",
+        ['device.driver == "gpu.nvidia.com"'],
+        created=ts(days=230),
+        ern="nvidia.com/gpu",
+        labels={"team": "ml-platform"},
+        finding="class-too-broad,duplicate-mapping",
+    )
+    device_class(
+        "gpu.nvidia.com",
+        ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"],
+        created=ts(days=181),
+        ern="nvidia.com/gpu",
+        labels=dra_labels,
+        finding="duplicate-mapping",
+    )
+    device_class(
+        "mig.nvidia.com",
+        ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"],
+        created=ts(days=181),
+        labels=dra_labels,
+    )
+    device_class(
+        "mig-1g.10gb.nvidia.com",
+        [
+            "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig' && "
+            "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"
+        ],
+        created=ts(days=100),
+        ern="nvidia.com/mig-1g.10gb",
+        labels={"team": "ml-platform"},
+    )
+    device_class(
+        "h100-low-index",
+        ['device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].index < 4'],
+        created=ts(days=240),
+        labels={"team": "research"},
+        finding="stale-attribute,selector-runtime-error",
+        annotations={"kubernetes.io/description": "First four GPUs of a node (NUMA 0) for latency-sensitive jobs"},
+    )
     return _finish(d, w, N, specs)
 
 
@@ -1101,214 +1706,501 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:  # noqa:
     # ---- ml-training: the A100 pool on the device plugin
     reg = f"us-docker.pkg.dev/{PROJECT}"
     _, _, bert = w.deployment(
-        "bert-finetune", "ml-training", created=ts(days=12), replicas=2,
+        "bert-finetune",
+        "ml-training",
+        created=ts(days=12),
+        replicas=2,
         containers=[container("trainer", f"{reg}/training/bert-finetune:2026.11.2", cpu="12", memory="96Gi", gpu=4)],
-        placements=[a1, a2], node_selector={"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"},
-        labels={"team": "nlp"})
+        placements=[a1, a2],
+        node_selector={"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"},
+        labels={"team": "nlp"},
+    )
     for p in bert:
         add_finding(p, "nodeselector-steering")
-    w.statefulset("llama-pretrain", "ml-training", created=ts(days=9),
-                  containers=[container("megatron", "nvcr.io/nvidia/nemo:25.09", cpu="24", memory="320Gi", gpu=4)],
-                  placements=[a1, a2, a3], node_selector=sel("a100-train"))
-    w.job("tokenize-shards", "ml-training", created=ts(hours=7),
-          containers=[container("tokenize", f"{reg}/training/tokenizer:1.8.0", cpu="16", memory="64Gi", gpu=3)],
-          node=a3, node_selector=sel("a100-train"))
-    _, sweep8 = w.job("eval-sweep-8gpu", "ml-training", created=ts(hours=2),
-                      containers=[container("eval", f"{reg}/training/eval-harness:0.9.4", cpu="32", memory="128Gi",
-                                            gpu=8)],
-                      node=None, node_selector=sel("a100-train"),
-                      pod_kwargs=dict(pending(ts(hours=2)), finding="pending-insufficient"))
+    w.statefulset(
+        "llama-pretrain",
+        "ml-training",
+        created=ts(days=9),
+        containers=[container("megatron", "nvcr.io/nvidia/nemo:25.09", cpu="24", memory="320Gi", gpu=4)],
+        placements=[a1, a2, a3],
+        node_selector=sel("a100-train"),
+    )
+    w.job(
+        "tokenize-shards",
+        "ml-training",
+        created=ts(hours=7),
+        containers=[container("tokenize", f"{reg}/training/tokenizer:1.8.0", cpu="16", memory="64Gi", gpu=3)],
+        node=a3,
+        node_selector=sel("a100-train"),
+    )
+    _, sweep8 = w.job(
+        "eval-sweep-8gpu",
+        "ml-training",
+        created=ts(hours=2),
+        containers=[container("eval", f"{reg}/training/eval-harness:0.9.4", cpu="32", memory="128Gi", gpu=8)],
+        node=None,
+        node_selector=sel("a100-train"),
+        pod_kwargs=dict(pending(ts(hours=2)), finding="pending-insufficient"),
+    )
     events.append((sweep8, "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=3), 31))
 
     # A plain claim of the class that serves nvidia.com/gpu, in a namespace with a quota on requests.nvidia.com/gpu.
-    shared = d.add({
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-        "metadata": meta("shared-h100", "ml-training", created=ts(days=6), finding="quota-claims-now-count",
-                         finalizers=["resource.kubernetes.io/delete-protection"], kind="ResourceClaim"),
-        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
-            "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1,
-            "selectors": [{"cel": {"expression":
-                                   "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"}}]}}]}},
-        "status": {},
-    })
-    nb = d.pod("notebook-alice", "ml-training", created=ts(days=6), node=h1,
-               containers=[container("notebook", "quay.io/jupyter/pytorch-notebook:cuda12-2026-11-03", cpu="8",
-                                     memory="64Gi", claims=[{"name": "gpu"}])],
-               resource_claims=[{"name": "gpu", "resourceClaimName": "shared-h100"}],
-               labels={"app.kubernetes.io/name": "notebook", "owner": "alice"})
-    shared["status"] = {"allocation": d.allocation(h1, "gpu", ["gpu-4"], ts(days=6)),
-                        "reservedFor": [{"resource": "pods", "name": "notebook-alice", "uid": nb["metadata"]["uid"]}]}
+    shared = d.add(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": meta(
+                "shared-h100",
+                "ml-training",
+                created=ts(days=6),
+                finding="quota-claims-now-count",
+                finalizers=["resource.kubernetes.io/delete-protection"],
+                kind="ResourceClaim",
+            ),
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpu",
+                            "exactly": {
+                                "deviceClassName": "gpu.nvidia.com",
+                                "allocationMode": "ExactCount",
+                                "count": 1,
+                                "selectors": [
+                                    {
+                                        "cel": {
+                                            "expression": "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"
+                                        }
+                                    }
+                                ],
+                            },
+                        }
+                    ]
+                }
+            },
+            "status": {},
+        }
+    )
+    nb = d.pod(
+        "notebook-alice",
+        "ml-training",
+        created=ts(days=6),
+        node=h1,
+        containers=[
+            container(
+                "notebook",
+                "quay.io/jupyter/pytorch-notebook:cuda12-2026-11-03",
+                cpu="8",
+                memory="64Gi",
+                claims=[{"name": "gpu"}],
+            )
+        ],
+        resource_claims=[{"name": "gpu", "resourceClaimName": "shared-h100"}],
+        labels={"app.kubernetes.io/name": "notebook", "owner": "alice"},
+    )
+    shared["status"] = {
+        "allocation": d.allocation(h1, "gpu", ["gpu-4"], ts(days=6)),
+        "reservedFor": [{"resource": "pods", "name": "notebook-alice", "uid": nb["metadata"]["uid"]}],
+    }
 
     # ---- ml-inference on the H100s through the bridge
     vllm = "vllm/vllm-openai:v0.11.2"
     _, _, llm = w.deployment(
-        "llm-serving", "ml-inference", created=ts(days=20), replicas=5,
-        containers=[container("vllm", vllm, cpu="16", memory="200Gi", gpu=2,
-                              args=["--model", "meta-llama/Llama-3.3-70B-Instruct", "--tensor-parallel-size", "2"])],
-        placements=[h1, h1, h2, h2, None], node_selector=sel("h100-dra"), labels={"tier": "online"},
-        pod_kwargs=[{}, {}, {}, {}, dict(pending(ts(minutes=2)), created=ts(minutes=4),
-                                         finding="stale-bridge-claim")])
-    for p, node, devs in zip(llm, (h1, h1, h2, h2), (["gpu-0", "gpu-1"], ["gpu-2", "gpu-3"], ["gpu-0", "gpu-1"],
-                                                    ["gpu-2", "gpu-3"])):
+        "llm-serving",
+        "ml-inference",
+        created=ts(days=20),
+        replicas=5,
+        containers=[
+            container(
+                "vllm",
+                vllm,
+                cpu="16",
+                memory="200Gi",
+                gpu=2,
+                args=["--model", "meta-llama/Llama-3.3-70B-Instruct", "--tensor-parallel-size", "2"],
+            )
+        ],
+        placements=[h1, h1, h2, h2, None],
+        node_selector=sel("h100-dra"),
+        labels={"tier": "online"},
+        pod_kwargs=[{}, {}, {}, {}, dict(pending(ts(minutes=2)), created=ts(minutes=4), finding="stale-bridge-claim")],
+    )
+    for p, node, devs in zip(
+        llm, (h1, h1, h2, h2), (["gpu-0", "gpu-1"], ["gpu-2", "gpu-3"], ["gpu-0", "gpu-1"], ["gpu-2", "gpu-3"])
+    ):
         d.bridge_claim(p, node, devs, created=p["metadata"]["creationTimestamp"])
     # Left from an earlier cycle whose binding failed: allocated, never reserved, the pod still Pending.
-    d.bridge_claim(llm[4], h1, ["gpu-6", "gpu-7"], created=ts(minutes=3), reserved=False,
-                   finding="stale-bridge-claim")
+    d.bridge_claim(llm[4], h1, ["gpu-6", "gpu-7"], created=ts(minutes=3), reserved=False, finding="stale-bridge-claim")
     events.append((llm[4], "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=2), 2))
 
-    one_gpu = d.add({
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-        "metadata": meta("one-gpu", "ml-inference", created=ts(days=30), finding="claim-equivalent-to-limits",
-                         kind="ResourceClaimTemplate"),
-        "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
-            "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1}}]}}},
-    })
+    one_gpu = d.add(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": meta(
+                "one-gpu",
+                "ml-inference",
+                created=ts(days=30),
+                finding="claim-equivalent-to-limits",
+                kind="ResourceClaimTemplate",
+            ),
+            "spec": {
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {
+                                "name": "gpu",
+                                "exactly": {
+                                    "deviceClassName": "gpu.nvidia.com",
+                                    "allocationMode": "ExactCount",
+                                    "count": 1,
+                                },
+                            }
+                        ]
+                    }
+                }
+            },
+        }
+    )
     _, _, emb = w.deployment(
-        "embedder", "ml-inference", created=ts(days=14), replicas=2,
-        containers=[container("embed", f"{reg}/inference/embedder:3.2.0", cpu="4", memory="32Gi",
-                              claims=[{"name": "gpu"}])],
-        placements=[h2, h2], node_selector=sel("h100-dra"),
-        resource_claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+        "embedder",
+        "ml-inference",
+        created=ts(days=14),
+        replicas=2,
+        containers=[
+            container("embed", f"{reg}/inference/embedder:3.2.0", cpu="4", memory="32Gi", claims=[{"name": "gpu"}])
+        ],
+        placements=[h2, h2],
+        node_selector=sel("h100-dra"),
+        resource_claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+    )
     for p, dev in zip(emb, ("gpu-4", "gpu-5")):
         d.template_claim(p, "gpu", one_gpu, h2, [dev], created=p["metadata"]["creationTimestamp"])
     _, _, rr = w.deployment(
-        "reranker", "ml-inference", created=ts(days=5), replicas=1,
-        containers=[container("rerank", f"{reg}/inference/reranker:1.4.1", cpu="4", memory="32Gi", gpu=1,
-                              claims=[{"name": "gpu"}])],
-        placements=[h2], node_selector=sel("h100-dra"),
+        "reranker",
+        "ml-inference",
+        created=ts(days=5),
+        replicas=1,
+        containers=[
+            container(
+                "rerank", f"{reg}/inference/reranker:1.4.1", cpu="4", memory="32Gi", gpu=1, claims=[{"name": "gpu"}]
+            )
+        ],
+        placements=[h2],
+        node_selector=sel("h100-dra"),
         resource_claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
-        pod_kwargs=[{"finding": "double-request"}])
+        pod_kwargs=[{"finding": "double-request"}],
+    )
     d.bridge_claim(rr[0], h2, ["gpu-6"], created=rr[0]["metadata"]["creationTimestamp"])
     d.template_claim(rr[0], "gpu", one_gpu, h2, ["gpu-7"], created=rr[0]["metadata"]["creationTimestamp"])
 
     # h3 is full with pods prepared before its DRA plugin stopped being ready, so a retried pod cannot land there.
     _, _, summ = w.deployment(
-        "summarizer", "ml-inference", created=ts(days=11), replicas=3,
-        containers=[container("vllm", vllm, cpu="12", memory="160Gi", gpu=2,
-                              args=["--model", "mistralai/Mistral-Small-3.2-24B-Instruct-2506",
-                                    "--tensor-parallel-size", "2"])],
-        placements=[h3, h3, h3], node_selector=sel("h100-dra"), labels={"tier": "batch"})
+        "summarizer",
+        "ml-inference",
+        created=ts(days=11),
+        replicas=3,
+        containers=[
+            container(
+                "vllm",
+                vllm,
+                cpu="12",
+                memory="160Gi",
+                gpu=2,
+                args=["--model", "mistralai/Mistral-Small-3.2-24B-Instruct-2506", "--tensor-parallel-size", "2"],
+            )
+        ],
+        placements=[h3, h3, h3],
+        node_selector=sel("h100-dra"),
+        labels={"tier": "batch"},
+    )
     for p, devs in zip(summ, (["gpu-1", "gpu-2"], ["gpu-3", "gpu-4"], ["gpu-5", "gpu-6"])):
         d.bridge_claim(p, h3, devs, created=p["metadata"]["creationTimestamp"])
     _, _, ocr = w.deployment(
-        "ocr-pipeline", "ml-inference", created=ts(days=10), replicas=1,
+        "ocr-pipeline",
+        "ml-inference",
+        created=ts(days=10),
+        replicas=1,
         containers=[container("ocr", f"{reg}/inference/ocr:5.0.1", cpu="4", memory="24Gi", gpu=1)],
-        placements=[h3], node_selector=sel("h100-dra"), labels={"tier": "batch"})
+        placements=[h3],
+        node_selector=sel("h100-dra"),
+        labels={"tier": "batch"},
+    )
     d.bridge_claim(ocr[0], h3, ["gpu-7"], created=ocr[0]["metadata"]["creationTimestamp"])
-    prep_msg = ("Failed to prepare dynamic resources: NodePrepareResources failed for ResourceClaim {claim}: "
-                "rpc error: code = Unavailable desc = error reading from server: EOF")
+    prep_msg = (
+        "Failed to prepare dynamic resources: NodePrepareResources failed for ResourceClaim {claim}: "
+        "rpc error: code = Unavailable desc = error reading from server: EOF"
+    )
     _, _, scorer = w.deployment(
-        "batch-scorer", "ml-inference", created=ts(minutes=25), replicas=1,
+        "batch-scorer",
+        "ml-inference",
+        created=ts(minutes=25),
+        replicas=1,
         containers=[container("score", f"{reg}/inference/scorer:2.0.3", cpu="8", memory="48Gi", gpu=1)],
-        placements=[h3], node_selector=sel("h100-dra"), ready=0,
-        pod_kwargs=[{"phase": "Pending", "container_state": {"waiting": {"reason": "ContainerCreating"}},
-                     "finding": "prepare-failed"}])
+        placements=[h3],
+        node_selector=sel("h100-dra"),
+        ready=0,
+        pod_kwargs=[
+            {
+                "phase": "Pending",
+                "container_state": {"waiting": {"reason": "ContainerCreating"}},
+                "finding": "prepare-failed",
+            }
+        ],
+    )
     sc = d.bridge_claim(scorer[0], h3, ["gpu-0"], created=ts(minutes=25))
-    events.append((scorer[0], "FailedPrepareDynamicResources", prep_msg.format(claim=sc["metadata"]["name"]),
-                   "kubelet", ts(minutes=1), 14))
+    events.append(
+        (
+            scorer[0],
+            "FailedPrepareDynamicResources",
+            prep_msg.format(claim=sc["metadata"]["name"]),
+            "kubelet",
+            ts(minutes=1),
+            14,
+        )
+    )
 
     # ---- a100-serve, mid-migration
     _, _, serve_pods = w.deployment(
-        "llm-serving-a100", "ml-inference", created=ts(days=18), replicas=4,
-        containers=[container("vllm", vllm, cpu="16", memory="160Gi", gpu=4,
-                              args=["--model", "Qwen/Qwen3-32B", "--tensor-parallel-size", "4"])],
-        placements=[m1, m1, m2, m5], node_selector=sel("a100-serve"), labels={"tier": "online"},
-        pod_kwargs=[{}, {}, {"created": ts(days=3)}, {}])
-    for p, node, devs in ((serve_pods[0], m1, [f"gpu-{i}" for i in range(4)]),
-                          (serve_pods[1], m1, [f"gpu-{i}" for i in range(4, 8)]),
-                          (serve_pods[3], m5, [f"gpu-{i}" for i in range(4)])):
+        "llm-serving-a100",
+        "ml-inference",
+        created=ts(days=18),
+        replicas=4,
+        containers=[
+            container(
+                "vllm",
+                vllm,
+                cpu="16",
+                memory="160Gi",
+                gpu=4,
+                args=["--model", "Qwen/Qwen3-32B", "--tensor-parallel-size", "4"],
+            )
+        ],
+        placements=[m1, m1, m2, m5],
+        node_selector=sel("a100-serve"),
+        labels={"tier": "online"},
+        pod_kwargs=[{}, {}, {"created": ts(days=3)}, {}],
+    )
+    for p, node, devs in (
+        (serve_pods[0], m1, [f"gpu-{i}" for i in range(4)]),
+        (serve_pods[1], m1, [f"gpu-{i}" for i in range(4, 8)]),
+        (serve_pods[3], m5, [f"gpu-{i}" for i in range(4)]),
+    ):
         d.bridge_claim(p, node, devs, created=p["metadata"]["creationTimestamp"])
     # Started on the device plugin before the pool moved; the v1.35 kubelet never saw the bridge.
-    w.deployment("ranker-legacy", "ml-inference", created=ts(days=40), replicas=1,
-                 containers=[container("ranker", f"{reg}/inference/ranker:0.7.9", cpu="4", memory="24Gi", gpu=1)],
-                 placements=[m3], node_selector=sel("a100-serve"),
-                 pod_kwargs=[{"finding": "running-without-gpu"}])
-    adm_msg = ("Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nvidia.com/gpu, "
-               "which is unexpected")
-    smoke = d.pod("smoke-test-a100", "ml-inference", created=ts(minutes=40), node=m4, phase="Failed",
-                  restart_policy="Never", reason="UnexpectedAdmissionError", message=adm_msg,
-                  containers=[container("smoke", "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0", cpu="1",
-                                        memory="1Gi", gpu=1)],
-                  node_selector=sel("a100-serve"), finding="failed-admission")
+    w.deployment(
+        "ranker-legacy",
+        "ml-inference",
+        created=ts(days=40),
+        replicas=1,
+        containers=[container("ranker", f"{reg}/inference/ranker:0.7.9", cpu="4", memory="24Gi", gpu=1)],
+        placements=[m3],
+        node_selector=sel("a100-serve"),
+        pod_kwargs=[{"finding": "running-without-gpu"}],
+    )
+    adm_msg = (
+        "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nvidia.com/gpu, "
+        "which is unexpected"
+    )
+    smoke = d.pod(
+        "smoke-test-a100",
+        "ml-inference",
+        created=ts(minutes=40),
+        node=m4,
+        phase="Failed",
+        restart_policy="Never",
+        reason="UnexpectedAdmissionError",
+        message=adm_msg,
+        containers=[
+            container("smoke", "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0", cpu="1", memory="1Gi", gpu=1)
+        ],
+        node_selector=sel("a100-serve"),
+        finding="failed-admission",
+    )
     events.append((smoke, "UnexpectedAdmissionError", adm_msg, "kubelet", ts(minutes=40), 1))
 
     # ---- MIG through the bridge
     _, _, whisper = w.deployment(
-        "whisper-mig", "ml-inference", created=ts(days=8), replicas=6,
-        containers=[container("whisper", f"{reg}/inference/whisper-large-v3:1.1.0", cpu="2", memory="12Gi", gpu=1,
-                              resource="nvidia.com/mig-1g.10gb")],
-        placements=[mig1] * 4 + [mig2] * 2, node_selector=sel("a100-mig"))
+        "whisper-mig",
+        "ml-inference",
+        created=ts(days=8),
+        replicas=6,
+        containers=[
+            container(
+                "whisper",
+                f"{reg}/inference/whisper-large-v3:1.1.0",
+                cpu="2",
+                memory="12Gi",
+                gpu=1,
+                resource="nvidia.com/mig-1g.10gb",
+            )
+        ],
+        placements=[mig1] * 4 + [mig2] * 2,
+        node_selector=sel("a100-mig"),
+    )
     for i, p in enumerate(whisper):
         node = mig1 if i < 4 else mig2
         k = i if i < 4 else i - 4
-        d.bridge_claim(p, node, [f"gpu-0-mig-19-{k}-1"], resource="nvidia.com/mig-1g.10gb",
-                       device_class="mig-1g.10gb.nvidia.com", created=p["metadata"]["creationTimestamp"])
-    _, asr = w.job("asr-batch-large", "ml-inference", created=ts(hours=1),
-                   containers=[container("asr", f"{reg}/inference/whisper-large-v3:1.1.0", cpu="4", memory="40Gi",
-                                         gpu=1, resource="nvidia.com/mig-3g.40gb")],
-                   node=None, pod_kwargs=dict(pending(ts(hours=1)), finding="pending-unmapped"))
+        d.bridge_claim(
+            p,
+            node,
+            [f"gpu-0-mig-19-{k}-1"],
+            resource="nvidia.com/mig-1g.10gb",
+            device_class="mig-1g.10gb.nvidia.com",
+            created=p["metadata"]["creationTimestamp"],
+        )
+    _, asr = w.job(
+        "asr-batch-large",
+        "ml-inference",
+        created=ts(hours=1),
+        containers=[
+            container(
+                "asr",
+                f"{reg}/inference/whisper-large-v3:1.1.0",
+                cpu="4",
+                memory="40Gi",
+                gpu=1,
+                resource="nvidia.com/mig-3g.40gb",
+            )
+        ],
+        node=None,
+        pod_kwargs=dict(pending(ts(hours=1)), finding="pending-unmapped"),
+    )
     events.append((asr, "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=5), 13))
 
     # ---- device-plugin pools: L4 (one node time-sliced), T4, and the L4 dev node with both stacks
-    w.deployment("sd-turbo", "ml-inference", created=ts(days=21), replicas=6,
-                 containers=[container("diffusion", f"{reg}/inference/sd-turbo:2.1", cpu="6", memory="24Gi", gpu=1)],
-                 placements=[l41, l41, l42, l42, l43, l43], node_selector=sel("l4-inference"))
-    w.deployment("embed-serve", "ml-inference", created=ts(days=30), replicas=4,
-                 containers=[container("embedder", f"{reg}/inference/text-embed:3.4", cpu="8", memory="32Gi", gpu=1)],
-                 placements=[ls1, ls1, ls2, ls2], node_selector=sel("l4-serve"))
-    w.deployment("dev-sandbox", "ml-inference", created=ts(days=4), replicas=1,
-                 containers=[container("sandbox", "nvcr.io/nvidia/pytorch:25.10-py3", cpu="4", memory="16Gi", gpu=1)],
-                 placements=[l4d], node_selector=sel("l4-dev"))
-    w.job("transcode-daily", "batch", created=ts(hours=3),
-          containers=[container("ffmpeg", f"{reg}/media/ffmpeg-nvenc:7.1", cpu="4", memory="8Gi", gpu=1)],
-          node=t41, node_selector=sel("t4-batch"))
-    _, urgent = w.job("transcode-urgent", "batch", created=ts(minutes=50),
-                      containers=[container("ffmpeg", f"{reg}/media/ffmpeg-nvenc:7.1", cpu="4", memory="8Gi", gpu=1)],
-                      node=None, node_selector=sel("t4-batch"),
-                      pod_kwargs=dict(pending(ts(minutes=50)), finding="pending-cordoned"))
+    w.deployment(
+        "sd-turbo",
+        "ml-inference",
+        created=ts(days=21),
+        replicas=6,
+        containers=[container("diffusion", f"{reg}/inference/sd-turbo:2.1", cpu="6", memory="24Gi", gpu=1)],
+        placements=[l41, l41, l42, l42, l43, l43],
+        node_selector=sel("l4-inference"),
+    )
+    w.deployment(
+        "embed-serve",
+        "ml-inference",
+        created=ts(days=30),
+        replicas=4,
+        containers=[container("embedder", f"{reg}/inference/text-embed:3.4", cpu="8", memory="32Gi", gpu=1)],
+        placements=[ls1, ls1, ls2, ls2],
+        node_selector=sel("l4-serve"),
+    )
+    w.deployment(
+        "dev-sandbox",
+        "ml-inference",
+        created=ts(days=4),
+        replicas=1,
+        containers=[container("sandbox", "nvcr.io/nvidia/pytorch:25.10-py3", cpu="4", memory="16Gi", gpu=1)],
+        placements=[l4d],
+        node_selector=sel("l4-dev"),
+    )
+    w.job(
+        "transcode-daily",
+        "batch",
+        created=ts(hours=3),
+        containers=[container("ffmpeg", f"{reg}/media/ffmpeg-nvenc:7.1", cpu="4", memory="8Gi", gpu=1)],
+        node=t41,
+        node_selector=sel("t4-batch"),
+    )
+    _, urgent = w.job(
+        "transcode-urgent",
+        "batch",
+        created=ts(minutes=50),
+        containers=[container("ffmpeg", f"{reg}/media/ffmpeg-nvenc:7.1", cpu="4", memory="8Gi", gpu=1)],
+        node=None,
+        node_selector=sel("t4-batch"),
+        pod_kwargs=dict(pending(ts(minutes=50)), finding="pending-cordoned"),
+    )
     events.append((urgent, "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=4), 11))
 
     # ---- research: a claim count quota, a selector that matches no device, the bridge's claim rejected
-    h100_80gi = d.add({
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-        "metadata": meta("h100-80gi", "research", created=ts(days=2), finding="selector-no-match",
-                         kind="ResourceClaimTemplate"),
-        "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
-            "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1,
-            "selectors": [{"cel": {"expression":
-                                   "device.attributes['gpu.nvidia.com'].architecture == 'Hopper' && "
-                                   "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"}}],
-        }}]}}},
-    })
+    h100_80gi = d.add(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": meta(
+                "h100-80gi", "research", created=ts(days=2), finding="selector-no-match", kind="ResourceClaimTemplate"
+            ),
+            "spec": {
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {
+                                "name": "gpu",
+                                "exactly": {
+                                    "deviceClassName": "gpu.nvidia.com",
+                                    "allocationMode": "ExactCount",
+                                    "count": 1,
+                                    "selectors": [
+                                        {
+                                            "cel": {
+                                                "expression": "device.attributes['gpu.nvidia.com'].architecture == 'Hopper' && "
+                                                "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
+                                            }
+                                        }
+                                    ],
+                                },
+                            }
+                        ]
+                    }
+                }
+            },
+        }
+    )
     _, _, jup = w.deployment(
-        "jupyter-gpu", "research", created=ts(days=3), replicas=1,
-        containers=[container("notebook", "quay.io/jupyter/pytorch-notebook:cuda12-2026-11-03", cpu="4",
-                              memory="32Gi", gpu=1)],
-        placements=[m5])
+        "jupyter-gpu",
+        "research",
+        created=ts(days=3),
+        replicas=1,
+        containers=[
+            container("notebook", "quay.io/jupyter/pytorch-notebook:cuda12-2026-11-03", cpu="4", memory="32Gi", gpu=1)
+        ],
+        placements=[m5],
+    )
     d.bridge_claim(jup[0], m5, ["gpu-4"], created=jup[0]["metadata"]["creationTimestamp"])
-    _, ev = w.job("llm-eval", "research", created=ts(hours=5),
-                  containers=[container("eval", f"{reg}/research/lm-eval:0.4.9", cpu="8", memory="64Gi",
-                                        claims=[{"name": "model"}])],
-                  node=None, node_selector=sel("h100-dra"),
-                  resource_claims=[{"name": "model", "resourceClaimTemplateName": "h100-80gi"}],
-                  pod_kwargs=dict(pending(ts(hours=5)), finding="pending-selector"))
+    _, ev = w.job(
+        "llm-eval",
+        "research",
+        created=ts(hours=5),
+        containers=[
+            container("eval", f"{reg}/research/lm-eval:0.4.9", cpu="8", memory="64Gi", claims=[{"name": "model"}])
+        ],
+        node=None,
+        node_selector=sel("h100-dra"),
+        resource_claims=[{"name": "model", "resourceClaimTemplateName": "h100-80gi"}],
+        pod_kwargs=dict(pending(ts(hours=5)), finding="pending-selector"),
+    )
     d.template_claim(ev, "model", h100_80gi, None, [], created=ts(hours=5))
     events.append((ev, "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=6), 42))
-    _, sweep = w.job("hparam-sweep-7", "research", created=ts(minutes=30),
-                     containers=[container("train", f"{reg}/research/sweeper:2.3.0", cpu="8", memory="48Gi", gpu=1)],
-                     node=None, node_selector=sel("h100-dra"),
-                     pod_kwargs=dict(pending(ts(minutes=29), "SchedulerError"), finding="quota-blocks-claim"))
+    _, sweep = w.job(
+        "hparam-sweep-7",
+        "research",
+        created=ts(minutes=30),
+        containers=[container("train", f"{reg}/research/sweeper:2.3.0", cpu="8", memory="48Gi", gpu=1)],
+        node=None,
+        node_selector=sel("h100-dra"),
+        pod_kwargs=dict(pending(ts(minutes=29), "SchedulerError"), finding="quota-blocks-claim"),
+    )
     events.append((sweep, "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=1), 17))
 
     # ---- quotas (status.used as the quota controller computes it)
     def gpu_requests(ns: str) -> int:
         total = 0
         for o in d.objects:
-            if o["kind"] == "Pod" and o["metadata"]["namespace"] == ns and o["status"]["phase"] in ("Pending", "Running"):
+            if (
+                o["kind"] == "Pod"
+                and o["metadata"]["namespace"] == ns
+                and o["status"]["phase"] in ("Pending", "Running")
+            ):
                 for c in o["spec"]["containers"]:
                     total += int(c["resources"].get("requests", {}).get("nvidia.com/gpu", 0))
-            if (o["kind"] == "ResourceClaim" and o["metadata"].get("namespace") == ns
-                    and "resource.kubernetes.io/extended-resource-claim" not in o["metadata"].get("annotations", {})):
+            if (
+                o["kind"] == "ResourceClaim"
+                and o["metadata"].get("namespace") == ns
+                and "resource.kubernetes.io/extended-resource-claim" not in o["metadata"].get("annotations", {})
+            ):
                 for r in o["spec"]["devices"]["requests"]:
                     if r["exactly"]["deviceClassName"] == "gpu.nvidia.com":
                         total += r["exactly"].get("count", 1)
@@ -1317,114 +2209,283 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:  # noqa:
     def count_claims(ns: str) -> int:
         return sum(1 for o in d.objects if o["kind"] == "ResourceClaim" and o["metadata"]["namespace"] == ns)
 
-    d.add({"apiVersion": "v1", "kind": "ResourceQuota",
-           "metadata": meta("gpu-quota", "ml-training", created=ts(days=200), finding="quota-claims-now-count",
-                            kind="ResourceQuota"),
-           "spec": {"hard": {"requests.nvidia.com/gpu": "40"}},
-           "status": {"hard": {"requests.nvidia.com/gpu": "40"},
-                      "used": {"requests.nvidia.com/gpu": str(gpu_requests("ml-training"))}}})
-    d.add({"apiVersion": "v1", "kind": "ResourceQuota",
-           "metadata": meta("research-quota", "research", created=ts(days=60), finding="quota-blocks-claim",
-                            kind="ResourceQuota"),
-           "spec": {"hard": {"count/resourceclaims.resource.k8s.io": "2"}},
-           "status": {"hard": {"count/resourceclaims.resource.k8s.io": "2"},
-                      "used": {"count/resourceclaims.resource.k8s.io": str(count_claims("research"))}}})
+    d.add(
+        {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": meta(
+                "gpu-quota", "ml-training", created=ts(days=200), finding="quota-claims-now-count", kind="ResourceQuota"
+            ),
+            "spec": {"hard": {"requests.nvidia.com/gpu": "40"}},
+            "status": {
+                "hard": {"requests.nvidia.com/gpu": "40"},
+                "used": {"requests.nvidia.com/gpu": str(gpu_requests("ml-training"))},
+            },
+        }
+    )
+    d.add(
+        {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": meta(
+                "research-quota", "research", created=ts(days=60), finding="quota-blocks-claim", kind="ResourceQuota"
+            ),
+            "spec": {"hard": {"count/resourceclaims.resource.k8s.io": "2"}},
+            "status": {
+                "hard": {"count/resourceclaims.resource.k8s.io": "2"},
+                "used": {"count/resourceclaims.resource.k8s.io": str(count_claims("research"))},
+            },
+        }
+    )
 
     # ---- the GPU dashboard's rules (kube-prometheus): they sum node allocatable nvidia.com/gpu, which DRA pools report as 0
-    d.add({"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
-           "metadata": meta("gpu-capacity", "monitoring", created=ts(days=300), kind="PrometheusRule",
-                            labels={"release": "kube-prometheus-stack", "app.kubernetes.io/part-of": "kube-prometheus"}),
-           "spec": {"groups": [{"name": "gpu-capacity.rules", "rules": [
-               {"record": "cluster:nvidia_gpu_allocatable:sum",
-                "expr": 'sum(kube_node_status_allocatable{resource="nvidia_com_gpu"})'},
-               {"record": "nodepool:nvidia_gpu_allocatable:sum",
-                "expr": 'sum by (label_cloud_google_com_gke_nodepool) (kube_node_status_allocatable{resource="nvidia_com_gpu"} '
-                        '* on (node) group_left(label_cloud_google_com_gke_nodepool) kube_node_labels)'},
-               {"alert": "GPUCapacityDropped",
-                "expr": "cluster:nvidia_gpu_allocatable:sum < 0.8 * max_over_time(cluster:nvidia_gpu_allocatable:sum[1d])",
-                "for": "15m", "labels": {"severity": "warning"},
-                "annotations": {"summary": "Allocatable GPUs dropped by more than 20% in a day"}},
-           ]}]}})
+    d.add(
+        {
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "PrometheusRule",
+            "metadata": meta(
+                "gpu-capacity",
+                "monitoring",
+                created=ts(days=300),
+                kind="PrometheusRule",
+                labels={"release": "kube-prometheus-stack", "app.kubernetes.io/part-of": "kube-prometheus"},
+            ),
+            "spec": {
+                "groups": [
+                    {
+                        "name": "gpu-capacity.rules",
+                        "rules": [
+                            {
+                                "record": "cluster:nvidia_gpu_allocatable:sum",
+                                "expr": 'sum(kube_node_status_allocatable{resource="nvidia_com_gpu"})',
+                            },
+                            {
+                                "record": "nodepool:nvidia_gpu_allocatable:sum",
+                                "expr": 'sum by (label_cloud_google_com_gke_nodepool) (kube_node_status_allocatable{resource="nvidia_com_gpu"} '
+                                "* on (node) group_left(label_cloud_google_com_gke_nodepool) kube_node_labels)",
+                            },
+                            {
+                                "alert": "GPUCapacityDropped",
+                                "expr": "cluster:nvidia_gpu_allocatable:sum < 0.8 * max_over_time(cluster:nvidia_gpu_allocatable:sum[1d])",
+                                "for": "15m",
+                                "labels": {"severity": "warning"},
+                                "annotations": {"summary": "Allocatable GPUs dropped by more than 20% in a day"},
+                            },
+                        ],
+                    }
+                ]
+            },
+        }
+    )
 
     # ---- PodDisruptionBudgets
-    def pdb(name: str, ns: str, app: str, *, created: str, min_available=None, max_unavailable=None,
-            expected: int, healthy: int, desired: int) -> None:
+    def pdb(
+        name: str,
+        ns: str,
+        app: str,
+        *,
+        created: str,
+        min_available=None,
+        max_unavailable=None,
+        expected: int,
+        healthy: int,
+        desired: int,
+    ) -> None:
         spec: dict = {"selector": {"matchLabels": {"app.kubernetes.io/name": app}}}
         if min_available is not None:
             spec["minAvailable"] = min_available
         if max_unavailable is not None:
             spec["maxUnavailable"] = max_unavailable
         allowed = max(0, healthy - desired)
-        obj = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-               "metadata": meta(name, ns, created=created, kind="PodDisruptionBudget"),
-               "spec": spec,
-               "status": {"conditions": [{"type": "DisruptionAllowed", "status": "True" if allowed else "False",
-                                          "reason": "SufficientPods" if allowed else "InsufficientPods",
-                                          "message": "", "lastTransitionTime": created, "observedGeneration": 1}],
-                          "currentHealthy": healthy, "desiredHealthy": desired, "disruptionsAllowed": allowed,
-                          "expectedPods": expected, "observedGeneration": 1}}
+        obj = {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": meta(name, ns, created=created, kind="PodDisruptionBudget"),
+            "spec": spec,
+            "status": {
+                "conditions": [
+                    {
+                        "type": "DisruptionAllowed",
+                        "status": "True" if allowed else "False",
+                        "reason": "SufficientPods" if allowed else "InsufficientPods",
+                        "message": "",
+                        "lastTransitionTime": created,
+                        "observedGeneration": 1,
+                    }
+                ],
+                "currentHealthy": healthy,
+                "desiredHealthy": desired,
+                "disruptionsAllowed": allowed,
+                "expectedPods": expected,
+                "observedGeneration": 1,
+            },
+        }
         obj["metadata"]["generation"] = 1
         d.add(obj)
 
-    pdb("llm-serving", "ml-inference", "llm-serving", created=ts(days=20), min_available=3, expected=5,
-        healthy=4, desired=3)
-    pdb("llm-serving-a100", "ml-inference", "llm-serving-a100", created=ts(days=18), min_available="50%",
-        expected=4, healthy=4, desired=2)
-    pdb("llama-pretrain", "ml-training", "llama-pretrain", created=ts(days=9), max_unavailable=0, expected=3,
-        healthy=3, desired=3)
+    pdb(
+        "llm-serving",
+        "ml-inference",
+        "llm-serving",
+        created=ts(days=20),
+        min_available=3,
+        expected=5,
+        healthy=4,
+        desired=3,
+    )
+    pdb(
+        "llm-serving-a100",
+        "ml-inference",
+        "llm-serving-a100",
+        created=ts(days=18),
+        min_available="50%",
+        expected=4,
+        healthy=4,
+        desired=2,
+    )
+    pdb(
+        "llama-pretrain",
+        "ml-training",
+        "llama-pretrain",
+        created=ts(days=9),
+        max_unavailable=0,
+        expected=3,
+        healthy=3,
+        desired=3,
+    )
 
     # ---- what the scheduler says about each pod it cannot place, worded by the simulated scheduler itself
     verdicts = _verdicts(d.objects)
     for pod, _reason, message, *_ in events:
         if message == VERDICT and pod["metadata"]["uid"] not in verdicts:
             raise AssertionError(f"demo: no scheduler verdict for pod {pod['metadata']['name']}")
-    events[:] = [(p, r, verdicts[p["metadata"]["uid"]]["message"] if m == VERDICT else m, *rest)
-                 for p, r, m, *rest in events]
+    events[:] = [
+        (p, r, verdicts[p["metadata"]["uid"]]["message"] if m == VERDICT else m, *rest) for p, r, m, *rest in events
+    ]
 
     # ---- crash-looping plugins leave BackOff events too
     for o in d.objects:
-        if o["kind"] == "Pod" and any("waiting" in cs["state"] and cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
-                                      for cs in o["status"].get("containerStatuses", [])):
+        if o["kind"] == "Pod" and any(
+            "waiting" in cs["state"] and cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+            for cs in o["status"].get("containerStatuses", [])
+        ):
             c = o["spec"]["containers"][0]["name"]
-            events.append((o, "BackOff", f"Back-off restarting failed container {c} in pod "
-                           f"{o['metadata']['name']}_{o['metadata']['namespace']}({o['metadata']['uid']})",
-                           "kubelet", ts(minutes=2), 96))
+            events.append(
+                (
+                    o,
+                    "BackOff",
+                    f"Back-off restarting failed container {c} in pod "
+                    f"{o['metadata']['name']}_{o['metadata']['namespace']}({o['metadata']['uid']})",
+                    "kubelet",
+                    ts(minutes=2),
+                    96,
+                )
+            )
     for pod, reason, message, component, at, count in events:
         pm = pod["metadata"]
         source = {"component": component}
         if component == "kubelet":
             source["host"] = pod["spec"]["nodeName"]
-        d.add({"apiVersion": "v1", "kind": "Event",
-               "metadata": meta(f"{pm['name']}.{nv._hex('event', pm['name'], reason)[:16]}", pm["namespace"],
-                                created=ts(hours=1) if at > ts(hours=1) else at, kind="Event"),
-               "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": pm["name"], "namespace": pm["namespace"],
-                                  "uid": pm["uid"]},
-               "reason": reason, "message": message, "source": source, "type": "Warning", "count": count,
-               "firstTimestamp": ts(hours=1) if at > ts(hours=1) else at, "lastTimestamp": at,
-               "reportingComponent": component, "reportingInstance": source.get("host", "")})
+        d.add(
+            {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": meta(
+                    f"{pm['name']}.{nv._hex('event', pm['name'], reason)[:16]}",
+                    pm["namespace"],
+                    created=ts(hours=1) if at > ts(hours=1) else at,
+                    kind="Event",
+                ),
+                "involvedObject": {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "name": pm["name"],
+                    "namespace": pm["namespace"],
+                    "uid": pm["uid"],
+                },
+                "reason": reason,
+                "message": message,
+                "source": source,
+                "type": "Warning",
+                "count": count,
+                "firstTimestamp": ts(hours=1) if at > ts(hours=1) else at,
+                "lastTimestamp": at,
+                "reportingComponent": component,
+                "reportingInstance": source.get("host", ""),
+            }
+        )
 
     # ---- RBAC for the simulator's users (the users themselves are in the SimulatorConfig document: USERS)
-    core = ["nodes", "nodes/status", "pods", "pods/status", "pods/log", "namespaces", "events", "configmaps",
-            "resourcequotas", "services", "endpoints", "serviceaccounts", "persistentvolumeclaims", "secrets"]
+    core = [
+        "nodes",
+        "nodes/status",
+        "pods",
+        "pods/status",
+        "pods/log",
+        "namespaces",
+        "events",
+        "configmaps",
+        "resourcequotas",
+        "services",
+        "endpoints",
+        "serviceaccounts",
+        "persistentvolumeclaims",
+        "secrets",
+    ]
     for name, rules in (
         ("dragoman-demo-view", [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]),
-        ("dragoman-demo-no-evict", [
-            {"apiGroups": [""], "resources": core, "verbs": ["*"]},
-            {"apiGroups": ["apps", "batch", "policy", "resource.k8s.io", "coordination.k8s.io", "events.k8s.io",
-                           "rbac.authorization.k8s.io", "nvidia.com"], "resources": ["*"], "verbs": ["*"]},
-        ]),
+        (
+            "dragoman-demo-no-evict",
+            [
+                {"apiGroups": [""], "resources": core, "verbs": ["*"]},
+                {
+                    "apiGroups": [
+                        "apps",
+                        "batch",
+                        "policy",
+                        "resource.k8s.io",
+                        "coordination.k8s.io",
+                        "events.k8s.io",
+                        "rbac.authorization.k8s.io",
+                        "nvidia.com",
+                    ],
+                    "resources": ["*"],
+                    "verbs": ["*"],
+                },
+            ],
+        ),
     ):
-        d.add({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-               "metadata": meta(name, created=created_at(322), labels={"app.kubernetes.io/part-of": "dragoman-sim"},
-                                kind="ClusterRole"),
-               "rules": rules})
-    for name, role, user in (("dragoman-demo-viewer", "dragoman-demo-view", "viewer"),
-                             ("dragoman-demo-no-evict", "dragoman-demo-no-evict", "no-evict")):
-        d.add({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-               "metadata": meta(name, created=created_at(322), labels={"app.kubernetes.io/part-of": "dragoman-sim"},
-                                kind="ClusterRoleBinding"),
-               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-               "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}]})
+        d.add(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": meta(
+                    name,
+                    created=created_at(322),
+                    labels={"app.kubernetes.io/part-of": "dragoman-sim"},
+                    kind="ClusterRole",
+                ),
+                "rules": rules,
+            }
+        )
+    for name, role, user in (
+        ("dragoman-demo-viewer", "dragoman-demo-view", "viewer"),
+        ("dragoman-demo-no-evict", "dragoman-demo-no-evict", "no-evict"),
+    ):
+        d.add(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": meta(
+                    name,
+                    created=created_at(322),
+                    labels={"app.kubernetes.io/part-of": "dragoman-sim"},
+                    kind="ClusterRoleBinding",
+                ),
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+            }
+        )
     return d.objects
 
 
@@ -1449,8 +2510,7 @@ def findings_table(objects: list[dict]) -> str:
     """A markdown table: each finding id and the demo objects that embody it (for the README)."""
     from dragoman.sim.scenarios import demo_marks
 
-    pools = {o["metadata"]["name"]: o["metadata"]["labels"].get(POOL_LABEL, "")
-             for o in objects if o["kind"] == "Node"}
+    pools = {o["metadata"]["name"]: o["metadata"]["labels"].get(POOL_LABEL, "") for o in objects if o["kind"] == "Node"}
     rows = ["| finding | where in the demo |", "|---|---|"]
     for fid, refs in sorted(demo_marks(objects).items()):
         cells = []
@@ -1466,11 +2526,17 @@ def findings_table(objects: list[dict]) -> str:
 def write(path: pathlib.Path | None = None) -> pathlib.Path:
     path = path or pathlib.Path(__file__).with_name("demo.yaml")
     docs = build()
-    header = ("# The dragoman demo fleet, generated by sim/scenarios/demo_build.py — edit that file, then run\n"
-              "# python -m dragoman.sim.scenarios.demo_build\n")
+    header = (
+        "# The dragoman demo fleet, generated by sim/scenarios/demo_build.py — edit that file, then run\n"
+        "# python -m dragoman.sim.scenarios.demo_build\n"
+    )
     lst = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": docs}
-    path.write_text(header + yaml.safe_dump(simulator_config(), sort_keys=False, width=120) + "---\n"
-                    + yaml.safe_dump(lst, sort_keys=False, width=120, allow_unicode=True))
+    path.write_text(
+        header
+        + yaml.safe_dump(simulator_config(), sort_keys=False, width=120)
+        + "---\n"
+        + yaml.safe_dump(lst, sort_keys=False, width=120, allow_unicode=True)
+    )
     return path
 
 

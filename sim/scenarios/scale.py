@@ -38,19 +38,48 @@ class _Ids:
 
 
 def _ready_conditions() -> list[dict]:
-    return [{"type": "Ready", "status": "True", "lastHeartbeatTime": STARTED, "lastTransitionTime": CREATED,
-             "reason": "KubeletReady", "message": "kubelet is posting ready status"}]
+    return [
+        {
+            "type": "Ready",
+            "status": "True",
+            "lastHeartbeatTime": STARTED,
+            "lastTransitionTime": CREATED,
+            "reason": "KubeletReady",
+            "message": "kubelet is posting ready status",
+        }
+    ]
 
 
-def _pod(name: str, ns: str, uid: str, *, containers: list[dict], node: str | None, labels: dict,
-         owner: dict | None = None, node_selector: dict | None = None, affinity: dict | None = None,
-         ip: str | None = None, host_ip: str | None = None) -> dict:
-    meta = {"name": name, "namespace": ns, "uid": uid, "creationTimestamp": CREATED if owner else STARTED,
-            "labels": labels}
+def _pod(
+    name: str,
+    ns: str,
+    uid: str,
+    *,
+    containers: list[dict],
+    node: str | None,
+    labels: dict,
+    owner: dict | None = None,
+    node_selector: dict | None = None,
+    affinity: dict | None = None,
+    ip: str | None = None,
+    host_ip: str | None = None,
+) -> dict:
+    meta = {
+        "name": name,
+        "namespace": ns,
+        "uid": uid,
+        "creationTimestamp": CREATED if owner else STARTED,
+        "labels": labels,
+    }
     if owner:
         meta["ownerReferences"] = [owner]
-    spec: dict = {"containers": containers, "restartPolicy": "Always", "schedulerName": "default-scheduler",
-                  "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst"}
+    spec: dict = {
+        "containers": containers,
+        "restartPolicy": "Always",
+        "schedulerName": "default-scheduler",
+        "terminationGracePeriodSeconds": 30,
+        "dnsPolicy": "ClusterFirst",
+    }
     if node_selector:
         spec["nodeSelector"] = node_selector
     if affinity:
@@ -58,12 +87,27 @@ def _pod(name: str, ns: str, uid: str, *, containers: list[dict], node: str | No
     if node:
         spec["nodeName"] = node
         status = {
-            "phase": "Running", "hostIP": host_ip, "podIP": ip, "startTime": STARTED, "qosClass": "Burstable",
-            "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": STARTED},
-                           {"type": "Ready", "status": "True", "lastTransitionTime": STARTED}],
-            "containerStatuses": [{"name": c["name"], "image": c["image"], "imageID": "", "ready": True,
-                                   "restartCount": 0, "started": True,
-                                   "state": {"running": {"startedAt": STARTED}}} for c in containers],
+            "phase": "Running",
+            "hostIP": host_ip,
+            "podIP": ip,
+            "startTime": STARTED,
+            "qosClass": "Burstable",
+            "conditions": [
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": STARTED},
+                {"type": "Ready", "status": "True", "lastTransitionTime": STARTED},
+            ],
+            "containerStatuses": [
+                {
+                    "name": c["name"],
+                    "image": c["image"],
+                    "imageID": "",
+                    "ready": True,
+                    "restartCount": 0,
+                    "started": True,
+                    "state": {"running": {"startedAt": STARTED}},
+                }
+                for c in containers
+            ],
         }
     else:
         status = {"phase": "Pending", "qosClass": "Burstable"}
@@ -71,15 +115,31 @@ def _pod(name: str, ns: str, uid: str, *, containers: list[dict], node: str | No
 
 
 def _gpu_container(n: int) -> dict:
-    return {"name": "worker", "image": "nvcr.io/nvidia/pytorch:25.10-py3", "imagePullPolicy": "IfNotPresent",
-            "resources": {"limits": {"nvidia.com/gpu": str(n)},
-                          "requests": {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": str(n)}}}
+    return {
+        "name": "worker",
+        "image": "nvcr.io/nvidia/pytorch:25.10-py3",
+        "imagePullPolicy": "IfNotPresent",
+        "resources": {
+            "limits": {"nvidia.com/gpu": str(n)},
+            "requests": {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": str(n)},
+        },
+    }
 
 
-def generate_scale(nodes: int = 5000, gpus_per_node: int = 8, pods: int = 20000, seed: int = 0, *,
-                   pending: int = 0, pool_size: int = 100, gpu: str = "h100-80gb", namespaces: int = 10,
-                   driver_version: str = "v0.4.0", dra_fraction: float = 0.5,
-                   instance_type: str = "a3-highgpu-8g") -> list[dict]:
+def generate_scale(
+    nodes: int = 5000,
+    gpus_per_node: int = 8,
+    pods: int = 20000,
+    seed: int = 0,
+    *,
+    pending: int = 0,
+    pool_size: int = 100,
+    gpu: str = "h100-80gb",
+    namespaces: int = 10,
+    driver_version: str = "v0.4.0",
+    dra_fraction: float = 0.5,
+    instance_type: str = "a3-highgpu-8g",
+) -> list[dict]:
     """A fleet of `nodes` GPU nodes, half on the device plugin and half on DRA, with `pods` GPU pods.
 
     `pending` of those pods are left unscheduled: half ask `nvidia.com/gpu` on device-plugin pools, half are for the
@@ -93,16 +153,37 @@ def generate_scale(nodes: int = 5000, gpus_per_node: int = 8, pods: int = 20000,
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _generate(nodes, gpus_per_node, pods, seed, pending, pool_size, gpu, namespaces, driver_version,
-                         dra_fraction, instance_type)
+        return _generate(
+            nodes,
+            gpus_per_node,
+            pods,
+            seed,
+            pending,
+            pool_size,
+            gpu,
+            namespaces,
+            driver_version,
+            dra_fraction,
+            instance_type,
+        )
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _generate(nodes: int, gpus_per_node: int, pods: int, seed: int, pending: int, pool_size: int, gpu: str,
-              namespaces: int, driver_version: str, dra_fraction: float,
-              instance_type: str = "a3-highgpu-8g") -> list[dict]:  # noqa: C901
+def _generate(
+    nodes: int,
+    gpus_per_node: int,
+    pods: int,
+    seed: int,
+    pending: int,
+    pool_size: int,
+    gpu: str,
+    namespaces: int,
+    driver_version: str,
+    dra_fraction: float,
+    instance_type: str = "a3-highgpu-8g",
+) -> list[dict]:  # noqa: C901
     rng = random.Random(seed)
     model = nv.CATALOG[gpu]
     hw = nv.NodeHardware(model, gpus_per_node)
@@ -115,10 +196,20 @@ def _generate(nodes: int, gpus_per_node: int, pods: int, seed: int, pending: int
     dra_pools = [f"dra-{i:03d}" for i in range(max(1, -(-n_dra // pool_size)))]
     ns_names = [f"team-{i:03d}" for i in range(namespaces)]
     for ns in ["kube-system", "nvidia-device-plugin", "dra-driver-nvidia-gpu", *ns_names]:
-        out.append({"apiVersion": "v1", "kind": "Namespace",
-                    "metadata": {"name": ns, "uid": uid("ns", ns), "creationTimestamp": CREATED,
-                                 "labels": {"kubernetes.io/metadata.name": ns}},
-                    "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {
+                    "name": ns,
+                    "uid": uid("ns", ns),
+                    "creationTimestamp": CREATED,
+                    "labels": {"kubernetes.io/metadata.name": ns},
+                },
+                "spec": {"finalizers": ["kubernetes"]},
+                "status": {"phase": "Active"},
+            }
+        )
 
     gfd = hw.gfd_labels()
     dp_nodes: list[str] = []
@@ -139,65 +230,159 @@ def _generate(nodes: int, gpus_per_node: int, pods: int, seed: int, pending: int
         node_pool[name] = pool
         node_index[name] = i
         node_uid[name] = uid("node", name)
-        labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-                  POOL_LABEL: pool, "node.kubernetes.io/instance-type": instance_type,
-                  "nvidia.com/gpu.deploy.device-plugin": "false" if on_dra else "true", **gfd}
+        labels = {
+            "kubernetes.io/hostname": name,
+            "kubernetes.io/os": "linux",
+            "kubernetes.io/arch": "amd64",
+            POOL_LABEL: pool,
+            "node.kubernetes.io/instance-type": instance_type,
+            "nvidia.com/gpu.deploy.device-plugin": "false" if on_dra else "true",
+            **gfd,
+        }
         capacity = {"cpu": "208", "memory": "1913832036Ki", "pods": "110"}
         allocatable = {"cpu": "207", "memory": "1812345678Ki", "pods": "110"}
         if not on_dra:
             capacity["nvidia.com/gpu"] = allocatable["nvidia.com/gpu"] = str(gpus_per_node)
-        out.append({
-            "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "uid": node_uid[name], "creationTimestamp": CREATED, "labels": labels},
-            "spec": {"providerID": f"gce://acme-scale/us-central1-a/{name}"},
-            "status": {"capacity": capacity, "allocatable": allocatable, "conditions": _ready_conditions(),
-                       "addresses": [{"type": "InternalIP", "address": node_ip[name]}],
-                       "nodeInfo": {"kubeletVersion": KUBELET, "kubeProxyVersion": KUBELET, "architecture": "amd64",
-                                    "operatingSystem": "linux", "osImage": "Container-Optimized OS from Google",
-                                    "containerRuntimeVersion": "containerd://2.0.6", "kernelVersion": "6.6.97+",
-                                    "bootID": "", "machineID": "", "systemUUID": ""}},
-        })
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "uid": node_uid[name], "creationTimestamp": CREATED, "labels": labels},
+                "spec": {"providerID": f"gce://acme-scale/us-central1-a/{name}"},
+                "status": {
+                    "capacity": capacity,
+                    "allocatable": allocatable,
+                    "conditions": _ready_conditions(),
+                    "addresses": [{"type": "InternalIP", "address": node_ip[name]}],
+                    "nodeInfo": {
+                        "kubeletVersion": KUBELET,
+                        "kubeProxyVersion": KUBELET,
+                        "architecture": "amd64",
+                        "operatingSystem": "linux",
+                        "osImage": "Container-Optimized OS from Google",
+                        "containerRuntimeVersion": "containerd://2.0.6",
+                        "kernelVersion": "6.6.97+",
+                        "bootID": "",
+                        "machineID": "",
+                        "systemUUID": "",
+                    },
+                },
+            }
+        )
 
     def daemonset(name: str, ns: str, image: str, pools: list[str], on: list[str], app: str) -> None:
-        aff = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": pools}]}]}}}
+        aff = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": pools}]}
+                    ]
+                }
+            }
+        }
         ds_uid = uid("ds", name)
-        container = {"name": app, "image": image, "imagePullPolicy": "IfNotPresent",
-                     "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}}}
+        container = {
+            "name": app,
+            "image": image,
+            "imagePullPolicy": "IfNotPresent",
+            "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}},
+        }
         labels = {"app.kubernetes.io/name": app}
-        out.append({
-            "apiVersion": "apps/v1", "kind": "DaemonSet",
-            "metadata": {"name": name, "namespace": ns, "uid": ds_uid, "creationTimestamp": CREATED,
-                         "labels": labels, "generation": 1},
-            "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
-                "containers": [container], "affinity": aff, "priorityClassName": "system-node-critical",
-                "tolerations": [{"operator": "Exists"}]}},
-                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}},
-            "status": {"currentNumberScheduled": len(on), "desiredNumberScheduled": len(on),
-                       "numberAvailable": len(on), "numberMisscheduled": 0, "numberReady": len(on),
-                       "observedGeneration": 1, "updatedNumberScheduled": len(on)},
-        })
-        owner = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": name, "uid": ds_uid, "controller": True,
-                 "blockOwnerDeletion": True}
+        out.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "DaemonSet",
+                "metadata": {
+                    "name": name,
+                    "namespace": ns,
+                    "uid": ds_uid,
+                    "creationTimestamp": CREATED,
+                    "labels": labels,
+                    "generation": 1,
+                },
+                "spec": {
+                    "selector": {"matchLabels": labels},
+                    "template": {
+                        "metadata": {"labels": labels},
+                        "spec": {
+                            "containers": [container],
+                            "affinity": aff,
+                            "priorityClassName": "system-node-critical",
+                            "tolerations": [{"operator": "Exists"}],
+                        },
+                    },
+                    "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
+                },
+                "status": {
+                    "currentNumberScheduled": len(on),
+                    "desiredNumberScheduled": len(on),
+                    "numberAvailable": len(on),
+                    "numberMisscheduled": 0,
+                    "numberReady": len(on),
+                    "observedGeneration": 1,
+                    "updatedNumberScheduled": len(on),
+                },
+            }
+        )
+        owner = {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "name": name,
+            "uid": ds_uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
         for k, node in enumerate(on):
-            pod_aff = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}}}
-            p = _pod(f"{name}-{ids.suffix()}", ns, uid("dspod", name, k),
-                     containers=[container], node=node, labels=dict(labels), owner=owner, affinity=pod_aff,
-                     ip=node_ip[node], host_ip=node_ip[node])
+            pod_aff = {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                        ]
+                    }
+                }
+            }
+            p = _pod(
+                f"{name}-{ids.suffix()}",
+                ns,
+                uid("dspod", name, k),
+                containers=[container],
+                node=node,
+                labels=dict(labels),
+                owner=owner,
+                affinity=pod_aff,
+                ip=node_ip[node],
+                host_ip=node_ip[node],
+            )
             out.append(p)
 
     daemonset("nvdp-nvidia-device-plugin", "nvidia-device-plugin", DP_IMAGE, dp_pools, dp_nodes, "nvidia-device-plugin")
-    daemonset("dra-driver-nvidia-gpu-kubelet-plugin", "dra-driver-nvidia-gpu", DRA_IMAGE, dra_pools, dra_nodes,
-              "dra-driver-nvidia-gpu")
-    out.append({
-        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-        "metadata": {"name": "gpu.nvidia.com", "uid": uid("class"), "creationTimestamp": CREATED, "generation": 1},
-        "spec": {"selectors": [{"cel": {"expression":
-                                        "device.driver == 'gpu.nvidia.com' && "
-                                        "device.attributes['gpu.nvidia.com'].type == 'gpu'"}}],
-                 "extendedResourceName": "nvidia.com/gpu"},
-    })
+    daemonset(
+        "dra-driver-nvidia-gpu-kubelet-plugin",
+        "dra-driver-nvidia-gpu",
+        DRA_IMAGE,
+        dra_pools,
+        dra_nodes,
+        "dra-driver-nvidia-gpu",
+    )
+    out.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu.nvidia.com", "uid": uid("class"), "creationTimestamp": CREATED, "generation": 1},
+            "spec": {
+                "selectors": [
+                    {
+                        "cel": {
+                            "expression": "device.driver == 'gpu.nvidia.com' && "
+                            "device.attributes['gpu.nvidia.com'].type == 'gpu'"
+                        }
+                    }
+                ],
+                "extendedResourceName": "nvidia.com/gpu",
+            },
+        }
+    )
 
     # One node's device list, re-used with per-node uuids: the attributes are identical across a uniform pool.
     proto = nv.devices_for_node("proto", hw, driver_version)
@@ -207,16 +392,27 @@ def _generate(nodes: int, gpus_per_node: int, pods: int, seed: int, pending: int
             attrs = dict(d["attributes"])
             attrs["uuid"] = {"string": ids.gpu_uuid()}
             devices.append({"name": d["name"], "attributes": attrs, "capacity": d["capacity"]})
-        out.append({
-            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-            "metadata": {"name": f"{node}-gpu.nvidia.com-{ids.suffix()}",
-                         "generateName": f"{node}-gpu.nvidia.com-", "uid": uid("slice", node),
-                         "creationTimestamp": CREATED,
-                         "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": node,
-                                              "uid": node_uid[node], "controller": True}]},
-            "spec": {"driver": nv.DRIVER, "nodeName": node,
-                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}, "devices": devices},
-        })
+        out.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {
+                    "name": f"{node}-gpu.nvidia.com-{ids.suffix()}",
+                    "generateName": f"{node}-gpu.nvidia.com-",
+                    "uid": uid("slice", node),
+                    "creationTimestamp": CREATED,
+                    "ownerReferences": [
+                        {"apiVersion": "v1", "kind": "Node", "name": node, "uid": node_uid[node], "controller": True}
+                    ],
+                },
+                "spec": {
+                    "driver": nv.DRIVER,
+                    "nodeName": node,
+                    "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                    "devices": devices,
+                },
+            }
+        )
 
     # GPU pods: the running ones packed first-fit into their half of the fleet, the pending ones left unbound.
     running = pods - pending
@@ -247,34 +443,91 @@ def _generate(nodes: int, gpus_per_node: int, pods: int, seed: int, pending: int
             next_ip[node] = ipn + 1
             ni = node_index[node]
             ip = f"10.{64 + (ni >> 8)}.{ni & 255}.{ipn}"
-        pod = _pod(name, ns, uid("pod", k), containers=[_gpu_container(count)], node=node, labels=labels,
-                   node_selector=selector, ip=ip if node else None, host_ip=node_ip[node] if node else None)
+        pod = _pod(
+            name,
+            ns,
+            uid("pod", k),
+            containers=[_gpu_container(count)],
+            node=node,
+            labels=labels,
+            node_selector=selector,
+            ip=ip if node else None,
+            host_ip=node_ip[node] if node else None,
+        )
         out.append(pod)
         if node and side == "dra":
             gen = f"{name}-extended-resources-"
             cname = gen + ids.suffix()
-            pod["status"]["extendedResourceClaimStatus"] = {"resourceClaimName": cname, "requestMappings": [
-                {"containerName": "worker", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-2"}]}
-            out.append({
-                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                "metadata": {"name": cname, "generateName": gen, "namespace": ns, "uid": uid("claim", k),
-                             "creationTimestamp": STARTED,
-                             "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
-                             "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": name,
-                                                  "uid": pod["metadata"]["uid"], "controller": True}],
-                             "finalizers": ["resource.kubernetes.io/delete-protection"]},
-                "spec": {"devices": {"requests": [{"name": "container-0-request-2", "exactly": {
-                    "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": count}}]}},
-                "status": {
-                    "allocation": {
-                        "devices": {"results": [{"request": "container-0-request-2", "driver": nv.DRIVER,
-                                                 "pool": node, "device": f"gpu-{used + i}"} for i in range(count)]},
-                        "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-                            {"key": "metadata.name", "operator": "In", "values": [node]}]}]},
-                        "allocationTimestamp": STARTED},
-                    "reservedFor": [{"resource": "pods", "name": name, "uid": pod["metadata"]["uid"]}],
-                },
-            })
+            pod["status"]["extendedResourceClaimStatus"] = {
+                "resourceClaimName": cname,
+                "requestMappings": [
+                    {
+                        "containerName": "worker",
+                        "resourceName": "nvidia.com/gpu",
+                        "requestName": "container-0-request-2",
+                    }
+                ],
+            }
+            out.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceClaim",
+                    "metadata": {
+                        "name": cname,
+                        "generateName": gen,
+                        "namespace": ns,
+                        "uid": uid("claim", k),
+                        "creationTimestamp": STARTED,
+                        "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+                        "ownerReferences": [
+                            {
+                                "apiVersion": "v1",
+                                "kind": "Pod",
+                                "name": name,
+                                "uid": pod["metadata"]["uid"],
+                                "controller": True,
+                            }
+                        ],
+                        "finalizers": ["resource.kubernetes.io/delete-protection"],
+                    },
+                    "spec": {
+                        "devices": {
+                            "requests": [
+                                {
+                                    "name": "container-0-request-2",
+                                    "exactly": {
+                                        "deviceClassName": "gpu.nvidia.com",
+                                        "allocationMode": "ExactCount",
+                                        "count": count,
+                                    },
+                                }
+                            ]
+                        }
+                    },
+                    "status": {
+                        "allocation": {
+                            "devices": {
+                                "results": [
+                                    {
+                                        "request": "container-0-request-2",
+                                        "driver": nv.DRIVER,
+                                        "pool": node,
+                                        "device": f"gpu-{used + i}",
+                                    }
+                                    for i in range(count)
+                                ]
+                            },
+                            "nodeSelector": {
+                                "nodeSelectorTerms": [
+                                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                                ]
+                            },
+                            "allocationTimestamp": STARTED,
+                        },
+                        "reservedFor": [{"resource": "pods", "name": name, "uid": pod["metadata"]["uid"]}],
+                    },
+                }
+            )
     return out
 
 
@@ -287,13 +540,23 @@ ENVELOPE_GPU = "a100-40gb"
 ENVELOPE_GPU_INSTANCE = "a2-megagpu-16g"  # 16 A100s a node: 2,500 GPU nodes hold 40,000 GPUs
 CPU_INSTANCE = "n2-standard-32"
 # DaemonSets every node runs besides the GPU stack (kube-proxy, logging, metrics): one pod per node each.
-NODE_DAEMONS = (("kube-proxy", "kube-system", "registry.k8s.io/kube-proxy:v1.37.1"),
-                ("fluent-bit", "logging", "cr.fluentbit.io/fluent/fluent-bit:4.0.3"),
-                ("node-exporter", "monitoring", "quay.io/prometheus/node-exporter:v1.9.1"))
-CPU_IMAGES = ("ghcr.io/acme/api:2026.11.3", "ghcr.io/acme/web:2026.11.1", "ghcr.io/acme/worker:2026.10.7",
-              "docker.io/library/redis:8.0", "docker.io/library/nginx:1.29", "ghcr.io/acme/batch:2026.11.2")
-DEFAULT_TOLERATIONS = [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
-                       {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]
+NODE_DAEMONS = (
+    ("kube-proxy", "kube-system", "registry.k8s.io/kube-proxy:v1.37.1"),
+    ("fluent-bit", "logging", "cr.fluentbit.io/fluent/fluent-bit:4.0.3"),
+    ("node-exporter", "monitoring", "quay.io/prometheus/node-exporter:v1.9.1"),
+)
+CPU_IMAGES = (
+    "ghcr.io/acme/api:2026.11.3",
+    "ghcr.io/acme/web:2026.11.1",
+    "ghcr.io/acme/worker:2026.10.7",
+    "docker.io/library/redis:8.0",
+    "docker.io/library/nginx:1.29",
+    "ghcr.io/acme/batch:2026.11.2",
+)
+DEFAULT_TOLERATIONS = [
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+]
 
 
 def _template_parts(app: str, image: str, sa_volume: str) -> dict:
@@ -302,68 +565,208 @@ def _template_parts(app: str, image: str, sa_volume: str) -> dict:
     Shared by every pod of that template, as the simulator takes ownership of scenario objects and replaces (never
     edits in place) what it changes: 150,000 pods cost their JSON in the simulator, not their JSON three times over."""
     container = {
-        "name": app, "image": image, "imagePullPolicy": "IfNotPresent",
-        "command": ["/app/server"], "args": ["--port=8080", "--log-format=json"],
+        "name": app,
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["/app/server"],
+        "args": ["--port=8080", "--log-format=json"],
         "ports": [{"name": "http", "containerPort": 8080, "protocol": "TCP"}],
-        "env": [{"name": "APP", "value": app}, {"name": "GOMAXPROCS", "value": "2"},
-                {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}],
+        "env": [
+            {"name": "APP", "value": app},
+            {"name": "GOMAXPROCS", "value": "2"},
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}},
+        ],
         "resources": {"limits": {"memory": "1Gi"}, "requests": {"cpu": "250m", "memory": "512Mi"}},
-        "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"}, "periodSeconds": 10,
-                           "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3},
-        "volumeMounts": [{"name": sa_volume, "readOnly": True, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}],
-        "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+        "readinessProbe": {
+            "httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"},
+            "periodSeconds": 10,
+            "timeoutSeconds": 1,
+            "successThreshold": 1,
+            "failureThreshold": 3,
+        },
+        "volumeMounts": [
+            {"name": sa_volume, "readOnly": True, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}
+        ],
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
         "securityContext": {"allowPrivilegeEscalation": False, "runAsNonRoot": True, "capabilities": {"drop": ["ALL"]}},
     }
-    volumes = [{"name": sa_volume, "projected": {"defaultMode": 420, "sources": [
-        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
-        {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}]
+    volumes = [
+        {
+            "name": sa_volume,
+            "projected": {
+                "defaultMode": 420,
+                "sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                    {
+                        "downwardAPI": {
+                            "items": [
+                                {
+                                    "path": "namespace",
+                                    "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                                }
+                            ]
+                        }
+                    },
+                ],
+            },
+        }
+    ]
     managed = [
-        {"manager": "kube-controller-manager", "operation": "Update", "apiVersion": "v1", "time": STARTED, "fieldsType": "FieldsV1",
-         "fieldsV1": {"f:metadata": {"f:generateName": {}, "f:labels": {".": {}, "f:app.kubernetes.io/name": {}, "f:pod-template-hash": {}},
-                                     "f:ownerReferences": {".": {}}},
-                      "f:spec": {"f:containers": {f"k:{{\"name\":\"{app}\"}}": {".": {}, "f:image": {}, "f:name": {}, "f:resources": {}}},
-                                 "f:dnsPolicy": {}, "f:restartPolicy": {}, "f:schedulerName": {}}}},
-        {"manager": "kubelet", "operation": "Update", "apiVersion": "v1", "time": STARTED, "fieldsType": "FieldsV1",
-         "subresource": "status",
-         "fieldsV1": {"f:status": {"f:conditions": {}, "f:containerStatuses": {}, "f:hostIP": {}, "f:phase": {}, "f:podIP": {},
-                                   "f:podIPs": {}, "f:startTime": {}}}},
+        {
+            "manager": "kube-controller-manager",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "time": STARTED,
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {
+                "f:metadata": {
+                    "f:generateName": {},
+                    "f:labels": {".": {}, "f:app.kubernetes.io/name": {}, "f:pod-template-hash": {}},
+                    "f:ownerReferences": {".": {}},
+                },
+                "f:spec": {
+                    "f:containers": {
+                        f'k:{{"name":"{app}"}}': {".": {}, "f:image": {}, "f:name": {}, "f:resources": {}}
+                    },
+                    "f:dnsPolicy": {},
+                    "f:restartPolicy": {},
+                    "f:schedulerName": {},
+                },
+            },
+        },
+        {
+            "manager": "kubelet",
+            "operation": "Update",
+            "apiVersion": "v1",
+            "time": STARTED,
+            "fieldsType": "FieldsV1",
+            "subresource": "status",
+            "fieldsV1": {
+                "f:status": {
+                    "f:conditions": {},
+                    "f:containerStatuses": {},
+                    "f:hostIP": {},
+                    "f:phase": {},
+                    "f:podIP": {},
+                    "f:podIPs": {},
+                    "f:startTime": {},
+                }
+            },
+        },
     ]
     return {"containers": [container], "volumes": volumes, "managed": managed}
 
 
-def _cpu_pod(name: str, ns: str, uid: str, parts: dict, labels: dict, owner: dict, node: str, ip: str, host_ip: str,
-             phase: str = "Running") -> dict:
+def _cpu_pod(
+    name: str,
+    ns: str,
+    uid: str,
+    parts: dict,
+    labels: dict,
+    owner: dict,
+    node: str,
+    ip: str,
+    host_ip: str,
+    phase: str = "Running",
+) -> dict:
     c = parts["containers"][0]
     done = phase == "Succeeded"
-    state = {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": STARTED, "finishedAt": STARTED}} if done \
+    state = (
+        {"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": STARTED, "finishedAt": STARTED}}
+        if done
         else {"running": {"startedAt": STARTED}}
+    )
     return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "generateName": name[:-5], "namespace": ns, "uid": uid, "creationTimestamp": STARTED,
-                     "labels": labels, "ownerReferences": [owner], "managedFields": parts["managed"]},
-        "spec": {"containers": parts["containers"], "volumes": parts["volumes"], "restartPolicy": "Never" if owner["kind"] == "Job" else "Always",
-                 "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst", "serviceAccountName": "default",
-                 "serviceAccount": "default", "nodeName": node, "securityContext": {}, "schedulerName": "default-scheduler",
-                 "tolerations": DEFAULT_TOLERATIONS, "priority": 0, "enableServiceLinks": True, "preemptionPolicy": "PreemptLowerPriority"},
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "generateName": name[:-5],
+            "namespace": ns,
+            "uid": uid,
+            "creationTimestamp": STARTED,
+            "labels": labels,
+            "ownerReferences": [owner],
+            "managedFields": parts["managed"],
+        },
+        "spec": {
+            "containers": parts["containers"],
+            "volumes": parts["volumes"],
+            "restartPolicy": "Never" if owner["kind"] == "Job" else "Always",
+            "terminationGracePeriodSeconds": 30,
+            "dnsPolicy": "ClusterFirst",
+            "serviceAccountName": "default",
+            "serviceAccount": "default",
+            "nodeName": node,
+            "securityContext": {},
+            "schedulerName": "default-scheduler",
+            "tolerations": DEFAULT_TOLERATIONS,
+            "priority": 0,
+            "enableServiceLinks": True,
+            "preemptionPolicy": "PreemptLowerPriority",
+        },
         "status": {
-            "phase": phase, "hostIP": host_ip, "hostIPs": [{"ip": host_ip}], "podIP": ip, "podIPs": [{"ip": ip}],
-            "startTime": STARTED, "qosClass": "Burstable",
-            "conditions": [{"type": "PodReadyToStartContainers", "status": "False" if done else "True", "lastProbeTime": None, "lastTransitionTime": STARTED},
-                           {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": STARTED},
-                           {"type": "Ready", "status": "False" if done else "True", "lastProbeTime": None, "lastTransitionTime": STARTED},
-                           {"type": "ContainersReady", "status": "False" if done else "True", "lastProbeTime": None, "lastTransitionTime": STARTED},
-                           {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": STARTED}],
-            "containerStatuses": [{"name": c["name"], "image": c["image"], "imageID": c["image"] + "@sha256:" + "0" * 64,
-                                   "containerID": "containerd://" + uid.replace("-", "") * 2, "ready": not done,
-                                   "restartCount": 0, "started": not done, "state": state}],
+            "phase": phase,
+            "hostIP": host_ip,
+            "hostIPs": [{"ip": host_ip}],
+            "podIP": ip,
+            "podIPs": [{"ip": ip}],
+            "startTime": STARTED,
+            "qosClass": "Burstable",
+            "conditions": [
+                {
+                    "type": "PodReadyToStartContainers",
+                    "status": "False" if done else "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": STARTED,
+                },
+                {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": STARTED},
+                {
+                    "type": "Ready",
+                    "status": "False" if done else "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": STARTED,
+                },
+                {
+                    "type": "ContainersReady",
+                    "status": "False" if done else "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": STARTED,
+                },
+                {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": STARTED},
+            ],
+            "containerStatuses": [
+                {
+                    "name": c["name"],
+                    "image": c["image"],
+                    "imageID": c["image"] + "@sha256:" + "0" * 64,
+                    "containerID": "containerd://" + uid.replace("-", "") * 2,
+                    "ready": not done,
+                    "restartCount": 0,
+                    "started": not done,
+                    "state": state,
+                }
+            ],
         },
     }
 
 
-def generate_envelope(nodes: int = 5000, gpu_nodes: int = 2500, gpus_per_node: int = 16, pods: int = 150_000,
-                      gpu_pods: int = 20_000, seed: int = 0, *, dra_fraction: float = 0.5, namespaces: int = 50,
-                      cpu_pool_size: int = 250, job_pods: int = 12_500, gpu_pool_size: int = 100) -> list[dict]:
+def generate_envelope(
+    nodes: int = 5000,
+    gpu_nodes: int = 2500,
+    gpus_per_node: int = 16,
+    pods: int = 150_000,
+    gpu_pods: int = 20_000,
+    seed: int = 0,
+    *,
+    dra_fraction: float = 0.5,
+    namespaces: int = 50,
+    cpu_pool_size: int = 250,
+    job_pods: int = 12_500,
+    gpu_pool_size: int = 100,
+) -> list[dict]:
     """Kubernetes' envelope as a mixed fleet: `gpu_nodes` GPU nodes (16 A100s each: 40,000 GPUs by default, half the
     nodes on the device plugin and half on DRA) beside `nodes - gpu_nodes` CPU nodes, and `pods` pods in all.
 
@@ -382,8 +785,19 @@ def generate_envelope(nodes: int = 5000, gpu_nodes: int = 2500, gpus_per_node: i
     gc.disable()
     try:
         pending = min(gpu_pods, max(10, gpu_pods // 200))
-        out = _generate(gpu_nodes, gpus_per_node, gpu_pods, seed, pending, gpu_pool_size, ENVELOPE_GPU, 10, "v0.4.0",
-                        dra_fraction, ENVELOPE_GPU_INSTANCE)
+        out = _generate(
+            gpu_nodes,
+            gpus_per_node,
+            gpu_pods,
+            seed,
+            pending,
+            gpu_pool_size,
+            ENVELOPE_GPU,
+            10,
+            "v0.4.0",
+            dra_fraction,
+            ENVELOPE_GPU_INSTANCE,
+        )
         _add_cpu_side(out, cpu_nodes, deploy_pods, job_pods, seed, namespaces, cpu_pool_size)
         return out
     finally:
@@ -391,18 +805,29 @@ def generate_envelope(nodes: int = 5000, gpu_nodes: int = 2500, gpus_per_node: i
             gc.enable()
 
 
-def _add_cpu_side(out: list[dict], cpu_nodes: int, deploy_pods: int, job_pods: int, seed: int, namespaces: int,
-                  cpu_pool_size: int) -> None:  # noqa: C901
+def _add_cpu_side(
+    out: list[dict], cpu_nodes: int, deploy_pods: int, job_pods: int, seed: int, namespaces: int, cpu_pool_size: int
+) -> None:  # noqa: C901
     rng = random.Random(f"dragoman-envelope-{seed}")
     ids = _Ids(seed + 1_000_003)
     all_nodes = [o["metadata"]["name"] for o in out if o["kind"] == "Node"]
     node_ip = {o["metadata"]["name"]: o["status"]["addresses"][0]["address"] for o in out if o["kind"] == "Node"}
     ns_names = [f"svc-{i:03d}" for i in range(namespaces)]
     for ns in ["logging", "monitoring", "batch", *ns_names]:
-        out.append({"apiVersion": "v1", "kind": "Namespace",
-                    "metadata": {"name": ns, "uid": ids.uid(), "creationTimestamp": CREATED,
-                                 "labels": {"kubernetes.io/metadata.name": ns}},
-                    "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {
+                    "name": ns,
+                    "uid": ids.uid(),
+                    "creationTimestamp": CREATED,
+                    "labels": {"kubernetes.io/metadata.name": ns},
+                },
+                "spec": {"finalizers": ["kubernetes"]},
+                "status": {"phase": "Active"},
+            }
+        )
     pools = [f"cpu-{i:03d}" for i in range(max(1, -(-cpu_nodes // cpu_pool_size)))]
     cpu_names = []
     for i in range(cpu_nodes):
@@ -410,20 +835,43 @@ def _add_cpu_side(out: list[dict], cpu_nodes: int, deploy_pods: int, job_pods: i
         name = f"gke-env-{pool}-{i % cpu_pool_size:04d}-{ids.suffix(4)}"
         cpu_names.append(name)
         node_ip[name] = f"10.{200 + (i >> 8)}.{i & 255}.10"
-        out.append({
-            "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "uid": ids.uid(), "creationTimestamp": CREATED, "labels": {
-                "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-                POOL_LABEL: pool, "node.kubernetes.io/instance-type": CPU_INSTANCE}},
-            "spec": {"providerID": f"gce://acme-scale/us-central1-a/{name}"},
-            "status": {"capacity": {"cpu": "32", "memory": "131896904Ki", "pods": "110"},
-                       "allocatable": {"cpu": "31850m", "memory": "123456789Ki", "pods": "110"},
-                       "conditions": _ready_conditions(), "addresses": [{"type": "InternalIP", "address": node_ip[name]}],
-                       "nodeInfo": {"kubeletVersion": KUBELET, "kubeProxyVersion": KUBELET, "architecture": "amd64",
-                                    "operatingSystem": "linux", "osImage": "Container-Optimized OS from Google",
-                                    "containerRuntimeVersion": "containerd://2.0.6", "kernelVersion": "6.6.97+",
-                                    "bootID": "", "machineID": "", "systemUUID": ""}},
-        })
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": name,
+                    "uid": ids.uid(),
+                    "creationTimestamp": CREATED,
+                    "labels": {
+                        "kubernetes.io/hostname": name,
+                        "kubernetes.io/os": "linux",
+                        "kubernetes.io/arch": "amd64",
+                        POOL_LABEL: pool,
+                        "node.kubernetes.io/instance-type": CPU_INSTANCE,
+                    },
+                },
+                "spec": {"providerID": f"gce://acme-scale/us-central1-a/{name}"},
+                "status": {
+                    "capacity": {"cpu": "32", "memory": "131896904Ki", "pods": "110"},
+                    "allocatable": {"cpu": "31850m", "memory": "123456789Ki", "pods": "110"},
+                    "conditions": _ready_conditions(),
+                    "addresses": [{"type": "InternalIP", "address": node_ip[name]}],
+                    "nodeInfo": {
+                        "kubeletVersion": KUBELET,
+                        "kubeProxyVersion": KUBELET,
+                        "architecture": "amd64",
+                        "operatingSystem": "linux",
+                        "osImage": "Container-Optimized OS from Google",
+                        "containerRuntimeVersion": "containerd://2.0.6",
+                        "kernelVersion": "6.6.97+",
+                        "bootID": "",
+                        "machineID": "",
+                        "systemUUID": "",
+                    },
+                },
+            }
+        )
     pod_ips: dict[str, int] = {}
 
     def ip_on(node: str) -> str:
@@ -437,19 +885,51 @@ def _add_cpu_side(out: list[dict], cpu_nodes: int, deploy_pods: int, job_pods: i
         labels = {"app.kubernetes.io/name": app}
         ds_uid = ids.uid()
         parts = _template_parts(app, image, f"kube-api-access-{ids.suffix()}")
-        out.append({
-            "apiVersion": "apps/v1", "kind": "DaemonSet",
-            "metadata": {"name": app, "namespace": ns, "uid": ds_uid, "creationTimestamp": CREATED, "labels": labels, "generation": 1},
-            "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
-                "containers": parts["containers"], "tolerations": [{"operator": "Exists"}]}},
-                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}}},
-            "status": {"currentNumberScheduled": len(all_nodes) + cpu_nodes, "desiredNumberScheduled": len(all_nodes) + cpu_nodes,
-                       "numberAvailable": len(all_nodes) + cpu_nodes, "numberMisscheduled": 0, "numberReady": len(all_nodes) + cpu_nodes,
-                       "observedGeneration": 1, "updatedNumberScheduled": len(all_nodes) + cpu_nodes},
-        })
-        owner = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": app, "uid": ds_uid, "controller": True, "blockOwnerDeletion": True}
+        out.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "DaemonSet",
+                "metadata": {
+                    "name": app,
+                    "namespace": ns,
+                    "uid": ds_uid,
+                    "creationTimestamp": CREATED,
+                    "labels": labels,
+                    "generation": 1,
+                },
+                "spec": {
+                    "selector": {"matchLabels": labels},
+                    "template": {
+                        "metadata": {"labels": labels},
+                        "spec": {"containers": parts["containers"], "tolerations": [{"operator": "Exists"}]},
+                    },
+                    "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
+                },
+                "status": {
+                    "currentNumberScheduled": len(all_nodes) + cpu_nodes,
+                    "desiredNumberScheduled": len(all_nodes) + cpu_nodes,
+                    "numberAvailable": len(all_nodes) + cpu_nodes,
+                    "numberMisscheduled": 0,
+                    "numberReady": len(all_nodes) + cpu_nodes,
+                    "observedGeneration": 1,
+                    "updatedNumberScheduled": len(all_nodes) + cpu_nodes,
+                },
+            }
+        )
+        owner = {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "name": app,
+            "uid": ds_uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
         for node in all_nodes + cpu_names:
-            out.append(_cpu_pod(f"{app}-{ids.suffix()}", ns, ids.uid(), parts, labels, owner, node, node_ip[node], node_ip[node]))
+            out.append(
+                _cpu_pod(
+                    f"{app}-{ids.suffix()}", ns, ids.uid(), parts, labels, owner, node, node_ip[node], node_ip[node]
+                )
+            )
 
     # Deployments (one ReplicaSet each) on the CPU pools, spread round-robin; then Jobs, a third of them finished.
     cursor = [0]
@@ -471,26 +951,96 @@ def _add_cpu_side(out: list[dict], cpu_nodes: int, deploy_pods: int, job_pods: i
         dep_uid, rs_uid = ids.uid(), ids.uid()
         parts = _template_parts(app, image, f"kube-api-access-{ids.suffix()}")
         template = {"metadata": {"labels": labels}, "spec": {"containers": parts["containers"]}}
-        out.append({"apiVersion": "apps/v1", "kind": "Deployment",
-                    "metadata": {"name": app, "namespace": ns, "uid": dep_uid, "creationTimestamp": CREATED, "generation": 1, "labels": labels},
-                    "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template,
-                             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}},
-                    "status": {"observedGeneration": 1, "replicas": replicas, "updatedReplicas": replicas, "readyReplicas": replicas,
-                               "availableReplicas": replicas}})
+        out.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {
+                    "name": app,
+                    "namespace": ns,
+                    "uid": dep_uid,
+                    "creationTimestamp": CREATED,
+                    "generation": 1,
+                    "labels": labels,
+                },
+                "spec": {
+                    "replicas": replicas,
+                    "selector": {"matchLabels": labels},
+                    "template": template,
+                    "strategy": {
+                        "type": "RollingUpdate",
+                        "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"},
+                    },
+                },
+                "status": {
+                    "observedGeneration": 1,
+                    "replicas": replicas,
+                    "updatedReplicas": replicas,
+                    "readyReplicas": replicas,
+                    "availableReplicas": replicas,
+                },
+            }
+        )
         rs_labels = {**labels, "pod-template-hash": hash_}
-        out.append({"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                    "metadata": {"name": f"{app}-{hash_}", "namespace": ns, "uid": rs_uid, "creationTimestamp": CREATED, "generation": 1,
-                                 "labels": rs_labels, "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": app,
-                                                                           "uid": dep_uid, "controller": True, "blockOwnerDeletion": True}]},
-                    "spec": {"replicas": replicas, "selector": {"matchLabels": rs_labels},
-                             "template": {"metadata": {"labels": rs_labels}, "spec": {"containers": parts["containers"]}}},
-                    "status": {"observedGeneration": 1, "replicas": replicas, "fullyLabeledReplicas": replicas,
-                               "readyReplicas": replicas, "availableReplicas": replicas}})
-        owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{app}-{hash_}", "uid": rs_uid, "controller": True,
-                 "blockOwnerDeletion": True}
+        out.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {
+                    "name": f"{app}-{hash_}",
+                    "namespace": ns,
+                    "uid": rs_uid,
+                    "creationTimestamp": CREATED,
+                    "generation": 1,
+                    "labels": rs_labels,
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "apps/v1",
+                            "kind": "Deployment",
+                            "name": app,
+                            "uid": dep_uid,
+                            "controller": True,
+                            "blockOwnerDeletion": True,
+                        }
+                    ],
+                },
+                "spec": {
+                    "replicas": replicas,
+                    "selector": {"matchLabels": rs_labels},
+                    "template": {"metadata": {"labels": rs_labels}, "spec": {"containers": parts["containers"]}},
+                },
+                "status": {
+                    "observedGeneration": 1,
+                    "replicas": replicas,
+                    "fullyLabeledReplicas": replicas,
+                    "readyReplicas": replicas,
+                    "availableReplicas": replicas,
+                },
+            }
+        )
+        owner = {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": f"{app}-{hash_}",
+            "uid": rs_uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
         for _ in range(replicas):
             node = next_node()
-            out.append(_cpu_pod(f"{app}-{hash_}-{ids.suffix()}", ns, ids.uid(), parts, rs_labels, owner, node, ip_on(node), node_ip[node]))
+            out.append(
+                _cpu_pod(
+                    f"{app}-{hash_}-{ids.suffix()}",
+                    ns,
+                    ids.uid(),
+                    parts,
+                    rs_labels,
+                    owner,
+                    node,
+                    ip_on(node),
+                    node_ip[node],
+                )
+            )
         placed += replicas
         d += 1
     placed, j = 0, 0
@@ -501,18 +1051,67 @@ def _add_cpu_side(out: list[dict], cpu_nodes: int, deploy_pods: int, job_pods: i
         labels = {"batch.kubernetes.io/job-name": name, "batch.kubernetes.io/controller-uid": job_uid}
         parts = _template_parts("batch", CPU_IMAGES[-1], f"kube-api-access-{ids.suffix()}")
         finished = j % 3 == 0
-        out.append({"apiVersion": "batch/v1", "kind": "Job",
-                    "metadata": {"name": name, "namespace": "batch", "uid": job_uid, "creationTimestamp": STARTED, "generation": 1, "labels": labels},
-                    "spec": {"parallelism": completions, "completions": completions, "backoffLimit": 6, "completionMode": "NonIndexed",
-                             "template": {"metadata": {"labels": labels}, "spec": {"containers": parts["containers"], "restartPolicy": "Never"}}},
-                    "status": {"startTime": STARTED, "active": 0 if finished else completions, "succeeded": completions if finished else 0,
-                               **({"completionTime": STARTED, "conditions": [{"type": "Complete", "status": "True", "lastTransitionTime": STARTED}]}
-                                  if finished else {})}})
-        owner = {"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": job_uid, "controller": True, "blockOwnerDeletion": True}
+        out.append(
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {
+                    "name": name,
+                    "namespace": "batch",
+                    "uid": job_uid,
+                    "creationTimestamp": STARTED,
+                    "generation": 1,
+                    "labels": labels,
+                },
+                "spec": {
+                    "parallelism": completions,
+                    "completions": completions,
+                    "backoffLimit": 6,
+                    "completionMode": "NonIndexed",
+                    "template": {
+                        "metadata": {"labels": labels},
+                        "spec": {"containers": parts["containers"], "restartPolicy": "Never"},
+                    },
+                },
+                "status": {
+                    "startTime": STARTED,
+                    "active": 0 if finished else completions,
+                    "succeeded": completions if finished else 0,
+                    **(
+                        {
+                            "completionTime": STARTED,
+                            "conditions": [{"type": "Complete", "status": "True", "lastTransitionTime": STARTED}],
+                        }
+                        if finished
+                        else {}
+                    ),
+                },
+            }
+        )
+        owner = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "name": name,
+            "uid": job_uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
         for _ in range(completions):
             node = next_node()
-            out.append(_cpu_pod(f"{name}-{ids.suffix()}", "batch", ids.uid(), parts, dict(labels), owner, node, ip_on(node), node_ip[node],
-                                phase="Succeeded" if finished else "Running"))
+            out.append(
+                _cpu_pod(
+                    f"{name}-{ids.suffix()}",
+                    "batch",
+                    ids.uid(),
+                    parts,
+                    dict(labels),
+                    owner,
+                    node,
+                    ip_on(node),
+                    node_ip[node],
+                    phase="Succeeded" if finished else "Running",
+                )
+            )
         placed += completions
         j += 1
 

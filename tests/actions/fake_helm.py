@@ -27,7 +27,9 @@ def install(directory: pathlib.Path, releases: dict) -> pathlib.Path:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "releases.json").write_text(json.dumps(releases))
     wrapper = directory / "helm"
-    wrapper.write_text(f"#!/bin/sh\nFAKE_HELM_DIR={directory} exec {sys.executable} {pathlib.Path(__file__).resolve()} \"$@\"\n")
+    wrapper.write_text(
+        f'#!/bin/sh\nFAKE_HELM_DIR={directory} exec {sys.executable} {pathlib.Path(__file__).resolve()} "$@"\n'
+    )
     wrapper.chmod(0o755)
     return wrapper
 
@@ -53,7 +55,19 @@ def _flag(argv: list[str], *names: str) -> str | None:
 
 def _positionals(argv: list[str]) -> list[str]:
     out, skip = [], False
-    takes = {"-n", "--namespace", "-o", "--output", "-f", "--values", "--version", "--repo", "--kubeconfig", "--kube-context", "--filter"}
+    takes = {
+        "-n",
+        "--namespace",
+        "-o",
+        "--output",
+        "-f",
+        "--values",
+        "--version",
+        "--repo",
+        "--kubeconfig",
+        "--kube-context",
+        "--filter",
+    }
     for a in argv:
         if skip:
             skip = False
@@ -106,9 +120,18 @@ def main(argv: list[str]) -> int:
             return 0
         if pos[:1] == ["list"]:
             flt = (_flag(argv, "--filter") or "").strip("^$")
-            out = [{"name": k.split("/", 1)[1], "namespace": k.split("/", 1)[0], "chart": v["chart"],
-                    "app_version": v.get("app_version", ""), "revision": str(v.get("revision", 1)), "status": "deployed"}
-                   for k, v in state.items() if k.startswith(ns + "/") and (not flt or k.split("/", 1)[1] == flt)]
+            out = [
+                {
+                    "name": k.split("/", 1)[1],
+                    "namespace": k.split("/", 1)[0],
+                    "chart": v["chart"],
+                    "app_version": v.get("app_version", ""),
+                    "revision": str(v.get("revision", 1)),
+                    "status": "deployed",
+                }
+                for k, v in state.items()
+                if k.startswith(ns + "/") and (not flt or k.split("/", 1)[1] == flt)
+            ]
             print(json.dumps(out))
             return 0
         if pos[:1] == ["upgrade"]:
@@ -121,17 +144,27 @@ def main(argv: list[str]) -> int:
             if key not in state and "--install" not in argv:
                 print(f'Error: UPGRADE FAILED: "{release}" has no deployed releases', file=sys.stderr)
                 return 1
-            if chart == "dra-driver-nvidia-gpu" and values.get("resources", {}).get("gpus", {}).get("enabled", True) \
-                    and values.get("gpuResourcesEnabledOverride") is not True:
-                print("Error: UPGRADE FAILED: resources.gpus.enabled needs gpuResourcesEnabledOverride=true "
-                      "(do not run the device plugin on the same nodes)", file=sys.stderr)
+            if (
+                chart == "dra-driver-nvidia-gpu"
+                and values.get("resources", {}).get("gpus", {}).get("enabled", True)
+                and values.get("gpuResourcesEnabledOverride") is not True
+            ):
+                print(
+                    "Error: UPGRADE FAILED: resources.gpus.enabled needs gpuResourcesEnabledOverride=true "
+                    "(do not run the device plugin on the same nodes)",
+                    file=sys.stderr,
+                )
                 return 1
             if record["dryRun"]:
                 return 0
             ds_name, path = CHART_DAEMONSETS[chart]
             affinity = _get(values, path)
-            _api(argv, "PATCH", f"/apis/apps/v1/namespaces/{ns}/daemonsets/{ds_name.format(release=release)}",
-                 {"spec": {"template": {"spec": {"affinity": affinity}}}})
+            _api(
+                argv,
+                "PATCH",
+                f"/apis/apps/v1/namespaces/{ns}/daemonsets/{ds_name.format(release=release)}",
+                {"spec": {"template": {"spec": {"affinity": affinity}}}},
+            )
             rel = state.setdefault(key, {"chart": f"{chart}-{version}", "app_version": version, "revision": 0})
             rel["values"] = values
             rel["revision"] = int(rel.get("revision", 1)) + 1

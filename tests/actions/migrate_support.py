@@ -9,7 +9,7 @@ import json
 import os
 import pathlib
 import sys
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 from tests.support.sim import running_simulator
 
@@ -33,8 +33,20 @@ async def demo(controllers: bool = False) -> AsyncIterator:
 
 
 def base_args(sim, tmp: pathlib.Path, pool: str, *extra: str, context: str | None = None) -> list[str]:
-    args = ["migrate", "--kubeconfig", str(sim.kubeconfig_path), "--pool", pool, "--audit-log", str(tmp / "audit.jsonl"),
-            "--evict-retry", "0.3", "--lease-seconds", "30", *extra]
+    args = [
+        "migrate",
+        "--kubeconfig",
+        str(sim.kubeconfig_path),
+        "--pool",
+        pool,
+        "--audit-log",
+        str(tmp / "audit.jsonl"),
+        "--evict-retry",
+        "0.3",
+        "--lease-seconds",
+        "30",
+        *extra,
+    ]
     if context:
         args += ["--context", context]
     return args
@@ -50,8 +62,14 @@ async def cli(argv: list[str]) -> int:
 async def cli_process(argv: list[str], env: dict | None = None, timeout: float = 120.0) -> tuple[int, str, str]:
     """The CLI in a child process (a crash point may os._exit it)."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "dragoman", *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        stdin=asyncio.subprocess.DEVNULL, env={**os.environ, **(env or {})},
+        sys.executable,
+        "-m",
+        "dragoman",
+        *argv,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
     )
     out, err = await asyncio.wait_for(proc.communicate(), timeout)
     return proc.returncode, out.decode(), err.decode()

@@ -5,14 +5,31 @@ from __future__ import annotations
 from dragoman.sim.controllers.base import is_device_plugin_pod
 
 POOL_LABEL = "cloud.google.com/gke-nodepool"
-ALL_STEPS = ["--step", "cordon", "--step", "drain", "--step", "exclude-device-plugin", "--step", "scope-driver",
-             "--step", "device-class", "--step", "uncordon", "--step", "verify"]
+ALL_STEPS = [
+    "--step",
+    "cordon",
+    "--step",
+    "drain",
+    "--step",
+    "exclude-device-plugin",
+    "--step",
+    "scope-driver",
+    "--step",
+    "device-class",
+    "--step",
+    "uncordon",
+    "--step",
+    "verify",
+]
 SLICES = "resourceslices.resource.k8s.io"
 
 
 def pool_nodes(sim, pool: str) -> list[str]:
-    return sorted(e.obj["metadata"]["name"] for e in sim.store.entries("nodes")
-                  if e.obj["metadata"].get("labels", {}).get(POOL_LABEL) == pool)
+    return sorted(
+        e.obj["metadata"]["name"]
+        for e in sim.store.entries("nodes")
+        if e.obj["metadata"].get("labels", {}).get(POOL_LABEL) == pool
+    )
 
 
 class NeverBoth:
@@ -80,5 +97,7 @@ class NeverBoth:
             if plugin:
                 self.seen_plugin.add(n)
             if dra and plugin:
-                self.violations.append(f"event {self.events} ({etype} {key} {obj['metadata'].get('name')}): node {n} "
-                                       f"plugin pods {len(self.plugin[n])} allocatable {self.alloc[n]} devices {sum(self.devices[n].values())}")
+                self.violations.append(
+                    f"event {self.events} ({etype} {key} {obj['metadata'].get('name')}): node {n} "
+                    f"plugin pods {len(self.plugin[n])} allocatable {self.alloc[n]} devices {sum(self.devices[n].values())}"
+                )

@@ -5,9 +5,21 @@ from __future__ import annotations
 import json
 import pathlib
 
-from migrate_support import A100, L4, T4, T4_NODES, audit_records, assert_one_intent_one_outcome, base_args, cli, demo, evictions, node, real_writes
-
 from dragoman.actions.steps import MIGRATION_ANNOTATION
+from migrate_support import (
+    A100,
+    L4,
+    T4,
+    T4_NODES,
+    assert_one_intent_one_outcome,
+    audit_records,
+    base_args,
+    cli,
+    demo,
+    evictions,
+    node,
+    real_writes,
+)
 
 # These tests are about cordon and drain; the default plan is now the whole switch.
 CD = ("--step", "cordon", "--step", "drain")
@@ -18,13 +30,26 @@ async def test_cordon_and_drain_a_demo_pool_then_rerun_writes_nothing(tmp_path: 
         rc = await cli(base_args(sim, tmp_path, L4, *CD, "--yes"))
         out = capsys.readouterr().out
         assert rc == 0, out
-        nodes = [n.obj for n in sim.store.entries("nodes") if n.obj["metadata"]["labels"].get("cloud.google.com/gke-nodepool") == L4]
+        nodes = [
+            n.obj
+            for n in sim.store.entries("nodes")
+            if n.obj["metadata"]["labels"].get("cloud.google.com/gke-nodepool") == L4
+        ]
         assert len(nodes) == 3 and all(n["spec"].get("unschedulable") for n in nodes)
         for n in nodes:
             ann = json.loads(n["metadata"]["annotations"][MIGRATION_ANNOTATION])
-            assert ann["pool"] == L4 and ann["step"] == "drain" and ann["state"] == "done" and ann["plan"].startswith("mig-")
+            assert (
+                ann["pool"] == L4
+                and ann["step"] == "drain"
+                and ann["state"] == "done"
+                and ann["plan"].startswith("mig-")
+            )
         # No pod a drain evicts is left on the pool; DaemonSet pods stay.
-        left = [p.obj for p in sim.store.entries("pods") if p.obj["spec"].get("nodeName") in {n["metadata"]["name"] for n in nodes}]
+        left = [
+            p.obj
+            for p in sim.store.entries("pods")
+            if p.obj["spec"].get("nodeName") in {n["metadata"]["name"] for n in nodes}
+        ]
         assert left and all(p["metadata"]["ownerReferences"][0]["kind"] == "DaemonSet" for p in left)
         ev = evictions(sim)
         assert len(ev) == 6 and set(ev.values()) == {1}
@@ -56,7 +81,9 @@ async def test_a_blocking_pdb_makes_the_drain_wait_report_and_time_out(tmp_path:
         rc = await cli(base_args(sim, tmp_path, A100, *CD, "--plan"))
         out = capsys.readouterr().out
         assert rc == 0
-        assert "PodDisruptionBudget ml-training/llama-pretrain (maxUnavailable 0) allows 0" in out.replace("\n      ", " ")
+        assert "PodDisruptionBudget ml-training/llama-pretrain (maxUnavailable 0) allows 0" in out.replace(
+            "\n      ", " "
+        )
         rc = await cli(base_args(sim, tmp_path, A100, *CD, "--yes", "--drain-timeout", "2"))
         out = capsys.readouterr().out
         assert rc == 1, out
@@ -67,12 +94,16 @@ async def test_a_blocking_pdb_makes_the_drain_wait_report_and_time_out(tmp_path:
         assert not any("llama-pretrain" in p for p in ev) and any("bert-finetune" in p for p in ev)
         lease = sim.store.get_ref("leases.coordination.k8s.io", "kube-system", f"dragoman-pool-{A100}")
         assert not lease["spec"].get("holderIdentity")
-        state = json.loads(sim.store.get_ref("configmaps", "kube-system", f"dragoman-pool-{A100}")["data"]["state.json"])
+        state = json.loads(
+            sim.store.get_ref("configmaps", "kube-system", f"dragoman-pool-{A100}")["data"]["state.json"]
+        )
         assert state["status"] == "failed" and state["steps"]["drain"]["state"] == "failed"
         assert_one_intent_one_outcome(audit_records(tmp_path))
 
 
-async def test_rbac_forbidden_eviction_is_caught_by_preflight_with_nothing_written(tmp_path: pathlib.Path, capsys) -> None:
+async def test_rbac_forbidden_eviction_is_caught_by_preflight_with_nothing_written(
+    tmp_path: pathlib.Path, capsys
+) -> None:
     async with demo() as sim:
         rc = await cli(base_args(sim, tmp_path, T4, *CD, "--yes", context="dragoman-sim-no-evict"))
         captured = capsys.readouterr()
@@ -101,9 +132,13 @@ async def test_a_second_dragoman_is_refused_and_an_expired_lock_taken_over(tmp_p
             # A lease left behind by a run elsewhere that stopped renewing is taken over with a warning.
             lease = sim.store.get_ref("leases.coordination.k8s.io", "kube-system", "dragoman-pool-t4-batch")
             body = json.loads(json.dumps(lease))
-            body["spec"].update(holderIdentity="bob@desk pid 1 (dead)", renewTime="2026-01-01T00:00:00.000000Z", leaseDurationSeconds=30)
+            body["spec"].update(
+                holderIdentity="bob@desk pid 1 (dead)", renewTime="2026-01-01T00:00:00.000000Z", leaseDurationSeconds=30
+            )
             body["metadata"]["annotations"] = {}
-            await cluster.request("PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/dragoman-pool-t4-batch", body)
+            await cluster.request(
+                "PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/dragoman-pool-t4-batch", body
+            )
         finally:
             await cluster.close()
         rc = await cli(base_args(sim, tmp_path, T4, "--yes", "--step", "cordon"))
@@ -131,7 +166,10 @@ async def test_apply_plan_runs_exactly_the_plan_and_refuses_after_drift(tmp_path
         assert rc == 0 and plan["kind"] == "MigrationPlan" and plan["schemaVersion"] == 1
         assert [s["id"] for s in plan["steps"]] == ["preflight", "cordon", "drain"]
         evict = [c for c in plan["steps"][2]["changes"] if c["verb"] == "evict"]
-        assert len(evict) == 6 and all(c["detail"]["owner"].startswith("ReplicaSet/") and c["detail"]["gracePeriodSeconds"] is not None for c in evict)
+        assert len(evict) == 6 and all(
+            c["detail"]["owner"].startswith("ReplicaSet/") and c["detail"]["gracePeriodSeconds"] is not None
+            for c in evict
+        )
         assert plan["steps"][1]["blastRadius"]["pools"] == [L4]
         path = tmp_path / "plan.json"
         path.write_text(json.dumps(plan))
@@ -147,13 +185,23 @@ async def test_apply_plan_runs_exactly_the_plan_and_refuses_after_drift(tmp_path
         first = plan["steps"][1]["changes"][0]["name"]
         cluster = await connect(str(sim.kubeconfig_path))
         try:
-            await cluster.request("PATCH", f"/api/v1/nodes/{first}", {"spec": {"unschedulable": True}}, content_type="application/merge-patch+json")
+            await cluster.request(
+                "PATCH",
+                f"/api/v1/nodes/{first}",
+                {"spec": {"unschedulable": True}},
+                content_type="application/merge-patch+json",
+            )
             sim.request_log.clear()
             rc = await cli(base_args(sim, tmp_path, L4, "--yes", "--apply-plan", str(path)))
             err = capsys.readouterr().err
             assert rc == 3 and "changed since the plan was made" in err and first in err
             assert real_writes(sim) == []
-            await cluster.request("PATCH", f"/api/v1/nodes/{first}", {"spec": {"unschedulable": False}}, content_type="application/merge-patch+json")
+            await cluster.request(
+                "PATCH",
+                f"/api/v1/nodes/{first}",
+                {"spec": {"unschedulable": False}},
+                content_type="application/merge-patch+json",
+            )
         finally:
             await cluster.close()
         rc = await cli(base_args(sim, tmp_path, L4, "--yes", "--apply-plan", str(path)))
@@ -175,7 +223,9 @@ async def test_rollback_of_cordon_uncordons_only_what_dragoman_cordoned(tmp_path
         assert node(sim, T4_NODES[1])["spec"]["unschedulable"] is True
         ann = json.loads(node(sim, T4_NODES[0])["metadata"]["annotations"][MIGRATION_ANNOTATION])
         assert ann["state"] == "rolled-back"
-        state = json.loads(sim.store.get_ref("configmaps", "kube-system", "dragoman-pool-t4-batch")["data"]["state.json"])
+        state = json.loads(
+            sim.store.get_ref("configmaps", "kube-system", "dragoman-pool-t4-batch")["data"]["state.json"]
+        )
         assert state["steps"]["cordon"]["state"] == "rolled-back" and "cordon" not in state["rollback"]
         # Nothing left to roll back: no write.
         sim.request_log.clear()
@@ -187,11 +237,23 @@ async def test_rollback_of_cordon_uncordons_only_what_dragoman_cordoned(tmp_path
 async def test_batches_canary_first_then_n_at_a_time(tmp_path: pathlib.Path, capsys) -> None:
     async with demo() as sim:
         canary = "gke-ml-prod-l4-inference-f09e1e7f-zj49"
-        rc = await cli(base_args(sim, tmp_path, L4, *CD, "--plan", "--output", "json", "--canary-node", canary, "--batch-size", "1"))
+        rc = await cli(
+            base_args(
+                sim, tmp_path, L4, *CD, "--plan", "--output", "json", "--canary-node", canary, "--batch-size", "1"
+            )
+        )
         plan = json.loads(capsys.readouterr().out)
         assert rc == 0
         ids = [s["id"] for s in plan["steps"]]
-        assert ids == ["preflight", "cordon@canary", "drain@canary", "cordon@batch-2", "drain@batch-2", "cordon@batch-3", "drain@batch-3"]
+        assert ids == [
+            "preflight",
+            "cordon@canary",
+            "drain@canary",
+            "cordon@batch-2",
+            "drain@batch-2",
+            "cordon@batch-3",
+            "drain@batch-3",
+        ]
         assert plan["steps"][1]["nodes"] == [canary]
         assert await cli(base_args(sim, tmp_path, L4, *CD, "--canary-node", "nope", "--plan")) == 2
         assert "is not a node of the pool" in capsys.readouterr().err
@@ -212,11 +274,18 @@ async def test_the_terminal_prompt_wants_the_pool_name_typed(tmp_path: pathlib.P
     import sys
 
     async with demo() as sim:
+
         async def run(answer: str) -> tuple[int, str]:
             master, slave = pty.openpty()
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "dragoman", *base_args(sim, tmp_path, T4, *CD), stdin=slave,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+                sys.executable,
+                "-m",
+                "dragoman",
+                *base_args(sim, tmp_path, T4, *CD),
+                stdin=slave,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            )
             os.close(slave)
             os.write(master, (answer + "\n").encode())
             out, _ = await asyncio.wait_for(proc.communicate(), 120)
@@ -236,7 +305,11 @@ async def test_a_forced_pod_is_deleted_without_eviction_only_when_named(tmp_path
         pod = "batch/transcode-daily-m7cfg"
         rc = await cli(base_args(sim, tmp_path, T4, *CD, "--plan", "--force-pod", pod))
         out = capsys.readouterr().out
-        assert rc == 0 and "delete batch/transcode-daily-m7cfg" in out and "deleted without eviction" in out.replace("\n      ", " ")
+        assert (
+            rc == 0
+            and "delete batch/transcode-daily-m7cfg" in out
+            and "deleted without eviction" in out.replace("\n      ", " ")
+        )
         rc = await cli(base_args(sim, tmp_path, T4, *CD, "--yes", "--force-pod", pod))
         assert rc == 0
         deletes = [r for r in sim.request_log.writes() if r.method == "DELETE" and r.resource == "pods"]
@@ -276,17 +349,26 @@ async def test_the_lock_is_renewed_while_held(tmp_path: pathlib.Path) -> None:
         try:
             lock = PoolLock(cluster, T4, "kube-system", {"name": "tester"}, seconds=3)
             await lock.acquire()
-            first = sim.store.get_ref("leases.coordination.k8s.io", "kube-system", "dragoman-pool-t4-batch")["spec"]["renewTime"]
+            first = sim.store.get_ref("leases.coordination.k8s.io", "kube-system", "dragoman-pool-t4-batch")["spec"][
+                "renewTime"
+            ]
             loop = asyncio.get_running_loop()
             end = loop.time() + 30
-            while sim.store.get_ref("leases.coordination.k8s.io", "kube-system", "dragoman-pool-t4-batch")["spec"]["renewTime"] == first:
+            while (
+                sim.store.get_ref("leases.coordination.k8s.io", "kube-system", "dragoman-pool-t4-batch")["spec"][
+                    "renewTime"
+                ]
+                == first
+            ):
                 assert loop.time() < end, "never renewed"
                 await asyncio.sleep(0.1)
             lease = sim.store.get_ref("leases.coordination.k8s.io", "kube-system", "dragoman-pool-t4-batch")
             assert lease["spec"]["holderIdentity"] == lock.identity and lease["spec"]["leaseDurationSeconds"] == 3
             assert json.loads(lease["metadata"]["annotations"]["dragoman.io/holder"])["by"] == "tester"
             await lock.release()
-            assert not sim.store.get_ref("leases.coordination.k8s.io", "kube-system", "dragoman-pool-t4-batch")["spec"].get("holderIdentity")
+            assert not sim.store.get_ref("leases.coordination.k8s.io", "kube-system", "dragoman-pool-t4-batch")[
+                "spec"
+            ].get("holderIdentity")
         finally:
             await cluster.close()
 

@@ -6,7 +6,7 @@ import json
 import pathlib
 
 import pytest
-from migrate_support import L4, audit_records, assert_one_intent_one_outcome, base_args, cli_process, demo, evictions
+from migrate_support import L4, assert_one_intent_one_outcome, audit_records, base_args, cli_process, demo, evictions
 
 # These tests are about cordon and drain; the default plan is now the whole switch.
 CD = ("--step", "cordon", "--step", "drain")
@@ -32,7 +32,11 @@ async def test_killed_run_resumes_without_repeating_a_write(tmp_path: pathlib.Pa
         if point not in ("after:preflight",):
             assert "taking its lock over" in err  # the dead run's lease on this machine
         # The cluster ends migrated, every pod evicted exactly once (the server's own log).
-        nodes = [e.obj for e in sim.store.entries("nodes") if e.obj["metadata"]["labels"].get("cloud.google.com/gke-nodepool") == L4]
+        nodes = [
+            e.obj
+            for e in sim.store.entries("nodes")
+            if e.obj["metadata"]["labels"].get("cloud.google.com/gke-nodepool") == L4
+        ]
         assert all(n["spec"].get("unschedulable") for n in nodes)
         ev = evictions(sim)
         assert len(ev) == 6 and set(ev.values()) == {1}, ev
@@ -84,6 +88,10 @@ async def test_a_rollback_killed_after_its_last_step_is_finished_by_the_next_run
         assert rc == 0, (out, err)
         state = json.loads(sim.store.get_ref("configmaps", "kube-system", f"dragoman-pool-{L4}")["data"]["state.json"])
         assert state["status"] == "rolled-back"
-        nodes = [e.obj for e in sim.store.entries("nodes") if e.obj["metadata"]["labels"].get("cloud.google.com/gke-nodepool") == L4]
+        nodes = [
+            e.obj
+            for e in sim.store.entries("nodes")
+            if e.obj["metadata"]["labels"].get("cloud.google.com/gke-nodepool") == L4
+        ]
         assert not any(n["spec"].get("unschedulable") for n in nodes)
         assert_one_intent_one_outcome(audit_records(tmp_path))

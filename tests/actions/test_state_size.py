@@ -15,11 +15,17 @@ NAMESPACE = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube
 
 def _plan(nodes: int) -> dict:
     # Shaped like a real plan: one change per node with its diff and command.
-    changes = [{"kind": "Node", "name": f"gke-pool-{i:04d}", "verb": "patch",
-                "diff": f"- spec.unschedulable: false, + spec.unschedulable: true ({i})",
-                "command": f"kubectl cordon gke-pool-{i:04d}",
-                "before": {"metadata": {"name": f"gke-pool-{i:04d}", "labels": {"pool": "big", "zone": "a"}}}}
-               for i in range(nodes)]
+    changes = [
+        {
+            "kind": "Node",
+            "name": f"gke-pool-{i:04d}",
+            "verb": "patch",
+            "diff": f"- spec.unschedulable: false, + spec.unschedulable: true ({i})",
+            "command": f"kubectl cordon gke-pool-{i:04d}",
+            "before": {"metadata": {"name": f"gke-pool-{i:04d}", "labels": {"pool": "big", "zone": "a"}}},
+        }
+        for i in range(nodes)
+    ]
     return {"schemaVersion": 1, "id": "mig-big-1", "pool": "big", "steps": [{"id": "cordon", "changes": changes}] * 4}
 
 

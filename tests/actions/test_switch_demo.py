@@ -6,10 +6,9 @@ import json
 import pathlib
 import time
 
+from dragoman.actions.steps import STEP_ORDER
 from migrate_support import base_args, cli, demo
 from switch_support import NeverBoth, pool_nodes
-
-from dragoman.actions.steps import STEP_ORDER
 
 POOL = "l4-serve"
 CLAIMS = "resourceclaims.resource.k8s.io"
@@ -36,21 +35,28 @@ async def test_the_clean_demo_pool_switches_to_dra_with_the_default_plan(tmp_pat
             assert not node["spec"].get("unschedulable")
             assert int(node["status"]["allocatable"].get("nvidia.com/gpu", "0")) == 0
         # The Deployment kept limits nvidia.com/gpu and its pods run on the pool through bridge claims.
-        pods = [e.obj for e in sim.store.entries("pods")
-                if e.obj["metadata"].get("namespace") == "ml-inference"
-                and e.obj["metadata"]["name"].startswith("embed-serve-")
-                and e.obj["status"].get("phase") != "Succeeded"]
+        pods = [
+            e.obj
+            for e in sim.store.entries("pods")
+            if e.obj["metadata"].get("namespace") == "ml-inference"
+            and e.obj["metadata"]["name"].startswith("embed-serve-")
+            and e.obj["status"].get("phase") != "Succeeded"
+        ]
         assert len(pods) == 4
         for p in pods:
             assert p["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"]
             assert p["status"]["phase"] == "Running", p["metadata"]["name"]
             assert p["spec"]["nodeName"] in nodes
-            claim = sim.store.get_ref(CLAIMS, "ml-inference", p["status"]["extendedResourceClaimStatus"]["resourceClaimName"])
+            claim = sim.store.get_ref(
+                CLAIMS, "ml-inference", p["status"]["extendedResourceClaimStatus"]["resourceClaimName"]
+            )
             assert claim["metadata"]["annotations"]["resource.kubernetes.io/extended-resource-claim"] == "true"
             assert claim["status"]["allocation"]["devices"]["results"]
         # The canary saw exactly the GPUs it was allocated, and is gone.
         assert sim.store.get_ref("pods", "default", f"dragoman-canary-{POOL}") is None
-        state = json.loads(sim.store.get_ref("configmaps", "kube-system", f"dragoman-pool-{POOL}")["data"]["state.json"])
+        state = json.loads(
+            sim.store.get_ref("configmaps", "kube-system", f"dragoman-pool-{POOL}")["data"]["state.json"]
+        )
         assert state["status"] == "done"
         canary = state["switch"]["canary"]
         assert canary["seenUUIDs"] and canary["seenUUIDs"] == canary["allocatedUUIDs"] and canary["node"] in nodes

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import pathlib
 
-from migrate_support import assert_one_intent_one_outcome, audit_records, base_args, cli, demo
-from switch_support import ALL_STEPS, NeverBoth, pool_nodes
-
 from dragoman.fleet.diagnose import diagnose
 from dragoman.fleet.model import FleetModel
+from migrate_support import assert_one_intent_one_outcome, audit_records, base_args, cli, demo
+from switch_support import ALL_STEPS, NeverBoth, pool_nodes
 
 A100 = "a100-train"
 OP_DS = ("gpu-operator", "nvidia-device-plugin-daemonset")
@@ -28,14 +27,22 @@ def _pods_of(sim, ns: str, owner_kind: str, prefix: str) -> list[dict]:
     for e in sim.store.entries("pods"):
         p = e.obj
         refs = p["metadata"].get("ownerReferences") or []
-        if p["metadata"].get("namespace") == ns and any(r["kind"] == owner_kind and r["name"].startswith(prefix) for r in refs):
+        if p["metadata"].get("namespace") == ns and any(
+            r["kind"] == owner_kind and r["name"].startswith(prefix) for r in refs
+        ):
             out.append(p)
     return out
 
 
 def _model(sim) -> FleetModel:
-    kinds = {"Node": "nodes", "Pod": "pods", "DaemonSet": "daemonsets.apps", "ResourceSlice": "resourceslices.resource.k8s.io",
-             "DeviceClass": "deviceclasses.resource.k8s.io", "ResourceClaim": "resourceclaims.resource.k8s.io"}
+    kinds = {
+        "Node": "nodes",
+        "Pod": "pods",
+        "DaemonSet": "daemonsets.apps",
+        "ResourceSlice": "resourceslices.resource.k8s.io",
+        "DeviceClass": "deviceclasses.resource.k8s.io",
+        "ResourceClaim": "resourceclaims.resource.k8s.io",
+    }
     m = FleetModel("cloud.google.com/gke-nodepool")
     m.load({k: [dict(e.obj, kind=k) for e in sim.store.entries(r)] for k, r in kinds.items()})
     return m
@@ -75,7 +82,9 @@ async def test_gpu_operator_pool_to_dra_and_back_never_both(tmp_path: pathlib.Pa
         assert len(bert) == 2 and len(tok) == 1
         # The canary proved the uuids and is gone; the figures are in the pool's ConfigMap.
         assert sim.store.get_ref("pods", "default", "dragoman-canary-a100-train") is None
-        state = json.loads(sim.store.get_ref("configmaps", "kube-system", f"dragoman-pool-{A100}")["data"]["state.json"])
+        state = json.loads(
+            sim.store.get_ref("configmaps", "kube-system", f"dragoman-pool-{A100}")["data"]["state.json"]
+        )
         canary = state["switch"]["canary"]
         assert canary["seenUUIDs"] and canary["seenUUIDs"] == canary["allocatedUUIDs"] and canary["node"] in nodes
         assert state["switch"]["before"]["allocatableGpu"] == 24 and state["switch"]["after"]["allocatableGpu"] == 0
@@ -87,13 +96,20 @@ async def test_gpu_operator_pool_to_dra_and_back_never_both(tmp_path: pathlib.Pa
         m = _model(sim)
         # The Pools view's MIGRATION column: every node verified by the canary, not "uncordon done".
         assert m.pool(A100).migration == {"verified": len(nodes)}
-        assert not [f for f in diagnose(m) if f.id == "both-stacks" and any(n in json.dumps(f.to_json()) for n in nodes)]
+        assert not [
+            f for f in diagnose(m) if f.id == "both-stacks" and any(n in json.dumps(f.to_json()) for n in nodes)
+        ]
 
         # The whole switch back, never both.
         rc = await cli(base_args(sim, tmp_path, A100, "--yes", "--rollback", "--switch-timeout", "60"))
         out = capsys.readouterr().out
         assert rc == 0, out[-3000:]
-        assert out.index("rollback:uncordon") < out.index("rollback:scope-driver") < out.index("rollback:exclude-device-plugin") < out.index("rollback:cordon")
+        assert (
+            out.index("rollback:uncordon")
+            < out.index("rollback:scope-driver")
+            < out.index("rollback:exclude-device-plugin")
+            < out.index("rollback:cordon")
+        )
         assert watcher.violations == []
         watcher.unsubscribe()
         for n in nodes:
@@ -101,5 +117,7 @@ async def test_gpu_operator_pool_to_dra_and_back_never_both(tmp_path: pathlib.Pa
             assert node["metadata"]["labels"]["nvidia.com/gpu.deploy.device-plugin"] == "true"
             assert int(node["status"]["allocatable"]["nvidia.com/gpu"]) == 8
             assert not node["spec"].get("unschedulable")
-            assert not [e for e in sim.store.entries("resourceslices.resource.k8s.io") if e.obj["spec"].get("nodeName") == n]
+            assert not [
+                e for e in sim.store.entries("resourceslices.resource.k8s.io") if e.obj["spec"].get("nodeName") == n
+            ]
         assert_one_intent_one_outcome(audit_records(tmp_path))

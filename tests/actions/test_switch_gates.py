@@ -16,8 +16,15 @@ CLASSES = "deviceclasses.resource.k8s.io"
 
 
 def _class(sim, name: str, expr: str) -> None:
-    sim.store.create(CLASSES, {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
-                               "spec": {"selectors": [{"cel": {"expression": expr}}], "extendedResourceName": "nvidia.com/gpu"}})
+    sim.store.create(
+        CLASSES,
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": name},
+            "spec": {"selectors": [{"cel": {"expression": expr}}], "extendedResourceName": "nvidia.com/gpu"},
+        },
+    )
 
 
 def _plan(out: str) -> dict:
@@ -33,7 +40,9 @@ async def test_capacity_gate_refuses_a_time_sliced_pool_with_nothing_written(tmp
         assert "gpu.nvidia.com" in err and "--accept-capacity-change" in err
         assert real_writes(sim) == []
         # Accepted explicitly, the plan has no blocker left and says what was accepted.
-        rc = await cli(base_args(sim, tmp_path, L4, "--plan", "--output", "json", "--accept-capacity-change", *ALL_STEPS))
+        rc = await cli(
+            base_args(sim, tmp_path, L4, "--plan", "--output", "json", "--accept-capacity-change", *ALL_STEPS)
+        )
         plan = _plan(capsys.readouterr().out)
         assert rc == 0
         pre = plan["steps"][0]
@@ -43,8 +52,12 @@ async def test_capacity_gate_refuses_a_time_sliced_pool_with_nothing_written(tmp
 
 async def test_capacity_gate_names_a_narrower_winning_class(tmp_path: pathlib.Path, capsys) -> None:
     async with demo() as sim:
-        _class(sim, "a100-80gb-only", "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu' && "
-                                      "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'")
+        _class(
+            sim,
+            "a100-80gb-only",
+            "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu' && "
+            "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'",
+        )
         rc = await cli(base_args(sim, tmp_path, A100, "--plan", "--output", "json", *ALL_STEPS))
         plan = _plan(capsys.readouterr().out)
         assert rc == 3
@@ -55,7 +68,9 @@ async def test_capacity_gate_names_a_narrower_winning_class(tmp_path: pathlib.Pa
 
 async def test_stale_attribute_and_class_too_broad_caught_before_the_class_step(tmp_path: pathlib.Path, capsys) -> None:
     async with demo() as sim:
-        _class(sim, "gpu-low-index", "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].index < 4")
+        _class(
+            sim, "gpu-low-index", "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].index < 4"
+        )
         rc = await cli(base_args(sim, tmp_path, A100, "--yes", *ALL_STEPS))
         err = capsys.readouterr().err
         assert rc == 3 and "stale-attribute" in err and "gpu-low-index" in err and "index" in err
@@ -93,12 +108,16 @@ async def test_gitops_owned_driver_is_waited_for_not_patched(tmp_path: pathlib.P
                     break
                 await asyncio.sleep(0.05)
             ds = json.loads(json.dumps(sim.store.get_ref(*ds_key)))
-            terms = ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+            terms = ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+                "requiredDuringSchedulingIgnoredDuringExecution"
+            ]["nodeSelectorTerms"]
             for t in terms:
                 for e in t["matchExpressions"]:
                     if e["key"] == "cloud.google.com/gke-nodepool":
                         e["values"] = e["values"] + [A100]
-            sim.store.patch(*ds_key, {"spec": {"template": {"spec": {"affinity": ds["spec"]["template"]["spec"]["affinity"]}}}})
+            sim.store.patch(
+                *ds_key, {"spec": {"template": {"spec": {"affinity": ds["spec"]["template"]["spec"]["affinity"]}}}}
+            )
 
         sync = asyncio.create_task(argo_sync())
         rc = await cli(base_args(sim, tmp_path, A100, "--yes", "--switch-timeout", "60", *ALL_STEPS))
@@ -111,12 +130,13 @@ async def test_gitops_owned_driver_is_waited_for_not_patched(tmp_path: pathlib.P
         watcher.unsubscribe()
 
         # The standing check: drift brings the plugin back on one node (its label reverted); the diagnosis says so.
+        from dragoman.fleet.diagnose import diagnose
         from test_switch_e2e import _model
 
-        from dragoman.fleet.diagnose import diagnose
-
         drifted = pool_nodes(sim, A100)[0]
-        sim.store.patch("nodes", None, drifted, {"metadata": {"labels": {"nvidia.com/gpu.deploy.device-plugin": "true"}}})
+        sim.store.patch(
+            "nodes", None, drifted, {"metadata": {"labels": {"nvidia.com/gpu.deploy.device-plugin": "true"}}}
+        )
         for _ in range(200):
             node = sim.store.get_ref("nodes", None, drifted)
             if int(node["status"].get("allocatable", {}).get("nvidia.com/gpu", "0") or 0) > 0:

@@ -33,7 +33,9 @@ async def test_standalone_chart_pool_through_helm(tmp_path: pathlib.Path, capsys
             if p["status"].get("phase") == "Pending" and (p["spec"].get("nodeSelector") or {}).get(POOL_LABEL) == T4:
                 ns = p["metadata"]["namespace"]
                 for ref in p["metadata"].get("ownerReferences") or []:
-                    res = {"ReplicaSet": "replicasets.apps", "Job": "jobs.batch", "StatefulSet": "statefulsets.apps"}[ref["kind"]]
+                    res = {"ReplicaSet": "replicasets.apps", "Job": "jobs.batch", "StatefulSet": "statefulsets.apps"}[
+                        ref["kind"]
+                    ]
                     owner = sim.store.get_ref(res, ns, ref["name"])
                     for up in (owner or {}).get("metadata", {}).get("ownerReferences") or []:
                         sim.store.delete("deployments.apps", ns, up["name"])
@@ -41,17 +43,44 @@ async def test_standalone_chart_pool_through_helm(tmp_path: pathlib.Path, capsys
                 if sim.store.get_ref("pods", ns, p["metadata"]["name"]) is not None:
                     sim.store.delete("pods", ns, p["metadata"]["name"])
         # The driver as a Helm release too, so both stacks go through helm.
-        sim.store.patch(*DRA, {"metadata": {"annotations": {"meta.helm.sh/release-name": "dra-driver-nvidia-gpu",
-                                                            "meta.helm.sh/release-namespace": "dra-driver-nvidia-gpu"},
-                                            "labels": {"helm.sh/chart": "dra-driver-nvidia-gpu-0.4.0"}}})
-        nvdp_values = {"affinity": _affinity(sim, NVDP), "config": {"name": "nvdp-nvidia-device-plugin-configs", "default": "default"}}
-        dra_values = {"gpuResourcesEnabledOverride": True, "nvidiaDriverRoot": "/home/kubernetes/bin/nvidia", "resources": {"computeDomains": {"enabled": False}},
-                      "kubeletPlugin": {"affinity": _affinity(sim, DRA)}}
+        sim.store.patch(
+            *DRA,
+            {
+                "metadata": {
+                    "annotations": {
+                        "meta.helm.sh/release-name": "dra-driver-nvidia-gpu",
+                        "meta.helm.sh/release-namespace": "dra-driver-nvidia-gpu",
+                    },
+                    "labels": {"helm.sh/chart": "dra-driver-nvidia-gpu-0.4.0"},
+                }
+            },
+        )
+        nvdp_values = {
+            "affinity": _affinity(sim, NVDP),
+            "config": {"name": "nvdp-nvidia-device-plugin-configs", "default": "default"},
+        }
+        dra_values = {
+            "gpuResourcesEnabledOverride": True,
+            "nvidiaDriverRoot": "/home/kubernetes/bin/nvidia",
+            "resources": {"computeDomains": {"enabled": False}},
+            "kubeletPlugin": {"affinity": _affinity(sim, DRA)},
+        }
         helm_dir = tmp_path / "helm"
-        fake_helm.install(helm_dir, {
-            "nvidia-device-plugin/nvdp": {"chart": "nvidia-device-plugin-0.18.0", "app_version": "0.18.0", "values": nvdp_values},
-            "dra-driver-nvidia-gpu/dra-driver-nvidia-gpu": {"chart": "dra-driver-nvidia-gpu-0.4.0", "app_version": "0.4.0", "values": dra_values},
-        })
+        fake_helm.install(
+            helm_dir,
+            {
+                "nvidia-device-plugin/nvdp": {
+                    "chart": "nvidia-device-plugin-0.18.0",
+                    "app_version": "0.18.0",
+                    "values": nvdp_values,
+                },
+                "dra-driver-nvidia-gpu/dra-driver-nvidia-gpu": {
+                    "chart": "dra-driver-nvidia-gpu-0.4.0",
+                    "app_version": "0.4.0",
+                    "values": dra_values,
+                },
+            },
+        )
         monkeypatch.setenv("PATH", f"{helm_dir}:{__import__('os').environ['PATH']}")
         monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
         watcher = NeverBoth(sim, T4)
@@ -64,7 +93,7 @@ async def test_standalone_chart_pool_through_helm(tmp_path: pathlib.Path, capsys
         ups = [c for c in fake_helm.calls(helm_dir) if c["argv"][0] == "upgrade"]
         real = [c for c in ups if not c["dryRun"]]
         assert [c["argv"][1] for c in real] == ["nvdp", "dra-driver-nvidia-gpu"]
-        assert all(any(d["dryRun"] and d["argv"][1] == c["argv"][1] for d in ups[:ups.index(c)]) for c in real)
+        assert all(any(d["dryRun"] and d["argv"][1] == c["argv"][1] for d in ups[: ups.index(c)]) for c in real)
         # The device plugin: NotIn t4-batch on every term, the earlier pools and other values kept, same chart and version.
         nv = real[0]
         assert nv["argv"][2] == "nvidia-device-plugin" and nv["argv"][nv["argv"].index("--version") + 1] == "0.18.0"
@@ -87,7 +116,11 @@ async def test_standalone_chart_pool_through_helm(tmp_path: pathlib.Path, capsys
         assert rel["nvidia-device-plugin/nvdp"]["upgradedWith"] == "nvidia-device-plugin-0.18.0"
         assert rel["dra-driver-nvidia-gpu/dra-driver-nvidia-gpu"]["upgradedWith"] == "dra-driver-nvidia-gpu-0.4.0"
         # Helm made the DaemonSet changes; dragoman wrote to no DaemonSet itself.
-        assert not [r for r in real_writes(sim) if r.resource == "daemonsets.apps" and "Go-http" not in r.user_agent and "dragoman" in r.user_agent]
+        assert not [
+            r
+            for r in real_writes(sim)
+            if r.resource == "daemonsets.apps" and "Go-http" not in r.user_agent and "dragoman" in r.user_agent
+        ]
         assert_one_intent_one_outcome(audit_records(tmp_path))
 
         # Rollback through helm too: the release values go back to what they were.

@@ -9,7 +9,13 @@ from migrate_support import assert_one_intent_one_outcome, audit_records, base_a
 from switch_support import ALL_STEPS, NeverBoth, pool_nodes
 from test_switch_e2e import A100, _ready_a100
 
-CRASHES = ["exclude-device-plugin:2:sent", "after:exclude-device-plugin", "after:scope-driver", "after:device-class", "after:uncordon"]
+CRASHES = [
+    "exclude-device-plugin:2:sent",
+    "after:exclude-device-plugin",
+    "after:scope-driver",
+    "after:device-class",
+    "after:uncordon",
+]
 
 
 def _state(sim) -> dict:
@@ -37,24 +43,45 @@ async def test_crash_at_each_boundary_resumes_then_steps_roll_back(tmp_path: pat
 
         # The last steps rolled back on their own (the rest stays): the pool cordoned and drained, the driver off it,
         # the plugin still excluded — no GPUs offered by either stack, never both.
-        rc = await cli(base_args(sim, tmp_path, A100, "--yes", "--rollback", "--step", "uncordon", "--step", "scope-driver",
-                                 "--switch-timeout", "60"))
+        rc = await cli(
+            base_args(
+                sim,
+                tmp_path,
+                A100,
+                "--yes",
+                "--rollback",
+                "--step",
+                "uncordon",
+                "--step",
+                "scope-driver",
+                "--switch-timeout",
+                "60",
+            )
+        )
         out = capsys.readouterr().out
         assert rc == 0, out[-2000:]
-        assert out.index("rollback:uncordon") < out.index("rollback:scope-driver") and "rollback:exclude-device-plugin" not in out
+        assert (
+            out.index("rollback:uncordon") < out.index("rollback:scope-driver")
+            and "rollback:exclude-device-plugin" not in out
+        )
         for n in nodes:
             node = sim.store.get_ref("nodes", None, n)
             assert node["spec"].get("unschedulable")
             assert int(node["status"]["allocatable"].get("nvidia.com/gpu", "0")) == 0
-        assert not [e for e in sim.store.entries("resourceslices.resource.k8s.io") if e.obj["spec"].get("nodeName") in nodes]
+        assert not [
+            e for e in sim.store.entries("resourceslices.resource.k8s.io") if e.obj["spec"].get("nodeName") in nodes
+        ]
         ds = sim.store.get_ref("daemonsets.apps", "dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-kubelet-plugin")
         assert A100 not in json.dumps(ds["spec"]["template"]["spec"]["affinity"])
         assert watcher.violations == []
         assert_one_intent_one_outcome(audit_records(tmp_path))
 
         # A second partial rollback, in a later run, still finds what the first one left: the plugin returns.
-        rc = await cli(base_args(sim, tmp_path, A100, "--yes", "--rollback", "--step", "exclude-device-plugin",
-                                 "--switch-timeout", "60"))
+        rc = await cli(
+            base_args(
+                sim, tmp_path, A100, "--yes", "--rollback", "--step", "exclude-device-plugin", "--switch-timeout", "60"
+            )
+        )
         out = capsys.readouterr().out
         assert rc == 0, out[-2000:]
         assert "rollback:exclude-device-plugin" in out

@@ -4,20 +4,28 @@ from __future__ import annotations
 
 import pathlib
 
-from migrate_support import L4, audit_records, assert_one_intent_one_outcome, base_args, cli, demo, evictions
+from migrate_support import L4, assert_one_intent_one_outcome, audit_records, base_args, cli, demo, evictions
 
 CD = ("--step", "cordon", "--step", "drain")
 
 
-async def test_lost_answers_and_5xx_on_writes_neither_repeat_a_write_nor_end_the_run(tmp_path: pathlib.Path, capsys) -> None:
+async def test_lost_answers_and_5xx_on_writes_neither_repeat_a_write_nor_end_the_run(
+    tmp_path: pathlib.Path, capsys
+) -> None:
     async with demo() as sim:
         # 30% of node patches and pod evictions are made but answered 500; 10% fail before being made.
-        sim.faults.set("lost-answer=0.3 resources=nodes,pods; error=0.1 code=503 verbs=patch,create resources=nodes,pods; seed=5")
+        sim.faults.set(
+            "lost-answer=0.3 resources=nodes,pods; error=0.1 code=503 verbs=patch,create resources=nodes,pods; seed=5"
+        )
         rc = await cli(base_args(sim, tmp_path, L4, *CD, "--yes"))
         out, err = capsys.readouterr()
         sim.faults.clear()
         assert rc == 0, out[-2000:] + err
-        nodes = [e.obj for e in sim.store.entries("nodes") if e.obj["metadata"]["labels"].get("cloud.google.com/gke-nodepool") == L4]
+        nodes = [
+            e.obj
+            for e in sim.store.entries("nodes")
+            if e.obj["metadata"]["labels"].get("cloud.google.com/gke-nodepool") == L4
+        ]
         assert len(nodes) == 3 and all(n["spec"].get("unschedulable") for n in nodes)
         lost = [r for r in sim.request_log if r.lost_answer and not r.dry_run]
         assert len(lost) >= 2  # the faults fired on real writes

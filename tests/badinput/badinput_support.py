@@ -6,7 +6,7 @@ import contextlib
 import io
 import os
 import socket
-from typing import Iterable
+from collections.abc import Iterable
 
 from dragoman.tui.cli import main
 

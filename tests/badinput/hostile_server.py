@@ -10,7 +10,8 @@ import gzip
 import json
 import pathlib
 import threading
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from aiohttp import web
 
@@ -28,7 +29,9 @@ def _list(items: list, kind: str = "List", **meta: Any) -> dict:
     return {"kind": kind, "apiVersion": "v1", "metadata": {"resourceVersion": "10", **meta}, "items": items}
 
 
-async def _endless(request: web.Request, piece: bytes = b'{"a": "' + b"x" * 65536, *, newline: bool = False) -> web.StreamResponse:
+async def _endless(
+    request: web.Request, piece: bytes = b'{"a": "' + b"x" * 65536, *, newline: bool = False
+) -> web.StreamResponse:
     resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
     await resp.prepare(request)
     with contextlib.suppress(ConnectionError, RuntimeError):
@@ -77,7 +80,9 @@ class Hostile:
             if mode == "endless-version":
                 return await _endless(request)
             if mode == "gzip-bomb":
-                return web.Response(body=gzip_bomb(), headers={"Content-Type": "application/json", "Content-Encoding": "gzip"})
+                return web.Response(
+                    body=gzip_bomb(), headers={"Content-Type": "application/json", "Content-Encoding": "gzip"}
+                )
             if mode == "slow-drip":
                 return await _drip(request)
             if mode == "html-200":
@@ -85,12 +90,16 @@ class Hostile:
             if mode == "truncated-json":
                 return web.Response(text='{"gitVersion": "v1.3', content_type="application/json")
             if mode == "protobuf":
-                return web.Response(body=b"k8s\x00\n\x0f\x12\x0bv1.37", content_type="application/vnd.kubernetes.protobuf")
+                return web.Response(
+                    body=b"k8s\x00\n\x0f\x12\x0bv1.37", content_type="application/vnd.kubernetes.protobuf"
+                )
             if mode in ("redirect", "redirect-to-http"):
                 target = request.app["redirect_to"]
                 return web.Response(status=302, headers={"Location": f"{target}/version"})
             if mode == "brotli":
-                return web.Response(body=b"\x1b\x00", headers={"Content-Type": "application/json", "Content-Encoding": "br"})
+                return web.Response(
+                    body=b"\x1b\x00", headers={"Content-Type": "application/json", "Content-Encoding": "br"}
+                )
             if mode == "version-injection":
                 return _json({**VERSION, "gitVersion": "v1.37.1\nitems:\n- kind: Secret\n  metadata: {name: injected}"})
             if mode == "401-then-200" and self.hits[path] == 1:
@@ -102,7 +111,9 @@ class Hostile:
             if mode == "discovery-groups-a-string":
                 return _json({"kind": "APIGroupList", "groups": "nope"})
             if mode == "discovery-metadata-a-string":
-                return _json({"kind": "APIGroupDiscoveryList", "items": [{"metadata": "resource.k8s.io", "versions": 5}]})
+                return _json(
+                    {"kind": "APIGroupDiscoveryList", "items": [{"metadata": "resource.k8s.io", "versions": 5}]}
+                )
             return _json({"kind": "APIGroupList", "groups": []})
         if path == "/api/v1/namespaces/kube-system":
             return _json({"kind": "Namespace", "metadata": {"name": "kube-system", "uid": "u-1"}})
@@ -113,22 +124,36 @@ class Hostile:
             return await self.watch(request)
         if mode == "continue-cycle":
             nxt = {"": "A", "A": "B", "B": "A"}[request.query.get("continue", "")]
-            return _json({"kind": "List", "apiVersion": "v1", "metadata": {"resourceVersion": "10", "continue": nxt}, "items": []})
+            return _json(
+                {
+                    "kind": "List",
+                    "apiVersion": "v1",
+                    "metadata": {"resourceVersion": "10", "continue": nxt},
+                    "items": [],
+                }
+            )
         if mode == "endless-list":
             return await _endless(request)
         if path == "/api/v1/nodes":
             bad = {
                 "node-labels-a-list": {"metadata": {"name": "bad-node", "labels": ["pool", "a"]}},
                 "node-pool-label-an-integer": {"metadata": {"name": "bad-node", "labels": {"pool": 7}}},
-                "node-kubelet-version-a-number": {"metadata": {"name": "bad-node"}, "status": {"nodeInfo": {"kubeletVersion": 1.37}}},
-                "node-name-with-escapes": {"metadata": {"name": "evil\x1b[2J\x00\nnode", "labels": {"pool": "p\x1b[31m"}},
-                                           "status": {"allocatable": {"nvidia.com/gpu": "8"}}},
+                "node-kubelet-version-a-number": {
+                    "metadata": {"name": "bad-node"},
+                    "status": {"nodeInfo": {"kubeletVersion": 1.37}},
+                },
+                "node-name-with-escapes": {
+                    "metadata": {"name": "evil\x1b[2J\x00\nnode", "labels": {"pool": "p\x1b[31m"}},
+                    "status": {"allocatable": {"nvidia.com/gpu": "8"}},
+                },
             }.get(mode)
             return _json(_list([NODE_OK] + ([bad] if bad else [])))
         if path == "/api/v1/pods" and mode == "pod-nodename-a-list":
             return _json(_list([{"metadata": {"name": "bad-pod", "namespace": "ns"}, "spec": {"nodeName": ["x"]}}]))
         if path.endswith("/resourceslices") and mode == "slice-pool-a-list":
-            return _json(_list([{"metadata": {"name": "bad-slice"}, "spec": {"driver": "gpu.nvidia.com", "pool": [1]}}]))
+            return _json(
+                _list([{"metadata": {"name": "bad-slice"}, "spec": {"driver": "gpu.nvidia.com", "pool": [1]}}])
+            )
         return _json(_list([]))
 
     async def watch(self, request: web.Request) -> web.StreamResponse:
@@ -146,10 +171,32 @@ class Hostile:
                 if mode == "watch-object-not-an-object":
                     await resp.write(b'{"type":"MODIFIED","object":"surprise"}\n')
                 if mode == "watch-malformed-node":
-                    await resp.write(json.dumps({"type": "ADDED", "object": {"kind": "Node", "apiVersion": "v1",
-                                                 "metadata": {"name": "late-bad", "labels": [1], "resourceVersion": "11"}}}).encode() + b"\n")
-                    await resp.write(json.dumps({"type": "ADDED", "object": {"kind": "Node", "apiVersion": "v1",
-                                                 "metadata": {"name": "late-good", "resourceVersion": "12"}}}).encode() + b"\n")
+                    await resp.write(
+                        json.dumps(
+                            {
+                                "type": "ADDED",
+                                "object": {
+                                    "kind": "Node",
+                                    "apiVersion": "v1",
+                                    "metadata": {"name": "late-bad", "labels": [1], "resourceVersion": "11"},
+                                },
+                            }
+                        ).encode()
+                        + b"\n"
+                    )
+                    await resp.write(
+                        json.dumps(
+                            {
+                                "type": "ADDED",
+                                "object": {
+                                    "kind": "Node",
+                                    "apiVersion": "v1",
+                                    "metadata": {"name": "late-good", "resourceVersion": "12"},
+                                },
+                            }
+                        ).encode()
+                        + b"\n"
+                    )
             while True:  # then quiet, as a watch with nothing happening is
                 await asyncio.sleep(1)
         return resp
@@ -200,12 +247,16 @@ def kubeconfig(tmp: pathlib.Path, url: str, *, user: str = "  token: abc\n", nam
 def exec_user(tmp: pathlib.Path, token: str = "from-plugin") -> str:
     """A kubeconfig user whose exec plugin prints a token (refreshable: a 401 makes dragoman ask it again)."""
     plugin = tmp / "plugin.py"
-    plugin.write_text("import json\nprint(json.dumps({'kind': 'ExecCredential', 'apiVersion': 'client.authentication.k8s.io/v1',"
-                      f" 'status': {{'token': {token!r}}}}}))\n")
+    plugin.write_text(
+        "import json\nprint(json.dumps({'kind': 'ExecCredential', 'apiVersion': 'client.authentication.k8s.io/v1',"
+        f" 'status': {{'token': {token!r}}}}}))\n"
+    )
     import sys
 
-    return (f"  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: {sys.executable}\n"
-            f"    args: [{str(plugin)!r}]\n    interactiveMode: Never\n")
+    return (
+        f"  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: {sys.executable}\n"
+        f"    args: [{str(plugin)!r}]\n    interactiveMode: Never\n"
+    )
 
 
 Mode = Callable[..., Any]

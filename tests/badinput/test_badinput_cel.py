@@ -8,11 +8,11 @@ import json
 import pathlib
 
 import yaml
+from dragoman.fleet.cel import CelCompileError, EvalOutcome, cel_device, compile_expression
+from dragoman.fleet.cel.reference import environment
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dragoman.fleet.cel import CelCompileError, EvalOutcome, cel_device, compile_expression
-from dragoman.fleet.cel.reference import environment
 from tests.badinput.badinput_support import assert_sentence, run_cli
 
 environment()  # cel-python raises the recursion limit once; do it before hypothesis watches.
@@ -23,48 +23,121 @@ FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCh
 
 def big_slice(devices: int = 128, attributes: int = 32, node: str = "node-big") -> dict:
     def attrs(i: int) -> dict:
-        out: dict = {"productName": {"string": "NVIDIA H100 80GB HBM3"}, "type": {"string": "gpu"},
-                     "driverVersion": {"version": "580.65.6"}, "index": {"int": i}}
+        out: dict = {
+            "productName": {"string": "NVIDIA H100 80GB HBM3"},
+            "type": {"string": "gpu"},
+            "driverVersion": {"version": "580.65.6"},
+            "index": {"int": i},
+        }
         for a in range(attributes - len(out)):
             kind = ("int", "string", "bool", "version")[a % 4]
-            value = {"int": a * i, "string": f"value-{a}-{i}-ünï", "bool": bool((a + i) % 2), "version": f"1.{a}.{i}"}[kind]
+            value = {"int": a * i, "string": f"value-{a}-{i}-ünï", "bool": bool((a + i) % 2), "version": f"1.{a}.{i}"}[
+                kind
+            ]
             out[f"attr{a:02d}"] = {kind: value}
         return out
 
     return {
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-slice"},
-        "spec": {"driver": DOMAIN, "nodeName": node, "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                 "devices": [{"name": f"gpu-{i}", "attributes": attrs(i), "capacity": {"memory": {"value": "80Gi"}}} for i in range(devices)]},
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-slice"},
+        "spec": {
+            "driver": DOMAIN,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {"name": f"gpu-{i}", "attributes": attrs(i), "capacity": {"memory": {"value": "80Gi"}}}
+                for i in range(devices)
+            ],
+        },
     }
 
 
 def node(name: str = "node-big") -> dict:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"pool": "big", "nvidia.com/gpu.present": "true"}},
-            "status": {"allocatable": {"cpu": "64"}, "capacity": {"cpu": "64"}, "nodeInfo": {"kubeletVersion": "v1.37.1"},
-                       "conditions": [{"type": "Ready", "status": "True"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"pool": "big", "nvidia.com/gpu.present": "true"}},
+        "status": {
+            "allocatable": {"cpu": "64"},
+            "capacity": {"cpu": "64"},
+            "nodeInfo": {"kubeletVersion": "v1.37.1"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
 
 
 DEVICES = [cel_device(DOMAIN, d) for d in big_slice(8, 32)["spec"]["devices"]]
 
 # Random expression trees over the DRA environment: well-typed and ill-typed alike.
-_leaf = st.sampled_from([
-    "device.driver", f'device.attributes["{DOMAIN}"].productName', f'device.attributes["{DOMAIN}"].index',
-    f'device.attributes["{DOMAIN}"].attr01', f'device.attributes["{DOMAIN}"].missing', 'device.capacity["gpu.nvidia.com"].memory',
-    f'device.attributes["{DOMAIN}"].driverVersion', '"gpu"', "1", "0", "-1", "2.5", "true", "false", "null", "[]", "{}", '"ü"',
-    'quantity("1Gi")', 'semver("1.2.3")', "device", "device.attributes", "9223372036854775807", "b'x'", "1u",
-])
-_unary = ["!{}", "-{}", "({})", "size({})", "has({}.x)", "{}.startsWith(\"N\")", "{}.isGreaterThan(semver(\"1.0.0\"))",
-          "{}.compareTo(quantity(\"1\"))", "int({})", "string({})", "{}.orValue(1)", "[{}].all(x, x)", "{}.matches(\"[\")",
-          "{}.exists(k, k == 1)", "{}[0]", "{}[\"k\"]"]
-_binary = ["{} && {}", "{} || {}", "{} == {}", "{} != {}", "{} < {}", "{} + {}", "{} * {}", "{} / {}", "{} % {}", "{} in {}",
-           "{} ? {} : {}"]
+_leaf = st.sampled_from(
+    [
+        "device.driver",
+        f'device.attributes["{DOMAIN}"].productName',
+        f'device.attributes["{DOMAIN}"].index',
+        f'device.attributes["{DOMAIN}"].attr01',
+        f'device.attributes["{DOMAIN}"].missing',
+        'device.capacity["gpu.nvidia.com"].memory',
+        f'device.attributes["{DOMAIN}"].driverVersion',
+        '"gpu"',
+        "1",
+        "0",
+        "-1",
+        "2.5",
+        "true",
+        "false",
+        "null",
+        "[]",
+        "{}",
+        '"ü"',
+        'quantity("1Gi")',
+        'semver("1.2.3")',
+        "device",
+        "device.attributes",
+        "9223372036854775807",
+        "b'x'",
+        "1u",
+    ]
+)
+_unary = [
+    "!{}",
+    "-{}",
+    "({})",
+    "size({})",
+    "has({}.x)",
+    '{}.startsWith("N")',
+    '{}.isGreaterThan(semver("1.0.0"))',
+    '{}.compareTo(quantity("1"))',
+    "int({})",
+    "string({})",
+    "{}.orValue(1)",
+    "[{}].all(x, x)",
+    '{}.matches("[")',
+    "{}.exists(k, k == 1)",
+    "{}[0]",
+    '{}["k"]',
+]
+_binary = [
+    "{} && {}",
+    "{} || {}",
+    "{} == {}",
+    "{} != {}",
+    "{} < {}",
+    "{} + {}",
+    "{} * {}",
+    "{} / {}",
+    "{} % {}",
+    "{} in {}",
+    "{} ? {} : {}",
+]
 
 
 def _combine(children):
     return st.one_of(
         st.tuples(st.sampled_from(_unary), children).map(lambda t: t[0].format(t[1])),
         st.tuples(st.sampled_from(_binary), children, children, children).map(
-            lambda t: t[0].format(t[1], t[2], t[3]) if t[0].count("{}") == 3 else t[0].format(t[1], t[2])),
+            lambda t: t[0].format(t[1], t[2], t[3]) if t[0].count("{}") == 3 else t[0].format(t[1], t[2])
+        ),
     )
 
 
@@ -99,10 +172,16 @@ def test_random_expression_trees_compile_or_fail_cleanly_and_evaluate_to_an_outc
             assert (out.value is None) != (out.error is None) or out.value is False
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-          derandomize=True)
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    derandomize=True,
+)
 @given(st.one_of(expressions, st.text(min_size=1, max_size=80)))
-def test_dragoman_cel_answers_any_expression_with_a_result_or_a_compile_error(tmp_path: pathlib.Path, text: str) -> None:
+def test_dragoman_cel_answers_any_expression_with_a_result_or_a_compile_error(
+    tmp_path: pathlib.Path, text: str
+) -> None:
     path = tmp_path / "slice.yaml"
     if not path.exists():
         path.write_text(yaml.safe_dump(big_slice(8, 32)))
@@ -115,8 +194,14 @@ def test_dragoman_cel_answers_any_expression_with_a_result_or_a_compile_error(tm
 
 
 def test_huge_and_hostile_expressions_are_refused_as_compile_errors() -> None:
-    for text in ("(" * 5000 + "true" + ")" * 5000, "true && " * 3000 + "true", "x" * 100_000, "\x00", "a" + "[0]" * 2000,
-                 '"' + "\\u" * 100 + '"'):
+    for text in (
+        "(" * 5000 + "true" + ")" * 5000,
+        "true && " * 3000 + "true",
+        "x" * 100_000,
+        "\x00",
+        "a" + "[0]" * 2000,
+        '"' + "\\u" * 100 + '"',
+    ):
         try:
             compile_expression(text)
         except CelCompileError as exc:
@@ -137,7 +222,9 @@ def test_a_slice_of_128_devices_with_32_attributes_through_model_diagnosis_and_c
 
     path = tmp_path / "big.yaml"
     path.write_text(yaml.safe_dump_all([node(), sl], allow_unicode=True))
-    code, out, err = run_cli("cel", f'device.attributes["{DOMAIN}"].attr04 % 8 == 0', "--snapshot", str(path), "--output", "json")
+    code, out, err = run_cli(
+        "cel", f'device.attributes["{DOMAIN}"].attr04 % 8 == 0', "--snapshot", str(path), "--output", "json"
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["summary"]["devices"] == 128
@@ -159,4 +246,6 @@ def test_a_runtime_error_on_every_device_is_a_result_not_a_crash(tmp_path: pathl
 def test_cel_with_an_unknown_class_is_one_sentence(tmp_path: pathlib.Path) -> None:
     path = tmp_path / "big.yaml"
     path.write_text(yaml.safe_dump(big_slice(2, 4)))
-    assert_sentence(*run_cli("cel", "true", "--class", "nope", "--snapshot", str(path))[::2], words=["DeviceClass nope"])
+    assert_sentence(
+        *run_cli("cel", "true", "--class", "nope", "--snapshot", str(path))[::2], words=["DeviceClass nope"]
+    )

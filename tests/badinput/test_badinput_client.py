@@ -18,10 +18,10 @@ import threading
 import time
 
 import pytest
-
 from dragoman.fleet import kubeconfig as kc_mod
 from dragoman.fleet.errors import UserError
 from dragoman.fleet.kubeconfig import resolve
+
 from tests.badinput.badinput_support import assert_sentence, closed_port, kubeconfig_text, run_cli
 from tests.badinput.hostile_server import kubeconfig, serve
 
@@ -56,25 +56,51 @@ def test_a_real_boolean_still_works() -> None:
     import tempfile
 
     with tempfile.TemporaryDirectory() as d:
-        path = _kc(pathlib.Path(d), kubeconfig_text("https://127.0.0.1:6443", cluster="    insecure-skip-tls-verify: false\n"))
+        path = _kc(
+            pathlib.Path(d), kubeconfig_text("https://127.0.0.1:6443", cluster="    insecure-skip-tls-verify: false\n")
+        )
         assert resolve(path, environ={}).insecure is False
 
 
 # ---------------------------------------------------------------------------- kubeconfig fields of the wrong type
 
 WRONG_TYPES = {
-    "exec-env-a-number": ("", "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: Never\n    env: 5\n", ["env"]),
-    "exec-args-a-number": ("", "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: Never\n    args: 5\n", ["args"]),
-    "exec-args-of-mappings": ("", "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: Never\n    args: [{a: 1}]\n", ["args"]),
-    "exec-env-name-with-equals": ("", "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: Never\n    env: [{name: 'A=B', value: v}]\n", ["env name"]),
-    "exec-env-name-with-nul": ("", "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: Never\n    env: [{name: \"A\\0\", value: v}]\n", ["env name"]),
+    "exec-env-a-number": (
+        "",
+        "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: Never\n    env: 5\n",
+        ["env"],
+    ),
+    "exec-args-a-number": (
+        "",
+        "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: Never\n    args: 5\n",
+        ["args"],
+    ),
+    "exec-args-of-mappings": (
+        "",
+        "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: Never\n    args: [{a: 1}]\n",
+        ["args"],
+    ),
+    "exec-env-name-with-equals": (
+        "",
+        "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: Never\n    env: [{name: 'A=B', value: v}]\n",
+        ["env name"],
+    ),
+    "exec-env-name-with-nul": (
+        "",
+        '  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: Never\n    env: [{name: "A\\0", value: v}]\n',
+        ["env name"],
+    ),
     "exec-a-string": ("", "  exec: run-me\n", ["exec"]),
-    "exec-command-a-list": ("", "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: [a, b]\n", ["command"]),
+    "exec-command-a-list": (
+        "",
+        "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: [a, b]\n",
+        ["command"],
+    ),
     "tls-server-name-a-list": ("    tls-server-name: [a]\n", "  token: abc\n", ["tls-server-name"]),
     "server-a-number": (None, "  token: abc\n", ["server"]),
     "token-a-list": ("", "  token: [a, b]\n", ["token"]),
-    "token-with-a-newline": ("", "  token: \"abc\\r\\nX-Evil: 1\"\n", ["token", "line break"]),
-    "password-with-a-newline": ("", "  username: u\n  password: \"p\\nq\"\n", ["password", "line break"]),
+    "token-with-a-newline": ("", '  token: "abc\\r\\nX-Evil: 1"\n', ["token", "line break"]),
+    "password-with-a-newline": ("", '  username: u\n  password: "p\\nq"\n', ["password", "line break"]),
     "username-a-mapping": ("", "  username: {a: b}\n  password: p\n", ["username"]),
     "ca-data-a-number": ("    certificate-authority-data: 5\n", "  token: abc\n", ["certificate-authority-data"]),
     "proxy-socks5": ("    proxy-url: socks5://127.0.0.1:1080\n", "  token: abc\n", ["socks5", "not supported"]),
@@ -118,15 +144,23 @@ def test_a_token_file_of_invalid_utf8_or_a_directory_or_a_fifo(tmp_path: pathlib
 
 def test_a_kubeconfig_alias_bomb_or_an_endless_file_ends_in_a_sentence(tmp_path: pathlib.Path) -> None:
     bomb = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8))
-    path = _kc(tmp_path, kubeconfig_text("https://127.0.0.1:6443") + "preferences:\n" + "".join("  " + l + "\n" for l in bomb.splitlines()))
+        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)
+    )
+    path = _kc(
+        tmp_path,
+        kubeconfig_text("https://127.0.0.1:6443")
+        + "preferences:\n"
+        + "".join("  " + l + "\n" for l in bomb.splitlines()),
+    )
     t0 = time.monotonic()
     assert_sentence(*run_cli("check", "--kubeconfig", path)[::2], words=["aliases expand"])
     assert time.monotonic() - t0 < 10
     assert_sentence(*run_cli("check", "--kubeconfig", "/dev/zero")[::2], words=["device"])
 
 
-def test_five_thousand_missing_kubeconfig_paths_make_a_short_sentence(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_five_thousand_missing_kubeconfig_paths_make_a_short_sentence(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     paths = os.pathsep.join(str(tmp_path / f"missing-{i}") for i in range(5000))
     with pytest.raises(UserError) as info:
         resolve(None, environ={"KUBECONFIG": paths, "HOME": str(tmp_path)})
@@ -134,7 +168,10 @@ def test_five_thousand_missing_kubeconfig_paths_make_a_short_sentence(tmp_path: 
 
 
 def test_a_refused_proxy_is_blamed_on_the_proxy(tmp_path: pathlib.Path) -> None:
-    path = _kc(tmp_path, kubeconfig_text("http://127.0.0.1:6443", cluster=f"    proxy-url: http://u:secret@127.0.0.1:{closed_port()}\n"))
+    path = _kc(
+        tmp_path,
+        kubeconfig_text("http://127.0.0.1:6443", cluster=f"    proxy-url: http://u:secret@127.0.0.1:{closed_port()}\n"),
+    )
     sentence = assert_sentence(*run_cli("check", "--kubeconfig", path)[::2], words=["proxy"])
     assert "secret" not in sentence
 
@@ -188,12 +225,19 @@ def test_sigterm_while_connecting_with_a_client_certificate_leaves_no_key_on_dis
     silent.listen(8)  # accepts and never answers: dragoman waits in the middle of connecting
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
-    user = (f"  client-certificate-data: {base64.b64encode(cert).decode()}\n"
-            f"  client-key-data: {base64.b64encode(key).decode()}\n")
+    user = (
+        f"  client-certificate-data: {base64.b64encode(cert).decode()}\n"
+        f"  client-key-data: {base64.b64encode(key).decode()}\n"
+    )
     path = _kc(tmp_path, kubeconfig_text(f"http://127.0.0.1:{silent.getsockname()[1]}", user=user))
     env = {**{k: v for k, v in os.environ.items() if k != "KUBECONFIG"}, "TMPDIR": str(tmpdir)}
-    proc = subprocess.Popen([sys.executable, "-m", "dragoman", "check", "--kubeconfig", path], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dragoman", "check", "--kubeconfig", path],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 30
         conn = None
@@ -201,7 +245,7 @@ def test_sigterm_while_connecting_with_a_client_certificate_leaves_no_key_on_dis
         while conn is None and time.monotonic() < deadline and proc.poll() is None:
             try:
                 conn, _ = silent.accept()
-            except socket.timeout:
+            except TimeoutError:
                 pass
         assert conn is not None, "dragoman reached the server"
         proc.send_signal(signal.SIGTERM)
@@ -267,12 +311,16 @@ def test_an_audit_log_that_is_not_a_regular_file_is_refused(tmp_path: pathlib.Pa
 
 
 @pytest.mark.parametrize("target", ["folder", "fifo", "symlink", "/dev/null", "/dev/full", "/proc/self/comm"])
-def test_a_snapshot_is_never_written_over_something_that_is_not_a_regular_file(tmp_path: pathlib.Path, target: str) -> None:
+def test_a_snapshot_is_never_written_over_something_that_is_not_a_regular_file(
+    tmp_path: pathlib.Path, target: str
+) -> None:
     src = tmp_path / "in.yaml"
     src.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n")
     victim = tmp_path / "victim"
     victim.write_text("precious")
-    path = {"folder": str(tmp_path / "dir"), "fifo": str(tmp_path / "fifo"), "symlink": str(tmp_path / "link")}.get(target, target)
+    path = {"folder": str(tmp_path / "dir"), "fifo": str(tmp_path / "fifo"), "symlink": str(tmp_path / "link")}.get(
+        target, target
+    )
     if target == "folder":
         os.mkdir(path)
     elif target == "fifo":
@@ -320,20 +368,25 @@ def test_write_kubeconfig_refuses_what_is_not_a_regular_file(tmp_path: pathlib.P
 # ---------------------------------------------------------------------------- numeric flags
 
 
-@pytest.mark.parametrize("flags, words", [
-    (["--drain-timeout", "-5"], ["--drain-timeout"]),
-    (["--drain-timeout", "nan"], ["--drain-timeout", "finite"]),
-    (["--drain-timeout", "1e308"], ["--drain-timeout"]),
-    (["--batch-size", "-1"], ["--batch-size"]),
-    (["--drain-concurrency", "0"], ["--drain-concurrency"]),
-    (["--evict-retry", "-1"], ["--evict-retry"]),
-    (["--wait-for-jobs", "inf"], ["--wait-for-jobs"]),
-    (["--switch-timeout", "-1"], ["--switch-timeout"]),
-    (["--lease-seconds", "0"], ["--lease-seconds"]),
-    (["--state-namespace", "Not_A_Namespace"], ["--state-namespace"]),
-    (["--state-namespace", ""], ["--state-namespace"]),
-])
-def test_migrate_refuses_absurd_flags_before_touching_anything(tmp_path: pathlib.Path, flags: list[str], words: list[str]) -> None:
+@pytest.mark.parametrize(
+    "flags, words",
+    [
+        (["--drain-timeout", "-5"], ["--drain-timeout"]),
+        (["--drain-timeout", "nan"], ["--drain-timeout", "finite"]),
+        (["--drain-timeout", "1e308"], ["--drain-timeout"]),
+        (["--batch-size", "-1"], ["--batch-size"]),
+        (["--drain-concurrency", "0"], ["--drain-concurrency"]),
+        (["--evict-retry", "-1"], ["--evict-retry"]),
+        (["--wait-for-jobs", "inf"], ["--wait-for-jobs"]),
+        (["--switch-timeout", "-1"], ["--switch-timeout"]),
+        (["--lease-seconds", "0"], ["--lease-seconds"]),
+        (["--state-namespace", "Not_A_Namespace"], ["--state-namespace"]),
+        (["--state-namespace", ""], ["--state-namespace"]),
+    ],
+)
+def test_migrate_refuses_absurd_flags_before_touching_anything(
+    tmp_path: pathlib.Path, flags: list[str], words: list[str]
+) -> None:
     code, _out, err = run_cli("migrate", "--pool", "a", "--kubeconfig", str(tmp_path / "never-read"), *flags)
     assert_sentence(code, err, words=words)
 
@@ -348,8 +401,19 @@ def test_a_missing_state_namespace_exits_2(tmp_path: pathlib.Path) -> None:
 
     async def go() -> tuple[int, str, str]:
         async with running_simulator(scenario_path="demo") as sim:
-            return await asyncio.to_thread(run_cli, "migrate", "--pool", "a100-pool", "--plan", "--kubeconfig", str(sim.kubeconfig_path),
-                                           "--state-namespace", "no-such-ns", "--audit-log", str(tmp_path / "a.jsonl"))
+            return await asyncio.to_thread(
+                run_cli,
+                "migrate",
+                "--pool",
+                "a100-pool",
+                "--plan",
+                "--kubeconfig",
+                str(sim.kubeconfig_path),
+                "--state-namespace",
+                "no-such-ns",
+                "--audit-log",
+                str(tmp_path / "a.jsonl"),
+            )
 
     code, _out, err = asyncio.run(go())
     assert_sentence(code, err, words=["--state-namespace", "does not exist"])
@@ -361,18 +425,24 @@ def test_a_missing_state_namespace_exits_2(tmp_path: pathlib.Path) -> None:
 def _exec_kubeconfig(tmp: pathlib.Path, url: str, script: str) -> str:
     plugin = tmp / "plugin.py"
     plugin.write_text(script)
-    user = (f"  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: {sys.executable}\n"
-            f"    args: [{str(plugin)!r}]\n    interactiveMode: Never\n")
+    user = (
+        f"  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: {sys.executable}\n"
+        f"    args: [{str(plugin)!r}]\n    interactiveMode: Never\n"
+    )
     return kubeconfig(tmp, url, user=user)
 
 
-def test_a_hung_exec_plugin_is_killed_with_its_children(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hung_exec_plugin_is_killed_with_its_children(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(kc_mod, "EXEC_TIMEOUT_SECONDS", 1.5)
     pids = tmp_path / "pids"
-    script = ("import os, subprocess, sys, time\n"
-              "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
-              f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n"
-              "time.sleep(600)\n")
+    script = (
+        "import os, subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n"
+        "time.sleep(600)\n"
+    )
     with serve("ok") as (url, _):
         t0 = time.monotonic()
         code, _out, err = run_cli("check", "--kubeconfig", _exec_kubeconfig(tmp_path, url, script))
@@ -398,20 +468,26 @@ def test_an_exec_plugin_s_flood_of_stderr_is_quoted_short(tmp_path: pathlib.Path
 
 def test_an_expired_exec_credential_does_not_run_the_plugin_for_every_request(tmp_path: pathlib.Path) -> None:
     runs = tmp_path / "runs"
-    script = ("import json\n"
-              f"open({str(runs)!r}, 'a').write('x')\n"
-              "print(json.dumps({'kind': 'ExecCredential', 'apiVersion': 'client.authentication.k8s.io/v1',"
-              " 'status': {'token': 't', 'expirationTimestamp': '2020-01-01T00:00:00Z'}}))\n")
+    script = (
+        "import json\n"
+        f"open({str(runs)!r}, 'a').write('x')\n"
+        "print(json.dumps({'kind': 'ExecCredential', 'apiVersion': 'client.authentication.k8s.io/v1',"
+        " 'status': {'token': 't', 'expirationTimestamp': '2020-01-01T00:00:00Z'}}))\n"
+    )
     with serve("ok") as (url, hostile):
-        code, _out, err = run_cli("snapshot", str(tmp_path / "s.yaml"), "--kubeconfig", _exec_kubeconfig(tmp_path, url, script))
+        code, _out, err = run_cli(
+            "snapshot", str(tmp_path / "s.yaml"), "--kubeconfig", _exec_kubeconfig(tmp_path, url, script)
+        )
     assert code == 0, err
     assert len(hostile.auth) > 15
     assert len(runs.read_text()) <= 2, f"the plugin ran {len(runs.read_text())} times for {len(hostile.auth)} requests"
 
 
 def test_an_exec_credential_with_a_token_of_the_wrong_type(tmp_path: pathlib.Path) -> None:
-    script = ("import json\nprint(json.dumps({'kind': 'ExecCredential', 'apiVersion': 'client.authentication.k8s.io/v1',"
-              " 'status': {'token': ['a', 'b']}}))\n")
+    script = (
+        "import json\nprint(json.dumps({'kind': 'ExecCredential', 'apiVersion': 'client.authentication.k8s.io/v1',"
+        " 'status': {'token': ['a', 'b']}}))\n"
+    )
     with serve("ok") as (url, hostile):
         code, _out, err = run_cli("check", "--kubeconfig", _exec_kubeconfig(tmp_path, url, script))
     assert_sentence(code, err, words=["status.token", "not a string"])
@@ -422,7 +498,12 @@ def test_an_exec_credential_with_a_token_of_the_wrong_type(tmp_path: pathlib.Pat
 
 
 def test_control_characters_from_a_file_are_escaped_in_the_sentence(tmp_path: pathlib.Path) -> None:
-    path = _kc(tmp_path, kubeconfig_text("https://127.0.0.1:6443").replace("current-context: c", 'current-context: "evil\\n\\u001b[2Jname\\u0000"'))
+    path = _kc(
+        tmp_path,
+        kubeconfig_text("https://127.0.0.1:6443").replace(
+            "current-context: c", 'current-context: "evil\\n\\u001b[2Jname\\u0000"'
+        ),
+    )
     code, _out, err = run_cli("check", "--kubeconfig", path)
     sentence = assert_sentence(code, err)
     assert len(err.strip().splitlines()) == 1

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 import yaml
+from dragoman.fleet.errors import UserError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dragoman.fleet.errors import UserError
 from tests.badinput.badinput_support import run_cli
 
 PER_INPUT_SECONDS = 5.0  # far above any real input's cost; a hang or blow-up shows as minutes
@@ -36,13 +36,38 @@ def _count(name: str) -> None:
 # ---------------------------------------------------------------------------- values of every JSON/YAML type
 
 _scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12),
-    st.sampled_from(["", "0", "false", "no", "true", "v1.37", "1.37", "a\nb", "\x00", "\u202e", "=", "socks5://x:1",
-                     "https://u:p@127.0.0.1:1", "2026-01-01T00:00:00Z", "gpu.nvidia.com", "pool", "a100"]),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "",
+            "0",
+            "false",
+            "no",
+            "true",
+            "v1.37",
+            "1.37",
+            "a\nb",
+            "\x00",
+            "\u202e",
+            "=",
+            "socks5://x:1",
+            "https://u:p@127.0.0.1:1",
+            "2026-01-01T00:00:00Z",
+            "gpu.nvidia.com",
+            "pool",
+            "a100",
+        ]
+    ),
 )
-_values = st.recursive(_scalars, lambda kids: st.one_of(st.lists(kids, max_size=4),
-                                                          st.dictionaries(st.text(max_size=8), kids, max_size=4)), max_leaves=12)
+_values = st.recursive(
+    _scalars,
+    lambda kids: st.one_of(st.lists(kids, max_size=4), st.dictionaries(st.text(max_size=8), kids, max_size=4)),
+    max_leaves=12,
+)
 
 
 def _maybe(keys: list[str], value=_values) -> st.SearchStrategy[dict]:
@@ -52,24 +77,55 @@ def _maybe(keys: list[str], value=_values) -> st.SearchStrategy[dict]:
 
 # ---------------------------------------------------------------------------- kubeconfig
 
-_CLUSTER = _maybe(["server", "insecure-skip-tls-verify", "certificate-authority", "certificate-authority-data",
-                   "tls-server-name", "proxy-url"])
+_CLUSTER = _maybe(
+    [
+        "server",
+        "insecure-skip-tls-verify",
+        "certificate-authority",
+        "certificate-authority-data",
+        "tls-server-name",
+        "proxy-url",
+    ]
+)
 _EXEC = _maybe(["command", "args", "env", "apiVersion", "interactiveMode", "installHint", "provideClusterInfo"])
-_USER = st.one_of(_maybe(["token", "tokenFile", "username", "password", "client-certificate-data", "client-key-data",
-                          "auth-provider", "client-certificate", "client-key"]),
-                  st.fixed_dictionaries({"exec": st.one_of(_EXEC, _values)}))
+_USER = st.one_of(
+    _maybe(
+        [
+            "token",
+            "tokenFile",
+            "username",
+            "password",
+            "client-certificate-data",
+            "client-key-data",
+            "auth-provider",
+            "client-certificate",
+            "client-key",
+        ]
+    ),
+    st.fixed_dictionaries({"exec": st.one_of(_EXEC, _values)}),
+)
 _CONTEXT = _maybe(["cluster", "user", "namespace"])
 
 
 def _entries(section: str, body: st.SearchStrategy) -> st.SearchStrategy:
-    named = st.fixed_dictionaries({"name": st.one_of(st.sampled_from(["k", "c", "u"]), _values), section: st.one_of(body, _values)})
+    named = st.fixed_dictionaries(
+        {"name": st.one_of(st.sampled_from(["k", "c", "u"]), _values), section: st.one_of(body, _values)}
+    )
     return st.one_of(st.lists(named, max_size=3), _values)
 
 
 _KUBECONFIG = st.fixed_dictionaries(
-    {"clusters": _entries("cluster", _CLUSTER), "contexts": _entries("context", _CONTEXT), "users": _entries("user", _USER)},
-    optional={"current-context": st.one_of(st.just("c"), _values), "kind": st.one_of(st.just("Config"), _values),
-              "apiVersion": _values, "preferences": _values},
+    {
+        "clusters": _entries("cluster", _CLUSTER),
+        "contexts": _entries("context", _CONTEXT),
+        "users": _entries("user", _USER),
+    },
+    optional={
+        "current-context": st.one_of(st.just("c"), _values),
+        "kind": st.one_of(st.just("Config"), _values),
+        "apiVersion": _values,
+        "preferences": _values,
+    },
 )
 
 
@@ -109,7 +165,12 @@ def test_fuzz_kubeconfig_structures(doc: dict) -> None:
 
 
 @SMALL
-@given(st.text(alphabet=st.sampled_from(list("apiVersion: v1\nkind: Config\nclusters:- name&*[]{}'\"!!#|>%@`0\t")), max_size=200))
+@given(
+    st.text(
+        alphabet=st.sampled_from(list("apiVersion: v1\nkind: Config\nclusters:- name&*[]{}'\"!!#|>%@`0\t")),
+        max_size=200,
+    )
+)
 def test_fuzz_kubeconfig_text(text: str) -> None:
     _kubeconfig_text_property(text)
 
@@ -130,23 +191,77 @@ def test_fuzz_kubeconfig_text_large(text: str) -> None:
 
 # ---------------------------------------------------------------------------- snapshots and Lists
 
-_KINDS = ["Node", "Pod", "ResourceSlice", "DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "DaemonSet", "Namespace",
-          "Event", "ResourceQuota", "ConfigMap"]
-_API = {"ResourceSlice": "resource.k8s.io/v1", "DeviceClass": "resource.k8s.io/v1", "ResourceClaim": "resource.k8s.io/v1",
-        "ResourceClaimTemplate": "resource.k8s.io/v1", "DaemonSet": "apps/v1"}
+_KINDS = [
+    "Node",
+    "Pod",
+    "ResourceSlice",
+    "DeviceClass",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "DaemonSet",
+    "Namespace",
+    "Event",
+    "ResourceQuota",
+    "ConfigMap",
+]
+_API = {
+    "ResourceSlice": "resource.k8s.io/v1",
+    "DeviceClass": "resource.k8s.io/v1",
+    "ResourceClaim": "resource.k8s.io/v1",
+    "ResourceClaimTemplate": "resource.k8s.io/v1",
+    "DaemonSet": "apps/v1",
+}
 
 
 @st.composite
 def _object(draw: Any) -> dict:
     kind = draw(st.sampled_from(_KINDS))
-    meta = draw(st.fixed_dictionaries({"name": st.one_of(st.sampled_from(["n1", "n2", "gpu-0"]), _values)},
-                                      optional={"namespace": st.one_of(st.just("ns"), _values),
-                                                "labels": st.one_of(st.dictionaries(st.sampled_from(["pool", "nvidia.com/gpu.present", "x"]),
-                                                                                    st.one_of(st.sampled_from(["a", "b", "true"]), _values), max_size=3), _values),
-                                                "annotations": _values, "ownerReferences": _values, "creationTimestamp": _values}))
-    spec = draw(st.one_of(_maybe(["nodeName", "pool", "driver", "devices", "selectors", "containers", "taints", "unschedulable",
-                                  "resourceClaims", "template", "spec", "hard", "nodeSelector"]), _values))
-    status = draw(st.one_of(_maybe(["nodeInfo", "allocatable", "capacity", "phase", "conditions", "allocation", "reservedFor"]), _values))
+    meta = draw(
+        st.fixed_dictionaries(
+            {"name": st.one_of(st.sampled_from(["n1", "n2", "gpu-0"]), _values)},
+            optional={
+                "namespace": st.one_of(st.just("ns"), _values),
+                "labels": st.one_of(
+                    st.dictionaries(
+                        st.sampled_from(["pool", "nvidia.com/gpu.present", "x"]),
+                        st.one_of(st.sampled_from(["a", "b", "true"]), _values),
+                        max_size=3,
+                    ),
+                    _values,
+                ),
+                "annotations": _values,
+                "ownerReferences": _values,
+                "creationTimestamp": _values,
+            },
+        )
+    )
+    spec = draw(
+        st.one_of(
+            _maybe(
+                [
+                    "nodeName",
+                    "pool",
+                    "driver",
+                    "devices",
+                    "selectors",
+                    "containers",
+                    "taints",
+                    "unschedulable",
+                    "resourceClaims",
+                    "template",
+                    "spec",
+                    "hard",
+                    "nodeSelector",
+                ]
+            ),
+            _values,
+        )
+    )
+    status = draw(
+        st.one_of(
+            _maybe(["nodeInfo", "allocatable", "capacity", "phase", "conditions", "allocation", "reservedFor"]), _values
+        )
+    )
     obj = {"apiVersion": _API.get(kind, "v1"), "kind": kind, "metadata": meta}
     if draw(st.booleans()):
         obj["spec"] = spec
@@ -155,8 +270,10 @@ def _object(draw: Any) -> dict:
     return obj
 
 
-_LIST = st.one_of(st.lists(_object(), min_size=1, max_size=5).map(lambda items: {"apiVersion": "v1", "kind": "List", "items": items}),
-                  _object())
+_LIST = st.one_of(
+    st.lists(_object(), min_size=1, max_size=5).map(lambda items: {"apiVersion": "v1", "kind": "List", "items": items}),
+    _object(),
+)
 
 
 def _snapshot_property(doc: Any, as_json: bool, through_check: bool) -> None:
@@ -194,7 +311,12 @@ def test_fuzz_snapshot_through_check(doc: Any, as_json: bool) -> None:
 
 
 @SMALL
-@given(st.text(alphabet=st.sampled_from(list("apiVersion: v1\nkind: Node\nList items- metadata name &*[]{}'\"!!\\u#0\t")), max_size=200))
+@given(
+    st.text(
+        alphabet=st.sampled_from(list("apiVersion: v1\nkind: Node\nList items- metadata name &*[]{}'\"!!\\u#0\t")),
+        max_size=200,
+    )
+)
 def test_fuzz_snapshot_text(text: str) -> None:
     from dragoman.fleet.snapshot import parse_objects
 
@@ -223,11 +345,65 @@ def test_fuzz_snapshot_through_check_large(doc: Any, as_json: bool) -> None:
 
 # ---------------------------------------------------------------------------- CEL source
 
-_CEL_PIECES = ['device.attributes["gpu.nvidia.com"]', "device.driver", "device.capacity", ".productName", ".memory",
-               "==", "!=", "&&", "||", "!", "(", ")", "[", "]", "{", "}", ",", ":", "?", "+", "-", "*", "/", "%", "<", ">=",
-               " in ", ".exists(x, ", ".all(a, ", ".matches(", ".size()", "quantity(", "semver(", "'", '"', '"""', "r'", "b'",
-               "\\u0041", "\\U00110000", "\\ud800", "\\x41", "\\777", "\\q", "1", "-9223372036854775809", "18446744073709551616u",
-               "1.5e400", "0x", "true", "null", "'a\\nb'", "\x00", "\u202e", "é", " ", "\n"]
+_CEL_PIECES = [
+    'device.attributes["gpu.nvidia.com"]',
+    "device.driver",
+    "device.capacity",
+    ".productName",
+    ".memory",
+    "==",
+    "!=",
+    "&&",
+    "||",
+    "!",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ":",
+    "?",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "<",
+    ">=",
+    " in ",
+    ".exists(x, ",
+    ".all(a, ",
+    ".matches(",
+    ".size()",
+    "quantity(",
+    "semver(",
+    "'",
+    '"',
+    '"""',
+    "r'",
+    "b'",
+    "\\u0041",
+    "\\U00110000",
+    "\\ud800",
+    "\\x41",
+    "\\777",
+    "\\q",
+    "1",
+    "-9223372036854775809",
+    "18446744073709551616u",
+    "1.5e400",
+    "0x",
+    "true",
+    "null",
+    "'a\\nb'",
+    "\x00",
+    "\u202e",
+    "é",
+    " ",
+    "\n",
+]
 
 
 def _cel_property(text: str) -> None:
@@ -257,4 +433,3 @@ def test_fuzz_cel_source(text: str) -> None:
 @given(st.one_of(st.lists(st.sampled_from(_CEL_PIECES), max_size=30).map("".join), st.text(max_size=80)))
 def test_fuzz_cel_source_large(text: str) -> None:
     _cel_property(text)
-

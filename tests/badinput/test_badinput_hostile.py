@@ -16,8 +16,8 @@ import time
 import psutil
 import pytest
 import yaml
-
 from dragoman.fleet import cluster as cluster_mod
+
 from tests.badinput.badinput_support import assert_sentence, run_cli
 from tests.badinput.hostile_server import exec_user, kubeconfig, serve
 
@@ -45,7 +45,16 @@ def _command(name: str, tmp: pathlib.Path, kc: str) -> list[str]:
         "check": ["check", "--kubeconfig", kc],
         "snapshot": ["snapshot", str(tmp / "snap.yaml"), "--kubeconfig", kc],
         "cel": ["cel", 'device.driver == "gpu.nvidia.com"', "--kubeconfig", kc],
-        "migrate-plan": ["migrate", "--pool", "a", "--plan", "--kubeconfig", kc, "--audit-log", str(tmp / "audit.jsonl")],
+        "migrate-plan": [
+            "migrate",
+            "--pool",
+            "a",
+            "--plan",
+            "--kubeconfig",
+            kc,
+            "--audit-log",
+            str(tmp / "audit.jsonl"),
+        ],
     }[name]
 
 
@@ -58,8 +67,9 @@ def small_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("command", ["check", "snapshot", "cel", "migrate-plan"])
 @pytest.mark.parametrize("mode", sorted(SENTENCE_MODES))
-def test_a_hostile_server_gets_one_sentence_and_exit_2_in_bounded_time(tmp_path: pathlib.Path, small_bounds: None,
-                                                                       mode: str, command: str) -> None:
+def test_a_hostile_server_gets_one_sentence_and_exit_2_in_bounded_time(
+    tmp_path: pathlib.Path, small_bounds: None, mode: str, command: str
+) -> None:
     with serve(mode, redirect_to="http://127.0.0.1:9") as (url, _hostile):
         t0 = time.monotonic()
         code, out, err = run_cli(*_command(command, tmp_path, kubeconfig(tmp_path, url)))
@@ -85,15 +95,19 @@ def test_a_redirect_location_with_a_password_is_shown_redacted(tmp_path: pathlib
     assert "hunter2" not in err
 
 
-@pytest.mark.parametrize("mode, kind, name, field", [
-    ("node-labels-a-list", "Node", "bad-node", "metadata.labels"),
-    ("node-pool-label-an-integer", "Node", "bad-node", "metadata.labels.pool"),
-    ("node-kubelet-version-a-number", "Node", "bad-node", "status.nodeInfo.kubeletVersion"),
-    ("pod-nodename-a-list", "Pod", "ns/bad-pod", "spec.nodeName"),
-    ("slice-pool-a-list", "ResourceSlice", "bad-slice", "spec.pool"),
-])
-def test_objects_of_the_wrong_shape_are_skipped_with_a_note_and_the_rest_is_used(tmp_path: pathlib.Path, mode: str, kind: str,
-                                                                                 name: str, field: str) -> None:
+@pytest.mark.parametrize(
+    "mode, kind, name, field",
+    [
+        ("node-labels-a-list", "Node", "bad-node", "metadata.labels"),
+        ("node-pool-label-an-integer", "Node", "bad-node", "metadata.labels.pool"),
+        ("node-kubelet-version-a-number", "Node", "bad-node", "status.nodeInfo.kubeletVersion"),
+        ("pod-nodename-a-list", "Pod", "ns/bad-pod", "spec.nodeName"),
+        ("slice-pool-a-list", "ResourceSlice", "bad-slice", "spec.pool"),
+    ],
+)
+def test_objects_of_the_wrong_shape_are_skipped_with_a_note_and_the_rest_is_used(
+    tmp_path: pathlib.Path, mode: str, kind: str, name: str, field: str
+) -> None:
     target = tmp_path / "snap.yaml"
     with serve(mode) as (url, _):
         code, _out, err = run_cli("snapshot", str(target), "--kubeconfig", kubeconfig(tmp_path, url))
@@ -132,7 +146,11 @@ def test_a_context_name_with_a_newline_cannot_inject_either(tmp_path: pathlib.Pa
     target = tmp_path / "snap.yaml"
     with serve("ok") as (url, _):
         kc = pathlib.Path(kubeconfig(tmp_path, url))
-        kc.write_text(kc.read_text().replace("current-context: c", 'current-context: "c\\nitems: []"').replace("- name: c\n", '- name: "c\\nitems: []"\n'))
+        kc.write_text(
+            kc.read_text()
+            .replace("current-context: c", 'current-context: "c\\nitems: []"')
+            .replace("- name: c\n", '- name: "c\\nitems: []"\n')
+        )
         code, _out, err = run_cli("snapshot", str(target), "--kubeconfig", str(kc))
     assert code == 0, err
     lines = target.read_text().splitlines()
@@ -141,7 +159,9 @@ def test_a_context_name_with_a_newline_cannot_inject_either(tmp_path: pathlib.Pa
 
 def test_401_then_200_refreshes_an_exec_credential_once(tmp_path: pathlib.Path) -> None:
     with serve("401-then-200") as (url, hostile):
-        code, _out, err = run_cli("snapshot", str(tmp_path / "s.yaml"), "--kubeconfig", kubeconfig(tmp_path, url, user=exec_user(tmp_path)))
+        code, _out, err = run_cli(
+            "snapshot", str(tmp_path / "s.yaml"), "--kubeconfig", kubeconfig(tmp_path, url, user=exec_user(tmp_path))
+        )
     assert code == 0, err
     assert hostile.hits["/version"] == 2
 
@@ -182,12 +202,17 @@ async def _informer_state(url: str, tmp: pathlib.Path, want, timeout: float = 20
         await cluster.close()
 
 
-@pytest.mark.parametrize("mode, words", [
-    ("watch-error-code-not-a-number", "not an HTTP status"),
-    ("watch-object-not-an-object", "not an object"),
-    ("watch-endless-line", "longer than"),
-])
-def test_a_malformed_watch_relists_with_backoff_and_says_why(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, mode: str, words: str) -> None:
+@pytest.mark.parametrize(
+    "mode, words",
+    [
+        ("watch-error-code-not-a-number", "not an HTTP status"),
+        ("watch-object-not-an-object", "not an object"),
+        ("watch-endless-line", "longer than"),
+    ],
+)
+def test_a_malformed_watch_relists_with_backoff_and_says_why(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, mode: str, words: str
+) -> None:
     monkeypatch.setattr(cluster_mod, "MAX_WATCH_LINE", 1024 * 1024)
     seen: list[str] = []
 
@@ -222,7 +247,9 @@ def _peak_rss(argv: list[str], timeout: float = 60.0) -> tuple[int, float, str]:
     """Run `dragoman ARGV` in a child; (peak RSS in MB, seconds, stderr)."""
     env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "dragoman", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dragoman", *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT
+    )
     ps = psutil.Process(proc.pid)
     peak = 0
     while proc.poll() is None and time.monotonic() - t0 < timeout:

@@ -8,6 +8,7 @@ import pathlib
 
 from dragoman.tui.app import DragomanApp
 from dragoman.tui.source import open_cluster_feed, open_snapshot_feed
+
 from tests.badinput.hostile_server import kubeconfig, serve
 from tests.tui.conftest import SIZE, ready, wait_for
 

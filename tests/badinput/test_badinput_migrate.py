@@ -23,6 +23,7 @@ PLAN_FILES = {
 
 async def test_migrate_answers_bad_input_with_one_sentence_and_writes_nothing(tmp_path: pathlib.Path) -> None:
     async with demo() as sim:
+
         async def run(*argv: str) -> tuple[int, str, str]:
             return await asyncio.to_thread(run_cli, *argv)
 
@@ -33,7 +34,9 @@ async def test_migrate_answers_bad_input_with_one_sentence_and_writes_nothing(tm
             plan.write_text(text)
             code, _out, err = await run(*base_args(sim, tmp_path, T4, "--apply-plan", str(plan), "--yes"))
             assert_sentence(code, err, codes=codes, words=words)
-        code, _out, err = await run(*base_args(sim, tmp_path, T4, "--apply-plan", str(tmp_path / "missing.json"), "--yes"))
+        code, _out, err = await run(
+            *base_args(sim, tmp_path, T4, "--apply-plan", str(tmp_path / "missing.json"), "--yes")
+        )
         assert_sentence(code, err, words=["plan file"])
         code, _out, err = await run(*base_args(sim, tmp_path, T4, "--step", "no-such-step", "--plan"))
         assert_sentence(code, err, codes=(2, 3), words=["no-such-step"])

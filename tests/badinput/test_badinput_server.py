@@ -8,7 +8,7 @@ import contextlib
 import json
 import pathlib
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 from aiohttp import web
@@ -58,16 +58,30 @@ def _everything(response: web.Response | None = None, text: str = "", status: in
 
 
 MODES = {
-    "html-200": (_everything(text="<html><body><h1>Welcome to nginx!</h1></body></html>", ctype="text/html"), ["not json"]),
+    "html-200": (
+        _everything(text="<html><body><h1>Welcome to nginx!</h1></body></html>", ctype="text/html"),
+        ["not json"],
+    ),
     "text-200": (_everything(text="hello, I am a printer"), ["not json"]),
     "truncated-json": (_everything(text='{"gitVersion": "v1.3', ctype="application/json"), ["not json"]),
     "html-500": (_everything(text="<html>Internal Server Error</html>", status=500, ctype="text/html"), ["500"]),
     "text-404": (_everything(text="404 page not found", status=404), ["404"]),
-    "html-502-proxy": (_everything(text="<html><title>502 Bad Gateway</title></html>", status=502, ctype="text/html"), ["502"]),
-    "401": (_everything(text='{"kind":"Status","code":401,"reason":"Unauthorized"}', status=401, ctype="application/json"),
-            ["401", "log in again"]),
-    "403-version": (_everything(text='{"kind":"Status","code":403,"reason":"Forbidden","message":"no"}', status=403,
-                                ctype="application/json"), ["403"]),
+    "html-502-proxy": (
+        _everything(text="<html><title>502 Bad Gateway</title></html>", status=502, ctype="text/html"),
+        ["502"],
+    ),
+    "401": (
+        _everything(text='{"kind":"Status","code":401,"reason":"Unauthorized"}', status=401, ctype="application/json"),
+        ["401", "log in again"],
+    ),
+    "403-version": (
+        _everything(
+            text='{"kind":"Status","code":403,"reason":"Forbidden","message":"no"}',
+            status=403,
+            ctype="application/json",
+        ),
+        ["403"],
+    ),
     "version-a-list": (_everything(text="[1, 2, 3]", ctype="application/json"), []),
     "version-a-string": (_everything(text='"v1.37"', ctype="application/json"), []),
     "trickle-then-cut": (_trickle, ["broke"]),
@@ -77,7 +91,10 @@ MODES = {
     "lists-items-of-numbers": (_kubeish({"kind": "List", "items": [1, 2, 3], "metadata": {}}), []),
     "lists-items-without-metadata": (_kubeish({"kind": "List", "items": [{"kind": "Node"}], "metadata": {}}), []),
     "lists-metadata-a-list": (_kubeish({"kind": "List", "items": [], "metadata": ["x"]}), []),
-    "lists-continue-forever": (_kubeish({"kind": "List", "items": [], "metadata": {"continue": "again", "resourceVersion": "1"}}), []),
+    "lists-continue-forever": (
+        _kubeish({"kind": "List", "items": [], "metadata": {"continue": "again", "resourceVersion": "1"}}),
+        [],
+    ),
 }
 
 
@@ -159,8 +176,11 @@ def test_a_server_that_is_not_kubernetes_gets_one_sentence(tmp_path: pathlib.Pat
     assert out == ""
 
 
-@pytest.mark.parametrize("answer", [b"", b"SSH-2.0-OpenSSH_9.6\r\n", b"\x00\xff" * 64, b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n{"],
-                         ids=["closes-at-once", "ssh-banner", "binary", "http-cut-short"])
+@pytest.mark.parametrize(
+    "answer",
+    [b"", b"SSH-2.0-OpenSSH_9.6\r\n", b"\x00\xff" * 64, b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n{"],
+    ids=["closes-at-once", "ssh-banner", "binary", "http-cut-short"],
+)
 def test_a_socket_that_is_not_http_gets_one_sentence(tmp_path: pathlib.Path, answer: bytes) -> None:
     with raw_tcp(answer) as url:
         code, _out, err = run_cli("check", "--kubeconfig", _kc(tmp_path, url))

@@ -31,8 +31,11 @@ UNREADABLE = {
     "list-items-not-objects": "apiVersion: v1\nkind: List\nitems: [1, 2]\n",
     "billion-laughs": (
         'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
-        + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},"
-                  f"*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]\n" for i in range(8))
+        + "".join(
+            f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},"
+            f"*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]\n"
+            for i in range(8)
+        )
     ),
     "deep-nesting-json": "[" * 50_000 + "]" * 50_000,
     "deep-nesting-yaml": "a:\n" + "".join("  " * i + "- \n" for i in range(1, 3000)),
@@ -51,7 +54,11 @@ def _file(tmp_path: pathlib.Path, text: str | bytes, name: str = "snap.yaml") ->
 @pytest.mark.parametrize("name", sorted(UNREADABLE))
 def test_an_unreadable_snapshot_is_one_sentence_everywhere(tmp_path: pathlib.Path, name: str) -> None:
     path = _file(tmp_path, UNREADABLE[name])
-    for argv in (["check", "--snapshot", path], ["cel", "true", "--snapshot", path], ["snapshot", str(tmp_path / "out.yaml"), "--snapshot", path]):
+    for argv in (
+        ["check", "--snapshot", path],
+        ["cel", "true", "--snapshot", path],
+        ["snapshot", str(tmp_path / "out.yaml"), "--snapshot", path],
+    ):
         code, out, err = run_cli(*argv)
         if argv[0] == "cel" and code == 1:
             # `dragoman cel` reads any objects and reports that none of them is a device: a result, not a crash.
@@ -76,7 +83,10 @@ def test_a_missing_snapshot_and_a_folder(tmp_path: pathlib.Path) -> None:
 
 def test_a_snapshot_into_a_missing_folder_writes_nothing(tmp_path: pathlib.Path) -> None:
     path = _file(tmp_path, NODE)
-    assert_sentence(*run_cli("snapshot", str(tmp_path / "no" / "such" / "out.yaml"), "--snapshot", path)[::2], words=["does not exist"])
+    assert_sentence(
+        *run_cli("snapshot", str(tmp_path / "no" / "such" / "out.yaml"), "--snapshot", path)[::2],
+        words=["does not exist"],
+    )
 
 
 # Kubernetes-looking objects whose fields have the wrong types: the fleet is read, the odd object does not crash the model.
@@ -86,26 +96,40 @@ WRONG_TYPES = {
     "node-allocatable-gpu-nonsense": "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {nvidia.com/gpu: lots}, capacity: {nvidia.com/gpu: [1]}}\n",
     "node-conditions-a-dict": "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {conditions: {Ready: true}, nodeInfo: 3}\n",
     "pod-containers-a-string": "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: d}\nspec: {nodeName: n1, containers: nope}\nstatus: {phase: Pending}\n",
-    "pod-limits-a-list": ("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: d}\nspec:\n  containers:\n"
-                          "  - {name: c, resources: {limits: [nvidia.com/gpu]}}\nstatus: {phase: 7}\n"),
-    "pod-gpu-limit-not-a-quantity": ("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: d}\nspec:\n  containers:\n"
-                                     "  - {name: c, resources: {limits: {nvidia.com/gpu: two}}}\nstatus: {phase: Pending}\n"),
-    "slice-devices-a-dict": ("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
-                             "spec: {driver: gpu.nvidia.com, nodeName: n1, pool: {name: n1, generation: 1, resourceSliceCount: 1}, devices: {a: 1}}\n"),
-    "slice-attributes-wrong": ("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
-                               "spec: {driver: gpu.nvidia.com, nodeName: n1, pool: {name: n1, generation: x, resourceSliceCount: 1},\n"
-                               "  devices: [{name: gpu-0, attributes: {productName: 3, memory: [1], x: {int: big}}, capacity: {memory: {value: huge}}}, 5]}\n"),
+    "pod-limits-a-list": (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: d}\nspec:\n  containers:\n"
+        "  - {name: c, resources: {limits: [nvidia.com/gpu]}}\nstatus: {phase: 7}\n"
+    ),
+    "pod-gpu-limit-not-a-quantity": (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: d}\nspec:\n  containers:\n"
+        "  - {name: c, resources: {limits: {nvidia.com/gpu: two}}}\nstatus: {phase: Pending}\n"
+    ),
+    "slice-devices-a-dict": (
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
+        "spec: {driver: gpu.nvidia.com, nodeName: n1, pool: {name: n1, generation: 1, resourceSliceCount: 1}, devices: {a: 1}}\n"
+    ),
+    "slice-attributes-wrong": (
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
+        "spec: {driver: gpu.nvidia.com, nodeName: n1, pool: {name: n1, generation: x, resourceSliceCount: 1},\n"
+        "  devices: [{name: gpu-0, attributes: {productName: 3, memory: [1], x: {int: big}}, capacity: {memory: {value: huge}}}, 5]}\n"
+    ),
     "slice-pool-missing": "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec: {driver: 5}\n",
     "class-selectors-a-string": "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: c}\nspec: {selectors: nope, extendedResourceName: 3}\n",
     "class-cel-not-a-string": "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: c}\nspec: {selectors: [{cel: {expression: [1]}}, 4]}\n",
-    "claim-status-wrong": ("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: d}\n"
-                           "spec: {devices: {requests: nope}}\nstatus: {allocation: {devices: {results: [7]}}, reservedFor: x}\n"),
-    "daemonset-affinity-wrong": ("apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: nvidia-device-plugin-daemonset, namespace: kube-system}\n"
-                                 "spec: {template: {spec: {affinity: {nodeAffinity: 3}, nodeSelector: [x]}}}\n"),
+    "claim-status-wrong": (
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: d}\n"
+        "spec: {devices: {requests: nope}}\nstatus: {allocation: {devices: {results: [7]}}, reservedFor: x}\n"
+    ),
+    "daemonset-affinity-wrong": (
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: nvidia-device-plugin-daemonset, namespace: kube-system}\n"
+        "spec: {template: {spec: {affinity: {nodeAffinity: 3}, nodeSelector: [x]}}}\n"
+    ),
     "huge-values": NODE + "  labels: {big: " + "x" * 200_000 + "}\n  annotations: {huge: '" + "y" * 2_000_000 + "'}\n",
-    "unicode-names": ("apiVersion: v1\nkind: Node\nmetadata:\n  name: \"nœud-🚀-\u202eevil\u202c-節点\"\n  labels: {pool: \"ǥpu-池\"}\n"
-                      "status: {allocatable: {nvidia.com/gpu: '8'}}\n"),
-    "control-characters": "apiVersion: v1\nkind: Node\nmetadata:\n  name: \"n\\x1b[31mred\\x07\\x00\"\n",
+    "unicode-names": (
+        'apiVersion: v1\nkind: Node\nmetadata:\n  name: "nœud-🚀-\u202eevil\u202c-節点"\n  labels: {pool: "ǥpu-池"}\n'
+        "status: {allocatable: {nvidia.com/gpu: '8'}}\n"
+    ),
+    "control-characters": 'apiVersion: v1\nkind: Node\nmetadata:\n  name: "n\\x1b[31mred\\x07\\x00"\n',
 }
 
 
@@ -141,7 +165,8 @@ def test_unicode_survives_a_snapshot_round_trip(tmp_path: pathlib.Path) -> None:
 def test_a_billion_laughs_inside_an_object_is_read_and_rewritten_without_expanding(tmp_path: pathlib.Path) -> None:
     # Aliases nine deep in a field dragoman does not read: 9**9 strings if expanded; shared references if not.
     bomb = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8))
+        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)
+    )
     body = "\n".join("    " + line for line in bomb.splitlines())
     path = _file(tmp_path, f"apiVersion: v1\nkind: Node\nmetadata: {{name: n1}}\nspec:\n  laughs:\n{body}\n")
     code, out, err = run_cli("check", "--snapshot", path, "--output", "json")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pathlib
 
 import yaml
-
 from dragoman.sim.scenarios import DEMO_PATH
 from dragoman.tui.app import DragomanApp
 from dragoman.tui.source import open_cluster_feed
+
 from tests.badinput.badinput_support import assert_sentence, closed_port, kubeconfig_text, run_cli
 from tests.support.sim import running_simulator
 from tests.tui.conftest import SIZE, ready, wait_for
@@ -51,7 +51,12 @@ async def test_tui_bad_input_gets_notices_and_the_app_keeps_answering(tmp_path: 
 
             app.screen.query_one(OptionList).highlighted = app.screen.contexts.index("dead")
             await pilot.press("enter")
-            await wait_for(pilot, lambda: any(s == "error" and "connection refused" in m for m, s in notes), 60, "the dead-context notice")
+            await wait_for(
+                pilot,
+                lambda: any(s == "error" and "connection refused" in m for m, s in notes),
+                60,
+                "the dead-context notice",
+            )
             assert app.feed.info.context != "dead"
 
             # 3. Garbage typed into the playground: a compile error on screen, generate refused with a notice.
@@ -68,8 +73,16 @@ async def test_tui_bad_input_gets_notices_and_the_app_keeps_answering(tmp_path: 
             assert type(app.screen).__name__ == "PlaygroundScreen"
             await pilot.press("escape", "escape")
             await pilot.press("colon", *"pools", "enter")
-            await wait_for(pilot, lambda: getattr(app.screen, "view_name", None) == "pools" or "Pools" in type(app.screen).__name__
-                           or "pools" in str(getattr(app.screen, "view", "")).lower(), 20, "the app to keep answering")
+            await wait_for(
+                pilot,
+                lambda: (
+                    getattr(app.screen, "view_name", None) == "pools"
+                    or "Pools" in type(app.screen).__name__
+                    or "pools" in str(getattr(app.screen, "view", "")).lower()
+                ),
+                20,
+                "the app to keep answering",
+            )
 
 
 def test_the_tui_given_a_bad_snapshot_or_kubeconfig_says_one_sentence(tmp_path: pathlib.Path) -> None:

@@ -21,20 +21,82 @@ STD = "resource.kubernetes.io"
 DOMAINS = DRIVERS + [OTHER, STD, "nope.example.com"]
 
 # name -> the type a driver usually gives it; a device sometimes gives it another (a type mismatch at run time).
-ATTRS = {"model": "string", "index": "int", "flag": "bool", "ver": "version", "addr": "string", "net": "string", "count": "int"}
+ATTRS = {
+    "model": "string",
+    "index": "int",
+    "flag": "bool",
+    "ver": "version",
+    "addr": "string",
+    "net": "string",
+    "count": "int",
+}
 QUALIFIED = {f"{OTHER}/model": "string", f"{OTHER}/index": "int", f"{STD}/pcieRoot": "string", f"{STD}/ver": "version"}
 CAPACITY = ["memory", "cores", f"{OTHER}/bw"]
 
-STRINGS = ["gpu", "H100", "a100", "fish", "", "10.0.0.1", "::1", "192.168.0.0/16", "10.0.0.0/8", "1.2.3", "Hopper", "x,y,z", "A-b_c", "ünï", "fe80::1"]
+STRINGS = [
+    "gpu",
+    "H100",
+    "a100",
+    "fish",
+    "",
+    "10.0.0.1",
+    "::1",
+    "192.168.0.0/16",
+    "10.0.0.0/8",
+    "1.2.3",
+    "Hopper",
+    "x,y,z",
+    "A-b_c",
+    "ünï",
+    "fe80::1",
+]
 INTS = [0, 1, 2, -1, 7, 80, 9223372036854775807, -9223372036854775808]
 VERSIONS = ["1.0.0", "550.54.15", "12.4.0", "1.0.0-rc.1", "2.0.0+build.1", "0.0.1", "1.0.0-alpha.beta"]
 QUANTITIES = ["0", "1", "80Gi", "81559Mi", "1.5", "100m", "1k", "16", "2Ti", "1e3", "-1"]
 
 VERSION_LITERALS = VERSIONS + ["1.2", "v1.2.3", "01.2.3", "1.2.3.4", "x"]
 QUANTITY_LITERALS = QUANTITIES + ["80GB", "10Mm", "1.5.5", "", "9999999999999999999999999999999999999G"]
-IP_LITERALS = ["10.0.0.1", "127.0.0.1", "::1", "fe80::1", "0.0.0.0", "224.0.0.1", "2001:db8::68", "::ffff:1.2.3.4", "1.2.3", "010.0.0.1", "ff02::1"]
-CIDR_LITERALS = ["10.0.0.0/8", "192.168.0.0/16", "10.1.2.3/8", "::1/128", "2001:db8::/32", "1.2.3.4/33", "10.0.0.0", "0.0.0.0/0"]
-REGEXES = ["^H1", "[0-9]+", "(?i)hopper", "^$", "a|b", "\\d{2}", "[", "(a", "(?=x)", "\\1", "\\pL+", "x*?", "^.{3}$", "[[:alpha:]]+", "\\bH", "(?P<n>a)"]
+IP_LITERALS = [
+    "10.0.0.1",
+    "127.0.0.1",
+    "::1",
+    "fe80::1",
+    "0.0.0.0",
+    "224.0.0.1",
+    "2001:db8::68",
+    "::ffff:1.2.3.4",
+    "1.2.3",
+    "010.0.0.1",
+    "ff02::1",
+]
+CIDR_LITERALS = [
+    "10.0.0.0/8",
+    "192.168.0.0/16",
+    "10.1.2.3/8",
+    "::1/128",
+    "2001:db8::/32",
+    "1.2.3.4/33",
+    "10.0.0.0",
+    "0.0.0.0/0",
+]
+REGEXES = [
+    "^H1",
+    "[0-9]+",
+    "(?i)hopper",
+    "^$",
+    "a|b",
+    "\\d{2}",
+    "[",
+    "(a",
+    "(?=x)",
+    "\\1",
+    "\\pL+",
+    "x*?",
+    "^.{3}$",
+    "[[:alpha:]]+",
+    "\\bH",
+    "(?P<n>a)",
+]
 URLS = ["https://example.com:8080/a/b?x=1", "http://[::1]:80/", "not a url", "/path/only"]
 
 FUNCTIONS_USED: set[str] = set()
@@ -195,7 +257,11 @@ class Gen:
         if k <= 9:
             t = self.pick(["int", "string", "double", "uint", "dyn", "int", "string"])
             op = self.pick(["==", "!=", "<", "<=", ">", ">="])
-            other = self.pick([t, t, t, "int", "double", "string", "uint", "dyn"]) if t != "dyn" else self.pick(["int", "string", "bool", "version", "dyn"])
+            other = (
+                self.pick([t, t, t, "int", "double", "string", "uint", "dyn"])
+                if t != "dyn"
+                else self.pick(["int", "string", "bool", "version", "dyn"])
+            )
             _f(f"_{op}_")
             return f"{e(t)} {op} {e(other)}"
         if k == 10:
@@ -247,17 +313,31 @@ class Gen:
         if k == 22:
             _f("has")
             d = self.domain()
-            return self.pick([f"has({self.attrs(d)}.{self.attr_name(d)})", f"has(device.attributes.{self.pick(['foo', 'bar'])})", f"has(device.capacity[{lit_string(d)}].memory)"])
+            return self.pick(
+                [
+                    f"has({self.attrs(d)}.{self.attr_name(d)})",
+                    f"has(device.attributes.{self.pick(['foo', 'bar'])})",
+                    f"has(device.capacity[{lit_string(d)}].memory)",
+                ]
+            )
         if k == 23:
             _f("@in")
             d = self.domain()
-            return self.pick([f"{lit_string(self.attr_name(d))} in {self.attrs(d)}", f"{lit_string(d)} in device.attributes", f'"memory" in device.capacity[{lit_string(d)}]'])
+            return self.pick(
+                [
+                    f"{lit_string(self.attr_name(d))} in {self.attrs(d)}",
+                    f"{lit_string(d)} in device.attributes",
+                    f'"memory" in device.capacity[{lit_string(d)}]',
+                ]
+            )
         if k == 24:
             _f("@in")
             lt = self.pick(["list_int", "list_string"])
             return f"{e('int' if lt == 'list_int' else 'string')} in {e(lt)}"
         if k == 25:
-            fn = self.pick(["isLoopback", "isUnspecified", "isGlobalUnicast", "isLinkLocalMulticast", "isLinkLocalUnicast"])
+            fn = self.pick(
+                ["isLoopback", "isUnspecified", "isGlobalUnicast", "isLinkLocalMulticast", "isLinkLocalUnicast"]
+            )
             _f(fn)
             return f"{e('ip')}.{fn}()"
         if k == 26:
@@ -277,11 +357,19 @@ class Gen:
             return f"{e('ip')} == {e('ip')}" if self.chance(0.5) else f"{e('cidr')} == {e('cidr')}"
         if k == 29:
             _f("type", "_==_")
-            return f"type({e('dyn')}) {self.pick(['==', '!='])} {self.pick(['string', 'int', 'bool', 'double', 'uint'])}"
+            return (
+                f"type({e('dyn')}) {self.pick(['==', '!='])} {self.pick(['string', 'int', 'bool', 'double', 'uint'])}"
+            )
         if k == 30:
             _f("hasValue")
             d = self.domain()
-            return self.pick([f"{self.attrs(d)}.?{self.attr_name(d)}.hasValue()", f"{e('list_int')}.first().hasValue()", f"optional.ofNonZeroValue({e('int')}).hasValue()"])
+            return self.pick(
+                [
+                    f"{self.attrs(d)}.?{self.attr_name(d)}.hasValue()",
+                    f"{e('list_int')}.first().hasValue()",
+                    f"optional.ofNonZeroValue({e('int')}).hasValue()",
+                ]
+            )
         if k == 31:
             fn = self.pick(["sets.contains", "sets.equivalent", "sets.intersects"])
             _f(fn)
@@ -304,7 +392,11 @@ class Gen:
             return f"{e(lt)}.{self.pick(['all', 'exists', 'existsOne'])}({iv}, {name}, {body})"
         if k == 34:
             _f("device.allowMultipleAllocations")
-            return f"device.allowMultipleAllocations {self.pick(['==', '!='])} {self.pick(['true', 'false'])}" if self.chance(0.5) else "device.allowMultipleAllocations"
+            return (
+                f"device.allowMultipleAllocations {self.pick(['==', '!='])} {self.pick(['true', 'false'])}"
+                if self.chance(0.5)
+                else "device.allowMultipleAllocations"
+            )
         if k == 35:
             _f("cel.bind")
             d = self.domain()
@@ -324,20 +416,45 @@ class Gen:
             return inner
         if k == 37:
             _f("duration", "timestamp", "_<_")
-            return self.pick([
-                'duration("1h") > duration("30m")',
-                'timestamp("2026-01-01T00:00:00Z") < timestamp("2027-01-01T00:00:00Z")',
-                'duration("1x") > duration("1s")',
-                'timestamp("2026-01-01T00:00:00Z").getFullYear() == 2026',
-            ])
+            return self.pick(
+                [
+                    'duration("1h") > duration("30m")',
+                    'timestamp("2026-01-01T00:00:00Z") < timestamp("2027-01-01T00:00:00Z")',
+                    'duration("1x") > duration("1s")',
+                    'timestamp("2026-01-01T00:00:00Z").getFullYear() == 2026',
+                ]
+            )
         if k == 38:
             _f("url", "isURL", "getHost", "getScheme", "getPort", "getEscapedPath", "getHostname", "getQuery")
             u = lit_string(self.pick(URLS))
-            return self.pick([f"isURL({u})", f'url({u}).getHost() == "example.com:8080"', f'url({u}).getScheme() == "https"', f'url({u}).getPort() == "8080"', f'url({u}).getEscapedPath() == "/a/b"', f'url({u}).getHostname() == "::1"', f'url({u}).getQuery().size() > 0'])
+            return self.pick(
+                [
+                    f"isURL({u})",
+                    f'url({u}).getHost() == "example.com:8080"',
+                    f'url({u}).getScheme() == "https"',
+                    f'url({u}).getPort() == "8080"',
+                    f'url({u}).getEscapedPath() == "/a/b"',
+                    f'url({u}).getHostname() == "::1"',
+                    f"url({u}).getQuery().size() > 0",
+                ]
+            )
         if k == 39:
-            _f("format.dns1123Label", "format.qualifiedName", "format.labelValue", "validate", "hasValue", "format.named", "format.uuid", "format.dns1123Subdomain")
+            _f(
+                "format.dns1123Label",
+                "format.qualifiedName",
+                "format.labelValue",
+                "validate",
+                "hasValue",
+                "format.named",
+                "format.uuid",
+                "format.dns1123Subdomain",
+            )
             fmt = self.pick(["dns1123Label", "qualifiedName", "labelValue", "uuid", "dns1123Subdomain"])
-            return f"format.{fmt}().validate({e('string')}).hasValue()" if self.chance(0.8) else f'format.named("{fmt}").hasValue()'
+            return (
+                f"format.{fmt}().validate({e('string')}).hasValue()"
+                if self.chance(0.8)
+                else f'format.named("{fmt}").hasValue()'
+            )
         if k == 40:
             _f("_==_")
             lt = self.pick(["list_int", "list_string"])
@@ -345,13 +462,23 @@ class Gen:
         if k == 41:
             _f("_<_", "compareTo")
             # semver and quantity have no < in CEL: a compile error with a static operand
-            return self.pick([f"{e('version')} < {e('version')}", f"{e('quantity')} < {e('quantity')}", f"{e('version')}.compareTo({e('version')}) < 0"])
+            return self.pick(
+                [
+                    f"{e('version')} < {e('version')}",
+                    f"{e('quantity')} < {e('quantity')}",
+                    f"{e('version')}.compareTo({e('version')}) < 0",
+                ]
+            )
         if k == 42:
             _f("bool")
-            return self.pick([f"bool({e('string')})", f"bool({lit_string(self.pick(['true', 'false', 'TRUE', 'yes', 't', '1']))})"])
+            return self.pick(
+                [f"bool({e('string')})", f"bool({lit_string(self.pick(['true', 'false', 'TRUE', 'yes', 't', '1']))})"]
+            )
         if k == 43:
             _f("optMap", "orValue")
-            return f"{self.attrs(self.domain())}.?{self.pick(['model', 'index'])}.optMap(v, string(v)).orValue(\"\") != \"\""
+            return (
+                f'{self.attrs(self.domain())}.?{self.pick(["model", "index"])}.optMap(v, string(v)).orValue("") != ""'
+            )
         if k == 44:
             return self.misc()
         return f"{e('dyn')}"
@@ -364,37 +491,90 @@ class Gen:
             return self.pick(['bytes("x") == b"x"', 'size(b"abc") == 3', 'bytes("é").size() == 2'])
         if k == 1:
             _f("optional.none", "optional.of", "or", "value", "optional.unwrap", "unwrapOpt")
-            return self.pick([
-                "optional.none().or(optional.of(1)).value() == 1",
-                "optional.unwrap([optional.of(1), optional.none()]) == [1]",
-                "[optional.of(2), optional.none()].unwrapOpt() == [2]",
-                "optional.none().value() == 1",
-                f"{self.attrs(self.domain())}.?{self.pick(['model', 'index'])}.value() != 1",
-            ])
+            return self.pick(
+                [
+                    "optional.none().or(optional.of(1)).value() == 1",
+                    "optional.unwrap([optional.of(1), optional.none()]) == [1]",
+                    "[optional.of(2), optional.none()].unwrapOpt() == [2]",
+                    "optional.none().value() == 1",
+                    f"{self.attrs(self.domain())}.?{self.pick(['model', 'index'])}.value() != 1",
+                ]
+            )
         if k == 2:
-            fn = self.pick(["getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear", "getHours", "getMilliseconds", "getMinutes", "getMonth", "getSeconds"])
+            fn = self.pick(
+                [
+                    "getDate",
+                    "getDayOfMonth",
+                    "getDayOfWeek",
+                    "getDayOfYear",
+                    "getFullYear",
+                    "getHours",
+                    "getMilliseconds",
+                    "getMinutes",
+                    "getMonth",
+                    "getSeconds",
+                ]
+            )
             _f(fn, "timestamp")
             tz = self.pick(["", '"UTC"', '"Europe/Paris"', '"+05:30"', '"Nowhere/City"'])
             return f'timestamp("2026-03-04T05:06:07.089Z").{fn}({tz}) >= 0'
         if k == 3:
-            fn = self.pick(["byte", "date", "datetime", "dns1035Label", "dns1035LabelPrefix", "dns1123Label", "dns1123LabelPrefix", "dns1123Subdomain", "dns1123SubdomainPrefix", "labelValue", "qualifiedName", "uri", "uuid"])
+            fn = self.pick(
+                [
+                    "byte",
+                    "date",
+                    "datetime",
+                    "dns1035Label",
+                    "dns1035LabelPrefix",
+                    "dns1123Label",
+                    "dns1123LabelPrefix",
+                    "dns1123Subdomain",
+                    "dns1123SubdomainPrefix",
+                    "labelValue",
+                    "qualifiedName",
+                    "uri",
+                    "uuid",
+                ]
+            )
             _f(f"format.{fn}", "validate", "hasValue")
             return f"format.{fn}().validate({self.expr('string')}).hasValue()"
         if k == 4:
             _f("transformMap", "transformMapEntry", "cel.@mapInsert")
-            return self.pick([
-                f"[1, 2].transformMap(i, v, v * {self.expr('int')})[0] == 2",
-                '{"a": 1}.transformMapEntry(k, v, {k + "x": v}).size() == 1',
-                f'{self.attrs(self.domain())}.transformMap(k, v, k.size()).size() >= 0',
-            ])
+            return self.pick(
+                [
+                    f"[1, 2].transformMap(i, v, v * {self.expr('int')})[0] == 2",
+                    '{"a": 1}.transformMapEntry(k, v, {k + "x": v}).size() == 1',
+                    f"{self.attrs(self.domain())}.transformMap(k, v, k.size()).size() >= 0",
+                ]
+            )
         if k == 5:
             _f("optional.ofNonZeroValue", "optFlatMap")
-            return f"optional.ofNonZeroValue({self.expr('string')}).optFlatMap(s, optional.of(s.size())).orValue(0) >= 0"
+            return (
+                f"optional.ofNonZeroValue({self.expr('string')}).optFlatMap(s, optional.of(s.size())).orValue(0) >= 0"
+            )
         if k == 6:
             _f("_[_]", "@in")
-            return self.pick(['{"a": 1, "b": 2}["a"] == 1', '"a" in {"a": 1}', '{1: "x"}[2] == "x"', '{"a": 1, "a": 2}.size() == 1', "[1, 'a'] == [1]", '{"x": [1, 2]}.x[1] == 2'])
+            return self.pick(
+                [
+                    '{"a": 1, "b": 2}["a"] == 1',
+                    '"a" in {"a": 1}',
+                    '{1: "x"}[2] == "x"',
+                    '{"a": 1, "a": 2}.size() == 1',
+                    "[1, 'a'] == [1]",
+                    '{"x": [1, 2]}.x[1] == 2',
+                ]
+            )
         _f("type", "dyn")
-        return self.pick(["type(1) == int", "type(dyn(1)) == type(2)", "type(type(1)) == type", 'type(null) == null_type', "dyn(1) == dyn(1.0)", "null == null"])
+        return self.pick(
+            [
+                "type(1) == int",
+                "type(dyn(1)) == type(2)",
+                "type(type(1)) == type",
+                "type(null) == null_type",
+                "dyn(1) == dyn(1.0)",
+                "null == null",
+            ]
+        )
 
     def e_int(self) -> str:
         k = self.rng.randint(0, 25)
@@ -408,7 +588,14 @@ class Gen:
             return f"-{e('int')}"
         if k == 6:
             _f("size")
-            return self.pick([f"size({e('string')})", f"{e('string')}.size()", f"{e(self.pick(['list_int', 'list_string']))}.size()", f"size({self.attrs(self.domain())})"])
+            return self.pick(
+                [
+                    f"size({e('string')})",
+                    f"{e('string')}.size()",
+                    f"{e(self.pick(['list_int', 'list_string']))}.size()",
+                    f"size({self.attrs(self.domain())})",
+                ]
+            )
         if k == 7:
             fn = self.pick(["indexOf", "lastIndexOf"])
             _f(fn)
@@ -422,10 +609,21 @@ class Gen:
             return f"{e('quantity')}.asInteger()"
         if k == 10:
             _f("compareTo")
-            return f"{e('quantity')}.compareTo({e('quantity')})" if self.chance(0.5) else f"{e('version')}.compareTo({e('version')})"
+            return (
+                f"{e('quantity')}.compareTo({e('quantity')})"
+                if self.chance(0.5)
+                else f"{e('version')}.compareTo({e('version')})"
+            )
         if k == 11:
             _f("int")
-            return self.pick([f"int({e('double')})", f"int({e('uint')})", f"int({lit_string(self.pick(['12', '-3', 'x', '9223372036854775808']))})", f"int({e('dyn')})"])
+            return self.pick(
+                [
+                    f"int({e('double')})",
+                    f"int({e('uint')})",
+                    f"int({lit_string(self.pick(['12', '-3', 'x', '9223372036854775808']))})",
+                    f"int({e('dyn')})",
+                ]
+            )
         if k == 12:
             _f("_[_]")
             return f"{e('list_int')}[{e('int')}]"
@@ -464,11 +662,25 @@ class Gen:
 
     def e_uint(self) -> str:
         _f("uint", "_+_", "_-_")
-        return self.pick([f"uint({self.expr('int')})", f"({self.expr('uint')} + {self.expr('uint')})", f"({self.expr('uint')} - {self.expr('uint')})"])
+        return self.pick(
+            [
+                f"uint({self.expr('int')})",
+                f"({self.expr('uint')} + {self.expr('uint')})",
+                f"({self.expr('uint')} - {self.expr('uint')})",
+            ]
+        )
 
     def e_double(self) -> str:
         _f("double", "_/_", "_*_", "asApproximateFloat")
-        return self.pick([f"double({self.expr('int')})", f"({self.expr('double')} / {self.expr('double')})", f"({self.expr('double')} * {self.expr('double')})", f"{self.expr('quantity')}.asApproximateFloat()", f"double({lit_string(self.pick(['1.5', 'NaN', 'x', '1e400']))})"])
+        return self.pick(
+            [
+                f"double({self.expr('int')})",
+                f"({self.expr('double')} / {self.expr('double')})",
+                f"({self.expr('double')} * {self.expr('double')})",
+                f"{self.expr('quantity')}.asApproximateFloat()",
+                f"double({lit_string(self.pick(['1.5', 'NaN', 'x', '1e400']))})",
+            ]
+        )
 
     def e_string(self) -> str:
         k = self.rng.randint(0, 20)
@@ -485,7 +697,11 @@ class Gen:
             return f"{e('string')}.replace({e('string')}, {e('string')})"
         if k == 5:
             _f("substring")
-            return f"{e('string')}.substring({e('int')})" if self.chance(0.5) else f"{e('string')}.substring({e('int')}, {e('int')})"
+            return (
+                f"{e('string')}.substring({e('int')})"
+                if self.chance(0.5)
+                else f"{e('string')}.substring({e('int')}, {e('int')})"
+            )
         if k == 6:
             _f("charAt")
             return f"{e('string')}.charAt({e('int')})"
@@ -494,10 +710,18 @@ class Gen:
             return f"string({e(self.pick(['int', 'uint', 'double', 'bool', 'ip', 'cidr', 'version', 'dyn']))})"
         if k == 8:
             _f("join")
-            return f"{e('list_string')}.join({lit_string(self.pick([',', '', '-']))})" if self.chance(0.7) else f"{e('list_string')}.join()"
+            return (
+                f"{e('list_string')}.join({lit_string(self.pick([',', '', '-']))})"
+                if self.chance(0.7)
+                else f"{e('list_string')}.join()"
+            )
         if k == 9:
             _f("format")
-            return f'"%s-%d".format([{e("string")}, {e("int")}])' if self.chance(0.6) else f'"%v/%x/%.2f".format([{e("dyn")}, {e("int")}, {e("double")}])'
+            return (
+                f'"%s-%d".format([{e("string")}, {e("int")}])'
+                if self.chance(0.6)
+                else f'"%v/%x/%.2f".format([{e("dyn")}, {e("int")}, {e("double")}])'
+            )
         if k == 10:
             _f("strings.quote")
             return f"strings.quote({e('string')})"
@@ -512,7 +736,7 @@ class Gen:
             return f"{e('string')}.find({lit_string(self.pick(REGEXES))})"
         if k == 14:
             _f("orValue", "first")
-            return f"{e('list_string')}.first().orValue(\"none\")"
+            return f'{e("list_string")}.first().orValue("none")'
         if k == 15:
             return "device.driver"
         if k == 16:
@@ -526,7 +750,7 @@ class Gen:
     def e_version(self) -> str:
         if self.chance(0.5):
             d = self.pick(DRIVERS)
-            return f"{self.attrs(d)}.ver" if self.chance(0.7) else f'{self.attrs(STD)}.ver'
+            return f"{self.attrs(d)}.ver" if self.chance(0.7) else f"{self.attrs(STD)}.ver"
         return self.leaf("version")
 
     def e_quantity(self) -> str:
@@ -568,7 +792,11 @@ class Gen:
             _f("map")
             name, body, _ = self.comprehension("int", "int")
             pred_name, pred, _ = self.comprehension("int")
-            return f"{e('list_int')}.map({name}, {name} > 0, {body})" if self.chance(0.3) else f"{e('list_int')}.map({pred_name}, {pred_name} * 2)"
+            return (
+                f"{e('list_int')}.map({name}, {name} > 0, {body})"
+                if self.chance(0.3)
+                else f"{e('list_int')}.map({pred_name}, {pred_name} * 2)"
+            )
         if k == 9:
             _f("sortBy")
             name, body, _ = self.comprehension("int", "int")
@@ -588,7 +816,13 @@ class Gen:
             _f("map")
             d = self.domain()
             name, body, _ = self.comprehension("string", "string")
-            return self.pick([f"device.attributes.map({name}, {name})", f"{self.attrs(d)}.map({name}, {name})", f"{e('list_string')}.map({name}, {body})"])
+            return self.pick(
+                [
+                    f"device.attributes.map({name}, {name})",
+                    f"{self.attrs(d)}.map({name}, {name})",
+                    f"{e('list_string')}.map({name}, {body})",
+                ]
+            )
         if k == 3:
             fn = self.pick(["sort", "distinct", "reverse"])
             _f(fn)
@@ -605,7 +839,9 @@ class Gen:
 
     def e_ip(self) -> str:
         _f("ip", "masked")
-        return self.pick([f"{self.expr('cidr')}.ip()", f"ip({lit_string(self.pick(IP_LITERALS))})", f"ip({self.expr('string')})"])
+        return self.pick(
+            [f"{self.expr('cidr')}.ip()", f"ip({lit_string(self.pick(IP_LITERALS))})", f"ip({self.expr('string')})"]
+        )
 
     def e_cidr(self) -> str:
         _f("masked", "cidr")
@@ -625,13 +861,67 @@ def _mutate(rng: random.Random, text: str) -> str:
     if kind == 0:
         return text[:pos] + text[pos + 1 :]
     if kind == 1:
-        return text[:pos] + rng.choice((["(", ")", "&&", ".", "?", "[", "]", ",", "!", '"', "'", "`", " in ", " if ", "..", "=", "#", "\\", "1.2.3", "0x", "{"])) + text[pos:]
+        return (
+            text[:pos]
+            + rng.choice(
+                [
+                    "(",
+                    ")",
+                    "&&",
+                    ".",
+                    "?",
+                    "[",
+                    "]",
+                    ",",
+                    "!",
+                    '"',
+                    "'",
+                    "`",
+                    " in ",
+                    " if ",
+                    "..",
+                    "=",
+                    "#",
+                    "\\",
+                    "1.2.3",
+                    "0x",
+                    "{",
+                ]
+            )
+            + text[pos:]
+        )
     if kind == 2:
         return text[:pos]
     if kind == 3:
-        return text + rng.choice(([" &&", " ||", "?", ")", " true", ".", " ? 1"]))
+        return text + rng.choice([" &&", " ||", "?", ")", " true", ".", " ? 1"])
     if kind == 4:
-        return rng.choice((["", " ", "?!", "device.", "while", "1 +", "device.attributes[]", "(())", "[1, 2", "{1: }", "@x", "true; false", "null", "1", '"x"', "device", "device.driver", "[true]", "{}", "b'x' == b'x'", "0x10 == 16", "1u == 1", "1.0 == 1"]))
+        return rng.choice(
+            [
+                "",
+                " ",
+                "?!",
+                "device.",
+                "while",
+                "1 +",
+                "device.attributes[]",
+                "(())",
+                "[1, 2",
+                "{1: }",
+                "@x",
+                "true; false",
+                "null",
+                "1",
+                '"x"',
+                "device",
+                "device.driver",
+                "[true]",
+                "{}",
+                "b'x' == b'x'",
+                "0x10 == 16",
+                "1u == 1",
+                "1.0 == 1",
+            ]
+        )
     return text.replace("&&", "&", 1) if "&&" in text else text.replace(".", "..", 1)
 
 
@@ -643,11 +933,13 @@ def selector(rng: random.Random) -> str:
     if roll < 6:
         text = _mutate(rng, text)
     elif roll < 8:
-        text = g.expr(rng.choice((["int", "string", "list_int", "dyn", "double", "version", "quantity"])))  # non-bool results
+        text = g.expr(
+            rng.choice(["int", "string", "list_int", "dyn", "double", "version", "quantity"])
+        )  # non-bool results
     elif roll == 8:
-        text = " && ".join([text] * rng.choice(([2, 400, 1500])))  # length and cost
+        text = " && ".join([text] * rng.choice([2, 400, 1500]))  # length and cost
     elif roll == 9:
-        text = f'cel.bind(a, device.attributes["{rng.choice((DRIVERS))}"], {text})'
+        text = f'cel.bind(a, device.attributes["{rng.choice(DRIVERS)}"], {text})'
     return text
 
 

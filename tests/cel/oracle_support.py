@@ -16,7 +16,8 @@ import pathlib
 import shutil
 import subprocess
 import time
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from dragoman.sim.controlplane.build import GO_MIN, cache_dir, go_version
 
@@ -71,7 +72,9 @@ def oracle_binary() -> pathlib.Path:
         )
     have = go_version(go)
     if have is None or have < GO_MIN:
-        raise OracleUnavailable(f"the cel-go oracle needs Go {GO_MIN[0]}.{GO_MIN[1]} or newer; {go} is {have or 'of unknown version'}")
+        raise OracleUnavailable(
+            f"the cel-go oracle needs Go {GO_MIN[0]}.{GO_MIN[1]} or newer; {go} is {have or 'of unknown version'}"
+        )
     binary.parent.mkdir(parents=True, exist_ok=True)
     # pytest-xdist workers (and a benchmark) may ask at once: one builds, the others wait and reuse it.
     with open(binary.parent / ".celoracle.lock", "w") as lock:

@@ -14,12 +14,25 @@ GPU_CLASS = {
     "apiVersion": "resource.k8s.io/v1",
     "kind": "DeviceClass",
     "metadata": {"name": "gpu.nvidia.com"},
-    "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]},
+    "spec": {
+        "selectors": [
+            {
+                "cel": {
+                    "expression": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
+                }
+            }
+        ]
+    },
 }
 
 
 def _device(name: str, product: str, version: str, kind: str = "gpu", **extra) -> dict:
-    attrs = {"type": {"string": kind}, "productName": {"string": product}, "driverVersion": {"version": version}, "uuid": {"string": f"GPU-{name}"}}
+    attrs = {
+        "type": {"string": kind},
+        "productName": {"string": product},
+        "driverVersion": {"version": version},
+        "uuid": {"string": f"GPU-{name}"},
+    }
     attrs.update(extra)
     return {"name": name, "attributes": attrs, "capacity": {"memory": {"value": "81559Mi"}}}
 
@@ -29,7 +42,12 @@ def _slice(node: str, devices: list[dict], generation: int = 1) -> dict:
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceSlice",
         "metadata": {"name": f"{node}-gpu.nvidia.com"},
-        "spec": {"driver": "gpu.nvidia.com", "nodeName": node, "pool": {"name": node, "generation": generation, "resourceSliceCount": 1}, "devices": devices},
+        "spec": {
+            "driver": "gpu.nvidia.com",
+            "nodeName": node,
+            "pool": {"name": node, "generation": generation, "resourceSliceCount": 1},
+            "devices": devices,
+        },
     }
 
 
@@ -37,10 +55,17 @@ def _slice(node: str, devices: list[dict], generation: int = 1) -> dict:
 def fleet(tmp_path: Path) -> Path:
     docs = [
         GPU_CLASS,
-        _slice("node-a", [_device("gpu-0", "NVIDIA H100 80GB HBM3", "550.54.15"), _device("gpu-1", "NVIDIA H100 80GB HBM3", "550.54.15")]),
+        _slice(
+            "node-a",
+            [
+                _device("gpu-0", "NVIDIA H100 80GB HBM3", "550.54.15"),
+                _device("gpu-1", "NVIDIA H100 80GB HBM3", "550.54.15"),
+            ],
+        ),
         _slice("node-b", [_device("gpu-0", "NVIDIA A100-SXM4-40GB", "535.104.5", index={"int": 0})]),
         # An older generation of node-b's pool: the allocator ignores it, so must we.
-        _slice("node-b", [_device("gpu-9", "NVIDIA A100-SXM4-40GB", "535.104.5")], generation=0) | {"metadata": {"name": "node-b-old"}},
+        _slice("node-b", [_device("gpu-9", "NVIDIA A100-SXM4-40GB", "535.104.5")], generation=0)
+        | {"metadata": {"name": "node-b-old"}},
         _slice("node-c", [_device("mig-0", "NVIDIA H100 80GB HBM3", "550.54.15", kind="mig")]),
     ]
     path = tmp_path / "fleet.yaml"
@@ -49,7 +74,9 @@ def fleet(tmp_path: Path) -> Path:
 
 
 def dragoman(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dragoman", "cel", *args], capture_output=True, text=True, input=stdin, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "dragoman", "cel", *args], capture_output=True, text=True, input=stdin, timeout=120
+    )
 
 
 def test_text_output_summarises_per_pool_and_product_and_lists_matches(fleet: Path) -> None:
@@ -64,7 +91,15 @@ def test_text_output_summarises_per_pool_and_product_and_lists_matches(fleet: Pa
 
 
 def test_class_selectors_combine_with_the_expression(fleet: Path) -> None:
-    proc = dragoman('device.attributes["gpu.nvidia.com"].productName.contains("H100")', "--class", "gpu.nvidia.com", "--snapshot", str(fleet), "--output", "json")
+    proc = dragoman(
+        'device.attributes["gpu.nvidia.com"].productName.contains("H100")',
+        "--class",
+        "gpu.nvidia.com",
+        "--snapshot",
+        str(fleet),
+        "--output",
+        "json",
+    )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     by_device = {(r["pool"], r["device"]): r for r in doc["results"]}
@@ -93,7 +128,9 @@ def test_runtime_errors_exit_1_and_say_scheduling_is_blocked(fleet: Path) -> Non
     assert proc.returncode == 1
     assert "CEL runtime error: no such key: index" in proc.stdout
     assert "aborts scheduling of every pod" in proc.stdout
-    doc = json.loads(dragoman('device.attributes["gpu.nvidia.com"].index == 0', "--snapshot", str(fleet), "-o", "json").stdout)
+    doc = json.loads(
+        dragoman('device.attributes["gpu.nvidia.com"].index == 0', "--snapshot", str(fleet), "-o", "json").stdout
+    )
     assert doc["summary"]["errors"] == 3 and doc["summary"]["matched"] == 1
 
 
@@ -144,8 +181,19 @@ def test_unreadable_input_exits_2_with_one_sentence(tmp_path: Path, content: str
 
 
 def test_stdin_and_kubernetes_list(tmp_path: Path) -> None:
-    lst = {"apiVersion": "v1", "kind": "List", "items": [_slice("node-z", [_device("gpu-0", "NVIDIA L4", "550.54.15")])]}
-    proc = dragoman('device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("550.0.0"))', "--snapshot", "-", "-o", "json", stdin=json.dumps(lst))
+    lst = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [_slice("node-z", [_device("gpu-0", "NVIDIA L4", "550.54.15")])],
+    }
+    proc = dragoman(
+        'device.attributes["gpu.nvidia.com"].driverVersion.isGreaterThan(semver("550.0.0"))',
+        "--snapshot",
+        "-",
+        "-o",
+        "json",
+        stdin=json.dumps(lst),
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["summary"]["matched"] == 1
 
@@ -156,4 +204,8 @@ def test_missing_class_and_live_cluster_are_input_errors(fleet: Path) -> None:
     # The live cluster is read like any cluster (tests/test_cel_live.py); a missing kubeconfig is bad input.
     missing = fleet.parent / "no-such-kubeconfig"
     proc = dragoman("true", "--kubeconfig", str(missing))
-    assert proc.returncode == 2 and f"the kubeconfig {missing} does not exist" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        proc.returncode == 2
+        and f"the kubeconfig {missing} does not exist" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )

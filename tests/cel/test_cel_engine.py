@@ -8,7 +8,6 @@ import sys
 import threading
 
 import pytest
-
 from dragoman.fleet import cel
 from dragoman.fleet.cel import (
     CelCompileError,
@@ -26,7 +25,12 @@ from dragoman.fleet.cel.fleeteval import DeviceIndex
 def _gpu(name: str, uuid: str, product: str = "NVIDIA H100 80GB HBM3", version: str = "550.54.15") -> dict:
     return {
         "name": name,
-        "attributes": {"type": {"string": "gpu"}, "uuid": {"string": uuid}, "productName": {"string": product}, "driverVersion": {"version": version}},
+        "attributes": {
+            "type": {"string": "gpu"},
+            "uuid": {"string": uuid},
+            "productName": {"string": product},
+            "driverVersion": {"version": version},
+        },
         "capacity": {"memory": {"value": "81559Mi"}},
     }
 
@@ -36,7 +40,18 @@ def _slices(nodes: int = 20, per: int = 4) -> list[dict]:
     for n in range(nodes):
         product = "NVIDIA H100 80GB HBM3" if n % 2 == 0 else "NVIDIA A100-SXM4-40GB"
         devs = [_gpu(f"gpu-{i}", f"GPU-{n}-{i}", product) for i in range(per)]
-        out.append({"kind": "ResourceSlice", "metadata": {"name": f"s{n}"}, "spec": {"driver": "gpu.nvidia.com", "nodeName": f"node-{n}", "pool": {"name": f"node-{n}", "generation": 1, "resourceSliceCount": 1}, "devices": devs}})
+        out.append(
+            {
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"s{n}"},
+                "spec": {
+                    "driver": "gpu.nvidia.com",
+                    "nodeName": f"node-{n}",
+                    "pool": {"name": f"node-{n}", "generation": 1, "resourceSliceCount": 1},
+                    "devices": devs,
+                },
+            }
+        )
     return out
 
 
@@ -144,11 +159,16 @@ def test_attributes_read_drives_deduplication() -> None:
 
 
 def test_fleet_summary_counts_per_pool_and_product() -> None:
-    r = evaluate_fleet(compile_expression('device.attributes["gpu.nvidia.com"].productName.contains("H100")'), _slices(nodes=4, per=2))
+    r = evaluate_fleet(
+        compile_expression('device.attributes["gpu.nvidia.com"].productName.contains("H100")'), _slices(nodes=4, per=2)
+    )
     s = r.summary
     assert s["devices"] == 8 and s["matched"] == 4 and s["notMatched"] == 4 and s["errors"] == 0
     assert {p["pool"]: p["matched"] for p in s["pools"]} == {"node-0": 2, "node-1": 0, "node-2": 2, "node-3": 0}
-    assert {p["product"]: p["matched"] for p in s["products"]} == {"NVIDIA H100 80GB HBM3": 4, "NVIDIA A100-SXM4-40GB": 0}
+    assert {p["product"]: p["matched"] for p in s["products"]} == {
+        "NVIDIA H100 80GB HBM3": 4,
+        "NVIDIA A100-SXM4-40GB": 0,
+    }
 
 
 def test_only_the_newest_pool_generation_counts() -> None:
@@ -184,7 +204,16 @@ def test_unconvertible_attribute_fails_every_selector_on_that_device() -> None:
 
 
 def test_public_interface_is_reexported() -> None:
-    for name in ("CelCompileError", "CompiledSelector", "EvalOutcome", "cel_device", "compile_expression", "evaluate_all", "scheduler_error_message", "evaluate_fleet"):
+    for name in (
+        "CelCompileError",
+        "CompiledSelector",
+        "EvalOutcome",
+        "cel_device",
+        "compile_expression",
+        "evaluate_all",
+        "scheduler_error_message",
+        "evaluate_fleet",
+    ):
         assert hasattr(cel, name)
 
 
@@ -220,7 +249,9 @@ def test_grouping_gives_up_early_when_every_device_differs() -> None:
     r = evaluate_fleet(worst, index)
     assert r.evaluations == 600
     assert [x.result == "match" for x in r.results] == [d.name == "gpu-3" for d in index.devices]
-    typical = evaluate_fleet(compile_expression('device.attributes["gpu.nvidia.com"].productName.contains("H100")'), index)
+    typical = evaluate_fleet(
+        compile_expression('device.attributes["gpu.nvidia.com"].productName.contains("H100")'), index
+    )
     assert typical.evaluations == 2 and typical.summary["matched"] == 300
 
 
@@ -248,9 +279,16 @@ def test_grouping_from_cached_columns_is_the_grouping_by_everything_read() -> No
             out.append(keys.setdefault(tuple(key), len(keys)))
         return out
 
-    cases = [frozenset(), frozenset({(dom, "productName")}), frozenset({(dom, "prod")}), frozenset({(dom, "ecc")}),
-             frozenset({(dom, "productName"), (dom, "ecc")}), frozenset({(dom, "memory")}), frozenset({(dom, None)}),
-             frozenset({(dom, "productName"), (dom, "prod"), (dom, "memory"), ("other.example.com", "x")})]
+    cases = [
+        frozenset(),
+        frozenset({(dom, "productName")}),
+        frozenset({(dom, "prod")}),
+        frozenset({(dom, "ecc")}),
+        frozenset({(dom, "productName"), (dom, "ecc")}),
+        frozenset({(dom, "memory")}),
+        frozenset({(dom, None)}),
+        frozenset({(dom, "productName"), (dom, "prod"), (dom, "memory"), ("other.example.com", "x")}),
+    ]
     for reads in cases:
         reps, group_of = index.grouping(reads)
         assert group_of == by_whole_keys(reads), reads
@@ -259,7 +297,9 @@ def test_grouping_from_cached_columns_is_the_grouping_by_everything_read() -> No
         assert sum(tally.sizes) == len(index) and [group_of.count(g) for g in range(len(reps))] == tally.sizes
         assert sum(n for _, n in tally.pools) == len(index) == sum(n for _, n in tally.products)
     # A name no device publishes (a name half typed) splits nothing: the same grouping as without it.
-    assert index.grouping(frozenset({(dom, "productName"), (dom, "prod")})) == index.grouping(frozenset({(dom, "productName")}))
+    assert index.grouping(frozenset({(dom, "productName"), (dom, "prod")})) == index.grouping(
+        frozenset({(dom, "productName")})
+    )
     assert index.grouping(frozenset({(dom, "ecc")}))[0] == [0, 3, 7]
     # Evaluations over the cached groupings count per device as before.
     r = evaluate_fleet(compile_expression(f'device.attributes["{dom}"].ecc == true'), index)

@@ -17,14 +17,15 @@ import json
 import os
 import random
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-
 from dragoman.fleet.cel import CelCompileError, cel_device
 from dragoman.fleet.cel.engine import build_selector, check_expression
 from dragoman.fleet.cel.reference import environment
+from hypothesis import HealthCheck, given, settings
+
 from tests.cel import cel_generators as gen
 from tests.cel.oracle_support import Oracle, oracle_device
 
@@ -44,10 +45,26 @@ KIND_EQUIVALENT = {"regex": {"syntax"}}
 # Functions the environment declares that no selector can reach, or that are other names of what is generated.
 UNREACHABLE = {
     # authorizer library: its values come only from an `authorizer` variable, which DRA does not declare
-    "allowed", "check", "errored", "error", "fieldSelector", "group", "labelSelector", "name", "namespace", "path",
-    "reason", "resource", "serviceAccount", "subresource",
+    "allowed",
+    "check",
+    "errored",
+    "error",
+    "fieldSelector",
+    "group",
+    "labelSelector",
+    "name",
+    "namespace",
+    "path",
+    "reason",
+    "resource",
+    "serviceAccount",
+    "subresource",
     # internal names cel-go's macros expand to (all/exists, sortBy, transformMap) and the old spelling of `in`
-    "@not_strictly_false", "__not_strictly_false__", "@sortByAssociatedKeys", "_in_", "in",
+    "@not_strictly_false",
+    "__not_strictly_false__",
+    "@sortByAssociatedKeys",
+    "_in_",
+    "in",
 }
 
 ENV_PARAM = next((p for p in ("env", "environment") if p in inspect.signature(check_expression).parameters), None)
@@ -88,7 +105,9 @@ def dragoman(expr: str, devices: list[tuple[str, dict]], env: str) -> dict[str, 
 
 
 def oracle_answer(oracle: Oracle, expr: str, devices: list[tuple[str, dict]], env: str) -> Answer:
-    ans = oracle.ask([{"op": "eval", "expression": expr, "env": env, "devices": [oracle_device(d, raw) for d, raw in devices]}])[0]
+    ans = oracle.ask(
+        [{"op": "eval", "expression": expr, "env": env, "devices": [oracle_device(d, raw) for d, raw in devices]}]
+    )[0]
     c = ans["compile"]
     if not c["ok"]:
         kinds = frozenset([c["kind"]] + [i["kind"] for i in c.get("issues", [])])
@@ -124,12 +143,26 @@ def compare(expr: str, devices: list[tuple[str, dict]], mine: dict, theirs: Answ
             continue
         if (a.compile_kind is None) != (theirs.compile_kind is None):
             ours = f"compile error {a.compile_kind}: {a.message}" if a.compile_kind else f"compiles; {list(a.outcomes)}"
-            cg = f"compile error {theirs.compile_kind}: {theirs.message}" if theirs.compile_kind else f"compiles; {list(theirs.outcomes)}"
+            cg = (
+                f"compile error {theirs.compile_kind}: {theirs.message}"
+                if theirs.compile_kind
+                else f"compiles; {list(theirs.outcomes)}"
+            )
             found.append(Disagreement(engine, "compile", expr, None, ours, cg, env))
             continue
         if a.compile_kind is not None:
             if not _same_kind(a.compile_kind, theirs):
-                found.append(Disagreement(engine, "compile kind", expr, None, f"{a.compile_kind}: {a.message}", f"{sorted(theirs.kinds)}: {theirs.message}", env))
+                found.append(
+                    Disagreement(
+                        engine,
+                        "compile kind",
+                        expr,
+                        None,
+                        f"{a.compile_kind}: {a.message}",
+                        f"{sorted(theirs.kinds)}: {theirs.message}",
+                        env,
+                    )
+                )
             continue
         for i, (o, t) in enumerate(zip(a.outcomes, theirs.outcomes)):
             if o[0] != t[0] or (o[0] == "value" and o[1] != t[1]):
@@ -155,29 +188,82 @@ def _both(*preds: Callable[[Disagreement], bool]) -> Callable[[Disagreement], bo
     return lambda d: all(p(d) for p in preds)
 
 
-
 KNOWN: list[tuple[str, str, Callable[[Disagreement], bool]]] = [
     # IP/CIDR, optional literals and the RE2 dialect were classes here until 866f8ab closed them.
     # --- found by the oracle; dragoman's side (see oracle_regressions.yaml and the report) ---
-    ("cost-unsized-operands", "cel-go's estimator charges comparisons and string functions by the operands' maximum size; dragoman's estimate is lower",
-     _both(_cel_go("compile error cost"), _ours("compiles"))),
-    ("declared-unsupported", "dragoman says 'valid in Kubernetes, not supported here' (url, timestamp, duration, ...)", _ours("not supported here")),
-    ("constant-folding", "cel-go folds constant calls when planning: a literal that cannot convert fails at create", _cel_go("compile error program")),
-    ("macro-variables", "optMap/optFlatMap/sortBy/transformList/transformMap bind a variable dragoman's checker does not see",
-     _both(_has(".optMap(", ".optFlatMap(", ".sortBy(", ".transformList(", ".transformMap(", ".transformMapEntry("), _ours("undeclared reference"))),
-    ("format-library", "format.<name>() named formats are not declared in dragoman", _ours("undeclared reference to 'format'")),
-    ("format-validation", "cel-go checks string.format() clauses and arguments at compile time", _cel_go("error during formatting", "formatting clause")),
-    ("compile-kind-order", "both refuse the selector, but cel-go's first error is another one (its checker runs before its validators)",
-     lambda d: d.what == "compile kind"),
-    ("non-bool-predicate", "a macro whose predicate is not a bool at run time is an error in cel-go (exists_one counts with ?:)",
-     lambda d: d.what.startswith("device") and "'error'" in str(d.cel_go) and "'value'" in str(d.ours) and any(m in d.expr for m in ("exists_one(", ".exists(", ".all(", ".filter("))),
-    ("stored-validation", "dragoman refuses a stored selector on estimated cost; Kubernetes never validates a stored one (the scheduler stops it at the runtime cost limit, which dragoman's engines do not track yet, so the compile-time limit stays as their guard)",
-     lambda d: d.env == "stored" and d.what == "compile" and "compile error cost" in str(d.ours)),
-    ("string-of-semver", "string() of a semver has no overload in cel-go; dragoman formats it", _both(_cel_go("string(kubernetes.Semver)"), _ours("'value'"))),
-    ("quantity-overflow", "arithmetic on a quantity past int64 is an error in cel-go", _both(_has("9999999999999999999999999999999999999G"), _cel_go("'error'"))),
-    ("constant-list-membership", "cel-go plans `x in [constants]` as a hash-set lookup: false for an error or another type, an internal error for a semver",
-     lambda d: bool(re.search(r" in \[[^\]]*\]( |\)|$)", d.expr)) and d.what.startswith("device")),
-    ("optional-orvalue-lazy", "cel-go's orValue does not fail when its unused default fails", _both(_has(".orValue("), _cel_go("'value'"), _ours("'error'"))),
+    (
+        "cost-unsized-operands",
+        "cel-go's estimator charges comparisons and string functions by the operands' maximum size; dragoman's estimate is lower",
+        _both(_cel_go("compile error cost"), _ours("compiles")),
+    ),
+    (
+        "declared-unsupported",
+        "dragoman says 'valid in Kubernetes, not supported here' (url, timestamp, duration, ...)",
+        _ours("not supported here"),
+    ),
+    (
+        "constant-folding",
+        "cel-go folds constant calls when planning: a literal that cannot convert fails at create",
+        _cel_go("compile error program"),
+    ),
+    (
+        "macro-variables",
+        "optMap/optFlatMap/sortBy/transformList/transformMap bind a variable dragoman's checker does not see",
+        _both(
+            _has(".optMap(", ".optFlatMap(", ".sortBy(", ".transformList(", ".transformMap(", ".transformMapEntry("),
+            _ours("undeclared reference"),
+        ),
+    ),
+    (
+        "format-library",
+        "format.<name>() named formats are not declared in dragoman",
+        _ours("undeclared reference to 'format'"),
+    ),
+    (
+        "format-validation",
+        "cel-go checks string.format() clauses and arguments at compile time",
+        _cel_go("error during formatting", "formatting clause"),
+    ),
+    (
+        "compile-kind-order",
+        "both refuse the selector, but cel-go's first error is another one (its checker runs before its validators)",
+        lambda d: d.what == "compile kind",
+    ),
+    (
+        "non-bool-predicate",
+        "a macro whose predicate is not a bool at run time is an error in cel-go (exists_one counts with ?:)",
+        lambda d: (
+            d.what.startswith("device")
+            and "'error'" in str(d.cel_go)
+            and "'value'" in str(d.ours)
+            and any(m in d.expr for m in ("exists_one(", ".exists(", ".all(", ".filter("))
+        ),
+    ),
+    (
+        "stored-validation",
+        "dragoman refuses a stored selector on estimated cost; Kubernetes never validates a stored one (the scheduler stops it at the runtime cost limit, which dragoman's engines do not track yet, so the compile-time limit stays as their guard)",
+        lambda d: d.env == "stored" and d.what == "compile" and "compile error cost" in str(d.ours),
+    ),
+    (
+        "string-of-semver",
+        "string() of a semver has no overload in cel-go; dragoman formats it",
+        _both(_cel_go("string(kubernetes.Semver)"), _ours("'value'")),
+    ),
+    (
+        "quantity-overflow",
+        "arithmetic on a quantity past int64 is an error in cel-go",
+        _both(_has("9999999999999999999999999999999999999G"), _cel_go("'error'")),
+    ),
+    (
+        "constant-list-membership",
+        "cel-go plans `x in [constants]` as a hash-set lookup: false for an error or another type, an internal error for a semver",
+        lambda d: bool(re.search(r" in \[[^\]]*\]( |\)|$)", d.expr)) and d.what.startswith("device"),
+    ),
+    (
+        "optional-orvalue-lazy",
+        "cel-go's orValue does not fail when its unused default fails",
+        _both(_has(".orValue("), _cel_go("'value'"), _ours("'error'")),
+    ),
 ]
 
 RECORD = os.environ.get("DRAGOMAN_ORACLE_RECORD")  # a path: every disagreement is appended there as JSON
@@ -216,7 +302,9 @@ class Tally:
         self.unsupported: dict[str, int] = {}
 
 
-def _check_case(oracle: Oracle, expr: str, devices: list[tuple[str, dict]], tally: Tally, envs: tuple[str, ...]) -> None:
+def _check_case(
+    oracle: Oracle, expr: str, devices: list[tuple[str, dict]], tally: Tally, envs: tuple[str, ...]
+) -> None:
     for env in envs:
         theirs = oracle_answer(oracle, expr, devices, env)
         mine = dragoman(expr, devices, env)
@@ -246,7 +334,13 @@ def _run(oracle: Oracle, examples: int, derandomize: bool) -> Tally:
     tally = Tally()
     envs = ("new", "stored") if ENV_PARAM else ("new",)
 
-    @settings(max_examples=examples, derandomize=derandomize, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=examples,
+        derandomize=derandomize,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(gen.selectors(), gen.device_lists(DEVICES_PER_CASE))
     def run(expr: str, devices: list[tuple[str, dict]]) -> None:
         _check_case(oracle, expr, devices, tally, envs)
@@ -284,7 +378,10 @@ def test_oracle_is_kubernetes_1_37(oracle: Oracle) -> None:
 
 def test_oracle_gives_upstream_answers(oracle: Oracle) -> None:
     # The oracle itself against cases whose answers upstream's own tests state (compile_test.go, validation).
-    dev = ("dra.example.com", {"name": "d", "attributes": {"name": {"int": 1}}, "capacity": {"memory": {"value": "1Gi"}}})
+    dev = (
+        "dra.example.com",
+        {"name": "d", "attributes": {"name": {"int": 1}}, "capacity": {"memory": {"value": "1Gi"}}},
+    )
     cases = [
         ("device.attributes['dra.example.com'].name > 0", None, [("value", True)]),
         ("device.attributes['dra.example.com'].other == 1", None, [("error", "no such key: other")]),
@@ -341,4 +438,7 @@ def test_regressions_file_is_in_the_upstream_format_and_still_holds(oracle: Orac
         elif case["error"] in ("compile", "cost"):
             assert a.compile_kind is not None and (case["error"] != "cost" or a.compile_kind == "cost"), (case["id"], a)
         else:
-            assert a.compile_kind is None and a.outcomes[0][0] == "error" and case["error"] in a.outcomes[0][1], (case["id"], a)
+            assert a.compile_kind is None and a.outcomes[0][0] == "error" and case["error"] in a.outcomes[0][1], (
+                case["id"],
+                a,
+            )

@@ -4,19 +4,29 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from dragoman.fleet.cel import cel_device, compile_expression
 from dragoman.fleet.cel.engine import build_selector, check_expression
 from dragoman.fleet.cel.reference import environment
 from dragoman.fleet.cel.values import QUANTITY_RE, Quantity, Semver, is_quantity, is_semver
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 # cel-python raises the recursion limit when its environment is created; do it before hypothesis watches.
 environment()
 
 BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+DECIMAL = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 1000),
+    "": 1,
+    "k": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "P": 10**15,
+    "E": 10**18,
+}
 SUFFIXES = {**BINARY, **DECIMAL}
 
 suffix = st.sampled_from(sorted(SUFFIXES))
@@ -62,8 +72,16 @@ def test_is_quantity_only_accepts_the_apimachinery_pattern(text) -> None:
         Quantity.parse(text)
 
 
-ident = st.one_of(st.integers(min_value=0, max_value=99).map(str), st.from_regex(r"[a-z][a-z0-9-]{0,5}", fullmatch=True))
-version = st.tuples(st.integers(0, 600), st.integers(0, 200), st.integers(0, 200), st.lists(ident, max_size=3), st.lists(st.from_regex(r"[a-z0-9]{1,4}", fullmatch=True), max_size=2))
+ident = st.one_of(
+    st.integers(min_value=0, max_value=99).map(str), st.from_regex(r"[a-z][a-z0-9-]{0,5}", fullmatch=True)
+)
+version = st.tuples(
+    st.integers(0, 600),
+    st.integers(0, 200),
+    st.integers(0, 200),
+    st.lists(ident, max_size=3),
+    st.lists(st.from_regex(r"[a-z0-9]{1,4}", fullmatch=True), max_size=2),
+)
 
 
 def _text(v) -> str:
@@ -103,7 +121,16 @@ def test_semver_ordering_is_semver_precedence(a, b) -> None:
 
 
 def test_semver_spec_precedence_example() -> None:
-    chain = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0"]
+    chain = [
+        "1.0.0-alpha",
+        "1.0.0-alpha.1",
+        "1.0.0-alpha.beta",
+        "1.0.0-beta",
+        "1.0.0-beta.2",
+        "1.0.0-beta.11",
+        "1.0.0-rc.1",
+        "1.0.0",
+    ]
     parsed = [Semver.parse(x) for x in chain]
     assert all(parsed[i].compare(parsed[i + 1]) == -1 for i in range(len(parsed) - 1))
 
@@ -137,7 +164,11 @@ raw_device = st.fixed_dictionaries(
     {"name": st.just("d")},
     optional={
         "attributes": st.dictionaries(st.sampled_from(["a", "b", "other.example.com/a"]), attr, max_size=3),
-        "capacity": st.dictionaries(st.sampled_from(["mem", "b"]), st.sampled_from(["1Gi", "1024Mi", "2Gi"]).map(lambda q: {"value": q}), max_size=2),
+        "capacity": st.dictionaries(
+            st.sampled_from(["mem", "b"]),
+            st.sampled_from(["1Gi", "1024Mi", "2Gi"]).map(lambda q: {"value": q}),
+            max_size=2,
+        ),
         "allowMultipleAllocations": st.booleans(),
     },
 )
@@ -156,7 +187,13 @@ DEDUP_EXPRESSIONS = [
 def test_deduplicated_fleet_results_equal_per_device_results(devices) -> None:
     from dragoman.fleet.cel.fleeteval import evaluate_fleet
 
-    slices = [{"kind": "ResourceSlice", "spec": {"driver": "dra.example.com", "pool": {"name": f"p{i}", "generation": 1}, "devices": [d]}} for i, d in enumerate(devices)]
+    slices = [
+        {
+            "kind": "ResourceSlice",
+            "spec": {"driver": "dra.example.com", "pool": {"name": f"p{i}", "generation": 1}, "devices": [d]},
+        }
+        for i, d in enumerate(devices)
+    ]
     for expr in DEDUP_EXPRESSIONS:
         sel = compile_expression(expr)
         assert sel.attributes_read is not None, expr

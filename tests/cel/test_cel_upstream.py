@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from dragoman.fleet.cel import CelCompileError, cel_device
 from dragoman.fleet.cel.api import NEW_EXPRESSIONS, STORED_EXPRESSIONS, Environment
 from dragoman.fleet.cel.engine import build_selector, check_expression, compile_expression
@@ -60,7 +59,9 @@ def env_for(case: dict) -> Environment:
     reason = case.get("optional")
     if reason is None:
         return NEW_EXPRESSIONS
-    list_gate = "DRAListTypeAttributes enabled" in reason or "list-type attribute values need DRAListTypeAttributes" in reason
+    list_gate = (
+        "DRAListTypeAttributes enabled" in reason or "list-type attribute values need DRAListTypeAttributes" in reason
+    )
     if "DRAConsumableCapacity disabled" in reason:
         return Environment("new", consumable_capacity=False)
     if "StoredExpressions" in reason:
@@ -118,7 +119,9 @@ def test_the_table_is_upstreams_with_its_header() -> None:
 @pytest.mark.parametrize("case", REQUIRED, ids=_ids(REQUIRED))
 def test_required_case(case: dict, engine: str) -> None:
     result = run_case(case, engine, NEW_EXPRESSIONS)
-    assert satisfies(case, result), f"{case['id']}: {case['expr']!r} gave {result}, upstream {case.get('expect', case.get('error'))}"
+    assert satisfies(case, result), (
+        f"{case['id']}: {case['expr']!r} gave {result}, upstream {case.get('expect', case.get('error'))}"
+    )
 
 
 @pytest.mark.parametrize("engine", ["fast", "reference"])
@@ -126,7 +129,9 @@ def test_required_case(case: dict, engine: str) -> None:
 def test_optional_case_in_the_environment_it_names(case: dict, engine: str) -> None:
     env = env_for(case)
     result = run_case(case, engine, env)
-    assert satisfies(case, result), f"{case['id']} in {env}: {case['expr']!r} gave {result}, upstream {case.get('expect', case.get('error'))}"
+    assert satisfies(case, result), (
+        f"{case['id']} in {env}: {case['expr']!r} gave {result}, upstream {case.get('expect', case.get('error'))}"
+    )
 
 
 @pytest.mark.parametrize("case", cases(), ids=_ids(cases()))
@@ -212,8 +217,12 @@ def snapshot_of(case: dict) -> dict:
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceSlice",
         "metadata": {"name": "case-slice"},
-        "spec": {"driver": driver or "dra.example.com", "nodeName": "node-0", "pool": {"name": "pool-0", "generation": 1, "resourceSliceCount": 1},
-                 "devices": [dev]},
+        "spec": {
+            "driver": driver or "dra.example.com",
+            "nodeName": "node-0",
+            "pool": {"name": "pool-0", "generation": 1, "resourceSliceCount": 1},
+            "devices": [dev],
+        },
     }
 
 
@@ -250,8 +259,15 @@ def test_every_required_case_through_the_cli_json(tmp_path: Path, capsys: pytest
     assert not wrong, wrong
 
 
-SAMPLE = ["ip-parse-invalid-ipv4", "cidr-contains-ip-ipv6-string", "crd-stdlib-regex-functions-err-04", "crd-optionals-44",
-          "crd-stdlib-list-functions-err-03", "dra-runtime-error-lookup-identifier", "dra-domain-check-negative"]
+SAMPLE = [
+    "ip-parse-invalid-ipv4",
+    "cidr-contains-ip-ipv6-string",
+    "crd-stdlib-regex-functions-err-04",
+    "crd-optionals-44",
+    "crd-stdlib-list-functions-err-03",
+    "dra-runtime-error-lookup-identifier",
+    "dra-domain-check-negative",
+]
 
 
 def dragoman_cel(*args: str) -> subprocess.CompletedProcess:
@@ -312,7 +328,9 @@ def test_nested_quantifier_is_fast_in_the_playground_evaluation() -> None:
 
     slices = [snapshot_of({"device": {"driver": "dra.example.com"}})]
     # Distinct strings, so the playground's grouping of identical devices cannot save it any work.
-    slices[0]["spec"]["devices"] = [{"name": f"long-{i}", "attributes": {"long": {"string": "a" * (10_000 + i) + "!"}}} for i in range(20)]
+    slices[0]["spec"]["devices"] = [
+        {"name": f"long-{i}", "attributes": {"long": {"string": "a" * (10_000 + i) + "!"}}} for i in range(20)
+    ]
     index = DeviceIndex(slices)
     start = time.perf_counter()
     outcome, evaluation = evaluate(index, [], "", CATASTROPHIC)
@@ -356,7 +374,10 @@ def test_a_pattern_from_an_attribute_is_compiled_by_re2_at_runtime() -> None:
 def test_find_all_skips_an_empty_match_right_after_a_match_as_go_does() -> None:
     dev = cel_device("dra.example.com", {"name": "d", "attributes": {"s": {"string": "baaa"}}})
     for engine in ("fast", "reference"):
-        sel = compile_expression(f"{X}.s.findAll('a*') == ['', 'aaa'] && 'abc'.findAll('') == ['', '', '', ''] && 'a1b22'.findAll('[0-9]+', 1) == ['1']", engine=engine)
+        sel = compile_expression(
+            f"{X}.s.findAll('a*') == ['', 'aaa'] && 'abc'.findAll('') == ['', '', '', ''] && 'a1b22'.findAll('[0-9]+', 1) == ['1']",
+            engine=engine,
+        )
         assert sel.evaluate(dev).value is True, engine
 
 
@@ -365,18 +386,32 @@ REGRESSIONS = yaml.safe_load(Path(__file__).with_name("oracle_regressions.yaml")
 # Cases dragoman still answers differently from cel-go, with the known class in test_cel_oracle.py that covers each.
 # A fix removes its entry here; an entry whose case now passes fails the test below, so the list cannot go stale.
 STILL_WRONG = {
-    ("oracle-constant-conversion-fails-at-create", "fast"), ("oracle-constant-conversion-fails-at-create", "reference"),  # constant-folding
-    ("oracle-duration-comparison", "fast"), ("oracle-duration-comparison", "reference"),  # declared-unsupported
-    ("oracle-timestamp-accessor", "fast"), ("oracle-timestamp-accessor", "reference"),  # declared-unsupported
-    ("oracle-url-library", "fast"), ("oracle-url-library", "reference"),  # declared-unsupported
-    ("oracle-exists-one-non-bool-predicate-is-an-error", "reference"),  # non-bool-predicate (cel-python counts truthiness)
-    ("oracle-format-clause-checked-at-create", "fast"), ("oracle-format-clause-checked-at-create", "reference"),  # format-validation
-    ("oracle-named-format-is-declared", "fast"), ("oracle-named-format-is-declared", "reference"),  # format-library
-    ("oracle-join-equality-is-too-complex", "fast"), ("oracle-join-equality-is-too-complex", "reference"),  # cost-unsized-operands
-    ("oracle-orvalue-mixed-equality-is-too-complex", "fast"), ("oracle-orvalue-mixed-equality-is-too-complex", "reference"),  # cost-unsized-operands
-    ("oracle-orvalue-does-not-fail-on-an-unused-default", "fast"), ("oracle-orvalue-does-not-fail-on-an-unused-default", "reference"),  # optional-orvalue-lazy
-    ("oracle-semver-in-constant-list-is-an-internal-error", "fast"), ("oracle-semver-in-constant-list-is-an-internal-error", "reference"),  # constant-list-membership
-    ("oracle-sort-by-binds-its-variable", "fast"), ("oracle-sort-by-binds-its-variable", "reference"),  # macro-variables
+    ("oracle-constant-conversion-fails-at-create", "fast"),
+    ("oracle-constant-conversion-fails-at-create", "reference"),  # constant-folding
+    ("oracle-duration-comparison", "fast"),
+    ("oracle-duration-comparison", "reference"),  # declared-unsupported
+    ("oracle-timestamp-accessor", "fast"),
+    ("oracle-timestamp-accessor", "reference"),  # declared-unsupported
+    ("oracle-url-library", "fast"),
+    ("oracle-url-library", "reference"),  # declared-unsupported
+    (
+        "oracle-exists-one-non-bool-predicate-is-an-error",
+        "reference",
+    ),  # non-bool-predicate (cel-python counts truthiness)
+    ("oracle-format-clause-checked-at-create", "fast"),
+    ("oracle-format-clause-checked-at-create", "reference"),  # format-validation
+    ("oracle-named-format-is-declared", "fast"),
+    ("oracle-named-format-is-declared", "reference"),  # format-library
+    ("oracle-join-equality-is-too-complex", "fast"),
+    ("oracle-join-equality-is-too-complex", "reference"),  # cost-unsized-operands
+    ("oracle-orvalue-mixed-equality-is-too-complex", "fast"),
+    ("oracle-orvalue-mixed-equality-is-too-complex", "reference"),  # cost-unsized-operands
+    ("oracle-orvalue-does-not-fail-on-an-unused-default", "fast"),
+    ("oracle-orvalue-does-not-fail-on-an-unused-default", "reference"),  # optional-orvalue-lazy
+    ("oracle-semver-in-constant-list-is-an-internal-error", "fast"),
+    ("oracle-semver-in-constant-list-is-an-internal-error", "reference"),  # constant-list-membership
+    ("oracle-sort-by-binds-its-variable", "fast"),
+    ("oracle-sort-by-binds-its-variable", "reference"),  # macro-variables
 }
 
 
@@ -393,6 +428,10 @@ def test_oracle_regression_case(case: dict, engine: str) -> None:
         result = ("unsupported", type(exc).__name__)
     ok = satisfies(case, result)
     if (case["id"], engine) in STILL_WRONG:
-        assert not ok, f"{case['id']} on {engine} now agrees with cel-go: remove it from STILL_WRONG (and its known class)"
+        assert not ok, (
+            f"{case['id']} on {engine} now agrees with cel-go: remove it from STILL_WRONG (and its known class)"
+        )
     else:
-        assert ok, f"{case['id']}: {case['expr']!r} gave {result} on {engine}, cel-go {case.get('expect', case.get('error'))}"
+        assert ok, (
+            f"{case['id']}: {case['expr']!r} gave {result} on {engine}, cel-go {case.get('expect', case.get('error'))}"
+        )

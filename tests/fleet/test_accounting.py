@@ -15,6 +15,7 @@ from dragoman.fleet.informer import sync
 from dragoman.fleet.model import FleetModel, key_of
 from dragoman.fleet.store import FleetStore
 from dragoman.sim import scenario
+
 from tests.fleet import fleet_fixtures as F
 from tests.support.sim import running_simulator
 
@@ -56,7 +57,10 @@ def expected_from_raw(objs) -> dict[str, dict[str, int]]:
     device_node = {}
     for s in slices:
         spec = s["spec"]
-        if spec["driver"] != "gpu.nvidia.com" or int(spec["pool"]["generation"]) != newest[(spec["driver"], spec["pool"]["name"])]:
+        if (
+            spec["driver"] != "gpu.nvidia.com"
+            or int(spec["pool"]["generation"]) != newest[(spec["driver"], spec["pool"]["name"])]
+        ):
             continue
         for d in spec.get("devices", []):
             device_node[(spec["driver"], spec["pool"]["name"], d["name"])] = spec["nodeName"]
@@ -86,7 +90,12 @@ def test_demo_pool_figures_equal_what_the_objects_say() -> None:
     assert train.state == "planned" and train.allocatable == 24 and train.drop_if_moved == 24 and train.missed_now == 0
     # A migrated pool: allocatable says 0, the slices say otherwise.
     h100 = accounts["h100-dra"]
-    assert h100.state == "migrated" and h100.allocatable == 0 and h100.slice_gpus > 0 and h100.missed_now >= h100.slice_gpus
+    assert (
+        h100.state == "migrated"
+        and h100.allocatable == 0
+        and h100.slice_gpus > 0
+        and h100.missed_now >= h100.slice_gpus
+    )
     totals = A.fleet_totals(accounts.values())
     assert totals["allocatableGpus"] == sum(e["allocatable"] for e in expected.values())
     assert totals["allocatedDevices"] == sum(e["allocated"] for e in expected.values())
@@ -111,7 +120,13 @@ def test_demo_quota_counts_match_the_quota_controller_and_the_a100_move_changes_
 def test_a_claim_count_quota_fills_when_the_pool_moves() -> None:
     objs = [F.node(f"n{i}", "l4", gpus=4, alloc=4) for i in range(2)] + [F.chart_gpu_class()]
     objs += [F.pod(f"p{i}", "team", gpus=2, node_name=f"n{i % 2}", phase="Running") for i in range(3)]
-    objs += [F.quota("claims", "team", {"count/resourceclaims.resource.k8s.io": "2", "gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "10"})]
+    objs += [
+        F.quota(
+            "claims",
+            "team",
+            {"count/resourceclaims.resource.k8s.io": "2", "gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "10"},
+        )
+    ]
     m = F.model_of(*objs)
     lines = {q.resource: q for q in A.quota_lines(m, "l4")}
     count = lines["count/resourceclaims.resource.k8s.io"]
@@ -130,21 +145,44 @@ def test_plain_and_bridge_claims_charge_as_the_quota_evaluator_does() -> None:
     charges = A.claim_charges(m, plain)
     assert charges["count/resourceclaims.resource.k8s.io"] == 1
     assert charges["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == 2
-    assert charges["requests.nvidia.com/gpu"] == 2  # a plain claim of the serving class consumes requests.nvidia.com/gpu
+    assert (
+        charges["requests.nvidia.com/gpu"] == 2
+    )  # a plain claim of the serving class consumes requests.nvidia.com/gpu
     assert charges["requests.deviceclass.resource.kubernetes.io/gpu.nvidia.com"] == 2
 
 
 def test_prometheus_rules_reading_gpu_allocatable_are_named_with_a_replacement() -> None:
-    rule = {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule", "metadata": {"name": "gpu", "namespace": "monitoring"},
-            "spec": {"groups": [{"name": "capacity", "rules": [
-                {"record": "cluster:gpu_allocatable:sum", "expr": 'sum(kube_node_status_allocatable{resource="nvidia_com_gpu"})'},
-                {"alert": "GPUCapacityLow", "expr": 'sum(kube_node_status_capacity{resource="nvidia_com_gpu"}) < 10'},
-                {"record": "cluster:cpu:sum", "expr": 'sum(kube_node_status_allocatable{resource="cpu"})'},
-            ]}]}}
+    rule = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": {"name": "gpu", "namespace": "monitoring"},
+        "spec": {
+            "groups": [
+                {
+                    "name": "capacity",
+                    "rules": [
+                        {
+                            "record": "cluster:gpu_allocatable:sum",
+                            "expr": 'sum(kube_node_status_allocatable{resource="nvidia_com_gpu"})',
+                        },
+                        {
+                            "alert": "GPUCapacityLow",
+                            "expr": 'sum(kube_node_status_capacity{resource="nvidia_com_gpu"}) < 10',
+                        },
+                        {"record": "cluster:cpu:sum", "expr": 'sum(kube_node_status_allocatable{resource="cpu"})'},
+                    ],
+                }
+            ]
+        },
+    }
     rule["spec"]["groups"][0]["rules"].append({"alert": "Indirect", "expr": "cluster:gpu_allocatable:sum < 3"})
     rule["spec"]["groups"][0]["rules"].append({"alert": "NotIndirect", "expr": "cluster:gpu_allocatable:sum_total < 3"})
     readers = A.rule_readers([rule], missed_now=16)
-    assert [r.rule for r in readers] == ["record: cluster:gpu_allocatable:sum", "alert: GPUCapacityLow", "alert: Indirect"]
+    assert [r.rule for r in readers] == [
+        "record: cluster:gpu_allocatable:sum",
+        "alert: GPUCapacityLow",
+        "alert: Indirect",
+    ]
     assert readers[2].via == "cluster:gpu_allocatable:sum"
     assert all(r.undercount == 16 and "ResourceSlices" in r.replacement for r in readers)
     acc = A.account(demo_model(), rules=[rule])
@@ -168,7 +206,9 @@ async def test_moving_the_a100_pool_on_the_simulator_updates_the_drop_and_the_qu
             sim.add_controller(c)
         cluster = await connect(str(sim.kubeconfig_path), None)
         # Only what accounting reads: Events churn under the controllers and are not needed here.
-        store = FleetStore(["Node", "Pod", "DaemonSet", "ResourceQuota", "DeviceClass", "ResourceSlice", "ResourceClaim"])
+        store = FleetStore(
+            ["Node", "Pod", "DaemonSet", "ResourceQuota", "DeviceClass", "ResourceSlice", "ResourceClaim"]
+        )
         syncer = await sync(cluster, store, **FAST)
         try:
             await syncer.wait_synced(120)
@@ -177,9 +217,16 @@ async def test_moving_the_a100_pool_on_the_simulator_updates_the_drop_and_the_qu
             before = A.pool_account(model, "a100-train")
             assert before.allocatable == 24 and before.drop_if_moved == 24
             # A quota on claims in the training namespace: nothing counted now, filled by the move.
-            await cluster.request("POST", "/api/v1/namespaces/ml-training/resourcequotas", body={
-                "apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "claims", "namespace": "ml-training"},
-                "spec": {"hard": {"count/resourceclaims.resource.k8s.io": "3"}}})
+            await cluster.request(
+                "POST",
+                "/api/v1/namespaces/ml-training/resourcequotas",
+                body={
+                    "apiVersion": "v1",
+                    "kind": "ResourceQuota",
+                    "metadata": {"name": "claims", "namespace": "ml-training"},
+                    "spec": {"hard": {"count/resourceclaims.resource.k8s.io": "3"}},
+                },
+            )
 
             def claim_line():
                 return next((q for q in A.quota_lines(model, "a100-train") if q.quota == "claims"), None)
@@ -189,14 +236,22 @@ async def test_moving_the_a100_pool_on_the_simulator_updates_the_drop_and_the_qu
             assert q.after > q.counted_now and q.blocks_after
             # Take the GPU Operator's device plugin off the pool, as the migration does.
             for v in model.pool_nodes("a100-train"):
-                await cluster.request("PATCH", f"/api/v1/nodes/{v.name}",
-                                      body={"metadata": {"labels": {"nvidia.com/gpu.deploy.device-plugin": "false"}}},
-                                      content_type="application/merge-patch+json")
-            await until(lambda: A.pool_account(model, "a100-train").allocatable == 0, timeout=60, what="allocatable to drop")
+                await cluster.request(
+                    "PATCH",
+                    f"/api/v1/nodes/{v.name}",
+                    body={"metadata": {"labels": {"nvidia.com/gpu.deploy.device-plugin": "false"}}},
+                    content_type="application/merge-patch+json",
+                )
+            await until(
+                lambda: A.pool_account(model, "a100-train").allocatable == 0, timeout=60, what="allocatable to drop"
+            )
             after = A.pool_account(model, "a100-train")
             assert after.drop_if_moved == 0 and after.missed_now == 24 and after.state == "unserved"
             acc = A.account(model)
-            assert acc.pool != "a100-train" and acc.totals["allocatableGpus"] == A.account(demo_model()).totals["allocatableGpus"] - 24
+            assert (
+                acc.pool != "a100-train"
+                and acc.totals["allocatableGpus"] == A.account(demo_model()).totals["allocatableGpus"] - 24
+            )
             detach()
         finally:
             await syncer.stop()
@@ -216,7 +271,9 @@ def test_check_report_carries_the_accounting_in_json_and_80_column_text() -> Non
     assert acc["fleet"]["allocatableGpus"] == doc["summary"]["allocatableGpus"]
     assert any(q["quota"] == "gpu-quota" and q["changesMeaning"] for q in acc["quotas"])
     text = render_text(m, findings, width=80)
-    assert "Accounting (what sums of node allocatable see)" in text and max(len(line) for line in text.splitlines()) <= 80
+    assert (
+        "Accounting (what sums of node allocatable see)" in text and max(len(line) for line in text.splitlines()) <= 80
+    )
 
 
 async def test_prometheus_rules_are_read_from_the_simulator_and_a_forbidden_list_is_a_sentence() -> None:
@@ -228,12 +285,17 @@ async def test_prometheus_rules_are_read_from_the_simulator_and_a_forbidden_list
             await cluster.close()
         assert note == "" and [key_of(r) for r in rules] == [("monitoring", "gpu-capacity")]
         readers = A.account(demo_model(), rules=rules).rules
-        assert [r.rule for r in readers] == ["record: cluster:nvidia_gpu_allocatable:sum", "record: nodepool:nvidia_gpu_allocatable:sum",
-                                             "alert: GPUCapacityDropped"]
+        assert [r.rule for r in readers] == [
+            "record: cluster:nvidia_gpu_allocatable:sum",
+            "record: nodepool:nvidia_gpu_allocatable:sum",
+            "alert: GPUCapacityDropped",
+        ]
         # The alert reads the recording rule: moving a100-train takes 24 more GPUs off it, so it may fire.
         alert = readers[2]
         assert alert.via == "cluster:nvidia_gpu_allocatable:sum" and alert.drop_if_moved == 24
-        assert "may fire when a pool moves" in alert.describe("a100-train") and "24 more after a100-train moves" in alert.describe("a100-train")
+        assert "may fire when a pool moves" in alert.describe(
+            "a100-train"
+        ) and "24 more after a100-train moves" in alert.describe("a100-train")
         sim.add_user({"name": "nobody", "clusterRoles": []})
         sim.write_kubeconfig(sim.kubeconfig_path, user="nobody")
         cluster = await connect(str(sim.kubeconfig_path), None)

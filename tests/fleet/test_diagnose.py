@@ -8,7 +8,9 @@ import pathlib
 
 import pytest
 import yaml
-
+from dragoman.fleet.diagnose import diagnose
+from dragoman.fleet.findings import CATALOGUE
+from dragoman.fleet.report import check_report, render_text
 from fleet_fixtures import (
     GPU_CLASS_EXPR,
     claim,
@@ -26,10 +28,6 @@ from fleet_fixtures import (
     quota,
     template,
 )
-
-from dragoman.fleet.diagnose import diagnose
-from dragoman.fleet.findings import CATALOGUE
-from dragoman.fleet.report import check_report, render_text
 
 DP = operator_dp_daemonset()
 DRA = dra_daemonset(pools=["h100-pool"])
@@ -73,12 +71,14 @@ def _cordon(o):
 def _kubelet(version):
     def fn(o):
         o["status"]["nodeInfo"]["kubeletVersion"] = version
+
     return fn
 
 
 def _alloc(n):
     def fn(o):
         o["status"]["allocatable"]["nvidia.com/gpu"] = o["status"]["capacity"]["nvidia.com/gpu"] = str(n)
+
     return fn
 
 
@@ -98,8 +98,12 @@ def _not_ready(o):
 
 
 NO_MATCH = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'"
-ERCS = {"resourceClaimName": "b-extended-resources-1",
-        "requestMappings": [{"containerName": "main", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-0"}]}
+ERCS = {
+    "resourceClaimName": "b-extended-resources-1",
+    "requestMappings": [
+        {"containerName": "main", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-0"}
+    ],
+}
 
 CASES = {
     "both-stacks": (
@@ -118,7 +122,10 @@ CASES = {
     ),
     "driver-targets-dp-pool": (
         lambda: without(base(), "DaemonSet", "dra-driver-nvidia-gpu-kubelet-plugin") + [dra_daemonset()],
-        {("driver-targets-dp-pool", ("DaemonSet", "dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-kubelet-plugin")), READERS},
+        {
+            ("driver-targets-dp-pool", ("DaemonSet", "dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-kubelet-plugin")),
+            READERS,
+        },
     ),
     "no-slices": (
         lambda: without(base(), "ResourceSlice", "h100-pool-2-gpu.nvidia.com-g1"),
@@ -145,7 +152,10 @@ CASES = {
         {("duplicate-mapping", ("DeviceClass", "", "gpu.nvidia.com")), READERS},
     ),
     "class-too-broad": (
-        lambda: without(base(), "DeviceClass", "gpu.nvidia.com") + [device_class("gpu.nvidia.com", ["device.driver == 'gpu.nvidia.com'"], "nvidia.com/gpu")],
+        lambda: (
+            without(base(), "DeviceClass", "gpu.nvidia.com")
+            + [device_class("gpu.nvidia.com", ["device.driver == 'gpu.nvidia.com'"], "nvidia.com/gpu")]
+        ),
         {("class-too-broad", ("DeviceClass", "", "gpu.nvidia.com")), READERS},
     ),
     "selector-no-match": (
@@ -153,18 +163,45 @@ CASES = {
         {("selector-no-match", ("ResourceClaimTemplate", "ml", "a100")), READERS},
     ),
     "selector-runtime-error": (
-        lambda: base() + [device_class("fast", ["device.attributes['gpu.nvidia.com'].clockMHz > 1500"]), template("fast", cls="fast")],
+        lambda: (
+            base()
+            + [
+                device_class("fast", ["device.attributes['gpu.nvidia.com'].clockMHz > 1500"]),
+                template("fast", cls="fast"),
+            ]
+        ),
         {("selector-runtime-error", ("DeviceClass", "", "fast")), READERS},
     ),
     "stale-attribute": (
-        lambda: base() + [device_class("first-gpu", ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].index == 0"]),
-                          template("first", cls="first-gpu")],
+        lambda: (
+            base()
+            + [
+                device_class(
+                    "first-gpu", ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].index == 0"]
+                ),
+                template("first", cls="first-gpu"),
+            ]
+        ),
         # Unguarded, the retired attribute is a runtime error as well.
-        {("stale-attribute", ("DeviceClass", "", "first-gpu")), ("selector-runtime-error", ("DeviceClass", "", "first-gpu")), READERS},
+        {
+            ("stale-attribute", ("DeviceClass", "", "first-gpu")),
+            ("selector-runtime-error", ("DeviceClass", "", "first-gpu")),
+            READERS,
+        },
     ),
     "stale-attribute-guarded": (
-        lambda: base() + [device_class("first-gpu", ["'index' in device.attributes['gpu.nvidia.com'] && device.attributes['gpu.nvidia.com'].index == 0"]),
-                          template("first", cls="first-gpu")],
+        lambda: (
+            base()
+            + [
+                device_class(
+                    "first-gpu",
+                    [
+                        "'index' in device.attributes['gpu.nvidia.com'] && device.attributes['gpu.nvidia.com'].index == 0"
+                    ],
+                ),
+                template("first", cls="first-gpu"),
+            ]
+        ),
         {("stale-attribute", ("DeviceClass", "", "first-gpu")), READERS},
     ),
     "claim-equivalent-to-limits": (
@@ -172,21 +209,50 @@ CASES = {
         {("claim-equivalent-to-limits", ("ResourceClaimTemplate", "ml", "two-gpus")), READERS},
     ),
     "double-request": (
-        lambda: base() + [template("h100", selectors=["device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100')"]),
-                          pod("double", gpus=1, node_name="l4-pool-0", claims=[{"name": "g", "resourceClaimTemplateName": "h100"}], container_claims=["g"])],
+        lambda: (
+            base()
+            + [
+                template(
+                    "h100", selectors=["device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100')"]
+                ),
+                pod(
+                    "double",
+                    gpus=1,
+                    node_name="l4-pool-0",
+                    claims=[{"name": "g", "resourceClaimTemplateName": "h100"}],
+                    container_claims=["g"],
+                ),
+            ]
+        ),
         {("double-request", P("double")), READERS},
     ),
     "nodeselector-steering": (
-        lambda: base() + [pod("steer", gpus=1, node_name="l4-pool-0", node_selector={"nvidia.com/gpu.product": "NVIDIA-L4"})],
+        lambda: (
+            base()
+            + [pod("steer", gpus=1, node_name="l4-pool-0", node_selector={"nvidia.com/gpu.product": "NVIDIA-L4"})]
+        ),
         {("nodeselector-steering", P("steer")), READERS},
     ),
     "quota-claims-now-count": (
-        lambda: base() + [quota("gpus", "ml", {"requests.nvidia.com/gpu": "8"}), claim("notebook", selectors=[GPU_CLASS_EXPR])],
+        lambda: (
+            base()
+            + [quota("gpus", "ml", {"requests.nvidia.com/gpu": "8"}), claim("notebook", selectors=[GPU_CLASS_EXPR])]
+        ),
         {("quota-claims-now-count", ("ResourceQuota", "ml", "gpus")), READERS},
     ),
     "quota-blocks-claim": (
-        lambda: dra_fleet(2) + [quota("claims", "ml", {"count/resourceclaims.resource.k8s.io": "2"}, {"count/resourceclaims.resource.k8s.io": "2"}),
-                                pod("blocked", gpus=1)],
+        lambda: (
+            dra_fleet(2)
+            + [
+                quota(
+                    "claims",
+                    "ml",
+                    {"count/resourceclaims.resource.k8s.io": "2"},
+                    {"count/resourceclaims.resource.k8s.io": "2"},
+                ),
+                pod("blocked", gpus=1),
+            ]
+        ),
         {("quota-blocks-claim", P("blocked")), READERS},
     ),
     "pending-insufficient": (
@@ -194,33 +260,70 @@ CASES = {
         {("pending-insufficient", P("huge")), READERS},
     ),
     "pending-unmapped": (
-        lambda: base() + [pod("fpga", gpus=0) | {"spec": {"containers": [{"name": "main", "resources": {"limits": {"example.com/fpga": "1"}}}]}}],
+        lambda: (
+            base()
+            + [
+                pod("fpga", gpus=0)
+                | {"spec": {"containers": [{"name": "main", "resources": {"limits": {"example.com/fpga": "1"}}}]}}
+            ]
+        ),
         {("pending-unmapped", P("fpga")), READERS},
     ),
     "pending-selector": (
-        lambda: base() + [template("a100", selectors=[NO_MATCH]), pod("wants-a100", claims=[{"name": "g", "resourceClaimTemplateName": "a100"}], container_claims=["g"])],
-        {("pending-selector", P("wants-a100")), ("selector-no-match", ("ResourceClaimTemplate", "ml", "a100")), READERS},
+        lambda: (
+            base()
+            + [
+                template("a100", selectors=[NO_MATCH]),
+                pod("wants-a100", claims=[{"name": "g", "resourceClaimTemplateName": "a100"}], container_claims=["g"]),
+            ]
+        ),
+        {
+            ("pending-selector", P("wants-a100")),
+            ("selector-no-match", ("ResourceClaimTemplate", "ml", "a100")),
+            READERS,
+        },
     ),
     "pending-cordoned": (
         lambda: [replace([o], "Node", o["metadata"]["name"], _cordon)[0] for o in dp_fleet(6)] + [pod("waits", gpus=1)],
         {("pending-cordoned", P("waits"))},
     ),
     "failed-admission": (
-        lambda: base() + [pod("rejected", gpus=1, node_name="h100-pool-1", phase="Failed", reason="UnexpectedAdmissionError")],
+        lambda: (
+            base()
+            + [pod("rejected", gpus=1, node_name="h100-pool-1", phase="Failed", reason="UnexpectedAdmissionError")]
+        ),
         {("failed-admission", P("rejected")), READERS},
     ),
     "prepare-failed": (
-        lambda: replace(base(), "Pod", "dra-driver-nvidia-gpu-kubelet-plugin-h100-pool-1", _not_ready)
-        + [pod("b", gpus=1, node_name="h100-pool-1", phase="Pending", ercs=ERCS),
-           claim("b-extended-resources-1", allocated=[("h100-pool-1", "gpu-0")], reserved_for="b", bridge_for="b")],
+        lambda: (
+            replace(base(), "Pod", "dra-driver-nvidia-gpu-kubelet-plugin-h100-pool-1", _not_ready)
+            + [
+                pod("b", gpus=1, node_name="h100-pool-1", phase="Pending", ercs=ERCS),
+                claim("b-extended-resources-1", allocated=[("h100-pool-1", "gpu-0")], reserved_for="b", bridge_for="b"),
+            ]
+        ),
         {("prepare-failed", P("b")), READERS},
     ),
     "running-without-gpu": (
-        lambda: replace(base(), "Node", "h100-pool-1", _kubelet("v1.35.6")) + [pod("nogpu", gpus=1, node_name="h100-pool-1")],
-        {("running-without-gpu", P("nogpu")), ("kubelet-too-old", N("h100-pool-1")), ("kubelet-skew", N("h100-pool-1")), READERS},
+        lambda: (
+            replace(base(), "Node", "h100-pool-1", _kubelet("v1.35.6"))
+            + [pod("nogpu", gpus=1, node_name="h100-pool-1")]
+        ),
+        {
+            ("running-without-gpu", P("nogpu")),
+            ("kubelet-too-old", N("h100-pool-1")),
+            ("kubelet-skew", N("h100-pool-1")),
+            READERS,
+        },
     ),
     "stale-bridge-claim": (
-        lambda: base() + [pod("retry", gpus=1), claim("retry-extended-resources-2", allocated=[("h100-pool-2", "gpu-0")], bridge_for="retry")],
+        lambda: (
+            base()
+            + [
+                pod("retry", gpus=1),
+                claim("retry-extended-resources-2", allocated=[("h100-pool-2", "gpu-0")], bridge_for="retry"),
+            ]
+        ),
         {("stale-bridge-claim", ("ResourceClaim", "ml", "retry-extended-resources-2")), READERS},
     ),
 }
@@ -255,7 +358,9 @@ def test_findings_come_from_state_not_from_events():
     assert {f.key for f in with_events} == {f.key for f in without_events}
     f = next(f for f in with_events if f.id == "pending-insufficient")
     assert any("FailedScheduling" in e for e in f.evidence)
-    assert not any("FailedScheduling" in e for e in next(x for x in without_events if x.id == "pending-insufficient").evidence)
+    assert not any(
+        "FailedScheduling" in e for e in next(x for x in without_events if x.id == "pending-insufficient").evidence
+    )
 
 
 def test_pending_insufficient_gives_the_counts():
@@ -277,7 +382,9 @@ def test_finding_shape_and_fix_adapted():
     assert j["severity"] == "error" and j["pool"] == "h100-pool"
     assert {"kind": "Node", "namespace": None, "name": "h100-pool-0"} in j["objects"]
     assert "h100-pool-0" in j["fix"] and "{" not in j["fix"]
-    assert any("ResourceSlice" in e for e in j["evidence"]) and any("allocatable" in e or "Running" in e for e in j["evidence"])
+    assert any("ResourceSlice" in e for e in j["evidence"]) and any(
+        "allocatable" in e or "Running" in e for e in j["evidence"]
+    )
 
 
 # ---- the demo scenario: the diagnosis equals exactly the cases it marks -------------------------------------------
@@ -342,7 +449,9 @@ def test_demo_diagnosis_never_reads_the_marks(demo_objects):
     stripped = copy.deepcopy(demo_objects)
     for o in stripped:
         (o.get("metadata") or {}).get("annotations", {}).pop(MARK, None)
-    assert [(f.id, f.objects) for f in diagnose(model_of(*stripped))] == [(f.id, f.objects) for f in diagnose(model_of(*demo_objects))]
+    assert [(f.id, f.objects) for f in diagnose(model_of(*stripped))] == [
+        (f.id, f.objects) for f in diagnose(model_of(*demo_objects))
+    ]
 
 
 # ---- what `dragoman check` prints -------------------------------------------------------------------------------
@@ -358,8 +467,9 @@ def test_check_json_has_schema_pools_and_findings(demo_objects):
     pools = {p["name"]: p for p in doc["pools"]}
     assert pools["h100-dra"]["target"] == "dra" and pools["a100-train"]["ownership"] == "device-plugin"
     assert set(doc["findings"][0]) == {"id", "severity", "title", "pool", "objects", "summary", "evidence", "fix"}
-    assert [f["severity"] for f in doc["findings"]] == sorted((f["severity"] for f in doc["findings"]),
-                                                              key=["error", "warning", "info"].index)
+    assert [f["severity"] for f in doc["findings"]] == sorted(
+        (f["severity"] for f in doc["findings"]), key=["error", "warning", "info"].index
+    )
 
 
 def test_check_text_fits_80_columns_and_names_every_finding(demo_objects):
@@ -378,8 +488,17 @@ def test_check_text_on_a_healthy_fleet_says_so():
 
 
 def test_replicas_of_one_workload_make_one_finding():
-    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "big-7f9", "namespace": "ml",
-          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "big", "uid": "d", "controller": True}]}}
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": "big-7f9",
+            "namespace": "ml",
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "Deployment", "name": "big", "uid": "d", "controller": True}
+            ],
+        },
+    }
     pods = [pod(f"big-7f9-{i}", gpus=12, owner=("ReplicaSet", "big-7f9")) for i in range(3)]
     found = [f for f in diagnose(model_of(*base(), rs, *pods)) if f.id == "pending-insufficient"]
     assert len(found) == 1
@@ -389,17 +508,24 @@ def test_replicas_of_one_workload_make_one_finding():
 
 def test_device_plugin_node_added_to_a_dra_pool_is_targeted_unless_the_pool_is_migrating():
     stray = [node("h100-pool-9", "h100-pool", alloc=8), ds_pod(DP, "h100-pool-9")]
-    assert ("dp-targets-dra-pool", ("DaemonSet", "gpu-operator", "nvidia-device-plugin-daemonset")) in keys(base() + stray)
-    migrating = replace(base(), "Node", "h100-pool-0", lambda o: o["metadata"]["annotations"].update(
-        {"dragoman.io/migration": '{"pool": "h100-pool", "step": "scope-driver", "state": "running"}'}))
+    assert ("dp-targets-dra-pool", ("DaemonSet", "gpu-operator", "nvidia-device-plugin-daemonset")) in keys(
+        base() + stray
+    )
+    migrating = replace(
+        base(),
+        "Node",
+        "h100-pool-0",
+        lambda o: o["metadata"]["annotations"].update(
+            {"dragoman.io/migration": '{"pool": "h100-pool", "step": "scope-driver", "state": "running"}'}
+        ),
+    )
     assert not any(k[0] == "dp-targets-dra-pool" for k in keys(migrating + stray))
 
 
 def test_explain_pod_gives_each_stuck_pod_a_cause():
     from dragoman.fleet.diagnose import explain_pod
 
-    objs = base() + [pod("huge", gpus=12), pod("small", gpus=1),
-                     pod("nogpu", gpus=1, node_name="h100-pool-1")]
+    objs = base() + [pod("huge", gpus=12), pod("small", gpus=1), pod("nogpu", gpus=1, node_name="h100-pool-1")]
     objs = replace(objs, "Node", "h100-pool-1", _kubelet("v1.35.6"))
     m = model_of(*objs)
     found, note = explain_pod(m, "ml", "huge")
@@ -411,9 +537,16 @@ def test_explain_pod_gives_each_stuck_pod_a_cause():
 
 
 def test_a_held_operator_lock_makes_old_kubelets_a_warning_before_migrating():
-    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-             "metadata": {"name": "dragoman-pool-l4-pool", "namespace": "kube-system"},
-             "spec": {"holderIdentity": "sre@laptop", "leaseDurationSeconds": 60, "renewTime": "2026-11-30T08:00:00.000000Z"}}
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "dragoman-pool-l4-pool", "namespace": "kube-system"},
+        "spec": {
+            "holderIdentity": "sre@laptop",
+            "leaseDurationSeconds": 60,
+            "renewTime": "2026-11-30T08:00:00.000000Z",
+        },
+    }
     objs = replace(base(), "Node", "l4-pool-1", _kubelet("v1.35.6")) + [lease]
     found = [f for f in diagnose(model_of(*objs)) if f.id == "kubelet-too-old"]
     assert [(f.severity, f.objects[0]) for f in found] == [("warning", N("l4-pool-1"))]

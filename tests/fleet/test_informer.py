@@ -11,12 +11,12 @@ import time
 
 import pytest
 import yaml
-
 from dragoman.fleet.cluster import ApiError, Unreachable, connect
 from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.fleet.informer import Informer, fetch_once, sync
 from dragoman.fleet.store import FORBIDDEN, KINDS, LIVE, FleetStore
 from dragoman.sim.server import User
+
 from tests.support.sim import running_simulator
 
 FAST = {"backoff_initial": 0.05, "backoff_max": 0.3, "forbidden_retry": 0.5}
@@ -39,10 +39,16 @@ async def test_connect_learns_version_dra_versions_and_identity() -> None:
         cluster = await connect(str(sim.kubeconfig_path), None)
         try:
             assert cluster.context_name == "dragoman-sim" and cluster.server == sim.url and cluster.user == "admin"
-            assert cluster.server_version.startswith("v1.") and cluster.version_info["gitVersion"] == cluster.server_version
+            assert (
+                cluster.server_version.startswith("v1.")
+                and cluster.version_info["gitVersion"] == cluster.server_version
+            )
             assert "v1" in cluster.resource_api_versions
             ns = await cluster.get("/api/v1/namespaces/kube-system")
-            assert cluster.identity == {"server": sim.url, "kubeSystemUID": ns["metadata"]["uid"]} and ns["metadata"]["uid"]
+            assert (
+                cluster.identity == {"server": sim.url, "kubeSystemUID": ns["metadata"]["uid"]}
+                and ns["metadata"]["uid"]
+            )
         finally:
             await cluster.close()
 
@@ -65,15 +71,32 @@ async def test_paginated_list_and_a_change_reaches_the_store_within_a_second() -
 
             batches: list = []
             store.subscribe(batches.append)
-            await until(lambda: store.overall.status == LIVE and syncer.informers["Node"].watches >= 1, what="node watch")
+            await until(
+                lambda: store.overall.status == LIVE and syncer.informers["Node"].watches >= 1, what="node watch"
+            )
             t0 = time.monotonic()
             await cluster.request("POST", "/api/v1/nodes", body=node("gpu-new", pool="b"))
             await until(lambda: store.get("Node", "", "gpu-new") is not None, timeout=10, what="the new node")
             assert time.monotonic() - t0 < 1.0
-            await until(lambda: any(c.obj["metadata"]["name"] == "gpu-new" for b in batches for c in b), timeout=5, what="notification")
-            await cluster.request("PATCH", "/api/v1/nodes/gpu-0001", body={"metadata": {"labels": {"pool": "c"}}}, content_type="application/merge-patch+json")
+            await until(
+                lambda: any(c.obj["metadata"]["name"] == "gpu-new" for b in batches for c in b),
+                timeout=5,
+                what="notification",
+            )
+            await cluster.request(
+                "PATCH",
+                "/api/v1/nodes/gpu-0001",
+                body={"metadata": {"labels": {"pool": "c"}}},
+                content_type="application/merge-patch+json",
+            )
             await cluster.request("DELETE", "/api/v1/nodes/gpu-0002")
-            await until(lambda: store.get("Node", "", "gpu-0002") is None and store.get("Node", "", "gpu-0001")["metadata"]["labels"]["pool"] == "c", what="patch and delete")
+            await until(
+                lambda: (
+                    store.get("Node", "", "gpu-0002") is None
+                    and store.get("Node", "", "gpu-0001")["metadata"]["labels"]["pool"] == "c"
+                ),
+                what="patch and delete",
+            )
             changes = {(c.type, c.obj["metadata"]["name"]) for b in batches for c in b}
             assert {("ADDED", "gpu-new"), ("MODIFIED", "gpu-0001"), ("DELETED", "gpu-0002")} <= changes
         finally:
@@ -82,8 +105,22 @@ async def test_paginated_list_and_a_change_reaches_the_store_within_a_second() -
 
 
 async def test_only_dragomans_own_configmaps_and_leases() -> None:
-    mine = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dragoman-pool-a", "namespace": "kube-system", "labels": {"app.kubernetes.io/managed-by": "dragoman"}}, "data": {"plan": "x"}}
-    theirs = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app", "namespace": "default"}, "data": {"secretish": "y"}}
+    mine = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "dragoman-pool-a",
+            "namespace": "kube-system",
+            "labels": {"app.kubernetes.io/managed-by": "dragoman"},
+        },
+        "data": {"plan": "x"},
+    }
+    theirs = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "app", "namespace": "default"},
+        "data": {"secretish": "y"},
+    }
     async with running_simulator(objects=[mine, theirs]) as sim:
         cluster = await connect(str(sim.kubeconfig_path), None)
         store = FleetStore(["ConfigMap"])
@@ -91,10 +128,16 @@ async def test_only_dragomans_own_configmaps_and_leases() -> None:
         try:
             await syncer.wait_synced(30)
             assert list(store.objects("ConfigMap")) == [("kube-system", "dragoman-pool-a")]
-            assert all("labelSelector=app.kubernetes.io" in r.query for r in sim.request_log.find("GET", "/api/v1/configmaps"))
+            assert all(
+                "labelSelector=app.kubernetes.io" in r.query for r in sim.request_log.find("GET", "/api/v1/configmaps")
+            )
             # A ConfigMap that stops being ours leaves the store.
-            await cluster.request("PATCH", "/api/v1/namespaces/kube-system/configmaps/dragoman-pool-a",
-                                  body={"metadata": {"labels": {"app.kubernetes.io/managed-by": None}}}, content_type="application/merge-patch+json")
+            await cluster.request(
+                "PATCH",
+                "/api/v1/namespaces/kube-system/configmaps/dragoman-pool-a",
+                body={"metadata": {"labels": {"app.kubernetes.io/managed-by": None}}},
+                content_type="application/merge-patch+json",
+            )
             await until(lambda: store.count("ConfigMap") == 0, what="configmap gone")
         finally:
             await syncer.stop()
@@ -153,10 +196,14 @@ async def test_relist_on_410_when_history_has_moved_on() -> None:
 async def test_forbidden_kind_degrades_only_that_kind(tmp_path: pathlib.Path) -> None:
     allowed = [(k.group, k.plural) for k in KINDS.values() if k.kind != "ResourceClaim"]
     role = {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "fleet-reader"},
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "fleet-reader"},
         "rules": [{"apiGroups": [g], "resources": [p], "verbs": ["get", "list", "watch"]} for g, p in allowed],
     }
-    async with running_simulator(objects=[role, node("a")], users=[{"name": "reader", "clusterRoles": ["fleet-reader"]}]) as sim:
+    async with running_simulator(
+        objects=[role, node("a")], users=[{"name": "reader", "clusterRoles": ["fleet-reader"]}]
+    ) as sim:
         kc = tmp_path / "kc"
         sim.write_kubeconfig(kc, "reader")
         cluster = await connect(str(kc), None)
@@ -176,11 +223,21 @@ async def test_forbidden_kind_degrades_only_that_kind(tmp_path: pathlib.Path) ->
             await fetch_once(cluster, once)
             assert once.state("ResourceClaim").status == FORBIDDEN and once.count("Node") == 2
             # Rights granted while dragoman runs: a relist (ctrl+r) picks the kind up without waiting for the retry.
-            role["rules"].append({"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get", "list", "watch"]})
+            role["rules"].append(
+                {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get", "list", "watch"]}
+            )
             admin = await connect(str(sim.kubeconfig_path), None)
             try:
-                await admin.request("PUT", "/apis/rbac.authorization.k8s.io/v1/clusterroles/fleet-reader",
-                                    body={**role, "metadata": (await admin.get("/apis/rbac.authorization.k8s.io/v1/clusterroles/fleet-reader"))["metadata"]})
+                await admin.request(
+                    "PUT",
+                    "/apis/rbac.authorization.k8s.io/v1/clusterroles/fleet-reader",
+                    body={
+                        **role,
+                        "metadata": (await admin.get("/apis/rbac.authorization.k8s.io/v1/clusterroles/fleet-reader"))[
+                            "metadata"
+                        ],
+                    },
+                )
             finally:
                 await admin.close()
             syncer.relist("ResourceClaim")
@@ -215,12 +272,20 @@ print(json.dumps({{"apiVersion": "client.authentication.k8s.io/v1", "kind": "Exe
 
 async def test_exec_credentials_refreshed_on_401(tmp_path: pathlib.Path) -> None:
     # The simulator has no expiring tokens: we rotate the user's token on the server, as an identity provider would.
-    async with running_simulator(objects=[node("a")], users=[{"name": "ops", "token": "token-one", "groups": ["system:masters"]}]) as sim:
+    async with running_simulator(
+        objects=[node("a")], users=[{"name": "ops", "token": "token-one", "groups": ["system:masters"]}]
+    ) as sim:
         (tmp_path / "token").write_text("token-one")
         cfg = sim.kubeconfig("ops")
         for u in cfg["users"]:
             if u["name"] == "ops":
-                u["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(token_plugin(tmp_path)), "interactiveMode": "Never"}}
+                u["user"] = {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1",
+                        "command": str(token_plugin(tmp_path)),
+                        "interactiveMode": "Never",
+                    }
+                }
         kc = tmp_path / "kc"
         kc.write_text(yaml.safe_dump(cfg))
         cluster = await connect(str(kc), None)
@@ -290,7 +355,11 @@ async def test_reconnects_after_the_server_goes_away_and_comes_back() -> None:
             assert "cannot reach" in store.overall.message or "broke" in store.overall.message
             await sim.start(port=port)
             await cluster_admin_post(sim, node("after"))
-            await until(lambda: store.get("Node", "", "after") is not None and store.overall.status == LIVE, timeout=20, what="reconnect")
+            await until(
+                lambda: store.get("Node", "", "after") is not None and store.overall.status == LIVE,
+                timeout=20,
+                what="reconnect",
+            )
         finally:
             await syncer.stop()
             await cluster.close()
@@ -336,7 +405,10 @@ async def test_server_errors_are_retried_with_backoff_until_they_stop() -> None:
         store = FleetStore(["Node", "Namespace"])
         syncer = await sync(cluster, store, **FAST)
         try:
-            await until(lambda: store.state("Node").status == "reconnecting" and store.state("Namespace").status == LIVE, what="reconnecting")
+            await until(
+                lambda: store.state("Node").status == "reconnecting" and store.state("Namespace").status == LIVE,
+                what="reconnecting",
+            )
             assert "500" in store.state("Node").message
             with pytest.raises(UserError, match="did not finish listing Node"):
                 await syncer.wait_synced(1.0)  # server errors do not end the wait early; the timeout does
@@ -374,9 +446,29 @@ async def test_client_certificates_are_presented_and_bad_ones_are_a_sentence(tmp
     openssl = shutil.which("openssl")
     if openssl is None:
         pytest.skip("openssl is needed to make a client certificate")
-    subprocess.run([openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                    "-keyout", str(tmp_path / "c.key"), "-out", str(tmp_path / "c.crt"), "-days", "1", "-subj", "/CN=ops"],
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(tmp_path / "c.key"),
+            "-out",
+            str(tmp_path / "c.crt"),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=ops",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     async with running_simulator(objects=[node("a")]) as sim:
         cfg = sim.kubeconfig()
         user = cfg["users"][0]["user"]
@@ -401,12 +493,20 @@ async def test_exec_credentials_refreshed_before_expiry_without_a_401(tmp_path: 
     from dragoman.fleet.cluster import Cluster
     from dragoman.fleet.kubeconfig import CredentialSource, resolve
 
-    async with running_simulator(objects=[node("a")], users=[{"name": "ops", "token": "token-one", "groups": ["system:masters"]}]) as sim:
+    async with running_simulator(
+        objects=[node("a")], users=[{"name": "ops", "token": "token-one", "groups": ["system:masters"]}]
+    ) as sim:
         (tmp_path / "token").write_text("token-one")
         cfg = sim.kubeconfig("ops")
         for u in cfg["users"]:
             if u["name"] == "ops":
-                u["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(token_plugin(tmp_path)), "interactiveMode": "Never"}}
+                u["user"] = {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1",
+                        "command": str(token_plugin(tmp_path)),
+                        "interactiveMode": "Never",
+                    }
+                }
         kc = tmp_path / "kc"
         kc.write_text(yaml.safe_dump(cfg))
         rc = resolve(str(kc), environ={})

@@ -7,13 +7,13 @@ import datetime as dt
 import json
 
 from aiohttp import web
-
 from dragoman.fleet import baseline, forecast, load
 from dragoman.fleet.cluster import connect
+
 from tests.fleet import fleet_fixtures as F
 from tests.support.sim import running_simulator
 
-NOW = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.UTC)
 
 
 def ts(hours: float) -> str:
@@ -21,11 +21,13 @@ def ts(hours: float) -> str:
 
 
 def test_parse_prometheus_text_reads_labels_values_and_skips_comments() -> None:
-    text = ('# HELP x y\n# TYPE apiserver_resource_objects gauge\n'
-            'apiserver_resource_objects{group="resource.k8s.io",resource="resourceclaims"} 12\n'
-            'apiserver_resource_objects{group="",resource="pods"} 30\n'
-            'apiserver_storage_size_bytes{storage_cluster_id="a"} 1.5e+06\n'
-            'weird{a="q\\"uote"} 1 1700000000\nnot a sample\n')
+    text = (
+        "# HELP x y\n# TYPE apiserver_resource_objects gauge\n"
+        'apiserver_resource_objects{group="resource.k8s.io",resource="resourceclaims"} 12\n'
+        'apiserver_resource_objects{group="",resource="pods"} 30\n'
+        'apiserver_storage_size_bytes{storage_cluster_id="a"} 1.5e+06\n'
+        'weird{a="q\\"uote"} 1 1700000000\nnot a sample\n'
+    )
     samples = load.parse_prometheus_text(text)
     assert samples[0].label("resource") == "resourceclaims" and samples[0].value == 12
     assert samples[3].label("a") == 'q"uote'
@@ -39,8 +41,13 @@ def test_parse_prometheus_text_reads_labels_values_and_skips_comments() -> None:
 
 
 async def test_metrics_from_the_simulator_match_its_store() -> None:
-    objs = [F.node("n0", "h100", gpus=0), F.chart_gpu_class(), F.claim("c1", "ml"), F.claim("c2", "ml"),
-            F.pod("p", "ml", gpus=1)]
+    objs = [
+        F.node("n0", "h100", gpus=0),
+        F.chart_gpu_class(),
+        F.claim("c1", "ml"),
+        F.claim("c2", "ml"),
+        F.pod("p", "ml", gpus=1),
+    ]
     async with running_simulator(objects=objs) as sim:
         cluster = await connect(str(sim.kubeconfig_path), None)
         try:
@@ -56,8 +63,16 @@ async def test_metrics_from_the_simulator_match_its_store() -> None:
 
 
 def test_sampler_counts_claims_and_their_create_and_delete_rates() -> None:
-    objs = [F.node("n0", "h100", gpus=0), F.chart_gpu_class(), F.claim("a"), F.claim("b"),
-            F.claim("bridge", bridge_for="p"), F.pod("p", gpus=1), F.pod("q"), F.pod("r", gpus=1, node_name="n0")]
+    objs = [
+        F.node("n0", "h100", gpus=0),
+        F.chart_gpu_class(),
+        F.claim("a"),
+        F.claim("b"),
+        F.claim("bridge", bridge_for="p"),
+        F.pod("p", gpus=1),
+        F.pod("q"),
+        F.pod("r", gpus=1, node_name="n0"),
+    ]
     m = F.model_of(*objs)
     sampler = load.LoadSampler()
     s0 = sampler.sample(m, now=1000.0)
@@ -109,15 +124,27 @@ def test_baseline_marks_round_trip_and_figures_recorded_in_the_pool_configmap(tm
     figs = baseline.figures_of(m, "l4")
     assert figs["pool"]["allocatableGpus"] == 4 and figs["pool"]["pluginGpusInUse"] == 2
     baseline.mark("https://c:6443", "l4", figs, path=path, at="2026-11-30T10:00:00Z")
-    baseline.mark("https://c:6443", "l4", {**figs, "pool": {**figs["pool"], "allocatableGpus": 0}}, path=path, label="after")
+    baseline.mark(
+        "https://c:6443", "l4", {**figs, "pool": {**figs["pool"], "allocatableGpus": 0}}, path=path, label="after"
+    )
     got = baseline.marks("https://c:6443", "l4", path=path)
     assert [g["label"] for g in got] == ["baseline", "after"] and got[0]["at"] == "2026-11-30T10:00:00Z"
     diff = {k: (a, b) for k, a, b in baseline.compare(got[0]["figures"], got[1]["figures"])}
     assert diff["pool.allocatableGpus"] == (4, 0)
     assert baseline.marks("https://other", "l4", path=path) == []
-    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dragoman-pool-l4", "namespace": "kube-system"},
-          "data": {"figures.json": json.dumps({"before": {"at": "t0", "figures": {"allocatableGpus": 4}},
-                                               "after": {"at": "t1", "figures": {"allocatableGpus": 0}}})}}
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "dragoman-pool-l4", "namespace": "kube-system"},
+        "data": {
+            "figures.json": json.dumps(
+                {
+                    "before": {"at": "t0", "figures": {"allocatableGpus": 4}},
+                    "after": {"at": "t1", "figures": {"allocatableGpus": 0}},
+                }
+            )
+        },
+    }
     m2 = F.model_of(F.node("n0", "l4", gpus=4, alloc=4), cm)
     rec = baseline.recorded(m2, "l4")
     assert [(r["label"], r["figures"]["allocatableGpus"]) for r in rec] == [("before", 4), ("after", 0)]
@@ -130,8 +157,18 @@ async def test_prometheus_queries_are_summed_and_errors_are_sentences() -> None:
         q = request.query["query"]
         seen.append(q)
         if "pending" in q:
-            return web.json_response({"status": "success", "data": {"resultType": "vector", "result": [
-                {"metric": {"queue": "active"}, "value": [0, "3"]}, {"metric": {"queue": "unschedulable"}, "value": [0, "4"]}]}})
+            return web.json_response(
+                {
+                    "status": "success",
+                    "data": {
+                        "resultType": "vector",
+                        "result": [
+                            {"metric": {"queue": "active"}, "value": [0, "3"]},
+                            {"metric": {"queue": "unschedulable"}, "value": [0, "4"]},
+                        ],
+                    },
+                }
+            )
         return web.json_response({"status": "error", "error": "bad query"}, status=400)
 
     app = web.Application()
@@ -142,7 +179,9 @@ async def test_prometheus_queries_are_summed_and_errors_are_sentences() -> None:
     await site.start()
     port = site._server.sockets[0].getsockname()[1]
     try:
-        values, why = await load.query_prometheus(f"http://127.0.0.1:{port}", {"pending": "sum(scheduler_pending_pods)", "x": "bad"})
+        values, why = await load.query_prometheus(
+            f"http://127.0.0.1:{port}", {"pending": "sum(scheduler_pending_pods)", "x": "bad"}
+        )
     finally:
         await runner.cleanup()
     assert values == {"pending": 7.0, "x": None} and "bad query" in why and seen[0] == "sum(scheduler_pending_pods)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-
+from dragoman.fleet.model import FleetModel
 from fleet_fixtures import (
     GPU_CLASS_EXPR,
     POOL,
@@ -25,8 +25,6 @@ from fleet_fixtures import (
     operator_dp_daemonset,
     pod,
 )
-
-from dragoman.fleet.model import FleetModel
 
 DP = operator_dp_daemonset()
 DRA = dra_daemonset()
@@ -111,7 +109,15 @@ def test_pool_label_auto_detected_and_unlabeled_nodes_grouped():
 
 
 def test_pool_aggregates_ownership_models_and_kubelets():
-    objs = [DP, DRA, node("a", alloc=8), ds_pod(DP, "a"), node("b", kubelet="v1.35.3"), gpu_slice("b"), ds_pod(DRA, "b")]
+    objs = [
+        DP,
+        DRA,
+        node("a", alloc=8),
+        ds_pod(DP, "a"),
+        node("b", kubelet="v1.35.3"),
+        gpu_slice("b"),
+        ds_pod(DRA, "b"),
+    ]
     m = model_of(*objs)
     p = m.pool("gpu-a")
     assert p.ownership == "mixed" and p.ownership_counts == {"device-plugin": 1, "dra": 1}
@@ -121,7 +127,12 @@ def test_pool_aggregates_ownership_models_and_kubelets():
 
 
 def test_sharing_from_gfd_labels():
-    ts = node("t", alloc=16, gpus=4, labels={"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing"})
+    ts = node(
+        "t",
+        alloc=16,
+        gpus=4,
+        labels={"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing"},
+    )
     m = model_of(ts)
     assert m.node("t").sharing == "time-slicing x4"
     assert m.pool("gpu-a").sharing == {"time-slicing x4": 1}
@@ -157,9 +168,24 @@ def test_extended_resource_mapping_newest_wins_then_name():
 
 
 def test_claims_join_pods_devices_and_nodes_both_ways():
-    p = pod("trainer", gpus=2, node_name="n1", ercs={"resourceClaimName": "trainer-extended-resources-x",
-                                                      "requestMappings": [{"containerName": "main", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-0"}]})
-    c = claim("trainer-extended-resources-x", count=2, allocated=[("n1", "gpu-0"), ("n1", "gpu-1")], reserved_for="trainer", bridge_for="trainer")
+    p = pod(
+        "trainer",
+        gpus=2,
+        node_name="n1",
+        ercs={
+            "resourceClaimName": "trainer-extended-resources-x",
+            "requestMappings": [
+                {"containerName": "main", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-0"}
+            ],
+        },
+    )
+    c = claim(
+        "trainer-extended-resources-x",
+        count=2,
+        allocated=[("n1", "gpu-0"), ("n1", "gpu-1")],
+        reserved_for="trainer",
+        bridge_for="trainer",
+    )
     m = model_of(node("n1"), gpu_slice("n1"), chart_gpu_class(), p, c)
     assert m.claim_node(c) == "n1"
     assert m.claim_pods(c) == [("ml", "trainer")]
@@ -236,7 +262,10 @@ def test_fleet_cel_class_request_and_expression():
     m = model_of(node("n1"), gpu_slice("n1", 4, mig=2), chart_gpu_class(), mig_class)
     assert len(m.class_matches("gpu.nvidia.com").matched) == 4
     assert len(m.class_matches("mig-1g").matched) == 2
-    body = {"deviceClassName": "gpu.nvidia.com", "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].uuid == 'GPU-n1-2'"}}]}
+    body = {
+        "deviceClassName": "gpu.nvidia.com",
+        "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].uuid == 'GPU-n1-2'"}}],
+    }
     assert m.request_matches(body).matched == [("gpu.nvidia.com", "n1", "gpu-2")]
     res = m.evaluate_selectors(["device.attributes['gpu.nvidia.com'].index == 0"])
     assert res.matched == [] and len(res.errors) == 6 and "no such key" in next(iter(res.errors.values()))
@@ -264,7 +293,15 @@ def test_deleting_unknown_objects_is_harmless(kind):
 
 
 def test_which_mechanism_offers_a_resource_per_node():
-    objs = [DP, node("dp1", alloc=4), ds_pod(DP, "dp1"), node("dra1"), gpu_slice("dra1"), node("bare"), chart_gpu_class()]
+    objs = [
+        DP,
+        node("dp1", alloc=4),
+        ds_pod(DP, "dp1"),
+        node("dra1"),
+        gpu_slice("dra1"),
+        node("bare"),
+        chart_gpu_class(),
+    ]
     m = model_of(*objs)
     assert m.resource_nodes("nvidia.com/gpu") == {"dp1": "device-plugin", "dra1": "dra"}
     assert m.resource_nodes("deviceclass.resource.kubernetes.io/gpu.nvidia.com") == {"dra1": "dra"}
@@ -290,7 +327,12 @@ def test_attached_to_a_store_the_model_follows_its_changes():
 
 
 def test_fleet_evaluation_goes_through_the_cel_engine_over_current_slices():
-    m = model_of(node("n1"), gpu_slice("n1", 4, mig=2, generation=2), gpu_slice("n1", 1, generation=1, name="old"), chart_gpu_class())
+    m = model_of(
+        node("n1"),
+        gpu_slice("n1", 4, mig=2, generation=2),
+        gpu_slice("n1", 1, generation=1, name="old"),
+        chart_gpu_class(),
+    )
     result = m.evaluate_fleet(m.compile(["device.attributes['gpu.nvidia.com'].type == 'mig'"]))
     assert (result.summary["devices"], result.summary["matched"]) == (6, 2)
 
@@ -315,7 +357,9 @@ def test_a_plugin_running_again_between_crashes_still_flaps():
         return n
 
     p = ds_pod(DP, "n1", restarts=6)
-    p["status"]["containerStatuses"][0]["lastState"] = {"terminated": {"reason": "Error", "finishedAt": "2026-11-30T07:55:00Z"}}
+    p["status"]["containerStatuses"][0]["lastState"] = {
+        "terminated": {"reason": "Error", "finishedAt": "2026-11-30T07:55:00Z"}
+    }
     _, v = _one(DP, with_heartbeat(node("n1", alloc=8), "2026-11-30T08:00:00Z"), p, gpu_slice("n1"))
     assert v.ownership == "flapping" and "running again after a crash" in v.device_plugin[0].flapping_reason
     # The same restarts long ago: a plugin that runs, so both stacks serve the node.

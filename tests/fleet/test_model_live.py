@@ -13,6 +13,7 @@ from dragoman.fleet.diagnose import diagnose
 from dragoman.fleet.informer import sync
 from dragoman.fleet.model import FleetModel
 from dragoman.fleet.store import FleetStore
+
 from tests.support.sim import running_simulator
 
 DEMO = pathlib.Path(__file__).resolve().parents[2] / "sim" / "scenarios" / "demo.yaml"
@@ -52,9 +53,12 @@ async def test_live_demo_ownership_states_and_a_migration_step_reaching_the_mode
             model.subscribe(seen.append)
             ann = json.dumps({"pool": "a100-train", "step": "cordon", "state": "running", "by": "test"})
             t0 = time.monotonic()
-            await cluster.request("PATCH", f"/api/v1/nodes/{target}",
-                                  body={"metadata": {"annotations": {"dragoman.io/migration": ann}}, "spec": {"unschedulable": True}},
-                                  content_type="application/merge-patch+json")
+            await cluster.request(
+                "PATCH",
+                f"/api/v1/nodes/{target}",
+                body={"metadata": {"annotations": {"dragoman.io/migration": ann}}, "spec": {"unschedulable": True}},
+                content_type="application/merge-patch+json",
+            )
             await until(lambda: model.node(target).ownership == "migrating", what="the migration step in the model")
             assert time.monotonic() - t0 < 5.0 and seen
             pool = model.pool("a100-train")

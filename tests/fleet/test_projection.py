@@ -6,12 +6,19 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from dragoman.fleet import accounting
 from dragoman.fleet.diagnose import diagnose
 from dragoman.fleet.load import model_counts
 from dragoman.fleet.model import FleetModel, key_of
-from dragoman.fleet.projection import PodListDecoder, Projection, fetch_whole, keeps_whole, needs_fetch, project_pod, whole_of
+from dragoman.fleet.projection import (
+    PodListDecoder,
+    Projection,
+    fetch_whole,
+    keeps_whole,
+    needs_fetch,
+    project_pod,
+    whole_of,
+)
 from dragoman.sim.scenarios import DEMO_PATH, load_scenario
 from dragoman.sim.scenarios.scale import generate_envelope
 
@@ -19,7 +26,9 @@ SMALL = dict(nodes=20, gpu_nodes=10, pods=400, gpu_pods=40, job_pods=30)
 
 
 def _page(pods: list[dict]) -> bytes:
-    return json.dumps({"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "7"}, "items": pods}).encode()
+    return json.dumps(
+        {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "7"}, "items": pods}
+    ).encode()
 
 
 def test_the_envelope_has_its_shape() -> None:
@@ -56,7 +65,9 @@ def test_the_fast_decoder_builds_exactly_what_the_dict_projection_builds() -> No
             continue
         assert isinstance(got, Projection)
         assert "managedFields" not in got["metadata"] and "volumes" not in got["spec"] and "podIP" not in got["status"]
-        assert got["spec"]["nodeName"] == whole["spec"]["nodeName"] and got["status"]["phase"] == whole["status"]["phase"]
+        assert (
+            got["spec"]["nodeName"] == whole["spec"]["nodeName"] and got["status"]["phase"] == whole["status"]["phase"]
+        )
         assert got["metadata"]["ownerReferences"] == whole["metadata"]["ownerReferences"]
         assert got["spec"]["containers"][0]["resources"] == whole["spec"]["containers"][0]["resources"]
     # GPU pods, claim holders and the GPU stack's pods stay whole.
@@ -65,7 +76,9 @@ def test_the_fast_decoder_builds_exactly_what_the_dict_projection_builds() -> No
 
 
 def test_an_item_of_odd_shape_is_decoded_whole_for_the_shape_checks() -> None:
-    pods = [o for o in generate_envelope(**SMALL) if o["kind"] == "Pod" and o["metadata"]["name"].startswith("svc-")][:3]
+    pods = [o for o in generate_envelope(**SMALL) if o["kind"] == "Pod" and o["metadata"]["name"].startswith("svc-")][
+        :3
+    ]
     odd = json.loads(json.dumps(pods[1]))
     odd["metadata"]["name"] = 5  # not a string: msgspec refuses it, json reads it, fleet/shapes judges it
     page = PodListDecoder()(_page([pods[0], odd, pods[2]]))
@@ -96,13 +109,16 @@ def test_findings_and_views_are_the_same_from_projected_pods_on_the_demo_fleet()
         assert accounting.namespace_usage(projected, ns) == accounting.namespace_usage(whole, ns)
     for node in whole.node_names():
         assert [key_of(p) for p in projected.pods_on_node(node)] == [key_of(p) for p in whole.pods_on_node(node)]
-        assert [(s.key, s.phase, s.ready, s.restarts) for s in projected.node(node).device_plugin + projected.node(node).dra_driver] == \
-               [(s.key, s.phase, s.ready, s.restarts) for s in whole.node(node).device_plugin + whole.node(node).dra_driver]
+        assert [
+            (s.key, s.phase, s.ready, s.restarts)
+            for s in projected.node(node).device_plugin + projected.node(node).dra_driver
+        ] == [
+            (s.key, s.phase, s.ready, s.restarts) for s in whole.node(node).device_plugin + whole.node(node).dra_driver
+        ]
 
 
 def test_a_projection_is_never_printed_as_if_it_were_whole() -> None:
     import yaml
-
     from dragoman.widgets.detail import yaml_text
 
     _, projected, _ = _models()
@@ -117,6 +133,7 @@ async def test_a_live_store_projects_and_fetches_the_whole_object_on_demand() ->
     from dragoman.fleet.cluster import connect
     from dragoman.fleet.informer import sync
     from dragoman.fleet.store import FleetStore
+
     from tests.support.sim import running_simulator
 
     async with running_simulator(objects=generate_envelope(**SMALL)) as sim:
@@ -133,12 +150,22 @@ async def test_a_live_store_projects_and_fetches_the_whole_object_on_demand() ->
             assert needs_fetch(pod)
             whole = await fetch_whole(pod)
             server = sim.store.get("pods", ns, name)
-            assert whole["spec"]["volumes"] == server["spec"]["volumes"] and whole["metadata"]["uid"] == server["metadata"]["uid"]
+            assert (
+                whole["spec"]["volumes"] == server["spec"]["volumes"]
+                and whole["metadata"]["uid"] == server["metadata"]["uid"]
+            )
             assert whole_of(pod) is whole and not needs_fetch(pod)
             # A change on the server: the projection moves on, and the whole object kept is no longer the one shown.
             cur = sim.store.entry(sim.store._rt("pods"), ns, name)
-            sim.store._commit("MODIFIED", sim.store._rt("pods"), {**cur.obj, "metadata": {**cur.obj["metadata"], "labels": {
-                **cur.obj["metadata"]["labels"], "rolled": "yes"}}}, cur)
+            sim.store._commit(
+                "MODIFIED",
+                sim.store._rt("pods"),
+                {
+                    **cur.obj,
+                    "metadata": {**cur.obj["metadata"], "labels": {**cur.obj["metadata"]["labels"], "rolled": "yes"}},
+                },
+                cur,
+            )
             for _ in range(200):
                 if store.get("Pod", ns, name)["metadata"]["labels"].get("rolled"):
                     break
@@ -161,6 +188,7 @@ async def test_a_drain_of_a_node_full_of_projected_cpu_pods_evicts_every_one() -
     from dragoman.fleet.informer import sync
     from dragoman.fleet.store import FleetStore
     from dragoman.sim.scenarios.scale import POOL_LABEL
+
     from tests.support.sim import running_simulator
 
     async with running_simulator(objects=generate_envelope(**SMALL)) as sim:
@@ -178,7 +206,9 @@ async def test_a_drain_of_a_node_full_of_projected_cpu_pods_evicts_every_one() -
             expected = {key_of(p) for p in on_node if not skip_reason(p)}
             assert len(expected) >= 20 and len(expected) < len(on_node)  # DaemonSet pods (and finished Job pods) stay
             node_obj = await cluster.get(f"/api/v1/nodes/{node}")
-            ctx = Context(cluster, node_obj["metadata"]["labels"][POOL_LABEL], POOL_LABEL, [node_obj], audit=None, by={})
+            ctx = Context(
+                cluster, node_obj["metadata"]["labels"][POOL_LABEL], POOL_LABEL, [node_obj], audit=None, by={}
+            )
             plan = await Drain("drain", [node]).plan(ctx)
             # ...is exactly what the drain, planned from the server's whole objects, evicts.
             assert {(c.namespace, c.name) for c in plan.changes if c.verb == "evict"} == expected

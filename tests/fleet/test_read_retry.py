@@ -5,15 +5,19 @@ from __future__ import annotations
 from dragoman.fleet.cluster import ApiError, connect
 from support.sim import running_simulator
 
-NAMESPACES = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in ("default", "kube-system", "ml")]
+NAMESPACES = [
+    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in ("default", "kube-system", "ml")
+]
 
 
 async def test_reads_survive_shed_load_and_writes_are_not_repeated() -> None:
     async with running_simulator(objects=NAMESPACES) as sim:
         cluster = await connect(str(sim.kubeconfig_path), None)
         try:
-            sim.faults.set("error=0.3 code=429 retry-after=0 verbs=get,list resources=namespaces; "
-                           "error=0.2 code=503 verbs=get,list resources=namespaces; seed=3")
+            sim.faults.set(
+                "error=0.3 code=429 retry-after=0 verbs=get,list resources=namespaces; "
+                "error=0.2 code=503 verbs=get,list resources=namespaces; seed=3"
+            )
             for _ in range(20):
                 assert (await cluster.get("/api/v1/namespaces/ml"))["metadata"]["name"] == "ml"
                 items, _rv = await cluster.list_all("/api/v1/namespaces")

@@ -9,21 +9,51 @@ import sys
 
 import pytest
 import yaml
-
 from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.fleet.snapshot import load_snapshot, store_from_snapshot, write_snapshot
 from dragoman.fleet.store import SNAPSHOT, FleetStore
 
-NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-1", "labels": {"pool": "a"}}, "status": {"allocatable": {"nvidia.com/gpu": "8"}}}
-SLICE = {
-    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "gpu-1-gpu.nvidia.com-x"},
-    "spec": {"driver": "gpu.nvidia.com", "nodeName": "gpu-1", "pool": {"name": "gpu-1", "generation": 1, "resourceSliceCount": 1},
-             "devices": [{"name": "gpu-0", "attributes": {"productName": {"string": "NVIDIA H100"}}, "futureField": {"kept": True}}]},
+NODE = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"name": "gpu-1", "labels": {"pool": "a"}},
+    "status": {"allocatable": {"nvidia.com/gpu": "8"}},
 }
-OWN_CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dragoman-pool-a", "namespace": "kube-system",
-          "labels": {"app.kubernetes.io/managed-by": "dragoman"}}, "data": {"plan": "{}"}}
-OTHER_CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "app-config", "namespace": "default"}, "data": {"password": "x"}}
-SECRET = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "default"}, "data": {"k": "dg=="}}
+SLICE = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceSlice",
+    "metadata": {"name": "gpu-1-gpu.nvidia.com-x"},
+    "spec": {
+        "driver": "gpu.nvidia.com",
+        "nodeName": "gpu-1",
+        "pool": {"name": "gpu-1", "generation": 1, "resourceSliceCount": 1},
+        "devices": [
+            {"name": "gpu-0", "attributes": {"productName": {"string": "NVIDIA H100"}}, "futureField": {"kept": True}}
+        ],
+    },
+}
+OWN_CM = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {
+        "name": "dragoman-pool-a",
+        "namespace": "kube-system",
+        "labels": {"app.kubernetes.io/managed-by": "dragoman"},
+    },
+    "data": {"plan": "{}"},
+}
+OTHER_CM = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "app-config", "namespace": "default"},
+    "data": {"password": "x"},
+}
+SECRET = {
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": {"name": "s", "namespace": "default"},
+    "data": {"k": "dg=="},
+}
 
 
 def write(tmp_path: pathlib.Path, text: str, name: str = "snap.yaml") -> str:
@@ -47,7 +77,9 @@ def test_reads_several_documents_and_a_single_object(tmp_path: pathlib.Path) -> 
 
 def test_reads_kubectl_json_and_typed_lists(tmp_path: pathlib.Path) -> None:
     # `kubectl get nodes -o json` is a List; the raw API answers a NodeList whose items have no kind.
-    kubectl_json = json.dumps({"apiVersion": "v1", "kind": "List", "items": [NODE], "metadata": {"resourceVersion": ""}})
+    kubectl_json = json.dumps(
+        {"apiVersion": "v1", "kind": "List", "items": [NODE], "metadata": {"resourceVersion": ""}}
+    )
     assert load_snapshot(write(tmp_path, kubectl_json, "k.json"))[0]["metadata"]["name"] == "gpu-1"
     bare = {k: v for k, v in NODE.items() if k not in ("kind", "apiVersion")}
     typed = yaml.safe_dump({"apiVersion": "v1", "kind": "NodeList", "metadata": {}, "items": [bare]})
@@ -57,7 +89,9 @@ def test_reads_kubectl_json_and_typed_lists(tmp_path: pathlib.Path) -> None:
 
 def test_reads_standard_input(tmp_path: pathlib.Path) -> None:
     code = "from dragoman.fleet.snapshot import load_snapshot; print(load_snapshot('-')[0]['metadata']['name'])"
-    proc = subprocess.run([sys.executable, "-c", code], input=yaml.safe_dump(NODE), capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], input=yaml.safe_dump(NODE), capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "gpu-1"
 
@@ -94,7 +128,11 @@ def test_missing_and_binary_files(tmp_path: pathlib.Path) -> None:
 
 
 def test_store_from_snapshot_keeps_only_what_dragoman_reads(tmp_path: pathlib.Path) -> None:
-    lease_other = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "kube-scheduler", "namespace": "kube-system"}}
+    lease_other = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "kube-scheduler", "namespace": "kube-system"},
+    }
     wrong_group = {"apiVersion": "example.com/v1", "kind": "Node", "metadata": {"name": "fake"}}
     path = write(tmp_path, yaml.safe_dump_all([NODE, SLICE, OWN_CM, OTHER_CM, SECRET, lease_other, wrong_group]))
     store = store_from_snapshot(path)
@@ -108,8 +146,10 @@ def test_store_from_snapshot_keeps_only_what_dragoman_reads(tmp_path: pathlib.Pa
 
 def test_round_trip_never_writes_secrets_or_foreign_configmap_data(tmp_path: pathlib.Path) -> None:
     store = FleetStore()
-    pod_bare = {"metadata": {"name": "p", "namespace": "ml", "resourceVersion": "3",
-                             "managedFields": [{"manager": "kubectl"}]}, "spec": {"nodeName": "gpu-1"}}
+    pod_bare = {
+        "metadata": {"name": "p", "namespace": "ml", "resourceVersion": "3", "managedFields": [{"manager": "kubectl"}]},
+        "spec": {"nodeName": "gpu-1"},
+    }
     store.replace("Pod", [pod_bare])  # as a LIST delivers it: no kind/apiVersion
     store.replace("Node", [NODE])
     store.replace("ResourceSlice", [SLICE])
@@ -136,7 +176,9 @@ def test_write_into_a_missing_folder_is_a_sentence(tmp_path: pathlib.Path) -> No
         write_snapshot(FleetStore(), str(tmp_path / "no" / "such" / "f.yaml"))
 
 
-def test_snapshot_command_rewrites_a_snapshot_and_reports_bad_input(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_snapshot_command_rewrites_a_snapshot_and_reports_bad_input(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from dragoman.tui.cli import main
 
     src = write(tmp_path, yaml.safe_dump_all([NODE, SLICE, SECRET]))
@@ -156,14 +198,38 @@ async def test_snapshot_command_against_the_simulator(tmp_path: pathlib.Path) ->
 
     from tests.support.sim import running_simulator
 
-    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "no-claims"},
-            "rules": [{"apiGroups": ["", "apps", "batch", "policy", "coordination.k8s.io"], "resources": ["*"], "verbs": ["get", "list", "watch"]},
-                      {"apiGroups": ["resource.k8s.io"], "resources": ["deviceclasses", "resourceslices", "resourceclaimtemplates"], "verbs": ["list", "watch"]}]}
-    async with running_simulator(objects=[NODE, SLICE, OWN_CM, OTHER_CM, role], users=[{"name": "viewer", "clusterRoles": ["no-claims"]}]) as sim:
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "no-claims"},
+        "rules": [
+            {
+                "apiGroups": ["", "apps", "batch", "policy", "coordination.k8s.io"],
+                "resources": ["*"],
+                "verbs": ["get", "list", "watch"],
+            },
+            {
+                "apiGroups": ["resource.k8s.io"],
+                "resources": ["deviceclasses", "resourceslices", "resourceclaimtemplates"],
+                "verbs": ["list", "watch"],
+            },
+        ],
+    }
+    async with running_simulator(
+        objects=[NODE, SLICE, OWN_CM, OTHER_CM, role], users=[{"name": "viewer", "clusterRoles": ["no-claims"]}]
+    ) as sim:
         out = tmp_path / "snap.yaml"
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "dragoman", "snapshot", str(out), "--kubeconfig", str(sim.kubeconfig_path),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            sys.executable,
+            "-m",
+            "dragoman",
+            "snapshot",
+            str(out),
+            "--kubeconfig",
+            str(sim.kubeconfig_path),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         _, err = await asyncio.wait_for(proc.communicate(), 120)
         assert proc.returncode == 0, err.decode()
         assert "wrote" in err.decode() and str(out) in err.decode()
@@ -175,14 +241,24 @@ async def test_snapshot_command_against_the_simulator(tmp_path: pathlib.Path) ->
         assert "password" not in text and "managedFields" not in text
         assert [i["metadata"]["name"] for i in doc["items"] if i["kind"] == "ConfigMap"] == ["dragoman-pool-a"]
         store = store_from_snapshot(str(out))
-        assert store.get("ResourceSlice", "", "gpu-1-gpu.nvidia.com-x")["spec"]["devices"][0]["futureField"] == {"kept": True}
+        assert store.get("ResourceSlice", "", "gpu-1-gpu.nvidia.com-x")["spec"]["devices"][0]["futureField"] == {
+            "kept": True
+        }
 
         # A user who may not read one kind still gets a snapshot, with a note and the gap recorded in it.
         kc = tmp_path / "viewer"
         sim.write_kubeconfig(kc, "viewer")
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "dragoman", "snapshot", str(tmp_path / "v.yaml"), "--kubeconfig", str(kc),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            sys.executable,
+            "-m",
+            "dragoman",
+            "snapshot",
+            str(tmp_path / "v.yaml"),
+            "--kubeconfig",
+            str(kc),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
         _, err = await asyncio.wait_for(proc.communicate(), 120)
         assert proc.returncode == 0, err.decode()
         assert "note: user 'viewer' may not list resourceclaims" in err.decode()
@@ -191,17 +267,34 @@ async def test_snapshot_command_against_the_simulator(tmp_path: pathlib.Path) ->
 
 def test_snapshot_command_unreachable_server_is_one_sentence(tmp_path: pathlib.Path) -> None:
     kc = tmp_path / "kc"
-    kc.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "c",
-                                  "clusters": [{"name": "x", "cluster": {"server": "https://127.0.0.1:9", "insecure-skip-tls-verify": True}}],
-                                  "users": [{"name": "u", "user": {"token": "t"}}], "contexts": [{"name": "c", "context": {"cluster": "x", "user": "u"}}]}))
-    proc = subprocess.run([sys.executable, "-m", "dragoman", "snapshot", str(tmp_path / "o.yaml"), "--kubeconfig", str(kc)],
-                          capture_output=True, text=True, timeout=120)
+    kc.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "c",
+                "clusters": [
+                    {"name": "x", "cluster": {"server": "https://127.0.0.1:9", "insecure-skip-tls-verify": True}}
+                ],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "c", "context": {"cluster": "x", "user": "u"}}],
+            }
+        )
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "dragoman", "snapshot", str(tmp_path / "o.yaml"), "--kubeconfig", str(kc)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("dragoman: cannot reach the cluster of context 'c' (server https://127.0.0.1:9)")
     assert len(proc.stderr.strip().splitlines()) == 1 and not (tmp_path / "o.yaml").exists()
 
 
-def test_a_snapshot_of_the_demo_gives_the_same_diagnosis(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_snapshot_of_the_demo_gives_the_same_diagnosis(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from dragoman.tui.cli import main
 
     snap = tmp_path / "demo.yaml"
@@ -221,11 +314,24 @@ def test_a_snapshot_of_the_demo_gives_the_same_diagnosis(tmp_path: pathlib.Path,
 
 async def test_the_simulator_loads_a_snapshot_as_a_scenario(tmp_path: pathlib.Path) -> None:
     from dragoman.fleet.informer import read_fleet
+
     from tests.support.sim import running_simulator
 
-    objs = [NODE, SLICE, OWN_CM, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}},
-            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
-             "spec": {"nodeName": "gpu-1", "containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}]
+    objs = [
+        NODE,
+        SLICE,
+        OWN_CM,
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}},
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "ml"},
+            "spec": {
+                "nodeName": "gpu-1",
+                "containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
+            },
+        },
+    ]
     async with running_simulator(objects=objs) as sim:
         first = await read_fleet(str(sim.kubeconfig_path), None)
     out = tmp_path / "snap.yaml"
@@ -234,5 +340,11 @@ async def test_the_simulator_loads_a_snapshot_as_a_scenario(tmp_path: pathlib.Pa
         second = await read_fleet(str(sim.kubeconfig_path), None)
     for kind in first.store.kinds:
         assert set(second.store.objects(kind)) == set(first.store.objects(kind)), kind
-    assert second.store.get("Pod", "ml", "p")["spec"]["containers"] == first.store.get("Pod", "ml", "p")["spec"]["containers"]
-    assert second.store.get("ResourceSlice", "", "gpu-1-gpu.nvidia.com-x")["spec"] == first.store.get("ResourceSlice", "", "gpu-1-gpu.nvidia.com-x")["spec"]
+    assert (
+        second.store.get("Pod", "ml", "p")["spec"]["containers"]
+        == first.store.get("Pod", "ml", "p")["spec"]["containers"]
+    )
+    assert (
+        second.store.get("ResourceSlice", "", "gpu-1-gpu.nvidia.com-x")["spec"]
+        == first.store.get("ResourceSlice", "", "gpu-1-gpu.nvidia.com-x")["spec"]
+    )

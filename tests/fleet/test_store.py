@@ -5,23 +5,54 @@ from __future__ import annotations
 import asyncio
 
 from dragoman.fleet.store import (
-    FORBIDDEN, KINDS, LIVE, RECONNECTING, SNAPSHOT, SYNCING, UNREACHABLE, Change, FleetStore,
+    FORBIDDEN,
+    KINDS,
+    LIVE,
+    RECONNECTING,
+    SNAPSHOT,
+    SYNCING,
+    UNREACHABLE,
+    Change,
+    FleetStore,
 )
 
 
 def pod(name: str, rv: str, ns: str = "default", **extra: object) -> dict:
-    return {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": name, "namespace": ns, "resourceVersion": rv}, **extra}
+    return {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": {"name": name, "namespace": ns, "resourceVersion": rv},
+        **extra,
+    }
 
 
 def test_kinds_cover_issue_5_with_paths_and_selectors() -> None:
     assert set(KINDS) == {
-        "Node", "Pod", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet", "Job", "Namespace", "Event", "ResourceQuota",
-        "PodDisruptionBudget", "ConfigMap", "Lease", "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
+        "Node",
+        "Pod",
+        "DaemonSet",
+        "Deployment",
+        "ReplicaSet",
+        "StatefulSet",
+        "Job",
+        "Namespace",
+        "Event",
+        "ResourceQuota",
+        "PodDisruptionBudget",
+        "ConfigMap",
+        "Lease",
+        "DeviceClass",
+        "ResourceSlice",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
     }
     assert "Secret" not in KINDS
     assert KINDS["Pod"].list_path == "/api/v1/pods"
     assert KINDS["ResourceSlice"].list_path == "/apis/resource.k8s.io/v1/resourceslices"
-    assert KINDS["Lease"].path("kube-system", "dragoman-pool-a") == "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/dragoman-pool-a"
+    assert (
+        KINDS["Lease"].path("kube-system", "dragoman-pool-a")
+        == "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/dragoman-pool-a"
+    )
     assert KINDS["Node"].path("ignored", "n1") == "/api/v1/nodes/n1"
     assert KINDS["ConfigMap"].label_selector == "app.kubernetes.io/managed-by=dragoman"
     assert KINDS["ConfigMap"].matches({"metadata": {"labels": {"app.kubernetes.io/managed-by": "dragoman"}}})

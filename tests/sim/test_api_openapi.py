@@ -7,7 +7,6 @@ import json
 import os
 
 import pytest
-
 from dragoman.sim.api import openapi
 from dragoman.sim.api.patch import ApplyConflict, apply_strategic_merge_patch, server_side_apply
 from dragoman.sim.api.validation import default_object
@@ -49,13 +48,19 @@ def test_documents_follow_kubectl_rules(group, version):
         gvk = {"group": group, "version": version, "kind": kind}
         owning = [s for s in schemas.values() if gvk in s.get("x-kubernetes-group-version-kind", [])]
         assert owning, kind
-        base = (f"/api/{version}" if not group else f"/apis/{group}/{version}") + ("/namespaces/{namespace}" if namespaced else "")
+        base = (f"/api/{version}" if not group else f"/apis/{group}/{version}") + (
+            "/namespaces/{namespace}" if namespaced else ""
+        )
         if "patch" in verbs:
             patch = doc["paths"][f"{base}/{plural}/{{name}}"]["patch"]
             assert patch["x-kubernetes-group-version-kind"] == gvk
             assert "fieldValidation" in {p["name"] for p in patch["parameters"]}
-            assert {"application/strategic-merge-patch+json", "application/apply-patch+yaml", "application/merge-patch+json",
-                    "application/json-patch+json"} <= set(patch["requestBody"]["content"])
+            assert {
+                "application/strategic-merge-patch+json",
+                "application/apply-patch+yaml",
+                "application/merge-patch+json",
+                "application/json-patch+json",
+            } <= set(patch["requestBody"]["content"])
         else:
             assert doc["paths"][f"{base}/{plural}"]["post"]["x-kubernetes-group-version-kind"] == gvk
 
@@ -63,7 +68,10 @@ def test_documents_follow_kubectl_rules(group, version):
 def test_deviceclass_schema_keeps_descriptions_and_patch_metadata():
     doc = openapi.openapi_v3_document("resource.k8s.io", "v1")
     spec = doc["components"]["schemas"]["io.k8s.api.resource.v1.DeviceClassSpec"]
-    assert "extendedResourceName" in spec["properties"] and spec["properties"]["selectors"]["x-kubernetes-list-type"] == "atomic"
+    assert (
+        "extendedResourceName" in spec["properties"]
+        and spec["properties"]["selectors"]["x-kubernetes-list-type"] == "atomic"
+    )
     assert "extended resource name" in spec["properties"]["extendedResourceName"]["description"]
     pod_spec = openapi.openapi_v3_document("", "v1")["components"]["schemas"]["io.k8s.api.core.v1.PodSpec"]
     assert pod_spec["properties"]["containers"]["x-kubernetes-patch-merge-key"] == "name"
@@ -102,19 +110,58 @@ class Throwaway:
         if path == "/api":
             return web.json_response({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []})
         if path == "/apis":
-            return web.json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": [
-                {"name": "resource.k8s.io", "versions": [{"groupVersion": "resource.k8s.io/v1", "version": "v1"}],
-                 "preferredVersion": {"groupVersion": "resource.k8s.io/v1", "version": "v1"}},
-                {"name": "apps", "versions": [{"groupVersion": "apps/v1", "version": "v1"}],
-                 "preferredVersion": {"groupVersion": "apps/v1", "version": "v1"}}]})
+            return web.json_response(
+                {
+                    "kind": "APIGroupList",
+                    "apiVersion": "v1",
+                    "groups": [
+                        {
+                            "name": "resource.k8s.io",
+                            "versions": [{"groupVersion": "resource.k8s.io/v1", "version": "v1"}],
+                            "preferredVersion": {"groupVersion": "resource.k8s.io/v1", "version": "v1"},
+                        },
+                        {
+                            "name": "apps",
+                            "versions": [{"groupVersion": "apps/v1", "version": "v1"}],
+                            "preferredVersion": {"groupVersion": "apps/v1", "version": "v1"},
+                        },
+                    ],
+                }
+            )
         if path == "/api/v1":
             return web.json_response({"kind": "APIResourceList", "groupVersion": "v1", "resources": []})
         if path == "/apis/resource.k8s.io/v1":
-            return web.json_response({"kind": "APIResourceList", "groupVersion": "resource.k8s.io/v1", "resources": [
-                {"name": "deviceclasses", "singularName": "deviceclass", "namespaced": False, "kind": "DeviceClass", "verbs": openapi._ALL}]})
+            return web.json_response(
+                {
+                    "kind": "APIResourceList",
+                    "groupVersion": "resource.k8s.io/v1",
+                    "resources": [
+                        {
+                            "name": "deviceclasses",
+                            "singularName": "deviceclass",
+                            "namespaced": False,
+                            "kind": "DeviceClass",
+                            "verbs": openapi._ALL,
+                        }
+                    ],
+                }
+            )
         if path == "/apis/apps/v1":
-            return web.json_response({"kind": "APIResourceList", "groupVersion": "apps/v1", "resources": [
-                {"name": "deployments", "singularName": "deployment", "namespaced": True, "kind": "Deployment", "verbs": openapi._ALL}]})
+            return web.json_response(
+                {
+                    "kind": "APIResourceList",
+                    "groupVersion": "apps/v1",
+                    "resources": [
+                        {
+                            "name": "deployments",
+                            "singularName": "deployment",
+                            "namespaced": True,
+                            "kind": "Deployment",
+                            "verbs": openapi._ALL,
+                        }
+                    ],
+                }
+            )
         if path == "/openapi/v3":
             return web.json_response(openapi.openapi_v3_index([("", "v1"), ("resource.k8s.io", "v1"), ("apps", "v1")]))
         if path.startswith("/openapi/v3/"):
@@ -126,13 +173,22 @@ class Throwaway:
         for prefix, (kind, plural) in COLLECTIONS.items():
             if not path.startswith(prefix):
                 continue
-            name = path[len(prefix) + 1:]
+            name = path[len(prefix) + 1 :]
             live = self.objects.get((plural, name))
             if request.method == "GET" and name:
                 if live is not None:
                     return web.json_response(live)
-                return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404, "reason": "NotFound",
-                                          "message": f'{plural} "{name}" not found'}, status=404)
+                return web.json_response(
+                    {
+                        "kind": "Status",
+                        "apiVersion": "v1",
+                        "status": "Failure",
+                        "code": 404,
+                        "reason": "NotFound",
+                        "message": f'{plural} "{name}" not found',
+                    },
+                    status=404,
+                )
             if request.method == "POST":
                 obj = json.loads(body)
                 default_object(plural, obj)
@@ -142,7 +198,9 @@ class Throwaway:
                 patch = json.loads(body)
                 if ctype.startswith("application/apply-patch"):
                     try:
-                        obj = server_side_apply(live, patch, request.query["fieldManager"], request.query.get("force") == "true")
+                        obj = server_side_apply(
+                            live, patch, request.query["fieldManager"], request.query.get("force") == "true"
+                        )
                     except ApplyConflict as conflict:
                         return web.json_response(conflict.status(), status=409)
                     return self._store(plural, obj, 200 if live else 201)
@@ -150,7 +208,9 @@ class Throwaway:
                 obj = apply_strategic_merge_patch(live, patch, kind)
                 default_object(plural, obj)
                 return self._store(plural, obj, 200)
-        return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404, "reason": "NotFound"}, status=404)
+        return web.json_response(
+            {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404, "reason": "NotFound"}, status=404
+        )
 
     def _store(self, plural, obj, code):
         from aiohttp import web
@@ -188,7 +248,12 @@ async def kubectl_env(tmp_path):
 
     async def run(*args, stdin: str | None = None) -> tuple[int, str]:
         proc = await asyncio.create_subprocess_exec(
-            kubectl, *args, env=env, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+            kubectl,
+            *args,
+            env=env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
         )
         out, _ = await asyncio.wait_for(proc.communicate(stdin.encode() if stdin else None), timeout=120)
         return proc.returncode, out.decode()
@@ -202,7 +267,11 @@ async def test_kubectl_explain_deviceclass_spec(kubectl_env):
     server, run, _ = kubectl_env
     code, out = await run("explain", "deviceclass.spec")
     assert code == 0, out
-    assert "GROUP:      resource.k8s.io" in out and "KIND:       DeviceClass" in out and "FIELD: spec <DeviceClassSpec>" in out
+    assert (
+        "GROUP:      resource.k8s.io" in out
+        and "KIND:       DeviceClass" in out
+        and "FIELD: spec <DeviceClassSpec>" in out
+    )
     assert "extendedResourceName\t<string>" in out and "selectors\t<[]DeviceSelector>" in out
     code, out = await run("explain", "deviceclass.spec.selectors.cel")
     assert code == 0 and "expression\t<string> -required-" in out
@@ -236,15 +305,26 @@ async def test_kubectl_apply_client_side_then_server_side(kubectl_env):
     code, out = await run("apply", "-f", str(manifest))
     assert code == 0 and "configured" in out, out
     patches = [(p, c) for m, p, c in server.log if m == "PATCH"]
-    assert patches and patches[-1][1] == "application/strategic-merge-patch+json" and "fieldValidation=Strict" in patches[-1][0]
+    assert (
+        patches
+        and patches[-1][1] == "application/strategic-merge-patch+json"
+        and "fieldValidation=Strict" in patches[-1][0]
+    )
     assert server.objects[("deviceclasses", "gpu.example.com")]["spec"]["extendedResourceName"] == "example.com/gpu2"
     assert not any("/openapi/v2" in p for _, p, _ in server.log)
 
     # Server-side apply: the client-side manager owns extendedResourceName, so a change conflicts until forced.
     manifest.write_text(DEVICE_CLASS.replace("example.com/gpu", "example.com/gpu3"))
-    server.objects[("deviceclasses", "gpu.example.com")]["metadata"]["managedFields"] = [{
-        "manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "resource.k8s.io/v1", "time": "2026-11-30T12:00:00Z",
-        "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:extendedResourceName": {}, "f:selectors": {}}}}]
+    server.objects[("deviceclasses", "gpu.example.com")]["metadata"]["managedFields"] = [
+        {
+            "manager": "kubectl-client-side-apply",
+            "operation": "Update",
+            "apiVersion": "resource.k8s.io/v1",
+            "time": "2026-11-30T12:00:00Z",
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:extendedResourceName": {}, "f:selectors": {}}},
+        }
+    ]
     code, out = await run("apply", "--server-side", "-f", str(manifest))
     assert code != 0 and 'conflict with "kubectl-client-side-apply"' in out and ".spec.extendedResourceName" in out, out
     code, out = await run("apply", "--server-side", "--force-conflicts", "-f", str(manifest))
@@ -256,16 +336,33 @@ async def test_kubectl_apply_client_side_then_server_side(kubectl_env):
 def test_unknown_fields_for_strict_field_validation():
     from dragoman.sim.api.schemas import strict_decoding_message, unknown_fields
 
-    dc = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "x", "labels": {"a": "b"}},
-          "spec": {"selectors": [{"cel": {"expression": "true", "typo": 1}}], "extendedResourceName": "a.com/b", "bogus": True,
-                   "config": [{"opaque": {"driver": "d", "parameters": {"anything": {"goes": 1}}}}]}}
+    dc = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "x", "labels": {"a": "b"}},
+        "spec": {
+            "selectors": [{"cel": {"expression": "true", "typo": 1}}],
+            "extendedResourceName": "a.com/b",
+            "bogus": True,
+            "config": [{"opaque": {"driver": "d", "parameters": {"anything": {"goes": 1}}}}],
+        },
+    }
     assert unknown_fields("DeviceClass", dc) == ["spec.selectors[0].cel.typo", "spec.bogus"]
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {"k": "v"}},
-           "spec": {"containers": [{"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": "1"}}, "imagePullPolice": "x"}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "annotations": {"k": "v"}},
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": "1"}}, "imagePullPolice": "x"}
+            ]
+        },
+    }
     assert unknown_fields("Pod", pod) == ["spec.containers[0].imagePullPolice"]
     assert unknown_fields("NoSuchKind", {"a": 1}) == []
     assert strict_decoding_message("DeviceClass", "v1", ["spec.bogus"]) == (
-        'DeviceClass in version "v1" cannot be handled as a DeviceClass: strict decoding error: unknown field "spec.bogus"')
+        'DeviceClass in version "v1" cannot be handled as a DeviceClass: strict decoding error: unknown field "spec.bogus"'
+    )
 
 
 DEPLOYMENT = """apiVersion: apps/v1
@@ -302,8 +399,12 @@ async def test_kubectl_client_side_apply_of_a_deployment_uses_strategic_merge(ku
     manifest.write_text(DEPLOYMENT)
     code, out = await run("apply", "-f", str(manifest))
     assert code == 0 and "created" in out, out
-    changed = (DEPLOYMENT.replace("image: app:1", "image: app:2").replace('- {name: A, value: "1"}', '- {name: B, value: "2"}')
-               .replace("- {key: a, operator: Exists}", "- {key: b, operator: Exists}").replace("    type: RollingUpdate", "    type: Recreate"))
+    changed = (
+        DEPLOYMENT.replace("image: app:1", "image: app:2")
+        .replace('- {name: A, value: "1"}', '- {name: B, value: "2"}')
+        .replace("- {key: a, operator: Exists}", "- {key: b, operator: Exists}")
+        .replace("    type: RollingUpdate", "    type: Recreate")
+    )
     changed = changed.replace("      - name: side\n        image: side:1\n", "")
     manifest.write_text(changed)
     code, out = await run("apply", "-f", str(manifest))

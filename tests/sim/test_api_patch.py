@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from dragoman.sim.api.patch import (
     ApplyConflict,
     PatchError,
@@ -51,18 +50,32 @@ def test_json_merge_patch_does_not_modify_target():
 POD = {
     "apiVersion": "v1",
     "kind": "Pod",
-    "metadata": {"name": "p", "ownerReferences": [{"uid": "u1", "name": "rs", "kind": "ReplicaSet", "apiVersion": "apps/v1"}], "finalizers": ["a", "b"]},
+    "metadata": {
+        "name": "p",
+        "ownerReferences": [{"uid": "u1", "name": "rs", "kind": "ReplicaSet", "apiVersion": "apps/v1"}],
+        "finalizers": ["a", "b"],
+    },
     "spec": {
         "containers": [
-            {"name": "app", "image": "app:1", "env": [{"name": "A", "value": "1"}], "ports": [{"containerPort": 80}],
-             "volumeMounts": [{"name": "v", "mountPath": "/data"}]},
+            {
+                "name": "app",
+                "image": "app:1",
+                "env": [{"name": "A", "value": "1"}],
+                "ports": [{"containerPort": 80}],
+                "volumeMounts": [{"name": "v", "mountPath": "/data"}],
+            },
             {"name": "side", "image": "side:1"},
         ],
         "tolerations": [{"key": "x", "operator": "Exists"}],
         "volumes": [{"name": "v", "emptyDir": {}}],
         "imagePullSecrets": [{"name": "s1"}],
-        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a"]}]}]}}},
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a"]}]}]
+                }
+            }
+        },
     },
     "status": {"conditions": [{"type": "Ready", "status": "False"}, {"type": "PodScheduled", "status": "True"}]},
 }
@@ -96,14 +109,29 @@ def test_tolerations_and_node_selector_terms_are_replaced():
     out = smp({"spec": {"tolerations": [{"key": "y", "operator": "Exists"}]}})
     assert out["spec"]["tolerations"] == [{"key": "y", "operator": "Exists"}]
     term = {"matchExpressions": [{"key": "pool", "operator": "NotIn", "values": ["b"]}]}
-    out = smp({"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}}})
-    assert out["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"] == [term]
+    out = smp(
+        {
+            "spec": {
+                "affinity": {
+                    "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+                }
+            }
+        }
+    )
+    assert out["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ] == [term]
 
 
 def test_conditions_merge_by_type_and_owner_refs_by_uid():
     out = smp({"status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-    assert out["status"]["conditions"] == [{"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"}]
-    out = smp({"metadata": {"ownerReferences": [{"uid": "u2", "name": "other", "kind": "Job", "apiVersion": "batch/v1"}]}})
+    assert out["status"]["conditions"] == [
+        {"type": "Ready", "status": "True"},
+        {"type": "PodScheduled", "status": "True"},
+    ]
+    out = smp(
+        {"metadata": {"ownerReferences": [{"uid": "u2", "name": "other", "kind": "Job", "apiVersion": "batch/v1"}]}}
+    )
     assert [o["uid"] for o in out["metadata"]["ownerReferences"]] == ["u1", "u2"]
 
 
@@ -122,7 +150,14 @@ def test_null_deletes_and_map_delete_directive():
 
 
 def test_set_element_order():
-    out = smp({"spec": {"$setElementOrder/containers": [{"name": "side"}, {"name": "app"}], "containers": [{"name": "app", "image": "app:3"}]}})
+    out = smp(
+        {
+            "spec": {
+                "$setElementOrder/containers": [{"name": "side"}, {"name": "app"}],
+                "containers": [{"name": "app", "image": "app:3"}],
+            }
+        }
+    )
     assert [c["name"] for c in out["spec"]["containers"]] == ["side", "app"]
     assert out["spec"]["containers"][1]["image"] == "app:3"
 
@@ -137,7 +172,11 @@ def test_retain_keys_on_deployment_strategy():
 
 
 def test_cordon_and_uncordon_patches_on_node():
-    node = {"kind": "Node", "spec": {"taints": [{"key": "a", "effect": "NoSchedule"}]}, "status": {"addresses": [{"type": "InternalIP", "address": "10.0.0.1"}]}}
+    node = {
+        "kind": "Node",
+        "spec": {"taints": [{"key": "a", "effect": "NoSchedule"}]},
+        "status": {"addresses": [{"type": "InternalIP", "address": "10.0.0.1"}]},
+    }
     cordoned = smp({"spec": {"unschedulable": True}}, node, "Node")
     assert cordoned["spec"]["unschedulable"] is True and cordoned["spec"]["taints"] == node["spec"]["taints"]
     assert "unschedulable" not in smp({"spec": {"unschedulable": None}}, cordoned, "Node")["spec"]
@@ -149,7 +188,10 @@ def test_cordon_and_uncordon_patches_on_node():
 
 
 def test_daemonset_template_containers_merge_by_name():
-    ds = {"kind": "DaemonSet", "spec": {"template": {"spec": {"containers": [{"name": "a", "image": "1"}, {"name": "b", "image": "1"}]}}}}
+    ds = {
+        "kind": "DaemonSet",
+        "spec": {"template": {"spec": {"containers": [{"name": "a", "image": "1"}, {"name": "b", "image": "1"}]}}},
+    }
     out = smp({"spec": {"template": {"spec": {"containers": [{"name": "b", "image": "2"}]}}}}, ds, "DaemonSet")
     assert out["spec"]["template"]["spec"]["containers"] == [{"name": "a", "image": "1"}, {"name": "b", "image": "2"}]
 
@@ -174,15 +216,31 @@ JSON_PATCH_CASES = [
     ({"baz": "qux", "foo": "bar"}, [{"op": "remove", "path": "/baz"}], {"foo": "bar"}),
     ({"foo": ["bar", "qux", "baz"]}, [{"op": "remove", "path": "/foo/1"}], {"foo": ["bar", "baz"]}),
     ({"baz": "qux", "foo": "bar"}, [{"op": "replace", "path": "/baz", "value": "boo"}], {"baz": "boo", "foo": "bar"}),
-    ({"foo": {"bar": "baz", "waldo": "fred"}, "qux": {"corge": "grault"}}, [{"op": "move", "from": "/foo/waldo", "path": "/qux/thud"}],
-     {"foo": {"bar": "baz"}, "qux": {"corge": "grault", "thud": "fred"}}),
-    ({"foo": ["all", "grass", "cows", "eat"]}, [{"op": "move", "from": "/foo/1", "path": "/foo/3"}], {"foo": ["all", "cows", "eat", "grass"]}),
+    (
+        {"foo": {"bar": "baz", "waldo": "fred"}, "qux": {"corge": "grault"}},
+        [{"op": "move", "from": "/foo/waldo", "path": "/qux/thud"}],
+        {"foo": {"bar": "baz"}, "qux": {"corge": "grault", "thud": "fred"}},
+    ),
+    (
+        {"foo": ["all", "grass", "cows", "eat"]},
+        [{"op": "move", "from": "/foo/1", "path": "/foo/3"}],
+        {"foo": ["all", "cows", "eat", "grass"]},
+    ),
     ({"foo": ["bar"]}, [{"op": "add", "path": "/foo/-", "value": ["abc", "def"]}], {"foo": ["bar", ["abc", "def"]]}),
     ({"foo": 1}, [{"op": "copy", "from": "/foo", "path": "/bar"}], {"foo": 1, "bar": 1}),
-    ({"baz": "qux", "foo": ["a", 2, "c"]}, [{"op": "test", "path": "/baz", "value": "qux"}, {"op": "test", "path": "/foo/1", "value": 2}],
-     {"baz": "qux", "foo": ["a", 2, "c"]}),
-    ({"metadata": {"labels": {"a/b": "1", "m~n": "2"}}}, [{"op": "remove", "path": "/metadata/labels/a~1b"}, {"op": "replace", "path": "/metadata/labels/m~0n", "value": "3"}],
-     {"metadata": {"labels": {"m~n": "3"}}}),
+    (
+        {"baz": "qux", "foo": ["a", 2, "c"]},
+        [{"op": "test", "path": "/baz", "value": "qux"}, {"op": "test", "path": "/foo/1", "value": 2}],
+        {"baz": "qux", "foo": ["a", 2, "c"]},
+    ),
+    (
+        {"metadata": {"labels": {"a/b": "1", "m~n": "2"}}},
+        [
+            {"op": "remove", "path": "/metadata/labels/a~1b"},
+            {"op": "replace", "path": "/metadata/labels/m~0n", "value": "3"},
+        ],
+        {"metadata": {"labels": {"m~n": "3"}}},
+    ),
     ({"foo": "bar"}, [{"op": "add", "path": "", "value": {"x": 1}}], {"x": 1}),
 ]
 
@@ -225,7 +283,10 @@ CLASS = {
     "apiVersion": "resource.k8s.io/v1",
     "kind": "DeviceClass",
     "metadata": {"name": "gpu.example.com", "labels": {"team": "ml"}},
-    "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}], "extendedResourceName": "example.com/gpu"},
+    "spec": {
+        "selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}],
+        "extendedResourceName": "example.com/gpu",
+    },
 }
 NOW = "2026-11-30T12:00:00Z"
 
@@ -235,8 +296,15 @@ def test_apply_create_records_managed_fields():
     assert out["spec"] == CLASS["spec"]
     (entry,) = out["metadata"]["managedFields"]
     assert entry == {
-        "manager": "kubectl", "operation": "Apply", "apiVersion": "resource.k8s.io/v1", "time": NOW, "fieldsType": "FieldsV1",
-        "fieldsV1": {"f:metadata": {"f:labels": {"f:team": {}}}, "f:spec": {"f:extendedResourceName": {}, "f:selectors": {}}},
+        "manager": "kubectl",
+        "operation": "Apply",
+        "apiVersion": "resource.k8s.io/v1",
+        "time": NOW,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {
+            "f:metadata": {"f:labels": {"f:team": {}}},
+            "f:spec": {"f:extendedResourceName": {}, "f:selectors": {}},
+        },
     }
 
 
@@ -256,7 +324,9 @@ def test_conflict_with_another_manager_and_force():
     with pytest.raises(ApplyConflict) as err:
         server_side_apply(live, changed, "kubectl", False, now=NOW)
     assert err.value.message == 'Apply failed with 1 conflict: conflict with "helm": .spec.extendedResourceName'
-    assert err.value.causes == [{"reason": "FieldManagerConflict", "message": 'conflict with "helm"', "field": ".spec.extendedResourceName"}]
+    assert err.value.causes == [
+        {"reason": "FieldManagerConflict", "message": 'conflict with "helm"', "field": ".spec.extendedResourceName"}
+    ]
     assert err.value.status()["code"] == 409
     forced = server_side_apply(live, changed, "kubectl", True, now=NOW)
     assert forced["spec"]["extendedResourceName"] == "example.com/other"
@@ -278,18 +348,38 @@ def test_conflict_with_update_manager_names_api_version_and_time():
 
 
 def test_apply_merges_list_map_items_by_key():
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "image": "1"}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "a", "image": "1"}]},
+    }
     live = server_side_apply(None, pod, "one", False, now=NOW)
-    other = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "b", "image": "2"}]}}
+    other = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "b", "image": "2"}]},
+    }
     out = server_side_apply(live, other, "two", False, now=NOW)
     assert [c["name"] for c in out["spec"]["containers"]] == ["a", "b"]
     fs = field_set(other, "Pod")
-    assert ('f:spec', 'f:containers', 'k:{"name":"b"}') in fs and ('f:spec', 'f:containers', 'k:{"name":"b"}', 'f:image') in fs
+    assert ("f:spec", "f:containers", 'k:{"name":"b"}') in fs and (
+        "f:spec",
+        "f:containers",
+        'k:{"name":"b"}',
+        "f:image",
+    ) in fs
     assert fields_v1(fs)["f:spec"]["f:containers"]['k:{"name":"b"}']["."] == {}
 
 
 def test_update_managed_fields_moves_ownership():
-    obj = update_managed_fields(None, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}}, "creator", now=NOW)
+    obj = update_managed_fields(
+        None,
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}},
+        "creator",
+        now=NOW,
+    )
     new = {**obj, "data": {"a": "2", "b": "3"}}
     update_managed_fields(obj, new, "editor", now=NOW)
     owners = {e["manager"]: paths_of(e["fieldsV1"]) for e in new["metadata"]["managedFields"]}
@@ -297,12 +387,20 @@ def test_update_managed_fields_moves_ownership():
 
 
 def test_apply_to_status_subresource_owns_status_only():
-    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "d"},
-             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "d"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}},
+    }
     live = server_side_apply(None, claim, "creator", False, now=NOW)
-    status_apply = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "d"},
-                    "spec": {"devices": {"requests": []}},
-                    "status": {"reservedFor": [{"resource": "pods", "name": "p", "uid": "u1"}]}}
+    status_apply = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "d"},
+        "spec": {"devices": {"requests": []}},
+        "status": {"reservedFor": [{"resource": "pods", "name": "p", "uid": "u1"}]},
+    }
     out = server_side_apply(live, status_apply, "scheduler", False, now=NOW, subresource="status")
     assert out["spec"] == claim["spec"]
     assert out["status"]["reservedFor"][0]["uid"] == "u1"

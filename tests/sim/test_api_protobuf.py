@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from dragoman.sim.api.protobuf import ProtobufError, decode_request, encode_request, is_protobuf
 
 # Captured from kubectl v1.37.1 against a logging server.
@@ -33,13 +32,25 @@ def test_can_i_eviction():
         "apiVersion": "authorization.k8s.io/v1",
         "kind": "SelfSubjectAccessReview",
         "metadata": {},
-        "spec": {"resourceAttributes": {"namespace": "team-a", "verb": "create", "resource": "pods", "subresource": "eviction"}},
+        "spec": {
+            "resourceAttributes": {
+                "namespace": "team-a",
+                "verb": "create",
+                "resource": "pods",
+                "subresource": "eviction",
+            }
+        },
     }
 
 
 def test_can_i_non_resource_and_named():
     assert decode_request(CAN_I_METRICS)["spec"] == {"nonResourceAttributes": {"path": "/metrics", "verb": "get"}}
-    assert decode_request(CAN_I_NAMED)["spec"]["resourceAttributes"] == {"namespace": "default", "verb": "list", "resource": "nodes", "name": "mynode"}
+    assert decode_request(CAN_I_NAMED)["spec"]["resourceAttributes"] == {
+        "namespace": "default",
+        "verb": "list",
+        "resource": "nodes",
+        "name": "mynode",
+    }
 
 
 def test_drain_delete_options():
@@ -63,17 +74,42 @@ def hand_built_ssar_with_selectors() -> bytes:
 def test_selectors_are_decoded():
     attrs = decode_request(hand_built_ssar_with_selectors())["spec"]["resourceAttributes"]
     assert attrs["fieldSelector"] == {"rawSelector": "spec.nodeName=n1"}
-    assert attrs["labelSelector"] == {"rawSelector": "app=x", "requirements": [{"key": "tier", "operator": "In", "values": ["a", "b"]}]}
+    assert attrs["labelSelector"] == {
+        "rawSelector": "app=x",
+        "requirements": [{"key": "tier", "operator": "In", "values": ["a", "b"]}],
+    }
 
 
 @pytest.mark.parametrize(
     "obj",
     [
-        {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0, "propagationPolicy": "Foreground", "dryRun": ["All"],
-         "preconditions": {"uid": "u1", "resourceVersion": "5"}},
-        {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p", "namespace": "ns", "labels": {"a": "b"}}, "deleteOptions": {"gracePeriodSeconds": 3}},
-        {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview", "metadata": {},
-         "spec": {"resourceAttributes": {"verb": "get", "group": "resource.k8s.io", "resource": "deviceclasses", "name": "x"}}},
+        {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "gracePeriodSeconds": 0,
+            "propagationPolicy": "Foreground",
+            "dryRun": ["All"],
+            "preconditions": {"uid": "u1", "resourceVersion": "5"},
+        },
+        {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": "p", "namespace": "ns", "labels": {"a": "b"}},
+            "deleteOptions": {"gracePeriodSeconds": 3},
+        },
+        {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "metadata": {},
+            "spec": {
+                "resourceAttributes": {
+                    "verb": "get",
+                    "group": "resource.k8s.io",
+                    "resource": "deviceclasses",
+                    "name": "x",
+                }
+            },
+        },
     ],
 )
 def test_round_trip(obj):
@@ -109,15 +145,32 @@ async def test_real_kubectl_can_i_body_decodes(tmp_path):
             seen.append(review)
             attrs = review["spec"]["resourceAttributes"]
             allowed = attrs.get("subresource") == "eviction" and attrs.get("namespace") == "team-a"
-            return web.json_response({**review, "status": {"allowed": allowed, "reason": "decided by test"}}, status=201)
+            return web.json_response(
+                {**review, "status": {"allowed": allowed, "reason": "decided by test"}}, status=201
+            )
         if request.path == "/api":
             return web.json_response({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []})
         if request.path == "/apis":
             return web.json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": []})
         if request.path == "/api/v1":
-            return web.json_response({"kind": "APIResourceList", "groupVersion": "v1", "resources": [
-                {"name": "pods", "singularName": "pod", "namespaced": True, "kind": "Pod", "verbs": ["create", "get", "list"]}]})
-        return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404, "reason": "NotFound"}, status=404)
+            return web.json_response(
+                {
+                    "kind": "APIResourceList",
+                    "groupVersion": "v1",
+                    "resources": [
+                        {
+                            "name": "pods",
+                            "singularName": "pod",
+                            "namespaced": True,
+                            "kind": "Pod",
+                            "verbs": ["create", "get", "list"],
+                        }
+                    ],
+                }
+            )
+        return web.json_response(
+            {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404, "reason": "NotFound"}, status=404
+        )
 
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", handler)
@@ -136,8 +189,17 @@ async def test_real_kubectl_can_i_body_decodes(tmp_path):
         results = []
         for ns in ("team-a", "team-b"):
             proc = await asyncio.create_subprocess_exec(
-                str(kubectl), "auth", "can-i", "create", "pods", "--subresource=eviction", "-n", ns,
-                env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                str(kubectl),
+                "auth",
+                "can-i",
+                "create",
+                "pods",
+                "--subresource=eviction",
+                "-n",
+                ns,
+                env=env,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
             )
             out, _ = await asyncio.wait_for(proc.communicate(), timeout=120)
             results.append((proc.returncode, out.decode()))
@@ -145,4 +207,9 @@ async def test_real_kubectl_can_i_body_decodes(tmp_path):
         await runner.cleanup()
     assert results[0][0] == 0 and results[0][1].strip() == "yes"
     assert results[1][0] == 1 and results[1][1].startswith("no")
-    assert seen[0]["spec"]["resourceAttributes"] == {"namespace": "team-a", "verb": "create", "resource": "pods", "subresource": "eviction"}
+    assert seen[0]["spec"]["resourceAttributes"] == {
+        "namespace": "team-a",
+        "verb": "create",
+        "resource": "pods",
+        "subresource": "eviction",
+    }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from dragoman.sim.api import status as st
 
 
@@ -11,7 +10,12 @@ from dragoman.sim.api import status as st
     "body, code, reason, message",
     [
         (st.not_found("", "pods", "x"), 404, "NotFound", 'pods "x" not found'),
-        (st.not_found("resource.k8s.io", "deviceclasses", "gpu"), 404, "NotFound", 'deviceclasses.resource.k8s.io "gpu" not found'),
+        (
+            st.not_found("resource.k8s.io", "deviceclasses", "gpu"),
+            404,
+            "NotFound",
+            'deviceclasses.resource.k8s.io "gpu" not found',
+        ),
         (st.already_exists("apps", "daemonsets", "ds"), 409, "AlreadyExists", 'daemonsets.apps "ds" already exists'),
         (
             st.conflict("", "nodes", "n1"),
@@ -20,7 +24,12 @@ from dragoman.sim.api import status as st
             'Operation cannot be fulfilled on nodes "n1": the object has been modified; please apply your changes to the latest version and try again',
         ),
         (st.bad_request("bad"), 400, "BadRequest", "bad"),
-        (st.method_not_allowed(), 405, "MethodNotAllowed", "the server does not allow this method on the requested resource"),
+        (
+            st.method_not_allowed(),
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        ),
         (st.too_old_resource_version(5, 100), 410, "Expired", "too old resource version: 5 (100)"),
         (st.internal_error("boom"), 500, "InternalError", "Internal error occurred: boom"),
         (st.unauthorized(), 401, "Unauthorized", "Unauthorized"),
@@ -38,11 +47,27 @@ def test_not_found_details_name_group_and_resource():
 
 
 def test_invalid_one_cause_and_several():
-    one = st.invalid("resource.k8s.io", "DeviceClass", "x", [st.cause("FieldValueInvalid", "spec.selectors[0].cel.expression", 'Invalid value: "1": boom')])
+    one = st.invalid(
+        "resource.k8s.io",
+        "DeviceClass",
+        "x",
+        [st.cause("FieldValueInvalid", "spec.selectors[0].cel.expression", 'Invalid value: "1": boom')],
+    )
     assert one["code"] == 422 and one["reason"] == "Invalid"
-    assert one["message"] == 'DeviceClass.resource.k8s.io "x" is invalid: spec.selectors[0].cel.expression: Invalid value: "1": boom'
+    assert (
+        one["message"]
+        == 'DeviceClass.resource.k8s.io "x" is invalid: spec.selectors[0].cel.expression: Invalid value: "1": boom'
+    )
     assert one["details"]["causes"][0]["field"] == "spec.selectors[0].cel.expression"
-    two = st.invalid("", "Pod", "p", [st.cause("FieldValueRequired", "spec.containers", "Required value"), st.cause("FieldValueRequired", "metadata.name", "Required value")])
+    two = st.invalid(
+        "",
+        "Pod",
+        "p",
+        [
+            st.cause("FieldValueRequired", "spec.containers", "Required value"),
+            st.cause("FieldValueRequired", "metadata.name", "Required value"),
+        ],
+    )
     assert two["message"] == 'Pod "p" is invalid: [spec.containers: Required value, metadata.name: Required value]'
 
 
@@ -51,12 +76,19 @@ def test_too_many_requests_and_eviction():
     assert body["code"] == 429 and body["details"]["retryAfterSeconds"] == 3
     blocked = st.eviction_blocked("web-pdb", "default", 2, 2)
     assert blocked["message"] == "Cannot evict pod as it would violate the pod's disruption budget."
-    assert blocked["details"]["causes"] == [{"reason": "DisruptionBudget", "message": "The disruption budget web-pdb needs 2 healthy pods and has 2 currently"}]
+    assert blocked["details"]["causes"] == [
+        {
+            "reason": "DisruptionBudget",
+            "message": "The disruption budget web-pdb needs 2 healthy pods and has 2 currently",
+        }
+    ]
     assert st.eviction_multiple_budgets()["code"] == 500
 
 
 def test_forbidden_and_success():
-    body = st.forbidden("", "pods", "x", 'User "viewer" cannot delete resource "pods" in API group "" in the namespace "default"')
+    body = st.forbidden(
+        "", "pods", "x", 'User "viewer" cannot delete resource "pods" in API group "" in the namespace "default"'
+    )
     assert body["code"] == 403 and body["message"].startswith('pods "x" is forbidden: User "viewer"')
     ok = st.success("apps", "daemonsets", "ds", uid="u1")
     assert ok["status"] == "Success" and ok["code"] == 200 and ok["details"]["uid"] == "u1" and "reason" not in ok

@@ -6,11 +6,16 @@ import copy
 
 import kubernetes_validate
 import pytest
-
 from dragoman.sim.api import status
 from dragoman.sim.api.validation import default_object, is_extended_resource_name, validate_object
 
-META = {"name": "x", "namespace": "default", "creationTimestamp": "2026-11-30T12:00:00Z", "uid": "6f1c2f44-0000-4000-8000-000000000001", "resourceVersion": "1"}
+META = {
+    "name": "x",
+    "namespace": "default",
+    "creationTimestamp": "2026-11-30T12:00:00Z",
+    "uid": "6f1c2f44-0000-4000-8000-000000000001",
+    "resourceVersion": "1",
+}
 
 
 def obj(api_version, kind, **rest):
@@ -19,26 +24,134 @@ def obj(api_version, kind, **rest):
     return {"apiVersion": api_version, "kind": kind, "metadata": meta, **rest}
 
 
-POD = obj("v1", "Pod", spec={"containers": [{"name": "app", "image": "registry.example/app:1.2", "resources": {"limits": {"nvidia.com/gpu": "1", "cpu": "1"}}}]})
-DEPLOY = obj("apps/v1", "Deployment", spec={"selector": {"matchLabels": {"app": "x"}}, "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}})
-DS = obj("apps/v1", "DaemonSet", spec={"selector": {"matchLabels": {"app": "x"}}, "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "busybox:latest"}]}}})
-STS = obj("apps/v1", "StatefulSet", spec={"serviceName": "s", "selector": {"matchLabels": {"app": "x"}}, "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "i:1"}]}}})
-RS = obj("apps/v1", "ReplicaSet", spec={"selector": {"matchLabels": {"app": "x"}}, "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "i:1"}]}}})
-JOB = obj("batch/v1", "Job", spec={"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i:1"}]}}})
+POD = obj(
+    "v1",
+    "Pod",
+    spec={
+        "containers": [
+            {
+                "name": "app",
+                "image": "registry.example/app:1.2",
+                "resources": {"limits": {"nvidia.com/gpu": "1", "cpu": "1"}},
+            }
+        ]
+    },
+)
+DEPLOY = obj(
+    "apps/v1",
+    "Deployment",
+    spec={
+        "selector": {"matchLabels": {"app": "x"}},
+        "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+    },
+)
+DS = obj(
+    "apps/v1",
+    "DaemonSet",
+    spec={
+        "selector": {"matchLabels": {"app": "x"}},
+        "template": {
+            "metadata": {"labels": {"app": "x"}},
+            "spec": {"containers": [{"name": "c", "image": "busybox:latest"}]},
+        },
+    },
+)
+STS = obj(
+    "apps/v1",
+    "StatefulSet",
+    spec={
+        "serviceName": "s",
+        "selector": {"matchLabels": {"app": "x"}},
+        "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "i:1"}]}},
+    },
+)
+RS = obj(
+    "apps/v1",
+    "ReplicaSet",
+    spec={
+        "selector": {"matchLabels": {"app": "x"}},
+        "template": {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [{"name": "c", "image": "i:1"}]}},
+    },
+)
+JOB = obj(
+    "batch/v1",
+    "Job",
+    spec={"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i:1"}]}}},
+)
 NS = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}
-CLAIM = obj("resource.k8s.io/v1", "ResourceClaim", spec={"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}})
-TEMPLATE = obj("resource.k8s.io/v1", "ResourceClaimTemplate", spec={"spec": {"devices": {"requests": [{"name": "gpu", "firstAvailable": [{"name": "big", "deviceClassName": "gpu.nvidia.com"}]}]}}})
-CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.nvidia.com"},
-         "spec": {"extendedResourceName": "nvidia.com/gpu", "selectors": [{"cel": {"expression": 'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu"'}}]}}
-SLICE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-gpu.nvidia.com-abcde"},
-         "spec": {"driver": "gpu.nvidia.com", "nodeName": "n1", "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
-                  "devices": [{"name": "gpu-0", "attributes": {"type": {"string": "gpu"}, "driverVersion": {"version": "580.65.6"}, "resource.kubernetes.io/pciBusID": {"string": "0000:3b:00.0"}},
-                               "capacity": {"memory": {"value": "80Gi"}}}]}}
-RB = obj("rbac.authorization.k8s.io/v1", "RoleBinding", roleRef={"kind": "ClusterRole", "name": "view"}, subjects=[{"kind": "User", "name": "viewer"}, {"kind": "ServiceAccount", "name": "sa", "namespace": "default"}])
+CLAIM = obj(
+    "resource.k8s.io/v1",
+    "ResourceClaim",
+    spec={"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}},
+)
+TEMPLATE = obj(
+    "resource.k8s.io/v1",
+    "ResourceClaimTemplate",
+    spec={
+        "spec": {
+            "devices": {
+                "requests": [{"name": "gpu", "firstAvailable": [{"name": "big", "deviceClassName": "gpu.nvidia.com"}]}]
+            }
+        }
+    },
+)
+CLASS = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "gpu.nvidia.com"},
+    "spec": {
+        "extendedResourceName": "nvidia.com/gpu",
+        "selectors": [
+            {
+                "cel": {
+                    "expression": 'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu"'
+                }
+            }
+        ],
+    },
+}
+SLICE = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceSlice",
+    "metadata": {"name": "n1-gpu.nvidia.com-abcde"},
+    "spec": {
+        "driver": "gpu.nvidia.com",
+        "nodeName": "n1",
+        "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+        "devices": [
+            {
+                "name": "gpu-0",
+                "attributes": {
+                    "type": {"string": "gpu"},
+                    "driverVersion": {"version": "580.65.6"},
+                    "resource.kubernetes.io/pciBusID": {"string": "0000:3b:00.0"},
+                },
+                "capacity": {"memory": {"value": "80Gi"}},
+            }
+        ],
+    },
+}
+RB = obj(
+    "rbac.authorization.k8s.io/v1",
+    "RoleBinding",
+    roleRef={"kind": "ClusterRole", "name": "view"},
+    subjects=[{"kind": "User", "name": "viewer"}, {"kind": "ServiceAccount", "name": "sa", "namespace": "default"}],
+)
 
-RESOURCES = [("pods", POD), ("deployments", DEPLOY), ("daemonsets", DS), ("statefulsets", STS), ("replicasets", RS), ("jobs", JOB),
-             ("namespaces", NS), ("resourceclaims", CLAIM), ("resourceclaimtemplates", TEMPLATE), ("deviceclasses", CLASS),
-             ("resourceslices", SLICE), ("rolebindings", RB)]
+RESOURCES = [
+    ("pods", POD),
+    ("deployments", DEPLOY),
+    ("daemonsets", DS),
+    ("statefulsets", STS),
+    ("replicasets", RS),
+    ("jobs", JOB),
+    ("namespaces", NS),
+    ("resourceclaims", CLAIM),
+    ("resourceclaimtemplates", TEMPLATE),
+    ("deviceclasses", CLASS),
+    ("resourceslices", SLICE),
+    ("rolebindings", RB),
+]
 
 
 @pytest.mark.parametrize("resource, original", RESOURCES, ids=[r for r, _ in RESOURCES])
@@ -56,9 +169,18 @@ def test_pod_defaults():
     pod = copy.deepcopy(POD)
     default_object("pods", pod)
     spec = pod["spec"]
-    assert (spec["restartPolicy"], spec["dnsPolicy"], spec["schedulerName"], spec["terminationGracePeriodSeconds"]) == ("Always", "ClusterFirst", "default-scheduler", 30)
+    assert (spec["restartPolicy"], spec["dnsPolicy"], spec["schedulerName"], spec["terminationGracePeriodSeconds"]) == (
+        "Always",
+        "ClusterFirst",
+        "default-scheduler",
+        30,
+    )
     c = spec["containers"][0]
-    assert (c["imagePullPolicy"], c["terminationMessagePath"], c["terminationMessagePolicy"]) == ("IfNotPresent", "/dev/termination-log", "File")
+    assert (c["imagePullPolicy"], c["terminationMessagePath"], c["terminationMessagePolicy"]) == (
+        "IfNotPresent",
+        "/dev/termination-log",
+        "File",
+    )
     assert c["resources"]["requests"] == {"nvidia.com/gpu": "1", "cpu": "1"}  # requests default to limits
     assert {t["key"] for t in spec["tolerations"]} == {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}
     assert pod["status"] == {"phase": "Pending", "qosClass": "Burstable"}
@@ -67,14 +189,24 @@ def test_pod_defaults():
 def test_workload_and_claim_defaults():
     d = copy.deepcopy(DEPLOY)
     default_object("deployments", d)
-    assert d["spec"]["replicas"] == 1 and d["spec"]["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}
+    assert d["spec"]["replicas"] == 1 and d["spec"]["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"},
+    }
     assert d["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "Always"
     ds = copy.deepcopy(DS)
     default_object("daemonsets", ds)
-    assert ds["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}
+    assert ds["spec"]["updateStrategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0},
+    }
     c = copy.deepcopy(CLAIM)
     default_object("resourceclaims", c)
-    assert c["spec"]["devices"]["requests"][0]["exactly"] == {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1}
+    assert c["spec"]["devices"]["requests"][0]["exactly"] == {
+        "deviceClassName": "gpu.nvidia.com",
+        "allocationMode": "ExactCount",
+        "count": 1,
+    }
     t = copy.deepcopy(TEMPLATE)
     default_object("resourceclaimtemplates", t)
     assert t["spec"]["spec"]["devices"]["requests"][0]["firstAvailable"][0]["count"] == 1
@@ -91,14 +223,18 @@ def test_cel_compile_error_has_the_real_422_shape():
     bad = copy.deepcopy(CLASS)
     bad["spec"]["selectors"] = [{"cel": {"expression": 'device.name == "gpu-0"'}}]
     found = validate_object("deviceclasses", bad, None)
-    assert found == [{
-        "reason": "FieldValueInvalid",
-        "field": "spec.selectors[0].cel.expression",
-        "message": 'Invalid value: "device.name == \\"gpu-0\\"": compilation failed: ERROR: <input>:1:7: undefined field \'name\'\n | device.name == "gpu-0"\n | ......^',
-    }]
+    assert found == [
+        {
+            "reason": "FieldValueInvalid",
+            "field": "spec.selectors[0].cel.expression",
+            "message": 'Invalid value: "device.name == \\"gpu-0\\"": compilation failed: ERROR: <input>:1:7: undefined field \'name\'\n | device.name == "gpu-0"\n | ......^',
+        }
+    ]
     body = status.invalid("resource.k8s.io", "DeviceClass", "gpu.nvidia.com", found)
     assert body["code"] == 422
-    assert body["message"].startswith('DeviceClass.resource.k8s.io "gpu.nvidia.com" is invalid: spec.selectors[0].cel.expression: Invalid value: "device.name == \\"gpu-0\\"": compilation failed: ERROR: <input>:1:7:')
+    assert body["message"].startswith(
+        'DeviceClass.resource.k8s.io "gpu.nvidia.com" is invalid: spec.selectors[0].cel.expression: Invalid value: "device.name == \\"gpu-0\\"": compilation failed: ERROR: <input>:1:7:'
+    )
 
 
 @pytest.mark.parametrize(
@@ -120,9 +256,17 @@ def test_cel_errors(expression, reason, fragment):
 
 @pytest.mark.parametrize(
     "name, ok",
-    [("nvidia.com/gpu", True), ("example.com/mig-1g.12gb", True), ("gpu", False), ("kubernetes.io/gpu", False),
-     ("deviceclass.resource.kubernetes.io/gpu.nvidia.com", False), ("requests.example.com/gpu", False), ("example.com/", False),
-     ("bad_domain/gpu", False), ("example.com/" + "a" * 64, False)],
+    [
+        ("nvidia.com/gpu", True),
+        ("example.com/mig-1g.12gb", True),
+        ("gpu", False),
+        ("kubernetes.io/gpu", False),
+        ("deviceclass.resource.kubernetes.io/gpu.nvidia.com", False),
+        ("requests.example.com/gpu", False),
+        ("example.com/", False),
+        ("bad_domain/gpu", False),
+        ("example.com/" + "a" * 64, False),
+    ],
 )
 def test_extended_resource_name(name, ok):
     assert is_extended_resource_name(name) is ok
@@ -131,33 +275,64 @@ def test_extended_resource_name(name, ok):
     found = causes("deviceclasses", dc)
     assert (found == []) is ok
     if not ok:
-        assert found == [("spec.extendedResourceName", "FieldValueInvalid", f'Invalid value: "{name}": must be a valid extended resource name')]
+        assert found == [
+            (
+                "spec.extendedResourceName",
+                "FieldValueInvalid",
+                f'Invalid value: "{name}": must be a valid extended resource name',
+            )
+        ]
 
 
 def test_limits_and_request_shapes():
     dc = copy.deepcopy(CLASS)
     dc["spec"]["selectors"] = [{"cel": {"expression": "true"}}] * 33
-    assert ("spec.selectors", "FieldValueTooMany", "Too many: 33: must have at most 32 items") in causes("deviceclasses", dc)
+    assert ("spec.selectors", "FieldValueTooMany", "Too many: 33: must have at most 32 items") in causes(
+        "deviceclasses", dc
+    )
     c = copy.deepcopy(CLAIM)
-    c["spec"]["devices"]["requests"].append({"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 0}})
+    c["spec"]["devices"]["requests"].append(
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 0}}
+    )
     c["spec"]["devices"]["requests"].append({"name": "none"})
     found = causes("resourceclaims", c)
     assert ("spec.devices.requests[1]", "FieldValueDuplicate", 'Duplicate value: "gpu"') in found
-    assert ("spec.devices.requests[1].exactly.count", "FieldValueInvalid", "Invalid value: 0: must be greater than zero") in found
-    assert ("spec.devices.requests[2]", "FieldValueRequired", "Required value: exactly one of `exactly` or `firstAvailable` is required") in found
+    assert (
+        "spec.devices.requests[1].exactly.count",
+        "FieldValueInvalid",
+        "Invalid value: 0: must be greater than zero",
+    ) in found
+    assert (
+        "spec.devices.requests[2]",
+        "FieldValueRequired",
+        "Required value: exactly one of `exactly` or `firstAvailable` is required",
+    ) in found
     c = copy.deepcopy(CLAIM)
     c["spec"]["devices"]["requests"][0]["exactly"]["allocationMode"] = "Some"
-    assert ("spec.devices.requests[0].exactly.allocationMode", "FieldValueNotSupported", 'Unsupported value: "Some": supported values: "All", "ExactCount"') in causes("resourceclaims", c)
+    assert (
+        "spec.devices.requests[0].exactly.allocationMode",
+        "FieldValueNotSupported",
+        'Unsupported value: "Some": supported values: "All", "ExactCount"',
+    ) in causes("resourceclaims", c)
     s = copy.deepcopy(SLICE)
     s["spec"]["devices"] = [{"name": f"gpu-{i}"} for i in range(129)]
-    assert ("spec.devices", "FieldValueTooMany", "Too many: 129: must have at most 128 items") in causes("resourceslices", s)
+    assert ("spec.devices", "FieldValueTooMany", "Too many: 129: must have at most 128 items") in causes(
+        "resourceslices", s
+    )
 
 
 def test_names():
-    assert causes("pods", {**POD, "metadata": {"name": "Bad_Name", "namespace": "default"}})[0][:2] == ("metadata.name", "FieldValueInvalid")
-    assert causes("namespaces", {"metadata": {"name": "a.b"}})[0][2].startswith('Invalid value: "a.b": a lowercase RFC 1123 label')
+    assert causes("pods", {**POD, "metadata": {"name": "Bad_Name", "namespace": "default"}})[0][:2] == (
+        "metadata.name",
+        "FieldValueInvalid",
+    )
+    assert causes("namespaces", {"metadata": {"name": "a.b"}})[0][2].startswith(
+        'Invalid value: "a.b": a lowercase RFC 1123 label'
+    )
     assert causes("clusterroles", {"metadata": {"name": "system:aggregate-to-view"}, "rules": []}) == []
-    assert causes("pods", {**POD, "metadata": {"namespace": "default"}}) == [("metadata.name", "FieldValueRequired", "Required value: name or generateName is required")]
+    assert causes("pods", {**POD, "metadata": {"namespace": "default"}}) == [
+        ("metadata.name", "FieldValueRequired", "Required value: name or generateName is required")
+    ]
     assert causes("pods", {**POD, "metadata": {"generateName": "p-", "namespace": "default"}}) == []
     bad_labels = {**POD, "metadata": {"name": "p", "labels": {"a b": "x", "ok": "bad value!"}}}
     assert {c[0] for c in causes("pods", bad_labels)} == {"metadata.labels"}
@@ -196,25 +371,45 @@ def test_immutable_fields():
 def test_core_checks():
     p = copy.deepcopy(POD)
     p["spec"]["containers"][0]["resources"] = {"requests": {"nvidia.com/gpu": "2"}, "limits": {"nvidia.com/gpu": "1"}}
-    assert ("spec.containers[0].resources.requests", "FieldValueInvalid", 'Invalid value: "2": must be equal to nvidia.com/gpu limit of 1') in causes("pods", p)
+    assert (
+        "spec.containers[0].resources.requests",
+        "FieldValueInvalid",
+        'Invalid value: "2": must be equal to nvidia.com/gpu limit of 1',
+    ) in causes("pods", p)
     p = copy.deepcopy(POD)
     p["spec"]["containers"].append({"name": "app"})
     found = causes("pods", p)
-    assert ("spec.containers[1].name", "FieldValueDuplicate", 'Duplicate value: "app"') in found and ("spec.containers[1].image", "FieldValueRequired", "Required value") in found
+    assert ("spec.containers[1].name", "FieldValueDuplicate", 'Duplicate value: "app"') in found and (
+        "spec.containers[1].image",
+        "FieldValueRequired",
+        "Required value",
+    ) in found
     d = copy.deepcopy(DEPLOY)
     d["spec"]["template"]["metadata"]["labels"] = {"app": "other"}
     assert causes("deployments", d)[0][:2] == ("spec.template.metadata.labels", "FieldValueInvalid")
     ds = copy.deepcopy(DS)
     ds["spec"]["template"]["spec"]["restartPolicy"] = "Never"
-    assert ("spec.template.spec.restartPolicy", "FieldValueNotSupported", 'Unsupported value: "Never": supported values: "Always"') in causes("daemonsets", ds)
+    assert (
+        "spec.template.spec.restartPolicy",
+        "FieldValueNotSupported",
+        'Unsupported value: "Never": supported values: "Always"',
+    ) in causes("daemonsets", ds)
     j = copy.deepcopy(JOB)
     j["spec"]["template"]["spec"]["restartPolicy"] = "Always"
     assert causes("jobs", j)[0][:2] == ("spec.template.spec.restartPolicy", "FieldValueNotSupported")
     pdb = obj("policy/v1", "PodDisruptionBudget", spec={"minAvailable": 1, "maxUnavailable": 1})
     assert causes("poddisruptionbudgets", pdb)[0][:2] == ("spec", "FieldValueInvalid")
-    crb = {"metadata": {"name": "b"}, "roleRef": {"kind": "Role", "name": "r"}, "subjects": [{"kind": "ServiceAccount", "name": "sa"}]}
+    crb = {
+        "metadata": {"name": "b"},
+        "roleRef": {"kind": "Role", "name": "r"},
+        "subjects": [{"kind": "ServiceAccount", "name": "sa"}],
+    }
     found = causes("clusterrolebindings", crb)
-    assert ("roleRef.kind", "FieldValueNotSupported", 'Unsupported value: "Role": supported values: "ClusterRole"') in found
+    assert (
+        "roleRef.kind",
+        "FieldValueNotSupported",
+        'Unsupported value: "Role": supported values: "ClusterRole"',
+    ) in found
     assert ("subjects[0].namespace", "FieldValueRequired", "Required value") in found
     role = obj("rbac.authorization.k8s.io/v1", "Role", rules=[{"verbs": ["get"], "nonResourceURLs": ["/metrics"]}])
     assert causes("roles", role)[0][0] == "rules[0].nonResourceURLs"
@@ -231,4 +426,6 @@ def test_core_checks():
 def test_malformed_input_does_not_raise():
     assert validate_object("pods", {"metadata": {"name": "p"}, "spec": {"containers": "nope"}}, None)
     assert validate_object("resourceslices", {"metadata": {"name": "s"}, "spec": {"devices": [1, 2]}}, None)
-    assert validate_object("deviceclasses", {"metadata": {"name": "d"}, "spec": {"selectors": [{"cel": {"expression": 5}}]}}, None)
+    assert validate_object(
+        "deviceclasses", {"metadata": {"name": "d"}, "spec": {"selectors": [{"cel": {"expression": 5}}]}}, None
+    )

@@ -7,43 +7,79 @@ import copy
 import json
 
 import pytest
-from kubernetes_asyncio import client
-
 from dragoman.sim.controllers import default_controllers
 from dragoman.sim.scenarios import nvidia
+from kubernetes_asyncio import client
+
 from tests.support.sim import api_client, running_simulator
 
-H100 = nvidia.NodeHardware(model=nvidia.CATALOG["h100-sxm"], gpu_count=8) if "h100-sxm" in nvidia.CATALOG else nvidia.NodeHardware(model=next(iter(nvidia.CATALOG.values())), gpu_count=8)
+H100 = (
+    nvidia.NodeHardware(model=nvidia.CATALOG["h100-sxm"], gpu_count=8)
+    if "h100-sxm" in nvidia.CATALOG
+    else nvidia.NodeHardware(model=next(iter(nvidia.CATALOG.values())), gpu_count=8)
+)
 TIMEOUT = 30.0
 
 
-def gpu_node(name: str, pool: str, hw: nvidia.NodeHardware = H100, extra_labels: dict | None = None, version: str = "v1.37.1") -> dict:
+def gpu_node(
+    name: str, pool: str, hw: nvidia.NodeHardware = H100, extra_labels: dict | None = None, version: str = "v1.37.1"
+) -> dict:
     labels = {"kubernetes.io/hostname": name, "pool": pool, **hw.gfd_labels(), **(extra_labels or {})}
     return {
-        "apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": {},
-        "status": {"nodeInfo": {"kubeletVersion": version},
-                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}],
-                   "capacity": {"cpu": "96", "memory": "1000Gi", "pods": "110"}, "allocatable": {"cpu": "95", "memory": "990Gi", "pods": "110"}},
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {},
+        "status": {
+            "nodeInfo": {"kubeletVersion": version},
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "kubelet is posting ready status",
+                }
+            ],
+            "capacity": {"cpu": "96", "memory": "1000Gi", "pods": "110"},
+            "allocatable": {"cpu": "95", "memory": "990Gi", "pods": "110"},
+        },
     }
 
 
-def device_plugin_ds(name: str = "nvdp-nvidia-device-plugin", namespace: str = "nvidia-device-plugin", terms: int = 2) -> dict:
+def device_plugin_ds(
+    name: str = "nvdp-nvidia-device-plugin", namespace: str = "nvidia-device-plugin", terms: int = 2
+) -> dict:
     # The standalone chart's shape: several OR-ed nodeSelectorTerms, each must get the exclusion.
     term_list = [
-        {"matchExpressions": [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In", "values": ["true"]}]},
+        {
+            "matchExpressions": [
+                {"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In", "values": ["true"]}
+            ]
+        },
         {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]},
     ][:terms]
     labels = {"app.kubernetes.io/name": "nvidia-device-plugin", "app.kubernetes.io/instance": "nvdp"}
     return {
-        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
         "spec": {
             "selector": {"matchLabels": labels},
             "updateStrategy": {"type": "RollingUpdate"},
-            "template": {"metadata": {"labels": labels}, "spec": {
-                "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": term_list}}},
-                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-                "containers": [{"name": "nvidia-device-plugin-ctr", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.4"}],
-            }},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "affinity": {
+                        "nodeAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": term_list}
+                        }
+                    },
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                    "containers": [
+                        {"name": "nvidia-device-plugin-ctr", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.4"}
+                    ],
+                },
+            },
         },
     }
 
@@ -51,30 +87,50 @@ def device_plugin_ds(name: str = "nvdp-nvidia-device-plugin", namespace: str = "
 def operator_ds() -> dict:
     labels = {"app": "nvidia-device-plugin-daemonset"}
     return {
-        "apiVersion": "apps/v1", "kind": "DaemonSet",
-        "metadata": {"name": "nvidia-device-plugin-daemonset", "namespace": "gpu-operator", "labels": {**labels, "app.kubernetes.io/managed-by": "gpu-operator"}},
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {
+            "name": "nvidia-device-plugin-daemonset",
+            "namespace": "gpu-operator",
+            "labels": {**labels, "app.kubernetes.io/managed-by": "gpu-operator"},
+        },
         "spec": {
             "selector": {"matchLabels": labels},
-            "template": {"metadata": {"labels": labels}, "spec": {
-                "nodeSelector": {"nvidia.com/gpu.deploy.device-plugin": "true"},
-                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-                "containers": [{"name": "nvidia-device-plugin", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.4"}],
-            }},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "nodeSelector": {"nvidia.com/gpu.deploy.device-plugin": "true"},
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                    "containers": [
+                        {"name": "nvidia-device-plugin", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.4"}
+                    ],
+                },
+            },
         },
     }
 
 
-def dra_driver_ds(node_selector: dict, image: str = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0") -> dict:
+def dra_driver_ds(
+    node_selector: dict, image: str = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0"
+) -> dict:
     labels = {"app.kubernetes.io/name": "dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-component": "kubelet-plugin"}
     return {
-        "apiVersion": "apps/v1", "kind": "DaemonSet",
-        "metadata": {"name": "dra-driver-nvidia-gpu-kubelet-plugin", "namespace": "dra-driver-nvidia-gpu", "labels": labels},
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {
+            "name": "dra-driver-nvidia-gpu-kubelet-plugin",
+            "namespace": "dra-driver-nvidia-gpu",
+            "labels": labels,
+        },
         "spec": {
             "selector": {"matchLabels": labels},
-            "template": {"metadata": {"labels": labels}, "spec": {
-                "nodeSelector": node_selector,
-                "containers": [{"name": "gpus", "image": image}, {"name": "compute-domains", "image": image}],
-            }},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "nodeSelector": node_selector,
+                    "containers": [{"name": "gpus", "image": image}, {"name": "compute-domains", "image": image}],
+                },
+            },
         },
     }
 
@@ -115,11 +171,17 @@ class Cluster:
         st = (await self.node(name)).get("status", {})
         return st.get("allocatable", {}).get("nvidia.com/gpu"), st.get("capacity", {}).get("nvidia.com/gpu")
 
-    async def pods(self, namespace: str | None = None, field_selector: str = "", label_selector: str = "") -> list[dict]:
+    async def pods(
+        self, namespace: str | None = None, field_selector: str = "", label_selector: str = ""
+    ) -> list[dict]:
         if namespace:
-            resp = await self.core.list_namespaced_pod(namespace, field_selector=field_selector, label_selector=label_selector, _preload_content=False)
+            resp = await self.core.list_namespaced_pod(
+                namespace, field_selector=field_selector, label_selector=label_selector, _preload_content=False
+            )
         else:
-            resp = await self.core.list_pod_for_all_namespaces(field_selector=field_selector, label_selector=label_selector, _preload_content=False)
+            resp = await self.core.list_pod_for_all_namespaces(
+                field_selector=field_selector, label_selector=label_selector, _preload_content=False
+            )
         return (await self._json(resp))["items"]
 
     async def ds(self, namespace: str, name: str) -> dict:
@@ -127,14 +189,25 @@ class Cluster:
 
     async def replace_ds(self, obj: dict) -> dict:
         md = obj["metadata"]
-        return await self._json(await self.apps.replace_namespaced_daemon_set(md["name"], md["namespace"], obj, _preload_content=False))
+        return await self._json(
+            await self.apps.replace_namespaced_daemon_set(md["name"], md["namespace"], obj, _preload_content=False)
+        )
 
     async def slices(self, node: str) -> list[dict]:
-        resp = await self.dra.list_resource_slice(field_selector=f"spec.nodeName={node},spec.driver=gpu.nvidia.com", _preload_content=False)
+        resp = await self.dra.list_resource_slice(
+            field_selector=f"spec.nodeName={node},spec.driver=gpu.nvidia.com", _preload_content=False
+        )
         return (await self._json(resp))["items"]
 
     async def label_node(self, name: str, labels: dict) -> None:
-        await self._json(await self.core.patch_node(name, {"metadata": {"labels": labels}}, _content_type="application/merge-patch+json", _preload_content=False))
+        await self._json(
+            await self.core.patch_node(
+                name,
+                {"metadata": {"labels": labels}},
+                _content_type="application/merge-patch+json",
+                _preload_content=False,
+            )
+        )
 
 
 @pytest.fixture
@@ -166,19 +239,24 @@ async def cluster_factory():
         await ctx.__aexit__(None, None, None)
 
 
-async def test_excluding_the_device_plugin_by_affinity_drops_allocatable_at_once_and_capacity_after_the_grace(cluster_factory, fleet):
+async def test_excluding_the_device_plugin_by_affinity_drops_allocatable_at_once_and_capacity_after_the_grace(
+    cluster_factory, fleet
+):
     sim, k = await cluster_factory(fleet + [device_plugin_ds()])
     for n in ("gpu-a-1", "gpu-b-1", "gpu-b-2"):
         await eventually(lambda n=n: _eq(k.gpus(n), ("8", "8")), what=f"{n} advertising 8 GPUs")
     ds = await k.ds("nvidia-device-plugin", "nvdp-nvidia-device-plugin")
     assert ds["status"]["desiredNumberScheduled"] == 3
 
-    for term in ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]:
+    for term in ds["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]:
         term["matchExpressions"].append({"key": "pool", "operator": "NotIn", "values": ["pool-b"]})
     await k.replace_ds(ds)
 
     async def gone():
         return not await k.pods("nvidia-device-plugin", field_selector="spec.nodeName=gpu-b-1")
+
     await eventually(gone, what="the plugin pod leaving gpu-b-1")
     # Allocatable is 0 at once; capacity keeps 8 until the endpoint grace has passed.
     await eventually(lambda: _eq(k.gpus("gpu-b-1"), ("0", "8")), what="allocatable 0, capacity 8")
@@ -199,13 +277,17 @@ async def test_gpu_operator_fills_deploy_labels_and_keeps_a_users_false(cluster_
         if key.startswith("nvidia.com/"):
             del nodes[2]["metadata"]["labels"][key]
     sim, k = await cluster_factory(nodes + [operator_ds()])
-    node = await eventually(lambda: _labelled(k, "gpu-a-2", "nvidia.com/gpu.deploy.device-plugin"), what="deploy labels")
+    node = await eventually(
+        lambda: _labelled(k, "gpu-a-2", "nvidia.com/gpu.deploy.device-plugin"), what="deploy labels"
+    )
     assert node["metadata"]["labels"]["nvidia.com/gpu.deploy.container-toolkit"] == "true"
     assert "nvidia.com/gpu.deploy.device-plugin" not in (await k.node("cpu-1"))["metadata"]["labels"]
     await eventually(lambda: _eq(k.gpus("gpu-a-2"), ("8", "8")), what="the operator's plugin serving gpu-a-2")
 
     await k.label_node("gpu-a-2", {"nvidia.com/gpu.deploy.device-plugin": "false"})
-    await eventually(lambda: _empty(k.pods("gpu-operator", field_selector="spec.nodeName=gpu-a-2")), what="the plugin pod leaving")
+    await eventually(
+        lambda: _empty(k.pods("gpu-operator", field_selector="spec.nodeName=gpu-a-2")), what="the plugin pod leaving"
+    )
     await eventually(lambda: _eq(k.gpus("gpu-a-2"), ("0", "8")), what="allocatable 0 at once")
     sim.clock.step(301)
     await eventually(lambda: _eq(k.gpus("gpu-a-2"), ("0", "0")), what="capacity 0 after the grace")
@@ -214,23 +296,39 @@ async def test_gpu_operator_fills_deploy_labels_and_keeps_a_users_false(cluster_
 
 
 async def test_gpu_operator_reverts_a_direct_daemonset_edit(cluster_factory):
-    sim, k = await cluster_factory([gpu_node("gpu-a-1", "pool-a", extra_labels={"nvidia.com/gpu.deploy.device-plugin": "true"}), operator_ds()])
-    ds = await eventually(lambda: _ds_ready(k, "gpu-operator", "nvidia-device-plugin-daemonset", 1), what="operator plugin running")
+    sim, k = await cluster_factory(
+        [gpu_node("gpu-a-1", "pool-a", extra_labels={"nvidia.com/gpu.deploy.device-plugin": "true"}), operator_ds()]
+    )
+    ds = await eventually(
+        lambda: _ds_ready(k, "gpu-operator", "nvidia-device-plugin-daemonset", 1), what="operator plugin running"
+    )
     edited = copy.deepcopy(ds)
-    edited["spec"]["template"]["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "NotIn", "values": ["pool-a"]}]}]}}}
+    edited["spec"]["template"]["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "pool", "operator": "NotIn", "values": ["pool-a"]}]}
+                ]
+            }
+        }
+    }
     await k.replace_ds(edited)
 
     async def reverted():
         cur = await k.ds("gpu-operator", "nvidia-device-plugin-daemonset")
         return cur if "affinity" not in cur["spec"]["template"]["spec"] and cur["metadata"]["generation"] >= 3 else None
+
     await eventually(reverted, what="the operator reverting the edit")
     # The plugin still (again) serves the node: excluding it this way does not stick under the operator.
     await eventually(lambda: _eq(k.gpus("gpu-a-1"), ("8", "8")), what="the plugin serving again")
 
 
-async def test_scoping_the_dra_driver_to_a_node_publishes_its_slices_and_stopping_it_withdraws_them(cluster_factory, fleet):
-    sim, k = await cluster_factory(fleet + [dra_driver_ds({"pool": "none"}, image="nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.2")])
+async def test_scoping_the_dra_driver_to_a_node_publishes_its_slices_and_stopping_it_withdraws_them(
+    cluster_factory, fleet
+):
+    sim, k = await cluster_factory(
+        fleet + [dra_driver_ds({"pool": "none"}, image="nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.2")]
+    )
     await asyncio.sleep(0.3)
     assert await k.slices("gpu-b-1") == []
 
@@ -249,7 +347,9 @@ async def test_scoping_the_dra_driver_to_a_node_publishes_its_slices_and_stoppin
     # Nothing changes → nothing is written again.
     rv = sim.store.resource_version
     await asyncio.sleep(0.3)
-    assert [s["metadata"]["resourceVersion"] for s in await k.slices("gpu-b-1")] == [s["metadata"]["resourceVersion"] for s in slices]
+    assert [s["metadata"]["resourceVersion"] for s in await k.slices("gpu-b-1")] == [
+        s["metadata"]["resourceVersion"] for s in slices
+    ]
 
     # A newer image publishes the newer schema (pcieBusID moved to the standard domain).
     ds = await k.ds("dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-kubelet-plugin")
@@ -261,6 +361,7 @@ async def test_scoping_the_dra_driver_to_a_node_publishes_its_slices_and_stoppin
         sl = await k.slices("gpu-b-1")
         attrs = sl[0]["spec"]["devices"][0]["attributes"] if sl and sl[0]["spec"]["devices"] else {}
         return sl if "resource.kubernetes.io/pciBusID" in attrs and "index" not in attrs else None
+
     await eventually(new_schema, what="the v0.4 schema")
     assert sim.store.resource_version > rv
 
@@ -274,9 +375,15 @@ async def test_a_crash_looping_plugin_flips_allocatable(cluster_factory):
     sim, k = await cluster_factory([gpu_node("gpu-a-1", "pool-a"), device_plugin_ds()])
     await eventually(lambda: _eq(k.gpus("gpu-a-1"), ("8", "8")), what="8 GPUs")
     pod = (await k.pods("nvidia-device-plugin"))[0]
-    await Cluster._json(await k.core.patch_namespaced_pod(pod["metadata"]["name"], "nvidia-device-plugin",
-                                      {"metadata": {"annotations": {"sim.dragoman.io/crash-loop-seconds": "10"}}},
-                                      _content_type="application/merge-patch+json", _preload_content=False))
+    await Cluster._json(
+        await k.core.patch_namespaced_pod(
+            pod["metadata"]["name"],
+            "nvidia-device-plugin",
+            {"metadata": {"annotations": {"sim.dragoman.io/crash-loop-seconds": "10"}}},
+            _content_type="application/merge-patch+json",
+            _preload_content=False,
+        )
+    )
     await eventually(lambda: _eq(k.gpus("gpu-a-1"), ("0", "8")), what="allocatable 0 while crashed")
     crashed = (await k.pods("nvidia-device-plugin"))[0]
     assert crashed["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "CrashLoopBackOff"
@@ -292,27 +399,64 @@ async def test_failed_prepare_while_the_driver_is_not_ready_then_the_pod_sees_it
     node = gpu_node("gpu-b-1", "pool-b")
     driver = dra_driver_ds({"pool": "pool-b"})
     driver["spec"]["template"]["metadata"]["annotations"] = {"sim.dragoman.io/not-ready": "true"}
-    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "two-gpus", "namespace": "default"},
-             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}]}}}
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "two-gpus", "namespace": "default"},
+        "spec": {
+            "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}]}
+        },
+    }
     sim, k = await cluster_factory([node, driver, claim])
     slices = await eventually(lambda: k.slices("gpu-b-1"), what="slices (the plugin runs, though not ready)")
     devices = sorted(slices[0]["spec"]["devices"], key=lambda d: d["name"])[:2]
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "canary", "namespace": "default"},
-           "spec": {"nodeName": "gpu-b-1", "resourceClaims": [{"name": "gpu", "resourceClaimName": "two-gpus"}],
-                    "containers": [{"name": "main", "image": "ubuntu", "resources": {"claims": [{"name": "gpu"}]}}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "canary", "namespace": "default"},
+        "spec": {
+            "nodeName": "gpu-b-1",
+            "resourceClaims": [{"name": "gpu", "resourceClaimName": "two-gpus"}],
+            "containers": [{"name": "main", "image": "ubuntu", "resources": {"claims": [{"name": "gpu"}]}}],
+        },
+    }
     created = await Cluster._json(await k.core.create_namespaced_pod("default", pod, _preload_content=False))
     cur = sim.store.get("resourceclaims.resource.k8s.io", "default", "two-gpus")
     cur["status"] = {
-        "allocation": {"devices": {"results": [{"request": "gpu", "driver": "gpu.nvidia.com", "pool": "gpu-b-1", "device": d["name"]} for d in devices]},
-                       "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-b-1"]}]}]}},
+        "allocation": {
+            "devices": {
+                "results": [
+                    {"request": "gpu", "driver": "gpu.nvidia.com", "pool": "gpu-b-1", "device": d["name"]}
+                    for d in devices
+                ]
+            },
+            "nodeSelector": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-b-1"]}]}
+                ]
+            },
+        },
         "reservedFor": [{"resource": "pods", "name": "canary", "uid": created["metadata"]["uid"]}],
     }
-    await Cluster._json(await k.api.call_api(f"/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/two-gpus/status", "PUT", body=cur,
-                         header_params={"Content-Type": "application/json", "Accept": "application/json"}, auth_settings=["BearerToken"], _preload_content=False))
+    await Cluster._json(
+        await k.api.call_api(
+            f"/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/two-gpus/status",
+            "PUT",
+            body=cur,
+            header_params={"Content-Type": "application/json", "Accept": "application/json"},
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+        )
+    )
 
     async def failed_prepare():
-        resp = await k.core.list_namespaced_event("default", field_selector="involvedObject.name=canary,reason=FailedPrepareDynamicResources", _preload_content=False)
+        resp = await k.core.list_namespaced_event(
+            "default",
+            field_selector="involvedObject.name=canary,reason=FailedPrepareDynamicResources",
+            _preload_content=False,
+        )
         return (await Cluster._json(resp))["items"]
+
     events = await eventually(failed_prepare, what="FailedPrepareDynamicResources")
     assert "gpu.nvidia.com" in events[0]["message"] and events[0]["type"] == "Warning"
     waiting = (await k.pods("default"))[0]
@@ -321,12 +465,20 @@ async def test_failed_prepare_while_the_driver_is_not_ready_then_the_pod_sees_it
 
     # The driver becomes ready: the pod starts and sees exactly its claim's devices.
     for p in await k.pods("dra-driver-nvidia-gpu"):
-        await Cluster._json(await k.core.patch_namespaced_pod(p["metadata"]["name"], "dra-driver-nvidia-gpu", {"metadata": {"annotations": {"sim.dragoman.io/not-ready": None}}},
-                                          _content_type="application/merge-patch+json", _preload_content=False))
+        await Cluster._json(
+            await k.core.patch_namespaced_pod(
+                p["metadata"]["name"],
+                "dra-driver-nvidia-gpu",
+                {"metadata": {"annotations": {"sim.dragoman.io/not-ready": None}}},
+                _content_type="application/merge-patch+json",
+                _preload_content=False,
+            )
+        )
 
     async def running():
         p = (await k.pods("default"))[0]
         return p if p["status"].get("phase") == "Running" else None
+
     p = await eventually(running, what="the canary running")
     want = [d["attributes"]["uuid"]["string"] for d in devices]
     assert p["metadata"]["annotations"]["dragoman.io/visible-devices"] == ",".join(want)
@@ -358,36 +510,81 @@ async def _ds_ready(k: Cluster, ns: str, name: str, n: int):
 
 async def _bridge_a_pod(sim, k: Cluster, node: str, devices: list[dict]) -> dict:
     """Do what the scheduler does for a pod whose nvidia.com/gpu is served by DRA: claim, status field, then bind."""
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "canary", "namespace": "default"},
-           "spec": {"schedulerName": "dragoman-test-manual", "containers": [{"name": "main", "image": "nvcr.io/nvidia/cuda:12.9.0-base-ubuntu24.04",
-                                    "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "canary", "namespace": "default"},
+        "spec": {
+            "schedulerName": "dragoman-test-manual",
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "nvcr.io/nvidia/cuda:12.9.0-base-ubuntu24.04",
+                    "resources": {"limits": {"nvidia.com/gpu": "2"}},
+                }
+            ],
+        },
+    }
     created = await Cluster._json(await k.core.create_namespaced_pod("default", pod, _preload_content=False))
     uid = created["metadata"]["uid"]
     claim_name = "canary-extended-resources-x7k2p"
-    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-             "metadata": {"name": claim_name, "namespace": "default", "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
-                          "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "canary", "uid": uid, "controller": True}]},
-             "spec": {"devices": {"requests": [{"name": "container-0-request-0", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 2}}]}}}
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {
+            "name": claim_name,
+            "namespace": "default",
+            "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "canary", "uid": uid, "controller": True}],
+        },
+        "spec": {
+            "devices": {
+                "requests": [
+                    {
+                        "name": "container-0-request-0",
+                        "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 2},
+                    }
+                ]
+            }
+        },
+    }
     sim.store.create("resourceclaims.resource.k8s.io", claim)
     cur = sim.store.get("resourceclaims.resource.k8s.io", "default", claim_name)
     cur["status"] = {
-        "allocation": {"devices": {"results": [{"request": "container-0-request-0", "driver": "gpu.nvidia.com", "pool": node, "device": d["name"]} for d in devices]}},
+        "allocation": {
+            "devices": {
+                "results": [
+                    {"request": "container-0-request-0", "driver": "gpu.nvidia.com", "pool": node, "device": d["name"]}
+                    for d in devices
+                ]
+            }
+        },
         "reservedFor": [{"resource": "pods", "name": "canary", "uid": uid}],
     }
     sim.store.update("resourceclaims.resource.k8s.io", cur, subresource="status")
     created = (await k.pods("default", field_selector="metadata.name=canary"))[0]
     created.setdefault("status", {})["extendedResourceClaimStatus"] = {
         "resourceClaimName": claim_name,
-        "requestMappings": [{"containerName": "main", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-0"}],
+        "requestMappings": [
+            {"containerName": "main", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-0"}
+        ],
     }
     resp = await k.core.replace_namespaced_pod_status("canary", "default", created, _preload_content=False)
     assert resp.status == 200, await resp.read()
-    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "canary", "namespace": "default"}, "target": {"apiVersion": "v1", "kind": "Node", "name": node}}
-    await Cluster._json(await k.core.create_namespaced_pod_binding("canary", "default", binding, _preload_content=False))
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "canary", "namespace": "default"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    }
+    await Cluster._json(
+        await k.core.create_namespaced_pod_binding("canary", "default", binding, _preload_content=False)
+    )
 
     async def started():
         p = (await k.pods("default", field_selector="metadata.name=canary"))[0]
         return p if p["status"].get("phase") in ("Running", "Failed") else None
+
     return await eventually(started, what="the kubelet deciding the canary")
 
 
@@ -405,7 +602,9 @@ async def test_a_bridged_pod_sees_its_claims_devices(cluster_factory):
 
 
 async def test_a_kubelet_without_the_bridge_runs_the_pod_without_its_gpus(cluster_factory):
-    sim, k = await cluster_factory([gpu_node("gpu-b-1", "pool-b", version="v1.35.3"), dra_driver_ds({"pool": "pool-b"})])
+    sim, k = await cluster_factory(
+        [gpu_node("gpu-b-1", "pool-b", version="v1.35.3"), dra_driver_ds({"pool": "pool-b"})]
+    )
     slices = await eventually(lambda: k.slices("gpu-b-1"), what="slices")
     pod = await _bridge_a_pod(sim, k, "gpu-b-1", sorted(slices[0]["spec"]["devices"], key=lambda d: d["name"])[:2])
     # v1.35 ignores extendedResourceClaimStatus and drops nvidia.com/gpu, absent from its allocatable: it runs, GPU-less.
@@ -415,15 +614,28 @@ async def test_a_kubelet_without_the_bridge_runs_the_pod_without_its_gpus(cluste
 
 
 async def test_gpu_operator_recreates_its_deleted_device_plugin_daemonset(cluster_factory):
-    sim, k = await cluster_factory([gpu_node("gpu-a-1", "pool-a", extra_labels={"nvidia.com/gpu.deploy.device-plugin": "true"}), operator_ds()])
-    old = await eventually(lambda: _ds_ready(k, "gpu-operator", "nvidia-device-plugin-daemonset", 1), what="operator plugin running")
-    await Cluster._json(await k.apps.delete_namespaced_daemon_set("nvidia-device-plugin-daemonset", "gpu-operator", _preload_content=False))
+    sim, k = await cluster_factory(
+        [gpu_node("gpu-a-1", "pool-a", extra_labels={"nvidia.com/gpu.deploy.device-plugin": "true"}), operator_ds()]
+    )
+    old = await eventually(
+        lambda: _ds_ready(k, "gpu-operator", "nvidia-device-plugin-daemonset", 1), what="operator plugin running"
+    )
+    await Cluster._json(
+        await k.apps.delete_namespaced_daemon_set(
+            "nvidia-device-plugin-daemonset", "gpu-operator", _preload_content=False
+        )
+    )
 
     async def recreated():
         try:
             ds = await k.ds("gpu-operator", "nvidia-device-plugin-daemonset")
         except AssertionError:
             return None
-        return ds if ds["metadata"]["uid"] != old["metadata"]["uid"] and (ds.get("status") or {}).get("numberReady") == 1 else None
+        return (
+            ds
+            if ds["metadata"]["uid"] != old["metadata"]["uid"] and (ds.get("status") or {}).get("numberReady") == 1
+            else None
+        )
+
     ds = await eventually(recreated, what="the DaemonSet recreated and serving")
     assert ds["spec"]["template"]["spec"]["nodeSelector"] == {"nvidia.com/gpu.deploy.device-plugin": "true"}

@@ -6,8 +6,8 @@ import asyncio
 import os
 
 import pytest
-
 from dragoman.sim.controllers import default_controllers
+
 from tests.sim.test_controllers_gpu import gpu_node, operator_ds
 from tests.support.sim import running_simulator
 
@@ -24,7 +24,9 @@ async def test_kubectl_label_removes_the_device_plugin_and_allocatable_follows()
         env = {**os.environ, "KUBECONFIG": str(sim.kubeconfig_path), "HOME": str(sim.kubeconfig_path.parent)}
 
         async def run(*args: str) -> str:
-            proc = await asyncio.create_subprocess_exec(kubectl, *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+            proc = await asyncio.create_subprocess_exec(
+                kubectl, *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+            )
             out, _ = await asyncio.wait_for(proc.communicate(), timeout=60)
             assert proc.returncode == 0, out.decode()
             return out.decode()

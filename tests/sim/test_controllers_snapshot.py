@@ -9,6 +9,7 @@ from dragoman.sim.controllers import default_controllers
 from dragoman.sim.controllers.base import settle
 from dragoman.sim.scenarios import nvidia
 from dragoman.sim.server import Simulator
+
 from tests.sim.test_controllers_gpu import device_plugin_ds, dra_driver_ds, gpu_node
 
 DEMO = scenario_mod.__file__.rsplit("/", 1)[0] + "/scenarios/demo.yaml"
@@ -30,11 +31,20 @@ def test_the_demo_does_not_churn_when_its_controllers_start():
 
 
 def _fleet() -> list[dict]:
-    mig = nvidia.NodeHardware(model=nvidia.CATALOG["a100-80gb"], gpu_count=2, mig_strategy="mixed", mig_layout=("1g.10gb",) * 7)
+    mig = nvidia.NodeHardware(
+        model=nvidia.CATALOG["a100-80gb"], gpu_count=2, mig_strategy="mixed", mig_layout=("1g.10gb",) * 7
+    )
     shared = nvidia.NodeHardware(model=nvidia.CATALOG["l4"], gpu_count=1, replicas=4, sharing_strategy="time-slicing")
-    nodes = [gpu_node("gpu-a-1", "pool-a"), gpu_node("gpu-b-1", "pool-b"), gpu_node("mig-1", "pool-mig", hw=mig), gpu_node("ts-1", "pool-ts", hw=shared)]
+    nodes = [
+        gpu_node("gpu-a-1", "pool-a"),
+        gpu_node("gpu-b-1", "pool-b"),
+        gpu_node("mig-1", "pool-mig", hw=mig),
+        gpu_node("ts-1", "pool-ts", hw=shared),
+    ]
     dp = device_plugin_ds()
-    for term in dp["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]:
+    for term in dp["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]:
         term["matchExpressions"].append({"key": "pool", "operator": "NotIn", "values": ["pool-b"]})
     return nodes + [dp, dra_driver_ds({"pool": "pool-b"})]
 
@@ -49,7 +59,11 @@ def test_device_plugin_resources_follow_the_hardware_and_a_reload_writes_nothing
     assert "nvidia.com/gpu" not in alloc["gpu-b-1"]
     assert [s["spec"]["nodeName"] for s in sim.store.list("resourceslices")] == ["gpu-b-1"]
 
-    snapshot = [json.loads(json.dumps(o)) for r in ("nodes", "pods", "daemonsets.apps", "resourceslices.resource.k8s.io") for o in sim.store.list(r)]
+    snapshot = [
+        json.loads(json.dumps(o))
+        for r in ("nodes", "pods", "daemonsets.apps", "resourceslices.resource.k8s.io")
+        for o in sim.store.list(r)
+    ]
     again = Simulator(snapshot)
     writes = _writes(again)
     settle(default_controllers(again, scheduler=False))
@@ -66,7 +80,9 @@ def test_an_in_process_run_is_deterministic():
 
 
 def test_mig_single_is_advertised_as_gpus_and_the_driver_publishes_mig_devices():
-    hw = nvidia.NodeHardware(model=nvidia.CATALOG["a100-40gb"], gpu_count=2, mig_strategy="single", mig_layout=("1g.5gb",) * 7)
+    hw = nvidia.NodeHardware(
+        model=nvidia.CATALOG["a100-40gb"], gpu_count=2, mig_strategy="single", mig_layout=("1g.5gb",) * 7
+    )
     node = gpu_node("mig-1", "pool-mig", hw=hw)
     dp = device_plugin_ds()
     sim = Simulator([node, dp, dra_driver_ds({"pool": "pool-mig"})])

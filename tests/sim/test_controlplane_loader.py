@@ -21,7 +21,9 @@ def test_controller_made_objects_are_left_to_their_controllers() -> None:
     assert report2.left_to_controllers["Pod"] >= 90 and report2.left_to_controllers["ReplicaSet"] == 16
     assert all(not loader._controller_owned(o) for o in workloads)
     assert {o["kind"] for o in workloads} <= loader.WORKLOAD_KINDS
-    assert report.skipped.get("Event", 0) + report2.skipped.get("Event", 0) == sum(1 for o in objects if o["kind"] == "Event")
+    assert report.skipped.get("Event", 0) + report2.skipped.get("Event", 0) == sum(
+        1 for o in objects if o["kind"] == "Event"
+    )
 
 
 def test_workloads_go_in_the_order_their_pods_were_made_and_claims_first() -> None:
@@ -33,10 +35,19 @@ def test_workloads_go_in_the_order_their_pods_were_made_and_claims_first() -> No
 
 
 def test_server_fields_are_dropped_and_pods_go_unbound() -> None:
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "n", "uid": "u", "resourceVersion": "7", "creationTimestamp": "x"},
-           "spec": {"selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "u"}},
-                    "template": {"metadata": {"labels": {"batch.kubernetes.io/controller-uid": "u", "job-name": "j", "app": "a"}}, "spec": {}}},
-           "status": {"succeeded": 1}}
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": "n", "uid": "u", "resourceVersion": "7", "creationTimestamp": "x"},
+        "spec": {
+            "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "u"}},
+            "template": {
+                "metadata": {"labels": {"batch.kubernetes.io/controller-uid": "u", "job-name": "j", "app": "a"}},
+                "spec": {},
+            },
+        },
+        "status": {"succeeded": 1},
+    }
     clean = loader._clean(job)
     assert "uid" not in clean["metadata"] and "resourceVersion" not in clean["metadata"] and "status" not in clean
     assert "selector" not in clean["spec"] and clean["spec"]["template"]["metadata"]["labels"] == {"app": "a"}
@@ -45,10 +56,24 @@ def test_server_fields_are_dropped_and_pods_go_unbound() -> None:
 
 
 def test_owner_references_follow_the_new_uids_and_missing_owners_are_dropped() -> None:
-    owner = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner", "namespace": "default", "uid": "old-owner"}}
-    owned = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owned", "namespace": "default", "uid": "old-owned",
-             "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "old-owner"},
-                                 {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "name": "cluster-policy", "uid": "not-here"}]}}
+    owner = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "owner", "namespace": "default", "uid": "old-owner"},
+    }
+    owned = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "owned",
+            "namespace": "default",
+            "uid": "old-owned",
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "old-owner"},
+                {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "name": "cluster-policy", "uid": "not-here"},
+            ],
+        },
+    }
     sent: list[tuple[str, str, dict]] = []
 
     def request(method: str, path: str, body=None, **_):
@@ -59,6 +84,8 @@ def test_owner_references_follow_the_new_uids_and_missing_owners_are_dropped() -
 
     report = loader.load(request, [owned, owner])
     created = {b["metadata"]["name"]: b for _, _, b in sent}
-    assert created["owned"]["metadata"]["ownerReferences"] == [{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "new-owner"}]
+    assert created["owned"]["metadata"]["ownerReferences"] == [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "new-owner"}
+    ]
     assert report.created["ConfigMap"] == 2
     assert any("ClusterPolicy cluster-policy" in d for d in report.dropped_owner_refs)

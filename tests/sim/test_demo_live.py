@@ -10,6 +10,7 @@ import time
 from dragoman.sim.controllers import default_controllers
 from dragoman.sim.scenarios import TRANSIENT_FINDINGS, demo_marks, load_scenario
 from dragoman.sim.scenarios.demo_build import LIVE_CHURN_FINDINGS
+
 from tests.support.sim import running_simulator
 
 SPEED = 20.0
@@ -39,8 +40,11 @@ def _allowed(objs: list[dict]) -> set[tuple[str, str, str]]:
     by_ref = {_ref(o): o for o in objs}
     nodes = {name for kind, _, name in allowed if kind == "Node"}
     for o in objs:
-        if o["kind"] == "Pod" and o["spec"].get("nodeName") in nodes and \
-                any(r["kind"] == "DaemonSet" for r in o["metadata"].get("ownerReferences", ())):
+        if (
+            o["kind"] == "Pod"
+            and o["spec"].get("nodeName") in nodes
+            and any(r["kind"] == "DaemonSet" for r in o["metadata"].get("ownerReferences", ()))
+        ):
             allowed.add(_ref(o))
     for kind, ns, name in list(allowed):
         if kind != "Pod":
@@ -50,10 +54,15 @@ def _allowed(objs: list[dict]) -> set[tuple[str, str, str]]:
         while todo:
             ref = todo.pop()
             allowed.add((ref["kind"], ns, ref["name"]))
-            todo.extend((by_ref.get((ref["kind"], ns, ref["name"])) or {"metadata": {}})["metadata"].get("ownerReferences", ()))
+            todo.extend(
+                (by_ref.get((ref["kind"], ns, ref["name"])) or {"metadata": {}})["metadata"].get("ownerReferences", ())
+            )
         for o in objs:
-            if o["kind"] == "PodDisruptionBudget" and o["metadata"]["namespace"] == ns and \
-                    _labels_match(o["spec"]["selector"], pod["metadata"].get("labels", {})):
+            if (
+                o["kind"] == "PodDisruptionBudget"
+                and o["metadata"]["namespace"] == ns
+                and _labels_match(o["spec"]["selector"], pod["metadata"].get("labels", {}))
+            ):
                 allowed.add(_ref(o))
     return allowed
 
@@ -62,8 +71,9 @@ def _is_allowed(ref: tuple[str, str, str], obj: dict, allowed: set, pending: set
     kind, ns, name = ref
     if ref in allowed:
         return True
-    if kind == "ResourceClaim" and any(name.startswith(p + "-extended-resources-") for k, pns, p in allowed
-                                       if k == "Pod" and pns == ns):
+    if kind == "ResourceClaim" and any(
+        name.startswith(p + "-extended-resources-") for k, pns, p in allowed if k == "Pod" and pns == ns
+    ):
         return True  # a bridge claim the scheduler made for a transient pod
     if kind == "Event":
         inv = obj.get("involvedObject") or {}
@@ -75,8 +85,11 @@ def _is_allowed(ref: tuple[str, str, str], obj: dict, allowed: set, pending: set
 
 async def _start_and_record(objs: list[dict]) -> tuple[list[tuple], list[dict]]:
     """Start the demo with every controller; record each committed write until the start has played out."""
-    pending = {_ref(o) for o in objs if o["kind"] == "Pod" and not o["spec"].get("nodeName")
-               and o["status"].get("phase") == "Pending"}
+    pending = {
+        _ref(o)
+        for o in objs
+        if o["kind"] == "Pod" and not o["spec"].get("nodeName") and o["status"].get("phase") == "Pending"
+    }
     stale = {ref for ref in demo_marks(objs)["stale-bridge-claim"] if ref[0] == "Pod"}
     writes: list[tuple] = []
     async with running_simulator(objects=[dict(o) for o in objs], speed=SPEED) as sim:
@@ -87,13 +100,25 @@ async def _start_and_record(objs: list[dict]) -> tuple[list[tuple], list[dict]]:
         deadline = time.monotonic() + WALL_TIMEOUT
         while time.monotonic() < deadline:
             await asyncio.sleep(0.25)
-            tried = {(o["involvedObject"].get("kind", ""), o["involvedObject"].get("namespace", ""), o["involvedObject"]["name"])
-                     for _, _, ref, o in writes if ref[0] == "Event" and o.get("source", {}).get("component") == "default-scheduler"}
-            bound = all((sim.store.get("pods", ns, name) or {}).get("status", {}).get("phase") == "Running" for _, ns, name in stale)
+            tried = {
+                (
+                    o["involvedObject"].get("kind", ""),
+                    o["involvedObject"].get("namespace", ""),
+                    o["involvedObject"]["name"],
+                )
+                for _, _, ref, o in writes
+                if ref[0] == "Event" and o.get("source", {}).get("component") == "default-scheduler"
+            }
+            bound = all(
+                (sim.store.get("pods", ns, name) or {}).get("status", {}).get("phase") == "Running"
+                for _, ns, name in stale
+            )
             if pending <= tried and bound and sim.clock.seconds() - start >= MIN_SIM_SECONDS:
                 break
         else:
-            raise AssertionError(f"the demo start did not play out in {WALL_TIMEOUT:.0f}s: untried {sorted(pending - tried)}")
+            raise AssertionError(
+                f"the demo start did not play out in {WALL_TIMEOUT:.0f}s: untried {sorted(pending - tried)}"
+            )
         live = [o for key in sim.store.counts() for o in sim.store.list(key)]
     return writes, live
 
@@ -105,13 +130,21 @@ async def test_a_demo_start_writes_only_what_its_transient_cases_change() -> Non
     objs = list(_demo())
     marks = demo_marks(objs)
     allowed = _allowed(objs)
-    pending = {_ref(o) for o in objs if o["kind"] == "Pod" and not o["spec"].get("nodeName")
-               and o["status"].get("phase") == "Pending"}
+    pending = {
+        _ref(o)
+        for o in objs
+        if o["kind"] == "Pod" and not o["spec"].get("nodeName") and o["status"].get("phase") == "Pending"
+    }
     writes, live = await _start_and_record(objs)
 
-    outside = sorted({f"{etype} {ref[0]} {ref[1]}/{ref[2]}" + (f" ({obj.get('reason')} about {obj['involvedObject']['name']})"
-                                                            if ref[0] == "Event" else "")
-                      for etype, _, ref, obj in writes if not _is_allowed(ref, obj, allowed, pending)})
+    outside = sorted(
+        {
+            f"{etype} {ref[0]} {ref[1]}/{ref[2]}"
+            + (f" ({obj.get('reason')} about {obj['involvedObject']['name']})" if ref[0] == "Event" else "")
+            for etype, _, ref, obj in writes
+            if not _is_allowed(ref, obj, allowed, pending)
+        }
+    )
     assert outside == [], f"{len(outside)} writes at demo start outside the transient cases: " + "; ".join(outside)
     # Not vacuous: the scheduler did try the pending pods, and the transient case did move.
     assert sum(1 for _, _, ref, _ in writes if ref[0] == "Event") >= len(pending)

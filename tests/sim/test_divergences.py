@@ -11,20 +11,33 @@ import ssl
 
 import aiohttp
 import yaml
-
 from dragoman.sim.api.protobuf import decode_request
+
 from tests.support.sim import running_simulator
 
 CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.example.com"}}
-HELD = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "held.example.com", "finalizers": ["example.com/keep"]}}
+HELD = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "held.example.com", "finalizers": ["example.com/keep"]},
+}
 CM = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}, "data": {"a": "b"}}
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
-RULE = {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule", "metadata": {"name": "r", "namespace": "default"}, "spec": {"groups": []}}
+RULE = {
+    "apiVersion": "monitoring.coreos.com/v1",
+    "kind": "PrometheusRule",
+    "metadata": {"name": "r", "namespace": "default"},
+    "spec": {"groups": []},
+}
 
 
-async def _call(sim, method: str, path: str, body=None, *, accept: str | None = None, content_type: str = "application/json"):
+async def _call(
+    sim, method: str, path: str, body=None, *, accept: str | None = None, content_type: str = "application/json"
+):
     cfg = sim.kubeconfig()
-    ctx = ssl.create_default_context(cadata=base64.b64decode(cfg["clusters"][0]["cluster"]["certificate-authority-data"]).decode())
+    ctx = ssl.create_default_context(
+        cadata=base64.b64decode(cfg["clusters"][0]["cluster"]["certificate-authority-data"]).decode()
+    )
     headers = {"Authorization": f"Bearer {sim.users['admin'].token}", "Content-Type": content_type}
     if accept is not None:
         headers["Accept"] = accept
@@ -38,27 +51,48 @@ async def test_delete_answers_the_object_or_a_status_as_each_registry_does() -> 
     async with running_simulator(objects=[CLASS, HELD, CM]) as sim:
         code, _, raw = await _call(sim, "DELETE", "/apis/resource.k8s.io/v1/deviceclasses/gpu.example.com")
         obj = json.loads(raw)
-        assert code == 200 and obj["kind"] == "DeviceClass" and obj["metadata"]["name"] == "gpu.example.com"  # ReturnDeletedObject
+        assert (
+            code == 200 and obj["kind"] == "DeviceClass" and obj["metadata"]["name"] == "gpu.example.com"
+        )  # ReturnDeletedObject
         code, _, raw = await _call(sim, "DELETE", "/api/v1/namespaces/default/configmaps/c")
         status = json.loads(raw)
-        assert code == 200 and (status["kind"], status["status"], status["details"]["kind"]) == ("Status", "Success", "configmaps")
+        assert code == 200 and (status["kind"], status["status"], status["details"]["kind"]) == (
+            "Status",
+            "Success",
+            "configmaps",
+        )
         # A finalizer keeps it: the object as it is now, and 202 only when orphanDependents is false.
-        code, _, raw = await _call(sim, "DELETE", "/apis/resource.k8s.io/v1/deviceclasses/held.example.com", {"orphanDependents": False})
+        code, _, raw = await _call(
+            sim, "DELETE", "/apis/resource.k8s.io/v1/deviceclasses/held.example.com", {"orphanDependents": False}
+        )
         held = json.loads(raw)
-        assert code == 202 and held["metadata"]["deletionTimestamp"] and held["metadata"]["finalizers"] == ["example.com/keep"]
+        assert (
+            code == 202
+            and held["metadata"]["deletionTimestamp"]
+            and held["metadata"]["finalizers"] == ["example.com/keep"]
+        )
         code, _, _ = await _call(sim, "DELETE", "/apis/resource.k8s.io/v1/deviceclasses/held.example.com")
         assert code == 200
 
 
 async def test_a_deleted_namespace_terminates_then_goes_with_its_content() -> None:
-    async with running_simulator(objects=[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}},
-                                          {**CM, "metadata": {"name": "c", "namespace": "team"}}]) as sim:
+    async with running_simulator(
+        objects=[
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}},
+            {**CM, "metadata": {"name": "c", "namespace": "team"}},
+        ]
+    ) as sim:
         code, _, raw = await _call(sim, "DELETE", "/api/v1/namespaces/team?dryRun=All")
         assert code == 200 and json.loads(raw)["status"]["phase"] == "Terminating"
         assert sim.store.get("namespaces", None, "team")["status"]["phase"] == "Active"
         code, _, raw = await _call(sim, "DELETE", "/api/v1/namespaces/team")
         ns = json.loads(raw)
-        assert code == 200 and ns["kind"] == "Namespace" and ns["status"]["phase"] == "Terminating" and ns["metadata"]["deletionTimestamp"]
+        assert (
+            code == 200
+            and ns["kind"] == "Namespace"
+            and ns["status"]["phase"] == "Terminating"
+            and ns["metadata"]["deletionTimestamp"]
+        )
         for _ in range(100):
             if sim.store.get("namespaces", None, "team") is None:
                 break
@@ -69,9 +103,17 @@ async def test_a_deleted_namespace_terminates_then_goes_with_its_content() -> No
 async def test_strategic_merge_patch_on_a_custom_resource_is_415() -> None:
     async with running_simulator(objects=[RULE]) as sim:
         path = "/apis/monitoring.coreos.com/v1/namespaces/default/prometheusrules/r"
-        code, _, raw = await _call(sim, "PATCH", path, {"metadata": {"labels": {"a": "b"}}}, content_type="application/strategic-merge-patch+json")
+        code, _, raw = await _call(
+            sim,
+            "PATCH",
+            path,
+            {"metadata": {"labels": {"a": "b"}}},
+            content_type="application/strategic-merge-patch+json",
+        )
         assert code == 415 and json.loads(raw)["reason"] == "UnsupportedMediaType"
-        code, _, _ = await _call(sim, "PATCH", path, {"metadata": {"labels": {"a": "b"}}}, content_type="application/merge-patch+json")
+        code, _, _ = await _call(
+            sim, "PATCH", path, {"metadata": {"labels": {"a": "b"}}}, content_type="application/merge-patch+json"
+        )
         assert code == 200
 
 
@@ -79,14 +121,31 @@ async def test_accept_negotiation_yaml_protobuf_partial_metadata_and_406() -> No
     async with running_simulator(objects=[NODE, CM]) as sim:
         code, ct, raw = await _call(sim, "GET", "/api/v1/nodes/n1", accept="application/yaml")
         assert code == 200 and ct.startswith("application/yaml") and yaml.safe_load(raw)["metadata"]["name"] == "n1"
-        code, ct, raw = await _call(sim, "GET", "/api/v1/namespaces/default/configmaps/c", accept="application/vnd.kubernetes.protobuf")
+        code, ct, raw = await _call(
+            sim, "GET", "/api/v1/namespaces/default/configmaps/c", accept="application/vnd.kubernetes.protobuf"
+        )
         assert code == 200 and ct == "application/vnd.kubernetes.protobuf" and raw[:4] == b"k8s\x00"
         assert decode_request(raw)["data"] == {"a": "b"}
-        code, _, raw = await _call(sim, "GET", "/api/v1/nodes", accept="application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json")
+        code, _, raw = await _call(
+            sim,
+            "GET",
+            "/api/v1/nodes",
+            accept="application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+        )
         listed = json.loads(raw)
-        assert code == 200 and listed["kind"] == "PartialObjectMetadataList" and listed["items"][0] == {
-            "kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": sim.store.get("nodes", None, "n1")["metadata"]}
-        code, _, raw = await _call(sim, "GET", "/api/v1/nodes/n1", accept="application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
+        assert (
+            code == 200
+            and listed["kind"] == "PartialObjectMetadataList"
+            and listed["items"][0]
+            == {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": sim.store.get("nodes", None, "n1")["metadata"],
+            }
+        )
+        code, _, raw = await _call(
+            sim, "GET", "/api/v1/nodes/n1", accept="application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+        )
         assert code == 200 and json.loads(raw)["kind"] == "PartialObjectMetadata" and "status" not in json.loads(raw)
         code, _, raw = await _call(sim, "GET", "/api/v1/nodes", accept="text/html")
         assert code == 406 and json.loads(raw)["reason"] == "NotAcceptable"
@@ -98,11 +157,20 @@ async def test_list_options_are_validated_as_the_real_server_does() -> None:
     async with running_simulator(objects=[NODE]) as sim:
         for query, message in (
             ("resourceVersionMatch=Exact", "resourceVersionMatch is forbidden unless resourceVersion is provided"),
-            ("resourceVersion=0&resourceVersionMatch=Exact", 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'),
+            (
+                "resourceVersion=0&resourceVersionMatch=Exact",
+                'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+            ),
             ("resourceVersion=1&resourceVersionMatch=Newest", 'Unsupported value: "Newest"'),
             ("sendInitialEvents=true", "sendInitialEvents is forbidden for list"),
-            ("watch=1&resourceVersionMatch=NotOlderThan", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"),
-            ("watch=1&sendInitialEvents=true", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"),
+            (
+                "watch=1&resourceVersionMatch=NotOlderThan",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ),
+            (
+                "watch=1&sendInitialEvents=true",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ),
         ):
             code, _, raw = await _call(sim, "GET", f"/api/v1/nodes?{query}")
             status = json.loads(raw)
@@ -115,7 +183,13 @@ async def test_list_options_are_validated_as_the_real_server_does() -> None:
 async def test_an_uncordoned_node_stores_no_unschedulable_false() -> None:
     async with running_simulator(objects=[NODE]) as sim:
         for value in (True, False):
-            code, _, raw = await _call(sim, "PATCH", "/api/v1/nodes/n1", {"spec": {"unschedulable": value}}, content_type="application/strategic-merge-patch+json")
+            code, _, raw = await _call(
+                sim,
+                "PATCH",
+                "/api/v1/nodes/n1",
+                {"spec": {"unschedulable": value}},
+                content_type="application/strategic-merge-patch+json",
+            )
             assert code == 200
         assert "unschedulable" not in json.loads(raw)["spec"]
         code, _, raw = await _call(sim, "GET", "/api/v1/nodes?fieldSelector=spec.unschedulable%3Dfalse")

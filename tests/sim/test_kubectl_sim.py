@@ -18,9 +18,28 @@ from tests.support.kubectl import ensure_binary
 pytestmark = pytest.mark.kubectl
 
 KINDS = [
-    "namespaces", "nodes", "pods", "events", "configmaps", "resourcequotas", "serviceaccounts", "daemonsets", "deployments",
-    "replicasets", "statefulsets", "jobs", "poddisruptionbudgets", "leases", "roles", "clusterroles", "rolebindings",
-    "clusterrolebindings", "deviceclasses", "resourceslices", "resourceclaims", "resourceclaimtemplates",
+    "namespaces",
+    "nodes",
+    "pods",
+    "events",
+    "configmaps",
+    "resourcequotas",
+    "serviceaccounts",
+    "daemonsets",
+    "deployments",
+    "replicasets",
+    "statefulsets",
+    "jobs",
+    "poddisruptionbudgets",
+    "leases",
+    "roles",
+    "clusterroles",
+    "rolebindings",
+    "clusterrolebindings",
+    "deviceclasses",
+    "resourceslices",
+    "resourceclaims",
+    "resourceclaimtemplates",
 ]
 
 
@@ -29,8 +48,12 @@ class Kubectl:
         self.binary = binary
         self.env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "KUBECONFIG": str(kubeconfig)}
 
-    def run(self, *args: str, check: bool = True, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-        proc = subprocess.run([str(self.binary), *args], capture_output=True, text=True, env=self.env, input=stdin, timeout=timeout)
+    def run(
+        self, *args: str, check: bool = True, stdin: str | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess:
+        proc = subprocess.run(
+            [str(self.binary), *args], capture_output=True, text=True, env=self.env, input=stdin, timeout=timeout
+        )
         if check and proc.returncode != 0:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
         return proc
@@ -39,7 +62,9 @@ class Kubectl:
         return json.loads(self.run(*args, "-o", "json").stdout)
 
     def popen(self, *args: str, out: pathlib.Path) -> subprocess.Popen:
-        return subprocess.Popen([str(self.binary), *args], stdout=out.open("w"), stderr=subprocess.STDOUT, env=self.env, text=True)
+        return subprocess.Popen(
+            [str(self.binary), *args], stdout=out.open("w"), stderr=subprocess.STDOUT, env=self.env, text=True
+        )
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +75,21 @@ def kubectl(tmp_path_factory):
     kubeconfig = tmp / "kubeconfig"
     log = (tmp / "serve.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dragoman", "sim", "serve", "--scenario", str(scenario), "--write-kubeconfig", str(kubeconfig), "--no-controllers"],
-        stdout=log, stderr=subprocess.STDOUT, cwd=str(tmp),
+        [
+            sys.executable,
+            "-m",
+            "dragoman",
+            "sim",
+            "serve",
+            "--scenario",
+            str(scenario),
+            "--write-kubeconfig",
+            str(kubeconfig),
+            "--no-controllers",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=str(tmp),
     )
     deadline = time.monotonic() + 60
     while not kubeconfig.exists():
@@ -94,7 +132,9 @@ def test_get_every_kind_in_table_yaml_and_json(kubectl):
     assert docs["kind"] == "List" and len(docs["items"]) == len(everything["items"])
     one = kubectl.json("get", "pod", "web-5d8f7-aaaaa")
     assert one["metadata"]["uid"] == "uid-web-5d8f7-aaaaa"
-    fs = kubectl.run("get", "resourceslices", "--field-selector", "spec.driver=gpu.nvidia.com", "-o", "name").stdout.split()
+    fs = kubectl.run(
+        "get", "resourceslices", "--field-selector", "spec.driver=gpu.nvidia.com", "-o", "name"
+    ).stdout.split()
     assert fs == ["resourceslice.resource.k8s.io/node-2-gpu.nvidia.com-abcde"]
     missing = kubectl.run("get", "widgets", check=False)
     assert missing.returncode != 0 and "the server doesn't have a resource type" in missing.stderr
@@ -136,7 +176,9 @@ def test_explain_deviceclass_spec(kubectl):
 def test_auth_can_i_evict_admin_yes_viewer_no(kubectl):
     yes = kubectl.run("auth", "can-i", "create", "pods", "--subresource=eviction")
     assert yes.stdout.strip() == "yes"
-    no = kubectl.run("auth", "can-i", "create", "pods", "--subresource=eviction", "--context", "dragoman-sim-viewer", check=False)
+    no = kubectl.run(
+        "auth", "can-i", "create", "pods", "--subresource=eviction", "--context", "dragoman-sim-viewer", check=False
+    )
     assert no.returncode == 1 and no.stdout.strip().startswith("no")
     reads = kubectl.run("auth", "can-i", "list", "pods", "--context", "dragoman-sim-viewer")
     assert reads.stdout.strip() == "yes"
@@ -146,7 +188,16 @@ def test_auth_can_i_evict_admin_yes_viewer_no(kubectl):
 
 def test_create_apply_twice_server_side_and_delete(kubectl, tmp_path):
     cm = tmp_path / "cm.yaml"
-    cm.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied", "namespace": "default"}, "data": {"k": "v"}}))
+    cm.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "applied", "namespace": "default"},
+                "data": {"k": "v"},
+            }
+        )
+    )
     first = kubectl.run("apply", "-f", str(cm))
     assert "configmap/applied created" in first.stdout
     rv1 = kubectl.json("get", "configmap", "applied")["metadata"]["resourceVersion"]
@@ -158,8 +209,16 @@ def test_create_apply_twice_server_side_and_delete(kubectl, tmp_path):
     again = kubectl.run("create", "configmap", "made", "--from-literal=a=1", check=False)
     assert again.returncode != 0 and 'configmaps "made" already exists' in again.stderr
     dc = tmp_path / "dc.yaml"
-    dc.write_text(yaml.safe_dump({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "ssa.example.com"},
-                                  "spec": {"selectors": [{"cel": {"expression": "device.driver == 'ssa.example.com'"}}]}}))
+    dc.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": "ssa.example.com"},
+                "spec": {"selectors": [{"cel": {"expression": "device.driver == 'ssa.example.com'"}}]},
+            }
+        )
+    )
     out = kubectl.run("apply", "--server-side", "-f", str(dc))
     assert "serverside-applied" in out.stdout
     rv = kubectl.json("get", "deviceclass", "ssa.example.com")["metadata"]["resourceVersion"]
@@ -181,11 +240,21 @@ def test_cordon_uncordon_label_and_each_patch_type(kubectl):
     kubectl.run("label", "node", "node-2", "dragoman.io/pool-")
     assert "dragoman.io/pool" not in kubectl.json("get", "node", "node-2")["metadata"]["labels"]
     kubectl.run("patch", "deployment", "web", "--type", "merge", "-p", '{"metadata":{"annotations":{"m":"1"}}}')
-    kubectl.run("patch", "deployment", "web", "-p", '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}')
-    kubectl.run("patch", "deployment", "web", "--type", "json", "-p", '[{"op":"replace","path":"/spec/replicas","value":3}]')
+    kubectl.run(
+        "patch",
+        "deployment",
+        "web",
+        "-p",
+        '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}',
+    )
+    kubectl.run(
+        "patch", "deployment", "web", "--type", "json", "-p", '[{"op":"replace","path":"/spec/replicas","value":3}]'
+    )
     d = kubectl.json("get", "deployment", "web")
     assert d["metadata"]["annotations"]["m"] == "1"
-    assert d["spec"]["template"]["spec"]["containers"] == [{**d["spec"]["template"]["spec"]["containers"][0], "name": "app", "image": "nginx:1.28"}]
+    assert d["spec"]["template"]["spec"]["containers"] == [
+        {**d["spec"]["template"]["spec"]["containers"][0], "name": "app", "image": "nginx:1.28"}
+    ]
     assert d["spec"]["replicas"] == 3 and d["metadata"]["generation"] >= 3
 
 
@@ -200,7 +269,17 @@ def test_drain_evicts_with_the_budget_respected(kubectl, tmp_path):
         for k in ("uid", "creationTimestamp"):
             replacement["metadata"].pop(k)
         kubectl.run("create", "-f", "-", stdin=json.dumps(replacement))
-        kubectl.run("patch", "pod", "web-5d8f7-ccccc", "--subresource", "status", "--type", "merge", "-p", json.dumps({"status": replacement["status"]}))
+        kubectl.run(
+            "patch",
+            "pod",
+            "web-5d8f7-ccccc",
+            "--subresource",
+            "status",
+            "--type",
+            "merge",
+            "-p",
+            json.dumps({"status": replacement["status"]}),
+        )
         assert drain.wait(120) == 0, out.read_text()
     finally:
         if drain.poll() is None:
@@ -223,9 +302,16 @@ def test_scale_through_the_scale_subresource(kubectl):
 def test_logs_of_a_running_container_and_of_a_waiting_one(kubectl):
     out = kubectl.run("logs", "gpu-plugin-n2", "-n", "gpu-operator")
     assert out.returncode == 0 and out.stdout == ""
-    pending = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "not-started", "namespace": "default"},
-               "spec": {"containers": [{"name": "app", "image": "nginx"}]}}
+    pending = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "not-started", "namespace": "default"},
+        "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+    }
     kubectl.run("create", "-f", "-", stdin=json.dumps(pending))
     waiting = kubectl.run("logs", "not-started", check=False)
-    assert waiting.returncode != 0 and 'container "app" in pod "not-started" is waiting to start: ContainerCreating' in waiting.stderr
+    assert (
+        waiting.returncode != 0
+        and 'container "app" in pod "not-started" is waiting to start: ContainerCreating' in waiting.stderr
+    )
     kubectl.run("delete", "pod", "not-started")

@@ -18,7 +18,11 @@ from tests.support.serve import served
 pytestmark = pytest.mark.kubectl
 
 SCENARIO = [
-    {"apiVersion": "sim.dragoman.io/v1", "kind": "SimulatorConfig", "users": [{"name": "viewer", "clusterRoles": ["view"]}]},
+    {
+        "apiVersion": "sim.dragoman.io/v1",
+        "kind": "SimulatorConfig",
+        "users": [{"name": "viewer", "clusterRoles": ["view"]}],
+    },
     {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}},
 ]
 
@@ -70,7 +74,16 @@ def test_imperative_creates_send_protobuf_and_store_what_a_real_server_stores(cl
     assert services[0][:5] == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)"]
     assert services[1][:5] == ["kubernetes", "ClusterIP", "10.96.0.1", "<none>", "443/TCP"]
     cronjobs = [line.split() for line in k.run("get", "cronjobs").stdout.splitlines()]
-    assert cronjobs[0][:3] == ["NAME", "SCHEDULE", "TIMEZONE"] and cronjobs[1][:8] == ["tick", "*/5", "*", "*", "*", "*", "<none>", "False"]
+    assert cronjobs[0][:3] == ["NAME", "SCHEDULE", "TIMEZONE"] and cronjobs[1][:8] == [
+        "tick",
+        "*/5",
+        "*",
+        "*",
+        "*",
+        "*",
+        "<none>",
+        "False",
+    ]
 
 
 def test_cluster_info_whoami_and_can_i_list(cluster):
@@ -79,7 +92,10 @@ def test_cluster_info_whoami_and_can_i_list(cluster):
     out = k.run("cluster-info").stdout
     assert f"Kubernetes control plane is running at {server}" in out
     who = k.run("auth", "whoami", "-o", "json").stdout
-    assert json.loads(who)["status"]["userInfo"] == {"username": "admin", "groups": ["system:masters", "system:authenticated"]}
+    assert json.loads(who)["status"]["userInfo"] == {
+        "username": "admin",
+        "groups": ["system:masters", "system:authenticated"],
+    }
     assert "viewer" in k.run("auth", "whoami", "--context", "dragoman-sim-viewer").stdout
     rules = k.run("auth", "can-i", "--list", "--context", "dragoman-sim-viewer").stdout
     lines = [line.split() for line in rules.splitlines()]
@@ -95,9 +111,15 @@ def test_helm_install_upgrade_and_uninstall_with_its_default_secret_storage(clus
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: tiny\nversion: 0.1.0\n")
     (chart / "templates" / "cm.yaml").write_text(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-config\ndata:\n  greeting: {{ .Values.greeting | default \"hello\" }}\n"
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-config\ndata:\n  greeting: {{ .Values.greeting | default "hello" }}\n'
     )
-    env = {**k.env, "HOME": str(tmp_path), "HELM_CACHE_HOME": str(tmp_path / "cache"), "HELM_CONFIG_HOME": str(tmp_path / "config"), "HELM_DATA_HOME": str(tmp_path / "data")}
+    env = {
+        **k.env,
+        "HOME": str(tmp_path),
+        "HELM_CACHE_HOME": str(tmp_path / "cache"),
+        "HELM_CONFIG_HOME": str(tmp_path / "config"),
+        "HELM_DATA_HOME": str(tmp_path / "data"),
+    }
 
     def helm_run(*args: str) -> str:
         proc = subprocess.run([str(helm), *args], capture_output=True, text=True, env=env, timeout=120)
@@ -106,7 +128,9 @@ def test_helm_install_upgrade_and_uninstall_with_its_default_secret_storage(clus
 
     assert "STATUS: deployed" in helm_run("install", "web", str(chart))
     secrets = k.json("get", "secrets", "-l", "owner=helm")["items"]
-    assert [s["metadata"]["name"] for s in secrets] == ["sh.helm.release.v1.web.v1"] and secrets[0]["type"] == "helm.sh/release.v1"
+    assert [s["metadata"]["name"] for s in secrets] == ["sh.helm.release.v1.web.v1"] and secrets[0][
+        "type"
+    ] == "helm.sh/release.v1"
     assert k.json("get", "configmap", "web-config")["data"] == {"greeting": "hello"}
     helm_run("upgrade", "web", str(chart), "--set", "greeting=hi")
     assert k.json("get", "configmap", "web-config")["data"] == {"greeting": "hi"}

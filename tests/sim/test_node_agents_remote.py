@@ -23,9 +23,15 @@ AGENTS = {type(a).__name__ for a in node_agents(type("H", (), {"store": None, "c
 
 def _picture(sim: Simulator) -> dict:
     return {
-        "pods": {(p["metadata"]["namespace"], p["metadata"]["name"]): p.get("status", {}).get("phase") for p in sim.store.list("pods")},
+        "pods": {
+            (p["metadata"]["namespace"], p["metadata"]["name"]): p.get("status", {}).get("phase")
+            for p in sim.store.list("pods")
+        },
         "slices": sorted(s["metadata"]["name"] for s in sim.store.list("resourceslices.resource.k8s.io")),
-        "allocatable": {n["metadata"]["name"]: (n.get("status", {}).get("allocatable") or {}).get("nvidia.com/gpu") for n in sim.store.list("nodes")},
+        "allocatable": {
+            n["metadata"]["name"]: (n.get("status", {}).get("allocatable") or {}).get("nvidia.com/gpu")
+            for n in sim.store.list("nodes")
+        },
     }
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import kubernetes_validate
 import pytest
-
 from dragoman.sim.scenarios import nvidia as nv
 
 H100 = nv.NodeHardware(nv.CATALOG["h100-80gb"], 8)
@@ -17,8 +16,16 @@ def _attrs(version: str, hw: nv.NodeHardware = H100) -> set[str]:
 
 
 def test_attribute_sets_follow_the_driver_version() -> None:
-    common = {"type", "uuid", "productName", "brand", "architecture", "cudaComputeCapability", "driverVersion",
-              "cudaDriverVersion"}
+    common = {
+        "type",
+        "uuid",
+        "productName",
+        "brand",
+        "architecture",
+        "cudaComputeCapability",
+        "driverVersion",
+        "cudaDriverVersion",
+    }
     assert _attrs("v25.3.2") == common | {"index", "minor", "pcieBusID"}
     assert _attrs("v25.8.1") == common | {"pcieBusID", "resource.kubernetes.io/pcieRoot"}
     new = common | {"resource.kubernetes.io/pciBusID", "resource.kubernetes.io/pcieRoot", "addressingMode"}
@@ -29,13 +36,16 @@ def test_attribute_sets_follow_the_driver_version() -> None:
     assert index == {"int": 3}
 
 
-@pytest.mark.parametrize(("image", "schema"), [
-    ("registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0", nv.SCHEMA_25_12),
-    ("nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.2", nv.SCHEMA_25_3),
-    ("nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.0", nv.SCHEMA_25_8),
-    ("nvcr.io/nvidia/k8s-dra-driver-gpu:v25.12.0-ubi9", nv.SCHEMA_25_12),
-    ("localhost:5000/k8s-dra-driver-gpu", nv.SCHEMA_25_12),
-])
+@pytest.mark.parametrize(
+    ("image", "schema"),
+    [
+        ("registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0", nv.SCHEMA_25_12),
+        ("nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.2", nv.SCHEMA_25_3),
+        ("nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.0", nv.SCHEMA_25_8),
+        ("nvcr.io/nvidia/k8s-dra-driver-gpu:v25.12.0-ubi9", nv.SCHEMA_25_12),
+        ("localhost:5000/k8s-dra-driver-gpu", nv.SCHEMA_25_12),
+    ],
+)
 def test_driver_version_from_image(image: str, schema: str) -> None:
     assert nv.driver_version_from_image(image) == schema
 
@@ -91,8 +101,9 @@ def test_more_than_128_devices_split_into_a_counted_pool() -> None:
 @pytest.mark.parametrize("version", ["v25.3.2", "v25.8.1", "v0.4.0"])
 @pytest.mark.parametrize("hw", [H100, MIG, nv.NodeHardware(nv.CATALOG["t4"], 1)], ids=["h100", "mig", "t4"])
 def test_slices_validate_against_the_137_schema(version: str, hw: nv.NodeHardware) -> None:
-    for s in nv.resource_slices_for_node("gke-node-1", hw, version, node_uid=nv.uid_for("x"),
-                                         creation_timestamp="2026-05-01T10:00:00Z"):
+    for s in nv.resource_slices_for_node(
+        "gke-node-1", hw, version, node_uid=nv.uid_for("x"), creation_timestamp="2026-05-01T10:00:00Z"
+    ):
         kubernetes_validate.validate(s, "1.37.0", strict=True)
         assert len(s["spec"]["devices"]) <= 128
         for d in s["spec"]["devices"]:
@@ -100,8 +111,12 @@ def test_slices_validate_against_the_137_schema(version: str, hw: nv.NodeHardwar
 
 
 def test_hardware_round_trips_through_gfd_labels() -> None:
-    for hw in (H100, MIG, nv.NodeHardware(nv.CATALOG["l4"], 4, replicas=4, sharing_strategy="time-slicing"),
-               nv.NodeHardware(nv.CATALOG["a100-40gb"], 8, mig_strategy="single", mig_layout=("1g.5gb",) * 7)):
+    for hw in (
+        H100,
+        MIG,
+        nv.NodeHardware(nv.CATALOG["l4"], 4, replicas=4, sharing_strategy="time-slicing"),
+        nv.NodeHardware(nv.CATALOG["a100-40gb"], 8, mig_strategy="single", mig_layout=("1g.5gb",) * 7),
+    ):
         labels = hw.gfd_labels()
         back = nv.node_hardware_from_labels(labels)
         assert back == hw, labels
@@ -118,15 +133,25 @@ def test_device_plugin_resources_count_replicas_and_mig() -> None:
 
 def test_labels_of_a_real_node_and_of_an_unknown_gpu() -> None:
     labels = {
-        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.count": "8",
-        "nvidia.com/gpu.memory": "81559", "nvidia.com/cuda.driver.major": "570", "nvidia.com/cuda.driver.minor": "124",
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/gpu.count": "8",
+        "nvidia.com/gpu.memory": "81559",
+        "nvidia.com/cuda.driver.major": "570",
+        "nvidia.com/cuda.driver.minor": "124",
         "nvidia.com/cuda.driver.rev": "06",
     }
     hw = nv.node_hardware_from_labels(labels)
     assert hw.model.key == "h100-80gb" and hw.gpu_count == 8 and hw.driver_version == "570.124.06"
-    odd = nv.node_hardware_from_labels({"nvidia.com/gpu.product": "NVIDIA-B200", "nvidia.com/gpu.count": "8",
-                                        "nvidia.com/gpu.memory": "183359", "nvidia.com/gpu.family": "blackwell",
-                                        "nvidia.com/gpu.compute.major": "10", "nvidia.com/gpu.compute.minor": "0"})
+    odd = nv.node_hardware_from_labels(
+        {
+            "nvidia.com/gpu.product": "NVIDIA-B200",
+            "nvidia.com/gpu.count": "8",
+            "nvidia.com/gpu.memory": "183359",
+            "nvidia.com/gpu.family": "blackwell",
+            "nvidia.com/gpu.compute.major": "10",
+            "nvidia.com/gpu.compute.minor": "0",
+        }
+    )
     assert odd.model.product_name == "NVIDIA B200" and odd.model.memory_mib == 183359
     assert odd.model.compute_capability == "10.0"
     assert nv.node_hardware_from_labels({"kubernetes.io/os": "linux"}) is None

@@ -12,16 +12,15 @@ import kubernetes.client as kc
 import kubernetes_validate
 import pytest
 import yaml
-
 from dragoman.sim.scenarios import (
     DEMO_PATH,
+    demo_build,
     demo_marks,
     load_documents,
     load_scenario,
     parse_scenario_text,
     scenario_users,
 )
-from dragoman.sim.scenarios import demo_build
 
 FINDINGS_MD = pathlib.Path("/work/shared/reference/findings.md")
 REPO_FINDINGS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "findings.md"
@@ -33,12 +32,33 @@ def _finding_ids() -> set[str]:
             return set(re.findall(r"^\| `([a-z-]+)` \|", path.read_text(), re.M))
     # The catalogue as of this writing, when neither copy is around.
     return {
-        "both-stacks", "plugin-flapping", "dp-targets-dra-pool", "driver-targets-dp-pool", "no-slices",
-        "kubelet-too-old", "kubelet-skew", "sharing-capacity-change", "migration-optional", "duplicate-mapping",
-        "class-too-broad", "selector-no-match", "selector-runtime-error", "stale-attribute",
-        "claim-equivalent-to-limits", "double-request", "nodeselector-steering", "allocatable-readers",
-        "quota-claims-now-count", "quota-blocks-claim", "pending-insufficient", "pending-unmapped",
-        "pending-selector", "pending-cordoned", "failed-admission", "prepare-failed", "running-without-gpu",
+        "both-stacks",
+        "plugin-flapping",
+        "dp-targets-dra-pool",
+        "driver-targets-dp-pool",
+        "no-slices",
+        "kubelet-too-old",
+        "kubelet-skew",
+        "sharing-capacity-change",
+        "migration-optional",
+        "duplicate-mapping",
+        "class-too-broad",
+        "selector-no-match",
+        "selector-runtime-error",
+        "stale-attribute",
+        "claim-equivalent-to-limits",
+        "double-request",
+        "nodeselector-steering",
+        "allocatable-readers",
+        "quota-claims-now-count",
+        "quota-blocks-claim",
+        "pending-insufficient",
+        "pending-unmapped",
+        "pending-selector",
+        "pending-cordoned",
+        "failed-admission",
+        "prepare-failed",
+        "running-without-gpu",
         "stale-bridge-claim",
     }
 
@@ -67,8 +87,12 @@ def _of(objs: list[dict], kind: str) -> list[dict]:
 
 
 def _daemon_pod(objs: list[dict], daemonset: str, node: str) -> dict:
-    (pod,) = [p for p in _of(objs, "Pod") if p["spec"].get("nodeName") == node
-              and any(r["name"] == daemonset for r in p["metadata"].get("ownerReferences", []))]
+    (pod,) = [
+        p
+        for p in _of(objs, "Pod")
+        if p["spec"].get("nodeName") == node
+        and any(r["name"] == daemonset for r in p["metadata"].get("ownerReferences", []))
+    ]
     return pod
 
 
@@ -96,11 +120,18 @@ def test_single_case_findings_are_not_duplicated_by_accident(demo: list[dict]) -
     # The chart's class is the newest of the two, so it serves nvidia.com/gpu; the broad one waits behind it.
     ts = {c["metadata"]["name"]: c["metadata"]["creationTimestamp"] for c in classes}
     assert ts["gpu.nvidia.com"] > ts["nvidia-gpu"]
-    broad = [c["metadata"]["name"] for c in classes if c["spec"].get("extendedResourceName") == "nvidia.com/gpu"
-             and not any("type" in s["cel"]["expression"] for s in c["spec"]["selectors"])]
+    broad = [
+        c["metadata"]["name"]
+        for c in classes
+        if c["spec"].get("extendedResourceName") == "nvidia.com/gpu"
+        and not any("type" in s["cel"]["expression"] for s in c["spec"]["selectors"])
+    ]
     assert broad == ["nvidia-gpu"]
-    steering = [p["metadata"]["name"] for p in _of(demo, "Pod")
-                if "nvidia.com/gpu.product" in (p["spec"].get("nodeSelector") or {})]
+    steering = [
+        p["metadata"]["name"]
+        for p in _of(demo, "Pod")
+        if "nvidia.com/gpu.product" in (p["spec"].get("nodeSelector") or {})
+    ]
     assert sorted(steering) == sorted(n for _, _, n in demo_marks(demo)["nodeselector-steering"])
 
 
@@ -112,8 +143,14 @@ def test_marked_pods_show_their_case_in_state(demo: list[dict]) -> None:
         (key,) = [k for k in marks[fid] if k[0] == "Pod"]
         return idx[key]
 
-    for fid in ("pending-insufficient", "pending-unmapped", "pending-selector", "pending-cordoned",
-                "quota-blocks-claim", "stale-bridge-claim"):
+    for fid in (
+        "pending-insufficient",
+        "pending-unmapped",
+        "pending-selector",
+        "pending-cordoned",
+        "quota-blocks-claim",
+        "stale-bridge-claim",
+    ):
         p = pod(fid)
         assert p["status"]["phase"] == "Pending" and "nodeName" not in p["spec"], fid
         assert p["status"]["conditions"][0]["type"] == "PodScheduled", fid
@@ -148,7 +185,10 @@ def test_marked_nodes_show_their_case_in_state(demo: list[dict]) -> None:
         assert "sim.dragoman.io/crash-loop-seconds" not in plugin["metadata"].get("annotations", {})
     for _, _, name in marks["plugin-flapping"]:
         node = idx[("Node", "", name)]
-        assert node["status"]["allocatable"]["nvidia.com/gpu"] == "0" and node["status"]["capacity"]["nvidia.com/gpu"] == "8"
+        assert (
+            node["status"]["allocatable"]["nvidia.com/gpu"] == "0"
+            and node["status"]["capacity"]["nvidia.com/gpu"] == "8"
+        )
         dp = _daemon_pod(demo, "nvidia-device-plugin-daemonset", name)
         assert dp["status"]["containerStatuses"][0]["restartCount"] > 5
         assert int(dp["metadata"]["annotations"]["sim.dragoman.io/crash-loop-seconds"]) > 0
@@ -257,7 +297,8 @@ def _selects(tpl_spec: dict, node: dict) -> bool:
     if any(labels.get(k) != v for k, v in (tpl_spec.get("nodeSelector") or {}).items()):
         return False
     req = ((tpl_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution")
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
     if req:
         return any(all(_match_expr(labels, e) for e in t.get("matchExpressions", [])) for t in req["nodeSelectorTerms"])
     return True
@@ -268,8 +309,15 @@ def test_uids_unique_owners_exist_namespaces_exist(demo: list[dict]) -> None:
     assert len(uids) == len(set(uids))
     by_uid = {o["metadata"]["uid"]: o for o in demo}
     namespaces = {o["metadata"]["name"] for o in _of(demo, "Namespace")}
-    assert {"kube-system", "gpu-operator", "nvidia-device-plugin", "dra-driver-nvidia-gpu", "ml-training",
-            "ml-inference", "research"} <= namespaces
+    assert {
+        "kube-system",
+        "gpu-operator",
+        "nvidia-device-plugin",
+        "dra-driver-nvidia-gpu",
+        "ml-training",
+        "ml-inference",
+        "research",
+    } <= namespaces
     for o in demo:
         ns = o["metadata"].get("namespace")
         if ns:
@@ -295,16 +343,22 @@ def test_pods_sit_on_existing_nodes_and_match_their_controllers(demo: list[dict]
             sel = owner["spec"]["selector"]["matchLabels"]
             assert all(p["metadata"]["labels"].get(k) == v for k, v in sel.items()), p["metadata"]["name"]
     for ds in _of(demo, "DaemonSet"):
-        mine = [p for p in pods if any(r["uid"] == ds["metadata"]["uid"] for r in p["metadata"].get("ownerReferences", []))]
+        mine = [
+            p for p in pods if any(r["uid"] == ds["metadata"]["uid"] for r in p["metadata"].get("ownerReferences", []))
+        ]
         eligible = sorted(n for n, node in nodes.items() if _selects(ds["spec"]["template"]["spec"], node))
         assert sorted(p["spec"]["nodeName"] for p in mine) == eligible, ds["metadata"]["name"]
         assert ds["status"]["desiredNumberScheduled"] == len(eligible)
     for rs in _of(demo, "ReplicaSet"):
-        mine = [p for p in pods if any(r["uid"] == rs["metadata"]["uid"] for r in p["metadata"].get("ownerReferences", []))]
+        mine = [
+            p for p in pods if any(r["uid"] == rs["metadata"]["uid"] for r in p["metadata"].get("ownerReferences", []))
+        ]
         assert len(mine) == rs["spec"]["replicas"]
     for sts in _of(demo, "StatefulSet"):
-        assert all(("Pod", sts["metadata"]["namespace"], f"{sts['metadata']['name']}-{i}") in idx
-                   for i in range(sts["spec"]["replicas"]))
+        assert all(
+            ("Pod", sts["metadata"]["namespace"], f"{sts['metadata']['name']}-{i}") in idx
+            for i in range(sts["spec"]["replicas"])
+        )
 
 
 def _served_by_dra(node: dict, slices_on: set[str]) -> bool:
@@ -377,9 +431,12 @@ def test_quota_usage_matches_the_objects(demo: list[dict]) -> None:
     assert research["status"]["used"]["count/resourceclaims.resource.k8s.io"] == str(len(claims))
     assert research["status"]["used"] == research["status"]["hard"]
     training = idx[("ResourceQuota", "ml-training", "gpu-quota")]
-    pods = sum(int(c["resources"]["requests"].get("nvidia.com/gpu", 0)) for p in _of(demo, "Pod")
-               if p["metadata"]["namespace"] == "ml-training" and p["status"]["phase"] in ("Pending", "Running")
-               for c in p["spec"]["containers"])
+    pods = sum(
+        int(c["resources"]["requests"].get("nvidia.com/gpu", 0))
+        for p in _of(demo, "Pod")
+        if p["metadata"]["namespace"] == "ml-training" and p["status"]["phase"] in ("Pending", "Running")
+        for c in p["spec"]["containers"]
+    )
     assert int(training["status"]["used"]["requests.nvidia.com/gpu"]) == pods + 1  # + the plain claim shared-h100
 
 
@@ -397,7 +454,8 @@ def test_kubelet_versions_and_pools(demo: list[dict]) -> None:
     pools: dict[str, set[str]] = {}
     for n in _of(demo, "Node"):
         pools.setdefault(n["metadata"]["labels"]["cloud.google.com/gke-nodepool"], set()).add(
-            n["status"]["nodeInfo"]["kubeletVersion"])
+            n["status"]["nodeInfo"]["kubeletVersion"]
+        )
     skewed = {p for p, v in pools.items() if len(v) > 1}
     assert skewed == {"a100-serve"}
     assert len(pools) >= 6
@@ -479,14 +537,18 @@ def test_scale_is_deterministic_consistent_and_valid() -> None:
     sides = [p["metadata"]["labels"]["scale.dragoman.io/side"] for p in pending]
     assert sides.count("dp") == sides.count("dra") == 50
     used: dict[str, int] = {}
-    devices = {(s["spec"]["nodeName"], d["name"]) for s in a if s["kind"] == "ResourceSlice" for d in s["spec"]["devices"]}
+    devices = {
+        (s["spec"]["nodeName"], d["name"]) for s in a if s["kind"] == "ResourceSlice" for d in s["spec"]["devices"]
+    }
     taken = []
     for p in pods:
         if "nodeName" not in p["spec"]:
             continue
         node = nodes[p["spec"]["nodeName"]]
-        assert node["metadata"]["labels"]["cloud.google.com/gke-nodepool"] == p["spec"]["nodeSelector"][
-            "cloud.google.com/gke-nodepool"]
+        assert (
+            node["metadata"]["labels"]["cloud.google.com/gke-nodepool"]
+            == p["spec"]["nodeSelector"]["cloud.google.com/gke-nodepool"]
+        )
         n = int(p["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"])
         used[node["metadata"]["name"]] = used.get(node["metadata"]["name"], 0) + n
     for c in (o for o in a if o["kind"] == "ResourceClaim"):
@@ -513,8 +575,10 @@ def test_demo_selectors_do_what_their_marks_say(demo: list[dict]) -> None:
     from dragoman.fleet.cel import cel_device, compile_expression, evaluate_all
 
     devices = [cel_device(s["spec"]["driver"], d) for s in _of(demo, "ResourceSlice") for d in s["spec"]["devices"]]
-    classes = {c["metadata"]["name"]: [compile_expression(x["cel"]["expression"]) for x in c["spec"]["selectors"]]
-               for c in _of(demo, "DeviceClass")}
+    classes = {
+        c["metadata"]["name"]: [compile_expression(x["cel"]["expression"]) for x in c["spec"]["selectors"]]
+        for c in _of(demo, "DeviceClass")
+    }
 
     def tally(selectors: list) -> dict[str, int]:
         out = {"match": 0, "no-match": 0, "error": 0}
@@ -530,7 +594,9 @@ def test_demo_selectors_do_what_their_marks_say(demo: list[dict]) -> None:
     assert tally(classes["h100-low-index"])["error"] == len(devices)  # `index` is gone in v0.4.0
     idx = _index(demo)
     request = idx[("ResourceClaimTemplate", "research", "h100-80gi")]["spec"]["spec"]["devices"]["requests"][0]
-    sels = classes["gpu.nvidia.com"] + [compile_expression(s["cel"]["expression"]) for s in request["exactly"]["selectors"]]
+    sels = classes["gpu.nvidia.com"] + [
+        compile_expression(s["cel"]["expression"]) for s in request["exactly"]["selectors"]
+    ]
     assert tally(sels) == {"match": 0, "no-match": len(devices), "error": 0}  # 81559Mi < 80Gi
     shared = idx[("ResourceClaim", "ml-training", "shared-h100")]["spec"]["devices"]["requests"][0]["exactly"]
     sels = classes["gpu.nvidia.com"] + [compile_expression(s["cel"]["expression"]) for s in shared["selectors"]]
@@ -546,12 +612,18 @@ def _state(objs: list[dict]) -> dict:
         md = o["metadata"]
         key = (o["kind"], md.get("namespace", ""), md["name"])
         if o["kind"] == "Pod":
-            out[key] = (o["status"].get("phase"), o["spec"].get("nodeName"),
-                        bool(o["status"].get("extendedResourceClaimStatus")),
-                        tuple(sorted((cs.get("state") or {}).keys()) for cs in o["status"].get("containerStatuses", [])))
+            out[key] = (
+                o["status"].get("phase"),
+                o["spec"].get("nodeName"),
+                bool(o["status"].get("extendedResourceClaimStatus")),
+                tuple(sorted((cs.get("state") or {}).keys()) for cs in o["status"].get("containerStatuses", [])),
+            )
         elif o["kind"] == "Node":
-            out[key] = (o["status"]["allocatable"].get("nvidia.com/gpu"), o["status"]["capacity"].get("nvidia.com/gpu"),
-                        o["spec"].get("unschedulable", False))
+            out[key] = (
+                o["status"]["allocatable"].get("nvidia.com/gpu"),
+                o["status"]["capacity"].get("nvidia.com/gpu"),
+                o["spec"].get("unschedulable", False),
+            )
         elif o["kind"] == "ResourceSlice":
             out[("ResourceSlice", "", o["spec"]["nodeName"])] = sorted(d["name"] for d in o["spec"]["devices"])
         elif o["kind"] == "ResourceClaim":
@@ -565,6 +637,7 @@ async def test_the_demo_holds_still_in_a_running_simulator() -> None:
     import asyncio
 
     from dragoman.sim.controllers import default_controllers
+
     from tests.support.sim import running_simulator
 
     objs = list(_demo())
@@ -592,8 +665,12 @@ async def test_the_demo_holds_still_in_a_running_simulator() -> None:
         if kind == "ResourceClaim" and any(name.startswith(p + "-extended-resources-") for p in stale_pods):
             continue
         pod = next((o for o in live + objs if o["kind"] == "Pod" and o["metadata"]["name"] == name), None)
-        if kind == "Pod" and pod and pod["spec"].get("nodeName") in flapping_nodes and \
-                pod["metadata"].get("ownerReferences", [{}])[0].get("kind") == "DaemonSet":
+        if (
+            kind == "Pod"
+            and pod
+            and pod["spec"].get("nodeName") in flapping_nodes
+            and pod["metadata"].get("ownerReferences", [{}])[0].get("kind") == "DaemonSet"
+        ):
             continue  # the flapping plugin's own pod
         changed.add((key, before.get(key), after.get(key)))
     assert changed == set()

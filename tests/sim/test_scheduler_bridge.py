@@ -5,17 +5,20 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from dragoman.sim.controllers import admission
 from dragoman.sim.controllers.scheduling import ClusterView, apply_decision, schedule_one
 from scheduler_fixtures import device_class, gpu_pod, gpu_slice, node
 
 NOW = "2026-11-30T12:00:00Z"
 NAME_RE = re.compile(r"^trainer-extended-resources-[bcdfghjklmnpqrstvwxz2456789]{5}$")
-NO_CLASS_MSG = ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, "
-                "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
-NO_DEVICES_MSG = ("0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
-                  "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+NO_CLASS_MSG = (
+    "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, "
+    "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+)
+NO_DEVICES_MSG = (
+    "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
+    "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+)
 
 
 def _classes(kind: str) -> list[dict]:
@@ -42,13 +45,18 @@ def test_bridge_table(alloc: str, classes: str, slices: bool, kubelet: str) -> N
     gpu = None if alloc == "absent" else int(alloc)
     n = node("gpu-1", gpu, kubelet=kubelet)
     pod = gpu_pod("trainer", 2)
-    view = ClusterView(nodes=[n], pods=[pod], deviceclasses=_classes(classes), resourceslices=[gpu_slice("gpu-1")] if slices else [])
+    view = ClusterView(
+        nodes=[n], pods=[pod], deviceclasses=_classes(classes), resourceslices=[gpu_slice("gpu-1")] if slices else []
+    )
     dec = schedule_one(pod, view, NOW)
 
     if gpu:
         # Allocatable > 0: the device plugin serves the name on this node, whatever classes and slices exist.
         assert dec.outcome == "scheduled" and dec.node == "gpu-1"
-        assert dec.event["reason"] == "Scheduled" and dec.event["message"] == "Successfully assigned default/trainer to gpu-1"
+        assert (
+            dec.event["reason"] == "Scheduled"
+            and dec.event["message"] == "Successfully assigned default/trainer to gpu-1"
+        )
         assert dec.claims_to_create == [] and "extendedResourceClaimStatus" not in dec.pod_status_patch
         assert dec.condition["type"] == "PodScheduled" and dec.condition["status"] == "True"
         apply_decision(view, dec)
@@ -61,8 +69,14 @@ def test_bridge_table(alloc: str, classes: str, slices: bool, kubelet: str) -> N
         assert dec.outcome == "unschedulable" and dec.node is None
         assert dec.message == NO_CLASS_MSG and dec.event["message"] == NO_CLASS_MSG
         assert dec.event["reason"] == "FailedScheduling" and dec.event["type"] == "Warning"
-        assert dec.condition == {"type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": NOW,
-                                 "reason": "Unschedulable", "message": NO_CLASS_MSG}
+        assert dec.condition == {
+            "type": "PodScheduled",
+            "status": "False",
+            "lastProbeTime": None,
+            "lastTransitionTime": NOW,
+            "reason": "Unschedulable",
+            "message": NO_CLASS_MSG,
+        }
         assert dec.claims_to_create == []
         return
 
@@ -81,20 +95,32 @@ def test_bridge_table(alloc: str, classes: str, slices: bool, kubelet: str) -> N
     assert NAME_RE.match(meta["name"]) and meta["generateName"] == "trainer-extended-resources-"
     assert meta["annotations"] == {"resource.kubernetes.io/extended-resource-claim": "true"}
     assert "resource.kubernetes.io/pod-claim-name" not in meta["annotations"] and "labels" not in meta
-    assert meta["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "trainer", "uid": "uid-trainer", "controller": True}]
+    assert meta["ownerReferences"] == [
+        {"apiVersion": "v1", "kind": "Pod", "name": "trainer", "uid": "uid-trainer", "controller": True}
+    ]
     assert meta["finalizers"] == ["resource.kubernetes.io/delete-protection"]
     # requests: {cpu, memory, nvidia.com/gpu} sorted → nvidia.com/gpu is j=2.
     assert claim["spec"]["devices"]["requests"] == [
-        {"name": "container-0-request-2", "exactly": {"deviceClassName": winner, "allocationMode": "ExactCount", "count": 2}}]
+        {
+            "name": "container-0-request-2",
+            "exactly": {"deviceClassName": winner, "allocationMode": "ExactCount", "count": 2},
+        }
+    ]
     alloc_ = claim["status"]["allocation"]
     assert alloc_["devices"]["results"] == [
         {"request": "container-0-request-2", "driver": "gpu.nvidia.com", "pool": "gpu-1", "device": "gpu-0"},
-        {"request": "container-0-request-2", "driver": "gpu.nvidia.com", "pool": "gpu-1", "device": "gpu-1"}]
-    assert alloc_["nodeSelector"] == {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-1"]}]}]}
+        {"request": "container-0-request-2", "driver": "gpu.nvidia.com", "pool": "gpu-1", "device": "gpu-1"},
+    ]
+    assert alloc_["nodeSelector"] == {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-1"]}]}]
+    }
     assert claim["status"]["reservedFor"] == [{"resource": "pods", "name": "trainer", "uid": "uid-trainer"}]
     assert dec.pod_status_patch["extendedResourceClaimStatus"] == {
         "resourceClaimName": meta["name"],
-        "requestMappings": [{"containerName": "main", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-2"}]}
+        "requestMappings": [
+            {"containerName": "main", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-2"}
+        ],
+    }
     assert dec.event["message"] == "Successfully assigned default/trainer to gpu-1"
 
     apply_decision(view, dec)
@@ -114,7 +140,10 @@ def test_bridge_table(alloc: str, classes: str, slices: bool, kubelet: str) -> N
         # nvidia.com/gpu: 0 still reported: the old kubelet rejects the pod.
         assert not res.admitted
         assert res.reason == "OutOfnvidia.com/gpu"
-        assert res.message == "Pod was rejected: Node didn't have enough resource: nvidia.com/gpu, requested: 2, used: 0, capacity: 0"
+        assert (
+            res.message
+            == "Pod was rejected: Node didn't have enough resource: nvidia.com/gpu, requested: 2, used: 0, capacity: 0"
+        )
         assert res.status_patch() == {"phase": "Failed", "reason": "OutOfnvidia.com/gpu", "message": res.message}
 
 
@@ -133,31 +162,57 @@ def test_newest_class_wins_the_name() -> None:
 
 
 def test_implicit_name_is_served() -> None:
-    view = ClusterView(nodes=[node("gpu-1")], deviceclasses=[device_class("gpu.nvidia.com", extended=None)], resourceslices=[gpu_slice("gpu-1")])
+    view = ClusterView(
+        nodes=[node("gpu-1")],
+        deviceclasses=[device_class("gpu.nvidia.com", extended=None)],
+        resourceslices=[gpu_slice("gpu-1")],
+    )
     pod = gpu_pod("trainer", 0, extra_resources={"deviceclass.resource.kubernetes.io/gpu.nvidia.com": "1"})
     view.upsert_pod(pod)
     dec = schedule_one(pod, view, NOW)
     assert dec.outcome == "scheduled"
     req = dec.claims_to_create[0]["spec"]["devices"]["requests"][0]
     # keys sorted: cpu, deviceclass.resource.kubernetes.io/gpu.nvidia.com, memory → j=1
-    assert req == {"name": "container-0-request-1", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1}}
+    assert req == {
+        "name": "container-0-request-1",
+        "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1},
+    }
 
 
 def test_stale_bridge_claim_is_deleted_then_retried() -> None:
     pod = gpu_pod("trainer", 1)
     stale = {
-        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-        "metadata": {"name": "trainer-extended-resources-x7k2p", "namespace": "default",
-                     "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
-                     "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "trainer", "uid": "uid-trainer", "controller": True}]},
-        "spec": {"devices": {"requests": [{"name": "container-0-request-2", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}}]}},
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {
+            "name": "trainer-extended-resources-x7k2p",
+            "namespace": "default",
+            "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Pod", "name": "trainer", "uid": "uid-trainer", "controller": True}
+            ],
+        },
+        "spec": {
+            "devices": {
+                "requests": [
+                    {"name": "container-0-request-2", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}}
+                ]
+            }
+        },
     }
-    view = ClusterView(nodes=[node("gpu-1"), node("gpu-2")], deviceclasses=[device_class()], resourceslices=[gpu_slice("gpu-1"), gpu_slice("gpu-2")],
-                       resourceclaims=[stale], pods=[pod])
+    view = ClusterView(
+        nodes=[node("gpu-1"), node("gpu-2")],
+        deviceclasses=[device_class()],
+        resourceslices=[gpu_slice("gpu-1"), gpu_slice("gpu-2")],
+        resourceclaims=[stale],
+        pods=[pod],
+    )
     dec = schedule_one(pod, view, NOW)
     assert dec.outcome == "unschedulable"
-    assert dec.message == ("0/2 nodes are available: 2 cannot schedule extended resource claim. deletion of ResourceClaim completed, "
-                           "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
+    assert dec.message == (
+        "0/2 nodes are available: 2 cannot schedule extended resource claim. deletion of ResourceClaim completed, "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
     assert dec.claims_to_delete == [("default", "trainer-extended-resources-x7k2p")]
     apply_decision(view, dec)
     again = schedule_one(view.pods[("default", "trainer")], view, NOW)
@@ -166,15 +221,21 @@ def test_stale_bridge_claim_is_deleted_then_retried() -> None:
 
 def test_bridge_on_mixed_fleet_picks_per_node() -> None:
     # gpu-1 runs the device plugin (allocatable 8) but also has slices; gpu-2 is on DRA only.
-    view = ClusterView(nodes=[node("gpu-1", 8), node("gpu-2", 0)], deviceclasses=[device_class()],
-                       resourceslices=[gpu_slice("gpu-1"), gpu_slice("gpu-2")])
+    view = ClusterView(
+        nodes=[node("gpu-1", 8), node("gpu-2", 0)],
+        deviceclasses=[device_class()],
+        resourceslices=[gpu_slice("gpu-1"), gpu_slice("gpu-2")],
+    )
     p1 = gpu_pod("a", 1, node_selector={"kubernetes.io/hostname": "gpu-1"})
     p2 = gpu_pod("b", 1, node_selector={"kubernetes.io/hostname": "gpu-2"})
     for p in (p1, p2):
         view.upsert_pod(p)
     d1, d2 = schedule_one(p1, view, NOW), schedule_one(p2, view, NOW)
     assert d1.node == "gpu-1" and d1.claims_to_create == []
-    assert d2.node == "gpu-2" and d2.claims_to_create[0]["status"]["allocation"]["devices"]["results"][0]["pool"] == "gpu-2"
+    assert (
+        d2.node == "gpu-2"
+        and d2.claims_to_create[0]["status"]["allocation"]["devices"]["results"][0]["pool"] == "gpu-2"
+    )
 
 
 def test_dra_devices_run_out() -> None:
@@ -214,8 +275,10 @@ def test_unexpected_admission_error_during_plugin_grace() -> None:
     apply_decision(view, schedule_one(pod, view, NOW))
     res = admission.admit(view.pods[("default", "trainer")], n, view)
     assert not res.admitted and res.reason == "UnexpectedAdmissionError"
-    assert res.event_message == ("Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. "
-                                 "Requested: 1, Available: 0, which is unexpected")
+    assert res.event_message == (
+        "Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. "
+        "Requested: 1, Available: 0, which is unexpected"
+    )
 
 
 def test_the_serving_mechanism_flips_with_allocatable() -> None:

@@ -7,41 +7,96 @@ import json
 import re
 
 import pytest
-from kubernetes_asyncio import client
-
 from dragoman.sim.controllers import default_controllers
 from dragoman.sim.scenarios import nvidia
+from kubernetes_asyncio import client
+
 from tests.support.sim import api_client, running_simulator
 
 TIMEOUT = 30.0
 HW = nvidia.NodeHardware(next(iter(nvidia.CATALOG.values())), 8)
-GPU_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-             "metadata": {"name": "gpu.nvidia.com", "creationTimestamp": "2026-06-01T10:00:00Z"},
-             "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}}],
-                      "extendedResourceName": "nvidia.com/gpu"}}
+GPU_CLASS = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "DeviceClass",
+    "metadata": {"name": "gpu.nvidia.com", "creationTimestamp": "2026-06-01T10:00:00Z"},
+    "spec": {
+        "selectors": [
+            {
+                "cel": {
+                    "expression": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
+                }
+            }
+        ],
+        "extendedResourceName": "nvidia.com/gpu",
+    },
+}
 
 
 def _node(name: str, pool: str) -> dict:
     labels = {"kubernetes.io/hostname": name, "pool": pool, **HW.gfd_labels()}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": {},
-            "status": {"nodeInfo": {"kubeletVersion": "v1.37.1"},
-                       "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status"}],
-                       "capacity": {"cpu": "96", "memory": "1000Gi", "pods": "110"}, "allocatable": {"cpu": "95", "memory": "990Gi", "pods": "110"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {},
+        "status": {
+            "nodeInfo": {"kubeletVersion": "v1.37.1"},
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "kubelet is posting ready status",
+                }
+            ],
+            "capacity": {"cpu": "96", "memory": "1000Gi", "pods": "110"},
+            "allocatable": {"cpu": "95", "memory": "990Gi", "pods": "110"},
+        },
+    }
 
 
 def _driver(pool: str) -> dict:
     labels = {"app.kubernetes.io/name": "dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-component": "kubelet-plugin"}
     image = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0"
-    return {"apiVersion": "apps/v1", "kind": "DaemonSet",
-            "metadata": {"name": "dra-driver-nvidia-gpu-kubelet-plugin", "namespace": "dra-driver-nvidia-gpu", "labels": labels},
-            "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
-                "nodeSelector": {"pool": pool}, "containers": [{"name": "gpus", "image": image}, {"name": "compute-domains", "image": image}]}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {
+            "name": "dra-driver-nvidia-gpu-kubelet-plugin",
+            "namespace": "dra-driver-nvidia-gpu",
+            "labels": labels,
+        },
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "nodeSelector": {"pool": pool},
+                    "containers": [{"name": "gpus", "image": image}, {"name": "compute-domains", "image": image}],
+                },
+            },
+        },
+    }
 
 
 def _pod(name: str, gpus: int) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"containers": [{"name": "main", "image": "nvcr.io/nvidia/cuda:12.9.0-base-ubuntu24.04",
-                                     "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": str(gpus)}, "limits": {"nvidia.com/gpu": str(gpus)}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "nvcr.io/nvidia/cuda:12.9.0-base-ubuntu24.04",
+                    "resources": {
+                        "requests": {"cpu": "1", "nvidia.com/gpu": str(gpus)},
+                        "limits": {"nvidia.com/gpu": str(gpus)},
+                    },
+                }
+            ]
+        },
+    }
 
 
 async def eventually(check, what: str, timeout: float = TIMEOUT):
@@ -84,7 +139,9 @@ async def _pod_json(core: client.CoreV1Api, name: str) -> dict:
 
 
 async def _events(core: client.CoreV1Api, name: str, reason: str) -> list[dict]:
-    resp = await core.list_namespaced_event("default", field_selector=f"involvedObject.name={name},reason={reason}", _preload_content=False)
+    resp = await core.list_namespaced_event(
+        "default", field_selector=f"involvedObject.name={name},reason={reason}", _preload_content=False
+    )
     return (await _json(resp))["items"]
 
 
@@ -95,17 +152,23 @@ async def test_a_gpu_pod_lands_through_the_bridge_and_sees_its_devices(cluster) 
     async def slices():
         resp = await dra.list_resource_slice(field_selector="spec.nodeName=gpu-b-1", _preload_content=False)
         return (await _json(resp))["items"]
+
     await eventually(slices, "the driver's slices")
     await core.create_namespaced_pod("default", _pod("canary", 2), _preload_content=False)
 
     async def running():
         p = await _pod_json(core, "canary")
         return p if (p.get("status") or {}).get("phase") == "Running" else None
+
     pod = await eventually(running, "the canary running")
     assert pod["spec"]["nodeName"] == "gpu-b-1"
     ext = pod["status"]["extendedResourceClaimStatus"]
-    assert ext["requestMappings"] == [{"containerName": "main", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-1"}]
-    claim = await _json(await dra.read_namespaced_resource_claim(ext["resourceClaimName"], "default", _preload_content=False))
+    assert ext["requestMappings"] == [
+        {"containerName": "main", "resourceName": "nvidia.com/gpu", "requestName": "container-0-request-1"}
+    ]
+    claim = await _json(
+        await dra.read_namespaced_resource_claim(ext["resourceClaimName"], "default", _preload_content=False)
+    )
     assert re.fullmatch(r"canary-extended-resources-[bcdfghjklmnpqrstvwxz2456789]{5}", claim["metadata"]["name"])
     assert claim["metadata"]["annotations"] == {"resource.kubernetes.io/extended-resource-claim": "true"}
     assert claim["metadata"]["ownerReferences"][0]["uid"] == pod["metadata"]["uid"]
@@ -125,6 +188,7 @@ async def test_a_gpu_pod_lands_through_the_bridge_and_sees_its_devices(cluster) 
     async def claim_gone():
         resp = await dra.list_namespaced_resource_claim("default", _preload_content=False)
         return (await _json(resp))["items"] == []
+
     await eventually(claim_gone, "the bridge claim deleted with its pod")
 
 
@@ -132,14 +196,19 @@ async def test_unschedulable_pod_gets_the_real_condition_and_event(cluster) -> N
     sim, api = await cluster([_node("gpu-b-1", "pool-b")])
     core = client.CoreV1Api(api)
     await core.create_namespaced_pod("default", _pod("stuck", 1), _preload_content=False)
-    msg = ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, "
-           "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+    msg = (
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+    )
 
     async def failed():
         ev = await _events(core, "stuck", "FailedScheduling")
         return ev if ev else None
+
     ev = await eventually(failed, "FailedScheduling")
-    assert ev[0]["message"] == msg and ev[0]["type"] == "Warning" and ev[0]["source"]["component"] == "default-scheduler"
+    assert (
+        ev[0]["message"] == msg and ev[0]["type"] == "Warning" and ev[0]["source"]["component"] == "default-scheduler"
+    )
     pod = await _pod_json(core, "stuck")
     cond = next(c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled")
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", msg)
@@ -151,12 +220,19 @@ async def test_unschedulable_pod_gets_the_real_condition_and_event(cluster) -> N
         p = await _pod_json(core, "stuck")
         c = next(c for c in p["status"]["conditions"] if c["type"] == "PodScheduled")
         return c["message"] if "cannot allocate all claims" in c["message"] else None
-    assert (await eventually(reason_changed, "the new reason")).startswith("0/1 nodes are available: 1 cannot allocate all claims. still not schedulable")
+
+    assert (await eventually(reason_changed, "the new reason")).startswith(
+        "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable"
+    )
 
 
 async def test_quota_rejects_the_claim_the_scheduler_must_create(cluster) -> None:
-    quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "gpu-quota", "namespace": "default"},
-             "spec": {"hard": {"count/resourceclaims.resource.k8s.io": "0"}}}
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "gpu-quota", "namespace": "default"},
+        "spec": {"hard": {"count/resourceclaims.resource.k8s.io": "0"}},
+    }
     sim, api = await cluster([_node("gpu-b-1", "pool-b"), _driver("pool-b"), GPU_CLASS, quota])
     core = client.CoreV1Api(api)
     await core.create_namespaced_pod("default", _pod("blocked", 1), _preload_content=False)
@@ -165,17 +241,22 @@ async def test_quota_rejects_the_claim_the_scheduler_must_create(cluster) -> Non
         p = await _pod_json(core, "blocked")
         c = next((c for c in (p.get("status") or {}).get("conditions") or [] if c["type"] == "PodScheduled"), None)
         return c if c and "exceeded quota" in c.get("message", "") else None
+
     cond = await eventually(condition, "the quota rejection")
     assert cond["reason"] == "SchedulerError"
-    assert re.fullmatch(r'running PreBind plugin "DynamicResources": create claim for extended resources default/: '
-                        r'resourceclaims\.resource\.k8s\.io "blocked-extended-resources-\w{5}" is forbidden: exceeded quota: gpu-quota, '
-                        r"requested: count/resourceclaims\.resource\.k8s\.io=1, used: count/resourceclaims\.resource\.k8s\.io=0, "
-                        r"limited: count/resourceclaims\.resource\.k8s\.io=0", cond["message"]), cond["message"]
+    assert re.fullmatch(
+        r'running PreBind plugin "DynamicResources": create claim for extended resources default/: '
+        r'resourceclaims\.resource\.k8s\.io "blocked-extended-resources-\w{5}" is forbidden: exceeded quota: gpu-quota, '
+        r"requested: count/resourceclaims\.resource\.k8s\.io=1, used: count/resourceclaims\.resource\.k8s\.io=0, "
+        r"limited: count/resourceclaims\.resource\.k8s\.io=0",
+        cond["message"],
+    ), cond["message"]
     assert (await _pod_json(core, "blocked"))["spec"].get("nodeName") is None
 
     async def quota_used():
         q = await _json(await core.read_namespaced_resource_quota("gpu-quota", "default", _preload_content=False))
         return q if (q.get("status") or {}).get("used") else None
+
     q = await eventually(quota_used, "the quota status")
     assert q["status"]["used"] == {"count/resourceclaims.resource.k8s.io": "0"}
 
@@ -186,13 +267,31 @@ def test_in_process_settle_terminates_and_a_stale_bridge_claim_is_replaced() -> 
 
     pod = _pod("trainer", 1)
     pod["metadata"]["uid"] = "uid-trainer"
-    stale = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-             "metadata": {"name": "trainer-extended-resources-x7k2p", "namespace": "default",
-                          "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
-                          "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "trainer", "uid": "uid-trainer", "controller": True}]},
-             "spec": {"devices": {"requests": [{"name": "container-0-request-1", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}}]}}}
-    quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "team"},
-             "spec": {"hard": {"count/resourceclaims.resource.k8s.io": "0"}}}
+    stale = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {
+            "name": "trainer-extended-resources-x7k2p",
+            "namespace": "default",
+            "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Pod", "name": "trainer", "uid": "uid-trainer", "controller": True}
+            ],
+        },
+        "spec": {
+            "devices": {
+                "requests": [
+                    {"name": "container-0-request-1", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}}
+                ]
+            }
+        },
+    }
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "q", "namespace": "team"},
+        "spec": {"hard": {"count/resourceclaims.resource.k8s.io": "0"}},
+    }
     blocked = _pod("blocked", 1)
     blocked["metadata"]["namespace"] = "team"
     team = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}
@@ -206,6 +305,8 @@ def test_in_process_settle_terminates_and_a_stale_bridge_claim_is_replaced() -> 
     assert sim.store.get("pods", "default", "trainer")["spec"]["nodeName"] == "gpu-b-1"
     # The quota-blocked pod fails with a new claim name each attempt, yet its status is written once per distinct reason
     # (no devices before the driver published, then quota) and settling ends.
-    cond = next(c for c in sim.store.get("pods", "team", "blocked")["status"]["conditions"] if c["type"] == "PodScheduled")
+    cond = next(
+        c for c in sim.store.get("pods", "team", "blocked")["status"]["conditions"] if c["type"] == "PodScheduled"
+    )
     assert cond["reason"] == "SchedulerError" and "exceeded quota: q" in cond["message"]
     assert sum(1 for w in writes if w[1] == "pods" and w[2] == "blocked") <= 2

@@ -15,8 +15,14 @@ from tests.badinput.badinput_support import run_cli
 from tests.support.sim import running_simulator
 
 RELEASE = {
-    "apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
-    "metadata": {"name": "sh.helm.release.v1.web.v1", "namespace": "default", "labels": {"owner": "helm", "name": "web"}},
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "type": "helm.sh/release.v1",
+    "metadata": {
+        "name": "sh.helm.release.v1.web.v1",
+        "namespace": "default",
+        "labels": {"owner": "helm", "name": "web"},
+    },
     "data": {"release": base64.b64encode(b"H4sIAAAAAAAA-release-payload").decode()},
 }
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
@@ -39,7 +45,17 @@ class Client:
 async def test_secrets_are_served_with_string_data_folded_into_data() -> None:
     async with running_simulator() as sim:
         call = Client(sim)
-        code, obj = await call("POST", "/api/v1/namespaces/default/secrets", {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"k": "v"}, "data": {"o": "dw=="}})
+        code, obj = await call(
+            "POST",
+            "/api/v1/namespaces/default/secrets",
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "s"},
+                "stringData": {"k": "v"},
+                "data": {"o": "dw=="},
+            },
+        )
         assert code == 201 and obj["data"] == {"o": "dw==", "k": "dg=="} and "stringData" not in obj
         code, listed = await call("GET", "/api/v1/namespaces/default/secrets?labelSelector=owner%3Dhelm")
         assert code == 200 and listed["kind"] == "SecretList" and listed["items"] == []
@@ -49,9 +65,19 @@ async def test_the_kubernetes_service_and_the_custom_kinds_crds_exist() -> None:
     async with running_simulator() as sim:
         call = Client(sim)
         code, svc = await call("GET", "/api/v1/namespaces/default/services/kubernetes")
-        assert code == 200 and svc["spec"]["ports"][0]["port"] == 443 and svc["metadata"]["labels"]["component"] == "apiserver"
-        code, crd = await call("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/prometheusrules.monitoring.coreos.com")
-        assert code == 200 and crd["spec"]["group"] == "monitoring.coreos.com" and crd["spec"]["names"]["kind"] == "PrometheusRule"
+        assert (
+            code == 200
+            and svc["spec"]["ports"][0]["port"] == 443
+            and svc["metadata"]["labels"]["component"] == "apiserver"
+        )
+        code, crd = await call(
+            "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/prometheusrules.monitoring.coreos.com"
+        )
+        assert (
+            code == 200
+            and crd["spec"]["group"] == "monitoring.coreos.com"
+            and crd["spec"]["names"]["kind"] == "PrometheusRule"
+        )
         assert {c["type"]: c["status"] for c in crd["status"]["conditions"]}["Established"] == "True"
         code, _ = await call("GET", "/apis/monitoring.coreos.com/v1/namespaces/default/prometheusrules")
         assert code == 200
@@ -60,14 +86,26 @@ async def test_the_kubernetes_service_and_the_custom_kinds_crds_exist() -> None:
 async def test_whoami_rules_review_token_request_and_token_review() -> None:
     async with running_simulator(users=[{"name": "viewer", "clusterRoles": ["view"]}]) as sim:
         viewer, admin = Client(sim, "viewer"), Client(sim)
-        code, me = await viewer("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+        code, me = await viewer(
+            "POST",
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+        )
         assert code == 201 and me["status"]["userInfo"] == {"username": "viewer", "groups": ["system:authenticated"]}
-        code, rules = await viewer("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", {"spec": {"namespace": "default"}})
-        assert code == 201 and {"verbs": ["get", "list", "watch"], "apiGroups": ["*"], "resources": ["*"]} in rules["status"]["resourceRules"]
+        code, rules = await viewer(
+            "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", {"spec": {"namespace": "default"}}
+        )
+        assert (
+            code == 201
+            and {"verbs": ["get", "list", "watch"], "apiGroups": ["*"], "resources": ["*"]}
+            in rules["status"]["resourceRules"]
+        )
         assert not any("create" in r["verbs"] and "pods" in r["resources"] for r in rules["status"]["resourceRules"])
         code, _ = await viewer("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", {"spec": {}})
         assert code == 422
-        code, tr = await admin("POST", "/api/v1/namespaces/default/serviceaccounts/default/token", {"spec": {"expirationSeconds": 600}})
+        code, tr = await admin(
+            "POST", "/api/v1/namespaces/default/serviceaccounts/default/token", {"spec": {"expirationSeconds": 600}}
+        )
         assert code == 201 and tr["kind"] == "TokenRequest" and tr["status"]["token"]
         token = tr["status"]["token"]
         # The token works as that service account, and a TokenReview says who it is.

@@ -16,7 +16,10 @@ POD = {
     "apiVersion": "v1",
     "kind": "Pod",
     "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
-    "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}, {"name": "side", "image": "busybox"}], "nodeName": "node-1"},
+    "spec": {
+        "containers": [{"name": "app", "image": "nginx:1.27"}, {"name": "side", "image": "busybox"}],
+        "nodeName": "node-1",
+    },
 }
 
 
@@ -59,9 +62,14 @@ async def test_version_and_discovery(sim, api):
     assert names["pods/eviction"]["group"] == "policy" and names["pods/eviction"]["kind"] == "Eviction"
     assert "nodes" in names and "events" in names
     async with aiohttp.ClientSession() as s:
-        hdrs = {"Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json", **_auth(api)}
+        hdrs = {
+            "Accept": "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+            **_auth(api),
+        }
         async with s.get(api.configuration.host + "/apis", headers=hdrs, ssl=False) as r:
-            assert r.headers["Content-Type"].startswith("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
+            assert r.headers["Content-Type"].startswith(
+                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+            )
             groups = {i["metadata"]["name"]: i for i in json.loads(await r.read())["items"]}
     res = {x["resource"] for x in groups["resource.k8s.io"]["versions"][0]["resources"]}
     assert {"deviceclasses", "resourceslices", "resourceclaims", "resourceclaimtemplates"} <= res
@@ -123,35 +131,80 @@ async def test_stale_resource_version_is_409(api):
         await v1.replace_node("node-1", node)
     body = json.loads(err.value.body)
     assert err.value.status == 409 and body["reason"] == "Conflict"
-    assert body["message"] == 'Operation cannot be fulfilled on nodes "node-1": the object has been modified; please apply your changes to the latest version and try again'
+    assert (
+        body["message"]
+        == 'Operation cannot be fulfilled on nodes "node-1": the object has been modified; please apply your changes to the latest version and try again'
+    )
 
 
 async def test_each_patch_kind(sim, api):
     v1 = client.CoreV1Api(api)
     # JSON merge patch (kubectl label).
-    status, node = await _raw(api, "PATCH", "/api/v1/nodes/node-1?fieldManager=kubectl-label", body={"metadata": {"labels": {"a": "b", "pool": None}}}, content_type="application/merge-patch+json")
+    status, node = await _raw(
+        api,
+        "PATCH",
+        "/api/v1/nodes/node-1?fieldManager=kubectl-label",
+        body={"metadata": {"labels": {"a": "b", "pool": None}}},
+        content_type="application/merge-patch+json",
+    )
     assert status == 200 and node["metadata"]["labels"] == {"a": "b"}
     # Strategic merge: containers merge by name instead of being replaced.
     status, pod = await _raw(
-        api, "PATCH", "/api/v1/namespaces/default/pods/web",
-        body={"spec": {"containers": [{"name": "side", "image": "busybox:1.37"}]}}, content_type="application/strategic-merge-patch+json",
+        api,
+        "PATCH",
+        "/api/v1/namespaces/default/pods/web",
+        body={"spec": {"containers": [{"name": "side", "image": "busybox:1.37"}]}},
+        content_type="application/strategic-merge-patch+json",
     )
     assert status == 200
-    assert [(c["name"], c["image"]) for c in pod["spec"]["containers"]] == [("app", "nginx:1.27"), ("side", "busybox:1.37")]
+    assert [(c["name"], c["image"]) for c in pod["spec"]["containers"]] == [
+        ("app", "nginx:1.27"),
+        ("side", "busybox:1.37"),
+    ]
     # Strategic merge of cordon and uncordon.
-    status, node = await _raw(api, "PATCH", "/api/v1/nodes/node-1", body={"spec": {"unschedulable": True}}, content_type="application/strategic-merge-patch+json")
+    status, node = await _raw(
+        api,
+        "PATCH",
+        "/api/v1/nodes/node-1",
+        body={"spec": {"unschedulable": True}},
+        content_type="application/strategic-merge-patch+json",
+    )
     assert node["spec"]["unschedulable"] is True
-    status, node = await _raw(api, "PATCH", "/api/v1/nodes/node-1", body={"spec": {"unschedulable": None}}, content_type="application/strategic-merge-patch+json")
+    status, node = await _raw(
+        api,
+        "PATCH",
+        "/api/v1/nodes/node-1",
+        body={"spec": {"unschedulable": None}},
+        content_type="application/strategic-merge-patch+json",
+    )
     assert "unschedulable" not in node["spec"]
     # JSON patch.
-    status, node = await _raw(api, "PATCH", "/api/v1/nodes/node-1", body=[{"op": "add", "path": "/metadata/labels/j", "value": "k"}], content_type="application/json-patch+json")
+    status, node = await _raw(
+        api,
+        "PATCH",
+        "/api/v1/nodes/node-1",
+        body=[{"op": "add", "path": "/metadata/labels/j", "value": "k"}],
+        content_type="application/json-patch+json",
+    )
     assert status == 200 and node["metadata"]["labels"]["j"] == "k"
-    status, body = await _raw(api, "PATCH", "/api/v1/nodes/node-1", body=[{"op": "test", "path": "/metadata/labels/j", "value": "zzz"}], content_type="application/json-patch+json")
+    status, body = await _raw(
+        api,
+        "PATCH",
+        "/api/v1/nodes/node-1",
+        body=[{"op": "test", "path": "/metadata/labels/j", "value": "zzz"}],
+        content_type="application/json-patch+json",
+    )
     assert status in (409, 422) and body["kind"] == "Status"
     # Server-side apply creates (201), then a repeat is a no-op (resourceVersion unchanged).
-    dc = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.example.com"},
-          "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}}
-    path = "/apis/resource.k8s.io/v1/deviceclasses/gpu.example.com?fieldManager=kubectl&fieldValidation=Strict&force=false"
+    dc = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "gpu.example.com"},
+        "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
+    }
+    path = (
+        "/apis/resource.k8s.io/v1/deviceclasses/gpu.example.com?fieldManager=kubectl&fieldValidation=Strict&force=false"
+    )
     status, first = await _raw(api, "PATCH", path, body=json.dumps(dc), content_type="application/apply-patch+yaml")
     assert status == 201 and first["metadata"]["managedFields"][0]["manager"] == "kubectl"
     status, second = await _raw(api, "PATCH", path, body=json.dumps(dc), content_type="application/apply-patch+yaml")
@@ -174,23 +227,50 @@ async def test_dry_run_changes_nothing(sim, api):
 
 async def test_status_subresource_separates_spec_and_status(sim, api):
     v1 = client.CoreV1Api(api)
-    status, pod = await _raw(api, "PATCH", "/api/v1/namespaces/default/pods/web/status", body={"status": {"phase": "Running"}}, content_type="application/merge-patch+json")
+    status, pod = await _raw(
+        api,
+        "PATCH",
+        "/api/v1/namespaces/default/pods/web/status",
+        body={"status": {"phase": "Running"}},
+        content_type="application/merge-patch+json",
+    )
     assert pod["status"]["phase"] == "Running"
-    status, pod = await _raw(api, "PATCH", "/api/v1/namespaces/default/pods/web", body={"status": {"phase": "Failed"}}, content_type="application/merge-patch+json")
+    status, pod = await _raw(
+        api,
+        "PATCH",
+        "/api/v1/namespaces/default/pods/web",
+        body={"status": {"phase": "Failed"}},
+        content_type="application/merge-patch+json",
+    )
     assert pod["status"]["phase"] == "Running"
 
 
 async def test_binding_assigns_node(sim, api):
     v1 = client.CoreV1Api(api)
-    await v1.create_namespaced_pod("default", {"metadata": {"name": "pending"}, "spec": {"containers": [{"name": "c", "image": "x"}]}})
-    status, body = await _raw(api, "POST", "/api/v1/namespaces/default/pods/pending/binding",
-                              body={"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "pending"}, "target": {"kind": "Node", "name": "node-1"}})
+    await v1.create_namespaced_pod(
+        "default", {"metadata": {"name": "pending"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    )
+    status, body = await _raw(
+        api,
+        "POST",
+        "/api/v1/namespaces/default/pods/pending/binding",
+        body={
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": "pending"},
+            "target": {"kind": "Node", "name": "node-1"},
+        },
+    )
     assert status == 201
     pod = await v1.read_namespaced_pod("pending", "default")
     assert pod.spec.node_name == "node-1"
     assert any(c.type == "PodScheduled" and c.status == "True" for c in pod.status.conditions)
-    status, body = await _raw(api, "POST", "/api/v1/namespaces/default/pods/pending/binding",
-                              body={"target": {"kind": "Node", "name": "node-2"}})
+    status, body = await _raw(
+        api,
+        "POST",
+        "/api/v1/namespaces/default/pods/pending/binding",
+        body={"target": {"kind": "Node", "name": "node-2"}},
+    )
     assert status == 409
 
 
@@ -240,7 +320,12 @@ async def test_malformed_requests_get_4xx_never_a_crash(sim, api):
         ("GET", "/api/v1/namespaces/default/pods/web/nonsense", None, "application/json"),
         ("DELETE", "/api/v1/namespaces/default/pods/web?propagationPolicy=Sideways", None, "application/json"),
         ("DELETE", "/api/v1/namespaces/default/pods/web", "[]", "application/json"),
-        ("POST", "/api/v1/namespaces/default/pods/web/eviction", '{"deleteOptions": {"dryRun": ["Some"]}}', "application/json"),
+        (
+            "POST",
+            "/api/v1/namespaces/default/pods/web/eviction",
+            '{"deleteOptions": {"dryRun": ["Some"]}}',
+            "application/json",
+        ),
         ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "{}", "application/json"),
     ]
     for method, path, body, ctype in cases:
@@ -253,20 +338,50 @@ async def test_malformed_requests_get_4xx_never_a_crash(sim, api):
 
 
 async def test_unknown_fields_are_dropped_or_refused_when_strict(sim, api):
-    body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "extra", "bogus": 1}, "data": {"a": "b"}, "spec": {"x": 1}}
+    body = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "extra", "bogus": 1},
+        "data": {"a": "b"},
+        "spec": {"x": 1},
+    }
     status, answer = await _raw(api, "POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Strict", body=body)
     assert status == 400
-    assert answer["message"] == 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "metadata.bogus", unknown field "spec"'
+    assert (
+        answer["message"]
+        == 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "metadata.bogus", unknown field "spec"'
+    )
     hdrs = {"Content-Type": "application/json", **_auth(api)}
     async with aiohttp.ClientSession() as s:
-        async with s.post(api.configuration.host + "/api/v1/namespaces/default/configmaps", data=json.dumps(body), headers=hdrs, ssl=False) as r:
+        async with s.post(
+            api.configuration.host + "/api/v1/namespaces/default/configmaps",
+            data=json.dumps(body),
+            headers=hdrs,
+            ssl=False,
+        ) as r:
             answer = await r.json()
-            assert r.status == 201 and r.headers["Warning"] == '299 - "unknown field \\"metadata.bogus\\"", 299 - "unknown field \\"spec\\""'
+            assert (
+                r.status == 201
+                and r.headers["Warning"]
+                == '299 - "unknown field \\"metadata.bogus\\"", 299 - "unknown field \\"spec\\""'
+            )
     assert "spec" not in answer and "bogus" not in answer["metadata"] and answer["data"] == {"a": "b"}
-    status, answer = await _raw(api, "PATCH", "/api/v1/nodes/node-1", body={"spec": {"unschedulable": "yes"}}, content_type="application/merge-patch+json")
-    assert status == 400 and "cannot unmarshal string into Go struct field NodeSpec.spec.unschedulable of type bool" in answer["message"]
+    status, answer = await _raw(
+        api,
+        "PATCH",
+        "/api/v1/nodes/node-1",
+        body={"spec": {"unschedulable": "yes"}},
+        content_type="application/merge-patch+json",
+    )
+    assert (
+        status == 400
+        and "cannot unmarshal string into Go struct field NodeSpec.spec.unschedulable of type bool" in answer["message"]
+    )
     # Quantities may be numbers, as kubectl sends `cpu: 2` from YAML.
-    pod = {"metadata": {"name": "q"}, "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": 2}}}]}}
+    pod = {
+        "metadata": {"name": "q"},
+        "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": 2}}}]},
+    }
     status, answer = await _raw(api, "POST", "/api/v1/namespaces/default/pods", body=pod)
     assert status == 201 and answer["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "2"
 
@@ -274,29 +389,75 @@ async def test_unknown_fields_are_dropped_or_refused_when_strict(sim, api):
 async def test_each_patch_kind_through_kubernetes_asyncio(sim, api):
     v1 = client.CoreV1Api(api)
     apps = client.AppsV1Api(api)
-    node = await v1.patch_node("node-1", {"metadata": {"labels": {"m": "1"}}}, _content_type="application/merge-patch+json")
+    node = await v1.patch_node(
+        "node-1", {"metadata": {"labels": {"m": "1"}}}, _content_type="application/merge-patch+json"
+    )
     assert node.metadata.labels["m"] == "1"
-    node = await v1.patch_node("node-1", {"spec": {"taints": [{"key": "gpu", "value": "x", "effect": "NoSchedule"}]}},
-                               _content_type="application/strategic-merge-patch+json")
+    node = await v1.patch_node(
+        "node-1",
+        {"spec": {"taints": [{"key": "gpu", "value": "x", "effect": "NoSchedule"}]}},
+        _content_type="application/strategic-merge-patch+json",
+    )
     assert [t.key for t in node.spec.taints] == ["gpu"]
-    node = await v1.patch_node("node-1", [{"op": "remove", "path": "/spec/taints/0"}], _content_type="application/json-patch+json")
+    node = await v1.patch_node(
+        "node-1", [{"op": "remove", "path": "/spec/taints/0"}], _content_type="application/json-patch+json"
+    )
     assert not node.spec.taints
-    pod = await v1.patch_namespaced_pod("web", "default", {"spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]}},
-                                        _content_type="application/strategic-merge-patch+json")
+    pod = await v1.patch_namespaced_pod(
+        "web",
+        "default",
+        {"spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]}},
+        _content_type="application/strategic-merge-patch+json",
+    )
     assert [(c.name, c.image) for c in pod.spec.containers] == [("app", "nginx:1.28"), ("side", "busybox")]
-    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "plugin", "namespace": "default"},
-          "spec": {"selector": {"matchLabels": {"a": "p"}}, "template": {"metadata": {"labels": {"a": "p"}},
-                   "spec": {"containers": [{"name": "c", "image": "plugin:1"}]}}}}
-    created = await apps.patch_namespaced_daemon_set("plugin", "default", ds, field_manager="dragoman", _content_type="application/apply-patch+yaml")
+    ds = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "plugin", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"a": "p"}},
+            "template": {
+                "metadata": {"labels": {"a": "p"}},
+                "spec": {"containers": [{"name": "c", "image": "plugin:1"}]},
+            },
+        },
+    }
+    created = await apps.patch_namespaced_daemon_set(
+        "plugin", "default", ds, field_manager="dragoman", _content_type="application/apply-patch+yaml"
+    )
     assert created.metadata.generation == 1
-    ds["spec"]["template"]["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [{"key": "dragoman.io/dra", "operator": "DoesNotExist"}]}]}}}
-    updated = await apps.patch_namespaced_daemon_set("plugin", "default", ds, field_manager="dragoman", _content_type="application/apply-patch+yaml")
+    ds["spec"]["template"]["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "dragoman.io/dra", "operator": "DoesNotExist"}]}]
+            }
+        }
+    }
+    updated = await apps.patch_namespaced_daemon_set(
+        "plugin", "default", ds, field_manager="dragoman", _content_type="application/apply-patch+yaml"
+    )
     assert updated.metadata.generation == 2
-    assert updated.spec.template.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution.node_selector_terms[0].match_expressions[0].key == "dragoman.io/dra"
+    assert (
+        updated.spec.template.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution.node_selector_terms[
+            0
+        ]
+        .match_expressions[0]
+        .key
+        == "dragoman.io/dra"
+    )
     # Another manager takes the image; applying the old image as a third manager is a field conflict (409).
-    await apps.patch_namespaced_daemon_set("plugin", "default", {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "plugin:2"}]}}}},
-                                           field_manager="someone-else", _content_type="application/strategic-merge-patch+json")
+    await apps.patch_namespaced_daemon_set(
+        "plugin",
+        "default",
+        {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "plugin:2"}]}}}},
+        field_manager="someone-else",
+        _content_type="application/strategic-merge-patch+json",
+    )
     with pytest.raises(ApiException) as err:
-        await apps.patch_namespaced_daemon_set("plugin", "default", ds, field_manager="third", _content_type="application/apply-patch+yaml")
-    assert err.value.status == 409 and json.loads(err.value.body)["details"]["causes"][0]["reason"] == "FieldManagerConflict"
+        await apps.patch_namespaced_daemon_set(
+            "plugin", "default", ds, field_manager="third", _content_type="application/apply-patch+yaml"
+        )
+    assert (
+        err.value.status == 409
+        and json.loads(err.value.body)["details"]["causes"][0]["reason"] == "FieldManagerConflict"
+    )

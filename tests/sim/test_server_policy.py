@@ -7,28 +7,38 @@ import json
 import time
 
 import pytest
+from dragoman.sim.store import ApiError
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from dragoman.sim.store import ApiError
 from tests.support.sim import api_client, running_simulator
 
 READY = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
 
 
-def _pod(name: str, node: str = "node-1", labels: dict | None = None, grace: int = 30, owner: dict | None = None) -> dict:
+def _pod(
+    name: str, node: str = "node-1", labels: dict | None = None, grace: int = 30, owner: dict | None = None
+) -> dict:
     md: dict = {"name": name, "namespace": "default", "labels": labels or {"app": "web"}}
     if owner:
         md["ownerReferences"] = [owner]
     return {
-        "apiVersion": "v1", "kind": "Pod", "metadata": md,
-        "spec": {"nodeName": node, "terminationGracePeriodSeconds": grace, "containers": [{"name": "c", "image": "nginx"}]},
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": md,
+        "spec": {
+            "nodeName": node,
+            "terminationGracePeriodSeconds": grace,
+            "containers": [{"name": "c", "image": "nginx"}],
+        },
         "status": READY,
     }
 
 
 PDB = {
-    "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+    "apiVersion": "policy/v1",
+    "kind": "PodDisruptionBudget",
+    "metadata": {"name": "web", "namespace": "default"},
     "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}},
 }
 USERS = [
@@ -36,11 +46,19 @@ USERS = [
     {"name": "deleter", "groups": ["deleters"]},
 ]
 NO_EVICT_ROLE = [
-    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "pod-deleter"},
-     "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "delete"]}]},
-    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "pod-deleter", "namespace": "default"},
-     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "pod-deleter"},
-     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "deleters"}]},
+    {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "pod-deleter"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "delete"]}],
+    },
+    {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "pod-deleter", "namespace": "default"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "pod-deleter"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "deleters"}],
+    },
 ]
 
 
@@ -56,8 +74,14 @@ async def _until(pred, timeout: float = 20.0, step: float = 0.05):
 
 @pytest.fixture
 async def sim():
-    objs = [_pod("web-1"), _pod("web-2"), _pod("web-3"), PDB, *NO_EVICT_ROLE,
-            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}}]
+    objs = [
+        _pod("web-1"),
+        _pod("web-2"),
+        _pod("web-3"),
+        PDB,
+        *NO_EVICT_ROLE,
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}},
+    ]
     async with running_simulator(objects=objs, users=USERS) as s:
         yield s
 
@@ -86,7 +110,16 @@ async def test_rbac_read_only_user_cannot_write(sim):
         assert 'User "viewer" cannot patch resource "nodes"' in body["message"]
         assert sim.store.get("nodes", None, "node-1").get("spec", {}).get("unschedulable") is None
         review = await client.AuthorizationV1Api(c).create_self_subject_access_review(
-            {"spec": {"resourceAttributes": {"namespace": "default", "verb": "create", "resource": "pods", "subresource": "eviction"}}}
+            {
+                "spec": {
+                    "resourceAttributes": {
+                        "namespace": "default",
+                        "verb": "create",
+                        "resource": "pods",
+                        "subresource": "eviction",
+                    }
+                }
+            }
         )
         assert review.status.allowed is False
     finally:
@@ -126,7 +159,12 @@ async def test_eviction_honours_the_budget_and_updates_disruptions_allowed(sim):
         body = json.loads(err.value.body)
         assert err.value.status == 429 and body["reason"] == "TooManyRequests"
         assert body["message"] == "Cannot evict pod as it would violate the pod's disruption budget."
-        assert body["details"]["causes"] == [{"reason": "DisruptionBudget", "message": "The disruption budget web needs 2 healthy pods and has 2 currently"}]
+        assert body["details"]["causes"] == [
+            {
+                "reason": "DisruptionBudget",
+                "message": "The disruption budget web needs 2 healthy pods and has 2 currently",
+            }
+        ]
         assert "Retry-After" not in (err.value.headers or {})
         # The grace period passes on the simulated clock; the pod goes. A replacement makes room again.
         sim.clock.step(31)
@@ -139,8 +177,13 @@ async def test_eviction_honours_the_budget_and_updates_disruptions_allowed(sim):
 
 
 async def _until_pdb(sim, allowed: int) -> dict:
-    return await _until(lambda: (p := sim.store.get("poddisruptionbudgets.policy", "default", "web"))
-                        and p.get("status", {}).get("disruptionsAllowed") == allowed and p)
+    return await _until(
+        lambda: (
+            (p := sim.store.get("poddisruptionbudgets.policy", "default", "web"))
+            and p.get("status", {}).get("disruptionsAllowed") == allowed
+            and p
+        )
+    )
 
 
 async def test_two_budgets_make_eviction_a_500(sim):
@@ -160,7 +203,9 @@ async def test_two_budgets_make_eviction_a_500(sim):
 async def test_finalizers_hold_an_object_until_removed(sim):
     c, v1, _ = await _clients(sim)
     try:
-        await v1.create_namespaced_config_map("default", {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}})
+        await v1.create_namespaced_config_map(
+            "default", {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
+        )
         await v1.delete_namespaced_config_map("held", "default")
         cm = await v1.read_namespaced_config_map("held", "default")
         assert cm.metadata.deletion_timestamp is not None
@@ -176,25 +221,63 @@ async def test_garbage_collection_follows_owner_references(sim):
     c, v1, _ = await _clients(sim)
     apps = client.AppsV1Api(c)
     try:
-        rs = await apps.create_namespaced_replica_set("default", {
-            "metadata": {"name": "rs"},
-            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "gc"}},
-                     "template": {"metadata": {"labels": {"app": "gc"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}},
-        })
-        owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": rs.metadata.uid, "controller": True}
-        await v1.create_namespaced_pod("default", {"metadata": {"name": "child", "labels": {"app": "gc"}, "ownerReferences": [owner]},
-                                                   "spec": {"containers": [{"name": "c", "image": "x"}]}})
-        await v1.create_namespaced_pod("default", {"metadata": {"name": "orphan", "labels": {"app": "gc"}, "ownerReferences": [owner]},
-                                                   "spec": {"containers": [{"name": "c", "image": "x"}]}})
+        rs = await apps.create_namespaced_replica_set(
+            "default",
+            {
+                "metadata": {"name": "rs"},
+                "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": {"app": "gc"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "gc"}},
+                        "spec": {"containers": [{"name": "c", "image": "x"}]},
+                    },
+                },
+            },
+        )
+        owner = {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": "rs",
+            "uid": rs.metadata.uid,
+            "controller": True,
+        }
+        await v1.create_namespaced_pod(
+            "default",
+            {
+                "metadata": {"name": "child", "labels": {"app": "gc"}, "ownerReferences": [owner]},
+                "spec": {"containers": [{"name": "c", "image": "x"}]},
+            },
+        )
+        await v1.create_namespaced_pod(
+            "default",
+            {
+                "metadata": {"name": "orphan", "labels": {"app": "gc"}, "ownerReferences": [owner]},
+                "spec": {"containers": [{"name": "c", "image": "x"}]},
+            },
+        )
         # Orphan first for one dependent: it loses its reference and stays.
-        rs2 = await apps.create_namespaced_replica_set("default", {
-            "metadata": {"name": "rs2"},
-            "spec": {"selector": {"matchLabels": {"app": "o"}},
-                     "template": {"metadata": {"labels": {"app": "o"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}},
-        })
+        rs2 = await apps.create_namespaced_replica_set(
+            "default",
+            {
+                "metadata": {"name": "rs2"},
+                "spec": {
+                    "selector": {"matchLabels": {"app": "o"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "o"}},
+                        "spec": {"containers": [{"name": "c", "image": "x"}]},
+                    },
+                },
+            },
+        )
         owner2 = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs2", "uid": rs2.metadata.uid}
-        await v1.create_namespaced_pod("default", {"metadata": {"name": "kept", "ownerReferences": [owner2]},
-                                                   "spec": {"containers": [{"name": "c", "image": "x"}]}})
+        await v1.create_namespaced_pod(
+            "default",
+            {
+                "metadata": {"name": "kept", "ownerReferences": [owner2]},
+                "spec": {"containers": [{"name": "c", "image": "x"}]},
+            },
+        )
         await apps.delete_namespaced_replica_set("rs2", "default", propagation_policy="Orphan")
         kept = await v1.read_namespaced_pod("kept", "default")
         assert not kept.metadata.owner_references
@@ -253,9 +336,15 @@ async def test_faults_inject_errors_latency_conflicts_and_cut_watches(sim):
 
 
 def test_fault_spec_errors_are_sentences():
-    from dragoman.sim.faults import FaultSpecError, Faults
+    from dragoman.sim.faults import Faults, FaultSpecError
 
-    for bad, word in [("error=2", "rate"), ("latency=fast", "duration"), ("explode=1", "unknown fault"), ("error=0.1 verbs=smash", "verb"), ("lost-answer=x", "rate")]:
+    for bad, word in [
+        ("error=2", "rate"),
+        ("latency=fast", "duration"),
+        ("explode=1", "unknown fault"),
+        ("error=0.1 verbs=smash", "verb"),
+        ("lost-answer=x", "rate"),
+    ]:
         with pytest.raises(FaultSpecError) as err:
             Faults(bad)
         assert word in str(err.value)
@@ -280,4 +369,6 @@ async def test_namespace_deletion_removes_its_contents(sim):
         sim.store.create("configmaps", {"metadata": {"name": "late", "namespace": "tmp"}})
     assert refused.value.code == 403 and "being terminated" in refused.value.status["message"]
     await _until(lambda: sim.store.get("namespaces", None, "tmp") is None, timeout=10)
-    assert sim.store.get("configmaps", "tmp", "x") is None and sim.store.get("serviceaccounts", "tmp", "default") is None
+    assert (
+        sim.store.get("configmaps", "tmp", "x") is None and sim.store.get("serviceaccounts", "tmp", "default") is None
+    )

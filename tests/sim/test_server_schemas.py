@@ -8,9 +8,9 @@ import re
 
 import kubernetes_validate
 import pytest
+from dragoman.sim import resources
 from kubernetes import client as k8s
 
-from dragoman.sim import resources
 from tests.support import sim_scenario
 from tests.support.sim import api_client, running_simulator
 
@@ -41,7 +41,13 @@ async def _served_objects(sim) -> list[dict]:
             if rt.key in resources.VIRTUAL:
                 continue
             path = rt.collection_path()
-            r = await c.call_api(path, "GET", header_params={"Accept": "application/json"}, _preload_content=False, auth_settings=["BearerToken"])
+            r = await c.call_api(
+                path,
+                "GET",
+                header_params={"Accept": "application/json"},
+                _preload_content=False,
+                auth_settings=["BearerToken"],
+            )
             body = await r[0].json() if isinstance(r, tuple) else await r.json()
             for item in body["items"]:
                 out.append(item)
@@ -52,20 +58,54 @@ async def _served_objects(sim) -> list[dict]:
 
 @pytest.fixture
 async def served():
-    async with running_simulator(objects=sim_scenario.objects()[1:], users=[{"name": "viewer", "clusterRoles": ["view"]}]) as sim:
+    async with running_simulator(
+        objects=sim_scenario.objects()[1:], users=[{"name": "viewer", "clusterRoles": ["view"]}]
+    ) as sim:
         # Objects the server itself writes: a binding's condition, a budget's status, an SSA'd class, a graceful deletion.
-        sim.store.create("pods", {"metadata": {"name": "bind-me", "namespace": "default"}, "spec": {"containers": [{"name": "c", "image": "x"}]}})
-        sim.store.create("secrets", {"metadata": {"name": "s", "namespace": "default"}, "type": "Opaque", "data": {"k": "dg=="}})
-        sim.store.create("cronjobs.batch", {"metadata": {"name": "tick", "namespace": "default"}, "spec": {
-            "schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "x"}]}}}}}})
+        sim.store.create(
+            "pods",
+            {
+                "metadata": {"name": "bind-me", "namespace": "default"},
+                "spec": {"containers": [{"name": "c", "image": "x"}]},
+            },
+        )
+        sim.store.create(
+            "secrets", {"metadata": {"name": "s", "namespace": "default"}, "type": "Opaque", "data": {"k": "dg=="}}
+        )
+        sim.store.create(
+            "cronjobs.batch",
+            {
+                "metadata": {"name": "tick", "namespace": "default"},
+                "spec": {
+                    "schedule": "*/5 * * * *",
+                    "jobTemplate": {
+                        "spec": {
+                            "template": {
+                                "spec": {"restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "x"}]}
+                            }
+                        }
+                    },
+                },
+            },
+        )
         c = await api_client(sim)
         try:
             await k8s_async_bind(c)
         finally:
             await c.close()
-        sim.store.patch("deviceclasses.resource.k8s.io", None, "ssa.example.com",
-                        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "ssa.example.com"},
-                         "spec": {"selectors": [{"cel": {"expression": "device.driver == 'x'"}}]}}, "apply", field_manager="kubectl")
+        sim.store.patch(
+            "deviceclasses.resource.k8s.io",
+            None,
+            "ssa.example.com",
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": "ssa.example.com"},
+                "spec": {"selectors": [{"cel": {"expression": "device.driver == 'x'"}}]},
+            },
+            "apply",
+            field_manager="kubectl",
+        )
         sim.store.delete("pods", "default", "web-5d8f7-bbbbb")
         for _ in range(100):
             pdb = sim.store.get("poddisruptionbudgets.policy", "default", "web")
@@ -79,13 +119,22 @@ async def k8s_async_bind(c) -> None:
     from kubernetes_asyncio import client
 
     await client.CoreV1Api(c).create_namespaced_binding(
-        "default", {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "bind-me"}, "target": {"kind": "Node", "name": "node-1"}}, _preload_content=False
+        "default",
+        {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": "bind-me"},
+            "target": {"kind": "Node", "name": "node-1"},
+        },
+        _preload_content=False,
     )
 
 
 async def test_every_served_object_validates_against_the_1_37_schemas(served):
     kinds = {o["kind"] for o in served}
-    assert len(kinds) == len(resources.RESOURCES) - len(resources.VIRTUAL) - 2  # DeviceTaintRule, PrometheusRule: none in the scenario
+    assert (
+        len(kinds) == len(resources.RESOURCES) - len(resources.VIRTUAL) - 2
+    )  # DeviceTaintRule, PrometheusRule: none in the scenario
     assert any(o["kind"] == "PodDisruptionBudget" and o.get("status") for o in served)
     failures = []
     for obj in served:

@@ -8,16 +8,18 @@ import subprocess
 import sys
 
 import pytest
+from dragoman.fleet.errors import UserError
+from dragoman.sim import scenario
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from dragoman.fleet.errors import UserError
-from dragoman.sim import scenario
 from tests.support.sim import running_simulator
 
 
 def _serve(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dragoman", "sim", "serve", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "dragoman", "sim", "serve", *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def test_serve_refuses_a_non_loopback_host_with_a_sentence():
@@ -58,8 +60,10 @@ def test_scenario_files_split_lists_config_and_unknown_kinds(tmp_path):
 
 
 async def test_written_kubeconfig_works_with_the_standard_loader(tmp_path):
-    async with running_simulator(objects=[{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "team"}}],
-                                 users=[{"name": "viewer", "clusterRoles": ["view"]}]) as sim:
+    async with running_simulator(
+        objects=[{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "team"}}],
+        users=[{"name": "viewer", "clusterRoles": ["view"]}],
+    ) as sim:
         path = tmp_path / "kc.yaml"
         sim.write_kubeconfig(path)
         kc = sim.kubeconfig()
@@ -95,11 +99,15 @@ async def test_writes_are_defaulted_and_validated_as_the_real_api_does():
                 await rv1.create_device_class(bad)
             body = json.loads(err.value.body)
             assert err.value.status == 422 and body["reason"] == "Invalid"
-            assert body["message"].startswith('DeviceClass.resource.k8s.io "bad" is invalid: spec.selectors[0].cel.expression: Invalid value')
+            assert body["message"].startswith(
+                'DeviceClass.resource.k8s.io "bad" is invalid: spec.selectors[0].cel.expression: Invalid value'
+            )
             assert body["details"]["causes"][0]["field"] == "spec.selectors[0].cel.expression"
             assert sim.store.get("deviceclasses", None, "bad") is None
             v1 = client.CoreV1Api(c)
-            pod = await v1.create_namespaced_pod("default", {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}})
+            pod = await v1.create_namespaced_pod(
+                "default", {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+            )
             assert pod.spec.restart_policy == "Always" and pod.spec.termination_grace_period_seconds == 30
         finally:
             await c.close()
@@ -114,12 +122,16 @@ async def test_in_process_controllers_start_and_stop_with_the_server():
 
         async def run(self, sim) -> None:
             queue: asyncio.Queue = asyncio.Queue()
-            sim.store.subscribe(lambda t, key, obj, old: key == "configmaps" and t == "ADDED" and queue.put_nowait(obj["metadata"]))
+            sim.store.subscribe(
+                lambda t, key, obj, old: key == "configmaps" and t == "ADDED" and queue.put_nowait(obj["metadata"])
+            )
             for obj in sim.store.list("configmaps"):  # level-triggered: what existed before the subscription too
                 queue.put_nowait(obj["metadata"])
             while True:
                 md = await queue.get()
-                sim.store.patch("configmaps", md["namespace"], md["name"], {"metadata": {"labels": {"seen": "yes"}}}, "merge")
+                sim.store.patch(
+                    "configmaps", md["namespace"], md["name"], {"metadata": {"labels": {"seen": "yes"}}}, "merge"
+                )
 
     async with running_simulator() as sim:
         sim.add_controller(Labeller())

@@ -12,7 +12,15 @@ from tests.support.sim import api_client, running_simulator
 
 
 def _cm(i: int) -> dict:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{i:03d}", "namespace": "default", "labels": {"n": str(i), "parity": "odd" if i % 2 else "even"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": f"cm-{i:03d}",
+            "namespace": "default",
+            "labels": {"n": str(i), "parity": "odd" if i % 2 else "even"},
+        },
+    }
 
 
 @pytest.fixture
@@ -92,14 +100,22 @@ async def test_watch_resumes_from_a_resource_version(sim, v1):
     await v1.patch_namespaced_config_map("late-1", "default", {"data": {"k": "v"}})
     await v1.delete_namespaced_config_map("cm-000", "default")
     w = watch.Watch()
-    events = await _collect(w.stream(v1.list_namespaced_config_map, "default", resource_version=rv, timeout_seconds=10), 3)
+    events = await _collect(
+        w.stream(v1.list_namespaced_config_map, "default", resource_version=rv, timeout_seconds=10), 3
+    )
     w.stop()
-    assert [(e["type"], e["raw_object"]["metadata"]["name"]) for e in events] == [("ADDED", "late-1"), ("MODIFIED", "late-1"), ("DELETED", "cm-000")]
+    assert [(e["type"], e["raw_object"]["metadata"]["name"]) for e in events] == [
+        ("ADDED", "late-1"),
+        ("MODIFIED", "late-1"),
+        ("DELETED", "cm-000"),
+    ]
     rvs = [int(e["raw_object"]["metadata"]["resourceVersion"]) for e in events]
     assert rvs == sorted(rvs) and rvs[0] > int(rv)
     # Resume after the first event: exactly the later two arrive.
     w = watch.Watch()
-    events = await _collect(w.stream(v1.list_namespaced_config_map, "default", resource_version=str(rvs[0]), timeout_seconds=10), 2)
+    events = await _collect(
+        w.stream(v1.list_namespaced_config_map, "default", resource_version=str(rvs[0]), timeout_seconds=10), 2
+    )
     w.stop()
     assert [e["type"] for e in events] == ["MODIFIED", "DELETED"]
 
@@ -110,7 +126,13 @@ async def test_live_watch_sees_changes_and_bookmarks(sim, v1):
     seen: list[dict] = []
 
     async def consume() -> None:
-        async for ev in w.stream(v1.list_namespaced_config_map, "default", resource_version=rv, allow_watch_bookmarks=True, timeout_seconds=15):
+        async for ev in w.stream(
+            v1.list_namespaced_config_map,
+            "default",
+            resource_version=rv,
+            allow_watch_bookmarks=True,
+            timeout_seconds=15,
+        ):
             seen.append(ev)
             if ev["type"] == "BOOKMARK" and any(e["type"] == "ADDED" for e in seen):
                 return
@@ -123,7 +145,9 @@ async def test_live_watch_sees_changes_and_bookmarks(sim, v1):
     added = [e for e in seen if e["type"] == "ADDED"]
     assert added and added[0]["raw_object"]["metadata"]["name"] == "live"
     bookmark = [e for e in seen if e["type"] == "BOOKMARK"][-1]
-    assert int(bookmark["raw_object"]["metadata"]["resourceVersion"]) >= int(added[0]["raw_object"]["metadata"]["resourceVersion"])
+    assert int(bookmark["raw_object"]["metadata"]["resourceVersion"]) >= int(
+        added[0]["raw_object"]["metadata"]["resourceVersion"]
+    )
 
 
 async def test_watch_from_a_compacted_version_is_410(sim, v1):
@@ -140,7 +164,9 @@ async def test_watch_from_a_compacted_version_is_410(sim, v1):
 async def test_watch_without_version_starts_with_the_current_state_and_times_out(sim, v1):
     w = watch.Watch()
     events = []
-    async for ev in w.stream(v1.list_namespaced_config_map, "default", field_selector="metadata.name=cm-003", timeout_seconds=1):
+    async for ev in w.stream(
+        v1.list_namespaced_config_map, "default", field_selector="metadata.name=cm-003", timeout_seconds=1
+    ):
         events.append(ev)
     assert [(e["type"], e["raw_object"]["metadata"]["name"]) for e in events] == [("ADDED", "cm-003")]
 
@@ -148,12 +174,17 @@ async def test_watch_without_version_starts_with_the_current_state_and_times_out
 async def test_an_object_leaving_a_selection_is_deleted_for_the_watcher(sim, v1):
     rv = (await _list_json(v1))["metadata"]["resourceVersion"]
     w = watch.Watch()
-    stream = w.stream(v1.list_namespaced_config_map, "default", label_selector="parity=odd", resource_version=rv, timeout_seconds=10)
+    stream = w.stream(
+        v1.list_namespaced_config_map, "default", label_selector="parity=odd", resource_version=rv, timeout_seconds=10
+    )
     await v1.patch_namespaced_config_map("cm-001", "default", {"metadata": {"labels": {"parity": "none"}}})
     await v1.patch_namespaced_config_map("cm-002", "default", {"metadata": {"labels": {"parity": "odd"}}})
     events = await _collect(stream, 2)
     w.stop()
-    assert [(e["type"], e["raw_object"]["metadata"]["name"]) for e in events] == [("DELETED", "cm-001"), ("ADDED", "cm-002")]
+    assert [(e["type"], e["raw_object"]["metadata"]["name"]) for e in events] == [
+        ("DELETED", "cm-001"),
+        ("ADDED", "cm-002"),
+    ]
 
 
 async def test_store_subscribers_see_every_commit(sim):
@@ -163,15 +194,23 @@ async def test_store_subscribers_see_every_commit(sim):
     sim.store.patch("configmaps", "default", "inproc", {"data": {"a": "b"}}, "merge")
     sim.store.delete("configmaps", "default", "inproc")
     unsubscribe()
-    assert seen == [("ADDED", "configmaps", "inproc"), ("MODIFIED", "configmaps", "inproc"), ("DELETED", "configmaps", "inproc")]
+    assert seen == [
+        ("ADDED", "configmaps", "inproc"),
+        ("MODIFIED", "configmaps", "inproc"),
+        ("DELETED", "configmaps", "inproc"),
+    ]
 
 
 async def test_watch_list_sends_initial_events_then_an_end_bookmark(sim):
-    import aiohttp
     import json as _json
 
+    import aiohttp
+
     token = sim.users["admin"].token
-    url = sim.url + "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=2"
+    url = (
+        sim.url
+        + "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=2"
+    )
     async with aiohttp.ClientSession() as s:
         async with s.get(url, headers={"Authorization": f"Bearer {token}"}, ssl=False) as r:
             lines = [_json.loads(x) for x in (await r.read()).splitlines() if x.strip()]

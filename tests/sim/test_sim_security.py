@@ -14,13 +14,18 @@ import time
 import aiohttp
 import pytest
 import yaml
-
 from dragoman.sim import scenario as scenario_mod
 from dragoman.sim.server import Simulator
+
 from tests.support.sim import running_simulator
 
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
-SECRET = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "default"}, "data": {"k": "dg=="}}
+SECRET = {
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": {"name": "s", "namespace": "default"},
+    "data": {"k": "dg=="},
+}
 
 
 def _ssl_from(kubeconfig: dict) -> ssl.SSLContext:
@@ -43,8 +48,22 @@ def test_serve_without_openssl_on_path_still_serves_tls_and_refuses_tokenless_de
     empty.mkdir()
     log = (tmp_path / "serve.log").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dragoman", "sim", "serve", "--no-controllers", "--scenario", str(scenario), "--write-kubeconfig", str(kubeconfig)],
-        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=str(tmp_path),
+        [
+            sys.executable,
+            "-m",
+            "dragoman",
+            "sim",
+            "serve",
+            "--no-controllers",
+            "--scenario",
+            str(scenario),
+            "--write-kubeconfig",
+            str(kubeconfig),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        cwd=str(tmp_path),
         env={**os.environ, "PATH": str(empty), "PYTHONUNBUFFERED": "1"},
     )
     try:
@@ -64,10 +83,15 @@ def test_serve_without_openssl_on_path_still_serves_tls_and_refuses_tokenless_de
                     assert r.status == 401
                     body = await r.json()
                     assert (body["kind"], body["reason"], body["code"]) == ("Status", "Unauthorized", 401)
-                async with s.get(f"{server}/api/v1/nodes/n1", ssl=ctx, headers={"Authorization": f"Bearer {_token(cfg)}"}) as r:
+                async with s.get(
+                    f"{server}/api/v1/nodes/n1", ssl=ctx, headers={"Authorization": f"Bearer {_token(cfg)}"}
+                ) as r:
                     assert r.status == 200 and (await r.json())["metadata"]["name"] == "n1"
                 with pytest.raises(aiohttp.ClientError):
-                    async with s.get(server.replace("https://", "http://") + "/api/v1/nodes", headers={"Authorization": f"Bearer {_token(cfg)}"}) as r:
+                    async with s.get(
+                        server.replace("https://", "http://") + "/api/v1/nodes",
+                        headers={"Authorization": f"Bearer {_token(cfg)}"},
+                    ) as r:
                         # Plain HTTP to a TLS port: aiohttp gets garbage or a 400, never a node list.
                         assert r.status == 400
                         raise aiohttp.ClientError("answered plain http with 400")
@@ -85,7 +109,12 @@ async def test_requests_without_a_token_are_401_and_a_wrong_token_too() -> None:
     async with running_simulator(objects=[NODE]) as sim:
         ctx = _ssl_from(sim.kubeconfig())
         async with aiohttp.ClientSession() as s:
-            for method, path in (("GET", "/api/v1/nodes"), ("DELETE", "/api/v1/nodes/n1"), ("GET", "/apis"), ("GET", "/api/v1/namespaces/default/secrets")):
+            for method, path in (
+                ("GET", "/api/v1/nodes"),
+                ("DELETE", "/api/v1/nodes/n1"),
+                ("GET", "/apis"),
+                ("GET", "/api/v1/namespaces/default/secrets"),
+            ):
                 for headers in ({}, {"Authorization": "Bearer not-a-token"}, {"Authorization": "Basic YTpi"}):
                     async with s.request(method, sim.url + path, ssl=ctx, headers=headers) as r:
                         assert r.status == 401, (method, path, headers)
@@ -98,22 +127,39 @@ async def test_requests_without_a_token_are_401_and_a_wrong_token_too() -> None:
 
 async def test_a_scenario_may_allow_anonymous_reads_only(tmp_path: pathlib.Path) -> None:
     f = tmp_path / "anon.yaml"
-    f.write_text(yaml.safe_dump_all([{"apiVersion": "sim.dragoman.io/v1", "kind": "SimulatorConfig", "anonymousRead": True}, NODE, SECRET]))
+    f.write_text(
+        yaml.safe_dump_all(
+            [{"apiVersion": "sim.dragoman.io/v1", "kind": "SimulatorConfig", "anonymousRead": True}, NODE, SECRET]
+        )
+    )
     assert scenario_mod.load(str(f)).anonymous_read is True
     async with running_simulator(scenario_path=f) as sim:
         ctx = _ssl_from(sim.kubeconfig())
         async with aiohttp.ClientSession() as s:
             async with s.get(sim.url + "/api/v1/nodes", ssl=ctx) as r:
                 assert r.status == 200 and [n["metadata"]["name"] for n in (await r.json())["items"]] == ["n1"]
-            for method, path in (("DELETE", "/api/v1/nodes/n1"), ("GET", "/api/v1/namespaces/default/secrets"), ("GET", "/metrics")):
+            for method, path in (
+                ("DELETE", "/api/v1/nodes/n1"),
+                ("GET", "/api/v1/namespaces/default/secrets"),
+                ("GET", "/metrics"),
+            ):
                 async with s.request(method, sim.url + path, ssl=ctx) as r:
                     assert r.status == 403, (method, path)
                     assert 'User "system:anonymous"' in (await r.json())["message"]
-            async with s.patch(sim.url + "/api/v1/nodes/n1", ssl=ctx, data=b'{"spec":{"unschedulable":true}}', headers={"Content-Type": "application/merge-patch+json"}) as r:
+            async with s.patch(
+                sim.url + "/api/v1/nodes/n1",
+                ssl=ctx,
+                data=b'{"spec":{"unschedulable":true}}',
+                headers={"Content-Type": "application/merge-patch+json"},
+            ) as r:
                 assert r.status == 403
-        assert sim.store.get("nodes", None, "n1") is not None and not sim.store.get("nodes", None, "n1").get("spec", {}).get("unschedulable")
+        assert sim.store.get("nodes", None, "n1") is not None and not sim.store.get("nodes", None, "n1").get(
+            "spec", {}
+        ).get("unschedulable")
     bad = tmp_path / "bad.yaml"
-    bad.write_text(yaml.safe_dump({"apiVersion": "sim.dragoman.io/v1", "kind": "SimulatorConfig", "anonymousRead": "yes"}))
+    bad.write_text(
+        yaml.safe_dump({"apiVersion": "sim.dragoman.io/v1", "kind": "SimulatorConfig", "anonymousRead": "yes"})
+    )
     with pytest.raises(Exception, match="anonymousRead must be true or false"):
         scenario_mod.load(str(bad))
 
@@ -142,7 +188,12 @@ def test_no_shipped_scenario_names_a_token() -> None:
 
 def test_sim_serve_refuses_ports_out_of_range() -> None:
     for port in ("-1", "70000"):
-        proc = subprocess.run([sys.executable, "-m", "dragoman", "sim", "serve", "--port", port], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-m", "dragoman", "sim", "serve", "--port", port],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode == 2 and "Traceback" not in proc.stderr and "--port" in proc.stderr, proc.stderr
 
 

@@ -10,35 +10,52 @@ import json
 import os
 import pathlib
 import random
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 import pytest
+from dragoman.fleet.cluster import connect
+from dragoman.fleet.informer import read_fleet, sync
+from dragoman.fleet.model import FleetModel
+from dragoman.fleet.store import FleetStore
 from migrate_support import audit_records, base_args, cli_process, demo, evictions
 from switch_support import ALL_STEPS, POOL_LABEL, SLICES, NeverBoth, pool_nodes
 from test_switch_e2e import A100, _ready_a100
 
-from dragoman.fleet.cluster import connect
-from dragoman.fleet.informer import read_fleet, sync
-from dragoman.fleet.store import FleetStore
-from dragoman.fleet.model import FleetModel
-
 STEPS = ["cordon", "drain", "exclude-device-plugin", "scope-driver", "device-class", "uncordon", "verify"]
 # Every step boundary, plus points in the middle of a step's writes (a point never reached lets the run finish).
-CRASH_POINTS = ([f"before:{s}" for s in STEPS] + [f"after:{s}" for s in STEPS]
-                + ["cordon:1:intent", "cordon:2:sent", "exclude-device-plugin:1:intent", "exclude-device-plugin:2:sent",
-                   "evict:1:intent", "evict:1:sent", "evict:2:sent"])
+CRASH_POINTS = (
+    [f"before:{s}" for s in STEPS]
+    + [f"after:{s}" for s in STEPS]
+    + [
+        "cordon:1:intent",
+        "cordon:2:sent",
+        "exclude-device-plugin:1:intent",
+        "exclude-device-plugin:2:sent",
+        "evict:1:intent",
+        "evict:1:sent",
+        "evict:2:sent",
+    ]
+)
 # Issue 11's faults: 10% of calls fail (500, 503, 429, short timeouts), every call waits 200 ms, watches are cut every few
 # seconds, 20% of writes to the objects the switch edits meet a 409, and some writes are made but their answer is lost.
 ERROR_RATE = 0.10
 CONFLICT_RATE = 0.20
 LOST_ANSWER_RATE = 0.02
-FAULTS = ("error={e500} code=500; error={e503} code=503; error={e429} code=429 retry-after=1; error={etimeout} code=timeout hang=1s; "
-          "latency={latency}; "
-          "watch-cut-after=3s; conflict={conflict} resources=nodes,daemonsets.apps,configmaps,deviceclasses.resource.k8s.io; "
-          "lost-answer={lost} verbs=create,update,patch,delete; seed={seed}")
+FAULTS = (
+    "error={e500} code=500; error={e503} code=503; error={e429} code=429 retry-after=1; error={etimeout} code=timeout hang=1s; "
+    "latency={latency}; "
+    "watch-cut-after=3s; conflict={conflict} resources=nodes,daemonsets.apps,configmaps,deviceclasses.resource.k8s.io; "
+    "lost-answer={lost} verbs=create,update,patch,delete; seed={seed}"
+)
 MAX_RUNS = 12
-KINDS = {"Node": "nodes", "Pod": "pods", "DaemonSet": "daemonsets.apps", "ResourceSlice": SLICES,
-         "DeviceClass": "deviceclasses.resource.k8s.io", "ResourceClaim": "resourceclaims.resource.k8s.io"}
+KINDS = {
+    "Node": "nodes",
+    "Pod": "pods",
+    "DaemonSet": "daemonsets.apps",
+    "ResourceSlice": SLICES,
+    "DeviceClass": "deviceclasses.resource.k8s.io",
+    "ResourceClaim": "resourceclaims.resource.k8s.io",
+}
 
 
 class NotReadyMidDrain:
@@ -51,7 +68,12 @@ class NotReadyMidDrain:
         self.unsubscribe = sim.store.subscribe(self.on_event)
 
     def on_event(self, etype: str, key: str, obj: dict, old: dict | None) -> None:
-        if self.node is None and key == "pods" and etype == "DELETED" and (obj.get("spec") or {}).get("nodeName") in self.nodes:
+        if (
+            self.node is None
+            and key == "pods"
+            and etype == "DELETED"
+            and (obj.get("spec") or {}).get("nodeName") in self.nodes
+        ):
             drained = obj["spec"]["nodeName"]
             self.node = next(n for n in sorted(self.nodes) if n != drained)
             # Not from inside the store's commit: on the next turn of the loop.
@@ -86,7 +108,9 @@ def audit_once(records: list[dict]) -> dict[str, int]:
     # the canary) runs a new one, so only those two keys may repeat, and every canary created is deleted.
     canary = {k: c for k, c in applied.items() if k.endswith("/verify/canary") or k.endswith("/verify/canary-delete")}
     assert [k for k, c in applied.items() if c > 1 and k not in canary] == []
-    assert sum(c for k, c in canary.items() if k.endswith("/canary")) == sum(c for k, c in canary.items() if k.endswith("-delete"))
+    assert sum(c for k, c in canary.items() if k.endswith("/canary")) == sum(
+        c for k, c in canary.items() if k.endswith("-delete")
+    )
     return {"writes": len(by_id), "applied": len(applied)}
 
 
@@ -102,11 +126,20 @@ def _model(objects: dict[str, list[dict]]) -> FleetModel:
 
 def _pool_view(objects: dict[str, list[dict]], nodes: list[str]) -> dict:
     m = _model(objects)
-    on_pool = {k: sorted(((o["metadata"].get("namespace", ""), o["metadata"]["name"]), o["metadata"]["resourceVersion"])
-                         for o in objs if o["metadata"]["name"] in nodes or ((o.get("spec") or {}).get("nodeName") in nodes))
-               for k, objs in objects.items()}
-    return {"objects": on_pool, "devices": sorted(repr(d) for d in m.devices() if d.node in nodes),
-            "nodes": [repr(m.node(n)) for n in nodes], "pool": repr(m.pool(A100))}
+    on_pool = {
+        k: sorted(
+            ((o["metadata"].get("namespace", ""), o["metadata"]["name"]), o["metadata"]["resourceVersion"])
+            for o in objs
+            if o["metadata"]["name"] in nodes or ((o.get("spec") or {}).get("nodeName") in nodes)
+        )
+        for k, objs in objects.items()
+    }
+    return {
+        "objects": on_pool,
+        "devices": sorted(repr(d) for d in m.devices() if d.node in nodes),
+        "nodes": [repr(m.node(n)) for n in nodes],
+        "pool": repr(m.pool(A100)),
+    }
 
 
 @contextlib.asynccontextmanager
@@ -176,8 +209,16 @@ async def soak_once(tmp: pathlib.Path, seed: int, latency: str = "200ms", rollba
         nodes = pool_nodes(sim, A100)
         watcher = NeverBoth(sim, A100)
         flap = NotReadyMidDrain(sim, nodes)
-        faults_spec = FAULTS.format(seed=seed, e500=ERROR_RATE * 0.25, e503=ERROR_RATE * 0.15, e429=ERROR_RATE * 0.4, etimeout=ERROR_RATE * 0.2,
-                                    conflict=CONFLICT_RATE, lost=LOST_ANSWER_RATE, latency=latency)
+        faults_spec = FAULTS.format(
+            seed=seed,
+            e500=ERROR_RATE * 0.25,
+            e503=ERROR_RATE * 0.15,
+            e429=ERROR_RATE * 0.4,
+            etimeout=ERROR_RATE * 0.2,
+            conflict=CONFLICT_RATE,
+            lost=LOST_ANSWER_RATE,
+            latency=latency,
+        )
         sim.faults.set(faults_spec)
         args = base_args(sim, tmp, A100, "--yes", "--switch-timeout", "120", *ALL_STEPS)
         runs, retries, crashed = await run_until_done(args, point, flap)
@@ -201,14 +242,28 @@ async def soak_once(tmp: pathlib.Path, seed: int, latency: str = "200ms", rollba
         # Every write: one intent, one outcome.
         counts = audit_once(audit_records(tmp))
         await assert_model_equals_relist(sim, nodes, watched)
-        figures = {"seed": seed, "crashPoint": point, "crashed": crashed, "runs": runs, "retries": retries,
-                   "evictions": sum(ev.values()), "writesAudited": counts["writes"], "keysApplied": counts["applied"],
-                   "neverBothEvents": watcher.events, "notReadyNode": flap.node}
+        figures = {
+            "seed": seed,
+            "crashPoint": point,
+            "crashed": crashed,
+            "runs": runs,
+            "retries": retries,
+            "evictions": sum(ev.values()),
+            "writesAudited": counts["writes"],
+            "keysApplied": counts["applied"],
+            "neverBothEvents": watcher.events,
+            "notReadyNode": flap.node,
+        }
 
         if rollback:
             # The whole switch back, under the same faults, killed once at a random step of the rollback.
-            back_point = rnd.choice([f"{w}:rollback:{s}" for w in ("before", "after")
-                                     for s in ("verify", "uncordon", "device-class", "scope-driver", "exclude-device-plugin", "cordon")])
+            back_point = rnd.choice(
+                [
+                    f"{w}:rollback:{s}"
+                    for w in ("before", "after")
+                    for s in ("verify", "uncordon", "device-class", "scope-driver", "exclude-device-plugin", "cordon")
+                ]
+            )
             watcher = NeverBoth(sim, A100)
             sim.faults.set(faults_spec)
             back_args = base_args(sim, tmp, A100, "--yes", "--rollback", "--switch-timeout", "120")
@@ -228,10 +283,22 @@ async def soak_once(tmp: pathlib.Path, seed: int, latency: str = "200ms", rollba
             assert all(c == 1 for c in back_ev.values()) and set(ev) <= set(back_ev), back_ev
             counts = audit_once(audit_records(tmp))
             await assert_model_equals_relist(sim, nodes, watched)
-            figures.update(rollbackCrashPoint=back_point, evictions=sum(back_ev.values()), rollbackCrashed=b_crashed, rollbackRuns=b_runs, runs=runs + b_runs,
-                           retries=retries + b_retries, writesAudited=counts["writes"], keysApplied=counts["applied"],
-                           neverBothEvents=figures["neverBothEvents"] + watcher.events)
-        faults = collections.Counter("lost-answer" if r.lost_answer else r.status for r in sim.request_log if r.status in (409, 429, 500, 503, 504))
+            figures.update(
+                rollbackCrashPoint=back_point,
+                evictions=sum(back_ev.values()),
+                rollbackCrashed=b_crashed,
+                rollbackRuns=b_runs,
+                runs=runs + b_runs,
+                retries=retries + b_retries,
+                writesAudited=counts["writes"],
+                keysApplied=counts["applied"],
+                neverBothEvents=figures["neverBothEvents"] + watcher.events,
+            )
+        faults = collections.Counter(
+            "lost-answer" if r.lost_answer else r.status
+            for r in sim.request_log
+            if r.status in (409, 429, 500, 503, 504)
+        )
         figures.update(faults=dict(faults), requests=len(sim.request_log))
         return figures
 

@@ -8,11 +8,13 @@ import pathlib
 import subprocess
 import sys
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 
 @contextlib.contextmanager
-def served(scenario: str | pathlib.Path, tmp: pathlib.Path, *, controllers: bool = False, timeout: float = 90.0) -> Iterator[pathlib.Path]:
+def served(
+    scenario: str | pathlib.Path, tmp: pathlib.Path, *, controllers: bool = False, timeout: float = 90.0
+) -> Iterator[pathlib.Path]:
     """Serve `scenario` until the block ends; yields the kubeconfig (one context per user, admin current).
 
     Without controllers by default: the objects stay as loaded, and reads are fast and deterministic under load.
@@ -21,9 +23,23 @@ def served(scenario: str | pathlib.Path, tmp: pathlib.Path, *, controllers: bool
     log_path = tmp / "serve.log"
     with log_path.open("w") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "dragoman", "sim", "serve", "--scenario", str(scenario), "--write-kubeconfig", str(kubeconfig),
-             *([] if controllers else ["--no-controllers"])],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=str(tmp), env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            [
+                sys.executable,
+                "-m",
+                "dragoman",
+                "sim",
+                "serve",
+                "--scenario",
+                str(scenario),
+                "--write-kubeconfig",
+                str(kubeconfig),
+                *([] if controllers else ["--no-controllers"]),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=str(tmp),
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
     try:
         deadline = time.monotonic() + timeout

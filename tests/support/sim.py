@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import pathlib
 import tempfile
-from typing import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable
 
 from dragoman.sim import scenario as scenario_mod
 from dragoman.sim.server import Simulator

@@ -7,10 +7,10 @@ import pathlib
 import time
 
 import pytest
-
 from dragoman.sim.scenarios import DEMO_PATH
 from dragoman.tui.app import DragomanApp
 from dragoman.tui.source import open_cluster_feed, open_snapshot_feed
+
 from tests.support.sim import running_simulator
 
 SIZE = (120, 40)
@@ -45,7 +45,9 @@ async def demo_app(size=SIZE, **informer_kw):
 def snapshot_copy(tmp_path: pathlib.Path) -> str:
     """The pinned demo as a snapshot file with a fixed provenance line, so the SNAPSHOT badge's date never changes."""
     path = tmp_path / "demo-snapshot.yaml"
-    path.write_text("# dragoman snapshot of https://demo (context demo, v1.37.1) at 2026-11-01T10:00:00Z\n" + DEMO_PATH.read_text())
+    path.write_text(
+        "# dragoman snapshot of https://demo (context demo, v1.37.1) at 2026-11-01T10:00:00Z\n" + DEMO_PATH.read_text()
+    )
     return str(path)
 
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from textual.widgets import DataTable, Sparkline, Static
-
 from dragoman.fleet import accounting as A
 from dragoman.widgets import accounting as WA
+from textual.widgets import DataTable, Sparkline, Static
+
 from tests.fleet.test_accounting import demo_model
 from tests.tui.conftest import demo_app, snapshot_app, snapshot_copy, wait_for
 
@@ -23,8 +23,11 @@ async def test_accounting_answers_what_the_a100_move_costs_by_keyboard(tmp_path,
     monkeypatch.setenv("DRAGOMAN_STATE_DIR", str(tmp_path))
     async with demo_app() as (sim, app, pilot):
         await pilot.press("colon", *"accounting", "enter")
-        await wait_for(pilot, lambda: type(app.screen).__name__ == "AccountingScreen" and app.screen.acc is not None,
-                       what="the accounting view")
+        await wait_for(
+            pilot,
+            lambda: type(app.screen).__name__ == "AccountingScreen" and app.screen.acc is not None,
+            what="the accounting view",
+        )
         screen = app.screen
         pools = _rows(screen, "#acc-pools")
         assert pools["a100-train"][2] == "24" and pools["a100-train"][7] == "24"  # allocatable, drop if moved
@@ -36,11 +39,17 @@ async def test_accounting_answers_what_the_a100_move_costs_by_keyboard(tmp_path,
         quotas = _rows(screen, "#acc-quotas")
         assert quotas["ml-training|gpu-quota|requests.nvidia.com/gpu"][6] == "≈ same number, new meaning"
         # The dashboard's recording rules sum allocatable: named, with what they miss today and what to count instead.
-        await wait_for(pilot, lambda: "monitoring/gpu-capacity" in _text(screen, "#acc-rules"), what="the rules reading allocatable")
+        await wait_for(
+            pilot,
+            lambda: "monitoring/gpu-capacity" in _text(screen, "#acc-rules"),
+            what="the rules reading allocatable",
+        )
         rules = _text(screen, "#acc-rules")
         missed = screen.acc.totals["missedByAllocatableNow"]
-        assert (f"record: cluster:nvidia_gpu_allocatable:sum: sums allocatable; misses {missed} GPUs today, 24 more after "
-                "a100-train moves") in rules.replace("\n", " ") and "ResourceSlices" in rules
+        assert (
+            f"record: cluster:nvidia_gpu_allocatable:sum: sums allocatable; misses {missed} GPUs today, 24 more after "
+            "a100-train moves"
+        ) in rules.replace("\n", " ") and "ResourceSlices" in rules
         assert "alert: GPUCapacityDropped" in rules
         # Highlighting another pool recomputes the quotas for that move.
         table = screen.query_one("#acc-pools", DataTable)
@@ -58,20 +67,31 @@ async def test_accounting_answers_what_the_a100_move_costs_by_keyboard(tmp_path,
         await wait_for(pilot, lambda: app.screen is screen, what="back to accounting")
         screen.query_one("#acc-pools", DataTable).focus()
         await pilot.press("enter")
-        await wait_for(pilot, lambda: getattr(getattr(app.screen, "view", None), "name", "") == "nodes", what="nodes of the pool")
+        await wait_for(
+            pilot, lambda: getattr(getattr(app.screen, "view", None), "name", "") == "nodes", what="nodes of the pool"
+        )
         assert app.screen.view.scope == ("pool", "a100-mig")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen, what="back to accounting")
         # One A100 node loses its device plugin (allocatable 0): the row and the drop follow live.
         node = sorted(v.name for v in app.feed.model.pool_nodes("a100-train"))[0]
-        await app.feed.cluster.request("PATCH", f"/api/v1/nodes/{node}/status",
-                                       body={"status": {"allocatable": {"nvidia.com/gpu": "0"}}},
-                                       content_type="application/merge-patch+json")
-        await wait_for(pilot, lambda: _rows(screen, "#acc-pools")["a100-train"][2] == "16", what="allocatable to drop live")
+        await app.feed.cluster.request(
+            "PATCH",
+            f"/api/v1/nodes/{node}/status",
+            body={"status": {"allocatable": {"nvidia.com/gpu": "0"}}},
+            content_type="application/merge-patch+json",
+        )
+        await wait_for(
+            pilot, lambda: _rows(screen, "#acc-pools")["a100-train"][2] == "16", what="allocatable to drop live"
+        )
         row = _rows(screen, "#acc-pools")["a100-train"]
-        assert row[1] == "◐ partly" and row[6] == "8" and row[7] == "16"  # 8 GPUs already missed, 16 more when the rest moves
+        assert (
+            row[1] == "◐ partly" and row[6] == "8" and row[7] == "16"
+        )  # 8 GPUs already missed, 16 more when the rest moves
         await pilot.press("escape")
-        await wait_for(pilot, lambda: getattr(getattr(app.screen, "view", None), "name", "") == "pools", what="back to pools")
+        await wait_for(
+            pilot, lambda: getattr(getattr(app.screen, "view", None), "name", "") == "pools", what="back to pools"
+        )
 
 
 async def test_load_view_samples_counts_and_forecasts_claims(tmp_path, monkeypatch) -> None:
@@ -81,8 +101,15 @@ async def test_load_view_samples_counts_and_forecasts_claims(tmp_path, monkeypat
         await wait_for(pilot, lambda: type(app.screen).__name__ == "LoadScreen", what="the load view")
         screen = app.screen
         model = app.feed.model
-        await wait_for(pilot, lambda: getattr(app.feed, "load_sampler", None) and app.feed.load_sampler.latest
-                       and app.feed.load_sampler.latest.api is not None, what="a first sample with /metrics")
+        await wait_for(
+            pilot,
+            lambda: (
+                getattr(app.feed, "load_sampler", None)
+                and app.feed.load_sampler.latest
+                and app.feed.load_sampler.latest.api is not None
+            ),
+            what="a first sample with /metrics",
+        )
         assert _text(screen, "#value-claims") == str(len(model.objects["ResourceClaim"]))
         assert _text(screen, "#value-slices") == str(len(model.objects["ResourceSlice"]))
         assert int(_text(screen, "#value-apiObjects")) == sum(sim.store.counts().values())
@@ -111,8 +138,16 @@ def test_accounting_view_snapshot(snap_compare, tmp_path) -> None:
     async def run_before(pilot) -> None:
         await wait_for(pilot, lambda: pilot.app.feed.loaded, 60, "the snapshot to load")
         await pilot.press("colon", *"accounting", "enter")
-        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "AccountingScreen" and pilot.app.screen.acc is not None
-                       and pilot.app.screen.rules_done, 60, what="the accounting view with the snapshot's rules")
+        await wait_for(
+            pilot,
+            lambda: (
+                type(pilot.app.screen).__name__ == "AccountingScreen"
+                and pilot.app.screen.acc is not None
+                and pilot.app.screen.rules_done
+            ),
+            60,
+            what="the accounting view with the snapshot's rules",
+        )
         await pilot.pause()
 
     assert snap_compare(snapshot_app(path), terminal_size=(120, 40), run_before=run_before)

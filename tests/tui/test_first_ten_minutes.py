@@ -18,8 +18,17 @@ def screen_text(app) -> list[str]:
 
 
 async def settle(pilot, app) -> None:
-    await wait_for(pilot, lambda: app.feed.loaded and app.feed.fleet.diagnosed and bool(app.feed.fleet.catalogue)
-                   and getattr(app.screen, "populated", True), 60, "the snapshot to load")
+    await wait_for(
+        pilot,
+        lambda: (
+            app.feed.loaded
+            and app.feed.fleet.diagnosed
+            and bool(app.feed.fleet.catalogue)
+            and getattr(app.screen, "populated", True)
+        ),
+        60,
+        "the snapshot to load",
+    )
     await pilot.pause(0.1)
 
 
@@ -58,7 +67,9 @@ async def test_2_readme_filters_match_the_h100s_and_an_empty_result_says_why(sna
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
         await pilot.press("3")
-        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "devices" and app.screen.populated, what="devices")
+        await wait_for(
+            pilot, lambda: getattr(app.screen, "name", "") == "devices" and app.screen.populated, what="devices"
+        )
         table = app.screen.table
         counts = {}
         for text in ("productName=NVIDIA*H100*", "*H100*", "*80GB*", "h100"):
@@ -94,16 +105,18 @@ async def test_3_highlighted_rows_and_every_view_keep_their_contrast(snap, size)
 
 # 4 and 5 -----------------------------------------------------------------------------------------------------------
 async def test_4_wizard_opens_at_the_top_with_the_blocked_reason_and_state_column_at_80(tmp_path) -> None:
-    from migrate_support import demo
-
     from dragoman.fleet.cluster import connect
     from dragoman.tui.screens.migrate import MigrateScreen
+    from migrate_support import demo
+
     from tests.tui.test_migrate_wizard import WizardApp, options, until
 
     async with demo() as sim:
         cluster = await connect(str(sim.kubeconfig_path), "dragoman-sim-viewer")  # may not write: preflight blocks
         try:
-            screen = MigrateScreen("l4-serve", cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=False)
+            screen = MigrateScreen(
+                "l4-serve", cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=False
+            )
             app = WizardApp(screen)
             async with app.run_test(size=(80, 24)) as pilot:
                 await until(pilot, lambda: screen.plan is not None)
@@ -123,18 +136,24 @@ async def test_4_wizard_opens_at_the_top_with_the_blocked_reason_and_state_colum
 
 
 async def test_5_a_after_a_cancelled_rollback_applies_the_migration_plan(tmp_path) -> None:
-    from migrate_support import demo
-
     from dragoman.fleet.cluster import connect
     from dragoman.tui.screens.confirm import ConfirmWriteScreen
     from dragoman.tui.screens.migrate import MigrateScreen
+    from migrate_support import demo
+
     from tests.tui.test_migrate_wizard import WizardApp, options, until
 
     async with demo() as sim:
         cluster = await connect(str(sim.kubeconfig_path))
         try:
-            screen = MigrateScreen("l4-serve", cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=False,
-                                   steps=["cordon"])
+            screen = MigrateScreen(
+                "l4-serve",
+                cluster=cluster,
+                options=options(),
+                audit_path=str(tmp_path / "a.jsonl"),
+                read_only=False,
+                steps=["cordon"],
+            )
             app = WizardApp(screen)
             async with app.run_test(size=(120, 40)) as pilot:
                 await until(pilot, lambda: screen.plan is not None)
@@ -147,7 +166,9 @@ async def test_5_a_after_a_cancelled_rollback_applies_the_migration_plan(tmp_pat
                 await until(pilot, rollback_answered)
                 if isinstance(app.screen, ConfirmWriteScreen):
                     await pilot.press("escape")
-                await until(pilot, lambda: app.screen is screen and screen.plan is not None and not screen.plan.rollback)
+                await until(
+                    pilot, lambda: app.screen is screen and screen.plan is not None and not screen.plan.rollback
+                )
                 await pilot.press("a")
                 await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
                 assert app.screen.title_text.startswith("Apply")
@@ -170,7 +191,9 @@ async def test_6_esc_in_the_playground_keeps_the_selector_and_goes_back_where_it
         await pilot.press("escape")
         await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "pending", what="back to stuck pods")
         await pilot.press("colon", *"cel", "enter")
-        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "cel" and app.screen.ready, what="playground again")
+        await wait_for(
+            pilot, lambda: getattr(app.screen, "name", "") == "cel" and app.screen.ready, what="playground again"
+        )
         assert "H100" in app.screen.editor.text
 
 
@@ -222,12 +245,23 @@ async def test_9_generate_form_reads_at_80x24_and_checks_the_resource_name_first
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, app)
         await pilot.press("colon", *"cel", "enter")
-        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "cel" and app.screen.outcome is not None, what="playground")
+        await wait_for(
+            pilot,
+            lambda: getattr(app.screen, "name", "") == "cel" and app.screen.outcome is not None,
+            what="playground",
+        )
         counts = "\n".join(screen_text(app))
         assert "by pool:" in counts  # the third counts line is on screen at 80 columns
         app.screen.editor.load_text('device.driver == "no.such.driver"')
-        await wait_for(pilot, lambda: app.screen.outcome is not None and app.screen.outcome.expression.endswith('driver"')
-                       and app.screen.shown_gen == app.screen.gen, what="0 matches")
+        await wait_for(
+            pilot,
+            lambda: (
+                app.screen.outcome is not None
+                and app.screen.outcome.expression.endswith('driver"')
+                and app.screen.shown_gen == app.screen.gen
+            ),
+            what="0 matches",
+        )
         await pilot.press("ctrl+g")
         await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "cel-generate", what="generate")
         await pilot.press("tab", *"gpu.nvidia.com")
@@ -270,7 +304,9 @@ async def test_11_y_and_d_on_pools_and_attributes(snap) -> None:
         body = str(app.screen.query_one("#detail-text").render())
         assert "{" not in body and "ownership: mixed (" in body
         await pilot.press("escape", "7")
-        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "attributes" and app.screen.populated, what="attributes")
+        await wait_for(
+            pilot, lambda: getattr(app.screen, "name", "") == "attributes" and app.screen.populated, what="attributes"
+        )
         await pilot.press("y")
         await wait_for(pilot, lambda: getattr(app.screen, "mode", "") == "yaml", what="attribute yaml")
         assert "values:" in str(app.screen.query_one("#detail-text").render())
@@ -285,8 +321,14 @@ def test_12_snapshot_header_reads_a_demo_snapshots_version(tmp_path) -> None:
     from dragoman.tui.feed import snapshot_provenance
 
     path = tmp_path / "s.yaml"
-    path.write_text("# dragoman snapshot of the demo simulator (context dragoman-sim, v1.37.1) at 2026-12-01T20:43:21Z\n")
-    assert snapshot_provenance(str(path)) == {"server": "the demo simulator", "context": "dragoman-sim", "version": "v1.37.1"}
+    path.write_text(
+        "# dragoman snapshot of the demo simulator (context dragoman-sim, v1.37.1) at 2026-12-01T20:43:21Z\n"
+    )
+    assert snapshot_provenance(str(path)) == {
+        "server": "the demo simulator",
+        "context": "dragoman-sim",
+        "version": "v1.37.1",
+    }
 
 
 def test_12_header_says_read_only_when_rbac_refuses_writes() -> None:
@@ -303,16 +345,27 @@ def test_12_playground_lists_matches_before_non_matches() -> None:
     from dragoman.widgets.cel_results import table_rows
 
     out = Outcome(expression="x")
-    out.rows = [("no-match", "d", "p", "gpu-1", "n", "L4", "clause"), ("match", "d", "p", "gpu-0", "n", "H100", ""),
-                ("error", "d", "p", "gpu-2", "n", "T4", "no such key")]
+    out.rows = [
+        ("no-match", "d", "p", "gpu-1", "n", "L4", "clause"),
+        ("match", "d", "p", "gpu-0", "n", "H100", ""),
+        ("error", "d", "p", "gpu-2", "n", "T4", "no such key"),
+    ]
     assert [r[0] for r in table_rows(out)] == ["✗ error", "✓ match", "· no match"]
 
 
 async def test_12_migrate_picker_highlights_and_greys_migrated_pools(tmp_path) -> None:
     async with demo_app() as (sim, app, pilot):
         await pilot.press("colon", *"migrate", "enter")
-        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "migrate" and app.screen.query("#mig-pools")
-                       and app.screen.query_one("#mig-pools").option_count > 0, 60, "the picker")
+        await wait_for(
+            pilot,
+            lambda: (
+                getattr(app.screen, "name", "") == "migrate"
+                and app.screen.query("#mig-pools")
+                and app.screen.query_one("#mig-pools").option_count > 0
+            ),
+            60,
+            "the picker",
+        )
         ol = app.screen.query_one("#mig-pools")
         assert ol.highlighted == 0
         disabled = [ol.get_option_at_index(i) for i in range(ol.option_count) if ol.get_option_at_index(i).disabled]

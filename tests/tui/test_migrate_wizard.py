@@ -10,11 +10,10 @@ import sys
 from textual.app import App
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "actions"))
-from migrate_support import L4, T4, T4_NODES, audit_records, assert_one_intent_one_outcome, demo, evictions, node  # noqa: E402
-
 from dragoman.actions.steps import STEP_ORDER, Options  # noqa: E402
 from dragoman.tui.screens.confirm import ConfirmWriteScreen  # noqa: E402
 from dragoman.tui.screens.migrate import MigrateScreen  # noqa: E402
+from migrate_support import L4, T4, T4_NODES, assert_one_intent_one_outcome, audit_records, demo, evictions, node  # noqa: E402
 
 
 class WizardApp(App):
@@ -44,8 +43,14 @@ async def test_wizard_cancel_then_typed_pool_name_then_apply_and_rollback(tmp_pa
     async with demo() as sim:
         cluster = await connect(str(sim.kubeconfig_path))
         try:
-            screen = MigrateScreen(L4, cluster=cluster, options=options(), audit_path=str(tmp_path / "audit.jsonl"), read_only=False,
-                                   steps=["cordon", "drain"])  # this test is about cordon and drain
+            screen = MigrateScreen(
+                L4,
+                cluster=cluster,
+                options=options(),
+                audit_path=str(tmp_path / "audit.jsonl"),
+                read_only=False,
+                steps=["cordon", "drain"],
+            )  # this test is about cordon and drain
             app = WizardApp(screen)
             async with app.run_test(size=(110, 40)) as pilot:
                 await until(pilot, lambda: screen.plan is not None)
@@ -91,9 +96,21 @@ async def test_wizard_cancel_then_typed_pool_name_then_apply_and_rollback(tmp_pa
                 assert not app.screen.typed
                 assert app.focused is not None and app.focused.id == "cancel"  # nothing to type: Cancel has the focus
                 await pilot.click("#confirm")
-                await until(pilot, lambda: screen.result is not None and screen.plan is not None and screen.plan.rollback
-                            and screen.result.steps.get("rollback:cordon") == "done", timeout=60)
-            nodes = [e.obj for e in sim.store.entries("nodes") if e.obj["metadata"]["labels"].get("cloud.google.com/gke-nodepool") == L4]
+                await until(
+                    pilot,
+                    lambda: (
+                        screen.result is not None
+                        and screen.plan is not None
+                        and screen.plan.rollback
+                        and screen.result.steps.get("rollback:cordon") == "done"
+                    ),
+                    timeout=60,
+                )
+            nodes = [
+                e.obj
+                for e in sim.store.entries("nodes")
+                if e.obj["metadata"]["labels"].get("cloud.google.com/gke-nodepool") == L4
+            ]
             assert not any(n["spec"].get("unschedulable") for n in nodes)
             assert_one_intent_one_outcome(audit_records(tmp_path))
         finally:
@@ -107,7 +124,13 @@ async def test_wizard_production_context_needs_its_name_typed_too(tmp_path: path
         cluster = await connect(str(sim.kubeconfig_path))
         try:
             # The simulator's context is `dragoman-sim`; call `sim` a production word for this test.
-            screen = MigrateScreen(T4, cluster=cluster, options=options(prod_patterns=("sim",)), audit_path=str(tmp_path / "a.jsonl"), read_only=False)
+            screen = MigrateScreen(
+                T4,
+                cluster=cluster,
+                options=options(prod_patterns=("sim",)),
+                audit_path=str(tmp_path / "a.jsonl"),
+                read_only=False,
+            )
             app = WizardApp(screen)
             async with app.run_test(size=(110, 40)) as pilot:
                 await until(pilot, lambda: screen.plan is not None)
@@ -141,7 +164,9 @@ async def test_wizard_read_only_has_no_write_keys(tmp_path: pathlib.Path) -> Non
     async with demo() as sim:
         cluster = await connect(str(sim.kubeconfig_path))
         try:
-            screen = MigrateScreen(T4, cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=True)
+            screen = MigrateScreen(
+                T4, cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=True
+            )
             app = WizardApp(screen)
             async with app.run_test(size=(110, 40)) as pilot:
                 await until(pilot, lambda: screen.plan is not None)
@@ -164,7 +189,9 @@ async def test_wizard_without_a_pool_lists_the_pools_to_pick(tmp_path: pathlib.P
     async with demo() as sim:
         cluster = await connect(str(sim.kubeconfig_path))
         try:
-            screen = MigrateScreen(None, cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=True)
+            screen = MigrateScreen(
+                None, cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=True
+            )
             app = WizardApp(screen)
             async with app.run_test(size=(110, 40)) as pilot:
                 ol = screen.query_one("#mig-pools")
@@ -179,7 +206,9 @@ async def test_wizard_without_a_pool_lists_the_pools_to_pick(tmp_path: pathlib.P
             await cluster.close()
 
 
-async def test_m_on_the_pools_view_opens_the_wizard_of_that_pool_and_migrate_jumps_there(tmp_path: pathlib.Path, monkeypatch) -> None:
+async def test_m_on_the_pools_view_opens_the_wizard_of_that_pool_and_migrate_jumps_there(
+    tmp_path: pathlib.Path, monkeypatch
+) -> None:
     from tests.tui.conftest import demo_app, wait_for
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))

@@ -7,12 +7,12 @@ import json
 import kubernetes_validate
 import pytest
 import yaml
-from textual.widgets import DataTable, Input, Select, Static, TextArea
-
+from dragoman.sim.scenarios import DEMO_PATH
 from dragoman.tui.app import DragomanApp
 from dragoman.tui.screens.playground import GenerateScreen, PlaygroundScreen
 from dragoman.tui.source import open_cluster_feed
-from dragoman.sim.scenarios import DEMO_PATH
+from textual.widgets import DataTable, Input, Select, Static, TextArea
+
 from tests.support.sim import running_simulator
 from tests.tui.conftest import demo_app, ready, wait_for
 
@@ -36,8 +36,12 @@ async def open_playground(pilot, app) -> PlaygroundScreen:
 
 async def set_expression(pilot, screen: PlaygroundScreen, text: str) -> None:
     screen.editor.load_text(text)
-    await wait_for(pilot, lambda: screen.outcome is not None and screen.outcome.expression == text and screen.shown_gen == screen.gen,
-                   30, f"evaluation of {text!r}")
+    await wait_for(
+        pilot,
+        lambda: screen.outcome is not None and screen.outcome.expression == text and screen.shown_gen == screen.gen,
+        30,
+        f"evaluation of {text!r}",
+    )
 
 
 def table_rows(screen) -> list[tuple]:
@@ -67,12 +71,18 @@ async def test_typing_changes_counts_syntax_errors_runtime_errors_and_false_clau
         await set_expression(pilot, screen, 'device.attributes["gpu.nvidia.com"].index < 4')
         await wait_for(pilot, lambda: screen.explained_gen == screen.gen, 30, "error reasons")
         errors = text_of(app, "#cel-errors")
-        assert "no such key: index" in errors and "177 devices" in errors and "blocks scheduling of every pod using this selector" in errors
+        assert (
+            "no such key: index" in errors
+            and "177 devices" in errors
+            and "blocks scheduling of every pod using this selector" in errors
+        )
         assert "error 177" in counts(app)
 
         # A && B && C: the first false clause by its source text, per device.
-        expr = ('device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu" '
-                '&& device.attributes["gpu.nvidia.com"].architecture == "Hopper"')
+        expr = (
+            'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu" '
+            '&& device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
+        )
         await set_expression(pilot, screen, expr)
         await wait_for(pilot, lambda: screen.explained_gen == screen.gen, 30, "rows")
         rows = table_rows(screen)
@@ -114,19 +124,36 @@ async def test_counts_follow_live_slice_events_past_the_cached_groupings():
         await set_expression(pilot, screen, f"{H100} || {flag}")
         await wait_for(pilot, lambda: "match 24 " in counts(app), 30, "H100 counts")
         await set_expression(pilot, screen, f"{H100} || ({flag})")  # the group of "no canary anywhere" is cached now
-        entry = next(e for e in sim.store.entries("resourceslices")
-                     if (e.obj["spec"].get("devices") or [{}])[0].get("attributes", {}).get("productName", {}).get("string") == "NVIDIA H100 80GB HBM3")
+        entry = next(
+            e
+            for e in sim.store.entries("resourceslices")
+            if (e.obj["spec"].get("devices") or [{}])[0].get("attributes", {}).get("productName", {}).get("string")
+            == "NVIDIA H100 80GB HBM3"
+        )
         sl = sim.store.get("resourceslices", None, entry.obj["metadata"]["name"])
         sl["spec"]["devices"][0]["attributes"]["productName"] = {"string": "NVIDIA H200"}
         sl["spec"]["devices"][1]["attributes"]["canary"] = {"string": "yes"}
         sim.store.update("resourceslices", sl)
         model = app.feed.model
-        await wait_for(pilot, lambda: any((d.get("attributes") or {}).get("canary") for s in model.current_slices()
-                                          for d in s["spec"].get("devices") or ()), 30, "the slice event")
+        await wait_for(
+            pilot,
+            lambda: any(
+                (d.get("attributes") or {}).get("canary")
+                for s in model.current_slices()
+                for d in s["spec"].get("devices") or ()
+            ),
+            30,
+            "the slice event",
+        )
         # The next keystroke evaluates the new devices: one H100 fewer, one canary more (it is also an H100).
         screen.editor.move_cursor(screen.editor.document.end)
         await pilot.press("space")
-        await wait_for(pilot, lambda: screen.outcome.expression.endswith(" ") and screen.shown_gen == screen.gen, 30, "re-evaluation")
+        await wait_for(
+            pilot,
+            lambda: screen.outcome.expression.endswith(" ") and screen.shown_gen == screen.gen,
+            30,
+            "re-evaluation",
+        )
         assert "match 23 " in counts(app), counts(app)
         await set_expression(pilot, screen, flag)
         assert "match 1 " in counts(app), counts(app)
@@ -137,8 +164,16 @@ async def test_counts_follow_live_slice_events_past_the_cached_groupings():
 async def test_open_in_playground_from_a_stuck_pod_and_from_a_class():
     async with demo_app() as (_sim, app, pilot):
         await pilot.press("colon", *"pending", "enter")
-        await wait_for(pilot, lambda: getattr(app.screen, "view", None) is not None and app.screen.view.name == "pending"
-                       and app.screen.populated, 30, "stuck pods")
+        await wait_for(
+            pilot,
+            lambda: (
+                getattr(app.screen, "view", None) is not None
+                and app.screen.view.name == "pending"
+                and app.screen.populated
+            ),
+            30,
+            "stuck pods",
+        )
         table = app.screen.table
         key = ("research", "llm-eval-tjswx")
         assert table.move_to(key)
@@ -146,7 +181,9 @@ async def test_open_in_playground_from_a_stuck_pod_and_from_a_class():
         await pilot.press("p")
         await wait_for(pilot, lambda: isinstance(app.screen, PlaygroundScreen), 10, "the playground")
         screen = app.screen
-        await wait_for(pilot, lambda: screen.explained_gen == screen.gen and screen.explained_gen >= 0, 30, "explained rows")
+        await wait_for(
+            pilot, lambda: screen.explained_gen == screen.gen and screen.explained_gen >= 0, 30, "explained rows"
+        )
         assert "h100-80gi" in text_of(app, "#cel-title")
         assert "class gpu.nvidia.com" in text_of(app, "#cel-base")
         assert "match 0 " in counts(app)
@@ -161,7 +198,9 @@ async def test_open_in_playground_from_a_stuck_pod_and_from_a_class():
         idx = next(i for i, (t, _) in enumerate(picker.items) if t == "DeviceClass mig-1g.10gb.nvidia.com")
         picker.query_one("#picker").highlighted = idx
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, PlaygroundScreen) and "match 112 " in counts(app), 30, "class counts")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, PlaygroundScreen) and "match 112 " in counts(app), 30, "class counts"
+        )
         # History keeps the pod's selector.
         await pilot.press("ctrl+e")
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "PickerScreen", 10, "history")
@@ -182,7 +221,9 @@ async def test_tiers_class_yaml_save_dry_run_and_apply_are_audited(tmp_path, mon
         await wait_for(pilot, lambda: "mig-1g-10gb" in gen.query_one("#gen-yaml", TextArea).text, 10, "MIG tiers")
         assert "deviceclass.resource.kubernetes.io/mig-1g-10gb" in str(gen.query_one("#gen-notes", Static).render())
         gen.query_one("#gen-kind", Select).value = "tiers-product"
-        await wait_for(pilot, lambda: "nvidia-h100-80gb-hbm3" in gen.query_one("#gen-yaml", TextArea).text, 10, "product tiers")
+        await wait_for(
+            pilot, lambda: "nvidia-h100-80gb-hbm3" in gen.query_one("#gen-yaml", TextArea).text, 10, "product tiers"
+        )
         for doc in yaml.safe_load_all(gen.query_one("#gen-yaml", TextArea).text):
             assert kubernetes_validate.validate(doc, "1.37.0", strict=True) == "1.37"
 
@@ -190,9 +231,13 @@ async def test_tiers_class_yaml_save_dry_run_and_apply_are_audited(tmp_path, mon
         gen.query_one("#gen-kind", Select).value = "class"
         gen.query_one("#gen-name", Input).value = "h100-only"
         gen.query_one("#gen-ern", Input).value = "nvidia.com/gpu"
-        await wait_for(pilot, lambda: "blast radius" in str(gen.query_one("#gen-warnings", Static).render()), 10, "warning")
+        await wait_for(
+            pilot, lambda: "blast radius" in str(gen.query_one("#gen-warnings", Static).render()), 10, "warning"
+        )
         gen.query_one("#gen-ern", Input).value = ""
-        await wait_for(pilot, lambda: "extendedResourceName" not in gen.query_one("#gen-yaml", TextArea).text, 10, "no ern")
+        await wait_for(
+            pilot, lambda: "extendedResourceName" not in gen.query_one("#gen-yaml", TextArea).text, 10, "no ern"
+        )
         doc = yaml.safe_load(gen.query_one("#gen-yaml", TextArea).text)
         assert kubernetes_validate.validate(doc, "1.37.0", strict=True) == "1.37"
         assert doc["spec"]["selectors"][0]["cel"]["expression"] == H100
@@ -207,7 +252,9 @@ async def test_tiers_class_yaml_save_dry_run_and_apply_are_audited(tmp_path, mon
         # Server dry run: validated by the simulator, nothing stored.
         sim.request_log.clear()
         await pilot.press("ctrl+t")
-        await wait_for(pilot, lambda: "would be created" in str(gen.query_one("#gen-status", Static).render()), 30, "dry run")
+        await wait_for(
+            pilot, lambda: "would be created" in str(gen.query_one("#gen-status", Static).render()), 30, "dry run"
+        )
         assert not sim.request_log.writes()
         assert sim.store.get("deviceclasses", None, "h100-only") is None
 
@@ -216,16 +263,28 @@ async def test_tiers_class_yaml_save_dry_run_and_apply_are_audited(tmp_path, mon
         await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmScreen", 10, "confirmation")
         assert app.screen.focused.id == "no"
         await pilot.press("y")
-        await wait_for(pilot, lambda: "created" in str(gen.query_one("#gen-status", Static).render())
-                       and "would" not in str(gen.query_one("#gen-status", Static).render()), 30, "apply")
+        await wait_for(
+            pilot,
+            lambda: (
+                "created" in str(gen.query_one("#gen-status", Static).render())
+                and "would" not in str(gen.query_one("#gen-status", Static).render())
+            ),
+            30,
+            "apply",
+        )
         writes = sim.request_log.writes()
         assert [(w.method, w.resource) for w in writes] == [("POST", "deviceclasses.resource.k8s.io")]
         assert sim.store.get("deviceclasses", None, "h100-only") is not None
         got = await app.feed.cluster.get("/apis/resource.k8s.io/v1/deviceclasses/h100-only")
         assert got["spec"]["selectors"][0]["cel"]["expression"] == H100
-        records = [json.loads(line) for line in (tmp_path / "state" / "dragoman" / "audit.jsonl").read_text().splitlines()]
+        records = [
+            json.loads(line) for line in (tmp_path / "state" / "dragoman" / "audit.jsonl").read_text().splitlines()
+        ]
         assert [r["record"] for r in records] == ["intent", "outcome"]
-        assert records[0]["object"] == {"kind": "DeviceClass", "namespace": "", "name": "h100-only"} and records[1]["result"] == "applied"
+        assert (
+            records[0]["object"] == {"kind": "DeviceClass", "namespace": "", "name": "h100-only"}
+            and records[1]["result"] == "applied"
+        )
 
 
 async def test_claim_template_with_pod_snippet_validates():
@@ -238,8 +297,15 @@ async def test_claim_template_with_pod_snippet_validates():
         gen.query_one("#gen-kind", Select).value = "template"
         gen.query_one("#gen-name", Input).value = "hopper"
         gen.query_one("#gen-ns", Input).value = "research"
-        await wait_for(pilot, lambda: "ResourceClaimTemplate" in gen.query_one("#gen-yaml", TextArea).text
-                       and "name: hopper" in gen.query_one("#gen-yaml", TextArea).text, 10, "template")
+        await wait_for(
+            pilot,
+            lambda: (
+                "ResourceClaimTemplate" in gen.query_one("#gen-yaml", TextArea).text
+                and "name: hopper" in gen.query_one("#gen-yaml", TextArea).text
+            ),
+            10,
+            "template",
+        )
         text = gen.query_one("#gen-yaml", TextArea).text
         tpl, snippet = text.split("# pod side")
         doc = yaml.safe_load(tpl)
@@ -273,10 +339,9 @@ async def test_read_only_has_no_apply_and_writes_nothing():
 
 async def test_refilling_the_table_in_place_shows_what_a_full_refill_shows():
     # Keystrokes that keep the row count change the differing cells only; the table must end up as a full refill's.
-    from textual.app import App
-
     from dragoman.fleet.cel_playground import Outcome
     from dragoman.widgets.cel_results import COLUMNS, fill
+    from textual.app import App
 
     class Two(App):
         def compose(self):
@@ -287,11 +352,30 @@ async def test_refilling_the_table_in_place_shows_what_a_full_refill_shows():
 
     def outcome(reasons: list[str], devices: int = 6) -> Outcome:
         kinds = ["error", "no-match", "match"]
-        return Outcome("x", rows=[(kinds[i % 3], "d", f"pool-{i}", f"gpu-{i}", "n", "H100", "" if i % 3 == 2 else reasons[i % len(reasons)])
-                                  for i in range(devices)])
+        return Outcome(
+            "x",
+            rows=[
+                (
+                    kinds[i % 3],
+                    "d",
+                    f"pool-{i}",
+                    f"gpu-{i}",
+                    "n",
+                    "H100",
+                    "" if i % 3 == 2 else reasons[i % len(reasons)],
+                )
+                for i in range(devices)
+            ],
+        )
 
-    steps = [outcome(["no such key: p"]), outcome(["no such key: pr", "a longer clause == [x] than before"]),
-             outcome(["short"]), outcome(["short", "two\nlines of clause"]), outcome(["short"], devices=4), outcome(["grown again, and now wider than any clause before it"], 4)]
+    steps = [
+        outcome(["no such key: p"]),
+        outcome(["no such key: pr", "a longer clause == [x] than before"]),
+        outcome(["short"]),
+        outcome(["short", "two\nlines of clause"]),
+        outcome(["short"], devices=4),
+        outcome(["grown again, and now wider than any clause before it"], 4),
+    ]
     app = Two()
     async with app.run_test(size=(120, 30)) as pilot:
         a, b = app.query_one("#inplace", DataTable), app.query_one("#full", DataTable)
@@ -303,9 +387,13 @@ async def test_refilling_the_table_in_place_shows_what_a_full_refill_shows():
             fill(b, step)
             await pilot.pause()
             rows = [[str(c) for c in t.get_row_at(i)] for t in (a, b) for i in range(t.row_count)]
-            assert rows[:a.row_count] == rows[a.row_count:] and a.row_count == len(step.rows)
+            assert rows[: a.row_count] == rows[a.row_count :] and a.row_count == len(step.rows)
             assert [c.content_width for c in a.columns.values()] == [c.content_width for c in b.columns.values()]
             assert a.virtual_size == b.virtual_size and a.cursor_coordinate == b.cursor_coordinate == (0, 0)
             seen.append(rows)
-        assert seen[3][1][4] == "two" and seen[1][1][4] == "a longer clause == [x] than before"  # a first line; brackets are text
-        assert a.columns[list(a.columns)[4]].content_width == len("grown again, and now wider than any clause before it")
+        assert (
+            seen[3][1][4] == "two" and seen[1][1][4] == "a longer clause == [x] than before"
+        )  # a first line; brackets are text
+        assert a.columns[list(a.columns)[4]].content_width == len(
+            "grown again, and now wider than any clause before it"
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dragoman.fleet.projection import Projection
+
 from tests.tui.conftest import demo_app, wait_for
 
 
@@ -15,7 +16,9 @@ def _dropped(whole: dict, projection: dict) -> list[str]:
 
 
 def _gets(sim, key) -> int:
-    return sum(1 for r in sim.request_log if r.method == "GET" and r.path == f"/api/v1/namespaces/{key[0]}/pods/{key[1]}")
+    return sum(
+        1 for r in sim.request_log if r.method == "GET" and r.path == f"/api/v1/namespaces/{key[0]}/pods/{key[1]}"
+    )
 
 
 async def test_yaml_and_describe_of_a_projected_pod_show_the_whole_object() -> None:
@@ -27,12 +30,16 @@ async def test_yaml_and_describe_of_a_projected_pod_show_the_whole_object() -> N
         assert dropped  # e.g. the pod's addresses and qosClass: what the store did not keep
         gets = _gets(sim, key)
         app.open_detail(("Pod", *key), "yaml")
-        await wait_for(pilot, lambda: getattr(app.screen, "mode", "") == "yaml" and app.screen.ready, what="the YAML page")
+        await wait_for(
+            pilot, lambda: getattr(app.screen, "mode", "") == "yaml" and app.screen.ready, what="the YAML page"
+        )
         text = str(app.screen.query_one("#detail-text").render())
         assert "reading the whole object" not in text
         for name in dropped:
             assert f"{name}:" in text, name
         assert _gets(sim, key) == gets + 1  # one GET of that pod, through the app's connection
         await pilot.press("d")
-        await wait_for(pilot, lambda: getattr(app.screen, "mode", "") == "describe" and app.screen.ready, what="the describe page")
+        await wait_for(
+            pilot, lambda: getattr(app.screen, "mode", "") == "describe" and app.screen.ready, what="the describe page"
+        )
         assert key[1] in str(app.screen.query_one("#heading").render())

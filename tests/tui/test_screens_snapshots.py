@@ -19,6 +19,7 @@ SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
 def _text(expression: str):
     def load(app) -> None:
         app.screen.editor.load_text(expression)
+
     return load
 
 
@@ -29,7 +30,10 @@ async def _playground_settled(pilot) -> None:
         return
     for _ in range(400):
         if getattr(screen, "explained_gen", -2) == getattr(screen, "gen", -1) or (
-                getattr(screen, "outcome", None) is not None and screen.outcome.compile_error is not None and screen.shown_gen == screen.gen):
+            getattr(screen, "outcome", None) is not None
+            and screen.outcome.compile_error is not None
+            and screen.shown_gen == screen.gen
+        ):
             break
         await pilot.pause(0.05)
     await pilot.pause(0.2)
@@ -44,6 +48,7 @@ def _cel(*steps):
             else:
                 await pilot.press(s)
             await _playground_settled(pilot)
+
     return run_before
 
 
@@ -74,15 +79,20 @@ STATES = {
 # picture of the moment they land was not stable from run to run.
 PLAYGROUND = {
     "playground_matches": _cel(_text('device.attributes["gpu.nvidia.com"].productName.contains("H100")')),
-    "playground_compile_error": _cel(_text('device.driver ==')),
+    "playground_compile_error": _cel(_text("device.driver ==")),
     "playground_runtime_errors": _cel(_text('device.attributes["gpu.nvidia.com"].index < 4')),
 }
-STATES.update({
-    "playground_help": _cel("f1"),
-    "generate_form": _cel(_text('device.driver == "no.such.driver"'), "ctrl+g", "tab", *"gpu.nvidia.com"),
-})
-PLAYGROUND_SAYS = {"playground_matches": "match 24", "playground_compile_error": "✗ line 1",
-                   "playground_runtime_errors": "✗ "}
+STATES.update(
+    {
+        "playground_help": _cel("f1"),
+        "generate_form": _cel(_text('device.driver == "no.such.driver"'), "ctrl+g", "tab", *"gpu.nvidia.com"),
+    }
+)
+PLAYGROUND_SAYS = {
+    "playground_matches": "match 24",
+    "playground_compile_error": "✗ line 1",
+    "playground_runtime_errors": "✗ ",
+}
 
 
 @pytest.mark.parametrize("size", sorted(SIZES))
@@ -99,6 +109,7 @@ async def test_playground_states(state, size, tmp_path) -> None:
 
 def _frozen(run_before):
     """The state, then every text cursor held still: a blinking cursor made the picture depend on the moment it was taken."""
+
     async def run(pilot) -> None:
         await run_before(pilot)
         for w in pilot.app.screen.query("Input, TextArea"):
@@ -107,6 +118,7 @@ def _frozen(run_before):
                 w._cursor_visible = True
             w.refresh()
         await pilot.pause(0.2)
+
     return run
 
 
@@ -120,9 +132,12 @@ def test_screen_snapshot(state, size, snap_compare, tmp_path) -> None:
 # ---------------------------------------------------------------------------------------------------- the wizard
 def _wizard_app(cluster, pool: str, tmp_path, **kw):
     from dragoman.tui.screens.migrate import MigrateScreen
+
     from tests.tui.test_migrate_wizard import WizardApp, options
 
-    screen = MigrateScreen(pool, cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=False, **kw)
+    screen = MigrateScreen(
+        pool, cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=False, **kw
+    )
     return WizardApp(screen), screen
 
 
@@ -148,9 +163,8 @@ WIZARD = {
 @pytest.mark.parametrize("state", sorted(WIZARD))
 async def test_wizard_snapshot(state, size, tmp_path) -> None:
     """The wizard's states against the demo simulator; compared as text (the plan names the simulator's random port)."""
-    from migrate_support import demo
-
     from dragoman.fleet.cluster import connect
+    from migrate_support import demo
 
     context, pool, steps, keys = WIZARD[state]
     async with demo() as sim:

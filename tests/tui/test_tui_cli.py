@@ -19,8 +19,14 @@ def test_unreachable_cluster_is_one_sentence_suggesting_demo(tmp_path) -> None:
     kc = tmp_path / "config"
     kc.write_text(KUBECONFIG)
     env = {**os.environ, "KUBECONFIG": str(kc), "HOME": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-m", "dragoman"], capture_output=True, text=True, env=env, timeout=60,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dragoman"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
@@ -30,6 +36,12 @@ def test_unreachable_cluster_is_one_sentence_suggesting_demo(tmp_path) -> None:
 def test_no_kubeconfig_at_all_suggests_demo(tmp_path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
     env["HOME"] = str(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "dragoman"], capture_output=True, text=True, env=env, timeout=60,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dragoman"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 2 and "--demo" in proc.stderr and "Traceback" not in proc.stderr

@@ -45,8 +45,15 @@ async def test_stuck_pods_say_why_with_the_schedulers_words_and_the_fix() -> Non
         await pilot.press("colon", *"pending", "enter")
         await wait_for(pilot, lambda: screen_name(app) == "pending" and app.screen.populated, what="stuck pods")
         text = table_text(app)
-        for finding in ("pending-unmapped", "pending-selector", "pending-insufficient", "quota-blocks-claim", "running-without-gpu",
-                        "failed-admission", "prepare-failed"):
+        for finding in (
+            "pending-unmapped",
+            "pending-selector",
+            "pending-insufficient",
+            "quota-blocks-claim",
+            "running-without-gpu",
+            "failed-admission",
+            "prepare-failed",
+        ):
             assert finding in text, finding
         app.screen.table.move_to(("ml-inference", "asr-batch-large-wr6l9"))
         await pilot.press("enter")
@@ -75,7 +82,9 @@ async def test_devices_attributes_claims_findings_by_keyboard() -> None:
         body = str(app.screen.query_one("#detail-text").render())
         assert "Attributes:" in body and "productName = NVIDIA H100" in body and "Capacity:" in body
         await pilot.press("colon", *"attributes", "enter")
-        await wait_for(pilot, lambda: screen_name(app) == "attributes" and app.screen.table.row_count > 0, what="attributes")
+        await wait_for(
+            pilot, lambda: screen_name(app) == "attributes" and app.screen.table.row_count > 0, what="attributes"
+        )
         assert "gpu.nvidia.com/productName" in table_text(app)
         await pilot.press("colon", *"claims", "enter")
         await wait_for(pilot, lambda: screen_name(app) == "claims" and app.screen.populated, what="claims")
@@ -105,8 +114,12 @@ async def test_a_change_on_the_cluster_shows_without_a_key_press() -> None:
         assert "⊘ cordoned" not in str(table.row(node)[2])
         cluster = await connect(str(sim.kubeconfig_path))
         try:
-            await cluster.request("PATCH", f"/api/v1/nodes/{node}", {"spec": {"unschedulable": True}},
-                                  content_type="application/merge-patch+json")
+            await cluster.request(
+                "PATCH",
+                f"/api/v1/nodes/{node}",
+                {"spec": {"unschedulable": True}},
+                content_type="application/merge-patch+json",
+            )
             await wait_for(pilot, lambda: "cordoned" in str(table.row(node)[2]), what="the cordon to show")
             # Delete a device-plugin pod: its node's plugin cell changes.
             dp = app.feed.model.node(node).device_plugin[0].key
@@ -169,6 +182,10 @@ async def test_conventions_marks_mouse_palette_relist_and_context_switch() -> No
         ol = app.screen.query_one(OptionList)
         ol.highlighted = app.screen.contexts.index("dragoman-sim-viewer")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.feed.info.context == "dragoman-sim-viewer" and ready(app), 60, what="the new context")
-        await wait_for(pilot, lambda: "ctx dragoman-sim-viewer" in str(app.screen.query_one(StatusHeader).render()), what="header")
+        await wait_for(
+            pilot, lambda: app.feed.info.context == "dragoman-sim-viewer" and ready(app), 60, what="the new context"
+        )
+        await wait_for(
+            pilot, lambda: "ctx dragoman-sim-viewer" in str(app.screen.query_one(StatusHeader).render()), what="header"
+        )
         assert screen_name(app) == "pools" and "a100-serve" in table_text(app)

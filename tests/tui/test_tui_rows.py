@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from dragoman.fleet.findings import make_finding
 from dragoman.fleet.model import FleetModel
 from dragoman.sim.scenarios import DEMO_PATH, load_scenario
@@ -60,7 +59,11 @@ def test_claims_put_pending_and_failed_first_and_mark_the_bridge(fleet: Fleet) -
 
 
 def test_filter_words_labels_attributes_and_prefixes() -> None:
-    facets = {"gpu.nvidia.com/productName": "NVIDIA H100 80GB HBM3", "pool": "h100-dra", "cloud.google.com/gke-nodepool": "h100-dra"}
+    facets = {
+        "gpu.nvidia.com/productName": "NVIDIA H100 80GB HBM3",
+        "pool": "h100-dra",
+        "cloud.google.com/gke-nodepool": "h100-dra",
+    }
     row = ("gpu-0", Cell("free", "ok"))
     assert parse_filter("") is None
     assert parse_filter("gpu-0")(None, row, facets)
@@ -107,7 +110,11 @@ def test_one_pod_event_touches_its_node_pool_and_claims(fleet: Fleet) -> None:
 
     m = fleet.model
     pod = next(p for p in m.objects["Pod"].values() if (p.get("status") or {}).get("extendedResourceClaimStatus"))
-    new = {**pod, "metadata": {**pod["metadata"], "resourceVersion": "999999"}, "status": {**pod["status"], "phase": "Failed"}}
+    new = {
+        **pod,
+        "metadata": {**pod["metadata"], "resourceVersion": "999999"},
+        "status": {**pod["status"], "phase": "Failed"},
+    }
     t = touched_by(fleet, [Change("Pod", "MODIFIED", new, pod)])
     assert t.nodes == {pod["spec"]["nodeName"]} and len(t.pools) == 1 and len(t.claims) == 1 and not t.everything
     assert len(list(NodesView().affected(fleet, t))) == 1

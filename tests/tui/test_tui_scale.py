@@ -8,6 +8,7 @@ from dragoman.fleet.store import KINDS, LIVE, FleetStore
 from dragoman.sim.scenarios.scale import generate_scale
 from dragoman.tui.app import DragomanApp
 from dragoman.tui.feed import Feed, SourceInfo
+
 from tests.tui.conftest import wait_for
 
 VIEWS = ("pools", "nodes", "devices", "claims", "pending", "findings")
@@ -47,8 +48,11 @@ async def test_one_event_touches_constant_rows_on_the_scale_fleet() -> None:
         pumps = feed.pumps
 
         # One pod event: a running bridge pod is marked for deletion (a new resourceVersion, its node and claim touched).
-        pod = next(p for p in store.objects("Pod").values()
-                   if (p.get("status") or {}).get("extendedResourceClaimStatus") and (p.get("spec") or {}).get("nodeName"))
+        pod = next(
+            p
+            for p in store.objects("Pod").values()
+            if (p.get("status") or {}).get("extendedResourceClaimStatus") and (p.get("spec") or {}).get("nodeName")
+        )
         new = copy.deepcopy(pod)
         new["metadata"]["resourceVersion"] = "90000001"
         new["status"]["phase"] = "Failed"

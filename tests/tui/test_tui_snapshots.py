@@ -10,7 +10,12 @@ from tests.tui.conftest import snapshot_app, snapshot_copy
 
 
 def _settled(app) -> bool:
-    return app.feed.loaded and app.feed.fleet.diagnosed and getattr(app.screen, "populated", True) and bool(app.feed.fleet.catalogue)
+    return (
+        app.feed.loaded
+        and app.feed.fleet.diagnosed
+        and getattr(app.screen, "populated", True)
+        and bool(app.feed.fleet.catalogue)
+    )
 
 
 async def _wait(pilot) -> None:

@@ -22,13 +22,30 @@ def register(sub: argparse._SubParsersAction) -> None:
         "on any device, or no match; 2: the input could not be read.",
     )
     p.add_argument("expression", metavar="EXPR", help="the CEL selector expression")
-    p.add_argument("--class", dest="device_class", metavar="NAME", help="combine with the selectors of this DeviceClass (from the same file), as the scheduler does")
+    p.add_argument(
+        "--class",
+        dest="device_class",
+        metavar="NAME",
+        help="combine with the selectors of this DeviceClass (from the same file), as the scheduler does",
+    )
     # SUPPRESS keeps a value given before the subcommand (`dragoman --snapshot f cel ...`).
-    p.add_argument("--snapshot", metavar="FILE|-", default=argparse.SUPPRESS, help="a ResourceSlice, a List or YAML documents ('-' reads stdin)")
-    p.add_argument("--kubeconfig", metavar="PATH", default=argparse.SUPPRESS, help="read ResourceSlices and DeviceClasses from this kubeconfig's cluster")
+    p.add_argument(
+        "--snapshot",
+        metavar="FILE|-",
+        default=argparse.SUPPRESS,
+        help="a ResourceSlice, a List or YAML documents ('-' reads stdin)",
+    )
+    p.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="read ResourceSlices and DeviceClasses from this kubeconfig's cluster",
+    )
     p.add_argument("--context", metavar="NAME", default=argparse.SUPPRESS, help="kubeconfig context to use")
     p.add_argument("--demo", action="store_true", default=argparse.SUPPRESS, help="read them from the demo simulator")
-    p.add_argument("--limit", type=int, default=50, metavar="N", help="devices listed per section in text output (0: all)")
+    p.add_argument(
+        "--limit", type=int, default=50, metavar="N", help="devices listed per section in text output (0: all)"
+    )
     add_output_flag(p)
     p.set_defaults(handler=run)
 
@@ -36,7 +53,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def load_objects(path: str) -> list[dict]:
     """The Kubernetes objects in a file: one object, a List (items), or several YAML/JSON documents."""
     from dragoman.fleet.errors import ExitCode, UserError
-
     from dragoman.fleet.snapshot import MAX_SNAPSHOT_BYTES, _has_surrogate, _Loader
 
     try:
@@ -51,7 +67,9 @@ def load_objects(path: str) -> list[dict]:
                     raise UserError(f"cannot read {path}: it is a device, not a file.", ExitCode.INPUT)
                 raw = fh.read(MAX_SNAPSHOT_BYTES + 1)
             if len(raw) > MAX_SNAPSHOT_BYTES:
-                raise UserError(f"cannot read {path}: it is larger than {MAX_SNAPSHOT_BYTES >> 30} GiB.", ExitCode.INPUT)
+                raise UserError(
+                    f"cannot read {path}: it is larger than {MAX_SNAPSHOT_BYTES >> 30} GiB.", ExitCode.INPUT
+                )
             text = raw.decode("utf-8")
             where = path
     except FileNotFoundError:
@@ -73,13 +91,22 @@ def load_objects(path: str) -> list[dict]:
             # The snapshot reader's YAML: unquoted timestamps stay strings, as Kubernetes reads them.
             docs = list(yaml.load_all(text, Loader=_Loader))
     except RecursionError:
-        raise UserError(f"cannot read {where}: it is nested too deeply to be Kubernetes objects.", ExitCode.INPUT) from None
+        raise UserError(
+            f"cannot read {where}: it is nested too deeply to be Kubernetes objects.", ExitCode.INPUT
+        ) from None
     except Exception as exc:  # yaml.YAMLError, json.JSONDecodeError
         mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else (f" at line {exc.lineno}" if hasattr(exc, "lineno") else "")
+        at = (
+            f" at line {mark.line + 1}"
+            if mark is not None
+            else (f" at line {exc.lineno}" if hasattr(exc, "lineno") else "")
+        )
         raise UserError(f"cannot read {where}: it is not valid YAML or JSON{at}.", ExitCode.INPUT) from None
     if "\\u" in text and _has_surrogate(docs):
-        raise UserError(f"cannot read {where}: it holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text.", ExitCode.INPUT)
+        raise UserError(
+            f"cannot read {where}: it holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text.",
+            ExitCode.INPUT,
+        )
     objects: list[dict] = []
 
     def add(doc: Any) -> None:
@@ -90,11 +117,15 @@ def load_objects(path: str) -> list[dict]:
                 add(d)
             return
         if not isinstance(doc, dict):
-            raise UserError(f"cannot read {where}: expected Kubernetes objects, found a {type(doc).__name__}.", ExitCode.INPUT)
+            raise UserError(
+                f"cannot read {where}: expected Kubernetes objects, found a {type(doc).__name__}.", ExitCode.INPUT
+            )
         from dragoman.fleet.shapes import normalize_labels, shape_problem
 
         normalize_labels(doc)
-        problem = shape_problem(doc) if isinstance(doc.get("kind"), str) and not isinstance(doc.get("items"), list) else None
+        problem = (
+            shape_problem(doc) if isinstance(doc.get("kind"), str) and not isinstance(doc.get("items"), list) else None
+        )
         if problem:
             raise UserError(f"cannot read {where}: a {doc['kind']} is malformed: {problem}.", ExitCode.INPUT)
         if isinstance(doc.get("items"), list) and str(doc.get("kind", "List")).endswith("List"):
@@ -124,7 +155,14 @@ def run(args: argparse.Namespace) -> int:
     slices = [o for o in objects if o.get("kind") == "ResourceSlice"]
     sources: list[tuple[str, str, int | None]] = []  # (expression, label, class selector index)
     if args.device_class:
-        cls = next((o for o in objects if o.get("kind") == "DeviceClass" and (o.get("metadata") or {}).get("name") == args.device_class), None)
+        cls = next(
+            (
+                o
+                for o in objects
+                if o.get("kind") == "DeviceClass" and (o.get("metadata") or {}).get("name") == args.device_class
+            ),
+            None,
+        )
         if cls is None:
             raise UserError(f"DeviceClass {args.device_class} is not in {snapshot or 'the cluster'}.", ExitCode.INPUT)
         for i, sel in enumerate((cls.get("spec") or {}).get("selectors") or []):
@@ -208,9 +246,22 @@ def _print_text(args: argparse.Namespace, summary: dict, results: list, engine: 
     )
     if summary["devices"]:
         out("\nby pool:\n")
-        _table(out, [(f"{p['driver']}/{p['pool']}", p["node"] or "-", p["devices"], p["matched"], p["errors"]) for p in summary["pools"]], ("pool", "node", "devices", "matched", "errors"), limit)
+        _table(
+            out,
+            [
+                (f"{p['driver']}/{p['pool']}", p["node"] or "-", p["devices"], p["matched"], p["errors"])
+                for p in summary["pools"]
+            ],
+            ("pool", "node", "devices", "matched", "errors"),
+            limit,
+        )
         out("\nby product:\n")
-        _table(out, [(p["product"], p["devices"], p["matched"], p["errors"]) for p in summary["products"]], ("product", "devices", "matched", "errors"), limit)
+        _table(
+            out,
+            [(p["product"], p["devices"], p["matched"], p["errors"]) for p in summary["products"]],
+            ("product", "devices", "matched", "errors"),
+            limit,
+        )
     for title, kind in (("matches", "match"), ("non-matches", "no-match"), ("errors", "error")):
         rows = [r for r in results if r.result == kind]
         if not rows:
@@ -227,7 +278,7 @@ def _print_text(args: argparse.Namespace, summary: dict, results: list, engine: 
         out(
             f"\n{summary['errors']} devices failed with a CEL runtime error. The scheduler treats this as an error, not as "
             "'no match': it aborts scheduling of every pod whose claim uses this selector and retries with backoff. "
-            "Guard with `device.driver == \"...\" &&` or use optional chaining (device.attributes[\"domain\"].?attr.orValue(default)).\n"
+            'Guard with `device.driver == "..." &&` or use optional chaining (device.attributes["domain"].?attr.orValue(default)).\n'
         )
     elif summary["matched"] == 0:
         out("\nno device matches: pods using this selector stay Pending (cannot allocate all claims).\n")
@@ -238,6 +289,12 @@ def _table(out: Any, rows: list[tuple], header: tuple, limit: int | None) -> Non
     cells = [tuple(str(c) for c in header)] + [tuple(str(c) for c in r) for r in shown]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     for r in cells:
-        out("  " + "  ".join(c.ljust(w) if i == 0 or not c.isdigit() else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip() + "\n")
+        out(
+            "  "
+            + "  ".join(
+                c.ljust(w) if i == 0 or not c.isdigit() else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))
+            ).rstrip()
+            + "\n"
+        )
     if len(shown) < len(rows):
         out(f"  … and {len(rows) - len(shown)} more\n")

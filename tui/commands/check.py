@@ -8,7 +8,6 @@ import shutil
 import sys
 import textwrap
 
-
 _COUNTS = {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}}
 _NAME_OR_NULL = {"type": ["string", "null"]}
 
@@ -23,7 +22,15 @@ CHECK_JSON_SCHEMA: dict = {
         "schemaVersion": {"const": 1},
         "source": {
             "type": "object",
-            "required": ["type", "snapshot", "context", "server", "serverVersion", "resourceApiVersions", "forbiddenKinds"],
+            "required": [
+                "type",
+                "snapshot",
+                "context",
+                "server",
+                "serverVersion",
+                "resourceApiVersions",
+                "forbiddenKinds",
+            ],
             "properties": {
                 "type": {"enum": ["cluster", "snapshot", "demo"]},
                 "snapshot": _NAME_OR_NULL,
@@ -38,16 +45,53 @@ CHECK_JSON_SCHEMA: dict = {
         "poolLabel": _NAME_OR_NULL,
         "summary": {
             "type": "object",
-            "required": ["pools", "nodes", "gpuNodes", "allocatableGpus", "devices", "devicesFree", "errors", "warnings", "info"],
-            "properties": {k: {"type": "integer", "minimum": 0} for k in
-                           ("pools", "nodes", "gpuNodes", "allocatableGpus", "devices", "devicesFree", "errors", "warnings", "info")},
+            "required": [
+                "pools",
+                "nodes",
+                "gpuNodes",
+                "allocatableGpus",
+                "devices",
+                "devicesFree",
+                "errors",
+                "warnings",
+                "info",
+            ],
+            "properties": {
+                k: {"type": "integer", "minimum": 0}
+                for k in (
+                    "pools",
+                    "nodes",
+                    "gpuNodes",
+                    "allocatableGpus",
+                    "devices",
+                    "devicesFree",
+                    "errors",
+                    "warnings",
+                    "info",
+                )
+            },
         },
         "pools": {
             "type": "array",
             "items": {
                 "type": "object",
-                "required": ["name", "nodes", "gpuNodes", "ownership", "ownershipCounts", "target", "gpuModels", "allocatableGpus",
-                             "capacityGpus", "devices", "devicesFree", "kubeletVersions", "sharing", "migration", "cordonedNodes"],
+                "required": [
+                    "name",
+                    "nodes",
+                    "gpuNodes",
+                    "ownership",
+                    "ownershipCounts",
+                    "target",
+                    "gpuModels",
+                    "allocatableGpus",
+                    "capacityGpus",
+                    "devices",
+                    "devicesFree",
+                    "kubeletVersions",
+                    "sharing",
+                    "migration",
+                    "cordonedNodes",
+                ],
                 "properties": {
                     "name": {"type": "string"},
                     "nodes": {"type": "integer", "minimum": 0},
@@ -82,7 +126,11 @@ CHECK_JSON_SCHEMA: dict = {
                         "items": {
                             "type": "object",
                             "required": ["kind", "namespace", "name"],
-                            "properties": {"kind": {"type": "string"}, "namespace": _NAME_OR_NULL, "name": {"type": "string"}},
+                            "properties": {
+                                "kind": {"type": "string"},
+                                "namespace": _NAME_OR_NULL,
+                                "name": {"type": "string"},
+                            },
                         },
                     },
                     "summary": {"type": "string"},
@@ -107,7 +155,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Exit 0: no error-severity finding; 1: at least one; 2: the fleet could not be read.",
     )
     add_source_flags(p)
-    p.add_argument("--pool-label", metavar="KEY", default=argparse.SUPPRESS, help="node label that defines pools (auto-detected when absent)")
+    p.add_argument(
+        "--pool-label",
+        metavar="KEY",
+        default=argparse.SUPPRESS,
+        help="node label that defines pools (auto-detected when absent)",
+    )
     add_output_flag(p)
     p.set_defaults(handler=run)
 
@@ -132,7 +185,9 @@ def run(args: argparse.Namespace) -> int:
         from dragoman.fleet.errors import printable
 
         # Names and messages come from servers and files: each line escaped, so none can forge lines or drive the terminal.
-        sys.stdout.write("\n".join(printable(line) for line in check_text(model, findings, origin, rules=rules).split("\n")))
+        sys.stdout.write(
+            "\n".join(printable(line) for line in check_text(model, findings, origin, rules=rules).split("\n"))
+        )
     sys.stdout.flush()
     return int(ExitCode.PROBLEM if any(f.severity == ERROR for f in findings) else ExitCode.OK)
 
@@ -157,7 +212,9 @@ def prometheus_rules(args: argparse.Namespace, origin) -> tuple[list[dict] | Non
             return accounting.rules_in(scenario.load("demo").objects), ""
         import asyncio
 
-        return asyncio.run(accounting.read_cluster_rules(getattr(args, "kubeconfig", None), getattr(args, "context", None)))
+        return asyncio.run(
+            accounting.read_cluster_rules(getattr(args, "kubeconfig", None), getattr(args, "context", None))
+        )
     except UserError as exc:
         return None, exc.message
 
@@ -174,13 +231,20 @@ def terminal_width() -> int:
     return max(60, min(shutil.get_terminal_size((80, 24)).columns, 120))
 
 
-def check_text(model, findings, origin, width: int | None = None, rules: tuple[list[dict] | None, str] = (None, "")) -> str:
+def check_text(
+    model, findings, origin, width: int | None = None, rules: tuple[list[dict] | None, str] = (None, "")
+) -> str:
     """The text of `dragoman check`: where the fleet was read, what is missing from it, then pools and findings."""
     from dragoman.fleet.report import render_text
 
     width = width or terminal_width()
-    wrap = lambda text, indent="": textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + "  ",  # noqa: E731
-                                                 break_on_hyphens=False)
+    wrap = lambda text, indent="": textwrap.wrap(
+        text,
+        width,
+        initial_indent=indent,
+        subsequent_indent=indent + "  ",  # noqa: E731
+        break_on_hyphens=False,
+    )
     lines = wrap(f"Fleet read from {origin.label}.")
     for note in origin.notes():
         lines += wrap(f"note: {note}")

@@ -40,14 +40,15 @@ def add_serve_flag(parser: argparse.ArgumentParser) -> None:
         ),
     )
 
-
     parser.add_argument(
         "--audit-log-path",
         metavar="PATH",
         help="with --control-plane: where kube-apiserver writes its audit log (every request's metadata; default: in "
         "the run's temporary folder)",
     )
-    parser.add_argument("--demo", action="store_true", help="serve the demo fleet (the default scenario; --scenario demo)")
+    parser.add_argument(
+        "--demo", action="store_true", help="serve the demo fleet (the default scenario; --scenario demo)"
+    )
 
 
 def resolve(value: str) -> str:
@@ -86,9 +87,17 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
     from dragoman.fleet.errors import ExitCode, UserError
     from dragoman.sim.controlplane import RealCluster
 
-    for flag, value in (("--faults", args.faults), ("--speed", args.speed), ("--no-controllers", args.no_controllers), ("--port", args.port)):
+    for flag, value in (
+        ("--faults", args.faults),
+        ("--speed", args.speed),
+        ("--no-controllers", args.no_controllers),
+        ("--port", args.port),
+    ):
         if value:
-            raise UserError(f"{flag} is a setting of the embedded simulator; the real control plane does not take it (drop {flag} or --control-plane).", ExitCode.INPUT)
+            raise UserError(
+                f"{flag} is a setting of the embedded simulator; the real control plane does not take it (drop {flag} or --control-plane).",
+                ExitCode.INPUT,
+            )
     from dragoman.fleet.safefile import check_target
 
     # Refused before four processes start, not after: the same rules as every file dragoman writes.
@@ -101,12 +110,20 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
     async def serve() -> None:
         try:
             await cluster.start()
-            print(f"dragoman sim: serving the real Kubernetes v1.37.2 control plane at {cluster.url}" + (f" (scenario {name})" if name else " (empty cluster)"), flush=True)
+            print(
+                f"dragoman sim: serving the real Kubernetes v1.37.2 control plane at {cluster.url}"
+                + (f" (scenario {name})" if name else " (empty cluster)"),
+                flush=True,
+            )
             rep = cluster.report
             if rep is not None:
                 print("  loaded: " + ", ".join(f"{n} {k}" for k, n in sorted(rep.created.items())), flush=True)
                 if rep.left_to_controllers:
-                    print("  left to the real controllers and scheduler: " + ", ".join(f"{n} {k}" for k, n in sorted(rep.left_to_controllers.items())), flush=True)
+                    print(
+                        "  left to the real controllers and scheduler: "
+                        + ", ".join(f"{n} {k}" for k, n in sorted(rep.left_to_controllers.items())),
+                        flush=True,
+                    )
                 for line in rep.refused[:20]:
                     print(f"  refused by the API server: {line}", flush=True)
             print("  " + ", ".join(f"{k} {v:.1f} s" for k, v in cluster.timings.items()), flush=True)
@@ -141,7 +158,6 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
 def write_kubeconfig(path: str, config: dict) -> None:
     """The same safe write as the embedded simulator's kubeconfig (fleet/safefile.py: regular files only, atomic, 0600)."""
     import yaml
-
     from dragoman.fleet.safefile import write_atomic
 
     write_atomic(path, lambda f: f.write(yaml.safe_dump(config, sort_keys=False)), "--write-kubeconfig")

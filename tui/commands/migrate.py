@@ -21,24 +21,91 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--pool", required=True, metavar="POOL", help="the pool to migrate (value of the pool label)")
     p.add_argument("--plan", action="store_true", help="show the plan and stop (with --output json: the plan file)")
     p.add_argument("--yes", "-y", action="store_true", help="do not prompt; the plan still prints first")
-    p.add_argument("--step", action="append", metavar="NAME", help="run only this step (preflight always runs); repeatable")
-    p.add_argument("--rollback", action="store_true", help="undo what the pool's state records as done (with --step: only that step)")
-    p.add_argument("--apply-plan", metavar="FILE", help="apply exactly this plan file; refused when the cluster drifted from it")
+    p.add_argument(
+        "--step", action="append", metavar="NAME", help="run only this step (preflight always runs); repeatable"
+    )
+    p.add_argument(
+        "--rollback",
+        action="store_true",
+        help="undo what the pool's state records as done (with --step: only that step)",
+    )
+    p.add_argument(
+        "--apply-plan", metavar="FILE", help="apply exactly this plan file; refused when the cluster drifted from it"
+    )
     p.add_argument("--audit-log", metavar="PATH", help="audit log (default ~/.local/state/dragoman/audit.jsonl)")
-    p.add_argument("--batch-size", type=int, default=0, metavar="N", help="cordon and drain N nodes at a time (default: the whole pool)")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=0,
+        metavar="N",
+        help="cordon and drain N nodes at a time (default: the whole pool)",
+    )
     p.add_argument("--canary-node", metavar="NAME", default="", help="run the batched steps on this node first")
-    p.add_argument("--state-namespace", metavar="NS", default="kube-system", help="namespace of the Lease and ConfigMap (default kube-system)")
-    p.add_argument("--drain-timeout", type=float, default=300.0, metavar="SECONDS", help="give up on a drain after this long (default 300)")
-    p.add_argument("--drain-concurrency", type=int, default=4, metavar="N", help="evictions in flight at once (default 4)")
-    p.add_argument("--evict-retry", type=float, default=5.0, metavar="SECONDS", help="retry a PDB-blocked eviction this often (default 5)")
-    p.add_argument("--wait-for-jobs", type=float, default=0.0, metavar="SECONDS", help="let Job pods finish for up to this long before evicting them")
-    p.add_argument("--force-pod", action="append", default=[], metavar="NS/NAME", help="delete this pod without eviction (ignores its PDB); repeatable")
-    p.add_argument("--prod-pattern", action="append", metavar="WORD", help="context or server names that look like production (default: prod, prd, live)")
+    p.add_argument(
+        "--state-namespace",
+        metavar="NS",
+        default="kube-system",
+        help="namespace of the Lease and ConfigMap (default kube-system)",
+    )
+    p.add_argument(
+        "--drain-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="give up on a drain after this long (default 300)",
+    )
+    p.add_argument(
+        "--drain-concurrency", type=int, default=4, metavar="N", help="evictions in flight at once (default 4)"
+    )
+    p.add_argument(
+        "--evict-retry",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="retry a PDB-blocked eviction this often (default 5)",
+    )
+    p.add_argument(
+        "--wait-for-jobs",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="let Job pods finish for up to this long before evicting them",
+    )
+    p.add_argument(
+        "--force-pod",
+        action="append",
+        default=[],
+        metavar="NS/NAME",
+        help="delete this pod without eviction (ignores its PDB); repeatable",
+    )
+    p.add_argument(
+        "--prod-pattern",
+        action="append",
+        metavar="WORD",
+        help="context or server names that look like production (default: prod, prd, live)",
+    )
     p.add_argument("--lease-seconds", type=int, default=60, metavar="N", help=S)
-    p.add_argument("--accept-capacity-change", action="store_true", help="accept that the pool serves a different number of nvidia.com/gpu after the switch")
-    p.add_argument("--canary-image", metavar="IMAGE", default="", help="image of the verify step's canary pod (default: a CUDA base image running nvidia-smi -L)")
-    p.add_argument("--canary-namespace", metavar="NS", default="default", help="namespace of the canary pod (default: default)")
-    p.add_argument("--switch-timeout", type=float, default=300.0, metavar="SECONDS", help="how long a switch step waits for the cluster to show its effect (default 300)")
+    p.add_argument(
+        "--accept-capacity-change",
+        action="store_true",
+        help="accept that the pool serves a different number of nvidia.com/gpu after the switch",
+    )
+    p.add_argument(
+        "--canary-image",
+        metavar="IMAGE",
+        default="",
+        help="image of the verify step's canary pod (default: a CUDA base image running nvidia-smi -L)",
+    )
+    p.add_argument(
+        "--canary-namespace", metavar="NS", default="default", help="namespace of the canary pod (default: default)"
+    )
+    p.add_argument(
+        "--switch-timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="how long a switch step waits for the cluster to show its effect (default 300)",
+    )
     p.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
     p.add_argument("--kubeconfig", metavar="PATH", default=S, help="kubeconfig to read")
     p.add_argument("--context", metavar="NAME", default=S, help="kubeconfig context to use")
@@ -55,7 +122,10 @@ def run(args: argparse.Namespace) -> int:
 
     _check_flags(args)
     if getattr(args, "snapshot", None):
-        raise UserError("refused: a snapshot is read-only; `dragoman migrate` needs a cluster (--kubeconfig/--context or --demo).", ExitCode.REFUSED)
+        raise UserError(
+            "refused: a snapshot is read-only; `dragoman migrate` needs a cluster (--kubeconfig/--context or --demo).",
+            ExitCode.REFUSED,
+        )
     demo = None
     if getattr(args, "demo", False):
         from dragoman.tui.source import DemoProcess, control_plane_dir
@@ -82,17 +152,32 @@ def _fit(text: str, width: int = 80) -> str:
     """One progress line wrapped to 80 columns (continuations indented), never cut: the end is often the reason."""
     import textwrap
 
-    return "\n".join(textwrap.wrap(text, width=width, subsequent_indent="    ", break_on_hyphens=False, break_long_words=False)) or text
+    return (
+        "\n".join(
+            textwrap.wrap(text, width=width, subsequent_indent="    ", break_on_hyphens=False, break_long_words=False)
+        )
+        or text
+    )
 
 
 def _options(args: argparse.Namespace):
     from dragoman.actions.steps import Options
 
-    o = Options(state_namespace=args.state_namespace, batch_size=args.batch_size, canary_node=args.canary_node or "",
-                drain_concurrency=args.drain_concurrency, drain_timeout=args.drain_timeout, evict_retry=args.evict_retry,
-                wait_for_jobs=args.wait_for_jobs, force_pods=tuple(args.force_pod or ()), lease_seconds=args.lease_seconds,
-                accept_capacity_change=args.accept_capacity_change, canary_image=args.canary_image,
-                canary_namespace=args.canary_namespace, switch_timeout=args.switch_timeout)
+    o = Options(
+        state_namespace=args.state_namespace,
+        batch_size=args.batch_size,
+        canary_node=args.canary_node or "",
+        drain_concurrency=args.drain_concurrency,
+        drain_timeout=args.drain_timeout,
+        evict_retry=args.evict_retry,
+        wait_for_jobs=args.wait_for_jobs,
+        force_pods=tuple(args.force_pod or ()),
+        lease_seconds=args.lease_seconds,
+        accept_capacity_change=args.accept_capacity_change,
+        canary_image=args.canary_image,
+        canary_namespace=args.canary_namespace,
+        switch_timeout=args.switch_timeout,
+    )
     if args.prod_pattern:
         o.prod_patterns = tuple(args.prod_pattern)
     return o
@@ -120,10 +205,15 @@ def _confirm(plan, cluster, options) -> bool:
 
 # Sentinels for numeric flags (flag, attribute, minimum, maximum, integer): a negative --drain-timeout drained
 # nothing and left the pool cordoned (issue 19). A day is the longest any wait may be asked for.
-_NUMBERS = (("--batch-size", "batch_size", 0, 100_000, True), ("--drain-timeout", "drain_timeout", 1, 86_400, False),
-            ("--drain-concurrency", "drain_concurrency", 1, 1_000, True), ("--evict-retry", "evict_retry", 0.1, 3_600, False),
-            ("--wait-for-jobs", "wait_for_jobs", 0, 86_400, False), ("--lease-seconds", "lease_seconds", 15, 86_400, True),
-            ("--switch-timeout", "switch_timeout", 1, 86_400, False))
+_NUMBERS = (
+    ("--batch-size", "batch_size", 0, 100_000, True),
+    ("--drain-timeout", "drain_timeout", 1, 86_400, False),
+    ("--drain-concurrency", "drain_concurrency", 1, 1_000, True),
+    ("--evict-retry", "evict_retry", 0.1, 3_600, False),
+    ("--wait-for-jobs", "wait_for_jobs", 0, 86_400, False),
+    ("--lease-seconds", "lease_seconds", 15, 86_400, True),
+    ("--switch-timeout", "switch_timeout", 1, 86_400, False),
+)
 
 
 def _check_flags(args: argparse.Namespace) -> None:
@@ -140,8 +230,10 @@ def _check_flags(args: argparse.Namespace) -> None:
         if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", value or ""):
             from dragoman.fleet.errors import printable
 
-            raise UserError(f"{flag} {printable(value or '(empty)', 80)!r} is not a namespace name (lowercase letters, digits and '-', at most 63).",
-                            ExitCode.INPUT)
+            raise UserError(
+                f"{flag} {printable(value or '(empty)', 80)!r} is not a namespace name (lowercase letters, digits and '-', at most 63).",
+                ExitCode.INPUT,
+            )
     if args.audit_log:
         from dragoman.fleet.safefile import check_target
 
@@ -158,8 +250,11 @@ async def _check_state_namespace(cluster, namespace: str) -> None:
         await cluster.get(f"/api/v1/namespaces/{namespace}")
     except ApiError as exc:
         if exc.status == 404:
-            raise UserError(f"the --state-namespace {namespace} does not exist in context {cluster.context_name!r}; "
-                            "create it or pass another one.", ExitCode.INPUT) from None
+            raise UserError(
+                f"the --state-namespace {namespace} does not exist in context {cluster.context_name!r}; "
+                "create it or pass another one.",
+                ExitCode.INPUT,
+            ) from None
         if exc.status != 403:  # may not read namespaces: the Lease write will say so itself
             raise
 
@@ -180,7 +275,9 @@ async def _run(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             raise UserError(f"cannot read the plan file {args.apply_plan}: {exc}.", ExitCode.INPUT) from None
         if isinstance(plan_file, dict) and plan_file.get("pool") not in (None, args.pool):
-            raise UserError(f"refused: the plan file is for pool {plan_file.get('pool')}, not {args.pool}.", ExitCode.REFUSED)
+            raise UserError(
+                f"refused: the plan file is for pool {plan_file.get('pool')}, not {args.pool}.", ExitCode.REFUSED
+            )
 
     def progress(ev) -> None:
         if json_out:
@@ -193,9 +290,16 @@ async def _run(args: argparse.Namespace) -> int:
     cluster = await connect(getattr(args, "kubeconfig", None), getattr(args, "context", None))
     try:
         await _check_state_namespace(cluster, args.state_namespace)
-        runner = Runner(cluster, args.pool, pool_label=getattr(args, "pool_label", None), options=options,
-                        audit_path=args.audit_log, read_only=read_only, progress=progress,
-                        warn=lambda m: _err(f"dragoman: warning: {m}"))
+        runner = Runner(
+            cluster,
+            args.pool,
+            pool_label=getattr(args, "pool_label", None),
+            options=options,
+            audit_path=args.audit_log,
+            read_only=read_only,
+            progress=progress,
+            warn=lambda m: _err(f"dragoman: warning: {m}"),
+        )
         plan = await runner.prepare(args.step, rollback=args.rollback, plan_file=plan_file)
         from dragoman.actions.plan import render
 
@@ -216,24 +320,50 @@ async def _run(args: argparse.Namespace) -> int:
             if not json_out:
                 _out("nothing to do: every step of the plan is already done.")
             else:
-                _out(json.dumps({"schemaVersion": 1, "kind": "MigrationRun", "plan": plan.to_json(), "exitCode": result.exit_code,
-                                 "steps": result.steps, "problems": result.problems}, indent=2))
+                _out(
+                    json.dumps(
+                        {
+                            "schemaVersion": 1,
+                            "kind": "MigrationRun",
+                            "plan": plan.to_json(),
+                            "exitCode": result.exit_code,
+                            "steps": result.steps,
+                            "problems": result.problems,
+                        },
+                        indent=2,
+                    )
+                )
             return result.exit_code
         if read_only:
-            raise UserError(f"refused: the plan would write to the cluster, and dragoman runs with --read-only.", ExitCode.REFUSED)
+            raise UserError(
+                f"refused: the plan would write to the cluster, and dragoman runs with --read-only.", ExitCode.REFUSED
+            )
         if not args.yes and not _confirm(plan, cluster, options):
             _err("dragoman: cancelled; nothing was written.")
             return int(ExitCode.REFUSED)
         result = await runner.run(plan)
         if json_out:
-            _out(json.dumps({"schemaVersion": 1, "kind": "MigrationRun", "plan": plan.to_json(), "exitCode": result.exit_code,
-                             "steps": result.steps, "problems": result.problems}, indent=2))
+            _out(
+                json.dumps(
+                    {
+                        "schemaVersion": 1,
+                        "kind": "MigrationRun",
+                        "plan": plan.to_json(),
+                        "exitCode": result.exit_code,
+                        "steps": result.steps,
+                        "problems": result.problems,
+                    },
+                    indent=2,
+                )
+            )
         else:
             for p in result.problems:
                 _out(_fit(f"✗ {p}"))
             done = sum(1 for v in result.steps.values() if v == "done")
-            _out(f"{'rollback' if plan.rollback else 'migration'} of pool {args.pool}: {done}/{len(plan.steps)} steps done"
-                 + (", stopped on a problem." if result.problems else "."))
+            _out(
+                f"{'rollback' if plan.rollback else 'migration'} of pool {args.pool}: {done}/{len(plan.steps)} steps done"
+                + (", stopped on a problem." if result.problems else ".")
+            )
             _out(f"audit log: {runner.audit.path}")
         return result.exit_code
     finally:

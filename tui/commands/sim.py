@@ -16,11 +16,17 @@ def register(sub: argparse._SubParsersAction) -> None:
             "this run, and a bearer token per user made for this run (only the written kubeconfig carries them)."
         ),
     )
-    serve.add_argument("--scenario", metavar="NAME|FILE", help="a built-in scenario or a file of objects (default: demo when present, else an empty cluster)")
+    serve.add_argument(
+        "--scenario",
+        metavar="NAME|FILE",
+        help="a built-in scenario or a file of objects (default: demo when present, else an empty cluster)",
+    )
     serve.add_argument("--host", default="127.0.0.1", help="loopback address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=0, help="port, 0-65535 (default 0: a free one)")
     serve.add_argument("--write-kubeconfig", metavar="PATH", help="write a kubeconfig with one context per user")
-    serve.add_argument("--faults", metavar="SPEC", help="inject faults, e.g. 'error=0.1 code=500 verbs=list; latency=50ms'")
+    serve.add_argument(
+        "--faults", metavar="SPEC", help="inject faults, e.g. 'error=0.1 code=500 verbs=list; latency=50ms'"
+    )
     serve.add_argument("--speed", type=float, help="simulated seconds per real second (default 1)")
     serve.add_argument(
         "--no-controllers",
@@ -40,7 +46,6 @@ def run_serve(args: argparse.Namespace) -> int:
     from dragoman.sim import scenario as scenario_mod
     from dragoman.sim.faults import FaultSpecError, parse
     from dragoman.sim.server import Simulator, _is_loopback
-
     from dragoman.tui.cli import number_flag
 
     number_flag("--port", args.port, minimum=0, maximum=65535, integer=True)
@@ -49,7 +54,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
         check_target(args.write_kubeconfig, "the kubeconfig")  # refused before anything starts
     if not _is_loopback(args.host):
-        raise UserError(f"the simulator serves only on loopback; {args.host} is not a loopback address (use 127.0.0.1 or ::1).", ExitCode.INPUT)
+        raise UserError(
+            f"the simulator serves only on loopback; {args.host} is not a loopback address (use 127.0.0.1 or ::1).",
+            ExitCode.INPUT,
+        )
     if args.speed is not None and args.speed <= 0:
         raise UserError("--speed must be a positive number of simulated seconds per real second.", ExitCode.INPUT)
     number_flag("--speed", args.speed, minimum=1e-6, maximum=1e6)  # nan and inf are not speeds either
@@ -59,7 +67,10 @@ def run_serve(args: argparse.Namespace) -> int:
         except FaultSpecError as exc:
             raise UserError(f"--faults: {exc}", ExitCode.INPUT) from None
     if getattr(args, "demo", False) and args.scenario not in (None, "demo"):
-        raise UserError(f"--demo serves the demo fleet; --scenario {args.scenario} names another (give one of them).", ExitCode.INPUT)
+        raise UserError(
+            f"--demo serves the demo fleet; --scenario {args.scenario} names another (give one of them).",
+            ExitCode.INPUT,
+        )
     if getattr(args, "audit_log_path", None) and not getattr(args, "control_plane", None):
         raise UserError("--audit-log-path is kube-apiserver's audit log: it needs --control-plane.", ExitCode.INPUT)
     name = args.scenario or ("demo" if "demo" in scenario_mod.available() else None)
@@ -70,7 +81,10 @@ def run_serve(args: argparse.Namespace) -> int:
         return serve_real(args, sc, name)
     try:
         sim = Simulator(
-            sc.objects, users=sc.users, speed=args.speed or sc.speed or 1.0, faults=args.faults or sc.faults,
+            sc.objects,
+            users=sc.users,
+            speed=args.speed or sc.speed or 1.0,
+            faults=args.faults or sc.faults,
             anonymous_read=sc.anonymous_read,
         )
     except KeyError as exc:
@@ -90,18 +104,25 @@ def run_serve(args: argparse.Namespace) -> int:
     async def serve() -> None:
         await sim.start(args.host, args.port)
         try:
-            print(f"dragoman sim: serving Kubernetes v1.37 at {sim.url}" + (f" (scenario {name})" if name else " (empty cluster)"), flush=True)
+            print(
+                f"dragoman sim: serving Kubernetes v1.37 at {sim.url}"
+                + (f" (scenario {name})" if name else " (empty cluster)"),
+                flush=True,
+            )
             counts = sim.store.counts()
             print("  " + ", ".join(f"{n} {k.split('.')[0]}" for k, n in sorted(counts.items()) if n), flush=True)
             for kind, n in sorted(sc.skipped.items()):
                 print(f"  skipped {n} {kind} (a kind the simulator does not serve)", flush=True)
             if args.write_kubeconfig:
                 import yaml
-
                 from dragoman.fleet.safefile import write_atomic
 
                 # Never over a device, FIFO, folder or link; 0600 (it carries this run's tokens), renamed into place.
-                write_atomic(args.write_kubeconfig, lambda f: yaml.safe_dump(sim.kubeconfig(), f, sort_keys=False), "the kubeconfig")
+                write_atomic(
+                    args.write_kubeconfig,
+                    lambda f: yaml.safe_dump(sim.kubeconfig(), f, sort_keys=False),
+                    "the kubeconfig",
+                )
                 contexts = ", ".join(c["name"] for c in sim.kubeconfig()["contexts"])
                 print(f"  kubeconfig: {args.write_kubeconfig} (contexts: {contexts})", flush=True)
                 print(f"  try: KUBECONFIG={args.write_kubeconfig} kubectl get nodes", flush=True)

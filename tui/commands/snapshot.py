@@ -30,12 +30,21 @@ def run(args: argparse.Namespace) -> int:
     if origin.kind == "snapshot":
         header = [f"dragoman snapshot re-written from {origin.label.removeprefix('snapshot ')}"]
     else:
-        header = snap.provenance(source.server if origin.kind == "cluster" else "the demo simulator", source.context,
-                                 source.server_version, source.forbidden)
+        header = snap.provenance(
+            source.server if origin.kind == "cluster" else "the demo simulator",
+            source.context,
+            source.server_version,
+            source.forbidden,
+        )
     for note in origin.notes():
         print(f"dragoman: note: {note}", file=sys.stderr)
     n = snap.write_snapshot(store, args.file, header=header)
-    counts = ", ".join(f"{store.count(k)} {k}" for k in ("Node", "Pod", "ResourceSlice", "ResourceClaim") if store.count(k))
+    counts = ", ".join(
+        f"{store.count(k)} {k}" for k in ("Node", "Pod", "ResourceSlice", "ResourceClaim") if store.count(k)
+    )
     where = "standard output" if args.file == "-" else args.file
-    print(f"dragoman: wrote {n} object{'' if n == 1 else 's'}{f' ({counts})' if counts else ''} to {where}.", file=sys.stderr)
+    print(
+        f"dragoman: wrote {n} object{'' if n == 1 else 's'}{f' ({counts})' if counts else ''} to {where}.",
+        file=sys.stderr,
+    )
     return 0

@@ -26,7 +26,9 @@ class ConfirmWriteScreen(ModalScreen[bool]):
     ConfirmWriteScreen Button { margin-left: 2; }
     """
 
-    def __init__(self, title: str, text: str, *, typed: list[tuple[str, str]] | None = None, confirm_label: str = "Apply") -> None:
+    def __init__(
+        self, title: str, text: str, *, typed: list[tuple[str, str]] | None = None, confirm_label: str = "Apply"
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.text = text
@@ -54,7 +56,9 @@ class ConfirmWriteScreen(ModalScreen[bool]):
             self.query_one("#cancel", Button).focus()
 
     def _satisfied(self) -> bool:
-        return all(self.query_one(f"#typed-{i}", Input).value.strip() == word for i, (_p, word) in enumerate(self.typed))
+        return all(
+            self.query_one(f"#typed-{i}", Input).value.strip() == word for i, (_p, word) in enumerate(self.typed)
+        )
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.query_one("#confirm", Button).disabled = not self._satisfied()

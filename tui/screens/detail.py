@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from dragoman.fleet.projection import fetch_whole, needs_fetch
+from dragoman.tui.bindings import DETAIL_KEYS, textual_bindings
+from dragoman.widgets.detail import describe, raw_object, yaml_text
+from dragoman.widgets.header import StatusHeader
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
-
-from dragoman.fleet.projection import fetch_whole, needs_fetch
-from dragoman.tui.bindings import DETAIL_KEYS, textual_bindings
-from dragoman.widgets.detail import describe, raw_object, yaml_text
-from dragoman.widgets.header import StatusHeader
 
 
 class DetailScreen(Screen):
@@ -35,12 +34,17 @@ class DetailScreen(Screen):
         self.fetching = self.mode in ("yaml", "describe") and needs_fetch(raw_object(fleet.model, self.ref))
         if self.fetching:
             # A projected pod: the page is drawn once its whole object has been read from the server (on_mount).
-            yield Static(f"{self.mode.upper() if self.mode == 'yaml' else 'Describe'} of {self.ref[0]} {self.ref[1] + '/' if self.ref[1] else ''}{self.ref[2]}", id="heading")
+            yield Static(
+                f"{self.mode.upper() if self.mode == 'yaml' else 'Describe'} of {self.ref[0]} {self.ref[1] + '/' if self.ref[1] else ''}{self.ref[2]}",
+                id="heading",
+            )
             with VerticalScroll(id="detail-scroll"):
                 yield Static("reading the whole object from the API server…", id="detail-text", markup=False)
             yield OptionList(id="links")
         elif self.mode == "yaml":
-            what = f"{self.ref[0]} {self.ref[1] + '/' if self.ref[1] and self.ref[0] != 'Attribute' else ''}{self.ref[2]}"
+            what = (
+                f"{self.ref[0]} {self.ref[1] + '/' if self.ref[1] and self.ref[0] != 'Attribute' else ''}{self.ref[2]}"
+            )
             if self.more:
                 what = f"{1 + len(self.more)} marked rows"
             yield Static(f"YAML of {what}", id="heading")
@@ -80,7 +84,8 @@ class DetailScreen(Screen):
             await fetch_whole(obj)
         except Exception as exc:  # noqa: BLE001 - the page says why instead of showing part of the object
             self.query_one("#detail-text", Static).update(
-                f"could not read the whole object from the API server: {getattr(exc, 'message', exc)}")
+                f"could not read the whole object from the API server: {getattr(exc, 'message', exc)}"
+            )
             self.ready = True
             self.app.screen_ready()
             return
@@ -101,7 +106,10 @@ class DetailScreen(Screen):
         self.app.open_detail(self.ref, "describe", replace=True)
 
     def palette_commands(self) -> list:
-        cmds = [("object: yaml", "this object as YAML", self.action_yaml), ("object: describe", "this object's describe page", self.action_describe)]
+        cmds = [
+            ("object: yaml", "this object as YAML", self.action_yaml),
+            ("object: describe", "this object's describe page", self.action_describe),
+        ]
         for label, ref in self.links[:30]:
             cmds.append((f"open: {label}", "follow this link", lambda r=ref: self.app.open_detail(r, "describe")))
         return cmds

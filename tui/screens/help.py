@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from dragoman.tui.bindings import TABLE_MOVES
+from dragoman.tui.views import VIEW_DOCS
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from dragoman.tui.bindings import TABLE_MOVES
-from dragoman.tui.views import VIEW_DOCS
-
-LEGEND = "Ownership: ▲ plugin (device plugin) · ● DRA · ✖ BOTH (both stacks: an error) · ↯ flapping · ◐ mixed · → migrating"
+LEGEND = (
+    "Ownership: ▲ plugin (device plugin) · ● DRA · ✖ BOTH (both stacks: an error) · ↯ flapping · ◐ mixed · → migrating"
+)
 
 
 def views_text() -> str:
@@ -51,7 +52,12 @@ def screen_keys(app, screen: Screen) -> list[tuple[str, list[tuple[str, str]]]]:
     for name, entries in groups.items():
         rows = [(" / ".join(keys), what) for (_action, what), keys in entries.items()]
         if name == "Everywhere":
-            rows.append((app.get_key_display(Binding("ctrl+p", "command_palette")), "The command palette: what this screen can do"))
+            rows.append(
+                (
+                    app.get_key_display(Binding("ctrl+p", "command_palette")),
+                    "The command palette: what this screen can do",
+                )
+            )
         if rows:
             out.append((name, rows))
     return out
@@ -73,7 +79,11 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         screen = self.for_screen
-        title = getattr(screen, "help_title", None) or (getattr(getattr(screen, "view", None), "title", None)) or type(screen).__name__
+        title = (
+            getattr(screen, "help_title", None)
+            or (getattr(getattr(screen, "view", None), "title", None))
+            or type(screen).__name__
+        )
         groups = screen_keys(self.app, screen) if screen is not None else []
         from dragoman.tui.screens.table import TableScreen
 

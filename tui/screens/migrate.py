@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dragoman.widgets.header import StatusHeader
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,10 +13,14 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, OptionList, ProgressBar, RichLog, Static
 from textual.widgets.option_list import Option
 
-from dragoman.widgets.header import StatusHeader
-
-STATE_MARK = {"pending": "· pending", "running": "▶ running", "done": "✓ done", "failed": "✗ failed", "no change": "= no change",
-              "skipped": "- skipped"}
+STATE_MARK = {
+    "pending": "· pending",
+    "running": "▶ running",
+    "done": "✓ done",
+    "failed": "✗ failed",
+    "no change": "= no change",
+    "skipped": "- skipped",
+}
 
 
 class MigrateScreen(Screen):
@@ -25,7 +30,13 @@ class MigrateScreen(Screen):
 
     BINDINGS = [
         Binding("a", "apply", "Apply plan", id="migrate.apply", tooltip="Run the plan's steps (confirmation first)"),
-        Binding("r", "rollback", "Roll back", id="migrate.rollback", tooltip="Undo the steps the pool's state records (confirmation first)"),
+        Binding(
+            "r",
+            "rollback",
+            "Roll back",
+            id="migrate.rollback",
+            tooltip="Undo the steps the pool's state records (confirmation first)",
+        ),
         Binding("p", "replan", "Re-plan", id="migrate.replan", tooltip="Read the cluster again and rebuild the plan"),
         Binding("escape,q", "back", "Back", id="migrate.back", tooltip="Back to the previous view"),
     ]
@@ -41,8 +52,17 @@ class MigrateScreen(Screen):
     MigrateScreen #mig-pools { height: 1fr; }
     """
 
-    def __init__(self, pool: str | None = None, *, cluster: Any = None, options: Any = None, audit_path: str | None = None,
-                 read_only: bool | None = None, pool_label: str | None = None, steps: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        pool: str | None = None,
+        *,
+        cluster: Any = None,
+        options: Any = None,
+        audit_path: str | None = None,
+        read_only: bool | None = None,
+        pool_label: str | None = None,
+        steps: list[str] | None = None,
+    ) -> None:
         super().__init__(name="migrate")
         self.pool = pool
         self._cluster = cluster
@@ -110,7 +130,9 @@ class MigrateScreen(Screen):
             except Exception:  # noqa: BLE001 - an app without a feed has no header to fill
                 pass
         if self.cluster is None:
-            self._title("a snapshot (or a disconnected view) cannot be migrated: open dragoman on a cluster or with --demo")
+            self._title(
+                "a snapshot (or a disconnected view) cannot be migrated: open dragoman on a cluster or with --demo"
+            )
             return
         if self.pool is None:
             self._title("pick the pool to migrate (enter)")
@@ -152,7 +174,9 @@ class MigrateScreen(Screen):
         todo = [p for p in sorted(pools) if state(p) not in ("dra", "none")]
         done = [p for p in sorted(pools) if p not in todo]
         for p in todo:
-            ol.add_option(Option(f"{p}  ({pools[p]} node{'s' if pools[p] != 1 else ''}, {state(p) or 'unknown'})", id=p))
+            ol.add_option(
+                Option(f"{p}  ({pools[p]} node{'s' if pools[p] != 1 else ''}, {state(p) or 'unknown'})", id=p)
+            )
         for p in done:
             why = "already on DRA" if state(p) == "dra" else "no GPUs"
             ol.add_option(Option(f"{p}  ({why})", id=p, disabled=True))
@@ -170,9 +194,16 @@ class MigrateScreen(Screen):
         from dragoman.actions.runner import Runner
         from dragoman.actions.steps import Options
 
-        return Runner(self.cluster, self.pool, pool_label=self.pool_label, options=self.options or Options(),
-                      audit_path=self.audit_path, read_only=self.read_only, progress=self.on_progress,
-                      warn=lambda m: self.log_line(f"! {m}"))
+        return Runner(
+            self.cluster,
+            self.pool,
+            pool_label=self.pool_label,
+            options=self.options or Options(),
+            audit_path=self.audit_path,
+            read_only=self.read_only,
+            progress=self.on_progress,
+            warn=lambda m: self.log_line(f"! {m}"),
+        )
 
     @work(exclusive=True, group="migrate-plan", description="build the migration plan")
     async def make_plan(self, rollback: bool = False) -> None:
@@ -203,8 +234,10 @@ class MigrateScreen(Screen):
         blocked.update("\n".join(f"✗ blocked: {b}" for b in blockers))
         blocked.display = bool(blockers)
         what = "rollback" if rollback else "migration"
-        self._title(f"pool {self.pool}: {what} plan {plan.id} — {len(plan.steps)} steps"
-                    + ("" if self.read_only else "  (a: apply, r: roll back)"))
+        self._title(
+            f"pool {self.pool}: {what} plan {plan.id} — {len(plan.steps)} steps"
+            + ("" if self.read_only else "  (a: apply, r: roll back)")
+        )
         self._render_plan()
 
     def _render_plan(self) -> None:
@@ -240,7 +273,14 @@ class MigrateScreen(Screen):
             if s.blockers:
                 changes = "✗ blocked"
             title = s.title if len(s.title) <= what else s.title[: what - 1] + "…"
-            table.add_row(str(i), s.id, title, changes, STATE_MARK.get(self.step_state.get(s.id, ""), self.step_state.get(s.id, "")), key=s.id)
+            table.add_row(
+                str(i),
+                s.id,
+                title,
+                changes,
+                STATE_MARK.get(self.step_state.get(s.id, ""), self.step_state.get(s.id, "")),
+                key=s.id,
+            )
 
     def _set_state(self, step_id: str, state: str) -> None:
         self.step_state[step_id] = state
@@ -263,7 +303,9 @@ class MigrateScreen(Screen):
         elif ev.message.endswith(": done, verified"):
             self._set_state(ev.step_id, "done")
             self.query_one("#mig-step", ProgressBar).update(total=1, progress=1)
-            self.query_one("#mig-overall", ProgressBar).update(progress=sum(1 for v in self.step_state.values() if v in ("done", "no change")))
+            self.query_one("#mig-overall", ProgressBar).update(
+                progress=sum(1 for v in self.step_state.values() if v in ("done", "no change"))
+            )
         elif ev.message.endswith(": failed"):
             self._set_state(ev.step_id, "failed")
         elif ev.total and not ev.node:
@@ -272,7 +314,9 @@ class MigrateScreen(Screen):
     # ------------------------------------------------------------------ actions
     def action_back(self) -> None:
         if self.busy:
-            self.notify("a step is running; it continues if you leave, and its state stays in the cluster", severity="warning")
+            self.notify(
+                "a step is running; it continues if you leave, and its state stays in the cluster", severity="warning"
+            )
         self.app.pop_screen()
 
     def action_replan(self) -> None:
@@ -308,23 +352,32 @@ class MigrateScreen(Screen):
             self._back_to_migration(plan)
             return
         if not self.runner.pending_work(plan):
-            self.notify("nothing to roll back: no step of the pool's state is recorded as done" if plan.rollback
-                        else "nothing to do: every step of the plan is already done")
+            self.notify(
+                "nothing to roll back: no step of the pool's state is recorded as done"
+                if plan.rollback
+                else "nothing to do: every step of the plan is already done"
+            )
             self._back_to_migration(plan)
             return
         cluster = self.cluster
         typed: list[tuple[str, str]] = []
         opts = self.runner.options
         if looks_like_production(cluster.context_name or "", cluster.server or "", opts.prod_patterns):
-            typed.append((f"Context {cluster.context_name} looks like production. Type its name:", cluster.context_name))
+            typed.append(
+                (f"Context {cluster.context_name} looks like production. Type its name:", cluster.context_name)
+            )
         if plan.dangerous:
             typed.append((f"This plan evicts pods. Type the pool name ({plan.pool}):", plan.pool))
         writes = sum(len(s.changes) for s in plan.steps)
         kind = "Roll back" if plan.rollback else "Apply"
-        lines = [f"{kind} plan {plan.id} to pool {plan.pool} on {cluster.context_name}: {writes} write{'s' if writes != 1 else ''}."]
+        lines = [
+            f"{kind} plan {plan.id} to pool {plan.pool} on {cluster.context_name}: {writes} write{'s' if writes != 1 else ''}."
+        ]
         for s in plan.steps:
             if s.changes:
-                lines.append(f"  {s.id}: {len(s.changes)} change(s){' — dangerous' if s.dangerous else ''}; nodes {len(s.blast_nodes)}")
+                lines.append(
+                    f"  {s.id}: {len(s.changes)} change(s){' — dangerous' if s.dangerous else ''}; nodes {len(s.blast_nodes)}"
+                )
         warnings = [w for s in plan.steps for w in s.warnings]
         lines += [f"⚠ {w}" for w in warnings[:4]]
         lines.append("A server dry run precedes each write; each write is recorded in the audit log.")
@@ -338,7 +391,9 @@ class MigrateScreen(Screen):
                     self.notify("rollback cancelled: nothing was written; showing the migration plan again")
                 self._back_to_migration(plan)
 
-        self.app.push_screen(ConfirmWriteScreen(f"{kind} — pool {plan.pool}", "\n".join(lines), typed=typed, confirm_label=kind), chosen)
+        self.app.push_screen(
+            ConfirmWriteScreen(f"{kind} — pool {plan.pool}", "\n".join(lines), typed=typed, confirm_label=kind), chosen
+        )
 
     def _back_to_migration(self, plan) -> None:
         """A rollback that did not run gives the screen back to the migration plan, so `a` applies what the footer says."""
@@ -366,10 +421,14 @@ class MigrateScreen(Screen):
         for sid, state in self.result.steps.items():
             self._set_state(sid, state)
         for sid, problems in self.result.verified.items():
-            self.log_line(f"{'✓' if not problems else '✗'} {sid}: " + ("verified" if not problems else "; ".join(problems)))
+            self.log_line(
+                f"{'✓' if not problems else '✗'} {sid}: " + ("verified" if not problems else "; ".join(problems))
+            )
         for p in self.result.problems:
             self.log_line(f"✗ {p}")
         done = sum(1 for v in self.result.steps.values() if v == "done")
         self.log_line(f"{done}/{len(plan.steps)} steps done; audit log: {self.runner.audit.path}")
-        self._title(f"pool {self.pool}: {'rolled back' if plan.rollback else 'plan'} {plan.id} — "
-                    + ("stopped on a problem" if self.result.problems else "done"))
+        self._title(
+            f"pool {self.pool}: {'rolled back' if plan.rollback else 'plan'} {plan.id} — "
+            + ("stopped on a problem" if self.result.problems else "done")
+        )

@@ -5,6 +5,13 @@ from __future__ import annotations
 import pathlib
 import time
 
+from dragoman.fleet import cel_generate as G
+from dragoman.fleet import cel_playground as P
+from dragoman.widgets.cel_editor import CelEditor, CompletionList
+from dragoman.widgets.cel_results import COLUMNS, counts_markup, errors_markup, fill
+from dragoman.widgets.command_bar import CommandBar, PromptMixin
+from dragoman.widgets.completion import candidates
+from dragoman.widgets.header import StatusHeader
 from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
@@ -15,14 +22,6 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, OptionList, Select, Static, TextArea
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
-
-from dragoman.fleet import cel_generate as G
-from dragoman.fleet import cel_playground as P
-from dragoman.widgets.command_bar import CommandBar, PromptMixin
-from dragoman.widgets.cel_editor import CelEditor, CompletionList
-from dragoman.widgets.cel_results import COLUMNS, counts_markup, errors_markup, fill
-from dragoman.widgets.completion import candidates
-from dragoman.widgets.header import StatusHeader
 
 DEBOUNCE = 0.015  # seconds of quiet before a keystroke's evaluation starts (a paste or a burst evaluates once)
 DEFAULT_EXPRESSION = 'device.driver == "gpu.nvidia.com"'
@@ -74,15 +73,47 @@ class PlaygroundScreen(PromptMixin, Screen):
 
     BINDINGS = [
         Binding("escape", "back", "Back", id="cel.back", tooltip="Close the completion list, or go back"),
-        Binding("ctrl+space", "complete", "Complete", id="cel.complete",
-                tooltip="Attribute, capacity and value names the fleet publishes (tab takes the first)", priority=True),
-        Binding("ctrl+o", "open_from", "Start from", id="cel.open",
-                tooltip="Start from an existing DeviceClass or claim request and see what it matches today", priority=True),
+        Binding(
+            "ctrl+space",
+            "complete",
+            "Complete",
+            id="cel.complete",
+            tooltip="Attribute, capacity and value names the fleet publishes (tab takes the first)",
+            priority=True,
+        ),
+        Binding(
+            "ctrl+o",
+            "open_from",
+            "Start from",
+            id="cel.open",
+            tooltip="Start from an existing DeviceClass or claim request and see what it matches today",
+            priority=True,
+        ),
         Binding("ctrl+e", "history", "History", id="cel.history", tooltip="Expressions of this session", priority=True),
-        Binding("ctrl+g", "generate", "Generate", id="cel.generate",
-                tooltip="DeviceClass, tier classes or a ResourceClaimTemplate from this selector", priority=True),
-        Binding("ctrl+t", "toggle_focus", "Editor/Table", id="cel.focus", tooltip="Move between the editor and the device table", priority=True),
-        Binding("f2", "copy_expression", "Copy", id="cel.copy", tooltip="Copy the expression to the clipboard", priority=True),
+        Binding(
+            "ctrl+g",
+            "generate",
+            "Generate",
+            id="cel.generate",
+            tooltip="DeviceClass, tier classes or a ResourceClaimTemplate from this selector",
+            priority=True,
+        ),
+        Binding(
+            "ctrl+t",
+            "toggle_focus",
+            "Editor/Table",
+            id="cel.focus",
+            tooltip="Move between the editor and the device table",
+            priority=True,
+        ),
+        Binding(
+            "f2",
+            "copy_expression",
+            "Copy",
+            id="cel.copy",
+            tooltip="Copy the expression to the clipboard",
+            priority=True,
+        ),
     ]
     DEFAULT_CSS = """
     PlaygroundScreen #cel-title { height: 1; padding: 0 1; text-style: bold; background: $boost; }
@@ -271,10 +302,10 @@ class PlaygroundScreen(PromptMixin, Screen):
 
     # ------------------------------------------------------------------ completion
     def _auto_candidates(self, before: str) -> list:
-        cands = [c for c in candidates(self.catalogue(), before) if before[len(before) - c.replace:] != c.insert]
+        cands = [c for c in candidates(self.catalogue(), before) if before[len(before) - c.replace :] != c.insert]
         cands = [c for c in cands if c.label != "device"]  # only on request: it would pop up on every "d"
         sup = self._suppressed
-        if sup is not None and before.startswith(sup) and all(ch.isalnum() or ch == "_" for ch in before[len(sup):]):
+        if sup is not None and before.startswith(sup) and all(ch.isalnum() or ch == "_" for ch in before[len(sup) :]):
             return []  # esc closed the list: keep it closed while the same word is typed
         return cands
 
@@ -290,14 +321,14 @@ class PlaygroundScreen(PromptMixin, Screen):
         if auto:
             cands = self._auto_candidates(before)
         else:
-            cands = [c for c in candidates(self.catalogue(), before) if before[len(before) - c.replace:] != c.insert]
+            cands = [c for c in candidates(self.catalogue(), before) if before[len(before) - c.replace :] != c.insert]
         self.completion.show(cands)
 
     def action_complete(self) -> None:
         self._suppressed = None
         self._update_completion(auto=False)
         if not self.completion.candidates:
-            self.notify("nothing to complete here; try after device. or device.attributes[\"", severity="information")
+            self.notify('nothing to complete here; try after device. or device.attributes["', severity="information")
             return
         self.completion.focus()
 
@@ -343,7 +374,9 @@ class PlaygroundScreen(PromptMixin, Screen):
         if not h:
             self.notify("no expressions yet in this session", severity="information")
             return
-        self.app.push_screen(PickerScreen("Expressions of this session (newest first)", [(e, e) for e in h]), self._picked_history)
+        self.app.push_screen(
+            PickerScreen("Expressions of this session (newest first)", [(e, e) for e in h]), self._picked_history
+        )
 
     def _picked_history(self, expression) -> None:
         if expression is not None:
@@ -352,12 +385,18 @@ class PlaygroundScreen(PromptMixin, Screen):
             self.editor.focus()
 
     def action_generate(self) -> None:
-        if self.outcome is not None and self.outcome.compile_error is not None and self.outcome.expression == self.editor.text:
+        if (
+            self.outcome is not None
+            and self.outcome.compile_error is not None
+            and self.outcome.expression == self.editor.text
+        ):
             self.notify("fix the compile error first: Kubernetes would reject this selector", severity="error")
             return
         remember(self.app, self.editor.text)
         out = self.outcome
-        counts = out.summary if out is not None and out.summary is not None and out.expression == self.editor.text else None
+        counts = (
+            out.summary if out is not None and out.summary is not None and out.expression == self.editor.text else None
+        )
         self.app.push_screen(GenerateScreen(self.editor.text, self.start, self.catalogue(), counts=counts))
 
     def action_copy_expression(self) -> None:
@@ -432,8 +471,10 @@ class PickerScreen(ModalScreen):
 class ConfirmScreen(ModalScreen[bool]):
     """Apply these objects? y / n; Cancel has the focus."""
 
-    BINDINGS = [Binding("y", "yes", "Apply", id="confirm.yes", tooltip="Apply"),
-                Binding("n,escape", "no", "Cancel", id="confirm.no", tooltip="Cancel")]
+    BINDINGS = [
+        Binding("y", "yes", "Apply", id="confirm.yes", tooltip="Apply"),
+        Binding("n,escape", "no", "Cancel", id="confirm.no", tooltip="Cancel"),
+    ]
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
     ConfirmScreen > Vertical { width: 80%; height: auto; border: thick $warning; background: $surface; padding: 1; }
@@ -463,8 +504,12 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(False)
 
 
-KINDS = [("DeviceClass", "class"), ("tier classes, one per product", "tiers-product"),
-         ("tier classes, one per MIG profile", "tiers-mig"), ("ResourceClaimTemplate (+ pod snippet)", "template")]
+KINDS = [
+    ("DeviceClass", "class"),
+    ("tier classes, one per product", "tiers-product"),
+    ("tier classes, one per MIG profile", "tiers-mig"),
+    ("ResourceClaimTemplate (+ pod snippet)", "template"),
+]
 
 
 class GenerateScreen(Screen):
@@ -512,10 +557,11 @@ class GenerateScreen(Screen):
                     yield Label("generate")
                     yield Select(KINDS, value="class", allow_blank=False, id="gen-kind")
                 for ident, label, value, hint in (
-                        ("name", "name", "", "class or template name; prefix of tier names"),
-                        ("ern", "extendedResourceName", "", "optional, e.g. example.com/gpu (pods ask for it in limits)"),
-                        ("ns", "namespace (template)", self.start.namespace or "default", ""),
-                        ("path", "save to (ctrl+s)", "", "")):
+                    ("name", "name", "", "class or template name; prefix of tier names"),
+                    ("ern", "extendedResourceName", "", "optional, e.g. example.com/gpu (pods ask for it in limits)"),
+                    ("ns", "namespace (template)", self.start.namespace or "default", ""),
+                    ("path", "save to (ctrl+s)", "", ""),
+                ):
                     with Horizontal(classes="gen-row"):
                         yield Label(label)
                         yield Input(value, placeholder=hint, id=f"gen-{ident}")
@@ -535,11 +581,30 @@ class GenerateScreen(Screen):
 
     BINDINGS = [
         Binding("escape", "back", "Back", id="gen.back", tooltip="Back to the playground"),
-        Binding("ctrl+s", "save", "Save", id="gen.save", tooltip="Write the YAML to the file named in the form", priority=True),
-        Binding("ctrl+t", "dry_run", "Server dry run", id="gen.dryrun",
-                tooltip="Send the objects with dryRun=All: the API server validates them, nothing is stored", priority=True),
-        Binding("ctrl+g", "apply", "Apply", id="gen.apply", tooltip="Create or replace the objects (confirmation, audit log)",
-                priority=True),
+        Binding(
+            "ctrl+s",
+            "save",
+            "Save",
+            id="gen.save",
+            tooltip="Write the YAML to the file named in the form",
+            priority=True,
+        ),
+        Binding(
+            "ctrl+t",
+            "dry_run",
+            "Server dry run",
+            id="gen.dryrun",
+            tooltip="Send the objects with dryRun=All: the API server validates them, nothing is stored",
+            priority=True,
+        ),
+        Binding(
+            "ctrl+g",
+            "apply",
+            "Apply",
+            id="gen.apply",
+            tooltip="Create or replace the objects (confirmation, audit log)",
+            priority=True,
+        ),
         Binding("f2", "copy_yaml", "Copy YAML", id="gen.copy", tooltip="Copy the YAML to the clipboard"),
     ]
 
@@ -580,9 +645,12 @@ class GenerateScreen(Screen):
             cname = self.start.class_name or "gpu.nvidia.com"
             cls = model.classes().get(cname)
             # The class's own selectors need not be repeated in the request.
-            own = [] if cls is not None and P.join_and(cls.expressions) == self.expression.strip() else [self.expression]
-            gen = G.claim_template(name or "my-gpu-claim", self.field("ns") or "default", cname, own,
-                                   served=cls.serves if cls else ())
+            own = (
+                [] if cls is not None and P.join_and(cls.expressions) == self.expression.strip() else [self.expression]
+            )
+            gen = G.claim_template(
+                name or "my-gpu-claim", self.field("ns") or "default", cname, own, served=cls.serves if cls else ()
+            )
         self.generated = gen
         text = gen.yaml()
         if gen.snippet:
@@ -590,8 +658,11 @@ class GenerateScreen(Screen):
         self.query_one("#gen-yaml", TextArea).load_text(text)
         warnings = list(gen.warnings)
         if self.counts is not None and kind in ("class", "template") and not self.counts.get("matched"):
-            warnings.insert(0, f"this selector picks 0 of the fleet's {self.counts.get('devices', 0)} devices today: "
-                               "a pod using it stays Pending")
+            warnings.insert(
+                0,
+                f"this selector picks 0 of the fleet's {self.counts.get('devices', 0)} devices today: "
+                "a pod using it stays Pending",
+            )
         self.query_one("#gen-warnings", Static).update("\n".join(f"⚠ {escape(w)}" for w in warnings))
         self.query_one("#gen-notes", Static).update("\n".join(escape(n) for n in gen.notes))
         path = self.query_one("#gen-path", Input)
@@ -627,7 +698,11 @@ class GenerateScreen(Screen):
         return cluster
 
     def _refused(self) -> bool:
-        problem = extended_resource_name_problem(self.field("ern")) if self.query_one("#gen-kind", Select).value == "class" else ""
+        problem = (
+            extended_resource_name_problem(self.field("ern"))
+            if self.query_one("#gen-kind", Select).value == "class"
+            else ""
+        )
         if problem:
             self.status(f"[b $text-error]{escape(problem)}[/]: fix it first; nothing was sent")
             self.query_one("#gen-ern", Input).focus()
@@ -652,16 +727,23 @@ class GenerateScreen(Screen):
             return
         objs = list(self.generated.objects)
         warn = "\n".join(f"⚠ {escape(w)}" for w in self.generated.warnings)
-        text = (f"[b]Apply {len(objs)} object{'s' if len(objs) != 1 else ''} to {escape(self.app.feed.info.context or 'the cluster')}?[/b]\n"
-                + "\n".join(f"  {o['kind']} {escape(o['metadata'].get('namespace', '') + '/' if o['metadata'].get('namespace') else '')}"
-                            f"{escape(o['metadata']['name'])}" for o in objs)
-                + (f"\n{warn}" if warn else "") + "\nA server dry run goes first; each write is recorded in the audit log.")
+        text = (
+            f"[b]Apply {len(objs)} object{'s' if len(objs) != 1 else ''} to {escape(self.app.feed.info.context or 'the cluster')}?[/b]\n"
+            + "\n".join(
+                f"  {o['kind']} {escape(o['metadata'].get('namespace', '') + '/' if o['metadata'].get('namespace') else '')}"
+                f"{escape(o['metadata']['name'])}"
+                for o in objs
+            )
+            + (f"\n{warn}" if warn else "")
+            + "\nA server dry run goes first; each write is recorded in the audit log."
+        )
 
         def confirmed(ok: bool | None) -> None:
             if ok:
                 self._apply(objs)
             else:
                 self.status("not applied")
+
         self.app.push_screen(ConfirmScreen(text), confirmed)
 
     @work(exclusive=True, group="cel-apply", description="apply the generated objects")
@@ -694,9 +776,15 @@ def extended_resource_name_problem(name: str) -> str:
     domain, _, short = name.partition("/")
     if not short:
         return f"✗ extendedResourceName {name!r} needs a domain: domain/name, e.g. example.com/{name.split('.')[0] or 'gpu'}"
-    if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", domain) or not re.fullmatch(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", short):
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", domain) or not re.fullmatch(
+        r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", short
+    ):
         return f"✗ extendedResourceName {name!r} is not a resource name (lowercase domain/name, letters, digits, - _ .)"
-    if name.startswith("requests.") or not is_extended_resource(name) or name.startswith("deviceclass.resource.kubernetes.io/"):
+    if (
+        name.startswith("requests.")
+        or not is_extended_resource(name)
+        or name.startswith("deviceclass.resource.kubernetes.io/")
+    ):
         return f"✗ extendedResourceName {name!r} is in a domain Kubernetes reserves: use your own (example.com/…)"
     return ""
 

@@ -5,17 +5,16 @@ from __future__ import annotations
 import asyncio
 import time
 
-from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.screen import Screen
-from textual.widgets import Footer, Static
-
 from dragoman.tui.bindings import TABLE_KEYS, textual_bindings
 from dragoman.tui.views import POD_FINDINGS, DevicesView, Touched, View, parse_filter
 from dragoman.widgets.command_bar import CommandBar, PromptMixin
 from dragoman.widgets.header import StatusHeader
 from dragoman.widgets.rows import fleet_summary
 from dragoman.widgets.vtable import Column, VTable
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Static
 
 POPULATE_CHUNK = 2000  # rows set between yields, so keys keep flowing while a 40,000-row view fills
 
@@ -40,8 +39,10 @@ class TableScreen(PromptMixin, Screen):
         with Vertical(id="body"):
             yield Static(self.view.heading, id="heading")
             yield Static("", id="summary")
-            cols = [Column(k, label, mn, mx, "middle" if k in self.view.trim_middle else "end", k in self.view.essential)
-                    for k, label, mn, mx in self.view.columns]
+            cols = [
+                Column(k, label, mn, mx, "middle" if k in self.view.trim_middle else "end", k in self.view.essential)
+                for k, label, mn, mx in self.view.columns
+            ]
             yield VTable(cols, sort_key=self.view.sort_key, empty="loading the fleet…", id="table")
         yield CommandBar()
         yield Footer()
@@ -237,8 +238,9 @@ class TableScreen(PromptMixin, Screen):
         if predicate is not None and self.table.row_count and not self.table.visible_count:
             missing = predicate.missing_keys()
             if missing:
-                self.table.empty_text = (f"no row here has a field named {', '.join(missing)} — "
-                                         f"{self._keys_hint()}; esc clears the filter")
+                self.table.empty_text = (
+                    f"no row here has a field named {', '.join(missing)} — {self._keys_hint()}; esc clears the filter"
+                )
             else:
                 self.table.empty_text = f"no row of {self.table.row_count} matches the filter {text!r}; esc clears it"
         elif self.populated:
@@ -246,7 +248,11 @@ class TableScreen(PromptMixin, Screen):
 
     def _keys_hint(self) -> str:
         keys = sorted(self.table.facets(next(iter(self.table._rows))) if self.table._rows else ())
-        return ("fields here: " + " ".join(keys[:12]) + (" …" if len(keys) > 12 else "")) if keys else "this view has no fields"
+        return (
+            ("fields here: " + " ".join(keys[:12]) + (" …" if len(keys) > 12 else ""))
+            if keys
+            else "this view has no fields"
+        )
 
     def action_back(self) -> None:
         if self._prompt_mode:
@@ -289,7 +295,11 @@ class TableScreen(PromptMixin, Screen):
     def palette_commands(self) -> list[tuple[str, str, object]]:
         """What fits this screen, for ctrl+p."""
         cmds = [
-            (f"{self.view.title.lower()}: filter", "filter the rows (words, label=value, attr=value)", self.action_filter),
+            (
+                f"{self.view.title.lower()}: filter",
+                "filter the rows (words, label=value, attr=value)",
+                self.action_filter,
+            ),
             (f"{self.view.title.lower()}: clear filter", "show every row again", lambda: self.set_filter("")),
         ]
         if self.table.cursor_key is not None and self._current_ref() is not None:
@@ -298,18 +308,34 @@ class TableScreen(PromptMixin, Screen):
                 ("object: describe", "the selected object's describe page", self.action_describe),
             ]
         if self.view.name == "pools" and self.table.cursor_key is not None:
-            cmds.append((f"pool: migrate {self.table.cursor_key}", "the migration wizard of this pool (m)", self.action_open_migrate))
+            cmds.append(
+                (
+                    f"pool: migrate {self.table.cursor_key}",
+                    "the migration wizard of this pool (m)",
+                    self.action_open_migrate,
+                )
+            )
         if self.view.name == "findings":
             for sev in ("error", "warning", "info"):
-                cmds.append((f"findings: only {sev}", f"filter severity={sev}", lambda s=sev: self.set_filter(f"severity={s}")))
+                cmds.append(
+                    (f"findings: only {sev}", f"filter severity={sev}", lambda s=sev: self.set_filter(f"severity={s}"))
+                )
         if self.view.name == "pending":
             ids = sorted({f.id for f in self.fleet.findings if f.id in POD_FINDINGS})
             for i in ids:
                 cmds.append((f"stuck pods: only {i}", f"filter id={i}", lambda i=i: self.set_filter(f"id={i}")))
             if self.table.cursor_key is not None:
-                cmds.append(("stuck pod: open in playground", "the pod's selector in the CEL playground (p)", self.action_open_playground))
+                cmds.append(
+                    (
+                        "stuck pod: open in playground",
+                        "the pod's selector in the CEL playground (p)",
+                        self.action_open_playground,
+                    )
+                )
         if self.table.marked:
-            cmds.append(("rows: yaml of marked", f"the {len(self.table.marked)} marked objects as YAML (y)", self.action_yaml))
+            cmds.append(
+                ("rows: yaml of marked", f"the {len(self.table.marked)} marked objects as YAML (y)", self.action_yaml)
+            )
             cmds.append(("rows: copy marked names", "their names to the clipboard", self._copy_marked))
             cmds.append(("rows: unmark all", f"clear {len(self.table.marked)} marks", self._unmark))
         return cmds
