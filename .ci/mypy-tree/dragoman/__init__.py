@@ -1,0 +1,1 @@
+../../../dragoman/__init__.py

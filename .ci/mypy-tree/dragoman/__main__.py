@@ -1,0 +1,1 @@
+../../../dragoman/__main__.py
