@@ -1,4 +1,5 @@
-"""`dragoman cel` on a live cluster: the devices it matches through the API equal those of a snapshot of the same cluster."""
+"""`dragoman cel` on a live cluster: the devices it matches through the API equal those of a snapshot of the same
+cluster."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`dragoman check` through the real CLI and in-process: the demo's marked findings from a snapshot, a live simulator and
+"""`dragoman check` through the real CLI and in-process: the demo's marked findings from a snapshot, a live simulator
+and
 --demo, the documented JSON, exit codes 0/1/2, 80-column text, 403s as notes, and every bad input as one sentence."""
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ def marks() -> set[str]:
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory) -> pathlib.Path:
-    """The demo served by `dragoman sim serve`, plus a user who may not list Events and ResourceQuotas and one who may list nothing."""
+    """The demo served by `dragoman sim serve`, plus a user who may not list Events and ResourceQuotas and one who may
+    list nothing."""
     tmp = tmp_path_factory.mktemp("check-live")
     scenario = tmp / "scenario.yaml"
     scenario.write_text(DEMO_PATH.read_text() + "\n---\n" + yaml.safe_dump_all([PARTIAL_ROLE, USERS]))

@@ -1,5 +1,6 @@
 """Read-only proof: with --read-only, a scripted session through every view, the playground and the migration wizard,
-pressing every write key there is, sends no write verb (the simulator's request log); headless migrate exits 3 with nothing written."""
+pressing every write key there is, sends no write verb (the simulator's request log); headless migrate exits 3 with
+nothing written."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Security basics: credentials never in the debug trace, audit records, snapshots, error sentences or screenshots; the
-simulator serves loopback only; exec-based kubeconfig auth runs exactly the program the kubeconfig names, with no shell."""
+simulator serves loopback only; exec-based kubeconfig auth runs exactly the program the kubeconfig names, with no
+shell."""
 
 from __future__ import annotations
 
@@ -193,7 +194,8 @@ async def test_the_simulator_object_refuses_a_non_loopback_address_too() -> None
         assert sim.url.startswith(("https://127.0.0.1:", "http://127.0.0.1:"))
 
 
-# ---------------------------------------------------------------------------- exec auth runs only what the kubeconfig names
+# ---------------------------------------------------------------------------- exec auth runs only what the kubeconfig
+# names
 
 
 def test_exec_auth_passes_arguments_literally_without_a_shell(tmp_path: pathlib.Path) -> None:
@@ -202,7 +204,8 @@ def test_exec_auth_passes_arguments_literally_without_a_shell(tmp_path: pathlib.
     plugin = tmp_path / "plugin.py"
     plugin.write_text(
         f"#!{sys.executable}\nimport json, sys\njson.dump(sys.argv[1:], open({str(seen)!r}, 'w'))\n"
-        "print(json.dumps({'kind': 'ExecCredential', 'apiVersion': 'client.authentication.k8s.io/v1', 'status': {'token': 't'}}))\n"
+        "print(json.dumps({'kind': 'ExecCredential', 'apiVersion': 'client.authentication.k8s.io/v1', "
+        "'status': {'token': 't'}}))\n"
     )
     plugin.chmod(plugin.stat().st_mode | stat.S_IEXEC)
     hostile = [f"; touch {pwned}", f"$(touch {pwned})", f"`touch {pwned}`", f"| touch {pwned}", "*"]

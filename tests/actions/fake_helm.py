@@ -1,4 +1,5 @@
-"""A fake `helm` for the switch tests: records every call, answers get values / list from a state file, and on upgrade applies what the chart would to the simulator's DaemonSets.
+"""A fake `helm` for the switch tests: records every call, answers get values / list from a state file, and on upgrade
+applies what the chart would to the simulator's DaemonSets.
 
 `install(dir, releases)` writes the state and a `helm` wrapper into `dir`; put `dir` first on PATH. Calls land in
 `dir/calls.jsonl` as {"argv": [...], "values": {...} (the -f file's content), "dryRun": bool}.

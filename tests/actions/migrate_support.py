@@ -1,4 +1,5 @@
-"""Helpers for the migration tests: the demo on a fast clock, the CLI in a thread or a subprocess, the audit log read back."""
+"""Helpers for the migration tests: the demo on a fast clock, the CLI in a thread or a subprocess, the audit log read
+back."""
 
 from __future__ import annotations
 

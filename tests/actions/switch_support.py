@@ -1,4 +1,5 @@
-"""Helpers for the ownership-switch tests: the full step list, a never-both watcher on the simulator's store, pool lookups."""
+"""Helpers for the ownership-switch tests: the full step list, a never-both watcher on the simulator's store, pool
+lookups."""
 
 from __future__ import annotations
 
@@ -98,6 +99,7 @@ class NeverBoth:
                 self.seen_plugin.add(n)
             if dra and plugin:
                 self.violations.append(
-                    f"event {self.events} ({etype} {key} {obj['metadata'].get('name')}): node {n} "
-                    f"plugin pods {len(self.plugin[n])} allocatable {self.alloc[n]} devices {sum(self.devices[n].values())}"
+                    f"event {self.events} ({etype} {key} {obj['metadata'].get('name')}): node {n} plugin "
+                    f"pods {len(self.plugin[n])} allocatable {self.alloc[n]} devices "
+                    f"{sum(self.devices[n].values())}"
                 )

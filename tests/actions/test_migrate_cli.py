@@ -1,4 +1,5 @@
-"""`dragoman migrate` headless against the demo simulator: cordon and drain, zero writes on a re-run, refusals, drift, rollback."""
+"""`dragoman migrate` headless against the demo simulator: cordon and drain, zero writes on a re-run, refusals, drift,
+rollback."""
 
 from __future__ import annotations
 

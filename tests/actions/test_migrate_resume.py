@@ -1,4 +1,5 @@
-"""A `dragoman migrate` process killed at every step boundary and in the middle of the drain, then resumed: each write made once."""
+"""A `dragoman migrate` process killed at every step boundary and in the middle of the drain, then resumed: each write
+made once."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`dragoman migrate --pool l4-serve --yes` on the demo as shipped: the default plan is the whole switch, and it finishes."""
+"""`dragoman migrate --pool l4-serve --yes` on the demo as shipped: the default plan is the whole switch, and it
+finishes."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ async def test_the_clean_demo_pool_switches_to_dra_with_the_default_plan(tmp_pat
         assert f"{len(STEP_ORDER)}/{len(STEP_ORDER)} steps done" in out
         print(f"switch of {POOL}: {took:.1f}s wall")
         assert watcher.violations == [] and watcher.seen_dra == set(nodes)
-        # The pool is owned by DRA: the operator's device plugin is off, no allocatable nvidia.com/gpu, slices published.
+        # The pool is owned by DRA: the operator's device plugin is off, no allocatable nvidia.com/gpu, slices
+        # published.
         for n in nodes:
             node = sim.store.get_ref("nodes", None, n)
             assert node["metadata"]["labels"]["nvidia.com/gpu.deploy.device-plugin"] == "false"

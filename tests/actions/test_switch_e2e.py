@@ -1,4 +1,5 @@
-"""The ownership switch end to end on the demo: the GPU Operator pool to DRA and back, never both stacks on a node, workloads on bridge claims, the standing check after drift."""
+"""The ownership switch end to end on the demo: the GPU Operator pool to DRA and back, never both stacks on a node,
+workloads on bridge claims, the standing check after drift."""
 
 from __future__ import annotations
 

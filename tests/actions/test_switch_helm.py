@@ -1,4 +1,5 @@
-"""The standalone-chart pool through helm: a fake `helm` on PATH records the upgrades and applies what the charts would; the values keep earlier pools, carry the driver chart's required settings, and keep the installed chart and version."""
+"""The standalone-chart pool through helm: a fake `helm` on PATH records the upgrades and applies what the charts would;
+the values keep earlier pools, carry the driver chart's required settings, and keep the installed chart and version."""
 
 from __future__ import annotations
 
@@ -94,7 +95,8 @@ async def test_standalone_chart_pool_through_helm(tmp_path: pathlib.Path, capsys
         real = [c for c in ups if not c["dryRun"]]
         assert [c["argv"][1] for c in real] == ["nvdp", "dra-driver-nvidia-gpu"]
         assert all(any(d["dryRun"] and d["argv"][1] == c["argv"][1] for d in ups[: ups.index(c)]) for c in real)
-        # The device plugin: NotIn t4-batch on every term, the earlier pools and other values kept, same chart and version.
+        # The device plugin: NotIn t4-batch on every term, the earlier pools and other values kept, same chart and
+        # version.
         nv = real[0]
         assert nv["argv"][2] == "nvidia-device-plugin" and nv["argv"][nv["argv"].index("--version") + 1] == "0.18.0"
         terms = nv["values"]["affinity"]["nodeAffinity"][REQ]["nodeSelectorTerms"]

@@ -1,4 +1,5 @@
-"""A crash at each step boundary of the switch (and in the middle of a step's writes) resumed to the end, then the last steps rolled back on their own, never both stacks on a node."""
+"""A crash at each step boundary of the switch (and in the middle of a step's writes) resumed to the end, then the last
+steps rolled back on their own, never both stacks on a node."""
 
 from __future__ import annotations
 

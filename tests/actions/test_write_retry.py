@@ -29,7 +29,8 @@ async def test_lost_answers_and_5xx_on_writes_neither_repeat_a_write_nor_end_the
         assert len(nodes) == 3 and all(n["spec"].get("unschedulable") for n in nodes)
         lost = [r for r in sim.request_log if r.lost_answer and not r.dry_run]
         assert len(lost) >= 2  # the faults fired on real writes
-        # Each eviction was made once, even those whose answer was lost; each write key has one id, one intent, one outcome.
+        # Each eviction was made once, even those whose answer was lost; each write key has one id, one intent, one
+        # outcome.
         ev = evictions(sim)
         assert len(ev) == 6 and set(ev.values()) == {1}, ev
         counts = assert_one_intent_one_outcome(audit_records(tmp_path))

@@ -63,7 +63,8 @@ def gzip_bomb() -> bytes:
 
 
 class Hostile:
-    """State shared by one server's handlers (counts of requests, for "401 then 200" and to prove a redirect unfollowed)."""
+    """State shared by one server's handlers (counts of requests, for "401 then 200" and to prove a redirect
+    unfollowed)."""
 
     def __init__(self, mode: str) -> None:
         self.mode = mode

@@ -67,27 +67,42 @@ def test_a_real_boolean_still_works() -> None:
 WRONG_TYPES = {
     "exec-env-a-number": (
         "",
-        "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: Never\n    env: 5\n",
+        (
+            "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: "
+            "Never\n    env: 5\n"
+        ),
         ["env"],
     ),
     "exec-args-a-number": (
         "",
-        "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: Never\n    args: 5\n",
+        (
+            "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: "
+            "Never\n    args: 5\n"
+        ),
         ["args"],
     ),
     "exec-args-of-mappings": (
         "",
-        "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: Never\n    args: [{a: 1}]\n",
+        (
+            "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: "
+            "Never\n    args: [{a: 1}]\n"
+        ),
         ["args"],
     ),
     "exec-env-name-with-equals": (
         "",
-        "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: Never\n    env: [{name: 'A=B', value: v}]\n",
+        (
+            "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: "
+            "Never\n    env: [{name: 'A=B', value: v}]\n"
+        ),
         ["env name"],
     ),
     "exec-env-name-with-nul": (
         "",
-        '  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: Never\n    env: [{name: "A\\0", value: v}]\n',
+        (
+            "  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    command: x\n    interactiveMode: "
+            'Never\n    env: [{name: "A\\0", value: v}]\n'
+        ),
         ["env name"],
     ),
     "exec-a-string": ("", "  exec: run-me\n", ["exec"]),
@@ -459,7 +474,10 @@ def test_a_hung_exec_plugin_is_killed_with_its_children(
 
 
 def test_an_exec_plugin_s_flood_of_stderr_is_quoted_short(tmp_path: pathlib.Path) -> None:
-    script = "import sys\nsys.stderr.write(('x' * 1000 + '\\n') * 100000)\nsys.stderr.write('\\x1b[31mreal reason\\x00\\n')\nsys.exit(3)\n"
+    script = (
+        "import sys\nsys.stderr.write(('x' * 1000 + '\\n') * 100000)\nsys.stderr.write('\\x1b[31mreal "
+        "reason\\x00\\n')\nsys.exit(3)\n"
+    )
     with serve("ok") as (url, _):
         code, _out, err = run_cli("check", "--kubeconfig", _exec_kubeconfig(tmp_path, url, script))
     sentence = assert_sentence(code, err, words=["exit 3", "real reason"])

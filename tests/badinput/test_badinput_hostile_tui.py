@@ -31,10 +31,10 @@ async def test_the_tui_on_a_server_with_wrong_typed_nodes_loads_the_rest(tmp_pat
 async def test_the_tui_on_a_snapshot_of_mixed_label_types_and_bare_timestamps(tmp_path: pathlib.Path) -> None:
     snap = tmp_path / "snap.yaml"
     snap.write_text(
-        "apiVersion: v1\nkind: List\nitems:\n"
-        "- apiVersion: v1\n  kind: Node\n  metadata: {name: n1, labels: {pool: 1, gpus: 8}, creationTimestamp: 2026-01-02T03:04:05Z}\n"
-        "  status: {allocatable: {nvidia.com/gpu: 8}, capacity: {nvidia.com/gpu: 8}}\n"
-        "- apiVersion: v1\n  kind: Node\n  metadata: {name: n2, labels: {pool: a, gpus: true}, creationTimestamp: 2026-01-03T03:04:05Z}\n"
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: n1, "
+        "labels: {pool: 1, gpus: 8}, creationTimestamp: 2026-01-02T03:04:05Z}\n  status: {allocatable: "
+        "{nvidia.com/gpu: 8}, capacity: {nvidia.com/gpu: 8}}\n- apiVersion: v1\n  kind: Node\n  metadata: "
+        "{name: n2, labels: {pool: a, gpus: true}, creationTimestamp: 2026-01-03T03:04:05Z}\n"
     )
     app = DragomanApp(open_snapshot_feed(str(snap)))
     async with app.run_test(size=SIZE) as pilot:

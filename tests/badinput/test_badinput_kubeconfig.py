@@ -1,4 +1,5 @@
-"""Bad-input corpus: malformed and hostile kubeconfigs through `dragoman check`, `cel` and `migrate --plan` — one sentence, exit 2."""
+"""Bad-input corpus: malformed and hostile kubeconfigs through `dragoman check`, `cel` and `migrate --plan` — one
+sentence, exit 2."""
 
 from __future__ import annotations
 
@@ -45,7 +46,10 @@ CASES = [
     ("cluster-without-server", kubeconfig_text("''"), ["no server"]),
     (
         "context-names-unknown-user",
-        "current-context: c\nclusters:\n- name: k\n  cluster: {server: https://x}\ncontexts:\n- name: c\n  context: {cluster: k, user: ghost}\n",
+        (
+            "current-context: c\nclusters:\n- name: k\n  cluster: {server: https://x}\ncontexts:\n- name: c\n  "
+            "context: {cluster: k, user: ghost}\n"
+        ),
         ["ghost"],
     ),
     (
@@ -78,7 +82,8 @@ CASES = [
         "exec-interactive-always",
         kubeconfig_text(
             SERVER,
-            user="  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    interactiveMode: Always\n    command: /bin/true\n",
+            user="  exec:\n    apiVersion: client.authentication.k8s.io/v1\n    interactiveMode: Always\n    "
+            "command: /bin/true\n",
         ),
         ["interactive"],
     ),
@@ -123,7 +128,8 @@ CASES = [
         "insecure-and-ca",
         kubeconfig_text(
             SERVER,
-            cluster=f"    insecure-skip-tls-verify: true\n    certificate-authority-data: {base64.b64encode(b'x').decode()}\n",
+            cluster="    insecure-skip-tls-verify: true\n    certificate-authority-data: "
+            f"{base64.b64encode(b'x').decode()}\n",
         ),
         ["insecure-skip-tls-verify"],
     ),
@@ -163,7 +169,10 @@ def test_exec_plugin_that_fails_names_its_last_line(tmp_path: pathlib.Path) -> N
         '{"kind": "ExecCredential", "apiVersion": "client.authentication.k8s.io/v1beta1", "status": {"token": "t"}}',
         '{"kind": "ExecCredential", "apiVersion": "client.authentication.k8s.io/v1", "status": {}}',
         '{"kind": "ExecCredential", "apiVersion": "client.authentication.k8s.io/v1", "status": "a string"}',
-        '{"kind": "ExecCredential", "apiVersion": "client.authentication.k8s.io/v1", "status": {"token": "t", "expirationTimestamp": "soon"}}',
+        (
+            '{"kind": "ExecCredential", "apiVersion": "client.authentication.k8s.io/v1", "status": {"token": '
+            '"t", "expirationTimestamp": "soon"}}'
+        ),
         '["a", "list"]',
     ],
     ids=["garbage", "wrong-api-version", "no-token", "status-a-string", "bad-expiry", "a-list"],

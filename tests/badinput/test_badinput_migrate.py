@@ -1,4 +1,5 @@
-"""Bad-input corpus, `dragoman migrate`: an unknown pool, plan files that are garbage or for another pool, a snapshot as the
+"""Bad-input corpus, `dragoman migrate`: an unknown pool, plan files that are garbage or for another pool, a snapshot as
+the
 source, nonsense options — one sentence and an exit code each, and no write in the simulator's request log."""
 
 from __future__ import annotations

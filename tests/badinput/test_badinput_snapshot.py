@@ -1,4 +1,5 @@
-"""Bad-input corpus: snapshot files that are not YAML, not Kubernetes, or hold objects of the wrong types, huge or unicode
+"""Bad-input corpus: snapshot files that are not YAML, not Kubernetes, or hold objects of the wrong types, huge or
+unicode
 values, YAML bombs — through `dragoman check`, `dragoman cel` and `dragoman snapshot` (which then writes nothing)."""
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ UNREADABLE = {
     "billion-laughs": (
         'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
         + "".join(
-            f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},"
-            f"*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]\n"
+            f"{chr(98 + i)}: &{chr(98 + i)} "
+            f"[*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]\n"
             for i in range(8)
         )
     ),
@@ -89,13 +90,20 @@ def test_a_snapshot_into_a_missing_folder_writes_nothing(tmp_path: pathlib.Path)
     )
 
 
-# Kubernetes-looking objects whose fields have the wrong types: the fleet is read, the odd object does not crash the model.
+# Kubernetes-looking objects whose fields have the wrong types: the fleet is read, the odd object does not crash the
+# model.
 WRONG_TYPES = {
     "node-labels-a-list": "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: [a, b]}\n",
     "node-status-a-string": "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: broken\n",
-    "node-allocatable-gpu-nonsense": "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {nvidia.com/gpu: lots}, capacity: {nvidia.com/gpu: [1]}}\n",
+    "node-allocatable-gpu-nonsense": (
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {nvidia.com/gpu: lots}, "
+        "capacity: {nvidia.com/gpu: [1]}}\n"
+    ),
     "node-conditions-a-dict": "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {conditions: {Ready: true}, nodeInfo: 3}\n",
-    "pod-containers-a-string": "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: d}\nspec: {nodeName: n1, containers: nope}\nstatus: {phase: Pending}\n",
+    "pod-containers-a-string": (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: d}\nspec: {nodeName: n1, containers: "
+        "nope}\nstatus: {phase: Pending}\n"
+    ),
     "pod-limits-a-list": (
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: d}\nspec:\n  containers:\n"
         "  - {name: c, resources: {limits: [nvidia.com/gpu]}}\nstatus: {phase: 7}\n"
@@ -105,24 +113,32 @@ WRONG_TYPES = {
         "  - {name: c, resources: {limits: {nvidia.com/gpu: two}}}\nstatus: {phase: Pending}\n"
     ),
     "slice-devices-a-dict": (
-        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
-        "spec: {driver: gpu.nvidia.com, nodeName: n1, pool: {name: n1, generation: 1, resourceSliceCount: 1}, devices: {a: 1}}\n"
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec: {driver: "
+        "gpu.nvidia.com, nodeName: n1, pool: {name: n1, generation: 1, resourceSliceCount: 1}, devices: "
+        "{a: 1}}\n"
     ),
     "slice-attributes-wrong": (
-        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
-        "spec: {driver: gpu.nvidia.com, nodeName: n1, pool: {name: n1, generation: x, resourceSliceCount: 1},\n"
-        "  devices: [{name: gpu-0, attributes: {productName: 3, memory: [1], x: {int: big}}, capacity: {memory: {value: huge}}}, 5]}\n"
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec: {driver: "
+        "gpu.nvidia.com, nodeName: n1, pool: {name: n1, generation: x, resourceSliceCount: 1},\n  devices: "
+        "[{name: gpu-0, attributes: {productName: 3, memory: [1], x: {int: big}}, capacity: {memory: "
+        "{value: huge}}}, 5]}\n"
     ),
     "slice-pool-missing": "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec: {driver: 5}\n",
-    "class-selectors-a-string": "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: c}\nspec: {selectors: nope, extendedResourceName: 3}\n",
-    "class-cel-not-a-string": "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: c}\nspec: {selectors: [{cel: {expression: [1]}}, 4]}\n",
+    "class-selectors-a-string": (
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: c}\nspec: {selectors: nope, "
+        "extendedResourceName: 3}\n"
+    ),
+    "class-cel-not-a-string": (
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: c}\nspec: {selectors: [{cel: "
+        "{expression: [1]}}, 4]}\n"
+    ),
     "claim-status-wrong": (
         "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c, namespace: d}\n"
         "spec: {devices: {requests: nope}}\nstatus: {allocation: {devices: {results: [7]}}, reservedFor: x}\n"
     ),
     "daemonset-affinity-wrong": (
-        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: nvidia-device-plugin-daemonset, namespace: kube-system}\n"
-        "spec: {template: {spec: {affinity: {nodeAffinity: 3}, nodeSelector: [x]}}}\n"
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: nvidia-device-plugin-daemonset, namespace: "
+        "kube-system}\nspec: {template: {spec: {affinity: {nodeAffinity: 3}, nodeSelector: [x]}}}\n"
     ),
     "huge-values": NODE + "  labels: {big: " + "x" * 200_000 + "}\n  annotations: {huge: '" + "y" * 2_000_000 + "'}\n",
     "unicode-names": (

@@ -400,7 +400,10 @@ class Gen:
         if k == 35:
             _f("cel.bind")
             d = self.domain()
-            return f"cel.bind(a, {self.attrs(d)}, {self.pick(['a.size() > 0', f'has(a.{self.attr_name(d)})', f'a.?{self.attr_name(d)}.orValue(0) == 0'])})"
+            return (
+                f"cel.bind(a, {self.attrs(d)}, "
+                f"{self.pick(['a.size() > 0', f'has(a.{self.attr_name(d)})', f'a.?{self.attr_name(d)}.orValue(0) == 0'])})"
+            )
         if k == 36:
             # cost: nested comprehensions over the device or big ranges
             _f("all", "lists.range")
@@ -410,7 +413,10 @@ class Gen:
             for i in range(deep):
                 inner = f"lists.range({n}).all(v{i}, {inner} || v{i} >= 0)"
             if self.chance(0.5):
-                inner = "device.attributes.all(d1, device.attributes[d1].all(k1, device.attributes.all(d2, device.attributes[d2].all(k2, device.attributes[d1][k1] == device.attributes[d2][k2]))))"
+                inner = (
+                    "device.attributes.all(d1, device.attributes[d1].all(k1, device.attributes.all(d2, "
+                    "device.attributes[d2].all(k2, device.attributes[d1][k1] == device.attributes[d2][k2]))))"
+                )
                 if self.chance(0.5):
                     inner = "device.attributes.all(d1, device.attributes[d1].all(k1, device.attributes[d1][k1] != 0))"
             return inner
@@ -969,7 +975,8 @@ def _value(rng: random.Random, t: str) -> dict:
 
 
 def device(rng: random.Random) -> tuple[str, dict]:
-    """(driver, raw ResourceSlice device): the usual attribute types, sometimes another type, rarely a list or a bad version."""
+    """(driver, raw ResourceSlice device): the usual attribute types, sometimes another type, rarely a list or a bad
+    version."""
     driver = rng.choice(DRIVERS)
     attributes: dict = {}
     for name, t in {**ATTRS, **QUALIFIED}.items():

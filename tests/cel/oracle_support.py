@@ -67,7 +67,8 @@ def oracle_binary() -> pathlib.Path:
     go = shutil.which("go")
     if go is None:
         raise OracleUnavailable(
-            f"the cel-go oracle is built from {PACKAGE} with Go {GO_MIN[0]}.{GO_MIN[1]} or newer, and go is not on PATH; "
+            f"the cel-go oracle is built from {PACKAGE} with Go {GO_MIN[0]}.{GO_MIN[1]} or newer, and go "
+            "is not on PATH; "
             "install Go (the Go module proxy must be reachable for a first build)"
         )
     have = go_version(go)

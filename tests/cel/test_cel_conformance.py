@@ -82,7 +82,10 @@ Q = 'device.capacity["gpu.nvidia.com"]'
 X = 'device.attributes["dra.example.com"]'
 XC = 'device.capacity["dra.example.com"]'
 NESTED = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"
-EXPENSIVE = f"{NESTED}.all(x, {NESTED}.all(y, {NESTED}.all(z, {NESTED}.all(z2, {NESTED}.all(z3, {NESTED}.all(z4, {NESTED}.all(z5, int('1'.find('[0-9]*')) < 100)))))))"
+EXPENSIVE = (
+    f"{NESTED}.all(x, {NESTED}.all(y, {NESTED}.all(z, {NESTED}.all(z2, {NESTED}.all(z3, {NESTED}.all(z4, "
+    f"{NESTED}.all(z5, int('1'.find('[0-9]*')) < 100)))))))"
+)
 CT = "compile_test.go"
 FACTS = "dra-facts.md c"
 QT = "apiserver library/quantity_test.go"
@@ -181,7 +184,12 @@ CASES = [
     ),
     (
         "all",
-        f'{XC}.quantity.isGreaterThan(quantity("1Ki")) && {X}.bool && {X}.int > 0 && {X}.string == "fish" && {X}.version.isGreaterThan(semver("0.0.1")) && {XC}["quantity"].isGreaterThan(quantity("1Ki")) && {X}["bool"] && {X}["int"] > 0 && {X}["string"] == "fish" && {X}["version"].isGreaterThan(semver("0.0.1"))',
+        (
+            f'{XC}.quantity.isGreaterThan(quantity("1Ki")) && {X}.bool && {X}.int > 0 && {X}.string == "fish" '
+            f'&& {X}.version.isGreaterThan(semver("0.0.1")) && {XC}["quantity"].isGreaterThan(quantity("1Ki")) '
+            f'&& {X}["bool"] && {X}["int"] > 0 && {X}["string"] == "fish" && '
+            f'{X}["version"].isGreaterThan(semver("0.0.1"))'
+        ),
         EXAMPLE,
         True,
         f"{CT} all",
@@ -663,7 +671,10 @@ CASES = [
     ),
     (
         "nested-attribute-comprehension-cost",
-        "device.attributes.all(d, device.attributes[d].all(k, device.attributes.all(e, device.attributes[e].all(j, device.attributes[d][k] == device.attributes[e][j]))))",
+        (
+            "device.attributes.all(d, device.attributes[d].all(k, device.attributes.all(e, "
+            "device.attributes[e].all(j, device.attributes[d][k] == device.attributes[e][j]))))"
+        ),
         GPU,
         C("cost"),
         "cost estimation: 32^4 iterations",

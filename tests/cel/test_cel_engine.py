@@ -77,7 +77,10 @@ def test_fallback_to_cel_python_when_the_fast_engine_cannot_compile(monkeypatch:
 
     monkeypatch.setattr(fast, "compile_program", refuse)
     monkeypatch.setattr(engine_mod, "_cache", {})
-    expr = 'device.attributes["gpu.nvidia.com"].?minor.orValue(0) == 0 && device.attributes["gpu.nvidia.com"].productName.contains("H100")'
+    expr = (
+        'device.attributes["gpu.nvidia.com"].?minor.orValue(0) == 0 && '
+        'device.attributes["gpu.nvidia.com"].productName.contains("H100")'
+    )
     sel = compile_expression(expr)
     assert sel.engine == "reference"
     dev = cel_device("gpu.nvidia.com", _gpu("gpu-0", "GPU-0"))
@@ -134,8 +137,9 @@ def test_scheduler_error_message_matches_upstream_shape() -> None:
     msg = scheduler_error_message("class gpu.nvidia.com", 0, "gpu.nvidia.com", "node-1", "gpu-0", "no such key: index")
     # dynamic-resource-allocation cel/errors.go EnhanceRuntimeError wording.
     assert msg == (
-        "class gpu.nvidia.com: selector #0 on device gpu.nvidia.com/node-1/gpu-0: CEL runtime error: no such key: index. "
-        "consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields"
+        "class gpu.nvidia.com: selector #0 on device gpu.nvidia.com/node-1/gpu-0: CEL runtime error: no "
+        "such key: index. consider using CEL optional chaining (.? followed by orValue()) or guarding the "
+        "check with has() for optional fields"
     )
     claim = scheduler_error_message("claim ns/c", 1, "d", "p", "x", "no such overload")
     assert claim == "claim ns/c: selector #1 on device d/p/x: CEL runtime error: no such overload"
@@ -221,8 +225,14 @@ def test_concurrent_evaluation_on_shared_devices_is_consistent() -> None:
     # The simulator's scheduler and the playground may evaluate the same converted devices from two threads.
     index = DeviceIndex(_slices(nodes=10, per=4))
     exprs = [
-        'cel.bind(g, device.attributes["gpu.nvidia.com"], g.productName.contains("H100") && ["GPU-0"].all(p, g.uuid.startsWith(p)))',
-        'device.attributes["gpu.nvidia.com"].exists(k, k == "uuid") && device.attributes["gpu.nvidia.com"].uuid.endsWith("-1")',
+        (
+            'cel.bind(g, device.attributes["gpu.nvidia.com"], g.productName.contains("H100") && '
+            '["GPU-0"].all(p, g.uuid.startsWith(p)))'
+        ),
+        (
+            'device.attributes["gpu.nvidia.com"].exists(k, k == "uuid") && '
+            'device.attributes["gpu.nvidia.com"].uuid.endsWith("-1")'
+        ),
     ]
     sels = [compile_expression(e) for e in exprs]
     expected = [[s.evaluate(d) for d in index.devices] for s in sels]

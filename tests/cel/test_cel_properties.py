@@ -149,7 +149,8 @@ def test_cel_comparisons_agree_with_python_on_both_engines(qa, qb, va, vb) -> No
     a, b = f"{qa[0]}{qa[1]}{qa[2]}", f"{qb[0]}{qb[1]}{qb[2]}"
     expr = (
         f'quantity("{a}").compareTo(quantity("{b}")) == {Quantity.parse(a).compare(Quantity.parse(b))} && '
-        f'semver("{_text(va)}").compareTo(semver("{_text(vb)}")) == {Semver.parse(_text(va)).compare(Semver.parse(_text(vb)))}'
+        f'semver("{_text(va)}").compareTo(semver("{_text(vb)}")) == '
+        f"{Semver.parse(_text(va)).compare(Semver.parse(_text(vb)))}"
     )
     dev = cel_device("x", {"name": "d"})
     checked, source = check_expression(expr)
@@ -175,7 +176,10 @@ raw_device = st.fixed_dictionaries(
 DEDUP_EXPRESSIONS = [
     'device.attributes["dra.example.com"].a == true',
     'device.attributes["dra.example.com"].a == 1',
-    'device.attributes["dra.example.com"].?a.orValue("none") == "H100" || device.capacity["dra.example.com"].?mem.orValue(quantity("0")) == quantity("1Gi")',
+    (
+        'device.attributes["dra.example.com"].?a.orValue("none") == "H100" || '
+        'device.capacity["dra.example.com"].?mem.orValue(quantity("0")) == quantity("1Gi")'
+    ),
     '"a" in device.attributes["dra.example.com"] && !has(device.attributes["dra.example.com"].b)',
     '"other.example.com" in device.attributes && device.allowMultipleAllocations',
     'cel.bind(x, device.attributes["dra.example.com"], x.a == x.?b.orValue(x.a))',

@@ -1,4 +1,5 @@
-"""The 351 DRA CEL cases translated from Kubernetes' own tests (upstream_cases.yaml), on both engines and through `dragoman cel`.
+"""The 351 DRA CEL cases translated from Kubernetes' own tests (upstream_cases.yaml), on both engines and through
+`dragoman cel`.
 
 Required cases run in the environment `dragoman cel` and the playground check with (a new selector under 1.37's
 default gates). Each optional case runs in the environment its `optional:` reason names (stored expressions,
@@ -375,7 +376,8 @@ def test_find_all_skips_an_empty_match_right_after_a_match_as_go_does() -> None:
     dev = cel_device("dra.example.com", {"name": "d", "attributes": {"s": {"string": "baaa"}}})
     for engine in ("fast", "reference"):
         sel = compile_expression(
-            f"{X}.s.findAll('a*') == ['', 'aaa'] && 'abc'.findAll('') == ['', '', '', ''] && 'a1b22'.findAll('[0-9]+', 1) == ['1']",
+            f"{X}.s.findAll('a*') == ['', 'aaa'] && 'abc'.findAll('') == ['', '', '', ''] && "
+            "'a1b22'.findAll('[0-9]+', 1) == ['1']",
             engine=engine,
         )
         assert sel.evaluate(dev).value is True, engine

@@ -41,7 +41,8 @@ def _count(v) -> int:
 
 
 def expected_from_raw(objs) -> dict[str, dict[str, int]]:
-    """Per pool, computed straight from the objects: allocatable, whole-GPU devices in the newest slices, and allocated devices."""
+    """Per pool, computed straight from the objects: allocatable, whole-GPU devices in the newest slices, and allocated
+    devices."""
     pool_of = {}
     out: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for o in objs:

@@ -1,4 +1,5 @@
-"""Playground pure parts: the first false clause of a selector, and generated classes, tiers and claim templates (valid 1.37 objects)."""
+"""Playground pure parts: the first false clause of a selector, and generated classes, tiers and claim templates (valid
+1.37 objects)."""
 
 from __future__ import annotations
 

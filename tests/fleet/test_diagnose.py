@@ -1,4 +1,5 @@
-"""The diagnosis: each finding id from a small hand-written fleet, exactly; none on a healthy fleet; none read from Events."""
+"""The diagnosis: each finding id from a small hand-written fleet, exactly; none on a healthy fleet; none read from
+Events."""
 
 from __future__ import annotations
 
@@ -196,7 +197,10 @@ CASES = {
                 device_class(
                     "first-gpu",
                     [
-                        "'index' in device.attributes['gpu.nvidia.com'] && device.attributes['gpu.nvidia.com'].index == 0"
+                        (
+                            "'index' in device.attributes['gpu.nvidia.com'] && "
+                            "device.attributes['gpu.nvidia.com'].index == 0"
+                        )
                     ],
                 ),
                 template("first", cls="first-gpu"),

@@ -1,4 +1,5 @@
-"""The DRA allocator through the scheduler: selectors, ExactCount/All, count, firstAvailable, constraints, exclusion, CEL errors."""
+"""The DRA allocator through the scheduler: selectors, ExactCount/All, count, firstAvailable, constraints, exclusion,
+CEL errors."""
 
 from __future__ import annotations
 
@@ -193,7 +194,8 @@ def test_cel_runtime_error_aborts_the_attempt() -> None:
         "class gpu-by-index", 0, "gpu.nvidia.com", "gpu-1", "gpu-0", "no such key: index"
     )
     assert expected.startswith(
-        'running "DynamicResources" filter plugin: class gpu-by-index: selector #0 on device gpu.nvidia.com/gpu-1/gpu-0: '
+        'running "DynamicResources" filter plugin: class gpu-by-index: selector #0 on device '
+        "gpu.nvidia.com/gpu-1/gpu-0: "
         "CEL runtime error: no such key: index"
     )
     assert dec.message == expected and dec.event["message"] == expected
@@ -212,7 +214,8 @@ def test_claim_selector_error_names_the_claim() -> None:
     c = claim("bad", [exactly("gpu", selectors=["device.attributes['gpu.nvidia.com'].minor > 1"])])
     view, pod, dec = _run([c])
     assert dec.message.startswith(
-        'running "DynamicResources" filter plugin: claim default/bad: selector #0 on device gpu.nvidia.com/gpu-1/gpu-0: '
+        'running "DynamicResources" filter plugin: claim default/bad: selector #0 on device '
+        "gpu.nvidia.com/gpu-1/gpu-0: "
         "CEL runtime error: no such key: minor"
     )
 
@@ -256,8 +259,9 @@ def test_claim_allocated_elsewhere_is_deallocated_by_postfilter() -> None:
     )
     dec = schedule_one(pod2, view, NOW)
     assert dec.message == (
-        "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 resourceclaim not available on the node. "
-        "deallocation of ResourceClaim completed, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 resourceclaim not "
+        "available on the node. deallocation of ResourceClaim completed, preemption: 0/2 nodes are "
+        "available: 2 Preemption is not helpful for scheduling."
     )
     assert "allocation" not in dec.claim_updates[0]["status"]
 

@@ -1,4 +1,5 @@
-"""OpenAPI v3 documents satisfy kubectl-wire.md's rules; real kubectl explains and applies with them (throwaway server)."""
+"""OpenAPI v3 documents satisfy kubectl-wire.md's rules; real kubectl explains and applies with them (throwaway
+server)."""
 
 from __future__ import annotations
 
@@ -361,7 +362,8 @@ def test_unknown_fields_for_strict_field_validation():
     assert unknown_fields("Pod", pod) == ["spec.containers[0].imagePullPolice"]
     assert unknown_fields("NoSuchKind", {"a": 1}) == []
     assert strict_decoding_message("DeviceClass", "v1", ["spec.bogus"]) == (
-        'DeviceClass in version "v1" cannot be handled as a DeviceClass: strict decoding error: unknown field "spec.bogus"'
+        'DeviceClass in version "v1" cannot be handled as a DeviceClass: strict decoding error: unknown '
+        'field "spec.bogus"'
     )
 
 
@@ -393,7 +395,8 @@ spec:
 
 @pytest.mark.kubectl
 async def test_kubectl_client_side_apply_of_a_deployment_uses_strategic_merge(kubectl_env):
-    """kubectl's 3-way strategic patch (built from our v3 patch metadata) applied by our strategic merge gives what was applied."""
+    """kubectl's 3-way strategic patch (built from our v3 patch metadata) applied by our strategic merge gives what was
+    applied."""
     server, run, tmp_path = kubectl_env
     manifest = tmp_path / "deploy.yaml"
     manifest.write_text(DEPLOYMENT)

@@ -1,4 +1,5 @@
-"""PATCH semantics: JSON merge (RFC 7386), strategic merge with the real patch tags, JSON patch (RFC 6902), server-side apply."""
+"""PATCH semantics: JSON merge (RFC 7386), strategic merge with the real patch tags, JSON patch (RFC 6902), server-side
+apply."""
 
 from __future__ import annotations
 

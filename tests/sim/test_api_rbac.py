@@ -1,4 +1,5 @@
-"""RBAC decisions: verbs, groups, resources with subresources, resourceNames, namespaces, subjects, non-resource URLs."""
+"""RBAC decisions: verbs, groups, resources with subresources, resourceNames, namespaces, subjects, non-resource
+URLs."""
 
 from __future__ import annotations
 
@@ -175,14 +176,14 @@ def test_without_bootstrap_discovery_is_denied():
 
 def test_forbidden_messages():
     attrs = req("viewer", "create", "pods", sub="eviction", ns="default", name="x")
-    assert (
-        forbidden_message(attrs)
-        == 'pods "x" is forbidden: User "viewer" cannot create resource "pods/eviction" in API group "" in the namespace "default"'
+    assert forbidden_message(attrs) == (
+        'pods "x" is forbidden: User "viewer" cannot create resource "pods/eviction" in API group "" in '
+        'the namespace "default"'
     )
     cluster = req("viewer", "list", "deviceclasses", "resource.k8s.io")
-    assert (
-        forbidden_message(cluster)
-        == 'deviceclasses.resource.k8s.io is forbidden: User "viewer" cannot list resource "deviceclasses" in API group "resource.k8s.io" at the cluster scope'
+    assert forbidden_message(cluster) == (
+        'deviceclasses.resource.k8s.io is forbidden: User "viewer" cannot list resource "deviceclasses" in '
+        'API group "resource.k8s.io" at the cluster scope'
     )
     assert (
         forbidden_message(req("viewer", "get", "", path="/metrics"))

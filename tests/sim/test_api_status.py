@@ -21,7 +21,10 @@ from dragoman.sim.api import status as st
             st.conflict("", "nodes", "n1"),
             409,
             "Conflict",
-            'Operation cannot be fulfilled on nodes "n1": the object has been modified; please apply your changes to the latest version and try again',
+            (
+                'Operation cannot be fulfilled on nodes "n1": the object has been modified; please apply your '
+                "changes to the latest version and try again"
+            ),
         ),
         (st.bad_request("bad"), 400, "BadRequest", "bad"),
         (

@@ -227,13 +227,17 @@ def test_cel_compile_error_has_the_real_422_shape():
         {
             "reason": "FieldValueInvalid",
             "field": "spec.selectors[0].cel.expression",
-            "message": 'Invalid value: "device.name == \\"gpu-0\\"": compilation failed: ERROR: <input>:1:7: undefined field \'name\'\n | device.name == "gpu-0"\n | ......^',
+            "message": (
+                'Invalid value: "device.name == \\"gpu-0\\"": compilation failed: ERROR: <input>:1:7: '
+                "undefined field 'name'\n | device.name == \"gpu-0\"\n | ......^"
+            ),
         }
     ]
     body = status.invalid("resource.k8s.io", "DeviceClass", "gpu.nvidia.com", found)
     assert body["code"] == 422
     assert body["message"].startswith(
-        'DeviceClass.resource.k8s.io "gpu.nvidia.com" is invalid: spec.selectors[0].cel.expression: Invalid value: "device.name == \\"gpu-0\\"": compilation failed: ERROR: <input>:1:7:'
+        'DeviceClass.resource.k8s.io "gpu.nvidia.com" is invalid: spec.selectors[0].cel.expression: '
+        'Invalid value: "device.name == \\"gpu-0\\"": compilation failed: ERROR: <input>:1:7:'
     )
 
 

@@ -1,4 +1,5 @@
-"""Cause and effect in the simulated GPU fleet through kubernetes-asyncio: device plugin exclusion, the 5-minute grace, the GPU Operator, DRA slices, crash loops, DRA prepare."""
+"""Cause and effect in the simulated GPU fleet through kubernetes-asyncio: device plugin exclusion, the 5-minute grace,
+the GPU Operator, DRA slices, crash loops, DRA prepare."""
 
 from __future__ import annotations
 
@@ -607,7 +608,8 @@ async def test_a_kubelet_without_the_bridge_runs_the_pod_without_its_gpus(cluste
     )
     slices = await eventually(lambda: k.slices("gpu-b-1"), what="slices")
     pod = await _bridge_a_pod(sim, k, "gpu-b-1", sorted(slices[0]["spec"]["devices"], key=lambda d: d["name"])[:2])
-    # v1.35 ignores extendedResourceClaimStatus and drops nvidia.com/gpu, absent from its allocatable: it runs, GPU-less.
+    # v1.35 ignores extendedResourceClaimStatus and drops nvidia.com/gpu, absent from its allocatable: it runs,
+    # GPU-less.
     assert pod["status"]["phase"] == "Running"
     assert "dragoman.io/visible-devices" not in (pod["metadata"].get("annotations") or {})
     assert "allocatedResourcesStatus" not in pod["status"]["containerStatuses"][0]

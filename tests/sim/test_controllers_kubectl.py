@@ -1,4 +1,5 @@
-"""Real kubectl against the behaving simulator: labelling a node off the GPU Operator's device plugin empties its allocatable."""
+"""Real kubectl against the behaving simulator: labelling a node off the GPU Operator's device plugin empties its
+allocatable."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A pool's migration as cause and effect through kubernetes-asyncio, every controller running: exclude the device plugin, scope the DRA driver, and `nvidia.com/gpu: 2` lands through the bridge."""
+"""A pool's migration as cause and effect through kubernetes-asyncio, every controller running: exclude the device
+plugin, scope the DRA driver, and `nvidia.com/gpu: 2` lands through the bridge."""
 
 from __future__ import annotations
 

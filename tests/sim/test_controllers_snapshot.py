@@ -1,4 +1,5 @@
-"""Controllers started on a consistent snapshot write nothing (the demo, and a fleet they built themselves), and the in-process run is deterministic."""
+"""Controllers started on a consistent snapshot write nothing (the demo, and a fleet they built themselves), and the
+in-process run is deterministic."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Workloads and DaemonSets in the simulator through kubernetes-asyncio: evicted pods come back, Jobs complete on the clock, StatefulSet ordinals, DaemonSet placement and status counts."""
+"""Workloads and DaemonSets in the simulator through kubernetes-asyncio: evicted pods come back, Jobs complete on the
+clock, StatefulSet ordinals, DaemonSet placement and status counts."""
 
 from __future__ import annotations
 
@@ -216,7 +217,8 @@ async def test_daemonset_places_pods_by_selector_affinity_and_taints_with_status
 
     d = await eventually(status, what="two ready daemon pods")
     st = d["status"]
-    # n0 fits; n1 is cordoned (daemon pods tolerate that); n2 has an untolerated taint; n3 fails both OR-ed terms; n4 is not in the pool.
+    # n0 fits; n1 is cordoned (daemon pods tolerate that); n2 has an untolerated taint; n3 fails both OR-ed terms; n4 is
+    # not in the pool.
     assert (
         st["desiredNumberScheduled"],
         st["currentNumberScheduled"],

@@ -1,4 +1,5 @@
-"""Real kubectl v1.37 against `dragoman sim serve` with a file scenario: get, watch, describe, explain, can-i, apply, patch, drain."""
+"""Real kubectl v1.37 against `dragoman sim serve` with a file scenario: get, watch, describe, explain, can-i, apply,
+patch, drain."""
 
 from __future__ import annotations
 

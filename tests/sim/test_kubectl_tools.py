@@ -111,7 +111,8 @@ def test_helm_install_upgrade_and_uninstall_with_its_default_secret_storage(clus
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: tiny\nversion: 0.1.0\n")
     (chart / "templates" / "cm.yaml").write_text(
-        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-config\ndata:\n  greeting: {{ .Values.greeting | default "hello" }}\n'
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-config\ndata:\n  "
+        'greeting: {{ .Values.greeting | default "hello" }}\n'
     )
     env = {
         **k.env,

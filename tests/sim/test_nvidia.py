@@ -1,4 +1,5 @@
-"""NVIDIA's published devices: attribute sets per driver version, GFD label parsing, deterministic and schema-valid slices."""
+"""NVIDIA's published devices: attribute sets per driver version, GFD label parsing, deterministic and schema-valid
+slices."""
 
 from __future__ import annotations
 

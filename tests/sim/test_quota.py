@@ -1,4 +1,5 @@
-"""Quota with DRA extended resources: bridged pods still charge requests.nvidia.com/gpu, plain claims now do, claims can be rejected."""
+"""Quota with DRA extended resources: bridged pods still charge requests.nvidia.com/gpu, plain claims now do, claims can
+be rejected."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The demo and scale scenarios: every finding marked, schema-valid, lossless through the 1.37 models, and consistent."""
+"""The demo and scale scenarios: every finding marked, schema-valid, lossless through the 1.37 models, and
+consistent."""
 
 from __future__ import annotations
 
@@ -491,7 +492,10 @@ def test_the_simulators_loader_reads_the_demo_whole() -> None:
 
 
 def test_loading_lists_documents_and_typed_lists(tmp_path: pathlib.Path) -> None:
-    docs = "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n"
+    docs = (
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: "
+        "{name: b}\n"
+    )
     assert [o["metadata"]["name"] for o in parse_scenario_text(docs)] == ["a", "b"]
     typed = json.dumps({"apiVersion": "v1", "kind": "PodList", "items": [{"metadata": {"name": "p"}}]})
     assert parse_scenario_text(typed) == [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}]

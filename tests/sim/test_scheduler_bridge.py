@@ -1,4 +1,5 @@
-"""The KEP-5004 bridge, table-driven: allocatable × serving class × slices × kubelet, through schedule, claim, status, admission."""
+"""The KEP-5004 bridge, table-driven: allocatable × serving class × slices × kubelet, through schedule, claim, status,
+admission."""
 
 from __future__ import annotations
 

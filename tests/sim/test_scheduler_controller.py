@@ -1,4 +1,5 @@
-"""The running scheduler through kubernetes-asyncio: a bridged pod gets its claim and devices, failures read as the real ones, quota bites, claims go with pods."""
+"""The running scheduler through kubernetes-asyncio: a bridged pod gets its claim and devices, failures read as the real
+ones, quota bites, claims go with pods."""
 
 from __future__ import annotations
 
@@ -246,7 +247,8 @@ async def test_quota_rejects_the_claim_the_scheduler_must_create(cluster) -> Non
     assert cond["reason"] == "SchedulerError"
     assert re.fullmatch(
         r'running PreBind plugin "DynamicResources": create claim for extended resources default/: '
-        r'resourceclaims\.resource\.k8s\.io "blocked-extended-resources-\w{5}" is forbidden: exceeded quota: gpu-quota, '
+        r'resourceclaims\.resource\.k8s\.io "blocked-extended-resources-\w{5}" is forbidden: exceeded '
+        r"quota: gpu-quota, "
         r"requested: count/resourceclaims\.resource\.k8s\.io=1, used: count/resourceclaims\.resource\.k8s\.io=0, "
         r"limited: count/resourceclaims\.resource\.k8s\.io=0",
         cond["message"],

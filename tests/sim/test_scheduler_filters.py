@@ -1,4 +1,5 @@
-"""Cordon, taints and tolerations, nodeSelector and affinity, resources: the filters and the FailedScheduling text they add up to."""
+"""Cordon, taints and tolerations, nodeSelector and affinity, resources: the filters and the FailedScheduling text they
+add up to."""
 
 from __future__ import annotations
 
@@ -113,9 +114,9 @@ def test_five_node_message_counts_each_reason() -> None:
     view = ClusterView(nodes=nodes, pods=busy + [pod])
     dec = schedule_one(pod, view, NOW)
     assert dec.message == (
-        "0/5 nodes are available: 1 node(s) were unschedulable, 2 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint(s). "
-        "no new claims to deallocate, preemption: 0/5 nodes are available: 2 No preemption victims found for incoming pod, "
-        "3 Preemption is not helpful for scheduling."
+        "0/5 nodes are available: 1 node(s) were unschedulable, 2 Insufficient nvidia.com/gpu, 2 node(s) "
+        "had untolerated taint(s). no new claims to deallocate, preemption: 0/5 nodes are available: 2 No "
+        "preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling."
     )
     assert dec.node_reasons["gpu-3"] == ["node(s) were unschedulable"]
     # A toleration for the GPU taint opens gpu-4.
@@ -150,8 +151,9 @@ def test_cordon_is_tolerated_by_daemonset_pods() -> None:
     big["spec"]["tolerations"] = daemon["spec"]["tolerations"]
     view.upsert_pod(big)
     assert schedule_one(big, view, NOW).message == (
-        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [NodeAffinity]. no new claims to deallocate, "
-        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [NodeAffinity]. "
+        "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+        "scheduling."
     )
 
 
@@ -160,8 +162,9 @@ def test_node_selector_and_resources() -> None:
     pod = gpu_pod("p", 1, node_selector={"pool": "h100"}, cpu="4")
     view.upsert_pod(pod)
     assert schedule_one(pod, view, NOW).message == (
-        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, "
-        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector. "
+        "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+        "scheduling."
     )
     pod["spec"]["preemptionPolicy"] = "Never"
     assert schedule_one(pod, view, NOW).message.endswith("preemption: not eligible due to preemptionPolicy=Never.")

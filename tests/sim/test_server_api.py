@@ -1,4 +1,5 @@
-"""The simulator's API through kubernetes-asyncio over loopback: discovery, CRUD, each patch kind, dry-run, conflicts, errors."""
+"""The simulator's API through kubernetes-asyncio over loopback: discovery, CRUD, each patch kind, dry-run, conflicts,
+errors."""
 
 from __future__ import annotations
 
@@ -131,9 +132,9 @@ async def test_stale_resource_version_is_409(api):
         await v1.replace_node("node-1", node)
     body = json.loads(err.value.body)
     assert err.value.status == 409 and body["reason"] == "Conflict"
-    assert (
-        body["message"]
-        == 'Operation cannot be fulfilled on nodes "node-1": the object has been modified; please apply your changes to the latest version and try again'
+    assert body["message"] == (
+        'Operation cannot be fulfilled on nodes "node-1": the object has been modified; please apply your '
+        "changes to the latest version and try again"
     )
 
 
@@ -347,9 +348,9 @@ async def test_unknown_fields_are_dropped_or_refused_when_strict(sim, api):
     }
     status, answer = await _raw(api, "POST", "/api/v1/namespaces/default/configmaps?fieldValidation=Strict", body=body)
     assert status == 400
-    assert (
-        answer["message"]
-        == 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "metadata.bogus", unknown field "spec"'
+    assert answer["message"] == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field '
+        '"metadata.bogus", unknown field "spec"'
     )
     hdrs = {"Content-Type": "application/json", **_auth(api)}
     async with aiohttp.ClientSession() as s:

@@ -1,4 +1,5 @@
-"""RBAC, eviction and PodDisruptionBudgets, graceful deletion on the clock, garbage collection and faults, over loopback."""
+"""RBAC, eviction and PodDisruptionBudgets, graceful deletion on the clock, garbage collection and faults, over
+loopback."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Every object the simulator serves validates against the 1.37 OpenAPI schemas and survives the `kubernetes` 37 models."""
+"""Every object the simulator serves validates against the 1.37 OpenAPI schemas and survives the `kubernetes` 37
+models."""
 
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ async def served():
     async with running_simulator(
         objects=sim_scenario.objects()[1:], users=[{"name": "viewer", "clusterRoles": ["view"]}]
     ) as sim:
-        # Objects the server itself writes: a binding's condition, a budget's status, an SSA'd class, a graceful deletion.
+        # Objects the server itself writes: a binding's condition, a budget's status, an SSA'd class, a graceful
+        # deletion.
         sim.store.create(
             "pods",
             {

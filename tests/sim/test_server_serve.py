@@ -42,13 +42,11 @@ def test_serve_refuses_a_bad_fault_spec_and_a_missing_scenario(tmp_path):
 def test_scenario_files_split_lists_config_and_unknown_kinds(tmp_path):
     f = tmp_path / "s.yaml"
     f.write_text(
-        "apiVersion: v1\nkind: List\nitems:\n"
-        "- {apiVersion: v1, kind: Node, metadata: {name: n1}}\n"
-        "- {apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: web, namespace: default}}\n"
-        "---\n"
-        "apiVersion: sim.dragoman.io/v1\nkind: SimulatorConfig\nspeed: 5\nfaults: latency=1ms\nusers: [{name: viewer, clusterRoles: [view]}]\n"
-        "---\n"
-        "{apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: team}}\n"
+        "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Node, metadata: {name: n1}}\n- "
+        "{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: web, namespace: "
+        "default}}\n---\napiVersion: sim.dragoman.io/v1\nkind: SimulatorConfig\nspeed: 5\nfaults: "
+        "latency=1ms\nusers: [{name: viewer, clusterRoles: [view]}]\n---\n{apiVersion: v1, kind: "
+        "ConfigMap, metadata: {name: c, namespace: team}}\n"
     )
     sc = scenario.load(str(f))
     assert [o["kind"] for o in sc.objects] == ["Node", "ConfigMap"]

@@ -1,4 +1,5 @@
-"""LIST pagination with consistent snapshots, WATCH resume, bookmarks and 410 through kubernetes-asyncio over loopback."""
+"""LIST pagination with consistent snapshots, WATCH resume, bookmarks and 410 through kubernetes-asyncio over
+loopback."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The fault soak (issue 11): a pool migrated end to end on a faulty simulator, the CLI killed at a random crash point and resumed, everything checked after."""
+"""The fault soak (issue 11): a pool migrated end to end on a faulty simulator, the CLI killed at a random crash point
+and resumed, everything checked after."""
 
 from __future__ import annotations
 
@@ -36,16 +37,17 @@ CRASH_POINTS = (
         "evict:2:sent",
     ]
 )
-# Issue 11's faults: 10% of calls fail (500, 503, 429, short timeouts), every call waits 200 ms, watches are cut every few
+# Issue 11's faults: 10% of calls fail (500, 503, 429, short timeouts), every call waits 200 ms, watches are cut every
+# few
 # seconds, 20% of writes to the objects the switch edits meet a 409, and some writes are made but their answer is lost.
 ERROR_RATE = 0.10
 CONFLICT_RATE = 0.20
 LOST_ANSWER_RATE = 0.02
 FAULTS = (
-    "error={e500} code=500; error={e503} code=503; error={e429} code=429 retry-after=1; error={etimeout} code=timeout hang=1s; "
-    "latency={latency}; "
-    "watch-cut-after=3s; conflict={conflict} resources=nodes,daemonsets.apps,configmaps,deviceclasses.resource.k8s.io; "
-    "lost-answer={lost} verbs=create,update,patch,delete; seed={seed}"
+    "error={e500} code=500; error={e503} code=503; error={e429} code=429 retry-after=1; error={etimeout} "
+    "code=timeout hang=1s; latency={latency}; watch-cut-after=3s; conflict={conflict} "
+    "resources=nodes,daemonsets.apps,configmaps,deviceclasses.resource.k8s.io; lost-answer={lost} "
+    "verbs=create,update,patch,delete; seed={seed}"
 )
 MAX_RUNS = 12
 KINDS = {
@@ -59,7 +61,8 @@ KINDS = {
 
 
 class NotReadyMidDrain:
-    """When the drain deletes its first pod from the pool, another node of the pool turns NotReady; `recover` brings it back."""
+    """When the drain deletes its first pod from the pool, another node of the pool turns NotReady; `recover` brings it
+    back."""
 
     def __init__(self, sim, nodes: list[str]) -> None:
         self.sim = sim

@@ -1,4 +1,5 @@
-"""Test helper: `dragoman sim serve` in a child process on a free loopback port, for tests that run the real CLI against it."""
+"""Test helper: `dragoman sim serve` in a child process on a free loopback port, for tests that run the real CLI against
+it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Fixtures for the TUI tests: the demo fleet on an in-process simulator (no controllers, so nothing moves unless a test moves it)."""
+"""Fixtures for the TUI tests: the demo fleet on an in-process simulator (no controllers, so nothing moves unless a test
+moves it)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The :migrate wizard driven by Pilot against the demo simulator: plan, cancel, typed names, apply, progress, rollback, read-only."""
+"""The :migrate wizard driven by Pilot against the demo simulator: plan, cancel, typed names, apply, progress, rollback,
+read-only."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The CEL playground on the demo: live counts, compile errors at their position, runtime errors and their reach, the first false clause, completion, starts, generation, dry run and apply through the audit log, read-only."""
+"""The CEL playground on the demo: live counts, compile errors at their position, runtime errors and their reach, the
+first false clause, completion, starts, generation, dry run and apply through the audit log, read-only."""
 
 from __future__ import annotations
 

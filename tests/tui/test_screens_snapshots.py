@@ -108,7 +108,8 @@ async def test_playground_states(state, size, tmp_path) -> None:
 
 
 def _frozen(run_before):
-    """The state, then every text cursor held still: a blinking cursor made the picture depend on the moment it was taken."""
+    """The state, then every text cursor held still: a blinking cursor made the picture depend on the moment it was
+    taken."""
 
     async def run(pilot) -> None:
         await run_before(pilot)

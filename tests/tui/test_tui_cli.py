@@ -1,4 +1,5 @@
-"""`dragoman` with no subcommand: when no cluster can be reached, one sentence suggesting --demo and exit 2, before any UI."""
+"""`dragoman` with no subcommand: when no cluster can be reached, one sentence suggesting --demo and exit 2, before any
+UI."""
 
 from __future__ import annotations
 

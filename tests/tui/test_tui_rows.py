@@ -1,4 +1,5 @@
-"""Pure parts of the TUI: render functions (object → row), the filter syntax, the column layout and the touched-rows routing."""
+"""Pure parts of the TUI: render functions (object → row), the filter syntax, the column layout and the touched-rows
+routing."""
 
 from __future__ import annotations
 

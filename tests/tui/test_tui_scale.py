@@ -1,4 +1,5 @@
-"""On the scale fleet (2,000 nodes, 8,000 DRA devices, 6,000 GPU pods): one watch event costs a constant number of row operations in every open view."""
+"""On the scale fleet (2,000 nodes, 8,000 DRA devices, 6,000 GPU pods): one watch event costs a constant number of row
+operations in every open view."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ async def test_one_event_touches_constant_rows_on_the_scale_fleet() -> None:
         before = {name: t.ops for name, t in tables.items()}
         pumps = feed.pumps
 
-        # One pod event: a running bridge pod is marked for deletion (a new resourceVersion, its node and claim touched).
+        # One pod event: a running bridge pod is marked for deletion (a new resourceVersion, its node and claim
+        # touched).
         pod = next(
             p
             for p in store.objects("Pod").values()

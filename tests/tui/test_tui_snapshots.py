@@ -1,4 +1,5 @@
-"""Snapshot tests of the main views, from the pinned demo read as a snapshot file: fixed size, no clock, nothing moving."""
+"""Snapshot tests of the main views, from the pinned demo read as a snapshot file: fixed size, no clock, nothing
+moving."""
 
 from __future__ import annotations
 
