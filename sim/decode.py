@@ -1,4 +1,5 @@
-"""Decoding a request body into a built-in type as the API server does: wrong JSON types are a 400, unknown fields are dropped (or a 400 under fieldValidation=Strict)."""
+"""Decoding a request body into a built-in type as the API server does: wrong JSON types are a 400, unknown fields are
+dropped (or a 400 under fieldValidation=Strict)."""
 
 from __future__ import annotations
 

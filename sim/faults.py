@@ -135,7 +135,8 @@ def parse(spec: str) -> tuple[list[Rule], int | None]:
             rule = Rule("lost-answer", rate=_rate(fields["lost-answer"], "lost-answer"))
         else:
             raise FaultSpecError(
-                f"unknown fault {first!r}; a rule starts with error=, latency=, watch-cut-events=, watch-cut-after=, conflict=, "
+                f"unknown fault {first!r}; a rule starts with error=, latency=, watch-cut-events=, "
+                "watch-cut-after=, conflict=, "
                 "lost-answer= or seed=."
             )
         if "verbs" in fields:

@@ -1,4 +1,5 @@
-"""The kinds the simulated API server serves: group, version, plural, scope, short names, subresources, field selectors."""
+"""The kinds the simulated API server serves: group, version, plural, scope, short names, subresources, field
+selectors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Scenarios: object files (a Kubernetes List or YAML documents) plus an optional SimulatorConfig with users, faults and speed.
+"""Scenarios: object files (a Kubernetes List or YAML documents) plus an optional SimulatorConfig with users, faults and
+speed.
 
 A scenario file may hold, besides ordinary objects, one document
 

@@ -1,4 +1,5 @@
-"""The simulator's object store: every write (HTTP or in-process controller) goes through it, with one global resourceVersion.
+"""The simulator's object store: every write (HTTP or in-process controller) goes through it, with one global
+resourceVersion.
 
 Objects are kept as raw dicts, exactly as served. Stored dicts are never mutated after commit: a write makes a
 new dict, so a LIST snapshot is a shallow copy and each object is serialized to JSON at most once.
@@ -171,7 +172,8 @@ class Store:
         self._reap: list[tuple[float, str, str, str, str]] = []
         self._snapshots: collections.OrderedDict[str, Snapshot] = collections.OrderedDict()
         self._event_written: dict[tuple[str, str], float] = {}
-        # Warnings of the current HTTP write (unknown fields under fieldValidation=Warn); the server sends and clears them.
+        # Warnings of the current HTTP write (unknown fields under fieldValidation=Warn); the server sends and clears
+        # them.
         self.warnings: list[str] = []
         self.validate = validate
         # Pods with a deletionTimestamp disappear when their grace period has passed on the clock. A kubelet
@@ -736,7 +738,8 @@ class Store:
                 st.status(
                     422,
                     "Invalid",
-                    f'{rt.kind} "{name}" is invalid: metadata.name: Invalid value: "{result["metadata"].get("name")}": field is immutable',
+                    f'{rt.kind} "{name}" is invalid: metadata.name: Invalid value: '
+                    f'"{result["metadata"].get("name")}": field is immutable',
                 )
             )
         return self.update(
@@ -810,7 +813,8 @@ class Store:
                         rt.group,
                         rt.plural,
                         name,
-                        f"Precondition failed: UID in precondition: {preconditions['uid']}, UID in object meta: {omd.get('uid')}",
+                        f"Precondition failed: UID in precondition: {preconditions['uid']}, UID in object "
+                        f"meta: {omd.get('uid')}",
                     )
                 )
             if preconditions.get("resourceVersion") and preconditions["resourceVersion"] != omd.get("resourceVersion"):
@@ -819,14 +823,17 @@ class Store:
                         rt.group,
                         rt.plural,
                         name,
-                        f"Precondition failed: ResourceVersion in precondition: {preconditions['resourceVersion']}, ResourceVersion in object meta: {omd.get('resourceVersion')}",
+                        "Precondition failed: ResourceVersion in precondition: "
+                        f"{preconditions['resourceVersion']}, ResourceVersion in object meta: "
+                        f"{omd.get('resourceVersion')}",
                     )
                 )
         policy = propagation_policy or "Background"
         if policy not in ("Background", "Foreground", "Orphan"):
             raise ApiError(
                 st.bad_request(
-                    f'propagationPolicy: Unsupported value: {policy!r}: supported values: "Foreground", "Background", "Orphan"'
+                    f'propagationPolicy: Unsupported value: {policy!r}: supported values: "Foreground", '
+                    '"Background", "Orphan"'
                 )
             )
         grace = 0

@@ -1,4 +1,5 @@
-"""Generates openapi_schemas.json (the schemas the simulator serves) from kubernetes-validate's bundled 1.37 definitions.
+"""Generates openapi_schemas.json (the schemas the simulator serves) from kubernetes-validate's bundled 1.37
+definitions.
 
 Run: /work/venv/bin/python -m dragoman.sim.api.gen_openapi   (kubernetes-validate is a test dependency only;
 the generated JSON ships with dragoman.)

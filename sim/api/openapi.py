@@ -1,4 +1,5 @@
-"""`/openapi/v3` documents for the simulator's group-versions, built from the shipped 1.37 schemas (enough for kubectl explain and apply)."""
+"""`/openapi/v3` documents for the simulator's group-versions, built from the shipped 1.37 schemas (enough for kubectl
+explain and apply)."""
 
 from __future__ import annotations
 
@@ -87,49 +88,68 @@ def _q(name: str, description: str, type_: str = "string", unique: bool = True) 
 
 P_PRETTY = _q(
     "pretty",
-    "If 'true', then the output is pretty printed. Defaults to 'false' unless the user-agent indicates a browser or command-line HTTP tool (curl and wget).",
+    "If 'true', then the output is pretty printed. Defaults to 'false' unless the user-agent indicates a "
+    "browser or command-line HTTP tool (curl and wget).",
 )
 P_DRY_RUN = _q(
     "dryRun",
-    "When present, indicates that modifications should not be persisted. An invalid or unrecognized dryRun directive will result in an error response and no further processing of the request. Valid values are: - All: all dry run stages will be processed",
+    "When present, indicates that modifications should not be persisted. An invalid or unrecognized dryRun "
+    "directive will result in an error response and no further processing of the request. Valid values "
+    "are: - All: all dry run stages will be processed",
 )
 P_FIELD_MANAGER = _q(
     "fieldManager",
-    "fieldManager is a name associated with the actor or entity that is making these changes. The value must be less than or 128 characters long, and only contain printable characters, as defined by https://golang.org/pkg/unicode/#IsPrint.",
+    "fieldManager is a name associated with the actor or entity that is making these changes. The value "
+    "must be less than or 128 characters long, and only contain printable characters, as defined by "
+    "https://golang.org/pkg/unicode/#IsPrint.",
 )
 P_FIELD_VALIDATION = _q(
     "fieldValidation",
-    "fieldValidation instructs the server on how to handle objects in the request (POST/PUT/PATCH) containing unknown or duplicate fields. "
-    "Valid values are: - Ignore: This will ignore any unknown fields that are silently dropped from the object, and will ignore all but the last "
-    "duplicate field that the decoder encounters. This is the default behavior prior to v1.23. - Warn: This will send a warning via the standard "
-    "warning response header for each unknown field that is dropped from the object, and for each duplicate field that is encountered. The request "
-    "will still succeed if there are no other errors, and will only persist the last of any duplicate fields. This is the default in v1.23+ - "
-    "Strict: This will fail the request with a BadRequest error if any unknown fields would be dropped from the object, or if any duplicate fields "
-    "are present. The error returned from the server will contain all unknown and duplicate fields encountered.",
+    "fieldValidation instructs the server on how to handle objects in the request (POST/PUT/PATCH) "
+    "containing unknown or duplicate fields. Valid values are: - Ignore: This will ignore any unknown "
+    "fields that are silently dropped from the object, and will ignore all but the last duplicate field "
+    "that the decoder encounters. This is the default behavior prior to v1.23. - Warn: This will send a "
+    "warning via the standard warning response header for each unknown field that is dropped from the "
+    "object, and for each duplicate field that is encountered. The request will still succeed if there are "
+    "no other errors, and will only persist the last of any duplicate fields. This is the default in "
+    "v1.23+ - Strict: This will fail the request with a BadRequest error if any unknown fields would be "
+    "dropped from the object, or if any duplicate fields are present. The error returned from the server "
+    "will contain all unknown and duplicate fields encountered.",
 )
 P_FORCE = _q(
     "force",
-    'Force is going to "force" Apply requests. It means user will re-acquire conflicting fields owned by other people. Force flag must be unset for non-apply patch requests.',
+    'Force is going to "force" Apply requests. It means user will re-acquire conflicting fields owned by '
+    "other people. Force flag must be unset for non-apply patch requests.",
     "boolean",
 )
 P_GRACE = _q(
     "gracePeriodSeconds",
-    "The duration in seconds before the object should be deleted. Value must be non-negative integer. The value zero indicates delete immediately. If this value is nil, the default grace period for the specified type will be used. Defaults to a per object value if not specified. zero means delete immediately.",
+    "The duration in seconds before the object should be deleted. Value must be non-negative integer. The "
+    "value zero indicates delete immediately. If this value is nil, the default grace period for the "
+    "specified type will be used. Defaults to a per object value if not specified. zero means delete "
+    "immediately.",
     "integer",
 )
 P_PROPAGATION = _q(
     "propagationPolicy",
-    "Whether and how garbage collection will be performed. Either this field or OrphanDependents may be set, but not both. The default policy is decided by the existing finalizer set in the metadata.finalizers and the resource-specific default policy. Acceptable values are: 'Orphan' - orphan the dependents; 'Background' - allow the garbage collector to delete the dependents in the background; 'Foreground' - a cascading policy that deletes all dependents in the foreground.",
+    "Whether and how garbage collection will be performed. Either this field or OrphanDependents may be "
+    "set, but not both. The default policy is decided by the existing finalizer set in the "
+    "metadata.finalizers and the resource-specific default policy. Acceptable values are: 'Orphan' - "
+    "orphan the dependents; 'Background' - allow the garbage collector to delete the dependents in the "
+    "background; 'Foreground' - a cascading policy that deletes all dependents in the foreground.",
 )
 P_ORPHAN = _q(
     "orphanDependents",
-    'Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7. Should the dependent objects be orphaned. If true/false, the "orphan" finalizer will be added to/removed from the object\'s finalizers list. Either this field or PropagationPolicy may be set, but not both.',
+    "Deprecated: please use the PropagationPolicy, this field will be deprecated in 1.7. Should the "
+    'dependent objects be orphaned. If true/false, the "orphan" finalizer will be added to/removed from '
+    "the object's finalizers list. Either this field or PropagationPolicy may be set, but not both.",
     "boolean",
 )
 LIST_PARAMS = [
     _q(
         "allowWatchBookmarks",
-        'allowWatchBookmarks requests watch events with type "BOOKMARK". Servers that do not implement bookmarks may ignore this flag and bookmarks are sent at the server\'s discretion.',
+        'allowWatchBookmarks requests watch events with type "BOOKMARK". Servers that do not implement '
+        "bookmarks may ignore this flag and bookmarks are sent at the server's discretion.",
         "boolean",
     ),
     _q("continue", "The continue option should be set when retrieving more results from the server."),
@@ -142,7 +162,8 @@ LIST_PARAMS = [
     _q("timeoutSeconds", "Timeout for the list/watch call.", "integer"),
     _q(
         "watch",
-        "Watch for changes to the described resources and return them as a stream of add, update, and remove notifications. Specify resourceVersion.",
+        "Watch for changes to the described resources and return them as a stream of add, update, and "
+        "remove notifications. Specify resourceVersion.",
         "boolean",
     ),
 ]
@@ -444,7 +465,8 @@ def openapi_v3_document(group: str, version: str) -> dict | None:
 
 
 def openapi_v3_index(served: list[tuple[str, str]]) -> dict:
-    """`GET /openapi/v3`: {"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=..."}, ...}} for the served group-versions."""
+    """`GET /openapi/v3`: {"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=..."}, ...}} for the
+    served group-versions."""
     paths: dict[str, Any] = {}
     for group, version in served:
         digest = document_hash(group, version)

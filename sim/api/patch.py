@@ -1,4 +1,5 @@
-"""PATCH semantics of the API server: JSON merge, strategic merge (with the real types' patch tags), JSON patch, server-side apply."""
+"""PATCH semantics of the API server: JSON merge, strategic merge (with the real types' patch tags), JSON patch,
+server-side apply."""
 
 from __future__ import annotations
 
@@ -359,7 +360,8 @@ _MISSING = object()
 
 # ---------------------------------------------------------------- field sets (managedFields, FieldsV1)
 
-# Fields server-side apply never records: identity and server-set metadata (fieldmanager's stripSet), see _STRIPPED_META.
+# Fields server-side apply never records: identity and server-set metadata (fieldmanager's stripSet), see
+# _STRIPPED_META.
 
 
 def _element_key(element: Any, keys: list[str]) -> str:

@@ -216,7 +216,10 @@ def authorize(
             name = (binding.get("metadata") or {}).get("name", "")
             return (
                 True,
-                f'RBAC: allowed by ClusterRoleBinding "{name}" of ClusterRole "{ref.get("name")}" to {_subject_text(subject)}',
+                (
+                    f'RBAC: allowed by ClusterRoleBinding "{name}" of ClusterRole "{ref.get("name")}" to '
+                    f"{_subject_text(subject)}"
+                ),
             )
 
     if attrs.is_resource_request and attrs.namespace:
@@ -246,17 +249,25 @@ def authorize(
 
 
 def denial_text(attrs: RequestAttributes) -> str:
-    """`User "viewer" cannot create resource "pods/eviction" in API group "" in the namespace "default"` (responsewriters.forbiddenMessage)."""
+    """`User "viewer" cannot create resource "pods/eviction" in API group "" in the namespace "default"`
+    (responsewriters.forbiddenMessage)."""
     if not attrs.is_resource_request:
         return f'User "{attrs.user}" cannot {attrs.verb} path "{attrs.non_resource_path}"'
     resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
     if attrs.namespace:
-        return f'User "{attrs.user}" cannot {attrs.verb} resource "{resource}" in API group "{attrs.api_group}" in the namespace "{attrs.namespace}"'
-    return f'User "{attrs.user}" cannot {attrs.verb} resource "{resource}" in API group "{attrs.api_group}" at the cluster scope'
+        return (
+            f'User "{attrs.user}" cannot {attrs.verb} resource "{resource}" in API group "{attrs.api_group}" '
+            f'in the namespace "{attrs.namespace}"'
+        )
+    return (
+        f'User "{attrs.user}" cannot {attrs.verb} resource "{resource}" in API group "{attrs.api_group}" at '
+        "the cluster scope"
+    )
 
 
 def forbidden_message(attrs: RequestAttributes, reason: str = "") -> str:
-    """The whole 403 message: `pods "x" is forbidden: User "viewer" cannot create resource "pods/eviction" in API group "" in the namespace "default"`."""
+    """The whole 403 message: `pods "x" is forbidden: User "viewer" cannot create resource "pods/eviction" in API group
+    "" in the namespace "default"`."""
     text = denial_text(attrs)
     if reason:
         text += f": {reason}"

@@ -1,4 +1,5 @@
-"""The shipped 1.37 OpenAPI schemas (openapi_schemas.json): lookup by kind, $ref resolution, per-field patch and list metadata."""
+"""The shipped 1.37 OpenAPI schemas (openapi_schemas.json): lookup by kind, $ref resolution, per-field patch and list
+metadata."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ _FIELDS: dict[tuple[int, str], dict | None] = {}
 
 
 def resolve(schema: dict | None) -> dict | None:
-    """Follow `$ref` (bare or inside a one-element allOf) to the named schema; siblings such as patch tags stay on the field."""
+    """Follow `$ref` (bare or inside a one-element allOf) to the named schema; siblings such as patch tags stay on the
+    field."""
     if schema is None:
         return None
     key = id(schema)
@@ -201,6 +203,7 @@ def _unknown(value, schema: dict | None, path: str, out: list[str]) -> None:
 
 
 def strict_decoding_message(kind: str, version: str, paths: list[str]) -> str:
-    """The 400 message a Strict write with unknown fields gets (`... cannot be handled as a DeviceClass: strict decoding error: ...`)."""
+    """The 400 message a Strict write with unknown fields gets (`... cannot be handled as a DeviceClass: strict decoding
+    error: ...`)."""
     fields = ", ".join(f'unknown field "{p}"' for p in paths)
     return f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding error: {fields}'

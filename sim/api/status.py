@@ -154,12 +154,14 @@ def unsupported_media_type(content_type: str) -> dict:
     return status(
         415,
         "UnsupportedMediaType",
-        f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got {content_type!r})",
+        "the body of the request was in an unknown format - accepted media types include: "
+        f"application/json, application/yaml, application/vnd.kubernetes.protobuf (got {content_type!r})",
     )
 
 
 def not_acceptable(
-    message: str = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
+    message: str = "only the following media types are accepted: application/json, application/yaml, "
+    "application/vnd.kubernetes.protobuf",
 ) -> dict:
     """406 NotAcceptable."""
     return status(406, "NotAcceptable", message)
@@ -215,7 +217,8 @@ def service_unavailable(message: str = "the server is currently unable to handle
 
 
 def timeout(
-    message: str = "the server was unable to return a response in the time allotted, but may still be processing the request",
+    message: str = "the server was unable to return a response in the time allotted, but may still be processing the "
+    "request",
     retry_after: int | None = None,
 ) -> dict:
     """504 Timeout."""

@@ -7,14 +7,16 @@ from collections.abc import Callable
 from typing import Any
 
 NAME_DOC = (
-    "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client "
-    "to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and "
-    "configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+    "Name must be unique within a namespace. Is required when creating resources, although some resources "
+    "may allow a client to request the generation of an appropriate name automatically. Name is primarily "
+    "intended for creation idempotence and configuration definition. Cannot be updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
 )
 AGE_DOC = (
-    "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set "
-    "in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is "
-    "in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: "
+    "CreationTimestamp is a timestamp representing the server time when this object was created. It is not "
+    "guaranteed to be set in happens-before order across separate operations. Clients may not set this "
+    "value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null "
+    "for lists. More info: "
     "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
 )
 CONTAINERS_DOC = "Names of each container in the template."
@@ -31,19 +33,81 @@ WIDE_CONTAINERS = [_col("Containers", CONTAINERS_DOC, priority=1), _col("Images"
 
 # Column descriptions of the printers below, from k8s.io/api's SwaggerDoc (as the server sends them).
 _DOCS = {
-    "secret.type": "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types",
-    "secret.data": "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4",
-    "svc.type": 'type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. "ClusterIP" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is "None", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. "NodePort" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. "LoadBalancer" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. "ExternalName" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types',
-    "svc.clusterIP": 'clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are "None", empty string (""), or a valid IP address. Setting this to "None" makes a "headless service" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies',
-    "svc.externalIPs": "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.",
-    "svc.ports": "The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies",
-    "svc.selector": "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/",
+    "secret.type": (
+        "Used to facilitate programmatic handling of secret data. More info: "
+        "https://kubernetes.io/docs/concepts/configuration/secret/#secret-types"
+    ),
+    "secret.data": (
+        "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The "
+        "serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly "
+        "non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4"
+    ),
+    "svc.type": (
+        "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, "
+        'ClusterIP, NodePort, and LoadBalancer. "ClusterIP" allocates a cluster-internal IP address for '
+        "load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by "
+        'manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is "None", no '
+        "virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual "
+        'IP. "NodePort" builds on ClusterIP and allocates a port on every node which routes to the same '
+        'endpoints as the clusterIP. "LoadBalancer" builds on NodePort and creates an external load-balancer '
+        "(if supported in the current cloud) which routes to the same endpoints as the clusterIP. "
+        '"ExternalName" aliases this service to the specified externalName. Several other fields do not apply '
+        "to ExternalName services. More info: "
+        "https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types"
+    ),
+    "svc.clusterIP": (
+        "clusterIP is the IP address of the service and is usually assigned randomly. If an address is "
+        "specified manually, is in-range (as per system configuration), and is not in use, it will be "
+        "allocated to the service; otherwise creation of the service will fail. This field may not be changed "
+        "through updates unless the type field is also being changed to ExternalName (which requires this "
+        "field to be blank) or the type field is being changed from ExternalName (in which case this field may "
+        'optionally be specified, as describe above).  Valid values are "None", empty string (""), or a valid '
+        'IP address. Setting this to "None" makes a "headless service" (no virtual IP), which is useful when '
+        "direct endpoint connections are preferred and proxying is not required.  Only applies to types "
+        "ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type "
+        "ExternalName, creation will fail. This field will be wiped when updating a Service to type "
+        "ExternalName. More info: "
+        "https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies"
+    ),
+    "svc.externalIPs": (
+        "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for "
+        "this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that "
+        "traffic arrives at a node with this IP.  A common example is external load-balancers that are not "
+        "part of the Kubernetes system."
+    ),
+    "svc.ports": (
+        "The list of ports that are exposed by this service. More info: "
+        "https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies"
+    ),
+    "svc.selector": (
+        "Route service traffic to pods with label keys and values matching this selector. If empty or not "
+        "present, the service is assumed to have an external process managing its endpoints, which Kubernetes "
+        "will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is "
+        "ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/"
+    ),
     "cj.schedule": "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.",
-    "cj.timeZone": "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones",
-    "cj.suspend": "This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.",
+    "cj.timeZone": (
+        "The time zone name for the given schedule, see "
+        "https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to "
+        "the time zone of the kube-controller-manager process. The set of valid time zone names and the time "
+        "zone offset is loaded from the system-wide time zone database by the API server during CronJob "
+        "validation and the controller manager during execution. If no system-wide time zone database can be "
+        "found a bundled version of the database is used instead. If the time zone name becomes invalid during "
+        "the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating "
+        "new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be "
+        "found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones"
+    ),
+    "cj.suspend": (
+        "This flag tells the controller to suspend subsequent executions, it does not apply to already started "
+        "executions.  Defaults to false."
+    ),
     "cj.active": "A list of pointers to currently running jobs.",
     "cj.lastScheduleTime": "Information when was the last time the job was successfully scheduled.",
-    "job.selector": "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
+    "job.selector": (
+        "A label query over pods that should match the pod count. Normally, the system sets this field for "
+        "you. More info: "
+        "https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"
+    ),
 }
 
 
@@ -564,7 +628,8 @@ def _binding(obj: dict, now: datetime.datetime) -> list:
 
 
 def claim_state(obj: dict) -> str:
-    """The STATE column of `kubectl get resourceclaims`: pending | allocated | allocated,reserved, prefixed `deleted`."""
+    """The STATE column of `kubectl get resourceclaims`: pending | allocated | allocated,reserved, prefixed
+    `deleted`."""
     states: list[str] = []
     deleted = bool(_meta(obj).get("deletionTimestamp"))
     if deleted:
@@ -612,7 +677,8 @@ COLUMNS: dict[str, list[dict]] = {
         _col("Status", "The aggregate status of the containers in this pod."),
         _col(
             "Restarts",
-            "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+            "The number of times the containers in this pod have been restarted and when the last "
+            "container in this pod has restarted.",
         ),
         AGE,
         _col(
@@ -660,13 +726,15 @@ COLUMNS: dict[str, list[dict]] = {
         ),
         _col(
             "Ready",
-            "numberReady is the number of nodes that should be running the daemon pod and have one or more of the daemon pod running with a Ready Condition.",
+            "numberReady is the number of nodes that should be running the daemon pod and have one or more "
+            "of the daemon pod running with a Ready Condition.",
             "integer",
         ),
         _col("Up-to-date", "The total number of nodes that are running updated daemon pod", "integer"),
         _col(
             "Available",
-            "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)",
+            "The number of nodes that should be running the daemon pod and have one or more of the daemon "
+            "pod running and available (ready for at least spec.minReadySeconds)",
             "integer",
         ),
         _col("Node Selector", "NodeSelector is a selector which must be true for the pod to fit on a node."),
@@ -683,7 +751,8 @@ COLUMNS: dict[str, list[dict]] = {
         ),
         _col(
             "Available",
-            "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.",
+            "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted "
+            "by this deployment.",
         ),
         AGE,
         *WIDE_CONTAINERS,
@@ -716,12 +785,14 @@ COLUMNS: dict[str, list[dict]] = {
         _col("Type", "Type of this event (Normal, Warning), new types could be added in the future"),
         _col(
             "Reason",
-            "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
+            "This should be a short, machine understandable string that gives the reason for the "
+            "transition into the object's current status.",
         ),
         _col("Object", "The object that this event is about."),
         _col(
             "Subobject",
-            "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2].",
+            "If referring to a piece of an object instead of an entire object, this string should contain "
+            "a valid JSON/Go field access statement, such as desiredState.manifest.containers[2].",
             priority=1,
         ),
         _col(
@@ -764,7 +835,8 @@ COLUMNS: dict[str, list[dict]] = {
         _col("Request", "Request represents a minimum amount of cpu/memory that a container may consume."),
         _col(
             "Limit",
-            "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
+            "Limits control the maximum amount of cpu/memory that a container may use independent of "
+            "contention on the node.",
         ),
     ],
     "poddisruptionbudgets": [
@@ -779,7 +851,8 @@ COLUMNS: dict[str, list[dict]] = {
         NAME,
         _col(
             "Secrets",
-            "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use.",
+            "Secrets is a list of the secrets in the same namespace that pods running using this "
+            "ServiceAccount are allowed to use.",
         ),
         AGE,
     ],

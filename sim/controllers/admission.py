@@ -1,4 +1,5 @@
-"""Kubelet admission of a bound pod as a real kubelet decides it: device plugin, the bridge (or its absence), DRA prepare."""
+"""Kubelet admission of a bound pod as a real kubelet decides it: device plugin, the bridge (or its absence), DRA
+prepare."""
 
 from __future__ import annotations
 
@@ -79,7 +80,8 @@ def _claim_names(pod: dict) -> list[str]:
 def admit(
     pod: dict, node: dict, view: ClusterView, *, drivers_ready: set[str] | frozenset[str] | None = None
 ) -> AdmissionResult:
-    """Admit `pod`, bound to `node`. `drivers_ready`: DRA drivers with a registered kubelet plugin on the node (None = all)."""
+    """Admit `pod`, bound to `node`. `drivers_ready`: DRA drivers with a registered kubelet plugin on the node (None =
+    all)."""
     ns = (pod.get("metadata") or {}).get("namespace", "")
     status = node.get("status") or {}
     alloc = status.get("allocatable") or {}
@@ -109,7 +111,10 @@ def admit(
         capacity = resource_amount(rname, cap.get(rname, alloc[rname]))
         if have == 0 and capacity > 0:
             # The device manager still knows the resource (endpoint grace) but has no healthy device.
-            msg = f"Allocate failed due to requested number of devices unavailable for {rname}. Requested: {amount}, Available: 0, which is unexpected"
+            msg = (
+                f"Allocate failed due to requested number of devices unavailable for {rname}. Requested: "
+                f"{amount}, Available: 0, which is unexpected"
+            )
             return AdmissionResult(
                 False,
                 "UnexpectedAdmissionError",
@@ -119,7 +124,10 @@ def admit(
                 gpu_source="",
             )
         if amount > have - used.get(rname, 0):
-            msg = f"Node didn't have enough resource: {rname}, requested: {amount}, used: {used.get(rname, 0)}, capacity: {have}"
+            msg = (
+                f"Node didn't have enough resource: {rname}, requested: {amount}, used: {used.get(rname, 0)}, "
+                f"capacity: {have}"
+            )
             return AdmissionResult(False, f"OutOf{rname}", "Pod was rejected: " + msg, f"OutOf{rname}", msg)
     if "nvidia.com/gpu" in wanted:
         if "nvidia.com/gpu" in bridged:
@@ -142,7 +150,10 @@ def admit(
         for r in results:
             driver = r.get("driver", "")
             if drivers_ready is not None and driver not in drivers_ready:
-                msg = f"Failed to prepare dynamic resources: failed to get gRPC client for driver {driver}: DRA driver {driver} is not registered"
+                msg = (
+                    f"Failed to prepare dynamic resources: failed to get gRPC client for driver {driver}: DRA "
+                    f"driver {driver} is not registered"
+                )
                 return AdmissionResult(
                     True,
                     waiting=True,

@@ -1,4 +1,5 @@
-"""The structured-parameters DRA allocator as kube-scheduler runs it for one node: selectors, modes, constraints, firstAvailable."""
+"""The structured-parameters DRA allocator as kube-scheduler runs it for one node: selectors, modes, constraints,
+firstAvailable."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ ALL_MODE_MAX = 32  # resourceapi.AllocationResultsMaxSize
 
 
 class AllocationError(Exception):
-    """Something wrong with a claim or class (a CEL error): kube-scheduler aborts the whole attempt with this message."""
+    """Something wrong with a claim or class (a CEL error): kube-scheduler aborts the whole attempt with this
+    message."""
 
 
 class DeviceEntry:

@@ -1,4 +1,5 @@
-"""What every simulator controller shares: an indexed cache fed by the store's change feed, a keyed work queue with clock timers, events, and pod helpers."""
+"""What every simulator controller shares: an indexed cache fed by the store's change feed, a keyed work queue with
+clock timers, events, and pod helpers."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ CRASH_LOOP_SECONDS = (
     "sim.dragoman.io/crash-loop-seconds"  # a container runs this long, crashes, backs off as long, restarts
 )
 NOT_READY = "sim.dragoman.io/not-ready"  # "true": the container runs but never passes its readiness probe
-# Written by the simulated kubelet: the uuids of the DRA devices a pod's containers got (what NVIDIA_VISIBLE_DEVICES holds).
+# Written by the simulated kubelet: the uuids of the DRA devices a pod's containers got (what NVIDIA_VISIBLE_DEVICES
+# holds).
 VISIBLE_DEVICES = "dragoman.io/visible-devices"
 
 CACHED = (

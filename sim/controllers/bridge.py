@@ -1,4 +1,5 @@
-"""The KEP-5004 bridge as kube-scheduler implements it: which class serves a name, the claim it makes, the request mappings."""
+"""The KEP-5004 bridge as kube-scheduler implements it: which class serves a name, the claim it makes, the request
+mappings."""
 
 from __future__ import annotations
 
@@ -105,7 +106,8 @@ def requests_and_mappings(
 ) -> tuple[list[dict], list[dict]]:
     """createRequestsAndMappings: one request per (container, resource) named `container-<i>-request-<j>`.
 
-    `i` indexes initContainers + containers; `j` is the resource's index in the sorted keys of that container's requests.
+    `i` indexes initContainers + containers; `j` is the resource's index in the sorted keys of that container's
+    requests.
     Non-sidecar init containers reuse later long-lived requests, else share one max-sized request.
     """
     spec = pod.get("spec") or {}

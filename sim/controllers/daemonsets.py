@@ -1,4 +1,5 @@
-"""The DaemonSet controller: one daemon pod per eligible node (nodeSelector, required node affinity, taints), rolling updates, and status counts."""
+"""The DaemonSet controller: one daemon pod per eligible node (nodeSelector, required node affinity, taints), rolling
+updates, and status counts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The NVIDIA DRA driver's kubelet plugin: publishes a node's GPUs and MIG devices as ResourceSlices while its pod runs there, withdraws them when it stops."""
+"""The NVIDIA DRA driver's kubelet plugin: publishes a node's GPUs and MIG devices as ResourceSlices while its pod runs
+there, withdraws them when it stops."""
 
 from __future__ import annotations
 

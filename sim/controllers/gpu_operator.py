@@ -1,4 +1,5 @@
-"""The NVIDIA GPU Operator, as far as a migration meets it: its device-plugin DaemonSet is reconciled back to the operator's spec, and missing `nvidia.com/gpu.deploy.*` labels are filled on GPU nodes."""
+"""The NVIDIA GPU Operator, as far as a migration meets it: its device-plugin DaemonSet is reconciled back to the
+operator's spec, and missing `nvidia.com/gpu.deploy.*` labels are filled on GPU nodes."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ OPERANDS = (
 
 
 def is_operator_device_plugin(ds: dict) -> bool:
-    """The GPU Operator's device-plugin DaemonSet (owned by a ClusterPolicy, or named and placed as the operator does)."""
+    """The GPU Operator's device-plugin DaemonSet (owned by a ClusterPolicy, or named and placed as the operator
+    does)."""
     md = ds["metadata"]
     if md.get("name") != DEVICE_PLUGIN_DS:
         return False

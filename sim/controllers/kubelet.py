@@ -1,4 +1,5 @@
-"""The kubelets of every node: node status (Ready, version, device-plugin resources with the 5-minute grace), pod start and stop, crash loops, DRA device preparation."""
+"""The kubelets of every node: node status (Ready, version, device-plugin resources with the 5-minute grace), pod start
+and stop, crash loops, DRA device preparation."""
 
 from __future__ import annotations
 
@@ -422,7 +423,8 @@ class Kubelets(Controller):
                 for cs in (pod.get("status") or {}).get("containerStatuses") or ()
             )
             if loaded_waiting:
-                # Loaded already waiting for its driver (a snapshot): it stays so, without a new event, until the driver is ready.
+                # Loaded already waiting for its driver (a snapshot): it stays so, without a new event, until the driver
+                # is ready.
                 self._prepare_failed.add(marker)
             if marker not in self._prepare_failed:
                 self._prepare_failed.add(marker)
@@ -621,7 +623,10 @@ class Kubelets(Controller):
                 cs["state"] = {
                     "waiting": {
                         "reason": "CrashLoopBackOff",
-                        "message": f"back-off 10s restarting failed container={cs['name']} pod={md['name']}_{md.get('namespace', '')}({md.get('uid', '')})",
+                        "message": (
+                            f"back-off 10s restarting failed container={cs['name']} "
+                            f"pod={md['name']}_{md.get('namespace', '')}({md.get('uid', '')})"
+                        ),
                     }
                 }
                 cs["ready"] = False

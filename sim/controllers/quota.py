@@ -68,7 +68,8 @@ def pod_usage(pod: dict) -> dict[str, int]:
 
 
 def _pod_extended_requests(pod: dict) -> list[tuple[str, int]]:
-    """verifyOwner: the owning pod's DRA extended-resource requests, as (quota name, quantity), per long-lived container."""
+    """verifyOwner: the owning pod's DRA extended-resource requests, as (quota name, quantity), per long-lived
+    container."""
     spec = pod.get("spec") or {}
     inits = spec.get("initContainers") or []
     containers = list(inits) + list(spec.get("containers") or [])
@@ -254,8 +255,8 @@ def charge(obj: dict, quotas: list[dict] | None, view: ClusterView, old: dict | 
             failed_used = {k: current.get(k, 0) for k in exceeded}
             failed_hard = {k: hard[k] for k in exceeded}
             reason = (
-                f"exceeded quota: {_meta(quota).get('name', '')}, requested: {_pretty(failed_req)}, used: {_pretty(failed_used)}, "
-                f"limited: {_pretty(failed_hard)}"
+                f"exceeded quota: {_meta(quota).get('name', '')}, requested: {_pretty(failed_req)}, used: "
+                f"{_pretty(failed_used)}, limited: {_pretty(failed_hard)}"
             )
             who = f'{resource} "{name}" is forbidden' if name else f"{resource} is forbidden"
             return False, f"{who}: {reason}"

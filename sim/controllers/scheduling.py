@@ -1,4 +1,5 @@
-"""The simulated kube-scheduler's decisions as pure logic over raw dicts: filters, DRA allocation, the KEP-5004 bridge, messages."""
+"""The simulated kube-scheduler's decisions as pure logic over raw dicts: filters, DRA allocation, the KEP-5004 bridge,
+messages."""
 
 from __future__ import annotations
 
@@ -227,7 +228,8 @@ def _creation_key(cls: dict) -> tuple:
 
 
 class ClusterView:
-    """Indexes over raw objects that make one scheduling decision cheap; update it with `upsert`/`remove` or `apply_decision`."""
+    """Indexes over raw objects that make one scheduling decision cheap; update it with `upsert`/`remove` or
+    `apply_decision`."""
 
     def __init__(
         self,
@@ -643,7 +645,10 @@ def _resolve_claim_name(pod: dict, pod_claim: dict) -> tuple[str | None, bool, s
     return (
         None,
         False,
-        f'pod "{meta.get("namespace")}/{meta.get("name")}", spec.resourceClaim "{pod_claim.get("name")}": resource claims are not supported by the API server',
+        (
+            f'pod "{meta.get("namespace")}/{meta.get("name")}", spec.resourceClaim "{pod_claim.get("name")}": '
+            "resource claims are not supported by the API server"
+        ),
     )
 
 
@@ -878,7 +883,10 @@ def _dra_prefilter(pod: dict, view: ClusterView, dra: _DraState, requests: dict[
                     ]
                 else:
                     m = _meta(claim)
-                    return f"resource claim {m.get('namespace')}/{m.get('name')}, request {req.get('name')}: unknown request type"
+                    return (
+                        f"resource claim {m.get('namespace')}/{m.get('name')}, request {req.get('name')}: "
+                        "unknown request type"
+                    )
                 for rname, cname in pairs:
                     if cname not in view.classes:
                         return f"request {rname}: device class {cname} does not exist"
@@ -1109,7 +1117,8 @@ def _merge_status(status: dict, patch: dict) -> dict:
 
 
 def claim_from_template(pod: dict, pod_claim: dict, template: dict, rng: random.Random | None = None) -> dict:
-    """The ResourceClaim the resourceclaim controller creates for a pod's template reference (name generated as the apiserver does)."""
+    """The ResourceClaim the resourceclaim controller creates for a pod's template reference (name generated as the
+    apiserver does)."""
     meta = _meta(pod)
     pod_name, claim_name = meta.get("name", ""), pod_claim.get("name", "")
     generate = f"{pod_name}-{claim_name}-"

@@ -1,4 +1,5 @@
-"""Workload controllers: Deployment → ReplicaSet → Pods, StatefulSet → Pods, Job → Pods, with their status fields, so evicted workloads come back."""
+"""Workload controllers: Deployment → ReplicaSet → Pods, StatefulSet → Pods, Job → Pods, with their status fields, so
+evicted workloads come back."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Scenario files and generators: the demo fleet, the scale fleet, snapshots of real clusters, and the helpers that read them.
+"""Scenario files and generators: the demo fleet, the scale fleet, snapshots of real clusters, and the helpers that read
+them.
 
 Conventions every scenario follows (the simulator's server and controllers read them):
 

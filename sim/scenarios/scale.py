@@ -1,4 +1,5 @@
-"""A generated GPU fleet for benchmarks: thousands of nodes in device-plugin and DRA pools, their drivers, and GPU pods."""
+"""A generated GPU fleet for benchmarks: thousands of nodes in device-plugin and DRA pools, their drivers, and GPU
+pods."""
 
 from __future__ import annotations
 
