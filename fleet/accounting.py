@@ -1,4 +1,6 @@
-"""GPU accounting per pool and fleet-wide: node allocatable vs ResourceSlice devices vs claim allocations, the allocatable each pool's move takes from sums, quotas before and after a move, and PrometheusRules reading allocatable."""
+"""GPU accounting per pool and fleet-wide: node allocatable vs ResourceSlice devices vs claim allocations, the
+allocatable each pool's move takes from sums, quotas before and after a move, and PrometheusRules reading
+allocatable."""
 
 from __future__ import annotations
 
@@ -110,7 +112,8 @@ def _plugin_in_use(model: FleetModel, node: str) -> int:
 
 
 def _physical(v, gpu_devs) -> int:
-    """Physical GPUs behind a node's devices: whole GPUs plus the distinct parents of its MIG devices (GFD's count if larger)."""
+    """Physical GPUs behind a node's devices: whole GPUs plus the distinct parents of its MIG devices (GFD's count if
+    larger)."""
     whole = sum(1 for d in gpu_devs if d.type in (None, "gpu"))
     parents = {d.attribute("parentUUID") for d in gpu_devs if d.type == "mig"}
     parents.discard(None)
@@ -223,7 +226,8 @@ def _class_charges(out: dict[str, int], cls: str, n: int, explicit: str | None, 
 
 
 def claim_charges(model: FleetModel, claim: dict) -> dict[str, int]:
-    """What a ResourceClaim charges: one claim, devices per class, and the class's implicit and explicit request names."""
+    """What a ResourceClaim charges: one claim, devices per class, and the class's implicit and explicit request
+    names."""
     out: dict[str, int] = {CLAIM_COUNT: 1}
     classes = model.classes()
     pod_names: set[str] | None = None
@@ -386,7 +390,10 @@ def _meaning(
     if resource.startswith(IMPLICIT_REQUEST_PREFIX):
         cls = resource[len(IMPLICIT_REQUEST_PREFIX) :]
         if after != now:
-            return f"{moving}, the claims of {_plural(pods, 'pod')} here charge {after - now} more under {cls}'s implicit name."
+            return (
+                f"{moving}, the claims of {_plural(pods, 'pod')} here charge {after - now} more under {cls}'s "
+                "implicit name."
+            )
         return f"counts devices of {cls} requested under its implicit extended-resource name."
     return "counts pods' requests of this extended resource, and plain claims of a class that serves it."
 
@@ -539,7 +546,8 @@ def rules_in(objects: Iterable[dict]) -> list[dict]:
 
 
 async def read_cluster_rules(kubeconfig: str | None, context: str | None) -> tuple[list[dict] | None, str]:
-    """Connect, read PrometheusRules, close: for one-shot commands whose fleet read has already closed its connection."""
+    """Connect, read PrometheusRules, close: for one-shot commands whose fleet read has already closed its
+    connection."""
     from dragoman.fleet.cluster import connect
 
     cluster = await connect(kubeconfig, context)
@@ -564,7 +572,7 @@ async def read_prometheus_rules(cluster: Any) -> tuple[list[dict] | None, str]:
     return items, ""
 
 
-# ---- the whole picture ------------------------------------------------------------------------------------------------
+# ---- the whole picture -----------------------------------------------------------------------------------------------
 
 
 @dataclasses.dataclass
@@ -601,7 +609,8 @@ def default_moving_pool(accounts: list[PoolAccount]) -> str | None:
 def account(
     model: FleetModel, pool: str | None = None, rules: Iterable[dict] | None = None, rules_note: str = ""
 ) -> Accounting:
-    """The accounting of the fleet; quota figures for `pool`'s move (default: the planned pool with most allocatable)."""
+    """The accounting of the fleet; quota figures for `pool`'s move (default: the planned pool with most
+    allocatable)."""
     accounts = pool_accounts(model)
     totals = fleet_totals(accounts)
     if pool is None:
@@ -677,7 +686,8 @@ def text_lines(acc: Accounting, width: int = 80) -> list[str]:
     lines.append("")
     if acc.rules is None:
         lines += wrap(
-            f"PrometheusRules: not read ({acc.rules_note or 'the :accounting view reads them when the monitoring API is served'}).",
+            "PrometheusRules: not read "
+            f"({acc.rules_note or 'the :accounting view reads them when the monitoring API is served'}).",
             "",
         )
     elif not acc.rules:

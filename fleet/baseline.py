@@ -1,4 +1,5 @@
-"""Before/after figures per pool: a manual "mark now" baseline kept in a local JSON file, and the figures a migration records in its ConfigMap `dragoman-pool-<pool>`."""
+"""Before/after figures per pool: a manual "mark now" baseline kept in a local JSON file, and the figures a migration
+records in its ConfigMap `dragoman-pool-<pool>`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A connection to one cluster through kubernetes-asyncio with raw JSON: requests, paginated LISTs, WATCH streams, credentials refreshed, identity and versions."""
+"""A connection to one cluster through kubernetes-asyncio with raw JSON: requests, paginated LISTs, WATCH streams,
+credentials refreshed, identity and versions."""
 
 from __future__ import annotations
 
@@ -218,13 +219,15 @@ async def read_body(resp: aiohttp.ClientResponse, limit: int, what: str, who: st
         out += chunk
         if len(out) > limit:
             raise Malformed(
-                f"the server of {who} answered {what} with more than {limit >> 20} MiB; that is not what it should send."
+                f"the server of {who} answered {what} with more than {limit >> 20} MiB; that is not what "
+                "it should send."
             )
     if inflate is not None:
         out += inflate.flush()
         if len(out) > limit:
             raise Malformed(
-                f"the server of {who} answered {what} with more than {limit >> 20} MiB; that is not what it should send."
+                f"the server of {who} answered {what} with more than {limit >> 20} MiB; that is not what "
+                "it should send."
             )
     return bytes(out)
 
@@ -296,7 +299,8 @@ class Cluster:
                 client = ApiClient(cfg)
         except ssl.SSLError as exc:
             raise Unreachable(
-                f"the TLS material of {self._who()} cannot be used ({exc.reason or exc}); check certificate-authority and the client certificate."
+                f"the TLS material of {self._who()} cannot be used ({exc.reason or exc}); check "
+                "certificate-authority and the client certificate."
             ) from None
         except (FileNotFoundError, ValueError) as exc:
             raise Unreachable(
@@ -342,7 +346,8 @@ class Cluster:
         content_type: str | None = None,
         timeout: aiohttp.ClientTimeout | float | None = None,
     ) -> aiohttp.ClientResponse:
-        """One request with the current credential; a 401 makes the credential be fetched anew and the request repeated once."""
+        """One request with the current credential; a 401 makes the credential be fetched anew and the request repeated
+        once."""
         if self._closed:
             raise ClusterError("the connection to the cluster was closed.")
         if self.config.exec is not None:
@@ -366,7 +371,8 @@ class Cluster:
                 resp = await self._call(method, path, query, sent, body, timeout)
             except aiohttp.ClientConnectorCertificateError as exc:
                 raise Unreachable(
-                    f"the server of {self._who()} presented a certificate that is not trusted ({exc.certificate_error}); check certificate-authority in the kubeconfig."
+                    f"the server of {self._who()} presented a certificate that is not trusted "
+                    f"({exc.certificate_error}); check certificate-authority in the kubeconfig."
                 ) from None
             except aiohttp.ClientProxyConnectionError as exc:
                 from dragoman.fleet.debugtrace import redact_url
@@ -493,7 +499,8 @@ class Cluster:
         retry: bool | None = None,
         decoder: Any = None,
     ) -> dict:
-        """Any API request; the answer as raw JSON. Raises ApiError for an error status, Unreachable when the server is not there.
+        """Any API request; the answer as raw JSON. Raises ApiError for an error status, Unreachable when the server is
+        not there.
 
         `retry`: whether a 429 or 5xx is asked again. Reads are by default; a write only when its caller says it is
         safe to repeat (guarded by a resourceVersion, or setting the same value again).
@@ -567,25 +574,29 @@ class Cluster:
                         )
                     ):
                         raise ClusterError(
-                            f"the server of {self._who()} answered GET {path} with something that is not a Kubernetes list."
+                            f"the server of {self._who()} answered GET {path} with something that is not a "
+                            "Kubernetes list."
                         )
                     items.extend(self.admit(path, page, page_items or []))
                     rv = str(meta.get("resourceVersion") or rv)
                     nxt = meta.get("continue") or None
                     if nxt is not None and not isinstance(nxt, str):
                         raise ClusterError(
-                            f"the server of {self._who()} answered GET {path} with a continue token that is not a string."
+                            f"the server of {self._who()} answered GET {path} with a continue token that "
+                            "is not a string."
                         )
                     if nxt and (nxt == cont or nxt in seen):
                         raise ClusterError(
-                            f"the server of {self._who()} answered GET {path} with a continue token it had given before; the list never ends."
+                            f"the server of {self._who()} answered GET {path} with a continue token it had "
+                            "given before; the list never ends."
                         )
                     if not nxt:
                         return items, rv
                     seen.add(nxt)
                     cont = nxt
                 raise ClusterError(
-                    f"the server of {self._who()} answered GET {path} with more than {MAX_PAGES} pages; the list never ends."
+                    f"the server of {self._who()} answered GET {path} with more than {MAX_PAGES} pages; "
+                    "the list never ends."
                 )
             except ApiError as exc:
                 if exc.status == 410 and cont:
@@ -668,7 +679,8 @@ class Cluster:
                         if b"\n" not in chunk:
                             if len(buf) > MAX_WATCH_LINE:
                                 raise Malformed(
-                                    f"the watch of {path} on {self._who()} sent a line longer than {MAX_WATCH_LINE >> 20} MiB; "
+                                    f"the watch of {path} on {self._who()} sent a line longer than "
+                                    f"{MAX_WATCH_LINE >> 20} MiB; "
                                     "that is not a watch event."
                                 )
                             continue
@@ -689,7 +701,8 @@ class Cluster:
     def _event(self, line: bytes, path: str) -> tuple[str, dict]:
         if len(line) > MAX_WATCH_LINE:
             raise Malformed(
-                f"the watch of {path} on {self._who()} sent a line longer than {MAX_WATCH_LINE >> 20} MiB; that is not a watch event."
+                f"the watch of {path} on {self._who()} sent a line longer than {MAX_WATCH_LINE >> 20} MiB; "
+                "that is not a watch event."
             )
         try:
             ev = decode(line)
@@ -708,7 +721,8 @@ class Cluster:
                 raise WatchGone(printable(str(obj.get("message") or ""), 300))
             if not isinstance(code, int) or isinstance(code, bool) or not 100 <= code <= 599:
                 raise Malformed(
-                    f"the watch of {path} on {self._who()} sent an ERROR event whose code {printable(str(code), 40)!r} is not an HTTP status."
+                    f"the watch of {path} on {self._who()} sent an ERROR event whose code "
+                    f"{printable(str(code), 40)!r} is not an HTTP status."
                 )
             raise ApiError(code, "WATCH", path, obj)
         if etype != "BOOKMARK":
@@ -732,7 +746,8 @@ class Cluster:
         self.version_info = await self.get("/version")
         if not isinstance(self.version_info, dict):
             raise ClusterError(
-                f"the server of {self._who()} answered GET /version with something that is not a Kubernetes version; is this the API server's address?"
+                f"the server of {self._who()} answered GET /version with something that is not a "
+                "Kubernetes version; is this the API server's address?"
             )
         git = self.version_info.get("gitVersion")
         # Shown in headers and written into snapshot comments: one line of printable text, or nothing.
@@ -813,7 +828,8 @@ async def connect(
         await cluster.close()
         if exc.status == 403:
             raise ClusterError(
-                f"user {rc.user!r} of context {rc.context!r} may not read the server's version or API groups (403 Forbidden): {exc.detail}."
+                f"user {rc.user!r} of context {rc.context!r} may not read the server's version or API "
+                f"groups (403 Forbidden): {exc.detail}."
             ) from None
         raise
     except BaseException:

@@ -1,4 +1,5 @@
-"""The `--debug` request trace for support: one line per API request (method, path, status, time), credentials never written."""
+"""The `--debug` request trace for support: one line per API request (method, path, status, time), credentials never
+written."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ _started = time.monotonic()
 _SECRET_QUERY = re.compile(r"(token|password|secret|key|auth|credential|signature)", re.IGNORECASE)
 # Anything that looks like a bearer token, a JWT or PEM material, should it ever reach a trace line.
 _SECRET_TEXT = re.compile(
-    r"(Bearer|Basic|--token[= ]|--password[= ])\s*[A-Za-z0-9._~+/=-]+|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"
-    r"|-----BEGIN [A-Z ]+-----[^-]*-----END [A-Z ]+-----",
+    r"(Bearer|Basic|--token[= ]|--password[= "
+    r"])\s*[A-Za-z0-9._~+/=-]+|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*|-----BEGIN [A-Z "
+    r"]+-----[^-]*-----END [A-Z ]+-----",
 )
 # `scheme://user:password@host`: the userinfo of a URL (a server or proxy address may carry a password).
 _USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*@")
@@ -90,11 +92,15 @@ def auth_kind(headers: Mapping[str, str] | None, client_cert: bool) -> str:
 
 
 def record(method: str, path: str, query: Any, status: int | str, seconds: float, *, auth: str = "") -> None:
-    """Write one trace line (when enabled): time since start, method, path and query, status, milliseconds, auth kind."""
+    """Write one trace line (when enabled): time since start, method, path and query, status, milliseconds, auth
+    kind."""
     out = _out
     if out is None:
         return
-    line = f"[{time.monotonic() - _started:9.3f}] {method} {path}{_query_text(query)} -> {status} in {seconds * 1000:.0f} ms"
+    line = (
+        f"[{time.monotonic() - _started:9.3f}] {method} {path}{_query_text(query)} -> {status} in "
+        f"{seconds * 1000:.0f} ms"
+    )
     if auth:
         line += f" (auth: {auth})"
     with _lock:

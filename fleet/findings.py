@@ -1,4 +1,5 @@
-"""The findings catalogue as data (ids, severities, titles, fix templates) and the Finding record the diagnosis emits."""
+"""The findings catalogue as data (ids, severities, titles, fix templates) and the Finding record the diagnosis
+emits."""
 
 from __future__ import annotations
 
@@ -150,7 +151,8 @@ CATALOGUE: dict[str, CatalogueEntry] = {
             INFO,
             "accounting",
             "DRA pools report no allocatable nvidia.com/gpu",
-            "Count pool {pool}'s GPUs from ResourceSlices and its allocations from ResourceClaims, not from node allocatable.",
+            "Count pool {pool}'s GPUs from ResourceSlices and its allocations from ResourceClaims, not "
+            "from node allocatable.",
         ),
         CatalogueEntry(
             "quota-claims-now-count",

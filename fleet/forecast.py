@@ -1,4 +1,5 @@
-"""Before a pool moves: GPU pods created per hour on it (from pods' creationTimestamps) and the claim objects per hour and API share that makes once each such pod gets a claim."""
+"""Before a pool moves: GPU pods created per hour on it (from pods' creationTimestamps) and the claim objects per hour
+and API share that makes once each such pod gets a claim."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Informers: per kind a paginated LIST, then a WATCH from its resourceVersion with bookmarks, relist on 410, reconnect with backoff; and one-shot reads."""
+"""Informers: per kind a paginated LIST, then a WATCH from its resourceVersion with bookmarks, relist on 410, reconnect
+with backoff; and one-shot reads."""
 
 from __future__ import annotations
 
@@ -283,7 +284,8 @@ class Syncer:
                     await asyncio.wait_for(changed.wait(), remaining)
                 except TimeoutError:
                     pass
-            # Hand the initial LISTs to subscribers now, so a view that reads `objects()` after this sees no stale batch.
+            # Hand the initial LISTs to subscribers now, so a view that reads `objects()` after this sees no stale
+            # batch.
             self.store.flush()
         finally:
             unsubscribe()

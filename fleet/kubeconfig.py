@@ -1,4 +1,5 @@
-"""kubeconfig resolution as kubectl does it (files, merging, contexts, in-cluster) and the credentials it yields, exec plugins refreshed before expiry."""
+"""kubeconfig resolution as kubectl does it (files, merging, contexts, in-cluster) and the credentials it yields, exec
+plugins refreshed before expiry."""
 
 from __future__ import annotations
 
@@ -136,7 +137,8 @@ def field(body: Mapping[str, Any], key: str, typ: type, where: str) -> Any:
         return None
     if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
         raise _err(
-            f"{where} is malformed: `{key}` is {_type_name(value)}, where kubectl expects {_TYPE_WORDS.get(typ, typ.__name__)}."
+            f"{where} is malformed: `{key}` is {_type_name(value)}, where kubectl expects "
+            f"{_TYPE_WORDS.get(typ, typ.__name__)}."
         )
     return value
 
@@ -198,7 +200,8 @@ class _Merged:
 
 
 def load_merged(paths: list[str], explicit_flag: bool) -> _Merged:
-    """Merge kubeconfig files with kubectl's rules: the first file to define a name wins, the first current-context set wins.
+    """Merge kubeconfig files with kubectl's rules: the first file to define a name wins, the first current-context set
+    wins.
 
     With --kubeconfig the file must exist; files listed in KUBECONFIG that do not exist are skipped, as kubectl does.
     """
@@ -245,7 +248,8 @@ def _file_or_data(body: dict, key: str, folder: str, what: str, where: str = "")
             raise _err(f"the {key} file {full} of {what} cannot be read ({exc.strerror or exc}).") from None
         if len(data) > MAX_KUBECONFIG_BYTES:
             raise _err(
-                f"the {key} file {full} of {what} is larger than {MAX_KUBECONFIG_BYTES >> 20} MiB; it is not a certificate."
+                f"the {key} file {full} of {what} is larger than {MAX_KUBECONFIG_BYTES >> 20} MiB; it is "
+                "not a certificate."
             )
         return data
     return None
@@ -308,7 +312,8 @@ def resolve(
             return incluster_config(environ, incluster_dir)
         if explicit:
             raise _err(
-                f"no kubeconfig found in KUBECONFIG ({_paths_text(paths)}); none of its files exists or defines a context."
+                f"no kubeconfig found in KUBECONFIG ({_paths_text(paths)}); none of its files exists or "
+                "defines a context."
             )
         raise _err(f"no kubeconfig found: {paths[0]} does not exist; pass --kubeconfig PATH or set KUBECONFIG.")
     where = _paths_text(merged.sources)
@@ -367,7 +372,8 @@ def resolve(
     rc.ca_data = _file_or_data(cluster, "certificate-authority", cfolder, f"cluster {cluster_name!r}", kwhere)
     if rc.insecure and rc.ca_data and server.startswith("https://"):
         raise _err(
-            f"cluster {cluster_name!r} sets both insecure-skip-tls-verify and a certificate authority; kubectl refuses that too — keep one."
+            f"cluster {cluster_name!r} sets both insecure-skip-tls-verify and a certificate authority; "
+            "kubectl refuses that too — keep one."
         )
     what = f"user {user_name!r}"
     rc.client_cert_data = _file_or_data(user, "client-certificate", ufolder, what, uwhere)
@@ -429,7 +435,8 @@ def _check_token_file(path: str, what: str) -> None:
         raise _err(f"the tokenFile {path} of {what} is a directory, not a file.")
     if not stat_mod.S_ISREG(st.st_mode):
         raise _err(
-            f"the tokenFile {path} of {what} is not a regular file (a pipe or a device); a token file is re-read every minute."
+            f"the tokenFile {path} of {what} is not a regular file (a pipe or a device); a token file is "
+            "re-read every minute."
         )
 
 
@@ -452,13 +459,15 @@ def _exec_config(raw: dict, folder: str, what: str, where: str = "") -> ExecConf
     for item in field(raw, "env", list, exwhere) or []:
         if not isinstance(item, dict):
             raise _err(
-                f"{exwhere} is malformed: an entry of `env` is {_type_name(item)}, where kubectl expects a mapping with name and value."
+                f"{exwhere} is malformed: an entry of `env` is {_type_name(item)}, where kubectl expects a "
+                "mapping with name and value."
             )
         ename = field(item, "name", str, f"{exwhere}, env entry")
         value = field(item, "value", str, f"{exwhere}, env entry {ename!r}")
         if not ename or "=" in ename or "\x00" in ename or "\x00" in (value or ""):
             raise _err(
-                f"{exwhere} is malformed: the env name {ename!r} is empty or holds '=' or NUL, which no environment can carry."
+                f"{exwhere} is malformed: the env name {ename!r} is empty or holds '=' or NUL, which no "
+                "environment can carry."
             )
         env[ename] = value or ""
     args = field(raw, "args", list, exwhere) or []
@@ -643,7 +652,8 @@ class CredentialSource:
         self.exec_runs += 1
         if too_much:
             raise _err(
-                f"the exec plugin {ex.command} of {user} printed more than {EXEC_OUTPUT_LIMIT // (1024 * 1024)} MiB; an ExecCredential is a few KB."
+                f"the exec plugin {ex.command} of {user} printed more than "
+                f"{EXEC_OUTPUT_LIMIT // (1024 * 1024)} MiB; an ExecCredential is a few KB."
             )
         if proc.returncode != 0:
             from dragoman.fleet.errors import printable
@@ -652,7 +662,8 @@ class CredentialSource:
             last = printable(last.strip(), EXEC_STDERR_QUOTED)
             detail = f": {last.rstrip('.')}" if last else ""
             raise _err(
-                f"the exec plugin {ex.command} of {user} failed (exit {proc.returncode}){detail}; its credentials may have expired — log in again."
+                f"the exec plugin {ex.command} of {user} failed (exit {proc.returncode}){detail}; its "
+                "credentials may have expired — log in again."
             )
         try:
             data = json.loads(out)

@@ -1,4 +1,5 @@
-"""Control-plane load over time: counts sampled from the model (claims and their create/delete rates, slices, Pending pods), the API server's /metrics parsed, and an optional Prometheus queried."""
+"""Control-plane load over time: counts sampled from the model (claims and their create/delete rates, slices, Pending
+pods), the API server's /metrics parsed, and an optional Prometheus queried."""
 
 from __future__ import annotations
 
@@ -22,7 +23,10 @@ PROMETHEUS_QUERIES = {
     "schedulerPendingPods": "sum(scheduler_pending_pods)",
     "unschedulableDynamicResources": 'sum(scheduler_unschedulable_pods{plugin="DynamicResources"})',
     "unschedulableNodeResourcesFit": 'sum(scheduler_unschedulable_pods{plugin="NodeResourcesFit"})',
-    "draPluginP99Seconds": 'histogram_quantile(0.99, sum by (le) (rate(scheduler_plugin_execution_duration_seconds_bucket{plugin="DynamicResources"}[5m])))',
+    "draPluginP99Seconds": (
+        "histogram_quantile(0.99, sum by (le) "
+        '(rate(scheduler_plugin_execution_duration_seconds_bucket{plugin="DynamicResources"}[5m])))'
+    ),
     "resourceClaimCreatesPerSecond": "sum(rate(scheduler_resourceclaim_creates_total[5m]))",
 }
 
@@ -216,7 +220,8 @@ def model_counts(model: FleetModel) -> dict[str, int]:
 
 
 class LoadSampler:
-    """A bounded history of LoadSamples; claims created and deleted are found by comparing claim uids between samples."""
+    """A bounded history of LoadSamples; claims created and deleted are found by comparing claim uids between
+    samples."""
 
     def __init__(self, length: int = SERIES_LENGTH) -> None:
         self.samples: collections.deque[LoadSample] = collections.deque(maxlen=length)

@@ -1,4 +1,6 @@
-"""NVIDIA's GPU stack as dragoman knows it: a GPU catalog, node hardware from GFD labels, the ResourceSlices each DRA driver version publishes, and the prediction of a node's devices before its switch (the simulator publishes from this same module)."""
+"""NVIDIA's GPU stack as dragoman knows it: a GPU catalog, node hardware from GFD labels, the ResourceSlices each DRA
+driver version publishes, and the prediction of a node's devices before its switch (the simulator publishes from this
+same module)."""
 
 from __future__ import annotations
 
@@ -474,7 +476,8 @@ def resource_slices_for_node(
     node_uid: str | None = None,
     creation_timestamp: str | None = None,
 ) -> list[dict]:
-    """ResourceSlices of driver gpu.nvidia.com for one node, as that driver version publishes them (one pool per node)."""
+    """ResourceSlices of driver gpu.nvidia.com for one node, as that driver version publishes them (one pool per
+    node)."""
     devices = devices_for_node(node_name, hardware, driver_version)
     chunks = [devices[i : i + MAX_DEVICES_PER_SLICE] for i in range(0, len(devices), MAX_DEVICES_PER_SLICE)] or [[]]
     slices = []

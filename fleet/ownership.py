@@ -124,13 +124,15 @@ def gitops_owner(obj: dict) -> str | None:
     if ann.get("argocd.argoproj.io/tracking-id"):
         return f"Argo CD application {ann['argocd.argoproj.io/tracking-id'].split(':', 1)[0]}"
     if labels.get("kustomize.toolkit.fluxcd.io/name"):
-        return f"Flux Kustomization {labels.get('kustomize.toolkit.fluxcd.io/namespace', '')}/{labels['kustomize.toolkit.fluxcd.io/name']}".replace(
-            " /", " "
-        )
+        return (
+            "Flux Kustomization "
+            f"{labels.get('kustomize.toolkit.fluxcd.io/namespace', '')}/{labels['kustomize.toolkit.fluxcd.io/name']}"
+        ).replace(" /", " ")
     if labels.get("helm.toolkit.fluxcd.io/name"):
-        return f"Flux HelmRelease {labels.get('helm.toolkit.fluxcd.io/namespace', '')}/{labels['helm.toolkit.fluxcd.io/name']}".replace(
-            " /", " "
-        )
+        return (
+            "Flux HelmRelease "
+            f"{labels.get('helm.toolkit.fluxcd.io/namespace', '')}/{labels['helm.toolkit.fluxcd.io/name']}"
+        ).replace(" /", " ")
     return None
 
 
@@ -193,7 +195,8 @@ def _workload(role: str, obj: dict, labels: dict, images: list[str]) -> Workload
 
 
 def classify_pod(pod: dict, daemonsets: dict[tuple[str, str], Workload | None]) -> Workload | None:
-    """A pod of a device-plugin or DRA-driver stack: through its owning DaemonSet, else from its own labels and images."""
+    """A pod of a device-plugin or DRA-driver stack: through its owning DaemonSet, else from its own labels and
+    images."""
     meta = _meta(pod)
     ns = meta.get("namespace", "")
     for o in meta.get("ownerReferences") or ():

@@ -1,4 +1,5 @@
-"""The fleet summary and findings as `dragoman check` prints them: JSON (schemaVersion 1) and text for an 80-column terminal."""
+"""The fleet summary and findings as `dragoman check` prints them: JSON (schemaVersion 1) and text for an 80-column
+terminal."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def counts(findings: list[Finding]) -> dict[str, int]:
 def check_report(
     model: FleetModel, findings: list[Finding], rules: list[dict] | None = None, rules_note: str = ""
 ) -> dict:
-    """The JSON document of `dragoman check --output json`; `rules`: PrometheusRules when the monitoring API was read."""
+    """The JSON document of `dragoman check --output json`; `rules`: PrometheusRules when the monitoring API was
+    read."""
     pools = model.pools()
     nodes = model.nodes()
     return {

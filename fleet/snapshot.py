@@ -1,4 +1,5 @@
-"""Snapshots: read a Kubernetes List, single objects or YAML streams into a read-only FleetStore, and write the store as one List."""
+"""Snapshots: read a Kubernetes List, single objects or YAML streams into a read-only FleetStore, and write the store as
+one List."""
 
 from __future__ import annotations
 
@@ -108,14 +109,16 @@ def parse_objects(text: str, name: str = "the snapshot") -> list[dict]:
         problem = shape_problem(obj)
         if problem:
             raise _err(
-                f"the snapshot {name} is not Kubernetes YAML: {where} ({kind} {str(meta['name'])[:80]!r}) is malformed: {problem}."
+                f"the snapshot {name} is not Kubernetes YAML: {where} ({kind} {str(meta['name'])[:80]!r}) "
+                f"is malformed: {problem}."
             )
         objects.append(obj)
 
     docs = _documents(text, name)
     if _SURROGATE_ESCAPE.search(text) and _has_surrogate(docs):
         raise _err(
-            f"the snapshot {name} is not Kubernetes YAML: it holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text."
+            f"the snapshot {name} is not Kubernetes YAML: it holds a lone UTF-16 surrogate "
+            "(\\ud800-\\udfff), which is not text."
         )
     for n, doc in enumerate(docs, 1):
         if doc is None:
@@ -160,7 +163,8 @@ def _has_surrogate(value: object) -> bool:
 
 
 def load_snapshot(path_or_dash: str) -> list[dict]:
-    """Every object of a snapshot file ("-" reads standard input). Raises UserError (exit 2) with one sentence when it is not Kubernetes YAML."""
+    """Every object of a snapshot file ("-" reads standard input). Raises UserError (exit 2) with one sentence when it
+    is not Kubernetes YAML."""
     text, name = _read_text(path_or_dash)
     return parse_objects(text, name)
 
@@ -170,7 +174,8 @@ def _group(api_version: str) -> str:
 
 
 def fill_store(store: FleetStore, objects: Iterable[dict]) -> dict[str, int]:
-    """Put the objects dragoman reads into the store (by kind and API group); returns counts of what was skipped, by kind."""
+    """Put the objects dragoman reads into the store (by kind and API group); returns counts of what was skipped, by
+    kind."""
     by_kind: dict[str, list[dict]] = {k: [] for k in store.kinds}
     skipped: dict[str, int] = {}
     for obj in objects:
@@ -213,7 +218,8 @@ def _clean(obj: dict) -> dict:
 
 
 def snapshot_items(store: FleetStore) -> list[dict]:
-    """Everything the store holds, in KINDS order then by namespace and name; never a Secret, ConfigMaps only dragoman's own."""
+    """Everything the store holds, in KINDS order then by namespace and name; never a Secret, ConfigMaps only dragoman's
+    own."""
     items: list[dict] = []
     for kind in store.kinds:
         info = KINDS[kind]

@@ -1,4 +1,5 @@
-"""The raw object store every view reads: the kinds dragoman watches, their objects as the server sent them, batched change notifications and connection state."""
+"""The raw object store every view reads: the kinds dragoman watches, their objects as the server sent them, batched
+change notifications and connection state."""
 
 from __future__ import annotations
 
@@ -126,7 +127,8 @@ STOPPED = "stopped"
 
 @dataclasses.dataclass(frozen=True)
 class ConnectionState:
-    """Where one kind (or the whole picture) stands: `status` is one of the constants above, `message` one sentence or ""."""
+    """Where one kind (or the whole picture) stands: `status` is one of the constants above, `message` one sentence or
+    ""."""
 
     status: str
     message: str = ""
@@ -171,7 +173,8 @@ class FleetStore:
 
     # ---------------------------------------------------------------- reading
     def objects(self, kind: str) -> dict[tuple[str, str], dict]:
-        """The live mapping (namespace or "", name) -> object of one kind; it stays current as the store changes. Do not mutate."""
+        """The live mapping (namespace or "", name) -> object of one kind; it stays current as the store changes. Do not
+        mutate."""
         return self._objects[kind]
 
     def get(self, kind: str, namespace: str | None, name: str) -> dict | None:
@@ -179,7 +182,8 @@ class FleetStore:
 
     # ---------------------------------------------------------------- whole objects on demand
     def serve_whole_from(self, cluster: Any) -> None:
-        """Project the kinds in PROJECTORS from now on; whole objects are fetched from `cluster` when a page needs them."""
+        """Project the kinds in PROJECTORS from now on; whole objects are fetched from `cluster` when a page needs
+        them."""
         self.whole_source = cluster
 
     def needs_fetch(self, obj: dict | None) -> bool:
