@@ -19,7 +19,8 @@ BENCHMARKS = ("cel", "sim", "scheduler", "controllers", "model", "sync", "tui", 
 # `dragoman controlplane build`) and minutes of their own.
 OPT_IN = ("controlplane",)
 
-# Comparisons measured in the same run: (figure, baseline, what the ratio says). Patterns match figure names; a ratio row
+# Comparisons measured in the same run: (figure, baseline, what the ratio says). Patterns match figure names; a ratio
+# row
 # is added for every figure whose name matches, against the baseline with the same captured label.
 COMPARISONS = (
     (
@@ -70,7 +71,8 @@ def _from_json(d: dict) -> Figure:
 
 
 def run_isolated(name: str, quick: bool) -> tuple[list[Figure], float]:
-    """One benchmark in a child process: memory figures (RSS, peak) are its own, not what earlier benchmarks left behind."""
+    """One benchmark in a child process: memory figures (RSS, peak) are its own, not what earlier benchmarks left
+    behind."""
     import json
     import subprocess
 
@@ -87,7 +89,8 @@ def run_isolated(name: str, quick: bool) -> tuple[list[Figure], float]:
 
 
 def run_one(name: str, quick: bool) -> tuple[list[Figure], float]:
-    """One benchmark's figures and its wall time; a benchmark that fails gives one FAILED row instead of ending the run."""
+    """One benchmark's figures and its wall time; a benchmark that fails gives one FAILED row instead of ending the
+    run."""
     t0 = time.perf_counter()
     try:
         module = importlib.import_module(f"dragoman.benchmarks.bench_{name}")
@@ -109,7 +112,10 @@ def machine() -> str:
     load = ""
     if hasattr(os, "getloadavg"):
         load = f", load {os.getloadavg()[0]:.1f}"
-    return f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python {platform.python_version()}{load}"
+    return (
+        f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python "
+        f"{platform.python_version()}{load}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     total = time.perf_counter() - started
     print(f"machine: {header}")
     print(
-        f"run: {'--quick' if args.quick else 'full'}, {total:.0f} s in all ({', '.join(f'{n} {w:.0f} s' for n, w in walls)})"
+        f"run: {'--quick' if args.quick else 'full'}, {total:.0f} s in all "
+        f"({', '.join(f'{n} {w:.0f} s' for n, w in walls)})"
     )
     print(format_table(figures, markdown=args.markdown))
     missed = sum(1 for f in figures if f.verdict == "MISSED")

@@ -1,4 +1,5 @@
-"""The simulator's controllers at fleet scale: building a 5,000-node fleet's daemon pods and node status, restarting on it, and one node's change."""
+"""The simulator's controllers at fleet scale: building a 5,000-node fleet's daemon pods and node status, restarting on
+it, and one node's change."""
 
 from __future__ import annotations
 

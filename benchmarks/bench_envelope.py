@@ -89,7 +89,8 @@ async def _churn(churn, rate: float, seconds: float) -> int:
 
 
 class EnvelopeSim:
-    """The envelope served by a child process, reached through a kubeconfig (the interface bench_tui._measure drives)."""
+    """The envelope served by a child process, reached through a kubeconfig (the interface bench_tui._measure
+    drives)."""
 
     def __init__(self, params: dict) -> None:
         self.dir = tempfile.mkdtemp(prefix="dragoman-bench-envelope-")
@@ -326,7 +327,8 @@ TYPED_A100 = (
 
 
 def _playground_feed(params: dict):
-    """The envelope with every GPU node on DRA (40,000 devices) and its 150,000 pods, pods decoded as a live sync does."""
+    """The envelope with every GPU node on DRA (40,000 devices) and its 150,000 pods, pods decoded as a live sync
+    does."""
     from dragoman.fleet.projection import PodListDecoder
     from dragoman.fleet.store import KINDS, LIVE, FleetStore
     from dragoman.sim.scenarios.scale import generate_envelope
@@ -440,7 +442,8 @@ def _tui_figures(tui: dict, res: dict) -> list[Figure]:
             [_p95([x * 1000 for x in lat])],
             "< 100 ms",
             lambda v: v < 100,
-            f"{len(lat)} keys, median {statistics.median(lat) * 1000:.0f} ms; {tui['event_rate']:.0f} watch events/s absorbed",
+            f"{len(lat)} keys, median {statistics.median(lat) * 1000:.0f} ms; {tui['event_rate']:.0f} "
+            "watch events/s absorbed",
         ),
         Figure("envelope tui: peak memory (RSS)", "MiB", [tui["maxrss_mb"]], "", None, "store, model, views"),
     ]

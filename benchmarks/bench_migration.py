@@ -1,4 +1,5 @@
-"""Migration benchmark: plan, then run, the migration of one 500-node device-plugin pool on the simulator's scale fleet."""
+"""Migration benchmark: plan, then run, the migration of one 500-node device-plugin pool on the simulator's scale
+fleet."""
 
 from __future__ import annotations
 

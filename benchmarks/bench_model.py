@@ -1,4 +1,5 @@
-"""The fleet model at scale: complete model from scratch, one watch event, events/s with the model consistent, memory."""
+"""The fleet model at scale: complete model from scratch, one watch event, events/s with the model consistent,
+memory."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The CEL playground on the scale fleet (40,000 DRA devices): keystroke to updated counts, median and p95, and the UI loop's longest stall while typing."""
+"""The CEL playground on the scale fleet (40,000 DRA devices): keystroke to updated counts, median and p95, and the UI
+loop's longest stall while typing."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def _feed(nodes: int):
     from dragoman.sim.scenarios.scale import generate_scale
     from dragoman.tui.feed import Feed, SourceInfo
 
-    # Every node on DRA (every GPU published); pods do not matter to the playground (and cannot run on a DRA-only fleet here).
+    # Every node on DRA (every GPU published); pods do not matter to the playground (and cannot run on a DRA-only fleet
+    # here).
     objects = generate_scale(nodes=nodes, pods=0, pending=0, dra_fraction=1.0)
     store = FleetStore()
     by_kind: dict[str, list] = {k: [] for k in KINDS}

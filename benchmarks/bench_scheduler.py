@@ -1,4 +1,5 @@
-"""The simulated scheduler placing pending GPU pods on a generated fleet: half through the device plugin, half through the bridge."""
+"""The simulated scheduler placing pending GPU pods on a generated fleet: half through the device plugin, half through
+the bridge."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Reading a fleet at scale through fleet/: full sync of every kind, LIST decoding, watch events absorbed, against kubectl."""
+"""Reading a fleet at scale through fleet/: full sync of every kind, LIST decoding, watch events absorbed, against
+kubectl."""
 
 from __future__ import annotations
 
@@ -169,7 +170,8 @@ def _event_cost(pod_pages: list[bytes]) -> float:
 
 
 def _kubectl() -> str | None:
-    """kubectl from PATH, else the one benchmarks/kubectl.py fetches (the tests' cache); None drops the kubectl figures."""
+    """kubectl from PATH, else the one benchmarks/kubectl.py fetches (the tests' cache); None drops the kubectl
+    figures."""
     found = shutil.which("kubectl")
     if found:
         return found

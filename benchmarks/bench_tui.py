@@ -1,4 +1,5 @@
-"""The TUI against the scale simulator: first paint, every view populated, keystroke-to-screen latency under 1,000 watch events/s, peak memory."""
+"""The TUI against the scale simulator: first paint, every view populated, keystroke-to-screen latency under 1,000 watch
+events/s, peak memory."""
 
 from __future__ import annotations
 

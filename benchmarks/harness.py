@@ -62,7 +62,8 @@ def _fmt(value: float) -> str:
 
 
 def format_table(figures: Iterable[Figure], *, markdown: bool = False) -> str:
-    """The one table: figure, median, min–max, unit, target, verdict and note (plain columns, or Markdown for the README)."""
+    """The one table: figure, median, min–max, unit, target, verdict and note (plain columns, or Markdown for the
+    README)."""
     rows = [("figure", "median", "min–max", "unit", "target", "verdict", "note")]
     for f in figures:
         span = "" if len(f.runs) < 2 else f"{_fmt(f.low)}–{_fmt(f.high)}"

