@@ -18,8 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "cel",
         help="evaluate a CEL device selector against ResourceSlices",
         description="Compile EXPR as the API server does and evaluate it on every device of the newest ResourceSlices "
-        "in a file or a live cluster, as the scheduler does. Exit 0: it matched and nothing failed; 1: a compile error, a runtime error "
-        "on any device, or no match; 2: the input could not be read.",
+        "in a file or a live cluster, as the scheduler does. Exit 0: it matched and nothing failed; 1: a "
+        "compile error, a runtime error on any device, or no match; 2: the input could not be read.",
     )
     p.add_argument("expression", metavar="EXPR", help="the CEL selector expression")
     p.add_argument(
@@ -276,9 +276,11 @@ def _print_text(args: argparse.Namespace, summary: dict, results: list, engine: 
             out(f"  … and {len(rows) - len(shown)} more (--limit 0 lists all, --output json gives every device)\n")
     if summary["errors"]:
         out(
-            f"\n{summary['errors']} devices failed with a CEL runtime error. The scheduler treats this as an error, not as "
+            f"\n{summary['errors']} devices failed with a CEL runtime error. The scheduler treats this as "
+            "an error, not as "
             "'no match': it aborts scheduling of every pod whose claim uses this selector and retries with backoff. "
-            'Guard with `device.driver == "..." &&` or use optional chaining (device.attributes["domain"].?attr.orValue(default)).\n'
+            'Guard with `device.driver == "..." &&` or use optional chaining '
+            '(device.attributes["domain"].?attr.orValue(default)).\n'
         )
     elif summary["matched"] == 0:
         out("\nno device matches: pods using this selector stay Pending (cannot allocate all claims).\n")

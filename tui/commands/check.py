@@ -1,4 +1,5 @@
-"""`dragoman check`: the fleet's pools and every finding, read once from a cluster, a snapshot or the demo; exit 1 on an error."""
+"""`dragoman check`: the fleet's pools and every finding, read once from a cluster, a snapshot or the demo; exit 1 on an
+error."""
 
 from __future__ import annotations
 
@@ -184,7 +185,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         from dragoman.fleet.errors import printable
 
-        # Names and messages come from servers and files: each line escaped, so none can forge lines or drive the terminal.
+        # Names and messages come from servers and files: each line escaped, so none can forge lines or drive the
+        # terminal.
         sys.stdout.write(
             "\n".join(printable(line) for line in check_text(model, findings, origin, rules=rules).split("\n"))
         )
@@ -220,7 +222,8 @@ def prometheus_rules(args: argparse.Namespace, origin) -> tuple[list[dict] | Non
 
 
 def check_document(model, findings, origin, rules: tuple[list[dict] | None, str] = (None, "")) -> dict:
-    """The JSON of `dragoman check --output json`: the report (schemaVersion 1) with where it was read and what is missing."""
+    """The JSON of `dragoman check --output json`: the report (schemaVersion 1) with where it was read and what is
+    missing."""
     from dragoman.fleet.report import check_report
 
     report = check_report(model, findings, rules=rules[0], rules_note=rules[1])
