@@ -99,7 +99,9 @@ WRONG_TYPES = {
         "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {nvidia.com/gpu: lots}, "
         "capacity: {nvidia.com/gpu: [1]}}\n"
     ),
-    "node-conditions-a-dict": "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {conditions: {Ready: true}, nodeInfo: 3}\n",
+    "node-conditions-a-dict": (
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {conditions: {Ready: true}, nodeInfo: 3}\n"
+    ),
     "pod-containers-a-string": (
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: d}\nspec: {nodeName: n1, containers: "
         "nope}\nstatus: {phase: Pending}\n"
@@ -123,7 +125,9 @@ WRONG_TYPES = {
         "[{name: gpu-0, attributes: {productName: 3, memory: [1], x: {int: big}}, capacity: {memory: "
         "{value: huge}}}, 5]}\n"
     ),
-    "slice-pool-missing": "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec: {driver: 5}\n",
+    "slice-pool-missing": (
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec: {driver: 5}\n"
+    ),
     "class-selectors-a-string": (
         "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: c}\nspec: {selectors: nope, "
         "extendedResourceName: 3}\n"

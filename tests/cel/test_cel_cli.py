@@ -18,7 +18,9 @@ GPU_CLASS = {
         "selectors": [
             {
                 "cel": {
-                    "expression": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
+                    "expression": (
+                        "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
+                    )
                 }
             }
         ]

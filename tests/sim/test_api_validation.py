@@ -104,7 +104,9 @@ CLASS = {
         "selectors": [
             {
                 "cel": {
-                    "expression": 'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu"'
+                    "expression": (
+                        'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu"'
+                    )
                 }
             }
         ],
