@@ -503,7 +503,7 @@ def _meta_errors(resource: str, obj: dict) -> list[dict]:
     for key, value in labels.items():
         errs += [invalid("metadata.labels", key, p) for p in qualified_name_errors(key)]
         if not isinstance(value, str):
-            errs.append(invalid(f"metadata.labels", value, "must be a string"))
+            errs.append(invalid("metadata.labels", value, "must be a string"))
         else:
             errs += [invalid("metadata.labels", value, p) for p in label_value_errors(value)]
     annotations = meta.get("annotations") or {}

@@ -336,7 +336,7 @@ async def _run(args: argparse.Namespace) -> int:
             return result.exit_code
         if read_only:
             raise UserError(
-                f"refused: the plan would write to the cluster, and dragoman runs with --read-only.", ExitCode.REFUSED
+                "refused: the plan would write to the cluster, and dragoman runs with --read-only.", ExitCode.REFUSED
             )
         if not args.yes and not _confirm(plan, cluster, options):
             _err("dragoman: cancelled; nothing was written.")
