@@ -18,12 +18,16 @@ async def serve(kubeconfig: str, scenario: str, controllers: bool) -> None:
     )
     if controllers:
         from dragoman.sim.controllers import default_controllers
+        from dragoman.sim.controllers.base import settle
 
         # DRAGOMAN_DEMO_SKIP=Scheduler,Kubelets leaves named controllers out (to pin a picture, or to isolate one).
         skip = {s.strip() for s in os.environ.get("DRAGOMAN_DEMO_SKIP", "").split(",") if s.strip()}
-        for c in default_controllers(sim):
-            if type(c).__name__ not in skip:
-                sim.add_controller(c)
+        running = [c for c in default_controllers(sim) if type(c).__name__ not in skip]
+        # Their first pass before READY: the UI's first picture is the fleet `check --demo` reads (a stale bridge
+        # claim already deleted), not one that loses a finding seconds later.
+        settle(running)
+        for c in running:
+            sim.add_controller(c)
     await sim.start()
     sim.write_kubeconfig(kubeconfig)
     parent = os.getppid()

@@ -130,15 +130,19 @@ def read_from_args(args: argparse.Namespace, kinds: Iterable[str] | None = None)
 async def _read_demo(kinds: list[str] | None) -> FleetSource:
     """Start the demo simulator in this process, read it once through the API as any cluster, and stop it.
 
-    In-process and without controllers (`dragoman sim serve --no-controllers`): a one-shot read sees the demo as
-    loaded (it starts with zero writes), and controllers sharing this loop would delay the read by minutes.
+    In-process, with the controllers' first pass run to the end before the read and no controller running during
+    it (running ones would share this loop and delay the read by minutes): the fleet the TUI's live demo settles to
+    at once, so a finding the scheduler resolves on its first pass (a stale bridge claim) is in neither.
     """
     from dragoman.fleet.informer import read_fleet
     from dragoman.sim import scenario as scenario_mod
+    from dragoman.sim.controllers import default_controllers
+    from dragoman.sim.controllers.base import settle
     from dragoman.sim.server import Simulator
 
     sc = scenario_mod.load("demo")
     sim = Simulator(sc.objects, users=sc.users, speed=sc.speed or 1.0, faults=sc.faults)
+    settle(default_controllers(sim))
     await sim.start()
     try:
         with tempfile.TemporaryDirectory(prefix="dragoman-demo-") as tmp:

@@ -381,3 +381,49 @@ async def test_12_marked_rows_are_what_y_shows(snap) -> None:
         await wait_for(pilot, lambda: getattr(app.screen, "mode", "") == "yaml", what="yaml of marked")
         body = str(app.screen.query_one("#detail-text").render())
         assert "name: a100-mig" in body and "name: a100-serve" in body and "---" in body
+
+
+async def test_12_check_demo_counts_the_findings_the_tui_demo_shows() -> None:
+    """`dragoman check --demo` and `dragoman --demo` are the same fleet: the same findings, the same counts on screen
+    (check read the demo as loaded and kept a stale bridge claim the TUI's live scheduler deletes at once: 16/10/7
+    against ✖16 ▲9 ℹ7)."""
+    import asyncio
+    import json
+    import subprocess
+
+    from dragoman.tui.app import DragomanApp
+    from dragoman.tui.source import DemoProcess, open_cluster_feed
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "dragoman", "check", "--demo", "-o", "json"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    cli = sorted(
+        (f["severity"], f["id"], tuple((o["kind"], o["namespace"] or "", o["name"]) for o in f["objects"]))
+        for f in doc["findings"]
+    )
+    counts = doc["summary"]
+
+    demo = DemoProcess()  # what `dragoman --demo` starts: the simulator with its controllers in a child process
+    kubeconfig = await asyncio.to_thread(demo.start)
+    try:
+        feed = await open_cluster_feed(kubeconfig, None, badge="DEMO")
+        app = DragomanApp(feed, kubeconfig=kubeconfig)
+        async with app.run_test(size=(200, 50)) as pilot:
+            await settle(pilot, app)
+
+            def tui() -> list:
+                return sorted(
+                    (f.severity, f.id, tuple((r[0], r[1] or "", r[2]) for r in f.objects))
+                    for f in app.feed.fleet.findings
+                )
+
+            assert tui() == cli
+            # Still the same a few seconds on: nothing the live controllers do next takes a finding away or adds one.
+            await pilot.pause(3.0)
+            assert tui() == cli
+            shown = f"findings ✖{counts['errors']} ▲{counts['warnings']} ℹ{counts['info']}"
+            assert any(shown in line for line in screen_text(app)), shown
+    finally:
+        demo.stop()
