@@ -96,12 +96,21 @@ class EnvelopeSim:
         self.dir = tempfile.mkdtemp(prefix="dragoman-bench-envelope-")
         self.kubeconfig = os.path.join(self.dir, "kubeconfig")
         self.log = os.path.join(self.dir, "sim.log")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "dragoman.benchmarks.bench_envelope", "serve", self.kubeconfig, json.dumps(params)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=open(self.log, "wb"),
-        )
+        # The child keeps its own copy of the log's descriptor; ours is closed once it has started.
+        with open(self.log, "wb") as log_file:
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "dragoman.benchmarks.bench_envelope",
+                    "serve",
+                    self.kubeconfig,
+                    json.dumps(params),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log_file,
+            )
         line = self.proc.stdout.readline().split()
         if not line or line[0] != b"READY":
             self.stop()
@@ -329,7 +338,6 @@ TYPED_A100 = (
 def _playground_feed(params: dict):
     """The envelope with every GPU node on DRA (40,000 devices) and its 150,000 pods, pods decoded as a live sync
     does."""
-    from dragoman.fleet.projection import PodListDecoder
     from dragoman.fleet.store import KINDS, LIVE, FleetStore
     from dragoman.sim.scenarios.scale import generate_envelope
     from dragoman.tui.feed import Feed, SourceInfo
@@ -472,7 +480,7 @@ def _playground_figures(pg: dict) -> list[Figure]:
     ]
 
 
-def run(quick: bool) -> list[Figure]:  # noqa: C901
+def run(quick: bool) -> list[Figure]:
     from dragoman.benchmarks import bench_tui
     from dragoman.benchmarks.bench_sync import _kubectl
 

@@ -43,7 +43,7 @@ def _events(by_kind: dict, n: int, seed: int = 1) -> list[Change]:
     slices = list(by_kind.get("ResourceSlice", {}).values())
     out = []
     rv = 10_000_000
-    for i in range(n):
+    for _ in range(n):
         rv += 1
         r = rng.random()
         if r < 0.7 or not (stack and claims and slices):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import statistics
 import time
 
 from dragoman.benchmarks.harness import Figure

@@ -156,7 +156,7 @@ def _peak_rss_mib(pid: int) -> float:
 async def _full_list(session: aiohttp.ClientSession, url: str, headers: dict) -> int:
     n, token = 0, ""
     while True:
-        q = f"?limit=500" + (f"&continue={token}" if token else "")
+        q = "?limit=500" + (f"&continue={token}" if token else "")
         async with session.get(url + q, headers=headers) as r:
             body = json.loads(await r.read())
         n += len(body["items"])

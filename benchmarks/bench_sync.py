@@ -14,7 +14,6 @@ import sys
 import tempfile
 import time
 
-import yaml
 from dragoman.benchmarks.harness import Figure
 
 BURST_NS = "bench"

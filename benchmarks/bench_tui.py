@@ -89,12 +89,22 @@ class ScaleSim:
     def __init__(self, nodes: int, pods: int) -> None:
         self.dir = tempfile.mkdtemp(prefix="dragoman-bench-tui-")
         self.kubeconfig = os.path.join(self.dir, "kubeconfig")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "dragoman.benchmarks.bench_tui", "serve", self.kubeconfig, str(nodes), str(pods)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=open(os.path.join(self.dir, "sim.log"), "wb"),
-        )
+        # The child keeps its own copy of the log's descriptor; ours is closed once it has started.
+        with open(os.path.join(self.dir, "sim.log"), "wb") as log_file:
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "dragoman.benchmarks.bench_tui",
+                    "serve",
+                    self.kubeconfig,
+                    str(nodes),
+                    str(pods),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log_file,
+            )
         line = self.proc.stdout.readline()
         if not line.startswith(b"READY"):
             self.stop()
@@ -198,7 +208,7 @@ async def _measure(sim: ScaleSim, keystrokes: int, churn_seconds: float) -> dict
 
 def _imports() -> float:
     t = time.perf_counter()
-    import dragoman.fleet.cluster  # noqa: F401  (kubernetes-asyncio: the heaviest import)
+    import dragoman.fleet.cluster  # kubernetes-asyncio: the heaviest import
     import dragoman.tui.app  # noqa: F401  (Textual)
 
     return time.perf_counter() - t

@@ -653,9 +653,10 @@ def text_lines(acc: Accounting, width: int = 80) -> list[str]:
     lines = [
         "  ".join(c.ljust(widths[i]) if i < 2 else c.rjust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows
     ]
-    wrap = lambda s, ind="  ": textwrap.wrap(
-        s, width, initial_indent=ind, subsequent_indent=ind + "  ", break_on_hyphens=False
-    )  # noqa: E731
+
+    def wrap(s: str, ind: str = "  ") -> list[str]:
+        return textwrap.wrap(s, width, initial_indent=ind, subsequent_indent=ind + "  ", break_on_hyphens=False)
+
     lines += wrap(
         "ALLOC: node allocatable nvidia.com/gpu; SLICES: whole GPUs in ResourceSlices; ALLOCATED: devices in "
         "claims; MISSED: GPUs sums of allocatable miss today; DROP: allocatable lost when the pool moves.",

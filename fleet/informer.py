@@ -171,7 +171,7 @@ class Informer:
                     status, message = RECONNECTING, exc.message
                 except UserError as exc:  # e.g. the exec plugin failed while refreshing
                     status, message = UNREACHABLE, exc.message
-                except Exception as exc:  # noqa: BLE001 - whatever a server sent, the kind is not stopped for good
+                except Exception as exc:  # whatever a server sent, the kind is not stopped for good
                     log.exception("%s informer", kind)
                     self.resource_version = None
                     status, message = RECONNECTING, f"reading {self.info.plural} failed ({type(exc).__name__}: {exc})."

@@ -616,7 +616,7 @@ class CredentialSource:
                 "log in once with kubectl, or set interactiveMode to IfAvailable."
             )
         program = ex.command if os.sep in ex.command else shutil.which(ex.command)
-        if program is None or not os.path.exists(program):
+        if program is None or not os.path.exists(program):  # noqa: ASYNC240 - one stat, before a spawn
             hint = f" {ex.install_hint}" if ex.install_hint else ""
             raise _err(f"the exec plugin `{ex.command}` that {user} needs is not installed (not found on PATH).{hint}")
         env = dict(os.environ)

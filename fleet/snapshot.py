@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
-import pathlib
 import re
 import sys
 from collections.abc import Iterable
@@ -15,7 +13,7 @@ from typing import IO
 import yaml
 from dragoman.fleet.errors import ExitCode, UserError, printable
 from dragoman.fleet.shapes import normalize_labels, shape_problem
-from dragoman.fleet.store import KINDS, SNAPSHOT, FleetStore, key_of
+from dragoman.fleet.store import KINDS, SNAPSHOT, FleetStore
 
 _BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

@@ -352,7 +352,7 @@ class Store:
         for cb in list(self._subscribers):
             try:
                 cb(etype, rt.key, obj, old.obj if old else None)
-            except Exception:  # noqa: BLE001 - a subscriber's bug must not undo or fail a committed write
+            except Exception:  # a subscriber's bug must not undo or fail a committed write
                 log.exception("store subscriber failed on %s %s", etype, rt.key)
         return entry
 

@@ -63,7 +63,7 @@ def test_the_debug_trace_to_a_file_with_a_client_certificate_user(tmp_path: path
     key_b64 = base64.b64encode(PEM_KEY.encode()).decode()
     # An unreachable server: the failed request is traced too, with its reason, and the key material is not.
     port_kc.write_text(
-        kubeconfig_text("https://127.0.0.1:9", user=f"  token: sekret-token-42\n  password: hunter2\n  username: u\n")
+        kubeconfig_text("https://127.0.0.1:9", user="  token: sekret-token-42\n  password: hunter2\n  username: u\n")
     )
     code, _out, err = run_cli("--debug-file", str(trace), "check", "--kubeconfig", str(port_kc))
     assert_sentence(code, err)

@@ -165,7 +165,7 @@ def _merge_list(original: list, patch: list, schema: dict | None, name: str) -> 
             return [_strip_directives(e) for e in patch if not (isinstance(e, dict) and e.get(DIRECTIVE))]
         if directive == "delete":
             if merge_key not in element:
-                raise PatchError(f"delete patch type with no merge key defined", 400)
+                raise PatchError("delete patch type with no merge key defined", 400)
             result = [e for e in result if not (isinstance(e, dict) and e.get(merge_key) == element[merge_key])]
             continue
         if directive is not None and directive != "merge":

@@ -294,7 +294,7 @@ class Controller:
             self._task.cancel()
             try:
                 await self._task
-            except (asyncio.CancelledError, Exception):
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - its failure was logged where it ran
                 pass
             self._task = None
         self.started = False
@@ -467,7 +467,7 @@ class Events:
                 try:
                     self.store.update("events", cur)
                     return
-                except Exception:
+                except Exception:  # noqa: BLE001 - a lost update race: record a new event instead
                     pass
         name = f"{md['name']}.{short_hash(md.get('uid', '') + reason + message + now, 16)}"
         event = {
@@ -495,5 +495,5 @@ class Events:
         try:
             self.store.create("events", event)
             self._seen[key] = (ns, name)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - events are best effort, never a controller's failure
             log.debug("event %s/%s not recorded: %s", ns, name, exc)

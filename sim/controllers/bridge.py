@@ -123,7 +123,10 @@ def requests_and_mappings(
             continue
         class_name = _meta(cls).get("name")
 
-        def one(i: int, reusable: list) -> tuple[dict | None, list[dict]]:
+        # Called only within this iteration; the loop's values are bound so no later iteration can change them.
+        def one(
+            i: int, reusable: list, resource: str = resource, class_name: str | None = class_name
+        ) -> tuple[dict | None, list[dict]]:
             c = containers[i]
             got = _int_request(c, resource)
             if got is None:

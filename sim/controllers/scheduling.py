@@ -852,7 +852,7 @@ def _preemption_message(pod: dict, view: ClusterView, statuses: dict[str, _Statu
     if spec.get("preemptionPolicy") == "Never":
         return "not eligible due to preemptionPolicy=Never."
     counts: dict[str, int] = {}
-    for name, st in statuses.items():
+    for st in statuses.values():
         if st.code == UU:
             r = "Preemption is not helpful for scheduling"
         else:

@@ -184,7 +184,7 @@ def _generate(
     driver_version: str,
     dra_fraction: float,
     instance_type: str = "a3-highgpu-8g",
-) -> list[dict]:  # noqa: C901
+) -> list[dict]:
     rng = random.Random(seed)
     model = nv.CATALOG[gpu]
     hw = nv.NodeHardware(model, gpus_per_node)
@@ -808,7 +808,7 @@ def generate_envelope(
 
 def _add_cpu_side(
     out: list[dict], cpu_nodes: int, deploy_pods: int, job_pods: int, seed: int, namespaces: int, cpu_pool_size: int
-) -> None:  # noqa: C901
+) -> None:
     rng = random.Random(f"dragoman-envelope-{seed}")
     ids = _Ids(seed + 1_000_003)
     all_nodes = [o["metadata"]["name"] for o in out if o["kind"] == "Node"]

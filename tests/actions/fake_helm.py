@@ -83,7 +83,8 @@ def _positionals(argv: list[str]) -> list[str]:
 
 
 def _api(argv: list[str], method: str, path: str, body: dict | None = None) -> dict:
-    cfg = yaml.safe_load(open(_flag(argv, "--kubeconfig") or os.environ["KUBECONFIG"]))
+    with open(_flag(argv, "--kubeconfig") or os.environ["KUBECONFIG"]) as fh:
+        cfg = yaml.safe_load(fh)
     ctx_name = _flag(argv, "--kube-context") or cfg["current-context"]
     ctx = next(c["context"] for c in cfg["contexts"] if c["name"] == ctx_name)
     server = next(c["cluster"]["server"] for c in cfg["clusters"] if c["name"] == ctx["cluster"])
@@ -115,7 +116,7 @@ def main(argv: list[str]) -> int:
         if pos[:2] == ["get", "values"]:
             rel = state.get(f"{ns}/{pos[2]}")
             if rel is None:
-                print(f"Error: release: not found", file=sys.stderr)
+                print("Error: release: not found", file=sys.stderr)
                 return 1
             print(json.dumps(rel.get("values") or {}))
             return 0
@@ -139,7 +140,8 @@ def main(argv: list[str]) -> int:
             release, chart_ref = pos[1], pos[2]
             chart = chart_ref.rstrip("/").rsplit("/", 1)[-1]
             version = _flag(argv, "--version") or ""
-            values = json.loads(open(_flag(argv, "-f", "--values")).read()) if _flag(argv, "-f", "--values") else {}
+            values_file = _flag(argv, "-f", "--values")
+            values = json.loads(pathlib.Path(values_file).read_text()) if values_file else {}
             record.update(values=values, dryRun=any(a.startswith("--dry-run") for a in argv))
             key = f"{ns}/{release}"
             if key not in state and "--install" not in argv:

@@ -4,7 +4,6 @@ sentence, exit 2."""
 from __future__ import annotations
 
 import base64
-import os
 import pathlib
 import stat
 

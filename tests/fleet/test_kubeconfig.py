@@ -310,7 +310,7 @@ async def test_exec_plugin_failures_are_sentences(tmp_path: pathlib.Path) -> Non
         await CredentialSource(resolve(failing, environ={})).current()
 
     exec_plugin(tmp_path, api_version="client.authentication.k8s.io/v1beta1")
-    with pytest.raises(UserError, match="instead of client.authentication.k8s.io/v1"):
+    with pytest.raises(UserError, match=r"instead of client\.authentication\.k8s\.io/v1"):
         await CredentialSource(resolve(failing, environ={})).current()
 
 

@@ -172,7 +172,7 @@ def test_round_trip_never_writes_secrets_or_foreign_configmap_data(tmp_path: pat
 
 
 def test_write_into_a_missing_folder_is_a_sentence(tmp_path: pathlib.Path) -> None:
-    with pytest.raises(UserError, match="folder .* does not exist"):
+    with pytest.raises(UserError, match=r"folder .* does not exist"):
         write_snapshot(FleetStore(), str(tmp_path / "no" / "such" / "f.yaml"))
 
 

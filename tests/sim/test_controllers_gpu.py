@@ -441,7 +441,7 @@ async def test_failed_prepare_while_the_driver_is_not_ready_then_the_pod_sees_it
     }
     await Cluster._json(
         await k.api.call_api(
-            f"/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/two-gpus/status",
+            "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/two-gpus/status",
             "PUT",
             body=cur,
             header_params={"Content-Type": "application/json", "Accept": "application/json"},

@@ -139,7 +139,6 @@ async def test_stale_resource_version_is_409(api):
 
 
 async def test_each_patch_kind(sim, api):
-    v1 = client.CoreV1Api(api)
     # JSON merge patch (kubectl label).
     status, node = await _raw(
         api,
@@ -227,7 +226,6 @@ async def test_dry_run_changes_nothing(sim, api):
 
 
 async def test_status_subresource_separates_spec_and_status(sim, api):
-    v1 = client.CoreV1Api(api)
     status, pod = await _raw(
         api,
         "PATCH",

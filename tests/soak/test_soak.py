@@ -190,7 +190,7 @@ async def assert_model_equals_relist(sim, nodes: list[str], watched: FleetStore)
     """The model kept by watches through every fault (cut streams, errors, 410s) equals the model from a fresh LIST
     over the API and the simulator's own store, for the pool (the rest of the demo keeps moving: a crash-looping pod
     elsewhere changes between the LIST and the read-back, and the watches need a moment to catch up)."""
-    for attempt in range(20):
+    for _ in range(20):
         fresh = await read_fleet(kubeconfig=str(sim.kubeconfig_path), kinds=list(KINDS))
         listed = _pool_view({k: list(fresh.store.objects(k).values()) for k in KINDS}, nodes)
         live = _pool_view({k: [e.obj for e in sim.store.entries(r)] for k, r in KINDS.items()}, nodes)

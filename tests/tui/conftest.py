@@ -7,7 +7,6 @@ import contextlib
 import pathlib
 import time
 
-import pytest
 from dragoman.sim.scenarios import DEMO_PATH
 from dragoman.tui.app import DragomanApp
 from dragoman.tui.source import open_cluster_feed, open_snapshot_feed

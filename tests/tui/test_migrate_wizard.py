@@ -4,17 +4,16 @@ read-only."""
 from __future__ import annotations
 
 import asyncio
-import json
 import pathlib
 import sys
 
 from textual.app import App
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "actions"))
-from dragoman.actions.steps import STEP_ORDER, Options  # noqa: E402
-from dragoman.tui.screens.confirm import ConfirmWriteScreen  # noqa: E402
-from dragoman.tui.screens.migrate import MigrateScreen  # noqa: E402
-from migrate_support import L4, T4, T4_NODES, assert_one_intent_one_outcome, audit_records, demo, evictions, node  # noqa: E402
+from dragoman.actions.steps import STEP_ORDER, Options
+from dragoman.tui.screens.confirm import ConfirmWriteScreen
+from dragoman.tui.screens.migrate import MigrateScreen
+from migrate_support import L4, T4, T4_NODES, assert_one_intent_one_outcome, audit_records, demo, evictions, node
 
 
 class WizardApp(App):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import kubernetes_validate
-import pytest
 import yaml
 from dragoman.sim.scenarios import DEMO_PATH
 from dragoman.tui.app import DragomanApp

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from tests.tui.conftest import snapshot_app, snapshot_copy
-from tests.tui.test_tui_snapshots import _keys, _wait
+from tests.tui.test_tui_snapshots import _keys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "actions"))
 

@@ -94,7 +94,7 @@ def load_objects(path: str) -> list[dict]:
         raise UserError(
             f"cannot read {where}: it is nested too deeply to be Kubernetes objects.", ExitCode.INPUT
         ) from None
-    except Exception as exc:  # yaml.YAMLError, json.JSONDecodeError
+    except Exception as exc:  # noqa: BLE001 - yaml.YAMLError, json.JSONDecodeError, ...: each is one sentence
         mark = getattr(exc, "problem_mark", None)
         at = (
             f" at line {mark.line + 1}"
@@ -172,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
     sources.append((args.expression, "expression: " if sources else "", None))
 
     selectors = []
-    for expr, label, class_index in sources:
+    for expr, _label, class_index in sources:
         try:
             selectors.append(compile_expression(expr))
         except CelCompileError as exc:

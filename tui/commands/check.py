@@ -241,13 +241,12 @@ def check_text(
     from dragoman.fleet.report import render_text
 
     width = width or terminal_width()
-    wrap = lambda text, indent="": textwrap.wrap(
-        text,
-        width,
-        initial_indent=indent,
-        subsequent_indent=indent + "  ",  # noqa: E731
-        break_on_hyphens=False,
-    )
+
+    def wrap(text: str, indent: str = "") -> list[str]:
+        return textwrap.wrap(
+            text, width, initial_indent=indent, subsequent_indent=indent + "  ", break_on_hyphens=False
+        )
+
     lines = wrap(f"Fleet read from {origin.label}.")
     for note in origin.notes():
         lines += wrap(f"note: {note}")
