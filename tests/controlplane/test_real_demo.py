@@ -1,6 +1,6 @@
 """dragoman's user flows on the real Kubernetes v1.37.2 control plane (etcd, kube-apiserver, kube-scheduler,
 kube-controller-manager built from source), with the demo fleet loaded through the API and dragoman's node agents
-as its nodes. One cluster for the module; the tests run in file order: reads first, then the writes.
+as its nodes. One cluster for the session (conftest.py); the tests run in file order: reads first, then the writes.
 
 Run by .ci/run after the README's test command: `pytest tests/controlplane -m controlplane -n 0`.
 """
@@ -16,9 +16,9 @@ import sys
 import time
 
 import pytest
-
 from dragoman.sim import scenario as scenario_mod
-from tests.controlplane.support import Served, real_served, wait_for
+
+from tests.controlplane.support import Served, wait_for
 
 pytestmark = pytest.mark.controlplane
 
@@ -41,20 +41,10 @@ EXPLAINED_FINDINGS = {
 EXPLAINED_OWNERSHIP = {"h100-dra": ("dra", "mixed")}
 
 
-@pytest.fixture(scope="module")
-def real(tmp_path_factory) -> Served:
-    # A developer iterating on one test may point the suite at a cluster already served by
-    # `dragoman sim serve --demo --control-plane --write-kubeconfig K --audit-log-path A` (fresh: the tests write).
-    if os.environ.get("DRAGOMAN_CP_KUBECONFIG"):
-        yield Served(None, pathlib.Path(os.environ["DRAGOMAN_CP_KUBECONFIG"]), pathlib.Path("/dev/null"), pathlib.Path(os.environ["DRAGOMAN_CP_AUDIT"]))
-        return
-    tmp = tmp_path_factory.mktemp("controlplane")
-    with real_served(tmp) as served:
-        yield served
-
-
 def run(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([*DRAGOMAN, *args], capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [*DRAGOMAN, *args], capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+    )
 
 
 def _top_owner(obj: dict, by_uid: dict[str, dict]) -> tuple[str, str, str]:
@@ -94,7 +84,9 @@ def _finding_counts(report: dict) -> collections.Counter:
 
 def test_the_demo_fleet_settles_placed_by_the_real_scheduler(real: Served) -> None:
     sc = scenario_mod.load("demo")
-    want = _running_by_owner([o for o in sc.objects if o["kind"] == "Pod"], [o for o in sc.objects if o["kind"] != "Pod"])
+    want = _running_by_owner(
+        [o for o in sc.objects if o["kind"] == "Pod"], [o for o in sc.objects if o["kind"] != "Pod"]
+    )
     assert sum(want.values()) > 50
 
     def settled():
@@ -120,18 +112,35 @@ def test_the_demo_fleet_settles_placed_by_the_real_scheduler(real: Served) -> No
     assert len(bound) >= sum(want.values())
     # The extended-resource bridge: pods that keep `limits: nvidia.com/gpu` on DRA nodes got a claim made by the
     # scheduler, recorded in their status, allocated and reserved for them.
-    bridged = [p for p in pods if (p.get("status") or {}).get("extendedResourceClaimStatus") and p["status"].get("phase") == "Running"]
+    bridged = [
+        p
+        for p in pods
+        if (p.get("status") or {}).get("extendedResourceClaimStatus") and p["status"].get("phase") == "Running"
+    ]
     assert bridged, "no pod went through the bridge"
-    claims = {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in real.items("/apis/resource.k8s.io/v1/resourceclaims")}
+    claims = {
+        (c["metadata"]["namespace"], c["metadata"]["name"]): c
+        for c in real.items("/apis/resource.k8s.io/v1/resourceclaims")
+    }
     for p in bridged:
         name = p["status"]["extendedResourceClaimStatus"]["resourceClaimName"]
         claim = claims[(p["metadata"]["namespace"], name)]
         assert claim["status"]["allocation"]["devices"]["results"]
         assert any(r["uid"] == p["metadata"]["uid"] for r in claim["status"]["reservedFor"])
-        assert any(ref["kind"] == "Pod" and ref["uid"] == p["metadata"]["uid"] for ref in claim["metadata"]["ownerReferences"])
+        assert any(
+            ref["kind"] == "Pod" and ref["uid"] == p["metadata"]["uid"] for ref in claim["metadata"]["ownerReferences"]
+        )
     # The planted problems a cluster shows by its behaviour are there.
     ids = set(_finding_counts(_check("--kubeconfig", str(real.kubeconfig))))
-    for planted in ("both-stacks", "kubelet-too-old", "pending-selector", "pending-unmapped", "selector-runtime-error", "pending-cordoned", "dp-targets-dra-pool"):
+    for planted in (
+        "both-stacks",
+        "kubelet-too-old",
+        "pending-selector",
+        "pending-unmapped",
+        "selector-runtime-error",
+        "pending-cordoned",
+        "dp-targets-dra-pool",
+    ):
         assert planted in ids, planted
 
 
@@ -140,7 +149,9 @@ def test_check_reports_what_it_reports_on_the_embedded_simulator(real: Served) -
     embedded = _check("--demo")
     fr, fe = _finding_counts(on_real), _finding_counts(embedded)
     differing = {i for i in set(fr) | set(fe) if fr.get(i, 0) != fe.get(i, 0)}
-    assert differing <= set(EXPLAINED_FINDINGS), {i: (fr.get(i, 0), fe.get(i, 0)) for i in differing - set(EXPLAINED_FINDINGS)}
+    assert differing <= set(EXPLAINED_FINDINGS), {
+        i: (fr.get(i, 0), fe.get(i, 0)) for i in differing - set(EXPLAINED_FINDINGS)
+    }
     assert len(fr) >= 20 and len(set(fr) & set(fe)) >= 20
     own_real = {p["name"]: p["ownership"] for p in on_real["pools"]}
     own_emb = {p["name"]: p["ownership"] for p in embedded["pools"]}
@@ -167,11 +178,34 @@ def _dragoman_writes(real: Served, since: int) -> list[dict]:
     return [e for e in events if e.get("userAgent", "").startswith("dragoman/") and _is_write(e)]
 
 
-def test_read_only_and_the_viewer_context_write_nothing_to_the_real_api_server(real: Served, tmp_path: pathlib.Path) -> None:
+def test_read_only_and_the_viewer_context_write_nothing_to_the_real_api_server(
+    real: Served, tmp_path: pathlib.Path
+) -> None:
     mark = _audit_mark(real)
-    ro = run("migrate", "--kubeconfig", str(real.kubeconfig), "--pool", "l4-serve", "--yes", "--read-only", "--audit-log", str(tmp_path / "a.jsonl"))
+    ro = run(
+        "migrate",
+        "--kubeconfig",
+        str(real.kubeconfig),
+        "--pool",
+        "l4-serve",
+        "--yes",
+        "--read-only",
+        "--audit-log",
+        str(tmp_path / "a.jsonl"),
+    )
     assert ro.returncode == 3, ro.stdout + ro.stderr
-    viewer = run("migrate", "--kubeconfig", str(real.kubeconfig), "--context", "dragoman-cp-viewer", "--pool", "l4-serve", "--yes", "--audit-log", str(tmp_path / "b.jsonl"))
+    viewer = run(
+        "migrate",
+        "--kubeconfig",
+        str(real.kubeconfig),
+        "--context",
+        "dragoman-cp-viewer",
+        "--pool",
+        "l4-serve",
+        "--yes",
+        "--audit-log",
+        str(tmp_path / "b.jsonl"),
+    )
     assert viewer.returncode in (2, 3), viewer.stdout + viewer.stderr
     checked = run("--read-only", "check", "--kubeconfig", str(real.kubeconfig), "--context", "dragoman-cp-viewer")
     assert checked.returncode in (0, 1), checked.stderr
@@ -190,8 +224,12 @@ def test_cel_and_a_server_dry_run_agree_on_a_selector_that_does_not_compile(real
         out = run("cel", "--kubeconfig", str(real.kubeconfig), "--output", "json", expr)
         report = json.loads(out.stdout)
         assert bool(report.get("compileError")) is (not compiles), report
-        body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "dragoman-cel-probe"},
-                "spec": {"selectors": [{"cel": {"expression": expr}}]}}
+        body = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "dragoman-cel-probe"},
+            "spec": {"selectors": [{"cel": {"expression": expr}}]},
+        }
         code, answer = real.request("POST", "/apis/resource.k8s.io/v1/deviceclasses", body, query="dryRun=All")
         assert code == (201 if compiles else 422), answer
         if not compiles:
@@ -208,34 +246,68 @@ def test_real_kubectl_works_against_it(real: Served) -> None:
     assert len(json.loads(nodes.stdout)["items"]) == 24
     who = subprocess.run([kubectl, "auth", "whoami", "-o", "json"], capture_output=True, text=True, env=env, timeout=60)
     assert who.returncode == 0 and json.loads(who.stdout)["status"]["userInfo"]["username"] == "admin", who.stderr
-    made = subprocess.run([kubectl, "create", "deployment", "kubectl-made", "--image=busybox", "-n", "default"], capture_output=True, text=True, env=env, timeout=60)
+    made = subprocess.run(
+        [kubectl, "create", "deployment", "kubectl-made", "--image=busybox", "-n", "default"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert made.returncode == 0, made.stderr
-    wait_for(lambda: [p for p in real.items("/api/v1/namespaces/default/pods") if p["metadata"]["name"].startswith("kubectl-made-") and p["status"].get("phase") == "Running"],
-             120, "kubectl's deployment running")
-    subprocess.run([kubectl, "delete", "deployment", "kubectl-made", "-n", "default"], capture_output=True, env=env, timeout=60)
+    wait_for(
+        lambda: [
+            p
+            for p in real.items("/api/v1/namespaces/default/pods")
+            if p["metadata"]["name"].startswith("kubectl-made-") and p["status"].get("phase") == "Running"
+        ],
+        120,
+        "kubectl's deployment running",
+    )
+    subprocess.run(
+        [kubectl, "delete", "deployment", "kubectl-made", "-n", "default"], capture_output=True, env=env, timeout=60
+    )
 
 
 def test_helm_with_default_secret_storage(real: Served, tmp_path: pathlib.Path) -> None:
     helm = pathlib.Path.home() / ".cache" / "dragoman-tests" / "bin" / "helm"
     if not helm.exists():
-        built = subprocess.run(["go", "install", "helm.sh/helm/v4/cmd/helm@v4.3.2"], env={**os.environ, "GOBIN": str(helm.parent)}, capture_output=True, text=True, timeout=1800)
+        built = subprocess.run(
+            ["go", "install", "helm.sh/helm/v4/cmd/helm@v4.3.2"],
+            env={**os.environ, "GOBIN": str(helm.parent)},
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
         assert built.returncode == 0, built.stderr[-2000:]
     chart = tmp_path / "chart"
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: tiny\nversion: 0.1.0\n")
-    (chart / "templates" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tiny-{{ .Release.Name }}\ndata:\n  k: v\n")
-    env = {**os.environ, "KUBECONFIG": str(real.kubeconfig), "HELM_CACHE_HOME": str(tmp_path / "c"), "HELM_CONFIG_HOME": str(tmp_path / "h"), "HELM_DATA_HOME": str(tmp_path / "d")}
-    out = subprocess.run([str(helm), "install", "rel", str(chart), "-n", "default"], capture_output=True, text=True, env=env, timeout=120)
+    (chart / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tiny-{{ .Release.Name }}\ndata:\n  k: v\n"
+    )
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(real.kubeconfig),
+        "HELM_CACHE_HOME": str(tmp_path / "c"),
+        "HELM_CONFIG_HOME": str(tmp_path / "h"),
+        "HELM_DATA_HOME": str(tmp_path / "d"),
+    }
+    out = subprocess.run(
+        [str(helm), "install", "rel", str(chart), "-n", "default"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     secrets = real.items("/api/v1/namespaces/default/secrets", query="labelSelector=owner%3Dhelm")
     assert [s["metadata"]["name"] for s in secrets] == ["sh.helm.release.v1.rel.v1"]
-    out = subprocess.run([str(helm), "uninstall", "rel", "-n", "default"], capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run(
+        [str(helm), "uninstall", "rel", "-n", "default"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert out.returncode == 0, out.stderr
 
 
 async def test_the_tui_opens_on_it_and_follows_a_watch_event(real: Served) -> None:
     from dragoman.tui.app import DragomanApp
     from dragoman.tui.source import open_cluster_feed
+
     from tests.tui.conftest import SIZE, ready
     from tests.tui.conftest import wait_for as ui_wait
 
@@ -249,8 +321,12 @@ async def test_the_tui_opens_on_it_and_follows_a_watch_event(real: Served) -> No
         assert feed.store.kinds and "ResourceClaim" in feed.store.kinds
         assert feed.info.version == "v1.37.2"
         # A watch event, with no key pressed: a DeviceClass made by someone else appears.
-        body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "made-while-watching"},
-                "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.nvidia.com"'}}]}}
+        body = {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "made-while-watching"},
+            "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.nvidia.com"'}}]},
+        }
         code, _ = real.request("POST", "/apis/resource.k8s.io/v1/deviceclasses", body)
         assert code == 201
         await ui_wait(pilot, lambda: "made-while-watching" in model.classes(), 30, "the new class through the watch")
@@ -269,7 +345,11 @@ def test_migrate_l4_serve_through_the_real_bridge_and_roll_back(real: Served, tm
     assert nodes and all(not n["spec"].get("unschedulable") for n in nodes)
     # The device plugin left: allocatable nvidia.com/gpu is 0 (the device manager keeps the name at 0).
     assert all((n["status"].get("allocatable") or {}).get("nvidia.com/gpu", "0") == "0" for n in nodes)
-    slices = [s for s in real.items("/apis/resource.k8s.io/v1/resourceslices") if s["spec"].get("nodeName", "").startswith("gke-ml-prod-l4-serve")]
+    slices = [
+        s
+        for s in real.items("/apis/resource.k8s.io/v1/resourceslices")
+        if s["spec"].get("nodeName", "").startswith("gke-ml-prod-l4-serve")
+    ]
     assert slices, "the DRA driver publishes the pool's GPUs"
     # The drain went through the Eviction API: the real disruption controller's PDB status allowed each eviction.
     assert pdb_before and all((p.get("status") or {}).get("observedGeneration") for p in pdb_before)
@@ -277,23 +357,64 @@ def test_migrate_l4_serve_through_the_real_bridge_and_roll_back(real: Served, tm
     report = _check("--kubeconfig", str(real.kubeconfig))
     assert {p["name"]: p["ownership"] for p in report["pools"]}["l4-serve"] == "dra"
 
-    back = run("migrate", "--kubeconfig", str(real.kubeconfig), "--pool", "l4-serve", "--rollback", "--yes", "--audit-log", str(audit))
+    back = run(
+        "migrate",
+        "--kubeconfig",
+        str(real.kubeconfig),
+        "--pool",
+        "l4-serve",
+        "--rollback",
+        "--yes",
+        "--audit-log",
+        str(audit),
+    )
     assert back.returncode == 0, back.stdout[-3000:] + back.stderr
-    wait_for(lambda: {p["name"]: p["ownership"] for p in _check("--kubeconfig", str(real.kubeconfig))["pools"]}["l4-serve"] == "device-plugin",
-             180, "l4-serve back on the device plugin")
+    wait_for(
+        lambda: (
+            {p["name"]: p["ownership"] for p in _check("--kubeconfig", str(real.kubeconfig))["pools"]}["l4-serve"]
+            == "device-plugin"
+        ),
+        180,
+        "l4-serve back on the device plugin",
+    )
 
 
-def test_the_capacity_gate_refuses_when_a_narrower_class_would_serve_the_name(real: Served, tmp_path: pathlib.Path) -> None:
+def test_the_capacity_gate_refuses_when_a_narrower_class_would_serve_the_name(
+    real: Served, tmp_path: pathlib.Path
+) -> None:
     """A newer DeviceClass naming nvidia.com/gpu wins the name (the newest class serves it, KEP-5004); one that
     matches none of a100-train's GPUs must stop the migration before anything is written."""
-    body = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "h100-only"},
-            "spec": {"extendedResourceName": "nvidia.com/gpu",
-                     "selectors": [{"cel": {"expression": 'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H100")'}}]}}
+    body = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "h100-only"},
+        "spec": {
+            "extendedResourceName": "nvidia.com/gpu",
+            "selectors": [
+                {
+                    "cel": {
+                        "expression": 'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H100")'
+                    }
+                }
+            ],
+        },
+    }
     code, answer = real.request("POST", "/apis/resource.k8s.io/v1/deviceclasses", body)
     assert code == 201, answer
     try:
         mark = _audit_mark(real)
-        out = run("migrate", "--kubeconfig", str(real.kubeconfig), "--pool", "a100-train", "--plan", "--output", "json", "--audit-log", str(tmp_path / "a.jsonl"))
+        out = run(
+            "migrate",
+            "--kubeconfig",
+            str(real.kubeconfig),
+            "--pool",
+            "a100-train",
+            "--plan",
+            "--output",
+            "json",
+            "--audit-log",
+            str(tmp_path / "a.jsonl"),
+        )
         assert out.returncode == 3, out.stdout[-2000:] + out.stderr
         blockers = " ".join(json.loads(out.stdout)["steps"][0]["blockers"])
         assert "DeviceClass h100-only" in blockers

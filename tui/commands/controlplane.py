@@ -25,6 +25,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.set_defaults(handler=run_build)
     w = cpsub.add_parser("where", help="print the directory of the built control plane (exit 1 when not built)")
     w.set_defaults(handler=run_where)
+    d = cpsub.add_parser(
+        "diff",
+        help="the same requests and actions on the embedded simulator and the real control plane, compared",
+        description=(
+            "Start the embedded simulator and the real Kubernetes v1.37.2 control plane on the demo scenario (or "
+            "reuse running ones), drive the same corpus against both — API requests, kubectl commands, behaviour "
+            "cases — and print every difference that the allowlist (sim/controlplane/differential_allowlist.yaml) "
+            "does not explain. Exit 1 when there is one. The corpus writes: give fresh clusters."
+        ),
+    )
+    d.add_argument("--control-plane", metavar="DIR", default=CACHE, help="the real binaries (default: the build cache)")
+    d.add_argument("--kubeconfig", metavar="FILE", help="reuse a running real control plane instead of starting one")
+    d.add_argument(
+        "--embedded-kubeconfig",
+        metavar="FILE",
+        help="reuse a running `dragoman sim serve --demo` instead of starting one",
+    )
+    d.add_argument("--area", choices=("api", "behaviour"), help="only the API requests or only the behaviour cases")
+    d.add_argument("--output", choices=("table", "json"), default="table")
+    d.add_argument("--allowlist", metavar="FILE", help="another allowlist (default: the repository's)")
+    d.set_defaults(handler=run_diff)
 
 
 def add_serve_flag(parser: argparse.ArgumentParser) -> None:
@@ -80,6 +101,64 @@ def run_where(args: argparse.Namespace) -> int:
     return int(ExitCode.OK)
 
 
+def run_diff(args: argparse.Namespace) -> int:
+    import json
+    import pathlib
+    import sys
+
+    from dragoman.fleet.errors import ExitCode, UserError
+    from dragoman.sim.controlplane import differential
+
+    for flag, path in (
+        ("--kubeconfig", args.kubeconfig),
+        ("--embedded-kubeconfig", args.embedded_kubeconfig),
+        ("--allowlist", args.allowlist),
+    ):
+        if path and not pathlib.Path(path).is_file():
+            raise UserError(f"{flag} {path}: no such file.", ExitCode.INPUT)
+    try:
+        allow = differential.load_allowlist(pathlib.Path(args.allowlist) if args.allowlist else None)
+    except (ValueError, OSError, AttributeError, TypeError) as exc:
+        raise UserError(f"the allowlist cannot be read: {exc}.", ExitCode.INPUT) from None
+    binaries = None
+    if not args.kubeconfig:
+        from dragoman.sim.controlplane.build import check_dir
+
+        binaries = resolve(args.control_plane)
+        check_dir(binaries)  # refused with a sentence before anything starts
+    for flag, path in (("--kubeconfig", args.kubeconfig), ("--embedded-kubeconfig", args.embedded_kubeconfig)):
+        if path:
+            try:
+                differential.Target.from_kubeconfig(flag, path)
+            except Exception:  # noqa: BLE001 - any unreadable kubeconfig is the operator's input
+                raise UserError(
+                    f"{flag} {path}: not a kubeconfig with a server, a CA and a token.", ExitCode.INPUT
+                ) from None
+    result = differential.run(
+        binaries=binaries,
+        real_kubeconfig=args.kubeconfig,
+        embedded_kubeconfig=args.embedded_kubeconfig,
+        areas={args.area} if args.area else None,
+        log=lambda s: print(f"dragoman controlplane diff: {s}", file=sys.stderr, flush=True),
+    )
+    left, used = differential.split(result.differences, allow)
+    if args.output == "json":
+        out = {
+            "cases": result.counts,
+            "seconds": round(result.seconds, 1),
+            "differences": [d.as_dict() for d in left],
+            "allowed": [
+                {"area": a.area, "case": a.case, "path": a.path, "reason": a.reason, "matched": n}
+                for a, n in used.items()
+            ],
+            "errors": result.errors,
+        }
+        print(json.dumps(out, indent=2, default=str))
+    else:
+        print(differential.table(result, left, used))
+    return int(ExitCode.PROBLEM if left or result.errors else ExitCode.OK)
+
+
 def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
     """`sim serve --control-plane DIR`: the real control plane, the scenario loaded through the API, the agents."""
     import asyncio
@@ -95,7 +174,8 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
     ):
         if value:
             raise UserError(
-                f"{flag} is a setting of the embedded simulator; the real control plane does not take it (drop {flag} or --control-plane).",
+                f"{flag} is a setting of the embedded simulator; the real control plane does not take it "
+                f"(drop {flag} or --control-plane).",
                 ExitCode.INPUT,
             )
     from dragoman.fleet.safefile import check_target
@@ -156,7 +236,8 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
 
 
 def write_kubeconfig(path: str, config: dict) -> None:
-    """The same safe write as the embedded simulator's kubeconfig (fleet/safefile.py: regular files only, atomic, 0600)."""
+    """The same safe write as the embedded simulator's kubeconfig (fleet/safefile.py: regular files only, atomic,
+    0600)."""
     import yaml
     from dragoman.fleet.safefile import write_atomic
 

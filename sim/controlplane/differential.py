@@ -1,0 +1,838 @@
+"""The differential harness: the same script against the embedded simulator and the real v1.37.2 control plane.
+
+Both sides serve the same scenario. The corpus (differential_corpus.py) is a list of cases: API requests sent
+verbatim to both (status code, `kind`, `reason`, every field after normalizing), kubectl commands run against both
+(the requests kubectl sent and the answers it got, its exit code and output) and behaviour cases (the same actions,
+then the resulting objects and events). What must differ between two servers — uids, timestamps, resourceVersions,
+generated name suffixes, the servers' addresses — is normalized away here; what differs on purpose is listed, with
+its reason, in differential_allowlist.yaml. Everything else is a difference to close.
+
+`dragoman controlplane diff` prints the table; tests/controlplane/test_differential.py fails on any difference the
+allowlist does not hold; tests/sim/test_differential_unit.py checks the normalizer and comparer on recorded answers.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import dataclasses
+import http.client
+import json
+import pathlib
+import re
+import ssl
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import yaml
+
+ALLOWLIST = pathlib.Path(__file__).with_name("differential_allowlist.yaml")
+SIDES = ("embedded", "real")
+MISSING = "<absent>"
+
+# ------------------------------------------------------------------ talking to a server
+
+
+@dataclasses.dataclass
+class Answer:
+    code: int
+    content_type: str
+    body: Any  # parsed JSON, a list of watch events, or a short description of a non-JSON body
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+class Target:
+    """One API server: its URL, a bearer token, its CA. Plain HTTPS requests, nothing a client library adds."""
+
+    def __init__(self, name: str, server: str, token: str, ca_pem: bytes, kubeconfig: dict | None = None) -> None:
+        self.name = name
+        self.server = server.rstrip("/")
+        self.token = token
+        self.kubeconfig = kubeconfig
+        parsed = urllib.parse.urlsplit(self.server)
+        self.host, self.port = parsed.hostname or "127.0.0.1", parsed.port or 443
+        self.netloc = parsed.netloc
+        self._ctx = ssl.create_default_context(cadata=ca_pem.decode())
+        # What this side's answers hold that only this side can hold: every resourceVersion and generated name seen.
+        self.seen_rvs: set[str] = set()
+        self.vars: dict[str, str] = {}
+
+    @classmethod
+    def from_kubeconfig(cls, name: str, config: dict | str | pathlib.Path, user: str | None = None) -> Target:
+        if not isinstance(config, dict):
+            config = yaml.safe_load(pathlib.Path(config).read_text())
+        ctx_name = config.get("current-context")
+        contexts = {c["name"]: c["context"] for c in config.get("contexts") or ()}
+        users = {u["name"]: u["user"] for u in config.get("users") or ()}
+        ctx = contexts.get(ctx_name) or next(iter(contexts.values()))
+        cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
+        token = users[user or ctx["user"]]["token"]
+        ca = base64.b64decode(cluster["certificate-authority-data"])
+        return cls(name, cluster["server"], token, ca, config)
+
+    def _conn(self, timeout: float) -> http.client.HTTPSConnection:
+        return http.client.HTTPSConnection(self.host, self.port, context=self._ctx, timeout=timeout)
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str | None = None,
+        accept: str | None = "application/json",
+        timeout: float = 60.0,
+    ) -> Answer:
+        data: bytes | None
+        if body is None:
+            data = None
+        elif isinstance(body, (bytes, str)):
+            data = body.encode() if isinstance(body, str) else body
+        else:
+            data = json.dumps(body).encode()
+        headers = {"Authorization": f"Bearer {self.token}", "User-Agent": "dragoman-differential"}
+        if accept is not None:
+            headers["Accept"] = accept
+        if data is not None:
+            headers["Content-Type"] = content_type or "application/json"
+        conn = self._conn(timeout)
+        try:
+            conn.request(method, path, body=data, headers=headers)
+            resp = conn.getresponse()
+            raw = resp.read()
+            hdrs = {k.lower(): v for k, v in resp.getheaders()}
+        finally:
+            conn.close()
+        ctype = hdrs.get("content-type", "")
+        return Answer(resp.status, ctype, parse_body(ctype, raw), _kept_headers(hdrs))
+
+    def watch(self, path: str, *, max_events: int = 20, until_bookmark: bool = False, timeout: float = 15.0) -> Answer:
+        """A WATCH: its events until the server ends it (timeoutSeconds), `max_events`, or the initial-events-end
+        bookmark; each event is {type, object}."""
+        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
+        conn = self._conn(timeout)
+        events: list[dict] = []
+        try:
+            conn.request("GET", path, headers=headers)
+            resp = conn.getresponse()
+            ctype = resp.getheader("Content-Type", "")
+            if resp.status != 200:
+                return Answer(resp.status, ctype, parse_body(ctype, resp.read()))
+            while len(events) < max_events:
+                try:
+                    line = resp.readline()
+                except (TimeoutError, OSError):
+                    break
+                if not line:
+                    break
+                if not line.strip():
+                    continue
+                ev = json.loads(line)
+                events.append(ev)
+                ann = ((ev.get("object") or {}).get("metadata") or {}).get("annotations") or {}
+                if until_bookmark and ev.get("type") == "BOOKMARK" and ann.get("k8s.io/initial-events-end"):
+                    break
+        finally:
+            conn.close()
+        return Answer(200, ctype, {"events": events})
+
+
+_KEPT_HEADERS = ("warning", "content-type")
+
+
+def _kept_headers(hdrs: dict[str, str]) -> dict[str, str]:
+    # Only headers a client acts on: a Warning (kubectl prints it) and the media type (a client decodes by it).
+    out = {}
+    for k in _KEPT_HEADERS:
+        if k in hdrs:
+            v = hdrs[k]
+            out[k] = v.split(";")[0].strip() if k == "content-type" else v
+    return out
+
+
+def parse_body(ctype: str, raw: bytes) -> Any:
+    if "json" in ctype:
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return f"<invalid JSON, {len(raw)} bytes>"
+    if "yaml" in ctype:
+        try:
+            return yaml.safe_load(raw)
+        except yaml.YAMLError:
+            return f"<invalid YAML, {len(raw)} bytes>"
+    if not raw:
+        return None
+    if "protobuf" in ctype:
+        # The envelope's magic and the kind's name are what a client reads first; the rest is binary.
+        return {
+            "protobuf": raw[:4].hex(),
+            "mentions": sorted(set(re.findall(rb"[A-Z][A-Za-z]{3,}List|[A-Z][a-z]+[A-Z][A-Za-z]+", raw[:200]))),
+        }
+    return f"<{ctype or 'no content type'}: {raw[:120].decode(errors='replace')}>"
+
+
+# ------------------------------------------------------------------ normalizing what must differ
+
+UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)")
+# Keys whose value is per-server by nature (etcd's revision, the continue token that wraps it, a counter of
+# repetitions that depends on timing); their presence is still compared.
+OPAQUE_KEYS = {"resourceVersion": "<rv>", "continue": "<continue>", "uid": None}
+# A Table's age cell ("151d", "6m11s"): the fleet's objects were created at other times on each side.
+AGE = re.compile(r"^(?:\d+[smhdy]){1,2}$|^<invalid>$")
+
+
+@dataclasses.dataclass
+class Normalizer:
+    """Per side: the strings only that side can produce, replaced by placeholders shared by both."""
+
+    server: str = ""
+    netloc: str = ""
+    rvs: set[str] = dataclasses.field(default_factory=set)
+    names: dict[str, str] = dataclasses.field(default_factory=dict)  # generated name -> generateName + "<sfx>"
+
+    def learn(self, doc: Any) -> None:
+        """Collect the generated names and resourceVersions in `doc`, so every later mention is normalized too."""
+        for obj in _objects(doc):
+            md = obj.get("metadata") or {}
+            rv = md.get("resourceVersion")
+            if isinstance(rv, str) and rv.isdigit():
+                self.rvs.add(rv)
+            gen, name = md.get("generateName"), md.get("name")
+            if isinstance(gen, str) and gen and isinstance(name, str) and name.startswith(gen) and name != gen:
+                self.names.setdefault(name, gen + "<sfx>")
+            labels = md.get("labels") or {}
+            h = labels.get("pod-template-hash") or labels.get("controller-revision-hash")
+            if isinstance(h, str) and h:
+                # The hash of a pod template: a different hash function per implementation is not a behaviour.
+                tail = h.rsplit("-", 1)[-1]
+                if len(tail) >= 5:
+                    self.names.setdefault(tail, "<hash>")
+        if isinstance(doc, dict):
+            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            rv = meta.get("resourceVersion")
+            if isinstance(rv, str) and rv.isdigit():
+                self.rvs.add(rv)
+
+    def string(self, s: str) -> str:
+        if self.server and self.server in s:
+            s = s.replace(self.server, "<server>")
+        if self.netloc and self.netloc in s:
+            s = s.replace(self.netloc, "<server>")
+        s = TIME.sub("<time>", s)
+        s = UUID.sub("<uid>", s)
+        for name in sorted(self.names, key=len, reverse=True):
+            if name in s:
+                s = re.sub(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", self.names[name], s)
+        return s
+
+    def message(self, s: str) -> str:
+        """A message may quote a resourceVersion ("too old resource version: 1 (266)"): this side's are normalized."""
+        s = self.string(s)
+        s = re.sub(r"(resource version: \d+ \()\d+\)", r"\1<rv>)", s)
+        s = re.sub(r"(current: )\d+", r"\1<rv>", s)
+        # A name the server generated for an object that was never made (a pod a quota refused) is named only here.
+        s = re.sub(r'(pods? ")([a-z0-9.-]+?-)[bcdfghjklmnpqrstvwxz2456789]{5}(")', r"\1\2<sfx>\3", s)
+        if self.rvs:
+            s = re.sub(
+                r"(?<![0-9.\w-])\d{2,}(?![0-9.\w-])", lambda m: "<rv>" if m.group(0) in self.rvs else m.group(0), s
+            )
+        return s
+
+    def value(self, v: Any, key: str = "") -> Any:
+        if key == "managedFields" and isinstance(v, list):
+            return self.value(managed_fields(v), "")
+        if key == "conditions" and isinstance(v, list) and all(isinstance(c, dict) and "type" in c for c in v):
+            # Conditions are a map by type (their merge key); the order two writers reach the list is timing.
+            return {str(c["type"]): self.value(c, "") for c in v}
+        if key == "cells" and isinstance(v, list):
+            return [self.string(AGE.sub("<age>", c)) if isinstance(c, str) else self.value(c) for c in v]
+        if isinstance(v, dict):
+            return {k: self.value(x, k) for k, x in v.items()}
+        if isinstance(v, list):
+            return [self.value(x, key) for x in v]
+        if isinstance(v, str):
+            if key in OPAQUE_KEYS and v:
+                return OPAQUE_KEYS[key] or "<uid>"
+            return self.message(v) if key == "message" else self.string(v)
+        return v
+
+
+def managed_fields(entries: list) -> Any:
+    """managedFields as {"manager operation [subresource]": [field paths]}: which writer owns which fields is the
+    behaviour; the entries' order and times are not."""
+    out: dict[str, list[str]] = {}
+    for e in entries:
+        if not isinstance(e, dict):
+            return entries
+        key = " ".join(str(e.get(k)) for k in ("manager", "operation", "subresource") if e.get(k))
+        paths = _field_paths(e.get("fieldsV1") or {})
+        # A container's own marker (`f:labels/.`) beside its children says no more than the children do.
+        out[key] = sorted(
+            p for p in paths if not (p.endswith("/.") and any(q.startswith(p[:-1]) and q != p for q in paths))
+        )
+    return out
+
+
+def _field_paths(fields: dict, prefix: str = "") -> list[str]:
+    out = []
+    for k, v in fields.items():
+        path = f"{prefix}/{k}" if prefix else k
+        if isinstance(v, dict) and v:
+            out.extend(_field_paths(v, path))
+        else:
+            out.append(path)
+    return out
+
+
+def _objects(doc: Any) -> Iterator[dict]:
+    """Every dict in `doc` that has a metadata dict (objects, list items, watch event objects, Table rows' objects)."""
+    stack = [doc]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if isinstance(v.get("metadata"), dict):
+                yield v
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+
+
+# Fields whose value depends on when it was measured or on how many times something happened, not on what the
+# server does: their presence is compared, their value is not.
+TIMING_KEYS = {"count", "age", "lastHeartbeatTime", "lastProbeTime", "lastTransitionTime", "heartbeatTime"}
+
+
+def flatten(v: Any, prefix: str = "") -> dict[str, Any]:
+    """{"a.b[0].c": leaf}; an empty dict or list is a leaf of its own (presence of `{}` is a difference too)."""
+    out: dict[str, Any] = {}
+    if isinstance(v, dict):
+        if not v and prefix:
+            out[prefix] = {}
+        for k, x in v.items():
+            out.update(flatten(x, f"{prefix}.{k}" if prefix else str(k)))
+    elif isinstance(v, list):
+        if not v and prefix:
+            out[prefix] = []
+        for i, x in enumerate(v):
+            out.update(flatten(x, f"{prefix}[{i}]"))
+    else:
+        out[prefix or "."] = v
+    return out
+
+
+# ------------------------------------------------------------------ comparing
+
+
+@dataclasses.dataclass(frozen=True)
+class Difference:
+    area: str  # "api" or "behaviour" (the table's grouping), with the case's own group after a slash
+    case: str
+    path: str
+    embedded: Any
+    real: Any
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def compare(area: str, case: str, embedded: Any, real: Any) -> list[Difference]:
+    """Every path whose presence or value differs between two normalized observations.
+
+    Two answers of different codes or kinds (an object against a Status) differ in that, and in the message: a
+    field-by-field list of one object against a Status would only bury it."""
+    if isinstance(embedded, dict) and isinstance(real, dict) and "code" in embedded and "code" in real:
+        if (embedded["code"], embedded.get("kind")) != (real["code"], real.get("kind")):
+            embedded, real = _headline(embedded), _headline(real)
+    a, b = flatten(embedded), flatten(real)
+    out = []
+    for path in sorted(set(a) | set(b), key=_path_key):
+        va, vb = a.get(path, MISSING), b.get(path, MISSING)
+        leaf = path.rsplit(".", 1)[-1].split("[", 1)[0]
+        if leaf in TIMING_KEYS and va is not MISSING and vb is not MISSING:
+            continue
+        if va != vb:
+            out.append(Difference(area, case, path, va, vb))
+    return out
+
+
+def _headline(obs: dict) -> dict:
+    body = obs.get("body")
+    msg = body.get("message", MISSING) if isinstance(body, dict) else MISSING
+    return {k: obs.get(k, MISSING) for k in ("code", "kind", "reason")} | {"message": msg}
+
+
+def _path_key(path: str) -> list:
+    return [int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", path)]
+
+
+# ------------------------------------------------------------------ the allowlist
+
+
+@dataclasses.dataclass(frozen=True)
+class Allowed:
+    area: str
+    case: str
+    path: str
+    reason: str
+
+    def matches(self, d: Difference) -> bool:
+        return (
+            _glob(self.area).fullmatch(d.area)
+            and _glob(self.case).fullmatch(d.case)
+            and _glob(self.path).fullmatch(d.path)
+        )
+
+
+def _glob(pattern: str) -> re.Pattern:
+    # `*` is the only wildcard: paths hold `[0]`, which fnmatch would read as a character class.
+    return re.compile(".*".join(re.escape(p) for p in pattern.split("*")))
+
+
+def load_allowlist(path: pathlib.Path | None = None) -> list[Allowed]:
+    raw = yaml.safe_load((path or ALLOWLIST).read_text()) or []
+    out = []
+    for i, e in enumerate(raw):
+        missing = [k for k in ("area", "case", "path", "reason") if not str(e.get(k) or "").strip()]
+        if missing:
+            raise ValueError(f"allowlist entry {i + 1} lacks {', '.join(missing)}: each says what differs and why")
+        out.append(Allowed(str(e["area"]), str(e["case"]), str(e["path"]), " ".join(str(e["reason"]).split())))
+    return out
+
+
+def split(diffs: list[Difference], allow: list[Allowed]) -> tuple[list[Difference], dict[Allowed, int]]:
+    """(differences no entry allows, how many differences each entry allowed)."""
+    left, used = [], {a: 0 for a in allow}
+    for d in diffs:
+        hit = next((a for a in allow if a.matches(d)), None)
+        if hit is None:
+            left.append(d)
+        else:
+            used[hit] += 1
+    return left, used
+
+
+# ------------------------------------------------------------------ running a corpus on both sides
+
+
+@dataclasses.dataclass
+class Request:
+    """One API request of the corpus. `{name}` in path/body is the side's variable (captured by earlier cases)."""
+
+    name: str
+    method: str
+    path: str
+    body: Any = None
+    content_type: str | None = None
+    accept: str | None = "application/json"
+    group: str = "api"
+    watch: dict | None = None  # {max_events, until_bookmark}: read a WATCH
+    capture: dict[str, str] = dataclasses.field(default_factory=dict)  # var -> dotted path in the answer's body
+    compare_body: bool = True  # False: only the code, kind, reason and media type (a body that is per server)
+    # The fleet's own objects: the embedded side loads the scenario file, the real one writes it through the API
+    # (loader.py), so who wrote which field (managedFields) differs by construction.
+    fleet: bool = False
+    settle: float = 0.0  # seconds to wait before sending (the controllers' reaction to the previous write)
+
+
+@dataclasses.dataclass
+class Behaviour:
+    """A behaviour case: `run(side)` does the actions on one side and returns what it observed (normalized later)."""
+
+    name: str
+    run: Callable[[Side], Any]
+    group: str = "behaviour"
+
+
+@dataclasses.dataclass
+class KubectlCase:
+    name: str
+    args: list[str]
+    group: str = "api/kubectl"
+
+
+class Side:
+    """A target plus its normalizer: what a case drives and what it observes."""
+
+    def __init__(self, name: str, target: Target, kubectl: str | None = None) -> None:
+        self.name = name
+        self.target = target
+        self.norm = Normalizer(server=target.server, netloc=target.netloc)
+        self.kubectl = kubectl
+        self.kubeconfig_path: pathlib.Path | None = None
+
+    def fill(self, v: Any) -> Any:
+        if isinstance(v, str):
+            return re.sub(r"\{(\w+)\}", lambda m: self.target.vars.get(m.group(1), m.group(0)), v)
+        if isinstance(v, dict):
+            return {k: self.fill(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [self.fill(x) for x in v]
+        return v
+
+    def call(self, method: str, path: str, body: Any = None, **kw: Any) -> Answer:
+        ans = self.target.send(method, self.fill(path), self.fill(body), **kw)
+        self.norm.learn(ans.body)
+        return ans
+
+    def get(self, path: str) -> Any:
+        ans = self.call("GET", path)
+        return ans.body if ans.code == 200 else None
+
+    def wait(self, check: Callable[[], Any], timeout: float, interval: float = 0.5) -> Any:
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            last = check()
+            if last:
+                return last
+            time.sleep(interval)
+        return last
+
+
+def observe_answer(ans: Answer, req: Request | None = None) -> dict:
+    body = ans.body
+    if req is not None and req.watch is not None and isinstance(body, dict) and "events" in body:
+        body = {"events": [watch_event(e) for e in body["events"]]}
+    if req is not None and req.fleet:
+        body = without_managed_fields(body)
+    out: dict[str, Any] = {
+        "code": ans.code,
+        "contentType": ans.headers.get("content-type", ans.content_type.split(";")[0]),
+    }
+    if "warning" in ans.headers:
+        out["warning"] = ans.headers["warning"]
+    if isinstance(body, dict):
+        out["kind"] = body.get("kind", MISSING)
+        if body.get("kind") == "Status":
+            out["reason"] = body.get("reason", MISSING)
+    if req is None or req.compare_body:
+        out["body"] = body
+    return out
+
+
+def watch_event(ev: dict) -> dict:
+    """A watch event as a watcher acts on it: its type and which object (an ERROR's Status in full; a bookmark's
+    annotations). The objects themselves are compared by the GETs around the watch."""
+    obj = ev.get("object") or {}
+    if ev.get("type") == "ERROR" or obj.get("kind") == "Status":
+        return {"type": ev.get("type"), "object": obj}
+    md = obj.get("metadata") or {}
+    if ev.get("type") == "BOOKMARK":
+        return {"type": "BOOKMARK", "kind": obj.get("kind"), "annotations": md.get("annotations") or {}}
+    return {
+        "type": ev.get("type"),
+        "kind": obj.get("kind"),
+        "name": md.get("name"),
+        "deleting": "deletionTimestamp" in md,
+    }
+
+
+def without_managed_fields(doc: Any) -> Any:
+    if isinstance(doc, dict):
+        return {k: without_managed_fields(v) for k, v in doc.items() if k != "managedFields"}
+    if isinstance(doc, list):
+        return [without_managed_fields(v) for v in doc]
+    return doc
+
+
+def _dig(v: Any, path: str) -> Any:
+    for part in path.split("."):
+        if isinstance(v, list) and part.isdigit():
+            v = v[int(part)] if int(part) < len(v) else None
+        elif isinstance(v, dict):
+            v = v.get(part)
+        else:
+            return None
+    return v
+
+
+def run_request(side: Side, req: Request) -> Any:
+    if req.settle:
+        time.sleep(req.settle)
+    if req.watch is not None:
+        ans = side.target.watch(side.fill(req.path), **req.watch)
+        side.norm.learn(ans.body)
+    else:
+        ans = side.call(req.method, req.path, req.body, content_type=req.content_type, accept=req.accept)
+    for var, where in req.capture.items():
+        got = _dig(ans.body, where)
+        if got is not None:
+            side.target.vars[var] = str(got)
+    return side.norm.value(observe_answer(ans, req))
+
+
+def run_kubectl(side: Side, case: KubectlCase) -> Any:
+    """kubectl against one side at -v=6: the requests it sent (method, path, answer) and what it printed."""
+    import subprocess
+
+    assert side.kubectl and side.kubeconfig_path
+    args = [side.fill(a) for a in case.args]
+    p = subprocess.run(
+        [side.kubectl, "--kubeconfig", str(side.kubeconfig_path), "-v=6", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    requests = []
+    for line in p.stderr.splitlines():
+        m = re.search(r'"Response" verb="(\w+)" url="([^"]+)" status="(\d+)', line) or re.search(
+            r"\] (GET|POST|PUT|PATCH|DELETE) (https://\S+) (\d+)", line
+        )
+        if m:
+            url = urllib.parse.urlsplit(m.group(2))
+            requests.append(f"{m.group(1)} {url.path}{'?' + url.query if url.query else ''} {m.group(3)}")
+    errors = [ln for ln in p.stderr.splitlines() if not re.match(r"^[IW]\d{4} ", ln)]
+    return side.norm.value({"exit": p.returncode, "requests": requests, "stdout": p.stdout, "stderr": errors})
+
+
+@dataclasses.dataclass
+class Result:
+    differences: list[Difference]
+    counts: dict[str, int]  # cases run per group
+    seconds: float
+    errors: list[str] = dataclasses.field(default_factory=list)
+
+
+def run_corpus(sides: dict[str, Side], cases: list, areas: set[str] | None = None, settle_scale: float = 1.0) -> Result:
+    """Every case on both sides (at once), compared after normalizing."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(2, thread_name_prefix="differential")
+    t0 = time.monotonic()
+    diffs: list[Difference] = []
+    counts: dict[str, int] = {}
+    errors: list[str] = []
+    for case in cases:
+        top = case.group.split("/", 1)[0]
+        if areas and top not in areas:
+            continue
+        # Both sides at once: they are independent servers, and a behaviour case spends its time waiting.
+        if isinstance(case, Request) and case.settle:
+            case = dataclasses.replace(case, settle=case.settle * settle_scale)
+        futures = {name: pool.submit(_run_case, sides[name], case) for name in SIDES}
+        seen = {}
+        for name, fut in futures.items():
+            seen[name], err = fut.result()
+            if err:
+                errors.append(f"{case.name} on {name}: {err}")
+        counts[case.group] = counts.get(case.group, 0) + 1
+        # Normalize again with what both runs of the case taught (a name generated late in the answer).
+        a = sides["embedded"].norm.value(seen["embedded"])
+        b = sides["real"].norm.value(seen["real"])
+        diffs.extend(compare(case.group, case.name, a, b))
+    pool.shutdown()
+    return Result(diffs, counts, time.monotonic() - t0, errors)
+
+
+def _run_case(side: Side, case: Any) -> tuple[Any, str | None]:
+    try:
+        if isinstance(case, Request):
+            return run_request(side, case), None
+        if isinstance(case, KubectlCase):
+            return run_kubectl(side, case), None
+        return side.norm.value(case.run(side)), None
+    except Exception as exc:  # noqa: BLE001 - one broken case is a difference to show, not the end of the run
+        return {"error": f"{type(exc).__name__}: {exc}"}, f"{type(exc).__name__}: {exc}"
+
+
+# ------------------------------------------------------------------ the two control planes
+
+
+class _LoopThread:
+    """An asyncio loop in a thread: the servers and agents are asyncio, the harness drives them synchronously."""
+
+    def __init__(self) -> None:
+        import asyncio
+
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="differential-loop", daemon=True)
+        self.thread.start()
+
+    def run(self, coro: Any, timeout: float | None = None) -> Any:
+        import asyncio
+
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+@contextlib.contextmanager
+def embedded_side(scenario: str = "demo") -> Iterator[Target]:
+    """The embedded simulator with every controller, as `dragoman sim serve --demo` runs it."""
+    from dragoman.sim import scenario as scenario_mod
+    from dragoman.sim.controllers import default_controllers
+    from dragoman.sim.server import Simulator
+
+    sc = scenario_mod.load(scenario)
+    lt = _LoopThread()
+
+    async def make() -> Simulator:
+        sim = Simulator(
+            sc.objects, users=sc.users, speed=sc.speed or 1.0, faults=sc.faults, anonymous_read=sc.anonymous_read
+        )
+        for c in default_controllers(sim):
+            sim.add_controller(c)
+        await sim.start()
+        return sim
+
+    sim = lt.run(make(), 120)
+    try:
+        yield Target.from_kubeconfig("embedded", sim.kubeconfig())
+    finally:
+        lt.run(sim.stop(), 60)
+        lt.close()
+
+
+@contextlib.contextmanager
+def real_side(
+    binaries: str | pathlib.Path, scenario: str = "demo", log: Callable[[str], None] = lambda s: None
+) -> Iterator[Target]:
+    """The real control plane with the scenario loaded and the node agents running (sim/controlplane RealCluster)."""
+    from dragoman.sim import scenario as scenario_mod
+    from dragoman.sim.controlplane import RealCluster
+
+    sc = scenario_mod.load(scenario)
+    cluster = RealCluster(binaries, sc.objects, sc.users)
+    lt = _LoopThread()
+    try:
+        lt.run(cluster.start(), 900)
+        log("real control plane: " + ", ".join(f"{k} {v:.0f} s" for k, v in cluster.timings.items()))
+        yield Target.from_kubeconfig("real", cluster.kubeconfig())
+    finally:
+        try:
+            lt.run(cluster.stop(), 120)
+        finally:
+            lt.close()
+
+
+def wait_settled(target: Target, timeout: float = 240.0) -> float:
+    """Until the fleet stops changing: no pod Pending with a node and every DaemonSet ready, twice 5 s apart."""
+    t0 = time.monotonic()
+    last = None
+    while time.monotonic() - t0 < timeout:
+        pods = target.send("GET", "/api/v1/pods").body.get("items") or []
+        dss = target.send("GET", "/apis/apps/v1/daemonsets").body.get("items") or []
+        state = (
+            sorted(
+                (p["metadata"].get("namespace"), p["metadata"]["name"], (p.get("status") or {}).get("phase"))
+                for p in pods
+            ),
+            sorted((d["metadata"]["name"], (d.get("status") or {}).get("numberReady")) for d in dss),
+        )
+        ready = all(
+            (d.get("status") or {}).get("numberReady", 0) >= (d.get("status") or {}).get("desiredNumberScheduled", 1)
+            for d in dss
+        )
+        if ready and state == last:
+            return time.monotonic() - t0
+        last = state
+        time.sleep(5.0)
+    return time.monotonic() - t0
+
+
+def kubeconfig_file(target: Target, folder: pathlib.Path) -> pathlib.Path:
+    from dragoman.fleet.safefile import write_atomic
+
+    p = folder / f"{target.name}.kubeconfig"
+    write_atomic(str(p), lambda f: yaml.safe_dump(target.kubeconfig, f, sort_keys=False), "the kubeconfig")
+    return p
+
+
+def kubectl_binary() -> str | None:
+    import shutil
+
+    cached = pathlib.Path.home() / ".cache" / "dragoman-tests" / "kubectl"
+    return str(cached) if cached.exists() else shutil.which("kubectl")
+
+
+# ------------------------------------------------------------------ the table
+
+
+def table(result: Result, left: list[Difference], used: dict[Allowed, int], width: int = 60) -> str:
+    def short(v: Any) -> str:
+        s = "—" if v == MISSING else json.dumps(v, sort_keys=True) if not isinstance(v, str) else v
+        s = " ".join(s.split())
+        return s if len(s) <= width else s[: width - 1] + "…"
+
+    lines = []
+    by_area: dict[str, list[Difference]] = {}
+    for d in left:
+        by_area.setdefault(d.area, []).append(d)
+    total_cases = sum(result.counts.values())
+    groups = ", ".join(f"{g} {n}" for g, n in sorted(result.counts.items()))
+    hit = sum(1 for n in used.values() if n)
+    lines.append(
+        f"{total_cases} cases ({groups}) in {result.seconds:.0f} s; {len(left)} differences not on the allowlist, "
+        f"{sum(used.values())} allowed by {hit} of {len(used)} entries"
+    )
+    for area in sorted(by_area):
+        lines.append("")
+        lines.append(f"== {area} ({len(by_area[area])})")
+        lines.append(f"{'case':38} {'path':44} {'embedded':30} real")
+        for d in by_area[area]:
+            lines.append(f"{d.case[:38]:38} {d.path[:44]:44} {short(d.embedded)[:30]:30} {short(d.real)}")
+    unused = [a for a, n in used.items() if n == 0]
+    if unused:
+        lines.append("")
+        lines.append("allowlist entries that matched nothing (remove them once their difference is gone):")
+        lines.extend(f"  {a.area} {a.case} {a.path}" for a in unused)
+    for e in result.errors:
+        lines.append(f"error: {e}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ one call: both sides up, the corpus, the verdict
+
+
+def run(
+    *,
+    binaries: str | pathlib.Path | None = None,
+    real_kubeconfig: str | None = None,
+    embedded_kubeconfig: str | None = None,
+    areas: set[str] | None = None,
+    scenario: str = "demo",
+    log: Callable[[str], None] = lambda s: None,
+) -> Result:
+    """Start what is not given (the embedded simulator; the real control plane from `binaries`), let both settle,
+    run the corpus on both. A kubeconfig given for a side reuses that running cluster (fresh: the corpus writes)."""
+    import tempfile
+
+    from dragoman.sim.controlplane.differential_corpus import cases
+
+    with contextlib.ExitStack() as stack:
+        targets: dict[str, Target] = {}
+        if embedded_kubeconfig:
+            targets["embedded"] = Target.from_kubeconfig("embedded", embedded_kubeconfig)
+        else:
+            log("starting the embedded simulator")
+            targets["embedded"] = stack.enter_context(embedded_side(scenario))
+        if real_kubeconfig:
+            targets["real"] = Target.from_kubeconfig("real", real_kubeconfig)
+        else:
+            assert binaries is not None
+            log("starting the real control plane (about a minute)")
+            targets["real"] = stack.enter_context(real_side(binaries, scenario, log))
+        for name, t in targets.items():
+            waited = wait_settled(t)
+            log(f"{name}: settled after {waited:.0f} s")
+        folder = pathlib.Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dragoman-diff-")))
+        sides = {}
+        for name, t in targets.items():
+            side = Side(name, t, kubectl_binary())
+            side.kubeconfig_path = kubeconfig_file(t, folder)
+            sides[name] = side
+        corpus = [c for c in cases() if not (isinstance(c, KubectlCase) and not kubectl_binary())]
+        try:
+            return run_corpus(sides, corpus, areas)
+        finally:
+            from dragoman.sim.controlplane.differential_behaviour import cleanup
+
+            for side in sides.values():
+                cleanup(side)

@@ -1,0 +1,189 @@
+"""The differential harness's normalizer and comparer, on answers recorded from both control planes
+(differential_fixtures/answers.json: the same requests sent to the embedded simulator and to the real v1.37.2
+kube-apiserver), and on the embedded simulator against itself: two servers that differ only in what must differ
+(uids, timestamps, resourceVersions, generated names, addresses) must compare equal."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pathlib
+import re
+
+import pytest
+from dragoman.sim.controlplane import differential as d
+
+ANSWERS = json.loads((pathlib.Path(__file__).parent / "differential_fixtures" / "answers.json").read_text())
+
+
+def _normalized(side: str, key: str) -> dict:
+    norm = d.Normalizer(server=ANSWERS[side]["server"])
+    for k in ANSWERS[side]:
+        if k != "server":
+            norm.learn(ANSWERS[side][k]["body"])
+    return norm.value(ANSWERS[side][key])
+
+
+def _strings(v):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield k
+            yield from _strings(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from _strings(x)
+    elif isinstance(v, str):
+        yield v
+
+
+@pytest.mark.parametrize("side", ["embedded", "real"])
+@pytest.mark.parametrize("key", ["created", "list", "got"])
+def test_nothing_per_server_survives_normalizing(side: str, key: str) -> None:
+    raw = json.dumps(ANSWERS[side][key])
+    assert d.UUID.search(raw) and d.TIME.search(raw), "the recording holds uids and timestamps"
+    out = _normalized(side, key)
+    text = "\n".join(_strings(out))
+    assert not d.UUID.search(text)
+    assert not d.TIME.search(text)
+    body = out["body"]
+    items = body["items"] if "items" in body else [body]
+    for obj in items:
+        md = obj["metadata"]
+        assert md["uid"] == "<uid>" and md["resourceVersion"] == "<rv>" and md["creationTimestamp"] == "<time>"
+        # The generated suffix is gone wherever the name appears (the volume's own suffix is the server's too).
+        assert md["name"] == "rec-<sfx>"
+        assert not re.search(r"rec-[a-z0-9]{5}\b", json.dumps(obj))
+
+
+def test_the_same_object_from_another_server_compares_equal() -> None:
+    """The recorded real Pod, re-issued with new uids, times, resourceVersions, suffix and server: no difference."""
+    raw = copy.deepcopy(ANSWERS["real"]["got"])
+    text = json.dumps(raw)
+    name = raw["body"]["metadata"]["name"]
+    other = text.replace(name, "rec-zzzzz")
+    other = d.UUID.sub("11111111-2222-3333-4444-555555555555", other)
+    other = d.TIME.sub("2030-01-01T00:00:00Z", other)
+    other = other.replace(
+        f'"resourceVersion": "{raw["body"]["metadata"]["resourceVersion"]}"', '"resourceVersion": "9"'
+    )
+    twin = json.loads(other)
+    a = d.Normalizer(server=ANSWERS["real"]["server"])
+    a.learn(raw["body"])
+    b = d.Normalizer(server="https://127.0.0.1:1")
+    b.learn(twin["body"])
+    assert d.compare("api", "x", a.value(raw), b.value(twin)) == []
+
+
+def test_a_changed_value_and_a_missing_field_are_differences() -> None:
+    raw = ANSWERS["real"]["got"]
+    twin = copy.deepcopy(raw)
+    twin["body"]["spec"]["containers"][0]["image"] = "busybox:1.37"
+    del twin["body"]["spec"]["dnsPolicy"]
+    n = d.Normalizer()
+    diffs = {x.path: (x.embedded, x.real) for x in d.compare("api", "x", n.value(raw), n.value(twin))}
+    assert diffs == {
+        "body.spec.containers[0].image": ("busybox:1.36", "busybox:1.37"),
+        "body.spec.dnsPolicy": ("ClusterFirst", d.MISSING),
+    }
+
+
+def test_the_recorded_answers_differ_where_the_servers_did() -> None:
+    """The recording is of two different servers: the comparer must see what differed then (service-account
+    admission, per the recording) and nothing of what must differ."""
+    diffs = d.compare("api", "got", _normalized("embedded", "got"), _normalized("real", "got"))
+    paths = {x.path for x in diffs}
+    real_only = {x.path for x in diffs if x.embedded == d.MISSING}
+    assert any(p.startswith("body.spec.volumes") for p in real_only) == (
+        "kube-api-access" in json.dumps(ANSWERS["real"]["got"])
+        and "kube-api-access" not in json.dumps(ANSWERS["embedded"]["got"])
+    )
+    assert not any(p.endswith((".uid", ".resourceVersion", ".creationTimestamp")) for p in paths)
+
+
+def test_an_error_against_an_object_compares_by_headline() -> None:
+    """A 400 Status against a 200 list: code, kind, reason and message, not every field of the list."""
+    ok = {"code": 200, "kind": "NodeList", "body": {"kind": "NodeList", "items": [{"metadata": {"name": "n"}}]}}
+    bad = _normalized("real", "bad rv")
+    assert bad["code"] == 400 and bad["reason"] == "BadRequest"
+    diffs = d.compare("api", "rv", ok, bad)
+    assert {x.path for x in diffs} == {"code", "kind", "reason", "message"}
+
+
+def test_a_too_old_watch_quotes_no_resource_version() -> None:
+    obs = d.Normalizer().value(ANSWERS["embedded"]["watch too old"])
+    (event,) = obs["body"]["events"]
+    assert event["type"] == "ERROR" and event["object"]["reason"] == "Expired"
+    assert event["object"]["message"] == "too old resource version: 1 (<rv>)"
+    # kube-apiserver's words for a future version (its current revision is per server).
+    assert d.Normalizer().message("Too large resource version: 999999999, current: 3121") == (
+        "Too large resource version: 999999999, current: <rv>"
+    )
+
+
+def test_conditions_and_managed_fields_are_compared_as_maps() -> None:
+    a = {
+        "status": {"conditions": [{"type": "A", "status": "True"}, {"type": "B", "status": "False"}]},
+        "metadata": {
+            "managedFields": [
+                {
+                    "manager": "m",
+                    "operation": "Update",
+                    "time": "2026-01-01T00:00:00Z",
+                    "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:x": {}}}},
+                },
+                {"manager": "s", "operation": "Update", "subresource": "status", "fieldsV1": {"f:status": {}}},
+            ]
+        },
+    }
+    b = copy.deepcopy(a)
+    b["status"]["conditions"].reverse()
+    b["metadata"]["managedFields"].reverse()
+    b["metadata"]["managedFields"][1]["time"] = "2027-01-01T00:00:00Z"
+    b["metadata"]["managedFields"][1]["fieldsV1"]["f:metadata"]["f:labels"].pop(".")
+    n = d.Normalizer()
+    assert d.compare("api", "x", n.value(a), n.value(b)) == []
+    b["metadata"]["managedFields"][1]["manager"] = "other"
+    assert {x.path.split("[")[0] for x in d.compare("api", "x", n.value(a), n.value(b))} == {
+        "metadata.managedFields.m Update",
+        "metadata.managedFields.other Update",
+    }
+
+
+def test_the_allowlist_matches_by_literal_paths_with_star_wildcards(tmp_path: pathlib.Path) -> None:
+    p = tmp_path / "allow.yaml"
+    p.write_text("- {area: 'api/*', case: 'pods: *', path: 'body.items[0].kind', reason: 'because'}\n")
+    allow = d.load_allowlist(p)
+    hit = d.Difference("api/pods", "pods: list", "body.items[0].kind", "Pod", d.MISSING)
+    miss = d.Difference("api/pods", "pods: list", "body.items[1].kind", "Pod", d.MISSING)
+    left, used = d.split([hit, miss], allow)
+    assert left == [miss] and list(used.values()) == [1]
+    p.write_text("- {area: api, case: x, path: y}\n")
+    with pytest.raises(ValueError, match="reason"):
+        d.load_allowlist(p)
+
+
+def test_the_repository_allowlist_is_small_and_says_why() -> None:
+    allow = d.load_allowlist()
+    assert len(allow) < 25
+    for a in allow:
+        assert len(a.reason.split()) >= 5, a
+
+
+async def test_two_embedded_simulators_do_not_differ() -> None:
+    """Two servers of the same scenario, differing only in what must differ: the API corpus finds nothing. If a
+    uid, a timestamp, a resourceVersion or a generated name escaped normalizing, this would list it."""
+    import asyncio
+
+    from dragoman.sim.controlplane.differential_corpus import api_requests
+
+    def both() -> d.Result:
+        with d.embedded_side() as one, d.embedded_side() as two:
+            two.name = "real"
+            sides = {"embedded": d.Side("embedded", one), "real": d.Side("real", two)}
+            corpus = [r for r in api_requests() if "{web_pod}" not in r.path]
+            return d.run_corpus(sides, corpus, settle_scale=0.25)  # the embedded controllers react at once
+
+    result = await asyncio.to_thread(both)
+    assert sum(result.counts.values()) >= 100
+    assert not result.errors
+    assert result.differences == [], d.table(result, result.differences, {})
