@@ -10,7 +10,8 @@ from typing import Any
 MAX_EXPRESSION_LENGTH = 10 * 1024
 COST_LIMIT = 1_000_000
 
-COMPILE_ERROR_KINDS = ("syntax", "undeclared", "type", "non-bool", "too-long", "cost", "unsupported")
+# "program": env.Program refused it (a constant conversion the planner folds fails, e.g. `bool("yes")`).
+COMPILE_ERROR_KINDS = ("syntax", "undeclared", "type", "non-bool", "too-long", "cost", "unsupported", "program")
 
 ENVIRONMENT_KINDS = ("new", "stored")
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from dragoman.fleet.cel import runtime as rt
 from dragoman.fleet.cel.api import COST_LIMIT, NEW_EXPRESSIONS, CelCompileError, Environment
-from dragoman.fleet.cel.runtime import regex_error
-from dragoman.fleet.cel.syntax import UNSUPPORTED, Node, Source, Uint
+from dragoman.fleet.cel.runtime import CelRuntimeError, regex_error
+from dragoman.fleet.cel.syntax import NOT_CONST, UNSUPPORTED, Node, Source, Uint
 
 # Types: 'bool' 'int' 'uint' 'double' 'string' 'bytes' 'null' 'type' 'dyn' 'any' 'Quantity' 'Semver' 'device',
 # ('list', T), ('map', K, V), ('opt', T).  'any' is what DRA declares attribute values as (AnyType).
@@ -978,6 +979,54 @@ def homogeneous_literals(root: Node, source: Source) -> None:
     walk(root, False)
 
 
+# overloads.IsTypeConversionFunction: the calls cel-go's planner evaluates once when their argument is a constant.
+_CONVERSIONS = {"bool", "bytes", "double", "duration", "dyn", "int", "string", "timestamp", "type", "uint"}
+
+
+def fold_constants(root: Node, source: Source) -> None:
+    """What cel-go's planner does with OptOptimize (Kubernetes' base environment sets it), decorators.go decOptimize:
+    literals, list and map literals of constants and type conversions of a constant are constants (a conversion
+    that fails refuses the selector when the program is created: `bool("yes")`), and `x in [constants]` is a set
+    lookup (runtime.set_member). Marks `const` and `members` on the nodes; both engines follow them."""
+
+    def fold(n: Node) -> None:
+        for child in _children(n):
+            fold(child)
+        k = n.kind
+        if k == "lit":
+            n.const = n.args[0]
+        elif k == "list":
+            items, optional = n.args[0], (n.args[1] if len(n.args) > 1 else ())
+            if not optional and all(x.const is not NOT_CONST for x in items):
+                n.const = [x.const for x in items]
+        elif k == "map":
+            entries, optional = n.args[0], (n.args[1] if len(n.args) > 1 else ())
+            if not optional and all(a.const is not NOT_CONST and b.const is not NOT_CONST for a, b in entries):
+                # Built as a Go map: a repeated key keeps its last value (at run time it would be an error).
+                n.const = {a.const: b.const for a, b in entries}
+        elif k == "call":
+            name, target, args = n.args
+            if name in _CONVERSIONS and target is None and len(args) == 1 and args[0].const is not NOT_CONST:
+                try:
+                    n.const = rt.FUNCTIONS[name](args[0].const)
+                except CelRuntimeError as exc:
+                    raise _program_error(exc) from None
+            elif name == "@in" and isinstance(args[1].type, tuple) and args[1].type[0] == "list":
+                if type(args[1].const) is list:
+                    try:
+                        n.members = rt.set_members(args[1].const)
+                    except ValueError:
+                        pass  # not all primitives: the ordinary list membership
+                    if n.members is None:
+                        n.const = False  # `x in []` is the constant false, x unevaluated
+
+    fold(root)
+
+
+def _program_error(exc: CelRuntimeError) -> CelCompileError:
+    return CelCompileError(f"program instantiation failed: {exc.message}", "program")
+
+
 def check(root: Node, source: Source, env: Environment = NEW_EXPRESSIONS) -> Checked:
     """Check an AST as the environment `env` does for a DRA selector; raises CelCompileError."""
     checker = Checker(source, env)
@@ -988,6 +1037,8 @@ def check(root: Node, source: Source, env: Environment = NEW_EXPRESSIONS) -> Che
         raise CelCompileError(
             f"must evaluate to bool or the unknown type, not {type_str(t)}", "non-bool", *source.location(0)
         )
+    # env.Program (which folds) comes before the estimated cost is checked: a failing fold is the error reported.
+    fold_constants(root, source)
     cost = root.cost
     if cost > COST_LIMIT:
         raise CelCompileError(

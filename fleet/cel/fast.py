@@ -8,7 +8,7 @@ from typing import Any
 from dragoman.fleet.cel import runtime as rt
 from dragoman.fleet.cel.api import CelDevice
 from dragoman.fleet.cel.runtime import EMPTY_MAP, CelRuntimeError, DefaultMap, no_overload, no_such_key
-from dragoman.fleet.cel.syntax import Node
+from dragoman.fleet.cel.syntax import NOT_CONST, Node
 
 Fn = Callable[[dict], Any]
 
@@ -44,6 +44,9 @@ def _str_lit(n: Node) -> str | None:
 
 
 def compile_node(n: Node) -> Fn:
+    if n.const is not NOT_CONST:  # what cel-go's planner folded (checker.fold_constants)
+        value = n.const
+        return lambda e: value
     k = n.kind
     a = n.args
     if k == "lit":
@@ -293,10 +296,27 @@ def _call(n: Node) -> Fn:
         return lambda e: rt.compare(fl(e), fr(e), name)
     if name == "@in":
         fl, fr = fargs
+        if n.members is not NOT_CONST:
+            members = n.members
+            return lambda e: rt.set_member(fl(e), members)
         return lambda e: rt.op_in(fl(e), fr(e))
     if name in ("_+_", "_-_", "_*_", "_/_", "_%_"):
         fl, fr = fargs
         return lambda e: rt.arith(name, fl(e), fr(e))
+    if name in ("orValue", "or") and target is not None and len(fargs) == 1:
+        # cel-go's evalOptionalOrValue / evalOptionalOr short-circuit: the alternative runs only when needed.
+        ft, falt = compile_node(target), fargs[0]
+        value_of = name == "orValue"
+
+        def or_(e: dict) -> Any:
+            o = ft(e)
+            if type(o) is not rt.Optional_:
+                raise no_overload(name)
+            if o.present:
+                return o.value if value_of else o
+            return falt(e)
+
+        return or_
     fn = rt.FUNCTIONS.get(name)
     if fn is None:
         raise FastUnsupported(name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,7 @@ from dragoman.fleet.cel import runtime as rt
 from dragoman.fleet.cel.api import CelDevice
 from dragoman.fleet.cel.checker import TYPE_IDENTS
 from dragoman.fleet.cel.runtime import CelRuntimeError
-from dragoman.fleet.cel.syntax import Node, Source, Uint, _parser, decode_multiline
+from dragoman.fleet.cel.syntax import NOT_CONST, Node, Source, Uint, _Builder, _parser, decode_multiline
 
 
 class ReferenceUnsupported(Exception):
@@ -245,6 +246,21 @@ def _iter_range(v: Any) -> Any:
     return _K8sError(iterable_error(to_native(v)))
 
 
+def _const_map(*kv: Any) -> Any:
+    out: dict = {}
+    for i in range(0, len(kv), 2):
+        out[kv[i]] = kv[i + 1]
+    return celtypes.MapType(out)
+
+
+def _opt_has(o: Any) -> Any:
+    if isinstance(o, CELEvalError):
+        return o
+    if isinstance(o, rt.Optional_):
+        return celtypes.BoolType(o.present)
+    return _K8sError("no such overload")
+
+
 def _functions() -> dict[str, Callable[..., Any]]:
     fns: dict[str, Callable[..., Any]] = {name: _wrap(f) for name, f in rt.FUNCTIONS.items()}
     fns["__k8s_min"] = fns["min"]
@@ -255,6 +271,10 @@ def _functions() -> dict[str, Callable[..., Any]]:
     for op in ("_<_", "_<=_", "_>_", "_>=_"):
         fns[op] = _wrap(lambda a, b, op=op: rt.compare(a, b, op))
     fns["_in_"] = _in
+    fns["__set_in__"] = _wrap(lambda item, values: rt.set_member(item, rt.set_members(values)))
+    fns["__const_map__"] = _const_map
+    fns["__opt_has__"] = _opt_has
+    fns["__opt_get__"] = lambda o: o.value
     for op in ("_+_", "_-_", "_*_", "_/_", "_%_"):
         fns[op] = _wrap(lambda a, b, op=op: rt.arith(op, a, b))
     fns["-_"] = _wrap(rt.negate)
@@ -337,6 +357,18 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
             return lark.Tree(
                 "ident_arg", [lark.Token("IDENT", fn), args_tree]
             )  # in place of the literal, under primary
+    if tree.data == "relation" and len(tree.children) == 2 and tree.children[0].data == "relation_in":
+        plan = _plan(("in", _builder().op_offset(tree.children[0].children[0], tree.children[1], "@in")))
+        if plan is not None:
+            # cel-go plans `x in [constants]` as a set lookup, `x in []` as false (checker.fold_constants).
+            if plan == "empty":
+                return _template("false")
+            x, values = _prepare(tree.children[0].children[0]), _prepare(tree.children[1])
+            return _template("__set_in__(__x, __l)", __x=x, __l=values)
+    if tree.data == "map_lit" and tree.children and _plan(("map", _builder().off(tree))) is not None:
+        # A constant map literal is built once as a Go map: a repeated key keeps its last value, no error.
+        args_tree = lark.Tree("exprlist", [_prepare(c) for c in tree.children[0].children])
+        return lark.Tree("ident_arg", [lark.Token("IDENT", "__const_map__"), args_tree])
     if (
         tree.data == "member_dot"
         and str(tree.children[1]) in ("IP", "CIDR")
@@ -363,6 +395,11 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
                 "member",
                 [lark.Tree("primary", [lark.Tree("paren_expr", [_template(text, __t=target, __e=_prepare(body))])])],
             )
+        if name in ("orValue", "or") and len(args) == 1:
+            # cel-go's evalOptionalOrValue / evalOptionalOr short-circuit: the alternative only when there is no value.
+            text = "__opt_has__(__t) ? " + ("__opt_get__(__t)" if name == "orValue" else "__t") + " : __d"
+            paren = lark.Tree("paren_expr", [_template(text, __t=_prepare(operand), __d=_prepare(args[0]))])
+            return lark.Tree("member", [lark.Tree("primary", [paren])])
         if name in _MACROS and len(args) == 2 and _unwrap_ident(args[0]) is not None:
             # cel-python would iterate a string's characters or fail vaguely on a scalar; cel-go's evalFold
             # takes only lists and maps.
@@ -407,6 +444,39 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
                 tree.data, [tree.children[0], lark.Token("IDENT", "__k8s_min"), *tree.children[2:]], tree.meta
             )
     return lark.Tree(tree.data, [_prepare(c) for c in tree.children], tree.meta)
+
+
+_PLANS = threading.local()  # the selector being prepared: its Source and its set lookups by operator offset
+
+
+def _builder() -> _Builder:
+    return _Builder(_PLANS.source)
+
+
+def _plan(key: tuple[str, int]) -> str | None:
+    plans = getattr(_PLANS, "plans", None)
+    return plans.get(key) if plans else None
+
+
+def _plans_of(root: Node) -> dict[tuple[str, int], str]:
+    out: dict[tuple[str, int], str] = {}
+
+    def walk(n: Node) -> None:
+        if n.kind == "call" and n.args[0] == "@in" and n.members is not NOT_CONST:
+            out[("in", n.offset)] = "empty" if n.members is None else "set"
+        if n.kind == "map" and n.const is not NOT_CONST:
+            out[("map", n.offset)] = "const"
+        for child in _node_children(n):
+            walk(child)
+
+    walk(root)
+    return out
+
+
+def _node_children(n: Node) -> list[Node]:
+    from dragoman.fleet.cel.checker import _children
+
+    return _children(n)
 
 
 def activation(device: CelDevice) -> dict:
@@ -462,7 +532,11 @@ def environment() -> celpy.Environment:
 
 def compile_program(root: Node, source: Source) -> Callable[[CelDevice], Any]:
     """A function from device to raw result value on cel-python; raises CelRuntimeError."""
-    tree = _prepare(_parser().parse(source.rewritten))
+    _PLANS.source, _PLANS.plans = source, _plans_of(root)
+    try:
+        tree = _prepare(_parser().parse(source.rewritten))
+    finally:
+        _PLANS.source = _PLANS.plans = None
     prog = environment().program(tree, functions=FUNCTIONS)
 
     def program(device: CelDevice) -> Any:

@@ -172,20 +172,26 @@ def equals(a: Any, b: Any) -> bool:
         if type(b) in _NUMERIC:
             return a == b
         return False
-    if ta is Semver or ta is Quantity or ta is IP or ta is CIDR:
+    if ta is Semver or ta is IP or ta is CIDR:
         if type(b) is ta:
             return a == b
         raise no_overload("_==_")
+    if ta is Quantity:
+        if type(b) is Quantity and not b.boxed:
+            return a == b
+        raise no_overload("_==_")
+    # baseList.Equal / baseMap.Equal: only an element that compares False makes the aggregates unequal; one whose
+    # comparison is an error (a semver against an int) is skipped, so [semver("1.0.0")] == [dyn(1)] is true.
     if ta is list:
         if type(b) is not list or len(a) != len(b):
             return False
-        return all(equals(x, y) for x, y in zip(a, b))
+        return all(_not_false(x, y) for x, y in zip(a, b))
     if ta is dict or ta is DefaultMap:
         if type(b) not in (dict, DefaultMap) or len(a) != len(b):
             return False
         for k, v in a.items():
             found, bv = _map_find(b, k)
-            if not found or not equals(v, bv):
+            if not found or not _not_false(v, bv):
                 return False
         return True
     if ta is bytes:
@@ -239,8 +245,9 @@ def compare(a: Any, b: Any, op: str) -> bool:
 def op_in(item: Any, container: Any) -> bool:
     t = type(container)
     if t is list:
+        # baseList.Contains: item.Equal(element) == True; a comparison that is an error is no match.
         for x in container:
-            if equals(x, item):
+            if _equal_or_false(item, x):
                 return True
         return False
     if t is dict or t is DefaultMap:
@@ -730,9 +737,10 @@ def to_string(v: Any) -> str:
             return v.decode("utf-8")
         except UnicodeDecodeError:
             raise CelRuntimeError("invalid UTF-8 in bytes, cannot convert to string") from None
-    if t is Semver or t is Quantity or t is IP or t is CIDR:
+    if t is IP or t is CIDR:
         return str(v)
-    raise no_overload("string")
+    # cel-go's string() has no overload for the other types, Kubernetes' semver and quantity included (the oracle).
+    raise CelRuntimeError(f"no such overload: string({type_name(v)})")
 
 
 _FMT = re.compile(r"%(?:(\.\d+)?([sdfeExXobc%]))")
@@ -962,13 +970,13 @@ def _as_quantity(v: Any, name: str) -> Quantity:
 def f_add(a: Any, b: Any) -> Quantity:
     if type(a) is not Quantity:
         raise no_overload("add")
-    return Quantity(a.value + _as_quantity(b, "add").value)
+    return Quantity(a.value + _as_quantity(b, "add").value, boxed=True)
 
 
 def f_sub(a: Any, b: Any) -> Quantity:
     if type(a) is not Quantity:
         raise no_overload("sub")
-    return Quantity(a.value - _as_quantity(b, "sub").value)
+    return Quantity(a.value - _as_quantity(b, "sub").value, boxed=True)
 
 
 def _q(name: str, fn: Callable[[Quantity], Any]) -> Callable[[Any], Any]:
@@ -1158,8 +1166,7 @@ def f_value(o: Any) -> Any:
 
 def f_or(o: Any, other: Any) -> Any:
     o = _opt(o, "or")
-    _opt(other, "or")
-    return o if o.present else other
+    return o if o.present else other  # evalOptionalOr: the alternative as it is
 
 
 # Kubernetes IP and CIDR library (apiserver library/ip.go, cidr.go)
@@ -1248,11 +1255,12 @@ def f_includes(target: Any, arg: Any) -> bool:
 
 
 def not_equals(a: Any, b: Any) -> bool:
-    """`a != b` as cel-go answers it: a Kubernetes value (semver, quantity, IP, CIDR) against another type is true,
-    though `==` on the same pair is no-such-overload (the cel-go oracle; oracle_regressions.yaml)."""
-    if type(a) in _K8S_VALUE_TYPES and b is not None and type(b) is not type(a):
+    """`a != b` as cel-go's evalNe answers it: `types.Equal(a, b) != types.True`, so a pair whose `==` is an error
+    (a semver against an int, a quantity against add()'s result) is unequal (the oracle; oracle_regressions.yaml)."""
+    try:
+        return not equals(a, b)
+    except CelRuntimeError:
         return True
-    return not equals(a, b)
 
 
 def _equal_or_false(a: Any, b: Any) -> bool:
@@ -1261,6 +1269,61 @@ def _equal_or_false(a: Any, b: Any) -> bool:
         return equals(a, b)
     except CelRuntimeError:
         return False
+
+
+def _not_false(a: Any, b: Any) -> bool:
+    # `types.Equal(a, b) != types.False`: an error counts as equal (how baseList.Equal and baseMap.Equal go on).
+    try:
+        return equals(a, b)
+    except CelRuntimeError:
+        return True
+
+
+def set_member(item: Any, members: frozenset | None) -> bool:
+    """`x in [constants]` as cel-go plans it (interpreter/decorators.go maybeOptimizeSetMembership): a Go map of the
+    constants, so the lookup is by exact type and value: no error from comparing unlike types (false), but Go
+    panics hashing a semver or bytes (slices inside); `members` is None for the empty list, which is always false
+    (folded to a constant: x is never evaluated)."""
+    t = type(item)
+    if t is Semver or t is bytes:
+        raise CelRuntimeError(f"internal error: runtime error: hash of unhashable type {go_type_name(item)}")
+    if t not in _SET_KEY_TYPES:
+        return False
+    return (t, item) in members
+
+
+# Python types that can be keys of cel-go's membership set (bool, int, uint, double, string); others never match.
+_SET_KEY_TYPES = (bool, int, Uint, float, str)
+
+
+def set_members(values: list) -> frozenset | None:
+    """The lookup set of a constant list of primitives (None when it is empty); raises ValueError for a list
+    cel-go does not plan as a set (an element that is not a primitive, or bytes)."""
+    if not values:
+        return None
+    out = set()
+    for v in values:
+        t = type(v)
+        if t not in _SET_KEY_TYPES:
+            raise ValueError("not a set of primitives")
+        out.add((t, v))
+        # the lossless conversions cel-go adds beside each number
+        if t is float:
+            if v == v and not math.isinf(v) and v == int(v):
+                iv = int(v)
+                if -(2**63) <= iv < 2**63:
+                    out.add((int, iv))
+                if 0 <= iv < 2**64:
+                    out.add((Uint, Uint(iv)))
+        elif t is int:
+            out.add((float, float(v)))
+            if v >= 0:
+                out.add((Uint, Uint(v)))
+        elif t is Uint:
+            out.add((float, float(v)))
+            if v < 2**63:
+                out.add((int, int(v)))
+    return frozenset(out)
 
 
 # name -> implementation; a method call x.m(a) calls FUNCTIONS["m"](x, a).

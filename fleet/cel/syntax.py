@@ -48,13 +48,16 @@ class Uint(int):
         return f"{int(self)}u"
 
 
+NOT_CONST = type("NotConst", (), {"__repr__": lambda self: "NOT_CONST"})()
+
+
 class Node:
     """One AST node. kind: lit ident select index call list map and or not neg cond has comp bind optmap.
 
     list: (items, optional item indices); map: (entries, optional entry indices);
     optmap: (target, variable, expression, flat) for optMap (flat False) and optFlatMap."""
 
-    __slots__ = ("kind", "args", "offset", "type", "cost", "size")
+    __slots__ = ("kind", "args", "offset", "type", "cost", "size", "const", "members")
 
     def __init__(self, kind: str, *args: Any, offset: int = 0) -> None:
         self.kind = kind
@@ -63,6 +66,10 @@ class Node:
         self.type: Any = None
         self.cost = 0
         self.size: float | None = None
+        # What cel-go's planner folds (checker.fold_constants): the node's value, or NOT_CONST.
+        self.const: Any = NOT_CONST
+        # An `x in [constants]` cel-go plans as a set lookup: runtime.set_members' set (None: the list is empty).
+        self.members: Any = NOT_CONST
 
     def __repr__(self) -> str:
         return f"{self.kind}{self.args!r}"

@@ -125,11 +125,14 @@ _NANO = Fraction(1, 10**9)
 class Quantity:
     """A `kubernetes.Quantity`: an exact value (rounded up to nanounits, as apimachinery does) and its text."""
 
-    __slots__ = ("value", "text", "_hash")
+    __slots__ = ("value", "text", "_hash", "boxed")
 
-    def __init__(self, value: Fraction, text: str | None = None) -> None:
+    def __init__(self, value: Fraction, text: str | None = None, boxed: bool = False) -> None:
         self.value = value
         self.text = text if text is not None else _format_quantity(value)
+        # library/quantity.go's add() and sub() return *apiservercel.Quantity, quantity() and a device's capacity a
+        # Quantity: Quantity.Equal's type assertion refuses the pointer, so `q == q2.add(1)` is no-such-overload.
+        self.boxed = boxed
 
     @classmethod
     def parse(cls, text: str) -> Quantity:

@@ -388,8 +388,6 @@ REGRESSIONS = yaml.safe_load(Path(__file__).with_name("oracle_regressions.yaml")
 # Cases dragoman still answers differently from cel-go, with the known class in test_cel_oracle.py that covers each.
 # A fix removes its entry here; an entry whose case now passes fails the test below, so the list cannot go stale.
 STILL_WRONG = {
-    ("oracle-constant-conversion-fails-at-create", "fast"),
-    ("oracle-constant-conversion-fails-at-create", "reference"),  # constant-folding
     ("oracle-duration-comparison", "fast"),
     ("oracle-duration-comparison", "reference"),  # declared-unsupported
     ("oracle-timestamp-accessor", "fast"),
@@ -408,10 +406,6 @@ STILL_WRONG = {
     ("oracle-join-equality-is-too-complex", "reference"),  # cost-unsized-operands
     ("oracle-orvalue-mixed-equality-is-too-complex", "fast"),
     ("oracle-orvalue-mixed-equality-is-too-complex", "reference"),  # cost-unsized-operands
-    ("oracle-orvalue-does-not-fail-on-an-unused-default", "fast"),
-    ("oracle-orvalue-does-not-fail-on-an-unused-default", "reference"),  # optional-orvalue-lazy
-    ("oracle-semver-in-constant-list-is-an-internal-error", "fast"),
-    ("oracle-semver-in-constant-list-is-an-internal-error", "reference"),  # constant-list-membership
     ("oracle-sort-by-binds-its-variable", "fast"),
     ("oracle-sort-by-binds-its-variable", "reference"),  # macro-variables
 }
