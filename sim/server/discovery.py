@@ -1,0 +1,151 @@
+"""Discovery: /version, /api, /apis (legacy and aggregated), group and resource lists, and OpenAPI v3."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+from dragoman.sim import pieces, resources
+from dragoman.sim.api import status as st
+from dragoman.sim.resources import ResourceType
+from dragoman.sim.server.wire import _json
+from dragoman.sim.store import ApiError
+
+SERVER_VERSION = {
+    "major": "1",
+    "minor": "37",
+    "emulationMajor": "1",
+    "emulationMinor": "37",
+    "minCompatibilityMajor": "1",
+    "minCompatibilityMinor": "36",
+    "gitVersion": "v1.37.1",
+    "gitCommit": "f78e7220d1c3a1b4cbbaa1d8a4b0e6e1e4a7d0c2",
+    "gitTreeState": "clean",
+    "buildDate": "2026-10-15T12:00:00Z",
+    "goVersion": "go1.25.3",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+
+class DiscoveryMixin:
+    """Discovery documents built from sim/resources.py."""
+
+    def _groups(self) -> list[str]:
+        out: list[str] = []
+        for g, _ in resources.group_versions():
+            if g and g not in out:
+                out.append(g)
+        return out
+
+    def _api_group(self, group: str) -> dict:
+        versions = [v for g, v in resources.group_versions() if g == group]
+        gvs = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+        return {"name": group, "versions": gvs, "preferredVersion": gvs[0]}
+
+    @staticmethod
+    def _sub_kind(rt: ResourceType, sub: str) -> tuple[str, str, str, list[str]]:
+        if sub == "eviction":
+            return "policy", "v1", "Eviction", ["create"]
+        if sub == "binding":
+            return "", "v1", "Binding", ["create"]
+        if sub == "token":
+            return "authentication.k8s.io", "v1", "TokenRequest", ["create"]
+        if sub == "log":
+            return "", "v1", "Pod", ["get"]
+        if sub == "finalize":
+            return rt.group, rt.version, rt.kind, ["update"]
+        if sub == "scale":
+            return "autoscaling", "v1", "Scale", ["get", "patch", "update"]
+        return rt.group, rt.version, rt.kind, ["get", "patch", "update"]
+
+    def _resource_list(self, group: str, version: str) -> dict:
+        out = []
+        for rt in resources.RESOURCES:
+            if (rt.group, rt.version) != (group, version):
+                continue
+            entry: dict[str, Any] = {
+                "name": rt.plural,
+                "singularName": rt.singular,
+                "namespaced": rt.namespaced,
+                "kind": rt.kind,
+                "verbs": list(rt.verbs),
+            }
+            if rt.short_names:
+                entry["shortNames"] = list(rt.short_names)
+            if rt.categories:
+                entry["categories"] = list(rt.categories)
+            out.append(entry)
+            for sub in rt.subresources:
+                g, v, k, verbs = self._sub_kind(rt, sub)
+                sub_entry: dict[str, Any] = {
+                    "name": f"{rt.plural}/{sub}",
+                    "singularName": "",
+                    "namespaced": rt.namespaced,
+                    "kind": k,
+                    "verbs": verbs,
+                }
+                if (g, v) != (rt.group, rt.version):
+                    sub_entry["group"], sub_entry["version"] = g, v
+                out.append(sub_entry)
+        return {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": f"{group}/{version}" if group else version,
+            "resources": out,
+        }
+
+    def _aggregated(self, core: bool) -> dict:
+        items = []
+        groups = [""] if core else self._groups()
+        for group in groups:
+            versions = []
+            for g, v in resources.group_versions():
+                if g != group:
+                    continue
+                res = []
+                for rt in resources.RESOURCES:
+                    if (rt.group, rt.version) != (g, v):
+                        continue
+                    entry: dict[str, Any] = {
+                        "resource": rt.plural,
+                        "responseKind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
+                        "scope": "Namespaced" if rt.namespaced else "Cluster",
+                        "singularResource": rt.singular,
+                        "verbs": list(rt.verbs),
+                    }
+                    if rt.short_names:
+                        entry["shortNames"] = list(rt.short_names)
+                    if rt.categories:
+                        entry["categories"] = list(rt.categories)
+                    subs = []
+                    for sub in rt.subresources:
+                        sg, sv, sk, verbs = self._sub_kind(rt, sub)
+                        subs.append(
+                            {
+                                "subresource": sub,
+                                "responseKind": {"group": sg, "version": sv, "kind": sk},
+                                "verbs": verbs,
+                            }
+                        )
+                    if subs:
+                        entry["subresources"] = subs
+                    res.append(entry)
+                versions.append({"version": v, "resources": res, "freshness": "Current"})
+            items.append({"metadata": {"name": group, "creationTimestamp": None}, "versions": versions})
+        return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
+
+    def _openapi(self, parts: list[str]) -> web.Response:
+        if parts == ["openapi", "v3"]:
+            return _json(pieces.openapi_v3_index(resources.group_versions()))
+        if len(parts) >= 3 and parts[1] == "v3":
+            rest = parts[2:]
+            if rest[:1] == ["api"] and len(rest) == 2:
+                doc = pieces.openapi_v3_document("", rest[1])
+            elif rest[:1] == ["apis"] and len(rest) == 3:
+                doc = pieces.openapi_v3_document(rest[1], rest[2])
+            else:
+                doc = None
+            if doc is not None:
+                return _json(doc)
+        raise ApiError(st.resource_type_not_found())
