@@ -825,10 +825,11 @@ def schedule_one(pod: dict, view: ClusterView, now=None) -> Decision:
         head = f"0/{nodes_total} nodes are available: {_histogram(statuses.values())}."
         all_status = statuses
     post = []
-    if not (dra_prefilter_ok and dra.has_claims):
-        post.append("no new claims to deallocate")
-    else:
+    # DynamicResources' PostFilter answers Unschedulable without a reason when it has nothing to deallocate (v1.37.2
+    # dynamicresources.go: "No new claims to deallocate" is a log line, not a status), so it adds no words then.
+    if dra_prefilter_ok and dra.has_claims:
         post.append(_dra_postfilter(pod, view, dra, dec))
+    post = [p for p in post if p]
     post.append("preemption: " + _preemption_message(pod, view, all_status, nodes_total))
     msg = f"{head} {', '.join(post)}"
     dec.message = msg
@@ -1009,7 +1010,7 @@ def _dra_postfilter(pod: dict, view: ClusterView, dra: _DraState, dec: Decision)
     if dra.bridge_claim is not None:
         dec.claims_to_delete.append(_key(dra.bridge_claim))
         return "deletion of ResourceClaim completed"
-    return "still not schedulable"
+    return ""  # fwk.NewStatus(fwk.Unschedulable): no reason
 
 
 def _score(info: NodeInfo, requests: dict[str, int]) -> float:
@@ -1050,7 +1051,8 @@ def _bind(
     if best_extra is not None:
         to_allocate, allocations, node_claim, mappings = best_extra
         for claim, allocation in zip(to_allocate, allocations or []):
-            allocated_now[id(claim)] = allocation
+            # v1.37's scheduler stamps when it allocated (AllocationResult.allocationTimestamp), on every claim.
+            allocated_now[id(claim)] = {**allocation, "allocationTimestamp": _ts(now)}
     for claim in dra.user_claims:
         allocation = allocated_now.get(id(claim))
         if allocation is None and _reserved_for_pod(claim, uid) and FINALIZER in (_meta(claim).get("finalizers") or []):

@@ -16,6 +16,7 @@ from dragoman.sim.controllers.base import (
     pod_ready,
     short_hash,
 )
+from dragoman.sim.store import ApiError
 
 DEPLOY, RS, STS, JOB = "deployments.apps", "replicasets.apps", "statefulsets.apps", "jobs.batch"
 HASH_LABEL = "pod-template-hash"
@@ -314,6 +315,7 @@ class Workloads(Controller):
         pods = self._owned_pods(rs)
         active = [p for p in pods if pod_active(p)]
         want = _replicas(rs)
+        failure: str | None = None
         if not rs["metadata"].get("deletionTimestamp"):
             failed = [p for p in pods if pod_phase(p) == "Failed"]
             if len(active) < want and len(failed) >= 3:
@@ -330,7 +332,17 @@ class Workloads(Controller):
             if len(active) < want:
                 template = (rs.get("spec") or {}).get("template") or {}
                 for _ in range(want - len(active)):
-                    self.store.create("pods", _pod_from_template(rs, template, generateName=f"{name}-"))
+                    try:
+                        self.store.create("pods", _pod_from_template(rs, template, generateName=f"{name}-"))
+                    except ApiError as exc:
+                        # A refused create (quota, admission) is the ReplicaSet's to report, as the real controller
+                        # does: a FailedCreate event and a ReplicaFailure condition, then a retry later.
+                        if exc.code == 409:
+                            raise
+                        failure = str(exc)
+                        self.emit(rs, "Warning", "FailedCreate", f"Error creating: {failure}")
+                        self.enqueue_after(("rs", ns, name), 10.0)
+                        break
             elif len(active) > want:
                 # Unscheduled first, then not ready, then the newest (controller.ActivePods ordering, simplified).
                 victims = sorted(
@@ -356,6 +368,24 @@ class Workloads(Controller):
         terminating = sum(1 for p in pods if p["metadata"].get("deletionTimestamp"))
         if "terminatingReplicas" in old or terminating:
             status["terminatingReplicas"] = terminating
+        # replica_set_utils.calculateStatus: a failure adds ReplicaFailure (kept, not rewritten, while it lasts); a
+        # sync without one removes it.
+        conds = list(old.get("conditions") or ())
+        has_failure = any(c.get("type") == "ReplicaFailure" for c in conds)
+        if failure is not None and not has_failure:
+            conds.append(
+                {
+                    "type": "ReplicaFailure",
+                    "status": "True",
+                    "lastTransitionTime": self.clock.timestamp(),
+                    "reason": "FailedCreate",
+                    "message": failure,
+                }
+            )
+        elif failure is None and has_failure:
+            conds = [c for c in conds if c.get("type") != "ReplicaFailure"]
+        if conds:
+            status["conditions"] = conds
         self._write_status(RS, rs, status)
 
     # -------------------------------------------------------------- StatefulSet

@@ -223,7 +223,7 @@ def test_claim_selector_error_names_the_claim() -> None:
 def test_missing_class_fails_prefilter() -> None:
     view, pod, dec = _run([claim("c", [exactly("gpu", cls="nope")])])
     assert dec.message == (
-        "0/1 nodes are available: request gpu: device class nope does not exist. no new claims to deallocate, "
+        "0/1 nodes are available: request gpu: device class nope does not exist. "
         "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
 

@@ -13,11 +13,11 @@ from scheduler_fixtures import device_class, gpu_pod, gpu_slice, node
 NOW = "2026-11-30T12:00:00Z"
 NAME_RE = re.compile(r"^trainer-extended-resources-[bcdfghjklmnpqrstvwxz2456789]{5}$")
 NO_CLASS_MSG = (
-    "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, "
+    "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
     "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
 )
 NO_DEVICES_MSG = (
-    "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
+    "0/1 nodes are available: 1 cannot allocate all claims. "
     "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
 )
 

@@ -200,7 +200,7 @@ async def test_unschedulable_pod_gets_the_real_condition_and_event(cluster) -> N
     core = client.CoreV1Api(api)
     await core.create_namespaced_pod("default", _pod("stuck", 1), _preload_content=False)
     msg = (
-        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. no new claims to deallocate, "
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. "
         "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
 
@@ -225,7 +225,7 @@ async def test_unschedulable_pod_gets_the_real_condition_and_event(cluster) -> N
         return c["message"] if "cannot allocate all claims" in c["message"] else None
 
     assert (await eventually(reason_changed, "the new reason")).startswith(
-        "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable"
+        "0/1 nodes are available: 1 cannot allocate all claims. preemption: "
     )
 
 

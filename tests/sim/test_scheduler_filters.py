@@ -115,7 +115,7 @@ def test_five_node_message_counts_each_reason() -> None:
     dec = schedule_one(pod, view, NOW)
     assert dec.message == (
         "0/5 nodes are available: 1 node(s) were unschedulable, 2 Insufficient nvidia.com/gpu, 2 node(s) "
-        "had untolerated taint(s). no new claims to deallocate, preemption: 0/5 nodes are available: 2 No "
+        "had untolerated taint(s). preemption: 0/5 nodes are available: 2 No "
         "preemption victims found for incoming pod, 3 Preemption is not helpful for scheduling."
     )
     assert dec.node_reasons["gpu-3"] == ["node(s) were unschedulable"]
@@ -152,7 +152,7 @@ def test_cordon_is_tolerated_by_daemonset_pods() -> None:
     view.upsert_pod(big)
     assert schedule_one(big, view, NOW).message == (
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [NodeAffinity]. "
-        "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
         "scheduling."
     )
 
@@ -163,7 +163,7 @@ def test_node_selector_and_resources() -> None:
     view.upsert_pod(pod)
     assert schedule_one(pod, view, NOW).message == (
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector. "
-        "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
         "scheduling."
     )
     pod["spec"]["preemptionPolicy"] = "Never"
