@@ -20,13 +20,16 @@ def _python(code: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("package", ["dragoman.fleet", "dragoman.actions"])
 def test_core_never_imports_textual(package: str) -> None:
-    # Import every module of the package, then look for textual in sys.modules.
+    # Import every module of the package, then look for Textual, the UI and the simulator in sys.modules: what
+    # import-linter checks statically ([tool.importlinter]), seen at run time, where an import hidden behind
+    # importlib or a "module:Class" string would show.
     code = f"""
 import importlib, pkgutil, sys, json
 import {package} as pkg
 for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
     importlib.import_module(m.name)
-print(json.dumps(sorted(n for n in sys.modules if n == "textual" or n.startswith("textual."))))
+banned = ("textual", "dragoman.tui", "dragoman.widgets", "dragoman.sim")
+print(json.dumps(sorted(n for n in sys.modules if any(n == b or n.startswith(b + ".") for b in banned))))
 """
     proc = _python(code)
     assert proc.returncode == 0, proc.stderr
@@ -44,6 +47,18 @@ def test_every_package_folder_is_installed_under_dragoman() -> None:
             rel = init.parent.relative_to(base)
             found.add(".".join([pkg, *rel.parts]) if rel.parts else pkg)
     assert found == declared
+
+
+def test_the_package_tree_mirrors_the_install() -> None:
+    # mypy and import-linter see the dragoman.<folder> layout through .ci/package-tree's symlinks; a folder added to
+    # package-dir without its link there would be skipped by both without a word.
+    tree = ROOT / ".ci" / "package-tree" / "dragoman"
+    for pkg, folder in PYPROJECT["tool"]["setuptools"]["package-dir"].items():
+        if pkg == "dragoman":
+            assert (tree / "__init__.py").resolve() == (ROOT / folder / "__init__.py").resolve()
+        else:
+            link = tree / pkg.removeprefix("dragoman.")
+            assert link.is_symlink() and link.resolve() == (ROOT / folder).resolve(), pkg
 
 
 def test_no_generic_top_level_names() -> None:
