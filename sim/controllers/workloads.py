@@ -9,6 +9,7 @@ from typing import Any
 
 from dragoman.sim.controllers.base import (
     Controller,
+    Events,
     controller_ref,
     editable_status,
     pod_active,
@@ -107,6 +108,7 @@ class Workloads(Controller):
     def __init__(self, sim: Any) -> None:
         super().__init__(sim)
         self._sts_revisions: dict[str, tuple[str, str]] = {}
+        self.rs_events = Events(self.store, self.clock, "replicaset-controller")
 
     def initial_keys(self):
         for kind, resource in (("deploy", DEPLOY), ("rs", RS), ("sts", STS), ("job", JOB)):
@@ -340,7 +342,7 @@ class Workloads(Controller):
                         if exc.code == 409:
                             raise
                         failure = str(exc)
-                        self.emit(rs, "Warning", "FailedCreate", f"Error creating: {failure}")
+                        self.rs_events.emit(rs, "Warning", "FailedCreate", f"Error creating: {failure}")
                         self.enqueue_after(("rs", ns, name), 10.0)
                         break
             elif len(active) > want:

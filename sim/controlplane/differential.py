@@ -232,11 +232,11 @@ class Normalizer:
 
     def message(self, s: str) -> str:
         """A message may quote a resourceVersion ("too old resource version: 1 (266)"): this side's are normalized."""
+        # A name the server generated for an object that was never made (a pod a quota refused) is named only here.
+        s = re.sub(r'(pods? ")([a-z0-9.-]+?-)[bcdfghjklmnpqrstvwxz2456789]{5}(")', r"\1\2<sfx>\3", s)
         s = self.string(s)
         s = re.sub(r"(resource version: \d+ \()\d+\)", r"\1<rv>)", s)
         s = re.sub(r"(current: )\d+", r"\1<rv>", s)
-        # A name the server generated for an object that was never made (a pod a quota refused) is named only here.
-        s = re.sub(r'(pods? ")([a-z0-9.-]+?-)[bcdfghjklmnpqrstvwxz2456789]{5}(")', r"\1\2<sfx>\3", s)
         if self.rvs:
             s = re.sub(
                 r"(?<![0-9.\w-])\d{2,}(?![0-9.\w-])", lambda m: "<rv>" if m.group(0) in self.rvs else m.group(0), s
