@@ -147,6 +147,20 @@ def open_read_regular(path: str, what: str) -> int | None:
     return fd
 
 
+def read_at_most(f: IO[bytes], limit: int) -> bytes:
+    """Up to `limit` bytes of an open file, read in pieces: one read of `limit` bytes would allocate the whole bound
+    (2 GiB for a snapshot) whatever the file holds."""
+    parts: list[bytes] = []
+    size = 0
+    while size < limit:
+        part = f.read(min(1 << 24, limit - size))
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    return b"".join(parts)
+
+
 def read_bounded(path: str, limit: int, what: str) -> bytes:
     """The bytes of `path` (a regular file, or a pipe such as `<(command)`), refusing more than `limit` bytes."""
     try:
@@ -155,7 +169,7 @@ def read_bounded(path: str, limit: int, what: str) -> bytes:
             if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
                 # /dev/zero and friends never end; a terminal is not a file either.
                 raise _err(f"{what} {path} is a device, not a file.")
-            data = f.read(limit + 1)
+            data = read_at_most(f, limit + 1)
     except FileNotFoundError:
         raise _err(f"{what} {path} does not exist.") from None
     except IsADirectoryError:
@@ -178,7 +192,7 @@ class YamlBomb(ValueError):
     """A YAML document whose aliases expand beyond the bound, or refer to themselves."""
 
 
-def _expanded_size(node: object, memo: dict[int, int], limit: int) -> int:
+def _expanded_size(node: object, memo: dict[int, int], limit: int, spent: int = 0) -> int:
     import yaml
 
     stack: list[tuple[object, bool]] = [(node, False)]
@@ -193,7 +207,7 @@ def _expanded_size(node: object, memo: dict[int, int], limit: int) -> int:
                 total = 1 + sum(memo[id(k)] + memo[id(v)] for k, v in n.value)
             else:
                 total = 1
-            if total > limit:
+            if spent + total > limit:
                 raise YamlBomb(f"its aliases expand to more than {limit} values")
             memo[key] = total
             continue
@@ -221,9 +235,10 @@ def yaml_documents(text: str, loader: type, *, limit: int = MAX_YAML_NODES) -> l
     ld = loader(text)
     try:
         docs = []
+        spent = 0  # one bound for the whole text: a stream of small bombs is refused as one big one is
         while ld.check_node():
             node = ld.get_node()
-            _expanded_size(node, {}, limit)
+            spent += _expanded_size(node, {}, limit, spent)
             docs.append(ld.construct_document(node))
         return docs
     finally:

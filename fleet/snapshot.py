@@ -30,6 +30,7 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 MAX_SNAPSHOT_BYTES = 2 * 1024 * 1024 * 1024  # a 10,000-node fleet's snapshot is a few hundred MB; /dev/zero is endless
+MAX_SNAPSHOT_ALIAS_VALUES = 1_000_000  # values YAML aliases may add to a snapshot (kubectl and dragoman write none)
 # A lone UTF-16 surrogate escape (`"\ud800"`) in JSON or YAML text: decodes to a str that cannot be printed or written.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
@@ -64,6 +65,16 @@ def _read_text(path: str) -> tuple[str, str]:
         raise _err(f"the snapshot {name} is not Kubernetes YAML: it is not a text file.") from None
 
 
+def yaml_stream(text: str) -> list:
+    """The YAML documents of a snapshot's text, read as Kubernetes reads YAML; raises YamlBomb (safefile) when its
+    aliases expand far beyond the text. A text without aliases has at most one value per character, so only what
+    aliases add beyond that counts: a billion laughs of a few hundred bytes is refused before the model, the YAML
+    page or a JSON dump could expand it."""
+    from dragoman.fleet.safefile import yaml_documents
+
+    return yaml_documents(text, _Loader, limit=len(text) + MAX_SNAPSHOT_ALIAS_VALUES)
+
+
 def _documents(text: str, name: str) -> list:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
@@ -76,9 +87,12 @@ def _documents(text: str, name: str) -> list:
             raise _err(
                 f"the snapshot {name} is not Kubernetes YAML: it is nested too deeply to be an object."
             ) from None
+    from dragoman.fleet.safefile import YamlBomb
+
     try:
-        # Aliases stay shared references (never expanded: a billion laughs is read and rewritten as it is).
-        return list(yaml.load_all(text, Loader=_Loader))
+        return yaml_stream(text)
+    except YamlBomb as exc:
+        raise _err(f"the snapshot {name} is not Kubernetes YAML: {exc}.") from None
     except RecursionError:
         raise _err(f"the snapshot {name} is not Kubernetes YAML: it is nested too deeply to be an object.") from None
     except yaml.YAMLError as exc:

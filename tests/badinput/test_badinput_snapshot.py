@@ -182,17 +182,64 @@ def test_unicode_survives_a_snapshot_round_trip(tmp_path: pathlib.Path) -> None:
     assert "ǥpu-池" in out_path.read_text(encoding="utf-8")
 
 
-def test_a_billion_laughs_inside_an_object_is_read_and_rewritten_without_expanding(tmp_path: pathlib.Path) -> None:
-    # Aliases nine deep in a field dragoman does not read: 9**9 strings if expanded; shared references if not.
-    bomb = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)
-    )
-    body = "\n".join("    " + line for line in bomb.splitlines())
-    path = _file(tmp_path, f"apiVersion: v1\nkind: Node\nmetadata: {{name: n1}}\nspec:\n  laughs:\n{body}\n")
-    code, out, err = run_cli("check", "--snapshot", path, "--output", "json")
-    assert code in (0, 1) and "Traceback" not in err
-    assert json.loads(out)["summary"]["nodes"] == 1
+def _laughs(depth: int, indent: str = "") -> str:
+    """Aliases `depth` deep, nine of the one above in each: 9**(depth + 1) strings once expanded."""
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'] + [
+        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]" for i in range(depth)
+    ]
+    return "".join(indent + line + "\n" for line in lines)
+
+
+BOMBS = {
+    # Nine deep in a field dragoman does not read: 9**9 strings if expanded.
+    "in-a-field": f"apiVersion: v1\nkind: Node\nmetadata: {{name: n1}}\nspec:\n  laughs:\n{_laughs(8, '    ')}",
+    "in-a-list-item": "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: p}\n"
+    f"  spec:\n    containers: []\n    extra:\n{_laughs(8, '      ')}",
+    # Each document under the bound (9**6 strings), the three over it: the bound is on the whole file.
+    "a-stream-of-small-ones": "---\n".join(
+        f"apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}}}\nspec:\n  laughs:\n{_laughs(5, '    ')}"
+        for i in range(3)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BOMBS))
+def test_a_billion_laughs_is_one_sentence_quickly_in_bounded_memory(tmp_path: pathlib.Path, name: str) -> None:
+    """Aliases that would expand to millions of values are refused before anything can expand them (the TUI's YAML
+    page, a JSON dump), by every reader: exit 2, one sentence, in seconds, in a few MB."""
+    import time
+    import tracemalloc
+
+    path = _file(tmp_path, BOMBS[name])
+    assert len(BOMBS[name]) < 2_000
     out_path = tmp_path / "out.yaml"
-    code, _out, err = run_cli("snapshot", str(out_path), "--snapshot", path)
-    assert code == 0, err
-    assert out_path.stat().st_size < 100_000, "written with its aliases, not expanded"
+    for argv in (
+        ["check", "--snapshot", path],
+        ["check", "--snapshot", path, "--output", "json"],
+        ["cel", "true", "--snapshot", path],
+        ["snapshot", str(out_path), "--snapshot", path],
+        ["--snapshot", path],  # the TUI: refused before its first frame
+    ):
+        tracemalloc.start()
+        t0 = time.monotonic()
+        try:
+            code, _out, err = run_cli(*argv)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert_sentence(code, err, words=["not Kubernetes YAML", "aliases expand"])
+        assert time.monotonic() - t0 < 10, argv
+        assert peak < 64 * 1024 * 1024, f"{argv}: {peak >> 20} MiB"
+    assert not out_path.exists()
+
+
+def test_a_few_aliases_are_still_read(tmp_path: pathlib.Path) -> None:
+    # Hand-written YAML may share a block through an anchor; only an expansion far beyond the text is refused.
+    text = (
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- {apiVersion: v1, kind: Node, metadata: {name: n1, labels: &l {pool: a, gpu: 'true'}}}\n"
+        "- {apiVersion: v1, kind: Node, metadata: {name: n2, labels: *l}}\n"
+    )
+    code, out, err = run_cli("check", "--snapshot", _file(tmp_path, text), "--output", "json")
+    assert code in (0, 1), err
+    assert json.loads(out)["summary"]["nodes"] == 2

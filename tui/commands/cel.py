@@ -53,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def load_objects(path: str) -> list[dict]:
     """The Kubernetes objects in a file: one object, a List (items), or several YAML/JSON documents."""
     from dragoman.fleet.errors import ExitCode, UserError
-    from dragoman.fleet.snapshot import MAX_SNAPSHOT_BYTES, _has_surrogate, _Loader
+    from dragoman.fleet.safefile import YamlBomb, read_at_most
+    from dragoman.fleet.snapshot import MAX_SNAPSHOT_BYTES, _has_surrogate, yaml_stream
 
     try:
         if path == "-":
@@ -65,7 +66,7 @@ def load_objects(path: str) -> list[dict]:
 
                 if stat_mod.S_ISCHR(os.fstat(fh.fileno()).st_mode):
                     raise UserError(f"cannot read {path}: it is a device, not a file.", ExitCode.INPUT)
-                raw = fh.read(MAX_SNAPSHOT_BYTES + 1)
+                raw = read_at_most(fh, MAX_SNAPSHOT_BYTES + 1)
             if len(raw) > MAX_SNAPSHOT_BYTES:
                 raise UserError(
                     f"cannot read {path}: it is larger than {MAX_SNAPSHOT_BYTES >> 30} GiB.", ExitCode.INPUT
@@ -86,10 +87,10 @@ def load_objects(path: str) -> list[dict]:
         if stripped.startswith(("{", "[")):
             docs = [json.loads(text)]
         else:
-            import yaml
-
-            # The snapshot reader's YAML: unquoted timestamps stay strings, as Kubernetes reads them.
-            docs = list(yaml.load_all(text, Loader=_Loader))
+            # The snapshot reader's YAML: unquoted timestamps stay strings, aliases bounded.
+            docs = yaml_stream(text)
+    except YamlBomb as exc:
+        raise UserError(f"cannot read {where}: it is not Kubernetes YAML: {exc}.", ExitCode.INPUT) from None
     except RecursionError:
         raise UserError(
             f"cannot read {where}: it is nested too deeply to be Kubernetes objects.", ExitCode.INPUT
