@@ -30,7 +30,7 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 MAX_SNAPSHOT_BYTES = 2 * 1024 * 1024 * 1024  # a 10,000-node fleet's snapshot is a few hundred MB; /dev/zero is endless
-MAX_SNAPSHOT_ALIAS_VALUES = 1_000_000  # values YAML aliases may add to a snapshot (kubectl and dragoman write none)
+MAX_SNAPSHOT_ALIAS_VALUES = 1_000_000  # values YAML aliases may add to a snapshot beyond its text (kubectl writes none)
 # A lone UTF-16 surrogate escape (`"\ud800"`) in JSON or YAML text: decodes to a str that cannot be printed or written.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
