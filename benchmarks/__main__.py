@@ -14,7 +14,19 @@ import traceback
 from dragoman.benchmarks.harness import Figure, format_table
 
 # Each module offers `run(quick: bool) -> list[Figure]`. Later issues append here.
-BENCHMARKS = ("cel", "sim", "scheduler", "controllers", "model", "sync", "tui", "playground", "migration", "envelope")
+BENCHMARKS = (
+    "cel",
+    "sim",
+    "scheduler",
+    "controllers",
+    "model",
+    "shapes",
+    "sync",
+    "tui",
+    "playground",
+    "migration",
+    "envelope",
+)
 # Run only when named (or with their flag): they need more than this checkout (the real control plane's binaries,
 # `dragoman controlplane build`) and minutes of their own.
 OPT_IN = ("controlplane",)

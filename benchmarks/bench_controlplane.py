@@ -407,6 +407,10 @@ def run(quick: bool) -> list[Figure]:
     # 1,000 nodes (8,000 GPUs, half published in 500 ResourceSlices), 5,000 GPU pods and 1,000 driver pods: what loads in a few
     # minutes on the 2-core machine these figures come from (README, "Against the real control plane").
     nodes, pods, runs, live_s = (100, 500, 1, 5.0) if quick else (1_000, 5_000, 3, LIVE_S)
+    # DRAGOMAN_CP_FLEET=nodes,pods[,runs] tries another size (how large a fleet the real control plane holds here).
+    if os.environ.get("DRAGOMAN_CP_FLEET"):
+        sizes = [int(x) for x in os.environ["DRAGOMAN_CP_FLEET"].split(",")]
+        nodes, pods, runs = sizes[0], sizes[1], sizes[2] if len(sizes) > 2 else runs
     binaries = built()
     if binaries is None:
         raise RuntimeError(

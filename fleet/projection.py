@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
+from dragoman.fleet.shapes import fits
 
 # Pod fields a projection keeps; anything not named here is dropped. Containers keep name, image (GPU-stack
 # classification reads images) and resources (extended requests, accounting); statuses keep what readiness and
@@ -98,7 +99,9 @@ class Projection(dict):
     YAML's safe dumper refuses it rather than print an object with fields missing. Never mutate one: its parts are
     shared with other projections."""
 
-    __slots__ = ("source",)
+    # `shapes_checked`: set by the LIST decoder once every field fleet/shapes.py checks has been held to its rules
+    # (each distinct shared part once), so the check of the whole item is not made again.
+    __slots__ = ("source", "shapes_checked")
 
 
 def _keep(d: Any, names: tuple[str, ...]) -> Any:
@@ -241,7 +244,13 @@ _SECTION_FIELDS = tuple(
         section,
         names,
         tuple(
-            (n, TRIM.get(n), (section, n) in SHARED_STRINGS, n not in _STR_FIELDS and n not in _INT_FIELDS)
+            (
+                n,
+                TRIM.get(n),
+                (section, n) in SHARED_STRINGS,
+                n not in _STR_FIELDS and n not in _INT_FIELDS,
+                f"{section}.{n}",
+            )
             for n in names
         ),
     )
@@ -268,10 +277,13 @@ class PodListDecoder:
     def __init__(self, strings: dict[str, str] | None = None) -> None:
         self.strings: dict[str, str] = strings if strings is not None else {}
         self._canon: dict[bytes, Any] = {}
+        # (section.field, the value's bytes) -> whether the value keeps fleet/shapes.py's rules for that field.
+        self._fit: dict[tuple[str, bytes], bool] = {}
+        self._unfit = False
         self.whole = 0
         self.projected = 0
 
-    def _value(self, raw: msgspec.Raw, trim: Callable[[Any], Any] | None) -> Any:
+    def _value(self, raw: msgspec.Raw, trim: Callable[[Any], Any] | None, where: str = "") -> Any:
         key = bytes(raw)
         hit = self._canon.get(key, self)
         if hit is self:
@@ -280,7 +292,14 @@ class PodListDecoder:
                 hit = trim(hit)
             if len(self._canon) >= CANON_LIMIT:
                 self._canon.clear()
+                self._fit.clear()
             self._canon[key] = hit
+        if where:
+            ok = self._fit.get((where, key))
+            if ok is None:
+                ok = self._fit[(where, key)] = hit is None or fits("Pod", where)(hit)
+            if not ok:
+                self._unfit = True
         return hit
 
     def _whole(self, raw: msgspec.Raw | bytes) -> dict:
@@ -310,6 +329,9 @@ class PodListDecoder:
         if status not in (None, _UNSET) and (status.resourceClaimStatuses or status.extendedResourceClaimStatus):
             return self._whole(raw)
         out = Projection()
+        # Scalars were typed by msgspec (str or int, or null, as shapes.py's rules for them say); the other kept
+        # fields are checked below, once per distinct value.
+        self._unfit = False
         if pod.apiVersion is not _UNSET:
             out["apiVersion"] = pod.apiVersion
         if pod.kind is not _UNSET:
@@ -323,12 +345,12 @@ class PodListDecoder:
                 out[section] = None
                 continue
             part = {}
-            for name, trim, shared, is_raw in fields:
+            for name, trim, shared, is_raw, where in fields:
                 v = getattr(src, name)
                 if is_raw:
                     if not v:
                         continue
-                    v = self._value(v, trim)
+                    v = self._value(v, trim, where)
                 elif v is _UNSET:
                     continue
                 elif shared and v is not None:
@@ -338,6 +360,8 @@ class PodListDecoder:
         if keeps_whole(out):
             return self._whole(raw)
         self.projected += 1
+        # A field that breaks a rule: left to the item's whole check, which names it (Cluster.admit).
+        out.shapes_checked = not self._unfit
         return out
 
     def __call__(self, raw: bytes) -> Any:
@@ -382,7 +406,7 @@ def whole_of(obj: Any) -> Any:
 
 
 async def fetch_whole(obj: Any) -> Any:
-    """Fetch the whole object behind a projection from its store's cluster (one GET); whole objects come back as they are."""
+    """Fetch the whole object behind a projection from its store's cluster (one GET); whole objects come back as is."""
     if isinstance(obj, Projection) and getattr(obj, "source", None) is not None:
         return await obj.source.fetch_whole(obj)
     return obj
