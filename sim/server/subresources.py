@@ -132,7 +132,7 @@ class SubresourcesMixin:
                 )
             )
         if self._dry_run(request):
-            return _json(st.success(), 201)
+            return _json(st.status(201, "", ""), 201)  # as kube-apiserver: Status{Success, code 201}, no details
         pod["spec"]["nodeName"] = node
         self.store.update("pods", pod, namespace=route.namespace, check_rv=False)
         pod = self.store.get("pods", route.namespace, route.name)
@@ -147,7 +147,7 @@ class SubresourcesMixin:
         )
         pod.setdefault("status", {})["conditions"] = conds
         self.store.update("pods", pod, "status", namespace=route.namespace, check_rv=False)
-        return _json(st.success(), 201)
+        return _json(st.status(201, "", ""), 201)  # as kube-apiserver: Status{Success, code 201}, no details
 
     async def _evict(self, request: web.Request, route: Route, body: Any) -> web.Response:
         if body is not None and not isinstance(body, dict):
@@ -163,8 +163,10 @@ class SubresourcesMixin:
             raise ApiError(st.bad_request("name in URL does not match name in Eviction object"))
         grace = options.get("gracePeriodSeconds")
         pre = options.get("preconditions")
-        terminal = pod.get("status", {}).get("phase") in ("Succeeded", "Failed")
-        if not terminal and not pod["metadata"].get("deletionTimestamp"):
+        # eviction.go canIgnorePDB: a Pending, Succeeded or Failed pod, or one already being deleted, goes without
+        # asking its budget (a drain evicts a Pending pod even when the PDB allows no disruption).
+        ignore_pdb = pod.get("status", {}).get("phase") in ("Pending", "Succeeded", "Failed")
+        if not ignore_pdb and not pod["metadata"].get("deletionTimestamp"):
             pdbs = [
                 e.obj
                 for e in self.store.entries("poddisruptionbudgets.policy", ns)
@@ -196,7 +198,7 @@ class SubresourcesMixin:
                     new["status"] = status
                     self.store.update("poddisruptionbudgets.policy", new, "status", check_rv=False)
         self.store.delete("pods", ns, name, grace_period_seconds=grace, preconditions=pre, dry_run=dry)
-        return _json(st.success(), 201)
+        return _json(st.status(201, "", ""), 201)  # as kube-apiserver: Status{Success, code 201}, no details
 
     def _token_request(self, request: web.Request, route: Route, body: Any) -> web.Response:
         """serviceaccounts/token: a bearer token for the service account, valid on this simulator for the run."""

@@ -64,3 +64,40 @@ async def test_a_replicaset_refused_by_quota_reports_failed_create_and_replica_f
             await asyncio.sleep(0.05)
         assert sim.store.list("pods", NS)
         assert not (rs.get("status") or {}).get("conditions")
+
+
+async def test_a_pending_pod_is_evicted_whatever_its_budget_says_and_the_answer_is_201() -> None:
+    import base64
+    import json
+    import ssl
+
+    import aiohttp
+
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+        "status": {"phase": "Pending"},
+    }
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "b", "namespace": "default"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+    }
+    async with running_simulator(objects=[pod, pdb]) as sim:
+        cfg = sim.kubeconfig()
+        ca = base64.b64decode(cfg["clusters"][0]["cluster"]["certificate-authority-data"]).decode()
+        headers = {"Authorization": f"Bearer {sim.users['admin'].token}", "Content-Type": "application/json"}
+        body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p", "namespace": "default"}}
+        async with aiohttp.ClientSession() as s:
+            url = sim.url + "/api/v1/namespaces/default/pods/p/eviction"
+            async with s.post(
+                url, data=json.dumps(body), headers=headers, ssl=ssl.create_default_context(cadata=ca)
+            ) as r:
+                code, answer = r.status, json.loads(await r.read())
+        # eviction.go canIgnorePDB; the real server's answer: Status{Success, code 201}, no details.
+        assert code == 201
+        assert answer == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+        assert sim.store.get("pods", "default", "p") is None
