@@ -381,9 +381,11 @@ class Allowed:
     reason: str
 
     def matches(self, d: Difference) -> bool:
-        return (
+        # `case` may list several patterns (one reason for several requests), joined by " | " when loaded.
+        cases = self.case.split(" | ")
+        return bool(
             _glob(self.area).fullmatch(d.area)
-            and _glob(self.case).fullmatch(d.case)
+            and any(_glob(c).fullmatch(d.case) for c in cases)
             and _glob(self.path).fullmatch(d.path)
         )
 
@@ -400,7 +402,8 @@ def load_allowlist(path: pathlib.Path | None = None) -> list[Allowed]:
         missing = [k for k in ("area", "case", "path", "reason") if not str(e.get(k) or "").strip()]
         if missing:
             raise ValueError(f"allowlist entry {i + 1} lacks {', '.join(missing)}: each says what differs and why")
-        out.append(Allowed(str(e["area"]), str(e["case"]), str(e["path"]), " ".join(str(e["reason"]).split())))
+        case = " | ".join(map(str, e["case"])) if isinstance(e["case"], list) else str(e["case"])
+        out.append(Allowed(str(e["area"]), case, str(e["path"]), " ".join(str(e["reason"]).split())))
     return out
 
 
@@ -572,12 +575,16 @@ def run_kubectl(side: Side, case: KubectlCase) -> Any:
 
     assert side.kubectl and side.kubeconfig_path
     args = [side.fill(a) for a in case.args]
-    p = subprocess.run(
-        [side.kubectl, "--kubeconfig", str(side.kubeconfig_path), "-v=6", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    import tempfile
+
+    # A fresh discovery cache per command: otherwise what kubectl asks depends on what an earlier run cached.
+    with tempfile.TemporaryDirectory(prefix="dragoman-diff-kubectl-") as cache:
+        p = subprocess.run(
+            [side.kubectl, "--kubeconfig", str(side.kubeconfig_path), "--cache-dir", cache, "-v=6", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     requests = []
     for line in p.stderr.splitlines():
         m = re.search(r'"Response" verb="(\w+)" url="([^"]+)" status="(\d+)', line) or re.search(

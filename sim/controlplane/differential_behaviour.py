@@ -320,7 +320,7 @@ def quota_refuses(side: Side) -> Any:
         "claim": [claim_ans.code, (claim_ans.body or {}).get("reason"), (claim_ans.body or {}).get("message")],
         "replicaset reported": bool(got),
         "replicaset conditions": [
-            {c.get("type"): [c.get("status"), c.get("reason"), c.get("message")]}
+            {c.get("type"): [c.get("status"), c.get("reason"), side.norm.message(c.get("message") or "")]}
             for rs in items
             for c in (rs.get("status") or {}).get("conditions") or ()
         ],

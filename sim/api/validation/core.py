@@ -1,0 +1,422 @@
+"""The core group (v1): defaulting and validation of Pods and pod specs, Nodes, Namespaces, ConfigMaps, Secrets,
+Services, Events and ResourceQuotas."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from dragoman.sim.api.validation.fields import (
+    _CONFIG_KEY_RE,
+    _err,
+    _list,
+    dns1123_label_errors,
+    duplicate,
+    fmt_value,
+    forbidden,
+    invalid,
+    is_extended_resource_name,
+    label_value_errors,
+    not_supported,
+    qualified_name_errors,
+    required,
+    too_long,
+)
+
+_GRACE = 30
+
+
+def _default_container(c: dict) -> None:
+    image = c.get("image") or ""
+    if "imagePullPolicy" not in c:
+        last = image.rsplit("/", 1)[-1]
+        tag = last.split("@", 1)[0].split(":", 1)[1] if ":" in last.split("@", 1)[0] else ""
+        c["imagePullPolicy"] = "IfNotPresent" if ("@" in last or (tag and tag != "latest")) else "Always"
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    resources = c.setdefault("resources", {})
+    limits = resources.get("limits") or {}
+    if limits:
+        requests = resources.setdefault("requests", {})
+        for name, value in limits.items():
+            requests.setdefault(name, value)
+    for port in c.get("ports") or []:
+        port.setdefault("protocol", "TCP")
+    for env in c.get("env") or []:
+        ref = (env.get("valueFrom") or {}).get("fieldRef")
+        if ref is not None:
+            ref.setdefault("apiVersion", "v1")
+
+
+def default_pod_spec(spec: dict) -> None:
+    """SetDefaults_PodSpec and the container defaults (core/v1 defaults.go)."""
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("terminationGracePeriodSeconds", _GRACE)
+    spec.setdefault("securityContext", {})
+    spec.setdefault("enableServiceLinks", True)
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for c in spec.get(key) or []:
+            _default_container(c)
+    for volume in spec.get("volumes") or []:
+        sources = [k for k in volume if k != "name"]
+        if not sources:
+            volume["emptyDir"] = {}
+        for key in ("configMap", "secret"):
+            if isinstance(volume.get(key), dict):
+                volume[key].setdefault("defaultMode", 420)
+        if isinstance(volume.get("hostPath"), dict):
+            volume["hostPath"].setdefault("type", "")
+
+
+def _qos_class(spec: dict) -> str:
+    containers = (spec.get("containers") or []) + (spec.get("initContainers") or [])
+    requests_any = limits_any = False
+    guaranteed = True
+    for c in containers:
+        res = c.get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        for name in ("cpu", "memory"):
+            if name in req:
+                requests_any = True
+            if name in lim:
+                limits_any = True
+            if name not in lim or req.get(name, lim.get(name)) != lim.get(name):
+                guaranteed = False
+    if not requests_any and not limits_any:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+_NOT_READY = {
+    "key": "node.kubernetes.io/not-ready",
+    "operator": "Exists",
+    "effect": "NoExecute",
+    "tolerationSeconds": 300,
+}
+
+
+_UNREACHABLE = {
+    "key": "node.kubernetes.io/unreachable",
+    "operator": "Exists",
+    "effect": "NoExecute",
+    "tolerationSeconds": 300,
+}
+
+
+def _default_pod(obj: dict) -> None:
+    spec = obj.setdefault("spec", {})
+    default_pod_spec(spec)
+    spec.setdefault("serviceAccountName", "default")
+    spec.setdefault("priority", 0)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    # DefaultTolerationSeconds admission: tolerate not-ready/unreachable for 300 s unless the pod says otherwise.
+    tolerations = spec.get("tolerations") or []
+    for default in (_NOT_READY, _UNREACHABLE):
+        if not any(t.get("key") == default["key"] and t.get("effect") in (None, "", "NoExecute") for t in tolerations):
+            tolerations.append(dict(default))
+    spec["tolerations"] = tolerations
+    status = obj.setdefault("status", {})
+    status.setdefault("phase", "Pending")
+    status.setdefault("qosClass", _qos_class(spec))
+
+
+def _default_template(obj: dict) -> None:
+    template = (obj.get("spec") or {}).get("template")
+    if isinstance(template, dict):
+        default_pod_spec(template.setdefault("spec", {}))
+
+
+def _default_secret(obj: dict) -> None:
+    """SetDefaults_Secret."""
+    if not obj.get("type"):
+        obj["type"] = "Opaque"
+
+
+def _default_service(obj: dict) -> None:
+    """SetDefaults_Service (the IP allocation the registry adds is not simulated beyond `None` for headless)."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    if spec["type"] in ("ClusterIP", "NodePort", "LoadBalancer"):
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+    for port in spec.get("ports") or []:
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+            if "targetPort" not in port and "port" in port:
+                port["targetPort"] = port["port"]
+
+
+def _default_node(obj: dict) -> None:
+    """NodeSpec.Unschedulable is a bool with omitempty: after an uncordon the real server stores no
+    `unschedulable: false` (a client reading `spec.unschedulable` sees it absent, never false)."""
+    spec = obj.get("spec")
+    if isinstance(spec, dict) and spec.get("unschedulable") is False:
+        del spec["unschedulable"]
+
+
+def _default_namespace(obj: dict) -> None:
+    name = (obj.get("metadata") or {}).get("name")
+    if name:
+        obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = name
+    obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+    obj.setdefault("status", {}).setdefault("phase", "Active")
+
+
+_RESTART_POLICIES = ["Always", "OnFailure", "Never"]
+
+
+def _resources_errors(resources: Any, path: str) -> list[dict]:
+    errs: list[dict] = []
+    if not isinstance(resources, dict):
+        return errs
+    limits, requests = resources.get("limits") or {}, resources.get("requests") or {}
+    for name in sorted(set(limits) | set(requests)):
+        for part, values in (("limits", limits), ("requests", requests)):
+            if name in values:
+                errs += [invalid(f"{path}.{part}[{name}]", name, p) for p in qualified_name_errors(name)]
+        if is_extended_resource_name(name):
+            if name in requests and name not in limits:
+                errs.append(
+                    forbidden(f"{path}.requests", f"{name}: Limit must be set for non overcommitable resources")
+                )
+            elif name in requests and str(requests[name]) != str(limits[name]):
+                errs.append(
+                    invalid(f"{path}.requests", str(requests[name]), f"must be equal to {name} limit of {limits[name]}")
+                )
+            for part, values in (("limits", limits), ("requests", requests)):
+                if name in values and not re.fullmatch(r"\d+", str(values[name])):
+                    errs.append(invalid(f"{path}.{part}[{name}]", str(values[name]), "must be an integer"))
+    return errs
+
+
+def _containers_errors(containers: Any, path: str, names: set[str], require: bool) -> list[dict]:
+    errs: list[dict] = []
+    items = _list(containers)
+    if require and not items:
+        return [required(path, "")]
+    for i, c in enumerate(items):
+        p = f"{path}[{i}]"
+        if not isinstance(c, dict):
+            errs.append(invalid(p, c, "must be an object"))
+            continue
+        name = c.get("name")
+        if not name:
+            errs.append(required(f"{p}.name", ""))
+        else:
+            errs += [invalid(f"{p}.name", name, msg) for msg in dns1123_label_errors(name)]
+            if name in names:
+                errs.append(duplicate(f"{p}.name", name))
+            names.add(name)
+        if not c.get("image") and not path.endswith("ephemeralContainers"):
+            errs.append(required(f"{p}.image", ""))
+        policy = c.get("imagePullPolicy")
+        if policy and policy not in ("Always", "IfNotPresent", "Never"):
+            errs.append(not_supported(f"{p}.imagePullPolicy", policy, ["Always", "IfNotPresent", "Never"]))
+        errs += _resources_errors(c.get("resources"), f"{p}.resources")
+        for j, claim in enumerate(_list((c.get("resources") or {}).get("claims"))):
+            if not (claim or {}).get("name"):
+                errs.append(required(f"{p}.resources.claims[{j}].name", ""))
+    return errs
+
+
+def pod_spec_errors(spec: Any, path: str, allowed_restart: list[str] | None = None) -> list[dict]:
+    if not isinstance(spec, dict):
+        return [required(path, "")]
+    names: set[str] = set()
+    errs = _containers_errors(spec.get("containers"), f"{path}.containers", names, True)
+    errs += _containers_errors(spec.get("initContainers"), f"{path}.initContainers", names, False)
+    restart = spec.get("restartPolicy")
+    allowed = allowed_restart or _RESTART_POLICIES
+    if restart is not None and restart not in allowed:
+        errs.append(not_supported(f"{path}.restartPolicy", restart, allowed))
+    dns = spec.get("dnsPolicy")
+    if dns is not None and dns not in ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"):
+        errs.append(
+            not_supported(f"{path}.dnsPolicy", dns, ["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"])
+        )
+    grace = spec.get("terminationGracePeriodSeconds")
+    if grace is not None and (not isinstance(grace, int) or grace < 0):
+        errs.append(invalid(f"{path}.terminationGracePeriodSeconds", grace, "must be greater than or equal to 0"))
+    volume_names: set[str] = set()
+    for i, volume in enumerate(_list(spec.get("volumes"))):
+        name = (volume or {}).get("name")
+        if not name:
+            errs.append(required(f"{path}.volumes[{i}].name", ""))
+        elif name in volume_names:
+            errs.append(duplicate(f"{path}.volumes[{i}].name", name))
+        volume_names.add(name)
+    claim_names: set[str] = set()
+    for i, rc in enumerate(_list(spec.get("resourceClaims"))):
+        p = f"{path}.resourceClaims[{i}]"
+        rc = rc if isinstance(rc, dict) else {}
+        name = rc.get("name")
+        if not name:
+            errs.append(required(f"{p}.name", ""))
+        else:
+            errs += [invalid(f"{p}.name", name, msg) for msg in dns1123_label_errors(name)]
+            if name in claim_names:
+                errs.append(duplicate(f"{p}.name", name))
+            claim_names.add(name)
+        sources = [k for k in ("resourceClaimName", "resourceClaimTemplateName") if rc.get(k)]
+        if len(sources) != 1:
+            errs.append(invalid(p, rc, "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"))
+    for key in ("containers", "initContainers"):
+        for i, c in enumerate(_list(spec.get(key))):
+            for j, claim in enumerate(_list(((c or {}).get("resources") or {}).get("claims"))):
+                cname = (claim or {}).get("name")
+                if cname and cname not in claim_names:
+                    errs.append(
+                        _err(
+                            "FieldValueNotFound",
+                            f"{path}.{key}[{i}].resources.claims[{j}].name",
+                            f"Not found: {fmt_value(cname)}",
+                        )
+                    )
+    for i, tol in enumerate(_list(spec.get("tolerations"))):
+        p = f"{path}.tolerations[{i}]"
+        tol = tol if isinstance(tol, dict) else {}
+        op = tol.get("operator", "Equal")
+        if op not in ("Equal", "Exists"):
+            errs.append(not_supported(f"{p}.operator", op, ["Equal", "Exists"]))
+        if op == "Exists" and tol.get("value"):
+            errs.append(invalid(f"{p}.operator", tol.get("value"), "value must be empty when `operator` is 'Exists'"))
+        if not tol.get("key") and op != "Exists":
+            errs.append(
+                invalid(
+                    f"{p}.operator",
+                    op,
+                    'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+                )
+            )
+        effect = tol.get("effect")
+        if effect and effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            errs.append(not_supported(f"{p}.effect", effect, ["NoExecute", "NoSchedule", "PreferNoSchedule"]))
+    for key, value in (spec.get("nodeSelector") or {}).items():
+        errs += [invalid(f"{path}.nodeSelector", key, p) for p in qualified_name_errors(key)]
+        errs += [invalid(f"{path}.nodeSelector", value, p) for p in label_value_errors(str(value))]
+    return errs
+
+
+POD_UPDATE_FORBIDDEN = (
+    "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
+    "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),"
+    "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
+)
+
+
+def _pod_mutable_view(spec: dict, old_spec: dict) -> dict:
+    view = json.loads(json.dumps(spec))
+    for key in ("containers", "initContainers"):
+        for c in view.get(key) or []:
+            c.pop("image", None)
+    view.pop("activeDeadlineSeconds", None)
+    view.pop("terminationGracePeriodSeconds", None)
+    view.pop("tolerations", None)
+    view.pop("ephemeralContainers", None)
+    view.pop("schedulingGates", None)
+    if not old_spec.get("nodeName"):
+        # Binding sets nodeName once (the binding subresource, or a scheduler writing it directly).
+        view.pop("nodeName", None)
+    return view
+
+
+def _pod_errors(obj: dict, old: dict | None) -> list[dict]:
+    errs = pod_spec_errors(obj.get("spec"), "spec")
+    if old is not None and isinstance(obj.get("spec"), dict):
+        spec, old_spec = obj["spec"], old.get("spec") or {}
+        if _pod_mutable_view(spec, old_spec) != _pod_mutable_view(old_spec, old_spec):
+            errs.append(forbidden("spec", POD_UPDATE_FORBIDDEN))
+        old_tols = _list(old_spec.get("tolerations"))
+        new_tols = _list(spec.get("tolerations"))
+        if any(t not in new_tols for t in old_tols):
+            errs.append(
+                forbidden("spec.tolerations", "existing toleration can not be modified except its tolerationSeconds")
+            )
+        if old_spec.get("schedulingGates") is not None:
+            added = [g for g in _list(spec.get("schedulingGates")) if g not in _list(old_spec.get("schedulingGates"))]
+            if added:
+                errs.append(
+                    forbidden("spec.schedulingGates", "only deletion is allowed, but found new scheduling gate")
+                )
+    return errs
+
+
+def _node_errors(obj: dict, old: dict | None) -> list[dict]:
+    spec = obj.get("spec") or {}
+    errs: list[dict] = []
+    for i, taint in enumerate(_list(spec.get("taints"))):
+        taint = taint if isinstance(taint, dict) else {}
+        p = f"spec.taints[{i}]"
+        if not taint.get("key"):
+            errs.append(required(f"{p}.key", ""))
+        else:
+            errs += [invalid(f"{p}.key", taint["key"], m) for m in qualified_name_errors(taint["key"])]
+        if taint.get("effect") not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            errs.append(
+                not_supported(f"{p}.effect", taint.get("effect"), ["NoExecute", "NoSchedule", "PreferNoSchedule"])
+            )
+    if old is not None:
+        old_spec = old.get("spec") or {}
+        if old_spec.get("podCIDR") and spec.get("podCIDR") != old_spec.get("podCIDR"):
+            errs.append(forbidden("spec.podCIDR", 'node updates may not change podCIDR except from "" to valid'))
+        if old_spec.get("providerID") and spec.get("providerID") != old_spec.get("providerID"):
+            errs.append(forbidden("spec.providerID", 'node updates may not change providerID except from "" to valid'))
+    return errs
+
+
+def _configmap_errors(obj: dict, old: dict | None) -> list[dict]:
+    errs: list[dict] = []
+    data, binary = obj.get("data") or {}, obj.get("binaryData") or {}
+    for key in list(data) + list(binary):
+        if len(key) > 253 or not _CONFIG_KEY_RE.match(key) or key in (".", "..") or key.startswith(".."):
+            errs.append(
+                invalid(
+                    f"data[{key}]" if key in data else f"binaryData[{key}]",
+                    key,
+                    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+                )
+            )
+        if key in data and key in binary:
+            errs.append(invalid(f"data[{key}]", key, "duplicate of key present in binaryData"))
+    if (
+        old is not None
+        and old.get("immutable")
+        and (data != (old.get("data") or {}) or binary != (old.get("binaryData") or {}))
+    ):
+        errs.append(forbidden("data", "field is immutable when `immutable` is set"))
+    total = sum(len(k) + len(v if isinstance(v, str) else "") for k, v in data.items()) + sum(
+        len(k) + len(v or "") for k, v in binary.items()
+    )
+    if total > 1024 * 1024:
+        errs.append(too_long("", 1024 * 1024) | {"message": f"Too long: must have at most {1024 * 1024} bytes"})
+    return errs
+
+
+def _namespace_errors(obj: dict, old: dict | None) -> list[dict]:
+    errs: list[dict] = []
+    phase = (obj.get("status") or {}).get("phase")
+    if phase is not None and phase not in ("Active", "Terminating"):
+        errs.append(not_supported("status.phase", phase, ["Active", "Terminating"]))
+    return errs
+
+
+def _event_errors(obj: dict, old: dict | None) -> list[dict]:
+    involved = obj.get("involvedObject") or {}
+    ns = (obj.get("metadata") or {}).get("namespace", "")
+    errs = []
+    if involved.get("namespace") and ns and involved["namespace"] != ns:
+        errs.append(invalid("involvedObject.namespace", involved["namespace"], "does not match event.namespace"))
+    event_type = obj.get("type")
+    if event_type and event_type not in ("Normal", "Warning"):
+        errs.append(not_supported("type", event_type, ["Normal", "Warning"]))
+    return errs
+
+
+def _quota_errors(obj: dict, old: dict | None) -> list[dict]:
+    errs = []
+    for name in (obj.get("spec") or {}).get("hard") or {}:
+        errs += [invalid(f"spec.hard[{name}]", name, p) for p in qualified_name_errors(name)]
+    return errs

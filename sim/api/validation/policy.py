@@ -1,0 +1,31 @@
+"""policy/v1: PodDisruptionBudget validation."""
+
+from __future__ import annotations
+
+import re
+
+from dragoman.sim.api.validation.fields import invalid
+
+
+def _pdb_errors(obj: dict, old: dict | None) -> list[dict]:
+    spec = obj.get("spec") or {}
+    errs: list[dict] = []
+    if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
+        errs.append(invalid("spec", spec, "minAvailable and maxUnavailable cannot be both set"))
+    for key in ("minAvailable", "maxUnavailable"):
+        value = spec.get(key)
+        if isinstance(value, int) and value < 0:
+            errs.append(invalid(f"spec.{key}", value, "must be greater than or equal to 0"))
+        elif isinstance(value, str):
+            m = re.fullmatch(r"(\d+)%", value)
+            if not m:
+                errs.append(
+                    invalid(
+                        f"spec.{key}",
+                        value,
+                        "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
+                    )
+                )
+            elif int(m.group(1)) > 100:
+                errs.append(invalid(f"spec.{key}", value, "must not be greater than 100%"))
+    return errs

@@ -1,0 +1,536 @@
+"""resource.k8s.io (DRA): defaulting of ResourceClaims and templates, and validation of DeviceClasses, claims,
+templates, ResourceSlices and DeviceTaintRules, CEL selectors included (pkg/apis/resource/validation)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import Any
+
+from dragoman.sim.api.validation.fields import (
+    _C_IDENTIFIER_RE,
+    IMMUTABLE,
+    _list,
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    duplicate,
+    forbidden,
+    invalid,
+    is_extended_resource_name,
+    label_value_errors,
+    not_supported,
+    qualified_name_errors,
+    required,
+    too_long,
+    too_many,
+)
+
+
+def _default_device_requests(devices: dict) -> None:
+    def one(req: dict) -> None:
+        req.setdefault("allocationMode", "ExactCount")
+        if req["allocationMode"] == "ExactCount":
+            req.setdefault("count", 1)
+        for tol in req.get("tolerations") or []:
+            tol.setdefault("operator", "Equal")
+
+    for request in devices.get("requests") or []:
+        if isinstance(request.get("exactly"), dict):
+            one(request["exactly"])
+        for sub in request.get("firstAvailable") or []:
+            if isinstance(sub, dict):
+                one(sub)
+
+
+def _default_claim(obj: dict) -> None:
+    devices = (obj.get("spec") or {}).get("devices")
+    if isinstance(devices, dict):
+        _default_device_requests(devices)
+
+
+def _default_claim_template(obj: dict) -> None:
+    devices = ((obj.get("spec") or {}).get("spec") or {}).get("devices")
+    if isinstance(devices, dict):
+        _default_device_requests(devices)
+
+
+CEL_MAX_LENGTH = 10 * 1024
+
+
+MAX_SELECTORS = 32
+
+
+MAX_CONFIG = 32
+
+
+MAX_REQUESTS = 32
+
+
+MAX_SUBREQUESTS = 8
+
+
+MAX_CONSTRAINTS = 32
+
+
+MAX_DEVICES = 128
+
+
+MAX_DEVICES_WITH_EXTRAS = 64
+
+
+MAX_ATTRIBUTES_AND_CAPACITY = 32
+
+
+MAX_DRIVER_NAME = 63
+
+
+MAX_POOL_NAME = 253
+
+
+@functools.lru_cache(maxsize=4096)
+def _compile_result(expression: str) -> tuple[str, str, str] | None:
+    """None when the expression compiles; else (kind, detail, reason) with the real API server's detail text."""
+    try:
+        from dragoman.fleet.cel import CelCompileError, compile_expression
+    except ImportError:  # the CEL engine is optional for the server; without it, selectors are not checked
+        return None
+    try:
+        compile_expression(expression)
+    except CelCompileError as err:
+        kind = getattr(err, "kind", "syntax")
+        if kind == "too-long":
+            return ("too-long", "", "")
+        if kind == "cost":
+            return ("cost", "too complex, exceeds cost limit", "")
+        if kind == "unsupported":
+            # The house engine lacks something cel-go has; the real server would accept it.
+            return None
+        if kind == "non-bool":
+            return ("invalid", err.message, "")
+        line, column = getattr(err, "line", None), getattr(err, "column", None)
+        if line is not None:
+            caret = err.caret(expression) if hasattr(err, "caret") else ""
+            detail = f"compilation failed: ERROR: <input>:{line}:{column}: {err.message}" + (
+                f"\n{caret}" if caret else ""
+            )
+        else:
+            detail = f"compilation failed: ERROR: <input>:1:1: {err.message}"
+        return ("invalid", detail, "")
+    except Exception:  # noqa: BLE001 - an engine crash must not take the API server down
+        return None
+    return None
+
+
+def _cel_selector_errors(selector: Any, path: str) -> list[dict]:
+    if not isinstance(selector, dict) or not isinstance(selector.get("cel"), dict):
+        return [required(f"{path}.cel", "")]
+    expression = selector["cel"].get("expression")
+    field = f"{path}.cel.expression"
+    if not isinstance(expression, str) or expression == "":
+        return [required(field, "")]
+    if len(expression) > CEL_MAX_LENGTH:
+        return [too_long(field, CEL_MAX_LENGTH)]
+    result = _compile_result(expression)
+    if result is None:
+        return []
+    kind, detail, _ = result
+    if kind == "too-long":
+        return [too_long(field, CEL_MAX_LENGTH)]
+    if kind == "cost":
+        return [forbidden(field, detail)]
+    return [invalid(field, expression, detail)]
+
+
+def _selectors_errors(selectors: Any, path: str, skip_compile: bool = False) -> list[dict]:
+    items = _list(selectors)
+    errs: list[dict] = []
+    if len(items) > MAX_SELECTORS:
+        errs.append(too_many(path, len(items), MAX_SELECTORS))
+    if skip_compile:
+        return errs
+    for i, selector in enumerate(items):
+        errs += _cel_selector_errors(selector, f"{path}[{i}]")
+    return errs
+
+
+def _driver_name_errors(driver: Any, path: str) -> list[dict]:
+    if not driver:
+        return [required(path, "")]
+    errs = []
+    if len(driver) > MAX_DRIVER_NAME:
+        errs.append(too_long(path, MAX_DRIVER_NAME))
+    errs += [invalid(path, driver, p) for p in dns1123_subdomain_errors(driver.lower()) if "253" not in p]
+    return errs
+
+
+def _opaque_config_errors(configs: Any, path: str, request_names: set[str] | None) -> list[dict]:
+    items = _list(configs)
+    errs: list[dict] = []
+    if len(items) > MAX_CONFIG:
+        errs.append(too_many(path, len(items), MAX_CONFIG))
+    for i, config in enumerate(items):
+        p = f"{path}[{i}]"
+        if request_names is not None:
+            for j, name in enumerate(_list((config or {}).get("requests"))):
+                if name not in request_names:
+                    errs.append(
+                        invalid(
+                            f"{p}.requests[{j}]",
+                            name,
+                            "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'",
+                        )
+                    )
+        opaque = (config or {}).get("opaque")
+        if not isinstance(opaque, dict):
+            errs.append(required(f"{p}.opaque", ""))
+            continue
+        errs += _driver_name_errors(opaque.get("driver"), f"{p}.opaque.driver")
+        params = opaque.get("parameters")
+        if params is None:
+            errs.append(required(f"{p}.opaque.parameters", ""))
+        elif not isinstance(params, dict):
+            errs.append(invalid(f"{p}.opaque.parameters", "<value omitted>", "parameters must be a valid JSON object"))
+    return errs
+
+
+def _device_class_errors(obj: dict, old: dict | None) -> list[dict]:
+    spec = obj.get("spec") or {}
+    old_spec = (old or {}).get("spec") or {}
+    errs = _selectors_errors(
+        spec.get("selectors"),
+        "spec.selectors",
+        skip_compile=old is not None and spec.get("selectors") == old_spec.get("selectors"),
+    )
+    errs += _opaque_config_errors(spec.get("config"), "spec.config", None)
+    ern = spec.get("extendedResourceName")
+    if ern is not None and not (isinstance(ern, str) and is_extended_resource_name(ern)):
+        errs.append(invalid("spec.extendedResourceName", ern, "must be a valid extended resource name"))
+    return errs
+
+
+def _request_name_errors(name: Any, path: str) -> list[dict]:
+    if not name:
+        return [required(path, "")]
+    return [invalid(path, name, p) for p in dns1123_label_errors(name)]
+
+
+def _allocation_errors(req: dict, path: str) -> list[dict]:
+    mode = req.get("allocationMode", "ExactCount")
+    count = req.get("count", 0 if mode == "All" else 1)
+    if mode == "All":
+        if count:
+            return [invalid(f"{path}.count", count, "must not be specified when allocationMode is 'All'")]
+        return []
+    if mode == "ExactCount":
+        if not isinstance(count, int) or count <= 0:
+            return [invalid(f"{path}.count", count, "must be greater than zero")]
+        return []
+    return [not_supported(f"{path}.allocationMode", mode, ["All", "ExactCount"])]
+
+
+def _toleration_errors(tolerations: Any, path: str) -> list[dict]:
+    errs = []
+    for i, tol in enumerate(_list(tolerations)):
+        p = f"{path}[{i}]"
+        op = (tol or {}).get("operator", "Equal")
+        if op not in ("Exists", "Equal"):
+            errs.append(not_supported(f"{p}.operator", op, ["Equal", "Exists"]))
+        if op == "Exists" and (tol or {}).get("value"):
+            errs.append(
+                invalid(f"{p}.operator", (tol or {}).get("value"), "value must be empty when `operator` is 'Exists'")
+            )
+        effect = (tol or {}).get("effect")
+        if effect and effect not in ("NoSchedule", "NoExecute", "None"):
+            errs.append(not_supported(f"{p}.effect", effect, ["NoExecute", "NoSchedule", "None"]))
+    return errs
+
+
+def _exact_request_errors(req: Any, path: str, skip_compile: bool) -> list[dict]:
+    if not isinstance(req, dict):
+        return [invalid(path, req, "must be an object")]
+    errs: list[dict] = []
+    dcn = req.get("deviceClassName")
+    if not dcn:
+        errs.append(required(f"{path}.deviceClassName", ""))
+    else:
+        errs += [invalid(f"{path}.deviceClassName", dcn, p) for p in dns1123_subdomain_errors(dcn)]
+    errs += _selectors_errors(req.get("selectors"), f"{path}.selectors", skip_compile)
+    errs += _allocation_errors(req, path)
+    errs += _toleration_errors(req.get("tolerations"), f"{path}.tolerations")
+    return errs
+
+
+def _device_claim_errors(devices: Any, path: str, skip_compile: bool = False) -> list[dict]:
+    if devices is None:
+        return []
+    if not isinstance(devices, dict):
+        return [invalid(path, devices, "must be an object")]
+    errs: list[dict] = []
+    requests = _list(devices.get("requests"))
+    if len(requests) > MAX_REQUESTS:
+        errs.append(too_many(f"{path}.requests", len(requests), MAX_REQUESTS))
+    names: set[str] = set()
+    for i, request in enumerate(requests):
+        p = f"{path}.requests[{i}]"
+        request = request if isinstance(request, dict) else {}
+        name = request.get("name")
+        errs += _request_name_errors(name, f"{p}.name")
+        if name in names:
+            errs.append(duplicate(p, name))
+        exactly, first = request.get("exactly"), _list(request.get("firstAvailable"))
+        if exactly is None and not first:
+            errs.append(required(p, "exactly one of `exactly` or `firstAvailable` is required"))
+        elif exactly is not None and first:
+            errs.append(
+                invalid(
+                    p, None, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"
+                )
+            )
+        elif exactly is not None:
+            errs += _exact_request_errors(exactly, f"{p}.exactly", skip_compile)
+        else:
+            if len(first) > MAX_SUBREQUESTS:
+                errs.append(too_many(f"{p}.firstAvailable", len(first), MAX_SUBREQUESTS))
+            sub_names: set[str] = set()
+            for j, sub in enumerate(first):
+                sp = f"{p}.firstAvailable[{j}]"
+                sub = sub if isinstance(sub, dict) else {}
+                errs += _request_name_errors(sub.get("name"), f"{sp}.name")
+                if sub.get("name") in sub_names:
+                    errs.append(duplicate(sp, sub.get("name")))
+                sub_names.add(sub.get("name"))
+                names.add(f"{name}/{sub.get('name')}")
+                errs += _exact_request_errors(sub, sp, skip_compile)
+        names.add(name)
+    constraints = _list(devices.get("constraints"))
+    if len(constraints) > MAX_CONSTRAINTS:
+        errs.append(too_many(f"{path}.constraints", len(constraints), MAX_CONSTRAINTS))
+    for i, constraint in enumerate(constraints):
+        p = f"{path}.constraints[{i}]"
+        constraint = constraint if isinstance(constraint, dict) else {}
+        for j, ref in enumerate(_list(constraint.get("requests"))):
+            if ref not in names:
+                errs.append(
+                    invalid(
+                        f"{p}.requests[{j}]",
+                        ref,
+                        "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'",
+                    )
+                )
+        attr = constraint.get("matchAttribute") or constraint.get("distinctAttribute")
+        key = "matchAttribute" if constraint.get("matchAttribute") else "distinctAttribute"
+        if not attr:
+            errs.append(required(f"{p}.matchAttribute", ""))
+        elif "/" not in attr:
+            errs.append(invalid(f"{p}.{key}", attr, "must include a domain"))
+    errs += _opaque_config_errors(devices.get("config"), f"{path}.config", names)
+    return errs
+
+
+def _claim_errors(obj: dict, old: dict | None) -> list[dict]:
+    spec = obj.get("spec")
+    if old is not None:
+        if spec != old.get("spec"):
+            return [invalid("spec", spec, IMMUTABLE)]
+        return []
+    if not isinstance(spec, dict):
+        return [required("spec", "")]
+    return _device_claim_errors(spec.get("devices"), "spec.devices")
+
+
+def _claim_template_errors(obj: dict, old: dict | None) -> list[dict]:
+    spec = obj.get("spec")
+    if old is not None:
+        if spec != old.get("spec"):
+            return [invalid("spec", spec, IMMUTABLE)]
+        return []
+    if not isinstance(spec, dict):
+        return [required("spec", "")]
+    errs: list[dict] = []
+    template_meta = spec.get("metadata") or {}
+    for key, value in (template_meta.get("labels") or {}).items():
+        errs += [invalid("spec.metadata.labels", key, p) for p in qualified_name_errors(key)]
+        errs += [invalid("spec.metadata.labels", value, p) for p in label_value_errors(str(value))]
+    errs += _device_claim_errors((spec.get("spec") or {}).get("devices"), "spec.spec.devices")
+    return errs
+
+
+_ATTRIBUTE_TYPES = ("bool", "int", "string", "version", "bools", "ints", "strings", "versions")
+
+
+_SEMVER_RE = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+)
+
+
+def _qualified_attribute_errors(name: str, path: str) -> list[dict]:
+    # Fleets repeat the same few attribute names on every device: check each name once.
+    problems = _attribute_name_problems(name)
+    return [dict(p, field=path) for p in problems]
+
+
+@functools.lru_cache(maxsize=4096)
+def _attribute_name_problems(name: str) -> tuple[dict, ...]:
+    return tuple(_qualified_attribute_errors_uncached(name, ""))
+
+
+def _qualified_attribute_errors_uncached(name: str, path: str) -> list[dict]:
+    errs = []
+    if "/" in name:
+        domain, ident = name.split("/", 1)
+        if len(domain) > 63:
+            errs.append(too_long(path, 63))
+        errs += [invalid(path, domain, p) for p in dns1123_subdomain_errors(domain) if "253" not in p]
+    else:
+        ident = name
+    if not ident:
+        errs.append(required(path, "the identifier part is required"))
+    elif len(ident) > 32:
+        errs.append(too_long(path, 32))
+    elif not _C_IDENTIFIER_RE.match(ident):
+        errs.append(
+            invalid(
+                path,
+                ident,
+                "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for validation is '[A-Za-z_][A-Za-z0-9_]*')",
+            )
+        )
+    return errs
+
+
+def _device_errors(device: Any, path: str) -> list[dict]:
+    if not isinstance(device, dict):
+        return [invalid(path, device, "must be an object")]
+    errs: list[dict] = []
+    name = device.get("name")
+    if not name:
+        errs.append(required(f"{path}.name", ""))
+    else:
+        errs += [invalid(f"{path}.name", name, p) for p in dns1123_label_errors(name)]
+    attributes = device.get("attributes") or {}
+    capacity = device.get("capacity") or {}
+    for key, value in attributes.items():
+        p = f"{path}.attributes[{json.dumps(key)}]"
+        errs += _qualified_attribute_errors(key, p)
+        present = [t for t in _ATTRIBUTE_TYPES if isinstance(value, dict) and t in value]
+        if len(present) != 1:
+            detail = "exactly one value must be specified" if present else "exactly one value must be specified"
+            errs.append(invalid(p, value, detail))
+            continue
+        kind = present[0]
+        v = value[kind]
+        if kind == "string" and isinstance(v, str) and len(v) > 64:
+            errs.append(too_long(f"{p}.string", 64))
+        if kind == "version" and (not isinstance(v, str) or not _SEMVER_RE.match(v)):
+            errs.append(invalid(f"{p}.version", v, "must be a string compatible with semver.org spec 2.0.0"))
+        if kind == "version" and isinstance(v, str) and len(v) > 64:
+            errs.append(too_long(f"{p}.version", 64))
+    for key in capacity:
+        errs += _qualified_attribute_errors(key, f"{path}.capacity[{json.dumps(key)}]")
+    if len(attributes) + len(capacity) > MAX_ATTRIBUTES_AND_CAPACITY:
+        errs.append(
+            too_many(path, len(attributes) + len(capacity), MAX_ATTRIBUTES_AND_CAPACITY)
+            | {
+                "message": f"Too many: {len(attributes) + len(capacity)}: must have at most {MAX_ATTRIBUTES_AND_CAPACITY} attributes and capacities combined"
+            }
+        )
+    taints = _list(device.get("taints"))
+    if len(taints) > 16:
+        errs.append(too_many(f"{path}.taints", len(taints), 16))
+    for i, taint in enumerate(taints):
+        effect = (taint or {}).get("effect")
+        if effect not in ("NoSchedule", "NoExecute", "None"):
+            errs.append(not_supported(f"{path}.taints[{i}].effect", effect, ["NoExecute", "NoSchedule", "None"]))
+        if not (taint or {}).get("key"):
+            errs.append(required(f"{path}.taints[{i}].key", ""))
+    return errs
+
+
+def _slice_errors(obj: dict, old: dict | None) -> list[dict]:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return [required("spec", "")]
+    errs = _driver_name_errors(spec.get("driver"), "spec.driver")
+    pool = spec.get("pool")
+    if not isinstance(pool, dict):
+        errs.append(required("spec.pool", ""))
+        pool = {}
+    else:
+        pname = pool.get("name")
+        if not pname:
+            errs.append(required("spec.pool.name", ""))
+        else:
+            if len(pname) > MAX_POOL_NAME:
+                errs.append(too_long("spec.pool.name", MAX_POOL_NAME))
+            for part in pname.split("/"):
+                errs += [invalid("spec.pool.name", part, p) for p in dns1123_subdomain_errors(part)]
+        if not isinstance(pool.get("generation", 0), int) or pool.get("generation", 0) < 0:
+            errs.append(invalid("spec.pool.generation", pool.get("generation"), "must be greater than or equal to 0"))
+        count = pool.get("resourceSliceCount")
+        if not isinstance(count, int) or count <= 0:
+            errs.append(
+                invalid("spec.pool.resourceSliceCount", count if count is not None else 0, "must be greater than zero")
+            )
+    selection = [
+        k
+        for k in ("nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection")
+        if spec.get(k) not in (None, "", False)
+    ]
+    if not selection:
+        errs.append(
+            required(
+                "spec", "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
+            )
+        )
+    elif len(selection) > 1:
+        errs.append(
+            invalid(
+                "spec",
+                "{" + ", ".join(f"`{s}`" for s in selection) + "}",
+                "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required, but multiple fields are set",
+            )
+        )
+    if spec.get("nodeName"):
+        errs += [invalid("spec.nodeName", spec["nodeName"], p) for p in dns1123_subdomain_errors(spec["nodeName"])]
+    devices = _list(spec.get("devices"))
+    counters = _list(spec.get("sharedCounters"))
+    if devices and counters:
+        errs.append(invalid("spec", None, "only one of `devices` or `sharedCounters` may be set"))
+    extras = any(isinstance(d, dict) and (d.get("taints") or d.get("consumesCounters")) for d in devices)
+    limit = MAX_DEVICES_WITH_EXTRAS if extras else MAX_DEVICES
+    if len(devices) > limit:
+        errs.append(too_many("spec.devices", len(devices), limit))
+    seen: set[str] = set()
+    for i, device in enumerate(devices):
+        errs += _device_errors(device, f"spec.devices[{i}]")
+        name = device.get("name") if isinstance(device, dict) else None
+        if name in seen:
+            errs.append(duplicate(f"spec.devices[{i}].name", name))
+        seen.add(name)
+    if len(counters) > 8:
+        errs.append(too_many("spec.sharedCounters", len(counters), 8))
+    if old is not None:
+        old_spec = old.get("spec") or {}
+        for key, path in (("driver", "spec.driver"), ("nodeName", "spec.nodeName")):
+            if spec.get(key) != old_spec.get(key):
+                errs.append(invalid(path, spec.get(key), IMMUTABLE))
+        if (pool or {}).get("name") != (old_spec.get("pool") or {}).get("name"):
+            errs.append(invalid("spec.pool.name", (pool or {}).get("name"), IMMUTABLE))
+    return errs
+
+
+def _device_taint_rule_errors(obj: dict, old: dict | None) -> list[dict]:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return [required("spec", "")]
+    errs: list[dict] = []
+    taint = spec.get("taint")
+    if not isinstance(taint, dict):
+        errs.append(required("spec.taint", ""))
+    else:
+        if not taint.get("key"):
+            errs.append(required("spec.taint.key", ""))
+        if taint.get("effect") not in ("NoSchedule", "NoExecute", "None"):
+            errs.append(not_supported("spec.taint.effect", taint.get("effect"), ["NoExecute", "NoSchedule", "None"]))
+    return errs
