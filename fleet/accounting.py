@@ -274,7 +274,8 @@ def move_delta(model: FleetModel, namespace: str, pool: str) -> tuple[dict[str, 
     will get (count, devices of the serving class, the class's implicit request name). Also the number of such pods."""
     out: dict[str, int] = defaultdict(int)
     pods = 0
-    members = set(model.pool(pool).nodes) if model.pool(pool) else set()
+    view = model.pool(pool)
+    members = set(view.nodes) if view else set()
     classes = model.classes()
     for (ns, _), pod in model.objects["Pod"].items():
         if ns != namespace or pod_terminal(pod):

@@ -233,7 +233,7 @@ async def read_body(resp: aiohttp.ClientResponse, limit: int, what: str, who: st
 
 
 def _query(query: Mapping[str, Any] | None) -> list[tuple[str, str]]:
-    out = []
+    out: list[tuple[str, str]] = []
     for k, v in (query or {}).items():
         if v is None:
             continue
@@ -306,7 +306,8 @@ class Cluster:
             raise Unreachable(
                 f"the TLS material of {self._who()} cannot be used ({getattr(exc, 'filename', None) or exc})."
             ) from None
-        client.rest_client.pool_manager = _Guarded(client.rest_client.pool_manager)
+        # The wrapper has the session's interface, not its class.
+        client.rest_client.pool_manager = _Guarded(client.rest_client.pool_manager)  # type: ignore[assignment]
         client.user_agent = f"dragoman/{__version__}"
         if rc.username and rc.password and not rc.token and rc.exec is None:
             basic = base64.b64encode(f"{rc.username}:{rc.password}".encode()).decode()
@@ -626,8 +627,11 @@ class Cluster:
         return good
 
     def _note_malformed(self, obj: dict, kind: str, problem: str) -> None:
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-        kind = obj.get("kind") if isinstance(obj.get("kind"), str) else kind
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            meta = {}
+        named = obj.get("kind")
+        kind = named if isinstance(named, str) else kind
         ns, name = meta.get("namespace"), meta.get("name")
         who = f"{ns}/{name}" if isinstance(ns, str) and ns else str(name)
         key = f"{kind} {who}"

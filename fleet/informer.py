@@ -9,6 +9,7 @@ import logging
 import random
 import time
 from collections.abc import Iterable
+from typing import Any
 
 from dragoman.fleet.cluster import ApiError, Cluster, ClusterError, Malformed, Unreachable, WatchGone
 from dragoman.fleet.errors import ExitCode, UserError
@@ -214,7 +215,7 @@ class Informer:
                 self._state(LIVE, "", synced=True)
                 continue
             self._events_seen += 1
-            rv = (obj.get("metadata") or {}).get("resourceVersion")
+            event_rv = (obj.get("metadata") or {}).get("resourceVersion")
             if etype == "SKIPPED":
                 _take_notes(cluster, store)  # a malformed object: named in a note, never given to the model
             elif etype != "BOOKMARK":
@@ -223,8 +224,8 @@ class Informer:
                 if info.label_selector and etype != "DELETED" and not info.matches(obj):
                     etype = "DELETED"  # no longer ours: treat as gone, as the server's filtered watch would
                 store.apply(info.kind, etype, obj)
-            if rv:
-                self.resource_version = rv
+            if event_rv:
+                self.resource_version = event_rv
 
 
 class Syncer:
@@ -237,7 +238,7 @@ class Syncer:
         kinds: Iterable[str] | None = None,
         *,
         project: bool = True,
-        **informer_kw: float,
+        **informer_kw: Any,
     ) -> None:
         self.cluster = cluster
         self.store = store
@@ -308,7 +309,7 @@ class Syncer:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def sync(cluster: Cluster, store: FleetStore, kinds: Iterable[str] | None = None, **informer_kw: float) -> Syncer:
+async def sync(cluster: Cluster, store: FleetStore, kinds: Iterable[str] | None = None, **informer_kw: Any) -> Syncer:
     """Start one informer per kind (all the store's kinds by default); returns the Syncer to wait on and stop."""
     syncer = Syncer(cluster, store, kinds, **informer_kw)
     syncer.start()

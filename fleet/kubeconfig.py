@@ -212,6 +212,7 @@ def load_merged(paths: list[str], explicit_flag: bool) -> _Merged:
         data = _load_file(path)
         merged.sources.append(path)
         folder = os.path.dirname(os.path.abspath(path))
+        target: dict[str, Any]  # the three sections hold different values
         for section, target in (("clusters", merged.clusters), ("contexts", merged.contexts), ("users", merged.users)):
             for e in data.get(section) or []:
                 if e["name"] in target:
@@ -702,6 +703,7 @@ async def _collect(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes, bool
     async def out() -> bytes:
         nonlocal too_much
         buf = bytearray()
+        assert proc.stdout is not None  # PIPE
         while chunk := await proc.stdout.read(65536):
             if len(buf) + len(chunk) > EXEC_OUTPUT_LIMIT:
                 too_much = True
@@ -712,6 +714,7 @@ async def _collect(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes, bool
 
     async def err() -> bytes:
         tail = bytearray()
+        assert proc.stderr is not None  # PIPE
         while chunk := await proc.stderr.read(65536):
             tail += chunk
             del tail[:-EXEC_STDERR_KEPT]

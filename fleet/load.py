@@ -265,6 +265,7 @@ class LoadSampler:
         out: list[float] = []
         remote = name in ("apiObjects", "storageBytes") or name.startswith("prometheus.")
         for s in self.samples:
+            v: float | None
             if name == "apiObjects":
                 v = s.api.total_objects if s.api else None
             elif name == "storageBytes":

@@ -298,8 +298,9 @@ def node_hardware_from_labels(labels: dict) -> NodeHardware | None:
         mig_counts = {}
         for key, value in labels.items():
             m = re.fullmatch(r"nvidia\.com/mig-(\d+g\.\d+gb)\.count", key)
-            if m and (_int(value) or 0) > 0:
-                mig_counts[m.group(1)] = _int(value)
+            n = _int(value) or 0
+            if m and n > 0:
+                mig_counts[m.group(1)] = n
         if mig_counts and count:
             layout = tuple(p for p, n in sorted(mig_counts.items()) for _ in range(max(1, n // count)))
     return NodeHardware(

@@ -31,7 +31,7 @@ def _expression_matches(expr: dict, labels: dict) -> bool:
         return not present
     if op in ("Gt", "Lt"):
         try:
-            lhs, rhs = int(value), int(values[0])
+            lhs, rhs = int(value), int(values[0])  # type: ignore[arg-type]  # None: TypeError, below
         except (TypeError, ValueError, IndexError):
             return False
         return lhs > rhs if op == "Gt" else lhs < rhs

@@ -284,6 +284,7 @@ class FleetStore:
                 obj = self._project(kind, obj)
             fresh[key_of(obj)] = obj
         gone = [key for key in current if key not in fresh]
+        old: dict | None
         for key in gone:
             old = current.pop(key)
             self._record(Change(kind, "DELETED", old, old))
