@@ -17,7 +17,7 @@ STATE_CELLS = {
 }
 
 
-def header_cells(info, status: str, message: str = "") -> list[Cell]:
+def header_cells(info, status: str, message: str = "", notes: dict[str, str] | None = None) -> list[Cell]:
     """The header as cells (pure): what is shown, in order, each with a tone."""
     # The state and read-only come first: on a narrow terminal the tail is what gets cut.
     cells = [Cell(" dragoman ", "title")]
@@ -37,6 +37,11 @@ def header_cells(info, status: str, message: str = "") -> list[Cell]:
     cells.append(Cell(f" {info.version or 'v?'}", "muted"))
     if message and status not in ("live", "snapshot"):
         cells.append(Cell(f" {message}", state.tone))
+    if notes:
+        # Objects skipped as malformed (fleet/cluster.py): the first one's note names its kind, name and field.
+        first = next(iter(notes.values()))
+        more = f" (+{len(notes) - 1} more)" if len(notes) > 1 else ""
+        cells.append(Cell(f" ⚠ {first}{more}", "warning"))
     return cells
 
 
@@ -66,7 +71,8 @@ class StatusHeader(Widget):
         if self._state is None:
             return Content("")
         parts: list = []
-        cells = header_cells(*self._state)
+        store = getattr(getattr(self.app, "feed", None), "store", None)
+        cells = header_cells(*self._state, notes=getattr(store, "notes", None))
         # Decided at render time from the real width, so a narrow terminal drops the app's name first.
         if sum(len(c.text) + 2 for c in cells) > (self.size.width or 80):
             cells = cells[1:]

@@ -17,12 +17,16 @@ async def test_the_tui_on_a_server_with_wrong_typed_nodes_loads_the_rest(tmp_pat
     with serve("node-labels-a-list") as (url, _):
         feed = await open_cluster_feed(kubeconfig(tmp_path, url), None)
         app = DragomanApp(feed, kubeconfig=kubeconfig(tmp_path, url))
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=(200, 50)) as pilot:
             await wait_for(pilot, lambda: ready(app), 60, "the fleet to load")
             store = app.feed.store
             assert store.get("Node", None, "good-node") is not None
             assert store.get("Node", None, "bad-node") is None
             assert any("bad-node" in n and "metadata.labels" in n for n in store.notes.values())
+            # The operator sees it too: the header names the kind, the object and the field that was wrong.
+            await pilot.pause(0.2)
+            header = app.screen._compositor.render_strips()[0].text
+            assert "⚠ skipped Node 'bad-node'" in header and "metadata.labels" in header, header
             await pilot.press("colon", *"pools", "enter")
             await pilot.pause(0.5)
             assert app.is_running
