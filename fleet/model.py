@@ -7,7 +7,7 @@ import dataclasses
 import gc
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from dragoman.fleet import ownership as own
@@ -47,6 +47,13 @@ GFD_REPLICAS = "nvidia.com/gpu.replicas"
 GFD_SHARING = "nvidia.com/gpu.sharing-strategy"
 GFD_MIG_STRATEGY = "nvidia.com/mig.strategy"
 GPU_NODE_LABELS = ("nvidia.com/gpu.present", GFD_PRODUCT, GFD_COUNT, "feature.node.kubernetes.io/pci-10de.present")
+
+
+def _given(new: dict | None, old: dict | None) -> dict:
+    """The object an index call is about: the new one, or the old one when it was deleted (one is always given)."""
+    obj = new or old
+    assert obj is not None
+    return obj
 
 
 def key_of(obj: dict) -> Key:
@@ -96,7 +103,7 @@ def is_bridge_claim(claim: dict) -> bool:
     return ((claim.get("metadata") or {}).get("annotations") or {}).get(BRIDGE_ANNOTATION) is not None
 
 
-def claim_requests(spec_devices: dict) -> list[dict]:
+def claim_requests(spec_devices: dict | None) -> list[dict]:
     return list((spec_devices or {}).get("requests") or [])
 
 
@@ -315,7 +322,7 @@ class FleetModel:
         self._cel_cache: dict[Any, tuple[int, Any]] = {}
         self._cel_devices: dict[DeviceId, tuple[dict, Any]] = {}
 
-    def load(self, objects_by_kind: dict[str, dict[Key, dict] | Iterable[dict]]) -> None:
+    def load(self, objects_by_kind: Mapping[str, dict[Key, dict] | Iterable[dict]]) -> None:
         """Replace everything with these objects (per kind: a mapping key → raw object, or an iterable of objects)."""
         # Indexing allocates many small containers and no cycles: the cyclic collector would only rescan the fleet.
         was_enabled = gc.isenabled()
@@ -427,7 +434,8 @@ class FleetModel:
                 self.now = own.parse_time(t)
 
     def _index_Node(self, old: dict | None, new: dict | None) -> None:
-        name = key_of(new or old)[1]
+        name = key_of(_given(new, old))[1]
+        agg: PoolAggregate | None
         if new is not None:
             self._observe_clock(new)
         if old is not None and new is not None:
@@ -482,7 +490,7 @@ class FleetModel:
             agg.add_member(name)
 
     def _index_DaemonSet(self, old: dict | None, new: dict | None) -> None:
-        k = key_of(new or old)
+        k = key_of(_given(new, old))
         before = self._ds_workload.get(k)
         after = own.classify_daemonset(new) if new is not None else None
         if new is None:
@@ -513,7 +521,7 @@ class FleetModel:
                     self._invalidate_node(node)
 
     def _index_Pod(self, old: dict | None, new: dict | None) -> None:
-        pk = key_of(new or old)
+        pk = key_of(_given(new, old))
         old_node = (old.get("spec") or {}).get("nodeName") if old is not None else None
         new_node = (new.get("spec") or {}).get("nodeName") if new is not None else None
         if old_node != new_node:
@@ -542,7 +550,7 @@ class FleetModel:
         return (sl.get("spec") or {}).get("nodeName")
 
     def _index_ResourceSlice(self, old: dict | None, new: dict | None) -> None:
-        name = key_of(new or old)[1]
+        name = key_of(_given(new, old))[1]
         for sl, add in ((old, False), (new, True)):
             if sl is None:
                 continue
@@ -576,7 +584,7 @@ class FleetModel:
         ]
 
     def _index_ResourceClaim(self, old: dict | None, new: dict | None) -> None:
-        ck = key_of(new or old)
+        ck = key_of(_given(new, old))
         before = self._claim_results(old)
         after = self._claim_results(new)
         if before != after:
@@ -599,7 +607,7 @@ class FleetModel:
         self._cel_epoch += 1
 
     def _index_Event(self, old: dict | None, new: dict | None) -> None:
-        ek = key_of(new or old)
+        ek = key_of(_given(new, old))
         for ev, add in ((old, False), (new, True)):
             if ev is None:
                 continue
@@ -1055,9 +1063,8 @@ class FleetModel:
             if cache_key is not None:
                 self._cel_cache[cache_key] = (self._cel_epoch, result)
             return result
-        reads = _attributes_read(selectors)
-        if reads is not None:
-            reads = tuple(sorted(reads, key=repr))
+        read_set = _attributes_read(selectors)
+        reads = tuple(sorted(read_set, key=repr)) if read_set is not None else None
         memo: dict[Any, Any] = {}
         matched: list[DeviceId] = []
         errors: dict[DeviceId, str] = {}
@@ -1143,7 +1150,7 @@ class FleetModel:
                 entry["values"][str(value)] += 1
                 entry["devices"] += 1
                 pools[(dev.driver, qn)].add(dev.pool)
-        result = {}
+        result: dict[str, dict] = {}
         for driver, attrs in sorted(out.items()):
             result[driver] = {}
             for qn, entry in sorted(attrs.items()):
@@ -1198,8 +1205,10 @@ def _dedupe_key(dev: DeviceView, reads: tuple) -> tuple:
             parts.append((_frozen(a), _frozen(c)))
         else:
             domain = item[0] if isinstance(item, tuple) else item
-            names = sorted(
-                n for n in list(attrs) + list(caps) if (n.split("/", 1)[0] if "/" in n else dev.driver) == domain
+            names = tuple(
+                sorted(
+                    n for n in list(attrs) + list(caps) if (n.split("/", 1)[0] if "/" in n else dev.driver) == domain
+                )
             )
-            parts.append((domain, tuple(names)))
+            parts.append((domain, names))
     return tuple(parts)
