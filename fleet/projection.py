@@ -102,6 +102,8 @@ class Projection(dict):
     # `shapes_checked`: set by the LIST decoder once every field fleet/shapes.py checks has been held to its rules
     # (each distinct shared part once), so the check of the whole item is not made again.
     __slots__ = ("source", "shapes_checked")
+    source: Any
+    shapes_checked: bool
 
 
 def _keep(d: Any, names: tuple[str, ...]) -> Any:
@@ -203,7 +205,7 @@ _INT_FIELDS = {"generation", "deletionGracePeriodSeconds", "priority", "terminat
 
 
 def _struct(name: str, fields: tuple[str, ...]) -> type:
-    spec = []
+    spec: list[tuple[str, Any, Any]] = []
     for f in fields:
         if f in _STR_FIELDS:
             spec.append((f, str | None | msgspec.UnsetType, _UNSET))
@@ -237,7 +239,8 @@ class _Page(msgspec.Struct):
 
 
 _page_decoder = msgspec.json.Decoder(_Page)
-_pod_decoder = msgspec.json.Decoder(_Pod)
+# Any: the struct types are made at import time (defstruct), so their fields are not known to a type checker.
+_pod_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(_Pod)
 _generic_decoder = msgspec.json.Decoder()
 _SECTION_FIELDS = tuple(
     (
