@@ -118,6 +118,8 @@ def parse_field_selector(text: str | None, allowed: Iterable[str]) -> Predicate 
                 return False
         return True
 
+    # What an object must equal, for a store's index to pick candidates by (sim/store.py: spec.nodeName).
+    pred.equals = {field: value for field, negate, value in reqs if not negate}  # type: ignore[attr-defined]
     return pred
 
 

@@ -154,6 +154,13 @@ class Snapshot:
         self.created = created
 
 
+def _node_name(pod: dict) -> str:
+    """A pod's spec.nodeName as the field selector reads it ("" when unset)."""
+    from dragoman.sim.selectors import _field_value
+
+    return _field_value(pod, "spec.nodeName")
+
+
 class Store:
     """All objects of the simulated cluster, their history and their watchers."""
 
@@ -169,6 +176,9 @@ class Store:
         self._subscribers: list[Subscriber] = []
         self._admission: list[Admission] = []
         self._owners: dict[str, set[tuple[str, str, str]]] = collections.defaultdict(set)
+        # Pods by spec.nodeName ("" for none), as a real API server's watch cache indexes them: a drain or a
+        # migration plan lists each node's pods with a field selector, which at 150,000 pods must not be a scan.
+        self._pods_by_node: dict[str, set[tuple[str, str]]] = collections.defaultdict(set)
         self._reap: list[tuple[float, str, str, str, str]] = []
         self._snapshots: collections.OrderedDict[str, Snapshot] = collections.OrderedDict()
         self._event_written: dict[tuple[str, str], float] = {}
@@ -238,7 +248,8 @@ class Store:
         lp = parse_label_selector(label_selector)
         fp = parse_field_selector(field_selector, rt.field_labels())
         out = []
-        for key in sorted(self._data[rt.key]):
+        candidates = self._candidates(rt, fp)
+        for key in sorted(self._data[rt.key] if candidates is None else candidates):
             e = self._data[rt.key][key]
             if namespace and rt.namespaced and key[0] != namespace:
                 continue
@@ -260,7 +271,9 @@ class Store:
 
     def snapshot(self, rt: ResourceType, namespace: str | None, pred: Callable[[dict], bool] | None) -> Snapshot:
         data = self._data[rt.key]
-        keys = sorted(data) if not (namespace and rt.namespaced) else sorted(k for k in data if k[0] == namespace)
+        candidates = self._candidates(rt, pred)
+        pool = data if candidates is None else candidates
+        keys = sorted(pool) if not (namespace and rt.namespaced) else sorted(k for k in pool if k[0] == namespace)
         entries = [data[k] for k in keys]
         if pred is not None:
             entries = [e for e in entries if pred(e.obj)]
@@ -332,6 +345,8 @@ class Store:
             if rt.key == "events":
                 self._event_written[key] = self.clock.seconds()
         self._index_owners(rt, old.obj if old else None, obj if etype != "DELETED" else None)
+        if rt.key == "pods":
+            self._index_node(key, old.obj if old else None, obj if etype != "DELETED" else None)
         if record:
             if len(self.history) == self.history.maxlen:
                 self._floor = self.history[0][0]
@@ -355,6 +370,30 @@ class Store:
             except Exception:  # a subscriber's bug must not undo or fail a committed write
                 log.exception("store subscriber failed on %s %s", etype, rt.key)
         return entry
+
+    def _index_node(self, key: tuple[str, str], old: dict | None, new: dict | None) -> None:
+        before = _node_name(old) if old is not None else None
+        after = _node_name(new) if new is not None else None
+        if before == after:
+            return
+        if before is not None:
+            keys = self._pods_by_node.get(before)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self._pods_by_node[before]
+        if after is not None:
+            self._pods_by_node[after].add(key)
+
+    def _candidates(self, rt: ResourceType, pred: Callable[[dict], bool] | None) -> Iterable[tuple[str, str]] | None:
+        """The keys a predicate can match, from the nodeName index, when it requires `spec.nodeName=X` of pods; None
+        when it does not (every key is a candidate). The predicate is still applied to each candidate."""
+        if rt.key != "pods" or pred is None:
+            return None
+        node = (getattr(pred, "equals", None) or {}).get("spec.nodeName")
+        if node is None:
+            return None
+        return self._pods_by_node.get(node, ())
 
     def _index_owners(self, rt: ResourceType, old: dict | None, new: dict | None) -> None:
         for obj, add in ((old, False), (new, True)):
