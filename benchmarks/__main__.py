@@ -184,6 +184,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name}: {len(figs)} figures in {wall:.0f} s", file=sys.stderr, flush=True)
         figures.extend(figs)
     figures.extend(comparisons(figures))
+    from dragoman.benchmarks.readme_baseline import compare
+
+    figures.extend(compare(figures))  # the scale fleet's figures against the README's table
     total = time.perf_counter() - started
     print(f"machine: {header}")
     print(
