@@ -333,7 +333,7 @@ class FleetModel:
             if was_enabled:
                 gc.enable()
 
-    def _load(self, objects_by_kind: dict[str, dict[Key, dict] | Iterable[dict]]) -> None:
+    def _load(self, objects_by_kind: Mapping[str, dict[Key, dict] | Iterable[dict]]) -> None:
         self._reset()
         # Nodes and DaemonSets first: pools and pod classification depend on them.
         order = ["Node", "DaemonSet"] + [k for k in KINDS if k not in ("Node", "DaemonSet")]

@@ -8,7 +8,7 @@ import json
 import re
 import sys
 from collections.abc import Iterable
-from typing import IO
+from typing import IO, Any, cast
 
 import yaml
 from dragoman.fleet.errors import ExitCode, UserError, printable
@@ -191,7 +191,7 @@ def fill_store(store: FleetStore, objects: Iterable[dict]) -> dict[str, int]:
     by_kind: dict[str, list[dict]] = {k: [] for k in store.kinds}
     skipped: dict[str, int] = {}
     for obj in objects:
-        kind = obj.get("kind")
+        kind: Any = obj.get("kind")
         info = KINDS.get(kind) if kind not in NEVER else None
         if (
             info is None
@@ -274,7 +274,8 @@ def write_snapshot(store: FleetStore, path: str, *, header: Iterable[str] = ()) 
     from dragoman.fleet.safefile import write_atomic
 
     # Never over a device, a FIFO, a folder or through a link; a temporary 0600 file renamed into place.
-    return int(write_atomic(path, lambda f: dump_snapshot(store, f, header=header), "the snapshot"))  # type: ignore[arg-type]
+    # write_atomic returns what the writer returned: dump_snapshot's count.
+    return cast(int, write_atomic(path, lambda f: dump_snapshot(store, f, header=header), "the snapshot"))
 
 
 def provenance(server: str, context: str, version: str, forbidden: Iterable[str] = ()) -> list[str]:
