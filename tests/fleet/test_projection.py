@@ -215,3 +215,46 @@ async def test_a_drain_of_a_node_full_of_projected_cpu_pods_evicts_every_one() -
         finally:
             await syncer.stop()
             await cluster.close()
+
+
+def test_a_projection_keeps_every_pod_field_the_shape_checks_read() -> None:
+    from dragoman.fleet.projection import CONTAINER_KEEP, SECTIONS
+    from dragoman.fleet.shapes import SHAPES
+
+    kept = {section: set(names) for section, names in SECTIONS}
+    for kind, path, _typ in SHAPES:
+        if kind not in ("*", "Pod"):
+            continue
+        parts = path.split(".")
+        if len(parts) >= 2:
+            assert parts[1] in kept[parts[0]], path  # else a projected pod would escape that check
+        if parts[:2] in (["spec", "containers"], ["spec", "initContainers"]) and len(parts) > 3:
+            assert parts[3] in CONTAINER_KEEP, path
+
+
+def test_findings_views_and_drain_sets_are_the_same_from_projected_pods_on_the_envelope() -> None:
+    """The envelope's CPU pods (Deployments, Jobs, DaemonSets on CPU nodes), projected by the LIST decoder as a live
+    store does, give the same findings, node views, pools, accounting and per-node drain sets as the whole pods."""
+    from dragoman.actions.drain import skip_reason
+
+    objs = json.loads(json.dumps(generate_envelope(**SMALL)))
+    pods = [o for o in objs if o["kind"] == "Pod"]
+    rest = [o for o in objs if o["kind"] != "Pod"]
+    decoded = PodListDecoder()(_page([{k: v for k, v in p.items() if k != "kind"} for p in pods]))["items"]
+    for p in decoded:
+        p.setdefault("kind", "Pod")
+    assert sum(isinstance(p, Projection) for p in decoded) > len(pods) / 2
+    whole, projected = FleetModel(), FleetModel()
+    whole.load_list(rest + pods)
+    projected.load_list(json.loads(json.dumps(rest)) + decoded)
+    assert diagnose(projected) == diagnose(whole)
+    assert [v.to_json() for v in projected.nodes()] == [v.to_json() for v in whole.nodes()]
+    assert [(p.name, p.nodes) for p in projected.pools()] == [(p.name, p.nodes) for p in whole.pools()]
+    assert model_counts(projected) == model_counts(whole)
+    for ns in {k[0] for k in whole.objects["Pod"]}:
+        assert accounting.namespace_usage(projected, ns) == accounting.namespace_usage(whole, ns)
+    cpu_nodes = [n for n in whole.node_names() if n.startswith("gke-env-cpu-")]
+    assert cpu_nodes
+    for node in whole.node_names():
+        mine = [(key_of(p), skip_reason(p)) for p in projected.pods_on_node(node)]
+        assert mine == [(key_of(p), skip_reason(p)) for p in whole.pods_on_node(node)], node
