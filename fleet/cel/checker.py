@@ -449,7 +449,7 @@ class Checker:
             n.size = _max_size(x.size, y.size)
             return join(xt, yt)
         if k == "list":
-            t: Any = None
+            t = None
             cost = 10
             optional = a[1] if len(a) > 1 else ()
             for pos, item in enumerate(a[0]):
@@ -462,8 +462,8 @@ class Checker:
             n.size = len(a[0])
             return ("list", t if t is not None else DYN)
         if k == "map":
-            kt: Any = None
-            vt: Any = None
+            kt = None
+            vt = None
             cost = 30
             optional = a[1] if len(a) > 1 else ()
             for pos, (key, val) in enumerate(a[0]):

@@ -431,7 +431,7 @@ def _comprehension(n: Node) -> Fn:
     elif macro == "filter":
         pred = fe[0]
 
-        def loop(e: dict, items: list) -> list:
+        def loop(e: dict, items: list) -> list:  # type: ignore[misc]  # each macro's loop has its own result
             out = []
             for item in items:
                 bind(e, item)
@@ -445,7 +445,7 @@ def _comprehension(n: Node) -> Fn:
         filt = fe[0] if len(fe) == 2 else None
         expr = fe[-1]
 
-        def loop(e: dict, items: list) -> list:
+        def loop(e: dict, items: list) -> list:  # type: ignore[misc]  # each macro's loop has its own result
             out = []
             for item in items:
                 bind(e, item)
@@ -461,7 +461,7 @@ def _comprehension(n: Node) -> Fn:
         filt = fe[0] if len(fe) == 2 else None
         expr = fe[-1]
 
-        def loop(e: dict, items: list) -> dict:
+        def loop(e: dict, items: list) -> dict:  # type: ignore[misc]  # each macro's loop has its own result
             out = {}
             for item in items:
                 bind(e, item)

@@ -73,7 +73,7 @@ def newest_slices(slices: Iterable[dict]) -> list[dict]:
 
 def _int(v: object) -> int:
     try:
-        return int(v)  # type: ignore[arg-type]
+        return int(v)  # type: ignore[call-overload]
     except (TypeError, ValueError):
         return 0
 
@@ -166,6 +166,7 @@ class DeviceIndex:
             hit = self._groupings.get(reads)
         if hit is not None:
             return hit
+        result: tuple[list[int], list[int]] | None
         if reads is None:
             result = self._identity()
         else:

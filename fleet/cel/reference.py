@@ -304,7 +304,7 @@ def _unwrap_ident(t: Any) -> str | None:
     return None
 
 
-def _substitute(tree: lark.Tree, var: str, init: lark.Tree) -> lark.Tree:
+def _substitute(tree: lark.Tree, var: str | None, init: lark.Tree) -> lark.Tree:
     """Replace the identifier `var` by `(init)`; a comprehension rebinding `var` keeps its own."""
     if (
         tree.data == "primary"

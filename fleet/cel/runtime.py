@@ -1289,7 +1289,7 @@ def set_member(item: Any, members: frozenset | None) -> bool:
         raise CelRuntimeError(f"internal error: runtime error: hash of unhashable type {go_type_name(item)}")
     if t not in _SET_KEY_TYPES:
         return False
-    return (t, item) in members
+    return members is not None and (t, item) in members
 
 
 # Python types that can be keys of cel-go's membership set (bool, int, uint, double, string); others never match.

@@ -64,7 +64,7 @@ class Node:
         self.args = args
         self.offset = offset
         self.type: Any = None
-        self.cost = 0
+        self.cost: float = 0
         self.size: float | None = None
         # What cel-go's planner folds (checker.fold_constants): the node's value, or NOT_CONST.
         self.const: Any = NOT_CONST
@@ -315,7 +315,7 @@ def parse_tree(source: Source) -> lark.Tree:
             raise source.error(f"syntax error: reserved identifier '{tok}'", "syntax", off)
         raise source.error(f"syntax error: mismatched input '{shown}'", "syntax", off)
     except lark.exceptions.UnexpectedCharacters as ex:
-        off = source.original_offset(ex.pos_in_stream)
+        off = source.original_offset(ex.pos_in_stream)  # type: ignore[arg-type]  # lark types it None
         ch = source.original[off : off + 1]
         raise source.error(f"syntax error: token recognition error at: '{ch}'", "syntax", off)
     except lark.exceptions.LarkError as ex:
@@ -357,7 +357,7 @@ class _Builder:
 
     def build(self, t: lark.Tree) -> Node:
         d = t.data
-        ch = t.children
+        ch: list[Any] = t.children
         if d == "expr":
             if len(ch) == 1:
                 return self.build(ch[0])
@@ -432,7 +432,8 @@ class _Builder:
         if d == "paren_expr":
             return self.build(ch[0])
         if d == "list_lit":
-            items, optional = [], set()
+            items: list[Node] = []
+            optional: set[int] = set()
             for a in ch[0].children if ch else []:
                 inner = _marked(a, OPT_ELEM)
                 if inner is not None:
@@ -441,7 +442,8 @@ class _Builder:
                 items.append(self.build(a))
             return Node("list", items, frozenset(optional), offset=self.off(t))
         if d == "map_lit":
-            entries, optional = [], set()
+            entries: list[tuple[Node, Node]] = []
+            optional = set()
             if ch:
                 kids = ch[0].children
                 for k in range(0, len(kids), 2):

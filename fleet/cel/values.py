@@ -126,6 +126,7 @@ class Quantity:
     """A `kubernetes.Quantity`: an exact value (rounded up to nanounits, as apimachinery does) and its text."""
 
     __slots__ = ("value", "text", "_hash", "boxed")
+    _hash: int
 
     def __init__(self, value: Fraction, text: str | None = None, boxed: bool = False) -> None:
         self.value = value
