@@ -4,19 +4,7 @@ from __future__ import annotations
 
 from dragoman.actions.cordon import Cordon
 from dragoman.actions.drain import Drain, gpu_request
-from dragoman.actions.steps import STEP_ORDER, Context, StepPlan
-
-# The order a whole-switch rollback applies (build_rollback walks STEP_ORDER backwards): no node is ever owned by
-# both stacks because the driver leaves a node (scope-driver undone) before the plugin returns (exclusion undone).
-NEVER_BOTH = ("uncordon", "device-class", "scope-driver", "exclude-device-plugin", "cordon")
-
-
-def never_both_order() -> bool:
-    """Whether the rollback order keeps the driver's removal before the plugin's return."""
-    back = list(reversed(STEP_ORDER))
-    return back.index("scope-driver") < back.index("exclude-device-plugin") and back.index("uncordon") < back.index(
-        "scope-driver"
-    )
+from dragoman.actions.steps import Context, StepPlan
 
 
 async def recordon_plan(ctx: Context, step_id: str, nodes: list[str]) -> StepPlan:

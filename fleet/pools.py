@@ -219,12 +219,3 @@ class PoolAggregate:
             cordoned=s["cordoned"],
         )
         return self._view
-
-
-def build_pool_view(name: str, views: list[NodeView]) -> PoolView:
-    """A pool's view from its nodes' views, in one go."""
-    agg = PoolAggregate(name)
-    by_name = {v.name: v for v in views}
-    for v in views:
-        agg.add_member(v.name)
-    return agg.view(by_name.get)

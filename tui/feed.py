@@ -9,14 +9,13 @@ import gc
 import logging
 import os
 import re
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 from dragoman.fleet.diagnose import diagnose
 from dragoman.fleet.model import FleetModel
-from dragoman.fleet.store import LIVE, SNAPSHOT, ConnectionState, FleetStore
+from dragoman.fleet.store import SNAPSHOT, ConnectionState, FleetStore
 from dragoman.tui.views import Fleet, Ref, Touched, touched_by
 
 log = logging.getLogger(__name__)
@@ -282,10 +281,3 @@ def settle_gc() -> None:
     gc.freeze()
     # Watch events bring ~100 small acyclic objects each; the default thresholds would rescan them every few ms.
     gc.set_threshold(10_000, 50, 100)
-
-
-def state_is_live(state: ConnectionState) -> bool:
-    return state.status in (LIVE, SNAPSHOT)
-
-
-_thread_check = threading.get_ident  # kept for tests that assert listeners run on the loop's thread
