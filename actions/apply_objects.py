@@ -1,4 +1,5 @@
-"""Applying a handful of generated objects (the playground's DeviceClasses and claim templates): server-side dry run, then each write with an audit intent and outcome."""
+"""Applying a handful of generated objects (the playground's DeviceClasses and claim templates): server-side dry run,
+then each write with an audit intent and outcome."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ _PATHS = {
 
 @dataclasses.dataclass
 class Applied:
-    """One object's fate: "created", "replaced", "unchanged" (dry run: "would create" ...), or "failed" with the server's message."""
+    """One object's fate: "created", "replaced", "unchanged" (dry run: "would create" ...), or "failed" with the
+    server's message."""
 
     kind: str
     namespace: str
@@ -75,7 +77,8 @@ async def apply_objects(
     read_only: bool = False,
     plan_id: str | None = None,
 ) -> list[Applied]:
-    """Dry-run every object first (all or nothing), then create or replace each, with an audit intent before and outcome after."""
+    """Dry-run every object first (all or nothing), then create or replace each, with an audit intent before and outcome
+    after."""
     objs = list(objects)
     if read_only:
         raise ReadOnlyError("apply objects from the playground")

@@ -1,4 +1,5 @@
-"""The switch's preflight items (the bridge served, kubelets, how each stack is managed, node prerequisites, sharing, gangs, migration-optional) and the capacity gate, added to the plan's preflight."""
+"""The switch's preflight items (the bridge served, kubelets, how each stack is managed, node prerequisites, sharing,
+gangs, migration-optional) and the capacity gate, added to the plan's preflight."""
 
 from __future__ import annotations
 
@@ -64,9 +65,8 @@ async def bridge_served(ctx: Context) -> tuple[list[str], list[str]]:
             )
         else:
             notes.append(
-                f"the API server {version or ''} serves the bridge: a dry-run DeviceClass kept extendedResourceName.".replace(
-                    "  ", " "
-                )
+                f"the API server {version or ''} serves the bridge: a dry-run DeviceClass kept "
+                "extendedResourceName.".replace("  ", " ")
             )
     except ApiError as exc:
         if exc.status == 403:
@@ -271,7 +271,8 @@ class SwitchPreflight(base.Preflight):
     async def apply(self, ctx: Context, plan: StepPlan) -> list[str]:
         problems = await super().apply(ctx, plan)
         if not problems and "Switch/pool" in plan.reads and cap.recorded(ctx, "servedBefore") is None:
-            # What the pool served before the first write: the gate before uncordon and a resumed preflight compare to it.
+            # What the pool served before the first write: the gate before uncordon and a resumed preflight compare to
+            # it.
             pic = await cap.read_picture(ctx)
             served = {g.node: g.served for g in cap.gate(pic)}
             await cap.record(ctx, "servedBefore", served, "switch: GPUs served before the switch recorded")

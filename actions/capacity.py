@@ -1,4 +1,5 @@
-"""The ownership switch's picture of a pool (its stacks, the serving DeviceClass, predicted devices) and the capacity gate: GPUs served today vs devices served after the switch."""
+"""The ownership switch's picture of a pool (its stacks, the serving DeviceClass, predicted devices) and the capacity
+gate: GPUs served today vs devices served after the switch."""
 
 from __future__ import annotations
 
@@ -317,11 +318,15 @@ def _reason(
     whole = sum(1 for d in devices if ((d.get("attributes") or {}).get("type") or {}).get("string") == "gpu")
     if not devices:
         return (
-            f"node {node}: no devices are expected ({'no GFD labels and no slices' if g.source == 'none' else 'no slices published'}), "
-            f"and it serves {g.served} nvidia.com/gpu today"
+            f"node {node}: no devices are expected "
+            f"({'no GFD labels and no slices' if g.source == 'none' else 'no slices published'}), and it "
+            f"serves {g.served} nvidia.com/gpu today"
         )
     parts = [
-        f"node {node}: serves {g.served} nvidia.com/gpu today, {g.after} after the switch through DeviceClass {cls} ({why})"
+        (
+            f"node {node}: serves {g.served} nvidia.com/gpu today, {g.after} after the switch through DeviceClass "
+            f"{cls} ({why})"
+        )
     ]
     if replicas > 1:
         strategy = labels.get("nvidia.com/gpu.sharing-strategy") or "time-slicing"

@@ -1,4 +1,5 @@
-"""The device-class step: make exactly the right DeviceClass serve nvidia.com/gpu — adopt the winner when it is right, else create or fix one after a server-side dry run — with the fleet-wide blast radius."""
+"""The device-class step: make exactly the right DeviceClass serve nvidia.com/gpu — adopt the winner when it is right,
+else create or fix one after a server-side dry run — with the fleet-wide blast radius."""
 
 from __future__ import annotations
 

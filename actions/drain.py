@@ -1,4 +1,5 @@
-"""The drain step: every evictable pod of the batch's nodes through the Eviction API, PDB-aware, with retry, concurrency, a deadline and progress."""
+"""The drain step: every evictable pod of the batch's nodes through the Eviction API, PDB-aware, with retry,
+concurrency, a deadline and progress."""
 
 from __future__ import annotations
 
@@ -156,7 +157,9 @@ class Drain(Step):
                 cmd = (
                     f"kubectl delete pod -n {md['namespace']} {md['name']}"
                     if forced
-                    else f"kubectl drain {node} --ignore-daemonsets --delete-emptydir-data --pod-selector=<{md['name']}>"
+                    else (
+                        f"kubectl drain {node} --ignore-daemonsets --delete-emptydir-data --pod-selector=<{md['name']}>"
+                    )
                 )
                 plan.changes.append(Change("Pod", md["name"], md["namespace"], verb, command=cmd, detail=detail))
                 if not owner:

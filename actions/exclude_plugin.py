@@ -1,4 +1,5 @@
-"""The exclude-device-plugin step: take the pool's GPUs away from the device plugin by the mechanism that manages it (GPU Operator label, helm values, DaemonSet affinity, or the GitOps source)."""
+"""The exclude-device-plugin step: take the pool's GPUs away from the device plugin by the mechanism that manages it
+(GPU Operator label, helm values, DaemonSet affinity, or the GitOps source)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ async def plan_changes(ctx: Context, pic: Picture, plan: StepPlan) -> None:
         how = mechanism(st)
         w = st.workload
         plan.notes.append(
-            f"{st.ref} ({w.describe()}): excluded by {dict(gitops='its GitOps source', **{'node-label': 'the GPU Operator deploy label', 'helm': 'a helm upgrade of its release', 'daemonset': 'its node affinity'})[how]}."
+            f"{st.ref} ({w.describe()}): excluded by "
+            f"{dict(gitops='its GitOps source', **{'node-label': 'the GPU Operator deploy label', 'helm': 'a helm upgrade of its release', 'daemonset': 'its node affinity'})[how]}."
         )
         if how == "node-label":
             for name in sorted(pic.nodes):

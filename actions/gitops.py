@@ -1,4 +1,5 @@
-"""GitOps ownership of the objects the switch would change: detect Argo CD and Flux, say what to change in the source of truth, and wait for it (never patch)."""
+"""GitOps ownership of the objects the switch would change: detect Argo CD and Flux, say what to change in the source of
+truth, and wait for it (never patch)."""
 
 from __future__ import annotations
 

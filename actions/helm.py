@@ -1,4 +1,5 @@
-"""Helm for the switch: which release owns an object, `helm get values`, and a `helm upgrade` with merged values, shown before it runs."""
+"""Helm for the switch: which release owns an object, `helm get values`, and a `helm upgrade` with merged values, shown
+before it runs."""
 
 from __future__ import annotations
 
@@ -96,7 +97,8 @@ async def get_values(cluster: Any, release: str, namespace: str) -> dict:
 
 
 async def release_info(cluster: Any, release: str, namespace: str) -> dict | None:
-    """`helm list` entry of the release ({name, namespace, chart: "<name>-<version>", app_version, revision}), or None."""
+    """`helm list` entry of the release ({name, namespace, chart: "<name>-<version>", app_version, revision}), or
+    None."""
     text = await run(["list", "-n", namespace, "--filter", f"^{release}$", "-o", "json", *cluster_flags(cluster)])
     for r in json.loads(text or "[]") or []:
         if r.get("name") == release:

@@ -1,4 +1,5 @@
-"""The operator lock: a coordination.k8s.io/v1 Lease `dragoman-pool-<pool>`, taken, renewed while running, released, and taken over when expired."""
+"""The operator lock: a coordination.k8s.io/v1 Lease `dragoman-pool-<pool>`, taken, renewed while running, released, and
+taken over when expired."""
 
 from __future__ import annotations
 
@@ -149,18 +150,21 @@ class PoolLock:
                     and not _pid_alive(note["pid"])
                 ):
                     self.warn(
-                        f"the previous run on this machine (pid {note['pid']}) holding pool {self.pool} is gone; taking its lock over."
+                        f"the previous run on this machine (pid {note['pid']}) holding pool {self.pool} is "
+                        "gone; taking its lock over."
                     )
                 else:
                     left = int((expiry - _utcnow()).total_seconds()) if expiry else 0
                     raise LockHeld(
                         f"refused: pool {self.pool} is being migrated by {holder} since {since_other or '?'} "
-                        f"(lease {self.namespace}/{lease_name(self.pool)}, renewed until {expiry:%H:%M:%S} UTC, {left} s from now); "
+                        f"(lease {self.namespace}/{lease_name(self.pool)}, renewed until {expiry:%H:%M:%S} "
+                        f"UTC, {left} s from now); "
                         "wait for it to finish, or for the lease to expire if that run is gone."
                     )
             elif holder and holder != self.identity:
                 self.warn(
-                    f"the lock on pool {self.pool} held by {holder} expired at {expiry:%Y-%m-%d %H:%M:%S} UTC; taking it over."
+                    f"the lock on pool {self.pool} held by {holder} expired at {expiry:%Y-%m-%d %H:%M:%S} UTC; "
+                    "taking it over."
                 )
             try:
                 self.lease = await self.cluster.request(
@@ -173,7 +177,8 @@ class PoolLock:
                 raise
         else:
             raise LockHeld(
-                f"refused: the lock on pool {self.pool} kept changing while dragoman tried to take it; another run is starting."
+                f"refused: the lock on pool {self.pool} kept changing while dragoman tried to take it; another "
+                "run is starting."
             )
         self._task = asyncio.get_running_loop().create_task(self._renew_loop())
 
@@ -199,7 +204,8 @@ class PoolLock:
             cur = await self.cluster.get(self.path)
             if (cur.get("spec") or {}).get("holderIdentity") != self.identity:
                 raise LockHeld(
-                    f"the lock on pool {self.pool} was taken by {(cur.get('spec') or {}).get('holderIdentity')} while this run held it; stopping."
+                    f"the lock on pool {self.pool} was taken by "
+                    f"{(cur.get('spec') or {}).get('holderIdentity')} while this run held it; stopping."
                 ) from None
             self.lease = cur
             await self.renew()

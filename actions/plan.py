@@ -1,4 +1,5 @@
-"""A pool's migration plan: batches, ordered steps with stable ids, its JSON file, its text, and the drift check `--apply-plan` runs."""
+"""A pool's migration plan: batches, ordered steps with stable ids, its JSON file, its text, and the drift check
+`--apply-plan` runs."""
 
 from __future__ import annotations
 
@@ -91,7 +92,8 @@ class MigrationPlan:
     def from_json(cls, d: dict) -> MigrationPlan:
         if not isinstance(d, dict) or d.get("kind") != "MigrationPlan":
             raise UserError(
-                "the plan file is not a dragoman MigrationPlan (write one with `dragoman migrate --plan --output json`).",
+                "the plan file is not a dragoman MigrationPlan (write one with `dragoman migrate --plan "
+                "--output json`).",
                 ExitCode.INPUT,
             )
         if d.get("schemaVersion") != SCHEMA_VERSION:
@@ -160,7 +162,8 @@ async def build(ctx: Context, names: list[str] | None = None, *, created_by: dic
         sp = await step.plan(ctx)
         st = getattr(ctx, "state", None)
         if st is not None and st.plan_id == pid and st.step_done(sid) and sp.changes:
-            # Resuming this plan: a step an earlier run finished is not made again (the uncordon after it undid the cordon).
+            # Resuming this plan: a step an earlier run finished is not made again (the uncordon after it undid the
+            # cordon).
             sp.changes = []
             sp.notes.insert(0, "done in an earlier run of this plan.")
         plans.append(sp)
@@ -196,7 +199,8 @@ async def build_rollback(
         if not cls.reversible:
             if name not in ("preflight",):
                 notes.append(
-                    f"{sid} cannot be undone ({name}); evicted pods come back through their controllers once the nodes are schedulable."
+                    f"{sid} cannot be undone ({name}); evicted pods come back through their controllers once "
+                    "the nodes are schedulable."
                 )
             continue
         record = records.get(sid)

@@ -1,4 +1,5 @@
-"""The preflight step: RBAC for every verb the plan needs (SelfSubjectAccessReview), PDBs that will block the drain, room for the evicted pods."""
+"""The preflight step: RBAC for every verb the plan needs (SelfSubjectAccessReview), PDBs that will block the drain,
+room for the evicted pods."""
 
 from __future__ import annotations
 

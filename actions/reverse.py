@@ -1,4 +1,5 @@
-"""Reverse migration: the rollback of uncordon (cordon and drain the pool again), so a whole-switch rollback runs in a never-both order — pods off, driver off the pool, then the device plugin back, then uncordon."""
+"""Reverse migration: the rollback of uncordon (cordon and drain the pool again), so a whole-switch rollback runs in a
+never-both order — pods off, driver off the pool, then the device plugin back, then uncordon."""
 
 from __future__ import annotations
 

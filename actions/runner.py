@@ -1,4 +1,5 @@
-"""Running a migration plan: refusals (read-only, preflight, drift, another cluster), the lock, state, step by step with verification, resume and rollback."""
+"""Running a migration plan: refusals (read-only, preflight, drift, another cluster), the lock, state, step by step with
+verification, resume and rollback."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ def operator(cluster: Any) -> dict:
 
 
 def looks_like_production(context: str, server: str, patterns: tuple[str, ...]) -> bool:
-    """A context whose name or server matches one of the patterns (word parts: `prod` matches `ml-prod`, not `product`)."""
+    """A context whose name or server matches one of the patterns (word parts: `prod` matches `ml-prod`, not
+    `product`)."""
     for p in patterns:
         rx = re.compile(rf"(^|[^a-z0-9]){re.escape(p.lower())}([^a-z0-9]|$)")
         if rx.search(context.lower()) or rx.search(server.lower()):
@@ -111,8 +113,9 @@ class Runner:
             recorded = (self.state.state.get("cluster") or {}).get("kubeSystemUID")
             if recorded and self.cluster.kube_system_uid and recorded != self.cluster.kube_system_uid:
                 raise UserError(
-                    f"refused: the state of pool {self.pool} was written by another cluster (kube-system uid {recorded}, "
-                    f"this one is {self.cluster.kube_system_uid}); it was copied here, so it cannot be resumed.",
+                    f"refused: the state of pool {self.pool} was written by another cluster (kube-system uid "
+                    f"{recorded}, this one is {self.cluster.kube_system_uid}); it was copied here, so it "
+                    "cannot be resumed.",
                     ExitCode.REFUSED,
                 )
         return self.ctx
@@ -125,7 +128,8 @@ class Runner:
             plan = planmod.MigrationPlan.from_json(plan_file)
             planmod.check_cluster(plan, ctx)
             ctx.plan_id = plan.id
-            # Drift only means something before the plan's first write; once it runs, its own writes change what it read.
+            # Drift only means something before the plan's first write; once it runs, its own writes change what it
+            # read.
             if not (self.state and self.state.plan_id == plan.id):
                 drifted = await planmod.drift(plan, ctx)
                 if drifted:

@@ -1,4 +1,5 @@
-"""The scope-driver step: install the NVIDIA DRA driver or extend its kubelet plugin to the pool (helm when a release owns it, the GitOps source, or a DaemonSet patch), then wait for its pods and slices."""
+"""The scope-driver step: install the NVIDIA DRA driver or extend its kubelet plugin to the pool (helm when a release
+owns it, the GitOps source, or a DaemonSet patch), then wait for its pods and slices."""
 
 from __future__ import annotations
 
@@ -159,7 +160,8 @@ class ScopeDriver(ops.SwitchStep):
         plan.blast_nodes = sorted(pic.nodes) if plan.changes else []
         plan.blast_pools = [ctx.pool] if plan.changes else []
         plan.notes.append(
-            "done when a driver pod is Running and a ResourceSlice with devices is published for every node of the pool."
+            "done when a driver pod is Running and a ResourceSlice with devices is published for every node of "
+            "the pool."
         )
         return plan
 

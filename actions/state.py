@@ -1,4 +1,5 @@
-"""Migration state in the cluster: the per-pool ConfigMap `dragoman-pool-<pool>` (plan, step log, rollback records) and the node annotations."""
+"""Migration state in the cluster: the per-pool ConfigMap `dragoman-pool-<pool>` (plan, step log, rollback records) and
+the node annotations."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The step machinery: a step's plan (changes with diffs, the kubectl equivalent, the blast radius), apply, verify, rollback; the context every step runs in; the registry."""
+"""The step machinery: a step's plan (changes with diffs, the kubectl equivalent, the blast radius), apply, verify,
+rollback; the context every step runs in; the registry."""
 
 from __future__ import annotations
 
@@ -51,7 +52,8 @@ def retryable(exc: BaseException) -> bool:
 
 
 def backoff(exc: BaseException, attempt: int) -> float:
-    """Seconds before the next try: the server's retryAfterSeconds when it gives one (capped), else doubling from 0.1 s."""
+    """Seconds before the next try: the server's retryAfterSeconds when it gives one (capped), else doubling from 0.1
+    s."""
     after = (
         ((getattr(exc, "body", None) or {}).get("details") or {}).get("retryAfterSeconds")
         if isinstance(exc, ApiError)
@@ -413,7 +415,8 @@ class Step:
         return None
 
     def rollback_record(self, plan: StepPlan) -> dict | None:
-        """What rollback will need, stored in the pool's ConfigMap before the step writes (lists merge across resumes)."""
+        """What rollback will need, stored in the pool's ConfigMap before the step writes (lists merge across
+        resumes)."""
         return None
 
     def new_plan(self, **kw: Any) -> StepPlan:

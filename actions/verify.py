@@ -1,4 +1,5 @@
-"""The tail of the switch: uncordon behind the capacity gate (re-checked on the real slices) and `verify` — slices per node, a canary pod proving the bridge end to end, no node on both stacks, the drained workloads back."""
+"""The tail of the switch: uncordon behind the capacity gate (re-checked on the real slices) and `verify` — slices per
+node, a canary pod proving the bridge end to end, no node on both stacks, the drained workloads back."""
 
 from __future__ import annotations
 
@@ -191,7 +192,8 @@ async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
         ns,
         verb="create",
         after={"spec": {"nodeSelector": body["spec"]["nodeSelector"]}},
-        command=f"kubectl run -n {ns} {name} --image {body['spec']['containers'][0]['image']} (limits nvidia.com/gpu: 1)",
+        command=f"kubectl run -n {ns} {name} --image {body['spec']['containers'][0]['image']} (limits nvidia.com/gpu: "
+        "1)",
     )
     try:
         try:
@@ -248,7 +250,8 @@ async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
         res.claim = ercs.get("resourceClaimName") or ""
         if not res.claim:
             res.problems.append(
-                f"the canary on {res.node} has no status.extendedResourceClaimStatus: its GPU did not come through the bridge."
+                f"the canary on {res.node} has no status.extendedResourceClaimStatus: its GPU did not come "
+                "through the bridge."
             )
             return res
         ctx.emit(step_id, 1, 4, f"canary on {res.node}, claim {res.claim}")

@@ -83,7 +83,8 @@ def _bodies(objects: list[dict]) -> dict[str, list[dict]]:
 
 
 class _Loader:
-    """Creates objects with CONCURRENCY requests in flight over kept-alive TLS connections (aiohttp, one SSL context)."""
+    """Creates objects with CONCURRENCY requests in flight over kept-alive TLS connections (aiohttp, one SSL
+    context)."""
 
     def __init__(self, cp) -> None:
         self.cp = cp
@@ -118,7 +119,8 @@ class _Loader:
                     await asyncio.sleep(0.2 * 2**attempt)
                     continue
                 self.refused.append(
-                    f"{method} {path} {body['metadata'].get('name', '') if 'metadata' in body else ''}: {resp.status} {raw[:200]!r}"
+                    f"{method} {path} {body['metadata'].get('name', '') if 'metadata' in body else ''}: "
+                    f"{resp.status} {raw[:200]!r}"
                 )
                 return None
         return None
@@ -248,7 +250,8 @@ def _metrics(cp, names: tuple[str, ...]) -> list[tuple[str, dict, float]]:
 
 
 class _ServerSnapshot:
-    """Request counts by (verb, resource), WATCH requests open, and CPU seconds of kube-apiserver and etcd at one moment."""
+    """Request counts by (verb, resource), WATCH requests open, and CPU seconds of kube-apiserver and etcd at one
+    moment."""
 
     def __init__(self, cp) -> None:
         import psutil
@@ -404,7 +407,8 @@ def run(quick: bool) -> list[Figure]:
     from dragoman.sim.controlplane.processes import ControlPlane
     from dragoman.sim.scenarios.scale import generate_scale
 
-    # 1,000 nodes (8,000 GPUs, half published in 500 ResourceSlices), 5,000 GPU pods and 1,000 driver pods: what loads in a few
+    # 1,000 nodes (8,000 GPUs, half published in 500 ResourceSlices), 5,000 GPU pods and 1,000 driver pods: what loads
+    # in a few
     # minutes on the 2-core machine these figures come from (README, "Against the real control plane").
     nodes, pods, runs, live_s = (100, 500, 1, 5.0) if quick else (1_000, 5_000, 3, LIVE_S)
     # DRAGOMAN_CP_FLEET=nodes,pods[,runs] tries another size (how large a fleet the real control plane holds here).
@@ -485,7 +489,10 @@ def run(quick: bool) -> list[Figure]:
             cp.stop()
     load = [load_before, os.getloadavg()[0]]
     sync_s = sorted(s["sync_s"] for s in syncs)
-    scale = f"{first['nodes']:,} nodes, {first['slices']:,} slices, {first['pods']:,} pods; {first['objects']:,} objects of {first['kinds']} kinds"
+    scale = (
+        f"{first['nodes']:,} nodes, {first['slices']:,} slices, {first['pods']:,} pods; {first['objects']:,} "
+        f"objects of {first['kinds']} kinds"
+    )
     figures += [
         Figure(
             "machine load average (1 min), before and after",

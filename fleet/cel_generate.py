@@ -1,4 +1,5 @@
-"""Objects the playground generates from a selector: DeviceClasses, tier classes, claim templates, the pod-side snippet, as YAML."""
+"""Objects the playground generates from a selector: DeviceClasses, tier classes, claim templates, the pod-side snippet,
+as YAML."""
 
 from __future__ import annotations
 
@@ -50,7 +51,10 @@ def valid_class_name(name: str) -> str | None:
     if not name:
         return "a DeviceClass needs a name"
     if len(name) > 253 or not _DNS1123.match(name):
-        return f"{name!r} is not a valid DeviceClass name: lower-case letters, digits, '-' and '.', starting and ending alphanumeric"
+        return (
+            f"{name!r} is not a valid DeviceClass name: lower-case letters, digits, '-' and '.', starting and "
+            "ending alphanumeric"
+        )
     return None
 
 
@@ -87,9 +91,10 @@ def device_class(
         current = (served_by or {}).get(extended_resource_name)
         if current and current != name:
             gen.warnings.append(
-                f"blast radius: {extended_resource_name} is served by DeviceClass {current} today; the newest class naming it wins, "
-                f"so creating {name} moves every pod that asks for {extended_resource_name} on nodes without device-plugin "
-                f"allocatable onto this selector at once. Leave extendedResourceName empty, or use the implicit name."
+                f"blast radius: {extended_resource_name} is served by DeviceClass {current} today; the newest "
+                f"class naming it wins, so creating {name} moves every pod that asks for "
+                f"{extended_resource_name} on nodes without device-plugin allocatable onto this selector at "
+                "once. Leave extendedResourceName empty, or use the implicit name."
             )
     imp = implicit_name(name)
     if imp:
@@ -114,7 +119,8 @@ def tier_expression(by: str, value: str, driver: str = GPU_DRIVER) -> str:
 def tier_values(
     catalogue: Mapping[str, Mapping[str, dict]], by: str, driver: str = GPU_DRIVER
 ) -> list[tuple[str, int]]:
-    """(value, devices) the fleet publishes for a tier kind, most devices first (from FleetModel.attribute_catalogue)."""
+    """(value, devices) the fleet publishes for a tier kind, most devices first (from
+    FleetModel.attribute_catalogue)."""
     attrs = catalogue.get(driver) or {}
     if by == "product":
         # productName is shared by a GPU and its MIG devices: count whole GPUs only when the split is known.
@@ -129,7 +135,8 @@ def tier_values(
 def tier_classes(
     values: Iterable[str], by: str, *, prefix: str = "", driver: str = GPU_DRIVER, existing: Iterable[str] = ()
 ) -> Generated:
-    """One DeviceClass per product or MIG profile, each serving its implicit `deviceclass.resource.kubernetes.io/<class>` name."""
+    """One DeviceClass per product or MIG profile, each serving its implicit
+    `deviceclass.resource.kubernetes.io/<class>` name."""
     taken = set(existing)
     objs: list[dict] = []
     gen = Generated(objs)
@@ -170,7 +177,8 @@ def claim_template(
     container: str = "main",
     served: Iterable[str] = (),
 ) -> Generated:
-    """A ResourceClaimTemplate asking for `count` devices of `class_name` that also pass `expressions`, and the pod side.
+    """A ResourceClaimTemplate asking for `count` devices of `class_name` that also pass `expressions`, and the pod
+    side.
 
     `served`: the extended resource names `class_name` serves (nvidia.com/gpu, its implicit name): a pod that keeps
     such a limit next to the claim gets devices twice — hence the warning to drop the matching limits.

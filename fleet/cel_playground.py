@@ -1,4 +1,5 @@
-"""The playground's Textual-free core: where a selector starts from, and one evaluation turned into counts, rows and reasons."""
+"""The playground's Textual-free core: where a selector starts from, and one evaluation turned into counts, rows and
+reasons."""
 
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ def claim_requests_of(model: FleetModel) -> list[tuple[str, dict, str]]:
 
 
 def start_from_pod(model: FleetModel, pod: dict) -> Start | None:
-    """The selector a (stuck) pod waits on: its first claim's first request, or the class serving its extended resource."""
+    """The selector a (stuck) pod waits on: its first claim's first request, or the class serving its extended
+    resource."""
     ns, name = key_of(pod)
     for rc in (pod.get("spec") or {}).get("resourceClaims") or ():
         if rc.get("resourceClaimTemplateName"):
@@ -157,11 +159,13 @@ def explain(
     limit: int = 150,
     cancel: Callable[[], bool] | None = None,
 ) -> Outcome:
-    """Fill the rows (errors, then non-matches, then matches; `limit` at most, a third each when all three exist) and the reasons by count."""
+    """Fill the rows (errors, then non-matches, then matches; `limit` at most, a third each when all three exist) and
+    the reasons by count."""
     exprs = list(base) + [out.expression]
     index = ev.index
     explainers: dict[int, Explainer] = {}
-    # Per group of identical devices (what the selectors read), not per device: a reason is the same for the whole group.
+    # Per group of identical devices (what the selectors read), not per device: a reason is the same for the whole
+    # group.
     group_reason: list[tuple[str, str] | None] = [None] * len(ev.outcomes)
     for g, i in enumerate(ev.reps):
         if cancel is not None and g % 200 == 0 and cancel():

@@ -1,4 +1,5 @@
-"""The fleet model: pools, nodes and their GPU ownership, devices, classes and claims, derived incrementally from raw objects."""
+"""The fleet model: pools, nodes and their GPU ownership, devices, classes and claims, derived incrementally from raw
+objects."""
 
 from __future__ import annotations
 
@@ -259,7 +260,8 @@ class NodeView:
 
 @dataclasses.dataclass
 class ClassView:
-    """A DeviceClass and the extended resources it serves (explicit name if it wins the tie-break, and its implicit name)."""
+    """A DeviceClass and the extended resources it serves (explicit name if it wins the tie-break, and its implicit
+    name)."""
 
     name: str
     raw: dict
@@ -273,7 +275,8 @@ class ClassView:
 
 @dataclasses.dataclass
 class SelectorResult:
-    """Selectors evaluated over the fleet's current devices: what matched, what failed at runtime, or a compile error."""
+    """Selectors evaluated over the fleet's current devices: what matched, what failed at runtime, or a compile
+    error."""
 
     matched: list[DeviceId]
     errors: dict[DeviceId, str]
@@ -988,7 +991,8 @@ class FleetModel:
         return out
 
     def pod_request_style(self, pod: dict) -> str | None:
-        """How the pod asks for GPUs: "limits" (nvidia.com/gpu, served by either mechanism), "claims", "both", or None."""
+        """How the pod asks for GPUs: "limits" (nvidia.com/gpu, served by either mechanism), "claims", "both", or
+        None."""
         limits = any(
             k == GPU or k.startswith(MIG_PREFIX) or k.startswith(IMPLICIT_PREFIX) for k in pod_extended_requests(pod)
         )
@@ -1048,7 +1052,8 @@ class FleetModel:
     def evaluate_selectors(
         self, expressions: Sequence[str], devices: Iterable[DeviceView] | None = None
     ) -> SelectorResult:
-        """All expressions must be true (the scheduler's rule) on each current device; cached until slices or classes change."""
+        """All expressions must be true (the scheduler's rule) on each current device; cached until slices or classes
+        change."""
         from dragoman.fleet.cel import evaluate_all
 
         cache_key = ("eval", tuple(expressions)) if devices is None else None

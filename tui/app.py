@@ -1,4 +1,5 @@
-"""The dragoman terminal UI: the App, its navigation between views and detail pages, and `run(args)` behind the bare `dragoman` command."""
+"""The dragoman terminal UI: the App, its navigation between views and detail pages, and `run(args)` behind the bare
+`dragoman` command."""
 
 from __future__ import annotations
 
@@ -68,7 +69,8 @@ class DragomanApp(App):
             )
 
     async def _ask_write_access(self, feed: Feed) -> None:
-        """One SelfSubjectAccessReview (it changes nothing): may these credentials patch nodes, a migration's first write?"""
+        """One SelfSubjectAccessReview (it changes nothing): may these credentials patch nodes, a migration's first
+        write?"""
         body = {
             "apiVersion": "authorization.k8s.io/v1",
             "kind": "SelfSubjectAccessReview",

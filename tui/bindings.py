@@ -1,4 +1,5 @@
-"""Key bindings as data: each with a stable id (remappable), a tooltip and a deliberate place in the footer; read-only mode drops dangerous ones."""
+"""Key bindings as data: each with a stable id (remappable), a tooltip and a deliberate place in the footer; read-only
+mode drops dangerous ones."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ APP_KEYS = (
         "colon",
         "jump",
         "Jump",
-        "Go to a view by name: :pools :nodes :devices :attributes :claims :pending :findings :cel :migrate :accounting :load :ctx (k9s names too: :po :no)",
+        "Go to a view by name: :pools :nodes :devices :attributes :claims :pending :findings :cel :migrate "
+        ":accounting :load :ctx (k9s names too: :po :no)",
     ),
     Key("app.relist", "ctrl+r", "relist", "Relist", "Throw away the watches and list every kind again"),
     Key("app.quit", "ctrl+q", "quit", "Quit", "Leave dragoman", show=False, priority=True),

@@ -1,4 +1,5 @@
-"""The ctrl+p palette: only what fits the current screen (its own commands, then the views to jump to), named `noun: verb`."""
+"""The ctrl+p palette: only what fits the current screen (its own commands, then the views to jump to), named `noun:
+verb`."""
 
 from __future__ import annotations
 

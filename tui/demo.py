@@ -1,4 +1,5 @@
-"""The child process behind `dragoman --demo`: the simulator with a scenario and its controllers, a kubeconfig, then READY on stdout."""
+"""The child process behind `dragoman --demo`: the simulator with a scenario and its controllers, a kubeconfig, then
+READY on stdout."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The live picture behind the TUI: store → model → touched rows, with model loading and diagnosis in threads and bursts coalesced (no Textual)."""
+"""The live picture behind the TUI: store → model → touched rows, with model loading and diagnosis in threads and bursts
+coalesced (no Textual)."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ class SourceInfo:
 
 
 def snapshot_provenance(path: str) -> dict:
-    """Server, context and version from dragoman's provenance comment (`dragoman snapshot FILE` writes it), when present."""
+    """Server, context and version from dragoman's provenance comment (`dragoman snapshot FILE` writes it), when
+    present."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             head = f.read(4096)
@@ -150,7 +152,8 @@ class Feed:
         if not self.loaded and not self._busy:
             self._maybe_load()
             return  # the load reads the store itself
-        # Loading or diagnosing: held back, absorbed when the thread is done (re-applying a change the copy held is harmless).
+        # Loading or diagnosing: held back, absorbed when the thread is done (re-applying a change the copy held is
+        # harmless).
         self._pending.extend(batch)
         self._schedule_pump()
 

@@ -1,4 +1,5 @@
-"""The fleet read once for a headless command from its flags: a snapshot file, the demo simulator, or the kubeconfig's cluster (no Textual)."""
+"""The fleet read once for a headless command from its flags: a snapshot file, the demo simulator, or the kubeconfig's
+cluster (no Textual)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from dragoman.fleet.errors import ExitCode, UserError
 if TYPE_CHECKING:
     from dragoman.fleet.informer import FleetSource
 
-# The cluster client (kubernetes-asyncio, aiohttp) costs ~1 s to import: only commands that read a fleet pay it, not --help.
+# The cluster client (kubernetes-asyncio, aiohttp) costs ~1 s to import: only commands that read a fleet pay it, not
+# --help.
 
 
 def add_source_flags(parser: argparse.ArgumentParser, *, demo: bool = True) -> None:
@@ -64,7 +66,8 @@ class Origin:
         return where + version
 
     def notes(self) -> list[str]:
-        """Sentences about parts of the picture that are missing: kinds the credentials may not list, kinds the server does not serve."""
+        """Sentences about parts of the picture that are missing: kinds the credentials may not list, kinds the server
+        does not serve."""
         from dragoman.fleet.store import FORBIDDEN, KINDS, LIVE
 
         store = self.source.store
@@ -104,7 +107,8 @@ def _join(words: list[str]) -> str:
 
 
 def read_from_args(args: argparse.Namespace, kinds: Iterable[str] | None = None) -> Origin:
-    """Read the fleet once from the command's flags. Raises UserError (exit 2) with one sentence when it cannot be read."""
+    """Read the fleet once from the command's flags. Raises UserError (exit 2) with one sentence when it cannot be
+    read."""
     from dragoman.fleet.informer import read_fleet
 
     snapshot = getattr(args, "snapshot", None)

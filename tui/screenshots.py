@@ -1,4 +1,5 @@
-"""Regenerate the README's SVG screenshots of every main view from the demo fleet: `python -m dragoman.tui.screenshots [DIR]`."""
+"""Regenerate the README's SVG screenshots of every main view from the demo fleet: `python -m dragoman.tui.screenshots
+[DIR]`."""
 
 from __future__ import annotations
 

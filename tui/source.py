@@ -1,4 +1,5 @@
-"""Where the TUI's picture comes from: a cluster through the kubeconfig, a snapshot file, or the demo simulator in a child process."""
+"""Where the TUI's picture comes from: a cluster through the kubeconfig, a snapshot file, or the demo simulator in a
+child process."""
 
 from __future__ import annotations
 
@@ -74,7 +75,8 @@ def open_snapshot_feed(path: str, *, pool_label: str | None = None) -> Feed:
 
 
 class DemoProcess:
-    """The demo simulator in a child process, so its controllers never take the UI's CPU time (the machine may have 2 cores)."""
+    """The demo simulator in a child process, so its controllers never take the UI's CPU time (the machine may have 2
+    cores)."""
 
     def __init__(self, scenario: str = "demo", *, controllers: bool = True, control_plane: str | None = None) -> None:
         self.dir = tempfile.mkdtemp(prefix="dragoman-demo-")

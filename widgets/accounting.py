@@ -1,4 +1,5 @@
-"""The accounting view (`:accounting`): per pool allocatable vs slice devices vs allocations, what moving the highlighted pool drops from sums and does to quotas, and PrometheusRules reading allocatable."""
+"""The accounting view (`:accounting`): per pool allocatable vs slice devices vs allocations, what moving the
+highlighted pool drops from sums and does to quotas, and PrometheusRules reading allocatable."""
 
 from __future__ import annotations
 
@@ -64,7 +65,8 @@ def fleet_cells(t: dict) -> tuple[str, ...]:
 
 
 def quota_cells(q: A.QuotaLine) -> tuple[str, ...]:
-    """One quota resource's row (pure): the change says whether the number moves, blocks, or only its meaning changes."""
+    """One quota resource's row (pure): the change says whether the number moves, blocks, or only its meaning
+    changes."""
     if q.blocks_after and not q.blocks_now:
         change = f"✖ +{q.after - q.counted_now}: would block"
     elif q.changes:

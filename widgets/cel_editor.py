@@ -1,4 +1,5 @@
-"""The CEL editor: a TextArea whose tab accepts a completion, and the completion list beside it (types and common values)."""
+"""The CEL editor: a TextArea whose tab accepts a completion, and the completion list beside it (types and common
+values)."""
 
 from __future__ import annotations
 

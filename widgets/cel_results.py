@@ -1,4 +1,5 @@
-"""The playground's live result: counts overall and by pool and product, runtime errors with their reach, and the device table."""
+"""The playground's live result: counts overall and by pool and product, runtime errors with their reach, and the device
+table."""
 
 from __future__ import annotations
 
@@ -81,7 +82,8 @@ def _cell(text: str) -> Text:
 
 
 def table_rows(out: Outcome) -> list[tuple[str, ...]]:
-    """The table's rows: what the selector picks first (after errors, which block scheduling), then what it leaves out."""
+    """The table's rows: what the selector picks first (after errors, which block scheduling), then what it leaves
+    out."""
     order = {"error": 0, "match": 1, "no-match": 2}
     ordered = sorted(out.rows, key=lambda r: order.get(r[0], 3))
     return [

@@ -1,4 +1,5 @@
-"""The `:` jump and `/` filter bar every view shares: a visible line above the footer with the text being typed, and a hint line (view names that match after `:`, the syntax and live count after `/`)."""
+"""The `:` jump and `/` filter bar every view shares: a visible line above the footer with the text being typed, and a
+hint line (view names that match after `:`, the syntax and live count after `/`)."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ class CommandBar(Vertical):
 
 
 def jump_hint(text: str) -> str:
-    """The hint under `:`: the views whose names or aliases start with what is typed, the first one bold (tab takes it)."""
+    """The hint under `:`: the views whose names or aliases start with what is typed, the first one bold (tab takes
+    it)."""
     from rich.markup import escape
 
     cands, seen = [], set()

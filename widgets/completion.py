@@ -1,4 +1,5 @@
-"""Completion for the CEL editor from what the fleet publishes: domains, attribute and capacity names with type and common values."""
+"""Completion for the CEL editor from what the fleet publishes: domains, attribute and capacity names with type and
+common values."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ _DEVICE_FIELDS = (
 
 @dataclasses.dataclass(frozen=True)
 class Candidate:
-    """Replace the `replace` characters before the cursor with `insert`; `label` and `detail` are what the list shows."""
+    """Replace the `replace` characters before the cursor with `insert`; `label` and `detail` are what the list
+    shows."""
 
     insert: str
     replace: int
@@ -80,7 +82,8 @@ def _lit(v, entry: dict) -> str:
 
 
 def candidates(catalogue: Mapping[str, Mapping[str, dict]], before: str, limit: int = 50) -> list[Candidate]:
-    """What can follow `before` (the text up to the cursor), from the attribute catalogue (FleetModel.attribute_catalogue)."""
+    """What can follow `before` (the text up to the cursor), from the attribute catalogue
+    (FleetModel.attribute_catalogue)."""
     by_domain = _entries(catalogue)
     m = _VALUE.search(before)
     if m:

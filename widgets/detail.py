@@ -1,4 +1,5 @@
-"""Detail pages as data: an object's YAML and a describe-like page (sections of lines plus the links it follows), built from the model."""
+"""Detail pages as data: an object's YAML and a describe-like page (sections of lines plus the links it follows), built
+from the model."""
 
 from __future__ import annotations
 
@@ -144,7 +145,10 @@ def _describe_Node(page: Page, fleet, ref: Ref, obj: dict) -> None:
             f"nvidia.com/gpu capacity {v.capacity_gpu}, allocatable {v.allocatable_gpu}"
             + (f"; MIG {v.mig_allocatable}" if v.mig_allocatable else ""),
             f"DRA devices published: {v.devices_total} ({v.devices_allocated} allocated, {v.devices_free} free)",
-            f"sharing: {v.sharing or 'none'}   schedulable: {'yes' if v.schedulable else 'no (cordoned)'}   ready: {'yes' if v.ready else 'no'}",
+            (
+                f"sharing: {v.sharing or 'none'}   schedulable: {'yes' if v.schedulable else 'no (cordoned)'}   "
+                f"ready: {'yes' if v.ready else 'no'}"
+            ),
         ]
         + ([f"taint {t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in v.taints]),
     )
@@ -334,7 +338,10 @@ def _describe_Pool(page: Page, fleet, ref: Ref, obj: Any) -> None:
             + (f" ({counts(p.ownership_counts)} nodes)" if p.ownership_counts else "")
             + f"   target: {p.target or '—'}",
             f"GPU models: {', '.join(f'{short_product(k)} ×{v}' for k, v in p.products.items()) or '—'}",
-            f"GPUs via device plugin (allocatable): {p.allocatable_gpus}   DRA devices: {p.devices_free}/{p.devices} free",
+            (
+                f"GPUs via device plugin (allocatable): {p.allocatable_gpus}   DRA devices: "
+                f"{p.devices_free}/{p.devices} free"
+            ),
             f"kubelets: {counts(p.kubelet_versions)}   sharing: {counts(p.sharing)}   cordoned: {p.cordoned}",
         ]
         + ([f"migration: {counts(p.migration)}"] if p.migration else []),

@@ -1,4 +1,5 @@
-"""The status line every screen shows: cluster, context, server version, read-only state, connection state and the DEMO/SNAPSHOT badge."""
+"""The status line every screen shows: cluster, context, server version, read-only state, connection state and the
+DEMO/SNAPSHOT badge."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A virtualised, keyed table: rows set, updated and removed in place by key, only the visible lines rendered (tens of thousands of rows stay instant)."""
+"""A virtualised, keyed table: rows set, updated and removed in place by key, only the visible lines rendered (tens of
+thousands of rows stay instant)."""
 
 from __future__ import annotations
 

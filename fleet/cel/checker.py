@@ -1,4 +1,5 @@
-"""Static checking of DRA CEL: declared names and fields, overloads, the bool result, cost estimation, attributes read."""
+"""Static checking of DRA CEL: declared names and fields, overloads, the bool result, cost estimation, attributes
+read."""
 
 from __future__ import annotations
 
@@ -512,7 +513,8 @@ class Checker:
                 name = "optFlatMap" if flat else "optMap"
                 raise self.err(
                     n,
-                    f"found no matching overload for 'hasValue' applied to '{type_str(tt)}.()' ({name} needs an optional)",
+                    f"found no matching overload for 'hasValue' applied to '{type_str(tt)}.()' ({name} needs "
+                    "an optional)",
                 )
             inner = dict(scope)
             inner[var] = (inner_t, target.size)
@@ -522,7 +524,8 @@ class Checker:
                 if not (isinstance(bt, tuple) and bt[0] == "opt" or is_dyn(bt)):
                     raise self.err(
                         body,
-                        f"found no matching overload for '_?_:_' applied to '(bool, {type_str(bt)}, optional_type(dyn))'",
+                        f"found no matching overload for '_?_:_' applied to '(bool, {type_str(bt)}, "
+                        "optional_type(dyn))'",
                     )
                 return bt if isinstance(bt, tuple) else ("opt", DYN)
             return ("opt", bt)
@@ -567,7 +570,8 @@ class Checker:
         else:
             raise self.err(
                 target,
-                f"expression of type '{type_str(rt)}' cannot be range of a comprehension (must be list, map, or dynamic)",
+                f"expression of type '{type_str(rt)}' cannot be range of a comprehension (must be list, map, "
+                "or dynamic)",
             )
         inner = dict(scope)
         inner[v1] = (t1, s1)
@@ -683,7 +687,8 @@ class Checker:
         if name in UNSUPPORTED_FUNCTIONS:
             raise self.err(n, f"{name}() is {UNSUPPORTED}", "unsupported")
         if name == "includes" and not self.env.declares_includes:
-            # Declared for stored selectors and with DRAListTypeAttributes, off in 1.37 (compile_test.go includes-function-compilation-error).
+            # Declared for stored selectors and with DRAListTypeAttributes, off in 1.37 (compile_test.go
+            # includes-function-compilation-error).
             raise self.err(n, "undeclared reference to 'includes' (in container '')", "undeclared")
         if name in _LIST_TYPED and target is not None and not args and not self._list_elem_ok(tt, _LIST_TYPED[name]):
             raise self.err(n, f"found no matching overload for '{name}' applied to '{type_str(tt)}.()'")

@@ -70,7 +70,8 @@ _LIST_FIELDS = ("ints", "bools", "strings", "versions")  # getAttributeValue's o
 
 
 def list_attribute_value(attr: Any) -> Any:
-    """The list of a list-valued DeviceAttribute (DRAListTypeAttributes), None if it has none, or UnsupportedAttribute."""
+    """The list of a list-valued DeviceAttribute (DRAListTypeAttributes), None if it has none, or
+    UnsupportedAttribute."""
     if not isinstance(attr, dict):
         return None
     for field in _LIST_FIELDS:

@@ -50,7 +50,8 @@ def check_expression(expression: str, environment: Environment | str | None = No
     if not isinstance(expression, str):
         raise CelCompileError("expression must be a string", "syntax")
     size = len(expression.encode("utf-8"))  # the API server counts bytes, as Go's len() does
-    # Only a selector being written is held to the length limit; Kubernetes never re-validates a stored one (the oracle).
+    # Only a selector being written is held to the length limit; Kubernetes never re-validates a stored one (the
+    # oracle).
     if size > MAX_EXPRESSION_LENGTH and not env.stored:
         raise CelCompileError(
             f"must have at most {MAX_EXPRESSION_LENGTH} bytes (the expression has {size})", "too-long"
@@ -124,7 +125,8 @@ def build_selector(expression: str, checked: Checked, source: Any, engine: str) 
 def compile_expression(
     expression: str, engine: str | None = None, environment: Environment | str | None = None
 ) -> CompiledSelector:
-    """Compile a DRA selector; raises CelCompileError. `engine` forces "fast" or "reference" (default: fast, else reference).
+    """Compile a DRA selector; raises CelCompileError. `engine` forces "fast" or "reference" (default: fast, else
+    reference).
 
     `environment` is the CEL environment: NEW_EXPRESSIONS ("new", the default) checks the selector as the API
     server checks one being created, which is what an operator writing a selector needs to know;
@@ -171,8 +173,12 @@ def evaluate_all(selectors: list[CompiledSelector], device: CelDevice) -> EvalOu
 
 
 def scheduler_error_message(owner: str, index: int, driver: str, pool: str, device: str, error: str) -> str:
-    """The scheduler's error for a runtime failure (allocator_stable.go); owner is "class <name>" or "claim <ns>/<name>"."""
-    return f"{owner}: selector #{index} on device {driver}/{pool}/{device}: CEL runtime error: {enhance_runtime_error(error)}"
+    """The scheduler's error for a runtime failure (allocator_stable.go); owner is "class <name>" or "claim
+    <ns>/<name>"."""
+    return (
+        f"{owner}: selector #{index} on device {driver}/{pool}/{device}: CEL runtime error: "
+        f"{enhance_runtime_error(error)}"
+    )
 
 
 def enhance_runtime_error(error: str) -> str:
@@ -182,4 +188,7 @@ def enhance_runtime_error(error: str) -> str:
     return error
 
 
-OPTIONAL_HINT = ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields"
+OPTIONAL_HINT = (
+    ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for "
+    "optional fields"
+)

@@ -189,7 +189,8 @@ class DeviceIndex:
         return result
 
     def tally(self, group_of: list[int]) -> Tally:
-        """Devices per group, and per (group, pool) and (group, product), for a grouping this index made (cached with it)."""
+        """Devices per group, and per (group, pool) and (group, product), for a grouping this index made (cached with
+        it)."""
         with self._lock:
             hit = self._tallies.get(id(group_of))
         if hit is not None and hit[0] is group_of:
@@ -235,7 +236,8 @@ class DeviceIndex:
         return reps, group_of
 
     def published(self) -> set[tuple[str, str | None]]:
-        """Every (domain, name) some device publishes as an attribute or capacity, and (domain, None) for its domains."""
+        """Every (domain, name) some device publishes as an attribute or capacity, and (domain, None) for its
+        domains."""
         if self._names is None:
             names: dict[str, set[str]] = {}
             with gc_paused():
@@ -250,7 +252,8 @@ class DeviceIndex:
         return self._names
 
     def _column(self, read: tuple[str, str | None] | None) -> _Column:
-        """Value ids (numbered in order of first appearance) of every device for one read; None: what every key holds."""
+        """Value ids (numbered in order of first appearance) of every device for one read; None: what every key
+        holds."""
         with self._lock:
             hit = self._columns.get(read)
         if hit is not None:
@@ -295,7 +298,8 @@ class _Column:
 
 
 def _parts(devices: list[CelDevice], read: tuple[str, str | None] | None) -> list:
-    """What one read (a domain's name; the whole domain when the name is None; None: driver and the like) sees of each device."""
+    """What one read (a domain's name; the whole domain when the name is None; None: driver and the like) sees of each
+    device."""
     # Comprehensions, not a call per device: a new name read while typing walks all 40,000 devices once.
     if read is None:
         return [(d.driver, d.allow_multiple_allocations, d.cache.get("conversion_error")) for d in devices]

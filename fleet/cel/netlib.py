@@ -17,7 +17,8 @@ class NetParseError(Exception):
 
 
 class IP:
-    """A `net.IP` value: a 128-bit address and whether it is IPv4 (netip.Addr without zones, which the library rejects)."""
+    """A `net.IP` value: a 128-bit address and whether it is IPv4 (netip.Addr without zones, which the library
+    rejects)."""
 
     __slots__ = ("value", "is4", "zone")
 

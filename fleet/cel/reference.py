@@ -1,4 +1,5 @@
-"""The reference engine: cel-python 0.5.0 evaluating DRA selectors, with Kubernetes' library and semantics plugged in."""
+"""The reference engine: cel-python 0.5.0 evaluating DRA selectors, with Kubernetes' library and semantics plugged
+in."""
 
 from __future__ import annotations
 

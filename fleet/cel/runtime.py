@@ -508,7 +508,8 @@ def _go_regexp_error(detail: str) -> str:
 
 
 def regex_error(pattern: str) -> str | None:
-    """Why RE2 (the dialect and linear-time engine of Go's regexp, which cel-go uses) rejects a pattern; None if it takes it."""
+    """Why RE2 (the dialect and linear-time engine of Go's regexp, which cel-go uses) rejects a pattern; None if it
+    takes it."""
     try:
         compile_regex(pattern)
     except CelRuntimeError as exc:
@@ -1237,7 +1238,8 @@ def f_contains_cidr(c: Any, other: Any) -> bool:
     return c.contains_cidr(o)
 
 
-# DRA's includes(): a list attribute holds the value, or a scalar equals it (dynamic-resource-allocation cel includesFunc).
+# DRA's includes(): a list attribute holds the value, or a scalar equals it (dynamic-resource-allocation cel
+# includesFunc).
 MAX_INCLUDES_LIST = 48  # resourceapi.ResourceSliceMaxAttributeValuesPerDevice
 
 

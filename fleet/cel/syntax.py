@@ -528,7 +528,8 @@ class _Builder:
                     raise self.err(f"{name}() macro takes one predicate", "syntax", t)
                 return Node("comp", name, target, v1, None, exprs, offset=off)
         if name in ("optMap", "optFlatMap") and len(args_t) == 2 and _ident_name(args_t[0]) is not None:
-            # cel-go's optional macros: o.optMap(v, e) is o.hasValue() ? optional.of(e[v := o.value()]) : optional.none().
+            # cel-go's optional macros: o.optMap(v, e) is o.hasValue() ? optional.of(e[v := o.value()]) :
+            # optional.none().
             return Node(
                 "optmap",
                 self.build(operand_t),

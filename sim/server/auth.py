@@ -137,7 +137,8 @@ class AuthMixin:
                         st.cause(
                             "FieldValueRequired",
                             "spec.resourceAttributes",
-                            "Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified",
+                            "Required value: exactly one of nonResourceAttributes or resourceAttributes must "
+                            "be specified",
                         )
                     ],
                 )
@@ -183,7 +184,8 @@ class AuthMixin:
         if not ok:
             raise ApiError(
                 st.forbidden_message(
-                    f'tokenreviews.authentication.k8s.io is forbidden: User "{user.name}" cannot create resource "tokenreviews" in API group "authentication.k8s.io" at the cluster scope',
+                    f'tokenreviews.authentication.k8s.io is forbidden: User "{user.name}" cannot create '
+                    'resource "tokenreviews" in API group "authentication.k8s.io" at the cluster scope',
                     "authentication.k8s.io",
                     "tokenreviews",
                 )

@@ -246,7 +246,8 @@ class CrudMixin:
         if (kind and kind != rt.kind) or (api_version and api_version != rt.api_version):
             raise ApiError(
                 st.bad_request(
-                    f"the API version in the data ({api_version}) does not match the expected API version ({rt.api_version})"
+                    f"the API version in the data ({api_version}) does not match the expected API version "
+                    f"({rt.api_version})"
                     if api_version != rt.api_version
                     else f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})"
                 )
@@ -299,7 +300,8 @@ class CrudMixin:
                 st.status(
                     415,
                     "UnsupportedMediaType",
-                    "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+                    "the body of the request was in an unknown format - accepted media types include: "
+                    "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
                 )
             )
         body = await self._body(request)

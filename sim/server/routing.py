@@ -191,7 +191,8 @@ class RoutingMixin:
                 # system:basic-user grants the reviews to system:authenticated only.
                 raise ApiError(
                     st.forbidden_message(
-                        f'{rt.plural}.{rt.group} is forbidden: User "system:anonymous" cannot create resource "{rt.plural}" in API group "{rt.group}" at the cluster scope',
+                        f'{rt.plural}.{rt.group} is forbidden: User "system:anonymous" cannot create resource '
+                        f'"{rt.plural}" in API group "{rt.group}" at the cluster scope',
                         rt.group,
                         rt.plural,
                     )

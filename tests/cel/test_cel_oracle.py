@@ -129,7 +129,10 @@ class Disagreement:
 
     def describe(self) -> str:
         dev = f"\n  device: {json.dumps(oracle_device(*self.device))}" if self.device else ""
-        return f"[{self.engine}, {self.env}] {self.what}\n  expr: {self.expr}{dev}\n  dragoman: {self.ours}\n  cel-go:   {self.cel_go}"
+        return (
+            f"[{self.engine}, {self.env}] {self.what}\n  expr: {self.expr}{dev}\n  dragoman: {self.ours}\n  "
+            f"cel-go:   {self.cel_go}"
+        )
 
 
 def _same_kind(ours: str, theirs: Answer) -> bool:
@@ -195,7 +198,10 @@ KNOWN: list[tuple[str, str, Callable[[Disagreement], bool]]] = [
     # --- found by the oracle; dragoman's side (see oracle_regressions.yaml and the report) ---
     (
         "cost-unsized-operands",
-        "cel-go's estimator charges comparisons and string functions by the operands' maximum size; dragoman's estimate is lower",
+        (
+            "cel-go's estimator charges comparisons and string functions by the operands' maximum size; dragoman's "
+            "estimate is lower"
+        ),
         _both(_cel_go("compile error cost"), _ours("compiles")),
     ),
     (
@@ -238,7 +244,11 @@ KNOWN: list[tuple[str, str, Callable[[Disagreement], bool]]] = [
     ),
     (
         "stored-validation",
-        "dragoman refuses a stored selector on estimated cost; Kubernetes never validates a stored one (the scheduler stops it at the runtime cost limit, which dragoman's engines do not track yet, so the compile-time limit stays as their guard)",
+        (
+            "dragoman refuses a stored selector on estimated cost; Kubernetes never validates a stored one (the "
+            "scheduler stops it at the runtime cost limit, which dragoman's engines do not track yet, so the "
+            "compile-time limit stays as their guard)"
+        ),
         lambda d: d.env == "stored" and d.what == "compile" and "compile error cost" in str(d.ours),
     ),
     (
@@ -333,7 +343,10 @@ def _run(oracle: Oracle, examples: int, derandomize: bool) -> Tally:
 
 
 def _summary(t: Tally) -> str:
-    return f"{t.cases} cases, {t.evaluations} evaluations, {t.compile_errors} compile errors, outcomes {t.outcomes}, known classes {t.known}, engines unsupported {t.unsupported}"
+    return (
+        f"{t.cases} cases, {t.evaluations} evaluations, {t.compile_errors} compile errors, outcomes {t.outcomes}, "
+        f"known classes {t.known}, engines unsupported {t.unsupported}"
+    )
 
 
 def _assert_coverage(oracle: Oracle, tally: Tally) -> None:
@@ -400,7 +413,8 @@ def test_engines_agree_with_cel_go_many(oracle: Oracle) -> None:
 
 
 def test_regressions_file_is_in_the_upstream_format_and_still_holds(oracle: Oracle) -> None:
-    """tests/cel/oracle_regressions.yaml: every case that the oracle settled, in the table's format, still true of cel-go."""
+    """tests/cel/oracle_regressions.yaml: every case that the oracle settled, in the table's format, still true of
+    cel-go."""
     import pathlib
 
     import yaml

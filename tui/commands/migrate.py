@@ -231,7 +231,8 @@ def _check_flags(args: argparse.Namespace) -> None:
             from dragoman.fleet.errors import printable
 
             raise UserError(
-                f"{flag} {printable(value or '(empty)', 80)!r} is not a namespace name (lowercase letters, digits and '-', at most 63).",
+                f"{flag} {printable(value or '(empty)', 80)!r} is not a namespace name (lowercase letters, "
+                "digits and '-', at most 63).",
                 ExitCode.INPUT,
             )
     if args.audit_log:
@@ -361,8 +362,8 @@ async def _run(args: argparse.Namespace) -> int:
                 _out(_fit(f"✗ {p}"))
             done = sum(1 for v in result.steps.values() if v == "done")
             _out(
-                f"{'rollback' if plan.rollback else 'migration'} of pool {args.pool}: {done}/{len(plan.steps)} steps done"
-                + (", stopped on a problem." if result.problems else ".")
+                f"{'rollback' if plan.rollback else 'migration'} of pool {args.pool}: {done}/{len(plan.steps)} "
+                "steps done" + (", stopped on a problem." if result.problems else ".")
             )
             _out(f"audit log: {runner.audit.path}")
         return result.exit_code

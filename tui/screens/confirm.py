@@ -1,4 +1,5 @@
-"""The confirmation modal of a write: the pool name typed for a dangerous step, the context name for a production-looking
+"""The confirmation modal of a write: the pool name typed for a dangerous step, the context name for a
+production-looking
 context; focus starts in the first name to type, else on Cancel."""
 
 from __future__ import annotations

@@ -35,7 +35,8 @@ class DetailScreen(Screen):
         if self.fetching:
             # A projected pod: the page is drawn once its whole object has been read from the server (on_mount).
             yield Static(
-                f"{self.mode.upper() if self.mode == 'yaml' else 'Describe'} of {self.ref[0]} {self.ref[1] + '/' if self.ref[1] else ''}{self.ref[2]}",
+                f"{self.mode.upper() if self.mode == 'yaml' else 'Describe'} of {self.ref[0]} "
+                f"{self.ref[1] + '/' if self.ref[1] else ''}{self.ref[2]}",
                 id="heading",
             )
             with VerticalScroll(id="detail-scroll"):

@@ -1,4 +1,5 @@
-"""The help screen: the keys of the screen it was opened on, read from that screen's live bindings, then the views and the legend."""
+"""The help screen: the keys of the screen it was opened on, read from that screen's live bindings, then the views and
+the legend."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def views_text() -> str:
 
 
 def screen_keys(app, screen: Screen) -> list[tuple[str, list[tuple[str, str]]]]:
-    """(group, [(keys, what it does)]) for what `screen` answers right now: its own keys, the focused widget's, the app's.
+    """(group, [(keys, what it does)]) for what `screen` answers right now: its own keys, the focused widget's, the
+    app's.
 
     Read from the bindings Textual would dispatch (disabled ones left out), so help never lists a key the screen lacks.
     """

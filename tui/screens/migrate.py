@@ -1,4 +1,5 @@
-"""`:migrate`: the migration wizard of one pool — the whole plan, each step's state, live progress, confirmation, verification and rollback."""
+"""`:migrate`: the migration wizard of one pool — the whole plan, each step's state, live progress, confirmation,
+verification and rollback."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ STATE_MARK = {
 
 
 class MigrateScreen(Screen):
-    """The wizard for one pool. Writes (apply, rollback) are absent in read-only mode, and always go through a confirmation."""
+    """The wizard for one pool. Writes (apply, rollback) are absent in read-only mode, and always go through a
+    confirmation."""
 
     help_title = "migration wizard"
 
@@ -290,7 +292,8 @@ class MigrateScreen(Screen):
         except Exception:  # noqa: BLE001 - a row of an older plan
             pass
 
-    # ------------------------------------------------------------------ progress (called on the app's loop by the runner)
+    # ------------------------------------------------------------------ progress (called on the app's loop by the
+    # runner)
     def on_progress(self, ev) -> None:
         mark = {"warning": "!", "error": "✗"}.get(ev.level, " ")
         where = f" {ev.node}" if ev.node else ""
@@ -371,12 +374,16 @@ class MigrateScreen(Screen):
         writes = sum(len(s.changes) for s in plan.steps)
         kind = "Roll back" if plan.rollback else "Apply"
         lines = [
-            f"{kind} plan {plan.id} to pool {plan.pool} on {cluster.context_name}: {writes} write{'s' if writes != 1 else ''}."
+            (
+                f"{kind} plan {plan.id} to pool {plan.pool} on {cluster.context_name}: {writes} "
+                f"write{'s' if writes != 1 else ''}."
+            )
         ]
         for s in plan.steps:
             if s.changes:
                 lines.append(
-                    f"  {s.id}: {len(s.changes)} change(s){' — dangerous' if s.dangerous else ''}; nodes {len(s.blast_nodes)}"
+                    f"  {s.id}: {len(s.changes)} change(s){' — dangerous' if s.dangerous else ''}; nodes "
+                    f"{len(s.blast_nodes)}"
                 )
         warnings = [w for s in plan.steps for w in s.warnings]
         lines += [f"⚠ {w}" for w in warnings[:4]]
@@ -396,7 +403,8 @@ class MigrateScreen(Screen):
         )
 
     def _back_to_migration(self, plan) -> None:
-        """A rollback that did not run gives the screen back to the migration plan, so `a` applies what the footer says."""
+        """A rollback that did not run gives the screen back to the migration plan, so `a` applies what the footer
+        says."""
         if plan.rollback:
             self.make_plan()
 

@@ -1,4 +1,5 @@
-"""The CEL playground (`:cel`): write a selector, see live which devices it picks and why the others are left out, then generate, save or apply objects."""
+"""The CEL playground (`:cel`): write a selector, see live which devices it picks and why the others are left out, then
+generate, save or apply objects."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def remember(app, expression: str) -> None:
 
 
 def _show(static: Static, markup: str) -> None:
-    """Update one of the fixed-height lines: nothing when the text is the same, and never a relayout (the size cannot change)."""
+    """Update one of the fixed-height lines: nothing when the text is the same, and never a relayout (the size cannot
+    change)."""
     if getattr(static, "_cel_markup", None) != markup:
         static._cel_markup = markup
         static.update(markup, layout=False)
@@ -424,7 +426,8 @@ class PlaygroundScreen(PromptMixin, Screen):
                 self.app.notify("selector kept: :cel opens on it again, ctrl+e lists this session's expressions")
             self.app.back()
 
-    # ------------------------------------------------------------------ `:` prompt (from the table; the editor takes `:` as text)
+    # ------------------------------------------------------------------ `:` prompt (from the table; the editor takes
+    # `:` as text)
     def focus_main(self) -> None:
         self.editor.focus()
 
@@ -728,10 +731,13 @@ class GenerateScreen(Screen):
         objs = list(self.generated.objects)
         warn = "\n".join(f"⚠ {escape(w)}" for w in self.generated.warnings)
         text = (
-            f"[b]Apply {len(objs)} object{'s' if len(objs) != 1 else ''} to {escape(self.app.feed.info.context or 'the cluster')}?[/b]\n"
+            (
+                f"[b]Apply {len(objs)} object{'s' if len(objs) != 1 else ''} to "
+                f"{escape(self.app.feed.info.context or 'the cluster')}?[/b]\n"
+            )
             + "\n".join(
-                f"  {o['kind']} {escape(o['metadata'].get('namespace', '') + '/' if o['metadata'].get('namespace') else '')}"
-                f"{escape(o['metadata']['name'])}"
+                f"  {o['kind']} "
+                f"{escape(o['metadata'].get('namespace', '') + '/' if o['metadata'].get('namespace') else '')}{escape(o['metadata']['name'])}"
                 for o in objs
             )
             + (f"\n{warn}" if warn else "")
@@ -775,7 +781,10 @@ def extended_resource_name_problem(name: str) -> str:
         return ""
     domain, _, short = name.partition("/")
     if not short:
-        return f"✗ extendedResourceName {name!r} needs a domain: domain/name, e.g. example.com/{name.split('.')[0] or 'gpu'}"
+        return (
+            f"✗ extendedResourceName {name!r} needs a domain: domain/name, e.g. "
+            f"example.com/{name.split('.')[0] or 'gpu'}"
+        )
     if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", domain) or not re.fullmatch(
         r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", short
     ):
@@ -798,7 +807,8 @@ def _results_text(what: str, results) -> str:
 
 
 def open_for_pod(app, pod_key: tuple[str, str]) -> bool:
-    """Open the playground on a stuck pod's selector (its claim's request, or the class serving its extended resource)."""
+    """Open the playground on a stuck pod's selector (its claim's request, or the class serving its extended
+    resource)."""
     pod = app.feed.model.objects["Pod"].get(tuple(pod_key))
     if pod is None:
         return False

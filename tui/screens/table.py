@@ -1,4 +1,5 @@
-"""A view of the fleet as a live table: rows updated in place from the feed, `/` filter, `:` jump, drill down and detail keys."""
+"""A view of the fleet as a live table: rows updated in place from the feed, `/` filter, `:` jump, drill down and detail
+keys."""
 
 from __future__ import annotations
 
@@ -221,7 +222,10 @@ class TableScreen(PromptMixin, Screen):
         if not text:
             was = getattr(self, "_filter_before", "")
             keep = f"esc keeps [b]{escape(was)}[/b] · " if was else ""
-            return f"enter applies · {keep}empty + enter clears · e.g. h100  *80GB*  pool=a100-serve  productName=NVIDIA*H100*"
+            return (
+                f"enter applies · {keep}empty + enter clears · e.g. h100  *80GB*  pool=a100-serve  "
+                "productName=NVIDIA*H100*"
+            )
         shown, total = self.table.visible_count, self.table.row_count
         tone = "$text-success" if shown else "$text-error"
         return f"[{tone}]{shown} of {total} rows match[/] · enter applies · esc restores the previous filter"
