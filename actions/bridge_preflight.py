@@ -12,6 +12,13 @@ from dragoman.actions.steps import Context, StepPlan, register
 from dragoman.fleet import ownership as own
 from dragoman.fleet.cluster import RETRYABLE_STATUS, ApiError
 
+# How each mechanism keeps a device plugin off the pool, as the preflight's note says it.
+_EXCLUDED_BY = {
+    "node-label": "the GPU Operator deploy label",
+    "helm": "helm upgrade",
+    "daemonset": "a DaemonSet affinity patch",
+    "gitops": "its GitOps source",
+}
 SWITCH_STEPS = {"exclude-device-plugin", "scope-driver", "device-class", "uncordon", "verify"}
 GANG_MARKS = (
     "scheduling.x-k8s.io/pod-group",
@@ -74,7 +81,8 @@ async def bridge_served(ctx: Context) -> tuple[list[str], list[str]]:
                 "user may not create DeviceClasses (a dry run was forbidden); the device-class step needs it."
             )
         elif exc.status in RETRYABLE_STATUS:
-            raise  # the server is struggling, which is no answer about the bridge: stop, and let the operator run it again
+            # The server is struggling, which is no answer about the bridge: stop, and let the operator run it again.
+            raise
         else:
             blockers.append(f"a dry-run DeviceClass with extendedResourceName failed: {exc.detail}")
     return blockers, notes
@@ -168,8 +176,7 @@ async def switch_checks(ctx: Context, plans: list[StepPlan], plan: StepPlan) -> 
             )
     for st in pic.device_plugins:
         plan.notes.append(
-            f"device plugin: {st.ref} ({st.workload.describe()}) — excluded by "
-            f"{ {'node-label': 'the GPU Operator deploy label', 'helm': 'helm upgrade', 'daemonset': 'a DaemonSet affinity patch', 'gitops': 'its GitOps source'}[mechanism(st)] }."
+            f"device plugin: {st.ref} ({st.workload.describe()}) — excluded by {_EXCLUDED_BY[mechanism(st)]}."
         )
     plan.notes.extend(_driver_facts(pic))
     nb, nw = _node_prereqs(pic)

@@ -9,6 +9,13 @@ from dragoman.actions.steps import Context, StepPlan, register
 from dragoman.fleet import ownership as own
 
 LABEL = own.GPU_OPERATOR_DEPLOY_LABEL
+# How each mechanism keeps a device plugin off the pool, as the plan's note says it.
+_EXCLUDED_BY = {
+    "gitops": "its GitOps source",
+    "node-label": "the GPU Operator deploy label",
+    "helm": "a helm upgrade of its release",
+    "daemonset": "its node affinity",
+}
 
 
 def mechanism(st: Stack) -> str:
@@ -28,10 +35,7 @@ async def plan_changes(ctx: Context, pic: Picture, plan: StepPlan) -> None:
     for st in pic.device_plugins:
         how = mechanism(st)
         w = st.workload
-        plan.notes.append(
-            f"{st.ref} ({w.describe()}): excluded by "
-            f"{dict(gitops='its GitOps source', **{'node-label': 'the GPU Operator deploy label', 'helm': 'a helm upgrade of its release', 'daemonset': 'its node affinity'})[how]}."
-        )
+        plan.notes.append(f"{st.ref} ({w.describe()}): excluded by {_EXCLUDED_BY[how]}.")
         if how == "node-label":
             for name in sorted(pic.nodes):
                 old = ((pic.nodes[name].get("metadata") or {}).get("labels") or {}).get(LABEL)

@@ -223,7 +223,7 @@ class PoolLock:
             self._task.cancel()
             try:
                 await self._task
-            except (asyncio.CancelledError, Exception):
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - stopping: a renewal's failure was reported
                 pass
             self._task = None
         if self.lease is None:

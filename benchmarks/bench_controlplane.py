@@ -370,8 +370,7 @@ def _time_check(kubeconfig: str) -> float:
     t = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "dragoman", "check", "--kubeconfig", kubeconfig, "--output", "json"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         timeout=900,
     )
     dt = time.perf_counter() - t
@@ -421,7 +420,6 @@ def run(quick: bool) -> list[Figure]:
             f"the control plane {KUBE_VERSION} is not built in {cache_dir()}; `dragoman controlplane build` makes it"
         )
     stages = _bodies(generate_scale(nodes=nodes, pods=pods))
-    n_objects = sum(len(v) for v in stages.values())
     figures: list[Figure] = []
     load_before = os.getloadavg()[0]
     cp = ControlPlane(binaries, users=None)

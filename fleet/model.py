@@ -1041,7 +1041,7 @@ class FleetModel:
             if hit is None:
                 try:
                     hit = (0, compile_expression(e))
-                except Exception as exc:  # CelCompileError, or an engine without support yet
+                except Exception as exc:  # noqa: BLE001 - CelCompileError, or an engine without support yet
                     hit = (0, exc)
                 self._cel_cache[ck] = hit
             if isinstance(hit[1], Exception):
@@ -1063,7 +1063,7 @@ class FleetModel:
                 return hit[1]
         try:
             selectors = self.compile(expressions)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure to compile is the result's compile_error
             result = SelectorResult([], {}, 0, compile_error=str(getattr(exc, "message", exc)))
             if cache_key is not None:
                 self._cel_cache[cache_key] = (self._cel_epoch, result)

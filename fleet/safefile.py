@@ -185,7 +185,8 @@ def read_bounded(path: str, limit: int, what: str) -> bytes:
 
 # ---------------------------------------------------------------------------- YAML with a bound on aliases
 
-MAX_YAML_NODES = 5_000_000  # nodes a document may expand to through its aliases (a snapshot of a large fleet has ~10^7 scalars... see below)
+# Nodes a document may expand to through its aliases (a snapshot of a large fleet has ~10^7 scalars... see below).
+MAX_YAML_NODES = 5_000_000
 
 
 class YamlBomb(ValueError):

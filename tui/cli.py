@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _run_tui(args: argparse.Namespace) -> int:
     try:
-        from dragoman.tui import app as app_module  # noqa: F401  (arrives with the TUI issue)
+        from dragoman.tui import app as app_module
     except ImportError:
         print(
             "dragoman: the terminal UI is not built yet; try `dragoman cel --help` or `dragoman sim serve --help`.",

@@ -147,7 +147,7 @@ def compile_expression(
     if wanted == "auto":
         try:
             sel = build_selector(expression, checked, source, "fast")
-        except Exception:
+        except Exception:  # noqa: BLE001 - see below
             # The fast engine is an optimisation: anything it cannot take runs on cel-python.
             sel = build_selector(expression, checked, source, "reference")
     else:

@@ -136,7 +136,7 @@ class Simulator(
             if hasattr(c, "stop"):
                 try:
                     await c.stop()
-                except Exception:  # noqa: BLE001
+                except Exception:
                     log.exception("controller stop failed")
         for t in self._controller_tasks + self._tasks:
             t.cancel()
@@ -168,5 +168,5 @@ class Simulator(
                 if time.monotonic() - last_ttl > 5:
                     last_ttl = time.monotonic()
                     self.store.expire_events(self.event_ttl)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("reaper failed")

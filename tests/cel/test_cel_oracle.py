@@ -97,7 +97,7 @@ def dragoman(expr: str, devices: list[tuple[str, dict]], env: str) -> dict[str, 
     for engine in ("fast", "reference"):
         try:
             sel = build_selector(expr, checked, source, engine)
-        except Exception as exc:  # an engine that cannot take the expression (production falls back)
+        except Exception as exc:  # noqa: BLE001 - an engine that cannot take the expression (production falls back)
             out[engine] = None
             out[f"{engine}-unsupported"] = type(exc).__name__  # type: ignore[assignment]
             continue

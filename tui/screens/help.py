@@ -31,7 +31,7 @@ def screen_keys(app, screen: Screen) -> list[tuple[str, list[tuple[str, str]]]]:
     Read from the bindings Textual would dispatch (disabled ones left out), so help never lists a key the screen lacks.
     """
     groups: dict[str, dict[tuple, list]] = {"This screen": {}, "Focused": {}, "Everywhere": {}}
-    for key, active in screen.active_bindings.items():
+    for active in screen.active_bindings.values():
         b: Binding = active.binding
         node = active.node
         if not active.enabled or not b.id:
