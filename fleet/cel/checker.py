@@ -378,11 +378,7 @@ class Checker:
                 n.size = {"driver": DRIVER_MAX, "attributes": ATTRS_PER_DEVICE, "capacity": ATTRS_PER_DEVICE}.get(field)
                 return self.device_fields[field]
             vt = self._select_type(n, ot, field, operand)
-            return (
-                ("opt", vt)
-                if optional and not (isinstance(ot, tuple) and ot[0] == "opt")
-                else (vt if not optional else vt)
-            )
+            return ("opt", vt) if optional and not (isinstance(ot, tuple) and ot[0] == "opt") else vt
         if k == "index":
             operand, key, optional = a
             ot = self.check(operand, scope)

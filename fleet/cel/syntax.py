@@ -304,22 +304,22 @@ def parse_tree(source: Source) -> lark.Tree:
     except lark.exceptions.UnexpectedEOF:
         raise source.error(
             "syntax error: unexpected end of input", "syntax", source.original_offset(len(source.rewritten))
-        )
+        ) from None
     except lark.exceptions.UnexpectedToken as ex:
         tok = ex.token
         off = source.original_offset(tok.start_pos if tok.start_pos is not None else len(source.rewritten))
         if tok.type == "$END":
-            raise source.error("syntax error: unexpected end of input", "syntax", len(source.original))
+            raise source.error("syntax error: unexpected end of input", "syntax", len(source.original)) from None
         shown = source.original[off : off + max(1, len(str(tok)))] or str(tok)
         if tok.type == "RESERVED":
-            raise source.error(f"syntax error: reserved identifier '{tok}'", "syntax", off)
-        raise source.error(f"syntax error: mismatched input '{shown}'", "syntax", off)
+            raise source.error(f"syntax error: reserved identifier '{tok}'", "syntax", off) from None
+        raise source.error(f"syntax error: mismatched input '{shown}'", "syntax", off) from None
     except lark.exceptions.UnexpectedCharacters as ex:
         off = source.original_offset(ex.pos_in_stream)  # type: ignore[arg-type]  # lark types it None
         ch = source.original[off : off + 1]
-        raise source.error(f"syntax error: token recognition error at: '{ch}'", "syntax", off)
+        raise source.error(f"syntax error: token recognition error at: '{ch}'", "syntax", off) from None
     except lark.exceptions.LarkError as ex:
-        raise source.error(f"syntax error: {str(ex).splitlines()[0]}", "syntax", 0)
+        raise source.error(f"syntax error: {str(ex).splitlines()[0]}", "syntax", 0) from None
 
 
 # The one-variable existsOne is not a macro in Kubernetes 1.37's cel-go v0.29 (a plain call, refused as undeclared:
