@@ -65,13 +65,10 @@ def crd_for(rt: ResourceType) -> dict:
         names["shortNames"] = list(rt.short_names)
     if rt.categories:
         names["categories"] = list(rt.categories)
-    cond = lambda t, reason, msg: {
-        "type": t,
-        "status": "True",
-        "reason": reason,
-        "message": msg,
-        "lastTransitionTime": None,
-    }  # noqa: E731
+
+    def cond(t: str, reason: str, msg: str) -> dict:
+        return {"type": t, "status": "True", "reason": reason, "message": msg, "lastTransitionTime": None}
+
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
