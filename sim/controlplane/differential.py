@@ -826,9 +826,12 @@ def run(
             assert binaries is not None
             log("starting the real control plane (about a minute)")
             targets["real"] = stack.enter_context(real_side(binaries, scenario, log))
-        for name, t in targets.items():
-            waited = wait_settled(t)
-            log(f"{name}: settled after {waited:.0f} s")
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(2) as pool:  # both settle at once: the waits are the harness's longest part
+            waits = {name: pool.submit(wait_settled, t) for name, t in targets.items()}
+            for name, fut in waits.items():
+                log(f"{name}: settled after {fut.result():.0f} s")
         folder = pathlib.Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dragoman-diff-")))
         sides = {}
         for name, t in targets.items():

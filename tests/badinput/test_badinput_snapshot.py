@@ -32,11 +32,7 @@ UNREADABLE = {
     "list-items-not-objects": "apiVersion: v1\nkind: List\nitems: [1, 2]\n",
     "billion-laughs": (
         'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
-        + "".join(
-            f"{chr(98 + i)}: &{chr(98 + i)} "
-            f"[*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)},*{chr(97 + i)}]\n"
-            for i in range(8)
-        )
+        + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [{','.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(8))
     ),
     "deep-nesting-json": "[" * 50_000 + "]" * 50_000,
     "deep-nesting-yaml": "a:\n" + "".join("  " * i + "- \n" for i in range(1, 3000)),

@@ -402,7 +402,8 @@ class Gen:
             d = self.domain()
             return (
                 f"cel.bind(a, {self.attrs(d)}, "
-                f"{self.pick(['a.size() > 0', f'has(a.{self.attr_name(d)})', f'a.?{self.attr_name(d)}.orValue(0) == 0'])})"
+                + self.pick(["a.size() > 0", f"has(a.{self.attr_name(d)})", f"a.?{self.attr_name(d)}.orValue(0) == 0"])
+                + ")"
             )
         if k == 36:
             # cost: nested comprehensions over the device or big ranges

@@ -264,7 +264,8 @@ here = pathlib.Path({str(tmp_path)!r})
 n = here / "runs"
 n.write_text(str(int(n.read_text()) + 1 if n.exists() else 1))
 print(json.dumps({{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
-                  "status": {{"token": (here / "token").read_text().strip(), "expirationTimestamp": "2999-01-01T00:00:00Z"}}}}))
+                  "status": {{"token": (here / "token").read_text().strip(),
+                             "expirationTimestamp": "2999-01-01T00:00:00Z"}}}}))
 """)
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     return script

@@ -17,10 +17,13 @@ CAN_I_METRICS = bytes.fromhex(
     "0012001a0022002a003200380042001211120f0a082f6d65747269637312036765741a08080012001a0020001a002200"
 )  # kubectl auth can-i get /metrics
 CAN_I_NAMED = (
-    b'k8s\x00\n2\n\x17authorization.k8s.io/v1\x12\x17SelfSubjectAccessReview\x12D\n\x10\n\x00\x12\x00\x1a\x00"\x00*\x002\x008\x00B\x00\x12&\n$\n\x07default\x12\x04list\x1a\x00"\x00*\x05nodes2\x00:\x06mynode\x1a\x08\x08\x00\x12\x00\x1a\x00 '
+    b'k8s\x00\n2\n\x17authorization.k8s.io/v1\x12\x17SelfSubjectAccessReview\x12D\n\x10\n\x00\x12\x00\x1a\x00"\x00*\x00'
+    b'2\x008\x00B\x00\x12&\n$\n\x07default\x12\x04list\x1a\x00"\x00*\x05nodes2\x00:\x06mynode\x1a\x08\x08\x00'
+    b"\x12\x00\x1a\x00 "
     b'\x00\x1a\x00"\x00'
 )  # kubectl auth can-i list nodes/mynode
-DRAIN_DELETE = b'k8s\x00\n\x13\n\x02v1\x12\rDeleteOptions\x12\x02\x08\x07\x1a\x00"\x00'  # drain --grace-period=7 without eviction support
+# drain --grace-period=7 without eviction support
+DRAIN_DELETE = b'k8s\x00\n\x13\n\x02v1\x12\rDeleteOptions\x12\x02\x08\x07\x1a\x00"\x00'
 
 
 def test_is_protobuf():

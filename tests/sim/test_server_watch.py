@@ -210,7 +210,8 @@ async def test_watch_list_sends_initial_events_then_an_end_bookmark(sim):
     token = sim.users["admin"].token
     url = (
         sim.url
-        + "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=2"
+        + "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
+        + "&allowWatchBookmarks=true&timeoutSeconds=2"
     )
     async with aiohttp.ClientSession() as s:
         async with s.get(url, headers={"Authorization": f"Bearer {token}"}, ssl=False) as r:
