@@ -142,6 +142,11 @@ def _elem(t: Any) -> Any:
     return ANY if t == ANY else DYN
 
 
+def _opt_elem(t: Any) -> Any:
+    e = _elem(t)
+    return e[1] if isinstance(e, tuple) and e[0] == "opt" else DYN
+
+
 def _same(t: Any) -> Any:
     return t if isinstance(t, tuple) else LDYN
 
@@ -237,6 +242,9 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
     "__optional_of": [(None, [DYN], lambda r, a: ("opt", a[0]))],
     "__optional_none": [(None, [], ("opt", DYN))],
     "__optional_ofNonZeroValue": [(None, [DYN], lambda r, a: ("opt", a[0]))],
+    # optional.unwrap(list(optional(T))) and list(optional(T)).unwrapOpt(): list(T) (cel-go's optional library).
+    "__optional_unwrap": [(None, [("list", ("opt", DYN))], lambda r, a: ("list", _opt_elem(a[0])))],
+    "unwrapOpt": [(("list", ("opt", DYN)), [], lambda r, a: ("list", _opt_elem(r)))],
     "orValue": [(("opt", DYN), [DYN], lambda r, a: join(r[1] if isinstance(r, tuple) else DYN, a[0]))],
     "hasValue": [(("opt", DYN), [], B)],
     "value": [(("opt", DYN), [], lambda r, a: r[1] if isinstance(r, tuple) else DYN)],
@@ -280,7 +288,7 @@ _STRING_LINEAR = {
 # library/lists.go: comparableTypes and summableTypes (durations and timestamps are not in this engine).
 _COMPARABLE = (I, U, D, B, S, BY)
 _SUMMABLE = (I, U, D)
-_LIST_TYPED = {"isSorted": _COMPARABLE, "min": _COMPARABLE, "max": _COMPARABLE, "sum": _SUMMABLE}
+_LIST_TYPED = {"isSorted": _COMPARABLE, "min": _COMPARABLE, "max": _COMPARABLE, "sum": _SUMMABLE, "sort": _COMPARABLE}
 _REGEX_FUNCS = {"matches", "find", "findAll"}
 _LIST_LINEAR = {
     "isSorted",
@@ -322,6 +330,8 @@ class Checker:
         self.source = source
         self.env = env
         self.device_fields = device_fields(env)
+        # cel-go's AST validators (a constant regex RE2 refuses) run only once the checker found no error.
+        self.deferred: list[CelCompileError] = []
 
     def err(self, node: Node, message: str, kind: str = "type") -> CelCompileError:
         return self.source.error(message, kind, node.offset)
@@ -688,6 +698,11 @@ class Checker:
             raise self.err(n, "undeclared reference to 'includes' (in container '')", "undeclared")
         if name in _LIST_TYPED and target is not None and not args and not self._list_elem_ok(tt, _LIST_TYPED[name]):
             raise self.err(n, f"found no matching overload for '{name}' applied to '{type_str(tt)}.()'")
+        if name in _LIST_TYPED and target is not None and not args and _free_list(target):
+            # `[]`'s element type is a type variable: cel-go's checker binds it to the first overload that fits,
+            # int (lists.go declares these per type, int first), so `[].sort()` is a list(int).
+            n.cost += self._call_cost(name, sizes, args)
+            return B if name == "isSorted" else (("list", I) if name == "sort" else I)
         sigs = SIGNATURES.get(name)
         if sigs is None:
             raise self.err(n, f"undeclared reference to '{name}' (in container '')", "undeclared")
@@ -733,8 +748,10 @@ class Checker:
             if pat.kind == "lit" and isinstance(pat.args[0], str):
                 problem = regex_error(pat.args[0])
                 if problem is not None:
-                    raise self.source.error(
-                        f"invalid regular expression {pat.args[0]!r}: {problem}", "syntax", pat.offset
+                    self.deferred.append(
+                        self.source.error(
+                            f"invalid regular expression {pat.args[0]!r}: {problem}", "syntax", pat.offset
+                        )
                     )
 
     def _call_cost(self, name: str, sizes: list, args: list[Node]) -> float:
@@ -767,6 +784,15 @@ class Checker:
         if name == "join":
             return (base or ATTRS_PER_DEVICE) * ATTR_VALUE_MAX
         return None
+
+
+def _free_list(n: Node) -> bool:
+    """An empty list literal, or what keeps its element type unbound (distinct, reverse, slice of one)."""
+    if n.kind == "list":
+        return not n.args[0]
+    if n.kind == "call" and n.args[0] in ("distinct", "reverse", "slice") and n.args[1] is not None:
+        return _free_list(n.args[1])
+    return False
 
 
 def _max_size(a: float | None, b: float | None) -> float | None:
@@ -1032,6 +1058,8 @@ def check(root: Node, source: Source, env: Environment = NEW_EXPRESSIONS) -> Che
     """Check an AST as the environment `env` does for a DRA selector; raises CelCompileError."""
     checker = Checker(source, env)
     t = checker.check(root, {})
+    if checker.deferred:
+        raise checker.deferred[0]
     homogeneous_literals(root, source)
     # validateOutputType: bool, or exactly the declared attribute type (any; dyn where attributes are dyn).
     if not (t == B or t == (DYN if env.dyn_attributes else ANY)):

@@ -17,7 +17,16 @@ from dragoman.fleet.cel import runtime as rt
 from dragoman.fleet.cel.api import CelDevice
 from dragoman.fleet.cel.checker import TYPE_IDENTS
 from dragoman.fleet.cel.runtime import CelRuntimeError
-from dragoman.fleet.cel.syntax import NOT_CONST, Node, Source, Uint, _Builder, _parser, decode_multiline
+from dragoman.fleet.cel.syntax import (
+    NOT_CONST,
+    Node,
+    Source,
+    Uint,
+    _Builder,
+    _parser,
+    decode_multiline,
+    logic_chain,
+)
 
 
 class ReferenceUnsupported(Exception):
@@ -254,6 +263,12 @@ def _const_map(*kv: Any) -> Any:
     return celtypes.MapType(out)
 
 
+def _strict_bool(v: Any) -> Any:
+    if isinstance(v, (CELEvalError, celtypes.BoolType)):
+        return v
+    return _K8sError("no such overload")
+
+
 def _opt_has(o: Any) -> Any:
     if isinstance(o, CELEvalError):
         return o
@@ -275,6 +290,7 @@ def _functions() -> dict[str, Callable[..., Any]]:
     fns["__set_in__"] = _wrap(lambda item, values: rt.set_member(item, rt.set_members(values)))
     fns["__const_map__"] = _const_map
     fns["__opt_has__"] = _opt_has
+    fns["__strict_bool__"] = _strict_bool
     fns["__opt_get__"] = lambda o: o.value
     for op in ("_+_", "_-_", "_*_", "_/_", "_%_"):
         fns[op] = _wrap(lambda a, b, op=op: rt.arith(op, a, b))
@@ -358,6 +374,8 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
             return lark.Tree(
                 "ident_arg", [lark.Token("IDENT", fn), args_tree]
             )  # in place of the literal, under primary
+    if tree.data in ("conditionaland", "conditionalor") and len(tree.children) == 2:
+        return _balanced_logic(tree.data, [_prepare(x) for x in logic_chain(tree)])
     if tree.data == "relation" and len(tree.children) == 2 and tree.children[0].data == "relation_in":
         plan = _plan(("in", _builder().op_offset(tree.children[0].children[0], tree.children[1], "@in")))
         if plan is not None:
@@ -419,7 +437,13 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
                 ],
             )
             name_tok = lark.Token("IDENT", "exists_one") if name == "existsOne" else tree.children[1]
-            return lark.Tree(tree.data, [guarded, name_tok, *[_prepare(c) for c in tree.children[2:]]], tree.meta)
+            rest = [_prepare(c) for c in tree.children[2:]]
+            if name in ("exists_one", "existsOne", "filter"):
+                # cel-go folds these with `pred ? ... : ...`: a predicate that is not a bool is an error, where
+                # cel-python would count its truthiness.
+                var, pred = rest[0].children
+                rest[0] = lark.Tree(rest[0].data, [var, _template("__strict_bool__(__p)", __p=pred)], rest[0].meta)
+            return lark.Tree(tree.data, [guarded, name_tok, *rest], tree.meta)
         if name == "isCanonical" and op_ident == "ip":
             tok = lark.Token("IDENT", "ip.isCanonical")
             kids = [tok] + ([_prepare(tree.children[2])] if len(tree.children) > 2 else [])
@@ -445,6 +469,33 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
                 tree.data, [tree.children[0], lark.Token("IDENT", "__k8s_min"), *tree.children[2:]], tree.meta
             )
     return lark.Tree(tree.data, [_prepare(c) for c in tree.children], tree.meta)
+
+
+def _balanced_logic(data: str, operands: list) -> lark.Tree:
+    """A chain of && (||) as cel-go's parser balances it (syntax.balanced), in cel-python's grammar: a right operand
+    that is itself a chain goes in parentheses."""
+    inner = "relation" if data == "conditionaland" else "conditionaland"
+
+    def as_operand(t: Any) -> Any:
+        if isinstance(t, lark.Tree) and t.data == data:
+            chain = t if data == "conditionalor" else lark.Tree("conditionalor", [t])
+            paren = lark.Tree("primary", [lark.Tree("paren_expr", [lark.Tree("expr", [chain])])])
+            unary = lark.Tree("unary", [lark.Tree("member", [paren])])
+            rel = lark.Tree("relation", [lark.Tree("addition", [lark.Tree("multiplication", [unary])])])
+            return rel if inner == "relation" else lark.Tree("conditionaland", [rel])
+        return t
+
+    def tree(lo: int, hi: int) -> Any:
+        if lo == hi:
+            return operands[lo]
+        mid = (lo + hi + 1) // 2
+        left, right = tree(lo, mid - 1), tree(mid, hi)
+        if not (isinstance(left, lark.Tree) and left.data == data):
+            left = lark.Tree(data, [left])
+        return lark.Tree(data, [left, as_operand(right)])
+
+    out = tree(0, len(operands) - 1)
+    return out if isinstance(out, lark.Tree) and out.data == data else lark.Tree(data, [out])
 
 
 _PLANS = threading.local()  # the selector being prepared: its Source and its set lookups by operator offset

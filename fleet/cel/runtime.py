@@ -867,10 +867,14 @@ def f_double(v: Any) -> float:
     if t is int or t is Uint:
         return float(v)
     if t is str:
+        # strconv.ParseFloat: no surrounding spaces, and out of range (1e400) is an error, not infinity.
         try:
-            return float(v)
+            f = float(v) if v == v.strip() else None
         except ValueError:
-            raise CelRuntimeError(f"strconv.ParseFloat: parsing {v!r}: invalid syntax") from None
+            f = None
+        if f is None or (math.isinf(f) and "inf" not in v.lower()):
+            raise CelRuntimeError("type conversion error from 'string' to 'double'")
+        return f
     raise no_overload("double")
 
 
@@ -1154,6 +1158,19 @@ def f_or_value(o: Any, default: Any) -> Any:
     return o.value if o.present else default
 
 
+def f_unwrap(lst: Any) -> list:
+    """optional.unwrap / unwrapOpt (cel-go library.go optUnwrap): the values of the optionals that have one."""
+    out = []
+    for v in _list(lst, "unwrapOpt"):
+        if type(v) is not Optional_:
+            raise CelRuntimeError(
+                f"value {to_string(v) if type(v) in (str, int, Uint, float, bool) else v} is not optional"
+            )
+        if v.present:
+            out.append(v.value)
+    return out
+
+
 def f_has_value(o: Any) -> bool:
     return _opt(o, "hasValue").present
 
@@ -1392,6 +1409,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "__optional_none": f_opt_none,
     "__optional_ofNonZeroValue": f_opt_of_non_zero,
     "orValue": f_or_value,
+    "__optional_unwrap": f_unwrap,
+    "unwrapOpt": f_unwrap,
     "hasValue": f_has_value,
     "value": f_value,
     "or": f_or,

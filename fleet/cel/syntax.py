@@ -13,7 +13,12 @@ UNSUPPORTED = "valid in Kubernetes, not supported here"
 # Placeholders the rewriter puts in for cel-go's optional syntax, which cel-python's grammar lacks.
 OPT_SELECT = "__opt_select__"
 OPT_INDEX = "__opt_index__"
-OPT_FUNCS = {"of": "__optional_of", "none": "__optional_none", "ofNonZeroValue": "__optional_ofNonZeroValue"}
+OPT_FUNCS = {
+    "of": "__optional_of",
+    "none": "__optional_none",
+    "ofNonZeroValue": "__optional_ofNonZeroValue",
+    "unwrap": "__optional_unwrap",
+}
 # Optional list elements `[?x]` and map entries `{?k: v}` become `[__opt_elem__(x)]` and `{__opt_key__(k): v}`.
 OPT_ELEM = "__opt_elem__"
 OPT_KEY = "__opt_key__"
@@ -366,10 +371,13 @@ class _Builder:
             if len(ch) == 1:
                 return self.build(ch[0])
             left_t, right_t = ch
-            if d == "conditionalor":
-                return Node("or", self.build(left_t), self.build(right_t), offset=self.off(t))
-            if d == "conditionaland":
-                return Node("and", self.build(left_t), self.build(right_t), offset=self.off(t))
+            if d in ("conditionalor", "conditionaland"):
+                # cel-go's parser balances a chain of && (||) into a tree of logarithmic depth (its logicManager):
+                # the same shape here, so a 1,500-clause stored selector is no recursion problem, and the same
+                # error wins when several clauses fail.
+                kind = "or" if d == "conditionalor" else "and"
+                operands = [self.build(x) for x in logic_chain(t)]
+                return balanced(kind, operands, self.off(t))
             op = {
                 "relation_lt": "_<_",
                 "relation_le": "_<=_",
@@ -482,6 +490,10 @@ class _Builder:
         if ty == "FLOAT_LIT":
             return Node("lit", float(text), offset=off)
         if ty in ("STRING_LIT", "MLSTRING_LIT", "BYTES_LIT"):
+            if not _escapes_valid(text):
+                raise self.source.error(
+                    "syntax error: token recognition error: invalid escape sequence in a string literal", "syntax", off
+                )
             # An escape past U+10FFFF (or a lone surrogate) is no character: a syntax error, as cel-go says, not a
             # ValueError escaping as a traceback (issue 19).
             try:
@@ -552,6 +564,47 @@ class _Builder:
         if target.kind == "ident" and target.args[0] in ("strings", "sets", "lists", "math", "base64"):
             return Node("call", f"{target.args[0]}.{name}", None, [self.build(a) for a in args_t], offset=target.offset)
         return Node("call", name, target, [self.build(a) for a in args_t], offset=off)
+
+
+def logic_chain(t: lark.Tree) -> list:
+    """The operands of a left-deep chain `a && b && c` (or ||) in order, without recursion."""
+    d = t.data
+    rights = []
+    while t.data == d and len(t.children) == 2:
+        rights.append(t.children[1])
+        t = t.children[0]
+    first = t.children[0] if t.data == d else t
+    return [first, *reversed(rights)]
+
+
+def balanced(kind: str, operands: list[Node], offset: int) -> Node:
+    """parser/helper.go balancedTree: the middle operand (rounded up) starts the right half."""
+
+    def tree(lo: int, hi: int) -> Node:
+        if lo == hi:
+            return operands[lo]
+        mid = (lo + hi + 1) // 2
+        return Node(kind, tree(lo, mid - 1), tree(mid, hi), offset=offset)
+
+    return tree(0, len(operands) - 1)
+
+
+# CEL.g4's ESC_SEQ: \\ then a character escape, \\[0-3][0-7][0-7], \\x or \\X and two hex digits, \\u four, \\U eight.
+_ESCAPE = re.compile(r"\\(?:[abfnrtv\"'\\?`]|[0-3][0-7]{2}|[xX][0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})")
+
+
+def _escapes_valid(text: str) -> bool:
+    """Every backslash of a (not raw) string or bytes literal starts an escape cel-go's lexer knows (`"\\4"` is not)."""
+    prefix = len(text) - len(text.lstrip("bBrR"))
+    if "r" in text[:prefix].lower():
+        return True
+    i = text.find("\\", prefix)
+    while i != -1:
+        m = _ESCAPE.match(text, i)
+        if m is None:
+            return False
+        i = text.find("\\", m.end())
+    return True
 
 
 def _ident_name(t: Any) -> str | None:

@@ -394,10 +394,6 @@ STILL_WRONG = {
     ("oracle-timestamp-accessor", "reference"),  # declared-unsupported
     ("oracle-url-library", "fast"),
     ("oracle-url-library", "reference"),  # declared-unsupported
-    (
-        "oracle-exists-one-non-bool-predicate-is-an-error",
-        "reference",
-    ),  # non-bool-predicate (cel-python counts truthiness)
     ("oracle-format-clause-checked-at-create", "fast"),
     ("oracle-format-clause-checked-at-create", "reference"),  # format-validation
     ("oracle-named-format-is-declared", "fast"),
