@@ -19,10 +19,12 @@ class CommandBar(Vertical):
     CommandBar.-open { display: block; }
     CommandBar > Horizontal { height: 1; }
     CommandBar #prompt-sigil { width: 3; padding: 0 0 0 1; color: $text-accent; text-style: bold; background: $boost; }
-    CommandBar > Horizontal > Input#prompt { height: 1; width: 1fr; border: none; padding: 0; background: $boost; color: $foreground; }
+    CommandBar > Horizontal > Input#prompt {
+        height: 1; width: 1fr; border: none; padding: 0; background: $boost; color: $foreground; }
     CommandBar > Horizontal > Input#prompt:focus { border: none; background: $boost; }
     CommandBar > Horizontal > Input#prompt > .input--placeholder { color: $text-muted; }
-    CommandBar #prompt-hint { height: 1; padding: 0 1; color: $text-muted; background: $boost; text-wrap: nowrap; text-overflow: ellipsis; }
+    CommandBar #prompt-hint {
+        height: 1; padding: 0 1; color: $text-muted; background: $boost; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self) -> None:

@@ -96,7 +96,8 @@ class VTable(ScrollView, can_focus=True):
     VTable { height: 1fr; background: $surface; scrollbar-size-vertical: 1; overflow-x: hidden; }
     VTable > .vtable--header { text-style: bold; color: $text; background: $panel; }
     VTable > .vtable--cursor { background: $block-cursor-blurred-background; color: $foreground; }
-    VTable:focus > .vtable--cursor { background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold; }
+    VTable:focus > .vtable--cursor {
+        background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold; }
     VTable > .vtable--marked { color: $text-accent; text-style: bold; }
     VTable > .vtable--empty { color: $text-muted; text-style: italic; }
     /* $text-<hue>: the theme's hue made legible on its surfaces (plain $secondary drew ▲ plugin at 1.7:1). */

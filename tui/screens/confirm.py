@@ -18,7 +18,9 @@ class ConfirmWriteScreen(ModalScreen[bool]):
 
     DEFAULT_CSS = """
     ConfirmWriteScreen { align: center middle; }
-    ConfirmWriteScreen > Vertical { width: 76; max-width: 100%; height: auto; max-height: 100%; border: thick $warning; background: $panel; padding: 0 1; }
+    ConfirmWriteScreen > Vertical {
+        width: 76; max-width: 100%; height: auto; max-height: 100%; border: thick $warning; background: $panel;
+        padding: 0 1; }
     /* The plan's lines scroll; the name to type and the buttons always stay on screen (at 80x24 they were cut off). */
     ConfirmWriteScreen #confirm-scroll { height: auto; max-height: 40vh; margin-bottom: 1; }
     ConfirmWriteScreen .confirm-text { height: auto; }

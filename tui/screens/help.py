@@ -70,7 +70,8 @@ class HelpScreen(ModalScreen[None]):
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 96%; max-width: 124; height: 90%; border: round $primary; background: $panel; padding: 0 1;
+    HelpScreen > VerticalScroll {
+        width: 96%; max-width: 124; height: 90%; border: round $primary; background: $panel; padding: 0 1;
                                   scrollbar-gutter: stable; }
     HelpScreen Static { width: 100%; }
     """

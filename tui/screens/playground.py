@@ -737,7 +737,8 @@ class GenerateScreen(Screen):
             )
             + "\n".join(
                 f"  {o['kind']} "
-                f"{escape(o['metadata'].get('namespace', '') + '/' if o['metadata'].get('namespace') else '')}{escape(o['metadata']['name'])}"
+                f"{escape(o['metadata'].get('namespace', '') + '/' if o['metadata'].get('namespace') else '')}"
+                f"{escape(o['metadata']['name'])}"
                 for o in objs
             )
             + (f"\n{warn}" if warn else "")
