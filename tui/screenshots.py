@@ -94,7 +94,7 @@ async def take(out: pathlib.Path) -> list[pathlib.Path]:
     from dragoman.tui.app import DragomanApp
     from dragoman.tui.source import open_cluster_feed
 
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 - a script; nothing else is on the loop yet
     sc = scenario_mod.load("demo")
     sim = Simulator(sc.objects, users=sc.users, speed=sc.speed or 1.0)
     written = []

@@ -109,7 +109,7 @@ def fill(table: DataTable, out: Outcome) -> None:
     ]
     # Columns grow to fit, never shrink (as a refill's widths do): only the widest new cell, when wider, asks for it.
     widest: dict[int, tuple[int, int]] = {}
-    for n, (i, j, v) in enumerate(changed):
+    for n, (_i, j, v) in enumerate(changed):
         w = cell_len(_cell(v).plain.rstrip("\n"))
         if w > table.columns[keys[j]].content_width and w > widest.get(j, (-1, 0))[1]:
             widest[j] = (n, w)

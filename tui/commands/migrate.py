@@ -271,7 +271,8 @@ async def _run(args: argparse.Namespace) -> int:
     plan_file = None
     if args.apply_plan:
         try:
-            with open(args.apply_plan, encoding="utf-8") as f:
+            # Read before anything else runs on the loop.
+            with open(args.apply_plan, encoding="utf-8") as f:  # noqa: ASYNC230
                 plan_file = json.load(f)
         except (OSError, ValueError) as exc:
             raise UserError(f"cannot read the plan file {args.apply_plan}: {exc}.", ExitCode.INPUT) from None
