@@ -195,7 +195,11 @@ KNOWN: list[tuple[str, str, Callable[[Disagreement], bool]]] = [
     # IP/CIDR, optional literals and the RE2 dialect were classes here until 866f8ab closed them; constant folding,
     # constant-list membership, lazy orValue and string(semver) until checker.fold_constants and runtime.set_member;
     # compile-kind-order (regex validated after type checking) and non-bool-predicate (reference engine's
-    # exists_one/filter) until the commit after.
+    # exists_one/filter) until the commit after; quantity-overflow (no disagreement left in 10,000+ cases).
+    # Every class below is OPEN: a difference an operator can see, not one kept on purpose. Each needs engine work
+    # that did not fit issue 17's last session: cel-go's cost estimator ported node for node (sizes from paths,
+    # the union over candidate overloads), the runtime cost tracker for stored selectors, the url/duration/
+    # timestamp and format libraries, format()'s compile-time clause checks, and the sortBy macro.
     # --- found by the oracle; dragoman's side (see oracle_regressions.yaml and the report) ---
     (
         "cost-unsized-operands",
@@ -236,11 +240,6 @@ KNOWN: list[tuple[str, str, Callable[[Disagreement], bool]]] = [
             "compile-time limit stays as their guard)"
         ),
         lambda d: d.env == "stored" and d.what == "compile" and "compile error cost" in str(d.ours),
-    ),
-    (
-        "quantity-overflow",
-        "arithmetic on a quantity past int64 is an error in cel-go",
-        _both(_has("9999999999999999999999999999999999999G"), _cel_go("'error'")),
     ),
 ]
 
