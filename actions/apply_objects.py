@@ -8,7 +8,9 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
+from dragoman.actions import operations
 from dragoman.actions.audit import AuditLog
+from dragoman.actions.operations import ApplyObject
 from dragoman.fleet.errors import ReadOnlyError
 
 _PATHS = {
@@ -59,10 +61,6 @@ async def _existing(cluster: Any, path: str, name: str) -> dict | None:
         raise
 
 
-def _same_spec(a: dict | None, b: dict) -> bool:
-    return a is not None and a.get("spec") == b.get("spec")
-
-
 async def dry_run(cluster: Any, objects: Iterable[dict]) -> list[Applied]:
     """What applying would do, checked by the server (`dryRun=All`: admission and schema validation, nothing stored)."""
     return await _apply(cluster, list(objects), dry=True)
@@ -80,7 +78,7 @@ async def apply_objects(
     """Dry-run every object first (all or nothing), then create or replace each, with an audit intent before and outcome
     after."""
     objs = list(objects)
-    if read_only:
+    if read_only:  # before anything is read; the door (operations.write_unplanned) refuses each write again
         raise ReadOnlyError("apply objects from the playground")
     checked = await _apply(cluster, objs, dry=True)
     bad = [a for a in checked if a.result == "failed"]
@@ -90,12 +88,17 @@ async def apply_objects(
 
 
 async def _apply(
-    cluster: Any, objs: list[dict], *, dry: bool, audit: AuditLog | None = None, plan_id: str = ""
+    cluster: Any,
+    objs: list[dict],
+    *,
+    dry: bool,
+    audit: AuditLog | None = None,
+    plan_id: str = "",
+    read_only: bool = False,
 ) -> list[Applied]:
     from dragoman.fleet.cluster import ApiError
 
     out = []
-    q = {"dryRun": "All"} if dry else None
     for obj in objs:
         meta = obj.get("metadata") or {}
         name = meta.get("name", "")
@@ -110,52 +113,15 @@ async def _apply(
         except ApiError as exc:
             out.append(Applied(kind, ns, name, "failed", exc.message if hasattr(exc, "message") else str(exc)))
             continue
-        if _same_spec(cur, obj):
+        op = ApplyObject(obj, path, cur)
+        if op.done(cur):
             out.append(Applied(kind, ns, name, "would stay unchanged" if dry else "unchanged"))
             continue
-        body = dict(obj)
-        if cur is None:
-            verb, method, url = "create", "POST", path
-        else:
-            verb, method, url = "replace", "PUT", f"{path}/{name}"
-            body["metadata"] = {
-                **(cur.get("metadata") or {}),
-                **{k: v for k, v in meta.items() if k in ("labels", "annotations")},
-            }
-        write_id = None
-        ref = {"kind": kind, "namespace": ns, "name": name}
-        key = f"{plan_id}/apply/{kind}/{ns}/{name}"
-        if audit is not None:
-            write_id = audit.intent(
-                key=key,
-                plan_id=plan_id,
-                step="playground-apply",
-                obj=ref,
-                verb=verb,
-                before=None if cur is None else {"spec": cur.get("spec")},
-                after={"spec": obj.get("spec")},
-                command=f"kubectl {'create' if cur is None else 'replace'} -f <playground YAML>",
-            )
         try:
-            await cluster.request(method, url, body, query=q)
+            await operations.write_unplanned(cluster, op, audit=audit, plan_id=plan_id, dry=dry, read_only=read_only)
         except ApiError as exc:
-            msg = exc.message if hasattr(exc, "message") else str(exc)
-            if audit is not None and write_id:
-                audit.outcome(
-                    write_id, key=key, plan_id=plan_id, step="playground-apply", obj=ref, result="failed", message=msg
-                )
-            out.append(Applied(kind, ns, name, "failed", msg))
+            out.append(Applied(kind, ns, name, "failed", exc.message if hasattr(exc, "message") else str(exc)))
             continue
-        if audit is not None and write_id:
-            audit.outcome(
-                write_id,
-                key=key,
-                plan_id=plan_id,
-                step="playground-apply",
-                obj=ref,
-                result="applied",
-                after={"spec": obj.get("spec")},
-            )
         done = "created" if cur is None else "replaced"
         out.append(Applied(kind, ns, name, f"would be {done}" if dry else done))
     return out

@@ -8,7 +8,7 @@ import re
 from dragoman.actions import capacity as cap
 from dragoman.actions import preflight as base
 from dragoman.actions.exclude_plugin import mechanism
-from dragoman.actions.steps import Context, StepPlan, register
+from dragoman.actions.steps import Context, StepPlan
 from dragoman.fleet import ownership as own
 from dragoman.fleet.cluster import RETRYABLE_STATUS, ApiError
 
@@ -261,7 +261,6 @@ def _switch_access(ctx: Context, plans: list[StepPlan], pic: cap.Picture) -> lis
     return sorted(need, key=lambda a: (a.resource, a.verb, a.namespace))
 
 
-@register
 class SwitchPreflight(base.Preflight):
     """The layer's preflight, plus the ownership switch's items and the capacity gate when the plan switches."""
 

@@ -359,11 +359,7 @@ async def record(ctx: Any, key: str, value: Any, message: str = "") -> None:
     """Keep `value` under `switch.<key>` in the pool's state (figures, what rollback needs beyond one step)."""
     if ctx.state is None or ctx.read_only:
         return
-
-    def m(s: dict) -> None:
-        s.setdefault("switch", {})[key] = value
-
-    await ctx.state._write(m, message or f"switch: {key} recorded")
+    await ctx.state.record_switch(key, value, message or f"switch: {key} recorded")
 
 
 def recorded(ctx: Any, key: str) -> Any:

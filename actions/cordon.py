@@ -1,14 +1,15 @@
-"""The cordon and uncordon steps: `spec.unschedulable` on the pool's nodes, the migration annotation in the same patch."""
+"""The cordon and uncordon steps: `spec.unschedulable` on the pool's nodes, the migration annotation in the same patch.
+
+Planned here (one Schedulable operation per node), previewed, sent and audited in actions/operations.py."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from dragoman.actions.steps import MIGRATION_ANNOTATION, Change, Context, Step, StepPlan, register
+from dragoman.actions import operations
+from dragoman.actions.operations import Schedulable
+from dragoman.actions.steps import MIGRATION_ANNOTATION, Context, Step, StepPlan
 from dragoman.fleet.cluster import ApiError
-
-MERGE = "application/merge-patch+json"
 
 
 def node_fingerprint(node: dict) -> str:
@@ -33,19 +34,10 @@ def migration_value(ctx: Context, step_id: str, step: str, state: str, started: 
 
 
 class _Schedulability(Step):
+    """Plans one Schedulable operation per node not already so; apply sends each through operations.send."""
+
     target: bool = True
     verb_word = "cordon"
-
-    def _change(self, node: dict) -> Change:
-        name = node["metadata"]["name"]
-        cur = bool((node.get("spec") or {}).get("unschedulable"))
-        return Change(
-            "Node",
-            name,
-            before={"spec": {"unschedulable": cur}},
-            after={"spec": {"unschedulable": self.target}},
-            command=f"kubectl {self.verb_word} {name}",
-        )
 
     async def plan(self, ctx: Context) -> StepPlan:
         plan = self.new_plan()
@@ -54,7 +46,7 @@ class _Schedulability(Step):
             ctx.nodes[name] = node
             plan.reads[f"Node/{name}"] = node_fingerprint(node)
             if bool((node.get("spec") or {}).get("unschedulable")) != self.target:
-                plan.changes.append(self._change(node))
+                plan.add(Schedulable.of_node(node, self.target))
         plan.blast_nodes = [c.name for c in plan.changes]
         plan.blast_pools = [ctx.pool] if plan.changes else []
         return plan
@@ -62,39 +54,12 @@ class _Schedulability(Step):
     async def apply(self, ctx: Context, plan: StepPlan) -> list[str]:
         total = len(plan.changes)
         started = ctx.state.step_started(self.id) if ctx.state else ""
+        state = "rolled-back" if self.id.startswith("rollback:") else "done"
         for i, change in enumerate(plan.changes, 1):
-            key = f"{ctx.plan_id}/{self.id}/{change.ref}"
-            path = f"/api/v1/nodes/{change.name}"
-
-            async def prepare(path: str = path) -> Any:
-                node = await ctx.cluster.get(path)
-                if bool((node.get("spec") or {}).get("unschedulable")) == self.target:
-                    return None
-                # The resourceVersion makes a node that changed under us (a heartbeat) a 409: read again, try again.
-                body = {
-                    "metadata": {
-                        "resourceVersion": node["metadata"]["resourceVersion"],
-                        "annotations": {
-                            MIGRATION_ANNOTATION: migration_value(
-                                ctx,
-                                self.id,
-                                self.name,
-                                "rolled-back" if self.id.startswith("rollback:") else "done",
-                                started,
-                            )
-                        },
-                    },
-                    "spec": {"unschedulable": self.target},
-                }
-
-                async def do(dry: bool) -> dict:
-                    return await ctx.cluster.request(
-                        "PATCH", path, body, query={"dryRun": "All"} if dry else None, content_type=MERGE
-                    )
-
-                return do
-
-            await ctx.write_retrying(self.id, change, key, prepare, label=self.name)
+            op = Schedulable.from_change(change)
+            # Where the migration of the node stands rides in the same patch (the Pools view reads it).
+            op.annotations = {MIGRATION_ANNOTATION: migration_value(ctx, self.id, self.name, state, started)}
+            await operations.send(ctx, self.id, op, label=self.name)
             ctx.emit(self.id, i, total, f"{self.verb_word}ed {change.name}", node=change.name)
         return []
 
@@ -119,7 +84,6 @@ class _Schedulability(Step):
         )
 
 
-@register
 class Cordon(_Schedulability):
     """Mark the pool's nodes (or a batch) unschedulable; DaemonSet pods, the device plugin included, keep running."""
 
@@ -145,12 +109,14 @@ class Cordon(_Schedulability):
 
     async def rollback_plan(self, ctx: Context, record: dict) -> StepPlan | None:
         # Only nodes this step cordoned go back; a node cordoned before dragoman came stays cordoned.
+        # The uncordon the migration runs (the gated one): its rollback branch plans exactly these nodes back, and
+        # the runner executes the plan with that class, by the step name the plan carries.
+        from dragoman.actions.registry import step_class
+
         nodes = list(record.get("cordoned") or [])
-        step = Uncordon(f"rollback:{self.id}", nodes)
-        return await step.plan(ctx)
+        return await step_class("uncordon")(f"rollback:{self.id}", nodes).plan(ctx)
 
 
-@register
 class Uncordon(_Schedulability):
     """Make the pool's nodes schedulable again (the last step of a migration, and the rollback of cordon)."""
 

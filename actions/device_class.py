@@ -16,7 +16,8 @@ from dragoman.actions.capacity import (
     matching,
     read_picture,
 )
-from dragoman.actions.steps import Change, Context, StepPlan, register
+from dragoman.actions.operations import DeviceClassWrite
+from dragoman.actions.steps import Context, StepPlan
 
 TYPE_CLAUSE = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
 
@@ -26,7 +27,7 @@ class Decision:
     name: str  # the class that will serve nvidia.com/gpu
     expressions: list[str]  # its selectors after the step
     why: str
-    change: Change | None = None
+    change: DeviceClassWrite | None = None  # None: the class is adopted as it is
     problems: list[tuple[str, str]] = dataclasses.field(
         default_factory=list
     )  # (finding id, sentence) of the class as it is
@@ -66,14 +67,14 @@ def decide(pic: Picture) -> Decision:
             d = Decision(
                 CANONICAL_CLASS, exprs, "no class served nvidia.com/gpu; dragoman names it on the existing class"
             )
-            d.change = ops.class_change(CANONICAL_CLASS, existing.raw, body, d.why)
+            d.change = DeviceClassWrite.to(CANONICAL_CLASS, existing.raw, body, d.why)
         else:
             d = Decision(
                 CANONICAL_CLASS,
                 [CANONICAL_SELECTOR],
                 "no class served nvidia.com/gpu; dragoman creates the chart's class",
             )
-            d.change = ops.class_change(CANONICAL_CLASS, None, body, d.why)
+            d.change = DeviceClassWrite.to(CANONICAL_CLASS, None, body, d.why)
         stale = [p for p in class_problems(d.expressions, version) if p[0] == "stale-attribute"]
         d.blockers += [f"DeviceClass {CANONICAL_CLASS}: {s} ({fid})." for fid, s in stale]
         return d
@@ -104,7 +105,7 @@ def decide(pic: Picture) -> Decision:
         }
         d.expressions = exprs + [TYPE_CLAUSE]
         d.why = "updated: the type == 'gpu' clause added, so only whole GPUs serve nvidia.com/gpu"
-        d.change = ops.class_change(winner, c.raw, body, d.why)
+        d.change = DeviceClassWrite.to(winner, c.raw, body, d.why)
     return d
 
 
@@ -137,7 +138,6 @@ def blast(pic: Picture, d: Decision) -> tuple[list[str], list[str], list[str]]:
     return sorted(nodes), sorted(pools), refusals
 
 
-@register
 class DeviceClassStep(ops.SwitchStep):
     """Exactly the right DeviceClass serves nvidia.com/gpu (usually the chart's, adopted as is)."""
 
@@ -155,7 +155,7 @@ class DeviceClassStep(ops.SwitchStep):
             plan.warnings.append(f"{fid}: DeviceClass {d.name} {sentence}.")
         plan.blockers.extend(d.blockers)
         if d.change is not None:
-            plan.changes.append(d.change)
+            plan.add(d.change)
             nodes, pools, refusals = blast(pic, d)
             plan.blast_nodes = sorted(set(nodes) | set(pic.nodes))
             plan.blast_pools = sorted(set(pools) | {ctx.pool})

@@ -6,18 +6,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from typing import Any
 
+from dragoman.actions import operations
+from dragoman.actions.operations import Evict
 from dragoman.actions.steps import (
     GPU,
+    MIGRATION_ANNOTATION,
     WRITE_ATTEMPTS,
-    Change,
     Context,
     Step,
     StepPlan,
     backoff,
-    register,
-    retryable,
     uncertain,
 )
 from dragoman.fleet.cluster import ApiError, Unreachable
@@ -76,32 +75,10 @@ async def node_pods(ctx: Context, node: str) -> list[dict]:
 
 async def annotate(ctx: Context, node: str, step_id: str, step: str, state: str, started: str) -> None:
     """Bookkeeping: where the migration of this node stands (the `dragoman.io/migration` annotation)."""
-    from dragoman.actions.cordon import MERGE, migration_value
-    from dragoman.actions.steps import MIGRATION_ANNOTATION
+    from dragoman.actions.cordon import migration_value
 
-    try:
-        cur = await ctx.cluster.get(f"/api/v1/nodes/{node}")
-    except ApiError:
-        return
     value = migration_value(ctx, step_id, step, state, started)
-    old = ((cur.get("metadata") or {}).get("annotations") or {}).get(MIGRATION_ANNOTATION)
-    if old == value or ctx.read_only:
-        return
-    # The same value set again is harmless, so a conflict, a 429 or a 5xx is simply asked again.
-    for attempt in range(WRITE_ATTEMPTS):
-        try:
-            await ctx.cluster.request(
-                "PATCH",
-                f"/api/v1/nodes/{node}",
-                {"metadata": {"annotations": {MIGRATION_ANNOTATION: value}}},
-                content_type=MERGE,
-                retry=True,
-            )
-            return
-        except (ApiError, Unreachable) as exc:
-            if not retryable(exc) or attempt == WRITE_ATTEMPTS - 1:
-                raise
-            await asyncio.sleep(backoff(exc, attempt))
+    await operations.bookkeep(ctx, operations.NodeAnnotation(node, MIGRATION_ANNOTATION, value))
 
 
 def pods_fingerprint(pods: list[dict]) -> str:
@@ -109,7 +86,6 @@ def pods_fingerprint(pods: list[dict]) -> str:
     return hashlib.sha256("\n".join(uids).encode()).hexdigest()[:16]
 
 
-@register
 class Drain(Step):
     """Evict every pod of the nodes except DaemonSet, mirror and finished pods, and wait until they are gone."""
 
@@ -141,27 +117,15 @@ class Drain(Step):
                     continue
                 md = pod["metadata"]
                 owner = owner_of(pod)
-                budget = pdbs_for(pod, pdbs)
-                grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
-                forced = f"{md['namespace']}/{md['name']}" in ctx.options.force_pods
-                detail = {
-                    "node": node,
-                    "uid": md.get("uid"),
-                    "owner": f"{owner['kind']}/{owner['name']}" if owner else "",
-                    "pdb": ",".join(p["metadata"]["name"] for p in budget),
-                    "gracePeriodSeconds": grace,
-                    "gpus": gpu_request(pod),
-                    "forced": forced,
-                }
-                verb = "delete" if forced else "evict"
-                cmd = (
-                    f"kubectl delete pod -n {md['namespace']} {md['name']}"
-                    if forced
-                    else (
-                        f"kubectl drain {node} --ignore-daemonsets --delete-emptydir-data --pod-selector=<{md['name']}>"
-                    )
+                op = Evict.of_pod(
+                    pod,
+                    forced=f"{md['namespace']}/{md['name']}" in ctx.options.force_pods,
+                    owner=f"{owner['kind']}/{owner['name']}" if owner else "",
+                    pdb=",".join(p["metadata"]["name"] for p in pdbs_for(pod, pdbs)),
+                    gpus=gpu_request(pod),
                 )
-                plan.changes.append(Change("Pod", md["name"], md["namespace"], verb, command=cmd, detail=detail))
+                op.node = node
+                plan.add(op)
                 if not owner:
                     plan.warnings.append(
                         f"pod {md['namespace']}/{md['name']} has no controller: once evicted nothing recreates it."
@@ -200,12 +164,7 @@ class Drain(Step):
             if rec.get("step") == self.id and obj.get("kind") == "Pod":
                 landed = await self.observe(ctx, rec)
                 if landed:
-                    ctx.close_dangling(
-                        key,
-                        self.id,
-                        Change("Pod", obj["name"], obj.get("namespace", ""), rec.get("verb", "evict")),
-                        True,
-                    )
+                    operations.close_dangling(ctx, key, self.id, operations.dangling_record(rec))
 
         async def one(node: str, pod: dict) -> None:
             nonlocal done
@@ -240,23 +199,10 @@ class Drain(Step):
     async def _evict_and_wait(self, ctx: Context, pod: dict, deadline: float) -> str:
         opts = ctx.options
         md = pod["metadata"]
-        ns, name, uid = md["namespace"], md["name"], md.get("uid")
-        key = f"{ctx.plan_id}/{self.id}/Pod/{ns}/{name}/{uid}"
-        forced = f"{ns}/{name}" in opts.force_pods
-        node = (pod.get("spec") or {}).get("nodeName", "")
-        change = Change(
-            "Pod",
-            name,
-            ns,
-            "delete" if forced else "evict",
-            detail={"uid": uid},
-            before={"uid": uid, "nodeName": node, "phase": (pod.get("status") or {}).get("phase")},
-            after={"evicted": not forced, "deleted": forced},
-            command=f"kubectl delete pod -n {ns} {name}"
-            if forced
-            else f"kubectl drain {node} --ignore-daemonsets --pod-selector=<{name}>",
-        )
-        path = f"/api/v1/namespaces/{ns}/pods/{name}"
+        ns, name = md["namespace"], md["name"]
+        op = Evict.of_pod(pod, forced=f"{ns}/{name}" in opts.force_pods)
+        key = op.key(ctx.plan_id, self.id)
+        node = op.node
         owner = owner_of(pod)
         if opts.wait_for_jobs > 0 and owner and owner.get("kind") == "Job":
             job_deadline = min(deadline, time.monotonic() + opts.wait_for_jobs)
@@ -264,42 +210,24 @@ class Drain(Step):
                 self.id, 0, 0, f"waiting up to {opts.wait_for_jobs:g} s for Job pod {ns}/{name} to finish", node=node
             )
             while time.monotonic() < job_deadline:
-                cur = await self._current(ctx, path, uid)
+                cur = await op.read(ctx.cluster)
                 if cur is None or (cur.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-                    ctx.close_dangling(key, self.id, change, cur is None)
+                    if cur is None:
+                        operations.close_dangling(ctx, key, self.id, op.record())
                     ctx.emit(self.id, 0, 0, f"Job pod {ns}/{name} finished; not evicted", node=node)
                     return ""
                 await asyncio.sleep(min(opts.evict_retry, max(0.05, job_deadline - time.monotonic())))
         reported = ""
         failures = 0
         while True:
-            cur = await self._current(ctx, path, uid)
-            if cur is None:
-                ctx.close_dangling(key, self.id, change, True)
-                return ""
-            if (cur.get("metadata") or {}).get("deletionTimestamp"):
-                ctx.close_dangling(key, self.id, change, True)
+            cur = await op.read(ctx.cluster)
+            if op.done(cur):  # gone, or terminating: the eviction (a crash's, a lost answer's) was made
+                operations.close_dangling(ctx, key, self.id, op.record())
+                if cur is None:
+                    return ""
                 break
-            body = {
-                "apiVersion": "policy/v1",
-                "kind": "Eviction",
-                "metadata": {"name": name, "namespace": ns},
-                "deleteOptions": {"preconditions": {"uid": uid}},
-            }
-
-            async def do(dry: bool) -> Any:
-                q = {"dryRun": "All"} if dry else None
-                if forced:
-                    return await ctx.cluster.request(
-                        "DELETE",
-                        path,
-                        {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": uid}},
-                        query=q,
-                    )
-                return await ctx.cluster.request("POST", f"{path}/eviction", body, query=q)
-
             try:
-                await ctx.write(self.id, change, key, do, label="evict")
+                await operations.write_once(ctx, self.id, op, op.request(ctx.cluster, cur), label="evict")
                 break
             except (ApiError, Unreachable) as exc:
                 if uncertain(exc):
@@ -311,24 +239,17 @@ class Drain(Step):
                     continue
                 assert isinstance(exc, ApiError)
                 if exc.status == 404:
-                    ctx.close_dangling(key, self.id, change, True)
+                    operations.close_dangling(ctx, key, self.id, op.record())
                     return ""
                 if exc.status == 409:  # uid precondition: the pod is another one now
-                    ctx.close_dangling(key, self.id, change, True)
+                    operations.close_dangling(ctx, key, self.id, op.record())
                     return ""
                 if exc.status != 429:
                     return f"pod {ns}/{name}: eviction failed: {exc.detail}"
                 causes = (exc.body.get("details") or {}).get("causes") or []
                 why = "; ".join(c.get("message", "") for c in causes if c.get("message")) or exc.detail
                 if why != reported:
-                    ctx.emit(
-                        self.id,
-                        0,
-                        0,
-                        f"{ns}/{name} blocked: {why}",
-                        node=(pod.get("spec") or {}).get("nodeName", ""),
-                        level="warning",
-                    )
+                    ctx.emit(self.id, 0, 0, f"{ns}/{name} blocked: {why}", node=node, level="warning")
                     reported = why
                 retry = (exc.body.get("details") or {}).get("retryAfterSeconds") or opts.evict_retry
                 if time.monotonic() + min(float(retry), opts.evict_retry) > deadline:
@@ -337,7 +258,7 @@ class Drain(Step):
         # Evicted: wait until it is gone (its grace period).
         poll = 0.1
         while time.monotonic() < deadline:
-            if await self._current(ctx, path, uid) is None:
+            if await op.read(ctx.cluster) is None:
                 return ""
             await asyncio.sleep(poll)
             poll = min(poll * 2, opts.pod_gone_poll)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dragoman.actions import gitops, helm, ops
 from dragoman.actions.capacity import Picture, Stack, read_picture
-from dragoman.actions.steps import Context, StepPlan, register
+from dragoman.actions.operations import GitOpsWait, HelmRelease, NodeLabel, WorkloadAffinity, same
+from dragoman.actions.steps import Context, StepPlan
 from dragoman.fleet import ownership as own
 
 LABEL = own.GPU_OPERATOR_DEPLOY_LABEL
@@ -40,7 +41,7 @@ async def plan_changes(ctx: Context, pic: Picture, plan: StepPlan) -> None:
             for name in sorted(pic.nodes):
                 old = ((pic.nodes[name].get("metadata") or {}).get("labels") or {}).get(LABEL)
                 if old != "false":
-                    plan.changes.append(ops.label_change(name, LABEL, old, "false"))
+                    plan.add(NodeLabel(name, LABEL, old, "false"))
             plan.notes.append(
                 f"put {LABEL}=false in the node template of pool {pool} too, so nodes an autoscaler adds later "
                 "stay off the device plugin (the operator sets a missing label to true)."
@@ -48,7 +49,7 @@ async def plan_changes(ctx: Context, pic: Picture, plan: StepPlan) -> None:
             continue
         req = ((st.pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(ops.REQUIRED)
         new_req = ops.with_not_in(req, key, pool)
-        if ops._same(new_req, req) or not any(pic.selects(st, n) for n in pic.nodes.values()):
+        if same(new_req, req) or not any(pic.selects(st, n) for n in pic.nodes.values()):
             continue
         if how == "gitops":
             who = gitops.owner(st.ds) or "GitOps"
@@ -56,7 +57,7 @@ async def plan_changes(ctx: Context, pic: Picture, plan: StepPlan) -> None:
                 f"add {{key: {key}, operator: NotIn, values: [{pool}]}} to every nodeSelectorTerm of "
                 f"{w.namespace}/{w.name}'s required node affinity"
             )
-            plan.changes.append(ops.gitops_change("DaemonSet", w.namespace, w.name, who, text))
+            plan.add(GitOpsWait("DaemonSet", w.namespace, w.name, who, text))
             plan.warnings.append(gitops.instructions(who, "DaemonSet", w.namespace, w.name, text))
             continue
         if how == "helm":
@@ -70,20 +71,19 @@ async def plan_changes(ctx: Context, pic: Picture, plan: StepPlan) -> None:
             new_values = helm.merged(
                 values, {"affinity": {"nodeAffinity": {ops.REQUIRED: ops.with_not_in(base_req, key, pool)}}}
             )
-            plan.changes.append(
-                ops.helm_change(ctx.cluster, release, rns, chart, version, values, new_values, shown=("affinity",))
-            )
+            op = HelmRelease(release, rns, chart, version, new_values, values, shown=("affinity",))
+            plan.add(op.with_command(ctx.cluster))
             continue
-        if helm.release_of(st.ds):
+        owned = helm.release_of(st.ds)
+        if owned:
             plan.warnings.append(
-                f"{st.ref} belongs to Helm release {helm.release_of(st.ds)[0]} but helm is not on PATH: "
+                f"{st.ref} belongs to Helm release {owned[0]} but helm is not on PATH: "
                 "dragoman patches the DaemonSet; put the same NotIn in the release's `affinity` value, "
                 "or the next helm upgrade brings the plugin back."
             )
-        plan.changes.append(ops.affinity_change(st.ds, new_req, f"exclude pool {pool}"))
+        plan.add(WorkloadAffinity.of_daemonset(st.ds, new_req, f"exclude pool {pool}"))
 
 
-@register
 class ExcludeDevicePlugin(ops.SwitchStep):
     """No device-plugin pod on the pool and no allocatable nvidia.com/gpu, by the right mechanism."""
 

@@ -9,11 +9,12 @@ import hashlib
 import json
 import re
 import textwrap
-from typing import Any
 
 from dragoman.actions.cordon import node_fingerprint
 from dragoman.actions.drain import node_pods, pods_fingerprint
-from dragoman.actions.steps import BATCHED, DEFAULT_PLAN, STEP_ORDER, Context, StepPlan, step_class
+from dragoman.actions.registry import preflight, step_class
+from dragoman.actions.state import PoolState
+from dragoman.actions.steps import BATCHED, DEFAULT_PLAN, STEP_ORDER, Context, StepPlan
 from dragoman.fleet.cluster import ApiError
 from dragoman.fleet.errors import ExitCode, UserError
 
@@ -129,11 +130,6 @@ async def build(ctx: Context, names: list[str] | None = None, *, created_by: dic
     if "preflight" not in wanted:
         wanted.insert(0, "preflight")
     order = [n for n in STEP_ORDER if n in wanted]
-    for n in order:
-        try:
-            step_class(n)
-        except KeyError:
-            raise UserError(f"step {n!r} is not available in this version of dragoman.", ExitCode.INPUT) from None
     groups = batches(list(ctx.nodes), ctx.options.canary_node, ctx.options.batch_size)
     single = len(groups) == 1
     specs: list[tuple[str, str, list[str]]] = []
@@ -160,7 +156,7 @@ async def build(ctx: Context, names: list[str] | None = None, *, created_by: dic
     for sid, n, nodes in specs:
         step = step_class(n)(sid, nodes)
         sp = await step.plan(ctx)
-        st = getattr(ctx, "state", None)
+        st = ctx.state
         if st is not None and st.plan_id == pid and st.step_done(sid) and sp.changes:
             # Resuming this plan: a step an earlier run finished is not made again (the uncordon after it undid the
             # cordon).
@@ -169,14 +165,14 @@ async def build(ctx: Context, names: list[str] | None = None, *, created_by: dic
         plans.append(sp)
     pre = next((p for p in plans if p.step == "preflight"), None)
     if pre is not None:
-        await step_class("preflight")(pre.id, pre.nodes).check(ctx, plans, pre)  # type: ignore[attr-defined]
+        await preflight(pre.id, pre.nodes).check(ctx, plans, pre)
     return MigrationPlan(
         pid, ctx.pool, ctx.pool_label, _cluster(ctx), _now(), created_by or ctx.by, _options(ctx), plans
     )
 
 
 async def build_rollback(
-    ctx: Context, state: Any, names: list[str] | None = None, *, created_by: dict | None = None
+    ctx: Context, state: PoolState | None, names: list[str] | None = None, *, created_by: dict | None = None
 ) -> MigrationPlan:
     """Undo what the pool's state records as done, newest first; steps that cannot be undone are named in a note."""
     steps = (state.state.get("steps") or {}) if state else {}

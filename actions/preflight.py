@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from dragoman.actions.drain import gpu_request
-from dragoman.actions.steps import GPU, Context, Step, StepPlan, register
+from dragoman.actions.steps import GPU, Context, Step, StepPlan
 from dragoman.fleet.placement import selects_node, untolerated_taints
 
 
@@ -144,11 +144,11 @@ async def room_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
     homeless: list[str] = []
     gpus_short = 0
     for c in sorted(evicted, key=lambda c: -int(c.detail.get("gpus") or 0)):
-        pod = pod_by_key.get((c.namespace, c.name))
-        if pod is None:
+        found = pod_by_key.get((c.namespace, c.name))
+        if found is None:
             continue
         want = int(c.detail.get("gpus") or 0)
-        spec = pod.get("spec") or {}
+        spec = found.get("spec") or {}
         for name, room in sorted(free.items(), key=lambda kv: kv[1]):
             if (
                 room >= want
@@ -169,7 +169,6 @@ async def room_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
     ]
 
 
-@register
 class Preflight(Step):
     """Checks before anything is written: RBAC, blocking PDBs, room for the evicted pods. Writes nothing."""
 

@@ -10,11 +10,13 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
+from dragoman.actions import operations
 from dragoman.actions import plan as planmod
 from dragoman.actions.audit import AuditLog
 from dragoman.actions.lock import PoolLock
+from dragoman.actions.registry import step_class
 from dragoman.actions.state import PoolState
-from dragoman.actions.steps import Context, Options, ProgressEvent, StepPlan, step_class
+from dragoman.actions.steps import Context, Options, ProgressEvent
 from dragoman.fleet.errors import ExitCode, ReadOnlyError, UserError
 from dragoman.fleet.pools import detect_pool_label
 
@@ -51,7 +53,8 @@ async def pool_nodes(cluster: Any, pool: str, pool_label: str | None) -> tuple[s
             raise UserError("no node carries a known pool label; name it with --pool-label KEY.", ExitCode.INPUT)
     mine = [n for n in nodes if ((n.get("metadata") or {}).get("labels") or {}).get(pool_label) == pool]
     if not mine:
-        pools = sorted({((n.get("metadata") or {}).get("labels") or {}).get(pool_label) for n in nodes} - {None})
+        found = {((n.get("metadata") or {}).get("labels") or {}).get(pool_label) for n in nodes}
+        pools = sorted(str(p) for p in found if p is not None)
         raise UserError(
             f"no node has {pool_label}={pool}; the pools are: {', '.join(pools) or 'none'}.", ExitCode.INPUT
         )
@@ -97,6 +100,7 @@ class Runner:
         if self.ctx is None:
             label, nodes = await pool_nodes(self.cluster, self.pool, self.pool_label)
             self.pool_label = label
+            self.state = await PoolState(self.cluster, self.pool, self.options.state_namespace).load()
             self.ctx = Context(
                 self.cluster,
                 self.pool,
@@ -104,12 +108,11 @@ class Runner:
                 nodes,
                 audit=self.audit,
                 by=self.by,
+                state=self.state,
                 options=self.options,
                 read_only=self.read_only,
                 progress=self.progress,
             )
-            self.state = await PoolState(self.cluster, self.pool, self.options.state_namespace).load()
-            self.ctx.state = self.state
             recorded = (self.state.state.get("cluster") or {}).get("kubeSystemUID")
             if recorded and self.cluster.kube_system_uid and recorded != self.cluster.kube_system_uid:
                 raise UserError(
@@ -243,8 +246,6 @@ class Runner:
 
     async def _close_landed(self, plan: planmod.MigrationPlan, ctx: Context) -> None:
         """Writes a crash left without outcome that the cluster shows as made: record their outcome now, once."""
-        from dragoman.actions.steps import Change
-
         by_id = {s.id: s for s in plan.steps}
         for key, rec in list(ctx.dangling.items()):
             sp = by_id.get(rec.get("step", ""))
@@ -252,19 +253,8 @@ class Runner:
                 continue
             landed = await step_class(sp.step)(sp.id, sp.nodes).observe(ctx, rec)
             if landed:
-                obj = rec.get("object") or {}
-                change = Change(
-                    obj.get("kind", ""),
-                    obj.get("name", ""),
-                    obj.get("namespace", ""),
-                    rec.get("verb", ""),
-                    after=rec.get("after"),
-                )
-                ctx.close_dangling(key, sp.id, change, True)
+                operations.close_dangling(ctx, key, sp.id, operations.dangling_record({"verb": "", **rec}))
 
     @staticmethod
     async def _clear_rollback(state: PoolState, step_id: str) -> None:
-        def m(s: dict) -> None:
-            (s.get("rollback") or {}).pop(step_id, None)
-
-        await state._write(m, f"{step_id}: rollback record cleared")
+        await state.clear_rollback(step_id)

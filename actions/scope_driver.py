@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dragoman.actions import gitops, helm, ops
 from dragoman.actions.capacity import Picture, read_picture
-from dragoman.actions.steps import Context, StepPlan, register
+from dragoman.actions.operations import GitOpsWait, HelmRelease, WorkloadAffinity
+from dragoman.actions.steps import Context, StepPlan
 from dragoman.fleet import ownership as own
 
 GPU_OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
@@ -70,18 +71,10 @@ async def plan_changes(ctx: Context, pic: Picture, plan: StepPlan) -> None:
                 f"its kubelet plugin scoped to pool {pool}, then run again."
             )
             return
-        plan.changes.append(
-            ops.helm_change(
-                ctx.cluster,
-                helm.DRA_CHART,
-                helm.DRA_CHART,
-                helm.DRA_CHART,
-                helm.DRA_CHART_VERSION,
-                {},
-                values,
-                install=True,
-            )
+        op = HelmRelease(
+            helm.DRA_CHART, helm.DRA_CHART, helm.DRA_CHART, helm.DRA_CHART_VERSION, values, {}, install=True
         )
+        plan.add(op.with_command(ctx.cluster))
         return
     w = st.workload
     if all(pic.selects(st, n) for n in pic.nodes.values()):
@@ -101,7 +94,7 @@ async def plan_changes(ctx: Context, pic: Picture, plan: StepPlan) -> None:
     who = gitops.owner(st.ds)
     if who:
         text = f"add {pool} to the {key} In values of every nodeSelectorTerm of the kubelet plugin's node affinity"
-        plan.changes.append(ops.gitops_change("DaemonSet", w.namespace, w.name, who, text))
+        plan.add(GitOpsWait("DaemonSet", w.namespace, w.name, who, text))
         plan.warnings.append(gitops.instructions(who, "DaemonSet", w.namespace, w.name, text))
         return
     rel = helm.release_of(st.ds)
@@ -119,18 +112,9 @@ async def plan_changes(ctx: Context, pic: Picture, plan: StepPlan) -> None:
         patch = {"kubeletPlugin": {"affinity": {"nodeAffinity": {ops.REQUIRED: new_req}}}}
         patch.update(required_values(pic, values))
         new_values = helm.merged(values, patch)
-        plan.changes.append(
-            ops.helm_change(
-                ctx.cluster,
-                release,
-                rns,
-                chart,
-                version,
-                values,
-                new_values,
-                shown=("kubeletPlugin", "gpuResourcesEnabledOverride", "nvidiaDriverRoot"),
-            )
-        )
+        shown = ("kubeletPlugin", "gpuResourcesEnabledOverride", "nvidiaDriverRoot")
+        op = HelmRelease(release, rns, chart, version, new_values, values, shown=shown)
+        plan.add(op.with_command(ctx.cluster))
         return
     if rel:
         plan.warnings.append(
@@ -141,10 +125,9 @@ async def plan_changes(ctx: Context, pic: Picture, plan: StepPlan) -> None:
     if new_req is None:
         plan.notes.append(f"{st.ref} has no required node affinity; nothing keeps it off the pool.")
         return
-    plan.changes.append(ops.affinity_change(st.ds, new_req, f"extend the kubelet plugin to pool {pool}"))
+    plan.add(WorkloadAffinity.of_daemonset(st.ds, new_req, f"extend the kubelet plugin to pool {pool}"))
 
 
-@register
 class ScopeDriver(ops.SwitchStep):
     """The DRA driver's kubelet plugin runs on every node of the pool and publishes its devices."""
 

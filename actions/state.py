@@ -7,6 +7,7 @@ import base64
 import datetime as dt
 import gzip
 import json
+from collections.abc import Callable
 from typing import Any
 
 from dragoman.actions.lock import MANAGED_BY, lease_name
@@ -85,7 +86,7 @@ class PoolState:
     def rollback_record(self, step_id: str) -> dict:
         return (self.state.get("rollback") or {}).get(step_id) or {}
 
-    async def _write(self, mutate: Any, log: str = "") -> None:
+    async def _write(self, mutate: Callable[[dict], None], log: str = "") -> None:
         for _ in range(8):
             plan = self.plan
             if self.cm is None:
@@ -130,6 +131,22 @@ class PoolState:
                     raise
                 self.cm = None  # someone else wrote it: read again and re-apply the change
         raise RuntimeError(f"the state ConfigMap {self.namespace}/{self.name} kept changing under dragoman")
+
+    async def clear_rollback(self, step_id: str) -> None:
+        """Forget what rolling `step_id` back needed (it was rolled back)."""
+
+        def m(s: dict) -> None:
+            (s.get("rollback") or {}).pop(step_id, None)
+
+        await self._write(m, f"{step_id}: rollback record cleared")
+
+    async def record_switch(self, key: str, value: Any, message: str) -> None:
+        """Keep `value` under `switch.<key>` (the switch's figures, what its rollback needs beyond one step)."""
+
+        def m(s: dict) -> None:
+            s.setdefault("switch", {})[key] = value
+
+        await self._write(m, message)
 
     async def begin(self, plan: dict, identity: dict, by: dict) -> None:
         """Record the plan this run applies (kept when it is the one already in progress)."""

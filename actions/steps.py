@@ -1,23 +1,27 @@
 """The step machinery: a step's plan (changes with diffs, the kubectl equivalent, the blast radius), apply, verify,
-rollback; the context every step runs in; the registry."""
+rollback, and the context every step runs in. The steps by name are in actions/registry.py; their writes go through
+actions/operations.py."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import os
-from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from dragoman.fleet.cluster import ApiError, Unreachable
-from dragoman.fleet.errors import ReadOnlyError
+
+if TYPE_CHECKING:
+    from dragoman.actions.audit import AuditLog
+    from dragoman.actions.state import PoolState
+    from dragoman.fleet.cluster import Cluster
 
 GPU = "nvidia.com/gpu"
 MIGRATION_ANNOTATION = "dragoman.io/migration"
 CRASH_ENV = "DRAGOMAN_CRASH_AT"
 
-# Every step name, in the order a full migration runs them. Issue 9's steps register themselves under these names.
+# Every step name, in the order a full migration runs them (actions/registry.py maps each to its class).
 STEP_ORDER = (
     "preflight",
     "cordon",
@@ -132,6 +136,10 @@ class Change:
         )
 
 
+class Previewed(Protocol):
+    def preview(self) -> Change: ...
+
+
 @dataclasses.dataclass
 class StepPlan:
     """What one step will do, shown whole before anything runs."""
@@ -154,6 +162,10 @@ class StepPlan:
     @property
     def writes(self) -> bool:
         return bool(self.changes)
+
+    def add(self, op: Previewed) -> None:
+        """Plan one operation (actions/operations.py): its preview is what the plan shows and a plan file keeps."""
+        self.changes.append(op.preview())
 
     def to_json(self) -> dict:
         return {
@@ -225,151 +237,46 @@ class Options:
     switch_timeout: float = 300.0  # how long a switch step waits for the cluster to show its effect
 
 
-class Context:
-    """What a step needs: the cluster, the pool and its nodes, the audit log, state, options, progress and crash points.
+def _crash_points() -> set[str]:
+    crash = os.environ.get(CRASH_ENV, "")
+    return {p.strip() for p in crash.split(",") if p.strip()}
 
-    Every write of a step goes through `write`, which makes read-only a single switch, does the server-side dry
-    run, records intent and outcome, and reuses a dangling intent left by a crash so each write is logged once.
+
+def _no_progress(ev: ProgressEvent) -> None:
+    return None
+
+
+@dataclasses.dataclass(eq=False)
+class Context:
+    """What a step needs: the cluster, the pool and its nodes, the audit log, the pool's state, options, progress and
+    crash points. Every field is set when the runner makes it; the writes themselves go through actions/operations.py.
     """
 
-    def __init__(
-        self,
-        cluster: Any,
-        pool: str,
-        pool_label: str,
-        nodes: list[dict],
-        *,
-        audit: Any,
-        by: dict,
-        options: Options | None = None,
-        read_only: bool = False,
-        plan_id: str = "",
-        progress: Callable[[ProgressEvent], None] | None = None,
-    ) -> None:
-        self.cluster = cluster
-        self.pool = pool
-        self.pool_label = pool_label
-        self.nodes = {n["metadata"]["name"]: n for n in nodes}
-        self.audit = audit
-        self.by = by
-        self.options = options or Options()
-        self.read_only = read_only
-        self.plan_id = plan_id
-        self.progress = progress or (lambda ev: None)
-        self.dangling: dict[str, dict] = {}
-        self.state: Any = None  # actions.state.PoolState, set by the runner
-        self.rollback_records: dict[str, dict] = {}
-        self._counts: dict[str, int] = {}
-        crash = os.environ.get(CRASH_ENV, "")
-        self.crash_points = {p.strip() for p in crash.split(",") if p.strip()}
+    cluster: Cluster
+    pool: str
+    pool_label: str
+    pool_nodes: dataclasses.InitVar[list[dict]]
+    audit: AuditLog | None = dataclasses.field(kw_only=True)
+    by: dict = dataclasses.field(kw_only=True)
+    # The pool's ConfigMap (plan, step log, rollback records); None only where no run records anything (a test).
+    state: PoolState | None = dataclasses.field(default=None, kw_only=True)
+    options: Options = dataclasses.field(default_factory=Options, kw_only=True)
+    read_only: bool = dataclasses.field(default=False, kw_only=True)
+    plan_id: str = dataclasses.field(default="", kw_only=True)
+    progress: Callable[[ProgressEvent], None] = dataclasses.field(default=_no_progress, kw_only=True)
+    nodes: dict[str, dict] = dataclasses.field(init=False)
+    # Intents without an outcome (a crash, a lost answer), by write key: the next write of that key reuses its id.
+    dangling: dict[str, dict] = dataclasses.field(default_factory=dict, kw_only=True)
+    write_counts: dict[str, int] = dataclasses.field(default_factory=dict, kw_only=True)
+    crash_points: set[str] = dataclasses.field(default_factory=_crash_points, kw_only=True)
+
+    def __post_init__(self, pool_nodes: list[dict]) -> None:
+        self.nodes = {n["metadata"]["name"]: n for n in pool_nodes}
 
     # ---------------------------------------------------------------- crash points (tests kill the process here)
     def crash(self, point: str) -> None:
         if point in self.crash_points:
             os._exit(97)
-
-    # ---------------------------------------------------------------- writes
-    async def write(
-        self,
-        step_id: str,
-        change: Change,
-        key: str,
-        do: Callable[[bool], Awaitable[Any]],
-        *,
-        label: str,
-        dry_run: bool = True,
-    ) -> Any:
-        """Make one write: dry run (when the API allows), intent, the write, outcome. `do(dry_run)` sends it."""
-        if self.read_only:
-            raise ReadOnlyError(f"{change.verb} {change.ref}")
-        if dry_run:
-            await do(True)
-        n = self._counts[label] = self._counts.get(label, 0) + 1
-        obj = {"kind": change.kind, "namespace": change.namespace, "name": change.name, "pool": self.pool}
-        pending = self.dangling.pop(key, None)
-        if pending is not None:
-            write_id = pending["writeId"]
-        else:
-            write_id = self.audit.intent(
-                key=key,
-                plan_id=self.plan_id,
-                step=step_id,
-                obj=obj,
-                verb=change.verb,
-                before=change.before,
-                after=change.after,
-                command=change.command,
-            )
-        self.crash(f"{label}:{n}:intent")
-        try:
-            result = await do(False)
-        except Exception as exc:
-            if uncertain(exc):
-                # Maybe made: the intent stays open, as after a crash. The step reads the object again and either
-                # closes it (close_dangling) or sends the write again under this same write id.
-                self.dangling[key] = {
-                    "writeId": write_id,
-                    "key": key,
-                    "planId": self.plan_id,
-                    "step": step_id,
-                    "object": obj,
-                    "verb": change.verb,
-                    "after": change.after,
-                }
-                raise
-            self.audit.outcome(
-                write_id, key=key, plan_id=self.plan_id, step=step_id, obj=obj, result="failed", message=str(exc)
-            )
-            raise
-        self.crash(f"{label}:{n}:sent")
-        self.audit.outcome(
-            write_id, key=key, plan_id=self.plan_id, step=step_id, obj=obj, result="applied", after=change.after
-        )
-        return result
-
-    async def write_retrying(
-        self,
-        step_id: str,
-        change: Change,
-        key: str,
-        prepare: Callable[[], Awaitable[Callable[[bool], Awaitable[Any]] | None]],
-        *,
-        label: str,
-        dry_run: bool = True,
-    ) -> None:
-        """Make one write, reading the object again before each try: `prepare()` returns the sender built from what
-        it read, or None when the cluster already shows the change (a crash's or a lost answer's intent is closed).
-        A conflict, a 429 or a 5xx means another try after a backoff; anything else, or the last try, raises."""
-        for attempt in range(WRITE_ATTEMPTS):
-            do = await prepare()
-            if do is None:
-                self.close_dangling(key, step_id, change, True)
-                return
-            try:
-                await self.write(step_id, change, key, do, label=label, dry_run=dry_run)
-                return
-            except Exception as exc:
-                if not retryable(exc) or attempt == WRITE_ATTEMPTS - 1:
-                    raise
-                await asyncio.sleep(backoff(exc, attempt))
-
-    def close_dangling(self, key: str, step_id: str, change: Change, applied: bool) -> None:
-        """A crash left this write's intent without an outcome: record what the cluster shows now."""
-        rec = self.dangling.get(key)
-        if rec is None or not applied:
-            return
-        del self.dangling[key]
-        obj = {"kind": change.kind, "namespace": change.namespace, "name": change.name, "pool": self.pool}
-        self.audit.outcome(
-            rec["writeId"],
-            key=key,
-            plan_id=rec.get("planId", self.plan_id),
-            step=step_id,
-            obj=obj,
-            result="applied",
-            after=change.after,
-            observed_on_resume=True,
-        )
 
     # ---------------------------------------------------------------- helpers shared by steps
     def pool_of(self, node: dict) -> str:
@@ -421,50 +328,3 @@ class Step:
 
     def new_plan(self, **kw: Any) -> StepPlan:
         return StepPlan(self.id, self.name, self.title, self.dangerous, self.reversible, list(self.nodes), **kw)
-
-
-REGISTRY: dict[str, type[Step]] = {}
-
-
-def register(cls: type[Step]) -> type[Step]:
-    """Class decorator: make a step available by its name (to plans, `--step` and the wizard)."""
-    if cls.name not in STEP_ORDER:
-        raise ValueError(f"unknown step name {cls.name!r}; add it to STEP_ORDER")
-    REGISTRY[cls.name] = cls
-    return cls
-
-
-# Modules whose steps register themselves on import; the ownership switch adds its own here.
-STEP_MODULES = ["dragoman.actions.preflight", "dragoman.actions.cordon", "dragoman.actions.drain"]
-# The ownership switch (issue 9); later modules override earlier registrations of the same name (preflight, uncordon).
-STEP_MODULES += [
-    "dragoman.actions.bridge_preflight",
-    "dragoman.actions.exclude_plugin",
-    "dragoman.actions.scope_driver",
-    "dragoman.actions.device_class",
-    "dragoman.actions.verify",
-]
-
-
-def _load_steps() -> None:
-    import importlib
-
-    for m in STEP_MODULES:
-        try:
-            importlib.import_module(m)
-        except ModuleNotFoundError as exc:
-            if exc.name != m:  # a step module that is not there yet is fine; a broken one is not
-                raise
-
-
-def step_class(name: str) -> type[Step]:
-    _load_steps()
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        raise KeyError(name) from None
-
-
-def known_steps() -> list[str]:
-    _load_steps()
-    return [s for s in STEP_ORDER if s in REGISTRY]

@@ -4,14 +4,16 @@ node, a canary pod proving the bridge end to end, no node on both stacks, the dr
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 
 from dragoman.actions import capacity as cap
-from dragoman.actions import ops
+from dragoman.actions import operations, ops
 from dragoman.actions.cordon import Uncordon
 from dragoman.actions.drain import gpu_request, node_pods, skip_reason
-from dragoman.actions.steps import GPU, Change, Context, Step, StepPlan, register
+from dragoman.actions.operations import CreateObject, DeleteObject, Schedulable
+from dragoman.actions.steps import GPU, Change, Context, Step, StepPlan
 from dragoman.fleet import ownership as own
 from dragoman.fleet.cluster import ApiError
 
@@ -20,9 +22,11 @@ UUID_LINE = re.compile(r"\b((?:GPU|MIG)-[0-9a-fA-F-]{8,})")
 DEFAULT_CANARY_IMAGE = "nvcr.io/nvidia/cuda:12.9.1-base-ubuntu24.04"
 
 
-@register
 class GatedUncordon(Uncordon):
-    """Uncordon the pool once the capacity gate, re-checked on the slices the driver published, still holds."""
+    """Uncordon the pool once the capacity gate, re-checked on the slices the driver published, still holds.
+
+    The uncordon every plan runs (actions/registry.py): a pool that was not switched has nothing to gate, so a
+    cordon/drain-only run and the rollback of a cordon behave as the plain Uncordon."""
 
     async def preconditions(self, ctx: Context) -> list[str]:
         if self.id.startswith("rollback:"):
@@ -58,8 +62,8 @@ class GatedUncordon(Uncordon):
                 continue
             if was:
                 continue
-            plan.changes.append(self._change(node))
-            plan.changes[-1].before = {"spec": {"unschedulable": True}}
+            # Shown as it will be when this step runs: cordoned by the migration.
+            plan.add(Schedulable(name, False, was=True))
         plan.blast_nodes = [c.name for c in plan.changes]
         plan.blast_pools = [ctx.pool] if plan.changes else []
         plan.notes.append("the capacity gate is checked again first, on the slices the driver published.")
@@ -154,6 +158,45 @@ def canary_pod(ctx: Context) -> dict:
     }
 
 
+@dataclasses.dataclass
+class CanaryPod(CreateObject):
+    """The verify step's canary: created when absent (a lost answer may have made it), deleted afterwards. The plan
+    shows the GPU limit it keeps; the audit log keeps where it is placed."""
+
+    collection: str = ""
+    key_suffix: str = "canary"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.collection = f"/api/v1/namespaces/{self.namespace}/pods"
+
+    @property
+    def image(self) -> str:
+        return self.body["spec"]["containers"][0]["image"]
+
+    def preview(self) -> Change:
+        selector = self.body["spec"]["nodeSelector"]
+        return Change(
+            "Pod",
+            self.name,
+            self.namespace,
+            verb="create",
+            after={"spec": {"nodeSelector": selector, "limits": {GPU: "1"}}},
+            command=f"kubectl run -n {self.namespace} {self.name} --image {self.image}",
+            detail={"canary": True},
+        )
+
+    def record(self) -> Change:
+        return Change(
+            "Pod",
+            self.name,
+            self.namespace,
+            verb="create",
+            after={"spec": {"nodeSelector": self.body["spec"]["nodeSelector"]}},
+            command=f"kubectl run -n {self.namespace} {self.name} --image {self.image} (limits nvidia.com/gpu: 1)",
+        )
+
+
 def _device_uuid(pic: cap.Picture, pool: str, device: str) -> str | None:
     for d in pic.published(pool):
         if d.get("name") == device:
@@ -186,15 +229,7 @@ async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
     body = canary_pod(ctx)
     ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     path = f"/api/v1/namespaces/{ns}/pods/{name}"
-    change = Change(
-        "Pod",
-        name,
-        ns,
-        verb="create",
-        after={"spec": {"nodeSelector": body["spec"]["nodeSelector"]}},
-        command=f"kubectl run -n {ns} {name} --image {body['spec']['containers'][0]['image']} (limits nvidia.com/gpu: "
-        "1)",
-    )
+    create = CanaryPod(body)
     try:
         try:
             old = await ctx.cluster.get(path)
@@ -205,17 +240,8 @@ async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
         if old is not None:  # a canary a crash left behind
             await _delete(ctx, step_id, ns, name)
             await _gone(ctx, path)
-
-        async def do(dry: bool):
-            return await ctx.cluster.request(
-                "POST", f"/api/v1/namespaces/{ns}/pods", body, query={"dryRun": "All"} if dry else None
-            )
-
-        async def prepare_create():
-            # A create whose answer was lost may have made the pod: there it is, then.
-            return None if await _exists(ctx, path) else do
-
-        await ctx.write_retrying(step_id, change, f"{ctx.plan_id}/{step_id}/canary", prepare_create, label="canary")
+        # A create whose answer was lost may have made the pod: there it is, then.
+        await operations.send(ctx, step_id, create, label="canary")
         ctx.emit(step_id, 0, 4, f"canary {ns}/{name} created")
 
         async def scheduled() -> list[str]:
@@ -322,24 +348,8 @@ async def _delete(ctx: Context, step_id: str, ns: str, name: str) -> None:
     path = f"/api/v1/namespaces/{ns}/pods/{name}"
     if not await _exists(ctx, path):
         return
-    change = Change("Pod", name, ns, verb="delete", command=f"kubectl delete pod -n {ns} {name}")
-
-    async def do(dry: bool):
-        try:
-            return await ctx.cluster.request(
-                "DELETE",
-                path,
-                {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0},
-                query={"dryRun": "All"} if dry else None,
-            )
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
-
-    async def prepare():
-        return do if await _exists(ctx, path) else None
-
-    await ctx.write_retrying(step_id, change, f"{ctx.plan_id}/{step_id}/canary-delete", prepare, label="canary-delete")
+    op = DeleteObject("Pod", name, ns, f"/api/v1/namespaces/{ns}/pods", key_suffix="canary-delete")
+    await operations.send(ctx, step_id, op, label="canary-delete")
 
 
 async def _gone(ctx: Context, path: str) -> None:
@@ -432,7 +442,6 @@ async def workloads_back(ctx: Context) -> list[str]:
     return out
 
 
-@register
 class Verify(Step):
     """Slices on every node, a canary pod through the bridge (claim, status, the GPUs it sees), no node on both
     stacks, the drained workloads back on bridge claims; the pool's before/after figures recorded."""
@@ -444,19 +453,7 @@ class Verify(Step):
 
     async def plan(self, ctx: Context) -> StepPlan:
         plan = self.new_plan()
-        pod = canary_pod(ctx)
-        plan.changes.append(
-            Change(
-                "Pod",
-                pod["metadata"]["name"],
-                pod["metadata"]["namespace"],
-                verb="create",
-                after={"spec": {"nodeSelector": pod["spec"]["nodeSelector"], "limits": {GPU: "1"}}},
-                command=f"kubectl run -n {pod['metadata']['namespace']} {pod['metadata']['name']} "
-                f"--image {pod['spec']['containers'][0]['image']}",
-                detail={"canary": True},
-            )
-        )
+        plan.add(CanaryPod(canary_pod(ctx)))
         plan.notes.append(
             "checks: a ResourceSlice with devices per node; the canary keeping limits nvidia.com/gpu lands on the "
             "pool with an allocated claim recorded in its status, and sees exactly the allocated GPUs; it is "
