@@ -85,7 +85,7 @@ class _Context:
             p: any(v.migration is not None and v.migration.in_progress for v in model.pool_nodes(p)) for p in self.pools
         }
         # A held operator lock means an operator is migrating the pool right now (the ConfigMap outlives the migration).
-        for (ns, name), lease in model.objects["Lease"].items():
+        for (_ns, name), lease in model.objects["Lease"].items():
             pool = name[len("dragoman-pool-") :] if name.startswith("dragoman-pool-") else None
             if pool in self.pools and _lease_held(lease, model.now):
                 self.pool_migrating[pool] = True
@@ -463,7 +463,7 @@ def _classes(ctx: _Context) -> Iterable[Finding]:
         if res.compile_error is None:
             others = [d for d in m.devices() if d.id in set(res.matched) and d.type not in (None, "gpu")]
             if others:
-                kinds = sorted({d.type for d in others})
+                kinds = sorted({str(d.type) for d in others})  # never None: filtered above
                 ev.append(f"it matches {_plural(len(others), 'device')} that are not whole GPUs ({', '.join(kinds)})")
         yield make_finding(
             "class-too-broad",
@@ -482,7 +482,7 @@ def _stale_read(exprs: list[str], model: FleetModel) -> list[str]:
             if s.attributes_read is None:
                 raise ValueError
             reads |= {i for (d, i) in s.attributes_read if d == own.DRA_DRIVER and i}
-    except Exception:
+    except Exception:  # noqa: BLE001 - any compile failure: fall back to reading the words of the text
         text = " ".join(exprs)
         reads = {a for a in STALE_ATTRIBUTES if re.search(rf"\b{a}\b", text)}
     stale = [a for a in STALE_ATTRIBUTES if a in reads]
@@ -1002,20 +1002,20 @@ def _pending(ctx: _Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]
     claims = _pod_claim_specs(m, pod)
     selector_problem: list[str] = []
     request_free: list[tuple[str, int, dict[str, int], str | None]] = []
-    for pname_, (oref, cspec) in claims.items():
+    for oref, cspec in claims.values():
         claim_obj = m.objects["ResourceClaim"].get((oref[1], oref[2])) if oref[0] == "ResourceClaim" else None
         pinned = m.claim_node(claim_obj) if claim_obj is not None and m.claim_devices(claim_obj) else None
         for req in claim_requests(cspec.get("devices")):
             best: dict[str, int] = defaultdict(int)
             count = 1
             ok_alt = False
-            for rn, body in request_alternatives(req):
-                free, res = ctx.request_free(body)
+            for _, body in request_alternatives(req):
+                free, sel = ctx.request_free(body)
                 count = int(body.get("count") or 1)
-                if res.matched and not res.errors and not res.compile_error:
+                if sel.matched and not sel.errors and not sel.compile_error:
                     ok_alt = True
-                for n, c in free.items():
-                    best[n] = max(best[n], c)
+                for node, c in free.items():
+                    best[node] = max(best[node], c)
             if not ok_alt:
                 selector_problem.append(f"{oref[0]} {oref[2]} request {req.get('name')}")
             request_free.append((f"{oref[2]}/{req.get('name')}", count, best, pinned))
@@ -1150,7 +1150,7 @@ def _merge_replicas(model: FleetModel, findings: list[Finding]) -> list[Finding]
                 groups[key].append(f)
                 continue
         out.append(f)
-    for (fid, owner), group in groups.items():
+    for (_fid, owner), group in groups.items():
         first = group[0]
         pods = [g.objects[0] for g in group]
         rest = [o for g in group for o in g.objects[1:] if o[0] != "Pod" and o != owner]
