@@ -1,4 +1,5 @@
-"""The fleet diagnosis: every case of the findings catalogue, found from cluster state (Events only as supporting evidence)."""
+"""The fleet diagnosis: every case of the findings catalogue, found from cluster state (Events only as supporting
+evidence)."""
 
 from __future__ import annotations
 
@@ -91,7 +92,8 @@ class _Context:
                 self.pool_migrating[pool] = True
 
     def candidates(self, node_selector: dict) -> list[str]:
-        """Nodes carrying every label of a nodeSelector, from a per-key index (the full predicate still runs on them)."""
+        """Nodes carrying every label of a nodeSelector, from a per-key index (the full predicate still runs on
+        them)."""
         if not node_selector:
             return list(self.nodes)
         out: set[str] | None = None
@@ -183,7 +185,8 @@ def _stack_nodes(ctx: _Context) -> Iterable[Finding]:
                 if p.flapping:
                     objs.append(_pod_ref(p.key))
                     ev.append(
-                        f"device-plugin pod {p.key[0]}/{p.key[1]}: {p.flapping_reason}, {_plural(p.restarts, 'restart')}"
+                        f"device-plugin pod {p.key[0]}/{p.key[1]}: {p.flapping_reason}, "
+                        f"{_plural(p.restarts, 'restart')}"
                     )
                     ev += ctx.events("Pod", p.key[0], p.key[1])
             ev.append(f"node allocatable nvidia.com/gpu = {v.allocatable_gpu} now, capacity {v.capacity_gpu}")
@@ -233,7 +236,10 @@ def _daemonset_targets(ctx: _Context) -> Iterable[Finding]:
                 continue
             names = [v.name for v in hits]
             ev = [
-                f"DaemonSet {dk[0]}/{dk[1]} ({w.describe()}) selects {_plural(len(names), 'node')} of pool {pool.name}: "
+                (
+                    f"DaemonSet {dk[0]}/{dk[1]} ({w.describe()}) selects {_plural(len(names), 'node')} of pool "
+                    f"{pool.name}: "
+                )
                 + ", ".join(names[:5])
                 + (" ..." if len(names) > 5 else "")
             ]
@@ -670,7 +676,10 @@ def _claims(ctx: _Context) -> Iterable[Finding]:
                 [(kind, ns, name)],
                 f"{kind} {ns}/{name} asks only for {n}× {ctx.gpu_class}, which limits: nvidia.com/gpu: {n} also gets",
                 [
-                    f"one request: exactly {{deviceClassName: {ctx.gpu_class}, count: {n}}}, no selectors, constraints or config",
+                    (
+                        f"one request: exactly {{deviceClassName: {ctx.gpu_class}, count: {n}}}, no selectors, "
+                        "constraints or config"
+                    ),
                     f"DeviceClass {ctx.gpu_class} serves nvidia.com/gpu",
                 ],
                 count=n,
@@ -745,10 +754,14 @@ def _pod_shapes(ctx: _Context) -> Iterable[Finding]:
                 yield make_finding(
                     "double-request",
                     [_pod_ref(pk), obj_ref],
-                    f"container {c.get('name')} of pod {pk[0]}/{pk[1]} gets GPUs twice: nvidia.com/gpu limits and a {ctx.gpu_class} claim",
+                    f"container {c.get('name')} of pod {pk[0]}/{pk[1]} gets GPUs twice: nvidia.com/gpu limits "
+                    f"and a {ctx.gpu_class} claim",
                     [
                         f"container {c.get('name')}: limits nvidia.com/gpu = {container_extended(c)[GPU]}",
-                        f"and claim {ref.get('name')} ({obj_ref[0]} {obj_ref[2]}) of DeviceClass {ctx.gpu_class}, which serves nvidia.com/gpu",
+                        (
+                            f"and claim {ref.get('name')} ({obj_ref[0]} {obj_ref[2]}) of DeviceClass "
+                            f"{ctx.gpu_class}, which serves nvidia.com/gpu"
+                        ),
                     ],
                     pool=ctx.nodes[spec["nodeName"]].pool if spec.get("nodeName") in ctx.nodes else None,
                     deviceclass=ctx.gpu_class,
@@ -779,7 +792,10 @@ def _accounting(ctx: _Context) -> Iterable[Finding]:
             f"pool {pool.name}: {_plural(len(nodes), 'node')} on DRA report 0 allocatable nvidia.com/gpu; "
             f"sums of node allocatable miss {_plural(devices, 'device')}",
             [
-                f"{_plural(len(nodes), 'node')} with allocatable nvidia.com/gpu 0 or absent, {devices} devices in their ResourceSlices"
+                (
+                    f"{_plural(len(nodes), 'node')} with allocatable nvidia.com/gpu 0 or absent, {devices} devices "
+                    "in their ResourceSlices"
+                )
             ],
             pool=pool.name,
         )
@@ -806,10 +822,13 @@ def _accounting(ctx: _Context) -> Iterable[Finding]:
         yield make_finding(
             "quota-claims-now-count",
             [("ResourceQuota", ns, qname)] + plain,
-            f"namespace {ns}: {_plural(len(plain), 'plain claim')} of {ctx.gpu_class} now {'counts' if len(plain) == 1 else 'count'} "
-            f"against quota {qname}'s requests.{GPU}",
+            f"namespace {ns}: {_plural(len(plain), 'plain claim')} of {ctx.gpu_class} now "
+            f"{'counts' if len(plain) == 1 else 'count'} against quota {qname}'s requests.{GPU}",
             [
-                f"ResourceQuota {qname}: requests.{GPU} hard {hard[f'requests.{GPU}']}, used {used if used is not None else '?'}",
+                (
+                    f"ResourceQuota {qname}: requests.{GPU} hard {hard[f'requests.{GPU}']}, used "
+                    f"{used if used is not None else '?'}"
+                ),
                 "claims: " + ", ".join(c[2] for c in plain[:5]),
             ],
             quota=qname,
@@ -858,7 +877,8 @@ def _pod_findings(ctx: _Context, pk: tuple[str, str], pod: dict) -> Iterable[Fin
             ev = [f"pod status: {reason}: {status.get('message', '')}".rstrip(": ")]
             if v is not None:
                 ev.append(
-                    f"node {v.name}: kubelet {v.kubelet_version}, {v.ownership}, allocatable nvidia.com/gpu {v.allocatable_gpu}"
+                    f"node {v.name}: kubelet {v.kubelet_version}, {v.ownership}, allocatable nvidia.com/gpu "
+                    f"{v.allocatable_gpu}"
                 )
             yield make_finding(
                 "failed-admission",
@@ -893,8 +913,14 @@ def _pod_findings(ctx: _Context, pk: tuple[str, str], pod: dict) -> Iterable[Fin
                     [_pod_ref(pk), _node_ref(node_name)],
                     f"pod {pk[0]}/{pk[1]} runs on DRA node {node_name} without the {', '.join(dra_names)} it asked for",
                     [
-                        f"pod asks for {', '.join(f'{k}: {reqs[k]}' for k in dra_names)}; status has no extendedResourceClaimStatus",
-                        f"node {node_name}: allocatable nvidia.com/gpu {v.allocatable_gpu}, {v.devices_gpu} DRA devices, kubelet {v.kubelet_version}",
+                        (
+                            f"pod asks for {', '.join(f'{k}: {reqs[k]}' for k in dra_names)}; status has no "
+                            "extendedResourceClaimStatus"
+                        ),
+                        (
+                            f"node {node_name}: allocatable nvidia.com/gpu {v.allocatable_gpu}, {v.devices_gpu} "
+                            f"DRA devices, kubelet {v.kubelet_version}"
+                        ),
                     ]
                     + ctx.events("Pod", *pk),
                     pool=v.pool,
@@ -907,7 +933,10 @@ def _pod_findings(ctx: _Context, pk: tuple[str, str], pod: dict) -> Iterable[Fin
                 why = (
                     "no DRA driver pod runs there"
                     if not v.dra_driver
-                    else f"DRA driver pod {v.dra_driver[0].key[1]} is {v.dra_driver[0].phase}{'' if v.dra_driver[0].ready else ', not ready'}"
+                    else (
+                        f"DRA driver pod {v.dra_driver[0].key[1]} is "
+                        f"{v.dra_driver[0].phase}{'' if v.dra_driver[0].ready else ', not ready'}"
+                    )
                 )
                 yield make_finding(
                     "prepare-failed",
@@ -1045,7 +1074,8 @@ def _pending(ctx: _Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]
                 yield make_finding(
                     "quota-blocks-claim",
                     [ref, qref],
-                    f"pod {pname} fits on {_plural(len(fit_free), 'node')} but quota rejects the claim for its {n}× {res}",
+                    f"pod {pname} fits on {_plural(len(fit_free), 'node')} but quota rejects the claim for its "
+                    f"{n}× {res}",
                     [text, f"DeviceClass {cls} serves {res} on those nodes through DRA"] + evs,
                     resource=qres,
                     quota=qref[2],
@@ -1058,7 +1088,8 @@ def _pending(ctx: _Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]
         yield make_finding(
             "pending-cordoned",
             [ref] + [_node_ref(n) for n in nodes],
-            f"pod {pname} fits only on {_plural(len(nodes), 'node')} that {'is' if len(nodes) == 1 else 'are'} cordoned or tainted against it",
+            f"pod {pname} fits only on {_plural(len(nodes), 'node')} that {'is' if len(nodes) == 1 else 'are'} "
+            "cordoned or tainted against it",
             [f"node {v.name}: {why}" for v, why in fit_blocked[:5]] + evs,
             pool=fit_blocked[0][0].pool,
             nodes=", ".join(nodes[:3]),

@@ -376,7 +376,9 @@ def _configmap_errors(obj: dict, old: dict | None) -> list[dict]:
                 invalid(
                     f"data[{key}]" if key in data else f"binaryData[{key}]",
                     key,
-                    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+                    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. "
+                    "'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is "
+                    "'[-._a-zA-Z0-9]+')",
                 )
             )
         if key in data and key in binary:

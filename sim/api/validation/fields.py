@@ -102,26 +102,41 @@ _CONFIG_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]+$")
 
 
 LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an "
-    "alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '" + _DNS1123_LABEL + "')"
+    (
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and "
+        "end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '"
+    )
+    + _DNS1123_LABEL
+    + "')"
 )
 
 
 SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an "
-    "alphanumeric character (e.g. 'example.com', regex used for validation is '" + _DNS1123_SUBDOMAIN + "')"
+    (
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+        "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '"
+    )
+    + _DNS1123_SUBDOMAIN
+    + "')"
 )
 
 
 QUALIFIED_MSG = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character "
-    "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '" + _QUALIFIED_NAME + "')"
+    (
+        "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+        "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '"
+    )
+    + _QUALIFIED_NAME
+    + "')"
 )
 
 
 LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '("
+    (
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
+        "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+        "validation is '("
+    )
     + _QUALIFIED_NAME
     + ")?')"
 )
@@ -159,8 +174,11 @@ def qualified_name_errors(value: str) -> list[str]:
             errs += ["prefix part " + e for e in dns1123_subdomain_errors(prefix)]
     else:
         return [
-            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
-            "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '"
+            (
+                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+                "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+                "validation is '"
+            )
             + _QUALIFIED_NAME
             + "') with an "
             "optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
@@ -194,7 +212,8 @@ def path_segment_errors(value: str) -> list[str]:
 
 
 def is_extended_resource_name(name: str) -> bool:
-    """v1helper.IsExtendedResourceName: domain-prefixed, not kubernetes.io, not `requests.`, valid as `requests.<name>`."""
+    """v1helper.IsExtendedResourceName: domain-prefixed, not kubernetes.io, not `requests.`, valid as
+    `requests.<name>`."""
     if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
         return False
     return not qualified_name_errors("requests." + name)

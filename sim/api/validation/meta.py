@@ -97,7 +97,8 @@ def _meta_update_errors(obj: dict, old: dict) -> list[dict]:
             errs.append(
                 forbidden(
                     "metadata.finalizers",
-                    f"no new finalizers can be added if the object is being deleted, found new finalizers []string{{{', '.join(json.dumps(a) for a in sorted(added))}}}",
+                    "no new finalizers can be added if the object is being deleted, found new finalizers "
+                    f"[]string{{{', '.join(json.dumps(a) for a in sorted(added))}}}",
                 )
             )
     return errs

@@ -23,7 +23,8 @@ def _pdb_errors(obj: dict, old: dict | None) -> list[dict]:
                     invalid(
                         f"spec.{key}",
                         value,
-                        "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
+                        "a valid percent string must be a numeric string followed by an ending '%' (e.g. "
+                        "'1%',  or '93%', regex used for validation is '[0-9]+%')",
                     )
                 )
             elif int(m.group(1)) > 100:

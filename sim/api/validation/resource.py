@@ -178,7 +178,8 @@ def _opaque_config_errors(configs: Any, path: str, request_names: set[str] | Non
                         invalid(
                             f"{p}.requests[{j}]",
                             name,
-                            "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'",
+                            "must be the name of a request in the claim or the name of a request and a "
+                            "subrequest separated by '/'",
                         )
                     )
         opaque = (config or {}).get("opaque")
@@ -315,7 +316,8 @@ def _device_claim_errors(devices: Any, path: str, skip_compile: bool = False) ->
                     invalid(
                         f"{p}.requests[{j}]",
                         ref,
-                        "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'",
+                        "must be the name of a request in the claim or the name of a request and a subrequest "
+                        "separated by '/'",
                     )
                 )
         attr = constraint.get("matchAttribute") or constraint.get("distinctAttribute")
@@ -393,7 +395,9 @@ def _qualified_attribute_errors_uncached(name: str, path: str) -> list[dict]:
             invalid(
                 path,
                 ident,
-                "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for validation is '[A-Za-z_][A-Za-z0-9_]*')",
+                "a valid C identifier must start with alphabetic character or '_', followed by a string of "
+                "alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for "
+                "validation is '[A-Za-z_][A-Za-z0-9_]*')",
             )
         )
     return errs
@@ -432,7 +436,10 @@ def _device_errors(device: Any, path: str) -> list[dict]:
         errs.append(
             too_many(path, len(attributes) + len(capacity), MAX_ATTRIBUTES_AND_CAPACITY)
             | {
-                "message": f"Too many: {len(attributes) + len(capacity)}: must have at most {MAX_ATTRIBUTES_AND_CAPACITY} attributes and capacities combined"
+                "message": (
+                    f"Too many: {len(attributes) + len(capacity)}: must have at most {MAX_ATTRIBUTES_AND_CAPACITY} "
+                    "attributes and capacities combined"
+                )
             }
         )
     taints = _list(device.get("taints"))
@@ -488,7 +495,8 @@ def _slice_errors(obj: dict, old: dict | None) -> list[dict]:
             invalid(
                 "spec",
                 "{" + ", ".join(f"`{s}`" for s in selection) + "}",
-                "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required, but multiple fields are set",
+                "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required, "
+                "but multiple fields are set",
             )
         )
     if spec.get("nodeName"):
