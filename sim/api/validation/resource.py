@@ -419,8 +419,7 @@ def _device_errors(device: Any, path: str) -> list[dict]:
         errs += _qualified_attribute_errors(key, p)
         present = [t for t in _ATTRIBUTE_TYPES if isinstance(value, dict) and t in value]
         if len(present) != 1:
-            detail = "exactly one value must be specified" if present else "exactly one value must be specified"
-            errs.append(invalid(p, value, detail))
+            errs.append(invalid(p, value, "exactly one value must be specified"))
             continue
         kind = present[0]
         v = value[kind]
