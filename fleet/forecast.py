@@ -7,6 +7,7 @@ import dataclasses
 import time
 
 from dragoman.fleet import ownership as own
+from dragoman.fleet.k8s import DEVICECLASS_PREFIX
 from dragoman.fleet.model import FleetModel, pod_extended_requests, pod_terminal
 
 DEFAULT_WINDOW_HOURS = 24.0
@@ -46,7 +47,7 @@ class Forecast:
 
 def _gpu_request(pod: dict) -> bool:
     return any(
-        k == own.GPU or k.startswith(own.MIG_PREFIX) or k.startswith("deviceclass.resource.kubernetes.io/")
+        k == own.GPU or k.startswith(own.MIG_PREFIX) or k.startswith(DEVICECLASS_PREFIX)
         for k in pod_extended_requests(pod)
     )
 

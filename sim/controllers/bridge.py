@@ -6,9 +6,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable
 
+from dragoman.fleet.k8s import DEVICECLASS_PREFIX
 from dragoman.sim.controllers.allocator import FINALIZER
 
-DRA_PREFIX = "deviceclass.resource.kubernetes.io/"
+DRA_PREFIX = DEVICECLASS_PREFIX  # one home with the client: fleet/k8s.py
 BRIDGE_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 # k8s.io/apimachinery/pkg/util/rand: no vowels and no confusable characters.

@@ -7,6 +7,7 @@ import copy
 import json
 from typing import Any
 
+from dragoman.fleet.k8s import DAEMONSET_TOLERATIONS
 from dragoman.sim.controllers import selectors
 from dragoman.sim.controllers.base import (
     Controller,
@@ -20,15 +21,8 @@ from dragoman.sim.controllers.base import (
 
 DS = "daemonsets.apps"
 
-# What the DaemonSet controller adds to every daemon pod (pkg/controller/daemon/util AddOrUpdateDaemonPodTolerations).
-DAEMON_TOLERATIONS = (
-    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
-    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
-    {"key": "node.kubernetes.io/disk-pressure", "operator": "Exists", "effect": "NoSchedule"},
-    {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
-    {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
-    {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
-)
+# What the DaemonSet controller adds to every daemon pod: one home with the client (fleet/k8s.py).
+DAEMON_TOLERATIONS = DAEMONSET_TOLERATIONS
 NETWORK_TOLERATION = {"key": "node.kubernetes.io/network-unavailable", "operator": "Exists", "effect": "NoSchedule"}
 
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from fractions import Fraction
 
+from dragoman.fleet.k8s import DEVICECLASS_PREFIX
 from dragoman.sim.controllers import bridge as bridge_mod
 from dragoman.sim.controllers.allocator import (
     FINALIZER,
@@ -112,7 +113,7 @@ def format_quantity(name: str, value: int) -> str:
 
 # --- resource names (v1helper / schedutil) ---
 
-DRA_PREFIX = "deviceclass.resource.kubernetes.io/"
+DRA_PREFIX = DEVICECLASS_PREFIX  # one home with the client: fleet/k8s.py
 
 
 def is_native_resource(name: str) -> bool:

@@ -29,6 +29,7 @@ import json
 import pathlib
 
 import yaml
+from dragoman.fleet.k8s import DAEMONSET_TOLERATIONS
 from dragoman.sim.scenarios import nvidia as nv
 
 MARK = "dragoman.io/demo-finding"
@@ -1182,14 +1183,7 @@ def build() -> list[dict]:  # noqa: C901 - one linear story, easier to audit in 
     )
     cluster_policy_uid = uid("ClusterPolicy", None, "cluster-policy")
 
-    ds_tolerations = [
-        {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
-        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
-        {"key": "node.kubernetes.io/disk-pressure", "operator": "Exists", "effect": "NoSchedule"},
-        {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"},
-        {"key": "node.kubernetes.io/pid-pressure", "operator": "Exists", "effect": "NoSchedule"},
-        {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
-    ]
+    ds_tolerations = list(DAEMONSET_TOLERATIONS)
 
     def daemonset(
         name: str,

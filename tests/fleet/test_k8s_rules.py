@@ -1,0 +1,175 @@
+"""fleet/k8s.py, the one home of the node-affinity, toleration and label-selector rules, against v1.37.2's answers
+(k8s.io/component-helpers@v0.37.2 nodeaffinity over apimachinery labels.Requirement; core/v1 toleration.go)."""
+
+from __future__ import annotations
+
+import pytest
+from dragoman.fleet import k8s, placement
+from dragoman.sim.controllers import selectors
+
+NODE = {"metadata": {"name": "gpu-01", "labels": {"gpu-count": "8", "zone": "a", "pool": "h100"}}}
+
+
+def _pod(*exprs: dict, fields: tuple[dict, ...] = ()) -> dict:
+    term: dict = {"matchExpressions": list(exprs)}
+    if fields:
+        term["matchFields"] = list(fields)
+    return {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+    }
+
+
+def _both(spec: dict, node: dict = NODE) -> bool:
+    """The client's and the simulator's answers, which must agree."""
+    client, sim = placement.selects_node(spec, node), selectors.pod_matches_node(spec, node)
+    assert client == sim == k8s.pod_matches_node(spec, node)
+    return client
+
+
+@pytest.mark.parametrize(
+    ("values", "want"),
+    [(["a"], True), (["b", "a"], True), (["b"], False), ([], False)],  # In with no values is refused: no match
+)
+def test_in(values: list[str], want: bool) -> None:
+    assert _both(_pod({"key": "zone", "operator": "In", "values": values})) is want
+
+
+def test_in_on_a_missing_label_matches_nothing() -> None:
+    assert _both(_pod({"key": "rack", "operator": "In", "values": ["1"]})) is False
+
+
+@pytest.mark.parametrize(
+    ("key", "values", "want"), [("zone", ["b"], True), ("zone", ["a"], False), ("rack", ["1"], True)]
+)
+def test_not_in(key: str, values: list[str], want: bool) -> None:
+    assert _both(_pod({"key": key, "operator": "NotIn", "values": values})) is want
+
+
+def test_not_in_with_no_values_is_refused() -> None:
+    # labels.NewRequirement: "values set can't be empty" — the term fails although NotIn {} would hold.
+    assert _both(_pod({"key": "rack", "operator": "NotIn", "values": []})) is False
+
+
+@pytest.mark.parametrize(("key", "want"), [("zone", True), ("rack", False)])
+def test_exists(key: str, want: bool) -> None:
+    assert _both(_pod({"key": key, "operator": "Exists"})) is want
+
+
+@pytest.mark.parametrize(("key", "want"), [("zone", False), ("rack", True)])
+def test_does_not_exist(key: str, want: bool) -> None:
+    assert _both(_pod({"key": key, "operator": "DoesNotExist"})) is want
+
+
+def test_exists_with_values_is_refused() -> None:
+    assert _both(_pod({"key": "zone", "operator": "Exists", "values": ["a"]})) is False
+
+
+@pytest.mark.parametrize(
+    ("op", "values", "want"),
+    [
+        ("Gt", ["7"], True),
+        ("Gt", ["8"], False),
+        ("Lt", ["9"], True),
+        ("Lt", ["8"], False),
+        ("Gt", ["-1"], True),
+        ("Gt", ["+7"], True),  # strconv.ParseInt takes a sign
+        # Several values: labels.NewRequirement refuses the requirement, so the term matches nothing — even when
+        # the first value alone would match (the client used to compare with values[0] and say yes).
+        ("Gt", ["7", "100"], False),
+        ("Lt", ["9", "1"], False),
+        ("Gt", [], False),
+        # Not an int64 in ParseInt's sense: Python's int() would take these.
+        ("Gt", [" 7"], False),
+        ("Gt", ["7_0"], False),
+        ("Gt", ["٧"], False),  # an Arabic-Indic seven
+        ("Gt", ["9223372036854775808"], False),  # one past int64
+        ("Gt", ["7.0"], False),
+    ],
+)
+def test_gt_lt(op: str, values: list[str], want: bool) -> None:
+    assert _both(_pod({"key": "gpu-count", "operator": op, "values": values})) is want
+
+
+@pytest.mark.parametrize(("label", "want"), [("8", True), ("eight", False), ("08", True), (" 8", False)])
+def test_gt_reads_the_label_as_int64(label: str, want: bool) -> None:
+    node = {"metadata": {"name": "n", "labels": {"gpu-count": label}}}
+    assert _both(_pod({"key": "gpu-count", "operator": "Gt", "values": ["7"]}), node) is want
+
+
+def test_gt_on_a_missing_label_matches_nothing() -> None:
+    assert _both(_pod({"key": "rack", "operator": "Gt", "values": ["0"]})) is False
+
+
+def test_unknown_operator_fails_the_term_and_other_terms_still_count() -> None:
+    bad = {"matchExpressions": [{"key": "zone", "operator": "Foo", "values": ["a"]}]}
+    good = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+    spec = {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [bad]}}}
+    }
+    assert _both(spec) is False
+    spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"].append(good)
+    assert _both(spec) is True
+
+
+@pytest.mark.parametrize(
+    ("op", "values", "want"),
+    [("In", ["gpu-01"], True), ("In", ["gpu-02"], False), ("NotIn", ["gpu-02"], True), ("In", ["gpu-01", "x"], False)],
+)
+def test_match_fields_on_the_node_name(op: str, values: list[str], want: bool) -> None:
+    spec = _pod(fields=({"key": "metadata.name", "operator": op, "values": values},))
+    spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0].pop(
+        "matchExpressions"
+    )
+    assert _both(spec) is want
+
+
+def test_an_empty_term_matches_nothing_and_node_selector_is_anded() -> None:
+    spec = {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}}
+    }
+    assert _both(spec) is False
+    assert _both({"nodeSelector": {"zone": "a"}}) is True
+    assert (
+        _both({"nodeSelector": {"zone": "a"}, **_pod({"key": "pool", "operator": "In", "values": ["a100"]})}) is False
+    )
+
+
+@pytest.mark.parametrize(
+    ("toleration", "want"),
+    [
+        ({"key": "gpu", "operator": "Equal", "value": "busy", "effect": "NoSchedule"}, True),
+        ({"key": "gpu", "value": "busy"}, True),  # "" operator is Equal, "" effect is any
+        ({"key": "gpu", "operator": "Equal", "value": "idle"}, False),
+        ({"key": "gpu", "operator": "Exists"}, True),
+        ({"operator": "Exists"}, True),  # empty key + Exists: every taint
+        ({"key": "gpu", "operator": "Exists", "effect": "NoExecute"}, False),
+        ({"key": "other", "operator": "Exists"}, False),
+        ({"key": "gpu", "operator": "Gt", "value": "1"}, False),  # the comparison operators' gate is off
+    ],
+)
+def test_tolerates(toleration: dict, want: bool) -> None:
+    taint = {"key": "gpu", "value": "busy", "effect": "NoSchedule"}
+    assert k8s.tolerates(toleration, taint) is want
+    assert placement.tolerates([toleration], taint) is want
+    assert selectors.tolerations_tolerate([toleration], taint) is want
+
+
+def test_daemonset_tolerations_have_one_home() -> None:
+    from dragoman.sim.controllers import daemonsets
+
+    assert daemonsets.DAEMON_TOLERATIONS is k8s.DAEMONSET_TOLERATIONS
+    assert placement.DAEMONSET_TOLERATIONS == list(k8s.DAEMONSET_TOLERATIONS)
+    cordon = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+    node = {"metadata": {"name": "n"}, "spec": {"taints": [cordon]}}
+    assert placement.untolerated_taints({}, node) == [cordon]
+    assert placement.untolerated_taints({}, node, daemonset=True) == []
+
+
+def test_label_selector() -> None:
+    labels = {"app": "x", "tier": "gpu"}
+    assert k8s.match_label_selector({}, labels) is True
+    assert k8s.match_label_selector(None, labels) is False
+    assert k8s.match_label_selector({"matchLabels": {"app": "x"}}, labels) is True
+    sel = {"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["cpu"]}]}
+    assert k8s.match_label_selector(sel, labels) is True
+    assert placement.match_label_selector is selectors.match_label_selector is k8s.match_label_selector
