@@ -41,7 +41,3 @@ async def apply_recordon(ctx: Context, step_id: str, nodes: list[str]) -> list[s
     drain = Drain(step_id + "/drain", nodes)
     dp = await drain.plan(ctx)
     return await drain.apply(ctx, dp)
-
-
-def gpu_pod_count(pods: list[dict]) -> int:
-    return sum(1 for p in pods if gpu_request(p))

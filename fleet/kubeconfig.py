@@ -742,8 +742,3 @@ async def _reap(proc: asyncio.subprocess.Process) -> None:
         await asyncio.wait_for(proc.wait(), 5)
     except (TimeoutError, ProcessLookupError):
         pass
-
-
-def describe_for_errors(rc: ResolvedConfig) -> str:
-    """`context "kind-a" (server https://…)`: how error sentences name the cluster."""
-    return f"context {rc.context!r} (server {rc.server})"

@@ -141,10 +141,6 @@ def _ternary(c: Any, x: Any, y: Any) -> Any:
     return x if c else y
 
 
-def _shallow_key(k: Any) -> Any:
-    return to_cel(to_native(k))
-
-
 def _index(container: Any, key: Any) -> Any:
     # Map and list lookups without converting the whole container (device.attributes holds every attribute).
     if isinstance(container, CELEvalError):

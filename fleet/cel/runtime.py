@@ -151,11 +151,6 @@ def go_type_name(v: Any) -> str:
 _NUMERIC = (int, Uint, float)
 
 
-def _is_num(v: Any) -> bool:
-    t = type(v)
-    return t is int or t is float or t is Uint
-
-
 _K8S_VALUE_TYPES = (Semver, Quantity, IP, CIDR)
 
 

@@ -493,9 +493,3 @@ def parse_gv_path(path: str) -> tuple[str, str] | None:
 def served_group_versions() -> list[tuple[str, str]]:
     """Every group-version this module can document."""
     return list(RESOURCES)
-
-
-def schema_document(kind: str) -> dict | None:
-    """The components schema of a kind (a copy), for callers that want field metadata."""
-    schema = _schemas.schema_for_kind(kind)
-    return copy.deepcopy(schema) if schema is not None else None

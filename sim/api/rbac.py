@@ -286,14 +286,6 @@ def forbidden_status(attrs: RequestAttributes, reason: str = "") -> dict:
     return _status.forbidden_message(forbidden_message(attrs, reason), attrs.api_group, attrs.resource, attrs.name)
 
 
-def access_review_status(attrs: RequestAttributes, allowed: bool, reason: str) -> dict:
-    """`status` of a SelfSubjectAccessReview answer."""
-    out: dict = {"allowed": allowed}
-    if reason:
-        out["reason"] = reason
-    return out
-
-
 def attributes_from_review(review: dict, user: str, groups: list[str]) -> RequestAttributes:
     """RequestAttributes for a SelfSubjectAccessReview's spec (resourceAttributes or nonResourceAttributes)."""
     spec = review.get("spec") or {}

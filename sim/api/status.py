@@ -223,8 +223,3 @@ def timeout(
 ) -> dict:
     """504 Timeout."""
     return status(504, "Timeout", message, _details("", "", "", None, retry_after) or None)
-
-
-def request_entity_too_large(message: str = "the request is too large") -> dict:
-    """413 RequestEntityTooLarge."""
-    return status(413, "RequestEntityTooLarge", message)

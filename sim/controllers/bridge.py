@@ -59,23 +59,6 @@ def extended_resource_map(classes: Iterable[dict]) -> dict[str, dict]:
     return out
 
 
-def serving_classes(classes: Iterable[dict], resource: str) -> list[dict]:
-    """All classes that name `resource`, the winner first (for diagnosis of duplicate mappings)."""
-    cands = [
-        c
-        for c in classes
-        if (c.get("spec") or {}).get("extendedResourceName") == resource
-        or DRA_PREFIX + (_meta(c).get("name") or "") == resource
-    ]
-    ordered: list[dict] = []
-    for c in cands:
-        i = 0
-        while i < len(ordered) and not _newer(c, ordered[i]):
-            i += 1
-        ordered.insert(i, c)
-    return ordered
-
-
 def bridge_owner_uid(claim: dict) -> str | None:
     """The uid of the pod a scheduler-made claim belongs to (annotation "true" and a controller owner), or None."""
     meta = _meta(claim)

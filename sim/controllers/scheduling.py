@@ -224,10 +224,6 @@ class NodeInfo:
         return ((self.node.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", "")
 
 
-def _creation_key(cls: dict) -> tuple:
-    return (_meta(cls).get("creationTimestamp") or "", _meta(cls).get("name") or "")
-
-
 class ClusterView:
     """Indexes over raw objects that make one scheduling decision cheap; update it with `upsert`/`remove` or
     `apply_decision`."""
@@ -658,10 +654,6 @@ def _reserved_for_pod(claim: dict, uid: str) -> bool:
         r.get("uid") == uid and r.get("resource") == "pods"
         for r in (claim.get("status") or {}).get("reservedFor") or []
     )
-
-
-def _priority(pod: dict) -> int:
-    return int((pod.get("spec") or {}).get("priority") or 0)
 
 
 def _static_filters(view: ClusterView, spec: dict) -> tuple[list[NodeInfo], dict[str, _Status]]:
