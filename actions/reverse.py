@@ -4,7 +4,7 @@ never-both order — pods off, driver off the pool, then the device plugin back,
 from __future__ import annotations
 
 from dragoman.actions.cordon import Cordon
-from dragoman.actions.drain import Drain, gpu_request
+from dragoman.actions.drain import Drain
 from dragoman.actions.steps import Context, StepPlan
 
 

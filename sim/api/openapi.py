@@ -3,7 +3,6 @@ explain and apply)."""
 
 from __future__ import annotations
 
-import copy
 import functools
 import hashlib
 import json
