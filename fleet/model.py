@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from dragoman.fleet import ownership as own
+from dragoman.fleet.delta import Delta, delta_of
 from dragoman.fleet.ownership import GPU, MIG_PREFIX, Workload
 from dragoman.fleet.pools import POOL_LABELS, UNLABELED, PoolAggregate, PoolView, detect_pool_label
 
@@ -386,8 +387,11 @@ class FleetModel:
 
         return unsubscribe
 
-    def apply(self, changes: Sequence[Any]) -> None:
-        """Absorb watch changes (objects with kind, type, obj, old); cost is proportional to what they touch."""
+    def apply(self, changes: Sequence[Any]) -> Delta:
+        """Absorb watch changes (objects with kind, type, obj, old); cost is proportional to what they touch.
+
+        Returns which rows the batch touched (fleet/delta.py), read from the model once it absorbed the batch.
+        """
         for ch in changes:
             if str(ch.type).upper() in ("BOOKMARK", "ERROR"):
                 continue
@@ -411,8 +415,14 @@ class FleetModel:
             if index is not None:
                 index(old, new)
         self.generation += 1
+        delta = delta_of(self, changes)
         for cb in list(self._listeners):
             cb(changes)
+        return delta
+
+    def delta(self, changes: Sequence[Any], before: dict | None = None) -> Delta:
+        """Which rows these (already absorbed) changes touched; `apply` returns the same for its batch."""
+        return delta_of(self, changes, before)
 
     def _invalidate_node(self, node: str | None) -> None:
         if not node:
@@ -424,7 +434,8 @@ class FleetModel:
 
     # Per-kind index maintenance: (old, new) with either side None for adds and deletes.
 
-    def _pool_of_labels(self, labels: dict) -> str:
+    def pool_of_labels(self, labels: dict) -> str:
+        """The pool a node with these labels belongs to."""
         if self.pool_label is None:
             return UNLABELED
         return labels.get(self.pool_label) or UNLABELED
@@ -466,7 +477,7 @@ class FleetModel:
             for lk in POOL_LABELS:
                 if lk in labels:
                     self._label_counts[lk] += 1
-            pool = self._pool_of_labels(labels)
+            pool = self.pool_of_labels(labels)
             self._node_pool[name] = pool
             agg = self._pools.get(pool)
             if agg is None:
@@ -485,7 +496,7 @@ class FleetModel:
         self._node_pool = {}
         self._node_cache.clear()
         for (_, name), node in self.objects["Node"].items():
-            pool = self._pool_of_labels((node.get("metadata") or {}).get("labels") or {})
+            pool = self.pool_of_labels((node.get("metadata") or {}).get("labels") or {})
             self._node_pool[name] = pool
             agg = self._pools.get(pool)
             if agg is None:
@@ -640,6 +651,16 @@ class FleetModel:
             self._node_cache[name] = view
         return view
 
+    def pool_of_node(self, name: str | None) -> str | None:
+        """The pool a node is in, None for no such node (cheaper than `node(name).pool`: no view is built)."""
+        if not name or ("", name) not in self.objects["Node"]:
+            return None
+        return self._node_pool.get(name, UNLABELED)
+
+    def is_stack_pod(self, key: Key) -> bool:
+        """Whether a pod is a device-plugin or DRA-driver pod (one a Nodes row shows)."""
+        return key in self._stack_pods
+
     def nodes(self) -> list[NodeView]:
         with _no_gc():
             return [v for v in (self.node(n) for n in self.node_names()) if v is not None]
@@ -773,6 +794,11 @@ class FleetModel:
         with _no_gc():
             return [p for p in (self.pool(n) for n in self.pool_names()) if p is not None]
 
+    def pool_members(self, name: str) -> list[str]:
+        """The names of a pool's nodes, sorted; none for no such pool."""
+        agg = self._pools.get(name)
+        return sorted(agg.members) if agg is not None else []
+
     def pool_nodes(self, name: str) -> list[NodeView]:
         agg = self._pools.get(name)
         return [v for v in (self.node(n) for n in sorted(agg.members if agg else ())) if v is not None]
@@ -785,6 +811,16 @@ class FleetModel:
         for driver, pool in sorted(self._slices_by_pool):
             out.extend(self.pool_slices(driver, pool)[0])
         return out
+
+    def device_pools(self, node: str | None = None) -> list[tuple[str, str]]:
+        """Every (driver, DRA pool) with slices, sorted; with `node`, those whose slices publish for that node."""
+        if node is not None:
+            return sorted(self._slice_pools_by_node.get(node, ()))
+        return sorted(self._slices_by_pool)
+
+    def slice_pool_node(self, device_pool: tuple[str, str]) -> str | None:
+        """The node a (driver, DRA pool) publishes devices for; None for a network-attached pool."""
+        return self._pool_node.get(device_pool)
 
     def devices(self) -> Iterable[DeviceView]:
         for driver, pool in sorted(self._slices_by_pool):
@@ -1017,6 +1053,11 @@ class FleetModel:
 
     def daemonset_workloads(self) -> dict[Key, Workload]:
         return {k: w for k, w in self._ds_workload.items() if w is not None}
+
+    @property
+    def cel_epoch(self) -> int:
+        """Changes whenever slices or classes change, so a cached selector evaluation is stale."""
+        return self._cel_epoch
 
     # ---- fleet CEL -------------------------------------------------------------------------------------------------
 

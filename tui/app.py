@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from typing import Any
 
-from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.fleet.errors import UserError
 from dragoman.tui.bindings import APP_KEYS, textual_bindings
 from dragoman.tui.commands_palette import ScreenCommands
 from dragoman.tui.feed import Feed
@@ -45,6 +46,11 @@ class DragomanApp(App):
         self.pool_label = pool_label
         self._on_exit = on_exit
         self._held_keys: list = []
+        # Kept by the screens across visits: the playground's selectors of this session and the one it was left on,
+        # and the Prometheus the :load view reads (set by `run` from --prometheus).
+        self.cel_history: list[str] = []
+        self.cel_resume: Any = None
+        self.prometheus_url: str | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def on_mount(self) -> None:
@@ -148,11 +154,13 @@ class DragomanApp(App):
             self.post_message(ev)
 
     def _route_prompt_key(self, event) -> bool:
+        from dragoman.tui.screens.prompt import PromptScreen
         from textual.widgets import Input, TextArea
 
         screen = self.screen
-        mode = getattr(screen, "_prompt_mode", None)
-        if mode:
+        # None: a screen without the bar (a detail page, a dialog); "": the bar is closed; else what it is open for.
+        mode = screen.prompt_mode if isinstance(screen, PromptScreen) else None
+        if mode and isinstance(screen, PromptScreen):
             prompt = screen.query_one("#prompt", Input)
             if event.key == "escape":
                 screen.close_prompt()
@@ -173,11 +181,13 @@ class DragomanApp(App):
         if mode is None:  # a detail page: go back to the view below it, then prompt there
             if event.key == "slash":
                 return False
-            while len(self.screen_stack) > 2 and getattr(self.screen, "_prompt_mode", None) is None:
+            while len(self.screen_stack) > 2 and not isinstance(self.screen, PromptScreen):
                 self.pop_screen()
             screen = self.screen
-            if getattr(screen, "_prompt_mode", None) is None:
+            if not isinstance(screen, PromptScreen):
                 return False
+        if not isinstance(screen, PromptScreen):
+            return False
         if event.key == "colon":
             screen.action_jump_prompt()
         else:
@@ -222,12 +232,9 @@ class DragomanApp(App):
         if target in SCREENS:
             # A tool (playground, wizard, accounting, load) opens over the view the operator is on, so esc returns
             # there; one tool replaces another instead of piling up.
-            import importlib
-
             while len(self.screen_stack) > 2 and getattr(self.screen, "name", None) in SCREENS:
                 self.pop_screen()
-            module, _, cls = SCREENS[target].partition(":")
-            self.push_screen(getattr(importlib.import_module(module), cls)())
+            self.push_screen(SCREENS[target]())
             return
         while len(self.screen_stack) > 2:
             self.pop_screen()
@@ -242,12 +249,12 @@ class DragomanApp(App):
             self.push_screen(HelpScreen(self.screen))
 
     def action_jump(self) -> None:
-        screen = self.screen
-        if not hasattr(screen, "action_jump_prompt"):
-            while len(self.screen_stack) > 2 and not hasattr(self.screen, "action_jump_prompt"):
-                self.pop_screen()
-            screen = self.screen_stack[-1]
-        if hasattr(screen, "action_jump_prompt"):
+        from dragoman.tui.screens.prompt import PromptScreen
+
+        while len(self.screen_stack) > 2 and not isinstance(self.screen, PromptScreen):
+            self.pop_screen()
+        screen = self.screen_stack[-1]
+        if isinstance(screen, PromptScreen):
             screen.action_jump_prompt()
 
     def action_relist(self) -> None:

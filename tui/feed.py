@@ -14,10 +14,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from dragoman.fleet.delta import Delta
 from dragoman.fleet.diagnose import diagnose
 from dragoman.fleet.model import FleetModel
 from dragoman.fleet.store import SNAPSHOT, ConnectionState, FleetStore
-from dragoman.tui.views import Fleet, Ref, Touched, touched_by
+from dragoman.fleet.views.base import Fleet, Ref
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ class Feed:
         self.fleet = Fleet(self.model)
         self.loaded = False
         self.on_loaded: list[Callable[[], None]] = []
-        self.on_rows: list[Callable[[Touched], None]] = []
+        self.on_rows: list[Callable[[Delta], None]] = []
         self.on_findings: list[Callable[[set[Ref], set[str]], None]] = []
         self.on_catalogue: list[Callable[[], None]] = []
         self.on_state: list[Callable[[ConnectionState], None]] = []
@@ -167,10 +168,9 @@ class Feed:
         if self._busy or not self._pending:
             return
         batch, self._pending = self._pending[:PUMP_SLICE], self._pending[PUMP_SLICE:]
-        self.model.apply(batch)
+        touched = self.model.apply(batch)
         self.events += len(batch)
         self.pumps += 1
-        touched = touched_by(self.fleet, batch)
         for cb in list(self.on_rows):
             cb(touched)
         self._diag_dirty = True

@@ -8,7 +8,9 @@ from typing import Any
 import yaml
 from dragoman.fleet.model import DeviceView, is_bridge_claim, key_of, pod_extended_requests
 from dragoman.fleet.projection import whole_of
-from dragoman.widgets.rows import attr_value, scheduler_message, short_product
+from dragoman.fleet.views.attributes import node_pools_of
+from dragoman.fleet.views.cells import attr_value, short_product
+from dragoman.fleet.views.pending import scheduler_message
 
 Ref = tuple[str, str, str]
 _Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -19,7 +21,7 @@ def find_device(model, ref: Ref) -> DeviceView | None:
     for s in model.pool_slices(driver, pool)[0]:
         for d in (s.get("spec") or {}).get("devices") or ():
             if d.get("name") == ref[2]:
-                node = (s.get("spec") or {}).get("nodeName") or model._pool_node.get((driver, pool))
+                node = (s.get("spec") or {}).get("nodeName") or model.slice_pool_node((driver, pool))
                 return DeviceView(driver, pool, ref[2], node, key_of(s)[1], d)
     return None
 
@@ -267,7 +269,7 @@ def _describe_DeviceClass(page: Page, fleet, ref: Ref, obj: dict) -> None:
     res = m.class_matches(ref[2])
     by_node: dict[str, int] = {}
     for d in res.matched:
-        n = m._pool_node.get(d[:2]) or "?"
+        n = m.slice_pool_node(d[:2]) or "?"
         by_node[n] = by_node.get(n, 0) + 1
     match = [
         f"{len(res.matched)} devices match of {res.evaluated}"
@@ -354,14 +356,13 @@ def _describe_Pool(page: Page, fleet, ref: Ref, obj: Any) -> None:
 
 def _describe_Attribute(page: Page, fleet, ref: Ref, entry: dict) -> None:
     """An attribute across the fleet: its type, every value with its device count, the node pools, and how to filter."""
-    m = fleet.model
     driver, qn = ref[1], ref[2]
     short = qn.split("/", 1)[-1]
     values = entry.get("values") or {}
     kind = entry.get("type", "?") if entry.get("kind") == "attribute" else "capacity"
     page.section("Attribute", [f"{qn} ({kind}) published by driver {driver} on {entry.get('devices', 0)} devices"])
     page.section("Values (devices)", [f"{v}: {n}" for v, n in values.items()] or ["none"])
-    pools = sorted({fleet.node_pool(m._pool_node.get((driver, p))) or p for p in entry.get("pools") or ()})
+    pools = node_pools_of(fleet, driver, entry)
     page.section("Node pools", [", ".join(pools) or "—"])
     first = next(iter(values), None)
     page.section(

@@ -248,6 +248,10 @@ class VTable(ScrollView, can_focus=True):
         """Visible keys in display order."""
         return [self._by_seq[s] for _, s in self._visible]
 
+    def all_keys(self) -> list[Hashable]:
+        """Every row's key, the filtered-out ones too, in no particular order."""
+        return list(self._rows)
+
     @property
     def row_count(self) -> int:
         return len(self._rows)

@@ -4,14 +4,14 @@ context; focus starts in the first name to type, else on Cancel."""
 
 from __future__ import annotations
 
+from dragoman.tui.screens.base import DragomanModal
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 
-class ConfirmWriteScreen(ModalScreen[bool]):
+class ConfirmWriteScreen(DragomanModal[bool]):
     """Dismissed with True only by Confirm, which stays disabled until every required word is typed exactly."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="confirm.cancel", tooltip="Write nothing")]

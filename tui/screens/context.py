@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from dragoman.tui.screens.base import DragomanModal
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import ModalScreen
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 
-class ContextScreen(ModalScreen[str | None]):
+class ContextScreen(DragomanModal[str | None]):
     BINDINGS = [Binding("escape,q", "cancel", "Cancel", id="ctx.cancel", tooltip="Keep the current context")]
 
     DEFAULT_CSS = """

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from dragoman.fleet.projection import fetch_whole, needs_fetch
 from dragoman.tui.bindings import DETAIL_KEYS, textual_bindings
+from dragoman.tui.screens.base import DragomanScreen
 from dragoman.widgets.detail import describe, raw_object, yaml_text
 from dragoman.widgets.header import StatusHeader
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 
-class DetailScreen(Screen):
+class DetailScreen(DragomanScreen):
     """`y` (YAML) or `d` (describe) of one object; the describe page lists the objects it links to."""
 
     help_title = "YAML / describe page"

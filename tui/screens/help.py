@@ -4,11 +4,12 @@ the legend."""
 from __future__ import annotations
 
 from dragoman.tui.bindings import TABLE_MOVES
+from dragoman.tui.screens.base import DragomanModal
 from dragoman.tui.views import VIEW_DOCS
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Static
 
 LEGEND = (
@@ -65,7 +66,7 @@ def screen_keys(app, screen: Screen) -> list[tuple[str, list[tuple[str, str]]]]:
     return out
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(DragomanModal[None]):
     BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close", id="help.close", tooltip="Close the help")]
 
     DEFAULT_CSS = """

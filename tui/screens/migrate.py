@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from dragoman.tui.screens.base import DragomanScreen
 from dragoman.widgets.header import StatusHeader
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Label, OptionList, ProgressBar, RichLog, Static
 from textual.widgets.option_list import Option
 
@@ -24,7 +24,7 @@ STATE_MARK = {
 }
 
 
-class MigrateScreen(Screen):
+class MigrateScreen(DragomanScreen):
     """The wizard for one pool. Writes (apply, rollback) are absent in read-only mode, and always go through a
     confirmation."""
 
@@ -212,7 +212,6 @@ class MigrateScreen(Screen):
         await self._build_plan(rollback)
 
     async def _build_plan(self, rollback: bool = False) -> None:
-        from dragoman.actions.plan import render
 
         self.plan = None
         self._title(f"pool {self.pool}: reading the cluster …")

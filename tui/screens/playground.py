@@ -8,9 +8,11 @@ import time
 
 from dragoman.fleet import cel_generate as G
 from dragoman.fleet import cel_playground as P
+from dragoman.tui.screens.base import DragomanModal, DragomanScreen
+from dragoman.tui.screens.prompt import PromptScreen
 from dragoman.widgets.cel_editor import CelEditor, CompletionList
 from dragoman.widgets.cel_results import COLUMNS, counts_markup, errors_markup, fill
-from dragoman.widgets.command_bar import CommandBar, PromptMixin
+from dragoman.widgets.command_bar import CommandBar
 from dragoman.widgets.completion import candidates
 from dragoman.widgets.header import StatusHeader
 from rich.markup import escape
@@ -19,7 +21,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, OptionList, Select, Static, TextArea
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
@@ -68,7 +69,7 @@ class Explained(Message):
         self.gen, self.outcome = gen, outcome
 
 
-class PlaygroundScreen(PromptMixin, Screen):
+class PlaygroundScreen(PromptScreen[None]):
     """One selector against every device of the fleet, evaluated as the operator types."""
 
     help_title = "CEL playground"
@@ -228,7 +229,7 @@ class PlaygroundScreen(PromptMixin, Screen):
 
     def _kick(self) -> None:
         self._timer = None
-        epoch = self.model._cel_epoch
+        epoch = self.model.cel_epoch
         if epoch != self._epoch or self._slices is None:
             # Slices or classes changed (or first run): the thread converts the new generation of devices.
             self._epoch = epoch
@@ -414,9 +415,7 @@ class PlaygroundScreen(PromptMixin, Screen):
             self.editor.focus()
 
     def action_back(self) -> None:
-        if self._prompt_mode:
-            self.close_prompt()
-        elif not self._close_completion():
+        if not self.close_prompt_first() and not self._close_completion():
             # Nothing is thrown away: the selector stays in the history and `:cel` opens on it again.
             remember(self.app, self.editor.text)
             import dataclasses
@@ -441,7 +440,7 @@ class PlaygroundScreen(PromptMixin, Screen):
         ]
 
 
-class PickerScreen(ModalScreen):
+class PickerScreen(DragomanModal):
     """A list to choose from (start points, history); enter picks, esc cancels."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="picker.cancel", tooltip="Close without choosing")]
@@ -471,7 +470,7 @@ class PickerScreen(ModalScreen):
         self.dismiss(None)
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(DragomanModal[bool]):
     """Apply these objects? y / n; Cancel has the focus."""
 
     BINDINGS = [
@@ -515,7 +514,7 @@ KINDS = [
 ]
 
 
-class GenerateScreen(Screen):
+class GenerateScreen(DragomanScreen):
     """Objects from the selector: a YAML preview, its warnings, and save / server dry run / apply / copy."""
 
     help_title = "generate objects from the selector"

@@ -6,21 +6,22 @@ from __future__ import annotations
 import asyncio
 import time
 
+from dragoman.fleet.delta import Delta
+from dragoman.fleet.views.base import View
+from dragoman.fleet.views.filter import RowFilter, parse_filter
 from dragoman.tui.bindings import TABLE_KEYS, textual_bindings
-from dragoman.tui.views import POD_FINDINGS, DevicesView, Touched, View, parse_filter
-from dragoman.widgets.command_bar import CommandBar, PromptMixin
+from dragoman.tui.screens.prompt import PromptScreen
+from dragoman.widgets.command_bar import CommandBar
 from dragoman.widgets.header import StatusHeader
-from dragoman.widgets.rows import fleet_summary
 from dragoman.widgets.vtable import Column, VTable
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 POPULATE_CHUNK = 2000  # rows set between yields, so keys keep flowing while a 40,000-row view fills
 
 
-class TableScreen(PromptMixin, Screen):
+class TableScreen(PromptScreen[None]):
     """One View (pools, nodes, devices, attributes, claims, stuck pods, findings) as a keyed virtual table."""
 
     BINDINGS = textual_bindings(TABLE_KEYS)
@@ -30,6 +31,7 @@ class TableScreen(PromptMixin, Screen):
         super().__init__(name=view.name)
         self.view = view
         self.filter_text = ""
+        self._row_filter: RowFilter | None = None
         self.populated = False
         self.ready = False
         self._summary_at = 0.0
@@ -57,7 +59,7 @@ class TableScreen(PromptMixin, Screen):
         return self.app.feed.fleet
 
     def on_mount(self) -> None:
-        self.query_one("#summary", Static).display = self.view.name == "pools"
+        self.query_one("#summary", Static).display = self.view.shows_summary
         self.app.refresh_header(self)
         self.table.focus()
         if self.app.feed.loaded:
@@ -84,7 +86,7 @@ class TableScreen(PromptMixin, Screen):
                     table.end_batch()
                     await asyncio.sleep(0)
                     table.begin_batch()
-            for key in [k for k in list(table._rows) if k not in seen]:
+            for key in [k for k in table.all_keys() if k not in seen]:
                 table.remove_row(key)
         finally:
             table.end_batch()
@@ -100,7 +102,7 @@ class TableScreen(PromptMixin, Screen):
         else:
             self.table.set_row(key, r[0], r[1])
 
-    def apply_touched(self, t: Touched) -> None:
+    def apply_touched(self, t: Delta) -> None:
         """One batch of changes: recompute only the rows it touched (never clear-and-refill)."""
         if not self.populated:
             return
@@ -113,18 +115,18 @@ class TableScreen(PromptMixin, Screen):
             self._apply_touched(t, keys)
         finally:
             self.table.end_batch()
-        if self.view.name == "pools" and self.is_current and time.monotonic() - self._summary_at > 0.5:
+        if self.view.shows_summary and self.is_current and time.monotonic() - self._summary_at > 0.5:
             # The summary sums every pool: twice a second is live enough, and never for a screen out of sight.
             self.refresh_summary()
 
-    def _apply_touched(self, t: Touched, keys) -> None:
-        if isinstance(self.view, DevicesView) and t.device_pools:
-            # A slice change may add or drop devices: redo exactly the devices of that slice pool.
+    def _apply_touched(self, t: Delta, keys) -> None:
+        group = self.view.regroup(self.fleet, t)
+        if group is not None:
+            # A change that may add or drop rows (a slice's devices): redo exactly that group's rows.
             table = self.table
-            fresh = {}
-            for key, cells, facets in self.view.rows_of_pools(self.fleet, t.device_pools):
-                fresh[key] = (cells, facets)
-            for key in [k for k in table._rows if k[:2] in t.device_pools and k not in fresh]:
+            rows, in_group = group
+            fresh = {key: (cells, facets) for key, cells, facets in rows}
+            for key in [k for k in table.all_keys() if in_group(k) and k not in fresh]:
                 table.remove_row(key)
             for key, (cells, facets) in fresh.items():
                 table.set_row(key, cells, facets)
@@ -134,21 +136,14 @@ class TableScreen(PromptMixin, Screen):
     def apply_findings(self, refs: set, pools: set) -> None:
         if not self.populated or not self.view.uses_findings:
             return
-        name = self.view.name
-        if name == "pools":
-            for p in pools:
-                self._set(p)
-            self.refresh_summary()
-        elif name == "nodes":
-            for kind, _ns, n in refs:
-                if kind == "Node":
-                    self._set(n)
-        elif name == "pending":
-            keys = {(ns, n) for kind, ns, n in refs if kind == "Pod"}
-            for key in keys:
-                self._set(key)
-        else:
+        keys = self.view.findings_changed(self.fleet, refs, pools)
+        if keys is None:
             self.populate()
+            return
+        for key in keys:
+            self._set(key)
+        if self.view.shows_summary:
+            self.refresh_summary()
 
     def apply_catalogue(self) -> None:
         if self.populated and self.view.uses_catalogue:
@@ -160,9 +155,8 @@ class TableScreen(PromptMixin, Screen):
 
     def refresh_summary(self) -> None:
         self._summary_at = time.monotonic()
-        if self.view.name == "pools":
-            m = self.fleet.model
-            self.query_one("#summary", Static).update(fleet_summary(m.pools(), self.fleet.findings))
+        if self.view.shows_summary:
+            self.query_one("#summary", Static).update(self.view.summary(self.fleet))
         shown = self.table.visible_count
         total = self.table.row_count
         count = f"{shown} of {total}" if self.filter_text else f"{total}"
@@ -232,13 +226,14 @@ class TableScreen(PromptMixin, Screen):
 
     def set_filter(self, text: str) -> None:
         self.filter_text = text
-        self.table.set_filter(parse_filter(text))
+        self._row_filter = parse_filter(text)
+        self.table.set_filter(self._row_filter)
         self._update_empty()
         self.refresh_summary()
 
     def _update_empty(self) -> None:
         """What the empty table says: loading, the view's own empty sentence, or that the filter hides every row."""
-        predicate, text = self.table._filter, self.filter_text
+        predicate, text = self._row_filter, self.filter_text
         if predicate is not None and self.table.row_count and not self.table.visible_count:
             missing = predicate.missing_keys()
             if missing:
@@ -251,7 +246,8 @@ class TableScreen(PromptMixin, Screen):
             self.table.empty_text = self.view.empty
 
     def _keys_hint(self) -> str:
-        keys = sorted(self.table.facets(next(iter(self.table._rows))) if self.table._rows else ())
+        first = next(iter(self.table.all_keys()), None)
+        keys = sorted(self.table.facets(first) if first is not None else ())
         return (
             ("fields here: " + " ".join(keys[:12]) + (" …" if len(keys) > 12 else ""))
             if keys
@@ -259,20 +255,17 @@ class TableScreen(PromptMixin, Screen):
         )
 
     def action_back(self) -> None:
-        if self._prompt_mode:
-            self.close_prompt()
-        elif self.filter_text:
+        if self.close_prompt_first():
+            return
+        if self.filter_text:
             self.set_filter("")
         else:
             self.app.back()
 
     def action_back_or_quit(self) -> None:
-        if self._prompt_mode:
+        if self.prompt_mode:
             return
         self.app.back(quit_at_root=True)
-
-    def action_jump_to(self, name: str) -> None:
-        self.app.jump(name)
 
     def check_action(self, action: str, parameters) -> bool | None:
         # "open in playground" belongs to the Stuck pods view only.
@@ -319,15 +312,9 @@ class TableScreen(PromptMixin, Screen):
                     self.action_open_migrate,
                 )
             )
-        if self.view.name == "findings":
-            for sev in ("error", "warning", "info"):
-                cmds.append(
-                    (f"findings: only {sev}", f"filter severity={sev}", lambda s=sev: self.set_filter(f"severity={s}"))
-                )
+        for title, help_text, text in self.view.palette(self.fleet):
+            cmds.append((title, help_text, lambda t=text: self.set_filter(t)))
         if self.view.name == "pending":
-            ids = sorted({f.id for f in self.fleet.findings if f.id in POD_FINDINGS})
-            for i in ids:
-                cmds.append((f"stuck pods: only {i}", f"filter id={i}", lambda i=i: self.set_filter(f"id={i}")))
             if self.table.cursor_key is not None:
                 cmds.append(
                     (

@@ -1,0 +1,138 @@
+"""What one batch of watch changes touched, as keys the views understand: `FleetModel.apply` returns it.
+
+Each field names the rows that read it (the views in `fleet/views/` say which field their rows follow):
+
+- `nodes`: a Node row (Nodes view) and, through `pools`, its pool's row;
+- `pools`: a Pools row;
+- `device_pools`: every Devices row of a (driver, DRA pool): a ResourceSlice may add or drop devices there;
+- `devices`: one Devices row (a claim allocated or released it);
+- `claims`: a Claims row;
+- `pods`: a Stuck pods row;
+- `slices`: some ResourceSlice changed, so the attribute catalogue (Attributes view) is stale;
+- `everything`: a change may move any row (a DaemonSet's role, a DeviceClass): rare, so every view is rebuilt.
+
+A ResourceSlice, for instance, enters `FleetModel.apply` (fleet/model.py), is indexed by `_index_ResourceSlice`,
+and `delta_of` below turns it into its (driver, pool), the node it publishes for and that node's pool: the Devices
+rows of that slice pool, that node's Nodes row and its pool's Pools row are recomputed, nothing else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dragoman.fleet.model import FleetModel
+
+Key = tuple[str, str]  # (namespace, name)
+DeviceId = tuple[str, str, str]  # (driver, pool, device)
+
+
+@dataclasses.dataclass
+class Delta:
+    """What a batch of changes touched; `everything` when a change may move any row."""
+
+    nodes: set[str] = dataclasses.field(default_factory=set)
+    pools: set[str] = dataclasses.field(default_factory=set)
+    device_pools: set[tuple[str, str]] = dataclasses.field(default_factory=set)
+    devices: set[DeviceId] = dataclasses.field(default_factory=set)
+    claims: set[Key] = dataclasses.field(default_factory=set)
+    pods: set[Key] = dataclasses.field(default_factory=set)
+    slices: bool = False
+    everything: bool = False
+
+
+def _key_of(obj: dict) -> Key:
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace") or "", meta.get("name") or "")
+
+
+def _pod_node(pod: dict | None) -> str | None:
+    return ((pod or {}).get("spec") or {}).get("nodeName") if pod else None
+
+
+def _pod_claim_names(pod: dict | None) -> list[str]:
+    status = (pod or {}).get("status") or {}
+    names = [
+        s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or () if s.get("resourceClaimName")
+    ]
+    ext = status.get("extendedResourceClaimStatus") or {}
+    if ext.get("resourceClaimName"):
+        names.append(ext["resourceClaimName"])
+    return names
+
+
+def _pod_sig(pod: dict) -> tuple:
+    """What of a pod the node, pool and claim rows can show."""
+    status = pod.get("status") or {}
+    spec = pod.get("spec") or {}
+    return (
+        status.get("phase"),
+        spec.get("nodeName"),
+        (pod.get("metadata") or {}).get("deletionTimestamp"),
+        repr(status.get("extendedResourceClaimStatus")),
+        repr(status.get("resourceClaimStatuses")),
+        repr(status.get("containerStatuses")),
+    )
+
+
+def delta_of(model: FleetModel, changes: Sequence[Any], before: dict | None = None) -> Delta:
+    """Which rows a batch of changes can alter, read from the model after it absorbed the batch.
+
+    `before` maps (kind, key) to the pool a node or claim sat in before the batch, for moves between pools.
+    """
+    t = Delta()
+    for ch in changes:
+        kind, new, old = ch.kind, ch.obj, ch.old
+        if ch.type == "DELETED":
+            new, old = None, old or ch.obj
+        if kind == "Node":
+            t.nodes.add(_key_of(ch.obj)[1])
+            if old:  # a relabelled node leaves its old pool's row too
+                t.pools.add(model.pool_of_labels((old.get("metadata") or {}).get("labels") or {}))
+        elif kind == "Pod":
+            pk = _key_of(ch.obj)
+            t.pods.add(pk)
+            if old is not None and new is not None and not model.is_stack_pod(pk) and _pod_sig(old) == _pod_sig(new):
+                continue  # a heartbeat, an annotation: nothing a node, pool or claim row shows
+            for p in (old, new):
+                n = _pod_node(p)
+                if n:
+                    t.nodes.add(n)
+                for c in _pod_claim_names(p):
+                    t.claims.add((pk[0], c))
+        elif kind == "ResourceSlice":
+            t.slices = True
+            for s in (old, new):
+                if not s:
+                    continue
+                spec = s.get("spec") or {}
+                dp = (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""))
+                t.device_pools.add(dp)
+                n = spec.get("nodeName") or model.slice_pool_node(dp)
+                if n:
+                    t.nodes.add(n)
+        elif kind == "ResourceClaim":
+            t.claims.add(_key_of(ch.obj))
+            for c in (old, new):
+                if not c:
+                    continue
+                for d in model.claim_devices(c):
+                    t.devices.add(d)
+                    n = model.slice_pool_node(d[:2])
+                    if n:
+                        t.nodes.add(n)
+                for r in (c.get("status") or {}).get("reservedFor") or ():
+                    if r.get("resource") == "pods" and r.get("name"):
+                        t.pods.add((_key_of(c)[0], r["name"]))
+        elif kind in ("DaemonSet", "DeviceClass"):
+            # Ownership of every node (a DaemonSet's role) or what serves nvidia.com/gpu may change: rare, and whole.
+            t.everything = True
+    for n in t.nodes:
+        p = model.pool_of_node(n)
+        if p:
+            t.pools.add(p)
+    if before:
+        t.pools.update(v for v in before.values() if v)
+    return t

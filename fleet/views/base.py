@@ -1,0 +1,105 @@
+"""What every view is and reads: the `View` protocol (columns, rows, what a delta touches, where enter goes) and
+`Fleet`, the model with the latest diagnosis and attribute catalogue. No Textual: the table screen draws any View."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
+
+from dragoman.fleet.delta import Delta
+from dragoman.fleet.findings import Finding
+from dragoman.fleet.model import FleetModel
+
+Ref = tuple[str, str, str]  # (kind, namespace, name)
+Column = tuple[str, str, int, int | None]  # (key, header, narrowest, widest; None: takes what is left)
+Row = tuple[Hashable, tuple, dict]  # (key, cells, facets the `/` filter reads)
+
+
+class Fleet:
+    """What every view reads: the model, the latest diagnosis by object and by pool, and the attribute catalogue."""
+
+    def __init__(self, model: FleetModel) -> None:
+        self.model = model
+        self.findings: list[Finding] = []
+        self.by_object: dict[Ref, list[Finding]] = defaultdict(list)
+        self.by_pool: dict[str, list[Finding]] = defaultdict(list)
+        self.catalogue: dict[str, dict[str, dict]] = {}
+        self.diagnosed = False
+
+    def set_findings(self, findings: list[Finding]) -> None:
+        self.findings = findings
+        self.by_object = defaultdict(list)
+        self.by_pool = defaultdict(list)
+        for f in findings:
+            for ref in f.objects[:1]:
+                self.by_object[(ref[0], ref[1], ref[2])].append(f)
+            if f.pool:
+                self.by_pool[f.pool].append(f)
+        self.diagnosed = True
+
+    def node_pool(self, node: str | None) -> str | None:
+        return self.model.pool_of_node(node)
+
+
+class View:
+    """One table view. Each view module (fleet/views/<name>.py) names its columns and turns model objects into rows."""
+
+    name = ""
+    title = ""
+    columns: Sequence[Column] = ()
+    empty = "nothing to show"
+    uses_findings = False
+    uses_catalogue = False
+    shows_summary = False  # a line above the table (`summary`), redrawn at most twice a second
+    trim_middle: tuple[str, ...] = ("node", "pod", "claim", "object")
+    essential: tuple[str, ...] = ()
+
+    def __init__(self, scope: tuple[str, str] | None = None) -> None:
+        # ("pool", name) or ("node", name): a drilled-down view shows only that part of the fleet.
+        self.scope = scope
+
+    @property
+    def heading(self) -> str:
+        return self.title + (f" of {self.scope[0]} {self.scope[1]}" if self.scope else "")
+
+    def sort_key(self, key: Any, row: tuple) -> Any:
+        return key
+
+    def all_rows(self, fleet: Fleet) -> Iterable[Row]:
+        raise NotImplementedError
+
+    def row(self, fleet: Fleet, key: Any) -> tuple[tuple, dict] | None:
+        raise NotImplementedError
+
+    def affected(self, fleet: Fleet, t: Delta) -> Iterable[Hashable] | None:
+        """Keys to recompute for this delta; None means recompute every row (rare changes only)."""
+        return None
+
+    def regroup(self, fleet: Fleet, t: Delta) -> tuple[Iterable[Row], Any] | None:
+        """Rows a delta may add or drop as a group: (the group's fresh rows, a test `key -> bool` for its current keys).
+
+        None when rows only change in place (most views); the Devices view answers for a changed slice pool."""
+        return None
+
+    def ref(self, fleet: Fleet, key: Any) -> Ref | None:
+        """The API object behind a row, for `y` and `d`."""
+        return None
+
+    def drill(self, fleet: Fleet, key: Any) -> tuple[str, tuple[str, str] | None] | None:
+        """Where `enter` goes: (view name, scope), or None to open the describe page."""
+        return None
+
+    def findings_changed(self, fleet: Fleet, refs: set[Ref], pools: set[str]) -> Iterable[Hashable] | None:
+        """Keys to recompute after a new diagnosis changed the findings of these objects and pools; None: every row.
+
+        Only asked of views with `uses_findings`."""
+        return None
+
+    def summary(self, fleet: Fleet) -> str:
+        """The line above the table, for views that set `shows_summary`."""
+        return ""
+
+    def palette(self, fleet: Fleet) -> list[tuple[str, str, str]]:
+        """Extra filters for ctrl+p: (title, help, filter text)."""
+        return []

@@ -1,0 +1,104 @@
+"""The Claims view: claim → pods → devices → node, bridge-made claims marked ⇄, pending and failed first.
+
+Rows follow `Delta.claims` (fleet/delta.py: a claim's own change, or a pod naming it in its status)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dragoman.fleet.model import is_bridge_claim
+from dragoman.fleet.views.base import View
+from dragoman.fleet.views.cells import Cell
+
+COLUMNS = (
+    ("state", "STATE", 6, 12),
+    ("claim", "CLAIM", 10, 80),
+    ("source", "MADE BY", 8, 10),
+    ("pod", "POD", 6, 48),
+    ("devices", "DEVICES", 4, 24),
+    ("node", "NODE", 6, None),
+)
+
+CLAIM_RANK = {"failed": 0, "pending": 1, "reserved": 2, "allocated": 3}
+
+
+def claim_state(claim: dict, pod_phase: str | None) -> str:
+    status = claim.get("status") or {}
+    if pod_phase == "Failed":
+        return "failed"
+    if not status.get("allocation"):
+        return "pending"
+    return "reserved" if status.get("reservedFor") else "allocated"
+
+
+def claim_row(
+    claim: dict,
+    state: str,
+    bridge: bool,
+    pods: Sequence[tuple[str, str]],
+    devices: Sequence[tuple[str, str, str]],
+    node: str | None,
+) -> tuple:
+    meta = claim.get("metadata") or {}
+    tone = {"failed": "error", "pending": "warning", "reserved": "ok", "allocated": "ok"}[state]
+    glyph = {"failed": "✖", "pending": "…", "reserved": "●", "allocated": "○"}[state]
+    if bridge:
+        source = Cell("⇄ bridge", "dra")
+    elif meta.get("ownerReferences"):
+        source = Cell("template", None)
+    else:
+        source = Cell("claim", None)
+    dev = ", ".join(d[2] for d in devices[:3]) + (f" +{len(devices) - 3}" if len(devices) > 3 else "")
+    return (
+        Cell(f"{glyph} {state}", tone),
+        f"{meta.get('namespace', '')}/{meta.get('name', '')}",
+        source,
+        ", ".join(p[1] for p in pods) or "—",
+        dev or "—",
+        node or "—",
+    )
+
+
+class ClaimsView(View):
+    name, title = "claims", "Claims"
+    columns = COLUMNS
+    essential = ("state", "claim", "source", "pod", "devices", "node")
+    empty = "no ResourceClaims"
+
+    def sort_key(self, key, row):
+        state = row[0].text.split(" ", 1)[1]
+        return (CLAIM_RANK.get(state, 9), key)
+
+    def row(self, fleet, key):
+        m = fleet.model
+        c = m.claim(*key)
+        if c is None:
+            return None
+        pods = m.claim_pods(c)
+        phase = None
+        for pk in pods:
+            pod = m.objects["Pod"].get(pk)
+            if pod is not None:
+                phase = (pod.get("status") or {}).get("phase")
+        state = claim_state(c, phase)
+        node = m.claim_node(c)
+        cells = claim_row(c, state, is_bridge_claim(c), pods, m.claim_devices(c), node)
+        return cells, {
+            "namespace": key[0],
+            "state": state,
+            "node": node or "",
+            "pool": fleet.node_pool(node) or "",
+            "bridge": "true" if is_bridge_claim(c) else "false",
+        }
+
+    def all_rows(self, fleet):
+        for key in list(fleet.model.objects["ResourceClaim"]):
+            r = self.row(fleet, key)
+            if r:
+                yield key, r[0], r[1]
+
+    def affected(self, fleet, t):
+        return None if t.everything else t.claims
+
+    def ref(self, fleet, key):
+        return ("ResourceClaim", key[0], key[1])

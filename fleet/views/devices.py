@@ -1,0 +1,106 @@
+"""The Devices view: driver → node pool → node → device, with its type, product, memory and holder.
+
+Rows follow `Delta.devices` (a claim allocated or released them) and `Delta.device_pools`: a changed ResourceSlice
+redoes exactly the devices of its (driver, DRA pool), which may add or drop rows (`regroup`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from dragoman.fleet.model import DeviceView, key_of
+from dragoman.fleet.views.base import Fleet, View
+from dragoman.fleet.views.cells import Cell, attr_value
+
+COLUMNS = (
+    ("driver", "DRIVER", 6, 16),
+    ("pool", "POOL", 6, 22),
+    ("node", "NODE", 10, 48),
+    ("device", "DEVICE", 5, 16),
+    ("type", "TYPE", 3, 8),
+    ("product", "PRODUCT", 6, 26),
+    ("memory", "MEMORY", 4, 8),
+    ("claim", "CLAIM", 5, None),
+)
+
+
+def device_row(d: DeviceView, node_pool: str | None, claim: tuple[str, str] | None) -> tuple:
+    """A DeviceView as a row: its node pool (not the ResourceSlice pool), its type, product, memory and holder."""
+    mem = (d.raw.get("capacity") or {}).get("memory") or {}
+    mem = mem.get("value") if isinstance(mem, dict) else mem
+    return (
+        d.driver,
+        node_pool or "—",
+        d.node or "(network)",
+        d.name,
+        str(d.type or "—"),
+        str(d.attribute("productName") or "—"),
+        str(mem or "—"),
+        Cell(f"{claim[0]}/{claim[1]}", "accent") if claim else Cell("free", "ok"),
+    )
+
+
+def device_facets(d: DeviceView, node_pool: str | None) -> dict:
+    out = {"driver": d.driver, "pool": node_pool or "", "node": d.node or "", "device": d.name}
+    for name, attr in (d.raw.get("attributes") or {}).items():
+        v = attr_value(attr)
+        out[name] = str(v).lower() if isinstance(v, bool) else str(v)
+        if "/" in name:
+            out.setdefault(name.split("/", 1)[1], out[name])
+    for name, cap in (d.raw.get("capacity") or {}).items():
+        out.setdefault(name, str(cap.get("value") if isinstance(cap, dict) else cap))
+    return out
+
+
+class DevicesView(View):
+    name, title = "devices", "Devices"
+    columns = COLUMNS
+    essential = ("node", "device", "product", "claim")
+    empty = "no ResourceSlice publishes devices here"
+
+    def _device_pools(self, fleet: Fleet) -> list[tuple[str, str]]:
+        if self.scope and self.scope[0] == "node":
+            return fleet.model.device_pools(self.scope[1])
+        return fleet.model.device_pools()
+
+    def _pool_rows(self, fleet: Fleet, dp: tuple[str, str]):
+        m = fleet.model
+        node_default = m.slice_pool_node(dp)
+        for s in m.pool_slices(*dp)[0]:
+            spec = s.get("spec") or {}
+            node = spec.get("nodeName") or node_default
+            npool = fleet.node_pool(node)
+            if self.scope and self.scope[0] == "pool" and npool != self.scope[1]:
+                continue
+            for d in spec.get("devices") or ():
+                dv = DeviceView(dp[0], dp[1], d.get("name", ""), node, key_of(s)[1], d)
+                yield dv.id, device_row(dv, npool, m.device_claim(dv.id)), device_facets(dv, npool)
+
+    def sort_key(self, key, row):
+        # driver → node pool → node → device, as the tree reads.
+        return (row[0], row[1], row[2], key[2])
+
+    def all_rows(self, fleet):
+        for dp in self._device_pools(fleet):
+            yield from self._pool_rows(fleet, dp)
+
+    def rows_of_pools(self, fleet: Fleet, pools: Iterable[tuple[str, str]]):
+        for dp in pools:
+            yield from self._pool_rows(fleet, dp)
+
+    def row(self, fleet, key):
+        for k, cells, facets in self._pool_rows(fleet, key[:2]):
+            if k == key:
+                return cells, facets
+        return None
+
+    def affected(self, fleet, t):
+        return None if t.everything else t.devices
+
+    def regroup(self, fleet, t):
+        if not t.device_pools:
+            return None
+        pools = set(t.device_pools)
+        return self.rows_of_pools(fleet, pools), lambda key: key[:2] in pools
+
+    def ref(self, fleet, key):
+        return ("Device", key[0] + "/" + key[1], key[2])

@@ -1,0 +1,31 @@
+"""The base of every dragoman screen: its `app` is the DragomanApp, so the type checker knows `app.feed`, `app.jump`,
+`app.open_detail` and the rest (Textual types it as a bare App)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from textual.screen import ModalScreen, Screen
+
+if TYPE_CHECKING:
+    from dragoman.tui.app import DragomanApp
+
+R = TypeVar("R")
+
+
+class DragomanScreen(Screen[R], Generic[R]):
+    """A full screen of the dragoman app."""
+
+    if TYPE_CHECKING:
+
+        @property
+        def app(self) -> DragomanApp: ...
+
+
+class DragomanModal(ModalScreen[R], Generic[R]):
+    """A dialog over a dragoman screen."""
+
+    if TYPE_CHECKING:
+
+        @property
+        def app(self) -> DragomanApp: ...
