@@ -315,7 +315,6 @@ class Scheduler(Controller):
                 or old.get("status") != "False"
                 or old.get("reason") != reason
                 or old.get("message") != message
-                or old.get("observedGeneration") != cur["metadata"].get("generation")
             ):
                 cond = {
                     "type": "PodScheduled",
@@ -327,9 +326,6 @@ class Scheduler(Controller):
                     "reason": reason,
                     "message": message,
                 }
-                # PodObservedGenerationTracking (on in v1.37): the scheduler's condition names the generation it saw.
-                if cur["metadata"].get("generation"):
-                    cond["observedGeneration"] = cur["metadata"]["generation"]
                 cur.setdefault("status", {})["conditions"] = [c for c in conds if c.get("type") != "PodScheduled"] + [
                     cond
                 ]
