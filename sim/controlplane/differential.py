@@ -826,12 +826,9 @@ def run(
             assert binaries is not None
             log("starting the real control plane (about a minute)")
             targets["real"] = stack.enter_context(real_side(binaries, scenario, log))
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(2) as pool:  # both settle at once: the waits are the harness's longest part
-            waits = {name: pool.submit(wait_settled, t) for name, t in targets.items()}
-            for name, fut in waits.items():
-                log(f"{name}: settled after {fut.result():.0f} s")
+        # Only the real side settles: the embedded one loads the demo's settled picture, and its churning cases (a
+        # crash-looping pod, a flapping plugin) never stop changing, which a wait for stillness would sit out.
+        log(f"real: settled after {wait_settled(targets['real']):.0f} s")
         folder = pathlib.Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="dragoman-diff-")))
         sides = {}
         for name, t in targets.items():
