@@ -18,7 +18,14 @@ from dragoman.sim.controlplane.processes import ControlPlane
 
 
 class RealCluster:
-    def __init__(self, binaries_dir: str | pathlib.Path, objects: list[dict], users: list[dict] | None = None, *, audit_log: str | None = None) -> None:
+    def __init__(
+        self,
+        binaries_dir: str | pathlib.Path,
+        objects: list[dict],
+        users: list[dict] | None = None,
+        *,
+        audit_log: str | None = None,
+    ) -> None:
         self.binaries = check_dir(binaries_dir)
         self.objects = objects
         self.cp = ControlPlane(self.binaries, users, audit_log=audit_log)
@@ -42,13 +49,17 @@ class RealCluster:
         self.timings["control plane ready"] = time.monotonic() - t0
         t1 = time.monotonic()
         uids: dict[str, str] = {}
-        self.report = await loop.run_in_executor(None, lambda: load(self.cp.request, self.objects, phase="infrastructure", uids=uids))
+        self.report = await loop.run_in_executor(
+            None, lambda: load(self.cp.request, self.objects, phase="infrastructure", uids=uids)
+        )
         self.agents = Agents(self.cp.url, self.cp.admin_token, self.cp.pki.ca_pem)
         await self.agents.start()
         await loop.run_in_executor(None, self._wait_daemonsets)
         self.timings["nodes settled"] = time.monotonic() - t1
         t2 = time.monotonic()
-        workloads = await loop.run_in_executor(None, lambda: load(self.cp.request, self.objects, phase="workloads", uids=uids))
+        workloads = await loop.run_in_executor(
+            None, lambda: load(self.cp.request, self.objects, phase="workloads", uids=uids)
+        )
         self.report.merge(workloads)
         self.timings["workloads loaded"] = time.monotonic() - t2
 
@@ -58,8 +69,13 @@ class RealCluster:
         while time.monotonic() < deadline:
             code, body = self.cp.request("GET", "/apis/apps/v1/daemonsets")
             if code == 200:
-                pending = [d for d in body.get("items") or () if (d.get("status") or {}).get("numberReady", 0) < (d.get("status") or {}).get("desiredNumberScheduled", 1)
-                           or (d.get("status") or {}).get("observedGeneration", 0) < d["metadata"].get("generation", 1)]
+                pending = [
+                    d
+                    for d in body.get("items") or ()
+                    if (d.get("status") or {}).get("numberReady", 0)
+                    < (d.get("status") or {}).get("desiredNumberScheduled", 1)
+                    or (d.get("status") or {}).get("observedGeneration", 0) < d["metadata"].get("generation", 1)
+                ]
                 if not pending:
                     return
             time.sleep(1.0)
@@ -68,7 +84,7 @@ class RealCluster:
         if self.agents is not None:
             try:
                 await self.agents.stop()
-            except Exception:  # noqa: BLE001 - stopping must reach the processes whatever the agents did
+            except Exception:
                 pass
         self.cp.stop()
 

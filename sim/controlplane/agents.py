@@ -44,7 +44,12 @@ class NodeLeases(Controller):
         spec = {"holderIdentity": key, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": now}
         if lease is None:
             owner = {"apiVersion": "v1", "kind": "Node", "name": key, "uid": node["metadata"].get("uid", "")}
-            body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": key, "namespace": LEASE_NAMESPACE, "ownerReferences": [owner]}, "spec": spec}
+            body = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": key, "namespace": LEASE_NAMESPACE, "ownerReferences": [owner]},
+                "spec": spec,
+            }
             try:
                 self.store.create("leases.coordination.k8s.io", body)
             except ApiError as exc:

@@ -1,4 +1,5 @@
-"""Build (or find) the real Kubernetes v1.37.2 control plane: etcd, kube-apiserver, kube-scheduler, kube-controller-manager.
+"""Build (or find) the real Kubernetes v1.37.2 control plane: etcd, kube-apiserver, kube-scheduler,
+kube-controller-manager.
 
 The binaries are compiled from the Go module in `controlplane/` (it pins `k8s.io/kubernetes` v1.37.2 and etcd's
 server), through the Go module proxy, into a cache outside the checkout, so only a new machine pays for the build.
@@ -14,7 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from dragoman.fleet.errors import ExitCode, UserError
 
@@ -97,7 +98,9 @@ def check_dir(directory: str | os.PathLike) -> dict[str, pathlib.Path]:
     """The four binaries in `directory`, each of the version dragoman is proven against; a UserError otherwise."""
     d = pathlib.Path(directory).expanduser()
     if not d.is_dir():
-        raise UserError(f"--control-plane {d}: not a directory; build one with `dragoman controlplane build`.", ExitCode.INPUT)
+        raise UserError(
+            f"--control-plane {d}: not a directory; build one with `dragoman controlplane build`.", ExitCode.INPUT
+        )
     found: dict[str, pathlib.Path] = {}
     for name in BINARIES:
         p = d / name
@@ -136,7 +139,9 @@ def built(directory: pathlib.Path | None = None) -> dict[str, pathlib.Path] | No
         return None
 
 
-def build(directory: pathlib.Path | None = None, *, progress: Progress | None = None, force: bool = False) -> dict[str, pathlib.Path]:
+def build(
+    directory: pathlib.Path | None = None, *, progress: Progress | None = None, force: bool = False
+) -> dict[str, pathlib.Path]:
     """Compile the control plane into `directory` (default: the cache); idempotent — nothing is rebuilt when the
     binaries are there at the right version. Go's own build cache makes a rebuild after a source change cheap."""
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))

@@ -17,24 +17,54 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from dragoman.sim import resources
 
 Request = Callable[..., tuple[int, Any]]
 
 # Controllers that make their own children from their spec: objects they own are theirs to create.
-CONTROLLER_KINDS = frozenset({"ReplicaSet", "DaemonSet", "StatefulSet", "Job", "Deployment", "CronJob", "Pod", "ReplicationController"})
+CONTROLLER_KINDS = frozenset(
+    {"ReplicaSet", "DaemonSet", "StatefulSet", "Job", "Deployment", "CronJob", "Pod", "ReplicationController"}
+)
 # Kinds the API server or a controller writes on its own; a scenario's copies are history, not intent.
 SKIP_KINDS = frozenset({"Event", "Lease", "EndpointSlice", "Endpoints", "ControllerRevision"})
 # Creation order: what others refer to comes first (namespaces, RBAC, classes, service accounts), then nodes,
 # then workloads, then claims and pods.
 ORDER = (
-    "Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
-    "ServiceAccount", "ConfigMap", "ResourceQuota", "DeviceClass", "ResourceClaimTemplate", "PodDisruptionBudget",
-    "PrometheusRule", "Node", "DaemonSet", "Deployment", "StatefulSet", "Job", "ReplicaSet", "ResourceClaim", "Pod",
+    "Namespace",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+    "ServiceAccount",
+    "ConfigMap",
+    "ResourceQuota",
+    "DeviceClass",
+    "ResourceClaimTemplate",
+    "PodDisruptionBudget",
+    "PrometheusRule",
+    "Node",
+    "DaemonSet",
+    "Deployment",
+    "StatefulSet",
+    "Job",
+    "ReplicaSet",
+    "ResourceClaim",
+    "Pod",
 )
-_SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds")
+_SERVER_FIELDS = (
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "generation",
+    "managedFields",
+    "selfLink",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+)
 # What the Job controller adds to a Job it admits; sent back, they make the API server refuse the Job.
 _JOB_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid", "job-name", "batch.kubernetes.io/job-name")
 
@@ -46,9 +76,22 @@ CRDS = {
         "metadata": {"name": "prometheusrules.monitoring.coreos.com"},
         "spec": {
             "group": "monitoring.coreos.com",
-            "names": {"kind": "PrometheusRule", "listKind": "PrometheusRuleList", "plural": "prometheusrules", "singular": "prometheusrule", "shortNames": ["promrule"]},
+            "names": {
+                "kind": "PrometheusRule",
+                "listKind": "PrometheusRuleList",
+                "plural": "prometheusrules",
+                "singular": "prometheusrule",
+                "shortNames": ["promrule"],
+            },
             "scope": "Namespaced",
-            "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}],
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                }
+            ],
         },
     },
 }
@@ -62,8 +105,12 @@ class LoadReport:
     dropped_owner_refs: list[str] = dataclasses.field(default_factory=list)
     refused: list[str] = dataclasses.field(default_factory=list)
 
-    def merge(self, other: "LoadReport") -> None:
-        for mine, theirs in ((self.created, other.created), (self.left_to_controllers, other.left_to_controllers), (self.skipped, other.skipped)):
+    def merge(self, other: LoadReport) -> None:
+        for mine, theirs in (
+            (self.created, other.created),
+            (self.left_to_controllers, other.left_to_controllers),
+            (self.skipped, other.skipped),
+        ):
             for k, n in theirs.items():
                 mine[k] = mine.get(k, 0) + n
         self.dropped_owner_refs += other.dropped_owner_refs
@@ -139,7 +186,12 @@ def plan(objects: list[dict], phase: str | None = None) -> tuple[list[dict], Loa
         # (transcode-daily before transcode-urgent) and the same ones are left Pending.
         first = first_pod_times(objects)
         # Standalone claims first: a pod that names one is then decided on its devices, not on a missing claim.
-        todo.sort(key=lambda o: ("" if o.get("kind") == "ResourceClaim" else first.get(o["metadata"].get("uid", ""), "~"), rank.get(o.get("kind", ""), len(ORDER))))
+        todo.sort(
+            key=lambda o: (
+                "" if o.get("kind") == "ResourceClaim" else first.get(o["metadata"].get("uid", ""), "~"),
+                rank.get(o.get("kind", ""), len(ORDER)),
+            )
+        )
     else:
         todo.sort(key=lambda o: rank.get(o.get("kind", ""), len(ORDER)))
     return _owners_first(todo), report
@@ -212,8 +264,15 @@ def _pods_decided(request: Request, namespace: str, want: int, timeout: float) -
         code, body = request("GET", f"/api/v1/namespaces/{namespace}/pods")
         if code == 200:
             pods = body.get("items") or []
-            undecided = [p for p in pods if not p["spec"].get("nodeName") and not any(
-                c.get("type") == "PodScheduled" and c.get("status") == "False" for c in (p.get("status") or {}).get("conditions") or ())]
+            undecided = [
+                p
+                for p in pods
+                if not p["spec"].get("nodeName")
+                and not any(
+                    c.get("type") == "PodScheduled" and c.get("status") == "False"
+                    for c in (p.get("status") or {}).get("conditions") or ()
+                )
+            ]
             if len(pods) >= want and not undecided:
                 return
         time.sleep(0.25)
@@ -236,7 +295,12 @@ def _service_accounts(objects: list[dict]) -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
     for obj in objects:
         spec = obj.get("spec") or {}
-        pod_spec = spec if obj.get("kind") == "Pod" else (spec.get("template") or {}).get("spec") or (spec.get("jobTemplate") or {}).get("spec", {}).get("template", {}).get("spec")
+        pod_spec = (
+            spec
+            if obj.get("kind") == "Pod"
+            else (spec.get("template") or {}).get("spec")
+            or (spec.get("jobTemplate") or {}).get("spec", {}).get("template", {}).get("spec")
+        )
         if isinstance(pod_spec, dict):
             sa = pod_spec.get("serviceAccountName") or pod_spec.get("serviceAccount")
             if sa and sa != "default":
@@ -244,7 +308,15 @@ def _service_accounts(objects: list[dict]) -> set[tuple[str, str]]:
     return out
 
 
-def load(request: Request, objects: list[dict], *, phase: str | None = None, uids: dict[str, str] | None = None, wait_crd: float = 30.0, pod_timeout: float = 20.0) -> LoadReport:
+def load(
+    request: Request,
+    objects: list[dict],
+    *,
+    phase: str | None = None,
+    uids: dict[str, str] | None = None,
+    wait_crd: float = 30.0,
+    pod_timeout: float = 20.0,
+) -> LoadReport:
     """Create one phase's objects (all when None). `uids` maps the scenario's uids to the new cluster's, carried from
     one phase to the next so a workload's ownerReferences find owners made in the first."""
     todo, report = plan(objects, phase)
@@ -257,8 +329,14 @@ def load(request: Request, objects: list[dict], *, phase: str | None = None, uid
                 report.refused.append(f"CustomResourceDefinition {crd['metadata']['name']}: {code} {body}")
             deadline = time.monotonic() + wait_crd
             while time.monotonic() < deadline:
-                code, body = request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}")
-                conds = {c.get("type"): c.get("status") for c in (body.get("status") or {}).get("conditions") or ()} if isinstance(body, dict) else {}
+                code, body = request(
+                    "GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
+                )
+                conds = (
+                    {c.get("type"): c.get("status") for c in (body.get("status") or {}).get("conditions") or ()}
+                    if isinstance(body, dict)
+                    else {}
+                )
                 if conds.get("Established") == "True":
                     break
                 time.sleep(0.2)
@@ -272,7 +350,11 @@ def load(request: Request, objects: list[dict], *, phase: str | None = None, uid
         if not sa_done and kind != "Namespace":
             # Namespaces are made (they sort first): the service accounts pods will name can be made now.
             for ns, name in sorted(pending_sa):
-                request("POST", f"/api/v1/namespaces/{ns}/serviceaccounts", {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": ns}})
+                request(
+                    "POST",
+                    f"/api/v1/namespaces/{ns}/serviceaccounts",
+                    {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": ns}},
+                )
             sa_done = True
         body = _clean(obj)
         refs = []
@@ -281,7 +363,10 @@ def load(request: Request, objects: list[dict], *, phase: str | None = None, uid
             if new:
                 refs.append({**ref, "uid": new})
             else:
-                report.dropped_owner_refs.append(f"{kind} {body['metadata'].get('namespace', '')}/{body['metadata']['name']} → {ref.get('kind')} {ref.get('name')}")
+                report.dropped_owner_refs.append(
+                    f"{kind} {body['metadata'].get('namespace', '')}/{body['metadata']['name']} → "
+                    f"{ref.get('kind')} {ref.get('name')}"
+                )
         if refs:
             body["metadata"]["ownerReferences"] = refs
         else:
@@ -291,7 +376,9 @@ def load(request: Request, objects: list[dict], *, phase: str | None = None, uid
             code, created = request("GET", _path(body, body["metadata"]["name"]))
         if code not in (200, 201):
             msg = created.get("message") if isinstance(created, dict) else str(created)[:200]
-            report.refused.append(f"{kind} {body['metadata'].get('namespace', '')}/{body['metadata']['name']}: {code} {msg}")
+            report.refused.append(
+                f"{kind} {body['metadata'].get('namespace', '')}/{body['metadata']['name']}: {code} {msg}"
+            )
             continue
         report.count(report.created, kind)
         if phase == "workloads" and kind != "ResourceClaim":
@@ -303,7 +390,15 @@ def load(request: Request, objects: list[dict], *, phase: str | None = None, uid
             uids[obj["metadata"]["uid"]] = created["metadata"]["uid"]
         if kind == "Node" and obj.get("status"):
             # A merge patch, not a PUT: the node lifecycle controller may already have tainted the new Node.
-            code, out = request("PATCH", _path(body, body["metadata"]["name"], "status"), {"status": copy.deepcopy(obj["status"])}, content_type="application/merge-patch+json")
+            code, out = request(
+                "PATCH",
+                _path(body, body["metadata"]["name"], "status"),
+                {"status": copy.deepcopy(obj["status"])},
+                content_type="application/merge-patch+json",
+            )
             if code != 200:
-                report.refused.append(f"Node {body['metadata']['name']} status: {code} {out.get('message') if isinstance(out, dict) else out}")
+                report.refused.append(
+                    f"Node {body['metadata']['name']} status: {code} "
+                    f"{out.get('message') if isinstance(out, dict) else out}"
+                )
     return report

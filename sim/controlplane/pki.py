@@ -27,7 +27,9 @@ def _write(path: pathlib.Path, data: bytes) -> None:
 
 
 def _key_pem(key) -> bytes:
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
 
 
 class Pki:
@@ -35,7 +37,7 @@ class Pki:
 
     def __init__(self, directory: pathlib.Path) -> None:
         self.dir = directory
-        now = datetime.datetime.now(datetime.timezone.utc)
+        now = datetime.datetime.now(datetime.UTC)
         self._not_before, self._not_after = now - _DAY, now + 30 * _DAY
         self._ca_key = ec.generate_private_key(ec.SECP256R1())
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "dragoman-controlplane-ca")])
@@ -54,13 +56,24 @@ class Pki:
         )
         self.ca_pem = self.ca_cert.public_bytes(serialization.Encoding.PEM)
         _write(self.path("ca.crt"), self.ca_pem)
-        hosts = ["127.0.0.1", "::1", "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "10.96.0.1"]
+        hosts = [
+            "127.0.0.1",
+            "::1",
+            "localhost",
+            "kubernetes",
+            "kubernetes.default",
+            "kubernetes.default.svc",
+            "10.96.0.1",
+        ]
         self._leaf("apiserver", "kube-apiserver", hosts, server=True)
         self._leaf("etcd", "etcd", ["127.0.0.1", "localhost"], server=True)
         self._leaf("etcd-client", "kube-apiserver-etcd-client", [], server=False)
         sa = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         _write(self.path("sa.key"), _key_pem(sa))
-        _write(self.path("sa.pub"), sa.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+        _write(
+            self.path("sa.pub"),
+            sa.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo),
+        )
 
     def path(self, name: str) -> pathlib.Path:
         return self.dir / name
@@ -73,7 +86,11 @@ class Pki:
                 sans.append(x509.IPAddress(ipaddress.ip_address(h)))
             except ValueError:
                 sans.append(x509.DNSName(h))
-        usage = [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH] if server else [ExtendedKeyUsageOID.CLIENT_AUTH]
+        usage = (
+            [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+            if server
+            else [ExtendedKeyUsageOID.CLIENT_AUTH]
+        )
         builder = (
             x509.CertificateBuilder()
             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))

@@ -25,7 +25,6 @@ import urllib.request
 from typing import Any
 
 import yaml
-
 from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.sim.controlplane.pki import Pki
 
@@ -33,7 +32,12 @@ SERVICE_CIDR = "10.96.0.0/16"
 ADMIN = "admin"
 # What the audit log records: every request's metadata (who, verb, resource, code) — enough to prove that no write
 # reached the server, without request bodies that could hold secrets.
-AUDIT_POLICY = {"apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived"], "rules": [{"level": "Metadata"}]}
+AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived"],
+    "rules": [{"level": "Metadata"}],
+}
 
 
 @dataclasses.dataclass
@@ -54,7 +58,9 @@ class ControlPlane:
     accounts exist; `stop()` ends them and removes the run's folder (also on Ctrl+C and SIGTERM via `atexit`-style
     use in a `with` block)."""
 
-    def __init__(self, binaries: dict[str, pathlib.Path], users: list[dict] | None = None, *, audit_log: str | None = None) -> None:
+    def __init__(
+        self, binaries: dict[str, pathlib.Path], users: list[dict] | None = None, *, audit_log: str | None = None
+    ) -> None:
         self.bin = binaries
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="dragoman-cp-"))
         os.chmod(self.dir, 0o700)
@@ -125,14 +131,21 @@ class ControlPlane:
         self._spawn(
             "etcd",
             [
-                "--name=dragoman", f"--data-dir={self.dir / 'etcd'}",
-                f"--listen-client-urls=https://127.0.0.1:{etcd_port}", f"--advertise-client-urls=https://127.0.0.1:{etcd_port}",
-                f"--listen-peer-urls=http://127.0.0.1:{peer_port}", f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
+                "--name=dragoman",
+                f"--data-dir={self.dir / 'etcd'}",
+                f"--listen-client-urls=https://127.0.0.1:{etcd_port}",
+                f"--advertise-client-urls=https://127.0.0.1:{etcd_port}",
+                f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
+                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
                 f"--initial-cluster=dragoman=http://127.0.0.1:{peer_port}",
-                f"--cert-file={p('etcd.crt')}", f"--key-file={p('etcd.key')}", f"--trusted-ca-file={p('ca.crt')}",
+                f"--cert-file={p('etcd.crt')}",
+                f"--key-file={p('etcd.key')}",
+                f"--trusted-ca-file={p('ca.crt')}",
                 "--client-cert-auth=true",
                 # A throwaway cluster on one machine: fsync buys nothing and costs most of etcd's write latency.
-                "--unsafe-no-fsync=true", "--quota-backend-bytes=8589934592", "--log-level=warn",
+                "--unsafe-no-fsync=true",
+                "--quota-backend-bytes=8589934592",
+                "--log-level=warn",
             ],
         )
         tokens = "".join(
@@ -145,21 +158,30 @@ class ControlPlane:
             "kube-apiserver",
             [
                 f"--etcd-servers=https://127.0.0.1:{etcd_port}",
-                f"--etcd-cafile={p('ca.crt')}", f"--etcd-certfile={p('etcd-client.crt')}", f"--etcd-keyfile={p('etcd-client.key')}",
-                "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={self.port}",
+                f"--etcd-cafile={p('ca.crt')}",
+                f"--etcd-certfile={p('etcd-client.crt')}",
+                f"--etcd-keyfile={p('etcd-client.key')}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={self.port}",
                 # Loopback may not be an endpoint of the `kubernetes` Service; nothing here needs that endpoint.
                 "--endpoint-reconciler-type=none",
-                f"--tls-cert-file={p('apiserver.crt')}", f"--tls-private-key-file={p('apiserver.key')}",
+                f"--tls-cert-file={p('apiserver.crt')}",
+                f"--tls-private-key-file={p('apiserver.key')}",
                 f"--client-ca-file={p('ca.crt')}",
-                f"--token-auth-file={token_file}", "--anonymous-auth=false",
+                f"--token-auth-file={token_file}",
+                "--anonymous-auth=false",
                 "--authorization-mode=RBAC",
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-                f"--service-account-key-file={p('sa.pub')}", f"--service-account-signing-key-file={p('sa.key')}",
+                f"--service-account-key-file={p('sa.pub')}",
+                f"--service-account-signing-key-file={p('sa.key')}",
                 f"--service-cluster-ip-range={SERVICE_CIDR}",
                 "--allow-privileged=true",
-                f"--audit-log-path={self.audit_log}", f"--audit-policy-file={policy}",
+                f"--audit-log-path={self.audit_log}",
+                f"--audit-policy-file={policy}",
                 "--audit-log-mode=blocking",
-                "--profiling=false", "-v=0",
+                "--profiling=false",
+                "-v=0",
             ],
         )
         self._wait_ready(timeout)
@@ -171,8 +193,10 @@ class ControlPlane:
             "kube-controller-manager",
             common
             + [
-                f"--service-account-private-key-file={p('sa.key')}", f"--root-ca-file={p('ca.crt')}",
-                "--use-service-account-credentials=false", f"--service-cluster-ip-range={SERVICE_CIDR}",
+                f"--service-account-private-key-file={p('sa.key')}",
+                f"--root-ca-file={p('ca.crt')}",
+                "--use-service-account-credentials=false",
+                f"--service-cluster-ip-range={SERVICE_CIDR}",
                 "--allocate-node-cidrs=false",
                 # Seconds, not minutes, between a ReplicaSet's pods and their garbage after a test's deletes.
                 "--concurrent-gc-syncs=20",
@@ -181,10 +205,12 @@ class ControlPlane:
         self._wait_default_sa(timeout)
 
     def _spawn(self, name: str, args: list[str]) -> None:
-        log = open(self.dir / f"{name}.log", "wb")  # noqa: SIM115 - kept open for the process's lifetime
+        log = open(self.dir / f"{name}.log", "wb")
         self.procs[name] = subprocess.Popen(
             [str(self.bin[name]), *[a for a in args if a]],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             # Their own process group: a Ctrl+C meant for dragoman reaches them only through stop().
             start_new_session=True,
         )
@@ -210,7 +236,16 @@ class ControlPlane:
             self._ssl = ssl.create_default_context(cadata=self.pki.ca_pem.decode())
         return self._ssl
 
-    def request(self, method: str, path: str, body: Any = None, *, token: str | None = None, timeout: float = 30.0, content_type: str = "application/json") -> tuple[int, Any]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        token: str | None = None,
+        timeout: float = 30.0,
+        content_type: str = "application/json",
+    ) -> tuple[int, Any]:
         """One API request as `token` (default the admin): (code, decoded JSON or text)."""
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.url + path, data=data, method=method)
@@ -242,7 +277,10 @@ class ControlPlane:
             except (OSError, ssl.SSLError) as exc:
                 last = str(exc)
             time.sleep(0.3)
-        raise UserError(f"kube-apiserver was not ready after {timeout:.0f} s ({last}); its log:\n{self.log_tail('kube-apiserver')}", ExitCode.INPUT)
+        raise UserError(
+            f"kube-apiserver was not ready after {timeout:.0f} s ({last}); its log:\n{self.log_tail('kube-apiserver')}",
+            ExitCode.INPUT,
+        )
 
     def _wait_default_sa(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -252,7 +290,11 @@ class ControlPlane:
             if code == 200:
                 return
             time.sleep(0.3)
-        raise UserError("kube-controller-manager made no default ServiceAccount in time; its log:\n" + self.log_tail("kube-controller-manager"), ExitCode.INPUT)
+        raise UserError(
+            "kube-controller-manager made no default ServiceAccount in time; its log:\n"
+            + self.log_tail("kube-controller-manager"),
+            ExitCode.INPUT,
+        )
 
     def stop(self) -> None:
         """End every process (SIGTERM, then SIGKILL after 10 s) and remove the run's folder. Idempotent."""
@@ -275,7 +317,7 @@ class ControlPlane:
         self.procs.clear()
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def __enter__(self) -> "ControlPlane":
+    def __enter__(self) -> ControlPlane:
         self.start()
         return self
 

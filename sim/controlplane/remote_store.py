@@ -18,10 +18,10 @@ import ssl
 import threading
 import time
 import urllib.parse
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import urllib3
-
 from dragoman.sim import resources
 from dragoman.sim.store import ApiError
 
@@ -49,16 +49,29 @@ def _rv(obj: dict | None) -> int:
 def _status(code: int, body: Any, method: str, path: str) -> dict:
     if isinstance(body, dict) and body.get("kind") == "Status":
         return body
-    return {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": "Unknown", "message": f"{method} {path}: {str(body)[:300]}"}
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "code": code,
+        "reason": "Unknown",
+        "message": f"{method} {path}: {str(body)[:300]}",
+    }
 
 
 class RemoteStore:
     def __init__(self, url: str, token: str, ca_pem: bytes | None, mirrored: Iterable[str], clock: Any) -> None:
         self.url = url.rstrip("/")
         self.clock = clock
-        self._headers = {"Authorization": f"Bearer {token}", "Accept": "application/json", "User-Agent": "dragoman-node-agents"}
+        self._headers = {
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json",
+            "User-Agent": "dragoman-node-agents",
+        }
         ctx = ssl.create_default_context(cadata=ca_pem.decode()) if ca_pem else ssl.create_default_context()
-        self._http = urllib3.PoolManager(ssl_context=ctx, maxsize=32, retries=False, timeout=urllib3.Timeout(connect=10, read=60))
+        self._http = urllib3.PoolManager(
+            ssl_context=ctx, maxsize=32, retries=False, timeout=urllib3.Timeout(connect=10, read=60)
+        )
         self._ctx = ctx
         self.mirrored = tuple(mirrored)
         self._data: dict[str, dict[tuple[str, str], dict]] = {r: {} for r in self.mirrored}
@@ -83,7 +96,14 @@ class RemoteStore:
             p += "/" + sub
         return p
 
-    def _call(self, method: str, path: str, body: Any = None, content_type: str = "application/json", query: dict | None = None) -> dict:
+    def _call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "application/json",
+        query: dict | None = None,
+    ) -> dict:
         headers = dict(self._headers)
         data = None
         if body is not None:
@@ -93,7 +113,9 @@ class RemoteStore:
         try:
             resp = self._http.request(method, url, body=data, headers=headers)
         except urllib3.exceptions.HTTPError as exc:
-            raise ApiError({"kind": "Status", "code": 503, "reason": "ServiceUnavailable", "message": f"{method} {path}: {exc}"}) from None
+            raise ApiError(
+                {"kind": "Status", "code": 503, "reason": "ServiceUnavailable", "message": f"{method} {path}: {exc}"}
+            ) from None
         try:
             decoded = json.loads(resp.data) if resp.data else {}
         except ValueError:
@@ -139,6 +161,7 @@ class RemoteStore:
         if not notify:
             self._data[resource] = fresh
             return
+
         # A relist after a broken watch: tell subscribers what changed meanwhile, as an informer's resync does.
         def deliver() -> None:
             old = self._data[resource]
@@ -166,7 +189,13 @@ class RemoteStore:
             query = {"watch": "1", "allowWatchBookmarks": "true", "timeoutSeconds": "240", "resourceVersion": rv}
             url = self.url + rt.collection_path() + "?" + urllib.parse.urlencode(query)
             try:
-                resp = self._http.request("GET", url, headers=self._headers, preload_content=False, timeout=urllib3.Timeout(connect=10, read=300))
+                resp = self._http.request(
+                    "GET",
+                    url,
+                    headers=self._headers,
+                    preload_content=False,
+                    timeout=urllib3.Timeout(connect=10, read=300),
+                )
                 if resp.status == 410:
                     resp.release_conn()
                     self._relist(resource, notify=True)
@@ -191,10 +220,10 @@ class RemoteStore:
             except _Gone:
                 try:
                     self._relist(resource, notify=True)
-                except Exception as exc:  # noqa: BLE001 - the API server may be restarting; try again
+                except Exception as exc:
                     log.debug("relist %s failed: %s", resource, exc)
                     time.sleep(backoff)
-            except Exception as exc:  # noqa: BLE001 - a broken watch is retried with backoff, as client-go does
+            except Exception as exc:
                 if self._stopping.is_set():
                     return
                 log.debug("watch %s broke: %s; retrying in %.1fs", resource, exc, backoff)
@@ -236,7 +265,7 @@ class RemoteStore:
         for cb in list(self._subscribers):
             try:
                 cb(etype, resource, obj if etype != "DELETED" else (old or obj), old)
-            except Exception:  # noqa: BLE001 - one agent's bug must not stop the mirror
+            except Exception:
                 log.exception("subscriber failed on %s %s", etype, resource)
 
     # ------------------------------------------------------------------ the store interface
@@ -286,7 +315,16 @@ class RemoteStore:
         out = self._call("PUT", self._path(resource, md.get("namespace"), md["name"], subresource), obj)
         return self._after_write(resource, out)
 
-    def patch(self, resource: str, namespace: str | None, name: str, patch: Any, patch_type: str = "merge", subresource: str | None = None, **_: Any) -> tuple[dict, bool]:
+    def patch(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+        **_: Any,
+    ) -> tuple[dict, bool]:
         ct = {
             "merge": "application/merge-patch+json",
             "strategic": "application/strategic-merge-patch+json",
@@ -294,10 +332,22 @@ class RemoteStore:
             "apply": "application/apply-patch+yaml",
         }[patch_type]
         query = {"fieldManager": "dragoman-node-agents", "force": "true"} if patch_type == "apply" else None
-        out = self._call("PATCH", self._path(resource, namespace, name, subresource), patch, content_type=ct, query=query)
+        out = self._call(
+            "PATCH", self._path(resource, namespace, name, subresource), patch, content_type=ct, query=query
+        )
         return self._after_write(resource, out), False
 
-    def delete(self, resource: str, namespace: str | None, name: str, *, grace_period_seconds: int | None = None, preconditions: dict | None = None, propagation_policy: str | None = None, **_: Any) -> tuple[dict, bool]:
+    def delete(
+        self,
+        resource: str,
+        namespace: str | None,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+        preconditions: dict | None = None,
+        propagation_policy: str | None = None,
+        **_: Any,
+    ) -> tuple[dict, bool]:
         opts: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
         if grace_period_seconds is not None:
             opts["gracePeriodSeconds"] = grace_period_seconds
@@ -307,10 +357,13 @@ class RemoteStore:
             opts["propagationPolicy"] = propagation_policy
         out = self._call("DELETE", self._path(resource, namespace, name), opts)
         self.writes += 1
-        gone = not (isinstance(out, dict) and (out.get("metadata") or {}).get("deletionTimestamp") and out.get("kind") != "Status")
+        gone = not (
+            isinstance(out, dict)
+            and (out.get("metadata") or {}).get("deletionTimestamp")
+            and out.get("kind") != "Status"
+        )
         return out, gone
 
 
 class _Gone(Exception):
     """The watch's resourceVersion is compacted (410): relist."""
-

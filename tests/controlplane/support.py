@@ -9,10 +9,10 @@ import pathlib
 import subprocess
 import sys
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import yaml
-
 from dragoman.sim.controlplane.build import built, cache_dir
 
 START_TIMEOUT = 600.0
@@ -28,7 +28,9 @@ def binaries_dir() -> pathlib.Path:
 
 
 class Served:
-    def __init__(self, proc: subprocess.Popen, kubeconfig: pathlib.Path, log: pathlib.Path, audit: pathlib.Path) -> None:
+    def __init__(
+        self, proc: subprocess.Popen, kubeconfig: pathlib.Path, log: pathlib.Path, audit: pathlib.Path
+    ) -> None:
         self.proc = proc
         self.kubeconfig = kubeconfig
         self.log = log
@@ -49,7 +51,16 @@ class Served:
         p.write_bytes(base64.b64decode(self.config["clusters"][0]["cluster"]["certificate-authority-data"]))
         return p
 
-    def request(self, method: str, path: str, body: Any = None, *, user: str = "admin", content_type: str = "application/json", query: str = "") -> tuple[int, Any]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        user: str = "admin",
+        content_type: str = "application/json",
+        query: str = "",
+    ) -> tuple[int, Any]:
         import base64
         import ssl
         import urllib.error
@@ -102,11 +113,30 @@ def real_served(tmp: pathlib.Path, scenario: str = "demo") -> Iterator[Served]:
     kubeconfig = tmp / "kubeconfig"
     log_path = tmp / "serve.log"
     audit = tmp / "audit.log"
-    args = [sys.executable, "-m", "dragoman", "sim", "serve", "--scenario", scenario, "--control-plane", str(binaries_dir()),
-            "--write-kubeconfig", str(kubeconfig), "--audit-log-path", str(audit)]
+    args = [
+        sys.executable,
+        "-m",
+        "dragoman",
+        "sim",
+        "serve",
+        "--scenario",
+        scenario,
+        "--control-plane",
+        str(binaries_dir()),
+        "--write-kubeconfig",
+        str(kubeconfig),
+        "--audit-log-path",
+        str(audit),
+    ]
     with log_path.open("w") as log:
-        proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=str(tmp),
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        proc = subprocess.Popen(
+            args,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=str(tmp),
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     try:
         deadline = time.monotonic() + START_TIMEOUT
         while "press Ctrl+C" not in log_path.read_text():
@@ -122,7 +152,14 @@ def real_served(tmp: pathlib.Path, scenario: str = "demo") -> Iterator[Served]:
             proc.kill()
             proc.wait(10)
     # Stopping ends every control-plane process and removes the run's folder (its keys and tokens with it).
-    run_dir = next((line.split("run folder: ", 1)[1].split(" ", 1)[0] for line in log_path.read_text().splitlines() if "run folder: " in line), None)
+    run_dir = next(
+        (
+            line.split("run folder: ", 1)[1].split(" ", 1)[0]
+            for line in log_path.read_text().splitlines()
+            if "run folder: " in line
+        ),
+        None,
+    )
     assert run_dir, "the run folder was printed"
     assert not pathlib.Path(run_dir).exists(), f"{run_dir} left behind"
     left = subprocess.run(["pgrep", "-f", run_dir], capture_output=True, text=True).stdout.split()

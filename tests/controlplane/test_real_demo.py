@@ -33,8 +33,12 @@ EXPLAINED_FINDINGS = {
     "no-slices": "the scenario holds a DRA node whose driver pod is down; the real DaemonSet runs it",
     "plugin-flapping": "read from the scenario's Events, which are history and not loaded",
     "prepare-failed": "read from the scenario's Events (FailedPrepareDynamicResources), not loaded",
-    "quota-blocks-claim": "the scenario holds a claim the quota refused; the rebuilt pod's claim is admitted before the quota counts",
-    "running-without-gpu": "the scenario pins the pod to the old kubelet's node; the real scheduler places the rebuilt pod elsewhere",
+    "quota-blocks-claim": (
+        "the scenario holds a claim the quota refused; the rebuilt pod's claim is admitted before the quota counts"
+    ),
+    "running-without-gpu": (
+        "the scenario pins the pod to the old kubelet's node; the real scheduler places the rebuilt pod elsewhere"
+    ),
     "stale-bridge-claim": "the scenario holds an orphaned bridge claim; claims the scheduler made are never copied",
 }
 # Pool ownership that differs for the same reason: h100-dra has one node with no slices in the scenario (no-slices).
@@ -393,7 +397,10 @@ def test_the_capacity_gate_refuses_when_a_narrower_class_would_serve_the_name(
             "selectors": [
                 {
                     "cel": {
-                        "expression": 'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H100")'
+                        "expression": (
+                            'device.driver == "gpu.nvidia.com" && '
+                            'device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H100")'
+                        )
                     }
                 }
             ],
