@@ -84,7 +84,7 @@ class RealCluster:
         if self.agents is not None:
             try:
                 await self.agents.stop()
-            except Exception:
+            except Exception:  # noqa: BLE001 - stopping goes on to the processes whatever the agents did
                 pass
         self.cp.stop()
 

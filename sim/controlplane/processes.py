@@ -205,15 +205,16 @@ class ControlPlane:
         self._wait_default_sa(timeout)
 
     def _spawn(self, name: str, args: list[str]) -> None:
-        log = open(self.dir / f"{name}.log", "wb")
-        self.procs[name] = subprocess.Popen(
-            [str(self.bin[name]), *[a for a in args if a]],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            # Their own process group: a Ctrl+C meant for dragoman reaches them only through stop().
-            start_new_session=True,
-        )
+        # The process keeps its own copy of the log's descriptor; ours is closed once it has started.
+        with open(self.dir / f"{name}.log", "wb") as log:
+            self.procs[name] = subprocess.Popen(
+                [str(self.bin[name]), *[a for a in args if a]],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                # Their own process group: a Ctrl+C meant for dragoman reaches them only through stop().
+                start_new_session=True,
+            )
 
     def log_tail(self, name: str, lines: int = 20) -> str:
         try:
@@ -305,7 +306,7 @@ class ControlPlane:
                     os.killpg(proc.pid, signal.SIGTERM)
                 except (ProcessLookupError, PermissionError):
                     pass
-        for name, proc in self.procs.items():
+        for proc in self.procs.values():
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:

@@ -220,10 +220,10 @@ class RemoteStore:
             except _Gone:
                 try:
                     self._relist(resource, notify=True)
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 - retried after the backoff
                     log.debug("relist %s failed: %s", resource, exc)
                     time.sleep(backoff)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a broken watch is reopened, below
                 if self._stopping.is_set():
                     return
                 log.debug("watch %s broke: %s; retrying in %.1fs", resource, exc, backoff)
