@@ -157,6 +157,9 @@ WIZARD = {
     "confirmation": (None, "l4-serve", None, ("a",)),
     "rollback_nothing_recorded": (None, "l4-serve", ["cordon"], ("r",)),
     "done": (None, "t4-batch", ["cordon"], ("a", "tab", "enter")),
+    "help": (None, "l4-serve", None, ("!help",)),  # as the app's ? opens it (the test harness has no ? binding)
+    # llama-pretrain's PDB (maxUnavailable 0) refuses every eviction, so the drain keeps retrying: held still.
+    "running": (None, "a100-train", ["cordon", "drain"], ("a", *"a100-train", "#confirm")),
 }
 
 
@@ -175,10 +178,17 @@ async def test_wizard_snapshot(state, size, tmp_path) -> None:
             async with app.run_test(size=SIZES[size]) as pilot:
                 await _until(pilot, lambda: screen.plan is not None or screen.error)
                 for k in keys:
-                    await pilot.press(k)
+                    if k == "!help":
+                        from dragoman.tui.screens.help import HelpScreen
+
+                        app.push_screen(HelpScreen(app.screen))
+                    else:
+                        await (pilot.click(k) if k.startswith("#") else pilot.press(k))  # "#id": a button clicked
                     await pilot.pause(0.3)
                 if state == "done":
                     await _until(pilot, lambda: screen.result is not None)
+                if state == "running":
+                    await _until(pilot, lambda: screen.step_state.get("drain") == "running")  # the step held still
                 lines = [s.text.rstrip() for s in app.screen._compositor.render_strips()]
         finally:
             await cluster.close()
@@ -189,10 +199,12 @@ async def test_wizard_snapshot(state, size, tmp_path) -> None:
         "confirmation": ["Apply — pool l4-serve", "Cancel"],
         "rollback_nothing_recorded": ["Migration plan", "STATE"],
         "done": ["done"],
+        "help": ["help: migration wizard", "Run the plan's steps", "Undo the steps", "rebuild the plan"],
+        "running": ["▶ running", "migration plan", "STATE"],
     }[state]
     for part in expected:
         assert part in text, f"{state} {size}: {part!r} not on screen:\n{text}"
     width = SIZES[size][0]
     assert all(len(line) <= width for line in lines)
-    if state != "confirmation":
+    if state not in ("confirmation", "help"):
         assert "STATE" in text  # the state column is never cut
