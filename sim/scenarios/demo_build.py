@@ -1,4 +1,5 @@
-"""Builds the demo fleet (pinned as demo.yaml): a consistent GKE GPU cluster mid-migration with one case of every finding.
+"""Builds the demo fleet (pinned as demo.yaml): a consistent GKE GPU cluster mid-migration with one case of every
+finding.
 
 Run `python -m dragoman.sim.scenarios.demo_build` to rewrite demo.yaml after changing this file; a test keeps the
 two identical. The pools are described in `DEMO_README`; `findings_table()` lists where each finding lives.
@@ -243,7 +244,8 @@ class Demo:
             labels["feature.node.kubernetes.io/pci-10de.present"] = "true"
             labels.update(hw.gfd_labels())
             labels["nvidia.com/gfd.timestamp"] = str(int(SNAPSHOT.timestamp()) - 3600 - spec.index * 17)
-            # Every operand label the GPU Operator fills on a GPU node (gpuStateLabels; mig-manager on MIG-capable GPUs).
+            # Every operand label the GPU Operator fills on a GPU node (gpuStateLabels; mig-manager on MIG-capable
+            # GPUs).
             for comp in (
                 "container-toolkit",
                 "dcgm",
@@ -1763,7 +1765,10 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:  # noqa:
                                 "selectors": [
                                     {
                                         "cel": {
-                                            "expression": "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'"
+                                            "expression": (
+                                                "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 "
+                                                "80GB HBM3'"
+                                            )
                                         }
                                     }
                                 ],
@@ -2130,8 +2135,12 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:  # noqa:
                                     "selectors": [
                                         {
                                             "cel": {
-                                                "expression": "device.attributes['gpu.nvidia.com'].architecture == 'Hopper' && "
-                                                "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
+                                                "expression": (
+                                                    "device.attributes['gpu.nvidia.com'].architecture == "
+                                                    "'Hopper' && "
+                                                    "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) "
+                                                    ">= 0"
+                                                )
                                             }
                                         }
                                     ],
@@ -2232,7 +2241,8 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:  # noqa:
         }
     )
 
-    # ---- the GPU dashboard's rules (kube-prometheus): they sum node allocatable nvidia.com/gpu, which DRA pools report as 0
+    # ---- the GPU dashboard's rules (kube-prometheus): they sum node allocatable nvidia.com/gpu, which DRA pools report
+    # as 0
     d.add(
         {
             "apiVersion": "monitoring.coreos.com/v1",
@@ -2255,12 +2265,16 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:  # noqa:
                             },
                             {
                                 "record": "nodepool:nvidia_gpu_allocatable:sum",
-                                "expr": 'sum by (label_cloud_google_com_gke_nodepool) (kube_node_status_allocatable{resource="nvidia_com_gpu"} '
+                                "expr": "sum by (label_cloud_google_com_gke_nodepool) "
+                                '(kube_node_status_allocatable{resource="nvidia_com_gpu"} '
                                 "* on (node) group_left(label_cloud_google_com_gke_nodepool) kube_node_labels)",
                             },
                             {
                                 "alert": "GPUCapacityDropped",
-                                "expr": "cluster:nvidia_gpu_allocatable:sum < 0.8 * max_over_time(cluster:nvidia_gpu_allocatable:sum[1d])",
+                                "expr": (
+                                    "cluster:nvidia_gpu_allocatable:sum < 0.8 * "
+                                    "max_over_time(cluster:nvidia_gpu_allocatable:sum[1d])"
+                                ),
                                 "for": "15m",
                                 "labels": {"severity": "warning"},
                                 "annotations": {"summary": "Allocatable GPUs dropped by more than 20% in a day"},
