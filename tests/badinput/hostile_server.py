@@ -216,7 +216,7 @@ def serve(mode: str, *, redirect_to: str = "http://127.0.0.1:9") -> Iterator[tup
         loop = asyncio.new_event_loop()
         box["loop"] = loop
         app = web.Application()
-        app["redirect_to"] = redirect_to  # noqa: a plain key keeps the harness short
+        app["redirect_to"] = redirect_to  # a plain key keeps the harness short
         app.router.add_route("*", "/{tail:.*}", hostile.handle)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
         loop.run_until_complete(runner.setup())
