@@ -731,6 +731,13 @@ class Checker:
                 break
         n.cost += self._call_cost(name, sizes, args)
         n.size = self._call_size(name, sizes, target)
+        if name == "lists.range":
+            # ext/lists.go estimateListsRange: the result has as many items as a constant argument says, else
+            # its size is unknown (math.MaxUint).
+            arg = args[0]
+            lit = arg.args[0] if arg.kind == "lit" and type(arg.args[0]) is int else None
+            n.size = max(lit, 0) if lit is not None else UNKNOWN_SIZE
+            n.cost += n.size - self._call_cost(name, sizes, args)  # estimateAllocatingListCall: 1 per item
         return rt
 
     @staticmethod
