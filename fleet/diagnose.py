@@ -16,6 +16,7 @@ from dragoman.fleet.model import (
     BRIDGE_ANNOTATION,
     GFD_PRODUCT,
     POD_CLAIM_ANNOTATION,
+    DeviceView,
     FleetModel,
     NodeView,
     SelectorResult,
@@ -575,6 +576,87 @@ def _selector_findings(
     return []
 
 
+def _top_level_clauses(expression: str) -> list[str]:
+    """The operands of an expression's top-level `&&` (outside brackets and string literals), stripped."""
+    out, depth, quote, start, i = [], 0, "", 0, 0
+    while i < len(expression):
+        ch = expression[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and expression.startswith("&&", i):
+            out.append(expression[start:i].strip())
+            start, i = i + 2, i + 1
+        i += 1
+    out.append(expression[start:].strip())
+    return [c for c in out if c]
+
+
+_READ_FIELD = re.compile(r"device\.(capacity|attributes)\[\s*['\"]([^'\"]+)['\"]\s*\]\.(\w+)")
+
+
+def _device_value(dev: DeviceView, section: str, domain: str, name: str) -> str | None:
+    """The value a device publishes for `device.<section>[domain].name`, as the slice writes it."""
+    entries = dev.raw.get(section) or {}
+    entry = entries.get(f"{domain}/{name}") or (entries.get(name) if domain == dev.driver else None)
+    if not isinstance(entry, dict):
+        return None
+    if section == "capacity":
+        return str(entry.get("value")) if entry.get("value") is not None else None
+    for kind in ("string", "int", "bool", "version"):
+        if kind in entry:
+            return str(entry[kind])
+    return None
+
+
+def _excluding_clause(m: FleetModel, body: dict, pod_spec: dict) -> str | None:
+    """For a request no device satisfies: the one top-level clause of its own selectors that excludes every device
+    the rest keeps (its class's selectors and its other clauses) on the nodes the pod may use, with what those devices
+    publish for the field it
+    reads, e.g. `... memory.compareTo(quantity('80Gi')) >= 0 excludes all 8 devices the rest keeps (NVIDIA H100 80GB
+    HBM3): they have 81559Mi`. None when no single clause is to blame (a combination, an error, no devices)."""
+    cls = m.classes().get(body.get("deviceClassName", ""))
+    if cls is None:
+        return None
+    own_exprs = [(s.get("cel") or {}).get("expression", "") for s in body.get("selectors") or () if s.get("cel")]
+    clauses = [c for e in own_exprs for c in _top_level_clauses(e)]
+    if not clauses:
+        return None
+    nodes = m.objects["Node"]
+    # Only the devices of nodes the pod's nodeSelector and affinity allow (network-attached ones always count).
+    devices = [
+        d for d in m.devices() if d.node is None or placement.selects_node(pod_spec, nodes.get(("", d.node)) or {})
+    ]
+    for i, clause in enumerate(clauses):
+        rest = m.evaluate_selectors(list(cls.expressions) + clauses[:i] + clauses[i + 1 :], devices)
+        if not rest.ok or not rest.matched:
+            continue
+        kept = set(rest.matched)
+        candidates = [d for d in devices if d.id in kept]
+        alone = m.evaluate_selectors([clause], candidates)
+        if not alone.ok or alone.matched:
+            continue
+        products = sorted({v for d in candidates if (v := _device_value(d, "attributes", d.driver, "productName"))})
+        what = f" ({', '.join(products[:2])}{', ...' if len(products) > 2 else ''})" if products else ""
+        text = f"{clause} excludes all {_plural(len(candidates), 'device')} the rest of the selector keeps{what}"
+        read = _READ_FIELD.search(clause)
+        if read:
+            values = sorted({v for d in candidates if (v := _device_value(d, *read.groups())) is not None})
+            if values:
+                shown = ", ".join(values[:3]) + (f" and {len(values) - 3} more" if len(values) > 3 else "")
+                text += f": {'it has' if len(candidates) == 1 else 'they have'} {shown}"
+        return text
+    return None
+
+
 def _used_classes(ctx: _Context) -> dict[str, list[str]]:
     """Classes something relies on, and who: claims, templates, pods through an extended resource they serve."""
     used: dict[str, list[str]] = defaultdict(list)
@@ -1030,6 +1112,8 @@ def _pending(ctx: _Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]
             return
     claims = _pod_claim_specs(m, pod)
     selector_problem: list[str] = []
+    # The first alternative with its own selectors, per failing request: where the excluding clause is looked for.
+    selector_bodies: dict[str, dict] = {}
     request_free: list[tuple[str, int, dict[str, int], str | None]] = []
     for oref, cspec in claims.values():
         claim_obj = m.objects["ResourceClaim"].get((oref[1], oref[2])) if oref[0] == "ResourceClaim" else None
@@ -1046,7 +1130,11 @@ def _pending(ctx: _Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]
                 for node, c in free.items():
                     best[node] = max(best[node], c)
             if not ok_alt:
-                selector_problem.append(f"{oref[0]} {oref[2]} request {req.get('name')}")
+                subject = f"{oref[0]} {oref[2]} request {req.get('name')}"
+                selector_problem.append(subject)
+                with_selectors = next((b for _, b in request_alternatives(req) if b.get("selectors")), None)
+                if with_selectors is not None:
+                    selector_bodies[subject] = with_selectors
             request_free.append((f"{oref[2]}/{req.get('name')}", count, best, pinned))
     sig = None
     if not request_free:
@@ -1122,11 +1210,19 @@ def _pending(ctx: _Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]
                 class_problems.append(f"DeviceClass {cls}")
     if selector_problem or class_problems:
         subjects = class_problems + selector_problem
+        why = {s: _excluding_clause(m, selector_bodies[s], spec) for s in selector_problem if s in selector_bodies}
+        summary = f"pod {pname} cannot get its devices because of the selector of {subjects[0]}"
+        if why.get(subjects[0]):
+            summary += f": {why[subjects[0]]}"
         yield make_finding(
             "pending-selector",
             [ref],
-            f"pod {pname} cannot get its devices because of the selector of {subjects[0]}",
-            [f"{s}: selects no usable device (see its selector finding)" for s in subjects] + evs,
+            summary,
+            [
+                f"{s}: {why[s]}" if why.get(s) else f"{s}: selects no usable device (see its selector finding)"
+                for s in subjects
+            ]
+            + evs,
             subject=subjects[0],
         )
         return
