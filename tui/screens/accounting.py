@@ -248,7 +248,7 @@ class AccountingScreen(ToolScreen):
                 rules, note = await A.read_prometheus_rules(cluster)
             else:
                 rules, note = await asyncio.to_thread(_snapshot_rules, snapshot_path)
-        except Exception as exc:  # the view stays useful without rules; say why they are missing
+        except Exception as exc:  # noqa: BLE001 - the view stays useful without rules; say why they are missing
             rules, note = None, getattr(exc, "message", str(exc))
         self.rules, self.rules_note = rules, note
         self.rules_done = True
