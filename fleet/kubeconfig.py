@@ -212,8 +212,13 @@ def load_merged(paths: list[str], explicit_flag: bool) -> _Merged:
         data = _load_file(path)
         merged.sources.append(path)
         folder = os.path.dirname(os.path.abspath(path))
-        target: dict[str, Any]  # the three sections hold different values
-        for section, target in (("clusters", merged.clusters), ("contexts", merged.contexts), ("users", merged.users)):
+        # Any: the three sections hold different values.
+        sections: tuple[tuple[str, dict[str, Any]], ...] = (
+            ("clusters", merged.clusters),
+            ("contexts", merged.contexts),
+            ("users", merged.users),
+        )
+        for section, target in sections:
             for e in data.get(section) or []:
                 if e["name"] in target:
                     continue
