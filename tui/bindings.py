@@ -84,6 +84,51 @@ TABLE_MOVES = (
 )
 
 
+MIGRATE_KEYS = (
+    Key("migrate.apply", "a", "apply", "Apply plan", "Run the plan's steps (confirmation first)", dangerous=True),
+    Key(
+        "migrate.rollback",
+        "r",
+        "rollback",
+        "Roll back",
+        "Undo the steps the pool's state records (confirmation first)",
+        dangerous=True,
+    ),
+    Key("migrate.replan", "p", "replan", "Re-plan", "Read the cluster again and rebuild the plan"),
+    Key("migrate.back", "escape,q", "back", "Back", "Back to the previous view"),
+)
+
+GENERATE_KEYS = (
+    Key("gen.back", "escape", "back", "Back", "Back to the playground"),
+    Key("gen.save", "ctrl+s", "save", "Save", "Write the YAML to the file named in the form", priority=True),
+    Key(
+        "gen.dryrun",
+        "ctrl+t",
+        "dry_run",
+        "Server dry run",
+        "Send the objects with dryRun=All: the API server validates them, nothing is stored",
+        priority=True,
+        # Not a write, but a request to the cluster under the operator's credentials: read-only sends none.
+        dangerous=True,
+    ),
+    Key(
+        "gen.apply",
+        "ctrl+g",
+        "apply",
+        "Apply",
+        "Create or replace the objects (confirmation, audit log)",
+        priority=True,
+        dangerous=True,
+    ),
+    Key("gen.copy", "f2", "copy_yaml", "Copy YAML", "Copy the YAML to the clipboard"),
+)
+
+
+def dangerous_actions(keys) -> frozenset[str]:
+    """The actions of these keys that write (or reach the cluster): what read-only mode takes away."""
+    return frozenset(k.action for k in keys if k.dangerous)
+
+
 def textual_bindings(keys, read_only: bool = False):
     """Textual Binding objects for these keys; dangerous ones do not exist at all in read-only mode."""
     from textual.binding import Binding

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from dragoman.tui.bindings import MIGRATE_KEYS, dangerous_actions, textual_bindings
 from dragoman.tui.screens.base import DragomanScreen
 from dragoman.widgets.header import StatusHeader
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, Label, OptionList, ProgressBar, RichLog, Static
 from textual.widgets.option_list import Option
@@ -30,19 +30,8 @@ class MigrateScreen(DragomanScreen):
 
     help_title = "migration wizard"
 
-    BINDINGS = [
-        Binding("a", "apply", "Apply plan", id="migrate.apply", tooltip="Run the plan's steps (confirmation first)"),
-        Binding(
-            "r",
-            "rollback",
-            "Roll back",
-            id="migrate.rollback",
-            tooltip="Undo the steps the pool's state records (confirmation first)",
-        ),
-        Binding("p", "replan", "Re-plan", id="migrate.replan", tooltip="Read the cluster again and rebuild the plan"),
-        Binding("escape,q", "back", "Back", id="migrate.back", tooltip="Back to the previous view"),
-    ]
-    DANGEROUS_ACTIONS = {"apply", "rollback"}
+    BINDINGS = textual_bindings(MIGRATE_KEYS)
+    DANGEROUS = dangerous_actions(MIGRATE_KEYS)
 
     DEFAULT_CSS = """
     MigrateScreen #mig-title { height: auto; padding: 0 1; background: $panel; }
@@ -96,9 +85,9 @@ class MigrateScreen(DragomanScreen):
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         # Read-only: the dangerous keys do not exist (hidden from the footer, palette and keyboard alike).
-        if action in self.DANGEROUS_ACTIONS and self.read_only:
+        if action in self.DANGEROUS and self.read_only:
             return False
-        if action in self.DANGEROUS_ACTIONS and self.busy:
+        if action in self.DANGEROUS and self.busy:
             return None
         return True
 

@@ -8,6 +8,7 @@ import time
 
 from dragoman.fleet import cel_generate as G
 from dragoman.fleet import cel_playground as P
+from dragoman.tui.bindings import GENERATE_KEYS, dangerous_actions, textual_bindings
 from dragoman.tui.screens.base import DragomanModal, DragomanScreen
 from dragoman.tui.screens.prompt import PromptScreen
 from dragoman.widgets.cel_editor import CelEditor, CompletionList
@@ -581,38 +582,12 @@ class GenerateScreen(DragomanScreen):
         self.ready = True
         self.app.screen_ready()
 
-    BINDINGS = [
-        Binding("escape", "back", "Back", id="gen.back", tooltip="Back to the playground"),
-        Binding(
-            "ctrl+s",
-            "save",
-            "Save",
-            id="gen.save",
-            tooltip="Write the YAML to the file named in the form",
-            priority=True,
-        ),
-        Binding(
-            "ctrl+t",
-            "dry_run",
-            "Server dry run",
-            id="gen.dryrun",
-            tooltip="Send the objects with dryRun=All: the API server validates them, nothing is stored",
-            priority=True,
-        ),
-        Binding(
-            "ctrl+g",
-            "apply",
-            "Apply",
-            id="gen.apply",
-            tooltip="Create or replace the objects (confirmation, audit log)",
-            priority=True,
-        ),
-        Binding("f2", "copy_yaml", "Copy YAML", id="gen.copy", tooltip="Copy the YAML to the clipboard"),
-    ]
+    BINDINGS = textual_bindings(GENERATE_KEYS)
+    DANGEROUS = dangerous_actions(GENERATE_KEYS)
 
     def check_action(self, action: str, parameters) -> bool | None:
-        # Read-only mode: the apply key does not exist at all (not shown, not run).
-        if action in ("apply", "dry_run") and self.read_only:
+        # Read-only mode: the keys that reach the cluster do not exist at all (not shown, not run).
+        if action in self.DANGEROUS and self.read_only:
             return False
         return True
 
