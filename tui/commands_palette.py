@@ -4,13 +4,17 @@ verb`."""
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+if TYPE_CHECKING:
+    from dragoman.tui.app import DragomanApp
 
 
 class ScreenCommands(Provider):
     def _commands(self) -> list[tuple[str, str, object]]:
-        app = self.app
+        app = cast("DragomanApp", self.app)  # a provider's app is typed as a bare App
         screen = self.screen
         cmds = list(screen.palette_commands()) if hasattr(screen, "palette_commands") else []
         current = getattr(getattr(screen, "view", None), "name", None)

@@ -18,8 +18,8 @@ class DragomanScreen(Screen[R], Generic[R]):
 
     if TYPE_CHECKING:
 
-        @property
-        def app(self) -> DragomanApp: ...
+        @property  # narrower than Textual's App: the one these screens run on
+        def app(self) -> DragomanApp: ...  # type: ignore[override]
 
 
 class DragomanModal(ModalScreen[R], Generic[R]):
@@ -27,5 +27,5 @@ class DragomanModal(ModalScreen[R], Generic[R]):
 
     if TYPE_CHECKING:
 
-        @property
-        def app(self) -> DragomanApp: ...
+        @property  # narrower than Textual's App: the one these screens run on
+        def app(self) -> DragomanApp: ...  # type: ignore[override]
