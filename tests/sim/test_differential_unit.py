@@ -180,7 +180,9 @@ async def test_two_embedded_simulators_do_not_differ() -> None:
         with d.embedded_side() as one, d.embedded_side() as two:
             two.name = "real"
             sides = {"embedded": d.Side("embedded", one), "real": d.Side("real", two)}
-            corpus = [r for r in api_requests() if "{web_pod}" not in r.path]
+            # The two "terminating" reads race each side's namespace controller (it may finish the deletion before
+            # the read on one side and not the other under load): timing, not a wire difference, so not here.
+            corpus = [r for r in api_requests() if "{web_pod}" not in r.path and "terminating" not in r.name]
             return d.run_corpus(sides, corpus, settle_scale=0.25)  # the embedded controllers react at once
 
     result = await asyncio.to_thread(both)
