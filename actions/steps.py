@@ -4,10 +4,11 @@ actions/operations.py."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from dragoman.fleet.cluster import ApiError, Unreachable
@@ -269,9 +270,23 @@ class Context:
     dangling: dict[str, dict] = dataclasses.field(default_factory=dict, kw_only=True)
     write_counts: dict[str, int] = dataclasses.field(default_factory=dict, kw_only=True)
     crash_points: set[str] = dataclasses.field(default_factory=_crash_points, kw_only=True)
+    # While a plan is built (nothing is written), reads every step makes alike are made once: `reading_once` sets it.
+    # None otherwise: a step that applies reads the cluster afresh.
+    reads: dict[str, Any] | None = dataclasses.field(default=None, kw_only=True)
 
     def __post_init__(self, pool_nodes: list[dict]) -> None:
         self.nodes = {n["metadata"]["name"]: n for n in pool_nodes}
+
+    @contextlib.contextmanager
+    def reading_once(self) -> Iterator[None]:
+        """Within the block, reads kept in `reads` are shared (the pool's picture: every pod, node, slice, class,
+        claim and DaemonSet, which each step's plan and the preflight read); they are dropped when it ends."""
+        outer = self.reads
+        self.reads = {} if outer is None else outer
+        try:
+            yield
+        finally:
+            self.reads = outer
 
     # ---------------------------------------------------------------- crash points (tests kill the process here)
     def crash(self, point: str) -> None:
