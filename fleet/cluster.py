@@ -16,10 +16,11 @@ import ssl
 import tempfile
 import time
 import zlib
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
 import aiohttp
+import msgspec
 from dragoman.fleet import backoff, debugtrace
 from dragoman.fleet.errors import ExitCode, UserError, printable
 from dragoman.fleet.kubeconfig import CredentialSource, ResolvedConfig, resolve
@@ -66,6 +67,29 @@ def decode(raw: bytes) -> Any:
         if len(raw) >= FREEZE_ABOVE:
             gc.freeze()
         gc.enable()
+
+
+class _WatchEvent(msgspec.Struct):
+    """A watch line's envelope, its object left as bytes: decoded next by the caller's decoder (a projecting store's,
+    fleet/projection.py) or the generic one. msgspec reads the envelope and an object ~3x faster than json.loads."""
+
+    type: Any = None
+    object: msgspec.Raw = msgspec.Raw()
+
+
+_event_decoder = msgspec.json.Decoder(_WatchEvent)
+_object_decoder = msgspec.json.Decoder()
+# What a watch's object decoder is handed: the object's bytes (msgspec.Raw supports the buffer protocol).
+ObjectDecoder = Callable[[Any], Any]
+
+
+def decode_object(raw: Any) -> Any:
+    """One object's JSON bytes as json.loads gives them (msgspec first; what only json accepts, such as NaN, by
+    json)."""
+    try:
+        return _object_decoder.decode(raw)
+    except msgspec.DecodeError:
+        return json.loads(memoryview(raw).tobytes())
 
 
 class ClusterError(UserError):
@@ -637,9 +661,13 @@ class Cluster:
         label_selector: str | None = None,
         timeout_seconds: int | None = 300,
         allow_bookmarks: bool = True,
+        decoder: ObjectDecoder | None = None,
     ) -> AsyncIterator[tuple[str, dict]]:
         """WATCH a collection from `resource_version`; yields (type, object) including BOOKMARK, and first
         ("OPENED", {}) once the server has accepted the watch.
+
+        `decoder` turns an ADDED, MODIFIED or DELETED event's object bytes into the object (a projecting store's item
+        decoder, the same one its LIST pages went through), instead of `decode_object`.
 
         Raises WatchGone on 410 (status or ERROR event), ApiError for other errors, Unreachable when the stream breaks.
         Ends normally when the server closes the stream (timeoutSeconds).
@@ -682,9 +710,9 @@ class Cluster:
                         buf = bytearray(rest)
                         for line in lines:
                             if line.strip():
-                                yield self._event(line, path)
+                                yield self._event(line, path, decoder)
                 if buf.strip():
-                    yield self._event(bytes(buf), path)
+                    yield self._event(bytes(buf), path, decoder)
             except (aiohttp.ClientPayloadError, aiohttp.ClientOSError, aiohttp.ServerDisconnectedError) as exc:
                 raise Unreachable(f"the watch of {path} on {self._who()} broke ({exc}).") from None
             except TimeoutError:
@@ -692,15 +720,27 @@ class Cluster:
         finally:
             resp.close()
 
-    def _event(self, line: bytes, path: str) -> tuple[str, dict]:
+    def _event(self, line: bytes, path: str, decoder: ObjectDecoder | None = None) -> tuple[str, dict]:
         if len(line) > MAX_WATCH_LINE:
             raise Malformed(
                 f"the watch of {path} on {self._who()} sent a line longer than {MAX_WATCH_LINE >> 20} MiB; "
                 "that is not a watch event."
             )
         try:
-            ev = decode(line)
-            etype, obj = ev["type"], ev["object"]
+            try:
+                ev = _event_decoder.decode(line)
+            except msgspec.DecodeError:
+                # Not an object, or JSON only json reads (NaN): the plain path, whose errors say what it is.
+                plain = decode(line)
+                etype, obj = plain["type"], plain["object"]
+            else:
+                etype, raw = ev.type, ev.object
+                if not raw:
+                    raise KeyError("object")
+                if decoder is not None and etype in ("ADDED", "MODIFIED", "DELETED"):
+                    obj = decoder(raw)
+                else:
+                    obj = decode_object(raw)
         except (ValueError, KeyError, TypeError, RecursionError):
             raise Malformed(f"the watch of {path} on {self._who()} sent a line that is not a watch event.") from None
         if not isinstance(etype, str) or etype not in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"):

@@ -88,6 +88,8 @@ class Informer:
         self._relist_requested = False
         self._wake: asyncio.Event | None = None
         self._events_seen = 0
+        # The projecting decoder of this kind's LIST pages and watch objects (None: decoded whole).
+        self._decoder: Any = None
         self.task: asyncio.Task | None = None
 
     def start(self) -> asyncio.Task:
@@ -190,11 +192,14 @@ class Informer:
         """LIST when needed, then WATCH until the stream ends; returns to be called again, raises to back off."""
         info, store, cluster = self.info, self.store, self.cluster
         if self.resource_version is None:
+            # A store that projects (fleet/projection.py) gets the pages decoded straight into projections, and the
+            # watch's objects through the same decoder: one path, and the parts its LIST decoded once (a template's
+            # containers, labels, owner) are shared by the events' objects too. A relist starts a fresh one.
+            self._decoder = store.page_decoder(info.kind)
             if not store.state(info.kind).synced:
                 self._state(SYNCING)
-            # A store that projects (fleet/projection.py) gets the pages decoded straight into projections.
             items, rv = await cluster.list_all(
-                info.list_path, label_selector=info.label_selector, decoder=store.page_decoder(info.kind)
+                info.list_path, label_selector=info.label_selector, decoder=self._decoder
             )
             _fill_type(items, info)
             store.replace(info.kind, items)
@@ -208,6 +213,7 @@ class Informer:
             self.resource_version or "",
             label_selector=info.label_selector,
             timeout_seconds=int(self.watch_timeout * random.uniform(1.0, 2.0)),
+            decoder=getattr(self._decoder, "item", None),
         ):
             self.last_activity = time.time()
             if etype == "OPENED":
