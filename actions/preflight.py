@@ -7,7 +7,8 @@ import dataclasses
 
 from dragoman.actions.capacity import read_picture
 from dragoman.actions.drain import gpu_request
-from dragoman.actions.steps import GPU, Context, Step, StepPlan
+from dragoman.actions.steps import Context, Step, StepPlan
+from dragoman.fleet.ownership import GPU
 from dragoman.fleet.placement import selects_node, untolerated_taints
 
 

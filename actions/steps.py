@@ -11,28 +11,18 @@ import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from dragoman.fleet.backoff import delay as doubling
+from dragoman.fleet.backoff import server_delay
 from dragoman.fleet.cluster import ApiError, Unreachable
+from dragoman.fleet.ownership import STEP_ORDER as STEP_ORDER
 
 if TYPE_CHECKING:
     from dragoman.actions.audit import AuditLog
     from dragoman.actions.state import PoolState
     from dragoman.fleet.cluster import Cluster
 
-GPU = "nvidia.com/gpu"
-MIGRATION_ANNOTATION = "dragoman.io/migration"
 CRASH_ENV = "DRAGOMAN_CRASH_AT"
 
-# Every step name, in the order a full migration runs them (actions/registry.py maps each to its class).
-STEP_ORDER = (
-    "preflight",
-    "cordon",
-    "drain",
-    "exclude-device-plugin",
-    "scope-driver",
-    "device-class",
-    "uncordon",
-    "verify",
-)
 # A pool's plan by default: the whole switch (issue 9), from preflight to the canary.
 DEFAULT_PLAN = list(STEP_ORDER)
 # Steps that run once per batch of nodes (canary, then N at a time); the others run once for the pool.
@@ -64,10 +54,8 @@ def backoff(exc: BaseException, attempt: int) -> float:
         if isinstance(exc, ApiError)
         else None
     )
-    try:
-        return min(float(after), 5.0) if after else min(0.1 * 2**attempt, 3.0)
-    except (TypeError, ValueError):
-        return min(0.1 * 2**attempt, 3.0)
+    # A Status omits retryAfterSeconds when it is 0 (omitempty): 0 is "no hint", not "at once".
+    return server_delay(after or None, doubling(attempt, 0.1, 3.0))
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import Any
 
 import aiohttp
 import msgspec
-from dragoman.fleet import debugtrace
+from dragoman.fleet import backoff, debugtrace
 from dragoman.fleet.errors import ExitCode, UserError, printable
 from dragoman.fleet.kubeconfig import CredentialSource, ResolvedConfig, resolve
 from kubernetes_asyncio.client import ApiClient, Configuration
@@ -31,16 +31,6 @@ from dragoman import __version__
 LIST_PAGE = 500
 READ_RETRIES = 3
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
-
-
-def _retry_after(header: str | None, default: float) -> float:
-    """Seconds to wait before asking again: the server's Retry-After when it gives one (capped), else the backoff.
-    `nan`, `inf` and negative values are not numbers of seconds: the backoff is used (nan once defeated the cap)."""
-    try:
-        value = float(header) if header else default
-    except ValueError:
-        return default
-    return min(value, 5.0) if math.isfinite(value) and value >= 0 else default
 
 
 CONNECT_TIMEOUT = 10.0
@@ -547,7 +537,7 @@ class Cluster:
                 return await self._read(resp, method, path, limit, decoder)
             # An API server that sheds load (429) or hiccups (5xx) is asked again, as client-go does, honouring
             # Retry-After, rather than ending a migration on one busy moment.
-            delay = _retry_after(resp.headers.get("Retry-After"), 0.25 * 2**attempt)
+            delay = backoff.server_delay(resp.headers.get("Retry-After"), backoff.delay(attempt, 0.25, math.inf))
             resp.release()
             await asyncio.sleep(delay)
         raise AssertionError("unreachable")

@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from dragoman.fleet import backoff
 from dragoman.fleet.cluster import ApiError, Cluster, ClusterError, Malformed, Unreachable, WatchGone
 from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.fleet.store import (
@@ -34,9 +35,8 @@ WATCH_TIMEOUT = 300  # each watch asks the server to end it after 1-2x this, spr
 
 
 def backoff_delay(attempt: int, initial: float = BACKOFF_INITIAL, maximum: float = BACKOFF_MAX) -> float:
-    """Exponential backoff with jitter: a random delay in [d/2, d], d = initial * 2**attempt capped at maximum."""
-    d = min(maximum, initial * (2 ** min(attempt, 30)))
-    return random.uniform(d / 2, d)
+    """An informer's wait before listing or watching again: doubling with jitter, as client-go's reflector."""
+    return backoff.delay(attempt, initial, maximum, jitter=True)
 
 
 def _fill_type(items: list[dict], info: KindInfo) -> None:
@@ -333,17 +333,17 @@ async def fetch_once(
     sem = asyncio.Semaphore(concurrency)
 
     async def list_retrying(info: KindInfo) -> list[dict]:
-        for attempt in range(4):
-            try:
-                items, _rv = await cluster.list_all(info.list_path, label_selector=info.label_selector)
-                return items
-            except ApiError as exc:
-                # 429 and 5xx are the server's passing trouble: try again a few times before giving up.
-                if (exc.status == 429 or exc.status >= 500) and attempt < 3:
-                    await asyncio.sleep(backoff_delay(attempt))
-                    continue
-                raise
-        raise AssertionError("unreachable")  # pragma: no cover
+        async def once(_attempt: int) -> list[dict]:
+            items, _rv = await cluster.list_all(info.list_path, label_selector=info.label_selector)
+            return items
+
+        # 429 and 5xx are the server's passing trouble: try again a few times before giving up.
+        return await backoff.retrying(
+            once,
+            attempts=4,
+            retryable=lambda exc: isinstance(exc, ApiError) and (exc.status == 429 or exc.status >= 500),
+            wait=lambda _exc, attempt: backoff_delay(attempt),
+        )
 
     async def one(kind: str) -> None:
         info = KINDS[kind]
