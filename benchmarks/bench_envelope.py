@@ -222,9 +222,10 @@ async def _sync_child(kubeconfig: str, project: bool) -> None:
             for i, p in enumerate(pods):
                 p = dict(p, kind="Pod", apiVersion="v1", metadata={**p["metadata"], "resourceVersion": str(10**12 + i)})
                 lines.append(json.dumps({"type": "MODIFIED", "object": p}).encode())
+            item = getattr(informer._decoder, "item", None)  # the informer's own object decoder, as its watch uses
             c = time.process_time()
             for raw in lines:
-                etype, obj = Cluster._event(cluster, raw, "/api/v1/pods")
+                etype, obj = Cluster._event(cluster, raw, "/api/v1/pods", item)
                 store.apply("Pod", etype, obj)
             store.flush()
             print(

@@ -29,19 +29,9 @@ from dragoman.fleet.model import (
     pod_terminal,
     request_alternatives,
 )
-from dragoman.fleet.ownership import GPU
+from dragoman.fleet.ownership import GPU, STEP_ORDER
 
 STALE_ATTRIBUTES = ("index", "minor", "pcieBusID")
-STEP_ORDER = (
-    "preflight",
-    "cordon",
-    "drain",
-    "exclude-device-plugin",
-    "scope-driver",
-    "device-class",
-    "uncordon",
-    "verify",
-)
 SMALL_POOL_NODES = 4
 _TYPE_GPU = re.compile(r"""type['"]?\]?\s*==\s*['"]gpu['"]|['"]gpu['"]\s*==\s*device\.attributes""")
 _CLAIM_QUOTA = "count/resourceclaims.resource.k8s.io"

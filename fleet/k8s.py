@@ -11,6 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
+
+
+def key_of(obj: dict) -> Key:
+    """(namespace or "", name) of a raw object: how the client and the simulator index every object."""
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace") or "", meta.get("name") or "")
+
+
 # The implicit extended-resource name every DeviceClass serves (`deviceclass.resource.kubernetes.io/<class>`).
 DEVICECLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 

@@ -152,7 +152,8 @@ def keeps_whole(pod: dict) -> bool:
 
 
 def project_pod(pod: dict, strings: dict[str, str] | None = None) -> dict:
-    """The pod as a Projection, or the pod itself when it is kept whole: the path for watch events and other dicts."""
+    """The pod as a Projection, or the pod itself when it is kept whole: the path for dicts already decoded (a live
+    informer decodes its LIST pages and watch events through PodListDecoder instead)."""
     if isinstance(pod, Projection) or not isinstance(pod, dict) or keeps_whole(pod):
         return pod
     out = Projection()

@@ -159,14 +159,10 @@ class MigrateScreen(DragomanScreen):
 
     @work(exclusive=True, group="migrate-plan", description="list the pools")
     async def _list_pools_from_api(self, model) -> None:
-        from dragoman.fleet.pools import detect_pool_label
+        from dragoman.fleet.pools import pool_label_of
 
         nodes, _ = await self.cluster.list_all("/api/v1/nodes")
-        counts: dict[str, int] = {}
-        for n in nodes:
-            for k in (n.get("metadata") or {}).get("labels") or {}:
-                counts[k] = counts.get(k, 0) + 1
-        label = self.pool_label or detect_pool_label(counts)
+        label = self.pool_label or pool_label_of(nodes)
         pools: dict[str, int] = {}
         for n in nodes:
             p = ((n.get("metadata") or {}).get("labels") or {}).get(label or "")

@@ -798,6 +798,7 @@ def extended_resource_name_problem(name: str) -> str:
     before the API server answers 422."""
     import re
 
+    from dragoman.fleet.k8s import DEVICECLASS_PREFIX
     from dragoman.fleet.model import is_extended_resource
 
     if not name:
@@ -812,11 +813,7 @@ def extended_resource_name_problem(name: str) -> str:
         r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", short
     ):
         return f"✗ extendedResourceName {name!r} is not a resource name (lowercase domain/name, letters, digits, - _ .)"
-    if (
-        name.startswith("requests.")
-        or not is_extended_resource(name)
-        or name.startswith("deviceclass.resource.kubernetes.io/")
-    ):
+    if name.startswith("requests.") or not is_extended_resource(name) or name.startswith(DEVICECLASS_PREFIX):
         return f"✗ extendedResourceName {name!r} is in a domain Kubernetes reserves: use your own (example.com/…)"
     return ""
 
