@@ -1,8 +1,9 @@
 """Differential test: dragoman's fast engine and its cel-python reference against cel-go as Kubernetes runs it.
 
-The oracle (controlplane/celoracle, built by oracle_support.oracle_binary) compiles each generated selector as the
-API server validates a new one and evaluates it on each generated device as the scheduler does. Every case must
-agree on: compile error or not, and its kind; cost-limit rejection; match / no-match / runtime error per device.
+The oracle (controlplane/celoracle, built and driven by dragoman.sim.controlplane.celoracle) compiles each generated
+selector as the API server validates a new one and evaluates it on each generated device as the scheduler does.
+Every case must agree on: compile error or not, and its kind; cost-limit rejection; match / no-match / runtime
+error per device.
 
 A disagreement is either settled here as a known class that another change is fixing (KNOWN, meant to shrink to
 nothing), or it fails the test with the expression, the device and the three answers. Those that are dragoman's
@@ -23,16 +24,17 @@ import pytest
 from dragoman.fleet.cel import CelCompileError, cel_device
 from dragoman.fleet.cel.engine import build_selector, check_expression
 from dragoman.fleet.cel.reference import environment
+from dragoman.sim.controlplane.celoracle import Oracle, oracle_device
 from hypothesis import HealthCheck, given, settings
 
 from tests.cel import cel_generators as gen
-from tests.cel.oracle_support import Oracle, oracle_device
 
 environment()  # cel-python raises the recursion limit on first use: before hypothesis watches
 
-# Selectors in the default suite, each on DEVICES_PER_CASE devices (3,200 expression x device cases); compiling a
-# selector costs dragoman far more than evaluating it, so more devices per selector is the cheap way to more cases.
-DEFAULT_EXAMPLES = 400
+# Selectors in the default suite, each in both environments (2,000 cases) on DEVICES_PER_CASE devices (~12,000
+# evaluations; the rest are compile errors); compiling a selector costs dragoman far more than evaluating it, so more
+# devices per selector is the cheap way to more evaluations.
+DEFAULT_EXAMPLES = 1000
 # -m slow: 5,000 selectors (10,000 cases, ~60,000 evaluations); DRAGOMAN_ORACLE_EXAMPLES=N sets another budget.
 SLOW_EXAMPLES = int(os.environ.get("DRAGOMAN_ORACLE_EXAMPLES") or 5000)
 DEVICES_PER_CASE = 8
