@@ -8,6 +8,7 @@ from typing import Any
 
 from dragoman.fleet.cel import runtime as rt
 from dragoman.fleet.cel.api import COST_LIMIT, NEW_EXPRESSIONS, CelCompileError, Environment
+from dragoman.fleet.cel.formats import VALIDATORS as FORMAT_NAMES
 from dragoman.fleet.cel.runtime import CelRuntimeError, regex_error
 from dragoman.fleet.cel.syntax import NOT_CONST, UNSUPPORTED, Node, Source, Uint
 
@@ -15,6 +16,7 @@ from dragoman.fleet.cel.syntax import NOT_CONST, UNSUPPORTED, Node, Source, Uint
 # ('list', T), ('map', K, V), ('opt', T).  'any' is what DRA declares attribute values as (AnyType).
 B, I, U, D, S, BY, Q, V = "bool", "int", "uint", "double", "string", "bytes", "Quantity", "Semver"
 IPT, CIDRT = "IP", "CIDR"
+TS, DUR, URLT, FMT = "Timestamp", "Duration", "URL", "NamedFormat"
 DYN, ANY = "dyn", "any"
 LDYN = ("list", DYN)
 LS = ("list", S)
@@ -60,35 +62,13 @@ TYPE_IDENTS = {
 
 # Functions Kubernetes offers that this engine does not implement (their use is a clear "not supported here").
 UNSUPPORTED_FUNCTIONS = {
-    "url",
-    "isURL",
-    "duration",
-    "timestamp",
-    "getDate",
-    "getDayOfMonth",
-    "getDayOfWeek",
-    "getDayOfYear",
-    "getFullYear",
-    "getMonth",
-    "getHours",
-    "getMilliseconds",
-    "getMinutes",
-    "getSeconds",
     "sortBy",
     "base64.encode",
     "base64.decode",
     "math.greatest",
     "math.least",
     "authorizer",
-    "getScheme",
-    "getHost",
-    "getHostname",
-    "getPort",
-    "getEscapedPath",
-    "getQuery",
     "jsonpatch.escapeKey",
-    "validate",
-    "transformMapEntry",
 }
 
 
@@ -107,6 +87,10 @@ def type_str(t: Any) -> str:
         "null": "null_type",
         "IP": "net.IP",
         "CIDR": "net.CIDR",
+        "Timestamp": "timestamp",
+        "Duration": "duration",
+        "URL": "kubernetes.URL",
+        "NamedFormat": "kubernetes.NamedFormat",
     }.get(t, t)
 
 
@@ -162,7 +146,8 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
     "lowerAscii": [(S, [], S)],
     "upperAscii": [(S, [], S)],
     "trim": [(S, [], S)],
-    "reverse": [(S, [], S), (LDYN, [], lambda r, a: _same(r))],
+    # ext.Strings v2 (Kubernetes' version) has no string reverse(); lists.reverse() only (the oracle).
+    "reverse": [(LDYN, [], lambda r, a: _same(r))],
     "charAt": [(S, [I], S)],
     "indexOf": [(S, [S], I), (S, [S, I], I), (LDYN, [DYN], I)],
     "lastIndexOf": [(S, [S], I), (S, [S, I], I), (LDYN, [DYN], I)],
@@ -182,10 +167,42 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
         (LDYN, [], I),
         (MDYN, [], I),
     ],
-    "int": [(None, [x], I) for x in (I, U, D, S)],
+    "int": [(None, [x], I) for x in (I, U, D, S, TS, DUR)],
     "uint": [(None, [x], U) for x in (I, U, D, S)],
     "double": [(None, [x], D) for x in (I, U, D, S)],
-    "string": [(None, [x], S) for x in (I, U, D, S, B, BY, IPT, CIDRT)],
+    "string": [(None, [x], S) for x in (I, U, D, S, B, BY, IPT, CIDRT, TS, DUR)],
+    # CEL's standard timestamp and duration (checked literals: ValidateDurationLiterals/ValidateTimestampLiterals).
+    "duration": [(None, [S], DUR), (None, [DUR], DUR)],
+    "timestamp": [(None, [S], TS), (None, [I], TS), (None, [TS], TS)],
+    **{
+        g: [(TS, [], I), (TS, [S], I)]
+        + ([(DUR, [], I)] if g in ("getHours", "getMinutes", "getSeconds", "getMilliseconds") else [])
+        for g in (
+            "getFullYear",
+            "getMonth",
+            "getDayOfYear",
+            "getDayOfMonth",
+            "getDate",
+            "getDayOfWeek",
+            "getHours",
+            "getMinutes",
+            "getSeconds",
+            "getMilliseconds",
+        )
+    },
+    # library/urls.go
+    "url": [(None, [S], URLT)],
+    "isURL": [(None, [S], B)],
+    "getScheme": [(URLT, [], S)],
+    "getHost": [(URLT, [], S)],
+    "getHostname": [(URLT, [], S)],
+    "getPort": [(URLT, [], S)],
+    "getEscapedPath": [(URLT, [], S)],
+    "getQuery": [(URLT, [], ("map", S, LS))],
+    # library/format.go
+    **{f"format.{name}": [(None, [], FMT)] for name in FORMAT_NAMES},
+    "format.named": [(None, [S], ("opt", FMT))],
+    "validate": [(FMT, [S], ("opt", LS))],
     "bool": [(None, [x], B) for x in (B, S)],
     "bytes": [(None, [x], BY) for x in (BY, S)],
     "semver": [(None, [S], V), (None, [S, B], V)],
@@ -230,6 +247,8 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
     # Declared only for stored selectors or with DRAListTypeAttributes (see Checker._call).
     "includes": [(DYN, [DYN], B)],
     "slice": [(LDYN, [I, I], lambda r, a: _same(r))],
+    # sortBy's expansion (syntax.py): the keys must be of one comparable type (checked in Checker._call).
+    "@sortByAssociatedKeys": [(LDYN, [LDYN], lambda r, a: _same(r))],
     "flatten": [(LDYN, [], LDYN), (LDYN, [I], LDYN)],
     "distinct": [(LDYN, [], lambda r, a: _same(r))],
     "sort": [(LDYN, [], lambda r, a: _same(r))],
@@ -286,8 +305,8 @@ _STRING_LINEAR = {
     "containsCIDR",
 }
 # library/lists.go: comparableTypes and summableTypes (durations and timestamps are not in this engine).
-_COMPARABLE = (I, U, D, B, S, BY)
-_SUMMABLE = (I, U, D)
+_COMPARABLE = (I, U, D, B, S, BY, DUR, TS)
+_SUMMABLE = (I, U, D, DUR)
 _LIST_TYPED = {"isSorted": _COMPARABLE, "min": _COMPARABLE, "max": _COMPARABLE, "sum": _SUMMABLE, "sort": _COMPARABLE}
 _REGEX_FUNCS = {"matches", "find", "findAll"}
 _LIST_LINEAR = {
@@ -609,6 +628,18 @@ class Checker:
             n.cost = target.cost + n_items * (body_cost + 3 + 30)
             n.size = n_items
             return ("map", t1, ets[-1])
+        if macro == "transformMapEntry":
+            if len(exprs) == 2 and not (ets[0] == B or is_dyn(ets[0])):
+                raise self.err(exprs[0], f"{macro}() filter must be bool, not {type_str(ets[0])}")
+            et = ets[-1]
+            if not (isinstance(et, tuple) and et[0] == "map" or is_dyn(et)):
+                raise self.err(
+                    exprs[-1],
+                    f"found no matching overload for 'cel.@mapInsert' applied to '(map(dyn, dyn), {type_str(et)})'",
+                )
+            n.cost = target.cost + n_items * (body_cost + 3 + 30)
+            n.size = n_items
+            return et if isinstance(et, tuple) else MDYN
         raise self.err(n, f"{macro}() is {UNSUPPORTED}", "unsupported")
 
     def _call(self, n: Node, scope: dict[str, Any]) -> Any:
@@ -630,9 +661,9 @@ class Checker:
             num = (I, U, D)
             ok = (
                 (l in num and r in num)
-                or (l == r and l in (S, B, BY))
-                or (is_dyn(l) and (r in num + (S, B, BY) or is_dyn(r)))
-                or (is_dyn(r) and l in num + (S, B, BY))
+                or (l == r and l in (S, B, BY, TS, DUR))
+                or (is_dyn(l) and (r in num + (S, B, BY, TS, DUR) or is_dyn(r)))
+                or (is_dyn(r) and l in num + (S, B, BY, TS, DUR))
             )
             if not ok:
                 raise self.err(
@@ -669,6 +700,11 @@ class Checker:
                 n.cost += _linear(sizes, 1)
                 n.size = _sum_size(sizes)
                 return join(l, r)
+            time_result = _TIME_ARITH.get((name, l, r))
+            if time_result is not None:
+                return time_result
+            if (is_dyn(l) and r in (TS, DUR)) or (is_dyn(r) and l in (TS, DUR)):
+                return DYN
             if is_dyn(l) and is_dyn(r):
                 return DYN
             if is_dyn(l) and (r in allowed or isinstance(r, tuple) and name == "_+_"):
@@ -696,6 +732,10 @@ class Checker:
             # Declared for stored selectors and with DRAListTypeAttributes, off in 1.37 (compile_test.go
             # includes-function-compilation-error).
             raise self.err(n, "undeclared reference to 'includes' (in container '')", "undeclared")
+        if name == "@sortByAssociatedKeys" and not self._list_elem_ok(ats[0], _COMPARABLE):
+            raise self.err(
+                n, f"found no matching overload for '{name}' applied to '{type_str(tt)}.({type_str(ats[0])})'"
+            )
         if name in _LIST_TYPED and target is not None and not args and not self._list_elem_ok(tt, _LIST_TYPED[name]):
             raise self.err(n, f"found no matching overload for '{name}' applied to '{type_str(tt)}.()'")
         if name in _LIST_TYPED and target is not None and not args and _free_list(target):
@@ -749,6 +789,26 @@ class Checker:
         return is_dyn(tt[1]) or tt[1] in allowed
 
     def _literal_checks(self, n: Node, name: str, target: Node | None, args: list[Node]) -> None:
+        if (
+            name == "format"
+            and target is not None
+            and target.kind == "lit"
+            and isinstance(target.args[0], str)
+            and len(args) == 1
+            and args[0].kind == "list"
+        ):
+            format_problem = format_call_problem(target.args[0], args[0].args[0])
+            if format_problem is not None:
+                message, at = format_problem
+                self.deferred.append(self.source.error(message, "type", (at or n).offset))
+        # cel.ValidateDurationLiterals / ValidateTimestampLiterals: a constant string that does not convert.
+        if name in ("duration", "timestamp") and target is None and len(args) == 1:
+            arg = args[0]
+            if arg.kind == "lit" and isinstance(arg.args[0], str):
+                try:
+                    rt.FUNCTIONS[name](arg.args[0])
+                except CelRuntimeError:
+                    self.deferred.append(self.source.error(f"invalid {name} argument", "type", arg.offset))
         # Kubernetes validates regex literals at compile time (cel.ValidateRegexLiterals), with RE2's grammar.
         if name in _REGEX_FUNCS:
             pat = args[-1] if name == "matches" and target is None else args[0]
@@ -791,6 +851,111 @@ class Checker:
         if name == "join":
             return (base or ATTRS_PER_DEVICE) * ATTR_VALUE_MAX
         return None
+
+
+# What each string.format() verb takes (ext/formatting.go stringFormatChecker): checked type kinds; dyn always passes.
+_FORMAT_VERBS: dict[str, tuple[tuple, str]] = {
+    "d": ((I, U), "decimal clause can only be used on integers"),
+    "f": ((D, S), "fixed-point clause can only be used on doubles"),
+    "e": ((D, S), "scientific clause can only be used on doubles"),
+    "b": ((I, U, B), "only integers and bools can be formatted as binary"),
+    "x": ((I, U, S, BY), "only integers, byte buffers, and strings can be formatted as hex"),
+    "X": ((I, U, S, BY), "only integers, byte buffers, and strings can be formatted as hex"),
+    "o": ((I, U), "octal clause can only be used on integers"),
+}
+_FORMAT_STRING_KINDS = (I, U, D, B, S, TS, BY, DUR, "type", "null")
+
+
+def _format_kind_ok(t: Any, allowed: tuple) -> bool:
+    if t == DYN:  # cel.DynType passes; `any` (google.protobuf.Any) does not
+        return True
+    if isinstance(t, tuple):
+        return t[0] in allowed
+    return t in allowed
+
+
+def _format_string_ok(node: Node) -> Node | None:
+    """verifyString: the node's type is one %s takes (list and map literals element by element); the bad node."""
+    if not _format_kind_ok(node.type, _FORMAT_STRING_KINDS + ("list", "map")):
+        return node
+    if node.kind == "list":
+        for item in node.args[0]:
+            bad = _format_string_ok(item)
+            if bad is not None:
+                return bad
+    if node.kind == "map":
+        for key, value in node.args[0]:
+            bad = _format_string_ok(key) or _format_string_ok(value)
+            if bad is not None:
+                return bad
+    return None
+
+
+def format_call_problem(fmt: str, items: list[Node]) -> tuple[str, Node | None] | None:
+    """cel-go's stringFormatValidator on `"<constant>".format([<list literal>])`: the clauses parse, each argument's
+    checked type suits its clause, and no argument is left over. (message, node to point at) or None."""
+    i = 0
+    arg = 0
+    requested = 0
+    while i < len(fmt):
+        if fmt[i] != "%":
+            i += 1
+            continue
+        if i + 1 < len(fmt) and fmt[i + 1] == "%":
+            i += 2
+            continue
+        requested += 1
+        if i + 1 >= len(fmt):
+            return "unexpected end of string", None
+        if arg >= len(items):
+            return f"index {arg} out of range", None
+        j = i + 1
+        if fmt[j] == ".":
+            j += 1
+            start = j
+            while j < len(fmt) and fmt[j].isascii() and fmt[j].isdigit():
+                j += 1
+            if j >= len(fmt):
+                return (
+                    "could not parse formatting clause: error while parsing precision: could not find end of "
+                    "precision specifier"
+                ), None
+            if j == start:
+                return (
+                    "could not parse formatting clause: error while parsing precision: error while converting "
+                    'precision to integer: strconv.Atoi: parsing "": invalid syntax'
+                ), None
+        verb = fmt[j]
+        item = items[arg]
+        if verb == "s":
+            bad = _format_string_ok(item)
+            if bad is not None:
+                return (
+                    "error during formatting: string clause can only be used on strings, bools, bytes, ints, "
+                    f"doubles, maps, lists, types, durations, and timestamps, was given {type_str(bad.type)}"
+                ), bad
+        elif verb in _FORMAT_VERBS:
+            allowed, text = _FORMAT_VERBS[verb]
+            if not _format_kind_ok(item.type, allowed):
+                return f"error during formatting: {text}, was given {type_str(item.type)}", item
+        else:
+            return f'could not parse formatting clause: unrecognized formatting clause "{verb}"', None
+        i = j + 1
+        arg += 1
+    if len(items) > requested:
+        return f"too many arguments supplied to string.format (expected {requested}, got {len(items)})", None
+    return None
+
+
+# timestamp and duration arithmetic: (operator, left, right) -> result (CEL's standard overloads).
+_TIME_ARITH = {
+    ("_+_", TS, DUR): TS,
+    ("_+_", DUR, TS): TS,
+    ("_+_", DUR, DUR): DUR,
+    ("_-_", TS, TS): DUR,
+    ("_-_", TS, DUR): TS,
+    ("_-_", DUR, DUR): DUR,
+}
 
 
 def _free_list(n: Node) -> bool:

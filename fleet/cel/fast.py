@@ -473,6 +473,22 @@ def _comprehension(n: Node) -> Fn:
                         raise no_overload(macro)
                 out[item[0]] = expr(e)
             return out
+    elif macro == "transformMapEntry":
+        filt = fe[0] if len(fe) == 2 else None
+        expr = fe[-1]
+
+        def loop(e: dict, items: list) -> dict:  # type: ignore[misc]  # each macro's loop has its own result
+            out: dict = {}
+            for item in items:
+                bind(e, item)
+                if filt is not None:
+                    r = filt(e)
+                    if r is False:
+                        continue
+                    if r is not True:
+                        raise no_overload("_?_:_")
+                rt.map_insert_all(out, expr(e))
+            return out
     else:
         raise FastUnsupported(macro)
     return run

@@ -297,6 +297,7 @@ def _functions() -> dict[str, Callable[..., Any]]:
     fns["_||_"] = _logic(False)
     fns["_?_:_"] = _ternary
     fns["__iter_range__"] = _iter_range
+    fns["__sort_by__"] = _wrap(rt.f_sort_by_keys)
     fns["__opt_elem__"] = _opt_mark
     fns["__opt_key__"] = _opt_mark
     fns["__opt_list__"] = _opt_list
@@ -305,7 +306,7 @@ def _functions() -> dict[str, Callable[..., Any]]:
 
 
 FUNCTIONS = _functions()
-_GLOBAL_PACKAGES = ("strings", "sets", "lists", "math", "base64")
+_GLOBAL_PACKAGES = ("strings", "sets", "lists", "math", "base64", "format")
 _MACROS = {"all", "exists", "exists_one", "existsOne", "map", "filter"}
 
 
@@ -410,6 +411,12 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
                 "member",
                 [lark.Tree("primary", [lark.Tree("paren_expr", [_template(text, __t=target, __e=_prepare(body))])])],
             )
+        if name == "sortBy" and len(args) == 2 and _unwrap_ident(args[0]) is not None:
+            # cel-go's macro (syntax.py builds the same): the list ordered by the keys a map() over it computes.
+            sort_var = _unwrap_ident(args[0])
+            text = f"__sort_by__(__t, __t.map({sort_var}, __k))"
+            paren = lark.Tree("paren_expr", [_template(text, __t=_prepare(operand), __k=_prepare(args[1]))])
+            return lark.Tree("member", [lark.Tree("primary", [paren])])
         if name in ("orValue", "or") and len(args) == 1:
             # cel-go's evalOptionalOrValue / evalOptionalOr short-circuit: the alternative only when there is no value.
             text = "__opt_has__(__t) ? " + ("__opt_get__(__t)" if name == "orValue" else "__t") + " : __d"

@@ -21,6 +21,8 @@ OPT_FUNCS = {
 }
 # Optional list elements `[?x]` and map entries `{?k: v}` become `[__opt_elem__(x)]` and `{__opt_key__(k): v}`.
 OPT_ELEM = "__opt_elem__"
+# The variable cel-go's sortBy macro binds its target to (no selector can name it: '@' is not in identifiers).
+SORT_BY_INPUT = "@__sortBy_input__"
 OPT_KEY = "__opt_key__"
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 RESERVED = {
@@ -539,6 +541,27 @@ class _Builder:
                 if name != "map" and len(exprs) != 1:
                     raise self.err(f"{name}() macro takes one predicate", "syntax", t)
                 return Node("comp", name, target, v1, None, exprs, offset=off)
+        if name == "sortBy" and len(args_t) == 2 and _ident_name(args_t[0]) is not None:
+            # cel-go's ext lists macro: cel.bind(@__sortBy_input__, target,
+            # @__sortBy_input__.@sortByAssociatedKeys(@__sortBy_input__.map(v, key))).
+            target = self.build(operand_t)
+            if target.kind in ("lit", "map"):
+                raise self.err(
+                    "sortBy can only be applied to a list, identifier, comprehension, call or select expression",
+                    "syntax",
+                    t,
+                )
+            keys = Node(
+                "comp",
+                "map",
+                Node("ident", SORT_BY_INPUT, offset=off),
+                _ident_name(args_t[0]),
+                None,
+                [self.build(args_t[1])],
+                offset=off,
+            )
+            call = Node("call", "@sortByAssociatedKeys", Node("ident", SORT_BY_INPUT, offset=off), [keys], offset=off)
+            return Node("bind", SORT_BY_INPUT, target, call, offset=off)
         if name in ("optMap", "optFlatMap") and len(args_t) == 2 and _ident_name(args_t[0]) is not None:
             # cel-go's optional macros: o.optMap(v, e) is o.hasValue() ? optional.of(e[v := o.value()]) :
             # optional.none().
@@ -561,7 +584,7 @@ class _Builder:
             return Node("index", self.build(operand_t), self.build(args_t[0]), True, offset=off)
         target = self.build(operand_t)
         # A dotted global name such as strings.quote or sets.contains or lists.range.
-        if target.kind == "ident" and target.args[0] in ("strings", "sets", "lists", "math", "base64"):
+        if target.kind == "ident" and target.args[0] in ("strings", "sets", "lists", "math", "base64", "format"):
             return Node("call", f"{target.args[0]}.{name}", None, [self.build(a) for a in args_t], offset=target.offset)
         return Node("call", name, target, [self.build(a) for a in args_t], offset=off)
 

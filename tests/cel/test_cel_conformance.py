@@ -551,10 +551,19 @@ CASES = [
     ("trim", '"  x ".trim() == "x"', GPU, True, "cel-go ext.Strings"),
     (
         "format",
-        f'"%s has %d GiB".format([{G}.architecture, 80]) == "Hopper has 80 GiB"',
+        f'"%s has %d GiB".format([string({G}.architecture), 80]) == "Hopper has 80 GiB"',
         GPU,
         True,
-        "apiserver library/format.go",
+        "cel-go ext/formatting.go",
+    ),
+    (
+        # cel-go's stringFormatValidator checks each argument's type against its clause when the selector is
+        # created: an attribute is `any` in a new selector, which no clause takes (the oracle).
+        "format-any-argument-refused",
+        f'"%s has %d GiB".format([{G}.architecture, 80]) == "Hopper has 80 GiB"',
+        GPU,
+        C("type", "string clause can only be used on strings"),
+        "cel-go ext/formatting.go stringFormatValidator",
     ),
     ("matches", f'{G}.productName.matches("^NVIDIA (A|H)100")', GPU, True, "cel-go stdlib matches"),
     ("regex-find", f'{G}.productName.find("[0-9]+GB") == "80GB"', GPU, True, "apiserver library/regex.go find"),

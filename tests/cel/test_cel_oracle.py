@@ -197,11 +197,10 @@ KNOWN: list[tuple[str, str, Callable[[Disagreement], bool]]] = [
     # IP/CIDR, optional literals and the RE2 dialect were classes here until 866f8ab closed them; constant folding,
     # constant-list membership, lazy orValue and string(semver) until checker.fold_constants and runtime.set_member;
     # compile-kind-order (regex validated after type checking) and non-bool-predicate (reference engine's
-    # exists_one/filter) until the commit after; quantity-overflow (no disagreement left in 10,000+ cases).
-    # Every class below is OPEN: a difference an operator can see, not one kept on purpose. Each needs engine work
-    # that did not fit issue 17's last session: cel-go's cost estimator ported node for node (sizes from paths,
-    # the union over candidate overloads), the runtime cost tracker for stored selectors, the url/duration/
-    # timestamp and format libraries, format()'s compile-time clause checks, and the sortBy macro.
+    # exists_one/filter) until the commit after; quantity-overflow (no disagreement left in 10,000+ cases);
+    # declared-unsupported (timelib, urls), macro-variables (sortBy, transformMapEntry), format-library (formats)
+    # and format-validation (checker.format_call_problem) in issue 17's fourth session.
+    # Every class below is OPEN: a difference an operator can see, not one kept on purpose.
     # --- found by the oracle; dragoman's side (see oracle_regressions.yaml and the report) ---
     (
         "cost-unsized-operands",
@@ -210,29 +209,6 @@ KNOWN: list[tuple[str, str, Callable[[Disagreement], bool]]] = [
             "estimate is lower"
         ),
         _both(_cel_go("compile error cost"), _ours("compiles")),
-    ),
-    (
-        "declared-unsupported",
-        "dragoman says 'valid in Kubernetes, not supported here' (url, timestamp, duration, ...)",
-        _ours("not supported here"),
-    ),
-    (
-        "macro-variables",
-        "optMap/optFlatMap/sortBy/transformList/transformMap bind a variable dragoman's checker does not see",
-        _both(
-            _has(".optMap(", ".optFlatMap(", ".sortBy(", ".transformList(", ".transformMap(", ".transformMapEntry("),
-            _ours("undeclared reference"),
-        ),
-    ),
-    (
-        "format-library",
-        "format.<name>() named formats are not declared in dragoman",
-        _ours("undeclared reference to 'format'"),
-    ),
-    (
-        "format-validation",
-        "cel-go checks string.format() clauses and arguments at compile time",
-        _cel_go("error during formatting", "formatting clause"),
     ),
     (
         "reference-exists-one-error",
