@@ -24,6 +24,7 @@ from dragoman.fleet.cel.runtime import CelRuntimeError, type_name
 from dragoman.fleet.cel.syntax import parse
 
 ENGINES = ("fast", "reference")
+CODE_POINT_LIMIT = 100_000
 # DRAGOMAN_CEL_ENGINE=reference forces cel-python everywhere (to compare, or if the fast engine misbehaves).
 _FORCED = os.environ.get("DRAGOMAN_CEL_ENGINE", "").strip() or None
 
@@ -55,6 +56,11 @@ def check_expression(expression: str, environment: Environment | str | None = No
     if size > MAX_EXPRESSION_LENGTH and not env.stored:
         raise CelCompileError(
             f"must have at most {MAX_EXPRESSION_LENGTH} bytes (the expression has {size})", "too-long"
+        )
+    if len(expression) > CODE_POINT_LIMIT:
+        # cel-go's parser (ExpressionSizeCodePointLimit), for a stored selector too, which has no length limit.
+        raise CelCompileError(
+            f"expression code point size exceeds limit: size: {len(expression)}, limit {CODE_POINT_LIMIT}", "syntax"
         )
     if not expression.strip():
         raise CelCompileError("syntax error: the expression is empty", "syntax", 1, 1)

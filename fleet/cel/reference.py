@@ -574,6 +574,30 @@ def _error_message(err: CELEvalError) -> str:
     return msg
 
 
+def _macro_errors_are_values() -> None:
+    """cel-python's map/filter/exists_one re-raise an error from their expression as an exception (its
+    build_macro_eval "exposes exceptions, disabling short-circuit && and ||"), so `false && [1].exists_one(x, 1/0 ==
+    1)` failed here where cel-go, whose errors are values, answers false. Return the error as the macro's value."""
+    from celpy.evaluation import Evaluator
+
+    original = Evaluator.member_dot_arg
+    if getattr(original, "_dragoman", False):
+        return
+
+    def member_dot_arg(self: Any, tree: lark.Tree) -> Any:
+        try:
+            return original(self, tree)
+        except CELEvalError as exc:
+            if len(tree.children) > 1 and str(tree.children[1]) in ("map", "filter", "exists_one"):
+                return exc
+            raise
+
+    member_dot_arg._dragoman = True  # type: ignore[attr-defined]
+    Evaluator.member_dot_arg = member_dot_arg  # type: ignore[method-assign]
+
+
+_macro_errors_are_values()
+
 _ENV: celpy.Environment | None = None
 
 

@@ -1014,20 +1014,20 @@ def _as_quantity(v: Any, name: str) -> Quantity:
     if type(v) is int:
         from fractions import Fraction
 
-        return Quantity(Fraction(v))
+        return Quantity(Fraction(v), amount=(v, 0))  # resource.NewQuantity(i, DecimalExponent)
     raise no_overload(name)
 
 
 def f_add(a: Any, b: Any) -> Quantity:
     if type(a) is not Quantity:
         raise no_overload("add")
-    return Quantity(a.value + _as_quantity(b, "add").value, boxed=True)
+    return a.plus(_as_quantity(b, "add"))
 
 
 def f_sub(a: Any, b: Any) -> Quantity:
     if type(a) is not Quantity:
         raise no_overload("sub")
-    return Quantity(a.value - _as_quantity(b, "sub").value, boxed=True)
+    return a.plus(_as_quantity(b, "sub"), negate=True)
 
 
 def _q(name: str, fn: Callable[[Quantity], Any]) -> Callable[[Any], Any]:

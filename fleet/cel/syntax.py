@@ -64,15 +64,13 @@ class Node:
     list: (items, optional item indices); map: (entries, optional entry indices);
     optmap: (target, variable, expression, flat) for optMap (flat False) and optFlatMap."""
 
-    __slots__ = ("kind", "args", "offset", "type", "cost", "size", "const", "members")
+    __slots__ = ("kind", "args", "offset", "type", "const", "members")
 
     def __init__(self, kind: str, *args: Any, offset: int = 0) -> None:
         self.kind = kind
         self.args = args
         self.offset = offset
         self.type: Any = None
-        self.cost: float = 0
-        self.size: float | None = None
         # What cel-go's planner folds (checker.fold_constants): the node's value, or NOT_CONST.
         self.const: Any = NOT_CONST
         # An `x in [constants]` cel-go plans as a set lookup: runtime.set_members' set (None: the list is empty).
@@ -198,7 +196,7 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
             emit(")", i)
         if c == "[":
             m = re.compile(r"\?").match(text, i + 1)
-            indexing = bool(prev_sig) and (prev_sig.isalnum() or prev_sig in '_)]}"')
+            indexing = bool(prev_sig) and (prev_sig.isalnum() or prev_sig in '_)]}"') and not _after_in(text, i)
             if m and indexing:
                 changed = True
                 emit(f".{OPT_INDEX}(", i)
@@ -237,6 +235,14 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
         return text, []
     omap.append(n)
     return "".join(out), omap
+
+
+_IN_BEFORE = re.compile(r"(?:^|[^_A-Za-z0-9.])in\s*$")
+
+
+def _after_in(text: str, i: int) -> bool:
+    """`x in [...]`: the bracket after the `in` operator opens a list literal, not an index."""
+    return _IN_BEFORE.search(text, max(0, i - 64), i) is not None
 
 
 _ESCAPES = {
