@@ -53,17 +53,6 @@ TYPE_IDENTS = {
     "net.CIDR": "net.CIDR",
 }
 
-# Functions Kubernetes offers that this engine does not implement (their use is a clear "not supported here").
-UNSUPPORTED_FUNCTIONS = {
-    "sortBy",
-    "base64.encode",
-    "base64.decode",
-    "math.greatest",
-    "math.least",
-    "authorizer",
-    "jsonpatch.escapeKey",
-}
-
 
 def type_str(t: Any) -> str:
     if isinstance(t, tuple):
@@ -615,8 +604,6 @@ class Checker:
             if len(ats) != 1 or target is not None:
                 raise self.err(n, "found no matching overload for 'type'")
             return "type"
-        if name in UNSUPPORTED_FUNCTIONS:
-            raise self.err(n, f"{name}() is {UNSUPPORTED}", "unsupported")
         if name == "includes" and not self.env.declares_includes:
             # Declared for stored selectors and with DRAListTypeAttributes, off in 1.37 (compile_test.go
             # includes-function-compilation-error).
@@ -1034,7 +1021,9 @@ def check(root: Node, source: Source, env: Environment = NEW_EXPRESSIONS) -> Che
     # env.Program (which folds) comes before the estimated cost is checked: a failing fold is the error reported.
     fold_constants(root, source)
     cost = estimate_cost(root, env)[1]
-    if cost > COST_LIMIT:
+    # Only a selector being created is refused for its estimate (resource/v1 validation); a stored one is compiled
+    # as the scheduler compiles it, and its evaluation stops at the runtime cost limit (fast.compile_program).
+    if cost > COST_LIMIT and not env.stored:
         raise CelCompileError(
             f"too complex, exceeds cost limit: estimated cost {int(cost):,} is more than the limit of {COST_LIMIT:,}",
             "cost",

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dragoman.fleet.cel.api import (
+    COST_LIMIT,
     FALSE,
     MAX_EXPRESSION_LENGTH,
     NEW_EXPRESSIONS,
@@ -111,12 +112,13 @@ def _wrap(
 
 def build_selector(expression: str, checked: Checked, source: Any, engine: str) -> CompiledSelector:
     """A selector on the named engine; raises ImportError/FastUnsupported when that engine cannot take it."""
+    from dragoman.fleet.cel.fast import compile_program
     from dragoman.fleet.cel.reference import compile_program as ref_compile
 
+    # Only a stored selector can be estimated above the limit (a new one is refused); its evaluations are tracked.
+    track = checked.cost > COST_LIMIT
     if engine == "fast":
-        from dragoman.fleet.cel.fast import compile_program
-
-        program = compile_program(checked.root)
+        program = compile_program(checked.root, track_cost=track)
         return CompiledSelector(
             expression,
             checked.attributes_read,
@@ -125,7 +127,32 @@ def build_selector(expression: str, checked: Checked, source: Any, engine: str) 
             checked.env,
         )
     program = ref_compile(checked.root, source)
+    if track:
+        # cel-python counts no cost: the fast engine's tracked evaluation decides whether the limit is reached
+        # (the one implementation of the runtime limit), and cel-python gives the value when it is not.
+        from dragoman.fleet.cel.fast import FastUnsupported
+
+        try:
+            program = _within_cost_limit(compile_program(checked.root, track_cost=True), program)
+        except FastUnsupported:
+            pass  # a construct only cel-python evaluates: it runs without the limit
     return CompiledSelector(expression, checked.attributes_read, engine, _wrap(program), checked.env)
+
+
+def _within_cost_limit(
+    tracked: Callable[[CelDevice], Any], program: Callable[[CelDevice], Any]
+) -> Callable[[CelDevice], Any]:
+    from dragoman.fleet.cel.fast import COST_LIMIT_ERROR
+
+    def evaluate(device: CelDevice) -> Any:
+        try:
+            tracked(device)
+        except CelRuntimeError as exc:
+            if exc.message == COST_LIMIT_ERROR:
+                raise
+        return program(device)
+
+    return evaluate
 
 
 def compile_expression(

@@ -19,6 +19,7 @@ from dragoman.fleet.cel.checker import TYPE_IDENTS
 from dragoman.fleet.cel.runtime import CelRuntimeError
 from dragoman.fleet.cel.syntax import (
     NOT_CONST,
+    QUOTED_SELECT,
     Node,
     Source,
     Uint,
@@ -361,6 +362,16 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
             # cel-python drops raw newlines from triple-quoted strings: hand it an equivalent one-line literal.
             return lark.Token("STRING_LIT", json.dumps(decode_multiline(tree.value), ensure_ascii=False))
         return tree
+    if tree.data == "ident_arg" and str(tree.children[0]) == "has" and len(tree.children) > 1:
+        quoted = _quoted_select(tree.children[1].children[0] if tree.children[1].children else None)
+        if quoted is not None:
+            # has(x.`b-c`): the key's presence in the map x.
+            operand, key = quoted
+            return lark.Tree("paren_expr", [_template("__k in __t", __k=_prepare(key), __t=_prepare(operand))])
+    if tree.data in ("dot_ident", "dot_ident_arg"):
+        # `.name` and `.f(x)`: the root scope's name; a selector has no container, so the plain name.
+        plain = "ident" if tree.data == "dot_ident" else "ident_arg"
+        return lark.Tree(plain, [_prepare(c) for c in tree.children], tree.meta)
     if tree.data in ("list_lit", "map_lit") and tree.children:
         items = tree.children[0].children
         marker = OPT_ELEM if tree.data == "list_lit" else OPT_KEY
@@ -411,6 +422,9 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
                 "member",
                 [lark.Tree("primary", [lark.Tree("paren_expr", [_template(text, __t=target, __e=_prepare(body))])])],
             )
+        if name == QUOTED_SELECT and len(args) == 1:
+            # x.`b-c`: a field of a map (DRA declares no message types), read as cel-python reads x["b-c"].
+            return lark.Tree("member_index", [_prepare(operand), _prepare(args[0])], tree.meta)
         if name == "sortBy" and len(args) == 2 and _unwrap_ident(args[0]) is not None:
             # cel-go's macro (syntax.py builds the same): the list ordered by the keys a map() over it computes.
             sort_var = _unwrap_ident(args[0])
@@ -472,6 +486,15 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
                 tree.data, [tree.children[0], lark.Token("IDENT", "__k8s_min"), *tree.children[2:]], tree.meta
             )
     return lark.Tree(tree.data, [_prepare(c) for c in tree.children], tree.meta)
+
+
+def _quoted_select(t: Any) -> tuple[lark.Tree, lark.Tree] | None:
+    """(operand, key) of `operand.`key`` (as the rewriter spelled it), else None."""
+    while isinstance(t, lark.Tree) and len(t.children) == 1 and t.data != "member_dot_arg":
+        t = t.children[0]
+    if isinstance(t, lark.Tree) and t.data == "member_dot_arg" and str(t.children[1]) == QUOTED_SELECT:
+        return t.children[0], t.children[2].children[0]
+    return None
 
 
 def _balanced_logic(data: str, operands: list) -> lark.Tree:

@@ -12,6 +12,10 @@ from dragoman.fleet.cel.api import CelCompileError
 UNSUPPORTED = "valid in Kubernetes, not supported here"
 # Placeholders the rewriter puts in for cel-go's optional syntax, which cel-python's grammar lacks.
 OPT_SELECT = "__opt_select__"
+# `x.`b-c``: a field name in backticks (cel-go's escaped identifiers: letters, digits, _ . - /), rewritten to
+# `x.__quoted_select__("b-c")` and built as an ordinary field selection.
+QUOTED_SELECT = "__quoted_select__"
+_QUOTED_FIELD = re.compile(r"\.\s*\??`([A-Za-z0-9_./-]+)`")
 OPT_INDEX = "__opt_index__"
 OPT_FUNCS = {
     "of": "__optional_of",
@@ -152,8 +156,17 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
             i = j
             prev_sig = '"'
             continue
+        if c == "." and text.startswith("`", i + 1) or (c == "." and text.startswith("?`", i + 1)):
+            m = _QUOTED_FIELD.match(text, i)
+            if m:
+                changed = True
+                optional = text[i + 1] == "?"
+                emit(f'.{OPT_SELECT if optional else QUOTED_SELECT}("{m.group(1)}")', i)
+                i = m.end()
+                prev_sig = ")"
+                continue
         if c == "`":
-            raise CelCompileError(f"quoted field names (`a.`b-c``) are {UNSUPPORTED}", "unsupported", *_loc(text, i))
+            raise CelCompileError("syntax error: invalid quoted identifier", "syntax", *_loc(text, i))
         if text.startswith("//", i):
             j = text.find("\n", i)
             j = n if j == -1 else j
@@ -428,8 +441,12 @@ class _Builder:
             raise self.err(
                 f"message construction is {UNSUPPORTED} (DRA selectors declare no message types)", "unsupported", t
             )
-        if d in ("dot_ident", "dot_ident_arg"):
-            raise self.err(f"leading-dot names are {UNSUPPORTED}", "unsupported", t)
+        if d == "dot_ident":
+            # `.device`: the name from the root scope; a selector has no container, so it is the same name.
+            return Node("ident", str(ch[0]), offset=self.off(ch[0]))
+        if d == "dot_ident_arg":
+            args_t = ch[1].children if len(ch) > 1 else []
+            return Node("call", str(ch[0]), None, [self.build(a) for a in args_t], offset=self.off(ch[0]))
         if d == "ident":
             if str(ch[0]) in RESERVED:
                 raise self.err(f"syntax error: reserved identifier: {ch[0]}", "syntax", ch[0])
@@ -586,6 +603,9 @@ class _Builder:
         if name == OPT_SELECT:
             field = self.build(args_t[0]).args[0]
             return Node("select", self.build(operand_t), field, True, offset=off)
+        if name == QUOTED_SELECT:
+            field = self.build(args_t[0]).args[0]
+            return Node("select", self.build(operand_t), field, False, offset=off)
         if name == OPT_INDEX:
             return Node("index", self.build(operand_t), self.build(args_t[0]), True, offset=off)
         target = self.build(operand_t)
