@@ -33,7 +33,8 @@ from dragoman.actions.steps import (
     retryable,
     uncertain,
 )
-from dragoman.fleet.cluster import ApiError, Unreachable
+from dragoman.fleet.backoff import retrying
+from dragoman.fleet.cluster import ApiError
 from dragoman.fleet.errors import ReadOnlyError
 
 if TYPE_CHECKING:
@@ -351,8 +352,22 @@ class Evict(Operation):
 # ---------------------------------------------------------------- node label and annotation
 
 
+class GuardedMergePatch(Operation):
+    """A write that is one merge patch of one object, guarded by the resourceVersion it was read at (a conflict means
+    read again and recompute): read and request for every such operation, which names only its object's path."""
+
+    @abc.abstractmethod
+    def path(self) -> str: ...
+
+    async def read(self, cluster: Cluster) -> dict | None:
+        return await get_or_none(cluster, self.path())
+
+    def request(self, cluster: Cluster, obj: Any) -> Request:
+        return HttpWrite("PATCH", self.path(), with_rv(self.target(), obj), content_type=MERGE)
+
+
 @dataclasses.dataclass
-class NodeLabel(Operation):
+class NodeLabel(GuardedMergePatch):
     """One label of a node set (or removed, `new` None) with a merge patch guarded by the resourceVersion."""
 
     kind: ClassVar[str] = "Node"
@@ -365,8 +380,8 @@ class NodeLabel(Operation):
     namespace: str = dataclasses.field(default="", init=False)
     verb: str = dataclasses.field(default="patch", init=False)
 
-    async def read(self, cluster: Cluster) -> dict | None:
-        return await get_or_none(cluster, node_path(self.name))
+    def path(self) -> str:
+        return node_path(self.name)
 
     def part(self, obj: Any) -> dict:
         return {
@@ -377,9 +392,6 @@ class NodeLabel(Operation):
 
     def target(self) -> dict:
         return {"metadata": {"labels": {self.key_: self.new}}}
-
-    def request(self, cluster: Cluster, obj: Any) -> Request:
-        return HttpWrite("PATCH", node_path(self.name), with_rv(self.target(), obj), content_type=MERGE)
 
     def preview(self) -> Change:
         k, n = self.key_, self.name
@@ -479,7 +491,7 @@ def terms_view(required: dict | None) -> dict:
 
 
 @dataclasses.dataclass
-class WorkloadAffinity(Operation):
+class WorkloadAffinity(GuardedMergePatch):
     """A DaemonSet's required node affinity replaced by `required` (a merge patch guarded by the resourceVersion)."""
 
     kind: ClassVar[str] = "DaemonSet"
@@ -498,8 +510,8 @@ class WorkloadAffinity(Operation):
             patch = json.dumps(self.target(), separators=(",", ":"))
             self.command = f"kubectl patch daemonset -n {self.namespace} {self.name} --type=merge -p '{patch}'"
 
-    async def read(self, cluster: Cluster) -> dict | None:
-        return await get_or_none(cluster, ds_path(self.namespace, self.name))
+    def path(self) -> str:
+        return ds_path(self.namespace, self.name)
 
     def part(self, obj: Any) -> dict:
         return self._patch(required_of(obj))
@@ -510,9 +522,6 @@ class WorkloadAffinity(Operation):
 
     def target(self) -> dict:
         return self._patch(self.required)
-
-    def request(self, cluster: Cluster, obj: Any) -> Request:
-        return HttpWrite("PATCH", ds_path(self.namespace, self.name), with_rv(self.target(), obj), content_type=MERGE)
 
     def preview(self) -> Change:
         return Change(
@@ -1071,14 +1080,9 @@ async def bookkeep(ctx: Context, op: NodeAnnotation) -> None:
     if obj is None or op.done(obj):
         return
     request = op.request(ctx.cluster, obj)
-    for attempt in range(WRITE_ATTEMPTS):
-        try:
-            await request.send(ctx.cluster, False)
-            return
-        except (ApiError, Unreachable) as exc:
-            if not retryable(exc) or attempt == WRITE_ATTEMPTS - 1:
-                raise
-            await asyncio.sleep(backoff(exc, attempt))
+    await retrying(
+        lambda _attempt: request.send(ctx.cluster, False), attempts=WRITE_ATTEMPTS, retryable=retryable, wait=backoff
+    )
 
 
 async def write_unplanned(
