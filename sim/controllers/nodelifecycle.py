@@ -87,9 +87,13 @@ class NodeLifecycle(Controller):
         # node → (the lease renewTime last seen, when it was seen on this clock): the probe timestamp.
         self._probe: dict[str, tuple[str | None, float]] = {}
         self._last_pass: dict[str, float] = {}  # node → when this controller last looked at it
+        self._known: set[str] = set()  # knownNodeSet: the nodes this controller has registered
 
     def initial_keys(self):
-        return [n["metadata"]["name"] for n in self.cache.all("nodes")]
+        # The nodes there at start are known already: the simulator loads a running cluster, whose controller
+        # registered them long ago (a real kube-controller-manager starting fresh reports each as RegisteredNode).
+        self._known = {n["metadata"]["name"] for n in self.cache.all("nodes")}
+        return sorted(self._known)
 
     def on_change(self, etype: str, resource: str, obj: dict, old: dict | None) -> None:
         if resource != "nodes":
@@ -98,7 +102,16 @@ class NodeLifecycle(Controller):
         if etype == "DELETED":
             self._probe.pop(name, None)
             self._last_pass.pop(name, None)
-        elif old is None:
+            if name in self._known:
+                self._known.discard(name)
+                self.events.emit(
+                    obj, "Normal", "RemovingNode", f"Node {name} event: Removing Node {name} from Controller"
+                )
+        elif name not in self._known:
+            self._known.add(name)
+            self.events.emit(
+                obj, "Normal", "RegisteredNode", f"Node {name} event: Registered Node {name} in Controller"
+            )
             self.enqueue(name)
 
     def reconcile(self, key: Any) -> None:
@@ -191,7 +204,7 @@ class NodeLifecycle(Controller):
         have = {(t.get("key"), t.get("effect")) for t in taints}
         add = []
         if (UNREACHABLE, "NoSchedule") not in have:
-            add.append({"key": UNREACHABLE, "effect": "NoSchedule"})
+            add.append({"key": UNREACHABLE, "effect": "NoSchedule", "timeAdded": self.clock.timestamp()})
         if (UNREACHABLE, "NoExecute") not in have:
             add.append({"key": UNREACHABLE, "effect": "NoExecute", "timeAdded": self.clock.timestamp()})
         if not add:
@@ -270,6 +283,8 @@ class TaintEviction(Controller):
                     "status": "True",
                     "reason": "DeletionByTaintManager",
                     "message": "Taint manager: deleting due to NoExecute taint",
+                    # CalculatePodConditionObservedGeneration (PodObservedGenerationTracking, GA in v1.35).
+                    "observedGeneration": int(pod["metadata"].get("generation") or 1),
                     "lastProbeTime": None,
                     "lastTransitionTime": self.clock.timestamp(),
                 }

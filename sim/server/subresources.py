@@ -146,6 +146,7 @@ class SubresourcesMixin:
             }
         )
         pod.setdefault("status", {})["conditions"] = conds
+        pod["status"].pop("nominatedNodeName", None)  # ClearingNominatedNodeNameAfterBinding (on in v1.37)
         self.store.update("pods", pod, "status", namespace=route.namespace, check_rv=False)
         return _json(st.status(201, "", ""), 201)  # as kube-apiserver: Status{Success, code 201}, no details
 

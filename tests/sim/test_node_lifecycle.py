@@ -86,7 +86,7 @@ async def test_a_stopped_kubelet_makes_the_node_unknown_tainted_and_its_pods_not
         assert {c["type"]: c["status"] for c in node["status"]["conditions"]}["MemoryPressure"] == "Unknown"
         assert sorted((t["key"], t["effect"], "timeAdded" in t) for t in node["spec"]["taints"]) == [
             ("node.kubernetes.io/unreachable", "NoExecute", True),
-            ("node.kubernetes.io/unreachable", "NoSchedule", False),
+            ("node.kubernetes.io/unreachable", "NoSchedule", True),
         ]
         assert _cond(pod(), "Ready")["status"] == "False"
         events = {(e["reason"], e["message"]) for e in sim.store.list("events")}
