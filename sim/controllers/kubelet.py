@@ -660,9 +660,13 @@ class Kubelets(Controller):
             return
         now = self.clock.timestamp()
         status = cur["status"]
+        if not any("running" in (cs.get("state") or {}) for cs in status.get("containerStatuses") or []):
+            # Containers that never started stay waiting, and getPhase keeps such a pod Pending: nothing to report.
+            return
         status["phase"] = "Failed"
         for cs in status.get("containerStatuses") or []:
-            running = (cs.get("state") or {}).get("running")
+            state = cs.get("state") or {}
+            running = state.get("running")
             if running is None:
                 continue
             cs["state"] = {
