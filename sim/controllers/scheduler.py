@@ -311,11 +311,15 @@ class Scheduler(Controller):
         if cur is not None:
             conds = (cur.get("status") or {}).get("conditions") or []
             old = next((c for c in conds if c.get("type") == "PodScheduled"), None)
+            # Every failure clears a nomination (clearNominatedNode; the simulator does not preempt), so a pod the
+            # PreBind nominated and then failed is written again even when its condition is unchanged.
+            nominated = "nominatedNodeName" in (cur.get("status") or {})
             if (
                 old is None
                 or old.get("status") != "False"
                 or old.get("reason") != reason
                 or old.get("message") != message
+                or nominated
             ):
                 cond = {
                     "type": "PodScheduled",
@@ -330,6 +334,7 @@ class Scheduler(Controller):
                 cur.setdefault("status", {})["conditions"] = [c for c in conds if c.get("type") != "PodScheduled"] + [
                     cond
                 ]
+                cur["status"].pop("nominatedNodeName", None)
                 self.store.update("pods", cur, "status", namespace=ns, check_rv=False)
         self.events.emit(
             pod, "Warning", "FailedScheduling", message if len(message) <= 1024 else message[:1021] + "..."

@@ -43,7 +43,7 @@ def pod_view(p: dict | None) -> Any:
     st = p.get("status") or {}
     out = {k: st[k] for k in POD_FIELDS if k in st}
     out["conditions"] = {
-        c["type"]: [c.get("status"), c.get("reason"), c.get("message"), c.get("observedGeneration")]
+        c["type"]: {k: c.get(k) for k in ("status", "reason", "message", "observedGeneration")}
         for c in st.get("conditions") or ()
     }
     out["nodeName"] = (p.get("spec") or {}).get("nodeName")
