@@ -352,7 +352,7 @@ class Checker:
                     )
                 vt = inner[2]
             elif is_dyn(inner):
-                vt = DYN  # cel-go: an index into dyn or `any` is dyn (the oracle: "expected type 'any' but found 'dyn'")
+                vt = DYN  # an index into dyn or `any` is dyn (the oracle: "expected type 'any' but found 'dyn'")
             else:
                 raise self.err(
                     n, f"found no matching overload for '_[_]' applied to '({type_str(ot)}, {type_str(kt)})'"
