@@ -29,11 +29,13 @@ async def _playground_settled(pilot) -> None:
     if getattr(screen, "name", "") != "cel":
         await pilot.pause(0.3)
         return
-    for _ in range(400):
-        if getattr(screen, "explained_gen", -2) == getattr(screen, "gen", -1) or (
-            getattr(screen, "outcome", None) is not None
-            and screen.outcome.compile_error is not None
-            and screen.shown_gen == screen.gen
+    for _ in range(1200):
+        # The outcome of the text now in the editor: right after load_text the edit's Changed message may not have
+        # been handled yet, and the previous expression's results still look settled.
+        current = getattr(screen, "outcome", None) is not None and screen.outcome.expression == screen.editor.text
+        if current and (
+            screen.explained_gen == screen.gen
+            or (screen.outcome.compile_error is not None and screen.shown_gen == screen.gen)
         ):
             break
         await pilot.pause(0.05)
@@ -133,6 +135,8 @@ def _frozen(run_before):
             w.cursor_blink = False
             if hasattr(w, "_cursor_visible"):
                 w._cursor_visible = True
+            if hasattr(w, "_line_cache"):
+                w._line_cache.clear()  # a TextArea's lines drawn while the cursor blinked off stay cached otherwise
             w.refresh()
         await pilot.pause(0.2)
         low = [str(p) for p in problems(pilot.app)]
