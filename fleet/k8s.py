@@ -3,7 +3,7 @@
 Node selectors and required node affinity (k8s.io/component-helpers@v0.37.2 scheduling/corev1/nodeaffinity over
 apimachinery labels.Requirement), taints and tolerations (k8s.io/api@v0.37.2 core/v1 toleration.go), label
 selectors (metav1.LabelSelector), the tolerations the DaemonSet controller adds, and the DRA bridge's class prefix.
-sim/ imports these; fleet/placement.py and fleet/diagnose.py read them. Pure functions over raw objects.
+sim/ imports these; fleet/placement.py and fleet/diagnose/ read them. Pure functions over raw objects.
 """
 
 from __future__ import annotations

@@ -291,7 +291,9 @@ class PodListDecoder:
         key = bytes(raw)
         hit = self._canon.get(key, self)
         if hit is self:
-            hit = json.loads(key)
+            # msgspec has read these bytes as JSON already (they are a Raw of the pod it decoded): its generic decoder
+            # gives what json.loads would, twice as fast for the small values here.
+            hit = _generic_decoder.decode(key)
             if trim is not None:
                 hit = trim(hit)
             if len(self._canon) >= CANON_LIMIT:
