@@ -94,7 +94,9 @@ CATALOGUE: dict[str, CatalogueEntry] = {
             WARNING,
             "classes",
             "Several DeviceClasses serve the same extended resource",
-            "Keep one class for {resource}: delete or rename the others (today {winner} wins).",
+            "Keep one class for {resource} (today {winner} wins), then update {winner} (any change, e.g. an "
+            "annotation): kube-scheduler v1.37 stops serving {resource} when any class naming it is deleted or stops "
+            "naming it, and gives it to no other class until one is updated or the scheduler restarts.",
         ),
         CatalogueEntry(
             "class-too-broad",
@@ -181,7 +183,8 @@ CATALOGUE: dict[str, CatalogueEntry] = {
             ERROR,
             "pods",
             "Nothing serves the extended resource a pending pod asks for",
-            "Add extendedResourceName: {resource} to a DeviceClass, or keep the device plugin where {pod} may run.",
+            "Add extendedResourceName: {resource} to a DeviceClass, or keep the device plugin where {pod} may "
+            "run.{forgotten}",
         ),
         CatalogueEntry(
             "pending-selector",
