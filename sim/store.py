@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from dragoman.sim import pieces, resources
+from dragoman.sim.api import admission
 from dragoman.sim.api import status as st
 from dragoman.sim.clock import Clock, format_time
 from dragoman.sim.resources import ResourceType
@@ -29,6 +30,15 @@ Subscriber = Callable[[str, str, dict, "dict | None"], None]
 Admission = Callable[[str, ResourceType, dict, "dict | None"], None]
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+# The root-ca-cert-publisher's ConfigMap in every namespace (pkg/controller/certificates/rootcacertpublisher).
+ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
+ROOT_CA_ANNOTATION = "kubernetes.io/description"
+ROOT_CA_DESCRIPTION = (
+    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the "
+    "internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes "
+    "clusters."
+)
 
 
 class ApiError(Exception):
@@ -64,18 +74,35 @@ def clone(obj: Any) -> Any:
 
 
 class Entry:
-    """One committed object and, once needed, its JSON bytes."""
+    """One committed object and, once needed, its JSON bytes: as an item of a list (no kind or apiVersion, as
+    kube-apiserver encodes the items of a built-in type's list) and whole (a GET, a watch event)."""
 
-    __slots__ = ("obj", "_raw")
+    __slots__ = ("obj", "_raw", "_item")
 
     def __init__(self, obj: dict) -> None:
         self.obj = obj
         self._raw: bytes | None = None
+        self._item: bytes | None = None
+
+    @property
+    def item_raw(self) -> bytes:
+        if self._item is None:
+            self._item = json.dumps(
+                {k: v for k, v in self.obj.items() if k not in ("apiVersion", "kind")}, separators=(",", ":")
+            ).encode()
+        return self._item
 
     @property
     def raw(self) -> bytes:
         if self._raw is None:
-            self._raw = json.dumps(self.obj, separators=(",", ":")).encode()
+            item = self.item_raw
+            head = json.dumps(
+                {k: self.obj[k] for k in ("apiVersion", "kind") if k in self.obj}, separators=(",", ":")
+            ).encode()
+            if head == b"{}" or item == b"{}":
+                self._raw = item if head == b"{}" else head
+            else:
+                self._raw = head[:-1] + b"," + item[1:]
         return self._raw
 
 
@@ -191,6 +218,8 @@ class Store:
         self.auto_reap_pods = True
         self._terminating: set[str] = set()  # namespaces being deleted (finish_namespaces)
         self.random = random.Random(0)
+        # The cluster's CA certificate (PEM), published in every namespace as kube-root-ca.crt; "" publishes none.
+        self.root_ca = ""
 
     # ---------------------------------------------------------------- reading
 
@@ -425,6 +454,24 @@ class Store:
         for hook in self._admission:
             hook(op, rt, obj, old)
 
+    def _mutate(self, op: str, rt: ResourceType, obj: dict, old: dict | None) -> None:
+        """kube-apiserver's mutating admission (sim/api/admission.py), after the field manager has recorded the
+        request and before validation."""
+        if rt.key != "pods":
+            return
+
+        def service_account(ns: str, name: str) -> dict | None:
+            e = self._data["serviceaccounts"].get((ns, name))
+            return e.obj if e is not None else None
+
+        def suffix() -> str:
+            return self._new_name("")
+
+        try:
+            admission.admit_pod(op, obj, old, service_account=service_account, suffix=suffix)
+        except admission.Refused as exc:
+            raise ApiError(exc.status) from None
+
     def _namespace_check(self, rt: ResourceType, ns: str, creating: bool) -> None:
         if not rt.namespaced:
             return
@@ -529,6 +576,8 @@ class Store:
             raise ApiError(st.already_exists(rt.group, rt.plural, md["name"]))
         if field_manager:
             self._manage(None, new, field_manager, "")
+        self._mutate("CREATE", rt, new, None)
+        pieces.prepare_for_create(rt.plural, new)
         self._validate(rt, new, None)
         self._admit("CREATE", rt, new, None)
         if dry_run:
@@ -539,9 +588,24 @@ class Store:
         return clone(new)
 
     def _namespace_created(self, name: str) -> None:
-        if (name, "default") not in self._data["serviceaccounts"]:
-            sa = self.prepare_new(resources.BY_KEY["serviceaccounts"], {"metadata": {"name": "default"}}, name)
-            self._commit("ADDED", resources.BY_KEY["serviceaccounts"], sa, None)
+        """What kube-controller-manager adds to every new namespace: the `default` ServiceAccount (serviceaccounts
+        controller) and the `kube-root-ca.crt` ConfigMap (root-ca-cert-publisher), written as its field manager."""
+        for rt, obj in self._namespace_content(name):
+            self._manage(None, obj, "kube-controller-manager", "")
+            self._commit("ADDED", rt, obj, None)
+
+    def _namespace_content(self, ns: str) -> list[tuple[ResourceType, dict]]:
+        out = []
+        sa_rt, cm_rt = resources.BY_KEY["serviceaccounts"], resources.BY_KEY["configmaps"]
+        if (ns, "default") not in self._data["serviceaccounts"]:
+            out.append((sa_rt, self.prepare_new(sa_rt, {"metadata": {"name": "default"}}, ns)))
+        if self.root_ca and (ns, ROOT_CA_CONFIGMAP) not in self._data["configmaps"]:
+            cm = {
+                "metadata": {"name": ROOT_CA_CONFIGMAP, "annotations": {ROOT_CA_ANNOTATION: ROOT_CA_DESCRIPTION}},
+                "data": {"ca.crt": self.root_ca},
+            }
+            out.append((cm_rt, self.prepare_new(cm_rt, cm, ns)))
+        return out
 
     def load(self, objects: Iterable[dict]) -> int:
         """Add scenario objects without history (they exist 'since before the server started'); namespaces
@@ -562,6 +626,9 @@ class Store:
             keep_ts = md.get("creationTimestamp")
             keep_uid = md.get("uid")
             new = self.prepare_new(rt, body, copy=False, now=now)
+            if rt.key == "pods":
+                admission.loaded_pod(new)
+            pieces.prepare_for_create(rt.plural, new)
             if keep_ts:
                 new["metadata"]["creationTimestamp"] = keep_ts
             if keep_uid:
@@ -585,9 +652,8 @@ class Store:
         return n
 
     def _load_default_sa(self, sa_rt: ResourceType, ns: str) -> None:
-        if (ns, "default") not in self._data["serviceaccounts"]:
-            sa = self.prepare_new(sa_rt, {"metadata": {"name": "default"}}, ns)
-            self._commit("ADDED", sa_rt, sa, None, record=False)
+        for rt, obj in self._namespace_content(ns):
+            self._commit("ADDED", rt, obj, None, record=False)
 
     @staticmethod
     def _comparable(obj: dict) -> dict:
@@ -678,6 +744,8 @@ class Store:
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         if field_manager:
             self._manage(old, new, field_manager, subresource or "")
+        if not subresource:
+            self._mutate("UPDATE", rt, new, old)
         self._validate(rt, new, old)
         self._admit("UPDATE", rt, new, old)
         if self._comparable(new) == self._comparable(old):

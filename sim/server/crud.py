@@ -208,11 +208,18 @@ class CrudMixin:
             )
         if form != "json":
             return self._represent(
-                {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": [e.obj for e in page]},
+                {
+                    "kind": rt.list_kind,
+                    "apiVersion": rt.api_version,
+                    "metadata": meta,
+                    "items": [e.obj if rt.custom or form == "protobuf" else json.loads(e.item_raw) for e in page],
+                },
                 form,
             )
         head = pieces.dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
-        body = head[:-1] + b',"items":[' + b",".join(e.raw for e in page) + b"]}"
+        # A built-in type's list items carry no kind or apiVersion (the list says them); a custom resource's do.
+        items = b",".join(e.raw for e in page) if rt.custom else b",".join(e.item_raw for e in page)
+        body = head[:-1] + b',"items":[' + items + b"]}"
         return web.Response(body=body, headers={"Content-Type": JSON_CT})
 
     async def _create(self, request: web.Request, route: Route) -> web.Response:

@@ -29,11 +29,14 @@ from dragoman.sim.api.validation.fields import (
 
 def _default_device_requests(devices: dict) -> None:
     def one(req: dict) -> None:
-        req.setdefault("allocationMode", "ExactCount")
-        if req["allocationMode"] == "ExactCount":
-            req.setdefault("count", 1)
+        # SetDefaults_ExactDeviceRequest: count is an int64 with omitempty, so 0 is "not set" and becomes 1.
+        if not req.get("allocationMode"):
+            req["allocationMode"] = "ExactCount"
+        if req["allocationMode"] == "ExactCount" and not req.get("count"):
+            req["count"] = 1
         for tol in req.get("tolerations") or []:
-            tol.setdefault("operator", "Equal")
+            if not tol.get("operator"):
+                tol["operator"] = "Equal"
 
     for request in devices.get("requests") or []:
         if isinstance(request.get("exactly"), dict):
@@ -330,12 +333,44 @@ def _device_claim_errors(devices: Any, path: str, skip_compile: bool = False) ->
     return errs
 
 
+def _claim_status_errors(obj: dict, old: dict) -> list[dict]:
+    """validateResourceClaimStatusUpdate's invariants: consumers are complete references, a claim is reserved only
+    once allocated, and a claim being deallocated or deleted gains no new consumers."""
+    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    old_status = old.get("status") if isinstance(old.get("status"), dict) else {}
+    reserved = _list(status.get("reservedFor"))
+    errs: list[dict] = []
+    seen: set = set()
+    for i, ref in enumerate(reserved):
+        ref = ref if isinstance(ref, dict) else {}
+        p = f"status.reservedFor[{i}]"
+        for key in ("resource", "name", "uid"):
+            if not ref.get(key):
+                errs.append(required(f"{p}.{key}", ""))
+        if ref.get("uid") in seen:
+            errs.append(duplicate(p, ref))
+        seen.add(ref.get("uid"))
+    if reserved:
+        if not status.get("allocation"):
+            errs.append(forbidden("status.reservedFor", "may not be specified when `allocated` is not set"))
+        elif (obj.get("metadata") or {}).get("deletionTimestamp"):
+            before = [json.dumps(r, sort_keys=True) for r in _list(old_status.get("reservedFor"))]
+            if any(json.dumps(r, sort_keys=True) not in before for r in reserved):
+                errs.append(
+                    forbidden(
+                        "status.reservedFor",
+                        "new entries may not be added while `deallocationRequested` or `deletionTimestamp` are set",
+                    )
+                )
+    return errs
+
+
 def _claim_errors(obj: dict, old: dict | None) -> list[dict]:
     spec = obj.get("spec")
     if old is not None:
         if spec != old.get("spec"):
             return [invalid("spec", spec, IMMUTABLE)]
-        return []
+        return _claim_status_errors(obj, old)
     if not isinstance(spec, dict):
         return [required("spec", "")]
     return _device_claim_errors(spec.get("devices"), "spec.devices")
