@@ -21,6 +21,7 @@ from typing import Any
 from dragoman.sim import pieces, resources
 from dragoman.sim.api import admission
 from dragoman.sim.api import status as st
+from dragoman.sim.api.gojson import encode_like_go
 from dragoman.sim.clock import Clock, format_time
 from dragoman.sim.resources import ResourceType
 
@@ -30,6 +31,13 @@ Subscriber = Callable[[str, str, dict, "dict | None"], None]
 Admission = Callable[[str, ResourceType, dict, "dict | None"], None]
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+FOREGROUND = "foregroundDeletion"
+
+# kube-controller-manager's namespace controller reaches a deleted namespace after its queue and a discovery sweep
+# of every resource type: a namespace stays Terminating at least this long (clock seconds) even when empty, as a
+# client reading it right after the DELETE sees on a real cluster.
+NAMESPACE_CLEANUP_DELAY = 1.0
 
 # The root-ca-cert-publisher's ConfigMap in every namespace (pkg/controller/certificates/rootcacertpublisher).
 ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
@@ -216,10 +224,15 @@ class Store:
         # Pods with a deletionTimestamp disappear when their grace period has passed on the clock. A kubelet
         # controller that terminates pods itself switches this off.
         self.auto_reap_pods = True
-        self._terminating: set[str] = set()  # namespaces being deleted (finish_namespaces)
+        self._foreground: set[tuple[str, str, str]] = set()  # objects in foreground deletion (finish_foreground)
+        # Namespaces being deleted (finish_namespaces), with the clock second their deletion began.
+        self._terminating: dict[str, float] = {}
         self.random = random.Random(0)
         # The cluster's CA certificate (PEM), published in every namespace as kube-root-ca.crt; "" publishes none.
         self.root_ca = ""
+        # The field manager of in-process writes that name none: the controller writing now (Controller.process
+        # sets it to the real component's name), as kube-apiserver records it from a client's User-Agent.
+        self.actor: str | None = None
 
     # ---------------------------------------------------------------- reading
 
@@ -472,21 +485,28 @@ class Store:
         except admission.Refused as exc:
             raise ApiError(exc.status) from None
 
-    def _namespace_check(self, rt: ResourceType, ns: str, creating: bool) -> None:
+    def _namespace_check(self, rt: ResourceType, ns: str, creating: bool, name: str = "") -> None:
         if not rt.namespaced:
             return
         nse = self._data["namespaces"].get(("", ns))
         if nse is None:
             raise ApiError(st.not_found("", "namespaces", ns))
         if creating and nse.obj["metadata"].get("deletionTimestamp"):
-            raise ApiError(
-                st.forbidden(
-                    rt.group,
-                    rt.plural,
-                    "",
-                    f"unable to create new content in namespace {ns} because it is being terminated",
-                )
+            # NamespaceLifecycle admission: a Forbidden naming the object, with the NamespaceTerminating cause.
+            body = st.forbidden(
+                rt.group,
+                rt.plural,
+                name,
+                f"unable to create new content in namespace {ns} because it is being terminated",
             )
+            body.setdefault("details", {})["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {ns} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
+            raise ApiError(body)
 
     def _new_name(self, prefix: str) -> str:
         return prefix + "".join(self.random.choice(_NAME_CHARS) for _ in range(5))
@@ -566,18 +586,27 @@ class Store:
         rt = self._rt(resource)
         if rt.key in resources.VIRTUAL:
             raise ApiError(st.method_not_allowed(rt.group, rt.plural))
+        if field_manager is None:
+            field_manager = self.actor
         if decode_mode:
             obj = self._decode(rt, obj, decode_mode)
         new = self.prepare_new(rt, obj, namespace)
         md = new["metadata"]
         key = (md.get("namespace", ""), md["name"])
-        self._namespace_check(rt, key[0], True)
+        self._namespace_check(rt, key[0], True, md["name"])
         if key in self._data[rt.key]:
             raise ApiError(st.already_exists(rt.group, rt.plural, md["name"]))
+        # As decoded into Go structs and written back (gojson.py): the field manager sees that shape, and so does
+        # every reader after admission and PrepareForCreate have added theirs.
+        encode_like_go(new, converted=False)
         if field_manager:
-            self._manage(None, new, field_manager, "")
+            # Owned: what differs from an empty object of the kind (a field every object of it has, such as a
+            # Namespace's `spec: {}` or an Event's `eventTime: null`, is nobody's).
+            empty = encode_like_go({"apiVersion": rt.api_version, "kind": rt.kind, "metadata": {}})
+            self._manage(empty, new, field_manager, "")
         self._mutate("CREATE", rt, new, None)
         pieces.prepare_for_create(rt.plural, new)
+        encode_like_go(new)
         self._validate(rt, new, None)
         self._admit("CREATE", rt, new, None)
         if dry_run:
@@ -679,8 +708,11 @@ class Store:
         decode_mode: str | None = None,
     ) -> dict:
         """Replace an object (PUT). A stale metadata.resourceVersion is a 409 Conflict; on the main resource the
-        status is kept, on `status` only the status changes. A write that changes nothing commits nothing."""
+        status is kept, on `status` only the status changes. A write that changes nothing commits nothing.
+        field_manager None is the acting controller's (self.actor); "" records no manager (the binding subresource)."""
         rt = self._rt(resource)
+        if field_manager is None:
+            field_manager = self.actor
         if decode_mode and isinstance(obj, dict):
             obj = self._decode(rt, obj, decode_mode)
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
@@ -691,7 +723,9 @@ class Store:
         if not name:
             raise ApiError(st.bad_request("name is required"))
         if md_in.get("name") and md_in["name"] != name:
-            raise ApiError(st.bad_request("the name of the object does not match the name on the URL"))
+            raise ApiError(
+                st.bad_request(f"the name of the object ({md_in['name']}) does not match the name on the URL ({name})")
+            )
         if rt.namespaced and namespace and md_in.get("namespace") and md_in["namespace"] != namespace:
             raise ApiError(
                 st.bad_request("the namespace of the provided object does not match the namespace sent on the request")
@@ -736,14 +770,21 @@ class Store:
                 if not md["finalizers"]:
                     md.pop("finalizers")
             pieces.default_object(rt.plural, new)
+            pieces.prepare_for_update(rt.plural, new, old)
+            encode_like_go(new, converted=False)
             if rt.has_generation:
-                spec_old = {k: v for k, v in old.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+                # Compared in the same shape (a loaded object may not be in Go's yet).
+                shaped = encode_like_go(clone(old))
+                spec_old = {k: v for k, v in shaped.items() if k not in ("metadata", "status", "apiVersion", "kind")}
                 spec_new = {k: v for k, v in new.items() if k not in ("metadata", "status", "apiVersion", "kind")}
                 if spec_old != spec_new:
                     md["generation"] = int(old["metadata"].get("generation", 1)) + 1
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        if subresource:
+            encode_like_go(new, converted=False)
         if field_manager:
             self._manage(old, new, field_manager, subresource or "")
+        encode_like_go(new)
         if not subresource:
             self._mutate("UPDATE", rt, new, old)
         self._validate(rt, new, old)
@@ -783,11 +824,25 @@ class Store:
                     raise ApiError(st.bad_request("the apply configuration must be an object"))
                 pmd = patch.get("metadata") or {}
                 if pmd.get("name") and pmd["name"] != name:
-                    raise ApiError(st.bad_request("the name of the object does not match the name on the URL"))
+                    raise ApiError(
+                        st.bad_request(
+                            f"the name of the object ({pmd['name']}) does not match the name on the URL ({name})"
+                        )
+                    )
                 manager = field_manager or ""
                 if not manager:
+                    # ValidatePatchOptions: an apply patch must name its field manager.
                     raise ApiError(
-                        st.bad_request("PATCH requests with the apply content type require fieldManager to be set")
+                        st.invalid(
+                            "meta.k8s.io",
+                            "PatchOptions",
+                            "",
+                            [
+                                st.cause(
+                                    "FieldValueRequired", "fieldManager", "Required value: is required for apply patch"
+                                )
+                            ],
+                        )
                     )
                 live = cur.obj if cur else None
                 result = pieces.server_side_apply(
@@ -821,7 +876,15 @@ class Store:
             elif patch_type == "json":
                 if not isinstance(patch, list):
                     raise ApiError(st.bad_request("a JSON patch must be a list of operations"))
-                result = pieces.apply_json_patch(base, patch)
+                try:
+                    result = pieces.apply_json_patch(base, patch)
+                except pieces.PatchError as exc:
+                    if getattr(exc, "code", 422) != 422:
+                        raise
+                    # A patch that does not apply: apimachinery's generic 422, which says no more than that.
+                    body = st.status(422, "Invalid", "the server rejected our request due to an error in our request")
+                    body["details"] = {}
+                    raise ApiError(body) from None
             else:
                 raise ApiError(st.unsupported_media_type(patch_type))
         except pieces.ApplyConflict as exc:
@@ -915,13 +978,14 @@ class Store:
         omd = old["metadata"]
         if preconditions:
             if preconditions.get("uid") and preconditions["uid"] != omd.get("uid"):
+                # The registry's precondition check names the kind, not the resource (genericregistry store.go).
                 raise ApiError(
                     st.conflict(
                         rt.group,
-                        rt.plural,
+                        rt.kind,
                         name,
-                        f"Precondition failed: UID in precondition: {preconditions['uid']}, UID in object "
-                        f"meta: {omd.get('uid')}",
+                        f"the UID in the precondition ({preconditions['uid']}) does not match the UID in record "
+                        f"({omd.get('uid')}). The object might have been deleted and then recreated",
                     )
                 )
             if preconditions.get("resourceVersion") and preconditions["resourceVersion"] != omd.get("resourceVersion"):
@@ -959,14 +1023,29 @@ class Store:
                 view["metadata"].setdefault("deletionTimestamp", format_time(self.clock.now()))
                 view.setdefault("status", {})["phase"] = "Terminating"
                 return view, False
-            return clone(old), not (finalizers or grace)
+            return self._graceful_view(rt, old, grace), not (finalizers or grace)
         if rt.key == "namespaces":
             return self._delete_namespace(rt, cur)
+        if policy == "Foreground" and FOREGROUND not in finalizers and not omd.get("deletionTimestamp"):
+            # Foreground cascading deletion: the object stays, marked, until the garbage collector has deleted its
+            # dependents (finish_foreground), and is answered as it is now.
+            new = _with_metadata(old)
+            md = new["metadata"]
+            md["finalizers"] = [*finalizers, FOREGROUND]
+            if md.get("generation"):  # rest.BeforeDelete: marking an object deleted is a new generation
+                md["generation"] = int(md["generation"]) + 1
+            md["deletionTimestamp"] = format_time(self.clock.now() + _td(grace))
+            md["deletionGracePeriodSeconds"] = grace
+            self._commit("MODIFIED", rt, new, cur)
+            self._foreground.add((rt.key, ns, name))
+            return clone(new), False
         if finalizers or grace > 0:
             new = _with_metadata(old)
             md = new["metadata"]
             now = self.clock.seconds()
             if not md.get("deletionTimestamp") or grace < int(md.get("deletionGracePeriodSeconds", 1 << 30)):
+                if md.get("generation") and not md.get("deletionTimestamp"):
+                    md["generation"] = int(md["generation"]) + 1
                 md["deletionTimestamp"] = format_time(self.clock.now() + _td(grace))
                 md["deletionGracePeriodSeconds"] = grace
                 self._commit("MODIFIED", rt, new, cur)
@@ -975,7 +1054,19 @@ class Store:
                 return clone(new), False
             return clone(old), False
         self._remove(rt, old, policy)
-        return clone(old), True
+        return self._graceful_view(rt, old, grace), True
+
+    def _graceful_view(self, rt: ResourceType, obj: dict, grace: int) -> dict:
+        """The last state of an object deleted at once, as the answer shows it: a pod goes through graceful deletion
+        with a zero grace period (deletionTimestamp now, deletionGracePeriodSeconds 0, its generation bumped)."""
+        out = clone(obj)
+        md = out["metadata"]
+        if rt.key == "pods" and not md.get("deletionTimestamp"):
+            if md.get("generation"):
+                md["generation"] = int(md["generation"]) + 1
+            md["deletionTimestamp"] = format_time(self.clock.now() + _td(grace))
+            md["deletionGracePeriodSeconds"] = grace
+        return out
 
     def _remove(self, rt: ResourceType, obj: dict, policy: str = "Background") -> None:
         md = obj["metadata"]
@@ -1029,10 +1120,9 @@ class Store:
             return clone(cur.obj), False
         new = _with_metadata(cur.obj)
         new["metadata"]["deletionTimestamp"] = format_time(self.clock.now())
-        new["metadata"]["deletionGracePeriodSeconds"] = 0
-        new.setdefault("status", {})["phase"] = "Terminating"
+        new["status"] = {**(new.get("status") or {}), "phase": "Terminating"}
         self._commit("MODIFIED", rt, new, cur)
-        self._terminating.add(new["metadata"]["name"])
+        self._terminating[new["metadata"]["name"]] = self.clock.seconds()
         return clone(new), False
 
     def finish_namespaces(self) -> int:
@@ -1041,10 +1131,13 @@ class Store:
         finalizer holds it. Returns how many namespaces went."""
         gone = 0
         ns_rt = resources.BY_KEY["namespaces"]
-        for name in sorted(self._terminating):
+        now = self.clock.seconds()
+        for name, since in sorted(self._terminating.items()):
             cur = self._data["namespaces"].get(("", name))
             if cur is None:
-                self._terminating.discard(name)
+                self._terminating.pop(name, None)
+                continue
+            if now - since < NAMESPACE_CLEANUP_DELAY:
                 continue
             left = 0
             for r in resources.RESOURCES:
@@ -1074,12 +1167,41 @@ class Store:
             if cur.obj["metadata"].get("finalizers"):
                 continue
             self._commit("DELETED", ns_rt, _with_metadata(cur.obj), cur)
-            self._terminating.discard(name)
+            self._terminating.pop(name, None)
             gone += 1
         return gone
 
+    def finish_foreground(self) -> None:
+        """The garbage collector's side of foreground deletion: delete the dependents of an object marked
+        `foregroundDeletion` (in the foreground too), then drop the finalizer, which lets the object go."""
+        for key, ns, name in sorted(self._foreground):
+            e = self._data[key].get((ns, name))
+            if e is None or FOREGROUND not in (e.obj["metadata"].get("finalizers") or ()):
+                self._foreground.discard((key, ns, name))
+                continue
+            deps = list(self._owners.get(e.obj["metadata"].get("uid", ""), ()))
+            for dkey, dns, dname in deps:
+                d = self._data[dkey].get((dns, dname))
+                if d is not None and not d.obj["metadata"].get("deletionTimestamp"):
+                    try:
+                        self.delete(dkey, dns or None, dname, propagation_policy="Foreground")
+                    except ApiError:
+                        pass
+            if any(self._data[k].get((n, m)) is not None for k, n, m in deps):
+                continue
+            new = _with_metadata(e.obj)
+            new["metadata"]["finalizers"] = [f for f in new["metadata"]["finalizers"] if f != FOREGROUND]
+            if not new["metadata"]["finalizers"]:
+                del new["metadata"]["finalizers"]
+            self._foreground.discard((key, ns, name))
+            self._commit("MODIFIED", resources.BY_KEY[key], new, e)
+            if not new["metadata"].get("finalizers"):
+                self._remove(resources.BY_KEY[key], new)
+
     def reap(self) -> int:
         """Remove pods whose grace period has passed on the clock; returns how many went."""
+        if self._foreground:
+            self.finish_foreground()
         if self._terminating:
             self.finish_namespaces()
         if not self.auto_reap_pods:

@@ -415,6 +415,10 @@ def field_set(obj: dict, kind: str, include_status: bool = False) -> set[tuple[s
 
 def _walk(value: Any, schema: dict | None, path: tuple[str, ...], out: dict) -> None:
     resolved = _schemas.resolve(schema)
+    if isinstance(value, dict) and _is_atomic_map(schema):
+        # An atomic map or struct (nodeSelector, a LabelSelector, an ObjectReference) is owned whole.
+        out[path] = value
+        return
     if (
         isinstance(value, dict)
         and value
@@ -544,8 +548,13 @@ def _prune_empty(obj: Any, original: Any) -> None:
                 del obj[key]
 
 
+def _is_atomic_map(schema: dict | None) -> bool:
+    resolved = _schemas.resolve(schema)
+    return "atomic" in ((schema or {}).get("x-kubernetes-map-type"), (resolved or {}).get("x-kubernetes-map-type"))
+
+
 def _ssa_merge(live: Any, applied: Any, schema: dict | None) -> Any:
-    if isinstance(live, dict) and isinstance(applied, dict):
+    if isinstance(live, dict) and isinstance(applied, dict) and not _is_atomic_map(schema):
         result = dict(live)
         for key, value in applied.items():
             result[key] = (
@@ -794,5 +803,8 @@ def update_managed_fields(
         if subresource:
             entry["subresource"] = subresource
         out.append(entry)
-    new.setdefault("metadata", {})["managedFields"] = out
+    if out:
+        new.setdefault("metadata", {})["managedFields"] = out
+    else:
+        new.setdefault("metadata", {}).pop("managedFields", None)  # nobody owns anything: no empty list either
     return new

@@ -63,6 +63,7 @@ class Scheduler(Controller):
     finalizer in step with its pods; ("quota", ns) refreshes ResourceQuota status.used."""
 
     name = "scheduler"
+    field_manager = "kube-scheduler"
 
     def __init__(self, sim: Any, *, feasible_cap: int | None = 16) -> None:
         super().__init__(sim)
@@ -387,7 +388,8 @@ class Scheduler(Controller):
         if cur is None or (cur.get("spec") or {}).get("nodeName"):
             return
         cur["spec"]["nodeName"] = node
-        self.store.update("pods", cur, namespace=ns, check_rv=False)
+        # The binding subresource writes past the field manager: no managedFields entry for either write.
+        self.store.update("pods", cur, namespace=ns, check_rv=False, field_manager="")
         cur = self.store.get("pods", ns, name)
         conds = [c for c in (cur.get("status") or {}).get("conditions") or [] if c.get("type") != "PodScheduled"]
         conds.append(
@@ -399,7 +401,7 @@ class Scheduler(Controller):
             }
         )
         cur.setdefault("status", {})["conditions"] = conds
-        self.store.update("pods", cur, "status", namespace=ns, check_rv=False)
+        self.store.update("pods", cur, "status", namespace=ns, check_rv=False, field_manager="")
 
     def _write_claim_status(self, claim: dict) -> None:
         md = _md(claim)
@@ -536,6 +538,14 @@ class Scheduler(Controller):
                 continue
             cur["status"] = want
             try:
-                self.store.update("resourcequotas", cur, "status", namespace=ns, check_rv=False)
+                # The resource quota controller's write (kube-controller-manager), though this one keeps the books.
+                self.store.update(
+                    "resourcequotas",
+                    cur,
+                    "status",
+                    namespace=ns,
+                    check_rv=False,
+                    field_manager="kube-controller-manager",
+                )
             except ApiError as exc:
                 log.debug("quota status update failed: %s", exc)

@@ -104,6 +104,7 @@ class Workloads(Controller):
     """Keys ("deploy"|"rs"|"sts"|"job", namespace, name)."""
 
     name = "workload-controllers"
+    field_manager = "kube-controller-manager"
 
     def __init__(self, sim: Any) -> None:
         super().__init__(sim)

@@ -13,6 +13,7 @@ from dragoman.sim.api.validation.apps import (
     _default_replicaset,
     _default_statefulset,
     _workload_errors,
+    prepare_daemonset_update,
 )
 from dragoman.sim.api.validation.batch import _default_cronjob, _default_job
 from dragoman.sim.api.validation.coordination import _lease_errors
@@ -80,6 +81,12 @@ _PREPARERS: dict[str, Callable[[dict], None]] = {
 }
 
 
+def prepare_for_update(resource: str, new: dict, old: dict) -> None:
+    """The registry strategy's PrepareForUpdate of the main resource (a DaemonSet's template generation)."""
+    if resource == "daemonsets" and isinstance(new, dict):
+        prepare_daemonset_update(new, old)
+
+
 def prepare_for_create(resource: str, obj: dict) -> None:
     """The registry strategy's PrepareForCreate: server-set fields of a new object (a pod's Pending status, a
     namespace's `kubernetes` finalizer), after admission and outside managedFields."""
@@ -136,4 +143,4 @@ def validate_object(resource: str, obj: dict, old: dict | None) -> list[dict]:
 
 
 # The entry points (sim/pieces.py) and the one name format the tests read.
-__all__ = ["default_object", "is_extended_resource_name", "prepare_for_create", "validate_object"]
+__all__ = ["default_object", "is_extended_resource_name", "prepare_for_create", "prepare_for_update", "validate_object"]

@@ -17,7 +17,6 @@ from dragoman.sim.api.validation.fields import (
     duplicate,
     forbidden,
     invalid,
-    is_extended_resource_name,
     label_value_errors,
     not_supported,
     qualified_name_errors,
@@ -198,6 +197,22 @@ def _opaque_config_errors(configs: Any, path: str, request_names: set[str] | Non
     return errs
 
 
+def _extended_resource_name_errors(value: Any, path: str) -> list[dict]:
+    """The declarative validator's ExtendedResourceName (apimachinery api/validate/strfmt.go), whose messages the
+    1.37 server returns: a domain-prefixed name, not kubernetes.io's, no `requests.` prefix, a label key after one."""
+    if not isinstance(value, str):
+        return [invalid(path, value, "must be a string")]
+    errs = []
+    if "/" not in value:
+        errs.append(invalid(path, value, "a name must be a domain-prefixed path, such as 'example.com/my-prop'"))
+    elif "kubernetes.io/" in value:
+        errs.append(invalid(path, value, 'must not have "kubernetes.io/" domain'))
+    if value.startswith("requests."):
+        errs.append(invalid(path, value, 'must not have "requests." prefix'))
+    errs += [invalid(path, value, m) for m in qualified_name_errors("requests." + value)]
+    return errs
+
+
 def _device_class_errors(obj: dict, old: dict | None) -> list[dict]:
     spec = obj.get("spec") or {}
     old_spec = (old or {}).get("spec") or {}
@@ -208,8 +223,8 @@ def _device_class_errors(obj: dict, old: dict | None) -> list[dict]:
     )
     errs += _opaque_config_errors(spec.get("config"), "spec.config", None)
     ern = spec.get("extendedResourceName")
-    if ern is not None and not (isinstance(ern, str) and is_extended_resource_name(ern)):
-        errs.append(invalid("spec.extendedResourceName", ern, "must be a valid extended resource name"))
+    if ern is not None:
+        errs += _extended_resource_name_errors(ern, "spec.extendedResourceName")
     return errs
 
 
@@ -369,7 +384,8 @@ def _claim_errors(obj: dict, old: dict | None) -> list[dict]:
     spec = obj.get("spec")
     if old is not None:
         if spec != old.get("spec"):
-            return [invalid("spec", spec, IMMUTABLE)]
+            # The declarative immutability check prints no value (`Invalid value: null`).
+            return [invalid("spec", None, IMMUTABLE)]
         return _claim_status_errors(obj, old)
     if not isinstance(spec, dict):
         return [required("spec", "")]
