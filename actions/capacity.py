@@ -143,7 +143,18 @@ class Picture:
 
 
 async def read_picture(ctx: Any) -> Picture:
-    """List what the switch needs and classify the pool's stacks."""
+    """List what the switch needs and classify the pool's stacks; once per plan while one is built
+    (Context.reading_once): at 150,000 pods each read of every pod costs seconds, and the plan's steps all read it."""
+    memo = getattr(ctx, "reads", None)
+    if memo is not None and "picture" in memo:
+        return memo["picture"]
+    pic = await _read_picture(ctx)
+    if memo is not None:
+        memo["picture"] = pic
+    return pic
+
+
+async def _read_picture(ctx: Any) -> Picture:
     objects: dict[str, list[dict]] = {}
     for kind, path in _LISTS.items():
         try:

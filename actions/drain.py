@@ -10,8 +10,6 @@ import time
 from dragoman.actions import operations
 from dragoman.actions.operations import Evict
 from dragoman.actions.steps import (
-    GPU,
-    MIGRATION_ANNOTATION,
     WRITE_ATTEMPTS,
     Context,
     Step,
@@ -20,6 +18,7 @@ from dragoman.actions.steps import (
     uncertain,
 )
 from dragoman.fleet.cluster import ApiError, Unreachable
+from dragoman.fleet.ownership import GPU, MIGRATION_ANNOTATION
 from dragoman.fleet.placement import match_label_selector
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"

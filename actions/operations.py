@@ -33,7 +33,8 @@ from dragoman.actions.steps import (
     retryable,
     uncertain,
 )
-from dragoman.fleet.cluster import ApiError, Unreachable
+from dragoman.fleet.backoff import retrying
+from dragoman.fleet.cluster import ApiError
 from dragoman.fleet.errors import ReadOnlyError
 
 if TYPE_CHECKING:
@@ -1071,14 +1072,9 @@ async def bookkeep(ctx: Context, op: NodeAnnotation) -> None:
     if obj is None or op.done(obj):
         return
     request = op.request(ctx.cluster, obj)
-    for attempt in range(WRITE_ATTEMPTS):
-        try:
-            await request.send(ctx.cluster, False)
-            return
-        except (ApiError, Unreachable) as exc:
-            if not retryable(exc) or attempt == WRITE_ATTEMPTS - 1:
-                raise
-            await asyncio.sleep(backoff(exc, attempt))
+    await retrying(
+        lambda _attempt: request.send(ctx.cluster, False), attempts=WRITE_ATTEMPTS, retryable=retryable, wait=backoff
+    )
 
 
 async def write_unplanned(

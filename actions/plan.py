@@ -153,19 +153,21 @@ async def build(ctx: Context, names: list[str] | None = None, *, created_by: dic
     pid = plan_id(ctx.pool, str(ctx.cluster.kube_system_uid), [(sid, nodes) for sid, _, nodes in specs], False)
     ctx.plan_id = pid
     plans: list[StepPlan] = []
-    for sid, n, nodes in specs:
-        step = step_class(n)(sid, nodes)
-        sp = await step.plan(ctx)
-        st = ctx.state
-        if st is not None and st.plan_id == pid and st.step_done(sid) and sp.changes:
-            # Resuming this plan: a step an earlier run finished is not made again (the uncordon after it undid the
-            # cordon).
-            sp.changes = []
-            sp.notes.insert(0, "done in an earlier run of this plan.")
-        plans.append(sp)
-    pre = next((p for p in plans if p.step == "preflight"), None)
-    if pre is not None:
-        await preflight(pre.id, pre.nodes).check(ctx, plans, pre)
+    # Planning writes nothing, so the steps share one read of the pool's picture (every pod among them).
+    with ctx.reading_once():
+        for sid, n, nodes in specs:
+            step = step_class(n)(sid, nodes)
+            sp = await step.plan(ctx)
+            st = ctx.state
+            if st is not None and st.plan_id == pid and st.step_done(sid) and sp.changes:
+                # Resuming this plan: a step an earlier run finished is not made again (the uncordon after it undid
+                # the cordon).
+                sp.changes = []
+                sp.notes.insert(0, "done in an earlier run of this plan.")
+            plans.append(sp)
+        pre = next((p for p in plans if p.step == "preflight"), None)
+        if pre is not None:
+            await preflight(pre.id, pre.nodes).check(ctx, plans, pre)
     return MigrationPlan(
         pid, ctx.pool, ctx.pool_label, _cluster(ctx), _now(), created_by or ctx.by, _options(ctx), plans
     )
@@ -184,28 +186,30 @@ async def build_rollback(
     )
     plans: list[StepPlan] = []
     notes: list[str] = []
-    for sid, e in done:
-        name = e.get("step", "")
-        if names and name not in names:
-            continue
-        try:
-            cls = step_class(name)
-        except KeyError:
-            continue
-        if not cls.reversible:
-            if name not in ("preflight",):
-                notes.append(
-                    f"{sid} cannot be undone ({name}); evicted pods come back through their controllers once "
-                    "the nodes are schedulable."
-                )
-            continue
-        record = records.get(sid)
-        if not record:
-            continue
-        rp = await cls(sid, []).rollback_plan(ctx, record)
-        if rp is not None:
-            rp.id = f"rollback:{sid}"
-            plans.append(rp)
+    # As in build: nothing is written while planning, so the steps share one read of the picture.
+    with ctx.reading_once():
+        for sid, e in done:
+            name = e.get("step", "")
+            if names and name not in names:
+                continue
+            try:
+                cls = step_class(name)
+            except KeyError:
+                continue
+            if not cls.reversible:
+                if name not in ("preflight",):
+                    notes.append(
+                        f"{sid} cannot be undone ({name}); evicted pods come back through their controllers once "
+                        "the nodes are schedulable."
+                    )
+                continue
+            record = records.get(sid)
+            if not record:
+                continue
+            rp = await cls(sid, []).rollback_plan(ctx, record)
+            if rp is not None:
+                rp.id = f"rollback:{sid}"
+                plans.append(rp)
     if plans and notes:
         plans[0].notes.extend(notes)
     pid = plan_id(ctx.pool, str(ctx.cluster.kube_system_uid), [(p.id, p.nodes) for p in plans], True)

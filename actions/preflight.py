@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from dragoman.actions.capacity import read_picture
 from dragoman.actions.drain import gpu_request
-from dragoman.actions.steps import GPU, Context, Step, StepPlan
+from dragoman.actions.steps import Context, Step, StepPlan
+from dragoman.fleet.ownership import GPU
 from dragoman.fleet.placement import selects_node, untolerated_taints
 
 
@@ -129,8 +131,9 @@ async def room_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
     if not evicted:
         return []
     drained = {n for p in plans if p.step in ("cordon", "drain") for n in p.nodes}
-    nodes, _ = await ctx.cluster.list_all("/api/v1/nodes")
-    pods, _ = await ctx.cluster.list_all("/api/v1/pods")
+    # The plan's picture (every node and pod, read once for all of the plan's steps).
+    pic = await read_picture(ctx)
+    nodes, pods = pic.objects["Node"], pic.objects["Pod"]
     by_node: dict[str, list[dict]] = {}
     for pod in pods:
         by_node.setdefault((pod.get("spec") or {}).get("nodeName") or "", []).append(pod)

@@ -18,7 +18,7 @@ from dragoman.actions.registry import step_class
 from dragoman.actions.state import PoolState
 from dragoman.actions.steps import Context, Options, ProgressEvent
 from dragoman.fleet.errors import ExitCode, ReadOnlyError, UserError
-from dragoman.fleet.pools import detect_pool_label
+from dragoman.fleet.pools import pool_label_of
 
 
 def operator(cluster: Any) -> dict:
@@ -44,11 +44,7 @@ async def pool_nodes(cluster: Any, pool: str, pool_label: str | None) -> tuple[s
     """The pool label (auto-detected when not given) and the pool's nodes; an unknown pool is an input error."""
     nodes, _ = await cluster.list_all("/api/v1/nodes")
     if not pool_label:
-        counts: dict[str, int] = {}
-        for n in nodes:
-            for k in (n.get("metadata") or {}).get("labels") or {}:
-                counts[k] = counts.get(k, 0) + 1
-        pool_label = detect_pool_label(counts)
+        pool_label = pool_label_of(nodes)
         if not pool_label:
             raise UserError("no node carries a known pool label; name it with --pool-label KEY.", ExitCode.INPUT)
     mine = [n for n in nodes if ((n.get("metadata") or {}).get("labels") or {}).get(pool_label) == pool]

@@ -4,34 +4,25 @@ actions/operations.py."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from dragoman.fleet.backoff import delay as doubling
+from dragoman.fleet.backoff import server_delay
 from dragoman.fleet.cluster import ApiError, Unreachable
+from dragoman.fleet.ownership import STEP_ORDER as STEP_ORDER
 
 if TYPE_CHECKING:
     from dragoman.actions.audit import AuditLog
     from dragoman.actions.state import PoolState
     from dragoman.fleet.cluster import Cluster
 
-GPU = "nvidia.com/gpu"
-MIGRATION_ANNOTATION = "dragoman.io/migration"
 CRASH_ENV = "DRAGOMAN_CRASH_AT"
 
-# Every step name, in the order a full migration runs them (actions/registry.py maps each to its class).
-STEP_ORDER = (
-    "preflight",
-    "cordon",
-    "drain",
-    "exclude-device-plugin",
-    "scope-driver",
-    "device-class",
-    "uncordon",
-    "verify",
-)
 # A pool's plan by default: the whole switch (issue 9), from preflight to the canary.
 DEFAULT_PLAN = list(STEP_ORDER)
 # Steps that run once per batch of nodes (canary, then N at a time); the others run once for the pool.
@@ -63,10 +54,8 @@ def backoff(exc: BaseException, attempt: int) -> float:
         if isinstance(exc, ApiError)
         else None
     )
-    try:
-        return min(float(after), 5.0) if after else min(0.1 * 2**attempt, 3.0)
-    except (TypeError, ValueError):
-        return min(0.1 * 2**attempt, 3.0)
+    # A Status omits retryAfterSeconds when it is 0 (omitempty): 0 is "no hint", not "at once".
+    return server_delay(after or None, doubling(attempt, 0.1, 3.0))
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -269,9 +258,23 @@ class Context:
     dangling: dict[str, dict] = dataclasses.field(default_factory=dict, kw_only=True)
     write_counts: dict[str, int] = dataclasses.field(default_factory=dict, kw_only=True)
     crash_points: set[str] = dataclasses.field(default_factory=_crash_points, kw_only=True)
+    # While a plan is built (nothing is written), reads every step makes alike are made once: `reading_once` sets it.
+    # None otherwise: a step that applies reads the cluster afresh.
+    reads: dict[str, Any] | None = dataclasses.field(default=None, kw_only=True)
 
     def __post_init__(self, pool_nodes: list[dict]) -> None:
         self.nodes = {n["metadata"]["name"]: n for n in pool_nodes}
+
+    @contextlib.contextmanager
+    def reading_once(self) -> Iterator[None]:
+        """Within the block, reads kept in `reads` are shared (the pool's picture: every pod, node, slice, class,
+        claim and DaemonSet, which each step's plan and the preflight read); they are dropped when it ends."""
+        outer = self.reads
+        self.reads = {} if outer is None else outer
+        try:
+            yield
+        finally:
+            self.reads = outer
 
     # ---------------------------------------------------------------- crash points (tests kill the process here)
     def crash(self, point: str) -> None:

@@ -13,9 +13,10 @@ from dragoman.actions import operations, ops
 from dragoman.actions.cordon import Uncordon
 from dragoman.actions.drain import gpu_request, node_pods, skip_reason
 from dragoman.actions.operations import CreateObject, DeleteObject, Schedulable
-from dragoman.actions.steps import GPU, Change, Context, Step, StepPlan
+from dragoman.actions.steps import Change, Context, Step, StepPlan
 from dragoman.fleet import ownership as own
 from dragoman.fleet.cluster import ApiError
+from dragoman.fleet.ownership import GPU
 
 VISIBLE_DEVICES = "dragoman.io/visible-devices"  # where a simulated kubelet says which GPUs a container sees
 UUID_LINE = re.compile(r"\b((?:GPU|MIG)-[0-9a-fA-F-]{8,})")

@@ -16,11 +16,12 @@ import ssl
 import tempfile
 import time
 import zlib
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
 import aiohttp
-from dragoman.fleet import debugtrace
+import msgspec
+from dragoman.fleet import backoff, debugtrace
 from dragoman.fleet.errors import ExitCode, UserError, printable
 from dragoman.fleet.kubeconfig import CredentialSource, ResolvedConfig, resolve
 from kubernetes_asyncio.client import ApiClient, Configuration
@@ -30,16 +31,6 @@ from dragoman import __version__
 LIST_PAGE = 500
 READ_RETRIES = 3
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
-
-
-def _retry_after(header: str | None, default: float) -> float:
-    """Seconds to wait before asking again: the server's Retry-After when it gives one (capped), else the backoff.
-    `nan`, `inf` and negative values are not numbers of seconds: the backoff is used (nan once defeated the cap)."""
-    try:
-        value = float(header) if header else default
-    except ValueError:
-        return default
-    return min(value, 5.0) if math.isfinite(value) and value >= 0 else default
 
 
 CONNECT_TIMEOUT = 10.0
@@ -58,8 +49,32 @@ PAUSE_GC_ABOVE = 64 * 1024
 FREEZE_ABOVE = 512 * 1024
 
 
+class _WatchEvent(msgspec.Struct):
+    """A watch line's envelope, its object left as bytes: decoded next by the caller's decoder (a projecting store's,
+    fleet/projection.py) or the generic one. msgspec reads the envelope and an object ~3x faster than json.loads."""
+
+    type: Any = None
+    object: msgspec.Raw = msgspec.Raw()
+
+
+_event_decoder = msgspec.json.Decoder(_WatchEvent)
+_object_decoder = msgspec.json.Decoder()
+# What a watch's object decoder is handed: the object's bytes (msgspec.Raw supports the buffer protocol).
+ObjectDecoder = Callable[[Any], Any]
+
+
+def decode_object(raw: Any) -> Any:
+    """One object's JSON bytes as json.loads gives them (msgspec first; what only json accepts, such as NaN, by
+    json)."""
+    try:
+        return _object_decoder.decode(raw)
+    except msgspec.DecodeError:
+        return json.loads(raw if isinstance(raw, (bytes, str)) else memoryview(raw).tobytes())
+
+
 def decode(raw: bytes) -> Any:
-    """JSON bytes to Python objects; a large body (a LIST page) is decoded with the cyclic GC paused, then frozen.
+    """JSON bytes to Python objects (as json.loads gives them, by msgspec: a 500-pod page 50 -> 36 µs a pod); a large
+    body (a LIST page) is decoded with the cyclic GC paused, then frozen.
 
     A LIST page of 500 pods makes ~100k containers. Left to the collector, a fleet's millions of dicts are
     rescanned by every full collection: 3-4x the decode time during a sync, and a pause of most of a second each
@@ -68,10 +83,10 @@ def decode(raw: bytes) -> Any:
     else is alive at that moment is frozen too, which is why only big pages (fleet-sized clusters) do it.
     """
     if len(raw) < PAUSE_GC_ABOVE or not gc.isenabled():
-        return json.loads(raw)
+        return decode_object(raw)
     gc.disable()
     try:
-        return json.loads(raw)
+        return decode_object(raw)
     finally:
         if len(raw) >= FREEZE_ABOVE:
             gc.freeze()
@@ -522,7 +537,7 @@ class Cluster:
                 return await self._read(resp, method, path, limit, decoder)
             # An API server that sheds load (429) or hiccups (5xx) is asked again, as client-go does, honouring
             # Retry-After, rather than ending a migration on one busy moment.
-            delay = _retry_after(resp.headers.get("Retry-After"), 0.25 * 2**attempt)
+            delay = backoff.server_delay(resp.headers.get("Retry-After"), backoff.delay(attempt, 0.25, math.inf))
             resp.release()
             await asyncio.sleep(delay)
         raise AssertionError("unreachable")
@@ -647,9 +662,13 @@ class Cluster:
         label_selector: str | None = None,
         timeout_seconds: int | None = 300,
         allow_bookmarks: bool = True,
+        decoder: ObjectDecoder | None = None,
     ) -> AsyncIterator[tuple[str, dict]]:
         """WATCH a collection from `resource_version`; yields (type, object) including BOOKMARK, and first
         ("OPENED", {}) once the server has accepted the watch.
+
+        `decoder` turns an ADDED, MODIFIED or DELETED event's object bytes into the object (a projecting store's item
+        decoder, the same one its LIST pages went through), instead of `decode_object`.
 
         Raises WatchGone on 410 (status or ERROR event), ApiError for other errors, Unreachable when the stream breaks.
         Ends normally when the server closes the stream (timeoutSeconds).
@@ -692,9 +711,9 @@ class Cluster:
                         buf = bytearray(rest)
                         for line in lines:
                             if line.strip():
-                                yield self._event(line, path)
+                                yield self._event(line, path, decoder)
                 if buf.strip():
-                    yield self._event(bytes(buf), path)
+                    yield self._event(bytes(buf), path, decoder)
             except (aiohttp.ClientPayloadError, aiohttp.ClientOSError, aiohttp.ServerDisconnectedError) as exc:
                 raise Unreachable(f"the watch of {path} on {self._who()} broke ({exc}).") from None
             except TimeoutError:
@@ -702,15 +721,27 @@ class Cluster:
         finally:
             resp.close()
 
-    def _event(self, line: bytes, path: str) -> tuple[str, dict]:
+    def _event(self, line: bytes, path: str, decoder: ObjectDecoder | None = None) -> tuple[str, dict]:
         if len(line) > MAX_WATCH_LINE:
             raise Malformed(
                 f"the watch of {path} on {self._who()} sent a line longer than {MAX_WATCH_LINE >> 20} MiB; "
                 "that is not a watch event."
             )
         try:
-            ev = decode(line)
-            etype, obj = ev["type"], ev["object"]
+            try:
+                ev = _event_decoder.decode(line)
+            except msgspec.DecodeError:
+                # Not an object, or JSON only json reads (NaN): the plain path, whose errors say what it is.
+                plain = decode(line)
+                etype, obj = plain["type"], plain["object"]
+            else:
+                etype, raw = ev.type, ev.object
+                if not raw:
+                    raise KeyError("object")
+                if decoder is not None and etype in ("ADDED", "MODIFIED", "DELETED"):
+                    obj = decoder(raw)
+                else:
+                    obj = decode_object(raw)
         except (ValueError, KeyError, TypeError, RecursionError):
             raise Malformed(f"the watch of {path} on {self._who()} sent a line that is not a watch event.") from None
         if not isinstance(etype, str) or etype not in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"):

@@ -22,10 +22,11 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from dragoman.fleet.k8s import Key, key_of
+
 if TYPE_CHECKING:
     from dragoman.fleet.model import FleetModel
 
-Key = tuple[str, str]  # (namespace, name)
 DeviceId = tuple[str, str, str]  # (driver, pool, device)
 
 
@@ -41,11 +42,6 @@ class Delta:
     pods: set[Key] = dataclasses.field(default_factory=set)
     slices: bool = False
     everything: bool = False
-
-
-def _key_of(obj: dict) -> Key:
-    meta = obj.get("metadata") or {}
-    return (meta.get("namespace") or "", meta.get("name") or "")
 
 
 def _pod_node(pod: dict | None) -> str | None:
@@ -88,11 +84,11 @@ def delta_of(model: FleetModel, changes: Sequence[Any], before: dict | None = No
         if ch.type == "DELETED":
             new, old = None, old or ch.obj
         if kind == "Node":
-            t.nodes.add(_key_of(ch.obj)[1])
+            t.nodes.add(key_of(ch.obj)[1])
             if old:  # a relabelled node leaves its old pool's row too
                 t.pools.add(model.pool_of_labels((old.get("metadata") or {}).get("labels") or {}))
         elif kind == "Pod":
-            pk = _key_of(ch.obj)
+            pk = key_of(ch.obj)
             t.pods.add(pk)
             if old is not None and new is not None and not model.is_stack_pod(pk) and _pod_sig(old) == _pod_sig(new):
                 continue  # a heartbeat, an annotation: nothing a node, pool or claim row shows
@@ -114,7 +110,7 @@ def delta_of(model: FleetModel, changes: Sequence[Any], before: dict | None = No
                 if n:
                     t.nodes.add(n)
         elif kind == "ResourceClaim":
-            t.claims.add(_key_of(ch.obj))
+            t.claims.add(key_of(ch.obj))
             for c in (old, new):
                 if not c:
                     continue
@@ -125,7 +121,7 @@ def delta_of(model: FleetModel, changes: Sequence[Any], before: dict | None = No
                         t.nodes.add(n)
                 for r in (c.get("status") or {}).get("reservedFor") or ():
                     if r.get("resource") == "pods" and r.get("name"):
-                        t.pods.add((_key_of(c)[0], r["name"]))
+                        t.pods.add((key_of(c)[0], r["name"]))
         elif kind in ("DaemonSet", "DeviceClass"):
             # Ownership of every node (a DaemonSet's role) or what serves nvidia.com/gpu may change: rare, and whole.
             t.everything = True

@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from dragoman.fleet import backoff
 from dragoman.fleet.cluster import ApiError, Cluster, ClusterError, Malformed, Unreachable, WatchGone
 from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.fleet.store import (
@@ -34,9 +35,8 @@ WATCH_TIMEOUT = 300  # each watch asks the server to end it after 1-2x this, spr
 
 
 def backoff_delay(attempt: int, initial: float = BACKOFF_INITIAL, maximum: float = BACKOFF_MAX) -> float:
-    """Exponential backoff with jitter: a random delay in [d/2, d], d = initial * 2**attempt capped at maximum."""
-    d = min(maximum, initial * (2 ** min(attempt, 30)))
-    return random.uniform(d / 2, d)
+    """An informer's wait before listing or watching again: doubling with jitter, as client-go's reflector."""
+    return backoff.delay(attempt, initial, maximum, jitter=True)
 
 
 def _fill_type(items: list[dict], info: KindInfo) -> None:
@@ -88,6 +88,8 @@ class Informer:
         self._relist_requested = False
         self._wake: asyncio.Event | None = None
         self._events_seen = 0
+        # The projecting decoder of this kind's LIST pages and watch objects (None: decoded whole).
+        self._decoder: Any = None
         self.task: asyncio.Task | None = None
 
     def start(self) -> asyncio.Task:
@@ -190,11 +192,14 @@ class Informer:
         """LIST when needed, then WATCH until the stream ends; returns to be called again, raises to back off."""
         info, store, cluster = self.info, self.store, self.cluster
         if self.resource_version is None:
+            # A store that projects (fleet/projection.py) gets the pages decoded straight into projections, and the
+            # watch's objects through the same decoder: one path, and the parts its LIST decoded once (a template's
+            # containers, labels, owner) are shared by the events' objects too. A relist starts a fresh one.
+            self._decoder = store.page_decoder(info.kind)
             if not store.state(info.kind).synced:
                 self._state(SYNCING)
-            # A store that projects (fleet/projection.py) gets the pages decoded straight into projections.
             items, rv = await cluster.list_all(
-                info.list_path, label_selector=info.label_selector, decoder=store.page_decoder(info.kind)
+                info.list_path, label_selector=info.label_selector, decoder=self._decoder
             )
             _fill_type(items, info)
             store.replace(info.kind, items)
@@ -208,6 +213,7 @@ class Informer:
             self.resource_version or "",
             label_selector=info.label_selector,
             timeout_seconds=int(self.watch_timeout * random.uniform(1.0, 2.0)),
+            decoder=getattr(self._decoder, "item", None),
         ):
             self.last_activity = time.time()
             if etype == "OPENED":
@@ -327,17 +333,17 @@ async def fetch_once(
     sem = asyncio.Semaphore(concurrency)
 
     async def list_retrying(info: KindInfo) -> list[dict]:
-        for attempt in range(4):
-            try:
-                items, _rv = await cluster.list_all(info.list_path, label_selector=info.label_selector)
-                return items
-            except ApiError as exc:
-                # 429 and 5xx are the server's passing trouble: try again a few times before giving up.
-                if (exc.status == 429 or exc.status >= 500) and attempt < 3:
-                    await asyncio.sleep(backoff_delay(attempt))
-                    continue
-                raise
-        raise AssertionError("unreachable")  # pragma: no cover
+        async def once(_attempt: int) -> list[dict]:
+            items, _rv = await cluster.list_all(info.list_path, label_selector=info.label_selector)
+            return items
+
+        # 429 and 5xx are the server's passing trouble: try again a few times before giving up.
+        return await backoff.retrying(
+            once,
+            attempts=4,
+            retryable=lambda exc: isinstance(exc, ApiError) and (exc.status == 429 or exc.status >= 500),
+            wait=lambda _exc, attempt: backoff_delay(attempt),
+        )
 
     async def one(kind: str) -> None:
         info = KINDS[kind]

@@ -3,13 +3,22 @@
 Node selectors and required node affinity (k8s.io/component-helpers@v0.37.2 scheduling/corev1/nodeaffinity over
 apimachinery labels.Requirement), taints and tolerations (k8s.io/api@v0.37.2 core/v1 toleration.go), label
 selectors (metav1.LabelSelector), the tolerations the DaemonSet controller adds, and the DRA bridge's class prefix.
-sim/ imports these; fleet/placement.py and fleet/diagnose.py read them. Pure functions over raw objects.
+sim/ imports these; fleet/placement.py and fleet/diagnose/ read them. Pure functions over raw objects.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+
+Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
+
+
+def key_of(obj: dict) -> Key:
+    """(namespace or "", name) of a raw object: how the client and the simulator index every object."""
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace") or "", meta.get("name") or "")
+
 
 # The implicit extended-resource name every DeviceClass serves (`deviceclass.resource.kubernetes.io/<class>`).
 DEVICECLASS_PREFIX = "deviceclass.resource.kubernetes.io/"

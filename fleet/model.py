@@ -13,34 +13,18 @@ from typing import Any
 
 from dragoman.fleet import ownership as own
 from dragoman.fleet.delta import Delta, delta_of
+from dragoman.fleet.k8s import DEVICECLASS_PREFIX, Key, key_of
 from dragoman.fleet.ownership import GPU, MIG_PREFIX, Workload
-from dragoman.fleet.pools import POOL_LABELS, UNLABELED, PoolAggregate, PoolView, detect_pool_label
+from dragoman.fleet.pools import POOL_LABELS, UNLABELED, PoolAggregate, PoolView, detect_pool_label, pool_label_of
+from dragoman.fleet.store import KINDS as STORE_KINDS
 
-Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
 DeviceId = tuple[str, str, str]  # (driver, pool, device)
 
-KINDS = (
-    "Node",
-    "Pod",
-    "DaemonSet",
-    "Deployment",
-    "ReplicaSet",
-    "StatefulSet",
-    "Job",
-    "Namespace",
-    "Event",
-    "ResourceQuota",
-    "PodDisruptionBudget",
-    "ConfigMap",
-    "Lease",
-    "DeviceClass",
-    "ResourceSlice",
-    "ResourceClaim",
-    "ResourceClaimTemplate",
-)
+# The kinds the model indexes: every kind dragoman reads (one table, fleet/store.py's, with where each lives).
+KINDS = tuple(STORE_KINDS)
 BRIDGE_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
-IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
+IMPLICIT_PREFIX = DEVICECLASS_PREFIX
 TERMINAL_PHASES = ("Succeeded", "Failed")
 # GPU Feature Discovery labels read for the hardware and the sharing set-up.
 GFD_PRODUCT = "nvidia.com/gpu.product"
@@ -56,11 +40,6 @@ def _given(new: dict | None, old: dict | None) -> dict:
     obj = new or old
     assert obj is not None
     return obj
-
-
-def key_of(obj: dict) -> Key:
-    meta = obj.get("metadata") or {}
-    return (meta.get("namespace") or "", meta.get("name") or "")
 
 
 def is_extended_resource(name: str) -> bool:
@@ -343,13 +322,7 @@ class FleetModel:
         order = ["Node", "DaemonSet"] + [k for k in KINDS if k not in ("Node", "DaemonSet")]
         if self.pool_label_given is None:
             nodes = objects_by_kind.get("Node") or {}
-            counts: Counter = Counter()
-            for obj in nodes.values() if isinstance(nodes, dict) else nodes:
-                labels = (obj.get("metadata") or {}).get("labels") or {}
-                for lk in POOL_LABELS:
-                    if lk in labels:
-                        counts[lk] += 1
-            self.pool_label = detect_pool_label(counts)
+            self.pool_label = pool_label_of(nodes.values() if isinstance(nodes, dict) else nodes)
         for kind in order:
             objs = objects_by_kind.get(kind)
             if not objs:

@@ -289,6 +289,20 @@ def parse_kubelet_version(text: str | None) -> tuple[int, int, int] | None:
     return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
 
 
+# Every step of a dragoman migration, in the order a full one runs them: the `step` a migration annotation names.
+# actions/ runs them (actions/registry.py maps each to its class); diagnosis reads how far a node has come.
+STEP_ORDER = (
+    "preflight",
+    "cordon",
+    "drain",
+    "exclude-device-plugin",
+    "scope-driver",
+    "device-class",
+    "uncordon",
+    "verify",
+)
+
+
 @dataclasses.dataclass(frozen=True)
 class MigrationState:
     """The `dragoman.io/migration` node annotation: where a dragoman migration of this node stands."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from dragoman.fleet import ownership as own
@@ -35,6 +36,15 @@ def detect_pool_label(label_counts: dict[str, int]) -> str | None:
         if n > best_n:
             best, best_n = key, n
     return best
+
+
+def pool_label_of(nodes: Iterable[dict]) -> str | None:
+    """The pool label of these nodes (detect_pool_label over the candidates each node carries)."""
+    counts: Counter[str] = Counter()
+    for node in nodes:
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        counts.update(k for k in POOL_LABELS if k in labels)
+    return detect_pool_label(counts)
 
 
 @dataclasses.dataclass

@@ -152,7 +152,8 @@ def keeps_whole(pod: dict) -> bool:
 
 
 def project_pod(pod: dict, strings: dict[str, str] | None = None) -> dict:
-    """The pod as a Projection, or the pod itself when it is kept whole: the path for watch events and other dicts."""
+    """The pod as a Projection, or the pod itself when it is kept whole: the path for dicts already decoded (a live
+    informer decodes its LIST pages and watch events through PodListDecoder instead)."""
     if isinstance(pod, Projection) or not isinstance(pod, dict) or keeps_whole(pod):
         return pod
     out = Projection()
@@ -290,7 +291,9 @@ class PodListDecoder:
         key = bytes(raw)
         hit = self._canon.get(key, self)
         if hit is self:
-            hit = json.loads(key)
+            # msgspec has read these bytes as JSON already (they are a Raw of the pod it decoded): its generic decoder
+            # gives what json.loads would, twice as fast for the small values here.
+            hit = _generic_decoder.decode(key)
             if trim is not None:
                 hit = trim(hit)
             if len(self._canon) >= CANON_LIMIT:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from dragoman.fleet.k8s import key_of
 from dragoman.fleet.projection import PodListDecoder, Projection, project_pod
 
 log = logging.getLogger(__name__)
@@ -93,12 +94,6 @@ PROJECTORS: dict[str, Callable[[dict, dict], dict]] = {"Pod": project_pod}
 # Decoders of LIST pages that project while decoding, per kind: the informer hands them to Cluster.list_all.
 PAGE_DECODERS: dict[str, Callable[[dict], Callable[[bytes], Any]]] = {"Pod": lambda strings: PodListDecoder(strings)}
 WHOLE_CACHE = 32  # whole objects fetched on demand, kept for pages reopened soon after
-
-
-def key_of(obj: dict) -> tuple[str, str]:
-    """(namespace or "", name) of a raw object."""
-    meta = obj.get("metadata") or {}
-    return (meta.get("namespace") or "", meta.get("name") or "")
 
 
 def _rv(obj: dict | None) -> str | None:

@@ -98,6 +98,7 @@ MIGRATE_KEYS = (
     Key("migrate.back", "escape,q", "back", "Back", "Back to the previous view"),
 )
 
+# Short descriptions: at 80 columns the footer must still end with "f1 Help" (it was cut to "f1 He").
 GENERATE_KEYS = (
     Key("gen.back", "escape", "back", "Back", "Back to the playground"),
     Key("gen.save", "ctrl+s", "save", "Save", "Write the YAML to the file named in the form", priority=True),
@@ -105,7 +106,7 @@ GENERATE_KEYS = (
         "gen.dryrun",
         "ctrl+t",
         "dry_run",
-        "Server dry run",
+        "Dry run",
         "Send the objects with dryRun=All: the API server validates them, nothing is stored",
         priority=True,
         # Not a write, but a request to the cluster under the operator's credentials: read-only sends none.
@@ -120,7 +121,7 @@ GENERATE_KEYS = (
         priority=True,
         dangerous=True,
     ),
-    Key("gen.copy", "f2", "copy_yaml", "Copy YAML", "Copy the YAML to the clipboard"),
+    Key("gen.copy", "f2", "copy_yaml", "Copy", "Copy the YAML to the clipboard"),
 )
 
 

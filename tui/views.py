@@ -86,6 +86,12 @@ class Destination:
     view: type[View] | None = None  # a table view
     screen: Callable[[], Screen] | None = None  # a tool screen of its own
     # Neither: an app action (ctx switches the kubeconfig context).
+    screen_title: str = ""  # what a tool screen is called (a table view's title is its View's)
+
+    @property
+    def title(self) -> str:
+        """What the screen it opens is called: `:po` suggests "po→Stuck pods", the view a k9s user means by pods."""
+        return self.view.title if self.view is not None else self.screen_title
 
 
 DESTINATIONS: tuple[Destination, ...] = (
@@ -112,9 +118,10 @@ DESTINATIONS: tuple[Destination, ...] = (
         view=ClaimsView,
     ),
     Destination(
+        # dragoman's pods view: the pods in trouble with their GPUs (k9s's :po, :pod, :pods come here).
         "pending",
         "5",
-        ("stuck", "pods", "pod", "po"),
+        ("pods", "pod", "po", "stuck"),
         "stuck GPU pods with their finding; d: evidence, the scheduler's words, the fix",
         view=StuckView,
     ),
@@ -133,7 +140,12 @@ DESTINATIONS: tuple[Destination, ...] = (
         view=AttributesView,
     ),
     Destination(
-        "cel", "", ("playground",), "the CEL playground: a selector against every device, live", screen=_playground
+        "cel",
+        "",
+        ("playground",),
+        "the CEL playground: a selector against every device, live",
+        screen=_playground,
+        screen_title="CEL playground",
     ),
     Destination(
         "migrate",
@@ -141,6 +153,7 @@ DESTINATIONS: tuple[Destination, ...] = (
         ("mig", "migration"),
         "the migration wizard: pick a pool, see its plan, apply, roll back",
         screen=_migrate,
+        screen_title="Migration wizard",
     ),
     Destination(
         "accounting",
@@ -148,6 +161,7 @@ DESTINATIONS: tuple[Destination, ...] = (
         ("acct", "quota", "quotas"),
         "GPUs as allocatable, slices and claims count them; quotas a move changes",
         screen=_accounting,
+        screen_title="Accounting",
     ),
     Destination(
         "load",
@@ -155,8 +169,9 @@ DESTINATIONS: tuple[Destination, ...] = (
         (),
         "claims, rates, slices, Pending pods and API objects over time; what a pool's move adds",
         screen=_load,
+        screen_title="Load",
     ),
-    Destination("ctx", "", ("context", "contexts"), "switch kubeconfig context"),
+    Destination("ctx", "", ("context", "contexts"), "switch kubeconfig context", screen_title="Contexts"),
 )
 
 # Read-only indexes of the one table above.

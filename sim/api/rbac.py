@@ -98,6 +98,11 @@ BOOTSTRAP_CLUSTER_ROLE_BINDINGS: list[dict] = [
 ]
 
 
+def bootstrap_rules(role: str) -> list[dict]:
+    """The rules of one bootstrap ClusterRole (a rules review lists them for every authenticated user)."""
+    return next(r["rules"] for r in BOOTSTRAP_CLUSTER_ROLES if r["metadata"]["name"] == role)
+
+
 def _verb_matches(rule: dict, verb: str) -> bool:
     verbs = rule.get("verbs") or []
     return "*" in verbs or verb in verbs

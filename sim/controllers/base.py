@@ -13,6 +13,8 @@ import weakref
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
+from dragoman.fleet import backoff
+
 log = logging.getLogger("dragoman.sim.controllers")
 
 # Annotations the simulator reads (faults and timing); nothing outside the simulator and tests should rely on them.
@@ -254,7 +256,7 @@ class Controller:
             except Exception as exc:
                 tries = self._failures.get(key, 0) + 1
                 self._failures[key] = tries
-                delay = min(30.0, 0.5 * 2 ** min(tries, 6))
+                delay = backoff.delay(tries, 0.5, 30.0)  # a controller's rate limiter: 1 s, 2 s, ... 30 s
                 level = logging.DEBUG if tries < 3 else logging.WARNING
                 log.log(
                     level,

@@ -8,6 +8,7 @@ import weakref
 from collections.abc import Iterable
 from typing import Any
 
+from dragoman.fleet import backoff
 from dragoman.sim.api import status as st
 from dragoman.sim.controllers import quota as quota_mod
 from dragoman.sim.controllers.allocator import FINALIZER
@@ -73,7 +74,7 @@ class Scheduler(Controller):
         self.claim_events = Events(self.store, self.clock, "resourceclaim-controller")
         self.unschedulable: set[tuple] = set()
         self.waiting: set[tuple] = set()
-        self._backoff: dict[tuple, float] = {}
+        self._backoff: dict[tuple, int] = {}  # failed attempts in a row, per pod
         self._retry_pending: set[tuple] = set()
         self._flush_pending = False
 
@@ -336,8 +337,9 @@ class Scheduler(Controller):
         )
         # One timer per pod for backoff and one for the periodic flush, however often attempts fail.
         if error:
-            delay = min(self._backoff.get(key, INITIAL_BACKOFF / 2) * 2, MAX_BACKOFF)
-            self._backoff[key] = delay
+            failures = self._backoff.get(key, 0)
+            delay = backoff.delay(failures, INITIAL_BACKOFF, MAX_BACKOFF)
+            self._backoff[key] = failures + 1
             if key not in self._retry_pending:
                 self._retry_pending.add(key)
                 self.enqueue_after(("retry", key), delay)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from fractions import Fraction
 
-from dragoman.fleet.k8s import DEVICECLASS_PREFIX
+from dragoman.fleet.k8s import DEVICECLASS_PREFIX, key_of
 from dragoman.sim.controllers import bridge as bridge_mod
 from dragoman.sim.controllers.allocator import (
     FINALIZER,
@@ -167,11 +167,6 @@ def _meta(obj: dict) -> dict:
     return obj.get("metadata") or {}
 
 
-def _key(obj: dict) -> tuple[str, str]:
-    m = _meta(obj)
-    return (m.get("namespace") or "", m.get("name") or "")
-
-
 def _ts(now) -> str:
     if isinstance(now, str):
         return now
@@ -277,9 +272,9 @@ class ClusterView:
         for c in resourceclaims:
             self.upsert_claim(c)
         for t in resourceclaimtemplates:
-            self.templates[_key(t)] = t
+            self.templates[key_of(t)] = t
         for q in resourcequotas:
-            self.quotas[_key(q)] = q
+            self.quotas[key_of(q)] = q
         for ns in namespaces:
             self.namespaces[_meta(ns).get("name", "")] = ns
         for p in pods:
@@ -311,9 +306,9 @@ class ClusterView:
         elif kind == "ResourceClaim":
             self.remove_claim(m.get("namespace", ""), m.get("name", ""))
         elif kind == "ResourceClaimTemplate":
-            self.templates.pop(_key(obj), None)
+            self.templates.pop(key_of(obj), None)
         elif kind == "ResourceQuota":
-            self.quotas.pop(_key(obj), None)
+            self.quotas.pop(key_of(obj), None)
         elif kind == "Namespace":
             self.namespaces.pop(m.get("name", ""), None)
 
@@ -355,7 +350,7 @@ class ClusterView:
             info.pods.pop(uid, None)
 
     def upsert_pod(self, pod: dict) -> None:
-        key = _key(pod)
+        key = key_of(pod)
         self.pods[key] = pod
         uid = _meta(pod).get("uid") or f"{key[0]}/{key[1]}"
         node = (pod.get("spec") or {}).get("nodeName")
@@ -404,7 +399,7 @@ class ClusterView:
 
     # -- claims --
     def upsert_claim(self, claim: dict) -> None:
-        key = _key(claim)
+        key = key_of(claim)
         old = self.claims.get(key)
         if old is not None:
             for dk in allocated_device_keys(old):
@@ -530,10 +525,10 @@ class ClusterView:
 
     # -- others --
     def upsert_template(self, t: dict) -> None:
-        self.templates[_key(t)] = t
+        self.templates[key_of(t)] = t
 
     def upsert_quota(self, q: dict) -> None:
-        self.quotas[_key(q)] = q
+        self.quotas[key_of(q)] = q
 
     def upsert_namespace(self, ns: dict) -> None:
         self.namespaces[_meta(ns).get("name", "")] = ns
@@ -1001,7 +996,7 @@ def _dra_postfilter(pod: dict, view: ClusterView, dra: _DraState, dec: Decision)
             dec.claim_updates.append(new)
             return "deallocation of ResourceClaim completed"
     if dra.bridge_claim is not None:
-        dec.claims_to_delete.append(_key(dra.bridge_claim))
+        dec.claims_to_delete.append(key_of(dra.bridge_claim))
         return "deletion of ResourceClaim completed"
     return ""  # fwk.NewStatus(fwk.Unschedulable): no reason
 

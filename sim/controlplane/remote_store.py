@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import urllib3
+from dragoman.fleet import backoff
 from dragoman.sim import resources
 from dragoman.sim.store import ApiError
 
@@ -183,7 +184,7 @@ class RemoteStore:
 
     def _watch_loop(self, resource: str) -> None:
         rt = self._rt(resource)
-        backoff = 0.2
+        failures = 0  # in a row; the wait doubles from 0.2 s to 5 s
         while not self._stopping.is_set():
             rv = self._list_rv.get(resource, "")
             query = {"watch": "1", "allowWatchBookmarks": "true", "timeoutSeconds": "240", "resourceVersion": rv}
@@ -216,19 +217,20 @@ class RemoteStore:
                         if line.strip():
                             self._on_line(resource, rt, line)
                 resp.release_conn()
-                backoff = 0.2
+                failures = 0
             except _Gone:
                 try:
                     self._relist(resource, notify=True)
                 except Exception as exc:  # noqa: BLE001 - retried after the backoff
                     log.debug("relist %s failed: %s", resource, exc)
-                    time.sleep(backoff)
+                    time.sleep(backoff.delay(failures, 0.2, 5.0))
             except Exception as exc:  # noqa: BLE001 - a broken watch is reopened, below
                 if self._stopping.is_set():
                     return
-                log.debug("watch %s broke: %s; retrying in %.1fs", resource, exc, backoff)
-                time.sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
+                wait = backoff.delay(failures, 0.2, 5.0)
+                log.debug("watch %s broke: %s; retrying in %.1fs", resource, exc, wait)
+                time.sleep(wait)
+                failures += 1
 
     def _on_line(self, resource: str, rt: resources.ResourceType, line: bytes) -> None:
         ev = json.loads(line)

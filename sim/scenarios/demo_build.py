@@ -2,7 +2,8 @@
 finding.
 
 Run `python -m dragoman.sim.scenarios.demo_build` to rewrite demo.yaml after changing this file; a test keeps the
-two identical. The pools are described in `DEMO_README`; `findings_table()` lists where each finding lives.
+two identical. The demo is written story by story (`STORIES`, in the order of demo.yaml): each story is one function
+keyed by the finding ids it plants, and a test checks that its objects carry exactly those marks. The pools are described in `DEMO_README`; `findings_table()` lists where each finding lives.
 
 How the demo marks findings (annotation `dragoman.io/demo-finding`, read only by tests):
 - pod findings (pending-*, failed-admission, prepare-failed, running-without-gpu, double-request,
@@ -28,6 +29,7 @@ import dataclasses
 import datetime as dt
 import json
 import pathlib
+from collections.abc import Callable
 
 import yaml
 from dragoman.fleet.k8s import DAEMONSET_TOLERATIONS
@@ -1040,11 +1042,284 @@ def _verdicts(objects: list[dict]) -> dict[str, dict]:
 # ---------------------------------------------------------------- the demo itself
 
 
-def build() -> list[dict]:  # one linear story, easier to audit in one place
-    d = Demo()
-    w = Workloads(d)
+Event = tuple[dict, str, str, str, str, int]  # pod, reason, message, component, at, count
+REG = f"us-docker.pkg.dev/{PROJECT}"
+VLLM = "vllm/vllm-openai:v0.11.2"
+DRA_LABELS = {
+    "app.kubernetes.io/name": "dra-driver-nvidia-gpu",
+    "app.kubernetes.io/instance": "dra-driver-nvidia-gpu",
+    "app.kubernetes.io/version": "0.4.0",
+}
 
-    # ---- namespaces
+
+@dataclasses.dataclass
+class Fleet:
+    """What the stories share: the objects so far (`d`), the workload makers (`w`), the node pools and the Warning
+    events that the last stories write."""
+
+    d: Demo = dataclasses.field(default_factory=Demo)
+    specs: dict[str, list[NodeSpec]] = dataclasses.field(default_factory=dict)
+    events: list[Event] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.w = Workloads(self.d)
+
+    @property
+    def by_name(self) -> dict[str, NodeSpec]:
+        """Every node's spec by node name, the pools in the order they were made."""
+        return {s.name: s for g in self.specs.values() for s in g}
+
+    def names(self, pool: str) -> list[str]:
+        return [s.name for s in self.specs[pool]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Story:
+    """One part of the demo: `plants` are the finding ids its objects are marked with (tests/sim/test_scenarios.py
+    checks that they are exactly those)."""
+
+    name: str
+    plants: tuple[str, ...]
+    build: Callable[[Fleet], None]
+
+
+def _sel(pool: str) -> dict:
+    return {POOL_LABEL: pool}
+
+
+def _pending(at: str, reason: str = "Unschedulable") -> dict:
+    # The message is the simulated scheduler's own verdict, filled in once the fleet is complete (_verdicts).
+    return {"phase": "Pending", "conditions": unschedulable_condition(VERDICT, at, reason)}
+
+
+def _daemonset(
+    d: Demo,
+    name: str,
+    ns: str,
+    *,
+    created: str,
+    labels: dict,
+    selector: dict,
+    pod_labels: dict,
+    containers: list[dict],
+    nodes: list[NodeSpec],
+    node_selector: dict | None = None,
+    affinity: dict | None = None,
+    annotations: dict | None = None,
+    owner: dict | None = None,
+    tolerations: list | None = None,
+    finding: str | None = None,
+    states: dict | None = None,
+    service_account: str = "default",
+) -> dict:
+    rev = sfx("ds", ns, name, length=10)
+    tpl = {
+        "metadata": {"labels": pod_labels},
+        "spec": {
+            "containers": [
+                dict(
+                    c,
+                    imagePullPolicy="IfNotPresent",
+                    terminationMessagePath="/dev/termination-log",
+                    terminationMessagePolicy="File",
+                )
+                for c in containers
+            ],
+            "dnsPolicy": "ClusterFirst",
+            "priorityClassName": "system-node-critical",
+            "restartPolicy": "Always",
+            "schedulerName": "default-scheduler",
+            "securityContext": {},
+            "serviceAccountName": service_account,
+            "serviceAccount": service_account,
+            "terminationGracePeriodSeconds": 30,
+            "tolerations": tolerations or [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        },
+    }
+    if node_selector:
+        tpl["spec"]["nodeSelector"] = node_selector
+    if affinity:
+        tpl["spec"]["affinity"] = affinity
+    states = states or {}
+    ready = sum(1 for n in nodes if states.get(n.name, "ready") == "ready")
+    ds = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": meta(
+            name,
+            ns,
+            created=created,
+            labels=labels,
+            annotations={"deprecated.daemonset.template.generation": "1", **(annotations or {})},
+            owner=owner,
+            finding=finding,
+            kind="DaemonSet",
+        ),
+        "spec": {
+            "revisionHistoryLimit": 10,
+            "selector": {"matchLabels": selector},
+            "template": tpl,
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+        },
+        "status": {
+            "currentNumberScheduled": len(nodes),
+            "desiredNumberScheduled": len(nodes),
+            "numberAvailable": ready,
+            "numberMisscheduled": 0,
+            "numberReady": ready,
+            "observedGeneration": 1,
+            "updatedNumberScheduled": len(nodes),
+        },
+    }
+    ds["metadata"]["generation"] = 1
+    if ready < len(nodes):
+        ds["status"]["numberUnavailable"] = len(nodes) - ready
+    if not ready:
+        del ds["status"]["numberAvailable"]
+    d.add(ds)
+    for n in nodes:
+        state = states.get(n.name, "ready")
+        plabels = {**pod_labels, "controller-revision-hash": rev, "pod-template-generation": "1"}
+        node_aff = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n.name]}]}
+                    ]
+                }
+            }
+        }
+        kw: dict = {}
+        if state == "crashloop":
+            kw = dict(
+                container_state={
+                    "waiting": {
+                        "reason": "CrashLoopBackOff",
+                        "message": f"back-off 5m0s restarting failed container={containers[0]['name']} "
+                        f"pod={name}-{sfx('dspod', ns, name, n.name)}_{ns}",
+                    }
+                },
+                ready=False,
+                restarts=23 if "device" in name else 41,
+                last_state={
+                    "terminated": {
+                        "exitCode": 1,
+                        "reason": "Error",
+                        "startedAt": ts(minutes=7),
+                        "finishedAt": ts(minutes=6, hours=0),
+                    }
+                },
+            )
+        elif state == "not-ready":
+            kw = dict(
+                ready=False,
+                restarts=3,
+                container_state={"running": {"startedAt": ts(minutes=12)}},
+                last_state={
+                    "terminated": {
+                        "exitCode": 2,
+                        "reason": "Error",
+                        "startedAt": ts(hours=2),
+                        "finishedAt": ts(minutes=12),
+                    }
+                },
+            )
+        pod_created = max(created, n.created)
+        d.pod(
+            f"{name}-{sfx('dspod', ns, name, n.name)}",
+            ns,
+            created=pod_created,
+            containers=containers,
+            node=n.name,
+            labels=plabels,
+            owner=owner_ref(ds),
+            affinity=node_aff,
+            node_selector=node_selector,
+            tolerations=tpl["spec"]["tolerations"] + list(DAEMONSET_TOLERATIONS),
+            generate_name=f"{name}-",
+            priority_class="system-node-critical",
+            service_account=service_account,
+            annotations=n.pod_faults.get(name),
+            **kw,
+        )
+    return ds
+
+
+def _device_class(
+    d: Demo,
+    name: str,
+    selectors: list[str],
+    *,
+    created: str,
+    ern: str | None = None,
+    labels: dict | None = None,
+    finding: str | None = None,
+    annotations: dict | None = None,
+) -> dict:
+    spec: dict = {"selectors": [{"cel": {"expression": e}} for e in selectors]}
+    if ern:
+        spec["extendedResourceName"] = ern
+    obj = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": meta(
+            name, created=created, labels=labels, finding=finding, annotations=annotations, kind="DeviceClass"
+        ),
+        "spec": spec,
+    }
+    obj["metadata"]["generation"] = 1
+    return d.add(obj)
+
+
+def _pdb(
+    d: Demo,
+    name: str,
+    ns: str,
+    app: str,
+    *,
+    created: str,
+    min_available=None,
+    max_unavailable=None,
+    expected: int,
+    healthy: int,
+    desired: int,
+) -> None:
+    spec: dict = {"selector": {"matchLabels": {"app.kubernetes.io/name": app}}}
+    if min_available is not None:
+        spec["minAvailable"] = min_available
+    if max_unavailable is not None:
+        spec["maxUnavailable"] = max_unavailable
+    allowed = max(0, healthy - desired)
+    obj = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": meta(name, ns, created=created, kind="PodDisruptionBudget"),
+        "spec": spec,
+        "status": {
+            "conditions": [
+                {
+                    "type": "DisruptionAllowed",
+                    "status": "True" if allowed else "False",
+                    "reason": "SufficientPods" if allowed else "InsufficientPods",
+                    "message": "",
+                    "lastTransitionTime": created,
+                    "observedGeneration": 1,
+                }
+            ],
+            "currentHealthy": healthy,
+            "desiredHealthy": desired,
+            "disruptionsAllowed": allowed,
+            "expectedPods": expected,
+            "observedGeneration": 1,
+        },
+    }
+    obj["metadata"]["generation"] = 1
+    d.add(obj)
+
+
+def _namespaces(f: Fleet) -> None:
+    """The namespaces, as old as the teams that own them."""
+    d = f.d
     for ns, age in (
         ("default", 322),
         ("kube-system", 322),
@@ -1072,13 +1347,16 @@ def build() -> list[dict]:  # one linear story, easier to audit in one place
             }
         )
 
-    # ---- nodes
+
+def _nodes(f: Fleet) -> None:
+    """The node pools (DEMO_README's table): hardware, what serves each node, and the node findings."""
+    d, specs = f.d, f.specs
+
     def node_name(pool: str, i: int) -> str:
         group = nv._hex("group", pool)[:8]
         return f"gke-{CLUSTER}-{pool}-{group}-{sfx('node', pool, i, length=4)}"
 
     zones = ("us-central1-a", "us-central1-b", "us-central1-c")
-    specs: dict[str, list[NodeSpec]] = {}
 
     def pool(
         name: str, n: int, machine: str, cpu: int, mem: int, hw: nv.NodeHardware | None, age: float, **kw
@@ -1163,9 +1441,12 @@ def build() -> list[dict]:  # one linear story, easier to audit in one place
         labels = d.node_objs[s.name]["metadata"]["labels"]
         for k in [k for k in labels if k.startswith("nvidia.com/")]:
             del labels[k]
-    N = {s.name: s for g in specs.values() for s in g}
 
-    # ---- GPU Operator (its device-plugin DaemonSet is what it reconciles)
+
+def _gpu_operator(f: Fleet) -> None:
+    """The GPU Operator: its device-plugin DaemonSet (whose rules reach a DRA pool) and GPU feature discovery."""
+    d, w, N = f.d, f.w, f.by_name
+    system, serve = f.specs["system"], f.specs["a100-serve"]
     w.deployment(
         "gpu-operator",
         "gpu-operator",
@@ -1185,161 +1466,9 @@ def build() -> list[dict]:  # one linear story, easier to audit in one place
     )
     cluster_policy_uid = uid("ClusterPolicy", None, "cluster-policy")
 
-    ds_tolerations = list(DAEMONSET_TOLERATIONS)
-
-    def daemonset(
-        name: str,
-        ns: str,
-        *,
-        created: str,
-        labels: dict,
-        selector: dict,
-        pod_labels: dict,
-        containers: list[dict],
-        nodes: list[NodeSpec],
-        node_selector: dict | None = None,
-        affinity: dict | None = None,
-        annotations: dict | None = None,
-        owner: dict | None = None,
-        tolerations: list | None = None,
-        finding: str | None = None,
-        states: dict | None = None,
-        service_account: str = "default",
-    ) -> dict:
-        rev = sfx("ds", ns, name, length=10)
-        tpl = {
-            "metadata": {"labels": pod_labels},
-            "spec": {
-                "containers": [
-                    dict(
-                        c,
-                        imagePullPolicy="IfNotPresent",
-                        terminationMessagePath="/dev/termination-log",
-                        terminationMessagePolicy="File",
-                    )
-                    for c in containers
-                ],
-                "dnsPolicy": "ClusterFirst",
-                "priorityClassName": "system-node-critical",
-                "restartPolicy": "Always",
-                "schedulerName": "default-scheduler",
-                "securityContext": {},
-                "serviceAccountName": service_account,
-                "serviceAccount": service_account,
-                "terminationGracePeriodSeconds": 30,
-                "tolerations": tolerations or [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-            },
-        }
-        if node_selector:
-            tpl["spec"]["nodeSelector"] = node_selector
-        if affinity:
-            tpl["spec"]["affinity"] = affinity
-        states = states or {}
-        ready = sum(1 for n in nodes if states.get(n.name, "ready") == "ready")
-        ds = {
-            "apiVersion": "apps/v1",
-            "kind": "DaemonSet",
-            "metadata": meta(
-                name,
-                ns,
-                created=created,
-                labels=labels,
-                annotations={"deprecated.daemonset.template.generation": "1", **(annotations or {})},
-                owner=owner,
-                finding=finding,
-                kind="DaemonSet",
-            ),
-            "spec": {
-                "revisionHistoryLimit": 10,
-                "selector": {"matchLabels": selector},
-                "template": tpl,
-                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
-            },
-            "status": {
-                "currentNumberScheduled": len(nodes),
-                "desiredNumberScheduled": len(nodes),
-                "numberAvailable": ready,
-                "numberMisscheduled": 0,
-                "numberReady": ready,
-                "observedGeneration": 1,
-                "updatedNumberScheduled": len(nodes),
-            },
-        }
-        ds["metadata"]["generation"] = 1
-        if ready < len(nodes):
-            ds["status"]["numberUnavailable"] = len(nodes) - ready
-        if not ready:
-            del ds["status"]["numberAvailable"]
-        d.add(ds)
-        for n in nodes:
-            state = states.get(n.name, "ready")
-            plabels = {**pod_labels, "controller-revision-hash": rev, "pod-template-generation": "1"}
-            node_aff = {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [
-                            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n.name]}]}
-                        ]
-                    }
-                }
-            }
-            kw: dict = {}
-            if state == "crashloop":
-                kw = dict(
-                    container_state={
-                        "waiting": {
-                            "reason": "CrashLoopBackOff",
-                            "message": f"back-off 5m0s restarting failed container={containers[0]['name']} "
-                            f"pod={name}-{sfx('dspod', ns, name, n.name)}_{ns}",
-                        }
-                    },
-                    ready=False,
-                    restarts=23 if "device" in name else 41,
-                    last_state={
-                        "terminated": {
-                            "exitCode": 1,
-                            "reason": "Error",
-                            "startedAt": ts(minutes=7),
-                            "finishedAt": ts(minutes=6, hours=0),
-                        }
-                    },
-                )
-            elif state == "not-ready":
-                kw = dict(
-                    ready=False,
-                    restarts=3,
-                    container_state={"running": {"startedAt": ts(minutes=12)}},
-                    last_state={
-                        "terminated": {
-                            "exitCode": 2,
-                            "reason": "Error",
-                            "startedAt": ts(hours=2),
-                            "finishedAt": ts(minutes=12),
-                        }
-                    },
-                )
-            pod_created = max(created, n.created)
-            d.pod(
-                f"{name}-{sfx('dspod', ns, name, n.name)}",
-                ns,
-                created=pod_created,
-                containers=containers,
-                node=n.name,
-                labels=plabels,
-                owner=owner_ref(ds),
-                affinity=node_aff,
-                node_selector=node_selector,
-                tolerations=tpl["spec"]["tolerations"] + ds_tolerations,
-                generate_name=f"{name}-",
-                priority_class="system-node-critical",
-                service_account=service_account,
-                annotations=n.pod_faults.get(name),
-                **kw,
-            )
-        return ds
-
     op_nodes = [s for s in N.values() if s.dp == "operator"]
-    daemonset(
+    _daemonset(
+        d,
         "nvidia-device-plugin-daemonset",
         "gpu-operator",
         created=ts(days=300),
@@ -1396,7 +1525,8 @@ def build() -> list[dict]:  # one linear story, easier to audit in one place
         "app.kubernetes.io/part-of": "nvidia-gpu",
         "helm.sh/chart": "gpu-operator-v25.10.0",
     }
-    daemonset(
+    _daemonset(
+        d,
         "gpu-feature-discovery",
         "gpu-operator",
         created=ts(days=300),
@@ -1431,7 +1561,10 @@ def build() -> list[dict]:  # one linear story, easier to audit in one place
         service_account="nvidia-gpu-feature-discovery",
     )
 
-    # ---- the standalone device-plugin chart (release nvdp), scoped to its pools in each default term
+
+def _nvdp(f: Fleet) -> None:
+    """The standalone device-plugin chart (release nvdp), scoped to its pools in each default term."""
+    d, N = f.d, f.by_name
     nvdp_pools = ["l4-inference", "t4-batch", "l4-dev"]
     pool_expr = {"key": POOL_LABEL, "operator": "In", "values": nvdp_pools}
     nvdp_aff = {
@@ -1497,7 +1630,8 @@ def build() -> list[dict]:  # one linear story, easier to audit in one place
             },
         }
     )
-    daemonset(
+    _daemonset(
+        d,
         "nvdp-nvidia-device-plugin",
         "nvidia-device-plugin",
         created=ts(days=290),
@@ -1526,13 +1660,12 @@ def build() -> list[dict]:  # one linear story, easier to audit in one place
         service_account="nvdp-nvidia-device-plugin-service-account",
     )
 
-    # ---- the DRA driver, applied as plain manifests rendered from the 0.4.0 chart
+
+def _dra(f: Fleet) -> None:
+    """The DRA driver, applied as plain manifests rendered from the 0.4.0 chart (its rules reach a device-plugin pool)."""
+    d, w, N = f.d, f.w, f.by_name
+    system = f.specs["system"]
     dra_pools = ["h100-dra", "a100-serve", "a100-mig", "l4-dev"]
-    dra_labels = {
-        "app.kubernetes.io/name": "dra-driver-nvidia-gpu",
-        "app.kubernetes.io/instance": "dra-driver-nvidia-gpu",
-        "app.kubernetes.io/version": "0.4.0",
-    }
     dra_term_base = [
         [{"key": "feature.node.kubernetes.io/pci-10de.present", "operator": "In", "values": ["true"]}],
         [{"key": "feature.node.kubernetes.io/cpu-model.vendor_id", "operator": "In", "values": ["NVIDIA"]}],
@@ -1549,11 +1682,12 @@ def build() -> list[dict]:  # one linear story, easier to audit in one place
         }
     }
     dra_states = {s.name: s.dra_state for s in N.values() if s.dra}
-    daemonset(
+    _daemonset(
+        d,
         "dra-driver-nvidia-gpu-kubelet-plugin",
         "dra-driver-nvidia-gpu",
         created=ts(days=181),
-        labels=dra_labels,
+        labels=DRA_LABELS,
         selector={
             "app.kubernetes.io/name": "dra-driver-nvidia-gpu",
             "dra-driver-nvidia-gpu-component": "kubelet-plugin",
@@ -1597,7 +1731,10 @@ def build() -> list[dict]:  # one linear story, easier to audit in one place
         labels={"dra-driver-nvidia-gpu-component": "controller"},
     )
 
-    # ---- ResourceSlices published by the driver where its pod is ready (or was, before it stopped being ready)
+
+def _slices(f: Fleet) -> None:
+    """ResourceSlices published by the driver where its pod is ready (or was, before it stopped being ready)."""
+    d, N = f.d, f.by_name
     for s in N.values():
         if s.dra and s.dra_state != "crashloop":
             node_obj = d.node_objs[s.name]
@@ -1613,33 +1750,13 @@ def build() -> list[dict]:  # one linear story, easier to audit in one place
             for sl in slices:
                 d.add(sl)
 
-    # ---- DeviceClasses
-    def device_class(
-        name: str,
-        selectors: list[str],
-        *,
-        created: str,
-        ern: str | None = None,
-        labels: dict | None = None,
-        finding: str | None = None,
-        annotations: dict | None = None,
-    ) -> dict:
-        spec: dict = {"selectors": [{"cel": {"expression": e}} for e in selectors]}
-        if ern:
-            spec["extendedResourceName"] = ern
-        obj = {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "DeviceClass",
-            "metadata": meta(
-                name, created=created, labels=labels, finding=finding, annotations=annotations, kind="DeviceClass"
-            ),
-            "spec": spec,
-        }
-        obj["metadata"]["generation"] = 1
-        return d.add(obj)
 
+def _classes(f: Fleet) -> None:
+    """DeviceClasses: the chart's, MIG's, an early too-broad one and one whose selector reads a retired attribute."""
+    d = f.d
     # An early trial's class, older than the chart's: the chart's class wins nvidia.com/gpu (newest wins).
-    device_class(
+    _device_class(
+        d,
         "nvidia-gpu",
         ['device.driver == "gpu.nvidia.com"'],
         created=ts(days=230),
@@ -1647,21 +1764,24 @@ def build() -> list[dict]:  # one linear story, easier to audit in one place
         labels={"team": "ml-platform"},
         finding="class-too-broad,duplicate-mapping",
     )
-    device_class(
+    _device_class(
+        d,
         "gpu.nvidia.com",
         ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"],
         created=ts(days=181),
         ern="nvidia.com/gpu",
-        labels=dra_labels,
+        labels=DRA_LABELS,
         finding="duplicate-mapping",
     )
-    device_class(
+    _device_class(
+        d,
         "mig.nvidia.com",
         ["device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'"],
         created=ts(days=181),
-        labels=dra_labels,
+        labels=DRA_LABELS,
     )
-    device_class(
+    _device_class(
+        d,
         "mig-1g.10gb.nvidia.com",
         [
             "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig' && "
@@ -1671,7 +1791,8 @@ def build() -> list[dict]:  # one linear story, easier to audit in one place
         ern="nvidia.com/mig-1g.10gb",
         labels={"team": "ml-platform"},
     )
-    device_class(
+    _device_class(
+        d,
         "h100-low-index",
         ['device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].index < 4'],
         created=ts(days=240),
@@ -1679,34 +1800,19 @@ def build() -> list[dict]:  # one linear story, easier to audit in one place
         finding="stale-attribute,selector-runtime-error",
         annotations={"kubernetes.io/description": "First four GPUs of a node (NUMA 0) for latency-sensitive jobs"},
     )
-    return _finish(d, w, N, specs)
 
 
-def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
-    n = {pool: [s.name for s in group] for pool, group in specs.items()}
-    h1, h2, h3, _h4 = n["h100-dra"]
-    m1, m2, m3, m4, m5 = n["a100-serve"]
-    mig1, mig2 = n["a100-mig"]
-    a1, a2, a3 = n["a100-train"]
-    l41, l42, l43 = n["l4-inference"]
-    t41, _t42 = n["t4-batch"]
-    (l4d,) = n["l4-dev"]
-    ls1, ls2 = n["l4-serve"]
-    sel = lambda pool: {POOL_LABEL: pool}  # noqa: E731
-    events: list[tuple[dict, str, str, str, str, int]] = []  # pod, reason, message, component, at, count
-
-    def pending(at: str, reason: str = "Unschedulable") -> dict:
-        # The message is the simulated scheduler's own verdict, filled in once the fleet is complete (_verdicts).
-        return {"phase": "Pending", "conditions": unschedulable_condition(VERDICT, at, reason)}
-
-    # ---- ml-training: the A100 pool on the device plugin
-    reg = f"us-docker.pkg.dev/{PROJECT}"
+def _ml_training(f: Fleet) -> None:
+    """ml-training: the A100 pool on the device plugin, and a plain claim in a namespace with a GPU quota."""
+    d, w, events = f.d, f.w, f.events
+    a1, a2, a3 = f.names("a100-train")
+    h1 = f.names("h100-dra")[0]
     _, _, bert = w.deployment(
         "bert-finetune",
         "ml-training",
         created=ts(days=12),
         replicas=2,
-        containers=[container("trainer", f"{reg}/training/bert-finetune:2026.11.2", cpu="12", memory="96Gi", gpu=4)],
+        containers=[container("trainer", f"{REG}/training/bert-finetune:2026.11.2", cpu="12", memory="96Gi", gpu=4)],
         placements=[a1, a2],
         node_selector={"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB"},
         labels={"team": "nlp"},
@@ -1719,24 +1825,24 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         created=ts(days=9),
         containers=[container("megatron", "nvcr.io/nvidia/nemo:25.09", cpu="24", memory="320Gi", gpu=4)],
         placements=[a1, a2, a3],
-        node_selector=sel("a100-train"),
+        node_selector=_sel("a100-train"),
     )
     w.job(
         "tokenize-shards",
         "ml-training",
         created=ts(hours=7),
-        containers=[container("tokenize", f"{reg}/training/tokenizer:1.8.0", cpu="16", memory="64Gi", gpu=3)],
+        containers=[container("tokenize", f"{REG}/training/tokenizer:1.8.0", cpu="16", memory="64Gi", gpu=3)],
         node=a3,
-        node_selector=sel("a100-train"),
+        node_selector=_sel("a100-train"),
     )
     _, sweep8 = w.job(
         "eval-sweep-8gpu",
         "ml-training",
         created=ts(hours=2),
-        containers=[container("eval", f"{reg}/training/eval-harness:0.9.4", cpu="32", memory="128Gi", gpu=8)],
+        containers=[container("eval", f"{REG}/training/eval-harness:0.9.4", cpu="32", memory="128Gi", gpu=8)],
         node=None,
-        node_selector=sel("a100-train"),
-        pod_kwargs=dict(pending(ts(hours=2)), finding="pending-insufficient"),
+        node_selector=_sel("a100-train"),
+        pod_kwargs=dict(_pending(ts(hours=2)), finding="pending-insufficient"),
     )
     events.append((sweep8, "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=3), 31))
 
@@ -1802,8 +1908,12 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         "reservedFor": [{"resource": "pods", "name": "notebook-alice", "uid": nb["metadata"]["uid"]}],
     }
 
-    # ---- ml-inference on the H100s through the bridge
-    vllm = "vllm/vllm-openai:v0.11.2"
+
+def _bridge(f: Fleet) -> None:
+    """ml-inference on the H100s through the bridge: a stale claim, a template equal to limits, a double request, a
+    failed prepare."""
+    d, w, events = f.d, f.w, f.events
+    h1, h2, h3, _h4 = f.names("h100-dra")
     _, _, llm = w.deployment(
         "llm-serving",
         "ml-inference",
@@ -1812,7 +1922,7 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         containers=[
             container(
                 "vllm",
-                vllm,
+                VLLM,
                 cpu="16",
                 memory="200Gi",
                 gpu=2,
@@ -1820,9 +1930,9 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
             )
         ],
         placements=[h1, h1, h2, h2, None],
-        node_selector=sel("h100-dra"),
+        node_selector=_sel("h100-dra"),
         labels={"tier": "online"},
-        pod_kwargs=[{}, {}, {}, {}, dict(pending(ts(minutes=2)), created=ts(minutes=4), finding="stale-bridge-claim")],
+        pod_kwargs=[{}, {}, {}, {}, dict(_pending(ts(minutes=2)), created=ts(minutes=4), finding="stale-bridge-claim")],
     )
     for p, node, devs in zip(
         llm, (h1, h1, h2, h2), (["gpu-0", "gpu-1"], ["gpu-2", "gpu-3"], ["gpu-0", "gpu-1"], ["gpu-2", "gpu-3"])
@@ -1867,10 +1977,10 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         created=ts(days=14),
         replicas=2,
         containers=[
-            container("embed", f"{reg}/inference/embedder:3.2.0", cpu="4", memory="32Gi", claims=[{"name": "gpu"}])
+            container("embed", f"{REG}/inference/embedder:3.2.0", cpu="4", memory="32Gi", claims=[{"name": "gpu"}])
         ],
         placements=[h2, h2],
-        node_selector=sel("h100-dra"),
+        node_selector=_sel("h100-dra"),
         resource_claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
     )
     for p, dev in zip(emb, ("gpu-4", "gpu-5")):
@@ -1882,11 +1992,11 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         replicas=1,
         containers=[
             container(
-                "rerank", f"{reg}/inference/reranker:1.4.1", cpu="4", memory="32Gi", gpu=1, claims=[{"name": "gpu"}]
+                "rerank", f"{REG}/inference/reranker:1.4.1", cpu="4", memory="32Gi", gpu=1, claims=[{"name": "gpu"}]
             )
         ],
         placements=[h2],
-        node_selector=sel("h100-dra"),
+        node_selector=_sel("h100-dra"),
         resource_claims=[{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
         pod_kwargs=[{"finding": "double-request"}],
     )
@@ -1902,7 +2012,7 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         containers=[
             container(
                 "vllm",
-                vllm,
+                VLLM,
                 cpu="12",
                 memory="160Gi",
                 gpu=2,
@@ -1910,7 +2020,7 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
             )
         ],
         placements=[h3, h3, h3],
-        node_selector=sel("h100-dra"),
+        node_selector=_sel("h100-dra"),
         labels={"tier": "batch"},
     )
     for p, devs in zip(summ, (["gpu-1", "gpu-2"], ["gpu-3", "gpu-4"], ["gpu-5", "gpu-6"])):
@@ -1920,9 +2030,9 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         "ml-inference",
         created=ts(days=10),
         replicas=1,
-        containers=[container("ocr", f"{reg}/inference/ocr:5.0.1", cpu="4", memory="24Gi", gpu=1)],
+        containers=[container("ocr", f"{REG}/inference/ocr:5.0.1", cpu="4", memory="24Gi", gpu=1)],
         placements=[h3],
-        node_selector=sel("h100-dra"),
+        node_selector=_sel("h100-dra"),
         labels={"tier": "batch"},
     )
     d.bridge_claim(ocr[0], h3, ["gpu-7"], created=ocr[0]["metadata"]["creationTimestamp"])
@@ -1935,9 +2045,9 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         "ml-inference",
         created=ts(minutes=25),
         replicas=1,
-        containers=[container("score", f"{reg}/inference/scorer:2.0.3", cpu="8", memory="48Gi", gpu=1)],
+        containers=[container("score", f"{REG}/inference/scorer:2.0.3", cpu="8", memory="48Gi", gpu=1)],
         placements=[h3],
-        node_selector=sel("h100-dra"),
+        node_selector=_sel("h100-dra"),
         ready=0,
         pod_kwargs=[
             {
@@ -1959,7 +2069,11 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         )
     )
 
-    # ---- a100-serve, mid-migration
+
+def _a100_serve(f: Fleet) -> None:
+    """a100-serve, mid-migration: a pod running without its GPU, a pod rejected at admission."""
+    d, w, events = f.d, f.w, f.events
+    m1, m2, m3, m4, m5 = f.names("a100-serve")
     _, _, serve_pods = w.deployment(
         "llm-serving-a100",
         "ml-inference",
@@ -1968,7 +2082,7 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         containers=[
             container(
                 "vllm",
-                vllm,
+                VLLM,
                 cpu="16",
                 memory="160Gi",
                 gpu=4,
@@ -1976,7 +2090,7 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
             )
         ],
         placements=[m1, m1, m2, m5],
-        node_selector=sel("a100-serve"),
+        node_selector=_sel("a100-serve"),
         labels={"tier": "online"},
         pod_kwargs=[{}, {}, {"created": ts(days=3)}, {}],
     )
@@ -1992,9 +2106,9 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         "ml-inference",
         created=ts(days=40),
         replicas=1,
-        containers=[container("ranker", f"{reg}/inference/ranker:0.7.9", cpu="4", memory="24Gi", gpu=1)],
+        containers=[container("ranker", f"{REG}/inference/ranker:0.7.9", cpu="4", memory="24Gi", gpu=1)],
         placements=[m3],
-        node_selector=sel("a100-serve"),
+        node_selector=_sel("a100-serve"),
         pod_kwargs=[{"finding": "running-without-gpu"}],
     )
     adm_msg = (
@@ -2013,12 +2127,16 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         containers=[
             container("smoke", "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0", cpu="1", memory="1Gi", gpu=1)
         ],
-        node_selector=sel("a100-serve"),
+        node_selector=_sel("a100-serve"),
         finding="failed-admission",
     )
     events.append((smoke, "UnexpectedAdmissionError", adm_msg, "kubelet", ts(minutes=40), 1))
 
-    # ---- MIG through the bridge
+
+def _mig(f: Fleet) -> None:
+    """MIG through the bridge, and a MIG profile no class serves."""
+    d, w, events = f.d, f.w, f.events
+    mig1, mig2 = f.names("a100-mig")
     _, _, whisper = w.deployment(
         "whisper-mig",
         "ml-inference",
@@ -2027,7 +2145,7 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         containers=[
             container(
                 "whisper",
-                f"{reg}/inference/whisper-large-v3:1.1.0",
+                f"{REG}/inference/whisper-large-v3:1.1.0",
                 cpu="2",
                 memory="12Gi",
                 gpu=1,
@@ -2035,7 +2153,7 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
             )
         ],
         placements=[mig1] * 4 + [mig2] * 2,
-        node_selector=sel("a100-mig"),
+        node_selector=_sel("a100-mig"),
     )
     for i, p in enumerate(whisper):
         node = mig1 if i < 4 else mig2
@@ -2055,7 +2173,7 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         containers=[
             container(
                 "asr",
-                f"{reg}/inference/whisper-large-v3:1.1.0",
+                f"{REG}/inference/whisper-large-v3:1.1.0",
                 cpu="4",
                 memory="40Gi",
                 gpu=1,
@@ -2063,28 +2181,35 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
             )
         ],
         node=None,
-        pod_kwargs=dict(pending(ts(hours=1)), finding="pending-unmapped"),
+        pod_kwargs=dict(_pending(ts(hours=1)), finding="pending-unmapped"),
     )
     events.append((asr, "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=5), 13))
 
-    # ---- device-plugin pools: L4 (one node time-sliced), T4, and the L4 dev node with both stacks
+
+def _dp_pools(f: Fleet) -> None:
+    """Device-plugin pools: L4 (one node time-sliced), T4 (a pod pending behind a cordon), the L4 dev node and l4-serve."""
+    w, events = f.w, f.events
+    l41, l42, l43 = f.names("l4-inference")
+    t41, _t42 = f.names("t4-batch")
+    (l4d,) = f.names("l4-dev")
+    ls1, ls2 = f.names("l4-serve")
     w.deployment(
         "sd-turbo",
         "ml-inference",
         created=ts(days=21),
         replicas=6,
-        containers=[container("diffusion", f"{reg}/inference/sd-turbo:2.1", cpu="6", memory="24Gi", gpu=1)],
+        containers=[container("diffusion", f"{REG}/inference/sd-turbo:2.1", cpu="6", memory="24Gi", gpu=1)],
         placements=[l41, l41, l42, l42, l43, l43],
-        node_selector=sel("l4-inference"),
+        node_selector=_sel("l4-inference"),
     )
     w.deployment(
         "embed-serve",
         "ml-inference",
         created=ts(days=30),
         replicas=4,
-        containers=[container("embedder", f"{reg}/inference/text-embed:3.4", cpu="8", memory="32Gi", gpu=1)],
+        containers=[container("embedder", f"{REG}/inference/text-embed:3.4", cpu="8", memory="32Gi", gpu=1)],
         placements=[ls1, ls1, ls2, ls2],
-        node_selector=sel("l4-serve"),
+        node_selector=_sel("l4-serve"),
     )
     w.deployment(
         "dev-sandbox",
@@ -2093,28 +2218,32 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         replicas=1,
         containers=[container("sandbox", "nvcr.io/nvidia/pytorch:25.10-py3", cpu="4", memory="16Gi", gpu=1)],
         placements=[l4d],
-        node_selector=sel("l4-dev"),
+        node_selector=_sel("l4-dev"),
     )
     w.job(
         "transcode-daily",
         "batch",
         created=ts(hours=3),
-        containers=[container("ffmpeg", f"{reg}/media/ffmpeg-nvenc:7.1", cpu="4", memory="8Gi", gpu=1)],
+        containers=[container("ffmpeg", f"{REG}/media/ffmpeg-nvenc:7.1", cpu="4", memory="8Gi", gpu=1)],
         node=t41,
-        node_selector=sel("t4-batch"),
+        node_selector=_sel("t4-batch"),
     )
     _, urgent = w.job(
         "transcode-urgent",
         "batch",
         created=ts(minutes=50),
-        containers=[container("ffmpeg", f"{reg}/media/ffmpeg-nvenc:7.1", cpu="4", memory="8Gi", gpu=1)],
+        containers=[container("ffmpeg", f"{REG}/media/ffmpeg-nvenc:7.1", cpu="4", memory="8Gi", gpu=1)],
         node=None,
-        node_selector=sel("t4-batch"),
-        pod_kwargs=dict(pending(ts(minutes=50)), finding="pending-cordoned"),
+        node_selector=_sel("t4-batch"),
+        pod_kwargs=dict(_pending(ts(minutes=50)), finding="pending-cordoned"),
     )
     events.append((urgent, "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=4), 11))
 
-    # ---- research: a claim count quota, a selector that matches no device, the bridge's claim rejected
+
+def _research(f: Fleet) -> None:
+    """research: a claim count quota, a selector that matches no device, the bridge's claim rejected."""
+    d, w, events = f.d, f.w, f.events
+    m5 = f.names("a100-serve")[4]
     h100_80gi = d.add(
         {
             "apiVersion": "resource.k8s.io/v1",
@@ -2167,12 +2296,12 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         "research",
         created=ts(hours=5),
         containers=[
-            container("eval", f"{reg}/research/lm-eval:0.4.9", cpu="8", memory="64Gi", claims=[{"name": "model"}])
+            container("eval", f"{REG}/research/lm-eval:0.4.9", cpu="8", memory="64Gi", claims=[{"name": "model"}])
         ],
         node=None,
-        node_selector=sel("h100-dra"),
+        node_selector=_sel("h100-dra"),
         resource_claims=[{"name": "model", "resourceClaimTemplateName": "h100-80gi"}],
-        pod_kwargs=dict(pending(ts(hours=5)), finding="pending-selector"),
+        pod_kwargs=dict(_pending(ts(hours=5)), finding="pending-selector"),
     )
     d.template_claim(ev, "model", h100_80gi, None, [], created=ts(hours=5))
     events.append((ev, "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=6), 42))
@@ -2180,14 +2309,18 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         "hparam-sweep-7",
         "research",
         created=ts(minutes=30),
-        containers=[container("train", f"{reg}/research/sweeper:2.3.0", cpu="8", memory="48Gi", gpu=1)],
+        containers=[container("train", f"{REG}/research/sweeper:2.3.0", cpu="8", memory="48Gi", gpu=1)],
         node=None,
-        node_selector=sel("h100-dra"),
-        pod_kwargs=dict(pending(ts(minutes=29), "SchedulerError"), finding="quota-blocks-claim"),
+        node_selector=_sel("h100-dra"),
+        pod_kwargs=dict(_pending(ts(minutes=29), "SchedulerError"), finding="quota-blocks-claim"),
     )
     events.append((sweep, "FailedScheduling", VERDICT, "default-scheduler", ts(minutes=1), 17))
 
-    # ---- quotas (status.used as the quota controller computes it)
+
+def _quotas(f: Fleet) -> None:
+    """Quotas, with status.used as the quota controller computes it from the pods and claims so far."""
+    d = f.d
+
     def gpu_requests(ns: str) -> int:
         total = 0
         for o in d.objects:
@@ -2240,7 +2373,11 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         }
     )
 
-    # ---- the GPU dashboard's rules (kube-prometheus): they sum node allocatable nvidia.com/gpu, which DRA pools report
+
+def _dashboard(f: Fleet) -> None:
+    """The GPU dashboard's rules (kube-prometheus): they sum node allocatable nvidia.com/gpu, which DRA pools report
+    as 0."""
+    d = f.d
     # as 0
     d.add(
         {
@@ -2285,52 +2422,12 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         }
     )
 
-    # ---- PodDisruptionBudgets
-    def pdb(
-        name: str,
-        ns: str,
-        app: str,
-        *,
-        created: str,
-        min_available=None,
-        max_unavailable=None,
-        expected: int,
-        healthy: int,
-        desired: int,
-    ) -> None:
-        spec: dict = {"selector": {"matchLabels": {"app.kubernetes.io/name": app}}}
-        if min_available is not None:
-            spec["minAvailable"] = min_available
-        if max_unavailable is not None:
-            spec["maxUnavailable"] = max_unavailable
-        allowed = max(0, healthy - desired)
-        obj = {
-            "apiVersion": "policy/v1",
-            "kind": "PodDisruptionBudget",
-            "metadata": meta(name, ns, created=created, kind="PodDisruptionBudget"),
-            "spec": spec,
-            "status": {
-                "conditions": [
-                    {
-                        "type": "DisruptionAllowed",
-                        "status": "True" if allowed else "False",
-                        "reason": "SufficientPods" if allowed else "InsufficientPods",
-                        "message": "",
-                        "lastTransitionTime": created,
-                        "observedGeneration": 1,
-                    }
-                ],
-                "currentHealthy": healthy,
-                "desiredHealthy": desired,
-                "disruptionsAllowed": allowed,
-                "expectedPods": expected,
-                "observedGeneration": 1,
-            },
-        }
-        obj["metadata"]["generation"] = 1
-        d.add(obj)
 
-    pdb(
+def _pdbs(f: Fleet) -> None:
+    """PodDisruptionBudgets on the serving and training workloads."""
+    d = f.d
+    _pdb(
+        d,
         "llm-serving",
         "ml-inference",
         "llm-serving",
@@ -2340,7 +2437,8 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         healthy=4,
         desired=3,
     )
-    pdb(
+    _pdb(
+        d,
         "llm-serving-a100",
         "ml-inference",
         "llm-serving-a100",
@@ -2350,7 +2448,8 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         healthy=4,
         desired=2,
     )
-    pdb(
+    _pdb(
+        d,
         "llama-pretrain",
         "ml-training",
         "llama-pretrain",
@@ -2361,7 +2460,10 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         desired=3,
     )
 
-    # ---- what the scheduler says about each pod it cannot place, worded by the simulated scheduler itself
+
+def _scheduler_words(f: Fleet) -> None:
+    """What the scheduler says about each pod it cannot place, worded by the simulated scheduler itself."""
+    d, events = f.d, f.events
     verdicts = _verdicts(d.objects)
     for pod, _reason, message, *_ in events:
         if message == VERDICT and pod["metadata"]["uid"] not in verdicts:
@@ -2370,7 +2472,10 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
         (p, r, verdicts[p["metadata"]["uid"]]["message"] if m == VERDICT else m, *rest) for p, r, m, *rest in events
     ]
 
-    # ---- crash-looping plugins leave BackOff events too
+
+def _events(f: Fleet) -> None:
+    """The Warning events: the stories' own, and BackOff for every crash-looping plugin."""
+    d, events = f.d, f.events
     for o in d.objects:
         if o["kind"] == "Pod" and any(
             "waiting" in cs["state"] and cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
@@ -2422,7 +2527,10 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
             }
         )
 
-    # ---- RBAC for the simulator's users (the users themselves are in the SimulatorConfig document: USERS)
+
+def _rbac(f: Fleet) -> None:
+    """RBAC for the simulator's users (the users themselves are in the SimulatorConfig document: USERS)."""
+    d = f.d
     core = [
         "nodes",
         "nodes/status",
@@ -2493,7 +2601,51 @@ def _finish(d: Demo, w: Workloads, N: dict, specs: dict) -> list[dict]:
                 "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
             }
         )
-    return d.objects
+
+
+# The demo, story by story, in the order its objects are written (the order is part of demo.yaml).
+STORIES: tuple[Story, ...] = (
+    Story("namespaces", (), _namespaces),
+    Story(
+        "nodes",
+        (
+            "allocatable-readers",
+            "both-stacks",
+            "kubelet-skew",
+            "kubelet-too-old",
+            "migration-optional",
+            "no-slices",
+            "plugin-flapping",
+            "sharing-capacity-change",
+        ),
+        _nodes,
+    ),
+    Story("gpu-operator", ("dp-targets-dra-pool",), _gpu_operator),
+    Story("nvdp", (), _nvdp),
+    Story("dra", ("driver-targets-dp-pool",), _dra),
+    Story("slices", (), _slices),
+    Story("classes", ("class-too-broad", "duplicate-mapping", "selector-runtime-error", "stale-attribute"), _classes),
+    Story("ml-training", ("nodeselector-steering", "pending-insufficient", "quota-claims-now-count"), _ml_training),
+    Story("bridge", ("claim-equivalent-to-limits", "double-request", "prepare-failed", "stale-bridge-claim"), _bridge),
+    Story("a100-serve", ("failed-admission", "running-without-gpu"), _a100_serve),
+    Story("mig", ("pending-unmapped",), _mig),
+    Story("dp-pools", ("pending-cordoned",), _dp_pools),
+    Story("research", ("pending-selector", "quota-blocks-claim", "selector-no-match"), _research),
+    Story("quotas", ("quota-blocks-claim", "quota-claims-now-count"), _quotas),
+    Story("dashboard", (), _dashboard),
+    Story("pdbs", (), _pdbs),
+    Story("verdicts", (), _scheduler_words),
+    Story("events", (), _events),
+    Story("rbac", (), _rbac),
+)
+
+
+def build() -> list[dict]:
+    """Every story in turn: the demo's objects."""
+    f = Fleet()
+    for story in STORIES:
+        story.build(f)
+    return f.d.objects
 
 
 # The simulator's users, written as the SimulatorConfig document that heads demo.yaml (sim/scenario.py reads it).

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from aiohttp import web
 from dragoman.sim import pieces, resources
+from dragoman.sim.api import rbac
 from dragoman.sim.api import status as st
 from dragoman.sim.server.routing import Route
 from dragoman.sim.server.users import ANONYMOUS, User, new_token
@@ -285,33 +287,10 @@ class AuthMixin:
                         if rule.get("resourceNames"):
                             r["resourceNames"] = list(rule["resourceNames"])
                         res_rules.append(r)
-            # system:basic-user and system:discovery, bound to every authenticated user on a real cluster.
-            res_rules += [
-                {
-                    "verbs": ["create"],
-                    "apiGroups": ["authorization.k8s.io"],
-                    "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-                },
-                {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"]},
-            ]
-            non_res += [
-                {
-                    "verbs": ["get"],
-                    "nonResourceURLs": [
-                        "/api",
-                        "/api/*",
-                        "/apis",
-                        "/apis/*",
-                        "/healthz",
-                        "/livez",
-                        "/openapi",
-                        "/openapi/*",
-                        "/readyz",
-                        "/version",
-                        "/version/",
-                    ],
-                },
-            ]
+            # system:basic-user and system:discovery, bound to every authenticated user on a real cluster: their rules
+            # as sim/api/rbac.py's bootstrap policy writes them.
+            res_rules += copy.deepcopy(rbac.bootstrap_rules("system:basic-user"))
+            non_res += copy.deepcopy(rbac.bootstrap_rules("system:discovery"))
         return self._review(
             "SelfSubjectRulesReview",
             "authorization.k8s.io",

@@ -10,9 +10,10 @@ import pytest
 from dragoman.actions import operations as opn
 from dragoman.actions.audit import AuditLog
 from dragoman.actions.ops import with_not_in, with_pool
-from dragoman.actions.steps import MIGRATION_ANNOTATION, Change, Context
+from dragoman.actions.steps import Change, Context
 from dragoman.fleet.cluster import ApiError
 from dragoman.fleet.errors import ReadOnlyError
+from dragoman.fleet.ownership import MIGRATION_ANNOTATION
 
 from tests.actions.fake_cluster import MERGE, FakeCluster, node, pod
 

@@ -172,11 +172,7 @@ def test_401_with_a_fixed_token_is_one_sentence(tmp_path: pathlib.Path) -> None:
     assert_sentence(code, err, words=["401", "log in again"])
 
 
-def test_retry_after_that_is_not_a_number_of_seconds_keeps_the_backoff() -> None:
-    for header in ("nan", "inf", "-inf", "-5", "1e400"):
-        assert cluster_mod._retry_after(header, 0.25) == 0.25, header
-    assert cluster_mod._retry_after("2", 0.25) == 2.0
-    assert cluster_mod._retry_after("86400", 0.25) == 5.0
+# A Retry-After that is not a number of seconds keeps the backoff: tests/fleet/test_backoff.py.
 
 
 # ---------------------------------------------------------------------------- informers and the watch

@@ -7,7 +7,8 @@ import pathlib
 
 import pytest
 import yaml
-from dragoman.fleet.diagnose import _top_level_clauses, diagnose
+from dragoman.fleet.diagnose import diagnose
+from dragoman.fleet.diagnose.selectors import top_level_clauses
 from fleet_fixtures import model_of
 
 DEMO_YAML = pathlib.Path(__file__).resolve().parents[2] / "sim" / "scenarios" / "demo.yaml"
@@ -58,5 +59,5 @@ def test_no_single_clause_to_blame_keeps_the_old_sentence(demo_objects) -> None:
 
 
 def test_top_level_clauses_respect_brackets_and_strings() -> None:
-    assert _top_level_clauses("a && (b && c) && x['p&&q'] == 'r && s'") == ["a", "(b && c)", "x['p&&q'] == 'r && s'"]
-    assert _top_level_clauses(f"{ARCH} && {MEMORY}") == [ARCH, MEMORY]
+    assert top_level_clauses("a && (b && c) && x['p&&q'] == 'r && s'") == ["a", "(b && c)", "x['p&&q'] == 'r && s'"]
+    assert top_level_clauses(f"{ARCH} && {MEMORY}") == [ARCH, MEMORY]

@@ -108,6 +108,27 @@ def test_every_finding_id_is_marked_and_marks_name_only_real_ids(demo: list[dict
     assert set(marks) - ids == set(), "marks naming ids that are not in the catalogue"
 
 
+def test_each_story_plants_exactly_the_findings_it_is_keyed_by() -> None:
+    """demo_build.STORIES names, per story, the finding ids it plants: the marks on what each story adds (or marks
+    on what it added) are exactly those, and together the stories plant every finding of the demo."""
+    fleet = demo_build.Fleet()
+    planted: dict[str, set[str]] = {}
+    for story in demo_build.STORIES:
+        before = {id(o): json.dumps(o.get("metadata", {}).get("annotations"), sort_keys=True) for o in fleet.d.objects}
+        story.build(fleet)
+        touched = [
+            o
+            for o in fleet.d.objects
+            if before.get(id(o)) != json.dumps(o.get("metadata", {}).get("annotations"), sort_keys=True)
+        ]
+        marks = set(demo_marks(touched))
+        assert marks == set(story.plants), story.name
+        for fid in marks:
+            planted.setdefault(fid, set()).add(story.name)
+    assert set(planted) == set(demo_marks(fleet.d.objects))
+    assert fleet.d.objects == demo_build.build()
+
+
 def test_single_case_findings_are_not_duplicated_by_accident(demo: list[dict]) -> None:
     classes = _of(demo, "DeviceClass")
     by_name: dict[str, list[str]] = {}

@@ -101,6 +101,16 @@ async def test_whoami_rules_review_token_request_and_token_review() -> None:
             in rules["status"]["resourceRules"]
         )
         assert not any("create" in r["verbs"] and "pods" in r["resources"] for r in rules["status"]["resourceRules"])
+        # The bootstrap policy every authenticated user has (system:basic-user, system:discovery), as rbac.py holds it.
+        assert {
+            "verbs": ["create"],
+            "apiGroups": ["authorization.k8s.io"],
+            "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+        } in rules["status"]["resourceRules"]
+        assert any(
+            "/version" in r["nonResourceURLs"] and "/apis/*" in r["nonResourceURLs"]
+            for r in rules["status"]["nonResourceRules"]
+        )
         code, _ = await viewer("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", {"spec": {}})
         assert code == 422
         code, tr = await admin(

@@ -89,6 +89,8 @@ class MigrateScreen(DragomanScreen):
             return False
         if action in self.DANGEROUS and self.busy:
             return None
+        if action in (*self.DANGEROUS, "replan") and self.pool is None:
+            return False  # the picker: no plan yet, so the footer does not offer to apply one
         return True
 
     # ------------------------------------------------------------------ layout
@@ -139,37 +141,51 @@ class MigrateScreen(DragomanScreen):
         self.query_one("#mig-log", RichLog).write(text, scroll_end=True)
 
     # ------------------------------------------------------------------ pool picker
+    def list_pools(self) -> None:
+        """The picker: at once from the fleet the app already watches; from the API (with a line saying so while it
+        reads) when the wizard has a cluster of its own. It stood as an empty box for 2-4 s while nodes were listed."""
+        from dragoman.fleet.pools import UNLABELED
+
+        feed = getattr(self.app, "feed", None)
+        model = getattr(feed, "model", None)
+        if self._cluster is None and model is not None and getattr(feed, "loaded", False):
+            views = [v for v in model.pools() if v.name != UNLABELED]
+            self._fill_picker({v.name: len(v.nodes) for v in views}, {v.name: v.ownership for v in views})
+            return
+        self.query_one("#mig-pools", OptionList).add_option(
+            Option("reading the cluster's nodes and pools …", id="-reading", disabled=True)
+        )
+        self._list_pools_from_api(model)
+
     @work(exclusive=True, group="migrate-plan", description="list the pools")
-    async def list_pools(self) -> None:
-        from dragoman.fleet.pools import detect_pool_label
+    async def _list_pools_from_api(self, model) -> None:
+        from dragoman.fleet.pools import pool_label_of
 
         nodes, _ = await self.cluster.list_all("/api/v1/nodes")
-        counts: dict[str, int] = {}
-        for n in nodes:
-            for k in (n.get("metadata") or {}).get("labels") or {}:
-                counts[k] = counts.get(k, 0) + 1
-        label = self.pool_label or detect_pool_label(counts)
+        label = self.pool_label or pool_label_of(nodes)
         pools: dict[str, int] = {}
         for n in nodes:
             p = ((n.get("metadata") or {}).get("labels") or {}).get(label or "")
             if p:
                 pools[p] = pools.get(p, 0) + 1
-        ol = self.query_one("#mig-pools", OptionList)
-        model = getattr(getattr(self.app, "feed", None), "model", None)
-
-        def state(p: str) -> str:
+        states = {}
+        for p in pools:
             view = model.pool(p) if model is not None else None
-            return view.ownership if view is not None else ""
+            states[p] = view.ownership if view is not None else ""
+        self._fill_picker(pools, states)
 
+    def _fill_picker(self, pools: dict[str, int], states: dict[str, str]) -> None:
+        ol = self.query_one("#mig-pools", OptionList)
+        ol.clear_options()
         # Pools still to move first; those already on DRA (or with no GPU) are listed last, greyed, and not offered.
-        todo = [p for p in sorted(pools) if state(p) not in ("dra", "none")]
+        todo = [p for p in sorted(pools) if states.get(p) not in ("dra", "none")]
         done = [p for p in sorted(pools) if p not in todo]
         for p in todo:
             ol.add_option(
-                Option(f"{p}  ({pools[p]} node{'s' if pools[p] != 1 else ''}, {state(p) or 'unknown'})", id=p)
+                Option(f"{p}  ({pools[p]} node{'s' if pools[p] != 1 else ''}, {states.get(p) or 'unknown'})", id=p)
             )
         for p in done:
-            why = "already on DRA" if state(p) == "dra" else "no GPUs"
+            why = "already on DRA" if states.get(p) == "dra" else "no GPUs"
             ol.add_option(Option(f"{p}  ({why})", id=p, disabled=True))
         if todo:
             ol.highlighted = 0
@@ -178,6 +194,7 @@ class MigrateScreen(DragomanScreen):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.pool = event.option.id
         event.option_list.display = False
+        self.refresh_bindings()
         self.make_plan()
 
     # ------------------------------------------------------------------ plan

@@ -28,6 +28,9 @@ from textual.worker import get_current_worker
 
 DEBOUNCE = 0.015  # seconds of quiet before a keystroke's evaluation starts (a paste or a burst evaluates once)
 DEFAULT_EXPRESSION = 'device.driver == "gpu.nvidia.com"'
+# A selector put in the editor whole (the example, a class's, a pod's, one from the history) opens selected, as an
+# address bar does: typing replaces it, → or End keeps it and edits at its end (typing after it made a syntax error).
+SELECTED_HINT = "[dim]the whole selector is selected: type to replace it · → or End to edit it[/dim]"
 
 
 def history(app) -> list[str]:
@@ -189,8 +192,7 @@ class PlaygroundScreen(PromptScreen[None]):
         self._show_start()
         self.editor.completer = self._auto_candidates
         self.editor.chosen = self._chosen
-        self.editor.focus()
-        self.editor.move_cursor(self.editor.document.end)
+        self._select_whole()
         self.schedule(0)
         self.ready = True
         self.app.screen_ready()
@@ -209,8 +211,28 @@ class PlaygroundScreen(PromptScreen[None]):
         self.start = start
         self._show_start()
         self.editor.load_text(start.expression)
-        self.editor.move_cursor(self.editor.document.end)
+        self._select_whole()
+
+    def _select_whole(self) -> None:
+        """The editor focused with its whole text selected (see SELECTED_HINT)."""
         self.editor.focus()
+        self.editor.select_all()
+        self._show_hint()
+
+    def whole_selected(self) -> bool:
+        editor = self.editor
+        return bool(editor.text) and not editor.selection.is_empty and editor.selected_text == editor.text
+
+    def _show_hint(self) -> None:
+        """The error line says the selector is selected while it is (and no compile error needs the line)."""
+        out = self.outcome
+        if out is not None and out.compile_error is not None and out.expression == self.editor.text:
+            return
+        _show(self.query_one("#cel-error", Static), SELECTED_HINT if self.whole_selected() else "")
+
+    @on(TextArea.SelectionChanged, "#cel-editor")
+    def _selection_moved(self, event: TextArea.SelectionChanged) -> None:
+        self._show_hint()
 
     # ------------------------------------------------------------------ evaluation
     @on(TextArea.Changed, "#cel-editor")
@@ -291,7 +313,7 @@ class PlaygroundScreen(PromptScreen[None]):
             _show(counts, "[dim](counts of the last expression that compiled are not shown: fix the error first)[/dim]")
             _show(self.query_one("#cel-errors", Static), "")
             return
-        _show(err, "")
+        _show(err, SELECTED_HINT if self.whole_selected() else "")
         _show(counts, counts_markup(out, self.app.feed.fleet.node_pool))
 
     def on_explained(self, msg: Explained) -> None:
@@ -385,8 +407,7 @@ class PlaygroundScreen(PromptScreen[None]):
     def _picked_history(self, expression) -> None:
         if expression is not None:
             self.editor.load_text(expression)
-            self.editor.move_cursor(self.editor.document.end)
-            self.editor.focus()
+            self._select_whole()
 
     def action_generate(self) -> None:
         if (
@@ -520,17 +541,23 @@ class GenerateScreen(DragomanScreen):
 
     help_title = "generate objects from the selector"
 
-    # One labelled field per line, so every label reads in full at 80 columns; the focused field's label is reversed.
+    # One labelled field per line, so every label reads in full at 80 columns. The focused row is marked in code
+    # (`-current`: ▶ and a reversed label), not with :focus-within, whose descendant rule kept a stale style (the label
+    # of the first row stayed reversed while the name was being typed). Fields have a background of their own that
+    # reads at 256 colours too (the old $boost fell one step from the screen's, and no box was seen).
     DEFAULT_CSS = """
     GenerateScreen #gen-form { height: auto; padding: 0 1; }
     GenerateScreen #gen-title { height: auto; max-height: 2; padding: 0 1; }
     GenerateScreen .gen-row { height: 1; }
-    GenerateScreen .gen-row.-select { height: 3; }
-    GenerateScreen .gen-row Label { width: 24; height: 1; color: $text-muted; }
-    GenerateScreen .gen-row:focus-within Label { color: $text; text-style: bold reverse; }
-    GenerateScreen .gen-row Input { width: 1fr; height: 1; border: none; padding: 0 1; background: $boost; }
-    GenerateScreen .gen-row Input:focus { background: $primary 40%; }
+    GenerateScreen .gen-row .gen-mark { width: 2; height: 1; color: $text-accent; }
+    GenerateScreen .gen-row Label { width: 22; height: 1; color: $text-muted; }
+    GenerateScreen .gen-row.-current Label { color: $text; text-style: bold reverse; }
+    GenerateScreen .gen-row Input { width: 1fr; height: 1; border: none; padding: 0 1; background: $panel-lighten-2; }
+    GenerateScreen .gen-row Input:focus { background: $primary-darken-1; }
+    GenerateScreen .gen-row Input > .input--placeholder { color: $text-muted; }
     GenerateScreen .gen-row Select { width: 1fr; }
+    GenerateScreen .gen-row Select > SelectCurrent { background: $panel-lighten-2; padding: 0 1; }
+    GenerateScreen .gen-row Select:focus > SelectCurrent { background: $primary-darken-1; }
     GenerateScreen #gen-problem { height: auto; padding: 0 1; color: $text-error; text-style: bold; }
     GenerateScreen #gen-warnings { height: auto; padding: 0 1; color: $text-warning; }
     GenerateScreen #gen-notes { height: auto; padding: 0 1; color: $text-muted; }
@@ -556,9 +583,10 @@ class GenerateScreen(DragomanScreen):
         with Vertical():
             yield Static("[b]Generate[/b] from: " + escape(self.expression), id="gen-title")
             with Vertical(id="gen-form"):
-                with Horizontal(classes="gen-row -select"):
+                with Horizontal(classes="gen-row"):
+                    yield Static(" ", classes="gen-mark")
                     yield Label("generate")
-                    yield Select(KINDS, value="class", allow_blank=False, id="gen-kind")
+                    yield Select(KINDS, value="class", allow_blank=False, id="gen-kind", compact=True)
                 for ident, label, value, hint in (
                     ("name", "name", "", "class or template name; prefix of tier names"),
                     ("ern", "extendedResourceName", "", "optional, e.g. example.com/gpu (pods ask for it in limits)"),
@@ -566,8 +594,9 @@ class GenerateScreen(DragomanScreen):
                     ("path", "save to (ctrl+s)", "", ""),
                 ):
                     with Horizontal(classes="gen-row"):
+                        yield Static(" ", classes="gen-mark")
                         yield Label(label)
-                        yield Input(value, placeholder=hint, id=f"gen-{ident}")
+                        yield Input(value, placeholder=hint, id=f"gen-{ident}", compact=True)
             yield Static("", id="gen-problem", markup=False)
             yield Static("", id="gen-warnings")
             yield Static("", id="gen-notes")
@@ -581,6 +610,22 @@ class GenerateScreen(DragomanScreen):
         self.regenerate()
         self.ready = True
         self.app.screen_ready()
+
+    def on_descendant_focus(self, event) -> None:
+        self.mark_current()
+
+    def mark_current(self) -> None:
+        """▶ and a reversed label on the row whose field has the focus; nothing marked when the YAML has it."""
+        focused = self.focused
+        for row in self.query(".gen-row"):
+            here = focused is not None and focused in row.query("Input, Select")
+            row.set_class(here, "-current")
+            row.query_one(".gen-mark", Static).update("▶" if here else " ")
+
+    def current_field(self) -> str:
+        """The label of the marked row ("" when none is): what a screen reader of the picture would call focus."""
+        rows = self.query(".gen-row.-current")
+        return str(rows.first().query_one(Label).render()) if rows else ""
 
     BINDINGS = textual_bindings(GENERATE_KEYS)
     DANGEROUS = dangerous_actions(GENERATE_KEYS)
@@ -609,6 +654,7 @@ class GenerateScreen(DragomanScreen):
         by = "product" if kind == "tiers-product" else "mig-profile"
         problem = extended_resource_name_problem(self.field("ern")) if kind == "class" else ""
         self.query_one("#gen-problem", Static).update(problem)
+        self.query_one("#gen-problem", Static).display = bool(problem)  # empty lines would take the YAML's rows
         if kind == "class":
             # A class from a claim request keeps the request's class selectors: the class must pick the same devices.
             exprs = list(self.start.base) + exprs
@@ -641,7 +687,9 @@ class GenerateScreen(DragomanScreen):
                 "a pod using it stays Pending",
             )
         self.query_one("#gen-warnings", Static).update("\n".join(f"⚠ {escape(w)}" for w in warnings))
+        self.query_one("#gen-warnings", Static).display = bool(warnings)
         self.query_one("#gen-notes", Static).update("\n".join(escape(n) for n in gen.notes))
+        self.query_one("#gen-notes", Static).display = bool(gen.notes)
         path = self.query_one("#gen-path", Input)
         if not path.value or path.value == getattr(self, "_auto_path", ""):
             first = gen.objects[0]["metadata"]["name"] if gen.objects else "playground"
@@ -750,6 +798,7 @@ def extended_resource_name_problem(name: str) -> str:
     before the API server answers 422."""
     import re
 
+    from dragoman.fleet.k8s import DEVICECLASS_PREFIX
     from dragoman.fleet.model import is_extended_resource
 
     if not name:
@@ -764,11 +813,7 @@ def extended_resource_name_problem(name: str) -> str:
         r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", short
     ):
         return f"✗ extendedResourceName {name!r} is not a resource name (lowercase domain/name, letters, digits, - _ .)"
-    if (
-        name.startswith("requests.")
-        or not is_extended_resource(name)
-        or name.startswith("deviceclass.resource.kubernetes.io/")
-    ):
+    if name.startswith("requests.") or not is_extended_resource(name) or name.startswith(DEVICECLASS_PREFIX):
         return f"✗ extendedResourceName {name!r} is in a domain Kubernetes reserves: use your own (example.com/…)"
     return ""
 

@@ -15,8 +15,9 @@ R = TypeVar("R")
 
 
 def jump_hint(text: str) -> str:
-    """The hint under `:`: the views whose names or aliases start with what is typed, the first bold (tab takes it)."""
-    from dragoman.tui.views import jump_candidates  # the registry imports the screens: read it when asked
+    """The hint under `:`: the views whose names or aliases start with what is typed, the first bold (tab takes it).
+    A short name says the screen it opens by its title (`po→Stuck pods`): "po→pending" read as the wrong view."""
+    from dragoman.tui.views import BY_NAME, jump_candidates  # the registry imports the screens: read it when asked
     from rich.markup import escape
 
     cands, seen = [], set()
@@ -26,7 +27,7 @@ def jump_hint(text: str) -> str:
             cands.append((alias, target))
     if not cands:
         return f"[b $text-error]no view named {escape(text)!r}[/] — backspace, or esc closes"
-    shown = [escape(a if a == t else f"{a}→{t}") for a, t in cands]
+    shown = [escape(a if a == t else f"{a}→{BY_NAME[t].title or t}") for a, t in cands]
     shown[0] = f"[b reverse]{shown[0]}[/]"
     return "  ".join(shown) + "   [dim]tab completes · enter jumps · esc closes[/]"
 

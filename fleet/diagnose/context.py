@@ -1,0 +1,123 @@
+"""What every diagnosis rule shares: the catalogue's constants and the per-run context (indexes built once per
+diagnosis, not once per rule)."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from dragoman.fleet import ownership as own
+from dragoman.fleet.findings import ObjectRef
+from dragoman.fleet.model import (
+    FleetModel,
+    SelectorResult,
+    pod_extended_requests,
+    pod_terminal,
+)
+from dragoman.fleet.ownership import GPU
+
+STALE_ATTRIBUTES = ("index", "minor", "pcieBusID")
+SMALL_POOL_NODES = 4
+TYPE_GPU = re.compile(r"""type['"]?\]?\s*==\s*['"]gpu['"]|['"]gpu['"]\s*==\s*device\.attributes""")
+CLAIM_QUOTA = "count/resourceclaims.resource.k8s.io"
+
+
+def node_ref(name: str) -> ObjectRef:
+    return ("Node", "", name)
+
+
+def pod_ref(key: tuple[str, str]) -> ObjectRef:
+    return ("Pod", key[0], key[1])
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _lease_held(lease: dict, now: float | None) -> bool:
+    spec = lease.get("spec") or {}
+    if not spec.get("holderIdentity"):
+        return False
+    renewed = own.parse_time(spec.get("renewTime") or spec.get("acquireTime"))
+    if now is None or renewed is None:
+        return True
+    return renewed + float(spec.get("leaseDurationSeconds") or 0) >= now
+
+
+class Context:
+    """What several rules share, computed once per diagnosis."""
+
+    def __init__(self, model: FleetModel) -> None:
+        self.m = model
+        self.nodes = {v.name: v for v in model.nodes()}
+        self.pools = {p.name: p for p in model.pools()}
+        self.classes = model.classes()
+        self.gpu_class = model.class_serving(GPU)
+        self.has_devices = any(v.devices_total for v in self.nodes.values())
+        self._dp_used: dict[str, dict[str, int]] = {}
+        self._class_free: dict[str, dict[str, int]] = {}
+        self.fit_cache: dict = {}
+        self._label_index: dict[str, dict[str, set[str]]] = {}
+        self.pool_migrating = {
+            p: any(v.migration is not None and v.migration.in_progress for v in model.pool_nodes(p)) for p in self.pools
+        }
+        # A held operator lock means an operator is migrating the pool right now (the ConfigMap outlives the migration).
+        for (_ns, name), lease in model.objects["Lease"].items():
+            pool = name[len("dragoman-pool-") :] if name.startswith("dragoman-pool-") else None
+            if pool in self.pools and _lease_held(lease, model.now):
+                self.pool_migrating[pool] = True
+
+    def candidates(self, node_selector: dict) -> list[str]:
+        """Nodes carrying every label of a nodeSelector, from a per-key index (the full predicate still runs on
+        them)."""
+        if not node_selector:
+            return list(self.nodes)
+        out: set[str] | None = None
+        for k, v in node_selector.items():
+            index = self._label_index.get(k)
+            if index is None:
+                index = defaultdict(set)
+                for name, view in self.nodes.items():
+                    if k in view.labels:
+                        index[view.labels[k]].add(name)
+                self._label_index[k] = index
+            names = index.get(v, set())
+            out = set(names) if out is None else out & names
+        return sorted(out or ())
+
+    def events(self, kind: str, ns: str, name: str, limit: int = 2) -> list[str]:
+        out = []
+        for e in self.m.events_for(kind, ns, name)[-limit:]:
+            count = e.get("count") or (e.get("series") or {}).get("count")
+            times = f" (x{count})" if count and int(count) > 1 else ""
+            msg = e.get("message") or e.get("note") or ""
+            out.append(f"event {e.get('reason', '')}{times}: {msg}")
+        return out
+
+    def dp_used(self, node: str) -> dict[str, int]:
+        """Extended resources held through the device plugin by the pods bound to a node."""
+        used = self._dp_used.get(node)
+        if used is None:
+            used = defaultdict(int)
+            for pod in self.m.pods_on_node(node):
+                if pod_terminal(pod) or (pod.get("status") or {}).get("extendedResourceClaimStatus"):
+                    continue
+                for k, v in pod_extended_requests(pod).items():
+                    used[k] += v
+            self._dp_used[node] = used
+        return used
+
+    def class_free(self, cls: str) -> dict[str, int]:
+        free = self._class_free.get(cls)
+        if free is None:
+            free = self._class_free[cls] = self.m.class_nodes(cls)
+        return free
+
+    def request_free(self, body: dict) -> tuple[dict[str, int], SelectorResult]:
+        res = self.m.request_matches(body)
+        free: dict[str, int] = defaultdict(int)
+        for d in res.matched:
+            n = self.m._pool_node.get(d[:2])
+            if n is not None and self.m.device_claim(d) is None:
+                free[n] += 1
+        return free, res

@@ -1,0 +1,351 @@
+"""Findings about pods (findings.md, "Pods"): why a pod is pending, rejected, unprepared or running without its
+GPU."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+
+from dragoman.fleet import ownership as own
+from dragoman.fleet import placement
+from dragoman.fleet.diagnose.context import CLAIM_QUOTA, Context, node_ref, plural, pod_ref
+from dragoman.fleet.diagnose.selectors import excluding_clause, pod_claim_specs
+from dragoman.fleet.findings import Finding, ObjectRef, make_finding
+from dragoman.fleet.model import (
+    BRIDGE_ANNOTATION,
+    NodeView,
+    claim_requests,
+    is_bridge_claim,
+    pod_extended_requests,
+    request_alternatives,
+)
+
+
+def _quota_block(ctx: Context, ns: str, cls: str, count: int) -> tuple[ObjectRef, str, str] | None:
+    for (qns, qname), quota in sorted(ctx.m.objects["ResourceQuota"].items()):
+        if qns != ns:
+            continue
+        hard = (quota.get("spec") or {}).get("hard") or {}
+        used = (quota.get("status") or {}).get("used") or {}
+        for res, need in ((CLAIM_QUOTA, 1), (f"{cls}.deviceclass.resource.k8s.io/devices", count)):
+            if res in hard and own.parse_count(used.get(res)) + need > own.parse_count(hard[res]):
+                return (
+                    ("ResourceQuota", qns, qname),
+                    res,
+                    f"ResourceQuota {qname}: {res} used {used.get(res, 0)} of {hard[res]}, the claim needs {need} more",
+                )
+    return None
+
+
+def pods(ctx: Context) -> Iterable[Finding]:
+    for pk, pod in sorted(ctx.m.objects["Pod"].items()):
+        yield from pod_findings(ctx, pk, pod)
+
+
+def pod_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Finding]:
+    """Why one pod is Pending, Failed, or Running without its GPU (nothing when none of these)."""
+    m = ctx.m
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    phase = status.get("phase")
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return
+    node_name = spec.get("nodeName")
+    reqs = pod_extended_requests(pod)
+    if phase == "Failed":
+        reason = status.get("reason") or ""
+        if reason == "UnexpectedAdmissionError" or reason.startswith("OutOf"):
+            v = ctx.nodes.get(node_name or "")
+            ev = [f"pod status: {reason}: {status.get('message', '')}".rstrip(": ")]
+            if v is not None:
+                ev.append(
+                    f"node {v.name}: kubelet {v.kubelet_version}, {v.ownership}, allocatable nvidia.com/gpu "
+                    f"{v.allocatable_gpu}"
+                )
+            yield make_finding(
+                "failed-admission",
+                [pod_ref(pk)] + ([node_ref(node_name)] if node_name else []),
+                f"pod {pk[0]}/{pk[1]} was rejected by the kubelet of {node_name or '?'} ({reason})",
+                ev + ctx.events("Pod", *pk),
+                pool=v.pool if v else None,
+                node=node_name or "?",
+                pod=f"{pk[0]}/{pk[1]}",
+            )
+        return
+    if phase == "Succeeded":
+        return
+    if node_name:
+        v = ctx.nodes.get(node_name)
+        if v is None:
+            return
+        ercs = status.get("extendedResourceClaimStatus")
+        if phase == "Running" and not ercs and reqs:
+            dra_names = [
+                k
+                for k in reqs
+                if m.class_serving(k) is not None
+                and own.parse_count(
+                    ((m.objects["Node"].get(("", node_name)) or {}).get("status") or {}).get("allocatable", {}).get(k)
+                )
+                == 0
+            ]
+            if dra_names and v.devices_gpu > 0:
+                yield make_finding(
+                    "running-without-gpu",
+                    [pod_ref(pk), node_ref(node_name)],
+                    f"pod {pk[0]}/{pk[1]} runs on DRA node {node_name} without the {', '.join(dra_names)} it asked for",
+                    [
+                        (
+                            f"pod asks for {', '.join(f'{k}: {reqs[k]}' for k in dra_names)}; status has no "
+                            "extendedResourceClaimStatus"
+                        ),
+                        (
+                            f"node {node_name}: allocatable nvidia.com/gpu {v.allocatable_gpu}, {v.devices_gpu} "
+                            f"DRA devices, kubelet {v.kubelet_version}"
+                        ),
+                    ]
+                    + ctx.events("Pod", *pk),
+                    pool=v.pool,
+                    node=node_name,
+                    pod=f"{pk[0]}/{pk[1]}",
+                )
+        elif phase == "Pending" and (m.pod_claims(pod)):
+            driver_ok = any(p.running and p.ready for p in v.dra_driver)
+            if not driver_ok:
+                why = (
+                    "no DRA driver pod runs there"
+                    if not v.dra_driver
+                    else (
+                        f"DRA driver pod {v.dra_driver[0].key[1]} is "
+                        f"{v.dra_driver[0].phase}{'' if v.dra_driver[0].ready else ', not ready'}"
+                    )
+                )
+                yield make_finding(
+                    "prepare-failed",
+                    [pod_ref(pk), node_ref(node_name)],
+                    f"pod {pk[0]}/{pk[1]} is bound to {node_name} but its devices cannot be prepared: {why}",
+                    [f"claims: {', '.join(c for _, c in m.pod_claims(pod) if c)}", f"node {node_name}: {why}"]
+                    + ctx.events("Pod", *pk),
+                    pool=v.pool,
+                    node=node_name,
+                )
+        return
+    # Unscheduled pods.
+    if not reqs and not spec.get("resourceClaims"):
+        return
+    yield from _pending(ctx, pk, pod, reqs)
+
+
+def node_fit(ctx: Context, spec: dict, reqs: dict[str, int], request_free: list) -> tuple:
+    """Per node, as the scheduler's filters read it: does the pod fit on resources, and is the node cordoned or
+    tainted against it? Returns (fit and free, fit but blocked, served per resource, free per resource, DRA fits)."""
+    m = ctx.m
+    fit_free: list[NodeView] = []
+    fit_blocked: list[tuple[NodeView, str]] = []
+    served: dict[str, bool] = {k: False for k in reqs}
+    free_by_res: dict[str, list[int]] = defaultdict(list)
+    dra_fit_nodes: dict[str, list[str]] = defaultdict(list)
+    for name in ctx.candidates(spec.get("nodeSelector") or {}):
+        v = ctx.nodes[name]
+        raw = m.objects["Node"].get(("", name)) or {}
+        if not placement.selects_node(spec, raw):
+            continue
+        alloc = (raw.get("status") or {}).get("allocatable") or {}
+        fits = True
+        for res, n in reqs.items():
+            a = own.parse_count(alloc.get(res))
+            if a > 0:
+                served[res] = True
+                free = a - ctx.dp_used(name).get(res, 0)
+            else:
+                cls = m.class_serving(res)
+                if cls is None:
+                    fits = False
+                    continue
+                free = ctx.class_free(cls).get(name, 0)
+                if v.devices_total:
+                    served[res] = True
+            free_by_res[res].append(free)
+            if free < n:
+                fits = False
+            elif a <= 0:
+                dra_fit_nodes[res].append(name)
+        for _, count, best, pinned in request_free:
+            if pinned is not None and pinned != name:
+                fits = False
+            elif best.get(name, 0) < count and pinned is None:
+                fits = False
+        blocked = []
+        if not v.schedulable:
+            blocked.append("cordoned")
+        taints = placement.untolerated_taints(spec, raw)
+        blocked += [
+            f"taint {placement.taint_text(t)}" for t in taints if t.get("key") != "node.kubernetes.io/unschedulable"
+        ]
+        if fits:
+            if blocked:
+                fit_blocked.append((v, ", ".join(blocked)))
+            else:
+                fit_free.append(v)
+    return fit_free, fit_blocked, served, free_by_res, dra_fit_nodes
+
+
+def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int]) -> Iterable[Finding]:
+    m = ctx.m
+    spec = pod.get("spec") or {}
+    ref = pod_ref(pk)
+    pname = f"{pk[0]}/{pk[1]}"
+    evs = ctx.events("Pod", *pk)
+    # A claim the scheduler made in an earlier cycle, while the pod is still unbound.
+    for ck in sorted(m._claims_by_owner_pod.get(pk, ())):
+        claim = m.objects["ResourceClaim"].get(ck)
+        if claim is not None and is_bridge_claim(claim):
+            state = "allocated" if m.claim_devices(claim) else "pending"
+            yield make_finding(
+                "stale-bridge-claim",
+                [("ResourceClaim", ck[0], ck[1]), ref],
+                f"claim {ck[1]} left by an earlier scheduling attempt blocks pod {pname}",
+                [f"ResourceClaim {ck[0]}/{ck[1]} ({state}) carries {BRIDGE_ANNOTATION} and is owned by the unbound pod"]
+                + evs,
+                claim=f"{ck[0]}/{ck[1]}",
+            )
+            return
+    claims = pod_claim_specs(m, pod)
+    selector_problem: list[str] = []
+    # The first alternative with its own selectors, per failing request: where the excluding clause is looked for.
+    selector_bodies: dict[str, dict] = {}
+    request_free: list[tuple[str, int, dict[str, int], str | None]] = []
+    for oref, cspec in claims.values():
+        claim_obj = m.objects["ResourceClaim"].get((oref[1], oref[2])) if oref[0] == "ResourceClaim" else None
+        pinned = m.claim_node(claim_obj) if claim_obj is not None and m.claim_devices(claim_obj) else None
+        for req in claim_requests(cspec.get("devices")):
+            best: dict[str, int] = defaultdict(int)
+            count = 1
+            ok_alt = False
+            for _, body in request_alternatives(req):
+                free, sel = ctx.request_free(body)
+                count = int(body.get("count") or 1)
+                if sel.matched and not sel.errors and not sel.compile_error:
+                    ok_alt = True
+                for node, c in free.items():
+                    best[node] = max(best[node], c)
+            if not ok_alt:
+                subject = f"{oref[0]} {oref[2]} request {req.get('name')}"
+                selector_problem.append(subject)
+                with_selectors = next((b for _, b in request_alternatives(req) if b.get("selectors")), None)
+                if with_selectors is not None:
+                    selector_bodies[subject] = with_selectors
+            request_free.append((f"{oref[2]}/{req.get('name')}", count, best, pinned))
+    sig = None
+    if not request_free:
+        # Pods of one workload share their scheduling needs: reason about the nodes once for all of them.
+        sig = (
+            json.dumps([spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations")], sort_keys=True),
+            tuple(sorted(reqs.items())),
+        )
+    fit = ctx.fit_cache.get(sig) if sig is not None else None
+    if fit is None:
+        fit = node_fit(ctx, spec, reqs, request_free)
+        if sig is not None:
+            ctx.fit_cache[sig] = fit
+    fit_free, fit_blocked, served, free_by_res, dra_fit_nodes = fit
+    pool = None
+    if fit_free:
+        # The scheduler can place it; what can still stop it is quota on the claim it must create.
+        for res, n in reqs.items():
+            cls = m.class_serving(res)
+            if cls is None or not dra_fit_nodes.get(res) or not any(v.name in dra_fit_nodes[res] for v in fit_free):
+                continue
+            block = _quota_block(ctx, pk[0], cls, n)
+            if block is not None:
+                qref, qres, text = block
+                yield make_finding(
+                    "quota-blocks-claim",
+                    [ref, qref],
+                    f"pod {pname} fits on {plural(len(fit_free), 'node')} but quota rejects the claim for its "
+                    f"{n}× {res}",
+                    [text, f"DeviceClass {cls} serves {res} on those nodes through DRA"] + evs,
+                    resource=qres,
+                    quota=qref[2],
+                    namespace=pk[0],
+                )
+                return
+        return
+    if fit_blocked:
+        nodes = [v.name for v, _ in fit_blocked]
+        yield make_finding(
+            "pending-cordoned",
+            [ref] + [node_ref(n) for n in nodes],
+            f"pod {pname} fits only on {plural(len(nodes), 'node')} that {'is' if len(nodes) == 1 else 'are'} "
+            "cordoned or tainted against it",
+            [f"node {v.name}: {why}" for v, why in fit_blocked[:5]] + evs,
+            pool=fit_blocked[0][0].pool,
+            nodes=", ".join(nodes[:3]),
+            pod=pname,
+        )
+        return
+    unmapped = [res for res, ok in served.items() if not ok and m.class_serving(res) is None]
+    if unmapped:
+        res = unmapped[0]
+        yield make_finding(
+            "pending-unmapped",
+            [ref],
+            f"pod {pname} asks for {res}, which no node offers through the device plugin and no DeviceClass serves",
+            [
+                f"pod requests {res}: {reqs[res]}",
+                f"no eligible node has allocatable {res} > 0",
+                f"no DeviceClass has extendedResourceName {res}",
+            ]
+            + evs,
+            resource=res,
+            pod=pname,
+        )
+        return
+    class_problems = []
+    for res in reqs:
+        cls = m.class_serving(res)
+        if cls is not None:
+            r = m.class_matches(cls)
+            if r.errors or r.compile_error or (not r.matched and not served.get(res)):
+                class_problems.append(f"DeviceClass {cls}")
+    if selector_problem or class_problems:
+        subjects = class_problems + selector_problem
+        why = {s: excluding_clause(m, selector_bodies[s], spec) for s in selector_problem if s in selector_bodies}
+        summary = f"pod {pname} cannot get its devices because of the selector of {subjects[0]}"
+        if why.get(subjects[0]):
+            summary += f": {why[subjects[0]]}"
+        yield make_finding(
+            "pending-selector",
+            [ref],
+            summary,
+            [
+                f"{s}: {why[s]}" if why.get(s) else f"{s}: selects no usable device (see its selector finding)"
+                for s in subjects
+            ]
+            + evs,
+            subject=subjects[0],
+        )
+        return
+    ev = []
+    res_name, want = next(iter(reqs.items())) if reqs else ("devices", request_free[0][1] if request_free else 0)
+    for res, n in reqs.items():
+        frees = [f for f in free_by_res.get(res, []) if f > 0]
+        ev.append(
+            f"requested {n} {res}; largest free block {max(frees) if frees else 0}; free total {sum(frees)} "
+            f"on {plural(len(free_by_res.get(res, [])), 'eligible node')}"
+        )
+    for label, count, best, _ in request_free:
+        vals = [c for c in best.values() if c > 0]
+        ev.append(
+            f"claim {label}: requested {count}; largest free block {max(vals) if vals else 0}; free total {sum(vals)}"
+        )
+    yield make_finding(
+        "pending-insufficient",
+        [ref],
+        f"pod {pname} waits for {want} {res_name}: no eligible node has that many free",
+        ev + evs,
+        pool=pool,
+        resource=res_name,
+        pod=pname,
+    )
