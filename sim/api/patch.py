@@ -430,11 +430,13 @@ def _walk(value: Any, schema: dict | None, path: tuple[str, ...], out: dict) -> 
     if isinstance(value, list) and value and schema is not None:
         kind, keys = _schemas.list_type(schema)
         if kind == "map":
-            element_schema = _schemas.resolve(_schemas.items(schema))
+            raw_element = _schemas.items(schema)
+            element_schema = _schemas.resolve(raw_element)
+            atomic = _is_atomic_map(raw_element)
             for element in value:
                 pe = path + (_element_key(element, keys),)
                 out[pe] = _MEMBER
-                if isinstance(element, dict):
+                if isinstance(element, dict) and not atomic:  # an atomic element (OwnerReference) is owned whole
                     for key, child in element.items():
                         _walk(child, _schemas.field(element_schema, key), pe + (f"f:{key}",), out)
             return

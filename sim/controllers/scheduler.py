@@ -328,6 +328,9 @@ class Scheduler(Controller):
                     "reason": reason,
                     "message": message,
                 }
+                if cur["metadata"].get("generation"):
+                    # v1.37's scheduler stamps the pod generation it judged (PodObservedGenerationTracking).
+                    cond["observedGeneration"] = cur["metadata"]["generation"]
                 cur.setdefault("status", {})["conditions"] = [c for c in conds if c.get("type") != "PodScheduled"] + [
                     cond
                 ]

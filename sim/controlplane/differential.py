@@ -248,6 +248,9 @@ class Normalizer:
         s = re.sub(r'(pods? ")([a-z0-9.-]+?-)[bcdfghjklmnpqrstvwxz2456789]{5}(")', r"\1\2<sfx>\3", s)
         s = self.string(s)
         s = re.sub(r"(resource version: \d+ \()\d+\)", r"\1<rv>)", s)
+        # A ReplicaSet's name ends in its pod-template-hash, a hash of the template each implementation computes its
+        # own way (kube-controller-manager: FNV-32a over Go's dump of the struct).
+        s = re.sub(r'((?:ReplicaSet|replica set) "[a-z0-9.-]+-)[bcdfghjklmnpqrstvwxz2456789]{10}"', r'\1<hash>"', s)
         s = re.sub(r"(current: )\d+", r"\1<rv>", s)
         if self.rvs:
             s = re.sub(
@@ -258,6 +261,10 @@ class Normalizer:
     def value(self, v: Any, key: str = "") -> Any:
         if key == "managedFields" and isinstance(v, list):
             return self.value(managed_fields(v), "")
+        if key == "groups" and isinstance(v, list) and all(isinstance(g, dict) and "versions" in g for g in v):
+            # An APIGroupList by group name: a group one server serves and the other does not is one difference,
+            # not a shift of every group after it.
+            return {str(g.get("name")): self.value(g, "") for g in v}
         if key == "conditions" and isinstance(v, list) and all(isinstance(c, dict) and "type" in c for c in v):
             # Conditions are a map by type (their merge key); the order two writers reach the list is timing.
             return {str(c["type"]): self.value(c, "") for c in v}

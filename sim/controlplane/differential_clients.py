@@ -122,7 +122,8 @@ def kubernetes_py() -> list[Request]:
         ),
         _r("kubernetes-py: read pod status", "GET", PODS + "/k8s-pod/status", **ua),
         _r("kubernetes-py: create deployment", "POST", DEPLOYS, _deployment("k8s-web"), **ua),
-        _r("kubernetes-py: read scale", "GET", DEPLOYS + "/k8s-web/scale", **ua),
+        # After the controllers' first pass on both sides (a client reading at once races them: timing, not API).
+        _r("kubernetes-py: read scale", "GET", DEPLOYS + "/k8s-web/scale", settle=3.0, **ua),
         _r(
             "kubernetes-py: patch scale",
             "PATCH",
@@ -229,6 +230,7 @@ def lightkube() -> list[Request]:
             DEPLOYS + "/lk-web/scale" + fm,
             {"spec": {"replicas": 2}},
             content_type="application/strategic-merge-patch+json",
+            settle=3.0,
             **ua,
         ),
         _r(
@@ -281,7 +283,7 @@ def kr8s() -> list[Request]:
         ),
         _r("kr8s: label", "PATCH", PODS + "/kr-pod", {"metadata": {"labels": {"kr": "1"}}}, **merge),
         _r("kr8s: create deployment", "POST", DEPLOYS, _deployment("kr-web"), **ua),
-        _r("kr8s: scale", "PATCH", DEPLOYS + "/kr-web", {"spec": {"replicas": 2}}, **merge),
+        _r("kr8s: scale", "PATCH", DEPLOYS + "/kr-web", {"spec": {"replicas": 2}}, settle=3.0, **merge),
         _r("kr8s: delete", "DELETE", CM + "/kr-cm", {}, **ua),
         _r("kr8s: delete deployment", "DELETE", DEPLOYS + "/kr-web", {}, **ua),
     ]
@@ -341,6 +343,7 @@ def client_node() -> list[Request]:
             "PUT",
             DEPLOYS + "/js-web/scale",
             {"metadata": {"name": "js-web", "namespace": NS}, "spec": {"replicas": 2}},
+            settle=3.0,
             **ua,
         ),
         _r(

@@ -275,7 +275,8 @@ def api_requests() -> list[Request]:
             {**pod("x"), "metadata": {"generateName": "gen-", "namespace": NS}},
             capture={"gen": "metadata.name"},
         ),
-        R("pods: get generated", "GET", PODS + "/{gen}"),
+        # After both schedulers' first attempt at it (the embedded one is at once, the real one after its queue).
+        R("pods: get generated", "GET", PODS + "/{gen}", settle=5.0),
         R("pods: create invalid", "POST", PODS, bad_pod),
         R("pods: create unknown field (warn)", "POST", PODS, unknown),
         R(
