@@ -335,7 +335,9 @@ async def test_malformed_requests_get_4xx_never_a_crash(sim, api):
     # untyped error on as a 500 without a reason (measured), and so does the simulator — still a Status, no crash.
     status, answer = await _raw(api, "GET", "/api/v1/pods?watch=true&resourceVersion=abc")
     assert status == 500 and answer["kind"] == "Status" and "reason" not in answer
-    assert answer["message"] == 'resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax'
+    assert answer["message"] == (
+        'resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax'
+    )
     status, _ = await _raw(api, "GET", "/api/v1/namespaces/default/pods/web")
     assert status == 200
     assert sim.store.get("nodes", None, "node-1")["metadata"]["name"] == "node-1"
