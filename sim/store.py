@@ -22,6 +22,7 @@ import msgspec
 from dragoman.sim import pieces, resources
 from dragoman.sim.api import admission
 from dragoman.sim.api import status as st
+from dragoman.sim.api.admission import service_accounts_named
 from dragoman.sim.api.gojson import encode_like_go
 from dragoman.sim.clock import Clock, format_time
 from dragoman.sim.resources import ResourceType
@@ -642,6 +643,20 @@ class Store:
         for obj in objects:
             rt = resources.for_object(obj)
             pending.append((rt, obj))
+        # The ServiceAccounts the scenario's pods and templates name but leave out, as the real loader creates them:
+        # without them admission would refuse every pod a controller makes for those templates.
+        named = service_accounts_named([o for _, o in pending])
+        have = {
+            ((o.get("metadata") or {}).get("namespace") or "default", (o.get("metadata") or {}).get("name"))
+            for r, o in pending
+            if r.key == "serviceaccounts"
+        }
+        added = 0
+        for ns, name in sorted(named - have):
+            if (ns, name) not in self._data["serviceaccounts"]:
+                sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": ns}}
+                pending.append((resources.BY_KEY["serviceaccounts"], sa))
+                added += 1
         # Namespaces first, so that namespaced objects find theirs.
         pending.sort(key=lambda p: p[0].key != "namespaces")
         ns_rt = resources.BY_KEY["namespaces"]
@@ -675,7 +690,7 @@ class Store:
             if rt.key == "namespaces":
                 self._load_default_sa(sa_rt, nmd["name"])
             n += 1
-        return n
+        return n - added  # the objects given; the ServiceAccounts added for them are not theirs
 
     def _load_default_sa(self, sa_rt: ResourceType, ns: str) -> None:
         for rt, obj in self._namespace_content(ns):

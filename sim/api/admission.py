@@ -164,3 +164,23 @@ def loaded_pod(pod: dict) -> None:
         spec["serviceAccountName"] = spec["serviceAccount"] = "default"
     _priority("CREATE", spec, None)
     default_tolerations(spec)
+
+
+def service_accounts_named(objects: list[dict]) -> set[tuple[str, str]]:
+    """(namespace, name) of every ServiceAccount other than `default` a pod or pod template names. The admission above
+    refuses a pod whose service account does not exist, so a scenario's controllers could never make their pods: the
+    loaders (the embedded store's and sim/controlplane/loader.py's) create the ones a scenario leaves out."""
+    out: set[tuple[str, str]] = set()
+    for obj in objects:
+        spec = obj.get("spec") or {}
+        pod_spec = (
+            spec
+            if obj.get("kind") == "Pod"
+            else (spec.get("template") or {}).get("spec")
+            or (spec.get("jobTemplate") or {}).get("spec", {}).get("template", {}).get("spec")
+        )
+        if isinstance(pod_spec, dict):
+            sa = pod_spec.get("serviceAccountName") or pod_spec.get("serviceAccount")
+            if sa and sa != "default":
+                out.add(((obj.get("metadata") or {}).get("namespace") or "default", sa))
+    return out
