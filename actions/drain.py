@@ -45,6 +45,14 @@ def skip_reason(pod: dict) -> str:
     return ""
 
 
+def budget_applies(pod: dict) -> bool:
+    """Whether kube-apiserver asks the pod's PodDisruptionBudget before evicting it (eviction.go canIgnorePDB): a
+    Pending, Succeeded or Failed pod, or one already being deleted, is evicted whatever its budget allows, so it
+    neither waits on the budget nor uses one of its disruptions."""
+    phase = (pod.get("status") or {}).get("phase")
+    return phase not in ("Pending", "Succeeded", "Failed") and not (pod.get("metadata") or {}).get("deletionTimestamp")
+
+
 def gpu_request(pod: dict) -> int:
     total = 0
     for c in (pod.get("spec") or {}).get("containers") or []:
@@ -120,7 +128,7 @@ class Drain(Step):
                     pod,
                     forced=f"{md['namespace']}/{md['name']}" in ctx.options.force_pods,
                     owner=f"{owner['kind']}/{owner['name']}" if owner else "",
-                    pdb=",".join(p["metadata"]["name"] for p in pdbs_for(pod, pdbs)),
+                    pdb=",".join(p["metadata"]["name"] for p in pdbs_for(pod, pdbs)) if budget_applies(pod) else "",
                     gpus=gpu_request(pod),
                 )
                 op.node = node

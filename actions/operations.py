@@ -352,8 +352,22 @@ class Evict(Operation):
 # ---------------------------------------------------------------- node label and annotation
 
 
+class GuardedMergePatch(Operation):
+    """A write that is one merge patch of one object, guarded by the resourceVersion it was read at (a conflict means
+    read again and recompute): read and request for every such operation, which names only its object's path."""
+
+    @abc.abstractmethod
+    def path(self) -> str: ...
+
+    async def read(self, cluster: Cluster) -> dict | None:
+        return await get_or_none(cluster, self.path())
+
+    def request(self, cluster: Cluster, obj: Any) -> Request:
+        return HttpWrite("PATCH", self.path(), with_rv(self.target(), obj), content_type=MERGE)
+
+
 @dataclasses.dataclass
-class NodeLabel(Operation):
+class NodeLabel(GuardedMergePatch):
     """One label of a node set (or removed, `new` None) with a merge patch guarded by the resourceVersion."""
 
     kind: ClassVar[str] = "Node"
@@ -366,8 +380,8 @@ class NodeLabel(Operation):
     namespace: str = dataclasses.field(default="", init=False)
     verb: str = dataclasses.field(default="patch", init=False)
 
-    async def read(self, cluster: Cluster) -> dict | None:
-        return await get_or_none(cluster, node_path(self.name))
+    def path(self) -> str:
+        return node_path(self.name)
 
     def part(self, obj: Any) -> dict:
         return {
@@ -378,9 +392,6 @@ class NodeLabel(Operation):
 
     def target(self) -> dict:
         return {"metadata": {"labels": {self.key_: self.new}}}
-
-    def request(self, cluster: Cluster, obj: Any) -> Request:
-        return HttpWrite("PATCH", node_path(self.name), with_rv(self.target(), obj), content_type=MERGE)
 
     def preview(self) -> Change:
         k, n = self.key_, self.name
@@ -480,7 +491,7 @@ def terms_view(required: dict | None) -> dict:
 
 
 @dataclasses.dataclass
-class WorkloadAffinity(Operation):
+class WorkloadAffinity(GuardedMergePatch):
     """A DaemonSet's required node affinity replaced by `required` (a merge patch guarded by the resourceVersion)."""
 
     kind: ClassVar[str] = "DaemonSet"
@@ -499,8 +510,8 @@ class WorkloadAffinity(Operation):
             patch = json.dumps(self.target(), separators=(",", ":"))
             self.command = f"kubectl patch daemonset -n {self.namespace} {self.name} --type=merge -p '{patch}'"
 
-    async def read(self, cluster: Cluster) -> dict | None:
-        return await get_or_none(cluster, ds_path(self.namespace, self.name))
+    def path(self) -> str:
+        return ds_path(self.namespace, self.name)
 
     def part(self, obj: Any) -> dict:
         return self._patch(required_of(obj))
@@ -511,9 +522,6 @@ class WorkloadAffinity(Operation):
 
     def target(self) -> dict:
         return self._patch(self.required)
-
-    def request(self, cluster: Cluster, obj: Any) -> Request:
-        return HttpWrite("PATCH", ds_path(self.namespace, self.name), with_rv(self.target(), obj), content_type=MERGE)
 
     def preview(self) -> Change:
         return Change(

@@ -14,9 +14,10 @@ from dragoman.actions.cordon import node_fingerprint
 from dragoman.actions.drain import node_pods, pods_fingerprint
 from dragoman.actions.registry import preflight, step_class
 from dragoman.actions.state import PoolState
-from dragoman.actions.steps import BATCHED, DEFAULT_PLAN, STEP_ORDER, Context, StepPlan
+from dragoman.actions.steps import BATCHED, DEFAULT_PLAN, Context, StepPlan
 from dragoman.fleet.cluster import ApiError
 from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.fleet.ownership import STEP_ORDER
 
 SCHEMA_VERSION = 1
 

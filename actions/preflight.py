@@ -4,6 +4,7 @@ room for the evicted pods."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from dragoman.actions.capacity import read_picture
 from dragoman.actions.drain import gpu_request
@@ -144,6 +145,8 @@ async def room_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
         if n["metadata"]["name"] not in drained and not (n.get("spec") or {}).get("unschedulable")
     }
     node_by_name = {n["metadata"]["name"]: n for n in nodes}
+    order = {name: i for i, name in enumerate(free)}
+    eligible_by: dict[str, list[str]] = {}
     homeless: list[str] = []
     gpus_short = 0
     for c in sorted(evicted, key=lambda c: -int(c.detail.get("gpus") or 0)):
@@ -152,14 +155,21 @@ async def room_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
             continue
         want = int(c.detail.get("gpus") or 0)
         spec = found.get("spec") or {}
-        for name, room in sorted(free.items(), key=lambda kv: kv[1]):
-            if (
-                room >= want
-                and selects_node(spec, node_by_name[name])
-                and not untolerated_taints(spec, node_by_name[name])
-            ):
-                free[name] -= want
-                break
+        # Which nodes a pod may go to depends only on these fields (selects_node, untolerated_taints): the pods of
+        # one template are held against the fleet's nodes once, not once each (4,000 evicted pods x 4,500 nodes at
+        # the envelope took a minute).
+        sig = json.dumps(
+            [spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations")], sort_keys=True, default=str
+        )
+        eligible = eligible_by.get(sig)
+        if eligible is None:
+            eligible = eligible_by[sig] = [
+                n for n in free if selects_node(spec, node_by_name[n]) and not untolerated_taints(spec, node_by_name[n])
+            ]
+        # First fit, nodes taken by free GPUs, fewest first (ties in the fleet's order).
+        best = min(((free[n], order[n], n) for n in eligible if free[n] >= want), default=None)
+        if best is not None:
+            free[best[2]] -= want
         else:
             homeless.append(f"{c.namespace}/{c.name} ({want} GPU{'s' if want > 1 else ''})")
             gpus_short += want

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from dragoman.fleet.backoff import delay as doubling
 from dragoman.fleet.backoff import server_delay
 from dragoman.fleet.cluster import ApiError, Unreachable
-from dragoman.fleet.ownership import STEP_ORDER as STEP_ORDER
+from dragoman.fleet.ownership import STEP_ORDER
 
 if TYPE_CHECKING:
     from dragoman.actions.audit import AuditLog

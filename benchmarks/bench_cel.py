@@ -10,6 +10,7 @@ from dragoman.benchmarks.harness import Figure, time_runs
 from dragoman.fleet.cel import cel_device
 from dragoman.fleet.cel.engine import build_selector, check_expression
 from dragoman.fleet.cel.fleeteval import DeviceIndex, evaluate_fleet
+from dragoman.sim.controlplane.celoracle import Oracle
 
 TYPICAL = (
     'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].type == "gpu" && '
@@ -179,25 +180,11 @@ def run(quick: bool) -> list[Figure]:
     return figures
 
 
-def _oracle():
-    """The cel-go oracle (Kubernetes' own DRA CEL code) from the checkout's tests/cel/oracle_support.py."""
-    import sys
-
-    from dragoman.sim.controlplane.build import module_dir
-
-    root = str(module_dir().parent)
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    from tests.cel.oracle_support import Oracle
-
-    return Oracle()
-
-
 def _versus_cel_go(slices: list[dict], everything: list, warm: dict[str, list[float]], quick: bool) -> list[Figure]:
     """The same selectors on the same devices in cel-go, timed inside the Go process (no start-up, no JSON):
     DeviceMatches as the scheduler calls it (the device's maps built per call), and the compiled program alone."""
     figures: list[Figure] = []
-    oracle = _oracle()
+    oracle = Oracle()
     try:
         devices = [{**d, "driver": s["spec"]["driver"]} for s in slices for d in s["spec"]["devices"]]
         n = len(devices)

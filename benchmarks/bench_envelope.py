@@ -420,7 +420,9 @@ def _plan(params: dict) -> dict:
 
     pool_size = 500 if params["gpu_nodes"] >= 1000 else 50
     objects = generate_envelope(**params, gpu_pool_size=pool_size)
-    return asyncio.run(M._measure(params["nodes"], pool_size, params["pods"], objects=objects, run_plan=False))
+    return asyncio.run(
+        M._measure(params["nodes"], pool_size, params["pods"], objects=objects, run_plan=False, controllers=False)
+    )
 
 
 # ---------------------------------------------------------------------------- the figures
@@ -757,7 +759,8 @@ def _plan_figures(plan: dict, params: dict) -> list[Figure]:
                 [plan["plan_s"]],
                 "",
                 None,
-                f"{plan['steps']} steps, {plan['changes']} changes; {plan['pool']} among {params['pods']:,} pods",
+                f"{plan['steps']} steps, {plan['changes']} changes; {plan['pool']} among {params['pods']:,} pods; "
+                "the simulator's controllers not running (a plan only reads)",
             )
         ]
     return [

@@ -13,8 +13,16 @@ from dragoman.benchmarks.harness import Figure
 
 
 async def _measure(
-    nodes: int, pool_size: int, pods: int, objects: list[dict] | None = None, run_plan: bool = True
+    nodes: int,
+    pool_size: int,
+    pods: int,
+    objects: list[dict] | None = None,
+    run_plan: bool = True,
+    controllers: bool = True,
 ) -> dict:
+    """Plan (and with `run_plan`, run) the migration of the largest device-plugin pool. `controllers`: run the
+    simulator's controllers in this process, which a run needs (evictions, DaemonSets, kubelets); a plan alone only
+    reads, and at the envelope the controllers' start-up (146,000 pods reconciled) would share its event loop."""
     from dragoman.actions.runner import Runner
     from dragoman.actions.steps import Options
     from dragoman.fleet.cluster import connect
@@ -35,7 +43,7 @@ async def _measure(
     sim = Simulator(objects, speed=120.0)
     from dragoman.sim.controllers import default_controllers
 
-    for c in default_controllers(sim):
+    for c in default_controllers(sim) if controllers or run_plan else ():
         sim.add_controller(c)
     out: dict = {"pool": pool, "size": size}
     with tempfile.TemporaryDirectory(prefix="dragoman-bench-migration-") as tmp:

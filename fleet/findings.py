@@ -94,7 +94,9 @@ CATALOGUE: dict[str, CatalogueEntry] = {
             WARNING,
             "classes",
             "Several DeviceClasses serve the same extended resource",
-            "Keep one class for {resource}: delete or rename the others (today {winner} wins).",
+            "Keep one class for {resource} (today {winner} wins), then update {winner} (any change, e.g. an "
+            "annotation): kube-scheduler v1.37 stops serving {resource} when any class naming it is deleted or stops "
+            "naming it, and gives it to no other class until one is updated or the scheduler restarts.",
         ),
         CatalogueEntry(
             "class-too-broad",

@@ -533,9 +533,6 @@ class FleetModel:
         # Bare pods (static manifests): classified on labels and images; rare in a fleet.
         return own.classify_pod(pod, {}) is not None
 
-    def _slice_node(self, sl: dict) -> str | None:
-        return (sl.get("spec") or {}).get("nodeName")
-
     def _index_ResourceSlice(self, old: dict | None, new: dict | None) -> None:
         name = key_of(_given(new, old))[1]
         for sl, add in ((old, False), (new, True)):

@@ -1,4 +1,14 @@
-"""Which mechanism serves a node's GPUs: recognising device-plugin and DRA-driver workloads, and the ownership rule."""
+"""Which mechanism serves a node's GPUs: recognising device-plugin and DRA-driver workloads, and the ownership rule.
+
+How ownership is decided, in order:
+- a pod is a device plugin's or a DRA driver's (`classify_pod`, `classify_daemonset`: images, labels, Helm and
+  GitOps owners, below);
+- a node's mechanism is `decide_mechanism` below, on its allocatable `nvidia.com/gpu`, whether a plugin pod runs or
+  flaps there, and how many devices its ResourceSlices publish (fleet/model.py `_build_node` gathers those inputs,
+  and shows "migrating" while a dragoman step is in progress there, `parse_migration`);
+- a pool's ownership is its nodes' when they agree, else "mixed"; what the pool is meant to be on is `_target` in
+  fleet/pools.py (the mechanism most of its GPU nodes use alone).
+"""
 
 from __future__ import annotations
 

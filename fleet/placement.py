@@ -11,12 +11,6 @@ DAEMONSET_TOLERATIONS = list(k8s.DAEMONSET_TOLERATIONS)
 _BLOCKING = k8s.DO_NOT_SCHEDULE
 
 
-def term_matches(term: dict, node: dict) -> bool:
-    """One NodeSelectorTerm: all its expressions and fields must match (an empty term matches nothing)."""
-    labels, name = k8s.node_identity(node)
-    return k8s.match_node_selector_term(term, labels, name)
-
-
 def required_affinity_terms(pod_spec: dict) -> list[dict] | None:
     na = ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
         "requiredDuringSchedulingIgnoredDuringExecution"

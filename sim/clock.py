@@ -43,14 +43,6 @@ class Clock:
             self._stepped.set()
             self._stepped = None
 
-    def set_speed(self, speed: float) -> None:
-        # Re-anchor so that now() is continuous across the change.
-        current = self.seconds()
-        self.speed = float(speed)
-        self._real0 = time.monotonic()
-        self._offset = current
-        self.step(0)
-
     async def sleep(self, seconds: float) -> None:
         """Wait until `seconds` simulated seconds have passed (steps count)."""
         deadline = self.seconds() + seconds

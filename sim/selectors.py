@@ -321,12 +321,3 @@ def parse_field_selector(text: str | None, allowed: Iterable[str]) -> Predicate 
     # What an object must equal, for a store's index to pick candidates by (sim/store.py: spec.nodeName).
     pred.equals = {field: value for field, negate, value in reqs if not negate}  # type: ignore[attr-defined]
     return pred
-
-
-def exact_name(text: str | None) -> str | None:
-    """The name in a `metadata.name=X` selector (kubectl's single-object watch), else None."""
-    if text:
-        m = re.fullmatch(r"metadata\.name==?([^,]+)", text.strip())
-        if m:
-            return _unescape(m.group(1))
-    return None

@@ -791,6 +791,10 @@ class Store:
                 shaped = encode_like_go(clone(old))
                 spec_old = {k: v for k, v in shaped.items() if k not in ("metadata", "status", "apiVersion", "kind")}
                 spec_new = {k: v for k, v in new.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+                if rt.key == "pods":
+                    # The binding (the only writer of a pod's nodeName) bypasses the pod strategy: no new generation.
+                    spec_old["spec"] = {k: v for k, v in (spec_old.get("spec") or {}).items() if k != "nodeName"}
+                    spec_new["spec"] = {k: v for k, v in (spec_new.get("spec") or {}).items() if k != "nodeName"}
                 if spec_old != spec_new:
                     md["generation"] = int(old["metadata"].get("generation", 1)) + 1
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]

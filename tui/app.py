@@ -130,7 +130,7 @@ class DragomanApp(App):
         screens = [screen] if screen is not None else list(self.screen_stack)
         for s in screens:
             for h in s.query(StatusHeader):
-                h.show(info, status, message)
+                h.show(info, status, message, notes=getattr(self.feed.store, "notes", None))
 
     # ------------------------------------------------------------------ keys
     async def on_event(self, event) -> None:

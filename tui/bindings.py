@@ -32,7 +32,7 @@ APP_KEYS = (
     Key("app.quit", "ctrl+q", "quit", "Quit", "Leave dragoman", show=False, priority=True),
 )
 
-TABLE_KEYS = (
+TABLE_KEYS: tuple[Key, ...] = (
     Key("view.filter", "slash", "filter", "Filter", "Filter rows: words, label=value, attr=value (esc clears)"),
     Key("view.yaml", "y", "yaml", "YAML", "The selected object as YAML (the marked ones, when rows are marked)"),
     Key("view.describe", "d", "describe", "Describe", "A describe page of the selected object that follows its links"),

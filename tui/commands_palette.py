@@ -10,10 +10,11 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
     from dragoman.tui.app import DragomanApp
+    from dragoman.tui.screens.base import PaletteCommand
 
 
 class ScreenCommands(Provider):
-    def _commands(self) -> list[tuple[str, str, object]]:
+    def _commands(self) -> list[PaletteCommand]:
         app = cast("DragomanApp", self.app)  # a provider's app is typed as a bare App
         screen = self.screen
         cmds = list(screen.palette_commands()) if hasattr(screen, "palette_commands") else []

@@ -100,7 +100,7 @@ class Feed:
         self.on_state: list[Callable[[ConnectionState], None]] = []
         self._pending: list = []
         self._busy = False  # a thread is reading the model: hold changes back
-        self._pump_handle: asyncio.TimerHandle | None = None
+        self._pump_handle: asyncio.Handle | None = None  # call_later's TimerHandle, or call_soon's Handle
         self._diag_dirty = True
         self._catalogue_dirty = True
         self._diag_handle: asyncio.TimerHandle | None = None
@@ -108,7 +108,7 @@ class Feed:
         self.diag_seconds = 0.0
         self.events = 0  # changes absorbed (the benchmark reads it)
         self.pumps = 0
-        self._unsub = []
+        self._unsub: list[Callable[[], None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
 
@@ -219,7 +219,8 @@ class Feed:
             since = time.monotonic() - self._last_diag_end
             # Diagnosis holds the GIL in a thread: leave the UI thread at least twice its length in between.
             delay = max(0.2, max(DIAGNOSE_MIN_GAP, 3 * self.diag_seconds) - since)
-        self._diag_handle = self._loop.call_later(delay, lambda: self._loop.create_task(self._diagnose()))
+        loop = self._loop
+        self._diag_handle = loop.call_later(delay, lambda: loop.create_task(self._diagnose()))
 
     async def _diagnose(self) -> None:
         self._diag_handle = None
@@ -267,8 +268,8 @@ class Feed:
         settle_gc()
         if catalogue is not None:
             self.fleet.catalogue = catalogue
-            for cb in list(self.on_catalogue):
-                cb()
+            for notify in list(self.on_catalogue):
+                notify()
         if self._pending:
             self._schedule_pump()
         if self._diag_dirty:

@@ -70,16 +70,11 @@ async def _ready(pilot, name: str, timeout: float = 60.0) -> None:
     while time.monotonic() < deadline:
         if name == "playground" and getattr(screen, "explained_gen", -2) == getattr(screen, "gen", -1):
             break
-        if name == "wizard" and (getattr(screen, "plan", None) is not None or getattr(screen, "error", "")):
+        if name == "wizard" and (getattr(screen, "plan", None) is not None or bool(getattr(screen, "error", ""))):
             break
         if (
             name == "load"
-            and len(
-                getattr(pilot.app.feed, "load_sampler", None).samples
-                if getattr(pilot.app.feed, "load_sampler", None)
-                else ()
-            )
-            >= 2
+            and len(sampler.samples if (sampler := getattr(pilot.app.feed, "load_sampler", None)) else ()) >= 2
         ):
             break
         await pilot.pause(0.1)

@@ -4,6 +4,7 @@ table."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, cast
 
 from dragoman.fleet.cel_playground import BLOCKS, Outcome, counts_text
 from rich.cells import cell_len
@@ -95,7 +96,7 @@ def fill(table: DataTable, out: Outcome) -> None:
     """Rows: errors, then matches, then non-matches with their first false clause."""
     rows = table_rows(out)
     shown = getattr(table, "_cel_rows", None)
-    table._cel_rows = rows
+    cast(Any, table)._cel_rows = rows  # remembered on the table: the rows it shows
     if shown is None or len(shown) != len(rows) or table.row_count != len(rows) or len(table.columns) != len(COLUMNS):
         table.clear()
         for i, row in enumerate(rows):

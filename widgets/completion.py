@@ -90,7 +90,7 @@ def candidates(catalogue: Mapping[str, Mapping[str, dict]], before: str, limit: 
         domain, ident, quote, partial = m.group(2), m.group(3) or m.group(4), m.group(5), m.group(6)
         entry = by_domain.get(domain, {}).get(ident)
         if entry and entry.get("kind") == "attribute":
-            out = []
+            out: list[Candidate] = []
             for v, n in entry["values"].items():  # most common first
                 if len(out) >= limit:
                     break

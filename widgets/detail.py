@@ -305,6 +305,7 @@ def _describe_ResourceSlice(page: Page, fleet, ref: Ref, obj: dict) -> None:
 def _describe_Device(page: Page, fleet, ref: Ref, obj: dict) -> None:
     m = fleet.model
     d = find_device(m, ref)
+    assert d is not None  # describe() calls this only for a device raw_object found
     lines = [f"driver: {d.driver}   pool: {d.pool}   node: {d.node or '—'}   slice: {d.slice}"]
     page.section("Device", lines)
     attrs = [f"{k} = {attr_value(v)}" for k, v in sorted((obj.get("attributes") or {}).items())]

@@ -62,18 +62,20 @@ class StatusHeader(Widget):
         "muted": "$text-muted",
     }
 
-    _state: tuple | None = None
+    _state: tuple[object, str, str] | None = None  # show()'s info, status and message
+    # Objects skipped as malformed (the store's notes: a dict the informers fill in place, so it stays current).
+    _notes: dict[str, str] | None = None
 
-    def show(self, info, status: str, message: str = "") -> None:
+    def show(self, info, status: str, message: str = "", notes: dict[str, str] | None = None) -> None:
         self._state = (info, status, message)
+        self._notes = notes
         self.refresh()
 
     def render(self) -> Content:
         if self._state is None:
             return Content("")
         parts: list = []
-        store = getattr(getattr(self.app, "feed", None), "store", None)
-        cells = header_cells(*self._state, notes=getattr(store, "notes", None))
+        cells = header_cells(*self._state, notes=self._notes)
         # Decided at render time from the real width, so a narrow terminal drops the app's name first.
         if sum(len(c.text) + 2 for c in cells) > (self.size.width or 80):
             cells = cells[1:]

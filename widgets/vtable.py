@@ -4,7 +4,7 @@ thousands of rows stay instant)."""
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -228,19 +228,6 @@ class VTable(ScrollView, can_focus=True):
         self._changed()
         return True
 
-    def sync_rows(self, rows: Iterable[tuple[Hashable, Sequence[CellLike], dict | None]]) -> None:
-        """Make the table hold exactly these rows, touching only those that differ."""
-        seen = set()
-        self.begin_batch()
-        try:
-            for key, cells, facets in rows:
-                seen.add(key)
-                self.set_row(key, cells, facets)
-            for key in [k for k in self._rows if k not in seen]:
-                self.remove_row(key)
-        finally:
-            self.end_batch()
-
     def row(self, key: Hashable) -> tuple | None:
         return self._rows.get(key)
 
@@ -368,7 +355,7 @@ class VTable(ScrollView, can_focus=True):
         if key is not None:
             self.post_message(self.Selected(self, key))
 
-    def _on_click(self, event: events.Click) -> None:
+    async def _on_click(self, event: events.Click) -> None:  # Textual's handler is a coroutine
         row = int(self.scroll_offset.y) + event.y - 1
         if event.y >= 1 and 0 <= row < len(self._visible):
             self.cursor = row

@@ -21,7 +21,7 @@
 //	 "devices":[DEVICE,...] | "set":"fleet", "results":true, "repeat":N}
 //	    -> {"id":ANY,"compile":{"ok":bool,"kind":K,"errorType":T,"message":M,"issues":[{"kind":K,"message":M}]},
 //	        "cost":{"estimated":N,"limit":N,"exceeded":bool},
-//	        "results":[{"value":bool}|{"error":"..."}], "summary":{"match":N,"noMatch":N,"error":N},
+//	        "results":[{"value":bool,"actualCost":N}|{"error":"...","actualCost":N}], "summary":{"match":N,"noMatch":N,"error":N},
 //	        "timing":{"evals":N,"nsPerEval":F,"passNs":N,"activationReusedNsPerEval":F}}
 //
 // DEVICE is a ResourceSlice device ({name, attributes {id: {string|int|bool|version|...}},
@@ -170,6 +170,9 @@ type costAnswer struct {
 type result struct {
 	Value *bool  `json:"value,omitempty"`
 	Error string `json:"error,omitempty"`
+	// ActualCost is the runtime cost cel-go's tracker counted for this evaluation (EvalDetails.ActualCost), when
+	// the evaluation got far enough to have one.
+	ActualCost *uint64 `json:"actualCost,omitempty"`
 }
 
 type summary struct {
@@ -386,7 +389,10 @@ func (o *oracle) eval(req *request) (answer, error) {
 			sum.Invalid++
 			r.Error = "invalid device: " + d.invalid
 		} else {
-			matched, _, err := prog.DeviceMatches(ctx, d.dev)
+			matched, details, err := prog.DeviceMatches(ctx, d.dev)
+			if details != nil {
+				r.ActualCost = details.ActualCost()
+			}
 			switch {
 			case err != nil:
 				sum.Error++

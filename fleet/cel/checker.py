@@ -1,13 +1,14 @@
-"""Static checking of DRA CEL: declared names and fields, overloads, the bool result, cost estimation, attributes
-read."""
+"""Static checking of DRA CEL: declared names and fields, overloads, the bool result, attributes read; the estimated
+cost is fleet/cel/cost.py's."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from dragoman.fleet.cel import runtime as rt
 from dragoman.fleet.cel.api import COST_LIMIT, NEW_EXPRESSIONS, CelCompileError, Environment
+from dragoman.fleet.cel.cost import estimate as estimate_cost
+from dragoman.fleet.cel.formats import VALIDATORS as FORMAT_NAMES
 from dragoman.fleet.cel.runtime import CelRuntimeError, regex_error
 from dragoman.fleet.cel.syntax import NOT_CONST, UNSUPPORTED, Node, Source, Uint
 
@@ -15,6 +16,7 @@ from dragoman.fleet.cel.syntax import NOT_CONST, UNSUPPORTED, Node, Source, Uint
 # ('list', T), ('map', K, V), ('opt', T).  'any' is what DRA declares attribute values as (AnyType).
 B, I, U, D, S, BY, Q, V = "bool", "int", "uint", "double", "string", "bytes", "Quantity", "Semver"
 IPT, CIDRT = "IP", "CIDR"
+TS, DUR, URLT, FMT = "Timestamp", "Duration", "URL", "NamedFormat"
 DYN, ANY = "dyn", "any"
 LDYN = ("list", DYN)
 LS = ("list", S)
@@ -35,13 +37,6 @@ def device_fields(env: Environment) -> dict[str, Any]:
     return fields
 
 
-# Limits behind Kubernetes' size estimates (resource/v1 validation constants).
-ATTR_VALUE_MAX = 64
-ATTRS_PER_DEVICE = 32
-DOMAIN_MAX = 63
-ID_MAX = 32
-DRIVER_MAX = 63
-
 # Type names are values in CEL: `type(x) == string`.
 TYPE_IDENTS = {
     "int": "int",
@@ -56,39 +51,6 @@ TYPE_IDENTS = {
     "type": "type",
     "net.IP": "net.IP",
     "net.CIDR": "net.CIDR",
-}
-
-# Functions Kubernetes offers that this engine does not implement (their use is a clear "not supported here").
-UNSUPPORTED_FUNCTIONS = {
-    "url",
-    "isURL",
-    "duration",
-    "timestamp",
-    "getDate",
-    "getDayOfMonth",
-    "getDayOfWeek",
-    "getDayOfYear",
-    "getFullYear",
-    "getMonth",
-    "getHours",
-    "getMilliseconds",
-    "getMinutes",
-    "getSeconds",
-    "sortBy",
-    "base64.encode",
-    "base64.decode",
-    "math.greatest",
-    "math.least",
-    "authorizer",
-    "getScheme",
-    "getHost",
-    "getHostname",
-    "getPort",
-    "getEscapedPath",
-    "getQuery",
-    "jsonpatch.escapeKey",
-    "validate",
-    "transformMapEntry",
 }
 
 
@@ -107,6 +69,10 @@ def type_str(t: Any) -> str:
         "null": "null_type",
         "IP": "net.IP",
         "CIDR": "net.CIDR",
+        "Timestamp": "timestamp",
+        "Duration": "duration",
+        "URL": "kubernetes.URL",
+        "NamedFormat": "kubernetes.NamedFormat",
     }.get(t, t)
 
 
@@ -162,7 +128,8 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
     "lowerAscii": [(S, [], S)],
     "upperAscii": [(S, [], S)],
     "trim": [(S, [], S)],
-    "reverse": [(S, [], S), (LDYN, [], lambda r, a: _same(r))],
+    # ext.Strings v2 (Kubernetes' version) has no string reverse(); lists.reverse() only (the oracle).
+    "reverse": [(LDYN, [], lambda r, a: _same(r))],
     "charAt": [(S, [I], S)],
     "indexOf": [(S, [S], I), (S, [S, I], I), (LDYN, [DYN], I)],
     "lastIndexOf": [(S, [S], I), (S, [S, I], I), (LDYN, [DYN], I)],
@@ -182,10 +149,42 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
         (LDYN, [], I),
         (MDYN, [], I),
     ],
-    "int": [(None, [x], I) for x in (I, U, D, S)],
+    "int": [(None, [x], I) for x in (I, U, D, S, TS, DUR)],
     "uint": [(None, [x], U) for x in (I, U, D, S)],
     "double": [(None, [x], D) for x in (I, U, D, S)],
-    "string": [(None, [x], S) for x in (I, U, D, S, B, BY, IPT, CIDRT)],
+    "string": [(None, [x], S) for x in (I, U, D, S, B, BY, IPT, CIDRT, TS, DUR)],
+    # CEL's standard timestamp and duration (checked literals: ValidateDurationLiterals/ValidateTimestampLiterals).
+    "duration": [(None, [S], DUR), (None, [DUR], DUR)],
+    "timestamp": [(None, [S], TS), (None, [I], TS), (None, [TS], TS)],
+    **{
+        g: [(TS, [], I), (TS, [S], I)]
+        + ([(DUR, [], I)] if g in ("getHours", "getMinutes", "getSeconds", "getMilliseconds") else [])
+        for g in (
+            "getFullYear",
+            "getMonth",
+            "getDayOfYear",
+            "getDayOfMonth",
+            "getDate",
+            "getDayOfWeek",
+            "getHours",
+            "getMinutes",
+            "getSeconds",
+            "getMilliseconds",
+        )
+    },
+    # library/urls.go
+    "url": [(None, [S], URLT)],
+    "isURL": [(None, [S], B)],
+    "getScheme": [(URLT, [], S)],
+    "getHost": [(URLT, [], S)],
+    "getHostname": [(URLT, [], S)],
+    "getPort": [(URLT, [], S)],
+    "getEscapedPath": [(URLT, [], S)],
+    "getQuery": [(URLT, [], ("map", S, LS))],
+    # library/format.go
+    **{f"format.{name}": [(None, [], FMT)] for name in FORMAT_NAMES},
+    "format.named": [(None, [S], ("opt", FMT))],
+    "validate": [(FMT, [S], ("opt", LS))],
     "bool": [(None, [x], B) for x in (B, S)],
     "bytes": [(None, [x], BY) for x in (BY, S)],
     "semver": [(None, [S], V), (None, [S, B], V)],
@@ -230,6 +229,8 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
     # Declared only for stored selectors or with DRAListTypeAttributes (see Checker._call).
     "includes": [(DYN, [DYN], B)],
     "slice": [(LDYN, [I, I], lambda r, a: _same(r))],
+    # sortBy's expansion (syntax.py): the keys must be of one comparable type (checked in Checker._call).
+    "@sortByAssociatedKeys": [(LDYN, [LDYN], lambda r, a: _same(r))],
     "flatten": [(LDYN, [], LDYN), (LDYN, [I], LDYN)],
     "distinct": [(LDYN, [], lambda r, a: _same(r))],
     "sort": [(LDYN, [], lambda r, a: _same(r))],
@@ -251,60 +252,11 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
     "or": [(("opt", DYN), [("opt", DYN)], lambda r, a: join(r, a[0]))],
 }
 
-_STRING_LINEAR = {
-    "contains",
-    "startsWith",
-    "endsWith",
-    "lowerAscii",
-    "upperAscii",
-    "trim",
-    "reverse",
-    "replace",
-    "split",
-    "substring",
-    "indexOf",
-    "lastIndexOf",
-    "charAt",
-    "join",
-    "strings.quote",
-    "format",
-    "string",
-    "int",
-    "double",
-    "uint",
-    "bytes",
-    "semver",
-    "isSemver",
-    "quantity",
-    "isQuantity",
-    "ip",
-    "cidr",
-    "isIP",
-    "isCIDR",
-    "ip.isCanonical",
-    "containsIP",
-    "containsCIDR",
-}
 # library/lists.go: comparableTypes and summableTypes (durations and timestamps are not in this engine).
-_COMPARABLE = (I, U, D, B, S, BY)
-_SUMMABLE = (I, U, D)
+_COMPARABLE = (I, U, D, B, S, BY, DUR, TS)
+_SUMMABLE = (I, U, D, DUR)
 _LIST_TYPED = {"isSorted": _COMPARABLE, "min": _COMPARABLE, "max": _COMPARABLE, "sum": _SUMMABLE, "sort": _COMPARABLE}
 _REGEX_FUNCS = {"matches", "find", "findAll"}
-_LIST_LINEAR = {
-    "isSorted",
-    "sum",
-    "min",
-    "max",
-    "distinct",
-    "flatten",
-    "sets.contains",
-    "sets.equivalent",
-    "sets.intersects",
-    "slice",
-    "reverse",
-    "sort",
-    "lists.range",
-}
 
 
 class Checked:
@@ -346,12 +298,9 @@ class Checker:
         a = n.args
         if k == "lit":
             v = a[0]
-            n.cost = 0
             if isinstance(v, str):
-                n.size = len(v)
                 return S
             if isinstance(v, bytes):
-                n.size = len(v)
                 return BY
             if isinstance(v, bool):
                 return B
@@ -364,10 +313,8 @@ class Checker:
             return "null"
         if k == "ident":
             name = a[0]
-            n.cost = 1
             if name in scope:
-                t, size = scope[name]
-                n.size = size
+                t = scope[name]
                 return t
             if name == "device":
                 return "device"
@@ -377,7 +324,6 @@ class Checker:
         if k == "select":
             operand, field, optional = a
             ot = self.check(operand, scope)
-            n.cost = operand.cost + 1
             if ot == "device":
                 if field not in self.device_fields:
                     raise self.err(n, f"undefined field '{field}'", "undeclared")
@@ -385,7 +331,6 @@ class Checker:
                     raise self.err(
                         n, f"optional field selection on kubernetes.DRADevice is {UNSUPPORTED}", "unsupported"
                     )
-                n.size = {"driver": DRIVER_MAX, "attributes": ATTRS_PER_DEVICE, "capacity": ATTRS_PER_DEVICE}.get(field)
                 return self.device_fields[field]
             vt = self._select_type(n, ot, field, operand)
             return ("opt", vt) if optional and not (isinstance(ot, tuple) and ot[0] == "opt") else vt
@@ -393,7 +338,6 @@ class Checker:
             operand, key, optional = a
             ot = self.check(operand, scope)
             kt = self.check(key, scope)
-            n.cost = operand.cost + key.cost + 1
             inner = ot[1] if isinstance(ot, tuple) and ot[0] == "opt" else ot
             if isinstance(inner, tuple) and inner[0] == "list":
                 if not (kt in (I, U) or is_dyn(kt)):
@@ -401,17 +345,14 @@ class Checker:
                         n, f"found no matching overload for '_[_]' applied to '({type_str(ot)}, {type_str(kt)})'"
                     )
                 vt = inner[1]
-                n.size = operand.size if is_dyn(vt) else None
             elif isinstance(inner, tuple) and inner[0] == "map":
                 if not assignable(inner[1], kt):
                     raise self.err(
                         n, f"found no matching overload for '_[_]' applied to '({type_str(ot)}, {type_str(kt)})'"
                     )
                 vt = inner[2]
-                n.size = _value_size(ot)
             elif is_dyn(inner):
                 vt = DYN if inner == DYN else ANY
-                n.size = ATTR_VALUE_MAX
             else:
                 raise self.err(
                     n, f"found no matching overload for '_[_]' applied to '({type_str(ot)}, {type_str(kt)})'"
@@ -428,19 +369,16 @@ class Checker:
                     raise self.err(
                         n, f"found no matching overload for '{op}' applied to '({type_str(lt)}, {type_str(rt)})'"
                     )
-            n.cost = l.cost + r.cost
             return B
         if k == "not":
             t = self.check(a[0], scope)
             if not (t == B or is_dyn(t)):
                 raise self.err(n, f"found no matching overload for '!_' applied to '({type_str(t)})'")
-            n.cost = a[0].cost + 1
             return B
         if k == "neg":
             t = self.check(a[0], scope)
             if not (t in (I, D) or is_dyn(t)):
                 raise self.err(n, f"found no matching overload for '-_' applied to '({type_str(t)})'")
-            n.cost = a[0].cost + 1
             return t
         if k == "cond":
             c, x, y = a
@@ -452,26 +390,19 @@ class Checker:
                 raise self.err(
                     n, f"found no matching overload for '_?_:_' applied to '(bool, {type_str(xt)}, {type_str(yt)})'"
                 )
-            n.cost = c.cost + max(x.cost, y.cost)
-            n.size = _max_size(x.size, y.size)
             return join(xt, yt)
         if k == "list":
             t = None
-            cost = 10
             optional = a[1] if len(a) > 1 else ()
             for pos, item in enumerate(a[0]):
                 it = self.check(item, scope)
                 if pos in optional:
                     it = self._optional_inner(item, it)
                 t = it if t is None else join(t, it)
-                cost += item.cost
-            n.cost = cost
-            n.size = len(a[0])
             return ("list", t if t is not None else DYN)
         if k == "map":
             kt = None
             vt = None
-            cost = 30
             optional = a[1] if len(a) > 1 else ()
             for pos, (key, val) in enumerate(a[0]):
                 ktt, vtt = self.check(key, scope), self.check(val, scope)
@@ -481,9 +412,6 @@ class Checker:
                     raise self.err(key, f"unsupported map key type: {type_str(ktt)}")
                 kt = ktt if kt is None else join(kt, ktt)
                 vt = vtt if vt is None else join(vt, vtt)
-                cost += key.cost + val.cost
-            n.cost = cost
-            n.size = len(a[0])
             return ("map", kt or DYN, vt or DYN)
         if k == "has":
             sel = a[0]
@@ -495,16 +423,13 @@ class Checker:
             elif not (isinstance(ot, tuple) and ot[0] == "map" or is_dyn(ot)):
                 raise self.err(sel, f"type '{type_str(ot)}' does not support field selection")
             sel.type = B
-            n.cost = operand.cost + 1
             return B
         if k == "bind":
             var, init, body = a
             it = self.check(init, scope)
             inner = dict(scope)
-            inner[var] = (it, init.size)
+            inner[var] = it
             bt = self.check(body, inner)
-            n.cost = init.cost + body.cost
-            n.size = body.size
             return bt
         if k == "comp":
             return self._comp(n, scope)
@@ -523,9 +448,8 @@ class Checker:
                     "an optional)",
                 )
             inner = dict(scope)
-            inner[var] = (inner_t, target.size)
+            inner[var] = inner_t
             bt = self.check(body, inner)
-            n.cost = 2 * target.cost + body.cost + 3
             if flat:
                 if not (isinstance(bt, tuple) and bt[0] == "opt" or is_dyn(bt)):
                     raise self.err(
@@ -552,11 +476,9 @@ class Checker:
         if isinstance(inner, tuple) and inner[0] == "map":
             if not assignable(inner[1], S):
                 raise self.err(n, f"type '{type_str(ot)}' does not support field selection")
-            n.size = _value_size(inner)
             vt = inner[2]
             return ("opt", vt) if isinstance(ot, tuple) and ot[0] == "opt" else vt
         if is_dyn(inner):
-            n.size = ATTR_VALUE_MAX
             return ("opt", inner) if isinstance(ot, tuple) and ot[0] == "opt" else inner
         raise self.err(n, f"type '{type_str(ot)}' does not support field selection")
 
@@ -565,14 +487,12 @@ class Checker:
         rt = self.check(target, scope)
         if isinstance(rt, tuple) and rt[0] == "list":
             t1, t2 = (I, rt[1]) if v2 else (rt[1], None)
-            s1 = None if v2 else _value_size(rt, target)
         elif isinstance(rt, tuple) and rt[0] == "map":
             t1, t2 = rt[1], rt[2]
-            s1 = _key_size(rt)
         elif rt == DYN:
             # cel-go iterates dyn but not `any` (checker.checkComprehension): a new selector cannot loop over
             # an attribute unless DRAListTypeAttributes declares attributes dyn.
-            t1, t2, s1 = DYN, DYN, ATTR_VALUE_MAX
+            t1, t2 = DYN, DYN
         else:
             raise self.err(
                 target,
@@ -580,76 +500,71 @@ class Checker:
                 "or dynamic)",
             )
         inner = dict(scope)
-        inner[v1] = (t1, s1)
+        inner[v1] = t1
         if v2:
-            inner[v2] = (t2, None)
+            inner[v2] = t2
         ets = [self.check(e, inner) for e in exprs]
-        n_items = target.size if target.size is not None else ATTRS_PER_DEVICE
-        body_cost = sum(e.cost for e in exprs)
         if macro in ("all", "exists", "exists_one", "existsOne"):
             if not (ets[0] == B or is_dyn(ets[0])):
                 raise self.err(
                     exprs[0], f"found no matching overload for '_&&_' applied to '(bool, {type_str(ets[0])})'"
                 )
-            n.cost = target.cost + n_items * (body_cost + 3) + 1
             return B
         if macro == "filter":
             if not (ets[0] == B or is_dyn(ets[0])):
                 raise self.err(exprs[0], f"filter() predicate must be bool, not {type_str(ets[0])}")
-            n.cost = target.cost + n_items * (body_cost + 3 + 10)
-            n.size = n_items
             return ("list", t1)
         if macro in ("map", "transformList"):
             if len(exprs) == 2 and not (ets[0] == B or is_dyn(ets[0])):
                 raise self.err(exprs[0], f"{macro}() filter must be bool, not {type_str(ets[0])}")
-            n.cost = target.cost + n_items * (body_cost + 3 + 10)
-            n.size = n_items
             return ("list", ets[-1])
         if macro == "transformMap":
-            n.cost = target.cost + n_items * (body_cost + 3 + 30)
-            n.size = n_items
             return ("map", t1, ets[-1])
+        if macro == "transformMapEntry":
+            if len(exprs) == 2 and not (ets[0] == B or is_dyn(ets[0])):
+                raise self.err(exprs[0], f"{macro}() filter must be bool, not {type_str(ets[0])}")
+            et = ets[-1]
+            if not (isinstance(et, tuple) and et[0] == "map" or is_dyn(et)):
+                raise self.err(
+                    exprs[-1],
+                    f"found no matching overload for 'cel.@mapInsert' applied to '(map(dyn, dyn), {type_str(et)})'",
+                )
+            return et if isinstance(et, tuple) else MDYN
         raise self.err(n, f"{macro}() is {UNSUPPORTED}", "unsupported")
 
     def _call(self, n: Node, scope: dict[str, Any]) -> Any:
         name, target, args = n.args
         tt = self.check(target, scope) if target is not None else None
         ats = [self.check(x, scope) for x in args]
-        n.cost = 1 + (target.cost if target is not None else 0) + sum(x.cost for x in args)
-        sizes = ([target.size] if target is not None else []) + [x.size for x in args]
         if name in ("_==_", "_!=_"):
             l, r = ats
             if not (assignable(l, r) or assignable(r, l) or "null" in (l, r)):
                 raise self.err(
                     n, f"found no matching overload for '{name}' applied to '({type_str(l)}, {type_str(r)})'"
                 )
-            n.cost += _equality_cost(args, ats)
             return B
         if name in ("_<_", "_<=_", "_>_", "_>=_"):
             l, r = ats
             num = (I, U, D)
             ok = (
                 (l in num and r in num)
-                or (l == r and l in (S, B, BY))
-                or (is_dyn(l) and (r in num + (S, B, BY) or is_dyn(r)))
-                or (is_dyn(r) and l in num + (S, B, BY))
+                or (l == r and l in (S, B, BY, TS, DUR))
+                or (is_dyn(l) and (r in num + (S, B, BY, TS, DUR) or is_dyn(r)))
+                or (is_dyn(r) and l in num + (S, B, BY, TS, DUR))
             )
             if not ok:
                 raise self.err(
                     n, f"found no matching overload for '{name}' applied to '({type_str(l)}, {type_str(r)})'"
                 )
-            n.cost += _linear(sizes, 0.1)
             return B
         if name == "@in":
             item, cont = ats
             if isinstance(cont, tuple) and cont[0] == "list":
                 ok = assignable(cont[1], item)
-                n.cost += cont_size(args[1])
             elif isinstance(cont, tuple) and cont[0] == "map":
                 ok = assignable(cont[1], item)
             else:
                 ok = is_dyn(cont)
-                n.cost += ATTR_VALUE_MAX if ok else 0
             if not ok:
                 raise self.err(
                     n, f"found no matching overload for '@in' applied to '({type_str(item)}, {type_str(cont)})'"
@@ -666,9 +581,12 @@ class Checker:
                 and name == "_+_"
                 and (isinstance(r, tuple) and r[0] == "list" or is_dyn(r))
             ):
-                n.cost += _linear(sizes, 1)
-                n.size = _sum_size(sizes)
                 return join(l, r)
+            time_result = _TIME_ARITH.get((name, l, r))
+            if time_result is not None:
+                return time_result
+            if (is_dyn(l) and r in (TS, DUR)) or (is_dyn(r) and l in (TS, DUR)):
+                return DYN
             if is_dyn(l) and is_dyn(r):
                 return DYN
             if is_dyn(l) and (r in allowed or isinstance(r, tuple) and name == "_+_"):
@@ -676,32 +594,29 @@ class Checker:
             if is_dyn(r) and (l in allowed or isinstance(l, tuple) and name == "_+_"):
                 return l
             if l == r and l in allowed:
-                if l in (S, BY):
-                    n.cost += _linear(sizes, 0.1)
-                    n.size = _sum_size(sizes)
                 return l
             raise self.err(n, f"found no matching overload for '{name}' applied to '({type_str(l)}, {type_str(r)})'")
         if name == "dyn":
             if len(ats) != 1 or target is not None:
                 raise self.err(n, "found no matching overload for 'dyn'")
-            n.size = args[0].size
             return DYN
         if name == "type":
             if len(ats) != 1 or target is not None:
                 raise self.err(n, "found no matching overload for 'type'")
             return "type"
-        if name in UNSUPPORTED_FUNCTIONS:
-            raise self.err(n, f"{name}() is {UNSUPPORTED}", "unsupported")
         if name == "includes" and not self.env.declares_includes:
             # Declared for stored selectors and with DRAListTypeAttributes, off in 1.37 (compile_test.go
             # includes-function-compilation-error).
             raise self.err(n, "undeclared reference to 'includes' (in container '')", "undeclared")
+        if name == "@sortByAssociatedKeys" and not self._list_elem_ok(ats[0], _COMPARABLE):
+            raise self.err(
+                n, f"found no matching overload for '{name}' applied to '{type_str(tt)}.({type_str(ats[0])})'"
+            )
         if name in _LIST_TYPED and target is not None and not args and not self._list_elem_ok(tt, _LIST_TYPED[name]):
             raise self.err(n, f"found no matching overload for '{name}' applied to '{type_str(tt)}.()'")
         if name in _LIST_TYPED and target is not None and not args and _free_list(target):
             # `[]`'s element type is a type variable: cel-go's checker binds it to the first overload that fits,
             # int (lists.go declares these per type, int first), so `[].sort()` is a list(int).
-            n.cost += self._call_cost(name, sizes, args)
             return B if name == "isSorted" else (("list", I) if name == "sort" else I)
         sigs = SIGNATURES.get(name)
         if sigs is None:
@@ -729,15 +644,6 @@ class Checker:
             if m != rt:
                 rt = ANY if ANY in (tt, *ats) else DYN
                 break
-        n.cost += self._call_cost(name, sizes, args)
-        n.size = self._call_size(name, sizes, target)
-        if name == "lists.range":
-            # ext/lists.go estimateListsRange: the result has as many items as a constant argument says, else
-            # its size is unknown (math.MaxUint).
-            arg = args[0]
-            lit = arg.args[0] if arg.kind == "lit" and type(arg.args[0]) is int else None
-            n.size = max(lit, 0) if lit is not None else UNKNOWN_SIZE
-            n.cost += n.size - self._call_cost(name, sizes, args)  # estimateAllocatingListCall: 1 per item
         return rt
 
     @staticmethod
@@ -749,6 +655,26 @@ class Checker:
         return is_dyn(tt[1]) or tt[1] in allowed
 
     def _literal_checks(self, n: Node, name: str, target: Node | None, args: list[Node]) -> None:
+        if (
+            name == "format"
+            and target is not None
+            and target.kind == "lit"
+            and isinstance(target.args[0], str)
+            and len(args) == 1
+            and args[0].kind == "list"
+        ):
+            format_problem = format_call_problem(target.args[0], args[0].args[0])
+            if format_problem is not None:
+                message, at = format_problem
+                self.deferred.append(self.source.error(message, "type", (at or n).offset))
+        # cel.ValidateDurationLiterals / ValidateTimestampLiterals: a constant string that does not convert.
+        if name in ("duration", "timestamp") and target is None and len(args) == 1:
+            arg = args[0]
+            if arg.kind == "lit" and isinstance(arg.args[0], str):
+                try:
+                    rt.FUNCTIONS[name](arg.args[0])
+                except CelRuntimeError:
+                    self.deferred.append(self.source.error(f"invalid {name} argument", "type", arg.offset))
         # Kubernetes validates regex literals at compile time (cel.ValidateRegexLiterals), with RE2's grammar.
         if name in _REGEX_FUNCS:
             pat = args[-1] if name == "matches" and target is None else args[0]
@@ -761,36 +687,110 @@ class Checker:
                         )
                     )
 
-    def _call_cost(self, name: str, sizes: list, args: list[Node]) -> float:
-        if name in _REGEX_FUNCS:
-            s = [x if x is not None else ATTR_VALUE_MAX for x in sizes]
-            return math.ceil(0.25 * (s[0] or 1) * max(1, s[-1] or 1))
-        if name in _STRING_LINEAR:
-            return _linear(sizes, 0.1)
-        if name in _LIST_LINEAR:
-            return _linear(sizes, 1)
-        return 0
 
-    def _call_size(self, name: str, sizes: list, target: Node | None) -> float | None:
-        base = sizes[0] if sizes else None
-        if name in (
-            "split",
-            "findAll",
-            "lowerAscii",
-            "upperAscii",
-            "trim",
-            "reverse",
-            "replace",
-            "substring",
-            "distinct",
-            "sort",
-            "slice",
-            "flatten",
-        ):
-            return base if base is not None else ATTR_VALUE_MAX
-        if name == "join":
-            return (base or ATTRS_PER_DEVICE) * ATTR_VALUE_MAX
-        return None
+# What each string.format() verb takes (ext/formatting.go stringFormatChecker): checked type kinds; dyn always passes.
+_FORMAT_VERBS: dict[str, tuple[tuple, str]] = {
+    "d": ((I, U), "decimal clause can only be used on integers"),
+    "f": ((D, S), "fixed-point clause can only be used on doubles"),
+    "e": ((D, S), "scientific clause can only be used on doubles"),
+    "b": ((I, U, B), "only integers and bools can be formatted as binary"),
+    "x": ((I, U, S, BY), "only integers, byte buffers, and strings can be formatted as hex"),
+    "X": ((I, U, S, BY), "only integers, byte buffers, and strings can be formatted as hex"),
+    "o": ((I, U), "octal clause can only be used on integers"),
+}
+_FORMAT_STRING_KINDS = (I, U, D, B, S, TS, BY, DUR, "type", "null")
+
+
+def _format_kind_ok(t: Any, allowed: tuple) -> bool:
+    if t == DYN:  # cel.DynType passes; `any` (google.protobuf.Any) does not
+        return True
+    if isinstance(t, tuple):
+        return t[0] in allowed
+    return t in allowed
+
+
+def _format_string_ok(node: Node) -> Node | None:
+    """verifyString: the node's type is one %s takes (list and map literals element by element); the bad node."""
+    if not _format_kind_ok(node.type, _FORMAT_STRING_KINDS + ("list", "map")):
+        return node
+    if node.kind == "list":
+        for item in node.args[0]:
+            bad = _format_string_ok(item)
+            if bad is not None:
+                return bad
+    if node.kind == "map":
+        for key, value in node.args[0]:
+            bad = _format_string_ok(key) or _format_string_ok(value)
+            if bad is not None:
+                return bad
+    return None
+
+
+def format_call_problem(fmt: str, items: list[Node]) -> tuple[str, Node | None] | None:
+    """cel-go's stringFormatValidator on `"<constant>".format([<list literal>])`: the clauses parse, each argument's
+    checked type suits its clause, and no argument is left over. (message, node to point at) or None."""
+    i = 0
+    arg = 0
+    requested = 0
+    while i < len(fmt):
+        if fmt[i] != "%":
+            i += 1
+            continue
+        if i + 1 < len(fmt) and fmt[i + 1] == "%":
+            i += 2
+            continue
+        requested += 1
+        if i + 1 >= len(fmt):
+            return "unexpected end of string", None
+        if arg >= len(items):
+            return f"index {arg} out of range", None
+        j = i + 1
+        if fmt[j] == ".":
+            j += 1
+            start = j
+            while j < len(fmt) and fmt[j].isascii() and fmt[j].isdigit():
+                j += 1
+            if j >= len(fmt):
+                return (
+                    "could not parse formatting clause: error while parsing precision: could not find end of "
+                    "precision specifier"
+                ), None
+            if j == start:
+                return (
+                    "could not parse formatting clause: error while parsing precision: error while converting "
+                    'precision to integer: strconv.Atoi: parsing "": invalid syntax'
+                ), None
+        verb = fmt[j]
+        item = items[arg]
+        if verb == "s":
+            bad = _format_string_ok(item)
+            if bad is not None:
+                return (
+                    "error during formatting: string clause can only be used on strings, bools, bytes, ints, "
+                    f"doubles, maps, lists, types, durations, and timestamps, was given {type_str(bad.type)}"
+                ), bad
+        elif verb in _FORMAT_VERBS:
+            allowed, text = _FORMAT_VERBS[verb]
+            if not _format_kind_ok(item.type, allowed):
+                return f"error during formatting: {text}, was given {type_str(item.type)}", item
+        else:
+            return f'could not parse formatting clause: unrecognized formatting clause "{verb}"', None
+        i = j + 1
+        arg += 1
+    if len(items) > requested:
+        return f"too many arguments supplied to string.format (expected {requested}, got {len(items)})", None
+    return None
+
+
+# timestamp and duration arithmetic: (operator, left, right) -> result (CEL's standard overloads).
+_TIME_ARITH = {
+    ("_+_", TS, DUR): TS,
+    ("_+_", DUR, TS): TS,
+    ("_+_", DUR, DUR): DUR,
+    ("_-_", TS, TS): DUR,
+    ("_-_", TS, DUR): TS,
+    ("_-_", DUR, DUR): DUR,
+}
 
 
 def _free_list(n: Node) -> bool:
@@ -800,61 +800,6 @@ def _free_list(n: Node) -> bool:
     if n.kind == "call" and n.args[0] in ("distinct", "reverse", "slice") and n.args[1] is not None:
         return _free_list(n.args[1])
     return False
-
-
-def _max_size(a: float | None, b: float | None) -> float | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return max(a, b)
-
-
-def _sum_size(sizes: list) -> float | None:
-    if any(s is None for s in sizes):
-        return None
-    return sum(sizes)
-
-
-def _linear(sizes: list, factor: float) -> float:
-    s = max((x for x in sizes if x is not None), default=0)
-    return math.ceil(factor * s)
-
-
-# cel-go's estimate for an operand of no known size (checker/cost.go UnknownSizeEstimate: math.MaxUint64).
-UNKNOWN_SIZE = 2**64 - 1
-
-
-def _equality_cost(args: list[Node], ats: list) -> float:
-    # checker/cost.go: == and != cost 0.1 x the smaller operand's maximum size. A type value has none (not a
-    # scalar, no estimator size), so type(x) == T is estimated at ~1.8e18 and refused as too complex (the oracle).
-    # Other operands keep this checker's sizes: the Kubernetes estimator sizes quantities, semvers and IPs.
-    if all(t == "type" for t in ats):
-        return math.ceil(0.1 * UNKNOWN_SIZE)
-    return _linear([a.size for a in args], 0.1)
-
-
-def cont_size(n: Node) -> float:
-    return n.size if n.size is not None else ATTR_VALUE_MAX
-
-
-def _value_size(t: Any, node: Node | None = None) -> float | None:
-    # Maximum size of the values held by a container type, from DRA's declared limits.
-    if t == ATTR_MAP or t == ATTR_MAP_DYN:
-        return ATTRS_PER_DEVICE
-    if t == ("map", S, ANY) or t == ("map", S, DYN):
-        return ATTR_VALUE_MAX
-    if t == CAP_MAP:
-        return ATTRS_PER_DEVICE
-    return None
-
-
-def _key_size(t: Any) -> float | None:
-    if t in (ATTR_MAP, ATTR_MAP_DYN, CAP_MAP):
-        return DOMAIN_MAX
-    if t in (("map", S, ANY), ("map", S, DYN), ("map", S, Q)):
-        return ID_MAX
-    return None
 
 
 def attributes_read(root: Node) -> frozenset | None:
@@ -1075,8 +1020,10 @@ def check(root: Node, source: Source, env: Environment = NEW_EXPRESSIONS) -> Che
         )
     # env.Program (which folds) comes before the estimated cost is checked: a failing fold is the error reported.
     fold_constants(root, source)
-    cost = root.cost
-    if cost > COST_LIMIT:
+    cost = estimate_cost(root, env)[1]
+    # Only a selector being created is refused for its estimate (resource/v1 validation); a stored one is compiled
+    # as the scheduler compiles it, and its evaluation stops at the runtime cost limit (fast.compile_program).
+    if cost > COST_LIMIT and not env.stored:
         raise CelCompileError(
             f"too complex, exceeds cost limit: estimated cost {int(cost):,} is more than the limit of {COST_LIMIT:,}",
             "cost",

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dragoman.fleet.cel.api import (
+    COST_LIMIT,
     FALSE,
     MAX_EXPRESSION_LENGTH,
     NEW_EXPRESSIONS,
@@ -24,6 +25,7 @@ from dragoman.fleet.cel.runtime import CelRuntimeError, type_name
 from dragoman.fleet.cel.syntax import parse
 
 ENGINES = ("fast", "reference")
+CODE_POINT_LIMIT = 100_000
 # DRAGOMAN_CEL_ENGINE=reference forces cel-python everywhere (to compare, or if the fast engine misbehaves).
 _FORCED = os.environ.get("DRAGOMAN_CEL_ENGINE", "").strip() or None
 
@@ -55,6 +57,11 @@ def check_expression(expression: str, environment: Environment | str | None = No
     if size > MAX_EXPRESSION_LENGTH and not env.stored:
         raise CelCompileError(
             f"must have at most {MAX_EXPRESSION_LENGTH} bytes (the expression has {size})", "too-long"
+        )
+    if len(expression) > CODE_POINT_LIMIT:
+        # cel-go's parser (ExpressionSizeCodePointLimit), for a stored selector too, which has no length limit.
+        raise CelCompileError(
+            f"expression code point size exceeds limit: size: {len(expression)}, limit {CODE_POINT_LIMIT}", "syntax"
         )
     if not expression.strip():
         raise CelCompileError("syntax error: the expression is empty", "syntax", 1, 1)
@@ -105,12 +112,13 @@ def _wrap(
 
 def build_selector(expression: str, checked: Checked, source: Any, engine: str) -> CompiledSelector:
     """A selector on the named engine; raises ImportError/FastUnsupported when that engine cannot take it."""
+    from dragoman.fleet.cel.fast import compile_program
     from dragoman.fleet.cel.reference import compile_program as ref_compile
 
+    # Only a stored selector can be estimated above the limit (a new one is refused); its evaluations are tracked.
+    track = checked.cost > COST_LIMIT
     if engine == "fast":
-        from dragoman.fleet.cel.fast import compile_program
-
-        program = compile_program(checked.root)
+        program = compile_program(checked.root, track_cost=track)
         return CompiledSelector(
             expression,
             checked.attributes_read,
@@ -119,7 +127,32 @@ def build_selector(expression: str, checked: Checked, source: Any, engine: str) 
             checked.env,
         )
     program = ref_compile(checked.root, source)
+    if track:
+        # cel-python counts no cost: the fast engine's tracked evaluation decides whether the limit is reached
+        # (the one implementation of the runtime limit), and cel-python gives the value when it is not.
+        from dragoman.fleet.cel.fast import FastUnsupported
+
+        try:
+            program = _within_cost_limit(compile_program(checked.root, track_cost=True), program)
+        except FastUnsupported:
+            pass  # a construct only cel-python evaluates: it runs without the limit
     return CompiledSelector(expression, checked.attributes_read, engine, _wrap(program), checked.env)
+
+
+def _within_cost_limit(
+    tracked: Callable[[CelDevice], Any], program: Callable[[CelDevice], Any]
+) -> Callable[[CelDevice], Any]:
+    from dragoman.fleet.cel.fast import COST_LIMIT_ERROR
+
+    def evaluate(device: CelDevice) -> Any:
+        try:
+            tracked(device)
+        except CelRuntimeError as exc:
+            if exc.message == COST_LIMIT_ERROR:
+                raise
+        return program(device)
+
+    return evaluate
 
 
 def compile_expression(

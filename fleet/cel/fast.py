@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from dragoman.fleet.cel import runtime as rt
-from dragoman.fleet.cel.api import CelDevice
+from dragoman.fleet.cel.api import COST_LIMIT, CelDevice
 from dragoman.fleet.cel.runtime import EMPTY_MAP, CelRuntimeError, DefaultMap, no_overload, no_such_key
 from dragoman.fleet.cel.syntax import NOT_CONST, Node
 
@@ -43,7 +44,83 @@ def _str_lit(n: Node) -> str | None:
     return None
 
 
+# --- the runtime cost limit ------------------------------------------------------------------------------------
+# A stored selector is never refused for its estimated cost; the scheduler's evaluation stops at the runtime cost
+# limit instead (cel-go's cost tracker, cel.CostLimit). Only a selector whose estimate is above the limit can reach
+# it (an estimate bounds the actual cost), so only those are compiled with tracking: each node adds what cel-go's
+# tracker charges for it (interpreter/runtimecost.go, Kubernetes' library/cost.go CallCost, ext/lists.go trackers),
+# as measured against the oracle's actualCost: an attribute 1 and 1 per field or index, a call 1, a list literal
+# 10 and a map 30, constants and &&, || and ?: nothing, and each macro's own steps per item (its accumulator and
+# the calls its expansion makes). Calls whose cost cel-go scales by string size are charged 1 (at most 7 for a
+# 64-byte attribute), so a selector within a few percent of the limit may be cut off a little later than in
+# Kubernetes.
+COST = "@cost"  # the activation's counter: a one-item list shared by every scope of one evaluation
+COST_LIMIT_ERROR = "operation cancelled: actual cost limit exceeded"
+_tracking = threading.local()
+
+
+def _charge(e: dict, k: int) -> None:
+    c = e[COST]
+    c[0] += k
+    if c[0] > COST_LIMIT:
+        raise CelRuntimeError(COST_LIMIT_ERROR)
+
+
+def _charged(f: Fn, k: int) -> Fn:
+    def charged(e: dict) -> Any:
+        v = f(e)
+        _charge(e, k)
+        return v
+
+    return charged
+
+
+# ext/lists.go trackers: list-building calls cost their output (trackAllocatingListCall: size x factor + 1 + 10).
+_LIST_OUTPUT = {"lists.range", "slice", "reverse", "flatten"}
+_LIST_SELF_COMPARE = {"sort", "distinct"}
+
+
+def _result_charged(f: Fn, name: str) -> Fn:
+    def charged(e: dict) -> Any:
+        v = f(e)
+        n = len(v) if type(v) is list else 1
+        _charge(e, 11 + (n if name in _LIST_OUTPUT else 2 * n * n))
+        return v
+
+    return charged
+
+
+def _static_charge(n: Node) -> int:
+    if n.const is not NOT_CONST:
+        return 0
+    k = n.kind
+    if k in ("ident", "select", "index", "not", "neg"):
+        return 1
+    if k == "list":
+        return 10
+    if k == "map":
+        return 30
+    if k == "call":
+        return 1
+    if k == "comp":
+        return 2 if n.args[0] in ("exists_one", "existsOne") else 1
+    if k == "optmap":
+        return 2
+    return 0  # lit, and, or, cond, has, bind
+
+
 def compile_node(n: Node) -> Fn:
+    f = _compile_node(n)
+    if getattr(_tracking, "on", False):
+        if n.kind == "call" and n.const is NOT_CONST and n.args[0] in _LIST_OUTPUT | _LIST_SELF_COMPARE:
+            return _result_charged(f, n.args[0])
+        k = _static_charge(n)
+        if k:
+            return _charged(f, k)
+    return f
+
+
+def _compile_node(n: Node) -> Fn:
     if n.const is not NOT_CONST:  # what cel-go's planner folded (checker.fold_constants)
         value = n.const
         return lambda e: value
@@ -366,6 +443,8 @@ def _comprehension(n: Node) -> Fn:
     ft = compile_node(target)
     fe = [compile_node(x) for x in exprs]
     two = v2 is not None
+    if getattr(_tracking, "on", False):
+        fe = _charged_steps(macro, fe)
 
     def run(e: dict) -> Any:
         items = _iter_range(ft(e), two)
@@ -473,9 +552,62 @@ def _comprehension(n: Node) -> Fn:
                         raise no_overload(macro)
                 out[item[0]] = expr(e)
             return out
+    elif macro == "transformMapEntry":
+        filt = fe[0] if len(fe) == 2 else None
+        expr = fe[-1]
+
+        def loop(e: dict, items: list) -> dict:  # type: ignore[misc]  # each macro's loop has its own result
+            out: dict = {}
+            for item in items:
+                bind(e, item)
+                if filt is not None:
+                    r = filt(e)
+                    if r is False:
+                        continue
+                    if r is not True:
+                        raise no_overload("_?_:_")
+                rt.map_insert_all(out, expr(e))
+            return out
     else:
         raise FastUnsupported(macro)
     return run
+
+
+def _charged_steps(macro: str, fe: list[Fn]) -> list[Fn]:
+    """Each item's cost beyond the macro's own expressions: what cel-go's expansion evaluates per item (the loop
+    condition, the accumulator, the call that extends it)."""
+
+    def before(f: Fn, k: int) -> Fn:
+        def step(e: dict) -> Any:
+            _charge(e, k)
+            return f(e)
+
+        return step
+
+    def when_true(f: Fn, k: int) -> Fn:
+        def step(e: dict) -> Any:
+            r = f(e)
+            if r is True:
+                _charge(e, k)
+            return r
+
+        return step
+
+    if macro == "all":  # @not_strictly_false(accu) and accu
+        return [before(fe[0], 3)]
+    if macro == "exists":  # @not_strictly_false(!accu) and accu
+        return [before(fe[0], 4)]
+    if macro in ("exists_one", "existsOne"):  # accu + 1 when the predicate holds
+        return [when_true(fe[0], 2)]
+    if macro == "filter":  # accu + [x]
+        return [when_true(fe[0], 13)]
+    if macro in ("map", "transformList"):  # accu + [e]
+        return fe[:-1] + [before(fe[-1], 12)]
+    if macro == "transformMap":  # cel.@mapInsert(accu, k, e)
+        return fe[:-1] + [before(fe[-1], 3)]
+    if macro == "transformMapEntry":  # cel.@mapInsert(accu, e)
+        return fe[:-1] + [before(fe[-1], 2)]
+    return fe
 
 
 def iterable_error(v: Any) -> str:
@@ -483,11 +615,23 @@ def iterable_error(v: Any) -> str:
     return f"got '{rt.go_type_name(v)}', expected iterable type"
 
 
-def compile_program(root: Node) -> Callable[[CelDevice], Any]:
-    """A function from device to raw result value; raises CelRuntimeError."""
-    f = compile_node(root)
+def compile_program(root: Node, track_cost: bool = False) -> Callable[[CelDevice], Any]:
+    """A function from device to raw result value; raises CelRuntimeError. With `track_cost`, an evaluation past the
+    runtime cost limit fails as the scheduler's does."""
+    if not track_cost:
+        f = compile_node(root)
 
-    def program(device: CelDevice) -> Any:
-        return f(activation(device))
+        def program(device: CelDevice) -> Any:
+            return f(activation(device))
 
-    return program
+        return program
+    _tracking.on = True
+    try:
+        tracked = compile_node(root)
+    finally:
+        _tracking.on = False
+
+    def tracked_program(device: CelDevice) -> Any:
+        return tracked({**activation(device), COST: [0]})
+
+    return tracked_program

@@ -362,10 +362,6 @@ class FleetEvaluation:
             return "error", f"{label}CEL runtime error: {out.error}"
         return "no-match", f"{label}evaluated to false"
 
-    def outcome_of(self, device_index: int) -> EvalOutcome | None:
-        """The outcome for the index's device number `device_index` (None if cancelled before it)."""
-        return self.outcomes[self.group_of[device_index]]
-
     @property
     def results(self) -> list[DeviceResult]:
         if self._results is None:

@@ -19,6 +19,7 @@ from dragoman.fleet.cel.checker import TYPE_IDENTS
 from dragoman.fleet.cel.runtime import CelRuntimeError
 from dragoman.fleet.cel.syntax import (
     NOT_CONST,
+    QUOTED_SELECT,
     Node,
     Source,
     Uint,
@@ -297,6 +298,7 @@ def _functions() -> dict[str, Callable[..., Any]]:
     fns["_||_"] = _logic(False)
     fns["_?_:_"] = _ternary
     fns["__iter_range__"] = _iter_range
+    fns["__sort_by__"] = _wrap(rt.f_sort_by_keys)
     fns["__opt_elem__"] = _opt_mark
     fns["__opt_key__"] = _opt_mark
     fns["__opt_list__"] = _opt_list
@@ -305,7 +307,7 @@ def _functions() -> dict[str, Callable[..., Any]]:
 
 
 FUNCTIONS = _functions()
-_GLOBAL_PACKAGES = ("strings", "sets", "lists", "math", "base64")
+_GLOBAL_PACKAGES = ("strings", "sets", "lists", "math", "base64", "format")
 _MACROS = {"all", "exists", "exists_one", "existsOne", "map", "filter"}
 
 
@@ -360,6 +362,16 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
             # cel-python drops raw newlines from triple-quoted strings: hand it an equivalent one-line literal.
             return lark.Token("STRING_LIT", json.dumps(decode_multiline(tree.value), ensure_ascii=False))
         return tree
+    if tree.data == "ident_arg" and str(tree.children[0]) == "has" and len(tree.children) > 1:
+        quoted = _quoted_select(tree.children[1].children[0] if tree.children[1].children else None)
+        if quoted is not None:
+            # has(x.`b-c`): the key's presence in the map x.
+            operand, key = quoted
+            return lark.Tree("paren_expr", [_template("__k in __t", __k=_prepare(key), __t=_prepare(operand))])
+    if tree.data in ("dot_ident", "dot_ident_arg"):
+        # `.name` and `.f(x)`: the root scope's name; a selector has no container, so the plain name.
+        plain = "ident" if tree.data == "dot_ident" else "ident_arg"
+        return lark.Tree(plain, [_prepare(c) for c in tree.children], tree.meta)
     if tree.data in ("list_lit", "map_lit") and tree.children:
         items = tree.children[0].children
         marker = OPT_ELEM if tree.data == "list_lit" else OPT_KEY
@@ -410,6 +422,15 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
                 "member",
                 [lark.Tree("primary", [lark.Tree("paren_expr", [_template(text, __t=target, __e=_prepare(body))])])],
             )
+        if name == QUOTED_SELECT and len(args) == 1:
+            # x.`b-c`: a field of a map (DRA declares no message types), read as cel-python reads x["b-c"].
+            return lark.Tree("member_index", [_prepare(operand), _prepare(args[0])], tree.meta)
+        if name == "sortBy" and len(args) == 2 and _unwrap_ident(args[0]) is not None:
+            # cel-go's macro (syntax.py builds the same): the list ordered by the keys a map() over it computes.
+            sort_var = _unwrap_ident(args[0])
+            text = f"__sort_by__(__t, __t.map({sort_var}, __k))"
+            paren = lark.Tree("paren_expr", [_template(text, __t=_prepare(operand), __k=_prepare(args[1]))])
+            return lark.Tree("member", [lark.Tree("primary", [paren])])
         if name in ("orValue", "or") and len(args) == 1:
             # cel-go's evalOptionalOrValue / evalOptionalOr short-circuit: the alternative only when there is no value.
             text = "__opt_has__(__t) ? " + ("__opt_get__(__t)" if name == "orValue" else "__t") + " : __d"
@@ -465,6 +486,15 @@ def _prepare(tree: lark.Tree) -> lark.Tree:
                 tree.data, [tree.children[0], lark.Token("IDENT", "__k8s_min"), *tree.children[2:]], tree.meta
             )
     return lark.Tree(tree.data, [_prepare(c) for c in tree.children], tree.meta)
+
+
+def _quoted_select(t: Any) -> tuple[lark.Tree, lark.Tree] | None:
+    """(operand, key) of `operand.`key`` (as the rewriter spelled it), else None."""
+    while isinstance(t, lark.Tree) and len(t.children) == 1 and t.data != "member_dot_arg":
+        t = t.children[0]
+    if isinstance(t, lark.Tree) and t.data == "member_dot_arg" and str(t.children[1]) == QUOTED_SELECT:
+        return t.children[0], t.children[2].children[0]
+    return None
 
 
 def _balanced_logic(data: str, operands: list) -> lark.Tree:
@@ -566,6 +596,30 @@ def _error_message(err: CELEvalError) -> str:
         return "integer overflow"
     return msg
 
+
+def _macro_errors_are_values() -> None:
+    """cel-python's map/filter/exists_one re-raise an error from their expression as an exception (its
+    build_macro_eval "exposes exceptions, disabling short-circuit && and ||"), so `false && [1].exists_one(x, 1/0 ==
+    1)` failed here where cel-go, whose errors are values, answers false. Return the error as the macro's value."""
+    from celpy.evaluation import Evaluator
+
+    original = Evaluator.member_dot_arg
+    if getattr(original, "_dragoman", False):
+        return
+
+    def member_dot_arg(self: Any, tree: lark.Tree) -> Any:
+        try:
+            return original(self, tree)
+        except CELEvalError as exc:
+            if len(tree.children) > 1 and str(tree.children[1]) in ("map", "filter", "exists_one"):
+                return exc
+            raise
+
+    member_dot_arg._dragoman = True  # type: ignore[attr-defined]
+    Evaluator.member_dot_arg = member_dot_arg  # type: ignore[method-assign]
+
+
+_macro_errors_are_values()
 
 _ENV: celpy.Environment | None = None
 

@@ -8,8 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 import re2
+from dragoman.fleet.cel import timelib
+from dragoman.fleet.cel.formats import FORMATS, NamedFormat
 from dragoman.fleet.cel.netlib import CIDR, IP, NetParseError, is_cidr, is_ip, parse_cidr, parse_ip_addr
 from dragoman.fleet.cel.syntax import Uint
+from dragoman.fleet.cel.timelib import Duration, TimeError, Timestamp
+from dragoman.fleet.cel.urls import URL, URLError, is_url, url_of
 from dragoman.fleet.cel.values import Quantity, Semver, ValueError_, is_quantity, is_semver
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -123,6 +127,14 @@ def type_name(v: Any) -> str:
         return "net.IP"
     if t is CIDR:
         return "net.CIDR"
+    if t is Timestamp:
+        return "google.protobuf.Timestamp"
+    if t is Duration:
+        return "google.protobuf.Duration"
+    if t is URL:
+        return "kubernetes.URL"
+    if t is NamedFormat:
+        return "kubernetes.NamedFormat"
     return t.__name__
 
 
@@ -142,6 +154,9 @@ def go_type_name(v: Any) -> str:
         CIDR: "cel.CIDR",
         Optional_: "*types.Optional",
         CelType: "*types.Type",
+        Timestamp: "types.Timestamp",
+        Duration: "types.Duration",
+        URL: "cel.URL",
     }
     if v is None:
         return "types.Null"
@@ -149,6 +164,7 @@ def go_type_name(v: Any) -> str:
 
 
 _NUMERIC = (int, Uint, float)
+_TIME_TYPES = (Timestamp, Duration)
 
 
 _K8S_VALUE_TYPES = (Semver, Quantity, IP, CIDR)
@@ -195,6 +211,12 @@ def equals(a: Any, b: Any) -> bool:
         return a == b
     if ta is CelType:
         return a == b
+    if ta is Timestamp or ta is Duration:
+        return a == b  # Bool(ok && equal): another type is unequal, not an error
+    if ta is URL or ta is NamedFormat:
+        if type(b) is not ta:
+            raise no_overload("_==_")
+        return a == b
     return a == b
 
 
@@ -224,7 +246,7 @@ def compare(a: Any, b: Any, op: str) -> bool:
     ta, tb = type(a), type(b)
     if (ta is int or ta is float or ta is Uint) and (tb is int or tb is float or tb is Uint):
         pass
-    elif ta is tb and ta in (str, bool, bytes):
+    elif ta is tb and ta in (str, bool, bytes, Timestamp, Duration):
         pass
     else:
         raise no_overload(op)
@@ -266,6 +288,8 @@ def _check_uint(v: int) -> Uint:
 
 def arith(op: str, a: Any, b: Any) -> Any:
     ta, tb = type(a), type(b)
+    if ta in _TIME_TYPES or tb in _TIME_TYPES:
+        return _time_arith(op, a, b)
     if ta is not tb:
         raise no_overload(op)
     if ta is int:
@@ -313,6 +337,29 @@ def arith(op: str, a: Any, b: Any) -> Any:
             return a / b
     if op == "_+_" and ta in (str, bytes, list):
         return a + b
+    raise no_overload(op)
+
+
+def _time_arith(op: str, a: Any, b: Any) -> Any:
+    """timestamp and duration arithmetic (types/timestamp.go, duration.go), overflow-checked."""
+    ta, tb = type(a), type(b)
+    try:
+        if op == "_+_":
+            if ta is Duration and tb is Duration:
+                return timelib.add_durations(a, b)
+            if ta is Timestamp and tb is Duration:
+                return timelib.add_time(a, b)
+            if ta is Duration and tb is Timestamp:
+                return timelib.add_time(b, a)
+        elif op == "_-_":
+            if ta is Duration and tb is Duration:
+                return timelib.sub_durations(a, b)
+            if ta is Timestamp and tb is Duration:
+                return timelib.sub_time_duration(a, b)
+            if ta is Timestamp and tb is Timestamp:
+                return timelib.sub_times(a, b)
+    except TimeError as exc:
+        raise CelRuntimeError(str(exc)) from None
     raise no_overload(op)
 
 
@@ -733,7 +780,7 @@ def to_string(v: Any) -> str:
             return v.decode("utf-8")
         except UnicodeDecodeError:
             raise CelRuntimeError("invalid UTF-8 in bytes, cannot convert to string") from None
-    if t is IP or t is CIDR:
+    if t is IP or t is CIDR or t is Timestamp or t is Duration:
         return str(v)
     # cel-go's string() has no overload for the other types, Kubernetes' semver and quantity included (the oracle).
     raise CelRuntimeError(f"no such overload: string({type_name(v)})")
@@ -834,6 +881,10 @@ def f_int(v: Any) -> int:
             return _check_int(int(v, 10))
         except ValueError:
             raise CelRuntimeError(f"strconv.ParseInt: parsing {v!r}: invalid syntax") from None
+    if t is Timestamp:
+        return v.sec  # Unix seconds
+    if t is Duration:
+        return v.nanos  # nanoseconds
     raise no_overload("int")
 
 
@@ -963,20 +1014,20 @@ def _as_quantity(v: Any, name: str) -> Quantity:
     if type(v) is int:
         from fractions import Fraction
 
-        return Quantity(Fraction(v))
+        return Quantity(Fraction(v), amount=(v, 0))  # resource.NewQuantity(i, DecimalExponent)
     raise no_overload(name)
 
 
 def f_add(a: Any, b: Any) -> Quantity:
     if type(a) is not Quantity:
         raise no_overload("add")
-    return Quantity(a.value + _as_quantity(b, "add").value, boxed=True)
+    return a.plus(_as_quantity(b, "add"))
 
 
 def f_sub(a: Any, b: Any) -> Quantity:
     if type(a) is not Quantity:
         raise no_overload("sub")
-    return Quantity(a.value - _as_quantity(b, "sub").value, boxed=True)
+    return a.plus(_as_quantity(b, "sub"), negate=True)
 
 
 def _q(name: str, fn: Callable[[Quantity], Any]) -> Callable[[Any], Any]:
@@ -1005,7 +1056,7 @@ def _orderable(lst: list, name: str) -> None:
     for v in lst:
         if not (type(v) is t0 or (type(v) in _NUMERIC and t0 in _NUMERIC)):
             raise no_overload(name)
-        if type(v) not in (int, Uint, float, str, bool, bytes, Semver, Quantity):
+        if type(v) not in (int, Uint, float, str, bool, bytes, Semver, Quantity, Timestamp, Duration):
             raise no_overload(name)
 
 
@@ -1022,7 +1073,7 @@ def f_sum(x: Any) -> Any:
     total = lst[0]
     for v in lst[1:]:
         total = arith("_+_", total, v)
-    if type(total) not in _NUMERIC:
+    if type(total) not in _NUMERIC and type(total) is not Duration:
         raise no_overload("sum")
     return total
 
@@ -1087,6 +1138,37 @@ def f_sort(x: Any) -> list:
     return sorted(lst)
 
 
+def f_sort_by_keys(lst: Any, keys: Any) -> list:
+    """ext/lists.go sortListByAssociatedKeys, what sortBy expands to: the list ordered by its keys. Go's sort.Slice
+    is an insertion sort on the short lists a selector holds, so equal keys keep their order, as here."""
+    lst, keys = _list(lst, "@sortByAssociatedKeys"), _list(keys, "@sortByAssociatedKeys")
+    if len(lst) != len(keys):
+        raise CelRuntimeError(
+            "@sortByAssociatedKeys() expected a list of the same size as the associated keys list, but got "
+            f"{len(lst)} and {len(keys)} elements respectively"
+        )
+    if not lst:
+        return lst
+    t0 = type(keys[0])
+    if t0 not in (int, Uint, float, str, bool, bytes, Timestamp, Duration, Semver, Quantity):
+        raise CelRuntimeError("list elements must be comparable")
+    if len(keys) > 1 and any(type(k) is not t0 for k in keys):
+        raise CelRuntimeError("list elements must have the same type")
+    order = sorted(range(len(lst)), key=lambda i: keys[i])
+    return [lst[i] for i in order]
+
+
+def map_insert_all(target: dict, update: Any) -> dict:
+    """cel.@mapInsert(map, map), transformMapEntry's step: every entry added; a key already there is an error."""
+    if type(update) not in (dict, DefaultMap):
+        raise no_overload("cel.@mapInsert")
+    for k, v in update.items():
+        if _map_find(target, k)[0]:
+            raise CelRuntimeError(f"insert failed: key {format_key(k)} already exists")
+        target[k] = v
+    return target
+
+
 def f_lists_range(n: Any) -> list:
     _int(n)
     if n < 0:  # cel-go's lists library (the oracle's message); not an empty list
@@ -1135,6 +1217,10 @@ def _is_zero(v: Any) -> bool:
     t = type(v)
     if t in (bool, int, Uint, float, str, bytes, list, dict, DefaultMap):
         return not v
+    if t is Duration:
+        return v.nanos == 0
+    if t is Timestamp:
+        return v.key() == (timelib.MIN_UNIX, 0)  # time.Time's zero: 0001-01-01T00:00:00Z
     return False
 
 
@@ -1340,6 +1426,80 @@ def set_members(values: list) -> frozenset | None:
     return frozenset(out)
 
 
+def f_duration(v: Any) -> Duration:
+    if type(v) is Duration:
+        return v
+    if type(v) is str:
+        try:
+            return timelib.parse_duration(v)
+        except TimeError as exc:
+            raise CelRuntimeError(str(exc)) from None
+    raise no_overload("duration")
+
+
+def f_timestamp(v: Any) -> Timestamp:
+    t = type(v)
+    try:
+        if t is Timestamp:
+            return v
+        if t is str:
+            return timelib.parse_timestamp(v)
+        if t is int:
+            return timelib.timestamp_of_unix(v)
+    except TimeError as exc:
+        raise CelRuntimeError(str(exc)) from None
+    raise no_overload("timestamp")
+
+
+def _time_getter(name: str) -> Callable[..., int]:
+    def getter(v: Any, tz: Any = None) -> int:
+        if type(v) is Timestamp:
+            if tz is not None and type(tz) is not str:
+                raise no_overload(name)
+            try:
+                return timelib.get(v, name, "UTC" if tz is None else tz)
+            except TimeError as exc:
+                raise CelRuntimeError(str(exc)) from None
+        if type(v) is Duration and tz is None and name in timelib.DURATION_GETTERS:
+            return timelib.DURATION_GETTERS[name](v)
+        raise no_overload(name)
+
+    return getter
+
+
+def f_url(v: Any) -> URL:
+    _str(v)
+    try:
+        return url_of(v)
+    except URLError as exc:
+        raise CelRuntimeError(str(exc)) from None
+
+
+def f_is_url(v: Any) -> bool:
+    _str(v)
+    return is_url(v)
+
+
+def f_format_named(name: Any) -> Optional_:
+    _str(name)
+    f = FORMATS.get(name)
+    return NONE if f is None else Optional_(True, f)
+
+
+def f_validate(f: Any, s: Any) -> Optional_:
+    if type(f) is not NamedFormat:
+        raise no_overload("validate")
+    _str(s)
+    problems = f.validate(s)
+    return Optional_(True, list(problems)) if problems else NONE
+
+
+def _url_of(v: Any, name: str) -> URL:
+    if type(v) is not URL:
+        raise no_overload(name)
+    return v
+
+
 # name -> implementation; a method call x.m(a) calls FUNCTIONS["m"](x, a).
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "size": f_size,
@@ -1425,4 +1585,21 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "prefixLength": lambda c: _cidr_of(c, "prefixLength").bits,
     "masked": lambda c: _cidr_of(c, "masked").masked(),
     "includes": f_includes,
+    "@sortByAssociatedKeys": f_sort_by_keys,
+    "duration": lambda v: f_duration(v),
+    "timestamp": lambda v: f_timestamp(v),
+    "url": lambda v: f_url(v),
+    "isURL": lambda v: f_is_url(v),
+    "getScheme": lambda u: _url_of(u, "getScheme").scheme,
+    "getHost": lambda u: _url_of(u, "getHost").host.decode("utf-8", "replace"),
+    "getHostname": lambda u: _url_of(u, "getHostname").hostname(),
+    "getPort": lambda u: _url_of(u, "getPort").port(),
+    "getEscapedPath": lambda u: _url_of(u, "getEscapedPath").escaped_path(),
+    "getQuery": lambda u: _url_of(u, "getQuery").query(),
 }
+for _name, _format in FORMATS.items():
+    FUNCTIONS[f"format.{_name}"] = lambda f=_format: f
+FUNCTIONS["format.named"] = lambda name: f_format_named(name)
+FUNCTIONS["validate"] = lambda f, s: f_validate(f, s)
+for _getter in timelib.TIMESTAMP_GETTERS:
+    FUNCTIONS[_getter] = _time_getter(_getter)

@@ -12,6 +12,10 @@ from dragoman.fleet.cel.api import CelCompileError
 UNSUPPORTED = "valid in Kubernetes, not supported here"
 # Placeholders the rewriter puts in for cel-go's optional syntax, which cel-python's grammar lacks.
 OPT_SELECT = "__opt_select__"
+# `x.`b-c``: a field name in backticks (cel-go's escaped identifiers: letters, digits, _ . - /), rewritten to
+# `x.__quoted_select__("b-c")` and built as an ordinary field selection.
+QUOTED_SELECT = "__quoted_select__"
+_QUOTED_FIELD = re.compile(r"\.\s*\??`([A-Za-z0-9_./-]+)`")
 OPT_INDEX = "__opt_index__"
 OPT_FUNCS = {
     "of": "__optional_of",
@@ -21,6 +25,8 @@ OPT_FUNCS = {
 }
 # Optional list elements `[?x]` and map entries `{?k: v}` become `[__opt_elem__(x)]` and `{__opt_key__(k): v}`.
 OPT_ELEM = "__opt_elem__"
+# The variable cel-go's sortBy macro binds its target to (no selector can name it: '@' is not in identifiers).
+SORT_BY_INPUT = "@__sortBy_input__"
 OPT_KEY = "__opt_key__"
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 RESERVED = {
@@ -62,15 +68,13 @@ class Node:
     list: (items, optional item indices); map: (entries, optional entry indices);
     optmap: (target, variable, expression, flat) for optMap (flat False) and optFlatMap."""
 
-    __slots__ = ("kind", "args", "offset", "type", "cost", "size", "const", "members")
+    __slots__ = ("kind", "args", "offset", "type", "const", "members")
 
     def __init__(self, kind: str, *args: Any, offset: int = 0) -> None:
         self.kind = kind
         self.args = args
         self.offset = offset
         self.type: Any = None
-        self.cost: float = 0
-        self.size: float | None = None
         # What cel-go's planner folds (checker.fold_constants): the node's value, or NOT_CONST.
         self.const: Any = NOT_CONST
         # An `x in [constants]` cel-go plans as a set lookup: runtime.set_members' set (None: the list is empty).
@@ -152,8 +156,17 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
             i = j
             prev_sig = '"'
             continue
+        if c == "." and text.startswith("`", i + 1) or (c == "." and text.startswith("?`", i + 1)):
+            m = _QUOTED_FIELD.match(text, i)
+            if m:
+                changed = True
+                optional = text[i + 1] == "?"
+                emit(f'.{OPT_SELECT if optional else QUOTED_SELECT}("{m.group(1)}")', i)
+                i = m.end()
+                prev_sig = ")"
+                continue
         if c == "`":
-            raise CelCompileError(f"quoted field names (`a.`b-c``) are {UNSUPPORTED}", "unsupported", *_loc(text, i))
+            raise CelCompileError("syntax error: invalid quoted identifier", "syntax", *_loc(text, i))
         if text.startswith("//", i):
             j = text.find("\n", i)
             j = n if j == -1 else j
@@ -196,7 +209,7 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
             emit(")", i)
         if c == "[":
             m = re.compile(r"\?").match(text, i + 1)
-            indexing = bool(prev_sig) and (prev_sig.isalnum() or prev_sig in '_)]}"')
+            indexing = bool(prev_sig) and (prev_sig.isalnum() or prev_sig in '_)]}"') and not _after_in(text, i)
             if m and indexing:
                 changed = True
                 emit(f".{OPT_INDEX}(", i)
@@ -235,6 +248,14 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
         return text, []
     omap.append(n)
     return "".join(out), omap
+
+
+_IN_BEFORE = re.compile(r"(?:^|[^_A-Za-z0-9.])in\s*$")
+
+
+def _after_in(text: str, i: int) -> bool:
+    """`x in [...]`: the bracket after the `in` operator opens a list literal, not an index."""
+    return _IN_BEFORE.search(text, max(0, i - 64), i) is not None
 
 
 _ESCAPES = {
@@ -420,8 +441,12 @@ class _Builder:
             raise self.err(
                 f"message construction is {UNSUPPORTED} (DRA selectors declare no message types)", "unsupported", t
             )
-        if d in ("dot_ident", "dot_ident_arg"):
-            raise self.err(f"leading-dot names are {UNSUPPORTED}", "unsupported", t)
+        if d == "dot_ident":
+            # `.device`: the name from the root scope; a selector has no container, so it is the same name.
+            return Node("ident", str(ch[0]), offset=self.off(ch[0]))
+        if d == "dot_ident_arg":
+            args_t = ch[1].children if len(ch) > 1 else []
+            return Node("call", str(ch[0]), None, [self.build(a) for a in args_t], offset=self.off(ch[0]))
         if d == "ident":
             if str(ch[0]) in RESERVED:
                 raise self.err(f"syntax error: reserved identifier: {ch[0]}", "syntax", ch[0])
@@ -539,6 +564,27 @@ class _Builder:
                 if name != "map" and len(exprs) != 1:
                     raise self.err(f"{name}() macro takes one predicate", "syntax", t)
                 return Node("comp", name, target, v1, None, exprs, offset=off)
+        if name == "sortBy" and len(args_t) == 2 and _ident_name(args_t[0]) is not None:
+            # cel-go's ext lists macro: cel.bind(@__sortBy_input__, target,
+            # @__sortBy_input__.@sortByAssociatedKeys(@__sortBy_input__.map(v, key))).
+            target = self.build(operand_t)
+            if target.kind in ("lit", "map"):
+                raise self.err(
+                    "sortBy can only be applied to a list, identifier, comprehension, call or select expression",
+                    "syntax",
+                    t,
+                )
+            keys = Node(
+                "comp",
+                "map",
+                Node("ident", SORT_BY_INPUT, offset=off),
+                _ident_name(args_t[0]),
+                None,
+                [self.build(args_t[1])],
+                offset=off,
+            )
+            call = Node("call", "@sortByAssociatedKeys", Node("ident", SORT_BY_INPUT, offset=off), [keys], offset=off)
+            return Node("bind", SORT_BY_INPUT, target, call, offset=off)
         if name in ("optMap", "optFlatMap") and len(args_t) == 2 and _ident_name(args_t[0]) is not None:
             # cel-go's optional macros: o.optMap(v, e) is o.hasValue() ? optional.of(e[v := o.value()]) :
             # optional.none().
@@ -557,11 +603,14 @@ class _Builder:
         if name == OPT_SELECT:
             field = self.build(args_t[0]).args[0]
             return Node("select", self.build(operand_t), field, True, offset=off)
+        if name == QUOTED_SELECT:
+            field = self.build(args_t[0]).args[0]
+            return Node("select", self.build(operand_t), field, False, offset=off)
         if name == OPT_INDEX:
             return Node("index", self.build(operand_t), self.build(args_t[0]), True, offset=off)
         target = self.build(operand_t)
         # A dotted global name such as strings.quote or sets.contains or lists.range.
-        if target.kind == "ident" and target.args[0] in ("strings", "sets", "lists", "math", "base64"):
+        if target.kind == "ident" and target.args[0] in ("strings", "sets", "lists", "math", "base64", "format"):
             return Node("call", f"{target.args[0]}.{name}", None, [self.build(a) for a in args_t], offset=target.offset)
         return Node("call", name, target, [self.build(a) for a in args_t], offset=off)
 

@@ -125,11 +125,20 @@ _NANO = Fraction(1, 10**9)
 class Quantity:
     """A `kubernetes.Quantity`: an exact value (rounded up to nanounits, as apimachinery does) and its text."""
 
-    __slots__ = ("value", "text", "_hash", "boxed")
+    __slots__ = ("value", "text", "_hash", "boxed", "amount")
     _hash: int
 
-    def __init__(self, value: Fraction, text: str | None = None, boxed: bool = False) -> None:
+    def __init__(
+        self,
+        value: Fraction,
+        text: str | None = None,
+        boxed: bool = False,
+        amount: tuple[int, int] | None = None,
+    ) -> None:
         self.value = value
+        # apimachinery's representation: an int64Amount (value, scale) when it fits, else an inf.Dec (None).
+        # asInteger/isInteger go by it, not by the number: "1.5" + "1.5" is int64Amount{30, -1}, not an integer.
+        self.amount = amount
         self.text = text if text is not None else _format_quantity(value)
         # library/quantity.go's add() and sub() return *apiservercel.Quantity, quantity() and a device's capacity a
         # Quantity: Quantity.Equal's type assertion refuses the pointer, so `q == q2.add(1)` is no-such-overload.
@@ -166,11 +175,12 @@ class Quantity:
         else:
             raise ValueError_("unable to parse quantity's suffix")
         value = sign * value
+        amount = _int64_amount(text, sign > 0, whole, frac, suffix)
         # apimachinery keeps at most nano precision and rounds away from zero.
         if value.denominator != 1 and (value / _NANO).denominator != 1:
             scaled = value / _NANO
             value = Fraction(math.ceil(scaled) if scaled > 0 else math.floor(scaled)) * _NANO
-        return cls(value, text)
+        return cls(value, text, amount=amount)
 
     def compare(self, other: Quantity) -> int:
         return (self.value > other.value) - (self.value < other.value)
@@ -191,7 +201,19 @@ class Quantity:
             return h
 
     def is_integer(self) -> bool:
-        return self.value.denominator == 1 and -(2**63) <= self.value <= _INT64_MAX
+        # Quantity.AsInt64: an inf.Dec never; an int64Amount at scale 0, or a positive scale that fits in int64.
+        if self.amount is None:
+            return False
+        v, scale = self.amount
+        return scale >= 0 and -(2**63) <= v * 10**scale <= _INT64_MAX
+
+    def plus(self, other: Quantity, negate: bool = False) -> Quantity:
+        """Quantity.Add / Quantity.Sub (library/quantity.go add() and sub() return the pointer: boxed)."""
+        value = self.value - other.value if negate else self.value + other.value
+        amount = None
+        if self.amount is not None and other.amount is not None:
+            amount = _int64_add(self.amount, (-other.amount[0], other.amount[1]) if negate else other.amount)
+        return Quantity(value, boxed=True, amount=amount)
 
     def as_integer(self) -> int:
         if not self.is_integer():
@@ -209,6 +231,50 @@ class Quantity:
 
     def __repr__(self) -> str:
         return f"quantity({self.text!r})"
+
+
+def _int64_amount(text: str, positive: bool, whole: str, frac: str, suffix: str) -> tuple[int, int] | None:
+    """The int64Amount ParseQuantity builds, or None where it falls back to inf.Dec (quantity.go)."""
+    if text == "0":
+        return (0, 0)
+    num = whole.lstrip("0") or "0"
+    if suffix in _BINARY:
+        exponent = _BINARY[suffix]
+        if frac:
+            return None
+        precision = 15 - len(num) - int(exponent * 3 / 10) - 1
+        mantissa, scale = 1 << exponent, 0
+    else:
+        exponent = _DECIMAL[suffix] if suffix in _DECIMAL else int(suffix[1:])
+        precision = 18 - (len(num) + len(frac))
+        mantissa, scale = 1, exponent
+    if precision < 0:
+        return None
+    scale -= len(frac)
+    if scale < -9:
+        return None
+    shifted = int(num + frac)
+    if shifted > _INT64_MAX:
+        return None
+    result = shifted * mantissa
+    if not -(2**63) <= result <= _INT64_MAX:
+        return None
+    return (result if positive else -result, scale)
+
+
+def _int64_add(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int] | None:
+    """int64Amount.Add: aligned to the smaller scale; None on overflow (the sum goes to inf.Dec)."""
+    (av, ascale), (bv, bscale) = a, b
+    if bv == 0:
+        return a
+    if av == 0:
+        return b
+    scale = min(ascale, bscale)
+    av, bv = av * 10 ** (ascale - scale), bv * 10 ** (bscale - scale)
+    total = av + bv
+    if not all(-(2**63) <= x <= _INT64_MAX for x in (av, bv, total)):
+        return None
+    return (total, scale)
 
 
 def _format_quantity(value: Fraction) -> str:

@@ -37,26 +37,46 @@ def _newer(a: dict, b: dict) -> bool:
     return (_meta(a).get("name") or "") < (_meta(b).get("name") or "")
 
 
-def extended_resource_map(classes: Iterable[dict]) -> dict[str, dict]:
-    """Every name a DeviceClass serves → the class that wins it (extendedresourcecache).
+class ExtendedResourceCache:
+    """kube-scheduler's extended-resource cache as v1.37.2 keeps it (dynamic-resource-allocation
+    deviceclass/extendedresourcecache): not a function of the classes that exist but of the events that reached it.
 
-    Each class serves `deviceclass.resource.kubernetes.io/<class>`; `spec.extendedResourceName` adds an explicit name,
-    where several classes compete and the newest wins.
-    """
-    out: dict[str, dict] = {}
-    for cls in classes:
-        name = _meta(cls).get("name") or ""
-        if not name:
-            continue
-        implicit = DRA_PREFIX + name
-        if len(name) <= 63:
-            out[implicit] = cls
+    - add or update: a class naming a resource takes it only if it is newer than the class holding it (ties to the
+      smaller name); a class that loses keeps no mapping at all, not even its implicit name;
+    - delete: the class's implicit name and its extendedResourceName are removed, whoever held the latter. No other
+      class takes the name back until it is updated (or the scheduler restarts and lists the classes again).
+    So after the class serving `nvidia.com/gpu` is deleted, or any class naming it, nothing serves the name.
+    The initial LIST arrives in etcd's key order (by name)."""
+
+    def __init__(self, classes: Iterable[dict] = ()) -> None:
+        self.map: dict[str, dict] = {}
+        for cls in sorted(classes, key=lambda c: _meta(c).get("name") or ""):
+            self.update(cls, None)
+
+    def update(self, new: dict, old: dict | None) -> None:
+        name = _meta(new).get("name") or ""
+        explicit = (new.get("spec") or {}).get("extendedResourceName")
+        holder = self.map.get(explicit) if explicit else None
+        # An update of the holder itself ties on both and returns too: the cache keeps the object it has.
+        if holder is not None and not _newer(new, holder):
+            return
+        if old is not None:
+            self.map.pop(DRA_PREFIX + (_meta(old).get("name") or ""), None)
+            old_explicit = (old.get("spec") or {}).get("extendedResourceName")
+            if old_explicit:
+                self.map.pop(old_explicit, None)
+        if explicit:
+            self.map[explicit] = new
+        self.map[DRA_PREFIX + name] = new
+
+    def delete(self, cls: dict) -> None:
+        self.map.pop(DRA_PREFIX + (_meta(cls).get("name") or ""), None)
         explicit = (cls.get("spec") or {}).get("extendedResourceName")
         if explicit:
-            cur = out.get(explicit)
-            if cur is None or _newer(cls, cur):
-                out[explicit] = cls
-    return out
+            self.map.pop(explicit, None)
+
+    def get(self, resource: str) -> dict | None:
+        return self.map.get(resource)
 
 
 def bridge_owner_uid(claim: dict) -> str | None:

@@ -259,11 +259,6 @@ class DaemonSets(Controller):
             if getattr(exc, "code", None) not in (404, 409):
                 raise
 
-    @staticmethod
-    def _updated(pod: dict, comp: _Compiled, ds: dict) -> bool:
-        labels = pod["metadata"].get("labels") or {}
-        return _is_updated(labels.get("controller-revision-hash"), labels.get("pod-template-generation"), comp, ds)
-
     def _summaries(self, ds: dict) -> dict[tuple[str, str], tuple]:
         """Per daemon pod (node, terminating, active, ready, hash, generation), kept current from pod events."""
         uid = ds["metadata"].get("uid", "")

@@ -7,8 +7,12 @@ import json
 from typing import Any
 
 from dragoman.sim.controllers.base import Controller, containers_running, dra_plugin_image, is_dra_kubelet_plugin_pod
+from dragoman.sim.controllers.nodelifecycle import kubelet_stopped
 
 DRIVER = "gpu.nvidia.com"
+# kubelet cm/dra defaultWipingDelay: a driver's ResourceSlices are deleted this long after its plugin unregistered,
+# so a restarted plugin (its DaemonSet pod replaced) finds them in place and publishes nothing new.
+WIPING_DELAY_SECONDS = 30.0
 
 
 def _devices_key(slices: list[dict]) -> str:
@@ -33,6 +37,7 @@ class DraKubeletPlugin(Controller):
         self._version: dict[str, str] = {}
         self._remembered: dict[str, list[dict]] = {}
         self._hardware: dict[str, Any] = {}
+        self._wipe_at: dict[str, float] = {}  # node → when the kubelet deletes the slices of its stopped plugin
 
     def initial_keys(self):
         nodes = {n["metadata"]["name"] for n in self.cache.all("nodes")}
@@ -55,6 +60,7 @@ class DraKubeletPlugin(Controller):
                 self._version.pop(obj["metadata"]["name"], None)
                 self._remembered.pop(obj["metadata"]["name"], None)
                 self._hardware.pop(obj["metadata"]["name"], None)
+                self._wipe_at.pop(obj["metadata"]["name"], None)
             elif old is None or (old["metadata"].get("labels") != obj["metadata"].get("labels")):
                 self.enqueue(obj["metadata"]["name"])
         elif resource == "resourceslices.resource.k8s.io":
@@ -78,14 +84,25 @@ class DraKubeletPlugin(Controller):
         from dragoman.sim.scenarios import nvidia
 
         node = self.cache.get("nodes", "", node_name)
+        if kubelet_stopped(node):
+            return  # the machine is down: nothing registers or wipes; the slices stay as they were
         published = self._published(node_name)
         pod = self.plugin_pod(node_name) if node is not None else None
         if pod is None:
-            if published:
-                self._remembered[node_name] = [base_copy(s) for s in published]
-                for sl in published:
-                    self._delete(sl)
+            if not published:
+                self._wipe_at.pop(node_name, None)
+                return
+            now = self.clock.seconds()
+            due = self._wipe_at.setdefault(node_name, now + (WIPING_DELAY_SECONDS if node is not None else 0.0))
+            if now < due:
+                self.enqueue_at(node_name, due)
+                return
+            self._wipe_at.pop(node_name, None)
+            self._remembered[node_name] = [base_copy(s) for s in published]
+            for sl in published:
+                self._delete(sl)
             return
+        self._wipe_at.pop(node_name, None)  # registered again before the wipe: the slices stay as they are
         version = nvidia.driver_version_from_image(dra_plugin_image(pod))
         hardware = nvidia.node_hardware_from_labels(node["metadata"].get("labels") or {})
         generation = max(

@@ -24,6 +24,7 @@ from dragoman.sim.controllers.base import (
     pod_ready,
     pod_terminating,
 )
+from dragoman.sim.controllers.nodelifecycle import kubelet_stopped
 
 DEFAULT_KUBELET_VERSION = "v1.37.1"
 # cm/devicemanager: a disconnected plugin's resources keep their capacity this long (endpointStopGracePeriod).
@@ -141,7 +142,8 @@ class Kubelets(Controller):
 
     def reconcile(self, key) -> None:
         if key[0] == "node":
-            self._reconcile_node(key[1])
+            if not kubelet_stopped(self.cache.get("nodes", "", key[1])):
+                self._reconcile_node(key[1])
         else:
             self._reconcile_pod(key[1], key[2])
 
@@ -271,8 +273,8 @@ class Kubelets(Controller):
         if not node_name:
             return
         node = self.cache.get("nodes", "", node_name)
-        if node is None:
-            return
+        if node is None or kubelet_stopped(node):
+            return  # a stopped kubelet neither starts nor stops containers, nor reports them
         if pod_terminating(pod):
             self._stop(pod)
             return
@@ -295,6 +297,10 @@ class Kubelets(Controller):
             if self.clock.seconds() < stop_at:
                 self.enqueue_at(("pod", md.get("namespace", ""), md["name"]), stop_at)
                 return
+        if pod_phase(pod) not in ("Succeeded", "Failed") and (pod.get("status") or {}).get("containerStatuses"):
+            # As the kubelet since v1.27: a deleted pod's containers are stopped and its terminal status is written
+            # before the pod object goes (status_manager canBeDeleted), so a watcher sees how it ended.
+            self._terminate(pod, killed=delay >= grace > 0)
         try:
             self.store.delete(
                 "pods", md.get("namespace"), md["name"], grace_period_seconds=0, preconditions={"uid": md.get("uid")}
@@ -643,6 +649,45 @@ class Kubelets(Controller):
             self.events.emit(
                 pod, "Warning", "BackOff", "Back-off restarting failed container", host=pod["spec"].get("nodeName")
             )
+
+    def _terminate(self, pod: dict, killed: bool) -> None:
+        """The containers stopped by the deletion: SIGTERM ends them (exit 143), or SIGKILL at the end of the grace
+        period (137); getPhase makes the pod Failed (a container exited non-zero), the ready conditions say
+        PodFailed."""
+        md = pod["metadata"]
+        cur = editable_status(self.store, "pods", md.get("namespace"), md["name"])
+        if cur is None:
+            return
+        now = self.clock.timestamp()
+        status = cur["status"]
+        if not any("running" in (cs.get("state") or {}) for cs in status.get("containerStatuses") or []):
+            # Containers that never started stay waiting, and getPhase keeps such a pod Pending: nothing to report.
+            return
+        status["phase"] = "Failed"
+        for cs in status.get("containerStatuses") or []:
+            state = cs.get("state") or {}
+            running = state.get("running")
+            if running is None:
+                continue
+            cs["state"] = {
+                "terminated": {
+                    "exitCode": 137 if killed else 143,
+                    "reason": "Error",
+                    "startedAt": running.get("startedAt", now),
+                    "finishedAt": now,
+                    "containerID": cs.get("containerID", ""),
+                }
+            }
+            cs["ready"] = False
+            cs["started"] = False
+        self._set_condition(status, "PodReadyToStartContainers", "False")
+        self._set_condition(status, "Ready", "False", "PodFailed")
+        self._set_condition(status, "ContainersReady", "False", "PodFailed")
+        try:
+            self.store.update("pods", cur, subresource="status")
+        except Exception as exc:
+            if getattr(exc, "code", None) not in (404, 409):
+                raise
 
     def _finish(self, pod: dict) -> None:
         md = pod["metadata"]

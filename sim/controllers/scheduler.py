@@ -312,11 +312,15 @@ class Scheduler(Controller):
         if cur is not None:
             conds = (cur.get("status") or {}).get("conditions") or []
             old = next((c for c in conds if c.get("type") == "PodScheduled"), None)
+            # Every failure clears a nomination (clearNominatedNode; the simulator does not preempt), so a pod the
+            # PreBind nominated and then failed is written again even when its condition is unchanged.
+            nominated = "nominatedNodeName" in (cur.get("status") or {})
             if (
                 old is None
                 or old.get("status") != "False"
                 or old.get("reason") != reason
                 or old.get("message") != message
+                or nominated
             ):
                 cond = {
                     "type": "PodScheduled",
@@ -334,6 +338,7 @@ class Scheduler(Controller):
                 cur.setdefault("status", {})["conditions"] = [c for c in conds if c.get("type") != "PodScheduled"] + [
                     cond
                 ]
+                cur["status"].pop("nominatedNodeName", None)
                 self.store.update("pods", cur, "status", namespace=ns, check_rv=False)
         self.events.emit(
             pod, "Warning", "FailedScheduling", message if len(message) <= 1024 else message[:1021] + "..."
@@ -354,6 +359,13 @@ class Scheduler(Controller):
 
     def _prebind(self, pod: dict, dec) -> None:
         ns = _md(pod).get("namespace", "")
+        if (pod.get("spec") or {}).get("resourceClaims") or dec.claims_to_create or dec.claim_updates:
+            # NominatedNodeNameForExpectation (on in v1.37): DynamicResources' PreBindPreFlight has work, so the
+            # scheduler first tells watchers (an autoscaler) where the pod is going; the binding clears it.
+            cur = self.store.get("pods", ns, _md(pod)["name"])
+            if cur is not None and (cur.get("status") or {}).get("nominatedNodeName") != dec.node:
+                cur.setdefault("status", {})["nominatedNodeName"] = dec.node
+                self.store.update("pods", cur, "status", namespace=ns, check_rv=False)
         for claim in dec.claim_updates:
             cur = self.store.get(CLAIMS, ns, _md(claim)["name"])
             if cur is None:
@@ -368,6 +380,9 @@ class Scheduler(Controller):
             body = copy.deepcopy(claim)
             status = body.pop("status", {})
             body["metadata"].pop("name", None)  # the apiserver generates it from generateName
+            # bindClaim: created without the finalizer, which an Update adds before the status (a watcher sees three
+            # writes: ADDED, the finalizer, then allocation and reservedFor).
+            finalizers = body["metadata"].pop("finalizers", None) or []
             try:
                 created = self.store.create(CLAIMS, body, namespace=ns)
             except ApiError as exc:
@@ -377,6 +392,9 @@ class Scheduler(Controller):
                         message=f"create claim for extended resources {ns}/: {exc.status.get('message', '')}",
                     )
                 ) from exc
+            if finalizers:
+                created["metadata"]["finalizers"] = finalizers
+                created = self.store.update(CLAIMS, created, namespace=ns, check_rv=False)
             created["status"] = status
             self.store.update(CLAIMS, created, "status", namespace=ns, check_rv=False)
             if ext_status is not None:
@@ -406,6 +424,8 @@ class Scheduler(Controller):
             }
         )
         cur.setdefault("status", {})["conditions"] = conds
+        # ClearingNominatedNodeNameAfterBinding: the binding clears the nomination (the pod is where it was going).
+        cur["status"].pop("nominatedNodeName", None)
         self.store.update("pods", cur, "status", namespace=ns, check_rv=False, field_manager="")
 
     def _write_claim_status(self, claim: dict) -> None:

@@ -243,7 +243,7 @@ class ClusterView:
         self.pods: dict[tuple, dict] = {}
         self._bound: dict[str, tuple[str, dict[str, int]]] = {}  # uid -> (node, requests)
         self.classes: dict[str, dict] = {}
-        self.ext_map: dict[str, dict] = {}
+        self.ext_cache = bridge_mod.ExtendedResourceCache()
         self.claims: dict[tuple, dict] = {}
         self.bridge_claims: dict[str, tuple] = {}  # pod uid -> claim key
         self.allocated: dict[tuple, int] = {}
@@ -382,20 +382,29 @@ class ClusterView:
                 self._account(info, uid, prev[1], -1, 0)
 
     # -- device classes and the extended-resource mapping --
+    # The mapping follows the events as kube-scheduler's cache does (bridge.ExtendedResourceCache): a deletion is not
+    # undone by the classes that remain.
     def upsert_class(self, cls: dict, _rebuild: bool = True) -> None:
-        self.classes[_meta(cls).get("name", "")] = cls
+        name = _meta(cls).get("name", "")
+        old = self.classes.get(name)
+        self.classes[name] = cls
         if _rebuild:
-            self._rebuild_ext_map()
+            self.ext_cache.update(cls, old)
 
     def remove_class(self, name: str) -> None:
-        if self.classes.pop(name, None) is not None:
-            self._rebuild_ext_map()
+        old = self.classes.pop(name, None)
+        if old is not None:
+            self.ext_cache.delete(old)
 
     def _rebuild_ext_map(self) -> None:
-        self.ext_map = bridge_mod.extended_resource_map(self.classes.values())
+        self.ext_cache = bridge_mod.ExtendedResourceCache(self.classes.values())
+
+    @property
+    def ext_map(self) -> dict[str, dict]:
+        return self.ext_cache.map
 
     def class_for(self, resource: str) -> dict | None:
-        return self.ext_map.get(resource)
+        return self.ext_cache.get(resource)
 
     # -- claims --
     def upsert_claim(self, claim: dict) -> None:

@@ -13,52 +13,8 @@ from typing import Any
 
 from dragoman.sim.clock import Clock
 from dragoman.sim.controllers.base import CACHED, Controller
+from dragoman.sim.controllers.nodelifecycle import NodeLeases
 from dragoman.sim.controlplane.remote_store import RemoteStore
-from dragoman.sim.store import ApiError
-
-LEASE_NAMESPACE = "kube-node-lease"
-# The kubelet's defaults: renew every 10 s a lease of 40 s (nodeLeaseDurationSeconds); the node lifecycle
-# controller marks a node Unknown after its grace period without a renewal.
-LEASE_SECONDS = 40
-RENEW_SECONDS = 10.0
-
-
-class NodeLeases(Controller):
-    """Each node's heartbeat Lease in kube-node-lease, renewed as a kubelet renews it. Keys: node names."""
-
-    name = "node-leases"
-
-    def initial_keys(self):
-        return [n["metadata"]["name"] for n in self.cache.all("nodes")]
-
-    def on_change(self, etype: str, resource: str, obj: dict, old: dict | None) -> None:
-        if resource == "nodes" and etype == "ADDED":
-            self.enqueue(obj["metadata"]["name"])
-
-    def reconcile(self, key: Any) -> None:
-        node = self.cache.get("nodes", "", key)
-        if node is None:
-            return
-        now = self.clock.now().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        lease = self.store.get("leases.coordination.k8s.io", LEASE_NAMESPACE, key)
-        spec = {"holderIdentity": key, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": now}
-        if lease is None:
-            owner = {"apiVersion": "v1", "kind": "Node", "name": key, "uid": node["metadata"].get("uid", "")}
-            body = {
-                "apiVersion": "coordination.k8s.io/v1",
-                "kind": "Lease",
-                "metadata": {"name": key, "namespace": LEASE_NAMESPACE, "ownerReferences": [owner]},
-                "spec": spec,
-            }
-            try:
-                self.store.create("leases.coordination.k8s.io", body)
-            except ApiError as exc:
-                if exc.code != 409:
-                    raise
-        else:
-            lease["spec"] = {**(lease.get("spec") or {}), **spec}
-            self.store.update("leases.coordination.k8s.io", lease)
-        self.enqueue_after(key, RENEW_SECONDS)
 
 
 class AgentHost:

@@ -10,8 +10,11 @@ reason, type and message.
 from __future__ import annotations
 
 import copy
+import time
 from typing import Any
 
+from dragoman.sim.controllers.kubelet import STOP_SECONDS
+from dragoman.sim.controllers.nodelifecycle import KUBELET_STOPPED
 from dragoman.sim.controlplane.differential import Behaviour, Side
 
 NS = "dragoman-diff-b"
@@ -39,7 +42,10 @@ def pod_view(p: dict | None) -> Any:
         return None
     st = p.get("status") or {}
     out = {k: st[k] for k in POD_FIELDS if k in st}
-    out["conditions"] = {c["type"]: [c.get("status"), c.get("reason")] for c in st.get("conditions") or ()}
+    out["conditions"] = {
+        c["type"]: {k: c.get(k) for k in ("status", "reason", "message", "observedGeneration")}
+        for c in st.get("conditions") or ()
+    }
     out["nodeName"] = (p.get("spec") or {}).get("nodeName")
     out["containers"] = {
         c["name"]: {
@@ -127,54 +133,71 @@ def _gpu_pod(name: str, gpus: int = 1, **spec: Any) -> dict:
 # ------------------------------------------------------------------ cases
 
 
+def _join(side: Side, name: str, template: dict, kubelet_version: str | None = None) -> None:
+    """Add node `name` as a copy of `template` (labels, then status through /status as a kubelet posts it)."""
+    labels = dict(template["metadata"].get("labels") or {})
+    labels["kubernetes.io/hostname"] = name
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": {}}
+    ans = side.call("POST", "/api/v1/nodes", node)
+    assert ans.code == 201, (ans.code, ans.body)
+    status = copy.deepcopy(template.get("status") or {})
+    status.pop("conditions", None)
+    status.pop("images", None)
+    status["addresses"] = [{"type": "Hostname", "address": name}]
+    if kubelet_version:
+        status.setdefault("nodeInfo", {})["kubeletVersion"] = kubelet_version
+    ans = side.call(
+        "PATCH", f"/api/v1/nodes/{name}/status", {"status": status}, content_type="application/merge-patch+json"
+    )
+    assert ans.code == 200, (ans.code, ans.body)
+
+
+def node_view(side: Side, name: str) -> Any:
+    n = side.get(f"/api/v1/nodes/{name}") or {}
+    st = n.get("status") or {}
+    return {
+        "taints": (n.get("spec") or {}).get("taints"),
+        "unschedulable": (n.get("spec") or {}).get("unschedulable"),
+        "allocatable": st.get("allocatable"),
+        "capacity": st.get("capacity"),
+        "conditions": {
+            c["type"]: [c.get("status"), c.get("reason"), c.get("message")] for c in st.get("conditions") or ()
+        },
+    }
+
+
+def _node_ready(n: dict | None) -> bool:
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (n or {}).get("status", {}).get("conditions") or ()
+    )
+
+
 def node_joins(side: Side) -> Any:
     """A node of the h100-dra pool joins: the DaemonSets place their pods on it, the DRA driver publishes its
     devices, the kubelet reports it Ready; allocatable and capacity as the device manager leaves them."""
     src = side.get(f"/api/v1/nodes/{TEMPLATE_NODE}")
     assert src is not None, "the demo's H100 DRA node is there"
-    labels = dict(src["metadata"].get("labels") or {})
-    labels["kubernetes.io/hostname"] = NODE
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE, "labels": labels}, "spec": {}}
-    ans = side.call("POST", "/api/v1/nodes", node)
-    assert ans.code == 201, (ans.code, ans.body)
-    status = copy.deepcopy(src.get("status") or {})
-    status.pop("conditions", None)
-    status.pop("images", None)
-    status["addresses"] = [{"type": "Hostname", "address": NODE}]
-    ans = side.call(
-        "PATCH", f"/api/v1/nodes/{NODE}/status", {"status": status}, content_type="application/merge-patch+json"
-    )
-    assert ans.code == 200, (ans.code, ans.body)
+    _join(side, NODE, src)
 
     def ready():
         n = side.get(f"/api/v1/nodes/{NODE}")
-        ready = any(
-            c.get("type") == "Ready" and c.get("status") == "True"
-            for c in (n or {}).get("status", {}).get("conditions") or ()
-        )
         slices = _slices(side)
         pods = _pods_on_node(side)
         running = all(p[2] == "Running" for p in pods)
-        return (n, slices, pods) if ready and slices and pods and running else None
+        return (n, slices, pods) if _node_ready(n) and slices and pods and running else None
 
     got = side.wait(ready, SETTLE * 2)
-    n = side.get(f"/api/v1/nodes/{NODE}") or {}
     return {
         "ready": bool(got),
-        "taints": (n.get("spec") or {}).get("taints"),
-        "unschedulable": (n.get("spec") or {}).get("unschedulable"),
-        "allocatable": (n.get("status") or {}).get("allocatable"),
-        "capacity": (n.get("status") or {}).get("capacity"),
-        "conditions": {
-            c["type"]: [c.get("status"), c.get("reason")] for c in (n.get("status") or {}).get("conditions") or ()
-        },
+        **node_view(side, NODE),
         "slices": _slices(side),
         "daemon pods": _pods_on_node(side),
     }
 
 
-def _slices(side: Side) -> list:
-    body = side.get(f"/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.nodeName%3D{NODE}") or {}
+def _slices(side: Side, node: str = NODE) -> list:
+    body = side.get(f"/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.nodeName%3D{node}") or {}
     out = []
     for s in body.get("items") or ():
         spec = s["spec"]
@@ -190,8 +213,8 @@ def _slices(side: Side) -> list:
     return sorted(out, key=lambda x: str(x["driver"]))
 
 
-def _pods_on_node(side: Side) -> list:
-    body = side.get(f"/api/v1/pods?fieldSelector=spec.nodeName%3D{NODE}") or {}
+def _pods_on_node(side: Side, node: str = NODE) -> list:
+    body = side.get(f"/api/v1/pods?fieldSelector=spec.nodeName%3D{node}") or {}
     out = []
     for p in body.get("items") or ():
         owner = next((r.get("name") for r in p["metadata"].get("ownerReferences") or () if r.get("controller")), None)
@@ -206,9 +229,11 @@ def bridged_pod(side: Side) -> Any:
     the claim the scheduler makes (name, annotations, finalizers, owner, allocation, reservedFor), the pod's
     extendedResourceClaimStatus, the class that serves the name when two classes name it, the events."""
     _ensure_namespace(side)
+    since = _list_rv(side)
     ans = side.call("POST", _ns_path("pods"), _gpu_pod("bridged", 2))
     assert ans.code == 201, (ans.code, ans.body)
     p = _wait_pod(side, "bridged", lambda p: (p.get("status") or {}).get("phase") == "Running")
+    order = write_order(side, since)
     claims = (side.get(_ns_path("claims")) or {}).get("items") or []
     classes = {}
     for c in claims:
@@ -219,7 +244,68 @@ def bridged_pod(side: Side) -> Any:
         "claims": [claim_view(c) for c in claims],
         "classes": classes,
         "events": events_view(side, "bridged"),
+        "order of writes": order,
     }
+
+
+def _list_rv(side: Side) -> str:
+    """The namespace's current resourceVersion: a WATCH from it replays every later write in order."""
+    return str(((side.get(_ns_path("pods") + "?limit=1") or {}).get("metadata") or {}).get("resourceVersion") or "0")
+
+
+# What a watcher of pods and claims sees happen, each named once at its first write (later writes of the same
+# milestone, and writes between them, are the writers' bookkeeping).
+def _milestones(kind: str, obj: dict, etype: str) -> list[str]:
+    st = obj.get("status") or {}
+    if kind == "ResourceClaim":
+        out = [f"claim {etype.lower()}"]
+        if (obj["metadata"].get("annotations") or {}).get("resource.kubernetes.io/extended-resource-claim"):
+            out.append("claim made by the scheduler")
+        if obj["metadata"].get("finalizers"):
+            out.append("claim has a finalizer")
+        if st.get("allocation"):
+            out.append("claim allocated")
+        if st.get("reservedFor"):
+            out.append("claim reserved for the pod")
+        if st.get("devices"):
+            out.append("claim device status")
+        return out
+    out = [f"pod {etype.lower()}"]
+    if (obj.get("spec") or {}).get("nodeName"):
+        out.append("pod bound")
+    if st.get("extendedResourceClaimStatus"):
+        out.append("pod extendedResourceClaimStatus")
+    if st.get("nominatedNodeName"):
+        out.append("pod nominated")
+    for c in st.get("conditions") or ():
+        if c.get("status") == "True":
+            out.append(f"pod {c.get('type')}")
+    if st.get("phase") and st.get("phase") != "Pending":
+        out.append(f"pod {st.get('phase')}")
+    return out
+
+
+def write_order(side: Side, since: str, quiet: float = 2.0) -> list[str]:
+    """The first write of each milestone of the namespace's pods and claims after `since`, in resourceVersion order
+    (one etcd revision, or the simulator's one counter, orders both kinds)."""
+    events: list[tuple[int, str, dict, str]] = []
+    for kind, path in (("Pod", _ns_path("pods")), ("ResourceClaim", _ns_path("claims"))):
+        ans = side.target.watch(
+            f"{path}?watch=1&resourceVersion={since}&allowWatchBookmarks=false&timeoutSeconds=5",
+            max_events=200,
+            timeout=quiet,
+        )
+        for ev in (ans.body or {}).get("events") or ():
+            obj = ev.get("object") or {}
+            rv = (obj.get("metadata") or {}).get("resourceVersion") or "0"
+            if ev.get("type") in ("ADDED", "MODIFIED", "DELETED") and str(rv).isdigit():
+                events.append((int(rv), kind, obj, ev["type"]))
+    seen: list[str] = []
+    for _, kind, obj, etype in sorted(events, key=lambda e: e[0]):
+        for m in _milestones(kind, obj, etype):
+            if m not in seen:
+                seen.append(m)
+    return seen
 
 
 def class_added_while_waiting(side: Side) -> Any:
@@ -343,7 +429,11 @@ def drain_with_pdb(side: Side) -> Any:
         "spec": {
             "replicas": 2,
             "selector": {"matchLabels": {"app": "guarded"}},
-            "template": {"metadata": {"labels": {"app": "guarded"}}, "spec": spec},
+            # The containers take 3 s to stop (the kubelet agent's stop time): the evicted pod is seen terminating.
+            "template": {
+                "metadata": {"labels": {"app": "guarded"}, "annotations": {STOP_SECONDS: "3"}},
+                "spec": spec,
+            },
         },
     }
     pdb = {
@@ -379,8 +469,11 @@ def drain_with_pdb(side: Side) -> Any:
         return b if (b.get("status") or {}).get("disruptionsAllowed") == 1 else None
 
     side.wait(allowed, 30)
+    since = _list_rv(side)
     evicted = side.call("POST", _ns_path("pods", target) + "/eviction", eviction)
     gone = _wait_pod(side, target, lambda p: bool(p["metadata"].get("deletionTimestamp")), 10)
+    ended = side.wait(lambda: side.call("GET", _ns_path("pods", target)).code == 404, 30)
+    history = pod_history(side, since, target)
     side.call(
         "PATCH", f"/api/v1/nodes/{NODE}", {"spec": {"unschedulable": None}}, content_type="application/merge-patch+json"
     )
@@ -403,9 +496,41 @@ def drain_with_pdb(side: Side) -> Any:
         if gone is None
         else {
             "deleting": bool(gone["metadata"].get("deletionTimestamp")),
-            "phase": gone.get("status", {}).get("phase"),
+            "grace": gone["metadata"].get("deletionGracePeriodSeconds"),
+            **pod_view(gone),
         },
+        "evicted pod gone": bool(ended),
+        "evicted pod's writes": history,
     }
+
+
+def pod_history(side: Side, since: str, name: str) -> list:
+    """Each distinct state a watcher saw pod `name` in after `since`: event type, phase, terminating, its
+    DisruptionTarget condition, its containers' states."""
+    ans = side.target.watch(
+        f"{_ns_path('pods')}?watch=1&resourceVersion={since}&allowWatchBookmarks=false&timeoutSeconds=5"
+        f"&fieldSelector=metadata.name%3D{name}",
+        max_events=100,
+        timeout=2.0,
+    )
+    out: list = []
+    for ev in (ans.body or {}).get("events") or ():
+        obj = ev.get("object") or {}
+        st = obj.get("status") or {}
+        dt = next((c for c in st.get("conditions") or () if c.get("type") == "DisruptionTarget"), None)
+        state = [
+            ev.get("type"),
+            st.get("phase"),
+            bool((obj.get("metadata") or {}).get("deletionTimestamp")),
+            [dt.get("status"), dt.get("reason"), dt.get("message")] if dt else None,
+            {
+                c.get("name"): {k: (v or {}).get("exitCode") for k, v in (c.get("state") or {}).items()}
+                for c in st.get("containerStatuses") or ()
+            },
+        ]
+        if not out or out[-1] != state:
+            out.append(state)
+    return out
 
 
 def daemon_pod_deleted(side: Side) -> Any:
@@ -442,6 +567,334 @@ def daemon_pod_deleted(side: Side) -> Any:
     }
 
 
+DIFF_RESOURCE = "example.com/dragoman-diff-gpu"
+DIFF_CLASSES = ("dragoman-diff-old", "dragoman-diff-new", "dragoman-diff-renamed")
+
+
+def _naming_class(name: str) -> dict:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": name},
+        "spec": {
+            "extendedResourceName": DIFF_RESOURCE,
+            "selectors": [{"cel": {"expression": 'device.driver == "gpu.nvidia.com"'}}],
+        },
+    }
+
+
+def _settled_pod(side: Side, name: str, timeout: float = SETTLE) -> dict | None:
+    """The pod once Running, Failed, or refused by the scheduler (PodScheduled=False)."""
+
+    def done(p: dict) -> bool:
+        st = p.get("status") or {}
+        if st.get("phase") in ("Running", "Failed", "Succeeded"):
+            return True
+        return any(c.get("type") == "PodScheduled" and c.get("status") == "False" for c in st.get("conditions") or ())
+
+    return _wait_pod(side, name, done, timeout)
+
+
+def _claim_classes(side: Side, pod: str) -> list:
+    """The classes of the claims the scheduler made for `pod` (its bridge claim's requests)."""
+    out = []
+    for c in (side.get(_ns_path("claims")) or {}).get("items") or ():
+        owners = [r.get("name") for r in c["metadata"].get("ownerReferences") or ()]
+        if pod in owners:
+            out.extend((r.get("exactly") or {}).get("deviceClassName") for r in c["spec"]["devices"]["requests"])
+    return sorted(out)
+
+
+def class_deleted_and_renamed(side: Side) -> Any:
+    """Two classes name one extended resource; the newer serves it. Then the newer is deleted while a pod waits —
+    which class serves the name now — and the class comes back under a new name (a rename: delete, create)."""
+    _ensure_namespace(side)
+    old, new, renamed = DIFF_CLASSES
+    assert side.call("POST", "/apis/resource.k8s.io/v1/deviceclasses", _naming_class(old)).code == 201
+    time.sleep(1.1)  # creationTimestamp has whole seconds: the newer class must be newer, not tied on the name
+    assert side.call("POST", "/apis/resource.k8s.io/v1/deviceclasses", _naming_class(new)).code == 201
+    time.sleep(1.0)  # the scheduler's class cache follows the watch
+
+    def pod(name: str) -> dict:
+        body = _gpu_pod(name, 0)
+        body["spec"]["containers"][0]["resources"] = {"limits": {DIFF_RESOURCE: "1"}}
+        return body
+
+    assert side.call("POST", _ns_path("pods"), pod("named-first")).code == 201
+    first = _settled_pod(side, "named-first")
+    served_first = _claim_classes(side, "named-first")
+    assert side.call("DELETE", f"/apis/resource.k8s.io/v1/deviceclasses/{new}").code == 200
+    time.sleep(1.0)
+    assert side.call("POST", _ns_path("pods"), pod("after-delete")).code == 201
+    after_delete = _settled_pod(side, "after-delete", 30)
+    served_after_delete = _claim_classes(side, "after-delete")
+    time.sleep(1.1)
+    assert side.call("POST", "/apis/resource.k8s.io/v1/deviceclasses", _naming_class(renamed)).code == 201
+    after_rename = _wait_pod(side, "after-delete", lambda p: (p.get("status") or {}).get("phase") == "Running", SETTLE)
+    out = {
+        "first pod": pod_view(first),
+        "first served by": served_first,
+        "after the delete": pod_view(after_delete),
+        "after the delete served by": served_after_delete,
+        "after the rename": pod_view(after_rename),
+        "after the rename served by": _claim_classes(side, "after-delete"),
+        "events": events_view(side, "after-delete"),
+    }
+    for name in ("named-first", "after-delete"):
+        side.call("DELETE", _ns_path("pods", name) + "?gracePeriodSeconds=0")
+    for name in DIFF_CLASSES:
+        side.call("DELETE", f"/apis/resource.k8s.io/v1/deviceclasses/{name}")
+    return out
+
+
+L4_NODE = "dragoman-diff-l4"
+L4_POOL = "l4-serve"
+
+
+def _pool_nodes(side: Side, pool: str) -> list[dict]:
+    body = side.get(f"/api/v1/nodes?labelSelector=cloud.google.com%2Fgke-nodepool%3D{pool}") or {}
+    return sorted(body.get("items") or (), key=lambda n: n["metadata"]["name"])
+
+
+def _device_plugin_pods(side: Side, node: str) -> list:
+    return [p for p in _pods_on_node(side, node) if "device-plugin" in str(p[1])]
+
+
+def device_plugin_stopped(side: Side) -> Any:
+    """A device-plugin node (a copy of an l4-serve node) loses its device plugin (the operator's deploy label set to
+    false): allocatable goes to 0 while capacity stays (the device manager's grace); a pod keeping
+    `limits: nvidia.com/gpu` pinned there then goes the bridge's way (allocatable 0 and a class serves the name)."""
+    _ensure_namespace(side)
+    template = next(n for n in _pool_nodes(side, L4_POOL) if n["metadata"]["name"] != L4_NODE)
+    _join(side, L4_NODE, template)
+
+    def gpus(want: str):
+        def check():
+            n = side.get(f"/api/v1/nodes/{L4_NODE}")
+            alloc = ((n or {}).get("status") or {}).get("allocatable") or {}
+            return n if _node_ready(n) and alloc.get("nvidia.com/gpu") == want else None
+
+        return check
+
+    up = side.wait(gpus("4"), SETTLE * 2)
+    before = {"served": bool(up), **node_view(side, L4_NODE), "plugin pods": _device_plugin_pods(side, L4_NODE)}
+    side.call(
+        "PATCH",
+        f"/api/v1/nodes/{L4_NODE}",
+        {"metadata": {"labels": {"nvidia.com/gpu.deploy.device-plugin": "false"}}},
+        content_type="application/merge-patch+json",
+    )
+    side.wait(lambda: not _device_plugin_pods(side, L4_NODE) and gpus("0")(), SETTLE)
+    after = {**node_view(side, L4_NODE), "plugin pods": _device_plugin_pods(side, L4_NODE)}
+    body = _gpu_pod("plugin-gone", 1)
+    body["spec"]["nodeSelector"] = {"kubernetes.io/hostname": L4_NODE}
+    assert side.call("POST", _ns_path("pods"), body).code == 201
+    placed = _settled_pod(side, "plugin-gone", 30)
+    out = {
+        "before": before,
+        "after": after,
+        "pod": pod_view(placed),
+        "claims": _claim_classes(side, "plugin-gone"),
+        "events": events_view(side, "plugin-gone"),
+    }
+    side.call("DELETE", _ns_path("pods", "plugin-gone") + "?gracePeriodSeconds=0")
+    side.call("DELETE", f"/api/v1/nodes/{L4_NODE}")
+    return out
+
+
+OLD_KUBELET = "v1.35.9-gke.1016000"
+
+
+def old_kubelet_bridged(side: Side) -> Any:
+    """The node's kubelet is older than the bridge (< v1.36): the scheduler still places a pod keeping
+    `limits: nvidia.com/gpu` there through a claim, and the kubelet cannot admit it."""
+    _ensure_namespace(side)
+    n = side.get(f"/api/v1/nodes/{NODE}") or {}
+    version = ((n.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion")
+    patch = {"status": {"nodeInfo": {"kubeletVersion": OLD_KUBELET}}}
+    ans = side.call("PATCH", f"/api/v1/nodes/{NODE}/status", patch, content_type="application/merge-patch+json")
+    assert ans.code == 200, (ans.code, ans.body)
+    try:
+        assert side.call("POST", _ns_path("pods"), _gpu_pod("old-kubelet", 1)).code == 201
+        p = _settled_pod(side, "old-kubelet")
+        claims = [
+            claim_view(c)
+            for c in (side.get(_ns_path("claims")) or {}).get("items") or ()
+            if "old-kubelet" in [r.get("name") for r in c["metadata"].get("ownerReferences") or ()]
+        ]
+        out = {"pod": pod_view(p), "claims": claims, "events": events_view(side, "old-kubelet")}
+    finally:
+        side.call("DELETE", _ns_path("pods", "old-kubelet") + "?gracePeriodSeconds=0")
+        patch = {"status": {"nodeInfo": {"kubeletVersion": version}}}
+        side.call("PATCH", f"/api/v1/nodes/{NODE}/status", patch, content_type="application/merge-patch+json")
+    return out
+
+
+def node_not_ready(side: Side) -> Any:
+    """The node's kubelet stops (its Lease is no longer renewed): the node lifecycle controller turns its conditions
+    Unknown after the grace period, taints it unreachable, marks its pods not ready; a pod that tolerates the
+    NoExecute taint for 5 s is then deleted by the taint eviction controller."""
+    _ensure_namespace(side)
+    body = _gpu_pod("tolerates-5s", 0)
+    body["spec"]["containers"][0]["resources"] = {}
+    body["spec"]["tolerations"] = [
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}
+    ]
+    assert side.call("POST", _ns_path("pods"), body).code == 201
+    running = _wait_pod(side, "tolerates-5s", lambda p: (p.get("status") or {}).get("phase") == "Running")
+    since = _list_rv(side)
+    patch = {"metadata": {"annotations": {KUBELET_STOPPED: "true"}}}
+    side.call("PATCH", f"/api/v1/nodes/{NODE}", patch, content_type="application/merge-patch+json")
+
+    def unreachable():
+        n = side.get(f"/api/v1/nodes/{NODE}") or {}
+        keys = {(t.get("key"), t.get("effect")) for t in (n.get("spec") or {}).get("taints") or ()}
+        return n if ("node.kubernetes.io/unreachable", "NoExecute") in keys else None
+
+    t0 = time.monotonic()
+    gone_dark = side.wait(unreachable, 120, interval=1.0)
+    took = time.monotonic() - t0
+    evicted = _wait_pod(side, "tolerates-5s", lambda p: bool(p["metadata"].get("deletionTimestamp")), 30)
+    view = node_view(side, NODE)
+    view["taints"] = sorted(
+        ((t.get("key"), t.get("effect"), "timeAdded" in t) for t in view.get("taints") or ()),
+        key=lambda t: tuple(str(x) for x in t),
+    )
+    daemon = [
+        {
+            "owner": side.norm.string(
+                next((r.get("name") for r in p["metadata"].get("ownerReferences") or ()), "") or ""
+            ),
+            "ready": next(
+                (c.get("status") for c in (p.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"),
+                None,
+            ),
+        }
+        for p in (side.get(f"/api/v1/pods?fieldSelector=spec.nodeName%3D{NODE}") or {}).get("items") or ()
+        if p["metadata"].get("namespace") != NS
+    ]
+    node_events = sorted(
+        {
+            (e.get("type"), e.get("reason"), side.norm.message(e.get("message") or ""))
+            for e in (
+                side.get(f"/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D{NODE}") or {}
+            ).get("items")
+            or ()
+        },
+        key=lambda t: tuple(str(x) for x in t),
+    )
+    return {
+        "running first": (running or {}).get("status", {}).get("phase"),
+        "unreachable": bool(gone_dark),
+        # The grace period (50 s, monitored every 5 s) from the last renewal (up to 10 s before the stop).
+        "within the grace window": 30 <= took <= 75,
+        "node": view,
+        "daemon pods": sorted(daemon, key=lambda d: (d["owner"], str(d["ready"]))),
+        "evicted": None
+        if evicted is None
+        else {"deleting": bool(evicted["metadata"].get("deletionTimestamp")), **pod_view(evicted)},
+        "evicted pod's writes": pod_history(side, since, "tolerates-5s"),
+        "node events": node_events,
+        "pod events": events_view(side, "tolerates-5s"),
+    }
+
+
+def _pool_picture(side: Side, pool: str) -> Any:
+    """What a migration changes on a pool, as an operator reads it: each node's schedulability, GPUs offered by the
+    device plugin and the DRA driver, the pods on it (owner, phase, through which mechanism)."""
+    out = []
+    for n in _pool_nodes(side, pool):
+        name = n["metadata"]["name"]
+        if name == L4_NODE:
+            continue
+        st = n.get("status") or {}
+        labels = n["metadata"].get("labels") or {}
+        pods = []
+        body = side.get(f"/api/v1/pods?fieldSelector=spec.nodeName%3D{name}") or {}
+        for p in body.get("items") or ():
+            owner = next((r for r in p["metadata"].get("ownerReferences") or () if r.get("controller")), {})
+            pst = p.get("status") or {}
+            pods.append(
+                (
+                    p["metadata"]["namespace"],
+                    owner.get("kind"),
+                    side.norm.string(owner.get("name") or p["metadata"]["name"]),
+                    pst.get("phase"),
+                    "bridge"
+                    if pst.get("extendedResourceClaimStatus")
+                    else "claims"
+                    if p["spec"].get("resourceClaims")
+                    else "",
+                )
+            )
+        out.append(
+            {
+                "unschedulable": (n.get("spec") or {}).get("unschedulable"),
+                "allocatable": (st.get("allocatable") or {}).get("nvidia.com/gpu"),
+                "capacity": (st.get("capacity") or {}).get("nvidia.com/gpu"),
+                "deploy labels": {k: v for k, v in labels.items() if k.startswith("nvidia.com/gpu.deploy.")},
+                "annotations": sorted(k for k in n["metadata"].get("annotations") or () if "dragoman" in k),
+                "slices": [(s["driver"], len(s["devices"])) for s in _slices(side, name)],
+                "pods": sorted(pods, key=lambda t: tuple(str(x) for x in t)),
+            }
+        )
+    classes = (side.get("/apis/resource.k8s.io/v1/deviceclasses") or {}).get("items") or ()
+    return {
+        "nodes": out,
+        "classes": sorted((c["metadata"]["name"], (c.get("spec") or {}).get("extendedResourceName")) for c in classes),
+    }
+
+
+def _dragoman(side: Side, *args: str) -> Any:
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="dragoman-diff-migrate-") as tmp:
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "dragoman",
+                *args,
+                "--kubeconfig",
+                str(side.kubeconfig_path),
+                "--audit-log",
+                f"{tmp}/audit.jsonl",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    steps = [ln.strip() for ln in p.stdout.splitlines() if "steps done" in ln or ln.strip().startswith(("✓", "✗"))]
+    return {"exit": p.returncode, "steps": [side.norm.message(ln) for ln in steps], "stderr": p.stderr[-400:]}
+
+
+def migrate_and_roll_back(side: Side) -> Any:
+    """`dragoman migrate --pool l4-serve --yes`, then `--rollback --yes`: the pool as each leaves it."""
+    before = _pool_picture(side, L4_POOL)
+    run = _dragoman(side, "migrate", "--pool", L4_POOL, "--yes")
+    migrated = _pool_picture(side, L4_POOL)
+    back = _dragoman(side, "migrate", "--pool", L4_POOL, "--rollback", "--yes")
+
+    def plugin_back():
+        nodes = [n for n in _pool_nodes(side, L4_POOL) if n["metadata"]["name"] != L4_NODE]
+        return all(
+            ((n.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu", "0") != "0"
+            and not (n.get("spec") or {}).get("unschedulable")
+            for n in nodes
+        )
+
+    side.wait(plugin_back, 180, interval=2.0)
+    return {
+        "before": before,
+        "migrate": run,
+        "migrated": migrated,
+        "rollback": back,
+        "rolled back": _pool_picture(side, L4_POOL),
+    }
+
+
 def behaviour_cases() -> list[Behaviour]:
     return [
         Behaviour("a node joins the h100-dra pool", node_joins, group="behaviour/node"),
@@ -450,6 +903,13 @@ def behaviour_cases() -> list[Behaviour]:
         Behaviour("quota refuses a pod, a claim and a ReplicaSet", quota_refuses, group="behaviour/quota"),
         Behaviour("a drain under a PDB", drain_with_pdb, group="behaviour/drain"),
         Behaviour("a DaemonSet's pod deleted", daemon_pod_deleted, group="behaviour/daemonset"),
+        Behaviour(
+            "a class deleted and renamed while a pod waits", class_deleted_and_renamed, group="behaviour/classes"
+        ),
+        Behaviour("a device plugin stopped", device_plugin_stopped, group="behaviour/device-plugin"),
+        Behaviour("an old kubelet receives a bridged pod", old_kubelet_bridged, group="behaviour/bridge"),
+        Behaviour("a node goes NotReady", node_not_ready, group="behaviour/node"),
+        Behaviour("migrate l4-serve and roll back", migrate_and_roll_back, group="behaviour/migrate"),
     ]
 
 
@@ -457,6 +917,9 @@ def cleanup(side: Side, timeout: float = 60.0) -> None:
     """Remove what the behaviour cases added (the joined node, their namespace), so a cluster can be used again by
     other flows: the node's daemon pods, slices and Lease go with it (garbage collection)."""
     side.call("DELETE", "/apis/resource.k8s.io/v1/deviceclasses/dragoman-diff-late.example.com")
+    for name in DIFF_CLASSES:
+        side.call("DELETE", f"/apis/resource.k8s.io/v1/deviceclasses/{name}")
+    side.call("DELETE", f"/api/v1/nodes/{L4_NODE}")
     side.call("DELETE", f"/api/v1/namespaces/{NS}")
     side.call("DELETE", f"/api/v1/nodes/{NODE}")
 

@@ -3,7 +3,8 @@ finding.
 
 Run `python -m dragoman.sim.scenarios.demo_build` to rewrite demo.yaml after changing this file; a test keeps the
 two identical. The demo is written story by story (`STORIES`, in the order of demo.yaml): each story is one function
-keyed by the finding ids it plants, and a test checks that its objects carry exactly those marks. The pools are described in `DEMO_README`; `findings_table()` lists where each finding lives.
+keyed by the finding ids it plants, and a test checks that its objects carry exactly those marks. The pools are
+described in `DEMO_README`; `sim.scenarios.demo_marks()` lists where each finding lives.
 
 How the demo marks findings (annotation `dragoman.io/demo-finding`, read only by tests):
 - pod findings (pending-*, failed-admission, prepare-failed, running-without-gpu, double-request,
@@ -2663,23 +2664,6 @@ def simulator_config() -> dict:
 
 def created_at(days: float) -> str:
     return ts(days=days)
-
-
-def findings_table(objects: list[dict]) -> str:
-    """A markdown table: each finding id and the demo objects that embody it (for the README)."""
-    from dragoman.sim.scenarios import demo_marks
-
-    pools = {o["metadata"]["name"]: o["metadata"]["labels"].get(POOL_LABEL, "") for o in objects if o["kind"] == "Node"}
-    rows = ["| finding | where in the demo |", "|---|---|"]
-    for fid, refs in sorted(demo_marks(objects).items()):
-        cells = []
-        for kind, ns, name in refs:
-            if kind == "Node":
-                cells.append(f"node `{name}` (pool `{pools[name]}`)")
-            else:
-                cells.append(f"{kind} `{ns + '/' if ns else ''}{name}`")
-        rows.append(f"| `{fid}` | {'; '.join(cells)} |")
-    return "\n".join(rows) + "\n"
 
 
 def write(path: pathlib.Path | None = None) -> pathlib.Path:

@@ -148,6 +148,7 @@ class SubresourcesMixin:
             }
         )
         pod.setdefault("status", {})["conditions"] = conds
+        pod["status"].pop("nominatedNodeName", None)  # ClearingNominatedNodeNameAfterBinding (on in v1.37)
         self.store.update("pods", pod, "status", namespace=route.namespace, check_rv=False)
         return _json(st.status(201, "", ""), 201)  # as kube-apiserver: Status{Success, code 201}, no details
 
@@ -199,8 +200,61 @@ class SubresourcesMixin:
                     new = clone(pdb)
                     new["status"] = status
                     self.store.update("poddisruptionbudgets.policy", new, "status", check_rv=False)
+        if not dry:
+            self._mark_disruption_target(ns, name, pre)
         self.store.delete("pods", ns, name, grace_period_seconds=grace, preconditions=pre, dry_run=dry)
         return _json(st.status(201, "", ""), 201)  # as kube-apiserver: Status{Success, code 201}, no details
+
+    def _mark_disruption_target(self, ns: str, name: str, preconditions: dict | None) -> None:
+        """eviction.go addConditionAndDeletePod: before the DELETE, a status update of the latest pod adds
+        DisruptionTarget=True (EvictionByEvictionAPI), so a watcher sees why the pod goes and the kubelet ends it
+        with that condition (the preconditions are checked first, with the words kube-apiserver uses)."""
+        pod = self.store.get("pods", ns, name)
+        if pod is None:
+            return
+        md = pod["metadata"]
+        if preconditions:
+            uid, rv = preconditions.get("uid"), preconditions.get("resourceVersion")
+            if uid and uid != md.get("uid"):
+                raise ApiError(
+                    st.conflict(
+                        "",
+                        "Pod",
+                        name,
+                        f"the UID in the precondition ({uid}) does not match the UID in record ({md.get('uid')}). "
+                        "The object might have been deleted and then recreated",
+                    )
+                )
+            if rv and rv != md.get("resourceVersion"):
+                raise ApiError(
+                    st.conflict(
+                        "",
+                        "Pod",
+                        name,
+                        f"the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in "
+                        f"record ({md.get('resourceVersion')}). The object might have been modified",
+                    )
+                )
+        conds = pod.setdefault("status", {}).setdefault("conditions", [])
+        want = {"status": "True", "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"}
+        cur = next((c for c in conds if c.get("type") == "DisruptionTarget"), None)
+        if cur is None:
+            conds.append(
+                {
+                    "type": "DisruptionTarget",
+                    **want,
+                    "lastProbeTime": None,
+                    "lastTransitionTime": self.clock.timestamp(),
+                }
+            )
+        else:
+            if cur.get("status") != "True":
+                cur["lastTransitionTime"] = self.clock.timestamp()
+            cur.update(want)
+        new = self.store.update("pods", pod, "status", namespace=ns, check_rv=False)
+        if preconditions and preconditions.get("resourceVersion"):
+            # The update was this eviction's own: the DELETE's precondition follows it (as kube-apiserver bumps it).
+            preconditions["resourceVersion"] = new["metadata"]["resourceVersion"]
 
     def _token_request(self, request: web.Request, route: Route, body: Any) -> web.Response:
         """serviceaccounts/token: a bearer token for the service account, valid on this simulator for the run."""

@@ -102,6 +102,51 @@ async def test_a_blocking_pdb_makes_the_drain_wait_report_and_time_out(tmp_path:
         assert_one_intent_one_outcome(audit_records(tmp_path))
 
 
+async def test_a_pending_pod_under_a_zero_budget_neither_warns_nor_blocks_the_drain(
+    tmp_path: pathlib.Path, capsys
+) -> None:
+    """kube-apiserver evicts a Pending pod without asking its PodDisruptionBudget (canIgnorePDB): the plan does not
+    warn that the budget will hold the drain, and the drain does not wait on it."""
+    async with demo() as sim:
+        target = next(
+            n.obj["metadata"]["name"]
+            for n in sim.store.entries("nodes")
+            if n.obj["metadata"]["labels"].get("cloud.google.com/gke-nodepool") == L4
+        )
+        sim.store.create(
+            "poddisruptionbudgets.policy",
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": "stuck-budget", "namespace": "default"},
+                "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "stuck"}}},
+            },
+        )
+        sim.store.create(
+            "pods",
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "stuck", "namespace": "default", "labels": {"app": "stuck"}},
+                "spec": {
+                    "nodeName": target,
+                    "terminationGracePeriodSeconds": 0,
+                    "containers": [{"name": "app", "image": "busybox"}],
+                },
+                "status": {"phase": "Pending"},
+            },
+        )
+        rc = await cli(base_args(sim, tmp_path, L4, *CD, "--plan"))
+        out = capsys.readouterr().out.replace("\n      ", " ")
+        assert rc == 0 and "stuck" in out
+        assert "PodDisruptionBudget default/stuck-budget" not in out
+        rc = await cli(base_args(sim, tmp_path, L4, *CD, "--yes", "--drain-timeout", "20"))
+        out = capsys.readouterr().out
+        assert rc == 0, out
+        assert any("/namespaces/default/pods/stuck/" in p for p in evictions(sim))
+        assert sim.store.get("pods", "default", "stuck") is None
+
+
 async def test_rbac_forbidden_eviction_is_caught_by_preflight_with_nothing_written(
     tmp_path: pathlib.Path, capsys
 ) -> None:

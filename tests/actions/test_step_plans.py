@@ -14,9 +14,9 @@ from dragoman.actions.drain import Drain
 from dragoman.actions.exclude_plugin import ExcludeDevicePlugin
 from dragoman.actions.registry import STEPS, step_class
 from dragoman.actions.state import PoolState
-from dragoman.actions.steps import STEP_ORDER, Context, Options, StepPlan
+from dragoman.actions.steps import Context, Options, StepPlan
 from dragoman.actions.verify import GatedUncordon
-from dragoman.fleet.ownership import MIGRATION_ANNOTATION
+from dragoman.fleet.ownership import MIGRATION_ANNOTATION, STEP_ORDER
 
 from tests.actions.fake_cluster import FakeCluster, node, pod
 

@@ -569,6 +569,12 @@ class Gen:
                     '{"a": 1, "a": 2}.size() == 1',
                     "[1, 'a'] == [1]",
                     '{"x": [1, 2]}.x[1] == 2',
+                    # escaped field names and the root scope's leading dot
+                    '{"b-c": 1}.`b-c` == 1',
+                    f"has({self.attrs(self.domain())}.`{self.attr_name(self.domain())}`)",
+                    f'{self.attrs(self.domain())}.?`model`.orValue("") != ""',
+                    '.device.driver != ""',
+                    '.size("ab") == 2',
                 ]
             )
         _f("type", "dyn")

@@ -337,3 +337,13 @@ def test_a_fleet_sized_index_leaves_the_young_gc_generations_yet_is_freed_with_t
         assert ref() is None
     finally:
         gc.unfreeze()
+
+
+def test_cel_gos_code_point_limit_refuses_even_a_stored_selector() -> None:
+    # A stored selector has no length limit, but cel-go's parser refuses more than 100,000 code points (the oracle:
+    # "expression code point size exceeds limit"); 15,001 clauses of `true && ` are 120,004.
+    long = "true && " * 15_000 + "true"
+    with pytest.raises(CelCompileError) as exc:
+        engine_mod.check_expression(long, "stored")
+    assert exc.value.kind == "syntax" and "code point size exceeds limit" in exc.value.message
+    engine_mod.check_expression("true && " * 12_000 + "true", "stored")  # 96,004: within the limit

@@ -367,6 +367,14 @@ def test_findings_come_from_state_not_from_events():
     )
 
 
+def test_duplicate_mapping_fix_says_to_update_the_winner_after_removing_the_others():
+    """kube-scheduler's extended-resource cache (v1.37.2) drops the name when any class naming it is deleted and
+    promotes no other: the fix must not stop at 'delete the others'."""
+    objs = base() + [device_class("legacy-gpu", [GPU_CLASS_EXPR], "nvidia.com/gpu", "2025-01-01T00:00:00Z")]
+    f = next(f for f in diagnose(model_of(*objs)) if f.id == "duplicate-mapping")
+    assert "then update gpu.nvidia.com" in f.fix and "restarts" in f.fix
+
+
 def test_pending_insufficient_gives_the_counts():
     objs = base() + [pod("huge", gpus=12)]
     f = next(f for f in diagnose(model_of(*objs)) if f.id == "pending-insufficient")

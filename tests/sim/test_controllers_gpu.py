@@ -369,6 +369,11 @@ async def test_scoping_the_dra_driver_to_a_node_publishes_its_slices_and_stoppin
     ds = await k.ds("dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-kubelet-plugin")
     ds["spec"]["template"]["spec"]["nodeSelector"] = {"pool": "none"}
     await k.replace_ds(ds)
+    await eventually(lambda: _empty(k.pods("dra-driver-nvidia-gpu")), what="the driver pod gone")
+    # The kubelet wipes a stopped driver's slices 30 s after it unregistered (cm/dra defaultWipingDelay), not at once.
+    await asyncio.sleep(0.3)
+    assert await k.slices("gpu-b-1"), "the slices stay through the wiping delay"
+    sim.clock.step(31)
     await eventually(lambda: _empty(k.slices("gpu-b-1")), what="slices withdrawn")
 
 

@@ -71,6 +71,8 @@ def _is_allowed(ref: tuple[str, str, str], obj: dict, allowed: set, pending: set
     kind, ns, name = ref
     if ref in allowed:
         return True
+    if kind == "Lease" and ns == "kube-node-lease":
+        return True  # a kubelet's heartbeat: every running node renews its Lease
     if kind == "ResourceClaim" and any(
         name.startswith(p + "-extended-resources-") for k, pns, p in allowed if k == "Pod" and pns == ns
     ):

@@ -3,6 +3,7 @@ admission."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -156,10 +157,41 @@ def test_newest_class_wins_the_name() -> None:
     view.upsert_pod(pod)
     dec = schedule_one(pod, view, NOW)
     assert dec.claims_to_create[0]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == "zz-gpu"
-    # Deleting the winner promotes the next one (the KEP's migration path).
+    # Deleting the winner does not promote the next one (v1.37.2 extendedresourcecache removes the name): the pod
+    # waits, and no claim is made, until the remaining class is updated (or the scheduler lists classes again).
     view.remove_class("zz-gpu")
     dec = schedule_one(pod, view, NOW)
+    assert dec.outcome != "scheduled" and not dec.claims_to_create
+    assert "Insufficient nvidia.com/gpu" in dec.message
+    touched = json.loads(json.dumps(old))
+    touched["metadata"]["annotations"] = {"touched": "1"}
+    view.upsert_class(touched)
+    dec = schedule_one(pod, view, NOW)
     assert dec.claims_to_create[0]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == "gpu.nvidia.com"
+
+
+def test_deleting_a_shadowed_class_unmaps_the_name_from_the_winner() -> None:
+    """removeResourceName2class deletes the class's extendedResourceName whoever holds it: deleting the older class
+    that lost the name leaves nothing serving it, though the winner still exists."""
+    old = device_class("aa-gpu", created="2026-01-01T00:00:00Z")
+    new = device_class("zz-gpu", created="2026-03-01T00:00:00Z")
+    view = ClusterView(nodes=[node("gpu-1")], deviceclasses=[old, new], resourceslices=[gpu_slice("gpu-1")])
+    assert view.class_for("nvidia.com/gpu")["metadata"]["name"] == "zz-gpu"
+    # The initial list comes in name order: aa-gpu first (it holds both names), then zz-gpu takes the explicit one.
+    assert view.class_for("deviceclass.resource.kubernetes.io/aa-gpu")["metadata"]["name"] == "aa-gpu"
+    view.remove_class("aa-gpu")
+    assert view.class_for("nvidia.com/gpu") is None
+    assert view.class_for("deviceclass.resource.kubernetes.io/zz-gpu")["metadata"]["name"] == "zz-gpu"
+
+
+def test_a_class_that_loses_the_name_at_listing_keeps_no_implicit_name() -> None:
+    """A newer class listed first (name order) makes the older one return early: not even its implicit
+    deviceclass.resource.kubernetes.io/<name> is served."""
+    newer = device_class("aa-gpu", created="2026-03-01T00:00:00Z")
+    older = device_class("zz-gpu", created="2026-01-01T00:00:00Z")
+    view = ClusterView(nodes=[node("gpu-1")], deviceclasses=[older, newer], resourceslices=[gpu_slice("gpu-1")])
+    assert view.class_for("nvidia.com/gpu")["metadata"]["name"] == "aa-gpu"
+    assert view.class_for("deviceclass.resource.kubernetes.io/zz-gpu") is None
 
 
 def test_implicit_name_is_served() -> None:

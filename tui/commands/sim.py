@@ -93,13 +93,10 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UserError(f"the scenario could not be loaded: {exc}.", ExitCode.INPUT) from None
 
     if not args.no_controllers:
-        try:
-            from dragoman.sim.controllers import default_controllers
-        except ImportError:  # the controllers arrive with their own issue
-            default_controllers = None
-        if default_controllers is not None:
-            for controller in default_controllers(sim):
-                sim.add_controller(controller)
+        from dragoman.sim.controllers import default_controllers
+
+        for controller in default_controllers(sim):
+            sim.add_controller(controller)
 
     async def serve() -> None:
         await sim.start(args.host, args.port)

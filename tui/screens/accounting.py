@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import cast
 
 from dragoman.fleet import accounting as A
 from dragoman.tui.screens.prompt import ToolScreen
@@ -22,6 +23,7 @@ from dragoman.widgets.header import StatusHeader
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
 
 REFRESH_GAP = 1.0  # at most one recomputation a second, however fast the watch events come
@@ -77,7 +79,7 @@ class AccountingScreen(ToolScreen):
         self.rules_done = False
         self._last = 0.0
         self._cost = 0.0
-        self._timer = None
+        self._timer: Timer | None = None
         self._pool_keys: list[str] = []
         self._quota_keys: list[tuple] = []
         self._unsub = None
@@ -87,11 +89,11 @@ class AccountingScreen(ToolScreen):
         with Vertical(id="body"):
             yield Static("Accounting: what sums of node allocatable see, and what moving a pool changes", id="heading")
             yield Static("", id="acc-summary")
-            pools = DataTable(id="acc-pools", cursor_type="row", zebra_stripes=True)
+            pools: DataTable = DataTable(id="acc-pools", cursor_type="row", zebra_stripes=True)
             pools.add_columns(*POOL_COLUMNS)
             yield pools
             yield Static("", id="acc-quota-heading")
-            quotas = DataTable(id="acc-quotas", cursor_type="row")
+            quotas: DataTable = DataTable(id="acc-quotas", cursor_type="row")
             quotas.add_columns(*QUOTA_COLUMNS)
             yield quotas
             yield Static("", id="acc-meaning", markup=False)
@@ -116,9 +118,10 @@ class AccountingScreen(ToolScreen):
 
     def on_unmount(self) -> None:
         feed = self.app.feed
-        for lst, cb in ((feed.on_rows, self._on_rows), (feed.on_loaded, self.recompute)):
-            if cb in lst:
-                lst.remove(cb)
+        if self._on_rows in feed.on_rows:
+            feed.on_rows.remove(self._on_rows)
+        if self.recompute in feed.on_loaded:
+            feed.on_loaded.remove(self.recompute)
 
     # ------------------------------------------------------------------ data
     def _on_rows(self, touched) -> None:
@@ -247,7 +250,8 @@ class AccountingScreen(ToolScreen):
             if cluster is not None:
                 rules, note = await A.read_prometheus_rules(cluster)
             else:
-                rules, note = await asyncio.to_thread(_snapshot_rules, snapshot_path)
+                # Without a cluster the source is a snapshot, whose path the caller passes.
+                rules, note = await asyncio.to_thread(_snapshot_rules, cast(str, snapshot_path))
         except Exception as exc:  # noqa: BLE001 - the view stays useful without rules; say why they are missing
             rules, note = None, getattr(exc, "message", str(exc))
         self.rules, self.rules_note = rules, note

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from textual.screen import ModalScreen, Screen
@@ -11,6 +12,8 @@ if TYPE_CHECKING:
     from dragoman.tui.app import DragomanApp
 
 R = TypeVar("R")
+# One entry of the command palette a screen offers: title, help, and what choosing it does.
+PaletteCommand = tuple[str, str, Callable[[], object]]
 
 
 class DragomanScreen(Screen[R], Generic[R]):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
+from typing import cast
+
 from dragoman.fleet.projection import fetch_whole, needs_fetch
 from dragoman.tui.bindings import DETAIL_KEYS, textual_bindings
-from dragoman.tui.screens.base import DragomanScreen
+from dragoman.tui.screens.base import DragomanScreen, PaletteCommand
 from dragoman.widgets.detail import describe, raw_object, yaml_text
 from dragoman.widgets.header import StatusHeader
 from textual.app import ComposeResult
@@ -94,7 +97,7 @@ class DetailScreen(DragomanScreen):
         self.on_mount()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        _label, ref = self.links[int(event.option.id)]
+        _label, ref = self.links[int(cast(str, event.option.id))]  # every option is made with its index as id
         self.app.open_detail(ref, "describe")
 
     def action_back(self) -> None:
@@ -106,11 +109,11 @@ class DetailScreen(DragomanScreen):
     def action_describe(self) -> None:
         self.app.open_detail(self.ref, "describe", replace=True)
 
-    def palette_commands(self) -> list:
-        cmds = [
+    def palette_commands(self) -> list[PaletteCommand]:
+        cmds: list[PaletteCommand] = [
             ("object: yaml", "this object as YAML", self.action_yaml),
             ("object: describe", "this object's describe page", self.action_describe),
         ]
         for label, ref in self.links[:30]:
-            cmds.append((f"open: {label}", "follow this link", lambda r=ref: self.app.open_detail(r, "describe")))
+            cmds.append((f"open: {label}", "follow this link", partial(self.app.open_detail, ref, "describe")))
         return cmds

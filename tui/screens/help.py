@@ -112,5 +112,5 @@ class HelpScreen(DragomanModal[None]):
             yield Static(table, id="help-keys")
             yield Static(views_text() + "\n\n" + LEGEND, markup=False, id="help-text")
 
-    def action_dismiss(self) -> None:
+    async def action_dismiss(self, result: None = None) -> None:  # Textual's signature: the key carries no result
         self.dismiss(None)

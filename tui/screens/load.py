@@ -87,7 +87,7 @@ class LoadScreen(ToolScreen):
                 "once it is on DRA",
                 id="load-forecast-heading",
             )
-            table = DataTable(id="load-forecast", cursor_type="row")
+            table: DataTable = DataTable(id="load-forecast", cursor_type="row")
             table.add_columns(*FORECAST_COLUMNS)
             yield table
             yield Static("", id="load-baselines", markup=False)

@@ -3,7 +3,7 @@ verification and rollback."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from dragoman.tui.bindings import MIGRATE_KEYS, dangerous_actions, textual_bindings
 from dragoman.tui.screens.base import DragomanScreen
@@ -100,7 +100,7 @@ class MigrateScreen(DragomanScreen):
         yield Static("", id="mig-blocked", markup=False)
         if self.pool is None:
             yield OptionList(id="mig-pools")
-        table = DataTable(id="mig-steps", cursor_type="row", zebra_stripes=True)
+        table: DataTable = DataTable(id="mig-steps", cursor_type="row", zebra_stripes=True)
         yield table
         with Horizontal(classes="bar-row"):
             yield Label("overall", id="mig-overall-label")
@@ -204,7 +204,7 @@ class MigrateScreen(DragomanScreen):
 
         return Runner(
             self.cluster,
-            self.pool,
+            cast(str, self.pool),  # a plan is made only once a pool is picked
             pool_label=self.pool_label,
             options=self.options or Options(),
             audit_path=self.audit_path,

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pathlib
 import time
+from typing import TYPE_CHECKING, Any, cast
 
 from dragoman.fleet import cel_generate as G
 from dragoman.fleet import cel_playground as P
 from dragoman.tui.bindings import GENERATE_KEYS, dangerous_actions, textual_bindings
-from dragoman.tui.screens.base import DragomanModal, DragomanScreen
+from dragoman.tui.screens.base import DragomanModal, DragomanScreen, PaletteCommand
 from dragoman.tui.screens.prompt import PromptScreen
 from dragoman.widgets.cel_editor import CelEditor, CompletionList
 from dragoman.widgets.cel_results import COLUMNS, counts_markup, errors_markup, fill
@@ -22,9 +23,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Button, DataTable, Footer, Input, Label, OptionList, Select, Static, TextArea
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
+
+if TYPE_CHECKING:
+    from dragoman.fleet.cel.fleeteval import DeviceIndex
 
 DEBOUNCE = 0.015  # seconds of quiet before a keystroke's evaluation starts (a paste or a burst evaluates once)
 DEFAULT_EXPRESSION = 'device.driver == "gpu.nvidia.com"'
@@ -53,7 +58,7 @@ def _show(static: Static, markup: str) -> None:
     """Update one of the fixed-height lines: nothing when the text is the same, and never a relayout (the size cannot
     change)."""
     if getattr(static, "_cel_markup", None) != markup:
-        static._cel_markup = markup
+        cast(Any, static)._cel_markup = markup  # remembered on the widget: the last markup it was given
         static.update(markup, layout=False)
 
 
@@ -142,10 +147,10 @@ class PlaygroundScreen(PromptScreen[None]):
         self.outcome: P.Outcome | None = None
         self._rows_shown: list | None = None
         self._suppressed: str | None = None  # text before the cursor when esc closed the completion list
-        self._index = None
+        self._index: DeviceIndex | None = None
         self._epoch = None
         self._slices = None
-        self._timer = None
+        self._timer: Timer | None = None
         self._typed_at: dict[int, float] = {}
         self.latencies: list[float] = []  # keystroke → counts on screen, seconds (the benchmark reads them)
 
@@ -160,7 +165,7 @@ class PlaygroundScreen(PromptScreen[None]):
             yield Static("", id="cel-error")
             yield Static("evaluating…", id="cel-counts")
             yield Static("", id="cel-errors")
-            table = DataTable(id="cel-table", cursor_type="row", zebra_stripes=False)
+            table: DataTable = DataTable(id="cel-table", cursor_type="row", zebra_stripes=False)
             table.add_columns(*COLUMNS)
             yield table
         yield CommandBar()
@@ -452,7 +457,7 @@ class PlaygroundScreen(PromptScreen[None]):
     def focus_main(self) -> None:
         self.editor.focus()
 
-    def palette_commands(self) -> list[tuple[str, str, object]]:
+    def palette_commands(self) -> list[PaletteCommand]:
         return [
             ("playground: complete", "names the fleet publishes (ctrl+space)", self.action_complete),
             ("playground: start from", "a DeviceClass or a claim request (ctrl+o)", self.action_open_from),
@@ -647,7 +652,7 @@ class GenerateScreen(DragomanScreen):
         self.regenerate()
 
     def regenerate(self) -> None:
-        kind = self.query_one("#gen-kind", Select).value
+        kind = cast(str, self.query_one("#gen-kind", Select).value)  # the Select has no blank choice
         name = self.field("name")
         model = self.app.feed.model
         exprs = [self.expression]
@@ -659,7 +664,7 @@ class GenerateScreen(DragomanScreen):
             # A class from a claim request keeps the request's class selectors: the class must pick the same devices.
             exprs = list(self.start.base) + exprs
             ern = (self.field("ern") or None) if not problem else None
-            served = {ern: model.class_serving(ern)} if ern and model.class_serving(ern) else {}
+            served = {ern: serving} if ern and (serving := model.class_serving(ern)) else {}
             gen = G.device_class(name or "my-gpu-class", exprs, extended_resource_name=ern, served_by=served)
         elif kind in ("tiers-product", "tiers-mig"):
             values = [v for v, _ in G.tier_values(self.catalogue, by)]

@@ -156,9 +156,6 @@ class ToolScreen(PromptScreen[R]):
         super().__init__(name=name)
         self.ready = False
 
-    def prompt_widget(self) -> Input:
-        return self.query_one("#prompt", Input)
-
     def action_back(self) -> None:
         if not self.close_prompt_first():
             self.app.back()

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from functools import partial
+from typing import cast
 
 from dragoman.fleet.delta import Delta
 from dragoman.fleet.views.base import View
 from dragoman.fleet.views.filter import RowFilter, parse_filter
 from dragoman.tui.bindings import TABLE_KEYS, textual_bindings
+from dragoman.tui.screens.base import PaletteCommand
 from dragoman.tui.screens.prompt import PromptScreen
 from dragoman.widgets.command_bar import CommandBar
 from dragoman.widgets.header import StatusHeader
@@ -287,11 +290,11 @@ class TableScreen(PromptScreen[None]):
 
         key = self.table.cursor_key
         if self.view.name == "pending" and key is not None:
-            open_for_pod(self.app, key)
+            open_for_pod(self.app, cast(tuple[str, str], key))  # the Stuck view's rows are keyed by (namespace, name)
 
-    def palette_commands(self) -> list[tuple[str, str, object]]:
+    def palette_commands(self) -> list[PaletteCommand]:
         """What fits this screen, for ctrl+p."""
-        cmds = [
+        cmds: list[PaletteCommand] = [
             (
                 f"{self.view.title.lower()}: filter",
                 "filter the rows (words, label=value, attr=value)",
@@ -313,7 +316,7 @@ class TableScreen(PromptScreen[None]):
                 )
             )
         for title, help_text, text in self.view.palette(self.fleet):
-            cmds.append((title, help_text, lambda t=text: self.set_filter(t)))
+            cmds.append((title, help_text, partial(self.set_filter, text)))
         if self.view.name == "pending":
             if self.table.cursor_key is not None:
                 cmds.append(

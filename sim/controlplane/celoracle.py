@@ -1,8 +1,10 @@
-"""The cel-go oracle: Kubernetes' own DRA CEL code (controlplane/celoracle), built once into the cache and driven
-over its line-delimited JSON protocol (documented at the top of controlplane/celoracle/main.go).
+"""The cel-go oracle: Kubernetes' own DRA CEL code (controlplane/celoracle), built once into the control plane's
+cache and driven over its line-delimited JSON protocol (documented at the top of controlplane/celoracle/main.go).
 
 `oracle_binary()` builds it idempotently; `Oracle` keeps one process for many questions, so a test or a
-benchmark pays the Go start-up once.
+benchmark pays the Go start-up once. The differential test (tests/cel/test_cel_oracle.py) and the benchmark
+(benchmarks/bench_cel.py) both drive it from here. It lives beside the control-plane build because it is built
+from the same Go module with the same toolchain checks; fleet/ may not import the simulator's package.
 """
 
 from __future__ import annotations
@@ -19,11 +21,9 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from dragoman.sim.controlplane.build import GO_MIN, cache_dir, go_version
+from dragoman.fleet.errors import UserError
+from dragoman.sim.controlplane.build import GO_MIN, cache_dir, go_version, module_dir
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-MODULE = ROOT / "controlplane"
-PACKAGE = MODULE / "celoracle"
 BUILD_TIMEOUT = 1800  # a cold Go build cache compiles apiserver's CEL and cel-go: minutes on two busy cores
 
 
@@ -31,12 +31,21 @@ class OracleUnavailable(RuntimeError):
     """The oracle cannot be built here; the message says what is missing."""
 
 
+def _module() -> pathlib.Path:
+    """The repository's controlplane/ Go module; the oracle's sources are its celoracle/ package."""
+    try:
+        return module_dir()
+    except UserError as exc:
+        raise OracleUnavailable(str(exc)) from None
+
+
 def oracle_path() -> pathlib.Path:
     return cache_dir() / "celoracle"
 
 
 def _inputs() -> list[pathlib.Path]:
-    return sorted(PACKAGE.glob("*.go")) + [MODULE / "go.mod", MODULE / "go.sum"]
+    module = _module()
+    return sorted((module / "celoracle").glob("*.go")) + [module / "go.mod", module / "go.sum"]
 
 
 def _digest() -> str:
@@ -67,9 +76,8 @@ def oracle_binary() -> pathlib.Path:
     go = shutil.which("go")
     if go is None:
         raise OracleUnavailable(
-            f"the cel-go oracle is built from {PACKAGE} with Go {GO_MIN[0]}.{GO_MIN[1]} or newer, and go "
-            "is not on PATH; "
-            "install Go (the Go module proxy must be reachable for a first build)"
+            f"the cel-go oracle is built from {_module() / 'celoracle'} with Go {GO_MIN[0]}.{GO_MIN[1]} or newer, "
+            "and go is not on PATH; install Go (the Go module proxy must be reachable for a first build)"
         )
     have = go_version(go)
     if have is None or have < GO_MIN:
@@ -86,10 +94,11 @@ def oracle_binary() -> pathlib.Path:
         # -trimpath as the control-plane build uses, so both share Go's build cache for apiserver and cel-go.
         cmd = [go, "build", "-trimpath", "-o", str(tmp), "./celoracle"]
         t0 = time.monotonic()
-        proc = subprocess.run(cmd, cwd=MODULE, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+        module = _module()
+        proc = subprocess.run(cmd, cwd=module, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
         if proc.returncode != 0:
             tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-            raise OracleUnavailable(f"go build ./celoracle in {MODULE} failed (exit {proc.returncode}):\n{tail}")
+            raise OracleUnavailable(f"go build ./celoracle in {module} failed (exit {proc.returncode}):\n{tail}")
         os.replace(tmp, binary)  # never a half-written binary under the final name
         binary.with_name("celoracle.inputs").write_text(_digest() + "\n")
         (binary.parent / "celoracle.buildtime").write_text(f"{time.monotonic() - t0:.1f}\n")

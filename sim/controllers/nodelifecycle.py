@@ -1,0 +1,307 @@
+"""Node heartbeats and what the control plane makes of them: each kubelet's Lease in kube-node-lease (renewed while
+its kubelet runs; `sim.dragoman.io/kubelet-stopped: "true"` on a Node stops it, as a powered-off machine), and the
+node lifecycle controller of kube-controller-manager v1.37.2 (pkg/controller/nodelifecycle) that turns a silent
+node's conditions Unknown, taints it unreachable, marks its pods not ready; the taint eviction controller then
+deletes the pods that do not tolerate the NoExecute taint (for as long as they say they do).
+
+NodeLeases is a node agent (it runs against the real control plane too); NodeLifecycle and TaintEviction run on the
+embedded simulator only, where no kube-controller-manager does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dragoman.fleet.k8s import tolerates
+from dragoman.sim.clock import parse_time
+from dragoman.sim.controllers.base import Controller, Events, editable_status, nskey
+from dragoman.sim.store import ApiError
+
+KUBELET_STOPPED = "sim.dragoman.io/kubelet-stopped"  # "true": the node's kubelet is down (no lease, no status)
+LEASE_NAMESPACE = "kube-node-lease"
+LEASES = "leases.coordination.k8s.io"
+# The kubelet's defaults: renew every 10 s a lease of 40 s (nodeLeaseDurationSeconds).
+LEASE_SECONDS = 40
+RENEW_SECONDS = 10.0
+# kube-controller-manager's defaults (nodelifecycle config v1alpha1): --node-monitor-period 5 s,
+# --node-monitor-grace-period 50 s.
+MONITOR_SECONDS = 5.0
+GRACE_SECONDS = 50.0
+UNREACHABLE = "node.kubernetes.io/unreachable"
+CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
+
+
+def kubelet_stopped(node: dict | None) -> bool:
+    return ((node or {}).get("metadata", {}).get("annotations") or {}).get(KUBELET_STOPPED) == "true"
+
+
+class NodeLeases(Controller):
+    """Each node's heartbeat Lease, renewed as a kubelet renews it. Keys: node names."""
+
+    name = "node-leases"
+
+    def initial_keys(self):
+        return [n["metadata"]["name"] for n in self.cache.all("nodes")]
+
+    def on_change(self, etype: str, resource: str, obj: dict, old: dict | None) -> None:
+        if resource == "nodes" and etype != "DELETED" and (old is None or kubelet_stopped(old) != kubelet_stopped(obj)):
+            self.enqueue(obj["metadata"]["name"])
+
+    def reconcile(self, key: Any) -> None:
+        node = self.cache.get("nodes", "", key)
+        if node is None or kubelet_stopped(node):
+            return
+        now = self.clock.now().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        lease = self.store.get(LEASES, LEASE_NAMESPACE, key)
+        spec = {"holderIdentity": key, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": now}
+        if lease is None:
+            owner = {"apiVersion": "v1", "kind": "Node", "name": key, "uid": node["metadata"].get("uid", "")}
+            body = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": key, "namespace": LEASE_NAMESPACE, "ownerReferences": [owner]},
+                "spec": spec,
+            }
+            try:
+                self.store.create(LEASES, body)
+            except ApiError as exc:
+                if exc.code != 409:
+                    raise
+        else:
+            lease["spec"] = {**(lease.get("spec") or {}), **spec}
+            self.store.update(LEASES, lease)
+        self.enqueue_after(key, RENEW_SECONDS)
+
+
+class NodeLifecycle(Controller):
+    """monitorNodeHealth: a node whose Lease has not been renewed (as this controller observed it) for the grace
+    period gets its conditions Unknown ("Kubelet stopped posting node status."), a NodeNotReady event, its pods'
+    Ready=False (each with a NodeNotReady event), and the unreachable taints (NoSchedule, then NoExecute with
+    timeAdded). Keys: node names, checked every monitor period."""
+
+    name = "node-lifecycle"
+
+    def __init__(self, sim: Any) -> None:
+        super().__init__(sim)
+        self.events = Events(self.store, self.clock, "node-controller")
+        # node → (the lease renewTime last seen, when it was seen on this clock): the probe timestamp.
+        self._probe: dict[str, tuple[str | None, float]] = {}
+        self._last_pass: dict[str, float] = {}  # node → when this controller last looked at it
+        self._known: set[str] = set()  # knownNodeSet: the nodes this controller has registered
+
+    def initial_keys(self):
+        # The nodes there at start are known already: the simulator loads a running cluster, whose controller
+        # registered them long ago (a real kube-controller-manager starting fresh reports each as RegisteredNode).
+        self._known = {n["metadata"]["name"] for n in self.cache.all("nodes")}
+        return sorted(self._known)
+
+    def on_change(self, etype: str, resource: str, obj: dict, old: dict | None) -> None:
+        if resource != "nodes":
+            return
+        name = obj["metadata"]["name"]
+        if etype == "DELETED":
+            self._probe.pop(name, None)
+            self._last_pass.pop(name, None)
+            if name in self._known:
+                self._known.discard(name)
+                self.events.emit(
+                    obj, "Normal", "RemovingNode", f"Node {name} event: Removing Node {name} from Controller"
+                )
+        elif name not in self._known:
+            self._known.add(name)
+            self.events.emit(
+                obj, "Normal", "RegisteredNode", f"Node {name} event: Registered Node {name} in Controller"
+            )
+            self.enqueue(name)
+
+    def reconcile(self, key: Any) -> None:
+        node = self.cache.get("nodes", "", key)
+        if node is None:
+            self._probe.pop(key, None)
+            return
+        self.enqueue_after(key, MONITOR_SECONDS)
+        now = self.clock.seconds()
+        lease = self.store.get_ref(LEASES, LEASE_NAMESPACE, key)
+        renew = ((lease or {}).get("spec") or {}).get("renewTime")
+        seen = self._probe.get(key)
+        last, self._last_pass[key] = self._last_pass.get(key), now
+        if last is not None and now - last > 3 * MONITOR_SECONDS:
+            # The simulated clock jumped (a test or a fast-forward): the renewals a running kubelet made in that
+            # interval were never observed, so observation restarts now rather than calling every node silent.
+            seen = None
+        if seen is None or seen[0] != renew:
+            # The probe is when this controller saw a new renewal, not the renewTime itself (clocks may differ).
+            self._probe[key] = (renew, now)
+            return
+        if now - seen[1] <= GRACE_SECONDS:
+            return
+        self._mark_unknown(node)
+
+    def _mark_unknown(self, node: dict) -> None:
+        name = node["metadata"]["name"]
+        cur = editable_status(self.store, "nodes", None, name)
+        if cur is None:
+            return
+        conds = cur["status"].setdefault("conditions", [])
+        was_ready = next((c.get("status") for c in conds if c.get("type") == "Ready"), None)
+        changed = False
+        stamp = self.clock.timestamp()
+        for ctype in CONDITIONS:
+            c = next((c for c in conds if c.get("type") == ctype), None)
+            if c is None:
+                conds.append(
+                    {
+                        "type": ctype,
+                        "status": "Unknown",
+                        "reason": "NodeStatusNeverUpdated",
+                        "message": "Kubelet never posted node status.",
+                        "lastHeartbeatTime": node["metadata"].get("creationTimestamp"),
+                        "lastTransitionTime": stamp,
+                    }
+                )
+                changed = True
+            elif c.get("status") != "Unknown":
+                c.update(
+                    status="Unknown",
+                    reason="NodeStatusUnknown",
+                    message="Kubelet stopped posting node status.",
+                    lastTransitionTime=stamp,
+                )
+                changed = True
+        if changed:
+            self.store.update("nodes", cur, subresource="status")
+        if was_ready == "True":
+            self.events.emit(node, "Normal", "NodeNotReady", f"Node {name} status is now: NodeNotReady")
+            self._mark_pods_not_ready(name)
+        self._taint(name)
+
+    def _mark_pods_not_ready(self, node_name: str) -> None:
+        """controllerutil.MarkPodsNotReady: Ready=False on every pod of the node (UpdatePodCondition keeps the
+        reason and message), and a Warning NodeNotReady event for each it changed."""
+        for pod in list(self.cache.pods_by_node.get(node_name, {}).values()):
+            ns, pname = nskey(pod)
+            cur = editable_status(self.store, "pods", ns, pname)
+            if cur is None:
+                continue
+            ready = next((c for c in cur["status"].get("conditions") or () if c.get("type") == "Ready"), None)
+            if ready is None or ready.get("status") == "False":
+                continue
+            ready["status"] = "False"
+            ready["lastTransitionTime"] = self.clock.timestamp()
+            try:
+                self.store.update("pods", cur, subresource="status")
+            except ApiError as exc:
+                if exc.code == 404:
+                    continue
+                raise
+            self.events.emit(pod, "Warning", "NodeNotReady", "Node is not ready")
+
+    def _taint(self, name: str) -> None:
+        node = self.store.get("nodes", None, name)
+        if node is None:
+            return
+        taints = list((node.get("spec") or {}).get("taints") or [])
+        have = {(t.get("key"), t.get("effect")) for t in taints}
+        add = []
+        if (UNREACHABLE, "NoSchedule") not in have:
+            add.append({"key": UNREACHABLE, "effect": "NoSchedule", "timeAdded": self.clock.timestamp()})
+        if (UNREACHABLE, "NoExecute") not in have:
+            add.append({"key": UNREACHABLE, "effect": "NoExecute", "timeAdded": self.clock.timestamp()})
+        if not add:
+            return
+        node.setdefault("spec", {})["taints"] = taints + add
+        self.store.update("nodes", node)
+
+
+class TaintEviction(Controller):
+    """The taint eviction controller: a pod on a node with a NoExecute taint it does not tolerate is deleted at once;
+    one that tolerates it for tolerationSeconds, that long after the taint was added. Before the DELETE the pod gets
+    DisruptionTarget=True (DeletionByTaintManager) and a TaintManagerEviction event."""
+
+    name = "taint-eviction"
+
+    def __init__(self, sim: Any) -> None:
+        super().__init__(sim)
+        self.events = Events(self.store, self.clock, "taint-eviction-controller")
+
+    def initial_keys(self):
+        return [n["metadata"]["name"] for n in self.cache.all("nodes") if _no_execute(n)]
+
+    def on_change(self, etype: str, resource: str, obj: dict, old: dict | None) -> None:
+        if resource == "nodes" and etype != "DELETED" and _no_execute(obj):
+            self.enqueue(obj["metadata"]["name"])
+        elif resource == "pods" and etype != "DELETED" and obj.get("spec", {}).get("nodeName"):
+            if old is None or not (old.get("spec") or {}).get("nodeName"):  # a pod bound to a tainted node
+                self.enqueue(obj["spec"]["nodeName"])
+
+    def reconcile(self, key: Any) -> None:
+        node = self.cache.get("nodes", "", key)
+        if node is None:
+            return
+        taints = _no_execute(node)
+        if not taints:
+            return
+        now = self.clock.seconds()
+        for pod in list(self.cache.pods_by_node.get(key, {}).values()):
+            if pod["metadata"].get("deletionTimestamp"):
+                continue
+            due = None
+            tolerations = (pod.get("spec") or {}).get("tolerations") or ()
+            for t in taints:
+                # getMinTolerationTime: an untolerated taint evicts now; else the shortest tolerationSeconds of the
+                # tolerations that match (none: tolerated for ever), counted from the taint's timeAdded.
+                tols = [tol for tol in tolerations if tolerates(tol, t)]
+                if not tols:
+                    due = now
+                    break
+                limits = [
+                    max(0, int(tol["tolerationSeconds"])) for tol in tols if tol.get("tolerationSeconds") is not None
+                ]
+                if not limits:
+                    continue
+                added = t.get("timeAdded")
+                start = now if not added else now - (self.clock.now() - parse_time(added)).total_seconds()
+                at = start + min(limits)
+                due = at if due is None else min(due, at)
+            if due is None:
+                continue
+            if due > now:
+                self.enqueue_at(key, due)
+                continue
+            self._evict(pod)
+
+    def _evict(self, pod: dict) -> None:
+        ns, name = nskey(pod)
+        cur = editable_status(self.store, "pods", ns, name)
+        if cur is None:
+            return
+        conds = cur["status"].setdefault("conditions", [])
+        if not any(c.get("type") == "DisruptionTarget" for c in conds):
+            conds.append(
+                {
+                    "type": "DisruptionTarget",
+                    "status": "True",
+                    "reason": "DeletionByTaintManager",
+                    "message": "Taint manager: deleting due to NoExecute taint",
+                    # CalculatePodConditionObservedGeneration (PodObservedGenerationTracking, GA in v1.35).
+                    "observedGeneration": int(pod["metadata"].get("generation") or 1),
+                    "lastProbeTime": None,
+                    "lastTransitionTime": self.clock.timestamp(),
+                }
+            )
+            try:
+                self.store.update("pods", cur, subresource="status")
+            except ApiError as exc:
+                if exc.code == 404:
+                    return
+                raise
+        self.events.emit(pod, "Normal", "TaintManagerEviction", f"Marking for deletion Pod {ns}/{name}")
+        try:
+            self.store.delete("pods", ns, name, preconditions={"uid": pod["metadata"].get("uid")})
+        except ApiError as exc:
+            if exc.code not in (404, 409):
+                raise
+
+
+def _no_execute(node: dict) -> list[dict]:
+    return [t for t in (node.get("spec") or {}).get("taints") or () if t.get("effect") == "NoExecute"]

@@ -1,0 +1,157 @@
+"""Node heartbeats and kube-controller-manager's reactions on the embedded simulator (sim/controllers/nodelifecycle.py),
+and how a deleted or evicted pod ends (the API server's DisruptionTarget, the kubelet's terminal status): the
+behaviour the differential cases compare with the real v1.37.2 control plane, checked here without it."""
+
+from __future__ import annotations
+
+import asyncio
+
+from dragoman.sim.controllers import default_controllers
+from dragoman.sim.controllers.nodelifecycle import GRACE_SECONDS, KUBELET_STOPPED, MONITOR_SECONDS
+
+from tests.sim.test_controllers_gpu import Cluster, eventually, gpu_node
+from tests.support.sim import api_client, running_simulator
+
+
+def _pod(name: str, node: str, **spec) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"nodeName": node, "containers": [{"name": "app", "image": "busybox"}], **spec},
+    }
+
+
+async def _with(objects, body):
+    async with running_simulator(objects=objects) as sim:
+        for c in default_controllers(sim, scheduler=False):
+            sim.add_controller(c)
+        api = await api_client(sim)
+        try:
+            await body(sim, Cluster(api))
+        finally:
+            await api.close()
+
+
+def _cond(obj: dict, ctype: str) -> dict:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or () if c.get("type") == ctype), {})
+
+
+async def test_a_stopped_kubelet_makes_the_node_unknown_tainted_and_its_pods_not_ready_after_the_grace():
+    tolerating = _pod(
+        "tolerates-5s",
+        "gpu-1",
+        tolerations=[
+            {
+                "key": "node.kubernetes.io/unreachable",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 5,
+            }
+        ],
+    )
+
+    async def body(sim, k):
+        pod = lambda: sim.store.get("pods", "default", "tolerates-5s")  # noqa: E731
+        await eventually(_async(lambda: (pod() or {}).get("status", {}).get("phase") == "Running"), what="running")
+        lease = await eventually(
+            _async(lambda: sim.store.get("leases.coordination.k8s.io", "kube-node-lease", "gpu-1"))
+        )
+        assert lease["spec"]["holderIdentity"] == "gpu-1" and lease["spec"]["leaseDurationSeconds"] == 40
+        await k.core.patch_node(
+            "gpu-1",
+            {"metadata": {"annotations": {KUBELET_STOPPED: "true"}}},
+            _content_type="application/merge-patch+json",
+        )
+        await asyncio.sleep(0.3)
+        renewed = sim.store.get("leases.coordination.k8s.io", "kube-node-lease", "gpu-1")["spec"]["renewTime"]
+        await _advance(sim, GRACE_SECONDS - 15)
+        await asyncio.sleep(0.3)
+        node = sim.store.get("nodes", None, "gpu-1")
+        assert _cond(node, "Ready")["status"] == "True", "still within the grace period"
+        assert sim.store.get("leases.coordination.k8s.io", "kube-node-lease", "gpu-1")["spec"]["renewTime"] == renewed
+
+        def unknown():
+            n = sim.store.get("nodes", None, "gpu-1")
+            return n if _cond(n, "Ready").get("status") == "Unknown" and (n["spec"].get("taints") or []) else None
+
+        for _ in range(8):  # past the grace period one monitor period at a time (at most 40 s more)
+            await _advance(sim, MONITOR_SECONDS)
+            await asyncio.sleep(0.1)
+            if unknown():
+                break
+        node = await eventually(_async(unknown), what="Ready Unknown and tainted")
+        ready = _cond(node, "Ready")
+        assert (ready["reason"], ready["message"]) == ("NodeStatusUnknown", "Kubelet stopped posting node status.")
+        assert {c["type"]: c["status"] for c in node["status"]["conditions"]}["MemoryPressure"] == "Unknown"
+        assert sorted((t["key"], t["effect"], "timeAdded" in t) for t in node["spec"]["taints"]) == [
+            ("node.kubernetes.io/unreachable", "NoExecute", True),
+            ("node.kubernetes.io/unreachable", "NoSchedule", True),
+        ]
+        assert _cond(pod(), "Ready")["status"] == "False"
+        events = {(e["reason"], e["message"]) for e in sim.store.list("events")}
+        assert ("NodeNotReady", "Node gpu-1 status is now: NodeNotReady") in events
+        assert ("NodeNotReady", "Node is not ready") in events
+        assert not pod()["metadata"].get("deletionTimestamp"), "it tolerates the taint for 5 s"
+        await _advance(sim, 6)
+        gone = await eventually(_async(lambda: (pod() or {}).get("metadata", {}).get("deletionTimestamp") and pod()))
+        dt = _cond(gone, "DisruptionTarget")
+        assert (dt["status"], dt["reason"], dt["message"]) == (
+            "True",
+            "DeletionByTaintManager",
+            "Taint manager: deleting due to NoExecute taint",
+        )
+        # The kubelet is down: nobody ends the containers, so the pod stays terminating and Running.
+        assert gone["status"]["phase"] == "Running"
+
+    await _with([gpu_node("gpu-1", "p"), tolerating], body)
+
+
+async def test_an_evicted_pod_gets_disruption_target_then_its_terminal_status_before_it_goes():
+    async def body(sim, k):
+        get = lambda: sim.store.get("pods", "default", "web")  # noqa: E731
+        await eventually(_async(lambda: (get() or {}).get("status", {}).get("phase") == "Running"), what="running")
+        seen: list[dict] = []
+        unsub = sim.store.subscribe(lambda et, res, obj, old: res == "pods" and seen.append((et, obj)))
+        try:
+            await k.core.create_namespaced_pod_eviction(
+                "web", "default", {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web"}}
+            )
+            await eventually(_async(lambda: get() is None), what="the pod gone")
+        finally:
+            unsub()
+        states = [
+            (
+                et,
+                o["status"].get("phase"),
+                bool(o["metadata"].get("deletionTimestamp")),
+                _cond(o, "DisruptionTarget").get("reason"),
+            )
+            for et, o in seen
+        ]
+        assert states[0] == ("MODIFIED", "Running", False, "EvictionByEvictionAPI")
+        assert ("MODIFIED", "Running", True, "EvictionByEvictionAPI") in states
+        assert ("MODIFIED", "Failed", True, "EvictionByEvictionAPI") in states
+        assert states[-1][0] == "DELETED"
+        last = seen[-1][1]
+        assert last["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 143
+        assert _cond(last, "Ready")["reason"] == "PodFailed"
+
+    await _with([gpu_node("gpu-1", "p"), _pod("web", "gpu-1")], body)
+
+
+async def _advance(sim, seconds: float) -> None:
+    """Move the simulated clock in monitor-period steps, letting the controllers run between them (a jump larger
+    than a few periods restarts the node lifecycle controller's observation, as it should)."""
+    while seconds > 0:
+        step = min(seconds, MONITOR_SECONDS)
+        sim.clock.step(step)
+        seconds -= step
+        await asyncio.sleep(0.05)
+
+
+def _async(fn):
+    async def check():
+        return fn()
+
+    return check
