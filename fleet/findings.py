@@ -183,7 +183,8 @@ CATALOGUE: dict[str, CatalogueEntry] = {
             ERROR,
             "pods",
             "Nothing serves the extended resource a pending pod asks for",
-            "Add extendedResourceName: {resource} to a DeviceClass, or keep the device plugin where {pod} may run.",
+            "Add extendedResourceName: {resource} to a DeviceClass, or keep the device plugin where {pod} may "
+            "run.{forgotten}",
         ),
         CatalogueEntry(
             "pending-selector",

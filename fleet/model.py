@@ -9,7 +9,7 @@ import gc
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from dragoman.fleet import ownership as own
 from dragoman.fleet.delta import Delta, delta_of
@@ -328,12 +328,12 @@ class FleetModel:
             if not objs:
                 continue
             store = self.objects[kind]
-            index = getattr(self, f"_index_{kind}", None)
+            index = self.INDEXERS.get(kind)
             for obj in objs.values() if isinstance(objs, dict) else objs:
                 k = key_of(obj)
                 store[k] = obj
                 if index is not None:
-                    index(None, obj)
+                    index(self, None, obj)
         self.generation += 1
         self._cel_epoch += 1
 
@@ -384,9 +384,9 @@ class FleetModel:
             else:
                 store[k] = obj
                 new = obj
-            index = getattr(self, f"_index_{kind}", None)
+            index = self.INDEXERS.get(kind)
             if index is not None:
-                index(old, new)
+                index(self, old, new)
         self.generation += 1
         delta = delta_of(self, changes)
         for cb in list(self._listeners):
@@ -405,7 +405,8 @@ class FleetModel:
         if pool is not None:
             self._pools[pool].mark(node)
 
-    # Per-kind index maintenance: (old, new) with either side None for adds and deletes.
+    # Per-kind index maintenance: (old, new) with either side None for adds and deletes; INDEXERS, after the last
+    # of them, says which method keeps which kind.
 
     def pool_of_labels(self, labels: dict) -> str:
         """The pool a node with these labels belongs to."""
@@ -605,6 +606,19 @@ class FleetModel:
                     s.discard(ek)
                     if not s:
                         del self._events_by_obj[ref]
+
+    # The kinds the model indexes, each with the method that keeps its indexes, called with (old, new) on every add,
+    # update and delete (by `load` and `apply`). Every other kind of KINDS is only stored in `objects`. Checked
+    # against KINDS below, at import.
+    INDEXERS: ClassVar[dict[str, Callable[[FleetModel, dict | None, dict | None], None]]] = {
+        "Node": _index_Node,
+        "DaemonSet": _index_DaemonSet,
+        "Pod": _index_Pod,
+        "ResourceSlice": _index_ResourceSlice,
+        "ResourceClaim": _index_ResourceClaim,
+        "DeviceClass": _index_DeviceClass,
+        "Event": _index_Event,
+    }
 
     # ---- nodes ---------------------------------------------------------------------------------------------------
 
@@ -1175,6 +1189,12 @@ class FleetModel:
                 result[driver][qn] = entry
         self._cel_cache[("catalogue",)] = (self._cel_epoch, result)
         return result
+
+
+if not FleetModel.INDEXERS.keys() <= set(KINDS):
+    raise ImportError(
+        f"FleetModel indexes kinds dragoman does not read: {sorted(FleetModel.INDEXERS.keys() - set(KINDS))}"
+    )
 
 
 @contextlib.contextmanager

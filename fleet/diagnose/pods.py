@@ -271,6 +271,7 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
                     namespace=pk[0],
                 )
                 return
+        yield from _forgotten_name(ctx, pod, pk, reqs, fit_free, dra_fit_nodes, evs)
         return
     if fit_blocked:
         nodes = [v.name for v, _ in fit_blocked]
@@ -300,6 +301,7 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
             + evs,
             resource=res,
             pod=pname,
+            forgotten="",
         )
         return
     class_problems = []
@@ -349,3 +351,50 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
         resource=res_name,
         pod=pname,
     )
+
+
+def _forgotten_name(
+    ctx: Context,
+    pod: dict,
+    pk: tuple[str, str],
+    reqs: dict[str, int],
+    fit_free: list[NodeView],
+    dra_fit_nodes: dict[str, list[str]],
+    evs: list[str],
+) -> Iterable[Finding]:
+    """The pod fits through DRA by the classes that exist, yet its PodScheduled condition (state, not an event) says
+    the scheduler found `Insufficient <resource>`: kube-scheduler v1.37 keeps the classes that serve a name in a cache
+    fed by class events, and a class naming it that was deleted (or stopped naming it) took the name out of that
+    cache without giving it to the class that remains (extendedresourcecache.go)."""
+    m = ctx.m
+    cond = next((c for c in (pod.get("status") or {}).get("conditions") or () if c.get("type") == "PodScheduled"), None)
+    if not cond or cond.get("status") != "False":
+        return
+    message = cond.get("message") or ""
+    for res in sorted(reqs):
+        cls = m.class_serving(res)
+        dra = dra_fit_nodes.get(res) or []
+        nodes = [v.name for v in fit_free if v.name in dra]
+        if cls is None or not nodes or f"Insufficient {res}" not in message:
+            continue
+        # From the scheduler's side nothing serves the name: pending-unmapped, with the way out of this state.
+        yield make_finding(
+            "pending-unmapped",
+            [pod_ref(pk), ("DeviceClass", "", cls)],
+            f"pod {pk[0]}/{pk[1]} asks for {res}, which kube-scheduler no longer serves though DeviceClass {cls} "
+            "names it",
+            [
+                f"DeviceClass {cls} names {res}; {plural(len(nodes), 'node')} with allocatable {res} 0 "
+                f"offer its devices: {', '.join(nodes[:3])}",
+                f"condition PodScheduled=False ({cond.get('reason')}): {message}",
+            ]
+            + evs,
+            resource=res,
+            pod=f"{pk[0]}/{pk[1]}",
+            forgotten=(
+                f" DeviceClass {cls} names it already: update it (any change, e.g. an annotation) or restart "
+                f"kube-scheduler — v1.37 forgets {res} when a class naming it is deleted or stops naming it, until a "
+                "class naming it is updated."
+            ),
+        )
+        return

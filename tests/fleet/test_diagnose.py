@@ -106,6 +106,13 @@ ERCS = {
     ],
 }
 
+FORGOTTEN = {
+    "type": "PodScheduled",
+    "status": "False",
+    "reason": "Unschedulable",
+    "message": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
+}
+
 CASES = {
     "both-stacks": (
         lambda: replace(base(), "Node", "h100-pool-0", _alloc(8)) + [ds_pod(DP, "h100-pool-0")],
@@ -373,6 +380,22 @@ def test_duplicate_mapping_fix_says_to_update_the_winner_after_removing_the_othe
     objs = base() + [device_class("legacy-gpu", [GPU_CLASS_EXPR], "nvidia.com/gpu", "2025-01-01T00:00:00Z")]
     f = next(f for f in diagnose(model_of(*objs)) if f.id == "duplicate-mapping")
     assert "then update gpu.nvidia.com" in f.fix and "restarts" in f.fix
+
+
+def test_a_name_the_scheduler_forgot_is_pending_unmapped_with_the_way_out():
+    """The pod fits through DRA by the classes that exist, yet its PodScheduled condition (state) says the scheduler
+    found Insufficient nvidia.com/gpu: v1.37's class cache lost the name when a class naming it was deleted. The
+    diagnosis says so and how to get the name back, instead of calling the pod merely waiting."""
+    objs = base() + [pod("forgot", gpus=1) | {"status": {"phase": "Pending", "conditions": [FORGOTTEN]}}]
+    found = [f for f in diagnose(model_of(*objs)) if f.objects and f.objects[0] == P("forgot")]
+    assert [f.id for f in found] == ["pending-unmapped"]
+    f = found[0]
+    assert ("DeviceClass", "", "gpu.nvidia.com") in f.objects
+    assert "update it" in f.fix and "restart kube-scheduler" in f.fix
+    assert any("Insufficient nvidia.com/gpu" in e for e in f.evidence)
+    # Without the scheduler's word the pod simply fits: no finding about it.
+    plain = base() + [pod("forgot", gpus=1)]
+    assert not [f for f in diagnose(model_of(*plain)) if f.objects and f.objects[0] == P("forgot")]
 
 
 def test_pending_insufficient_gives_the_counts():

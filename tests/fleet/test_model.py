@@ -365,3 +365,22 @@ def test_a_plugin_running_again_between_crashes_still_flaps():
     # The same restarts long ago: a plugin that runs, so both stacks serve the node.
     _, v = _one(DP, with_heartbeat(node("n1", alloc=8), "2026-11-30T09:00:00Z"), p, gpu_slice("n1"))
     assert v.ownership == "both"
+
+
+def test_the_indexer_table_names_every_indexer_under_a_kind_dragoman_reads():
+    """INDEXERS is the one place that says which kinds the model indexes: an `_index_<Kind>` method left out of it
+    would never run, and a kind outside fleet/store.py's KINDS would never arrive."""
+    from dragoman.fleet.store import KINDS
+
+    methods = {name.removeprefix("_index_"): fn for name, fn in vars(FleetModel).items() if name.startswith("_index_")}
+    methods.pop("stack_pod")  # a helper of _index_Pod, not a kind's indexer
+    assert FleetModel.INDEXERS == methods
+    assert set(FleetModel.INDEXERS) <= set(KINDS)
+
+
+def test_a_kind_without_an_indexer_is_stored_and_not_indexed():
+    m = FleetModel()
+    cm = {"kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ns"}}
+    assert "ConfigMap" not in FleetModel.INDEXERS
+    m.apply([change(cm)])
+    assert m.objects["ConfigMap"] == {("ns", "c"): cm}

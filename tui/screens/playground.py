@@ -35,7 +35,7 @@ DEBOUNCE = 0.015  # seconds of quiet before a keystroke's evaluation starts (a p
 DEFAULT_EXPRESSION = 'device.driver == "gpu.nvidia.com"'
 # A selector put in the editor whole (the example, a class's, a pod's, one from the history) opens selected, as an
 # address bar does: typing replaces it, → or End keeps it and edits at its end (typing after it made a syntax error).
-SELECTED_HINT = "[dim]the whole selector is selected: type to replace it · → or End to edit it[/dim]"
+SELECTED_HINT = "[$text-muted]the whole selector is selected: type to replace it · → or End to edit it[/]"
 
 
 def history(app) -> list[str]:
@@ -562,6 +562,7 @@ class GenerateScreen(DragomanScreen):
     GenerateScreen .gen-row Input > .input--placeholder { color: $text-muted; }
     GenerateScreen .gen-row Select { width: 1fr; }
     GenerateScreen .gen-row Select > SelectCurrent { background: $panel-lighten-2; padding: 0 1; }
+    GenerateScreen .gen-row Select > SelectCurrent .arrow { color: $foreground; }
     GenerateScreen .gen-row Select:focus > SelectCurrent { background: $primary-darken-1; }
     GenerateScreen #gen-problem { height: auto; padding: 0 1; color: $text-error; text-style: bold; }
     GenerateScreen #gen-warnings { height: auto; padding: 0 1; color: $text-warning; }
