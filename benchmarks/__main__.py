@@ -200,7 +200,12 @@ def report(runs: list[dict], *, markdown: bool) -> int:
     from dragoman.benchmarks.readme_baseline import compare
     from dragoman.benchmarks.targets import format_rows
 
-    figures = [_from_json(d) for r in runs for d in r["figures"]]
+    # A piece run again replaces its figures from an earlier file (same name), in the earlier one's place.
+    latest: dict[str, dict] = {}
+    for r in runs:
+        for d in r["figures"]:
+            latest[d["name"]] = d
+    figures = [_from_json(d) for d in latest.values()]
     figures.extend(comparisons(figures))
     figures.extend(compare(figures))  # the scale fleet's figures against the README's table
     for r in runs:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pathlib
 import re
 
-from dragoman.benchmarks.harness import Figure
+from dragoman.benchmarks.harness import Figure, _fmt
 
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 NOISE = 0.10
@@ -91,8 +91,7 @@ def compare(figures: list[Figure], text: str | None = None) -> list[Figure]:
                 f"vs README: {fig.name}",
                 fig.unit,
                 [now],
-                f"{'>=' if higher else '<='} {then:,.0f}{'' if then >= 100 else f'{then % 1:.3g}'[1:]} (README)"
-                f" {'-' if higher else '+'}{NOISE:.0%}",
+                f"{'>=' if higher else '<='} {_fmt(then)} (README) {'-' if higher else '+'}{NOISE:.0%}",
                 meets,
                 f"README: {cell}",
             )

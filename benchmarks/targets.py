@@ -10,34 +10,49 @@ import re
 
 from dragoman.benchmarks.harness import Figure, _fmt
 
-# (the issue's words, the figure's name pattern, the companion figure's name pattern shown in the note or "").
-TARGETS: tuple[tuple[str, str, str], ...] = (
+# (the issue's words, the figure's name pattern, the companion figure's name pattern shown in the note or "", and the
+# companion's label).
+TARGETS: tuple[tuple[str, str, str, str], ...] = (
     (
         "live model of the envelope fleet (connect + LIST + watch until live)",
         r"^envelope: connect \+ LIST \+ watch all 17 kinds until live$",
         r"^envelope: client CPU time of that sync$",
+        "client CPU",
     ),
-    ("peak memory of the syncing process", r"^envelope: peak memory of the syncing process$", ""),
-    ("live model ÷ the kubectl pair's time", r"^envelope: live model ÷ kubectl pair$", r"^envelope: kubectl get pods"),
+    ("peak memory of the syncing process", r"^envelope: peak memory of the syncing process$", "", ""),
+    (
+        "live model ÷ the kubectl pair's time",
+        r"^envelope: live model ÷ kubectl pair$",
+        r"^envelope: kubectl get pods",
+        "the kubectl pair",
+    ),
     (
         "one watch event decoded and applied",
         r"^envelope: watch, one MODIFIED pod decoded and applied$",
+        "",
         "",
     ),
     (
         "events absorbed during a burst",
         r"^envelope: watch, burst of [\d,]+ churn events absorbed$",
         r"^envelope: the client's CPU per burst event$",
+        "client CPU per event",
     ),
-    ("TUI first paint", r"^envelope tui: first paint$", ""),
-    ("TUI every view populated", r"^envelope tui: every view populated$", r"^envelope tui: model loaded$"),
-    ("TUI keystroke p95 while 1,000 events/s arrive", r"^envelope tui: keystroke to screen, p95$", ""),
+    ("TUI first paint", r"^envelope tui: first paint$", "", ""),
+    (
+        "TUI every view populated",
+        r"^envelope tui: every view populated$",
+        r"^envelope tui: every kind listed$",
+        "every kind listed",
+    ),
+    ("TUI keystroke p95 while 1,000 events/s arrive", r"^envelope tui: keystroke to screen, p95$", "", ""),
     (
         "playground keystroke p95 over 40,000 devices",
         r"^envelope playground keystroke -> counts, p95 ",
         r"^envelope playground keystroke -> counts, CPU p95 ",
+        "CPU p95",
     ),
-    ("a 500-node pool's migration plan", r"^envelope migration: plan a ", ""),
+    ("a 500-node pool's migration plan", r"^envelope migration: plan a ", "", ""),
 )
 # The last target: the scale fleet's figures no worse than the README's table (benchmarks/readme_baseline.py's rows).
 README_PREFIX = "vs README: "
@@ -55,13 +70,13 @@ def rows(figures: list[Figure]) -> list[tuple[str, str, str, str, str]]:
     """(target, measured, target, verdict, note) for every target of the issue; "not run" where this run (or these
     pieces) did not measure it."""
     out = []
-    for words, pattern, companion in TARGETS:
+    for words, pattern, companion, label in TARGETS:
         f = _find(figures, pattern)
         if f is None:
             out.append((words, "", "", "not run", ""))
             continue
         c = _find(figures, companion)
-        note = f"{c.name.split(': ', 1)[-1]}: {_value(c)}" if c is not None else f.note
+        note = f"{label}: {_value(c)}; {f.note}" if c is not None else f.note
         out.append((words, _value(f), f.target, f.verdict or "(no target)", note))
     vs = [f for f in figures if f.name.startswith(README_PREFIX)]
     if vs:

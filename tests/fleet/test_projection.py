@@ -311,3 +311,23 @@ async def test_a_watch_event_decodes_to_exactly_what_the_list_decoded(tmp_path) 
                 cluster._event(bad, "/api/v1/pods", decoder.item)
     finally:
         await cluster.close()
+
+
+def test_a_pods_own_status_parts_are_checked_without_the_memo() -> None:
+    """Container statuses are each pod's own (UNSHARED): decoded outside the shared-parts memo, yet held to the same
+    shape rules, and never shared between pods."""
+    from dragoman.fleet.shapes import shape_problem
+
+    pods = [o for o in generate_envelope(**SMALL) if o["kind"] == "Pod" and o["metadata"]["name"].startswith("svc-")][
+        :3
+    ]
+    odd = json.loads(json.dumps(pods[1]))
+    odd["status"]["containerStatuses"].append(3)  # msgspec reads it; the rule (a list of objects) does not hold
+    decoder = PodListDecoder()
+    items = decoder(_page([pods[0], odd, pods[2]]))["items"]
+    assert all(isinstance(i, Projection) for i in items)
+    assert shape_problem(items[0]) is None and shape_problem(items[2]) is None
+    assert "containerStatuses" in (shape_problem(items[1]) or "")
+    again = decoder(_page([pods[0]]))["items"][0]
+    assert again == items[0] and again["status"]["containerStatuses"] is not items[0]["status"]["containerStatuses"]
+    assert again["spec"]["containers"] is items[0]["spec"]["containers"]  # the template's parts are still shared

@@ -48,17 +48,25 @@ def _rgb(color, default):
     return (t.red, t.green, t.blue)
 
 
+# Box drawing and block elements: borders, scrollbars (their partial cells: ▋ ▌ …), bars and sparklines, drawn in a
+# tone of their background on purpose. Any other character is a glyph or a word that must read.
+_NOT_TEXT = {chr(c) for c in range(0x2500, 0x25A0)} | {" "}
+
+
 def problems(app, threshold: float = THRESHOLD) -> list[Problem]:
-    """Runs of visible characters drawn below `threshold` against their own background."""
+    """Runs of visible characters drawn below `threshold` against their own background. Under a modal (a confirmation,
+    help) only the modal is read: the screen behind it is dimmed on purpose."""
     screen = app.screen
     strips = screen._compositor.render_strips()
+    boxes = [w.region for w in screen.children if w.display] if screen.is_modal else []
     out = []
     for y, strip in enumerate(strips):
         x = 0
         for seg in strip:
             text, style = seg.text, seg.style
             width = len(text)
-            if style is not None and text.strip() and not set(text.strip()) <= set("▁▂▃▄▅▆▇█▔▎▊▏▕│─╭╮╰╯┃━ "):
+            inside = not boxes or any(b.y <= y < b.bottom and x < b.right and x + width > b.x for b in boxes)
+            if inside and style is not None and text.strip() and not set(text.strip()) <= _NOT_TEXT:
                 fg = _rgb(style.color, (224, 224, 224))
                 bg = _rgb(style.bgcolor, (0, 0, 0))
                 if style.reverse:

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from tests.tui.conftest import snapshot_app, snapshot_copy
+from tests.tui.contrast import problems
 from tests.tui.test_tui_snapshots import _keys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "actions"))
@@ -28,11 +29,13 @@ async def _playground_settled(pilot) -> None:
     if getattr(screen, "name", "") != "cel":
         await pilot.pause(0.3)
         return
-    for _ in range(400):
-        if getattr(screen, "explained_gen", -2) == getattr(screen, "gen", -1) or (
-            getattr(screen, "outcome", None) is not None
-            and screen.outcome.compile_error is not None
-            and screen.shown_gen == screen.gen
+    for _ in range(1200):
+        # The outcome of the text now in the editor: right after load_text the edit's Changed message may not have
+        # been handled yet, and the previous expression's results still look settled.
+        current = getattr(screen, "outcome", None) is not None and screen.outcome.expression == screen.editor.text
+        if current and (
+            screen.explained_gen == screen.gen
+            or (screen.outcome.compile_error is not None and screen.shown_gen == screen.gen)
         ):
             break
         await pilot.pause(0.05)
@@ -68,8 +71,18 @@ STATES = {
     "filter_applied_h100": _keys("3", "slash", *"productName=NVIDIA*H100*", "enter"),
     "filter_no_result": _keys("3", "slash", *"productName=NoSuchGPU*", "enter"),
     "jump_typing": _keys("colon", *"po"),
+    "jump_no_such_view": _keys("colon", *"gpus"),
+    # help per screen: each lists its own screen's keys first
     "help_pools": _keys("question_mark"),
+    "help_nodes": _keys("2", "question_mark"),
+    "help_devices": _keys("3", "question_mark"),
+    "help_claims": _keys("4", "question_mark"),
+    "help_stuck_pods": _keys("5", "question_mark"),
+    "help_findings": _keys("6", "question_mark"),
+    "help_attributes": _keys("7", "question_mark"),
+    "help_accounting": _keys("colon", *"accounting", "enter", "question_mark"),
     "help_load": _keys("colon", *"load", "enter", "question_mark"),
+    "help_describe": _keys("5", "enter", "question_mark"),
     "describe_stuck_pod": _keys("5", "enter"),
     "yaml_pool": _keys("y"),
     "describe_attribute": _keys("7", "d"),
@@ -86,6 +99,8 @@ STATES.update(
     {
         "playground_help": _cel("f1"),
         "generate_form": _cel(_text('device.driver == "no.such.driver"'), "ctrl+g", "tab", *"gpu.nvidia.com"),
+        "generate_help": _cel("ctrl+g", "f1"),
+        "playground_opened": _cel(),  # the example selector, selected: typing replaces it
     }
 )
 PLAYGROUND_SAYS = {
@@ -102,6 +117,8 @@ async def test_playground_states(state, size, tmp_path) -> None:
     async with app.run_test(size=SIZES[size]) as pilot:
         await PLAYGROUND[state](pilot)
         lines = [s.text for s in app.screen._compositor.render_strips()]
+        low = [str(p) for p in problems(app)]
+        assert not low, "drawn too close to its background:\n" + "\n".join(low)
     text = "\n".join(lines)
     assert PLAYGROUND_SAYS[state] in text, text
     assert "by pool:" in text or state == "playground_compile_error"
@@ -109,7 +126,8 @@ async def test_playground_states(state, size, tmp_path) -> None:
 
 def _frozen(run_before):
     """The state, then every text cursor held still: a blinking cursor made the picture depend on the moment it was
-    taken."""
+    taken. Every picture is also checked for contrast (tests/tui/contrast.py): no glyph or word drawn in or near its
+    background's colour, the highlighted row included."""
 
     async def run(pilot) -> None:
         await run_before(pilot)
@@ -117,8 +135,12 @@ def _frozen(run_before):
             w.cursor_blink = False
             if hasattr(w, "_cursor_visible"):
                 w._cursor_visible = True
+            if hasattr(w, "_line_cache"):
+                w._line_cache.clear()  # a TextArea's lines drawn while the cursor blinked off stay cached otherwise
             w.refresh()
         await pilot.pause(0.2)
+        low = [str(p) for p in problems(pilot.app)]
+        assert not low, "drawn too close to its background:\n" + "\n".join(low)
 
     return run
 
@@ -142,6 +164,10 @@ def _wizard_app(cluster, pool: str, tmp_path, **kw):
     return WizardApp(screen), screen
 
 
+def _strips(app):
+    return app.screen._compositor.render_strips()
+
+
 async def _until(pilot, predicate) -> None:
     for _ in range(1200):
         if predicate():
@@ -157,6 +183,14 @@ WIZARD = {
     "confirmation": (None, "l4-serve", None, ("a",)),
     "rollback_nothing_recorded": (None, "l4-serve", ["cordon"], ("r",)),
     "done": (None, "t4-batch", ["cordon"], ("a", "tab", "enter")),
+    # A real rollback: the cordon applied and done, then r plans its undo and asks, then runs it.
+    "rollback_confirmation": (None, "t4-batch", ["cordon"], ("a", "tab", "enter", "!until done", "r")),
+    "rolled_back": (
+        None,
+        "t4-batch",
+        ["cordon"],
+        ("a", "tab", "enter", "!until done", "r", "!until Roll back —", "tab", "enter", "!until rolled back"),
+    ),
     "help": (None, "l4-serve", None, ("!help",)),  # as the app's ? opens it (the test harness has no ? binding)
     # llama-pretrain's PDB (maxUnavailable 0) refuses every eviction, so the drain keeps retrying: held still.
     "running": (None, "a100-train", ["cordon", "drain"], ("a", *"a100-train", "#confirm")),
@@ -178,7 +212,9 @@ async def test_wizard_snapshot(state, size, tmp_path) -> None:
             async with app.run_test(size=SIZES[size]) as pilot:
                 await _until(pilot, lambda: screen.plan is not None or screen.error)
                 for k in keys:
-                    if k == "!help":
+                    if k.startswith("!until "):
+                        await _until(pilot, lambda k=k: k[7:] in "\n".join(s.text for s in _strips(app)))
+                    elif k == "!help":
                         from dragoman.tui.screens.help import HelpScreen
 
                         app.push_screen(HelpScreen(app.screen))
@@ -189,7 +225,9 @@ async def test_wizard_snapshot(state, size, tmp_path) -> None:
                     await _until(pilot, lambda: screen.result is not None)
                 if state == "running":
                     await _until(pilot, lambda: screen.step_state.get("drain") == "running")  # the step held still
-                lines = [s.text.rstrip() for s in app.screen._compositor.render_strips()]
+                lines = [s.text.rstrip() for s in _strips(app)]
+                low = [str(p) for p in problems(app)]
+                assert not low, f"{state} {size}: drawn too close to its background:\n" + "\n".join(low)
         finally:
             await cluster.close()
     text = "\n".join(lines)
@@ -199,6 +237,8 @@ async def test_wizard_snapshot(state, size, tmp_path) -> None:
         "confirmation": ["Apply — pool l4-serve", "Cancel"],
         "rollback_nothing_recorded": ["Migration plan", "STATE"],
         "done": ["done"],
+        "rollback_confirmation": ["Roll back — pool t4-batch", "Roll back plan", "cordon: 1 change", "Cancel"],
+        "rolled_back": ["rolled back", "— done", "✓ done", "STATE"],
         "help": ["help: migration wizard", "Run the plan's steps", "Undo the steps", "rebuild the plan"],
         "running": ["▶ running", "migration plan", "STATE"],
     }[state]
@@ -206,5 +246,5 @@ async def test_wizard_snapshot(state, size, tmp_path) -> None:
         assert part in text, f"{state} {size}: {part!r} not on screen:\n{text}"
     width = SIZES[size][0]
     assert all(len(line) <= width for line in lines)
-    if state not in ("confirmation", "help"):
+    if state not in ("confirmation", "help", "rollback_confirmation"):
         assert "STATE" in text  # the state column is never cut

@@ -27,6 +27,9 @@ class ConfirmWriteScreen(DragomanModal[bool]):
     ConfirmWriteScreen Input { margin-bottom: 1; }
     ConfirmWriteScreen Horizontal { height: auto; align-horizontal: right; }
     ConfirmWriteScreen Button { margin-left: 2; }
+    /* Disabled until the word is typed, but still a word that reads (Textual's own dim label was 2.5:1). */
+    ConfirmWriteScreen Button#confirm:disabled {
+        color: $text-muted; background: $panel-lighten-1; text-style: none; text-opacity: 1; }
     """
 
     def __init__(

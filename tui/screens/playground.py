@@ -35,7 +35,7 @@ DEBOUNCE = 0.015  # seconds of quiet before a keystroke's evaluation starts (a p
 DEFAULT_EXPRESSION = 'device.driver == "gpu.nvidia.com"'
 # A selector put in the editor whole (the example, a class's, a pod's, one from the history) opens selected, as an
 # address bar does: typing replaces it, → or End keeps it and edits at its end (typing after it made a syntax error).
-SELECTED_HINT = "[dim]the whole selector is selected: type to replace it · → or End to edit it[/dim]"
+SELECTED_HINT = "[$text-muted]the whole selector is selected: type to replace it · → or End to edit it[/]"
 
 
 def history(app) -> list[str]:
@@ -93,10 +93,11 @@ class PlaygroundScreen(PromptScreen[None]):
             tooltip="Attribute, capacity and value names the fleet publishes (tab takes the first)",
             priority=True,
         ),
+        # Footer words kept short: at 120 columns the footer ran into "^p palette" ("^r Re ^pp alette").
         Binding(
             "ctrl+o",
             "open_from",
-            "Start from",
+            "From",
             id="cel.open",
             tooltip="Start from an existing DeviceClass or claim request and see what it matches today",
             priority=True,
@@ -113,7 +114,7 @@ class PlaygroundScreen(PromptScreen[None]):
         Binding(
             "ctrl+t",
             "toggle_focus",
-            "Editor/Table",
+            "Table",
             id="cel.focus",
             tooltip="Move between the editor and the device table",
             priority=True,
@@ -562,6 +563,7 @@ class GenerateScreen(DragomanScreen):
     GenerateScreen .gen-row Input > .input--placeholder { color: $text-muted; }
     GenerateScreen .gen-row Select { width: 1fr; }
     GenerateScreen .gen-row Select > SelectCurrent { background: $panel-lighten-2; padding: 0 1; }
+    GenerateScreen .gen-row Select > SelectCurrent .arrow { color: $foreground; }
     GenerateScreen .gen-row Select:focus > SelectCurrent { background: $primary-darken-1; }
     GenerateScreen #gen-problem { height: auto; padding: 0 1; color: $text-error; text-style: bold; }
     GenerateScreen #gen-warnings { height: auto; padding: 0 1; color: $text-warning; }
