@@ -82,9 +82,12 @@ async def _ready(pilot, name: str, timeout: float = 60.0) -> None:
 
 
 async def take(out: pathlib.Path) -> list[pathlib.Path]:
-    """Start the demo simulator (no controllers, so every picture is the pinned demo), connect as `dragoman --demo`
-    does, and save one SVG per view."""
+    """Start the demo simulator with the controllers' first pass run and none running after (every picture is the fleet
+    `dragoman --demo` settles to at once, with the same counts, and nothing moves between pictures), connect as
+    `dragoman --demo` does, and save one SVG per view."""
     from dragoman.sim import scenario as scenario_mod
+    from dragoman.sim.controllers import default_controllers
+    from dragoman.sim.controllers.base import settle
     from dragoman.sim.server import Simulator
     from dragoman.tui.app import DragomanApp
     from dragoman.tui.source import open_cluster_feed
@@ -92,6 +95,9 @@ async def take(out: pathlib.Path) -> list[pathlib.Path]:
     out.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 - a script; nothing else is on the loop yet
     sc = scenario_mod.load("demo")
     sim = Simulator(sc.objects, users=sc.users, speed=sc.speed or 1.0)
+    # As check --demo reads it (tui/headless.py): the stale bridge claim the live scheduler deletes at once is gone, so
+    # the pictures count ✖16 ▲9 ℹ7 as the live demo does (they said ▲10).
+    settle(default_controllers(sim))
     written = []
     with tempfile.TemporaryDirectory(prefix="dragoman-shots-") as tmp:
         await sim.start()

@@ -253,9 +253,13 @@ class Normalizer:
         s = re.sub(r'((?:ReplicaSet|replica set) "[a-z0-9.-]+-)[bcdfghjklmnpqrstvwxz2456789]{10}"', r'\1<hash>"', s)
         s = re.sub(r"(current: )\d+", r"\1<rv>", s)
         if self.rvs:
-            s = re.sub(
-                r"(?<![0-9.\w-])\d{2,}(?![0-9.\w-])", lambda m: "<rv>" if m.group(0) in self.rvs else m.group(0), s
+            # Not the HTTP code a generic server response starts with ("406: Not Acceptable").
+            head = re.match(r"\d{3}: ", s)
+            rest = s[head.end() :] if head else s
+            rest = re.sub(
+                r"(?<![0-9.\w-])\d{2,}(?![0-9.\w-])", lambda m: "<rv>" if m.group(0) in self.rvs else m.group(0), rest
             )
+            s = (head.group(0) if head else "") + rest
         return s
 
     def value(self, v: Any, key: str = "") -> Any:

@@ -3,6 +3,7 @@ and a page that shows a whole object fetches it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -202,7 +203,27 @@ async def test_a_drain_of_a_node_full_of_projected_cpu_pods_evicts_every_one() -
             model = FleetModel()
             model.attach(store)
             node = next(n for n in model.node_names() if n.startswith("gke-env-cpu-"))
+            # Two more of a Deployment's pods land on the node after the LIST: they come through the watch, projected
+            # by the LIST's decoder, and the drain must count them too.
+            rt = sim.store._rt("pods")
+            template = next(
+                p
+                for p in sim.store.list("pods")
+                if p["spec"].get("nodeName") == node
+                and p["metadata"].get("ownerReferences", [{}])[0].get("kind") == "ReplicaSet"
+            )
+            for suffix in ("wtch1", "wtch2"):
+                md = {**template["metadata"], "name": template["metadata"]["name"][:-5] + suffix}
+                md["uid"] = f"uid-{suffix}"
+                sim.store._commit("ADDED", rt, {**template, "metadata": md}, None)
+            for _ in range(300):
+                if {"wtch1", "wtch2"} <= {k[1][-5:] for k in store.objects("Pod")}:
+                    break
+                await asyncio.sleep(0.02)
+            store.flush()
             on_node = model.pods_on_node(node)
+            watched = [p for p in on_node if p["metadata"]["name"].endswith(("wtch1", "wtch2"))]
+            assert len(watched) == 2 and all(isinstance(p, Projection) for p in watched)
             assert on_node and all(isinstance(p, Projection) for p in on_node)
             # What the model says a drain of this node moves, read from projections only...
             expected = {key_of(p) for p in on_node if not skip_reason(p)}

@@ -483,3 +483,43 @@ async def test_12_check_demo_counts_the_findings_the_tui_demo_shows() -> None:
             assert any(shown in line for line in screen_text(app)), shown
     finally:
         demo.stop()
+
+
+# 13 --------------------------------------------------------------------------------------------------------------
+def _svg_text(path: pathlib.Path) -> str:
+    """The words an SVG screenshot draws (Textual writes each run of text as a <text> element)."""
+    import html
+    import re
+
+    return " ".join(
+        html.unescape(t).replace("\xa0", " ") for t in re.findall(r"<text [^>]*>([^<]*)</text>", path.read_text())
+    )
+
+
+async def test_13_screenshots_show_the_headline_features_with_the_live_demo_counts() -> None:
+    """The script's pictures cover the playground, the wizard, Accounting and Load, each named in the README; the H100
+    picture shows their attributes; the counts are those `dragoman --demo` shows (the committed SVGs went stale)."""
+    from dragoman.tui.headless import _read_demo
+    from dragoman.tui.screenshots import SHOTS
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text()
+    names = [name for name, _keys in SHOTS]
+    assert {"playground", "wizard", "accounting", "load"} <= set(names)
+    for name in names:
+        assert (root / "screenshots" / f"{name}.svg").exists() and f"(screenshots/{name}.svg)" in readme, name
+    shots = {name: _svg_text(root / "screenshots" / f"{name}.svg") for name in names}
+    assert "productName" in shots["devices-h100"] and "H100" in shots["devices-h100"]
+    assert "match" in shots["playground"] and "by pool:" in shots["playground"]
+    assert "STATE" in shots["wizard"] and "preflight" in shots["wizard"] and "l4-serve" in shots["wizard"]
+    assert "ALLOCATABLE" in shots["accounting"] and "Forecast" in shots["load"]
+
+    from dragoman.fleet.diagnose import diagnose
+    from dragoman.fleet.model import FleetModel
+
+    store = (await _read_demo(None)).store  # the fleet `dragoman check --demo` and `dragoman --demo` show
+    model = FleetModel()
+    model.load({k: store.objects(k) for k in store.kinds})
+    sev = [f.severity for f in diagnose(model)]
+    shown = f"findings ✖{sev.count('error')} ▲{sev.count('warning')} ℹ{sev.count('info')}"
+    assert shown in shots["pools"], shown

@@ -93,10 +93,11 @@ class PlaygroundScreen(PromptScreen[None]):
             tooltip="Attribute, capacity and value names the fleet publishes (tab takes the first)",
             priority=True,
         ),
+        # Footer words kept short: at 120 columns the footer ran into "^p palette" ("^r Re ^pp alette").
         Binding(
             "ctrl+o",
             "open_from",
-            "Start from",
+            "From",
             id="cel.open",
             tooltip="Start from an existing DeviceClass or claim request and see what it matches today",
             priority=True,
@@ -113,7 +114,7 @@ class PlaygroundScreen(PromptScreen[None]):
         Binding(
             "ctrl+t",
             "toggle_focus",
-            "Editor/Table",
+            "Table",
             id="cel.focus",
             tooltip="Move between the editor and the device table",
             priority=True,
