@@ -185,6 +185,45 @@ async def test_5_a_after_a_cancelled_rollback_applies_the_migration_plan(tmp_pat
             await cluster.close()
 
 
+async def test_5_a_after_a_finished_rollback_applies_the_migration_plan(tmp_path) -> None:
+    """A rollback run to the end leaves its plan on screen; `a` (the footer: "Apply plan") then asks to apply the
+    migration again, not "nothing to roll back"."""
+    from dragoman.fleet.cluster import connect
+    from dragoman.tui.screens.confirm import ConfirmWriteScreen
+    from dragoman.tui.screens.migrate import MigrateScreen
+    from migrate_support import demo
+
+    from tests.tui.test_migrate_wizard import WizardApp, options, until
+
+    async with demo() as sim:
+        cluster = await connect(str(sim.kubeconfig_path))
+        try:
+            screen = MigrateScreen(
+                "t4-batch",
+                cluster=cluster,
+                options=options(),
+                audit_path=str(tmp_path / "a.jsonl"),
+                read_only=False,
+                steps=["cordon"],
+            )
+            app = WizardApp(screen)
+            async with app.run_test(size=(120, 40)) as pilot:
+                for key in ("a", "r"):  # apply the cordon, then roll it back, each confirmed with its button
+                    await until(pilot, lambda: screen.plan is not None and not screen.busy)
+                    screen.result = None
+                    await pilot.press(key)
+                    await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
+                    await pilot.press("tab", "enter")
+                    await until(pilot, lambda: screen.result is not None and not screen.busy)
+                assert screen.plan.rollback
+                await pilot.press("a")
+                await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
+                assert app.screen.title_text.startswith("Apply")
+                await pilot.press("escape")
+        finally:
+            await cluster.close()
+
+
 # 6 ---------------------------------------------------------------------------------------------------------------
 async def test_6_esc_in_the_playground_keeps_the_selector_and_goes_back_where_it_came_from(snap) -> None:
     app = snapshot_app(snap)
