@@ -370,6 +370,25 @@ async def test_9_generate_form_footer_ends_with_help_at_80_columns() -> None:
             assert key in footer, footer
 
 
+async def test_9_a_name_typed_just_before_ctrl_s_is_the_name_written(snap, tmp_path) -> None:
+    """ctrl+s/ctrl+t/ctrl+g are priority keys: typed right after a name they ran before the field's Changed message, and
+    the dry run sent the previous name's object (seen in tmux: "h100" typed, "my-gpu-class would be created")."""
+    app = snapshot_app(snap)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("colon", *"cel", "enter")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "cel" and app.screen.outcome is not None)
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "cel-generate", what="generate")
+        screen = app.screen
+        out = tmp_path / "class.yaml"
+        screen.query_one("#gen-path").value = str(out)
+        await pilot.pause(0.2)
+        screen.query_one("#gen-name").value = "h100-only"  # its Changed message not handled yet, as with a fast typist
+        screen.action_save()
+        assert "name: h100-only" in out.read_text()
+
+
 # 10 --------------------------------------------------------------------------------------------------------------
 async def test_10_digits_leave_load_and_one_sample_draws_no_bar(snap) -> None:
     from dragoman.widgets.load import spark_data
