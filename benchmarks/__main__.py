@@ -207,7 +207,9 @@ def report(runs: list[dict], *, markdown: bool) -> int:
             latest[d["name"]] = d
     figures = [_from_json(d) for d in latest.values()]
     figures.extend(comparisons(figures))
-    figures.extend(compare(figures))  # the scale fleet's figures against the README's table
+    if not any(r["mode"].startswith("--quick") for r in runs):
+        # The scale fleet's figures against the README's table, which a full run made (a --quick fleet is smaller).
+        figures.extend(compare(figures))
     for r in runs:
         walls = ", ".join(f"{n} {w:.0f} s (load {a} -> {b})" for n, w, a, b in r["walls"])
         print(f"run: {r['date']}, {r['mode']}, {r['total_s']:.0f} s; {walls}")

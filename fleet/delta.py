@@ -13,9 +13,10 @@ Each field names the rows that read it (the views in `fleet/views/` say which fi
 
 A ResourceSlice, for instance, arrives by its informer's watch (fleet/informer.py) in the raw store (fleet/store.py),
 whose batches the UI's feed (tui/feed.py `pump`) hands to `FleetModel.apply` (fleet/model.py); there it is indexed by
-`_index_ResourceSlice`, and `delta_of` below turns it into its (driver, pool), the node it publishes for and that
-node's pool: the Devices rows of that slice pool, that node's Nodes row and its pool's Pools row are recomputed,
-nothing else (each view's `affected` in fleet/views/ reads the field its rows follow).
+`_index_ResourceSlice` (`FleetModel.INDEXERS` names each kind's indexer), which also marks the model's selector
+results stale (fleet/selectors.py), and `delta_of` below turns it into its (driver, pool), the node it publishes for
+and that node's pool: the Devices rows of that slice pool, that node's Nodes row and its pool's Pools row are
+recomputed, nothing else (each view's `affected` in fleet/views/ reads the field its rows follow).
 """
 
 from __future__ import annotations

@@ -1,12 +1,17 @@
 """The fleet model: pools, nodes and their GPU ownership, devices, classes and claims, derived incrementally from raw
-objects."""
+objects.
+
+`FleetModel` keeps the raw objects and their indexes (`load`, `apply`, and per kind the indexer that
+`FleetModel.INDEXERS` names) and answers the read queries (nodes, pools, classes, claims, pods, owners). Which devices
+a CEL selector matches is fleet/selectors.py (the model's `evaluate_selectors` and friends hand over to it); the rows
+shown of all this are fleet/views/, and what a batch of changes touched is fleet/delta.py.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import gc
-import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
@@ -16,6 +21,7 @@ from dragoman.fleet.delta import Delta, delta_of
 from dragoman.fleet.k8s import DEVICECLASS_PREFIX, Key, key_of
 from dragoman.fleet.ownership import GPU, MIG_PREFIX, Workload
 from dragoman.fleet.pools import POOL_LABELS, UNLABELED, PoolAggregate, PoolView, detect_pool_label, pool_label_of
+from dragoman.fleet.selectors import FleetSelectors, SelectorResult
 from dragoman.fleet.store import KINDS as STORE_KINDS
 
 DeviceId = tuple[str, str, str]  # (driver, pool, device)
@@ -253,21 +259,6 @@ class ClassView:
     shadowed_by: dict[str, str]  # explicit name -> the class that wins it instead
 
 
-@dataclasses.dataclass
-class SelectorResult:
-    """Selectors evaluated over the fleet's current devices: what matched, what failed at runtime, or a compile
-    error."""
-
-    matched: list[DeviceId]
-    errors: dict[DeviceId, str]
-    evaluated: int
-    compile_error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.compile_error is None and not self.errors
-
-
 class FleetModel:
     """Derived views over the raw objects of one fleet; `load` once, then `apply` watch changes incrementally."""
 
@@ -301,9 +292,7 @@ class FleetModel:
         self.now: float | None = None
         self._clock_text: str | None = None
         self._classes_cache: dict[str, ClassView] | None = None
-        self._cel_epoch = 0
-        self._cel_cache: dict[Any, tuple[int, Any]] = {}
-        self._cel_devices: dict[DeviceId, tuple[dict, Any]] = {}
+        self.selectors = FleetSelectors()
 
     def load(self, objects_by_kind: Mapping[str, dict[Key, dict] | Iterable[dict]]) -> None:
         """Replace everything with these objects (per kind: a mapping key → raw object, or an iterable of objects)."""
@@ -335,7 +324,7 @@ class FleetModel:
                 if index is not None:
                     index(self, None, obj)
         self.generation += 1
-        self._cel_epoch += 1
+        self.selectors.invalidate()
 
     def load_list(self, items: Iterable[dict]) -> None:
         """Load a flat sequence of objects (a snapshot's List items), grouped by their `kind`."""
@@ -557,7 +546,7 @@ class FleetModel:
                         if node:
                             self._slice_pools_by_node[node].discard(pk)
             self._invalidate_node(node)
-        self._cel_epoch += 1
+        self.selectors.invalidate()
 
     def _claim_results(self, claim: dict | None) -> list[DeviceId]:
         if claim is None:
@@ -589,7 +578,7 @@ class FleetModel:
 
     def _index_DeviceClass(self, old: dict | None, new: dict | None) -> None:
         self._classes_cache = None
-        self._cel_epoch += 1
+        self.selectors.invalidate()
 
     def _index_Event(self, old: dict | None, new: dict | None) -> None:
         ek = key_of(_given(new, old))
@@ -1038,157 +1027,38 @@ class FleetModel:
     def daemonset_workloads(self) -> dict[Key, Workload]:
         return {k: w for k, w in self._ds_workload.items() if w is not None}
 
+    # ---- selectors: which devices a CEL selector matches (fleet/selectors.py) ---------------------------------------
+
     @property
     def cel_epoch(self) -> int:
         """Changes whenever slices or classes change, so a cached selector evaluation is stale."""
-        return self._cel_epoch
-
-    # ---- fleet CEL -------------------------------------------------------------------------------------------------
-
-    def _cel_device(self, dev: DeviceView):
-        from dragoman.fleet.cel import cel_device
-
-        cached = self._cel_devices.get(dev.id)
-        if cached is not None and cached[0] is dev.raw:
-            return cached[1]
-        cd = cel_device(dev.driver, dev.raw)
-        self._cel_devices[dev.id] = (dev.raw, cd)
-        return cd
+        return self.selectors.epoch
 
     def compile(self, expressions: Sequence[str]):
         """Compiled selectors (cached); raises CelCompileError for the first bad one."""
-        from dragoman.fleet.cel import compile_expression
-
-        out = []
-        for e in expressions:
-            ck = ("compile", e)
-            hit = self._cel_cache.get(ck)
-            if hit is None:
-                try:
-                    hit = (0, compile_expression(e))
-                except Exception as exc:  # noqa: BLE001 - CelCompileError, or an engine without support yet
-                    hit = (0, exc)
-                self._cel_cache[ck] = hit
-            if isinstance(hit[1], Exception):
-                raise hit[1]
-            out.append(hit[1])
-        return out
+        return self.selectors.compile(expressions)
 
     def evaluate_selectors(
         self, expressions: Sequence[str], devices: Iterable[DeviceView] | None = None
     ) -> SelectorResult:
         """All expressions must be true (the scheduler's rule) on each current device; cached until slices or classes
         change."""
-        from dragoman.fleet.cel import evaluate_all
-
-        cache_key = ("eval", tuple(expressions)) if devices is None else None
-        if cache_key is not None:
-            hit = self._cel_cache.get(cache_key)
-            if hit is not None and hit[0] == self._cel_epoch:
-                return hit[1]
-        try:
-            selectors = self.compile(expressions)
-        except Exception as exc:  # noqa: BLE001 - any failure to compile is the result's compile_error
-            result = SelectorResult([], {}, 0, compile_error=str(getattr(exc, "message", exc)))
-            if cache_key is not None:
-                self._cel_cache[cache_key] = (self._cel_epoch, result)
-            return result
-        read_set = _attributes_read(selectors)
-        reads = tuple(sorted(read_set, key=repr)) if read_set is not None else None
-        memo: dict[Any, Any] = {}
-        matched: list[DeviceId] = []
-        errors: dict[DeviceId, str] = {}
-        n = 0
-        for dev in self.devices() if devices is None else devices:
-            n += 1
-            dk = _dedupe_key(dev, reads) if reads is not None else None
-            outcome = memo.get(dk) if dk is not None else None
-            if outcome is None:
-                cd = self._cel_device(dev)
-                conv = cd.cache.get("conversion_error")
-                if conv:
-                    outcome = (None, conv)
-                else:
-                    out = evaluate_all(selectors, cd) if selectors else None
-                    outcome = (True, None) if out is None else (out.value, out.error)
-                if dk is not None:
-                    memo[dk] = outcome
-            if outcome[1]:
-                errors[dev.id] = outcome[1]
-            elif outcome[0] is True:
-                matched.append(dev.id)
-        result = SelectorResult(matched, errors, n)
-        if cache_key is not None:
-            self._cel_cache[cache_key] = (self._cel_epoch, result)
-        return result
+        return self.selectors.evaluate(self, expressions, devices)
 
     def class_matches(self, name: str) -> SelectorResult:
-        cls = self.classes().get(name)
-        if cls is None:
-            return SelectorResult([], {}, 0, compile_error=f"DeviceClass {name} does not exist")
-        return self.evaluate_selectors(cls.expressions)
+        return self.selectors.class_matches(self, name)
 
     def request_matches(self, body: dict) -> SelectorResult:
         """A claim request body (`exactly` or a subrequest): its class's selectors and then its own."""
-        cls = self.classes().get(body.get("deviceClassName", ""))
-        if cls is None:
-            return SelectorResult([], {}, 0, compile_error=f"DeviceClass {body.get('deviceClassName')} does not exist")
-        own_exprs = [(s.get("cel") or {}).get("expression", "") for s in body.get("selectors") or () if s.get("cel")]
-        return self.evaluate_selectors(list(cls.expressions) + own_exprs)
+        return self.selectors.request_matches(self, body)
 
     def evaluate_fleet(self, selectors, *, cancel=None):
         """The playground's evaluation: H1's fleet evaluator over the newest generation of each pool."""
-        from dragoman.fleet.cel import evaluate_fleet
-
-        return evaluate_fleet(selectors, self.current_slices(), cancel=cancel)
+        return self.selectors.evaluate_fleet(self, selectors, cancel=cancel)
 
     def attribute_catalogue(self) -> dict[str, dict[str, dict]]:
-        """Per driver, every attribute and capacity published: type, value counts and the pools that publish it.
-
-        {driver: {name: {"kind": "attribute"|"capacity", "type": "string"|"int"|"bool"|"version"|"quantity",
-                         "values": {value: devices}, "pools": [pool, ...], "devices": n}}}
-        """
-        hit = self._cel_cache.get(("catalogue",))
-        if hit is not None and hit[0] == self._cel_epoch:
-            return hit[1]
-        out: dict[str, dict[str, dict]] = defaultdict(dict)
-        pools: dict[tuple[str, str], set[str]] = defaultdict(set)
-        for dev in self.devices():
-            cat = out[dev.driver]
-            for name, attr in (dev.raw.get("attributes") or {}).items():
-                qn = name if "/" in name else f"{dev.driver}/{name}"
-                typ, value = "unknown", None
-                if isinstance(attr, dict):
-                    for t in ("string", "int", "bool", "version", "strings", "ints", "bools", "versions"):
-                        if attr.get(t) is not None:
-                            typ, value = t, attr[t]
-                            break
-                entry = cat.get(qn)
-                if entry is None:
-                    entry = cat[qn] = {"kind": "attribute", "type": typ, "values": Counter(), "devices": 0}
-                elif entry["type"] != typ:
-                    entry["type"] = "mixed"
-                entry["values"][json.dumps(value) if isinstance(value, list) else value] += 1
-                entry["devices"] += 1
-                pools[(dev.driver, qn)].add(dev.pool)
-            for name, cap in (dev.raw.get("capacity") or {}).items():
-                qn = name if "/" in name else f"{dev.driver}/{name}"
-                value = cap.get("value") if isinstance(cap, dict) else cap
-                entry = cat.get(qn)
-                if entry is None:
-                    entry = cat[qn] = {"kind": "capacity", "type": "quantity", "values": Counter(), "devices": 0}
-                entry["values"][str(value)] += 1
-                entry["devices"] += 1
-                pools[(dev.driver, qn)].add(dev.pool)
-        result: dict[str, dict] = {}
-        for driver, attrs in sorted(out.items()):
-            result[driver] = {}
-            for qn, entry in sorted(attrs.items()):
-                entry["values"] = dict(entry["values"].most_common())
-                entry["pools"] = sorted(pools[(driver, qn)])
-                result[driver][qn] = entry
-        self._cel_cache[("catalogue",)] = (self._cel_epoch, result)
-        return result
+        """Per driver, every attribute and capacity published (fleet/selectors.py says the shape)."""
+        return self.selectors.attribute_catalogue(self)
 
 
 if not FleetModel.INDEXERS.keys() <= set(KINDS):
@@ -1207,44 +1077,3 @@ def _no_gc():
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _attributes_read(selectors) -> frozenset | None:
-    reads: set = set()
-    for s in selectors:
-        r = getattr(s, "attributes_read", None)
-        if r is None:
-            return None
-        reads |= set(r)
-    return frozenset(reads)
-
-
-def _frozen(value: Any) -> Any:
-    if isinstance(value, dict):
-        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return tuple(_frozen(v) for v in value)
-    return value
-
-
-def _dedupe_key(dev: DeviceView, reads: tuple) -> tuple:
-    """Devices that agree on everything the selectors read give the same outcome: evaluate one of them."""
-    attrs = dev.raw.get("attributes") or {}
-    caps = dev.raw.get("capacity") or {}
-    parts: list = [dev.driver, dev.raw.get("allowMultipleAllocations")]
-    for item in reads:
-        if isinstance(item, tuple) and len(item) == 2 and item[1]:
-            domain, ident = item
-            names = (ident, f"{domain}/{ident}") if domain == dev.driver else (f"{domain}/{ident}",)
-            a = next((attrs[n] for n in names if n in attrs), None)
-            c = next((caps[n] for n in names if n in caps), None)
-            parts.append((_frozen(a), _frozen(c)))
-        else:
-            domain = item[0] if isinstance(item, tuple) else item
-            names = tuple(
-                sorted(
-                    n for n in list(attrs) + list(caps) if (n.split("/", 1)[0] if "/" in n else dev.driver) == domain
-                )
-            )
-            parts.append((domain, names))
-    return tuple(parts)

@@ -18,7 +18,12 @@ from dragoman.sim.api.patch import (  # noqa: F401
 from dragoman.sim.api.protobuf import decode_request, is_protobuf  # noqa: F401
 from dragoman.sim.api.rbac import RequestAttributes, authorize, forbidden_message  # noqa: F401
 from dragoman.sim.api.tables import table_for  # noqa: F401
-from dragoman.sim.api.validation import default_object, validate_object  # noqa: F401
+from dragoman.sim.api.validation import (  # noqa: F401
+    default_object,
+    prepare_for_create,
+    prepare_for_update,
+    validate_object,
+)
 
 
 def dumps(obj: Any) -> bytes:

@@ -273,9 +273,26 @@ RESOURCES: tuple[ResourceType, ...] = (
         False,
         fields=("spec.nodeName", "spec.driver", "spec.pool.name"),
     ),
-    ResourceType("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", "resourceclaim", True, (), ("status",)),
+    # Claims and templates keep no metadata.generation (their registry strategies never set one).
     ResourceType(
-        "resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates", "resourceclaimtemplate", True
+        "resource.k8s.io",
+        "v1",
+        "ResourceClaim",
+        "resourceclaims",
+        "resourceclaim",
+        True,
+        (),
+        ("status",),
+        has_generation=False,
+    ),
+    ResourceType(
+        "resource.k8s.io",
+        "v1",
+        "ResourceClaimTemplate",
+        "resourceclaimtemplates",
+        "resourceclaimtemplate",
+        True,
+        has_generation=False,
     ),
     ResourceType(
         "resource.k8s.io", "v1", "DeviceTaintRule", "devicetaintrules", "devicetaintrule", False, (), ("status",)

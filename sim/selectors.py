@@ -34,43 +34,243 @@ def _split_top(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+# ---------------------------------------------------------------- label selectors: apimachinery's lexer and parser
+
+_SPECIAL = frozenset("=!(),><")
+_TOKENS = {
+    ")": "CLOSE",
+    ",": "COMMA",
+    "!": "NOT",
+    "==": "DOUBLE_EQUALS",
+    "=": "EQUALS",
+    ">": "GT",
+    "in": "IN",
+    "<": "LT",
+    "!=": "NOT_EQUALS",
+    "notin": "NOTIN",
+    "(": "OPEN",
+}
+_BINARY = ("in", "notin", "=", "==", "!=", "gt", "lt")
+_OPERATOR = {
+    "IN": "in",
+    "EQUALS": "=",
+    "DOUBLE_EQUALS": "==",
+    "GT": "gt",
+    "LT": "lt",
+    "NOTIN": "notin",
+    "NOT_EQUALS": "!=",
+}
+
+
+def _lex(text: str) -> list[tuple[str, str]]:
+    """labels.Lexer: (token, literal) pairs ending with ("END", "")."""
+    out: list[tuple[str, str]] = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i] in " \t\r\n":
+            i += 1
+        if i >= n:
+            out.append(("END", ""))
+            return out
+        if text[i] in _SPECIAL:
+            buf, last, j = "", None, i
+            while j < n and text[j] in _SPECIAL:
+                buf += text[j]
+                j += 1
+                if buf in _TOKENS:
+                    last = (_TOKENS[buf], buf, j)
+                elif last is not None:
+                    j -= 1
+                    break
+            if last is None:
+                out.append(("ERROR", f"error expected: keyword found '{buf}'"))
+                i = j
+            else:
+                out.append((last[0], last[1]))
+                i = last[2]
+            continue
+        j = i
+        while j < n and text[j] not in _SPECIAL and text[j] not in " \t\r\n":
+            j += 1
+        word = text[i:j]
+        out.append((_TOKENS.get(word, "ID"), word))
+        i = j
+
+
+class _Parser:
+    """labels.Parser, error messages included (`unable to parse requirement: found '=', expected: identifier`)."""
+
+    def __init__(self, text: str) -> None:
+        self.items = _lex(text)
+        self.pos = 0
+
+    def _peek(self, values: bool = True) -> tuple[str, str]:
+        tok, lit = self.items[self.pos]
+        return ("ID" if values and tok in ("IN", "NOTIN") else tok), lit
+
+    def _next(self, values: bool = True) -> tuple[str, str]:
+        self.pos += 1
+        tok, lit = self.items[self.pos - 1]
+        return ("ID" if values and tok in ("IN", "NOTIN") else tok), lit
+
+    def parse(self) -> list[tuple[str, str, list[str]]]:
+        reqs = []
+        while True:
+            tok, lit = self._peek()
+            if tok in ("ID", "NOT"):
+                try:
+                    reqs.append(self._requirement())
+                except SelectorError as exc:
+                    raise SelectorError(f"unable to parse requirement: {exc}") from None
+                tok, lit = self._next()
+                if tok == "END":
+                    return reqs
+                if tok == "COMMA":
+                    t2, l2 = self._peek()
+                    if t2 not in ("ID", "NOT"):
+                        raise SelectorError(f"found '{l2}', expected: identifier after ','")
+                    continue
+                raise SelectorError(f"found '{lit}', expected: ',' or 'end of string'")
+            if tok == "END":
+                return reqs
+            raise SelectorError(f"found '{lit}', expected: !, identifier, or 'end of string'")
+
+    def _requirement(self) -> tuple[str, str, list[str]]:
+        op = ""
+        tok, lit = self._next()
+        if tok == "NOT":
+            op = "!"
+            tok, lit = self._next()
+        if tok != "ID":
+            raise SelectorError(f"found '{lit}', expected: identifier")
+        key = lit
+        _check_key(key, "")
+        if self._peek()[0] in ("END", "COMMA"):
+            op = op or "exists"
+            return _requirement(key, op, [])
+        tok, lit = self._next(values=False)
+        op = _OPERATOR.get(tok, "")
+        if not op:
+            raise SelectorError(f"found '{lit}', expected: {', '.join(_BINARY)}")
+        values = self._values() if op in ("in", "notin") else self._exact()
+        return _requirement(key, op, sorted(set(values)))
+
+    def _values(self) -> list[str]:
+        tok, lit = self._next()
+        if tok != "OPEN":
+            raise SelectorError(f"found '{lit}' expected: '('")
+        tok, lit = self._peek()
+        if tok in ("ID", "COMMA"):
+            out = self._identifiers()
+            if self._next()[0] != "CLOSE":
+                raise SelectorError(f"found '{lit}', expected: ')'")
+            return out
+        if tok == "CLOSE":
+            self._next()
+            return [""]
+        raise SelectorError(f"found '{lit}', expected: ',', ')' or identifier")
+
+    def _identifiers(self) -> list[str]:
+        out: list[str] = []
+        while True:
+            tok, lit = self._next()
+            if tok == "ID":
+                out.append(lit)
+                t2, l2 = self._peek()
+                if t2 == "COMMA":
+                    continue
+                if t2 == "CLOSE":
+                    return out
+                raise SelectorError(f"found '{l2}', expected: ',' or ')'")
+            if tok == "COMMA":
+                if not out:
+                    out.append("")
+                t2, _ = self._peek()
+                if t2 == "CLOSE":
+                    out.append("")
+                    return out
+                if t2 == "COMMA":
+                    out.append("")
+                continue
+            raise SelectorError(f"found '{lit}', expected: ',', or identifier")
+
+    def _exact(self) -> list[str]:
+        tok, _ = self._peek()
+        if tok in ("END", "COMMA"):
+            return [""]
+        tok, lit = self._next()
+        if tok == "ID":
+            return [lit]
+        raise SelectorError(f"found '{lit}', expected: identifier")
+
+
+def _check_key(key: str, path: str) -> None:
+    from dragoman.sim.api.validation.fields import qualified_name_errors
+
+    problems = qualified_name_errors(key)
+    if problems:
+        raise SelectorError(f'{path}Invalid value: "{key}": {"; ".join(problems)}')
+
+
+def _requirement(key: str, op: str, values: list[str]) -> tuple[str, str, list[str]]:
+    """NewRequirement's checks (its errors joined as an aggregate prints them)."""
+    from dragoman.sim.api.validation.fields import label_value_errors
+
+    errs: list[str] = []
+    shown = "[" + " ".join(values) + "]"
+    if op in ("in", "notin") and not values:
+        errs.append(f"values: Invalid value: {shown}: for 'in', 'notin' operators, values set can't be empty")
+    if op in ("=", "==", "!=") and len(values) != 1:
+        errs.append(f"values: Invalid value: {shown}: exact-match compatibility requires one single value")
+    if op in ("gt", "lt"):
+        for i, v in enumerate(values):
+            if not re.fullmatch(r"[+-]?\d+", v):
+                errs.append(
+                    f"values[{i}]: Invalid value: \"{v}\": for 'Gt', 'Lt' operators, the value must be an integer"
+                )
+    for i, v in enumerate(values):
+        problems = label_value_errors(v)
+        if problems:
+            errs.append(f'values[{i}][{key}]: Invalid value: "{v}": {"; ".join(problems)}')
+    if errs:
+        raise SelectorError(errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]")
+    return key, op, values
+
+
 def parse_label_selector(text: str | None) -> Predicate | None:
-    """`a=b,c!=d,e in (x,y),f notin (z),g,!h` → predicate over an object's metadata.labels."""
+    """`a=b,c!=d,e in (x,y),f notin (z),g,!h,n>1` → predicate over an object's metadata.labels; a selector the
+    real parser refuses raises SelectorError with its words."""
     if not text or not text.strip():
         return None
-    reqs: list[Callable[[dict], bool]] = []
-    for part in _split_top(text):
-        m = re.fullmatch(rf"({_KEY})\s+(in|notin)\s+\((.*)\)", part)
-        if m:
-            key, op, values = m.group(1), m.group(3), {v.strip() for v in m.group(4).split(",") if v.strip()}
-            if op == "in":
-                reqs.append(lambda labels, k=key, vs=values: labels.get(k) in vs)
-            else:
-                reqs.append(lambda labels, k=key, vs=values: labels.get(k) not in vs)
-            continue
-        m = re.fullmatch(rf"({_KEY})\s*(==|=|!=)\s*([-A-Za-z0-9_.]*)", part)
-        if m:
-            key, op, value = m.group(1), m.group(3), m.group(4)
-            if op == "!=":
-                reqs.append(lambda labels, k=key, v=value: labels.get(k) != v)
-            else:
-                reqs.append(lambda labels, k=key, v=value: labels.get(k) == v)
-            continue
-        m = re.fullmatch(rf"(!?)\s*({_KEY})", part)
-        if m:
-            key = m.group(2)
-            if m.group(1):
-                reqs.append(lambda labels, k=key: k not in labels)
-            else:
-                reqs.append(lambda labels, k=key: k in labels)
-            continue
-        raise SelectorError(f"unable to parse requirement: {part!r}")
+    reqs = _Parser(text).parse()
+    checks: list[Callable[[dict], bool]] = []
+    for key, op, values in reqs:
+        vs = frozenset(values)
+        if op in ("=", "==", "in"):
+            checks.append(lambda labels, k=key, vs=vs: k in labels and labels[k] in vs)
+        elif op in ("!=", "notin"):
+            checks.append(lambda labels, k=key, vs=vs: labels.get(k) not in vs)
+        elif op == "exists":
+            checks.append(lambda labels, k=key: k in labels)
+        elif op == "!":
+            checks.append(lambda labels, k=key: k not in labels)
+        else:
+            bound = int(values[0])
+            checks.append(lambda labels, k=key, b=bound, gt=op == "gt": _compare(labels.get(k), b, gt))
 
     def pred(obj: dict) -> bool:
         labels = obj.get("metadata", {}).get("labels") or {}
-        return all(r(labels) for r in reqs)
+        return all(r(labels) for r in checks)
 
     return pred
+
+
+def _compare(value: str | None, bound: int, gt: bool) -> bool:
+    try:
+        n = int(value or "")
+    except ValueError:
+        return False
+    return n > bound if gt else n < bound
 
 
 def _field_value(obj: dict, path: str) -> str:

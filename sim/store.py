@@ -20,7 +20,10 @@ from typing import Any
 
 import msgspec
 from dragoman.sim import pieces, resources
+from dragoman.sim.api import admission
 from dragoman.sim.api import status as st
+from dragoman.sim.api.admission import service_accounts_named
+from dragoman.sim.api.gojson import encode_like_go
 from dragoman.sim.clock import Clock, format_time
 from dragoman.sim.resources import ResourceType
 
@@ -30,6 +33,25 @@ Subscriber = Callable[[str, str, dict, "dict | None"], None]
 Admission = Callable[[str, ResourceType, dict, "dict | None"], None]
 
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+
+FOREGROUND = "foregroundDeletion"
+# Kinds whose status strategy resets only spec and labels, so a status write may change annotations (the
+# deployment controller records a Deployment's revision that way).
+STATUS_KEEPS_ANNOTATIONS = frozenset({"deployments.apps"})
+
+# kube-controller-manager's namespace controller reaches a deleted namespace after its queue and a discovery sweep
+# of every resource type: a namespace stays Terminating at least this long (clock seconds) even when empty, as a
+# client reading it right after the DELETE sees on a real cluster.
+NAMESPACE_CLEANUP_DELAY = 1.0
+
+# The root-ca-cert-publisher's ConfigMap in every namespace (pkg/controller/certificates/rootcacertpublisher).
+ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
+ROOT_CA_ANNOTATION = "kubernetes.io/description"
+ROOT_CA_DESCRIPTION = (
+    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the "
+    "internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes "
+    "clusters."
+)
 
 
 class ApiError(Exception):
@@ -65,13 +87,21 @@ def clone(obj: Any) -> Any:
 
 
 class Entry:
-    """One committed object and, once needed, its JSON bytes."""
+    """One committed object and, once needed, its JSON bytes: as an item of a list (no kind or apiVersion, as
+    kube-apiserver encodes the items of a built-in type's list) and whole (a GET, a watch event)."""
 
-    __slots__ = ("obj", "_raw")
+    __slots__ = ("obj", "_raw", "_item")
 
     def __init__(self, obj: dict) -> None:
         self.obj = obj
         self._raw: bytes | None = None
+        self._item: bytes | None = None
+
+    @property
+    def item_raw(self) -> bytes:
+        if self._item is None:
+            self._item = msgspec.json.encode({k: v for k, v in self.obj.items() if k not in ("apiVersion", "kind")})
+        return self._item
 
     @property
     def raw(self) -> bytes:
@@ -192,8 +222,15 @@ class Store:
         # Pods with a deletionTimestamp disappear when their grace period has passed on the clock. A kubelet
         # controller that terminates pods itself switches this off.
         self.auto_reap_pods = True
-        self._terminating: set[str] = set()  # namespaces being deleted (finish_namespaces)
+        self._foreground: set[tuple[str, str, str]] = set()  # objects in foreground deletion (finish_foreground)
+        # Namespaces being deleted (finish_namespaces), with the clock second their deletion began.
+        self._terminating: dict[str, float] = {}
         self.random = random.Random(0)
+        # The cluster's CA certificate (PEM), published in every namespace as kube-root-ca.crt; "" publishes none.
+        self.root_ca = ""
+        # The field manager of in-process writes that name none: the controller writing now (Controller.process
+        # sets it to the real component's name), as kube-apiserver records it from a client's User-Agent.
+        self.actor: str | None = None
 
     # ---------------------------------------------------------------- reading
 
@@ -428,21 +465,46 @@ class Store:
         for hook in self._admission:
             hook(op, rt, obj, old)
 
-    def _namespace_check(self, rt: ResourceType, ns: str, creating: bool) -> None:
+    def _mutate(self, op: str, rt: ResourceType, obj: dict, old: dict | None) -> None:
+        """kube-apiserver's mutating admission (sim/api/admission.py), after the field manager has recorded the
+        request and before validation."""
+        if rt.key != "pods":
+            return
+
+        def service_account(ns: str, name: str) -> dict | None:
+            e = self._data["serviceaccounts"].get((ns, name))
+            return e.obj if e is not None else None
+
+        def suffix() -> str:
+            return self._new_name("")
+
+        try:
+            admission.admit_pod(op, obj, old, service_account=service_account, suffix=suffix)
+        except admission.Refused as exc:
+            raise ApiError(exc.status) from None
+
+    def _namespace_check(self, rt: ResourceType, ns: str, creating: bool, name: str = "") -> None:
         if not rt.namespaced:
             return
         nse = self._data["namespaces"].get(("", ns))
         if nse is None:
             raise ApiError(st.not_found("", "namespaces", ns))
         if creating and nse.obj["metadata"].get("deletionTimestamp"):
-            raise ApiError(
-                st.forbidden(
-                    rt.group,
-                    rt.plural,
-                    "",
-                    f"unable to create new content in namespace {ns} because it is being terminated",
-                )
+            # NamespaceLifecycle admission: a Forbidden naming the object, with the NamespaceTerminating cause.
+            body = st.forbidden(
+                rt.group,
+                rt.plural,
+                name,
+                f"unable to create new content in namespace {ns} because it is being terminated",
             )
+            body.setdefault("details", {})["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {ns} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
+            raise ApiError(body)
 
     def _new_name(self, prefix: str) -> str:
         return prefix + "".join(self.random.choice(_NAME_CHARS) for _ in range(5))
@@ -522,16 +584,27 @@ class Store:
         rt = self._rt(resource)
         if rt.key in resources.VIRTUAL:
             raise ApiError(st.method_not_allowed(rt.group, rt.plural))
+        if field_manager is None:
+            field_manager = self.actor
         if decode_mode:
             obj = self._decode(rt, obj, decode_mode)
         new = self.prepare_new(rt, obj, namespace)
         md = new["metadata"]
         key = (md.get("namespace", ""), md["name"])
-        self._namespace_check(rt, key[0], True)
+        self._namespace_check(rt, key[0], True, md["name"])
         if key in self._data[rt.key]:
             raise ApiError(st.already_exists(rt.group, rt.plural, md["name"]))
+        # As decoded into Go structs and written back (gojson.py): the field manager sees that shape, and so does
+        # every reader after admission and PrepareForCreate have added theirs.
+        encode_like_go(new, converted=False)
         if field_manager:
-            self._manage(None, new, field_manager, "")
+            # Owned: what differs from an empty object of the kind (a field every object of it has, such as a
+            # Namespace's `spec: {}` or an Event's `eventTime: null`, is nobody's).
+            empty = encode_like_go({"apiVersion": rt.api_version, "kind": rt.kind, "metadata": {}})
+            self._manage(empty, new, field_manager, "")
+        self._mutate("CREATE", rt, new, None)
+        pieces.prepare_for_create(rt.plural, new)
+        encode_like_go(new)
         self._validate(rt, new, None)
         self._admit("CREATE", rt, new, None)
         if dry_run:
@@ -542,9 +615,24 @@ class Store:
         return clone(new)
 
     def _namespace_created(self, name: str) -> None:
-        if (name, "default") not in self._data["serviceaccounts"]:
-            sa = self.prepare_new(resources.BY_KEY["serviceaccounts"], {"metadata": {"name": "default"}}, name)
-            self._commit("ADDED", resources.BY_KEY["serviceaccounts"], sa, None)
+        """What kube-controller-manager adds to every new namespace: the `default` ServiceAccount (serviceaccounts
+        controller) and the `kube-root-ca.crt` ConfigMap (root-ca-cert-publisher), written as its field manager."""
+        for rt, obj in self._namespace_content(name):
+            self._manage(None, obj, "kube-controller-manager", "")
+            self._commit("ADDED", rt, obj, None)
+
+    def _namespace_content(self, ns: str) -> list[tuple[ResourceType, dict]]:
+        out = []
+        sa_rt, cm_rt = resources.BY_KEY["serviceaccounts"], resources.BY_KEY["configmaps"]
+        if (ns, "default") not in self._data["serviceaccounts"]:
+            out.append((sa_rt, self.prepare_new(sa_rt, {"metadata": {"name": "default"}}, ns)))
+        if self.root_ca and (ns, ROOT_CA_CONFIGMAP) not in self._data["configmaps"]:
+            cm = {
+                "metadata": {"name": ROOT_CA_CONFIGMAP, "annotations": {ROOT_CA_ANNOTATION: ROOT_CA_DESCRIPTION}},
+                "data": {"ca.crt": self.root_ca},
+            }
+            out.append((cm_rt, self.prepare_new(cm_rt, cm, ns)))
+        return out
 
     def load(self, objects: Iterable[dict]) -> int:
         """Add scenario objects without history (they exist 'since before the server started'); namespaces
@@ -555,6 +643,20 @@ class Store:
         for obj in objects:
             rt = resources.for_object(obj)
             pending.append((rt, obj))
+        # The ServiceAccounts the scenario's pods and templates name but leave out, as the real loader creates them:
+        # without them admission would refuse every pod a controller makes for those templates.
+        named = service_accounts_named([o for _, o in pending])
+        have = {
+            ((o.get("metadata") or {}).get("namespace") or "default", (o.get("metadata") or {}).get("name"))
+            for r, o in pending
+            if r.key == "serviceaccounts"
+        }
+        added = 0
+        for ns, name in sorted(named - have):
+            if (ns, name) not in self._data["serviceaccounts"]:
+                sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": ns}}
+                pending.append((resources.BY_KEY["serviceaccounts"], sa))
+                added += 1
         # Namespaces first, so that namespaced objects find theirs.
         pending.sort(key=lambda p: p[0].key != "namespaces")
         ns_rt = resources.BY_KEY["namespaces"]
@@ -565,6 +667,9 @@ class Store:
             keep_ts = md.get("creationTimestamp")
             keep_uid = md.get("uid")
             new = self.prepare_new(rt, body, copy=False, now=now)
+            if rt.key == "pods":
+                admission.loaded_pod(new)
+            pieces.prepare_for_create(rt.plural, new)
             if keep_ts:
                 new["metadata"]["creationTimestamp"] = keep_ts
             if keep_uid:
@@ -585,12 +690,11 @@ class Store:
             if rt.key == "namespaces":
                 self._load_default_sa(sa_rt, nmd["name"])
             n += 1
-        return n
+        return n - added  # the objects given; the ServiceAccounts added for them are not theirs
 
     def _load_default_sa(self, sa_rt: ResourceType, ns: str) -> None:
-        if (ns, "default") not in self._data["serviceaccounts"]:
-            sa = self.prepare_new(sa_rt, {"metadata": {"name": "default"}}, ns)
-            self._commit("ADDED", sa_rt, sa, None, record=False)
+        for rt, obj in self._namespace_content(ns):
+            self._commit("ADDED", rt, obj, None, record=False)
 
     @staticmethod
     def _comparable(obj: dict) -> dict:
@@ -616,8 +720,11 @@ class Store:
         decode_mode: str | None = None,
     ) -> dict:
         """Replace an object (PUT). A stale metadata.resourceVersion is a 409 Conflict; on the main resource the
-        status is kept, on `status` only the status changes. A write that changes nothing commits nothing."""
+        status is kept, on `status` only the status changes. A write that changes nothing commits nothing.
+        field_manager None is the acting controller's (self.actor); "" records no manager (the binding subresource)."""
         rt = self._rt(resource)
+        if field_manager is None:
+            field_manager = self.actor
         if decode_mode and isinstance(obj, dict):
             obj = self._decode(rt, obj, decode_mode)
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
@@ -628,7 +735,9 @@ class Store:
         if not name:
             raise ApiError(st.bad_request("name is required"))
         if md_in.get("name") and md_in["name"] != name:
-            raise ApiError(st.bad_request("the name of the object does not match the name on the URL"))
+            raise ApiError(
+                st.bad_request(f"the name of the object ({md_in['name']}) does not match the name on the URL ({name})")
+            )
         if rt.namespaced and namespace and md_in.get("namespace") and md_in["namespace"] != namespace:
             raise ApiError(
                 st.bad_request("the namespace of the provided object does not match the namespace sent on the request")
@@ -646,6 +755,8 @@ class Store:
                 new["status"] = clone(obj["status"])
             else:
                 new.pop("status", None)
+            if rt.key in STATUS_KEEPS_ANNOTATIONS and "annotations" in md_in:
+                new["metadata"]["annotations"] = clone(md_in["annotations"])
         else:
             new = clone(obj)
             new["apiVersion"], new["kind"] = rt.api_version, rt.kind
@@ -673,8 +784,12 @@ class Store:
                 if not md["finalizers"]:
                     md.pop("finalizers")
             pieces.default_object(rt.plural, new)
+            pieces.prepare_for_update(rt.plural, new, old)
+            encode_like_go(new, converted=False)
             if rt.has_generation:
-                spec_old = {k: v for k, v in old.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+                # Compared in the same shape (a loaded object may not be in Go's yet).
+                shaped = encode_like_go(clone(old))
+                spec_old = {k: v for k, v in shaped.items() if k not in ("metadata", "status", "apiVersion", "kind")}
                 spec_new = {k: v for k, v in new.items() if k not in ("metadata", "status", "apiVersion", "kind")}
                 if rt.key == "pods":
                     # The binding (the only writer of a pod's nodeName) bypasses the pod strategy: no new generation.
@@ -683,8 +798,13 @@ class Store:
                 if spec_old != spec_new:
                     md["generation"] = int(old["metadata"].get("generation", 1)) + 1
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        if subresource:
+            encode_like_go(new, converted=False)
         if field_manager:
             self._manage(old, new, field_manager, subresource or "")
+        encode_like_go(new)
+        if not subresource:
+            self._mutate("UPDATE", rt, new, old)
         self._validate(rt, new, old)
         self._admit("UPDATE", rt, new, old)
         if self._comparable(new) == self._comparable(old):
@@ -722,11 +842,25 @@ class Store:
                     raise ApiError(st.bad_request("the apply configuration must be an object"))
                 pmd = patch.get("metadata") or {}
                 if pmd.get("name") and pmd["name"] != name:
-                    raise ApiError(st.bad_request("the name of the object does not match the name on the URL"))
+                    raise ApiError(
+                        st.bad_request(
+                            f"the name of the object ({pmd['name']}) does not match the name on the URL ({name})"
+                        )
+                    )
                 manager = field_manager or ""
                 if not manager:
+                    # ValidatePatchOptions: an apply patch must name its field manager.
                     raise ApiError(
-                        st.bad_request("PATCH requests with the apply content type require fieldManager to be set")
+                        st.invalid(
+                            "meta.k8s.io",
+                            "PatchOptions",
+                            "",
+                            [
+                                st.cause(
+                                    "FieldValueRequired", "fieldManager", "Required value: is required for apply patch"
+                                )
+                            ],
+                        )
                     )
                 live = cur.obj if cur else None
                 result = pieces.server_side_apply(
@@ -760,7 +894,15 @@ class Store:
             elif patch_type == "json":
                 if not isinstance(patch, list):
                     raise ApiError(st.bad_request("a JSON patch must be a list of operations"))
-                result = pieces.apply_json_patch(base, patch)
+                try:
+                    result = pieces.apply_json_patch(base, patch)
+                except pieces.PatchError as exc:
+                    if getattr(exc, "code", 422) != 422:
+                        raise
+                    # A patch that does not apply: apimachinery's generic 422, which says no more than that.
+                    body = st.status(422, "Invalid", "the server rejected our request due to an error in our request")
+                    body["details"] = {}
+                    raise ApiError(body) from None
             else:
                 raise ApiError(st.unsupported_media_type(patch_type))
         except pieces.ApplyConflict as exc:
@@ -854,13 +996,14 @@ class Store:
         omd = old["metadata"]
         if preconditions:
             if preconditions.get("uid") and preconditions["uid"] != omd.get("uid"):
+                # The registry's precondition check names the kind, not the resource (genericregistry store.go).
                 raise ApiError(
                     st.conflict(
                         rt.group,
-                        rt.plural,
+                        rt.kind,
                         name,
-                        f"Precondition failed: UID in precondition: {preconditions['uid']}, UID in object "
-                        f"meta: {omd.get('uid')}",
+                        f"the UID in the precondition ({preconditions['uid']}) does not match the UID in record "
+                        f"({omd.get('uid')}). The object might have been deleted and then recreated",
                     )
                 )
             if preconditions.get("resourceVersion") and preconditions["resourceVersion"] != omd.get("resourceVersion"):
@@ -898,14 +1041,29 @@ class Store:
                 view["metadata"].setdefault("deletionTimestamp", format_time(self.clock.now()))
                 view.setdefault("status", {})["phase"] = "Terminating"
                 return view, False
-            return clone(old), not (finalizers or grace)
+            return self._graceful_view(rt, old, grace), not (finalizers or grace)
         if rt.key == "namespaces":
             return self._delete_namespace(rt, cur)
+        if policy == "Foreground" and FOREGROUND not in finalizers and not omd.get("deletionTimestamp"):
+            # Foreground cascading deletion: the object stays, marked, until the garbage collector has deleted its
+            # dependents (finish_foreground), and is answered as it is now.
+            new = _with_metadata(old)
+            md = new["metadata"]
+            md["finalizers"] = [*finalizers, FOREGROUND]
+            if md.get("generation"):  # rest.BeforeDelete: marking an object deleted is a new generation
+                md["generation"] = int(md["generation"]) + 1
+            md["deletionTimestamp"] = format_time(self.clock.now() + _td(grace))
+            md["deletionGracePeriodSeconds"] = grace
+            self._commit("MODIFIED", rt, new, cur)
+            self._foreground.add((rt.key, ns, name))
+            return clone(new), False
         if finalizers or grace > 0:
             new = _with_metadata(old)
             md = new["metadata"]
             now = self.clock.seconds()
             if not md.get("deletionTimestamp") or grace < int(md.get("deletionGracePeriodSeconds", 1 << 30)):
+                if md.get("generation") and not md.get("deletionTimestamp"):
+                    md["generation"] = int(md["generation"]) + 1
                 md["deletionTimestamp"] = format_time(self.clock.now() + _td(grace))
                 md["deletionGracePeriodSeconds"] = grace
                 self._commit("MODIFIED", rt, new, cur)
@@ -914,7 +1072,19 @@ class Store:
                 return clone(new), False
             return clone(old), False
         self._remove(rt, old, policy)
-        return clone(old), True
+        return self._graceful_view(rt, old, grace), True
+
+    def _graceful_view(self, rt: ResourceType, obj: dict, grace: int) -> dict:
+        """The last state of an object deleted at once, as the answer shows it: a pod goes through graceful deletion
+        with a zero grace period (deletionTimestamp now, deletionGracePeriodSeconds 0, its generation bumped)."""
+        out = clone(obj)
+        md = out["metadata"]
+        if rt.key == "pods" and not md.get("deletionTimestamp"):
+            if md.get("generation"):
+                md["generation"] = int(md["generation"]) + 1
+            md["deletionTimestamp"] = format_time(self.clock.now() + _td(grace))
+            md["deletionGracePeriodSeconds"] = grace
+        return out
 
     def _remove(self, rt: ResourceType, obj: dict, policy: str = "Background") -> None:
         md = obj["metadata"]
@@ -968,10 +1138,9 @@ class Store:
             return clone(cur.obj), False
         new = _with_metadata(cur.obj)
         new["metadata"]["deletionTimestamp"] = format_time(self.clock.now())
-        new["metadata"]["deletionGracePeriodSeconds"] = 0
-        new.setdefault("status", {})["phase"] = "Terminating"
+        new["status"] = {**(new.get("status") or {}), "phase": "Terminating"}
         self._commit("MODIFIED", rt, new, cur)
-        self._terminating.add(new["metadata"]["name"])
+        self._terminating[new["metadata"]["name"]] = self.clock.seconds()
         return clone(new), False
 
     def finish_namespaces(self) -> int:
@@ -980,10 +1149,13 @@ class Store:
         finalizer holds it. Returns how many namespaces went."""
         gone = 0
         ns_rt = resources.BY_KEY["namespaces"]
-        for name in sorted(self._terminating):
+        now = self.clock.seconds()
+        for name, since in sorted(self._terminating.items()):
             cur = self._data["namespaces"].get(("", name))
             if cur is None:
-                self._terminating.discard(name)
+                self._terminating.pop(name, None)
+                continue
+            if now - since < NAMESPACE_CLEANUP_DELAY:
                 continue
             left = 0
             for r in resources.RESOURCES:
@@ -1013,12 +1185,41 @@ class Store:
             if cur.obj["metadata"].get("finalizers"):
                 continue
             self._commit("DELETED", ns_rt, _with_metadata(cur.obj), cur)
-            self._terminating.discard(name)
+            self._terminating.pop(name, None)
             gone += 1
         return gone
 
+    def finish_foreground(self) -> None:
+        """The garbage collector's side of foreground deletion: delete the dependents of an object marked
+        `foregroundDeletion` (in the foreground too), then drop the finalizer, which lets the object go."""
+        for key, ns, name in sorted(self._foreground):
+            e = self._data[key].get((ns, name))
+            if e is None or FOREGROUND not in (e.obj["metadata"].get("finalizers") or ()):
+                self._foreground.discard((key, ns, name))
+                continue
+            deps = list(self._owners.get(e.obj["metadata"].get("uid", ""), ()))
+            for dkey, dns, dname in deps:
+                d = self._data[dkey].get((dns, dname))
+                if d is not None and not d.obj["metadata"].get("deletionTimestamp"):
+                    try:
+                        self.delete(dkey, dns or None, dname, propagation_policy="Foreground")
+                    except ApiError:
+                        pass
+            if any(self._data[k].get((n, m)) is not None for k, n, m in deps):
+                continue
+            new = _with_metadata(e.obj)
+            new["metadata"]["finalizers"] = [f for f in new["metadata"]["finalizers"] if f != FOREGROUND]
+            if not new["metadata"]["finalizers"]:
+                del new["metadata"]["finalizers"]
+            self._foreground.discard((key, ns, name))
+            self._commit("MODIFIED", resources.BY_KEY[key], new, e)
+            if not new["metadata"].get("finalizers"):
+                self._remove(resources.BY_KEY[key], new)
+
     def reap(self) -> int:
         """Remove pods whose grace period has passed on the clock; returns how many went."""
+        if self._foreground:
+            self.finish_foreground()
         if self._terminating:
             self.finish_namespaces()
         if not self.auto_reap_pods:

@@ -65,3 +65,13 @@ def test_every_target_of_the_issue_has_a_row_measured_or_not_run() -> None:
     by_words = {r[0]: r for r in got}
     assert by_words["TUI first paint"][1:4] == ("0.3 s", "< 1 s", "met")
     assert all(r[3] == "not run" for r in got if r[0] != "TUI first paint")
+
+
+def test_only_a_full_run_is_held_to_the_readme_table(tmp_path, capsys) -> None:
+    figure = _figure("sync: connect + LIST all 17 kinds until live", 99.0)
+    for mode, compared in (("full", True), ("--quick", False)):
+        path = tmp_path / f"{mode}.json"
+        doc = {"date": "d", "machine": "m", "mode": mode, "load_start": "1/1/1", "load_end": "1/1/1", "total_s": 1.0}
+        path.write_text(json.dumps({**doc, "walls": [], "figures": [figure]}))
+        bench.main(["--from", str(path)])
+        assert ("vs README: sync: connect" in capsys.readouterr().out) is compared, mode

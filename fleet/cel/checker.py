@@ -352,7 +352,7 @@ class Checker:
                     )
                 vt = inner[2]
             elif is_dyn(inner):
-                vt = DYN if inner == DYN else ANY
+                vt = DYN  # an index into dyn or `any` is dyn (the oracle: "expected type 'any' but found 'dyn'")
             else:
                 raise self.err(
                     n, f"found no matching overload for '_[_]' applied to '({type_str(ot)}, {type_str(kt)})'"
@@ -479,7 +479,8 @@ class Checker:
             vt = inner[2]
             return ("opt", vt) if isinstance(ot, tuple) and ot[0] == "opt" else vt
         if is_dyn(inner):
-            return ("opt", inner) if isinstance(ot, tuple) and ot[0] == "opt" else inner
+            # a field of dyn or `any` is dyn (the oracle: "expected type 'any' but found 'dyn'")
+            return ("opt", DYN) if isinstance(ot, tuple) and ot[0] == "opt" else DYN
         raise self.err(n, f"type '{type_str(ot)}' does not support field selection")
 
     def _comp(self, n: Node, scope: dict[str, Any]) -> Any:
@@ -644,6 +645,9 @@ class Checker:
             if m != rt:
                 rt = ANY if ANY in (tt, *ats) else DYN
                 break
+        if name in ("orValue", "or") and target is not None and _free_optional(target):
+            # optional(T) with T still free (`[].last()`, `optional.none()`): cel-go binds T to the alternative's type.
+            rt = ats[0]
         return rt
 
     @staticmethod
@@ -791,6 +795,14 @@ _TIME_ARITH = {
     ("_-_", TS, DUR): TS,
     ("_-_", DUR, DUR): DUR,
 }
+
+
+def _free_optional(n: Node) -> bool:
+    """An optional whose value type is a type variable: optional.none(), or first()/last() of an unbound list."""
+    if n.kind != "call":
+        return False
+    name, target = n.args[0], n.args[1]
+    return name == "__optional_none" or (name in ("first", "last") and target is not None and _free_list(target))
 
 
 def _free_list(n: Node) -> bool:

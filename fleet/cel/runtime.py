@@ -165,6 +165,7 @@ def go_type_name(v: Any) -> str:
 
 _NUMERIC = (int, Uint, float)
 _TIME_TYPES = (Timestamp, Duration)
+_COMPARERS = (int, Uint, float, str, bool, bytes, Timestamp, Duration)  # the values that implement traits.Comparer
 
 
 _K8S_VALUE_TYPES = (Semver, Quantity, IP, CIDR)
@@ -1056,7 +1057,9 @@ def _orderable(lst: list, name: str) -> None:
     for v in lst:
         if not (type(v) is t0 or (type(v) in _NUMERIC and t0 in _NUMERIC)):
             raise no_overload(name)
-        if type(v) not in (int, Uint, float, str, bool, bytes, Semver, Quantity, Timestamp, Duration):
+        # traits.Comparer: Kubernetes' semver and quantity values are not (the oracle: isSorted/max of them is "no
+        # such overload", sort() "list elements must be comparable"); compareTo() is their only ordering.
+        if type(v) not in _COMPARERS:
             raise no_overload(name)
 
 
@@ -1133,9 +1136,8 @@ def f_distinct(x: Any) -> list:
 
 
 def f_sort(x: Any) -> list:
-    lst = _list(x, "sort")
-    _orderable(lst, "sort")
-    return sorted(lst)
+    # ext/lists.go sortList: the list sorted by itself, with sortBy's errors.
+    return f_sort_by_keys(_list(x, "sort"), x)
 
 
 def f_sort_by_keys(lst: Any, keys: Any) -> list:
@@ -1150,7 +1152,7 @@ def f_sort_by_keys(lst: Any, keys: Any) -> list:
     if not lst:
         return lst
     t0 = type(keys[0])
-    if t0 not in (int, Uint, float, str, bool, bytes, Timestamp, Duration, Semver, Quantity):
+    if t0 not in _COMPARERS:
         raise CelRuntimeError("list elements must be comparable")
     if len(keys) > 1 and any(type(k) is not t0 for k in keys):
         raise CelRuntimeError("list elements must have the same type")

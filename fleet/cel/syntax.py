@@ -250,6 +250,7 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
     return "".join(out), omap
 
 
+_CEL_FLOAT = re.compile(r"[0-9]*\.[0-9]+([eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+", re.ASCII)
 _IN_BEFORE = re.compile(r"(?:^|[^_A-Za-z0-9.])in\s*$")
 
 
@@ -513,6 +514,15 @@ class _Builder:
                 raise self.source.error("unsigned integer literal is out of range", "syntax", off)
             return Node("lit", Uint(v), offset=off)
         if ty == "FLOAT_LIT":
+            # cel-go's grammar: digits after the point, or an exponent (`5.` and `5.e3` are syntax errors there;
+            # cel-python's lexer takes them).
+            if re.fullmatch(r"-?[0-9]+\.[eE].*", text):
+                # `5.e3` is the int 5 and a field e3 for cel-go's lexer: the checker refuses the selection.
+                raise self.source.error("type 'int' does not support field selection", "type", off + text.index("."))
+            if not _CEL_FLOAT.fullmatch(text.lstrip("-")):
+                raise self.source.error(
+                    f"Syntax error: no viable alternative at input '{text}'", "syntax", off + len(text) - 1
+                )
             return Node("lit", float(text), offset=off)
         if ty in ("STRING_LIT", "MLSTRING_LIT", "BYTES_LIT"):
             if not _escapes_valid(text):

@@ -10,11 +10,11 @@ from dragoman.fleet import ownership as own
 from dragoman.fleet.findings import ObjectRef
 from dragoman.fleet.model import (
     FleetModel,
-    SelectorResult,
     pod_extended_requests,
     pod_terminal,
 )
 from dragoman.fleet.ownership import GPU
+from dragoman.fleet.selectors import SelectorResult
 
 STALE_ATTRIBUTES = ("index", "minor", "pcieBusID")
 SMALL_POOL_NODES = 4

@@ -17,7 +17,6 @@ from dragoman.fleet.model import (
     POD_CLAIM_ANNOTATION,
     DeviceView,
     FleetModel,
-    SelectorResult,
     claim_requests,
     claim_spec,
     container_extended,
@@ -26,6 +25,7 @@ from dragoman.fleet.model import (
     request_alternatives,
 )
 from dragoman.fleet.ownership import GPU
+from dragoman.fleet.selectors import SelectorResult
 
 
 def classes(ctx: Context) -> Iterable[Finding]:

@@ -28,6 +28,7 @@ import tempfile
 HERE = pathlib.Path(__file__).parent
 OUT_DESCRIPTORS = HERE / "k8s_protobuf.pb"
 OUT_FIELDS = HERE / "protobuf_fields.json"
+OUT_ALWAYS = HERE / "go_json_always.json"
 MOD = pathlib.Path(os.environ.get("GOMODCACHE", pathlib.Path.home() / "go" / "pkg" / "mod")) / "k8s.io"
 MODULES = {"api": "api@v0.37.2", "apimachinery": "apimachinery@v0.37.2"}
 # The packages of every kind the simulator serves, plus what they import.
@@ -79,6 +80,96 @@ def _keep_zero(go_dir: pathlib.Path, proto_package: str) -> dict[str, list[str]]
     return out
 
 
+_TYPE_DECL = re.compile(r"^type (\w+) (struct \{|string$|bool$|u?int(?:8|16|32|64)?$|float64$|map\[|\[\])")
+# Types of other packages whose Go zero marshals to a fixed JSON value (their own MarshalJSON).
+_FOREIGN_ZERO: dict[str, object] = {
+    "Time": None,
+    "MicroTime": None,
+    "Quantity": "0",
+    "IntOrString": 0,
+    "RawExtension": None,
+}
+
+
+def _declared(go_dir: pathlib.Path) -> dict[str, str]:
+    """{type name: "struct" | "string" | "bool" | "number" | "map" | "slice"} of a Go package's named types."""
+    out: dict[str, str] = {}
+    for path in sorted(go_dir.glob("*.go")):
+        if path.name.endswith("_test.go"):
+            continue
+        for line in path.read_text().splitlines():
+            m = _TYPE_DECL.match(line)
+            if m:
+                what = m.group(2)
+                out[m.group(1)] = (
+                    "struct"
+                    if what.startswith("struct")
+                    else "map"
+                    if what.startswith("map")
+                    else "slice"
+                    if what == "[]"
+                    else what
+                    if what in ("string", "bool")
+                    else "number"
+                )
+    return out
+
+
+def _always(go_dir: pathlib.Path, proto_package: str, declared: dict[str, str]) -> dict[str, dict[str, object]]:
+    """Per message, the fields Go's encoding/json writes even when the object leaves them unset, with the JSON of
+    their zero: a non-pointer struct (`status: {}`, a zero metav1.Time as `null`) unless tagged omitzero, and a
+    non-pointer field without omitempty (`reportingComponent: ""`, `numberReady: 0`, a nil slice as `null`)."""
+    out: dict[str, dict[str, object]] = {}
+    for path in sorted(go_dir.glob("*.go")):
+        if path.name.startswith("zz_") or path.name.endswith("_test.go") or "generated" in path.name:
+            continue
+        struct = None
+        for line in path.read_text().splitlines():
+            m = _STRUCT.match(line)
+            if m:
+                struct = m.group(1)
+                continue
+            if line.startswith("}"):
+                struct = None
+                continue
+            f = _FIELD.match(line) if struct else None
+            if not f:
+                continue
+            _go, go_type, json_name, opts, _wire, _num = f.groups()
+            if not json_name or go_type.startswith("*"):
+                continue
+            omitempty, omitzero = "omitempty" in opts, "omitzero" in opts
+            base = go_type.rsplit(".", 1)[-1]
+            named = declared.get(base)
+            if go_type.startswith("[]") and go_type != "[]byte" or go_type.startswith("map["):
+                kind = "nil"
+            elif go_type in ("string", "[]byte") or named == "string":
+                kind = "string"
+            elif go_type == "bool" or named == "bool":
+                kind = "bool"
+            elif go_type in _SCALARS or named == "number":
+                kind = "number"
+            elif named in ("map", "slice"):
+                kind = "nil"
+            elif base in _FOREIGN_ZERO:
+                kind = "foreign"
+            else:
+                kind = "struct"
+            zero: object
+            if kind == "struct" or kind == "foreign":
+                if omitzero:
+                    continue
+                zero = _FOREIGN_ZERO[base] if kind == "foreign" else {}
+                if kind == "foreign" and omitempty and zero is not None:
+                    continue  # a Quantity or IntOrString with omitempty: its MarshalJSON is not "empty", but rare
+            elif omitempty or omitzero:
+                continue
+            else:
+                zero = {"string": "", "bool": False, "number": 0, "nil": None}[kind]
+            out.setdefault(f"{proto_package}.{struct}", {})[json_name] = zero
+    return out
+
+
 # Go types that protobuf writes as a scalar (length-delimited for strings); named string types (RestartPolicy, ...)
 # are caught by `wire == "varint"` only for numbers, so the common string kinds are listed by name.
 _SCALARS = {"string", "bool", "int32", "int64", "uint32", "uint64", "float64", "[]byte"}
@@ -114,5 +205,27 @@ def main() -> None:
     print(f"wrote {OUT_DESCRIPTORS} ({OUT_DESCRIPTORS.stat().st_size} bytes) and {OUT_FIELDS} ({len(fields)} messages)")
 
 
+def write_always() -> None:
+    """go_json_always.json alone: needs only the Go module cache (not grpcio-tools)."""
+    always: dict[str, dict[str, object]] = {}
+    # Named types by their bare name across the packages (types.UID is a string, v1.ResourceList a map, ...).
+    declared: dict[str, str] = {}
+    for p in [*PROTOS, "apimachinery/pkg/types"]:
+        module, _, rest = p.partition("/")
+        declared.update(_declared(MOD / MODULES[module] / rest))
+    for p in PROTOS:
+        module, _, rest = p.partition("/")
+        go_dir = MOD / MODULES[module] / rest
+        text = (go_dir / "generated.proto").read_text()
+        package = re.search(r"^package ([\w.]+);", text, re.M).group(1)
+        always.update(_always(go_dir, package, {**declared, **_declared(go_dir)}))
+    OUT_ALWAYS.write_text(json.dumps(always, sort_keys=True, separators=(",", ":")))
+    print(f"wrote {OUT_ALWAYS} ({len(always)} messages)")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--always"]:
+        write_always()
+    else:
+        main()
+        write_always()

@@ -415,6 +415,10 @@ def field_set(obj: dict, kind: str, include_status: bool = False) -> set[tuple[s
 
 def _walk(value: Any, schema: dict | None, path: tuple[str, ...], out: dict) -> None:
     resolved = _schemas.resolve(schema)
+    if isinstance(value, dict) and _is_atomic_map(schema):
+        # An atomic map or struct (nodeSelector, a LabelSelector, an ObjectReference) is owned whole.
+        out[path] = value
+        return
     if (
         isinstance(value, dict)
         and value
@@ -426,11 +430,13 @@ def _walk(value: Any, schema: dict | None, path: tuple[str, ...], out: dict) -> 
     if isinstance(value, list) and value and schema is not None:
         kind, keys = _schemas.list_type(schema)
         if kind == "map":
-            element_schema = _schemas.resolve(_schemas.items(schema))
+            raw_element = _schemas.items(schema)
+            element_schema = _schemas.resolve(raw_element)
+            atomic = _is_atomic_map(raw_element)
             for element in value:
                 pe = path + (_element_key(element, keys),)
                 out[pe] = _MEMBER
-                if isinstance(element, dict):
+                if isinstance(element, dict) and not atomic:  # an atomic element (OwnerReference) is owned whole
                     for key, child in element.items():
                         _walk(child, _schemas.field(element_schema, key), pe + (f"f:{key}",), out)
             return
@@ -544,8 +550,13 @@ def _prune_empty(obj: Any, original: Any) -> None:
                 del obj[key]
 
 
+def _is_atomic_map(schema: dict | None) -> bool:
+    resolved = _schemas.resolve(schema)
+    return "atomic" in ((schema or {}).get("x-kubernetes-map-type"), (resolved or {}).get("x-kubernetes-map-type"))
+
+
 def _ssa_merge(live: Any, applied: Any, schema: dict | None) -> Any:
-    if isinstance(live, dict) and isinstance(applied, dict):
+    if isinstance(live, dict) and isinstance(applied, dict) and not _is_atomic_map(schema):
         result = dict(live)
         for key, value in applied.items():
             result[key] = (
@@ -794,5 +805,8 @@ def update_managed_fields(
         if subresource:
             entry["subresource"] = subresource
         out.append(entry)
-    new.setdefault("metadata", {})["managedFields"] = out
+    if out:
+        new.setdefault("metadata", {})["managedFields"] = out
+    else:
+        new.setdefault("metadata", {}).pop("managedFields", None)  # nobody owns anything: no empty list either
     return new

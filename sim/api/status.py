@@ -33,7 +33,10 @@ def success(group: str = "", resource: str = "", name: str = "", uid: str | None
     details["kind"] = resource
     if uid:
         details["uid"] = uid
-    return status(200, "", "", details)
+    body = status(200, "", "", details)
+    # The delete handler's Status{Success} sets no code (its zero is omitted on the wire).
+    del body["code"]
+    return body
 
 
 def qualified_resource(group: str, resource: str) -> str:
@@ -150,21 +153,21 @@ def method_not_allowed(group: str = "", resource: str = "", name: str = "", meth
 
 
 def unsupported_media_type(content_type: str) -> dict:
-    """415: a PATCH or body type the server does not accept."""
-    return status(
-        415,
-        "UnsupportedMediaType",
-        "the body of the request was in an unknown format - accepted media types include: "
-        f"application/json, application/yaml, application/vnd.kubernetes.protobuf (got {content_type!r})",
-    )
+    """415 for a PATCH whose Content-Type is no patch type: apimachinery's generic server response (its message is
+    the code and text, its details empty), whatever the type was."""
+    body = status(415, "UnsupportedMediaType", "415: Unsupported Media Type")
+    body["details"] = {}
+    return body
 
 
-def not_acceptable(
-    message: str = "only the following media types are accepted: application/json, application/yaml, "
-    "application/vnd.kubernetes.protobuf",
-) -> dict:
-    """406 NotAcceptable."""
-    return status(406, "NotAcceptable", message)
+MEDIA_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
+
+
+def not_acceptable(available: tuple[str, ...] = MEDIA_TYPES) -> dict:
+    """406 NotAcceptable as the negotiation package writes it (empty details)."""
+    body = status(406, "NotAcceptable", "406: Not Acceptable\n\nAvailable representations: " + ", ".join(available))
+    body["details"] = {}
+    return body
 
 
 def too_many_requests(message: str, retry_after: int | None = None, causes: list[dict] | None = None) -> dict:
@@ -223,3 +226,36 @@ def timeout(
 ) -> dict:
     """504 Timeout."""
     return status(504, "Timeout", message, _details("", "", "", None, retry_after) or None)
+
+
+def _parse_uint_error(value: str) -> str | None:
+    """Go's strconv.ParseUint(value, 10, 64) error text, or None when it parses."""
+    if value.isascii() and value.isdigit():
+        return None if int(value) < 1 << 64 else f'strconv.ParseUint: parsing "{value}": value out of range'
+    return f'strconv.ParseUint: parsing "{value}": invalid syntax'
+
+
+def resource_version_problem(value: str, current: int, *, list_request: bool) -> dict | None:
+    """What kube-apiserver answers a read whose resourceVersion is not a number (a LIST: 400 "invalid resource
+    version"; a GET or WATCH: an untyped storage error, 500 without a reason) or is ahead of its storage (504
+    Timeout with the ResourceVersionTooLarge cause, after the watch cache waited); None when it can be served."""
+    if value in ("", "0"):
+        return None
+    problem = _parse_uint_error(value)
+    if problem is not None:
+        text = f'resourceVersion: Invalid value: "{value}": {problem}'
+        if list_request:
+            return bad_request(f"invalid resource version: {text}")
+        body = status(500, "", text)
+        del body["reason"]
+        return body
+    if int(value) > current:
+        body = status(
+            504,
+            "Timeout",
+            f"Timeout: Too large resource version: {int(value)}, current: {current}",
+            {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]},
+        )
+        body["details"]["retryAfterSeconds"] = 1
+        return body
+    return None

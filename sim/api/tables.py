@@ -369,7 +369,8 @@ def _node(obj: dict, now: datetime.datetime) -> list:
         address("InternalIP"),
         address("ExternalIP"),
         info.get("osImage") or "<unknown>",
-        info.get("kernelVersion") or "<unknown>",
+        # v1.37's printer appends the architecture to the kernel version.
+        (info.get("kernelVersion") or "<unknown>") + (f" ({info['architecture']})" if info.get("architecture") else ""),
         info.get("containerRuntimeVersion") or "<unknown>",
     ]
 

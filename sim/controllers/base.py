@@ -175,6 +175,9 @@ class Controller:
 
     name = "controller"
     batch = 256
+    # The field manager kube-apiserver records for this controller's writes: the real component's name (its
+    # User-Agent's first word), None for writes that record none.
+    field_manager: str | None = None
 
     def __init__(self, sim: Any) -> None:
         self.sim = sim
@@ -244,6 +247,9 @@ class Controller:
             key = next(iter(self._queue))
             del self._queue[key]
             n += 1
+            acting = self.field_manager is not None and hasattr(self.store, "actor")
+            if acting:
+                self.store.actor = self.field_manager
             try:
                 self.reconcile(key)
                 self._failures.pop(key, None)
@@ -262,6 +268,9 @@ class Controller:
                     exc_info=tries >= 3,
                 )
                 self.enqueue_after(key, delay)
+            finally:
+                if acting:
+                    self.store.actor = None
         return n
 
     async def run(self) -> None:

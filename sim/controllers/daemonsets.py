@@ -69,6 +69,7 @@ class DaemonSets(Controller):
     ("status", ns, name) the counts and the rolling update."""
 
     name = "daemonset-controller"
+    field_manager = "kube-controller-manager"
 
     def __init__(self, sim: Any) -> None:
         super().__init__(sim)

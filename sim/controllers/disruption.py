@@ -146,5 +146,5 @@ class PdbStatus:
         if status != pdb.get("status"):
             new = clone(pdb)
             new["status"] = status
-            return self.store.update(PDBS, new, "status", check_rv=False)
+            return self.store.update(PDBS, new, "status", check_rv=False, field_manager="kube-controller-manager")
         return pdb

@@ -64,6 +64,7 @@ class Scheduler(Controller):
     finalizer in step with its pods; ("quota", ns) refreshes ResourceQuota status.used."""
 
     name = "scheduler"
+    field_manager = "kube-scheduler"
 
     def __init__(self, sim: Any, *, feasible_cap: int | None = 16) -> None:
         super().__init__(sim)
@@ -331,6 +332,9 @@ class Scheduler(Controller):
                     "reason": reason,
                     "message": message,
                 }
+                if cur["metadata"].get("generation"):
+                    # v1.37's scheduler stamps the pod generation it judged (PodObservedGenerationTracking).
+                    cond["observedGeneration"] = cur["metadata"]["generation"]
                 cur.setdefault("status", {})["conditions"] = [c for c in conds if c.get("type") != "PodScheduled"] + [
                     cond
                 ]
@@ -407,7 +411,8 @@ class Scheduler(Controller):
         if cur is None or (cur.get("spec") or {}).get("nodeName"):
             return
         cur["spec"]["nodeName"] = node
-        self.store.update("pods", cur, namespace=ns, check_rv=False)
+        # The binding subresource writes past the field manager: no managedFields entry for either write.
+        self.store.update("pods", cur, namespace=ns, check_rv=False, field_manager="")
         cur = self.store.get("pods", ns, name)
         conds = [c for c in (cur.get("status") or {}).get("conditions") or [] if c.get("type") != "PodScheduled"]
         conds.append(
@@ -421,7 +426,7 @@ class Scheduler(Controller):
         cur.setdefault("status", {})["conditions"] = conds
         # ClearingNominatedNodeNameAfterBinding: the binding clears the nomination (the pod is where it was going).
         cur["status"].pop("nominatedNodeName", None)
-        self.store.update("pods", cur, "status", namespace=ns, check_rv=False)
+        self.store.update("pods", cur, "status", namespace=ns, check_rv=False, field_manager="")
 
     def _write_claim_status(self, claim: dict) -> None:
         md = _md(claim)
@@ -558,6 +563,14 @@ class Scheduler(Controller):
                 continue
             cur["status"] = want
             try:
-                self.store.update("resourcequotas", cur, "status", namespace=ns, check_rv=False)
+                # The resource quota controller's write (kube-controller-manager), though this one keeps the books.
+                self.store.update(
+                    "resourcequotas",
+                    cur,
+                    "status",
+                    namespace=ns,
+                    check_rv=False,
+                    field_manager="kube-controller-manager",
+                )
             except ApiError as exc:
                 log.debug("quota status update failed: %s", exc)

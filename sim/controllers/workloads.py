@@ -104,6 +104,7 @@ class Workloads(Controller):
     """Keys ("deploy"|"rs"|"sts"|"job", namespace, name)."""
 
     name = "workload-controllers"
+    field_manager = "kube-controller-manager"
 
     def __init__(self, sim: Any) -> None:
         super().__init__(sim)
@@ -149,13 +150,26 @@ class Workloads(Controller):
         pods.sort(key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]))
         return pods
 
-    def _write_status(self, resource: str, obj: dict, status: dict) -> None:
-        if status == (obj.get("status") or {}):
+    def _write_status(self, resource: str, obj: dict, status: dict, annotations: dict | None = None) -> None:
+        have = obj["metadata"].get("annotations") or {}
+        old = obj.get("status") or {}
+        # A zero terminatingReplicas a stored status lacks (a scenario's, written before v1.37 counted them) is not
+        # worth a write of its own; the next write for another reason carries it.
+        if status.get("terminatingReplicas") == 0 and "terminatingReplicas" not in old:
+            same = {k: v for k, v in status.items() if k != "terminatingReplicas"} == old
+        else:
+            same = status == old
+        if same and all(have.get(k) == v for k, v in (annotations or {}).items()):
             return
         cur = editable_status(self.store, resource, obj["metadata"].get("namespace"), obj["metadata"]["name"])
         if cur is None:
             return
         cur["status"] = status
+        if annotations:
+            # editable_status shares the stored metadata: copy it before changing it.
+            md = dict(cur["metadata"])
+            md["annotations"] = {**(md.get("annotations") or {}), **annotations}
+            cur["metadata"] = md
         self.store.update(resource, cur, subresource="status")
 
     def _delete_pod(self, pod: dict) -> None:
@@ -214,6 +228,7 @@ class Workloads(Controller):
                             )
                         ),
                         "deployment.kubernetes.io/desired-replicas": str(want),
+                        "deployment.kubernetes.io/max-replicas": str(want + _max_surge(d)),
                     },
                     "ownerReferences": [_owner(d)],
                 },
@@ -238,6 +253,7 @@ class Workloads(Controller):
                 cur["spec"]["replicas"] = want
                 ann = cur["metadata"].setdefault("annotations", {})
                 ann["deployment.kubernetes.io/desired-replicas"] = str(want)
+                ann["deployment.kubernetes.io/max-replicas"] = str(want + _max_surge(d))
                 current = self.store.update(RS, cur)
         # Old ReplicaSets scale to zero at once: the simulator rolls out as a Recreate would, in one step.
         for rs in rss:
@@ -251,10 +267,11 @@ class Workloads(Controller):
     def _deployment_status(self, d: dict, current: dict) -> None:
         rss = self.cache.owned(d["metadata"].get("uid", ""), RS)
         cur_name = current["metadata"]["name"]
-        total = ready = available = updated = 0
+        total = ready = available = updated = terminating = 0
         for rs in rss:
             st = rs.get("status") or {}
             total += int(st.get("replicas", 0))
+            terminating += int(st.get("terminatingReplicas", 0))
             ready += int(st.get("readyReplicas", 0))
             available += int(st.get("availableReplicas", 0))
             if rs["metadata"]["name"] == cur_name:
@@ -273,6 +290,7 @@ class Workloads(Controller):
             status["availableReplicas"] = available
         if want - available > 0:
             status["unavailableReplicas"] = want - available
+        status["terminatingReplicas"] = terminating
         conds = list(old.get("conditions") or [])
         if available >= want - _max_unavailable(d):
             conds = _set_condition(
@@ -306,7 +324,11 @@ class Workloads(Controller):
         for k in ("collisionCount",):
             if k in old:
                 status[k] = old[k]
-        self._write_status(DEPLOY, d, status)
+        # The revision of the newest ReplicaSet, on the Deployment too (SetDeploymentRevision, written with the
+        # status: the status strategy keeps a request's annotations).
+        revision = (current["metadata"].get("annotations") or {}).get("deployment.kubernetes.io/revision")
+        annotations = {"deployment.kubernetes.io/revision": revision} if revision else None
+        self._write_status(DEPLOY, d, status, annotations)
 
     # -------------------------------------------------------------- ReplicaSet
 
@@ -367,9 +389,8 @@ class Workloads(Controller):
         if ready:
             status["readyReplicas"] = ready
             status["availableReplicas"] = ready
-        terminating = sum(1 for p in pods if p["metadata"].get("deletionTimestamp"))
-        if "terminatingReplicas" in old or terminating:
-            status["terminatingReplicas"] = terminating
+        # v1.37 (DeploymentReplicaSetTerminatingReplicas, on by default) always writes the count, 0 included.
+        status["terminatingReplicas"] = sum(1 for p in pods if p["metadata"].get("deletionTimestamp"))
         # replica_set_utils.calculateStatus: a failure adds ReplicaFailure (kept, not rewritten, while it lasts); a
         # sync without one removes it.
         conds = list(old.get("conditions") or ())
@@ -607,6 +628,25 @@ def _seconds_at(clock: Any, stamp: str) -> float:
         return clock.seconds() - (clock.now() - parse_time(stamp)).total_seconds()
     except (TypeError, ValueError):
         return float("-inf")
+
+
+def _max_surge(d: dict) -> int:
+    """deploymentutil.MaxSurge: RollingUpdate's maxSurge (default 25%, percentages round up); 0 for Recreate."""
+    spec = d.get("spec") or {}
+    strategy = spec.get("strategy") or {}
+    if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+        return 0
+    value = (strategy.get("rollingUpdate") or {}).get("maxSurge", "25%")
+    want = _replicas(d)
+    if isinstance(value, str) and value.endswith("%"):
+        try:
+            return -(-want * int(value[:-1]) // 100)
+        except ValueError:
+            return 0
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
 
 
 def _max_unavailable(d: dict) -> int:

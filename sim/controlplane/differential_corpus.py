@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from dragoman.sim.controlplane.differential import Behaviour, KubectlCase, Request, Side
+from dragoman.sim.controlplane.differential_clients import client_requests
 
 NS = "dragoman-diff"
 NODE = "gke-ml-prod-h100-dra-731a68f1-628r"  # a demo node both sides hold with the same labels and devices
@@ -274,7 +275,8 @@ def api_requests() -> list[Request]:
             {**pod("x"), "metadata": {"generateName": "gen-", "namespace": NS}},
             capture={"gen": "metadata.name"},
         ),
-        R("pods: get generated", "GET", PODS + "/{gen}"),
+        # After both schedulers' first attempt at it (the embedded one is at once, the real one after its queue).
+        R("pods: get generated", "GET", PODS + "/{gen}", settle=5.0),
         R("pods: create invalid", "POST", PODS, bad_pod),
         R("pods: create unknown field (warn)", "POST", PODS, unknown),
         R(
@@ -555,6 +557,8 @@ def api_requests() -> list[Request]:
             "GET",
             f"/api/v1/namespaces/{NS}/events?fieldSelector=involvedObject.name%3Dp1,reason%3DTesting",
         ),
+        # --- what client libraries and helm send (captured: sim/controlplane/differential_clients.py)
+        *client_requests(),
         R("configmaps: delete collection", "DELETE", f"/api/v1/namespaces/{NS}/configmaps"),
         R(
             "deployments: delete foreground",

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dragoman.sim import resources
+from dragoman.sim.api.admission import service_accounts_named
 
 Request = Callable[..., tuple[int, Any]]
 
@@ -289,25 +290,6 @@ def _path(obj: dict, name: str | None = None, sub: str | None = None) -> str:
     return p
 
 
-def _service_accounts(objects: list[dict]) -> set[tuple[str, str]]:
-    """(namespace, name) of every ServiceAccount a pod or pod template names: the API server refuses a pod whose
-    service account does not exist, and a controller's pods would never be made."""
-    out: set[tuple[str, str]] = set()
-    for obj in objects:
-        spec = obj.get("spec") or {}
-        pod_spec = (
-            spec
-            if obj.get("kind") == "Pod"
-            else (spec.get("template") or {}).get("spec")
-            or (spec.get("jobTemplate") or {}).get("spec", {}).get("template", {}).get("spec")
-        )
-        if isinstance(pod_spec, dict):
-            sa = pod_spec.get("serviceAccountName") or pod_spec.get("serviceAccount")
-            if sa and sa != "default":
-                out.add((obj["metadata"].get("namespace") or "default", sa))
-    return out
-
-
 def load(
     request: Request,
     objects: list[dict],
@@ -341,7 +323,7 @@ def load(
                     break
                 time.sleep(0.2)
             report.count(report.created, "CustomResourceDefinition")
-    pending_sa = _service_accounts(objects) - {(ns, n) for (k, ns, n) in present if k == "ServiceAccount"}
+    pending_sa = service_accounts_named(objects) - {(ns, n) for (k, ns, n) in present if k == "ServiceAccount"}
     sa_done = False
     expected = expected_pods(objects)
     placed: dict[str, int] = {}

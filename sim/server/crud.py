@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 from typing import Any
 
@@ -30,15 +29,45 @@ def _encode_continue(token_id: str, offset: int, rv: int) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
+_B64URL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def _go_json_start_error(data: bytes) -> str:
+    """encoding/json's complaint about bytes that are not JSON (what DecodeContinue passes on)."""
+    text = data.lstrip(b" \t\r\n")
+    if not text:
+        return "unexpected end of JSON input"
+    c = chr(text[0])
+    if c in '{["-0123456789tfn':
+        return "unexpected end of JSON input"
+    quoted = {"'": "'\\''", '"': "'\"'"}.get(c) or "'" + json.dumps(c)[1:-1] + "'"
+    return f"invalid character {quoted} looking for beginning of value"
+
+
+def _bad_continue(detail: str) -> ApiError:
+    return ApiError(st.bad_request(f"invalid continue token: continue key is not valid: {detail}"))
+
+
 def _decode_continue(token: str) -> tuple[str, int, int]:
+    """The token's parts; a token that is not one of ours is refused with the words storage.DecodeContinue uses
+    (base64 without padding, then JSON)."""
+    bad = next((i for i, ch in enumerate(token) if ch not in _B64URL), None)
+    if bad is None and len(token) % 4 == 1:
+        bad = len(token) - 1
+    if bad is not None:
+        raise _bad_continue(f"illegal base64 data at input byte {bad}")
+    raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
     try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         data = json.loads(raw)
+    except ValueError:
+        raise _bad_continue(_go_json_start_error(raw)) from None
+    try:
         return str(data["id"]), int(data["o"]), int(data["rv"])
-    except (ValueError, KeyError, TypeError, binascii.Error):
+    except (KeyError, TypeError, ValueError):
         raise ApiError(
             st.bad_request(
-                "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+                "invalid continue token: continue key is not valid: incorrect encoded start resourceVersion "
+                "(version meta.k8s.io/v1)"
             )
         ) from None
 
@@ -102,6 +131,23 @@ def validate_list_options(q: Any, watch: bool) -> None:
         raise ApiError(st.invalid("meta.k8s.io", "ListOptions", "", causes))
 
 
+# Kinds whose field label conversion (pkg/apis/<group>/<version>/conversion.go) says "field label not supported: X";
+# ResourceSlice's names its GroupVersionKind; every other kind has apimachinery's default conversion.
+_LEGACY_FIELD_LABELS = {"Pod", "Node", "ReplicationController", "Event", "Namespace", "Secret", "Service", "Job"}
+_UNSUPPORTED_LABEL = "field label not supported: "
+
+
+def _field_label_message(rt: ResourceType, message: str) -> str:
+    if not message.startswith(_UNSUPPORTED_LABEL) or rt.custom:
+        return message
+    label = message[len(_UNSUPPORTED_LABEL) :]
+    if rt.kind in _LEGACY_FIELD_LABELS and rt.group in ("", "batch"):
+        return message
+    if rt.kind == "ResourceSlice":
+        return f"field label not supported for {rt.group}/{rt.version}, Kind={rt.kind}: {label}"
+    return f'"{label}" is not a known field selector: only "metadata.name", "metadata.namespace"'
+
+
 class CrudMixin:
     """The verbs on stored objects, over the simulator's store."""
 
@@ -119,7 +165,7 @@ class CrudMixin:
             lp = parse_label_selector(q.get("labelSelector"))
             fp = parse_field_selector(q.get("fieldSelector"), rt.field_labels())
         except SelectorError as exc:
-            raise ApiError(st.bad_request(str(exc))) from None
+            raise ApiError(st.bad_request(_field_label_message(rt, str(exc)))) from None
         if lp and fp:
             return lambda o: lp(o) and fp(o)
         return lp or fp
@@ -133,6 +179,11 @@ class CrudMixin:
 
     def _get(self, request: web.Request, route: Route) -> web.Response:
         rt = route.rt
+        problem = st.resource_version_problem(
+            request.query.get("resourceVersion", ""), self.store.resource_version, list_request=False
+        )
+        if problem is not None:
+            raise ApiError(problem)
         e = self.store.entry(rt, route.namespace or None, route.name)
         if e is None:
             raise ApiError(st.not_found(rt.group, rt.plural, route.name))
@@ -152,6 +203,21 @@ class CrudMixin:
                 {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": e.obj["metadata"]}, "json"
             )
         return self._represent(e.obj, form)
+
+    def _answer(self, request: web.Request, obj: dict, code: int = 200) -> web.Response:
+        """A write's answer in the representation the client accepts (helm asks for protobuf first)."""
+        try:
+            form = negotiate(request.headers.get("Accept", ""), False)
+        except ApiError:
+            form = "json"
+        if form == "protobuf":
+            try:
+                resp = self._represent(obj, form)
+            except ApiError:  # a kind without a compiled message: the write happened, so answer it as JSON
+                return _json(obj, code)
+            resp.set_status(code)
+            return resp
+        return _json(obj, code)
 
     @staticmethod
     def _represent(obj: dict, form: str) -> web.Response:
@@ -176,6 +242,11 @@ class CrudMixin:
         except ValueError:
             raise ApiError(st.bad_request(f"limit: Invalid value: {q.get('limit')!r}")) from None
         validate_list_options(q, False)
+        problem = st.resource_version_problem(
+            q.get("resourceVersion", ""), self.store.resource_version, list_request=True
+        )
+        if problem is not None:
+            raise ApiError(problem)
         form = negotiate(request.headers.get("Accept", ""), True)
         cont = q.get("continue")
         if cont:
@@ -193,7 +264,9 @@ class CrudMixin:
             if not token_id:
                 token_id = self.store.keep_snapshot(snap)
             meta["continue"] = _encode_continue(token_id, end, snap.rv)
-            meta["remainingItemCount"] = len(snap.entries) - end
+            if not (q.get("labelSelector") or q.get("fieldSelector")):
+                # A filtered list cannot count what is left without reading it: kube-apiserver leaves it out.
+                meta["remainingItemCount"] = len(snap.entries) - end
         if form == "table":
             table = self._table(rt, [e.obj for e in page], str(snap.rv))
             table.setdefault("metadata", {}).update(meta)
@@ -208,11 +281,18 @@ class CrudMixin:
             )
         if form != "json":
             return self._represent(
-                {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": [e.obj for e in page]},
+                {
+                    "kind": rt.list_kind,
+                    "apiVersion": rt.api_version,
+                    "metadata": meta,
+                    "items": [e.obj if rt.custom or form == "protobuf" else json.loads(e.item_raw) for e in page],
+                },
                 form,
             )
         head = pieces.dumps({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta})
-        body = head[:-1] + b',"items":[' + b",".join(e.raw for e in page) + b"]}"
+        # A built-in type's list items carry no kind or apiVersion (the list says them); a custom resource's do.
+        items = b",".join(e.raw for e in page) if rt.custom else b",".join(e.item_raw for e in page)
+        body = head[:-1] + b',"items":[' + items + b"]}"
         return web.Response(body=body, headers={"Content-Type": JSON_CT})
 
     async def _create(self, request: web.Request, route: Route) -> web.Response:
@@ -238,12 +318,22 @@ class CrudMixin:
             field_manager=self._manager(request),
             decode_mode=self._field_validation(request),
         )
-        return _json(obj, 201)
+        return self._answer(request, obj, 201)
 
     @staticmethod
     def _check_kind(rt: ResourceType, body: dict) -> None:
         kind, api_version = body.get("kind"), body.get("apiVersion")
         if (kind and kind != rt.kind) or (api_version and api_version != rt.api_version):
+            if api_version in (None, rt.api_version) and not rt.custom:
+                # The codec decodes the body as the kind it names, then fails to convert it to the URL's kind.
+                version = rt.version
+                internal = {"": "core", "rbac.authorization.k8s.io": "rbac"}.get(rt.group, rt.group.split(".")[0])
+                raise ApiError(
+                    st.bad_request(
+                        f'{kind} in version "{version}" cannot be handled as a {rt.kind}: converting '
+                        f"({version}.{kind}) to ({internal}.{rt.kind}): unknown conversion"
+                    )
+                )
             raise ApiError(
                 st.bad_request(
                     f"the API version in the data ({api_version}) does not match the expected API version "
@@ -277,7 +367,7 @@ class CrudMixin:
             field_manager=self._manager(request),
             decode_mode=self._field_validation(request),
         )
-        return _json(obj)
+        return self._answer(request, obj)
 
     PATCH_TYPES = {
         "application/merge-patch+json": "merge",
@@ -342,7 +432,7 @@ class CrudMixin:
             force=force,
             decode_mode=self._field_validation(request),
         )
-        return _json(obj, 201 if created else 200)
+        return self._answer(request, obj, 201 if created else 200)
 
     async def _delete(self, request: web.Request, route: Route) -> web.Response:
         rt = route.rt
@@ -376,7 +466,10 @@ class CrudMixin:
                         propagation_policy=policy,
                         dry_run=dry,
                     )
-                    items.append(obj)
+                    # A built-in type's list items carry no kind or apiVersion (a custom resource's do).
+                    items.append(
+                        obj if rt.custom else {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
+                    )
                 except ApiError:
                     pass
             return _json(
@@ -400,5 +493,5 @@ class CrudMixin:
         # namespace) is answered as it is now; a removed one as itself or as a Status, per its registry; 202 only
         # for a pending deletion with orphanDependents: false.
         if gone and rt.key not in resources.RETURN_DELETED_OBJECT:
-            return _json(st.success(rt.group, rt.plural, route.name, obj["metadata"].get("uid")))
-        return _json(obj, 202 if not gone and body.get("orphanDependents") is False else 200)
+            return self._answer(request, st.success(rt.group, rt.plural, route.name, obj["metadata"].get("uid")))
+        return self._answer(request, obj, 202 if not gone and body.get("orphanDependents") is False else 200)

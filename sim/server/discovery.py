@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from typing import Any
 
 from aiohttp import web
@@ -28,6 +30,42 @@ SERVER_VERSION = {
 }
 
 
+# The order in which kube-apiserver v1.37.2 lists its API groups (`GET /apis`), the simulator's among them.
+GROUP_ORDER = [
+    "apiregistration.k8s.io",
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "resource.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+    "storagemigration.k8s.io",
+]
+# Kinds kube-apiserver stores in another version than the one served (the hash names the stored one).
+STORAGE_VERSION = {("resource.k8s.io", "DeviceTaintRule"): "v1beta2"}
+
+
+def storage_version_hash(group: str, version: str, kind: str) -> str:
+    """apiserver's StorageVersionHash: the first 8 bytes of sha256("group/version/kind"), base64 (a client such as
+    the storage version migrator compares it to notice a new storage version)."""
+    version = STORAGE_VERSION.get((group, kind), version)
+    digest = hashlib.sha256(f"{group}/{version}/{kind}".encode()).digest()
+    return base64.b64encode(digest[:8]).decode()
+
+
 class DiscoveryMixin:
     """Discovery documents built from sim/resources.py."""
 
@@ -36,7 +74,8 @@ class DiscoveryMixin:
         for g, _ in resources.group_versions():
             if g and g not in out:
                 out.append(g)
-        return out
+        # kube-aggregator's order (its group priorities), custom resources' groups after the built-in ones.
+        return sorted(out, key=lambda g: (GROUP_ORDER.index(g) if g in GROUP_ORDER else len(GROUP_ORDER), g))
 
     def _api_group(self, group: str) -> dict:
         versions = [v for g, v in resources.group_versions() if g == group]
@@ -75,6 +114,8 @@ class DiscoveryMixin:
                 entry["shortNames"] = list(rt.short_names)
             if rt.categories:
                 entry["categories"] = list(rt.categories)
+            if rt.key not in resources.VIRTUAL:
+                entry["storageVersionHash"] = storage_version_hash(rt.group, rt.version, rt.kind)
             out.append(entry)
             for sub in rt.subresources:
                 g, v, k, verbs = self._sub_kind(rt, sub)
@@ -92,7 +133,8 @@ class DiscoveryMixin:
             "kind": "APIResourceList",
             "apiVersion": "v1",
             "groupVersion": f"{group}/{version}" if group else version,
-            "resources": out,
+            # In the order of their paths, as the API installer registers them.
+            "resources": sorted(out, key=lambda e: e["name"]),
         }
 
     def _aggregated(self, core: bool) -> dict:

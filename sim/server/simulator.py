@@ -86,6 +86,7 @@ class Simulator(
         self.add_user(User(ADMIN, new_token(), ("system:masters",)))
         for u in users or ():
             self.add_user(u)
+        self.store.root_ca = self.certificate.cert_pem.decode()
         self.store.load(bootstrap_objects())
         if objects:
             self.store.validate = validate_load

@@ -99,9 +99,11 @@ class SubresourcesMixin:
         if want_rv and want_rv != obj["metadata"]["resourceVersion"]:
             raise ApiError(st.conflict(rt.group, rt.plural, route.name))
         obj.setdefault("spec", {})["replicas"] = replicas
+        # Recorded as the writer's `scale` subresource entry (owning spec.replicas), as kube-apiserver does.
         new = self.store.update(
             rt,
             obj,
+            "scale",
             namespace=route.namespace or None,
             name=route.name,
             dry_run=self._dry_run(request),

@@ -47,12 +47,10 @@ class WatchMixin:
         if rv_param in ("", "0") or send_initial:
             initial = [("ADDED", e) for e in self.store.snapshot(rt, ns, w.matches if (ns or pred) else None).entries]
         else:
-            try:
-                since = int(rv_param)
-            except ValueError:
-                raise ApiError(
-                    st.bad_request(f"resourceVersion: Invalid value: {rv_param!r}: must be an integer")
-                ) from None
+            problem = st.resource_version_problem(rv_param, 1 << 64, list_request=False)
+            if problem is not None:
+                raise ApiError(problem)
+            since = int(rv_param)
             try:
                 for etype, entry, old in self.store.history_since(rt, since):
                     w.offer(etype, entry, old)

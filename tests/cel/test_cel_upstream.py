@@ -307,15 +307,19 @@ def _long_device(n: int = 10_000) -> dict:
 def test_nested_quantifier_runs_in_linear_time_on_both_engines(engine: str) -> None:
     sel = compile_expression(CATASTROPHIC, engine=engine)
     dev = cel_device("dra.example.com", _long_device())
-    start = time.perf_counter()
-    out = sel.evaluate(dev)
-    elapsed = time.perf_counter() - start
-    assert out.value is False
+    # The best of three: a loaded machine can stall any one run; backtracking would make every one take forever.
+    elapsed = min(_timed(lambda: sel.evaluate(dev)) for _ in range(3))
+    assert sel.evaluate(dev).value is False
     assert elapsed < 0.05, f"{engine}: {elapsed:.3f}s"  # Python's re takes longer than the age of the universe here
     find = compile_expression('device.attributes["dra.example.com"].long.find("(a+)+!") == ""', engine=engine)
-    start = time.perf_counter()
     assert find.evaluate(dev).value is False
-    assert time.perf_counter() - start < 0.05
+    assert min(_timed(lambda: find.evaluate(dev)) for _ in range(3)) < 0.05
+
+
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
 
 
 def _long_snapshot(tmp_path: Path) -> Path:
@@ -348,6 +352,11 @@ def test_nested_quantifier_takes_milliseconds_in_the_cel_command(tmp_path: Path,
     code = main(["cel", CATASTROPHIC, "--snapshot", str(path), "--output", "json"])
     elapsed = time.perf_counter() - start
     out = json.loads(capsys.readouterr().out)
+    if elapsed >= 0.5:  # a loaded machine can stall one run: the best of two (backtracking would stall both)
+        start = time.perf_counter()
+        main(["cel", CATASTROPHIC, "--snapshot", str(path), "--output", "json"])
+        elapsed = min(elapsed, time.perf_counter() - start)
+        capsys.readouterr()
     assert code == 1 and out["summary"]["matched"] == 0 and out["summary"]["errors"] == 0, out["summary"]
     assert out["summary"]["devices"] == 20
     assert elapsed < 0.5, f"{elapsed:.3f}s"  # reading 200 KB of JSON included; the 20 matches are microseconds
@@ -417,7 +426,11 @@ def test_find_all_skips_an_empty_match_right_after_a_match_as_go_does() -> None:
 REGRESSIONS = yaml.safe_load(Path(__file__).with_name("oracle_regressions.yaml").read_text())
 # Cases dragoman still answers differently from cel-go, with the known class in test_cel_oracle.py that covers each.
 # A fix removes its entry here; an entry whose case now passes fails the test below, so the list cannot go stale.
-STILL_WRONG: set[tuple[str, str]] = set()  # (case id, engine) cel-go answers otherwise; empty since issue 17 closed
+# (case id, engine) where cel-go answers otherwise: each belongs to an open class in test_cel_oracle.py's KNOWN.
+STILL_WRONG: set[tuple[str, str]] = {
+    ("oracle-free-type-variable-binds-the-last-overload", "fast"),
+    ("oracle-free-type-variable-binds-the-last-overload", "reference"),
+}
 
 
 # cel-python's evaluator has no two-variable comprehensions: the reference engine refuses these at compile time

@@ -3,6 +3,7 @@ and a page that shows a whole object fetches it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -202,7 +203,27 @@ async def test_a_drain_of_a_node_full_of_projected_cpu_pods_evicts_every_one() -
             model = FleetModel()
             model.attach(store)
             node = next(n for n in model.node_names() if n.startswith("gke-env-cpu-"))
+            # Two more of a Deployment's pods land on the node after the LIST: they come through the watch, projected
+            # by the LIST's decoder, and the drain must count them too.
+            rt = sim.store._rt("pods")
+            template = next(
+                p
+                for p in sim.store.list("pods")
+                if p["spec"].get("nodeName") == node
+                and p["metadata"].get("ownerReferences", [{}])[0].get("kind") == "ReplicaSet"
+            )
+            for suffix in ("wtch1", "wtch2"):
+                md = {**template["metadata"], "name": template["metadata"]["name"][:-5] + suffix}
+                md["uid"] = f"uid-{suffix}"
+                sim.store._commit("ADDED", rt, {**template, "metadata": md}, None)
+            for _ in range(300):
+                if {"wtch1", "wtch2"} <= {k[1][-5:] for k in store.objects("Pod")}:
+                    break
+                await asyncio.sleep(0.02)
+            store.flush()
             on_node = model.pods_on_node(node)
+            watched = [p for p in on_node if p["metadata"]["name"].endswith(("wtch1", "wtch2"))]
+            assert len(watched) == 2 and all(isinstance(p, Projection) for p in watched)
             assert on_node and all(isinstance(p, Projection) for p in on_node)
             # What the model says a drain of this node moves, read from projections only...
             expected = {key_of(p) for p in on_node if not skip_reason(p)}
@@ -311,3 +332,23 @@ async def test_a_watch_event_decodes_to_exactly_what_the_list_decoded(tmp_path) 
                 cluster._event(bad, "/api/v1/pods", decoder.item)
     finally:
         await cluster.close()
+
+
+def test_a_pods_own_status_parts_are_checked_without_the_memo() -> None:
+    """Container statuses are each pod's own (UNSHARED): decoded outside the shared-parts memo, yet held to the same
+    shape rules, and never shared between pods."""
+    from dragoman.fleet.shapes import shape_problem
+
+    pods = [o for o in generate_envelope(**SMALL) if o["kind"] == "Pod" and o["metadata"]["name"].startswith("svc-")][
+        :3
+    ]
+    odd = json.loads(json.dumps(pods[1]))
+    odd["status"]["containerStatuses"].append(3)  # msgspec reads it; the rule (a list of objects) does not hold
+    decoder = PodListDecoder()
+    items = decoder(_page([pods[0], odd, pods[2]]))["items"]
+    assert all(isinstance(i, Projection) for i in items)
+    assert shape_problem(items[0]) is None and shape_problem(items[2]) is None
+    assert "containerStatuses" in (shape_problem(items[1]) or "")
+    again = decoder(_page([pods[0]]))["items"][0]
+    assert again == items[0] and again["status"]["containerStatuses"] is not items[0]["status"]["containerStatuses"]
+    assert again["spec"]["containers"] is items[0]["spec"]["containers"]  # the template's parts are still shared

@@ -7,7 +7,7 @@ import copy
 import kubernetes_validate
 import pytest
 from dragoman.sim.api import status
-from dragoman.sim.api.validation import default_object, is_extended_resource_name, validate_object
+from dragoman.sim.api.validation import default_object, is_extended_resource_name, prepare_for_create, validate_object
 
 META = {
     "name": "x",
@@ -184,8 +184,26 @@ def test_pod_defaults():
         "File",
     )
     assert c["resources"]["requests"] == {"nvidia.com/gpu": "1", "cpu": "1"}  # requests default to limits
-    assert {t["key"] for t in spec["tolerations"]} == {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}
+    assert spec["enableServiceLinks"] is True
+    # Decoding defaults only: admission (service account, priority, tolerations) and PrepareForCreate (status) come
+    # after the field manager, so none of them may be here.
+    for later in ("tolerations", "serviceAccountName", "serviceAccount", "priority", "volumes"):
+        assert later not in spec
+    assert "status" not in pod
+    prepare_for_create("pods", pod)
     assert pod["status"] == {"phase": "Pending", "qosClass": "Burstable"}
+
+
+def test_a_template_is_not_defaulted_as_a_pod():
+    """SetDefaults_Pod (requests from limits, enableServiceLinks) is for Pods only; a template gets the PodSpec's."""
+    d = copy.deepcopy(DEPLOY)
+    d["spec"]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "1"}}
+    d["spec"]["template"]["spec"]["serviceAccountName"] = "robot"
+    default_object("deployments", d)
+    spec = d["spec"]["template"]["spec"]
+    assert spec["containers"][0]["resources"] == {"limits": {"cpu": "1"}}
+    assert "enableServiceLinks" not in spec
+    assert spec["serviceAccount"] == "robot"  # the deprecated alias, kept in sync by SetDefaults_PodSpec
 
 
 def test_workload_and_claim_defaults():
@@ -281,13 +299,16 @@ def test_extended_resource_name(name, ok):
     found = causes("deviceclasses", dc)
     assert (found == []) is ok
     if not ok:
-        assert found == [
-            (
-                "spec.extendedResourceName",
-                "FieldValueInvalid",
-                f'Invalid value: "{name}": must be a valid extended resource name',
-            )
-        ]
+        # v1.37.2 answers with the declarative validator's messages (api/validate/strfmt.go ExtendedResourceName).
+        assert found and all(f[:2] == ("spec.extendedResourceName", "FieldValueInvalid") for f in found)
+        assert all(f[2].startswith(f'Invalid value: "{name}": ') for f in found)
+        expected = {
+            "gpu": "a name must be a domain-prefixed path, such as 'example.com/my-prop'",
+            "kubernetes.io/gpu": 'must not have "kubernetes.io/" domain',
+            "requests.example.com/gpu": 'must not have "requests." prefix',
+        }.get(name)
+        if expected:
+            assert f'Invalid value: "{name}": {expected}' in [f[2] for f in found]
 
 
 def test_limits_and_request_shapes():

@@ -189,3 +189,10 @@ async def test_two_embedded_simulators_do_not_differ() -> None:
     assert sum(result.counts.values()) >= 100
     assert not result.errors
     assert result.differences == [], d.table(result, result.differences, {})
+
+
+def test_a_generic_answer_keeps_its_http_code_whatever_versions_were_seen() -> None:
+    """ "406: Not Acceptable" on a server whose objects reached resourceVersion 406 is still the code, not a version."""
+    n = d.Normalizer(rvs={"406", "1234"})
+    assert n.message("406: Not Acceptable") == "406: Not Acceptable"
+    assert n.message("too old resource version: 406 (1234)") == "too old resource version: <rv> (<rv>)"

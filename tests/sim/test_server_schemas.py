@@ -50,8 +50,9 @@ async def _served_objects(sim) -> list[dict]:
                 auth_settings=["BearerToken"],
             )
             body = await r[0].json() if isinstance(r, tuple) else await r.json()
+            # A built-in type's list items carry no kind or apiVersion: the list's own say them (as a client reads).
             for item in body["items"]:
-                out.append(item)
+                out.append({"apiVersion": rt.api_version, "kind": rt.kind, **item})
     finally:
         await c.close()
     return out

@@ -13,6 +13,7 @@ from dragoman.sim.api.validation.apps import (
     _default_replicaset,
     _default_statefulset,
     _workload_errors,
+    prepare_daemonset_update,
 )
 from dragoman.sim.api.validation.batch import _default_cronjob, _default_job
 from dragoman.sim.api.validation.coordination import _lease_errors
@@ -28,6 +29,8 @@ from dragoman.sim.api.validation.core import (
     _node_errors,
     _pod_errors,
     _quota_errors,
+    prepare_namespace,
+    prepare_pod,
 )
 from dragoman.sim.api.validation.fields import invalid, is_extended_resource_name
 from dragoman.sim.api.validation.meta import _meta_errors, _meta_update_errors
@@ -63,12 +66,33 @@ _DEFAULTERS: dict[str, Callable[[dict], None]] = {
 
 
 def default_object(resource: str, obj: dict) -> None:
-    """Apply the API server's defaults (and defaulting admission) for `resource` to `obj`, in place."""
+    """Apply the scheme's defaults for `resource` to `obj`, in place: what decoding a request body does, so the
+    writer's field manager owns them. Admission (sim/api/admission.py) and PrepareForCreate come later."""
     if not isinstance(obj, dict):
         return
     defaulter = _DEFAULTERS.get(resource)
     if defaulter is not None:
         defaulter(obj)
+
+
+_PREPARERS: dict[str, Callable[[dict], None]] = {
+    "pods": prepare_pod,
+    "namespaces": prepare_namespace,
+}
+
+
+def prepare_for_update(resource: str, new: dict, old: dict) -> None:
+    """The registry strategy's PrepareForUpdate of the main resource (a DaemonSet's template generation)."""
+    if resource == "daemonsets" and isinstance(new, dict):
+        prepare_daemonset_update(new, old)
+
+
+def prepare_for_create(resource: str, obj: dict) -> None:
+    """The registry strategy's PrepareForCreate: server-set fields of a new object (a pod's Pending status, a
+    namespace's `kubernetes` finalizer), after admission and outside managedFields."""
+    preparer = _PREPARERS.get(resource)
+    if preparer is not None and isinstance(obj, dict):
+        preparer(obj)
 
 
 _VALIDATORS: dict[str, Callable[[dict, dict | None], list[dict]]] = {
@@ -119,4 +143,4 @@ def validate_object(resource: str, obj: dict, old: dict | None) -> list[dict]:
 
 
 # The entry points (sim/pieces.py) and the one name format the tests read.
-__all__ = ["default_object", "is_extended_resource_name", "validate_object"]
+__all__ = ["default_object", "is_extended_resource_name", "prepare_for_create", "prepare_for_update", "validate_object"]

@@ -24,7 +24,13 @@ def _default_deployment(obj: dict) -> None:
     _default_template(obj)
 
 
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
 def _default_daemonset(obj: dict) -> None:
+    # The internal templateGeneration, written by conversion as this annotation (1 for a new DaemonSet).
+    annotations = obj.setdefault("metadata", {}).setdefault("annotations", {})
+    annotations.setdefault(TEMPLATE_GENERATION, "1")
     spec = obj.setdefault("spec", {})
     strategy = spec.setdefault("updateStrategy", {})
     strategy.setdefault("type", "RollingUpdate")
@@ -99,3 +105,14 @@ def _workload_errors(kind: str, restart: list[str]) -> Callable[[dict, dict | No
         return errs
 
     return check
+
+
+def prepare_daemonset_update(new: dict, old: dict) -> None:
+    """The DaemonSet strategy's PrepareForUpdate: a changed pod template is a new template generation."""
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    before = (old.get("metadata") or {}).get("annotations", {}).get(TEMPLATE_GENERATION, "1")
+    annotations = new.setdefault("metadata", {}).setdefault("annotations", {})
+    if new_spec.get("template") != old_spec.get("template"):
+        annotations[TEMPLATE_GENERATION] = str(int(before) + 1 if before.isdigit() else 1)
+    else:
+        annotations[TEMPLATE_GENERATION] = before

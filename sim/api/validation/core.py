@@ -28,35 +28,47 @@ _GRACE = 30
 
 
 def _default_container(c: dict) -> None:
+    """SetDefaults_Container (and the ports, env and probes it holds)."""
     image = c.get("image") or ""
-    if "imagePullPolicy" not in c:
+    if not c.get("imagePullPolicy"):
         last = image.rsplit("/", 1)[-1]
         tag = last.split("@", 1)[0].split(":", 1)[1] if ":" in last.split("@", 1)[0] else ""
         c["imagePullPolicy"] = "IfNotPresent" if ("@" in last or (tag and tag != "latest")) else "Always"
-    c.setdefault("terminationMessagePath", "/dev/termination-log")
-    c.setdefault("terminationMessagePolicy", "File")
-    resources = c.setdefault("resources", {})
-    limits = resources.get("limits") or {}
-    if limits:
-        requests = resources.setdefault("requests", {})
-        for name, value in limits.items():
-            requests.setdefault(name, value)
+    if not c.get("terminationMessagePath"):
+        c["terminationMessagePath"] = "/dev/termination-log"
+    if not c.get("terminationMessagePolicy"):
+        c["terminationMessagePolicy"] = "File"
+    # ResourceRequirements is a struct, not a pointer: `resources: {}` is always written.
+    c.setdefault("resources", {})
     for port in c.get("ports") or []:
-        port.setdefault("protocol", "TCP")
+        if not port.get("protocol"):
+            port["protocol"] = "TCP"
     for env in c.get("env") or []:
         ref = (env.get("valueFrom") or {}).get("fieldRef")
-        if ref is not None:
-            ref.setdefault("apiVersion", "v1")
+        if ref is not None and not ref.get("apiVersion"):
+            ref["apiVersion"] = "v1"
 
 
 def default_pod_spec(spec: dict) -> None:
-    """SetDefaults_PodSpec and the container defaults (core/v1 defaults.go)."""
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("terminationGracePeriodSeconds", _GRACE)
-    spec.setdefault("securityContext", {})
-    spec.setdefault("enableServiceLinks", True)
+    """SetDefaults_PodSpec and the container and volume defaults: what every PodSpec gets when it is decoded, a
+    Pod's or a template's alike (core/v1 defaults.go)."""
+    # DeprecatedServiceAccount is an alias of serviceAccountName, kept in sync (the name wins when both are set).
+    if not spec.get("serviceAccountName") and spec.get("serviceAccount"):
+        spec["serviceAccountName"] = spec["serviceAccount"]
+    if spec.get("serviceAccountName"):
+        spec["serviceAccount"] = spec["serviceAccountName"]
+    else:
+        spec.pop("serviceAccount", None)
+    if not spec.get("dnsPolicy"):
+        spec["dnsPolicy"] = "ClusterFirst"
+    if not spec.get("restartPolicy"):
+        spec["restartPolicy"] = "Always"
+    if spec.get("securityContext") is None:
+        spec["securityContext"] = {}
+    if spec.get("terminationGracePeriodSeconds") is None:
+        spec["terminationGracePeriodSeconds"] = _GRACE
+    if not spec.get("schedulerName"):
+        spec["schedulerName"] = "default-scheduler"
     for key in ("initContainers", "containers", "ephemeralContainers"):
         for c in spec.get(key) or []:
             _default_container(c)
@@ -64,9 +76,13 @@ def default_pod_spec(spec: dict) -> None:
         sources = [k for k in volume if k != "name"]
         if not sources:
             volume["emptyDir"] = {}
-        for key in ("configMap", "secret"):
-            if isinstance(volume.get(key), dict):
-                volume[key].setdefault("defaultMode", 420)
+        for key in ("configMap", "secret", "projected", "downwardAPI"):
+            if isinstance(volume.get(key), dict) and volume[key].get("defaultMode") is None:
+                volume[key]["defaultMode"] = 420
+        for source in (volume.get("projected") or {}).get("sources") or []:
+            token = source.get("serviceAccountToken") if isinstance(source, dict) else None
+            if isinstance(token, dict) and token.get("expirationSeconds") is None:
+                token["expirationSeconds"] = 3600
         if isinstance(volume.get("hostPath"), dict):
             volume["hostPath"].setdefault("type", "")
 
@@ -90,37 +106,31 @@ def _qos_class(spec: dict) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
-_NOT_READY = {
-    "key": "node.kubernetes.io/not-ready",
-    "operator": "Exists",
-    "effect": "NoExecute",
-    "tolerationSeconds": 300,
-}
-
-
-_UNREACHABLE = {
-    "key": "node.kubernetes.io/unreachable",
-    "operator": "Exists",
-    "effect": "NoExecute",
-    "tolerationSeconds": 300,
-}
-
-
 def _default_pod(obj: dict) -> None:
+    """SetDefaults_Pod: the PodSpec defaults plus what only a Pod gets, not a template (requests from limits,
+    enableServiceLinks). Admission (service account, priority, tolerations) is sim/api/admission.py's."""
     spec = obj.setdefault("spec", {})
+    if isinstance(spec.get("terminationGracePeriodSeconds"), int) and spec["terminationGracePeriodSeconds"] < 0:
+        spec["terminationGracePeriodSeconds"] = 1
+    for key in ("containers", "initContainers"):
+        for c in spec.get(key) or []:
+            resources = c.get("resources") or {}
+            limits = resources.get("limits") or {}
+            if limits:
+                requests = resources.setdefault("requests", {})
+                for name, value in limits.items():
+                    requests.setdefault(name, value)
+                c["resources"] = resources
     default_pod_spec(spec)
-    spec.setdefault("serviceAccountName", "default")
-    spec.setdefault("priority", 0)
-    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
-    # DefaultTolerationSeconds admission: tolerate not-ready/unreachable for 300 s unless the pod says otherwise.
-    tolerations = spec.get("tolerations") or []
-    for default in (_NOT_READY, _UNREACHABLE):
-        if not any(t.get("key") == default["key"] and t.get("effect") in (None, "", "NoExecute") for t in tolerations):
-            tolerations.append(dict(default))
-    spec["tolerations"] = tolerations
+    if spec.get("enableServiceLinks") is None:
+        spec["enableServiceLinks"] = True
+
+
+def prepare_pod(obj: dict) -> None:
+    """The pod strategy's PrepareForCreate: a new pod's status is the server's (Pending, its QoS class)."""
     status = obj.setdefault("status", {})
     status.setdefault("phase", "Pending")
-    status.setdefault("qosClass", _qos_class(spec))
+    status.setdefault("qosClass", _qos_class(obj.get("spec") or {}))
 
 
 def _default_template(obj: dict) -> None:
@@ -158,11 +168,22 @@ def _default_node(obj: dict) -> None:
 
 
 def _default_namespace(obj: dict) -> None:
+    """SetDefaults_Namespace and SetDefaults_NamespaceStatus."""
     name = (obj.get("metadata") or {}).get("name")
     if name:
         obj["metadata"].setdefault("labels", {})["kubernetes.io/metadata.name"] = name
-    obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
-    obj.setdefault("status", {}).setdefault("phase", "Active")
+    status = obj.setdefault("status", {})
+    if not status.get("phase"):
+        status["phase"] = "Active"
+
+
+def prepare_namespace(obj: dict) -> None:
+    """The namespace strategy's PrepareForCreate: the `kubernetes` finalizer the namespace controller removes."""
+    spec = obj.setdefault("spec", {})
+    finalizers = list(spec.get("finalizers") or [])
+    if "kubernetes" not in finalizers:
+        finalizers.append("kubernetes")
+    spec["finalizers"] = finalizers
 
 
 _RESTART_POLICIES = ["Always", "OnFailure", "Never"]
@@ -323,8 +344,92 @@ def _pod_mutable_view(spec: dict, old_spec: dict) -> dict:
     return view
 
 
+def _resource_status_name(claim: str, request: str | None) -> str:
+    return f"claim:{claim}/{request}" if request else f"claim:{claim}"
+
+
+def _matches_extended_claim(name: str, container: dict, ext: dict | None) -> bool:
+    """matchesExtendedResourceClaimStatus: `claim:<the bridge claim's object name>/<a request the container maps>`,
+    for a resource the container requests."""
+    if not ext:
+        return False
+    claim, sep, request = name[len("claim:") :].partition("/")
+    if not claim or not sep or not request or claim != ext.get("resourceClaimName"):
+        return False
+    requests = (container.get("resources") or {}).get("requests") or {}
+    for m in ext.get("requestMappings") or ():
+        if m.get("containerName") == container.get("name") and m.get("requestName") == request:
+            q = requests.get(m.get("resourceName"))
+            if q is not None and str(q) not in ("0", "0.0"):
+                return True
+    return False
+
+
+def _allocated_resources_status_errors(statuses: Any, containers: Any, status: dict, path: str) -> list[dict]:
+    """validateContainerStatusAllocatedResourcesStatus: a claim entry names the container's own claim reference
+    (`claim:<ref>` or `claim:<ref>/<request>`) or the bridge claim; any other entry a resource it requests."""
+    errs: list[dict] = []
+    by_name = {c.get("name"): c for c in _list(containers) if isinstance(c, dict)}
+    for i, cs in enumerate(_list(statuses)):
+        if not isinstance(cs, dict) or cs.get("allocatedResourcesStatus") is None:
+            continue
+        container = by_name.get(cs.get("name"))
+        for j, res in enumerate(_list(cs.get("allocatedResourcesStatus"))):
+            res = res if isinstance(res, dict) else {}
+            p = f"{path}[{i}].allocatedResourcesStatus[{j}]"
+            name = str(res.get("name") or "")
+            if container is not None:  # a status of a missing container is ignored (kubernetes#124915)
+                if name.startswith("claim:"):
+                    found = any(
+                        _resource_status_name(c.get("name", ""), c.get("request")) == name
+                        for c in _list((container.get("resources") or {}).get("claims"))
+                        if isinstance(c, dict)
+                    ) or _matches_extended_claim(name, container, status.get("extendedResourceClaimStatus"))
+                    why = (
+                        "must match one of the container's resource claims as 'claim:<claimName>/<requestName>' "
+                        "when container.resources.claims[*].request is set or 'claim:<claimName>' when it is empty"
+                    )
+                else:
+                    found = name in ((container.get("resources") or {}).get("requests") or {})
+                    why = "must match one of the container's resource requests"
+                if not found:
+                    errs.append(invalid(f"{p}.name", name, why))
+            ids: set = set()
+            for k, r in enumerate(_list(res.get("resources"))):
+                r = r if isinstance(r, dict) else {}
+                rp = f"{p}.resources[{k}]"
+                if r.get("health") not in ("Healthy", "Unhealthy", "Unknown"):
+                    errs.append(not_supported(f"{rp}.health", r.get("health", ""), ["Healthy", "Unhealthy", "Unknown"]))
+                if r.get("resourceID") in ids:
+                    errs.append(duplicate(f"{rp}.resourceID", r.get("resourceID")))
+                ids.add(r.get("resourceID"))
+    return errs
+
+
+def _pod_status_errors(obj: dict) -> list[dict]:
+    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    errs = _allocated_resources_status_errors(
+        status.get("containerStatuses"), spec.get("containers"), status, "status.containerStatuses"
+    )
+    errs += _allocated_resources_status_errors(
+        status.get("initContainerStatuses"), spec.get("initContainers"), status, "status.initContainerStatuses"
+    )
+    for i, cs in enumerate(_list(status.get("ephemeralContainerStatuses"))):
+        if isinstance(cs, dict) and cs.get("allocatedResourcesStatus"):
+            errs.append(
+                forbidden(
+                    f"status.ephemeralContainerStatuses[{i}].allocatedResourcesStatus",
+                    "must not be specified in container status",
+                )
+            )
+    return errs
+
+
 def _pod_errors(obj: dict, old: dict | None) -> list[dict]:
     errs = pod_spec_errors(obj.get("spec"), "spec")
+    if old is not None and obj.get("status") != old.get("status"):
+        errs += _pod_status_errors(obj)
     if old is not None and isinstance(obj.get("spec"), dict):
         spec, old_spec = obj["spec"], old.get("spec") or {}
         if _pod_mutable_view(spec, old_spec) != _pod_mutable_view(old_spec, old_spec):

@@ -21,8 +21,14 @@ TOO_LONG, TOO_MANY, NOT_SUPPORTED, DUPLICATE = (
 _OMIT = object()
 
 
+class GoValue(str):
+    """A bad value already printed as field.Error prints a Go struct (its JSON with Go's field names)."""
+
+
 def fmt_value(value: Any) -> str:
     """How field.Error prints a bad value: strings quoted (Go %q), numbers and bools bare, objects as JSON."""
+    if isinstance(value, GoValue):
+        return str(value)
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import json
 import re
 
-from dragoman.sim.api.validation.fields import invalid
+from dragoman.sim.api.validation.fields import GoValue, invalid
 
 
 def _pdb_errors(obj: dict, old: dict | None) -> list[dict]:
     spec = obj.get("spec") or {}
     errs: list[dict] = []
     if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
-        errs.append(invalid("spec", spec, "minAvailable and maxUnavailable cannot be both set"))
+        # The value printed is the internal Go struct (its field names, in its order), as field.Invalid writes it.
+        internal = {
+            "MinAvailable": spec.get("minAvailable"),
+            "Selector": spec.get("selector"),
+            "MaxUnavailable": spec.get("maxUnavailable"),
+            "UnhealthyPodEvictionPolicy": spec.get("unhealthyPodEvictionPolicy"),
+        }
+        errs.append(
+            invalid(
+                "spec",
+                GoValue(json.dumps(internal, separators=(",", ":"))),
+                "minAvailable and maxUnavailable cannot be both set",
+            )
+        )
     for key in ("minAvailable", "maxUnavailable"):
         value = spec.get(key)
         if isinstance(value, int) and value < 0:

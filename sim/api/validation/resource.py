@@ -17,7 +17,6 @@ from dragoman.sim.api.validation.fields import (
     duplicate,
     forbidden,
     invalid,
-    is_extended_resource_name,
     label_value_errors,
     not_supported,
     qualified_name_errors,
@@ -29,11 +28,14 @@ from dragoman.sim.api.validation.fields import (
 
 def _default_device_requests(devices: dict) -> None:
     def one(req: dict) -> None:
-        req.setdefault("allocationMode", "ExactCount")
-        if req["allocationMode"] == "ExactCount":
-            req.setdefault("count", 1)
+        # SetDefaults_ExactDeviceRequest: count is an int64 with omitempty, so 0 is "not set" and becomes 1.
+        if not req.get("allocationMode"):
+            req["allocationMode"] = "ExactCount"
+        if req["allocationMode"] == "ExactCount" and not req.get("count"):
+            req["count"] = 1
         for tol in req.get("tolerations") or []:
-            tol.setdefault("operator", "Equal")
+            if not tol.get("operator"):
+                tol["operator"] = "Equal"
 
     for request in devices.get("requests") or []:
         if isinstance(request.get("exactly"), dict):
@@ -195,6 +197,22 @@ def _opaque_config_errors(configs: Any, path: str, request_names: set[str] | Non
     return errs
 
 
+def _extended_resource_name_errors(value: Any, path: str) -> list[dict]:
+    """The declarative validator's ExtendedResourceName (apimachinery api/validate/strfmt.go), whose messages the
+    1.37 server returns: a domain-prefixed name, not kubernetes.io's, no `requests.` prefix, a label key after one."""
+    if not isinstance(value, str):
+        return [invalid(path, value, "must be a string")]
+    errs = []
+    if "/" not in value:
+        errs.append(invalid(path, value, "a name must be a domain-prefixed path, such as 'example.com/my-prop'"))
+    elif "kubernetes.io/" in value:
+        errs.append(invalid(path, value, 'must not have "kubernetes.io/" domain'))
+    if value.startswith("requests."):
+        errs.append(invalid(path, value, 'must not have "requests." prefix'))
+    errs += [invalid(path, value, m) for m in qualified_name_errors("requests." + value)]
+    return errs
+
+
 def _device_class_errors(obj: dict, old: dict | None) -> list[dict]:
     spec = obj.get("spec") or {}
     old_spec = (old or {}).get("spec") or {}
@@ -205,8 +223,8 @@ def _device_class_errors(obj: dict, old: dict | None) -> list[dict]:
     )
     errs += _opaque_config_errors(spec.get("config"), "spec.config", None)
     ern = spec.get("extendedResourceName")
-    if ern is not None and not (isinstance(ern, str) and is_extended_resource_name(ern)):
-        errs.append(invalid("spec.extendedResourceName", ern, "must be a valid extended resource name"))
+    if ern is not None:
+        errs += _extended_resource_name_errors(ern, "spec.extendedResourceName")
     return errs
 
 
@@ -330,12 +348,45 @@ def _device_claim_errors(devices: Any, path: str, skip_compile: bool = False) ->
     return errs
 
 
+def _claim_status_errors(obj: dict, old: dict) -> list[dict]:
+    """validateResourceClaimStatusUpdate's invariants: consumers are complete references, a claim is reserved only
+    once allocated, and a claim being deallocated or deleted gains no new consumers."""
+    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    old_status = old.get("status") if isinstance(old.get("status"), dict) else {}
+    reserved = _list(status.get("reservedFor"))
+    errs: list[dict] = []
+    seen: set = set()
+    for i, ref in enumerate(reserved):
+        ref = ref if isinstance(ref, dict) else {}
+        p = f"status.reservedFor[{i}]"
+        for key in ("resource", "name", "uid"):
+            if not ref.get(key):
+                errs.append(required(f"{p}.{key}", ""))
+        if ref.get("uid") in seen:
+            errs.append(duplicate(p, ref))
+        seen.add(ref.get("uid"))
+    if reserved:
+        if not status.get("allocation"):
+            errs.append(forbidden("status.reservedFor", "may not be specified when `allocated` is not set"))
+        elif (obj.get("metadata") or {}).get("deletionTimestamp"):
+            before = [json.dumps(r, sort_keys=True) for r in _list(old_status.get("reservedFor"))]
+            if any(json.dumps(r, sort_keys=True) not in before for r in reserved):
+                errs.append(
+                    forbidden(
+                        "status.reservedFor",
+                        "new entries may not be added while `deallocationRequested` or `deletionTimestamp` are set",
+                    )
+                )
+    return errs
+
+
 def _claim_errors(obj: dict, old: dict | None) -> list[dict]:
     spec = obj.get("spec")
     if old is not None:
         if spec != old.get("spec"):
-            return [invalid("spec", spec, IMMUTABLE)]
-        return []
+            # The declarative immutability check prints no value (`Invalid value: null`).
+            return [invalid("spec", None, IMMUTABLE)]
+        return _claim_status_errors(obj, old)
     if not isinstance(spec, dict):
         return [required("spec", "")]
     return _device_claim_errors(spec.get("devices"), "spec.devices")
