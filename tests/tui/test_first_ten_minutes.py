@@ -185,6 +185,45 @@ async def test_5_a_after_a_cancelled_rollback_applies_the_migration_plan(tmp_pat
             await cluster.close()
 
 
+async def test_5_a_after_a_finished_rollback_applies_the_migration_plan(tmp_path) -> None:
+    """A rollback run to the end leaves its plan on screen; `a` (the footer: "Apply plan") then asks to apply the
+    migration again, not "nothing to roll back"."""
+    from dragoman.fleet.cluster import connect
+    from dragoman.tui.screens.confirm import ConfirmWriteScreen
+    from dragoman.tui.screens.migrate import MigrateScreen
+    from migrate_support import demo
+
+    from tests.tui.test_migrate_wizard import WizardApp, options, until
+
+    async with demo() as sim:
+        cluster = await connect(str(sim.kubeconfig_path))
+        try:
+            screen = MigrateScreen(
+                "t4-batch",
+                cluster=cluster,
+                options=options(),
+                audit_path=str(tmp_path / "a.jsonl"),
+                read_only=False,
+                steps=["cordon"],
+            )
+            app = WizardApp(screen)
+            async with app.run_test(size=(120, 40)) as pilot:
+                for key in ("a", "r"):  # apply the cordon, then roll it back, each confirmed with its button
+                    await until(pilot, lambda: screen.plan is not None and not screen.busy)
+                    screen.result = None
+                    await pilot.press(key)
+                    await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
+                    await pilot.press("tab", "enter")
+                    await until(pilot, lambda: screen.result is not None and not screen.busy)
+                assert screen.plan.rollback
+                await pilot.press("a")
+                await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
+                assert app.screen.title_text.startswith("Apply")
+                await pilot.press("escape")
+        finally:
+            await cluster.close()
+
+
 # 6 ---------------------------------------------------------------------------------------------------------------
 async def test_6_esc_in_the_playground_keeps_the_selector_and_goes_back_where_it_came_from(snap) -> None:
     app = snapshot_app(snap)
@@ -329,6 +368,25 @@ async def test_9_generate_form_footer_ends_with_help_at_80_columns() -> None:
         footer = screen_text(app)[-1]
         for key in ("^s Save", "^t Dry run", "^g Apply", "f1 Help", "^p palette"):
             assert key in footer, footer
+
+
+async def test_9_a_name_typed_just_before_ctrl_s_is_the_name_written(snap, tmp_path) -> None:
+    """ctrl+s/ctrl+t/ctrl+g are priority keys: typed right after a name they ran before the field's Changed message, and
+    the dry run sent the previous name's object (seen in tmux: "h100" typed, "my-gpu-class would be created")."""
+    app = snapshot_app(snap)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("colon", *"cel", "enter")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "cel" and app.screen.outcome is not None)
+        await pilot.press("ctrl+g")
+        await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "cel-generate", what="generate")
+        screen = app.screen
+        out = tmp_path / "class.yaml"
+        screen.query_one("#gen-path").value = str(out)
+        await pilot.pause(0.2)
+        screen.query_one("#gen-name").value = "h100-only"  # its Changed message not handled yet, as with a fast typist
+        screen.action_save()
+        assert "name: h100-only" in out.read_text()
 
 
 # 10 --------------------------------------------------------------------------------------------------------------

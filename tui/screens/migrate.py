@@ -334,7 +334,18 @@ class MigrateScreen(DragomanScreen):
     def action_apply(self) -> None:
         if self.read_only or self.busy or self.plan is None:
             return
+        if self.plan.rollback:
+            # After a rollback ran, the screen still holds its plan: `a` applies the migration, as the footer says
+            # (it answered "nothing to roll back").
+            self._apply_fresh_plan()
+            return
         self._confirm_and_run(self.plan)
+
+    @work(exclusive=True, group="migrate-plan", description="plan the migration again, then apply")
+    async def _apply_fresh_plan(self) -> None:
+        await self._build_plan(rollback=False)
+        if self.plan is not None:
+            self._confirm_and_run(self.plan)
 
     def action_rollback(self) -> None:
         if self.read_only or self.busy or not self.pool:

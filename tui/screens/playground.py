@@ -709,11 +709,18 @@ class GenerateScreen(DragomanScreen):
     def action_back(self) -> None:
         self.app.pop_screen()
 
+    def _current(self) -> None:
+        """Rebuild from the fields as they are now. A key bound with priority (ctrl+t, ctrl+g, ctrl+s) typed right
+        after a name is handled before the field's Changed message: the dry run sent the previous name's object."""
+        self.regenerate()
+
     def action_copy_yaml(self) -> None:
+        self._current()
         self.app.copy_to_clipboard(self.query_one("#gen-yaml", TextArea).text)
         self.notify("YAML copied to the clipboard")
 
     def action_save(self) -> None:
+        self._current()
         path = pathlib.Path(self.field("path") or "playground.yaml").expanduser()
         try:
             path.write_text(self.query_one("#gen-yaml", TextArea).text)
@@ -741,6 +748,7 @@ class GenerateScreen(DragomanScreen):
         return bool(problem)
 
     def action_dry_run(self) -> None:
+        self._current()
         if not self._refused() and self._cluster() is not None and self.generated:
             self._dry_run(list(self.generated.objects))
 
@@ -753,7 +761,10 @@ class GenerateScreen(DragomanScreen):
         self.status(_results_text("server dry run", results))
 
     def action_apply(self) -> None:
-        if self.read_only or self._refused():
+        if self.read_only:
+            return
+        self._current()
+        if self._refused():
             return
         if self._cluster() is None or not self.generated:
             return
