@@ -137,6 +137,10 @@ async def test_4_wizard_opens_at_the_top_with_the_blocked_reason_and_state_colum
                 await pilot.resize_terminal(120, 40)
                 await pilot.pause(0.5)
                 assert screen._plan_width == 120 != width_before  # re-flowed without `p`
+                header = next(line for line in screen_text(app) if "STATE" in line and "WHAT" in line)
+                longest = max(len(s.title) for s in screen.plan.steps)
+                # WHAT no wider than its longest title: STATE stays next to the step it describes on a wide screen
+                assert header.index("STATE") - header.index("WHAT") <= longest + len("CHANGES  ") + 2 * 2 + 1, header
                 assert not any(row.display for row in screen.query(".bar-row"))  # no idle, pulsing bars
         finally:
             await cluster.close()
