@@ -315,6 +315,9 @@ class Scheduler(Controller):
             # Every failure clears a nomination (clearNominatedNode; the simulator does not preempt), so a pod the
             # PreBind nominated and then failed is written again even when its condition is unchanged.
             nominated = "nominatedNodeName" in (cur.get("status") or {})
+            # PodObservedGenerationTracking (GA in v1.35): the condition says which generation of the pod it judged.
+            # UpdatePodCondition does not compare it, so a new generation alone writes nothing (the old one stays).
+            generation = int((cur.get("metadata") or {}).get("generation") or 1)
             if (
                 old is None
                 or old.get("status") != "False"
@@ -325,6 +328,7 @@ class Scheduler(Controller):
                 cond = {
                     "type": "PodScheduled",
                     "status": "False",
+                    "observedGeneration": generation,
                     "lastProbeTime": None,
                     "lastTransitionTime": old.get("lastTransitionTime")
                     if old and old.get("status") == "False"

@@ -969,10 +969,13 @@ class Workloads:
 
 
 def unschedulable_condition(message: str, at: str, reason: str = "Unschedulable") -> list[dict]:
+    # As the scheduler writes it (sim/controllers/scheduler.py _fail): observedGeneration is the pod's generation,
+    # 1 for a pod never updated.
     return [
         {
             "type": "PodScheduled",
             "status": "False",
+            "observedGeneration": 1,
             "lastProbeTime": None,
             "lastTransitionTime": at,
             "reason": reason,
