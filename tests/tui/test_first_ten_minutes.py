@@ -301,6 +301,17 @@ async def test_7_help_and_palette_show_what_each_screen_can_do(snap) -> None:
         assert {"^g", "^o", "^t"} <= keys and "/" not in keys
 
 
+async def test_7_help_key_is_in_the_footer_of_every_view_at_80_columns(snap) -> None:
+    """A newcomer looks for help in the footer: at 80 columns "? Help" was cut off the end of every table view's."""
+    app = snapshot_app(snap)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        for digit in "1234567":
+            await pilot.press(digit)
+            await settle(pilot, app)
+            assert "? Help" in screen_text(app)[-1], (digit, screen_text(app)[-1])
+
+
 # 8 ---------------------------------------------------------------------------------------------------------------
 async def test_8_columns_are_not_cut_and_scroll_sideways(snap) -> None:
     app = snapshot_app(snap)
