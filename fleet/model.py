@@ -292,7 +292,10 @@ class FleetModel:
         self.now: float | None = None
         self._clock_text: str | None = None
         self._classes_cache: dict[str, ClassView] | None = None
-        self.selectors = FleetSelectors()
+        # The epoch goes on across a reload: a screen that remembers epoch 1 from the first load must see the second
+        # load's slices as a change, not as the same picture.
+        before = getattr(self, "selectors", None)
+        self.selectors = FleetSelectors(epoch=before.epoch if before is not None else 0)
 
     def load(self, objects_by_kind: Mapping[str, dict[Key, dict] | Iterable[dict]]) -> None:
         """Replace everything with these objects (per kind: a mapping key → raw object, or an iterable of objects)."""

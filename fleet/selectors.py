@@ -40,9 +40,9 @@ class FleetSelectors:
     """One model's selector evaluation and its caches; every method reads the model it is given, whose selectors
     these are."""
 
-    def __init__(self) -> None:
+    def __init__(self, epoch: int = 0) -> None:
         # Changes whenever slices or classes change, so a cached selector evaluation is stale.
-        self.epoch = 0
+        self.epoch = epoch
         self._cache: dict[Any, tuple[int, Any]] = {}
         self._devices: dict[DeviceId, tuple[dict, Any]] = {}
 

@@ -55,7 +55,8 @@ class VTable(ScrollView, can_focus=True):
         Binding("pagedown", "page(1)", "Page down", show=False, id="table.pagedown", tooltip="A page down"),
         Binding("g,home", "first", "First", show=False, id="table.first", tooltip="First row"),
         Binding("G,end", "last", "Last", show=False, id="table.last", tooltip="Last row"),
-        Binding("space", "mark", "Mark", show=True, id="table.mark", tooltip="Mark the row for a batch action"),
+        # Not in the footer (help lists it): at 80 columns the footer had no room left for "? Help".
+        Binding("space", "mark", "Mark", show=False, id="table.mark", tooltip="Mark the row for a batch action"),
         Binding("enter", "select", "Open", show=True, id="table.select", tooltip="Drill down into the row"),
         Binding(
             "right,l",

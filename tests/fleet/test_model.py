@@ -384,3 +384,15 @@ def test_a_kind_without_an_indexer_is_stored_and_not_indexed():
     assert "ConfigMap" not in FleetModel.INDEXERS
     m.apply([change(cm)])
     assert m.objects["ConfigMap"] == {("ns", "c"): cm}
+
+
+def test_a_reload_moves_the_selector_epoch_on_so_a_screen_that_saw_the_first_load_sees_the_second():
+    # The playground caches by cel_epoch: a second load (the TUI relists after a reconnect) restarting the epoch at
+    # the first load's value would keep it showing the first load's devices.
+    m = FleetModel()
+    m.load_list(dra_fleet(3))
+    seen = m.cel_epoch
+    first = {d.id for d in m.devices()}
+    m.load_list(dra_fleet(1))  # fewer slices: fewer invalidations than the first load made
+    assert m.cel_epoch > seen
+    assert {d.id for d in m.devices()} < first

@@ -137,6 +137,10 @@ async def test_4_wizard_opens_at_the_top_with_the_blocked_reason_and_state_colum
                 await pilot.resize_terminal(120, 40)
                 await pilot.pause(0.5)
                 assert screen._plan_width == 120 != width_before  # re-flowed without `p`
+                header = next(line for line in screen_text(app) if "STATE" in line and "WHAT" in line)
+                longest = max(len(s.title) for s in screen.plan.steps)
+                # WHAT no wider than its longest title: STATE stays next to the step it describes on a wide screen
+                assert header.index("STATE") - header.index("WHAT") <= longest + len("CHANGES  ") + 2 * 2 + 1, header
                 assert not any(row.display for row in screen.query(".bar-row"))  # no idle, pulsing bars
         finally:
             await cluster.close()
@@ -295,6 +299,17 @@ async def test_7_help_and_palette_show_what_each_screen_can_do(snap) -> None:
 
         keys = {k for _g, rows in screen_keys(app, app.screen_stack[-2]) for k, _ in rows}
         assert {"^g", "^o", "^t"} <= keys and "/" not in keys
+
+
+async def test_7_help_key_is_in_the_footer_of_every_view_at_80_columns(snap) -> None:
+    """A newcomer looks for help in the footer: at 80 columns "? Help" was cut off the end of every table view's."""
+    app = snapshot_app(snap)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        for digit in "1234567":
+            await pilot.press(digit)
+            await settle(pilot, app)
+            assert "? Help" in screen_text(app)[-1], (digit, screen_text(app)[-1])
 
 
 # 8 ---------------------------------------------------------------------------------------------------------------

@@ -271,7 +271,10 @@ class MigrateScreen(DragomanScreen):
         # STATE must stay on screen at 80 columns: WHAT gets what the other columns leave, cut with an ellipsis.
         width = (self.size.width or 80) - 2
         fixed = {"#": 2, "STEP": max([len(s.id) for s in self.plan.steps] + [4]), "CHANGES": 9, "STATE": 12}
-        what = max(12, width - sum(fixed.values()) - 2 * 5)
+        # No wider than the longest title: at 200 columns STATE stood 140 columns away from the step it describes.
+        what = max(
+            12, min(width - sum(fixed.values()) - 2 * 5, max((len(s.title) for s in self.plan.steps), default=12))
+        )
         for label in ("#", "STEP", "WHAT", "CHANGES", "STATE"):
             table.add_column(label, width=what if label == "WHAT" else fixed[label], key=label)
         for i, s in enumerate(self.plan.steps, 1):
