@@ -69,7 +69,11 @@ class DevicesView(View):
             spec = s.get("spec") or {}
             node = spec.get("nodeName") or node_default
             npool = fleet.node_pool(node)
+            # The scope is checked here, not only in `all_rows`: `row` and `regroup` come through here for any device
+            # or slice pool a delta names, and a drilled-down view must not take in another node's or pool's devices.
             if self.scope and self.scope[0] == "pool" and npool != self.scope[1]:
+                continue
+            if self.scope and self.scope[0] == "node" and node != self.scope[1]:
                 continue
             for d in spec.get("devices") or ():
                 dv = DeviceView(dp[0], dp[1], d.get("name", ""), node, key_of(s)[1], d)
