@@ -118,6 +118,7 @@ def kubernetes_py() -> list[Request]:
             PODS + "/k8s-pod/status",
             {"status": {"conditions": [{"type": "Example", "status": "True"}]}},
             content_type="application/strategic-merge-patch+json",
+            settle=5.0,  # after each scheduler's first attempt at the unschedulable pod (timing, not API)
             **ua,
         ),
         _r("kubernetes-py: read pod status", "GET", PODS + "/k8s-pod/status", **ua),
@@ -215,6 +216,7 @@ def lightkube() -> list[Request]:
             PODS + "/lk-pod/status" + fm,
             {"status": {"conditions": [{"type": "Example", "status": "True"}]}},
             content_type="application/strategic-merge-patch+json",
+            settle=5.0,  # after each scheduler's first attempt at the unschedulable pod (timing, not API)
             **ua,
         ),
         _r(
