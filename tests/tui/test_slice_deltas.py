@@ -142,3 +142,80 @@ def test_a_node_scoped_devices_view_takes_in_no_other_nodes_device(world) -> Non
     assert all(scoped.row(fleet, k) is None for k in elsewhere)
     own = [k for k, _, _ in scoped.all_rows(fleet)]
     assert all(scoped.row(fleet, k) is not None for k in own)
+
+
+async def test_playground_counts_follow_new_slices_when_an_older_conversion_finishes_late(
+    tmp_path, monkeypatch
+) -> None:
+    """Slices change twice while the playground converts: the conversion of the middle picture (its evaluation
+    cancelled) finishing last must not become the index later keystrokes evaluate on."""
+    import threading
+
+    from dragoman.fleet.cel import fleeteval
+    from dragoman.tui.screens.playground import PlaygroundScreen
+
+    from tests.tui.conftest import snapshot_app, snapshot_copy, wait_for
+
+    gate, converting = threading.Event(), threading.Event()
+    converted = threading.Event()
+    real = fleeteval.DeviceIndex
+
+    class Middle(list):
+        """The middle picture's slices: their conversion waits for the gate."""
+
+    class SlowIndex(real):  # type: ignore[misc, valid-type]
+        def __init__(self, slices) -> None:
+            if isinstance(slices, Middle):
+                converting.set()
+                gate.wait(30)
+            super().__init__(slices)
+            self.middle = isinstance(slices, Middle)
+
+        def published(self):
+            out = super().published()
+            if self.middle:
+                converted.set()  # the evaluation stores its index right after this
+            return out
+
+    monkeypatch.setattr(fleeteval, "DeviceIndex", SlowIndex)
+    app = snapshot_app(snapshot_copy(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.feed.loaded, 60, "the snapshot")
+        await pilot.press("colon", *"cel", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PlaygroundScreen) and app.screen.outcome is not None)
+        screen = app.screen
+        assert isinstance(screen, PlaygroundScreen)
+        model = app.feed.model
+        every = model.current_slices()
+        fewer = [s for s in every if s is not next(x for x in every if (x.get("spec") or {}).get("devices"))]
+        devices_of = lambda slices: sum(len((s.get("spec") or {}).get("devices") or ()) for s in slices)  # noqa: E731
+        assert devices_of(fewer) < devices_of(every)
+
+        # The middle picture: its conversion blocks.
+        monkeypatch.setattr(model, "current_slices", lambda: Middle(every))
+        model.selectors.invalidate()
+        screen.schedule(0)
+        await wait_for(pilot, converting.is_set, 30, "the middle conversion to start")
+        # The newest picture, one slice fewer: converted and counted at once.
+        monkeypatch.setattr(model, "current_slices", lambda: list(fewer))
+        model.selectors.invalidate()
+        screen.schedule(0)
+        await wait_for(
+            pilot,
+            lambda: (
+                screen.outcome is not None
+                and screen.outcome.summary is not None
+                and screen.outcome.summary["devices"] == devices_of(fewer)
+            ),
+            30,
+            "the counts of the newest slices",
+        )
+        gate.set()  # the middle conversion ends last
+        await wait_for(pilot, converted.is_set, 30, "the middle conversion to end")
+        await pilot.pause(0.5)
+        # A keystroke later (same slices): still the newest picture's devices.
+        screen.gen += 1
+        screen.schedule(0)
+        await wait_for(pilot, lambda: screen.shown_gen == screen.gen, 30, "the next evaluation")
+        assert screen.outcome is not None and screen.outcome.summary is not None
+        assert screen.outcome.summary["devices"] == devices_of(fewer)

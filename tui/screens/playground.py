@@ -148,7 +148,7 @@ class PlaygroundScreen(PromptScreen[None]):
         self.outcome: P.Outcome | None = None
         self._rows_shown: list | None = None
         self._suppressed: str | None = None  # text before the cursor when esc closed the completion list
-        self._index: DeviceIndex | None = None
+        self._index: tuple[Any, DeviceIndex] | None = None  # (the slices converted, their index)
         self._epoch = None
         self._slices = None
         self._timer: Timer | None = None
@@ -278,12 +278,17 @@ class PlaygroundScreen(PromptScreen[None]):
             time.sleep(0)
             return worker.is_cancelled or self.gen != gen
 
-        index = self._index
+        cached = self._index
+        # The index is kept with the slices it converted: a cancelled evaluation of an older epoch still converting
+        # when the slices changed must neither be reused nor be stored over the newer one (the counts would stay on
+        # the old devices until the next change of slices).
+        index = cached[1] if cached is not None and cached[0] is slices else None
         if index is None:
             index = DeviceIndex(slices)
             # With the conversion, not on the first keystroke that reads a name: which names devices publish.
             index.published()
-            self._index = index
+            if self._slices is slices:
+                self._index = (slices, index)
         if stale():
             return
         t0 = time.perf_counter()
