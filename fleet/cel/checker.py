@@ -403,7 +403,7 @@ def _generic(t: Any) -> Any:
     return t
 
 
-def _overloads(name: str, member: bool) -> list[list] | None:
+def _overloads(name: str, member: bool, stored: bool = False) -> list[list] | None:
     """The overloads of `name` in the call style, as parameter lists (a member's receiver first), in cel-go's order."""
     if name in _OPERATORS:
         return [list(p) for p in _OPERATORS[name]]
@@ -422,6 +422,10 @@ def _overloads(name: str, member: bool) -> list[list] | None:
     first = _IDENTITY_FIRST.get(name)
     if first is not None:
         out.sort(key=lambda p: p != [first])
+    if name in ("indexOf", "lastIndexOf") and not stored:
+        # Both ext.Strings and library/lists.go declare these; a new selector's environment has the list overload
+        # first (the oracle: x.indexOf('a') makes x a list(string) there, a string in the stored environment).
+        out.sort(key=lambda p: not isinstance(p[0], tuple))
     return out
 
 
@@ -490,7 +494,7 @@ class Checker:
         """resolveOverload's substitutions for a call whose argument types hold a type variable: every overload that
         fits, in declaration order, commits its bindings. None fits: no matching overload. Result types and the
         other errors stay with the checks that follow."""
-        overloads = _overloads(name, member)
+        overloads = _overloads(name, member, self.env.stored)
         if not overloads:
             return
         matched = False
