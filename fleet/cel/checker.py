@@ -3,6 +3,7 @@ cost is fleet/cel/cost.py's."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dragoman.fleet.cel import runtime as rt
@@ -394,13 +395,19 @@ _IDENTITY_FIRST = {"int": I, "uint": U, "double": D, "string": S, "bool": B, "by
 _IDENTITY_FIRST["timestamp"] = TS
 
 
-def _generic(t: Any) -> Any:
-    # SIGNATURES writes a type parameter as dyn (list(A) as list(dyn)); cel-go declares them as parameters.
+def _generic(t: Any, name: str = "") -> Any:
+    # SIGNATURES writes a type parameter as dyn (list(A) as list(dyn)); cel-go declares them as parameters, except
+    # format's list(dyn) (ext/strings.go), which widens a bound variable to dyn (mostGeneral).
+    if name in _TRULY_DYN:
+        return t
     if t == DYN:
         return _A
     if isinstance(t, tuple):
         return (t[0],) + tuple(_generic(p) for p in t[1:])
     return t
+
+
+_TRULY_DYN = {"format"}
 
 
 def _overloads(name: str, member: bool, stored: bool = False) -> list[list] | None:
@@ -415,7 +422,9 @@ def _overloads(name: str, member: bool, stored: bool = False) -> list[list] | No
     if sigs is None:
         return None
     out = [
-        [_generic(recv), *map(_generic, params)] if recv is not None else list(map(_generic, params))
+        [_generic(recv, name), *(_generic(p, name) for p in params)]
+        if recv is not None
+        else [_generic(p, name) for p in params]
         for recv, params, _ in sigs
         if (recv is not None) == member
     ]
@@ -461,12 +470,15 @@ class Checker:
         self.env = env
         self.device_fields = device_fields(env)
         # cel-go's AST validators (a constant regex RE2 refuses) run only once the checker found no error.
-        self.deferred: list[CelCompileError] = []
+        self.deferred: list[Callable[[], CelCompileError | None]] = []
         # Type variables (TVar) and their substitutions; the nodes checked, to replace free variables by dyn at the end.
         self.subst: dict[TVar, Any] = {}
         self.nvars = 0
         self.nodes: list[Node] = []
         self.raws: dict[int, Any] = {}
+
+    def _defer(self, error: CelCompileError) -> None:
+        self.deferred.append(lambda: error)
 
     def fresh(self) -> TVar:
         self.nvars += 1
@@ -662,9 +674,10 @@ class Checker:
                 it = self.check(item, scope)
                 if pos in optional:
                     it = self._optional_inner(item, it)
-                if t is not None and self.nvars:
-                    t, it = self._join_vars(t, self.raw(item) if pos not in optional else it)
-                t = it if t is None else join(t, it)
+                if self.nvars:
+                    t = self._join_elem(t, self.raw(item) if pos not in optional else it)
+                else:
+                    t = it if t is None else join(t, it)
             # An empty list's element type is a type variable (checkCreateList).
             return ("list", t if t is not None else self.fresh())
         if k == "map":
@@ -677,11 +690,12 @@ class Checker:
                     vtt = self._optional_inner(val, vtt)
                 if not (ktt in (S, I, U, B) or is_dyn(ktt)):
                     raise self.err(key, f"unsupported map key type: {type_str(ktt)}")
-                if kt is not None and self.nvars:
-                    kt, ktt = self._join_vars(kt, self.raw(key))
-                    vt, vtt = self._join_vars(vt, self.raw(val) if pos not in optional else vtt)
-                kt = ktt if kt is None else join(kt, ktt)
-                vt = vtt if vt is None else join(vt, vtt)
+                if self.nvars:
+                    kt = self._join_elem(kt, self.raw(key))
+                    vt = self._join_elem(vt, self.raw(val) if pos not in optional else vtt)
+                else:
+                    kt = ktt if kt is None else join(kt, ktt)
+                    vt = vtt if vt is None else join(vt, vtt)
             if kt is None:  # an empty map's key and value types are type variables (checkCreateMap)
                 return ("map", self.fresh(), self.fresh())
             return ("map", kt, vt)
@@ -738,13 +752,16 @@ class Checker:
             return self._call(n, scope)
         raise self.err(n, f"unexpected {k}", "syntax")
 
-    def _join_vars(self, prev: Any, cur: Any) -> tuple[Any, Any]:
-        """joinTypes' isAssignable(previous, current) where a type variable is involved: its bindings."""
-        prev, cur = self.res(prev), self.res(cur)
-        if _has_var(prev) or _has_var(cur):
-            self.bind_to(prev, cur)
-            prev, cur = self.res(prev), self.res(cur)
-        return prev, cur
+    def _join_elem(self, prev: Any, cur: Any) -> Any:
+        """joinTypes where type variables exist: the raw element types (an identifier's is its variable); one
+        assignable to the other commits the bindings and keeps the more general (mostGeneral), else join's dyn."""
+        if prev is None:
+            return cur
+        m = dict(self.subst)
+        if _assign(m, prev, cur):
+            self.subst = m
+            return prev if _less_specific(prev, cur) else cur
+        return join(self.res(prev), self.res(cur))
 
     def _optional_inner(self, node: Node, t: Any) -> Any:
         # `[?x]` and `{?k: x}` take an optional x; the aggregate holds its value.
@@ -955,6 +972,13 @@ class Checker:
             return True  # not a list at all: the signature check reports it
         return is_dyn(tt[1]) or tt[1] in allowed
 
+    def _format_problem(self, n: Node, fmt: str, items: list[Node]) -> CelCompileError | None:
+        problem = format_call_problem(fmt, items)
+        if problem is None:
+            return None
+        message, at = problem
+        return self.source.error(message, "type", (at or n).offset)
+
     def _literal_checks(self, n: Node, name: str, target: Node | None, args: list[Node]) -> None:
         if (
             name == "format"
@@ -964,10 +988,9 @@ class Checker:
             and len(args) == 1
             and args[0].kind == "list"
         ):
-            format_problem = format_call_problem(target.args[0], args[0].args[0])
-            if format_problem is not None:
-                message, at = format_problem
-                self.deferred.append(self.source.error(message, "type", (at or n).offset))
+            # Judged once checking is over, on the final types: a type variable bound after this call (or widened to
+            # dyn by format's list(dyn) parameter) is what cel-go's validator sees.
+            self.deferred.append(lambda: self._format_problem(n, target.args[0], args[0].args[0]))
         # cel.ValidateDurationLiterals / ValidateTimestampLiterals: a constant string that does not convert.
         if name in ("duration", "timestamp") and target is None and len(args) == 1:
             arg = args[0]
@@ -975,14 +998,14 @@ class Checker:
                 try:
                     rt.FUNCTIONS[name](arg.args[0])
                 except CelRuntimeError:
-                    self.deferred.append(self.source.error(f"invalid {name} argument", "type", arg.offset))
+                    self._defer(self.source.error(f"invalid {name} argument", "type", arg.offset))
         # Kubernetes validates regex literals at compile time (cel.ValidateRegexLiterals), with RE2's grammar.
         if name in _REGEX_FUNCS:
             pat = args[-1] if name == "matches" and target is None else args[0]
             if pat.kind == "lit" and isinstance(pat.args[0], str):
                 problem = regex_error(pat.args[0])
                 if problem is not None:
-                    self.deferred.append(
+                    self._defer(
                         self.source.error(
                             f"invalid regular expression {pat.args[0]!r}: {problem}", "syntax", pat.offset
                         )
@@ -1003,7 +1026,7 @@ _FORMAT_STRING_KINDS = (I, U, D, B, S, TS, BY, DUR, "type", "null")
 
 
 def _format_kind_ok(t: Any, allowed: tuple) -> bool:
-    if t == DYN:  # cel.DynType passes; `any` (google.protobuf.Any) does not
+    if t == DYN or isinstance(t, TVar):  # cel.DynType passes (a free type variable is one); `any` does not
         return True
     if isinstance(t, tuple):
         return t[0] in allowed
@@ -1320,11 +1343,14 @@ def check(root: Node, source: Source, env: Environment = NEW_EXPRESSIONS) -> Che
     checker = Checker(source, env)
     t = checker.check(root, {})
     if checker.nvars:
+        # cel-go's last step: every type as set, substituted, a variable still free as dyn.
         for node in checker.nodes:
-            node.type = checker.final(node.type)
+            node.type = checker.final(checker.raw(node))
         t = checker.final(t)
-    if checker.deferred:
-        raise checker.deferred[0]
+    for deferred in checker.deferred:
+        error = deferred()
+        if error is not None:
+            raise error
     homogeneous_literals(root, source)
     # validateOutputType: bool, or exactly the declared attribute type (any; dyn where attributes are dyn).
     if not (t == B or t == (DYN if env.dyn_attributes else ANY)):
