@@ -384,6 +384,7 @@ _OPERATORS: dict[str, list[list]] = {
     "_!=_": [[_A, _A]],
     "@in": [[_A, ("list", _A)], [_A, ("map", _A, _B)]],
     "_[_]": [[("list", _A), I], [("map", _A, _B), _A]],
+    "_[?_]": [[("list", _A), I], [("map", _A, _B), _A]],
     "_?_:_": [[B, _A, _A]],
     "dyn": [[_A]],
     "type": [[_A]],
@@ -414,6 +415,9 @@ def _overloads(name: str, member: bool, stored: bool = False) -> list[list] | No
     """The overloads of `name` in the call style, as parameter lists (a member's receiver first), in cel-go's order."""
     if name in _OPERATORS:
         return [list(p) for p in _OPERATORS[name]]
+    if name == "@sortByAssociatedKeys":
+        # ext/lists.go: list(T).@sortByAssociatedKeys(list(U)) for U in its comparableTypes, int first.
+        return [[("list", _A), ("list", u)] for u in (I, U, D, B, DUR, TS, S, BY)] if member else []
     if name in _LIST_TYPED:
         # library/lists.go declares these once per element type, in comparableTypes' and summableTypes' order.
         order = [I, U, D, DUR] if name == "sum" else [I, U, D, B, DUR, TS, S, BY]
@@ -596,8 +600,8 @@ class Checker:
             kt = self.check(key, scope)
             if self.nvars:
                 raws = [self.raw(operand), self.raw(key)]
-                if any(map(_has_var, raws)) and not optional:
-                    self.bind(n, "_[_]", False, raws)
+                if any(map(_has_var, raws)):
+                    self.bind(n, "_[?_]" if optional else "_[_]", False, raws)
                 ot, kt = self.res(ot), self.res(kt)
             inner = ot[1] if isinstance(ot, tuple) and ot[0] == "opt" else ot
             if isinstance(inner, tuple) and inner[0] == "list":
