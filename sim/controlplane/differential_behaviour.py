@@ -803,6 +803,7 @@ def _pool_picture(side: Side, pool: str) -> Any:
     """What a migration changes on a pool, as an operator reads it: each node's schedulability, GPUs offered by the
     device plugin and the DRA driver, the pods on it (owner, phase, through which mechanism)."""
     out = []
+    pool_pods: list = []
     for n in _pool_nodes(side, pool):
         name = n["metadata"]["name"]
         if name == L4_NODE:
@@ -835,12 +836,16 @@ def _pool_picture(side: Side, pool: str) -> Any:
                 "deploy labels": {k: v for k, v in labels.items() if k.startswith("nvidia.com/gpu.deploy.")},
                 "annotations": sorted(k for k in n["metadata"].get("annotations") or () if "dragoman" in k),
                 "slices": [(s["driver"], len(s["devices"])) for s in _slices(side, name)],
-                "pods": sorted(pods, key=lambda t: tuple(str(x) for x in t)),
+                "daemon pods": sorted((p for p in pods if p[1] == "DaemonSet"), key=lambda t: tuple(str(x) for x in t)),
             }
         )
+        pool_pods.extend(p for p in pods if p[1] != "DaemonSet")
     classes = (side.get("/apis/resource.k8s.io/v1/deviceclasses") or {}).get("items") or ()
     return {
         "nodes": out,
+        # Which of the pool's equal nodes each workload pod lands on is the scheduler's scoring tie-break (both
+        # pick at random among equal scores); what the pool runs, and how, is the behaviour.
+        "pods": sorted(pool_pods, key=lambda t: tuple(str(x) for x in t)),
         "classes": sorted((c["metadata"]["name"], (c.get("spec") or {}).get("extendedResourceName")) for c in classes),
     }
 
