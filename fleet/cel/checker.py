@@ -3,6 +3,7 @@ cost is fleet/cel/cost.py's."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from dragoman.fleet.cel import runtime as rt
@@ -55,6 +56,8 @@ TYPE_IDENTS = {
 
 
 def type_str(t: Any) -> str:
+    if isinstance(t, TVar):
+        return "dyn"  # cel-go reports a free type variable as dyn (substitute(..., typeParamToDyn=true))
     if isinstance(t, tuple):
         if t[0] == "list":
             return f"list({type_str(t[1])})"
@@ -77,7 +80,8 @@ def type_str(t: Any) -> str:
 
 
 def is_dyn(t: Any) -> bool:
-    return t == DYN or t == ANY
+    # A free type variable (TVar) passes wherever dyn does; what it binds to is Checker.bind's.
+    return t == DYN or t == ANY or isinstance(t, TVar)
 
 
 def assignable(param: Any, arg: Any) -> bool:
@@ -259,6 +263,193 @@ _LIST_TYPED = {"isSorted": _COMPARABLE, "min": _COMPARABLE, "max": _COMPARABLE, 
 _REGEX_FUNCS = {"matches", "find", "findAll"}
 
 
+# --- type variables: the element type of `[]` and the key and value types of `{}` -----------------------------
+# cel-go's checker gives an empty literal a free type variable and binds it in overload resolution
+# (checker.resolveOverload): the overloads are tried in declaration order and every one whose parameters fit commits
+# its substitutions, so the FIRST declared overload that fits a free variable binds it (`x + x` is bytes, standard.go
+# declares add_bytes first; `-x` and `x * x` are double), and a later overload fits only if it agrees with that
+# binding (or generalises it to dyn). The binding holds for every later use of the variable. The functions below
+# port checker/types.go (internalIsAssignable, isValidTypeSubstitution, mostGeneral, notReferencedIn) over this
+# module's types; a variable still free when checking ends is dyn. Only expressions with an empty list or map
+# literal ever hold one, so every other expression checks exactly as before.
+class TVar:
+    """A type variable (cel-go's TypeParamKind)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __repr__(self) -> str:
+        return f"_var{self.n}"
+
+
+_A, _B = "<A>", "<B>"  # an overload's type parameters, instantiated fresh per resolution (substitute)
+
+
+def _nullable(t: Any) -> bool:
+    # internalIsAssignableNull: isLegacyNullable (opaque, struct, any, duration, timestamp) or null itself.
+    if isinstance(t, tuple):
+        return t[0] == "opt"
+    return t in ("null", ANY, DUR, TS, Q, V, IPT, CIDRT, URLT, FMT, "device")
+
+
+def _assign(m: dict, t1: Any, t2: Any) -> bool:
+    """internalIsAssignable(m, t1, t2): t1 (an argument) fits t2 (a parameter); m takes the substitutions."""
+    if isinstance(t2, TVar):
+        valid, has_sub = _valid_sub(m, t1, t2)
+        if valid:
+            return True
+        if has_sub:
+            return False
+    if isinstance(t1, TVar):
+        return _valid_sub(m, t2, t1)[0]
+    if is_dyn(t1) or is_dyn(t2):
+        return True
+    if t1 == "null":
+        return _nullable(t2)
+    if t2 == "null":
+        return _nullable(t1)
+    if isinstance(t1, tuple) or isinstance(t2, tuple):
+        return (
+            isinstance(t1, tuple)
+            and isinstance(t2, tuple)
+            and t1[0] == t2[0]
+            and len(t1) == len(t2)
+            and all(_assign(m, a, b) for a, b in zip(t1[1:], t2[1:]))
+        )
+    return t1 == t2
+
+
+def _valid_sub(m: dict, t1: Any, t2: TVar) -> tuple[bool, bool]:
+    """isValidTypeSubstitution: (t1 may stand for t2, t2 already had a substitution)."""
+    if t1 is t2:
+        return True, True
+    sub = m.get(t2)
+    if sub is not None:
+        if t1 == sub:
+            return True, True
+        if _assign(m, t1, sub):
+            new = t1 if _less_specific(t1, sub) else sub
+            if _not_referenced(m, t2, new):
+                m[t2] = new
+            return True, True
+        return False, True
+    if _not_referenced(m, t2, t1):
+        m[t2] = t1
+        return True, False
+    return False, False
+
+
+def _less_specific(t1: Any, t2: Any) -> bool:
+    """isEqualOrLessSpecific."""
+    if is_dyn(t1):  # dyn, any and a type variable
+        return True
+    if is_dyn(t2):
+        return False
+    if isinstance(t1, tuple) and isinstance(t2, tuple):
+        return t1[0] == t2[0] and len(t1) == len(t2) and all(_less_specific(a, b) for a, b in zip(t1[1:], t2[1:]))
+    return t1 == t2
+
+
+def _not_referenced(m: dict, t: TVar, within: Any) -> bool:
+    if t is within:
+        return False
+    if isinstance(within, TVar):
+        sub = m.get(within)
+        return True if sub is None else _not_referenced(m, t, sub)
+    if isinstance(within, tuple):
+        return all(_not_referenced(m, t, p) for p in within[1:])
+    return True
+
+
+def _has_var(t: Any) -> bool:
+    if isinstance(t, TVar):
+        return True
+    return isinstance(t, tuple) and any(_has_var(p) for p in t[1:])
+
+
+_NUM_ORDER = [(B, B), (I, I), (I, D), (I, U), (U, U), (U, D), (U, I), (D, D), (D, I), (D, U), (S, S), (BY, BY)]
+_NUM_ORDER += [(TS, TS), (DUR, DUR)]
+# common/stdlib/standard.go's declaration order, which decides what a free variable binds to.
+_OPERATORS: dict[str, list[list]] = {
+    "_+_": [[BY, BY], [D, D], [DUR, DUR], [DUR, TS], [TS, DUR], [I, I], [("list", _A), ("list", _A)], [S, S], [U, U]],
+    "_-_": [[D, D], [DUR, DUR], [I, I], [TS, DUR], [TS, TS], [U, U]],
+    "_*_": [[D, D], [I, I], [U, U]],
+    "_/_": [[D, D], [I, I], [U, U]],
+    "_%_": [[I, I], [U, U]],
+    "-_": [[D], [I]],
+    **{op: [list(p) for p in _NUM_ORDER] for op in ("_<_", "_<=_", "_>_", "_>=_")},
+    "_==_": [[_A, _A]],
+    "_!=_": [[_A, _A]],
+    "@in": [[_A, ("list", _A)], [_A, ("map", _A, _B)]],
+    "_[_]": [[("list", _A), I], [("map", _A, _B), _A]],
+    "_[?_]": [[("list", _A), I], [("map", _A, _B), _A]],
+    "_?_:_": [[B, _A, _A]],
+    "dyn": [[_A]],
+    "type": [[_A]],
+    # size: bytes, list, map, string, as global and as member functions (the member form's receiver first).
+    "size": [[BY], [("list", _A)], [("map", _A, _B)], [S]],
+}
+# Conversions declare the identity overload first (int(int), string(string), ...): a free variable binds to it.
+_IDENTITY_FIRST = {"int": I, "uint": U, "double": D, "string": S, "bool": B, "bytes": BY, "duration": DUR}
+_IDENTITY_FIRST["timestamp"] = TS
+
+
+def _generic(t: Any, name: str = "") -> Any:
+    # SIGNATURES writes a type parameter as dyn (list(A) as list(dyn)); cel-go declares them as parameters, except
+    # format's list(dyn) (ext/strings.go), which widens a bound variable to dyn (mostGeneral).
+    if name in _TRULY_DYN:
+        return t
+    if t == DYN:
+        return _A
+    if isinstance(t, tuple):
+        return (t[0],) + tuple(_generic(p) for p in t[1:])
+    return t
+
+
+_TRULY_DYN = {"format"}
+
+
+def _overloads(name: str, member: bool, stored: bool = False) -> list[list] | None:
+    """The overloads of `name` in the call style, as parameter lists (a member's receiver first), in cel-go's order."""
+    if name in _OPERATORS:
+        return [list(p) for p in _OPERATORS[name]]
+    if name == "@sortByAssociatedKeys":
+        # ext/lists.go: list(T).@sortByAssociatedKeys(list(U)) for U in its comparableTypes, int first.
+        return [[("list", _A), ("list", u)] for u in (I, U, D, B, DUR, TS, S, BY)] if member else []
+    if name in _LIST_TYPED:
+        # library/lists.go declares these once per element type, in comparableTypes' and summableTypes' order.
+        order = [I, U, D, DUR] if name == "sum" else [I, U, D, B, DUR, TS, S, BY]
+        return [[("list", t)] for t in order] if member else []
+    sigs = SIGNATURES.get(name)
+    if sigs is None:
+        return None
+    out = [
+        [_generic(recv, name), *(_generic(p, name) for p in params)]
+        if recv is not None
+        else [_generic(p, name) for p in params]
+        for recv, params, _ in sigs
+        if (recv is not None) == member
+    ]
+    first = _IDENTITY_FIRST.get(name)
+    if first is not None:
+        out.sort(key=lambda p: p != [first])
+    if name in ("indexOf", "lastIndexOf") and not stored:
+        # Both ext.Strings and library/lists.go declare these; a new selector's environment has the list overload
+        # first (the oracle: x.indexOf('a') makes x a list(string) there, a string in the stored environment).
+        out.sort(key=lambda p: not isinstance(p[0], tuple))
+    return out
+
+
+def _instantiate(t: Any, fresh: dict) -> Any:
+    if t in (_A, _B):
+        return fresh[t]
+    if isinstance(t, tuple):
+        return (t[0],) + tuple(_instantiate(p, fresh) for p in t[1:])
+    return t
+
+
 class Checked:
     """The result of checking: the annotated AST, the result type, the estimated cost and the attributes read."""
 
@@ -283,13 +474,79 @@ class Checker:
         self.env = env
         self.device_fields = device_fields(env)
         # cel-go's AST validators (a constant regex RE2 refuses) run only once the checker found no error.
-        self.deferred: list[CelCompileError] = []
+        self.deferred: list[Callable[[], CelCompileError | None]] = []
+        # Type variables (TVar) and their substitutions; the nodes checked, to replace free variables by dyn at the end.
+        self.subst: dict[TVar, Any] = {}
+        self.nvars = 0
+        self.nodes: list[Node] = []
+        self.raws: dict[int, Any] = {}
+
+    def _defer(self, error: CelCompileError) -> None:
+        self.deferred.append(lambda: error)
+
+    def fresh(self) -> TVar:
+        self.nvars += 1
+        return TVar(self.nvars)
+
+    def res(self, t: Any) -> Any:
+        """substitute(mappings, t, false): t with the bound type variables replaced."""
+        if isinstance(t, TVar):
+            sub = self.subst.get(t)
+            return t if sub is None else self.res(sub)
+        if isinstance(t, tuple):
+            return (t[0],) + tuple(self.res(p) for p in t[1:])
+        return t
+
+    def final(self, t: Any) -> Any:
+        """substitute(mappings, t, true): free variables become dyn."""
+        t = self.res(t)
+        if isinstance(t, TVar):
+            return DYN
+        if isinstance(t, tuple):
+            return (t[0],) + tuple(self.final(p) for p in t[1:])
+        return t
+
+    def bind(self, n: Node, name: str, member: bool, types: list) -> None:
+        """resolveOverload's substitutions for a call whose argument types hold a type variable: every overload that
+        fits, in declaration order, commits its bindings. None fits: no matching overload. Result types and the
+        other errors stay with the checks that follow."""
+        overloads = _overloads(name, member, self.env.stored)
+        if not overloads:
+            return
+        matched = False
+        for params in overloads:
+            if len(params) != len(types):
+                continue
+            fresh = {_A: self.fresh(), _B: self.fresh()}
+            m = dict(self.subst)
+            if all(_assign(m, t, _instantiate(p, fresh)) for t, p in zip(types, params)):
+                self.subst = m
+                matched = True
+        if not matched:
+            shown = [type_str(self.final(t)) for t in types]
+            where = f"{shown.pop(0)}." if member else ""
+            raise self.err(n, f"found no matching overload for '{name}' applied to '{where}({', '.join(shown)})'")
+
+    def raw(self, n: Node) -> Any:
+        return self.raws.get(id(n), n.type)
+
+    def bind_to(self, t: Any, target: Any) -> None:
+        """checker.isAssignable(t, target), committed when it holds (a comprehension range or a select: dyn)."""
+        m = dict(self.subst)
+        if _assign(m, t, target):
+            self.subst = m
 
     def err(self, node: Node, message: str, kind: str = "type") -> CelCompileError:
         return self.source.error(message, kind, node.offset)
 
     def check(self, n: Node, scope: dict[str, Any]) -> Any:
         t = self._check(n, scope)
+        if self.nvars:
+            # cel-go's type map keeps the type as set (an identifier's is its type variable, bound or not), and
+            # overload resolution reads that: Checker.raw. Everything else reads the substituted type.
+            self.raws[id(n)] = t
+            t = self.res(t)
+            self.nodes.append(n)
         n.type = t
         return t
 
@@ -324,6 +581,9 @@ class Checker:
         if k == "select":
             operand, field, optional = a
             ot = self.check(operand, scope)
+            if self.nvars and isinstance(self.raw(operand), TVar):
+                self.bind_to(DYN, self.raw(operand))  # checkSelect: a type variable operand becomes dyn
+                ot = self.res(ot)
             if ot == "device":
                 if field not in self.device_fields:
                     raise self.err(n, f"undefined field '{field}'", "undeclared")
@@ -338,6 +598,11 @@ class Checker:
             operand, key, optional = a
             ot = self.check(operand, scope)
             kt = self.check(key, scope)
+            if self.nvars:
+                raws = [self.raw(operand), self.raw(key)]
+                if any(map(_has_var, raws)):
+                    self.bind(n, "_[?_]" if optional else "_[_]", False, raws)
+                ot, kt = self.res(ot), self.res(kt)
             inner = ot[1] if isinstance(ot, tuple) and ot[0] == "opt" else ot
             if isinstance(inner, tuple) and inner[0] == "list":
                 if not (kt in (I, U) or is_dyn(kt)):
@@ -363,6 +628,10 @@ class Checker:
         if k in ("and", "or"):
             l, r = a
             lt, rt = self.check(l, scope), self.check(r, scope)
+            if self.nvars:
+                for operand in (l, r):
+                    self.bind_to(self.raw(operand), B)
+                lt, rt = self.res(lt), self.res(rt)
             op = "_&&_" if k == "and" else "_||_"
             for t in (lt, rt):
                 if not (t == B or is_dyn(t)):
@@ -372,11 +641,17 @@ class Checker:
             return B
         if k == "not":
             t = self.check(a[0], scope)
+            if self.nvars and _has_var(self.raw(a[0])):
+                self.bind_to(self.raw(a[0]), B)
+                t = self.res(t)
             if not (t == B or is_dyn(t)):
                 raise self.err(n, f"found no matching overload for '!_' applied to '({type_str(t)})'")
             return B
         if k == "neg":
             t = self.check(a[0], scope)
+            if self.nvars and _has_var(self.raw(a[0])):
+                self.bind(n, "-_", False, [self.raw(a[0])])
+                t = self.res(t)
             if not (t in (I, D) or is_dyn(t)):
                 raise self.err(n, f"found no matching overload for '-_' applied to '({type_str(t)})'")
             return t
@@ -386,6 +661,11 @@ class Checker:
             if not (ct == B or is_dyn(ct)):
                 raise self.err(n, f"found no matching overload for '_?_:_' applied to '({type_str(ct)}, ...)'")
             xt, yt = self.check(x, scope), self.check(y, scope)
+            if self.nvars:
+                raws = [self.raw(c), self.raw(x), self.raw(y)]
+                if any(map(_has_var, raws)):
+                    self.bind(n, "_?_:_", False, raws)
+                xt, yt = self.res(xt), self.res(yt)
             if not (assignable(xt, yt) or assignable(yt, xt) or "null" in (xt, yt)):
                 raise self.err(
                     n, f"found no matching overload for '_?_:_' applied to '(bool, {type_str(xt)}, {type_str(yt)})'"
@@ -398,8 +678,12 @@ class Checker:
                 it = self.check(item, scope)
                 if pos in optional:
                     it = self._optional_inner(item, it)
-                t = it if t is None else join(t, it)
-            return ("list", t if t is not None else DYN)
+                if self.nvars:
+                    t = self._join_elem(t, self.raw(item) if pos not in optional else it)
+                else:
+                    t = it if t is None else join(t, it)
+            # An empty list's element type is a type variable (checkCreateList).
+            return ("list", t if t is not None else self.fresh())
         if k == "map":
             kt = None
             vt = None
@@ -410,13 +694,22 @@ class Checker:
                     vtt = self._optional_inner(val, vtt)
                 if not (ktt in (S, I, U, B) or is_dyn(ktt)):
                     raise self.err(key, f"unsupported map key type: {type_str(ktt)}")
-                kt = ktt if kt is None else join(kt, ktt)
-                vt = vtt if vt is None else join(vt, vtt)
-            return ("map", kt or DYN, vt or DYN)
+                if self.nvars:
+                    kt = self._join_elem(kt, self.raw(key))
+                    vt = self._join_elem(vt, self.raw(val) if pos not in optional else vtt)
+                else:
+                    kt = ktt if kt is None else join(kt, ktt)
+                    vt = vtt if vt is None else join(vt, vtt)
+            if kt is None:  # an empty map's key and value types are type variables (checkCreateMap)
+                return ("map", self.fresh(), self.fresh())
+            return ("map", kt, vt)
         if k == "has":
             sel = a[0]
             operand, field, _ = sel.args
             ot = self.check(operand, scope)
+            if self.nvars and isinstance(self.raw(operand), TVar):
+                self.bind_to(DYN, self.raw(operand))
+                ot = self.res(ot)
             if ot == "device":
                 if field not in self.device_fields:
                     raise self.err(sel, f"undefined field '{field}'", "undeclared")
@@ -463,6 +756,17 @@ class Checker:
             return self._call(n, scope)
         raise self.err(n, f"unexpected {k}", "syntax")
 
+    def _join_elem(self, prev: Any, cur: Any) -> Any:
+        """joinTypes where type variables exist: the raw element types (an identifier's is its variable); one
+        assignable to the other commits the bindings and keeps the more general (mostGeneral), else join's dyn."""
+        if prev is None:
+            return cur
+        m = dict(self.subst)
+        if _assign(m, prev, cur):
+            self.subst = m
+            return prev if _less_specific(prev, cur) else cur
+        return join(self.res(prev), self.res(cur))
+
     def _optional_inner(self, node: Node, t: Any) -> Any:
         # `[?x]` and `{?k: x}` take an optional x; the aggregate holds its value.
         if isinstance(t, tuple) and t[0] == "opt":
@@ -486,6 +790,13 @@ class Checker:
     def _comp(self, n: Node, scope: dict[str, Any]) -> Any:
         macro, target, v1, v2, exprs = n.args
         rt = self.check(target, scope)
+        if self.nvars and isinstance(self.raw(target), TVar):
+            self.bind_to(DYN, self.raw(target))
+            rt = self.res(rt)
+        if isinstance(rt, TVar):
+            # checkComprehension: a type variable range is bound to dyn, and so is the iteration variable.
+            self.bind_to(DYN, rt)
+            rt = DYN
         if isinstance(rt, tuple) and rt[0] == "list":
             t1, t2 = (I, rt[1]) if v2 else (rt[1], None)
         elif isinstance(rt, tuple) and rt[0] == "map":
@@ -537,6 +848,13 @@ class Checker:
         name, target, args = n.args
         tt = self.check(target, scope) if target is not None else None
         ats = [self.check(x, scope) for x in args]
+        if self.nvars:
+            types = [self.raw(x) for x in ([target] if target is not None else []) + list(args)]
+            if any(_has_var(t) for t in types):
+                if name != "includes" or self.env.declares_includes:
+                    self.bind(n, name, target is not None, types)
+            tt = self.res(tt) if target is not None else None
+            ats = [self.res(t) for t in ats]
         if name in ("_==_", "_!=_"):
             l, r = ats
             if not (assignable(l, r) or assignable(r, l) or "null" in (l, r)):
@@ -658,6 +976,13 @@ class Checker:
             return True  # not a list at all: the signature check reports it
         return is_dyn(tt[1]) or tt[1] in allowed
 
+    def _format_problem(self, n: Node, fmt: str, items: list[Node]) -> CelCompileError | None:
+        problem = format_call_problem(fmt, items)
+        if problem is None:
+            return None
+        message, at = problem
+        return self.source.error(message, "type", (at or n).offset)
+
     def _literal_checks(self, n: Node, name: str, target: Node | None, args: list[Node]) -> None:
         if (
             name == "format"
@@ -667,10 +992,9 @@ class Checker:
             and len(args) == 1
             and args[0].kind == "list"
         ):
-            format_problem = format_call_problem(target.args[0], args[0].args[0])
-            if format_problem is not None:
-                message, at = format_problem
-                self.deferred.append(self.source.error(message, "type", (at or n).offset))
+            # Judged once checking is over, on the final types: a type variable bound after this call (or widened to
+            # dyn by format's list(dyn) parameter) is what cel-go's validator sees.
+            self.deferred.append(lambda: self._format_problem(n, target.args[0], args[0].args[0]))
         # cel.ValidateDurationLiterals / ValidateTimestampLiterals: a constant string that does not convert.
         if name in ("duration", "timestamp") and target is None and len(args) == 1:
             arg = args[0]
@@ -678,14 +1002,14 @@ class Checker:
                 try:
                     rt.FUNCTIONS[name](arg.args[0])
                 except CelRuntimeError:
-                    self.deferred.append(self.source.error(f"invalid {name} argument", "type", arg.offset))
+                    self._defer(self.source.error(f"invalid {name} argument", "type", arg.offset))
         # Kubernetes validates regex literals at compile time (cel.ValidateRegexLiterals), with RE2's grammar.
         if name in _REGEX_FUNCS:
             pat = args[-1] if name == "matches" and target is None else args[0]
             if pat.kind == "lit" and isinstance(pat.args[0], str):
                 problem = regex_error(pat.args[0])
                 if problem is not None:
-                    self.deferred.append(
+                    self._defer(
                         self.source.error(
                             f"invalid regular expression {pat.args[0]!r}: {problem}", "syntax", pat.offset
                         )
@@ -706,7 +1030,7 @@ _FORMAT_STRING_KINDS = (I, U, D, B, S, TS, BY, DUR, "type", "null")
 
 
 def _format_kind_ok(t: Any, allowed: tuple) -> bool:
-    if t == DYN:  # cel.DynType passes; `any` (google.protobuf.Any) does not
+    if t == DYN or isinstance(t, TVar):  # cel.DynType passes (a free type variable is one); `any` does not
         return True
     if isinstance(t, tuple):
         return t[0] in allowed
@@ -1022,8 +1346,15 @@ def check(root: Node, source: Source, env: Environment = NEW_EXPRESSIONS) -> Che
     """Check an AST as the environment `env` does for a DRA selector; raises CelCompileError."""
     checker = Checker(source, env)
     t = checker.check(root, {})
-    if checker.deferred:
-        raise checker.deferred[0]
+    if checker.nvars:
+        # cel-go's last step: every type as set, substituted, a variable still free as dyn.
+        for node in checker.nodes:
+            node.type = checker.final(checker.raw(node))
+        t = checker.final(t)
+    for deferred in checker.deferred:
+        error = deferred()
+        if error is not None:
+            raise error
     homogeneous_literals(root, source)
     # validateOutputType: bool, or exactly the declared attribute type (any; dyn where attributes are dyn).
     if not (t == B or t == (DYN if env.dyn_attributes else ANY)):

@@ -427,10 +427,7 @@ REGRESSIONS = yaml.safe_load(Path(__file__).with_name("oracle_regressions.yaml")
 # Cases dragoman still answers differently from cel-go, with the known class in test_cel_oracle.py that covers each.
 # A fix removes its entry here; an entry whose case now passes fails the test below, so the list cannot go stale.
 # (case id, engine) where cel-go answers otherwise: each belongs to an open class in test_cel_oracle.py's KNOWN.
-STILL_WRONG: set[tuple[str, str]] = {
-    ("oracle-free-type-variable-binds-the-last-overload", "fast"),
-    ("oracle-free-type-variable-binds-the-last-overload", "reference"),
-}
+STILL_WRONG: set[tuple[str, str]] = set()
 
 
 # cel-python's evaluator has no two-variable comprehensions: the reference engine refuses these at compile time
