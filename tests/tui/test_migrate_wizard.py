@@ -237,3 +237,17 @@ async def test_m_on_the_pools_view_opens_the_wizard_of_that_pool_and_migrate_jum
         await wait_for(pilot, lambda: isinstance(app.screen, MigrateScreen), 30, ":migrate")
         assert app.screen.pool is None  # it asks which pool
     assert sim.request_log.writes() == []
+
+
+async def test_the_wizard_title_shows_the_words_it_is_given_verbatim_brackets_and_all() -> None:
+    # An API error or a step's words naming `spec.devices[0]` or holding `[/]` reach the title: read as Textual markup
+    # they lost the bracketed part, or failed to render at all.
+    screen = MigrateScreen("l4-serve", cluster=None, options=None, audit_path=None, read_only=True)
+    app = WizardApp(screen)
+    async with app.run_test(size=(120, 24)) as pilot:
+        await pilot.pause(0.1)
+        words = "pool l4-serve: ✗ 422 spec.devices[0]: invalid [/] [gpu-0]"
+        screen._title(words)
+        await pilot.pause(0.1)
+        shown = str(screen.query_one("#mig-title").render())
+        assert words + "  [READ-ONLY: plan only]" in shown, shown

@@ -11,6 +11,7 @@ from dragoman.widgets.header import StatusHeader
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.markup import escape
 from textual.widgets import DataTable, Footer, Label, OptionList, ProgressBar, RichLog, Static
 from textual.widgets.option_list import Option
 
@@ -134,8 +135,10 @@ class MigrateScreen(DragomanScreen):
             self.make_plan()
 
     def _title(self, text: str) -> None:
+        # Escaped: the title carries the API's and the runner's words (an error naming `spec.devices[0]` or holding
+        # `[/]`), which Textual would read as markup — dropping the bracketed part or failing to render.
         ro = "  [READ-ONLY: plan only]" if self.read_only else ""
-        self.query_one("#mig-title", Static).update(text + ro)
+        self.query_one("#mig-title", Static).update(escape(text + ro))
 
     def log_line(self, text: str) -> None:
         self.query_one("#mig-log", RichLog).write(text, scroll_end=True)
@@ -238,7 +241,7 @@ class MigrateScreen(DragomanScreen):
         self._fill_table()
         blocked = self.query_one("#mig-blocked", Static)
         blockers = list(plan.blockers)
-        blocked.update("\n".join(f"✗ blocked: {b}" for b in blockers))
+        blocked.update(escape("\n".join(f"✗ blocked: {b}" for b in blockers)))  # the preflight's words, as written
         blocked.display = bool(blockers)
         what = "rollback" if rollback else "migration"
         self._title(
