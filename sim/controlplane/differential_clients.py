@@ -142,7 +142,13 @@ def kubernetes_py() -> list[Request]:
             **ua,
         ),
         _r("kubernetes-py: delete configmap", "DELETE", CM + "/k8s-cm", **ua),
-        _r("kubernetes-py: delete foreground", "DELETE", DEPLOYS + "/k8s-web?propagationPolicy=Foreground", **ua),
+        _r(
+            "kubernetes-py: delete foreground",
+            "DELETE",
+            DEPLOYS + "/k8s-web?propagationPolicy=Foreground",
+            settle=3.0,  # the answer carries status.replicas: after both controllers acted on the scale to 2 (timing)
+            **ua,
+        ),
     ]
 
 
