@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -157,6 +158,10 @@ class PoolAggregate:
         self._c: dict[str, Counter] = {b: Counter() for b in self.BUCKETS}
         self._view: PoolView | None = None
         self._names: tuple[list[str], list[str]] | None = None
+        # The diagnosis thread (tui/feed.py) and the UI thread both read pools, and reading settles the dirty nodes:
+        # unserialized, one reader's `for n in self.dirty` met the other's clear() ("Set changed size during
+        # iteration") or both applied one node's contribution (doubled counts).
+        self._lock = threading.Lock()
 
     def add_member(self, node: str) -> None:
         self.members.add(node)
@@ -185,6 +190,12 @@ class PoolAggregate:
         """The pool's view; `node_view(name)` gives a node's current NodeView (or None)."""
         if self._view is not None and not self.dirty:
             return self._view
+        with self._lock:
+            return self._settle(node_view)
+
+    def _settle(self, node_view) -> PoolView:
+        if self._view is not None and not self.dirty:
+            return self._view  # another reader settled it while this one waited
         for n in self.dirty:
             old = self._contrib.pop(n, None)
             if old is not None:
