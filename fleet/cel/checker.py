@@ -12,6 +12,7 @@ from dragoman.fleet.cel.cost import estimate as estimate_cost
 from dragoman.fleet.cel.formats import VALIDATORS as FORMAT_NAMES
 from dragoman.fleet.cel.runtime import CelRuntimeError, regex_error
 from dragoman.fleet.cel.syntax import NOT_CONST, UNSUPPORTED, Node, Source, Uint
+from dragoman.fleet.cel.timelib import DURATION_GETTERS, TIMESTAMP_GETTERS
 
 # Types: 'bool' 'int' 'uint' 'double' 'string' 'bytes' 'null' 'type' 'dyn' 'any' 'Quantity' 'Semver' 'device',
 # ('list', T), ('map', K, V), ('opt', T).  'any' is what DRA declares attribute values as (AnyType).
@@ -160,22 +161,7 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
     # CEL's standard timestamp and duration (checked literals: ValidateDurationLiterals/ValidateTimestampLiterals).
     "duration": [(None, [S], DUR), (None, [DUR], DUR)],
     "timestamp": [(None, [S], TS), (None, [I], TS), (None, [TS], TS)],
-    **{
-        g: [(TS, [], I), (TS, [S], I)]
-        + ([(DUR, [], I)] if g in ("getHours", "getMinutes", "getSeconds", "getMilliseconds") else [])
-        for g in (
-            "getFullYear",
-            "getMonth",
-            "getDayOfYear",
-            "getDayOfMonth",
-            "getDate",
-            "getDayOfWeek",
-            "getHours",
-            "getMinutes",
-            "getSeconds",
-            "getMilliseconds",
-        )
-    },
+    **{g: [(TS, [], I), (TS, [S], I)] + ([(DUR, [], I)] if g in DURATION_GETTERS else []) for g in TIMESTAMP_GETTERS},
     # library/urls.go
     "url": [(None, [S], URLT)],
     "isURL": [(None, [S], B)],
