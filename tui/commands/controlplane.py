@@ -216,8 +216,8 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
                 print("  (no kubeconfig written; pass --write-kubeconfig PATH)", flush=True)
             print(f"  audit log: {cluster.cp.audit_log}", flush=True)
             print(f"  run folder: {cluster.cp.dir} (certificates, tokens, etcd's data; removed at stop)", flush=True)
-            agents = cluster.agents.controllers if cluster.agents is not None else []  # started with the cluster
-            print("  node agents: " + ", ".join(type(c).__name__ for c in agents), flush=True)
+            agents = cluster.agents.names if cluster.agents is not None else []  # started with the cluster
+            print("  node agents: " + ", ".join(agents), flush=True)
             print("  press Ctrl+C to stop.", flush=True)
             await asyncio.Event().wait()
         finally:
