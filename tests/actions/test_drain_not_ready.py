@@ -47,8 +47,7 @@ async def test_the_plan_warns_and_the_drain_reports_a_pod_that_stays_terminating
     step = Drain("drain", ["n1"])
     plan = await step.plan(ctx)
     assert any(
-        "node n1 is NotReady (Ready Unknown: Kubelet stopped posting node status.)" in w
-        and "stay Terminating" in w
+        "node n1 is NotReady (Ready Unknown: Kubelet stopped posting node status.)" in w and "stay Terminating" in w
         for w in plan.warnings
     ), plan.warnings
     t0 = time.monotonic()
