@@ -102,11 +102,7 @@ def test_demo_pool_figures_equal_what_the_objects_say() -> None:
     assert (h100.state, h100.nodes_unserved, h100.nodes_on_dra) == ("partly migrated", 1, 3)
     assert h100.state_label == "◐ partly, 1 unserved"
     assert a100mig_state(accounts) == "migrated"
-    assert (
-        h100.allocatable == 0
-        and h100.slice_gpus > 0
-        and h100.missed_now >= h100.slice_gpus
-    )
+    assert h100.allocatable == 0 and h100.slice_gpus > 0 and h100.missed_now >= h100.slice_gpus
     totals = A.fleet_totals(accounts.values())
     assert totals["allocatableGpus"] == sum(e["allocatable"] for e in expected.values())
     assert totals["allocatedDevices"] == sum(e["allocated"] for e in expected.values())
