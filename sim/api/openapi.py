@@ -58,6 +58,7 @@ RESOURCES: dict[tuple[str, str], list[tuple[str, str, bool, tuple[str, ...], lis
         ("SelfSubjectAccessReview", "selfsubjectaccessreviews", False, (), ["create"]),
         ("SelfSubjectRulesReview", "selfsubjectrulesreviews", False, (), ["create"]),
     ],
+    ("events.k8s.io", "v1"): [("Event", "events", True, (), _ALL)],
     ("resource.k8s.io", "v1"): [
         ("DeviceClass", "deviceclasses", False, (), _ALL),
         ("ResourceSlice", "resourceslices", False, (), _ALL),

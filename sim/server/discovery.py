@@ -115,7 +115,9 @@ class DiscoveryMixin:
             if rt.categories:
                 entry["categories"] = list(rt.categories)
             if rt.key not in resources.VIRTUAL:
-                entry["storageVersionHash"] = storage_version_hash(rt.group, rt.version, rt.kind)
+                # A view's hash names what is stored (events.k8s.io Events: the core v1 Event).
+                stored = resources.BY_KEY[rt.storage] if rt.storage else rt
+                entry["storageVersionHash"] = storage_version_hash(stored.group, stored.version, stored.kind)
             out.append(entry)
             for sub in rt.subresources:
                 g, v, k, verbs = self._sub_kind(rt, sub)
