@@ -280,6 +280,20 @@ def api_requests() -> list[Request]:
         # --- a namespace of our own
         R("namespaces: create", "POST", "/api/v1/namespaces", ns),
         R("namespaces: create again", "POST", "/api/v1/namespaces", ns),
+        # The name formats' words (apimachinery v0.37.2: DNS names count characters, label keys and values bytes).
+        R("namespaces: a name with dots", "POST", "/api/v1/namespaces", {**ns, "metadata": {"name": "a.b"}}),
+        R(
+            "configmaps: a label value of 64 bytes",
+            "POST",
+            f"/api/v1/namespaces/{NS}/configmaps",
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "long", "labels": {"k": "v" * 64}}},
+        ),
+        R(
+            "configmaps: an empty label key",
+            "POST",
+            f"/api/v1/namespaces/{NS}/configmaps",
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "empty", "labels": {"": "v"}}},
+        ),
         R("namespaces: get", "GET", f"/api/v1/namespaces/{NS}"),
         R("namespaces: wrong kind in body", "POST", "/api/v1/namespaces", {**ns, "kind": "Pod"}),
         R("namespaces: name mismatch", "PUT", "/api/v1/namespaces/other", ns),
