@@ -240,7 +240,7 @@ async def test_wizard_snapshot(state, size, tmp_path) -> None:
         "rollback_confirmation": ["Roll back — pool t4-batch", "Roll back plan", "cordon: 1 change", "Cancel"],
         "rolled_back": ["rolled back", "— done", "✓ done", "STATE"],
         "help": ["help: migration wizard", "Run the plan's steps", "Undo the steps", "rebuild the plan"],
-        "running": ["▶ running", "migration plan", "STATE"],
+        "running": ["▶ running", "applying plan", "STATE"],
     }[state]
     for part in expected:
         assert part in text, f"{state} {size}: {part!r} not on screen:\n{text}"
