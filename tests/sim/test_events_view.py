@@ -250,3 +250,20 @@ async def test_discovery_field_labels_table_and_watch_over_http():
             assert table["rows"][0]["cells"][1:4] == ["Normal", "Testing", "pod/p1"]
         finally:
             await c.close()
+
+
+async def test_aggregated_discovery_names_response_kinds_as_the_installer_does():
+    # kube-apiserver v1.37.2: a built-in resource's responseKind leaves group and version empty (they are its
+    # group-version's), a subresource of another group names it (pods/eviction: policy/v1 Eviction), a CRD's names
+    # both. kubectl reads /api and /apis in this form.
+    async with running_simulator(objects=[]) as sim:
+        core = {r["resource"]: r for r in sim._aggregated(True)["items"][0]["versions"][0]["resources"]}
+        groups = {g["metadata"]["name"]: g for g in sim._aggregated(False)["items"]}
+    assert core["pods"]["responseKind"] == {"group": "", "version": "", "kind": "Pod"}
+    subs = {s["subresource"]: s["responseKind"] for s in core["pods"]["subresources"]}
+    assert subs["status"] == {"group": "", "version": "", "kind": "Pod"}
+    assert subs["eviction"] == {"group": "policy", "version": "v1", "kind": "Eviction"}
+    (events,) = groups["events.k8s.io"]["versions"][0]["resources"]
+    assert events["responseKind"] == {"group": "", "version": "", "kind": "Event"}
+    (rules,) = groups["monitoring.coreos.com"]["versions"][0]["resources"]
+    assert rules["responseKind"] == {"group": "monitoring.coreos.com", "version": "v1", "kind": "PrometheusRule"}
