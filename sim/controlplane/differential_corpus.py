@@ -280,14 +280,9 @@ def api_requests() -> list[Request]:
         # --- a namespace of our own
         R("namespaces: create", "POST", "/api/v1/namespaces", ns),
         R("namespaces: create again", "POST", "/api/v1/namespaces", ns),
-        # The name formats' words (apimachinery v0.37.2: DNS names count characters, label keys and values bytes).
+        # The name formats' words (apimachinery v0.37.2). Not compared here: a length error's limit ("no more than
+        # 63 bytes"), which the harness's normalizer may take for a resourceVersion (test_api_validation has it).
         R("namespaces: a name with dots", "POST", "/api/v1/namespaces", {**ns, "metadata": {"name": "a.b"}}),
-        R(
-            "configmaps: a label value of 64 bytes",
-            "POST",
-            f"/api/v1/namespaces/{NS}/configmaps",
-            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "long", "labels": {"k": "v" * 64}}},
-        ),
         R(
             "configmaps: an empty label key",
             "POST",
