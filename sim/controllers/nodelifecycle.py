@@ -10,6 +10,7 @@ embedded simulator only, where no kube-controller-manager does.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from dragoman.fleet.k8s import tolerates
@@ -17,17 +18,24 @@ from dragoman.sim.clock import parse_time
 from dragoman.sim.controllers.base import Controller, Events, editable_status, nskey
 from dragoman.sim.store import ApiError
 
+log = logging.getLogger("dragoman.sim.controllers")
+
 KUBELET_STOPPED = "sim.dragoman.io/kubelet-stopped"  # "true": the node's kubelet is down (no lease, no status)
 LEASE_NAMESPACE = "kube-node-lease"
 LEASES = "leases.coordination.k8s.io"
 # The kubelet's defaults: renew every 10 s a lease of 40 s (nodeLeaseDurationSeconds).
 LEASE_SECONDS = 40
 RENEW_SECONDS = 10.0
+# The lease controller tries a failed renewal this many times at once, then waits for its next tick (maxUpdateRetries).
+MAX_UPDATE_RETRIES = 5
 # kube-controller-manager's defaults (nodelifecycle config v1alpha1): --node-monitor-period 5 s,
 # --node-monitor-grace-period 50 s.
 MONITOR_SECONDS = 5.0
 GRACE_SECONDS = 50.0
 UNREACHABLE = "node.kubernetes.io/unreachable"
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+# The taints the node lifecycle controller puts for a node's Ready condition (Unknown, False) and takes off when Ready.
+CONDITION_TAINTS = (UNREACHABLE, NOT_READY_TAINT)
 CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
 
 
@@ -51,6 +59,20 @@ class NodeLeases(Controller):
         node = self.cache.get("nodes", "", key)
         if node is None or kubelet_stopped(node):
             return
+        # The next renewal is due a period from now whatever this one does (the lease controller's JitterUntil
+        # tick): a failed renewal is tried again at the next tick, never after a growing backoff that could outlast
+        # the node lifecycle controller's grace period.
+        self.enqueue_after(key, RENEW_SECONDS)
+        for attempt in range(MAX_UPDATE_RETRIES):
+            try:
+                self._renew(key, node)
+                return
+            except ApiError as exc:
+                if attempt == MAX_UPDATE_RETRIES - 1 or exc.code == 404:
+                    log.debug("node %s: lease not renewed: %s", key, exc)
+                    return
+
+    def _renew(self, key: str, node: dict) -> None:
         now = self.clock.now().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         lease = self.store.get(LEASES, LEASE_NAMESPACE, key)
         spec = {"holderIdentity": key, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": now}
@@ -70,7 +92,6 @@ class NodeLeases(Controller):
         else:
             lease["spec"] = {**(lease.get("spec") or {}), **spec}
             self.store.update(LEASES, lease)
-        self.enqueue_after(key, RENEW_SECONDS)
 
 
 class NodeLifecycle(Controller):
@@ -113,6 +134,10 @@ class NodeLifecycle(Controller):
                 obj, "Normal", "RegisteredNode", f"Node {name} event: Registered Node {name} in Controller"
             )
             self.enqueue(name)
+        elif _ready(obj) == "True" and _ready(old) != "True" and _condition_taints(obj):
+            # Ready again (its kubelet posts status): the node update takes the NoSchedule taints off at once
+            # (doNoScheduleTaintingPass), the next monitor pass the NoExecute ones (markNodeAsReachable).
+            self.enqueue(name)
 
     def reconcile(self, key: Any) -> None:
         node = self.cache.get("nodes", "", key)
@@ -132,10 +157,11 @@ class NodeLifecycle(Controller):
         if seen is None or seen[0] != renew:
             # The probe is when this controller saw a new renewal, not the renewTime itself (clocks may differ).
             self._probe[key] = (renew, now)
+        elif now - seen[1] > GRACE_SECONDS:
+            self._mark_unknown(node)
             return
-        if now - seen[1] <= GRACE_SECONDS:
-            return
-        self._mark_unknown(node)
+        if _ready(node) == "True":
+            self._mark_reachable(node)
 
     def _mark_unknown(self, node: dict) -> None:
         name = node["metadata"]["name"]
@@ -211,6 +237,35 @@ class NodeLifecycle(Controller):
             return
         node.setdefault("spec", {})["taints"] = taints + add
         self.store.update("nodes", node)
+
+    def _mark_reachable(self, node: dict) -> None:
+        """A Ready node loses the taints this controller put for its conditions (unreachable, not-ready)."""
+        if not _condition_taints(node):
+            return
+        cur = self.store.get("nodes", None, node["metadata"]["name"])
+        if cur is None:
+            return
+        taints = [t for t in (cur.get("spec") or {}).get("taints") or () if t.get("key") not in CONDITION_TAINTS]
+        if taints:
+            cur["spec"]["taints"] = taints
+        else:
+            cur["spec"].pop("taints", None)  # an empty list is dropped on the wire (omitempty)
+        self.store.update("nodes", cur)
+
+
+def _ready(node: dict | None) -> str | None:
+    return next(
+        (
+            c.get("status")
+            for c in ((node or {}).get("status") or {}).get("conditions") or ()
+            if c.get("type") == "Ready"
+        ),
+        None,
+    )
+
+
+def _condition_taints(node: dict) -> list[dict]:
+    return [t for t in (node.get("spec") or {}).get("taints") or () if t.get("key") in CONDITION_TAINTS]
 
 
 class TaintEviction(Controller):

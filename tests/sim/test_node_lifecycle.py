@@ -155,3 +155,52 @@ def _async(fn):
         return fn()
 
     return check
+
+
+async def test_a_kubelet_back_makes_the_node_ready_untainted_and_ends_the_pod_deleted_while_it_was_down():
+    async def body(sim, k):
+        pod = lambda name: sim.store.get("pods", "default", name)  # noqa: E731
+        for name in ("stays", "deleted"):
+            await eventually(_async(lambda n=name: (pod(n) or {}).get("status", {}).get("phase") == "Running"))
+        await k.core.patch_node("gpu-1", {"metadata": {"annotations": {KUBELET_STOPPED: "true"}}}, _content_type=MERGE)
+        await asyncio.sleep(0.3)
+        await _advance(sim, GRACE_SECONDS + 3 * MONITOR_SECONDS)
+        node = await eventually(_async(lambda: _unknown(sim)), what="Ready Unknown")
+        assert {t["key"] for t in node["spec"]["taints"]} == {"node.kubernetes.io/unreachable"}
+        assert _cond(pod("stays"), "Ready")["status"] == "False"
+
+        # A pod deleted while its kubelet is down: nobody confirms it, so it stays terminating past its grace.
+        await k.core.delete_namespaced_pod("deleted", "default", grace_period_seconds=5)
+        await _advance(sim, 30)
+        await asyncio.sleep(0.3)
+        assert pod("deleted")["metadata"].get("deletionTimestamp"), "kept while no kubelet confirms"
+
+        await k.core.patch_node("gpu-1", {"metadata": {"annotations": {KUBELET_STOPPED: None}}}, _content_type=MERGE)
+
+        def recovered():
+            n = sim.store.get("nodes", None, "gpu-1")
+            return n if _cond(n, "Ready").get("status") == "True" and not n["spec"].get("taints") else None
+
+        node = await eventually(_async(recovered), what="Ready and untainted")
+        assert {c["type"]: c["status"] for c in node["status"]["conditions"]} == {
+            "MemoryPressure": "False",
+            "DiskPressure": "False",
+            "PIDPressure": "False",
+            "Ready": "True",
+        }
+        assert _cond(node, "Ready")["reason"] == "KubeletReady"
+        await eventually(_async(lambda: _cond(pod("stays"), "Ready").get("status") == "True"), what="pod Ready")
+        await eventually(_async(lambda: pod("deleted") is None), what="the deleted pod gone once confirmed")
+        events = {(e["reason"], e["message"]) for e in sim.store.list("events")}
+        assert ("NodeReady", "Node gpu-1 status is now: NodeReady") in events
+        assert ("NodeHasSufficientMemory", "Node gpu-1 status is now: NodeHasSufficientMemory") in events
+
+    await _with([gpu_node("gpu-1", "p"), _pod("stays", "gpu-1"), _pod("deleted", "gpu-1")], body)
+
+
+MERGE = "application/merge-patch+json"
+
+
+def _unknown(sim):
+    n = sim.store.get("nodes", None, "gpu-1")
+    return n if _cond(n, "Ready").get("status") == "Unknown" and (n["spec"].get("taints") or []) else None

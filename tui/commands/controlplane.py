@@ -185,55 +185,78 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
         check_target(args.write_kubeconfig, "--write-kubeconfig")
     if args.audit_log_path:
         check_target(args.audit_log_path, "--audit-log-path")
-    cluster = RealCluster(resolve(args.control_plane), sc.objects, sc.users, audit_log=args.audit_log_path)
+    binaries = resolve(args.control_plane)
 
     async def serve() -> None:
+        import signal
+
+        # Ctrl+C, SIGTERM and SIGHUP (the terminal closed) all end the run the same way: every process stopped and
+        # the run's folder removed. The processes run in their own sessions (so a Ctrl+C meant for dragoman reaches
+        # them only through stop()), so nothing else would end them: a signal's default action here would leave
+        # kube-apiserver and etcd running. A signal sets an event, never raises in the middle of a start or a stop.
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(sig, stop.set)
+        cluster = RealCluster(binaries, sc.objects, sc.users, audit_log=args.audit_log_path)
+        starting = asyncio.ensure_future(cluster.start())
+        stopping = asyncio.ensure_future(stop.wait())
         try:
-            await cluster.start()
-            print(
-                f"dragoman sim: serving the real Kubernetes v1.37.2 control plane at {cluster.url}"
-                + (f" (scenario {name})" if name else " (empty cluster)"),
-                flush=True,
-            )
-            rep = cluster.report
-            if rep is not None:
-                print("  loaded: " + ", ".join(f"{n} {k}" for k, n in sorted(rep.created.items())), flush=True)
-                if rep.left_to_controllers:
-                    print(
-                        "  left to the real controllers and scheduler: "
-                        + ", ".join(f"{n} {k}" for k, n in sorted(rep.left_to_controllers.items())),
-                        flush=True,
-                    )
-                for line in rep.refused[:20]:
-                    print(f"  refused by the API server: {line}", flush=True)
-            print("  " + ", ".join(f"{k} {v:.1f} s" for k, v in cluster.timings.items()), flush=True)
-            if args.write_kubeconfig:
-                write_kubeconfig(args.write_kubeconfig, cluster.kubeconfig())
-                contexts = ", ".join(c["name"] for c in cluster.kubeconfig()["contexts"])
-                print(f"  kubeconfig: {args.write_kubeconfig} (contexts: {contexts})", flush=True)
-                print(f"  try: KUBECONFIG={args.write_kubeconfig} kubectl get nodes", flush=True)
+            await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if starting.done():
+                starting.result()  # a start that failed says why
+                _banner(cluster)
+                await stopping
             else:
-                print("  (no kubeconfig written; pass --write-kubeconfig PATH)", flush=True)
-            print(f"  audit log: {cluster.cp.audit_log}", flush=True)
-            print(f"  run folder: {cluster.cp.dir} (certificates, tokens, etcd's data; removed at stop)", flush=True)
-            agents = cluster.agents.controllers if cluster.agents is not None else []  # started with the cluster
-            print("  node agents: " + ", ".join(type(c).__name__ for c in agents), flush=True)
-            print("  press Ctrl+C to stop.", flush=True)
-            await asyncio.Event().wait()
+                # Stopped while starting: the processes go first, which ends the start (it waits on them).
+                await loop.run_in_executor(None, cluster.cp.stop)
+                await asyncio.gather(starting, return_exceptions=True)
         finally:
+            stopping.cancel()
             await cluster.stop()
+        _say("dragoman sim: stopped (every control-plane process ended, its files removed).")
 
-    import signal
+    def _banner(cluster: RealCluster) -> None:
+        print(
+            f"dragoman sim: serving the real Kubernetes v1.37.2 control plane at {cluster.url}"
+            + (f" (scenario {name})" if name else " (empty cluster)"),
+            flush=True,
+        )
+        rep = cluster.report
+        if rep is not None:
+            print("  loaded: " + ", ".join(f"{n} {k}" for k, n in sorted(rep.created.items())), flush=True)
+            if rep.left_to_controllers:
+                print(
+                    "  left to the real controllers and scheduler: "
+                    + ", ".join(f"{n} {k}" for k, n in sorted(rep.left_to_controllers.items())),
+                    flush=True,
+                )
+            for line in rep.refused[:20]:
+                print(f"  refused by the API server: {line}", flush=True)
+        print("  " + ", ".join(f"{k} {v:.1f} s" for k, v in cluster.timings.items()), flush=True)
+        if args.write_kubeconfig:
+            write_kubeconfig(args.write_kubeconfig, cluster.kubeconfig())
+            contexts = ", ".join(c["name"] for c in cluster.kubeconfig()["contexts"])
+            print(f"  kubeconfig: {args.write_kubeconfig} (contexts: {contexts})", flush=True)
+            print(f"  try: KUBECONFIG={args.write_kubeconfig} kubectl get nodes", flush=True)
+        else:
+            print("  (no kubeconfig written; pass --write-kubeconfig PATH)", flush=True)
+        print(f"  audit log: {cluster.cp.audit_log}", flush=True)
+        print(f"  run folder: {cluster.cp.dir} (certificates, tokens, etcd's data; removed at stop)", flush=True)
+        agents = cluster.agents.names if cluster.agents is not None else []  # started with the cluster
+        print("  node agents: " + ", ".join(agents), flush=True)
+        print("  press Ctrl+C to stop.", flush=True)
 
-    def _term(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _term)
-    try:
-        asyncio.run(serve())
-    except KeyboardInterrupt:
-        print("dragoman sim: stopped (every control-plane process ended, its files removed).", flush=True)
+    asyncio.run(serve())
     return int(ExitCode.OK)
+
+
+def _say(line: str) -> None:
+    """A last line after a stop: the terminal may be gone (SIGHUP), and a failed print must not turn into an error."""
+    try:
+        print(line, flush=True)
+    except OSError:
+        pass
 
 
 def write_kubeconfig(path: str, config: dict) -> None:
