@@ -184,12 +184,12 @@ WIZARD = {
     "rollback_nothing_recorded": (None, "l4-serve", ["cordon"], ("r",)),
     "done": (None, "t4-batch", ["cordon"], ("a", "tab", "enter")),
     # A real rollback: the cordon applied and done, then r plans its undo and asks, then runs it.
-    "rollback_confirmation": (None, "t4-batch", ["cordon"], ("a", "tab", "enter", "!until done", "r")),
+    "rollback_confirmation": (None, "t4-batch", ["cordon"], ("a", "tab", "enter", "!until — done", "r")),
     "rolled_back": (
         None,
         "t4-batch",
         ["cordon"],
-        ("a", "tab", "enter", "!until done", "r", "!until Roll back —", "tab", "enter", "!until rolled back"),
+        ("a", "tab", "enter", "!until — done", "r", "!until Roll back —", "tab", "enter", "!until rolled back"),
     ),
     "help": (None, "l4-serve", None, ("!help",)),  # as the app's ? opens it (the test harness has no ? binding)
     # llama-pretrain's PDB (maxUnavailable 0) refuses every eviction, so the drain keeps retrying: held still.
