@@ -267,3 +267,34 @@ async def test_aggregated_discovery_names_response_kinds_as_the_installer_does()
     assert events["responseKind"] == {"group": "", "version": "", "kind": "Event"}
     (rules,) = groups["monitoring.coreos.com"]["versions"][0]["resources"]
     assert rules["responseKind"] == {"group": "monitoring.coreos.com", "version": "v1", "kind": "PrometheusRule"}
+
+
+def test_a_core_event_meets_the_generic_object_meta_check_once_its_strategy_passes(store):
+    # kube-apiserver v1.37.2: the core event strategy checks no metadata; rest.ValidateCreate then runs the generic
+    # ObjectMeta check (names need only be path segments) — but only when the strategy found nothing.
+    store.create("events", _core_event(name="Not_A_Subdomain"))
+    with pytest.raises(ApiError) as exc:
+        store.create(
+            "events", {**_core_event(), "metadata": {"name": "a/b%c", "namespace": NS, "labels": {"bad key!": "x"}}}
+        )
+    assert [(c["field"], c["message"].split(": ", 2)[-1]) for c in exc.value.status["details"]["causes"]] == [
+        ("metadata.name", "may not contain '/'"),
+        ("metadata.name", "may not contain '%'"),
+        ("metadata.labels", exc.value.status["details"]["causes"][2]["message"].split(": ", 2)[-1]),
+    ]
+    bad_ns = {**_core_event(), "involvedObject": {"kind": "Pod", "name": "p"}}
+    bad_ns["metadata"] = {"name": "x", "namespace": NS, "labels": {"bad key!": "x"}}
+    with pytest.raises(ApiError) as exc:
+        store.create("events", bad_ns)
+    assert [c["field"] for c in exc.value.status["details"]["causes"]] == ["involvedObject.namespace"]
+
+
+def test_generate_name_is_checked_with_the_kinds_name_rule(store):
+    with pytest.raises(ApiError) as exc:
+        store.create("configmaps", {"metadata": {"generateName": "Cm-", "namespace": NS}})
+    fields = [c["field"] for c in exc.value.status["details"]["causes"]]
+    assert fields == ["metadata.generateName", "metadata.name"]
+    # A trailing '-' is what a prefix may end in (maskTrailingDash).
+    assert store.create("configmaps", {"metadata": {"generateName": "cm-", "namespace": NS}})["metadata"][
+        "name"
+    ].startswith("cm-")
