@@ -298,3 +298,42 @@ def test_generate_name_is_checked_with_the_kinds_name_rule(store):
     assert store.create("configmaps", {"metadata": {"generateName": "cm-", "namespace": NS}})["metadata"][
         "name"
     ].startswith("cm-")
+
+
+async def test_a_watch_from_history_and_its_bookmark_are_in_the_views_shape():
+    async with running_simulator(objects=[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}]) as sim:
+        rv = sim.store.resource_version
+        sim.store.create("events", _core_event(name="h1"))
+        sim.store.patch("events", NS, "h1", {"type": "Warning"}, "merge")
+        c = await api_client(sim)
+        try:
+
+            async def lines(query: str) -> list[dict]:
+                r = await c.call_api(
+                    f"/apis/events.k8s.io/v1/namespaces/{NS}/events?{query}",
+                    "GET",
+                    header_params={"Accept": "application/json"},
+                    _preload_content=False,
+                    auth_settings=["BearerToken"],
+                )
+                text = await (r[0] if isinstance(r, tuple) else r).text()
+                return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+            history = await lines(f"watch=1&resourceVersion={rv}&fieldSelector=type%3DWarning&timeoutSeconds=1")
+            # The change that brought it into the selection is an ADDED, in the view's shape.
+            assert [(e["type"], e["object"]["apiVersion"], e["object"].get("note")) for e in history] == [
+                ("ADDED", "events.k8s.io/v1", "written through core v1")
+            ]
+            initial = await lines(
+                "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+                "&timeoutSeconds=1"
+            )
+            bookmark = next(e["object"] for e in initial if e["type"] == "BOOKMARK")
+            # v1.37.2 sends an empty Event as Go encodes it.
+            assert (bookmark["apiVersion"], bookmark["regarding"], bookmark["eventTime"]) == (
+                "events.k8s.io/v1",
+                {},
+                None,
+            )
+        finally:
+            await c.close()
