@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from typing import Any
 
 import lark
 from dragoman.fleet.cel.api import CelCompileError
+from dragoman.fleet.cel.parse_errors import ACCUMULATOR_NAME, MACROS, unescape_error
 
 UNSUPPORTED = "valid in Kubernetes, not supported here"
 # Placeholders the rewriter puts in for cel-go's optional syntax, which cel-python's grammar lacks.
@@ -239,6 +241,15 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
                 stack.append("(")  # its `)` must close this call, not an enclosing bracket
                 i = m.end()
                 prev_sig = "("
+                continue
+        if c == "," and stack and stack[-1] in ("L", "{"):
+            j = i + 1
+            while j < n and text[j].isspace():
+                j += 1
+            if j < n and text[j] in "]}":
+                # CEL.g4 takes a trailing comma in a list or map literal (`[1, 2,]`); cel-python's grammar does not.
+                changed = True
+                i += 1
                 continue
         emit(c, i)
         if not c.isspace():
@@ -523,8 +534,13 @@ class _Builder:
                 raise self.source.error(
                     f"Syntax error: no viable alternative at input '{text}'", "syntax", off + len(text) - 1
                 )
-            return Node("lit", float(text), offset=off)
+            number = float(text)
+            if math.isinf(number):
+                raise self.source.error("invalid double literal", "syntax", off)  # Go's strconv.ParseFloat: range
+            return Node("lit", number, offset=off)
         if ty in ("STRING_LIT", "MLSTRING_LIT", "BYTES_LIT"):
+            if "\\" in text and unescape_error(text[1:] if ty == "BYTES_LIT" else text, ty == "BYTES_LIT"):
+                raise self.source.error("invalid escape in a literal", "syntax", off)  # cel-go's words: parse_errors
             if not _escapes_valid(text):
                 raise self.source.error(
                     "syntax error: token recognition error: invalid escape sequence in a string literal", "syntax", off
@@ -564,12 +580,16 @@ class _Builder:
                 and not (name == "map" and len(args_t) == 3)
             ):
                 v1, v2 = _ident_name(args_t[0]), _ident_name(args_t[1])
+                if v1 == v2 or ACCUMULATOR_NAME in (v1, v2):
+                    raise self.err(f"{name}() cannot expand with these variables", "syntax", t)  # cel-go words it
                 exprs = [self.build(a) for a in args_t[2:]]
                 if name in ("all", "exists", "exists_one", "existsOne") and len(exprs) != 1:
                     raise self.err(f"{name}() macro takes one predicate", "syntax", t)
                 return Node("comp", name, target, v1, v2, exprs, offset=off)
             if name in _MACROS_1 and len(args_t) in (2, 3):
                 v1 = _ident_name(args_t[0])
+                if v1 == ACCUMULATOR_NAME:
+                    raise self.err(f"{name}() cannot expand with this variable", "syntax", t)  # cel-go words it
                 exprs = [self.build(a) for a in args_t[1:]]
                 if name != "map" and len(exprs) != 1:
                     raise self.err(f"{name}() macro takes one predicate", "syntax", t)
@@ -610,6 +630,8 @@ class _Builder:
             raise self.err(f"{name}() takes a variable name and an expression", "syntax", t)
         if name == "isCanonical" and _is_ident(operand_t, "ip"):
             return Node("call", "ip.isCanonical", None, [self.build(a) for a in args_t], offset=self.off(operand_t))
+        if name in (OPT_SELECT, QUOTED_SELECT, OPT_INDEX) and len(args_t) != 1:
+            raise self.err("syntax error: an optional index takes one key", "syntax", t)  # `x[?]`; cel-go words it
         if name == OPT_SELECT:
             field = self.build(args_t[0]).args[0]
             return Node("select", self.build(operand_t), field, True, offset=off)
@@ -618,6 +640,10 @@ class _Builder:
             return Node("select", self.build(operand_t), field, False, offset=off)
         if name == OPT_INDEX:
             return Node("index", self.build(operand_t), self.build(args_t[0]), True, offset=off)
+        if (name, len(args_t), True) in MACROS and (name != "bind" or _is_ident(operand_t, "cel")):
+            # A call cel-go's parser expands as a macro, with arguments it cannot expand: its syntax error, which
+            # parse_errors words (our parser would take it for an ordinary call).
+            raise self.err(f"{name}() cannot expand with these arguments", "syntax", t)
         target = self.build(operand_t)
         # A dotted global name such as strings.quote or sets.contains or lists.range.
         if target.kind == "ident" and target.args[0] in ("strings", "sets", "lists", "math", "base64", "format"):
