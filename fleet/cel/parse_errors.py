@@ -195,11 +195,23 @@ def _load() -> Any:
     if _runtime is not None:
         return _runtime
     import antlr4
+    from antlr4.atn.ATNState import ATNState
     from antlr4.error.ErrorListener import ErrorListener
+    from antlr4.error.Errors import InputMismatchException
     from antlr4.error.ErrorStrategy import DefaultErrorStrategy
+    from antlr4.IntervalSet import IntervalSet
+    from antlr4.Token import Token
     from antlr4.tree.Tree import ParseTreeListener
     from dragoman.fleet.cel.gen.CELLexer import CELLexer
     from dragoman.fleet.cel.gen.CELParser import CELParser
+
+    _BLOCK_STARTS = (
+        ATNState.BLOCK_START,
+        ATNState.STAR_BLOCK_START,
+        ATNState.PLUS_BLOCK_START,
+        ATNState.STAR_LOOP_ENTRY,
+    )
+    _LOOP_BACKS = (ATNState.PLUS_LOOP_BACK, ATNState.STAR_LOOP_BACK)
 
     class Lexer(CELLexer):
         def notifyListeners(self, e: Any) -> None:
@@ -282,6 +294,26 @@ def _load() -> Any:
                 recognizer.notifyErrorListeners(msg, None, None)
                 raise _Stop()
             self.attempts += 1
+
+        def sync(self, recognizer: Any) -> None:
+            # Go's DefaultErrorStrategy.Sync. The Python runtime's adds the recovery set into the expected-token set
+            # the ATN caches for the state, which changes every later parse's recovery (and words).
+            if self.inErrorRecoveryMode(recognizer):
+                return
+            s = recognizer._interp.atn.states[recognizer.state]
+            la = recognizer.getTokenStream().LA(1)
+            following = recognizer.atn.nextTokens(s)
+            if Token.EPSILON in following or la in following:
+                return
+            if s.stateType in _BLOCK_STARTS:
+                if self.singleTokenDeletion(recognizer) is None:
+                    raise InputMismatchException(recognizer)
+            elif s.stateType in _LOOP_BACKS:
+                self.reportUnwantedToken(recognizer)
+                expecting = IntervalSet()
+                expecting.addSet(recognizer.getExpectedTokens())
+                expecting.addSet(self.getErrorRecoverySet(recognizer))
+                self.consumeUntil(recognizer, expecting)
 
         def recover(self, recognizer: Any, e: Any) -> None:
             self._check(recognizer)

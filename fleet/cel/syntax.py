@@ -9,7 +9,7 @@ from typing import Any
 
 import lark
 from dragoman.fleet.cel.api import CelCompileError
-from dragoman.fleet.cel.parse_errors import ACCUMULATOR_NAME, MACROS, unescape_error
+from dragoman.fleet.cel.parse_errors import ACCUMULATOR_NAME, MACROS, RESERVED_IDS, unescape_error
 
 UNSUPPORTED = "valid in Kubernetes, not supported here"
 # Placeholders the rewriter puts in for cel-go's optional syntax, which cel-python's grammar lacks.
@@ -31,25 +31,10 @@ OPT_ELEM = "__opt_elem__"
 SORT_BY_INPUT = "@__sortBy_input__"
 OPT_KEY = "__opt_key__"
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-RESERVED = {
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-}
+# cel-go's lexer makes these keywords whatever follows: never a name (`device.in`, `f(null)` as a field).
+_KEYWORDS = frozenset(["in", "true", "false", "null"])
+# cel-go's reserved identifiers that its lexer reads as names (the others, true/false/null/in, are keywords).
+RESERVED = RESERVED_IDS - _KEYWORDS
 
 
 class Uint(int):
@@ -151,6 +136,19 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
     prev_sig = ""  # last significant (non-space) character emitted
     while i < n:
         c = text[i]
+        if c.isdigit() and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_.")):
+            m = _INT_THEN_NAME.match(text, i)
+            if m:
+                # `1.size`, `5.e3`: cel-go's lexer reads an int, a dot and a name (a float needs a digit after its
+                # point); cel-python's reads a float. The int in parentheses reads the same for both.
+                changed = True
+                emit("(", i)
+                for k in range(i, m.end(1)):
+                    emit(text[k], k)
+                emit(")", m.end(1))
+                i = m.end(1)
+                prev_sig = ")"
+                continue
         if c in "\"'":
             j = _skip_string(text, i)
             for k in range(i, j):
@@ -178,6 +176,8 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
             continue
         if c == "." and i + 1 < n and text[i + 1] == "?":
             m = re.compile(r"\s*([_A-Za-z][_A-Za-z0-9]*)").match(text, i + 2)
+            if m and m.group(1) in _KEYWORDS:
+                raise CelCompileError("syntax error: a keyword is no field name", "syntax", *_loc(text, m.start(1)))
             if m:
                 changed = True
                 emit(f'.{OPT_SELECT}("{m.group(1)}")', i)
@@ -215,7 +215,7 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
             if m and indexing:
                 changed = True
                 emit(f".{OPT_INDEX}(", i)
-                stack.append("(")
+                stack.append("I")  # closed by `]`, written as `)`
                 i += 2
                 prev_sig = "("
                 continue
@@ -224,7 +224,10 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
             stack.append(c)
         elif c in ")]}":
             opener = stack.pop() if stack else ""
-            if c == "]" and opener == "(":
+            if opener == "E" or opener.startswith("K"):
+                # A bracket closing across an optional element or key (`[?f(x) )]`): unbalanced for cel-go too.
+                raise CelCompileError("syntax error: unbalanced bracket", "syntax", *_loc(text, i))
+            if c == "]" and opener == "I":
                 emit(")", i)
                 i += 1
                 prev_sig = ")"
@@ -261,6 +264,7 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
     return "".join(out), omap
 
 
+_INT_THEN_NAME = re.compile(r"([0-9]+)\.[_A-Za-z]", re.ASCII)
 _CEL_FLOAT = re.compile(r"[0-9]*\.[0-9]+([eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+", re.ASCII)
 _IN_BEFORE = re.compile(r"(?:^|[^_A-Za-z0-9.])in\s*$")
 
@@ -335,10 +339,13 @@ def _parser() -> lark.Lark:
     return _PARSER
 
 
+_NAME_CHAR = re.compile(r"[_A-Za-z0-9]")
+
+
 def parse_tree(source: Source) -> lark.Tree:
     """The Lark tree of the rewritten text; syntax errors carry the original line and column."""
     try:
-        return _parser().parse(source.rewritten)
+        tree = _parser().parse(source.rewritten)
     except lark.exceptions.UnexpectedEOF:
         raise source.error(
             "syntax error: unexpected end of input", "syntax", source.original_offset(len(source.rewritten))
@@ -358,6 +365,20 @@ def parse_tree(source: Source) -> lark.Tree:
         raise source.error(f"syntax error: token recognition error at: '{ch}'", "syntax", off) from None
     except lark.exceptions.LarkError as ex:
         raise source.error(f"syntax error: {str(ex).splitlines()[0]}", "syntax", 0) from None
+    # Where cel-python's contextual lexer reads what cel-go's longest-match lexer cannot: a keyword as a name, or the
+    # `in` operator cut from the front of a name (`x int`, `a includes(b)`). cel-go's words come from parse_errors.
+    text = source.rewritten
+    for tok in tree.scan_values(lambda v: isinstance(v, lark.Token)):
+        if tok.type == "IDENT" and tok.value in _KEYWORDS:
+            at = source.original_offset(tok.start_pos or 0)
+            raise source.error(f"syntax error: '{tok}' is a keyword", "syntax", at)
+    for sub in tree.iter_subtrees():
+        left, right = (sub.children + [None, None])[:2] if sub.data == "relation" else (None, None)
+        if isinstance(left, lark.Tree) and left.data == "relation_in" and isinstance(right, lark.Tree):
+            start = right.meta.start_pos if not right.meta.empty else None
+            if start and text[start - 1] == "n" and _NAME_CHAR.match(text, start):
+                raise source.error("syntax error: 'in' begins a name", "syntax", source.original_offset(start - 2))
+    return tree
 
 
 # The one-variable existsOne is not a macro in Kubernetes 1.37's cel-go v0.29 (a plain call, refused as undeclared:
@@ -453,6 +474,8 @@ class _Builder:
             raise self.err(
                 f"message construction is {UNSUPPORTED} (DRA selectors declare no message types)", "unsupported", t
             )
+        if d in ("dot_ident", "dot_ident_arg", "ident_arg") and str(ch[0]) in RESERVED:
+            raise self.err(f"syntax error: reserved identifier: {ch[0]}", "syntax", ch[0])  # `if(x)`, `.as`
         if d == "dot_ident":
             # `.device`: the name from the root scope; a selector has no container, so it is the same name.
             return Node("ident", str(ch[0]), offset=self.off(ch[0]))
@@ -466,6 +489,8 @@ class _Builder:
         if d == "ident_arg":
             name = str(ch[0])
             args_t = ch[1].children if len(ch) > 1 else []
+            if name in (OPT_ELEM, OPT_KEY):  # a `?` in a list or map literal with no element after it (`[?, 1]`)
+                raise self.err("syntax error: an optional element needs a value", "syntax", t)
             if name == "has":
                 if len(args_t) != 1:
                     raise self.err("invalid argument to has() macro", "syntax", t)
