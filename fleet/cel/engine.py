@@ -98,15 +98,16 @@ _UNCOUNTED = frozenset(["lit", "ident", "and", "or", "list", "map"])
 def _may_nest_past_celgo_limits(expression: str, root: Node) -> bool:
     if len(expression) <= NEAR_NESTING:  # every level takes a character
         return False
-    depth = deepest = 0
-    for c in expression:  # brackets nest cel-go's grammar rules (strings' brackets only make this cautious)
-        if c in "([{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif c in ")]}":
-            depth -= 1
-    if deepest > NEAR_NESTING:
-        return True
+    if sum(map(expression.count, "([{")) > NEAR_NESTING:
+        depth = deepest = 0
+        for c in expression:  # brackets nest cel-go's grammar rules (strings' brackets only make this cautious)
+            if c in "([{":
+                depth += 1
+                deepest = max(deepest, depth)
+            elif c in ")]}":
+                depth -= 1
+        if deepest > NEAR_NESTING:
+            return True
     stack: list[tuple[Any, int]] = [(root, 0)]
     while stack:
         node, d = stack.pop()
