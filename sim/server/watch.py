@@ -41,7 +41,9 @@ class WatchMixin:
             timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
         except ValueError:
             raise ApiError(st.bad_request(f"timeoutSeconds: Invalid value: {q.get('timeoutSeconds')!r}")) from None
-        w = Watcher(rt, ns, pred, filter_key=(ns, q.get("labelSelector", ""), q.get("fieldSelector", ""), route.name))
+        w = Watcher(
+            rt, ns, pred, filter_key=(rt.key, ns, q.get("labelSelector", ""), q.get("fieldSelector", ""), route.name)
+        )
         initial: list[tuple[str, Entry]] = []
         error: dict | None = None
         if rv_param in ("", "0") or send_initial:

@@ -49,8 +49,6 @@ def _meta_errors(resource: str, obj: dict) -> list[dict]:
             problems = dns1123_label_errors(name)
         elif resource in _PATH_SEGMENT_NAMED:
             problems = path_segment_errors(name)
-        elif resource == "events":
-            problems = []
         else:
             problems = dns1123_subdomain_errors(name)
         errs += [invalid("metadata.name", name, p) for p in problems]
