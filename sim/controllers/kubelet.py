@@ -24,7 +24,7 @@ from dragoman.sim.controllers.base import (
     pod_ready,
     pod_terminating,
 )
-from dragoman.sim.controllers.nodelifecycle import kubelet_stopped
+from dragoman.sim.controllers.nodelifecycle import kubelet_stopped, runtime_down
 from dragoman.sim.store import ApiError
 
 DEFAULT_KUBELET_VERSION = "v1.37.1"
@@ -33,6 +33,7 @@ ENDPOINT_GRACE_SECONDS = 300.0
 # Drivers whose kubelet plugin the simulator can see as a pod; claims of other drivers prepare unconditionally.
 DRA_DRIVERS_WITH_PODS = ("gpu.nvidia.com", "compute-domain.nvidia.com")
 STOP_SECONDS = "sim.dragoman.io/stop-seconds"  # how long a deleted pod's containers take to stop (default 0)
+RUNTIME_DOWN_MESSAGE = "container runtime is down"
 # What a healthy kubelet posts (nodestatus.MemoryPressureCondition, DiskPressureCondition, PIDPressureCondition,
 # ReadyCondition, in that order): type, status, reason, message, and the event it records when it sets that status.
 NODE_CONDITIONS = (
@@ -138,8 +139,9 @@ class Kubelets(Controller):
             else:
                 name = obj["metadata"]["name"]
                 self.enqueue(("node", name))
-                if old is not None and kubelet_stopped(old) and not kubelet_stopped(obj):
-                    # The kubelet is back: it syncs every pod bound to it (status, and the ones deleted meanwhile).
+                if old is not None and (kubelet_stopped(old) or runtime_down(old)) and not _paused(obj):
+                    # The kubelet (or its runtime) is back: it syncs every pod bound to it (status, and the ones deleted
+                    # meanwhile).
                     for pod in list(self.cache.pods_by_node.get(name, {}).values()):
                         self.enqueue(("pod", *base.nskey(pod)))
         elif resource == "pods":
@@ -199,23 +201,28 @@ class Kubelets(Controller):
             self._seen_capacity.get(name) or {r: d.count for r, d in self._devices.get(name, {}).items() if d.count}
         )
 
-    def _node_conditions(self, current: list[dict]) -> tuple[list[dict], list[str]]:
+    def _node_conditions(self, current: list[dict], node: dict | None = None) -> tuple[list[dict], list[str]]:
         """The node conditions a running kubelet posts (pkg/kubelet/nodestatus setters, in their order: the pressure
         conditions, then Ready last), from the ones the node has; and the events it records for the transitions.
 
         A running kubelet sets them at every status sync, so a condition the node lifecycle controller turned Unknown
         (a lapsed heartbeat) is True/False again at the kubelet's next sync, with a new lastTransitionTime."""
+        wanted = NODE_CONDITIONS
+        if runtime_down(node):
+            # ReadyCondition with a runtime error: KubeletNotReady and the error's words (runtime.go runtimeErrors).
+            wanted = (
+                *NODE_CONDITIONS[:-1],
+                ("Ready", "False", "KubeletNotReady", RUNTIME_DOWN_MESSAGE, "NodeNotReady"),
+            )
         by_type = {c.get("type"): c.get("status") for c in current}
-        if by_type.get("Ready") == "True" and all(
-            by_type.get(ctype, value) == value for ctype, value, *_ in NODE_CONDITIONS
-        ):
+        if by_type.get("Ready") == "True" and all(by_type.get(ctype, value) == value for ctype, value, *_ in wanted):
             # Healthy as posted (a loaded picture may hold only Ready, or no reason): the next sync changes nothing
             # an observer compares (nodeStatusHasChanged ignores heartbeats), so nothing is written.
             return list(current), []
         now = self.clock.timestamp()
         out = [dict(c) for c in current]
         events: list[str] = []
-        for ctype, value, reason, message, event in NODE_CONDITIONS:
+        for ctype, value, reason, message, event in wanted:
             c = next((c for c in out if c.get("type") == ctype), None)
             if c is None:
                 out.append(
@@ -236,6 +243,8 @@ class Kubelets(Controller):
             if c.get("status") != value:
                 c.update(status=value, reason=reason, message=message, lastHeartbeatTime=now, lastTransitionTime=now)
                 events.append(event)
+            elif (c.get("reason"), c.get("message")) != (reason, message) and value != "True":
+                c.update(reason=reason, message=message, lastHeartbeatTime=now)
         return out, events
 
     def _reconcile_node(self, name: str) -> None:
@@ -252,7 +261,7 @@ class Kubelets(Controller):
         new = dict(status)
         changed = False
 
-        conditions, events = self._node_conditions(status.get("conditions") or [])
+        conditions, events = self._node_conditions(status.get("conditions") or [], node)
         if conditions != (status.get("conditions") or []):
             new["conditions"] = conditions
             changed = True
@@ -339,10 +348,10 @@ class Kubelets(Controller):
             if pod_terminating(pod):
                 self._orphan_gone(pod)
             return
-        if kubelet_stopped(node):
-            # A stopped kubelet neither starts nor stops containers, nor reports them; a pod deleted meanwhile stays
-            # terminating (kube-apiserver removes a pod bound to a node only when its kubelet confirms, or a force
-            # delete) until the kubelet comes back.
+        if _paused(node):
+            # A stopped kubelet (or one whose runtime is down) neither starts nor stops containers, nor reports them;
+            # a pod deleted meanwhile stays terminating (kube-apiserver removes a pod bound to a node only when its
+            # kubelet confirms, or a force delete) until the kubelet comes back.
             return
         if pod_terminating(pod):
             self._stop(pod)
@@ -868,6 +877,11 @@ class Kubelets(Controller):
 
     def _cid(self, pod: dict, container: str) -> str:
         return "containerd://" + _hex(pod["metadata"].get("uid", "") + container)
+
+
+def _paused(node: dict | None) -> bool:
+    """The kubelet acts on no pod: it is stopped, or its container runtime is down."""
+    return kubelet_stopped(node) or runtime_down(node)
 
 
 def _ready_taken_by_node_controller(pod: dict) -> bool:

@@ -39,8 +39,16 @@ CONDITION_TAINTS = (UNREACHABLE, NOT_READY_TAINT)
 CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
 
 
+# "true": the node's container runtime is down; its kubelet runs (Lease renewed, status posted) and reports Ready=False.
+RUNTIME_DOWN = "sim.dragoman.io/container-runtime-down"
+
+
 def kubelet_stopped(node: dict | None) -> bool:
     return ((node or {}).get("metadata", {}).get("annotations") or {}).get(KUBELET_STOPPED) == "true"
+
+
+def runtime_down(node: dict | None) -> bool:
+    return ((node or {}).get("metadata", {}).get("annotations") or {}).get(RUNTIME_DOWN) == "true"
 
 
 class NodeLeases(Controller):
@@ -134,9 +142,9 @@ class NodeLifecycle(Controller):
                 obj, "Normal", "RegisteredNode", f"Node {name} event: Registered Node {name} in Controller"
             )
             self.enqueue(name)
-        elif _ready(obj) == "True" and _ready(old) != "True" and _condition_taints(obj):
-            # Ready again (its kubelet posts status): the node update takes the NoSchedule taints off at once
-            # (doNoScheduleTaintingPass), the next monitor pass the NoExecute ones (markNodeAsReachable).
+        elif _ready(obj) != _ready(old):
+            # Its kubelet posted another Ready: the node update re-taints it at once (doNoScheduleTaintingPass), the
+            # next monitor pass the NoExecute way (the tainting queue, or markNodeAsReachable when Ready).
             self.enqueue(name)
 
     def reconcile(self, key: Any) -> None:
@@ -160,8 +168,14 @@ class NodeLifecycle(Controller):
         elif now - seen[1] > GRACE_SECONDS:
             self._mark_unknown(node)
             return
-        if _ready(node) == "True":
+        ready = _ready(node)
+        if ready == "True":
             self._mark_reachable(node)
+        elif ready == "False":
+            # The kubelet posts NotReady (it runs: its Lease is renewed). The controller taints the node not-ready;
+            # it records no NodeNotReady event and leaves the pods' Ready alone — those come only with a transition
+            # it makes itself (monitorNodeHealth: current != True while observed was True).
+            self._taint(node["metadata"]["name"], NOT_READY_TAINT)
 
     def _mark_unknown(self, node: dict) -> None:
         name = node["metadata"]["name"]
@@ -199,7 +213,7 @@ class NodeLifecycle(Controller):
         if was_ready == "True":
             self.events.emit(node, "Normal", "NodeNotReady", f"Node {name} status is now: NodeNotReady")
             self._mark_pods_not_ready(name)
-        self._taint(name)
+        self._taint(name, UNREACHABLE)
 
     def _mark_pods_not_ready(self, node_name: str) -> None:
         """controllerutil.MarkPodsNotReady: Ready=False on every pod of the node (UpdatePodCondition keeps the
@@ -222,20 +236,21 @@ class NodeLifecycle(Controller):
                 raise
             self.events.emit(pod, "Warning", "NodeNotReady", "Node is not ready")
 
-    def _taint(self, name: str) -> None:
+    def _taint(self, name: str, key: str) -> None:
+        """The NoSchedule and NoExecute taints of `key` (unreachable for Ready Unknown, not-ready for False), each
+        with its timeAdded; the other key's taints go (SwapNodeControllerTaint: the two are mutually exclusive)."""
         node = self.store.get("nodes", None, name)
         if node is None:
             return
-        taints = list((node.get("spec") or {}).get("taints") or [])
+        old = list((node.get("spec") or {}).get("taints") or [])
+        taints = [t for t in old if t.get("key") not in CONDITION_TAINTS or t.get("key") == key]
         have = {(t.get("key"), t.get("effect")) for t in taints}
-        add = []
-        if (UNREACHABLE, "NoSchedule") not in have:
-            add.append({"key": UNREACHABLE, "effect": "NoSchedule", "timeAdded": self.clock.timestamp()})
-        if (UNREACHABLE, "NoExecute") not in have:
-            add.append({"key": UNREACHABLE, "effect": "NoExecute", "timeAdded": self.clock.timestamp()})
-        if not add:
+        for effect in ("NoSchedule", "NoExecute"):
+            if (key, effect) not in have:
+                taints.append({"key": key, "effect": effect, "timeAdded": self.clock.timestamp()})
+        if taints == old:
             return
-        node.setdefault("spec", {})["taints"] = taints + add
+        node.setdefault("spec", {})["taints"] = taints
         self.store.update("nodes", node)
 
     def _mark_reachable(self, node: dict) -> None:

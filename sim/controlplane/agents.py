@@ -77,11 +77,20 @@ class Agents:
         self.heartbeat_store.start_watches(hb)
         asyncio.run_coroutine_threadsafe(self.heartbeat.start(self.heartbeat.sim), hb).result(30)
 
+    async def _stop_heartbeat(self) -> None:
+        """In the heartbeat's loop: stop it, and let every task it leaves (its timer's sleep) finish cancelling."""
+        await self.heartbeat.stop()
+        me = asyncio.current_task()
+        rest = [t for t in asyncio.all_tasks() if t is not me]
+        for t in rest:
+            t.cancel()
+        await asyncio.gather(*rest, return_exceptions=True)
+
     async def stop(self) -> None:
         hb, self._heartbeat_loop = self._heartbeat_loop, None
         if hb is not None:
             try:
-                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self.heartbeat.stop(), hb))
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._stop_heartbeat(), hb))
             finally:
                 hb.call_soon_threadsafe(hb.stop)
                 if self._heartbeat_thread is not None:

@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from dragoman.sim.controllers.kubelet import STOP_SECONDS
-from dragoman.sim.controllers.nodelifecycle import KUBELET_STOPPED
+from dragoman.sim.controllers.nodelifecycle import KUBELET_STOPPED, RUNTIME_DOWN
 from dragoman.sim.controlplane.differential import Behaviour, Side
 
 NS = "dragoman-diff-b"
@@ -920,6 +920,74 @@ def node_not_ready(side: Side) -> Any:
     }
 
 
+def node_runtime_down(side: Side) -> Any:
+    """The node's container runtime goes down while its kubelet keeps running (Lease renewed): the kubelet posts
+    Ready=False; the node lifecycle controller taints the node not-ready (no NodeNotReady event of its own, the pods'
+    Ready left alone), a pod tolerating the NoExecute taint for 5 s is evicted and stays terminating while the runtime
+    cannot stop it. Then the runtime is back: Ready, the taints off, the evicted pod ends."""
+    _ensure_namespace(side)
+    tolerating = _plain_pod(
+        "tolerates-not-ready",
+        tolerations=[
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}
+        ],
+    )
+    for body in (tolerating, _plain_pod("runtime-stays")):
+        assert side.call("POST", _ns_path("pods"), body).code == 201
+    for name in ("tolerates-not-ready", "runtime-stays"):
+        _wait_pod(side, name, lambda p: (p.get("status") or {}).get("phase") == "Running")
+    since = _list_rv(side)
+    patch = {"metadata": {"annotations": {RUNTIME_DOWN: "true"}}}
+    side.call("PATCH", f"/api/v1/nodes/{NODE}", patch, content_type="application/merge-patch+json")
+
+    def tainted():
+        t = _condition_taints(side)
+        return t if ("node.kubernetes.io/not-ready", "NoExecute", True) in t else None
+
+    down = side.wait(tainted, SETTLE, interval=1.0)
+    evicted = _wait_pod(side, "tolerates-not-ready", lambda p: bool(p["metadata"].get("deletionTimestamp")), 30)
+    # A moment later it is still there: the runtime cannot stop its containers (its 30 s grace is not waited out
+    # here; the NotReady case shows a pod kept past its grace).
+    time.sleep(3)
+    view = node_view(side, NODE)
+    view["taints"] = _condition_taints(side)
+    while_down = {
+        "node": view,
+        "stays": pod_view(side.get(_ns_path("pods", "runtime-stays"))),
+        "evicted": _terminating_view(evicted),
+        "evicted, a moment later": _terminating_view(side.get(_ns_path("pods", "tolerates-not-ready"))),
+        "node events": _node_events(side),
+    }
+    side.call(
+        "PATCH",
+        f"/api/v1/nodes/{NODE}",
+        {"metadata": {"annotations": {RUNTIME_DOWN: None}}},
+        content_type="application/merge-patch+json",
+    )
+
+    def recovered():
+        n = side.get(f"/api/v1/nodes/{NODE}")
+        gone = side.get(_ns_path("pods", "tolerates-not-ready")) is None
+        return n if _node_ready(n) and not _condition_taints(side) and gone else None
+
+    back = side.wait(recovered, SETTLE, interval=1.0)
+    back_view = node_view(side, NODE)
+    back_view["conditions"] = {k: v[:2] for k, v in back_view["conditions"].items()}
+    out = {
+        "tainted not-ready": down,
+        "while down": while_down,
+        "recovered": bool(back),
+        "node back": back_view,
+        "stays, back": pod_view(side.get(_ns_path("pods", "runtime-stays"))),
+        "evicted pod's writes": pod_history(side, since, "tolerates-not-ready"),
+        "node events": _node_events(side),
+        "pod events": events_view(side, "tolerates-not-ready"),
+    }
+    for name in ("tolerates-not-ready", "runtime-stays"):
+        side.call("DELETE", _ns_path("pods", name) + "?gracePeriodSeconds=0")
+    return out
+
+
 def _pool_picture(side: Side, pool: str) -> Any:
     """What a migration changes on a pool, as an operator reads it: each node's schedulability, GPUs offered by the
     device plugin and the DRA driver, the pods on it (owner, phase, through which mechanism)."""
@@ -1035,6 +1103,7 @@ def behaviour_cases() -> list[Behaviour]:
         Behaviour("a device plugin stopped", device_plugin_stopped, group="behaviour/device-plugin"),
         Behaviour("an old kubelet receives a bridged pod", old_kubelet_bridged, group="behaviour/bridge"),
         Behaviour("a node goes NotReady", node_not_ready, group="behaviour/node"),
+        Behaviour("a node's container runtime goes down", node_runtime_down, group="behaviour/node"),
         Behaviour("migrate l4-serve and roll back", migrate_and_roll_back, group="behaviour/migrate"),
     ]
 

@@ -43,6 +43,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="reuse a running `dragoman sim serve --demo` instead of starting one",
     )
     d.add_argument("--area", choices=("api", "behaviour"), help="only the API requests or only the behaviour cases")
+    d.add_argument(
+        "--case",
+        metavar="PATTERN",
+        action="append",
+        help=(
+            "only the cases whose name matches PATTERN (shell wildcards, e.g. '*NotReady*'; repeat for more). The "
+            "behaviour cases after the first work on the node it adds: select 'a node joins*' with them"
+        ),
+    )
     d.add_argument("--output", choices=("table", "json"), default="table")
     d.add_argument("--allowlist", metavar="FILE", help="another allowlist (default: the repository's)")
     d.set_defaults(handler=run_diff)
@@ -120,6 +129,18 @@ def run_diff(args: argparse.Namespace) -> int:
         allow = differential.load_allowlist(pathlib.Path(args.allowlist) if args.allowlist else None)
     except (ValueError, OSError, AttributeError, TypeError) as exc:
         raise UserError(f"the allowlist cannot be read: {exc}.", ExitCode.INPUT) from None
+    if args.case:
+        from dragoman.sim.controlplane.differential_corpus import cases
+
+        names = [c.name for c in cases() if args.area is None or c.group.split("/", 1)[0] == args.area]
+        for pattern in args.case:
+            if not any(differential.case_matches(n, [pattern]) for n in names):
+                raise UserError(
+                    f"--case {pattern!r} matches none of the {len(names)} cases"
+                    + (f" of --area {args.area}" if args.area else "")
+                    + " (shell wildcards: '*NotReady*'; the names are in the table's case column).",
+                    ExitCode.INPUT,
+                )
     binaries = None
     if not args.kubeconfig:
         from dragoman.sim.controlplane.build import check_dir
@@ -139,6 +160,7 @@ def run_diff(args: argparse.Namespace) -> int:
         real_kubeconfig=args.kubeconfig,
         embedded_kubeconfig=args.embedded_kubeconfig,
         areas={args.area} if args.area else None,
+        names=args.case,
         log=lambda s: print(f"dragoman controlplane diff: {s}", file=sys.stderr, flush=True),
     )
     left, used = differential.split(result.differences, allow)
