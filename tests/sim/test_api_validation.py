@@ -261,6 +261,25 @@ def test_cel_compile_error_has_the_real_422_shape():
     )
 
 
+def test_cel_syntax_error_is_worded_as_the_api_server_words_it():
+    # kube-apiserver v1.37.2's answer (cel-go's parser): every error, its location, the line and the caret.
+    bad = copy.deepcopy(CLASS)
+    bad["spec"]["selectors"] = [{"cel": {"expression": "device.driver =="}}]
+    (cause,) = validate_object("deviceclasses", bad, None)
+    assert cause["message"] == (
+        'Invalid value: "device.driver ==": compilation failed: ERROR: <input>:1:17: Syntax error: mismatched input '
+        "'<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, "
+        "STRING, BYTES, IDENTIFIER}\n | device.driver ==\n | ................^"
+    )
+    bad["spec"]["selectors"] = [{"cel": {"expression": "'abc"}}]
+    (cause,) = validate_object("deviceclasses", bad, None)
+    assert cause["message"].endswith(
+        "compilation failed: ERROR: <input>:1:1: Syntax error: token recognition error at: ''abc'\n | 'abc\n | ^\n"
+        "ERROR: <input>:1:5: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', "
+        "'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n | 'abc\n | ....^"
+    )
+
+
 @pytest.mark.parametrize(
     "expression, reason, fragment",
     [
