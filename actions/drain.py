@@ -45,6 +45,20 @@ def skip_reason(pod: dict) -> str:
     return ""
 
 
+def kubelet_silent(node: dict | None) -> str:
+    """How a node reads when its kubelet does not post status (Ready Unknown or False, as the node lifecycle
+    controller or the kubelet set it); "" when it is Ready or says nothing. No kubelet confirms a deletion on such a
+    node, so kube-apiserver keeps an evicted pod there Terminating — past its grace period — until the kubelet is back
+    or the Node object is deleted (the pod garbage collector then removes it)."""
+    ready = next(
+        (c for c in ((node or {}).get("status") or {}).get("conditions") or () if c.get("type") == "Ready"), None
+    )
+    if ready is None or ready.get("status") == "True":
+        return ""
+    why = ready.get("message") or ready.get("reason") or ""
+    return f"NotReady (Ready {ready.get('status')}{': ' + why if why else ''})"
+
+
 def budget_applies(pod: dict) -> bool:
     """Whether kube-apiserver asks the pod's PodDisruptionBudget before evicting it (eviction.go canIgnorePDB): a
     Pending, Succeeded or Failed pod, or one already being deleted, is evicted whatever its budget allows, so it
@@ -117,6 +131,13 @@ class Drain(Step):
         for node in self.nodes:
             pods = await node_pods(ctx, node)
             plan.reads[f"Pods/{node}"] = pods_fingerprint(pods)
+            silent = kubelet_silent(await ctx.cluster.get(f"/api/v1/nodes/{node}"))
+            if silent and any(not skip_reason(p) for p in pods):
+                plan.warnings.append(
+                    f"node {node} is {silent}: no kubelet confirms an eviction there, so its evicted pods stay "
+                    "Terminating (their containers may still run) until the kubelet is back or the Node is deleted; "
+                    "the drain reports them once their grace period is over instead of waiting."
+                )
             for pod in pods:
                 why = skip_reason(pod)
                 if why:
@@ -264,12 +285,33 @@ class Drain(Step):
                 await asyncio.sleep(min(float(retry), opts.evict_retry))
         # Evicted: wait until it is gone (its grace period).
         poll = 0.1
+        evicted_at = time.monotonic()
         while time.monotonic() < deadline:
-            if await op.read(ctx.cluster) is None:
+            cur = await op.read(ctx.cluster)
+            if cur is None:
                 return ""
+            # Its grace period counted on this machine's clock from the eviction (the cluster's may differ).
+            grace = (cur.get("metadata") or {}).get("deletionGracePeriodSeconds")
+            if grace is not None and time.monotonic() - evicted_at > float(grace) + 1.0:
+                # Past its grace and still there: on a node whose kubelet is silent it stays so (nothing confirms).
+                silent = kubelet_silent(await self._current_node(ctx, node))
+                if silent:
+                    return (
+                        f"pod {ns}/{name} was evicted but stays Terminating: node {node} is {silent}, and no kubelet "
+                        "confirms the deletion; it goes once the kubelet is back or the Node object is deleted."
+                    )
             await asyncio.sleep(poll)
             poll = min(poll * 2, opts.pod_gone_poll)
         return f"pod {ns}/{name} was evicted but has not terminated after {opts.drain_timeout:g} s."
+
+    @staticmethod
+    async def _current_node(ctx: Context, node: str) -> dict | None:
+        try:
+            return await ctx.cluster.get(f"/api/v1/nodes/{node}")
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
 
     @staticmethod
     async def _current(ctx: Context, path: str, uid: str | None) -> dict | None:

@@ -73,7 +73,23 @@ class PoolAccount:
     )
     drop_if_moved: int  # allocatable nvidia.com/gpu that disappears from sums when the rest of the pool moves
     nodes_on_dra: int  # GPU nodes reporting 0 allocatable while publishing devices
-    state: str  # "migrated" | "planned" | "partly migrated" | "unserved" | "no GPUs"
+    # "migrated" | "planned" | "partly migrated" | "unserved" | "no GPUs". A pool whose plugin is gone but where a
+    # node publishes no devices is only partly migrated: that node's GPUs are served by nothing (Pools shows it ◐).
+    state: str
+    nodes_unserved: int = 0  # GPU nodes reporting 0 allocatable that publish no devices either
+
+    @property
+    def state_label(self) -> str:
+        """The state as the Accounting and Load views write it (one wording for both)."""
+        label = {
+            "planned": "▲ planned",
+            "migrated": "● migrated",
+            "partly migrated": "◐ partly",
+            "unserved": "○ unserved",
+        }.get(self.state, self.state)
+        if self.nodes_unserved and self.state == "partly migrated" and not self.allocatable:
+            label += f", {self.nodes_unserved} unserved"  # GPU nodes: short, the column is narrow at 80 wide
+        return label
 
     @property
     def source(self) -> str:
@@ -97,6 +113,7 @@ class PoolAccount:
             "allocatedDevices": self.allocated,
             "pluginGpusInUse": self.plugin_in_use,
             "missedByAllocatableNow": self.missed_now,
+            "gpuNodesUnserved": self.nodes_unserved,
             "allocatableDropIfMoved": self.drop_if_moved,
             "replacementSource": self.source,
         }
@@ -144,6 +161,8 @@ def pool_account(model: FleetModel, name: str) -> PoolAccount | None:
         in_use += _plugin_in_use(model, v.name)
     if not nodes:
         state = "no GPUs"
+    elif alloc == 0 and on_dra and on_dra < off:
+        state = "partly migrated"
     elif alloc == 0 and (on_dra or p.target == "dra"):
         state = "migrated"
     elif alloc == 0:
@@ -169,6 +188,7 @@ def pool_account(model: FleetModel, name: str) -> PoolAccount | None:
         drop_if_moved=alloc,
         nodes_on_dra=on_dra,
         state=state,
+        nodes_unserved=off - on_dra if on_dra else 0,
     )
 
 

@@ -202,7 +202,7 @@ class Informer:
                 info.list_path, label_selector=info.label_selector, decoder=self._decoder
             )
             _fill_type(items, info)
-            store.replace(info.kind, items)
+            store.replace(info.kind, items, decoded=self._decoder is not None)
             _take_notes(cluster, store)
             self.resource_version = rv
             self.lists += 1

@@ -249,7 +249,7 @@ def match_label_selector(selector: dict | None, labels: dict | None) -> bool:
 # --- name formats (k8s.io/apimachinery@v0.37.2 util/validation and api/validate/content) --------------------------
 # The DNS names are util/validation's (its MaxLenError counts "characters"); label keys and values are
 # api/validate/content's ("bytes"), whose prefix check is content's own subdomain rule. CEL's format library
-# (fleet/cel/formats.py) validates with these. sim/api/validation/fields.py still has an older copy of its own.
+# (fleet/cel/formats.py) and the simulator's API validation (sim/api/validation/fields.py) validate with these.
 _DNS1123_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUBDOMAIN = _DNS1123_LABEL + "(\\." + _DNS1123_LABEL + ")*"
 _DNS1035_LABEL = "[a-z]([-a-z0-9]*[a-z0-9])?"

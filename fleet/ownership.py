@@ -88,13 +88,32 @@ def image_version(image: str) -> str | None:
     return None
 
 
+# The words of a name _role_from reads, and all it reads of the name: two names holding the same of them are classified
+# alike (fleet/projection.py remembers a pod's verdict by them and its template).
+ROLE_NAME_WORDS = (
+    "feature-discovery",
+    "mps-control-daemon",
+    "dra-driver",
+    "kubelet-plugin",
+    "nvidia-device-plugin",
+    "device-plugin",
+)
+
+
+def role_name_words(name: str) -> tuple[bool, ...]:
+    """Which of ROLE_NAME_WORDS the name holds (case aside), in their order."""
+    lname = name.lower()
+    return tuple([w in lname for w in ROLE_NAME_WORDS])
+
+
 def _role_from(labels: dict, images: list[str], name: str) -> str | None:
     joined = " ".join(images)
-    lname = name.lower()
+    # A word of the name is read only through this mapping: one not in ROLE_NAME_WORDS raises KeyError.
+    word = dict(zip(ROLE_NAME_WORDS, role_name_words(name), strict=True))
     # GPU Feature Discovery and the MPS control daemon ship in the device plugin's image; they serve no GPUs.
     if (
-        "feature-discovery" in lname
-        or "mps-control-daemon" in lname
+        word["feature-discovery"]
+        or word["mps-control-daemon"]
         or labels.get("app") in ("gpu-feature-discovery", "nvidia-device-plugin-mps-control-daemon")
         or labels.get("app.kubernetes.io/name") == "gpu-feature-discovery"
     ):
@@ -103,7 +122,7 @@ def _role_from(labels: dict, images: list[str], name: str) -> str | None:
         labels.get("app.kubernetes.io/name") in ("dra-driver-nvidia-gpu", "nvidia-dra-driver-gpu")
         or any(k.endswith("-component") and v == "kubelet-plugin" for k, v in labels.items())
         or "dra-driver" in joined
-        or ("dra-driver" in lname and "kubelet-plugin" in lname)
+        or (word["dra-driver"] and word["kubelet-plugin"])
     ):
         # The driver's controller Deployment shares the image; only the kubelet plugin publishes devices.
         if (
@@ -118,8 +137,8 @@ def _role_from(labels: dict, images: list[str], name: str) -> str | None:
         labels.get("app") == "nvidia-device-plugin-daemonset"
         or labels.get("name") == "nvidia-device-plugin-ds"
         or labels.get("app.kubernetes.io/name") == "nvidia-device-plugin"
-        or ("k8s-device-plugin" in joined and "device-plugin" in lname)
-        or "nvidia-device-plugin" in lname
+        or ("k8s-device-plugin" in joined and word["device-plugin"])
+        or word["nvidia-device-plugin"]
     ):
         return "device-plugin"
     return None

@@ -24,9 +24,10 @@ from __future__ import annotations
 import gc
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
 import msgspec
+from dragoman.fleet.ownership import role_name_words
 from dragoman.fleet.shapes import fits
 
 # Pod fields a projection keeps; anything not named here is dropped. Containers keep name, image (GPU-stack
@@ -185,7 +186,6 @@ def project_pod(pod: dict, strings: dict[str, str] | None = None) -> dict:
 
 # ---------------------------------------------------------------------------------------------------- fast LIST path
 
-_UNSET = msgspec.UNSET
 _STR_FIELDS = {
     "name",
     "generateName",
@@ -208,31 +208,33 @@ _STR_FIELDS = {
 _INT_FIELDS = {"generation", "deletionGracePeriodSeconds", "priority", "terminationGracePeriodSeconds"}
 
 
-def _struct(name: str, fields: tuple[str, ...]) -> type:
-    spec: list[tuple[str, Any, Any]] = []
+def _section(name: str, fields: tuple[str, ...]) -> Any:
+    """A section of the pod as msgspec decodes it: a dict of the kept fields the JSON holds (the others skipped in C),
+    scalars typed as fleet/shapes.py's rules want them, every other kept field left as its bytes (a Raw)."""
+    ann: dict[str, Any] = {}
     for f in fields:
-        if f in _STR_FIELDS:
-            spec.append((f, str | None | msgspec.UnsetType, _UNSET))
-        elif f in _INT_FIELDS:
-            spec.append((f, int | None | msgspec.UnsetType, _UNSET))
-        else:
-            spec.append((f, msgspec.Raw, msgspec.Raw()))
-    return msgspec.defstruct(name, spec)
+        ann[f] = str | None if f in _STR_FIELDS else int | None if f in _INT_FIELDS else msgspec.Raw
+    return _TypedDict(name, ann, total=False)
 
 
-_Meta = _struct("_Meta", META_KEEP)
-_Spec = _struct("_Spec", SPEC_KEEP)
-_Status = _struct("_Status", STATUS_KEEP)
-_Pod = msgspec.defstruct(
+# A TypedDict made from the KEEP lists (one home for what is kept): msgspec decodes it into a plain dict holding only
+# the fields named, in the JSON's order, absent ones absent; so a section's dict is built by msgspec, not field by
+# field in Python.
+_TypedDict: Any = TypedDict
+_Pod = _TypedDict(
     "_Pod",
-    [
-        ("apiVersion", str | None | msgspec.UnsetType, _UNSET),
-        ("kind", str | None | msgspec.UnsetType, _UNSET),
-        ("metadata", _Meta | None | msgspec.UnsetType, _UNSET),
-        ("spec", _Spec | None | msgspec.UnsetType, _UNSET),
-        ("status", _Status | None | msgspec.UnsetType, _UNSET),
-    ],
+    {
+        "apiVersion": str | None,
+        "kind": str | None,
+        "metadata": _section("_Meta", META_KEEP) | None,
+        "spec": _section("_Spec", SPEC_KEEP) | None,
+        "status": _section("_Status", STATUS_KEEP) | None,
+    },
+    total=False,
 )
+# A pod's own container statuses cut to CONTAINER_STATUS_KEEP by msgspec (a list of anything else: the slow path).
+_ContainerStatus: Any = _TypedDict("_ContainerStatus", {n: Any for n in CONTAINER_STATUS_KEEP}, total=False)
+_statuses_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(list[_ContainerStatus] | None)
 
 
 class _Page(msgspec.Struct):
@@ -243,36 +245,22 @@ class _Page(msgspec.Struct):
 
 
 _page_decoder = msgspec.json.Decoder(_Page)
-# Any: the struct types are made at import time (defstruct), so their fields are not known to a type checker.
 _pod_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(_Pod)
 _generic_decoder = msgspec.json.Decoder()
-_SECTION_FIELDS = tuple(
+# Per section: its kept fields msgspec leaves as bytes (name, trim, "section.field" for the shape rules, whether the
+# value is the pod's own), and its shared strings.
+_RAW_FIELDS = tuple(
     (
         section,
-        names,
         tuple(
-            (
-                n,
-                TRIM.get(n),
-                (section, n) in SHARED_STRINGS,
-                n not in _STR_FIELDS and n not in _INT_FIELDS,
-                f"{section}.{n}",
-                (section, n) in UNSHARED,
-            )
+            (n, TRIM.get(n), f"{section}.{n}", (section, n) in UNSHARED)
             for n in names
+            if n not in _STR_FIELDS and n not in _INT_FIELDS
         ),
+        tuple(n for n in names if (section, n) in SHARED_STRINGS),
     )
     for section, names in SECTIONS
 )
-
-
-def _asks_extended(containers: Any) -> bool:
-    from dragoman.fleet.model import container_extended
-
-    try:
-        return isinstance(containers, list) and any(isinstance(c, dict) and container_extended(c) for c in containers)
-    except (AttributeError, TypeError, ValueError):
-        return True  # an odd shape: decoded whole, for the shape checks to judge
 
 
 class PodListDecoder:
@@ -280,13 +268,23 @@ class PodListDecoder:
 
     Each kept field that is not a plain scalar is decoded once per distinct JSON value and shared by every pod that
     sends the same bytes; an item msgspec cannot read as a pod (a field of an odd type) is decoded with json and left
-    to the same checks as any other, so a malformed object is judged exactly as on the plain path."""
+    to the same checks as any other, so a malformed object is judged exactly as on the plain path.
 
-    def __init__(self, strings: dict[str, str] | None = None) -> None:
+    Whether a pod is kept whole is decided once per template: keeps_whole reads, beyond the claims checked here, only
+    the pod's labels, owner references, containers, init containers and which of ownership.ROLE_NAME_WORDS its name
+    holds; the first four are shared parts (one object per distinct value), so their identities and the name's words
+    are an exact key for its answer."""
+
+    def __init__(self, strings: dict[str, str] | None = None, source: Any = None) -> None:
         self.strings: dict[str, str] = strings if strings is not None else {}
+        # The store whose projections these are (Projection.source): set here, so the store need not visit each one.
+        self.source = source
         self._canon: dict[bytes, Any] = {}
         # (section.field, the value's bytes) -> whether the value keeps fleet/shapes.py's rules for that field.
         self._fit: dict[tuple[str, bytes], bool] = {}
+        # (ids of labels, ownerReferences, containers, initContainers; name words) -> (keeps_whole's answer, those
+        # objects, held so that their ids stay theirs while the answer is remembered).
+        self._verdicts: dict[tuple, tuple] = {}
         self._unfit = False
         self.whole = 0
         self.projected = 0
@@ -303,6 +301,7 @@ class PodListDecoder:
             if len(self._canon) >= CANON_LIMIT:
                 self._canon.clear()
                 self._fit.clear()
+                self._verdicts.clear()
             self._canon[key] = hit
         if where:
             ok = self._fit.get((where, key))
@@ -314,9 +313,12 @@ class PodListDecoder:
 
     def _own(self, raw: msgspec.Raw, trim: Callable[[Any], Any] | None, where: str) -> Any:
         """A value only this pod sends (UNSHARED): decoded, cut and checked as _value does, without the memo."""
-        v = _generic_decoder.decode(raw)
-        if trim is not None:
-            v = trim(v)
+        try:
+            v = _statuses_decoder.decode(raw)  # cut by msgspec
+        except msgspec.DecodeError:
+            v = _generic_decoder.decode(raw)  # not a list of objects: as it came, for the rules to judge
+            if trim is not None:
+                v = trim(v)
         if v is not None and not fits("Pod", where)(v):
             self._unfit = True
         return v
@@ -330,57 +332,57 @@ class PodListDecoder:
         except msgspec.DecodeError:
             return json.loads(data)  # what json accepts and msgspec does not (NaN, ...): as the plain path reads it
 
+    def _keeps_whole(self, out: Projection, meta: dict, spec: dict) -> bool:
+        """keeps_whole(out), remembered per template and name words: see the class."""
+        name = meta.get("name", "")
+        if name.__class__ is not str:
+            return keeps_whole(out)
+        parts = (meta.get("labels"), meta["ownerReferences"], spec.get("containers"), spec.get("initContainers"))
+        key = (*map(id, parts), role_name_words(name))
+        hit = self._verdicts.get(key)
+        if hit is None:
+            hit = self._verdicts[key] = (keeps_whole(out), parts)
+        return hit[0]
+
     def item(self, raw: msgspec.Raw) -> dict:
-        # Pods kept whole are decoded once, whole, without building a projection first: no owner at all (the
-        # bytes never name the field), claims, or GPU requests in the containers decide before anything is built.
-        data = memoryview(raw).tobytes()
-        if b'"ownerReferences"' not in data:
-            return self._whole(data)
         try:
             pod = _pod_decoder.decode(raw)
         except msgspec.DecodeError:
             return self._whole(raw)
-        spec, status = pod.spec, pod.status
-        if spec not in (None, _UNSET) and (
-            spec.resourceClaims or spec.containers and _asks_extended(self._value(spec.containers, _containers))
+        meta, spec, status = pod.get("metadata"), pod.get("spec"), pod.get("status")
+        # No owner at all (static and mirror pods) or no spec: kept whole, decided before anything is built.
+        if meta is None or spec is None or "ownerReferences" not in meta:
+            return self._whole(raw)
+        # Scalars were typed by msgspec (str or int, or null, as shapes.py's rules for them say); the other kept
+        # fields are decoded (once per distinct value, but for a pod's own) and checked here.
+        self._unfit = False
+        strings = self.strings
+        for (_section_name, raws, shared), part in zip(_RAW_FIELDS, (meta, spec, status), strict=True):
+            if part is None:
+                continue
+            for name, trim, where, unshared in raws:
+                v = part.get(name)
+                if v is not None:
+                    part[name] = self._own(v, trim, where) if unshared else self._value(v, trim, where)
+            for name in shared:
+                v = part.get(name)
+                if v is not None:
+                    part[name] = strings.setdefault(v, v)
+        if (
+            not meta["ownerReferences"]
+            or spec.get("resourceClaims")
+            or status is not None
+            and (status.get("resourceClaimStatuses") or status.get("extendedResourceClaimStatus"))
         ):
             return self._whole(raw)
-        if status not in (None, _UNSET) and (status.resourceClaimStatuses or status.extendedResourceClaimStatus):
-            return self._whole(raw)
-        out = Projection()
-        # Scalars were typed by msgspec (str or int, or null, as shapes.py's rules for them say); the other kept
-        # fields are checked below, once per distinct value.
-        self._unfit = False
-        if pod.apiVersion is not _UNSET:
-            out["apiVersion"] = pod.apiVersion
-        if pod.kind is not _UNSET:
-            out["kind"] = pod.kind
-        strings = self.strings
-        for section, _names, fields in _SECTION_FIELDS:
-            src = getattr(pod, section)
-            if src is _UNSET:
-                continue
-            if src is None:
-                out[section] = None
-                continue
-            part = {}
-            for name, trim, shared, is_raw, where, unshared in fields:
-                v = getattr(src, name)
-                if is_raw:
-                    if not v:
-                        continue
-                    v = self._own(v, trim, where) if unshared else self._value(v, trim, where)
-                elif v is _UNSET:
-                    continue
-                elif shared and v is not None:
-                    v = strings.setdefault(v, v)
-                part[name] = v
-            out[section] = part
-        if keeps_whole(out):
+        out = Projection(pod)
+        if self._keeps_whole(out, meta, spec):
             return self._whole(raw)
         self.projected += 1
         # A field that breaks a rule: left to the item's whole check, which names it (Cluster.admit).
         out.shapes_checked = not self._unfit
+        if self.source is not None:
+            out.source = self.source
         return out
 
     def __call__(self, raw: bytes) -> Any:

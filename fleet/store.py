@@ -92,7 +92,10 @@ KINDS: dict[str, KindInfo] = {
 # Kinds a store may project, and how (fleet/projection.py says what is kept and why).
 PROJECTORS: dict[str, Callable[[dict, dict], dict]] = {"Pod": project_pod}
 # Decoders of LIST pages that project while decoding, per kind: the informer hands them to Cluster.list_all.
-PAGE_DECODERS: dict[str, Callable[[dict], Callable[[bytes], Any]]] = {"Pod": lambda strings: PodListDecoder(strings)}
+# Each is made for one store (its shared strings, and the Projection.source it gives what it builds).
+PAGE_DECODERS: dict[str, Callable[[FleetStore], Callable[[bytes], Any]]] = {
+    "Pod": lambda store: PodListDecoder(store._strings, source=store)
+}
 WHOLE_CACHE = 32  # whole objects fetched on demand, kept for pages reopened soon after
 
 
@@ -226,7 +229,7 @@ class FleetStore:
     def page_decoder(self, kind: str) -> Callable[[bytes], Any] | None:
         """A decoder for LIST pages of `kind` that projects as it decodes, when this store projects that kind."""
         make = PAGE_DECODERS.get(kind) if self.whole_source is not None else None
-        return make(self._strings) if make is not None else None
+        return make(self) if make is not None else None
 
     def _project(self, kind: str, obj: dict) -> dict:
         projector = PROJECTORS.get(kind) if self.whole_source is not None else None
@@ -268,16 +271,30 @@ class FleetStore:
         return unsubscribe
 
     # ---------------------------------------------------------------- writing
-    def replace(self, kind: str, objects: list[dict]) -> None:
-        """Make `kind` hold exactly `objects` (after a LIST or relist), emitting the difference as changes."""
+    def replace(self, kind: str, objects: list[dict], *, decoded: bool = False) -> None:
+        """Make `kind` hold exactly `objects` (after a LIST or relist), emitting the difference as changes.
+
+        `decoded`: the objects came through this store's page_decoder(kind), which projected them already."""
         # Changed in place, so a reader holding `objects(kind)` keeps seeing the live mapping.
         current = self._objects[kind]
         fresh: dict[tuple[str, str], dict] = {}
-        project = self.whole_source is not None and kind in PROJECTORS
+        project = not decoded and self.whole_source is not None and kind in PROJECTORS
         for obj in objects:
             if project:
                 obj = self._project(kind, obj)
             fresh[key_of(obj)] = obj
+        if not current:
+            # Nothing held yet (the first LIST): every object is an addition; no comparison to make.
+            current.update(fresh)
+            pending = self._pending
+            for key, obj in fresh.items():
+                pk = (kind, *key)
+                if pk in pending:
+                    self._record(Change(kind, "ADDED", obj, None))
+                else:
+                    pending[pk] = Change(kind, "ADDED", obj, None)
+            self._schedule()
+            return
         gone = [key for key in current if key not in fresh]
         old: dict | None
         for key in gone:

@@ -125,7 +125,7 @@ class _Walker:
 def decode(kind: str, api_version: str, obj: dict, strict: bool) -> list[str]:
     """Check `obj` (in place) against the kind's 1.37 schema: raise DecodeError on a wrong JSON type, drop unknown
     fields (raise under `strict`). Returns the dropped field paths (the server's `unknown field` warnings)."""
-    schema = _schemas.schema_for_kind(kind)
+    schema = _schemas.schema_for_kind(kind, api_version)
     version = api_version.rsplit("/", 1)[-1]
     if schema is None:
         return []

@@ -26,6 +26,9 @@ class ResourceType:
     has_generation: bool = True
     # A kind a CustomResourceDefinition serves (the simulator also serves its CRD; strategic merge patch is 415).
     custom: bool = False
+    # The store key of the kind whose objects this resource serves in another shape (events.k8s.io/v1 Events are
+    # the core Events, converted: sim/api/events.py); "" for a kind stored as itself.
+    storage: str = ""
 
     @property
     def key(self) -> str:
@@ -72,6 +75,19 @@ _EVENT_FIELDS = (
     "reason",
     "reportingComponent",
     "source",
+    "type",
+)
+# The events.k8s.io/v1 labels (pkg/apis/events/v1 AddFieldLabelConversionsForEvent; sim/api/events.py maps them).
+_EVENTS_V1_FIELDS = (
+    "regarding.kind",
+    "regarding.namespace",
+    "regarding.name",
+    "regarding.uid",
+    "regarding.apiVersion",
+    "regarding.resourceVersion",
+    "regarding.fieldPath",
+    "reason",
+    "reportingController",
     "type",
 )
 _WORKLOAD = ("all",)
@@ -262,6 +278,19 @@ RESOURCES: tuple[ResourceType, ...] = (
         ("crd", "crds"),
         ("status",),
         categories=("api-extensions",),
+    ),
+    # The same objects as the core Events, in the events.k8s.io/v1 shape (kube-apiserver serves both from one storage).
+    ResourceType(
+        "events.k8s.io",
+        "v1",
+        "Event",
+        "events",
+        "event",
+        True,
+        ("ev",),
+        fields=_EVENTS_V1_FIELDS,
+        has_generation=False,
+        storage="events",
     ),
     ResourceType("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", "deviceclass", False),
     ResourceType(

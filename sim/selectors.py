@@ -275,8 +275,9 @@ def _compare(value: str | None, bound: int, gt: bool) -> bool:
 
 def _field_value(obj: dict, path: str) -> str:
     if path == "source":
+        # An Event's `source` label: its source.component, else its reportingComponent (ToSelectableFields).
         src = obj.get("source") or {}
-        return src.get("component", "")
+        return src.get("component") or obj.get("reportingComponent") or ""
     cur: object = obj
     for part in path.split("."):
         if not isinstance(cur, dict):

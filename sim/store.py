@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 from dragoman.sim import pieces, resources
 from dragoman.sim.api import admission
+from dragoman.sim.api import events as event_view
 from dragoman.sim.api import status as st
 from dragoman.sim.api.admission import service_accounts_named
 from dragoman.sim.api.gojson import encode_like_go
@@ -90,12 +91,15 @@ class Entry:
     """One committed object and, once needed, its JSON bytes: as an item of a list (no kind or apiVersion, as
     kube-apiserver encodes the items of a built-in type's list) and whole (a GET, a watch event)."""
 
-    __slots__ = ("obj", "_raw", "_item")
+    __slots__ = ("obj", "_raw", "_item", "view")
 
     def __init__(self, obj: dict) -> None:
         self.obj = obj
         self._raw: bytes | None = None
         self._item: bytes | None = None
+        # The object in the other API's shape, once a reader of that API asked (Store._shown): one per stored kind,
+        # since only the core Events have a second view (events.k8s.io/v1).
+        self.view: Entry | None = None
 
     @property
     def item_raw(self) -> bytes:
@@ -133,6 +137,9 @@ class Watcher:
         self.closed = False
         # Watchers with equal filter keys see the same events: the store classifies a change once per key.
         self.filter_key = filter_key if filter_key is not None else id(self)
+        # For a watch of another API's view of the stored kind: the stored entry in that view's shape (the store
+        # sets it); the predicate and the stream then see the view.
+        self.shown: Callable[[Entry], Entry] | None = None
 
     def matches(self, obj: dict | None) -> bool:
         if obj is None:
@@ -144,6 +151,9 @@ class Watcher:
     def classify(self, etype: str, entry: Entry, old: Entry | None) -> str:
         """The event type this watcher should see for a change ("" for none): selections turn MODIFIED into
         ADDED when an object enters them and DELETED when it leaves."""
+        if self.shown is not None:
+            entry = self.shown(entry)
+            old = self.shown(old) if old is not None else None
         new_ok = self.matches(entry.obj)
         if etype == "MODIFIED":
             old_ok = self.matches(old.obj) if old is not None else False
@@ -156,7 +166,7 @@ class Watcher:
     def push(self, etype: str, entry: Entry) -> None:
         if self.closed:
             return
-        self.queue.append((etype, entry))
+        self.queue.append((etype, entry if self.shown is None else self.shown(entry)))
         if len(self.queue) > self.max_queue:
             # A reader this far behind is cut off, as the real server drops slow watchers; clients re-list.
             self.overflowed = True
@@ -199,7 +209,8 @@ class Store:
 
     def __init__(self, clock: Clock | None = None, history_size: int = 20_000, validate: bool = True) -> None:
         self.clock = clock or Clock()
-        self._data: dict[str, dict[tuple[str, str], Entry]] = {r.key: {} for r in resources.RESOURCES}
+        # Kinds stored as themselves; a view (ResourceType.storage) reads and writes its storage's objects.
+        self._data: dict[str, dict[tuple[str, str], Entry]] = {r.key: {} for r in resources.RESOURCES if not r.storage}
         self._rv = 0
         self.history: collections.deque[tuple[int, str, str, Entry, Entry | None]] = collections.deque(
             maxlen=history_size
@@ -252,9 +263,28 @@ class Store:
                 st.resource_type_not_found(f"the server doesn't have a resource type {resource!r}")
             ) from None
 
+    @staticmethod
+    def _stored(rt: ResourceType) -> ResourceType:
+        """The kind whose objects `rt` serves: itself, or for a view (events.k8s.io/v1 Events) its storage."""
+        return resources.BY_KEY[rt.storage] if rt.storage else rt
+
+    @staticmethod
+    def _shown(rt: ResourceType, e: Entry | None) -> Entry | None:
+        """A stored entry as `rt` serves it: itself, or converted to the view's shape (made once per entry)."""
+        if e is None or not rt.storage:
+            return e
+        if e.view is None:
+            e.view = Entry(event_view.to_view(e.obj))
+        return e.view
+
+    def stored_shape(self, rt: ResourceType, obj: dict) -> dict:
+        """An object `rt` served, back in its storage's shape (what the table printer of the stored kind reads)."""
+        return event_view.to_core(obj) if rt.storage else obj
+
     def entry(self, resource: str | ResourceType, namespace: str | None, name: str) -> Entry | None:
         rt = self._rt(resource)
-        return self._data[rt.key].get((namespace or "" if rt.namespaced else "", name))
+        stored = self._stored(rt)
+        return self._shown(rt, self._data[stored.key].get((namespace or "" if rt.namespaced else "", name)))
 
     def get(self, resource: str, namespace: str | None, name: str) -> dict | None:
         """A copy of one object (yours to change and write back), or None."""
@@ -268,10 +298,10 @@ class Store:
 
     def entries(self, resource: str | ResourceType, namespace: str | None = None) -> Iterable[Entry]:
         rt = self._rt(resource)
-        data = self._data[rt.key]
+        data = self._data[self._stored(rt).key]
         if namespace and rt.namespaced:
-            return [e for (ns, _), e in data.items() if ns == namespace]
-        return list(data.values())
+            return [self._shown(rt, e) for (ns, _), e in data.items() if ns == namespace]  # type: ignore[misc]
+        return [self._shown(rt, e) for e in data.values()]  # type: ignore[misc]
 
     def list(
         self,
@@ -289,8 +319,10 @@ class Store:
         fp = parse_field_selector(field_selector, rt.field_labels())
         out = []
         candidates = self._candidates(rt, fp)
-        for key in sorted(self._data[rt.key] if candidates is None else candidates):
-            e = self._data[rt.key][key]
+        data = self._data[self._stored(rt).key]
+        for key in sorted(data if candidates is None else candidates):
+            e = self._shown(rt, data[key])
+            assert e is not None
             if namespace and rt.namespaced and key[0] != namespace:
                 continue
             if lp and not lp(e.obj):
@@ -310,11 +342,13 @@ class Store:
         return {k: sum(len(e.raw) for e in v.values()) for k, v in self._data.items() if k not in resources.VIRTUAL}
 
     def snapshot(self, rt: ResourceType, namespace: str | None, pred: Callable[[dict], bool] | None) -> Snapshot:
-        data = self._data[rt.key]
+        data = self._data[self._stored(rt).key]
         candidates = self._candidates(rt, pred)
         pool = data if candidates is None else candidates
         keys = sorted(pool) if not (namespace and rt.namespaced) else sorted(k for k in pool if k[0] == namespace)
         entries = [data[k] for k in keys]
+        if rt.storage:
+            entries = [self._shown(rt, e) for e in entries]  # type: ignore[misc]
         if pred is not None:
             entries = [e for e in entries if pred(e.obj)]
         return Snapshot(self._rv, entries, self.clock.seconds())
@@ -346,24 +380,34 @@ class Store:
         raise ApiError to refuse it (quota, for example). It must not write to the store."""
         self._admission.append(hook)
 
+    def shape_watcher(self, w: Watcher) -> Watcher:
+        """A watcher of a view sees the view's shape: set before it is offered history or registered."""
+        if w.rt.storage and w.shown is None:
+            rt = w.rt
+            w.shown = lambda e: self._shown(rt, e)  # type: ignore[assignment,return-value]
+        return w
+
     def add_watcher(self, w: Watcher) -> None:
-        self._watchers[w.rt.key].add(w)
+        self.shape_watcher(w)
+        self._watchers[self._stored(w.rt).key].add(w)
 
     def remove_watcher(self, w: Watcher) -> None:
-        self._watchers[w.rt.key].discard(w)
+        self._watchers[self._stored(w.rt).key].discard(w)
 
     def watcher_count(self) -> int:
         return sum(len(v) for v in self._watchers.values())
 
     def history_since(self, rt: ResourceType, rv: int) -> list[tuple[str, Entry, Entry | None]]:
-        """Committed changes of `rt` after `rv`, oldest first; raise 410 when `rv` is older than the kept history."""
+        """Committed changes of `rt` after `rv`, oldest first; raise 410 when `rv` is older than the kept history.
+        The entries are the stored ones (a view's watcher converts what it keeps)."""
         if rv < self._floor:
             raise ApiError(st.too_old_resource_version(rv, self._floor + 1))
         out = []
+        stored_key = self._stored(rt).key
         for erv, key, etype, entry, old in reversed(self.history):
             if erv <= rv:
                 break
-            if key == rt.key:
+            if key == stored_key:
                 out.append((etype, entry, old))
         out.reverse()
         return out
@@ -454,10 +498,12 @@ class Store:
                         if not s:
                             del self._owners[uid]
 
-    def _validate(self, rt: ResourceType, obj: dict, old: dict | None) -> None:
+    def _validate(self, rt: ResourceType, obj: dict, old: dict | None, api_version: str = "") -> None:
+        """The strategy's validation of the stored shape; `api_version` is the request's (an Event is checked more
+        strictly when it came through events.k8s.io/v1), the kind's own by default."""
         if not self.validate:
             return
-        causes = pieces.validate_object(rt.plural, obj, old)
+        causes = pieces.validate_object(rt.plural, obj, old, api_version or rt.api_version)
         if causes:
             raise ApiError(st.invalid(rt.group, rt.kind, obj["metadata"].get("name", ""), causes))
 
@@ -531,7 +577,7 @@ class Store:
             if md.get("generateName"):
                 for _ in range(20):
                     md["name"] = self._new_name(md["generateName"])
-                    if (md.get("namespace", namespace or ""), md["name"]) not in self._data[rt.key]:
+                    if (md.get("namespace", namespace or ""), md["name"]) not in self._data[self._stored(rt).key]:
                         break
             else:
                 raise ApiError(
@@ -592,27 +638,36 @@ class Store:
         md = new["metadata"]
         key = (md.get("namespace", ""), md["name"])
         self._namespace_check(rt, key[0], True, md["name"])
-        if key in self._data[rt.key]:
+        if key in self._data[self._stored(rt).key]:
             raise ApiError(st.already_exists(rt.group, rt.plural, md["name"]))
         # As decoded into Go structs and written back (gojson.py): the field manager sees that shape, and so does
         # every reader after admission and PrepareForCreate have added theirs.
         encode_like_go(new, converted=False)
         if field_manager:
             # Owned: what differs from an empty object of the kind (a field every object of it has, such as a
-            # Namespace's `spec: {}` or an Event's `eventTime: null`, is nobody's).
+            # Namespace's `spec: {}` or an Event's `eventTime: null`, is nobody's). A view's writer owns the view's
+            # fields, under the view's apiVersion, as kube-apiserver records them.
             empty = encode_like_go({"apiVersion": rt.api_version, "kind": rt.kind, "metadata": {}})
             self._manage(empty, new, field_manager, "")
+        request_rt = rt
+        if rt.storage:
+            new, rt = event_view.to_core(new), self._stored(rt)
         self._mutate("CREATE", rt, new, None)
         pieces.prepare_for_create(rt.plural, new)
         encode_like_go(new)
-        self._validate(rt, new, None)
+        self._validate(rt, new, None, request_rt.api_version)
         self._admit("CREATE", rt, new, None)
         if dry_run:
-            return new
+            return self._answer(request_rt, new)
         self._commit("ADDED", rt, new, None)
         if rt.key == "namespaces":
             self._namespace_created(md["name"])
-        return clone(new)
+        return clone(self._answer(request_rt, new))
+
+    @staticmethod
+    def _answer(rt: ResourceType, obj: dict) -> dict:
+        """A write's result in the shape of the API it came through."""
+        return event_view.to_view(obj) if rt.storage else obj
 
     def _namespace_created(self, name: str) -> None:
         """What kube-controller-manager adds to every new namespace: the `default` ServiceAccount (serviceaccounts
@@ -642,6 +697,9 @@ class Store:
         pending = []
         for obj in objects:
             rt = resources.for_object(obj)
+            if rt.storage:
+                # An events.k8s.io/v1 Event in a scenario file: kept as the core Event it is stored as.
+                rt, obj = self._stored(rt), event_view.to_core(obj)
             pending.append((rt, obj))
         # The ServiceAccounts the scenario's pods and templates name but leave out, as the real loader creates them:
         # without them admission would refuse every pod a controller makes for those templates.
@@ -742,13 +800,14 @@ class Store:
             raise ApiError(
                 st.bad_request("the namespace of the provided object does not match the namespace sent on the request")
             )
-        cur = self._data[rt.key].get((ns, name))
+        cur = self._data[self._stored(rt).key].get((ns, name))
         if cur is None:
             raise ApiError(st.not_found(rt.group, rt.plural, name))
         want_rv = md_in.get("resourceVersion")
         if check_rv and want_rv and want_rv != cur.obj["metadata"]["resourceVersion"]:
             raise ApiError(st.conflict(rt.group, rt.plural, name))
-        old = cur.obj
+        # Through a view, the object is replaced and its fields managed in the view's shape, then stored as core.
+        old = self._shown(rt, cur).obj  # type: ignore[union-attr]
         if subresource == "status":
             new = clone(old)
             if "status" in obj:
@@ -803,19 +862,23 @@ class Store:
         if field_manager:
             self._manage(old, new, field_manager, subresource or "")
         encode_like_go(new)
+        request_rt = rt
+        if rt.storage:
+            rt, old = self._stored(rt), cur.obj
+            new = encode_like_go(event_view.to_core(new))
         if not subresource:
             self._mutate("UPDATE", rt, new, old)
-        self._validate(rt, new, old)
+        self._validate(rt, new, old, request_rt.api_version)
         self._admit("UPDATE", rt, new, old)
         if self._comparable(new) == self._comparable(old):
-            return clone(old)
+            return clone(self._answer(request_rt, old))
         if dry_run:
-            return new
+            return self._answer(request_rt, new)
         self._commit("MODIFIED", rt, new, cur)
         if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
             if not (rt.key == "pods" and self._pod_waits(new)):
                 self._remove(rt, new)
-        return clone(new)
+        return clone(self._answer(request_rt, new))
 
     def patch(
         self,
@@ -835,7 +898,8 @@ class Store:
         for a server-side apply that made the object."""
         rt = self._rt(resource)
         ns = (namespace or "default") if rt.namespaced else ""
-        cur = self._data[rt.key].get((ns, name))
+        # A patch through a view applies to the view's shape (a merge patch of an events.k8s.io Event names `note`).
+        cur = self._shown(rt, self._data[self._stored(rt).key].get((ns, name)))
         try:
             if patch_type == "apply":
                 if not isinstance(patch, dict):
@@ -989,6 +1053,20 @@ class Store:
         a pod's grace period), in which case it leaves later."""
         rt = self._rt(resource)
         ns = (namespace or "default") if rt.namespaced else ""
+        if rt.storage:
+            # Through a view: the stored object goes, answered in the view's shape (a missing one named as the view).
+            if self.entry(rt, ns, name) is None:
+                raise ApiError(st.not_found(rt.group, rt.plural, name))
+            obj, gone = self.delete(
+                self._stored(rt),
+                ns,
+                name,
+                grace_period_seconds=grace_period_seconds,
+                propagation_policy=propagation_policy,
+                preconditions=preconditions,
+                dry_run=dry_run,
+            )
+            return self._answer(rt, obj), gone
         cur = self._data[rt.key].get((ns, name))
         if cur is None:
             raise ApiError(st.not_found(rt.group, rt.plural, name))
@@ -1159,7 +1237,7 @@ class Store:
                 continue
             left = 0
             for r in resources.RESOURCES:
-                if not r.namespaced or r.key in resources.VIRTUAL:
+                if not r.namespaced or r.key in resources.VIRTUAL or r.storage:
                     continue
                 for (ns, n), e in list(self._data[r.key].items()):
                     if ns != name:
@@ -1170,7 +1248,12 @@ class Store:
                             self.delete(r, ns, n)
                         except ApiError:
                             pass
-            if any(ns == name for r in resources.RESOURCES if r.namespaced for (ns, _n) in self._data[r.key]):
+            if any(
+                ns == name
+                for r in resources.RESOURCES
+                if r.namespaced and not r.storage
+                for (ns, _n) in self._data[r.key]
+            ):
                 continue
             obj = cur.obj
             if (obj.get("spec") or {}).get("finalizers"):

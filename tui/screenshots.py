@@ -11,6 +11,7 @@ import tempfile
 import time
 
 SIZE = (120, 40)
+SHOT_PORT = 16443
 
 
 # (file name, keys pressed from the Pools view; a callable gets the app)
@@ -100,7 +101,12 @@ async def take(out: pathlib.Path) -> list[pathlib.Path]:
     settle(default_controllers(sim))
     written = []
     with tempfile.TemporaryDirectory(prefix="dragoman-shots-") as tmp:
-        await sim.start()
+        try:
+            # A fixed port, so the wizard's "cluster https://127.0.0.1:PORT" line is the same in every regeneration
+            # (a random port changed wizard.svg each time); any free port when another program holds it.
+            await sim.start(port=SHOT_PORT)
+        except OSError:
+            await sim.start()
         try:
             kubeconfig = str(pathlib.Path(tmp) / "kubeconfig")
             sim.write_kubeconfig(kubeconfig)

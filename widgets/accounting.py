@@ -21,15 +21,9 @@ QUOTA_COLUMNS = ("QUOTA", "RESOURCE", "HARD", "USED", "NOW", "AFTER", "CHANGE")
 
 def pool_cells(a: A.PoolAccount) -> tuple[str, ...]:
     """One pool's row (pure)."""
-    state = {
-        "planned": "▲ planned",
-        "migrated": "● migrated",
-        "partly migrated": "◐ partly",
-        "unserved": "○ unserved",
-    }.get(a.state, a.state)
     return (
         a.pool,
-        state,
+        a.state_label,
         str(a.allocatable),
         str(a.slice_gpus),
         str(a.allocated),

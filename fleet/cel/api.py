@@ -65,14 +65,28 @@ class CelCompileError(Exception):
 
     `line` is 1-based, `column` is 1-based (as cel-go prints `<input>:LINE:COL`); both are None when
     the error has no position (too long, cost). `kind` is one of COMPILE_ERROR_KINDS.
+
+    `issues` holds every error cel-go's parser reports when it refuses the text (parse_errors.celgo_errors), in
+    cel-go's words; `message`, `line` and `column` are then the first of them. Empty for other refusals, which are
+    one error each.
     """
 
-    def __init__(self, message: str, kind: str, line: int | None = None, column: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        kind: str,
+        line: int | None = None,
+        column: int | None = None,
+        issues: tuple = (),
+        truncated: int = 0,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.kind = kind
         self.line = line
         self.column = column
+        self.issues = issues
+        self.truncated = truncated
 
     def __str__(self) -> str:
         if self.line is not None:
@@ -80,13 +94,28 @@ class CelCompileError(Exception):
         return self.message
 
     def caret(self, expression: str) -> str:
-        """The expression's offending line with a caret under the column (empty without a position)."""
+        """The expression's offending line with a caret under the column, as cel-go draws it (empty without a
+        position)."""
+        from dragoman.fleet.cel.parse_errors import caret_line, snippet_of
+
         if self.line is None:
             return ""
-        lines = expression.splitlines() or [""]
-        text = lines[min(self.line, len(lines)) - 1]
-        col = max(1, self.column or 1)
-        return f" | {text}\n | {'.' * (col - 1)}^"
+        text = snippet_of(expression, self.line)
+        if text is None:
+            return ""
+        text = text.replace("\t", " ")
+        return f" | {text}\n | {caret_line(text, max(0, (self.column or 1) - 1))}"
+
+    def display(self, expression: str) -> str:
+        """Every error as cel-go's Issues.String() words it: `ERROR: <input>:L:C: message`, then the line and a
+        caret; what the API server puts after "compilation failed: "."""
+        from dragoman.fleet.cel.parse_errors import Issue, display
+
+        if self.issues:
+            return display(expression, self.issues, self.truncated)
+        if self.line is None:
+            return display(expression, [Issue(-1, -1, self.message)])
+        return display(expression, [Issue(self.line, (self.column or 1) - 1, self.message)])
 
 
 @dataclasses.dataclass(frozen=True)

@@ -221,7 +221,8 @@ SIGNATURES: dict[str, list[tuple[Any, list, Any]]] = {
     "slice": [(LDYN, [I, I], lambda r, a: _same(r))],
     # sortBy's expansion (syntax.py): the keys must be of one comparable type (checked in Checker._call).
     "@sortByAssociatedKeys": [(LDYN, [LDYN], lambda r, a: _same(r))],
-    "flatten": [(LDYN, [], LDYN), (LDYN, [I], LDYN)],
+    # ext lists v1: list(list(T)).flatten() is list(T) (a list of non-lists has no overload); flatten(depth) is dyn.
+    "flatten": [(("list", LDYN), [], lambda r, a: ("list", _elem(_elem(r)))), (LDYN, [I], LDYN)],
     "distinct": [(LDYN, [], lambda r, a: _same(r))],
     "sort": [(LDYN, [], lambda r, a: _same(r))],
     "lists.range": [(None, [I], ("list", I))],
@@ -678,7 +679,9 @@ class Checker:
                 ktt, vtt = self.check(key, scope), self.check(val, scope)
                 if pos in optional:
                     vtt = self._optional_inner(val, vtt)
-                if not (ktt in (S, I, U, B) or is_dyn(ktt)):
+                # cel-go's checker takes any key type (the oracle: `{1.0: 1}[1.0] == 1` is true); dragoman's maps are
+                # Python dicts, so keys it cannot hash (lists, maps) stay refused here.
+                if isinstance(ktt, tuple) and ktt[0] in ("list", "map"):
                     raise self.err(key, f"unsupported map key type: {type_str(ktt)}")
                 if self.nvars:
                     kt = self._join_elem(kt, self.raw(key))

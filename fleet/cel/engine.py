@@ -21,8 +21,10 @@ from dragoman.fleet.cel.api import (
     EvalOutcome,
 )
 from dragoman.fleet.cel.checker import Checked, check
+from dragoman.fleet.cel.parse_errors import MAX_RECURSION_DEPTH as MAX_NESTING
+from dragoman.fleet.cel.parse_errors import celgo_errors
 from dragoman.fleet.cel.runtime import CelRuntimeError, type_name
-from dragoman.fleet.cel.syntax import parse
+from dragoman.fleet.cel.syntax import Node, parse
 
 ENGINES = ("fast", "reference")
 CODE_POINT_LIMIT = 100_000
@@ -63,14 +65,70 @@ def check_expression(expression: str, environment: Environment | str | None = No
         raise CelCompileError(
             f"expression code point size exceeds limit: size: {len(expression)}, limit {CODE_POINT_LIMIT}", "syntax"
         )
-    if not expression.strip():
-        raise CelCompileError("syntax error: the expression is empty", "syntax", 1, 1)
     try:
         root, source = parse(expression)
+    except CelCompileError as exc:
+        if exc.kind != "syntax":
+            raise
+        # Our parser found the refusal; cel-go's grammar and error path word it (and may find more than one).
+        raise _in_celgo_words(expression) or exc from None
+    except RecursionError:
+        raise _in_celgo_words(expression) or CelCompileError(
+            "the expression is nested too deeply for dragoman's parser", "syntax"
+        ) from None
+    if _may_nest_past_celgo_limits(expression, root):
+        # cel-go's parser stops at 250 nested rules or visits; ours has no such limit. Only a deeply nested
+        # expression can get there, and it is compiled once (the cache), so it pays for cel-go's grammar here.
+        refused = _in_celgo_words(expression)
+        if refused is not None:
+            raise refused
+    try:
         return check(root, source, env), source
     except RecursionError:
-        # cel-go refuses such nesting too (its parser's recursion limit); here it would be a crash.
-        raise CelCompileError("the expression is nested too deeply", "syntax") from None
+        raise CelCompileError("the expression is nested too deeply for dragoman's checker", "syntax") from None
+
+
+# Below cel-go's limit of 250 with a margin: the two depths here approximate cel-go's counts (its parser's rules and
+# its visitor's calls), and an expression past this pays one parse with cel-go's grammar to know.
+NEAR_NESTING = MAX_NESTING - 50
+# AST nodes cel-go's visitor does not count: literals, names, the balanced && and || trees, list and map literals.
+_UNCOUNTED = frozenset(["lit", "ident", "and", "or", "list", "map"])
+
+
+def _may_nest_past_celgo_limits(expression: str, root: Node) -> bool:
+    if len(expression) <= NEAR_NESTING:  # every level takes a character
+        return False
+    if sum(map(expression.count, "([{")) > NEAR_NESTING:
+        depth = deepest = 0
+        for c in expression:  # brackets nest cel-go's grammar rules (strings' brackets only make this cautious)
+            if c in "([{":
+                depth += 1
+                deepest = max(deepest, depth)
+            elif c in ")]}":
+                depth -= 1
+        if deepest > NEAR_NESTING:
+            return True
+    stack: list[tuple[Any, int]] = [(root, 0)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, Node):
+            d += node.kind not in _UNCOUNTED
+            if d > NEAR_NESTING:
+                return True
+            stack.extend((a, d) for a in node.args)
+        elif isinstance(node, (list, tuple)):
+            stack.extend((a, d) for a in node)
+    return False
+
+
+def _in_celgo_words(expression: str) -> CelCompileError | None:
+    """cel-go's parse errors for the expression as one CelCompileError, or None when cel-go's parser accepts it."""
+    issues, truncated = celgo_errors(expression)
+    if not issues:
+        return None
+    first = min(issues, key=lambda i: (i.line, i.column))  # ToDisplayString's order (a stable sort)
+    line, column = (first.line, first.column + 1) if first.located else (None, None)
+    return CelCompileError(first.message, "syntax", line, column, tuple(issues), truncated)
 
 
 def _outcome(value: Any) -> EvalOutcome:

@@ -1110,8 +1110,13 @@ def f_slice(x: Any, start: Any, end: Any) -> list:
     return lst[start:end]
 
 
-def f_flatten(x: Any, depth: Any = 1) -> list:
-    lst = _list(x, "flatten")
+def f_flatten(x: Any, depth: Any = None) -> list:
+    if type(x) is not list:
+        # ext lists declares flatten without type guards: its own words, naming the receiver's type.
+        arg = "" if depth is None else type_name(depth)
+        raise CelRuntimeError(f"no such overload: {type_name(x)}.flatten({arg})")
+    lst = x
+    depth = 1 if depth is None else depth
     _int(depth)
     if depth < 0:
         raise CelRuntimeError("level must be non-negative")

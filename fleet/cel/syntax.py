@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from typing import Any
 
 import lark
 from dragoman.fleet.cel.api import CelCompileError
+from dragoman.fleet.cel.parse_errors import ACCUMULATOR_NAME, MACROS, RESERVED_IDS, unescape_error
 
 UNSUPPORTED = "valid in Kubernetes, not supported here"
 # Placeholders the rewriter puts in for cel-go's optional syntax, which cel-python's grammar lacks.
@@ -29,25 +31,10 @@ OPT_ELEM = "__opt_elem__"
 SORT_BY_INPUT = "@__sortBy_input__"
 OPT_KEY = "__opt_key__"
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-RESERVED = {
-    "as",
-    "break",
-    "const",
-    "continue",
-    "else",
-    "for",
-    "function",
-    "if",
-    "import",
-    "let",
-    "loop",
-    "package",
-    "namespace",
-    "return",
-    "var",
-    "void",
-    "while",
-}
+# cel-go's lexer makes these keywords whatever follows: never a name (`device.in`, `f(null)` as a field).
+_KEYWORDS = frozenset(["in", "true", "false", "null"])
+# cel-go's reserved identifiers that its lexer reads as names (the others, true/false/null/in, are keywords).
+RESERVED = RESERVED_IDS - _KEYWORDS
 
 
 class Uint(int):
@@ -149,6 +136,19 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
     prev_sig = ""  # last significant (non-space) character emitted
     while i < n:
         c = text[i]
+        if c.isdigit() and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_.")):
+            m = _INT_THEN_NAME.match(text, i)
+            if m:
+                # `1.size`, `5.e3`: cel-go's lexer reads an int, a dot and a name (a float needs a digit after its
+                # point); cel-python's reads a float. The int in parentheses reads the same for both.
+                changed = True
+                emit("(", i)
+                for k in range(i, m.end(1)):
+                    emit(text[k], k)
+                emit(")", m.end(1))
+                i = m.end(1)
+                prev_sig = ")"
+                continue
         if c in "\"'":
             j = _skip_string(text, i)
             for k in range(i, j):
@@ -176,6 +176,8 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
             continue
         if c == "." and i + 1 < n and text[i + 1] == "?":
             m = re.compile(r"\s*([_A-Za-z][_A-Za-z0-9]*)").match(text, i + 2)
+            if m and m.group(1) in _KEYWORDS:
+                raise CelCompileError("syntax error: a keyword is no field name", "syntax", *_loc(text, m.start(1)))
             if m:
                 changed = True
                 emit(f'.{OPT_SELECT}("{m.group(1)}")', i)
@@ -213,7 +215,7 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
             if m and indexing:
                 changed = True
                 emit(f".{OPT_INDEX}(", i)
-                stack.append("(")
+                stack.append("I")  # closed by `]`, written as `)`
                 i += 2
                 prev_sig = "("
                 continue
@@ -222,7 +224,10 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
             stack.append(c)
         elif c in ")]}":
             opener = stack.pop() if stack else ""
-            if c == "]" and opener == "(":
+            if opener == "E" or opener.startswith("K"):
+                # A bracket closing across an optional element or key (`[?f(x) )]`): unbalanced for cel-go too.
+                raise CelCompileError("syntax error: unbalanced bracket", "syntax", *_loc(text, i))
+            if c == "]" and opener == "I":
                 emit(")", i)
                 i += 1
                 prev_sig = ")"
@@ -240,6 +245,15 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
                 i = m.end()
                 prev_sig = "("
                 continue
+        if c == "," and stack and stack[-1] in ("L", "{"):
+            j = i + 1
+            while j < n and text[j].isspace():
+                j += 1
+            if j < n and text[j] in "]}":
+                # CEL.g4 takes a trailing comma in a list or map literal (`[1, 2,]`); cel-python's grammar does not.
+                changed = True
+                i += 1
+                continue
         emit(c, i)
         if not c.isspace():
             prev_sig = c
@@ -250,6 +264,7 @@ def _rewrite(text: str) -> tuple[str, list[int]]:
     return "".join(out), omap
 
 
+_INT_THEN_NAME = re.compile(r"([0-9]+)\.[_A-Za-z]", re.ASCII)
 _CEL_FLOAT = re.compile(r"[0-9]*\.[0-9]+([eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+", re.ASCII)
 _IN_BEFORE = re.compile(r"(?:^|[^_A-Za-z0-9.])in\s*$")
 
@@ -324,10 +339,13 @@ def _parser() -> lark.Lark:
     return _PARSER
 
 
+_NAME_CHAR = re.compile(r"[_A-Za-z0-9]")
+
+
 def parse_tree(source: Source) -> lark.Tree:
     """The Lark tree of the rewritten text; syntax errors carry the original line and column."""
     try:
-        return _parser().parse(source.rewritten)
+        tree = _parser().parse(source.rewritten)
     except lark.exceptions.UnexpectedEOF:
         raise source.error(
             "syntax error: unexpected end of input", "syntax", source.original_offset(len(source.rewritten))
@@ -347,6 +365,20 @@ def parse_tree(source: Source) -> lark.Tree:
         raise source.error(f"syntax error: token recognition error at: '{ch}'", "syntax", off) from None
     except lark.exceptions.LarkError as ex:
         raise source.error(f"syntax error: {str(ex).splitlines()[0]}", "syntax", 0) from None
+    # Where cel-python's contextual lexer reads what cel-go's longest-match lexer cannot: a keyword as a name, or the
+    # `in` operator cut from the front of a name (`x int`, `a includes(b)`). cel-go's words come from parse_errors.
+    text = source.rewritten
+    for sub in tree.iter_subtrees_topdown():  # iterative: a 12,000-clause stored selector is a deep tree
+        for tok in sub.children:
+            if isinstance(tok, lark.Token) and tok.type == "IDENT" and tok.value in _KEYWORDS:
+                at = source.original_offset(tok.start_pos or 0)
+                raise source.error(f"syntax error: '{tok}' is a keyword", "syntax", at)
+        left, right = (sub.children + [None, None])[:2] if sub.data == "relation" else (None, None)
+        if isinstance(left, lark.Tree) and left.data == "relation_in" and isinstance(right, lark.Tree):
+            start = right.meta.start_pos if not right.meta.empty else None
+            if start and text[start - 1] == "n" and _NAME_CHAR.match(text, start):
+                raise source.error("syntax error: 'in' begins a name", "syntax", source.original_offset(start - 2))
+    return tree
 
 
 # The one-variable existsOne is not a macro in Kubernetes 1.37's cel-go v0.29 (a plain call, refused as undeclared:
@@ -442,6 +474,8 @@ class _Builder:
             raise self.err(
                 f"message construction is {UNSUPPORTED} (DRA selectors declare no message types)", "unsupported", t
             )
+        if d in ("dot_ident", "dot_ident_arg", "ident_arg") and str(ch[0]) in RESERVED:
+            raise self.err(f"syntax error: reserved identifier: {ch[0]}", "syntax", ch[0])  # `if(x)`, `.as`
         if d == "dot_ident":
             # `.device`: the name from the root scope; a selector has no container, so it is the same name.
             return Node("ident", str(ch[0]), offset=self.off(ch[0]))
@@ -455,6 +489,8 @@ class _Builder:
         if d == "ident_arg":
             name = str(ch[0])
             args_t = ch[1].children if len(ch) > 1 else []
+            if name in (OPT_ELEM, OPT_KEY):  # a `?` in a list or map literal with no element after it (`[?, 1]`)
+                raise self.err("syntax error: an optional element needs a value", "syntax", t)
             if name == "has":
                 if len(args_t) != 1:
                     raise self.err("invalid argument to has() macro", "syntax", t)
@@ -523,8 +559,13 @@ class _Builder:
                 raise self.source.error(
                     f"Syntax error: no viable alternative at input '{text}'", "syntax", off + len(text) - 1
                 )
-            return Node("lit", float(text), offset=off)
+            number = float(text)
+            if math.isinf(number):
+                raise self.source.error("invalid double literal", "syntax", off)  # Go's strconv.ParseFloat: range
+            return Node("lit", number, offset=off)
         if ty in ("STRING_LIT", "MLSTRING_LIT", "BYTES_LIT"):
+            if "\\" in text and unescape_error(text[1:] if ty == "BYTES_LIT" else text, ty == "BYTES_LIT"):
+                raise self.source.error("invalid escape in a literal", "syntax", off)  # cel-go's words: parse_errors
             if not _escapes_valid(text):
                 raise self.source.error(
                     "syntax error: token recognition error: invalid escape sequence in a string literal", "syntax", off
@@ -564,12 +605,16 @@ class _Builder:
                 and not (name == "map" and len(args_t) == 3)
             ):
                 v1, v2 = _ident_name(args_t[0]), _ident_name(args_t[1])
+                if v1 == v2 or ACCUMULATOR_NAME in (v1, v2):
+                    raise self.err(f"{name}() cannot expand with these variables", "syntax", t)  # cel-go words it
                 exprs = [self.build(a) for a in args_t[2:]]
                 if name in ("all", "exists", "exists_one", "existsOne") and len(exprs) != 1:
                     raise self.err(f"{name}() macro takes one predicate", "syntax", t)
                 return Node("comp", name, target, v1, v2, exprs, offset=off)
             if name in _MACROS_1 and len(args_t) in (2, 3):
                 v1 = _ident_name(args_t[0])
+                if v1 == ACCUMULATOR_NAME:
+                    raise self.err(f"{name}() cannot expand with this variable", "syntax", t)  # cel-go words it
                 exprs = [self.build(a) for a in args_t[1:]]
                 if name != "map" and len(exprs) != 1:
                     raise self.err(f"{name}() macro takes one predicate", "syntax", t)
@@ -610,6 +655,8 @@ class _Builder:
             raise self.err(f"{name}() takes a variable name and an expression", "syntax", t)
         if name == "isCanonical" and _is_ident(operand_t, "ip"):
             return Node("call", "ip.isCanonical", None, [self.build(a) for a in args_t], offset=self.off(operand_t))
+        if name in (OPT_SELECT, QUOTED_SELECT, OPT_INDEX) and len(args_t) != 1:
+            raise self.err("syntax error: an optional index takes one key", "syntax", t)  # `x[?]`; cel-go words it
         if name == OPT_SELECT:
             field = self.build(args_t[0]).args[0]
             return Node("select", self.build(operand_t), field, True, offset=off)
@@ -618,6 +665,10 @@ class _Builder:
             return Node("select", self.build(operand_t), field, False, offset=off)
         if name == OPT_INDEX:
             return Node("index", self.build(operand_t), self.build(args_t[0]), True, offset=off)
+        if (name, len(args_t), True) in MACROS and (name != "bind" or _is_ident(operand_t, "cel")):
+            # A call cel-go's parser expands as a macro, with arguments it cannot expand: its syntax error, which
+            # parse_errors words (our parser would take it for an ordinary call).
+            raise self.err(f"{name}() cannot expand with these arguments", "syntax", t)
         target = self.build(operand_t)
         # A dotted global name such as strings.quote or sets.contains or lists.range.
         if target.kind == "ident" and target.args[0] in ("strings", "sets", "lists", "math", "base64", "format"):

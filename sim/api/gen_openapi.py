@@ -57,6 +57,8 @@ SERVED: dict[tuple[str, str], list[str]] = {
         "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
         "io.k8s.api.authorization.v1.SelfSubjectRulesReview",
     ],
+    # The events.k8s.io view of the core Events (sim/api/events.py converts between the two).
+    ("events.k8s.io", "v1"): ["io.k8s.api.events.v1.Event"],
     ("resource.k8s.io", "v1"): [
         "io.k8s.api.resource.v1.DeviceClass",
         "io.k8s.api.resource.v1.ResourceSlice",

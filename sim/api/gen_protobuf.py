@@ -42,6 +42,7 @@ PROTOS = [
     "api/rbac/v1",
     "api/coordination/v1",
     "api/resource/v1",
+    "api/events/v1",
     "api/autoscaling/v1",
     "apimachinery/pkg/apis/meta/v1",
     "apimachinery/pkg/runtime",

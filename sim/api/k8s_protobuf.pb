@@ -2709,6 +2709,31 @@ generation.
 partitionTypeAttribute	 (	RpartitionTypeAttribute.
 skipNodeOperations
  (	RskipNodeOperationsBZk8s.io/api/resource/v1
+ˆ
+$k8s.io/api/events/v1/generated.protok8s.io.api.events.v1"k8s.io/api/core/v1/generated.proto4k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto/k8s.io/apimachinery/pkg/runtime/generated.proto6k8s.io/apimachinery/pkg/runtime/schema/generated.proto"Þ
+EventL
+metadata (20.k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMetaRmetadataM
+	eventTime (2/.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTimeR	eventTime9
+series (2!.k8s.io.api.events.v1.EventSeriesRseries0
+reportingController (	RreportingController,
+reportingInstance (	RreportingInstance
+action (	Raction
+reason (	RreasonA
+	regarding (2#.k8s.io.api.core.v1.ObjectReferenceR	regarding=
+related	 (2#.k8s.io.api.core.v1.ObjectReferenceRrelated
+note
+ (	Rnote
+type (	RtypeK
+deprecatedSource (2.k8s.io.api.core.v1.EventSourceRdeprecatedSourcef
+deprecatedFirstTimestamp (2*.k8s.io.apimachinery.pkg.apis.meta.v1.TimeRdeprecatedFirstTimestampd
+deprecatedLastTimestamp (2*.k8s.io.apimachinery.pkg.apis.meta.v1.TimeRdeprecatedLastTimestamp(
+deprecatedCount (RdeprecatedCount"Š
+	EventListJ
+metadata (2..k8s.io.apimachinery.pkg.apis.meta.v1.ListMetaRmetadata1
+items (2.k8s.io.api.events.v1.EventRitems"€
+EventSeries
+count (Rcount[
+lastObservedTime (2/.k8s.io.apimachinery.pkg.apis.meta.v1.MicroTimeRlastObservedTimeBZk8s.io/api/events/v1
 Ö,
 )k8s.io/api/autoscaling/v1/generated.protok8s.io.api.autoscaling.v1"k8s.io/api/core/v1/generated.proto4k8s.io/apimachinery/pkg/api/resource/generated.proto4k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto/k8s.io/apimachinery/pkg/runtime/generated.proto6k8s.io/apimachinery/pkg/runtime/schema/generated.proto"í
 ContainerResourceMetricSource

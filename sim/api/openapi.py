@@ -9,8 +9,11 @@ import json
 from typing import Any
 
 from dragoman.sim.api import schemas as _schemas
+from dragoman.sim.api import version as _version
 
-SERVER_VERSION = "v1.37.1"
+# kube-apiserver's OpenAPI info.version: its effective version's major.minor (apiserver server/config.go), not the
+# release.
+INFO_VERSION = f"{_version.MAJOR}.{_version.MINOR}"
 
 # (kind, plural, namespaced, subresources, verbs) per served group-version; mirrors what discovery says.
 _ALL = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
@@ -58,6 +61,7 @@ RESOURCES: dict[tuple[str, str], list[tuple[str, str, bool, tuple[str, ...], lis
         ("SelfSubjectAccessReview", "selfsubjectaccessreviews", False, (), ["create"]),
         ("SelfSubjectRulesReview", "selfsubjectrulesreviews", False, (), ["create"]),
     ],
+    ("events.k8s.io", "v1"): [("Event", "events", True, (), _ALL)],
     ("resource.k8s.io", "v1"): [
         ("DeviceClass", "deviceclasses", False, (), _ALL),
         ("ResourceSlice", "resourceslices", False, (), _ALL),
@@ -423,7 +427,7 @@ def _document_json(group: str, version: str) -> str | None:
         todo.extend(refs - done)
     document = {
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": SERVER_VERSION},
+        "info": {"title": "Kubernetes", "version": INFO_VERSION},
         "paths": paths,
         "components": {
             "schemas": {name: all_schemas[name] for name in sorted(done)},

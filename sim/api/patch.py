@@ -75,7 +75,7 @@ def apply_strategic_merge_patch(target: dict, patch: dict, kind: str) -> dict:
     """
     if not isinstance(patch, dict):
         raise PatchError("strategic merge patch must be a JSON object", 400)
-    schema = _schemas.schema_for_kind(kind)
+    schema = _schemas.schema_for_kind(kind, str(target.get("apiVersion") or "") if isinstance(target, dict) else "")
     result = _merge_map(copy.deepcopy(target) if isinstance(target, dict) else {}, copy.deepcopy(patch), schema)
     return result if result is not None else {}
 
@@ -394,7 +394,7 @@ def field_values(obj: dict, kind: str, include_status: bool = False) -> dict[tup
     out: dict[tuple[str, ...], Any] = {}
     if not isinstance(obj, dict):
         return out
-    schema = _schemas.schema_for_kind(kind)
+    schema = _schemas.schema_for_kind(kind, str(obj.get("apiVersion") or ""))
     for key, child in obj.items():
         if key in ("apiVersion", "kind") or (key == "status" and not include_status):
             continue
@@ -612,10 +612,10 @@ def server_side_apply(
         raise PatchError("apply patch must be an object", 400)
     kind = applied.get("kind") or (live or {}).get("kind") or ""
     api_version = applied.get("apiVersion") or (live or {}).get("apiVersion") or ""
-    schema = _schemas.schema_for_kind(kind)
+    schema = _schemas.schema_for_kind(kind, api_version)
     base = copy.deepcopy(live) if live else {}
     meta = base.setdefault("metadata", {}) if live else {}
-    entries: list[dict] = copy.deepcopy(meta.get("managedFields") or []) if live else []
+    entries: list[dict] = _convertible(copy.deepcopy(meta.get("managedFields") or []), api_version) if live else []
     if live and not entries:
         # An object nobody tracked yet: the server attributes its fields to this pseudo-manager first.
         before = field_set(live, kind)
@@ -746,6 +746,19 @@ def _without_managed_fields(obj: dict) -> dict:
     return out
 
 
+def _group(api_version: str) -> str:
+    return api_version.rpartition("/")[0]
+
+
+def _convertible(entries: list[dict], api_version: str) -> list[dict]:
+    """The entries a write through `api_version` keeps. structured-merge-diff converts the object to each manager's
+    apiVersion to see what the write changed for it, and drops a manager whose version the request's converter
+    does not know (IsMissingVersionError): a write through events.k8s.io/v1 drops the managers recorded under core
+    v1 of the same Event, and the other way round."""
+    group = _group(api_version)
+    return [e for e in entries if not api_version or _group(str(e.get("apiVersion") or api_version)) == group]
+
+
 def update_managed_fields(
     old: dict | None, new: dict, manager: str, operation: str = "Update", now: str | None = None, subresource: str = ""
 ) -> dict:
@@ -764,8 +777,11 @@ def update_managed_fields(
         old_values = field_values(old, kind, include_status=include_status)
         changed = {p for p, v in new_values.items() if p not in old_values or old_values[p] != v}
         removed = set(old_values) - set(new_values)
-    entries = copy.deepcopy(
-        (old or {}).get("metadata", {}).get("managedFields") or new.get("metadata", {}).get("managedFields") or []
+    entries = _convertible(
+        copy.deepcopy(
+            (old or {}).get("metadata", {}).get("managedFields") or new.get("metadata", {}).get("managedFields") or []
+        ),
+        str(new.get("apiVersion") or ""),
     )
     if not changed and not removed and entries:
         new.setdefault("metadata", {})["managedFields"] = entries

@@ -28,19 +28,31 @@ def _kind_index() -> dict[str, str]:
     for name, schema in schemas().items():
         for gvk in schema.get("x-kubernetes-group-version-kind", ()):
             kind = gvk["kind"]
-            # A served kind wins over a meta kind of the same name (e.g. DeleteOptions in many groups).
-            if kind not in index or name in served:
+            # A served kind wins over a meta kind of the same name (e.g. DeleteOptions in many groups); of two
+            # served kinds of one name (core and events.k8s.io Event) the first, the core one.
+            if kind not in index or (name in served and index[kind] not in served):
                 index[kind] = name
     return index
 
 
-def schema_name_for_kind(kind: str) -> str | None:
-    """`Pod` → `io.k8s.api.core.v1.Pod` (None for a kind the shipped schemas do not have)."""
+@functools.lru_cache(maxsize=1)
+def _served_index() -> dict[tuple[str, str], str]:
+    """(apiVersion, kind) → schema name, for the served kinds."""
+    return {(gv, name.rsplit(".", 1)[-1]): name for gv, names in load()["served"].items() for name in names}
+
+
+def schema_name_for_kind(kind: str, api_version: str = "") -> str | None:
+    """`Pod` → `io.k8s.api.core.v1.Pod` (None for a kind the shipped schemas do not have); with `api_version`, the
+    kind of that group-version (`events.k8s.io/v1`, `Event` → `io.k8s.api.events.v1.Event`)."""
+    if api_version:
+        name = _served_index().get((api_version, kind))
+        if name:
+            return name
     return _kind_index().get(kind)
 
 
-def schema_for_kind(kind: str) -> dict | None:
-    name = schema_name_for_kind(kind)
+def schema_for_kind(kind: str, api_version: str = "") -> dict | None:
+    name = schema_name_for_kind(kind, api_version)
     return schemas()[name] if name else None
 
 

@@ -24,7 +24,8 @@ from dragoman.sim.controllers.base import (
     pod_ready,
     pod_terminating,
 )
-from dragoman.sim.controllers.nodelifecycle import kubelet_stopped
+from dragoman.sim.controllers.nodelifecycle import kubelet_stopped, runtime_down
+from dragoman.sim.store import ApiError
 
 DEFAULT_KUBELET_VERSION = "v1.37.1"
 # cm/devicemanager: a disconnected plugin's resources keep their capacity this long (endpointStopGracePeriod).
@@ -32,6 +33,21 @@ ENDPOINT_GRACE_SECONDS = 300.0
 # Drivers whose kubelet plugin the simulator can see as a pod; claims of other drivers prepare unconditionally.
 DRA_DRIVERS_WITH_PODS = ("gpu.nvidia.com", "compute-domain.nvidia.com")
 STOP_SECONDS = "sim.dragoman.io/stop-seconds"  # how long a deleted pod's containers take to stop (default 0)
+RUNTIME_DOWN_MESSAGE = "container runtime is down"
+# What a healthy kubelet posts (nodestatus.MemoryPressureCondition, DiskPressureCondition, PIDPressureCondition,
+# ReadyCondition, in that order): type, status, reason, message, and the event it records when it sets that status.
+NODE_CONDITIONS = (
+    (
+        "MemoryPressure",
+        "False",
+        "KubeletHasSufficientMemory",
+        "kubelet has sufficient memory available",
+        "NodeHasSufficientMemory",
+    ),
+    ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure", "NodeHasNoDiskPressure"),
+    ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available", "NodeHasSufficientPID"),
+    ("Ready", "True", "KubeletReady", "kubelet is posting ready status", "NodeReady"),
+)
 
 
 def is_device_plugin_resource(name: str) -> bool:
@@ -99,6 +115,14 @@ class Kubelets(Controller):
 
     # -------------------------------------------------------------- events → keys
 
+    def start_sync(self) -> None:
+        # This kubelet ends deleted pods itself (their containers stopped, their terminal status written, then the
+        # pod removed with grace 0), so the store must not remove them at the end of their grace period on its own:
+        # a pod on a node whose kubelet is stopped stays terminating, as on a real cluster.
+        if hasattr(self.store, "auto_reap_pods"):
+            self.store.auto_reap_pods = False
+        super().start_sync()
+
     def initial_keys(self):
         for node in list(self.cache.all("nodes")):
             yield ("node", node["metadata"]["name"])
@@ -113,7 +137,13 @@ class Kubelets(Controller):
                 self._devices.pop(name, None)
                 self._seen_capacity.pop(name, None)
             else:
-                self.enqueue(("node", obj["metadata"]["name"]))
+                name = obj["metadata"]["name"]
+                self.enqueue(("node", name))
+                if old is not None and (kubelet_stopped(old) or runtime_down(old)) and not _paused(obj):
+                    # The kubelet (or its runtime) is back: it syncs every pod bound to it (status, and the ones deleted
+                    # meanwhile).
+                    for pod in list(self.cache.pods_by_node.get(name, {}).values()):
+                        self.enqueue(("pod", *base.nskey(pod)))
         elif resource == "pods":
             node = obj.get("spec", {}).get("nodeName") or (old or {}).get("spec", {}).get("nodeName")
             if not node:
@@ -171,6 +201,52 @@ class Kubelets(Controller):
             self._seen_capacity.get(name) or {r: d.count for r, d in self._devices.get(name, {}).items() if d.count}
         )
 
+    def _node_conditions(self, current: list[dict], node: dict | None = None) -> tuple[list[dict], list[str]]:
+        """The node conditions a running kubelet posts (pkg/kubelet/nodestatus setters, in their order: the pressure
+        conditions, then Ready last), from the ones the node has; and the events it records for the transitions.
+
+        A running kubelet sets them at every status sync, so a condition the node lifecycle controller turned Unknown
+        (a lapsed heartbeat) is True/False again at the kubelet's next sync, with a new lastTransitionTime."""
+        wanted = NODE_CONDITIONS
+        if runtime_down(node):
+            # ReadyCondition with a runtime error: KubeletNotReady and the error's words (runtime.go runtimeErrors).
+            wanted = (
+                *NODE_CONDITIONS[:-1],
+                ("Ready", "False", "KubeletNotReady", RUNTIME_DOWN_MESSAGE, "NodeNotReady"),
+            )
+        by_type = {c.get("type"): c.get("status") for c in current}
+        if by_type.get("Ready") == "True" and all(by_type.get(ctype, value) == value for ctype, value, *_ in wanted):
+            # Healthy as posted (a loaded picture may hold only Ready, or no reason): the next sync changes nothing
+            # an observer compares (nodeStatusHasChanged ignores heartbeats), so nothing is written.
+            return list(current), []
+        now = self.clock.timestamp()
+        out = [dict(c) for c in current]
+        events: list[str] = []
+        for ctype, value, reason, message, event in wanted:
+            c = next((c for c in out if c.get("type") == ctype), None)
+            if c is None:
+                out.append(
+                    {
+                        "type": ctype,
+                        "status": value,
+                        "reason": reason,
+                        "message": message,
+                        "lastHeartbeatTime": now,
+                        "lastTransitionTime": now,
+                    }
+                )
+                # The pressure setters record their event when they add the condition (it starts Unknown); Ready's
+                # setter only on a change of an existing one.
+                if ctype != "Ready":
+                    events.append(event)
+                continue
+            if c.get("status") != value:
+                c.update(status=value, reason=reason, message=message, lastHeartbeatTime=now, lastTransitionTime=now)
+                events.append(event)
+            elif (c.get("reason"), c.get("message")) != (reason, message) and value != "True":
+                c.update(reason=reason, message=message, lastHeartbeatTime=now)
+        return out, events
+
     def _reconcile_node(self, name: str) -> None:
         node = self.cache.get("nodes", "", name)
         if node is None:
@@ -185,19 +261,8 @@ class Kubelets(Controller):
         new = dict(status)
         changed = False
 
-        conditions = list(status.get("conditions") or [])
-        if not any(c.get("type") == "Ready" for c in conditions):
-            now = self.clock.timestamp()
-            conditions.append(
-                {
-                    "type": "Ready",
-                    "status": "True",
-                    "reason": "KubeletReady",
-                    "message": "kubelet is posting ready status",
-                    "lastHeartbeatTime": now,
-                    "lastTransitionTime": now,
-                }
-            )
+        conditions, events = self._node_conditions(status.get("conditions") or [], node)
+        if conditions != (status.get("conditions") or []):
             new["conditions"] = conditions
             changed = True
         info = dict(status.get("nodeInfo") or {})
@@ -256,11 +321,17 @@ class Kubelets(Controller):
             return
         new["capacity"] = capacity
         new["allocatable"] = allocatable
-        cur = editable_status(self.store, "nodes", None, name)
-        if cur is None:
-            return
-        cur["status"] = new
-        self.store.update("nodes", cur, subresource="status")
+        # As the kubelet's PatchNodeStatus: a strategic merge patch of what it computed, with no resourceVersion, so
+        # a concurrent writer (the node lifecycle controller, a label or taint change) never makes it lose a round.
+        patch = {k: new[k] for k in ("conditions", "nodeInfo", "capacity", "allocatable") if k in new}
+        try:
+            self.store.patch("nodes", None, name, {"status": patch}, "strategic", subresource="status")
+        except ApiError as exc:
+            if exc.code == 404:
+                return
+            raise
+        for reason in events:
+            self.events.emit(node, "Normal", reason, f"Node {name} status is now: {reason}", host=name)
 
     # -------------------------------------------------------------- pods
 
@@ -273,8 +344,15 @@ class Kubelets(Controller):
         if not node_name:
             return
         node = self.cache.get("nodes", "", node_name)
-        if node is None or kubelet_stopped(node):
-            return  # a stopped kubelet neither starts nor stops containers, nor reports them
+        if node is None:
+            if pod_terminating(pod):
+                self._orphan_gone(pod)
+            return
+        if _paused(node):
+            # A stopped kubelet (or one whose runtime is down) neither starts nor stops containers, nor reports them;
+            # a pod deleted meanwhile stays terminating (kube-apiserver removes a pod bound to a node only when its
+            # kubelet confirms, or a force delete) until the kubelet comes back.
+            return
         if pod_terminating(pod):
             self._stop(pod)
             return
@@ -307,6 +385,22 @@ class Kubelets(Controller):
             )
         except Exception as exc:
             if getattr(exc, "code", None) not in (404, 409):
+                raise
+
+    def _orphan_gone(self, pod: dict) -> None:
+        """A terminating pod bound to a node that no longer exists goes at the end of its grace period: no kubelet
+        will confirm it (kube-controller-manager's pod garbage collector removes such orphans)."""
+        md = pod["metadata"]
+        end = _sim_seconds(self.clock, md.get("deletionTimestamp"))
+        if end is not None and self.clock.seconds() < end:
+            self.enqueue_at(("pod", md.get("namespace", ""), md["name"]), end)
+            return
+        try:
+            self.store.delete(
+                "pods", md.get("namespace"), md["name"], grace_period_seconds=0, preconditions={"uid": md.get("uid")}
+            )
+        except ApiError as exc:
+            if exc.code not in (404, 409):
                 raise
 
     def _admit(self, pod: dict, node: dict):
@@ -588,6 +682,15 @@ class Kubelets(Controller):
             return
         self._crash.pop(key, None)
         uid = md.get("uid", "")
+        if _ready_taken_by_node_controller(pod):
+            # The node lifecycle controller marked the pod not ready while this kubelet was silent; the kubelet's
+            # status sync computes Ready from its containers again (they kept running) and writes it back.
+            cur = editable_status(self.store, "pods", key[0], key[1])
+            if cur is None:
+                return
+            self._set_condition(cur["status"], "Ready", "True")
+            self.store.update("pods", cur, subresource="status")
+            return
         if uid not in self._managed and annotations.get(NOT_READY) != "true":
             # A pod loaded running (a snapshot) keeps the state it was loaded with: a container loaded in
             # CrashLoopBackOff or unready stays so until a fault annotation or a restart says otherwise.
@@ -774,6 +877,18 @@ class Kubelets(Controller):
 
     def _cid(self, pod: dict, container: str) -> str:
         return "containerd://" + _hex(pod["metadata"].get("uid", "") + container)
+
+
+def _paused(node: dict | None) -> bool:
+    """The kubelet acts on no pod: it is stopped, or its container runtime is down."""
+    return kubelet_stopped(node) or runtime_down(node)
+
+
+def _ready_taken_by_node_controller(pod: dict) -> bool:
+    """Ready=False with ContainersReady=True: only MarkPodsNotReady writes that (the kubelet derives Ready from
+    ContainersReady and the readiness gates, which the simulator's pods do not use)."""
+    conds = {c.get("type"): c.get("status") for c in (pod.get("status") or {}).get("conditions") or ()}
+    return conds.get("Ready") == "False" and conds.get("ContainersReady") == "True"
 
 
 def _image_id(container: dict) -> str:

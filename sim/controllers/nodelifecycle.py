@@ -10,6 +10,7 @@ embedded simulator only, where no kube-controller-manager does.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from dragoman.fleet.k8s import tolerates
@@ -17,22 +18,37 @@ from dragoman.sim.clock import parse_time
 from dragoman.sim.controllers.base import Controller, Events, editable_status, nskey
 from dragoman.sim.store import ApiError
 
+log = logging.getLogger("dragoman.sim.controllers")
+
 KUBELET_STOPPED = "sim.dragoman.io/kubelet-stopped"  # "true": the node's kubelet is down (no lease, no status)
 LEASE_NAMESPACE = "kube-node-lease"
 LEASES = "leases.coordination.k8s.io"
 # The kubelet's defaults: renew every 10 s a lease of 40 s (nodeLeaseDurationSeconds).
 LEASE_SECONDS = 40
 RENEW_SECONDS = 10.0
+# The lease controller tries a failed renewal this many times at once, then waits for its next tick (maxUpdateRetries).
+MAX_UPDATE_RETRIES = 5
 # kube-controller-manager's defaults (nodelifecycle config v1alpha1): --node-monitor-period 5 s,
 # --node-monitor-grace-period 50 s.
 MONITOR_SECONDS = 5.0
 GRACE_SECONDS = 50.0
 UNREACHABLE = "node.kubernetes.io/unreachable"
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+# The taints the node lifecycle controller puts for a node's Ready condition (Unknown, False) and takes off when Ready.
+CONDITION_TAINTS = (UNREACHABLE, NOT_READY_TAINT)
 CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
+
+
+# "true": the node's container runtime is down; its kubelet runs (Lease renewed, status posted) and reports Ready=False.
+RUNTIME_DOWN = "sim.dragoman.io/container-runtime-down"
 
 
 def kubelet_stopped(node: dict | None) -> bool:
     return ((node or {}).get("metadata", {}).get("annotations") or {}).get(KUBELET_STOPPED) == "true"
+
+
+def runtime_down(node: dict | None) -> bool:
+    return ((node or {}).get("metadata", {}).get("annotations") or {}).get(RUNTIME_DOWN) == "true"
 
 
 class NodeLeases(Controller):
@@ -51,6 +67,20 @@ class NodeLeases(Controller):
         node = self.cache.get("nodes", "", key)
         if node is None or kubelet_stopped(node):
             return
+        # The next renewal is due a period from now whatever this one does (the lease controller's JitterUntil
+        # tick): a failed renewal is tried again at the next tick, never after a growing backoff that could outlast
+        # the node lifecycle controller's grace period.
+        self.enqueue_after(key, RENEW_SECONDS)
+        for attempt in range(MAX_UPDATE_RETRIES):
+            try:
+                self._renew(key, node)
+                return
+            except ApiError as exc:
+                if attempt == MAX_UPDATE_RETRIES - 1 or exc.code == 404:
+                    log.debug("node %s: lease not renewed: %s", key, exc)
+                    return
+
+    def _renew(self, key: str, node: dict) -> None:
         now = self.clock.now().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         lease = self.store.get(LEASES, LEASE_NAMESPACE, key)
         spec = {"holderIdentity": key, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": now}
@@ -70,7 +100,6 @@ class NodeLeases(Controller):
         else:
             lease["spec"] = {**(lease.get("spec") or {}), **spec}
             self.store.update(LEASES, lease)
-        self.enqueue_after(key, RENEW_SECONDS)
 
 
 class NodeLifecycle(Controller):
@@ -113,6 +142,10 @@ class NodeLifecycle(Controller):
                 obj, "Normal", "RegisteredNode", f"Node {name} event: Registered Node {name} in Controller"
             )
             self.enqueue(name)
+        elif _ready(obj) != _ready(old):
+            # Its kubelet posted another Ready: the node update re-taints it at once (doNoScheduleTaintingPass), the
+            # next monitor pass the NoExecute way (the tainting queue, or markNodeAsReachable when Ready).
+            self.enqueue(name)
 
     def reconcile(self, key: Any) -> None:
         node = self.cache.get("nodes", "", key)
@@ -132,10 +165,17 @@ class NodeLifecycle(Controller):
         if seen is None or seen[0] != renew:
             # The probe is when this controller saw a new renewal, not the renewTime itself (clocks may differ).
             self._probe[key] = (renew, now)
+        elif now - seen[1] > GRACE_SECONDS:
+            self._mark_unknown(node)
             return
-        if now - seen[1] <= GRACE_SECONDS:
-            return
-        self._mark_unknown(node)
+        ready = _ready(node)
+        if ready == "True":
+            self._mark_reachable(node)
+        elif ready == "False":
+            # The kubelet posts NotReady (it runs: its Lease is renewed). The controller taints the node not-ready;
+            # it records no NodeNotReady event and leaves the pods' Ready alone — those come only with a transition
+            # it makes itself (monitorNodeHealth: current != True while observed was True).
+            self._taint(node["metadata"]["name"], NOT_READY_TAINT)
 
     def _mark_unknown(self, node: dict) -> None:
         name = node["metadata"]["name"]
@@ -173,7 +213,7 @@ class NodeLifecycle(Controller):
         if was_ready == "True":
             self.events.emit(node, "Normal", "NodeNotReady", f"Node {name} status is now: NodeNotReady")
             self._mark_pods_not_ready(name)
-        self._taint(name)
+        self._taint(name, UNREACHABLE)
 
     def _mark_pods_not_ready(self, node_name: str) -> None:
         """controllerutil.MarkPodsNotReady: Ready=False on every pod of the node (UpdatePodCondition keeps the
@@ -196,21 +236,51 @@ class NodeLifecycle(Controller):
                 raise
             self.events.emit(pod, "Warning", "NodeNotReady", "Node is not ready")
 
-    def _taint(self, name: str) -> None:
+    def _taint(self, name: str, key: str) -> None:
+        """The NoSchedule and NoExecute taints of `key` (unreachable for Ready Unknown, not-ready for False), each
+        with its timeAdded; the other key's taints go (SwapNodeControllerTaint: the two are mutually exclusive)."""
         node = self.store.get("nodes", None, name)
         if node is None:
             return
-        taints = list((node.get("spec") or {}).get("taints") or [])
+        old = list((node.get("spec") or {}).get("taints") or [])
+        taints = [t for t in old if t.get("key") not in CONDITION_TAINTS or t.get("key") == key]
         have = {(t.get("key"), t.get("effect")) for t in taints}
-        add = []
-        if (UNREACHABLE, "NoSchedule") not in have:
-            add.append({"key": UNREACHABLE, "effect": "NoSchedule", "timeAdded": self.clock.timestamp()})
-        if (UNREACHABLE, "NoExecute") not in have:
-            add.append({"key": UNREACHABLE, "effect": "NoExecute", "timeAdded": self.clock.timestamp()})
-        if not add:
+        for effect in ("NoSchedule", "NoExecute"):
+            if (key, effect) not in have:
+                taints.append({"key": key, "effect": effect, "timeAdded": self.clock.timestamp()})
+        if taints == old:
             return
-        node.setdefault("spec", {})["taints"] = taints + add
+        node.setdefault("spec", {})["taints"] = taints
         self.store.update("nodes", node)
+
+    def _mark_reachable(self, node: dict) -> None:
+        """A Ready node loses the taints this controller put for its conditions (unreachable, not-ready)."""
+        if not _condition_taints(node):
+            return
+        cur = self.store.get("nodes", None, node["metadata"]["name"])
+        if cur is None:
+            return
+        taints = [t for t in (cur.get("spec") or {}).get("taints") or () if t.get("key") not in CONDITION_TAINTS]
+        if taints:
+            cur["spec"]["taints"] = taints
+        else:
+            cur["spec"].pop("taints", None)  # an empty list is dropped on the wire (omitempty)
+        self.store.update("nodes", cur)
+
+
+def _ready(node: dict | None) -> str | None:
+    return next(
+        (
+            c.get("status")
+            for c in ((node or {}).get("status") or {}).get("conditions") or ()
+            if c.get("type") == "Ready"
+        ),
+        None,
+    )
+
+
+def _condition_taints(node: dict) -> list[dict]:
+    return [t for t in (node.get("spec") or {}).get("taints") or () if t.get("key") in CONDITION_TAINTS]
 
 
 class TaintEviction(Controller):

@@ -9,6 +9,7 @@ none of the simulator's own controllers for those runs here.
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 from dragoman.sim.clock import Clock
@@ -35,13 +36,28 @@ def node_agents(host: Any) -> list[Controller]:
 
 
 class Agents:
-    """Start the node agents against a real API server; `stop()` ends them and their watches."""
+    """Start the node agents against a real API server; `stop()` ends them and their watches.
+
+    The heartbeat (NodeLeases) runs apart, on its own connection, node mirror and event loop in a thread, as the
+    kubelet renews its Lease through its own heartbeat client: the other agents' writes are synchronous in their loop,
+    and a slow API server under load must not hold a renewal back past the node lifecycle controller's 50 s grace
+    (which marks the node Unknown and taints it unreachable, so no DaemonSet pod is placed on it)."""
 
     def __init__(self, url: str, token: str, ca_pem: bytes | None) -> None:
         self.clock = Clock(1.0)
         self.store = RemoteStore(url, token, ca_pem, CACHED, self.clock)
         self.host = AgentHost(self.store, self.clock)
-        self.controllers: list[Controller] = [*node_agents(self.host), NodeLeases(self.host)]
+        self.controllers: list[Controller] = node_agents(self.host)
+        # Its own clock too: a clock's sleepers belong to one event loop.
+        hb_clock = Clock(1.0)
+        self.heartbeat_store = RemoteStore(url, token, ca_pem, ("nodes",), hb_clock)
+        self.heartbeat = NodeLeases(AgentHost(self.heartbeat_store, hb_clock))
+        self._heartbeat_loop: asyncio.AbstractEventLoop | None = None
+        self._heartbeat_thread: threading.Thread | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return [type(c).__name__ for c in [*self.controllers, self.heartbeat]]
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -50,8 +66,38 @@ class Agents:
         self.store.start_watches(loop)
         for c in self.controllers:
             await c.start(self.host)
+        await loop.run_in_executor(None, self._start_heartbeat)
+
+    def _start_heartbeat(self) -> None:
+        self.heartbeat_store.start_lists()
+        hb = asyncio.new_event_loop()
+        self._heartbeat_loop = hb
+        self._heartbeat_thread = threading.Thread(target=hb.run_forever, name="node-heartbeat", daemon=True)
+        self._heartbeat_thread.start()
+        self.heartbeat_store.start_watches(hb)
+        asyncio.run_coroutine_threadsafe(self.heartbeat.start(self.heartbeat.sim), hb).result(30)
+
+    async def _stop_heartbeat(self) -> None:
+        """In the heartbeat's loop: stop it, and let every task it leaves (its timer's sleep) finish cancelling."""
+        await self.heartbeat.stop()
+        me = asyncio.current_task()
+        rest = [t for t in asyncio.all_tasks() if t is not me]
+        for t in rest:
+            t.cancel()
+        await asyncio.gather(*rest, return_exceptions=True)
 
     async def stop(self) -> None:
+        hb, self._heartbeat_loop = self._heartbeat_loop, None
+        if hb is not None:
+            try:
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._stop_heartbeat(), hb))
+            finally:
+                hb.call_soon_threadsafe(hb.stop)
+                if self._heartbeat_thread is not None:
+                    await asyncio.get_running_loop().run_in_executor(None, self._heartbeat_thread.join, 10)
+                if not hb.is_running():
+                    hb.close()
+        self.heartbeat_store.stop()
         for c in reversed(self.controllers):
             await c.stop()
         self.store.stop()

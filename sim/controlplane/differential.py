@@ -673,6 +673,13 @@ def _run_case(side: Side, case: Any) -> tuple[Any, str | None]:
         return {"error": f"{type(exc).__name__}: {exc}"}, f"{type(exc).__name__}: {exc}"
 
 
+def case_matches(name: str, patterns: list[str] | None) -> bool:
+    """Whether a case is selected by `--case` patterns (shell wildcards, case-sensitive; none selects every case)."""
+    import fnmatch
+
+    return not patterns or any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
 # ------------------------------------------------------------------ the two control planes
 
 
@@ -830,11 +837,13 @@ def run(
     real_kubeconfig: str | None = None,
     embedded_kubeconfig: str | None = None,
     areas: set[str] | None = None,
+    names: list[str] | None = None,
     scenario: str = "demo",
     log: Callable[[str], None] = lambda s: None,
 ) -> Result:
     """Start what is not given (the embedded simulator; the real control plane from `binaries`), let both settle,
-    run the corpus on both. A kubeconfig given for a side reuses that running cluster (fresh: the corpus writes)."""
+    run the corpus on both (only the cases whose name matches one of `names`, shell wildcards, when given). A
+    kubeconfig given for a side reuses that running cluster (fresh: the corpus writes)."""
     import tempfile
 
     from dragoman.sim.controlplane.differential_corpus import cases
@@ -862,6 +871,7 @@ def run(
             side.kubeconfig_path = kubeconfig_file(t, folder)
             sides[name] = side
         corpus = [c for c in cases() if not (isinstance(c, KubectlCase) and not kubectl_binary())]
+        corpus = [c for c in corpus if case_matches(c.name, names)]
         try:
             return run_corpus(sides, corpus, areas)
         finally:

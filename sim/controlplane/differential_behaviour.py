@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from dragoman.sim.controllers.kubelet import STOP_SECONDS
-from dragoman.sim.controllers.nodelifecycle import KUBELET_STOPPED
+from dragoman.sim.controllers.nodelifecycle import KUBELET_STOPPED, RUNTIME_DOWN
 from dragoman.sim.controlplane.differential import Behaviour, Side
 
 NS = "dragoman-diff-b"
@@ -389,9 +389,16 @@ def quota_refuses(side: Side) -> Any:
         return q if (q or {}).get("status", {}).get("hard") else None
 
     side.wait(quota_counted, 30)
-    # kube-apiserver's quota admission reads quotas through its own informer, which can see the quota a moment after
-    # a GET does (a run at load 2 let the pod through at once); give it the watch's delay.
-    time.sleep(2.0)
+
+    # kube-apiserver's quota admission reads quotas through its own informer, which can see the quota (or its
+    # status) a moment after a GET does: a run at load 2 let the pod through at once. A dry-run create goes through
+    # the same admission without writing, so the case waits until admission itself judges the pod by the quota's
+    # counted status (before that it admits, or refuses with "status unknown for quota").
+    def admission_counts():
+        ans = side.call("POST", _ns_path("pods") + "?dryRun=All", _gpu_pod("over-quota", 1))
+        return ans.code == 403 and "status unknown" not in str((ans.body or {}).get("message"))
+
+    side.wait(admission_counts, 30)
     pod_ans = side.call("POST", _ns_path("pods"), _gpu_pod("over-quota", 1))
     claim = {
         "apiVersion": "resource.k8s.io/v1",
@@ -697,7 +704,13 @@ def device_plugin_stopped(side: Side) -> Any:
 
         return check
 
-    up = side.wait(gpus("4"), SETTLE * 2)
+    def served():
+        # Ready, the node lifecycle controller's taints off (the real API server taints a new node not-ready), the
+        # plugin's pod running and its GPUs allocatable: what both sides reach, whatever order they get there in.
+        plugin = [p for p in _device_plugin_pods(side, L4_NODE) if p[2] == "Running"]
+        return gpus("4")() if plugin and not _condition_taints(side, L4_NODE) else None
+
+    up = side.wait(served, SETTLE * 2)
     before = {"served": bool(up), **node_view(side, L4_NODE), "plugin pods": _device_plugin_pods(side, L4_NODE)}
     side.call(
         "PATCH",
@@ -751,18 +764,85 @@ def old_kubelet_bridged(side: Side) -> Any:
     return out
 
 
+def _plain_pod(name: str, **spec: Any) -> dict:
+    body = _gpu_pod(name, 0, **spec)
+    body["spec"]["containers"][0]["resources"] = {}
+    return body
+
+
+def _condition_taints(side: Side, node: str = NODE) -> list:
+    n = side.get(f"/api/v1/nodes/{node}") or {}
+    return sorted(
+        (t.get("key"), t.get("effect"), "timeAdded" in t)
+        for t in (n.get("spec") or {}).get("taints") or ()
+        if t.get("key") in ("node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready")
+    )
+
+
+def _daemon_readiness(side: Side, node: str = NODE) -> list:
+    out = [
+        {
+            "owner": side.norm.string(
+                next((r.get("name") for r in p["metadata"].get("ownerReferences") or ()), "") or ""
+            ),
+            "ready": next(
+                (c.get("status") for c in (p.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"),
+                None,
+            ),
+        }
+        for p in (side.get(f"/api/v1/pods?fieldSelector=spec.nodeName%3D{node}") or {}).get("items") or ()
+        if p["metadata"].get("namespace") != NS
+    ]
+    return sorted(out, key=lambda d: (d["owner"], str(d["ready"])))
+
+
+def _node_events(side: Side, node: str = NODE) -> list:
+    return sorted(
+        {
+            (e.get("type"), e.get("reason"), side.norm.message(e.get("message") or ""))
+            for e in (
+                side.get(f"/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D{node}") or {}
+            ).get("items")
+            or ()
+        },
+        key=lambda t: tuple(str(x) for x in t),
+    )
+
+
+def _terminating_view(p: dict | None) -> Any:
+    if p is None:
+        return None
+    return {
+        "deleting": bool(p["metadata"].get("deletionTimestamp")),
+        "grace": p["metadata"].get("deletionGracePeriodSeconds"),
+        **pod_view(p),
+    }
+
+
 def node_not_ready(side: Side) -> Any:
     """The node's kubelet stops (its Lease is no longer renewed): the node lifecycle controller turns its conditions
     Unknown after the grace period, taints it unreachable, marks its pods not ready; a pod that tolerates the
-    NoExecute taint for 5 s is then deleted by the taint eviction controller."""
+    NoExecute taint for 5 s is then deleted by the taint eviction controller, and a pod deleted meanwhile stays
+    terminating past its grace (no kubelet confirms it). Then the kubelet comes back: the node is Ready and
+    untainted again, the pods that kept running are ready, the terminating ones end."""
     _ensure_namespace(side)
-    body = _gpu_pod("tolerates-5s", 0)
-    body["spec"]["containers"][0]["resources"] = {}
-    body["spec"]["tolerations"] = [
-        {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}
-    ]
-    assert side.call("POST", _ns_path("pods"), body).code == 201
-    running = _wait_pod(side, "tolerates-5s", lambda p: (p.get("status") or {}).get("phase") == "Running")
+    tolerating = _plain_pod(
+        "tolerates-5s",
+        tolerations=[
+            {
+                "key": "node.kubernetes.io/unreachable",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 5,
+            }
+        ],
+    )
+    for body in (tolerating, _plain_pod("keeps-running"), _plain_pod("deleted-while-down")):
+        assert side.call("POST", _ns_path("pods"), body).code == 201
+    running = {
+        name: _wait_pod(side, name, lambda p: (p.get("status") or {}).get("phase") == "Running")
+        for name in ("tolerates-5s", "keeps-running", "deleted-while-down")
+    }
     since = _list_rv(side)
     patch = {"metadata": {"annotations": {KUBELET_STOPPED: "true"}}}
     side.call("PATCH", f"/api/v1/nodes/{NODE}", patch, content_type="application/merge-patch+json")
@@ -781,43 +861,131 @@ def node_not_ready(side: Side) -> Any:
         ((t.get("key"), t.get("effect"), "timeAdded" in t) for t in view.get("taints") or ()),
         key=lambda t: tuple(str(x) for x in t),
     )
-    daemon = [
-        {
-            "owner": side.norm.string(
-                next((r.get("name") for r in p["metadata"].get("ownerReferences") or ()), "") or ""
-            ),
-            "ready": next(
-                (c.get("status") for c in (p.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"),
-                None,
-            ),
-        }
-        for p in (side.get(f"/api/v1/pods?fieldSelector=spec.nodeName%3D{NODE}") or {}).get("items") or ()
-        if p["metadata"].get("namespace") != NS
-    ]
-    node_events = sorted(
-        {
-            (e.get("type"), e.get("reason"), side.norm.message(e.get("message") or ""))
-            for e in (
-                side.get(f"/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D{NODE}") or {}
-            ).get("items")
-            or ()
-        },
-        key=lambda t: tuple(str(x) for x in t),
+    down = {
+        "keeps running": pod_view(side.get(_ns_path("pods", "keeps-running"))),
+        "daemon pods": _daemon_readiness(side),
+    }
+    # Deleted while no kubelet runs on its node: past its 2 s grace it is still there, terminating.
+    side.call("DELETE", _ns_path("pods", "deleted-while-down") + "?gracePeriodSeconds=2")
+    deleted = _wait_pod(side, "deleted-while-down", lambda p: bool(p["metadata"].get("deletionTimestamp")), 10)
+    time.sleep(2 + 5)
+    after_grace = side.get(_ns_path("pods", "deleted-while-down"))
+    node_events_down = _node_events(side)
+
+    side.call(
+        "PATCH",
+        f"/api/v1/nodes/{NODE}",
+        {"metadata": {"annotations": {KUBELET_STOPPED: None}}},
+        content_type="application/merge-patch+json",
     )
+
+    def recovered():
+        n = side.get(f"/api/v1/nodes/{NODE}")
+        if not _node_ready(n) or _condition_taints(side):
+            return None
+        pods = {p: side.get(_ns_path("pods", p)) for p in ("tolerates-5s", "keeps-running", "deleted-while-down")}
+        ready = (pod_view(pods["keeps-running"]) or {}).get("conditions", {}).get("Ready", {}).get("status")
+        ended = pods["tolerates-5s"] is None and pods["deleted-while-down"] is None
+        daemons_ready = all(d["ready"] == "True" for d in _daemon_readiness(side))
+        return n if ready == "True" and ended and daemons_ready else None
+
+    t1 = time.monotonic()
+    back = side.wait(recovered, SETTLE, interval=1.0)
+    recovery = time.monotonic() - t1
+    back_view = node_view(side, NODE)
+    back_view["conditions"] = {k: v[:2] for k, v in back_view["conditions"].items()}
+    kept = pod_view(side.get(_ns_path("pods", "keeps-running")))
+    for name in ("tolerates-5s", "keeps-running", "deleted-while-down"):
+        side.call("DELETE", _ns_path("pods", name) + "?gracePeriodSeconds=0")
     return {
-        "running first": (running or {}).get("status", {}).get("phase"),
+        "running first": sorted((name, (p or {}).get("status", {}).get("phase")) for name, p in running.items()),
         "unreachable": bool(gone_dark),
         # The grace period (50 s, monitored every 5 s) from the last renewal (up to 10 s before the stop).
         "within the grace window": 30 <= took <= 75,
         "node": view,
-        "daemon pods": sorted(daemon, key=lambda d: (d["owner"], str(d["ready"]))),
-        "evicted": None
-        if evicted is None
-        else {"deleting": bool(evicted["metadata"].get("deletionTimestamp")), **pod_view(evicted)},
+        "while down": down,
+        "evicted": None if evicted is None else _terminating_view(evicted),
         "evicted pod's writes": pod_history(side, since, "tolerates-5s"),
-        "node events": node_events,
+        "deleted while down": _terminating_view(deleted),
+        "deleted, past its grace": _terminating_view(after_grace),
+        "node events while down": node_events_down,
         "pod events": events_view(side, "tolerates-5s"),
+        "recovered": bool(back),
+        "recovered within 30 s": recovery <= 30,
+        "node back": back_view,
+        "daemon pods back": _daemon_readiness(side),
+        "keeps running, back": kept,
+        "deleted pod's writes": pod_history(side, since, "deleted-while-down"),
+        "node events": _node_events(side),
     }
+
+
+def node_runtime_down(side: Side) -> Any:
+    """The node's container runtime goes down while its kubelet keeps running (Lease renewed): the kubelet posts
+    Ready=False; the node lifecycle controller taints the node not-ready (no NodeNotReady event of its own, the pods'
+    Ready left alone), a pod tolerating the NoExecute taint for 5 s is evicted and stays terminating while the runtime
+    cannot stop it. Then the runtime is back: Ready, the taints off, the evicted pod ends."""
+    _ensure_namespace(side)
+    tolerating = _plain_pod(
+        "tolerates-not-ready",
+        tolerations=[
+            {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}
+        ],
+    )
+    for body in (tolerating, _plain_pod("runtime-stays")):
+        assert side.call("POST", _ns_path("pods"), body).code == 201
+    for name in ("tolerates-not-ready", "runtime-stays"):
+        _wait_pod(side, name, lambda p: (p.get("status") or {}).get("phase") == "Running")
+    since = _list_rv(side)
+    patch = {"metadata": {"annotations": {RUNTIME_DOWN: "true"}}}
+    side.call("PATCH", f"/api/v1/nodes/{NODE}", patch, content_type="application/merge-patch+json")
+
+    def tainted():
+        t = _condition_taints(side)
+        return t if ("node.kubernetes.io/not-ready", "NoExecute", True) in t else None
+
+    down = side.wait(tainted, SETTLE, interval=1.0)
+    evicted = _wait_pod(side, "tolerates-not-ready", lambda p: bool(p["metadata"].get("deletionTimestamp")), 30)
+    # A moment later it is still there: the runtime cannot stop its containers (its 30 s grace is not waited out
+    # here; the NotReady case shows a pod kept past its grace).
+    time.sleep(3)
+    view = node_view(side, NODE)
+    view["taints"] = _condition_taints(side)
+    while_down = {
+        "node": view,
+        "stays": pod_view(side.get(_ns_path("pods", "runtime-stays"))),
+        "evicted": _terminating_view(evicted),
+        "evicted, a moment later": _terminating_view(side.get(_ns_path("pods", "tolerates-not-ready"))),
+        "node events": _node_events(side),
+    }
+    side.call(
+        "PATCH",
+        f"/api/v1/nodes/{NODE}",
+        {"metadata": {"annotations": {RUNTIME_DOWN: None}}},
+        content_type="application/merge-patch+json",
+    )
+
+    def recovered():
+        n = side.get(f"/api/v1/nodes/{NODE}")
+        gone = side.get(_ns_path("pods", "tolerates-not-ready")) is None
+        return n if _node_ready(n) and not _condition_taints(side) and gone else None
+
+    back = side.wait(recovered, SETTLE, interval=1.0)
+    back_view = node_view(side, NODE)
+    back_view["conditions"] = {k: v[:2] for k, v in back_view["conditions"].items()}
+    out = {
+        "tainted not-ready": down,
+        "while down": while_down,
+        "recovered": bool(back),
+        "node back": back_view,
+        "stays, back": pod_view(side.get(_ns_path("pods", "runtime-stays"))),
+        "evicted pod's writes": pod_history(side, since, "tolerates-not-ready"),
+        "node events": _node_events(side),
+        "pod events": events_view(side, "tolerates-not-ready"),
+    }
+    for name in ("tolerates-not-ready", "runtime-stays"):
+        side.call("DELETE", _ns_path("pods", name) + "?gracePeriodSeconds=0")
+    return out
 
 
 def _pool_picture(side: Side, pool: str) -> Any:
@@ -935,6 +1103,7 @@ def behaviour_cases() -> list[Behaviour]:
         Behaviour("a device plugin stopped", device_plugin_stopped, group="behaviour/device-plugin"),
         Behaviour("an old kubelet receives a bridged pod", old_kubelet_bridged, group="behaviour/bridge"),
         Behaviour("a node goes NotReady", node_not_ready, group="behaviour/node"),
+        Behaviour("a node's container runtime goes down", node_runtime_down, group="behaviour/node"),
         Behaviour("migrate l4-serve and roll back", migrate_and_roll_back, group="behaviour/migrate"),
     ]
 

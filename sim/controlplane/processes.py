@@ -19,6 +19,7 @@ import socket
 import ssl
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -70,6 +71,10 @@ class ControlPlane:
         self.port = 0
         self.url = ""
         self._ssl: ssl.SSLContext | None = None
+        # stop() may come from another thread while start() is still spawning (a SIGTERM or SIGHUP at startup):
+        # spawning and stopping take this lock, and nothing is spawned once stop() began.
+        self._lock = threading.Lock()
+        self._stopping = False
         self._add_user({"name": ADMIN, "groups": ["system:masters"]})
         for u in users or ():
             if u.get("name") != ADMIN:
@@ -205,16 +210,19 @@ class ControlPlane:
         self._wait_default_sa(timeout)
 
     def _spawn(self, name: str, args: list[str]) -> None:
-        # The process keeps its own copy of the log's descriptor; ours is closed once it has started.
-        with open(self.dir / f"{name}.log", "wb") as log:
-            self.procs[name] = subprocess.Popen(
-                [str(self.bin[name]), *[a for a in args if a]],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                # Their own process group: a Ctrl+C meant for dragoman reaches them only through stop().
-                start_new_session=True,
-            )
+        with self._lock:
+            if self._stopping:
+                raise UserError(f"the control plane was stopped while starting (before {name}).", ExitCode.INPUT)
+            # The process keeps its own copy of the log's descriptor; ours is closed once it has started.
+            with open(self.dir / f"{name}.log", "wb") as log:
+                self.procs[name] = subprocess.Popen(
+                    [str(self.bin[name]), *[a for a in args if a]],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    # Their own process group: a Ctrl+C meant for dragoman reaches them only through stop().
+                    start_new_session=True,
+                )
 
     def log_tail(self, name: str, lines: int = 20) -> str:
         try:
@@ -224,7 +232,9 @@ class ControlPlane:
         return "\n".join(text.strip().splitlines()[-lines:])
 
     def _check_alive(self) -> None:
-        for name, proc in self.procs.items():
+        if self._stopping:
+            raise UserError("the control plane was stopped while starting.", ExitCode.INPUT)
+        for name, proc in list(self.procs.items()):
             if proc.poll() is not None:
                 raise UserError(
                     f"{name} exited with code {proc.returncode} while starting; its last words:\n{self.log_tail(name)}",
@@ -298,15 +308,19 @@ class ControlPlane:
         )
 
     def stop(self) -> None:
-        """End every process (SIGTERM, then SIGKILL after 10 s) and remove the run's folder. Idempotent."""
+        """End every process (SIGTERM, then SIGKILL after 10 s) and remove the run's folder. Idempotent, and safe
+        while start() runs in another thread: nothing is spawned after it."""
+        with self._lock:
+            self._stopping = True
+            procs = dict(self.procs)
         for name in ("kube-controller-manager", "kube-scheduler", "kube-apiserver", "etcd"):
-            proc = self.procs.get(name)
+            proc = procs.get(name)
             if proc is not None and proc.poll() is None:
                 try:
                     os.killpg(proc.pid, signal.SIGTERM)
                 except (ProcessLookupError, PermissionError):
                     pass
-        for proc in self.procs.values():
+        for proc in procs.values():
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -315,7 +329,10 @@ class ControlPlane:
                 except (ProcessLookupError, PermissionError):
                     pass
                 proc.wait(timeout=5)
-        self.procs.clear()
+        with self._lock:
+            for name, proc in procs.items():
+                if self.procs.get(name) is proc:
+                    del self.procs[name]
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self) -> ControlPlane:

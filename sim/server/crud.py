@@ -141,7 +141,7 @@ def _field_label_message(rt: ResourceType, message: str) -> str:
     if not message.startswith(_UNSUPPORTED_LABEL) or rt.custom:
         return message
     label = message[len(_UNSUPPORTED_LABEL) :]
-    if rt.kind in _LEGACY_FIELD_LABELS and rt.group in ("", "batch"):
+    if rt.kind in _LEGACY_FIELD_LABELS and rt.group in ("", "batch", "events.k8s.io"):
         return message
     if rt.kind == "ResourceSlice":
         return f"field label not supported for {rt.group}/{rt.version}, Kind={rt.kind}: {label}"
@@ -175,6 +175,9 @@ class CrudMixin:
         return "as=Table" in request.headers.get("Accept", "")
 
     def _table(self, rt: ResourceType, objs: list[dict], rv: str) -> dict:
+        # A view's rows are the stored kind's (kube-apiserver prints events.k8s.io Events with the core printer).
+        if rt.storage:
+            objs = [self.store.stored_shape(rt, o) for o in objs]
         return pieces.table_for(rt.plural, objs, self.clock.now(), rv)
 
     def _get(self, request: web.Request, route: Route) -> web.Response:

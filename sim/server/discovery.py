@@ -9,22 +9,26 @@ from typing import Any
 from aiohttp import web
 from dragoman.sim import pieces, resources
 from dragoman.sim.api import status as st
+from dragoman.sim.api import version
 from dragoman.sim.resources import ResourceType
 from dragoman.sim.server.wire import _json
 from dragoman.sim.store import ApiError
 
+# `/version` as a release build of kube-apiserver answers it (the real control plane built here from the Go module
+# says gitCommit "$Format:%H$" and buildDate 1970, which no release does; the differential compares only the code).
+# buildDate is the v1.37.2 tag's time (the Go module proxy's); the commit is a stand-in: no source here records it.
 SERVER_VERSION = {
-    "major": "1",
-    "minor": "37",
-    "emulationMajor": "1",
-    "emulationMinor": "37",
-    "minCompatibilityMajor": "1",
-    "minCompatibilityMinor": "36",
-    "gitVersion": "v1.37.1",
+    "major": version.MAJOR,
+    "minor": version.MINOR,
+    "emulationMajor": version.MAJOR,
+    "emulationMinor": version.MINOR,
+    "minCompatibilityMajor": version.MAJOR,
+    "minCompatibilityMinor": str(int(version.MINOR) - 1),
+    "gitVersion": version.GIT_VERSION,
     "gitCommit": "f78e7220d1c3a1b4cbbaa1d8a4b0e6e1e4a7d0c2",
     "gitTreeState": "clean",
-    "buildDate": "2026-10-15T12:00:00Z",
-    "goVersion": "go1.25.3",
+    "buildDate": "2026-10-27T12:01:04Z",
+    "goVersion": "go1.26.8",
     "compiler": "gc",
     "platform": "linux/amd64",
 }
@@ -115,7 +119,9 @@ class DiscoveryMixin:
             if rt.categories:
                 entry["categories"] = list(rt.categories)
             if rt.key not in resources.VIRTUAL:
-                entry["storageVersionHash"] = storage_version_hash(rt.group, rt.version, rt.kind)
+                # A view's hash names what is stored (events.k8s.io Events: the core v1 Event).
+                stored = resources.BY_KEY[rt.storage] if rt.storage else rt
+                entry["storageVersionHash"] = storage_version_hash(stored.group, stored.version, stored.kind)
             out.append(entry)
             for sub in rt.subresources:
                 g, v, k, verbs = self._sub_kind(rt, sub)
@@ -149,9 +155,12 @@ class DiscoveryMixin:
                 for rt in resources.RESOURCES:
                     if (rt.group, rt.version) != (g, v):
                         continue
+                    # apiserver's installer copies the legacy list entry's group and version, which a built-in
+                    # resource leaves empty when they are its group-version's; a CRD's discovery names them.
+                    own = (rt.group, rt.version) if rt.custom else ("", "")
                     entry: dict[str, Any] = {
                         "resource": rt.plural,
-                        "responseKind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
+                        "responseKind": {"group": own[0], "version": own[1], "kind": rt.kind},
                         "scope": "Namespaced" if rt.namespaced else "Cluster",
                         "singularResource": rt.singular,
                         "verbs": list(rt.verbs),
@@ -163,6 +172,8 @@ class DiscoveryMixin:
                     subs = []
                     for sub in rt.subresources:
                         sg, sv, sk, verbs = self._sub_kind(rt, sub)
+                        if (sg, sv) == (rt.group, rt.version) and not rt.custom:
+                            sg, sv = "", ""
                         subs.append(
                             {
                                 "subresource": sub,

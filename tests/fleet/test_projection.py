@@ -352,3 +352,32 @@ def test_a_pods_own_status_parts_are_checked_without_the_memo() -> None:
     again = decoder(_page([pods[0]]))["items"][0]
     assert again == items[0] and again["status"]["containerStatuses"] is not items[0]["status"]["containerStatuses"]
     assert again["spec"]["containers"] is items[0]["spec"]["containers"]  # the template's parts are still shared
+
+
+def test_the_decoders_remembered_verdict_follows_the_words_of_each_pods_name() -> None:
+    """Whether a pod is kept whole is remembered per template (labels, owner, containers) and the role words of its
+    name: pods of one template whose names hold other words are judged on their own, exactly as keeps_whole would."""
+    objs = generate_envelope(**SMALL)
+    svc = next(o for o in objs if o["kind"] == "Pod" and o["metadata"]["name"].startswith("svc-"))
+    stack = next(o for o in objs if o["kind"] == "Pod" and o["metadata"]["name"].startswith("nvdp-"))
+
+    def named(pod: dict, name: object) -> dict:
+        copy = json.loads(json.dumps(pod))
+        copy["metadata"]["name"] = name
+        return copy
+
+    pods = [
+        named(svc, "svc-a-1"),
+        named(svc, "svc-nvidia-device-plugin-2"),  # the device plugin by its name alone: whole
+        named(svc, "svc-b-3"),
+        named(svc, None),  # no name to read: keeps_whole cannot judge it, so it is kept whole
+        named(stack, "nvdp-x-4"),  # the device plugin by its labels and image: whole
+        named(stack, "gpu-feature-discovery-5"),  # same template, but GPU Feature Discovery serves no GPUs
+        named(stack, "NVDP-FEATURE-DISCOVERY-6"),  # case aside, the same words
+    ]
+    expected = [keeps_whole(p) for p in pods]
+    assert expected == [False, True, False, True, True, False, False]
+    items = PodListDecoder()(_page(pods))["items"]
+    assert [type(i) is dict for i in items] == expected
+    assert all(isinstance(i, Projection) for i, whole in zip(items, expected, strict=True) if not whole)
+    assert items[0]["spec"]["containers"] is items[2]["spec"]["containers"]  # the template's parts shared

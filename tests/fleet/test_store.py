@@ -82,6 +82,55 @@ def test_replace_emits_the_difference_and_keeps_unchanged_objects() -> None:
     assert list(store.objects("Pod")) == [("default", "c")]
 
 
+async def test_a_first_list_into_an_empty_kind_folds_with_changes_still_pending() -> None:
+    """The first LIST of a kind takes the short path (everything is an addition), yet a change of the same object
+    still waiting for delivery folds with it as any other would."""
+    store = FleetStore(["Pod"], coalesce=60)
+    batches: list[list[Change]] = []
+    store.subscribe(batches.append)
+    a, b = pod("a", "1"), pod("b", "1")
+    store.replace("Pod", [a, b])
+    store.flush()
+    store.apply("Pod", "DELETED", pod("a", "2"))  # pending, not delivered yet
+    store.apply("Pod", "DELETED", pod("b", "2"))
+    assert store.count("Pod") == 0
+    a3, c = pod("a", "3"), pod("c", "1")
+    store.replace("Pod", [a3, c])  # a relist into the emptied kind
+    store.flush()
+    got = {
+        (ch.type, ch.obj["metadata"]["name"], (ch.old or {}).get("metadata", {}).get("resourceVersion"))
+        for ch in batches[-1]
+    }
+    assert got == {("MODIFIED", "a", "1"), ("DELETED", "b", "1"), ("ADDED", "c", None)}
+    assert store.get("Pod", "default", "a") is a3 and store.count("Pod") == 2
+
+
+def test_a_projecting_store_takes_its_own_decoders_pages_as_they_are() -> None:
+    """Pages decoded by the store's page decoder are projected already, and their projections point back at the store
+    (whole objects on demand); objects from elsewhere are still projected on the way in."""
+    import json
+
+    from dragoman.fleet.projection import Projection
+    from dragoman.sim.scenarios.scale import generate_envelope
+
+    pods = [
+        o for o in generate_envelope(nodes=20, gpu_nodes=10, pods=200, gpu_pods=20, job_pods=20) if o["kind"] == "Pod"
+    ]
+    store = FleetStore(["Pod"])
+    store.serve_whole_from(object())
+    decode = store.page_decoder("Pod")
+    assert decode is not None
+    items = decode(json.dumps({"kind": "PodList", "items": pods[:100]}).encode())["items"]
+    store.replace("Pod", items, decoded=True)
+    held = list(store.objects("Pod").values())
+    assert held == items and sum(isinstance(p, Projection) for p in held) > 50
+    assert all(p.source is store for p in held if isinstance(p, Projection))
+    store.replace("Pod", [*items, *json.loads(json.dumps(pods[100:]))])  # whole dicts: projected here
+    extra = [store.get("Pod", p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods[100:]]
+    assert sum(isinstance(p, Projection) for p in extra) > 50
+    assert all(p.source is store for p in extra if isinstance(p, Projection))
+
+
 def test_apply_events_and_duplicates() -> None:
     store = FleetStore(["Pod", "Node"])
     batches: list[list[Change]] = []

@@ -72,7 +72,7 @@ async def _run(remote: bool) -> dict:
                     await ag.start()
                     while not stop.is_set():
                         await asyncio.sleep(0.1)
-                    writes.append(ag.store.writes)
+                    writes.append(ag.store.writes + ag.heartbeat_store.writes)
                     await ag.stop()
 
                 asyncio.run(go())

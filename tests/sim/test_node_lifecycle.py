@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from dragoman.sim.controllers import default_controllers
-from dragoman.sim.controllers.nodelifecycle import GRACE_SECONDS, KUBELET_STOPPED, MONITOR_SECONDS
+from dragoman.sim.controllers.nodelifecycle import GRACE_SECONDS, KUBELET_STOPPED, MONITOR_SECONDS, RUNTIME_DOWN
 
 from tests.sim.test_controllers_gpu import Cluster, eventually, gpu_node
 from tests.support.sim import api_client, running_simulator
@@ -155,3 +155,92 @@ def _async(fn):
         return fn()
 
     return check
+
+
+async def test_a_kubelet_back_makes_the_node_ready_untainted_and_ends_the_pod_deleted_while_it_was_down():
+    async def body(sim, k):
+        pod = lambda name: sim.store.get("pods", "default", name)  # noqa: E731
+        for name in ("stays", "deleted"):
+            await eventually(_async(lambda n=name: (pod(n) or {}).get("status", {}).get("phase") == "Running"))
+        await k.core.patch_node("gpu-1", {"metadata": {"annotations": {KUBELET_STOPPED: "true"}}}, _content_type=MERGE)
+        await asyncio.sleep(0.3)
+        await _advance(sim, GRACE_SECONDS + 3 * MONITOR_SECONDS)
+        node = await eventually(_async(lambda: _unknown(sim)), what="Ready Unknown")
+        assert {t["key"] for t in node["spec"]["taints"]} == {"node.kubernetes.io/unreachable"}
+        assert _cond(pod("stays"), "Ready")["status"] == "False"
+
+        # A pod deleted while its kubelet is down: nobody confirms it, so it stays terminating past its grace.
+        await k.core.delete_namespaced_pod("deleted", "default", grace_period_seconds=5)
+        await _advance(sim, 30)
+        await asyncio.sleep(0.3)
+        assert pod("deleted")["metadata"].get("deletionTimestamp"), "kept while no kubelet confirms"
+
+        await k.core.patch_node("gpu-1", {"metadata": {"annotations": {KUBELET_STOPPED: None}}}, _content_type=MERGE)
+
+        def recovered():
+            n = sim.store.get("nodes", None, "gpu-1")
+            return n if _cond(n, "Ready").get("status") == "True" and not n["spec"].get("taints") else None
+
+        node = await eventually(_async(recovered), what="Ready and untainted")
+        assert {c["type"]: c["status"] for c in node["status"]["conditions"]} == {
+            "MemoryPressure": "False",
+            "DiskPressure": "False",
+            "PIDPressure": "False",
+            "Ready": "True",
+        }
+        assert _cond(node, "Ready")["reason"] == "KubeletReady"
+        await eventually(_async(lambda: _cond(pod("stays"), "Ready").get("status") == "True"), what="pod Ready")
+        await eventually(_async(lambda: pod("deleted") is None), what="the deleted pod gone once confirmed")
+        events = {(e["reason"], e["message"]) for e in sim.store.list("events")}
+        assert ("NodeReady", "Node gpu-1 status is now: NodeReady") in events
+        assert ("NodeHasSufficientMemory", "Node gpu-1 status is now: NodeHasSufficientMemory") in events
+
+    await _with([gpu_node("gpu-1", "p"), _pod("stays", "gpu-1"), _pod("deleted", "gpu-1")], body)
+
+
+MERGE = "application/merge-patch+json"
+
+
+def _unknown(sim):
+    n = sim.store.get("nodes", None, "gpu-1")
+    return n if _cond(n, "Ready").get("status") == "Unknown" and (n["spec"].get("taints") or []) else None
+
+
+async def test_a_runtime_down_makes_the_kubelet_post_not_ready_and_the_node_tainted_not_ready_until_it_is_back():
+    async def body(sim, k):
+        pod = lambda: sim.store.get("pods", "default", "web")  # noqa: E731
+        await eventually(_async(lambda: (pod() or {}).get("status", {}).get("phase") == "Running"), what="running")
+        await k.core.patch_node("gpu-1", {"metadata": {"annotations": {RUNTIME_DOWN: "true"}}}, _content_type=MERGE)
+
+        def tainted():
+            n = sim.store.get("nodes", None, "gpu-1")
+            keys = {(t["key"], t["effect"], "timeAdded" in t) for t in n["spec"].get("taints") or ()}
+            return n if ("node.kubernetes.io/not-ready", "NoExecute", True) in keys else None
+
+        await _advance(sim, MONITOR_SECONDS)
+        node = await eventually(_async(tainted), what="tainted not-ready")
+        ready = _cond(node, "Ready")
+        assert (ready["status"], ready["reason"], ready["message"]) == (
+            "False",
+            "KubeletNotReady",
+            "container runtime is down",
+        )
+        assert sorted((t["key"], t["effect"]) for t in node["spec"]["taints"]) == [
+            ("node.kubernetes.io/not-ready", "NoExecute"),
+            ("node.kubernetes.io/not-ready", "NoSchedule"),
+        ]
+        # The kubelet posted NotReady itself: the controller neither records its own event nor marks the pods.
+        assert _cond(pod(), "Ready")["status"] == "True"
+        sources = {(e["reason"], e["source"]["component"]) for e in sim.store.list("events")}
+        assert ("NodeNotReady", "kubelet") in sources and ("NodeNotReady", "node-controller") not in sources
+
+        await k.core.patch_node("gpu-1", {"metadata": {"annotations": {RUNTIME_DOWN: None}}}, _content_type=MERGE)
+        await _advance(sim, MONITOR_SECONDS)
+
+        def back():
+            n = sim.store.get("nodes", None, "gpu-1")
+            return n if _cond(n, "Ready").get("status") == "True" and not n["spec"].get("taints") else None
+
+        await eventually(_async(back), what="Ready and untainted")
+
+    await _with([gpu_node("gpu-1", "p"), _pod("web", "gpu-1")], body)

@@ -16,7 +16,11 @@ from tests.support import sim_scenario
 from tests.support.sim import api_client, running_simulator
 
 _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
-_MODELS = {"Event": "CoreV1Event", "ResourceClaim": "ResourceV1ResourceClaim"}
+_MODELS = {
+    "Event": "CoreV1Event",
+    "ResourceClaim": "ResourceV1ResourceClaim",
+    "events.k8s.io/v1 Event": "EventsV1Event",
+}
 
 
 def _normal(value):
@@ -30,8 +34,8 @@ def _normal(value):
     return value
 
 
-def _model(kind: str):
-    return getattr(k8s, _MODELS.get(kind, f"V1{kind}"))
+def _model(api_version: str, kind: str):
+    return getattr(k8s, _MODELS.get(f"{api_version} {kind}") or _MODELS.get(kind, f"V1{kind}"))
 
 
 async def _served_objects(sim) -> list[dict]:
@@ -134,7 +138,8 @@ async def k8s_async_bind(c) -> None:
 
 
 async def test_every_served_object_validates_against_the_1_37_schemas(served):
-    kinds = {o["kind"] for o in served}
+    # By apiVersion and kind: the events.k8s.io/v1 Events are the core ones in the other API's shape.
+    kinds = {(o["apiVersion"], o["kind"]) for o in served}
     assert (
         len(kinds) == len(resources.RESOURCES) - len(resources.VIRTUAL) - 2
     )  # DeviceTaintRule, PrometheusRule: none in the scenario
@@ -152,7 +157,12 @@ async def test_every_served_object_survives_the_kubernetes_models(served):
     api = k8s.ApiClient()
     lost = []
     for obj in served:
-        model = _model(obj["kind"]).from_dict(obj)
+        if obj["apiVersion"] == "events.k8s.io/v1" and obj.get("eventTime") is None:
+            # An Event written through core v1 without eventTime: kube-apiserver v1.37.2 serves it through
+            # events.k8s.io/v1 with `eventTime: null` too (the differential compares that), which the model's
+            # required datetime refuses.
+            continue
+        model = _model(obj["apiVersion"], obj["kind"]).from_dict(obj)
         back = api.sanitize_for_serialization(model)
         if _normal(back) != _normal(obj):
             lost.append(f"{obj['kind']}/{obj['metadata']['name']}")

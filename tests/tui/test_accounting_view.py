@@ -117,7 +117,7 @@ async def test_load_view_samples_counts_and_forecasts_claims(tmp_path, monkeypat
         await wait_for(pilot, lambda: len(app.feed.load_sampler.samples) >= 2, what="a second sample")
         assert len(screen.query_one("#spark-claims", Sparkline).data) >= 2
         forecast = _rows(screen, "#load-forecast")
-        assert "a100-train" in forecast and forecast["a100-train"][1] == "planned"
+        assert "a100-train" in forecast and forecast["a100-train"][1] == "▲ planned"
         assert "--prometheus URL" in _text(screen, "#load-notes")
         await pilot.press("m")
         await wait_for(pilot, lambda: "local mark" in _text(screen, "#load-baselines"), what="the baseline shown")

@@ -95,6 +95,9 @@ async def test_wizard_cancel_then_typed_pool_name_then_apply_and_rollback(tmp_pa
                 await pilot.press("r")
                 await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
                 assert not app.screen.typed
+                # Behind the confirmation the title names the keys as they act on a rollback plan.
+                title = str(screen.query_one("#mig-title").render())
+                assert "rollback plan" in title and "(r: roll back, a: apply the migration instead)" in title
                 assert app.focused is not None and app.focused.id == "cancel"  # nothing to type: Cancel has the focus
                 await pilot.click("#confirm")
                 await until(
@@ -107,6 +110,8 @@ async def test_wizard_cancel_then_typed_pool_name_then_apply_and_rollback(tmp_pa
                     ),
                     timeout=60,
                 )
+                title = str(screen.query_one("#mig-title").render())
+                assert "rolled back" in title and "done" in title and "a: apply" not in title
             nodes = [
                 e.obj
                 for e in sim.store.entries("nodes")

@@ -184,12 +184,12 @@ WIZARD = {
     "rollback_nothing_recorded": (None, "l4-serve", ["cordon"], ("r",)),
     "done": (None, "t4-batch", ["cordon"], ("a", "tab", "enter")),
     # A real rollback: the cordon applied and done, then r plans its undo and asks, then runs it.
-    "rollback_confirmation": (None, "t4-batch", ["cordon"], ("a", "tab", "enter", "!until done", "r")),
+    "rollback_confirmation": (None, "t4-batch", ["cordon"], ("a", "tab", "enter", "!until — done", "r")),
     "rolled_back": (
         None,
         "t4-batch",
         ["cordon"],
-        ("a", "tab", "enter", "!until done", "r", "!until Roll back —", "tab", "enter", "!until rolled back"),
+        ("a", "tab", "enter", "!until — done", "r", "!until Roll back —", "tab", "enter", "!until rolled back"),
     ),
     "help": (None, "l4-serve", None, ("!help",)),  # as the app's ? opens it (the test harness has no ? binding)
     # llama-pretrain's PDB (maxUnavailable 0) refuses every eviction, so the drain keeps retrying: held still.
@@ -240,7 +240,7 @@ async def test_wizard_snapshot(state, size, tmp_path) -> None:
         "rollback_confirmation": ["Roll back — pool t4-batch", "Roll back plan", "cordon: 1 change", "Cancel"],
         "rolled_back": ["rolled back", "— done", "✓ done", "STATE"],
         "help": ["help: migration wizard", "Run the plan's steps", "Undo the steps", "rebuild the plan"],
-        "running": ["▶ running", "migration plan", "STATE"],
+        "running": ["▶ running", "applying plan", "STATE"],
     }[state]
     for part in expected:
         assert part in text, f"{state} {size}: {part!r} not on screen:\n{text}"

@@ -43,6 +43,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="reuse a running `dragoman sim serve --demo` instead of starting one",
     )
     d.add_argument("--area", choices=("api", "behaviour"), help="only the API requests or only the behaviour cases")
+    d.add_argument(
+        "--case",
+        metavar="PATTERN",
+        action="append",
+        help=(
+            "only the cases whose name matches PATTERN (shell wildcards, e.g. '*NotReady*'; repeat for more). The "
+            "behaviour cases after the first work on the node it adds: select 'a node joins*' with them"
+        ),
+    )
     d.add_argument("--output", choices=("table", "json"), default="table")
     d.add_argument("--allowlist", metavar="FILE", help="another allowlist (default: the repository's)")
     d.set_defaults(handler=run_diff)
@@ -120,6 +129,18 @@ def run_diff(args: argparse.Namespace) -> int:
         allow = differential.load_allowlist(pathlib.Path(args.allowlist) if args.allowlist else None)
     except (ValueError, OSError, AttributeError, TypeError) as exc:
         raise UserError(f"the allowlist cannot be read: {exc}.", ExitCode.INPUT) from None
+    if args.case:
+        from dragoman.sim.controlplane.differential_corpus import cases
+
+        names = [c.name for c in cases() if args.area is None or c.group.split("/", 1)[0] == args.area]
+        for pattern in args.case:
+            if not any(differential.case_matches(n, [pattern]) for n in names):
+                raise UserError(
+                    f"--case {pattern!r} matches none of the {len(names)} cases"
+                    + (f" of --area {args.area}" if args.area else "")
+                    + " (shell wildcards: '*NotReady*'; the names are in the table's case column).",
+                    ExitCode.INPUT,
+                )
     binaries = None
     if not args.kubeconfig:
         from dragoman.sim.controlplane.build import check_dir
@@ -139,6 +160,7 @@ def run_diff(args: argparse.Namespace) -> int:
         real_kubeconfig=args.kubeconfig,
         embedded_kubeconfig=args.embedded_kubeconfig,
         areas={args.area} if args.area else None,
+        names=args.case,
         log=lambda s: print(f"dragoman controlplane diff: {s}", file=sys.stderr, flush=True),
     )
     left, used = differential.split(result.differences, allow)
@@ -185,55 +207,78 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
         check_target(args.write_kubeconfig, "--write-kubeconfig")
     if args.audit_log_path:
         check_target(args.audit_log_path, "--audit-log-path")
-    cluster = RealCluster(resolve(args.control_plane), sc.objects, sc.users, audit_log=args.audit_log_path)
+    binaries = resolve(args.control_plane)
 
     async def serve() -> None:
+        import signal
+
+        # Ctrl+C, SIGTERM and SIGHUP (the terminal closed) all end the run the same way: every process stopped and
+        # the run's folder removed. The processes run in their own sessions (so a Ctrl+C meant for dragoman reaches
+        # them only through stop()), so nothing else would end them: a signal's default action here would leave
+        # kube-apiserver and etcd running. A signal sets an event, never raises in the middle of a start or a stop.
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(sig, stop.set)
+        cluster = RealCluster(binaries, sc.objects, sc.users, audit_log=args.audit_log_path)
+        starting = asyncio.ensure_future(cluster.start())
+        stopping = asyncio.ensure_future(stop.wait())
         try:
-            await cluster.start()
-            print(
-                f"dragoman sim: serving the real Kubernetes v1.37.2 control plane at {cluster.url}"
-                + (f" (scenario {name})" if name else " (empty cluster)"),
-                flush=True,
-            )
-            rep = cluster.report
-            if rep is not None:
-                print("  loaded: " + ", ".join(f"{n} {k}" for k, n in sorted(rep.created.items())), flush=True)
-                if rep.left_to_controllers:
-                    print(
-                        "  left to the real controllers and scheduler: "
-                        + ", ".join(f"{n} {k}" for k, n in sorted(rep.left_to_controllers.items())),
-                        flush=True,
-                    )
-                for line in rep.refused[:20]:
-                    print(f"  refused by the API server: {line}", flush=True)
-            print("  " + ", ".join(f"{k} {v:.1f} s" for k, v in cluster.timings.items()), flush=True)
-            if args.write_kubeconfig:
-                write_kubeconfig(args.write_kubeconfig, cluster.kubeconfig())
-                contexts = ", ".join(c["name"] for c in cluster.kubeconfig()["contexts"])
-                print(f"  kubeconfig: {args.write_kubeconfig} (contexts: {contexts})", flush=True)
-                print(f"  try: KUBECONFIG={args.write_kubeconfig} kubectl get nodes", flush=True)
+            await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if starting.done():
+                starting.result()  # a start that failed says why
+                _banner(cluster)
+                await stopping
             else:
-                print("  (no kubeconfig written; pass --write-kubeconfig PATH)", flush=True)
-            print(f"  audit log: {cluster.cp.audit_log}", flush=True)
-            print(f"  run folder: {cluster.cp.dir} (certificates, tokens, etcd's data; removed at stop)", flush=True)
-            agents = cluster.agents.controllers if cluster.agents is not None else []  # started with the cluster
-            print("  node agents: " + ", ".join(type(c).__name__ for c in agents), flush=True)
-            print("  press Ctrl+C to stop.", flush=True)
-            await asyncio.Event().wait()
+                # Stopped while starting: the processes go first, which ends the start (it waits on them).
+                await loop.run_in_executor(None, cluster.cp.stop)
+                await asyncio.gather(starting, return_exceptions=True)
         finally:
+            stopping.cancel()
             await cluster.stop()
+        _say("dragoman sim: stopped (every control-plane process ended, its files removed).")
 
-    import signal
+    def _banner(cluster: RealCluster) -> None:
+        print(
+            f"dragoman sim: serving the real Kubernetes v1.37.2 control plane at {cluster.url}"
+            + (f" (scenario {name})" if name else " (empty cluster)"),
+            flush=True,
+        )
+        rep = cluster.report
+        if rep is not None:
+            print("  loaded: " + ", ".join(f"{n} {k}" for k, n in sorted(rep.created.items())), flush=True)
+            if rep.left_to_controllers:
+                print(
+                    "  left to the real controllers and scheduler: "
+                    + ", ".join(f"{n} {k}" for k, n in sorted(rep.left_to_controllers.items())),
+                    flush=True,
+                )
+            for line in rep.refused[:20]:
+                print(f"  refused by the API server: {line}", flush=True)
+        print("  " + ", ".join(f"{k} {v:.1f} s" for k, v in cluster.timings.items()), flush=True)
+        if args.write_kubeconfig:
+            write_kubeconfig(args.write_kubeconfig, cluster.kubeconfig())
+            contexts = ", ".join(c["name"] for c in cluster.kubeconfig()["contexts"])
+            print(f"  kubeconfig: {args.write_kubeconfig} (contexts: {contexts})", flush=True)
+            print(f"  try: KUBECONFIG={args.write_kubeconfig} kubectl get nodes", flush=True)
+        else:
+            print("  (no kubeconfig written; pass --write-kubeconfig PATH)", flush=True)
+        print(f"  audit log: {cluster.cp.audit_log}", flush=True)
+        print(f"  run folder: {cluster.cp.dir} (certificates, tokens, etcd's data; removed at stop)", flush=True)
+        agents = cluster.agents.names if cluster.agents is not None else []  # started with the cluster
+        print("  node agents: " + ", ".join(agents), flush=True)
+        print("  press Ctrl+C to stop.", flush=True)
 
-    def _term(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _term)
-    try:
-        asyncio.run(serve())
-    except KeyboardInterrupt:
-        print("dragoman sim: stopped (every control-plane process ended, its files removed).", flush=True)
+    asyncio.run(serve())
     return int(ExitCode.OK)
+
+
+def _say(line: str) -> None:
+    """A last line after a stop: the terminal may be gone (SIGHUP), and a failed print must not turn into an error."""
+    try:
+        print(line, flush=True)
+    except OSError:
+        pass
 
 
 def write_kubeconfig(path: str, config: dict) -> None:

@@ -178,7 +178,7 @@ class LoadScreen(ToolScreen):
         accounts = pool_accounts(feed.model)
         keys = [a.pool for a in accounts]
         every = forecast.forecast_all(feed.model, self.window_hours, api_objects=api_objects, pools=keys)
-        rows = [forecast_cells(every[a.pool], a.state) for a in accounts]
+        rows = [forecast_cells(every[a.pool], a.state_label) for a in accounts]
         if keys == self._pool_keys:
             for key, cells in zip(keys, rows):
                 for col, value in zip(table.ordered_columns, cells):

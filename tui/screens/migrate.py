@@ -244,9 +244,10 @@ class MigrateScreen(DragomanScreen):
         blocked.update(escape("\n".join(f"✗ blocked: {b}" for b in blockers)))  # the preflight's words, as written
         blocked.display = bool(blockers)
         what = "rollback" if rollback else "migration"
+        # The keys as they act on this plan: on a rollback plan `a` plans and applies the migration again.
+        keys = "  (r: roll back, a: apply the migration instead)" if rollback else "  (a: apply, r: roll back)"
         self._title(
-            f"pool {self.pool}: {what} plan {plan.id} — {len(plan.steps)} steps"
-            + ("" if self.read_only else "  (a: apply, r: roll back)")
+            f"pool {self.pool}: {what} plan {plan.id} — {len(plan.steps)} steps" + ("" if self.read_only else keys)
         )
         self._render_plan()
 
@@ -438,6 +439,8 @@ class MigrateScreen(DragomanScreen):
         self.query_one("#mig-step", ProgressBar).update(total=1, progress=0)
         self.busy = True
         self.refresh_bindings()
+        # While it runs no key acts on the plan: the title says what is happening, not which keys to press.
+        self._title(f"pool {self.pool}: {'rolling back' if plan.rollback else 'applying'} plan {plan.id} …")
         try:
             self.result = await self.runner.run(plan)
         except Exception as exc:  # noqa: BLE001 - a refusal or an API error is a sentence on screen

@@ -99,7 +99,6 @@ _VALIDATORS: dict[str, Callable[[dict, dict | None], list[dict]]] = {
     "pods": _pod_errors,
     "nodes": _node_errors,
     "namespaces": _namespace_errors,
-    "events": _event_errors,
     "configmaps": _configmap_errors,
     "resourcequotas": _quota_errors,
     "deployments": _workload_errors("Deployment", ["Always"]),
@@ -121,14 +120,21 @@ _VALIDATORS: dict[str, Callable[[dict, dict | None], list[dict]]] = {
 }
 
 
-def validate_object(resource: str, obj: dict, old: dict | None) -> list[dict]:
+def validate_object(resource: str, obj: dict, old: dict | None, api_version: str = "") -> list[dict]:
     """Causes ([{reason, message, field}]) the API server would reject `obj` with; [] when it is valid.
 
     `old` is the stored object on update (immutability rules apply), None on create. resourceVersion
-    rules are the store's. Unknown resources only get metadata checks.
+    rules are the store's. Unknown resources only get metadata checks. `api_version` is the request's: only the
+    Event strategy reads it (an Event written through events.k8s.io/v1 is checked more strictly than through v1).
     """
     if not isinstance(obj, dict):
         return [invalid("", obj, "must be an object")]
+    if resource == "events":
+        # The event strategy validates the whole object itself, metadata included only for the strict APIs.
+        try:
+            return _event_errors(obj, old, api_version or "v1")
+        except (AttributeError, TypeError, KeyError, ValueError) as exc:
+            return [invalid("", "<object>", f"malformed object: {exc}")]
     errs = _meta_errors(resource, obj)
     if old is not None:
         errs += _meta_update_errors(obj, old)

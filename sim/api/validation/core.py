@@ -9,6 +9,7 @@ from typing import Any
 
 from dragoman.sim.api.validation.fields import (
     _CONFIG_KEY_RE,
+    IMMUTABLE,
     _err,
     _list,
     dns1123_label_errors,
@@ -23,6 +24,7 @@ from dragoman.sim.api.validation.fields import (
     required,
     too_long,
 )
+from dragoman.sim.api.validation.meta import _meta_errors, _meta_update_errors
 
 _GRACE = 30
 
@@ -510,15 +512,114 @@ def _namespace_errors(obj: dict, old: dict | None) -> list[dict]:
     return errs
 
 
-def _event_errors(obj: dict, old: dict | None) -> list[dict]:
+# pkg/apis/core/validation/events.go's limits.
+_EVENT_LIMITS = {"reportingInstance": 128, "action": 128, "reason": 128}
+_NOTE_LIMIT = 1024
+# The API versions whose Event writes get only the legacy checks (backwards compatibility); events.k8s.io/v1 and any
+# newer one get the strict checks too.
+_LEGACY_EVENT_APIS = ("v1", "events.k8s.io/v1beta1")
+
+
+def _legacy_event_errors(obj: dict, api_version: str) -> list[dict]:
+    """legacyValidateEvent: every Event write passes it, whatever API it came through (the fields are named as the
+    core type names them, but for reportingController outside core v1)."""
+    errs: list[dict] = []
     involved = obj.get("involvedObject") or {}
-    ns = (obj.get("metadata") or {}).get("namespace", "")
+    involved_ns = involved.get("namespace") or ""
+    ns = (obj.get("metadata") or {}).get("namespace") or ""
+    controller_field = "reportingComponent" if api_version == "v1" else "reportingController"
+    if not obj.get("eventTime"):
+        # An old-style Event: its namespace must be the involved object's ("default" or none for a cluster object).
+        if (not involved_ns and ns not in ("", "default")) or (involved_ns and ns != involved_ns):
+            errs.append(invalid("involvedObject.namespace", involved_ns, "does not match event.namespace"))
+        return errs
+    if not involved_ns and ns not in ("default", "kube-system"):
+        errs.append(invalid("involvedObject.namespace", involved_ns, "does not match event.namespace"))
+    controller = obj.get("reportingComponent") or ""
+    if not controller:
+        errs.append(required(controller_field))
+    errs += [invalid(controller_field, controller, p) for p in qualified_name_errors(controller)]
+    for name in ("reportingInstance", "action", "reason"):
+        value = obj.get(name) or ""
+        if not value:
+            errs.append(required(name))
+        if len(value) > _EVENT_LIMITS[name]:
+            errs.append(invalid(name, "", f"can have at most {_EVENT_LIMITS[name]} characters"))
+    if len(obj.get("message") or "") > _NOTE_LIMIT:
+        errs.append(invalid("message", "", f"can have at most {_NOTE_LIMIT} characters"))
+    return errs
+
+
+def _event_series_errors(obj: dict) -> list[dict]:
+    series = obj.get("series")
+    if series is None:
+        return []
     errs = []
-    if involved.get("namespace") and ns and involved["namespace"] != ns:
-        errs.append(invalid("involvedObject.namespace", involved["namespace"], "does not match event.namespace"))
-    event_type = obj.get("type")
-    if event_type and event_type not in ("Normal", "Warning"):
-        errs.append(not_supported("type", event_type, ["Normal", "Warning"]))
+    if int(series.get("count") or 0) < 2:
+        errs.append(invalid("series.count", "", "should be at least 2"))
+    if not series.get("lastObservedTime"):
+        errs.append(required("series.lastObservedTime"))
+    return errs
+
+
+_EVENT_IMMUTABLE = (
+    "involvedObject",
+    "reason",
+    "message",
+    "source",
+    "firstTimestamp",
+    "lastTimestamp",
+    "count",
+    "type",
+)
+
+
+def _event_errors(obj: dict, old: dict | None, api_version: str = "v1") -> list[dict]:
+    """ValidateEventCreate / ValidateEventUpdate of the stored (core) shape. Writes through core v1 get only the
+    legacy checks — not even ObjectMeta's — and through events.k8s.io/v1 the strict ones after them: a DNS-subdomain
+    name, eventTime required, the deprecated fields unset, and on update every field but series immutable."""
+    errs = _legacy_event_errors(obj, api_version)
+    if api_version in _LEGACY_EVENT_APIS:
+        # rest.ValidateCreate/Update's generic ObjectMeta check, which runs only when the strategy found nothing:
+        # labels, annotations, finalizers, a generateName; the name need only be a path segment.
+        if not errs:
+            errs = _meta_errors("events", obj, path_segment_names=True)
+            if old is not None:
+                errs += _meta_update_errors(obj, old)
+        return errs
+    if old is None:
+        errs += _meta_errors("events", obj)
+        errs += _event_series_errors(obj)
+        if not obj.get("eventTime"):
+            errs.append(required("eventTime"))
+        if obj.get("type") not in ("Normal", "Warning"):
+            errs.append(invalid("type", "", f"has invalid value: {obj.get('type') or ''}"))
+        for name in ("firstTimestamp", "lastTimestamp"):
+            if obj.get(name):
+                errs.append(invalid(name, "", "needs to be unset"))
+        if obj.get("count"):
+            errs.append(invalid("count", "", "needs to be unset"))
+        source = obj.get("source") or {}
+        if source.get("component") or source.get("host"):
+            errs.append(invalid("source", "", "needs to be unset"))
+        return errs
+    errs += _meta_update_errors(obj, old)
+    if obj.get("series") != old.get("series"):
+        errs += _event_series_errors(obj)
+    for name in _EVENT_IMMUTABLE:
+        if obj.get(name) != old.get(name):
+            errs.append(invalid(name, obj.get(name), IMMUTABLE))
+    # eventTime may change below a microsecond (clients that truncate, or wrote nanoseconds by mistake).
+    if (obj.get("eventTime") or "")[:26] != (old.get("eventTime") or "")[:26]:
+        errs.append(invalid("eventTime", obj.get("eventTime"), IMMUTABLE))
+    for name, field in (
+        ("action", "action"),
+        ("related", "related"),
+        ("reportingComponent", "reportingController"),
+        ("reportingInstance", "reportingInstance"),
+    ):
+        if obj.get(name) != old.get(name):
+            errs.append(invalid(field, obj.get(name), IMMUTABLE))
     return errs
 
 

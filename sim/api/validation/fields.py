@@ -7,6 +7,8 @@ import json
 import re
 from typing import Any
 
+from dragoman.fleet import k8s
+
 REQUIRED, INVALID, FORBIDDEN = "FieldValueRequired", "FieldValueInvalid", "FieldValueForbidden"
 
 
@@ -80,141 +82,26 @@ def duplicate(field: str, value: Any) -> dict:
 IMMUTABLE = "field is immutable"
 
 
-_DNS1123_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-
-
-_DNS1123_SUBDOMAIN = _DNS1123_LABEL + r"(\." + _DNS1123_LABEL + ")*"
-
-
-_LABEL_RE = re.compile(f"^{_DNS1123_LABEL}$")
-
-
-_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN}$")
-
-
-_QUALIFIED_NAME = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-
-
-_QUALIFIED_RE = re.compile(f"^{_QUALIFIED_NAME}$")
-
-
-_LABEL_VALUE_RE = re.compile(f"^({_QUALIFIED_NAME})?$")
-
+# The name formats are fleet/k8s.py's (k8s.io/apimachinery v0.37.2, the one copy dragoman keeps): object names are
+# util/validation's DNS rules ("characters", a namespace's "must not contain dots"), label keys, qualified names and
+# label values api/validate/content's ("bytes", an empty name part both non-empty and regex errors), as
+# kube-apiserver v1.37.2 writes them.
+dns1123_label_errors = k8s.is_dns1123_label
+dns1123_subdomain_errors = k8s.is_dns1123_subdomain
+qualified_name_errors = k8s.is_qualified_name
+label_value_errors = k8s.is_label_value
+mask_trailing_dash = k8s.mask_trailing_dash
 
 _C_IDENTIFIER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
 _CONFIG_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]+$")
 
 
-LABEL_MSG = (
-    (
-        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and "
-        "end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '"
-    )
-    + _DNS1123_LABEL
-    + "')"
-)
-
-
-SUBDOMAIN_MSG = (
-    (
-        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
-        "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '"
-    )
-    + _DNS1123_SUBDOMAIN
-    + "')"
-)
-
-
-QUALIFIED_MSG = (
-    (
-        "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-        "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '"
-    )
-    + _QUALIFIED_NAME
-    + "')"
-)
-
-
-LABEL_VALUE_MSG = (
-    (
-        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
-        "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
-        "validation is '("
-    )
-    + _QUALIFIED_NAME
-    + ")?')"
-)
-
-
-def dns1123_label_errors(value: str) -> list[str]:
-    errs = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
-    if not _LABEL_RE.match(value):
-        errs.append(LABEL_MSG)
-    return errs
-
-
-def dns1123_subdomain_errors(value: str) -> list[str]:
-    errs = []
-    if len(value) > 253:
-        errs.append("must be no more than 253 characters")
-    if not _SUBDOMAIN_RE.match(value):
-        errs.append(SUBDOMAIN_MSG)
-    return errs
-
-
-def qualified_name_errors(value: str) -> list[str]:
-    """validation.IsQualifiedName: `[prefix/]name`, prefix a DNS subdomain, name <= 63."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs += ["prefix part " + e for e in dns1123_subdomain_errors(prefix)]
-    else:
-        return [
-            (
-                "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-                "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-                "validation is '"
-            )
-            + _QUALIFIED_NAME
-            + "') with an "
-            "optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
-    if name and not _QUALIFIED_RE.match(name):
-        errs.append(QUALIFIED_MSG)
-    return errs
-
-
-def label_value_errors(value: str) -> list[str]:
-    errs = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
-    if not _LABEL_VALUE_RE.match(value):
-        errs.append(LABEL_VALUE_MSG)
-    return errs
-
-
-def path_segment_errors(value: str) -> list[str]:
-    """path.IsValidPathSegmentName, the RBAC object name rule."""
-    if value in (".", ".."):
+def path_segment_errors(value: str, prefix: bool = False) -> list[str]:
+    """path.ValidatePathSegmentName, the RBAC object name rule (and the generic one every name meets); a
+    generateName prefix may be "." or ".."."""
+    if value in (".", "..") and not prefix:
         return [f"may not be '{value}'"]
-    for bad in ("/", "%"):
-        if bad in value:
-            return [f"may not contain '{bad}'"]
-    return []
+    return [f"may not contain '{bad}'" for bad in ("/", "%") if bad in value]
 
 
 def is_extended_resource_name(name: str) -> bool:

@@ -110,15 +110,8 @@ def _compile_result(expression: str) -> tuple[str, str, str] | None:
             return None
         if kind == "non-bool":
             return ("invalid", err.message, "")
-        line, column = getattr(err, "line", None), getattr(err, "column", None)
-        if line is not None:
-            caret = err.caret(expression) if hasattr(err, "caret") else ""
-            detail = f"compilation failed: ERROR: <input>:{line}:{column}: {err.message}" + (
-                f"\n{caret}" if caret else ""
-            )
-        else:
-            detail = f"compilation failed: ERROR: <input>:1:1: {err.message}"
-        return ("invalid", detail, "")
+        # cel-go's Issues.String(): every error with its location, line and caret, as the API server writes it.
+        return ("invalid", f"compilation failed: {err.display(expression)}", "")
     except Exception:  # noqa: BLE001 - an engine crash must not take the API server down
         return None
     return None

@@ -78,6 +78,20 @@ CLOSED = [
     # a namespace goes Terminating; content refused with the NamespaceTerminating cause
     "namespaces: delete",
     "namespaces: create in a terminating namespace",
+    # events.k8s.io/v1: the core Events converted (reads, writes, field labels, watch), its stricter create
+    "events: events.k8s.io view",
+    "events: events.k8s.io create",
+    "events: core view of an events.k8s.io write",
+    "events: events.k8s.io create without eventTime or reporter",
+    "events: events.k8s.io list",
+    "events: events.k8s.io list by regarding and reporter",
+    "events: events.k8s.io refuses a core field label",
+    "events: events.k8s.io watch by type",
+    "events: events.k8s.io patch of an immutable note",
+    "events: events.k8s.io patch of the series",
+    # the name formats' words (a namespace's dots; label keys and values in bytes)
+    "namespaces: a name with dots",
+    "configmaps: an empty label key",
 ]
 
 
