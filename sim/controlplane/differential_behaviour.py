@@ -108,6 +108,22 @@ def claim_view(c: dict) -> Any:
     }
 
 
+def event_shape(e: dict) -> tuple:
+    """How an Event was written, as a kubectl user reads it: the core recorder (tools/record: source, count,
+    first/last timestamps, no action) or events.k8s.io/v1 (tools/events, kube-scheduler's: eventTime, action,
+    reportingController and -Instance, no source). Which time fields are set is compared, not their values; nor
+    `series`, whose presence depends on how many attempts fell in its window."""
+    src = e.get("source") or {}
+    return (
+        e.get("reportingComponent") or "",
+        e.get("reportingInstance") or "",
+        e.get("action") or "",
+        src.get("component") or "",
+        src.get("host") or "",
+        tuple(k for k in ("eventTime", "firstTimestamp", "lastTimestamp", "count") if e.get(k) is not None),
+    )
+
+
 def events_view(side: Side, name: str | None = None) -> list:
     body = side.get(_ns_path("events")) or {}
     out = set()
@@ -116,7 +132,9 @@ def events_view(side: Side, name: str | None = None) -> list:
         if name is not None and inv.get("name") != name:
             continue
         # Normalized here: events repeated for objects of generated names are one event to compare.
-        out.add((inv.get("kind"), e.get("type"), e.get("reason"), side.norm.message(e.get("message") or "")))
+        out.add(
+            (inv.get("kind"), e.get("type"), e.get("reason"), side.norm.message(e.get("message") or ""), event_shape(e))
+        )
     return sorted(out, key=lambda t: tuple(str(x) for x in t))
 
 
@@ -799,7 +817,7 @@ def _daemon_readiness(side: Side, node: str = NODE) -> list:
 def _node_events(side: Side, node: str = NODE) -> list:
     return sorted(
         {
-            (e.get("type"), e.get("reason"), side.norm.message(e.get("message") or ""))
+            (e.get("type"), e.get("reason"), side.norm.message(e.get("message") or ""), event_shape(e))
             for e in (
                 side.get(f"/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D{node}") or {}
             ).get("items")
