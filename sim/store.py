@@ -380,10 +380,15 @@ class Store:
         raise ApiError to refuse it (quota, for example). It must not write to the store."""
         self._admission.append(hook)
 
-    def add_watcher(self, w: Watcher) -> None:
-        if w.rt.storage:
+    def shape_watcher(self, w: Watcher) -> Watcher:
+        """A watcher of a view sees the view's shape: set before it is offered history or registered."""
+        if w.rt.storage and w.shown is None:
             rt = w.rt
             w.shown = lambda e: self._shown(rt, e)  # type: ignore[assignment,return-value]
+        return w
+
+    def add_watcher(self, w: Watcher) -> None:
+        self.shape_watcher(w)
         self._watchers[self._stored(w.rt).key].add(w)
 
     def remove_watcher(self, w: Watcher) -> None:

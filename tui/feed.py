@@ -190,6 +190,10 @@ class Feed:
         if self.loaded or self._busy or self._closed or not self._synced() or self._loop is None:
             return
         self._busy = True
+        # Changes the store holds back (the last LIST's whole page of ADDEDs, coalescing) are already in the objects
+        # the snapshot copies: deliver them now, while busy, so they are dropped with `_pending` below instead of
+        # arriving after the load and being applied a second time (150,000 pods' worth on the envelope).
+        self.store.flush()
         # Shallow copies: the informers keep writing the store's dicts on this loop while the thread indexes.
         snapshot = {k: dict(self.store.objects(k)) for k in self.store.kinds}
         self._pending = []

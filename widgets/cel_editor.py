@@ -67,7 +67,14 @@ class CompletionList(OptionList):
     def show(self, candidates: list[Candidate]) -> None:
         if not candidates and not self.candidates and not self.display:
             return  # called on every keystroke: most have nothing to offer, and an empty hidden list needs no rebuild
+        shown = [(c.label, c.detail) for c in self.candidates]
+        same = bool(candidates) and self.display and [(c.label, c.detail) for c in candidates] == shown
         self.candidates = candidates
+        if same:
+            # The list reads the same (another letter of the word it completes, a keystroke inside a string): keep
+            # it. Rebuilding costs a relayout of the whole screen, a frame of the device table with it, and would
+            # lose the highlight the operator moved. What tab inserts is taken from `candidates`, now the new ones.
+            return
         self.clear_options()
         self.add_options([Option(f"{c.label}  [dim]{c.detail}[/dim]" if c.detail else c.label) for c in candidates])
         if candidates:

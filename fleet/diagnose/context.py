@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from typing import Any
 
 from dragoman.fleet import ownership as own
+from dragoman.fleet import placement
 from dragoman.fleet.findings import ObjectRef
 from dragoman.fleet.model import (
+    GFD_PRODUCT,
     FleetModel,
     pod_extended_requests,
     pod_terminal,
@@ -44,6 +47,18 @@ def _lease_held(lease: dict, now: float | None) -> bool:
     return renewed + float(spec.get("leaseDurationSeconds") or 0) >= now
 
 
+def steered_product(spec: dict) -> str | None:
+    """The GPU model a pod picks through a nodeSelector or required node affinity on the GFD product label."""
+    sel = spec.get("nodeSelector") or {}
+    if GFD_PRODUCT in sel:
+        return sel[GFD_PRODUCT]
+    for term in placement.required_affinity_terms(spec) or ():
+        for e in term.get("matchExpressions") or ():
+            if e.get("key") == GFD_PRODUCT and e.get("operator") == "In":
+                return ",".join(e.get("values") or ())
+    return None
+
+
 class Context:
     """What several rules share, computed once per diagnosis."""
 
@@ -58,6 +73,13 @@ class Context:
         self._class_free: dict[str, dict[str, int]] = {}
         self.fit_cache: dict = {}
         self._label_index: dict[str, dict[str, set[str]]] = {}
+        self._pods_sorted: list[tuple[tuple[str, str], dict]] | None = None
+        # Memos keyed by the identity of the parts a live store's projections share between pods (fleet/projection.py:
+        # a template's containers, its nodeSelector and affinity): the envelope's 150,000 pods have a few hundred
+        # distinct ones. An entry holds the parts it was computed from, so no id is reused while this context lives,
+        # and a hit is checked against them. Never kept past one diagnosis: the model changes between runs.
+        self._extended: dict[tuple[int, int], tuple[Any, Any, dict[str, int]]] = {}
+        self._steered: dict[tuple[int, int], tuple[Any, Any, str | None]] = {}
         self.pool_migrating = {
             p: any(v.migration is not None and v.migration.in_progress for v in model.pool_nodes(p)) for p in self.pools
         }
@@ -85,6 +107,36 @@ class Context:
             out = set(names) if out is None else out & names
         return sorted(out or ())
 
+    def pods_sorted(self) -> list[tuple[tuple[str, str], dict]]:
+        """Every pod by key, in key order (the order findings are made in), sorted once per diagnosis."""
+        if self._pods_sorted is None:
+            self._pods_sorted = sorted(self.m.objects["Pod"].items())
+        return self._pods_sorted
+
+    def extended(self, pod: dict) -> dict[str, int]:
+        """pod_extended_requests(pod), computed once per distinct containers/initContainers pair. Read only: the
+        dict is shared by every pod of that template."""
+        spec = pod.get("spec") or {}
+        containers, inits = spec.get("containers"), spec.get("initContainers")
+        key = (id(containers), id(inits))
+        hit = self._extended.get(key)
+        if hit is not None and hit[0] is containers and hit[1] is inits:
+            return hit[2]
+        reqs = pod_extended_requests(pod)
+        self._extended[key] = (containers, inits, reqs)
+        return reqs
+
+    def steered(self, spec: dict) -> str | None:
+        """steered_product(spec), computed once per distinct nodeSelector/affinity pair."""
+        selector, affinity = spec.get("nodeSelector"), spec.get("affinity")
+        key = (id(selector), id(affinity))
+        hit = self._steered.get(key)
+        if hit is not None and hit[0] is selector and hit[1] is affinity:
+            return hit[2]
+        product = steered_product(spec)
+        self._steered[key] = (selector, affinity, product)
+        return product
+
     def events(self, kind: str, ns: str, name: str, limit: int = 2) -> list[str]:
         out = []
         for e in self.m.events_for(kind, ns, name)[-limit:]:
@@ -102,7 +154,7 @@ class Context:
             for pod in self.m.pods_on_node(node):
                 if pod_terminal(pod) or (pod.get("status") or {}).get("extendedResourceClaimStatus"):
                     continue
-                for k, v in pod_extended_requests(pod).items():
+                for k, v in self.extended(pod).items():
                     used[k] += v
             self._dp_used[node] = used
         return used

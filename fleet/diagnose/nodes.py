@@ -11,7 +11,6 @@ from dragoman.fleet import placement
 from dragoman.fleet.diagnose.context import SMALL_POOL_NODES, Context, node_ref, plural, pod_ref
 from dragoman.fleet.findings import WARNING, Finding, make_finding
 from dragoman.fleet.model import (
-    GFD_PRODUCT,
     NodeView,
     pod_terminal,
 )
@@ -257,24 +256,13 @@ def sharing(ctx: Context) -> Iterable[Finding]:
 
 def _steering_pods(ctx: Context) -> dict[str, list[tuple[str, str]]]:
     out: dict[str, list] = defaultdict(list)
-    for pk, pod in ctx.m.objects["Pod"].items():
+    for pk, pod in ctx.pods_sorted():
         if pod_terminal(pod):
             continue
-        product = steered_product(pod.get("spec") or {})
+        product = ctx.steered(pod.get("spec") or {})
         if product is not None:
             out[product].append(pk)
     return out
-
-
-def steered_product(spec: dict) -> str | None:
-    sel = spec.get("nodeSelector") or {}
-    if GFD_PRODUCT in sel:
-        return sel[GFD_PRODUCT]
-    for term in placement.required_affinity_terms(spec) or ():
-        for e in term.get("matchExpressions") or ():
-            if e.get("key") == GFD_PRODUCT and e.get("operator") == "In":
-                return ",".join(e.get("values") or ())
-    return None
 
 
 def migration_optional(ctx: Context) -> Iterable[Finding]:

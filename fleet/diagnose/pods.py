@@ -17,7 +17,6 @@ from dragoman.fleet.model import (
     NodeView,
     claim_requests,
     is_bridge_claim,
-    pod_extended_requests,
     request_alternatives,
 )
 
@@ -39,7 +38,7 @@ def _quota_block(ctx: Context, ns: str, cls: str, count: int) -> tuple[ObjectRef
 
 
 def pods(ctx: Context) -> Iterable[Finding]:
-    for pk, pod in sorted(ctx.m.objects["Pod"].items()):
+    for pk, pod in ctx.pods_sorted():
         yield from pod_findings(ctx, pk, pod)
 
 
@@ -52,7 +51,7 @@ def pod_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Findi
     if (pod.get("metadata") or {}).get("deletionTimestamp"):
         return
     node_name = spec.get("nodeName")
-    reqs = pod_extended_requests(pod)
+    reqs = ctx.extended(pod)
     if phase == "Failed":
         reason = status.get("reason") or ""
         if reason == "UnexpectedAdmissionError" or reason.startswith("OutOf"):

@@ -9,7 +9,6 @@ from collections.abc import Iterable
 from dragoman.fleet import ownership as own
 from dragoman.fleet import placement
 from dragoman.fleet.diagnose.context import STALE_ATTRIBUTES, TYPE_GPU, Context, plural, pod_ref
-from dragoman.fleet.diagnose.nodes import steered_product
 from dragoman.fleet.findings import Finding, ObjectRef, make_finding
 from dragoman.fleet.model import (
     BRIDGE_ANNOTATION,
@@ -384,11 +383,11 @@ def pod_claim_specs(m: FleetModel, pod: dict) -> dict[str, tuple[ObjectRef, dict
 
 def pod_shapes(ctx: Context) -> Iterable[Finding]:
     m = ctx.m
-    for pk, pod in sorted(m.objects["Pod"].items()):
+    for pk, pod in ctx.pods_sorted():
         if pod_terminal(pod):
             continue
         spec = pod.get("spec") or {}
-        product = steered_product(spec)
+        product = ctx.steered(spec)
         if product is not None:
             owner = m.owner_chain(pod)
             yield make_finding(

@@ -9,6 +9,7 @@ from typing import Any
 from aiohttp import web
 from dragoman.sim import pieces
 from dragoman.sim.api import status as st
+from dragoman.sim.api.gojson import encode_like_go
 from dragoman.sim.resources import ResourceType
 from dragoman.sim.server.crud import validate_list_options
 from dragoman.sim.server.routing import Route
@@ -41,8 +42,13 @@ class WatchMixin:
             timeout = float(q["timeoutSeconds"]) if q.get("timeoutSeconds") else None
         except ValueError:
             raise ApiError(st.bad_request(f"timeoutSeconds: Invalid value: {q.get('timeoutSeconds')!r}")) from None
-        w = Watcher(
-            rt, ns, pred, filter_key=(rt.key, ns, q.get("labelSelector", ""), q.get("fieldSelector", ""), route.name)
+        w = self.store.shape_watcher(
+            Watcher(
+                rt,
+                ns,
+                pred,
+                filter_key=(rt.key, ns, q.get("labelSelector", ""), q.get("fieldSelector", ""), route.name),
+            )
         )
         initial: list[tuple[str, Entry]] = []
         error: dict | None = None
@@ -133,12 +139,10 @@ class WatchMixin:
         md: dict[str, Any] = {"resourceVersion": rv or str(self.store.resource_version)}
         if initial_end:
             md["annotations"] = {"k8s.io/initial-events-end": "true"}
-        return (
-            pieces.dumps(
-                {"type": "BOOKMARK", "object": {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": md}}
-            )
-            + b"\n"
-        )
+        # An empty object of the kind as Go encodes it (an events.k8s.io Event's `regarding: {}`, a Pod's
+        # `spec: {containers: null}`), as kube-apiserver v1.37.2 sends its bookmarks.
+        obj = encode_like_go({"kind": rt.kind, "apiVersion": rt.api_version, "metadata": md})
+        return pieces.dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
 
     def _event_line(self, rt: ResourceType, etype: str, entry: Entry, table: bool) -> bytes:
         if etype == "BOOKMARK-INITIAL":

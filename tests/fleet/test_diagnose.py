@@ -588,3 +588,38 @@ def test_a_held_operator_lock_makes_old_kubelets_a_warning_before_migrating():
     released = copy.deepcopy(lease)
     released["spec"]["holderIdentity"] = ""
     assert not [f for f in diagnose(model_of(*objs[:-1], released)) if f.id == "kubelet-too-old"]
+
+
+def test_pods_sharing_parts_as_projections_do_are_each_diagnosed_and_a_change_is_seen_next_run():
+    """A live store's projections share a template's containers and nodeSelector between pods, and the diagnosis
+    computes each shared part once per run (Context.extended, Context.steered): every pod still gets its own findings,
+    and a pod that changes to other parts is judged on them in the next run, not on what the last run remembered."""
+    from fleet_fixtures import change
+
+    objs = replace(base(), "Node", "h100-pool-1", _kubelet("v1.35.6"))
+    gpu_a = pod("gpu-a", gpus=1, node_name="h100-pool-1")
+    gpu_b = pod("gpu-b", gpus=1, node_name="h100-pool-1")
+    gpu_b["spec"]["containers"] = gpu_a["spec"]["containers"]  # one list, as the LIST decoder shares it
+    cpu_a = pod("cpu-a", node_name="h100-pool-1")
+    cpu_b = pod("cpu-b", node_name="h100-pool-1")
+    cpu_b["spec"]["containers"] = cpu_a["spec"]["containers"]
+    steer = {"nvidia.com/gpu.product": "NVIDIA-L4"}
+    st_a = pod("steer-a", gpus=1, node_name="l4-pool-0", node_selector=steer)
+    st_b = pod("steer-b", gpus=1, node_name="l4-pool-1")
+    st_b["spec"]["nodeSelector"] = st_a["spec"]["nodeSelector"]
+    m = model_of(*objs, gpu_a, gpu_b, cpu_a, cpu_b, st_a, st_b)
+
+    def by_id(fid):
+        return {f.objects[0] for f in diagnose(m) if f.id == fid}
+
+    assert by_id("running-without-gpu") == {P("gpu-a"), P("gpu-b")}
+    assert by_id("nodeselector-steering") == {P("steer-a"), P("steer-b")}
+
+    # cpu-b now asks for a GPU through a list of its own; steer-b drops its selector; gpu-a's shared list stays.
+    new_cpu_b = copy.deepcopy(cpu_b)
+    new_cpu_b["spec"]["containers"] = pod("x", gpus=2)["spec"]["containers"]
+    new_st_b = copy.deepcopy(st_b)
+    del new_st_b["spec"]["nodeSelector"]
+    m.apply([change(new_cpu_b, old=cpu_b), change(new_st_b, old=st_b)])
+    assert by_id("running-without-gpu") == {P("gpu-a"), P("gpu-b"), P("cpu-b")}
+    assert by_id("nodeselector-steering") == {P("steer-a")}

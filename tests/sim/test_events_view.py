@@ -267,3 +267,73 @@ async def test_aggregated_discovery_names_response_kinds_as_the_installer_does()
     assert events["responseKind"] == {"group": "", "version": "", "kind": "Event"}
     (rules,) = groups["monitoring.coreos.com"]["versions"][0]["resources"]
     assert rules["responseKind"] == {"group": "monitoring.coreos.com", "version": "v1", "kind": "PrometheusRule"}
+
+
+def test_a_core_event_meets_the_generic_object_meta_check_once_its_strategy_passes(store):
+    # kube-apiserver v1.37.2: the core event strategy checks no metadata; rest.ValidateCreate then runs the generic
+    # ObjectMeta check (names need only be path segments) — but only when the strategy found nothing.
+    store.create("events", _core_event(name="Not_A_Subdomain"))
+    with pytest.raises(ApiError) as exc:
+        store.create(
+            "events", {**_core_event(), "metadata": {"name": "a/b%c", "namespace": NS, "labels": {"bad key!": "x"}}}
+        )
+    assert [(c["field"], c["message"].split(": ", 2)[-1]) for c in exc.value.status["details"]["causes"]] == [
+        ("metadata.name", "may not contain '/'"),
+        ("metadata.name", "may not contain '%'"),
+        ("metadata.labels", exc.value.status["details"]["causes"][2]["message"].split(": ", 2)[-1]),
+    ]
+    bad_ns = {**_core_event(), "involvedObject": {"kind": "Pod", "name": "p"}}
+    bad_ns["metadata"] = {"name": "x", "namespace": NS, "labels": {"bad key!": "x"}}
+    with pytest.raises(ApiError) as exc:
+        store.create("events", bad_ns)
+    assert [c["field"] for c in exc.value.status["details"]["causes"]] == ["involvedObject.namespace"]
+
+
+def test_generate_name_is_checked_with_the_kinds_name_rule(store):
+    with pytest.raises(ApiError) as exc:
+        store.create("configmaps", {"metadata": {"generateName": "Cm-", "namespace": NS}})
+    fields = [c["field"] for c in exc.value.status["details"]["causes"]]
+    assert fields == ["metadata.generateName", "metadata.name"]
+    # A trailing '-' is what a prefix may end in (maskTrailingDash).
+    assert store.create("configmaps", {"metadata": {"generateName": "cm-", "namespace": NS}})["metadata"][
+        "name"
+    ].startswith("cm-")
+
+
+async def test_a_watch_from_history_and_its_bookmark_are_in_the_views_shape():
+    async with running_simulator(objects=[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}]) as sim:
+        rv = sim.store.resource_version
+        sim.store.create("events", _core_event(name="h1"))
+        sim.store.patch("events", NS, "h1", {"type": "Warning"}, "merge")
+        c = await api_client(sim)
+        try:
+
+            async def lines(query: str) -> list[dict]:
+                r = await c.call_api(
+                    f"/apis/events.k8s.io/v1/namespaces/{NS}/events?{query}",
+                    "GET",
+                    header_params={"Accept": "application/json"},
+                    _preload_content=False,
+                    auth_settings=["BearerToken"],
+                )
+                text = await (r[0] if isinstance(r, tuple) else r).text()
+                return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+            history = await lines(f"watch=1&resourceVersion={rv}&fieldSelector=type%3DWarning&timeoutSeconds=1")
+            # The change that brought it into the selection is an ADDED, in the view's shape.
+            assert [(e["type"], e["object"]["apiVersion"], e["object"].get("note")) for e in history] == [
+                ("ADDED", "events.k8s.io/v1", "written through core v1")
+            ]
+            initial = await lines(
+                "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+                "&timeoutSeconds=1"
+            )
+            bookmark = next(e["object"] for e in initial if e["type"] == "BOOKMARK")
+            # v1.37.2 sends an empty Event as Go encodes it.
+            assert (bookmark["apiVersion"], bookmark["regarding"], bookmark["eventTime"]) == (
+                "events.k8s.io/v1",
+                {},
+                None,
+            )
+        finally:
+            await c.close()

@@ -397,3 +397,35 @@ async def test_refilling_the_table_in_place_shows_what_a_full_refill_shows():
         assert a.columns[list(a.columns)[4]].content_width == len(
             "grown again, and now wider than any clause before it"
         )
+
+
+async def test_a_keystroke_that_leaves_the_completions_reading_the_same_keeps_the_list_and_its_highlight():
+    # Rebuilding the list on every keystroke relaid the whole screen out (a frame of the device table with it); the
+    # list is kept while it reads the same, and what tab inserts comes from the newest candidates.
+    from dragoman.widgets.cel_editor import CompletionList
+    from dragoman.widgets.completion import Candidate
+    from textual.app import App
+
+    class Host(App):
+        def compose(self):
+            yield CompletionList(id="c")
+
+    async with Host().run_test() as pilot:
+        comp = pilot.app.query_one("#c", CompletionList)
+        comp.show([Candidate("productName", 1, "productName", "string"), Candidate("profile", 1, "profile", "string")])
+        await pilot.pause()
+        first = comp.get_option_at_index(0)
+        comp.highlighted = 1
+        # One more letter typed ("p" -> "pr"): the same labels, each replacing one more character.
+        newer = [Candidate("productName", 2, "productName", "string"), Candidate("profile", 2, "profile", "string")]
+        comp.show(newer)
+        await pilot.pause()
+        assert comp.get_option_at_index(0) is first and comp.highlighted == 1
+        assert comp.current() is newer[1] and comp.display
+        # Another letter that narrows the list: rebuilt, highlight back on the first.
+        comp.show([Candidate("profile", 3, "profile", "string")])
+        await pilot.pause()
+        assert comp.option_count == 1 and comp.highlighted == 0 and comp.current().replace == 3
+        comp.show([])
+        await pilot.pause()
+        assert not comp.display and comp.current() is None

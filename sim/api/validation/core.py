@@ -580,6 +580,12 @@ def _event_errors(obj: dict, old: dict | None, api_version: str = "v1") -> list[
     name, eventTime required, the deprecated fields unset, and on update every field but series immutable."""
     errs = _legacy_event_errors(obj, api_version)
     if api_version in _LEGACY_EVENT_APIS:
+        # rest.ValidateCreate/Update's generic ObjectMeta check, which runs only when the strategy found nothing:
+        # labels, annotations, finalizers, a generateName; the name need only be a path segment.
+        if not errs:
+            errs = _meta_errors("events", obj, path_segment_names=True)
+            if old is not None:
+                errs += _meta_update_errors(obj, old)
         return errs
     if old is None:
         errs += _meta_errors("events", obj)

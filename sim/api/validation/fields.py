@@ -96,19 +96,18 @@ dns1123_label_errors = k8s.is_dns1123_label
 dns1123_subdomain_errors = k8s.is_dns1123_subdomain
 qualified_name_errors = k8s.is_qualified_name
 label_value_errors = k8s.is_label_value
+mask_trailing_dash = k8s.mask_trailing_dash
 
 _C_IDENTIFIER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CONFIG_KEY_RE = re.compile(r"^[-._a-zA-Z0-9]+$")
 
 
-def path_segment_errors(value: str) -> list[str]:
-    """path.IsValidPathSegmentName, the RBAC object name rule."""
-    if value in (".", ".."):
+def path_segment_errors(value: str, prefix: bool = False) -> list[str]:
+    """path.ValidatePathSegmentName, the RBAC object name rule (and the generic one every name meets); a
+    generateName prefix may be "." or ".."."""
+    if value in (".", "..") and not prefix:
         return [f"may not be '{value}'"]
-    for bad in ("/", "%"):
-        if bad in value:
-            return [f"may not contain '{bad}'"]
-    return []
+    return [f"may not contain '{bad}'" for bad in ("/", "%") if bad in value]
 
 
 def is_extended_resource_name(name: str) -> bool:

@@ -11,6 +11,7 @@ from dragoman.sim.api.validation.fields import (
     forbidden,
     invalid,
     label_value_errors,
+    mask_trailing_dash,
     path_segment_errors,
     qualified_name_errors,
     required,
@@ -36,22 +37,34 @@ _LABEL_NAMED = {"namespaces"}
 _PATH_SEGMENT_NAMED = {"roles", "clusterroles", "rolebindings", "clusterrolebindings"}
 
 
-def _meta_errors(resource: str, obj: dict) -> list[dict]:
+def _name_problems(resource: str, value: str, prefix: bool, path_segment: bool) -> list[str]:
+    """The kind's name rule (apimachinery NameIsDNSLabel / NameIsDNSSubdomain / path segment); a generateName
+    `prefix` may end in '-' (maskTrailingDash)."""
+    if path_segment or resource in _PATH_SEGMENT_NAMED:
+        return path_segment_errors(value, prefix)
+    if prefix:
+        value = mask_trailing_dash(value)
+    return dns1123_label_errors(value) if resource in _LABEL_NAMED else dns1123_subdomain_errors(value)
+
+
+def _meta_errors(resource: str, obj: dict, path_segment_names: bool = False) -> list[dict]:
+    """ValidateObjectMeta. `path_segment_names`: the generic check kube-apiserver runs after a strategy that names
+    no rule of its own (a core v1 Event): a name need only be a valid path segment."""
     errs: list[dict] = []
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
         return [required("metadata", "")]
     name = meta.get("name") or ""
-    if not name and not meta.get("generateName"):
+    generate = meta.get("generateName") or ""
+    if generate:
+        errs += [
+            invalid("metadata.generateName", generate, p)
+            for p in _name_problems(resource, generate, True, path_segment_names)
+        ]
+    if not name and not generate:
         errs.append(required("metadata.name", "name or generateName is required"))
     elif name:
-        if resource in _LABEL_NAMED:
-            problems = dns1123_label_errors(name)
-        elif resource in _PATH_SEGMENT_NAMED:
-            problems = path_segment_errors(name)
-        else:
-            problems = dns1123_subdomain_errors(name)
-        errs += [invalid("metadata.name", name, p) for p in problems]
+        errs += [invalid("metadata.name", name, p) for p in _name_problems(resource, name, False, path_segment_names)]
     if resource in CLUSTER_SCOPED and meta.get("namespace"):
         errs.append(forbidden("metadata.namespace", "not allowed on this type"))
     labels = meta.get("labels") or {}
