@@ -244,7 +244,15 @@ class _Page(msgspec.Struct):
     items: list[msgspec.Raw] | None = None
 
 
+class _TypedPage(msgspec.Struct):
+    apiVersion: Any = None
+    kind: Any = None
+    metadata: Any = None
+    items: list[_Pod] | None = None  # type: ignore[valid-type]  # a TypedDict made at import time
+
+
 _page_decoder = msgspec.json.Decoder(_Page)
+_typed_page_decoder = msgspec.json.Decoder(_TypedPage)
 _pod_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(_Pod)
 _generic_decoder = msgspec.json.Decoder()
 # Per section: its kept fields msgspec leaves as bytes (name, trim, "section.field" for the shape rules, whether the
@@ -345,14 +353,20 @@ class PodListDecoder:
         return hit[0]
 
     def item(self, raw: msgspec.Raw) -> dict:
+        """One pod from its bytes (a watch event's object): a Projection, or the whole pod."""
         try:
             pod = _pod_decoder.decode(raw)
         except msgspec.DecodeError:
             return self._whole(raw)
+        out = self._project(pod)
+        return self._whole(raw) if out is None else out
+
+    def _project(self, pod: dict) -> Projection | None:
+        """The kept fields msgspec decoded (a _Pod) made a Projection, or None for a pod kept whole."""
         meta, spec, status = pod.get("metadata"), pod.get("spec"), pod.get("status")
         # No owner at all (static and mirror pods) or no spec: kept whole, decided before anything is built.
         if meta is None or spec is None or "ownerReferences" not in meta:
-            return self._whole(raw)
+            return None
         # Scalars were typed by msgspec (str or int, or null, as shapes.py's rules for them say); the other kept
         # fields are decoded (once per distinct value, but for a pod's own) and checked here.
         self._unfit = False
@@ -374,10 +388,10 @@ class PodListDecoder:
             or status is not None
             and (status.get("resourceClaimStatuses") or status.get("extendedResourceClaimStatus"))
         ):
-            return self._whole(raw)
+            return None
         out = Projection(pod)
         if self._keeps_whole(out, meta, spec):
-            return self._whole(raw)
+            return None
         self.projected += 1
         # A field that breaks a rule: left to the item's whole check, which names it (Cluster.admit).
         out.shapes_checked = not self._unfit
@@ -390,16 +404,31 @@ class PodListDecoder:
         was = gc.isenabled()
         gc.disable()
         try:
+            page: Any
+            items: list[Any] | None
             try:
-                page = _page_decoder.decode(raw)
+                # Every item read as a _Pod in one pass over the page.
+                page = _typed_page_decoder.decode(raw)
             except msgspec.DecodeError:
-                return json.loads(raw)  # not a list page: the caller's checks say what it is
+                page = None  # an item of odd shape somewhere: item by item below, each judged on its own
+            if page is not None:
+                items = None if page.items is None else [self._project(p) for p in page.items]
+                if items is not None and None in items:
+                    # Pods kept whole are decoded again, whole, from their own bytes.
+                    raws = _page_decoder.decode(raw).items or []
+                    items = [self._whole(r) if i is None else i for i, r in zip(items, raws, strict=True)]
+            else:
+                try:
+                    page = _page_decoder.decode(raw)
+                except msgspec.DecodeError:
+                    return json.loads(raw)  # not a list page: the caller's checks say what it is
+                items = None if page.items is None else [self.item(r) for r in page.items]
             out: dict[str, Any] = {}
             for k in ("apiVersion", "kind", "metadata"):
                 v = getattr(page, k)
                 if v is not None:
                     out[k] = v
-            out["items"] = None if page.items is None else [self.item(r) for r in page.items]
+            out["items"] = items
             return out
         finally:
             if was:
