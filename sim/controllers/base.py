@@ -466,12 +466,14 @@ class Events:
         self.clock = clock
         self.component = component
         self.host = host
-        self._seen: dict[tuple[str, str, str, str], tuple[str, str]] = {}
+        self._seen: dict[tuple[str, ...], tuple[str, str]] = {}
 
     def emit(self, obj: dict, etype: str, reason: str, message: str, host: str | None = None) -> None:
         md = obj["metadata"]
         ns = md.get("namespace") or "default"
-        key = (md.get("uid", ""), reason, message, self.component)
+        # getEventKey (tools/record/events_cache.go): source, the object (not its resourceVersion), type, reason,
+        # message.
+        key = (self.component, host or self.host or "", md.get("uid", ""), etype, reason, message)
         now = self.clock.timestamp()
         known = self._seen.get(key)
         if known is not None:
