@@ -21,10 +21,12 @@ from typing import Any
 
 import aiohttp
 import msgspec
+from aiohttp.helpers import get_env_proxy_for_url
 from dragoman.fleet import backoff, debugtrace
 from dragoman.fleet.errors import ExitCode, UserError, printable
 from dragoman.fleet.kubeconfig import CredentialSource, ResolvedConfig, resolve
 from kubernetes_asyncio.client import ApiClient, Configuration
+from yarl import URL
 
 from dragoman import __version__
 
@@ -93,6 +95,56 @@ def decode(raw: bytes) -> Any:
         gc.enable()
 
 
+AHEAD_STEPS = 1  # event-loop turns given to a page asked for ahead, to be sent before the current one is decoded
+
+
+class _ListMeta(msgspec.Struct):
+    continue_: Any = msgspec.field(default=None, name="continue")
+
+
+class _ListHead(msgspec.Struct):
+    metadata: _ListMeta | None = None
+
+
+_list_head_decoder = msgspec.json.Decoder(_ListHead)
+
+
+def _continue_ahead(raw: Any) -> str | None:
+    """A LIST page's continue token read from its first bytes, before the items; None when not found there.
+
+    Only a guess, to ask for the next page early (Cluster.list_all checks it against the decoded page): the API server
+    writes a list's kind, apiVersion and metadata before its items, so the bytes up to `"items"` are a JSON object
+    once closed."""
+    if not isinstance(raw, bytes):
+        return None
+    end = raw.find(b'"items"', 0, 4096)
+    if end < 0:
+        return None
+    head = raw[:end].rstrip()
+    try:
+        meta = _list_head_decoder.decode(head[:-1] + b"}" if head.endswith(b",") else head + b"}").metadata
+    except msgspec.DecodeError:
+        return None
+    token = meta.continue_ if meta is not None else None
+    return token if isinstance(token, str) and token else None
+
+
+def _as_bytes(raw: bytes) -> bytes:
+    return raw
+
+
+def _drop(ahead: asyncio.Future | None) -> None:
+    """A page asked for ahead and not used: cancelled, its outcome (an error, too) left unread without a warning."""
+    if ahead is None:
+        return
+    if ahead.done():
+        if not ahead.cancelled():
+            ahead.exception()
+    else:
+        ahead.cancel()
+        ahead.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+
 class ClusterError(UserError):
     """Talking to the cluster failed; the message is a sentence for the operator."""
 
@@ -140,14 +192,30 @@ _KIND_BY_PATH = _kind_by_plural()
 
 
 class _Guarded:
-    """kubernetes-asyncio's session with two of its defaults turned off for every request: redirects are never
-    followed (a 302 to http:// or another host would carry the credentials along), and bodies are not decompressed
-    by aiohttp (which has no bound; `read_body` inflates gzip under one)."""
+    """kubernetes-asyncio's session with some of its defaults turned off for every request: redirects are never
+    followed (a 302 to http:// or another host would carry the credentials along), bodies are not decompressed
+    by aiohttp (which has no bound; `read_body` inflates gzip under one), and the environment is read once.
 
-    def __init__(self, session: aiohttp.ClientSession) -> None:
+    kubernetes-asyncio makes its session with trust_env, with which aiohttp looks up the proxy environment and
+    ~/.netrc on every request, each in a worker thread: two thread hops per request (1-5 ms each while the loop is
+    busy decoding; a LIST page asked for ahead waited on them), and ~/.netrc credentials sent to the API server as
+    Basic auth (or, beside a bearer token, a request refused) — which kubectl never does. The proxy the environment
+    names for the server (HTTPS_PROXY, NO_PROXY, as aiohttp reads them) is looked up here once instead, and given
+    to each request that names no proxy of its own (a kubeconfig's proxy-url comes first, as before)."""
+
+    def __init__(self, session: aiohttp.ClientSession, server: str) -> None:
         self.session = session
+        self.env_proxy: tuple[Any, Any] | None
+        try:
+            self.env_proxy = get_env_proxy_for_url(URL(server))
+        except (LookupError, ValueError):
+            self.env_proxy = None
+        # aiohttp has no public setter; without the attribute the per-request lookups merely come back.
+        session._trust_env = False
 
     def request(self, **kw: Any) -> Any:
+        if self.env_proxy is not None and not kw.get("proxy"):
+            kw["proxy"], kw["proxy_auth"] = self.env_proxy
         return self.session.request(allow_redirects=False, auto_decompress=False, **kw)
 
     async def close(self) -> None:
@@ -322,7 +390,9 @@ class Cluster:
                 f"the TLS material of {self._who()} cannot be used ({getattr(exc, 'filename', None) or exc})."
             ) from None
         # The wrapper has the session's interface, not its class.
-        client.rest_client.pool_manager = _Guarded(client.rest_client.pool_manager)  # type: ignore[assignment]
+        client.rest_client.pool_manager = _Guarded(  # type: ignore[assignment]
+            client.rest_client.pool_manager, rc.server
+        )
         client.user_agent = f"dragoman/{__version__}"
         if rc.username and rc.password and not rc.token and rc.exec is None:
             basic = base64.b64encode(f"{rc.username}:{rc.password}".encode()).decode()
@@ -563,22 +633,35 @@ class Cluster:
         """Every item of a collection through `limit`/`continue` pages; (items, the list's resourceVersion).
 
         An expired continue token (410) restarts the list from the beginning, as client-go's pager does.
+
+        The next page is asked for as soon as a page's bytes are in, before they are decoded, so that the server
+        prepares it while this one is decoded: its continue token is read from the bytes ahead of the items (where
+        the API server writes the list's metadata), and that request is used only if the decoded page names the same
+        token (otherwise it is dropped and the page asked for again).
         """
+        query = {"limit": limit, "labelSelector": label_selector, "fieldSelector": field_selector}
         for _restart in range(3):
             items: list[dict] = []
             cont: str | None = None
             seen: set[str] = set()
             rv = ""
+            ahead: asyncio.Future | None = None
+            ahead_cont: str | None = None
             try:
                 for _page in range(MAX_PAGES):
-                    page = await self.list_raw(
-                        path,
-                        decoder=decoder,
-                        limit=limit,
-                        labelSelector=label_selector,
-                        fieldSelector=field_selector,
-                        **({"continue": cont} if cont else {}),
-                    )
+                    if ahead is not None and ahead_cont == cont:
+                        raw = await ahead
+                    else:
+                        _drop(ahead)
+                        raw = await self._page_bytes(path, query, cont)
+                    ahead = None
+                    guess = _continue_ahead(raw)
+                    if guess is not None and guess != cont and guess not in seen:
+                        ahead, ahead_cont = asyncio.ensure_future(self._page_bytes(path, query, guess)), guess
+                        # Let the request go out before decoding holds the loop.
+                        for _ in range(AHEAD_STEPS):
+                            await asyncio.sleep(0)
+                    page = self._decode_page(raw, path, decoder)
                     page_items = page.get("items") if isinstance(page, dict) else None
                     meta = (page.get("metadata") if isinstance(page, dict) else None) or {}
                     if (
@@ -618,9 +701,25 @@ class Cluster:
                 if exc.status == 410 and cont:
                     continue
                 raise
+            finally:
+                _drop(ahead)
         raise ClusterError(
             f"the list of {path} kept expiring while being paged; the cluster changes faster than it can be read."
         )
+
+    async def _page_bytes(self, path: str, query: Mapping[str, Any], cont: str | None) -> Any:
+        """One page of a LIST as its bytes (or {} for an empty body), read as `request` reads it."""
+        return await self.request("GET", path, query={**query, "continue": cont}, decoder=_as_bytes)
+
+    def _decode_page(self, raw: Any, path: str, decoder: Any) -> Any:
+        if not isinstance(raw, bytes):
+            return raw
+        try:
+            return (decoder or decode)(raw)
+        except (ValueError, RecursionError):
+            raise ClusterError(
+                f"the server of {self._who()} answered GET {path} with something that is not JSON."
+            ) from None
 
     def admit(self, path: str, page: dict, items: list[dict]) -> list[dict]:
         """The items whose fields have the types Kubernetes gives them; the others are left out and remembered as

@@ -244,7 +244,15 @@ class _Page(msgspec.Struct):
     items: list[msgspec.Raw] | None = None
 
 
+class _TypedPage(msgspec.Struct):
+    apiVersion: Any = None
+    kind: Any = None
+    metadata: Any = None
+    items: list[_Pod] | None = None  # type: ignore[valid-type]  # a TypedDict made at import time
+
+
 _page_decoder = msgspec.json.Decoder(_Page)
+_typed_page_decoder = msgspec.json.Decoder(_TypedPage)
 _pod_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(_Pod)
 _generic_decoder = msgspec.json.Decoder()
 # Per section: its kept fields msgspec leaves as bytes (name, trim, "section.field" for the shape rules, whether the
@@ -279,9 +287,9 @@ class PodListDecoder:
         self.strings: dict[str, str] = strings if strings is not None else {}
         # The store whose projections these are (Projection.source): set here, so the store need not visit each one.
         self.source = source
-        self._canon: dict[bytes, Any] = {}
-        # (section.field, the value's bytes) -> whether the value keeps fleet/shapes.py's rules for that field.
-        self._fit: dict[tuple[str, bytes], bool] = {}
+        # (section.field, the value's bytes) -> (the value decoded and cut, whether it keeps fleet/shapes.py's rules for
+        # that field).
+        self._memo: dict[tuple[str, bytes], tuple[Any, bool]] = {}
         # (ids of labels, ownerReferences, containers, initContainers; name words) -> (keeps_whole's answer, those
         # objects, held so that their ids stay theirs while the answer is remembered).
         self._verdicts: dict[tuple, tuple] = {}
@@ -289,27 +297,22 @@ class PodListDecoder:
         self.whole = 0
         self.projected = 0
 
-    def _value(self, raw: msgspec.Raw, trim: Callable[[Any], Any] | None, where: str = "") -> Any:
-        key = bytes(raw)
-        hit = self._canon.get(key, self)
-        if hit is self:
+    def _value(self, raw: msgspec.Raw, trim: Callable[[Any], Any] | None, where: str) -> Any:
+        key = (where, bytes(raw))
+        hit = self._memo.get(key)
+        if hit is None:
             # msgspec has read these bytes as JSON already (they are a Raw of the pod it decoded): its generic decoder
             # gives what json.loads would, twice as fast for the small values here.
-            hit = _generic_decoder.decode(key)
+            v = _generic_decoder.decode(key[1])
             if trim is not None:
-                hit = trim(hit)
-            if len(self._canon) >= CANON_LIMIT:
-                self._canon.clear()
-                self._fit.clear()
+                v = trim(v)
+            if len(self._memo) >= CANON_LIMIT:
+                self._memo.clear()
                 self._verdicts.clear()
-            self._canon[key] = hit
-        if where:
-            ok = self._fit.get((where, key))
-            if ok is None:
-                ok = self._fit[(where, key)] = hit is None or fits("Pod", where)(hit)
-            if not ok:
-                self._unfit = True
-        return hit
+            hit = self._memo[key] = (v, v is None or fits("Pod", where)(v))
+        if not hit[1]:
+            self._unfit = True
+        return hit[0]
 
     def _own(self, raw: msgspec.Raw, trim: Callable[[Any], Any] | None, where: str) -> Any:
         """A value only this pod sends (UNSHARED): decoded, cut and checked as _value does, without the memo."""
@@ -345,14 +348,20 @@ class PodListDecoder:
         return hit[0]
 
     def item(self, raw: msgspec.Raw) -> dict:
+        """One pod from its bytes (a watch event's object): a Projection, or the whole pod."""
         try:
             pod = _pod_decoder.decode(raw)
         except msgspec.DecodeError:
             return self._whole(raw)
+        out = self._project(pod)
+        return self._whole(raw) if out is None else out
+
+    def _project(self, pod: dict) -> Projection | None:
+        """The kept fields msgspec decoded (a _Pod) made a Projection, or None for a pod kept whole."""
         meta, spec, status = pod.get("metadata"), pod.get("spec"), pod.get("status")
         # No owner at all (static and mirror pods) or no spec: kept whole, decided before anything is built.
         if meta is None or spec is None or "ownerReferences" not in meta:
-            return self._whole(raw)
+            return None
         # Scalars were typed by msgspec (str or int, or null, as shapes.py's rules for them say); the other kept
         # fields are decoded (once per distinct value, but for a pod's own) and checked here.
         self._unfit = False
@@ -374,10 +383,10 @@ class PodListDecoder:
             or status is not None
             and (status.get("resourceClaimStatuses") or status.get("extendedResourceClaimStatus"))
         ):
-            return self._whole(raw)
+            return None
         out = Projection(pod)
         if self._keeps_whole(out, meta, spec):
-            return self._whole(raw)
+            return None
         self.projected += 1
         # A field that breaks a rule: left to the item's whole check, which names it (Cluster.admit).
         out.shapes_checked = not self._unfit
@@ -390,16 +399,31 @@ class PodListDecoder:
         was = gc.isenabled()
         gc.disable()
         try:
+            page: Any
+            items: list[Any] | None
             try:
-                page = _page_decoder.decode(raw)
+                # Every item read as a _Pod in one pass over the page.
+                page = _typed_page_decoder.decode(raw)
             except msgspec.DecodeError:
-                return json.loads(raw)  # not a list page: the caller's checks say what it is
+                page = None  # an item of odd shape somewhere: item by item below, each judged on its own
+            if page is not None:
+                items = None if page.items is None else [self._project(p) for p in page.items]
+                if items is not None and None in items:
+                    # Pods kept whole are decoded again, whole, from their own bytes.
+                    raws = _page_decoder.decode(raw).items or []
+                    items = [self._whole(r) if i is None else i for i, r in zip(items, raws, strict=True)]
+            else:
+                try:
+                    page = _page_decoder.decode(raw)
+                except msgspec.DecodeError:
+                    return json.loads(raw)  # not a list page: the caller's checks say what it is
+                items = None if page.items is None else [self.item(r) for r in page.items]
             out: dict[str, Any] = {}
             for k in ("apiVersion", "kind", "metadata"):
                 v = getattr(page, k)
                 if v is not None:
                     out[k] = v
-            out["items"] = None if page.items is None else [self.item(r) for r in page.items]
+            out["items"] = items
             return out
         finally:
             if was:

@@ -992,17 +992,13 @@ class Checker:
                     rt.FUNCTIONS[name](arg.args[0])
                 except CelRuntimeError:
                     self._defer(self.source.error(f"invalid {name} argument", "type", arg.offset))
-        # Kubernetes validates regex literals at compile time (cel.ValidateRegexLiterals), with RE2's grammar.
-        if name in _REGEX_FUNCS:
-            pat = args[-1] if name == "matches" and target is None else args[0]
-            if pat.kind == "lit" and isinstance(pat.args[0], str):
-                problem = regex_error(pat.args[0])
-                if problem is not None:
-                    self._defer(
-                        self.source.error(
-                            f"invalid regular expression {pat.args[0]!r}: {problem}", "syntax", pat.offset
-                        )
-                    )
+        # Kubernetes validates the pattern of `s.matches(<literal>)` at compile time (cel.ValidateRegexLiterals, RE2's
+        # grammar), in its own words; the other constant patterns (matches(s, p), find, findAll) fail when the
+        # program is planned (fold_constants).
+        if name == "matches" and target is not None and len(args) == 1:
+            pat = args[0]
+            if pat.kind == "lit" and isinstance(pat.args[0], str) and regex_error(pat.args[0]) is not None:
+                self._defer(self.source.error("invalid matches argument", "syntax", pat.offset))
 
 
 # What each string.format() verb takes (ext/formatting.go stringFormatChecker): checked type kinds; dyn always passes.
@@ -1310,6 +1306,12 @@ def fold_constants(root: Node, source: Source) -> None:
                 n.const = {a.const: b.const for a, b in entries}
         elif k == "call":
             name, target, args = n.args
+            if name in _REGEX_FUNCS and args:
+                # cel-go's planner compiles a constant pattern (the Regex library's and the standard matches).
+                pat = args[-1] if name == "matches" and target is None else args[0]
+                problem = regex_error(pat.const) if isinstance(pat.const, str) else None
+                if problem is not None:
+                    raise CelCompileError(f"program instantiation failed: {problem}", "program")
             if name in _CONVERSIONS and target is None and len(args) == 1 and args[0].const is not NOT_CONST:
                 try:
                     n.const = rt.FUNCTIONS[name](args[0].const)

@@ -14,10 +14,10 @@ from dragoman.fleet.cel.parse_errors import ACCUMULATOR_NAME, MACROS, RESERVED_I
 UNSUPPORTED = "valid in Kubernetes, not supported here"
 # Placeholders the rewriter puts in for cel-go's optional syntax, which cel-python's grammar lacks.
 OPT_SELECT = "__opt_select__"
-# `x.`b-c``: a field name in backticks (cel-go's escaped identifiers: letters, digits, _ . - /), rewritten to
+# `x.`b-c``: a field name in backticks (cel-go's escaped identifiers: letters, digits, _ . - / and space), rewritten to
 # `x.__quoted_select__("b-c")` and built as an ordinary field selection.
 QUOTED_SELECT = "__quoted_select__"
-_QUOTED_FIELD = re.compile(r"\.\s*\??`([A-Za-z0-9_./-]+)`")
+_QUOTED_FIELD = re.compile(r"\.\s*\??`([A-Za-z0-9_./ -]+)`")
 OPT_INDEX = "__opt_index__"
 OPT_FUNCS = {
     "of": "__optional_of",
@@ -406,6 +406,12 @@ class _Builder:
         found = self.source.original.find(text, start)
         return found if found != -1 else self.off(right_t)
 
+    def open_paren(self, name_tok: lark.Token) -> int:
+        """Where cel-go places a call: at its `(` (the parser gives the call the id of that token)."""
+        off = self.off(name_tok)
+        at = self.source.original.find("(", off)  # from the name's start: a rewritten name is longer than the text
+        return at if at != -1 else off
+
     def dot_offset(self, name_tok: lark.Token) -> int:
         off = self.off(name_tok)
         dot = self.source.original.rfind(".", 0, off)
@@ -469,7 +475,9 @@ class _Builder:
             return self.method(t, operand, name, args_t, ch[1])
         if d == "member_index":
             operand, key = ch
-            return Node("index", self.build(operand), self.build(key), False, offset=self.off(key))
+            # cel-go's index expression is at its `[`.
+            at = self.source.original.rfind("[", 0, self.off(key))
+            return Node("index", self.build(operand), self.build(key), False, offset=at if at != -1 else self.off(key))
         if d == "member_object":
             raise self.err(
                 f"message construction is {UNSUPPORTED} (DRA selectors declare no message types)", "unsupported", t
@@ -481,7 +489,7 @@ class _Builder:
             return Node("ident", str(ch[0]), offset=self.off(ch[0]))
         if d == "dot_ident_arg":
             args_t = ch[1].children if len(ch) > 1 else []
-            return Node("call", str(ch[0]), None, [self.build(a) for a in args_t], offset=self.off(ch[0]))
+            return Node("call", str(ch[0]), None, [self.build(a) for a in args_t], offset=self.open_paren(ch[0]))
         if d == "ident":
             if str(ch[0]) in RESERVED:
                 raise self.err(f"syntax error: reserved identifier: {ch[0]}", "syntax", ch[0])
@@ -498,7 +506,7 @@ class _Builder:
                 if arg.kind != "select" or arg.args[2]:
                     raise self.err("invalid argument to has() macro", "syntax", t)
                 return Node("has", arg, offset=self.off(t))
-            return Node("call", name, None, [self.build(a) for a in args_t], offset=self.off(ch[0]))
+            return Node("call", name, None, [self.build(a) for a in args_t], offset=self.open_paren(ch[0]))
         if d == "paren_expr":
             return self.build(ch[0])
         if d == "list_lit":
@@ -672,8 +680,14 @@ class _Builder:
         target = self.build(operand_t)
         # A dotted global name such as strings.quote or sets.contains or lists.range.
         if target.kind == "ident" and target.args[0] in ("strings", "sets", "lists", "math", "base64", "format"):
-            return Node("call", f"{target.args[0]}.{name}", None, [self.build(a) for a in args_t], offset=target.offset)
-        return Node("call", name, target, [self.build(a) for a in args_t], offset=off)
+            return Node(
+                "call",
+                f"{target.args[0]}.{name}",
+                None,
+                [self.build(a) for a in args_t],
+                offset=self.open_paren(name_tok),
+            )
+        return Node("call", name, target, [self.build(a) for a in args_t], offset=self.open_paren(name_tok))
 
 
 def logic_chain(t: lark.Tree) -> list:

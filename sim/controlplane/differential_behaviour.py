@@ -14,6 +14,7 @@ import re
 import time
 from typing import Any
 
+from dragoman.fleet.ownership import parse_time
 from dragoman.sim.controllers.kubelet import STOP_SECONDS
 from dragoman.sim.controllers.nodelifecycle import KUBELET_STOPPED, RUNTIME_DOWN
 from dragoman.sim.controlplane.differential import Behaviour, Side
@@ -809,6 +810,30 @@ def _node_events(side: Side, node: str = NODE) -> list:
     )
 
 
+def _eviction_delay(side: Side, key: str, pod: dict | None, node: str = NODE) -> float | None:
+    """Seconds from the node's NoExecute taint `key` being added (its timeAdded) to the taint eviction controller
+    marking the pod (its DisruptionTarget's lastTransitionTime): both stamped by the same side's clock."""
+    n = side.get(f"/api/v1/nodes/{node}") or {}
+    added = next(
+        (
+            t.get("timeAdded")
+            for t in (n.get("spec") or {}).get("taints") or ()
+            if t.get("key") == key and t.get("effect") == "NoExecute"
+        ),
+        None,
+    )
+    marked = next(
+        (
+            c.get("lastTransitionTime")
+            for c in ((pod or {}).get("status") or {}).get("conditions") or ()
+            if c.get("type") == "DisruptionTarget"
+        ),
+        None,
+    )
+    a, b = parse_time(added), parse_time(marked)
+    return None if a is None or b is None else b - a
+
+
 def _terminating_view(p: dict | None) -> Any:
     if p is None:
         return None
@@ -856,6 +881,7 @@ def node_not_ready(side: Side) -> Any:
     gone_dark = side.wait(unreachable, 120, interval=1.0)
     took = time.monotonic() - t0
     evicted = _wait_pod(side, "tolerates-5s", lambda p: bool(p["metadata"].get("deletionTimestamp")), 30)
+    delay = _eviction_delay(side, "node.kubernetes.io/unreachable", evicted)
     view = node_view(side, NODE)
     view["taints"] = sorted(
         ((t.get("key"), t.get("effect"), "timeAdded" in t) for t in view.get("taints") or ()),
@@ -905,6 +931,8 @@ def node_not_ready(side: Side) -> Any:
         "node": view,
         "while down": down,
         "evicted": None if evicted is None else _terminating_view(evicted),
+        # tolerationSeconds 5 from the taint's timeAdded; whole-second stamps and the controllers' passes add a little.
+        "evicted 5 s after the taint": delay is not None and 4 <= delay <= 12,
         "evicted pod's writes": pod_history(side, since, "tolerates-5s"),
         "deleted while down": _terminating_view(deleted),
         "deleted, past its grace": _terminating_view(after_grace),
@@ -946,6 +974,7 @@ def node_runtime_down(side: Side) -> Any:
 
     down = side.wait(tainted, SETTLE, interval=1.0)
     evicted = _wait_pod(side, "tolerates-not-ready", lambda p: bool(p["metadata"].get("deletionTimestamp")), 30)
+    delay = _eviction_delay(side, "node.kubernetes.io/not-ready", evicted)
     # A moment later it is still there: the runtime cannot stop its containers (its 30 s grace is not waited out
     # here; the NotReady case shows a pod kept past its grace).
     time.sleep(3)
@@ -955,6 +984,7 @@ def node_runtime_down(side: Side) -> Any:
         "node": view,
         "stays": pod_view(side.get(_ns_path("pods", "runtime-stays"))),
         "evicted": _terminating_view(evicted),
+        "evicted 5 s after the taint": delay is not None and 4 <= delay <= 12,
         "evicted, a moment later": _terminating_view(side.get(_ns_path("pods", "tolerates-not-ready"))),
         "node events": _node_events(side),
     }

@@ -476,6 +476,20 @@ def api_requests() -> list[Request]:
             device_class("dragoman-diff-bad3.example.com", "has(device) || 'abc"),
         ),
         R(
+            # A constant pattern RE2 refuses: compiled when env.Program plans it, an Internal error (not Invalid).
+            "classes: create with a pattern that fails when the program is built",
+            "POST",
+            CLASSES,
+            device_class("dragoman-diff-bad4.example.com", 'device.driver.find("(") == ""'),
+        ),
+        R(
+            # s.matches(<literal>): cel.ValidateRegexLiterals refuses it at compile time, in its own words.
+            "classes: create with a matches pattern that does not compile",
+            "POST",
+            CLASSES,
+            device_class("dragoman-diff-bad5.example.com", 'device.driver.matches("(")'),
+        ),
+        R(
             "classes: create with an extended resource name",
             "POST",
             CLASSES,

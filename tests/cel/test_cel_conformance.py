@@ -587,7 +587,7 @@ CASES = [
         "regex-invalid-literal",
         f'{G}.productName.matches("[")',
         GPU,
-        C("syntax", "invalid regular expression"),
+        C("syntax", "invalid matches argument"),
         f"{FACTS}: invalid regex literals are compile errors",
     ),
     ("starts-ends", f'{G}.uuid.startsWith("GPU-") && !{G}.uuid.endsWith("x")', GPU, True, "cel-go stdlib"),

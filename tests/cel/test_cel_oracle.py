@@ -41,9 +41,10 @@ SLOW_EXAMPLES = int(os.environ.get("DRAGOMAN_ORACLE_EXAMPLES") or 5000)
 DEVICES_PER_CASE = 8
 
 # Compile-error kinds: cel-go's (as the oracle names them) -> the kinds dragoman may give for the same refusal.
-# cel-go rejects a constant pattern RE2 cannot compile from an AST validator at compile time, with a position;
-# dragoman files that under "syntax".
-KIND_EQUIVALENT = {"regex": {"syntax"}}
+# cel-go rejects a constant pattern RE2 cannot compile from an AST validator at compile time, with a position
+# (`s.matches("(")`), which dragoman files under "syntax", or when the program is planned (`s.find("(")`,
+# `matches(s, "(")`), which dragoman files under "program" like the other planner failures.
+KIND_EQUIVALENT = {"regex": {"syntax", "program"}}
 
 # Functions the environment declares that no selector can reach, or that are other names of what is generated.
 UNREACHABLE = {

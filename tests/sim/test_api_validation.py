@@ -280,6 +280,18 @@ def test_cel_syntax_error_is_worded_as_the_api_server_words_it():
     )
 
 
+def test_cel_pattern_that_fails_in_the_planner_is_an_internal_error():
+    # kube-apiserver v1.37.2: env.Program compiles a constant pattern; its failure is field.InternalError.
+    bad = copy.deepcopy(CLASS)
+    bad["spec"]["selectors"] = [{"cel": {"expression": 'device.driver.find("(") == ""'}}]
+    (cause,) = validate_object("deviceclasses", bad, None)
+    assert cause == {
+        "reason": "InternalError",
+        "field": "spec.selectors[0].cel.expression",
+        "message": "Internal error: program instantiation failed: error parsing regexp: missing closing ): `(`",
+    }
+
+
 @pytest.mark.parametrize(
     "expression, reason, fragment",
     [

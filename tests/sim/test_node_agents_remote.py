@@ -97,3 +97,47 @@ async def test_agents_through_the_api_settle_the_demo_as_in_process():
     running = [k for k, v in in_process["pods"].items() if v == "Running"]
     assert len(running) > 50 and in_process["slices"]
     assert through_api == in_process
+
+
+async def test_the_heartbeat_keeps_renewing_while_the_other_agents_loop_is_busy():
+    """The agents' writes are synchronous in their loop: a slow API server holds that loop. The Lease renewals run on
+    their own connection and loop (as a kubelet's heartbeat client), so a busy agent loop does not let a node's Lease
+    lapse into the node lifecycle controller's grace period — which on the real control plane marks the node Unknown
+    and taints it unreachable, so no DaemonSet pod is placed on a node that just joined."""
+    from tests.sim.test_controllers_gpu import gpu_node
+    from tests.support.sim import running_simulator
+
+    async with running_simulator(objects=[gpu_node("gpu-1", "p")]) as sim:
+        kc = sim.kubeconfig()
+        token = kc["users"][0]["user"]["token"]
+        ca = base64.b64decode(kc["clusters"][0]["cluster"]["certificate-authority-data"])
+        renewals: list[str] = []
+        ready = threading.Event()
+        done = threading.Event()
+
+        def agents_thread() -> None:
+            async def go() -> None:
+                ag = Agents(sim.url, token, ca)
+                await ag.start()
+                ready.set()
+                # The agents' loop is held for 12 s: a renewal period (10 s) passes in it.
+                time.sleep(12)
+                await ag.stop()
+                done.set()
+
+            asyncio.run(go())
+
+        def renew_time() -> str | None:
+            lease = sim.store.get("leases.coordination.k8s.io", "kube-node-lease", "gpu-1")
+            return (lease or {}).get("spec", {}).get("renewTime")
+
+        thread = threading.Thread(target=agents_thread, daemon=True)
+        thread.start()
+        await asyncio.to_thread(ready.wait, 30)
+        while not done.is_set():
+            t = renew_time()
+            if t and t not in renewals:
+                renewals.append(t)
+            await asyncio.sleep(0.2)
+        await asyncio.to_thread(thread.join, 30)
+    assert len(renewals) >= 2, f"the Lease was renewed while the agents' loop was held: {renewals}"

@@ -155,6 +155,16 @@ def run_diff(args: argparse.Namespace) -> int:
                 raise UserError(
                     f"{flag} {path}: not a kubeconfig with a server, a CA and a token.", ExitCode.INPUT
                 ) from None
+    if binaries is not None or not args.embedded_kubeconfig:
+        # It starts a control plane (or the embedded simulator) in this process: SIGTERM and SIGHUP (the terminal
+        # closed) unwind like Ctrl+C, so the started processes are stopped on the way out instead of left running.
+        import signal
+
+        def _interrupt(*_: object) -> None:
+            raise KeyboardInterrupt
+
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, _interrupt)
     result = differential.run(
         binaries=binaries,
         real_kubeconfig=args.kubeconfig,

@@ -10,6 +10,7 @@ from typing import Any
 from dragoman.fleet import k8s
 
 REQUIRED, INVALID, FORBIDDEN = "FieldValueRequired", "FieldValueInvalid", "FieldValueForbidden"
+INTERNAL = "InternalError"  # field.ErrorTypeInternal
 
 
 TOO_LONG, TOO_MANY, NOT_SUPPORTED, DUPLICATE = (
@@ -53,6 +54,11 @@ def required(field: str, detail: str = "") -> dict:
 def invalid(field: str, value: Any, detail: str = "") -> dict:
     body = "Invalid value" if value is _OMIT else f"Invalid value: {fmt_value(value)}"
     return _err(INVALID, field, body + (f": {detail}" if detail else ""))
+
+
+def internal(field: str, detail: str) -> dict:
+    # field.InternalError: what the API server answers when CEL's env.Program fails (a constant regex, bool("x")).
+    return _err(INTERNAL, field, f"Internal error: {detail}")
 
 
 def forbidden(field: str, detail: str = "") -> dict:

@@ -16,6 +16,7 @@ from dragoman.sim.api.validation.fields import (
     dns1123_subdomain_errors,
     duplicate,
     forbidden,
+    internal,
     invalid,
     label_value_errors,
     not_supported,
@@ -110,6 +111,8 @@ def _compile_result(expression: str) -> tuple[str, str, str] | None:
             return None
         if kind == "non-bool":
             return ("invalid", err.message, "")
+        if kind == "program":
+            return ("internal", err.message, "")
         # cel-go's Issues.String(): every error with its location, line and caret, as the API server writes it.
         return ("invalid", f"compilation failed: {err.display(expression)}", "")
     except Exception:  # noqa: BLE001 - an engine crash must not take the API server down
@@ -134,6 +137,8 @@ def _cel_selector_errors(selector: Any, path: str) -> list[dict]:
         return [too_long(field, CEL_MAX_LENGTH)]
     if kind == "cost":
         return [forbidden(field, detail)]
+    if kind == "internal":
+        return [internal(field, detail)]
     return [invalid(field, expression, detail)]
 
 
