@@ -15,8 +15,11 @@ other kind is kept whole: even at the envelope nodes, slices and claims are tens
 Measured on the envelope's Deployment pods (4.5 KB of JSON each; benchmarks/bench_envelope.py prints the figures):
 the whole decoded dicts take ~195 MiB per 10,000 pods, the projection ~65 MiB, and the projection with identical parts
 shared (decoded once per distinct JSON value: a template's containers, its tolerations, labels, owner, conditions)
-~20 MiB. json.loads costs ~100 µs a pod on this machine and projecting the dicts ~45 µs more; decoding the page with
-msgspec into the kept fields only costs ~25 µs, which is what makes a 150,000-pod LIST fit in seconds.
+~20 MiB. json.loads costs ~100 µs a pod on this machine and projecting the dicts ~45 µs more. PodListDecoder decodes
+a page in one msgspec pass into dicts of the kept fields (TypedDicts made from the lists below), then decodes each
+shared part once and asks keeps_whole once per template: ~13 µs a Deployment pod, of which msgspec's pass is ~4.5 µs
+and ~20 µs a pod over the envelope's pages, its GPU pods (decoded whole) included (34 µs with a Python loop over
+struct fields and keeps_whole per pod), which is what makes a 150,000-pod LIST fit in a few seconds.
 """
 
 from __future__ import annotations
@@ -287,9 +290,9 @@ class PodListDecoder:
         self.strings: dict[str, str] = strings if strings is not None else {}
         # The store whose projections these are (Projection.source): set here, so the store need not visit each one.
         self.source = source
-        self._canon: dict[bytes, Any] = {}
-        # (section.field, the value's bytes) -> whether the value keeps fleet/shapes.py's rules for that field.
-        self._fit: dict[tuple[str, bytes], bool] = {}
+        # (section.field, the value's bytes) -> (the value decoded and cut, whether it keeps fleet/shapes.py's rules for
+        # that field).
+        self._memo: dict[tuple[str, bytes], tuple[Any, bool]] = {}
         # (ids of labels, ownerReferences, containers, initContainers; name words) -> (keeps_whole's answer, those
         # objects, held so that their ids stay theirs while the answer is remembered).
         self._verdicts: dict[tuple, tuple] = {}
@@ -297,27 +300,22 @@ class PodListDecoder:
         self.whole = 0
         self.projected = 0
 
-    def _value(self, raw: msgspec.Raw, trim: Callable[[Any], Any] | None, where: str = "") -> Any:
-        key = bytes(raw)
-        hit = self._canon.get(key, self)
-        if hit is self:
+    def _value(self, raw: msgspec.Raw, trim: Callable[[Any], Any] | None, where: str) -> Any:
+        key = (where, bytes(raw))
+        hit = self._memo.get(key)
+        if hit is None:
             # msgspec has read these bytes as JSON already (they are a Raw of the pod it decoded): its generic decoder
             # gives what json.loads would, twice as fast for the small values here.
-            hit = _generic_decoder.decode(key)
+            v = _generic_decoder.decode(key[1])
             if trim is not None:
-                hit = trim(hit)
-            if len(self._canon) >= CANON_LIMIT:
-                self._canon.clear()
-                self._fit.clear()
+                v = trim(v)
+            if len(self._memo) >= CANON_LIMIT:
+                self._memo.clear()
                 self._verdicts.clear()
-            self._canon[key] = hit
-        if where:
-            ok = self._fit.get((where, key))
-            if ok is None:
-                ok = self._fit[(where, key)] = hit is None or fits("Pod", where)(hit)
-            if not ok:
-                self._unfit = True
-        return hit
+            hit = self._memo[key] = (v, v is None or fits("Pod", where)(v))
+        if not hit[1]:
+            self._unfit = True
+        return hit[0]
 
     def _own(self, raw: msgspec.Raw, trim: Callable[[Any], Any] | None, where: str) -> Any:
         """A value only this pod sends (UNSHARED): decoded, cut and checked as _value does, without the memo."""

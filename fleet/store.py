@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -97,6 +98,7 @@ PAGE_DECODERS: dict[str, Callable[[FleetStore], Callable[[bytes], Any]]] = {
     "Pod": lambda store: PodListDecoder(store._strings, source=store)
 }
 WHOLE_CACHE = 32  # whole objects fetched on demand, kept for pages reopened soon after
+BULK_CHANGES = 5000  # a first LIST this large records its additions with the cyclic collector paused
 
 
 def _rv(obj: dict | None) -> str | None:
@@ -284,15 +286,24 @@ class FleetStore:
                 obj = self._project(kind, obj)
             fresh[key_of(obj)] = obj
         if not current:
-            # Nothing held yet (the first LIST): every object is an addition; no comparison to make.
+            # Nothing held yet (the first LIST): every object is an addition; no comparison to make. A fleet's worth
+            # of Changes makes no cycles: the cyclic collector is kept from rescanning them, as the decoder does.
             current.update(fresh)
             pending = self._pending
-            for key, obj in fresh.items():
-                pk = (kind, *key)
-                if pk in pending:
-                    self._record(Change(kind, "ADDED", obj, None))
-                else:
-                    pending[pk] = Change(kind, "ADDED", obj, None)
+            bulk = len(fresh) >= BULK_CHANGES and gc.isenabled()
+            if bulk:
+                gc.disable()
+            try:
+                for key, obj in fresh.items():
+                    pk = (kind, *key)
+                    if pk in pending:
+                        self._record(Change(kind, "ADDED", obj, None))
+                    else:
+                        pending[pk] = Change(kind, "ADDED", obj, None)
+            finally:
+                if bulk:
+                    gc.freeze()  # they die at the flush, by reference counting, frozen or not
+                    gc.enable()
             self._schedule()
             return
         gone = [key for key in current if key not in fresh]

@@ -22,7 +22,7 @@ from dragoman.fleet.cel.api import (
 )
 from dragoman.fleet.cel.checker import Checked, check
 from dragoman.fleet.cel.parse_errors import MAX_RECURSION_DEPTH as MAX_NESTING
-from dragoman.fleet.cel.parse_errors import celgo_errors
+from dragoman.fleet.cel.parse_errors import allow_deep_recursion, celgo_errors
 from dragoman.fleet.cel.runtime import CelRuntimeError, type_name
 from dragoman.fleet.cel.syntax import Node, parse
 
@@ -65,6 +65,7 @@ def check_expression(expression: str, environment: Environment | str | None = No
         raise CelCompileError(
             f"expression code point size exceeds limit: size: {len(expression)}, limit {CODE_POINT_LIMIT}", "syntax"
         )
+    allow_deep_recursion()  # what cel-go takes (250 levels) must not be a RecursionError here
     try:
         root, source = parse(expression)
     except CelCompileError as exc:

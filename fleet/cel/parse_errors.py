@@ -338,33 +338,40 @@ class _Run:
         self.reports = 0
 
 
+# cel-go's limits let a selector nest 250 levels (parentheses, operators, selections); each level is several Python
+# frames in the parsers here, more than the interpreter's default limit of 1,000 allows.
+RECURSION_FLOOR = 10_000
+
+
+def allow_deep_recursion() -> None:
+    """Raise the interpreter's recursion limit to RECURSION_FLOOR, never lower it: the limit is the whole process's,
+    so a parse on one thread must not put it back under another thread's feet."""
+    if sys.getrecursionlimit() < RECURSION_FLOOR:
+        sys.setrecursionlimit(RECURSION_FLOOR)
+
+
 def celgo_errors(text: str) -> tuple[list[Issue], int]:
     """The errors cel-go's parser reports for `text` (empty when it parses), and how many more it truncated."""
     antlr4, Lexer, CELParser, Listener, Depth, Strategy = _load()
     run = _Run(text)
+    allow_deep_recursion()
     with _lock:  # the runtime's shared DFA cache is not meant for concurrent parsers
-        limit = sys.getrecursionlimit()
-        # 250 nested rules of eight kinds, a few Python frames each: more than the interpreter's default allows.
-        sys.setrecursionlimit(max(limit, 20_000))
+        lexer = Lexer(antlr4.InputStream(text))
+        lexer.removeErrorListeners()
+        listener = Listener(run)
+        lexer.addErrorListener(listener)
+        parser = CELParser(antlr4.CommonTokenStream(lexer))
+        parser.removeErrorListeners()
+        parser.addErrorListener(listener)
+        parser.addParseListener(Depth())
+        parser._errHandler = Strategy()
         try:
-            lexer = Lexer(antlr4.InputStream(text))
-            lexer.removeErrorListeners()
-            listener = Listener(run)
-            lexer.addErrorListener(listener)
-            parser = CELParser(antlr4.CommonTokenStream(lexer))
-            parser.removeErrorListeners()
-            parser.addErrorListener(listener)
-            parser.addParseListener(Depth())
-            parser._errHandler = Strategy()
-            try:
-                tree = parser.start()
-                _Visitor(run, CELParser).visit(tree)
-            except _Internal as stop:
-                run.errors.report(_NO_LOCATION, str(stop))
-            except _Stop:
-                pass
-        finally:
-            sys.setrecursionlimit(limit)
+            tree = parser.start()
+            _Visitor(run, CELParser).visit(tree)
+        except _Internal as stop:
+            run.errors.report(_NO_LOCATION, str(stop))
+        except _Stop:
+            pass
     truncated = max(0, run.errors.count - MAX_ERRORS_TO_REPORT)
     return run.errors.issues, truncated
 

@@ -16,6 +16,7 @@ from celpy.evaluation import CELEvalError
 from dragoman.fleet.cel import runtime as rt
 from dragoman.fleet.cel.api import CelDevice
 from dragoman.fleet.cel.checker import TYPE_IDENTS
+from dragoman.fleet.cel.parse_errors import allow_deep_recursion
 from dragoman.fleet.cel.runtime import CelRuntimeError
 from dragoman.fleet.cel.syntax import (
     NOT_CONST,
@@ -629,6 +630,7 @@ def environment() -> celpy.Environment:
     global _ENV
     if _ENV is None:
         _ENV = celpy.Environment()
+        allow_deep_recursion()  # cel-python has just set the process's limit to 2,500: back to what cel-go's 250 need
     return _ENV
 
 

@@ -14,10 +14,10 @@ from dragoman.fleet.cel.parse_errors import ACCUMULATOR_NAME, MACROS, RESERVED_I
 UNSUPPORTED = "valid in Kubernetes, not supported here"
 # Placeholders the rewriter puts in for cel-go's optional syntax, which cel-python's grammar lacks.
 OPT_SELECT = "__opt_select__"
-# `x.`b-c``: a field name in backticks (cel-go's escaped identifiers: letters, digits, _ . - /), rewritten to
+# `x.`b-c``: a field name in backticks (cel-go's escaped identifiers: letters, digits, _ . - / and space), rewritten to
 # `x.__quoted_select__("b-c")` and built as an ordinary field selection.
 QUOTED_SELECT = "__quoted_select__"
-_QUOTED_FIELD = re.compile(r"\.\s*\??`([A-Za-z0-9_./-]+)`")
+_QUOTED_FIELD = re.compile(r"\.\s*\??`([A-Za-z0-9_./ -]+)`")
 OPT_INDEX = "__opt_index__"
 OPT_FUNCS = {
     "of": "__optional_of",

@@ -76,6 +76,29 @@ _STRAYS = [
 ]
 
 
+# cel-go's parser limits and error paths no mutation reaches: nesting at and past 250 (its listener's and its visitor's
+# limits), more than 100 errors, more than 30 recoveries, empty and blank text, escapes, an escaped name with a space.
+EDGES = [
+    "(" * 300 + "1" + ")" * 300,
+    "(" * 240 + "true" + ")" * 240,
+    "1" + " + 1" * 300 + " == 1",
+    "device" + ".a" * 300,
+    "[" * 260 + "]" * 260,
+    ")" * 150,
+    "1 " * 150,
+    "a b c d e f g h i j k l m n o p q r s t u v w x y z a b c d e f g h i j k l m n o p q r s t u v w x y z",
+    ", ".join(["(("] * 40),
+    "",
+    " \t\n",
+    "@" * 120,
+    "'" + "\\z" * 3 + "'",
+    "xxxxx`y",
+    "{" * 120,
+    'device.attributes["dra.example.com"].?`a b`.orValue(1) == 1',
+    "has(device) || 'abc",
+]
+
+
 def _valid_selectors(rng: random.Random) -> list[str]:
     upstream = [c["expr"] for c in yaml.safe_load(Path(__file__).with_name("upstream_cases.yaml").read_text())]
     generated = [gen.Gen(rng, depth=rng.randint(1, 3)).expr("bool") for _ in range(150)]
@@ -114,6 +137,20 @@ def malformed(n: int, seed: int = SEED) -> list[str]:
     return list(out)
 
 
+def spread_over_lines(text: str, rng: random.Random) -> str:
+    """The same selector as pasted from a manifest: over several lines, with tabs, CRLF, a comment, non-ASCII text
+    (cel-go's locations count code points per line, and its caret line draws a wide dot under a wide character)."""
+    parts = text.split(" ")
+    out = parts[0]
+    for p in parts[1:]:
+        out += rng.choice([" ", "\n", "\n\t", "\r\n  ", " "]) + p
+    if rng.random() < 0.3:
+        out = out.replace('"', '"é', 1)
+    if rng.random() < 0.2:
+        out = "// a comment ✓\n" + out
+    return out
+
+
 def _parser_refuses(expr: str) -> bool:
     """Whether dragoman's parser (not its checker) refuses the text."""
     try:
@@ -139,7 +176,8 @@ def test_generated_cases_are_malformed_mutations():
 
 
 def test_syntax_errors_read_as_cel_go_writes_them():
-    cases = malformed(CASES)
+    rng = random.Random(SEED)
+    cases = [spread_over_lines(e, rng) if i % 4 == 3 else e for i, e in enumerate(malformed(CASES))] + EDGES
     oracle = Oracle()
     try:
         answers = oracle.ask({"op": "eval", "expression": e, "devices": []} for e in cases)

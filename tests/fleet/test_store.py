@@ -105,6 +105,28 @@ async def test_a_first_list_into_an_empty_kind_folds_with_changes_still_pending(
     assert store.get("Pod", "default", "a") is a3 and store.count("Pod") == 2
 
 
+def test_a_bulk_first_list_pauses_the_cyclic_collector_and_restores_it() -> None:
+    import gc
+
+    from dragoman.fleet.store import BULK_CHANGES
+
+    store = FleetStore(["Pod", "Node"])
+    batches: list[list[Change]] = []
+    store.subscribe(batches.append)
+    seen: list[bool] = []
+    try:
+        assert gc.isenabled()
+        store.replace("Pod", [pod(f"p{i}", "1") for i in range(BULK_CHANGES)])
+        seen.append(gc.isenabled())
+        gc.disable()  # a caller that paused it keeps it paused
+        store.replace("Node", [{"kind": "Node", "metadata": {"name": f"n{i}"}} for i in range(BULK_CHANGES)])
+        seen.append(gc.isenabled())
+    finally:
+        gc.enable()
+    assert seen == [True, False]
+    assert len(batches[0]) == BULK_CHANGES and len(batches[1]) == BULK_CHANGES
+
+
 def test_a_projecting_store_takes_its_own_decoders_pages_as_they_are() -> None:
     """Pages decoded by the store's page decoder are projected already, and their projections point back at the store
     (whole objects on demand); objects from elsewhere are still projected on the way in."""
