@@ -88,11 +88,12 @@ def pod_terminal(pod: dict) -> bool:
 
 def event_count(event: dict) -> int:
     """How many times an Event happened, as kubectl prints it (printEvent): the series' count for one written
-    through events.k8s.io/v1 (kube-scheduler's; no `count` there), else `count`, else 1."""
+    through events.k8s.io/v1 (kube-scheduler's; no `count` there), else `count` (`deprecatedCount` in a snapshot
+    of that API's view), else 1."""
     series = event.get("series")
     if isinstance(series, dict) and series.get("count"):
         return int(series["count"])
-    return int(event.get("count") or 1)
+    return int(event.get("count") or event.get("deprecatedCount") or 1)
 
 
 def event_last_seen(event: dict) -> str:
@@ -103,6 +104,7 @@ def event_last_seen(event: dict) -> str:
     seen = (
         (series.get("lastObservedTime") if isinstance(series, dict) else None)
         or event.get("lastTimestamp")
+        or event.get("deprecatedLastTimestamp")
         or event.get("eventTime")
         or (event.get("metadata") or {}).get("creationTimestamp")
         or ""

@@ -64,6 +64,8 @@ SHAPES: list[tuple[str, str, Any]] = [
     ("Event", "series.lastObservedTime", STR),
     ("Event", "eventTime", STR),
     ("Event", "lastTimestamp", STR),
+    ("Event", "deprecatedCount", INT),  # a snapshot holding the events.k8s.io/v1 view
+    ("Event", "deprecatedLastTimestamp", STR),
     ("*", "metadata.ownerReferences", LIST),
     ("*", "metadata.ownerReferences.[]", OBJ),
     ("*", "spec", OBJ),

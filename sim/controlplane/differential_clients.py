@@ -289,7 +289,8 @@ def kr8s() -> list[Request]:
             {**_pod("kr-pod", "kr"), "metadata": {"name": "kr-pod", "namespace": NS}},
             **ua,
         ),
-        _r("kr8s: label", "PATCH", PODS + "/kr-pod", {"metadata": {"labels": {"kr": "1"}}}, **merge),
+        # After the scheduler judged the pod on both sides (its condition is in the answer).
+        _r("kr8s: label", "PATCH", PODS + "/kr-pod", {"metadata": {"labels": {"kr": "1"}}}, settle=2.0, **merge),
         _r("kr8s: create deployment", "POST", DEPLOYS, _deployment("kr-web"), **ua),
         _r("kr8s: scale", "PATCH", DEPLOYS + "/kr-web", {"spec": {"replicas": 2}}, settle=3.0, **merge),
         _r("kr8s: delete", "DELETE", CM + "/kr-cm", {}, **ua),

@@ -645,6 +645,21 @@ def api_requests() -> list[Request]:
             {"series": {"count": 2, "lastObservedTime": "2026-01-02T03:05:00.000001Z"}},
             content_type=MERGE,
         ),
+        R(
+            "events: events.k8s.io strategic patch of the series",
+            "PATCH",
+            f"{EVENTS_V1}/p1.v1",
+            # What client-go tools/events sends for a repeat (createPatchBytesForSeries): only the series.
+            {"series": {"count": 3, "lastObservedTime": "2026-01-02T03:06:00.000002Z"}},
+            content_type=STRATEGIC,
+        ),
+        R(
+            "events: core watch of an events.k8s.io write",
+            "GET",
+            f"/api/v1/namespaces/{NS}/events?watch=1&resourceVersion=0&{MINE_SELECTOR}&fieldSelector=type%3DWarning"
+            "&timeoutSeconds=2",
+            watch={"max_events": 5},
+        ),
         R("events: events.k8s.io delete", "DELETE", f"{EVENTS_V1}/p1.v1"),
         R(
             "events: list by involved object",

@@ -650,3 +650,22 @@ def test_evidence_reads_both_event_shapes_count_and_order():
         "event FailedCreate (x2): older, counted by the core recorder",
         "event FailedScheduling (x5): 0/10 nodes are available",
     ]
+
+
+def test_a_snapshot_of_the_events_k8s_io_view_reads_like_the_core_event():
+    objs = CASES["pending-insufficient"][0]()
+    huge = next(o for o in objs if o["metadata"]["name"] == "huge")
+    core = event("e-core", huge, "FailedCreate", "core")
+    view = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": core["metadata"],
+        "regarding": core["involvedObject"],
+        "reason": "FailedCreate",
+        "note": "through the view",
+        "type": "Warning",
+        "deprecatedCount": 4,
+        "deprecatedLastTimestamp": "2026-01-02T03:04:10Z",
+    }
+    f = next(f for f in diagnose(model_of(*objs, view)) if f.id == "pending-insufficient")
+    assert "event FailedCreate (x4): through the view" in f.evidence

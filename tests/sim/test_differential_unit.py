@@ -222,3 +222,29 @@ def test_watch_events_compare_the_api_version_of_their_objects() -> None:
     view = {"type": "ADDED", "object": {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"}}}
     diffs = d.compare("api", "watch", d.watch_event(core), d.watch_event(view))
     assert [x.path for x in diffs] == ["apiVersion"]
+
+
+def test_behaviour_events_compare_how_they_were_written_not_when() -> None:
+    from dragoman.sim.controlplane.differential_behaviour import event_shape
+
+    core = {
+        "source": {"component": "default-scheduler"},
+        "count": 3,
+        "firstTimestamp": "2026-01-02T03:04:05Z",
+        "lastTimestamp": "2026-01-02T03:05:05Z",
+        "reportingComponent": "default-scheduler",
+        "reportingInstance": "",
+    }
+    v1 = {
+        "source": {},
+        "firstTimestamp": None,
+        "lastTimestamp": None,
+        "eventTime": "2026-01-02T03:04:05.000001Z",
+        "action": "Scheduling",
+        "reportingComponent": "default-scheduler",
+        "reportingInstance": "default-scheduler-host",
+    }
+    assert event_shape(core) != event_shape(v1)
+    # A repeat (series) and other times are timing, not shape.
+    later = {**v1, "eventTime": "2026-01-02T04:00:00.5Z", "series": {"count": 2, "lastObservedTime": "x"}}
+    assert event_shape(later) == event_shape(v1)
