@@ -86,6 +86,30 @@ def pod_terminal(pod: dict) -> bool:
     return (pod.get("status") or {}).get("phase") in TERMINAL_PHASES
 
 
+def event_count(event: dict) -> int:
+    """How many times an Event happened, as kubectl prints it (printEvent): the series' count for one written
+    through events.k8s.io/v1 (kube-scheduler's; no `count` there), else `count`, else 1."""
+    series = event.get("series")
+    if isinstance(series, dict) and series.get("count"):
+        return int(series["count"])
+    return int(event.get("count") or 1)
+
+
+def event_last_seen(event: dict) -> str:
+    """When an Event last happened (kubectl's "Last Seen"): the series' lastObservedTime, else lastTimestamp, else
+    eventTime (an events.k8s.io/v1 singleton has no lastTimestamp), else when it was created. Microseconds are
+    dropped, so values of both shapes sort together as strings."""
+    series = event.get("series")
+    seen = (
+        (series.get("lastObservedTime") if isinstance(series, dict) else None)
+        or event.get("lastTimestamp")
+        or event.get("eventTime")
+        or (event.get("metadata") or {}).get("creationTimestamp")
+        or ""
+    )
+    return seen[:19] + "Z" if len(seen) > 19 else seen
+
+
 def is_bridge_claim(claim: dict) -> bool:
     return ((claim.get("metadata") or {}).get("annotations") or {}).get(BRIDGE_ANNOTATION) is not None
 
@@ -1035,11 +1059,7 @@ class FleetModel:
     def events_for(self, kind: str, ns: str, name: str) -> list[dict]:
         store = self.objects["Event"]
         evs = [store[k] for k in self._events_by_obj.get((kind, ns, name), ()) if k in store]
-        evs.sort(
-            key=lambda e: (
-                e.get("lastTimestamp") or e.get("eventTime") or (e.get("metadata") or {}).get("creationTimestamp") or ""
-            )
-        )
+        evs.sort(key=event_last_seen)
         return evs
 
     def daemonset_workloads(self) -> dict[Key, Workload]:

@@ -58,6 +58,12 @@ SHAPES: list[tuple[str, str, Any]] = [
     ("Event", "involvedObject.name", STR),
     ("Event", "involvedObject.kind", STR),
     ("Event", "count", INT),
+    # An Event written through events.k8s.io/v1 (kube-scheduler's) counts and times its repeats in `series`.
+    ("Event", "series", OBJ),
+    ("Event", "series.count", INT),
+    ("Event", "series.lastObservedTime", STR),
+    ("Event", "eventTime", STR),
+    ("Event", "lastTimestamp", STR),
     ("*", "metadata.ownerReferences", LIST),
     ("*", "metadata.ownerReferences.[]", OBJ),
     ("*", "spec", OBJ),

@@ -1149,6 +1149,19 @@ class Store:
                     heapq.heappush(self._reap, (now + grace, rt.key, ns, name, omd["uid"]))
                 return clone(new), False
             return clone(old), False
+        if rt.key == "pods" and (not omd.get("deletionTimestamp") or int(omd.get("deletionGracePeriodSeconds") or 0)):
+            # The pod registry deletes gracefully even with a zero grace period (podStrategy.CheckGracefulDelete):
+            # kube-apiserver first writes deletionTimestamp (now) and deletionGracePeriodSeconds 0 — a MODIFIED that a
+            # watcher sees — then removes the pod, whose DELETED event carries them (store.go
+            # updateForGracefulDeletionAndFinalizers, then the delete).
+            marked = _with_metadata(old)
+            md = marked["metadata"]
+            if md.get("generation") and not md.get("deletionTimestamp"):
+                md["generation"] = int(md["generation"]) + 1
+            md["deletionTimestamp"] = format_time(self.clock.now())
+            md["deletionGracePeriodSeconds"] = 0
+            self._commit("MODIFIED", rt, marked, cur)
+            old = marked
         self._remove(rt, old, policy)
         return self._graceful_view(rt, old, grace), True
 

@@ -13,6 +13,7 @@ from dragoman.fleet.findings import ObjectRef
 from dragoman.fleet.model import (
     GFD_PRODUCT,
     FleetModel,
+    event_count,
     pod_extended_requests,
     pod_terminal,
 )
@@ -140,8 +141,8 @@ class Context:
     def events(self, kind: str, ns: str, name: str, limit: int = 2) -> list[str]:
         out = []
         for e in self.m.events_for(kind, ns, name)[-limit:]:
-            count = e.get("count") or (e.get("series") or {}).get("count")
-            times = f" (x{count})" if count and int(count) > 1 else ""
+            count = event_count(e)
+            times = f" (x{count})" if count > 1 else ""
             msg = e.get("message") or e.get("note") or ""
             out.append(f"event {e.get('reason', '')}{times}: {msg}")
         return out

@@ -16,6 +16,7 @@ def default_controllers(sim: Any, *, scheduler: bool = True) -> list:
     from dragoman.sim.controllers.gpu_operator import GpuOperator
     from dragoman.sim.controllers.kubelet import Kubelets
     from dragoman.sim.controllers.nodelifecycle import NodeLeases, NodeLifecycle, TaintEviction
+    from dragoman.sim.controllers.podgc import PodGC
     from dragoman.sim.controllers.workloads import Workloads
 
     controllers: list = [GpuOperator(sim), DaemonSets(sim), Workloads(sim)]
@@ -28,6 +29,7 @@ def default_controllers(sim: Any, *, scheduler: bool = True) -> list:
         if factory is not None:
             controllers.append(factory(sim))
     controllers += [Kubelets(sim), DraKubeletPlugin(sim)]
-    # Heartbeats and kube-controller-manager's node lifecycle and taint eviction (sim/controllers/nodelifecycle.py).
-    controllers += [NodeLeases(sim), NodeLifecycle(sim), TaintEviction(sim)]
+    # Heartbeats and kube-controller-manager's node lifecycle and taint eviction (sim/controllers/nodelifecycle.py),
+    # and its pod garbage collector for pods left on a node that is gone (sim/controllers/podgc.py).
+    controllers += [NodeLeases(sim), NodeLifecycle(sim), TaintEviction(sim), PodGC(sim)]
     return controllers

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import datetime
 import hashlib
 import heapq
 import json
 import logging
+import socket
 import weakref
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 from dragoman.fleet import backoff
+from dragoman.sim.clock import parse_time
+from dragoman.sim.store import ApiError
 
 log = logging.getLogger("dragoman.sim.controllers")
 
@@ -462,12 +466,14 @@ class Events:
         self.clock = clock
         self.component = component
         self.host = host
-        self._seen: dict[tuple[str, str, str, str], tuple[str, str]] = {}
+        self._seen: dict[tuple[str, ...], tuple[str, str]] = {}
 
     def emit(self, obj: dict, etype: str, reason: str, message: str, host: str | None = None) -> None:
         md = obj["metadata"]
         ns = md.get("namespace") or "default"
-        key = (md.get("uid", ""), reason, message, self.component)
+        # getEventKey (tools/record/events_cache.go): source, the object (not its resourceVersion), type, reason,
+        # message.
+        key = (self.component, host or self.host or "", md.get("uid", ""), etype, reason, message)
         now = self.clock.timestamp()
         known = self._seen.get(key)
         if known is not None:
@@ -485,14 +491,7 @@ class Events:
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {"name": name, "namespace": ns},
-            "involvedObject": {
-                "apiVersion": obj.get("apiVersion", "v1"),
-                "kind": obj.get("kind", ""),
-                "name": md["name"],
-                "uid": md.get("uid", ""),
-                "resourceVersion": md.get("resourceVersion", ""),
-                **({"namespace": md["namespace"]} if md.get("namespace") else {}),
-            },
+            "involvedObject": object_reference(obj),
             "reason": reason,
             "message": message,
             "type": etype,
@@ -508,3 +507,139 @@ class Events:
             self._seen[key] = (ns, name)
         except Exception as exc:  # noqa: BLE001 - events are best effort, never a controller's failure
             log.debug("event %s/%s not recorded: %s", ns, name, exc)
+
+
+def object_reference(obj: dict) -> dict:
+    """reference.GetReference of a stored object: what an Event's involvedObject/regarding holds (its
+    resourceVersion included, so a recorder tells two versions of one object apart)."""
+    md = obj["metadata"]
+    return {
+        "kind": obj.get("kind", ""),
+        **({"namespace": md["namespace"]} if md.get("namespace") else {}),
+        "name": md["name"],
+        "uid": md.get("uid", ""),
+        "apiVersion": obj.get("apiVersion", "v1"),
+        "resourceVersion": md.get("resourceVersion", ""),
+    }
+
+
+# client-go tools/events (event_broadcaster.go): a series ends after this long without a repeat, checked on a ticker
+# of the same period that starts with the broadcaster; every open series is written again on a 30-minute ticker.
+SERIES_FINISH = 360.0
+SERIES_REFRESH = 1800.0
+EVENTS_VIEW = "events.events.k8s.io"
+
+
+def reporting_instance(controller: str) -> str:
+    """The recorder's reportingInstance: `<controller>-<hostname>` (NewRecorder), the host the simulator runs on as
+    the real component would on the same machine."""
+    return f"{controller}-{socket.gethostname()}"
+
+
+class SeriesEvents:
+    """The events.k8s.io/v1 recorder of client-go tools/events, as kube-scheduler uses it.
+
+    An Event is written through events.k8s.io/v1 (eventTime, action, reportingController/Instance; no source, count
+    or first/last timestamps, which the core view shows as `{}`, null and null). Repeats are found by the isomorphic
+    key — type, action, reason, reporting controller and instance, the regarding reference (resourceVersion
+    included) and related; NOT the note, so a repeat keeps the first note. The 2nd occurrence patches
+    `series: {count: 2, lastObservedTime}`; later ones only count in the recorder's cache, written when the finish
+    ticker ends the series (no repeat for 6 minutes) or the 30-minute refresh ticker fires. An entry older than
+    6 minutes at a finish tick leaves the cache, so the next occurrence is a new Event.
+
+    `tick()` runs the tickers due by now; the owning controller calls it from a timer (`next_tick()`).
+    """
+
+    def __init__(self, store: Any, clock: Any, controller: str, instance: str | None = None) -> None:
+        self.store = store
+        self.clock = clock
+        self.controller = controller
+        self.instance = instance if instance is not None else reporting_instance(controller)
+        self._cache: dict[str, dict] = {}
+        # wait.Until runs each ticker at once, then every period.
+        self._next_finish = clock.seconds()
+        self._next_refresh = clock.seconds()
+        self._last_name = 0
+
+    def _micro(self) -> str:
+        return self.clock.now().astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+    def emit(
+        self, obj: dict, etype: str, reason: str, action: str, note: str, related: dict | None = None
+    ) -> dict | None:
+        """Record one occurrence; returns the Event written (None when only the cache counted it)."""
+        self.tick()
+        regarding = object_reference(obj)
+        rel = object_reference(related) if related is not None else None
+        key = json.dumps([etype, action, reason, self.controller, self.instance, regarding, rel or {}], sort_keys=True)
+        cached = self._cache.get(key)
+        if cached is not None:
+            if cached.get("series"):
+                cached["series"] = {"count": cached["series"]["count"] + 1, "lastObservedTime": self._micro()}
+                return None
+            cached["series"] = {"count": 2, "lastObservedTime": self._micro()}
+            return self._record(cached)
+        now = self.clock.now()
+        # GenerateEventName: `<name>.<unix nanoseconds in hex>`, strictly increasing here so two in one tick differ.
+        nano = max(int(now.timestamp() * 1e9), self._last_name + 1)
+        self._last_name = nano
+        md = obj["metadata"]
+        event: dict[str, Any] = {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": f"{md['name']}.{nano:x}", "namespace": md.get("namespace") or "default"},
+            "eventTime": self._micro(),
+            "reportingController": self.controller,
+            "reportingInstance": self.instance,
+            "action": action,
+            "reason": reason,
+            "regarding": regarding,
+            **({"related": rel} if rel else {}),
+            "note": note,
+            "type": etype,
+        }
+        self._cache[key] = event
+        return self._record(event)
+
+    def _record(self, event: dict) -> dict | None:
+        """recordEvent: a series is a strategic-merge patch of `series` (a create when the Event is gone), a
+        singleton a create. Best effort, as an event never fails the controller that records it."""
+        md = event["metadata"]
+        try:
+            if event.get("series"):
+                try:
+                    out, _ = self.store.patch(
+                        EVENTS_VIEW, md["namespace"], md["name"], {"series": event["series"]}, "strategic"
+                    )
+                    return out
+                except ApiError as exc:
+                    if exc.code != 404:
+                        raise
+            return self.store.create(EVENTS_VIEW, event)
+        except Exception as exc:  # noqa: BLE001 - events are best effort
+            log.debug("event %s/%s not recorded: %s", md["namespace"], md["name"], exc)
+            return None
+
+    def next_tick(self) -> float:
+        """Simulated seconds until the next ticker is due."""
+        return max(0.0, min(self._next_finish, self._next_refresh) - self.clock.seconds())
+
+    def tick(self) -> None:
+        """Run the tickers due by now. Several due finish ticks act as the last of them alone would (each removes
+        what the later one would), and a series is written once however many refreshes fell due."""
+        now = self.clock.seconds()
+        if self._next_refresh <= now:
+            for event in self._cache.values():
+                if event.get("series"):
+                    self._record(event)
+            self._next_refresh += SERIES_REFRESH * (1 + int((now - self._next_refresh) // SERIES_REFRESH))
+        if self._next_finish <= now:
+            at = self._next_finish + SERIES_FINISH * int((now - self._next_finish) // SERIES_FINISH)
+            cutoff = self.clock.now() - datetime.timedelta(seconds=now - at + SERIES_FINISH)
+            for key, event in list(self._cache.items()):
+                series = event.get("series")
+                if parse_time(series["lastObservedTime"] if series else event["eventTime"]) < cutoff:
+                    if series:
+                        self._record(event)
+                    del self._cache[key]
+            self._next_finish = at + SERIES_FINISH

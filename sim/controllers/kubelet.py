@@ -345,9 +345,7 @@ class Kubelets(Controller):
             return
         node = self.cache.get("nodes", "", node_name)
         if node is None:
-            if pod_terminating(pod):
-                self._orphan_gone(pod)
-            return
+            return  # no kubelet: the pod garbage collector (sim/controllers/podgc.py) removes it
         if _paused(node):
             # A stopped kubelet (or one whose runtime is down) neither starts nor stops containers, nor reports them;
             # a pod deleted meanwhile stays terminating (kube-apiserver removes a pod bound to a node only when its
@@ -385,22 +383,6 @@ class Kubelets(Controller):
             )
         except Exception as exc:
             if getattr(exc, "code", None) not in (404, 409):
-                raise
-
-    def _orphan_gone(self, pod: dict) -> None:
-        """A terminating pod bound to a node that no longer exists goes at the end of its grace period: no kubelet
-        will confirm it (kube-controller-manager's pod garbage collector removes such orphans)."""
-        md = pod["metadata"]
-        end = _sim_seconds(self.clock, md.get("deletionTimestamp"))
-        if end is not None and self.clock.seconds() < end:
-            self.enqueue_at(("pod", md.get("namespace", ""), md["name"]), end)
-            return
-        try:
-            self.store.delete(
-                "pods", md.get("namespace"), md["name"], grace_period_seconds=0, preconditions={"uid": md.get("uid")}
-            )
-        except ApiError as exc:
-            if exc.code not in (404, 409):
                 raise
 
     def _admit(self, pod: dict, node: dict):

@@ -12,7 +12,7 @@ from dragoman.fleet import backoff
 from dragoman.sim.api import status as st
 from dragoman.sim.controllers import quota as quota_mod
 from dragoman.sim.controllers.allocator import FINALIZER
-from dragoman.sim.controllers.base import Controller, Events, log
+from dragoman.sim.controllers.base import Controller, Events, SeriesEvents, log
 from dragoman.sim.controllers.bridge import POD_CLAIM_NAME_ANNOTATION
 from dragoman.sim.controllers.scheduling import (
     SCHEDULER_NAME,
@@ -20,6 +20,7 @@ from dragoman.sim.controllers.scheduling import (
     claim_from_template,
     pod_claim_status_patch,
     schedule_one,
+    truncate_note,
 )
 from dragoman.sim.store import ApiError
 
@@ -70,7 +71,9 @@ class Scheduler(Controller):
         super().__init__(sim)
         self.feasible_cap = feasible_cap
         self.view: ClusterView | None = None
-        self.events = Events(self.store, self.clock, SCHEDULER_NAME)
+        # kube-scheduler records through events.k8s.io/v1 (tools/events); the resourceclaim controller is
+        # kube-controller-manager's and uses the core recorder.
+        self.events = SeriesEvents(self.store, self.clock, SCHEDULER_NAME)
         self.claim_events = Events(self.store, self.clock, "resourceclaim-controller")
         self.unschedulable: set[tuple] = set()
         self.waiting: set[tuple] = set()
@@ -91,6 +94,7 @@ class Scheduler(Controller):
             self.store.add_admission(self._admit_quota)
         _quota_hooked[self.store] = self
         super().start_sync()
+        self.enqueue_after(("events",), self.events.next_tick())
 
     def initial_keys(self) -> Iterable:
         keys: list = []
@@ -253,7 +257,10 @@ class Scheduler(Controller):
     # ---------------------------------------------------------------- reconcile
 
     def reconcile(self, key: tuple) -> None:
-        if key[0] == "requeue":
+        if key[0] == "events":  # the event recorder's tickers: a series ends, or is written again
+            self.events.tick()
+            self.enqueue_after(key, self.events.next_tick())
+        elif key[0] == "requeue":
             self._move_unschedulable()
         elif key[0] == "flush":
             self._flush_pending = False
@@ -295,7 +302,7 @@ class Scheduler(Controller):
                 )
                 return
             self._bind(ns, name, dec.node)
-            self.events.emit(pod, "Normal", "Scheduled", dec.message)
+            self.events.emit(pod, "Normal", "Scheduled", "Binding", dec.message)
             self._backoff.pop(key, None)
             self.unschedulable.discard(key)
             return
@@ -344,9 +351,7 @@ class Scheduler(Controller):
                 ]
                 cur["status"].pop("nominatedNodeName", None)
                 self.store.update("pods", cur, "status", namespace=ns, check_rv=False)
-        self.events.emit(
-            pod, "Warning", "FailedScheduling", message if len(message) <= 1024 else message[:1021] + "..."
-        )
+        self.events.emit(pod, "Warning", "FailedScheduling", "Scheduling", truncate_note(message))
         # One timer per pod for backoff and one for the periodic flush, however often attempts fail.
         if error:
             failures = self._backoff.get(key, 0)

@@ -618,9 +618,20 @@ def _failed_condition(reason: str, message: str, now) -> dict:
     }
 
 
+NOTE_LENGTH_LIMIT = 1024  # validation.NoteLengthLimit: an Event's note/message
+
+
+def truncate_note(message: str) -> str:
+    """truncateMessage (pkg/scheduler/schedule_one.go): the event's note cut to the limit, ending " ..."; the pod
+    condition keeps the whole message."""
+    if len(message) <= NOTE_LENGTH_LIMIT:
+        return message
+    return message[: NOTE_LENGTH_LIMIT - 4] + " ..."
+
+
 def _event(kind: str, reason: str, message: str, now) -> dict:
-    # Event message length limit of the events recorder (1024 characters).
-    note = message if len(message) <= 1024 else message[:1021] + "..."
+    """The Event an attempt records, in events.k8s.io/v1's terms (kube-scheduler writes through that API)."""
+    note = truncate_note(message)
     return {
         "type": kind,
         "reason": reason,
@@ -628,7 +639,6 @@ def _event(kind: str, reason: str, message: str, now) -> dict:
         "note": note,
         "message": note,
         "reportingController": SCHEDULER_NAME,
-        "source": {"component": SCHEDULER_NAME},
         "eventTime": _ts(now),
     }
 

@@ -186,6 +186,16 @@ TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d
 # Keys whose value is per-server by nature (etcd's revision, the continue token that wraps it, a counter of
 # repetitions that depends on timing); their presence is still compared.
 OPAQUE_KEYS = {"resourceVersion": "<rv>", "continue": "<continue>", "uid": None}
+# The phrasings in which kube-apiserver quotes a resourceVersion. Always this server's current revision: the
+# number after "current:" in "Too large resource version: N, current: M" (etcd3/cacher) and the one in parentheses
+# in "too old resource version: N (M)".
+RV_CURRENT = re.compile(r"((?:[Rr]esource version: \d+, current: )|(?:resource version: \d+ \())\d+")
+# A number a phrase names as a resourceVersion ("resource version: 5", "ResourceVersion in precondition: 5",
+# "resourceVersion=5", 'resourceVersion: Invalid value: "5"'): normalized when it is one of this side's versions
+# (a client sends each side its own), kept when the client sent the same on both sides.
+RV_QUOTED = re.compile(
+    r'((?i:resource ?version)(?: in (?:precondition|object meta))?(?:: Invalid value:)?[:=]? ?"?)(\d+)(?![0-9])'
+)
 # A Table's age cell ("151d", "6m11s"): the fleet's objects were created at other times on each side.
 AGE = re.compile(r"^(?:\d+[smhdy]){1,2}$|^<invalid>$")
 
@@ -247,19 +257,14 @@ class Normalizer:
         # A name the server generated for an object that was never made (a pod a quota refused) is named only here.
         s = re.sub(r'(pods? ")([a-z0-9.-]+?-)[bcdfghjklmnpqrstvwxz2456789]{5}(")', r"\1\2<sfx>\3", s)
         s = self.string(s)
-        s = re.sub(r"(resource version: \d+ \()\d+\)", r"\1<rv>)", s)
         # A ReplicaSet's name ends in its pod-template-hash, a hash of the template each implementation computes its
         # own way (kube-controller-manager: FNV-32a over Go's dump of the struct).
         s = re.sub(r'((?:ReplicaSet|replica set) "[a-z0-9.-]+-)[bcdfghjklmnpqrstvwxz2456789]{10}"', r'\1<hash>"', s)
-        s = re.sub(r"(current: )\d+", r"\1<rv>", s)
+        # Only where a message's phrasing quotes a resourceVersion; any other number ("no more than 63 bytes", a
+        # count, a port) is the message's own, whatever versions this side happens to have reached.
+        s = RV_CURRENT.sub(r"\1<rv>", s)
         if self.rvs:
-            # Not the HTTP code a generic server response starts with ("406: Not Acceptable").
-            head = re.match(r"\d{3}: ", s)
-            rest = s[head.end() :] if head else s
-            rest = re.sub(
-                r"(?<![0-9.\w-])\d{2,}(?![0-9.\w-])", lambda m: "<rv>" if m.group(0) in self.rvs else m.group(0), rest
-            )
-            s = (head.group(0) if head else "") + rest
+            s = RV_QUOTED.sub(lambda m: m.group(1) + ("<rv>" if m.group(2) in self.rvs else m.group(2)), s)
         return s
 
     def value(self, v: Any, key: str = "") -> Any:
@@ -550,9 +555,16 @@ def watch_event(ev: dict) -> dict:
         return {"type": ev.get("type"), "object": obj}
     md = obj.get("metadata") or {}
     if ev.get("type") == "BOOKMARK":
-        return {"type": "BOOKMARK", "kind": obj.get("kind"), "annotations": md.get("annotations") or {}}
+        return {
+            "type": "BOOKMARK",
+            "apiVersion": obj.get("apiVersion"),
+            "kind": obj.get("kind"),
+            "annotations": md.get("annotations") or {},
+        }
     return {
         "type": ev.get("type"),
+        # The API an object came through: a watch of events.k8s.io/v1 delivers that view of a core Event.
+        "apiVersion": obj.get("apiVersion"),
         "kind": obj.get("kind"),
         "name": md.get("name"),
         "deleting": "deletionTimestamp" in md,

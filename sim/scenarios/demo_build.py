@@ -79,6 +79,10 @@ whose selector still reads the retired `index`. Users (tokens made per run, in t
 # ---------------------------------------------------------------- helpers
 
 
+# The hostname of the (managed) control plane's kube-scheduler: its events' reportingInstance.
+CONTROL_PLANE_HOST = "gke-control-plane-7f3a"
+
+
 def ts(days: float = 0, hours: float = 0, minutes: float = 0) -> str:
     """A timestamp this long before the snapshot."""
     t = SNAPSHOT - dt.timedelta(days=days, hours=hours, minutes=minutes)
@@ -2499,37 +2503,55 @@ def _events(f: Fleet) -> None:
             )
     for pod, reason, message, component, at, count in events:
         pm = pod["metadata"]
-        source = {"component": component}
-        if component == "kubelet":
-            source["host"] = pod["spec"]["nodeName"]
-        d.add(
-            {
+        first = ts(hours=1) if at > ts(hours=1) else at
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": meta(
+                f"{pm['name']}.{nv._hex('event', pm['name'], reason)[:16]}",
+                pm["namespace"],
+                created=first,
+                kind="Event",
+            ),
+            "involvedObject": {
                 "apiVersion": "v1",
-                "kind": "Event",
-                "metadata": meta(
-                    f"{pm['name']}.{nv._hex('event', pm['name'], reason)[:16]}",
-                    pm["namespace"],
-                    created=ts(hours=1) if at > ts(hours=1) else at,
-                    kind="Event",
-                ),
-                "involvedObject": {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "name": pm["name"],
-                    "namespace": pm["namespace"],
-                    "uid": pm["uid"],
-                },
-                "reason": reason,
-                "message": message,
-                "source": source,
-                "type": "Warning",
-                "count": count,
-                "firstTimestamp": ts(hours=1) if at > ts(hours=1) else at,
-                "lastTimestamp": at,
-                "reportingComponent": component,
-                "reportingInstance": source.get("host", ""),
-            }
-        )
+                "kind": "Pod",
+                "name": pm["name"],
+                "namespace": pm["namespace"],
+                "uid": pm["uid"],
+            },
+            "reason": reason,
+            "message": message,
+            "type": "Warning",
+        }
+        if component == "default-scheduler":
+            # kube-scheduler writes through events.k8s.io/v1 (client-go tools/events): no source, count or
+            # first/last timestamps; its repeats are a series.
+            event.update(
+                source={},
+                firstTimestamp=None,
+                lastTimestamp=None,
+                eventTime=first.replace("Z", ".000000Z"),
+                action="Scheduling",
+                reportingComponent=component,
+                reportingInstance=f"{component}-{CONTROL_PLANE_HOST}",
+            )
+            if count > 1:
+                event["series"] = {"count": count, "lastObservedTime": at.replace("Z", ".000000Z")}
+        else:
+            # The core recorder (tools/record) of the kubelet and kube-controller-manager.
+            source = {"component": component}
+            if component == "kubelet":
+                source["host"] = pod["spec"]["nodeName"]
+            event.update(
+                source=source,
+                count=count,
+                firstTimestamp=first,
+                lastTimestamp=at,
+                reportingComponent=component,
+                reportingInstance=source.get("host", ""),
+            )
+        d.add(event)
 
 
 def _rbac(f: Fleet) -> None:

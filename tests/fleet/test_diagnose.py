@@ -623,3 +623,30 @@ def test_pods_sharing_parts_as_projections_do_are_each_diagnosed_and_a_change_is
     m.apply([change(new_cpu_b, old=cpu_b), change(new_st_b, old=st_b)])
     assert by_id("running-without-gpu") == {P("gpu-a"), P("gpu-b"), P("cpu-b")}
     assert by_id("nodeselector-steering") == {P("steer-a")}
+
+
+def test_evidence_reads_both_event_shapes_count_and_order():
+    """kube-scheduler writes through events.k8s.io/v1: the core view has no count or lastTimestamp, its repeats are
+    in `series`. The evidence counts them from the series and orders the events by when each was last seen."""
+    objs = CASES["pending-insufficient"][0]()
+    huge = next(o for o in objs if o["metadata"]["name"] == "huge")
+    core = {**event("e-core", huge, "FailedCreate", "older, counted by the core recorder"), "count": 2}
+    core["lastTimestamp"] = "2026-01-02T03:04:10Z"
+    series = {k: v for k, v in event("e-v1", huge, "FailedScheduling", "0/10 nodes are available").items()}
+    del series["count"]
+    series.update(
+        source={},
+        firstTimestamp=None,
+        lastTimestamp=None,
+        eventTime="2026-01-02T03:04:00.123456Z",
+        series={"count": 5, "lastObservedTime": "2026-01-02T03:04:20.000001Z"},
+        reportingComponent="default-scheduler",
+        action="Scheduling",
+    )
+    f = next(f for f in diagnose(model_of(*objs, series, core)) if f.id == "pending-insufficient")
+    evidence = [e for e in f.evidence if e.startswith("event ")]
+    # The series event was last seen after the core one although its eventTime is earlier: it comes last.
+    assert evidence == [
+        "event FailedCreate (x2): older, counted by the core recorder",
+        "event FailedScheduling (x5): 0/10 nodes are available",
+    ]

@@ -109,7 +109,7 @@ async def _start_and_record(objs: list[dict]) -> tuple[list[tuple], list[dict]]:
                     o["involvedObject"]["name"],
                 )
                 for _, _, ref, o in writes
-                if ref[0] == "Event" and o.get("source", {}).get("component") == "default-scheduler"
+                if ref[0] == "Event" and o.get("reportingComponent") == "default-scheduler"
             }
             bound = all(
                 (sim.store.get("pods", ns, name) or {}).get("status", {}).get("phase") == "Running"

@@ -196,3 +196,29 @@ def test_a_generic_answer_keeps_its_http_code_whatever_versions_were_seen() -> N
     n = d.Normalizer(rvs={"406", "1234"})
     assert n.message("406: Not Acceptable") == "406: Not Acceptable"
     assert n.message("too old resource version: 406 (1234)") == "too old resource version: <rv> (<rv>)"
+
+
+def test_only_numbers_quoted_as_resource_versions_are_normalized() -> None:
+    """A side whose objects reached resourceVersion 63 still reads "no more than 63 bytes" as written; a
+    resourceVersion is normalized where a message's phrasing quotes one."""
+    n = d.Normalizer(rvs={"63", "1234", "1240"})
+    long_name = 'metadata.name: Invalid value: "x": must be no more than 63 bytes'
+    assert n.message(long_name) == long_name
+    assert n.message("0/63 nodes are available: 63 Insufficient nvidia.com/gpu.") == (
+        "0/63 nodes are available: 63 Insufficient nvidia.com/gpu."
+    )
+    assert n.message(
+        "Precondition failed: ResourceVersion in precondition: 1234, ResourceVersion in object meta: 1240"
+    ) == ("Precondition failed: ResourceVersion in precondition: <rv>, ResourceVersion in object meta: <rv>")
+    # A number the client sent alike to both sides is kept; the server's current revision never is.
+    assert n.message("too old resource version: 1 (1240)") == "too old resource version: 1 (<rv>)"
+    assert n.message('metadata.resourceVersion: Invalid value: "1234": must be empty') == (
+        'metadata.resourceVersion: Invalid value: "<rv>": must be empty'
+    )
+
+
+def test_watch_events_compare_the_api_version_of_their_objects() -> None:
+    core = {"type": "ADDED", "object": {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"}}}
+    view = {"type": "ADDED", "object": {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"}}}
+    diffs = d.compare("api", "watch", d.watch_event(core), d.watch_event(view))
+    assert [x.path for x in diffs] == ["apiVersion"]

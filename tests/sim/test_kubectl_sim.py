@@ -166,6 +166,9 @@ def test_describe_pod_shows_its_events(kubectl):
     out = kubectl.run("describe", "pod", "web-5d8f7-aaaaa").stdout
     assert "Node:" in out and "node-1" in out
     assert "Events:" in out and "Successfully assigned default/web-5d8f7-aaaaa to node-1" in out
+    # The scheduler's event has no source (written through events.k8s.io/v1): "From" is its reportingController.
+    row = next(line for line in out.splitlines() if "Successfully assigned" in line).split()
+    assert row[:2] == ["Normal", "Scheduled"] and "default-scheduler" in row
 
 
 def test_explain_deviceclass_spec(kubectl):

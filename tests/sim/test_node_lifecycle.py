@@ -8,6 +8,7 @@ import asyncio
 
 from dragoman.sim.controllers import default_controllers
 from dragoman.sim.controllers.nodelifecycle import GRACE_SECONDS, KUBELET_STOPPED, MONITOR_SECONDS, RUNTIME_DOWN
+from dragoman.sim.controllers.podgc import CHECK_SECONDS, QUARANTINE_SECONDS
 
 from tests.sim.test_controllers_gpu import Cluster, eventually, gpu_node
 from tests.support.sim import api_client, running_simulator
@@ -242,5 +243,32 @@ async def test_a_runtime_down_makes_the_kubelet_post_not_ready_and_the_node_tain
             return n if _cond(n, "Ready").get("status") == "True" and not n["spec"].get("taints") else None
 
         await eventually(_async(back), what="Ready and untainted")
+
+    await _with([gpu_node("gpu-1", "p"), _pod("web", "gpu-1")], body)
+
+
+async def test_pods_of_a_deleted_node_are_failed_and_removed_by_the_pod_collector_after_its_quarantine():
+    async def body(sim, k):
+        pod = lambda: sim.store.get("pods", "default", "web")  # noqa: E731
+        await eventually(_async(lambda: (pod() or {}).get("status", {}).get("phase") == "Running"), what="running")
+        seen: list[dict] = []
+        unsub = sim.store.subscribe(lambda et, res, obj, old: res == "pods" and seen.append((et, obj)))
+        try:
+            await k.core.delete_node("gpu-1")
+            await _advance(sim, QUARANTINE_SECONDS - 5)
+            await asyncio.sleep(0.3)
+            assert pod() is not None and pod()["status"]["phase"] == "Running", "kept through the quarantine"
+            await _advance(sim, CHECK_SECONDS + 5)
+            await eventually(_async(lambda: pod() is None), what="the orphan removed")
+        finally:
+            unsub()
+        failed = next(o for et, o in seen if et == "MODIFIED" and o["status"].get("phase") == "Failed")
+        dt = _cond(failed, "DisruptionTarget")
+        assert (dt["status"], dt["reason"], dt["message"]) == (
+            "True",
+            "DeletionByPodGC",
+            "PodGC: node no longer exists",
+        )
+        assert seen[-1][0] == "DELETED"
 
     await _with([gpu_node("gpu-1", "p"), _pod("web", "gpu-1")], body)

@@ -209,9 +209,12 @@ async def test_unschedulable_pod_gets_the_real_condition_and_event(cluster) -> N
         return ev if ev else None
 
     ev = await eventually(failed, "FailedScheduling")
-    assert (
-        ev[0]["message"] == msg and ev[0]["type"] == "Warning" and ev[0]["source"]["component"] == "default-scheduler"
-    )
+    assert ev[0]["message"] == msg and ev[0]["type"] == "Warning"
+    # Written through events.k8s.io/v1 as kube-scheduler does: the core view has the reporter and the event time,
+    # an empty source and no count or first/last timestamps.
+    assert (ev[0]["reportingComponent"], ev[0]["action"], ev[0]["source"]) == ("default-scheduler", "Scheduling", {})
+    assert ev[0]["reportingInstance"].startswith("default-scheduler-") and ev[0]["eventTime"].endswith("Z")
+    assert ev[0]["firstTimestamp"] is None and ev[0]["lastTimestamp"] is None and "count" not in ev[0]
     pod = await _pod_json(core, "stuck")
     cond = next(c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled")
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", msg)

@@ -352,11 +352,14 @@ def objects() -> list[dict]:
             "reason": "Scheduled",
             "message": "Successfully assigned default/web-5d8f7-aaaaa to node-1",
             "type": "Normal",
-            "source": {"component": "default-scheduler"},
-            "firstTimestamp": T0,
-            "lastTimestamp": T0,
-            "count": 1,
+            # As kube-scheduler writes it (through events.k8s.io/v1): no source, count or first/last timestamps.
+            "source": {},
+            "firstTimestamp": None,
+            "lastTimestamp": None,
+            "eventTime": "2026-11-01T10:00:00.000000Z",
+            "action": "Binding",
             "reportingComponent": "default-scheduler",
+            "reportingInstance": "default-scheduler-cp-1",
         },
     ]
     return objs
