@@ -211,3 +211,27 @@ def test_missing_class_and_live_cluster_are_input_errors(fleet: Path) -> None:
         and f"the kubeconfig {missing} does not exist" in proc.stderr
         and "Traceback" not in proc.stderr
     )
+
+
+def test_every_syntax_error_is_listed_as_the_api_server_words_them(fleet: Path) -> None:
+    """cel-go recovers past the first syntax error; the API server's answer lists all of them, and so does the CLI
+    (text and JSON), in the same words and with a caret each."""
+    expr = 'device.driver == "x" &&& 1 ++'
+    proc = dragoman(expr, "--snapshot", str(fleet))
+    assert proc.returncode == 1
+    out = proc.stdout
+    assert "All 3 errors, as the API server words them:" in out
+    blocks = [line for line in out.splitlines() if line.startswith("ERROR: <input>:1:")]
+    assert [b.split(":")[3] for b in blocks] == ["24", "29", "30"]
+    assert "token recognition error at: '& '" in blocks[0] and "mismatched input '<EOF>'" in blocks[2]
+    doc = json.loads(dragoman(expr, "--snapshot", str(fleet), "-o", "json").stdout)
+    err = doc["compileError"]
+    assert [(e["line"], e["column"]) for e in err["errors"]] == [(1, 24), (1, 29), (1, 30)]
+    assert err["errors"][0]["message"] == err["message"] and (err["line"], err["column"]) == (1, 24)
+    assert err["apiServerText"].count("ERROR: <input>:") == 3 and err["apiServerText"].endswith(".^")
+    # One error: the list holds it alone.
+    doc = json.loads(dragoman('device.driver == "x" &&', "--snapshot", str(fleet), "-o", "json").stdout)
+    assert (
+        len(doc["compileError"]["errors"]) == 1
+        and "All " not in dragoman('device.driver == "x" &&', "--snapshot", str(fleet)).stdout
+    )

@@ -396,3 +396,48 @@ def test_a_reload_moves_the_selector_epoch_on_so_a_screen_that_saw_the_first_loa
     m.load_list(dra_fleet(1))  # fewer slices: fewer invalidations than the first load made
     assert m.cel_epoch > seen
     assert {d.id for d in m.devices()} < first
+
+
+def test_loading_pods_from_a_mapping_a_list_or_one_by_one_gives_the_same_indexes():
+    """The load takes a store's mapping by its keys and indexes pods on a path of their own (the bulk of a fleet);
+    a list, and changes applied one by one, go through the generic indexer: all three must agree."""
+    dp = operator_dp_daemonset()
+    bare = pod("static-gpu-probe", node_name="l4-pool-1")
+    bare["metadata"]["labels"] = {"app": "nvidia-device-plugin-daemonset"}  # a stack pod with no owner
+    bare["spec"]["containers"][0]["image"] = "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"
+    objs = (
+        dp_fleet(3)
+        + dra_fleet(2)
+        + [
+            ds_pod(dp, "h100-pool-0"),  # a device-plugin pod on a DRA node: both stacks
+            pod("web", node_name="l4-pool-0", owner=("ReplicaSet", "web-1")),
+            pod("pending", gpus=1),
+            bare,
+        ]
+    )
+    by_kind: dict[str, dict] = {}
+    for o in objs:
+        by_kind.setdefault(o["kind"], {})[(o["metadata"].get("namespace") or "", o["metadata"]["name"])] = o
+    from_mapping = FleetModel()
+    from_mapping.load(by_kind)
+    from_list = FleetModel()
+    from_list.load_list(objs)
+    one_by_one = FleetModel()
+    one_by_one.load({k: v for k, v in by_kind.items() if k != "Pod"})
+    one_by_one.apply([change(o, "ADDED") for o in by_kind["Pod"].values()])
+    for m in (from_list, one_by_one):
+        assert set(m.objects["Pod"]) == set(from_mapping.objects["Pod"])
+        for name in from_mapping.node_names():
+            assert [key_of_pod(p) for p in m.pods_on_node(name)] == [
+                key_of_pod(p) for p in from_mapping.pods_on_node(name)
+            ], name
+            assert m.node(name).to_json() == from_mapping.node(name).to_json(), name
+        for pk in by_kind["Pod"]:
+            assert m.is_stack_pod(pk) == from_mapping.is_stack_pod(pk), pk
+    assert from_mapping.node("h100-pool-0").ownership == "both"
+    assert from_mapping.is_stack_pod(("ml", "static-gpu-probe"))
+    assert not from_mapping.is_stack_pod(("ml", "web"))
+
+
+def key_of_pod(p: dict) -> tuple[str, str]:
+    return (p["metadata"].get("namespace") or "", p["metadata"]["name"])

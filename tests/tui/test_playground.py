@@ -66,6 +66,13 @@ async def test_typing_changes_counts_syntax_errors_runtime_errors_and_false_clau
         await set_expression(pilot, screen, 'device.driver == "gpu.nvidia.com" &&& true')
         err = text_of(app, "#cel-error")
         assert "line 1, column" in err and "^" in err
+        # cel-go recovers to more errors: the line says how many there are (the CLI prints them all), and it never
+        # wraps, so a long message cannot push the caret line out of the three-line box.
+        await set_expression(pilot, screen, 'device.driver == "x" &&& 1 ++')
+        err = text_of(app, "#cel-error")
+        assert "line 1, column 24:" in err and err.splitlines()[0].endswith("(1 of 3 errors)")
+        assert err.splitlines()[2].endswith("^") and len(err.splitlines()) == 3
+        assert screen.query_one("#cel-error", Static).styles.text_wrap == "nowrap"
 
         # A missing key: the reason, how many devices it hits, and that it blocks scheduling.
         await set_expression(pilot, screen, 'device.attributes["gpu.nvidia.com"].index < 4')

@@ -218,6 +218,16 @@ def _report_compile_error(args: argparse.Namespace, expr: str, exc: Any, class_i
                 "column": exc.column,
                 "kind": exc.kind,
                 "selector": "expression" if class_index is None else f"class:{class_index}",
+                # Every error cel-go's parser reports (the first is the fields above; 1-based columns), and the
+                # whole text kube-apiserver puts after "compilation failed: ".
+                "errors": [
+                    {"line": i.line, "column": i.column + 1, "message": i.message}
+                    if i.located
+                    else {"line": None, "column": None, "message": i.message}
+                    for i in exc.issues
+                ]
+                or [{"line": exc.line, "column": exc.column, "message": exc.message}],
+                "apiServerText": exc.display(expr),
             },
             "summary": None,
             "results": [],
@@ -230,6 +240,10 @@ def _report_compile_error(args: argparse.Namespace, expr: str, exc: Any, class_i
         caret = exc.caret(expr)
         if caret:
             print(caret)
+        if len(exc.issues) > 1 or exc.truncated:
+            # cel-go reports every error it recovers past; the API server's answer lists them all, in these words.
+            print(f"All {len(exc.issues) + exc.truncated} errors, as the API server words them:")
+            print(exc.display(expr))
         print("The API server rejects a DeviceClass or ResourceClaim with this selector.")
     return int(ExitCode.PROBLEM)
 

@@ -131,7 +131,7 @@ class PlaygroundScreen(PromptScreen[None]):
     DEFAULT_CSS = """
     PlaygroundScreen #cel-title { height: 1; padding: 0 1; text-style: bold; background: $boost; }
     PlaygroundScreen #cel-base { height: auto; padding: 0 1; color: $text-muted; }
-    PlaygroundScreen #cel-error { height: 3; padding: 0 1; color: $error; }
+    PlaygroundScreen #cel-error { height: 3; padding: 0 1; color: $error; text-wrap: nowrap; text-overflow: ellipsis; }
     PlaygroundScreen #cel-counts { height: 3; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     PlaygroundScreen #cel-errors { height: 3; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     PlaygroundScreen #cel-table { height: 1fr; }
@@ -318,9 +318,13 @@ class PlaygroundScreen(PromptScreen[None]):
         if out.compile_error is not None:
             e = out.compile_error
             where = f"line {e.line}, column {e.column}: " if e.line is not None else ""
+            more = len(e.issues) + e.truncated - 1
+            # cel-go recovered past it to more: the API server's answer lists them all (`dragoman cel` prints them).
+            tail = f" (1 of {more + 1} errors)" if more > 0 else ""
             caret = e.caret(out.expression)
             # Fixed heights, shown or blank: a keystroke never changes the layout (a relayout costs a frame), see _show.
-            _show(err, f"✗ {escape(where + e.message)}" + (f"\n{escape(caret)}" if caret else ""))
+            # One line each, cut with an ellipsis: a wrapped message pushed the caret line out of sight.
+            _show(err, f"✗ {escape(where + e.message + tail)}" + (f"\n{escape(caret)}" if caret else ""))
             _show(counts, "[dim](counts of the last expression that compiled are not shown: fix the error first)[/dim]")
             _show(self.query_one("#cel-errors", Static), "")
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import re
 from typing import Any
 
@@ -25,6 +26,8 @@ from dragoman.sim.api.validation.fields import (
     too_long,
     too_many,
 )
+
+log = logging.getLogger(__name__)
 
 
 def _default_device_requests(devices: dict) -> None:
@@ -94,10 +97,10 @@ MAX_POOL_NAME = 253
 @functools.lru_cache(maxsize=4096)
 def _compile_result(expression: str) -> tuple[str, str, str] | None:
     """None when the expression compiles; else (kind, detail, reason) with the real API server's detail text."""
-    try:
-        from dragoman.fleet.cel import CelCompileError, compile_expression
-    except ImportError:  # the CEL engine is optional for the server; without it, selectors are not checked
-        return None
+    # Imported here: the CEL engine is heavy and only class and claim writes need it. Not optional: a missing
+    # dependency (seen: a venv without the ANTLR runtime) must fail the write loudly, not let every selector through.
+    from dragoman.fleet.cel import CelCompileError, compile_expression
+
     try:
         compile_expression(expression)
     except CelCompileError as err:
@@ -115,7 +118,9 @@ def _compile_result(expression: str) -> tuple[str, str, str] | None:
             return ("internal", err.message, "")
         # cel-go's Issues.String(): every error with its location, line and caret, as the API server writes it.
         return ("invalid", f"compilation failed: {err.display(expression)}", "")
-    except Exception:  # noqa: BLE001 - an engine crash must not take the API server down
+    except Exception:  # an engine crash must not take the API server down ...
+        # ...but it is a difference from kube-apiserver (which would have answered): say so in the server's log.
+        log.exception("CEL engine crashed on a selector; accepted without a check: %r", expression[:200])
         return None
     return None
 
