@@ -89,6 +89,9 @@ CLOSED = [
     "events: events.k8s.io watch by type",
     "events: events.k8s.io patch of an immutable note",
     "events: events.k8s.io patch of the series",
+    # what client-go tools/events sends for a repeat, and a core watch of an events.k8s.io write
+    "events: events.k8s.io strategic patch of the series",
+    "events: core watch of an events.k8s.io write",
     # the name formats' words (a namespace's dots; label keys and values in bytes)
     "namespaces: a name with dots",
     "configmaps: an empty label key",
