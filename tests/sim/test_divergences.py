@@ -210,3 +210,38 @@ async def test_a_created_node_carries_the_not_ready_taint_a_loaded_one_does_not(
         assert code == 201 and json.loads(raw)["spec"]["taints"] == given["spec"]["taints"]
         code, _, raw = await _call(sim, "GET", "/api/v1/nodes/n1")
         assert "taints" not in json.loads(raw).get("spec", {})
+
+
+async def test_large_answers_are_gzipped_as_kube_apiserver_gzips_them() -> None:
+    """kube-apiserver's response writer gzips (level 1) once an answer passes 128 KiB and the client accepts gzip, with
+    Content-Encoding and Vary; a small answer and a client that does not accept it stay plain. dragoman's
+    client asks for gzip and inflates it under its bound, so the envelope benchmark pays what a real cluster costs."""
+    import gzip
+
+    cms = [
+        {**CM, "metadata": {"name": f"c{i}", "namespace": "default"}, "data": {"k": f"{i:06d}" + "v" * 400}}
+        for i in range(400)
+    ]
+    async with running_simulator(objects=cms) as sim:
+        cfg = sim.kubeconfig()
+        ctx = ssl.create_default_context(
+            cadata=base64.b64decode(cfg["clusters"][0]["cluster"]["certificate-authority-data"]).decode()
+        )
+        auth = {"Authorization": f"Bearer {sim.users['admin'].token}"}
+
+        async def get(path: str, encoding: str | None) -> tuple[aiohttp.typedefs.LooseHeaders, bytes]:
+            headers = dict(auth) if encoding is None else {**auth, "Accept-Encoding": encoding}
+            async with aiohttp.ClientSession(auto_decompress=False, skip_auto_headers=["Accept-Encoding"]) as s:
+                async with s.get(sim.url + path, headers=headers, ssl=ctx) as r:
+                    return r.headers, await r.read()
+
+        big = "/api/v1/namespaces/default/configmaps"
+        headers, raw = await get(big, "deflate, gzip")
+        assert headers.get("Content-Encoding") == "gzip" and headers.get("Vary") == "Accept-Encoding"
+        items = json.loads(gzip.decompress(raw))["items"]
+        assert len(items) >= 400 and len(gzip.decompress(raw)) > 128 * 1024  # and kube-root-ca.crt
+        for encoding in (None, "deflate", "gzip;q=1.0"):  # no token that is exactly "gzip": plain
+            headers, raw = await get(big, encoding)
+            assert "Content-Encoding" not in headers and len(json.loads(raw)["items"]) == len(items)
+        headers, raw = await get(big + "?limit=2", "gzip")  # small: plain
+        assert "Content-Encoding" not in headers and len(json.loads(raw)["items"]) == 2
