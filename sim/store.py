@@ -514,6 +514,9 @@ class Store:
     def _mutate(self, op: str, rt: ResourceType, obj: dict, old: dict | None) -> None:
         """kube-apiserver's mutating admission (sim/api/admission.py), after the field manager has recorded the
         request and before validation."""
+        if rt.key == "nodes" and op == "CREATE":
+            admission.taint_new_node(obj)
+            return
         if rt.key != "pods":
             return
 

@@ -116,6 +116,15 @@ def _mount_service_account_token(spec: dict, suffix: Callable[[], str]) -> None:
         spec["volumes"] = [*(spec.get("volumes") or []), token_volume(volume_name)]
 
 
+def taint_new_node(node: dict) -> None:
+    """TaintNodesByCondition (plugin/pkg/admission/nodetaint, on by default): every Node is created with the
+    not-ready NoSchedule taint, so nothing schedules there before the node lifecycle controller sees it Ready and
+    takes the taint off. Not when loading a scenario (those nodes have been up for a while)."""
+    taints = node.setdefault("spec", {}).setdefault("taints", [])
+    if not any(t.get("key") == "node.kubernetes.io/not-ready" and t.get("effect") == "NoSchedule" for t in taints):
+        taints.append({"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"})
+
+
 def admit_pod(
     op: str,
     pod: dict,

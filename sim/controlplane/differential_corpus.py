@@ -289,6 +289,15 @@ def api_requests() -> list[Request]:
             f"/api/v1/namespaces/{NS}/configmaps",
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "empty", "labels": {"": "v"}}},
         ),
+        # TaintNodesByCondition admission: a Node is created with the not-ready NoSchedule taint (nothing lands on
+        # it before the node lifecycle controller sees it Ready). No kubelet runs for this one: it goes at once.
+        R(
+            "nodes: create a node",
+            "POST",
+            "/api/v1/nodes",
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "differential-node", "labels": {"a": "b"}}},
+        ),
+        R("nodes: delete the created node", "DELETE", "/api/v1/nodes/differential-node"),
         R("namespaces: get", "GET", f"/api/v1/namespaces/{NS}"),
         R("namespaces: wrong kind in body", "POST", "/api/v1/namespaces", {**ns, "kind": "Pod"}),
         R("namespaces: name mismatch", "PUT", "/api/v1/namespaces/other", ns),

@@ -16,7 +16,7 @@ from dragoman.sim.requestlog import Request
 from dragoman.sim.resources import ResourceType
 from dragoman.sim.server.discovery import SERVER_VERSION
 from dragoman.sim.server.users import ANONYMOUS, User
-from dragoman.sim.server.wire import AGGREGATED_CT, _json, _status_response, _truthy
+from dragoman.sim.server.wire import AGGREGATED_CT, _json, _status_response, _truthy, gzipped_like_apiserver
 from dragoman.sim.store import ApiError
 
 log = logging.getLogger("dragoman.sim")
@@ -107,6 +107,8 @@ class RoutingMixin:
         try:
             resp = await self._dispatch(request, path, user, record)
             code = resp.status
+            if record["resource"]:  # the resource handlers' writer; discovery and /metrics have their own
+                resp = gzipped_like_apiserver(request, resp)
             return resp
         except ApiError as exc:
             code = exc.code

@@ -4,6 +4,7 @@ the write options every write reads."""
 from __future__ import annotations
 
 import json
+import zlib
 from typing import Any
 
 import yaml
@@ -62,6 +63,34 @@ def negotiate(accept: str, is_list: bool) -> str:
         if media == PROTOBUF_CT:
             return "protobuf"
     raise ApiError(st.not_acceptable())
+
+
+# kube-apiserver gzips a response to a client that accepts gzip once its first write passes 128 KiB
+# (apiserver/pkg/endpoints/handlers/responsewriters: defaultGzipThresholdBytes, gzipContentEncodingLevel 1 — "least
+# CPU, similar ratios"), adding Content-Encoding: gzip and Vary: Accept-Encoding. Watches are streamed, never gzipped.
+GZIP_THRESHOLD_BYTES = 128 * 1024
+GZIP_LEVEL = 1
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    """responsewriters.ContentEncodingSupported: a comma-separated token that is exactly "gzip" (no q-values read)."""
+    return any(token.strip() == "gzip" for token in accept_encoding.split(","))
+
+
+def gzipped_like_apiserver(request: web.Request, resp: web.StreamResponse) -> web.StreamResponse:
+    """The answer as kube-apiserver's deferredResponseWriter sends it: gzipped when large and accepted."""
+    if type(resp) is not web.Response or "Content-Encoding" in resp.headers:
+        return resp
+    body = resp.body
+    if not isinstance(body, (bytes, bytearray)) or len(body) <= GZIP_THRESHOLD_BYTES:
+        return resp
+    if not accepts_gzip(request.headers.get("Accept-Encoding", "")):
+        return resp
+    z = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)  # wbits 31: the gzip container, as Go's gzip.Writer
+    resp.body = z.compress(body) + z.flush()
+    resp.headers["Content-Encoding"] = "gzip"
+    resp.headers.add("Vary", "Accept-Encoding")
+    return resp
 
 
 def _json(
