@@ -458,8 +458,27 @@ def dra_plugin_image(pod: dict) -> str:
 # ------------------------------------------------------------------ events
 
 
+# client-go tools/record (events_cache.go): more than 10 messages of one reason about one object within 10 minutes
+# are combined into one Event; a source may send 25 events about an object at once, then one every 5 minutes.
+AGGREGATE_MAX_EVENTS = 10
+AGGREGATE_INTERVAL = 600.0
+SPAM_BURST = 25
+SPAM_REFILL = 300.0  # seconds a token takes to come back
+LRU_ENTRIES = 4096  # each of the correlator's caches (maxLruCacheEntries)
+
+
+def _bounded(cache: dict, key: Any, value: Any) -> None:
+    """Set `key` as the most recent entry of an LRU cache of LRU_ENTRIES, dropping the least recent."""
+    cache.pop(key, None)
+    cache[key] = value
+    if len(cache) > LRU_ENTRIES:
+        del cache[next(iter(cache))]
+
+
 class Events:
-    """An event recorder like client-go's: one Event per (object, reason, message), repeated ones counted."""
+    """The core event recorder of client-go tools/record (kube-controller-manager's controllers, the kubelet): one
+    Event per getEventKey (source, object, type, reason, message), its repeats counted (count, lastTimestamp); the
+    EventCorrelator's aggregation of similar events and its spam filter."""
 
     def __init__(self, store: Any, clock: Any, component: str, host: str | None = None) -> None:
         self.store = store
@@ -467,20 +486,61 @@ class Events:
         self.component = component
         self.host = host
         self._seen: dict[tuple[str, ...], tuple[str, str]] = {}
+        self._counts: dict[tuple[str, ...], int] = {}  # the logger's count per key, filtered occurrences included
+        self._similar: dict[tuple[str, ...], tuple[dict[str, None], float]] = {}
+        self._tokens: dict[tuple[str, ...], tuple[float, float]] = {}  # spam key -> (tokens, when counted)
+
+    def _accept(self, spam_key: tuple[str, ...], now: float) -> bool:
+        """The token bucket of EventSourceObjectSpamFilter: full at first, one token back every 5 minutes."""
+        tokens, at = self._tokens.get(spam_key, (float(SPAM_BURST), now))
+        tokens = min(float(SPAM_BURST), tokens + (now - at) / SPAM_REFILL)
+        accepted = tokens >= 1.0
+        _bounded(self._tokens, spam_key, (tokens - 1.0 if accepted else tokens, now))
+        return accepted
 
     def emit(self, obj: dict, etype: str, reason: str, message: str, host: str | None = None) -> None:
         md = obj["metadata"]
         ns = md.get("namespace") or "default"
-        # getEventKey (tools/record/events_cache.go): source, the object (not its resourceVersion), type, reason,
-        # message.
-        key = (self.component, host or self.host or "", md.get("uid", ""), etype, reason, message)
+        host = host or self.host or ""
+        ref = object_reference(obj)
+        about = (
+            self.component,
+            host,
+            ref["kind"],
+            ref.get("namespace", ""),
+            ref["name"],
+            ref["uid"],
+            ref["apiVersion"],
+        )
+        seconds = self.clock.seconds()
+        # EventAggregate: the messages of one (source, object, type, reason) within 10 minutes of the last.
+        agg_key = (*about, etype, reason)
+        messages, last = self._similar.get(agg_key, ({}, seconds))
+        if seconds - last > AGGREGATE_INTERVAL:
+            messages = {}
+        messages[message] = None
+        _bounded(self._similar, agg_key, (messages, seconds))
+        if len(messages) >= AGGREGATE_MAX_EVENTS:
+            # Over the threshold: one aggregate Event under the group's key (Go pops any one message; the oldest).
+            messages.pop(next(iter(messages)))
+            message = f"(combined from similar events): {message}"
+            key: tuple[str, ...] = ("aggregate", *agg_key)
+        else:
+            # getEventKey (tools/record/events_cache.go): source, the object (not its resourceVersion), type,
+            # reason, message.
+            key = (self.component, host, md.get("uid", ""), etype, reason, message)
+        count = self._counts.get(key, 0) + 1
+        _bounded(self._counts, key, count)
+        if not self._accept((*about, etype), seconds):  # dropped, though the logger counted it
+            return
         now = self.clock.timestamp()
         known = self._seen.get(key)
         if known is not None:
             cur = self.store.get("events", known[0], known[1])
             if cur is not None:
-                cur["count"] = int(cur.get("count", 1)) + 1
+                cur["count"] = count
                 cur["lastTimestamp"] = now
+                cur["message"] = message
                 try:
                     self.store.update("events", cur)
                     return
@@ -491,20 +551,20 @@ class Events:
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {"name": name, "namespace": ns},
-            "involvedObject": object_reference(obj),
+            "involvedObject": ref,
             "reason": reason,
             "message": message,
             "type": etype,
-            "source": {"component": self.component, **({"host": host or self.host} if (host or self.host) else {})},
+            "source": {"component": self.component, **({"host": host} if host else {})},
             "firstTimestamp": now,
             "lastTimestamp": now,
-            "count": 1,
+            "count": count,  # a repeat whose Event is gone (or was filtered) is created with its count
             "reportingComponent": self.component,
-            "reportingInstance": host or self.host or "",
+            "reportingInstance": host,
         }
         try:
             self.store.create("events", event)
-            self._seen[key] = (ns, name)
+            _bounded(self._seen, key, (ns, name))
         except Exception as exc:  # noqa: BLE001 - events are best effort, never a controller's failure
             log.debug("event %s/%s not recorded: %s", ns, name, exc)
 

@@ -1,11 +1,13 @@
-"""kube-scheduler's events as client-go tools/events v0.37.2 records them (event_broadcaster.go): written through
-events.k8s.io/v1, repeats by the isomorphic key counted in `series`, the 6-minute finish ticker ending a series."""
+"""The simulator's event recorders as client-go v0.37.2's record: kube-scheduler's through tools/events
+(event_broadcaster.go: events.k8s.io/v1, repeats by the isomorphic key counted in `series`, the 6-minute finish
+ticker ending a series), the controllers' and the kubelet's through tools/record (events_cache.go: count, the spam
+filter, the aggregation of similar events)."""
 
 from __future__ import annotations
 
 import pytest
 from dragoman.sim.clock import Clock
-from dragoman.sim.controllers.base import SeriesEvents
+from dragoman.sim.controllers.base import Events, SeriesEvents
 from dragoman.sim.controllers.scheduling import truncate_note
 from dragoman.sim.store import Store
 
@@ -87,3 +89,37 @@ def test_a_long_note_is_cut_as_the_scheduler_cuts_it():
     long = "x" * 2000
     assert truncate_note(long) == "x" * 1020 + " ..." and len(truncate_note(long)) == 1024
     assert truncate_note("short") == "short"
+
+
+# ---- the core recorder (client-go tools/record) of kube-controller-manager's controllers and the kubelet
+
+
+def test_the_core_recorder_counts_repeats_and_filters_a_burst(world):
+    store, clock, pod, _ = world
+    rec = Events(store, clock, "kubelet", "node-1")
+    for _ in range(30):
+        rec.emit(pod, "Warning", "BackOff", "Back-off restarting failed container")
+    (core,) = _events(store)
+    assert core["source"] == {"component": "kubelet", "host": "node-1"} and core["reportingInstance"] == "node-1"
+    # 25 at once (the spam filter's burst); the 5 after it are dropped, though counted.
+    assert core["count"] == 25
+    clock.step(300)  # one token back
+    rec.emit(pod, "Warning", "BackOff", "Back-off restarting failed container")
+    assert _events(store)[0]["count"] == 31
+
+
+def test_the_core_recorder_combines_ten_messages_of_one_reason(world):
+    store, clock, pod, _ = world
+    rec = Events(store, clock, "replicaset-controller")
+    for i in range(12):
+        rec.emit(pod, "Warning", "FailedCreate", f"attempt {i} refused")
+        clock.step(1)
+    evs = _events(store)
+    assert sorted(e["message"] for e in evs if not e["message"].startswith("(combined"))[:2] == [
+        "attempt 0 refused",
+        "attempt 1 refused",
+    ]
+    (combined,) = [e for e in evs if e["message"].startswith("(combined from similar events): ")]
+    # The 10th to 12th are one Event, counted, showing the latest message.
+    assert combined["message"] == "(combined from similar events): attempt 11 refused" and combined["count"] == 3
+    assert len(evs) == 10
