@@ -199,10 +199,22 @@ async def test_wizard_without_a_pool_lists_the_pools_to_pick(tmp_path: pathlib.P
                 None, cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=True
             )
             app = WizardApp(screen)
+            # The node LIST is held until the placeholder has been seen: on a fast machine it answered before the
+            # first check, and the test read the filled list instead of what the box shows while it waits.
+            listed = asyncio.Event()
+            list_all = cluster.list_all
+
+            async def held_list_all(*args, **kwargs):
+                await listed.wait()
+                return await list_all(*args, **kwargs)
+
+            cluster.list_all = held_list_all  # type: ignore[method-assign]
             async with app.run_test(size=(110, 40)) as pilot:
                 ol = screen.query_one("#mig-pools")
                 # A wizard with a cluster of its own lists the nodes: until then the box says so (it stood empty).
+                await pilot.pause()
                 assert "reading the cluster's nodes" in str(ol.get_option_at_index(0).prompt)
+                listed.set()
 
                 def ids() -> list:
                     return [ol.get_option_at_index(i).id for i in range(ol.option_count)]

@@ -42,6 +42,21 @@ async def _playground_settled(pilot) -> None:
     await pilot.pause(0.2)
 
 
+def _load(*more):
+    """The Load view with its one sample on opening, its 5 s timer paused at once: under load the picture was taken
+    after a second sample ("2 samples") now and then."""
+
+    async def run_before(pilot) -> None:
+        await _keys()(pilot)  # the app ready, then straight to the view
+        await pilot.press("colon", *"load", "enter")
+        screen = pilot.app.screen
+        if hasattr(screen, "sampling"):
+            screen.sampling.pause()
+        await _keys(*more)(pilot)
+
+    return run_before
+
+
 def _cel(*steps):
     async def run_before(pilot) -> None:
         await _keys("colon", *"cel", "enter")(pilot)
@@ -66,7 +81,7 @@ STATES = {
     "findings": _keys("6"),
     "attributes": _keys("7"),
     "accounting": _keys("colon", *"accounting", "enter"),
-    "load": _keys("colon", *"load", "enter"),
+    "load": _load(),
     "filter_typing": _keys("3", "slash", *"NVIDIA*H100"),
     "filter_applied_h100": _keys("3", "slash", *"productName=NVIDIA*H100*", "enter"),
     "filter_no_result": _keys("3", "slash", *"productName=NoSuchGPU*", "enter"),
@@ -81,7 +96,7 @@ STATES = {
     "help_findings": _keys("6", "question_mark"),
     "help_attributes": _keys("7", "question_mark"),
     "help_accounting": _keys("colon", *"accounting", "enter", "question_mark"),
-    "help_load": _keys("colon", *"load", "enter", "question_mark"),
+    "help_load": _load("question_mark"),
     "help_describe": _keys("5", "enter", "question_mark"),
     "describe_stuck_pod": _keys("5", "enter"),
     "yaml_pool": _keys("y"),

@@ -101,7 +101,7 @@ class LoadScreen(ToolScreen):
         self.app.refresh_header(self)
         self.focus_main()
         self.action_sample()
-        self.set_interval(self.interval, self.action_sample)
+        self.sampling = self.set_interval(self.interval, self.action_sample)  # kept: a picture can hold it still
         self.ready = True
         if hasattr(self.app, "screen_ready"):
             self.app.screen_ready()
