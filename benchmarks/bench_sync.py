@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import gzip
 import json
 import os
 import pathlib
@@ -135,6 +136,8 @@ async def _pages(kubeconfig: str, path: str) -> list[bytes]:
             q = {"limit": 500, **({"continue": cont} if cont else {})}
             resp = await cluster._send("GET", path, query=q)
             raw = await resp.read()
+            if resp.headers.get("Content-Encoding") == "gzip":  # the simulator gzips large answers as kube-apiserver
+                raw = gzip.decompress(raw)
             resp.release()
             pages.append(raw)
             cont = json.loads(raw)["metadata"].get("continue")
