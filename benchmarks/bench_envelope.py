@@ -332,9 +332,7 @@ def _warm(kubeconfig: str) -> float:
                         "GET", path, query={"limit": 500, **({"continue": cont} if cont else {})}
                     )
                     raw = await resp.read()
-                    if (
-                        resp.headers.get("Content-Encoding") == "gzip"
-                    ):  # gzipped, as kube-apiserver
+                    if resp.headers.get("Content-Encoding") == "gzip":  # gzipped, as kube-apiserver
                         raw = gzip.decompress(raw)
                     resp.release()
                     head = raw[:400]  # the list's metadata (and its continue token) comes first
