@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import gzip
 import json
 import os
 import pathlib
@@ -320,7 +319,7 @@ def _warm(kubeconfig: str) -> float:
     cache is warm): what follows measures the client, not the simulator's first serialisation."""
 
     async def go() -> float:
-        from dragoman.fleet.cluster import connect
+        from dragoman.fleet.cluster import connect, read_body
 
         cluster = await connect(kubeconfig, None)
         try:
@@ -331,9 +330,7 @@ def _warm(kubeconfig: str) -> float:
                     resp = await cluster._send(
                         "GET", path, query={"limit": 500, **({"continue": cont} if cont else {})}
                     )
-                    raw = await resp.read()
-                    if resp.headers.get("Content-Encoding") == "gzip":  # gzipped, as kube-apiserver
-                        raw = gzip.decompress(raw)
+                    raw = await read_body(resp, 1 << 30, path, "the simulator")  # inflated when gzipped
                     resp.release()
                     head = raw[:400]  # the list's metadata (and its continue token) comes first
                     marker = b'"continue":"'

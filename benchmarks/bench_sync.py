@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import gzip
 import json
 import os
 import pathlib
@@ -126,7 +125,7 @@ def _decode_figures(pages: list[bytes]) -> tuple[list[float], list[float], list[
 
 
 async def _pages(kubeconfig: str, path: str) -> list[bytes]:
-    from dragoman.fleet.cluster import connect
+    from dragoman.fleet.cluster import connect, read_body
 
     cluster = await connect(kubeconfig, None)
     pages: list[bytes] = []
@@ -135,9 +134,9 @@ async def _pages(kubeconfig: str, path: str) -> list[bytes]:
         while True:
             q = {"limit": 500, **({"continue": cont} if cont else {})}
             resp = await cluster._send("GET", path, query=q)
-            raw = await resp.read()
-            if resp.headers.get("Content-Encoding") == "gzip":  # the simulator gzips large answers as kube-apiserver
-                raw = gzip.decompress(raw)
+            raw = await read_body(
+                resp, 1 << 30, path, "the simulator"
+            )  # inflated when gzipped, as kube-apiserver sends
             resp.release()
             pages.append(raw)
             cont = json.loads(raw)["metadata"].get("continue")
