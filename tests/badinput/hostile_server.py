@@ -9,13 +9,13 @@ import contextlib
 import gzip
 import json
 import pathlib
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from aiohttp import web
 
 from tests.badinput.badinput_support import kubeconfig_text
+from tests.support.loopback import serving
 
 VERSION = {"major": "1", "minor": "37", "gitVersion": "v1.37.1"}
 NODE_OK = {"metadata": {"name": "good-node", "resourceVersion": "5", "labels": {"pool": "a"}}, "spec": {}, "status": {}}
@@ -66,8 +66,9 @@ class Hostile:
     """State shared by one server's handlers (counts of requests, for "401 then 200" and to prove a redirect
     unfollowed)."""
 
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, redirect_to: str = "http://127.0.0.1:9") -> None:
         self.mode = mode
+        self.redirect_to = redirect_to
         self.hits: dict[str, int] = {}
         self.auth: list[str] = []  # the Authorization header of each request ("" when none)
 
@@ -95,7 +96,7 @@ class Hostile:
                     body=b"k8s\x00\n\x0f\x12\x0bv1.37", content_type="application/vnd.kubernetes.protobuf"
                 )
             if mode in ("redirect", "redirect-to-http"):
-                target = request.app["redirect_to"]
+                target = self.redirect_to
                 return web.Response(status=302, headers={"Location": f"{target}/version"})
             if mode == "brotli":
                 return web.Response(
@@ -206,37 +207,11 @@ class Hostile:
 @contextlib.contextmanager
 def serve(mode: str, *, redirect_to: str = "http://127.0.0.1:9") -> Iterator[tuple[str, Hostile]]:
     """The hostile server in its own thread and loop on a free loopback port: (http:// address, its state)."""
-    started = threading.Event()
-    box: dict = {}
-    hostile = Hostile(mode)
+    hostile = Hostile(mode, redirect_to)
     if mode == "gzip-bomb":
         gzip_bomb()  # made before serving, so no request waits on it
-
-    def main() -> None:
-        loop = asyncio.new_event_loop()
-        box["loop"] = loop
-        app = web.Application()
-        app["redirect_to"] = redirect_to  # a plain key keeps the harness short
-        app.router.add_route("*", "/{tail:.*}", hostile.handle)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
-        loop.run_until_complete(runner.setup())
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        loop.run_until_complete(site.start())
-        box["port"] = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        started.set()
-        loop.run_forever()
-        with contextlib.suppress(Exception):
-            loop.run_until_complete(asyncio.wait_for(runner.cleanup(), 5))
-        loop.close()
-
-    thread = threading.Thread(target=main, daemon=True)
-    thread.start()
-    assert started.wait(30)
-    try:
-        yield f"http://127.0.0.1:{box['port']}", hostile
-    finally:
-        box["loop"].call_soon_threadsafe(box["loop"].stop)
-        thread.join(30)
+    with serving(hostile.handle) as url:
+        yield url, hostile
 
 
 def kubeconfig(tmp: pathlib.Path, url: str, *, user: str = "  token: abc\n", name: str = "kubeconfig") -> str:
