@@ -165,6 +165,8 @@ class Hostile:
         if path == "/api/v1/namespaces/kube-system":
             return _json({"kind": "Namespace", "metadata": {"name": "kube-system", "uid": "u-1"}})
         if path == "/api/v1/nodes/good-node":  # migrate --plan reads each node of the pool again
+            if mode == "node-get-a-list":  # a proxy that answers the object's GET with its collection
+                return _json(_list([NODE_OK], kind="NodeList"))
             return _json({"kind": "Node", "apiVersion": "v1", **NODE_OK})
         if path.startswith("/api/v1/namespaces/"):
             return _json({"kind": "Namespace", "metadata": {"name": path.rsplit("/", 1)[-1], "uid": "u-2"}})

@@ -298,6 +298,14 @@ def test_a_gzip_list_without_its_trailer_is_refused(tmp_path: pathlib.Path) -> N
     assert not (tmp_path / "snap.yaml").exists()
 
 
+def test_a_node_read_again_that_is_not_a_node_is_one_sentence(tmp_path: pathlib.Path) -> None:
+    """migrate --plan reads each node of the pool again (GET /api/v1/nodes/NAME); an answer that is not that node (here
+    the collection, as a misrouted proxy sends) must be a sentence, not a KeyError from the plan's steps."""
+    with serve("node-get-a-list") as (url, _):
+        code, _out, err = run_cli(*_command("migrate-plan", tmp_path, kubeconfig(tmp_path, url)))
+    assert_sentence(code, err, words=["/api/v1/nodes/good-node"])
+
+
 def test_names_with_control_characters_from_a_server_are_escaped_in_check_text(tmp_path: pathlib.Path) -> None:
     with serve("node-name-with-escapes") as (url, _):
         code, out, err = run_cli("check", "--kubeconfig", kubeconfig(tmp_path, url))
