@@ -20,6 +20,20 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 
+def _merge(into: list, fresh: list) -> None:
+    """Merge sorted `fresh` into sorted `into`, comparing only the part of `into` past where `fresh` begins: a view
+    fills in chunks that mostly come in order, and sorting the whole list again would compare every row each time."""
+    if into and fresh[0] < into[-1]:
+        i = bisect.bisect_right(into, fresh[0])
+        tail = into[i:]
+        del into[i:]
+        tail += fresh
+        tail.sort()
+        into += tail
+    else:
+        into += fresh
+
+
 @dataclass(frozen=True)
 class Column:
     """A column: its key, header, minimum width and maximum width (None: takes the rest of the line)."""
@@ -182,14 +196,12 @@ class VTable(ScrollView, can_focus=True):
     def _place_fresh(self) -> None:
         """Put the rows added during a batch in order (the same order one bisect.insort each would give: entries are
         unique by their sequence number), and among the visible ones those the filter passes."""
-        fresh = list(self._fresh.values())
+        fresh = sorted(self._fresh.values())
         self._fresh = {}
-        self._order_list.extend(fresh)
-        self._order_list.sort()
+        _merge(self._order_list, fresh)
         shown = [e for e in fresh if self._passes(self._by_seq[e[1]])]
         if shown:
-            self._visible_list.extend(shown)
-            self._visible_list.sort()
+            _merge(self._visible_list, shown)
 
     def _entry(self, key: Hashable) -> tuple:
         return (self._skey[key], self._seq[key])
