@@ -15,14 +15,13 @@ import socket
 import ssl
 import tempfile
 import time
-import zlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
 import aiohttp
 import msgspec
 from aiohttp.helpers import get_env_proxy_for_url
-from dragoman.fleet import backoff, debugtrace
+from dragoman.fleet import backoff, debugtrace, deflate
 from dragoman.fleet.errors import ExitCode, UserError, printable
 from dragoman.fleet.kubeconfig import CredentialSource, ResolvedConfig, resolve
 from kubernetes_asyncio.client import ApiClient, Configuration
@@ -270,7 +269,7 @@ def _decompressor(encoding: str, what: str, who: str) -> Any:
     if enc in ("", "identity"):
         return None
     if enc in ("gzip", "x-gzip", "deflate"):
-        return zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header, detected
+        return deflate.decompressor()
     raise Malformed(
         f"the server of {who} answered {what} in the encoding {printable(enc, 40)!r}, which was not asked for."
     )
@@ -280,7 +279,7 @@ def _inflate(inflate: Any, chunk: bytes, room: int, what: str, who: str) -> byte
     """Decompress `chunk`, producing at most `room` bytes (a gzip bomb stops at the bound instead of expanding)."""
     try:
         return inflate.decompress(chunk, max(room, 1))
-    except zlib.error:
+    except deflate.ERRORS:
         raise Malformed(f"the server of {who} answered {what} with a corrupt gzip body.") from None
 
 

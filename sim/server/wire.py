@@ -4,11 +4,11 @@ the write options every write reads."""
 from __future__ import annotations
 
 import json
-import zlib
 from typing import Any
 
 import yaml
 from aiohttp import web
+from dragoman.fleet import deflate
 from dragoman.sim import pieces
 from dragoman.sim.api import status as st
 from dragoman.sim.store import ApiError
@@ -86,7 +86,7 @@ def gzipped_like_apiserver(request: web.Request, resp: web.StreamResponse) -> we
         return resp
     if not accepts_gzip(request.headers.get("Accept-Encoding", "")):
         return resp
-    z = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)  # wbits 31: the gzip container, as Go's gzip.Writer
+    z = deflate.gzip_compressor(GZIP_LEVEL)
     resp.body = z.compress(body) + z.flush()
     resp.headers["Content-Encoding"] = "gzip"
     resp.headers.add("Vary", "Accept-Encoding")
