@@ -224,32 +224,13 @@ class Hostile:
                 if mode == "watch-object-not-an-object":
                     await resp.write(b'{"type":"MODIFIED","object":"surprise"}\n')
                 if mode == "watch-malformed-node":
-                    await resp.write(
-                        json.dumps(
-                            {
-                                "type": "ADDED",
-                                "object": {
-                                    "kind": "Node",
-                                    "apiVersion": "v1",
-                                    "metadata": {"name": "late-bad", "labels": [1], "resourceVersion": "11"},
-                                },
-                            }
-                        ).encode()
-                        + b"\n"
-                    )
-                    await resp.write(
-                        json.dumps(
-                            {
-                                "type": "ADDED",
-                                "object": {
-                                    "kind": "Node",
-                                    "apiVersion": "v1",
-                                    "metadata": {"name": "late-good", "resourceVersion": "12"},
-                                },
-                            }
-                        ).encode()
-                        + b"\n"
-                    )
+                    # One node of the wrong shape, then a good one: the first is skipped, the watch goes on.
+                    for meta in (
+                        {"name": "late-bad", "labels": [1], "resourceVersion": "11"},
+                        {"name": "late-good", "resourceVersion": "12"},
+                    ):
+                        node = {"kind": "Node", "apiVersion": "v1", "metadata": meta}
+                        await resp.write(json.dumps({"type": "ADDED", "object": node}).encode() + b"\n")
             while True:  # then quiet, as a watch with nothing happening is
                 await asyncio.sleep(1)
         return resp
