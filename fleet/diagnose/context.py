@@ -84,8 +84,8 @@ def _memo(table: dict[tuple[int, int], tuple[Any, Any, Any]], a: Any, b: Any, co
 class PodGroups:
     """What the pod-reading rules look at (Context.pod_groups), each list in key order."""
 
-    # Pods pods.pod_findings may say something about: all but those Succeeded, and those Running bound to a node
-    # asking for no extended resource through the device plugin's path (no extendedResourceClaimStatus).
+    # Pods pods.pod_findings may say something about: all but those Succeeded, and those Running bound to a node that
+    # got their extended resources through the bridge (extendedResourceClaimStatus) or asked for none.
     examined: list[tuple[tuple[str, str], dict]]
     # Pods neither Succeeded nor Failed that pick a GPU model (the product their nodeSelector or affinity names) or hold
     # claims: what selectors.pod_shapes reads.
@@ -165,8 +165,8 @@ class Context:
             if (
                 phase != "Running"
                 or not spec.get("nodeName")
-                or status.get("extendedResourceClaimStatus")
-                or _memo(ext, spec.get("containers"), spec.get("initContainers"), pod_extended_requests, pod)
+                or not status.get("extendedResourceClaimStatus")
+                and _memo(ext, spec.get("containers"), spec.get("initContainers"), pod_extended_requests, pod)
             ):
                 examined.append(item)
             if phase == "Failed":
