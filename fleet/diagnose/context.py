@@ -19,6 +19,7 @@ from dragoman.fleet.model import (
     pod_terminal,
 )
 from dragoman.fleet.ownership import GPU
+from dragoman.fleet.projection import Projection
 from dragoman.fleet.selectors import SelectorResult
 
 STALE_ATTRIBUTES = ("index", "minor", "pcieBusID")
@@ -166,6 +167,9 @@ class Context:
                 phase != "Running"
                 or not spec.get("nodeName")
                 or not status.get("extendedResourceClaimStatus")
+                # A projection asks for no extended resource (fleet/projection.py keeps such a pod whole), and most
+                # of the envelope's pods are projections: their requests need not be looked up.
+                and pod.__class__ is not Projection
                 and _memo(ext, spec.get("containers"), spec.get("initContainers"), pod_extended_requests, pod)
             ):
                 examined.append(item)
