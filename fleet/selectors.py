@@ -10,6 +10,7 @@ hands them here; the CEL language itself is fleet/cel/.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -234,10 +235,30 @@ def _attributes_read(selectors) -> frozenset | None:
 
 def _frozen(value: Any) -> Any:
     if isinstance(value, dict):
+        if len(value) == 1:
+            # A published attribute or capacity is one typed value ({"string": "gpu"}): no sort, no recursion.
+            ((k, v),) = value.items()
+            if not isinstance(v, (dict, list)):
+                return ((k, v),)
         return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
     if isinstance(value, list):
         return tuple(_frozen(v) for v in value)
     return value
+
+
+@functools.lru_cache(maxsize=256)
+def _read_plan(driver: str, reads: tuple) -> tuple:
+    """Per item the selectors read, for a device of `driver`: the names it may be published under, in the order they
+    are looked up (None for an item naming a whole domain); worked out once per driver and set of reads, not once per
+    device."""
+    plan: list = []
+    for item in reads:
+        if isinstance(item, tuple) and len(item) == 2 and item[1]:
+            domain, ident = item
+            plan.append((ident, f"{domain}/{ident}") if domain == driver else (f"{domain}/{ident}",))
+        else:
+            plan.append(None)
+    return tuple(plan)
 
 
 def _dedupe_key(dev: DeviceView, reads: tuple) -> tuple:
@@ -245,12 +266,17 @@ def _dedupe_key(dev: DeviceView, reads: tuple) -> tuple:
     attrs = dev.raw.get("attributes") or {}
     caps = dev.raw.get("capacity") or {}
     parts: list = [dev.driver, dev.raw.get("allowMultipleAllocations")]
-    for item in reads:
-        if isinstance(item, tuple) and len(item) == 2 and item[1]:
-            domain, ident = item
-            names = (ident, f"{domain}/{ident}") if domain == dev.driver else (f"{domain}/{ident}",)
-            a = next((attrs[n] for n in names if n in attrs), None)
-            c = next((caps[n] for n in names if n in caps), None)
+    for item, names in zip(reads, _read_plan(dev.driver, reads), strict=True):
+        if names is not None:
+            a = c = None
+            for n in names:
+                if n in attrs:
+                    a = attrs[n]
+                    break
+            for n in names:
+                if n in caps:
+                    c = caps[n]
+                    break
             parts.append((_frozen(a), _frozen(c)))
         else:
             domain = item[0] if isinstance(item, tuple) else item
