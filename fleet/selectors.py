@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from dragoman.fleet.delta import DeviceId
@@ -156,12 +157,25 @@ class FleetSelectors:
         hit = self._cache.get(("catalogue",))
         if hit is not None and hit[0] == self.epoch:
             return hit[1]
+        # 20,000 devices at the envelope, ~12 entries each: counted into plain dicts (a Counter's += calls Python for
+        # each new value, and most uuids are new), names qualified once per driver, and the pools that publish a name
+        # gathered per pool (devices come pool by pool) rather than per entry of each device.
         out: dict[str, dict[str, dict]] = defaultdict(dict)
-        pools: dict[tuple[str, str], set[str]] = defaultdict(set)
+        qualified: dict[str, dict[str, str]] = defaultdict(dict)
+        published: dict[tuple[str, str], set[str]] = {}  # (driver, pool) -> names of attributes and capacities
         for dev in model.devices():
-            cat = out[dev.driver]
-            for name, attr in (dev.raw.get("attributes") or {}).items():
-                qn = name if "/" in name else f"{dev.driver}/{name}"
+            driver = dev.driver
+            cat = out[driver]
+            names = qualified[driver]
+            names_here = published.get((driver, dev.pool))
+            if names_here is None:
+                names_here = published[(driver, dev.pool)] = set()
+            attrs = dev.raw.get("attributes") or {}
+            names_here.update(attrs)
+            for name, attr in attrs.items():
+                qn = names.get(name)
+                if qn is None:
+                    qn = names[name] = name if "/" in name else f"{driver}/{name}"
                 typ, value = "unknown", None
                 if isinstance(attr, dict):
                     for t in ("string", "int", "bool", "version", "strings", "ints", "bools", "versions"):
@@ -170,26 +184,38 @@ class FleetSelectors:
                             break
                 entry = cat.get(qn)
                 if entry is None:
-                    entry = cat[qn] = {"kind": "attribute", "type": typ, "values": Counter(), "devices": 0}
+                    entry = cat[qn] = {"kind": "attribute", "type": typ, "values": {}, "devices": 0}
                 elif entry["type"] != typ:
                     entry["type"] = "mixed"
-                entry["values"][json.dumps(value) if isinstance(value, list) else value] += 1
-                entry["devices"] += 1
-                pools[(dev.driver, qn)].add(dev.pool)
-            for name, cap in (dev.raw.get("capacity") or {}).items():
-                qn = name if "/" in name else f"{dev.driver}/{name}"
-                value = cap.get("value") if isinstance(cap, dict) else cap
+                values = entry["values"]
+                if isinstance(value, list):
+                    value = json.dumps(value)
+                values[value] = values.get(value, 0) + 1
+            caps = dev.raw.get("capacity") or {}
+            names_here.update(caps)
+            for name, cap in caps.items():
+                qn = names.get(name)
+                if qn is None:
+                    qn = names[name] = name if "/" in name else f"{driver}/{name}"
+                value = str(cap.get("value") if isinstance(cap, dict) else cap)
                 entry = cat.get(qn)
                 if entry is None:
-                    entry = cat[qn] = {"kind": "capacity", "type": "quantity", "values": Counter(), "devices": 0}
-                entry["values"][str(value)] += 1
-                entry["devices"] += 1
-                pools[(dev.driver, qn)].add(dev.pool)
+                    entry = cat[qn] = {"kind": "capacity", "type": "quantity", "values": {}, "devices": 0}
+                values = entry["values"]
+                values[value] = values.get(value, 0) + 1
+        pools: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for (driver, pool), names_here in published.items():
+            for name in names_here:
+                pools[(driver, qualified[driver][name])].add(pool)
         result: dict[str, dict] = {}
         for driver, attrs in sorted(out.items()):
             result[driver] = {}
             for qn, entry in sorted(attrs.items()):
-                entry["values"] = dict(entry["values"].most_common())
+                # Most devices first; equal counts in the order first seen (Counter.most_common's order). Each device
+                # counted one value of each name it publishes.
+                values = entry["values"]
+                entry["devices"] = sum(values.values())
+                entry["values"] = dict(sorted(values.items(), key=itemgetter(1), reverse=True))
                 entry["pools"] = sorted(pools[(driver, qn)])
                 result[driver][qn] = entry
         self._cache[("catalogue",)] = (self.epoch, result)

@@ -14,6 +14,9 @@ from dragoman.tui.commands import COMMAND_MODULES
 from dragoman import __version__
 
 SENTENCE_LIMIT = 1500  # characters of one error sentence; the rest of a quoted answer helps nobody
+# argparse's time grows with the square of the options given (10,000 `--case` flags took 3.5 s of CPU, 20,000 12 s):
+# no command line written for dragoman has more than a few dozen, so a flood is refused before it is parsed.
+MAX_ARGS = 4096
 
 
 def number_flag(flag: str, value: float | int | None, *, minimum: float, maximum: float, integer: bool = False) -> None:
@@ -94,6 +97,14 @@ def _run_tui(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) > MAX_ARGS:
+        print(
+            f"dragoman: {len(argv)} arguments are more than dragoman reads ({MAX_ARGS}); give fewer (one --case "
+            "pattern with shell wildcards selects many cases).",
+            file=sys.stderr,
+        )
+        return int(ExitCode.INPUT)
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)

@@ -20,6 +20,20 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 
+def _merge(into: list, fresh: list) -> None:
+    """Merge sorted `fresh` into sorted `into`, comparing only the part of `into` past where `fresh` begins: a view
+    fills in chunks that mostly come in order, and sorting the whole list again would compare every row each time."""
+    if into and fresh[0] < into[-1]:
+        i = bisect.bisect_right(into, fresh[0])
+        tail = into[i:]
+        del into[i:]
+        tail += fresh
+        tail.sort()
+        into += tail
+    else:
+        into += fresh
+
+
 @dataclass(frozen=True)
 class Column:
     """A column: its key, header, minimum width and maximum width (None: takes the rest of the line)."""
@@ -147,8 +161,11 @@ class VTable(ScrollView, can_focus=True):
         self._rows: dict[Hashable, tuple] = {}
         self._facets: dict[Hashable, dict] = {}
         self._skey: dict[Hashable, tuple] = {}
-        self._order: list[tuple] = []  # sorted [(sort key, seq)]: every row
-        self._visible: list[tuple] = []  # sorted, filtered
+        self._order_list: list[tuple] = []  # sorted [(sort key, seq)]: every row placed (read through `_order`)
+        self._visible_list: list[tuple] = []  # sorted, filtered (read through `_visible`)
+        # Rows added during a batch, not placed yet: key -> entry. A view's first fill adds tens of thousands of rows;
+        # placing them with one sort when the batch ends costs a fraction of one bisect.insort each.
+        self._fresh: dict[Hashable, tuple] = {}
         self._seq: dict[Hashable, int] = {}
         self._by_seq: dict[int, Hashable] = {}
         self._next_seq = 0
@@ -164,6 +181,28 @@ class VTable(ScrollView, can_focus=True):
         self.hscroll = 0  # cells the columns after the first are scrolled left by
 
     # ------------------------------------------------------------------ data
+    @property
+    def _order(self) -> list[tuple]:
+        if self._fresh:
+            self._place_fresh()
+        return self._order_list
+
+    @property
+    def _visible(self) -> list[tuple]:
+        if self._fresh:
+            self._place_fresh()
+        return self._visible_list
+
+    def _place_fresh(self) -> None:
+        """Put the rows added during a batch in order (the same order one bisect.insort each would give: entries are
+        unique by their sequence number), and among the visible ones those the filter passes."""
+        fresh = sorted(self._fresh.values())
+        self._fresh = {}
+        _merge(self._order_list, fresh)
+        shown = [e for e in fresh if self._passes(self._by_seq[e[1]])]
+        if shown:
+            _merge(self._visible_list, shown)
+
     def _entry(self, key: Hashable) -> tuple:
         return (self._skey[key], self._seq[key])
 
@@ -175,7 +214,8 @@ class VTable(ScrollView, can_focus=True):
             return False
         self.ops += 1
         skey = (self._sort_key(key, row),)
-        if old is not None:
+        pending = key in self._fresh  # added earlier in this batch: placed when it ends, as it is then
+        if old is not None and not pending:
             entry = self._entry(key)
             if skey != self._skey[key]:
                 self._remove_entry(entry)
@@ -192,26 +232,30 @@ class VTable(ScrollView, can_focus=True):
             if n > self._widths[i]:
                 mx = self.columns[i].max_width
                 self._widths[i] = min(n, mx) if mx else n
-        if old is None:
+        if pending or (old is None and self._batch):
+            self._skey[key] = skey
+            self._fresh[key] = (skey, self._seq[key])
+        elif old is None:
             self._skey[key] = skey
             entry = (skey, self._seq[key])
-            bisect.insort(self._order, entry)
+            bisect.insort(self._order_list, entry)
             if self._passes(key):
-                bisect.insort(self._visible, entry)
+                bisect.insort(self._visible_list, entry)
         else:
+            visible = self._visible_list
             entry = self._entry(key)
-            i = bisect.bisect_left(self._visible, entry)
-            present = i < len(self._visible) and self._visible[i] == entry
+            i = bisect.bisect_left(visible, entry)
+            present = i < len(visible) and visible[i] == entry
             passes = self._passes(key)
             if present and not passes:
-                del self._visible[i]
+                del visible[i]
             elif passes and not present:
-                self._visible.insert(i, entry)
+                visible.insert(i, entry)
         self._changed()
         return True
 
     def _remove_entry(self, entry: tuple) -> None:
-        for lst in (self._order, self._visible):
+        for lst in (self._order_list, self._visible_list):
             i = bisect.bisect_left(lst, entry)
             if i < len(lst) and lst[i] == entry:
                 del lst[i]
@@ -220,7 +264,8 @@ class VTable(ScrollView, can_focus=True):
         if key not in self._rows:
             return False
         self.ops += 1
-        self._remove_entry(self._entry(key))
+        if self._fresh.pop(key, None) is None:
+            self._remove_entry(self._entry(key))
         del self._rows[key]
         self._facets.pop(key, None)
         del self._skey[key]
@@ -257,7 +302,7 @@ class VTable(ScrollView, can_focus=True):
 
     def set_filter(self, predicate: Callable[[Hashable, tuple, dict], bool] | None) -> None:
         self._filter = predicate
-        self._visible = [e for e in self._order if self._passes(self._by_seq[e[1]])]
+        self._visible_list = [e for e in self._order if self._passes(self._by_seq[e[1]])]
         self._changed()
 
     # ------------------------------------------------------------------ cursor

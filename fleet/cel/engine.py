@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -47,12 +48,31 @@ def environment_of(environment: Environment | str | None) -> Environment:
     raise ValueError(f"environment must be 'new', 'stored' or an Environment, not {environment!r}")
 
 
+_NOT_TEXT = re.compile("[\ud800-\udfff]")
+NOT_UTF8 = "the expression is not valid UTF-8: a byte that is not part of any character"
+DEEPER_THAN_DRAGOMAN = (
+    "the expression is nested too deeply for dragoman's evaluator: dragoman's limit, not the scheduler's, which "
+    "evaluates it"
+)
+
+
 def check_expression(expression: str, environment: Environment | str | None = None) -> tuple[Checked, Any]:
     """Parse and check; raises CelCompileError exactly where `environment` (default: the API server
     validating a new selector) would reject the selector."""
     env = environment_of(environment)
     if not isinstance(expression, str):
         raise CelCompileError("expression must be a string", "syntax")
+    bad = _NOT_TEXT.search(expression)
+    if bad is not None:
+        # Bytes that are not UTF-8 on a command line reach Python as lone surrogates (and a JSON file may spell one
+        # as an escape): no character, and nothing a manifest can carry to the API server. Before anything encodes it.
+        at = bad.start()
+        raise CelCompileError(
+            NOT_UTF8,
+            "syntax",
+            expression.count("\n", 0, at) + 1,
+            at - (expression.rfind("\n", 0, at) + 1) + 1,
+        )
     size = len(expression.encode("utf-8"))  # the API server counts bytes, as Go's len() does
     # Only a selector being written is held to the length limit; Kubernetes never re-validates a stored one (the
     # oracle).
@@ -154,7 +174,9 @@ def _wrap(
         except CelRuntimeError as exc:
             return EvalOutcome(None, exc.message)
         except RecursionError:
-            return EvalOutcome(None, "expression too deeply nested")
+            # cel-python recurses several Python frames a level (about 230 nested parentheses at the top of a stack);
+            # cel-go evaluates whatever its parser took (250 levels), so the failure is dragoman's, and says so.
+            return EvalOutcome(None, DEEPER_THAN_DRAGOMAN)
         except Exception:
             if fallback is None:
                 raise

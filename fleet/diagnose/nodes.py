@@ -3,7 +3,6 @@ DaemonSets' reach, missing slices, kubelet versions, sharing, and pools where th
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 
 from dragoman.fleet import ownership as own
@@ -12,7 +11,6 @@ from dragoman.fleet.diagnose.context import SMALL_POOL_NODES, Context, node_ref,
 from dragoman.fleet.findings import WARNING, Finding, make_finding
 from dragoman.fleet.model import (
     NodeView,
-    pod_terminal,
 )
 from dragoman.fleet.ownership import STEP_ORDER
 
@@ -254,19 +252,8 @@ def sharing(ctx: Context) -> Iterable[Finding]:
         )
 
 
-def _steering_pods(ctx: Context) -> dict[str, list[tuple[str, str]]]:
-    out: dict[str, list] = defaultdict(list)
-    for pk, pod in ctx.pods_sorted():
-        if pod_terminal(pod):
-            continue
-        product = ctx.steered(pod.get("spec") or {})
-        if product is not None:
-            out[product].append(pk)
-    return out
-
-
 def migration_optional(ctx: Context) -> Iterable[Finding]:
-    steering = _steering_pods(ctx)
+    steering = ctx.pod_groups().steered_products
     for pool in ctx.pools.values():
         nodes = [v for v in ctx.m.pool_nodes(pool.name) if v.is_gpu]
         if not nodes or len(nodes) > SMALL_POOL_NODES or pool.target != "device-plugin":

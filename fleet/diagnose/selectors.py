@@ -20,7 +20,6 @@ from dragoman.fleet.model import (
     claim_spec,
     container_extended,
     key_of,
-    pod_terminal,
     request_alternatives,
 )
 from dragoman.fleet.ownership import GPU
@@ -382,56 +381,60 @@ def pod_claim_specs(m: FleetModel, pod: dict) -> dict[str, tuple[ObjectRef, dict
 
 
 def pod_shapes(ctx: Context) -> Iterable[Finding]:
+    # Pods neither Succeeded nor Failed that pick a model or hold claims (Context.pod_groups): no other pod makes one.
+    for pk, pod, product in ctx.pod_groups().shaped:
+        yield from pod_shape_findings(ctx, pk, pod, product)
+
+
+def pod_shape_findings(ctx: Context, pk: tuple[str, str], pod: dict, product: str | None) -> Iterable[Finding]:
+    """What one pod's shape says: it picks its GPU model (`product`, Context.steered's answer for it) through a
+    selector, or gets GPUs twice (limits and a claim of the class that serves them)."""
     m = ctx.m
-    for pk, pod in ctx.pods_sorted():
-        if pod_terminal(pod):
+    spec = pod.get("spec") or {}
+    if product is not None:
+        owner = m.owner_chain(pod)
+        yield make_finding(
+            "nodeselector-steering",
+            [pod_ref(pk)],
+            f"pod {pk[0]}/{pk[1]} picks its GPU model through a selector on {GFD_PRODUCT}={product}",
+            [f"pod {pk[1]}: nodeSelector/affinity {GFD_PRODUCT} = {product}"]
+            + ([f"managed by {owner[-1][0]} {owner[-1][2]}"] if owner else []),
+            pool=ctx.nodes[spec["nodeName"]].pool if spec.get("nodeName") in ctx.nodes else None,
+            product=product,
+        )
+    if ctx.gpu_class is None or not spec.get("resourceClaims"):
+        return
+    claims = pod_claim_specs(m, pod)
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        if container_extended(c).get(GPU, 0) <= 0:
             continue
-        spec = pod.get("spec") or {}
-        product = ctx.steered(spec)
-        if product is not None:
-            owner = m.owner_chain(pod)
-            yield make_finding(
-                "nodeselector-steering",
-                [pod_ref(pk)],
-                f"pod {pk[0]}/{pk[1]} picks its GPU model through a selector on {GFD_PRODUCT}={product}",
-                [f"pod {pk[1]}: nodeSelector/affinity {GFD_PRODUCT} = {product}"]
-                + ([f"managed by {owner[-1][0]} {owner[-1][2]}"] if owner else []),
-                pool=ctx.nodes[spec["nodeName"]].pool if spec.get("nodeName") in ctx.nodes else None,
-                product=product,
-            )
-        if ctx.gpu_class is None or not spec.get("resourceClaims"):
-            continue
-        claims = pod_claim_specs(m, pod)
-        for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
-            if container_extended(c).get(GPU, 0) <= 0:
+        for ref in (c.get("resources") or {}).get("claims") or ():
+            got = claims.get(ref.get("name"))
+            if got is None:
                 continue
-            for ref in (c.get("resources") or {}).get("claims") or ():
-                got = claims.get(ref.get("name"))
-                if got is None:
-                    continue
-                obj_ref, cspec = got
-                classes = {
-                    b.get("deviceClassName")
-                    for r in claim_requests(cspec.get("devices"))
-                    for _, b in request_alternatives(r)
-                    if not ref.get("request") or r.get("name") == ref.get("request")
-                }
-                if ctx.gpu_class not in classes:
-                    continue
-                yield make_finding(
-                    "double-request",
-                    [pod_ref(pk), obj_ref],
-                    f"container {c.get('name')} of pod {pk[0]}/{pk[1]} gets GPUs twice: nvidia.com/gpu limits "
-                    f"and a {ctx.gpu_class} claim",
-                    [
-                        f"container {c.get('name')}: limits nvidia.com/gpu = {container_extended(c)[GPU]}",
-                        (
-                            f"and claim {ref.get('name')} ({obj_ref[0]} {obj_ref[2]}) of DeviceClass "
-                            f"{ctx.gpu_class}, which serves nvidia.com/gpu"
-                        ),
-                    ],
-                    pool=ctx.nodes[spec["nodeName"]].pool if spec.get("nodeName") in ctx.nodes else None,
-                    deviceclass=ctx.gpu_class,
-                    pod=f"{pk[0]}/{pk[1]}",
-                )
-                break
+            obj_ref, cspec = got
+            classes = {
+                b.get("deviceClassName")
+                for r in claim_requests(cspec.get("devices"))
+                for _, b in request_alternatives(r)
+                if not ref.get("request") or r.get("name") == ref.get("request")
+            }
+            if ctx.gpu_class not in classes:
+                continue
+            yield make_finding(
+                "double-request",
+                [pod_ref(pk), obj_ref],
+                f"container {c.get('name')} of pod {pk[0]}/{pk[1]} gets GPUs twice: nvidia.com/gpu limits "
+                f"and a {ctx.gpu_class} claim",
+                [
+                    f"container {c.get('name')}: limits nvidia.com/gpu = {container_extended(c)[GPU]}",
+                    (
+                        f"and claim {ref.get('name')} ({obj_ref[0]} {obj_ref[2]}) of DeviceClass "
+                        f"{ctx.gpu_class}, which serves nvidia.com/gpu"
+                    ),
+                ],
+                pool=ctx.nodes[spec["nodeName"]].pool if spec.get("nodeName") in ctx.nodes else None,
+                deviceclass=ctx.gpu_class,
+                pod=f"{pk[0]}/{pk[1]}",
+            )
+            break

@@ -325,6 +325,49 @@ def editable_status(store: Any, resource: str, namespace: str | None, name: str)
     return out
 
 
+def write_status(store: Any, resource: str, obj: dict) -> bool:
+    """Write `obj` (from editable_status) through the status subresource; False when the object went meanwhile (404:
+    nothing left to change, as the controllers' UpdateStatus callers treat NotFound). Other errors propagate."""
+    try:
+        store.update(resource, obj, subresource="status")
+    except ApiError as exc:
+        if exc.code == 404:
+            return False
+        raise
+    return True
+
+
+def disruption_target(reason: str, message: str, generation: int, stamp: str) -> dict:
+    """The DisruptionTarget=True pod condition a controller writes before it deletes a pod (podgc, taint eviction),
+    with its observedGeneration (CalculatePodConditionObservedGeneration, PodObservedGenerationTracking GA in v1.35)."""
+    return {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": reason,
+        "message": message,
+        "observedGeneration": generation,
+        "lastProbeTime": None,
+        "lastTransitionTime": stamp,
+    }
+
+
+def delete_pod(store: Any, pod: dict, grace_period_seconds: int | None = None) -> None:
+    """Delete `pod` if it is still the same pod (a uid precondition): gone (404) or replaced by a namesake (409) is
+    what the controller wanted already."""
+    ns, name = nskey(pod)
+    try:
+        store.delete(
+            "pods",
+            ns,
+            name,
+            grace_period_seconds=grace_period_seconds,
+            preconditions={"uid": pod["metadata"].get("uid")},
+        )
+    except ApiError as exc:
+        if exc.code not in (404, 409):
+            raise
+
+
 def settle(controllers: Iterable[Controller], rounds: int = 10_000) -> int:
     """Run every controller's queue to exhaustion (timers due now included) without the event loop; returns keys run.
 

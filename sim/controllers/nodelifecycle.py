@@ -15,7 +15,15 @@ from typing import Any
 
 from dragoman.fleet.k8s import tolerates
 from dragoman.sim.clock import parse_time
-from dragoman.sim.controllers.base import Controller, Events, editable_status, nskey
+from dragoman.sim.controllers.base import (
+    Controller,
+    Events,
+    delete_pod,
+    disruption_target,
+    editable_status,
+    nskey,
+    write_status,
+)
 from dragoman.sim.store import ApiError
 
 log = logging.getLogger("dragoman.sim.controllers")
@@ -228,12 +236,8 @@ class NodeLifecycle(Controller):
                 continue
             ready["status"] = "False"
             ready["lastTransitionTime"] = self.clock.timestamp()
-            try:
-                self.store.update("pods", cur, subresource="status")
-            except ApiError as exc:
-                if exc.code == 404:
-                    continue
-                raise
+            if not write_status(self.store, "pods", cur):
+                continue
             self.events.emit(pod, "Warning", "NodeNotReady", "Node is not ready")
 
     def _taint(self, name: str, key: str) -> None:
@@ -341,36 +345,27 @@ class TaintEviction(Controller):
             self._evict(pod)
 
     def _evict(self, pod: dict) -> None:
+        """addConditionAndDeletePod: the DisruptionTarget condition (unless the pod has one), an event, then a delete
+        with the pod's own grace period."""
         ns, name = nskey(pod)
         cur = editable_status(self.store, "pods", ns, name)
         if cur is None:
             return
         conds = cur["status"].setdefault("conditions", [])
         if not any(c.get("type") == "DisruptionTarget" for c in conds):
+            generation = int(pod["metadata"].get("generation") or 1)
             conds.append(
-                {
-                    "type": "DisruptionTarget",
-                    "status": "True",
-                    "reason": "DeletionByTaintManager",
-                    "message": "Taint manager: deleting due to NoExecute taint",
-                    # CalculatePodConditionObservedGeneration (PodObservedGenerationTracking, GA in v1.35).
-                    "observedGeneration": int(pod["metadata"].get("generation") or 1),
-                    "lastProbeTime": None,
-                    "lastTransitionTime": self.clock.timestamp(),
-                }
+                disruption_target(
+                    "DeletionByTaintManager",
+                    "Taint manager: deleting due to NoExecute taint",
+                    generation,
+                    self.clock.timestamp(),
+                )
             )
-            try:
-                self.store.update("pods", cur, subresource="status")
-            except ApiError as exc:
-                if exc.code == 404:
-                    return
-                raise
+            if not write_status(self.store, "pods", cur):
+                return
         self.events.emit(pod, "Normal", "TaintManagerEviction", f"Marking for deletion Pod {ns}/{name}")
-        try:
-            self.store.delete("pods", ns, name, preconditions={"uid": pod["metadata"].get("uid")})
-        except ApiError as exc:
-            if exc.code not in (404, 409):
-                raise
+        delete_pod(self.store, pod)
 
 
 def _no_execute(node: dict) -> list[dict]:

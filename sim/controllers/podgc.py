@@ -10,8 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from dragoman.sim.controllers.base import Controller, editable_status, nskey
-from dragoman.sim.store import ApiError
+from dragoman.sim.controllers.base import (
+    Controller,
+    delete_pod,
+    disruption_target,
+    editable_status,
+    nskey,
+    write_status,
+)
 
 # gc_controller.go: the collector looks every 20 s; a node missing at one look is checked again 40 s later.
 CHECK_SECONDS = 20.0
@@ -65,25 +71,18 @@ class PodGC(Controller):
         """markFailedAndDeletePodWithCondition: phase Failed and the condition first (unless it ended already), then
         a delete with grace period 0."""
         ns, name = nskey(pod)
-        uid = pod["metadata"].get("uid")
         if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
             cur = editable_status(self.store, "pods", ns, name)
-            if cur is None or cur["metadata"].get("uid") != uid:
+            if cur is None or cur["metadata"].get("uid") != pod["metadata"].get("uid"):
                 return
             status = cur["status"]
             generation = int(cur["metadata"].get("generation") or 1)
             status["phase"] = "Failed"
             status["observedGeneration"] = generation
             conds = status.setdefault("conditions", [])
-            dt = {
-                "type": "DisruptionTarget",
-                "status": "True",
-                "reason": "DeletionByPodGC",
-                "message": "PodGC: node no longer exists",
-                "observedGeneration": generation,
-                "lastProbeTime": None,
-                "lastTransitionTime": self.clock.timestamp(),
-            }
+            dt = disruption_target(
+                "DeletionByPodGC", "PodGC: node no longer exists", generation, self.clock.timestamp()
+            )
             old = next((c for c in conds if c.get("type") == "DisruptionTarget"), None)
             if old is None:
                 conds.append(dt)
@@ -91,14 +90,6 @@ class PodGC(Controller):
                 old.update(dt)
             else:
                 old.update({k: dt[k] for k in ("reason", "message", "observedGeneration")})
-            try:
-                self.store.update("pods", cur, subresource="status")
-            except ApiError as exc:
-                if exc.code == 404:
-                    return
-                raise
-        try:
-            self.store.delete("pods", ns, name, grace_period_seconds=0, preconditions={"uid": uid})
-        except ApiError as exc:
-            if exc.code not in (404, 409):
-                raise
+            if not write_status(self.store, "pods", cur):
+                return
+        delete_pod(self.store, pod, grace_period_seconds=0)

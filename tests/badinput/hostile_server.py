@@ -9,13 +9,15 @@ import contextlib
 import gzip
 import json
 import pathlib
-import threading
+import struct
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from aiohttp import web
 
 from tests.badinput.badinput_support import kubeconfig_text
+from tests.support.loopback import serving
 
 VERSION = {"major": "1", "minor": "37", "gitVersion": "v1.37.1"}
 NODE_OK = {"metadata": {"name": "good-node", "resourceVersion": "5", "labels": {"pool": "a"}}, "spec": {}, "status": {}}
@@ -51,23 +53,67 @@ async def _drip(request: web.Request) -> web.StreamResponse:
     return resp
 
 
-_BOMB: bytes | None = None
+_BOMBS: dict[int, bytes] = {}
 
 
-def gzip_bomb() -> bytes:
-    """64 MB of zeros in about 64 KB (16 times the bound on /version)."""
-    global _BOMB
-    if _BOMB is None:
-        _BOMB = gzip.compress(b"0" * (64 * 1024 * 1024), compresslevel=6)
-    return _BOMB
+def gzip_bomb(size: int = 64 << 20) -> bytes:
+    """`size` bytes of "0" gzipped into about a thousandth of that (64 MB, the default, is 16 times the bound on
+    /version; 512 MB twice the bound on a LIST page). One MiB is deflated once and its block repeated (a full flush
+    makes each copy stand alone), so a large bomb costs no more to make than a small one."""
+    if size not in _BOMBS:
+        chunk = b"0" * (1 << 20)
+        deflate = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+        block = deflate.compress(chunk) + deflate.flush(zlib.Z_FULL_FLUSH)
+        crc = 0
+        for _ in range(size >> 20):
+            crc = zlib.crc32(chunk, crc)
+        header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
+        trailer = struct.pack("<II", crc, size & 0xFFFFFFFF)
+        _BOMBS[size] = header + block * (size >> 20) + deflate.flush() + trailer
+    return _BOMBS[size]
+
+
+LIST_BOMB = 512 << 20  # twice the real bound on one LIST page (fleet/cluster.py MAX_BODY)
+
+
+async def _hostile_list(request: web.Request, mode: str) -> web.StreamResponse:
+    """A LIST answered in a hostile encoding: gzip that is corrupt, cut short, a bomb or not gzip at all, or an
+    encoding that was not asked for (dragoman asks for gzip only)."""
+    plain = json.dumps(_list([NODE_OK] if request.path == "/api/v1/nodes" else [])).encode()
+    packed = gzip.compress(plain)
+    gz = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    if mode == "list-gzip-corrupt":
+        middle = len(packed) // 2  # inside the deflate data: the header reads, then the data does not
+        return web.Response(body=packed[:middle] + b"\xff" * 16 + packed[middle + 16 :], headers=gz)
+    if mode == "list-gzip-truncated":  # a complete HTTP answer whose gzip stream stops halfway
+        return web.Response(body=packed[: len(packed) // 2], headers=gz)
+    if mode == "list-gzip-no-trailer":  # every byte of the JSON, but not the gzip trailer that checks them
+        return web.Response(body=packed[:-8], headers=gz)
+    if mode == "list-cut-mid-stream":  # the connection closes before the Content-Length promised is sent
+        resp = web.StreamResponse(headers={**gz, "Content-Length": str(len(packed))})
+        with contextlib.suppress(ConnectionError):  # a page asked for ahead finds the connection closing
+            await resp.prepare(request)
+            await resp.write(packed[: len(packed) // 2])
+        if request.transport is not None:
+            request.transport.close()
+        return resp
+    if mode == "list-gzip-bomb":
+        return web.Response(body=gzip_bomb(LIST_BOMB), headers=gz)
+    if mode == "list-gzip-plain":  # says gzip, sends the JSON as it is
+        return web.Response(body=plain, headers=gz)
+    if mode in ("list-br", "list-zstd"):
+        encoding = mode.removeprefix("list-")
+        return web.Response(body=b"\x28\xb5\x2f\xfd" + plain, headers={**gz, "Content-Encoding": encoding})
+    raise AssertionError(f"no such LIST mode: {mode}")
 
 
 class Hostile:
     """State shared by one server's handlers (counts of requests, for "401 then 200" and to prove a redirect
     unfollowed)."""
 
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, redirect_to: str = "http://127.0.0.1:9") -> None:
         self.mode = mode
+        self.redirect_to = redirect_to
         self.hits: dict[str, int] = {}
         self.auth: list[str] = []  # the Authorization header of each request ("" when none)
 
@@ -95,7 +141,7 @@ class Hostile:
                     body=b"k8s\x00\n\x0f\x12\x0bv1.37", content_type="application/vnd.kubernetes.protobuf"
                 )
             if mode in ("redirect", "redirect-to-http"):
-                target = request.app["redirect_to"]
+                target = self.redirect_to
                 return web.Response(status=302, headers={"Location": f"{target}/version"})
             if mode == "brotli":
                 return web.Response(
@@ -118,6 +164,10 @@ class Hostile:
             return _json({"kind": "APIGroupList", "groups": []})
         if path == "/api/v1/namespaces/kube-system":
             return _json({"kind": "Namespace", "metadata": {"name": "kube-system", "uid": "u-1"}})
+        if path == "/api/v1/nodes/good-node":  # migrate --plan reads each node of the pool again
+            if mode == "node-get-a-list":  # a proxy that answers the object's GET with its collection
+                return _json(_list([NODE_OK], kind="NodeList"))
+            return _json({"kind": "Node", "apiVersion": "v1", **NODE_OK})
         if path.startswith("/api/v1/namespaces/"):
             return _json({"kind": "Namespace", "metadata": {"name": path.rsplit("/", 1)[-1], "uid": "u-2"}})
         # ---- collections
@@ -135,6 +185,8 @@ class Hostile:
             )
         if mode == "endless-list":
             return await _endless(request)
+        if mode.startswith("list-"):
+            return await _hostile_list(request, mode)
         if path == "/api/v1/nodes":
             bad = {
                 "node-labels-a-list": {"metadata": {"name": "bad-node", "labels": ["pool", "a"]}},
@@ -172,32 +224,13 @@ class Hostile:
                 if mode == "watch-object-not-an-object":
                     await resp.write(b'{"type":"MODIFIED","object":"surprise"}\n')
                 if mode == "watch-malformed-node":
-                    await resp.write(
-                        json.dumps(
-                            {
-                                "type": "ADDED",
-                                "object": {
-                                    "kind": "Node",
-                                    "apiVersion": "v1",
-                                    "metadata": {"name": "late-bad", "labels": [1], "resourceVersion": "11"},
-                                },
-                            }
-                        ).encode()
-                        + b"\n"
-                    )
-                    await resp.write(
-                        json.dumps(
-                            {
-                                "type": "ADDED",
-                                "object": {
-                                    "kind": "Node",
-                                    "apiVersion": "v1",
-                                    "metadata": {"name": "late-good", "resourceVersion": "12"},
-                                },
-                            }
-                        ).encode()
-                        + b"\n"
-                    )
+                    # One node of the wrong shape, then a good one: the first is skipped, the watch goes on.
+                    for meta in (
+                        {"name": "late-bad", "labels": [1], "resourceVersion": "11"},
+                        {"name": "late-good", "resourceVersion": "12"},
+                    ):
+                        node = {"kind": "Node", "apiVersion": "v1", "metadata": meta}
+                        await resp.write(json.dumps({"type": "ADDED", "object": node}).encode() + b"\n")
             while True:  # then quiet, as a watch with nothing happening is
                 await asyncio.sleep(1)
         return resp
@@ -206,37 +239,11 @@ class Hostile:
 @contextlib.contextmanager
 def serve(mode: str, *, redirect_to: str = "http://127.0.0.1:9") -> Iterator[tuple[str, Hostile]]:
     """The hostile server in its own thread and loop on a free loopback port: (http:// address, its state)."""
-    started = threading.Event()
-    box: dict = {}
-    hostile = Hostile(mode)
-    if mode == "gzip-bomb":
-        gzip_bomb()  # made before serving, so no request waits on it
-
-    def main() -> None:
-        loop = asyncio.new_event_loop()
-        box["loop"] = loop
-        app = web.Application()
-        app["redirect_to"] = redirect_to  # a plain key keeps the harness short
-        app.router.add_route("*", "/{tail:.*}", hostile.handle)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
-        loop.run_until_complete(runner.setup())
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        loop.run_until_complete(site.start())
-        box["port"] = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        started.set()
-        loop.run_forever()
-        with contextlib.suppress(Exception):
-            loop.run_until_complete(asyncio.wait_for(runner.cleanup(), 5))
-        loop.close()
-
-    thread = threading.Thread(target=main, daemon=True)
-    thread.start()
-    assert started.wait(30)
-    try:
-        yield f"http://127.0.0.1:{box['port']}", hostile
-    finally:
-        box["loop"].call_soon_threadsafe(box["loop"].stop)
-        thread.join(30)
+    hostile = Hostile(mode, redirect_to)
+    if mode in ("gzip-bomb", "list-gzip-bomb"):
+        gzip_bomb(LIST_BOMB if mode == "list-gzip-bomb" else 64 << 20)  # made before serving: no request waits on it
+    with serving(hostile.handle) as url:
+        yield url, hostile
 
 
 def kubeconfig(tmp: pathlib.Path, url: str, *, user: str = "  token: abc\n", name: str = "kubeconfig") -> str:

@@ -5,10 +5,14 @@
 from __future__ import annotations
 
 import json
+import os
 import pathlib
+import time
 
+import pytest
 import yaml
 from dragoman.fleet.cel import CelCompileError, EvalOutcome, cel_device, compile_expression
+from dragoman.fleet.cel.engine import DEEPER_THAN_DRAGOMAN, NOT_UTF8
 from dragoman.fleet.cel.reference import environment
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -249,3 +253,96 @@ def test_cel_with_an_unknown_class_is_one_sentence(tmp_path: pathlib.Path) -> No
     assert_sentence(
         *run_cli("cel", "true", "--class", "nope", "--snapshot", str(path))[::2], words=["DeviceClass nope"]
     )
+
+
+# ---------------------------------------------------------------------------- `dragoman cel -o json`, hostile text
+
+HOSTILE_CEL = {
+    "unterminated-double-quote": '"abc',
+    "unterminated-single-quote": "'abc",
+    "unterminated-triple-quote": '"""abc',
+    "unterminated-bytes-escape": "b'\\x",
+    "5000-nested-parens": "(" * 5000 + "true" + ")" * 5000,  # under the 10,240-byte limit: the nesting refuses it
+    "10000-open-parens": "(" * 10000,
+    "10000-nested-parens": "(" * 10000 + "true" + ")" * 10000,
+    "1-MB-expression": "x" * (1 << 20),
+    "1-MB-of-and": " && ".join(["true"] * (1 << 17)),
+    "nul": "\x00",
+    "nul-after-an-expression": "true\x00",
+    # Bytes that are not UTF-8 on a command line reach Python as lone surrogates (os.fsdecode).
+    "not-utf-8": 'device.driver == "' + os.fsdecode(b"\xff\xfe") + '"',
+}
+
+
+@pytest.mark.parametrize("text", list(HOSTILE_CEL.values()), ids=list(HOSTILE_CEL))
+def test_hostile_cel_is_a_compile_error_in_valid_json(tmp_path: pathlib.Path, text: str) -> None:
+    """The command documents exit 1 for a compile error; the JSON carries it in compileError.errors[]."""
+    path = tmp_path / "slice.yaml"
+    path.write_text(yaml.safe_dump(big_slice(8, 8)))
+    t0 = time.process_time()
+    code, out, err = run_cli("cel", "--snapshot", str(path), "-o", "json", "--", text)
+    cpu = time.process_time() - t0
+    assert "Traceback" not in err and err == ""
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["summary"] is None and doc["results"] == []
+    errors = doc["compileError"]["errors"]
+    assert errors and all(e["message"] for e in errors)
+    assert cpu < 5, f"{cpu:.2f} s of CPU"
+
+
+def test_bytes_that_are_not_utf_8_on_the_command_line_are_named_where_they_are(tmp_path: pathlib.Path) -> None:
+    """As an operator's shell passes them (a terminal in Latin-1): a compile error at the byte, in JSON and in text;
+    it once was a UnicodeEncodeError traceback."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "slice.yaml"
+    path.write_text(yaml.safe_dump(big_slice(2, 4)))
+    expr = b'device.driver == "\xff\xfe"'
+    runs = [
+        subprocess.run(
+            [sys.executable.encode(), b"-m", b"dragoman", b"cel", b"--snapshot", bytes(path), *fmt, b"--", expr],
+            capture_output=True,
+            timeout=60,
+        )
+        for fmt in ([b"-o", b"json"], [])
+    ]
+    as_json, as_text = runs
+    assert as_json.returncode == 1 and b"Traceback" not in as_json.stderr, as_json.stderr[-2000:]
+    error = json.loads(as_json.stdout)["compileError"]
+    assert (error["message"], error["line"], error["column"]) == (NOT_UTF8, 1, 19)
+    assert as_text.returncode == 1 and b"Traceback" not in as_text.stderr, as_text.stderr[-2000:]
+    assert NOT_UTF8.encode() in as_text.stdout and b"locale" in as_text.stdout
+    assert b"The API server rejects" not in as_text.stdout, "no API server ever judges bytes that are not text"
+
+
+def test_nesting_past_the_reference_engines_depth_is_dragomans_limit_in_a_sentence() -> None:
+    """cel-go takes 249 nested parentheses; cel-python (the reference engine) runs out of Python stack near 230. Each
+    device then reports that the limit is dragoman's — never a RecursionError, nor a CEL error the scheduler would
+    raise."""
+    sel = compile_expression("(" * 249 + "true" + ")" * 249, engine="reference")
+    outcomes = [sel.evaluate(d) for d in DEVICES]
+    assert all(o.value is True or o.error == DEEPER_THAN_DRAGOMAN for o in outcomes), outcomes
+    assert any(o.error == DEEPER_THAN_DRAGOMAN for o in outcomes), "the depth this test is about was reached"
+    # The default (fast) engine evaluates it, as the scheduler does.
+    assert all(
+        o.value is True for o in (compile_expression("(" * 249 + "true" + ")" * 249).evaluate(d) for d in DEVICES)
+    )
+
+
+def test_a_hostile_selector_in_a_device_class_from_a_file_is_a_compile_error_of_that_selector(
+    tmp_path: pathlib.Path,
+) -> None:
+    path = tmp_path / "objects.yaml"
+    device_class = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "hostile"},
+        "spec": {"selectors": [{"cel": {"expression": "(" * 10000 + "\x00"}}]},
+    }
+    path.write_text(yaml.safe_dump_all([big_slice(2, 4), device_class]))
+    code, out, err = run_cli("cel", "true", "--class", "hostile", "--snapshot", str(path), "-o", "json")
+    assert code == 1 and "Traceback" not in err
+    error = json.loads(out)["compileError"]
+    assert error["selector"] == "class:0" and error["errors"]

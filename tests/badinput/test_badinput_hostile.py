@@ -1,7 +1,8 @@
 """Bad-input corpus, hostile servers (issue 19): each malformed answer of tests/badinput/hostile_server.py driven
 against `check`, `snapshot`, `cel` and `migrate --plan` — one sentence and exit 2 in bounded time, or, for objects of
 the wrong shape, a note naming kind, name and field while the rest of the picture is used; informers that meet a
-malformed watch relist and say why; bounded memory for endless and compressed bodies (in a subprocess)."""
+malformed watch relist and say why; bounded memory for endless and compressed bodies (in a subprocess). LIST pages in
+a hostile encoding (corrupt, cut short, a bomb, not gzip, an encoding not asked for) get the same sentence."""
 
 from __future__ import annotations
 
@@ -37,6 +38,14 @@ SENTENCE_MODES = {
     "retry-after-nan": ["503"],
     "slow-drip": ["answer"],
     "endless-list": ["more than 8 MiB"],
+    # A LIST answered in a hostile encoding (every collection; /version and discovery answer well).
+    "list-gzip-corrupt": ["GET /api", "corrupt gzip"],
+    "list-gzip-plain": ["GET /api", "corrupt gzip"],
+    "list-gzip-truncated": ["GET /api"],
+    "list-cut-mid-stream": ["broke while reading /api"],
+    "list-gzip-bomb": ["GET /api", "more than 8 MiB"],
+    "list-br": ["GET /api", "encoding 'br'"],
+    "list-zstd": ["GET /api", "encoding 'zstd'"],
 }
 
 
@@ -267,6 +276,34 @@ def test_endless_and_compressed_bodies_stay_within_memory(tmp_path: pathlib.Path
     assert "Traceback" not in err and "more than 4 MiB" in err, err[-2000:]
     assert peak < 400, f"{peak} MB"
     assert seconds < 30
+
+
+def test_a_gzip_bomb_as_a_list_page_stays_within_memory(tmp_path: pathlib.Path) -> None:
+    """Every collection answered with 512 MiB of zeros gzipped into 0.5 MB, against the real bound of 256 MiB a page:
+    the bound is what a page may cost, so the process must stay near one page's bound above its usual 80 MB, not one
+    inflated page (and its copy) for every kind being listed at once."""
+    with serve("list-gzip-bomb") as (url, _):
+        peak, seconds, err = _peak_rss(["check", "--kubeconfig", kubeconfig(tmp_path, url)])
+    assert "Traceback" not in err and "more than 256 MiB" in err, err[-2000:]
+    assert peak < (cluster_mod.MAX_BODY >> 20) + 300, f"{peak} MB"
+    assert seconds < 30
+
+
+def test_a_gzip_list_without_its_trailer_is_refused(tmp_path: pathlib.Path) -> None:
+    """Every byte of the JSON but not the gzip trailer (CRC-32 and length) that checks them: a stream cut short, which
+    client-go's reader refuses (unexpected EOF). Accepting it trusts bytes nothing verified."""
+    with serve("list-gzip-no-trailer") as (url, _):
+        code, _out, err = run_cli("snapshot", str(tmp_path / "snap.yaml"), "--kubeconfig", kubeconfig(tmp_path, url))
+    assert_sentence(code, err, words=["GET /api", "gzip"])
+    assert not (tmp_path / "snap.yaml").exists()
+
+
+def test_a_node_read_again_that_is_not_a_node_is_one_sentence(tmp_path: pathlib.Path) -> None:
+    """migrate --plan reads each node of the pool again (GET /api/v1/nodes/NAME); an answer that is not that node (here
+    the collection, as a misrouted proxy sends) must be a sentence, not a KeyError from the plan's steps."""
+    with serve("node-get-a-list") as (url, _):
+        code, _out, err = run_cli(*_command("migrate-plan", tmp_path, kubeconfig(tmp_path, url)))
+    assert_sentence(code, err, words=["/api/v1/nodes/good-node"])
 
 
 def test_names_with_control_characters_from_a_server_are_escaped_in_check_text(tmp_path: pathlib.Path) -> None:

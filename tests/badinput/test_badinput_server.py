@@ -14,6 +14,7 @@ import pytest
 from aiohttp import web
 
 from tests.badinput.badinput_support import assert_sentence, kubeconfig_text, run_cli
+from tests.support.loopback import serving
 
 VERSION = {"major": "1", "minor": "37", "gitVersion": "v1.37.1"}
 
@@ -96,37 +97,6 @@ MODES = {
         [],
     ),
 }
-
-
-@contextlib.contextmanager
-def serving(handler) -> Iterator[str]:
-    """An aiohttp server in its own thread and loop on a free loopback port; yields its http:// address."""
-    started = threading.Event()
-    box: dict = {}
-
-    def main() -> None:
-        loop = asyncio.new_event_loop()
-        box["loop"] = loop
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", handler)
-        runner = web.AppRunner(app, access_log=None)
-        loop.run_until_complete(runner.setup())
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        loop.run_until_complete(site.start())
-        box["port"] = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        started.set()
-        loop.run_forever()
-        loop.run_until_complete(runner.cleanup())
-        loop.close()
-
-    thread = threading.Thread(target=main, daemon=True)
-    thread.start()
-    assert started.wait(30)
-    try:
-        yield f"http://127.0.0.1:{box['port']}"
-    finally:
-        box["loop"].call_soon_threadsafe(box["loop"].stop)
-        thread.join(30)
 
 
 @contextlib.contextmanager

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import pathlib
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import yaml
 from dragoman.sim.controlplane.build import built, cache_dir
+
+from tests.support import serve
 
 START_TIMEOUT = 600.0
 
@@ -114,11 +114,6 @@ def real_served(tmp: pathlib.Path, scenario: str = "demo") -> Iterator[Served]:
     log_path = tmp / "serve.log"
     audit = tmp / "audit.log"
     args = [
-        sys.executable,
-        "-m",
-        "dragoman",
-        "sim",
-        "serve",
         "--scenario",
         scenario,
         "--control-plane",
@@ -128,15 +123,7 @@ def real_served(tmp: pathlib.Path, scenario: str = "demo") -> Iterator[Served]:
         "--audit-log-path",
         str(audit),
     ]
-    with log_path.open("w") as log:
-        proc = subprocess.Popen(
-            args,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=str(tmp),
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+    proc = serve.start(args, log_path, cwd=tmp)
     try:
         deadline = time.monotonic() + START_TIMEOUT
         while "press Ctrl+C" not in log_path.read_text():
@@ -145,12 +132,7 @@ def real_served(tmp: pathlib.Path, scenario: str = "demo") -> Iterator[Served]:
             time.sleep(0.5)
         yield Served(proc, kubeconfig, log_path, audit)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        serve.stop(proc, 60)
     # Stopping ends every control-plane process and removes the run's folder (its keys and tokens with it).
     run_dir = next(
         (

@@ -9,12 +9,12 @@ import pathlib
 import re
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
 from tests.controlplane.support import binaries_dir
+from tests.support import serve
 
 pytestmark = pytest.mark.controlplane
 
@@ -49,26 +49,8 @@ def _alive(pid: int) -> bool:
 
 def _serve(tmp: pathlib.Path) -> tuple[subprocess.Popen, pathlib.Path]:
     log = tmp / "serve.log"
-    with log.open("w") as f:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "dragoman",
-                "sim",
-                "serve",
-                "--demo",
-                "--control-plane",
-                str(binaries_dir()),
-                "--write-kubeconfig",
-                str(tmp / "kubeconfig"),
-            ],
-            stdout=f,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    return proc, log
+    args = ["--demo", "--control-plane", str(binaries_dir()), "--write-kubeconfig", str(tmp / "kubeconfig")]
+    return serve.start(args, log), log
 
 
 def _wait(check, timeout: float, what: str):

@@ -669,3 +669,85 @@ def test_a_snapshot_of_the_events_k8s_io_view_reads_like_the_core_event():
     }
     f = next(f for f in diagnose(model_of(*objs, view)) if f.id == "pending-insufficient")
     assert "event FailedCreate (x4): through the view" in f.evidence
+
+
+def _edge_pods(owned: bool = False) -> list[dict]:
+    """Pods at the edges of what Context.pod_groups leaves out: CPU pods a finding still names, terminal pods a finding
+    must not name, and pods sharing parts (as a live store's projections do) with pods of another phase. `owned`: the
+    CPU pods belong to a ReplicaSet, so a live store keeps them as projections."""
+    steer = {"nvidia.com/gpu.product": "NVIDIA-L4"}
+    rs = ("ReplicaSet", "web-7d4f") if owned else None
+    out = [
+        pod("cpu-running", node_name="l4-pool-0", owner=rs),  # left out: nothing to say
+        pod("cpu-oom", node_name="l4-pool-1", phase="Failed", reason="OutOfcpu", owner=rs),  # failed-admission
+        pod("cpu-steer", node_name="l4-pool-2", node_selector=steer, owner=rs),  # a CPU pod picking a GPU model
+        pod("gpu-done", gpus=1, node_name="l4-pool-0", phase="Succeeded", node_selector=steer),  # terminal: none
+        pod("gpu-failed-steer", gpus=1, node_name="l4-pool-0", phase="Failed", node_selector=steer),
+        pod("gpu-bridged", gpus=1, node_name="h100-pool-0", ercs=ERCS),  # Running through the bridge
+        pod("gpu-nogpu", gpus=1, node_name="h100-pool-1"),  # running-without-gpu
+        pod("cpu-pending", owner=rs),  # unscheduled, asks for nothing
+        pod("gpu-pending", gpus=1),
+    ]
+    by = {p["metadata"]["name"]: p for p in out}
+    # One containers list for a running CPU pod and a pending one, one nodeSelector for a Failed pod and a running one.
+    by["cpu-pending"]["spec"]["containers"] = by["cpu-running"]["spec"]["containers"]
+    by["cpu-steer"]["spec"]["nodeSelector"] = by["gpu-failed-steer"]["spec"]["nodeSelector"]
+    by["gpu-done"]["spec"]["containers"] = by["gpu-nogpu"]["spec"]["containers"]
+    return out
+
+
+def _as_seen(findings):
+    return [(f.id, f.objects, f.summary, f.evidence, f.pool) for f in findings]
+
+
+def _as_listed(objs: list[dict]) -> list[dict]:
+    """The objects as a live store holds them: pods through the LIST decoder (projections for those it may drop fields
+    of, sharing each distinct part), the rest as decoded JSON."""
+    from dragoman.fleet.projection import PodListDecoder
+
+    pods = [o for o in objs if o["kind"] == "Pod"]
+    page = json.dumps({"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": pods}).encode()
+    listed = PodListDecoder()(page)["items"]
+    return [o for o in json.loads(json.dumps(objs)) if o["kind"] != "Pod"] + listed
+
+
+@pytest.mark.parametrize("case", [*CASES, "edges", "edges-listed"])
+def test_the_pod_rules_skip_only_pods_they_have_nothing_to_say_about(case):
+    """Context.pod_groups leaves most pods out of the pod rules in one pass: each rule over its group gives exactly
+    what it gives over every pod in key order (the rule's own definition), on every catalogue case and on pods at the
+    edges of what is left out, held whole or, as a live store holds CPU pods of a workload, as projections (whose
+    requests the pass does not look up)."""
+    from dragoman.fleet.diagnose.context import Context, steered_product
+    from dragoman.fleet.diagnose.pods import pod_findings, pods
+    from dragoman.fleet.diagnose.selectors import pod_shape_findings, pod_shapes
+    from dragoman.fleet.model import pod_terminal
+    from dragoman.fleet.projection import Projection
+
+    if case.startswith("edges"):
+        objs = base() + _edge_pods(owned=case == "edges-listed")
+    else:
+        objs = CASES[case][0]()
+    if case == "edges-listed":
+        whole = _as_seen(diagnose(model_of(*objs)))
+        objs = _as_listed(objs)
+        projected = {o["metadata"]["name"] for o in objs if isinstance(o, Projection)}
+        assert {"cpu-running", "cpu-oom", "cpu-steer", "cpu-pending"} <= projected
+        assert _as_seen(diagnose(model_of(*objs))) == whole
+    m = model_of(*objs)
+    every = sorted(m.objects["Pod"].items())
+    live = [(pk, p) for pk, p in every if not pod_terminal(p)]
+    ctx, plain = Context(m), Context(m)
+    assert _as_seen(pods(ctx)) == _as_seen(f for pk, p in every for f in pod_findings(plain, pk, p))
+    assert _as_seen(pod_shapes(ctx)) == _as_seen(
+        f for pk, p in live for f in pod_shape_findings(plain, pk, p, steered_product(p["spec"]))
+    )
+    assert ctx.pod_groups().steered_products == {steered_product(p["spec"]) for _, p in live} - {None}
+    if case.startswith("edges"):
+        named = {(f.id, f.objects[0][2]) for f in diagnose(m)}
+        assert {
+            ("failed-admission", "cpu-oom"),
+            ("nodeselector-steering", "cpu-steer"),
+            ("running-without-gpu", "gpu-nogpu"),
+        } <= named
+        assert not {n for _, n in named} & {"gpu-done", "gpu-failed-steer", "cpu-running", "cpu-pending"}
+        assert len(ctx.pod_groups().examined) < len(every)  # something was left out

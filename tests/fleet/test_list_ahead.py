@@ -5,23 +5,22 @@ trip through a worker thread (no per-request proxy/.netrc lookups)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 from aiohttp import web
 from dragoman.fleet.cluster import _continue_ahead, connect, decode
 
 from tests.badinput.badinput_support import kubeconfig_text
+from tests.support.loopback import serving
 
 PAGES = {"": "t1", "t1": "t2", "t2": ""}  # continue token asked -> token of the page sent back ("" ends the list)
 
 
 class Pager:
-    """A threaded API server serving /api/v1/pods in three pages; it notes when each page was asked for."""
+    """An API server (served from its own thread: tests.support.loopback) with /api/v1/pods in three pages; it notes
+    when each page was asked for."""
 
     def __init__(self, decoy: bool = False) -> None:
         # decoy: the list's metadata is written twice; the bytes before the items name a token the page does not
@@ -56,38 +55,6 @@ class Pager:
         return web.Response(body=body.encode(), content_type="application/json")
 
 
-@contextlib.contextmanager
-def serving(pager: Pager) -> Iterator[str]:
-    """The pager in its own thread and loop, so it answers while the client's loop is busy decoding."""
-    started = threading.Event()
-    box: dict = {}
-
-    def main() -> None:
-        loop = asyncio.new_event_loop()
-        box["loop"] = loop
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", pager.handle)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
-        loop.run_until_complete(runner.setup())
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        loop.run_until_complete(site.start())
-        box["port"] = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        started.set()
-        loop.run_forever()
-        with contextlib.suppress(Exception):
-            loop.run_until_complete(asyncio.wait_for(runner.cleanup(), 5))
-        loop.close()
-
-    thread = threading.Thread(target=main, daemon=True)
-    thread.start()
-    assert started.wait(30)
-    try:
-        yield f"http://127.0.0.1:{box['port']}"
-    finally:
-        box["loop"].call_soon_threadsafe(box["loop"].stop)
-        thread.join(30)
-
-
 def _slow_decoder(spans: list[tuple[float, float]]):
     def slow(raw: bytes) -> object:
         start = time.monotonic()
@@ -101,7 +68,7 @@ def _slow_decoder(spans: list[tuple[float, float]]):
 
 async def test_the_next_page_is_asked_for_while_this_one_is_decoded(tmp_path) -> None:
     pager = Pager()
-    with serving(pager) as url:
+    with serving(pager.handle) as url:
         (tmp_path / "kc").write_text(kubeconfig_text(url))
         cluster = await connect(str(tmp_path / "kc"), None)
         try:
@@ -118,7 +85,7 @@ async def test_the_next_page_is_asked_for_while_this_one_is_decoded(tmp_path) ->
 
 async def test_a_guess_the_decoded_page_does_not_confirm_is_dropped(tmp_path) -> None:
     pager = Pager(decoy=True)
-    with serving(pager) as url:
+    with serving(pager.handle) as url:
         (tmp_path / "kc").write_text(kubeconfig_text(url))
         cluster = await connect(str(tmp_path / "kc"), None)
         try:
@@ -159,7 +126,7 @@ async def test_each_request_is_sent_without_a_worker_thread_and_netrc_is_never_r
     monkeypatch.delenv("HTTP_PROXY", raising=False)
     monkeypatch.delenv("http_proxy", raising=False)
     pager = Pager()
-    with serving(pager) as url:
+    with serving(pager.handle) as url:
         (tmp_path / "kc").write_text(kubeconfig_text(url))
         cluster = await connect(str(tmp_path / "kc"), None)
         try:
@@ -183,7 +150,7 @@ async def test_each_request_is_sent_without_a_worker_thread_and_netrc_is_never_r
 async def test_the_proxy_the_environment_names_is_still_used(tmp_path, monkeypatch) -> None:
     """HTTP(S)_PROXY and NO_PROXY are read once for the server (as kubectl does), no longer per request."""
     pager = Pager()
-    with serving(pager) as proxy:
+    with serving(pager.handle) as proxy:
         for name in ("NO_PROXY", "no_proxy", "HTTP_PROXY"):
             monkeypatch.delenv(name, raising=False)
         monkeypatch.setenv("http_proxy", proxy)

@@ -284,6 +284,48 @@ def test_attribute_catalogue_types_values_and_pools():
     assert cat["resource.kubernetes.io/pciBusID"]["pools"] == ["n1"]
 
 
+def test_attribute_catalogue_counts_names_shared_by_kinds_pools_and_ties_exactly():
+    """The catalogue's edges: a bare and a qualified name for one attribute, an attribute and a capacity under one
+    name, list values, a type that changes between devices, equal counts (kept in the order first seen), and pools
+    that publish different names."""
+    a = gpu_slice("n1", 2)
+    b = gpu_slice("n2", 1)
+    d0, d1 = a["spec"]["devices"]
+    d0["attributes"]["gpu.nvidia.com/arch"] = {"string": "hopper"}
+    d1["attributes"]["arch"] = {"string": "ampere"}  # bare: the same qualified name
+    d0["attributes"]["memory"] = {"int": 80}  # an attribute named as the capacity
+    d1["attributes"]["modes"] = {"strings": ["a", "b"]}
+    b["spec"]["devices"][0]["attributes"]["arch"] = {"version": "1.0.0"}  # another type
+    b["spec"]["devices"][0]["capacity"]["cores"] = 132
+    m = model_of(node("n1"), node("n2"), a, b)
+    cat = m.attribute_catalogue()["gpu.nvidia.com"]
+    assert cat["gpu.nvidia.com/arch"] == {
+        "kind": "attribute",
+        "type": "mixed",
+        "values": {"hopper": 1, "ampere": 1, "1.0.0": 1},
+        "devices": 3,
+        "pools": ["n1", "n2"],
+    }
+    assert cat["gpu.nvidia.com/memory"] == {
+        "kind": "attribute",
+        "type": "int",
+        "values": {"81559Mi": 3, 80: 1},
+        "devices": 4,
+        "pools": ["n1", "n2"],
+    }
+    assert cat["gpu.nvidia.com/modes"]["values"] == {'["a", "b"]': 1}
+    assert cat["gpu.nvidia.com/modes"]["pools"] == ["n1"]
+    assert cat["gpu.nvidia.com/cores"] == {
+        "kind": "capacity",
+        "type": "quantity",
+        "values": {"132": 1},
+        "devices": 1,
+        "pools": ["n2"],
+    }
+    assert list(cat["gpu.nvidia.com/uuid"]["values"]) == ["GPU-n1-0", "GPU-n1-1", "GPU-n2-0"]
+    assert list(cat) == sorted(cat)
+
+
 @pytest.mark.parametrize("kind", ["Pod", "ResourceSlice", "Node"])
 def test_deleting_unknown_objects_is_harmless(kind):
     m = model_of(node("n1"))

@@ -7,7 +7,6 @@ import json
 import os
 import pathlib
 import subprocess
-import sys
 import time
 
 import pytest
@@ -15,6 +14,7 @@ import yaml
 
 from tests.support import sim_scenario
 from tests.support.kubectl import ensure_binary
+from tests.support.serve import served
 
 pytestmark = pytest.mark.kubectl
 
@@ -73,37 +73,9 @@ def kubectl(tmp_path_factory):
     binary = ensure_binary("kubectl")
     tmp = tmp_path_factory.mktemp("kubectl-sim")
     scenario = sim_scenario.write(tmp / "scenario.yaml")
-    kubeconfig = tmp / "kubeconfig"
-    log = (tmp / "serve.log").open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "dragoman",
-            "sim",
-            "serve",
-            "--scenario",
-            str(scenario),
-            "--write-kubeconfig",
-            str(kubeconfig),
-            "--no-controllers",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        cwd=str(tmp),
-    )
-    deadline = time.monotonic() + 60
-    while not kubeconfig.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise AssertionError("sim serve did not start:\n" + (tmp / "serve.log").read_text())
-        time.sleep(0.1)
-    (tmp / "home").mkdir()
-    yield Kubectl(binary, kubeconfig, tmp / "home")
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with served(scenario, tmp, timeout=60) as kubeconfig:
+        (tmp / "home").mkdir()
+        yield Kubectl(binary, kubeconfig, tmp / "home")
 
 
 def _wait_for(pred, timeout: float = 60.0, step: float = 0.3):

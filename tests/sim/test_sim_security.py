@@ -9,7 +9,6 @@ import pathlib
 import ssl
 import subprocess
 import sys
-import time
 
 import aiohttp
 import pytest
@@ -17,6 +16,7 @@ import yaml
 from dragoman.sim import scenario as scenario_mod
 from dragoman.sim.server import Simulator
 
+from tests.support.serve import served
 from tests.support.sim import running_simulator
 
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}
@@ -43,34 +43,9 @@ def test_serve_without_openssl_on_path_still_serves_tls_and_refuses_tokenless_de
     without a token is 401 while the node stays (it used to be plain HTTP with the admin for everyone)."""
     scenario = tmp_path / "s.yaml"
     scenario.write_text(yaml.safe_dump(NODE))
-    kubeconfig = tmp_path / "kubeconfig"
     empty = tmp_path / "bin"
     empty.mkdir()
-    log = (tmp_path / "serve.log").open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "dragoman",
-            "sim",
-            "serve",
-            "--no-controllers",
-            "--scenario",
-            str(scenario),
-            "--write-kubeconfig",
-            str(kubeconfig),
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        cwd=str(tmp_path),
-        env={**os.environ, "PATH": str(empty), "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not (kubeconfig.exists() and "kubeconfig:" in (tmp_path / "serve.log").read_text()):
-            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
-            time.sleep(0.1)
+    with served(scenario, tmp_path, timeout=60, env={"PATH": str(empty)}) as kubeconfig:
         cfg = yaml.safe_load(kubeconfig.read_text())
         cluster = cfg["clusters"][0]["cluster"]
         assert cluster["server"].startswith("https://") and "insecure-skip-tls-verify" not in cluster
@@ -99,10 +74,6 @@ def test_serve_without_openssl_on_path_still_serves_tls_and_refuses_tokenless_de
         import asyncio
 
         asyncio.run(probe())
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        log.close()
 
 
 async def test_requests_without_a_token_are_401_and_a_wrong_token_too() -> None:

@@ -203,6 +203,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report_compile_error(args: argparse.Namespace, expr: str, exc: Any, class_index: int | None) -> int:
+    from dragoman.fleet.cel.engine import NOT_UTF8
     from dragoman.fleet.errors import ExitCode
 
     where = f"DeviceClass {args.device_class} selector #{class_index}" if class_index is not None else "the expression"
@@ -244,7 +245,11 @@ def _report_compile_error(args: argparse.Namespace, expr: str, exc: Any, class_i
             # cel-go reports every error it recovers past; the API server's answer lists them all, in these words.
             print(f"All {len(exc.issues) + exc.truncated} errors, as the API server words them:")
             print(exc.display(expr))
-        print("The API server rejects a DeviceClass or ResourceClaim with this selector.")
+        if exc.message == NOT_UTF8:
+            # Not a selector the API server could judge: bytes that are no text never become one.
+            print("Check the terminal's character set (locale): an expression is UTF-8 text.")
+        else:
+            print("The API server rejects a DeviceClass or ResourceClaim with this selector.")
     return int(ExitCode.PROBLEM)
 
 

@@ -135,8 +135,9 @@ def run_diff(args: argparse.Namespace) -> int:
         names = [c.name for c in cases() if args.area is None or c.group.split("/", 1)[0] == args.area]
         for pattern in args.case:
             if not any(differential.case_matches(n, [pattern]) for n in names):
+                shown = pattern if len(pattern) <= 100 else pattern[:99] + "…"  # the names are shorter than that
                 raise UserError(
-                    f"--case {pattern!r} matches none of the {len(names)} cases"
+                    f"--case {shown!r} matches none of the {len(names)} cases"
                     + (f" of --area {args.area}" if args.area else "")
                     + " (shell wildcards: '*NotReady*'; the names are in the table's case column).",
                     ExitCode.INPUT,

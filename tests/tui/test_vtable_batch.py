@@ -1,0 +1,77 @@
+"""A batch places the rows it adds with one sort when it ends (VTable._fresh): the table must then read exactly as if
+each row had been put in place as it came, whatever the batch did to them meanwhile."""
+
+from __future__ import annotations
+
+from dragoman.widgets.vtable import Column, VTable
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+KEYS = st.integers(0, 30)
+ROWS = st.tuples(st.sampled_from(["a", "b", "c"]), st.text("xyz", max_size=3))
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("set"), KEYS, ROWS),
+        st.tuples(st.just("remove"), KEYS),
+        st.tuples(st.just("filter"), st.sampled_from([None, "a", "x"])),
+        st.tuples(st.just("batch"), st.booleans()),
+    ),
+    max_size=80,
+)
+
+
+def _table() -> VTable:
+    # Sorted by the first cell, then the key: a row whose first cell changes moves.
+    return VTable([Column("k", "K"), Column("v", "V")], sort_key=lambda key, row: (row[0], key))
+
+
+def _predicate(text):
+    if text is None:
+        return None
+    return lambda key, row, facets: text in "".join(row)
+
+
+def _seen(t: VTable):
+    return t.keys(), sorted(t.all_keys()), t.visible_count, t.cursor_key, [t.row(k) for k in t.keys()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(OPS)
+def test_a_batch_reads_as_rows_placed_one_by_one(ops):
+    batched, plain = _table(), _table()
+    depth = 0
+    for op in ops:
+        if op[0] == "batch":
+            if op[1]:
+                batched.begin_batch()
+                depth += 1
+            elif depth:
+                batched.end_batch()
+                depth -= 1
+                if not depth:
+                    assert _seen(batched) == _seen(plain)
+            continue
+        for t in (batched, plain):
+            if op[0] == "set":
+                t.set_row(op[1], op[2], {"n": op[1]})
+            elif op[0] == "remove":
+                t.remove_row(op[1])
+            else:
+                t.set_filter(_predicate(op[1]))
+    while depth:
+        batched.end_batch()
+        depth -= 1
+    assert _seen(batched) == _seen(plain)
+
+
+def test_a_fresh_fill_is_sorted_once_and_readable_inside_the_batch():
+    t = _table()
+    t.begin_batch()
+    for k in range(100, 0, -1):
+        t.set_row(k, ("b" if k % 2 else "a", str(k)))
+    assert t._fresh  # placed later, not one by one
+    t.set_row(7, ("a", "moved"))  # a row of this batch changes its place before it is placed
+    t.remove_row(8)
+    assert t.keys()[:3] == [2, 4, 6]  # a reader inside the batch sees the rows in place
+    t.end_batch()
+    assert t.keys()[49:51] == [100, 1] and t.row(7) == ("a", "moved") and 8 not in t.all_keys()
