@@ -190,6 +190,33 @@ def _kind_by_plural() -> dict[str, str]:
 _KIND_BY_PATH = _kind_by_plural()
 
 
+def _object_name(path: str) -> str | None:
+    """For an API path that names one object: its name ("" for a subresource of one, whose name is not checked);
+    None for anything else (a collection, discovery, /version)."""
+    parts = path.split("?", 1)[0].strip("/").split("/")
+    rest = parts[2:] if parts[0] == "api" else parts[3:] if parts[0] == "apis" else []
+    if len(rest) < 2 or rest[-1] in _KIND_BY_PATH:
+        return None
+    # ".../R/NAME" (R a resource dragoman knows, or "namespaces"): the object NAME; else a subresource (NAME/status).
+    return rest[-1] if rest[-2] in _KIND_BY_PATH or rest[-2] == "namespaces" else ""
+
+
+def _broke(exc: BaseException) -> str:
+    """Why a connection broke, in words (aiohttp's payload errors print as their repr)."""
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return "the answer ended before all of it was sent"
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "the server closed the connection"
+    return printable(str(exc), 200) or type(exc).__name__
+
+
+def _what_came(answer: Any) -> str:
+    if isinstance(answer, dict):
+        kind = answer.get("kind")
+        return f"a {printable(kind, 60)}" if isinstance(kind, str) and kind else "an object without metadata"
+    return f"a JSON {type(answer).__name__}"
+
+
 class _Guarded:
     """kubernetes-asyncio's session with some of its defaults turned off for every request: redirects are never
     followed (a 302 to http:// or another host would carry the credentials along), bodies are not decompressed
@@ -291,27 +318,45 @@ def _inflate_pieces(inflate: Any, chunk: bytes, what: str, who: str) -> Iterator
         yield _inflate(inflate, inflate.unconsumed_tail, 1 << 20, what, who)
 
 
+# Bytes held by the bodies being read at this moment, together: a bomb per kind, the informers listing 17 kinds at once,
+# must not cost the bound once per kind (every LIST page a real server sends is far under it, even all at once).
+_held = [0]
+
+
 async def read_body(resp: aiohttp.ClientResponse, limit: int, what: str, who: str) -> bytes:
-    """The body of `resp`, decompressed, refusing more than `limit` bytes (after decompression) with a sentence."""
+    """The body of `resp`, decompressed, refusing more than `limit` bytes (after decompression) with a sentence.
+
+    A gzip body is inflated one MiB at a time, and the bodies read at once share the bound (a bomb in every LIST of a
+    sync costs the bound once, not once per kind). A gzip stream must end as gzip ends, with the trailer whose CRC-32
+    and length check the bytes: one cut short is refused, as client-go's reader refuses it (unexpected EOF)."""
     inflate = _decompressor(resp.headers.get("Content-Encoding", ""), what, who)
     out = bytearray()
-    async for chunk in resp.content.iter_chunked(256 * 1024):
+
+    def keep(piece: bytes) -> None:
+        out.extend(piece)
+        _held[0] += len(piece)
+        if len(out) > limit or _held[0] > limit:
+            together = "" if len(out) > limit else " (with the answers read beside it)"
+            raise Malformed(
+                f"the server of {who} answered {what} with more than {limit >> 20} MiB{together}; that is not what "
+                "it should send."
+            )
+
+    try:
+        async for chunk in resp.content.iter_chunked(256 * 1024):
+            if inflate is None:
+                keep(chunk)
+                continue
+            for piece in _inflate_pieces(inflate, chunk, what, who):
+                keep(piece)
         if inflate is not None:
-            chunk = _inflate(inflate, chunk, limit - len(out) + 1, what, who)
-        out += chunk
-        if len(out) > limit:
-            raise Malformed(
-                f"the server of {who} answered {what} with more than {limit >> 20} MiB; that is not what "
-                "it should send."
-            )
-    if inflate is not None:
-        out += inflate.flush()
-        if len(out) > limit:
-            raise Malformed(
-                f"the server of {who} answered {what} with more than {limit >> 20} MiB; that is not what "
-                "it should send."
-            )
-    return bytes(out)
+            keep(inflate.flush())
+            if not inflate.eof:
+                raise Malformed(f"the server of {who} answered {what} with a gzip body cut short (no end of stream).")
+        return bytes(out)
+    finally:
+        _held[0] -= len(out)
+        out.clear()  # a refused answer's bytes are not held while its sentence travels up
 
 
 def _query(query: Mapping[str, Any] | None) -> list[tuple[str, str]]:
@@ -473,7 +518,7 @@ class Cluster:
                     # A kept-alive connection the server had already closed: a read is safe to send again at once.
                     retried_connection = True
                     continue
-                raise Unreachable(f"the connection to the cluster of {self._who()} broke ({exc}).") from None
+                raise Unreachable(f"the connection to the cluster of {self._who()} broke ({_broke(exc)}).") from None
             except TimeoutError:
                 raise Unreachable(f"the cluster of {self._who()} did not answer in time.") from None
             except aiohttp.InvalidURL:
@@ -538,7 +583,7 @@ class Cluster:
             raw = await read_body(resp, limit if resp.status < 400 else MAX_SMALL_BODY, f"{method} {path}", self._who())
         except (aiohttp.ClientPayloadError, aiohttp.ClientOSError, aiohttp.ServerDisconnectedError) as exc:
             raise Unreachable(
-                f"the connection to the cluster of {self._who()} broke while reading {path} ({exc})."
+                f"the connection to the cluster of {self._who()} broke while reading {path} ({_broke(exc)})."
             ) from None
         except TimeoutError:
             raise Unreachable(f"the cluster of {self._who()} stopped answering while sending {path}.") from None
@@ -612,7 +657,22 @@ class Cluster:
         raise AssertionError("unreachable")
 
     async def get(self, path: str, **query: Any) -> dict:
-        return await self.request("GET", path, query=query)
+        """GET of one path; when the path names one object (".../nodes/NAME", a subresource of one), the answer must be
+        an object of that name, not a list (a misrouted proxy's): every write reads what it changes through here."""
+        answer = await self.request("GET", path, query=query)
+        named = _object_name(path)
+        if named is not None:
+            meta = answer.get("metadata") if isinstance(answer, dict) else None
+            if (
+                not isinstance(meta, dict)
+                or isinstance(answer.get("items"), list)
+                or (named and meta.get("name") != named)
+            ):
+                raise ClusterError(
+                    f"the server of {self._who()} answered GET {path} with something that is not the object it names "
+                    f"({_what_came(answer)}); is a proxy in between routing requests elsewhere?"
+                )
+        return answer
 
     async def list_raw(self, path: str, *, decoder: Any = None, **query: Any) -> dict:
         """One GET of a collection (one page when `limit` is given), as the server sent it.
@@ -813,7 +873,7 @@ class Cluster:
                 if buf.strip():
                     yield self._event(bytes(buf), path, decoder)
             except (aiohttp.ClientPayloadError, aiohttp.ClientOSError, aiohttp.ServerDisconnectedError) as exc:
-                raise Unreachable(f"the watch of {path} on {self._who()} broke ({exc}).") from None
+                raise Unreachable(f"the watch of {path} on {self._who()} broke ({_broke(exc)}).") from None
             except TimeoutError:
                 raise Unreachable(f"the watch of {path} on {self._who()} went silent.") from None
         finally:

@@ -22,3 +22,8 @@ cd "$here"
 java -Xmx500M -cp "$jar" org.antlr.v4.Tool -Dlanguage=Python3 -no-listener -no-visitor -o . CEL.g4
 rm -f ./*.interp ./*.tokens  # ANTLR's tool-side files: the runtime does not read them
 echo "generated from $grammar with ANTLR $ANTLR"
+
+# The LALR tables of the Lark parser the CEL engine uses (fleet/cel/syntax.py): computed once here instead of in every
+# process that parses CEL. Needs only the project's venv; tests/cel/test_cel_lalr.py fails when they are stale.
+"${PYTHON:-python3}" -c "from dragoman.fleet.cel.syntax import write_tables; write_tables('cel_lalr.py')"
+echo "wrote the CEL LALR tables (cel_lalr.py)"
