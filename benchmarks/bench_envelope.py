@@ -438,6 +438,12 @@ def _note(what: str, *values) -> None:
     print(f"envelope {what}: " + json.dumps(values, default=str)[:2000], file=sys.stderr, flush=True)
 
 
+def _cpu(tui: dict, stage: str) -> str:
+    """The app's CPU time (all its threads) by that stage, beside the wall time: what the UI process itself spent."""
+    cpu = tui.get(f"cpu_{stage}")
+    return f"; the app's CPU {cpu:.2f} s" if cpu is not None else ""
+
+
 def _tui_figures(tui: dict, res: dict | None) -> list[Figure]:
     if "error" in tui:
         return [Figure("envelope tui: did not finish", "", [0.0], "", lambda v: False, tui["error"])]
@@ -451,15 +457,23 @@ def _tui_figures(tui: dict, res: dict | None) -> list[Figure]:
             lambda v: v < 1.0,
             "from App start, connected",
         ),
-        Figure("envelope tui: every kind listed", "s", [tui["listed"]], "", None, "from connect"),
-        Figure("envelope tui: model loaded", "s", [tui["loaded"]], "", None, "from connect"),
+        Figure("envelope tui: every kind listed", "s", [tui["listed"]], "", None, "from connect" + _cpu(tui, "listed")),
+        Figure("envelope tui: model loaded", "s", [tui["loaded"]], "", None, "from connect" + _cpu(tui, "loaded")),
+        Figure(
+            "envelope tui: first diagnosis shown",
+            "s",
+            [tui["diagnosed"]],
+            "",
+            None,
+            "from connect" + _cpu(tui, "diagnosed"),
+        ),
         Figure(
             "envelope tui: every view populated",
             "s",
             [tui["populated"]],
             "< 6 s",
             lambda v: v < 6.0,
-            (f"{res['pods']:,} pods; " if res else "") + "from connect",
+            (f"{res['pods']:,} pods; " if res else "") + "from connect" + _cpu(tui, "populated"),
         ),
         Figure(
             "envelope tui: keystroke to screen, p95",

@@ -330,13 +330,17 @@ async def read_body(resp: aiohttp.ClientResponse, limit: int, what: str, who: st
     sync costs the bound once, not once per kind). A gzip stream must end as gzip ends, with the trailer whose CRC-32
     and length check the bytes: one cut short is refused, as client-go's reader refuses it (unexpected EOF)."""
     inflate = _decompressor(resp.headers.get("Content-Encoding", ""), what, who)
-    out = bytearray()
+    # The pieces, joined once at the end (a bytearray grown piece by piece, then copied out, copied every byte twice).
+    pieces: list[bytes] = []
+    size = 0
 
     def keep(piece: bytes) -> None:
-        out.extend(piece)
+        nonlocal size
+        pieces.append(piece)
+        size += len(piece)
         _held[0] += len(piece)
-        if len(out) > limit or _held[0] > limit:
-            together = "" if len(out) > limit else " (with the answers read beside it)"
+        if size > limit or _held[0] > limit:
+            together = "" if size > limit else " (with the answers read beside it)"
             raise Malformed(
                 f"the server of {who} answered {what} with more than {limit >> 20} MiB{together}; that is not what "
                 "it should send."
@@ -353,10 +357,10 @@ async def read_body(resp: aiohttp.ClientResponse, limit: int, what: str, who: st
             keep(inflate.flush())
             if not inflate.eof:
                 raise Malformed(f"the server of {who} answered {what} with a gzip body cut short (no end of stream).")
-        return bytes(out)
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
     finally:
-        _held[0] -= len(out)
-        out.clear()  # a refused answer's bytes are not held while its sentence travels up
+        _held[0] -= size
+        pieces.clear()  # a refused answer's bytes are not held while its sentence travels up
 
 
 def _query(query: Mapping[str, Any] | None) -> list[tuple[str, str]]:
