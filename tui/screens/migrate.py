@@ -395,22 +395,19 @@ class MigrateScreen(DragomanScreen):
         if plan.dangerous:
             typed.append((f"This plan evicts pods. Type the pool name ({plan.pool}):", plan.pool))
         writes = sum(len(s.changes) for s in plan.steps)
+        nodes = len({n for s in plan.steps for n in s.blast_nodes})
         kind = "Roll back" if plan.rollback else "Apply"
-        lines = [
-            (
-                f"{kind} plan {plan.id} to pool {plan.pool} on {cluster.context_name}: {writes} "
-                f"write{'s' if writes != 1 else ''}."
-            )
-        ]
-        for s in plan.steps:
-            if s.changes:
-                lines.append(
-                    f"  {s.id}: {len(s.changes)} change(s){' — dangerous' if s.dangerous else ''}; nodes "
-                    f"{len(s.blast_nodes)}"
-                )
+        # The pool is in the box's title. One line for the steps, so the warnings fit under it at 80x24 (a line per
+        # step pushed them out of view); a step's name, count and ⚠ as one word, never split over two lines.
+        steps = ", ".join(f"{s.id}:{len(s.changes)}{'⚠' if s.dangerous else ''}" for s in plan.steps if s.changes)
+        text = (
+            f"{kind} plan {plan.id} on {cluster.context_name}: {writes} "
+            f"write{'s' if writes != 1 else ''} on {nodes} node{'s' if nodes != 1 else ''}.\n"
+            f"Changes per step (⚠ dangerous): {steps}."
+        )
+        # Every warning, each in full: the confirmation is where they are read (the first 4 only were shown).
         warnings = [w for s in plan.steps for w in s.warnings]
-        lines += [f"⚠ {w}" for w in warnings[:4]]
-        lines.append("A server dry run precedes each write; each write is recorded in the audit log.")
+        footnote = "A server dry run precedes each write; each write is recorded in the audit log."
 
         def chosen(ok: bool | None) -> None:
             if ok:
@@ -422,7 +419,15 @@ class MigrateScreen(DragomanScreen):
                 self._back_to_migration(plan)
 
         self.app.push_screen(
-            ConfirmWriteScreen(f"{kind} — pool {plan.pool}", "\n".join(lines), typed=typed, confirm_label=kind), chosen
+            ConfirmWriteScreen(
+                f"{kind} — pool {plan.pool}",
+                text,
+                warnings=warnings,
+                footnote=footnote,
+                typed=typed,
+                confirm_label=kind,
+            ),
+            chosen,
         )
 
     def _back_to_migration(self, plan) -> None:
