@@ -97,7 +97,10 @@ async def test_wizard_cancel_then_typed_pool_name_then_apply_and_rollback(tmp_pa
                 assert not app.screen.typed
                 # Behind the confirmation the title names the keys as they act on a rollback plan.
                 title = str(screen.query_one("#mig-title").render())
-                assert "rollback plan" in title and "(r: roll back, a: apply the migration instead)" in title
+                assert (
+                    "rollback plan" in title
+                    and "r rolls these steps back; a plans and applies the migration instead" in title
+                )
                 assert app.focused is not None and app.focused.id == "cancel"  # nothing to type: Cancel has the focus
                 await pilot.click("#confirm")
                 await until(
@@ -268,3 +271,42 @@ async def test_the_wizard_title_shows_the_words_it_is_given_verbatim_brackets_an
         await pilot.pause(0.1)
         shown = str(screen.query_one("#mig-title").render())
         assert words + "  [READ-ONLY: plan only]" in shown, shown
+
+
+async def test_at_80_columns_the_title_is_one_line_and_the_selected_steps_whole_title_is_under_the_table(
+    tmp_path: pathlib.Path,
+) -> None:
+    """The title does not repeat the footer's keys (it wrapped mid-parenthesis at 80 columns); WHAT is cut at 80
+    columns, so the line under the table says the selected step whole, and follows the cursor."""
+    from dragoman.fleet.cluster import connect
+
+    async with demo() as sim:
+        cluster = await connect(str(sim.kubeconfig_path))
+        try:
+            screen = MigrateScreen(
+                "a100-train", cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=False
+            )
+            app = WizardApp(screen)
+            async with app.run_test(size=(80, 24)) as pilot:
+                await until(pilot, lambda: screen.plan is not None)
+                await pilot.pause(0.2)
+                lines = [s.text.rstrip() for s in app.screen._compositor.render_strips()]
+                title = next(i for i, line in enumerate(lines) if "migration plan" in line)
+                assert lines[title].endswith("— 8 steps") and "(a:" not in lines[title], lines[title]
+                assert lines[title + 1].split()[:2] == ["#", "STEP"]  # the table's header right under: one line
+                assert "Exclude the device plug…" in "\n".join(lines)  # WHAT is cut at this width ...
+                await pilot.press("down", "down", "down")
+                await pilot.pause(0.2)
+                detail = str(screen.query_one("#mig-detail").render())
+                # ... and the line under the table says it whole, with what the step does.
+                assert "4. Exclude the device plugin from the pool — 3 changes, dangerous, 3 nodes" in detail
+                lines = [s.text.rstrip() for s in app.screen._compositor.render_strips()]
+                assert any(line.strip().startswith("▸ 4. Exclude the device plugin from the pool") for line in lines)
+                assert all(len(line) <= 80 for line in lines)
+                await pilot.press("up", "up", "up")
+                await pilot.pause(0.2)
+                assert "1. Preflight checks — 0 changes, ! 2 warnings below" in str(
+                    screen.query_one("#mig-detail").render()
+                )
+        finally:
+            await cluster.close()

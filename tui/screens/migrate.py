@@ -38,6 +38,7 @@ class MigrateScreen(DragomanScreen):
     MigrateScreen #mig-title { height: auto; padding: 0 1; background: $panel; }
     MigrateScreen #mig-blocked { height: auto; padding: 0 1; color: $text-error; text-style: bold; display: none; }
     MigrateScreen #mig-steps { height: auto; max-height: 12; }
+    MigrateScreen #mig-detail { height: auto; padding: 0 1; display: none; }
     MigrateScreen .bar-row { height: 1; padding: 0 1; }
     MigrateScreen .bar-row Label { width: 22; }
     MigrateScreen #mig-log { height: 1fr; border-top: solid $panel; }
@@ -103,6 +104,8 @@ class MigrateScreen(DragomanScreen):
             yield OptionList(id="mig-pools")
         table: DataTable = DataTable(id="mig-steps", cursor_type="row", zebra_stripes=True)
         yield table
+        # The selected step in full: at 80 columns WHAT is cut ("Exclude the device plug…").
+        yield Static("", id="mig-detail", markup=False)
         with Horizontal(classes="bar-row"):
             yield Label("overall", id="mig-overall-label")
             yield ProgressBar(id="mig-overall", show_eta=False)
@@ -244,11 +247,12 @@ class MigrateScreen(DragomanScreen):
         blocked.update(escape("\n".join(f"✗ blocked: {b}" for b in blockers)))  # the preflight's words, as written
         blocked.display = bool(blockers)
         what = "rollback" if rollback else "migration"
-        # The keys as they act on this plan: on a rollback plan `a` plans and applies the migration again.
-        keys = "  (r: roll back, a: apply the migration instead)" if rollback else "  (a: apply, r: roll back)"
-        self._title(
-            f"pool {self.pool}: {what} plan {plan.id} — {len(plan.steps)} steps" + ("" if self.read_only else keys)
-        )
+        title = f"pool {self.pool}: {what} plan {plan.id} — {len(plan.steps)} steps"
+        if rollback and not self.read_only:
+            # The footer's keys act differently on a rollback plan: a plans and applies the migration again. (On a
+            # migration plan the title said "(a: apply, r: roll back)", the footer's words again, and wrapped at 80.)
+            title += "\nr rolls these steps back; a plans and applies the migration instead"
+        self._title(title)
         self._render_plan()
 
     def _render_plan(self) -> None:
@@ -271,6 +275,7 @@ class MigrateScreen(DragomanScreen):
 
     def _fill_table(self) -> None:
         table = self.query_one("#mig-steps", DataTable)
+        row = table.cursor_row  # kept when the table is filled again at a new width
         table.clear(columns=True)
         # STATE must stay on screen at 80 columns: WHAT gets what the other columns leave, cut with an ellipsis.
         width = (self.size.width or 80) - 2
@@ -295,6 +300,31 @@ class MigrateScreen(DragomanScreen):
                 STATE_MARK.get(self.step_state.get(s.id, ""), self.step_state.get(s.id, "")),
                 key=s.id,
             )
+        if self.plan.steps:
+            row = min(max(row, 0), len(self.plan.steps) - 1)
+            table.move_cursor(row=row, animate=False)
+            self._show_detail(self.plan.steps[row].id)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_detail(event.row_key.value if event.row_key is not None else None)
+
+    def _show_detail(self, step_id: str | None) -> None:
+        detail = self.query_one("#mig-detail", Static)
+        step = next((s for s in self.plan.steps if s.id == step_id), None) if self.plan is not None else None
+        detail.display = step is not None
+        if step is None:
+            return
+        n = len(step.changes)
+        i = self.plan.steps.index(step) + 1
+        facts = [f"{n} change{'s' if n != 1 else ''}" + (", dangerous" if step.dangerous and n else "")]
+        if step.blast_nodes:
+            facts.append(f"{len(step.blast_nodes)} node{'s' if len(step.blast_nodes) != 1 else ''}")
+        if step.blockers:
+            facts.append(f"✗ {len(step.blockers)} blocker{'s' if len(step.blockers) != 1 else ''}")
+        if step.warnings:
+            facts.append(f"! {len(step.warnings)} warning{'s' if len(step.warnings) != 1 else ''} below")
+        # The step's id is on its row: the line has room for the whole title and what the step does at 80 columns.
+        detail.update(f"▸ {i}. {step.title} — " + ", ".join(facts))
 
     def _set_state(self, step_id: str, state: str) -> None:
         self.step_state[step_id] = state
