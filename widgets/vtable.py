@@ -8,7 +8,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dragoman.widgets.cells import TONES, CellLike, text_of, tone_of
+from dragoman.widgets.cells import TONES, Cell, CellLike, text_of, tone_of
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -227,11 +227,13 @@ class VTable(ScrollView, can_focus=True):
         self._rows[key] = row
         if facets is not None:
             self._facets[key] = facets
-        for i, cell in enumerate(row[: len(self._widths)]):
-            n = len(text_of(cell))
-            if n > self._widths[i]:
+        widths = self._widths
+        for i, cell in enumerate(row[: len(widths)]):
+            # text_of(cell), without a call per cell: a view's first fill sets every cell of tens of thousands of rows.
+            n = len(cell.text if cell.__class__ is Cell else text_of(cell))
+            if n > widths[i]:
                 mx = self.columns[i].max_width
-                self._widths[i] = min(n, mx) if mx else n
+                widths[i] = min(n, mx) if mx else n
         if pending or (old is None and self._batch):
             self._skey[key] = skey
             self._fresh[key] = (skey, self._seq[key])
@@ -251,7 +253,10 @@ class VTable(ScrollView, can_focus=True):
                 del visible[i]
             elif passes and not present:
                 visible.insert(i, entry)
-        self._changed()
+        if self._batch:
+            self._batch_dirty = True  # what _changed does in a batch, without the call
+        else:
+            self._changed()
         return True
 
     def _remove_entry(self, entry: tuple) -> None:
