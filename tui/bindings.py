@@ -84,6 +84,22 @@ TABLE_MOVES = (
     ("ctrl+p", "the command palette: what this screen can do"),
 )
 
+# The wizard's moves that are no binding of its own (help lists them under "Also"): its plan scrolls once focused.
+MIGRATE_MOVES = (
+    ("↑ / ↓", "select a step: the line under the steps says it whole"),
+    ("tab", "to the plan's text (↑ / ↓ and pgup / pgdn scroll it); shift+tab back to the steps"),
+    ("mouse", "the wheel scrolls the plan; a click selects a step"),
+)
+# The wizard opened without a pool: a list to pick from.
+PICKER_MOVES = (
+    ("↑ / ↓", "choose a pool (those already on DRA are at the end, greyed)"),
+    ("enter", "plan the chosen pool's migration (nothing is written before a confirmation)"),
+)
+# The playground's editor takes every printable key: ? and : are typed, not help and jump.
+PLAYGROUND_MOVES = (
+    ("? / :", "typed into the editor: f1 is help here; on the device table (^t) ? is help and : jumps"),
+)
+
 
 MIGRATE_KEYS = (
     Key("migrate.apply", "a", "apply", "Apply plan", "Run the plan's steps (confirmation first)", dangerous=True),

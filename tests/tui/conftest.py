@@ -57,3 +57,14 @@ def snapshot_app(path: str) -> DragomanApp:
 
 def table_text(app) -> str:
     return "\n".join(app.screen.table.visible_text())
+
+
+def static_text(widget, width: int = 120) -> str:
+    """A Static's content as plain text at `width`, whatever it holds (a string, a Rich table or group)."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=width, record=True, file=io.StringIO())
+    console.print(widget.content)
+    return console.export_text()

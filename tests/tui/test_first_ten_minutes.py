@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tests.tui.conftest import demo_app, snapshot_app, snapshot_copy, wait_for
+from tests.tui.conftest import demo_app, snapshot_app, snapshot_copy, static_text, wait_for
 from tests.tui.contrast import problems
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "actions"))
@@ -284,7 +284,7 @@ async def test_7_help_and_palette_show_what_each_screen_can_do(snap) -> None:
         await settle(pilot, app)
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "HelpScreen", what="help")
-        pools_help = str(app.screen.query_one("#help-text").render())
+        pools_help = static_text(app.screen.query_one("#help-views"))
         assert ":cel" in pools_help and ":migrate" in pools_help
         await pilot.press("escape")
         from dragoman.tui.commands_palette import ScreenCommands

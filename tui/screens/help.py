@@ -17,12 +17,25 @@ LEGEND = (
 )
 
 
-def views_text() -> str:
-    lines = ["Views (: then a name or alias, or the digit):"]
+VIEWS_HEADING = "Views (: then a name or alias, or the digit):"
+VIEWS_HEADING_NO_DIGITS = "Views (: then a name or alias):"
+
+
+def views_table(heading: str = VIEWS_HEADING, digits: bool = True):
+    """The views, one per row: a description's wrapped lines start under the description (a plain text put them at
+    the box's edge)."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table.grid(padding=(0, 1))
+    table.add_column(no_wrap=True)
+    table.add_column()
     for name, digit, aliases, doc in VIEW_DOCS:
         alias = f" ({' '.join(':' + a for a in aliases)})" if aliases else ""
-        lines.append(f"  {digit or ' '} :{name:<11} {doc}{alias}")
-    return "\n".join(lines)
+        keys = f"  {digit or ' '} :{name}" if digits else f"  :{name}"
+        table.add_row(Text(keys), Text(doc + alias))
+    return Group(Text(heading, style="bold underline"), table)
 
 
 def screen_keys(app, screen: Screen) -> list[tuple[str, list[tuple[str, str]]]]:
@@ -66,6 +79,14 @@ def screen_keys(app, screen: Screen) -> list[tuple[str, list[tuple[str, str]]]]:
     return out
 
 
+def _covered(app, keys: str, groups) -> bool:
+    """Whether every key of a "Also" row ("j / k / ↑ / ↓", "enter") is already listed with its own description (the
+    focused table's bindings list ↑ / k, home / g, ⏎ ...): "Also" repeated the cursor keys "Focused" had listed."""
+    listed = {t.strip() for _g, rows in groups for k, _d in rows for t in k.split(" / ")}
+    tokens = [t.strip() for t in keys.split(" / ")]
+    return all(t in listed or app.get_key_display(Binding(t, "noop")) in listed for t in tokens)
+
+
 class HelpScreen(DragomanModal[None]):
     BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close", id="help.close", tooltip="Close the help")]
 
@@ -80,6 +101,7 @@ class HelpScreen(DragomanModal[None]):
     def __init__(self, for_screen: Screen | None = None) -> None:
         super().__init__()
         self.for_screen = for_screen
+        self.groups: list[tuple[str, list[tuple[str, str]]]] = []
 
     def compose(self) -> ComposeResult:
         screen = self.for_screen
@@ -91,10 +113,16 @@ class HelpScreen(DragomanModal[None]):
         groups = screen_keys(self.app, screen) if screen is not None else []
         from dragoman.tui.screens.table import TableScreen
 
-        if isinstance(screen, TableScreen):
-            known = {k for _g, rows in groups for k, _ in rows}
-            extra = [(k, d) for k, d in TABLE_MOVES if k not in known and k not in ("ctrl+p",)]
-            groups.append(("Also", extra))
+        # The keys a screen's widgets answer that are not bindings (a table's moves, tab to the wizard's plan): a
+        # screen says them in `help_moves`; the table views share TABLE_MOVES.
+        moves = getattr(screen, "help_moves", None)
+        if moves is None and isinstance(screen, TableScreen):
+            moves = TABLE_MOVES
+        if moves:
+            extra = [(k, d) for k, d in moves if not _covered(self.app, k, groups)]
+            if extra:
+                groups.append(("Also", extra))
+        self.groups = groups  # what is listed, by group: read by the tests
         from rich.table import Table
         from rich.text import Text
 
@@ -107,10 +135,17 @@ class HelpScreen(DragomanModal[None]):
             for k, d in rows:
                 table.add_row(Text("  " + k), Text(d))
             table.add_row("", "")
+        # A screen where `:` is typed (the playground's editor) says how to reach the views from it instead.
+        # The digits only where the screen binds them (the wizard and the playground do not).
+        digits = screen is not None and any(
+            a.binding.action.startswith("jump_to(") for a in screen.active_bindings.values()
+        )
+        heading = getattr(screen, "help_views", None) or (VIEWS_HEADING if digits else VIEWS_HEADING_NO_DIGITS)
         with VerticalScroll() as vs:
             vs.border_title = f"help: {title} (esc closes)"
             yield Static(table, id="help-keys")
-            yield Static(views_text() + "\n\n" + LEGEND, markup=False, id="help-text")
+            yield Static(views_table(heading, digits), id="help-views")
+            yield Static("\n" + LEGEND, markup=False, id="help-text")
 
     async def action_dismiss(self, result: None = None) -> None:  # Textual's signature: the key carries no result
         self.dismiss(None)

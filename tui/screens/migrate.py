@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from dragoman.tui.bindings import MIGRATE_KEYS, dangerous_actions, textual_bindings
+from dragoman.tui.bindings import MIGRATE_KEYS, MIGRATE_MOVES, PICKER_MOVES, dangerous_actions, textual_bindings
 from dragoman.tui.screens.base import DragomanScreen
 from dragoman.widgets.header import StatusHeader
 from textual import work
@@ -72,6 +72,11 @@ class MigrateScreen(DragomanScreen):
         self.step_state: dict[str, str] = {}
 
     # ------------------------------------------------------------------ facts
+    @property
+    def help_moves(self) -> tuple[tuple[str, str], ...]:
+        """What help lists under "Also": the picker's keys until a pool is chosen, then the plan's."""
+        return PICKER_MOVES if self.pool is None else MIGRATE_MOVES
+
     @property
     def read_only(self) -> bool:
         if self._read_only is not None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from dragoman.fleet import cel_generate as G
 from dragoman.fleet import cel_playground as P
-from dragoman.tui.bindings import GENERATE_KEYS, dangerous_actions, textual_bindings
+from dragoman.tui.bindings import GENERATE_KEYS, PLAYGROUND_MOVES, dangerous_actions, textual_bindings
 from dragoman.tui.screens.base import DragomanModal, DragomanScreen, PaletteCommand
 from dragoman.tui.screens.prompt import PromptScreen
 from dragoman.widgets.cel_editor import CelEditor, CompletionList
@@ -82,6 +82,9 @@ class PlaygroundScreen(PromptScreen[None]):
     """One selector against every device of the fleet, evaluated as the operator types."""
 
     help_title = "CEL playground"
+    # Help tells the truth for this screen: its editor types `:` and `?` (the app's words were ": then a name").
+    help_moves = PLAYGROUND_MOVES
+    help_views = "Views (^t to the device table, then : and a name or alias; esc goes back):"
 
     BINDINGS = [
         Binding("escape", "back", "Back", id="cel.back", tooltip="Close the completion list, or go back"),
@@ -555,6 +558,8 @@ class GenerateScreen(DragomanScreen):
     """Objects from the selector: a YAML preview, its warnings, and save / server dry run / apply / copy."""
 
     help_title = "generate objects from the selector"
+    # Its fields type `:`: the views are reached from the playground's device table.
+    help_views = "Views (esc back to the playground, ^t to its device table, then : and a name or alias):"
 
     # One labelled field per line, so every label reads in full at 80 columns. The focused row is marked in code
     # (`-current`: ▶ and a reversed label), not with :focus-within, whose descendant rule kept a stale style (the label
