@@ -305,7 +305,7 @@ async def test_at_80_columns_the_title_is_one_line_and_the_selected_steps_whole_
                 assert all(len(line) <= 80 for line in lines)
                 await pilot.press("up", "up", "up")
                 await pilot.pause(0.2)
-                assert "1. Preflight checks — 0 changes, ! 2 warnings below" in str(
+                assert "1. Preflight checks — 0 changes, ! 2 warnings in the plan" in str(
                     screen.query_one("#mig-detail").render()
                 )
         finally:

@@ -252,7 +252,7 @@ async def test_wizard_snapshot(state, size, tmp_path) -> None:
         "confirmation": ["Apply — pool l4-serve", "Cancel"],
         "rollback_nothing_recorded": ["Migration plan", "STATE"],
         "done": ["done"],
-        "rollback_confirmation": ["Roll back — pool t4-batch", "Roll back plan", "cordon:1", "Cancel"],
+        "rollback_confirmation": ["Roll back — pool t4-batch", "Roll back plan", "rollback:cordon=1", "Cancel"],
         "rolled_back": ["rolled back", "— done", "✓ done", "STATE"],
         "help": ["help: migration wizard", "Run the plan's steps", "Undo the steps", "rebuild the plan"],
         "running": ["▶ running", "applying plan", "STATE"],

@@ -252,7 +252,8 @@ class MigrateScreen(DragomanScreen):
         blocked.update(escape("\n".join(f"✗ blocked: {b}" for b in blockers)))  # the preflight's words, as written
         blocked.display = bool(blockers)
         what = "rollback" if rollback else "migration"
-        title = f"pool {self.pool}: {what} plan {plan.id} — {len(plan.steps)} steps"
+        n = len(plan.steps)
+        title = f"pool {self.pool}: {what} plan {plan.id} — {n} step{'s' if n != 1 else ''}"
         if rollback and not self.read_only:
             # The footer's keys act differently on a rollback plan: a plans and applies the migration again. (On a
             # migration plan the title said "(a: apply, r: roll back)", the footer's words again, and wrapped at 80.)
@@ -327,7 +328,7 @@ class MigrateScreen(DragomanScreen):
         if step.blockers:
             facts.append(f"✗ {len(step.blockers)} blocker{'s' if len(step.blockers) != 1 else ''}")
         if step.warnings:
-            facts.append(f"! {len(step.warnings)} warning{'s' if len(step.warnings) != 1 else ''} below")
+            facts.append(f"! {len(step.warnings)} warning{'s' if len(step.warnings) != 1 else ''} in the plan")
         # The step's id is on its row: the line has room for the whole title and what the step does at 80 columns.
         detail.update(f"▸ {i}. {step.title} — " + ", ".join(facts))
 
@@ -434,11 +435,12 @@ class MigrateScreen(DragomanScreen):
         kind = "Roll back" if plan.rollback else "Apply"
         # The pool is in the box's title. One line for the steps, so the warnings fit under it at 80x24 (a line per
         # step pushed them out of view); a step's name, count and ⚠ as one word, never split over two lines.
-        steps = ", ".join(f"{s.id}:{len(s.changes)}{'⚠' if s.dangerous else ''}" for s in plan.steps if s.changes)
+        steps = ", ".join(f"{s.id}={len(s.changes)}{'⚠' if s.dangerous else ''}" for s in plan.steps if s.changes)
+        legend = " (⚠ dangerous)" if any(s.dangerous and s.changes for s in plan.steps) else ""
         text = (
             f"{kind} plan {plan.id} on {cluster.context_name}: {writes} "
             f"write{'s' if writes != 1 else ''} on {nodes} node{'s' if nodes != 1 else ''}.\n"
-            f"Changes per step (⚠ dangerous): {steps}."
+            f"Changes per step{legend}: {steps}."
         )
         # Every warning, each in full: the confirmation is where they are read (the first 4 only were shown).
         warnings = [w for s in plan.steps for w in s.warnings]
