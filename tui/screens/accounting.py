@@ -19,12 +19,13 @@ from dragoman.widgets.accounting import (
     summary_text,
 )
 from dragoman.widgets.command_bar import CommandBar
+from dragoman.widgets.footer import SteadyFooter
 from dragoman.widgets.header import StatusHeader
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 REFRESH_GAP = 1.0  # at most one recomputation a second, however fast the watch events come
 
@@ -99,7 +100,7 @@ class AccountingScreen(ToolScreen):
             yield Static("", id="acc-meaning", markup=False)
             yield Static("", id="acc-rules", markup=False)
         yield CommandBar()
-        yield Footer()
+        yield SteadyFooter()
 
     def focus_main(self) -> None:
         self.query_one("#acc-pools", DataTable).focus()

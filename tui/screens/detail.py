@@ -9,10 +9,11 @@ from dragoman.fleet.projection import fetch_whole, needs_fetch
 from dragoman.tui.bindings import DETAIL_KEYS, textual_bindings
 from dragoman.tui.screens.base import DragomanScreen, PaletteCommand
 from dragoman.widgets.detail import describe, raw_object, yaml_text
+from dragoman.widgets.footer import SteadyFooter
 from dragoman.widgets.header import StatusHeader
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 
@@ -64,7 +65,7 @@ class DetailScreen(DragomanScreen):
             links = OptionList(*[Option(label, id=str(i)) for i, (label, _ref) in enumerate(page.links)], id="links")
             links.border_title = "links: enter follows · tab scrolls the page"
             yield links
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.app.refresh_header(self)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dragoman.fleet import baseline, forecast, load
 from dragoman.tui.screens.prompt import ToolScreen
 from dragoman.widgets.command_bar import CommandBar
+from dragoman.widgets.footer import SteadyFooter
 from dragoman.widgets.header import StatusHeader
 from dragoman.widgets.load import (
     FORECAST_COLUMNS,
@@ -21,7 +22,7 @@ from dragoman.widgets.load import (
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Sparkline, Static
+from textual.widgets import DataTable, Sparkline, Static
 
 
 class LoadScreen(ToolScreen):
@@ -92,7 +93,7 @@ class LoadScreen(ToolScreen):
             yield table
             yield Static("", id="load-baselines", markup=False)
         yield CommandBar()
-        yield Footer()
+        yield SteadyFooter()
 
     def focus_main(self) -> None:
         self.query_one("#load-forecast", DataTable).focus()

@@ -7,12 +7,13 @@ from typing import Any, cast
 
 from dragoman.tui.bindings import MIGRATE_KEYS, MIGRATE_MOVES, PICKER_MOVES, dangerous_actions, textual_bindings
 from dragoman.tui.screens.base import DragomanScreen
+from dragoman.widgets.footer import SteadyFooter
 from dragoman.widgets.header import StatusHeader
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.markup import escape
-from textual.widgets import DataTable, Footer, Label, OptionList, ProgressBar, RichLog, Static
+from textual.widgets import DataTable, Label, OptionList, ProgressBar, RichLog, Static
 from textual.widgets.option_list import Option
 
 STATE_MARK = {
@@ -119,7 +120,7 @@ class MigrateScreen(DragomanScreen):
             yield ProgressBar(id="mig-step", show_eta=False)
         # Not following the end by itself: the plan is read from its top; run lines ask to follow (log_line).
         yield RichLog(id="mig-log", wrap=True, markup=False, highlight=False, auto_scroll=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         # Progress bars appear with the first run: idle bars pulsed, and "overall" showed a share before anything ran.

@@ -16,6 +16,7 @@ from dragoman.widgets.cel_editor import CelEditor, CompletionList
 from dragoman.widgets.cel_results import COLUMNS, counts_markup, errors_markup, fill
 from dragoman.widgets.command_bar import CommandBar
 from dragoman.widgets.completion import candidates
+from dragoman.widgets.footer import SteadyFooter
 from dragoman.widgets.header import StatusHeader
 from rich.markup import escape
 from textual import on, work
@@ -24,7 +25,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Button, DataTable, Footer, Input, Label, OptionList, Select, Static, TextArea
+from textual.widgets import Button, DataTable, Input, Label, OptionList, Select, Static, TextArea
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -173,7 +174,7 @@ class PlaygroundScreen(PromptScreen[None]):
             table.add_columns(*COLUMNS)
             yield table
         yield CommandBar()
-        yield Footer()
+        yield SteadyFooter()
 
     @property
     def editor(self) -> CelEditor:
@@ -623,7 +624,7 @@ class GenerateScreen(DragomanScreen):
             yield Static("", id="gen-notes")
             yield TextArea("", read_only=True, id="gen-yaml")
             yield Static("", id="gen-status")
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.app.refresh_header(self)

@@ -15,11 +15,12 @@ from dragoman.tui.bindings import TABLE_KEYS, textual_bindings
 from dragoman.tui.screens.base import PaletteCommand
 from dragoman.tui.screens.prompt import PromptScreen
 from dragoman.widgets.command_bar import CommandBar
+from dragoman.widgets.footer import SteadyFooter
 from dragoman.widgets.header import StatusHeader
 from dragoman.widgets.vtable import Column, VTable
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 POPULATE_CHUNK = 2000  # rows set between yields, so keys keep flowing while a 40,000-row view fills
 
@@ -51,7 +52,7 @@ class TableScreen(PromptScreen[None]):
             ]
             yield VTable(cols, sort_key=self.view.sort_key, empty="loading the fleet…", id="table")
         yield CommandBar()
-        yield Footer()
+        yield SteadyFooter()
 
     @property
     def table(self) -> VTable:
