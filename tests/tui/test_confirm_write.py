@@ -108,38 +108,24 @@ async def test_warnings_too_long_for_the_screen_say_so_and_pgdn_from_the_name_fi
 async def test_the_demo_pools_plan_shows_every_warning_and_the_dry_run_line_at_80x24(tmp_path: pathlib.Path) -> None:
     """a100-train's plan (a PodDisruptionBudget that allows no disruption, no room for the evicted pods): each warning
     in full, the dry-run line, the field and the buttons, all on one 80x24 screen, nothing to scroll."""
-    from dragoman.fleet.cluster import connect
-    from dragoman.tui.screens.migrate import MigrateScreen
-    from migrate_support import demo
+    from tests.tui.test_migrate_wizard import until, wizard
 
-    from tests.tui.test_migrate_wizard import WizardApp, options, until
-
-    async with demo() as sim:
-        cluster = await connect(str(sim.kubeconfig_path))
-        try:
-            screen = MigrateScreen(
-                "a100-train", cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=False
-            )
-            app = WizardApp(screen)
-            async with app.run_test(size=(80, 24)) as pilot:
-                await until(pilot, lambda: screen.plan is not None)
-                await pilot.press("a")
-                await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
-                await pilot.pause(0.3)
-                confirm = app.screen
-                assert isinstance(confirm, ConfirmWriteScreen)
-                warnings = confirm.warnings
-                assert any("PodDisruptionBudget" in w for w in warnings)
-                assert any("no room for 6 evicted" in w for w in warnings)
-                text = "\n".join(screen_lines(app))
-                read = words(text)
-                for w in warnings:
-                    assert re.sub(r"\s+", " ", w) in read, f"{w!r} not on screen:\n{text}"
-                assert "A server dry run precedes each write" in read
-                assert "more lines of the plan below" not in text
-                lines = screen_lines(app)
-                buttons = next(i for i, line in enumerate(lines) if "Cancel" in line and "Apply" in line)
-                assert "▄▄▄" in lines[buttons + 1], text  # no empty rows under the buttons
-                assert sim.request_log.writes() == []
-        finally:
-            await cluster.close()
+    async with wizard(tmp_path, "a100-train", size=(80, 24)) as (sim, _screen, app, pilot):
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
+        await pilot.pause(0.3)
+        confirm = app.screen
+        assert isinstance(confirm, ConfirmWriteScreen)
+        warnings = confirm.warnings
+        assert any("PodDisruptionBudget" in w for w in warnings)
+        assert any("no room for 6 evicted" in w for w in warnings)
+        text = "\n".join(screen_lines(app))
+        read = words(text)
+        for w in warnings:
+            assert re.sub(r"\s+", " ", w) in read, f"{w!r} not on screen:\n{text}"
+        assert "A server dry run precedes each write" in read
+        assert "more lines of the plan below" not in text
+        lines = screen_lines(app)
+        buttons = next(i for i, line in enumerate(lines) if "Cancel" in line and "Apply" in line)
+        assert "▄▄▄" in lines[buttons + 1], text  # no empty rows under the buttons
+        assert sim.request_log.writes() == []

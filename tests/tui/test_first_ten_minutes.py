@@ -112,38 +112,25 @@ async def test_3_highlighted_rows_and_every_view_keep_their_contrast(snap, size)
 
 # 4 and 5 -----------------------------------------------------------------------------------------------------------
 async def test_4_wizard_opens_at_the_top_with_the_blocked_reason_and_state_column_at_80(tmp_path) -> None:
-    from dragoman.fleet.cluster import connect
-    from dragoman.tui.screens.migrate import MigrateScreen
-    from migrate_support import demo
+    from tests.tui.test_migrate_wizard import wizard
 
-    from tests.tui.test_migrate_wizard import WizardApp, options, until
-
-    async with demo() as sim:
-        cluster = await connect(str(sim.kubeconfig_path), "dragoman-sim-viewer")  # may not write: preflight blocks
-        try:
-            screen = MigrateScreen(
-                "l4-serve", cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=False
-            )
-            app = WizardApp(screen)
-            async with app.run_test(size=(80, 24)) as pilot:
-                await until(pilot, lambda: screen.plan is not None)
-                await pilot.pause(0.3)
-                assert screen.plan.blockers
-                text = "\n".join(screen_text(app))
-                assert "✗ blocked:" in text and "STATE" in text and "· pending" in text
-                log = screen.query_one("#mig-log")
-                assert log.scroll_offset.y == 0  # the plan reads from its first line
-                width_before = screen._plan_width
-                await pilot.resize_terminal(120, 40)
-                await pilot.pause(0.5)
-                assert screen._plan_width == 120 != width_before  # re-flowed without `p`
-                header = next(line for line in screen_text(app) if "STATE" in line and "WHAT" in line)
-                longest = max(len(s.title) for s in screen.plan.steps)
-                # WHAT no wider than its longest title: STATE stays next to the step it describes on a wide screen
-                assert header.index("STATE") - header.index("WHAT") <= longest + len("CHANGES  ") + 2 * 2 + 1, header
-                assert not any(row.display for row in screen.query(".bar-row"))  # no idle, pulsing bars
-        finally:
-            await cluster.close()
+    # The viewer may not write: preflight blocks.
+    async with wizard(tmp_path, "l4-serve", size=(80, 24), context="dragoman-sim-viewer") as (_sim, screen, app, pilot):
+        await pilot.pause(0.3)
+        assert screen.plan.blockers
+        text = "\n".join(screen_text(app))
+        assert "✗ blocked:" in text and "STATE" in text and "· pending" in text
+        log = screen.query_one("#mig-log")
+        assert log.scroll_offset.y == 0  # the plan reads from its first line
+        width_before = screen._plan_width
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause(0.5)
+        assert screen._plan_width == 120 != width_before  # re-flowed without `p`
+        header = next(line for line in screen_text(app) if "STATE" in line and "WHAT" in line)
+        longest = max(len(s.title) for s in screen.plan.steps)
+        # WHAT no wider than its longest title: STATE stays next to the step it describes on a wide screen
+        assert header.index("STATE") - header.index("WHAT") <= longest + len("CHANGES  ") + 2 * 2 + 1, header
+        assert not any(row.display for row in screen.query(".bar-row"))  # no idle, pulsing bars
 
 
 async def test_5_a_after_a_cancelled_rollback_applies_the_migration_plan(tmp_path) -> None:

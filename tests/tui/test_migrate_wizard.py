@@ -4,6 +4,7 @@ read-only."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import pathlib
 import sys
 
@@ -36,6 +37,26 @@ async def until(pilot, predicate, timeout: float = 60.0) -> None:
 
 def options(**kw) -> Options:
     return Options(evict_retry=0.3, lease_seconds=30, **kw)
+
+
+@contextlib.asynccontextmanager
+async def wizard(tmp_path: pathlib.Path, pool: str, *, size=(110, 40), context: str | None = None, read_only=False):
+    """The demo simulator and the wizard of `pool` in a WizardApp at `size` (through `context`, the kubeconfig's
+    default else), its plan made: (sim, screen, app, pilot)."""
+    from dragoman.fleet.cluster import connect
+
+    async with demo() as sim:
+        cluster = await connect(str(sim.kubeconfig_path), context)
+        try:
+            screen = MigrateScreen(
+                pool, cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=read_only
+            )
+            app = WizardApp(screen)
+            async with app.run_test(size=size) as pilot:
+                await until(pilot, lambda: screen.plan is not None)
+                yield sim, screen, app, pilot
+        finally:
+            await cluster.close()
 
 
 async def test_wizard_cancel_then_typed_pool_name_then_apply_and_rollback(tmp_path: pathlib.Path) -> None:
@@ -278,35 +299,23 @@ async def test_at_80_columns_the_title_is_one_line_and_the_selected_steps_whole_
 ) -> None:
     """The title does not repeat the footer's keys (it wrapped mid-parenthesis at 80 columns); WHAT is cut at 80
     columns, so the line under the table says the selected step whole, and follows the cursor."""
-    from dragoman.fleet.cluster import connect
-
-    async with demo() as sim:
-        cluster = await connect(str(sim.kubeconfig_path))
-        try:
-            screen = MigrateScreen(
-                "a100-train", cluster=cluster, options=options(), audit_path=str(tmp_path / "a.jsonl"), read_only=False
-            )
-            app = WizardApp(screen)
-            async with app.run_test(size=(80, 24)) as pilot:
-                await until(pilot, lambda: screen.plan is not None)
-                await pilot.pause(0.2)
-                lines = [s.text.rstrip() for s in app.screen._compositor.render_strips()]
-                title = next(i for i, line in enumerate(lines) if "migration plan" in line)
-                assert lines[title].endswith("— 8 steps") and "(a:" not in lines[title], lines[title]
-                assert lines[title + 1].split()[:2] == ["#", "STEP"]  # the table's header right under: one line
-                assert "Exclude the device plug…" in "\n".join(lines)  # WHAT is cut at this width ...
-                await pilot.press("down", "down", "down")
-                await pilot.pause(0.2)
-                detail = str(screen.query_one("#mig-detail").render())
-                # ... and the line under the table says it whole, with what the step does.
-                assert "4. Exclude the device plugin from the pool — 3 changes, dangerous, 3 nodes" in detail
-                lines = [s.text.rstrip() for s in app.screen._compositor.render_strips()]
-                assert any(line.strip().startswith("▸ 4. Exclude the device plugin from the pool") for line in lines)
-                assert all(len(line) <= 80 for line in lines)
-                await pilot.press("up", "up", "up")
-                await pilot.pause(0.2)
-                assert "1. Preflight checks — 0 changes, ! 2 warnings in the plan" in str(
-                    screen.query_one("#mig-detail").render()
-                )
-        finally:
-            await cluster.close()
+    async with wizard(tmp_path, "a100-train", size=(80, 24)) as (_sim, screen, app, pilot):
+        await pilot.pause(0.2)
+        lines = [s.text.rstrip() for s in app.screen._compositor.render_strips()]
+        title = next(i for i, line in enumerate(lines) if "migration plan" in line)
+        assert lines[title].endswith("— 8 steps") and "(a:" not in lines[title], lines[title]
+        assert lines[title + 1].split()[:2] == ["#", "STEP"]  # the table's header right under: one line
+        assert "Exclude the device plug…" in "\n".join(lines)  # WHAT is cut at this width ...
+        await pilot.press("down", "down", "down")
+        await pilot.pause(0.2)
+        detail = str(screen.query_one("#mig-detail").render())
+        # ... and the line under the table says it whole, with what the step does.
+        assert "4. Exclude the device plugin from the pool — 3 changes, dangerous, 3 nodes" in detail
+        lines = [s.text.rstrip() for s in app.screen._compositor.render_strips()]
+        assert any(line.strip().startswith("▸ 4. Exclude the device plugin from the pool") for line in lines)
+        assert all(len(line) <= 80 for line in lines)
+        await pilot.press("up", "up", "up")
+        await pilot.pause(0.2)
+        assert "1. Preflight checks — 0 changes, ! 2 warnings in the plan" in str(
+            screen.query_one("#mig-detail").render()
+        )
