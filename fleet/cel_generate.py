@@ -12,7 +12,7 @@ import yaml
 from dragoman.fleet.k8s import DEVICECLASS_PREFIX
 
 API = "resource.k8s.io/v1"
-IMPLICIT_PREFIX = DEVICECLASS_PREFIX  # one home: fleet/k8s.py
+IMPLICIT_PREFIX = DEVICECLASS_PREFIX  # one home: fleet/k8s/
 GPU_DRIVER = "gpu.nvidia.com"
 _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

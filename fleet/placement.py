@@ -1,5 +1,5 @@
 """Read-only scheduling predicates over raw objects, as the diagnosis and the actions ask them (node selectors,
-required node affinity, taints and tolerations); the rules themselves are fleet/k8s.py's."""
+required node affinity, taints and tolerations); the rules themselves are fleet/k8s/'s."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def selects_node(pod_spec: dict, node: dict, *, labels_override: dict | None = N
 
 
 def tolerates(tolerations: list[dict], taint: dict) -> bool:
-    """Whether any of `tolerations` tolerates `taint` (fleet/k8s.py)."""
+    """Whether any of `tolerations` tolerates `taint` (fleet/k8s/)."""
     return k8s.tolerations_tolerate(tolerations, taint)
 
 
@@ -49,5 +49,5 @@ def taint_text(taint: dict) -> str:
     return f"{taint.get('key')}{'=' + value if value else ''}:{taint.get('effect')}"
 
 
-# metav1.LabelSelector matching: one home in fleet/k8s.py, imported here for the callers of placement.
+# metav1.LabelSelector matching: one home in fleet/k8s/, imported here for the callers of placement.
 match_label_selector = k8s.match_label_selector

@@ -46,14 +46,15 @@ def _definitions(name: str) -> list[str]:
 @pytest.mark.parametrize(
     ("name", "home"),
     [
-        ("key_of", "fleet/k8s.py"),  # (namespace, name) of an object: the client's stores, its model, the simulator
+        # (namespace, name) of an object: the client's stores, its model, the simulator
+        ("key_of", "fleet/k8s/objects.py"),
         ("KINDS", "fleet/store.py"),  # every kind dragoman reads and where it lives in the API
         ("STEP_ORDER", "fleet/ownership.py"),  # a migration's steps: run by actions/, read back by diagnosis
         ("POOL_LABELS", "fleet/pools.py"),
         ("detect_pool_label", "fleet/pools.py"),
         ("pool_label_of", "fleet/pools.py"),
-        ("DEVICECLASS_PREFIX", "fleet/k8s.py"),
-        ("DAEMONSET_TOLERATIONS", "fleet/k8s.py"),
+        ("DEVICECLASS_PREFIX", "fleet/k8s/extended.py"),
+        ("DAEMONSET_TOLERATIONS", "fleet/k8s/tolerations.py"),
         ("server_delay", "fleet/backoff.py"),
     ],
 )
@@ -67,7 +68,7 @@ def test_a_rule_is_defined_once(name: str, home: str) -> None:
 @pytest.mark.parametrize(
     ("text", "home"),
     [
-        ('"deviceclass.resource.kubernetes.io/"', "fleet/k8s.py"),
+        ('"deviceclass.resource.kubernetes.io/"', "fleet/k8s/extended.py"),
         ('"dragoman.io/migration"', "fleet/ownership.py"),
     ],
 )

@@ -1,6 +1,6 @@
 """Kubernetes' CEL format library (apiserver library/format.go): `format.<name>()` and `format.named(name)` give a
 named format, `<format>.validate(s)` its complaints about `s` (optional.none() when `s` is valid). The name formats
-are apimachinery's (fleet/k8s.py), the others kube-openapi strfmt's and net/url's."""
+are apimachinery's (fleet/k8s/), the others kube-openapi strfmt's and net/url's."""
 
 from __future__ import annotations
 

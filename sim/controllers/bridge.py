@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from dragoman.fleet.k8s import DEVICECLASS_PREFIX
 from dragoman.sim.controllers.allocator import FINALIZER
 
-DRA_PREFIX = DEVICECLASS_PREFIX  # one home with the client: fleet/k8s.py
+DRA_PREFIX = DEVICECLASS_PREFIX  # one home with the client: fleet/k8s/
 BRIDGE_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 # k8s.io/apimachinery/pkg/util/rand: no vowels and no confusable characters.

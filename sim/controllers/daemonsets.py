@@ -21,7 +21,7 @@ from dragoman.sim.controllers.base import (
 
 DS = "daemonsets.apps"
 
-# What the DaemonSet controller adds to every daemon pod: one home with the client (fleet/k8s.py).
+# What the DaemonSet controller adds to every daemon pod: one home with the client (fleet/k8s/).
 DAEMON_TOLERATIONS = DAEMONSET_TOLERATIONS
 NETWORK_TOLERATION = {"key": "node.kubernetes.io/network-unavailable", "operator": "Exists", "effect": "NoSchedule"}
 

@@ -113,7 +113,7 @@ def format_quantity(name: str, value: int) -> str:
 
 # --- resource names (v1helper / schedutil) ---
 
-DRA_PREFIX = DEVICECLASS_PREFIX  # one home with the client: fleet/k8s.py
+DRA_PREFIX = DEVICECLASS_PREFIX  # one home with the client: fleet/k8s/
 
 
 def is_native_resource(name: str) -> bool:

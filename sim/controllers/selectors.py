@@ -1,4 +1,4 @@
-"""The matching rules the scheduler and controllers share. The rules themselves live in fleet/k8s.py (one home with
+"""The matching rules the scheduler and controllers share. The rules themselves live in fleet/k8s/ (one home with
 the client, so the two cannot disagree); this module adds the scheduler's PreFilter shortcut."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""fleet/k8s.py, the one home of the node-affinity, toleration and label-selector rules, against v1.37.2's answers
+"""fleet/k8s/, the one home of the node-affinity, toleration and label-selector rules, against v1.37.2's answers
 (k8s.io/component-helpers@v0.37.2 nodeaffinity over apimachinery labels.Requirement; core/v1 toleration.go)."""
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ def duplicate(field: str, value: Any) -> dict:
 IMMUTABLE = "field is immutable"
 
 
-# The name formats are fleet/k8s.py's (k8s.io/apimachinery v0.37.2, the one copy dragoman keeps): object names are
+# The name formats are fleet/k8s/'s (k8s.io/apimachinery v0.37.2, the one copy dragoman keeps): object names are
 # util/validation's DNS rules ("characters", a namespace's "must not contain dots"), label keys, qualified names and
 # label values api/validate/content's ("bytes", an empty name part both non-empty and regex errors), as
 # kube-apiserver v1.37.2 writes them.

@@ -1,0 +1,76 @@
+"""The kernel: the Kubernetes rules the client and the simulator share, in one place so the two cannot disagree.
+
+One submodule per rule; every name is importable from `dragoman.fleet.k8s` too. sim/ imports these; fleet/ and
+actions/ read them. Pure functions over raw objects.
+
+- objects.py: the (namespace, name) key of every object
+- tolerations.py: taints and tolerations, the DaemonSet controller's tolerations
+- labels.py: label requirements and label selectors (metav1.LabelSelector), int64 parsing as the API server does
+- nodeaffinity.py: nodeSelector and required node affinity
+- names.py: name formats (DNS labels and subdomains, label keys and values)
+- extended.py: extended-resource names (the DRA bridge's class prefix)
+"""
+
+from __future__ import annotations
+
+from dragoman.fleet.k8s.extended import DEVICECLASS_PREFIX
+from dragoman.fleet.k8s.labels import match_label_selector, match_requirement, parse_int64, requirement_error
+from dragoman.fleet.k8s.names import (
+    is_dns1035_label,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_label_value,
+    is_qualified_name,
+    mask_trailing_dash,
+    regex_error,
+)
+from dragoman.fleet.k8s.nodeaffinity import (
+    compile_node_filter,
+    field_requirement_error,
+    match_node_selector,
+    match_node_selector_term,
+    node_identity,
+    node_selector_matches,
+    pod_matches_node,
+    required_node_affinity,
+)
+from dragoman.fleet.k8s.objects import Key, key_of
+from dragoman.fleet.k8s.tolerations import (
+    DAEMONSET_TOLERATIONS,
+    DO_NOT_SCHEDULE,
+    UNSCHEDULABLE_TAINT,
+    first_untolerated_taint,
+    tolerates,
+    tolerations_tolerate,
+)
+
+__all__ = [
+    "DAEMONSET_TOLERATIONS",
+    "DEVICECLASS_PREFIX",
+    "DO_NOT_SCHEDULE",
+    "UNSCHEDULABLE_TAINT",
+    "Key",
+    "compile_node_filter",
+    "field_requirement_error",
+    "first_untolerated_taint",
+    "is_dns1035_label",
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
+    "is_label_value",
+    "is_qualified_name",
+    "key_of",
+    "mask_trailing_dash",
+    "match_label_selector",
+    "match_node_selector",
+    "match_node_selector_term",
+    "match_requirement",
+    "node_identity",
+    "node_selector_matches",
+    "parse_int64",
+    "pod_matches_node",
+    "regex_error",
+    "required_node_affinity",
+    "requirement_error",
+    "tolerates",
+    "tolerations_tolerate",
+]

@@ -1,0 +1,89 @@
+"""Node selectors and required node affinity (k8s.io/component-helpers@v0.37.2 scheduling/corev1/nodeaffinity over
+apimachinery labels.Requirement)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dragoman.fleet.k8s.labels import match_requirement, requirement_error
+
+
+def field_requirement_error(req: dict) -> str | None:
+    """Why a matchFields entry is refused (only In and NotIn, with exactly one value), or None."""
+    if req.get("operator") not in ("In", "NotIn"):
+        return f"operator {req.get('operator')!r} is not supported for fields"
+    if len(req.get("values") or []) != 1:
+        return "must have one element"
+    return None
+
+
+def match_node_selector_term(term: dict, labels: dict, node_name: str) -> bool:
+    """matchExpressions (labels) AND matchFields (metadata.name). A term with neither matches nothing; a term with a
+    requirement NewRequirement refuses matches nothing either (the scheduler keeps the error, other terms still
+    count). The fields are not checked for a node without a name, as upstream."""
+    exprs = term.get("matchExpressions") or []
+    fields = term.get("matchFields") or []
+    if not exprs and not fields:
+        return False
+    if any(requirement_error(r) for r in exprs) or any(field_requirement_error(r) for r in fields):
+        return False
+    for req in exprs:
+        key = req.get("key")
+        if not match_requirement(req, labels.get(key), key in labels):
+            return False
+    if node_name:
+        node_fields = {"metadata.name": node_name}
+        for req in fields:
+            key = req.get("key")
+            # fields.Set: a missing field reads as "" (OneTermEqualSelector / OneTermNotEqualSelector).
+            have = node_fields.get(key, "")
+            want = (req.get("values") or [""])[0]
+            if (have == want) != (req.get("operator") == "In"):
+                return False
+    return True
+
+
+def node_identity(node: dict) -> tuple[dict, str]:
+    md = node.get("metadata") or {}
+    return md.get("labels") or {}, md.get("name", "")
+
+
+def match_node_selector(selector: dict | None, node: dict) -> bool:
+    """A v1.NodeSelector: its terms are OR-ed; no terms matches nothing; None (no required affinity) matches all."""
+    if selector is None:
+        return True
+    labels, name = node_identity(node)
+    return any(match_node_selector_term(t, labels, name) for t in selector.get("nodeSelectorTerms") or [])
+
+
+def required_node_affinity(pod_spec: dict) -> dict | None:
+    return ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
+
+
+def node_selector_matches(pod_spec: dict, labels: dict) -> bool:
+    """spec.nodeSelector: every label equal (labels.SelectorFromSet)."""
+    return all(labels.get(k) == v for k, v in (pod_spec.get("nodeSelector") or {}).items())
+
+
+def pod_matches_node(pod_spec: dict, node: dict) -> bool:
+    """nodeSelector AND required node affinity (RequiredNodeAffinity.Match) — the NodeAffinity filter and the
+    DaemonSet rule."""
+    labels, _ = node_identity(node)
+    return node_selector_matches(pod_spec, labels) and match_node_selector(required_node_affinity(pod_spec), node)
+
+
+def compile_node_filter(pod_spec: dict) -> Callable[[dict], bool]:
+    """`pod_matches_node` bound to one pod spec, for checking many nodes."""
+    node_selector = dict(pod_spec.get("nodeSelector") or {})
+    required = required_node_affinity(pod_spec)
+
+    def check(node: dict) -> bool:
+        labels, _ = node_identity(node)
+        for k, v in node_selector.items():
+            if labels.get(k) != v:
+                return False
+        return match_node_selector(required, node)
+
+    return check
