@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
+from dragoman.fleet.k8s.selectors import field_value, parse_field_selector, parse_label_selector
 from dragoman.sim import pieces, resources
 from dragoman.sim.api import admission
 from dragoman.sim.api import events as event_view
@@ -199,9 +200,7 @@ class Snapshot:
 
 def _node_name(pod: dict) -> str:
     """A pod's spec.nodeName as the field selector reads it ("" when unset)."""
-    from dragoman.sim.selectors import _field_value
-
-    return _field_value(pod, "spec.nodeName")
+    return field_value(pod, "spec.nodeName")
 
 
 class Store:
@@ -312,8 +311,6 @@ class Store:
     ) -> list[dict]:
         """The stored objects that match, sorted by namespace and name. They are shared: never change them
         (copy first, e.g. `store.get()` or `clone()`, before writing back)."""
-        from dragoman.sim.selectors import parse_field_selector, parse_label_selector
-
         rt = self._rt(resource)
         lp = parse_label_selector(label_selector)
         fp = parse_field_selector(field_selector, rt.field_labels())

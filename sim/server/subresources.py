@@ -7,9 +7,9 @@ import datetime
 from typing import Any
 
 from aiohttp import web
+from dragoman.fleet.k8s import match_label_selector
 from dragoman.sim.api import status as st
 from dragoman.sim.clock import format_time
-from dragoman.sim.selectors import match_label_selector
 from dragoman.sim.server.routing import Route
 from dragoman.sim.server.users import User, new_token
 from dragoman.sim.server.wire import _json

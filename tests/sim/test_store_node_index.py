@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 
+from dragoman.fleet.k8s.selectors import parse_field_selector
 from dragoman.sim import resources
-from dragoman.sim.selectors import parse_field_selector
 from dragoman.sim.store import Store
 
 NODES = ["n0", "n1", "n2", "n3", ""]

@@ -1,11 +1,16 @@
-"""Label and field selectors as the API server parses them, compiled to predicates over raw objects."""
+"""Label and field selector strings (`-l`, `labelSelector=`, `fieldSelector=`) as kube-apiserver v1.37.2 parses
+them (apimachinery labels.Parse and fields.ParseSelector), compiled to predicates over raw objects.
+
+A parsed label requirement is matched by labels.py's match_requirement, the one rule the node-affinity and
+metav1.LabelSelector matchers use too: Gt and Lt compare int64s as strconv.ParseInt reads them."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
 
-from dragoman.fleet.placement import match_label_selector  # noqa: F401  (one copy, shared with the app)
+from dragoman.fleet.k8s.labels import match_requirement, parse_int64
+from dragoman.fleet.k8s.names import is_label_value, is_qualified_name
 
 Predicate = Callable[[dict], bool]
 
@@ -15,23 +20,6 @@ class SelectorError(ValueError):
 
 
 _KEY = r"[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?"
-
-
-def _split_top(text: str) -> list[str]:
-    """Split at commas that are not inside parentheses."""
-    parts, depth, cur = [], 0, []
-    for ch in text:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    parts.append("".join(cur))
-    return [p.strip() for p in parts if p.strip()]
 
 
 # ---------------------------------------------------------------- label selectors: apimachinery's lexer and parser
@@ -205,17 +193,13 @@ class _Parser:
 
 
 def _check_key(key: str, path: str) -> None:
-    from dragoman.sim.api.validation.fields import qualified_name_errors
-
-    problems = qualified_name_errors(key)
+    problems = is_qualified_name(key)
     if problems:
         raise SelectorError(f'{path}Invalid value: "{key}": {"; ".join(problems)}')
 
 
 def _requirement(key: str, op: str, values: list[str]) -> tuple[str, str, list[str]]:
     """NewRequirement's checks (its errors joined as an aggregate prints them)."""
-    from dragoman.sim.api.validation.fields import label_value_errors
-
     errs: list[str] = []
     shown = "[" + " ".join(values) + "]"
     if op in ("in", "notin") and not values:
@@ -224,12 +208,12 @@ def _requirement(key: str, op: str, values: list[str]) -> tuple[str, str, list[s
         errs.append(f"values: Invalid value: {shown}: exact-match compatibility requires one single value")
     if op in ("gt", "lt"):
         for i, v in enumerate(values):
-            if not re.fullmatch(r"[+-]?\d+", v):
+            if parse_int64(v) is None:
                 errs.append(
                     f"values[{i}]: Invalid value: \"{v}\": for 'Gt', 'Lt' operators, the value must be an integer"
                 )
     for i, v in enumerate(values):
-        problems = label_value_errors(v)
+        problems = is_label_value(v)
         if problems:
             errs.append(f'values[{i}][{key}]: Invalid value: "{v}": {"; ".join(problems)}')
     if errs:
@@ -237,43 +221,60 @@ def _requirement(key: str, op: str, values: list[str]) -> tuple[str, str, list[s
     return key, op, values
 
 
-def parse_label_selector(text: str | None) -> Predicate | None:
-    """`a=b,c!=d,e in (x,y),f notin (z),g,!h,n>1` → predicate over an object's metadata.labels; a selector the
-    real parser refuses raises SelectorError with its words."""
+# The parser's operators as labels.Requirement's (selection.Operator): "=" and "==" are In with one value, "!=" is
+# NotIn with one, a bare key Exists and "!key" DoesNotExist.
+_REQUIREMENT_OPERATOR = {
+    "=": "In",
+    "==": "In",
+    "in": "In",
+    "!=": "NotIn",
+    "notin": "NotIn",
+    "exists": "Exists",
+    "!": "DoesNotExist",
+    "gt": "Gt",
+    "lt": "Lt",
+}
+
+
+def parse_label_requirements(text: str | None) -> list[dict]:
+    """`a=b,c!=d,e in (x,y),f notin (z),g,!h,n>1` → requirements in the LabelSelectorRequirement shape (key,
+    operator In/NotIn/Exists/DoesNotExist/Gt/Lt, values); a selector the real parser refuses raises SelectorError
+    with its words. An empty selector has no requirements (it selects everything)."""
     if not text or not text.strip():
+        return []
+    return [
+        {"key": key, "operator": _REQUIREMENT_OPERATOR[op], "values": values}
+        for key, op, values in _Parser(text).parse()
+    ]
+
+
+def label_selector_matcher(text: str | None) -> Callable[[dict], bool] | None:
+    """A label selector string → predicate over a labels map (labels.Selector.Matches: every requirement by
+    match_requirement); None for an empty selector, which selects everything."""
+    reqs = [(r, r["key"]) for r in parse_label_requirements(text)]
+    if not reqs:
         return None
-    reqs = _Parser(text).parse()
-    checks: list[Callable[[dict], bool]] = []
-    for key, op, values in reqs:
-        vs = frozenset(values)
-        if op in ("=", "==", "in"):
-            checks.append(lambda labels, k=key, vs=vs: k in labels and labels[k] in vs)
-        elif op in ("!=", "notin"):
-            checks.append(lambda labels, k=key, vs=vs: labels.get(k) not in vs)
-        elif op == "exists":
-            checks.append(lambda labels, k=key: k in labels)
-        elif op == "!":
-            checks.append(lambda labels, k=key: k not in labels)
-        else:
-            bound = int(values[0])
-            checks.append(lambda labels, k=key, b=bound, gt=op == "gt": _compare(labels.get(k), b, gt))
+
+    def matches(labels: dict) -> bool:
+        return all(match_requirement(r, labels.get(k), k in labels) for r, k in reqs)
+
+    return matches
+
+
+def parse_label_selector(text: str | None) -> Predicate | None:
+    """A label selector string → predicate over an object's metadata.labels; None for an empty selector."""
+    matches = label_selector_matcher(text)
+    if matches is None:
+        return None
 
     def pred(obj: dict) -> bool:
-        labels = obj.get("metadata", {}).get("labels") or {}
-        return all(r(labels) for r in checks)
+        return matches(obj.get("metadata", {}).get("labels") or {})
 
     return pred
 
 
-def _compare(value: str | None, bound: int, gt: bool) -> bool:
-    try:
-        n = int(value or "")
-    except ValueError:
-        return False
-    return n > bound if gt else n < bound
-
-
-def _field_value(obj: dict, path: str) -> str:
+def field_value(obj: dict, path: str) -> str:
+    """The value of a field label on an object, as the server's field label conversion prints it."""
     if path == "source":
         # An Event's `source` label: its source.component, else its reportingComponent (ToSelectableFields).
         src = obj.get("source") or {}
@@ -315,7 +316,7 @@ def parse_field_selector(text: str | None, allowed: Iterable[str]) -> Predicate 
 
     def pred(obj: dict) -> bool:
         for field, negate, value in reqs:
-            if (_field_value(obj, field) == value) == negate:
+            if (field_value(obj, field) == value) == negate:
                 return False
         return True
 
