@@ -144,24 +144,16 @@ def field(body: Mapping[str, Any], key: str, typ: type, where: str) -> Any:
 
 
 def _load_file(path: str) -> dict:
-    from dragoman.fleet.safefile import YamlBomb, read_bounded, yaml_documents
+    from dragoman.fleet.safefile import read_documents
 
-    raw = read_bounded(path, MAX_KUBECONFIG_BYTES, "the kubeconfig")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise _err(f"the kubeconfig {path} is not a text file.") from None
-    try:
-        docs = yaml_documents(text, yaml.SafeLoader, limit=MAX_KUBECONFIG_NODES)
-    except YamlBomb as exc:
-        raise _err(f"the kubeconfig {path} is not a kubeconfig: {exc}.") from None
-    except RecursionError:
-        raise _err(f"the kubeconfig {path} is not a kubeconfig: it is nested too deeply.") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or "it cannot be parsed"
-        raise _err(f"the kubeconfig {path} is not valid YAML{where}: {problem}.") from None
+    docs = read_documents(
+        path,
+        "the kubeconfig",
+        max_bytes=MAX_KUBECONFIG_BYTES,
+        expect="a kubeconfig",
+        loader=yaml.SafeLoader,
+        extra_values=MAX_KUBECONFIG_NODES,
+    )
     if len(docs) > 1:
         raise _err(f"the kubeconfig {path} is not a kubeconfig: it holds {len(docs)} YAML documents, not one.")
     data = docs[0] if docs else None

@@ -17,12 +17,15 @@ endless FIFO ends with a sentence instead of filling memory.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable
 from typing import IO
 
+import yaml
 from dragoman.fleet.errors import ExitCode, UserError
 
 
@@ -161,15 +164,49 @@ def read_at_most(f: IO[bytes], limit: int) -> bytes:
     return b"".join(parts)
 
 
-def read_bounded(path: str, limit: int, what: str) -> bytes:
-    """The bytes of `path` (a regular file, or a pipe such as `<(command)`), refusing more than `limit` bytes."""
+# How long a read may wait for a pipe or FIFO to send its first byte, and then for it to end: `--scenario <(kubectl
+# get ... -o yaml)` of a large cluster takes a while; a FIFO nobody ever writes, or a writer that never stops
+# trickling, must still end with a sentence rather than hang the command.
+READ_WAIT_SECONDS = 120.0
+
+
+def _read_pipe(fd: int, limit: int, what: str, name: str, wait: float, anonymous: bool) -> bytes:
+    """Up to `limit` + 1 bytes of a pipe or FIFO opened non-blocking, within `wait` seconds. A named FIFO without a
+    writer reads as end-of-file before anyone opened it: it is waited for (until `wait`), not taken as empty; an
+    anonymous pipe (`<(command)`, /dev/fd/N) at end-of-file has ended."""
+    import select
+    import time
+
+    deadline = time.monotonic() + wait
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    parts: list[bytes] = []
+    size = 0
+    started = anonymous
+    while size <= limit:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            said = "sent nothing" if not size else "did not finish"
+            raise _err(f"{what} {name} is a pipe that {said} within {wait:g} seconds; give a file instead.")
+        poller.poll(min(left, 0.2 if not started else left) * 1000)
+        try:
+            part = os.read(fd, min(1 << 24, limit + 1 - size))
+        except BlockingIOError:
+            continue
+        if part:
+            started = True
+            parts.append(part)
+            size += len(part)
+        elif started:
+            break  # end of file: the writer closed it
+    return b"".join(parts)
+
+
+def read_bounded(path: str, limit: int, what: str, *, wait: float = READ_WAIT_SECONDS) -> bytes:
+    """The bytes of `path` (a regular file, or a pipe such as `<(command)` or a FIFO), refusing more than `limit`
+    bytes, a device (/dev/zero), and a pipe that has not ended within `wait` seconds."""
     try:
-        with open(path, "rb") as f:
-            mode = os.fstat(f.fileno()).st_mode
-            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-                # /dev/zero and friends never end; a terminal is not a file either.
-                raise _err(f"{what} {path} is a device, not a file.")
-            data = read_at_most(f, limit + 1)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise _err(f"{what} {path} does not exist.") from None
     except IsADirectoryError:
@@ -178,9 +215,54 @@ def read_bounded(path: str, limit: int, what: str) -> bytes:
         raise _err(f"{what} {path} cannot be read (permission denied).") from None
     except OSError as exc:
         raise _err(f"{what} {path} cannot be read ({exc.strerror or exc}).") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+            # /dev/zero and friends never end; a terminal is not a file either.
+            raise _err(f"{what} {path} is a device, not a file.")
+        if stat.S_ISDIR(mode):
+            raise _err(f"{what} {path} is a directory, not a file.")
+        if stat.S_ISFIFO(mode):
+            anonymous = os.path.abspath(path).startswith(("/dev/fd/", "/proc/"))
+            data = _read_pipe(fd, limit, what, path, wait, anonymous)
+        else:
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                data = read_at_most(f, limit + 1)
+    except OSError as exc:
+        raise _err(f"{what} {path} cannot be read ({exc.strerror or exc}).") from None
+    finally:
+        os.close(fd)
     if len(data) > limit:
-        raise _err(f"{what} {path} is larger than {limit // (1024 * 1024)} MiB; that is not what it should be.")
+        raise _err(f"{what} {path} is larger than {_size_words(limit)}; that is not what it should be.")
     return data
+
+
+def read_stdin_bounded(limit: int, what: str) -> bytes:
+    """Standard input, refusing more than `limit` bytes (`--snapshot -` fed from /dev/zero ends)."""
+    import sys
+
+    stream = getattr(sys.stdin, "buffer", None)
+    try:
+        if stream is not None:
+            raw = read_at_most(stream, limit + 1)
+        elif sys.stdin is None:
+            raw = b""
+        else:
+            raw = sys.stdin.read(limit + 1).encode("utf-8", "surrogatepass")
+    except (OSError, ValueError) as exc:  # a closed standard input
+        raise _err(f"{what} on standard input cannot be read ({getattr(exc, 'strerror', None) or exc}).") from None
+    if len(raw) > limit:
+        raise _err(f"{what} on standard input is larger than {_size_words(limit)}.")
+    return raw
+
+
+def _size_words(n: int) -> str:
+    if n >= 1 << 30 and not n % (1 << 30):
+        return f"{n >> 30} GiB"
+    if n >= 1 << 20:
+        return f"{n // (1 << 20)} MiB"
+    return f"{n} bytes"
 
 
 # ---------------------------------------------------------------------------- YAML with a bound on aliases
@@ -194,7 +276,6 @@ class YamlBomb(ValueError):
 
 
 def _expanded_size(node: object, memo: dict[int, int], limit: int, spent: int = 0) -> int:
-    import yaml
 
     stack: list[tuple[object, bool]] = [(node, False)]
     # Iterative post-order walk: deep nesting cannot overflow the interpreter's stack.
@@ -229,7 +310,6 @@ def _expanded_size(node: object, memo: dict[int, int], limit: int, spent: int = 
 def yaml_documents(text: str, loader: type, *, limit: int = MAX_YAML_NODES) -> list:
     """Every document of `text`, refusing (YamlBomb) one whose anchors and aliases expand past `limit` values: a
     'billion laughs' of a few hundred bytes would otherwise build gigabytes. Without an anchor nothing is checked."""
-    import yaml
 
     if "&" not in text:
         return list(yaml.load_all(text, Loader=loader))
@@ -244,3 +324,131 @@ def yaml_documents(text: str, loader: type, *, limit: int = MAX_YAML_NODES) -> l
         return docs
     finally:
         ld.dispose()
+
+
+# ---------------------------------------------------------------------------- the one bounded reader of documents
+
+
+class KubernetesYamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """YAML as Kubernetes reads it: an unquoted `2026-01-02T03:04:05Z` stays the string it is (PyYAML would make a
+    datetime, which no API object holds and the model cannot compare with the strings of other objects)."""
+
+
+KubernetesYamlLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in KubernetesYamlLoader.yaml_implicit_resolvers.items()
+}
+
+MAX_ALIAS_VALUES = 1_000_000  # values YAML aliases may add to a text beyond its own length (kubectl writes none)
+# A lone UTF-16 surrogate escape (`"\ud800"`) in JSON or YAML text: decodes to a str that cannot be printed or written.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def has_surrogate(value: object) -> bool:
+    """True when a decoded value holds a lone UTF-16 surrogate anywhere (keys included); iterative, any depth."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if any("\ud800" <= c <= "\udfff" for c in v):
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
+
+
+def parse_documents(
+    data: bytes | str,
+    subject: str,
+    *,
+    expect: str = "YAML",
+    loader: type = KubernetesYamlLoader,
+    extra_values: int = MAX_ALIAS_VALUES,
+    max_depth: int | None = None,
+) -> list:
+    """The YAML or JSON documents of a text already in memory (a file's bytes, standard input, a server's answer),
+    read with every bound: UTF-8 only, no lone surrogate, nesting as deep as libyaml allows (1,000) and no deeper
+    than the interpreter's stack, and aliases that add at most `extra_values` values beyond the text's own (a
+    'billion laughs' is refused before anything expands it); with `max_depth`, no value nested deeper than that (a
+    walk of every value: for small inputs, whose readers copy and validate recursively). Anything else is one
+    sentence (UserError, exit 2) that begins with `subject` ("the scenario demo.yaml") and says it is not `expect`."""
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            where = f"not UTF-8 at byte {exc.start + 1}"
+            raise _err(f"{subject} is not {expect}: it is not a text file ({where}).") from None
+    else:
+        text = data
+    docs: list | None = None
+    if text.lstrip().startswith(("{", "[")):
+        # JSON is YAML, but the JSON decoder is ~50x faster on a big List (`kubectl get -o json`).
+        try:
+            docs = [json.loads(text)]
+        except ValueError:
+            docs = None  # flow-style YAML, or broken JSON: the YAML reader says where
+        except RecursionError:
+            raise _err(f"{subject} is not {expect}: it is nested too deeply.") from None
+    if docs is None:
+        try:
+            docs = yaml_documents(text, loader, limit=len(text) + extra_values)
+        except YamlBomb as exc:
+            raise _err(f"{subject} is not {expect}: {exc}.") from None
+        except RecursionError:
+            raise _err(f"{subject} is not {expect}: it is nested too deeply.") from None
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            problem = getattr(exc, "problem", None) or "it cannot be parsed"
+            if "maximum nesting depth" in problem:
+                raise _err(f"{subject} is not {expect}: it is nested too deeply{where}.") from None
+            said = f"is not valid YAML{where} ({problem})"
+            raise _err(f"{subject} {said}." if expect == "YAML" else f"{subject} is not {expect}: it {said}.") from None
+        except ValueError as exc:  # a YAML value the constructor refuses (an out-of-range date, a bad base64)
+            raise _err(f"{subject} is not {expect}: {exc}.") from None
+    if _SURROGATE_ESCAPE.search(text) and has_surrogate(docs):
+        raise _err(f"{subject} is not {expect}: it holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text.")
+    if max_depth is not None and nesting_depth(docs) > max_depth + 1:
+        raise _err(f"{subject} is not {expect}: it is nested more than {max_depth} levels deep.")
+    return docs
+
+
+def nesting_depth(value: object) -> int:
+    """How deep mappings and lists nest in `value` (a scalar is 0, `{}` and `[]` are 1); iterative, any depth."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            stack.extend((c, depth + 1) for c in v.values())
+        elif isinstance(v, list):
+            stack.extend((c, depth + 1) for c in v)
+        else:
+            deepest = max(deepest, depth)
+            continue
+        deepest = max(deepest, depth + 1)
+    return deepest
+
+
+def read_documents(
+    path: str,
+    what: str,
+    *,
+    max_bytes: int,
+    expect: str = "YAML",
+    loader: type = KubernetesYamlLoader,
+    extra_values: int = MAX_ALIAS_VALUES,
+    max_depth: int | None = None,
+    wait: float = READ_WAIT_SECONDS,
+) -> list:
+    """The one bounded reader of an operator's YAML or JSON file (snapshots, kubeconfigs, scenarios, plan files,
+    allowlists): at most `max_bytes` (never a device; a pipe or FIFO within `wait` seconds; "-" is standard input),
+    then parse_documents' bounds. Every refusal is one sentence naming `what` and the path."""
+    if path == "-":
+        raw, subject = read_stdin_bounded(max_bytes, what), f"{what} on standard input"
+    else:
+        raw, subject = read_bounded(path, max_bytes, what, wait=wait), f"{what} {path}"
+    return parse_documents(raw, subject, expect=expect, loader=loader, extra_values=extra_values, max_depth=max_depth)

@@ -4,35 +4,18 @@ one List."""
 from __future__ import annotations
 
 import datetime
-import json
-import re
 import sys
 from collections.abc import Iterable
 from typing import IO, Any, cast
 
 import yaml
 from dragoman.fleet.errors import ExitCode, UserError, printable
+from dragoman.fleet.safefile import parse_documents, read_documents
 from dragoman.fleet.shapes import normalize_labels, shape_problem
 from dragoman.fleet.store import KINDS, SNAPSHOT, FleetStore
 
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """YAML as Kubernetes reads it: an unquoted `2026-01-02T03:04:05Z` stays the string it is (PyYAML would make a
-    datetime, which no API object holds and the model cannot compare with the strings of other objects)."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
-}
-
 MAX_SNAPSHOT_BYTES = 2 * 1024 * 1024 * 1024  # a 10,000-node fleet's snapshot is a few hundred MB; /dev/zero is endless
-MAX_SNAPSHOT_ALIAS_VALUES = 1_000_000  # values YAML aliases may add to a snapshot beyond its text (kubectl writes none)
-# A lone UTF-16 surrogate escape (`"\ud800"`) in JSON or YAML text: decodes to a str that cannot be printed or written.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 # Kinds dragoman never keeps, even when a snapshot holds them.
 NEVER = {"Secret"}
@@ -44,66 +27,19 @@ def _err(message: str) -> UserError:
     return UserError(message, ExitCode.INPUT)
 
 
-def _read_text(path: str) -> tuple[str, str]:
-    from dragoman.fleet.safefile import read_bounded
-
-    if path == "-":
-        raw = (
-            sys.stdin.buffer.read(MAX_SNAPSHOT_BYTES + 1)
-            if hasattr(sys.stdin, "buffer")
-            else sys.stdin.read().encode("utf-8", "surrogatepass")
-        )
-        if len(raw) > MAX_SNAPSHOT_BYTES:
-            raise _err(f"the snapshot on standard input is larger than {MAX_SNAPSHOT_BYTES >> 30} GiB.")
-        name = "standard input"
-    else:
-        raw = read_bounded(path, MAX_SNAPSHOT_BYTES, "the snapshot")
-        name = path
-    try:
-        return raw.decode("utf-8"), name
-    except UnicodeDecodeError:
-        raise _err(f"the snapshot {name} is not Kubernetes YAML: it is not a text file.") from None
-
-
 def yaml_stream(text: str) -> list:
-    """The YAML documents of a snapshot's text, read as Kubernetes reads YAML; raises YamlBomb (safefile) when its
-    aliases expand far beyond the text. A text without aliases has at most one value per character, so only what
-    aliases add beyond that counts: a billion laughs of a few hundred bytes is refused before the model, the YAML
-    page or a JSON dump could expand it."""
-    from dragoman.fleet.safefile import yaml_documents
-
-    return yaml_documents(text, _Loader, limit=len(text) + MAX_SNAPSHOT_ALIAS_VALUES)
-
-
-def _documents(text: str, name: str) -> list:
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")):
-        # kubectl -o json: JSON is YAML, but the JSON decoder is ~50x faster on a big List.
-        try:
-            return [json.loads(text)]
-        except ValueError:
-            pass
-        except RecursionError:
-            raise _err(
-                f"the snapshot {name} is not Kubernetes YAML: it is nested too deeply to be an object."
-            ) from None
-    from dragoman.fleet.safefile import YamlBomb
-
-    try:
-        return yaml_stream(text)
-    except YamlBomb as exc:
-        raise _err(f"the snapshot {name} is not Kubernetes YAML: {exc}.") from None
-    except RecursionError:
-        raise _err(f"the snapshot {name} is not Kubernetes YAML: it is nested too deeply to be an object.") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or "it cannot be parsed"
-        raise _err(f"the snapshot {name} is not Kubernetes YAML: invalid YAML{where} ({problem}).") from None
+    """The YAML or JSON documents of a snapshot's text, read as Kubernetes reads YAML, with every bound of the one
+    bounded reader (fleet/safefile.parse_documents); a refusal is a sentence (UserError)."""
+    return parse_documents(text, "the snapshot", expect="Kubernetes YAML")
 
 
 def parse_objects(text: str, name: str = "the snapshot") -> list[dict]:
     """The Kubernetes objects of a text: a List (kind List or FooList), single objects, or several YAML documents."""
+    return objects_of(parse_documents(text, f"the snapshot {name}", expect="Kubernetes YAML"), name)
+
+
+def objects_of(docs: list, name: str = "the snapshot") -> list[dict]:
+    """The Kubernetes objects of decoded documents (see parse_objects)."""
     objects: list[dict] = []
 
     def add(obj: object, where: str) -> None:
@@ -126,12 +62,6 @@ def parse_objects(text: str, name: str = "the snapshot") -> list[dict]:
             )
         objects.append(obj)
 
-    docs = _documents(text, name)
-    if _SURROGATE_ESCAPE.search(text) and _has_surrogate(docs):
-        raise _err(
-            f"the snapshot {name} is not Kubernetes YAML: it holds a lone UTF-16 surrogate "
-            "(\\ud800-\\udfff), which is not text."
-        )
     for n, doc in enumerate(docs, 1):
         if doc is None:
             continue
@@ -159,26 +89,12 @@ def parse_objects(text: str, name: str = "the snapshot") -> list[dict]:
     return objects
 
 
-def _has_surrogate(value: object) -> bool:
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, str):
-            if any("\ud800" <= c <= "\udfff" for c in v):
-                return True
-        elif isinstance(v, dict):
-            stack.extend(v.keys())
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return False
-
-
 def load_snapshot(path_or_dash: str) -> list[dict]:
     """Every object of a snapshot file ("-" reads standard input). Raises UserError (exit 2) with one sentence when it
     is not Kubernetes YAML."""
-    text, name = _read_text(path_or_dash)
-    return parse_objects(text, name)
+    name = "standard input" if path_or_dash == "-" else path_or_dash
+    docs = read_documents(path_or_dash, "the snapshot", max_bytes=MAX_SNAPSHOT_BYTES, expect="Kubernetes YAML")
+    return objects_of(docs, name)
 
 
 def _group(api_version: str) -> str:

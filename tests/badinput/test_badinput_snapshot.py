@@ -75,7 +75,7 @@ def test_a_binary_snapshot(tmp_path: pathlib.Path) -> None:
 def test_a_missing_snapshot_and_a_folder(tmp_path: pathlib.Path) -> None:
     assert_sentence(*run_cli("check", "--snapshot", str(tmp_path / "nope.yaml"))[::2], words=["does not exist"])
     assert_sentence(*run_cli("check", "--snapshot", str(tmp_path))[::2], words=["directory"])
-    assert_sentence(*run_cli("cel", "true", "--snapshot", str(tmp_path / "nope.yaml"))[::2], words=["no such file"])
+    assert_sentence(*run_cli("cel", "true", "--snapshot", str(tmp_path / "nope.yaml"))[::2], words=["does not exist"])
 
 
 def test_a_snapshot_into_a_missing_folder_writes_nothing(tmp_path: pathlib.Path) -> None:

@@ -166,7 +166,7 @@ def test_multiline_syntax_error_position(fleet: Path) -> None:
 @pytest.mark.parametrize(
     "content,phrase",
     [
-        (None, "no such file"),
+        (None, "does not exist"),
         ("kind: [unclosed", "not valid YAML"),
         ("- just\n- strings\n", "expected Kubernetes objects"),
     ],

@@ -99,7 +99,7 @@ def test_reads_standard_input(tmp_path: pathlib.Path) -> None:
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ("kind: Node\nmetadata: {name: [unclosed\n", "invalid YAML at line"),
+        ("kind: Node\nmetadata: {name: [unclosed\n", "not valid YAML at line"),
         ("just a string\n", "is a str, not an object"),
         ("- 1\n- 2\n", "item 1 of the document is a int"),
         ("metadata: {name: x}\n", "has no kind and apiVersion"),

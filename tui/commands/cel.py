@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
@@ -53,61 +52,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def load_objects(path: str) -> list[dict]:
     """The Kubernetes objects in a file: one object, a List (items), or several YAML/JSON documents."""
     from dragoman.fleet.errors import ExitCode, UserError
-    from dragoman.fleet.safefile import YamlBomb, read_at_most
-    from dragoman.fleet.snapshot import MAX_SNAPSHOT_BYTES, _has_surrogate, yaml_stream
+    from dragoman.fleet.safefile import read_documents
+    from dragoman.fleet.snapshot import MAX_SNAPSHOT_BYTES
 
-    try:
-        if path == "-":
-            text = sys.stdin.read()
-            where = "standard input"
-        else:
-            with open(path, "rb") as fh:
-                import stat as stat_mod
-
-                if stat_mod.S_ISCHR(os.fstat(fh.fileno()).st_mode):
-                    raise UserError(f"cannot read {path}: it is a device, not a file.", ExitCode.INPUT)
-                raw = read_at_most(fh, MAX_SNAPSHOT_BYTES + 1)
-            if len(raw) > MAX_SNAPSHOT_BYTES:
-                raise UserError(
-                    f"cannot read {path}: it is larger than {MAX_SNAPSHOT_BYTES >> 30} GiB.", ExitCode.INPUT
-                )
-            text = raw.decode("utf-8")
-            where = path
-    except FileNotFoundError:
-        raise UserError(f"cannot read {path}: no such file.", ExitCode.INPUT) from None
-    except IsADirectoryError:
-        raise UserError(f"cannot read {path}: it is a directory, not a file.", ExitCode.INPUT) from None
-    except UnicodeDecodeError:
-        raise UserError(f"cannot read {path}: it is not a text file.", ExitCode.INPUT) from None
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror or exc}.", ExitCode.INPUT) from None
-    docs: list[Any]
-    stripped = text.lstrip()
-    try:
-        if stripped.startswith(("{", "[")):
-            docs = [json.loads(text)]
-        else:
-            # The snapshot reader's YAML: unquoted timestamps stay strings, aliases bounded.
-            docs = yaml_stream(text)
-    except YamlBomb as exc:
-        raise UserError(f"cannot read {where}: it is not Kubernetes YAML: {exc}.", ExitCode.INPUT) from None
-    except RecursionError:
-        raise UserError(
-            f"cannot read {where}: it is nested too deeply to be Kubernetes objects.", ExitCode.INPUT
-        ) from None
-    except Exception as exc:  # noqa: BLE001 - yaml.YAMLError, json.JSONDecodeError, ...: each is one sentence
-        mark = getattr(exc, "problem_mark", None)
-        at = (
-            f" at line {mark.line + 1}"
-            if mark is not None
-            else (f" at line {exc.lineno}" if hasattr(exc, "lineno") else "")
-        )
-        raise UserError(f"cannot read {where}: it is not valid YAML or JSON{at}.", ExitCode.INPUT) from None
-    if "\\u" in text and _has_surrogate(docs):
-        raise UserError(
-            f"cannot read {where}: it holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text.",
-            ExitCode.INPUT,
-        )
+    where = "standard input" if path == "-" else path
+    docs = read_documents(path, "the snapshot", max_bytes=MAX_SNAPSHOT_BYTES, expect="Kubernetes YAML or JSON")
     objects: list[dict] = []
 
     def add(doc: Any) -> None:
