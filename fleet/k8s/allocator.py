@@ -248,6 +248,12 @@ class Device:
     def key(self) -> str:
         return "/".join(self.id)
 
+    @property
+    def uuid(self) -> str | None:
+        """The driver's `uuid` attribute (NVIDIA's GPU-… / MIG-…), what a container sees of its device."""
+        attr = self.attribute(f"{self.slice.driver}/uuid")
+        return str(attr[1]) if attr is not None and attr[0] == "string" else None
+
 
 class Slice:
     """One ResourceSlice, converted once."""
@@ -445,6 +451,19 @@ class Inventory:
         for slc in self.slices.values():
             yield from slc.devices
 
+    def device(self, did: DeviceID) -> Device | None:
+        """The device `did` = (driver, pool, name) in its pool's newest generation, or None."""
+        members = self.by_pool.get((did[0], did[1]))
+        if not members:
+            return None
+        newest = max(s.generation for s in members.values())
+        for slc in members.values():
+            if slc.generation == newest:
+                for dev in slc.devices:
+                    if dev.name == did[2]:
+                        return dev
+        return None
+
     def gather_pools(self, node: dict, features: Features) -> list[Pool]:
         """GatherPools for `node` (cached per node name until a slice changes)."""
         name = str((node.get("metadata") or {}).get("name", ""))
@@ -610,14 +629,17 @@ class AllocatedState:
             elif sign > 0:
                 self.devices.add(did)
             else:
-                self.devices.discard(did)
+                # Two claims may hold one device (a snapshot, a race): it stays held while another holder remains.
+                hs = self.holders.get(did) or []
+                if hs.count(holder) >= len(hs):
+                    self.devices.discard(did)
             if sign > 0:
                 self.holders.setdefault(did, []).append(holder)
             else:
-                hs = self.holders.get(did)
-                if hs and holder in hs:
-                    hs.remove(holder)
-                    if not hs:
+                left = self.holders.get(did)
+                if left and holder in left:
+                    left.remove(holder)
+                    if not left:
                         del self.holders[did]
 
     def remove_claim(self, claim: dict, features: Features = DEFAULT_FEATURES) -> None:

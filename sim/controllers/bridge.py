@@ -7,7 +7,7 @@ import random
 from collections.abc import Callable, Iterable
 
 from dragoman.fleet.k8s import DEVICECLASS_PREFIX
-from dragoman.sim.controllers.allocator import FINALIZER
+from dragoman.fleet.k8s.allocator import FINALIZER
 
 DRA_PREFIX = DEVICECLASS_PREFIX  # one home with the client: fleet/k8s/
 BRIDGE_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"

@@ -9,9 +9,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from dragoman.fleet import backoff
+from dragoman.fleet.k8s.allocator import FINALIZER
 from dragoman.sim.api import status as st
 from dragoman.sim.controllers import quota as quota_mod
-from dragoman.sim.controllers.allocator import FINALIZER
 from dragoman.sim.controllers.base import Controller, Events, SeriesEvents, log
 from dragoman.sim.controllers.bridge import POD_CLAIM_NAME_ANNOTATION
 from dragoman.sim.controllers.scheduling import (
@@ -34,6 +34,7 @@ KINDS = {
     "resourceclaimtemplates.resource.k8s.io": "ResourceClaimTemplate",
     "resourcequotas": "ResourceQuota",
     "namespaces": "Namespace",
+    "devicetaintrules.resource.k8s.io": "DeviceTaintRule",
 }
 # kube-scheduler: podInitialBackoffDuration 1s, podMaxBackoffDuration 10s, unschedulable pods flushed after 5 minutes.
 INITIAL_BACKOFF = 1.0
@@ -138,7 +139,7 @@ class Scheduler(Controller):
         elif kind == "Node":
             if etype == "ADDED" or etype == "DELETED" or _node_sig(prev_node) != _node_sig(obj):
                 self._requeue_unschedulable()
-        elif kind in ("ResourceSlice", "DeviceClass"):
+        elif kind in ("ResourceSlice", "DeviceClass", "DeviceTaintRule"):
             self._requeue_unschedulable()
         elif kind == "ResourceClaim":
             self.enqueue(("claim", ns, name))

@@ -13,15 +13,16 @@ from collections.abc import Iterable
 from fractions import Fraction
 
 from dragoman.fleet.k8s import DEVICECLASS_PREFIX, key_of
-from dragoman.sim.controllers import bridge as bridge_mod
-from dragoman.sim.controllers.allocator import (
+from dragoman.fleet.k8s.allocator import (
     FINALIZER,
+    AllocatedState,
     AllocationError,
-    DeviceEntry,
+    Allocator,
+    Device,
+    Inventory,
     SelectorCache,
-    allocate,
-    allocated_device_keys,
 )
+from dragoman.sim.controllers import bridge as bridge_mod
 from dragoman.sim.controllers.selectors import (
     UNSCHEDULABLE_TAINT,
     affinity_node_names,
@@ -233,6 +234,7 @@ class ClusterView:
         resourceclaimtemplates: Iterable[dict] = (),
         resourcequotas: Iterable[dict] = (),
         namespaces: Iterable[dict] = (),
+        devicetaintrules: Iterable[dict] = (),
         *,
         cel_compile=None,
         feasible_cap: int | None = 16,
@@ -246,12 +248,10 @@ class ClusterView:
         self.ext_cache = bridge_mod.ExtendedResourceCache()
         self.claims: dict[tuple, dict] = {}
         self.bridge_claims: dict[str, tuple] = {}  # pod uid -> claim key
-        self.allocated: dict[tuple, int] = {}
-        self.slices: dict[str, dict] = {}
-        self.pools: dict[tuple, list[DeviceEntry]] = {}
-        self.pool_slices: dict[tuple, set[str]] = {}
-        self.node_devices: dict[str, list[DeviceEntry]] = {}
-        self.shared_devices: list[DeviceEntry] = []
+        # What allocated claims hold and the slices' devices, as fleet/k8s/allocator.py (the one allocator) reads them.
+        self.alloc_state = AllocatedState()
+        self.inventory = Inventory()
+        self.taint_rules: dict[str, dict] = {}
         self.templates: dict[tuple, dict] = {}
         self.quotas: dict[tuple, dict] = {}
         self.namespaces: dict[str, dict] = {}
@@ -267,8 +267,11 @@ class ClusterView:
             self.upsert_class(c, _rebuild=False)
         self._rebuild_ext_map()
         for s in resourceslices:
-            self.upsert_slice(s, _rebuild=False)
-        self._rebuild_all_pools()
+            self.upsert_slice(s)
+        for r in devicetaintrules:
+            self.taint_rules[_meta(r).get("name", "")] = r
+        if self.taint_rules:
+            self.inventory.set_taint_rules(self.taint_rules.values())
         for c in resourceclaims:
             self.upsert_claim(c)
         for t in resourceclaimtemplates:
@@ -291,6 +294,7 @@ class ClusterView:
             "ResourceClaimTemplate": self.upsert_template,
             "ResourceQuota": self.upsert_quota,
             "Namespace": self.upsert_namespace,
+            "DeviceTaintRule": self.upsert_taint_rule,
         }[kind](obj)
 
     def remove(self, kind: str, obj: dict) -> None:
@@ -311,6 +315,9 @@ class ClusterView:
             self.quotas.pop(key_of(obj), None)
         elif kind == "Namespace":
             self.namespaces.pop(m.get("name", ""), None)
+        elif kind == "DeviceTaintRule":
+            if self.taint_rules.pop(m.get("name", ""), None) is not None:
+                self.inventory.set_taint_rules(self.taint_rules.values())
 
     # -- nodes --
     def upsert_node(self, node: dict) -> None:
@@ -411,126 +418,40 @@ class ClusterView:
         key = key_of(claim)
         old = self.claims.get(key)
         if old is not None:
-            for dk in allocated_device_keys(old):
-                self._release(dk)
+            self.alloc_state.remove_claim(old)
         self.claims[key] = claim
-        for dk in allocated_device_keys(claim):
-            self.allocated[dk] = self.allocated.get(dk, 0) + 1
+        self.alloc_state.add_claim(claim)
         owner_uid = bridge_mod.bridge_owner_uid(claim)
         if owner_uid:
             self.bridge_claims[owner_uid] = key
-
-    def _release(self, dk: tuple) -> None:
-        n = self.allocated.get(dk, 0) - 1
-        if n <= 0:
-            self.allocated.pop(dk, None)
-        else:
-            self.allocated[dk] = n
 
     def remove_claim(self, namespace: str, name: str) -> None:
         claim = self.claims.pop((namespace, name), None)
         if claim is None:
             return
-        for dk in allocated_device_keys(claim):
-            self._release(dk)
+        self.alloc_state.remove_claim(claim)
         owner_uid = bridge_mod.bridge_owner_uid(claim)
         if owner_uid and self.bridge_claims.get(owner_uid) == (namespace, name):
             del self.bridge_claims[owner_uid]
 
-    # -- slices and devices --
-    def upsert_slice(self, slc: dict, _rebuild: bool = True) -> None:
-        name = _meta(slc).get("name", "")
-        old = self.slices.get(name)
-        self.slices[name] = slc
-        if old is not None:
-            self.pool_slices.get(self._pool_id(old), set()).discard(name)
-        self.pool_slices.setdefault(self._pool_id(slc), set()).add(name)
-        if _rebuild:
-            pools = {self._pool_id(slc)}
-            if old is not None:
-                pools.add(self._pool_id(old))
-            for p in pools:
-                self._rebuild_pool(p)
+    # -- slices, devices and DeviceTaintRules --
+    def upsert_slice(self, slc: dict) -> None:
+        self.inventory.upsert_slice(slc)
 
     def remove_slice(self, name: str) -> None:
-        old = self.slices.pop(name, None)
-        if old is not None:
-            self.pool_slices.get(self._pool_id(old), set()).discard(name)
-            self._rebuild_pool(self._pool_id(old))
+        self.inventory.remove_slice(name)
 
-    @staticmethod
-    def _pool_id(slc: dict) -> tuple:
-        spec = slc.get("spec") or {}
-        return (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""))
+    def upsert_taint_rule(self, rule: dict) -> None:
+        self.taint_rules[_meta(rule).get("name", "")] = rule
+        self.inventory.set_taint_rules(self.taint_rules.values())
 
-    def _rebuild_all_pools(self) -> None:
-        for pid in list(self.pool_slices):
-            self._rebuild_pool(pid)
+    def device(self, key: tuple) -> Device | None:
+        """The device (driver, pool, name) of its pool's newest generation."""
+        return self.inventory.device(key)
 
-    def _rebuild_pool(self, pid: tuple) -> None:
-        old = self.pools.pop(pid, [])
-        self.selector_cache.forget_devices(d.key for d in old)
-        touched = {d.node_name for d in old}
-        members = [self.slices[n] for n in self.pool_slices.get(pid, ()) if n in self.slices]
-        entries: list[DeviceEntry] = []
-        if members:
-            gen = max(int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) for s in members)
-            for s in sorted(members, key=lambda s: _meta(s).get("name", "")):
-                spec = s.get("spec") or {}
-                if int((spec.get("pool") or {}).get("generation") or 0) != gen:
-                    continue
-                for dev in spec.get("devices") or []:
-                    if spec.get("perDeviceNodeSelection"):
-                        entries.append(
-                            DeviceEntry(
-                                pid[0],
-                                pid[1],
-                                dev,
-                                dev.get("nodeName"),
-                                dev.get("nodeSelector"),
-                                bool(dev.get("allNodes")),
-                            )
-                        )
-                    else:
-                        entries.append(
-                            DeviceEntry(
-                                pid[0],
-                                pid[1],
-                                dev,
-                                spec.get("nodeName"),
-                                spec.get("nodeSelector"),
-                                bool(spec.get("allNodes")),
-                            )
-                        )
-            self.pools[pid] = entries
-        touched |= {d.node_name for d in entries}
-        # Only the lists of the nodes this pool touches change; pools stay in (driver, pool) order.
-        for node_name in touched:
-            if node_name is None:
-                cur = [d for d in self.shared_devices if (d.driver, d.pool) != pid]
-                cur += [d for d in entries if d.node_name is None]
-                cur.sort(key=lambda d: (d.driver, d.pool))
-                self.shared_devices = cur
-            else:
-                cur = [d for d in self.node_devices.get(node_name, []) if (d.driver, d.pool) != pid]
-                cur += [d for d in entries if d.node_name == node_name]
-                cur.sort(key=lambda d: (d.driver, d.pool))
-                if cur:
-                    self.node_devices[node_name] = cur
-                else:
-                    self.node_devices.pop(node_name, None)
-
-    def devices_on(self, info: NodeInfo) -> list[DeviceEntry]:
-        local = self.node_devices.get(info.name, [])
-        if not self.shared_devices:
-            return local
-        return local + [d for d in self.shared_devices if d.available_on(info.node)]
-
-    def device(self, key: tuple) -> DeviceEntry | None:
-        for d in self.pools.get((key[0], key[1]), []):
-            if d.name == key[2]:
-                return d
-        return None
+    def allocator(self) -> Allocator:
+        """One scheduling cycle's allocator over the current slices, claims and classes."""
+        return Allocator(self.inventory, self.alloc_state, self.classes, cache=self.selector_cache)
 
     # -- others --
     def upsert_template(self, t: dict) -> None:
@@ -715,7 +636,7 @@ class _DraState:
         self.bridge_needed = False  # some requested extended resource is served by a class
         self.ext_resources: dict[str, int] = {}
         self.unavailable: set[int] = set()
-        self.plans: dict = {}
+        self.allocator: Allocator | None = None
         self.bridge_requests: dict[tuple, tuple] = {}
 
     @property
@@ -986,15 +907,16 @@ def _dra_filter(pod: dict, view: ClusterView, info: NodeInfo, dra: _DraState) ->
         to_allocate.append(node_claim)
     allocations: list[dict] | None = []
     if to_allocate:
-        devices = view.devices_on(info)
+        if dra.allocator is None:
+            dra.allocator = view.allocator()
         try:
-            allocations = allocate(
-                to_allocate, info.node, devices, view.allocated, view.classes, view.selector_cache, dra.plans
-            )
+            outcome = dra.allocator.allocate(info.node, to_allocate)
         except AllocationError as exc:
             raise _CycleError(str(exc)) from exc
+        allocations = outcome.allocations
         if allocations is None:
-            return _Status(UU, ["cannot allocate all claims"], "DynamicResources"), None
+            # ErrFailedAllocationOnNode (invalid pools) reads as its own words; otherwise the plugin's.
+            return _Status(UU, [outcome.node_error or "cannot allocate all claims"], "DynamicResources"), None
     if unavailable:
         dra.unavailable.update(unavailable)
         return _Status(UU, ["resourceclaim not available on the node"], "DynamicResources"), None

@@ -210,9 +210,9 @@ def test_compiled_selectors_remember_their_environment_and_cache_per_environment
 
 
 def test_the_simulated_scheduler_compiles_stored_selectors() -> None:
-    from dragoman.sim.controllers.allocator import SelectorCache
+    from dragoman.fleet.k8s.allocator import SelectorCache
 
-    compiled = SelectorCache()._compile(f'{X}.name.includes("fish")')
+    compiled = SelectorCache().compile(f'{X}.name.includes("fish")')
     assert not isinstance(compiled, Exception), compiled
     assert compiled.environment.kind == "stored"
 

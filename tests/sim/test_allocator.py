@@ -4,7 +4,7 @@ CEL errors."""
 from __future__ import annotations
 
 from dragoman.fleet.cel import scheduler_error_message
-from dragoman.sim.controllers.allocator import DeviceEntry, SelectorCache, allocate
+from dragoman.fleet.k8s.allocator import AllocatedState, Allocator, Inventory
 from dragoman.sim.controllers.scheduling import (
     ClusterView,
     apply_decision,
@@ -142,7 +142,7 @@ def test_all_mode_needs_every_matching_device_free_unless_admin() -> None:
     )
     # Admin access does not take the devices away from others.
     apply_decision(view, dec)
-    assert set(view.allocated) == {("gpu.nvidia.com", "gpu-1", "gpu-2")}
+    assert view.alloc_state.devices == {("gpu.nvidia.com", "gpu-1", "gpu-2")}
 
 
 def test_first_available_falls_back_in_order() -> None:
@@ -311,26 +311,16 @@ def test_long_template_names_are_truncated_proportionally() -> None:
     assert base == "a" * 41 + "-" + "b" * 13
 
 
-def test_allocate_directly_with_device_entries() -> None:
-    devs = [DeviceEntry("gpu.nvidia.com", "n", gpu_device("n", i), "n") for i in range(3)]
-    cache = SelectorCache()
-    out = allocate(
-        [claim("c", [exactly("gpu", count=2)])],
-        node("n"),
-        devs,
-        {("gpu.nvidia.com", "n", "gpu-0")},
-        {"gpu.nvidia.com": GPU},
-        cache,
-    )
-    assert [r["device"] for r in out[0]["devices"]["results"]] == ["gpu-1", "gpu-2"]
-    assert (
-        allocate(
-            [claim("c", [exactly("gpu", count=3)])],
-            node("n"),
-            devs,
-            {("gpu.nvidia.com", "n", "gpu-0")},
-            {"gpu.nvidia.com": GPU},
-            cache,
-        )
-        is None
-    )
+def test_allocate_directly_with_the_fleet_allocator() -> None:
+    """The simulator's scheduler and dragoman share fleet/k8s/allocator.py: the same call answers both."""
+    inv = Inventory([gpu_slice("n", devices=[gpu_device("n", i) for i in range(3)])])
+    held = claim("held", [exactly("gpu")])
+    held["status"] = {
+        "allocation": {
+            "devices": {"results": [{"request": "gpu", "driver": "gpu.nvidia.com", "pool": "n", "device": "gpu-0"}]}
+        }
+    }
+    alloc = Allocator(inv, AllocatedState.from_claims([held]), {"gpu.nvidia.com": GPU})
+    out = alloc.allocate(node("n"), [claim("c", [exactly("gpu", count=2)])])
+    assert [r["device"] for r in out.allocations[0]["devices"]["results"]] == ["gpu-1", "gpu-2"]
+    assert alloc.allocate(node("n"), [claim("c", [exactly("gpu", count=3)])]).allocations is None

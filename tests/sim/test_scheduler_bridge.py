@@ -128,7 +128,7 @@ def test_bridge_table(alloc: str, classes: str, slices: bool, kubelet: str) -> N
     apply_decision(view, dec)
     bound = view.pods[("default", "trainer")]
     assert bound["spec"]["nodeName"] == "gpu-1"
-    assert view.allocated.keys() == {("gpu.nvidia.com", "gpu-1", "gpu-0"), ("gpu.nvidia.com", "gpu-1", "gpu-1")}
+    assert view.alloc_state.devices == {("gpu.nvidia.com", "gpu-1", "gpu-0"), ("gpu.nvidia.com", "gpu-1", "gpu-1")}
     res = admission.admit(bound, n, view)
     if kubelet == "v1.37.1":
         assert res.admitted and res.gpu_source == "dra"
