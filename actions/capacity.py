@@ -380,7 +380,8 @@ def recorded(ctx: Any, key: str) -> Any:
 
 
 async def figures(ctx: Any, pic: Picture | None = None) -> dict:
-    """The pool's figures for the Load view: Pending GPU pods, claims, slices, GPUs by mechanism, API object counts."""
+    """The pool's figures for the Load view: Pending GPU pods, claims, slices, GPUs by mechanism, API object counts,
+    and with a Prometheus (--prometheus URL) what it says of the scheduler, claim creations, etcd and the API server."""
     pic = pic or await read_picture(ctx)
     nodes = set(pic.nodes)
     pods = [p for p in pic.objects["Pod"] if (p.get("spec") or {}).get("nodeName") in nodes]
@@ -399,7 +400,7 @@ async def figures(ctx: Any, pic: Picture | None = None) -> dict:
         )
     ]
     slices = [s for s in pic.objects["ResourceSlice"] if (s.get("spec") or {}).get("nodeName") in nodes]
-    return {
+    out = {
         "time": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "nodes": len(nodes),
         "allocatableGpu": sum(pic.allocatable(n) for n in nodes),
@@ -418,6 +419,13 @@ async def figures(ctx: Any, pic: Picture | None = None) -> dict:
         "slices": len(slices),
         "apiObjects": {k: len(v) for k, v in pic.objects.items()},
     }
+    url = getattr(ctx.options, "prometheus_url", "")
+    if url:
+        # The control plane's side, as its Prometheus sees it: scheduler queue, claim creations, etcd's size.
+        from dragoman.fleet.load import prometheus_figures
+
+        out["prometheus"] = await prometheus_figures(url)
+    return out
 
 
 def dumps(value: Any) -> str:

@@ -224,6 +224,8 @@ class Options:
     canary_image: str = ""
     canary_namespace: str = "default"
     switch_timeout: float = 300.0  # how long a switch step waits for the cluster to show its effect
+    # A Prometheus scraping the control plane (--prometheus URL): the before/after figures then carry its figures too.
+    prometheus_url: str = ""
 
 
 def _crash_points() -> set[str]:

@@ -72,8 +72,8 @@ def marks(cluster: str, pool: str, path: str | os.PathLike | None = None) -> lis
 
 
 def recorded(model: FleetModel, pool: str) -> list[dict]:
-    """Figures a migration recorded in the pool's ConfigMap (`figures.json`, or `figures` inside `state.json`):
-    a list of {"at", "label" ("before"/"after"/...), "figures"}; empty when there are none."""
+    """Figures a migration recorded in the pool's ConfigMap (`figures.json`, or `figures` or `switch.before`/`after`
+    inside `state.json`): a list of {"at", "label" ("before"/"after"/...), "figures"}; empty when there are none."""
     out: list[dict] = []
     for (_, name), cm in sorted(model.objects["ConfigMap"].items()):
         if name != CONFIGMAP_PREFIX + pool:
@@ -90,6 +90,13 @@ def recorded(model: FleetModel, pool: str) -> list[dict]:
                 st = {}
             if isinstance(st, dict) and st.get("figures"):
                 docs.append(st["figures"])
+            # What `dragoman migrate` records (actions/capacity.py `figures`): switch.before and switch.after.
+            switch = st.get("switch") if isinstance(st, dict) else None
+            if isinstance(switch, dict):
+                for label in ("before", "after"):
+                    figs = switch.get(label)
+                    if isinstance(figs, dict):
+                        out.append({"at": figs.get("time", ""), "label": label, "figures": figs})
         for doc in docs:
             try:
                 value = json.loads(doc) if isinstance(doc, str) else doc

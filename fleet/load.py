@@ -18,17 +18,69 @@ MODEL = "model"  # figures counted from the objects dragoman holds
 APISERVER = "apiserver /metrics"
 PROMETHEUS = "prometheus"
 
-# Queries sent to a Prometheus given with --prometheus (kube-scheduler metrics; names per dra-facts.md §b Metrics).
+# Queries sent to a Prometheus given with --prometheus: the figures an operator is told to compare before and after
+# moving a pool. Names and labels are v1.37.2's (the scheduler's pkg/scheduler/metrics, the ResourceClaim metric of
+# k8s.io/dynamic-resource-allocation/resourceclaim/metrics that kube-scheduler and kube-controller-manager both export,
+# kube-apiserver's storage metrics, etcd's mvcc metrics); tests/controlplane/test_real_prometheus.py fails when one of
+# them names a metric or label the real binaries do not export. apiserver_storage_objects is not used: deprecated in
+# 1.34, it is hidden from 1.37 on (apiserver_resource_objects replaces it).
 PROMETHEUS_QUERIES = {
+    # Pods waiting in the scheduler's queues (active, backoff, unschedulable, gated).
     "schedulerPendingPods": "sum(scheduler_pending_pods)",
     "unschedulableDynamicResources": 'sum(scheduler_unschedulable_pods{plugin="DynamicResources"})',
     "unschedulableNodeResourcesFit": 'sum(scheduler_unschedulable_pods{plugin="NodeResourcesFit"})',
+    # The DynamicResources plugin's time per call (the scheduler samples 10% of its cycles for this histogram).
     "draPluginP99Seconds": (
         "histogram_quantile(0.99, sum by (le) "
         '(rate(scheduler_plugin_execution_duration_seconds_bucket{plugin="DynamicResources"}[5m])))'
     ),
-    "resourceClaimCreatesPerSecond": "sum(rate(scheduler_resourceclaim_creates_total[5m]))",
+    # Claims made for pods: by the scheduler (the extended-resource bridge) and the controller manager (templates).
+    "resourceClaimCreatesPerSecond": (
+        'sum(rate(dynamic_resource_allocation_resourceclaim_creates_total{status="success"}[5m]))'
+    ),
+    "resourceClaimCreateFailuresPerSecond": (
+        'sum(rate(dynamic_resource_allocation_resourceclaim_creates_total{status="failure"}[5m]))'
+    ),
+    # etcd's database file (physically allocated; the largest member's, every member holds a copy).
+    "etcdDbSizeBytes": "max(etcd_mvcc_db_total_size_in_bytes)",
+    "apiObjects": "sum(apiserver_resource_objects)",
+    "apiObjectsPods": 'sum(apiserver_resource_objects{group="",resource="pods"})',
+    "apiObjectsResourceClaims": 'sum(apiserver_resource_objects{group="resource.k8s.io",resource="resourceclaims"})',
+    "apiObjectsResourceSlices": 'sum(apiserver_resource_objects{group="resource.k8s.io",resource="resourceslices"})',
 }
+# The API server's object counts per resource ("resourceclaims.resource.k8s.io", "pods"), one vector query.
+PROMETHEUS_OBJECTS_QUERY = "sum by (group, resource) (apiserver_resource_objects)"
+
+# What PromQL words are not metric names: functions, aggregations and keywords dragoman's queries use.
+_PROMQL_WORDS = frozenset(
+    {
+        "sum", "min", "max", "avg", "count", "by", "without", "on", "ignoring", "group_left", "group_right", "and",
+        "or", "unless", "bool", "offset", "rate", "irate", "increase", "delta", "histogram_quantile", "topk",
+        "bottomk", "abs", "clamp_min", "clamp_max", "avg_over_time", "max_over_time", "sum_over_time", "time",
+        "vector", "scalar", "label_replace",
+    }
+)  # fmt: skip
+_PROMQL_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_PROMQL_RANGE = re.compile(r"\[[^\]]*\]")
+_PROMQL_MATCHERS = re.compile(r"\{([^}]*)\}")
+_PROMQL_GROUPING = re.compile(r"\b(?:by|without|on|ignoring)\s*\(([^)]*)\)")
+_PROMQL_IDENT = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+
+
+def promql_names(query: str) -> tuple[set[str], set[str]]:
+    """(metric names, label names) a PromQL expression of the shape dragoman sends refers to: selectors' names and
+    matchers' label names, and `by (...)` labels. Enough to check dragoman's own queries against what the components
+    export; not a PromQL parser."""
+    labels: set[str] = set()
+    for m in _PROMQL_MATCHERS.finditer(_PROMQL_STRING.sub('""', query)):
+        labels.update(k for k in re.findall(r"([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)", m.group(1)))
+    stripped = _PROMQL_MATCHERS.sub(" ", _PROMQL_RANGE.sub(" ", _PROMQL_STRING.sub(" ", query)))
+    for m in _PROMQL_GROUPING.finditer(stripped):
+        labels.update(x.strip() for x in m.group(1).split(",") if x.strip())
+    stripped = _PROMQL_GROUPING.sub(" ", stripped)
+    metrics = {w for w in _PROMQL_IDENT.findall(stripped) if w not in _PROMQL_WORDS and not w[0].isdigit()}
+    return metrics, labels
+
 
 _SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)(\s+\S+)?\s*$")
 _LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
@@ -126,6 +178,41 @@ async def read_apiserver_metrics(cluster: Any) -> tuple[ApiServerFigures | None,
     return figures, ""
 
 
+def prometheus_url_problem(url: str) -> str:
+    """Why `url` cannot be a Prometheus to query ("" when it can): an http(s) URL with a host, nothing else."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a port out of range or not a number raises here
+    except ValueError as exc:
+        return f"--prometheus {url[:100]!r} is not a URL ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return (
+            f"--prometheus {url[:100]!r} is not an http:// or https:// URL of a Prometheus (e.g. http://127.0.0.1:9090)"
+        )
+    if parts.query or parts.fragment:
+        return f"--prometheus {url[:100]!r}: give the Prometheus base URL, without ?query or #fragment"
+    return ""
+
+
+async def _prometheus_vector(session: Any, url: str, query: str) -> tuple[list[dict], str]:
+    """One instant query: (the result vector, "") or ([], the error Prometheus gave)."""
+    async with session.get(url.rstrip("/") + "/api/v1/query", params={"query": query}) as resp:
+        body = await resp.json(content_type=None)
+    if not isinstance(body, dict) or body.get("status") != "success":
+        return [], str(body.get("error", resp.status) if isinstance(body, dict) else resp.status)
+    return list((body.get("data") or {}).get("result") or []), ""
+
+
+def _value(r: dict) -> float | None:
+    try:
+        v = float(r["value"][1])
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    return None if math.isnan(v) else v
+
+
 async def query_prometheus(
     url: str, queries: dict[str, str] | None = None, timeout: float = 10.0
 ) -> tuple[dict[str, float | None], str]:
@@ -138,19 +225,49 @@ async def query_prometheus(
     try:
         async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
             for key, q in queries.items():
-                async with session.get(url.rstrip("/") + "/api/v1/query", params={"query": q}) as resp:
-                    body = await resp.json(content_type=None)
-                if body.get("status") != "success":
-                    errors.append(f"{key}: {body.get('error', resp.status)}")
+                result, error = await _prometheus_vector(session, url, q)
+                if error:
+                    errors.append(f"{key}: {error}")
                     out[key] = None
                     continue
-                result = (body.get("data") or {}).get("result") or []
-                vals = [float(r["value"][1]) for r in result if r.get("value")]
-                vals = [v for v in vals if not math.isnan(v)]
+                vals = [v for v in (_value(r) for r in result) if v is not None]
                 out[key] = sum(vals) if vals else None
     except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
         return out, f"cannot query Prometheus at {url}: {exc or type(exc).__name__}"
     return out, "; ".join(errors)
+
+
+async def prometheus_figures(url: str, timeout: float = 10.0) -> dict:
+    """What a before/after record keeps from Prometheus: every query's value, the API server's object counts per
+    resource, where they came from and when; `error` says why a figure is missing."""
+    import aiohttp
+
+    got, error = await query_prometheus(url, timeout=timeout)
+    values = {k: got.get(k) for k in PROMETHEUS_QUERIES}  # every key, None where nothing came back
+    objects: dict[str, int] = {}
+    if not error or any(v is not None for v in values.values()):
+        try:
+            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
+                result, why = await _prometheus_vector(session, url, PROMETHEUS_OBJECTS_QUERY)
+            for r in result:
+                metric, v = r.get("metric") or {}, _value(r)
+                if v is not None and v >= 0:
+                    group, res = metric.get("group") or "", metric.get("resource") or ""
+                    objects[f"{res}.{group}" if group else res] = int(v)
+            error = "; ".join(x for x in (error, why) if x)
+        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+            error = error or f"cannot query Prometheus at {url}: {exc or type(exc).__name__}"
+    per_second = values.get("resourceClaimCreatesPerSecond")
+    out: dict[str, Any] = {
+        "source": PROMETHEUS,
+        "url": url,
+        **values,
+        "claimsCreatedPerMinute": per_second * 60.0 if per_second is not None else None,
+        "objects": objects,
+    }
+    if error:
+        out["error"] = error
+    return out
 
 
 # ---- counts from the model ------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import asyncio
 import sys
 from typing import Any
 
-from dragoman.fleet.errors import UserError
+from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.tui.bindings import APP_KEYS, textual_bindings
 from dragoman.tui.commands_palette import ScreenCommands
 from dragoman.tui.feed import Feed
@@ -316,18 +316,30 @@ def _friendly(exc: UserError, args: argparse.Namespace) -> UserError:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    from dragoman.tui.source import DemoProcess, control_plane_dir, open_cluster_feed, open_snapshot_feed
+    from dragoman.tui.source import (
+        DemoProcess,
+        control_plane_dir,
+        open_cluster_feed,
+        open_snapshot_feed,
+        with_prometheus,
+    )
 
     demo = None
     kubeconfig = args.kubeconfig
+    if getattr(args, "prometheus", None):
+        from dragoman.fleet.load import prometheus_url_problem
+
+        if prometheus_url_problem(args.prometheus):
+            raise UserError(prometheus_url_problem(args.prometheus) + ".", ExitCode.INPUT)
     try:
         if args.snapshot:
             feed = open_snapshot_feed(args.snapshot, pool_label=args.pool_label)
         else:
             badge = ""
             if args.demo:
-                demo = DemoProcess(control_plane=control_plane_dir(args))
+                demo = DemoProcess(control_plane=control_plane_dir(args), prometheus=with_prometheus(args))
                 kubeconfig = await asyncio.to_thread(demo.start)
+                args.prometheus = getattr(args, "prometheus", None) or demo.prometheus_url
                 badge = "DEMO"
             try:
                 feed = await open_cluster_feed(

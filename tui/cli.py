@@ -50,6 +50,12 @@ def add_cluster_flags(parser: argparse.ArgumentParser) -> None:
         help="with --demo: run the demo fleet on the real Kubernetes v1.37 control plane (binaries in DIR; default: "
         "those `dragoman controlplane build` made)",
     )
+    g.add_argument(
+        "--with-prometheus",
+        action="store_true",
+        help="with --demo --control-plane: run Prometheus beside it, scraping the four components, and read it "
+        "(the :load view, the migration's before/after figures)",
+    )
     g.add_argument("--pool-label", metavar="KEY", help="node label that defines pools (auto-detected when absent)")
     g.add_argument("--read-only", action="store_true", help="make every write impossible")
     g.add_argument(

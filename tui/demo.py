@@ -41,19 +41,20 @@ async def serve(kubeconfig: str, scenario: str, controllers: bool) -> None:
         await sim.stop()
 
 
-async def serve_real(kubeconfig: str, scenario: str, binaries: str) -> None:
-    """The same demo on the real control plane: its processes, the scenario loaded through the API, the node agents."""
+async def serve_real(kubeconfig: str, scenario: str, binaries: str, prometheus: bool = False) -> None:
+    """The same demo on the real control plane: its processes, the scenario loaded through the API, the node agents
+    (and a Prometheus scraping them: its URL follows the API server's on the READY line)."""
     from dragoman.sim import scenario as scenario_mod
     from dragoman.sim.controlplane import RealCluster
     from dragoman.tui.commands.controlplane import write_kubeconfig
 
     sc = scenario_mod.load(scenario)
-    cluster = RealCluster(binaries, sc.objects, sc.users)
+    cluster = RealCluster(binaries, sc.objects, sc.users, prometheus=prometheus)
     try:
         await cluster.start()
         write_kubeconfig(kubeconfig, cluster.kubeconfig())
         parent = os.getppid()
-        print("READY", cluster.url, flush=True)
+        print("READY", cluster.url, *([cluster.prometheus.url] if cluster.prometheus else []), flush=True)
         while os.getppid() == parent:
             await asyncio.sleep(1.0)
     finally:
@@ -66,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scenario", default="demo")
     p.add_argument("--no-controllers", action="store_true")
     p.add_argument("--control-plane", metavar="DIR", help="run on the real control plane whose binaries are in DIR")
+    p.add_argument("--with-prometheus", action="store_true", help="with --control-plane: and a Prometheus")
     args = p.parse_args(argv)
     import signal
 
@@ -76,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _term)
     try:
         if args.control_plane:
-            asyncio.run(serve_real(args.kubeconfig, args.scenario, args.control_plane))
+            asyncio.run(serve_real(args.kubeconfig, args.scenario, args.control_plane, args.with_prometheus))
         else:
             asyncio.run(serve(args.kubeconfig, args.scenario, not args.no_controllers))
     except KeyboardInterrupt:

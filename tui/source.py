@@ -78,7 +78,14 @@ class DemoProcess:
     """The demo simulator in a child process, so its controllers never take the UI's CPU time (the machine may have 2
     cores)."""
 
-    def __init__(self, scenario: str = "demo", *, controllers: bool = True, control_plane: str | None = None) -> None:
+    def __init__(
+        self,
+        scenario: str = "demo",
+        *,
+        controllers: bool = True,
+        control_plane: str | None = None,
+        prometheus: bool = False,
+    ) -> None:
         self.dir = tempfile.mkdtemp(prefix="dragoman-demo-")
         self.kubeconfig = os.path.join(self.dir, "kubeconfig")
         self.log_path = os.path.join(self.dir, "sim.log")
@@ -86,6 +93,9 @@ class DemoProcess:
         self.controllers = controllers
         # A directory of real control-plane binaries: the demo runs on real Kubernetes (sim/controlplane).
         self.control_plane = control_plane
+        # With the control plane: a Prometheus scraping it, whose URL the child reports (`prometheus_url`).
+        self.prometheus = prometheus
+        self.prometheus_url: str | None = None
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> str:
@@ -95,7 +105,7 @@ class DemoProcess:
             args.append("--no-controllers")
         timeout = DEMO_START_TIMEOUT
         if self.control_plane:
-            args += ["--control-plane", self.control_plane]
+            args += ["--control-plane", self.control_plane] + (["--with-prometheus"] if self.prometheus else [])
             # Four processes to start and a fleet to load through the API: minutes on a busy 2-core machine.
             timeout = CONTROL_PLANE_START_TIMEOUT
         with open(self.log_path, "wb") as log:
@@ -107,6 +117,8 @@ class DemoProcess:
             if not line:
                 break
             if line.startswith(b"READY"):
+                words = line.decode(errors="replace").split()
+                self.prometheus_url = words[2] if len(words) > 2 else None
                 return self.kubeconfig
         self.stop()
         tail = (
@@ -136,3 +148,15 @@ def control_plane_dir(args: object) -> str | None:
     from dragoman.tui.commands.controlplane import resolve
 
     return resolve(value)
+
+
+def with_prometheus(args: object) -> bool:
+    """`--with-prometheus`: only beside the real control plane (`--demo --control-plane`); refused otherwise."""
+    if not getattr(args, "with_prometheus", False):
+        return False
+    if not getattr(args, "control_plane", None):
+        raise UserError(
+            "--with-prometheus scrapes the real control plane's components: it needs --demo --control-plane.",
+            ExitCode.INPUT,
+        )
+    return True

@@ -3,7 +3,7 @@ screen that shows them is tui/screens/load.py."""
 
 from __future__ import annotations
 
-from dragoman.fleet import forecast, load
+from dragoman.fleet import baseline, forecast, load
 
 SAMPLE_INTERVAL = 5.0
 
@@ -22,6 +22,22 @@ PROMETHEUS_SERIES = (
     ("prometheus.schedulerPendingPods", "scheduler_pending_pods", load.PROMETHEUS),
     ("prometheus.unschedulableDynamicResources", "unschedulable (DRA)", load.PROMETHEUS),
     ("prometheus.resourceClaimCreatesPerSecond", "claim creates /s", load.PROMETHEUS),
+    ("prometheus.draPluginP99Seconds", "DRA plugin p99 s", load.PROMETHEUS),
+    ("prometheus.etcdDbSizeBytes", "etcd DB bytes", load.PROMETHEUS),
+)
+# The figures a before/after line names first (dotted as baseline.compare flattens them): what moving a pool moves.
+KEY_FIGURES = (
+    "allocatableGpu",
+    "devices",
+    "claims",
+    "bridgeClaims",
+    "pendingPods",
+    "prometheus.claimsCreatedPerMinute",
+    "prometheus.schedulerPendingPods",
+    "prometheus.unschedulableDynamicResources",
+    "prometheus.draPluginP99Seconds",
+    "prometheus.etcdDbSizeBytes",
+    "prometheus.apiObjects",
 )
 FORECAST_COLUMNS = ("POOL", "STATE", "GPU PODS /H", "CLAIMS /H", "NEW CLAIMS AT ONCE", "SHARE OF API OBJECTS")
 
@@ -61,6 +77,30 @@ def latest_value(sampler: load.LoadSampler, name: str) -> float | None:
             return None
         return v
     return None
+
+
+def migration_lines(entries: list[dict], shown: int = 8) -> list[str]:
+    """The before/after a migration recorded in its ConfigMap, as lines: the figures that changed from `before` to
+    `after` (the key ones first), and where the control plane's figures came from. [] without a `before`."""
+    before = next((e for e in reversed(entries) if e.get("label") == "before"), None)
+    after = next((e for e in reversed(entries) if e.get("label") == "after"), None)
+    if before is None:
+        return []
+    if after is None:
+        return [f"migration ConfigMap: before recorded {before.get('at', '')}; no after yet (the switch has not run)"]
+    changed = {k: (a, b) for k, a, b in baseline.compare(before.get("figures") or {}, after.get("figures") or {})}
+    changed = {k: v for k, v in changed.items() if v[0] != v[1] and not k.startswith("apiObjects.")}
+    order = [k for k in KEY_FIGURES if k in changed] + sorted(k for k in changed if k not in KEY_FIGURES)
+    diff = ", ".join(f"{k} {figure_text(changed[k][0])}→{figure_text(changed[k][1])}" for k in order[:shown])
+    prom = (after.get("figures") or {}).get("prometheus") or {}
+    source = f"; control-plane figures from Prometheus {prom.get('url', '')}" if prom.get("source") else ""
+    if prom.get("error"):
+        source += f" ({prom['error']})"
+    return [
+        f"migration ConfigMap before {before.get('at', '')} → after {after.get('at', '')}: "
+        + (diff or "no figure changed")
+        + source
+    ]
 
 
 def forecast_cells(f: forecast.Forecast, state: str) -> tuple[str, ...]:

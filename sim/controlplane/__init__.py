@@ -1,8 +1,9 @@
 """The real Kubernetes v1.37 control plane on loopback, with dragoman's node agents: the simulator's judge.
 
 `RealCluster` = the four upstream processes (processes.py) + the scenario loaded through the API (loader.py) + the
-node agents every node needs (agents.py). `dragoman sim serve --control-plane DIR` and `dragoman --demo
---control-plane DIR` run one; `dragoman controlplane build` makes the binaries (build.py).
+node agents every node needs (agents.py), and optionally a Prometheus scraping them (prometheus.py). `dragoman sim
+serve --control-plane DIR` and `dragoman --demo --control-plane DIR` run one; `dragoman controlplane build` makes the
+binaries (build.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dragoman.sim.controlplane.agents import Agents
 from dragoman.sim.controlplane.build import check_dir
 from dragoman.sim.controlplane.loader import LoadReport, load
 from dragoman.sim.controlplane.processes import ControlPlane
+from dragoman.sim.controlplane.prometheus import Prometheus
+from dragoman.sim.controlplane.prometheus import find_binary as find_prometheus
 
 
 class RealCluster:
@@ -25,10 +28,14 @@ class RealCluster:
         users: list[dict] | None = None,
         *,
         audit_log: str | None = None,
+        prometheus: bool = False,
     ) -> None:
         self.binaries = check_dir(binaries_dir)
+        # A Prometheus scraping the four processes (prometheus.py): its binary found before anything is made.
+        prometheus_binary = find_prometheus() if prometheus else None
         self.objects = objects
         self.cp = ControlPlane(self.binaries, users, audit_log=audit_log)
+        self.prometheus = Prometheus(self.cp, prometheus_binary) if prometheus_binary else None
         self.agents: Agents | None = None
         self.report: LoadReport | None = None
         self.timings: dict[str, float] = {}
@@ -47,6 +54,9 @@ class RealCluster:
         t0 = time.monotonic()
         await loop.run_in_executor(None, self.cp.start)
         self.timings["control plane ready"] = time.monotonic() - t0
+        if self.prometheus is not None:
+            # Before the fleet is loaded: the load's claims and scheduling are in its figures.
+            await loop.run_in_executor(None, self.prometheus.start)
         t1 = time.monotonic()
         uids: dict[str, str] = {}
         self.report = await loop.run_in_executor(

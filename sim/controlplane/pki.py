@@ -33,7 +33,8 @@ def _key_pem(key) -> bytes:
 
 
 class Pki:
-    """Files: ca.crt, apiserver.{crt,key}, etcd.{crt,key}, etcd-client.{crt,key}, sa.{key,pub}."""
+    """Files: ca.crt, apiserver.{crt,key}, etcd.{crt,key}, etcd-client.{crt,key}, components.{crt,key},
+    metrics-client.{crt,key}, sa.{key,pub}."""
 
     def __init__(self, directory: pathlib.Path) -> None:
         self.dir = directory
@@ -68,6 +69,10 @@ class Pki:
         self._leaf("apiserver", "kube-apiserver", hosts, server=True)
         self._leaf("etcd", "etcd", ["127.0.0.1", "localhost"], server=True)
         self._leaf("etcd-client", "kube-apiserver-etcd-client", [], server=False)
+        # kube-scheduler's and kube-controller-manager's secure ports (their /metrics), and the client certificate
+        # Prometheus shows etcd when it scrapes etcd's /metrics.
+        self._leaf("components", "dragoman-controlplane-components", ["127.0.0.1", "localhost"], server=True)
+        self._leaf("metrics-client", "dragoman-prometheus", [], server=False)
         sa = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         _write(self.path("sa.key"), _key_pem(sa))
         _write(

@@ -31,6 +31,10 @@ from dragoman.sim.controlplane.pki import Pki
 
 SERVICE_CIDR = "10.96.0.0/16"
 ADMIN = "admin"
+# Who reads the components' /metrics (Prometheus, the metric-name test): a per-run token in the group that Kubernetes'
+# bootstrap RBAC lets get /metrics (ClusterRole system:monitoring). Not a kubeconfig user: it can read nothing else.
+MONITORING_USER = "dragoman-prometheus"
+MONITORING_GROUP = "system:monitoring"
 # What the audit log records: every request's metadata (who, verb, resource, code) — enough to prove that no write
 # reached the server, without request bodies that could hold secrets.
 AUDIT_POLICY = {
@@ -70,6 +74,9 @@ class ControlPlane:
         self.audit_log = pathlib.Path(audit_log) if audit_log else self.dir / "audit.log"
         self.port = 0
         self.url = ""
+        # Where each component serves /metrics (https, the run's CA): filled by start().
+        self.metrics_ports: dict[str, int] = {}
+        self.monitoring_token = secrets.token_urlsafe(32)
         self._ssl: ssl.SSLContext | None = None
         # stop() may come from another thread while start() is still spawning (a SIGTERM or SIGHUP at startup):
         # spawning and stopping take this lock, and nothing is spawned once stop() began.
@@ -157,6 +164,7 @@ class ControlPlane:
             f'{u.token},{u.name},{u.name},"{",".join(u.groups)}"\n' if u.groups else f"{u.token},{u.name},{u.name}\n"
             for u in self.users.values()
         )
+        tokens += f'{self.monitoring_token},{MONITORING_USER},{MONITORING_USER},"{MONITORING_GROUP}"\n'
         token_file = self._write_private("tokens.csv", tokens)
         policy = self._write_private("audit-policy.yaml", yaml.safe_dump(AUDIT_POLICY))
         self._spawn(
@@ -192,11 +200,29 @@ class ControlPlane:
         self._wait_ready(timeout)
         kc = yaml.safe_dump(self.kubeconfig())
         kc_file = self._write_private("admin.kubeconfig", kc)
-        common = [f"--kubeconfig={kc_file}", "--leader-elect=false", "--secure-port=0", "--profiling=false", "-v=0"]
-        self._spawn("kube-scheduler", common)
+        self.metrics_ports = {"etcd": etcd_port, "kube-apiserver": self.port}
+        self.metrics_ports.update({"kube-scheduler": free_port(), "kube-controller-manager": free_port()})
+
+        def common(name: str) -> list[str]:
+            # A secure port for /metrics, on loopback with a certificate of the run's CA; tokens and access checked
+            # by the API server (TokenReview, SubjectAccessReview), so only the monitoring token and admins read it.
+            return [
+                f"--kubeconfig={kc_file}",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={self.metrics_ports[name]}",
+                f"--tls-cert-file={p('components.crt')}",
+                f"--tls-private-key-file={p('components.key')}",
+                f"--authentication-kubeconfig={kc_file}",
+                f"--authorization-kubeconfig={kc_file}",
+                "--profiling=false",
+                "-v=0",
+            ]
+
+        self._spawn("kube-scheduler", common("kube-scheduler"))
         self._spawn(
             "kube-controller-manager",
-            common
+            common("kube-controller-manager")
             + [
                 f"--service-account-private-key-file={p('sa.key')}",
                 f"--root-ca-file={p('ca.crt')}",
@@ -313,7 +339,7 @@ class ControlPlane:
         with self._lock:
             self._stopping = True
             procs = dict(self.procs)
-        for name in ("kube-controller-manager", "kube-scheduler", "kube-apiserver", "etcd"):
+        for name in ("prometheus", "kube-controller-manager", "kube-scheduler", "kube-apiserver", "etcd"):
             proc = procs.get(name)
             if proc is not None and proc.poll() is None:
                 try:

@@ -43,6 +43,7 @@ def _model(sim) -> FleetModel:
         "ResourceSlice": "resourceslices.resource.k8s.io",
         "DeviceClass": "deviceclasses.resource.k8s.io",
         "ResourceClaim": "resourceclaims.resource.k8s.io",
+        "ConfigMap": "configmaps",  # the pool's state (the app reads only dragoman's own)
     }
     m = FleetModel("cloud.google.com/gke-nodepool")
     m.load({k: [dict(e.obj, kind=k) for e in sim.store.entries(r)] for k, r in kinds.items()})
@@ -95,6 +96,12 @@ async def test_gpu_operator_pool_to_dra_and_back_never_both(tmp_path: pathlib.Pa
 
         # The standing check: a node that loses the label gets the plugin back, and the diagnosis says so.
         m = _model(sim)
+        # The :load view reads those figures from the ConfigMap and shows them before → after.
+        from dragoman.fleet.baseline import recorded
+        from dragoman.widgets.load import migration_lines
+
+        assert [r["label"] for r in recorded(m, A100)] == ["before", "after"]
+        assert "allocatableGpu 24→0" in migration_lines(recorded(m, A100))[0]
         # The Pools view's MIGRATION column: every node verified by the canary, not "uncordon done".
         assert m.pool(A100).migration == {"verified": len(nodes)}
         assert not [

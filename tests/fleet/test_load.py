@@ -187,3 +187,83 @@ async def test_prometheus_queries_are_summed_and_errors_are_sentences() -> None:
     assert values == {"pending": 7.0, "x": None} and "bad query" in why and seen[0] == "sum(scheduler_pending_pods)"
     values, why = await load.query_prometheus(f"http://127.0.0.1:{port}", {"pending": "q"}, timeout=2)
     assert "cannot query Prometheus" in why
+
+
+def test_promql_names_lists_each_querys_metrics_and_labels() -> None:
+    metrics, labels = load.promql_names(
+        'histogram_quantile(0.99, sum by (le) (rate(x_bucket{plugin="Dyn{a}",status!="y"}[5m]))) + max(etcd_db)'
+    )
+    assert metrics == {"x_bucket", "etcd_db"} and labels == {"le", "plugin", "status"}
+    # Every query dragoman sends names at least one metric: the control-plane test checks each against /metrics.
+    for q in [*load.PROMETHEUS_QUERIES.values(), load.PROMETHEUS_OBJECTS_QUERY]:
+        assert load.promql_names(q)[0], q
+    assert "scheduler_resourceclaim_creates_total" not in str(load.PROMETHEUS_QUERIES)
+
+
+def test_prometheus_url_problems_are_sentences() -> None:
+    assert load.prometheus_url_problem("http://127.0.0.1:9090") == ""
+    assert load.prometheus_url_problem("https://prom.example/sub/path") == ""
+    assert "not an http" in load.prometheus_url_problem("127.0.0.1:9090")
+    assert "not a URL" in load.prometheus_url_problem("http://h:70000")
+    assert "without ?query" in load.prometheus_url_problem("http://h:9090/?x=1")
+
+
+async def test_prometheus_figures_keep_every_query_and_the_objects_per_resource() -> None:
+    async def query(request: web.Request) -> web.Response:
+        q = request.query["query"]
+        if q == load.PROMETHEUS_OBJECTS_QUERY:
+            result = [
+                {"metric": {"group": "resource.k8s.io", "resource": "resourceclaims"}, "value": [0, "12"]},
+                {"metric": {"group": "", "resource": "pods"}, "value": [0, "40"]},
+            ]
+        elif "resourceclaim_creates_total" in q and "success" in q:
+            result = [{"metric": {}, "value": [0, "0.5"]}]
+        elif "etcd_mvcc_db_total_size_in_bytes" in q:
+            result = [{"metric": {}, "value": [0, "2097152"]}]
+        else:
+            result = []
+        return web.json_response({"status": "success", "data": {"resultType": "vector", "result": result}})
+
+    app = web.Application()
+    app.router.add_get("/api/v1/query", query)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    try:
+        figs = await load.prometheus_figures(f"http://127.0.0.1:{port}")
+    finally:
+        await runner.cleanup()
+    assert figs["source"] == "prometheus" and figs["url"] == f"http://127.0.0.1:{port}" and "error" not in figs
+    assert figs["resourceClaimCreatesPerSecond"] == 0.5 and figs["claimsCreatedPerMinute"] == 30.0
+    assert figs["etcdDbSizeBytes"] == 2097152 and figs["schedulerPendingPods"] is None
+    assert figs["objects"] == {"resourceclaims.resource.k8s.io": 12, "pods": 40}
+    assert set(load.PROMETHEUS_QUERIES) <= set(figs)
+    down = await load.prometheus_figures(f"http://127.0.0.1:{port}", timeout=2)
+    assert "cannot query Prometheus" in down["error"] and down["claimsCreatedPerMinute"] is None
+
+
+def test_the_migrations_switch_figures_are_read_and_shown_before_to_after() -> None:
+    from dragoman.widgets.load import migration_lines
+
+    before = {"time": "t0", "allocatableGpu": 8, "claims": 0, "prometheus": {"source": "prometheus", "url": "u"}}
+    after = {
+        "time": "t1",
+        "allocatableGpu": 0,
+        "claims": 6,
+        "prometheus": {"source": "prometheus", "url": "http://p:9090", "claimsCreatedPerMinute": 12.0},
+    }
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "dragoman-pool-l4", "namespace": "kube-system"},
+        "data": {"state.json": json.dumps({"planId": "p", "switch": {"before": before, "after": after}})},
+    }
+    rec = baseline.recorded(F.model_of(F.node("n0", "l4", gpus=4, alloc=4), cm), "l4")
+    got = [(r["label"], r["at"], r["figures"]["allocatableGpu"]) for r in rec]
+    assert got == [("before", "t0", 8), ("after", "t1", 0)]
+    (line,) = migration_lines(rec)
+    assert line.startswith("migration ConfigMap before t0 → after t1: allocatableGpu 8→0, claims 0→6")
+    assert line.endswith("control-plane figures from Prometheus http://p:9090")
+    assert "no after yet" in migration_lines(rec[:1])[0] and migration_lines([]) == []

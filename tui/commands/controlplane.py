@@ -79,6 +79,13 @@ def add_serve_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--demo", action="store_true", help="serve the demo fleet (the default scenario; --scenario demo)"
     )
+    parser.add_argument(
+        "--with-prometheus",
+        action="store_true",
+        help="with --control-plane: run Prometheus (2.x on PATH; Debian: apt-get install -y prometheus) on loopback, "
+        "scraping kube-apiserver, kube-scheduler, kube-controller-manager and etcd with the run's credentials; "
+        "stopped and removed with the rest. Point dragoman at the URL it prints with --prometheus URL",
+    )
 
 
 def resolve(value: str) -> str:
@@ -198,6 +205,8 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
 
     from dragoman.fleet.errors import ExitCode, UserError
     from dragoman.sim.controlplane import RealCluster
+    from dragoman.sim.controlplane.prometheus import JOBS as PROMETHEUS_JOBS
+    from dragoman.sim.controlplane.prometheus import SCRAPE_INTERVAL as PROMETHEUS_INTERVAL
 
     for flag, value in (
         ("--faults", args.faults),
@@ -231,7 +240,9 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
         stop = asyncio.Event()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(sig, stop.set)
-        cluster = RealCluster(binaries, sc.objects, sc.users, audit_log=args.audit_log_path)
+        cluster = RealCluster(
+            binaries, sc.objects, sc.users, audit_log=args.audit_log_path, prometheus=args.with_prometheus
+        )
         starting = asyncio.ensure_future(cluster.start())
         stopping = asyncio.ensure_future(stop.wait())
         try:
@@ -274,6 +285,12 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
             print(f"  try: KUBECONFIG={args.write_kubeconfig} kubectl get nodes", flush=True)
         else:
             print("  (no kubeconfig written; pass --write-kubeconfig PATH)", flush=True)
+        if cluster.prometheus is not None:
+            print(
+                f"  prometheus: {cluster.prometheus.url} (scraping {', '.join(PROMETHEUS_JOBS)} every "
+                f"{PROMETHEUS_INTERVAL:g} s; try: dragoman --kubeconfig KC --prometheus {cluster.prometheus.url})",
+                flush=True,
+            )
         print(f"  audit log: {cluster.cp.audit_log}", flush=True)
         print(f"  run folder: {cluster.cp.dir} (certificates, tokens, etcd's data; removed at stop)", flush=True)
         agents = cluster.agents.names if cluster.agents is not None else []  # started with the cluster

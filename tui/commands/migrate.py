@@ -112,6 +112,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--pool-label", metavar="KEY", default=S, help="node label that defines pools")
     p.add_argument("--read-only", action="store_true", default=S, help="make every write impossible")
     p.add_argument("--demo", action="store_true", default=S, help="run against the embedded demo simulator")
+    p.add_argument(
+        "--prometheus",
+        metavar="URL",
+        default=S,
+        help="a Prometheus scraping the control plane: the before/after figures in the pool's ConfigMap carry its "
+        "figures (scheduler queue, claim creations, etcd size, API objects)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -128,11 +135,12 @@ def run(args: argparse.Namespace) -> int:
         )
     demo = None
     if getattr(args, "demo", False):
-        from dragoman.tui.source import DemoProcess, control_plane_dir
+        from dragoman.tui.source import DemoProcess, control_plane_dir, with_prometheus
 
-        demo = DemoProcess(control_plane=control_plane_dir(args))
+        demo = DemoProcess(control_plane=control_plane_dir(args), prometheus=with_prometheus(args))
         args.kubeconfig = demo.start()
         args.context = None
+        args.prometheus = getattr(args, "prometheus", None) or demo.prometheus_url
     try:
         return asyncio.run(_run(args))
     finally:
@@ -177,6 +185,7 @@ def _options(args: argparse.Namespace):
         canary_image=args.canary_image,
         canary_namespace=args.canary_namespace,
         switch_timeout=args.switch_timeout,
+        prometheus_url=getattr(args, "prometheus", None) or "",
     )
     if args.prod_pattern:
         o.prod_patterns = tuple(args.prod_pattern)
@@ -225,6 +234,12 @@ def _check_flags(args: argparse.Namespace) -> None:
 
     for flag, attr, lo, hi, integer in _NUMBERS:
         number_flag(flag, getattr(args, attr, None), minimum=lo, maximum=hi, integer=integer)
+    if getattr(args, "prometheus", None):
+        from dragoman.fleet.load import prometheus_url_problem
+
+        problem = prometheus_url_problem(args.prometheus)
+        if problem:
+            raise UserError(problem + ".", ExitCode.INPUT)
     for flag, attr in (("--state-namespace", "state_namespace"), ("--canary-namespace", "canary_namespace")):
         value = getattr(args, attr, "")
         if not re.fullmatch(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", value or ""):

@@ -73,6 +73,10 @@ def run_serve(args: argparse.Namespace) -> int:
         )
     if getattr(args, "audit_log_path", None) and not getattr(args, "control_plane", None):
         raise UserError("--audit-log-path is kube-apiserver's audit log: it needs --control-plane.", ExitCode.INPUT)
+    if getattr(args, "with_prometheus", False) and not getattr(args, "control_plane", None):
+        raise UserError(
+            "--with-prometheus scrapes the real control plane's components: it needs --control-plane.", ExitCode.INPUT
+        )
     name = args.scenario or ("demo" if "demo" in scenario_mod.available() else None)
     sc = scenario_mod.load(name) if name else scenario_mod.Scenario(objects=[])
     if getattr(args, "control_plane", None):

@@ -16,6 +16,7 @@ from dragoman.widgets.load import (
     figure_text,
     forecast_cells,
     latest_value,
+    migration_lines,
     sampler_of,
     spark_data,
 )
@@ -210,6 +211,9 @@ class LoadScreen(ToolScreen):
         recorded = baseline.recorded(model, self.pool)
         local = baseline.marks(self._cluster_id(), self.pool)
         now = baseline.figures_of(model, self.pool)
+        lines.extend(migration_lines(recorded))
+        if lines:
+            recorded = []  # shown as before → after, not each against now
         for src, entries in (("migration ConfigMap", recorded), ("local mark", local[-3:])):
             for e in entries:
                 changed = [(k, a, b) for k, a, b in baseline.compare(e.get("figures") or {}, now) if a != b]

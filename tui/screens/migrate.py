@@ -218,7 +218,7 @@ class MigrateScreen(DragomanScreen):
             self.cluster,
             cast(str, self.pool),  # a plan is made only once a pool is picked
             pool_label=self.pool_label,
-            options=self.options or Options(),
+            options=self.options or Options(prometheus_url=getattr(self.app, "prometheus_url", None) or ""),
             audit_path=self.audit_path,
             read_only=self.read_only,
             progress=self.on_progress,
