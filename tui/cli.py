@@ -67,9 +67,9 @@ def add_output_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "dragoman") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="dragoman",
+        prog=prog,
         description="Walk a GPU fleet from the NVIDIA device plugin to Kubernetes DRA. "
         "Without a subcommand, opens the terminal UI.",
     )
@@ -102,7 +102,7 @@ def _run_tui(args: argparse.Namespace) -> int:
     return app_module.run(args)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = "dragoman") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) > MAX_ARGS:
         print(
@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return int(ExitCode.INPUT)
-    parser = build_parser()
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if args.debug or args.debug_file:
@@ -142,6 +142,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from dragoman.fleet import debugtrace
 
             debugtrace.disable()
+
+
+def kubectl_main() -> int:
+    """`kubectl-dragoman`: kubectl runs it for `kubectl dragoman ARGS` with ARGS as given (`check --kubeconfig K
+    --context C`), and KUBECONFIG in the environment as kubectl has it; dragoman reads both as kubectl does."""
+    return main(prog="kubectl dragoman")
 
 
 if __name__ == "__main__":
