@@ -19,6 +19,7 @@ from tests.tui.conftest import demo_app, wait_for
 
 BIN = pathlib.Path(sys.executable).parent
 STUCK = ("Pod", "research", "llm-eval-tjswx")  # the demo's Job pod whose claim template's selector matches nothing
+L4_NODE = "gke-ml-prod-l4-serve-b6676f05-zj2f"
 
 
 def _run(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -76,9 +77,9 @@ def test_the_k9s_plugin_runs_explain_on_the_selected_pod_node_and_claim(demo_kub
     assert "fix: Fix the selector of ResourceClaimTemplate h100-80gi request gpu." in run.stdout
     assert "Owners:\n  Job llm-eval" in run.stdout
 
-    node = _k9s_args(plugins["dragoman-node"], {**k9s_env, "NAMESPACE": "", "NAME": "gke-ml-prod-l4-serve-b6676f05-zj2f"})
+    node = _k9s_args(plugins["dragoman-node"], {**k9s_env, "NAMESPACE": "", "NAME": L4_NODE})
     run = subprocess.run(node, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    assert run.stdout.startswith("Describe Node gke-ml-prod-l4-serve-b6676f05-zj2f\n"), run.stderr
+    assert run.stdout.startswith(f"Describe Node {L4_NODE}\n"), run.stderr
     assert "GPUs:\n  pool: l4-serve" in run.stdout
 
     claim = re.search(r"model → (\S+)", pod_text := "\n".join(lines))
@@ -124,15 +125,11 @@ def test_explain_refuses_what_it_cannot_explain_with_a_sentence() -> None:
         out = _run(*args)
         assert out.returncode == 2 and says in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
         assert out.stdout == ""
-    ok = _run("explain", "no", "gke-ml-prod-l4-serve-b6676f05-zj2f", *snap, "-o", "json")
+    ok = _run("explain", "no", L4_NODE, *snap, "-o", "json")
     import json
 
     doc = json.loads(ok.stdout)
-    assert ok.returncode == 0 and doc["object"] == {
-        "kind": "Node",
-        "namespace": None,
-        "name": "gke-ml-prod-l4-serve-b6676f05-zj2f",
-    }
+    assert ok.returncode == 0 and doc["object"] == {"kind": "Node", "namespace": None, "name": L4_NODE}
     assert [s["name"] for s in doc["sections"]][:2] == ["Findings", "GPUs"]
 
 
