@@ -18,7 +18,8 @@ from typing import Any, ClassVar
 
 from dragoman.fleet import ownership as own
 from dragoman.fleet.delta import Delta, delta_of
-from dragoman.fleet.k8s import DEVICECLASS_PREFIX, Key, key_of
+from dragoman.fleet.devicestate import DeviceState, FleetDevices
+from dragoman.fleet.k8s import DEVICECLASS_PREFIX, Key, key_of, match_node_selector
 from dragoman.fleet.ownership import GPU, MIG_PREFIX, Workload
 from dragoman.fleet.pools import POOL_LABELS, UNLABELED, PoolAggregate, PoolView, detect_pool_label, pool_label_of
 from dragoman.fleet.selectors import FleetSelectors, SelectorResult
@@ -115,6 +116,33 @@ def event_last_seen(event: dict) -> str:
     return seen[:19] + "Z" if len(seen) > 19 else seen
 
 
+def device_health(pod: dict) -> list[tuple[str, str, str, str, str]]:
+    """The health the kubelet reports for a pod's devices (status.*containerStatuses[].allocatedResourcesStatus):
+    (container, "claim:<claim>/<request>", resourceID "<driver>/<pool>/<device>", Healthy|Unhealthy|Unknown,
+    message)."""
+    status = pod.get("status") or {}
+    out = []
+    for field in ("initContainerStatuses", "containerStatuses"):
+        for cs in status.get(field) or ():
+            if not isinstance(cs, dict):
+                continue
+            for rs in cs.get("allocatedResourcesStatus") or ():
+                if not isinstance(rs, dict):
+                    continue
+                for r in rs.get("resources") or ():
+                    if isinstance(r, dict):
+                        out.append(
+                            (
+                                str(cs.get("name", "")),
+                                str(rs.get("name", "")),
+                                str(r.get("resourceID", "")),
+                                str(r.get("health") or "Unknown"),
+                                str(r.get("message") or ""),
+                            )
+                        )
+    return out
+
+
 def is_bridge_claim(claim: dict) -> bool:
     return ((claim.get("metadata") or {}).get("annotations") or {}).get(BRIDGE_ANNOTATION) is not None
 
@@ -194,6 +222,24 @@ class DeviceView:
     def type(self) -> str | None:
         return self.attribute("type")
 
+    @property
+    def taints(self) -> list[dict]:
+        """Taints the driver published on the device (a DeviceTaintRule's are in the model's device_state)."""
+        return [t for t in self.raw.get("taints") or () if isinstance(t, dict)]
+
+    @property
+    def consumes_counters(self) -> list[dict]:
+        return [c for c in self.raw.get("consumesCounters") or () if isinstance(c, dict)]
+
+    @property
+    def shared(self) -> bool:
+        """allowMultipleAllocations: several claims may hold it, each consuming part of its capacity."""
+        return bool(self.raw.get("allowMultipleAllocations"))
+
+    @property
+    def binding_conditions(self) -> list[str]:
+        return [c for c in self.raw.get("bindingConditions") or () if isinstance(c, str)]
+
 
 @dataclasses.dataclass(slots=True)
 class NodeView:
@@ -222,9 +268,9 @@ class NodeView:
     slices: list[str]  # names of the newest-generation slices published for this node
     stale_slices: list[str]  # older generations still present, or an incomplete newest generation
     devices: list[DeviceView]
-    devices_gpu: int  # devices of the NVIDIA DRA driver
-    devices_total: int
-    devices_allocated: int
+    devices_gpu: int  # hardware units of the NVIDIA DRA driver (a GPU with its partitions is one)
+    devices_total: int  # hardware units published for the node (devicestate.FleetDevices.physical_key)
+    devices_allocated: int  # units the allocator could not give now: held, shared without room, tainted, counters
     mechanism: str  # device-plugin | dra | both | none | flapping
     ownership: str  # the mechanism, or "migrating" while a dragoman step is in progress and nothing is wrong
     migration: own.MigrationState | None
@@ -313,7 +359,10 @@ class FleetModel:
         self._slices_by_pool: dict[tuple[str, str], set[str]] = defaultdict(set)
         self._pool_node: dict[tuple[str, str], str] = {}
         self._slice_pools_by_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
-        self._alloc: dict[DeviceId, Key] = {}
+        self._alloc: dict[DeviceId, Key] = {}  # a claim holding each device (admin-access results never hold)
+        self._device_states: FleetDevices | None = None
+        # pools without spec.nodeName: (slice, device) -> the nodes it can be used from
+        self._node_selection: dict[tuple[str, str], dict[tuple[str, str], list[str]]] = {}
         self._events_by_obj: dict[tuple[str, str, str], set[Key]] = defaultdict(set)
         self._claims_by_owner_pod: dict[Key, set[Key]] = defaultdict(set)
         self._node_cache: dict[str, NodeView] = {}
@@ -494,6 +543,7 @@ class FleetModel:
             self._node_cache.pop(name, None)
             agg.add_member(name)
         self._node_cache.pop(name, None)
+        self._node_selection_changed()
         if self.pool_label_given is None:
             detected = detect_pool_label(self._label_counts)
             if detected != self.pool_label:
@@ -591,6 +641,8 @@ class FleetModel:
                 if node:
                     self._pool_node[pk] = node
                     self._slice_pools_by_node[node].add(pk)
+                elif spec.get("allNodes") or spec.get("nodeSelector") or spec.get("perDeviceNodeSelection"):
+                    self._node_selection[pk] = {}
             else:
                 members = self._slices_by_pool.get(pk)
                 if members is not None:
@@ -598,10 +650,17 @@ class FleetModel:
                     if not members:
                         del self._slices_by_pool[pk]
                         self._pool_node.pop(pk, None)
+                        self._node_selection.pop(pk, None)
                         if node:
                             self._slice_pools_by_node[node].discard(pk)
             self._invalidate_node(node)
+        self._node_selection_changed()
+        self._device_states = None
         self.selectors.invalidate()
+
+    def _node_selection_changed(self) -> None:
+        for pk in self._node_selection:
+            self._node_selection[pk] = {}
 
     def _claim_results(self, claim: dict | None) -> list[DeviceId]:
         if claim is None:
@@ -612,10 +671,22 @@ class FleetModel:
             for r in (alloc.get("devices") or {}).get("results") or ()
         ]
 
+    def _claim_holds(self, claim: dict | None) -> list[DeviceId]:
+        """The devices a claim's allocation takes: admin-access results see a device without taking it."""
+        if claim is None:
+            return []
+        alloc = (claim.get("status") or {}).get("allocation") or {}
+        return [
+            (r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
+            for r in (alloc.get("devices") or {}).get("results") or ()
+            if not r.get("adminAccess")
+        ]
+
     def _index_ResourceClaim(self, old: dict | None, new: dict | None) -> None:
         ck = key_of(_given(new, old))
-        before = self._claim_results(old)
-        after = self._claim_results(new)
+        self._device_states = None
+        before = self._claim_holds(old)
+        after = self._claim_holds(new)
         if before != after:
             for d in before:
                 if self._alloc.get(d) == ck:
@@ -634,6 +705,14 @@ class FleetModel:
     def _index_DeviceClass(self, old: dict | None, new: dict | None) -> None:
         self._classes_cache = None
         self.selectors.invalidate()
+
+    def _index_DeviceTaintRule(self, old: dict | None, new: dict | None) -> None:
+        # A rule taints devices of any node: every node's free count may change.
+        self._device_states = None
+        self._node_cache.clear()
+        for agg in self._pools.values():
+            for n in agg.members:
+                agg.mark(n)
 
     def _index_Event(self, old: dict | None, new: dict | None) -> None:
         ek = key_of(_given(new, old))
@@ -661,6 +740,7 @@ class FleetModel:
         "ResourceSlice": _index_ResourceSlice,
         "ResourceClaim": _index_ResourceClaim,
         "DeviceClass": _index_DeviceClass,
+        "DeviceTaintRule": _index_DeviceTaintRule,
         "Event": _index_Event,
     }
 
@@ -748,8 +828,18 @@ class FleetModel:
                 slices.append(sname)
                 for d in (s.get("spec") or {}).get("devices") or ():
                     devices.append(DeviceView(driver, pool, d.get("name", ""), name, sname, d))
-        devices_gpu = sum(1 for d in devices if d.driver == own.DRA_DRIVER)
-        allocated = sum(1 for d in devices if d.id in self._alloc)
+        # Counted as hardware: a GPU and the partitions that consume its counters are one unit, free only while the
+        # allocator could give every device of it now (untainted, unheld, counters left).
+        states = self.device_states()
+        units: dict[tuple, bool] = {}
+        gpu_units: set[tuple] = set()
+        for d in devices:
+            unit = states.physical_key(d.id)
+            units[unit] = units.get(unit, True) and states.state(d.id).allocatable
+            if d.driver == own.DRA_DRIVER:
+                gpu_units.add(unit)
+        devices_gpu = len(gpu_units)
+        allocated = sum(1 for free in units.values() if not free)
         alloc_gpu = own.parse_count(alloc.get(GPU))
         cap_gpu = own.parse_count(cap.get(GPU))
         mig_cap = {k: own.parse_count(v) for k, v in cap.items() if k.startswith(MIG_PREFIX)}
@@ -797,7 +887,7 @@ class FleetModel:
             stale_slices=stale,
             devices=devices,
             devices_gpu=devices_gpu,
-            devices_total=len(devices),
+            devices_total=len(units),
             devices_allocated=allocated,
             mechanism=mechanism,
             ownership=ownership,
@@ -857,10 +947,59 @@ class FleetModel:
                 sname = key_of(s)[1]
                 snode = (s.get("spec") or {}).get("nodeName") or node
                 for d in (s.get("spec") or {}).get("devices") or ():
-                    yield DeviceView(driver, pool, d.get("name", ""), snode, sname, d)
+                    yield DeviceView(driver, pool, d.get("name", ""), snode or d.get("nodeName"), sname, d)
 
     def device_claim(self, device: DeviceId) -> Key | None:
         return self._alloc.get(device)
+
+    def device_states(self) -> FleetDevices:
+        """Every current device's state (holders, shares, taints, counters, binding), built once per change of slices,
+        claims or DeviceTaintRules."""
+        ds = self._device_states
+        if ds is None:
+            pools = {pk: self.pool_slices(*pk)[0] for pk in sorted(self._slices_by_pool)}
+            ds = self._device_states = FleetDevices(
+                pools, self.objects["ResourceClaim"].items(), self.objects["DeviceTaintRule"].values()
+            )
+        return ds
+
+    def device_state(self, device: DeviceId) -> DeviceState:
+        return self.device_states().state(device)
+
+    def device_totals(self) -> tuple[int, int]:
+        """(hardware units, units the allocator could give now) over every current device of the fleet, network-attached
+        ones and those of nodes not (or no longer) known included: each counted once."""
+        states = self.device_states()
+        units: dict[tuple, bool] = {}
+        for did in states.raw:
+            unit = states.physical_key(did)
+            units[unit] = units.get(unit, True) and states.state(did).allocatable
+        return len(units), sum(units.values())
+
+    def device_nodes(self, d: DeviceView) -> list[str]:
+        """The nodes a device can be used from: its node, or for a pool without spec.nodeName those its slice (or the
+        device, with perDeviceNodeSelection) selects — allNodes, a node selector."""
+        if d.node:
+            return [d.node]
+        memo = self._node_selection.setdefault(d.id[:2], {})
+        hit = memo.get((d.slice, d.name))
+        if hit is not None:
+            return hit
+        sl = self.objects["ResourceSlice"].get(("", d.slice)) or {}
+        spec = sl.get("spec") or {}
+        where = d.raw if spec.get("perDeviceNodeSelection") else spec
+        if where.get("nodeName"):
+            out = [str(where["nodeName"])]
+        elif where.get("allNodes"):
+            out = self.node_names()
+        elif isinstance(where.get("nodeSelector"), dict):
+            sel = where["nodeSelector"]
+            out = [n for (_, n), node in sorted(self.objects["Node"].items()) if match_node_selector(sel, node)]
+        else:
+            out = []
+        # Per slice when the slice decides: every device of it shares the answer.
+        memo[(d.slice, d.name)] = out
+        return out
 
     # ---- classes and the extended-resource mapping -------------------------------------------------------------
 
@@ -928,15 +1067,38 @@ class FleetModel:
 
     def class_nodes(self, name: str) -> dict[str, int]:
         """Nodes with devices of this class, and how many are free there."""
-        res = self.class_matches(name)
+        return self.free_by_node(self.class_matches(name).matched)
+
+    def free_by_node(self, matched: Iterable[DeviceId]) -> dict[str, int]:
+        """Per node, how many of these devices the allocator could give now (zeros kept: the node has some); a
+        network-attached device counts on every node it can be used from."""
         out: dict[str, int] = defaultdict(int)
         node_of = self._pool_node
-        for d in res.matched:
+        states = self.device_states()
+        for d in matched:
+            free = 1 if states.state(d).allocatable else 0
             n = node_of.get(d[:2])
-            if n is None:
+            if n is not None:
+                out[n] += free
                 continue
-            out[n] += 0 if d in self._alloc else 1
+            dv = self._device_view(d)
+            if dv is None:
+                continue
+            for n in self.device_nodes(dv):
+                out[n] += free
         return dict(out)
+
+    def _device_view(self, d: DeviceId) -> DeviceView | None:
+        states = self.device_states()
+        raw = states.raw.get(d)
+        if raw is None:
+            return None
+        for s in self.pool_slices(d[0], d[1])[0]:
+            for x in (s.get("spec") or {}).get("devices") or ():
+                if x is raw:
+                    node = (s.get("spec") or {}).get("nodeName") or raw.get("nodeName")
+                    return DeviceView(d[0], d[1], d[2], node, key_of(s)[1], raw)
+        return None
 
     def resource_nodes(self, resource: str) -> dict[str, str]:
         """Which mechanism offers an extended resource on each node that offers it, as the scheduler decides per node:

@@ -81,7 +81,7 @@ STATUS_KEEP = (
     "extendedResourceClaimStatus",
 )
 CONTAINER_KEEP = ("name", "image", "resources", "restartPolicy")
-CONTAINER_STATUS_KEEP = ("name", "ready", "restartCount", "state", "lastState", "started")
+CONTAINER_STATUS_KEEP = ("name", "ready", "restartCount", "state", "lastState", "started", "allocatedResourcesStatus")
 # Strings many pods share (one object for all of them).
 SHARED_STRINGS = {
     ("metadata", "namespace"),

@@ -29,6 +29,9 @@ def check_report(
     read."""
     pools = model.pools()
     nodes = model.nodes()
+    # From the slices, not from the nodes: network-attached devices and a snapshot's slices without their Node objects
+    # count too.
+    devices, free = model.device_totals()
     return {
         "schemaVersion": SCHEMA_VERSION,
         "poolLabel": model.pool_label,
@@ -37,8 +40,8 @@ def check_report(
             "nodes": len(nodes),
             "gpuNodes": sum(1 for v in nodes if v.is_gpu),
             "allocatableGpus": sum(v.allocatable_gpu for v in nodes),
-            "devices": sum(v.devices_total for v in nodes),
-            "devicesFree": sum(v.devices_free for v in nodes),
+            "devices": devices,
+            "devicesFree": free,
             **counts(findings),
         },
         "pools": [p.to_json() for p in pools],
@@ -71,6 +74,21 @@ def pools_table(model: FleetModel, width: int = 80) -> list[str]:
         out.append(f"{head}  {last[0]}".rstrip())
         out += [" " * lead + more for more in last[1:]]
     return out
+
+
+def _devices_outside_pools(model: FleetModel, width: int) -> list[str]:
+    """Devices no node pool counts: network-attached ones, and a snapshot's slices whose Node objects it lacks."""
+    devices, free = model.device_totals()
+    pools = model.pools()
+    outside = devices - sum(p.devices for p in pools)
+    if outside <= 0:
+        return []
+    outside_free = max(free - sum(p.devices_free for p in pools), 0)
+    text = (
+        f"DRA devices of no known node (network-attached, or their Node objects are not in view): {outside}, "
+        f"{outside_free} free"
+    )
+    return [""] + textwrap.wrap(text, width)
 
 
 def _obj(ref: tuple[str, str, str]) -> str:
@@ -112,6 +130,7 @@ def render_text(
     width = max(60, width)
     lines = [f"Pools (by {model.pool_label or 'no pool label: one group'})", ""]
     lines += pools_table(model, width)
+    lines += _devices_outside_pools(model, width)
     lines += ["", "Accounting (what sums of node allocatable see)", ""] + accounting_lines(
         account(model, rules=rules, rules_note=rules_note), width
     )

@@ -121,6 +121,53 @@ SHAPES: list[tuple[str, str, Any]] = [
     ("ResourceSlice", "spec.devices.[].capacity", OBJ),
     ("ResourceSlice", "spec.devices.[].capacity.{}", OBJ),
     ("ResourceSlice", "spec.devices.[].capacity.{}.value", SCALAR),
+    # v1.37's DRA fields the model reads (fleet/devicestate.py): taints, counters, shared capacity, binding.
+    ("ResourceSlice", "spec.allNodes", bool),
+    ("ResourceSlice", "spec.nodeSelector", OBJ),
+    ("ResourceSlice", "spec.perDeviceNodeSelection", bool),
+    ("ResourceSlice", "spec.sharedCounters", LIST),
+    ("ResourceSlice", "spec.sharedCounters.[]", OBJ),
+    ("ResourceSlice", "spec.sharedCounters.[].name", STR),
+    ("ResourceSlice", "spec.sharedCounters.[].counters", OBJ),
+    ("ResourceSlice", "spec.devices.[].taints", LIST),
+    ("ResourceSlice", "spec.devices.[].taints.[]", OBJ),
+    ("ResourceSlice", "spec.devices.[].taints.[].key", STR),
+    ("ResourceSlice", "spec.devices.[].taints.[].effect", STR),
+    ("ResourceSlice", "spec.devices.[].consumesCounters", LIST),
+    ("ResourceSlice", "spec.devices.[].consumesCounters.[]", OBJ),
+    ("ResourceSlice", "spec.devices.[].consumesCounters.[].counterSet", STR),
+    ("ResourceSlice", "spec.devices.[].consumesCounters.[].counters", OBJ),
+    ("ResourceSlice", "spec.devices.[].allowMultipleAllocations", bool),
+    ("ResourceSlice", "spec.devices.[].bindingConditions", LIST),
+    ("ResourceSlice", "spec.devices.[].bindingConditions.[]", STR),
+    ("ResourceSlice", "spec.devices.[].bindingFailureConditions", LIST),
+    ("ResourceSlice", "spec.devices.[].bindingFailureConditions.[]", STR),
+    ("ResourceSlice", "spec.devices.[].nodeName", STR),
+    ("ResourceSlice", "spec.devices.[].nodeSelector", OBJ),
+    ("ResourceSlice", "spec.devices.[].allNodes", bool),
+    ("DeviceTaintRule", "spec.deviceSelector", OBJ),
+    ("DeviceTaintRule", "spec.deviceSelector.driver", STR),
+    ("DeviceTaintRule", "spec.deviceSelector.pool", STR),
+    ("DeviceTaintRule", "spec.deviceSelector.device", STR),
+    ("DeviceTaintRule", "spec.taint", OBJ),
+    ("DeviceTaintRule", "spec.taint.key", STR),
+    ("DeviceTaintRule", "spec.taint.value", STR),
+    ("DeviceTaintRule", "spec.taint.effect", STR),
+    ("DeviceTaintRule", "status.conditions", LIST),
+    ("DeviceTaintRule", "status.conditions.[]", OBJ),
+    ("DeviceTaintRule", "status.conditions.[].type", STR),
+    ("DeviceTaintRule", "status.conditions.[].status", STR),
+    ("ResourceClaim", "status.allocation.devices.results.[].adminAccess", bool),
+    ("ResourceClaim", "status.allocation.devices.results.[].consumedCapacity", OBJ),
+    ("ResourceClaim", "status.allocation.devices.results.[].bindingConditions", LIST),
+    ("ResourceClaim", "status.allocation.devices.results.[].bindingFailureConditions", LIST),
+    ("ResourceClaim", "status.devices", LIST),
+    ("ResourceClaim", "status.devices.[]", OBJ),
+    ("ResourceClaim", "status.devices.[].conditions", LIST),
+    ("ResourceClaim", "status.devices.[].conditions.[]", OBJ),
+    ("Pod", "status.containerStatuses.[].allocatedResourcesStatus", LIST),
+    ("Pod", "status.containerStatuses.[].allocatedResourcesStatus.[]", OBJ),
+    ("Pod", "status.containerStatuses.[].allocatedResourcesStatus.[].resources", LIST),
     ("DeviceClass", "spec.selectors", LIST),
     ("DeviceClass", "spec.selectors.[]", OBJ),
     ("DeviceClass", "spec.selectors.[].cel", OBJ),
@@ -353,3 +400,60 @@ def normalize_labels(obj: dict) -> None:
                     values[k] = "true" if v else "false"
                 elif isinstance(v, (int, float)):
                     values[k] = str(v)
+
+
+# resource.k8s.io versions a saved snapshot may hold (`kubectl get -o yaml` against a v1.31-v1.36 cluster, or a
+# v1.37 one asked for an older version): v1alpha3 and v1beta1 wrap a device's fields in `basic:` and keep a request's
+# fields on the request; v1beta2 has v1's shape. Read as v1, the one shape the model knows.
+RESOURCE_GROUP = "resource.k8s.io/"
+_WRAPPED_VERSIONS = ("v1alpha3", "v1beta1")
+_REQUEST_FIELDS = (
+    "deviceClassName",
+    "selectors",
+    "allocationMode",
+    "count",
+    "adminAccess",
+    "tolerations",
+    "capacity",
+)
+
+
+def _v1_requests(spec: Any) -> None:
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    if not isinstance(devices, dict):
+        return
+    for req in devices.get("requests") or ():
+        if not isinstance(req, dict) or "exactly" in req or req.get("firstAvailable"):
+            continue
+        exactly = {k: req.pop(k) for k in _REQUEST_FIELDS if k in req}
+        if exactly:
+            req["exactly"] = exactly
+
+
+def normalize_resource_version(obj: dict) -> None:
+    """A resource.k8s.io object of an older served version rewritten in place in v1's shape (apiVersion included):
+    a device's `basic:` fields lifted onto the device, a request's fields moved under `exactly`. Anything else
+    (v1, v1beta2, other groups, odd shapes) is left as it is for the shape checks to judge."""
+    api = obj.get("apiVersion")
+    if not isinstance(api, str) or not api.startswith(RESOURCE_GROUP):
+        return
+    version = api[len(RESOURCE_GROUP) :]
+    if version == "v1beta2":
+        obj["apiVersion"] = RESOURCE_GROUP + "v1"
+        return
+    if version not in _WRAPPED_VERSIONS:
+        return
+    kind = obj.get("kind")
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    if kind == "ResourceSlice":
+        for i, d in enumerate(spec.get("devices") or ()):
+            if isinstance(d, dict) and isinstance(d.get("basic"), dict):
+                basic = d.pop("basic")
+                spec["devices"][i] = {"name": d.get("name"), **basic, **{k: v for k, v in d.items() if k != "name"}}
+    elif kind == "ResourceClaim":
+        _v1_requests(spec)
+    elif kind == "ResourceClaimTemplate":
+        _v1_requests(spec.get("spec"))
+    obj["apiVersion"] = RESOURCE_GROUP + "v1"

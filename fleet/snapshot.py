@@ -11,7 +11,7 @@ from typing import IO, Any, cast
 import yaml
 from dragoman.fleet.errors import ExitCode, UserError, printable
 from dragoman.fleet.safefile import parse_documents, read_documents
-from dragoman.fleet.shapes import normalize_labels, shape_problem
+from dragoman.fleet.shapes import normalize_labels, normalize_resource_version, shape_problem
 from dragoman.fleet.store import KINDS, SNAPSHOT, FleetStore
 
 MAX_SNAPSHOT_BYTES = 2 * 1024 * 1024 * 1024  # a 10,000-node fleet's snapshot is a few hundred MB; /dev/zero is endless
@@ -54,6 +54,7 @@ def objects_of(docs: list, name: str = "the snapshot") -> list[dict]:
         if not isinstance(meta, dict) or not meta.get("name"):
             raise _err(f"the snapshot {name} is not Kubernetes YAML: {where} ({kind}) has no metadata.name.")
         normalize_labels(obj)
+        normalize_resource_version(obj)
         problem = shape_problem(obj)
         if problem:
             raise _err(

@@ -86,6 +86,8 @@ KINDS: dict[str, KindInfo] = {
         _k("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", False),
         _k("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", True),
         _k("ResourceClaimTemplate", "resource.k8s.io", "v1", "resourceclaimtemplates", True),
+        # GA in v1.37 (DRADeviceTaintRules): an admin's taint on devices, e.g. for maintenance.
+        _k("DeviceTaintRule", "resource.k8s.io", "v1", "devicetaintrules", False),
     )
 }
 

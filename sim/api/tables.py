@@ -661,6 +661,20 @@ def _resourceslice(obj: dict, now: datetime.datetime) -> list:
     ]
 
 
+def _devicetaintrule(obj: dict, now: datetime.datetime) -> list:
+    """printDeviceTaint: the taint, not the selector (it may be long)."""
+    taint = (obj.get("spec") or {}).get("taint") or {}
+    added = taint.get("timeAdded")
+    return [
+        _meta(obj).get("name", ""),
+        taint.get("key", ""),
+        taint.get("value", ""),
+        taint.get("effect", ""),
+        since(added, now) if added else "",
+        _age(obj, now),
+    ]
+
+
 def _name_age(obj: dict, now: datetime.datetime) -> list:
     return [_meta(obj).get("name", ""), _age(obj, now)]
 
@@ -669,6 +683,24 @@ def _created_at(obj: dict, now: datetime.datetime) -> list:
     created = parse_time(_meta(obj).get("creationTimestamp"))
     text = created.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if created else None
     return [_meta(obj).get("name", ""), text]
+
+
+# k8s.io/api resource/v1 DeviceTaint's field docs (types_swagger_doc_generated.go), as the server's columns carry them.
+_TAINT_DOC = {
+    "effect": (
+        "The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using "
+        "them.\n\nValid effects are None, NoSchedule and NoExecute. PreferNoSchedule as used for nodes is not valid "
+        "here. More effects may get added in the future. Consumers must treat unknown effects like None."
+    ),
+    "timeAdded": (
+        "TimeAdded represents the time at which the taint was added or (only in a DeviceTaintRule) the effect was "
+        "modified. Added automatically during create or update if not set.\n\nIn addition, in a DeviceTaintRule a "
+        "value provided during an update gets replaced with the current time if the provided value is the same as the "
+        "old one and the new effect is different. Changing the key and/or value while keeping the effect unchanged is "
+        "possible and does not update the time stamp because the eviction which uses it is either already started "
+        "(NoExecute) or not started yet (NoEffect, NoSchedule)."
+    ),
+}
 
 
 COLUMNS: dict[str, list[dict]] = {
@@ -887,6 +919,14 @@ COLUMNS: dict[str, list[dict]] = {
     ],
     "deviceclasses": [NAME, AGE],
     "resourceclaimtemplates": [NAME, AGE],
+    "devicetaintrules": [
+        NAME,
+        _col("Key", "The taint key to be applied to a device. Must be a label name."),
+        _col("Value", "The taint value corresponding to the taint key. Must be a label value."),
+        _col("Effect", _TAINT_DOC["effect"]),
+        _col("TimeAdded", _TAINT_DOC["timeAdded"]),
+        AGE,
+    ],
 }
 
 # Resources without a printer get the API server's default table (rest.defaultTableConvertor).
@@ -913,6 +953,7 @@ PRINTERS: dict[str, Callable[[dict, datetime.datetime], list]] = {
     "resourceclaims": _resourceclaim,
     "deviceclasses": _name_age,
     "resourceclaimtemplates": _name_age,
+    "devicetaintrules": _devicetaintrule,
     "secrets": _secret,
     "services": _service,
     "cronjobs": _cronjob,

@@ -441,3 +441,150 @@ def dra_fleet(n: int = 3, pool: str = "h100-pool") -> list[dict]:
         nd = node(name, pool, gpus=8, labels={"nvidia.com/gpu.deploy.device-plugin": "false"})
         out += [nd, ds_pod(ds, name), gpu_slice(name)]
     return out
+
+
+# ---- v1.37's DRA features: counters, taints and rules, shared capacity, binding conditions, network devices ----------
+
+
+def mig_counter_slice(node_name: str, gpus: int = 1, migs: int = 2, *, generation: int = 1) -> dict:
+    """A dynamic-MIG pool as NVIDIA's driver publishes it: per GPU a counter set of memory slices, the whole GPU
+    consuming all of them and each 1g.10gb placement one (sharedCounters and devices in one slice for brevity: the
+    allocator reads a pool's counter sets from any of its slices)."""
+    sets, devices = [], []
+    for g in range(gpus):
+        cs = f"gpu-{g}-counters"
+        sets.append({"name": cs, "counters": {f"memorySlice{i}": {"value": "1"} for i in range(migs)}})
+        devices.append(
+            {
+                "name": f"gpu-{g}",
+                "attributes": {"type": {"string": "gpu"}, "productName": {"string": "NVIDIA A100-SXM4-80GB"}},
+                "capacity": {"memory": {"value": "80Gi"}},
+                "consumesCounters": [
+                    {"counterSet": cs, "counters": {f"memorySlice{i}": {"value": "1"} for i in range(migs)}}
+                ],
+            }
+        )
+        for i in range(migs):
+            devices.append(
+                {
+                    "name": f"gpu-{g}-mig-1g10gb-{i}",
+                    "attributes": {"type": {"string": "mig"}, "profile": {"string": "1g.10gb"}},
+                    "capacity": {"memory": {"value": "10Gi"}},
+                    "consumesCounters": [{"counterSet": cs, "counters": {f"memorySlice{i}": {"value": "1"}}}],
+                }
+            )
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node_name}-gpu.nvidia.com-mig"},
+        "spec": {
+            "driver": "gpu.nvidia.com",
+            "nodeName": node_name,
+            "pool": {"name": node_name, "generation": generation, "resourceSliceCount": 1},
+            "sharedCounters": sets,
+            "devices": devices,
+        },
+    }
+
+
+def taint_rule(
+    name: str,
+    *,
+    driver: str | None = "gpu.nvidia.com",
+    pool: str | None = None,
+    device: str | None = None,
+    key: str = "example.com/maintenance",
+    value: str = "",
+    effect: str = "NoSchedule",
+    evicting: bool | None = None,
+) -> dict:
+    sel = {k: v for k, v in (("driver", driver), ("pool", pool), ("device", device)) if v is not None}
+    taint = {"key": key, "effect": effect, "timeAdded": "2026-11-30T07:00:00Z"}
+    if value:
+        taint["value"] = value
+    obj: dict = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": name, "creationTimestamp": "2026-11-30T07:00:00Z"},
+        "spec": {"deviceSelector": sel, "taint": taint},
+    }
+    if evicting is not None:
+        obj["status"] = {
+            "conditions": [
+                {
+                    "type": "EvictionInProgress",
+                    "status": "True" if evicting else "False",
+                    "reason": "PodsPendingEviction" if evicting else "Completed",
+                    "message": "1 pod needs to be evicted in 1 namespace" if evicting else "no pods need eviction",
+                    "lastTransitionTime": "2026-11-30T07:01:00Z",
+                }
+            ]
+        }
+    return obj
+
+
+def shared_slice(node_name: str, memory: str = "80Gi", *, policy: dict | None = None) -> dict:
+    """One GPU several claims may share (allowMultipleAllocations), its memory consumed per claim."""
+    cap: dict = {"value": memory}
+    if policy:
+        cap["requestPolicy"] = policy
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node_name}-shared"},
+        "spec": {
+            "driver": "gpu.nvidia.com",
+            "nodeName": node_name,
+            "pool": {"name": f"{node_name}-shared", "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": "gpu-shared-0",
+                    "allowMultipleAllocations": True,
+                    "attributes": {"type": {"string": "gpu"}, "productName": {"string": "NVIDIA H100 80GB HBM3"}},
+                    "capacity": {"memory": cap},
+                }
+            ],
+        },
+    }
+
+
+def fabric_slice(name: str = "fabric", *, all_nodes: bool = True, selector: dict | None = None) -> dict:
+    """A network-attached pool (no spec.nodeName) whose device needs the fabric's go-ahead before a pod binds."""
+    spec: dict = {
+        "driver": "fabric.example.com",
+        "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+        "devices": [
+            {
+                "name": "xpu-0",
+                "attributes": {"type": {"string": "xpu"}},
+                "bindingConditions": ["fabric.example.com/attached"],
+                "bindingFailureConditions": ["fabric.example.com/attach-failed"],
+                "bindsToNode": True,
+            }
+        ],
+    }
+    if selector is not None:
+        spec["nodeSelector"] = selector
+    else:
+        spec["allNodes"] = all_nodes
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name}, "spec": spec}
+
+
+def allocated_claim(
+    name: str,
+    results: list[dict],
+    ns: str = "ml",
+    *,
+    request: dict | None = None,
+    reserved_for: str | None = None,
+    status_devices: list[dict] | None = None,
+) -> dict:
+    """A claim with these allocation results as written (adminAccess, consumedCapacity, shareID,
+    bindingConditions...)."""
+    obj = claim(name, ns, reserved_for=reserved_for)
+    if request is not None:
+        obj["spec"]["devices"]["requests"] = [request]
+    obj["status"]["allocation"] = {"devices": {"results": results}}
+    if status_devices is not None:
+        obj["status"]["devices"] = status_devices
+    return obj

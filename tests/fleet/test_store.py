@@ -45,8 +45,12 @@ def test_kinds_cover_issue_5_with_paths_and_selectors() -> None:
         "ResourceSlice",
         "ResourceClaim",
         "ResourceClaimTemplate",
+        "DeviceTaintRule",
     }
     assert "Secret" not in KINDS
+    # v1.37.2 serves DeviceTaintRule GA in resource.k8s.io/v1, cluster-scoped (k8s.io/api resource/v1/types.go).
+    assert KINDS["DeviceTaintRule"].list_path == "/apis/resource.k8s.io/v1/devicetaintrules"
+    assert not KINDS["DeviceTaintRule"].namespaced
     assert KINDS["Pod"].list_path == "/api/v1/pods"
     assert KINDS["ResourceSlice"].list_path == "/apis/resource.k8s.io/v1/resourceslices"
     assert (

@@ -70,9 +70,10 @@ def load_objects(path: str) -> list[dict]:
             raise UserError(
                 f"cannot read {where}: expected Kubernetes objects, found a {type(doc).__name__}.", ExitCode.INPUT
             )
-        from dragoman.fleet.shapes import normalize_labels, shape_problem
+        from dragoman.fleet.shapes import normalize_labels, normalize_resource_version, shape_problem
 
         normalize_labels(doc)
+        normalize_resource_version(doc)
         problem = (
             shape_problem(doc) if isinstance(doc.get("kind"), str) and not isinstance(doc.get("items"), list) else None
         )

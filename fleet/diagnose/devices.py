@@ -1,0 +1,449 @@
+"""Findings about what v1.37's on-by-default DRA features do to pods (findings.md, "Pods" and "Devices"): device
+taints and DeviceTaintRules (pending-device-taint, device-taint-eviction), counter sets (pending-counters), shared
+capacity (pending-capacity), binding conditions (binding-pending, binding-failed), prioritized lists
+(pending-first-available), missing claims and classes, admin access, the scheduler's filter timeout and device
+health.
+
+What keeps a device from a request comes from each device's state (fleet/devicestate.py, the model's
+`device_state`): the same holders, taints, counters and shares the allocator reads."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+
+from dragoman.fleet import placement
+from dragoman.fleet.devicestate import BINDING_FAILED, binding_state, result_entries, rule_eviction
+from dragoman.fleet.diagnose.context import Context, plural, pod_ref
+from dragoman.fleet.diagnose.selectors import pod_claim_specs
+from dragoman.fleet.findings import Finding, ObjectRef, make_finding
+from dragoman.fleet.k8s import key_of
+from dragoman.fleet.model import claim_requests, device_health, request_alternatives
+
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"  # on a namespace, "true": claims there may ask adminAccess
+FILTER_TIMEOUT = (
+    "timed out trying to allocate devices"  # the DynamicResources filter's message (DRASchedulerFilterTimeout)
+)
+# The order a person acts on what keeps a request's devices from it: a taint or exhausted counters are what the
+# new features add; held devices are plain "not enough".
+CAUSES = ("taint", "counters", "capacity", "binding", "held")
+CAUSE_WORDS = {
+    "taint": "tainted",
+    "counters": "blocked by counters",
+    "capacity": "shared, too little left",
+    "binding": "binding",
+    "held": "held",
+}
+CAUSE_FINDING = {"taint": "pending-device-taint", "counters": "pending-counters", "capacity": "pending-capacity"}
+
+
+def _obj_text(ref: ObjectRef) -> str:
+    return f"{ref[0]} {ref[1]}/{ref[2]}" if ref[1] else f"{ref[0]} {ref[2]}"
+
+
+# ---- device taints that evict ----------------------------------------------------------------------------------
+
+
+def taint_evictions(ctx: Context) -> Iterable[Finding]:
+    """device-taint-eviction: a DeviceTaintRule whose EvictionInProgress condition is True, or a NoExecute taint (a
+    rule's or a slice's) on devices claims hold without tolerating it: the eviction controller deletes their pods."""
+    m = ctx.m
+    states = m.device_states()
+    rules = {key_of(r)[1]: r for r in m.objects["DeviceTaintRule"].values()}
+    hit: dict[str, list[tuple[tuple, tuple]]] = defaultdict(list)  # source -> [(device, holders)]
+    for did, st in states.states.items():
+        if not st.holders:
+            continue
+        for t in st.taints:
+            if t.effect == "NoExecute":
+                hit[t.source].append((did, st.holders))
+    sources = sorted(set(hit) | {f"DeviceTaintRule {n}" for n, r in rules.items() if rule_eviction(r) is not None})
+    for source in sources:
+        rule_name = source[len("DeviceTaintRule ") :] if source.startswith("DeviceTaintRule ") else None
+        held = hit.get(source, [])
+        claims = sorted({c for _, hs in held for c in hs})
+        pods = sorted({p for ck in claims for p in m.claim_pods(m.objects["ResourceClaim"].get(ck) or {})})
+        evidence = []
+        objects: list[ObjectRef]
+        if rule_name is not None:
+            rule = rules.get(rule_name) or {}
+            taint = (rule.get("spec") or {}).get("taint") or {}
+            sel = (rule.get("spec") or {}).get("deviceSelector") or {}
+            objects = [("DeviceTaintRule", "", rule_name)]
+            evidence.append(
+                f"DeviceTaintRule {rule_name}: taint {taint.get('key', '')}"
+                + (f"={taint.get('value')}" if taint.get("value") else "")
+                + f":{taint.get('effect', '')} on devices of "
+                + (", ".join(f"{k} {v}" for k, v in sorted(sel.items())) or "every driver")
+            )
+            cond = rule_eviction(rule)
+            if cond is not None:
+                evidence.append(
+                    f"condition EvictionInProgress=True ({cond.get('reason', '')}): {cond.get('message', '')}"
+                )
+            subject = f"DeviceTaintRule {rule_name}"
+        else:
+            slices = sorted({m._device_view(d).slice for d, _ in held if m._device_view(d) is not None})
+            objects = [("ResourceSlice", "", s) for s in slices[:3]]
+            subject = f"the NoExecute taint of ResourceSlice {slices[0] if slices else '?'}"
+            t = next(t for t in states.state(held[0][0]).taints if t.source == source and t.effect == "NoExecute")
+            evidence.append(f"{len(held)} held device(s) carry {t.text()}")
+        for did, hs in held[:3]:
+            evidence.append(f"device {'/'.join(did)} held by {', '.join(f'{ns}/{n}' for ns, n in hs)}")
+        if pods:
+            evidence.append(f"pods using them: {', '.join(f'{ns}/{n}' for ns, n in pods[:4])}")
+        if not objects:
+            continue
+        yield make_finding(
+            "device-taint-eviction",
+            objects + [("ResourceClaim", *c) for c in claims[:4]] + [pod_ref(p) for p in pods[:4]],
+            f"{subject} evicts {plural(len(pods), 'pod')} using {plural(len(held), 'tainted device')}",
+            evidence,
+            subject=subject,
+        )
+
+
+# ---- a pod's claims as the scheduler reads them ----------------------------------------------------------------
+
+
+def claim_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Finding]:
+    """claim-missing, class-missing, admin-access-forbidden, binding-pending/failed: what stops a pending pod before
+    any device is counted."""
+    m = ctx.m
+    ns = pk[0]
+    pname = f"{pk[0]}/{pk[1]}"
+    ref = pod_ref(pk)
+    evs = ctx.events("Pod", *pk)
+    generated = {
+        s.get("name"): s.get("resourceClaimName") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()
+    }
+    for rc in (pod.get("spec") or {}).get("resourceClaims") or ():
+        if rc.get("resourceClaimName") and (ns, rc["resourceClaimName"]) not in m.objects["ResourceClaim"]:
+            missing = ("ResourceClaim", ns, rc["resourceClaimName"])
+        elif (
+            rc.get("resourceClaimTemplateName")
+            and (ns, rc["resourceClaimTemplateName"]) not in m.objects["ResourceClaimTemplate"]
+            and not (generated.get(rc.get("name")) and (ns, generated[rc.get("name")]) in m.objects["ResourceClaim"])
+        ):
+            missing = ("ResourceClaimTemplate", ns, rc["resourceClaimTemplateName"])
+        else:
+            continue
+        yield make_finding(
+            "claim-missing",
+            [ref, missing],
+            f"pod {pname} refers to {missing[0]} {missing[2]}, which does not exist",
+            [f"spec.resourceClaims[{rc.get('name', '')}]: {missing[0]} {ns}/{missing[2]} is not in the cluster"] + evs,
+            subject=f"{missing[0]} {missing[2]}",
+            namespace=ns,
+            pod=pname,
+        )
+        return
+    specs = pod_claim_specs(m, pod)
+    namespace = m.objects["Namespace"].get(("", ns))
+    allowed = ((namespace or {}).get("metadata") or {}).get("labels", {}).get(ADMIN_ACCESS_LABEL) == "true"
+    for oref, cspec in specs.values():
+        for req in claim_requests(cspec.get("devices")):
+            alts = request_alternatives(req)
+            gone = [b.get("deviceClassName", "") for _, b in alts if b.get("deviceClassName") not in ctx.classes]
+            # A prioritized list may name a class that is not there among others; the scheduler aborts only when the
+            # class of every alternative it reaches is missing. Without any alternative's class, the pod cannot start.
+            if alts and len(gone) == len(alts):
+                yield make_finding(
+                    "class-missing",
+                    [ref, oref, ("DeviceClass", "", gone[0])],
+                    f"pod {pname} cannot get its devices: {_obj_text(oref)} request {req.get('name', '')} asks for "
+                    f"DeviceClass {gone[0]}, which does not exist",
+                    [f"{_obj_text(oref)} request {req.get('name', '')}: deviceClassName {', '.join(gone)}"]
+                    + [f"DeviceClasses in the cluster: {', '.join(sorted(ctx.classes)[:6]) or 'none'}"]
+                    + evs,
+                    deviceclass=gone[0],
+                    subject=_obj_text(oref),
+                    pod=pname,
+                )
+                return
+            admin = [n for n, b in alts if b.get("adminAccess")]
+            existing = m.objects["ResourceClaim"].get(oref[1:]) if oref[0] == "ResourceClaim" else None
+            # A claim allocated before the label went is kept; a new one (a template's) is refused on creation.
+            if admin and not allowed and (existing is None or not m.claim_devices(existing)):
+                yield make_finding(
+                    "admin-access-forbidden",
+                    [ref, oref],
+                    f"pod {pname} waits: {_obj_text(oref)} asks for admin access, which namespace {ns} does not allow",
+                    [
+                        f"{_obj_text(oref)} request {admin[0]}: adminAccess: true",
+                        f"namespace {ns} lacks the label {ADMIN_ACCESS_LABEL}=true: the API server refuses such a "
+                        "claim there",
+                    ]
+                    + evs,
+                    namespace=ns,
+                    subject=_obj_text(oref),
+                )
+                return
+    for oref, _ in specs.values():
+        if oref[0] != "ResourceClaim":
+            continue
+        claim = m.objects["ResourceClaim"].get(oref[1:])
+        if claim is None:
+            continue
+        for did, r in result_entries(claim):
+            b = binding_state(claim, did, r)
+            if b is None:
+                continue
+            kind, words = b
+            fid = "binding-failed" if kind == BINDING_FAILED else "binding-pending"
+            node = m.claim_node(claim) or (pod.get("status") or {}).get("nominatedNodeName") or "?"
+            conds = ", ".join(r.get("bindingFailureConditions" if fid == "binding-failed" else "bindingConditions"))
+            yield make_finding(
+                fid,
+                [ref, oref],
+                f"pod {pname} {'cannot bind' if fid == 'binding-failed' else 'waits to bind'} to {node}: device "
+                f"{did[2]} of claim {oref[2]} {'failed its binding' if fid == 'binding-failed' else 'is not ready yet'}"
+                f" ({words})",
+                [
+                    f"claim {oref[1]}/{oref[2]} allocated {'/'.join(did)} (binding conditions: "
+                    f"{', '.join(r.get('bindingConditions') or ()) or 'none'}; failure conditions: "
+                    f"{', '.join(r.get('bindingFailureConditions') or ()) or 'none'})",
+                    f"claim status.devices: {words}",
+                ]
+                + evs,
+                device="/".join(did),
+                conditions=conds,
+                claim=f"{oref[1]}/{oref[2]}",
+            )
+            return
+
+
+def filter_timeout(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Finding]:
+    cond = next((c for c in (pod.get("status") or {}).get("conditions") or () if c.get("type") == "PodScheduled"), None)
+    message = (cond or {}).get("message") or ""
+    if not cond or cond.get("status") != "False" or FILTER_TIMEOUT not in message:
+        return
+    yield make_finding(
+        "filter-timeout",
+        [pod_ref(pk)],
+        f"pod {pk[0]}/{pk[1]} waits: the scheduler timed out allocating its devices",
+        [f"condition PodScheduled=False ({cond.get('reason', '')}): {message}"] + ctx.events("Pod", *pk),
+        pod=f"{pk[0]}/{pk[1]}",
+    )
+
+
+def health(ctx: Context) -> Iterable[Finding]:
+    """device-unhealthy for every pod holding DRA devices (those claims are reserved for) the kubelet reports
+    unhealthy."""
+    m = ctx.m
+    pods: set[tuple[str, str]] = set()
+    for claim in m.objects["ResourceClaim"].values():
+        pods.update(m.claim_pods(claim))
+    for pk in sorted(pods):
+        pod = m.objects["Pod"].get(pk)
+        if pod is not None and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            yield from unhealthy(ctx, pk, pod)
+
+
+def unhealthy(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Finding]:
+    bad = [h for h in device_health(pod) if h[3] == "Unhealthy"]
+    if not bad:
+        return
+    node = (pod.get("spec") or {}).get("nodeName") or "?"
+    container, name, rid, _, message = bad[0]
+    yield make_finding(
+        "device-unhealthy",
+        [pod_ref(pk)] + ([("Node", "", node)] if node != "?" else []),
+        f"pod {pk[0]}/{pk[1]} runs on {plural(len(bad), 'unhealthy device')}: {rid}",
+        [f"container {c}: {n}: {r} is {h}" + (f" ({msg})" if msg else "") for c, n, r, h, msg in bad[:4]]
+        + ctx.events("Pod", *pk),
+        device=rid,
+        node=node,
+        pod=f"{pk[0]}/{pk[1]}",
+    )
+
+
+# ---- why the devices a pending pod's requests select cannot be given now ------------------------------------------
+
+
+@dataclasses.dataclass
+class Alternative:
+    """One way to satisfy a request (`exactly`, or one firstAvailable subrequest), judged on the eligible nodes."""
+
+    name: str
+    device_class: str
+    want: int  # devices wanted; 0 for All (every matching device)
+    matched: int = 0  # devices its selectors keep that the eligible nodes reach
+    best_node: str | None = None
+    best_usable: int = 0
+    excluded: Counter = dataclasses.field(default_factory=Counter)  # on the best node: cause -> devices
+    example: dict = dataclasses.field(default_factory=dict)  # cause -> (device, words)
+    holders: list = dataclasses.field(default_factory=list)
+
+    @property
+    def satisfiable(self) -> bool:
+        if self.want == 0:
+            return self.best_usable > 0 and not self.excluded
+        return self.best_usable >= self.want
+
+    @property
+    def cause(self) -> str | None:
+        """The cause that, removed, would satisfy it on the best node; else the largest; None when it matches
+        nothing or is satisfiable."""
+        if self.satisfiable or not self.matched:
+            return None
+        need = self.want or self.best_usable + sum(self.excluded.values())
+        for c in CAUSES:
+            if self.excluded.get(c) and self.best_usable + self.excluded[c] >= need:
+                return c
+        ranked = sorted(self.excluded.items(), key=lambda kv: (-kv[1], CAUSES.index(kv[0])))
+        return ranked[0][0] if ranked else "held"
+
+    def words(self) -> str:
+        want = "all" if self.want == 0 else str(self.want)
+        where = f" on {self.best_node}" if self.best_node else ""
+        parts = ", ".join(
+            f"{n} {CAUSE_WORDS.get(c, c)}" for c, n in sorted(self.excluded.items(), key=lambda kv: -kv[1])
+        )
+        return (
+            f"{self.name} (DeviceClass {self.device_class}): wants {want}, {self.best_usable} usable{where}"
+            + (f" ({parts})" if parts else "")
+            + ("" if self.matched else "; its selectors keep no device on an eligible node")
+        )
+
+
+def judge(ctx: Context, body: dict, name: str, nodes: list[str]) -> Alternative:
+    """One alternative against the devices its selectors keep on these nodes (network-attached ones on each node they
+    reach), each device's exclusion read from its state."""
+    m = ctx.m
+    mode = body.get("allocationMode") or "ExactCount"
+    alt = Alternative(name, str(body.get("deviceClassName", "")), 0 if mode == "All" else int(body.get("count") or 1))
+    res = m.request_matches(body)
+    if res.compile_error or not res.matched:
+        return alt
+    tolerations = body.get("tolerations") or None
+    caps = (body.get("capacity") or {}).get("requests") if isinstance(body.get("capacity"), dict) else None
+    eligible = set(nodes)
+    states = m.device_states()
+    per_node: dict[str, Counter] = defaultdict(Counter)
+    examples: dict[str, dict] = defaultdict(dict)
+    holders: dict[str, set] = defaultdict(set)
+    seen: set = set()
+    for d in res.matched:
+        dv_node = m.slice_pool_node(d[:2])
+        if dv_node is not None:
+            where = [dv_node] if dv_node in eligible else []
+        else:
+            dv = m._device_view(d)
+            where = [n for n in m.device_nodes(dv) if n in eligible] if dv is not None else []
+        if not where:
+            continue
+        seen.add(d)
+        st = states.state(d)
+        cause = st.exclusion(tolerations, caps)
+        for n in where:
+            per_node[n][cause or "usable"] += 1
+            if cause and cause not in examples[n]:
+                examples[n][cause] = (d, st.words())
+            holders[n].update(st.holders)
+            for cb in st.counters:
+                holders[n].update(cb.claims)
+    alt.matched = len(seen)
+    if not per_node:
+        return alt
+    best = max(sorted(per_node), key=lambda n: (per_node[n]["usable"], sum(per_node[n].values())))
+    alt.best_node = best
+    alt.best_usable = per_node[best]["usable"]
+    alt.excluded = Counter({k: v for k, v in per_node[best].items() if k != "usable"})
+    alt.example = examples[best]
+    alt.holders = sorted(holders[best])
+    return alt
+
+
+def eligible_nodes(ctx: Context, spec: dict) -> list[str]:
+    """Nodes the pod's node selection and the node's taints and cordon leave to it."""
+    out = []
+    for name in ctx.candidates(spec.get("nodeSelector") or {}):
+        v = ctx.nodes[name]
+        raw = ctx.m.objects["Node"].get(("", name)) or {}
+        if not v.schedulable or not placement.selects_node(spec, raw) or placement.untolerated_taints(spec, raw):
+            continue
+        out.append(name)
+    return out
+
+
+def excluded_findings(
+    ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int], claims: dict
+) -> Iterable[Finding]:
+    """pending-first-available, pending-device-taint, pending-counters or pending-capacity for the first request the
+    fleet cannot satisfy now because of that cause (nothing when held devices or selectors are the whole story)."""
+    m = ctx.m
+    spec = pod.get("spec") or {}
+    pname = f"{pk[0]}/{pk[1]}"
+    ref = pod_ref(pk)
+    nodes = eligible_nodes(ctx, spec)
+    evs = ctx.events("Pod", *pk)
+    requests: list[tuple[str, ObjectRef | None, list[tuple[str, dict]]]] = []
+    for res, n in reqs.items():
+        cls = m.class_serving(res)
+        if cls is not None:
+            requests.append(
+                (f"{n}× {res} through DeviceClass {cls}", None, [(res, {"deviceClassName": cls, "count": n})])
+            )
+    for oref, cspec in claims.values():
+        for req in claim_requests(cspec.get("devices")):
+            requests.append((f"{_obj_text(oref)} request {req.get('name', '')}", oref, request_alternatives(req)))
+    for label, oref, alts in requests:
+        judged = [judge(ctx, body, name, nodes) for name, body in alts]
+        if any(a.satisfiable for a in judged):
+            continue
+        extra = [oref] if oref is not None else []
+        if len(judged) > 1:
+            yield make_finding(
+                "pending-first-available",
+                [ref, *extra],
+                f"pod {pname} waits: no alternative of {label} can be satisfied now",
+                [a.words() for a in judged] + _examples(judged) + evs,
+                subject=label,
+                pod=pname,
+            )
+            return
+        (a,) = judged
+        cause = a.cause
+        fid = CAUSE_FINDING.get(cause or "")
+        if fid is None:
+            continue
+        dev, words = a.example.get(cause, (None, ""))
+        st = m.device_state(dev) if dev is not None else None
+        params: dict = {"pod": pname}
+        if fid == "pending-device-taint" and st is not None:
+            tols = alts[0][1].get("tolerations") or None
+            t = st.untolerated(tols)
+            if t is not None:
+                params.update(taint=f"{t.key}{'=' + t.value if t.value else ''}:{t.effect}", source=t.source)
+                if t.source.startswith("DeviceTaintRule "):
+                    extra.append(("DeviceTaintRule", "", t.source[len("DeviceTaintRule ") :]))
+        if fid == "pending-counters" and st is not None and st.counters:
+            params.update(
+                counter_set=st.counters[0].counter_set,
+                holders=", ".join(f"{ns}/{n}" for ns, n in st.counters[0].claims[:3]) or "other claims",
+            )
+        if fid == "pending-capacity":
+            params.update(holders=", ".join(f"{ns}/{n}" for ns, n in a.holders[:3]) or "other claims")
+        why = {
+            "taint": f"{params.get('taint', 'a taint')} (from {params.get('source', '?')}) is not tolerated",
+            "counters": f"counter set {params.get('counter_set', '?')} is used by {params.get('holders', '?')}",
+            "capacity": f"what is left of the shared device is too little ({words})",
+        }[cause or ""]
+        yield make_finding(
+            fid,
+            [ref, *extra],
+            f"pod {pname} waits: no device for {label} can be given now: {why}",
+            [a.words()] + _examples([a]) + evs,
+            **params,
+        )
+        return
+
+
+def _examples(judged: list[Alternative]) -> list[str]:
+    out = []
+    for a in judged:
+        for _, (dev, words) in sorted(a.example.items(), key=lambda kv: CAUSES.index(kv[0])):
+            out.append(f"{a.name}: device {'/'.join(dev)}: {words}")
+    return out[:6]

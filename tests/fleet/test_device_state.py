@@ -1,0 +1,310 @@
+"""The model reads what v1.37 publishes about devices: one test per field (DeviceTaintRule and slice taints,
+counter sets, shared capacity, binding conditions, admin access, network node selection, health), and the
+ResourceSlice shapes a saved snapshot may hold."""
+
+from __future__ import annotations
+
+import copy
+
+from dragoman.fleet.devicestate import BINDING, BINDING_FAILED, COUNTERS, FREE, HELD, SHARED, TAINTED, rule_eviction
+from dragoman.fleet.model import device_health, request_alternatives
+from dragoman.fleet.snapshot import parse_objects
+from fleet_fixtures import (
+    allocated_claim,
+    chart_gpu_class,
+    claim,
+    device_class,
+    fabric_slice,
+    gpu_slice,
+    mig_counter_slice,
+    model_of,
+    node,
+    pod,
+    shared_slice,
+    taint_rule,
+)
+
+
+def D(node_name, dev, driver="gpu.nvidia.com"):
+    return (driver, node_name, dev)
+
+
+def result(pool, dev, driver="gpu.nvidia.com", **extra):
+    return {"request": "gpu", "driver": driver, "pool": pool, "device": dev, **extra}
+
+
+def test_device_taint_rule_is_watched_and_taints_the_devices_it_selects():
+    rule = taint_rule("maint-n1", pool="n1", key="example.com/maintenance", value="fw", effect="NoSchedule")
+    m = model_of(node("n1"), node("n2"), gpu_slice("n1", 2), gpu_slice("n2", 2), rule)
+    assert ("", "maint-n1") in m.objects["DeviceTaintRule"]
+    st = m.device_state(D("n1", "gpu-0"))
+    assert st.state == TAINTED and not st.allocatable
+    (t,) = st.taints
+    assert (t.key, t.value, t.effect, t.source) == (
+        "example.com/maintenance",
+        "fw",
+        "NoSchedule",
+        "DeviceTaintRule maint-n1",
+    )
+    assert m.device_state(D("n2", "gpu-0")).state == FREE
+    # The node's free count follows: no device of n1 can be given now.
+    assert (m.node("n1").devices_total, m.node("n1").devices_free) == (2, 0)
+    assert m.node("n2").devices_free == 2
+
+
+def test_a_rule_without_selector_taints_nothing_and_effect_none_is_informational():
+    bare = taint_rule("nothing", driver=None)
+    bare["spec"].pop("deviceSelector")
+    info = taint_rule("fyi", effect="None")
+    m = model_of(node("n1"), gpu_slice("n1", 1), bare, info)
+    st = m.device_state(D("n1", "gpu-0"))
+    assert [t.source for t in st.taints] == ["DeviceTaintRule fyi"]
+    assert st.allocatable and st.state == FREE
+
+
+def test_a_rule_arriving_by_watch_changes_the_node_free_count():
+    from fleet_fixtures import change
+
+    m = model_of(node("n1"), gpu_slice("n1", 2))
+    assert m.node("n1").devices_free == 2
+    m.apply([change(taint_rule("maint", pool="n1"), "ADDED")])
+    assert m.node("n1").devices_free == 0
+    m.apply([change(taint_rule("maint", pool="n1"), "DELETED")])
+    assert m.node("n1").devices_free == 2
+
+
+def test_eviction_in_progress_condition():
+    assert rule_eviction(taint_rule("r", effect="NoExecute", evicting=True))["reason"] == "PodsPendingEviction"
+    assert rule_eviction(taint_rule("r", effect="NoExecute", evicting=False)) is None
+    assert rule_eviction(taint_rule("r")) is None
+
+
+def test_slice_device_taints_are_read():
+    s = gpu_slice("n1", 2)
+    s["spec"]["devices"][1]["taints"] = [{"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoExecute"}]
+    m = model_of(node("n1"), s)
+    st = m.device_state(D("n1", "gpu-1"))
+    assert st.state == TAINTED and st.taints[0].source == "slice" and "xid=79:NoExecute" in st.words()
+    assert m.device_state(D("n1", "gpu-0")).state == FREE
+
+
+def test_counter_sets_block_the_whole_gpu_when_a_partition_is_held_and_units_are_not_counted_twice():
+    held = allocated_claim("mig-a", [result("n1", "gpu-0-mig-1g10gb-0")])
+    m = model_of(node("n1"), mig_counter_slice("n1", gpus=2, migs=2), held)
+    whole = m.device_state(D("n1", "gpu-0"))
+    assert whole.state == COUNTERS and not whole.allocatable
+    (block,) = whole.counters
+    assert (block.counter_set, block.claims) == ("gpu-0-counters", (("ml", "mig-a"),))
+    assert "used by ml/mig-a" in block.text()
+    # The other placement consumes a different counter: still free.
+    assert m.device_state(D("n1", "gpu-0-mig-1g10gb-1")).allocatable
+    assert m.device_state(D("n1", "gpu-0-mig-1g10gb-0")).state == HELD
+    # Two GPUs with two partitions each: 6 devices, 2 physical units; gpu-0 is partly taken, gpu-1 wholly free.
+    v = m.node("n1")
+    assert (len(v.devices), v.devices_total, v.devices_gpu, v.devices_free) == (6, 2, 2, 1)
+    assert m.device_totals() == (2, 1)
+
+
+def test_shared_device_holders_and_capacity_left():
+    a = allocated_claim(
+        "share-a", [result("n1-shared", "gpu-shared-0", shareID="a1", consumedCapacity={"memory": "20Gi"})]
+    )
+    b = allocated_claim(
+        "share-b", [result("n1-shared", "gpu-shared-0", shareID="b2", consumedCapacity={"memory": "40Gi"})]
+    )
+    policy = {"default": "10Gi", "validRange": {"min": "10Gi", "step": "10Gi"}}
+    m = model_of(node("n1"), shared_slice("n1", policy=policy), a, b)
+    st = m.device_state(("gpu.nvidia.com", "n1-shared", "gpu-shared-0"))
+    assert st.state == SHARED and st.holders == (("ml", "share-a"), ("ml", "share-b"))
+    (share,) = st.shares
+    assert share.text() == "memory 60Gi used, 20Gi left of 80Gi"
+    assert st.allocatable  # 20Gi left covers the 10Gi default
+    assert st.words() == "shared by 2: memory 20Gi left"
+    # Deleting one share leaves the device held by the other.
+    m2 = model_of(node("n1"), shared_slice("n1", policy=policy), b)
+    assert m2.device_state(("gpu.nvidia.com", "n1-shared", "gpu-shared-0")).holders == (("ml", "share-b"),)
+
+
+def test_shared_device_without_room_for_the_default_request_is_not_free():
+    a = allocated_claim("share-a", [result("n1-shared", "gpu-shared-0", consumedCapacity={"memory": "20Gi"})])
+    # No request policy: a request naming no amount takes the whole capacity, which is no longer there.
+    m = model_of(node("n1"), shared_slice("n1"), a)
+    st = m.device_state(("gpu.nvidia.com", "n1-shared", "gpu-shared-0"))
+    assert st.state == SHARED and not st.allocatable
+
+
+def test_binding_conditions_pending_then_failed_then_bound():
+    res = result(
+        "fabric",
+        "xpu-0",
+        driver="fabric.example.com",
+        bindingConditions=["fabric.example.com/attached"],
+        bindingFailureConditions=["fabric.example.com/attach-failed"],
+    )
+    dev = ("fabric.example.com", "fabric", "xpu-0")
+
+    def status(**conds):
+        return [
+            {
+                "driver": "fabric.example.com",
+                "pool": "fabric",
+                "device": "xpu-0",
+                "conditions": [{"type": k.replace("_", "/"), "status": v, "message": "m"} for k, v in conds.items()],
+            }
+        ]
+
+    base = [node("n1"), fabric_slice()]
+    pending = model_of(*base, allocated_claim("x", [res]))
+    assert pending.device_state(dev).state == BINDING
+    assert "waiting for fabric.example.com/attached=True" in pending.device_state(dev).words()
+    failed = model_of(
+        *base, allocated_claim("x", [res], status_devices=status(**{"fabric.example.com_attach-failed": "True"}))
+    )
+    assert failed.device_state(dev).state == BINDING_FAILED
+    bound = model_of(
+        *base, allocated_claim("x", [res], status_devices=status(**{"fabric.example.com_attached": "True"}))
+    )
+    assert bound.device_state(dev).state == HELD
+
+
+def test_admin_access_results_do_not_hold_the_device():
+    admin = allocated_claim("monitor", [result("n1", "gpu-0", adminAccess=True)], ns="monitoring")
+    m = model_of(node("n1"), gpu_slice("n1", 1), admin)
+    st = m.device_state(D("n1", "gpu-0"))
+    assert st.admin == (("monitoring", "monitor"),) and st.holders == () and st.allocatable
+    assert m.device_claim(D("n1", "gpu-0")) is None
+    assert m.node("n1").devices_free == 1
+
+
+def test_network_devices_count_on_the_nodes_they_reach():
+    cls = device_class("xpu.example.com", ["device.driver == 'fabric.example.com'"])
+    sel = {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "cloud.google.com/gke-nodepool", "operator": "In", "values": ["gpu-a"]}]}
+        ]
+    }
+    everywhere = model_of(node("n1"), node("n2", "gpu-b"), fabric_slice(), cls)
+    assert everywhere.class_nodes("xpu.example.com") == {"n1": 1, "n2": 1}
+    some = model_of(node("n1"), node("n2", "gpu-b"), fabric_slice(selector=sel), cls)
+    assert some.class_nodes("xpu.example.com") == {"n1": 1}
+    # Each counted once across the fleet.
+    assert everywhere.device_totals() == (1, 1)
+
+
+def test_per_device_node_selection():
+    s = fabric_slice()
+    s["spec"].pop("allNodes")
+    s["spec"]["perDeviceNodeSelection"] = True
+    s["spec"]["devices"][0]["nodeName"] = "n2"
+    m = model_of(node("n1"), node("n2"), s, device_class("xpu", ["device.driver == 'fabric.example.com'"]))
+    assert m.class_nodes("xpu") == {"n2": 1}
+
+
+def test_pod_device_health_is_read():
+    p = pod("train", node_name="n1")
+    p["status"]["containerStatuses"] = [
+        {
+            "name": "main",
+            "allocatedResourcesStatus": [
+                {
+                    "name": "claim:train-gpu/gpu",
+                    "resources": [
+                        {"resourceID": "gpu.nvidia.com/n1/gpu-0", "health": "Unhealthy", "message": "XID 79"}
+                    ],
+                }
+            ],
+        }
+    ]
+    assert device_health(p) == [("main", "claim:train-gpu/gpu", "gpu.nvidia.com/n1/gpu-0", "Unhealthy", "XID 79")]
+
+
+def test_every_first_available_subrequest_keeps_its_count_and_mode():
+    req = {
+        "name": "gpu",
+        "firstAvailable": [
+            {"name": "h100", "deviceClassName": "h100.nvidia.com", "count": 2},
+            {"name": "a100", "deviceClassName": "a100.nvidia.com", "allocationMode": "All"},
+        ],
+    }
+    alts = request_alternatives(req)
+    assert [(n, b.get("count"), b.get("allocationMode")) for n, b in alts] == [
+        ("gpu/h100", 2, None),
+        ("gpu/a100", None, "All"),
+    ]
+
+
+# ---- ResourceSlice shapes a saved snapshot may hold ----------------------------------------------------------------
+
+V1_DEVICE = {
+    "name": "gpu-0",
+    "attributes": {"type": {"string": "gpu"}, "productName": {"string": "NVIDIA H100 80GB HBM3"}},
+    "capacity": {"memory": {"value": "80Gi"}},
+    "taints": [{"key": "k", "effect": "NoSchedule"}],
+}
+
+
+def _slice(api_version: str, device: dict) -> dict:
+    return {
+        "apiVersion": api_version,
+        "kind": "ResourceSlice",
+        "metadata": {"name": "n1-gpu"},
+        "spec": {
+            "driver": "gpu.nvidia.com",
+            "nodeName": "n1",
+            "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+            "devices": [device],
+        },
+    }
+
+
+def _read(obj: dict):
+    import yaml
+
+    (out,) = parse_objects(yaml.safe_dump(obj))
+    return out
+
+
+def _devices_of(sl: dict):
+    m = model_of(node("n1"), chart_gpu_class(), sl)
+    return [(d.name, d.type, d.attribute("productName"), d.raw.get("capacity"), d.taints) for d in m.devices()], m
+
+
+def test_v1_slice_snapshot():
+    devices, m = _devices_of(_read(_slice("resource.k8s.io/v1", V1_DEVICE)))
+    assert devices == [
+        ("gpu-0", "gpu", "NVIDIA H100 80GB HBM3", {"memory": {"value": "80Gi"}}, [V1_DEVICE["taints"][0]])
+    ]
+    assert m.device_state(D("n1", "gpu-0")).state == TAINTED
+
+
+def test_v1beta2_slice_snapshot_reads_as_v1():
+    sl = _read(_slice("resource.k8s.io/v1beta2", V1_DEVICE))
+    assert sl["apiVersion"] == "resource.k8s.io/v1"
+    assert _devices_of(sl)[0] == _devices_of(_read(_slice("resource.k8s.io/v1", V1_DEVICE)))[0]
+
+
+def test_v1beta1_basic_wrapper_is_lifted():
+    body = {k: v for k, v in V1_DEVICE.items() if k != "name"}
+    sl = _read(_slice("resource.k8s.io/v1beta1", {"name": "gpu-0", "basic": copy.deepcopy(body)}))
+    assert sl["apiVersion"] == "resource.k8s.io/v1" and "basic" not in sl["spec"]["devices"][0]
+    devices, m = _devices_of(sl)
+    assert devices == _devices_of(_read(_slice("resource.k8s.io/v1", V1_DEVICE)))[0]
+    assert m.device_state(D("n1", "gpu-0")).taints[0].source == "slice"
+
+
+def test_v1beta1_claim_requests_move_under_exactly():
+    c = claim("old")
+    c["apiVersion"] = "resource.k8s.io/v1beta1"
+    c["spec"]["devices"]["requests"] = [{"name": "gpu", "deviceClassName": "gpu.nvidia.com", "count": 2}]
+    out = _read(c)
+    assert out["spec"]["devices"]["requests"] == [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}
+    ]
+
+
+def test_a_snapshot_of_slices_without_nodes_still_counts_its_devices():
+    from dragoman.fleet.report import check_report, render_text
+
+    m = model_of(gpu_slice("gone-1", 4), fabric_slice())
+    assert check_report(m, [])["summary"]["devices"] == 5
+    assert "DRA devices of no known node" in render_text(m, [], width=100)
