@@ -46,8 +46,14 @@ class _Schedulability(Step):
             node = await ctx.cluster.get(f"/api/v1/nodes/{name}")
             ctx.nodes[name] = node
             plan.reads[f"Node/{name}"] = node_fingerprint(node)
-            if bool((node.get("spec") or {}).get("unschedulable")) != self.target:
-                plan.add(Schedulable.of_node(node, self.target))
+            # As the plan's earlier steps leave the node (a rollback cordons again before it uncordons): the preview
+            # is the write this step sends when it runs, not the one it would send now.
+            now = bool((node.get("spec") or {}).get("unschedulable"))
+            was = ctx.anticipated.get(name, now)
+            if was != self.target:
+                plan.add(Schedulable(name, self.target, was))
+            if ctx.reads is not None:  # planning: the steps after this one see the node as it leaves it
+                ctx.anticipated[name] = self.target
         plan.blast_nodes = [c.name for c in plan.changes]
         plan.blast_pools = [ctx.pool] if plan.changes else []
         return plan
@@ -94,6 +100,8 @@ class Cordon(_Schedulability):
     reversible = True
     target = True
     verb_word = "cordon"
+    verifies = "the nodes are cordoned: no new pod is placed there"
+    undo_title = "Uncordon again"
 
     async def plan(self, ctx: Context) -> StepPlan:
         plan = await super().plan(ctx)
@@ -127,3 +135,5 @@ class Uncordon(_Schedulability):
     reversible = True
     target = False
     verb_word = "uncordon"
+    verifies = "the nodes are schedulable again"
+    undo_title = "Cordon and drain again"

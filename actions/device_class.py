@@ -143,6 +143,8 @@ class DeviceClassStep(ops.SwitchStep):
 
     name = "device-class"
     title = "The DeviceClass serving nvidia.com/gpu"
+    verifies = "the class the step chose serves nvidia.com/gpu, exactly as the step left it"
+    undo_title = "Put the DeviceClass back as it was"
     dangerous = True
     reversible = True
 

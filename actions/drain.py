@@ -112,8 +112,16 @@ class Drain(Step):
 
     name = "drain"
     title = "Drain the nodes"
+    verifies = (
+        "no pod a drain evicts is left on the nodes; their replacements run elsewhere (or are said unschedulable)"
+    )
     dangerous = True
     reversible = False
+    replan = True
+
+    @classmethod
+    def timeout(cls, options) -> float:
+        return float(options.drain_timeout)
 
     async def preconditions(self, ctx: Context) -> list[str]:
         # Draining a schedulable node only moves its pods back onto it: the cordon comes first.
@@ -176,11 +184,18 @@ class Drain(Step):
         opts = ctx.options
         deadline = time.monotonic() + opts.drain_timeout
         sem = asyncio.Semaphore(max(1, opts.drain_concurrency))
+        # Exactly the pods the plan shows (the preview is the writes): one gone since, or another pod under its name
+        # now, needs no eviction; one that arrived since is not evicted unseen (the verification names it).
         work: list[tuple[str, dict]] = []
-        for node in self.nodes:
-            for pod in await node_pods(ctx, node):
-                if not skip_reason(pod):
-                    work.append((node, pod))
+        for change in plan.changes:
+            if change.verb not in ("evict", "delete"):
+                continue
+            node = change.detail.get("node") or ""
+            pod = await self._current(
+                ctx, f"/api/v1/namespaces/{change.namespace}/pods/{change.name}", change.detail.get("uid")
+            )
+            if pod is not None and node in self.nodes:
+                work.append((node, pod))
         total = len(work)
         per_node_total = {n: sum(1 for m, _ in work if m == n) for n in self.nodes}
         per_node_done = {n: 0 for n in self.nodes}
@@ -219,6 +234,10 @@ class Drain(Step):
         for node in self.nodes:
             await annotate(ctx, node, self.id, self.name, "running", started)
         await asyncio.gather(*(one(n, p) for n, p in work))
+        if not problems:
+            # The next batch waits until this one's pods run elsewhere: a batch at a time means no more than a batch of
+            # the workloads is ever away.
+            await self._replacements(ctx, [p for _n, p in work], deadline)
         for node in self.nodes:
             failed = per_node_done[node] < per_node_total[node]
             await annotate(ctx, node, self.id, self.name, "failed" if failed else "done", started)
@@ -303,6 +322,70 @@ class Drain(Step):
             await asyncio.sleep(poll)
             poll = min(poll * 2, opts.pod_gone_poll)
         return f"pod {ns}/{name} was evicted but has not terminated after {opts.drain_timeout:g} s."
+
+    async def _replacements(self, ctx: Context, evicted: list[dict], deadline: float) -> None:
+        """Wait (until the drain's deadline) for the evicted pods' controllers to have their pods Running off these
+        nodes. A replacement the scheduler says does not fit is reported once and not waited for (the preflight said
+        whether the fleet has room)."""
+        owners: dict[tuple[str, str, str], int] = {}
+        for pod in evicted:
+            ref = owner_of(pod)
+            if ref is not None and ref.get("kind") != "Node":
+                key = (pod["metadata"]["namespace"], ref.get("kind", ""), ref.get("name", ""))
+                owners[key] = owners.get(key, 0) + 1
+        if not owners:
+            return
+        told: set[str] = set()
+        last = -1
+        started = time.monotonic()
+        total = sum(owners.values())
+        while True:
+            waiting = 0
+            for ns in sorted({k[0] for k in owners}):
+                pods, _ = await ctx.cluster.list_all(f"/api/v1/namespaces/{ns}/pods")
+                for p in pods:
+                    ref = owner_of(p) or {}
+                    md = p.get("metadata") or {}
+                    if (ns, ref.get("kind", ""), ref.get("name", "")) not in owners or md.get("deletionTimestamp"):
+                        continue
+                    st = p.get("status") or {}
+                    if (p.get("spec") or {}).get("nodeName") in self.nodes or st.get("phase") != "Pending":
+                        continue
+                    unschedulable = next(
+                        (
+                            c
+                            for c in st.get("conditions") or ()
+                            if c.get("type") == "PodScheduled" and c.get("reason") == "Unschedulable"
+                        ),
+                        None,
+                    )
+                    if unschedulable is not None:
+                        if md.get("name") not in told:
+                            told.add(md.get("name", ""))
+                            ctx.emit(
+                                self.id,
+                                0,
+                                0,
+                                f"{ns}/{md.get('name')} stays Pending: "
+                                + (unschedulable.get("message") or "no node fits"),
+                                level="warning",
+                            )
+                        continue
+                    waiting += 1
+            if not waiting:
+                return
+            if time.monotonic() > deadline:
+                ctx.emit(self.id, 0, 0, f"{waiting} replacement pod(s) are still starting elsewhere", level="warning")
+                return
+            if waiting != last:
+                last = waiting
+                ctx.emit(
+                    self.id,
+                    total - waiting,
+                    total,
+                    f"waiting for {waiting} replacement pod(s) to run elsewhere ({time.monotonic() - started:.0f} s)",
+                )
+            await asyncio.sleep(ctx.options.pod_gone_poll)
 
     @staticmethod
     async def _current_node(ctx: Context, node: str) -> dict | None:

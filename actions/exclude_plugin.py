@@ -89,6 +89,8 @@ class ExcludeDevicePlugin(ops.SwitchStep):
 
     name = "exclude-device-plugin"
     title = "Exclude the device plugin from the pool"
+    verifies = "no device-plugin pod runs on the pool and its nodes report no allocatable nvidia.com/gpu"
+    undo_title = "Let the device plugin back"
     dangerous = True
     reversible = True
 

@@ -94,6 +94,10 @@ class SwitchStep(Step):
 
     reversible = True
 
+    @classmethod
+    def timeout(cls, options) -> float:
+        return float(getattr(options, "switch_timeout", 300.0))
+
     @property
     def rolling_back(self) -> bool:
         return self.id.startswith("rollback:")
@@ -128,7 +132,7 @@ class SwitchStep(Step):
             return None
         step = type(self)(f"rollback:{self.id}", [])
         plan = step.new_plan()
-        plan.title = f"Undo: {self.title.lower()}"
+        plan.title = self.undo_title or f"Undo: {self.title.lower()}"
         for op in ops:
             if not await op.landed(ctx.cluster):
                 plan.add(op)

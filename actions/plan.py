@@ -154,6 +154,7 @@ async def build(ctx: Context, names: list[str] | None = None, *, created_by: dic
     pid = plan_id(ctx.pool, str(ctx.cluster.kube_system_uid), [(sid, nodes) for sid, _, nodes in specs], False)
     ctx.plan_id = pid
     plans: list[StepPlan] = []
+    ctx.anticipated = {}
     # Planning writes nothing, so the steps share one read of the pool's picture (every pod among them).
     with ctx.reading_once():
         for sid, n, nodes in specs:
@@ -187,6 +188,7 @@ async def build_rollback(
     )
     plans: list[StepPlan] = []
     notes: list[str] = []
+    ctx.anticipated = {}
     # As in build: nothing is written while planning, so the steps share one read of the picture.
     with ctx.reading_once():
         for sid, e in done:
@@ -210,6 +212,8 @@ async def build_rollback(
             rp = await cls(sid, []).rollback_plan(ctx, record)
             if rp is not None:
                 rp.id = f"rollback:{sid}"
+                # Named for what it does ("Uncordon again"), not for the step it undoes.
+                rp.title = cls.undo_title or f"Undo: {cls.title[:1].lower()}{cls.title[1:]}"
                 plans.append(rp)
     if plans and notes:
         plans[0].notes.extend(notes)

@@ -187,6 +187,7 @@ class Preflight(Step):
 
     name = "preflight"
     title = "Preflight checks"
+    verifies = "RBAC for every write, PodDisruptionBudgets and room were read; nothing blocks the plan"
     dangerous = False
     reversible = False
 

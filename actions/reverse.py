@@ -15,9 +15,10 @@ async def recordon_plan(ctx: Context, step_id: str, nodes: list[str]) -> StepPla
 
     step = GatedUncordon(f"rollback:{step_id}", nodes)
     plan = step.new_plan()
-    plan.title = "Undo: uncordon (cordon and drain the pool again)"
-    cordon = await Cordon(step.id + "/cordon", nodes).plan(ctx)
-    drain = await Drain(step.id + "/drain", nodes).plan(ctx)
+    plan.title = "Cordon and drain again"
+    # One step id for both halves: the audit log names the step the preview showed.
+    cordon = await Cordon(step.id, nodes).plan(ctx)
+    drain = await Drain(step.id, nodes).plan(ctx)
     plan.changes = cordon.changes + drain.changes
     plan.reads = {**cordon.reads, **drain.reads}
     plan.warnings = drain.warnings
@@ -32,12 +33,13 @@ async def recordon_plan(ctx: Context, step_id: str, nodes: list[str]) -> StepPla
     return plan
 
 
-async def apply_recordon(ctx: Context, step_id: str, nodes: list[str]) -> list[str]:
-    cordon = Cordon(step_id + "/cordon", nodes)
-    cp = await cordon.plan(ctx)
+async def apply_recordon(ctx: Context, step_id: str, plan: StepPlan) -> list[str]:
+    """The writes the plan shows, in its order: the cordons, then the evictions."""
+    cordon = Cordon(step_id, plan.nodes)
+    cp = cordon.new_plan(changes=[c for c in plan.changes if c.kind == "Node"])
     problems = await cordon.apply(ctx, cp)
     if problems:
         return problems
-    drain = Drain(step_id + "/drain", nodes)
-    dp = await drain.plan(ctx)
+    drain = Drain(step_id, plan.nodes)
+    dp = drain.new_plan(changes=[c for c in plan.changes if c.verb in ("evict", "delete")])
     return await drain.apply(ctx, dp)

@@ -7,7 +7,7 @@ import dataclasses
 import getpass
 import re
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from dragoman.actions import operations
@@ -16,7 +16,7 @@ from dragoman.actions.audit import AuditLog
 from dragoman.actions.lock import PoolLock
 from dragoman.actions.registry import step_class
 from dragoman.actions.state import PoolState
-from dragoman.actions.steps import Context, Options, ProgressEvent
+from dragoman.actions.steps import Context, Options, ProgressEvent, StepPlan
 from dragoman.fleet.errors import ExitCode, ReadOnlyError, UserError
 from dragoman.fleet.pools import pool_label_of
 
@@ -157,7 +157,17 @@ class Runner:
         assert self.ctx is not None
         return plan.writes or bool(self.ctx.dangling)
 
-    async def run(self, plan: planmod.MigrationPlan) -> RunResult:
+    async def run(
+        self,
+        plan: planmod.MigrationPlan,
+        *,
+        only: Collection[str] | None = None,
+        replanned: Callable[[StepPlan, StepPlan], Awaitable[bool]] | None = None,
+    ) -> RunResult:
+        """Run the plan's steps in order; with `only`, just those steps (the wizard's step mode: the pool's state then
+        says "paused" until every step is done). A step planned again right before it runs (a drain: pods moved
+        while earlier batches ran) whose fresh plan is not the confirmed one runs only once `replanned(confirmed,
+        fresh)` says yes; without that callback the change is reported and the fresh plan runs."""
         ctx = await self._context()
         ctx.plan_id = plan.id
         if plan.blockers:
@@ -188,6 +198,8 @@ class Runner:
             await state.begin(plan.to_json(), self.cluster.identity, self.by)
             await self._close_landed(plan, ctx)
             for sp in plan.steps:
+                if only is not None and sp.id not in only:
+                    continue
                 ctx.crash(f"before:{sp.id}")
                 name = sp.step
                 if resumed and state.step_done(sp.id) and not sp.changes:
@@ -201,6 +213,19 @@ class Runner:
                     results[sp.id] = "failed"
                     await state.set_step(sp.id, name, "failed", by=self.by, problems=pre)
                     break
+                if step.replan and not plan.rollback:
+                    fresh = await step.plan(ctx)
+                    if change_refs(fresh) != change_refs(sp):
+                        ok = True
+                        if replanned is not None:
+                            ok = await replanned(sp, fresh)
+                        else:
+                            self.warn(f"{sp.id}: {replan_text(sp, fresh)}; it runs as planned now.")
+                        if not ok:
+                            problems.append(f"{sp.id}: {replan_text(sp, fresh)}; nothing of it was written.")
+                            results[sp.id] = "skipped"
+                            break
+                    sp.changes, sp.reads, sp.warnings = fresh.changes, fresh.reads, fresh.warnings
                 record = None if plan.rollback else step.rollback_record(sp)
                 await state.set_step(sp.id, name, "running", by=self.by, rollback=record)
                 self.progress(ProgressEvent(sp.id, 0, max(1, len(sp.changes)), f"{sp.id}: started"))
@@ -225,6 +250,15 @@ class Runner:
                 self.progress(ProgressEvent(sp.id, 1, 1, f"{sp.id}: done, verified"))
                 ctx.crash(f"after:{sp.id}")
             status = "failed" if problems else ("rolled-back" if plan.rollback else "done")
+            if (
+                not problems
+                and only is not None
+                and not all(
+                    results.get(s.id) == "done" or state.step_done(s.id) or (plan.rollback and not s.changes)
+                    for s in plan.steps
+                )
+            ):
+                status = "paused"  # step mode: the next step waits for its own confirmation
             await state.finish(status)
         finally:
             await lock.release()
@@ -254,3 +288,21 @@ class Runner:
     @staticmethod
     async def _clear_rollback(state: PoolState, step_id: str) -> None:
         await state.clear_rollback(step_id)
+
+
+def change_refs(sp: StepPlan) -> list[tuple[str, str, str]]:
+    """The objects a step's plan writes, in order, with the verb: what must not change between preview and write."""
+    return [(c.verb, c.ref, str(c.detail.get("uid") or "")) for c in sp.changes]
+
+
+def replan_text(confirmed: StepPlan, fresh: StepPlan) -> str:
+    """What changed in a step's plan since it was confirmed, in a few words."""
+    old, new = set(change_refs(confirmed)), set(change_refs(fresh))
+    added = [f"{v} {r}" for v, r, _ in change_refs(fresh) if (v, r, _) not in old]
+    gone = [f"{v} {r}" for v, r, _ in change_refs(confirmed) if (v, r, _) not in new]
+    parts = []
+    if added:
+        parts.append("now also " + ", ".join(added[:4]) + (f" and {len(added) - 4} more" if len(added) > 4 else ""))
+    if gone:
+        parts.append("no longer " + ", ".join(gone[:4]) + (f" and {len(gone) - 4} more" if len(gone) > 4 else ""))
+    return "its plan changed since it was confirmed: " + "; ".join(parts or ["the same objects in another order"])

@@ -133,6 +133,8 @@ class ScopeDriver(ops.SwitchStep):
 
     name = "scope-driver"
     title = "Scope the DRA driver to the pool"
+    verifies = "the DRA driver runs on every node of the pool and publishes its ResourceSlices"
+    undo_title = "Take the DRA driver off the pool again"
     dangerous = True
     reversible = True
 

@@ -263,6 +263,9 @@ class Context:
     # While a plan is built (nothing is written), reads every step makes alike are made once: `reading_once` sets it.
     # None otherwise: a step that applies reads the cluster afresh.
     reads: dict[str, Any] | None = dataclasses.field(default=None, kw_only=True)
+    # While a plan is built: node name -> `spec.unschedulable` as the plan's earlier steps leave it (a rollback's
+    # re-cordon before the uncordon of the cordon's rollback), so each step previews the writes it will send then.
+    anticipated: dict[str, bool] = dataclasses.field(default_factory=dict, kw_only=True)
 
     def __post_init__(self, pool_nodes: list[dict]) -> None:
         self.nodes = {n["metadata"]["name"]: n for n in pool_nodes}
@@ -298,10 +301,24 @@ class Step:
     title: ClassVar[str] = ""
     dangerous: ClassVar[bool] = False
     reversible: ClassVar[bool] = False
+    # What the step's verification proves once it passes: the line the wizard shows after the step ran.
+    verifies: ClassVar[str] = ""
+    # Its title when it undoes a step (the rollback's row): "Uncordon again", not "rollback:cordon — Cordon the nodes".
+    undo_title: ClassVar[str] = ""
+
+    # Planned again right before it runs (its objects move while earlier steps run: the pods a drain evicts), and the
+    # fresh plan is what it sends; the runner asks again when the fresh plan is not the one confirmed.
+    replan: ClassVar[bool] = False
 
     def __init__(self, step_id: str, nodes: list[str]) -> None:
         self.id = step_id
         self.nodes = list(nodes)
+
+    @classmethod
+    def timeout(cls, options: Options) -> float:
+        """The longest the step waits for the cluster (0: it does not wait); the wizard shows it beside the elapsed
+        time."""
+        return 0.0
 
     async def preconditions(self, ctx: Context) -> list[str]:
         """Sentences that stop the step before it starts (empty: it may run)."""

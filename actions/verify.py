@@ -74,10 +74,11 @@ class GatedUncordon(Uncordon):
         if self.id.startswith("rollback:uncordon"):
             from dragoman.actions.reverse import apply_recordon
 
-            return await apply_recordon(ctx, self.id, self.nodes or plan.nodes)
+            return await apply_recordon(ctx, self.id, plan)
         if self.id.startswith("rollback:"):
-            # Planned before the steps ahead of it re-cordoned the nodes: read them again.
-            plan = await Uncordon.plan(self, ctx)
+            # The plan anticipated the nodes as the steps ahead of it leave them (re-cordoned): it is sent as shown,
+            # each write skipped when the cluster already shows it.
+            pass
         elif ctx.state is not None and plan.changes and not ctx.read_only:
             await ctx.state.set_step(
                 self.id, self.name, "running", by=ctx.by, rollback={"uncordoned": [c.name for c in plan.changes]}
@@ -162,7 +163,7 @@ def canary_pod(ctx: Context) -> dict:
 @dataclasses.dataclass
 class CanaryPod(CreateObject):
     """The verify step's canary: created when absent (a lost answer may have made it), deleted afterwards. The plan
-    shows the GPU limit it keeps; the audit log keeps where it is placed."""
+    and the audit log show the same: where it is placed and the GPU limit it keeps."""
 
     collection: str = ""
     key_suffix: str = "canary"
@@ -185,16 +186,6 @@ class CanaryPod(CreateObject):
             after={"spec": {"nodeSelector": selector, "limits": {GPU: "1"}}},
             command=f"kubectl run -n {self.namespace} {self.name} --image {self.image}",
             detail={"canary": True},
-        )
-
-    def record(self) -> Change:
-        return Change(
-            "Pod",
-            self.name,
-            self.namespace,
-            verb="create",
-            after={"spec": {"nodeSelector": self.body["spec"]["nodeSelector"]}},
-            command=f"kubectl run -n {self.namespace} {self.name} --image {self.image} (limits nvidia.com/gpu: 1)",
         )
 
 
@@ -345,12 +336,16 @@ async def _exists(ctx: Context, path: str) -> bool:
     return True
 
 
+def canary_delete(ns: str, name: str) -> DeleteObject:
+    """The canary's removal: previewed with its creation, sent after the checks whatever they found."""
+    return DeleteObject("Pod", name, ns, f"/api/v1/namespaces/{ns}/pods", key_suffix="canary-delete")
+
+
 async def _delete(ctx: Context, step_id: str, ns: str, name: str) -> None:
     path = f"/api/v1/namespaces/{ns}/pods/{name}"
     if not await _exists(ctx, path):
         return
-    op = DeleteObject("Pod", name, ns, f"/api/v1/namespaces/{ns}/pods", key_suffix="canary-delete")
-    await operations.send(ctx, step_id, op, label="canary-delete")
+    await operations.send(ctx, step_id, canary_delete(ns, name), label="canary-delete")
 
 
 async def _gone(ctx: Context, path: str) -> None:
@@ -449,12 +444,20 @@ class Verify(Step):
 
     name = "verify"
     title = "Verify the pool on DRA (canary)"
+    verifies = "slices on every node, the canary's GPU through the bridge, no node on both stacks, the workloads back"
     dangerous = False
     reversible = False
 
+    @classmethod
+    def timeout(cls, options) -> float:
+        return float(getattr(options, "switch_timeout", 300.0))
+
     async def plan(self, ctx: Context) -> StepPlan:
         plan = self.new_plan()
-        plan.add(CanaryPod(canary_pod(ctx)))
+        body = canary_pod(ctx)
+        # Both writes the step sends: the canary, and its removal once the checks are done.
+        plan.add(CanaryPod(body))
+        plan.add(canary_delete(body["metadata"]["namespace"], body["metadata"]["name"]))
         plan.notes.append(
             "checks: a ResourceSlice with devices per node; the canary keeping limits nvidia.com/gpu lands on the "
             "pool with an allocated claim recorded in its status, and sees exactly the allocated GPUs; it is "
