@@ -9,10 +9,13 @@ from collections.abc import Callable, Sequence
 
 from dragoman.fleet.cel import CelCompileError, compile_expression
 from dragoman.fleet.cel.fleeteval import DeviceIndex, FleetEvaluation, evaluate_fleet
-from dragoman.fleet.cel_explain import Explainer
+from dragoman.fleet.cel_explain import Explainer, NearMiss, near_misses, short_clause
 from dragoman.fleet.model import FleetModel, claim_spec, key_of, pod_extended_requests, request_alternatives
 
 BLOCKS = "blocks scheduling of every pod using this selector"
+# The table's order: runtime errors (they block scheduling), what one clause alone left out (the selector's most useful
+# fact when it matches nothing), what it picks, then the rest it leaves out.
+ORDER = ("error", "near-miss", "match", "no-match")
 
 
 @dataclasses.dataclass
@@ -115,6 +118,8 @@ class Outcome:
     rows: list[tuple] = dataclasses.field(default_factory=list)  # (result, driver, pool, device, node, product, reason)
     errors: list[tuple[str, int]] = dataclasses.field(default_factory=list)  # (reason, devices), most first
     false_clauses: list[tuple[str, int]] = dataclasses.field(default_factory=list)
+    # Devices one clause of the edited expression alone leaves out, per product, most first (cel_explain.near_misses).
+    near: list[NearMiss] = dataclasses.field(default_factory=list)
     cancelled: bool = False
 
 
@@ -159,14 +164,17 @@ def explain(
     limit: int = 150,
     cancel: Callable[[], bool] | None = None,
 ) -> Outcome:
-    """Fill the rows (errors, then non-matches, then matches; `limit` at most, a third each when all three exist) and
-    the reasons by count."""
+    """Fill the rows (errors, then near misses, then non-matches, then matches; `limit` at most, a share each when
+    several kinds exist), the reasons by count and the near misses per product."""
     exprs = list(base) + [out.expression]
     index = ev.index
     explainers: dict[int, Explainer] = {}
     # Per group of identical devices (what the selectors read), not per device: a reason is the same for the whole
     # group.
     group_reason: list[tuple[str, str] | None] = [None] * len(ev.outcomes)
+    clauses: dict[int, str] = {}  # left-out groups: their (first or only) false clause, by its source text
+    rank: dict[int, int] = {}  # near-miss groups: where their product's sentence stands in out.near
+    candidates: list[int] = []  # groups the edited expression (not a base selector) left out: maybe near misses
     for g, i in enumerate(ev.reps):
         if cancel is not None and g % 200 == 0 and cancel():
             out.cancelled = True
@@ -186,21 +194,42 @@ def explain(
         if ex is None:
             ex = explainers[at] = Explainer(exprs[at])
         clause = ex.first_false(index.devices[i])
-        group_reason[g] = ("no-match", f"{prefix}{clause.text if clause else exprs[at]}")
+        text = clause.text if clause else exprs[at]
+        clauses[g] = f"{prefix}{text}"  # counted by its source text; the row shows it as a person reads it
+        group_reason[g] = ("no-match", f"{prefix}{short_clause(text)}")
+        if at == len(base):
+            candidates.append(g)
+    tally = index.tally(ev.group_of)
+    if candidates:
+        wanted_groups = set(candidates)
+        per_group: dict[int, list[tuple[str, int]]] = {}
+        for (g, qid), n in tally.products:
+            if g in wanted_groups:
+                per_group.setdefault(g, []).append((index.products[qid], n))
+        out.near, misses = near_misses(
+            out.expression, [(index.devices[ev.reps[g]], per_group.get(g, [])) for g in candidates]
+        )
+        near_rank = {(nm.clause, nm.product): n for n, nm in enumerate(out.near)}
+        for g, miss in zip(candidates, misses):
+            if miss is not None:
+                clauses[g] = miss.clause
+                rank[g] = near_rank[(miss.clause, index.products[index.product_of[ev.reps[g]]])]
+                group_reason[g] = ("near-miss", miss.reason())
     errors: Counter = Counter()
     falses: Counter = Counter()
-    wanted = {"error": 0, "no-match": 0, "match": 0}
+    wanted = {"error": 0, "near-miss": 0, "no-match": 0, "match": 0}
     # Groups are numbered in order of their first device, so reasons enter the counters in device order (ties keep it).
-    for res, n in zip(group_reason, index.tally(ev.group_of).sizes):
+    for g, (res, n) in enumerate(zip(group_reason, tally.sizes)):
         if res is None:
             continue
         kind, reason = res
         if kind == "error":
             errors[reason] += n
-        elif kind == "no-match":
-            falses[reason] += n
+        elif kind in ("no-match", "near-miss"):
+            falses[clauses.get(g, reason)] += n
         wanted[kind] += n
-    buckets: dict[str, list[tuple]] = {"error": [], "no-match": [], "match": []}
+    buckets: dict[str, list[tuple]] = {k: [] for k in wanted}
+    row_rank: dict[tuple[str, str, str], int] = {}
     left = sum(min(limit, n) for n in wanted.values())
     # The first `limit` devices of each kind, in device order: stop as soon as every kind has its rows.
     for i, g in enumerate(ev.group_of):
@@ -214,14 +243,15 @@ def explain(
         if len(b) < limit:
             ref = index.refs[i]
             b.append((kind, ref.driver, ref.pool, ref.device, ref.node or "", ref.product, reason))
+            row_rank[ref.device, ref.pool, ref.driver] = rank.get(g, 0)
             left -= 1
     # Some of each kind, so matches stay visible beside thousands of non-matches; then top up in order.
-    share = limit // 3
-    rows = buckets["error"][:share] + buckets["no-match"][:share] + buckets["match"][:share]
-    for kind in ("error", "no-match", "match"):
+    share = limit // len(buckets)
+    rows = [r for kind in ORDER for r in buckets[kind][:share]]
+    for kind in ORDER:
         rows += buckets[kind][share : share + limit - len(rows)]
-    order = {"error": 0, "no-match": 1, "match": 2}
-    rows.sort(key=lambda r: order[r[0]])
+    # Near misses in the order of their sentences (the H100s the memory clause left out before the A100s).
+    rows.sort(key=lambda r: (ORDER.index(r[0]), row_rank.get((r[3], r[2], r[1]), 0)))
     out.rows = rows
     out.errors = errors.most_common()
     out.false_clauses = falses.most_common()

@@ -191,7 +191,7 @@ CATALOGUE: dict[str, CatalogueEntry] = {
             ERROR,
             "pods",
             "A selector keeps a pod's claims from being satisfied",
-            "Fix the selector of {subject}.",
+            "Fix the selector of {subject}{write}.",
         ),
         CatalogueEntry(
             "pending-cordoned",

@@ -3,18 +3,24 @@ table."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, cast
 
-from dragoman.fleet.cel_playground import BLOCKS, Outcome, counts_text
+from dragoman.fleet.cel_explain import short_clause
+from dragoman.fleet.cel_playground import BLOCKS, ORDER, Outcome, counts_text
+from dragoman.fleet.views.cells import short_product
 from rich.cells import cell_len
 from rich.markup import escape
 from rich.text import Text
+from textual.binding import Binding
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
-GLYPH = {"match": "✓ match", "no-match": "· no match", "error": "✗ error"}
-COLUMNS = ("result", "pool", "device", "product", "why")
+# One glyph per meaning: `·` is "left out" (a near miss is left out too, by one clause: the word says which).
+GLYPH = {"match": "✓ match", "no-match": "· no match", "near-miss": "· near miss", "error": "✗ error"}
+# Why before where: at 80 columns the reason (the clause, the device's value) is what must not fall off the edge.
+COLUMNS = ("result", "why", "product", "device", "pool")
 
 
 def by_node_pool(summary: dict, pool_of: Callable[[str | None], str | None]) -> list[dict]:
@@ -39,7 +45,8 @@ def counts_markup(out: Outcome, pool_of: Callable[[str | None], str | None] | No
     lines.append(
         "by product: "
         + " · ".join(
-            f"{escape(p['product'])} {p['matched']}/{p['devices']}" + (f" ({p['errors']} err)" if p["errors"] else "")
+            f"{escape(short_product(p['product']))} {p['matched']}/{p['devices']}"
+            + (f" ({p['errors']} err)" if p["errors"] else "")
             for p in prods[:top]
         )
         + (f" · … {len(prods) - top} more" if len(prods) > top else "")
@@ -57,19 +64,30 @@ def counts_markup(out: Outcome, pool_of: Callable[[str | None], str | None] | No
     return "\n".join(lines)
 
 
-def errors_markup(out: Outcome, top: int = 2) -> str:
-    """Runtime errors with their reach (each blocks scheduling), then the clauses that left devices out, most first."""
-    lines = [
+def errors_markup(out: Outcome, lines: int = 3) -> str:
+    """Runtime errors with their reach (each blocks scheduling), then the near misses (devices one clause alone leaves
+    out, per product, with what they publish for it), then the clauses that left devices out, most first; `lines` at
+    most."""
+    rows = [
         f"[b $error]✗ {escape(reason)}[/] on {n} device{'s' if n != 1 else ''} — {BLOCKS}"
         for reason, n in out.errors[:2]
     ]
-    if out.false_clauses:
-        lines.append(
-            "left out by: "
-            + " · ".join(f"{escape(c)} ×{n}" for c, n in out.false_clauses[:top])
+    shown = 0
+    for nm in out.near:
+        if len(rows) >= lines - (1 if out.false_clauses and len(out.near) > 1 else 0):
+            break
+        rows.append(f"[b]{escape(nm.sentence())}[/b]")
+        shown += 1
+    hidden = len(out.near) - shown
+    if out.false_clauses and len(rows) < lines:
+        top = 2
+        rows.append(
+            (f"… {hidden} more near misses · " if hidden > 0 else "")
+            + "left out by: "
+            + " · ".join(f"{escape(short_clause(c))} ×{n}" for c, n in out.false_clauses[:top])
             + (f" · … {len(out.false_clauses) - top} more" if len(out.false_clauses) > top else "")
         )
-    return "\n".join(lines)
+    return "\n".join(rows[:lines])
 
 
 def _cell(text: str) -> Text:
@@ -82,13 +100,55 @@ def _cell(text: str) -> Text:
     return Text(text, no_wrap=True, end="")
 
 
+class ResultTable(DataTable):
+    """The playground's device table, moved as every table view is: j/k, g/home first row, G/end last row."""
+
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False, id="cel.table.down", tooltip="Next row"),
+        Binding("k", "cursor_up", "Up", show=False, id="cel.table.up", tooltip="Previous row"),
+        Binding("g,home", "first", "First", show=False, id="cel.table.first", tooltip="First row"),
+        Binding("G,end", "last", "Last", show=False, id="cel.table.last", tooltip="Last row"),
+    ]
+
+    def action_first(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=0, animate=False)
+
+    def action_last(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1, animate=False)
+
+
+def row_facets(row: tuple) -> dict[str, str]:
+    """What `key=value` of the `/` filter reads on an Outcome row (result=near-miss, pool=…, product=…)."""
+    kind, driver, pool, device, node, product, reason = row
+    return {
+        "result": kind,
+        "driver": driver,
+        "pool": pool,
+        "device": device,
+        "node": node,
+        "product": product,
+        "productName": product,
+        "why": reason,
+    }
+
+
+def filtered(out: Outcome, row_filter: Callable | None) -> Outcome:
+    """The outcome with only the rows the `/` filter keeps (counts unchanged: they are the fleet's)."""
+    if row_filter is None:
+        return out
+    keep = [r for r in out.rows if row_filter(None, (GLYPH.get(r[0], r[0]),) + r[1:], row_facets(r))]
+    return dataclasses.replace(out, rows=keep)
+
+
 def table_rows(out: Outcome) -> list[tuple[str, ...]]:
-    """The table's rows: what the selector picks first (after errors, which block scheduling), then what it leaves
-    out."""
-    order = {"error": 0, "match": 1, "no-match": 2}
-    ordered = sorted(out.rows, key=lambda r: order.get(r[0], 3))
+    """The table's rows: errors (they block scheduling), near misses, what the selector picks, then the rest it leaves
+    out (cel_playground.ORDER)."""
+    ordered = sorted(out.rows, key=lambda r: ORDER.index(r[0]) if r[0] in ORDER else len(ORDER))
     return [
-        (GLYPH[kind], pool, device, product, reason) for kind, _driver, pool, device, _node, product, reason in ordered
+        (GLYPH[kind], reason, short_product(product), device, pool)
+        for kind, _driver, pool, device, _node, product, reason in ordered
     ]
 
 

@@ -9,8 +9,9 @@ from collections.abc import Iterable
 
 from dragoman.fleet import ownership as own
 from dragoman.fleet import placement
+from dragoman.fleet.cel_explain import NearMiss, short_clause, suggestions
 from dragoman.fleet.diagnose.context import CLAIM_QUOTA, Context, node_ref, plural, pod_ref
-from dragoman.fleet.diagnose.selectors import excluding_clause, pod_claim_specs
+from dragoman.fleet.diagnose.selectors import excluding_miss, pod_claim_specs
 from dragoman.fleet.findings import Finding, ObjectRef, make_finding
 from dragoman.fleet.model import (
     BRIDGE_ANNOTATION,
@@ -219,6 +220,7 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
     selector_problem: list[str] = []
     # The first alternative with its own selectors, per failing request: where the excluding clause is looked for.
     selector_bodies: dict[str, dict] = {}
+    selector_refs: dict[str, ObjectRef] = {}  # the claim or template holding each failing request: what to change
     request_free: list[tuple[str, int, dict[str, int], str | None]] = []
     for oref, cspec in claims.values():
         claim_obj = m.objects["ResourceClaim"].get((oref[1], oref[2])) if oref[0] == "ResourceClaim" else None
@@ -237,6 +239,7 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
             if not ok_alt:
                 subject = f"{oref[0]} {oref[2]} request {req.get('name')}"
                 selector_problem.append(subject)
+                selector_refs[subject] = oref
                 with_selectors = next((b for _, b in request_alternatives(req) if b.get("selectors")), None)
                 if with_selectors is not None:
                     selector_bodies[subject] = with_selectors
@@ -317,20 +320,29 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
                 class_problems.append(f"DeviceClass {cls}")
     if selector_problem or class_problems:
         subjects = class_problems + selector_problem
-        why = {s: excluding_clause(m, selector_bodies[s], spec) for s in selector_problem if s in selector_bodies}
+        why = {s: excluding_miss(m, selector_bodies[s], spec) for s in selector_problem if s in selector_bodies}
+        first = why.get(subjects[0])
         summary = f"pod {pname} cannot get its devices because of the selector of {subjects[0]}"
-        if why.get(subjects[0]):
-            summary += f": {why[subjects[0]]}"
+        if first is not None:
+            summary = (
+                f"pod {pname} cannot get its devices: `{short_clause(first[1].clause)}` in {subjects[0]} leaves out "
+                f"every device the rest of its selector keeps"
+            )
+        # The objects to change, linked from the finding (the page's links follow objects[1:]).
+        targets = [selector_refs[s] for s in selector_problem if s in selector_refs] + [
+            ("DeviceClass", "", c.split(" ", 1)[1]) for c in class_problems
+        ]
         yield make_finding(
             "pending-selector",
-            [ref],
+            [ref] + [t for i, t in enumerate(targets) if t not in targets[:i]],
             summary,
             [
-                f"{s}: {why[s]}" if why.get(s) else f"{s}: selects no usable device (see its selector finding)"
+                f"{s}: {w[0]}" if (w := why.get(s)) else f"{s}: selects no usable device (see its selector finding)"
                 for s in subjects
             ]
             + evs,
-            subject=subjects[0],
+            subject=_object_text(targets[0]) if targets else subjects[0],
+            write=_what_to_write(first[1]) if first is not None else "",
         )
         return
     ev = []
@@ -355,6 +367,25 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
         resource=res_name,
         pod=pname,
     )
+
+
+def _object_text(ref: ObjectRef) -> str:
+    kind, ns, name = ref
+    return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
+
+
+def _what_to_write(miss: NearMiss) -> str:
+    """` : change `memory >= 80Gi` to quantity('80G') (or quantity('79Gi')): the 24 devices ... have 81559Mi` — the
+    value that keeps the devices the rest of the selector keeps, when dragoman can compute one; else the clause."""
+    clause = short_clause(miss.clause)
+    texts = miss.value_texts
+    shown = ", ".join(texts[:3]) + (f" and {len(texts) - 3} more" if len(texts) > 3 else "")
+    values = f"the {plural(miss.devices, 'device')} the pod may use ({miss.product or 'no productName'}) have {shown}"
+    hints = suggestions(miss.clause, miss.values)
+    if hints:
+        alt = f" (or {hints[1]})" if len(hints) > 1 else ""
+        return f": in `{clause}`, write {hints[0]}{alt} — {values}"
+    return f": `{clause}` leaves out {values}" if miss.values else f": `{clause}` leaves out every device it may use"
 
 
 def _forgotten_name(

@@ -8,13 +8,14 @@ from collections.abc import Iterable
 
 from dragoman.fleet import ownership as own
 from dragoman.fleet import placement
+from dragoman.fleet.cel import cel_device
+from dragoman.fleet.cel_explain import NearMiss, clause_values, have
 from dragoman.fleet.diagnose.context import STALE_ATTRIBUTES, TYPE_GPU, Context, plural, pod_ref
 from dragoman.fleet.findings import Finding, ObjectRef, make_finding
 from dragoman.fleet.model import (
     BRIDGE_ANNOTATION,
     GFD_PRODUCT,
     POD_CLAIM_ANNOTATION,
-    DeviceView,
     FleetModel,
     claim_requests,
     claim_spec,
@@ -184,29 +185,19 @@ def top_level_clauses(expression: str) -> list[str]:
     return [c for c in out if c]
 
 
-_READ_FIELD = re.compile(r"device\.(capacity|attributes)\[\s*['\"]([^'\"]+)['\"]\s*\]\.(\w+)")
-
-
-def _device_value(dev: DeviceView, section: str, domain: str, name: str) -> str | None:
-    """The value a device publishes for `device.<section>[domain].name`, as the slice writes it."""
-    entries = dev.raw.get(section) or {}
-    entry = entries.get(f"{domain}/{name}") or (entries.get(name) if domain == dev.driver else None)
-    if not isinstance(entry, dict):
-        return None
-    if section == "capacity":
-        return str(entry.get("value")) if entry.get("value") is not None else None
-    for kind in ("string", "int", "bool", "version"):
-        if kind in entry:
-            return str(entry[kind])
-    return None
-
-
 def excluding_clause(m: FleetModel, body: dict, pod_spec: dict) -> str | None:
     """For a request no device satisfies: the one top-level clause of its own selectors that excludes every device
     the rest keeps (its class's selectors and its other clauses) on the nodes the pod may use, with what those devices
-    publish for the field it
-    reads, e.g. `... memory.compareTo(quantity('80Gi')) >= 0 excludes all 8 devices the rest keeps (NVIDIA H100 80GB
-    HBM3): they have 81559Mi`. None when no single clause is to blame (a combination, an error, no devices)."""
+    publish for what it reads, e.g. `... memory.compareTo(quantity('80Gi')) >= 0 excludes all 8 devices the rest keeps
+    (NVIDIA H100 80GB HBM3): they have 81559Mi`. None when no single clause is to blame (a combination, an error, no
+    devices)."""
+    miss = excluding_miss(m, body, pod_spec)
+    return None if miss is None else miss[0]
+
+
+def excluding_miss(m: FleetModel, body: dict, pod_spec: dict) -> tuple[str, NearMiss] | None:
+    """excluding_clause's sentence and the near miss behind it (the clause, the devices, their values and what to
+    write: cel_explain, the playground's own words)."""
     cls = m.classes().get(body.get("deviceClassName", ""))
     if cls is None:
         return None
@@ -228,16 +219,15 @@ def excluding_clause(m: FleetModel, body: dict, pod_spec: dict) -> str | None:
         alone = m.evaluate_selectors([clause], candidates)
         if not alone.ok or alone.matched:
             continue
-        products = sorted({v for d in candidates if (v := _device_value(d, "attributes", d.driver, "productName"))})
+        products = sorted({str(p) for d in candidates if (p := d.attribute("productName"))})
         what = f" ({', '.join(products[:2])}{', ...' if len(products) > 2 else ''})" if products else ""
         text = f"{clause} excludes all {plural(len(candidates), 'device')} the rest of the selector keeps{what}"
-        read = _READ_FIELD.search(clause)
-        if read:
-            values = sorted({v for d in candidates if (v := _device_value(d, *read.groups())) is not None})
-            if values:
-                shown = ", ".join(values[:3]) + (f" and {len(values) - 3} more" if len(values) > 3 else "")
-                text += f": {'it has' if len(candidates) == 1 else 'they have'} {shown}"
-        return text
+        # The same words and values as the playground's near misses (one home: fleet/cel_explain.py).
+        values = clause_values(clause, (cel_device(d.driver, d.raw) for d in candidates))
+        miss = NearMiss(clause, ", ".join(products), len(candidates), values)
+        if values:
+            text += f": {have(miss.value_texts, len(candidates))}"
+        return text, miss
     return None
 
 

@@ -235,3 +235,42 @@ def test_every_syntax_error_is_listed_as_the_api_server_words_them(fleet: Path) 
         len(doc["compileError"]["errors"]) == 1
         and "All " not in dragoman('device.driver == "x" &&', "--snapshot", str(fleet)).stdout
     )
+
+
+DEMO = Path(__file__).resolve().parents[2] / "sim" / "scenarios" / "demo.yaml"
+H100_80GI = (
+    "device.attributes['gpu.nvidia.com'].productName.contains('H100') && "
+    "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
+)
+
+
+def test_near_misses_come_first_not_buried_under_mig_lines() -> None:
+    # Issue 30: 50 MIG "evaluated to false" lines, and the 24 H100s that only the memory clause leaves out hidden in
+    # "… and 127 more".
+    proc = dragoman(H100_80GI, "--snapshot", str(DEMO))
+    assert proc.returncode == 1, proc.stderr  # nothing matched
+    lines = proc.stdout.splitlines()
+    near = lines.index("near misses (one clause alone leaves them out):")
+    assert near < lines.index("by pool:")  # before the tables, right under the counts
+    want = (
+        "  24 NVIDIA H100 80GB HBM3 left out only by `memory >= 80Gi`: they have 81559Mi "
+        "(write quantity('80G') to keep them)"
+    )
+    assert want in lines[near : near + 4]
+    listed = lines[lines.index("non-matches, near misses first (177):") + 1 :]
+    first = listed[:50]  # --limit's default: all 50 shown are near misses (64 of them), the MIG slices after
+    assert all("only `" in line and "` is false" in line for line in first), first[-1]
+    assert any(line.endswith("only `memory >= 80Gi` is false: it has 81559Mi") for line in first)
+    assert "evaluated to false" not in proc.stdout  # the others name their first false clause
+
+
+def test_near_misses_in_json() -> None:
+    doc = json.loads(dragoman(H100_80GI, "--snapshot", str(DEMO), "--output", "json").stdout)
+    h100 = next(n for n in doc["nearMisses"] if n["product"] == "NVIDIA H100 80GB HBM3")
+    assert h100 == {
+        "clause": "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0",
+        "product": "NVIDIA H100 80GB HBM3",
+        "devices": 24,
+        "values": ["81559Mi"],
+        "suggestion": "quantity('80G')",
+    }

@@ -37,8 +37,20 @@ def test_the_demo_pending_pod_names_the_memory_clause_and_the_h100s_memory(demo_
     # 80Gi is 81920Mi; an H100 80GB publishes 81559Mi, so the memory clause, not the architecture, excludes them
     # all on the h100-dra nodes the pod's nodeSelector allows (the A100s that would pass it are elsewhere).
     want = f"{MEMORY} excludes all 24 devices the rest of the selector keeps (NVIDIA H100 80GB HBM3): they have 81559Mi"
-    assert f.summary.endswith(": " + want)
     assert f.evidence[0] == "ResourceClaimTemplate h100-80gi request gpu: " + want
+    # The summary says it once, short; the evidence holds the whole clause (issue 30: each thing once).
+    assert "`memory >= 80Gi` in ResourceClaimTemplate h100-80gi" in f.summary
+    assert f.evidence[0] not in f.summary
+
+
+def test_the_fix_links_the_template_and_says_what_to_write(demo_objects) -> None:
+    # Issue 30: "Fix the selector of ResourceClaimTemplate h100-80gi" linked no template and said nothing to write.
+    f = _pending_selector(demo_objects)
+    assert ("ResourceClaimTemplate", "research", "h100-80gi") in f.objects[1:]  # the describe page links objects[1:]
+    assert "ResourceClaimTemplate research/h100-80gi" in f.fix
+    # 80G (decimal, what "80GB" means) and 79Gi both keep an H100's 81559Mi; 80Gi (81920Mi) does not.
+    assert "write quantity('80G') (or quantity('79Gi'))" in f.fix
+    assert "81559Mi" in f.fix
 
 
 def test_no_single_clause_to_blame_keeps_the_old_sentence(demo_objects) -> None:

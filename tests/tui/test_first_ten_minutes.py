@@ -467,8 +467,10 @@ def test_12_playground_lists_matches_before_non_matches() -> None:
         ("no-match", "d", "p", "gpu-1", "n", "L4", "clause"),
         ("match", "d", "p", "gpu-0", "n", "H100", ""),
         ("error", "d", "p", "gpu-2", "n", "T4", "no such key"),
+        ("near-miss", "d", "p", "gpu-3", "n", "A100", "only `x` is false: it has 1"),
     ]
-    assert [r[0] for r in table_rows(out)] == ["✗ error", "✓ match", "· no match"]
+    # Issue 30: the near misses first after the errors (the devices one clause alone left out).
+    assert [r[0] for r in table_rows(out)] == ["✗ error", "· near miss", "✓ match", "· no match"]
 
 
 async def test_12_migrate_picker_highlights_and_greys_migrated_pools(tmp_path) -> None:

@@ -59,7 +59,7 @@ async def test_typing_changes_counts_syntax_errors_runtime_errors_and_false_clau
         await pilot.press(*' && device.attributes["gpu.nvidia.com"].architecture == "Hopper"')
         await wait_for(pilot, lambda: "match 24 " in counts(app), 30, "Hopper counts")
         assert isinstance(app.screen, PlaygroundScreen) and "Hopper" in screen.editor.text
-        assert "NVIDIA H100 80GB HBM3 24/24" in counts(app)
+        assert "H100 80GB HBM3 24/24" in counts(app)  # without the vendor: the line has no room for it
         assert "by pool: h100-dra 24/24" in counts(app)  # by the nodes' pool label, not one resource pool per node
 
         # A syntax error shows its position.
@@ -93,12 +93,15 @@ async def test_typing_changes_counts_syntax_errors_runtime_errors_and_false_clau
         await set_expression(pilot, screen, expr)
         await wait_for(pilot, lambda: screen.explained_gen == screen.gen, 30, "rows")
         rows = table_rows(screen)
-        why = {r[2]: r[4] for r in rows}
-        mig = next(r for r in rows if "mig" in r[2])
-        assert mig[4] == 'device.attributes["gpu.nvidia.com"].type == "gpu"'
-        a100 = next(r for r in rows if r[3].startswith("NVIDIA A100") and "mig" not in r[2] and "no match" in r[0])
-        assert a100[4] == 'device.attributes["gpu.nvidia.com"].architecture == "Hopper"'
-        assert any("match" in r[0] and not r[4] for r in rows) and why
+        why = {r[3]: r[1] for r in rows}  # result, why, product, device, pool
+        # The A100 MIG slices fail two clauses: their first false one, by its source text.
+        mig = next(r for r in rows if "mig" in r[3])
+        assert mig[0] == "· no match" and mig[1] == 'type == "gpu"'  # as a person reads it
+        # The whole A100s fail one clause only: near misses, first, with the clause and their own value.
+        a100 = next(r for r in rows if r[2].startswith("A100") and "mig" not in r[3])
+        assert a100[0] == "· near miss" and a100[1] == 'only `architecture == "Hopper"` is false: it has Ampere'
+        assert rows[0][0] == "· near miss"
+        assert any("match" in r[0] and not r[1] for r in rows) and why
 
 
 async def test_completion_offers_what_only_this_fleet_publishes():
@@ -197,6 +200,34 @@ async def test_open_in_playground_from_a_stuck_pod_and_from_a_class():
         # Why it waits: the H100s publish 81559Mi, less than 80Gi.
         reasons = dict(screen.outcome.false_clauses)
         assert reasons.get("device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0") == 24
+        # Issue 30: the near miss first, per product, with the H100s' own value (the stuck-pod page's words).
+        near = text_of(app, "#cel-errors").splitlines()
+        assert near[0] == "24 NVIDIA H100 80GB HBM3 left out only by `memory >= 80Gi`: they have 81559Mi"
+        table = screen.query_one("#cel-table", DataTable)
+        assert str(table.get_row_at(0)[0]) == "· near miss"
+
+        # The device table moves as every table does, and filters with `/` (the editor types `/` as text).
+        await pilot.press("ctrl+t")
+        assert screen.focused is table and table.row_count > 30
+        await pilot.press("G")
+        assert table.cursor_row == table.row_count - 1
+        await pilot.press("g")
+        assert table.cursor_row == 0
+        await pilot.press("end")
+        assert table.cursor_row == table.row_count - 1
+        await pilot.press("home", "slash", *"result=near-miss", "enter")
+        await pilot.pause(0.2)
+        rows = table_rows(screen)
+        assert len(rows) == 64 and all(r[0] == "· near miss" for r in rows)  # 24 H100s, 40 whole A100s
+        assert screen.focused is table  # back where `/` was typed
+        assert screen.outcome.summary["notMatched"] == 177  # the counts stay the fleet's
+        await pilot.press("slash", *"mig-19-0", "enter")
+        await pilot.pause(0.2)
+        assert table_rows(screen) and all("mig-19-0" in r[3] for r in table_rows(screen))
+        await pilot.press("slash", "enter")  # empty: every row again
+        await pilot.pause(0.2)
+        assert table.row_count == len(screen.outcome.rows)
+        await pilot.press("ctrl+t")
 
         # ctrl+o: start from an existing class and see what it matches today.
         await pilot.press("ctrl+o")
@@ -399,9 +430,9 @@ async def test_refilling_the_table_in_place_shows_what_a_full_refill_shows():
             assert a.virtual_size == b.virtual_size and a.cursor_coordinate == b.cursor_coordinate == (0, 0)
             seen.append(rows)
         assert (
-            seen[3][1][4] == "two" and seen[1][1][4] == "a longer clause == [x] than before"
-        )  # a first line; brackets are text
-        assert a.columns[list(a.columns)[4]].content_width == len(
+            seen[3][1][1] == "two" and seen[1][1][1] == "a longer clause == [x] than before"
+        )  # a first line; brackets are text (the why column is second)
+        assert a.columns[list(a.columns)[1]].content_width == len(
             "grown again, and now wider than any clause before it"
         )
 

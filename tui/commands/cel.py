@@ -133,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
     result = evaluate_fleet(selectors, index, labels=labels)
     summary = result.summary
     engine = selectors[-1].engine
+    near, results = _near_misses(result, args.expression, labels[-1])
     if args.output == "json":
         doc = {
             "schemaVersion": SCHEMA_VERSION,
@@ -141,15 +142,68 @@ def run(args: argparse.Namespace) -> int:
             "engine": engine,
             "compileError": None,
             "summary": summary,
-            "results": [r.to_json() for r in result.results],
+            "nearMisses": [
+                {
+                    "clause": nm.clause,
+                    "product": nm.product,
+                    "devices": nm.devices,
+                    "values": nm.value_texts,
+                    "suggestion": nm.suggestion(),
+                }
+                for nm in near
+            ],
+            "results": [r.to_json() for r in results],
         }
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        _print_text(args, summary, result.results, engine, len(newest_slices(slices)))
+        _print_text(args, summary, results, near, engine, len(newest_slices(slices)))
     if summary["errors"] or summary["matched"] == 0:
         return int(ExitCode.PROBLEM)
     return int(ExitCode.OK)
+
+
+def _near_misses(result: Any, expression: str, label: str) -> tuple[list, list]:
+    """The near misses of EXPR (devices its one clause alone leaves out, per product; cel_explain.near_misses) and the
+    device results with those devices first among the non-matches, each saying its clause and its value."""
+    from dragoman.fleet.cel.fleeteval import DeviceResult
+    from dragoman.fleet.cel_explain import Explainer, near_misses, short_clause
+
+    last = len(result.labels) - 1 if result.labels else 0
+    index = result.index
+    candidates = [
+        g
+        for g, o in enumerate(result.outcomes)
+        if o is not None and o.error is None and o.value is False and result.failed_at[g] == last
+    ]
+    per_group: dict[int, list[tuple[str, int]]] = {}
+    wanted = set(candidates)
+    for (g, qid), n in index.tally(result.group_of).products:
+        if g in wanted:
+            per_group.setdefault(g, []).append((index.products[qid], n))
+    near, misses = near_misses(expression, [(index.devices[result.reps[g]], per_group.get(g, [])) for g in candidates])
+    reason = {g: f"{label}{m.reason()}" for g, m in zip(candidates, misses) if m is not None}
+    # The others: the first clause that was false, rather than "evaluated to false".
+    ex = Explainer(expression)
+    other: dict[int, str] = {}
+    for g in candidates:
+        if g not in reason and len(ex.clauses) > 1:
+            clause = ex.first_false(index.devices[result.reps[g]])
+            if clause is not None:
+                other[g] = f"{label}`{short_clause(clause.text)}` is false"
+    results = result.results
+    if not reason and not other:
+        return near, results
+    group_of = [g for g in result.group_of if result.outcomes[g] is not None]
+    first, rest = [], []
+    for r, g in zip(results, group_of):
+        if g in reason:
+            first.append(DeviceResult(r.driver, r.pool, r.device, r.node, r.result, reason[g]))
+        elif g in other:
+            rest.append(DeviceResult(r.driver, r.pool, r.device, r.node, r.result, other[g]))
+        else:
+            rest.append(r)
+    return near, first + rest
 
 
 def _report_compile_error(args: argparse.Namespace, expr: str, exc: Any, class_index: int | None) -> int:
@@ -203,7 +257,7 @@ def _report_compile_error(args: argparse.Namespace, expr: str, exc: Any, class_i
     return int(ExitCode.PROBLEM)
 
 
-def _print_text(args: argparse.Namespace, summary: dict, results: list, engine: str, n_slices: int) -> None:
+def _print_text(args: argparse.Namespace, summary: dict, results: list, near: list, engine: str, n_slices: int) -> None:
     limit = args.limit if args.limit > 0 else None
     out = sys.stdout.write
     out(f"expression: {args.expression}\n")
@@ -214,6 +268,15 @@ def _print_text(args: argparse.Namespace, summary: dict, results: list, engine: 
         f"{summary['notMatched']} do not, {summary['errors']} failed "
         f"({summary['distinctEvaluations']} distinct evaluations, {engine} engine)\n"
     )
+    if near:
+        # First: what one clause alone leaves out is the most useful fact about a selector that matches too little.
+        out("\nnear misses (one clause alone leaves them out):\n")
+        shown_near = near if limit is None else near[:limit]
+        for nm in shown_near:
+            hint = nm.suggestion()
+            out(f"  {nm.sentence()}" + (f" (write {hint} to keep them)" if hint else "") + "\n")
+        if len(shown_near) < len(near):
+            out(f"  … and {len(near) - len(shown_near)} more\n")
     if summary["devices"]:
         out("\nby pool:\n")
         _table(
@@ -232,7 +295,7 @@ def _print_text(args: argparse.Namespace, summary: dict, results: list, engine: 
             ("product", "devices", "matched", "errors"),
             limit,
         )
-    for title, kind in (("matches", "match"), ("non-matches", "no-match"), ("errors", "error")):
+    for title, kind in (("matches", "match"), ("non-matches, near misses first", "no-match"), ("errors", "error")):
         rows = [r for r in results if r.result == kind]
         if not rows:
             continue

@@ -13,7 +13,7 @@ from dragoman.tui.bindings import GENERATE_KEYS, PLAYGROUND_MOVES, dangerous_act
 from dragoman.tui.screens.base import DragomanModal, DragomanScreen, PaletteCommand
 from dragoman.tui.screens.prompt import PromptScreen
 from dragoman.widgets.cel_editor import CelEditor, CompletionList
-from dragoman.widgets.cel_results import COLUMNS, counts_markup, errors_markup, fill
+from dragoman.widgets.cel_results import COLUMNS, ResultTable, counts_markup, errors_markup, fill, filtered
 from dragoman.widgets.command_bar import CommandBar
 from dragoman.widgets.completion import candidates
 from dragoman.widgets.footer import SteadyFooter
@@ -86,6 +86,8 @@ class PlaygroundScreen(PromptScreen[None]):
     # Help tells the truth for this screen: its editor types `:` and `?` (the app's words were ": then a name").
     help_moves = PLAYGROUND_MOVES
     help_views = "Views (^t to the device table, then : and a name or alias; esc goes back):"
+    # `/` on the device table (the editor types `/`): its rows by words, result=near-miss, product=*H100*, pool=…
+    FILTERS = True
 
     BINDINGS = [
         Binding("escape", "back", "Back", id="cel.back", tooltip="Close the completion list, or go back"),
@@ -158,6 +160,7 @@ class PlaygroundScreen(PromptScreen[None]):
         self._timer: Timer | None = None
         self._typed_at: dict[int, float] = {}
         self.latencies: list[float] = []  # keystroke → counts on screen, seconds (the benchmark reads them)
+        self._row_filter: Any = None  # the `/` filter of the device table (fleet/views/filter.RowFilter)
 
     # ------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -170,7 +173,7 @@ class PlaygroundScreen(PromptScreen[None]):
             yield Static("", id="cel-error")
             yield Static("evaluating…", id="cel-counts")
             yield Static("", id="cel-errors")
-            table: DataTable = DataTable(id="cel-table", cursor_type="row", zebra_stripes=False)
+            table: DataTable = ResultTable(id="cel-table", cursor_type="row", zebra_stripes=False)
             table.add_columns(*COLUMNS)
             yield table
         yield CommandBar()
@@ -206,6 +209,10 @@ class PlaygroundScreen(PromptScreen[None]):
         self.schedule(0)
         self.ready = True
         self.app.screen_ready()
+
+    def on_resize(self, event) -> None:
+        # At 24 lines a 4-line editor left the device table 2 rows: two lines of selector there, scrolling beyond.
+        self.editor.styles.height = 4 if self.size.height < 30 else 6
 
     def _show_start(self) -> None:
         st = self.start
@@ -341,9 +348,35 @@ class PlaygroundScreen(PromptScreen[None]):
         self.outcome = msg.outcome
         self.explained_gen = msg.gen
         _show(self.query_one("#cel-errors", Static), errors_markup(msg.outcome))
-        if msg.outcome.rows != self._rows_shown:
-            self._rows_shown = msg.outcome.rows
-            fill(self.query_one("#cel-table", DataTable), msg.outcome)
+        self._fill_table()
+
+    def _fill_table(self) -> None:
+        out = self.outcome
+        if out is None or self.explained_gen < 0:
+            return
+        shown = filtered(out, self._row_filter)
+        if shown.rows != self._rows_shown:
+            self._rows_shown = shown.rows
+            fill(self.query_one("#cel-table", DataTable), shown)
+
+    # ------------------------------------------------------------------ `/` on the device table
+    def apply_filter(self, text: str) -> None:
+        from dragoman.fleet.views.filter import parse_filter
+
+        self.filter_text = text
+        self._row_filter = parse_filter(text)
+        self._fill_table()
+
+    def preview_filter(self, text: str) -> None:
+        self.apply_filter(text)
+
+    def filter_hint(self, text: str) -> str:
+        if not text:
+            return "enter applies · e.g. h100  result=near-miss  product=*A100*  pool=*h100*  (counts stay the fleet's)"
+        total = len(self.outcome.rows) if self.outcome is not None else 0
+        shown = len(self._rows_shown or [])
+        tone = "$text-success" if shown else "$text-error"
+        return f"[{tone}]{shown} of {total} rows match[/] · enter applies · esc restores the previous filter"
 
     # ------------------------------------------------------------------ completion
     def _auto_candidates(self, before: str) -> list:
@@ -468,8 +501,21 @@ class PlaygroundScreen(PromptScreen[None]):
 
     # ------------------------------------------------------------------ `:` prompt (from the table; the editor takes
     # `:` as text)
+    def action_filter(self) -> None:
+        self._return_to = self.focused
+        super().action_filter()
+
+    def action_jump_prompt(self) -> None:
+        self._return_to = self.focused
+        super().action_jump_prompt()
+
     def focus_main(self) -> None:
-        self.editor.focus()
+        # Back where the `:` or `/` was typed (both open from the device table: the editor types them).
+        table = self.query_one("#cel-table", DataTable)
+        if getattr(self, "_return_to", None) is table:
+            table.focus()
+        else:
+            self.editor.focus()
 
     def palette_commands(self) -> list[PaletteCommand]:
         return [
