@@ -13,6 +13,7 @@ from dragoman.fleet import nvidia_schema as nvs
 from dragoman.fleet import ownership as own
 from dragoman.fleet import placement
 from dragoman.fleet.cluster import ApiError
+from dragoman.fleet.k8s.allocator import AllocatedState, Allocator, Inventory, RequestExplanation
 from dragoman.fleet.model import FleetModel
 
 GPU = "nvidia.com/gpu"
@@ -32,6 +33,7 @@ _LISTS = {
     "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
     "DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
     "ResourceClaim": "/apis/resource.k8s.io/v1/resourceclaims",
+    "DeviceTaintRule": "/apis/resource.k8s.io/v1/devicetaintrules",
 }
 
 
@@ -140,6 +142,42 @@ class Picture:
     def class_expressions(self, name: str) -> list[str]:
         c = self.model.classes().get(name)
         return list(c.expressions) if c else []
+
+    def allocator(self, *, holding: bool, extra_classes: tuple[dict, ...] = ()) -> Allocator:
+        """fleet's allocator over this picture: slices with their DeviceTaintRules, the cluster's classes (and
+        `extra_classes`), and what allocated claims hold when `holding` (free now) or nothing (what a node can
+        serve once drained)."""
+        key = ("holding" if holding else "capacity", tuple(_class_name(c) for c in extra_classes))
+        hit = self._allocators.get(key)
+        if hit is not None:
+            return hit
+        inv = self._inventory
+        if inv is None:
+            inv = self._inventory = Inventory(self.objects["ResourceSlice"], self.objects.get("DeviceTaintRule") or ())
+        classes = {_class_name(c): c for c in self.objects["DeviceClass"]}
+        classes.update({_class_name(c): c for c in extra_classes})
+        state = AllocatedState.from_claims(self.objects["ResourceClaim"]) if holding else AllocatedState()
+        made = self._allocators[key] = Allocator(inv, state, classes)
+        return made
+
+    def servable(self, node: str, cls: dict, *, holding: bool) -> RequestExplanation | None:
+        """The devices of DeviceClass `cls` the allocator could give a bridged nvidia.com/gpu pod (no tolerations)
+        on `node`, and why not the others; None when the node is unknown."""
+        raw = self.nodes.get(node) or self.node_objects().get(node)
+        if raw is None:
+            return None
+        name = _class_name(cls)
+        known = any(_class_name(c) == name and c is cls for c in self.objects["DeviceClass"])
+        return self.allocator(holding=holding, extra_classes=() if known else (cls,)).request_devices(raw, name)
+
+    def node_objects(self) -> dict[str, dict]:
+        if self._node_objects is None:
+            self._node_objects = {(n.get("metadata") or {}).get("name", ""): n for n in self.objects["Node"]}
+        return self._node_objects
+
+    _allocators: dict = dataclasses.field(default_factory=dict)
+    _inventory: Inventory | None = None
+    _node_objects: dict[str, dict] | None = None
 
 
 async def read_picture(ctx: Any) -> Picture:
@@ -294,28 +332,65 @@ def future_class(pic: Picture) -> tuple[str, list[str], str]:
     return d.name, d.expressions, d.why
 
 
+def _class_name(cls: dict) -> str:
+    return str((cls.get("metadata") or {}).get("name", ""))
+
+
+def class_object(name: str, expressions: list[str]) -> dict:
+    """A DeviceClass with these selectors, for a class the plan will write (or rewrite) before the switch."""
+    return {"metadata": {"name": name}, "spec": {"selectors": [{"cel": {"expression": e}} for e in expressions]}}
+
+
+def allocatable_count(pic: Picture, node: str, cls: dict, *, holding: bool = False) -> tuple[int | None, list[str]]:
+    """How many of the node's published devices the allocator could give a bridged nvidia.com/gpu pod through `cls`
+    (a tainted device serves no such pod: the scheduler's claim carries no tolerations), and why not the others,
+    grouped; None when the allocator refuses the attempt (a CEL error: `matching` words it)."""
+    rq = pic.servable(node, cls, holding=holding)
+    if rq is None or rq.error is not None:
+        return None, []
+    notes: dict[str, int] = {}
+    for _, ex in rq.excluded:
+        if ex.kind in ("class-selector", "selector"):
+            continue
+        text = ex.message if ex.kind == "taint" else ex.kind
+        notes[text] = notes.get(text, 0) + 1
+    return len(rq.candidates), [f"{n} device(s) {t}" if t != "in-use" else f"{n} held" for t, n in notes.items()]
+
+
 def gate(pic: Picture, *, served: dict[str, int] | None = None, use_slices_only: bool = False) -> list[NodeGate]:
-    """Per node of the pool: today's count vs the count after the switch, with the reason when they differ."""
+    """Per node of the pool: today's count vs the count after the switch, with the reason when they differ.
+
+    Published devices are counted by the allocator (fleet/k8s/allocator.py): only what it could give a bridged pod
+    counts, so a device tainted by its slice or a DeviceTaintRule does not."""
     name, exprs, why = future_class(pic)
+    future = class_object(name, exprs)
+    serving = pic.serving_class()
+    serving_obj = next((c for c in pic.objects["DeviceClass"] if _class_name(c) == serving), None)
     out = []
     for node in sorted(pic.nodes):
         today = (served or {}).get(node)
         if today is None:
             today = pic.allocatable(node)
             if today == 0 and pic.published(node):
-                today = (
-                    matching(pic.published(node), pic.class_expressions(pic.serving_class() or ""))[0]
-                    if pic.serving_class()
-                    else 0
-                )
+                today = matching(pic.published(node), pic.class_expressions(serving))[0] if serving else 0
+                if serving_obj is not None:
+                    counted, _ = allocatable_count(pic, node, serving_obj)
+                    today = counted if counted is not None else today
         if use_slices_only:
             devices, source = pic.published(node), "slices"
         else:
             devices, source = expected_devices(pic, node)
         n, errors = matching(devices, exprs)
+        excluded: list[str] = []
+        if source == "slices" and not errors:
+            counted, excluded = allocatable_count(pic, node, future)
+            if counted is not None:
+                n = counted
         g = NodeGate(node, today, n, source)
         if not g.ok:
             g.reason = _reason(pic, node, g, name, exprs, why, devices, errors)
+            if excluded:
+                g.reason += "; the allocator leaves out " + ", ".join(excluded)
         out.append(g)
     return out
 

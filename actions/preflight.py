@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from dragoman.actions.capacity import read_picture
+from dragoman.actions.capacity import allocatable_count, read_picture
 from dragoman.actions.drain import gpu_request
 from dragoman.actions.steps import Context, Step, StepPlan
 from dragoman.fleet.ownership import GPU
@@ -121,6 +121,11 @@ def _free_gpus(node: dict, pods: list[dict]) -> int:
     return total - used
 
 
+def _no_allocatable(node: dict | None) -> bool:
+    alloc = ((node or {}).get("status") or {}).get("allocatable") or {}
+    return str(alloc.get(GPU) or "0") in ("0", "")
+
+
 async def room_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
     """Whether the nodes outside the drained batch have free `nvidia.com/gpu` for the GPU pods the drain evicts."""
     evicted = [
@@ -139,12 +144,25 @@ async def room_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
     for pod in pods:
         by_node.setdefault((pod.get("spec") or {}).get("nodeName") or "", []).append(pod)
     pod_by_key = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in pods}
+    node_by_name = {n["metadata"]["name"]: n for n in nodes}
     free = {
         n["metadata"]["name"]: _free_gpus(n, by_node.get(n["metadata"]["name"], []))
         for n in nodes
         if n["metadata"]["name"] not in drained and not (n.get("spec") or {}).get("unschedulable")
     }
-    node_by_name = {n["metadata"]["name"]: n for n in nodes}
+    # Nodes whose nvidia.com/gpu is served through DRA (no allocatable, a class serves the name): what the allocator
+    # could give a bridged pod now (free, untainted: the scheduler's claim has no tolerations, counters left).
+    serving_obj = None
+    if pic.objects.get("ResourceSlice"):
+        serving = pic.serving_class()
+        serving_obj = next(
+            (c for c in pic.objects["DeviceClass"] if (c.get("metadata") or {}).get("name") == serving), None
+        )
+    if serving_obj is not None:
+        for name in free:
+            if free[name] <= 0 and _no_allocatable(node_by_name[name]) and pic.published(name):
+                counted, _ = allocatable_count(pic, name, serving_obj, holding=True)
+                free[name] = counted or 0
     order = {name: i for i, name in enumerate(free)}
     eligible_by: dict[str, list[str]] = {}
     homeless: list[str] = []

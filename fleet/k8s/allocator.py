@@ -1075,6 +1075,32 @@ class Allocator:
         every other one."""
         return explain(self, node, claims)
 
+    def request_devices(
+        self,
+        node: dict,
+        class_name: str,
+        *,
+        count: int = 1,
+        tolerations: Iterable[dict] = (),
+        selectors: Iterable[dict] = (),
+        namespace: str = "",
+    ) -> RequestExplanation:
+        """One ExactCount request of `class_name` on `node`, judged device by device without the search: the devices
+        it could take now (`candidates`) and why not the others. A bridged `nvidia.com/gpu` pod's request has no
+        tolerations and no selectors of its own (the scheduler's <extended-resources> claim)."""
+        body: dict[str, Any] = {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": count}
+        if tolerations:
+            body["tolerations"] = list(tolerations)
+        if selectors:
+            body["selectors"] = list(selectors)
+        claim = {
+            "metadata": {"namespace": namespace, "name": "<extended-resources>"},
+            "spec": {"devices": {"requests": [{"name": "request", "exactly": body}]}},
+        }
+        run = _Run(self, node, [claim])
+        run.pools = self.inventory.gather_pools(node, self.features)
+        return _explain_request(run, 0, claim, Request("request", body, None, False), self.features)
+
     def available_counters(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
         """The pool's counters less what allocated devices consume (cached per pool for this allocator)."""
         hit = self._available_counters.get(pool.id)
