@@ -12,6 +12,7 @@ import dataclasses
 import json
 import os
 import pathlib
+import re
 import secrets
 import shutil
 import signal
@@ -45,6 +46,54 @@ AUDIT_POLICY = {
 }
 
 
+# kube-apiserver's --token-auth-file is CSV (token,user,uid,"group1,group2"): a name holding a comma, a quote or a line
+# break would end its field or its line and write a user of its own choosing (a known token in system:masters). Names
+# and groups are checked against that grammar before anything is written; control characters and spaces at the ends
+# (which CSV readers trim or keep differently) are refused too.
+_TOKEN_FILE_FIELD = re.compile(r"[^,\"\x00-\x1f\x7f\s](?:[^,\"\x00-\x1f\x7f]{0,251}[^,\"\x00-\x1f\x7f\s])?")
+
+
+def check_users(users: object) -> list[dict]:
+    """The scenario's users as kube-apiserver's token file can hold them: a list of {name, groups}; a sentence
+    (UserError, exit 2) naming the first one that cannot be written."""
+    from dragoman.fleet.errors import printable
+
+    if users is None:
+        return []
+    if not isinstance(users, list):
+        raise UserError(
+            f"the scenario's users must be a list of {{name, groups}}, not {type(users).__name__}.", ExitCode.INPUT
+        )
+    seen: set[str] = set()
+    for n, u in enumerate(users, 1):
+        if not isinstance(u, dict):
+            raise UserError(
+                f"user {n} of the scenario must be a mapping with a name (and groups), not {type(u).__name__}.",
+                ExitCode.INPUT,
+            )
+        name, groups = u.get("name"), u.get("groups")
+        if not isinstance(name, str) or not _TOKEN_FILE_FIELD.fullmatch(name):
+            raise UserError(
+                f"user {n} of the scenario has the name {printable(repr(name), 80)}: kube-apiserver's token file "
+                "cannot hold it (1-253 characters; no comma, quote, line break, control character or space at the "
+                "ends).",
+                ExitCode.INPUT,
+            )
+        if name in seen:
+            raise UserError(f"the scenario names user {name!r} twice.", ExitCode.INPUT)
+        seen.add(name)
+        if groups is not None and not (
+            isinstance(groups, list) and all(isinstance(g, str) and _TOKEN_FILE_FIELD.fullmatch(g) for g in groups)
+        ):
+            raise UserError(
+                f"user {name!r} of the scenario has the groups {printable(repr(groups), 80)}: a list of group names "
+                "kube-apiserver's token file can hold (no comma, quote, line break, control character or space at "
+                "the ends).",
+                ExitCode.INPUT,
+            )
+    return users
+
+
 @dataclasses.dataclass
 class CpUser:
     name: str
@@ -67,6 +116,7 @@ class ControlPlane:
         self, binaries: dict[str, pathlib.Path], users: list[dict] | None = None, *, audit_log: str | None = None
     ) -> None:
         self.bin = binaries
+        users = check_users(users)  # before the run's folder exists: a refused name leaves nothing behind
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="dragoman-cp-"))
         os.chmod(self.dir, 0o700)
         self.procs: dict[str, subprocess.Popen] = {}
@@ -119,6 +169,21 @@ class ControlPlane:
             "current-context": current,
         }
 
+    def token_file(self) -> str:
+        """kube-apiserver's --token-auth-file: one CSV line per user, every field checked by check_users."""
+        lines = []
+        for u in self.users.values():
+            for field in (u.name, *u.groups):
+                # The admin is ours; every other name passed check_users. Checked again here, where the file is made.
+                if not _TOKEN_FILE_FIELD.fullmatch(field):
+                    raise UserError(f"refusing to write the user {field!r} into the token file.", ExitCode.INPUT)
+            lines.append(
+                f'{u.token},{u.name},{u.name},"{",".join(u.groups)}"' if u.groups else f"{u.token},{u.name},{u.name}"
+            )
+        # The Prometheus identity the API server's /metrics is scraped with (system:monitoring may read it).
+        lines.append(f'{self.monitoring_token},{MONITORING_USER},{MONITORING_USER},"{MONITORING_GROUP}"')
+        return "".join(line + "\n" for line in lines)
+
     def _write_private(self, name: str, text: str) -> pathlib.Path:
         p = self.dir / name
         fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -160,12 +225,7 @@ class ControlPlane:
                 "--log-level=warn",
             ],
         )
-        tokens = "".join(
-            f'{u.token},{u.name},{u.name},"{",".join(u.groups)}"\n' if u.groups else f"{u.token},{u.name},{u.name}\n"
-            for u in self.users.values()
-        )
-        tokens += f'{self.monitoring_token},{MONITORING_USER},{MONITORING_USER},"{MONITORING_GROUP}"\n'
-        token_file = self._write_private("tokens.csv", tokens)
+        token_file = self._write_private("tokens.csv", self.token_file())
         policy = self._write_private("audit-policy.yaml", yaml.safe_dump(AUDIT_POLICY))
         self._spawn(
             "kube-apiserver",
@@ -252,7 +312,10 @@ class ControlPlane:
 
     def log_tail(self, name: str, lines: int = 20) -> str:
         try:
-            text = (self.dir / f"{name}.log").read_text(errors="replace")
+            # The end of the log only: a process that printed without end must not be read whole into memory.
+            with open(self.dir / f"{name}.log", "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 65536))
+                text = f.read().decode("utf-8", "replace")
         except OSError:
             return ""
         return "\n".join(text.strip().splitlines()[-lines:])
@@ -262,10 +325,9 @@ class ControlPlane:
             raise UserError("the control plane was stopped while starting.", ExitCode.INPUT)
         for name, proc in list(self.procs.items()):
             if proc.poll() is not None:
-                raise UserError(
-                    f"{name} exited with code {proc.returncode} while starting; its last words:\n{self.log_tail(name)}",
-                    ExitCode.INPUT,
-                )
+                tail = self.log_tail(name)
+                said = f"; its last words:\n{tail}" if tail.strip() else " and wrote nothing to its log."
+                raise UserError(f"{name} exited with code {proc.returncode} while starting{said}", ExitCode.INPUT)
 
     def ssl_context(self) -> ssl.SSLContext:
         # Made once: the readiness and service-account waits ask many times, and a context costs a CA parse.
@@ -323,7 +385,10 @@ class ControlPlane:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self._check_alive()
-            code, _ = self.request("GET", "/api/v1/namespaces/default/serviceaccounts/default")
+            try:
+                code, _ = self.request("GET", "/api/v1/namespaces/default/serviceaccounts/default", timeout=10)
+            except (OSError, ssl.SSLError):
+                code = 0  # not answering for a moment; _check_alive says so when it died
             if code == 200:
                 return
             time.sleep(0.3)
