@@ -23,14 +23,15 @@ from dragoman.sim.controlplane.prometheus import find_binary as find_prometheus
 class RealCluster:
     def __init__(
         self,
-        binaries_dir: str | pathlib.Path,
+        binaries_dir: str | pathlib.Path | dict[str, pathlib.Path],
         objects: list[dict],
         users: list[dict] | None = None,
         *,
         audit_log: str | None = None,
         prometheus: bool = False,
     ) -> None:
-        self.binaries = check_dir(binaries_dir)
+        # A dict: binaries check_dir already checked (before a signal handler or an event loop was in place).
+        self.binaries = dict(binaries_dir) if isinstance(binaries_dir, dict) else check_dir(binaries_dir)
         # A Prometheus scraping the four processes (prometheus.py): its binary found before anything is made.
         prometheus_binary = find_prometheus() if prometheus else None
         self.objects = objects

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 
@@ -79,19 +80,84 @@ def _ldflags() -> str:
     return " ".join(flags)
 
 
-def binary_version(path: pathlib.Path, name: str) -> str | None:
-    """The version a binary reports of itself ("v1.37.2", "3.7.0"), or None when it does not run."""
-    args = [str(path), "--version"]
+VERSION_TIMEOUT = 15.0  # a real binary answers --version in well under a second, even on a loaded machine
+VERSION_OUTPUT_LIMIT = 64 * 1024  # what --version may print; the answer is one or two short lines
+
+
+def _end_group(proc: subprocess.Popen) -> None:
+    """SIGKILL to the process's whole group: a binary that forked (daemonised) is ended with its children."""
+    import signal
+
     try:
-        out = subprocess.run(args, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    text = out.stdout + out.stderr
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def run_bounded(args: list[str], *, timeout: float, limit: int) -> tuple[int | None, bytes, str]:
+    """Run a program that should answer at once: (exit code, its first `limit` bytes of output, "" or why it was
+    ended). It runs in its own process group, which is ended whatever happens — after `timeout` seconds, after
+    `limit` bytes, when it forked something that keeps the output open, and when dragoman itself is interrupted."""
+    import select
+
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+    )
+    assert proc.stdout is not None
+    out = bytearray()
+    why = ""
+    deadline = time.monotonic() + timeout
+    fd = proc.stdout.fileno()
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                why = f"did not finish within {timeout:g} s"
+                break
+            ready, _, _ = select.select([fd], [], [], min(left, 0.5))
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break  # every writer closed the output: wait for the exit below
+                out += chunk
+                if len(out) > limit:
+                    why = f"printed more than {limit // 1024} KiB"
+                    break
+        if not why:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                why = f"did not finish within {timeout:g} s"
+    finally:
+        # Always: a child it left behind (a daemon) still belongs to the group.
+        _end_group(proc)
+        proc.stdout.close()
+    return (None if why else proc.returncode), bytes(out[:limit]), why
+
+
+def version_of(path: pathlib.Path, name: str) -> tuple[str | None, str]:
+    """(the version a binary reports of itself, "v1.37.2" / "3.7.0", or None; "" or why it gave none)."""
+    try:
+        _, raw, why = run_bounded([str(path), "--version"], timeout=VERSION_TIMEOUT, limit=VERSION_OUTPUT_LIMIT)
+    except OSError as exc:
+        return None, f"does not run ({exc.strerror or exc})"
+    if why:
+        return None, f"was ended: `{name} --version` {why}"
+    text = raw.decode("utf-8", "replace")
     if name == "etcd":
         m = re.search(r"etcd Version:\s*(\S+)", text)
     else:
         m = re.search(r"Kubernetes\s+(v\S+)", text)
-    return m.group(1) if m else None
+    return (m.group(1)[:40], "") if m else (None, "does not say its version")
+
+
+def binary_version(path: pathlib.Path, name: str) -> str | None:
+    """The version a binary reports of itself ("v1.37.2", "3.7.0"), or None when it does not run."""
+    return version_of(path, name)[0]
 
 
 def check_dir(directory: str | os.PathLike) -> dict[str, pathlib.Path]:
@@ -110,10 +176,10 @@ def check_dir(directory: str | os.PathLike) -> dict[str, pathlib.Path]:
                 f"({', '.join(BINARIES)}).",
                 ExitCode.INPUT,
             )
-        version = binary_version(p, name)
+        version, why = version_of(p, name)
         want = ETCD_VERSION if name == "etcd" else KUBE_VERSION
         if version is None:
-            raise UserError(f"--control-plane {d}: {name} does not run or does not say its version.", ExitCode.INPUT)
+            raise UserError(f"--control-plane {d}: {name} {why}.", ExitCode.INPUT)
         if name == "etcd":
             ok = version.split(".")[:1] == ["3"] and tuple(int(x) for x in version.split(".")[:2]) >= (3, 5)
         else:
@@ -166,22 +232,134 @@ def build(
             ExitCode.INPUT,
         )
     mod = module_dir()
-    d.mkdir(parents=True, exist_ok=True)
-    tmp = d / ".build"
-    tmp.mkdir(exist_ok=True)
+    ours = _prepare_dir(d, default=directory is None)
+    # A scratch folder of its own (never an existing `.build`, which may be someone else's), removed on every way out.
+    try:
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix=".dragoman-build-", dir=d))
+    except OSError as exc:
+        raise UserError(f"cannot build in {d} ({exc.strerror or exc}).", ExitCode.INPUT) from None
     # The environment as it is: another CGO_ENABLED or GOFLAGS would miss Go's build cache and rebuild everything.
     env = dict(os.environ)
-    for name in BINARIES:
-        pkg, out_name = PACKAGES[name]
-        say(f"building {name} ({pkg}) …")
-        t0 = time.monotonic()
-        cmd = [go, "build", "-trimpath", "-ldflags", _ldflags(), "-o", str(tmp / out_name), pkg]
-        proc = subprocess.run(cmd, cwd=mod, env=env, capture_output=True, text=True)
-        if proc.returncode != 0:
-            tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-            raise UserError(f"go build of {name} failed (exit {proc.returncode}):\n{tail}", ExitCode.INPUT)
-        # Atomic per binary: a killed build never leaves a half-written executable under the final name.
-        os.replace(tmp / out_name, d / name)
-        say(f"  {name}: {time.monotonic() - t0:.0f} s")
-    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        for name in BINARIES:
+            pkg, out_name = PACKAGES[name]
+            say(f"building {name} ({pkg}) …")
+            t0 = time.monotonic()
+            cmd = [go, "build", "-trimpath", "-ldflags", _ldflags(), "-o", str(tmp / out_name), pkg]
+            code, tail = _go_build(cmd, mod, env, tmp / f"{out_name}.log")
+            if code != 0:
+                raise UserError(f"go build of {name} failed (exit {code}):\n{tail}", ExitCode.INPUT)
+            # Atomic per binary: a killed build never leaves a half-written executable under the final name.
+            os.replace(tmp / out_name, d / name)
+            ours[name] = _identity(d / name)
+            _write_manifest(d, ours)
+            say(f"  {name}: {time.monotonic() - t0:.0f} s")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return check_dir(d)
+
+
+MANIFEST = ".dragoman-controlplane.json"  # what dragoman built in a folder: the binaries it may replace
+
+
+def _identity(path: pathlib.Path) -> dict:
+    st = path.stat()
+    return {"size": st.st_size, "mtimeNs": st.st_mtime_ns}
+
+
+def _manifest(d: pathlib.Path) -> dict[str, dict]:
+    """{binary: identity} of the binaries dragoman built in `d` (empty when it built none there)."""
+    import json
+
+    from dragoman.fleet.safefile import read_bounded
+
+    try:
+        data = json.loads(read_bounded(str(d / MANIFEST), 64 * 1024, "the build manifest"))
+    except (UserError, ValueError):
+        return {}
+    binaries = data.get("binaries") if isinstance(data, dict) else None
+    return (
+        {k: v for k, v in binaries.items() if k in BINARIES and isinstance(v, dict)}
+        if isinstance(binaries, dict)
+        else {}
+    )
+
+
+def _write_manifest(d: pathlib.Path, ours: dict[str, dict]) -> None:
+    import json
+
+    from dragoman.fleet.safefile import write_atomic
+
+    body = {"builtBy": "dragoman controlplane build", "kubeVersion": KUBE_VERSION, "binaries": ours}
+    write_atomic(str(d / MANIFEST), lambda f: f.write(json.dumps(body, indent=2) + "\n"), "the build manifest")
+
+
+def _prepare_dir(d: pathlib.Path, *, default: bool) -> dict[str, dict]:
+    """Make sure the build may write into `d`: a folder (made when absent) that dragoman can write, where every
+    existing file of a binary's name is one dragoman built (its manifest says so; the default cache is dragoman's
+    own). Returns the manifest of what is ours; a sentence otherwise."""
+    import errno
+    import stat
+
+    try:
+        st = os.stat(d)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        why = "a symbolic link that loops" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        raise UserError(f"cannot build into {d}: {why}.", ExitCode.INPUT) from None
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        raise UserError(f"cannot build into {d}: it is a file, not a folder; give a folder.", ExitCode.INPUT)
+    if st is None:
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(
+                f"cannot make the folder {d} ({exc.strerror or exc}); is a part of that path (XDG_CACHE_HOME?) a file?",
+                ExitCode.INPUT,
+            ) from None
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise UserError(f"cannot build into {d}: dragoman may not write there (permission denied).", ExitCode.INPUT)
+    ours = _manifest(d)
+    for name in BINARIES:
+        p = d / name
+        if not os.path.lexists(p):
+            continue
+        if default and p.is_file() and not p.is_symlink():
+            ours[name] = _identity(p)  # the default cache is dragoman's own folder
+            continue
+        try:
+            mine = not p.is_symlink() and p.is_file() and ours.get(name) == _identity(p)
+        except OSError:
+            mine = False
+        if not mine:
+            raise UserError(
+                f"refusing to build into {d}: {p} is already there and dragoman did not build it (no entry in "
+                f"{MANIFEST}); move it away or give another --dir.",
+                ExitCode.INPUT,
+            )
+    return ours
+
+
+def _go_build(cmd: list[str], cwd: pathlib.Path, env: dict, log: pathlib.Path) -> tuple[int, str]:
+    """Run one `go build` in its own process group (ended with it on Ctrl+C, SIGTERM or any error, so no compiler
+    is left running); (exit code, the last lines it wrote)."""
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    try:
+        code = proc.wait()
+    except BaseException:
+        _end_group(proc)
+        raise
+    with open(log, "rb") as f:
+        f.seek(max(0, os.path.getsize(log) - 16384))
+        tail = f.read().decode("utf-8", "replace")
+    return code, "\n".join(tail.strip().splitlines()[-15:])
