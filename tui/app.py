@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
+import os
 import sys
 from typing import Any
 
@@ -309,6 +311,18 @@ class DragomanApp(App):
         self.push_screen(self._table("pools", None))
 
 
+def _need_terminal() -> None:
+    """The UI reads keys from standard input and draws on standard output: both must be a terminal (a closed or
+    redirected one would leave it drawing forever for nobody)."""
+    for fd, name in ((0, "standard input"), (1, "standard output")):
+        if not os.isatty(fd):
+            raise UserError(
+                f"the terminal UI needs a terminal, and {name} is not one; run it in a terminal, or use a headless "
+                "command (`dragoman check`, `dragoman migrate`).",
+                ExitCode.INPUT,
+            )
+
+
 def _friendly(exc: UserError, args: argparse.Namespace) -> UserError:
     if args.kubeconfig or args.context or args.demo or args.snapshot:
         return exc
@@ -347,8 +361,15 @@ async def _main(args: argparse.Namespace) -> int:
                 )
             except UserError as exc:
                 raise _friendly(exc, args) from None
+        _need_terminal()
         app = DragomanApp(feed, kubeconfig=kubeconfig, read_only=args.read_only, pool_label=args.pool_label)
         app.prometheus_url = getattr(args, "prometheus", None)  # read by the :load view
+        import signal
+
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            # The UI ends as `q` ends it (terminal restored), then the demo's child and folder go in the finally below.
+            loop.add_signal_handler(sig, functools.partial(app.exit, return_code=128 + sig))
         await app.run_async()
         return int(app.return_code or 0)
     finally:

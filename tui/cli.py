@@ -102,6 +102,83 @@ def _run_tui(args: argparse.Namespace) -> int:
     return app_module.run(args)
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, unwound like Ctrl+C so every `finally` runs (a demo's child stopped, its folder removed)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class GuardedOutput:
+    """Standard output for the headless commands: a reader that left (`| head`) or an output that cannot be written
+    (/dev/full, a closed descriptor) is noted instead of raised from the middle of a command, so the command still
+    ends with its own exit code (error findings are still 1) and main says what happened in one sentence."""
+
+    def __init__(self, stream: object) -> None:
+        self.stream = stream
+        self.broken = False  # the reader left: not an error
+        self.failed: str = "" if stream is not None else "standard output is closed"
+
+    def _guard(self, call):
+        if self.broken or self.failed or self.stream is None:
+            return None
+        try:
+            return call()
+        except BrokenPipeError:
+            self.broken = True
+        except (OSError, ValueError) as exc:  # ValueError: "I/O operation on closed file"
+            self.failed = getattr(exc, "strerror", None) or str(exc)
+        return None
+
+    def write(self, text: str) -> int:
+        self._guard(lambda: self.stream.write(text))  # type: ignore[attr-defined]
+        return len(text)
+
+    def flush(self) -> None:
+        self._guard(lambda: self.stream.flush())  # type: ignore[attr-defined]
+
+    def isatty(self) -> bool:
+        return bool(self._guard(lambda: self.stream.isatty()))  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
+def _quiet_stdout() -> None:
+    """Point descriptor 1 at /dev/null: the interpreter's last flush must not complain about a reader that left."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
+def _say(line: str) -> None:
+    """A line on stderr that cannot itself fail (a closed terminal after SIGHUP, a closed stderr)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _robust_streams() -> None:
+    """Output in any encoding (LANG=C, latin-1, ASCII): what it cannot show is escaped, never a UnicodeEncodeError; a
+    closed standard input reads as empty (a prompt is refused, `--snapshot -` is empty), never a None."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
+    if sys.stdin is None:
+        import io
+
+        sys.stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "dragoman") -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) > MAX_ARGS:
@@ -111,8 +188,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "dragoman") -> int:
             file=sys.stderr,
         )
         return int(ExitCode.INPUT)
+    _robust_streams()
     parser = build_parser(prog)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # --help, --version and usage errors exit through argparse, as ever
     handler = getattr(args, "handler", None)
     if args.debug or args.debug_file:
         from dragoman.fleet import debugtrace
@@ -122,26 +200,79 @@ def main(argv: Sequence[str] | None = None, prog: str = "dragoman") -> int:
         except UserError as exc:
             print(f"dragoman: {printable(exc.message, SENTENCE_LIMIT)}", file=sys.stderr)
             return int(exc.exit_code)
+    restore = _catch_signals()
+    # The terminal UI writes to the terminal itself; the headless commands write through the guard.
+    out = GuardedOutput(sys.stdout) if handler is not None else None
+    saved_stdout = sys.stdout
+    if out is not None:
+        sys.stdout = out  # type: ignore[assignment]
+    code: int
     try:
-        if handler is None:
-            return int(_run_tui(args))
-        return int(handler(args))
+        _control_plane_needs_demo(args)
+        code = int(_run_tui(args)) if handler is None else int(handler(args))
     except UserError as exc:
         # Sentences quote servers, files and plugins: escaped and bounded, so they stay one line of sane length.
-        print(f"dragoman: {printable(exc.message, SENTENCE_LIMIT)}", file=sys.stderr)
-        return int(exc.exit_code)
-    except KeyboardInterrupt:
-        print("dragoman: interrupted.", file=sys.stderr)
-        return 130
+        _say(f"dragoman: {printable(exc.message, SENTENCE_LIMIT)}")
+        code = int(exc.exit_code)
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, Interrupted) else 2
+        _say("dragoman: interrupted." if signum == 2 else f"dragoman: stopped by signal {signum}.")
+        code = 128 + signum
     except BrokenPipeError:
         # `dragoman check | head`: the reader left; say nothing more.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return int(ExitCode.OK)
+        _quiet_stdout()
+        code = int(ExitCode.OK)
     finally:
+        restore()
         if args.debug or args.debug_file:
             from dragoman.fleet import debugtrace
 
             debugtrace.disable()
+        if out is not None:
+            out.flush()
+            sys.stdout = saved_stdout
+    if out is not None and out.broken:
+        _quiet_stdout()  # the reader left (`| head`): the command's own exit code stands
+    elif out is not None and out.failed:
+        _quiet_stdout()
+        _say(f"dragoman: cannot write the output to standard output ({printable(out.failed, 200)}).")
+        # The output is lost: whatever the command found, its reader did not get it.
+        return max(code, int(ExitCode.INPUT)) if code < 128 else code
+    return code
+
+
+def _control_plane_needs_demo(args: argparse.Namespace) -> None:
+    """`--control-plane` of the cluster flags means the demo on the real control plane; without --demo it would be
+    ignored silently (`sim serve` and `controlplane diff` have their own)."""
+    if getattr(args, "command", None) in ("sim", "controlplane"):
+        return
+    if getattr(args, "control_plane", None) is not None:
+        from dragoman.tui.source import control_plane_dir
+
+        control_plane_dir(args)  # a sentence without --demo or with an empty DIR
+
+
+def _catch_signals():
+    """SIGTERM and SIGHUP unwind like Ctrl+C for the length of one command (restored after: tests call main() in
+    their own process). Only the main thread may set handlers."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def raise_interrupted(signum: int, _frame: object) -> None:
+        raise Interrupted(signum)
+
+    saved = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        saved[sig] = signal.signal(sig, raise_interrupted)
+
+    def restore() -> None:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+
+    return restore
 
 
 def kubectl_main() -> int:

@@ -29,16 +29,26 @@ async def serve(kubeconfig: str, scenario: str, controllers: bool) -> None:
         settle(running)
         for c in running:
             sim.add_controller(c)
-    await sim.start()
-    sim.write_kubeconfig(kubeconfig)
     parent = os.getppid()
-    print("READY", sim.url, flush=True)
+    await sim.start()
     try:
+        sim.write_kubeconfig(kubeconfig)
+        print("READY", sim.url, flush=True)
         # Die with the TUI: an orphaned simulator would keep a port and a core busy.
         while os.getppid() == parent:
             await asyncio.sleep(1.0)
     finally:
         await sim.stop()
+        _orphaned(parent, kubeconfig)
+
+
+def _orphaned(parent: int, kubeconfig: str) -> None:
+    """When the parent died without its cleanup (SIGKILL), the run's folder (the kubeconfig with the run's admin token)
+    is removed here; otherwise the parent removes it."""
+    if os.getppid() != parent:
+        import shutil
+
+        shutil.rmtree(os.path.dirname(os.path.abspath(kubeconfig)), ignore_errors=True)
 
 
 async def serve_real(kubeconfig: str, scenario: str, binaries: str, prometheus: bool = False) -> None:
@@ -50,15 +60,16 @@ async def serve_real(kubeconfig: str, scenario: str, binaries: str, prometheus: 
 
     sc = scenario_mod.load(scenario)
     cluster = RealCluster(binaries, sc.objects, sc.users, prometheus=prometheus)
+    parent = os.getppid()
     try:
         await cluster.start()
         write_kubeconfig(kubeconfig, cluster.kubeconfig())
-        parent = os.getppid()
         print("READY", cluster.url, *([cluster.prometheus.url] if cluster.prometheus else []), flush=True)
         while os.getppid() == parent:
             await asyncio.sleep(1.0)
     finally:
         await cluster.stop()
+        _orphaned(parent, kubeconfig)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,7 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         # SIGTERM (the TUI's stop) unwinds like Ctrl+C, so every control-plane process is ended and its files removed.
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, _term)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _term)
+    from dragoman.fleet.errors import UserError, printable
+
     try:
         if args.control_plane:
             asyncio.run(serve_real(args.kubeconfig, args.scenario, args.control_plane, args.with_prometheus))
@@ -83,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(serve(args.kubeconfig, args.scenario, not args.no_controllers))
     except KeyboardInterrupt:
         pass
+    except UserError as exc:
+        # The parent shows the last line of this log: the sentence, not a traceback.
+        print(printable(exc.message, 1500), file=sys.stderr, flush=True)
+        return int(exc.exit_code)
     return 0
 
 

@@ -119,6 +119,12 @@ def read_from_args(args: argparse.Namespace, kinds: Iterable[str] | None = None)
     if snapshot:
         return Origin("snapshot", asyncio.run(read_fleet(snapshot=snapshot, kinds=kind_list)))
     if demo:
+        from dragoman.tui.source import control_plane_dir
+
+        binaries = control_plane_dir(args)
+        if binaries is not None:
+            # `--demo --control-plane DIR`: the demo fleet on the real control plane, as the TUI and migrate run it.
+            return Origin("demo", _read_demo_real(binaries, kind_list))
         source = asyncio.run(_read_demo(kind_list))
         return Origin("demo", source)
     source = asyncio.run(read_fleet(getattr(args, "kubeconfig", None), getattr(args, "context", None), kinds=kind_list))
@@ -129,6 +135,21 @@ def read_from_args(args: argparse.Namespace, kinds: Iterable[str] | None = None)
             ExitCode.INPUT,
         )
     return Origin("cluster", source)
+
+
+def _read_demo_real(binaries: str, kinds: list[str] | None) -> FleetSource:
+    """The demo fleet served by the real control plane in a child process (DemoProcess), read once, then stopped."""
+    from dragoman.fleet.informer import read_fleet
+    from dragoman.sim.controlplane.build import check_dir
+    from dragoman.tui.source import DemoProcess
+
+    check_dir(binaries)  # a sentence before anything starts
+    demo = DemoProcess(control_plane=binaries)
+    try:
+        kubeconfig = demo.start()
+        return asyncio.run(read_fleet(kubeconfig, None, kinds=kinds))
+    finally:
+        demo.stop()
 
 
 async def _read_demo(kinds: list[str] | None) -> FleetSource:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -99,7 +100,17 @@ class DemoProcess:
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> str:
-        """Start and wait until the simulator serves; returns its kubeconfig path."""
+        """Start and wait until the simulator serves; returns its kubeconfig path. Whatever ends the wait (a failed
+        start, Ctrl+C, SIGTERM), the child is stopped and the run's folder removed before it propagates."""
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self) -> str:
+        import select
+
         args = [sys.executable, "-m", "dragoman.tui.demo", "--kubeconfig", self.kubeconfig, "--scenario", self.scenario]
         if not self.controllers:
             args.append("--no-controllers")
@@ -112,41 +123,62 @@ class DemoProcess:
             self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
         assert self.proc.stdout is not None
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
+        pending = b""
+        fd = self.proc.stdout.fileno()
+        while (left := deadline - time.monotonic()) > 0:
+            # select, not readline: a child that hangs without a word must not hold the wait past its deadline.
+            if not select.select([fd], [], [], min(left, 0.5))[0]:
+                continue
+            chunk = os.read(fd, 4096)
+            if not chunk:
                 break
-            if line.startswith(b"READY"):
+            pending += chunk
+            if b"READY" in pending and b"\n" in pending[pending.index(b"READY") :]:
+                line = pending[pending.index(b"READY") :].split(b"\n", 1)[0]
                 words = line.decode(errors="replace").split()
                 self.prometheus_url = words[2] if len(words) > 2 else None
                 return self.kubeconfig
-        self.stop()
+            pending = pending[-64:]
         tail = (
             pathlib.Path(self.log_path).read_text(errors="replace").strip().splitlines()[-1:]
             if os.path.exists(self.log_path)
             else []
         )
-        raise UserError("the demo simulator did not start" + (f": {tail[0]}" if tail else "."), ExitCode.INPUT)
+        self.stop()
+        why = f": {tail[0]}" if tail and tail[0].strip() else (" in time." if left <= 0 else ".")
+        raise UserError("the demo simulator did not start" + why, ExitCode.INPUT)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                # A real control plane needs time to end four processes; a kill would orphan them.
-                self.proc.wait(45 if self.control_plane else 5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.proc = None
+        """End the child and remove the run's folder (its kubeconfig holds this run's admin token). Idempotent."""
+        try:
+            if self.proc is not None and self.proc.poll() is None:
+                self.proc.terminate()
+                try:
+                    # A real control plane needs time to end four processes; a kill would orphan them.
+                    self.proc.wait(45 if self.control_plane else 5)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait(5)
+        finally:
+            if self.proc is not None and self.proc.stdout is not None:
+                self.proc.stdout.close()
+            self.proc = None
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def control_plane_dir(args: object) -> str | None:
     """The real control plane's binaries for `--demo --control-plane [DIR]`, or None for the embedded simulator."""
     value = getattr(args, "control_plane", None)
-    if not value:
+    if value is None:
         return None
     from dragoman.tui.commands.controlplane import resolve
 
+    if not getattr(args, "demo", False):
+        raise UserError(
+            "--control-plane runs the demo fleet on the real control plane: it needs --demo (to serve a scenario on "
+            "it, use `dragoman sim serve --control-plane`).",
+            ExitCode.INPUT,
+        )
     return resolve(value)
 
 

@@ -88,9 +88,17 @@ def add_serve_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def resolve(value: str) -> str:
+def resolve(value: str, flag: str = "--control-plane") -> str:
+    from dragoman.fleet.errors import ExitCode, UserError
     from dragoman.sim.controlplane.build import cache_dir
 
+    if not value.strip():
+        # An empty DIR (`--control-plane ""`, an unset variable) is not "the embedded simulator": say so.
+        raise UserError(
+            f"{flag} was given an empty folder name; give the folder of the control-plane binaries, or "
+            f"{flag} alone for the ones `dragoman controlplane build` made.",
+            ExitCode.INPUT,
+        )
     return str(cache_dir()) if value == CACHE else os.path.expanduser(value)
 
 
@@ -227,7 +235,11 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
         check_target(args.write_kubeconfig, "--write-kubeconfig")
     if args.audit_log_path:
         check_target(args.audit_log_path, "--audit-log-path")
-    binaries = resolve(args.control_plane)
+    from dragoman.sim.controlplane.build import check_dir
+
+    # Checked here, before the event loop: each binary's --version runs bounded in its own process group, and a
+    # Ctrl+C or SIGTERM meanwhile ends it at once (inside the loop, the signal would wait for the check).
+    binaries = check_dir(resolve(args.control_plane))
 
     async def serve() -> None:
         import signal

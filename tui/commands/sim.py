@@ -71,7 +71,7 @@ def run_serve(args: argparse.Namespace) -> int:
             f"--demo serves the demo fleet; --scenario {args.scenario} names another (give one of them).",
             ExitCode.INPUT,
         )
-    if getattr(args, "audit_log_path", None) and not getattr(args, "control_plane", None):
+    if getattr(args, "audit_log_path", None) and getattr(args, "control_plane", None) is None:
         raise UserError("--audit-log-path is kube-apiserver's audit log: it needs --control-plane.", ExitCode.INPUT)
     if getattr(args, "with_prometheus", False) and not getattr(args, "control_plane", None):
         raise UserError(
@@ -79,7 +79,7 @@ def run_serve(args: argparse.Namespace) -> int:
         )
     name = args.scenario or ("demo" if "demo" in scenario_mod.available() else None)
     sc = scenario_mod.load(name) if name else scenario_mod.Scenario(objects=[])
-    if getattr(args, "control_plane", None):
+    if getattr(args, "control_plane", None) is not None:
         from dragoman.tui.commands.controlplane import serve_real
 
         return serve_real(args, sc, name)
