@@ -9,7 +9,6 @@ import os
 import pathlib
 import shlex
 import shutil
-import tempfile
 from typing import Any
 
 from dragoman.fleet.errors import ExitCode, UserError
@@ -31,12 +30,38 @@ def helm_binary() -> str | None:
     return shutil.which("helm")
 
 
+MAX_RELEASE_NAME = 53  # Helm's own limit (`helm install` refuses longer names)
+
+
+def release_problem(release: object, namespace: object) -> str:
+    """"" when `release` is a Helm release name (lowercase DNS-1123 subdomain, at most 53 characters) and `namespace`
+    a namespace name; else what is wrong. The name goes into a file name and a command line: what a cluster's
+    annotation says is checked before either."""
+    from dragoman.fleet.errors import printable
+    from dragoman.fleet.k8s.names import is_dns1123_label, is_dns1123_subdomain
+
+    if not isinstance(release, str) or is_dns1123_subdomain(release) or len(release) > MAX_RELEASE_NAME:
+        return f"the Helm release name {printable(repr(release), 80)} is not one Helm makes"
+    if not isinstance(namespace, str) or is_dns1123_label(namespace):
+        return f"the Helm release namespace {printable(repr(namespace), 80)} is not a namespace name"
+    return ""
+
+
 def release_of(obj: dict) -> tuple[str, str] | None:
-    """(release, namespace) of the Helm release that owns an object, from the annotations Helm writes."""
+    """(release, namespace) of the Helm release that owns an object, from the annotations Helm writes; a UserError
+    when those annotations hold something that is not a release name (they are the cluster's word, not ours)."""
     md = obj.get("metadata") or {}
     ann = md.get("annotations") or {}
     if ann.get(RELEASE):
-        return ann[RELEASE], ann.get(RELEASE_NS) or md.get("namespace", "")
+        release, namespace = ann[RELEASE], ann.get(RELEASE_NS) or md.get("namespace", "")
+        problem = release_problem(release, namespace)
+        if problem:
+            raise UserError(
+                f"{md.get('namespace', '')}/{md.get('name', '')}'s annotation {RELEASE}: {problem}; dragoman will not "
+                "use it in a file name or a helm command. Fix the annotation, or migrate by hand.",
+                ExitCode.PROBLEM,
+            )
+        return release, namespace
     return None
 
 
@@ -111,16 +136,28 @@ def split_chart(chart: str) -> tuple[str, str]:
     return (name, version) if name else (chart, "")
 
 
-def values_file(values: dict, release: str) -> str:
-    """Write the merged values where the operator can read them (JSON is YAML); the path goes in the shown command."""
+def values_path(release: str) -> str:
+    """Where the merged values of `release` go (the path shown in the plan's helm command). Only a path: nothing is
+    written while a plan is made (`--plan` and `--read-only` write nothing); write_values writes it when the step
+    runs."""
+    problem = release_problem(release, "default")
+    if problem:
+        raise UserError(f"{problem}; dragoman will not use it in a file name.", ExitCode.PROBLEM)
     d = pathlib.Path(os.environ.get("XDG_STATE_HOME") or pathlib.Path.home() / ".local" / "state") / "dragoman" / "helm"
+    return str(d / f"{release}-values.json")
+
+
+def write_values(path: str, values: dict) -> None:
+    """The values file, written as every state file is (fleet/safefile.py: its folder made 0700 when absent, never
+    through a symbolic link or over anything but a regular file, 0600, atomic)."""
+    from dragoman.fleet.safefile import write_atomic
+
+    folder = os.path.dirname(path)
     try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        d = pathlib.Path(tempfile.mkdtemp(prefix="dragoman-helm-"))
-    path = d / f"{release}-values.json"
-    path.write_text(json.dumps(values, indent=2, sort_keys=True))
-    return str(path)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot make the folder {folder} for helm's values ({exc.strerror or exc}).") from None
+    write_atomic(path, lambda f: f.write(json.dumps(values, indent=2, sort_keys=True)), "helm's values")
 
 
 def upgrade_args(

@@ -116,8 +116,12 @@ class HttpWrite(Request):
 @dataclasses.dataclass(frozen=True)
 class HelmRun(Request):
     args: tuple[str, ...]
+    values_path: str = ""  # written with values_json just before helm runs: a plan alone writes no file
+    values_json: str = ""
 
     async def send(self, cluster: Cluster, dry: bool) -> Any:
+        if self.values_path:
+            helm.write_values(self.values_path, json.loads(self.values_json))
         return await helm.run(list(self.args) + (["--dry-run=server"] if dry else []))
 
 
@@ -670,7 +674,7 @@ class HelmRelease(Operation):
             self.shown = tuple(sorted(set(self.old_values) | set(self.values)))
 
     def _args(self, cluster: Cluster) -> list[str]:
-        path = helm.values_file(self.values, self.name)  # rewritten each time: the file always holds the target
+        path = helm.values_path(self.name)  # written by HelmRun when the step runs, never while planning
         return helm.upgrade_args(
             cluster, self.name, self.namespace, self.chart, self.version, path, install=self.install
         )
@@ -689,7 +693,8 @@ class HelmRelease(Operation):
         return self.values
 
     def request(self, cluster: Cluster, obj: Any) -> Request:
-        return HelmRun(tuple(self._args(cluster)))
+        # Rewritten each time it runs: the file always holds the target.
+        return HelmRun(tuple(self._args(cluster)), helm.values_path(self.name), json.dumps(self.values))
 
     def preview(self) -> Change:
         return Change(

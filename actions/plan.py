@@ -92,6 +92,13 @@ class MigrationPlan:
 
     @classmethod
     def from_json(cls, d: dict) -> MigrationPlan:
+        problem = plan_problem(d)
+        if problem:
+            raise UserError(
+                f"the plan file is not a plan dragoman can apply: {problem}; nothing was read from it or written. "
+                "Write one with `dragoman migrate --plan --output json`.",
+                ExitCode.INPUT,
+            )
         if not isinstance(d, dict) or d.get("kind") != "MigrationPlan":
             raise UserError(
                 "the plan file is not a dragoman MigrationPlan (write one with `dragoman migrate --plan "
@@ -114,6 +121,98 @@ class MigrationPlan:
             [StepPlan.from_json(s) for s in d.get("steps") or []],
             bool(d.get("rollback")),
         )
+
+
+_STR_LISTS = ("nodes", "notes", "warnings", "blockers")
+
+
+def _name_problem(value: object, what: str) -> str:
+    """ "" when `value` is a Kubernetes object name (DNS-1123 subdomain), else what is wrong with it."""
+    from dragoman.fleet.errors import printable
+    from dragoman.fleet.k8s.names import is_dns1123_subdomain
+
+    if not isinstance(value, str) or is_dns1123_subdomain(value):
+        return f"{what} {printable(repr(value), 60)} is not a Kubernetes name"
+    return ""
+
+
+def plan_problem(d: object) -> str:
+    """What makes `d` (a decoded plan file) not a MigrationPlan this dragoman wrote, or "" — every field the runner
+    reads checked for its type, so a hand-edited or hostile file is refused whole instead of half-applied (a `null`
+    file once became a fresh, unreviewed plan)."""
+    if not isinstance(d, dict):
+        return f"it holds {'null' if d is None else 'a ' + type(d).__name__}, not a MigrationPlan object"
+    if d.get("kind") != "MigrationPlan":
+        return "its kind is not MigrationPlan"
+    if d.get("schemaVersion") != SCHEMA_VERSION:
+        return f"its schemaVersion is not {SCHEMA_VERSION}"
+    for key in ("id", "pool"):
+        if not isinstance(d.get(key), str) or not d[key]:
+            return f"it has no {key}"
+    for key in ("poolLabel", "createdAt"):
+        if not isinstance(d.get(key, ""), str):
+            return f"its {key} is not a string"
+    for key in ("createdBy", "options"):
+        if not isinstance(d.get(key) or {}, dict):
+            return f"its {key} is not an object"
+    if not isinstance(d.get("rollback", False), bool):
+        return "its rollback is not true or false"
+    cluster = d.get("cluster")
+    if (
+        not isinstance(cluster, dict)
+        or not isinstance(cluster.get("kubeSystemUID"), str)
+        or not cluster["kubeSystemUID"]
+    ):
+        return "it names no cluster (cluster.kubeSystemUID)"
+    steps = d.get("steps")
+    if not isinstance(steps, list):
+        return f"its steps are {'missing' if steps is None else 'a ' + type(steps).__name__}, not a list"
+    seen: set[str] = set()
+    for n, sp in enumerate(steps, 1):
+        where = f"step {n}"
+        if not isinstance(sp, dict):
+            return f"{where} is a {type(sp).__name__}, not an object"
+        if not isinstance(sp.get("id"), str) or not sp["id"] or sp["id"] in seen:
+            return f"{where} has no id of its own"
+        seen.add(sp["id"])
+        if sp.get("step") not in STEP_ORDER:
+            return f"{where} ({sp['id'][:60]}) is not a step dragoman runs"
+        if not isinstance(sp.get("title", ""), str):
+            return f"{where} has a title that is not a string"
+        for key in _STR_LISTS:
+            v = sp.get(key) or []
+            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                return f"{where}'s {key} are not a list of strings"
+        for node in sp.get("nodes") or []:
+            if problem := _name_problem(node, f"{where}'s node"):
+                return problem
+        br = sp.get("blastRadius") or {}
+        if not isinstance(br, dict) or not all(
+            isinstance(br.get(k) or [], list) and all(isinstance(x, str) for x in br.get(k) or []) for k in br
+        ):
+            return f"{where}'s blastRadius is not lists of names"
+        reads = sp.get("reads") or {}
+        if not isinstance(reads, dict) or not all(isinstance(v, str) for v in reads.values()):
+            return f"{where}'s reads are not fingerprints"
+        for key in reads:
+            kind, _, rest = key.partition("/")
+            if kind in ("Node", "Pods") and (problem := _name_problem(rest, f"{where}'s read of")):
+                return problem
+        changes = sp.get("changes") or []
+        if not isinstance(changes, list):
+            return f"{where}'s changes are not a list"
+        for i, c in enumerate(changes, 1):
+            if not isinstance(c, dict):
+                return f"change {i} of {where} is a {type(c).__name__}, not an object"
+            if not isinstance(c.get("kind"), str) or not c["kind"]:
+                return f"change {i} of {where} has no kind"
+            if problem := _name_problem(c.get("name"), f"change {i} of {where} has the name"):
+                return problem if "name" in c else f"change {i} of {where} has no name"
+            if not isinstance(c.get("namespace") or "", str) or not isinstance(c.get("verb", "patch"), str):
+                return f"change {i} of {where} has a namespace or verb that is not a string"
+            if not isinstance(c.get("detail") or {}, dict) or not isinstance(c.get("command", ""), str):
+                return f"change {i} of {where} has a detail that is not an object"
+    return ""
 
 
 def plan_id(pool: str, cluster_uid: str, steps: list[tuple[str, list[str]]], rollback: bool) -> str:
@@ -264,6 +363,15 @@ def check_cluster(plan: MigrationPlan, ctx: Context) -> None:
         )
     if plan.pool != ctx.pool:
         raise UserError(f"refused: the plan is for pool {plan.pool}, not {ctx.pool}.", ExitCode.REFUSED)
+    # Every node a step would touch is a node of this pool now: a plan naming another pool's node is not this pool's.
+    outside = sorted({n for s in plan.steps for n in s.nodes if n not in ctx.nodes})
+    if outside:
+        raise UserError(
+            f"refused: the plan names node(s) that are not in pool {ctx.pool}: {', '.join(outside[:5])}"
+            + (" …" if len(outside) > 5 else "")
+            + ". Make a new plan.",
+            ExitCode.REFUSED,
+        )
 
 
 async def drift(plan: MigrationPlan, ctx: Context) -> list[str]:

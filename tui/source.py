@@ -138,7 +138,8 @@ class DemoProcess:
                 words = line.decode(errors="replace").split()
                 self.prometheus_url = words[2] if len(words) > 2 else None
                 return self.kubeconfig
-            pending = pending[-64:]
+            if b"READY" not in pending:
+                pending = pending[-8:]  # enough to find a READY split across two reads
         tail = (
             pathlib.Path(self.log_path).read_text(errors="replace").strip().splitlines()[-1:]
             if os.path.exists(self.log_path)

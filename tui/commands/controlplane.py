@@ -232,7 +232,7 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
 
     # Refused before four processes start, not after: the same rules as every file dragoman writes.
     if args.write_kubeconfig:
-        check_target(args.write_kubeconfig, "--write-kubeconfig")
+        check_kubeconfig_target(args.write_kubeconfig)
     if args.audit_log_path:
         check_target(args.audit_log_path, "--audit-log-path")
     from dragoman.sim.controlplane.build import check_dir
@@ -321,10 +321,39 @@ def _say(line: str) -> None:
         pass
 
 
+OUR_CLUSTERS = ("dragoman-sim", "dragoman-cp")  # the cluster names of the kubeconfigs `sim serve` writes
+
+
+def check_kubeconfig_target(path: str) -> None:
+    """`--write-kubeconfig PATH` may make a new file, or replace a kubeconfig `sim serve` wrote before (every cluster
+    in it is dragoman's: a re-run); anything else there — a user's ~/.kube/config — is refused with a sentence, never
+    replaced and never merged into."""
+    from dragoman.fleet.errors import ExitCode, UserError
+    from dragoman.fleet.kubeconfig import load_merged
+    from dragoman.fleet.safefile import check_target
+
+    check_target(path, "the kubeconfig")
+    if not os.path.lexists(path):
+        return
+    try:
+        clusters = list(load_merged([path], True).clusters)
+    except UserError:
+        clusters = []
+    if clusters and all(name in OUR_CLUSTERS for name in clusters):
+        return
+    raise UserError(
+        f"refusing to write the kubeconfig to {path}: a file is already there that dragoman did not write, and it "
+        "is never replaced; give a new path (e.g. --write-kubeconfig ./dragoman.kubeconfig, then "
+        "KUBECONFIG=./dragoman.kubeconfig kubectl ...).",
+        ExitCode.INPUT,
+    )
+
+
 def write_kubeconfig(path: str, config: dict) -> None:
     """The same safe write as the embedded simulator's kubeconfig (fleet/safefile.py: regular files only, atomic,
     0600)."""
     import yaml
     from dragoman.fleet.safefile import write_atomic
 
+    check_kubeconfig_target(path)  # again at the write: the start took minutes, something may be there now
     write_atomic(path, lambda f: f.write(yaml.safe_dump(config, sort_keys=False)), "--write-kubeconfig")

@@ -133,15 +133,18 @@ def run(args: argparse.Namespace) -> int:
             "refused: a snapshot is read-only; `dragoman migrate` needs a cluster (--kubeconfig/--context or --demo).",
             ExitCode.REFUSED,
         )
+    # The plan file first: a file that is not a plan is refused before a demo starts or a cluster is reached.
+    args.plan_document = read_plan_file(args.apply_plan) if args.apply_plan is not None else None
     demo = None
     if getattr(args, "demo", False):
         from dragoman.tui.source import DemoProcess, control_plane_dir, with_prometheus
 
         demo = DemoProcess(control_plane=control_plane_dir(args), prometheus=with_prometheus(args))
-        args.kubeconfig = demo.start()
-        args.context = None
-        args.prometheus = getattr(args, "prometheus", None) or demo.prometheus_url
     try:
+        if demo is not None:
+            args.kubeconfig = demo.start()
+            args.context = None
+            args.prometheus = getattr(args, "prometheus", None) or demo.prometheus_url
         return asyncio.run(_run(args))
     finally:
         if demo is not None:
@@ -195,7 +198,7 @@ def _options(args: argparse.Namespace):
 def _confirm(plan, cluster, options) -> bool:
     from dragoman.actions.runner import looks_like_production
 
-    if not sys.stdin.isatty():
+    if sys.stdin is None or not sys.stdin.isatty():
         from dragoman.fleet.errors import ExitCode, UserError
 
         raise UserError("refused: no terminal to confirm on; pass --yes to run without a prompt.", ExitCode.REFUSED)
@@ -256,6 +259,38 @@ def _check_flags(args: argparse.Namespace) -> None:
         check_target(args.audit_log, "the audit log")
 
 
+MAX_PLAN_BYTES = 64 * 1024 * 1024  # a plan of a 2,000-node pool with its evictions is a few MB
+
+
+def read_plan_file(path: str) -> dict:
+    """The plan file, read bounded (fleet/safefile.py: never a device, at most MAX_PLAN_BYTES) and checked whole
+    (actions/plan.plan_problem): anything that is not a plan this dragoman wrote is a sentence, exit 2 — never
+    replaced by a fresh plan nobody reviewed."""
+    from dragoman.actions.plan import plan_problem
+    from dragoman.fleet.errors import ExitCode, UserError
+    from dragoman.fleet.safefile import read_bounded
+
+    if not path:
+        raise UserError("--apply-plan was given an empty file name.", ExitCode.INPUT)
+    raw = read_bounded(path, MAX_PLAN_BYTES, "the plan file")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UserError(f"the plan file {path} is not JSON: it is not UTF-8 text.", ExitCode.INPUT) from None
+    except RecursionError:
+        raise UserError(f"the plan file {path} is not a plan: it is nested too deeply.", ExitCode.INPUT) from None
+    except ValueError as exc:
+        raise UserError(f"the plan file {path} is not JSON ({exc}).", ExitCode.INPUT) from None
+    problem = plan_problem(data)
+    if problem:
+        raise UserError(
+            f"the plan file {path} is not a plan dragoman can apply: {problem}; nothing was written. Write one with "
+            "`dragoman migrate --plan --output json`.",
+            ExitCode.INPUT,
+        )
+    return data
+
+
 async def _check_state_namespace(cluster, namespace: str) -> None:
     """The Lease and ConfigMap live in --state-namespace: a namespace that does not exist is the operator's input
     (exit 2 before anything is written), not a failed step halfway through (it exited 1)."""
@@ -283,17 +318,16 @@ async def _run(args: argparse.Namespace) -> int:
     json_out = args.output == "json"
     options = _options(args)
     read_only = bool(getattr(args, "read_only", False))
-    plan_file = None
-    if args.apply_plan:
-        try:
-            # Read before anything else runs on the loop.
-            with open(args.apply_plan, encoding="utf-8") as f:  # noqa: ASYNC230
-                plan_file = json.load(f)
-        except (OSError, ValueError) as exc:
-            raise UserError(f"cannot read the plan file {args.apply_plan}: {exc}.", ExitCode.INPUT) from None
-        if isinstance(plan_file, dict) and plan_file.get("pool") not in (None, args.pool):
+    plan_file = getattr(args, "plan_document", None)
+    if args.apply_plan is not None:
+        if plan_file is None:  # _run called without run(): read it here
+            plan_file = read_plan_file(args.apply_plan)
+        if plan_file["pool"] != args.pool:
+            from dragoman.fleet.errors import printable
+
             raise UserError(
-                f"refused: the plan file is for pool {plan_file.get('pool')}, not {args.pool}.", ExitCode.REFUSED
+                f"refused: the plan file is for pool {printable(plan_file['pool'], 80)}, not {args.pool}.",
+                ExitCode.REFUSED,
             )
 
     def progress(ev) -> None:

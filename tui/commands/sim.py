@@ -50,9 +50,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
     number_flag("--port", args.port, minimum=0, maximum=65535, integer=True)
     if args.write_kubeconfig:
-        from dragoman.fleet.safefile import check_target
+        from dragoman.tui.commands.controlplane import check_kubeconfig_target
 
-        check_target(args.write_kubeconfig, "the kubeconfig")  # refused before anything starts
+        check_kubeconfig_target(args.write_kubeconfig)  # refused before anything starts
     if not _is_loopback(args.host):
         raise UserError(
             f"the simulator serves only on loopback; {args.host} is not a loopback address (use 127.0.0.1 or ::1).",
@@ -115,15 +115,11 @@ def run_serve(args: argparse.Namespace) -> int:
             for kind, n in sorted(sc.skipped.items()):
                 print(f"  skipped {n} {kind} (a kind the simulator does not serve)", flush=True)
             if args.write_kubeconfig:
-                import yaml
-                from dragoman.fleet.safefile import write_atomic
+                from dragoman.tui.commands.controlplane import write_kubeconfig
 
-                # Never over a device, FIFO, folder or link; 0600 (it carries this run's tokens), renamed into place.
-                write_atomic(
-                    args.write_kubeconfig,
-                    lambda f: yaml.safe_dump(sim.kubeconfig(), f, sort_keys=False),
-                    "the kubeconfig",
-                )
+                # Never over a device, FIFO, folder, link or a kubeconfig dragoman did not write; 0600 (it carries
+                # this run's tokens), renamed into place.
+                write_kubeconfig(args.write_kubeconfig, sim.kubeconfig())
                 contexts = ", ".join(c["name"] for c in sim.kubeconfig()["contexts"])
                 print(f"  kubeconfig: {args.write_kubeconfig} (contexts: {contexts})", flush=True)
                 print(f"  try: KUBECONFIG={args.write_kubeconfig} kubectl get nodes", flush=True)
