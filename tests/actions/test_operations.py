@@ -300,7 +300,7 @@ async def test_an_updated_class_keeps_the_cluster_s_metadata_and_its_inverse_res
 # ---------------------------------------------------------------- helm
 
 
-def test_a_helm_upgrade_writes_its_target_values_where_the_command_says(
+async def test_a_helm_upgrade_writes_its_target_values_where_the_command_says(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
@@ -315,7 +315,18 @@ def test_a_helm_upgrade_writes_its_target_values_where_the_command_says(
     req = op.request(cluster, old)  # type: ignore[arg-type]
     assert isinstance(req, opn.HelmRun)
     values_path = req.args[req.args.index("-f") + 1]
-    assert json.loads(pathlib.Path(values_path).read_text()) == new == op.target()
+    # Planning and making the request write nothing (`--plan` and `--read-only` write no file); sending does.
+    assert not pathlib.Path(values_path).exists() and req.values_path == values_path
+    ran: list[list[str]] = []
+
+    async def fake_run(args: list[str], **_: object) -> str:
+        ran.append(args)
+        return ""
+
+    monkeypatch.setattr(opn.helm, "run", fake_run)
+    await req.send(cluster, dry=False)  # type: ignore[arg-type]
+    assert ran and json.loads(pathlib.Path(values_path).read_text()) == new == op.target()
+    assert oct(pathlib.Path(values_path).stat().st_mode & 0o777) == "0o600"
     assert values_path in change.command and "--reuse-values" not in req.args
     inv = op.inverse()
     assert inv is not None and inv.values == old and inv.preview().after == change.before

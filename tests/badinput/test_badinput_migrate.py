@@ -16,7 +16,21 @@ from tests.badinput.badinput_support import assert_sentence, run_cli
 PLAN_FILES = {
     "not-json": ("{ this is not json", (2,), ["plan file"]),
     "a-list": ("[1, 2, 3]", (2, 3), []),
-    "another-pool": (json.dumps({"pool": "some-other-pool", "steps": []}), (3,), ["some-other-pool"]),
+    "another-pool": (
+        json.dumps(
+            {
+                "schemaVersion": 1,
+                "kind": "MigrationPlan",
+                "id": "p1",
+                "pool": "some-other-pool",
+                "cluster": {"server": "https://127.0.0.1:1", "kubeSystemUID": "u"},
+                "steps": [],
+            }
+        ),
+        (3,),
+        ["some-other-pool"],
+    ),
+    "not-a-plan": (json.dumps({"pool": "some-other-pool", "steps": []}), (2,), ["not a plan"]),
     "empty": ("", (2,), ["plan file"]),
     "wrong-types": (json.dumps({"pool": T4, "steps": "all", "planId": 7, "fingerprint": []}), (2, 3), []),
 }
