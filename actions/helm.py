@@ -34,7 +34,7 @@ MAX_RELEASE_NAME = 53  # Helm's own limit (`helm install` refuses longer names)
 
 
 def release_problem(release: object, namespace: object) -> str:
-    """"" when `release` is a Helm release name (lowercase DNS-1123 subdomain, at most 53 characters) and `namespace`
+    """Empty when `release` is a Helm release name (lowercase DNS-1123 subdomain, at most 53 characters) and `namespace`
     a namespace name; else what is wrong. The name goes into a file name and a command line: what a cluster's
     annotation says is checked before either."""
     from dragoman.fleet.errors import printable

@@ -205,7 +205,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "dragoman") -> int:
     out = GuardedOutput(sys.stdout) if handler is not None else None
     saved_stdout = sys.stdout
     if out is not None:
-        sys.stdout = out  # type: ignore[assignment]
+        sys.stdout = out
     code: int
     try:
         _control_plane_needs_demo(args)
