@@ -11,13 +11,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from dragoman.fleet import ownership as own
+from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
+from dragoman.fleet.k8s.quantity import count
 from dragoman.fleet.model import (
     IMPLICIT_PREFIX,
     FleetModel,
     claim_requests,
     claim_spec,
     is_bridge_claim,
-    is_extended_resource,
     key_of,
     pod_extended_requests,
     pod_terminal,
@@ -328,7 +329,7 @@ def quota_relevant(resource: str) -> bool:
         return True
     if resource.startswith("requests."):
         name = resource[len("requests.") :]
-        return is_extended_resource(name) and name.startswith("nvidia.com/")
+        return is_dra_extended_resource_name(name) and name.startswith("nvidia.com/")
     return False
 
 
@@ -457,7 +458,7 @@ def quota_lines(model: FleetModel, pool: str | None = None) -> list[QuotaLine]:
                     namespace=ns,
                     quota=qname,
                     resource=r,
-                    hard=own.parse_count(hard[r]),
+                    hard=count(hard[r]),
                     hard_text=str(hard[r]),
                     used_status=str(used[r]) if r in used else None,
                     counted_now=now,

@@ -20,6 +20,9 @@ from dragoman.fleet import ownership as own
 from dragoman.fleet.delta import Delta, delta_of
 from dragoman.fleet.devicestate import DeviceState, FleetDevices
 from dragoman.fleet.k8s import DEVICECLASS_PREFIX, Key, key_of, match_node_selector
+from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
+from dragoman.fleet.k8s.podresources import pod_requests
+from dragoman.fleet.k8s.quantity import count
 from dragoman.fleet.ownership import GPU, MIG_PREFIX, Workload
 from dragoman.fleet.pools import POOL_LABELS, UNLABELED, PoolAggregate, PoolView, detect_pool_label, pool_label_of
 from dragoman.fleet.selectors import FleetSelectors, SelectorResult
@@ -52,38 +55,11 @@ def _given(new: dict | None, old: dict | None) -> dict:
     return obj
 
 
-def is_extended_resource(name: str) -> bool:
-    """Extended resources have a domain; `*kubernetes.io/` names are native except the implicit DRA ones."""
-    if "/" not in name:
-        return False
-    if name.startswith(IMPLICIT_PREFIX):
-        return True
-    domain = name.split("/", 1)[0]
-    return not (domain == "kubernetes.io" or domain.endswith(".kubernetes.io"))
-
-
-def container_extended(container: dict) -> dict[str, int]:
-    """Extended resources of one container: limits imply requests for them, so either side counts."""
-    res = container.get("resources") or {}
-    out: dict[str, int] = {}
-    for side in ("limits", "requests"):
-        for name, value in (res.get(side) or {}).items():
-            if is_extended_resource(name):
-                out[name] = max(out.get(name, 0), own.parse_count(value))
-    return out
-
-
 def pod_extended_requests(pod: dict) -> dict[str, int]:
-    """The pod's effective extended-resource requests: sum over containers, at least the largest init container."""
-    spec = pod.get("spec") or {}
-    total: dict[str, int] = {}
-    for c in spec.get("containers") or ():
-        for k, v in container_extended(c).items():
-            total[k] = total.get(k, 0) + v
-    for c in spec.get("initContainers") or ():
-        for k, v in container_extended(c).items():
-            total[k] = max(total.get(k, 0), v)
-    return {k: v for k, v in total.items() if v > 0}
+    """The pod's extended-resource requests (device-plugin names, DeviceClass extendedResourceNames and implicit
+    names) as the scheduler counts them (fleet/k8s/podresources.py: native sidecars add, init containers peak)."""
+    reqs = pod_requests(pod, only=is_dra_extended_resource_name)
+    return {k: v for k, v in reqs.items() if v > 0}
 
 
 def pod_terminal(pod: dict) -> bool:
@@ -840,10 +816,10 @@ class FleetModel:
                 gpu_units.add(unit)
         devices_gpu = len(gpu_units)
         allocated = sum(1 for free in units.values() if not free)
-        alloc_gpu = own.parse_count(alloc.get(GPU))
-        cap_gpu = own.parse_count(cap.get(GPU))
-        mig_cap = {k: own.parse_count(v) for k, v in cap.items() if k.startswith(MIG_PREFIX)}
-        mig_alloc = {k: own.parse_count(v) for k, v in alloc.items() if k.startswith(MIG_PREFIX)}
+        alloc_gpu = count(alloc.get(GPU))
+        cap_gpu = count(cap.get(GPU))
+        mig_cap = {k: count(v) for k, v in cap.items() if k.startswith(MIG_PREFIX)}
+        mig_alloc = {k: count(v) for k, v in alloc.items() if k.startswith(MIG_PREFIX)}
         alloc_any = alloc_gpu + sum(mig_alloc.values())
         plugin_running = any(p.running and not p.flapping for p in dp)
         plugin_flapping = any(p.flapping for p in dp)
@@ -877,8 +853,8 @@ class FleetModel:
             mig_capacity=mig_cap,
             mig_allocatable=mig_alloc,
             product=labels.get(GFD_PRODUCT) or (devices[0].attribute("productName") if devices else None),
-            gpu_count_label=own.parse_count(labels.get(GFD_COUNT)),
-            replicas=own.parse_count(labels.get(GFD_REPLICAS)) or 1,
+            gpu_count_label=count(labels.get(GFD_COUNT)),
+            replicas=count(labels.get(GFD_REPLICAS)) or 1,
             sharing_strategy=labels.get(GFD_SHARING),
             mig_strategy=labels.get(GFD_MIG_STRATEGY),
             device_plugin=dp,
@@ -1108,7 +1084,7 @@ class FleetModel:
         dra_nodes = self.class_nodes(cls) if cls is not None else {}
         for (_, name), node in self.objects["Node"].items():
             alloc = ((node.get("status") or {}).get("allocatable") or {}).get(resource)
-            if own.parse_count(alloc) > 0:
+            if count(alloc) > 0:
                 out[name] = "device-plugin"
             elif name in dra_nodes:
                 out[name] = "dra"

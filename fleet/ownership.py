@@ -17,6 +17,8 @@ import datetime
 import json
 import re
 
+from dragoman.fleet.k8s.quantity import count
+
 GPU = "nvidia.com/gpu"
 MIG_PREFIX = "nvidia.com/mig-"
 DRA_DRIVER = "gpu.nvidia.com"
@@ -298,20 +300,8 @@ def crash_looping(pod: dict, now: float | None = None) -> tuple[bool, int, str]:
 
 
 def parse_count(value: object) -> int:
-    """An integer resource quantity as nodes report extended resources ("8", 8); anything odd counts as 0."""
-    if value is None:
-        return 0
-    if isinstance(value, int):
-        return value
-    s = str(value).strip()
-    try:
-        return int(s)
-    except ValueError:
-        pass
-    m = re.match(r"^(\d+)(k|M|G)?$", s)
-    if m:
-        return int(m.group(1)) * {None: 1, "k": 1000, "M": 10**6, "G": 10**9}[m.group(2)]
-    return 0
+    """A count a node reports: fleet/k8s/quantity.py's `count` (actions/capacity.py still calls it by this name)."""
+    return count(value)
 
 
 def parse_kubelet_version(text: str | None) -> tuple[int, int, int] | None:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import math
 import re
 from fractions import Fraction
 from functools import total_ordering
+
+from dragoman.fleet.k8s.quantity import BINARY, DECIMAL, QuantityError, parse_quantity, split_quantity
 
 # blang/semver v4 `Parse` (strict SemVer 2.0.0), which apiserver's Semver wraps.
 _NUM = r"(0|[1-9][0-9]*)"
@@ -113,12 +114,7 @@ def is_semver(text: str, normalize: bool = False) -> bool:
         return False
 
 
-# k8s.io/apimachinery resource.Quantity
-QUANTITY_RE = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
-_QUANTITY_FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_NANO = Fraction(1, 10**9)
+# k8s.io/apimachinery resource.Quantity: parsed by fleet/k8s/quantity.py
 
 
 @total_ordering
@@ -146,41 +142,13 @@ class Quantity:
 
     @classmethod
     def parse(cls, text: str) -> Quantity:
-        if not isinstance(text, str):
-            raise ValueError_(_QUANTITY_FORMAT_ERROR)
-        s = text
-        if not s:
-            raise ValueError_(_QUANTITY_FORMAT_ERROR)
-        m = QUANTITY_RE.match(s)
-        if not m:
-            raise ValueError_(_QUANTITY_FORMAT_ERROR)
-        num, suffix = m.group(1), m.group(2)
-        sign = 1
-        if num[0] in "+-":
-            sign = -1 if num[0] == "-" else 1
-            num = num[1:]
-        if num.count(".") > 1 or num in ("", "."):
-            raise ValueError_(_QUANTITY_FORMAT_ERROR)
-        whole, _, frac = num.partition(".")
-        mantissa = Fraction(int(whole or "0")) + (Fraction(int(frac), 10 ** len(frac)) if frac else 0)
-        if suffix in _BINARY:
-            value = mantissa * (2 ** _BINARY[suffix])
-        elif suffix in _DECIMAL:
-            value = mantissa * Fraction(10) ** _DECIMAL[suffix]
-        elif suffix[:1] in ("e", "E") and re.fullmatch(r"[eE][-+]?[0-9]+", suffix):
-            exp = int(suffix[1:])
-            if abs(exp) > 1000:
-                raise ValueError_("quantity is too large")
-            value = mantissa * Fraction(10) ** exp
-        else:
-            raise ValueError_("unable to parse quantity's suffix")
-        value = sign * value
-        amount = _int64_amount(text, sign > 0, whole, frac, suffix)
-        # apimachinery keeps at most nano precision and rounds away from zero.
-        if value.denominator != 1 and (value / _NANO).denominator != 1:
-            scaled = value / _NANO
-            value = Fraction(math.ceil(scaled) if scaled > 0 else math.floor(scaled)) * _NANO
-        return cls(value, text, amount=amount)
+        """ParseQuantity (fleet/k8s/quantity.py, the one parser), with the representation it builds."""
+        try:
+            sign, whole, frac, suffix = split_quantity(text)
+            value = parse_quantity(text)
+        except QuantityError as exc:
+            raise ValueError_(str(exc)) from None
+        return cls(value, text, amount=_int64_amount(text, sign > 0, whole, frac, suffix))
 
     def compare(self, other: Quantity) -> int:
         return (self.value > other.value) - (self.value < other.value)
@@ -238,14 +206,14 @@ def _int64_amount(text: str, positive: bool, whole: str, frac: str, suffix: str)
     if text == "0":
         return (0, 0)
     num = whole.lstrip("0") or "0"
-    if suffix in _BINARY:
-        exponent = _BINARY[suffix]
+    if suffix in BINARY:
+        exponent = BINARY[suffix]
         if frac:
             return None
         precision = 15 - len(num) - int(exponent * 3 / 10) - 1
         mantissa, scale = 1 << exponent, 0
     else:
-        exponent = _DECIMAL[suffix] if suffix in _DECIMAL else int(suffix[1:])
+        exponent = DECIMAL[suffix] if suffix in DECIMAL else int(suffix[1:])
         precision = 18 - (len(num) + len(frac))
         mantissa, scale = 1, exponent
     if precision < 0:
@@ -280,12 +248,12 @@ def _int64_add(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int] | None
 def _format_quantity(value: Fraction) -> str:
     if value.denominator == 1:
         v = int(value)
-        for suffix, shift in sorted(_BINARY.items(), key=lambda kv: -kv[1]):
+        for suffix, shift in sorted(BINARY.items(), key=lambda kv: -kv[1]):
             if v and v % (1 << shift) == 0:
                 return f"{v >> shift}{suffix}"
         return str(v)
     for suffix in ("m", "u", "n"):
-        scaled = value / Fraction(10) ** _DECIMAL[suffix]
+        scaled = value / Fraction(10) ** DECIMAL[suffix]
         if scaled.denominator == 1:
             return f"{int(scaled)}{suffix}"
     return str(float(value))

@@ -7,12 +7,12 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable
 
-from dragoman.fleet import ownership as own
 from dragoman.fleet import placement
 from dragoman.fleet.cel_explain import NearMiss, short_clause, suggestions
 from dragoman.fleet.diagnose.context import CLAIM_QUOTA, Context, node_ref, plural, pod_ref
 from dragoman.fleet.diagnose.selectors import excluding_miss, pod_claim_specs
 from dragoman.fleet.findings import Finding, ObjectRef, make_finding
+from dragoman.fleet.k8s import quantity
 from dragoman.fleet.model import (
     BRIDGE_ANNOTATION,
     NodeView,
@@ -29,7 +29,7 @@ def _quota_block(ctx: Context, ns: str, cls: str, count: int) -> tuple[ObjectRef
         hard = (quota.get("spec") or {}).get("hard") or {}
         used = (quota.get("status") or {}).get("used") or {}
         for res, need in ((CLAIM_QUOTA, 1), (f"{cls}.deviceclass.resource.k8s.io/devices", count)):
-            if res in hard and own.parse_count(used.get(res)) + need > own.parse_count(hard[res]):
+            if res in hard and quantity.count(used.get(res)) + need > quantity.count(hard[res]):
                 return (
                     ("ResourceQuota", qns, qname),
                     res,
@@ -89,7 +89,7 @@ def pod_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Findi
                 k
                 for k in reqs
                 if m.class_serving(k) is not None
-                and own.parse_count(
+                and quantity.count(
                     ((m.objects["Node"].get(("", node_name)) or {}).get("status") or {}).get("allocatable", {}).get(k)
                 )
                 == 0
@@ -159,7 +159,7 @@ def node_fit(ctx: Context, spec: dict, reqs: dict[str, int], request_free: list)
         alloc = (raw.get("status") or {}).get("allocatable") or {}
         fits = True
         for res, n in reqs.items():
-            a = own.parse_count(alloc.get(res))
+            a = quantity.count(alloc.get(res))
             if a > 0:
                 served[res] = True
                 free = a - ctx.dp_used(name).get(res, 0)

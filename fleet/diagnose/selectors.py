@@ -12,6 +12,8 @@ from dragoman.fleet.cel import cel_device
 from dragoman.fleet.cel_explain import NearMiss, clause_values, have
 from dragoman.fleet.diagnose.context import STALE_ATTRIBUTES, TYPE_GPU, Context, plural, pod_ref
 from dragoman.fleet.findings import Finding, ObjectRef, make_finding
+from dragoman.fleet.k8s.podresources import container_requests
+from dragoman.fleet.k8s.quantity import count
 from dragoman.fleet.model import (
     BRIDGE_ANNOTATION,
     GFD_PRODUCT,
@@ -19,7 +21,6 @@ from dragoman.fleet.model import (
     FleetModel,
     claim_requests,
     claim_spec,
-    container_extended,
     key_of,
     request_alternatives,
 )
@@ -396,7 +397,8 @@ def pod_shape_findings(ctx: Context, pk: tuple[str, str], pod: dict, product: st
         return
     claims = pod_claim_specs(m, pod)
     for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
-        if container_extended(c).get(GPU, 0) <= 0:
+        gpus = count(container_requests(c).get(GPU))
+        if gpus <= 0:
             continue
         for ref in (c.get("resources") or {}).get("claims") or ():
             got = claims.get(ref.get("name"))
@@ -417,7 +419,7 @@ def pod_shape_findings(ctx: Context, pk: tuple[str, str], pod: dict, product: st
                 f"container {c.get('name')} of pod {pk[0]}/{pk[1]} gets GPUs twice: nvidia.com/gpu limits "
                 f"and a {ctx.gpu_class} claim",
                 [
-                    f"container {c.get('name')}: limits nvidia.com/gpu = {container_extended(c)[GPU]}",
+                    f"container {c.get('name')}: limits nvidia.com/gpu = {gpus}",
                     (
                         f"and claim {ref.get('name')} ({obj_ref[0]} {obj_ref[2]}) of DeviceClass "
                         f"{ctx.gpu_class}, which serves nvidia.com/gpu"

@@ -6,12 +6,10 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from dragoman.sim.controllers.scheduling import (
-    ClusterView,
-    container_requests,
-    is_extended_resource_name,
-    resource_amount,
-)
+from dragoman.fleet.k8s.extended import is_extended_resource_name
+from dragoman.fleet.k8s.podresources import container_requests, pod_requests
+from dragoman.fleet.k8s.quantity import amount as resource_amount
+from dragoman.sim.controllers.scheduling import ClusterView
 
 BRIDGE_MIN_MINOR = 36  # DRAExtendedResource beta (on by default) from v1.36
 
@@ -184,6 +182,4 @@ def _used_on_node(view: ClusterView, node: dict, exclude: dict) -> dict[str, int
 
 
 def _requests_of(pod: dict) -> dict[str, int]:
-    from dragoman.sim.controllers.scheduling import pod_requests
-
     return pod_requests(pod)

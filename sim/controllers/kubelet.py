@@ -907,7 +907,8 @@ class _AdmissionView:
     claims, device uuids, and what the node's other admitted pods hold through the device plugin."""
 
     def __init__(self, kubelets: Kubelets, node_name: str, pod: dict) -> None:
-        from dragoman.sim.controllers.scheduling import is_extended_resource_name, pod_requests
+        from dragoman.fleet.k8s.extended import is_extended_resource_name
+        from dragoman.fleet.k8s.podresources import pod_requests
 
         self._k = kubelets
         self.claims = _Claims(kubelets.cache)

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
+from dragoman.fleet.k8s.extended import is_dra_extended_resource_name, is_extended_resource_name
+from dragoman.fleet.k8s.podresources import pod_requests
+from dragoman.fleet.k8s.quantity import amount as resource_amount
+from dragoman.fleet.k8s.quantity import format_quantity
 from dragoman.sim.controllers.bridge import BRIDGE_ANNOTATION, DRA_PREFIX
-from dragoman.sim.controllers.scheduling import (
-    ClusterView,
-    container_requests,
-    format_quantity,
-    is_dra_extended_resource_name,
-    is_extended_resource_name,
-    pod_requests,
-    resource_amount,
-)
+from dragoman.sim.controllers.scheduling import ClusterView
 
 CLAIM_COUNT = "count/resourceclaims.resource.k8s.io"
 PER_CLASS_SUFFIX = ".deviceclass.resource.k8s.io/devices"
@@ -276,5 +272,4 @@ __all__ = [
     "quota_status",
     "usage",
     "pod_gpu_request",
-    "container_requests",
 ]

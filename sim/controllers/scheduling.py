@@ -8,9 +8,7 @@ import dataclasses
 import datetime
 import json
 import random
-import re
 from collections.abc import Iterable
-from fractions import Fraction
 
 from dragoman.fleet.k8s import DEVICECLASS_PREFIX, key_of
 from dragoman.fleet.k8s.allocator import (
@@ -22,6 +20,9 @@ from dragoman.fleet.k8s.allocator import (
     Inventory,
     SelectorCache,
 )
+from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
+from dragoman.fleet.k8s.podresources import pod_requests
+from dragoman.fleet.k8s.quantity import amount as resource_amount
 from dragoman.sim.controllers import bridge as bridge_mod
 from dragoman.sim.controllers.selectors import (
     UNSCHEDULABLE_TAINT,
@@ -38,130 +39,9 @@ DEFAULT_MILLI_CPU = 100  # schedutil.DefaultMilliCPURequest, used for scoring on
 DEFAULT_MEMORY = 200 * 1024 * 1024
 MAX_RESERVED_FOR = 256
 
-# --- quantities ---
-
-_SUFFIXES = {
-    "": Fraction(1),
-    "n": Fraction(1, 10**9),
-    "u": Fraction(1, 10**6),
-    "m": Fraction(1, 1000),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "P": Fraction(10**15),
-    "E": Fraction(10**18),
-    "Ki": Fraction(2**10),
-    "Mi": Fraction(2**20),
-    "Gi": Fraction(2**30),
-    "Ti": Fraction(2**40),
-    "Pi": Fraction(2**50),
-    "Ei": Fraction(2**60),
-}
-_QCACHE: dict[str, Fraction] = {}
-_EXP_RE = re.compile(r"^([+-]?[0-9.]+)[eE]([+-]?[0-9]+)$")
-
-
-def parse_quantity(text) -> Fraction:
-    """A resource.Quantity string ("500m", "64Gi", "1e3", 2) as an exact number."""
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        return Fraction(text)
-    s = str(text).strip()
-    hit = _QCACHE.get(s)
-    if hit is not None:
-        return hit
-    num = s
-    mult = Fraction(1)
-    m = _EXP_RE.match(s)
-    if m:
-        num, mult = m.group(1), Fraction(10) ** int(m.group(2))
-    else:
-        for suf in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"):
-            if s.endswith(suf):
-                num, mult = s[: -len(suf)], _SUFFIXES[suf]
-                break
-        else:
-            if s and s[-1] in "numkMGTPE":
-                num, mult = s[:-1], _SUFFIXES[s[-1]]
-    try:
-        value = Fraction(num) * mult
-    except (ValueError, ZeroDivisionError):
-        value = Fraction(0)
-    if len(_QCACHE) < 100_000:
-        _QCACHE[s] = value
-    return value
-
-
-def resource_amount(name: str, text) -> int:
-    """cpu in millicores, everything else as an integer value rounded up (Quantity.Value)."""
-    q = parse_quantity(text)
-    if name == "cpu":
-        q = q * 1000
-    n = q.numerator // q.denominator
-    return n if n == q else n + 1
-
-
-def format_quantity(name: str, value: int) -> str:
-    """The canonical string of an integer amount (cpu in millicores), enough for quota and status output."""
-    if name.endswith("cpu") and not name.startswith("count/"):
-        return str(value // 1000) if value % 1000 == 0 else f"{value}m"
-    if ("memory" in name or "storage" in name) and value:
-        for suf, mult in (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
-            if value % mult == 0:
-                return f"{value // mult}{suf}"
-    return str(value)
-
-
-# --- resource names (v1helper / schedutil) ---
-
-DRA_PREFIX = DEVICECLASS_PREFIX  # one home with the client: fleet/k8s/
-
-
-def is_native_resource(name: str) -> bool:
-    return "/" not in name or "kubernetes.io/" in name
-
-
-def is_extended_resource_name(name: str) -> bool:
-    return not is_native_resource(name) and not name.startswith("requests.")
-
-
-def is_dra_extended_resource_name(name: str) -> bool:
-    return is_extended_resource_name(name) or name.startswith(DRA_PREFIX)
-
-
-def container_requests(container: dict) -> dict:
-    res = container.get("resources") or {}
-    reqs = res.get("requests")
-    # Limits default requests for resources with no request (apiserver defaulting; extended resources must match).
-    out = dict(res.get("limits") or {})
-    out.update(reqs or {})
-    return out
-
-
-def pod_requests(pod: dict) -> dict[str, int]:
-    """resourcehelper.PodRequests: containers + sidecars, max with each init container, plus overhead."""
-    spec = pod.get("spec") or {}
-    total: dict[str, int] = {}
-    for c in spec.get("containers") or []:
-        for k, v in container_requests(c).items():
-            total[k] = total.get(k, 0) + resource_amount(k, v)
-    restartable: dict[str, int] = {}
-    init_max: dict[str, int] = {}
-    for c in spec.get("initContainers") or []:
-        reqs = {k: resource_amount(k, v) for k, v in container_requests(c).items()}
-        if c.get("restartPolicy") == "Always":
-            for k, v in reqs.items():
-                total[k] = total.get(k, 0) + v
-                restartable[k] = restartable.get(k, 0) + v
-        else:
-            for k, v in reqs.items():
-                init_max[k] = max(init_max.get(k, 0), v + restartable.get(k, 0))
-    for k, v in init_max.items():
-        if v > total.get(k, 0):
-            total[k] = v
-    for k, v in (spec.get("overhead") or {}).items():
-        total[k] = total.get(k, 0) + resource_amount(k, v)
-    return total
+# Quantities, resource names and what a pod requests are the kernel's (fleet/k8s/quantity.py, extended.py,
+# podresources.py): the client's diagnosis counts with the same rules.
+DRA_PREFIX = DEVICECLASS_PREFIX
 
 
 def _meta(obj: dict) -> dict:

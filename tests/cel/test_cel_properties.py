@@ -7,7 +7,8 @@ from fractions import Fraction
 from dragoman.fleet.cel import cel_device, compile_expression
 from dragoman.fleet.cel.engine import build_selector, check_expression
 from dragoman.fleet.cel.reference import environment
-from dragoman.fleet.cel.values import QUANTITY_RE, Quantity, Semver, is_quantity, is_semver
+from dragoman.fleet.cel.values import Quantity, Semver, is_quantity, is_semver
+from dragoman.fleet.k8s.quantity import QUANTITY_RE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -6,8 +6,9 @@ import copy
 
 import kubernetes_validate
 import pytest
+from dragoman.fleet.k8s.extended import is_extended_resource_name
 from dragoman.sim.api import status
-from dragoman.sim.api.validation import default_object, is_extended_resource_name, prepare_for_create, validate_object
+from dragoman.sim.api.validation import default_object, prepare_for_create, validate_object
 
 META = {
     "name": "x",

@@ -4,8 +4,10 @@ add up to."""
 from __future__ import annotations
 
 import pytest
+from dragoman.fleet.k8s.podresources import pod_requests
+from dragoman.fleet.k8s.quantity import parse_quantity
 from dragoman.sim.controllers import selectors as sel
-from dragoman.sim.controllers.scheduling import ClusterView, apply_decision, parse_quantity, pod_requests, schedule_one
+from dragoman.sim.controllers.scheduling import ClusterView, apply_decision, schedule_one
 from scheduler_fixtures import gpu_pod, node
 
 NOW = "2026-11-30T12:00:00Z"

@@ -873,28 +873,20 @@ class GenerateScreen(DragomanScreen):
 
 
 def extended_resource_name_problem(name: str) -> str:
-    """Why `name` cannot be a DeviceClass's extendedResourceName (empty when it can, or when none is given): said here,
-    before the API server answers 422."""
-    import re
+    """Why `name` cannot be a DeviceClass's extendedResourceName (empty when it can, or when none is given), said here
+    before the API server answers 422. The API server's rule decides (fleet/k8s/extended.py); this says it plainly."""
+    from dragoman.fleet.k8s.extended import REQUESTS_PREFIX, extended_resource_name_errors, is_native_resource
 
-    from dragoman.fleet.k8s import DEVICECLASS_PREFIX
-    from dragoman.fleet.model import is_extended_resource
-
-    if not name:
+    if not name or not extended_resource_name_errors(name):
         return ""
-    domain, _, short = name.partition("/")
-    if not short:
+    if "/" not in name:
         return (
             f"✗ extendedResourceName {name!r} needs a domain: domain/name, e.g. "
             f"example.com/{name.split('.')[0] or 'gpu'}"
         )
-    if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", domain) or not re.fullmatch(
-        r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", short
-    ):
-        return f"✗ extendedResourceName {name!r} is not a resource name (lowercase domain/name, letters, digits, - _ .)"
-    if name.startswith("requests.") or not is_extended_resource(name) or name.startswith(DEVICECLASS_PREFIX):
+    if is_native_resource(name) or name.startswith(REQUESTS_PREFIX):
         return f"✗ extendedResourceName {name!r} is in a domain Kubernetes reserves: use your own (example.com/…)"
-    return ""
+    return f"✗ extendedResourceName {name!r} is not a resource name (lowercase domain/name, letters, digits, - _ .)"
 
 
 def _results_text(what: str, results) -> str:

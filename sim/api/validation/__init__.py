@@ -32,7 +32,7 @@ from dragoman.sim.api.validation.core import (
     prepare_namespace,
     prepare_pod,
 )
-from dragoman.sim.api.validation.fields import invalid, is_extended_resource_name
+from dragoman.sim.api.validation.fields import invalid
 from dragoman.sim.api.validation.meta import _meta_errors, _meta_update_errors
 from dragoman.sim.api.validation.policy import _pdb_errors
 from dragoman.sim.api.validation.rbac import _binding_errors, _default_binding_subjects, _role_errors
@@ -149,4 +149,4 @@ def validate_object(resource: str, obj: dict, old: dict | None, api_version: str
 
 
 # The entry points (sim/pieces.py) and the one name format the tests read.
-__all__ = ["default_object", "is_extended_resource_name", "prepare_for_create", "prepare_for_update", "validate_object"]
+__all__ = ["default_object", "prepare_for_create", "prepare_for_update", "validate_object"]

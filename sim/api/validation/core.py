@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+from dragoman.fleet.k8s.extended import is_extended_resource_name
 from dragoman.sim.api.validation.fields import (
     _CONFIG_KEY_RE,
     IMMUTABLE,
@@ -17,7 +18,6 @@ from dragoman.sim.api.validation.fields import (
     fmt_value,
     forbidden,
     invalid,
-    is_extended_resource_name,
     label_value_errors,
     not_supported,
     qualified_name_errors,

@@ -110,17 +110,5 @@ def path_segment_errors(value: str, prefix: bool = False) -> list[str]:
     return [f"may not contain '{bad}'" for bad in ("/", "%") if bad in value]
 
 
-def is_extended_resource_name(name: str) -> bool:
-    """v1helper.IsExtendedResourceName: domain-prefixed, not kubernetes.io, not `requests.`, valid as
-    `requests.<name>`."""
-    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
-        return False
-    return not qualified_name_errors("requests." + name)
-
-
-def is_native_resource(name: str) -> bool:
-    return "/" not in name or "kubernetes.io/" in name
-
-
 def _list(value: Any) -> list:
     return value if isinstance(value, list) else []

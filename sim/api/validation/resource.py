@@ -9,6 +9,7 @@ import logging
 import re
 from typing import Any
 
+from dragoman.fleet.k8s.extended import extended_resource_name_errors
 from dragoman.sim.api.validation.fields import (
     _C_IDENTIFIER_RE,
     IMMUTABLE,
@@ -205,15 +206,7 @@ def _extended_resource_name_errors(value: Any, path: str) -> list[dict]:
     1.37 server returns: a domain-prefixed name, not kubernetes.io's, no `requests.` prefix, a label key after one."""
     if not isinstance(value, str):
         return [invalid(path, value, "must be a string")]
-    errs = []
-    if "/" not in value:
-        errs.append(invalid(path, value, "a name must be a domain-prefixed path, such as 'example.com/my-prop'"))
-    elif "kubernetes.io/" in value:
-        errs.append(invalid(path, value, 'must not have "kubernetes.io/" domain'))
-    if value.startswith("requests."):
-        errs.append(invalid(path, value, 'must not have "requests." prefix'))
-    errs += [invalid(path, value, m) for m in qualified_name_errors("requests." + value)]
-    return errs
+    return [invalid(path, value, m) for m in extended_resource_name_errors(value)]
 
 
 def _device_class_errors(obj: dict, old: dict | None) -> list[dict]:
