@@ -1223,16 +1223,17 @@ class FleetModel:
         """Changes whenever slices or classes change, so a cached selector evaluation is stale."""
         return self.selectors.epoch
 
-    def compile(self, expressions: Sequence[str]):
-        """Compiled selectors (cached); raises CelCompileError for the first bad one."""
-        return self.selectors.compile(expressions)
+    def compile(self, expressions: Sequence[str], environment=None):
+        """Compiled selectors (cached), in the stored-expression environment unless told (fleet/k8s/celenv.py);
+        raises CelCompileError for the first bad one."""
+        return self.selectors.compile(expressions, environment)
 
     def evaluate_selectors(
-        self, expressions: Sequence[str], devices: Iterable[DeviceView] | None = None
+        self, expressions: Sequence[str], devices: Iterable[DeviceView] | None = None, environment=None
     ) -> SelectorResult:
         """All expressions must be true (the scheduler's rule) on each current device; cached until slices or classes
-        change."""
-        return self.selectors.evaluate(self, expressions, devices)
+        change. Stored selectors unless `environment` says otherwise (fleet/k8s/celenv.py)."""
+        return self.selectors.evaluate(self, expressions, devices, environment)
 
     def class_matches(self, name: str) -> SelectorResult:
         return self.selectors.class_matches(self, name)

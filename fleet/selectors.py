@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from dragoman.fleet.delta import DeviceId
 
 if TYPE_CHECKING:
+    from dragoman.fleet.cel.api import Environment
     from dragoman.fleet.model import DeviceView, FleetModel
 
 
@@ -62,17 +63,21 @@ class FleetSelectors:
         self._devices[dev.id] = (dev.raw, cd)
         return cd
 
-    def compile(self, expressions: Sequence[str]):
-        """Compiled selectors (cached); raises CelCompileError for the first bad one."""
+    def compile(self, expressions: Sequence[str], environment: Environment | None = None):
+        """Compiled selectors (cached); raises CelCompileError for the first bad one. The model reads selectors the
+        cluster stores (its DeviceClasses and claims), so they compile as the scheduler compiles them
+        (fleet/k8s/celenv.py); a selector being written is checked with `environment=celenv.WRITTEN`."""
         from dragoman.fleet.cel import compile_expression
+        from dragoman.fleet.k8s import celenv
 
+        environment = environment or celenv.STORED
         out = []
         for e in expressions:
-            ck = ("compile", e)
+            ck = ("compile", environment, e)
             hit = self._cache.get(ck)
             if hit is None:
                 try:
-                    hit = (0, compile_expression(e))
+                    hit = (0, compile_expression(e, environment=environment))
                 except Exception as exc:  # noqa: BLE001 - CelCompileError, or an engine without support yet
                     hit = (0, exc)
                 self._cache[ck] = hit
@@ -82,19 +87,23 @@ class FleetSelectors:
         return out
 
     def evaluate(
-        self, model: FleetModel, expressions: Sequence[str], devices: Iterable[DeviceView] | None = None
+        self,
+        model: FleetModel,
+        expressions: Sequence[str],
+        devices: Iterable[DeviceView] | None = None,
+        environment: Environment | None = None,
     ) -> SelectorResult:
         """All expressions must be true (the scheduler's rule) on each current device; cached until slices or classes
         change."""
         from dragoman.fleet.cel import evaluate_all
 
-        cache_key = ("eval", tuple(expressions)) if devices is None else None
+        cache_key = ("eval", environment, tuple(expressions)) if devices is None else None
         if cache_key is not None:
             hit = self._cache.get(cache_key)
             if hit is not None and hit[0] == self.epoch:
                 return hit[1]
         try:
-            selectors = self.compile(expressions)
+            selectors = self.compile(expressions, environment)
         except Exception as exc:  # noqa: BLE001 - any failure to compile is the result's compile_error
             result = SelectorResult([], {}, 0, compile_error=str(getattr(exc, "message", exc)))
             if cache_key is not None:

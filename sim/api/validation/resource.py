@@ -101,9 +101,10 @@ def _compile_result(expression: str) -> tuple[str, str, str] | None:
     # Imported here: the CEL engine is heavy and only class and claim writes need it. Not optional: a missing
     # dependency (seen: a venv without the ANTLR runtime) must fail the write loudly, not let every selector through.
     from dragoman.fleet.cel import CelCompileError, compile_expression
+    from dragoman.fleet.k8s import celenv
 
     try:
-        compile_expression(expression)
+        compile_expression(expression, environment=celenv.WRITTEN)
     except CelCompileError as err:
         kind = getattr(err, "kind", "syntax")
         if kind == "too-long":
@@ -210,12 +211,16 @@ def _extended_resource_name_errors(value: Any, path: str) -> list[dict]:
 
 
 def _device_class_errors(obj: dict, old: dict | None) -> list[dict]:
+    from dragoman.fleet.k8s import celenv  # with the CEL engine: only class writes need it
+
     spec = obj.get("spec") or {}
     old_spec = (old or {}).get("spec") or {}
     errs = _selectors_errors(
         spec.get("selectors"),
         "spec.selectors",
-        skip_compile=old is not None and spec.get("selectors") == old_spec.get("selectors"),
+        skip_compile=celenv.selectors_are_stored(
+            spec.get("selectors"), old_spec.get("selectors"), updating=old is not None
+        ),
     )
     errs += _opaque_config_errors(spec.get("config"), "spec.config", None)
     ern = spec.get("extendedResourceName")
