@@ -14,6 +14,7 @@ from dragoman.fleet import ownership as own
 from dragoman.fleet import placement
 from dragoman.fleet.cluster import ApiError
 from dragoman.fleet.k8s.allocator import AllocatedState, Allocator, Inventory, RequestExplanation
+from dragoman.fleet.k8s.slices import newest_slices
 from dragoman.fleet.model import FleetModel
 
 GPU = "nvidia.com/gpu"
@@ -95,16 +96,7 @@ class Picture:
 
     def published(self, node: str) -> list[dict]:
         """Devices of the newest generation the driver publishes for the node."""
-        slices = self.slices_of(node)
-        if not slices:
-            return []
-        gen = max(int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) for s in slices)
-        return [
-            d
-            for s in slices
-            if int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) == gen
-            for d in (s.get("spec") or {}).get("devices") or []
-        ]
+        return [d for s in newest_slices(self.slices_of(node)) for d in (s.get("spec") or {}).get("devices") or []]
 
     def plugin_pods(self, node: str) -> list[dict]:
         out = []

@@ -23,6 +23,7 @@ from dragoman.fleet.k8s import DEVICECLASS_PREFIX, Key, key_of, match_node_selec
 from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
 from dragoman.fleet.k8s.podresources import pod_requests
 from dragoman.fleet.k8s.quantity import count
+from dragoman.fleet.k8s.slices import newest_generation
 from dragoman.fleet.ownership import GPU, MIG_PREFIX, Workload
 from dragoman.fleet.pools import POOL_LABELS, UNLABELED, PoolAggregate, PoolView, detect_pool_label, pool_label_of
 from dragoman.fleet.selectors import FleetSelectors, SelectorResult
@@ -762,14 +763,10 @@ class FleetModel:
         """(newest-generation slices, older slices, complete) of one pool."""
         names = self._slices_by_pool.get((driver, pool)) or ()
         store = self.objects["ResourceSlice"]
-        slices = [store[("", n)] for n in names if ("", n) in store]
-        if not slices:
+        got = newest_generation(store[("", n)] for n in names if ("", n) in store)
+        if got is None:
             return [], [], False
-        newest = max(int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) for s in slices)
-        cur = [s for s in slices if int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) == newest]
-        older = [s for s in slices if s not in cur]
-        want = max(int(((s.get("spec") or {}).get("pool") or {}).get("resourceSliceCount") or 1) for s in cur)
-        return cur, older, len(cur) >= want
+        return got.slices, got.older, got.complete
 
     def _build_node(self, name: str, raw: dict) -> NodeView:
         meta = raw.get("metadata") or {}
@@ -900,10 +897,13 @@ class FleetModel:
     # ---- devices -------------------------------------------------------------------------------------------------
 
     def current_slices(self) -> list[dict]:
-        """Every slice of the newest generation of its pool (the scheduler uses only those)."""
+        """Every slice the scheduler allocates from: the newest generation of each complete pool
+        (fleet/k8s/slices.py)."""
         out = []
         for driver, pool in sorted(self._slices_by_pool):
-            out.extend(self.pool_slices(driver, pool)[0])
+            cur, _, complete = self.pool_slices(driver, pool)
+            if complete:
+                out.extend(cur)
         return out
 
     def device_pools(self, node: str | None = None) -> list[tuple[str, str]]:

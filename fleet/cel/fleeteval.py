@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from dragoman.fleet.cel.api import TRUE, CelDevice, CompiledSelector, EvalOutcome
 from dragoman.fleet.cel.device import cel_device
+from dragoman.fleet.k8s.slices import newest_slices
 
 Cancel = threading.Event | Callable[[], bool] | None
 _PROBE = 511  # devices looked at before deciding whether grouping pays
@@ -49,26 +50,6 @@ class DeviceRef:
     node: str | None
     product: str
     slice_name: str
-
-
-def newest_slices(slices: Iterable[dict]) -> list[dict]:
-    """Only the slices of each (driver, pool)'s highest generation, in input order (as the allocator uses them)."""
-    slices = [s for s in slices if isinstance(s, dict)]
-    best: dict[tuple[str, str], int] = {}
-    for s in slices:
-        spec = s.get("spec") or {}
-        pool = spec.get("pool") or {}
-        key = (str(spec.get("driver", "")), str(pool.get("name", "")))
-        gen = _int(pool.get("generation"))
-        if gen > best.get(key, -1):
-            best[key] = gen
-    out = []
-    for s in slices:
-        spec = s.get("spec") or {}
-        pool = spec.get("pool") or {}
-        if _int(pool.get("generation")) == best[(str(spec.get("driver", "")), str(pool.get("name", "")))]:
-            out.append(s)
-    return out
 
 
 def _int(v: object) -> int:

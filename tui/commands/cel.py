@@ -92,8 +92,9 @@ def load_objects(path: str) -> list[dict]:
 
 def run(args: argparse.Namespace) -> int:
     from dragoman.fleet.cel import CelCompileError, compile_expression
-    from dragoman.fleet.cel.fleeteval import DeviceIndex, evaluate_fleet, newest_slices
+    from dragoman.fleet.cel.fleeteval import DeviceIndex, evaluate_fleet
     from dragoman.fleet.errors import ExitCode, UserError
+    from dragoman.fleet.k8s.slices import newest_slices
 
     snapshot = getattr(args, "snapshot", None)
     if snapshot is None:
