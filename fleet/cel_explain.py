@@ -254,7 +254,9 @@ def suggestions(clause: str, values: Sequence[Any]) -> list[str]:
     `quantity('80G')` when the same number in decimal units does (a GPU's "80GB" is decimal), and the literal rounded
     to what they have in the literal's unit (`quantity('79Gi')`). [] when the clause is not
     `x.compareTo(quantity('Q')) op 0` / `isGreaterThan` / `isLessThan`, or the values are not all quantities."""
-    from dragoman.fleet.cel.values import _BINARY, _DECIMAL, Quantity
+    from dragoman.fleet.cel.values import Quantity
+    from dragoman.fleet.k8s.quantity import BINARY as _BINARY
+    from dragoman.fleet.k8s.quantity import DECIMAL as _DECIMAL
 
     m = _COMPARE.search(clause)
     if m is not None:
