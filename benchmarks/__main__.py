@@ -31,6 +31,7 @@ BENCHMARKS = (
     "tui",
     "playground",
     "migration",
+    "allocator",
     "envelope",
 )
 # Run only when named (or with their flag): they need more than this checkout (the real control plane's binaries,

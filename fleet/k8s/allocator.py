@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
+from dragoman.fleet.cel.device import parse_quantity
 from dragoman.fleet.k8s.nodeaffinity import match_node_selector
 
 FINALIZER = "resource.kubernetes.io/delete-protection"
@@ -98,8 +99,6 @@ class Q:
 
     @classmethod
     def parse(cls, raw: Any) -> Q:
-        from dragoman.fleet.cel.device import parse_quantity
-
         if isinstance(raw, Q):
             return raw
         text = str(raw)
@@ -182,6 +181,8 @@ class Device:
         "node_selector",
         "all_nodes",
         "_cel",
+        "_plain",
+        "has_policy",
     )
 
     def __init__(self, raw: dict, slc: Slice) -> None:
@@ -196,6 +197,7 @@ class Device:
                 if q is not None:
                     caps[cname] = (q, CapacityPolicy.parse(cap.get("requestPolicy")))
         self.capacity = caps
+        self.has_policy = any(p is not None for _, p in caps.values())
         consumes: list[tuple[str, dict[str, Q]]] = []
         for c in raw.get("consumesCounters") or []:
             if isinstance(c, dict):
@@ -218,6 +220,7 @@ class Device:
         self.node_selector = raw.get("nodeSelector")
         self.all_nodes = bool(raw.get("allNodes"))
         self._cel: Any = None
+        self._plain: bool | None = None
 
     def cel(self) -> Any:
         if self._cel is None:
@@ -994,6 +997,8 @@ class SelectorCache:
         self.compiled: dict[str, Any] = {}
         # (device id, expression) -> (the device's raw dict it was judged on, (matched, error, is_compile_error))
         self.verdicts: dict[tuple[DeviceID, str], tuple[dict, tuple[bool, str | None, bool]]] = {}
+        # (expression, what it reads of a device) -> verdict, shared by devices equal in that
+        self.shared: dict[tuple, tuple[bool, str | None, bool]] = {}
 
     def compile(self, expr: str) -> Any:
         hit = self.compiled.get(expr)
@@ -1020,8 +1025,13 @@ class SelectorCache:
         if hit is not None and hit[0] is dev.raw:
             return hit[1]
         sel = self.compile(expr)
+        shared_key = None
         if isinstance(sel, Exception):
             out: tuple[bool, str | None, bool] = (False, str(sel), True)
+        elif (shared_key := _shared_key(expr, sel, dev)) is not None and shared_key in self.shared:
+            # A device equal in everything the expression reads (and plainly convertible) has the same verdict: a
+            # fleet's devices differ mostly in uuid and bus id, which selectors rarely read.
+            out = self.shared[shared_key]
         else:
             cdev = dev.cel()
             conv = cdev.cache.get("conversion_error")
@@ -1032,8 +1042,60 @@ class SelectorCache:
                 out = (False, res.error, False) if res.error is not None else (res.value is True, None, False)
         if len(self.verdicts) > 2_000_000:
             self.verdicts.clear()
+            self.shared.clear()
         self.verdicts[key] = (dev.raw, out)
+        if shared_key is not None:
+            self.shared[shared_key] = out
         return out
+
+
+def _plain(dev: Device) -> bool:
+    """Every attribute one scalar (a version that parses) and every capacity a quantity: the device converts for CEL
+    without error, so its verdicts depend only on what an expression reads."""
+    cached = dev._plain
+    if cached is not None:
+        return cached
+    from dragoman.fleet.cel.device import UnsupportedAttribute, _parse_version
+
+    ok = len(dev.capacity) == len(dev.raw.get("capacity") or {})
+    for attr in (dev.raw.get("attributes") or {}).values() if ok else ():
+        if not isinstance(attr, dict) or len(attr) != 1:
+            ok = False
+            break
+        ((kind, value),) = attr.items()
+        if kind not in ("string", "int", "bool", "version") or value is None:
+            ok = False
+            break
+        if kind == "version" and isinstance(_parse_version(str(value)), UnsupportedAttribute):
+            ok = False
+            break
+    dev._plain = ok
+    return ok
+
+
+def _shared_key(expr: str, sel: Any, dev: Device) -> tuple | None:
+    reads = getattr(sel, "attributes_read", None)
+    if reads is None or not _plain(dev):
+        return None
+    driver = dev.slice.driver
+    attrs = dev.raw.get("attributes") or {}
+    caps = dev.raw.get("capacity") or {}
+    parts: list[Any] = [expr, driver, dev.allow_multiple]
+    for domain, ident in sorted(reads, key=lambda r: (r[0], r[1] or "")):
+        if ident is None:
+            return None  # a whole domain read: no sharing
+        full = f"{domain}/{ident}"
+        a = attrs.get(full)
+        if a is None and domain == driver:
+            a = attrs.get(ident)
+        c = caps.get(full)
+        if c is None and domain == driver:
+            c = caps.get(ident)
+        parts.append(next(iter(a.items())) if isinstance(a, dict) and a else None)
+        parts.append(str(c.get("value")) if isinstance(c, dict) else None)
+    # Whether a domain exists at all is visible to `"d" in device.attributes`.
+    parts.append(frozenset(n.split("/", 1)[0] for n in attrs if "/" in n))
+    return tuple(parts)
 
 
 class Allocator:
@@ -1314,6 +1376,8 @@ class _Run:
         return self.a.state.has_share(did) or did in self.allocating_capacity
 
     def fits_capacity(self, r: Request, dev: Device) -> bool:
+        if not r.capacity_requests and not dev.has_policy and not dev.allow_multiple:
+            return True  # each capacity consumed whole, of a device nobody shares: always fits
         current = self.a.state.capacity.get(dev.id, {})
         ok, _ = _cmp_request_over_capacity(
             current,
@@ -1957,7 +2021,7 @@ def _exclusion(
                 taint=taint,
                 source=source,
             )
-    if f.ConsumableCapacity:
+    if f.ConsumableCapacity and (r.capacity_requests or dev.has_policy or dev.allow_multiple):
         current = a.state.capacity.get(dev.id, {})
         try:
             ok, why = _cmp_request_over_capacity(
