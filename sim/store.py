@@ -248,10 +248,6 @@ class Store:
     def resource_version(self) -> int:
         return self._rv
 
-    @property
-    def oldest_watchable(self) -> int:
-        return self._floor
-
     def _rt(self, resource: str | ResourceType) -> ResourceType:
         if isinstance(resource, ResourceType):
             return resource

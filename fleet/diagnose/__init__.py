@@ -18,10 +18,10 @@ from dragoman.fleet.diagnose.nodes import (
     sharing,
     stack_nodes,
 )
-from dragoman.fleet.diagnose.pods import node_fit, pod_findings, pods
+from dragoman.fleet.diagnose.pods import pods
 from dragoman.fleet.diagnose.selectors import claims, classes, pod_shapes, selectors
 from dragoman.fleet.findings import Finding, sort_findings
-from dragoman.fleet.model import FleetModel, pod_extended_requests
+from dragoman.fleet.model import FleetModel
 
 # Pod findings that repeat for every replica of a workload: shown once per workload, naming all its pods.
 MERGED_PER_WORKLOAD = (
@@ -74,36 +74,6 @@ RULES = (
     accounting,
     pods,
 )
-
-
-def explain_pod(model: FleetModel, namespace: str, name: str) -> tuple[list[Finding], str]:
-    """The findings about one pod (its own, and those of the node it is bound to), and one sentence of status when
-    there is none (a pending pod that fits somewhere: how many nodes could take it)."""
-    pod = model.objects["Pod"].get((namespace, name))
-    if pod is None:
-        return [], f"pod {namespace}/{name} does not exist"
-    ctx = Context(model)
-    own_findings = list(pod_findings(ctx, (namespace, name), pod))
-    node_name = (pod.get("spec") or {}).get("nodeName")
-    if node_name:
-        node_ids = {"both-stacks", "plugin-flapping", "no-slices", "kubelet-too-old"}
-        own_findings += [f for f in diagnose(model) if f.id in node_ids and ("Node", "", node_name) in f.objects]
-    if own_findings:
-        return sort_findings(own_findings), ""
-    phase = (pod.get("status") or {}).get("phase", "")
-    if node_name:
-        return [], f"{phase or 'bound'} on {node_name}; nothing known to be wrong"
-    reqs = pod_extended_requests(pod)
-    spec = pod.get("spec") or {}
-    if not reqs and not spec.get("resourceClaims"):
-        return [], "Pending; it asks for no GPU, so its cause is outside what dragoman checks"
-    fit_free, _, _, _, dra_fit = node_fit(ctx, spec, reqs, [])
-    via_dra = {n for names in dra_fit.values() for n in names}
-    n_dra = sum(1 for v in fit_free if v.name in via_dra)
-    return [], (
-        f"Pending; it fits on {plural(len(fit_free), 'node')} ({len(fit_free) - n_dra} through the device plugin, "
-        f"{n_dra} through DRA), so the scheduler should place it soon"
-    )
 
 
 def diagnose(model: FleetModel) -> list[Finding]:

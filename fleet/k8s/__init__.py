@@ -25,6 +25,7 @@ from dragoman.fleet.k8s.names import (
     regex_error,
 )
 from dragoman.fleet.k8s.nodeaffinity import (
+    affinity_node_names,
     compile_node_filter,
     field_requirement_error,
     match_node_selector,
@@ -45,6 +46,7 @@ from dragoman.fleet.k8s.tolerations import (
 )
 
 __all__ = [
+    "affinity_node_names",
     "DAEMONSET_TOLERATIONS",
     "DEVICECLASS_PREFIX",
     "DO_NOT_SCHEDULE",

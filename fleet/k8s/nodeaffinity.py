@@ -87,3 +87,25 @@ def compile_node_filter(pod_spec: dict) -> Callable[[dict], bool]:
         return match_node_selector(required, node)
 
     return check
+
+
+def affinity_node_names(pod_spec: dict) -> set[str] | None:
+    """The scheduler's NodeAffinity PreFilter shortcut: the node names the required terms pin through matchFields
+    metadata.name In.
+
+    None when any term is not pinned (all nodes stay candidates); an empty set when the terms conflict.
+    """
+    required = required_node_affinity(pod_spec)
+    if not required:
+        return None
+    names: set[str] | None = None
+    for term in required.get("nodeSelectorTerms") or []:
+        term_names: set[str] | None = None
+        for req in term.get("matchFields") or []:
+            if req.get("key") == "metadata.name" and req.get("operator") == "In":
+                s = set(req.get("values") or [])
+                term_names = s if term_names is None else term_names & s
+        if term_names is None:
+            return None
+        names = term_names if names is None else names | term_names
+    return names

@@ -7,8 +7,7 @@ import copy
 import json
 from typing import Any
 
-from dragoman.fleet.k8s import DAEMONSET_TOLERATIONS
-from dragoman.sim.controllers import selectors
+from dragoman.fleet.k8s import DAEMONSET_TOLERATIONS, nodeaffinity, tolerations
 from dragoman.sim.controllers.base import (
     Controller,
     controller_ref,
@@ -48,7 +47,7 @@ class _Compiled:
         spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
         self.uid = ds["metadata"].get("uid", "")
         self.generation = ds["metadata"].get("generation")
-        self.fits = selectors.compile_node_filter(spec)
+        self.fits = nodeaffinity.compile_node_filter(spec)
         self.tolerations = daemon_tolerations(spec)
         self.hash = template_hash(ds)
 
@@ -57,9 +56,9 @@ class _Compiled:
         if not self.fits(node):
             return False, False
         taints = (node.get("spec") or {}).get("taints") or []
-        if selectors.first_untolerated_taint(taints, self.tolerations, ("NoExecute",)) is not None:
+        if tolerations.first_untolerated_taint(taints, self.tolerations, ("NoExecute",)) is not None:
             return False, False
-        if selectors.first_untolerated_taint(taints, self.tolerations, ("NoSchedule",)) is not None:
+        if tolerations.first_untolerated_taint(taints, self.tolerations, ("NoSchedule",)) is not None:
             return False, True
         return True, True
 

@@ -10,7 +10,15 @@ import json
 import random
 from collections.abc import Iterable
 
-from dragoman.fleet.k8s import DEVICECLASS_PREFIX, key_of
+from dragoman.fleet.k8s import (
+    DEVICECLASS_PREFIX,
+    UNSCHEDULABLE_TAINT,
+    affinity_node_names,
+    compile_node_filter,
+    first_untolerated_taint,
+    key_of,
+    tolerations_tolerate,
+)
 from dragoman.fleet.k8s.allocator import (
     FINALIZER,
     AllocatedState,
@@ -24,13 +32,6 @@ from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
 from dragoman.fleet.k8s.podresources import pod_requests
 from dragoman.fleet.k8s.quantity import amount as resource_amount
 from dragoman.sim.controllers import bridge as bridge_mod
-from dragoman.sim.controllers.selectors import (
-    UNSCHEDULABLE_TAINT,
-    affinity_node_names,
-    compile_node_filter,
-    first_untolerated_taint,
-    tolerations_tolerate,
-)
 
 SCHEDULER_NAME = "default-scheduler"
 U = "Unschedulable"
@@ -766,7 +767,7 @@ def _dra_filter(pod: dict, view: ClusterView, info: NodeInfo, dra: _DraState) ->
         if alloc:
             sel = alloc.get("nodeSelector")
             if sel is not None:
-                from dragoman.sim.controllers.selectors import match_node_selector
+                from dragoman.fleet.k8s import match_node_selector
 
                 if not match_node_selector(sel, info.node):
                     unavailable.append(i)

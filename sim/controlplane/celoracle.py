@@ -9,7 +9,6 @@ from the same Go module with the same toolchain checks; fleet/ may not import th
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import json
@@ -18,7 +17,7 @@ import pathlib
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from dragoman.fleet.errors import UserError
@@ -157,15 +156,6 @@ class Oracle:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-
-
-@contextlib.contextmanager
-def running_oracle() -> Iterator[Oracle]:
-    o = Oracle()
-    try:
-        yield o
-    finally:
-        o.close()
 
 
 def oracle_device(driver: str, raw: dict) -> dict[str, Any]:

@@ -557,20 +557,6 @@ def test_device_plugin_node_added_to_a_dra_pool_is_targeted_unless_the_pool_is_m
     assert not any(k[0] == "dp-targets-dra-pool" for k in keys(migrating + stray))
 
 
-def test_explain_pod_gives_each_stuck_pod_a_cause():
-    from dragoman.fleet.diagnose import explain_pod
-
-    objs = base() + [pod("huge", gpus=12), pod("small", gpus=1), pod("nogpu", gpus=1, node_name="h100-pool-1")]
-    objs = replace(objs, "Node", "h100-pool-1", _kubelet("v1.35.6"))
-    m = model_of(*objs)
-    found, note = explain_pod(m, "ml", "huge")
-    assert [f.id for f in found] == ["pending-insufficient"] and note == ""
-    found, note = explain_pod(m, "ml", "nogpu")
-    assert {f.id for f in found} == {"running-without-gpu", "kubelet-too-old"}
-    found, note = explain_pod(m, "ml", "small")
-    assert found == [] and "fits on 9 nodes (6 through the device plugin, 3 through DRA)" in note
-
-
 def test_a_held_operator_lock_makes_old_kubelets_a_warning_before_migrating():
     lease = {
         "apiVersion": "coordination.k8s.io/v1",

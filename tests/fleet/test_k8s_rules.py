@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 from dragoman.fleet import k8s, placement
-from dragoman.sim.controllers import selectors
 
 NODE = {"metadata": {"name": "gpu-01", "labels": {"gpu-count": "8", "zone": "a", "pool": "h100"}}}
 
@@ -21,7 +20,7 @@ def _pod(*exprs: dict, fields: tuple[dict, ...] = ()) -> dict:
 
 def _both(spec: dict, node: dict = NODE) -> bool:
     """The client's and the simulator's answers, which must agree."""
-    client, sim = placement.selects_node(spec, node), selectors.pod_matches_node(spec, node)
+    client, sim = placement.selects_node(spec, node), k8s.compile_node_filter(spec)(node)
     assert client == sim == k8s.pod_matches_node(spec, node)
     return client
 
@@ -151,7 +150,7 @@ def test_tolerates(toleration: dict, want: bool) -> None:
     taint = {"key": "gpu", "value": "busy", "effect": "NoSchedule"}
     assert k8s.tolerates(toleration, taint) is want
     assert placement.tolerates([toleration], taint) is want
-    assert selectors.tolerations_tolerate([toleration], taint) is want
+    assert k8s.tolerations_tolerate([toleration], taint) is want
 
 
 def test_daemonset_tolerations_have_one_home() -> None:
@@ -172,4 +171,4 @@ def test_label_selector() -> None:
     assert k8s.match_label_selector({"matchLabels": {"app": "x"}}, labels) is True
     sel = {"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["cpu"]}]}
     assert k8s.match_label_selector(sel, labels) is True
-    assert placement.match_label_selector is selectors.match_label_selector is k8s.match_label_selector
+    assert placement.match_label_selector is k8s.match_label_selector

@@ -4,9 +4,9 @@ add up to."""
 from __future__ import annotations
 
 import pytest
+from dragoman.fleet import k8s as sel
 from dragoman.fleet.k8s.podresources import pod_requests
 from dragoman.fleet.k8s.quantity import parse_quantity
-from dragoman.sim.controllers import selectors as sel
 from dragoman.sim.controllers.scheduling import ClusterView, apply_decision, schedule_one
 from scheduler_fixtures import gpu_pod, node
 
