@@ -474,7 +474,7 @@ class Inventory:
             hit = self._pools_cache.get(name)
             if hit is not None and hit[0] == self.epoch and features == DEFAULT_FEATURES:
                 return hit[1]
-        pools = gather_pools(self.slices_for_node(name), node, features, self)
+        pools = pools_for_node(self.slices_for_node(name), node, features, self)
         if not self.shared and features == DEFAULT_FEATURES:
             if len(self._pools_cache) > 100_000:
                 self._pools_cache.clear()
@@ -482,7 +482,11 @@ class Inventory:
         return pools
 
 
-def gather_pools(slices_for_node: list[Slice], node: dict, features: Features, inv: Inventory) -> list[Pool]:
+def pools_for_node(slices_for_node: list[Slice], node: dict, features: Features, inv: Inventory) -> list[Pool]:
+    """Upstream's GatherPools for one node (incubating): the pools whose slices reach the node, each of its newest
+    generation among them, incomplete when the whole pool's generation lacks slices, obsolete (dropped) when a newer
+    generation exists elsewhere; pools with binding conditions last. fleet/k8s/slices.py is the same rule fleet-wide
+    (no node)."""
     grouped: dict[PoolID, list[Slice]] = {}
     for slc in slices_for_node:
         if not features.PartitionableDevices and (slc.per_device_set or slc.has_shared_counters):

@@ -17,6 +17,7 @@ from typing import Any
 from dragoman.fleet.ownership import parse_time
 from dragoman.sim.controllers.kubelet import STOP_SECONDS
 from dragoman.sim.controllers.nodelifecycle import KUBELET_STOPPED, RUNTIME_DOWN
+from dragoman.sim.controlplane import differential_dra
 from dragoman.sim.controlplane.differential import Behaviour, Side
 
 NS = "dragoman-diff-b"
@@ -1189,6 +1190,7 @@ def behaviour_cases() -> list[Behaviour]:
     return [
         Behaviour("a node joins the h100-dra pool", node_joins, group="behaviour/node"),
         Behaviour("a pod keeping limits: nvidia.com/gpu is bridged", bridged_pod, group="behaviour/bridge"),
+        *differential_dra.cases(),
         Behaviour("a DeviceClass added while a pod waits", class_added_while_waiting, group="behaviour/classes"),
         Behaviour("quota refuses a pod, a claim and a ReplicaSet", quota_refuses, group="behaviour/quota"),
         Behaviour("a drain under a PDB", drain_with_pdb, group="behaviour/drain"),
@@ -1208,6 +1210,7 @@ def behaviour_cases() -> list[Behaviour]:
 def cleanup(side: Side, timeout: float = 60.0) -> None:
     """Remove what the behaviour cases added (the joined node, their namespace), so a cluster can be used again by
     other flows: the node's daemon pods, slices and Lease go with it (garbage collection)."""
+    differential_dra.cleanup(side)
     side.call("DELETE", "/apis/resource.k8s.io/v1/deviceclasses/dragoman-diff-late.example.com")
     for name in DIFF_CLASSES:
         side.call("DELETE", f"/apis/resource.k8s.io/v1/deviceclasses/{name}")
