@@ -406,6 +406,8 @@ def _reason(
             f"{cls} ({why})"
         )
     ]
+    if g.source == "GFD labels" and nvs.count_cap_note(labels):
+        parts.append(nvs.count_cap_note(labels))
     if replicas > 1:
         strategy = labels.get("nvidia.com/gpu.sharing-strategy") or "time-slicing"
         parts.append(

@@ -11,6 +11,12 @@ import re
 DRIVER = "gpu.nvidia.com"
 STD_DOMAIN = "resource.kubernetes.io"
 MAX_DEVICES_PER_SLICE = 128
+# A node sets its own labels, so `nvidia.com/gpu.count: "1000000000"` is input from outside: dragoman believes at most
+# this many GPUs on one node (the largest servers carry 16: HGX-2/DGX-2; 64 leaves room for what comes next), and at
+# most 7 MIG devices on one GPU (the A100's and H100's maximum), so a prediction never builds more than 448 devices.
+MAX_GPUS_PER_NODE = 64
+MAX_MIG_PER_GPU = 7
+MAX_DEVICES_PER_NODE = MAX_GPUS_PER_NODE * MAX_MIG_PER_GPU
 
 # Schema generations of the DRA driver's published attributes (dra-facts.md section d).
 SCHEMA_25_3 = "25.3"  # int index, int minor, string pcieBusID
@@ -231,11 +237,31 @@ class NodeHardware:
         return a, b
 
 
-def _int(value: str | None) -> int | None:
+def _int(value: object) -> int | None:
     try:
-        return int(value) if value is not None else None
-    except ValueError:
+        return int(str(value)) if value is not None else None
+    except ValueError:  # not a number, or more than 4,300 digits
         return None
+
+
+def count_cap_note(labels: dict) -> str:
+    """A sentence when a node's GFD labels claim more GPUs or MIG devices than dragoman believes (and so uses fewer:
+    node_hardware_from_labels caps them); "" otherwise."""
+    labels = labels or {}
+    mig_single = labels.get("nvidia.com/mig.strategy") == "single" and "-MIG-" in str(
+        labels.get("nvidia.com/gpu.product")
+    )
+    for key, value in sorted(labels.items()):
+        if key == "nvidia.com/gpu.count" or (key.startswith("nvidia.com/mig-") and key.endswith(".count")):
+            n = _int(value)
+            limit = MAX_GPUS_PER_NODE if key == "nvidia.com/gpu.count" and not mig_single else MAX_DEVICES_PER_NODE
+            if n is not None and n > limit:
+                shown = value if len(str(value)) <= 24 else str(value)[:23] + "…"
+                return (
+                    f"its label {key} says {shown}, more than any server holds; dragoman counts at most "
+                    f"{MAX_GPUS_PER_NODE} GPUs ({MAX_DEVICES_PER_NODE} MIG devices) on a node"
+                )
+    return ""
 
 
 def node_hardware_from_labels(labels: dict) -> NodeHardware | None:
@@ -293,7 +319,7 @@ def node_hardware_from_labels(labels: dict) -> NodeHardware | None:
         profile = product.rsplit("-MIG-", 1)[1]
         per_gpu = model.mig_profile(profile).max_instances if model.mig_profiles else 1
         gpus = max(1, -(-count // per_gpu))
-        layout = (profile,) * per_gpu
+        layout = (profile,) * min(per_gpu, MAX_MIG_PER_GPU)
     elif strategy == "mixed":
         mig_counts = {}
         for key, value in labels.items():
@@ -302,10 +328,11 @@ def node_hardware_from_labels(labels: dict) -> NodeHardware | None:
             if m and n > 0:
                 mig_counts[m.group(1)] = n
         if mig_counts and count:
-            layout = tuple(p for p, n in sorted(mig_counts.items()) for _ in range(max(1, n // count)))
+            each = {p: min(MAX_MIG_PER_GPU, max(1, n // count)) for p, n in sorted(mig_counts.items())}
+            layout = tuple(p for p, n in each.items() for _ in range(n))[:MAX_MIG_PER_GPU]
     return NodeHardware(
         model=model,
-        gpu_count=gpus,
+        gpu_count=min(gpus, MAX_GPUS_PER_NODE),
         mig_strategy=strategy,
         mig_layout=layout,
         replicas=replicas,

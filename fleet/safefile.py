@@ -202,7 +202,7 @@ def _read_pipe(fd: int, limit: int, what: str, name: str, wait: float, anonymous
     return b"".join(parts)
 
 
-def read_bounded(path: str, limit: int, what: str, *, wait: float = READ_WAIT_SECONDS) -> bytes:
+def read_bounded(path: str, limit: int, what: str, *, wait: float | None = None) -> bytes:
     """The bytes of `path` (a regular file, or a pipe such as `<(command)` or a FIFO), refusing more than `limit`
     bytes, a device (/dev/zero), and a pipe that has not ended within `wait` seconds."""
     try:
@@ -223,6 +223,7 @@ def read_bounded(path: str, limit: int, what: str, *, wait: float = READ_WAIT_SE
         if stat.S_ISDIR(mode):
             raise _err(f"{what} {path} is a directory, not a file.")
         if stat.S_ISFIFO(mode):
+            wait = READ_WAIT_SECONDS if wait is None else wait
             anonymous = os.path.abspath(path).startswith(("/dev/fd/", "/proc/"))
             data = _read_pipe(fd, limit, what, path, wait, anonymous)
         else:
@@ -442,11 +443,12 @@ def read_documents(
     loader: type = KubernetesYamlLoader,
     extra_values: int = MAX_ALIAS_VALUES,
     max_depth: int | None = None,
-    wait: float = READ_WAIT_SECONDS,
+    wait: float | None = None,
 ) -> list:
     """The one bounded reader of an operator's YAML or JSON file (snapshots, kubeconfigs, scenarios, plan files,
-    allowlists): at most `max_bytes` (never a device; a pipe or FIFO within `wait` seconds; "-" is standard input),
-    then parse_documents' bounds. Every refusal is one sentence naming `what` and the path."""
+    allowlists): at most `max_bytes` (never a device; a pipe or FIFO within `wait` seconds, READ_WAIT_SECONDS
+    unless given; "-" is standard input), then parse_documents' bounds. Every refusal is one sentence naming `what`
+    and the path."""
     if path == "-":
         raw, subject = read_stdin_bounded(max_bytes, what), f"{what} on standard input"
     else:

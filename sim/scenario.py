@@ -30,7 +30,6 @@ import pathlib
 from collections.abc import Iterable
 from typing import Any
 
-import yaml
 from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.sim import resources
 
@@ -52,77 +51,258 @@ class Scenario:
     source: str = ""
 
 
-def _flatten(docs: Iterable[Any]) -> list[dict]:
-    out: list[dict] = []
-    for d in docs:
-        if not d:
+# What a scenario may ask of the simulator. The API server accepts larger numbers (int32), but the simulator keeps every
+# object in one process: a count of 10^9 in a file would make it build a billion pods or devices and stop answering
+# (Ctrl+C included). These bounds are far above every fleet dragoman is measured on (README: 5,000 nodes, 20,000 pods).
+MAX_NODES = 20_000  # four times the 5,000 nodes Kubernetes supports in one cluster
+MAX_PODS = 200_000  # pods a scenario's workloads may ask for, all together (replicas, Job parallelism and completions)
+MAX_OBJECTS = 1_000_000
+MAX_DEPTH = 100  # Kubernetes objects nest ~20 levels (managedFields included); deeper is not an object
+MAX_SPEED = 1e6
+NAME_SHOWN = 60  # characters of a name a sentence repeats (a 100k-character name is cut, with an ellipsis)
+
+
+class ScenarioError(ValueError):
+    """A scenario the simulator refuses to load: the message is one sentence without the file's name."""
+
+
+def _show(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return text if len(text) <= NAME_SHOWN else text[: NAME_SHOWN - 1] + "…"
+
+
+def _type(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string", bool: "true/false", type(None): "null"}.get(
+        type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__
+    )
+
+
+def _flatten(docs: Iterable[Any]) -> list[tuple[str, dict]]:
+    """(where, object) for every object of the documents: a List's items, typed lists' items given their kind."""
+    docs = list(docs)
+    out: list[tuple[str, dict]] = []
+    for n, d in enumerate(docs, 1):
+        where = f"document {n}" if len(docs) > 1 else "the document"
+        if d is None:
             continue
-        if not isinstance(d, dict):
-            raise ValueError("a document is not a mapping")
-        if d.get("kind", "").endswith("List") and isinstance(d.get("items"), list):
-            for item in d["items"]:
-                if isinstance(item, dict) and d.get("kind") != "List" and "kind" not in item:
-                    item = {**item, "kind": d["kind"][:-4], "apiVersion": d.get("apiVersion", "v1")}
-                out.extend(_flatten([item]))
+        items: list[Any]
+        if isinstance(d, list):
+            items, of = d, where
+        elif isinstance(d, dict) and isinstance(d.get("kind"), str) and d["kind"].endswith("List") and "items" in d:
+            if not isinstance(d["items"], list):
+                raise ScenarioError(f"{where} is a {d['kind']} whose items are {_type(d['items'])}, not a list")
+            item_kind = d["kind"][:-4]
+            items = [
+                {**i, "kind": item_kind, "apiVersion": d.get("apiVersion", "v1")}
+                if isinstance(i, dict) and item_kind and "kind" not in i
+                else i
+                for i in d["items"]
+            ]
+            of = where
         else:
-            out.append(d)
+            out.append((where, _object(d, where)))
+            continue
+        for i, item in enumerate(items, 1):
+            out.append((f"item {i} of {of}", _object(item, f"item {i} of {of}")))
+    if len(out) > MAX_OBJECTS:
+        raise ScenarioError(f"it holds {len(out):,} objects; the simulator loads at most {MAX_OBJECTS:,}")
     return out
 
 
-def from_documents(docs: Iterable[Any], source: str = "") -> Scenario:
+def _object(d: Any, where: str) -> dict:
+    if not isinstance(d, dict):
+        raise ScenarioError(f"{where} is {_type(d)}, not a Kubernetes object")
+    kind, api = d.get("kind"), d.get("apiVersion")
+    if not isinstance(kind, str) or not kind or not isinstance(api, str) or not api:
+        raise ScenarioError(f"{where} has no kind and apiVersion (two strings, e.g. kind: Node, apiVersion: v1)")
+    return d
+
+
+def _strings(value: Any, field: str) -> None:
+    if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+        raise ScenarioError(f"{field} must be a list of strings, not {_type(value)}")
+
+
+def _config(scenario: Scenario, d: dict, where: str) -> None:
+    """The SimulatorConfig document: each field of the type the simulator reads, or a sentence."""
+    speed = d.get("speed")
+    if speed is not None:
+        if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not 0 < speed <= MAX_SPEED:
+            raise ScenarioError(
+                f"{where}: SimulatorConfig speed is {_show(speed)}; it must be a number of simulated seconds per real "
+                f"second, above 0 and at most {MAX_SPEED:g}"
+            )
+        scenario.speed = float(speed)
+    faults = d.get("faults")
+    if faults:
+        if not isinstance(faults, str):
+            raise ScenarioError(f"{where}: SimulatorConfig faults must be a string in the --faults syntax")
+        from dragoman.sim.faults import FaultSpecError, parse
+
+        try:
+            parse(faults)
+        except FaultSpecError as exc:
+            raise ScenarioError(f"{where}: SimulatorConfig faults: {exc}") from None
+        scenario.faults = faults
+    if "anonymousRead" in d:
+        if not isinstance(d["anonymousRead"], bool):
+            raise ScenarioError("SimulatorConfig anonymousRead must be true or false")
+        scenario.anonymous_read = d["anonymousRead"]
+    users = d.get("users")
+    if users is None:
+        return
+    if not isinstance(users, list):
+        raise ScenarioError(
+            f"{where}: SimulatorConfig users must be a list of users (name, groups), not {_type(users)}"
+        )
+    for i, u in enumerate(users, 1):
+        if not isinstance(u, dict) or not isinstance(u.get("name"), str) or not u["name"]:
+            raise ScenarioError(f"{where}: SimulatorConfig user {i} must be a mapping with a name (a string)")
+        if u.get("token") is not None and not isinstance(u["token"], str):
+            raise ScenarioError(f"{where}: SimulatorConfig user {_show(u['name'])!r}: token must be a string")
+        _strings(u.get("groups"), f"{where}: SimulatorConfig user {_show(u['name'])!r}: groups")
+        _strings(u.get("clusterRoles"), f"{where}: SimulatorConfig user {_show(u['name'])!r}: clusterRoles")
+    scenario.users.extend(users)
+
+
+def _api_problem(rt: resources.ResourceType, obj: dict) -> str | None:
+    """What the API server would answer creating `obj` (decoding into its type, sim/decode.py, then its validation,
+    sim/api/validation), or None: a scenario loads only what a client could have created, so no controller meets an
+    object it cannot read. Checked on a copy: the scenario's objects load as written."""
+    from dragoman.sim import pieces
+    from dragoman.sim.decode import DecodeError, decode
+    from dragoman.sim.store import clone
+
+    copy = clone(obj)
+    try:
+        decode(rt.kind, rt.api_version, copy, strict=False)
+    except DecodeError as exc:
+        return _cut(str(exc))
+    causes = pieces.validate_object(rt.plural, copy, None, rt.api_version)
+    if not causes:
+        return None
+    first = causes[0]
+    text = _cut(first.get("message", "invalid"))
+    field = first.get("field")
+    more = f" (and {len(causes) - 1} more)" if len(causes) > 1 else ""
+    return f"{field}: {text}{more}" if field and not text.startswith(field) else text + more
+
+
+def _cut(text: str, most: int = 240) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _gpu_problem(obj: dict) -> str | None:
+    """A node whose GPU labels or extended resources claim more GPUs than any server has (fleet/nvidia_schema)."""
+    from dragoman.fleet.model import GFD_COUNT
+    from dragoman.fleet.nvidia_schema import MAX_DEVICES_PER_NODE, MAX_GPUS_PER_NODE
+    from dragoman.fleet.ownership import parse_count
+
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    for key, value in labels.items() if isinstance(labels, dict) else ():
+        if key == GFD_COUNT or (key.startswith("nvidia.com/mig-") and key.endswith(".count")):
+            if parse_count(value) > MAX_DEVICES_PER_NODE:
+                return (
+                    f"its label {key} is {_show(value)}; a node has at most {MAX_GPUS_PER_NODE} GPUs "
+                    f"({MAX_DEVICES_PER_NODE} MIG devices)"
+                )
+    return None
+
+
+def _pods_asked(obj: dict) -> int:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    kind = obj.get("kind")
+    if kind in ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController"):
+        return _count(spec.get("replicas"))
+    if kind == "Job":
+        return max(_count(spec.get("parallelism")), _count(spec.get("completions")))
+    return 0
+
+
+def check_objects(objects: list[tuple[str, dict]], *, validate: bool = True) -> None:
+    """Refuse (ScenarioError) a scenario the simulator cannot run: counts beyond its bounds, and (with `validate`)
+    any object the API server would refuse."""
+    nodes = pods = 0
+    for where, obj in objects:
+        md = obj.get("metadata")
+        label = f"{where} ({obj['kind']}"
+        if isinstance(md, dict) and isinstance(md.get("name"), str):
+            label += f" {_show(md['name'])!r}"
+        label += ")"
+        if validate:
+            try:
+                rt = resources.for_object(obj)
+            except KeyError:
+                continue
+            problem = _api_problem(rt, obj)
+            if problem:
+                raise ScenarioError(f"{label} would be refused by the API server: {problem}")
+        if obj["kind"] == "Node":
+            nodes += 1
+            problem = _gpu_problem(obj)
+            if problem:
+                raise ScenarioError(f"{label}: {problem}")
+        asked = _pods_asked(obj)
+        if asked > MAX_PODS:
+            raise ScenarioError(f"{label} asks for {asked:,} pods; the simulator runs at most {MAX_PODS:,}")
+        pods += asked
+    if nodes > MAX_NODES:
+        raise ScenarioError(f"it holds {nodes:,} nodes; the simulator models at most {MAX_NODES:,}")
+    if pods > MAX_PODS:
+        raise ScenarioError(f"its workloads ask for {pods:,} pods; the simulator runs at most {MAX_PODS:,}")
+
+
+def from_documents(docs: Iterable[Any], source: str = "", *, validate: bool = False) -> Scenario:
+    """A Scenario from decoded documents; ScenarioError (a sentence) when a document is not an object, the settings
+    are not of their types, or the counts exceed the simulator's bounds; with `validate`, also when an object would
+    be refused by the API server (a file of one's own; the shipped scenarios are checked by a test)."""
     scenario = Scenario(objects=[], source=source)
-    for d in _flatten(docs):
-        if d.get("kind") == CONFIG_KIND:
-            scenario.users.extend(d.get("users") or [])
-            if d.get("faults"):
-                scenario.faults = str(d["faults"])
-            if d.get("speed") is not None:
-                scenario.speed = float(d["speed"])
-            if "anonymousRead" in d:
-                if not isinstance(d["anonymousRead"], bool):
-                    raise ValueError("SimulatorConfig anonymousRead must be true or false")
-                scenario.anonymous_read = d["anonymousRead"]
+    flat = _flatten(docs)
+    for where, d in flat:
+        if d["kind"] == CONFIG_KIND and d["apiVersion"] == CONFIG_API_VERSION:
+            _config(scenario, d, where)
             continue
         try:
-            resources.for_object(d)
+            rt = resources.for_object(d)
         except KeyError:
-            key = f"{d.get('apiVersion', '?')}/{d.get('kind', '?')}"
+            key = f"{d['apiVersion']}/{d['kind']}"
             scenario.skipped[key] = scenario.skipped.get(key, 0) + 1
             continue
-        if resources.for_object(d).key in resources.VIRTUAL:
+        if rt.key in resources.VIRTUAL:
             continue
         scenario.objects.append(d)
+    check_objects([(w, d) for w, d in flat if d["apiVersion"] != CONFIG_API_VERSION], validate=validate)
     return scenario
 
 
-def load_file(path: str | pathlib.Path) -> Scenario:
-    p = pathlib.Path(path)
+def load_file(path: str | pathlib.Path, *, validate: bool = True) -> Scenario:
+    """A scenario file, through the one bounded reader (fleet/safefile.read_documents: size, time, encoding,
+    aliases, nesting), then checked as from_documents says; every refusal is one sentence (UserError, exit 2)."""
+    from dragoman.fleet.safefile import read_documents
+    from dragoman.fleet.snapshot import MAX_SNAPSHOT_BYTES
+
+    docs = read_documents(
+        str(path), "the scenario", max_bytes=MAX_SNAPSHOT_BYTES, expect="a scenario", max_depth=MAX_DEPTH
+    )
     try:
-        text = p.read_text()
-    except OSError as exc:
-        raise UserError(f"cannot read the scenario {p}: {exc.strerror or exc}.", ExitCode.INPUT) from None
-    if p.suffix == ".json":
-        # JSON is YAML too, but the json module reads a large generated fleet a hundred times faster.
-        try:
-            docs = [json.loads(text)]
-        except ValueError as exc:
-            raise UserError(f"the scenario {p} is not valid JSON: {exc}.", ExitCode.INPUT) from None
-        return from_documents(docs, str(p))
-    try:
-        docs = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise UserError(f"the scenario {p} is not valid YAML{where}.", ExitCode.INPUT) from None
-    try:
-        return from_documents(docs, str(p))
-    except ValueError as exc:
-        raise UserError(f"the scenario {p} is not a list of Kubernetes objects: {exc}.", ExitCode.INPUT) from None
+        return from_documents(docs, str(path), validate=validate)
+    except ScenarioError as exc:
+        raise UserError(f"the scenario {path} is not one the simulator can load: {exc}.", ExitCode.INPUT) from None
 
 
 def available() -> list[str]:
+    """The built-in scenario names: the YAML files of sim/scenarios/ and the modules there that define `load()` (the
+    others, such as nvidia or demo_build, are helpers, not scenarios)."""
     names = {p.stem for p in SCENARIO_DIR.glob("*.yaml")}
-    names |= {p.stem for p in SCENARIO_DIR.glob("*.py") if not p.stem.startswith("_")}
+    names |= {
+        p.stem
+        for p in SCENARIO_DIR.glob("*.py")
+        if not p.stem.startswith("_") and "\ndef load(" in p.read_text(encoding="utf-8")
+    }
     return sorted(names)
 
 
@@ -131,17 +311,17 @@ def load(name_or_path: str) -> Scenario:
     p = pathlib.Path(name_or_path)
     if p.suffix in (".yaml", ".yml", ".json") or p.exists() or "/" in name_or_path:
         return load_file(p)
+    names = available()
+    if name_or_path not in names:
+        raise UserError(
+            f"there is no scenario named {_show(name_or_path)!r} (built in: {', '.join(names) or 'none yet'}); "
+            "give a file path instead.",
+            ExitCode.INPUT,
+        )
     f = SCENARIO_DIR / f"{name_or_path}.yaml"
     if f.exists():
-        return load_file(f)
-    try:
-        module = importlib.import_module(f"dragoman.sim.scenarios.{name_or_path}")
-    except ImportError:
-        names = ", ".join(available()) or "none yet"
-        raise UserError(
-            f"there is no scenario named {name_or_path!r} (built in: {names}); give a file path instead.",
-            ExitCode.INPUT,
-        ) from None
+        return load_file(f, validate=False)  # shipped and checked by a test (tests/badinput/test_badinput_scenario)
+    module = importlib.import_module(f"dragoman.sim.scenarios.{name_or_path}")
     loaded = module.load()
     if isinstance(loaded, Scenario):
         return loaded

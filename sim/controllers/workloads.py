@@ -4,6 +4,7 @@ evicted workloads come back."""
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from typing import Any
 
@@ -18,6 +19,10 @@ from dragoman.sim.controllers.base import (
     short_hash,
 )
 from dragoman.sim.store import ApiError
+
+# Pods a ReplicaSet creates in one sync, as kube-controller-manager's burstReplicas: the rest on the next sync, so a
+# replicas of 10^9 written through the API never holds the simulator's loop (nor Ctrl+C) for one long burst.
+BURST_REPLICAS = 500
 
 DEPLOY, RS, STS, JOB = "deployments.apps", "replicasets.apps", "statefulsets.apps", "jobs.batch"
 HASH_LABEL = "pod-template-hash"
@@ -355,7 +360,9 @@ class Workloads(Controller):
                     want = len(active)
             if len(active) < want:
                 template = (rs.get("spec") or {}).get("template") or {}
-                for _ in range(want - len(active)):
+                if want - len(active) > BURST_REPLICAS:
+                    self.enqueue_after(("rs", ns, name), 0)  # the rest next time: the loop keeps serving meanwhile
+                for _ in range(min(want - len(active), BURST_REPLICAS)):
                     try:
                         self.store.create("pods", _pod_from_template(rs, template, generateName=f"{name}-"))
                     except ApiError as exc:
@@ -582,7 +589,9 @@ class Workloads(Controller):
                         "job-name": name,
                     }
                     busy = {_index(p) for p in active} | ({_index(p) for p in succeeded_pods} if indexed else set())
-                    free = [i for i in range(int(completions or parallelism)) if i not in busy] if indexed else []
+                    # The first `missing` free indexes, not all of them: completions may be 10^9 (the API allows it).
+                    indexes = range(int(completions or parallelism)) if indexed else range(0)
+                    free = list(itertools.islice((i for i in indexes if i not in busy), missing))
                     for n in range(missing):
                         extra: dict[str, Any] = {"labels": dict(job_labels), "generateName": f"{name}-"}
                         if indexed:

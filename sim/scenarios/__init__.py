@@ -21,12 +21,8 @@ Conventions every scenario follows (the simulator's server and controllers read 
 
 from __future__ import annotations
 
-import json
 import pathlib
 
-import yaml
-
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 HERE = pathlib.Path(__file__).resolve().parent
 DEMO_PATH = HERE / "demo.yaml"
 MARK_ANNOTATION = "dragoman.io/demo-finding"
@@ -57,14 +53,11 @@ def _flatten(doc) -> list[dict]:
 
 
 def parse_scenario_text(text: str) -> list[dict]:
-    """Objects from YAML or JSON text: a List, a single object, or several documents."""
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")):
-        try:
-            return _flatten(json.loads(text))
-        except json.JSONDecodeError:
-            pass
-    return [o for doc in yaml.load_all(text, Loader=_Loader) for o in _flatten(doc)]
+    """Objects from YAML or JSON text: a List, a single object, or several documents (read with the bounds of the one
+    bounded reader, fleet/safefile.parse_documents)."""
+    from dragoman.fleet.safefile import parse_documents
+
+    return [o for doc in parse_documents(text, "the scenario", expect="a scenario") for o in _flatten(doc)]
 
 
 def load_documents(name_or_path: str | pathlib.Path) -> list[dict]:

@@ -32,7 +32,7 @@ def test_serve_refuses_a_bad_fault_spec_and_a_missing_scenario(tmp_path):
     proc = _serve("--faults", "error=lots")
     assert proc.returncode == 2 and "--faults:" in proc.stderr and "rate" in proc.stderr
     proc = _serve("--scenario", str(tmp_path / "absent.yaml"))
-    assert proc.returncode == 2 and "cannot read the scenario" in proc.stderr
+    assert proc.returncode == 2 and "the scenario" in proc.stderr and "does not exist" in proc.stderr
     bad = tmp_path / "bad.yaml"
     bad.write_text("kind: [unclosed\n")
     proc = _serve("--scenario", str(bad))

@@ -135,16 +135,18 @@ def validate_object(resource: str, obj: dict, old: dict | None, api_version: str
             return _event_errors(obj, old, api_version or "v1")
         except (AttributeError, TypeError, KeyError, ValueError) as exc:
             return [invalid("", "<object>", f"malformed object: {exc}")]
-    errs = _meta_errors(resource, obj)
-    if old is not None:
-        errs += _meta_update_errors(obj, old)
-    check = _VALIDATORS.get(resource)
-    if check is not None:
-        try:
+    errs: list[dict] = []
+    try:
+        errs += _meta_errors(resource, obj)
+        if old is not None:
+            errs += _meta_update_errors(obj, old)
+        check = _VALIDATORS.get(resource)
+        if check is not None:
             errs += check(obj, old)
-        except (AttributeError, TypeError, KeyError, ValueError) as exc:
-            # A shape the checks did not foresee: reject it as invalid rather than crash the server.
-            errs.append(invalid("", "<object>", f"malformed object: {exc}"))
+    except (AttributeError, TypeError, KeyError, ValueError, RecursionError) as exc:
+        # A shape the checks did not foresee (a name that is a number, decoding skipped): reject it as invalid
+        # rather than crash the server or the scenario loader.
+        errs.append(invalid("", "<object>", f"malformed object: {exc}"))
     return errs
 
 
