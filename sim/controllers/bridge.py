@@ -4,7 +4,7 @@ mappings."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from dragoman.fleet.k8s import DEVICECLASS_PREFIX
 from dragoman.fleet.k8s.allocator import FINALIZER
@@ -88,99 +88,6 @@ def bridge_owner_uid(claim: dict) -> str | None:
         if o.get("kind") == "Pod" and o.get("controller"):
             return o.get("uid")
     return None
-
-
-def _int_request(container: dict, resource: str) -> tuple[int, list[str]] | None:
-    res = container.get("resources") or {}
-    reqs = dict(res.get("limits") or {})
-    reqs.update(res.get("requests") or {})
-    if resource not in reqs:
-        return None
-    try:
-        value = int(str(reqs[resource]))
-    except ValueError:
-        return None
-    if value == 0:
-        return None
-    return value, sorted(reqs)
-
-
-def requests_and_mappings(
-    pod: dict, ext: dict[str, int], class_for: Callable[[str], dict | None]
-) -> tuple[list[dict], list[dict]]:
-    """createRequestsAndMappings: one request per (container, resource) named `container-<i>-request-<j>`.
-
-    `i` indexes initContainers + containers; `j` is the resource's index in the sorted keys of that container's
-    requests.
-    Non-sidecar init containers reuse later long-lived requests, else share one max-sized request.
-    """
-    spec = pod.get("spec") or {}
-    inits = spec.get("initContainers") or []
-    containers = list(inits) + list(spec.get("containers") or [])
-    long_lived = [i for i, c in enumerate(containers) if not (i < len(inits) and c.get("restartPolicy") != "Always")]
-    short_lived = [i for i, c in enumerate(containers) if i < len(inits) and c.get("restartPolicy") != "Always"]
-    device_requests: list[dict] = []
-    mappings: list[dict] = []
-    for resource in sorted(ext):
-        cls = class_for(resource)
-        if cls is None:
-            continue
-        class_name = _meta(cls).get("name")
-
-        # Called only within this iteration; the loop's values are bound so no later iteration can change them.
-        def one(
-            i: int, reusable: list, resource: str = resource, class_name: str | None = class_name
-        ) -> tuple[dict | None, list[dict]]:
-            c = containers[i]
-            got = _int_request(c, resource)
-            if got is None:
-                return None, []
-            want, keys = got
-            maps = []
-            total = 0
-            for r in reusable:
-                if r is None:
-                    continue
-                total += r["exactly"]["count"]
-                maps.append({"containerName": c.get("name"), "resourceName": resource, "requestName": r["name"]})
-                if total >= want:
-                    return None, maps
-            name = f"container-{i}-request-{keys.index(resource)}"
-            req = {
-                "name": name,
-                "exactly": {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": want - total},
-            }
-            maps.append({"containerName": c.get("name"), "resourceName": resource, "requestName": name})
-            return req, maps
-
-        long_reqs: list = [None] * len(containers)
-        long_maps: list[dict] = []
-        for i in long_lived:
-            req, maps = one(i, [])
-            long_reqs[i] = req
-            long_maps.extend(maps)
-        short_max = None
-        short_names: set[str] = set()
-        short_maps: list[dict] = []
-        for i in short_lived:
-            req, maps = one(i, long_reqs[i:])
-            if req is not None:
-                short_names.add(req["name"])
-                if short_max is None or short_max["exactly"]["count"] < req["exactly"]["count"]:
-                    short_max = req
-            short_maps.extend(maps)
-        if short_max is not None and len(short_names) > 1:
-            short_names.discard(short_max["name"])
-            for m in short_maps:
-                if m["requestName"] in short_names:
-                    m["requestName"] = short_max["name"]
-        if short_max is not None:
-            device_requests.append(short_max)
-        device_requests.extend(r for r in long_reqs if r is not None)
-        mappings.extend(long_maps)
-        mappings.extend(short_maps)
-    device_requests.sort(key=lambda r: r["name"])
-    return device_requests, mappings
 
 
 def bridge_claim(pod: dict, requests: list[dict], allocation: dict, rng: random.Random | None = None) -> dict:

@@ -27,6 +27,7 @@ from dragoman.fleet.k8s.allocator import (
     Device,
     Inventory,
     SelectorCache,
+    bridge_requests,
 )
 from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
 from dragoman.fleet.k8s.podresources import pod_requests
@@ -779,7 +780,7 @@ def _dra_filter(pod: dict, view: ClusterView, info: NodeInfo, dra: _DraState) ->
         key = tuple(sorted(node_ext.items()))
         cached = dra.bridge_requests.get(key)
         if cached is None:
-            cached = dra.bridge_requests[key] = bridge_mod.requests_and_mappings(pod, node_ext, view.class_for)
+            cached = dra.bridge_requests[key] = bridge_requests(pod, node_ext, view.class_for)
         reqs, mappings = cached
         node_claim = {
             "metadata": {"namespace": _meta(pod).get("namespace", ""), "name": "<extended-resources>"},

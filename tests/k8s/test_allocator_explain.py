@@ -152,3 +152,22 @@ def test_network_devices_without_a_node_name_serve_matching_nodes() -> None:
     assert ex.allocations[0]["devices"]["results"][0]["device"] == "nic-0"
     assert "nodeSelector" not in ex.allocations[0]  # allNodes: available everywhere
     assert [c.device[2] for c in ex.requests[0].candidates] == ["nic-0"]
+
+
+def test_a_bridged_pod_is_explained_with_the_claim_the_scheduler_makes() -> None:
+    from dragoman.fleet.k8s.allocator import extended_resources_claim
+
+    pod = {
+        "metadata": {"namespace": "team", "name": "trainer"},
+        "spec": {"containers": [{"name": "main", "resources": {"limits": {"nvidia.com/gpu": "2", "cpu": "1"}}}]},
+    }
+    cls = {**GPU_CLASS, "spec": {**GPU_CLASS["spec"], "extendedResourceName": "nvidia.com/gpu"}}
+    claim, mappings = extended_resources_claim(pod, {"nvidia.com/gpu": 2}, lambda name: cls)
+    (req,) = claim["spec"]["devices"]["requests"]
+    # j indexes the sorted keys of the container's requests: cpu, nvidia.com/gpu.
+    assert req["name"] == "container-0-request-1" and req["exactly"]["count"] == 2
+    assert mappings == [{"containerName": "main", "resourceName": "nvidia.com/gpu", "requestName": req["name"]}]
+    devices = [{"name": "gpu-0"}, {"name": "gpu-1", "taints": [{"key": "maint", "effect": "NoSchedule"}]}]
+    ex = _explain([_slice("s", devices)], claim=claim)
+    assert ex.allocations is None and "1 of 2 device(s) usable" in ex.why_not()
+    assert extended_resources_claim(pod, {"nvidia.com/gpu": 2}, lambda name: None) is None
