@@ -29,13 +29,26 @@ def binaries_dir() -> pathlib.Path:
 
 class Served:
     def __init__(
-        self, proc: subprocess.Popen, kubeconfig: pathlib.Path, log: pathlib.Path, audit: pathlib.Path
+        self,
+        proc: subprocess.Popen,
+        kubeconfig: pathlib.Path,
+        log: pathlib.Path,
+        audit: pathlib.Path,
+        prometheus: str | None = None,
     ) -> None:
         self.proc = proc
         self.kubeconfig = kubeconfig
         self.log = log
         self.audit = audit
         self.config = yaml.safe_load(kubeconfig.read_text())
+        # The Prometheus `sim serve --with-prometheus` started beside it (its URL, as the banner prints it).
+        self.prometheus = prometheus or _banner_value(log, "prometheus: ")
+
+    @property
+    def run_dir(self) -> pathlib.Path | None:
+        """The run's folder (certificates, tokens, Prometheus' configuration), as the banner prints it."""
+        found = _banner_value(self.log, "run folder: ")
+        return pathlib.Path(found) if found else None
 
     def token(self, user: str = "admin") -> str:
         return next(u["user"]["token"] for u in self.config["users"] if u["name"] == user)
@@ -97,6 +110,14 @@ class Served:
         return out
 
 
+def _banner_value(log: pathlib.Path, key: str) -> str | None:
+    try:
+        text = log.read_text()
+    except OSError:
+        return None
+    return next((line.split(key, 1)[1].split(" ", 1)[0] for line in text.splitlines() if key in line), None)
+
+
 def wait_for(check: Callable[[], Any], timeout: float, what: str, interval: float = 1.0) -> Any:
     deadline = time.monotonic() + timeout
     last: Any = None
@@ -122,6 +143,8 @@ def real_served(tmp: pathlib.Path, scenario: str = "demo") -> Iterator[Served]:
         str(kubeconfig),
         "--audit-log-path",
         str(audit),
+        # A real Prometheus scraping the four components (tests/controlplane/test_real_prometheus.py reads it).
+        "--with-prometheus",
     ]
     proc = serve.start(args, log_path, cwd=tmp)
     try:
