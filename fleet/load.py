@@ -29,17 +29,18 @@ PROMETHEUS_QUERIES = {
     "schedulerPendingPods": "sum(scheduler_pending_pods)",
     "unschedulableDynamicResources": 'sum(scheduler_unschedulable_pods{plugin="DynamicResources"})',
     "unschedulableNodeResourcesFit": 'sum(scheduler_unschedulable_pods{plugin="NodeResourcesFit"})',
-    # The DynamicResources plugin's time per call (the scheduler samples 10% of its cycles for this histogram).
-    "draPluginP99Seconds": (
-        "histogram_quantile(0.99, sum by (le) "
+    # The DynamicResources plugin's time per call, in ms (the scheduler samples 10% of its cycles for this histogram).
+    "draPluginP99Milliseconds": (
+        "1000 * histogram_quantile(0.99, sum by (le) "
         '(rate(scheduler_plugin_execution_duration_seconds_bucket{plugin="DynamicResources"}[5m])))'
     ),
-    # Claims made for pods: by the scheduler (the extended-resource bridge) and the controller manager (templates).
-    "resourceClaimCreatesPerSecond": (
-        'sum(rate(dynamic_resource_allocation_resourceclaim_creates_total{status="success"}[5m]))'
+    # Claims made for pods, per minute: by the scheduler (the extended-resource bridge) and the controller manager
+    # (claims from templates).
+    "claimsCreatedPerMinute": (
+        '60 * sum(rate(dynamic_resource_allocation_resourceclaim_creates_total{status="success"}[5m]))'
     ),
-    "resourceClaimCreateFailuresPerSecond": (
-        'sum(rate(dynamic_resource_allocation_resourceclaim_creates_total{status="failure"}[5m]))'
+    "claimCreateFailuresPerMinute": (
+        '60 * sum(rate(dynamic_resource_allocation_resourceclaim_creates_total{status="failure"}[5m]))'
     ),
     # etcd's database file (physically allocated; the largest member's, every member holds a copy).
     "etcdDbSizeBytes": "max(etcd_mvcc_db_total_size_in_bytes)",
@@ -156,14 +157,18 @@ def apiserver_figures(samples: Iterable[MetricSample]) -> ApiServerFigures | Non
     return ApiServerFigures(objects, sum(objects.values()), int(sum(sizes)) if sizes else None, metric)
 
 
+METRICS_LIMIT = 64 << 20  # bytes of /metrics text read at most (a real API server's is a few MiB)
+
+
 async def read_apiserver_metrics(cluster: Any) -> tuple[ApiServerFigures | None, str]:
     """GET /metrics through the cluster connection: (figures, "") or (None, why not) when it cannot be read."""
-    from dragoman.fleet.cluster import ClusterError
+    from dragoman.fleet.cluster import ClusterError, read_body
 
     try:
         resp = await cluster._send("GET", "/metrics")
         try:
-            raw = await resp.read()
+            # kube-apiserver gzips /metrics (the client asks for gzip): read_body inflates it, bounded.
+            raw = await read_body(resp, METRICS_LIMIT, "/metrics", cluster._who())
         finally:
             resp.release()
     except ClusterError as exc:
@@ -257,14 +262,7 @@ async def prometheus_figures(url: str, timeout: float = 10.0) -> dict:
             error = "; ".join(x for x in (error, why) if x)
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             error = error or f"cannot query Prometheus at {url}: {exc or type(exc).__name__}"
-    per_second = values.get("resourceClaimCreatesPerSecond")
-    out: dict[str, Any] = {
-        "source": PROMETHEUS,
-        "url": url,
-        **values,
-        "claimsCreatedPerMinute": per_second * 60.0 if per_second is not None else None,
-        "objects": objects,
-    }
+    out: dict[str, Any] = {"source": PROMETHEUS, "url": url, **values, "objects": objects}
     if error:
         out["error"] = error
     return out

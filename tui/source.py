@@ -111,7 +111,10 @@ class DemoProcess:
     def _start(self) -> str:
         import select
 
-        args = [sys.executable, "-m", "dragoman.tui.demo", "--kubeconfig", self.kubeconfig, "--scenario", self.scenario]
+        # -P: the working folder is not put on sys.path, so a folder named `dragoman` where the operator stands (a
+        # checkout of this repository) cannot shadow the installed package, nor a stray module hijack the child.
+        args = [sys.executable, "-P", "-m", "dragoman.tui.demo", "--kubeconfig", self.kubeconfig]
+        args += ["--scenario", self.scenario]
         if not self.controllers:
             args.append("--no-controllers")
         timeout = DEMO_START_TIMEOUT

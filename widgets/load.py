@@ -21,8 +21,8 @@ SERIES = (
 PROMETHEUS_SERIES = (
     ("prometheus.schedulerPendingPods", "scheduler_pending_pods", load.PROMETHEUS),
     ("prometheus.unschedulableDynamicResources", "unschedulable (DRA)", load.PROMETHEUS),
-    ("prometheus.resourceClaimCreatesPerSecond", "claim creates /s", load.PROMETHEUS),
-    ("prometheus.draPluginP99Seconds", "DRA plugin p99 s", load.PROMETHEUS),
+    ("prometheus.claimsCreatedPerMinute", "claims created /min", load.PROMETHEUS),
+    ("prometheus.draPluginP99Milliseconds", "DRA plugin p99 ms", load.PROMETHEUS),
     ("prometheus.etcdDbSizeBytes", "etcd DB bytes", load.PROMETHEUS),
 )
 # The figures a before/after line names first (dotted as baseline.compare flattens them): what moving a pool moves.
@@ -35,7 +35,7 @@ KEY_FIGURES = (
     "prometheus.claimsCreatedPerMinute",
     "prometheus.schedulerPendingPods",
     "prometheus.unschedulableDynamicResources",
-    "prometheus.draPluginP99Seconds",
+    "prometheus.draPluginP99Milliseconds",
     "prometheus.etcdDbSizeBytes",
     "prometheus.apiObjects",
 )

@@ -217,7 +217,7 @@ async def test_prometheus_figures_keep_every_query_and_the_objects_per_resource(
                 {"metric": {"group": "", "resource": "pods"}, "value": [0, "40"]},
             ]
         elif "resourceclaim_creates_total" in q and "success" in q:
-            result = [{"metric": {}, "value": [0, "0.5"]}]
+            result = [{"metric": {}, "value": [0, "30"]}]
         elif "etcd_mvcc_db_total_size_in_bytes" in q:
             result = [{"metric": {}, "value": [0, "2097152"]}]
         else:
@@ -236,7 +236,7 @@ async def test_prometheus_figures_keep_every_query_and_the_objects_per_resource(
     finally:
         await runner.cleanup()
     assert figs["source"] == "prometheus" and figs["url"] == f"http://127.0.0.1:{port}" and "error" not in figs
-    assert figs["resourceClaimCreatesPerSecond"] == 0.5 and figs["claimsCreatedPerMinute"] == 30.0
+    assert figs["claimsCreatedPerMinute"] == 30.0 and figs["claimCreateFailuresPerMinute"] is None
     assert figs["etcdDbSizeBytes"] == 2097152 and figs["schedulerPendingPods"] is None
     assert figs["objects"] == {"resourceclaims.resource.k8s.io": 12, "pods": 40}
     assert set(load.PROMETHEUS_QUERIES) <= set(figs)
