@@ -113,6 +113,26 @@ def run(quick: bool) -> list[Figure]:
         findings = diagnose(fresh)
         diag.append(time.perf_counter() - t0)
 
+    # The same fleet with a DeviceClass serving nvidia.com/gpu without a `type == "gpu"` clause: class-too-broad reads
+    # back every device the class matches (once; it was once per device, quadratic: 20,000 devices took 35 s).
+    broad = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "all-nvidia", "creationTimestamp": "2030-01-01T00:00:00Z"},
+        "spec": {
+            "selectors": [{"cel": {"expression": 'device.driver == "gpu.nvidia.com"'}}],
+            "extendedResourceName": "nvidia.com/gpu",
+        },
+    }
+    with_broad = {**by_kind, "DeviceClass": {**by_kind.get("DeviceClass", {}), ("", "all-nvidia"): broad}}
+    diag_broad = []
+    for _ in range(runs):
+        fresh = _complete(with_broad)
+        n_devices = sum(1 for _ in fresh.devices())
+        t0 = time.perf_counter()
+        diagnose(fresh)
+        diag_broad.append(time.perf_counter() - t0)
+
     # One event: apply it and read back the node and pool it touched.
     singles = []
     for ch in _events(by_kind, 2000, seed=2):
@@ -153,6 +173,12 @@ def run(quick: bool) -> list[Figure]:
     figures = [
         Figure("model: complete from scratch", "s", build, "< 2 s", lambda v: v < 2.0, scale),
         Figure("model: diagnose (all findings)", "s", diag, note=f"{len(findings)} findings"),
+        Figure(
+            'model: diagnose, a class without type == "gpu"',
+            "s",
+            diag_broad,
+            note=f"{n_devices:,} devices; linear (tests/badinput/test_badinput_diagnosis_scale.py counts the walks)",
+        ),
         Figure(
             "model: one event",
             "ms",

@@ -54,7 +54,8 @@ def classes(ctx: Context) -> Iterable[Finding]:
         ev = [f"DeviceClass {name} serves nvidia.com/gpu with selectors: " + (" && ".join(c.expressions) or "(none)")]
         res = m.class_matches(name)
         if res.compile_error is None:
-            others = [d for d in m.devices() if d.id in set(res.matched) and d.type not in (None, "gpu")]
+            matched = set(res.matched)  # once: built per device it made this rule quadratic (20,000 devices: 35 s)
+            others = [d for d in m.devices() if d.id in matched and d.type not in (None, "gpu")]
             if others:
                 kinds = sorted({str(d.type) for d in others})  # never None: filtered above
                 ev.append(f"it matches {plural(len(others), 'device')} that are not whole GPUs ({', '.join(kinds)})")
