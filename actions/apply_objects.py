@@ -12,15 +12,14 @@ from dragoman.actions import operations
 from dragoman.actions.audit import AuditLog
 from dragoman.actions.operations import ApplyObject
 from dragoman.fleet.errors import ReadOnlyError
+from dragoman.fleet.k8s import registry
 
-_PATHS = {
-    ("resource.k8s.io/v1", "DeviceClass"): ("/apis/resource.k8s.io/v1/deviceclasses", False),
-    ("resource.k8s.io/v1", "ResourceClaimTemplate"): (
-        "/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaimtemplates",
-        True,
-    ),
-    ("resource.k8s.io/v1", "ResourceClaim"): ("/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims", True),
-}
+# What the playground may apply; where each lives is the registry's (fleet/k8s/registry.py).
+_APPLICABLE = (
+    ("resource.k8s.io/v1", "DeviceClass"),
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"),
+    ("resource.k8s.io/v1", "ResourceClaim"),
+)
 
 
 @dataclasses.dataclass
@@ -41,13 +40,13 @@ class Applied:
 
 def _collection(obj: dict) -> tuple[str, str]:
     key = (obj.get("apiVersion", ""), obj.get("kind", ""))
-    if key not in _PATHS:
+    if key not in _APPLICABLE:
         raise ValueError(f"cannot apply {key[1] or 'an object'} ({key[0]}) from the playground")
-    path, namespaced = _PATHS[key]
+    rt = registry.of_kind(key[1], key[0])
     ns = (obj.get("metadata") or {}).get("namespace") or ""
-    if namespaced and not ns:
+    if rt.namespaced and not ns:
         raise ValueError(f"{key[1]} {(obj.get('metadata') or {}).get('name')} needs a namespace")
-    return path.format(ns=ns), ns
+    return rt.path(ns or None), ns
 
 
 async def _existing(cluster: Any, path: str, name: str) -> dict | None:

@@ -36,6 +36,7 @@ from dragoman.actions.steps import (
 from dragoman.fleet.backoff import retrying
 from dragoman.fleet.cluster import ApiError
 from dragoman.fleet.errors import ReadOnlyError
+from dragoman.fleet.k8s import registry
 
 if TYPE_CHECKING:
     from dragoman.actions.audit import AuditLog
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 MERGE = "application/merge-patch+json"
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 DRY_RUN = {"dryRun": "All"}
-CLASSES = "/apis/resource.k8s.io/v1/deviceclasses"
+CLASSES = registry.of_kind("DeviceClass").path()
 
 
 def copy(v: Any) -> Any:
@@ -66,7 +67,7 @@ async def get_or_none(cluster: Cluster, path: str) -> dict | None:
 
 
 def node_path(name: str) -> str:
-    return f"/api/v1/nodes/{name}"
+    return registry.of_kind("Node").path(name=name)
 
 
 def _rv(obj: dict | None) -> str:
@@ -272,7 +273,7 @@ class Evict(Operation):
 
     @property
     def path(self) -> str:
-        return f"/api/v1/namespaces/{self.namespace}/pods/{self.name}"
+        return registry.of_kind("Pod").path(self.namespace, self.name)
 
     def key(self, plan_id: str, step_id: str) -> str:
         return f"{plan_id}/{step_id}/Pod/{self.namespace}/{self.name}/{self.uid}"
@@ -466,7 +467,7 @@ class NodeAnnotation(Operation):
 
 
 def ds_path(namespace: str, name: str) -> str:
-    return f"/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}"
+    return registry.of_kind("DaemonSet").path(namespace, name)
 
 
 def required_of(ds: dict | None) -> dict | None:

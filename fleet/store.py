@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import gc
 import logging
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from dragoman.fleet.k8s import key_of
+from dragoman.fleet.k8s import key_of, registry
+from dragoman.fleet.k8s.registry import api_path
+from dragoman.fleet.k8s.selectors import label_selector_matcher
 from dragoman.fleet.projection import PodListDecoder, Projection, project_pod
 
 log = logging.getLogger(__name__)
@@ -38,56 +41,52 @@ class KindInfo:
     @property
     def list_path(self) -> str:
         """The cluster-wide collection: `/api/v1/pods`, `/apis/resource.k8s.io/v1/resourceslices`."""
-        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        return f"{base}/{self.plural}"
+        return api_path(self.group, self.version, self.plural)
 
     def path(self, namespace: str | None = None, name: str | None = None) -> str:
         """The collection in a namespace, or one object by name."""
-        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        if self.namespaced and namespace:
-            base += f"/namespaces/{namespace}"
-        base += f"/{self.plural}"
-        return f"{base}/{name}" if name else base
+        return api_path(self.group, self.version, self.plural, namespace if self.namespaced else None, name)
 
     def matches(self, obj: dict) -> bool:
-        """Whether `obj` passes this kind's label selector (only `key=value` selectors are used here)."""
+        """Whether `obj` passes this kind's label selector (fleet/k8s/selectors.py, as the API server selects)."""
         if not self.label_selector:
             return True
-        labels = (obj.get("metadata") or {}).get("labels") or {}
-        for term in self.label_selector.split(","):
-            key, _, value = term.partition("=")
-            if labels.get(key) != value:
-                return False
-        return True
+        matcher = _selector(self.label_selector)
+        return matcher is None or matcher((obj.get("metadata") or {}).get("labels") or {})
 
 
-def _k(kind: str, group: str, version: str, plural: str, namespaced: bool, selector: str | None = None) -> KindInfo:
-    return KindInfo(kind, group, version, plural, namespaced, selector)
+_selector = functools.lru_cache(maxsize=16)(label_selector_matcher)
+
+
+def _k(kind: str, selector: str | None = None) -> KindInfo:
+    """A kind dragoman reads, where the registry (fleet/k8s/registry.py) says it lives."""
+    rt = registry.of_kind(kind)
+    return KindInfo(kind, rt.group, rt.version, rt.plural, rt.namespaced, selector)
 
 
 # Everything dragoman reads (issue 5). Secrets are never read; ConfigMaps and Leases only dragoman's own.
 KINDS: dict[str, KindInfo] = {
     k.kind: k
     for k in (
-        _k("Node", "", "v1", "nodes", False),
-        _k("Namespace", "", "v1", "namespaces", False),
-        _k("Pod", "", "v1", "pods", True),
-        _k("Event", "", "v1", "events", True),
-        _k("ResourceQuota", "", "v1", "resourcequotas", True),
-        _k("ConfigMap", "", "v1", "configmaps", True, MANAGED_BY_DRAGOMAN),
-        _k("DaemonSet", "apps", "v1", "daemonsets", True),
-        _k("Deployment", "apps", "v1", "deployments", True),
-        _k("ReplicaSet", "apps", "v1", "replicasets", True),
-        _k("StatefulSet", "apps", "v1", "statefulsets", True),
-        _k("Job", "batch", "v1", "jobs", True),
-        _k("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True),
-        _k("Lease", "coordination.k8s.io", "v1", "leases", True, MANAGED_BY_DRAGOMAN),
-        _k("DeviceClass", "resource.k8s.io", "v1", "deviceclasses", False),
-        _k("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", False),
-        _k("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", True),
-        _k("ResourceClaimTemplate", "resource.k8s.io", "v1", "resourceclaimtemplates", True),
+        _k("Node"),
+        _k("Namespace"),
+        _k("Pod"),
+        _k("Event"),
+        _k("ResourceQuota"),
+        _k("ConfigMap", MANAGED_BY_DRAGOMAN),
+        _k("DaemonSet"),
+        _k("Deployment"),
+        _k("ReplicaSet"),
+        _k("StatefulSet"),
+        _k("Job"),
+        _k("PodDisruptionBudget"),
+        _k("Lease", MANAGED_BY_DRAGOMAN),
+        _k("DeviceClass"),
+        _k("ResourceSlice"),
+        _k("ResourceClaim"),
+        _k("ResourceClaimTemplate"),
         # GA in v1.37 (DRADeviceTaintRules): an admin's taint on devices, e.g. for maintenance.
-        _k("DeviceTaintRule", "resource.k8s.io", "v1", "devicetaintrules", False),
+        _k("DeviceTaintRule"),
     )
 }
 

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
+from dragoman.fleet.k8s import registry
+from dragoman.fleet.k8s.registry import ResourceType
 from dragoman.fleet.k8s.selectors import field_value, parse_field_selector, parse_label_selector
 from dragoman.sim import pieces, resources
 from dragoman.sim.api import admission
@@ -27,7 +29,6 @@ from dragoman.sim.api import status as st
 from dragoman.sim.api.admission import service_accounts_named
 from dragoman.sim.api.gojson import encode_like_go
 from dragoman.sim.clock import Clock, format_time
-from dragoman.sim.resources import ResourceType
 
 log = logging.getLogger("dragoman.sim.store")
 
@@ -209,7 +210,7 @@ class Store:
     def __init__(self, clock: Clock | None = None, history_size: int = 20_000, validate: bool = True) -> None:
         self.clock = clock or Clock()
         # Kinds stored as themselves; a view (ResourceType.storage) reads and writes its storage's objects.
-        self._data: dict[str, dict[tuple[str, str], Entry]] = {r.key: {} for r in resources.RESOURCES if not r.storage}
+        self._data: dict[str, dict[tuple[str, str], Entry]] = {r.key: {} for r in registry.RESOURCES if not r.storage}
         self._rv = 0
         self.history: collections.deque[tuple[int, str, str, Entry, Entry | None]] = collections.deque(
             maxlen=history_size
@@ -1245,7 +1246,7 @@ class Store:
             if now - since < NAMESPACE_CLEANUP_DELAY:
                 continue
             left = 0
-            for r in resources.RESOURCES:
+            for r in registry.RESOURCES:
                 if not r.namespaced or r.key in resources.VIRTUAL or r.storage:
                     continue
                 for (ns, n), e in list(self._data[r.key].items()):
@@ -1259,7 +1260,7 @@ class Store:
                             pass
             if any(
                 ns == name
-                for r in resources.RESOURCES
+                for r in registry.RESOURCES
                 if r.namespaced and not r.storage
                 for (ns, _n) in self._data[r.key]
             ):

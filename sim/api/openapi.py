@@ -8,6 +8,7 @@ import hashlib
 import json
 from typing import Any
 
+from dragoman.fleet.k8s import registry
 from dragoman.sim.api import schemas as _schemas
 from dragoman.sim.api import version as _version
 
@@ -15,61 +16,30 @@ from dragoman.sim.api import version as _version
 # release.
 INFO_VERSION = f"{_version.MAJOR}.{_version.MINOR}"
 
-# (kind, plural, namespaced, subresources, verbs) per served group-version; mirrors what discovery says.
-_ALL = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
-RESOURCES: dict[tuple[str, str], list[tuple[str, str, bool, tuple[str, ...], list[str]]]] = {
-    ("", "v1"): [
-        (
-            "Namespace",
-            "namespaces",
-            False,
-            ("status",),
-            ["create", "delete", "get", "list", "patch", "update", "watch"],
-        ),
-        ("Node", "nodes", False, ("status",), _ALL),
-        ("Pod", "pods", True, ("status", "eviction", "binding"), _ALL),
-        ("Event", "events", True, (), _ALL),
-        ("ConfigMap", "configmaps", True, (), _ALL),
-        ("ResourceQuota", "resourcequotas", True, ("status",), _ALL),
-        ("ServiceAccount", "serviceaccounts", True, ("token",), _ALL),
-        ("Secret", "secrets", True, (), _ALL),
-        ("Service", "services", True, ("status",), ["create", "delete", "get", "list", "patch", "update", "watch"]),
-    ],
-    ("authentication.k8s.io", "v1"): [
-        ("SelfSubjectReview", "selfsubjectreviews", False, (), ["create"]),
-        ("TokenReview", "tokenreviews", False, (), ["create"]),
-    ],
-    ("apiextensions.k8s.io", "v1"): [
-        ("CustomResourceDefinition", "customresourcedefinitions", False, ("status",), _ALL)
-    ],
-    ("apps", "v1"): [
-        ("DaemonSet", "daemonsets", True, ("status",), _ALL),
-        ("Deployment", "deployments", True, ("status",), _ALL),
-        ("ReplicaSet", "replicasets", True, ("status",), _ALL),
-        ("StatefulSet", "statefulsets", True, ("status",), _ALL),
-    ],
-    ("batch", "v1"): [("Job", "jobs", True, ("status",), _ALL), ("CronJob", "cronjobs", True, ("status",), _ALL)],
-    ("policy", "v1"): [("PodDisruptionBudget", "poddisruptionbudgets", True, ("status",), _ALL)],
-    ("coordination.k8s.io", "v1"): [("Lease", "leases", True, (), _ALL)],
-    ("rbac.authorization.k8s.io", "v1"): [
-        ("Role", "roles", True, (), _ALL),
-        ("ClusterRole", "clusterroles", False, (), _ALL),
-        ("RoleBinding", "rolebindings", True, (), _ALL),
-        ("ClusterRoleBinding", "clusterrolebindings", False, (), _ALL),
-    ],
-    ("authorization.k8s.io", "v1"): [
-        ("SelfSubjectAccessReview", "selfsubjectaccessreviews", False, (), ["create"]),
-        ("SelfSubjectRulesReview", "selfsubjectrulesreviews", False, (), ["create"]),
-    ],
-    ("events.k8s.io", "v1"): [("Event", "events", True, (), _ALL)],
-    ("resource.k8s.io", "v1"): [
-        ("DeviceClass", "deviceclasses", False, (), _ALL),
-        ("ResourceSlice", "resourceslices", False, (), _ALL),
-        ("ResourceClaim", "resourceclaims", True, ("status",), _ALL),
-        ("ResourceClaimTemplate", "resourceclaimtemplates", True, (), _ALL),
-        ("DeviceTaintRule", "devicetaintrules", False, ("status",), _ALL),
-    ],
+# (kind, plural, namespaced, subresources, verbs) per served group-version: the registry's (fleet/k8s/registry.py),
+# less the subresources these documents do not describe yet (served all the same) and the CRD-served kinds, whose
+# documents the CRD's own schema would give.
+_UNDOCUMENTED_SUBRESOURCES = {
+    "Namespace": {"finalize"},
+    "Pod": {"log"},
+    "Deployment": {"scale"},
+    "ReplicaSet": {"scale"},
+    "StatefulSet": {"scale"},
 }
+
+
+def _documented() -> dict[tuple[str, str], list[tuple[str, str, bool, tuple[str, ...], list[str]]]]:
+    out: dict[tuple[str, str], list[tuple[str, str, bool, tuple[str, ...], list[str]]]] = {}
+    for r in registry.RESOURCES:
+        if r.custom:
+            continue
+        hidden = _UNDOCUMENTED_SUBRESOURCES.get(r.kind, set())
+        subresources = tuple(s for s in r.subresources if s not in hidden)
+        out.setdefault((r.group, r.version), []).append((r.kind, r.plural, r.namespaced, subresources, list(r.verbs)))
+    return out
+
+
+RESOURCES = _documented()
 
 _PATCH_TYPES = [
     "application/apply-patch+yaml",

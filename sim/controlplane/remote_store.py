@@ -23,6 +23,7 @@ from typing import Any
 
 import urllib3
 from dragoman.fleet import backoff
+from dragoman.fleet.k8s.registry import ResourceType
 from dragoman.sim import resources
 from dragoman.sim.store import ApiError
 
@@ -85,7 +86,7 @@ class RemoteStore:
 
     # ------------------------------------------------------------------ HTTP
 
-    def _rt(self, resource: str) -> resources.ResourceType:
+    def _rt(self, resource: str) -> ResourceType:
         return resources.lookup(resource)
 
     def _path(self, resource: str, namespace: str | None, name: str | None = None, sub: str | None = None) -> str:
@@ -232,7 +233,7 @@ class RemoteStore:
                 time.sleep(wait)
                 failures += 1
 
-    def _on_line(self, resource: str, rt: resources.ResourceType, line: bytes) -> None:
+    def _on_line(self, resource: str, rt: ResourceType, line: bytes) -> None:
         ev = json.loads(line)
         etype, obj = ev.get("type"), ev.get("object") or {}
         if etype == "ERROR":

@@ -3,8 +3,8 @@ a CRD per custom kind."""
 
 from __future__ import annotations
 
-from dragoman.sim import resources
-from dragoman.sim.resources import ResourceType
+from dragoman.fleet.k8s import registry
+from dragoman.fleet.k8s.registry import ResourceType
 from dragoman.sim.store import clone
 
 BOOTSTRAP_RBAC: list[dict] = [
@@ -109,5 +109,5 @@ def bootstrap_objects() -> list[dict]:
     ]
     out.extend(clone(BOOTSTRAP_RBAC))
     out.append(clone(KUBERNETES_SERVICE))
-    out.extend(crd_for(rt) for rt in resources.RESOURCES if rt.custom)
+    out.extend(crd_for(rt) for rt in registry.RESOURCES if rt.custom)
     return out

@@ -8,10 +8,10 @@ from typing import Any
 
 import yaml
 from aiohttp import web
+from dragoman.fleet.k8s.registry import ResourceType
 from dragoman.fleet.k8s.selectors import SelectorError, parse_field_selector, parse_label_selector
 from dragoman.sim import pieces, resources
 from dragoman.sim.api import status as st
-from dragoman.sim.resources import ResourceType
 from dragoman.sim.server.routing import Route
 from dragoman.sim.server.wire import JSON_CT, PROTOBUF_CT, YAML_CT, _json, _truthy, negotiate
 from dragoman.sim.store import ApiError

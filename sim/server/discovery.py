@@ -7,10 +7,11 @@ import hashlib
 from typing import Any
 
 from aiohttp import web
+from dragoman.fleet.k8s import registry
+from dragoman.fleet.k8s.registry import ResourceType
 from dragoman.sim import pieces, resources
 from dragoman.sim.api import status as st
 from dragoman.sim.api import version
-from dragoman.sim.resources import ResourceType
 from dragoman.sim.server.wire import _json
 from dragoman.sim.store import ApiError
 
@@ -104,7 +105,7 @@ class DiscoveryMixin:
 
     def _resource_list(self, group: str, version: str) -> dict:
         out = []
-        for rt in resources.RESOURCES:
+        for rt in registry.RESOURCES:
             if (rt.group, rt.version) != (group, version):
                 continue
             entry: dict[str, Any] = {
@@ -152,7 +153,7 @@ class DiscoveryMixin:
                 if g != group:
                     continue
                 res = []
-                for rt in resources.RESOURCES:
+                for rt in registry.RESOURCES:
                     if (rt.group, rt.version) != (g, v):
                         continue
                     # apiserver's installer copies the legacy list entry's group and version, which a built-in

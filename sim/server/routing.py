@@ -10,10 +10,10 @@ import traceback
 from typing import Any
 
 from aiohttp import web
+from dragoman.fleet.k8s.registry import ResourceType
 from dragoman.sim import pieces, resources
 from dragoman.sim.api import status as st
 from dragoman.sim.requestlog import Request
-from dragoman.sim.resources import ResourceType
 from dragoman.sim.server.discovery import SERVER_VERSION
 from dragoman.sim.server.users import ANONYMOUS, User
 from dragoman.sim.server.wire import AGGREGATED_CT, _json, _status_response, _truthy, gzipped_like_apiserver

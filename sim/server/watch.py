@@ -7,10 +7,10 @@ import time
 from typing import Any
 
 from aiohttp import web
+from dragoman.fleet.k8s.registry import ResourceType
 from dragoman.sim import pieces
 from dragoman.sim.api import status as st
 from dragoman.sim.api.gojson import encode_like_go
-from dragoman.sim.resources import ResourceType
 from dragoman.sim.server.crud import validate_list_options
 from dragoman.sim.server.routing import Route
 from dragoman.sim.server.wire import JSON_CT, _truthy

@@ -8,6 +8,7 @@ import json
 import os
 
 import pytest
+from dragoman.fleet.k8s import registry
 from dragoman.sim.api import openapi
 from dragoman.sim.api.patch import ApplyConflict, apply_strategic_merge_patch, server_side_apply
 from dragoman.sim.api.validation import default_object
@@ -142,7 +143,7 @@ class Throwaway:
                             "singularName": "deviceclass",
                             "namespaced": False,
                             "kind": "DeviceClass",
-                            "verbs": openapi._ALL,
+                            "verbs": list(registry.STANDARD_VERBS),
                         }
                     ],
                 }
@@ -158,7 +159,7 @@ class Throwaway:
                             "singularName": "deployment",
                             "namespaced": True,
                             "kind": "Deployment",
-                            "verbs": openapi._ALL,
+                            "verbs": list(registry.STANDARD_VERBS),
                         }
                     ],
                 }

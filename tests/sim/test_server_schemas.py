@@ -9,6 +9,7 @@ import re
 
 import kubernetes_validate
 import pytest
+from dragoman.fleet.k8s import registry
 from dragoman.sim import resources
 from kubernetes import client as k8s
 
@@ -42,7 +43,7 @@ async def _served_objects(sim) -> list[dict]:
     c = await api_client(sim)
     out = []
     try:
-        for rt in resources.RESOURCES:
+        for rt in registry.RESOURCES:
             if rt.key in resources.VIRTUAL:
                 continue
             path = rt.collection_path()
@@ -141,7 +142,7 @@ async def test_every_served_object_validates_against_the_1_37_schemas(served):
     # By apiVersion and kind: the events.k8s.io/v1 Events are the core ones in the other API's shape.
     kinds = {(o["apiVersion"], o["kind"]) for o in served}
     assert (
-        len(kinds) == len(resources.RESOURCES) - len(resources.VIRTUAL) - 2
+        len(kinds) == len(registry.RESOURCES) - len(resources.VIRTUAL) - 2
     )  # DeviceTaintRule, PrometheusRule: none in the scenario
     assert any(o["kind"] == "PodDisruptionBudget" and o.get("status") for o in served)
     failures = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from dragoman.fleet.k8s import registry
 from dragoman.sim.api.validation.fields import (
     IMMUTABLE,
     dns1123_label_errors,
@@ -18,17 +19,7 @@ from dragoman.sim.api.validation.fields import (
     too_long,
 )
 
-CLUSTER_SCOPED = {
-    "namespaces",
-    "nodes",
-    "clusterroles",
-    "clusterrolebindings",
-    "deviceclasses",
-    "resourceslices",
-    "devicetaintrules",
-    "selfsubjectaccessreviews",
-    "customresourcedefinitions",
-}
+CLUSTER_SCOPED = registry.cluster_scoped()
 
 
 _LABEL_NAMED = {"namespaces"}
