@@ -1773,6 +1773,67 @@ def _add_requirements(src: list[dict], dst: list[dict]) -> None:
         dst.append(req)
 
 
+# --- binding conditions (DynamicResources PreBind) ---
+
+BINDING_TIMEOUT_SECONDS = 600.0  # config.DynamicResourcesBindingTimeoutDefault
+BINDING_POLL_SECONDS = 5.0  # PreBind polls the claim every 5 s
+
+
+def has_binding_conditions(claim: dict) -> bool:
+    alloc = (claim.get("status") or {}).get("allocation") or {}
+    return any(r.get("bindingConditions") for r in (alloc.get("devices") or {}).get("results") or [])
+
+
+def binding_readiness(claim: dict, now: float | None = None) -> tuple[str, str]:
+    """isClaimReadyForBinding and isClaimTimeout: ("ready" | "waiting" | "failed" | "timeout", the scheduler's error
+    text for the last two). A result's device is ready when each of its bindingConditions is True in the claim's
+    status.devices and none of its bindingFailureConditions is; `now` (epoch seconds) against allocationTimestamp +
+    600 s decides the timeout (None: never)."""
+    st = claim.get("status") or {}
+    alloc = st.get("allocation")
+    name = str((claim.get("metadata") or {}).get("name", ""))
+    if not alloc:
+        return "waiting", ""
+    devices = st.get("devices") or []
+    for r in (alloc.get("devices") or {}).get("results") or []:
+        if not r.get("bindingConditions"):
+            continue
+        status = next(
+            (
+                d
+                for d in devices
+                if d.get("device") == r.get("device")
+                and d.get("driver") == r.get("driver")
+                and d.get("pool") == r.get("pool")
+            ),
+            None,
+        )
+        conds = {c.get("type"): c for c in (status or {}).get("conditions") or [] if isinstance(c, dict)}
+        if status is not None:
+            for f in r.get("bindingFailureConditions") or []:
+                c = conds.get(f)
+                if c is not None and c.get("status") == "True":
+                    reason, message = c.get("reason", ""), c.get("message", "")
+                    return "failed", f'device binding failed: claim={name}, reason={reason}, message="{message}"'
+        if status is None or any((conds.get(b) or {}).get("status") != "True" for b in r["bindingConditions"]):
+            started = _epoch(alloc.get("allocationTimestamp"))
+            if now is not None and started is not None and started + BINDING_TIMEOUT_SECONDS < now:
+                return "timeout", f"device binding timeout: claim={name}"
+            return "waiting", ""
+    return "ready", ""
+
+
+def _epoch(ts: Any) -> float | None:
+    import datetime
+
+    if not isinstance(ts, str) or not ts:
+        return None
+    try:
+        return datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
 # --- the extended-resource bridge (KEP-5004) ---
 
 
@@ -2178,7 +2239,11 @@ __all__ = [
     "RequestExplanation",
     "SelectorCache",
     "Slice",
+    "BINDING_POLL_SECONDS",
+    "BINDING_TIMEOUT_SECONDS",
     "admin_access_allowed",
+    "binding_readiness",
+    "has_binding_conditions",
     "bridge_requests",
     "extended_resources_claim",
     "device_tolerates",

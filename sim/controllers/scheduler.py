@@ -9,7 +9,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from dragoman.fleet import backoff
-from dragoman.fleet.k8s.allocator import FINALIZER
+from dragoman.fleet.k8s.allocator import (
+    BINDING_POLL_SECONDS,
+    FINALIZER,
+    binding_readiness,
+    has_binding_conditions,
+)
 from dragoman.sim.api import status as st
 from dragoman.sim.controllers import quota as quota_mod
 from dragoman.sim.controllers.base import Controller, Events, SeriesEvents, log
@@ -80,6 +85,7 @@ class Scheduler(Controller):
         self.waiting: set[tuple] = set()
         self._backoff: dict[tuple, int] = {}  # failed attempts in a row, per pod
         self._retry_pending: set[tuple] = set()
+        self._binding: dict[tuple, tuple[str, str]] = {}  # pods waiting in PreBind: (node, the Scheduled message)
         self._flush_pending = False
 
     # ---------------------------------------------------------------- setup
@@ -270,7 +276,11 @@ class Scheduler(Controller):
             self._retry_pending.discard(key[1])
             self.enqueue(key[1])
         elif key[0] == "pod":
+            if key in self._binding:
+                return  # its binding cycle is waiting in PreBind
             self._schedule(key)
+        elif key[0] == "bindwait":
+            self._binding_wait(key[1])
         elif key[0] == "claim":
             self._sync_claim(key[1], key[2])
         elif key[0] == "quota":
@@ -301,6 +311,19 @@ class Scheduler(Controller):
                     f'running PreBind plugin "DynamicResources": {exc.status.get("message", str(exc))}',
                     error=True,
                 )
+                return
+            if any(has_binding_conditions(c) for c in self._claims_now(pod)):
+                # PreBind waits (polling every 5 s, up to the binding timeout) until the devices' binding conditions
+                # are True in the claims' status.devices, which the driver's controller sets; the pod stays unbound.
+                self.events.emit(
+                    pod,
+                    "Normal",
+                    "BindingConditionsPending",
+                    "Scheduling",
+                    f"waiting for binding conditions for device on node {dec.node}",
+                )
+                self._binding[key] = (dec.node, dec.message)
+                self.enqueue(("bindwait", key))
                 return
             self._bind(ns, name, dec.node)
             self.events.emit(pod, "Normal", "Scheduled", "Binding", dec.message)
@@ -414,6 +437,53 @@ class Scheduler(Controller):
             if cur is not None:
                 cur.setdefault("status", {})["extendedResourceClaimStatus"] = ext_status
                 self.store.update("pods", cur, "status", namespace=ns, check_rv=False)
+
+    def _claims_now(self, pod: dict) -> list[dict]:
+        """The pod's claims as stored now (its own and the scheduler-made one)."""
+        ns = _md(pod).get("namespace", "")
+        uid = _md(pod).get("uid")
+        out = []
+        for (cns, _), claim in list(self.view.claims.items()) if self.view is not None else []:
+            if cns != ns:
+                continue
+            if any(r.get("uid") == uid for r in (claim.get("status") or {}).get("reservedFor") or []):
+                cur = self.store.get(CLAIMS, ns, _md(claim)["name"])
+                if cur is not None:
+                    out.append(cur)
+        return out
+
+    def _binding_wait(self, key: tuple) -> None:
+        """One poll of PreBind's wait: bind when every binding condition is True; on a failure condition or the
+        timeout, Unreserve (the pod leaves reservedFor) and fail the attempt with the plugin's error — the next
+        attempt's Filter finds the claim unavailable and PostFilter deallocates it."""
+        node, message = self._binding.get(key, (None, ""))
+        if node is None:
+            return
+        _, ns, name = key
+        pod = self.store.get("pods", ns, name)
+        if pod is None or _md(pod).get("deletionTimestamp") or (pod.get("spec") or {}).get("nodeName"):
+            self._binding.pop(key, None)
+            return
+        claims = [c for c in self._claims_now(pod) if has_binding_conditions(c)]
+        states = [binding_readiness(c, self.clock.now().timestamp()) for c in claims]
+        bad = next((msg for st_, msg in states if st_ in ("failed", "timeout")), None)
+        if bad is None and all(st_ == "ready" for st_, _ in states):
+            self._binding.pop(key, None)
+            self._bind(ns, name, node)
+            self.events.emit(pod, "Normal", "Scheduled", "Binding", message)
+            self._backoff.pop(key, None)
+            self.unschedulable.discard(key)
+            return
+        if bad is None:
+            self.enqueue_after(("bindwait", key), BINDING_POLL_SECONDS)
+            return
+        self._binding.pop(key, None)
+        uid = _md(pod).get("uid")
+        for claim in self._claims_now(pod):
+            st_ = claim.get("status") or {}
+            st_["reservedFor"] = [r for r in st_.get("reservedFor") or [] if r.get("uid") != uid]
+            self.store.update(CLAIMS, claim, "status", namespace=ns, check_rv=False)
+        self._fail(key, pod, "SchedulerError", f'running PreBind plugin "DynamicResources": {bad}', error=True)
 
     def _bind(self, ns: str, name: str, node: str) -> None:
         """pods/binding: spec.nodeName, then PodScheduled=True (what the binding subresource writes)."""

@@ -27,6 +27,7 @@ from dragoman.fleet.k8s.allocator import (
     Device,
     Inventory,
     SelectorCache,
+    binding_readiness,
     bridge_requests,
 )
 from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
@@ -48,6 +49,17 @@ DRA_PREFIX = DEVICECLASS_PREFIX
 
 def _meta(obj: dict) -> dict:
     return obj.get("metadata") or {}
+
+
+def _epoch_seconds(now) -> float | None:
+    if isinstance(now, datetime.datetime):
+        return now.timestamp()
+    if isinstance(now, str) and now:
+        try:
+            return datetime.datetime.fromisoformat(now.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
 
 
 def _ts(now) -> str:
@@ -519,6 +531,7 @@ class _DraState:
         self.ext_resources: dict[str, int] = {}
         self.unavailable: set[int] = set()
         self.allocator: Allocator | None = None
+        self.now: float | None = None  # the attempt's time (epoch seconds), for binding timeouts
         self.bridge_requests: dict[tuple, tuple] = {}
 
     @property
@@ -542,6 +555,7 @@ def schedule_one(pod: dict, view: ClusterView, now=None) -> Decision:
 
     # PreEnqueue (DynamicResources): every claim must exist before the pod is even tried; no event is recorded.
     dra = _DraState()
+    dra.now = _epoch_seconds(now)
     for pc in spec.get("resourceClaims") or []:
         cname, check_owner, err = _resolve_claim_name(pod, pc)
         if err:
@@ -772,6 +786,11 @@ def _dra_filter(pod: dict, view: ClusterView, info: NodeInfo, dra: _DraState) ->
 
                 if not match_node_selector(sel, info.node):
                     unavailable.append(i)
+                    continue
+            # Allocated for binding conditions that failed or timed out: PostFilter deallocates it so other devices
+            # can be tried (v1.37.2 Filter, isClaimReadyForBinding / isClaimTimeout).
+            if binding_readiness(claim, dra.now)[0] in ("failed", "timeout"):
+                unavailable.append(i)
             continue
         to_allocate.append(claim)
     node_claim = None
