@@ -10,10 +10,11 @@ from collections.abc import Iterable, Mapping
 
 import yaml
 from dragoman.fleet.k8s import DEVICECLASS_PREFIX
+from dragoman.fleet.nvidia_schema import DRIVER
 
 API = "resource.k8s.io/v1"
 IMPLICIT_PREFIX = DEVICECLASS_PREFIX  # one home: fleet/k8s/
-GPU_DRIVER = "gpu.nvidia.com"
+GPU_DRIVER = DRIVER  # one home: fleet/nvidia_schema.py
 _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 

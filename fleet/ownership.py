@@ -18,10 +18,11 @@ import json
 import re
 
 from dragoman.fleet.k8s.quantity import count
+from dragoman.fleet.nvidia_schema import DRIVER
 
 GPU = "nvidia.com/gpu"
+DRA_DRIVER = DRIVER  # NVIDIA's DRA driver name (fleet/nvidia_schema.py)
 MIG_PREFIX = "nvidia.com/mig-"
-DRA_DRIVER = "gpu.nvidia.com"
 MIGRATION_ANNOTATION = "dragoman.io/migration"
 GPU_OPERATOR_DEPLOY_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 BRIDGE_VERSION = (1, 36)  # the first kubelet with DRAExtendedResource on by default
@@ -145,6 +146,7 @@ def _role_from(labels: dict, images: list[str], name: str) -> str | None:
         labels.get("app") == "nvidia-device-plugin-daemonset"
         or labels.get("name") == "nvidia-device-plugin-ds"
         or labels.get("app.kubernetes.io/name") == "nvidia-device-plugin"
+        or labels.get("k8s-app") == "nvidia-device-plugin"
         or ("k8s-device-plugin" in joined and word["device-plugin"])
         or word["nvidia-device-plugin"]
     ):
@@ -229,6 +231,14 @@ def _workload(role: str, obj: dict, labels: dict, images: list[str]) -> Workload
     return Workload(
         role, deployed_by, meta.get("namespace", ""), meta.get("name", ""), chart, release, version, gitops_owner(obj)
     )
+
+
+def pod_role(pod: dict) -> str | None:
+    """Which GPU stack a pod serves, from its own labels, images and name: "device-plugin", "dra-driver" (the DRA
+    driver's kubelet plugin, not its controller), or None. The one classifier: the simulated kubelet and DRA plugin
+    use it too (sim/controllers/base.py)."""
+    meta = _meta(pod)
+    return _role_from(meta.get("labels") or {}, _images(pod.get("spec") or {}), meta.get("name", ""))
 
 
 def classify_pod(pod: dict, daemonsets: dict[tuple[str, str], Workload | None]) -> Workload | None:

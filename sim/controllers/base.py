@@ -16,6 +16,7 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 from dragoman.fleet import backoff
+from dragoman.fleet.ownership import pod_role
 from dragoman.sim.clock import parse_time
 from dragoman.sim.store import ApiError
 
@@ -430,60 +431,18 @@ def pod_ready(pod: dict) -> bool:
     return False
 
 
-def _images(pod: dict) -> list[str]:
-    spec = pod.get("spec", {})
-    return [c.get("image", "") for c in (spec.get("containers") or [])]
-
-
-def _owner_kind(pod: dict) -> str:
-    ref = controller_ref(pod)
-    return ref.get("kind", "") if ref else ""
-
-
-_DP_LABELS = (
-    ("app", "nvidia-device-plugin-daemonset"),
-    ("app.kubernetes.io/name", "nvidia-device-plugin"),
-    ("name", "nvidia-device-plugin-ds"),
-    ("k8s-app", "nvidia-device-plugin"),
-)
-
-
-def is_device_plugin_pod(pod: dict) -> bool:
-    """An NVIDIA device plugin pod (GPU Operator, standalone chart, static manifest), not its feature discovery."""
-    labels = pod["metadata"].get("labels") or {}
-    if any("feature-discovery" in str(v) for v in labels.values()):
-        return False
-    if any(labels.get(k) == v for k, v in _DP_LABELS):
-        return True
-    for c in pod.get("spec", {}).get("containers") or []:
-        if (
-            "k8s-device-plugin" in c.get("image", "")
-            and "feature-discovery" not in c.get("name", "")
-            and "gpu-feature-discovery" not in (c.get("command") or [])
-        ):
-            return True
-    return False
-
-
 DRA_CHART_NAMES = ("dra-driver-nvidia-gpu", "nvidia-dra-driver-gpu", "k8s-dra-driver-gpu")
 
 
+def is_device_plugin_pod(pod: dict) -> bool:
+    """An NVIDIA device plugin pod (GPU Operator, standalone chart, static manifest), not its feature discovery:
+    the client's classifier (fleet/ownership.py pod_role), so the simulator runs what dragoman recognises."""
+    return pod_role(pod) == "device-plugin"
+
+
 def is_dra_kubelet_plugin_pod(pod: dict) -> bool:
-    """A kubelet-plugin pod of the NVIDIA DRA driver (not its controller Deployment's pod)."""
-    labels = pod["metadata"].get("labels") or {}
-    for k, v in labels.items():
-        if v == "kubelet-plugin" and k.endswith("-component") and any(k.startswith(n) for n in DRA_CHART_NAMES):
-            return True
-    if (
-        labels.get("app.kubernetes.io/component") == "kubelet-plugin"
-        and labels.get("app.kubernetes.io/name") in DRA_CHART_NAMES
-    ):
-        return True
-    if _owner_kind(pod) != "DaemonSet":
-        return False
-    if labels.get("app.kubernetes.io/name") in DRA_CHART_NAMES:
-        return True
-    return any(n in img for img in _images(pod) for n in DRA_CHART_NAMES)
+    """A kubelet-plugin pod of the NVIDIA DRA driver (not its controller Deployment's pod): fleet/ownership.py's."""
+    return pod_role(pod) == "dra-driver"
 
 
 def dra_plugin_image(pod: dict) -> str:

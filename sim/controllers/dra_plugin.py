@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from dragoman.fleet.nvidia_schema import DRIVER
 from dragoman.sim.controllers.base import Controller, containers_running, dra_plugin_image, is_dra_kubelet_plugin_pod
 from dragoman.sim.controllers.nodelifecycle import kubelet_stopped
 
-DRIVER = "gpu.nvidia.com"
 # kubelet cm/dra defaultWipingDelay: a driver's ResourceSlices are deleted this long after its plugin unregistered,
 # so a restarted plugin (its DaemonSet pod replaced) finds them in place and publishes nothing new.
 WIPING_DELAY_SECONDS = 30.0

@@ -1,0 +1,72 @@
+"""One classifier of GPU-stack pods (fleet/ownership.py pod_role): what dragoman calls a device-plugin or DRA-driver
+pod is what the simulated kubelet and DRA plugin run as one (sim/controllers/base.py once had its own rules, with a
+label the client did not read)."""
+
+from __future__ import annotations
+
+import pytest
+from dragoman.fleet.ownership import pod_role
+from dragoman.sim import scenario
+from dragoman.sim.controllers.base import is_device_plugin_pod, is_dra_kubelet_plugin_pod
+
+
+def _pod(name: str, labels: dict, image: str = "busybox", owner: str = "DaemonSet") -> dict:
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": "gpu",
+            "labels": labels,
+            "ownerReferences": [{"kind": owner, "name": "x", "controller": True}],
+        },
+        "spec": {"containers": [{"name": "c", "image": image}]},
+    }
+
+
+TABLE = [
+    (
+        "operator plugin",
+        _pod("nvidia-device-plugin-daemonset-a", {"app": "nvidia-device-plugin-daemonset"}),
+        "device-plugin",
+    ),
+    ("k8s-app label", _pod("gpu-plugin-a", {"k8s-app": "nvidia-device-plugin"}), "device-plugin"),
+    ("chart image", _pod("dp-device-plugin-a", {}, "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"), "device-plugin"),
+    (
+        "feature discovery",
+        _pod("gpu-feature-discovery-a", {"app": "gpu-feature-discovery"}, "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"),
+        None,
+    ),
+    (
+        "kubelet plugin",
+        _pod(
+            "dra-kp-a",
+            {"app.kubernetes.io/name": "dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-component": "kubelet-plugin"},
+        ),
+        "dra-driver",
+    ),
+    (
+        "driver controller",
+        _pod(
+            "dra-ctl-a",
+            {"app.kubernetes.io/name": "dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-component": "controller"},
+            owner="ReplicaSet",
+        ),
+        None,
+    ),
+    ("anything else", _pod("web-a", {"app": "web"}), None),
+]
+
+
+@pytest.mark.parametrize(("pod", "role"), [t[1:] for t in TABLE], ids=[t[0] for t in TABLE])
+def test_the_client_and_the_simulator_classify_alike(pod: dict, role: str | None) -> None:
+    assert pod_role(pod) == role
+    assert is_device_plugin_pod(pod) is (role == "device-plugin")
+    assert is_dra_kubelet_plugin_pod(pod) is (role == "dra-driver")
+
+
+def test_every_demo_pod_is_classified_alike() -> None:
+    pods = [o for o in scenario.load("demo").objects if o.get("kind") == "Pod"]
+    roles = {pod_role(p) for p in pods}
+    assert {"device-plugin", "dra-driver", None} <= roles
+    for p in pods:
+        sim = "device-plugin" if is_device_plugin_pod(p) else "dra-driver" if is_dra_kubelet_plugin_pod(p) else None
+        assert sim == pod_role(p), p["metadata"]["name"]
