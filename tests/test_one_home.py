@@ -1,5 +1,8 @@
-"""One home for each Kubernetes rule: the client (fleet, actions, tui, widgets) and the simulator (sim) import it from
-fleet/ instead of keeping a copy, because copies drift (node affinity's Gt/Lt once disagreed between the two).
+"""One home for each of dragoman's own rules (a migration's steps, pool labels, backoff): found by name here.
+
+The Kubernetes rules of fleet/k8s/ are kept in one place by behaviour instead: their table tests
+(tests/fleet/test_k8s_*.py) ask the client's and the simulator's answers of the same objects, and
+tests/controlplane/test_kernel_rules.py asks the real control plane, so a copy that drifts fails whatever its name.
 
 Each rule is found by what defines it: a module-level name bound to a literal or a function of that name, or the
 rule's literal text. A second definition anywhere in the product's source fails here, with where it is."""
@@ -46,29 +49,20 @@ def _definitions(name: str) -> list[str]:
 @pytest.mark.parametrize(
     ("name", "home"),
     [
-        # (namespace, name) of an object: the client's stores, its model, the simulator
-        ("key_of", "fleet/k8s/objects.py"),
-        ("KINDS", "fleet/store.py"),  # every kind dragoman reads and where it lives in the API
         ("STEP_ORDER", "fleet/ownership.py"),  # a migration's steps: run by actions/, read back by diagnosis
         ("POOL_LABELS", "fleet/pools.py"),
         ("detect_pool_label", "fleet/pools.py"),
         ("pool_label_of", "fleet/pools.py"),
-        ("DEVICECLASS_PREFIX", "fleet/k8s/extended.py"),
-        ("DAEMONSET_TOLERATIONS", "fleet/k8s/tolerations.py"),
         ("server_delay", "fleet/backoff.py"),
     ],
 )
 def test_a_rule_is_defined_once(name: str, home: str) -> None:
-    # sim/controllers/scheduler.py's KINDS maps the scheduler's watched resources to kinds: another idea, its own name
-    # would be better, but it is not a copy of the table (it has plurals, not API places).
-    allowed = {home} | ({"sim/controllers/scheduler.py", "tui/screens/playground.py"} if name == "KINDS" else set())
-    assert set(_definitions(name)) <= allowed and home in _definitions(name), _definitions(name)
+    assert _definitions(name) == [home]
 
 
 @pytest.mark.parametrize(
     ("text", "home"),
     [
-        ('"deviceclass.resource.kubernetes.io/"', "fleet/k8s/extended.py"),
         ('"dragoman.io/migration"', "fleet/ownership.py"),
     ],
 )

@@ -153,15 +153,38 @@ def test_tolerates(toleration: dict, want: bool) -> None:
     assert k8s.tolerations_tolerate([toleration], taint) is want
 
 
-def test_daemonset_tolerations_have_one_home() -> None:
+@pytest.mark.parametrize(
+    ("taint", "daemon_tolerates"),
+    [
+        ({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}, True),  # a cordon
+        ({"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}, True),
+        ({"key": "node.kubernetes.io/disk-pressure", "effect": "NoSchedule"}, True),
+        ({"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}, False),  # an admin's taint
+    ],
+)
+def test_a_daemon_pod_tolerates_what_the_daemonset_controller_adds(taint: dict, daemon_tolerates: bool) -> None:
+    """The client's drain/cordon reasoning and the simulated DaemonSet controller see the same daemon pod."""
     from dragoman.sim.controllers import daemonsets
 
-    assert daemonsets.DAEMON_TOLERATIONS is k8s.DAEMONSET_TOLERATIONS
-    assert placement.DAEMONSET_TOLERATIONS == list(k8s.DAEMONSET_TOLERATIONS)
-    cordon = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
-    node = {"metadata": {"name": "n"}, "spec": {"taints": [cordon]}}
-    assert placement.untolerated_taints({}, node) == [cordon]
-    assert placement.untolerated_taints({}, node, daemonset=True) == []
+    node = {"metadata": {"name": "n"}, "spec": {"taints": [taint]}}
+    assert placement.untolerated_taints({}, node) == [taint]
+    assert (placement.untolerated_taints({}, node, daemonset=True) == []) is daemon_tolerates
+    sim_tolerations = daemonsets.daemon_tolerations({})
+    assert k8s.first_untolerated_taint([taint], sim_tolerations) is (None if daemon_tolerates else taint)
+
+
+@pytest.mark.parametrize(
+    ("obj", "key"),
+    [
+        ({"metadata": {"namespace": "ml", "name": "p"}}, ("ml", "p")),
+        ({"metadata": {"name": "n1"}}, ("", "n1")),  # cluster-scoped
+        ({"metadata": {"namespace": None, "name": "n1"}}, ("", "n1")),
+        ({}, ("", "")),
+    ],
+)
+def test_key_of(obj: dict, key: tuple) -> None:
+    """How the client's stores and the simulator index every object."""
+    assert k8s.key_of(obj) == key
 
 
 def test_label_selector() -> None:
