@@ -255,7 +255,7 @@ class Feed:
             return findings, catalogue
 
         try:
-            findings, catalogue = await asyncio.to_thread(work)
+            findings, catalogue = await in_daemon_thread(work, "dragoman-diagnosis")
         except Exception:
             log.exception("diagnosis failed")
             findings, catalogue = None, None
@@ -282,6 +282,31 @@ class Feed:
             self._schedule_pump()
         if self._diag_dirty:
             self._schedule_diagnosis()
+
+
+async def in_daemon_thread(fn: Callable[[], Any], name: str) -> Any:
+    """`fn()` in a daemon thread of its own, awaited: unlike asyncio.to_thread (the loop's executor, which asyncio.run
+    and the interpreter join at exit), a quit never waits for it. For read-only work whose result a quitting app
+    drops: the diagnosis of a large fleet takes seconds, and Ctrl+Q waited for it."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not done.done():
+            (done.set_result if ok else done.set_exception)(value)
+
+    def run() -> None:
+        try:
+            result, ok = fn(), True
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
+            result, ok = exc, False
+        try:
+            loop.call_soon_threadsafe(settle, ok, result)
+        except RuntimeError:
+            pass  # the loop closed meanwhile: the app quit, nobody waits for this result
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return await done
 
 
 def warm_cel() -> None:

@@ -96,6 +96,11 @@ class View:
         Only asked of views with `uses_findings`."""
         return None
 
+    def empty_text(self, fleet: Fleet) -> str:
+        """What the table says when it has no row (a view whose emptiness means something only once the first
+        diagnosis has finished says so until then)."""
+        return self.empty
+
     def summary(self, fleet: Fleet) -> str:
         """The line above the table, for views that set `shows_summary`."""
         return ""

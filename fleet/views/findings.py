@@ -38,6 +38,10 @@ class FindingsView(View):
     def sort_key(self, key, row):
         return key[0], key[1:]
 
+    def empty_text(self, fleet):
+        # Before the first diagnosis "no findings" would be a false all-clear (it took a minute on a large fleet).
+        return self.empty if fleet.diagnosed else "diagnosing the fleet… (findings show when the first diagnosis ends)"
+
     def all_rows(self, fleet):
         ids = list(CATALOGUE)
         for f in fleet.findings:

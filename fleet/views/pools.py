@@ -71,8 +71,9 @@ def _merge_kubelets(versions: dict[str, int]) -> dict[str, int]:
     return dict(out)
 
 
-def fleet_summary(pools: Sequence[PoolView], findings: Sequence[Finding]) -> str:
-    """The one line above the Pools table: nodes, GPUs on each mechanism, pools per ownership, findings."""
+def fleet_summary(pools: Sequence[PoolView], findings: Sequence[Finding], diagnosed: bool = True) -> str:
+    """The one line above the Pools table: nodes, GPUs on each mechanism, pools per ownership, findings (or that the
+    first diagnosis is still running: "none" before it ends would be a false all-clear)."""
     gpu_nodes = sum(len(p.gpu_nodes) for p in pools)
     nodes = sum(len(p.nodes) for p in pools)
     alloc = sum(p.allocatable_gpus for p in pools)
@@ -84,6 +85,8 @@ def fleet_summary(pools: Sequence[PoolView], findings: Sequence[Finding]) -> str
     )
     sev = Counter(f.severity for f in findings)
     f_text = " ".join(f"{SEV_GLYPH[s]}{sev[s]}" for s in ("error", "warning", "info") if sev.get(s)) or "none"
+    if not diagnosed:
+        f_text = "still computing…"
     return (
         f"{len(pools)} pools · {nodes} nodes ({gpu_nodes} GPU) · {alloc} GPUs via plugin · "
         f"{devices} DRA devices ({devices - free} allocated) · pools: {own_text} · findings {f_text}"
@@ -117,7 +120,7 @@ class PoolsView(View):
         return pools
 
     def summary(self, fleet: Fleet) -> str:
-        return fleet_summary(fleet.model.pools(), fleet.findings)
+        return fleet_summary(fleet.model.pools(), fleet.findings, fleet.diagnosed)
 
     def ref(self, fleet, key):
         return ("Pool", "", key)

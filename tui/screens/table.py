@@ -247,7 +247,7 @@ class TableScreen(PromptScreen[None]):
             else:
                 self.table.empty_text = f"no row of {self.table.row_count} matches the filter {text!r}; esc clears it"
         elif self.populated:
-            self.table.empty_text = self.view.empty
+            self.table.empty_text = self.view.empty_text(self.fleet)
 
     def _keys_hint(self) -> str:
         first = next(iter(self.table.all_keys()), None)
