@@ -136,12 +136,23 @@ def _name_problem(value: object, what: str) -> str:
     return ""
 
 
+def _json_type(value: object) -> str:
+    """The JSON word for a decoded value's type ("null", "a string", "a number", ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    return {str: "a string", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(
+        type(value), type(value).__name__
+    )
+
+
 def plan_problem(d: object) -> str:
     """What makes `d` (a decoded plan file) not a MigrationPlan this dragoman wrote, or "" — every field the runner
     reads checked for its type, so a hand-edited or hostile file is refused whole instead of half-applied (a `null`
     file once became a fresh, unreviewed plan)."""
     if not isinstance(d, dict):
-        return f"it holds {'null' if d is None else 'a ' + type(d).__name__}, not a MigrationPlan object"
+        return f"it holds {_json_type(d)}, not a MigrationPlan object"
     if d.get("kind") != "MigrationPlan":
         return "its kind is not MigrationPlan"
     if d.get("schemaVersion") != SCHEMA_VERSION:
@@ -166,12 +177,12 @@ def plan_problem(d: object) -> str:
         return "it names no cluster (cluster.kubeSystemUID)"
     steps = d.get("steps")
     if not isinstance(steps, list):
-        return f"its steps are {'missing' if steps is None else 'a ' + type(steps).__name__}, not a list"
+        return f"its steps are {'missing' if steps is None else _json_type(steps)}, not a list"
     seen: set[str] = set()
     for n, sp in enumerate(steps, 1):
         where = f"step {n}"
         if not isinstance(sp, dict):
-            return f"{where} is a {type(sp).__name__}, not an object"
+            return f"{where} is {_json_type(sp)}, not an object"
         if not isinstance(sp.get("id"), str) or not sp["id"] or sp["id"] in seen:
             return f"{where} has no id of its own"
         seen.add(sp["id"])
@@ -203,7 +214,7 @@ def plan_problem(d: object) -> str:
             return f"{where}'s changes are not a list"
         for i, c in enumerate(changes, 1):
             if not isinstance(c, dict):
-                return f"change {i} of {where} is a {type(c).__name__}, not an object"
+                return f"change {i} of {where} is {_json_type(c)}, not an object"
             if not isinstance(c.get("kind"), str) or not c["kind"]:
                 return f"change {i} of {where} has no kind"
             if problem := _name_problem(c.get("name"), f"change {i} of {where} has the name"):

@@ -217,22 +217,17 @@ def build(
         if have is not None:
             say(f"control plane {KUBE_VERSION} already built in {d}")
             return have
-    go = shutil.which("go")
-    if go is None:
-        raise UserError(
-            "building the control plane needs Go 1.26 or newer on PATH (go was not found); install Go, or pass "
-            "--control-plane DIR with etcd, kube-apiserver, kube-scheduler and kube-controller-manager v1.37.",
-            ExitCode.INPUT,
-        )
-    have_go = go_version(go)
-    if have_go is None or have_go < GO_MIN:
-        shown = f"go{have_go[0]}.{have_go[1]}" if have_go else "a Go that does not say its version"
-        raise UserError(
-            f"building Kubernetes {KUBE_VERSION} needs Go {GO_MIN[0]}.{GO_MIN[1]} or newer; {go} is {shown}.",
-            ExitCode.INPUT,
-        )
-    mod = module_dir()
+    # The folder first: what is there is checked (and refused) whatever Go is on this machine.
+    made = not os.path.lexists(d)
     ours = _prepare_dir(d, default=directory is None)
+    try:
+        go = _go()
+    except UserError:
+        if made:
+            shutil.rmtree(d, ignore_errors=True)  # made a moment ago, empty: nothing of ours is left behind
+        raise
+
+    mod = module_dir()
     # A scratch folder of its own (never an existing `.build`, which may be someone else's), removed on every way out.
     try:
         tmp = pathlib.Path(tempfile.mkdtemp(prefix=".dragoman-build-", dir=d))
@@ -306,7 +301,10 @@ def _prepare_dir(d: pathlib.Path, *, default: bool) -> dict[str, dict]:
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        why = "a symbolic link that loops" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        why = {
+            errno.ELOOP: "it is a symbolic link that loops",
+            errno.ENOTDIR: "a part of that path is a file, not a folder (XDG_CACHE_HOME?)",
+        }.get(exc.errno or 0, exc.strerror or str(exc))
         raise UserError(f"cannot build into {d}: {why}.", ExitCode.INPUT) from None
     if st is not None and not stat.S_ISDIR(st.st_mode):
         raise UserError(f"cannot build into {d}: it is a file, not a folder; give a folder.", ExitCode.INPUT)
@@ -339,6 +337,25 @@ def _prepare_dir(d: pathlib.Path, *, default: bool) -> dict[str, dict]:
                 ExitCode.INPUT,
             )
     return ours
+
+
+def _go() -> str:
+    """The `go` on PATH, new enough to build the pinned Kubernetes; a sentence otherwise."""
+    go = shutil.which("go")
+    if go is None:
+        raise UserError(
+            "building the control plane needs Go 1.26 or newer on PATH (go was not found); install Go, or pass "
+            "--control-plane DIR with etcd, kube-apiserver, kube-scheduler and kube-controller-manager v1.37.",
+            ExitCode.INPUT,
+        )
+    have_go = go_version(go)
+    if have_go is None or have_go < GO_MIN:
+        shown = f"go{have_go[0]}.{have_go[1]}" if have_go else "a Go that does not say its version"
+        raise UserError(
+            f"building Kubernetes {KUBE_VERSION} needs Go {GO_MIN[0]}.{GO_MIN[1]} or newer; {go} is {shown}.",
+            ExitCode.INPUT,
+        )
+    return go
 
 
 def _go_build(cmd: list[str], cwd: pathlib.Path, env: dict, log: pathlib.Path) -> tuple[int, str]:

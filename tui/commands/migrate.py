@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 S = argparse.SUPPRESS
@@ -272,6 +273,19 @@ def read_plan_file(path: str) -> dict:
 
     if not path:
         raise UserError("--apply-plan was given an empty file name.", ExitCode.INPUT)
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = stat.S_IFREG  # read_bounded says what is wrong (missing, a loop, no permission)
+    if not stat.S_ISREG(mode):
+        # A plan is a file `migrate --plan -o json` wrote: a FIFO could hold the read forever, a device never ends.
+        raise UserError(
+            f"the plan file {path} is not a regular file; give the file `dragoman migrate --plan --output json` "
+            "wrote.",
+            ExitCode.INPUT,
+        )
     raw = read_bounded(path, MAX_PLAN_BYTES, "the plan file")
     try:
         data = json.loads(raw.decode("utf-8"))
