@@ -221,8 +221,21 @@ def plan_problem(d: object) -> str:
                 return problem if "name" in c else f"change {i} of {where} has no name"
             if not isinstance(c.get("namespace") or "", str) or not isinstance(c.get("verb", "patch"), str):
                 return f"change {i} of {where} has a namespace or verb that is not a string"
-            if not isinstance(c.get("detail") or {}, dict) or not isinstance(c.get("command", ""), str):
+            detail = c.get("detail") or {}
+            if not isinstance(detail, dict) or not isinstance(c.get("command", ""), str):
                 return f"change {i} of {where} has a detail that is not an object"
+            gpus = detail.get("gpus")
+            if gpus is not None and (not isinstance(gpus, int) or isinstance(gpus, bool) or gpus < 0):
+                return f"change {i} of {where} counts GPUs that are not a whole number"
+            from dragoman.actions.operations import DECODERS, decode
+            from dragoman.actions.steps import Change
+
+            if detail.get("op") in DECODERS:
+                # A switch step's change must decode to the operation it previews, as the runner will decode it.
+                try:
+                    decode(Change.from_json(c))
+                except Exception:  # noqa: BLE001 - any way it fails to decode, it is not a change dragoman made
+                    return f"change {i} of {where} is not a {str(detail['op'])[:40]} change dragoman made"
     return ""
 
 

@@ -56,6 +56,15 @@ NOT_PLANS = {
     ),
     "no-cluster": (lambda p: json.dumps(_with(p, lambda d: d.pop("cluster"))), ["names no cluster"]),
     "not-utf8": (lambda p: b"\xff\xfe{}", ["not utf-8"]),
+    "an-operation-missing-its-fields": (
+        lambda p: json.dumps(_with(p, lambda d: d["steps"][1]["changes"][0].update(detail={"op": "label"}))),
+        ["not a label change dragoman made"],
+    ),
+    "nan": (lambda p: json.dumps(p)[:-1] + ', "x": NaN}', ["nan is not a json number"]),
+    "gpus-nan-text": (
+        lambda p: json.dumps(_with(p, lambda d: d["steps"][2]["changes"][0]["detail"].update(gpus="NaN"))),
+        ["gpus that are not a whole number"],
+    ),
     "empty": (lambda p: "", ["not json"]),
 }
 

@@ -260,6 +260,10 @@ def _check_flags(args: argparse.Namespace) -> None:
         check_target(args.audit_log, "the audit log")
 
 
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 MAX_PLAN_BYTES = 64 * 1024 * 1024  # a plan of a 2,000-node pool with its evictions is a few MB
 
 
@@ -288,7 +292,7 @@ def read_plan_file(path: str) -> dict:
         )
     raw = read_bounded(path, MAX_PLAN_BYTES, "the plan file")
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
     except UnicodeDecodeError:
         raise UserError(f"the plan file {path} is not JSON: it is not UTF-8 text.", ExitCode.INPUT) from None
     except RecursionError:
