@@ -286,8 +286,7 @@ def read_plan_file(path: str) -> dict:
     if not stat.S_ISREG(mode):
         # A plan is a file `migrate --plan -o json` wrote: a FIFO could hold the read forever, a device never ends.
         raise UserError(
-            f"the plan file {path} is not a regular file; give the file `dragoman migrate --plan --output json` "
-            "wrote.",
+            f"the plan file {path} is not a regular file; give the file `dragoman migrate --plan --output json` wrote.",
             ExitCode.INPUT,
         )
     raw = read_bounded(path, MAX_PLAN_BYTES, "the plan file")
