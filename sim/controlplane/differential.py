@@ -30,6 +30,11 @@ from typing import Any
 import yaml
 
 ALLOWLIST = pathlib.Path(__file__).with_name("differential_allowlist.yaml")
+# What a server's answer may hold before it is cut (the corpus's largest, a LIST of the demo fleet, is a few MB) and
+# how long it may take in all: an endless or trickling answer ends as a difference, never as memory or a hang.
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+MAX_WATCH_LINE = 16 * 1024 * 1024
+MAX_ALLOWLIST_BYTES = 4 * 1024 * 1024
 SIDES = ("embedded", "real")
 MISSING = "<absent>"
 
@@ -63,7 +68,11 @@ class Target:
     @classmethod
     def from_kubeconfig(cls, name: str, config: dict | str | pathlib.Path, user: str | None = None) -> Target:
         if not isinstance(config, dict):
-            config = yaml.safe_load(pathlib.Path(config).read_text())
+            from dragoman.fleet.kubeconfig import MAX_KUBECONFIG_BYTES
+            from dragoman.fleet.safefile import read_documents
+
+            docs = read_documents(str(config), "the kubeconfig", max_bytes=MAX_KUBECONFIG_BYTES, expect="a kubeconfig")
+            config = docs[0] if len(docs) == 1 and isinstance(docs[0], dict) else {}
         ctx_name = config.get("current-context")
         contexts = {c["name"]: c["context"] for c in config.get("contexts") or ()}
         users = {u["name"]: u["user"] for u in config.get("users") or ()}
@@ -105,12 +114,12 @@ class Target:
         try:
             conn.request(method, path, body=data, headers=headers)
             resp = conn.getresponse()
-            raw = resp.read()
+            raw, problem = read_answer(resp, timeout)
             hdrs = {k.lower(): v for k, v in resp.getheaders()}
         finally:
             conn.close()
         ctype = hdrs.get("content-type", "")
-        return Answer(resp.status, ctype, parse_body(ctype, raw), _kept_headers(hdrs))
+        return Answer(resp.status, ctype, answer_body(ctype, raw, problem), _kept_headers(hdrs))
 
     def watch(self, path: str, *, max_events: int = 20, until_bookmark: bool = False, timeout: float = 15.0) -> Answer:
         """A WATCH: its events until the server ends it (timeoutSeconds), `max_events`, or the initial-events-end
@@ -123,19 +132,28 @@ class Target:
             resp = conn.getresponse()
             ctype = resp.getheader("Content-Type", "")
             if resp.status != 200:
-                return Answer(resp.status, ctype, parse_body(ctype, resp.read()))
-            while len(events) < max_events:
+                return Answer(resp.status, ctype, answer_body(ctype, *read_answer(resp, timeout)))
+            deadline = time.monotonic() + timeout
+            while len(events) < max_events and time.monotonic() < deadline:
                 try:
-                    line = resp.readline()
-                except (TimeoutError, OSError):
+                    line = resp.readline(MAX_WATCH_LINE + 1)
+                except (TimeoutError, OSError, http.client.HTTPException):
                     break
                 if not line:
                     break
                 if not line.strip():
                     continue
-                ev = json.loads(line)
+                try:
+                    ev = json.loads(line) if len(line) <= MAX_WATCH_LINE else None
+                except ValueError:
+                    ev = None
+                if not isinstance(ev, dict):
+                    events.append({"type": "<not a watch event>", "object": f"<{len(line)} bytes>"})
+                    break
                 events.append(ev)
-                ann = ((ev.get("object") or {}).get("metadata") or {}).get("annotations") or {}
+                obj = ev.get("object") if isinstance(ev.get("object"), dict) else {}
+                meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+                ann = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
                 if until_bookmark and ev.get("type") == "BOOKMARK" and ann.get("k8s.io/initial-events-end"):
                     break
         finally:
@@ -156,17 +174,48 @@ def _kept_headers(hdrs: dict[str, str]) -> dict[str, str]:
     return out
 
 
+def read_answer(resp: http.client.HTTPResponse, timeout: float, limit: int | None = None) -> tuple[bytes, str]:
+    """(body, problem): a response body of at most `limit` bytes read within `timeout` seconds in all (the socket's
+    timeout is per read), and what cut it short ("" when it ended): an endless or trickling answer is a difference in
+    the table, not memory or a hang."""
+    limit = MAX_ANSWER_BYTES if limit is None else limit
+    parts: list[bytes] = []
+    size = 0
+    deadline = time.monotonic() + timeout
+    try:
+        while size <= limit:
+            if time.monotonic() > deadline:
+                return b"".join(parts), f"the answer did not end within {timeout:g} s"
+            part = resp.read1(min(1 << 20, limit + 1 - size))
+            if not part:
+                return b"".join(parts), ""
+            parts.append(part)
+            size += len(part)
+    except (OSError, http.client.HTTPException) as exc:
+        return b"".join(parts), f"the answer broke off ({type(exc).__name__})"
+    return b"".join(parts)[:limit], f"the answer is larger than {limit >> 20} MiB: cut"
+
+
+def answer_body(ctype: str, raw: bytes, problem: str) -> Any:
+    """What the table compares: the parsed body, or what cut it short (with how much came)."""
+    return f"<{problem}; {len(raw)} bytes came>" if problem else parse_body(ctype, raw)
+
+
 def parse_body(ctype: str, raw: bytes) -> Any:
     if "json" in ctype:
         try:
             return json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return f"<invalid JSON, {len(raw)} bytes>"
     if "yaml" in ctype:
+        from dragoman.fleet.errors import UserError
+        from dragoman.fleet.safefile import parse_documents
+
         try:
-            return yaml.safe_load(raw)
-        except yaml.YAMLError:
+            docs = parse_documents(raw, "the answer")  # the one bounded reader: an alias bomb is not expanded
+        except UserError:
             return f"<invalid YAML, {len(raw)} bytes>"
+        return docs[0] if len(docs) == 1 else docs
     if not raw:
         return None
     if "protobuf" in ctype:
@@ -424,9 +473,22 @@ def _glob(pattern: str) -> re.Pattern:
 
 
 def load_allowlist(path: pathlib.Path | None = None) -> list[Allowed]:
-    raw = yaml.safe_load((path or ALLOWLIST).read_text()) or []
+    """The allowlist's entries, read through the one bounded reader (fleet/safefile.read_documents): an alias bomb,
+    invalid YAML or a shape that is not a list of entries is a ValueError (or UserError) of one sentence."""
+    from dragoman.fleet.safefile import read_documents
+
+    docs = read_documents(
+        str(path or ALLOWLIST), "the allowlist", max_bytes=MAX_ALLOWLIST_BYTES, expect="an allowlist", max_depth=10
+    )
+    if len(docs) > 1:
+        raise ValueError(f"it holds {len(docs)} YAML documents; an allowlist is one list of entries")
+    raw = (docs[0] if docs else None) or []
+    if not isinstance(raw, list):
+        raise ValueError("it is not a list of entries (area, case, path, reason)")
     out = []
     for i, e in enumerate(raw):
+        if not isinstance(e, dict):
+            raise ValueError(f"allowlist entry {i + 1} is not a mapping of area, case, path and reason")
         missing = [k for k in ("area", "case", "path", "reason") if not str(e.get(k) or "").strip()]
         if missing:
             raise ValueError(f"allowlist entry {i + 1} lacks {', '.join(missing)}: each says what differs and why")
