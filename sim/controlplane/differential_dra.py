@@ -8,8 +8,8 @@ selection), a mix of what v1.37.2 turns on by default — devices tainted by the
 (NoSchedule: eviction is another controller's business), partitions sharing a counter set, shared devices with
 consumable capacity and request policies, `firstAvailable`, `All`, tolerations, matchAttribute/distinctAttribute —
 and one to three pods, created one after the other (each waits until the scheduler decided), so the later ones meet
-what the earlier ones hold. Binding conditions are not generated: the real scheduler then waits in PreBind for a
-node agent that sets them, which these scenarios' driver does not have.
+what the earlier ones hold. Devices with binding conditions nobody sets: the pod is reserved and nominated, and waits
+unbound in PreBind on both sides.
 
 Scenarios come from a seed: `DRAGOMAN_DRA_SCENARIOS` (default 24, CI-sized) and `DRAGOMAN_DRA_SEED` pick them; a
 larger run by hand is `DRAGOMAN_DRA_SCENARIOS=300 dragoman controlplane diff --case 'DRA scheduler*'`.
@@ -42,7 +42,7 @@ def scenario(i: int, seed: int) -> dict:
     """Scenario i of the run: the objects to create in order, deterministic from (seed, i)."""
     rng = random.Random(seed * 100_003 + i)
     driver = _driver(i)
-    kind = rng.choice(("plain", "plain", "taint", "rule", "counters", "shared", "network", "perdevice"))
+    kind = rng.choice(("plain", "plain", "taint", "rule", "counters", "shared", "network", "perdevice", "binding"))
     devices: list[dict] = []
     slices: list[dict] = []
     rules: list[dict] = []
@@ -51,6 +51,11 @@ def scenario(i: int, seed: int) -> dict:
         dev: dict[str, Any] = {"name": f"dev-{d}", "attributes": _attrs(rng)}
         if kind == "taint" and rng.random() < 0.5:
             dev["taints"] = [{"key": "maint", "value": "yes", "effect": rng.choice(("NoSchedule", "None"))}]
+        if kind == "binding" and rng.random() < 0.6:
+            # Nobody sets the conditions: the pod stays reserved and nominated, unbound, on both sides.
+            dev["bindingConditions"] = ["FabricAttached"]
+            dev["bindingFailureConditions"] = ["FabricFailed"]
+            dev["bindsToNode"] = rng.random() < 0.5
         if kind == "shared":
             dev["allowMultipleAllocations"] = True
             cap: dict[str, Any] = {"value": "8Gi"}
@@ -178,10 +183,14 @@ def _pod(claim: dict) -> dict:
     }
 
 
-def _decided(p: dict | None) -> bool:
+def _decided(p: dict | None, claim: dict | None) -> bool:
+    """Bound, refused, or reserved and waiting for binding conditions (nominated, its claim's devices have some)."""
     if p is None:
         return False
     if (p.get("spec") or {}).get("nodeName"):
+        return True
+    results = ((((claim or {}).get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
+    if (p.get("status") or {}).get("nominatedNodeName") and any(r.get("bindingConditions") for r in results):
         return True
     return any(
         c.get("type") == "PodScheduled" and c.get("status") == "False"
@@ -205,11 +214,13 @@ def _outcome(side: Side, claim: dict) -> dict:
                 "tolerations": r.get("tolerations"),
                 "shared": "shareID" in r,
                 "consumedCapacity": r.get("consumedCapacity"),
+                "bindingConditions": r.get("bindingConditions"),
             }
         )
     return {
         "pod": name,
         "node": (p.get("spec") or {}).get("nodeName"),
+        "nominated": (p.get("status") or {}).get("nominatedNodeName"),
         "scheduled": [cond.get("status"), cond.get("reason"), cond.get("message")],
         "devices": sorted(results, key=lambda r: (str(r["request"]), str(r["device"]))),
         "nodeSelector": alloc.get("nodeSelector"),
@@ -239,7 +250,14 @@ def run_scenario(side: Side, sc: dict) -> dict:
         created.append(_create(side, f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims", claim))
         created.append(_create(side, f"/api/v1/namespaces/{NS}/pods", _pod(claim)))
         name = claim["metadata"]["name"]
-        side.wait(lambda name=name: _decided(side.get(f"/api/v1/namespaces/{NS}/pods/{name}")), SETTLE, 0.2)
+        side.wait(
+            lambda name=name: _decided(
+                side.get(f"/api/v1/namespaces/{NS}/pods/{name}"),
+                side.get(f"/apis/resource.k8s.io/v1/namespaces/{NS}/resourceclaims/{name}"),
+            ),
+            SETTLE,
+            0.2,
+        )
         outcomes.append(_outcome(side, claim))
     return {"kind": sc["kind"], "created": created, "pods": outcomes}
 
