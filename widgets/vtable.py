@@ -428,15 +428,21 @@ class VTable(ScrollView, can_focus=True):
         self._widths_cache = (cache_key, widths)
         return widths
 
+    @property
+    def view_width(self) -> int:
+        """The columns the rows are drawn in: the widget's width less a vertical scrollbar when one is shown (drawing
+        to the full width let the scrollbar hide the last column, and the `→` that says a row goes on)."""
+        return self.scrollable_content_region.width or self.size.width
+
     def _frozen_width(self, widths: list[int]) -> int:
         return 2 + widths[0] + 1 if widths else 2
 
     def _total_width(self) -> int:
-        widths = self._layout_widths(self.size.width)
+        widths = self._layout_widths(self.view_width)
         return 2 + sum(widths) + len(widths) - 1
 
     def max_hscroll(self) -> int:
-        return max(0, self._total_width() - self.size.width)
+        return max(0, self._total_width() - self.view_width)
 
     def action_hscroll(self, delta: int) -> None:
         new = max(0, min(self.max_hscroll(), self.hscroll + delta))
@@ -446,7 +452,7 @@ class VTable(ScrollView, can_focus=True):
 
     def action_hcolumn(self, direction: int) -> None:
         """shift+→ / shift+←: scroll so that the next (previous) column starts right after the first one."""
-        widths = self._layout_widths(self.size.width)
+        widths = self._layout_widths(self.view_width)
         starts, x = [], 0
         for w in widths[1:]:
             starts.append(x)
@@ -485,9 +491,23 @@ class VTable(ScrollView, can_focus=True):
         strip = Strip(segs)
         frozen = self._frozen_width(widths)
         if self.hscroll or strip.cell_length > width:
+            total = strip.cell_length
+            right = frozen + self.hscroll + max(0, width - frozen)
             head = strip.crop(0, frozen)
-            rest = strip.crop(frozen + self.hscroll, frozen + self.hscroll + max(0, width - frozen))
+            rest = strip.crop(frozen + self.hscroll, right)
+            # A row whose cells go on past either edge says so where they are cut (issue 30: `✔ ru`, `Hopper (2`).
+            more_right = not header and total > right and bool(strip.crop(right, total).text.strip())
+            more_left = not header and self.hscroll > 0 and bool(strip.crop(frozen, frozen + self.hscroll).text.strip())
             strip = Strip.join([head, rest])
+            if more_left or more_right:
+                strip = strip.extend_cell_length(width, style)
+                parts = [strip.crop(0, frozen)]
+                if more_left:
+                    parts.append(Strip([Segment("←", style)]))
+                parts.append(strip.crop(frozen + (1 if more_left else 0), width - (1 if more_right else 0)))
+                if more_right:
+                    parts.append(Strip([Segment("→", style)]))
+                strip = Strip.join(parts)
             if header:
                 # Arrows on the header say there is more to either side (and which key shows it).
                 more_left, more_right = self.hscroll > 0, self.hscroll < self.max_hscroll()
@@ -500,7 +520,7 @@ class VTable(ScrollView, can_focus=True):
         return strip.extend_cell_length(width, style).crop(0, width)
 
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.view_width
         widths = self._layout_widths(width)
         base = self.rich_style
         if y == 0:
