@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from dragoman.fleet import ownership as own
+from dragoman.fleet.errors import NAME_SHOWN, printable, shown_words
 from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
 from dragoman.fleet.k8s.quantity import count
 from dragoman.fleet.model import (
@@ -650,7 +651,7 @@ def text_lines(acc: Accounting, width: int = 80) -> list[str]:
     for a in acc.pools:
         rows.append(
             (
-                a.pool,
+                printable(a.pool, NAME_SHOWN),
                 a.state,
                 str(a.allocatable),
                 str(a.slice_gpus),
@@ -677,7 +678,9 @@ def text_lines(acc: Accounting, width: int = 80) -> list[str]:
     ]
 
     def wrap(s: str, ind: str = "  ") -> list[str]:
-        return textwrap.wrap(s, width, initial_indent=ind, subsequent_indent=ind + "  ", break_on_hyphens=False)
+        return textwrap.wrap(
+            shown_words(s), width, initial_indent=ind, subsequent_indent=ind + "  ", break_on_hyphens=False
+        )
 
     lines += wrap(
         "ALLOC: node allocatable nvidia.com/gpu; SLICES: whole GPUs in ResourceSlices; ALLOCATED: devices in "
@@ -692,7 +695,7 @@ def text_lines(acc: Accounting, width: int = 80) -> list[str]:
     if acc.quotas:
         lines.append("")
         head = (
-            f"Quotas counting GPUs or claims (after pool {acc.pool} moves)"
+            f"Quotas counting GPUs or claims (after pool {printable(acc.pool, NAME_SHOWN)} moves)"
             if acc.pool
             else "Quotas counting GPUs or claims"
         )

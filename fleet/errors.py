@@ -42,6 +42,19 @@ _CONTROL.update(
 )
 
 
+# The most characters of one name (a pool, a node, an object) a line of text output shows: a label value is at most
+# 63 characters, so a real pool name is never cut, and a 100,000-character one does not widen every row of a table.
+NAME_SHOWN = 64
+
+
+def shown_words(text: str, limit: int = NAME_SHOWN) -> str:
+    """`text` with every word longer than `limit` cut with "…": a sentence quoting a hostile name wraps into a few
+    lines, not a thousand."""
+    if len(text) <= limit:
+        return text
+    return " ".join(w if len(w) <= limit else w[: limit - 1] + "…" for w in text.split(" "))
+
+
 def printable(text: str, limit: int = 0) -> str:
     """`text` safe for one terminal line: control characters (newlines, NUL, ESC, C1, bidi overrides) escaped, lone
     surrogates replaced, and cut to `limit` characters (0: no cut). Whatever a server or a file says is shown this way,

@@ -9,6 +9,7 @@ from collections import Counter
 
 from dragoman.fleet.accounting import account
 from dragoman.fleet.accounting import text_lines as accounting_lines
+from dragoman.fleet.errors import NAME_SHOWN, printable, shown_words
 from dragoman.fleet.findings import ERROR, INFO, WARNING, Finding
 from dragoman.fleet.model import FleetModel
 from dragoman.fleet.pools import PoolView
@@ -64,7 +65,15 @@ def pools_table(model: FleetModel, width: int = 80) -> list[str]:
             continue
         nodes = f"{len(p.gpu_nodes)}" + (f"/{len(p.nodes)}" if len(p.nodes) != len(p.gpu_nodes) else "")
         devices = f"{p.devices_free}/{p.devices} free" if p.devices else "-"
-        rows.append((p.name, nodes, str(p.allocatable_gpus) if p.allocatable_gpus else "-", devices, _served_by(p)))
+        rows.append(
+            (
+                printable(p.name, NAME_SHOWN),
+                nodes,
+                str(p.allocatable_gpus) if p.allocatable_gpus else "-",
+                devices,
+                _served_by(p),
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lead = sum(widths) + 2 * 4
     out = []
@@ -98,10 +107,15 @@ def _obj(ref: tuple[str, str, str]) -> str:
 
 def finding_lines(f: Finding, width: int = 80, evidence: bool = True) -> list[str]:
     label = _LABEL[f.severity]
-    head = f"{label:<5} {f.id}" + (f"  (pool {f.pool})" if f.pool else "")
+    head = f"{label:<5} {f.id}" + (f"  (pool {printable(f.pool, NAME_SHOWN)})" if f.pool else "")
     body_indent = " " * 6
     wrap = lambda text, first=body_indent, rest=body_indent + "  ": textwrap.wrap(  # noqa: E731
-        text, width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False, break_long_words=True
+        shown_words(text),
+        width,
+        initial_indent=first,
+        subsequent_indent=rest,
+        break_on_hyphens=False,
+        break_long_words=True,
     )
     out = [head]
     out += wrap(f.summary, body_indent, body_indent)
