@@ -49,7 +49,7 @@ class _Schedulability(Step):
             # As the plan's earlier steps leave the node (a rollback cordons again before it uncordons): the preview
             # is the write this step sends when it runs, not the one it would send now.
             now = bool((node.get("spec") or {}).get("unschedulable"))
-            was = ctx.anticipated.get(name, now)
+            was = ctx.anticipated.get(name, now) if ctx.reads is not None else now  # anticipated only while planning
             if was != self.target:
                 plan.add(Schedulable(name, self.target, was))
             if ctx.reads is not None:  # planning: the steps after this one see the node as it leaves it

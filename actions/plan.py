@@ -45,6 +45,43 @@ def batches(nodes: list[str], canary: str = "", batch_size: int = 0) -> list[tup
     return out
 
 
+async def suggested_batches(ctx: Context) -> tuple[int, str, str]:
+    """(batch size, canary node, why): the node with the fewest pods to evict first, then as many nodes at a time as
+    the pods' PodDisruptionBudgets and the GPUs free outside the pool allow (at least one, never the whole rest)."""
+    from dragoman.actions.drain import gpu_request, pdbs_for, skip_reason
+    from dragoman.actions.preflight import _free_gpus
+
+    nodes = sorted(ctx.nodes)
+    if len(nodes) < 2:
+        return 0, "", "one node: nothing to batch"
+    pods, _ = await ctx.cluster.list_all("/api/v1/pods")
+    fleet, _ = await ctx.cluster.list_all("/api/v1/nodes")
+    pdbs, _ = await ctx.cluster.list_all("/apis/policy/v1/poddisruptionbudgets")
+    by_node: dict[str, list[dict]] = {}
+    for p in pods:
+        by_node.setdefault((p.get("spec") or {}).get("nodeName") or "", []).append(p)
+    evicted = {n: [p for p in by_node.get(n, []) if not skip_reason(p)] for n in nodes}
+    per_node = max((sum(gpu_request(p) for p in ps) for ps in evicted.values()), default=0)
+    free = sum(
+        max(0, _free_gpus(n, by_node.get(n["metadata"]["name"], [])))
+        for n in fleet
+        if n["metadata"]["name"] not in ctx.nodes and not (n.get("spec") or {}).get("unschedulable")
+    )
+    by_room = len(nodes) if per_node == 0 else free // per_node
+    allowed = [
+        int((pdb.get("status") or {}).get("disruptionsAllowed") or 0)
+        for pdb in pdbs
+        if any(pdbs_for(p, [pdb]) for ps in evicted.values() for p in ps)
+    ]
+    by_pdb = min(allowed) if allowed else len(nodes)
+    size = max(1, min(by_room, by_pdb, len(nodes) - 1))
+    canary = min(nodes, key=lambda n: (len(evicted[n]), n))
+    why = [f"{free} GPU(s) free outside the pool, up to {per_node} evicted per node"]
+    if allowed:
+        why.append(f"its PodDisruptionBudgets allow {min(allowed)} disruption(s)")
+    return size, canary, "; ".join(why)
+
+
 def step_id(name: str, label: str, single: bool) -> str:
     return name if single else f"{name}@{label}"
 
@@ -429,7 +466,6 @@ async def drift(plan: MigrationPlan, ctx: Context) -> list[str]:
 
 def render(plan: MigrationPlan, width: int = 80) -> list[str]:
     """The whole plan as lines of at most `width` columns."""
-    w = textwrap.TextWrapper(width=width, subsequent_indent="      ", break_on_hyphens=False)
     out = [
         f"{'Rollback' if plan.rollback else 'Migration'} plan {plan.id} for pool {plan.pool}",
         f"  cluster {plan.cluster.get('server')} (context {plan.cluster.get('context')})",
@@ -437,35 +473,43 @@ def render(plan: MigrationPlan, width: int = 80) -> list[str]:
     if not plan.steps:
         out.append("  " + plan.options.get("note", "nothing to do."))
     for i, s in enumerate(plan.steps, 1):
-        tag = " [dangerous]" if s.dangerous and s.writes else ""
-        n = len(s.changes)
-        what = (
-            "no change"
-            if not n and s.step != "preflight"
-            else (f"{n} change{'s' if n != 1 else ''}" if n else "checks")
-        )
-        out.append(f"{i:>2}. {s.id} — {s.title}: {what}{tag}")
-        for b in s.blockers:
-            out.extend(w.wrap(f"    ✗ {b}"))
-        for warn in s.warnings:
-            out.extend(w.wrap(f"    ! {warn}"))
-        for c in s.changes[:50]:
-            if c.verb in ("evict", "delete"):
-                d = c.detail
-                line = f"    {c.verb} {c.namespace}/{c.name} on {d.get('node')} owner {d.get('owner') or '-'}"
-                line += f" pdb {d.get('pdb') or '-'} grace {d.get('gracePeriodSeconds')}s"
-                if d.get("gpus"):
-                    line += f" gpus {d['gpus']}"
-                out.extend(w.wrap(line))
-            else:
-                out.extend(w.wrap(f"    {c.ref}: " + ", ".join(c.diff())))
-                if c.command:
-                    out.extend(w.wrap(f"      $ {c.command}"))
-        if len(s.changes) > 50:
-            out.append(f"    … and {len(s.changes) - 50} more")
-        if s.blast_nodes:
-            nodes = ", ".join(s.blast_nodes[:8]) + (f" (+{len(s.blast_nodes) - 8})" if len(s.blast_nodes) > 8 else "")
-            out.extend(w.wrap(f"    blast radius: pool {', '.join(s.blast_pools)}; nodes {nodes}"))
-        for note in s.notes:
-            out.extend(w.wrap(f"    · {note}"))
+        out.extend(render_step(s, i, width))
+    return out
+
+
+def render_step(s: StepPlan, i: int, width: int = 80) -> list[str]:
+    """One step of the plan: its line, blockers, warnings, each change (the first 50), blast radius and notes."""
+    w = textwrap.TextWrapper(width=width, subsequent_indent="      ", break_on_hyphens=False)
+    out: list[str] = []
+    tag = " [dangerous]" if s.dangerous and s.writes else ""
+    n = len(s.changes)
+    what = "no change" if not n and s.step != "preflight" else (f"{n} change{'s' if n != 1 else ''}" if n else "checks")
+    out.append(f"{i:>2}. {s.id} — {s.title}: {what}{tag}")
+    for b in s.blockers:
+        out.extend(w.wrap(f"    ✗ {b}"))
+    for warn in s.warnings:
+        out.extend(w.wrap(f"    ! {warn}"))
+    for c in s.changes[:50]:
+        if c.verb == "evict" or (c.verb == "delete" and "node" in c.detail):
+            d = c.detail
+            line = f"    {c.verb} {c.namespace}/{c.name} on {d.get('node')} owner {d.get('owner') or '-'}"
+            line += f" pdb {d.get('pdb') or '-'} grace {d.get('gracePeriodSeconds')}s"
+            if d.get("gpus"):
+                line += f" gpus {d['gpus']}"
+            out.extend(w.wrap(line))
+        elif c.verb == "delete":
+            out.extend(w.wrap(f"    delete {c.ref}"))
+            if c.command:
+                out.extend(w.wrap(f"      $ {c.command}"))
+        else:
+            out.extend(w.wrap(f"    {c.ref}: " + ", ".join(c.diff())))
+            if c.command:
+                out.extend(w.wrap(f"      $ {c.command}"))
+    if len(s.changes) > 50:
+        out.append(f"    … and {len(s.changes) - 50} more")
+    if s.blast_nodes:
+        nodes = ", ".join(s.blast_nodes[:8]) + (f" (+{len(s.blast_nodes) - 8})" if len(s.blast_nodes) > 8 else "")
+        out.extend(w.wrap(f"    blast radius: pool {', '.join(s.blast_pools)}; nodes {nodes}"))
+    for note in s.notes:
+        out.extend(w.wrap(f"    · {note}"))
     return out

@@ -153,6 +153,10 @@ class Runner:
             )
         return plan
 
+    async def suggest_batches(self) -> tuple[int, str, str]:
+        """The batch size and canary node the wizard offers first (actions/plan.py suggested_batches)."""
+        return await planmod.suggested_batches(await self._context())
+
     def pending_work(self, plan: planmod.MigrationPlan) -> bool:
         assert self.ctx is not None
         return plan.writes or bool(self.ctx.dangling)
@@ -213,7 +217,7 @@ class Runner:
                     results[sp.id] = "failed"
                     await state.set_step(sp.id, name, "failed", by=self.by, problems=pre)
                     break
-                if step.replan and not plan.rollback:
+                if step.replans():
                     fresh = await step.plan(ctx)
                     if change_refs(fresh) != change_refs(sp):
                         ok = True

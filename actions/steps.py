@@ -314,6 +314,10 @@ class Step:
         self.id = step_id
         self.nodes = list(nodes)
 
+    def replans(self) -> bool:
+        """Whether this step is planned again right before it runs (see `replan`)."""
+        return self.replan
+
     @classmethod
     def timeout(cls, options: Options) -> float:
         """The longest the step waits for the cluster (0: it does not wait); the wizard shows it beside the elapsed

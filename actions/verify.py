@@ -29,6 +29,10 @@ class GatedUncordon(Uncordon):
     The uncordon every plan runs (actions/registry.py): a pool that was not switched has nothing to gate, so a
     cordon/drain-only run and the rollback of a cordon behave as the plain Uncordon."""
 
+    def replans(self) -> bool:
+        # Undoing an uncordon drains again: the pods there move while the batches before it run.
+        return self.id.startswith("rollback:uncordon")
+
     async def preconditions(self, ctx: Context) -> list[str]:
         if self.id.startswith("rollback:"):
             return []

@@ -53,6 +53,7 @@ class DragomanApp(App):
         self.cel_history: list[str] = []
         self.cel_resume: Any = None
         self.prometheus_url: str | None = None
+        self.audit_path: str | None = None  # a demo's own audit log (None: the operator's)
 
     # ------------------------------------------------------------------ lifecycle
     def on_mount(self) -> None:
@@ -370,6 +371,8 @@ async def _main(args: argparse.Namespace) -> int:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             # The UI ends as `q` ends it (terminal restored), then the demo's child and folder go in the finally below.
             loop.add_signal_handler(sig, functools.partial(app.exit, return_code=128 + sig))
+        # A demo's writes go to its own audit log (the wizard and the playground read this); None: the operator's.
+        app.audit_path = demo.audit_path if demo is not None else None
         await app.run_async()
         return int(app.return_code or 0)
     finally:

@@ -86,13 +86,15 @@ TABLE_MOVES = (
 
 # The wizard's moves that are no binding of its own (help lists them under "Also"): its plan scrolls once focused.
 MIGRATE_MOVES = (
-    ("↑ / ↓", "select a step: the line under the steps says it whole"),
+    ("↑ / ↓ / j / k", "select a step: the line under the steps says it whole, the plan's text follows it"),
+    ("enter", "run the selected step (as s)"),
+    ("p", "re-plan: read the cluster again"),
     ("tab", "to the plan's text (↑ / ↓ and pgup / pgdn scroll it); shift+tab back to the steps"),
     ("mouse", "the wheel scrolls the plan; a click selects a step"),
 )
 # The wizard opened without a pool: a list to pick from.
 PICKER_MOVES = (
-    ("↑ / ↓", "choose a pool (those already on DRA are at the end, greyed)"),
+    ("↑ / ↓ / j / k", "choose a pool (those already on DRA are at the end: pick one to roll it back)"),
     ("enter", "plan the chosen pool's migration (nothing is written before a confirmation)"),
 )
 # The playground's editor takes every printable key: ? and : are typed, not help and jump.
@@ -102,7 +104,22 @@ PLAYGROUND_MOVES = (
 
 
 MIGRATE_KEYS = (
-    Key("migrate.apply", "a", "apply", "Apply plan", "Run the plan's steps (confirmation first)", dangerous=True),
+    Key(
+        "migrate.step",
+        "s",
+        "run_step",
+        "Run step",
+        "Run the selected step alone, with its own confirmation; the wizard stops after it and offers the next",
+        dangerous=True,
+    ),
+    Key(
+        "migrate.apply",
+        "a",
+        "apply",
+        "Run all",
+        "Run every step left, to the end, after one confirmation",
+        dangerous=True,
+    ),
     Key(
         "migrate.rollback",
         "r",
@@ -111,7 +128,8 @@ MIGRATE_KEYS = (
         "Undo the steps the pool's state records (confirmation first)",
         dangerous=True,
     ),
-    Key("migrate.replan", "p", "replan", "Re-plan", "Read the cluster again and rebuild the plan"),
+    Key("migrate.batches", "b", "batches", "Batches", "Choose the batch size and the canary node, then re-plan"),
+    Key("migrate.replan", "p", "replan", "Re-plan", "Read the cluster again and rebuild the plan", show=False),
     Key("migrate.back", "escape,q", "back", "Back", "Back to the previous view"),
 )
 

@@ -90,6 +90,8 @@ class DemoProcess:
         self.dir = tempfile.mkdtemp(prefix="dragoman-demo-")
         self.kubeconfig = os.path.join(self.dir, "kubeconfig")
         self.log_path = os.path.join(self.dir, "sim.log")
+        # The demo's writes are audited in the demo run's own directory, never in the operator's audit log.
+        self.audit_path = os.path.join(self.dir, "audit.jsonl")
         self.scenario = scenario
         self.controllers = controllers
         # A directory of real control-plane binaries: the demo runs on real Kubernetes (sim/controlplane).

@@ -473,7 +473,9 @@ def test_12_playground_lists_matches_before_non_matches() -> None:
     assert [r[0] for r in table_rows(out)] == ["✗ error", "· near miss", "✓ match", "· no match"]
 
 
-async def test_12_migrate_picker_highlights_and_greys_migrated_pools(tmp_path) -> None:
+async def test_12_migrate_picker_offers_migrated_pools_for_rollback_and_j_k_move(tmp_path) -> None:
+    """Issue 30: a pool already on DRA was greyed and skipped (`Down` wrapped), so its rollback was unreachable from
+    the picker; now it is listed after the pools to move, selectable, and picking it plans its rollback."""
     async with demo_app() as (sim, app, pilot):
         node_reads = len(sim.request_log.find("GET", "/api/v1/nodes"))
         await pilot.press("colon", *"migrate", "enter")
@@ -483,12 +485,25 @@ async def test_12_migrate_picker_highlights_and_greys_migrated_pools(tmp_path) -
         await pilot.pause()
         assert app.screen.query_one("#mig-pools").option_count > 1
         assert len(sim.request_log.find("GET", "/api/v1/nodes")) == node_reads
-        assert "Apply plan" not in screen_text(app)[-1] and "Re-plan" not in screen_text(app)[-1]
+        assert "Run all" not in screen_text(app)[-1] and "Run step" not in screen_text(app)[-1]
         ol = app.screen.query_one("#mig-pools")
         assert ol.highlighted == 0
-        disabled = [ol.get_option_at_index(i) for i in range(ol.option_count) if ol.get_option_at_index(i).disabled]
-        assert any("a100-mig" in str(o.prompt) and "already on DRA" in str(o.prompt) for o in disabled)
-        assert "a100-mig" not in str(ol.get_option_at_index(0).prompt)
+        prompts = [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]
+        moved = next(i for i, p in enumerate(prompts) if p.startswith("a100-mig"))
+        assert "on DRA" in prompts[moved] and not ol.get_option_at_index(moved).disabled
+        assert moved > 0  # the pools still to move come first
+        # j and k move on the list, down to the migrated pool and back.
+        for _ in range(moved):
+            await pilot.press("j")
+        await pilot.pause()
+        assert ol.highlighted == moved
+        await pilot.press("k")
+        await pilot.pause()
+        assert ol.highlighted == moved - 1
+        await pilot.press("j", "enter")
+        wizard = app.screen
+        await wait_for(pilot, lambda: wizard.plan is not None, 60, "the plan of the migrated pool")
+        assert wizard.pool == "a100-mig" and wizard.plan.rollback
 
 
 async def test_12_marked_rows_are_what_y_shows(snap) -> None:

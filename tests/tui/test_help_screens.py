@@ -64,7 +64,7 @@ async def test_the_wizard_help_says_tab_scrolls_the_plan_and_the_picker_help_say
                 app.push_screen(HelpScreen(screen))
                 await pilot.pause(0.2)
                 also = dict(listed(app.screen)["Also"])
-                assert "choose a pool" in also["↑ / ↓"] and "plan the chosen pool" in also["enter"]
+                assert "choose a pool" in also["↑ / ↓ / j / k"] and "plan the chosen pool" in also["enter"]
                 # No digit jumps on the wizard: the views' heading does not offer them.
                 assert "Views (: then a name or alias):" in static_text(app.screen.query_one("#help-views"))
                 await pilot.press("escape")

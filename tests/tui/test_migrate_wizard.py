@@ -319,3 +319,92 @@ async def test_at_80_columns_the_title_is_one_line_and_the_selected_steps_whole_
         assert "1. Preflight checks — 0 changes, ! 2 warnings in the plan" in str(
             screen.query_one("#mig-detail").render()
         )
+
+
+async def _run_selected_step(pilot, app, screen, pool: str) -> str:
+    """Press s on the selected step; type the pool name when asked; confirm; wait until the wizard stops again.
+    Returns the step id that ran."""
+    sid = screen.plan.steps[screen.query_one("#mig-steps").cursor_row].id
+    before = screen.result
+    await pilot.press("s")
+    await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen) or screen.busy or screen.result is not before)
+    if isinstance(app.screen, ConfirmWriteScreen):
+        modal = app.screen
+        # Its own confirmation: the one step, its writes one per line, and the promise to stop after it.
+        assert f"step {sid}" in modal.text and "The wizard stops after this step" in modal.text
+        if modal.typed:
+            assert [w for _p, w in modal.typed] == [pool]
+            for ch in pool:
+                await pilot.press(ch)
+            await pilot.press("enter")
+        await until(pilot, lambda: not modal.query_one("#confirm").disabled)
+        await pilot.click("#confirm")
+    await until(pilot, lambda: screen.result is not before and not screen.busy and screen.plan is not None, 120)
+    return sid
+
+
+async def test_step_mode_runs_one_confirmed_step_at_a_time_in_batches_with_a_canary_then_rolls_back(
+    tmp_path: pathlib.Path,
+) -> None:
+    """Issue 30: `a` ran all 8 steps after one confirmation and drained both nodes at once. Opened as the app opens
+    it (no options), the wizard suggests a canary node and batches of 1 for l4-serve; each step runs alone after its
+    own confirmation (the drain's asks for the pool name), the wizard stops and says what the step verified and which
+    step is next; log lines carry the time; the pool is then rolled back step by step too."""
+    import json
+    import re
+
+    from dragoman.fleet.cluster import connect
+
+    pool = "l4-serve"
+    async with demo(controllers=True) as sim:
+        cluster = await connect(str(sim.kubeconfig_path))
+        try:
+            screen = MigrateScreen(pool, cluster=cluster, audit_path=str(tmp_path / "audit.jsonl"), read_only=False)
+            app = WizardApp(screen)
+            async with app.run_test(size=(120, 40)) as pilot:
+                await until(pilot, lambda: screen.plan is not None, 60)
+                opts = screen.plan.options
+                assert opts["batchSize"] == 1 and opts["canaryNode"].startswith("gke-ml-prod-l4-serve-")
+                ids = [s.id for s in screen.plan.steps]
+                assert ids[:5] == ["preflight", "cordon@canary", "drain@canary", "cordon@batch-2", "drain@batch-2"]
+                assert ids[-1] == "verify"
+                screen.runner.options.switch_timeout = 60  # type: ignore[union-attr]
+                screen.runner.options.evict_retry = 0.3  # type: ignore[union-attr]
+                # Out of order is refused: the cursor goes back to the step that comes first.
+                await pilot.press("down", "down", "s")
+                await pilot.pause(0.2)
+                assert not isinstance(app.screen, ConfirmWriteScreen) and sim.request_log.writes() == []
+                assert screen.query_one("#mig-steps").cursor_row == 0
+                audit = tmp_path / "audit.jsonl"
+                ran = []
+                while screen.next_step() is not None:
+                    count = len(audit.read_text().splitlines()) if audit.exists() else 0
+                    sid = await _run_selected_step(pilot, app, screen, pool)
+                    ran.append(sid)
+                    assert screen.result.exit_code == 0, (sid, screen.result.problems)
+                    # The step alone was written: every new intent is this step's.
+                    new = [json.loads(x) for x in audit.read_text().splitlines()[count:]] if audit.exists() else []
+                    assert {r["step"] for r in new if r["record"] == "intent"} <= {sid}
+                    verified = str(screen.query_one("#mig-verified").render())
+                    assert verified.startswith(f"✓ {sid} verified"), verified
+                    title = str(screen.query_one("#mig-title").render())
+                    nxt = screen.next_step()
+                    assert (f"next: {nxt.id}" in title) if nxt else ("every step is done" in title), title
+                    if sid == "drain@canary":
+                        # One batch at a time: the other node still runs its pods.
+                        other = next(n for n in screen.runner.ctx.nodes if n != opts["canaryNode"])
+                        assert not node(sim, other)["spec"].get("unschedulable")
+                assert ran == ids
+                lines = [str(x.text) for x in screen.query_one("#mig-log").lines]
+                assert any(re.match(r"\d\d:\d\d:\d\d ✓ drain@canary: verified", x) for x in lines), lines[-20:]
+                # Rolled back step by step as well (r shows the rollback plan's confirmation; s runs one step).
+                await screen._build_plan(rollback=True)
+                assert screen.plan.rollback and screen.plan.steps
+                while screen.plan.steps:
+                    sid = await _run_selected_step(pilot, app, screen, pool)
+                    assert screen.result.exit_code == 0, (sid, screen.result.problems)
+                    assert sid.startswith("rollback:")
+            assert not any(node(sim, n)["spec"].get("unschedulable") for n in screen.runner.ctx.nodes)
+            assert_one_intent_one_outcome(audit_records(tmp_path))
+        finally:
+            await cluster.close()

@@ -207,6 +207,9 @@ WIZARD = {
         ("a", "tab", "enter", "!until — done", "r", "!until Roll back —", "tab", "enter", "!until rolled back"),
     ),
     "help": (None, "l4-serve", None, ("!help",)),  # as the app's ? opens it (the test harness has no ? binding)
+    # Step mode: s runs the selected step alone; the wizard stops, says what it verified and offers the next.
+    "step_done": (None, "l4-serve", None, ("s", "!until next: cordon")),
+    "step_confirmation": (None, "l4-serve", None, ("s", "!until next: cordon", "s")),
     # llama-pretrain's PDB (maxUnavailable 0) refuses every eviction, so the drain keeps retrying: held still.
     "running": (None, "a100-train", ["cordon", "drain"], ("a", *"a100-train", "#confirm")),
 }
@@ -254,12 +257,14 @@ async def test_wizard_snapshot(state, size, tmp_path) -> None:
         "done": ["done"],
         "rollback_confirmation": ["Roll back — pool t4-batch", "Roll back plan", "rollback:cordon=1", "Cancel"],
         "rolled_back": ["rolled back", "— done", "✓ done", "STATE"],
-        "help": ["help: migration wizard", "Run the plan's steps", "Undo the steps", "rebuild the plan"],
+        "help": ["help: migration wizard", "Run the selected step alone", "Undo the steps", "rebuild the plan"],
+        "step_done": ["step preflight done", "next: cordon", "✓ preflight verified", "✓ done"],
+        "step_confirmation": ["Apply — pool l4-serve, step cordon", "The wizard stops after this step", "Cancel"],
         "running": ["▶ running", "applying plan", "STATE"],
     }[state]
     for part in expected:
         assert part in text, f"{state} {size}: {part!r} not on screen:\n{text}"
     width = SIZES[size][0]
     assert all(len(line) <= width for line in lines)
-    if state not in ("confirmation", "help", "rollback_confirmation"):
+    if state not in ("confirmation", "help", "rollback_confirmation", "step_confirmation"):
         assert "STATE" in text  # the state column is never cut

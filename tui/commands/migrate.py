@@ -146,6 +146,8 @@ def run(args: argparse.Namespace) -> int:
             args.kubeconfig = demo.start()
             args.context = None
             args.prometheus = getattr(args, "prometheus", None) or demo.prometheus_url
+            # The demo's writes are audited apart from the operator's (~/.local/state/dragoman/audit.jsonl).
+            args.audit_log = args.audit_log or demo.audit_path
         return asyncio.run(_run(args))
     finally:
         if demo is not None:

@@ -1,8 +1,10 @@
 """`:migrate`: the migration wizard of one pool — the whole plan, each step's state, live progress, confirmation,
-verification and rollback."""
+verification and rollback. It steps: the selected step runs alone after its own confirmation, the wizard stops after
+it, says what the step verified and offers the next; "run all" is the explicit choice to go to the end."""
 
 from __future__ import annotations
 
+import time
 from typing import Any, cast
 
 from dragoman.tui.bindings import MIGRATE_KEYS, MIGRATE_MOVES, PICKER_MOVES, dangerous_actions, textual_bindings
@@ -11,9 +13,11 @@ from dragoman.widgets.footer import SteadyFooter
 from dragoman.widgets.header import StatusHeader
 from textual import work
 from textual.app import ComposeResult
-from textual.containers import Horizontal
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
 from textual.markup import escape
-from textual.widgets import DataTable, Label, OptionList, ProgressBar, RichLog, Static
+from textual.screen import ModalScreen
+from textual.widgets import Button, DataTable, Input, Label, OptionList, ProgressBar, RichLog, Static
 from textual.widgets.option_list import Option
 
 STATE_MARK = {
@@ -32,7 +36,12 @@ class MigrateScreen(DragomanScreen):
 
     help_title = "migration wizard"
 
-    BINDINGS = textual_bindings(MIGRATE_KEYS)
+    BINDINGS = [
+        *textual_bindings(MIGRATE_KEYS),
+        # k9s habits: j/k move on the picker's list and on the steps alike.
+        Binding("j", "move(1)", "Down", show=False, id="migrate.down"),
+        Binding("k", "move(-1)", "Up", show=False, id="migrate.up"),
+    ]
     DANGEROUS = dangerous_actions(MIGRATE_KEYS)
 
     DEFAULT_CSS = """
@@ -41,7 +50,8 @@ class MigrateScreen(DragomanScreen):
     MigrateScreen #mig-steps { height: auto; max-height: 12; }
     MigrateScreen #mig-detail { height: auto; padding: 0 1; display: none; }
     MigrateScreen .bar-row { height: 1; padding: 0 1; }
-    MigrateScreen .bar-row Label { width: 22; }
+    MigrateScreen .bar-row Label { width: 30; }
+    MigrateScreen #mig-verified { height: auto; padding: 0 1; display: none; }
     MigrateScreen #mig-log { height: 1fr; border-top: solid $panel; }
     MigrateScreen #mig-pools { height: 1fr; }
     """
@@ -71,6 +81,14 @@ class MigrateScreen(DragomanScreen):
         self.busy = False
         self.error = ""
         self.step_state: dict[str, str] = {}
+        # Options not given (the app opened the wizard): the batch size and canary node are suggested from the pool.
+        self.suggest = options is None
+        self.batch_why = ""
+        # The run's lines (timestamped), kept across re-plans: the plan's text is drawn again above them.
+        self.run_lines: list[str] = []
+        self.running_step = ""
+        self.step_started = 0.0
+        self.step_offsets: dict[str, int] = {}
 
     # ------------------------------------------------------------------ facts
     @property
@@ -97,8 +115,10 @@ class MigrateScreen(DragomanScreen):
             return False
         if action in self.DANGEROUS and self.busy:
             return None
-        if action in (*self.DANGEROUS, "replan") and self.pool is None:
+        if action in (*self.DANGEROUS, "replan", "batches") and self.pool is None:
             return False  # the picker: no plan yet, so the footer does not offer to apply one
+        if action == "batches" and self.busy:
+            return None
         return True
 
     # ------------------------------------------------------------------ layout
@@ -106,6 +126,8 @@ class MigrateScreen(DragomanScreen):
         yield StatusHeader()
         yield Static("", id="mig-title")
         yield Static("", id="mig-blocked", markup=False)
+        # After a step ran (step mode): what its verification proved, or what it found.
+        yield Static("", id="mig-verified", markup=False)
         if self.pool is None:
             yield OptionList(id="mig-pools")
         table: DataTable = DataTable(id="mig-steps", cursor_type="row", zebra_stripes=True)
@@ -126,6 +148,7 @@ class MigrateScreen(DragomanScreen):
         # Progress bars appear with the first run: idle bars pulsed, and "overall" showed a share before anything ran.
         for row in self.query(".bar-row"):
             row.display = False
+        self.set_interval(1.0, self._tick)
         refresh = getattr(self.app, "refresh_header", None)
         if callable(refresh):
             try:
@@ -150,7 +173,28 @@ class MigrateScreen(DragomanScreen):
         self.query_one("#mig-title", Static).update(escape(text + ro))
 
     def log_line(self, text: str) -> None:
-        self.query_one("#mig-log", RichLog).write(text, scroll_end=True)
+        """A line of the run, with the time it happened (kept when the plan is drawn again)."""
+        line = f"{time.strftime('%H:%M:%S')} {text}"
+        self.run_lines.append(line)
+        self.query_one("#mig-log", RichLog).write(line, scroll_end=True)
+
+    def _tick(self) -> None:
+        """While a step runs: how long it has run, and how long it may wait, beside its name."""
+        if not self.busy or not self.running_step:
+            return
+        elapsed = time.monotonic() - self.step_started
+        text = f"{self.running_step} {_clock(elapsed)}"
+        step = self._step(self.running_step)
+        if step is not None:
+            from dragoman.actions.registry import step_class
+
+            limit = step_class(step.step).timeout(self.runner.options) if self.runner is not None else 0
+            if limit:
+                text += f" of {_clock(limit)}"
+        self.query_one("#mig-step-label", Label).update(text)
+
+    def _step(self, step_id: str):
+        return next((s for s in self.plan.steps if s.id == step_id), None) if self.plan is not None else None
 
     # ------------------------------------------------------------------ pool picker
     def list_pools(self) -> None:
@@ -189,17 +233,21 @@ class MigrateScreen(DragomanScreen):
     def _fill_picker(self, pools: dict[str, int], states: dict[str, str]) -> None:
         ol = self.query_one("#mig-pools", OptionList)
         ol.clear_options()
-        # Pools still to move first; those already on DRA (or with no GPU) are listed last, greyed, and not offered.
+        # Pools still to move first; those already on DRA next (selectable: their rollback is planned), those with no
+        # GPU last, greyed: there is nothing to migrate or undo there.
         todo = [p for p in sorted(pools) if states.get(p) not in ("dra", "none")]
-        done = [p for p in sorted(pools) if p not in todo]
+        moved = [p for p in sorted(pools) if states.get(p) == "dra"]
+        idle = [p for p in sorted(pools) if states.get(p) == "none"]
         for p in todo:
             ol.add_option(
                 Option(f"{p}  ({pools[p]} node{'s' if pools[p] != 1 else ''}, {states.get(p) or 'unknown'})", id=p)
             )
-        for p in done:
-            why = "already on DRA" if states.get(p) == "dra" else "no GPUs"
-            ol.add_option(Option(f"{p}  ({why})", id=p, disabled=True))
-        if todo:
+        for p in moved:
+            ol.add_option(Option(f"{p}  (on DRA: enter plans its rollback)", id=p))
+        for p in idle:
+            ol.add_option(Option(f"{p}  (no GPUs)", id=p, disabled=True))
+        self.pool_states = states
+        if todo or moved:
             ol.highlighted = 0
         ol.focus()
 
@@ -207,7 +255,17 @@ class MigrateScreen(DragomanScreen):
         self.pool = event.option.id
         event.option_list.display = False
         self.refresh_bindings()
-        self.make_plan()
+        # A pool already on DRA: what there is to do is its rollback (shown; `r` runs it after a confirmation).
+        self.make_plan(rollback=getattr(self, "pool_states", {}).get(self.pool) == "dra")
+
+    def action_move(self, delta: int) -> None:
+        pools = self.query("#mig-pools")
+        if pools and pools.first().display:
+            ol = cast(OptionList, pools.first())
+            ol.action_cursor_down() if delta > 0 else ol.action_cursor_up()
+            return
+        table = self.query_one("#mig-steps", DataTable)
+        table.action_cursor_down() if delta > 0 else table.action_cursor_up()
 
     # ------------------------------------------------------------------ plan
     def _runner(self):
@@ -219,7 +277,7 @@ class MigrateScreen(DragomanScreen):
             cast(str, self.pool),  # a plan is made only once a pool is picked
             pool_label=self.pool_label,
             options=self.options or Options(prometheus_url=getattr(self.app, "prometheus_url", None) or ""),
-            audit_path=self.audit_path,
+            audit_path=self.audit_path or getattr(self.app, "audit_path", None),
             read_only=self.read_only,
             progress=self.on_progress,
             warn=lambda m: self.log_line(f"! {m}"),
@@ -235,6 +293,13 @@ class MigrateScreen(DragomanScreen):
         self._title(f"pool {self.pool}: reading the cluster …")
         try:
             self.runner = self._runner()
+            if self.suggest and not rollback:
+                # Once: the canary node alone first, then batches the pool's PDBs and the free GPUs allow.
+                self.suggest = False
+                size, canary, why = await self.runner.suggest_batches()
+                self.options = self.runner.options
+                self.options.batch_size, self.options.canary_node = size, canary
+                self.batch_why = why
             plan = await self.runner.prepare(self.steps, rollback=rollback)
         except Exception as exc:  # noqa: BLE001 - the sentence is shown; the screen stays
             self.error = str(getattr(exc, "message", exc))
@@ -248,6 +313,10 @@ class MigrateScreen(DragomanScreen):
                 if not rollback and self.runner.state.step_done(s.id) and not s.writes:
                     self.step_state[s.id] = "done"
         self._fill_table()
+        nxt = self.next_step()
+        if nxt is not None:
+            # The wizard offers the next step: the cursor stands on it.
+            self.query_one("#mig-steps", DataTable).move_cursor(row=plan.steps.index(nxt), animate=False)
         blocked = self.query_one("#mig-blocked", Static)
         blockers = list(plan.blockers)
         blocked.update(escape("\n".join(f"✗ blocked: {b}" for b in blockers)))  # the preflight's words, as written
@@ -255,6 +324,11 @@ class MigrateScreen(DragomanScreen):
         what = "rollback" if rollback else "migration"
         n = len(plan.steps)
         title = f"pool {self.pool}: {what} plan {plan.id} — {n} step{'s' if n != 1 else ''}"
+        opts = self.runner.options
+        if not rollback and (opts.canary_node or opts.batch_size):
+            title += (", a canary node first" if opts.canary_node else "") + (
+                f", then {opts.batch_size} at a time" if opts.batch_size else ""
+            )
         if rollback and not self.read_only:
             # The footer's keys act differently on a rollback plan: a plans and applies the migration again. (On a
             # migration plan the title said "(a: apply, r: roll back)", the footer's words again, and wrapped at 80.)
@@ -263,7 +337,8 @@ class MigrateScreen(DragomanScreen):
         self._render_plan()
 
     def _render_plan(self) -> None:
-        """The plan's text at the screen's width, from its top (the first lines say what blocks it)."""
+        """The plan's text at the screen's width, from its top (the first lines say what blocks it); the run's lines
+        under it. The text follows the selected step (`_follow`)."""
         from dragoman.actions.plan import render
 
         if self.plan is None:
@@ -271,9 +346,31 @@ class MigrateScreen(DragomanScreen):
         log = self.query_one("#mig-log", RichLog)
         log.clear()
         self._plan_width = self.size.width or 80
-        for line in render(self.plan, width=max(40, self._plan_width - 4)):
+        lines = render(self.plan, width=max(40, self._plan_width - 4))
+        self.step_offsets = {}
+        for i, s in enumerate(self.plan.steps, 1):
+            head = f"{i:>2}. {s.id} — "
+            self.step_offsets[s.id] = next((j for j, line in enumerate(lines) if line.startswith(head)), 0)
+        for line in lines:
             log.write(line, scroll_end=False)
+        if self.run_lines:
+            log.write("", scroll_end=False)
+            for line in self.run_lines[-200:]:
+                log.write(line, scroll_end=False)
         log.scroll_home(animate=False)
+        self.call_after_refresh(self._follow)
+
+    def _follow(self) -> None:
+        """The plan's text scrolled to the selected step (the first step: from the plan's top)."""
+        if self.plan is None or self.busy:
+            return
+        table = self.query_one("#mig-steps", DataTable)
+        row = table.cursor_row
+        if not 0 <= row < len(self.plan.steps):
+            return
+        log = self.query_one("#mig-log", RichLog)
+        y = 0 if row == 0 else self.step_offsets.get(self.plan.steps[row].id, 0)
+        log.scroll_to(y=y, animate=False)
 
     def on_resize(self, event) -> None:
         if self.plan is not None and not self.busy and getattr(self, "_plan_width", None) != event.size.width:
@@ -314,6 +411,12 @@ class MigrateScreen(DragomanScreen):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_detail(event.row_key.value if event.row_key is not None else None)
+        self._follow()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        # enter on a step: run it (as s), after its confirmation.
+        if self.check_action("run_step", ()):
+            self.action_run_step()
 
     def _show_detail(self, step_id: str | None) -> None:
         detail = self.query_one("#mig-detail", Static)
@@ -350,7 +453,8 @@ class MigrateScreen(DragomanScreen):
         self.log_line(f"{mark} {ev.step_id}{where}{count} {ev.message}".rstrip())
         if ev.message.endswith(": started"):
             self._set_state(ev.step_id, "running")
-            self.query_one("#mig-step-label", Label).update(ev.step_id)
+            self.running_step, self.step_started = ev.step_id, time.monotonic()
+            self._tick()
             self.query_one("#mig-step", ProgressBar).update(total=max(1, ev.total), progress=0)
         elif ev.message.endswith(": done, verified"):
             self._set_state(ev.step_id, "done")
@@ -375,6 +479,12 @@ class MigrateScreen(DragomanScreen):
         if not self.busy and self.pool:
             self.make_plan()
 
+    def next_step(self):
+        """The first step not done yet (None: every step is done)."""
+        if self.plan is None:
+            return None
+        return next((s for s in self.plan.steps if self.step_state.get(s.id) != "done"), None)
+
     def action_apply(self) -> None:
         if self.read_only or self.busy or self.plan is None:
             return
@@ -385,6 +495,27 @@ class MigrateScreen(DragomanScreen):
             return
         self._confirm_and_run(self.plan)
 
+    def action_run_step(self) -> None:
+        """The selected step alone, in order: the steps before it must be done."""
+        if self.read_only or self.busy or self.plan is None:
+            return
+        table = self.query_one("#mig-steps", DataTable)
+        if not 0 <= table.cursor_row < len(self.plan.steps):
+            return
+        step = self.plan.steps[table.cursor_row]
+        if self.step_state.get(step.id) == "done":
+            nxt = self.next_step()
+            self.notify(
+                f"{step.id} is done; the next step is {nxt.id}" if nxt else f"{step.id} is done; every step is done"
+            )
+            return
+        nxt = self.next_step()
+        if nxt is not None and nxt.id != step.id:
+            self.notify(f"steps run in order: {nxt.id} comes first (it is selected now)", severity="warning")
+            table.move_cursor(row=self.plan.steps.index(nxt), animate=False)
+            return
+        self._confirm_and_run(self.plan, only=step.id)
+
     @work(exclusive=True, group="migrate-plan", description="plan the migration again, then apply")
     async def _apply_fresh_plan(self) -> None:
         await self._build_plan(rollback=False)
@@ -394,7 +525,27 @@ class MigrateScreen(DragomanScreen):
     def action_rollback(self) -> None:
         if self.read_only or self.busy or not self.pool:
             return
+        if self.plan is not None and self.plan.rollback and self.plan.steps:
+            # The rollback plan is on screen (a pool picked as already on DRA): confirm exactly it.
+            self._confirm_and_run(self.plan)
+            return
         self._rollback_flow()
+
+    def action_batches(self) -> None:
+        if self.busy or not self.pool or self.runner is None:
+            return
+        nodes = sorted(self.runner.ctx.nodes) if self.runner.ctx is not None else []
+        opts = self.runner.options
+
+        def chosen(answer: tuple[int, str] | None) -> None:
+            if answer is None:
+                return
+            opts.batch_size, opts.canary_node = answer
+            self.options = opts
+            self.log_line(f"batches: canary {opts.canary_node or '-'}, then {opts.batch_size or 'all'} at a time")
+            self.make_plan()
+
+        self.app.push_screen(BatchScreen(nodes, opts.batch_size, opts.canary_node, self.batch_why), chosen)
 
     @work(exclusive=True, group="migrate-rollback", description="plan the rollback")
     async def _rollback_flow(self) -> None:
@@ -406,7 +557,7 @@ class MigrateScreen(DragomanScreen):
             self.notify(f"no rollback: {self.error}", severity="warning", timeout=10)
             await self._build_plan(rollback=False)
 
-    def _confirm_and_run(self, plan) -> None:
+    def _confirm_and_run(self, plan, only: str | None = None) -> None:
         from dragoman.actions.runner import looks_like_production
         from dragoman.tui.screens.confirm import ConfirmWriteScreen
 
@@ -414,13 +565,19 @@ class MigrateScreen(DragomanScreen):
             self.notify("refused by preflight: " + " ".join(plan.blockers), severity="error", timeout=10)
             self._back_to_migration(plan)
             return
-        if not self.runner.pending_work(plan):
+        steps = [s for s in plan.steps if only is None or s.id == only]
+        if only is None and not self.runner.pending_work(plan):
             self.notify(
                 "nothing to roll back: no step of the pool's state is recorded as done"
                 if plan.rollback
                 else "nothing to do: every step of the plan is already done"
             )
             self._back_to_migration(plan)
+            return
+        if only is not None and not any(s.changes for s in steps):
+            # A step that writes nothing (the preflight's reads, a step with no change) runs at once: nothing to
+            # confirm.
+            self.run_plan(plan, only)
             return
         cluster = self.cluster
         typed: list[tuple[str, str]] = []
@@ -429,36 +586,42 @@ class MigrateScreen(DragomanScreen):
             typed.append(
                 (f"Context {cluster.context_name} looks like production. Type its name:", cluster.context_name)
             )
-        if plan.dangerous:
-            typed.append((f"This plan evicts pods. Type the pool name ({plan.pool}):", plan.pool))
-        writes = sum(len(s.changes) for s in plan.steps)
-        nodes = len({n for s in plan.steps for n in s.blast_nodes})
+        if any(s.dangerous and s.changes for s in steps):
+            why = "This evicts pods" if any(s.step == "drain" and s.changes for s in steps) else "This is dangerous"
+            typed.append((f"{why}. Type the pool name ({plan.pool}):", plan.pool))
+        writes = sum(len(s.changes) for s in steps)
+        nodes = len({n for s in steps for n in s.blast_nodes})
         kind = "Roll back" if plan.rollback else "Apply"
+        what = f"step {only}" if only is not None else f"plan {plan.id}"
         # The pool is in the box's title. One line for the steps, so the warnings fit under it at 80x24 (a line per
         # step pushed them out of view); a step's name, count and ⚠ as one word, never split over two lines.
-        steps = ", ".join(f"{s.id}={len(s.changes)}{'⚠' if s.dangerous else ''}" for s in plan.steps if s.changes)
-        legend = " (⚠ dangerous)" if any(s.dangerous and s.changes for s in plan.steps) else ""
+        per_step = ", ".join(f"{s.id}={len(s.changes)}{'⚠' if s.dangerous else ''}" for s in steps if s.changes)
+        legend = " (⚠ dangerous)" if any(s.dangerous and s.changes for s in steps) else ""
         text = (
-            f"{kind} plan {plan.id} on {cluster.context_name}: {writes} "
+            f"{kind} {what} on {cluster.context_name}: {writes} "
             f"write{'s' if writes != 1 else ''} on {nodes} node{'s' if nodes != 1 else ''}.\n"
-            f"Changes per step{legend}: {steps}."
+            + (
+                f"Changes per step{legend}: {per_step}."
+                if only is None
+                else "\n".join(_change_lines(steps[0])) + "\nThe wizard stops after this step and offers the next."
+            )
         )
         # Every warning, each in full: the confirmation is where they are read (the first 4 only were shown).
-        warnings = [w for s in plan.steps for w in s.warnings]
+        warnings = [w for s in steps for w in s.warnings]
         footnote = "A server dry run precedes each write; each write is recorded in the audit log."
 
         def chosen(ok: bool | None) -> None:
             if ok:
-                self.run_plan(plan)
+                self.run_plan(plan, only)
             else:
                 self.log_line("cancelled: nothing was written.")
-                if plan.rollback:
+                if plan.rollback and only is None:
                     self.notify("rollback cancelled: nothing was written; showing the migration plan again")
-                self._back_to_migration(plan)
+                    self._back_to_migration(plan)
 
         self.app.push_screen(
             ConfirmWriteScreen(
-                f"{kind} — pool {plan.pool}",
+                f"{kind} — pool {plan.pool}" + (f", step {only}" if only else ""),
                 text,
                 warnings=warnings,
                 footnote=footnote,
@@ -474,18 +637,44 @@ class MigrateScreen(DragomanScreen):
         if plan.rollback:
             self.make_plan()
 
+    async def _replanned(self, confirmed, fresh) -> bool:
+        """A drain planned again right before it runs found other pods than the ones confirmed: ask again."""
+        from dragoman.actions.runner import replan_text
+        from dragoman.tui.screens.confirm import ConfirmWriteScreen
+
+        self.log_line(f"! {confirmed.id}: {replan_text(confirmed, fresh)}")
+        text = f"{replan_text(confirmed, fresh)}.\n" + "\n".join(_change_lines(fresh))
+        typed = (
+            [(f"This evicts pods. Type the pool name ({self.pool}):", cast(str, self.pool))] if fresh.changes else []
+        )
+        return bool(
+            await self.app.push_screen_wait(
+                cast(Any, ConfirmWriteScreen)(
+                    f"{confirmed.id} — its plan changed",
+                    text,
+                    warnings=fresh.warnings,
+                    typed=typed,
+                    confirm_label="Apply",
+                )
+            )
+        )
+
     @work(exclusive=True, group="migrate-run", description="run the migration plan")
-    async def run_plan(self, plan) -> None:
+    async def run_plan(self, plan, only: str | None = None) -> None:
         for row in self.query(".bar-row"):
             row.display = True
-        self.query_one("#mig-overall", ProgressBar).update(total=max(1, len(plan.steps)), progress=0)
+        self.query_one("#mig-overall", ProgressBar).update(
+            total=max(1, len(plan.steps)), progress=sum(1 for v in self.step_state.values() if v == "done")
+        )
         self.query_one("#mig-step", ProgressBar).update(total=1, progress=0)
+        self.query_one("#mig-verified", Static).display = False
         self.busy = True
         self.refresh_bindings()
         # While it runs no key acts on the plan: the title says what is happening, not which keys to press.
-        self._title(f"pool {self.pool}: {'rolling back' if plan.rollback else 'applying'} plan {plan.id} …")
+        doing = "rolling back" if plan.rollback else "applying"
+        self._title(f"pool {self.pool}: {doing} {'step ' + only if only else 'plan ' + plan.id} …")
         try:
-            self.result = await self.runner.run(plan)
+            self.result = await self.runner.run(plan, only=None if only is None else {only}, replanned=self._replanned)
         except Exception as exc:  # noqa: BLE001 - a refusal or an API error is a sentence on screen
             self.error = str(getattr(exc, "message", exc))
             self.log_line(f"✗ {self.error}")
@@ -493,18 +682,145 @@ class MigrateScreen(DragomanScreen):
             return
         finally:
             self.busy = False
+            self.running_step = ""
             self.refresh_bindings()
+        from dragoman.actions.registry import step_class
+
         for sid, state in self.result.steps.items():
             self._set_state(sid, state)
         for sid, problems in self.result.verified.items():
+            step = self._step(sid)
+            proves = step_class(step.step).verifies if step is not None and not plan.rollback else ""
             self.log_line(
-                f"{'✓' if not problems else '✗'} {sid}: " + ("verified" if not problems else "; ".join(problems))
+                (f"✓ {sid}: verified" + (f": {proves}" if proves else ""))
+                if not problems
+                else f"✗ {sid}: " + "; ".join(problems)
             )
         for p in self.result.problems:
             self.log_line(f"✗ {p}")
+        if only is not None:
+            problems = self.result.verified.get(only)
+            step = self._step(only)
+            proves = step_class(step.step).verifies if step is not None and not plan.rollback else ""
+            verified = self.query_one("#mig-verified", Static)
+            if self.result.problems:
+                verified.update(f"✗ {only}: " + "; ".join(self.result.problems[:2]))
+            elif problems is not None:
+                verified.update(f"✓ {only} verified" + (f": {proves}" if proves else ""))
+            verified.display = bool(self.result.problems) or problems is not None
+            await self._after_step(plan, only)
+            return
         done = sum(1 for v in self.result.steps.values() if v == "done")
         self.log_line(f"{done}/{len(plan.steps)} steps done; audit log: {self.runner.audit.path}")
         self._title(
             f"pool {self.pool}: {'rolled back' if plan.rollback else 'plan'} {plan.id} — "
             + ("stopped on a problem" if self.result.problems else "done")
         )
+
+    async def _after_step(self, plan, only: str) -> None:
+        """Step mode: the plan made again from the cluster (what is left, as it is now), the cursor on the next step,
+        and the title saying what the step did and what comes next."""
+        failed = bool(self.result.problems)
+        ran = self.result.steps.get(only, "")
+        keep = list(self.run_lines)
+        await self._build_plan(rollback=plan.rollback)
+        self.run_lines = keep
+        self._render_plan()
+        if self.plan is None:
+            return
+        nxt = self.next_step()
+        if failed:
+            head = f"pool {self.pool}: step {only} {ran or 'stopped'} — read the log; s runs it again"
+        elif nxt is None or (plan.rollback and not self.plan.steps):
+            head = f"pool {self.pool}: step {only} done — {'rolled back' if plan.rollback else 'every step is done'}"
+        else:
+            head = f"pool {self.pool}: step {only} done — next: {nxt.id} (s or enter runs it, a runs all)"
+        self._title(head)
+        self.log_line(head.split(": ", 1)[1])
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    return f"{m}:{s:02d}"
+
+
+def _change_lines(step) -> list[str]:
+    """What one step writes, a line per object (the first 12): the confirmation of a single step shows them."""
+    out = []
+    for c in step.changes[:12]:
+        where = f" on {c.detail.get('node')}" if c.detail.get("node") else ""
+        diff = [d for d in c.diff() if d.startswith("+")] if c.verb == "patch" else []
+        out.append(f"  {c.verb} {c.ref}{where}" + (f" ({', '.join(diff)[:60]})" if diff else ""))
+    if len(step.changes) > 12:
+        out.append(f"  … and {len(step.changes) - 12} more (the plan lists them all)")
+    return out
+
+
+class BatchScreen(ModalScreen[tuple[int, str] | None]):
+    """The batch size and canary node of the batched steps (cordon, drain, uncordon): the canary alone first."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="batches.cancel", tooltip="Keep the batches as they are")]
+    DEFAULT_CSS = """
+    BatchScreen { align: center middle; }
+    BatchScreen > Vertical { width: 76; max-width: 100%; height: auto; border: thick $primary; background: $panel;
+        padding: 0 1; }
+    BatchScreen Input { margin-bottom: 1; }
+    BatchScreen #batch-wrong { color: $text-error; display: none; }
+    """
+
+    def __init__(self, nodes: list[str], size: int, canary: str, why: str) -> None:
+        super().__init__()
+        self.nodes, self.size_, self.canary, self.why = nodes, size, canary, why
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "Batches"
+            yield Static(
+                f"{len(self.nodes)} nodes. Cordon, drain and uncordon go a batch at a time, the canary node alone "
+                "first; a batch waits for its pods to run elsewhere before the next."
+                + (f"\nSuggested from the pool: {self.why}." if self.why else ""),
+                markup=False,
+            )
+            yield Label("Batch size (0: the rest of the pool at once):")
+            yield Input(str(self.size_), id="batch-size", restrict=r"[0-9]*")
+            yield Label("Canary node (empty: none):")
+            yield Input(self.canary, id="batch-canary")
+            yield Static("", id="batch-wrong", markup=False)
+            with Horizontal():
+                yield Button("Cancel", id="batch-cancel", compact=True)
+                yield Button("Re-plan", id="batch-ok", variant="primary", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#batch-size", Input).focus()
+
+    def _answer(self) -> tuple[int, str] | None:
+        size_text = self.query_one("#batch-size", Input).value.strip() or "0"
+        canary = self.query_one("#batch-canary", Input).value.strip()
+        wrong = self.query_one("#batch-wrong", Static)
+        if canary and canary not in self.nodes:
+            wrong.update(
+                f"✗ {canary} is not a node of the pool: {', '.join(self.nodes[:4])}"
+                + (" …" if len(self.nodes) > 4 else "")
+            )
+            wrong.display = True
+            return None
+        return int(size_text), canary
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "batch-size":
+            self.query_one("#batch-canary", Input).focus()
+            return
+        answer = self._answer()
+        if answer is not None:
+            self.dismiss(answer)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "batch-ok":
+            answer = self._answer()
+            if answer is not None:
+                self.dismiss(answer)
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -862,7 +862,12 @@ class GenerateScreen(DragomanScreen):
 
         cluster = self._cluster()
         info = self.app.feed.info
-        audit = AuditLog(user=operator(cluster), context=info.context or "", cluster={"server": info.server})
+        audit = AuditLog(
+            getattr(self.app, "audit_path", None),  # a demo's own log, never the operator's
+            user=operator(cluster),
+            context=info.context or "",
+            cluster={"server": info.server},
+        )
         self.status("dry run, then apply …")
         try:
             results = await apply_objects(cluster, objects, audit=audit, read_only=self.read_only)
