@@ -159,6 +159,16 @@ def test_kubectl_finds_the_plugin_and_kubectl_dragoman_check_honours_its_flags(d
         timeout=120,
     )
     assert cel.returncode == 0 and "match" in cel.stdout, cel.stdout + cel.stderr
+    # migrate's plan through kubectl, as the viewer context given on the command line: its RBAC gaps are the plan's.
+    plan = subprocess.run(
+        [str(kubectl), "dragoman", "migrate", "--pool", "l4-serve", "--plan", *args[2:]],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert plan.returncode == 3 and "Migration plan mig-l4-serve-" in plan.stdout, plan.stdout + plan.stderr
+    assert "(context dragoman-sim-viewer)" in plan.stdout and "user 'viewer' may not" in plan.stdout
     usage = subprocess.run([str(kubectl), "dragoman", "--help"], capture_output=True, text=True, env=env, timeout=60)
     assert usage.stdout.startswith("usage: kubectl dragoman ")
 
