@@ -8,6 +8,7 @@ binaries (build.py).
 
 from __future__ import annotations
 
+import asyncio
 import pathlib
 import time
 from typing import Any
@@ -49,6 +50,25 @@ class RealCluster:
         return self.cp.kubeconfig(user)
 
     async def start(self) -> None:
+        """Start the processes, load the scenario, start the node agents. Any failure of the API server on the way
+        (it died, or answered with something that is not the JSON it should) is one sentence (UserError), not a
+        traceback: a dead server raises connection errors, a broken one odd shapes, wherever it was being asked."""
+        from dragoman.fleet.errors import ExitCode, UserError
+
+        try:
+            await self._start()
+        except (UserError, asyncio.CancelledError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever a failing server made a step trip on, said once
+            self.cp._check_alive()  # a process that died says so itself, with its last words
+            what = " ".join(str(exc).split())[:300] or type(exc).__name__
+            raise UserError(
+                f"the control plane's API server stopped answering as an API server does while it started ({what}); "
+                "every process was stopped.",
+                ExitCode.INPUT,
+            ) from None
+
+    async def _start(self) -> None:
         import asyncio
 
         loop = asyncio.get_running_loop()
@@ -79,7 +99,7 @@ class RealCluster:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             code, body = self.cp.request("GET", "/apis/apps/v1/daemonsets")
-            if code == 200:
+            if code == 200 and isinstance(body, dict):
                 pending = [
                     d
                     for d in body.get("items") or ()

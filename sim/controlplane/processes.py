@@ -9,6 +9,7 @@ they are (the extended-resource bridge, KEP-5004, is GA).
 from __future__ import annotations
 
 import dataclasses
+import http.client
 import json
 import os
 import pathlib
@@ -29,6 +30,10 @@ from typing import Any
 import yaml
 from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.sim.controlplane.pki import Pki
+
+# The most of one API answer read (the loader's and the waits' requests are small): a server answering without end
+# must not fill memory.
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
 SERVICE_CIDR = "10.96.0.0/16"
 ADMIN = "admin"
@@ -354,10 +359,14 @@ class ControlPlane:
             req.add_header("Content-Type", content_type)
         try:
             with urllib.request.urlopen(req, context=self.ssl_context(), timeout=timeout) as resp:
-                raw = resp.read()
+                raw = resp.read(MAX_ANSWER_BYTES)
                 code = resp.status
         except urllib.error.HTTPError as exc:
-            raw, code = exc.read(), exc.code
+            raw, code = exc.read(MAX_ANSWER_BYTES), exc.code
+        except http.client.HTTPException as exc:
+            # An answer that broke off or is not HTTP (a server dying mid-answer): a connection error like the others.
+            said = f"{method} {path}: the API server's answer broke off ({type(exc).__name__})"
+            raise ConnectionError(said) from None
         try:
             return code, json.loads(raw)
         except ValueError:
@@ -386,10 +395,10 @@ class ControlPlane:
         while time.monotonic() < deadline:
             self._check_alive()
             try:
-                code, _ = self.request("GET", "/api/v1/namespaces/default/serviceaccounts/default", timeout=10)
+                code, body = self.request("GET", "/api/v1/namespaces/default/serviceaccounts/default", timeout=10)
             except (OSError, ssl.SSLError):
-                code = 0  # not answering for a moment; _check_alive says so when it died
-            if code == 200:
+                code, body = 0, None  # not answering for a moment; _check_alive says so when it died
+            if code == 200 and isinstance(body, dict):  # a 200 of HTML is not the ServiceAccount
                 return
             time.sleep(0.3)
         raise UserError(

@@ -124,6 +124,17 @@ class RemoteStore:
             decoded = resp.data.decode(errors="replace")
         if resp.status >= 400:
             raise ApiError(_status(resp.status, decoded, method, path))
+        if not isinstance(decoded, dict):
+            # A server that answers 200 with HTML or a truncated body (dying, or not an API server): a 500 the
+            # callers handle, not an AttributeError on the first .get().
+            raise ApiError(
+                {
+                    "kind": "Status",
+                    "code": 500,
+                    "reason": "InternalError",
+                    "message": f"{method} {path}: the answer is not a JSON object ({len(resp.data)} bytes)",
+                }
+            )
         return decoded
 
     # ------------------------------------------------------------------ mirror
@@ -151,6 +162,8 @@ class RemoteStore:
             out = self._call("GET", self._rt(resource).collection_path(), query=query)
             rt = self._rt(resource)
             for item in out.get("items") or ():
+                if not isinstance(item, dict) or not isinstance(item.get("metadata"), dict):
+                    continue  # not an object: nothing a kubelet or a plugin could act on
                 item.setdefault("apiVersion", rt.api_version)
                 item.setdefault("kind", rt.kind)
                 items.append(item)
