@@ -45,6 +45,13 @@ def add_source_flags(parser: argparse.ArgumentParser, *, demo: bool = True) -> N
             default=argparse.SUPPRESS,
             help="start the embedded simulator with the demo fleet and read it",
         )
+    # Every command shares --read-only (README): a reading command accepts it where an operator puts it by habit.
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="make every write impossible (this command only reads the cluster)",
+    )
 
 
 @dataclasses.dataclass

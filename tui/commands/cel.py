@@ -43,6 +43,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--context", metavar="NAME", default=argparse.SUPPRESS, help="kubeconfig context to use")
     p.add_argument("--demo", action="store_true", default=argparse.SUPPRESS, help="read them from the demo simulator")
     p.add_argument(
+        "--read-only",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="make every write impossible (this command only reads the cluster)",
+    )
+    p.add_argument(
         "--limit", type=int, default=50, metavar="N", help="devices listed per section in text output (0: all)"
     )
     add_output_flag(p)
