@@ -386,8 +386,8 @@ def run(args: argparse.Namespace) -> int:
         return asyncio.run(_main(args))
     except UserError:
         raise
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as exc:
+        return 128 + int(getattr(exc, "signum", 2))  # SIGTERM/SIGHUP come as cli.Interrupted
 
 
 if __name__ == "__main__":  # pragma: no cover
