@@ -134,3 +134,17 @@ def test_a_demo_on_the_real_control_plane_interrupted_leaves_nothing_behind(
         interrupt_once(tmp_path, "check --demo --control-plane", sig, RNG.uniform(0.5, 40.0))
     finally:
         COMMANDS.pop("check --demo --control-plane")
+
+
+def test_the_demo_folder_is_private_and_removed_by_stop_even_before_a_start(
+    tmp_path: pathlib.Path, monkeypatch
+) -> None:
+    import tempfile
+
+    from dragoman.tui.source import DemoProcess
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    demo = DemoProcess()
+    assert oct(os.stat(demo.dir).st_mode & 0o777) == "0o700", "never readable by others"
+    demo.stop()
+    assert list(tmp_path.iterdir()) == []
