@@ -267,7 +267,10 @@ def plan_problem(d: object) -> str:
             from dragoman.actions.operations import DECODERS, decode
             from dragoman.actions.steps import Change
 
-            if detail.get("op") in DECODERS:
+            op = detail.get("op")
+            if op is not None and not isinstance(op, str):
+                return f"change {i} of {where} names its operation with {_json_type(op)}, not a string"
+            if op in DECODERS:
                 # A switch step's change must decode to the operation it previews, as the runner will decode it.
                 try:
                     decode(Change.from_json(c))

@@ -60,6 +60,11 @@ NOT_PLANS = {
         lambda p: json.dumps(_with(p, lambda d: d["steps"][1]["changes"][0].update(detail={"op": "label"}))),
         ["not a label change dragoman made"],
     ),
+    # Found by the large plan fuzzer: an operation named by a list was `unhashable type: 'list'`.
+    "op-a-list": (
+        lambda p: json.dumps(_with(p, lambda d: d["steps"][1]["changes"][0].update(detail={"op": []}))),
+        ["names its operation with a list"],
+    ),
     "nan": (lambda p: json.dumps(p)[:-1] + ', "x": NaN}', ["nan is not a json number"]),
     "gpus-nan-text": (
         lambda p: json.dumps(_with(p, lambda d: d["steps"][2]["changes"][0]["detail"].update(gpus="NaN"))),
