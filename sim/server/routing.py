@@ -213,7 +213,7 @@ class RoutingMixin:
         if self.faults.active:
             delay = self.faults.latency(verb, rt.key)
             if delay > 0:
-                await asyncio.sleep(delay)
+                await self.fault_wait(delay)
             inj = self.faults.error(verb, rt.key)
             if inj is not None:
                 if inj.code == 429:
@@ -224,7 +224,7 @@ class RoutingMixin:
                         {"Retry-After": str(inj.retry_after)},
                     )
                 if inj.code == 504:
-                    await asyncio.sleep(inj.hang)
+                    await self.fault_wait(inj.hang)
                     raise ApiError(st.timeout())
                 if inj.code == 503:
                     raise ApiError(st.service_unavailable())

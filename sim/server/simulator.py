@@ -83,6 +83,9 @@ class Simulator(
         self._watch_streams: set[Watcher] = set()
         self.request_count = 0
         self._started = False
+        # Set by stop(): injected latency and hang= faults end at once, so a stop (Ctrl+C) never waits them out (the
+        # HTTP runner's cleanup waits for every request in flight, up to a minute).
+        self._stopping = asyncio.Event()
         self.add_user(User(ADMIN, new_token(), ("system:masters",)))
         for u in users or ():
             self.add_user(u)
@@ -128,11 +131,20 @@ class Simulator(
             self.pdb_status.start(),
         ]
         self._started = True
+        self._stopping.clear()
         for c in self._controllers:
             await self._start_controller(c)
 
+    async def fault_wait(self, seconds: float) -> None:
+        """An injected delay of `seconds`, cut short when the simulator stops."""
+        try:
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+        except TimeoutError:
+            pass
+
     async def stop(self) -> None:
         self._started = False
+        self._stopping.set()
         for c in reversed(self._controllers):
             if hasattr(c, "stop"):
                 try:
