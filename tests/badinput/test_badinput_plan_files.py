@@ -65,12 +65,24 @@ NOT_PLANS = {
         lambda p: json.dumps(_with(p, lambda d: d["steps"][1]["changes"][0].update(detail={"op": []}))),
         ["names its operation with a list"],
     ),
-    "nan": (lambda p: json.dumps(p)[:-1] + ', "x": NaN}', ["nan is not a json number"]),
+    "nan": (lambda p: json.dumps(p)[:-1] + ', "x": NaN}', ["nan, infinity"]),
     "gpus-nan-text": (
         lambda p: json.dumps(_with(p, lambda d: d["steps"][2]["changes"][0]["detail"].update(gpus="NaN"))),
         ["gpus that are not a whole number"],
     ),
-    "empty": (lambda p: "", ["not json"]),
+    "empty": (lambda p: "", ["holds no documents"]),
+    "two-documents": (lambda p: "kind: MigrationPlan\n---\nkind: MigrationPlan\n", ["holds 2 documents"]),
+    "yaml-binary": (lambda p: "!!binary aGVsbG8=\n", ["yaml-only value"]),
+    "alias-bomb": (
+        lambda p: (
+            "a: &a [x,x,x,x,x,x,x,x,x,x]\n"
+            + "".join(
+                f"{c}: &{c} [*{b},*{b},*{b},*{b},*{b},*{b},*{b},*{b},*{b},*{b}]\n"
+                for b, c in zip("abcdefgh", "bcdefghi")
+            )
+        ),
+        ["expand"],
+    ),
 }
 
 

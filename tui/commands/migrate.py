@@ -262,20 +262,17 @@ def _check_flags(args: argparse.Namespace) -> None:
         check_target(args.audit_log, "the audit log")
 
 
-def _no_constant(name: str) -> object:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 MAX_PLAN_BYTES = 64 * 1024 * 1024  # a plan of a 2,000-node pool with its evictions is a few MB
 
 
 def read_plan_file(path: str) -> dict:
-    """The plan file, read bounded (fleet/safefile.py: never a device, at most MAX_PLAN_BYTES) and checked whole
+    """The plan file, read by the one bounded reader (fleet/safefile.read_documents: at most MAX_PLAN_BYTES, UTF-8,
+    no deeper than 100 levels, no alias bomb) — a regular file only — and checked whole
     (actions/plan.plan_problem): anything that is not a plan this dragoman wrote is a sentence, exit 2 — never
     replaced by a fresh plan nobody reviewed."""
     from dragoman.actions.plan import plan_problem
     from dragoman.fleet.errors import ExitCode, UserError
-    from dragoman.fleet.safefile import read_bounded
+    from dragoman.fleet.safefile import read_documents
 
     if not path:
         raise UserError("--apply-plan was given an empty file name.", ExitCode.INPUT)
@@ -284,22 +281,30 @@ def read_plan_file(path: str) -> dict:
     try:
         mode = os.stat(path).st_mode
     except OSError:
-        mode = stat.S_IFREG  # read_bounded says what is wrong (missing, a loop, no permission)
+        mode = stat.S_IFREG  # read_documents says what is wrong (missing, a loop, no permission)
     if not stat.S_ISREG(mode):
         # A plan is a file `migrate --plan -o json` wrote: a FIFO could hold the read forever, a device never ends.
         raise UserError(
             f"the plan file {path} is not a regular file; give the file `dragoman migrate --plan --output json` wrote.",
             ExitCode.INPUT,
         )
-    raw = read_bounded(path, MAX_PLAN_BYTES, "the plan file")
+    docs = read_documents(
+        path, "the plan file", max_bytes=MAX_PLAN_BYTES, expect="a dragoman plan (JSON)", max_depth=100, wait=5
+    )
+    if len(docs) != 1:
+        raise UserError(
+            f"the plan file {path} holds {len(docs) or 'no'} documents; a plan file holds one (the JSON `dragoman "
+            "migrate --plan --output json` writes).",
+            ExitCode.INPUT,
+        )
+    data = docs[0]
     try:
-        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
-    except UnicodeDecodeError:
-        raise UserError(f"the plan file {path} is not JSON: it is not UTF-8 text.", ExitCode.INPUT) from None
-    except RecursionError:
-        raise UserError(f"the plan file {path} is not a plan: it is nested too deeply.", ExitCode.INPUT) from None
-    except ValueError as exc:
-        raise UserError(f"the plan file {path} is not JSON ({exc}).", ExitCode.INPUT) from None
+        json.dumps(data, allow_nan=False)
+    except (ValueError, TypeError):
+        raise UserError(
+            f"the plan file {path} holds NaN, Infinity or a YAML-only value (binary, a set), which no JSON plan holds.",
+            ExitCode.INPUT,
+        ) from None
     problem = plan_problem(data)
     if problem:
         raise UserError(
