@@ -261,6 +261,33 @@ def _switch_access(ctx: Context, plans: list[StepPlan], pic: cap.Picture) -> lis
     return sorted(need, key=lambda a: (a.resource, a.verb, a.namespace))
 
 
+def canary_room(pic: cap.Picture, pool_label: str, pool: str) -> list[str]:
+    """Whether the verify step's canary will find a free GPU once the pool is back: the GPUs of the pool's schedulable
+    nodes against what its pods want (those running there, and the Pending ones bound for it, which the uncordon lets
+    in first)."""
+    from dragoman.actions.drain import gpu_request
+
+    nodes = pic.node_objects()
+    open_nodes = {n for n in pic.nodes if not ((nodes.get(n) or {}).get("spec") or {}).get("unschedulable")}
+    gpus = sum(pic.allocatable(n) or len(pic.published(n)) for n in open_nodes)
+    want = 0
+    for p in pic.objects["Pod"]:
+        spec, phase = p.get("spec") or {}, (p.get("status") or {}).get("phase")
+        if phase in ("Succeeded", "Failed") or not gpu_request(p):
+            continue
+        if spec.get("nodeName") in pic.nodes or (
+            phase == "Pending" and (spec.get("nodeSelector") or {}).get(pool_label) == pool
+        ):
+            want += gpu_request(p)
+    if gpus and want < gpus:
+        return []
+    return [
+        f"the pool will have no free GPU for the verify step's canary: its workloads want {want} GPU(s) and its "
+        f"schedulable nodes have {gpus}. The canary is created and removed all the same; when it finds no GPU, the "
+        "workloads running on the pool through their own bridge claims are taken as the proof."
+    ]
+
+
 class SwitchPreflight(base.Preflight):
     """The layer's preflight, plus the ownership switch's items and the capacity gate when the plan switches."""
 
@@ -273,6 +300,8 @@ class SwitchPreflight(base.Preflight):
         if any(p.step in SWITCH_STEPS for p in plans):
             await switch_checks(ctx, plans, plan)
             plan.reads["Switch/pool"] = "1"
+        if any(p.step == "verify" for p in plans):
+            plan.warnings.extend(canary_room(await cap.read_picture(ctx), ctx.pool_label, ctx.pool))
 
     async def apply(self, ctx: Context, plan: StepPlan) -> list[str]:
         problems = await super().apply(ctx, plan)

@@ -208,9 +208,11 @@ class CanaryResult:
         self.claim = ""
         self.allocated: list[str] = []
         self.seen: list[str] = []
+        self.proof: list[str] = []  # the pool was full: the pods that run on it through bridge claims
 
     def to_json(self) -> dict:
         return {
+            "provenByWorkloads": self.proof,
             "node": self.node,
             "claim": self.claim,
             "allocatedUUIDs": self.allocated,
@@ -258,10 +260,29 @@ async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
                 ]
             return []
 
-        waited = await _poll(ctx, step_id, scheduled, ops.option(ctx, "canary_timeout", 120.0))
+        async def placed_or_full() -> list[str]:
+            waiting = await scheduled()
+            if waiting and bridge_proof(await cap.read_picture(ctx)):
+                return []  # no GPU is free for the canary: the workloads' own bridge claims are the proof
+            return waiting
+
+        waited = await _poll(ctx, step_id, placed_or_full, ops.option(ctx, "canary_timeout", 120.0))
         if waited:
             res.problems.extend(waited)
             return res
+        pod = await ctx.cluster.get(path)
+        if (pod.get("status") or {}).get("phase") not in ("Running", "Succeeded"):
+            proof = bridge_proof(await cap.read_picture(ctx))
+            if proof:
+                res.proof = proof
+                ctx.emit(
+                    step_id,
+                    2,
+                    4,
+                    f"no GPU of the pool is free for the canary: {len(proof)} pod(s) run on it through bridge claims "
+                    f"({', '.join(proof[:3])}{' …' if len(proof) > 3 else ''}); taken as the proof",
+                )
+                return res
         pod = await ctx.cluster.get(path)
         res.node = (pod.get("spec") or {}).get("nodeName") or ""
         pic = await cap.read_picture(ctx)
@@ -390,6 +411,37 @@ async def stack_problems(ctx: Context) -> list[str]:
     return out
 
 
+def bridge_proof(pic: cap.Picture) -> list[str]:
+    """When every device the pool publishes is allocated and held by pods Running on the pool through their bridge
+    claims: those pods ("ns/name on node"). They prove the pool on DRA as the canary would — the scheduler made their
+    claims from `limits: nvidia.com/gpu` and the kubelet prepared them — and leave no GPU for a canary. Empty when a
+    device is free or is held by anything else."""
+    # A node cordoned before the migration stays cordoned: its devices are no pod's to take.
+    nodes = pic.node_objects()
+    open_nodes = [n for n in pic.nodes if not ((nodes.get(n) or {}).get("spec") or {}).get("unschedulable")]
+    published = {(n, d.get("name")) for n in open_nodes for d in pic.published(n)}
+    if not published:
+        return []
+    claims = {
+        ((c.get("metadata") or {}).get("namespace"), (c.get("metadata") or {}).get("name")): c
+        for c in pic.objects["ResourceClaim"]
+    }
+    held: set[tuple[str, str]] = set()
+    proof: list[str] = []
+    for p in pic.objects["Pod"]:
+        md, spec, st = p.get("metadata") or {}, p.get("spec") or {}, p.get("status") or {}
+        name = (st.get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
+        if not name or spec.get("nodeName") not in pic.nodes or st.get("phase") != "Running":
+            continue
+        claim = claims.get((md.get("namespace"), name)) or {}
+        results = (((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
+        mine = {(r.get("pool"), r.get("device")) for r in results} & published
+        if mine:
+            held |= mine
+            proof.append(f"{md.get('namespace')}/{md.get('name')} on {spec['nodeName']}")
+    return sorted(proof) if held == published else []
+
+
 def drained_owners(ctx: Context) -> dict[tuple[str, str], int]:
     """(namespace, owner "Kind/name") → pods the drain evicted, from the plan recorded in the pool's ConfigMap."""
     plan = (ctx.state.plan if ctx.state is not None else None) or {}
@@ -406,6 +458,10 @@ def drained_owners(ctx: Context) -> dict[tuple[str, str], int]:
 
 async def workloads_back(ctx: Context) -> list[str]:
     pic = await cap.read_picture(ctx)
+    if bridge_proof(pic):
+        # Every GPU of the pool is held by pods running through bridge claims: a drained pod still Pending waits for
+        # a GPU the pool does not have (it had no more before), not for the migration.
+        return [p for p in _stack_only(pic, ctx)]
     out = []
     owners = drained_owners(ctx)
     pending_before = set(cap.recorded(ctx, "pendingBefore") or [])  # stuck before the migration: not its doing
@@ -439,6 +495,22 @@ async def workloads_back(ctx: Context) -> list[str]:
             and f"{md.get('namespace')}/{md.get('name')}" not in pending_before
         ):
             out.append(f"GPU pod {md.get('namespace')}/{md.get('name')} of the pool is stuck Pending.")
+    return out
+
+
+def _stack_only(pic: cap.Picture, ctx: Context) -> list[str]:
+    """Of the workload checks, those a full pool does not excuse: a GPU pod running on the pool without a claim."""
+    out = []
+    for p in pic.objects["Pod"]:
+        spec, st, md = p.get("spec") or {}, p.get("status") or {}, p.get("metadata") or {}
+        if not gpu_request(p) or skip_reason(p) == "DaemonSet pod":
+            continue
+        if (
+            spec.get("nodeName") in pic.nodes
+            and st.get("phase") == "Running"
+            and not st.get("extendedResourceClaimStatus")
+        ):
+            out.append(f"pod {md.get('namespace')}/{md.get('name')} runs on {spec['nodeName']} without a bridge claim.")
     return out
 
 

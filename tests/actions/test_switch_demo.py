@@ -62,3 +62,34 @@ async def test_the_clean_demo_pool_switches_to_dra_with_the_default_plan(tmp_pat
         assert state["status"] == "done"
         canary = state["switch"]["canary"]
         assert canary["seenUUIDs"] and canary["seenUUIDs"] == canary["allocatedUUIDs"] and canary["node"] in nodes
+
+
+async def test_t4_batch_is_proven_on_dra_though_its_returning_workloads_take_the_only_gpu(
+    tmp_path: pathlib.Path,
+) -> None:
+    """Issue 30 (3a): t4-batch has one schedulable node with one GPU; after the uncordon its GPU pods take it through
+    the bridge and the canary found none, so the switch stopped at verify (7/8). The preflight now says so, and the
+    workloads' own bridge claims are taken as the proof."""
+    from dragoman.actions.runner import Runner
+    from dragoman.actions.steps import Options
+    from dragoman.fleet.cluster import connect
+
+    async with demo(controllers=True) as sim:
+        cluster = await connect(str(sim.kubeconfig_path))
+        try:
+            options = Options(evict_retry=0.3, lease_seconds=30, switch_timeout=30)
+            runner = Runner(cluster, "t4-batch", options=options, audit_path=str(tmp_path / "audit.jsonl"))
+            plan = await runner.prepare()
+            assert any("no free GPU for the verify step's canary" in w for w in plan.steps[0].warnings)
+            result = await runner.run(plan)
+            assert result.exit_code == 0, result.problems
+            assert result.steps["verify"] == "done"
+        finally:
+            await cluster.close()
+        state = json.loads(
+            sim.store.get_ref("configmaps", "kube-system", "dragoman-pool-t4-batch")["data"]["state.json"]
+        )
+        canary = state["switch"]["canary"]
+        # Either the canary found the GPU free, or the pods holding it through bridge claims are named as the proof.
+        assert canary["provenByWorkloads"] or (canary["seenUUIDs"] and canary["seenUUIDs"] == canary["allocatedUUIDs"])
+        assert sim.store.get_ref("pods", "default", "dragoman-canary-t4-batch") is None

@@ -338,10 +338,22 @@ async def test_the_tui_opens_on_it_and_follows_a_watch_event(real: Served) -> No
 
 
 def test_migrate_l4_serve_through_the_real_bridge_and_roll_back(real: Served, tmp_path: pathlib.Path) -> None:
+    from dragoman.actions.plan import MigrationPlan
+
+    from tests.support.preview_writes import compare
+
     audit = tmp_path / "audit.jsonl"
     pdb_before = real.items("/apis/policy/v1/poddisruptionbudgets")
-    out = run("migrate", "--kubeconfig", str(real.kubeconfig), "--pool", "l4-serve", "--yes", "--audit-log", str(audit))
+    kube = ["--kubeconfig", str(real.kubeconfig), "--pool", "l4-serve", "--audit-log", str(audit)]
+    # The plan as previewed (a file), then exactly it applied: preview = writes on the real API server too.
+    planned = run("migrate", *kube, "--plan", "--output", "json")
+    assert planned.returncode == 0, planned.stdout[-3000:] + planned.stderr
+    (tmp_path / "plan.json").write_text(planned.stdout)
+    out = run("migrate", *kube, "--yes", "--apply-plan", str(tmp_path / "plan.json"))
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr
+    plan = MigrationPlan.from_json(json.loads(planned.stdout))
+    ran = type("Ran", (), {"steps": {s.id: "done" for s in plan.steps}})()
+    assert compare(plan, ran, audit) == []
     assert "8/8 steps done" in out.stdout
     # The canary went through the real scheduler's bridge: its claim was made and allocated by kube-scheduler.
     assert "canary on gke-ml-prod-l4-serve" in out.stdout and "claim" in out.stdout and "canary sees GPU-" in out.stdout
@@ -361,18 +373,15 @@ def test_migrate_l4_serve_through_the_real_bridge_and_roll_back(real: Served, tm
     report = _check("--kubeconfig", str(real.kubeconfig))
     assert {p["name"]: p["ownership"] for p in report["pools"]}["l4-serve"] == "dra"
 
-    back = run(
-        "migrate",
-        "--kubeconfig",
-        str(real.kubeconfig),
-        "--pool",
-        "l4-serve",
-        "--rollback",
-        "--yes",
-        "--audit-log",
-        str(audit),
-    )
+    planned = run("migrate", *kube, "--rollback", "--plan", "--output", "json")
+    assert planned.returncode == 0, planned.stdout[-3000:] + planned.stderr
+    (tmp_path / "rollback.json").write_text(planned.stdout)
+    back = run("migrate", *kube, "--yes", "--apply-plan", str(tmp_path / "rollback.json"))
     assert back.returncode == 0, back.stdout[-3000:] + back.stderr
+    plan = MigrationPlan.from_json(json.loads(planned.stdout))
+    assert plan.rollback and plan.steps
+    ran = type("Ran", (), {"steps": {s.id: "done" for s in plan.steps}})()
+    assert compare(plan, ran, audit) == []
     wait_for(
         lambda: (
             {p["name"]: p["ownership"] for p in _check("--kubeconfig", str(real.kubeconfig))["pools"]}["l4-serve"]
