@@ -50,6 +50,10 @@ SHOTS = (
     ("accounting", ("colon", *"accounting", "enter")),
     ("load", ("colon", *"load", "enter", "s")),
     ("help", ("question_mark",)),
+    # Step mode (last: the preflight run records the pool's state in the simulator): `s` ran the preflight alone; the
+    # wizard stopped, says what it verified and offers the next step; then `s` asks to confirm that step alone.
+    ("wizard-step", (lambda app: app.screen.table.move_to("l4-serve"), "m", "!plan", "s", "!step")),
+    ("wizard-step-confirm", (lambda app: app.screen.table.move_to("l4-serve"), "m", "!plan", "s")),
 )
 
 
@@ -118,6 +122,16 @@ async def take(out: pathlib.Path) -> list[pathlib.Path]:
                     for k in keys:
                         if callable(k):
                             k(app)
+                        elif k == "!plan":
+                            await _ready(pilot, "wizard")
+                        elif k == "!step":  # the step ran and the wizard planned again
+                            screen = app.screen
+                            deadline = time.monotonic() + 60
+                            while time.monotonic() < deadline and (
+                                getattr(screen, "result", None) is None or screen.busy or screen.plan is None
+                            ):
+                                await pilot.pause(0.1)
+                            await pilot.pause(0.5)
                         else:
                             await pilot.press(k)
                         await _settle(pilot)

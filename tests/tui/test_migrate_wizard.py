@@ -408,3 +408,33 @@ async def test_step_mode_runs_one_confirmed_step_at_a_time_in_batches_with_a_can
             assert_one_intent_one_outcome(audit_records(tmp_path))
         finally:
             await cluster.close()
+
+
+async def test_the_production_confirmation_with_two_names_fits_at_80x24(tmp_path: pathlib.Path) -> None:
+    """Issue 30: the production-context confirmation (the context's name and the pool's typed) must fit at 80x24:
+    both fields, both buttons and the line saying what of the plan is below, inside the screen."""
+    async with demo() as sim:
+        from dragoman.fleet.cluster import connect
+
+        cluster = await connect(str(sim.kubeconfig_path))
+        try:
+            screen = MigrateScreen(
+                "l4-serve",
+                cluster=cluster,
+                options=options(prod_patterns=("sim",)),
+                audit_path=str(tmp_path / "a.jsonl"),
+                read_only=False,
+            )
+            app = WizardApp(screen)
+            async with app.run_test(size=(80, 24)) as pilot:
+                await until(pilot, lambda: screen.plan is not None)
+                await pilot.press("a")
+                await until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
+                await pilot.pause(0.5)
+                modal = app.screen
+                assert [w for _p, w in modal.typed] == ["dragoman-sim", "l4-serve"]
+                for wid in ("#typed-0", "#typed-1", "#confirm", "#cancel"):
+                    region = modal.query_one(wid).region
+                    assert region.height and 0 <= region.y and region.bottom <= 24 and region.right <= 80, (wid, region)
+        finally:
+            await cluster.close()
