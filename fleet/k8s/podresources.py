@@ -44,45 +44,62 @@ def container_requests(container: dict) -> dict:
     return out
 
 
+def _container_amounts(container: dict, only: Callable[[str], bool] | None) -> dict[str, int]:
+    """container_requests as amounts, only the names `only` keeps (read without copying: this runs per pod)."""
+    res = container.get("resources")
+    if not res:
+        return _NONE
+    limits = res.get("limits") or _NONE
+    requests = res.get("requests") or _NONE
+    out: dict[str, int] = {}
+    for k, v in requests.items():
+        if only is None or only(k):
+            out[k] = amount(k, v)
+    for k, v in limits.items():
+        if k not in requests and (only is None or only(k)):
+            out[k] = amount(k, v)
+    return out
+
+
+_NONE: dict = {}  # read only
+
+
 def pod_requests(pod: dict, *, overhead: bool = True, only: Callable[[str], bool] | None = None) -> dict[str, int]:
     """resource.PodRequests: every resource the pod requests (or those `only` keeps: each resource is computed on
     its own, so filtering first changes nothing else), cpu in millicores, the rest as integer amounts."""
-
-    def _amounts(reqs: dict) -> dict[str, int]:
-        return {k: amount(k, v) for k, v in reqs.items() if only is None or only(k)}
-
-    spec = pod.get("spec") or {}
+    spec = pod.get("spec") or _NONE
     total: dict[str, int] = {}
     for c in spec.get("containers") or ():
-        for k, v in _amounts(container_requests(c)).items():
+        for k, v in _container_amounts(c, only).items():
             total[k] = total.get(k, 0) + v
-    sidecars: dict[str, int] = {}
-    init_peak: dict[str, int] = {}
-    for c in spec.get("initContainers") or ():
-        reqs = _amounts(container_requests(c))
-        if is_sidecar(c):
-            for k, v in reqs.items():
-                total[k] = total.get(k, 0) + v
-                sidecars[k] = sidecars.get(k, 0) + v
-            moment = sidecars
-        else:
-            moment = dict(sidecars)
-            for k, v in reqs.items():
-                moment[k] = moment.get(k, 0) + v
-        for k, v in moment.items():
-            if v > init_peak.get(k, 0):
-                init_peak[k] = v
-    for k, v in init_peak.items():
-        if v > total.get(k, 0):
-            total[k] = v
-    pod_level = spec.get("resources") or {}
+    inits = spec.get("initContainers")
+    if inits:
+        sidecars: dict[str, int] = {}
+        init_peak: dict[str, int] = {}
+        for c in inits:
+            reqs = _container_amounts(c, only)
+            if is_sidecar(c):
+                for k, v in reqs.items():
+                    total[k] = total.get(k, 0) + v
+                    sidecars[k] = sidecars.get(k, 0) + v
+                moment = sidecars
+            else:
+                moment = dict(sidecars)
+                for k, v in reqs.items():
+                    moment[k] = moment.get(k, 0) + v
+            for k, v in moment.items():
+                if v > init_peak.get(k, 0):
+                    init_peak[k] = v
+        for k, v in init_peak.items():
+            if v > total.get(k, 0):
+                total[k] = v
+    pod_level = spec.get("resources")
     if pod_level:
-        requested = dict(pod_level.get("limits") or {})
-        requested.update(pod_level.get("requests") or {})
-        for k, v in _amounts(requested).items():
+        for k, v in _container_amounts({"resources": pod_level}, only).items():
             if is_pod_level_resource(k):
                 total[k] = v
-    if overhead:
-        for k, v in _amounts(spec.get("overhead") or {}).items():
-            total[k] = total.get(k, 0) + v
+    if overhead and spec.get("overhead"):
+        for k, v in (spec.get("overhead") or _NONE).items():
+            if only is None or only(k):
+                total[k] = total.get(k, 0) + amount(k, v)
     return total

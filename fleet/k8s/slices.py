@@ -17,10 +17,10 @@ PoolId = tuple[str, str]  # (driver, pool name)
 
 
 def _int(v: object) -> int:
+    if type(v) is int:  # the stored shape; bool (an int subclass) falls through to 0 below
+        return v
     if isinstance(v, bool):
         return 0
-    if isinstance(v, int):
-        return v
     try:
         return int(str(v))
     except (TypeError, ValueError):
@@ -57,12 +57,12 @@ class PoolSlices:
 
 def newest_generation(slices: Iterable[dict]) -> PoolSlices | None:
     """The slices of ONE pool, split by generation (None when there are none)."""
-    slices = [s for s in slices if isinstance(s, dict)]
-    if not slices:
+    gens = [(slice_generation(s), s) for s in slices if isinstance(s, dict)]
+    if not gens:
         return None
-    newest = max(slice_generation(s) for s in slices)
-    cur = [s for s in slices if slice_generation(s) == newest]
-    older = [s for s in slices if slice_generation(s) != newest]
+    newest = max(g for g, _ in gens)
+    cur = [s for g, s in gens if g == newest]
+    older = [s for g, s in gens if g != newest]
     return PoolSlices(slice_pool(cur[0]), newest, cur, older)
 
 

@@ -26,10 +26,9 @@ DO_NOT_SCHEDULE = ("NoSchedule", "NoExecute")
 def tolerates(toleration: dict, taint: dict) -> bool:
     """One toleration tolerates one taint: effect empty or equal, key empty or equal, then by operator ("" is
     Equal: the values must be equal; Exists: any value; anything else tolerates nothing — the Gt/Lt toleration
-    operators are behind a feature gate the simulated v1.37.2 leaves off).
-
-    An empty key with Equal tolerates nothing here: validation refuses that toleration on write, so no stored pod
-    has one; upstream would compare the values."""
+    operators are behind a feature gate the simulated v1.37.2 leaves off). An empty key with Equal compares the
+    values, as upstream does: a pod cannot store one (validation refuses it), a device request can
+    (resourceclaim.ToleratesTaint is the same rule), so pods and devices share this function."""
     effect = toleration.get("effect") or ""
     if effect and effect != taint.get("effect"):
         return False
@@ -38,7 +37,7 @@ def tolerates(toleration: dict, taint: dict) -> bool:
         return False
     op = toleration.get("operator") or "Equal"
     if op == "Equal":
-        return bool(key) and (toleration.get("value") or "") == (taint.get("value") or "")
+        return (toleration.get("value") or "") == (taint.get("value") or "")
     return op == "Exists"
 
 

@@ -10,7 +10,6 @@ user flows of test_real_demo.py that follow see the demo fleet as loaded.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,7 +19,7 @@ from dragoman.fleet.model import pod_extended_requests
 from dragoman.sim.controlplane import differential
 from dragoman.sim.controlplane.differential import Target
 
-from tests.controlplane.support import Served
+from tests.controlplane.support import Served, wait_for
 
 pytestmark = pytest.mark.controlplane
 
@@ -64,14 +63,11 @@ def _both(sides: dict[str, Target], method: str, path: str, body: Any = None) ->
 
 
 def _wait(check, timeout: float = 90.0) -> Any:
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(1.0)
-    return last
+    """The check's first true answer, or its last one when none came in time (the caller's assert says what)."""
+    try:
+        return wait_for(check, timeout, "the control plane's answer")
+    except AssertionError:
+        return check()
 
 
 def test_a_label_selector_compares_int64_as_the_api_server(sides: dict[str, Target]) -> None:

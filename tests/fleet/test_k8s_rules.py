@@ -141,6 +141,8 @@ def test_an_empty_term_matches_nothing_and_node_selector_is_anded() -> None:
         ({"key": "gpu", "operator": "Equal", "value": "idle"}, False),
         ({"key": "gpu", "operator": "Exists"}, True),
         ({"operator": "Exists"}, True),  # empty key + Exists: every taint
+        ({"value": "busy"}, True),  # empty key + Equal: the values decide (a device request may hold one)
+        ({"value": "idle"}, False),
         ({"key": "gpu", "operator": "Exists", "effect": "NoExecute"}, False),
         ({"key": "other", "operator": "Exists"}, False),
         ({"key": "gpu", "operator": "Gt", "value": "1"}, False),  # the comparison operators' gate is off
