@@ -38,18 +38,54 @@ def parse_objects(text: str, name: str = "the snapshot") -> list[dict]:
     return objects_of(parse_documents(text, f"the snapshot {name}", expect="Kubernetes YAML"), name)
 
 
+def document_items(docs: list) -> list[tuple[str, object]]:
+    """(where, item) for every object of decoded documents, in order: a document, the items of a List (a typed list's
+    items given the kind and apiVersion the API omits on them), the entries of a bare YAML list. `where` names it for
+    a sentence ("item 3 of document 2"). Snapshots and scenarios read their documents through this one walk."""
+    out: list[tuple[str, object]] = []
+    for n, doc in enumerate(docs, 1):
+        if doc is None:
+            continue
+        where = f"document {n}" if len(docs) > 1 else "the document"
+        if isinstance(doc, list):
+            out += [(f"item {i} of {where}", item) for i, item in enumerate(doc, 1)]
+        elif (
+            isinstance(doc, dict)
+            and isinstance(doc.get("kind"), str)
+            and doc["kind"].endswith("List")
+            and isinstance(doc.get("items"), list)
+        ):
+            item_kind = doc["kind"][:-4] if doc["kind"] != "List" else None
+            for i, item in enumerate(doc["items"], 1):
+                if isinstance(item, dict) and item_kind and "kind" not in item:
+                    item = {"kind": item_kind, "apiVersion": doc.get("apiVersion", "v1"), **item}
+                out.append((f"item {i} of {where}", item))
+        else:
+            out.append((where, doc))
+    return out
+
+
+def not_an_object(item: object, where: str) -> str | None:
+    """Why `item` is not a Kubernetes object (not a mapping, or no kind and apiVersion strings); None when it is."""
+    if not isinstance(item, dict):
+        return f"{where} is a {type(item).__name__}, not an object"
+    kind, api_version = item.get("kind"), item.get("apiVersion")
+    if not isinstance(kind, str) or not kind or not isinstance(api_version, str) or not api_version:
+        return f"{where} has no kind and apiVersion"
+    return None
+
+
 def objects_of(docs: list, name: str = "the snapshot") -> list[dict]:
     """The Kubernetes objects of decoded documents (see parse_objects)."""
     objects: list[dict] = []
-
-    def add(obj: object, where: str) -> None:
-        if not isinstance(obj, dict):
-            raise _err(f"the snapshot {name} is not Kubernetes YAML: {where} is a {type(obj).__name__}, not an object.")
-        kind, api_version = obj.get("kind"), obj.get("apiVersion")
-        if not isinstance(kind, str) or not kind or not isinstance(api_version, str) or not api_version:
-            raise _err(f"the snapshot {name} is not Kubernetes YAML: {where} has no kind and apiVersion.")
+    for where, obj in document_items(docs):
+        problem = not_an_object(obj, where)
+        if problem:
+            raise _err(f"the snapshot {name} is not Kubernetes YAML: {problem}.")
+        assert isinstance(obj, dict)
+        kind, api_version = obj["kind"], obj["apiVersion"]
         if api_version.startswith(SIM_SETTINGS_GROUP):
-            return  # a scenario's simulator settings (users, speed): not part of the fleet
+            continue  # a scenario's simulator settings (users, speed): not part of the fleet
         meta = obj.get("metadata")
         if not isinstance(meta, dict) or not meta.get("name"):
             raise _err(f"the snapshot {name} is not Kubernetes YAML: {where} ({kind}) has no metadata.name.")
@@ -62,29 +98,6 @@ def objects_of(docs: list, name: str = "the snapshot") -> list[dict]:
                 f"is malformed: {problem}."
             )
         objects.append(obj)
-
-    for n, doc in enumerate(docs, 1):
-        if doc is None:
-            continue
-        where = f"document {n}" if len(docs) > 1 else "the document"
-        if isinstance(doc, list):
-            for i, item in enumerate(doc, 1):
-                add(item, f"item {i} of {where}")
-            continue
-        if (
-            isinstance(doc, dict)
-            and isinstance(doc.get("kind"), str)
-            and doc["kind"].endswith("List")
-            and isinstance(doc.get("items"), list)
-        ):
-            # A typed list (PodList) from the API omits kind/apiVersion on its items.
-            item_kind = doc["kind"][:-4] if doc["kind"] != "List" else None
-            for i, item in enumerate(doc["items"], 1):
-                if isinstance(item, dict) and item_kind and "kind" not in item:
-                    item = {"kind": item_kind, "apiVersion": doc.get("apiVersion", "v1"), **item}
-                add(item, f"item {i} of {where}")
-            continue
-        add(doc, where)
     if not objects:
         raise _err(f"the snapshot {name} holds no Kubernetes objects.")
     return objects

@@ -78,44 +78,26 @@ def _type(value: Any) -> str:
 
 
 def _flatten(docs: Iterable[Any]) -> list[tuple[str, dict]]:
-    """(where, object) for every object of the documents: a List's items, typed lists' items given their kind."""
+    """(where, object) for every object of the documents, through the snapshot reader's walk (fleet/snapshot.py): a
+    List's items, typed lists' items given their kind; anything that is not an object is a ScenarioError."""
+    from dragoman.fleet.snapshot import document_items, not_an_object
+
     docs = list(docs)
-    out: list[tuple[str, dict]] = []
     for n, d in enumerate(docs, 1):
-        where = f"document {n}" if len(docs) > 1 else "the document"
-        if d is None:
-            continue
-        items: list[Any]
-        if isinstance(d, list):
-            items, of = d, where
-        elif isinstance(d, dict) and isinstance(d.get("kind"), str) and d["kind"].endswith("List") and "items" in d:
+        if isinstance(d, dict) and isinstance(d.get("kind"), str) and d["kind"].endswith("List") and "items" in d:
             if not isinstance(d["items"], list):
+                where = f"document {n}" if len(docs) > 1 else "the document"
                 raise ScenarioError(f"{where} is a {d['kind']} whose items are {_type(d['items'])}, not a list")
-            item_kind = d["kind"][:-4]
-            items = [
-                {**i, "kind": item_kind, "apiVersion": d.get("apiVersion", "v1")}
-                if isinstance(i, dict) and item_kind and "kind" not in i
-                else i
-                for i in d["items"]
-            ]
-            of = where
-        else:
-            out.append((where, _object(d, where)))
-            continue
-        for i, item in enumerate(items, 1):
-            out.append((f"item {i} of {of}", _object(item, f"item {i} of {of}")))
+    out: list[tuple[str, dict]] = []
+    for where, item in document_items(docs):
+        problem = not_an_object(item, where)
+        if problem:
+            raise ScenarioError(problem + " (a Kubernetes object has a kind and an apiVersion, e.g. kind: Node, v1)")
+        assert isinstance(item, dict)
+        out.append((where, item))
     if len(out) > MAX_OBJECTS:
         raise ScenarioError(f"it holds {len(out):,} objects; the simulator loads at most {MAX_OBJECTS:,}")
     return out
-
-
-def _object(d: Any, where: str) -> dict:
-    if not isinstance(d, dict):
-        raise ScenarioError(f"{where} is {_type(d)}, not a Kubernetes object")
-    kind, api = d.get("kind"), d.get("apiVersion")
-    if not isinstance(kind, str) or not kind or not isinstance(api, str) or not api:
-        raise ScenarioError(f"{where} has no kind and apiVersion (two strings, e.g. kind: Node, apiVersion: v1)")
-    return d
 
 
 def _strings(value: Any, field: str) -> None:

@@ -31,7 +31,7 @@ BOMB_CONFIGMAP = (
 HOSTILE: dict[str, tuple[str | bytes, list[str]]] = {
     "kind-5": ("kind: 5\napiVersion: v1\nmetadata: {name: a}\n", ["no kind and apiVersion"]),
     "kind-null": ("kind: null\n", ["no kind and apiVersion"]),
-    "a-number": ("5\n", ["is a number, not a Kubernetes object"]),
+    "a-number": ("5\n", ["is a int, not an object"]),
     "items-a-string": ("apiVersion: v1\nkind: List\nitems: nope\n", ["not a list"]),
     "speed-a-list": (CONFIG + "speed: [1]\n", ["speed is [1]"]),
     "speed-negative": (CONFIG + "speed: -3\n", ["speed is -3"]),
