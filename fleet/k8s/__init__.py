@@ -4,11 +4,18 @@ One submodule per rule; every name is importable from `dragoman.fleet.k8s` too. 
 actions/ read them. Pure functions over raw objects.
 
 - objects.py: the (namespace, name) key of every object
+- registry.py: every kind's group, version, plural, scope and paths
 - tolerations.py: taints and tolerations, the DaemonSet controller's tolerations
 - labels.py: label requirements and label selectors (metav1.LabelSelector), int64 parsing as the API server does
+- selectors.py: label and field selector strings, parsed as the API server parses them
 - nodeaffinity.py: nodeSelector and required node affinity
 - names.py: name formats (DNS labels and subdomains, label keys and values)
-- extended.py: extended-resource names (the DRA bridge's class prefix)
+- quantity.py: resource.Quantity
+- podresources.py: what a pod requests (sidecars, init containers, pod-level resources, overhead)
+- extended.py: extended-resource names (native, extended, a DeviceClass's implicit name)
+- slices.py: the newest ResourceSlice generation of a pool and whether it is complete
+- celenv.py: which CEL environment applies where (imports the CEL engine: import it by its module)
+- allocator.py: the DRA structured allocator
 """
 
 from __future__ import annotations
