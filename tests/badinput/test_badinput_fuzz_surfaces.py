@@ -123,7 +123,54 @@ def _scenario_object(draw: Any) -> dict:
     return obj
 
 
-_SCENARIO = st.lists(st.one_of(_scenario_object(), _values), min_size=1, max_size=5)
+_POD_TEMPLATE = {"metadata": {"labels": {"app": "a"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+_VALID = [
+    {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"pool": "a"}}},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}, "data": {"k": "v"}},
+    {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "default"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "a"}}, "template": _POD_TEMPLATE},
+    },
+    {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": "default"},
+        "spec": {
+            "completions": 3,
+            "template": {**_POD_TEMPLATE, "spec": {**_POD_TEMPLATE["spec"], "restartPolicy": "Never"}},
+        },
+    },
+    {"apiVersion": "sim.dragoman.io/v1", "kind": "SimulatorConfig", "speed": 2, "users": [{"name": "u"}]},
+]
+
+
+def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+@st.composite
+def _mutated(draw: Any) -> dict:
+    """A well-formed object with at most one value replaced by anything: most load, so the simulator meets them."""
+    obj = json.loads(json.dumps(draw(st.sampled_from(_VALID))))
+    if draw(st.booleans()):
+        path = draw(st.sampled_from([p for p in _paths(obj) if len(p) > 1 and p[0] not in ("apiVersion", "kind")]))
+        parent = obj
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = draw(st.one_of(_counts, _values))
+    return obj
+
+
+_SCENARIO = st.lists(st.one_of(_mutated(), _scenario_object(), _values), min_size=1, max_size=5)
 
 
 def _scenario_property(docs: list, as_json: bool) -> None:
