@@ -18,8 +18,8 @@ from dragoman.actions.steps import (
     uncertain,
 )
 from dragoman.fleet.cluster import ApiError, Unreachable
+from dragoman.fleet.k8s import match_label_selector
 from dragoman.fleet.ownership import GPU, MIGRATION_ANNOTATION
-from dragoman.fleet.placement import match_label_selector
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 

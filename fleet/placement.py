@@ -5,11 +5,6 @@ from __future__ import annotations
 
 from dragoman.fleet import k8s
 
-# Taints every DaemonSet pod tolerates (the DaemonSet controller adds these tolerations).
-DAEMONSET_TOLERATIONS = list(k8s.DAEMONSET_TOLERATIONS)
-
-_BLOCKING = k8s.DO_NOT_SCHEDULE
-
 
 def required_affinity_terms(pod_spec: dict) -> list[dict] | None:
     na = ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
@@ -27,19 +22,14 @@ def selects_node(pod_spec: dict, node: dict, *, labels_override: dict | None = N
     return k8s.pod_matches_node(pod_spec, node)
 
 
-def tolerates(tolerations: list[dict], taint: dict) -> bool:
-    """Whether any of `tolerations` tolerates `taint` (fleet/k8s/)."""
-    return k8s.tolerations_tolerate(tolerations, taint)
-
-
 def untolerated_taints(pod_spec: dict, node: dict, *, daemonset: bool = False) -> list[dict]:
     """The node's NoSchedule/NoExecute taints the pod does not tolerate."""
     tolerations = list(pod_spec.get("tolerations") or [])
     if daemonset:
-        tolerations += DAEMONSET_TOLERATIONS
+        tolerations += k8s.DAEMONSET_TOLERATIONS
     out = []
     for taint in (node.get("spec") or {}).get("taints") or []:
-        if taint.get("effect") in _BLOCKING and not tolerates(tolerations, taint):
+        if taint.get("effect") in k8s.DO_NOT_SCHEDULE and not k8s.tolerations_tolerate(tolerations, taint):
             out.append(taint)
     return out
 
@@ -47,7 +37,3 @@ def untolerated_taints(pod_spec: dict, node: dict, *, daemonset: bool = False) -
 def taint_text(taint: dict) -> str:
     value = taint.get("value")
     return f"{taint.get('key')}{'=' + value if value else ''}:{taint.get('effect')}"
-
-
-# metav1.LabelSelector matching: one home in fleet/k8s/, imported here for the callers of placement.
-match_label_selector = k8s.match_label_selector

@@ -151,7 +151,6 @@ def test_an_empty_term_matches_nothing_and_node_selector_is_anded() -> None:
 def test_tolerates(toleration: dict, want: bool) -> None:
     taint = {"key": "gpu", "value": "busy", "effect": "NoSchedule"}
     assert k8s.tolerates(toleration, taint) is want
-    assert placement.tolerates([toleration], taint) is want
     assert k8s.tolerations_tolerate([toleration], taint) is want
 
 
@@ -196,4 +195,3 @@ def test_label_selector() -> None:
     assert k8s.match_label_selector({"matchLabels": {"app": "x"}}, labels) is True
     sel = {"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["cpu"]}]}
     assert k8s.match_label_selector(sel, labels) is True
-    assert placement.match_label_selector is k8s.match_label_selector

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dragoman.fleet.placement import match_label_selector
+from dragoman.fleet.k8s import match_label_selector
 from dragoman.sim.api.validation.core import _default_template, pod_spec_errors
 from dragoman.sim.api.validation.fields import IMMUTABLE, invalid, required
 
