@@ -145,6 +145,45 @@ class DeviceState:
             return self.capacity_left
         return not self.holders
 
+    def untolerated(self, tolerations: Iterable[dict] | None) -> Taint | None:
+        """The first NoSchedule/NoExecute taint these (device) tolerations do not tolerate."""
+        from dragoman.fleet.k8s.tolerations import tolerations_tolerate
+
+        tols = list(tolerations or ())
+        for t in self.blocking_taints:
+            if not tolerations_tolerate(tols, t.as_taint()):
+                return t
+        return None
+
+    def room_for(self, capacity_requests: Mapping[str, Any] | None) -> bool:
+        """Whether a shared device has room for a request asking these capacities (the policy's default for those
+        it does not name)."""
+        asked = {k: quantity(v) for k, v in (capacity_requests or {}).items()}
+        for sh in self.shares:
+            need = asked.get(sh.name)
+            if sh.left <= 0 or sh.left < (need if need is not None else sh.need):
+                return False
+        return True
+
+    def exclusion(self, tolerations: Iterable[dict] | None = None, capacity_requests: Mapping | None = None) -> str:
+        """What keeps a request with these tolerations and capacity asks from this device now: "" (nothing),
+        "held", "binding", "counters", "capacity" or "taint" (the one a person must act on first: a device held by
+        a claim is held whatever its taints)."""
+        if self.binding is not None:
+            return "binding"
+        if self.shared:
+            if self.holders and not self.room_for(capacity_requests):
+                return "capacity"
+        elif self.holders:
+            return "held"
+        if self.counters:
+            return "counters"
+        if self.untolerated(tolerations) is not None:
+            return "taint"
+        if self.shared and not self.holders and not self.room_for(capacity_requests):
+            return "capacity"
+        return ""
+
     @property
     def state(self) -> str:
         """The one word a table shows: what keeps it from a new claim first, else whether it is held, else free."""
@@ -177,7 +216,7 @@ class DeviceState:
             return f"shared by {len(self.holders)}" + (f": {left}" if left else "")
         if s == HELD:
             ns, name = self.holders[0]
-            return f"{ns}/{name}" + (f" +{len(self.holders) - 1}" if len(self.holders) > 1 else "")
+            return f"held by {ns}/{name}" + (f" +{len(self.holders) - 1}" if len(self.holders) > 1 else "")
         if s == COUNTERS:
             by = self.counters[0].claims
             return f"counters used by {by[0][0]}/{by[0][1]}" if by else "counters exhausted"

@@ -221,6 +221,100 @@ CATALOGUE: dict[str, CatalogueEntry] = {
             "A pod runs on a DRA node without the GPU it asked for",
             "Upgrade the kubelet of {node} to v1.36 or newer and restart {pod}.",
         ),
+        # Pods and devices: what v1.37's on-by-default DRA features (device taints and DeviceTaintRules,
+        # partitionable devices, consumable capacity, binding conditions, admin access, prioritized lists, device
+        # health, the scheduler's filter timeout) do to a pod; the causes come from the allocator's why-not.
+        CatalogueEntry(
+            "pending-device-taint",
+            ERROR,
+            "pods",
+            "The devices a pending pod could use are tainted",
+            "End the maintenance behind {taint} ({source}) or give the claim of {pod} a toleration for it; pods "
+            "asking for nvidia.com/gpu through the bridge carry none, so they cannot use tainted devices.",
+        ),
+        CatalogueEntry(
+            "device-taint-eviction",
+            WARNING,
+            "devices",
+            "A NoExecute device taint is evicting the pods that use the devices",
+            "If {subject} is intended, let the evictions finish; otherwise delete it or set its effect to None or "
+            "NoSchedule.",
+        ),
+        CatalogueEntry(
+            "pending-counters",
+            ERROR,
+            "pods",
+            "A pending pod's devices share counters already used by other claims",
+            "Free the partitions or whole GPUs of counter set {counter_set} held by {holders}, or let {pod} ask for "
+            "a partition that still fits.",
+        ),
+        CatalogueEntry(
+            "pending-capacity",
+            ERROR,
+            "pods",
+            "A shared device has too little capacity left for a pending pod",
+            "Lower what {pod} asks of the shared device, or free capacity held by {holders}.",
+        ),
+        CatalogueEntry(
+            "binding-pending",
+            WARNING,
+            "pods",
+            "A pod waits for its devices' binding conditions",
+            "Check the driver of {device}: it has not set {conditions} on claim {claim} (the scheduler gives up after "
+            "10 minutes and tries again).",
+        ),
+        CatalogueEntry(
+            "binding-failed",
+            ERROR,
+            "pods",
+            "A device's binding failed",
+            "Check the driver of {device} ({conditions}); the scheduler releases claim {claim} and tries another "
+            "device.",
+        ),
+        CatalogueEntry(
+            "pending-first-available",
+            ERROR,
+            "pods",
+            "No alternative of a prioritized-list request can be satisfied",
+            "Free devices of one alternative of {subject}, or add an alternative that the fleet has.",
+        ),
+        CatalogueEntry(
+            "claim-missing",
+            ERROR,
+            "pods",
+            "A pod refers to a ResourceClaim or template that does not exist",
+            "Create {subject} in namespace {namespace}, or fix the name in {pod}.",
+        ),
+        CatalogueEntry(
+            "class-missing",
+            ERROR,
+            "pods",
+            "A claim asks for a DeviceClass that does not exist",
+            "Create DeviceClass {deviceclass}, or name an existing class in {subject}.",
+        ),
+        CatalogueEntry(
+            "admin-access-forbidden",
+            ERROR,
+            "pods",
+            "A claim asks for admin access in a namespace that does not allow it",
+            "Label namespace {namespace} resource.kubernetes.io/admin-access=true (only for trusted monitoring), or "
+            "drop adminAccess from {subject}.",
+        ),
+        CatalogueEntry(
+            "filter-timeout",
+            WARNING,
+            "pods",
+            "The scheduler timed out allocating a pod's devices",
+            "Simplify the claims of {pod} (fewer requests, constraints or All-mode requests over large pools); the "
+            "scheduler's DRA filter gives up after its timeout and retries.",
+        ),
+        CatalogueEntry(
+            "device-unhealthy",
+            ERROR,
+            "pods",
+            "The kubelet reports a pod's device unhealthy",
+            "Check device {device} on {node} (driver health checks, XID errors) and move {pod} to a healthy device.",
+        ),
         CatalogueEntry(
             "stale-bridge-claim",
             WARNING,

@@ -1045,14 +1045,22 @@ class FleetModel:
         """Nodes with devices of this class, and how many are free there."""
         return self.free_by_node(self.class_matches(name).matched)
 
-    def free_by_node(self, matched: Iterable[DeviceId]) -> dict[str, int]:
-        """Per node, how many of these devices the allocator could give now (zeros kept: the node has some); a
-        network-attached device counts on every node it can be used from."""
+    def free_by_node(
+        self, matched: Iterable[DeviceId], tolerations: list[dict] | None = None, capacity: dict | None = None
+    ) -> dict[str, int]:
+        """Per node, how many of these devices the allocator could give now to a request with these tolerations and
+        capacity asks (zeros kept: the node has some); a network-attached device counts on every node it can be used
+        from."""
         out: dict[str, int] = defaultdict(int)
         node_of = self._pool_node
         states = self.device_states()
         for d in matched:
-            free = 1 if states.state(d).allocatable else 0
+            st = states.state(d)
+            free = (
+                (1 if st.allocatable else 0)
+                if not (tolerations or capacity)
+                else int(not st.exclusion(tolerations, capacity))
+            )
             n = node_of.get(d[:2])
             if n is not None:
                 out[n] += free

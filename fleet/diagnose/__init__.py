@@ -10,6 +10,7 @@ from collections import defaultdict
 
 from dragoman.fleet.diagnose.accounting import accounting
 from dragoman.fleet.diagnose.context import Context, plural
+from dragoman.fleet.diagnose.devices import health, taint_evictions
 from dragoman.fleet.diagnose.nodes import (
     daemonset_targets,
     kubelets,
@@ -33,6 +34,14 @@ MERGED_PER_WORKLOAD = (
     "pending-cordoned",
     "running-without-gpu",
     "failed-admission",
+    "pending-device-taint",
+    "pending-counters",
+    "pending-capacity",
+    "pending-first-available",
+    "claim-missing",
+    "class-missing",
+    "admin-access-forbidden",
+    "filter-timeout",
 )
 
 
@@ -72,7 +81,9 @@ RULES = (
     claims,
     pod_shapes,
     accounting,
+    taint_evictions,
     pods,
+    health,
 )
 
 

@@ -221,10 +221,8 @@ class Context:
         return free
 
     def request_free(self, body: dict) -> tuple[dict[str, int], SelectorResult]:
+        """Per node, how many devices a request body's selectors keep that the allocator could give it now (its
+        tolerations and capacity asks read), network-attached ones on every node they reach."""
         res = self.m.request_matches(body)
-        free: dict[str, int] = defaultdict(int)
-        for d in res.matched:
-            n = self.m._pool_node.get(d[:2])
-            if n is not None and self.m.device_claim(d) is None:
-                free[n] += 1
-        return free, res
+        caps = (body.get("capacity") or {}).get("requests") if isinstance(body.get("capacity"), dict) else None
+        return self.m.free_by_node(res.matched, body.get("tolerations") or None, caps or None), res

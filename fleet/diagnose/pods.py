@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dragoman.fleet import placement
 from dragoman.fleet.cel_explain import NearMiss, short_clause, suggestions
 from dragoman.fleet.diagnose.context import CLAIM_QUOTA, Context, node_ref, plural, pod_ref
+from dragoman.fleet.diagnose.devices import claim_findings, excluded_findings, filter_timeout
 from dragoman.fleet.diagnose.selectors import excluding_miss, pod_claim_specs
 from dragoman.fleet.findings import Finding, ObjectRef, make_finding
 from dragoman.fleet.k8s import quantity
@@ -176,7 +177,7 @@ def node_fit(ctx: Context, spec: dict, reqs: dict[str, int], request_free: list)
                 fits = False
             elif a <= 0:
                 dra_fit_nodes[res].append(name)
-        for _, count, best, pinned in request_free:
+        for _, count, best, pinned, _ in request_free:
             if pinned is not None and pinned != name:
                 fits = False
             elif best.get(name, 0) < count and pinned is None:
@@ -216,26 +217,41 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
                 claim=f"{ck[0]}/{ck[1]}",
             )
             return
+    # What stops the pod before any device is counted: a claim or class that is not there, admin access refused,
+    # devices allocated but waiting for (or failing) their binding conditions.
+    early = list(claim_findings(ctx, pk, pod))
+    if early:
+        yield from early
+        return
     claims = pod_claim_specs(m, pod)
     selector_problem: list[str] = []
     # The first alternative with its own selectors, per failing request: where the excluding clause is looked for.
     selector_bodies: dict[str, dict] = {}
     selector_refs: dict[str, ObjectRef] = {}  # the claim or template holding each failing request: what to change
-    request_free: list[tuple[str, int, dict[str, int], str | None]] = []
+    # Per request: (label, the fewest devices an alternative wants, per node the free devices of an alternative that
+    # fits there (0 where none does), the node a claim is pinned to, per node the most free devices of any
+    # alternative). A firstAvailable request fits a node when one of its subrequests does, each with its own count.
+    request_free: list[tuple[str, int, dict[str, int], str | None, dict[str, int]]] = []
     for oref, cspec in claims.values():
         claim_obj = m.objects["ResourceClaim"].get((oref[1], oref[2])) if oref[0] == "ResourceClaim" else None
         pinned = m.claim_node(claim_obj) if claim_obj is not None and m.claim_devices(claim_obj) else None
         for req in claim_requests(cspec.get("devices")):
             best: dict[str, int] = defaultdict(int)
-            count = 1
+            most: dict[str, int] = defaultdict(int)
+            counts = []
             ok_alt = False
             for _, body in request_alternatives(req):
                 free, sel = ctx.request_free(body)
-                count = int(body.get("count") or 1)
+                # All: every matching device, at least one (the allocator's own check is the finer one).
+                alt_count = 1 if body.get("allocationMode") == "All" else int(body.get("count") or 1)
+                counts.append(alt_count)
                 if sel.matched and not sel.errors and not sel.compile_error:
                     ok_alt = True
                 for node, c in free.items():
-                    best[node] = max(best[node], c)
+                    most[node] = max(most[node], c)
+                    if c >= alt_count:
+                        best[node] = max(best[node], c)
+            count = min(counts) if counts else 1
             if not ok_alt:
                 subject = f"{oref[0]} {oref[2]} request {req.get('name')}"
                 selector_problem.append(subject)
@@ -243,7 +259,7 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
                 with_selectors = next((b for _, b in request_alternatives(req) if b.get("selectors")), None)
                 if with_selectors is not None:
                     selector_bodies[subject] = with_selectors
-            request_free.append((f"{oref[2]}/{req.get('name')}", count, best, pinned))
+            request_free.append((f"{oref[2]}/{req.get('name')}", count, best, pinned, most))
     sig = None
     if not request_free:
         # Pods of one workload share their scheduling needs: reason about the nodes once for all of them.
@@ -259,6 +275,11 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
     fit_free, fit_blocked, served, free_by_res, dra_fit_nodes = fit
     pool = None
     if fit_free:
+        # By the counts it fits; the scheduler may still have given up on it (its DRA filter's timeout).
+        timed_out = list(filter_timeout(ctx, pk, pod))
+        if timed_out:
+            yield from timed_out
+            return
         # The scheduler can place it; what can still stop it is quota on the claim it must create.
         for res, n in reqs.items():
             cls = m.class_serving(res)
@@ -345,6 +366,13 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
             write=_what_to_write(first[1]) if first is not None else "",
         )
         return
+    # The devices are there but cannot be given now: tainted, their counters used, their shared capacity gone, or no
+    # alternative of a prioritized list left.
+    excluded = list(excluded_findings(ctx, pk, pod, reqs, claims))
+    if excluded:
+        yield from excluded
+        return
+    yield from filter_timeout(ctx, pk, pod)
     ev = []
     res_name, want = next(iter(reqs.items())) if reqs else ("devices", request_free[0][1] if request_free else 0)
     for res, n in reqs.items():
@@ -353,7 +381,7 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
             f"requested {n} {res}; largest free block {max(frees) if frees else 0}; free total {sum(frees)} "
             f"on {plural(len(free_by_res.get(res, [])), 'eligible node')}"
         )
-    for label, count, best, _ in request_free:
+    for label, count, _, _, best in request_free:
         vals = [c for c in best.values() if c > 0]
         ev.append(
             f"claim {label}: requested {count}; largest free block {max(vals) if vals else 0}; free total {sum(vals)}"

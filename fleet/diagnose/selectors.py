@@ -274,6 +274,9 @@ def selectors(ctx: Context) -> Iterable[Finding]:
                 alts = request_alternatives(req)
                 if not alts or any(b.get("deviceClassName") in bad_classes for _, b in alts):
                     continue
+                if any(b.get("deviceClassName") not in ctx.classes for _, b in alts):
+                    continue  # a class that is not there is class-missing (fleet/diagnose/devices.py), not a selector
+
                 own_sel = [b for _, b in alts if b.get("selectors")]
                 if not own_sel:
                     continue

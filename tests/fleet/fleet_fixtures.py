@@ -446,7 +446,9 @@ def dra_fleet(n: int = 3, pool: str = "h100-pool") -> list[dict]:
 # ---- v1.37's DRA features: counters, taints and rules, shared capacity, binding conditions, network devices ----------
 
 
-def mig_counter_slice(node_name: str, gpus: int = 1, migs: int = 2, *, generation: int = 1) -> dict:
+def mig_counter_slice(
+    node_name: str, gpus: int = 1, migs: int = 2, *, generation: int = 1, pool: str | None = None
+) -> dict:
     """A dynamic-MIG pool as NVIDIA's driver publishes it: per GPU a counter set of memory slices, the whole GPU
     consuming all of them and each 1g.10gb placement one (sharedCounters and devices in one slice for brevity: the
     allocator reads a pool's counter sets from any of its slices)."""
@@ -480,7 +482,7 @@ def mig_counter_slice(node_name: str, gpus: int = 1, migs: int = 2, *, generatio
         "spec": {
             "driver": "gpu.nvidia.com",
             "nodeName": node_name,
-            "pool": {"name": node_name, "generation": generation, "resourceSliceCount": 1},
+            "pool": {"name": pool or node_name, "generation": generation, "resourceSliceCount": 1},
             "sharedCounters": sets,
             "devices": devices,
         },

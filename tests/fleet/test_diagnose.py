@@ -14,6 +14,7 @@ from dragoman.fleet.findings import CATALOGUE
 from dragoman.fleet.report import check_report, render_text
 from fleet_fixtures import (
     GPU_CLASS_EXPR,
+    allocated_claim,
     claim,
     device_class,
     dp_fleet,
@@ -21,12 +22,16 @@ from fleet_fixtures import (
     dra_fleet,
     ds_pod,
     event,
+    fabric_slice,
     gpu_slice,
+    mig_counter_slice,
     model_of,
     node,
     operator_dp_daemonset,
     pod,
     quota,
+    shared_slice,
+    taint_rule,
     template,
 )
 
@@ -113,7 +118,149 @@ FORGOTTEN = {
     "message": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
 }
 
+
+# ---- v1.37's DRA features (fleet/diagnose/devices.py) ----------------------------------------------------------------
+
+H100_ONLY = {"cloud.google.com/gke-nodepool": "h100-pool"}
+A100 = "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA A100-SXM4-80GB'"
+SHARED = "device.allowMultipleAllocations"
+
+
+def _claim_pod(name, claim_name, **kw):
+    return pod(name, claims=[{"name": "gpu", "resourceClaimName": claim_name}], container_claims=["gpu"], **kw)
+
+
+def _own_request(cls="gpu.nvidia.com", expr="true", **extra):
+    return {"name": "gpu", "exactly": {"deviceClassName": cls, "selectors": [{"cel": {"expression": expr}}], **extra}}
+
+
+def _result(pool, dev, driver="gpu.nvidia.com", **extra):
+    return {"request": "gpu", "driver": driver, "pool": pool, "device": dev, **extra}
+
+
+def _counters_case():
+    held = allocated_claim("mig-a", [_result("h100-pool-0-mig", "gpu-0-mig-1g10gb-0")], request=_own_request())
+    return base() + [
+        mig_counter_slice("h100-pool-0", pool="h100-pool-0-mig"),
+        held,
+        claim("whole", selectors=[A100]),
+        _claim_pod("whole-gpu", "whole"),
+    ]
+
+
+def _capacity_case():
+    held = allocated_claim(
+        "share-a",
+        [_result("h100-pool-0-shared", "gpu-shared-0", shareID="s1", consumedCapacity={"memory": "60Gi"})],
+        request=_own_request(expr=SHARED),
+    )
+    want = claim("share-b", selectors=[SHARED])
+    want["spec"]["devices"]["requests"][0]["exactly"]["capacity"] = {"requests": {"memory": "30Gi"}}
+    return base() + [shared_slice("h100-pool-0"), held, want, _claim_pod("share-b", "share-b")]
+
+
+XPU = "xpu.example.com"
+BINDING = {
+    "bindingConditions": ["fabric.example.com/attached"],
+    "bindingFailureConditions": ["fabric.example.com/attach-failed"],
+}
+
+
+def _binding_case(failed):
+    conds = [{"type": "fabric.example.com/attach-failed", "status": "True", "message": "link down"}] if failed else []
+    c = allocated_claim(
+        "fab",
+        [_result("fabric", "xpu-0", driver="fabric.example.com", **BINDING)],
+        request={"name": "gpu", "exactly": {"deviceClassName": XPU}},
+        reserved_for="fab",
+        status_devices=[{"driver": "fabric.example.com", "pool": "fabric", "device": "xpu-0", "conditions": conds}],
+    )
+    p = _claim_pod("fab", "fab")
+    p["status"]["nominatedNodeName"] = "h100-pool-1"
+    return base() + [fabric_slice(), device_class(XPU, ["device.driver == 'fabric.example.com'"]), c, p]
+
+
+def _first_available_case():
+    c = claim("fa")
+    c["spec"]["devices"]["requests"] = [
+        {
+            "name": "gpu",
+            "firstAvailable": [
+                {"name": "h100x9", "deviceClassName": "gpu.nvidia.com", "count": 9},
+                {"name": "a100", "deviceClassName": "gpu.nvidia.com", "selectors": [{"cel": {"expression": A100}}]},
+            ],
+        }
+    ]
+    return base() + [c, _claim_pod("fa", "fa")]
+
+
+def _admin_case():
+    t = template("monitor")
+    t["spec"]["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] = True
+    p = pod("monitor", claims=[{"name": "gpu", "resourceClaimTemplateName": "monitor"}], container_claims=["gpu"])
+    return base() + [t, p]
+
+
+def _unhealthy_case():
+    p = pod("sick", gpus=1, node_name="h100-pool-1", ercs=ERCS | {"resourceClaimName": "sick-extended-resources-1"})
+    p["status"]["containerStatuses"] = [
+        {
+            "name": "main",
+            "allocatedResourcesStatus": [
+                {
+                    "name": "claim:sick-extended-resources-1/container-0-request-0",
+                    "resources": [
+                        {"resourceID": "gpu.nvidia.com/h100-pool-1/gpu-0", "health": "Unhealthy", "message": "XID 79"}
+                    ],
+                }
+            ],
+        }
+    ]
+    c = claim("sick-extended-resources-1", allocated=[("h100-pool-1", "gpu-0")], reserved_for="sick", bridge_for="sick")
+    return base() + [p, c]
+
+
+TIMED_OUT = {
+    "type": "PodScheduled",
+    "status": "False",
+    "reason": "Unschedulable",
+    "message": "0/9 nodes are available: 3 timed out trying to allocate devices, 6 Insufficient nvidia.com/gpu.",
+}
+
 CASES = {
+    "pending-device-taint": (
+        lambda: base() + [taint_rule("gpu-maintenance"), pod("tainted", gpus=1, node_selector=H100_ONLY)],
+        {("pending-device-taint", P("tainted")), READERS},
+    ),
+    "device-taint-eviction": (
+        lambda: (
+            base()
+            + [
+                taint_rule("drain-h100-0", pool="h100-pool-0", effect="NoExecute", evicting=True),
+                allocated_claim(
+                    "victim", [_result("h100-pool-0", "gpu-0")], request=_own_request(), reserved_for="victim"
+                ),
+                _claim_pod("victim", "victim", node_name="h100-pool-0"),
+            ]
+        ),
+        {("device-taint-eviction", ("DeviceTaintRule", "", "drain-h100-0")), READERS},
+    ),
+    "pending-counters": (_counters_case, {("pending-counters", P("whole-gpu")), READERS}),
+    "pending-capacity": (_capacity_case, {("pending-capacity", P("share-b")), READERS}),
+    "binding-pending": (lambda: _binding_case(False), {("binding-pending", P("fab")), READERS}),
+    "binding-failed": (lambda: _binding_case(True), {("binding-failed", P("fab")), READERS}),
+    "pending-first-available": (_first_available_case, {("pending-first-available", P("fa")), READERS}),
+    "claim-missing": (lambda: base() + [_claim_pod("orphan", "gone")], {("claim-missing", P("orphan")), READERS}),
+    "class-missing": (
+        lambda: base() + [claim("nocls", cls="tpu.example.com"), _claim_pod("nocls", "nocls")],
+        {("class-missing", P("nocls")), READERS},
+    ),
+    "admin-access-forbidden": (_admin_case, {("admin-access-forbidden", P("monitor")), READERS}),
+    "filter-timeout": (
+        lambda: base() + [pod("slow", gpus=1) | {"status": {"phase": "Pending", "conditions": [TIMED_OUT]}}],
+        {("filter-timeout", P("slow")), READERS},
+    ),
+    "device-unhealthy": (_unhealthy_case, {("device-unhealthy", P("sick")), READERS}),
     "both-stacks": (
         lambda: replace(base(), "Node", "h100-pool-0", _alloc(8)) + [ds_pod(DP, "h100-pool-0")],
         {("both-stacks", N("h100-pool-0")), ("allocatable-readers", N("h100-pool-1"))},
