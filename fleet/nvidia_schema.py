@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import re
 
 DRIVER = "gpu.nvidia.com"
@@ -162,6 +163,12 @@ class NodeHardware:
     sharing_strategy: str = "none"  # none | time-slicing | mps
     driver_version: str = "580.105.08"  # NVIDIA kernel driver
     cuda_driver_version: str = "13.0"
+    # v1.37's partitionable devices as the driver's DynamicMIG gate publishes them: each GPU whole and every MIG
+    # placement, all consuming the GPU's counter set of memory slices (DYNAMIC_MIG_LABEL says so on the node).
+    dynamic_mig: bool = False
+    # v1.37's consumable capacity: whole GPUs several claims may share, each consuming part of the memory
+    # (SHARED_GPU_LABEL; the driver has no such mode yet: the simulator's stand-in for a sharing-capable driver).
+    shared_memory: bool = False
 
     @property
     def mig_enabled(self) -> bool:
@@ -180,6 +187,8 @@ class NodeHardware:
         return {"nvidia.com/gpu": self.gpu_count * max(1, self.replicas)}
 
     def dra_device_count(self) -> int:
+        if self.dynamic_mig and self.model.mig_profiles:
+            return self.gpu_count * (1 + self.model.mig_profile(DYNAMIC_MIG_PROFILE).max_instances)
         return self.gpu_count * (len(self.mig_layout) if self.mig_enabled else 1)
 
     def gfd_labels(self) -> dict[str, str]:
@@ -213,6 +222,10 @@ class NodeHardware:
             "nvidia.com/mig.capable": "true" if self.model.mig_profiles else "false",
             "nvidia.com/mig.strategy": self.mig_strategy if self.model.mig_profiles else "none",
         }
+        if self.dynamic_mig:
+            labels[DYNAMIC_MIG_LABEL] = "true"
+        if self.shared_memory:
+            labels[SHARED_GPU_LABEL] = "true"
         if self.replicas > 1:
             labels["nvidia.com/gpu.product"] = self.model.gfd_product + "-SHARED"
         if self.mig_enabled and self.mig_strategy == "single":
@@ -339,7 +352,16 @@ def node_hardware_from_labels(labels: dict) -> NodeHardware | None:
         sharing_strategy=sharing,
         driver_version=driver,
         cuda_driver_version=cuda,
+        dynamic_mig=labels.get(DYNAMIC_MIG_LABEL) == "true",
+        shared_memory=labels.get(SHARED_GPU_LABEL) == "true",
     )
+
+
+# The simulator's stand-ins, on a node, for what the DRA driver is configured to publish there.
+DYNAMIC_MIG_LABEL = "nvidia.com/dra.dynamic-mig"
+SHARED_GPU_LABEL = "nvidia.com/dra.shared-gpu"
+DYNAMIC_MIG_PROFILE = "1g.10gb"  # the placements the demo's dynamic-MIG pool publishes beside the whole GPU
+SHARED_MEMORY_POLICY = {"default": "10Gi", "validRange": {"min": "1Gi", "step": "1Gi"}}
 
 
 def normalize_version(text: str) -> str:
@@ -431,18 +453,23 @@ def devices_for_node(node_name: str, hw: NodeHardware, driver_version: str) -> l
     devices: list[dict] = []
     for minor in range(hw.gpu_count):
         uuid = gpu_uuid(node_name, minor)
+        if hw.dynamic_mig and hw.model.mig_profiles:
+            devices.extend(_dynamic_mig_devices(node_name, hw, schema, minor))
+            continue
         if not hw.mig_enabled:
             attrs = {"type": {"string": "gpu"}, "uuid": {"string": uuid}, **_common_attributes(hw, schema, minor)}
             if schema == SCHEMA_25_3:
                 attrs["index"] = {"int": minor}
                 attrs["minor"] = {"int": minor}
-            devices.append(
-                {
-                    "name": f"gpu-{minor}",
-                    "attributes": dict(sorted(attrs.items())),
-                    "capacity": {"memory": {"value": _quantity_mi(hw.model.memory_mib)}},
-                }
-            )
+            dev: dict = {
+                "name": f"gpu-{minor}",
+                "attributes": dict(sorted(attrs.items())),
+                "capacity": {"memory": {"value": _quantity_mi(hw.model.memory_mib)}},
+            }
+            if hw.shared_memory:
+                dev["allowMultipleAllocations"] = True
+                dev["capacity"]["memory"]["requestPolicy"] = json.loads(json.dumps(SHARED_MEMORY_POLICY))
+            devices.append(dev)
             continue
         start_by_profile: dict[str, int] = {}
         next_start = 0
@@ -482,6 +509,66 @@ def devices_for_node(node_name: str, hw: NodeHardware, driver_version: str) -> l
     return devices
 
 
+def counter_set_name(minor: int) -> str:
+    return f"gpu-{minor}-counter-set"
+
+
+def _dynamic_mig_devices(node_name: str, hw: NodeHardware, schema: str, minor: int) -> list[dict]:
+    """One GPU under DynamicMIG: the whole GPU consuming all its memory slices, and each placement of the demo's
+    profile consuming its own (the allocator keeps them from overlapping through the GPU's counter set)."""
+    uuid = gpu_uuid(node_name, minor)
+    p = hw.model.mig_profile(DYNAMIC_MIG_PROFILE)
+    total = max(q.slices for q in hw.model.mig_profiles)
+    cs = counter_set_name(minor)
+    attrs = {"type": {"string": "gpu"}, "uuid": {"string": uuid}, **_common_attributes(hw, schema, minor)}
+    out = [
+        {
+            "name": f"gpu-{minor}",
+            "attributes": dict(sorted(attrs.items())),
+            "capacity": {"memory": {"value": _quantity_mi(hw.model.memory_mib)}},
+            "consumesCounters": [
+                {"counterSet": cs, "counters": {f"memorySlice{s}": {"value": "1"} for s in range(total)}}
+            ],
+        }
+    ]
+    for i in range(p.max_instances):
+        start = i * p.slices
+        mattrs = {
+            "type": {"string": "mig"},
+            "parentUUID": {"string": uuid},
+            "profile": {"string": p.name},
+            **_common_attributes(hw, schema, minor),
+        }
+        out.append(
+            {
+                "name": f"gpu-{minor}-mig-{p.gi_profile_id}-{start}-{p.slices}",
+                "attributes": dict(sorted(mattrs.items())),
+                "capacity": {
+                    "multiprocessors": {"value": str(p.multiprocessors)},
+                    "memory": {"value": _quantity_mi(p.memory_mib)},
+                },
+                "consumesCounters": [
+                    {
+                        "counterSet": cs,
+                        "counters": {f"memorySlice{s}": {"value": "1"} for s in range(start, start + p.slices)},
+                    }
+                ],
+            }
+        )
+    return out
+
+
+def shared_counters(hw: NodeHardware) -> list[dict]:
+    """The counter sets a DynamicMIG node publishes (in a slice of their own: a slice has devices or counters)."""
+    if not (hw.dynamic_mig and hw.model.mig_profiles):
+        return []
+    total = max(q.slices for q in hw.model.mig_profiles)
+    return [
+        {"name": counter_set_name(m), "counters": {f"memorySlice{s}": {"value": "1"} for s in range(total)}}
+        for m in range(hw.gpu_count)
+    ]
+
+
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -507,7 +594,12 @@ def resource_slices_for_node(
     """ResourceSlices of driver gpu.nvidia.com for one node, as that driver version publishes them (one pool per
     node)."""
     devices = devices_for_node(node_name, hardware, driver_version)
-    chunks = [devices[i : i + MAX_DEVICES_PER_SLICE] for i in range(0, len(devices), MAX_DEVICES_PER_SLICE)] or [[]]
+    # A slice whose devices use counters holds at most 64 of them (validation's limit with taints or counters).
+    per_slice = MAX_DEVICES_PER_SLICE // 2 if hardware.dynamic_mig else MAX_DEVICES_PER_SLICE
+    chunks: list = [devices[i : i + per_slice] for i in range(0, len(devices), per_slice)] or [[]]
+    counters = shared_counters(hardware)
+    if counters:
+        chunks.append(counters)
     slices = []
     prefix = f"{node_name}-{DRIVER}-"
     for i, chunk in enumerate(chunks):
@@ -531,7 +623,7 @@ def resource_slices_for_node(
                     "driver": DRIVER,
                     "nodeName": node_name,
                     "pool": {"name": node_name, "generation": generation, "resourceSliceCount": len(chunks)},
-                    "devices": chunk,
+                    **({"sharedCounters": chunk} if counters and i == len(chunks) - 1 else {"devices": chunk}),
                 },
             }
         )

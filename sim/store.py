@@ -498,8 +498,35 @@ class Store:
         if not self.validate:
             return
         causes = pieces.validate_object(rt.plural, obj, old, api_version or rt.api_version)
+        if old is None and rt.key in ("resourceclaims.resource.k8s.io", "resourceclaimtemplates.resource.k8s.io"):
+            causes = causes + self._admin_access_causes(rt, obj)
         if causes:
             raise ApiError(st.invalid(rt.group, rt.kind, obj["metadata"].get("name", ""), causes))
+
+    def _admin_access_causes(self, rt: ResourceType, obj: dict) -> list[dict]:
+        """resourceutils.AuthorizedForAdmin (the claim and template strategies' PrepareForCreate): a request with
+        adminAccess is forbidden unless the namespace carries resource.kubernetes.io/admin-access=true."""
+        from dragoman.sim.api.validation.fields import forbidden
+
+        spec = obj.get("spec") or {}
+        if rt.key == "resourceclaimtemplates.resource.k8s.io":
+            spec = spec.get("spec") or {}
+        for i, req in enumerate(((spec.get("devices") or {}).get("requests")) or ()):
+            if not isinstance(req, dict) or not (req.get("exactly") or {}).get("adminAccess"):
+                continue
+            e = self._data["namespaces"].get(("", obj["metadata"].get("namespace", "")))
+            labels = ((e.obj if e is not None else {}).get("metadata") or {}).get("labels") or {}
+            if labels.get("resource.kubernetes.io/admin-access") == "true":
+                return []
+            prefix = "spec.spec" if rt.key.startswith("resourceclaimtemplates") else "spec"
+            return [
+                forbidden(
+                    f"{prefix}.devices.requests[{i}].adminAccess",
+                    "admin access to devices requires the `resource.kubernetes.io/admin-access: true` label on the "
+                    "containing namespace",
+                )
+            ]
+        return []
 
     def _admit(self, op: str, rt: ResourceType, obj: dict, old: dict | None) -> None:
         for hook in self._admission:

@@ -68,12 +68,17 @@ def expected_from_raw(objs) -> dict[str, dict[str, int]]:
             typ = (d.get("attributes", {}).get("type") or {}).get("string")
             if typ in (None, "gpu"):
                 out[pool_of[spec["nodeName"]]]["slice_gpus"] += 1
+    held = set()
     for o in objs:
         if o["kind"] != "ResourceClaim":
             continue
         for r in (o.get("status", {}).get("allocation") or {}).get("devices", {}).get("results", []):
+            # An admin-access result sees a device without holding it; shares of one device hold it once.
+            if r.get("adminAccess"):
+                continue
             node = device_node.get((r["driver"], r["pool"], r["device"]))
-            if node:
+            if node and (r["driver"], r["pool"], r["device"]) not in held:
+                held.add((r["driver"], r["pool"], r["device"]))
                 out[pool_of[node]]["allocated"] += 1
     return out
 
