@@ -119,14 +119,18 @@ def delta_of(model: FleetModel, changes: Sequence[Any], before: dict | None = No
                     continue
                 for d in model.claim_devices(c):
                     t.devices.add(d)
+                    if model.device_states().counter_sets.get(d[:2]):
+                        # The pool shares counters: what the claim takes changes what its other devices can be.
+                        t.device_pools.add(d[:2])
                     n = model.slice_pool_node(d[:2])
                     if n:
                         t.nodes.add(n)
                 for r in (c.get("status") or {}).get("reservedFor") or ():
                     if r.get("resource") == "pods" and r.get("name"):
                         t.pods.add((key_of(c)[0], r["name"]))
-        elif kind in ("DaemonSet", "DeviceClass"):
-            # Ownership of every node (a DaemonSet's role) or what serves nvidia.com/gpu may change: rare, and whole.
+        elif kind in ("DaemonSet", "DeviceClass", "DeviceTaintRule"):
+            # Ownership of every node (a DaemonSet's role), what serves nvidia.com/gpu, or which devices a rule taints
+            # may change: rare, and whole.
             t.everything = True
     for n in t.nodes:
         p = model.pool_of_node(n)

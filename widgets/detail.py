@@ -246,12 +246,43 @@ def _describe_ResourceClaim(page: Page, fleet, ref: Ref, obj: dict) -> None:
         page.link(f"Pod {pk[0]}/{pk[1]}", ("Pod", pk[0], pk[1]))
     page.section("Pods", [f"{pk[0]}/{pk[1]}" for pk in m.claim_pods(obj)])
     devs = m.claim_devices(obj)
-    page.section("Devices", [f"{d[0]} / {d[1]} / {d[2]}" for d in devs])
+    page.section("Devices", [f"{d[0]} / {d[1]} / {d[2]}" + _result_words(obj, d) for d in devs])
+    # What the drivers wrote about the devices (status.devices): conditions, binding ones included, and network data.
+    dev_status = []
+    for e in status.get("devices") or ():
+        if not isinstance(e, dict):
+            continue
+        conds = ", ".join(
+            f"{c.get('type')}={c.get('status')}" + (f" ({c.get('message')})" if c.get("message") else "")
+            for c in e.get("conditions") or ()
+            if isinstance(c, dict)
+        )
+        dev_status.append(f"{e.get('device', '')} on {e.get('pool', '')}: {conds or 'no conditions'}")
+    if dev_status:
+        page.section("Device status", dev_status)
     for d in devs:
         page.link(f"Device {d[2]} on {d[1]}", ("Device", f"{d[0]}/{d[1]}", d[2]))
     node = m.claim_node(obj)
     if node:
         page.link(f"Node {node}", ("Node", "", node))
+
+
+def _result_words(claim: dict, device: tuple[str, str, str]) -> str:
+    """What one allocation result says beyond its device: admin access, a share, binding state."""
+    from dragoman.fleet.devicestate import binding_state, result_entries
+
+    out = []
+    for d, r in result_entries(claim):
+        if d != device:
+            continue
+        if r.get("adminAccess"):
+            out.append("admin access (holds nothing)")
+        if r.get("consumedCapacity"):
+            out.append("share " + ", ".join(f"{k} {v}" for k, v in r["consumedCapacity"].items()))
+        b = binding_state(claim, d, r)
+        if b is not None:
+            out.append(f"{'binding failed' if b[0] == 'binding-failed' else 'binding pending'}: {b[1]}")
+    return ("  — " + "; ".join(out)) if out else ""
 
 
 def _describe_DeviceClass(page: Page, fleet, ref: Ref, obj: dict) -> None:
@@ -315,10 +346,36 @@ def _describe_Device(page: Page, fleet, ref: Ref, obj: dict) -> None:
         for k, v in sorted((obj.get("capacity") or {}).items())
     ]
     page.section("Capacity", caps)
-    holder = m.device_claim(d.id)
-    page.section("Allocation", [f"held by claim {holder[0]}/{holder[1]}" if holder else "free"])
-    if holder:
-        page.link(f"ResourceClaim {holder[0]}/{holder[1]}", ("ResourceClaim", holder[0], holder[1]))
+    st = m.device_state(d.id)
+    alloc = [f"state: {st.words()}" + ("" if st.allocatable else "  (the allocator cannot give it to a new claim now)")]
+    alloc += [f"held by claim {ns}/{n}" for ns, n in st.holders]
+    alloc += [f"seen with admin access by claim {ns}/{n} (holds nothing)" for ns, n in st.admin]
+    if st.binding is not None:
+        alloc.append(f"binding: {st.binding[0]} for claim {st.binding[1][0]}/{st.binding[1][1]}: {st.binding[2]}")
+    page.section("Allocation", alloc)
+    if st.shared:
+        page.section("Shared capacity", [sh.text() for sh in st.shares] or ["allowMultipleAllocations, no capacity"])
+    if st.taints:
+        page.section(
+            "Taints",
+            [t.text() + ("" if t.blocking else "  (informational)") for t in st.taints],
+        )
+        for t in st.taints:
+            if t.source.startswith("DeviceTaintRule "):
+                name = t.source.removeprefix("DeviceTaintRule ")
+                page.link(t.source, ("DeviceTaintRule", "", name))
+    consumes = d.consumes_counters
+    if consumes:
+        sets = m.device_states().counter_sets.get(d.id[:2], {})
+        lines = []
+        for cc in consumes:
+            cs = str(cc.get("counterSet", ""))
+            names = ", ".join(sorted((cc.get("counters") or {}).keys()))
+            lines.append(f"consumes {names} of counter set {cs} ({len(sets.get(cs, {}))} counters published)")
+        lines += [b.text() for b in st.counters]
+        page.section("Counters", lines)
+    for ns, n in dict.fromkeys([*st.holders, *st.admin, *(b for c in st.counters for b in c.claims)]):
+        page.link(f"ResourceClaim {ns}/{n}", ("ResourceClaim", ns, n))
     if d.node:
         page.link(f"Node {d.node}", ("Node", "", d.node))
     page.link(f"ResourceSlice {d.slice}", ("ResourceSlice", "", d.slice))

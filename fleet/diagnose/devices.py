@@ -84,7 +84,8 @@ def taint_evictions(ctx: Context) -> Iterable[Finding]:
                 )
             subject = f"DeviceTaintRule {rule_name}"
         else:
-            slices = sorted({m._device_view(d).slice for d, _ in held if m._device_view(d) is not None})
+            views = [m._device_view(d) for d, _ in held]
+            slices = sorted({v.slice for v in views if v is not None})
             objects = [("ResourceSlice", "", s) for s in slices[:3]]
             subject = f"the NoExecute taint of ResourceSlice {slices[0] if slices else '?'}"
             t = next(t for t in states.state(held[0][0]).taints if t.source == source and t.effect == "NoExecute")
@@ -193,7 +194,9 @@ def claim_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Fin
             kind, words = b
             fid = "binding-failed" if kind == BINDING_FAILED else "binding-pending"
             node = m.claim_node(claim) or (pod.get("status") or {}).get("nominatedNodeName") or "?"
-            conds = ", ".join(r.get("bindingFailureConditions" if fid == "binding-failed" else "bindingConditions"))
+            conds = ", ".join(
+                r.get("bindingFailureConditions" if fid == "binding-failed" else "bindingConditions") or ()
+            )
             yield make_finding(
                 fid,
                 [ref, oref],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dragoman.fleet.devicestate import BINDING_FAILED, binding_state, result_entries
 from dragoman.fleet.model import is_bridge_claim
 from dragoman.fleet.views.base import View
 from dragoman.fleet.views.cells import Cell
@@ -19,15 +20,21 @@ COLUMNS = (
     ("node", "NODE", 6, None),
 )
 
-CLAIM_RANK = {"failed": 0, "pending": 1, "reserved": 2, "allocated": 3}
+CLAIM_RANK = {"failed": 0, "bind failed": 1, "pending": 2, "binding": 3, "reserved": 4, "allocated": 5}
 
 
 def claim_state(claim: dict, pod_phase: str | None) -> str:
+    """kubectl's STATE, plus v1.37's binding conditions: an allocation whose devices wait for their binding
+    conditions is "binding" (the pod waits in PreBind), one whose failure condition is True is "bind failed"."""
     status = claim.get("status") or {}
     if pod_phase == "Failed":
         return "failed"
     if not status.get("allocation"):
         return "pending"
+    for dev, r in result_entries(claim):
+        b = binding_state(claim, dev, r)
+        if b is not None:
+            return "bind failed" if b[0] == BINDING_FAILED else "binding"
     return "reserved" if status.get("reservedFor") else "allocated"
 
 
@@ -40,8 +47,17 @@ def claim_row(
     node: str | None,
 ) -> tuple:
     meta = claim.get("metadata") or {}
-    tone = {"failed": "error", "pending": "warning", "reserved": "ok", "allocated": "ok"}[state]
-    glyph = {"failed": "✖", "pending": "…", "reserved": "●", "allocated": "○"}[state]
+    tone = {
+        "failed": "error",
+        "bind failed": "error",
+        "pending": "warning",
+        "binding": "warning",
+        "reserved": "ok",
+        "allocated": "ok",
+    }[state]
+    glyph = {"failed": "✖", "bind failed": "✖", "pending": "…", "binding": "⧗", "reserved": "●", "allocated": "○"}[
+        state
+    ]
     if bridge:
         source = Cell("⇄ bridge", "dra")
     elif meta.get("ownerReferences"):

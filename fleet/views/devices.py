@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from dragoman.fleet.devicestate import BINDING, BINDING_FAILED, COUNTERS, FREE, HELD, SHARED, TAINTED, DeviceState
 from dragoman.fleet.model import DeviceView, key_of
 from dragoman.fleet.views.base import Fleet, View
 from dragoman.fleet.views.cells import Cell, attr_value
@@ -19,12 +20,28 @@ COLUMNS = (
     ("type", "TYPE", 3, 8),
     ("product", "PRODUCT", 6, 26),
     ("memory", "MEMORY", 4, 8),
-    ("claim", "CLAIM", 5, None),
+    ("claim", "STATE", 5, None),
 )
 
 
-def device_row(d: DeviceView, node_pool: str | None, claim: tuple[str, str] | None) -> tuple:
-    """A DeviceView as a row: its node pool (not the ResourceSlice pool), its type, product, memory and holder."""
+# How each device state reads in the last column: never colour alone, the words say it.
+STATE_STYLE = {
+    FREE: "ok",
+    HELD: "accent",
+    SHARED: "accent",
+    TAINTED: "warning",
+    COUNTERS: "muted",
+    BINDING: "warning",
+    BINDING_FAILED: "error",
+}
+
+
+def device_row(
+    d: DeviceView, node_pool: str | None, claim: tuple[str, str] | None, state: DeviceState | None = None
+) -> tuple:
+    """A DeviceView as a row: its node pool (not the ResourceSlice pool), its type, product, memory and what it is
+    doing now: free, held by a claim, shared (capacity left), tainted (key, effect, source), blocked by counters
+    (by which claim) or waiting for its binding conditions."""
     mem = (d.raw.get("capacity") or {}).get("memory") or {}
     mem = mem.get("value") if isinstance(mem, dict) else mem
     return (
@@ -35,8 +52,21 @@ def device_row(d: DeviceView, node_pool: str | None, claim: tuple[str, str] | No
         str(d.type or "—"),
         str(d.attribute("productName") or "—"),
         str(mem or "—"),
-        Cell(f"{claim[0]}/{claim[1]}", "accent") if claim else Cell("free", "ok"),
+        _state_cell(claim, state),
     )
+
+
+def _state_cell(claim: tuple[str, str] | None, state: DeviceState | None) -> Cell:
+    if state is None or state.state in (FREE, HELD) and len(state.holders) <= 1 and not state.taints:
+        return Cell(f"{claim[0]}/{claim[1]}", "accent") if claim else Cell("free", "ok")
+    words = state.words()
+    if state.state == HELD:
+        words = words.removeprefix("held by ")
+    if state.taints and state.state in (FREE, HELD):
+        # An informational taint (effect None), or one on a held device: said after what holds it.
+        t = state.taints[0]
+        words += f" · {t.key}:{t.effect}"
+    return Cell(words, STATE_STYLE.get(state.state, "accent"))
 
 
 def device_facets(d: DeviceView, node_pool: str | None) -> dict:
@@ -83,7 +113,11 @@ class DevicesView(View):
                 continue
             for d in spec.get("devices") or ():
                 dv = DeviceView(dp[0], dp[1], d.get("name", ""), node, key_of(s)[1], d)
-                yield dv.id, device_row(dv, npool, m.device_claim(dv.id)), device_facets(dv, npool)
+                yield (
+                    dv.id,
+                    device_row(dv, npool, m.device_claim(dv.id), m.device_state(dv.id)),
+                    device_facets(dv, npool),
+                )
 
     def sort_key(self, key, row):
         # driver → node pool → node → device, as the tree reads.
