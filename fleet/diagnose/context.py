@@ -108,6 +108,7 @@ class Context:
         self._dp_used: dict[str, dict[str, int]] = {}
         self._class_free: dict[str, dict[str, int]] = {}
         self.fit_cache: dict = {}
+        self.allocator_cache: dict = {}  # fleet/diagnose/devices.py: the allocator over this fleet, its answers
         self._label_index: dict[str, dict[str, set[str]]] = {}
         self._pod_groups: PodGroups | None = None
         # Memos keyed by the identity of the parts a live store's projections share between pods (fleet/projection.py:

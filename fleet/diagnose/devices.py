@@ -397,12 +397,15 @@ def excluded_findings(
         if any(a.satisfiable for a in judged):
             continue
         extra = [oref] if oref is not None else []
+        # The nodes the scheduler would try first for it: where the most of its devices could be given.
+        tried = list(dict.fromkeys([a.best_node for a in judged if a.best_node] + nodes))
+        why_nodes = node_reasons(ctx, pod, reqs, claims, tried)
         if len(judged) > 1:
             yield make_finding(
                 "pending-first-available",
                 [ref, *extra],
                 f"pod {pname} waits: no alternative of {label} can be satisfied now",
-                [a.words() for a in judged] + _examples(judged) + evs,
+                [a.words() for a in judged] + _examples(judged) + why_nodes + evs,
                 subject=label,
                 pod=pname,
             )
@@ -438,10 +441,72 @@ def excluded_findings(
             fid,
             [ref, *extra],
             f"pod {pname} waits: no device for {label} can be given now: {why}",
-            [a.words()] + _examples([a]) + evs,
+            [a.words()] + _examples([a]) + why_nodes + evs,
             **params,
         )
         return
+
+
+def _allocator(ctx: Context):
+    """The scheduler's allocator (fleet/k8s/allocator.py) over this fleet's slices, rules, classes and claims: built
+    once per diagnosis."""
+    from dragoman.fleet.k8s.allocator import AllocatedState, Allocator, Inventory
+
+    a = ctx.allocator_cache.get("allocator")
+    if a is None:
+        m = ctx.m
+        a = Allocator(
+            Inventory(m.current_slices(), m.objects["DeviceTaintRule"].values()),
+            AllocatedState.from_claims(m.objects["ResourceClaim"].values()),
+            {name: c.raw for name, c in ctx.classes.items()},
+        )
+        ctx.allocator_cache["allocator"] = a
+    return a
+
+
+def node_reasons(
+    ctx: Context, pod: dict, reqs: dict[str, int], claims: dict, nodes: list[str], limit: int = 3
+) -> list[str]:
+    """What kube-scheduler's "cannot allocate all claims" means on each of the first nodes, in dragoman's words: the
+    allocator's why-not for the pod's claims (a template's as the claim it would make, the bridge's extended-resource
+    claim) on that node."""
+    from dragoman.fleet.k8s.allocator import extended_resources_claim
+
+    m = ctx.m
+    pk = key_of(pod)
+    key = (tuple(sorted(reqs.items())), tuple(sorted(o for o, _ in claims.values())), tuple(nodes[:limit]))
+    if not claims:
+        hit = ctx.allocator_cache.get(key)
+        if hit is not None:
+            return hit
+    wanted: list[dict] = []
+    for oref, cspec in claims.values():
+        obj = m.objects["ResourceClaim"].get(oref[1:]) if oref[0] == "ResourceClaim" else None
+        wanted.append(obj or {"metadata": {"namespace": oref[1], "name": f"{pk[1]}-{oref[2]}"}, "spec": cspec})
+    ext = {r: n for r, n in reqs.items() if m.class_serving(r) is not None}
+    if ext:
+
+        def class_for(resource: str) -> dict | None:
+            name = m.class_serving(resource)
+            c = ctx.classes.get(name) if name else None
+            return c.raw if c is not None else None
+
+        made = extended_resources_claim(pod, ext, class_for)
+        if made is not None:
+            wanted.append(made[0])
+    out: list[str] = []
+    if wanted:
+        a = _allocator(ctx)
+        for n in nodes[:limit]:
+            node = m.objects["Node"].get(("", n))
+            if node is None:
+                continue
+            why = a.explain(node, wanted).why_not()
+            if why:
+                out.append(f"node {n}: {why}")
+    if not claims:
+        ctx.allocator_cache[key] = out
+    return out
 
 
 def _examples(judged: list[Alternative]) -> list[str]:

@@ -448,10 +448,9 @@ def dra_fleet(n: int = 3, pool: str = "h100-pool") -> list[dict]:
 
 def mig_counter_slice(
     node_name: str, gpus: int = 1, migs: int = 2, *, generation: int = 1, pool: str | None = None
-) -> dict:
-    """A dynamic-MIG pool as NVIDIA's driver publishes it: per GPU a counter set of memory slices, the whole GPU
-    consuming all of them and each 1g.10gb placement one (sharedCounters and devices in one slice for brevity: the
-    allocator reads a pool's counter sets from any of its slices)."""
+) -> list[dict]:
+    """A dynamic-MIG pool as NVIDIA's driver publishes it, two slices: per GPU a counter set of memory slices; the
+    whole GPU consuming all of them and each 1g.10gb placement one."""
     sets, devices = [], []
     for g in range(gpus):
         cs = f"gpu-{g}-counters"
@@ -475,18 +474,23 @@ def mig_counter_slice(
                     "consumesCounters": [{"counterSet": cs, "counters": {f"memorySlice{i}": {"value": "1"}}}],
                 }
             )
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node_name}-gpu.nvidia.com-mig"},
-        "spec": {
-            "driver": "gpu.nvidia.com",
-            "nodeName": node_name,
-            "pool": {"name": pool or node_name, "generation": generation, "resourceSliceCount": 1},
-            "sharedCounters": sets,
-            "devices": devices,
-        },
-    }
+    pool_name = pool or node_name
+
+    def piece(suffix: str, body: dict) -> dict:
+        return {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": f"{node_name}-gpu.nvidia.com-mig-{suffix}"},
+            "spec": {
+                "driver": "gpu.nvidia.com",
+                "nodeName": node_name,
+                "pool": {"name": pool_name, "generation": generation, "resourceSliceCount": 2},
+                **body,
+            },
+        }
+
+    # v1.37: a slice holds devices or counter sets, never both; the pool is complete with both slices.
+    return [piece("devices", {"devices": devices}), piece("counters", {"sharedCounters": sets})]
 
 
 def taint_rule(

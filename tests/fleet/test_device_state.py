@@ -90,7 +90,7 @@ def test_slice_device_taints_are_read():
 
 def test_counter_sets_block_the_whole_gpu_when_a_partition_is_held_and_units_are_not_counted_twice():
     held = allocated_claim("mig-a", [result("n1", "gpu-0-mig-1g10gb-0")])
-    m = model_of(node("n1"), mig_counter_slice("n1", gpus=2, migs=2), held)
+    m = model_of(node("n1"), *mig_counter_slice("n1", gpus=2, migs=2), held)
     whole = m.device_state(D("n1", "gpu-0"))
     assert whole.state == COUNTERS and not whole.allocatable
     (block,) = whole.counters

@@ -141,7 +141,7 @@ def _result(pool, dev, driver="gpu.nvidia.com", **extra):
 def _counters_case():
     held = allocated_claim("mig-a", [_result("h100-pool-0-mig", "gpu-0-mig-1g10gb-0")], request=_own_request())
     return base() + [
-        mig_counter_slice("h100-pool-0", pool="h100-pool-0-mig"),
+        *mig_counter_slice("h100-pool-0", pool="h100-pool-0-mig"),
         held,
         claim("whole", selectors=[A100]),
         _claim_pod("whole-gpu", "whole"),
@@ -884,3 +884,22 @@ def test_the_pod_rules_skip_only_pods_they_have_nothing_to_say_about(case):
         } <= named
         assert not {n for _, n in named} & {"gpu-done", "gpu-failed-steer", "cpu-running", "cpu-pending"}
         assert len(ctx.pod_groups().examined) < len(every)  # something was left out
+
+
+def test_cannot_allocate_all_claims_is_explained_per_node_by_the_allocator():
+    """The scheduler says only "cannot allocate all claims"; the finding says, node by node, what the allocator
+    (fleet/k8s/allocator.py) excluded: here the whole A100 blocked by the counter set a MIG claim uses."""
+    (f,) = [f for f in diagnose(model_of(*_counters_case())) if f.id == "pending-counters"]
+    (line,) = [e for e in f.evidence if e.startswith("node h100-pool-0:")]
+    assert "ml/whole gpu: 0 of 1 device(s) usable" in line and "1 counters" in line
+    taint = next(f for f in diagnose(model_of(*CASES["pending-device-taint"][0]())) if f.id == "pending-device-taint")
+    assert any(e.startswith("node h100-pool-") and "8 taint" in e for e in taint.evidence)
+
+
+def test_a_tainted_gpu_is_not_free_and_the_diagnosis_does_not_stop_at_the_old_count():
+    """By the old count (devices not in a claim) the pod fits; a NoSchedule rule over the pool's GPUs makes the
+    bridged pod wait, and the diagnosis says why instead of 'fits, should be placed soon'."""
+    objs = base() + [taint_rule("gpu-maintenance"), pod("tainted", gpus=1, node_selector=H100_ONLY)]
+    m = model_of(*objs)
+    assert sum(v.devices_free for v in m.nodes()) == 0
+    assert [f.id for f in diagnose(m) if f.objects[0] == P("tainted")] == ["pending-device-taint"]

@@ -32,14 +32,18 @@ def test_the_h100s_only_the_memory_clause_leaves_out_are_said_per_product_with_t
     out = _explained(index, f"{H100} && {MEMORY}")
     sentences = [nm.sentence() for nm in out.near]
     assert "24 NVIDIA H100 80GB HBM3 left out only by `memory >= 80Gi`: they have 81559Mi" in sentences
-    # The 40 whole A100 80GB GPUs fail only the product clause; the 112 MIG slices fail both: no near miss.
-    assert "40 NVIDIA A100-SXM4-80GB left out only by `productName.contains('H100')`" in sentences
-    assert sum(nm.devices for nm in out.near) == 64
+    # The 43 whole A100 80GB GPUs (a100-serve's 40, a100-lab's 3) fail only the product clause; the MIG devices fail
+    # both: no near miss.
+    assert "43 NVIDIA A100-SXM4-80GB left out only by `productName.contains('H100')`" in sentences
+    assert sum(nm.devices for nm in out.near) == 67
     # The table: near misses first (after errors), each with its clause and its own value.
     kinds = [r[0] for r in out.rows]
-    assert kinds[: kinds.count("near-miss")] == ["near-miss"] * kinds.count("near-miss")
-    assert kinds.count("near-miss") == 64
-    h100 = next(r for r in out.rows if r[5] == "NVIDIA H100 80GB HBM3")
+    # a100-lab's fabric-attached devices publish no gpu.nvidia.com attributes: the selector errors on them.
+    errors = kinds.count("error")
+    assert errors == 2 and kinds[:errors] == ["error"] * errors
+    assert kinds[errors : errors + kinds.count("near-miss")] == ["near-miss"] * kinds.count("near-miss")
+    assert kinds.count("near-miss") == 67
+    h100 = next(r for r in out.rows if r[0] == "near-miss" and r[5] == "NVIDIA H100 80GB HBM3")
     assert h100[6] == "only `memory >= 80Gi` is false: it has 81559Mi"
 
 
