@@ -121,6 +121,8 @@ class Outcome:
     # Devices one clause of the edited expression alone leaves out, per product, most first (cel_explain.near_misses).
     near: list[NearMiss] = dataclasses.field(default_factory=list)
     cancelled: bool = False
+    # Of the matches, how many the allocator could give now, and what keeps the others (allocatable_now).
+    allocatable: str = ""
 
 
 def compile_all(base: Sequence[str], expression: str) -> tuple[list, CelCompileError | None]:
@@ -264,3 +266,17 @@ def counts_text(summary: dict) -> str:
         f"match {summary['matched']} · no match {summary['notMatched']} · error {summary['errors']}"
         f"  of {summary['devices']} devices"
     )
+
+
+def allocatable_now(ev: FleetEvaluation, model: FleetModel, *, short: bool = False) -> str:
+    """Beside "match N": how many of the matching devices the allocator could give now, and what keeps the others
+    (held, shared without room, tainted, counters, binding), from the model's device states. `short`: for the
+    playground's counts line."""
+    from dragoman.fleet.devicestate import availability, availability_text
+
+    matched = [(r.driver, r.pool, r.device) for r in ev.results if r.result == "match"]
+    total, now, why = availability(model.device_states(), matched)
+    if not short:
+        return availability_text(total, now, why)
+    rest = ", ".join(f"{n} {w}" for w, n in why.items())
+    return f"allocatable now {now}/{total}" + (f" ({rest})" if rest else "")

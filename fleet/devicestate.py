@@ -463,3 +463,35 @@ class FleetDevices:
         if sets:
             return (device[0], device[1], "counters", *sets)
         return device
+
+
+# How a device that matches but cannot be given now is counted: by what keeps it (DeviceState.state).
+NOT_NOW_WORDS = {
+    HELD: "held",
+    SHARED: "shared, no room left",
+    TAINTED: "tainted",
+    COUNTERS: "blocked by counters",
+    BINDING: "waiting for binding",
+    BINDING_FAILED: "binding failed",
+}
+
+
+def availability(states: FleetDevices, devices: Iterable[DeviceId]) -> tuple[int, int, dict[str, int]]:
+    """(devices, how many of them the allocator could give a new request now, the others counted by what keeps them:
+    NOT_NOW_WORDS' words), for a request without tolerations or capacity asks."""
+    total = now = 0
+    why: dict[str, int] = defaultdict(int)
+    for d in devices:
+        total += 1
+        st = states.state(d)
+        if st.allocatable:
+            now += 1
+        else:
+            why[NOT_NOW_WORDS.get(st.state, st.state)] += 1
+    return total, now, dict(sorted(why.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def availability_text(total: int, now: int, why: Mapping[str, int]) -> str:
+    """`could be allocated now: 12 of the 20 matching devices (5 held, 3 tainted)`."""
+    rest = ", ".join(f"{n} {w}" for w, n in why.items())
+    return f"could be allocated now: {now} of the {total} matching devices" + (f" ({rest})" if rest else "")

@@ -40,7 +40,7 @@ def counts_markup(out: Outcome, pool_of: Callable[[str | None], str | None] | No
     s = out.summary
     if s is None:
         return ""
-    lines = [f"[b]{counts_text(s)}[/b]"]
+    lines = [f"[b]{counts_text(s)}[/b]" + (f" · {escape(out.allocatable)}" if out.allocatable else "")]
     prods = sorted(s["products"], key=lambda p: (-p["matched"], p["product"]))
     lines.append(
         "by product: "

@@ -308,3 +308,44 @@ def test_a_snapshot_of_slices_without_nodes_still_counts_its_devices():
     m = model_of(gpu_slice("gone-1", 4), fabric_slice())
     assert check_report(m, [])["summary"]["devices"] == 5
     assert "DRA devices of no known node" in render_text(m, [], width=100)
+
+
+def test_playground_says_how_many_matches_could_be_allocated_now_and_why_not_the_others():
+    from dragoman.fleet import cel_playground as P
+    from dragoman.fleet.cel.fleeteval import DeviceIndex
+
+    s = gpu_slice("n1", 4)
+    held = claim("holder", allocated=[("n1", "gpu-0")])
+    m = model_of(node("n1"), s, held, taint_rule("maint", pool="n1", device="gpu-1"))
+    out, ev = P.evaluate(DeviceIndex(m.current_slices()), [], "", "device.driver == 'gpu.nvidia.com'")
+    assert out.summary["matched"] == 4
+    assert P.allocatable_now(ev, m) == "could be allocated now: 2 of the 4 matching devices (1 held, 1 tainted)"
+    assert P.allocatable_now(ev, m, short=True) == "allocatable now 2/4 (1 held, 1 tainted)"
+
+
+def test_cel_command_reports_allocatable_now(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    import yaml
+
+    objs = [gpu_slice("n1", 2), claim("holder", allocated=[("n1", "gpu-0")])]
+    path = tmp_path / "snap.yaml"
+    path.write_text(yaml.safe_dump_all(objs))
+    run = subprocess.run(
+        [sys.executable, "-m", "dragoman", "cel", "device.driver == 'gpu.nvidia.com'", "--snapshot", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "could be allocated now: 1 of the 2 matching devices (1 held)" in run.stdout, run.stdout + run.stderr
+    doc = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "dragoman", "cel", "true", "--snapshot", str(path), "-o", "json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        ).stdout
+    )
+    assert doc["allocatableNow"] == {"matched": 2, "now": 1, "notNow": {"held": 1}}

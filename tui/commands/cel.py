@@ -106,8 +106,10 @@ def run(args: argparse.Namespace) -> int:
     if snapshot is None:
         from dragoman.tui.headless import read_from_args
 
-        store = read_from_args(args, kinds=("ResourceSlice", "DeviceClass")).source.store
-        objects = [*store.objects("ResourceSlice").values(), *store.objects("DeviceClass").values()]
+        # Claims and DeviceTaintRules too: which matching devices could be allocated now.
+        kinds = ("ResourceSlice", "DeviceClass", "ResourceClaim", "DeviceTaintRule")
+        store = read_from_args(args, kinds=kinds).source.store
+        objects = [o for k in kinds for o in store.objects(k).values()]
     else:
         objects = load_objects(snapshot)
     slices = [o for o in objects if o.get("kind") == "ResourceSlice"]
@@ -141,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
     summary = result.summary
     engine = selectors[-1].engine
     near, results = _near_misses(result, args.expression, labels[-1])
+    now = _allocatable_now(objects, result)
     if args.output == "json":
         doc = {
             "schemaVersion": SCHEMA_VERSION,
@@ -160,11 +163,17 @@ def run(args: argparse.Namespace) -> int:
                 for nm in near
             ],
             "results": [r.to_json() for r in results],
+            # Of the matches, how many the allocator could give a new request now, the others by what keeps them.
+            "allocatableNow": {"matched": now[0], "now": now[1], "notNow": now[2]},
         }
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         _print_text(args, summary, results, near, engine, len(newest_slices(slices)))
+        if summary["matched"]:
+            from dragoman.fleet.devicestate import availability_text
+
+            sys.stdout.write(availability_text(*now) + "\n")
     if summary["errors"] or summary["matched"] == 0:
         return int(ExitCode.PROBLEM)
     return int(ExitCode.OK)
@@ -262,6 +271,18 @@ def _report_compile_error(args: argparse.Namespace, expr: str, exc: Any, class_i
         else:
             print("The API server rejects a DeviceClass or ResourceClaim with this selector.")
     return int(ExitCode.PROBLEM)
+
+
+def _allocatable_now(objects: list[dict], result) -> tuple[int, int, dict[str, int]]:
+    """(matching devices, those the allocator could give now, the others by what keeps them) from the slices, claims
+    and DeviceTaintRules read (a snapshot without claims: every match is free)."""
+    from dragoman.fleet.devicestate import availability
+    from dragoman.fleet.model import FleetModel
+
+    model = FleetModel()
+    model.load_list(o for o in objects if o.get("kind") in ("ResourceSlice", "ResourceClaim", "DeviceTaintRule"))
+    matched = [(r.driver, r.pool, r.device) for r in result.results if r.result == "match"]
+    return availability(model.device_states(), matched)
 
 
 def _print_text(args: argparse.Namespace, summary: dict, results: list, near: list, engine: str, n_slices: int) -> None:

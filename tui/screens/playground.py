@@ -311,6 +311,7 @@ class PlaygroundScreen(PromptScreen[None]):
             return
         P.explain(out, ev, base, base_label, cancel=stale)
         if not out.cancelled and not stale():
+            out.allocatable = P.allocatable_now(ev, self.model, short=True)
             self.post_message(Explained(gen, out))
 
     def on_evaluated(self, msg: Evaluated) -> None:
@@ -347,6 +348,7 @@ class PlaygroundScreen(PromptScreen[None]):
             return
         self.outcome = msg.outcome
         self.explained_gen = msg.gen
+        _show(self.query_one("#cel-counts", Static), counts_markup(msg.outcome, self.app.feed.fleet.node_pool))
         _show(self.query_one("#cel-errors", Static), errors_markup(msg.outcome))
         self._fill_table()
 
