@@ -176,7 +176,9 @@ def claim_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Fin
                         f"namespace {ns} lacks the label {ADMIN_ACCESS_LABEL}=true: the API server refuses such a "
                         "claim there",
                     ]
-                    + evs,
+                    # Not the resourceclaim controller's FailedResourceClaimCreation Events: it retries with
+                    # backoff, so their count (and the generated claim name) changes from one reading to the next.
+                    + [e for e in evs if "FailedResourceClaimCreation" not in e],
                     namespace=ns,
                     subject=_obj_text(oref),
                 )

@@ -43,10 +43,10 @@ ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 # the quota-blocked pod is retried with backoff, and each refusal names the new claim name the apiserver generated.
 # The simulated scheduler binds a pod whose claim is allocated without waiting for binding conditions, and has no
 # DRA filter timeout: the binding and timeout stories are rewritten by a live simulator.
-# The simulated scheduler neither waits in PreBind for binding conditions nor gives up on a slow DRA filter: a live
-# demo binds the binding stories' pods and answers the timeout story's pod with its own verdict, so these cases are
-# in the pinned demo (and on a real control plane) but not in a running simulator.
-SIMULATOR_LACKS = frozenset({"binding-pending", "binding-failed", "filter-timeout"})
+# Cases a running simulator moves past: the scheduler releases an allocation whose binding failed and tries again (the
+# pod then waits for its new device's binding conditions), and has no DRA filter timeout (it answers the timeout
+# story's pod with its own verdict). They are in the pinned demo (and on a real control plane), not in a live one.
+SIMULATOR_LACKS = frozenset({"binding-failed", "filter-timeout"})
 # The resourceclaim controller retries the claim the API server refuses for admin access: an Event each time.
 LIVE_CHURN_FINDINGS = frozenset(
     {
@@ -2747,6 +2747,7 @@ def _v137(f: Fleet) -> None:
             status_devices=[
                 {"driver": FABRIC_DRIVER, "pool": "a100-lab-fabric", "device": f"fgpu-{i}", "conditions": conds}
             ],
+            finding=fid,  # the finding names the claim too; a live scheduler rewrites it (LIVE_CHURN_FINDINGS)
         )
 
     # Two H100s, else two A100s, in the lab: each node has one GPU, so neither alternative fits.

@@ -306,8 +306,15 @@ def test_a_snapshot_of_the_demo_gives_the_same_diagnosis(
     main(["check", "--snapshot", str(snap), "--output", "json"])
     again = json.loads(capsys.readouterr().out)
 
+    # The lab's binding, timeout and admin-access stories move on a running simulator (the scheduler retries, its
+    # Events count up) between the two demos' readings: compared by id and objects, not by evidence.
+    moving = {"binding-pending", "binding-failed", "filter-timeout", "admin-access-forbidden"}
+
     def findings(report: dict) -> list:
-        return sorted(json.dumps({k: v for k, v in f.items()}, sort_keys=True) for f in report["findings"])
+        return sorted(
+            json.dumps({k: v for k, v in f.items() if f["id"] not in moving or k in ("id", "objects")}, sort_keys=True)
+            for f in report["findings"]
+        )
 
     assert live["findings"] and findings(live) == findings(again)
 
