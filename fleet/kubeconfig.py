@@ -223,6 +223,8 @@ def load_merged(paths: list[str], explicit_flag: bool) -> _Merged:
 
 
 def _resolve_path(folder: str, path: str) -> str:
+    if "\x00" in path:  # no file has such a name; os.open would raise ValueError
+        raise _err(f"the kubeconfig names the file {path!r}, which holds a NUL character; no path can.")
     path = os.path.expanduser(path)
     return path if os.path.isabs(path) else os.path.normpath(os.path.join(folder, path))
 

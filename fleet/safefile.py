@@ -64,6 +64,8 @@ def check_target(path: str, what: str) -> None:
         return
     except OSError as exc:
         raise _err(f"cannot write {what} to {path} ({exc.strerror or exc}).") from None
+    except ValueError:
+        raise _err(f"cannot write {what} to {path!r}: the path holds a NUL character.") from None
     if stat.S_ISLNK(st.st_mode):
         raise _err(f"refusing to write {what} to {path}: it is a symbolic link; give the path of the file itself.")
     if not stat.S_ISREG(st.st_mode) or _is_procfs(path):
@@ -135,6 +137,8 @@ def open_read_regular(path: str, what: str) -> int | None:
         )
     except FileNotFoundError:
         return None
+    except ValueError:
+        raise _err(f"cannot read {what} {path!r}: the path holds a NUL character.") from None
     except OSError as exc:
         if os.path.islink(path):
             raise _err(
@@ -215,6 +219,8 @@ def read_bounded(path: str, limit: int, what: str, *, wait: float | None = None)
         raise _err(f"{what} {path} cannot be read (permission denied).") from None
     except OSError as exc:
         raise _err(f"{what} {path} cannot be read ({exc.strerror or exc}).") from None
+    except ValueError:  # a path from a file (a kubeconfig's token-file) may hold a NUL, which no path can
+        raise _err(f"{what} {path!r} cannot be read: the path holds a NUL character.") from None
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):

@@ -189,6 +189,10 @@ def main(argv: Sequence[str] | None = None, prog: str = "dragoman") -> int:
         )
         return int(ExitCode.INPUT)
     _robust_streams()
+    if any("\x00" in a for a in argv):
+        # Only an in-process caller can pass one (a real command line cannot hold NUL); no path or name holds it.
+        print("dragoman: an argument holds a NUL character, which no path, name or value can.", file=sys.stderr)
+        return int(ExitCode.INPUT)
     parser = build_parser(prog)
     args = parser.parse_args(argv)  # --help, --version and usage errors exit through argparse, as ever
     handler = getattr(args, "handler", None)

@@ -354,3 +354,16 @@ def test_fuzz_cli_flags(closed_kubeconfig: str, argv: list[str]) -> None:
 def test_fuzz_cli_flags_large(closed_kubeconfig: str, argv: list[str]) -> None:
     _count("CLI flags")
     _flags_property(argv, closed_kubeconfig)
+
+
+def test_a_nul_in_an_argument_or_a_path_from_a_file_is_a_sentence(tmp_path: pathlib.Path) -> None:
+    """Found by the large flags fuzzer: `--snapshot '\\x00'` was `ValueError: embedded null byte`. A real command line
+    cannot hold NUL, but a kubeconfig's paths can, and an in-process caller's arguments can."""
+    from tests.badinput.badinput_support import assert_sentence
+
+    code, _out, err = run_cli("cel", "--snapshot", "\x00", "true")
+    assert_sentence(code, err, words=["nul character"])
+    kc = tmp_path / "kc"
+    kc.write_text(kubeconfig_text("https://127.0.0.1:1", user='  tokenFile: "/tmp/a\\0b"\n'))
+    code, _out, err = run_cli("check", "--kubeconfig", str(kc))
+    assert_sentence(code, err, words=["nul character"])

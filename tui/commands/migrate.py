@@ -280,7 +280,7 @@ def read_plan_file(path: str) -> dict:
 
     try:
         mode = os.stat(path).st_mode
-    except OSError:
+    except (OSError, ValueError):
         mode = stat.S_IFREG  # read_documents says what is wrong (missing, a loop, no permission)
     if not stat.S_ISREG(mode):
         # A plan is a file `migrate --plan -o json` wrote: a FIFO could hold the read forever, a device never ends.
