@@ -180,6 +180,7 @@ def _robust_streams() -> None:
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "dragoman") -> int:
+    from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     if len(argv) > MAX_ARGS:
         print(
@@ -189,10 +190,6 @@ def main(argv: Sequence[str] | None = None, prog: str = "dragoman") -> int:
         )
         return int(ExitCode.INPUT)
     _robust_streams()
-    if any("\x00" in a for a in argv):
-        # Only an in-process caller can pass one (a real command line cannot hold NUL); no path or name holds it.
-        print("dragoman: an argument holds a NUL character, which no path, name or value can.", file=sys.stderr)
-        return int(ExitCode.INPUT)
     parser = build_parser(prog)
     args = parser.parse_args(argv)  # --help, --version and usage errors exit through argparse, as ever
     handler = getattr(args, "handler", None)
@@ -204,7 +201,9 @@ def main(argv: Sequence[str] | None = None, prog: str = "dragoman") -> int:
         except UserError as exc:
             print(f"dragoman: {printable(exc.message, SENTENCE_LIMIT)}", file=sys.stderr)
             return int(exc.exit_code)
-    restore = _catch_signals()
+    # Only as the program itself (argv from the command line): a test calling main([...]) in its own process keeps
+    # its own signal handling.
+    restore = _catch_signals() if from_command_line else (lambda: None)
     # The terminal UI writes to the terminal itself; the headless commands write through the guard.
     out = GuardedOutput(sys.stdout) if handler is not None else None
     saved_stdout = sys.stdout
@@ -257,8 +256,8 @@ def _control_plane_needs_demo(args: argparse.Namespace) -> None:
 
 
 def _catch_signals():
-    """SIGTERM and SIGHUP unwind like Ctrl+C for the length of one command (restored after: tests call main() in
-    their own process). Only the main thread may set handlers."""
+    """SIGTERM and SIGHUP unwind like Ctrl+C for the length of one command (restored after). Only the main thread
+    may set handlers."""
     import signal
     import threading
 
