@@ -31,6 +31,18 @@ POD_FINDINGS = {
     "double-request",
     "quota-blocks-claim",
     "nodeselector-steering",
+    # What v1.37's DRA features do to a pod (fleet/diagnose/devices.py).
+    "pending-device-taint",
+    "pending-counters",
+    "pending-capacity",
+    "pending-first-available",
+    "binding-pending",
+    "binding-failed",
+    "claim-missing",
+    "class-missing",
+    "admin-access-forbidden",
+    "filter-timeout",
+    "device-unhealthy",
 }
 
 
