@@ -128,7 +128,9 @@ async def take(out: pathlib.Path) -> list[pathlib.Path]:
                             screen = app.screen
                             deadline = time.monotonic() + 60
                             while time.monotonic() < deadline and (
-                                getattr(screen, "result", None) is None or screen.busy or screen.plan is None
+                                getattr(screen, "result", None) is None
+                                or getattr(screen, "busy", False)
+                                or getattr(screen, "plan", None) is None
                             ):
                                 await pilot.pause(0.1)
                             await pilot.pause(0.5)

@@ -316,7 +316,8 @@ async def test_at_80_columns_the_title_is_one_line_and_the_selected_steps_whole_
         assert all(len(line) <= 80 for line in lines)
         await pilot.press("up", "up", "up")
         await pilot.pause(0.2)
-        assert "1. Preflight checks — 0 changes, ! 2 warnings in the plan" in str(
+        # The third warning: the pool will have no free GPU for the canary.
+        assert "1. Preflight checks — 0 changes, ! 3 warnings in the plan" in str(
             screen.query_one("#mig-detail").render()
         )
 
@@ -391,6 +392,9 @@ async def test_step_mode_runs_one_confirmed_step_at_a_time_in_batches_with_a_can
                     nxt = screen.next_step()
                     assert (f"next: {nxt.id}" in title) if nxt else ("every step is done" in title), title
                     if sid == "drain@canary":
+                        # Elapsed time and the step's timeout stood beside it while it ran.
+                        label = str(screen.query_one("#mig-step-label").render())
+                        assert re.fullmatch(r"drain@canary \d+:\d\d of 5:00", label.strip()), label
                         # One batch at a time: the other node still runs its pods.
                         other = next(n for n in screen.runner.ctx.nodes if n != opts["canaryNode"])
                         assert not node(sim, other)["spec"].get("unschedulable")
@@ -438,3 +442,15 @@ async def test_the_production_confirmation_with_two_names_fits_at_80x24(tmp_path
                     assert region.height and 0 <= region.y and region.bottom <= 24 and region.right <= 80, (wid, region)
         finally:
             await cluster.close()
+
+
+async def test_the_plan_text_follows_the_selected_step(tmp_path: pathlib.Path) -> None:
+    async with wizard(tmp_path, "l4-serve", size=(100, 30)) as (_sim, screen, app, pilot):
+        await pilot.pause(0.3)
+        log = screen.query_one("#mig-log")
+        assert log.scroll_y == 0  # the first step: the plan from its top
+        await pilot.press("j", "j", "j")
+        await pilot.pause(0.3)
+        step = screen.plan.steps[3]
+        assert log.scroll_y == screen.step_offsets[step.id] > 0
+        assert str(log.lines[int(log.scroll_y)].text).startswith(f" 4. {step.id} — ")

@@ -50,7 +50,7 @@ class MigrateScreen(DragomanScreen):
     MigrateScreen #mig-steps { height: auto; max-height: 12; }
     MigrateScreen #mig-detail { height: auto; padding: 0 1; display: none; }
     MigrateScreen .bar-row { height: 1; padding: 0 1; }
-    MigrateScreen .bar-row Label { width: 30; }
+    MigrateScreen .bar-row Label { width: 36; }
     MigrateScreen #mig-verified { height: auto; padding: 0 1; display: none; }
     MigrateScreen #mig-log { height: 1fr; border-top: solid $panel; }
     MigrateScreen #mig-pools { height: 1fr; }
@@ -369,7 +369,12 @@ class MigrateScreen(DragomanScreen):
         if not 0 <= row < len(self.plan.steps):
             return
         log = self.query_one("#mig-log", RichLog)
-        y = 0 if row == 0 else self.step_offsets.get(self.plan.steps[row].id, 0)
+        y = 0
+        if row:
+            # The line as drawn (the log wraps again at its own width): the step's first line.
+            head = f"{row + 1:>2}. {self.plan.steps[row].id} — "
+            y = next((j for j, line in enumerate(log.lines) if line.text.startswith(head)), 0)
+        self.step_offsets[self.plan.steps[row].id] = y
         log.scroll_to(y=y, animate=False)
 
     def on_resize(self, event) -> None:
@@ -587,7 +592,12 @@ class MigrateScreen(DragomanScreen):
                 (f"Context {cluster.context_name} looks like production. Type its name:", cluster.context_name)
             )
         if any(s.dangerous and s.changes for s in steps):
-            why = "This evicts pods" if any(s.step == "drain" and s.changes for s in steps) else "This is dangerous"
+            evicts = any(
+                c.verb in ("evict", "delete") and c.kind == "Pod" and "node" in c.detail
+                for s in steps
+                for c in s.changes
+            )
+            why = "This evicts pods" if evicts else "This is dangerous"
             typed.append((f"{why}. Type the pool name ({plan.pool}):", plan.pool))
         writes = sum(len(s.changes) for s in steps)
         nodes = len({n for s in steps for n in s.blast_nodes})
