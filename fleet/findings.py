@@ -176,15 +176,14 @@ CATALOGUE: dict[str, CatalogueEntry] = {
             ERROR,
             "pods",
             "Not enough free GPUs for a pending pod",
-            "Free {resource} capacity, or lower the request of {pod}.",
+            "Free {resource} capacity{where}, or lower the request of {pod}.",
         ),
         CatalogueEntry(
             "pending-unmapped",
             ERROR,
             "pods",
             "Nothing serves the extended resource a pending pod asks for",
-            "Add extendedResourceName: {resource} to a DeviceClass, or keep the device plugin where {pod} may "
-            "run.{forgotten}",
+            "{remedy}{forgotten}",
         ),
         CatalogueEntry(
             "pending-selector",

@@ -3,6 +3,7 @@ from the model."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -86,6 +87,43 @@ class Page:
             out.extend(f"  {line}" for line in lines)
             out.append("")
         return "\n".join(out)
+
+
+_HANG = re.compile(r"^(\s*(?:· |fix: |\[(?:error|warning|info)\] |[A-Za-z][\w .()/-]{0,24}: )?)(.*)$")
+
+
+class PageText:
+    """A page's text drawn with hanging indents: a long line wraps under its own text, after its indent and its
+    bullet, `fix:` or `label:` (it restarted at column 1). Short lines stay plain. `str()` is the plain text."""
+
+    def __init__(self, text: str, plain_below: int = 60) -> None:
+        self.plain = text
+        self.plain_below = plain_below
+
+    def __str__(self) -> str:
+        return self.plain
+
+    __repr__ = __str__  # a Static's visual names its renderable by repr: the text, not an address
+
+    def __rich_console__(self, console, options):
+        from rich.table import Table
+        from rich.text import Text
+
+        for line in self.plain.split("\n"):
+            m = _HANG.match(line)
+            prefix, rest = (m.group(1), m.group(2)) if m else ("", line)
+            if len(line) < self.plain_below or not prefix or not rest:
+                yield Text(line, overflow="fold")
+                continue
+            grid = Table.grid(padding=0, expand=True)
+            grid.add_column(width=len(prefix), no_wrap=True)
+            grid.add_column(ratio=1, overflow="fold")
+            grid.add_row(Text(prefix), Text(rest))
+            yield grid
+
+
+def page_renderable(text: str) -> PageText:
+    return PageText(text)
 
 
 def _ref_text(ref: Ref) -> str:
@@ -193,7 +231,9 @@ def _describe_Pod(page: Page, fleet, ref: Ref, obj: dict) -> None:
     if asks:
         lines.append(f"asks through limits: {', '.join(f'{k}: {v}' for k, v in asks.items())}")
     msg = scheduler_message(obj)
-    if msg:
+    # Said once: a finding's evidence already quotes the scheduler's words (the FailedScheduling event) more often
+    # than not.
+    if msg and not any(msg in line for name, said in page.sections if name == "Findings" for line in said):
         lines.append(f"scheduler: {msg}")
     page.section("Pod", lines)
     if node:

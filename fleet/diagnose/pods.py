@@ -4,9 +4,11 @@ GPU."""
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 
+from dragoman.fleet import ownership as own
 from dragoman.fleet import placement
 from dragoman.fleet.cel_explain import NearMiss, short_clause, suggestions
 from dragoman.fleet.diagnose.context import CLAIM_QUOTA, Context, node_ref, plural, pod_ref
@@ -19,6 +21,7 @@ from dragoman.fleet.model import (
     NodeView,
     claim_requests,
     is_bridge_claim,
+    key_of,
     request_alternatives,
 )
 
@@ -150,7 +153,7 @@ def node_fit(ctx: Context, spec: dict, reqs: dict[str, int], request_free: list)
     fit_free: list[NodeView] = []
     fit_blocked: list[tuple[NodeView, str]] = []
     served: dict[str, bool] = {k: False for k in reqs}
-    free_by_res: dict[str, list[int]] = defaultdict(list)
+    free_by_res: dict[str, list[tuple[str, int]]] = defaultdict(list)  # (eligible node, free) per resource
     dra_fit_nodes: dict[str, list[str]] = defaultdict(list)
     for name in ctx.candidates(spec.get("nodeSelector") or {}):
         v = ctx.nodes[name]
@@ -172,7 +175,7 @@ def node_fit(ctx: Context, spec: dict, reqs: dict[str, int], request_free: list)
                 free = ctx.class_free(cls).get(name, 0)
                 if v.devices_total:
                     served[res] = True
-            free_by_res[res].append(free)
+            free_by_res[res].append((name, free))
             if free < n:
                 fits = False
             elif a <= 0:
@@ -329,7 +332,8 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
             + evs,
             resource=res,
             pod=pname,
-            forgotten="",
+            remedy=_unmapped_remedy(ctx, pod, res),
+            forgotten=_also_insufficient(pod, evs),
         )
         return
     class_problems = []
@@ -375,25 +379,99 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
     yield from filter_timeout(ctx, pk, pod)
     ev = []
     res_name, want = next(iter(reqs.items())) if reqs else ("devices", request_free[0][1] if request_free else 0)
+    eligible: list[str] = []
     for res, n in reqs.items():
-        frees = [f for f in free_by_res.get(res, []) if f > 0]
+        nodes = free_by_res.get(res, [])
+        frees = [f for _, f in nodes if f > 0]
+        eligible += [name for name, _ in nodes if name not in eligible]
+        # The eligible nodes by name, most free first: where capacity would have to be freed.
+        named = ", ".join(f"{name} ({f} free)" for name, f in sorted(nodes, key=lambda x: (-x[1], x[0]))[:5])
         ev.append(
             f"requested {n} {res}; largest free block {max(frees) if frees else 0}; free total {sum(frees)} "
-            f"on {plural(len(free_by_res.get(res, [])), 'eligible node')}"
+            f"on {plural(len(nodes), 'eligible node')}"
+            + (f": {named}" if named else "")
+            + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")
         )
     for label, count, _, _, best in request_free:
         vals = [c for c in best.values() if c > 0]
         ev.append(
             f"claim {label}: requested {count}; largest free block {max(vals) if vals else 0}; free total {sum(vals)}"
         )
+    where = (
+        f" on {', '.join(eligible[:3])}{f' (or {len(eligible) - 3} more eligible nodes)' if len(eligible) > 3 else ''}"
+        if eligible
+        else ""
+    )
     yield make_finding(
         "pending-insufficient",
-        [ref],
+        [ref] + [node_ref(n) for n in eligible[:5]],
         f"pod {pname} waits for {want} {res_name}: no eligible node has that many free",
         ev + evs,
         pool=pool,
         resource=res_name,
         pod=pname,
+        where=where,
+    )
+
+
+def _published_mig_profiles(ctx: Context) -> list[str]:
+    """The MIG profiles the fleet offers today: published by the DRA driver (`profile`) or allocatable through the
+    device plugin (`nvidia.com/mig-<profile>`)."""
+    published = ctx.m.attribute_catalogue().get(own.DRA_DRIVER, {})
+    entry = published.get(f"{own.DRA_DRIVER}/profile") or published.get("profile") or {}
+    found = set(entry.get("values") or {})
+    for node in ctx.m.objects["Node"].values():
+        for name, qty in ((node.get("status") or {}).get("allocatable") or {}).items():
+            if name.startswith("nvidia.com/mig-") and str(qty) not in ("0", ""):
+                found.add(name[len("nvidia.com/mig-") :])
+    return sorted(str(p) for p in found)
+
+
+def _unmapped_remedy(ctx: Context, pod: dict, res: str) -> str:
+    """What to change for a pod asking for an extended resource nothing serves. A MIG profile no GPU of the fleet is
+    partitioned into is not fixed by naming it in a class (the class would select nothing): say which profiles exist."""
+    owner = ctx.m.owner_chain(pod)
+    who = f"{owner[-1][0]} {owner[-1][1]}/{owner[-1][2]}" if owner else f"pod {key_of(pod)[0]}/{key_of(pod)[1]}"
+    if res.startswith("nvidia.com/mig-"):
+        profile = res[len("nvidia.com/mig-") :]
+        offered = _published_mig_profiles(ctx)
+        if profile not in offered:
+            if not offered:
+                return (
+                    f"No GPU in the fleet is partitioned into MIG slices: change {who} to ask for whole GPUs, or "
+                    f"partition a pool's GPUs into {profile} first."
+                )
+            choices = " or ".join(f"nvidia.com/mig-{p}" for p in offered[:3])
+            return (
+                f"No GPU in the fleet offers MIG profile {profile} (it publishes {', '.join(offered)}): change {who} "
+                f"to ask for {choices}, or repartition a pool's GPUs into {profile} first."
+            )
+    return (
+        f"Add extendedResourceName: {res} to a DeviceClass, or keep the device plugin where {who} may run "
+        f"(or change {who}'s request)."
+    )
+
+
+_INSUFFICIENT = re.compile(r"(\d+) Insufficient ([\w./-]*\w)")
+
+
+def _also_insufficient(pod: dict, evs: list[str]) -> str:
+    """` The scheduler also found Insufficient cpu (2 nodes) and memory (4 nodes): ...` — what else its words say
+    stands in the way besides the extended resource (the PodScheduled condition, else the events)."""
+    cond: dict = next(
+        (c for c in (pod.get("status") or {}).get("conditions") or () if c.get("type") == "PodScheduled"), {}
+    )
+    text = (cond.get("message") or "") + " " + " ".join(evs)
+    seen: dict[str, int] = {}
+    for n, what in _INSUFFICIENT.findall(text.split("preemption:")[0] if "preemption:" in text else text):
+        if "/" not in what and what not in seen:
+            seen[what] = int(n)
+    if not seen:
+        return ""
+    parts = [f"{what} ({plural(n, 'node')})" for what, n in seen.items()]
+    return (
+        f" The scheduler also found Insufficient {' and '.join(parts)}: lower the pod's "
+        f"{' and '.join(seen)} requests or free {'them' if len(seen) > 1 else 'it'} on the nodes it may use."
     )
 
 
@@ -454,8 +532,9 @@ def _forgotten_name(
             + evs,
             resource=res,
             pod=f"{pk[0]}/{pk[1]}",
+            remedy="",
             forgotten=(
-                f" DeviceClass {cls} names it already: update it (any change, e.g. an annotation) or restart "
+                f"DeviceClass {cls} names {res} already: update it (any change, e.g. an annotation) or restart "
                 f"kube-scheduler — v1.37 forgets {res} when a class naming it is deleted or stops naming it, until a "
                 "class naming it is updated."
             ),

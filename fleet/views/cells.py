@@ -106,3 +106,18 @@ def without_subject(summary: str, kind: str, ns: str, name: str) -> str:
             if subject and summary.startswith(subject + sep):
                 return summary[len(subject) + len(sep) :]
     return summary
+
+
+def age_text(created: str | None, now: float | None) -> str:
+    """An object's age as kubectl and k9s print it (`40s`, `12m`, `3h`, `5d`), judged at the cluster's clock (a
+    snapshot at its own time); `—` when either is unknown."""
+    from dragoman.fleet.ownership import parse_time
+
+    born = parse_time(created)
+    if born is None or now is None:
+        return "—"
+    secs = max(0, int(now - born))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if secs >= size * (2 if unit != "d" else 1):
+            return f"{secs // size}{unit}"
+    return f"{secs}s"

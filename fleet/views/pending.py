@@ -9,13 +9,15 @@ from collections.abc import Sequence
 from dragoman.fleet.findings import SEVERITY_ORDER, Finding
 from dragoman.fleet.model import pod_extended_requests
 from dragoman.fleet.views.base import Fleet, View
-from dragoman.fleet.views.cells import SEV_GLYPH, Cell, without_subject
+from dragoman.fleet.views.cells import SEV_GLYPH, Cell, age_text, without_subject
 
+# k9s's pod columns where they fit beside the diagnosis: NAMESPACE next to the name, AGE before the long WHY.
 COLUMNS = (
     ("pod", "POD", 12, 48),
-    ("finding", "FINDING", 8, 22),
-    ("why", "WHY", 16, None),
     ("namespace", "NAMESPACE", 6, 16),
+    ("finding", "FINDING", 8, 22),
+    ("age", "AGE", 3, 5),
+    ("why", "WHY", 16, None),
     ("phase", "PHASE", 5, 9),
     ("asks", "ASKS FOR", 6, 26),
 )
@@ -73,7 +75,7 @@ def scheduler_message(pod: dict) -> str:
     return ""
 
 
-def stuck_row(pod: dict, findings: Sequence[Finding]) -> tuple:
+def stuck_row(pod: dict, findings: Sequence[Finding], now: float | None = None) -> tuple:
     meta = pod.get("metadata") or {}
     phase = (pod.get("status") or {}).get("phase") or "Pending"
     f = sorted(findings, key=lambda f: SEVERITY_ORDER.get(f.severity, 9))
@@ -84,9 +86,10 @@ def stuck_row(pod: dict, findings: Sequence[Finding]) -> tuple:
     why = without_subject(why, "Pod", ns, name)
     return (
         name,
-        finding,
-        why,
         ns,
+        finding,
+        age_text(meta.get("creationTimestamp"), now),
+        why,
         Cell(phase, "warning" if phase == "Pending" else "error" if phase == "Failed" else None),
         pod_asks(pod),
     )
@@ -100,7 +103,7 @@ class StuckView(View):
     empty = "no stuck GPU pod"
 
     def sort_key(self, key, row):
-        return (0 if row[1].tone == "error" else 1 if row[1].tone == "warning" else 2, key)
+        return (0 if row[2].tone == "error" else 1 if row[2].tone == "warning" else 2, key)
 
     def _findings(self, fleet: Fleet, key) -> list[Finding]:
         return [
@@ -123,7 +126,7 @@ class StuckView(View):
         if not stuck:
             return None
         pool = fleet.node_pool(_pod_node(pod)) or (found[0].pool if found else None)
-        return stuck_row(pod, found), {
+        return stuck_row(pod, found, fleet.model.now), {
             "namespace": key[0],
             "pool": pool or "",
             "id": ",".join(f.id for f in found),

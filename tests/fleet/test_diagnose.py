@@ -684,7 +684,10 @@ def test_replicas_of_one_workload_make_one_finding():
     pods = [pod(f"big-7f9-{i}", gpus=12, owner=("ReplicaSet", "big-7f9")) for i in range(3)]
     found = [f for f in diagnose(model_of(*base(), rs, *pods)) if f.id == "pending-insufficient"]
     assert len(found) == 1
-    assert found[0].objects == [P("big-7f9-0"), P("big-7f9-1"), P("big-7f9-2"), ("Deployment", "ml", "big")]
+    pods = [P("big-7f9-0"), P("big-7f9-1"), P("big-7f9-2")]
+    # The pods, the eligible nodes the fix names (issue 30: linked), then the owner.
+    assert found[0].objects[:3] == pods and found[0].objects[-1] == ("Deployment", "ml", "big")
+    assert all(o[0] == "Node" for o in found[0].objects[3:-1]) and len(found[0].objects) > 4
     assert found[0].summary.endswith("(and 2 more pods of Deployment big)")
 
 

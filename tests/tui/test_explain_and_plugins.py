@@ -100,7 +100,7 @@ async def test_explain_prints_what_the_tuis_describe_page_shows() -> None:
             what="the describe page",
         )
         heading = str(app.screen.query_one("#heading").render())
-        body = str(app.screen.query_one("#detail-text").render())
+        body = str(app.screen.query_one("#detail-text").content)  # the page's text (drawn with hanging indents)
     assert cli.stdout.splitlines()[0] == heading
     assert cli.stdout.splitlines()[1:] == body.rstrip("\n").splitlines()[1:]
 

@@ -59,7 +59,9 @@ async def test_stuck_pods_say_why_with_the_schedulers_words_and_the_fix() -> Non
         await pilot.press("enter")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "DetailScreen", what="the pod's page")
         body = str(app.screen.query_one("#detail-text").render())
-        assert "pending-unmapped" in body and "fix:" in body and "scheduler:" in body
+        assert "pending-unmapped" in body and "fix:" in body
+        # The scheduler's words once (issue 30: the event, then "scheduler:" again, said the same).
+        assert body.count("Insufficient nvidia.com/mig-3g.40gb") == 1, body
         await pilot.press("y")
         await wait_for(pilot, lambda: getattr(app.screen, "mode", "") == "yaml", what="yaml")
         assert "kind: Pod" in str(app.screen.query_one("#detail-text").render())

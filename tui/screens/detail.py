@@ -8,7 +8,7 @@ from typing import cast
 from dragoman.fleet.projection import fetch_whole, needs_fetch
 from dragoman.tui.bindings import DETAIL_KEYS, textual_bindings
 from dragoman.tui.screens.base import DragomanScreen, PaletteCommand
-from dragoman.widgets.detail import describe, raw_object, yaml_text
+from dragoman.widgets.detail import describe, page_renderable, raw_object, yaml_text
 from dragoman.widgets.footer import SteadyFooter
 from dragoman.widgets.header import StatusHeader
 from textual.app import ComposeResult
@@ -61,7 +61,7 @@ class DetailScreen(DragomanScreen):
             self.links = page.links
             yield Static(f"Describe {page.title}", id="heading")
             with VerticalScroll(id="detail-scroll"):
-                yield Static(page.text(), id="detail-text", markup=False)
+                yield Static(page_renderable(page.text()), id="detail-text", markup=False)
             links = OptionList(*[Option(label, id=str(i)) for i, (label, _ref) in enumerate(page.links)], id="links")
             links.border_title = "links: enter follows · tab scrolls the page"
             yield links
