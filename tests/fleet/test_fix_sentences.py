@@ -60,7 +60,7 @@ def test_a_describe_page_quotes_the_scheduler_once_and_wraps_under_its_text() ->
 
     pod = next(k for k in model.objects["Pod"] if k[1].startswith("asr-batch-large"))
     text = describe(Fleet(), ("Pod", *pod)).text()
-    assert text.count("23 Insufficient nvidia.com/mig-3g.40gb") == 1, text  # the event's words, not again as scheduler:
+    assert text.count("Insufficient nvidia.com/mig-3g.40gb") == 1, text  # the event's words, not again as scheduler:
     console = Console(width=80, record=True, file=io.StringIO())
     console.print(page_renderable(text))
     lines = console.export_text().splitlines()
