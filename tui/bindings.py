@@ -36,6 +36,10 @@ TABLE_KEYS: tuple[Key, ...] = (
     Key("view.filter", "slash", "filter", "Filter", "Filter rows: words, label=value, attr=value (esc clears)"),
     Key("view.yaml", "y", "yaml", "YAML", "The selected object as YAML (the marked ones, when rows are marked)"),
     Key("view.describe", "d", "describe", "Describe", "A describe page of the selected object that follows its links"),
+    # k9s's `c`: the row's name, shown in the notification too (a terminal without OSC 52 copies nothing, silently).
+    Key(
+        "view.copy", "c", "copy_name", "Copy", "Copy the selected row's name (shown too, to select by hand)", show=False
+    ),
     # Out of the footer, like space (help lists both): at 80 columns "? Help" was cut off the end.
     Key("view.back", "escape", "back", "Back", "Back to the previous view (clears a filter first)", show=False),
     Key("view.quit", "q", "back_or_quit", "Back/Quit", "Back, or quit at the first view", show=False),

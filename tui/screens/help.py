@@ -14,6 +14,12 @@ from textual.widgets import Static
 
 LEGEND = (
     "Ownership: ▲ plugin (device plugin) · ● DRA · ✖ BOTH (both stacks: an error) · ↯ flapping · ◐ mixed · → migrating"
+    " · · none (no mechanism; ·1 = one node of the pool)\n"
+    "Findings: ✖ error · ▲ warning (in a FINDINGS cell, beside a count: ✖5 ▲3 ℹ1) · ℹ info\n"
+    "Nodes and pods: ⊘ cordoned (⊘1 = one node of the pool cordoned) · ✔ running · ↯ crash-looping (×restarts)\n"
+    "Claims: … pending · ● reserved (a pod holds it) · ○ allocated · ✖ failed · ⇄ made by the scheduler's bridge\n"
+    "Rows: ● in the left gutter marks a row (space) · → at a row's end: more to the right (→ ← scroll) · ← after the"
+    " first column: scrolled past · … a value wider than its column (whole on its describe page)"
 )
 
 
@@ -146,6 +152,23 @@ class HelpScreen(DragomanModal[None]):
             yield Static(table, id="help-keys")
             yield Static(views_table(heading, digits), id="help-views")
             yield Static("\n" + LEGEND, markup=False, id="help-text")
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._scroll_cue)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._scroll_cue)
+
+    def _scroll_cue(self) -> None:
+        """Long help says it scrolls (issue 30: the legend sat below the fold with nothing to say so)."""
+        vs = self.query_one(VerticalScroll)
+        more = vs.max_scroll_y > 0 and vs.scroll_y < vs.max_scroll_y
+        vs.border_subtitle = "↓ more below: pgdn, ↓ or the wheel" if more else ""
+        if vs.max_scroll_y > 0:
+            self.watch(vs, "scroll_y", lambda _y: self._cue_only(vs), init=False)
+
+    def _cue_only(self, vs: VerticalScroll) -> None:
+        vs.border_subtitle = "↓ more below: pgdn, ↓ or the wheel" if vs.scroll_y < vs.max_scroll_y else "end of help"
 
     async def action_dismiss(self, result: None = None) -> None:  # Textual's signature: the key carries no result
         self.dismiss(None)

@@ -335,6 +335,18 @@ class TableScreen(PromptScreen[None]):
             cmds.append(("rows: unmark all", f"clear {len(self.table.marked)} marks", self._unmark))
         return cmds
 
+    def action_copy_name(self) -> None:
+        """`c`: the row's name to the clipboard, and in the notification: many terminals (and tmux without
+        set-clipboard) ignore OSC 52, and nothing tells the app so."""
+        key = self.table.cursor_key
+        if key is None:
+            self.notify("no row selected: nothing to copy", severity="warning")
+            return
+        ref = self.view.ref(self.fleet, key)
+        name = str(ref[2] if ref else key[-1] if isinstance(key, tuple) else key)
+        self.app.copy_to_clipboard(name)
+        self.notify(f"copied {name}\n(no clipboard in this terminal? select it here)", title="name", timeout=8)
+
     def _copy_marked(self) -> None:
         names = [str(k[-1] if isinstance(k, tuple) else k) for k in self.table.keys() if k in self.table.marked]
         self.app.copy_to_clipboard("\n".join(names))
