@@ -12,8 +12,17 @@ from migrate_support import demo
 
 from tests.support.preview_writes import compare, forward_and_back, intents, previewed
 
-# Every pool of the demo (sim/scenarios/demo.yaml), each on its own simulator.
-POOLS = ("a100-mig", "a100-serve", "a100-train", "h100-dra", "l4-dev", "l4-inference", "l4-serve", "system", "t4-batch")
+
+def _demo_pools() -> list[str]:
+    from dragoman.sim import scenario as scenario_mod
+
+    nodes = [o for o in scenario_mod.load("demo").objects if o.get("kind") == "Node"]
+    return sorted({(n["metadata"].get("labels") or {}).get("cloud.google.com/gke-nodepool", "") for n in nodes} - {""})
+
+
+# Every pool of the demo (sim/scenarios/demo.yaml, read as it is: a pool added there is tested too), each on its own
+# simulator.
+POOLS = _demo_pools()
 
 
 def options() -> Options:
