@@ -276,6 +276,8 @@ def allocatable_now(ev: FleetEvaluation, model: FleetModel, *, short: bool = Fal
 
     matched = [(r.driver, r.pool, r.device) for r in ev.results if r.result == "match"]
     total, now, why = availability(model.device_states(), matched)
+    if total == 0:
+        return ""  # nothing matches: "match 0" says it all
     if not short:
         return availability_text(total, now, why)
     rest = ", ".join(f"{n} {w}" for w, n in why.items())

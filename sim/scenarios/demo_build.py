@@ -2453,10 +2453,10 @@ def _exactly(cls: str, *selectors: str, **extra) -> dict:
     return body
 
 
-FABRIC_DRIVER = "fabric.example.com"
+FABRIC_DRIVER = "pcie-fabric.example.com"  # a composable PCIe fabric: its GPUs attach to a node on demand
 FABRIC_CLASS = "fabric-gpu.example.com"
-FABRIC_ATTACHED = "fabric.example.com/attached"
-FABRIC_FAILED = "fabric.example.com/attach-failed"
+FABRIC_ATTACHED = "pcie-fabric.example.com/attached"
+FABRIC_FAILED = "pcie-fabric.example.com/attach-failed"
 A100_80 = 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA A100-SXM4-80GB"'
 H100 = 'device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H100")'
 
@@ -2693,6 +2693,7 @@ def _v137(f: Fleet) -> None:
                     {
                         "name": f"fgpu-{i}",
                         "attributes": {"type": {"string": "gpu"}, "productName": {"string": "NVIDIA H100 80GB HBM3"}},
+                        "capacity": {"memory": {"value": "80Gi"}},
                         "bindsToNode": True,
                         "bindingConditions": [FABRIC_ATTACHED],
                         "bindingFailureConditions": [FABRIC_FAILED],

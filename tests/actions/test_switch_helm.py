@@ -113,7 +113,7 @@ async def test_standalone_chart_pool_through_helm(tmp_path: pathlib.Path, capsys
         assert dr["values"]["nvidiaDriverRoot"] == "/home/kubernetes/bin/nvidia"
         assert dr["values"]["resources"] == {"computeDomains": {"enabled": False}}
         for t in dr["values"]["kubeletPlugin"]["affinity"]["nodeAffinity"][REQ]["nodeSelectorTerms"]:
-            assert set(_pool_values(t, "In")) == {"h100-dra", "a100-serve", "a100-mig", "l4-dev", T4}
+            assert set(_pool_values(t, "In")) == {"h100-dra", "a100-serve", "a100-mig", "l4-dev", "a100-lab", T4}
         rel = fake_helm.releases(helm_dir)
         assert rel["nvidia-device-plugin/nvdp"]["upgradedWith"] == "nvidia-device-plugin-0.18.0"
         assert rel["dra-driver-nvidia-gpu/dra-driver-nvidia-gpu"]["upgradedWith"] == "dra-driver-nvidia-gpu-0.4.0"

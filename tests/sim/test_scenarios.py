@@ -477,7 +477,7 @@ def test_slices_come_from_the_driver_on_its_nodes(demo: list[dict]) -> None:
     nodes = {n["metadata"]["name"]: n for n in _of(demo, "Node")}
     for s in _of(demo, "ResourceSlice"):
         spec = s["spec"]
-        if spec["driver"] == "fabric.example.com":
+        if spec["driver"] == "pcie-fabric.example.com":
             # The lab's fabric-attached pool: a network slice of the pool's nodes, not of one node.
             assert "nodeName" not in spec and spec["nodeSelector"]["nodeSelectorTerms"]
             continue
