@@ -527,7 +527,7 @@ def _dynamic_mig_devices(node_name: str, hw: NodeHardware, schema: str, minor: i
             "attributes": dict(sorted(attrs.items())),
             "capacity": {"memory": {"value": _quantity_mi(hw.model.memory_mib)}},
             "consumesCounters": [
-                {"counterSet": cs, "counters": {f"memorySlice{s}": {"value": "1"} for s in range(total)}}
+                {"counterSet": cs, "counters": {f"memory-slice-{s}": {"value": "1"} for s in range(total)}}
             ],
         }
     ]
@@ -550,7 +550,7 @@ def _dynamic_mig_devices(node_name: str, hw: NodeHardware, schema: str, minor: i
                 "consumesCounters": [
                     {
                         "counterSet": cs,
-                        "counters": {f"memorySlice{s}": {"value": "1"} for s in range(start, start + p.slices)},
+                        "counters": {f"memory-slice-{s}": {"value": "1"} for s in range(start, start + p.slices)},
                     }
                 ],
             }
@@ -564,7 +564,7 @@ def shared_counters(hw: NodeHardware) -> list[dict]:
         return []
     total = max(q.slices for q in hw.model.mig_profiles)
     return [
-        {"name": counter_set_name(m), "counters": {f"memorySlice{s}": {"value": "1"} for s in range(total)}}
+        {"name": counter_set_name(m), "counters": {f"memory-slice-{s}": {"value": "1"} for s in range(total)}}
         for m in range(hw.gpu_count)
     ]
 

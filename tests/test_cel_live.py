@@ -15,7 +15,9 @@ from dragoman.tui.cli import main
 
 from tests.support.serve import served
 
-A100 = 'device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA A100")'
+# Guarded by the driver: the demo's a100-lab also publishes PCIe-fabric devices, where the unguarded form is a
+# runtime error (no such key), as the scheduler would find it.
+A100 = 'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA A100")'
 # Whole GPUs have no profile: a runtime error on them, a match on small MIG slices; both must be the same devices.
 UNGUARDED = 'device.attributes["gpu.nvidia.com"].profile.startsWith("1g")'
 

@@ -454,14 +454,14 @@ def mig_counter_slice(
     sets, devices = [], []
     for g in range(gpus):
         cs = f"gpu-{g}-counters"
-        sets.append({"name": cs, "counters": {f"memorySlice{i}": {"value": "1"} for i in range(migs)}})
+        sets.append({"name": cs, "counters": {f"memory-slice-{i}": {"value": "1"} for i in range(migs)}})
         devices.append(
             {
                 "name": f"gpu-{g}",
                 "attributes": {"type": {"string": "gpu"}, "productName": {"string": "NVIDIA A100-SXM4-80GB"}},
                 "capacity": {"memory": {"value": "80Gi"}},
                 "consumesCounters": [
-                    {"counterSet": cs, "counters": {f"memorySlice{i}": {"value": "1"} for i in range(migs)}}
+                    {"counterSet": cs, "counters": {f"memory-slice-{i}": {"value": "1"} for i in range(migs)}}
                 ],
             }
         )
@@ -471,7 +471,7 @@ def mig_counter_slice(
                     "name": f"gpu-{g}-mig-1g10gb-{i}",
                     "attributes": {"type": {"string": "mig"}, "profile": {"string": "1g.10gb"}},
                     "capacity": {"memory": {"value": "10Gi"}},
-                    "consumesCounters": [{"counterSet": cs, "counters": {f"memorySlice{i}": {"value": "1"}}}],
+                    "consumesCounters": [{"counterSet": cs, "counters": {f"memory-slice-{i}": {"value": "1"}}}],
                 }
             )
     pool_name = pool or node_name

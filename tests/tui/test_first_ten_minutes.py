@@ -412,7 +412,7 @@ async def test_11_y_and_d_on_pools_and_attributes(snap) -> None:
     app = snapshot_app(snap)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
-        await pilot.press("y")
+        await pilot.press("j", "y")  # a100-mig: the second pool, after the demo's a100-lab
         await wait_for(pilot, lambda: getattr(app.screen, "mode", "") == "yaml", what="pool yaml")
         body = str(app.screen.query_one("#detail-text").render())
         assert "gone" not in body and "name: a100-mig" in body and "not an API object" in body
@@ -510,7 +510,7 @@ async def test_12_marked_rows_are_what_y_shows(snap) -> None:
     app = snapshot_app(snap)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
-        await pilot.press("space", "space", "y")
+        await pilot.press("j", "space", "space", "y")  # a100-mig and a100-serve, after the demo's a100-lab
         await wait_for(pilot, lambda: getattr(app.screen, "mode", "") == "yaml", what="yaml of marked")
         body = str(app.screen.query_one("#detail-text").render())
         assert "name: a100-mig" in body and "name: a100-serve" in body and "---" in body
