@@ -40,6 +40,16 @@ EXPLAINED_FINDINGS = {
         "the scenario pins the pod to the old kubelet's node; the real scheduler places the rebuilt pod elsewhere"
     ),
     "stale-bridge-claim": "the scenario holds an orphaned bridge claim; claims the scheduler made are never copied",
+    # a100-lab's v1.37 stories (issue 28), read from the source and not yet closed in the node agents (issue 31):
+    "admin-access-forbidden": (
+        "the scenario holds an admin-access claim in an unlabelled namespace; kube-apiserver refuses to create it"
+    ),
+    "claim-missing": "so on the real control plane the pod that names that refused claim has one more missing claim",
+    "device-taint-eviction": (
+        "the scenario holds a pod a NoExecute DeviceTaintRule is evicting; kube-controller-manager evicts it at once"
+    ),
+    "device-unhealthy": "the pod's allocatedResourcesStatus is kubelet-written status; the node agents write none yet",
+    "pending-insufficient": "the pods those stories free or keep change which GPU pods the real scheduler leaves Pending",
 }
 # Pool ownership that differs for the same reason: h100-dra has one node with no slices in the scenario (no-slices).
 EXPLAINED_OWNERSHIP = {"h100-dra": ("dra", "mixed")}
