@@ -49,7 +49,7 @@ EXPLAINED_FINDINGS = {
         "the scenario holds a pod a NoExecute DeviceTaintRule is evicting; kube-controller-manager evicts it at once"
     ),
     "device-unhealthy": "the pod's allocatedResourcesStatus is kubelet-written status; the node agents write none yet",
-    "pending-insufficient": "the pods those stories free or keep change which GPU pods the real scheduler leaves Pending",
+    "pending-insufficient": "those stories change which GPU pods the real scheduler leaves Pending",
 }
 # Pool ownership that differs for the same reason: h100-dra has one node with no slices in the scenario (no-slices).
 EXPLAINED_OWNERSHIP = {"h100-dra": ("dra", "mixed")}
