@@ -33,6 +33,7 @@ from typing import Any
 
 from dragoman.fleet.cel.device import parse_quantity
 from dragoman.fleet.k8s.nodeaffinity import match_node_selector
+from dragoman.fleet.k8s.tolerations import tolerates
 
 FINALIZER = "resource.kubernetes.io/delete-protection"
 ALLOCATION_RESULTS_MAX_SIZE = 32  # resourceapi.AllocationResultsMaxSize
@@ -883,17 +884,8 @@ def consumed_capacity(
 
 
 def device_tolerates(toleration: dict, taint: dict) -> bool:
-    """resourceclaim.ToleratesTaint (a device toleration: an empty key with Equal compares the values)."""
-    effect = toleration.get("effect") or ""
-    if effect and effect != taint.get("effect"):
-        return False
-    key = toleration.get("key") or ""
-    if key and key != taint.get("key"):
-        return False
-    op = toleration.get("operator") or ""
-    if op in ("", "Equal"):
-        return (toleration.get("value") or "") == (taint.get("value") or "")
-    return op == "Exists"
+    """resourceclaim.ToleratesTaint: the same rule as a pod's toleration (fleet/k8s/tolerations.py, its one home)."""
+    return tolerates(toleration, taint)
 
 
 def untolerated_taint(device: Device, tolerations: list[dict]) -> tuple[dict, str] | None:
