@@ -4,6 +4,8 @@ thousands of rows stay instant)."""
 from __future__ import annotations
 
 import bisect
+import functools
+import re
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +50,43 @@ class Column:
     essential: bool = False
 
 
+@functools.total_ordering
+class _Descending:
+    """A sort value that orders the other way round (a column sorted high to low keeps the view's order on ties)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Descending) and self.value == other.value
+
+    def __lt__(self, other: _Descending) -> bool:
+        return other.value < self.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+_DIGITS = re.compile(r"(\d+)")
+_AGE = re.compile(r"^(\d+)([smhd])$")
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def sort_value(text: str, column_key: str = "") -> tuple:
+    """How a cell sorts, as k9s sorts a column: numbers inside text by value (`gke-…-10` after `gke-…-9`, `12/16`
+    after `4/16`), an AGE by its duration (`3h` after `40m`); an empty or `—` cell last."""
+    t = text.strip()
+    if not t or t == "—":
+        return (1,)
+    if column_key == "age":
+        m = _AGE.match(t)
+        if m:
+            return (0, (0, int(m.group(1)) * _AGE_UNITS[m.group(2)]))
+    return (0, tuple((0, int(p), "") if p.isdigit() else (1, 0, p.lower()) for p in _DIGITS.split(t) if p))
+
+
 def _cell_text(text: str, width: int, trim: str = "end") -> str:
     if len(text) > width:
         if width <= 1:
@@ -73,14 +112,14 @@ class VTable(ScrollView, can_focus=True):
         Binding("space", "mark", "Mark", show=False, id="table.mark", tooltip="Mark the row for a batch action"),
         Binding("enter", "select", "Open", show=True, id="table.select", tooltip="Drill down into the row"),
         Binding(
-            "right,l",
+            "right",
             "hscroll(8)",
             "Scroll right",
             show=False,
             id="table.right",
             tooltip="Scroll the columns right (the first stays)",
         ),
-        Binding("left,h", "hscroll(-8)", "Scroll left", show=False, id="table.left", tooltip="Scroll the columns left"),
+        Binding("left", "hscroll(-8)", "Scroll left", show=False, id="table.left", tooltip="Scroll the columns left"),
         Binding(
             "shift+right",
             "hcolumn(1)",
@@ -97,6 +136,36 @@ class VTable(ScrollView, can_focus=True):
             id="table.prev-column",
             tooltip="Scroll left by one column",
         ),
+        # k9s's sort keys: Shift-N by name, Shift-A by age, ctrl+←/→ selects a column and ctrl+o sorts by it; the same
+        # key again turns the order round.
+        Binding(
+            "N", "sort_name", "Sort name", show=False, id="table.sort-name", tooltip="Sort by name (again: reverse)"
+        ),
+        Binding("A", "sort_age", "Sort age", show=False, id="table.sort-age", tooltip="Sort by age (again: reverse)"),
+        Binding(
+            "ctrl+o",
+            "sort_selected",
+            "Sort column",
+            show=False,
+            id="table.sort-column",
+            tooltip="Sort by the selected column (again: reverse; a third time: the view's own order)",
+        ),
+        Binding(
+            "ctrl+right",
+            "select_column(1)",
+            "Select next column",
+            show=False,
+            id="table.select-next",
+            tooltip="Select the next column (its header is underlined) for ctrl+o",
+        ),
+        Binding(
+            "ctrl+left",
+            "select_column(-1)",
+            "Select previous column",
+            show=False,
+            id="table.select-prev",
+            tooltip="Select the previous column for ctrl+o",
+        ),
     ]
 
     COMPONENT_CLASSES = {
@@ -104,6 +173,7 @@ class VTable(ScrollView, can_focus=True):
         "vtable--cursor",
         "vtable--marked",
         "vtable--empty",
+        "vtable--selected-column",
         *(f"vtable--tone-{t}" for t in TONES),
     }
 
@@ -115,6 +185,7 @@ class VTable(ScrollView, can_focus=True):
         background: $block-cursor-background; color: $block-cursor-foreground; text-style: bold; }
     VTable > .vtable--marked { color: $text-accent; text-style: bold; }
     VTable > .vtable--empty { color: $text-muted; text-style: italic; }
+    VTable > .vtable--selected-column { text-style: bold underline; color: $text-accent; }
     /* $text-<hue>: the theme's hue made legible on its surfaces (plain $secondary drew ▲ plugin at 1.7:1). */
     VTable > .vtable--tone-dp { color: $text-secondary; }
     VTable > .vtable--tone-dra { color: $text-primary; }
@@ -140,6 +211,11 @@ class VTable(ScrollView, can_focus=True):
             super().__init__()
             self.table = table
 
+    class SortChanged(Message):
+        def __init__(self, table: VTable) -> None:
+            super().__init__()
+            self.table = table
+
     class Selected(Message):
         def __init__(self, table: VTable, key: Hashable) -> None:
             super().__init__()
@@ -151,13 +227,22 @@ class VTable(ScrollView, can_focus=True):
         columns: Sequence[Column],
         *,
         sort_key: Callable[[Hashable, tuple], Any] | None = None,
+        name_column: str | None = None,
         empty: str = "nothing to show",
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
         super().__init__(id=id, classes=classes)
         self.columns = list(columns)
-        self._sort_key = sort_key or (lambda key, row: key)
+        self._view_sort_key = sort_key or (lambda key, row: key)
+        self._sort_key = self._view_sort_key
+        keys = [c.key for c in self.columns]
+        # The column Shift-N sorts by (k9s's NAME); Shift-A sorts by a column keyed "age", where a view has one.
+        self.name_column = keys.index(name_column) if name_column in keys else 0
+        self.sort_column: int | None = None  # None: the view's own order
+        self.sort_descending = False
+        self.selected_column = 0
+        self._column_chosen = False  # the selected column is underlined once a sort or ctrl+←/→ has chosen one
         self._rows: dict[Hashable, tuple] = {}
         self._facets: dict[Hashable, dict] = {}
         self._skey: dict[Hashable, tuple] = {}
@@ -300,6 +385,80 @@ class VTable(ScrollView, can_focus=True):
 
     def facets(self, key: Hashable) -> dict:
         return self._facets.get(key, {})
+
+    # ------------------------------------------------------------------ sort
+    def sort_by(self, column: int | None, descending: bool = False) -> None:
+        """Order the rows by one column's cells (None: the view's own order), the view's order breaking ties; rows set
+        later take their place by the same rule. The cursor stays on its row."""
+        self.sort_column, self.sort_descending = column, descending
+        if column is None:
+            self._sort_key = self._view_sort_key
+        else:
+            ckey, view_key = self.columns[column].key, self._view_sort_key
+            wrap = _Descending if descending else (lambda v: v)
+
+            def by_column(key: Hashable, row: tuple) -> Any:
+                return (wrap(sort_value(text_of(row[column]) if column < len(row) else "", ckey)), view_key(key, row))
+
+            self._sort_key = by_column
+            # Room in the header for the order's arrow.
+            self._widths[column] = max(self._widths[column], len(self.columns[column].label) + 1)
+        if self._fresh:
+            self._place_fresh()
+        for key, row in self._rows.items():
+            self._skey[key] = (self._sort_key(key, row),)
+        self._order_list = sorted(self._entry(k) for k in self._rows)
+        self._visible_list = [e for e in self._order_list if self._passes(self._by_seq[e[1]])]
+        self._changed()
+
+    def _toggle_sort(self, column: int, third_resets: bool = False) -> None:
+        """k9s's way: a column's key sorts by it, the same key again reverses (ctrl+o a third time: the view's own)."""
+        if self.sort_column != column:
+            self.sort_by(column)
+        elif not self.sort_descending:
+            self.sort_by(column, descending=True)
+        else:
+            self.sort_by(None if third_resets else column)
+        self.selected_column = column if self.sort_column is not None else self.selected_column
+        self._column_chosen = True
+        self.post_message(self.SortChanged(self))
+
+    def action_sort_name(self) -> None:
+        self._toggle_sort(self.name_column)
+
+    def action_sort_age(self) -> None:
+        keys = [c.key for c in self.columns]
+        if "age" not in keys:
+            self.notify("this view has no AGE column: ctrl+←/→ selects a column, ctrl+o sorts by it", timeout=4)
+            return
+        self._toggle_sort(keys.index("age"))
+
+    def action_sort_selected(self) -> None:
+        self._toggle_sort(self.selected_column, third_resets=True)
+
+    def action_select_column(self, direction: int) -> None:
+        self.selected_column = max(0, min(len(self.columns) - 1, self.selected_column + direction))
+        self._column_chosen = True
+        self._show_column(self.selected_column)
+        self.refresh()
+
+    def _show_column(self, column: int) -> None:
+        """Scroll sideways so a selected column is in sight (the first column always is)."""
+        if column == 0:
+            return
+        widths = self._layout_widths(self.view_width)
+        start = sum(w + 1 for w in widths[1:column])
+        room = self.view_width - self._frozen_width(widths)
+        if start < self.hscroll:
+            self.hscroll = start
+        elif start + widths[column] > self.hscroll + room:
+            self.hscroll = min(self.max_hscroll(), start + widths[column] - room + 1)
+
+    def sort_label(self) -> str:
+        """What the rows are ordered by, for a heading: `sorted by AGE ↓`, or "" in the view's own order."""
+        if self.sort_column is None:
+            return ""
+        return f"sorted by {self.columns[self.sort_column].label} {'↓' if self.sort_descending else '↑'}"
 
     # ------------------------------------------------------------------ filter
     def _passes(self, key: Hashable) -> bool:
@@ -525,7 +684,16 @@ class VTable(ScrollView, can_focus=True):
         base = self.rich_style
         if y == 0:
             header = base + self.get_component_rich_style("vtable--header")
-            segs = self._line([c.label for c in self.columns], widths, header, "  ", tone_style=False)
+            labels = [c.label for c in self.columns]
+            if self.sort_column is not None:
+                labels[self.sort_column] += "↓" if self.sort_descending else "↑"
+            segs = self._line(labels, widths, header, "  ", tone_style=False)
+            if self._column_chosen and self.has_focus and self.selected_column < len(widths):
+                # The selected column's header (ctrl+←/→), what ctrl+o sorts by: segment 1 + 2*i is column i's cell.
+                i = 1 + 2 * self.selected_column
+                segs[i] = Segment(
+                    segs[i].text, header + self.get_component_rich_style("vtable--selected-column", partial=True)
+                )
             return self._scrolled(segs, widths, width, header, header=True)
         index = int(self.scroll_offset.y) + y - 1
         if index >= len(self._visible):

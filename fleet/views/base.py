@@ -54,6 +54,8 @@ class View:
     shows_summary = False  # a line above the table (`summary`), redrawn at most twice a second
     trim_middle: tuple[str, ...] = ("node", "pod", "claim", "object")
     essential: tuple[str, ...] = ()
+    # The column k9s's Shift-N sorts by (its NAME); None: the first.
+    name_column: str | None = None
 
     def __init__(self, scope: tuple[str, str] | None = None) -> None:
         # ("pool", name) or ("node", name): a drilled-down view shows only that part of the fleet.

@@ -78,6 +78,7 @@ def claim_row(
 class ClaimsView(View):
     name, title = "claims", "Claims"
     columns = COLUMNS
+    name_column = "claim"
     essential = ("state", "claim", "source", "pod", "devices", "node")
     empty = "no ResourceClaims"
 

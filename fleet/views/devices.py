@@ -90,6 +90,7 @@ def _text(v: object) -> str:
 class DevicesView(View):
     name, title = "devices", "Devices"
     columns = COLUMNS
+    name_column = "device"
     essential = ("node", "device", "product", "claim")
     empty = "no ResourceSlice publishes devices here"
 

@@ -50,7 +50,13 @@ class TableScreen(PromptScreen[None]):
                 Column(k, label, mn, mx, "middle" if k in self.view.trim_middle else "end", k in self.view.essential)
                 for k, label, mn, mx in self.view.columns
             ]
-            yield VTable(cols, sort_key=self.view.sort_key, empty="loading the fleet…", id="table")
+            yield VTable(
+                cols,
+                sort_key=self.view.sort_key,
+                name_column=self.view.name_column,
+                empty="loading the fleet…",
+                id="table",
+            )
         yield CommandBar()
         yield SteadyFooter()
 
@@ -166,7 +172,11 @@ class TableScreen(PromptScreen[None]):
         count = f"{shown} of {total}" if self.filter_text else f"{total}"
         flt = f"   filter: {self.filter_text}" if self.filter_text else ""
         marked = f"   marked: {len(self.table.marked)}" if self.table.marked else ""
-        self.query_one("#heading", Static).update(f"{self.view.heading} ({count}){flt}{marked}")
+        order = f"   {self.table.sort_label()}" if self.table.sort_column is not None else ""
+        self.query_one("#heading", Static).update(f"{self.view.heading} ({count}){flt}{marked}{order}")
+
+    def on_vtable_sort_changed(self, event: VTable.SortChanged) -> None:
+        self.refresh_summary()
 
     def on_vtable_marks_changed(self, event: VTable.MarksChanged) -> None:
         self.refresh_summary()
