@@ -10,19 +10,10 @@ from dragoman.actions.steps import Options
 from dragoman.fleet.cluster import connect
 from migrate_support import demo
 
-from tests.support.preview_writes import compare, forward_and_back, intents, previewed
+from tests.support.preview_writes import compare, demo_pools, forward_and_back, intents, previewed
 
-
-def _demo_pools() -> list[str]:
-    from dragoman.sim import scenario as scenario_mod
-
-    nodes = [o for o in scenario_mod.load("demo").objects if o.get("kind") == "Node"]
-    return sorted({(n["metadata"].get("labels") or {}).get("cloud.google.com/gke-nodepool", "") for n in nodes} - {""})
-
-
-# Every pool of the demo (sim/scenarios/demo.yaml, read as it is: a pool added there is tested too), each on its own
-# simulator.
-POOLS = _demo_pools()
+# Every pool of the demo, each on its own simulator.
+POOLS = demo_pools()
 
 
 def options() -> Options:

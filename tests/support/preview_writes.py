@@ -9,6 +9,14 @@ import pathlib
 from typing import Any
 
 
+def demo_pools() -> list[str]:
+    """Every pool of the demo (sim/scenarios/demo.yaml, read as it is: a pool added there is tested too)."""
+    from dragoman.sim import scenario as scenario_mod
+
+    nodes = [o for o in scenario_mod.load("demo").objects if o.get("kind") == "Node"]
+    return sorted({(n["metadata"].get("labels") or {}).get("cloud.google.com/gke-nodepool", "") for n in nodes} - {""})
+
+
 def _body(verb: str, kind: str, before: Any, after: Any, uid: str | None) -> str:
     # An eviction (or a forced delete) is of one pod: its uid. The audit's record adds the pod's node and phase.
     if kind == "Pod" and uid:
