@@ -3,6 +3,7 @@ pods."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import random
 
@@ -172,6 +173,26 @@ def generate_scale(
             gc.enable()
 
 
+@dataclasses.dataclass
+class _Layout:
+    """What the parts of a generated fleet share while it is written: the objects so far, the id source, the pools and
+    where each node sits."""
+
+    ids: _Ids
+    out: list[dict] = dataclasses.field(default_factory=list)
+    dp_pools: list[str] = dataclasses.field(default_factory=list)
+    dra_pools: list[str] = dataclasses.field(default_factory=list)
+    dp_nodes: list[str] = dataclasses.field(default_factory=list)
+    dra_nodes: list[str] = dataclasses.field(default_factory=list)
+    node_ip: dict[str, str] = dataclasses.field(default_factory=dict)
+    node_uid: dict[str, str] = dataclasses.field(default_factory=dict)
+    node_pool: dict[str, str] = dataclasses.field(default_factory=dict)
+    node_index: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    def uid(self) -> str:
+        return self.ids.uid()
+
+
 def _generate(
     nodes: int,
     gpus_per_node: int,
@@ -185,52 +206,98 @@ def _generate(
     dra_fraction: float,
     instance_type: str = "a3-highgpu-8g",
 ) -> list[dict]:
-    rng = random.Random(seed)
-    model = nv.CATALOG[gpu]
-    hw = nv.NodeHardware(model, gpus_per_node)
-    ids = _Ids(seed)
-    uid = lambda *_: ids.uid()  # noqa: E731
-    out: list[dict] = []
-
+    """The GPU fleet, part by part (the order of the parts is the order of the seeded draws: keep it)."""
+    hw = nv.NodeHardware(nv.CATALOG[gpu], gpus_per_node)
+    fleet = _Layout(_Ids(seed))
     n_dra = round(nodes * dra_fraction)
-    dp_pools = [f"dp-{i:03d}" for i in range(max(1, -(-(nodes - n_dra) // pool_size)))]
-    dra_pools = [f"dra-{i:03d}" for i in range(max(1, -(-n_dra // pool_size)))]
+    fleet.dp_pools = [f"dp-{i:03d}" for i in range(max(1, -(-(nodes - n_dra) // pool_size)))]
+    fleet.dra_pools = [f"dra-{i:03d}" for i in range(max(1, -(-n_dra // pool_size)))]
     ns_names = [f"team-{i:03d}" for i in range(namespaces)]
     for ns in ["kube-system", "nvidia-device-plugin", "dra-driver-nvidia-gpu", *ns_names]:
-        out.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Namespace",
-                "metadata": {
-                    "name": ns,
-                    "uid": uid("ns", ns),
-                    "creationTimestamp": CREATED,
-                    "labels": {"kubernetes.io/metadata.name": ns},
-                },
-                "spec": {"finalizers": ["kubernetes"]},
-                "status": {"phase": "Active"},
-            }
-        )
+        fleet.out.append(_namespace(ns, fleet.uid()))
+    _gpu_nodes(fleet, nodes, nodes - n_dra, pool_size, hw, gpus_per_node, instance_type)
+    _gpu_daemonset(
+        fleet,
+        "nvdp-nvidia-device-plugin",
+        "nvidia-device-plugin",
+        DP_IMAGE,
+        fleet.dp_pools,
+        fleet.dp_nodes,
+        "nvidia-device-plugin",
+    )
+    _gpu_daemonset(
+        fleet,
+        "dra-driver-nvidia-gpu-kubelet-plugin",
+        "dra-driver-nvidia-gpu",
+        DRA_IMAGE,
+        fleet.dra_pools,
+        fleet.dra_nodes,
+        "dra-driver-nvidia-gpu",
+    )
+    fleet.out.append(_gpu_class(fleet.uid()))
+    _gpu_slices(fleet, hw, driver_version)
+    _gpu_pods(fleet, random.Random(seed), pods, pending, gpus_per_node, ns_names, nodes)
+    return fleet.out
 
+
+def _namespace(name: str, uid: str) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": name,
+            "uid": uid,
+            "creationTimestamp": CREATED,
+            "labels": {"kubernetes.io/metadata.name": name},
+        },
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    }
+
+
+def _node(name: str, uid: str, labels: dict, capacity: dict, allocatable: dict, ip: str) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "uid": uid, "creationTimestamp": CREATED, "labels": labels},
+        "spec": {"providerID": f"gce://acme-scale/us-central1-a/{name}"},
+        "status": {
+            "capacity": capacity,
+            "allocatable": allocatable,
+            "conditions": _ready_conditions(),
+            "addresses": [{"type": "InternalIP", "address": ip}],
+            "nodeInfo": {
+                "kubeletVersion": KUBELET,
+                "kubeProxyVersion": KUBELET,
+                "architecture": "amd64",
+                "operatingSystem": "linux",
+                "osImage": "Container-Optimized OS from Google",
+                "containerRuntimeVersion": "containerd://2.0.6",
+                "kernelVersion": "6.6.97+",
+                "bootID": "",
+                "machineID": "",
+                "systemUUID": "",
+            },
+        },
+    }
+
+
+def _gpu_nodes(
+    fleet: _Layout, nodes: int, half: int, pool_size: int, hw: nv.NodeHardware, gpus_per_node: int, instance_type: str
+) -> None:
+    """The GPU nodes: the first `half` on the device plugin's pools (allocatable nvidia.com/gpu), the rest on DRA's."""
     gfd = hw.gfd_labels()
-    dp_nodes: list[str] = []
-    dra_nodes: list[str] = []
-    node_ip: dict[str, str] = {}
-    node_uid: dict[str, str] = {}
-    node_pool: dict[str, str] = {}
-    node_index: dict[str, int] = {}
-    half = nodes - round(nodes * dra_fraction)
     for i in range(nodes):
         on_dra = i >= half
-        pools = dra_pools if on_dra else dp_pools
+        pools = fleet.dra_pools if on_dra else fleet.dp_pools
         j = i - half if on_dra else i
         pool = pools[min(len(pools) - 1, j // pool_size)]
-        name = f"gke-scale-{pool}-{j % pool_size:04d}-{ids.suffix(4)}"
-        (dra_nodes if on_dra else dp_nodes).append(name)
-        node_ip[name] = f"10.{128 + (i >> 8)}.{i & 255}.10"
-        node_pool[name] = pool
-        node_index[name] = i
-        node_uid[name] = uid("node", name)
+        name = f"gke-scale-{pool}-{j % pool_size:04d}-{fleet.ids.suffix(4)}"
+        (fleet.dra_nodes if on_dra else fleet.dp_nodes).append(name)
+        fleet.node_ip[name] = f"10.{128 + (i >> 8)}.{i & 255}.10"
+        fleet.node_pool[name] = pool
+        fleet.node_index[name] = i
+        fleet.node_uid[name] = fleet.uid()
         labels = {
             "kubernetes.io/hostname": name,
             "kubernetes.io/os": "linux",
@@ -244,166 +311,143 @@ def _generate(
         allocatable = {"cpu": "207", "memory": "1812345678Ki", "pods": "110"}
         if not on_dra:
             capacity["nvidia.com/gpu"] = allocatable["nvidia.com/gpu"] = str(gpus_per_node)
-        out.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {"name": name, "uid": node_uid[name], "creationTimestamp": CREATED, "labels": labels},
-                "spec": {"providerID": f"gce://acme-scale/us-central1-a/{name}"},
-                "status": {
-                    "capacity": capacity,
-                    "allocatable": allocatable,
-                    "conditions": _ready_conditions(),
-                    "addresses": [{"type": "InternalIP", "address": node_ip[name]}],
-                    "nodeInfo": {
-                        "kubeletVersion": KUBELET,
-                        "kubeProxyVersion": KUBELET,
-                        "architecture": "amd64",
-                        "operatingSystem": "linux",
-                        "osImage": "Container-Optimized OS from Google",
-                        "containerRuntimeVersion": "containerd://2.0.6",
-                        "kernelVersion": "6.6.97+",
-                        "bootID": "",
-                        "machineID": "",
-                        "systemUUID": "",
-                    },
-                },
-            }
-        )
+        fleet.out.append(_node(name, fleet.node_uid[name], labels, capacity, allocatable, fleet.node_ip[name]))
 
-    def daemonset(name: str, ns: str, image: str, pools: list[str], on: list[str], app: str) -> None:
-        aff = {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": pools}]}
-                    ]
-                }
-            }
-        }
-        ds_uid = uid("ds", name)
-        container = {
-            "name": app,
-            "image": image,
-            "imagePullPolicy": "IfNotPresent",
-            "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}},
-        }
-        labels = {"app.kubernetes.io/name": app}
-        out.append(
-            {
-                "apiVersion": "apps/v1",
-                "kind": "DaemonSet",
-                "metadata": {
-                    "name": name,
-                    "namespace": ns,
-                    "uid": ds_uid,
-                    "creationTimestamp": CREATED,
-                    "labels": labels,
-                    "generation": 1,
-                },
-                "spec": {
-                    "selector": {"matchLabels": labels},
-                    "template": {
-                        "metadata": {"labels": labels},
-                        "spec": {
-                            "containers": [container],
-                            "affinity": aff,
-                            "priorityClassName": "system-node-critical",
-                            "tolerations": [{"operator": "Exists"}],
-                        },
-                    },
-                    "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
-                },
-                "status": {
-                    "currentNumberScheduled": len(on),
-                    "desiredNumberScheduled": len(on),
-                    "numberAvailable": len(on),
-                    "numberMisscheduled": 0,
-                    "numberReady": len(on),
-                    "observedGeneration": 1,
-                    "updatedNumberScheduled": len(on),
-                },
-            }
-        )
-        owner = {
+
+def _daemonset_status(scheduled: int) -> dict:
+    return {
+        "currentNumberScheduled": scheduled,
+        "desiredNumberScheduled": scheduled,
+        "numberAvailable": scheduled,
+        "numberMisscheduled": 0,
+        "numberReady": scheduled,
+        "observedGeneration": 1,
+        "updatedNumberScheduled": scheduled,
+    }
+
+
+def _daemonset_owner(name: str, uid: str) -> dict:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "name": name,
+        "uid": uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _required_terms(term: dict) -> dict:
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+
+
+def _gpu_daemonset(fleet: _Layout, name: str, ns: str, image: str, pools: list[str], on: list[str], app: str) -> None:
+    """A GPU driver's DaemonSet aimed at `pools` by node affinity, and its pod on each node of `on`."""
+    ds_uid = fleet.uid()
+    container = {
+        "name": app,
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}},
+    }
+    labels = {"app.kubernetes.io/name": app}
+    fleet.out.append(
+        {
             "apiVersion": "apps/v1",
             "kind": "DaemonSet",
-            "name": name,
-            "uid": ds_uid,
-            "controller": True,
-            "blockOwnerDeletion": True,
+            "metadata": {
+                "name": name,
+                "namespace": ns,
+                "uid": ds_uid,
+                "creationTimestamp": CREATED,
+                "labels": labels,
+                "generation": 1,
+            },
+            "spec": {
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "containers": [container],
+                        "affinity": _required_terms(
+                            {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": pools}]}
+                        ),
+                        "priorityClassName": "system-node-critical",
+                        "tolerations": [{"operator": "Exists"}],
+                    },
+                },
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
+            },
+            "status": _daemonset_status(len(on)),
         }
-        for k, node in enumerate(on):
-            pod_aff = {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [
-                            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
-                        ]
-                    }
-                }
-            }
-            p = _pod(
-                f"{name}-{ids.suffix()}",
+    )
+    owner = _daemonset_owner(name, ds_uid)
+    for node in on:
+        fleet.out.append(
+            _pod(
+                f"{name}-{fleet.ids.suffix()}",
                 ns,
-                uid("dspod", name, k),
+                fleet.uid(),
                 containers=[container],
                 node=node,
                 labels=dict(labels),
                 owner=owner,
-                affinity=pod_aff,
-                ip=node_ip[node],
-                host_ip=node_ip[node],
+                affinity=_required_terms(
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                ),
+                ip=fleet.node_ip[node],
+                host_ip=fleet.node_ip[node],
             )
-            out.append(p)
+        )
 
-    daemonset("nvdp-nvidia-device-plugin", "nvidia-device-plugin", DP_IMAGE, dp_pools, dp_nodes, "nvidia-device-plugin")
-    daemonset(
-        "dra-driver-nvidia-gpu-kubelet-plugin",
-        "dra-driver-nvidia-gpu",
-        DRA_IMAGE,
-        dra_pools,
-        dra_nodes,
-        "dra-driver-nvidia-gpu",
-    )
-    out.append(
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": "gpu.nvidia.com", "uid": uid("class"), "creationTimestamp": CREATED, "generation": 1},
-            "spec": {
-                "selectors": [
-                    {
-                        "cel": {
-                            "expression": "device.driver == 'gpu.nvidia.com' && "
-                            "device.attributes['gpu.nvidia.com'].type == 'gpu'"
-                        }
+
+def _gpu_class(uid: str) -> dict:
+    """The DRA driver's DeviceClass, serving nvidia.com/gpu through the bridge."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "gpu.nvidia.com", "uid": uid, "creationTimestamp": CREATED, "generation": 1},
+        "spec": {
+            "selectors": [
+                {
+                    "cel": {
+                        "expression": "device.driver == 'gpu.nvidia.com' && "
+                        "device.attributes['gpu.nvidia.com'].type == 'gpu'"
                     }
-                ],
-                "extendedResourceName": "nvidia.com/gpu",
-            },
-        }
-    )
+                }
+            ],
+            "extendedResourceName": "nvidia.com/gpu",
+        },
+    }
 
-    # One node's device list, re-used with per-node uuids: the attributes are identical across a uniform pool.
+
+def _gpu_slices(fleet: _Layout, hw: nv.NodeHardware, driver_version: str) -> None:
+    """One ResourceSlice per DRA node: one node's device list, re-used with per-node uuids (the attributes are
+    identical across a uniform pool)."""
     proto = nv.devices_for_node("proto", hw, driver_version)
-    for node in dra_nodes:
+    for node in fleet.dra_nodes:
         devices = []
         for d in proto:
             attrs = dict(d["attributes"])
-            attrs["uuid"] = {"string": ids.gpu_uuid()}
+            attrs["uuid"] = {"string": fleet.ids.gpu_uuid()}
             devices.append({"name": d["name"], "attributes": attrs, "capacity": d["capacity"]})
-        out.append(
+        fleet.out.append(
             {
                 "apiVersion": "resource.k8s.io/v1",
                 "kind": "ResourceSlice",
                 "metadata": {
-                    "name": f"{node}-gpu.nvidia.com-{ids.suffix()}",
+                    "name": f"{node}-gpu.nvidia.com-{fleet.ids.suffix()}",
                     "generateName": f"{node}-gpu.nvidia.com-",
-                    "uid": uid("slice", node),
+                    "uid": fleet.uid(),
                     "creationTimestamp": CREATED,
                     "ownerReferences": [
-                        {"apiVersion": "v1", "kind": "Node", "name": node, "uid": node_uid[node], "controller": True}
+                        {
+                            "apiVersion": "v1",
+                            "kind": "Node",
+                            "name": node,
+                            "uid": fleet.node_uid[node],
+                            "controller": True,
+                        }
                     ],
                 },
                 "spec": {
@@ -415,23 +459,34 @@ def _generate(
             }
         )
 
-    # GPU pods: the running ones packed first-fit into their half of the fleet, the pending ones left unbound.
+
+def _gpu_pods(
+    fleet: _Layout,
+    rng: random.Random,
+    pods: int,
+    pending: int,
+    gpus_per_node: int,
+    ns_names: list[str],
+    nodes: int,
+) -> None:
+    """GPU pods, alternating between the two halves: the running ones packed first-fit into their half of the fleet
+    (on DRA with the claim the scheduler made for them), the last `pending` left unbound."""
     running = pods - pending
-    free = {n: gpus_per_node for n in dp_nodes + dra_nodes}
+    free = {n: gpus_per_node for n in fleet.dp_nodes + fleet.dra_nodes}
     cursor = {"dp": 0, "dra": 0}
-    pools_of = {"dp": dp_nodes, "dra": dra_nodes}
+    nodes_of = {"dp": fleet.dp_nodes, "dra": fleet.dra_nodes}
     next_ip: dict[str, int] = {}
     for k in range(pods):
         side = "dp" if k % 2 == 0 else "dra"
         ns = ns_names[k % len(ns_names)]
         count = 1 if rng.random() < 0.75 else 2
-        name = f"gpu-job-{k:06d}-{ids.suffix()}"
+        name = f"gpu-job-{k:06d}-{fleet.ids.suffix()}"
         labels = {"app.kubernetes.io/name": f"gpu-job-{k % 97:02d}", "scale.dragoman.io/side": side}
-        pool_list = dp_pools if side == "dp" else dra_pools
+        pool_list = fleet.dp_pools if side == "dp" else fleet.dra_pools
         selector = {POOL_LABEL: pool_list[k // 2 % len(pool_list)]}
-        node = None
+        node = ip = None
         if k < running:
-            candidates = pools_of[side]
+            candidates = nodes_of[side]
             while cursor[side] < len(candidates) and free[candidates[cursor[side]]] < count:
                 cursor[side] += 1
             if cursor[side] >= len(candidates):
@@ -439,97 +494,101 @@ def _generate(
             node = candidates[cursor[side]]
             used = gpus_per_node - free[node]
             free[node] -= count
-            selector = {POOL_LABEL: node_pool[node]}
+            selector = {POOL_LABEL: fleet.node_pool[node]}
             ipn = next_ip.get(node, 2)
             next_ip[node] = ipn + 1
-            ni = node_index[node]
+            ni = fleet.node_index[node]
             ip = f"10.{64 + (ni >> 8)}.{ni & 255}.{ipn}"
         pod = _pod(
             name,
             ns,
-            uid("pod", k),
+            fleet.uid(),
             containers=[_gpu_container(count)],
             node=node,
             labels=labels,
             node_selector=selector,
-            ip=ip if node else None,
-            host_ip=node_ip[node] if node else None,
+            ip=ip,
+            host_ip=fleet.node_ip[node] if node else None,
         )
-        out.append(pod)
+        fleet.out.append(pod)
         if node and side == "dra":
-            gen = f"{name}-extended-resources-"
-            cname = gen + ids.suffix()
-            pod["status"]["extendedResourceClaimStatus"] = {
-                "resourceClaimName": cname,
-                "requestMappings": [
-                    {
-                        "containerName": "worker",
-                        "resourceName": "nvidia.com/gpu",
-                        "requestName": "container-0-request-2",
-                    }
-                ],
+            fleet.out.append(_bridge_claim(fleet, pod, node, used, count))
+
+
+def _bridge_claim(fleet: _Layout, pod: dict, node: str, used: int, count: int) -> dict:
+    """The claim kube-scheduler makes for a bridged pod (`count` GPUs from gpu-`used` on), recorded in the pod's
+    status."""
+    name, ns = pod["metadata"]["name"], pod["metadata"]["namespace"]
+    gen = f"{name}-extended-resources-"
+    cname = gen + fleet.ids.suffix()
+    pod["status"]["extendedResourceClaimStatus"] = {
+        "resourceClaimName": cname,
+        "requestMappings": [
+            {
+                "containerName": "worker",
+                "resourceName": "nvidia.com/gpu",
+                "requestName": "container-0-request-2",
             }
-            out.append(
+        ],
+    }
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {
+            "name": cname,
+            "generateName": gen,
+            "namespace": ns,
+            "uid": fleet.uid(),
+            "creationTimestamp": STARTED,
+            "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+            "ownerReferences": [
                 {
-                    "apiVersion": "resource.k8s.io/v1",
-                    "kind": "ResourceClaim",
-                    "metadata": {
-                        "name": cname,
-                        "generateName": gen,
-                        "namespace": ns,
-                        "uid": uid("claim", k),
-                        "creationTimestamp": STARTED,
-                        "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
-                        "ownerReferences": [
-                            {
-                                "apiVersion": "v1",
-                                "kind": "Pod",
-                                "name": name,
-                                "uid": pod["metadata"]["uid"],
-                                "controller": True,
-                            }
-                        ],
-                        "finalizers": ["resource.kubernetes.io/delete-protection"],
-                    },
-                    "spec": {
-                        "devices": {
-                            "requests": [
-                                {
-                                    "name": "container-0-request-2",
-                                    "exactly": {
-                                        "deviceClassName": "gpu.nvidia.com",
-                                        "allocationMode": "ExactCount",
-                                        "count": count,
-                                    },
-                                }
-                            ]
-                        }
-                    },
-                    "status": {
-                        "allocation": {
-                            "devices": {
-                                "results": [
-                                    {
-                                        "request": "container-0-request-2",
-                                        "driver": nv.DRIVER,
-                                        "pool": node,
-                                        "device": f"gpu-{used + i}",
-                                    }
-                                    for i in range(count)
-                                ]
-                            },
-                            "nodeSelector": {
-                                "nodeSelectorTerms": [
-                                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
-                                ]
-                            },
-                            "allocationTimestamp": STARTED,
-                        },
-                        "reservedFor": [{"resource": "pods", "name": name, "uid": pod["metadata"]["uid"]}],
-                    },
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "name": name,
+                    "uid": pod["metadata"]["uid"],
+                    "controller": True,
                 }
-            )
-    return out
+            ],
+            "finalizers": ["resource.kubernetes.io/delete-protection"],
+        },
+        "spec": {
+            "devices": {
+                "requests": [
+                    {
+                        "name": "container-0-request-2",
+                        "exactly": {
+                            "deviceClassName": "gpu.nvidia.com",
+                            "allocationMode": "ExactCount",
+                            "count": count,
+                        },
+                    }
+                ]
+            }
+        },
+        "status": {
+            "allocation": {
+                "devices": {
+                    "results": [
+                        {
+                            "request": "container-0-request-2",
+                            "driver": nv.DRIVER,
+                            "pool": node,
+                            "device": f"gpu-{used + i}",
+                        }
+                        for i in range(count)
+                    ]
+                },
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                    ]
+                },
+                "allocationTimestamp": STARTED,
+            },
+            "reservedFor": [{"resource": "pods", "name": name, "uid": pod["metadata"]["uid"]}],
+        },
+    }
 
 
 # ---------------------------------------------------------------------------------------------------- the envelope
