@@ -1,5 +1,7 @@
 """Build (or find) the real Kubernetes v1.37.2 control plane: etcd, kube-apiserver, kube-scheduler,
-kube-controller-manager.
+kube-controller-manager — and the node half of a rehearsal: the kubelet v1.37.2, the project's own Go commands
+(controlplane/cmd/*: the image-less container runtime, the device plugin, the DRA kubelet plugin) and a bridge-less
+kubelet of an older minor (v1.35.4, from its own pinned module controlplane/kubelet-v1.35) in a sibling folder.
 
 The binaries are compiled from the Go module in `controlplane/` (it pins `k8s.io/kubernetes` v1.37.2 and etcd's
 server), through the Go module proxy, into a cache outside the checkout, so only a new machine pays for the build.
@@ -16,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from dragoman.fleet.errors import ExitCode, UserError
 
@@ -32,6 +34,14 @@ PACKAGES = {
     "kube-controller-manager": ("k8s.io/kubernetes/cmd/kube-controller-manager", "kube-controller-manager"),
     "etcd": ("go.etcd.io/etcd/server/v3", "server"),
 }
+# The node half (issue 31): built after the control plane, each one only when it is missing (or, for the project's own
+# commands, when their sources changed): a machine that has the control plane pays only for what is new.
+KUBELET = "kubelet"
+KUBELET_PACKAGE = "k8s.io/kubernetes/cmd/kubelet"
+# The bridge-less kubelet: the oldest minor the version-skew policy lets a v1.37 API server serve (n-3 since 1.28 is
+# 1.34; 1.35 is the newest without the extended-resource bridge, whose gate is alpha and off there).
+OLD_KUBE_VERSION = "v1.35.4"
+OLD_KUBELET_MODULE = "kubelet-v1.35"  # controlplane/kubelet-v1.35/go.mod
 # What `hack/lib/version.sh` stamps into a release build; without it the binaries call themselves v0.0.0-master.
 _VERSION_PKGS = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
 _GIT_VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)")
@@ -67,12 +77,39 @@ def go_version(go: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def _ldflags() -> str:
-    major, minor, _ = _GIT_VERSION.match(KUBE_VERSION).groups()  # type: ignore[union-attr]
+def old_cache_dir(directory: pathlib.Path | None = None) -> pathlib.Path:
+    """Where the older kubelet goes: the default cache's sibling (…/controlplane/v1.35.4), or DIR/v1.35.4 for a
+    --dir of one's own."""
+    d = directory or cache_dir()
+    return d.parent / OLD_KUBE_VERSION if d == cache_dir() else d / OLD_KUBE_VERSION
+
+
+def own_commands(mod: pathlib.Path | None = None) -> list[str]:
+    """The project's Go commands: every folder of controlplane/cmd/ with Go files (its name is the binary's)."""
+    root = (mod or module_dir()) / "cmd"
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*.go")))
+
+
+def _inputs_digest(mod: pathlib.Path, name: str) -> str:
+    """What a command of ours is built from: its Go files, the packages of the module it may import (internal/…),
+    and the module's go.mod and go.sum."""
+    import hashlib
+
+    h = hashlib.sha256()
+    files = sorted((mod / "cmd" / name).rglob("*.go")) + sorted((mod / "internal").rglob("*.go"))
+    for p in [*files, mod / "go.mod", mod / "go.sum"]:
+        h.update(str(p.relative_to(mod)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _ldflags(version: str = KUBE_VERSION) -> str:
+    major, minor, _ = _GIT_VERSION.match(version).groups()  # type: ignore[union-attr]
     flags = ["-s", "-w"]
     for pkg in _VERSION_PKGS:
         flags += [
-            f"-X {pkg}.gitVersion={KUBE_VERSION}",
+            f"-X {pkg}.gitVersion={version}",
             f"-X {pkg}.gitMajor={major}",
             f"-X {pkg}.gitMinor={minor}",
             f"-X {pkg}.gitTreeState=clean",
@@ -205,53 +242,127 @@ def built(directory: pathlib.Path | None = None) -> dict[str, pathlib.Path] | No
         return None
 
 
+def node_binaries(directory: pathlib.Path | None = None) -> dict[str, pathlib.Path]:
+    """The node half `dragoman controlplane build` makes beside the control plane: "kubelet" (v1.37.2), every
+    command of controlplane/cmd/ (by its name), and "kubelet-v1.35.4" (the bridge-less kubelet); a sentence naming
+    what is missing otherwise."""
+    d = (directory or cache_dir()).expanduser()
+    found: dict[str, pathlib.Path] = {}
+    wanted = [(KUBELET, d / KUBELET, KUBE_VERSION)]
+    wanted += [(name, d / name, None) for name in own_commands()]
+    wanted.append((f"{KUBELET}-{OLD_KUBE_VERSION}", old_cache_dir(directory) / KUBELET, OLD_KUBE_VERSION))
+    for name, p, version in wanted:
+        if not (p.is_file() and os.access(p, os.X_OK)):
+            raise UserError(
+                f"no {name} in {p.parent}: `dragoman controlplane build` builds the kubelets and dragoman's node "
+                "programs beside the control plane (a few minutes when the control plane is already built).",
+                ExitCode.INPUT,
+            )
+        if version is not None:
+            have, why = version_of(p, KUBELET)
+            if have != version:
+                raise UserError(
+                    f"{p}: {why or f'is {have}'}; dragoman needs kubelet {version} there (`dragoman controlplane "
+                    "build --force` rebuilds it).",
+                    ExitCode.INPUT,
+                )
+        found[name] = p
+    return found
+
+
 def build(
-    directory: pathlib.Path | None = None, *, progress: Progress | None = None, force: bool = False
+    directory: pathlib.Path | None = None,
+    *,
+    progress: Progress | None = None,
+    force: bool = False,
+    nodes: bool = True,
 ) -> dict[str, pathlib.Path]:
-    """Compile the control plane into `directory` (default: the cache); idempotent — nothing is rebuilt when the
-    binaries are there at the right version. Go's own build cache makes a rebuild after a source change cheap."""
+    """Compile the control plane into `directory` (default: the cache) and, with `nodes`, the node half (the kubelet,
+    dragoman's own commands, the older kubelet in its sibling folder). Incremental: a binary already there at the
+    right version (for dragoman's own commands: built from the same sources) is not rebuilt; only `force` rebuilds.
+    Go's own build cache makes a rebuild after a source change cheap."""
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
     d = (directory or cache_dir()).expanduser()
-    if not force:
-        have = built(d)
-        if have is not None:
-            say(f"control plane {KUBE_VERSION} already built in {d}")
-            return have
-    # The folder first: what is there is checked (and refused) whatever Go is on this machine.
-    made = not os.path.lexists(d)
-    ours = _prepare_dir(d, default=directory is None)
+    mod = module_dir()
+    own = own_commands(mod) if nodes else []
+    # (name in its folder, folder, Go package, module folder, ldflags, digest of our sources or None)
+    plan: list[tuple[str, pathlib.Path, str, pathlib.Path, str, str | None]] = []
+    have = None if force else built(d)
+    if have is None:
+        for name in BINARIES:
+            p = d / name
+            if force or version_of(p, name)[0] != (ETCD_VERSION if name == "etcd" else KUBE_VERSION):
+                plan.append((name, d, PACKAGES[name][0], mod, _ldflags(), None))
+    if nodes:
+        if force or version_of(d / KUBELET, KUBELET)[0] != KUBE_VERSION:
+            plan.append((KUBELET, d, KUBELET_PACKAGE, mod, _ldflags(), None))
+        inputs = _manifest_inputs(d)
+        for name in own:
+            digest = _inputs_digest(mod, name)
+            if force or not (d / name).is_file() or inputs.get(name) != digest:
+                plan.append((name, d, f"./cmd/{name}", mod, "-s -w", digest))
+        old = old_cache_dir(directory.expanduser() if directory else None)
+        if force or version_of(old / KUBELET, KUBELET)[0] != OLD_KUBE_VERSION:
+            plan.append((KUBELET, old, KUBELET_PACKAGE, mod / OLD_KUBELET_MODULE, _ldflags(OLD_KUBE_VERSION), None))
+    if not plan:
+        say(f"control plane {KUBE_VERSION}" + (" and its node programs" if nodes else "") + f" already built in {d}")
+        return _everything(d, directory, nodes)
+
+    # The folders first: what is there is checked (and refused) whatever Go is on this machine.
+    folders = sorted({folder for _, folder, *_ in plan})
+    made = {f: not os.path.lexists(f) for f in folders}
+    ours: dict[pathlib.Path, dict[str, dict]] = {}
+    for f in folders:
+        names = [n for n, folder, *_ in plan if folder == f]
+        ours[f] = _prepare_dir(f, default=directory is None or f != d, names=names)
     try:
         go = _go()
     except UserError:
-        if made:
-            shutil.rmtree(d, ignore_errors=True)  # made a moment ago, empty: nothing of ours is left behind
+        for f in folders:
+            if made[f]:
+                shutil.rmtree(f, ignore_errors=True)  # made a moment ago, empty: nothing of ours is left behind
         raise
 
-    mod = module_dir()
-    # A scratch folder of its own (never an existing `.build`, which may be someone else's), removed on every way out.
-    try:
-        tmp = pathlib.Path(tempfile.mkdtemp(prefix=".dragoman-build-", dir=d))
-    except OSError as exc:
-        raise UserError(f"cannot build in {d} ({exc.strerror or exc}).", ExitCode.INPUT) from None
     # The environment as it is: another CGO_ENABLED or GOFLAGS would miss Go's build cache and rebuild everything.
     env = dict(os.environ)
+    scratch: dict[pathlib.Path, pathlib.Path] = {}
     try:
-        for name in BINARIES:
-            pkg, out_name = PACKAGES[name]
-            say(f"building {name} ({pkg}) …")
+        for f in folders:
+            # A scratch folder of its own (never an existing `.build`, which may be someone else's), removed on every
+            # way out.
+            try:
+                scratch[f] = pathlib.Path(tempfile.mkdtemp(prefix=".dragoman-build-", dir=f))
+            except OSError as exc:
+                raise UserError(f"cannot build in {f} ({exc.strerror or exc}).", ExitCode.INPUT) from None
+        for name, folder, pkg, cwd, ldflags, digest in plan:
+            tmp = scratch[folder]
+            out_name = PACKAGES[name][1] if name in PACKAGES else name
+            shown = name if folder == d else f"{name} {OLD_KUBE_VERSION}"
+            say(f"building {shown} ({pkg}) …")
             t0 = time.monotonic()
-            cmd = [go, "build", "-trimpath", "-ldflags", _ldflags(), "-o", str(tmp / out_name), pkg]
-            code, tail = _go_build(cmd, mod, env, tmp / f"{out_name}.log")
+            cmd = [go, "build", "-trimpath", "-ldflags", ldflags, "-o", str(tmp / out_name), pkg]
+            code, tail = _go_build(cmd, cwd, env, tmp / f"{out_name}.log")
             if code != 0:
-                raise UserError(f"go build of {name} failed (exit {code}):\n{tail}", ExitCode.INPUT)
+                raise UserError(f"go build of {shown} failed (exit {code}):\n{tail}", ExitCode.INPUT)
             # Atomic per binary: a killed build never leaves a half-written executable under the final name.
-            os.replace(tmp / out_name, d / name)
-            ours[name] = _identity(d / name)
-            _write_manifest(d, ours)
-            say(f"  {name}: {time.monotonic() - t0:.0f} s")
+            os.replace(tmp / out_name, folder / name)
+            ours[folder][name] = _identity(folder / name)
+            inputs = _manifest_inputs(folder)
+            if digest is not None:
+                inputs[name] = digest
+            _write_manifest(folder, ours[folder], inputs, OLD_KUBE_VERSION if folder != d else KUBE_VERSION)
+            say(f"  {shown}: {time.monotonic() - t0:.0f} s")
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return check_dir(d)
+        for tmp in scratch.values():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return _everything(d, directory, nodes)
+
+
+def _everything(d: pathlib.Path, directory: pathlib.Path | None, nodes: bool) -> dict[str, pathlib.Path]:
+    found = check_dir(d)
+    if nodes:
+        found.update(node_binaries(directory.expanduser() if directory else None))
+    return found
 
 
 MANIFEST = ".dragoman-controlplane.json"  # what dragoman built in a folder: the binaries it may replace
@@ -274,22 +385,40 @@ def _manifest(d: pathlib.Path) -> dict[str, dict]:
         return {}
     binaries = data.get("binaries") if isinstance(data, dict) else None
     return (
-        {k: v for k, v in binaries.items() if k in BINARIES and isinstance(v, dict)}
+        {k: v for k, v in binaries.items() if isinstance(k, str) and isinstance(v, dict)}
         if isinstance(binaries, dict)
         else {}
     )
 
 
-def _write_manifest(d: pathlib.Path, ours: dict[str, dict]) -> None:
+def _manifest_inputs(d: pathlib.Path) -> dict[str, str]:
+    """{command: digest of the sources it was built from} for dragoman's own commands built in `d`."""
+    import json
+
+    from dragoman.fleet.safefile import read_bounded
+
+    try:
+        data = json.loads(read_bounded(str(d / MANIFEST), 64 * 1024, "the build manifest"))
+    except (UserError, ValueError):
+        return {}
+    inputs = data.get("inputs") if isinstance(data, dict) else None
+    return {k: v for k, v in inputs.items() if isinstance(v, str)} if isinstance(inputs, dict) else {}
+
+
+def _write_manifest(
+    d: pathlib.Path, ours: dict[str, dict], inputs: dict[str, str] | None = None, version: str = KUBE_VERSION
+) -> None:
     import json
 
     from dragoman.fleet.safefile import write_atomic
 
-    body = {"builtBy": "dragoman controlplane build", "kubeVersion": KUBE_VERSION, "binaries": ours}
+    body: dict = {"builtBy": "dragoman controlplane build", "kubeVersion": version, "binaries": ours}
+    if inputs:
+        body["inputs"] = inputs
     write_atomic(str(d / MANIFEST), lambda f: f.write(json.dumps(body, indent=2) + "\n"), "the build manifest")
 
 
-def _prepare_dir(d: pathlib.Path, *, default: bool) -> dict[str, dict]:
+def _prepare_dir(d: pathlib.Path, *, default: bool, names: Iterable[str] = BINARIES) -> dict[str, dict]:
     """Make sure the build may write into `d`: a folder (made when absent) that dragoman can write, where every
     existing file of a binary's name is one dragoman built (its manifest says so; the default cache is dragoman's
     own). Returns the manifest of what is ours; a sentence otherwise."""
@@ -319,7 +448,7 @@ def _prepare_dir(d: pathlib.Path, *, default: bool) -> dict[str, dict]:
     if not os.access(d, os.W_OK | os.X_OK):
         raise UserError(f"cannot build into {d}: dragoman may not write there (permission denied).", ExitCode.INPUT)
     ours = _manifest(d)
-    for name in BINARIES:
+    for name in names:
         p = d / name
         if not os.path.lexists(p):
             continue

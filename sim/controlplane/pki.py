@@ -83,7 +83,13 @@ class Pki:
     def path(self, name: str) -> pathlib.Path:
         return self.dir / name
 
-    def _leaf(self, stem: str, cn: str, hosts: list[str], *, server: bool) -> None:
+    def client(self, stem: str, cn: str, orgs: tuple[str, ...] = ()) -> tuple[pathlib.Path, pathlib.Path]:
+        """A client certificate of the run's CA (`stem`.crt, `stem`.key): a kubelet's is CN=system:node:NAME,
+        O=system:nodes, which the API server's Node authorizer knows as that node."""
+        self._leaf(stem, cn, [], server=False, orgs=orgs)
+        return self.path(f"{stem}.crt"), self.path(f"{stem}.key")
+
+    def _leaf(self, stem: str, cn: str, hosts: list[str], *, server: bool, orgs: tuple[str, ...] = ()) -> None:
         key = ec.generate_private_key(ec.SECP256R1())
         sans: list[x509.GeneralName] = []
         for h in hosts:
@@ -98,7 +104,14 @@ class Pki:
         )
         builder = (
             x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)]))
+            .subject_name(
+                x509.Name(
+                    [
+                        *(x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in orgs),
+                        x509.NameAttribute(NameOID.COMMON_NAME, cn),
+                    ]
+                )
+            )
             .issuer_name(self._ca_name)
             .public_key(key.public_key())
             .serial_number(x509.random_serial_number())

@@ -173,6 +173,41 @@ def test_build_keeps_an_existing_build_folder_and_marks_what_it_made(
     assert code == 0, err
 
 
+def test_build_is_incremental_and_builds_the_node_half_beside_the_control_plane(
+    tmp_path: pathlib.Path, go_on_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The control plane, the kubelet, dragoman's own commands and the older kubelet (in its own folder, from its own
+    module); a second build compiles nothing; a missing kubelet is the only thing a third one builds."""
+    d = tmp_path / "cp"
+    log = tmp_path / "go.log"
+    monkeypatch.setenv("FAKE_GO_LOG", str(log))
+    code, out, err = run_cli("controlplane", "build", "--dir", str(d))
+    assert code == 0, err
+    built = log.read_text().splitlines()
+    own = cpbuild.own_commands()
+    assert "dragoman-cri" in own
+    assert sorted(built) == sorted(
+        [f"controlplane {cpbuild.PACKAGES[n][0]}" for n in cpbuild.BINARIES]
+        + ["controlplane k8s.io/kubernetes/cmd/kubelet", "kubelet-v1.35 k8s.io/kubernetes/cmd/kubelet"]
+        + [f"controlplane ./cmd/{n}" for n in own]
+    )
+    assert cpbuild.version_of(d / "v1.35.4" / "kubelet", "kubelet")[0] == "v1.35.4"
+    assert cpbuild.version_of(d / "kubelet", "kubelet")[0] == "v1.37.2"
+    assert "kubelet-v1.35.4" in out and "dragoman-cri" in out
+    log.unlink()
+    code, _out, err = run_cli("controlplane", "build", "--dir", str(d))
+    assert code == 0, err
+    assert not log.exists(), "nothing is rebuilt when everything is there"
+    (d / "kubelet").unlink()
+    code, _out, err = run_cli("controlplane", "build", "--dir", str(d))
+    assert code == 0, err
+    assert log.read_text().splitlines() == ["controlplane k8s.io/kubernetes/cmd/kubelet"]
+    log.unlink()
+    code, _out, err = run_cli("controlplane", "build", "--dir", str(tmp_path / "cp-only"), "--control-plane-only")
+    assert code == 0, err
+    assert len(log.read_text().splitlines()) == len(cpbuild.BINARIES)
+
+
 def test_build_refuses_to_replace_binaries_it_did_not_make(tmp_path: pathlib.Path, go_on_path: pathlib.Path) -> None:
     d = tmp_path / "cp"
     d.mkdir()

@@ -13,15 +13,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     cpsub = p.add_subparsers(dest="cp_command", metavar="SUBCOMMAND", required=True)
     b = cpsub.add_parser(
         "build",
-        help="build etcd, kube-apiserver, kube-scheduler and kube-controller-manager v1.37.2",
+        help="build etcd, kube-apiserver, kube-scheduler, kube-controller-manager and the kubelets (v1.37.2, v1.35.4)",
         description=(
             "Build the real control plane from the repository's controlplane/ Go module (Go 1.26+, the Go module "
-            "proxy) into a cache outside the checkout (~/.cache/dragoman/controlplane/v1.37.2 by default). "
-            "Idempotent: nothing is rebuilt when the binaries are there at the right version."
+            "proxy) into a cache outside the checkout (~/.cache/dragoman/controlplane/v1.37.2 by default), and the "
+            "node half of a rehearsal beside it: the kubelet v1.37.2, dragoman's own node programs "
+            "(controlplane/cmd/*: the image-less container runtime, the device plugin, the DRA kubelet plugin) and a "
+            "kubelet v1.35.4 without the extended-resource bridge (from controlplane/kubelet-v1.35, into "
+            "…/controlplane/v1.35.4). Incremental: nothing is rebuilt when it is there at the right version (or, for "
+            "dragoman's own programs, built from the same sources)."
         ),
     )
     b.add_argument("--dir", metavar="DIR", help="where to put the binaries (default: the cache)")
     b.add_argument("--force", action="store_true", help="rebuild even when the binaries are there")
+    b.add_argument(
+        "--control-plane-only",
+        action="store_true",
+        help="only the four control-plane binaries (no kubelets, no node programs)",
+    )
     b.set_defaults(handler=run_build)
     w = cpsub.add_parser("where", help="print the directory of the built control plane (exit 1 when not built)")
     w.set_defaults(handler=run_where)
@@ -108,7 +117,7 @@ def run_build(args: argparse.Namespace) -> int:
     from dragoman.fleet.errors import ExitCode
     from dragoman.sim.controlplane.build import build
 
-    found = build(pathlib.Path(args.dir) if args.dir else None, force=args.force)
+    found = build(pathlib.Path(args.dir) if args.dir else None, force=args.force, nodes=not args.control_plane_only)
     for name, path in found.items():
         print(f"{name}: {path}")
     return int(ExitCode.OK)
