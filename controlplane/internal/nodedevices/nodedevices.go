@@ -1,0 +1,97 @@
+// Package nodedevices reads the devices.json that dragoman's Python side writes for one node
+// (sim/controlplane/nodedevices.py write_node_devices): the GPUs the project's device plugin and DRA
+// kubelet plugin serve there. Nothing about GPUs is computed here: the file is the one source, shared
+// with the Python node agents.
+package nodedevices
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// SchemaVersion is the devices.json version this package reads.
+const SchemaVersion = 1
+
+// PluginDevice is one device as the device plugin registers it with the kubelet.
+type PluginDevice struct {
+	ID         string `json:"id"`    // what the kubelet's device manager tracks (a UUID, or <uuid>::<n> for a replica)
+	UUID       string `json:"uuid"`  // the GPU or MIG device it stands for
+	Index      string `json:"index"` // its index ("0", or "0:1" for a MIG device)
+	DeviceNode string `json:"deviceNode"`
+}
+
+// PluginResource is one extended resource the device plugin advertises.
+type PluginResource struct {
+	Resource string         `json:"resource"`
+	Devices  []PluginDevice `json:"devices"`
+}
+
+// GPU is one physical GPU of the node.
+type GPU struct {
+	Minor      int    `json:"minor"`
+	UUID       string `json:"uuid"`
+	PCIBusID   string `json:"pciBusID"`
+	DeviceNode string `json:"deviceNode"`
+	DRADevice  string `json:"draDevice"`
+}
+
+// Doc is a devices.json document. A slice is kept as raw JSON ({"devices": [...]} or
+// {"sharedCounters": [...]}) and decoded into the API types by the DRA plugin.
+type Doc struct {
+	SchemaVersion  int                          `json:"schemaVersion"`
+	Node           string                       `json:"node"`
+	Driver         string                       `json:"driver"`
+	Pool           string                       `json:"pool"`
+	Schema         string                       `json:"schema"`
+	SlicesBySchema map[string][]json.RawMessage `json:"slicesBySchema"`
+	DevicePlugin   []PluginResource             `json:"devicePlugin"`
+	GPUs           []GPU                        `json:"gpus"`
+}
+
+// Read loads and checks a devices.json; node, when not empty, must be the node the file was written for.
+func Read(path, node string) (*Doc, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read the node's devices: %w", err)
+	}
+	var doc Doc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s is not a devices.json: %w", path, err)
+	}
+	if doc.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("%s has schemaVersion %d; this plugin reads %d", path, doc.SchemaVersion, SchemaVersion)
+	}
+	if node != "" && doc.Node != node {
+		return nil, fmt.Errorf("%s describes node %q, not %q", path, doc.Node, node)
+	}
+	if doc.Driver == "" || doc.Pool == "" {
+		return nil, fmt.Errorf("%s names no driver or pool", path)
+	}
+	return &doc, nil
+}
+
+// Slices returns the slices of the schema asked for (the file's own when empty).
+func (d *Doc) Slices(schema string) ([]json.RawMessage, error) {
+	if schema == "" {
+		schema = d.Schema
+	}
+	slices, ok := d.SlicesBySchema[schema]
+	if !ok {
+		known := make([]string, 0, len(d.SlicesBySchema))
+		for s := range d.SlicesBySchema {
+			known = append(known, s)
+		}
+		return nil, fmt.Errorf("no slices for attribute schema %q (known: %s)", schema, strings.Join(known, ", "))
+	}
+	return slices, nil
+}
+
+// Env returns the environment variable's value, or def when it is unset or empty.
+func Env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,178 @@
+"""devices.json (sim/controlplane/nodedevices.py) is what the Python node agents publish: the Go device plugin and DRA
+kubelet plugin serve it to real kubelets, so a divergence here is a divergence between the two node halves."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pathlib
+
+import pytest
+import yaml
+from dragoman.fleet import nvidia_schema as nv
+from dragoman.sim.controllers import default_controllers
+from dragoman.sim.controllers.base import dra_plugin_image, is_dra_kubelet_plugin_pod
+from dragoman.sim.controllers.kubelet import plugin_resources_from_labels
+from dragoman.sim.controlplane import nodedevices as nd
+
+from tests.support.sim import running_simulator
+
+DEMO = pathlib.Path(nd.__file__).parents[1] / "scenarios" / "demo.yaml"
+DRIVER = "gpu.nvidia.com"
+
+
+def _demo_objects() -> list[dict]:
+    out = []
+    for doc in yaml.safe_load_all(DEMO.read_text()):
+        if doc and doc.get("kind") == "List":
+            out.extend(doc["items"])
+    return out
+
+
+def _canonical(specs: list[dict]) -> list[dict]:
+    """What a pool publishes, without what the publisher chooses (slice names, generation, order of slices)."""
+    return sorted(
+        (
+            {k: v for k, v in s.items() if k != "pool"} | {"pool": {"name": s["pool"]["name"]}}
+            for s in json.loads(json.dumps(specs))
+        ),
+        key=lambda s: json.dumps(s, sort_keys=True),
+    )
+
+
+def _node(name: str, hw: nv.NodeHardware, extra: dict | None = None) -> dict:
+    labels = {"kubernetes.io/hostname": name, "pool": "p", **hw.gfd_labels(), **(extra or {})}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {},
+        "status": {
+            "nodeInfo": {"kubeletVersion": "v1.37.2"},
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ready"}],
+            "capacity": {"cpu": "96", "memory": "1000Gi", "pods": "110"},
+            "allocatable": {"cpu": "95", "memory": "990Gi", "pods": "110"},
+        },
+    }
+
+
+def _dra_ds(image: str) -> dict:
+    labels = {"app.kubernetes.io/name": "dra-driver-nvidia-gpu", "dra-driver-nvidia-gpu-component": "kubelet-plugin"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "dra-kubelet-plugin", "namespace": "dra", "labels": labels},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "gpus", "image": image}]}},
+        },
+    }
+
+
+def _model(key: str) -> nv.GpuModel:
+    return nv.CATALOG[key]
+
+
+HARDWARE = {
+    "whole": nv.NodeHardware(model=_model("h100-80gb"), gpu_count=8),
+    "mig-mixed": nv.NodeHardware(
+        model=_model("a100-80gb"), gpu_count=2, mig_strategy="mixed", mig_layout=("3g.40gb", "2g.20gb", "1g.10gb")
+    ),
+    "mig-single": nv.NodeHardware(
+        model=_model("a100-80gb"), gpu_count=2, mig_strategy="single", mig_layout=("1g.10gb",) * 7
+    ),
+    "time-sliced": nv.NodeHardware(model=_model("l4"), gpu_count=4, replicas=4, sharing_strategy="time-slicing"),
+    "dynamic-mig": nv.NodeHardware(model=_model("h100-80gb"), gpu_count=2, dynamic_mig=True),
+    "shared-memory": nv.NodeHardware(model=_model("l4"), gpu_count=2, shared_memory=True),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HARDWARE))
+def test_device_plugin_ids_count_what_the_python_kubelet_advertises(kind):
+    node = _node("n-" + kind, HARDWARE[kind])
+    doc = nd.node_devices(node)
+    counts = {r["resource"]: len(r["devices"]) for r in doc["devicePlugin"]}
+    assert counts == plugin_resources_from_labels(node["metadata"]["labels"])
+    ids = [d["id"] for r in doc["devicePlugin"] for d in r["devices"]]
+    assert len(ids) == len(set(ids)) and all(len(i) <= 63 for i in ids)  # the device-plugin API's ID limit
+    # Every ID the device plugin hands out names a GPU of this node (a replica or a MIG device its parent's).
+    gpu_uuids = {g["uuid"] for g in doc["gpus"]}
+    for r in doc["devicePlugin"]:
+        for d in r["devices"]:
+            if d["uuid"].startswith("GPU-"):
+                assert d["uuid"] in gpu_uuids
+
+
+def test_a_node_whose_labels_name_no_gpus_serves_nothing():
+    doc = nd.node_devices({"kind": "Node", "metadata": {"name": "cpu-1", "labels": {"pool": "cpu"}}})
+    assert doc["devicePlugin"] == [] and doc["gpus"] == []
+    assert all(v == [] for v in doc["slicesBySchema"].values())
+
+
+async def _agent_publishes(objects: list[dict], nodes: list[str]) -> tuple[dict[str, list[dict]], list[dict]]:
+    """Run the embedded simulator's node agents on `objects` until every node in `nodes` publishes slices of
+    gpu.nvidia.com: {node: [slice spec]}, and the DRA driver's pods."""
+    async with running_simulator(objects=objects) as sim:
+        for c in default_controllers(sim, scheduler=False):
+            sim.add_controller(c)
+        deadline = asyncio.get_running_loop().time() + 60
+        while True:
+            published: dict[str, list[dict]] = {n: [] for n in nodes}
+            for s in sim.store.list("resourceslices.resource.k8s.io"):
+                if s["spec"]["driver"] == DRIVER and s["spec"].get("nodeName") in published:
+                    published[s["spec"]["nodeName"]].append(s["spec"])
+            if all(published.values()) or asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(0.2)
+        pods = [p for p in sim.store.list("pods") if is_dra_kubelet_plugin_pod(p)]
+    assert all(published.values()), {k: len(v) for k, v in published.items()}
+    return published, pods
+
+
+async def test_devices_json_is_what_the_python_dra_agent_publishes(tmp_path):
+    """The embedded simulator's DRA agent publishes each node's slices from its labels and the driver image; the
+    devices.json written for the same node and image must hold exactly those devices and counters."""
+    image = "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.1"
+    nodes = [_node("n-" + k, hw) for k, hw in sorted(HARDWARE.items())]
+    published, _ = await _agent_publishes([*nodes, _dra_ds(image)], [n["metadata"]["name"] for n in nodes])
+    for node in nodes:
+        name = node["metadata"]["name"]
+        path = nd.write_node_devices(node, tmp_path / f"{name}.json", driver_image=image)
+        doc = json.loads(path.read_text())
+        assert doc["schema"] == nv.SCHEMA_25_8
+        assert _canonical(nd.published_specs(doc)) == _canonical(published[name]), name
+
+
+async def test_devices_json_is_what_the_demo_publishes(tmp_path):
+    """Every demo node whose DRA driver runs: the agent's slices (as `--demo` serves them) equal devices.json's."""
+    objects = _demo_objects()
+    # The demo's stored slices taken away: the agent publishes them anew where the driver's pod runs.
+    stored = [o for o in objects if o["kind"] == "ResourceSlice" and o["spec"]["driver"] == DRIVER]
+    nodes = sorted({o["spec"]["nodeName"] for o in stored})
+    assert len(nodes) >= 5, "the demo publishes DRA slices on several nodes"
+    by_node, pods = await _agent_publishes([o for o in objects if o not in stored], nodes)
+    images = {p["spec"].get("nodeName"): dra_plugin_image(p) for p in pods}
+    for name, specs in sorted(by_node.items()):
+        path = nd.write_node_devices(objects, tmp_path / f"{name}.json", node_name=name, driver_image=images.get(name))
+        assert _canonical(nd.published_specs(json.loads(path.read_text()))) == _canonical(specs), name
+
+
+def test_cdi_names_map_back_to_the_gpu_uuid():
+    node = _node("n-1", HARDWARE["whole"])
+    doc = nd.node_devices(node)
+    uuid = nv.gpu_uuid("n-1", 3)
+    assert nd.uuid_of_cdi_name(doc, f"nvidia.com/gpu={uuid}") == uuid
+    assert nd.uuid_of_cdi_name(doc, "nvidia.com/gpu=3") == uuid
+    assert nd.uuid_of_cdi_name(doc, "k8s.gpu.nvidia.com/device=gpu-3") == uuid
+    assert nd.uuid_of_cdi_name(doc, "k8s.gpu.nvidia.com/device=gpu-99") is None
+    assert nd.uuid_of_cdi_name(doc, "example.com/x=gpu-3") is None
+
+
+def test_written_atomically_and_for_the_named_node_only(tmp_path):
+    objects = [_node("a", HARDWARE["whole"]), _node("b", HARDWARE["time-sliced"])]
+    path = nd.write_node_devices(objects, tmp_path / "b.json", node_name="b")
+    assert json.loads(path.read_text())["node"] == "b"
+    assert [p.name for p in tmp_path.iterdir()] == ["b.json"]  # no temporary left behind
+    with pytest.raises(KeyError):
+        nd.write_node_devices(objects, tmp_path / "c.json", node_name="c")
+    assert not (tmp_path / "c.json").exists()
