@@ -15,6 +15,7 @@ from typing import Any
 
 from dragoman.sim.controlplane.agents import Agents
 from dragoman.sim.controlplane.build import check_dir
+from dragoman.sim.controlplane.kubelets import RealKubelets, select_nodes
 from dragoman.sim.controlplane.loader import LoadReport, load
 from dragoman.sim.controlplane.processes import ControlPlane
 from dragoman.sim.controlplane.prometheus import Prometheus
@@ -30,7 +31,11 @@ class RealCluster:
         *,
         audit_log: str | None = None,
         prometheus: bool = False,
+        real_kubelets: str | None = None,
+        node_binaries: dict[str, pathlib.Path] | None = None,
     ) -> None:
+        """`real_kubelets`: which of the scenario's nodes a real kubelet runs (kubelets.select_nodes: "all", node
+        names, or KEY=VALUE labels), with `node_binaries` (build.node_binaries); the node agents run the others."""
         # A dict: binaries check_dir already checked (before a signal handler or an event loop was in place).
         self.binaries = dict(binaries_dir) if isinstance(binaries_dir, dict) else check_dir(binaries_dir)
         # A Prometheus scraping the four processes (prometheus.py): its binary found before anything is made.
@@ -39,6 +44,13 @@ class RealCluster:
         self.cp = ControlPlane(self.binaries, users, audit_log=audit_log)
         self.prometheus = Prometheus(self.cp, prometheus_binary) if prometheus_binary else None
         self.agents: Agents | None = None
+        self.kubelets: RealKubelets | None = None
+        self.kubelet_nodes: frozenset[str] = frozenset()
+        if real_kubelets is not None:
+            chosen = select_nodes(objects, real_kubelets)  # a sentence for a selector that matches nothing
+            self.kubelet_nodes = frozenset(n["metadata"]["name"] for n in chosen)
+            self._kubelet_choice = chosen
+            self._node_binaries = dict(node_binaries or {})
         self.report: LoadReport | None = None
         self.timings: dict[str, float] = {}
 
@@ -81,9 +93,18 @@ class RealCluster:
         t1 = time.monotonic()
         uids: dict[str, str] = {}
         self.report = await loop.run_in_executor(
-            None, lambda: load(self.cp.request, self.objects, phase="infrastructure", uids=uids)
+            None,
+            lambda: load(
+                self.cp.request, self.objects, phase="infrastructure", uids=uids, kubelet_nodes=self.kubelet_nodes
+            ),
         )
-        self.agents = Agents(self.cp.url, self.cp.admin_token, self.cp.pki.ca_pem)
+        if self.kubelet_nodes:
+            t_k = time.monotonic()
+            self.kubelets = RealKubelets(self.cp, self._kubelet_choice, self._node_binaries, objects=self.objects)
+            await loop.run_in_executor(None, self.kubelets.start)
+            await loop.run_in_executor(None, self.kubelets.wait_ready)
+            self.timings["real kubelets ready"] = time.monotonic() - t_k
+        self.agents = Agents(self.cp.url, self.cp.admin_token, self.cp.pki.ca_pem, kubelet_nodes=self.kubelet_nodes)
         await self.agents.start()
         await loop.run_in_executor(None, self._wait_daemonsets)
         self.timings["nodes settled"] = time.monotonic() - t1
@@ -112,6 +133,9 @@ class RealCluster:
             time.sleep(1.0)
 
     async def stop(self) -> None:
+        if self.kubelets is not None:
+            # First: a kubelet whose API server went away would retry for its whole grace period.
+            await asyncio.get_running_loop().run_in_executor(None, self.kubelets.stop)
         if self.agents is not None:
             try:
                 await self.agents.stop()

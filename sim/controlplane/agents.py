@@ -43,14 +43,17 @@ class Agents:
     and a slow API server under load must not hold a renewal back past the node lifecycle controller's 50 s grace
     (which marks the node Unknown and taints it unreachable, so no DaemonSet pod is placed on it)."""
 
-    def __init__(self, url: str, token: str, ca_pem: bytes | None) -> None:
+    def __init__(
+        self, url: str, token: str, ca_pem: bytes | None, *, kubelet_nodes: frozenset[str] = frozenset()
+    ) -> None:
+        """`kubelet_nodes`: the nodes real kubelets run (kubelets.py); no agent drives them."""
         self.clock = Clock(1.0)
-        self.store = RemoteStore(url, token, ca_pem, CACHED, self.clock)
+        self.store = RemoteStore(url, token, ca_pem, CACHED, self.clock, hidden_nodes=kubelet_nodes)
         self.host = AgentHost(self.store, self.clock)
         self.controllers: list[Controller] = node_agents(self.host)
         # Its own clock too: a clock's sleepers belong to one event loop.
         hb_clock = Clock(1.0)
-        self.heartbeat_store = RemoteStore(url, token, ca_pem, ("nodes",), hb_clock)
+        self.heartbeat_store = RemoteStore(url, token, ca_pem, ("nodes",), hb_clock, hidden_nodes=kubelet_nodes)
         self.heartbeat = NodeLeases(AgentHost(self.heartbeat_store, hb_clock))
         self._heartbeat_loop: asyncio.AbstractEventLoop | None = None
         self._heartbeat_thread: threading.Thread | None = None

@@ -298,9 +298,11 @@ def load(
     uids: dict[str, str] | None = None,
     wait_crd: float = 30.0,
     pod_timeout: float = 20.0,
+    kubelet_nodes: frozenset[str] = frozenset(),
 ) -> LoadReport:
     """Create one phase's objects (all when None). `uids` maps the scenario's uids to the new cluster's, carried from
-    one phase to the next so a workload's ownerReferences find owners made in the first."""
+    one phase to the next so a workload's ownerReferences find owners made in the first. The status of a Node in
+    `kubelet_nodes` is left to its real kubelet (capacity, conditions, nodeInfo are what it reports)."""
     todo, report = plan(objects, phase)
     uids = {} if uids is None else uids  # the scenario's uid -> the new cluster's
     present = {(o.get("kind"), o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in todo}
@@ -370,7 +372,7 @@ def load(
             _pods_decided(request, ns, placed[ns], pod_timeout)
         if obj["metadata"].get("uid") and isinstance(created, dict):
             uids[obj["metadata"]["uid"]] = created["metadata"]["uid"]
-        if kind == "Node" and obj.get("status"):
+        if kind == "Node" and obj.get("status") and body["metadata"]["name"] not in kubelet_nodes:
             # A merge patch, not a PUT: the node lifecycle controller may already have tainted the new Node.
             code, out = request(
                 "PATCH",

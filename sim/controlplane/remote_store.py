@@ -62,8 +62,19 @@ def _status(code: int, body: Any, method: str, path: str) -> dict:
 
 
 class RemoteStore:
-    def __init__(self, url: str, token: str, ca_pem: bytes | None, mirrored: Iterable[str], clock: Any) -> None:
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        ca_pem: bytes | None,
+        mirrored: Iterable[str],
+        clock: Any,
+        *,
+        hidden_nodes: frozenset[str] = frozenset(),
+    ) -> None:
         self.url = url.rstrip("/")
+        # Nodes a real kubelet runs: the agents never see them, nor the pods bound to them, nor their ResourceSlices.
+        self.hidden_nodes = hidden_nodes
         self.clock = clock
         self._headers = {
             "Authorization": f"Bearer {token}",
@@ -172,7 +183,11 @@ class RemoteStore:
                 break
             query = {"limit": 500, "continue": cont}
         self._list_rv[resource] = (out.get("metadata") or {}).get("resourceVersion") or ""
-        fresh = {(i["metadata"].get("namespace", ""), i["metadata"]["name"]): i for i in items}
+        fresh = {
+            (i["metadata"].get("namespace", ""), i["metadata"]["name"]): i
+            for i in items
+            if not self._hidden(resource, i)
+        }
         if not notify:
             self._data[resource] = fresh
             return
@@ -262,10 +277,19 @@ class RemoteStore:
         obj.setdefault("kind", rt.kind)
         self._post(lambda: self._apply(etype, resource, obj))
 
+    def _hidden(self, resource: str, obj: dict) -> bool:
+        if not self.hidden_nodes:
+            return False
+        if resource == "nodes":
+            return obj["metadata"].get("name") in self.hidden_nodes
+        if resource in ("pods", "resourceslices.resource.k8s.io"):
+            return (obj.get("spec") or {}).get("nodeName") in self.hidden_nodes
+        return False
+
     def _apply(self, etype: str, resource: str, obj: dict) -> None:
         """Put one object into the mirror (never going back to an older resourceVersion) and tell subscribers."""
         table = self._data.get(resource)
-        if table is None:
+        if table is None or self._hidden(resource, obj):
             return
         md = obj["metadata"]
         key = (md.get("namespace", ""), md["name"])

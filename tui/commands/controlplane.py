@@ -80,6 +80,19 @@ def add_serve_flag(parser: argparse.ArgumentParser) -> None:
     )
 
     parser.add_argument(
+        "--real-kubelets",
+        nargs="?",
+        const="all",
+        metavar="NODES",
+        help=(
+            "with --control-plane: run a real kubelet (v1.37.2; v1.35.4 where the scenario's node runs a kubelet "
+            "older than 1.36) for the scenario's nodes — all of them, or NODES: node names (a,b) or labels "
+            "(KEY=VALUE,...) — each with dragoman's image-less container runtime, its device plugin or DRA kubelet "
+            "plugin, in a mount namespace of its own (root); the node agents run the other nodes. Built by "
+            "`dragoman controlplane build`"
+        ),
+    )
+    parser.add_argument(
         "--audit-log-path",
         metavar="PATH",
         help="with --control-plane: where kube-apiserver writes its audit log (every request's metadata; default: in "
@@ -249,6 +262,17 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
     # Checked here, before the event loop: each binary's --version runs bounded in its own process group, and a
     # Ctrl+C or SIGTERM meanwhile ends it at once (inside the loop, the signal would wait for the check).
     binaries = check_dir(resolve(args.control_plane))
+    nodes_found = None
+    if args.real_kubelets is not None:
+        import pathlib
+
+        from dragoman.sim.controlplane.build import cache_dir, node_binaries
+        from dragoman.sim.controlplane.kubelets import check_host, select_nodes
+
+        check_host()
+        select_nodes(sc.objects, args.real_kubelets)  # a selector that matches nothing: a sentence now
+        folder = pathlib.Path(resolve(args.control_plane))
+        nodes_found = node_binaries(None if folder == cache_dir() else folder)
 
     async def serve() -> None:
         import signal
@@ -262,7 +286,13 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(sig, stop.set)
         cluster = RealCluster(
-            binaries, sc.objects, sc.users, audit_log=args.audit_log_path, prometheus=args.with_prometheus
+            binaries,
+            sc.objects,
+            sc.users,
+            audit_log=args.audit_log_path,
+            prometheus=args.with_prometheus,
+            real_kubelets=args.real_kubelets,
+            node_binaries=nodes_found,
         )
         starting = asyncio.ensure_future(cluster.start())
         stopping = asyncio.ensure_future(stop.wait())
@@ -316,6 +346,15 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
         print(f"  run folder: {cluster.cp.dir} (certificates, tokens, etcd's data; removed at stop)", flush=True)
         agents = cluster.agents.names if cluster.agents is not None else []  # started with the cluster
         print("  node agents: " + ", ".join(agents), flush=True)
+        if cluster.kubelets is not None:
+            print(
+                f"  real kubelets: {len(cluster.kubelets.procs)} nodes ("
+                + ", ".join(f"{p.name} {p.version} {p.ip}" for p in list(cluster.kubelets.procs.values())[:8])
+                + (", …" if len(cluster.kubelets.procs) > 8 else "")
+                + f"); their folders: {cluster.kubelets.root} (each node's containers.json is what its runtime "
+                "recorded)",
+                flush=True,
+            )
         print("  press Ctrl+C to stop.", flush=True)
 
     asyncio.run(serve())

@@ -77,6 +77,11 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UserError(
             "--with-prometheus scrapes the real control plane's components: it needs --control-plane.", ExitCode.INPUT
         )
+    if getattr(args, "real_kubelets", None) is not None and not getattr(args, "control_plane", None):
+        raise UserError(
+            "--real-kubelets runs real kubelets against the real control plane: it needs --control-plane.",
+            ExitCode.INPUT,
+        )
     name = args.scenario or ("demo" if "demo" in scenario_mod.available() else None)
     sc = scenario_mod.load(name) if name else scenario_mod.Scenario(objects=[])
     if getattr(args, "control_plane", None) is not None:

@@ -552,6 +552,7 @@ func main() {
 		control = flag.String("control", "", "unix socket of the control API (GET /record, POST /exit)")
 		logDir  = flag.String("log-dir", ".", "folder of the supervised programs' logs")
 		node    = flag.String("node", os.Getenv("DRAGOMAN_NODE"), "node name (for the record)")
+		imageFs = flag.String("image-fs", "/var/lib/kubelet", "mount point the runtime reports for images and containers")
 		sup     rules
 	)
 	flag.Var(&sup, "supervise", "image=REPO,container=NAME,exec=PATH (globs; repeatable)")
@@ -568,6 +569,19 @@ func main() {
 		{Type: kubeapi.NetworkReady, Status: true},
 	}}
 	f.RuntimeService.FakeLinuxConfiguration = &kubeapi.LinuxRuntimeConfiguration{CgroupDriver: kubeapi.CgroupDriver_CGROUPFS}
+	// An image "pulled" has an ID and a size (the kubelet refuses an image without them); it takes no room.
+	f.ImageService.SetFakeImageSize(1 << 20)
+	// The image and container filesystems are the kubelet's root dir (the eviction manager asks which device).
+	fsUsage := func() []*kubeapi.FilesystemUsage {
+		return []*kubeapi.FilesystemUsage{{
+			Timestamp:  time.Now().UnixNano(),
+			FsId:       &kubeapi.FilesystemIdentifier{Mountpoint: *imageFs},
+			UsedBytes:  &kubeapi.UInt64Value{Value: 0},
+			InodesUsed: &kubeapi.UInt64Value{Value: 0},
+		}}
+	}
+	f.ImageService.SetFakeFilesystemUsage(fsUsage())
+	f.ImageService.SetFakeContainerFilesystemUsage(fsUsage())
 	r := &runtime{
 		RemoteRuntime: f,
 		node:          *node,
