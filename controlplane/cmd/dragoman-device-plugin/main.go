@@ -301,16 +301,17 @@ func readUnhealthy(path string) (map[string]bool, time.Time) {
 	return out, st.ModTime()
 }
 
-// socketIdentity is what changes when the kubelet restarts: its socket's inode.
-func socketIdentity(path string) uint64 {
+// socketIdentity is what changes when the kubelet restarts: its socket's inode and change time (an inode
+// number alone may be reused by the new socket). Zero when there is no socket.
+func socketIdentity(path string) string {
 	st, err := os.Stat(path)
 	if err != nil {
-		return 0
+		return ""
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		return sys.Ino
+		return fmt.Sprintf("%d/%d.%d", sys.Ino, sys.Ctim.Sec, sys.Ctim.Nsec)
 	}
-	return 1
+	return st.ModTime().String()
 }
 
 // defaultDir is the kubelet's device-plugin folder: <DRAGOMAN_KUBELET_ROOT>/device-plugins/ when that is set.
@@ -391,7 +392,7 @@ func main() {
 
 	kubeletSock := filepath.Join(cfg.dir, filepath.Base(pluginapi.KubeletSocket))
 	// (Re)start every server and register it; on failure retry until stopped.
-	start := func() uint64 {
+	start := func() string {
 		for {
 			ok := true
 			for _, p := range plugins {
@@ -413,12 +414,12 @@ func main() {
 			}
 			select {
 			case <-ctx.Done():
-				return 0
+				return ""
 			case <-time.After(registerRetryWait):
 			}
 		}
 	}
-	kubeletID := uint64(0)
+	kubeletID := ""
 	if len(plugins) > 0 {
 		kubeletID = start()
 	}
@@ -448,7 +449,7 @@ func main() {
 					restart = true
 				}
 			}
-			if restart && socketIdentity(kubeletSock) != 0 {
+			if restart && socketIdentity(kubeletSock) != "" {
 				log.Printf("node %s: the kubelet restarted; registering again", cfg.node)
 				kubeletID = start()
 			}

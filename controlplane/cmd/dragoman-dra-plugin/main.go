@@ -547,6 +547,9 @@ func run() (int, error) {
 		kubeletplugin.PluginDataDirectoryPath(d.checkpointDir),
 	)
 	if err != nil {
+		if stopped(ctx) {
+			return 0, nil
+		}
 		return 1, fmt.Errorf("start the kubelet plugin: %w", err)
 	}
 	defer helper.Stop()
@@ -555,6 +558,9 @@ func run() (int, error) {
 		if err := helper.PublishResources(ctx, resourceslice.DriverResources{
 			Pools: map[string]resourceslice.Pool{doc.Pool: {Slices: slices}},
 		}); err != nil {
+			if stopped(ctx) {
+				return 0, nil
+			}
 			return 1, fmt.Errorf("publish ResourceSlices: %w", err)
 		}
 	}
@@ -574,6 +580,11 @@ func run() (int, error) {
 	}
 	log.Printf("node %s: stopped", doc.Node)
 	return 0, nil
+}
+
+// stopped says the plugin was asked to stop (SIGTERM, SIGINT): what fails after that is the stop itself.
+func stopped(ctx context.Context) bool {
+	return ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled)
 }
 
 func main() {
