@@ -9,9 +9,13 @@ import datetime
 import gc
 import logging
 import os
+import pickle
 import re
+import signal
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +30,11 @@ log = logging.getLogger(__name__)
 PUMP_INTERVAL = 0.05  # at most 20 view updates a second, however fast the watch events come
 PUMP_SLICE = 100  # changes absorbed per turn of the loop, so a backlog never holds a keystroke for long
 DIAGNOSE_MIN_GAP = 2.0
+# The diagnosis runs in a forked child (Linux: fork is cheap and the child inherits the model as it stands, copy on
+# write): the UI's process holds the GIL, so a thread's diagnosis takes the UI's core, while the child takes the idle
+# one. Elsewhere (macOS forks badly with threads) it runs in a thread, as it does if the child cannot be made.
+DIAGNOSE_IN_CHILD = sys.platform.startswith("linux") and hasattr(os, "fork")
+CHILD_TIMEOUT = 120.0  # a child that has not answered by then is killed and the work done in a thread instead
 
 
 @dataclasses.dataclass
@@ -101,6 +110,8 @@ class Feed:
         self.on_state: list[Callable[[ConnectionState], None]] = []
         self._pending: list = []
         self._busy = False  # a thread is reading the model: hold changes back
+        self._diagnosing = False  # a diagnosis is under way (in a child process the model stays free to change)
+        self._warm: threading.Thread | None = None
         self._pump_handle: asyncio.Handle | None = None  # call_later's TimerHandle, or call_soon's Handle
         self._diag_dirty = True
         self._catalogue_dirty = True
@@ -122,7 +133,8 @@ class Feed:
             self.syncer.start()
             # While the informers list, this loop mostly waits on the network: time for what the first diagnosis
             # would otherwise do first.
-            threading.Thread(target=warm_cel, name="dragoman-warm-cel", daemon=True).start()
+            self._warm = threading.Thread(target=warm_cel, name="dragoman-warm-cel", daemon=True)
+            self._warm.start()
         self._maybe_load()
 
     async def stop(self) -> None:
@@ -234,7 +246,7 @@ class Feed:
         self._diag_handle = None
         if not self._diag_dirty or self._closed:
             return
-        if self._busy:
+        if self._busy or self._diagnosing:
             self._schedule_diagnosis()
             return
         if self._pending:
@@ -243,7 +255,6 @@ class Feed:
                 # A backlog: absorb it first (slice by slice), diagnose right after.
                 self._schedule_diagnosis(PUMP_INTERVAL)
                 return
-        self._busy = True
         self._diag_dirty = False
         want_catalogue = self._catalogue_dirty
         self._catalogue_dirty = False
@@ -254,13 +265,31 @@ class Feed:
             catalogue = self.model.attribute_catalogue() if want_catalogue else None
             return findings, catalogue
 
+        self._diagnosing = True
         try:
-            findings, catalogue = await in_daemon_thread(work, "dragoman-diagnosis")
+            result = None
+            if DIAGNOSE_IN_CHILD:
+                if self._warm is not None and self._warm.is_alive():
+                    # A fork copies no thread: an import the warming thread was in the middle of would never end in
+                    # the child. It is done long before the fleet is listed; wait for it if not.
+                    await asyncio.to_thread(self._warm.join)
+                try:
+                    # A snapshot of the model as it stands: changes go on being absorbed meanwhile.
+                    result = await in_child_process(work)
+                except ChildUnavailable as exc:
+                    log.info("diagnosing in a thread: %s", exc)
+            if result is None:
+                self._busy = True  # the thread reads the live model: changes wait
+                try:
+                    result = await in_daemon_thread(work, "dragoman-diagnosis")
+                finally:
+                    self._busy = False
+            findings, catalogue = result
         except Exception:
             log.exception("diagnosis failed")
             findings, catalogue = None, None
         finally:
-            self._busy = False
+            self._diagnosing = False
             self.diag_seconds = time.monotonic() - t0
             self._last_diag_end = time.monotonic()
         if findings is not None:
@@ -282,6 +311,95 @@ class Feed:
             self._schedule_pump()
         if self._diag_dirty:
             self._schedule_diagnosis()
+
+
+class ChildUnavailable(Exception):
+    """The work could not be done in a child process (no fork, or the child never answered): do it another way."""
+
+
+async def in_child_process(fn: Callable[[], Any], timeout: float = CHILD_TIMEOUT) -> Any:
+    """`fn()` in a forked child process, its result pickled back: for read-only work on what this process holds
+    (the model), on the machine's other core instead of this process's GIL.
+
+    The child starts with a copy-on-write image of this process as it is at the call (so the caller may go on changing
+    its objects meanwhile), runs only `fn` and leaves with os._exit: no atexit handler, no buffered output, nothing of
+    the terminal's. An exception in `fn` is raised here as a RuntimeError carrying the child's traceback. Raises
+    ChildUnavailable when the fork fails or the child does not answer within `timeout` (it is killed)."""
+    loop = asyncio.get_running_loop()
+    read_fd, write_fd = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError as exc:
+        os.close(read_fd)
+        os.close(write_fd)
+        raise ChildUnavailable(f"cannot fork ({exc})") from None
+    if pid == 0:  # pragma: no cover - the child; it reports through the pipe and never returns
+        _child_main(fn, read_fd, write_fd)
+    os.close(write_fd)
+    done: asyncio.Future = loop.create_future()
+
+    def settle(value: Any) -> None:
+        if not done.done():
+            done.set_result(value)
+
+    def collect() -> None:
+        # Read to the end, reap the child, unpickle: the read and the wait release the GIL.
+        with os.fdopen(read_fd, "rb") as pipe:
+            data = pipe.read()
+        os.waitpid(pid, 0)
+        try:
+            value: Any = pickle.loads(data) if data else (False, "the child process ended without an answer")
+        except Exception as exc:  # noqa: BLE001 - reported to the awaiting task
+            value = (False, f"the child's answer could not be read: {exc}")
+        try:
+            loop.call_soon_threadsafe(settle, value)
+        except RuntimeError:
+            pass  # the loop closed: the app quit, nobody waits for this result
+
+    threading.Thread(target=collect, name="dragoman-child-reader", daemon=True).start()
+    try:
+        ok, value = await asyncio.wait_for(asyncio.shield(done), timeout)
+    except TimeoutError:
+        _kill(pid)
+        raise ChildUnavailable(f"the child process gave no answer in {timeout:.0f} s") from None
+    except BaseException:
+        _kill(pid)  # cancelled (the app quits): the child's work is nobody's now
+        raise
+    if not ok:
+        raise RuntimeError(f"in the child process: {value}")
+    return value
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _child_main(fn: Callable[[], Any], read_fd: int, write_fd: int) -> None:  # pragma: no cover - runs in the child
+    code = 1
+    try:
+        os.close(read_fd)
+        try:
+            os.setpgid(0, 0)  # the terminal's signals (resize, ^C) are the app's, not this child's
+            signal.set_wakeup_fd(-1)  # the parent's event loop's wake-up pipe is not this process's to write
+        except (OSError, ValueError):
+            pass
+        gc.disable()  # a short life: nothing to collect that exiting does not free
+        try:
+            payload: tuple[bool, Any] = (True, fn())
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent
+            payload = (False, "".join(traceback.format_exception(exc)).strip())
+        try:
+            data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # noqa: BLE001
+            data = pickle.dumps((False, f"the answer cannot be pickled: {exc}"))
+        with os.fdopen(write_fd, "wb") as pipe:
+            pipe.write(data)
+        code = 0
+    finally:
+        os._exit(code)
 
 
 async def in_daemon_thread(fn: Callable[[], Any], name: str) -> Any:

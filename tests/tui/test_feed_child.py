@@ -1,0 +1,116 @@
+"""The diagnosis on the machine's other core: a forked child computes it from the model as it stood, the UI's process
+goes on absorbing changes meanwhile, and a child that fails or never answers is said so (or replaced by a thread)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import pytest
+from dragoman.fleet.diagnose import diagnose
+from dragoman.fleet.store import LIVE, FleetStore
+from dragoman.sim.scenarios.scale import generate_scale
+from dragoman.tui import feed as feed_mod
+from dragoman.tui.feed import ChildUnavailable, Feed, SourceInfo, in_child_process
+
+from tests.tui.test_feed_load import _by_kind, _until
+
+pytestmark = pytest.mark.skipif(not feed_mod.DIAGNOSE_IN_CHILD, reason="forks only on Linux")
+
+
+async def test_the_work_runs_in_another_process_and_its_answer_comes_back() -> None:
+    pid, answer = await in_child_process(lambda: (os.getpid(), {"findings": [1, 2, 3]}))
+    assert pid != os.getpid()
+    assert answer == {"findings": [1, 2, 3]}
+
+
+async def test_the_child_works_on_the_objects_as_they_were_when_it_started() -> None:
+    state = {"n": 1}
+
+    def slow():
+        time.sleep(0.3)
+        return state["n"]
+
+    task = asyncio.ensure_future(in_child_process(slow))
+    await asyncio.sleep(0.05)  # forked by now
+    state["n"] = 2  # changed here while the child works: not seen there
+    assert await task == 1
+
+
+async def test_an_error_in_the_child_is_raised_with_its_traceback() -> None:
+    def broken():
+        raise KeyError("no such pool")
+
+    with pytest.raises(RuntimeError, match="KeyError: 'no such pool'"):
+        await in_child_process(broken)
+
+
+async def test_a_child_that_never_answers_is_killed() -> None:
+    pids = []
+
+    def hang():
+        time.sleep(60)
+
+    real_fork = os.fork
+
+    def fork():
+        pid = real_fork()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    os.fork = fork
+    try:
+        with pytest.raises(ChildUnavailable, match="no answer"):
+            await in_child_process(hang, timeout=0.5)
+    finally:
+        os.fork = real_fork
+    await _until(lambda: not os.path.exists(f"/proc/{pids[0]}"), 10)
+
+
+async def test_the_feeds_diagnosis_is_the_in_process_one_and_changes_flow_while_it_runs(monkeypatch) -> None:
+    store = FleetStore()
+    by_kind = _by_kind(generate_scale(nodes=40, pods=200, pending=5))
+    seen = {}
+    real = feed_mod.in_child_process
+
+    async def spy(fn, timeout=feed_mod.CHILD_TIMEOUT):
+        seen["busy"] = feed._busy  # the model is not held while the child diagnoses
+        seen["pid"] = os.getpid()
+        return await real(lambda: (os.getpid(), fn()), timeout)
+
+    async def unwrap(fn, timeout=feed_mod.CHILD_TIMEOUT):
+        pid, result = await spy(fn, timeout)
+        seen["child"] = pid
+        return result
+
+    monkeypatch.setattr(feed_mod, "in_child_process", unwrap)
+    feed = Feed(store, SourceInfo(cluster="t"))
+    feed.start()
+    for kind, objs in by_kind.items():
+        store.replace(kind, objs)
+        store.set_state(kind, LIVE, synced=True)
+    await _until(lambda: feed.fleet.diagnosed)
+    assert seen["busy"] is False and seen["child"] != seen["pid"]
+    expected = diagnose(feed.model)
+    assert expected, "a fleet with pending pods has findings: an empty list proves nothing"
+    assert [f.key for f in feed.fleet.findings] == [f.key for f in expected]
+    assert feed.fleet.catalogue == feed.model.attribute_catalogue()
+    await feed.stop()
+
+
+async def test_without_a_child_the_diagnosis_runs_in_a_thread(monkeypatch) -> None:
+    async def unavailable(fn, timeout=feed_mod.CHILD_TIMEOUT):
+        raise ChildUnavailable("test")
+
+    monkeypatch.setattr(feed_mod, "in_child_process", unavailable)
+    store = FleetStore()
+    feed = Feed(store, SourceInfo(cluster="t"))
+    feed.start()
+    for kind, objs in _by_kind(generate_scale(nodes=20, pods=100, pending=5)).items():
+        store.replace(kind, objs)
+        store.set_state(kind, LIVE, synced=True)
+    await _until(lambda: feed.fleet.diagnosed)
+    assert [f.key for f in feed.fleet.findings] == [f.key for f in diagnose(feed.model)]
+    await feed.stop()
