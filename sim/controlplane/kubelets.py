@@ -436,7 +436,16 @@ class RealKubelets:
                 env=env,
                 start_new_session=True,
             )
+        self._write_index()
         self.log(f"node {name}: kubelet {procs.version} on {ip} ({cpus} CPUs, {memory >> 30} GiB)")
+
+    def _write_index(self) -> None:
+        """index.json in the nodes' folder: for each node its folder, kubelet version and address (what a test or a
+        person reads to find a node's containers.json and control.sock)."""
+        index = {p.name: {"folder": p.dir.name, "kubelet": p.version, "address": p.ip} for p in self.procs.values()}
+        tmp = self.root / ".index.json"
+        tmp.write_text(json.dumps(index, indent=1, sort_keys=True))
+        os.replace(tmp, self.root / "index.json")
 
     def _write_devices(self, node: dict, path: pathlib.Path) -> None:
         """The node's devices (what its device plugin and DRA plugin serve), from the scenario's node: the same data

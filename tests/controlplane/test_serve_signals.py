@@ -117,3 +117,79 @@ def test_sigterm_while_starting_stops_what_was_started(tmp_path: pathlib.Path) -
     time.sleep(1.0)  # anything spawned after the first look (a start that raced the signal) is a child too
     children = {**children, **_children(proc.pid)}
     _ended_cleanly(proc, children, dirs, log)
+
+
+# ---------------------------------------------------------------------------- with real kubelets
+
+REAL_KUBELETS_SCENARIO = pathlib.Path(__file__).parent / "data" / "real_kubelets.yaml"
+HOST_TUNABLES = ("vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops")
+
+
+def _tunables() -> dict[str, str]:
+    return {k: pathlib.Path("/proc/sys", k).read_text().strip() for k in HOST_TUNABLES}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=lambda s: s.name)
+def test_a_signal_with_real_kubelets_leaves_no_kubelet_runtime_mount_or_file(
+    sig: signal.Signals, tmp_path: pathlib.Path
+) -> None:
+    """Started, Ready, then Ctrl+C or SIGTERM: every kubelet and runtime ended, their namespaces (and mounts) gone,
+    the run's folder removed, the host's kernel tunables and /var/lib as they were."""
+    before = _tunables()
+    had_var_lib_kubelet = pathlib.Path("/var/lib/kubelet").exists()
+    log = tmp_path / "serve.log"
+    args = [
+        "--scenario",
+        str(REAL_KUBELETS_SCENARIO),
+        "--control-plane",
+        str(binaries_dir()),
+        "--real-kubelets",
+        "rk-cpu-a",
+    ]
+    proc = serve.start(args + ["--write-kubeconfig", str(tmp_path / "kc")], log, cwd=tmp_path)
+    try:
+        _wait(lambda: "press Ctrl+C" in log.read_text() or proc.poll() is not None, 300, "serving")
+        assert proc.poll() is None, log.read_text()
+        assert "real kubelets: 1 nodes (rk-cpu-a v1.37.2" in log.read_text()
+        run_dir = next(
+            line.split("run folder: ", 1)[1].split(" ", 1)[0]
+            for line in log.read_text().splitlines()
+            if "run folder: " in line
+        )
+        mine = _pids_mentioning(run_dir)
+        names = {pathlib.Path(_cmd(p)[0]).name for p in mine}
+        assert {"kubelet", "dragoman-cri"} <= names, names
+        # The node's mounts are in its own namespace, not the host's.
+        assert run_dir not in pathlib.Path("/proc/self/mountinfo").read_text()
+        assert any(run_dir in _mountinfo(p) for p in mine)
+        proc.send_signal(sig)
+        assert proc.wait(90) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    time.sleep(0.5)
+    left = [p for p in _pids_mentioning(run_dir)]
+    assert not left, f"left running: {[_cmd(p) for p in left]}"
+    assert not [p for p in pathlib.Path("/proc").iterdir() if p.name.isdigit() and run_dir in _mountinfo(p.name)]
+    assert not pathlib.Path(run_dir).exists()
+    assert _tunables() == before
+    assert pathlib.Path("/var/lib/kubelet").exists() == had_var_lib_kubelet
+
+
+def _cmd(pid: str) -> list[str]:
+    try:
+        return pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return [""]
+
+
+def _mountinfo(pid: str) -> str:
+    try:
+        return pathlib.Path(f"/proc/{pid}/mountinfo").read_text()
+    except OSError:
+        return ""
+
+
+def _pids_mentioning(text: str) -> list[str]:
+    out = subprocess.run(["pgrep", "-f", text], capture_output=True, text=True).stdout.split()
+    return [p for p in out if p.isdigit()]
