@@ -49,6 +49,18 @@ def pods(ctx: Context) -> Iterable[Finding]:
         yield from pod_findings(ctx, pk, pod)
 
 
+def _device_plugin_held(status: dict) -> set[str]:
+    """Extended resources whose devices the kubelet's device manager gave the pod's containers (their
+    allocatedResourcesStatus entries named after the resource, not after a claim)."""
+    out: set[str] = set()
+    for cs in status.get("containerStatuses") or ():
+        for entry in cs.get("allocatedResourcesStatus") or ():
+            name = entry.get("name") or ""
+            if not name.startswith("claim:") and entry.get("resources"):
+                out.add(name)
+    return out
+
+
 def pod_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Finding]:
     """Why one pod is Pending, Failed, or Running without its GPU (nothing when none of these)."""
     m = ctx.m
@@ -89,10 +101,15 @@ def pod_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Findi
             # Only a node with DRA devices can run a pod without the GPUs it asked for: the requests are not read
             # elsewhere (most running GPU pods are on device-plugin nodes).
             reqs = ctx.extended(pod) if v.devices_gpu > 0 else {}
+            # A kubelet names the devices its device manager gave a container in allocatedResourcesStatus: a pod
+            # admitted while the device plugin served the node keeps that GPU after the plugin leaves or crashes
+            # (a real kubelet v1.37.2 shows it so), whatever allocatable says now.
+            held = _device_plugin_held(status)
             dra_names = [
                 k
                 for k in reqs
-                if m.class_serving(k) is not None
+                if k not in held
+                and m.class_serving(k) is not None
                 and quantity.count(
                     ((m.objects["Node"].get(("", node_name)) or {}).get("status") or {}).get("allocatable", {}).get(k)
                 )

@@ -906,3 +906,22 @@ def test_a_tainted_gpu_is_not_free_and_the_diagnosis_does_not_stop_at_the_old_co
     m = model_of(*objs)
     assert sum(v.devices_free for v in m.nodes()) == 0
     assert [f.id for f in diagnose(m) if f.objects[0] == P("tainted")] == ["pending-device-taint"]
+
+
+def test_a_pod_holding_a_device_plugin_gpu_does_not_run_without_it():
+    """A real kubelet v1.37.2 (tests/controlplane/test_real_gpu_node.py): a pod admitted while the device plugin served
+    the node keeps the GPU the device manager gave it after the plugin crashes, and says so in its container's
+    allocatedResourcesStatus; allocatable 0 on a DRA node does not make it a pod without its GPU."""
+    held = pod("held", gpus=1, node_name="h100-pool-1")
+    held["status"]["containerStatuses"] = [
+        {
+            "name": held["spec"]["containers"][0]["name"],
+            "allocatedResourcesStatus": [
+                {"name": "nvidia.com/gpu", "resources": [{"resourceID": "GPU-1234", "health": "Healthy"}]}
+            ],
+        }
+    ]
+    assert "running-without-gpu" not in {fid for fid, _ in keys(base() + [held])}
+    # A claim's entry is not the device plugin's: the pod without its GPU is still found.
+    held["status"]["containerStatuses"][0]["allocatedResourcesStatus"][0]["name"] = "claim:x/y"
+    assert ("running-without-gpu", P("held")) in keys(base() + [held])
