@@ -194,7 +194,11 @@ def kubelets(ctx: Context) -> Iterable[Finding]:
                 f"node {v.name} runs kubelet {v.kubelet_version}, without the extended-resource bridge, and {why}",
                 [
                     f"node {v.name}: kubelet {v.kubelet_version} (the bridge needs v1.36 or newer)",
-                    "such a kubelet rejects nvidia.com/gpu pods placed through DRA or runs them without the GPU",
+                    # Measured with the real kubelet v1.35.4 (tests/controlplane/test_real_kubelets_demo.py): its
+                    # admission drops extended resources the node does not advertise, and with the bridge's gate off
+                    # its DRA manager never prepares the claim in status.extendedResourceClaimStatus.
+                    "such a kubelet admits an nvidia.com/gpu pod placed through DRA and runs it without the GPU; the "
+                    "claim the scheduler made is never prepared and keeps its GPU reserved, idle",
                 ],
                 pool=pool.name,
                 severity=sev,
