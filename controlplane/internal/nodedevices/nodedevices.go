@@ -88,6 +88,62 @@ func (d *Doc) Slices(schema string) ([]json.RawMessage, error) {
 	return slices, nil
 }
 
+// CDI kinds the two plugins hand out: NVIDIA's device plugin's and its DRA driver's standard devices.
+const (
+	DevicePluginCDIKind = "nvidia.com/gpu"
+	DRACDIKind          = "k8s.gpu.nvidia.com/device"
+)
+
+// UUIDOfCDIName returns the GPU UUID behind a CDI device name either plugin hands out on this node
+// (nvidia.com/gpu=<uuid or index>, k8s.gpu.nvidia.com/device=<device name>; a MIG device's own UUID, a
+// dynamic-MIG placement's parent's), or "" when the name is not one of them. The Python twin is
+// sim/controlplane/nodedevices.py uuid_of_cdi_name.
+func (d *Doc) UUIDOfCDIName(cdiName string) string {
+	kind, name, ok := strings.Cut(cdiName, "=")
+	if !ok {
+		return ""
+	}
+	switch kind {
+	case DevicePluginCDIKind:
+		for _, r := range d.DevicePlugin {
+			for _, dev := range r.Devices {
+				if name == dev.UUID || name == dev.Index {
+					return dev.UUID
+				}
+			}
+		}
+	case DRACDIKind:
+		slices, err := d.Slices("")
+		if err != nil {
+			return ""
+		}
+		for _, raw := range slices {
+			var s struct {
+				Devices []struct {
+					Name       string `json:"name"`
+					Attributes map[string]struct {
+						String *string `json:"string"`
+					} `json:"attributes"`
+				} `json:"devices"`
+			}
+			if json.Unmarshal(raw, &s) != nil {
+				continue
+			}
+			for _, dev := range s.Devices {
+				if dev.Name != name {
+					continue
+				}
+				for _, key := range []string{"uuid", "parentUUID"} {
+					if a, ok := dev.Attributes[key]; ok && a.String != nil {
+						return *a.String
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
 // Env returns the environment variable's value, or def when it is unset or empty.
 func Env(name, def string) string {
 	if v := os.Getenv(name); v != "" {
