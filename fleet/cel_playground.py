@@ -272,7 +272,7 @@ def allocatable_now(ev: FleetEvaluation, model: FleetModel, *, short: bool = Fal
     """Beside "match N": how many of the matching devices the allocator could give now, and what keeps the others
     (held, shared without room, tainted, counters, binding), from the model's device states. `short`: for the
     playground's counts line."""
-    from dragoman.fleet.devicestate import availability, availability_text
+    from dragoman.fleet.k8s.devicestate import availability, availability_text
 
     matched = [(r.driver, r.pool, r.device) for r in ev.results if r.result == "match"]
     total, now, why = availability(model.device_states(), matched)

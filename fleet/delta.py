@@ -119,7 +119,7 @@ def delta_of(model: FleetModel, changes: Sequence[Any], before: dict | None = No
                     continue
                 for d in model.claim_devices(c):
                     t.devices.add(d)
-                    if model.device_states().counter_sets.get(d[:2]):
+                    if model.device_states().counter_sets(d[:2]):
                         # The pool shares counters: what the claim takes changes what its other devices can be.
                         t.device_pools.add(d[:2])
                     n = model.slice_pool_node(d[:2])

@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 
 from dragoman.fleet import ownership as own
 from dragoman.fleet.delta import Delta, delta_of
-from dragoman.fleet.devicestate import DeviceState, FleetDevices
 from dragoman.fleet.k8s import DEVICECLASS_PREFIX, Key, key_of, match_node_selector
+from dragoman.fleet.k8s.devicestate import DeviceState, FleetDevices
 from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
 from dragoman.fleet.k8s.podresources import pod_requests
 from dragoman.fleet.k8s.quantity import count
@@ -246,7 +246,7 @@ class NodeView:
     stale_slices: list[str]  # older generations still present, or an incomplete newest generation
     devices: list[DeviceView]
     devices_gpu: int  # hardware units of the NVIDIA DRA driver (a GPU with its partitions is one)
-    devices_total: int  # hardware units published for the node (devicestate.FleetDevices.physical_key)
+    devices_total: int  # hardware units published for the node (k8s/devicestate.FleetDevices.physical_key)
     devices_allocated: int  # units the allocator could not give now: held, shared without room, tainted, counters
     mechanism: str  # device-plugin | dra | both | none | flapping
     ownership: str  # the mechanism, or "migrating" while a dragoman step is in progress and nothing is wrong
@@ -632,7 +632,12 @@ class FleetModel:
                             self._slice_pools_by_node[node].discard(pk)
             self._invalidate_node(node)
         self._node_selection_changed()
-        self._device_states = None
+        ds = self._device_states
+        if ds is not None:
+            if new is not None:
+                ds.upsert_slice(new)
+            else:
+                ds.remove_slice(name)
         self.selectors.invalidate()
 
     def _node_selection_changed(self) -> None:
@@ -661,7 +666,10 @@ class FleetModel:
 
     def _index_ResourceClaim(self, old: dict | None, new: dict | None) -> None:
         ck = key_of(_given(new, old))
-        self._device_states = None
+        ds = self._device_states
+        if ds is not None:
+            # Only the pools of the devices the claim held or holds are read again (fleet/k8s/devicestate.py).
+            ds.set_claim(ck, new)
         before = self._claim_holds(old)
         after = self._claim_holds(new)
         if before != after:
@@ -685,7 +693,9 @@ class FleetModel:
 
     def _index_DeviceTaintRule(self, old: dict | None, new: dict | None) -> None:
         # A rule taints devices of any node: every node's free count may change.
-        self._device_states = None
+        ds = self._device_states
+        if ds is not None:
+            ds.set_taint_rules(self.objects["DeviceTaintRule"].values())
         self._node_cache.clear()
         for agg in self._pools.values():
             for n in agg.members:
@@ -929,13 +939,14 @@ class FleetModel:
         return self._alloc.get(device)
 
     def device_states(self) -> FleetDevices:
-        """Every current device's state (holders, shares, taints, counters, binding), built once per change of slices,
-        claims or DeviceTaintRules."""
+        """Every current device's state (holders, shares, taints, counters, binding): the allocator's Inventory and
+        AllocatedState, built on first use and then kept current by the indexers, change by change."""
         ds = self._device_states
         if ds is None:
-            pools = {pk: self.pool_slices(*pk)[0] for pk in sorted(self._slices_by_pool)}
             ds = self._device_states = FleetDevices(
-                pools, self.objects["ResourceClaim"].items(), self.objects["DeviceTaintRule"].values()
+                self.objects["ResourceSlice"].values(),
+                self.objects["ResourceClaim"].items(),
+                self.objects["DeviceTaintRule"].values(),
             )
         return ds
 
@@ -947,9 +958,9 @@ class FleetModel:
         ones and those of nodes not (or no longer) known included: each counted once."""
         states = self.device_states()
         units: dict[tuple, bool] = {}
-        for did in states.raw:
-            unit = states.physical_key(did)
-            units[unit] = units.get(unit, True) and states.state(did).allocatable
+        for dev in states.devices():
+            unit = states.physical_key(dev.id)
+            units[unit] = units.get(unit, True) and states.state(dev.id).allocatable
         return len(units), sum(units.values())
 
     def device_nodes(self, d: DeviceView) -> list[str]:
@@ -1073,10 +1084,10 @@ class FleetModel:
         return dict(out)
 
     def _device_view(self, d: DeviceId) -> DeviceView | None:
-        states = self.device_states()
-        raw = states.raw.get(d)
-        if raw is None:
+        dev = self.device_states().device(d)
+        if dev is None:
             return None
+        raw = dev.raw
         for s in self.pool_slices(d[0], d[1])[0]:
             for x in (s.get("spec") or {}).get("devices") or ():
                 if x is raw:

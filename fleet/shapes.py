@@ -121,7 +121,7 @@ SHAPES: list[tuple[str, str, Any]] = [
     ("ResourceSlice", "spec.devices.[].capacity", OBJ),
     ("ResourceSlice", "spec.devices.[].capacity.{}", OBJ),
     ("ResourceSlice", "spec.devices.[].capacity.{}.value", SCALAR),
-    # v1.37's DRA fields the model reads (fleet/devicestate.py): taints, counters, shared capacity, binding.
+    # v1.37's DRA fields the model reads (fleet/k8s/devicestate.py): taints, counters, shared capacity, binding.
     ("ResourceSlice", "spec.allNodes", bool),
     ("ResourceSlice", "spec.nodeSelector", OBJ),
     ("ResourceSlice", "spec.perDeviceNodeSelection", bool),

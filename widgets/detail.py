@@ -309,7 +309,7 @@ def _describe_ResourceClaim(page: Page, fleet, ref: Ref, obj: dict) -> None:
 
 def _result_words(claim: dict, device: tuple[str, str, str]) -> str:
     """What one allocation result says beyond its device: admin access, a share, binding state."""
-    from dragoman.fleet.devicestate import binding_state, result_entries
+    from dragoman.fleet.k8s.devicestate import binding_state, result_entries
 
     out = []
     for d, r in result_entries(claim):
@@ -406,7 +406,7 @@ def _describe_Device(page: Page, fleet, ref: Ref, obj: dict) -> None:
                 page.link(t.source, ("DeviceTaintRule", "", name))
     consumes = d.consumes_counters
     if consumes:
-        sets = m.device_states().counter_sets.get(d.id[:2], {})
+        sets = m.device_states().counter_sets(d.id[:2])
         lines = []
         for cc in consumes:
             cs = str(cc.get("counterSet", ""))

@@ -4,7 +4,7 @@ capacity (pending-capacity), binding conditions (binding-pending, binding-failed
 (pending-first-available), missing claims and classes, admin access, the scheduler's filter timeout and device
 health.
 
-What keeps a device from a request comes from each device's state (fleet/devicestate.py, the model's
+What keeps a device from a request comes from each device's state (fleet/k8s/devicestate.py, the model's
 `device_state`): the same holders, taints, counters and shares the allocator reads."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from dragoman.fleet import placement
-from dragoman.fleet.devicestate import BINDING_FAILED, binding_state, result_entries, rule_eviction
 from dragoman.fleet.diagnose.context import Context, plural, pod_ref
 from dragoman.fleet.diagnose.selectors import pod_claim_specs
 from dragoman.fleet.findings import Finding, ObjectRef, make_finding
 from dragoman.fleet.k8s import key_of
+from dragoman.fleet.k8s.devicestate import BINDING_FAILED, binding_state, result_entries, rule_eviction
 from dragoman.fleet.model import claim_requests, device_health, request_alternatives
 
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"  # on a namespace, "true": claims there may ask adminAccess
@@ -52,7 +52,9 @@ def taint_evictions(ctx: Context) -> Iterable[Finding]:
     states = m.device_states()
     rules = {key_of(r)[1]: r for r in m.objects["DeviceTaintRule"].values()}
     hit: dict[str, list[tuple[tuple, tuple]]] = defaultdict(list)  # source -> [(device, holders)]
-    for did, st in states.states.items():
+    for dev in states.devices():
+        did = dev.id
+        st = states.state(did)
         if not st.holders:
             continue
         for t in st.taints:
@@ -452,16 +454,14 @@ def excluded_findings(
 def _allocator(ctx: Context):
     """The scheduler's allocator (fleet/k8s/allocator.py) over this fleet's slices, rules, classes and claims: built
     once per diagnosis."""
-    from dragoman.fleet.k8s.allocator import AllocatedState, Allocator, Inventory
+    from dragoman.fleet.k8s.allocator import Allocator
 
     a = ctx.allocator_cache.get("allocator")
     if a is None:
-        m = ctx.m
-        a = Allocator(
-            Inventory(m.current_slices(), m.objects["DeviceTaintRule"].values()),
-            AllocatedState.from_claims(m.objects["ResourceClaim"].values()),
-            {name: c.raw for name, c in ctx.classes.items()},
-        )
+        # The model's own reading of the devices (fleet/k8s/devicestate.py): the same Inventory and AllocatedState
+        # the views count from, kept current by the watch, not a second one built per diagnosis.
+        states = ctx.m.device_states()
+        a = Allocator(states.inventory, states.allocated, {name: c.raw for name, c in ctx.classes.items()})
         ctx.allocator_cache["allocator"] = a
     return a
 

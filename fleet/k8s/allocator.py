@@ -365,8 +365,11 @@ def node_matches(node: dict | None, node_name: str | None, all_nodes: bool, node
 
 
 def rule_selects(rule: dict, device: Device) -> bool:
-    """A DeviceTaintRule's deviceSelector: every field that is set must equal the device's."""
-    sel = (rule.get("spec") or {}).get("deviceSelector") or {}
+    """A DeviceTaintRule's deviceSelector: every field that is set must equal the device's; a rule without a selector
+    selects nothing (the scheduler's slice tracker skips it)."""
+    sel = (rule.get("spec") or {}).get("deviceSelector")
+    if not isinstance(sel, dict):
+        return False
     for field, value in (("driver", device.slice.driver), ("pool", device.slice.pool), ("device", device.name)):
         want = sel.get(field)
         if want is not None and want != value:
@@ -598,6 +601,8 @@ class AllocatedState:
     shared: set[tuple[str, str, str, str]] = dataclasses.field(default_factory=set)  # (driver, pool, device, shareID)
     capacity: dict[DeviceID, dict[str, Fraction]] = dataclasses.field(default_factory=dict)
     holders: dict[DeviceID, list[str]] = dataclasses.field(default_factory=dict)  # "ns/name" of holding claims
+    # "ns/name" of admin-access claims that see a device: they never hold it (the views say who looks at it).
+    admin: dict[DeviceID, list[str]] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def from_claims(cls, claims: Iterable[dict], features: Features = DEFAULT_FEATURES) -> AllocatedState:
@@ -616,9 +621,18 @@ class AllocatedState:
         meta = claim.get("metadata") or {}
         holder = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         for r in results:
-            if not isinstance(r, dict) or r.get("adminAccess"):
+            if not isinstance(r, dict):
                 continue
             did: DeviceID = (str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", "")))
+            if r.get("adminAccess"):
+                seen = self.admin.setdefault(did, [])
+                if sign > 0:
+                    seen.append(holder)
+                elif holder in seen:
+                    seen.remove(holder)
+                if not seen:
+                    del self.admin[did]
+                continue
             if features.ConsumableCapacity and r.get("shareID") is not None:
                 sid = (*did, str(r.get("shareID")))
                 if sign > 0:
@@ -661,6 +675,44 @@ class AllocatedState:
 
     def has_share(self, did: DeviceID) -> bool:
         return did in self.capacity or any(s[:3] == did for s in self.shared)
+
+
+def pool_devices(pool: Pool) -> Iterable[Device]:
+    """Every device of a gathered pool, those of its slices that target other nodes included (they draw on the same
+    counter sets)."""
+    for group in (pool.targeting, pool.not_targeting):
+        for s in group:
+            yield from s.devices
+
+
+def counters_left(
+    counter_sets: Mapping[str, Mapping[str, Q]], devices: Iterable[Device], state: AllocatedState
+) -> dict[str, dict[str, Fraction]]:
+    """What each counter of a pool's counter sets has left once its allocated devices took theirs (negative when
+    overdrawn): where the allocator's search starts, and what the fleet's device states show."""
+    avail = {n: {c: q.value for c, q in cs.items()} for n, cs in counter_sets.items()}
+    for d in devices:
+        if not d.consumes or not state.is_allocated(d.id):
+            continue
+        for set_name, counters in d.consumes:
+            a = avail.get(set_name)
+            if a is None:
+                continue
+            for cn, q in counters.items():
+                if cn in a:
+                    a[cn] = a[cn] - q.value
+    return avail
+
+
+def counter_users(devices: Iterable[Device], set_name: str, state: AllocatedState) -> list[str]:
+    """The claims ("ns/name") holding devices that consume this counter set: who exhausted it."""
+    out: list[str] = []
+    for d in devices:
+        if any(cs == set_name for cs, _ in d.consumes) and state.is_allocated(d.id):
+            for h in state.holders.get(d.id, ()):
+                if h not in out:
+                    out.append(h)
+    return out
 
 
 def admin_access_allowed(namespace: dict | None) -> bool:
@@ -878,6 +930,16 @@ def consumed_capacity(
         except _CapacityError as exc:
             raise _CapacityError(f'capacity "{n}": {exc}') from None
     return out
+
+
+def default_consumption(total: Fraction, policy: CapacityPolicy | None, asked: Fraction | None) -> Fraction:
+    """What one request consumes of a capacity worth `total` under `policy` when it asks `asked` (None: names no
+    amount, so the policy's default, else the whole capacity), as calculateConsumedCapacity rounds it; a request the
+    policy cannot represent consumes everything."""
+    try:
+        return _consumed_for(Q(asked) if asked is not None else None, Q(total), policy, False).value
+    except _CapacityError:
+        return total
 
 
 # --- taints ---
@@ -1164,19 +1226,7 @@ class Allocator:
         hit = self._available_counters.get(pool.id)
         if hit is not None:
             return hit
-        avail = {n: {c: q.value for c, q in cs.items()} for n, cs in pool.counter_sets.items()}
-        for group in (pool.targeting, pool.not_targeting):
-            for s in group:
-                for d in s.devices:
-                    if not d.consumes or not self.state.is_allocated(d.id):
-                        continue
-                    for set_name, counters in d.consumes:
-                        a = avail.get(set_name)
-                        if a is None:
-                            continue
-                        for cn, q in counters.items():
-                            if cn in a:
-                                a[cn] = a[cn] - q.value
+        avail = counters_left(pool.counter_sets, pool_devices(pool), self.state)
         self._available_counters[pool.id] = avail
         return avail
 
@@ -2151,17 +2201,7 @@ def _exclusion(
             left = avail.get(set_name, {})
             for cn, q in counters.items():
                 if left.get(cn, Fraction(0)) < q.value:
-                    hs = tuple(
-                        sorted(
-                            {
-                                h
-                                for s in (*pool.targeting, *pool.not_targeting)
-                                for d in s.devices
-                                if any(cs == set_name for cs, _ in d.consumes) and a.state.is_allocated(d.id)
-                                for h in a.state.holders.get(d.id, ())
-                            }
-                        )
-                    )
+                    hs = tuple(sorted(set(counter_users(pool_devices(pool), set_name, a.state))))
                     have = Q(max(left.get(cn, Fraction(0)), Fraction(0)))
                     return Exclusion(
                         "counters",
@@ -2238,7 +2278,11 @@ __all__ = [
     "has_binding_conditions",
     "bridge_requests",
     "extended_resources_claim",
+    "counter_users",
+    "counters_left",
+    "default_consumption",
     "device_tolerates",
+    "pool_devices",
     "explain",
     "node_matches",
     "rule_selects",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dragoman.fleet.devicestate import BINDING_FAILED, binding_state, result_entries
+from dragoman.fleet.k8s.devicestate import BINDING_FAILED, binding_state, result_entries
 from dragoman.fleet.model import is_bridge_claim
 from dragoman.fleet.views.base import View
 from dragoman.fleet.views.cells import Cell

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from dragoman.fleet.devicestate import BINDING, BINDING_FAILED, COUNTERS, FREE, HELD, SHARED, TAINTED, DeviceState
+from dragoman.fleet.k8s.devicestate import BINDING, BINDING_FAILED, COUNTERS, FREE, HELD, SHARED, TAINTED, DeviceState
 from dragoman.fleet.model import DeviceView, key_of
 from dragoman.fleet.views.base import Fleet, View
 from dragoman.fleet.views.cells import Cell, attr_value

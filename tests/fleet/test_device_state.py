@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 
-from dragoman.fleet.devicestate import BINDING, BINDING_FAILED, COUNTERS, FREE, HELD, SHARED, TAINTED, rule_eviction
+from dragoman.fleet.k8s.devicestate import BINDING, BINDING_FAILED, COUNTERS, FREE, HELD, SHARED, TAINTED, rule_eviction
 from dragoman.fleet.model import device_health, request_alternatives
 from dragoman.fleet.snapshot import parse_objects
 from fleet_fixtures import (

@@ -1,4 +1,4 @@
-"""The model's device states (fleet/devicestate.py: what the views and DRA FREE show) and the allocator
+"""The model's device states (fleet/k8s/devicestate.py: what the views and DRA FREE show) and the allocator
 (fleet/k8s/allocator.py: what the scheduler would do) must agree on which devices could be given now: on the scheduler
 differential's generated scenarios (taints, DeviceTaintRules, counters, shared capacity, network and per-device node
 selection), after the simulated scheduler — which allocates through the allocator — placed their pods."""

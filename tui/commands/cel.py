@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(args, summary, results, near, engine, len(newest_slices(slices)))
         if summary["matched"]:
-            from dragoman.fleet.devicestate import availability_text
+            from dragoman.fleet.k8s.devicestate import availability_text
 
             sys.stdout.write(availability_text(*now) + "\n")
     if summary["errors"] or summary["matched"] == 0:
@@ -276,7 +276,7 @@ def _report_compile_error(args: argparse.Namespace, expr: str, exc: Any, class_i
 def _allocatable_now(objects: list[dict], result) -> tuple[int, int, dict[str, int]]:
     """(matching devices, those the allocator could give now, the others by what keeps them) from the slices, claims
     and DeviceTaintRules read (a snapshot without claims: every match is free)."""
-    from dragoman.fleet.devicestate import availability
+    from dragoman.fleet.k8s.devicestate import availability
     from dragoman.fleet.model import FleetModel
 
     model = FleetModel()

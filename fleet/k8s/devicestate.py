@@ -1,11 +1,17 @@
-"""What each published device is doing now, as v1.37 sees it: which claims hold it (and how much of a shared device's
-capacity they consumed), which taints it carries and where from (its slice or a DeviceTaintRule), which counter sets
-its pool shares and whether they are exhausted, and whether an allocation waits for its binding conditions.
+"""What each published device is doing now, read through the allocator's own view of the fleet: which claims hold it
+(and how much of a shared device's capacity they consumed), which taints it carries and where from (its slice or a
+DeviceTaintRule), which counter sets its pool shares and whether they are exhausted, and whether an allocation waits
+for its binding conditions.
 
-The model (fleet/model.py) builds one `FleetDevices` per generation from its raw objects and answers `device_state`
-and the fleet's counts from it; the views and the diagnosis read those. Whether a given pod's request can be
-allocated on a given node, and why not, is the allocator's question (fleet/k8s); this module only says what the
-fleet holds.
+One reading: the devices, their taints (DeviceTaintRules included) and their counter sets come from the allocator's
+`Inventory`; who holds what, the admin-access claims that only see a device and the capacity shares consume come
+from its `AllocatedState`; what a pool's counter sets have left is `allocator.counters_left`, the function the
+allocator's search starts from; what a request naming no amount consumes is the allocator's `consumed_capacity`.
+`FleetDevices` keeps one of each and is maintained incrementally (a slice, a claim, the rules), recomputing the
+states of the pools a change touches — never the fleet. The model (fleet/model.py) keeps one and answers
+`device_state` and the fleet's counts from it; the Devices view, the DRA FREE column, the diagnosis and the
+playground's "allocatable now" read it. Whether a given pod's request can be allocated on a given node, and why not,
+is the allocator's `explain`.
 """
 
 from __future__ import annotations
@@ -16,11 +22,24 @@ from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
+from dragoman.fleet.k8s.allocator import (
+    DEVICE_TAINT_EFFECTS_BLOCKING,
+    AllocatedState,
+    CapacityPolicy,
+    Device,
+    Inventory,
+    Q,
+    Slice,
+    counter_users,
+    counters_left,
+    default_consumption,
+)
+
 Key = tuple[str, str]
 DeviceId = tuple[str, str, str]
+PoolId = tuple[str, str]
 
-# Effects the allocator honours (v1.37 DRADeviceTaints): anything else, "None" included, is informational.
-BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+BLOCKING_EFFECTS = DEVICE_TAINT_EFFECTS_BLOCKING
 EVICTION_CONDITION = "EvictionInProgress"  # resourceapi.DeviceTaintConditionEvictionInProgress
 
 FREE = "free"
@@ -33,17 +52,15 @@ BINDING_FAILED = "binding-failed"
 
 
 def quantity(value: Any) -> Fraction | None:
-    """A resource.Quantity (string or number) as an exact number; None when it is not one."""
+    """A resource.Quantity (string or number, or `{value: ...}`) as an exact number; None when it is not one."""
     if isinstance(value, dict):
         value = value.get("value")
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
         return Fraction(value)
-    from dragoman.fleet.cel.device import parse_quantity
-
     try:
-        return parse_quantity(str(value)).value
+        return Q.parse(value).value
     except Exception:  # noqa: BLE001 - a malformed quantity reads as none, never as a crash
         return None
 
@@ -103,11 +120,18 @@ class Share:
     name: str
     total: Fraction
     used: Fraction
-    need: Fraction  # what a request naming no amount consumes (requestPolicy's default, else everything)
+    need: Fraction  # what a request naming no amount consumes (the allocator's rule: requestPolicy's default, else all)
+    policy: CapacityPolicy | None = None
 
     @property
     def left(self) -> Fraction:
         return max(self.total - self.used, Fraction(0))
+
+    def consumes(self, asked: Fraction | None) -> Fraction:
+        """What a request asking `asked` (None: naming no amount) consumes of this capacity, as the allocator rounds."""
+        if asked is None:
+            return self.need
+        return default_consumption(self.total, self.policy, asked)
 
     def text(self) -> str:
         return (
@@ -160,8 +184,8 @@ class DeviceState:
         it does not name)."""
         asked = {k: quantity(v) for k, v in (capacity_requests or {}).items()}
         for sh in self.shares:
-            need = asked.get(sh.name)
-            if sh.left <= 0 or sh.left < (need if need is not None else sh.need):
+            need = sh.consumes(asked.get(sh.name))
+            if sh.left <= 0 or sh.left < need:
                 return False
         return True
 
@@ -226,55 +250,12 @@ class DeviceState:
 _FREE_STATE = DeviceState()
 
 
-def rule_selects(rule: dict, driver: str, pool: str, device: str) -> bool:
-    """Whether a DeviceTaintRule's deviceSelector selects this device: every field set must equal; an empty selector
-    selects every device, no selector none."""
-    sel = (rule.get("spec") or {}).get("deviceSelector")
-    if not isinstance(sel, dict):
-        return False
-    for field, value in (("driver", driver), ("pool", pool), ("device", device)):
-        want = sel.get(field)
-        if want is not None and want != value:
-            return False
-    return True
-
-
-def rule_taint(rule: dict) -> Taint | None:
-    taint = (rule.get("spec") or {}).get("taint")
-    if not isinstance(taint, dict) or not taint.get("key"):
-        return None
-    name = (rule.get("metadata") or {}).get("name", "")
-    return Taint(
-        str(taint.get("key", "")),
-        str(taint.get("value") or ""),
-        str(taint.get("effect") or ""),
-        f"DeviceTaintRule {name}",
-        str(taint.get("timeAdded") or ""),
-    )
-
-
 def rule_eviction(rule: dict) -> dict | None:
     """The rule's EvictionInProgress condition when it is True, else None."""
     for c in (rule.get("status") or {}).get("conditions") or ():
         if isinstance(c, dict) and c.get("type") == EVICTION_CONDITION and c.get("status") == "True":
             return c
     return None
-
-
-def slice_taints(raw_device: dict) -> list[Taint]:
-    out = []
-    for t in raw_device.get("taints") or ():
-        if isinstance(t, dict) and t.get("key"):
-            out.append(
-                Taint(
-                    str(t["key"]),
-                    str(t.get("value") or ""),
-                    str(t.get("effect") or ""),
-                    "slice",
-                    str(t.get("timeAdded") or ""),
-                )
-            )
-    return out
 
 
 def result_entries(claim: dict) -> list[tuple[DeviceId, dict]]:
@@ -314,152 +295,213 @@ def binding_state(claim: dict, device: DeviceId, result: dict) -> tuple[str, str
     return None
 
 
-def _policy_minimum(cap: dict, total: Fraction) -> Fraction:
-    """What a request that names no amount consumes of a shared capacity: the policy's default (or smallest valid
-    amount), else the whole capacity."""
-    policy = cap.get("requestPolicy") if isinstance(cap, dict) else None
-    if not isinstance(policy, dict):
-        return total
-    d = quantity(policy.get("default"))
-    if d is not None:
-        return d
-    valid = [q for q in (quantity(v) for v in policy.get("validValues") or ()) if q is not None]
-    if valid:
-        return min(valid)
-    rng = policy.get("validRange")
-    if isinstance(rng, dict):
-        lo = quantity(rng.get("min"))
-        if lo is not None:
-            return lo
-    return total
+def _key(holder: str) -> Key:
+    ns, _, name = holder.partition("/")
+    return (ns, name)
+
+
+def _claim_key(claim: dict) -> Key:
+    meta = claim.get("metadata") or {}
+    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+
+
+class _PoolStates:
+    """One pool's newest generation as the fleet sees it (every slice, not one node's): its devices, its counter
+    sets and what they have left, and each device's state once asked."""
+
+    __slots__ = ("devices", "counter_sets", "left", "states")
+
+    def __init__(self, members: Iterable[Slice]) -> None:
+        newest: list[Slice] = []
+        gen: int | None = None
+        for s in members:
+            if gen is None or s.generation > gen:
+                gen, newest = s.generation, [s]
+            elif s.generation == gen:
+                newest.append(s)
+        newest.sort(key=lambda s: s.name)
+        self.devices: dict[str, Device] = {}
+        sets: dict[str, dict[str, Q]] = {}
+        for s in newest:
+            for n, counters in s.shared_counters.items():
+                sets.setdefault(n, counters)
+            for d in s.devices:
+                self.devices.setdefault(d.name, d)
+        self.counter_sets = sets
+        self.left: dict[str, dict[str, Fraction]] | None = None
+        self.states: dict[str, DeviceState] = {}
 
 
 class FleetDevices:
-    """Every device's state in one fleet, built once from the current slices, claims and DeviceTaintRules."""
+    """Every device's state in one fleet: the allocator's Inventory and AllocatedState, kept current change by change,
+    and each pool's states computed when first asked after a change that touched it."""
 
     def __init__(
-        self,
-        pools: Mapping[tuple[str, str], list[dict]],
-        claims: Iterable[tuple[Key, dict]],
-        rules: Iterable[dict],
+        self, slices: Iterable[dict] = (), claims: Iterable[tuple[Key, dict]] = (), rules: Iterable[dict] = ()
     ) -> None:
-        self.holders: dict[DeviceId, list[Key]] = defaultdict(list)
-        self.admin: dict[DeviceId, list[Key]] = defaultdict(list)
-        self.consumed: dict[DeviceId, dict[str, Fraction]] = defaultdict(lambda: defaultdict(Fraction))
-        self.binding: dict[DeviceId, tuple[str, Key, str]] = {}
-        for ck, claim in claims:
-            for dev, r in result_entries(claim):
-                if r.get("adminAccess"):
-                    self.admin[dev].append(ck)
-                    continue
-                self.holders[dev].append(ck)
-                for name, amount in (r.get("consumedCapacity") or {}).items():
-                    q = quantity(amount)
-                    if q is not None:
-                        self.consumed[dev][name] += q
-                b = binding_state(claim, dev, r)
-                if b is not None and dev not in self.binding:
-                    self.binding[dev] = (b[0], ck, b[1])
-        self.rules = [r for r in rules if rule_taint(r) is not None]
-        self.states: dict[DeviceId, DeviceState] = {}
-        self.raw: dict[DeviceId, dict] = {}
-        self.counter_sets: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
-        for (driver, pool), slices in pools.items():
-            self._pool(driver, pool, slices)
-
-    def _pool(self, driver: str, pool: str, slices: list[dict]) -> None:
-        sets: dict[str, dict[str, Fraction]] = {}
-        devices: list[dict] = []
+        self.inventory = Inventory((), rules)
         for s in slices:
-            spec = s.get("spec") or {}
-            for cs in spec.get("sharedCounters") or ():
-                if not isinstance(cs, dict):
-                    continue
-                counters = {}
-                for cname, c in (cs.get("counters") or {}).items():
-                    q = quantity(c)
-                    if q is not None:
-                        counters[str(cname)] = q
-                sets[str(cs.get("name", ""))] = counters
-            devices.extend(d for d in spec.get("devices") or () if isinstance(d, dict))
-        if sets:
-            self.counter_sets[(driver, pool)] = sets
-        # What the pool's allocated devices consume of each counter set, and by which claims.
-        used: dict[str, dict[str, Fraction]] = defaultdict(lambda: defaultdict(Fraction))
-        users: dict[str, list[Key]] = defaultdict(list)
-        if sets:
-            for d in devices:
-                did = (driver, pool, str(d.get("name", "")))
-                held = self.holders.get(did)
-                if not held:
-                    continue
-                for cc in d.get("consumesCounters") or ():
-                    cset = str((cc or {}).get("counterSet", ""))
-                    for cname, c in ((cc or {}).get("counters") or {}).items():
-                        q = quantity(c)
-                        if q is not None:
-                            used[cset][str(cname)] += q
-                    for ck in held:
-                        if ck not in users[cset]:
-                            users[cset].append(ck)
-        rules = self.rules
-        for d in devices:
-            name = str(d.get("name", ""))
-            did = (driver, pool, name)
-            self.raw[did] = d
-            taints = slice_taints(d)
-            for r in rules:
-                if rule_selects(r, driver, pool, name):
-                    t = rule_taint(r)
-                    if t is not None:
-                        taints.append(t)
-            blocks = []
-            held = self.holders.get(did, [])
-            if sets and not held:
-                for cc in d.get("consumesCounters") or ():
-                    cset = str((cc or {}).get("counterSet", ""))
-                    have = sets.get(cset)
-                    for cname, c in ((cc or {}).get("counters") or {}).items():
-                        q = quantity(c)
-                        if q is None or have is None:
-                            continue
-                        left = have.get(str(cname), Fraction(0)) - used[cset][str(cname)]
-                        if left < q:
-                            blocks.append(CounterBlock(cset, str(cname), q, max(left, Fraction(0)), tuple(users[cset])))
-                            break
-            shared = bool(d.get("allowMultipleAllocations"))
-            shares = []
-            if shared:
-                for cname, cap in (d.get("capacity") or {}).items():
-                    total = quantity(cap)
-                    if total is None:
-                        continue
-                    used_here = self.consumed.get(did, {}).get(cname, Fraction(0))
-                    if held and not self.consumed.get(did):
-                        used_here = total  # results without consumedCapacity took the whole device
-                    shares.append(Share(str(cname), total, min(used_here, total), _policy_minimum(cap, total)))
-            binding = self.binding.get(did)
-            if not (held or taints or blocks or shared or binding or self.admin.get(did)):
-                self.states[did] = _FREE_STATE
-                continue
-            self.states[did] = DeviceState(
-                tuple(held),
-                tuple(self.admin.get(did, ())),
-                shared,
-                tuple(shares),
-                tuple(taints),
-                tuple(blocks),
-                binding,
-            )
+            name = str((s.get("metadata") or {}).get("name", "")) if isinstance(s, dict) else ""
+            if name:
+                self.inventory.upsert_slice(s, name)
+        self.allocated = AllocatedState()
+        self._binding: dict[DeviceId, dict[Key, tuple[str, str]]] = {}
+        self._claims: dict[Key, dict] = {}
+        self._pools: dict[PoolId, _PoolStates] = {}
+        for ck, claim in claims:
+            self.set_claim(ck, claim)
 
-    def state(self, device: DeviceId) -> DeviceState:
-        return self.states.get(device, _FREE_STATE)
+    # -- maintenance: each touches the pools it changes, nothing else --
+
+    def upsert_slice(self, raw: dict) -> None:
+        name = str((raw.get("metadata") or {}).get("name", ""))
+        old = self.inventory.slices.get(name)
+        if old is not None:
+            self._pools.pop(old.pool_id, None)
+        self.inventory.upsert_slice(raw, name)
+        self._pools.pop(self.inventory.slices[name].pool_id, None)
+
+    def remove_slice(self, name: str) -> None:
+        old = self.inventory.slices.get(name)
+        if old is not None:
+            self._pools.pop(old.pool_id, None)
+            self.inventory.remove_slice(name)
+
+    def set_claim(self, ck: Key, claim: dict | None) -> None:
+        """A claim added, changed (its allocation, its device conditions) or deleted (None)."""
+        old = self._claims.pop(ck, None)
+        if old is not None:
+            self.allocated.remove_claim(old)
+            for did, _ in result_entries(old):
+                self._pools.pop(did[:2], None)
+                b = self._binding.get(did)
+                if b is not None:
+                    b.pop(ck, None)
+                    if not b:
+                        del self._binding[did]
+        if claim is None:
+            return
+        entries = result_entries(claim)
+        if not entries:
+            return
+        self._claims[ck] = claim
+        self.allocated.add_claim(claim)
+        for did, r in entries:
+            self._pools.pop(did[:2], None)
+            if r.get("adminAccess"):
+                continue
+            waits = binding_state(claim, did, r)
+            if waits is not None:
+                self._binding.setdefault(did, {})[ck] = waits
+
+    def set_taint_rules(self, rules: Iterable[dict]) -> None:
+        self.inventory.set_taint_rules(rules)
+        self._pools.clear()
+
+    # -- reads --
+
+    def _pool(self, pid: PoolId) -> _PoolStates | None:
+        ps = self._pools.get(pid)
+        if ps is None:
+            members = self.inventory.by_pool.get(pid)
+            if not members:
+                return None
+            ps = self._pools[pid] = _PoolStates(members.values())
+        return ps
+
+    def device(self, did: DeviceId) -> Device | None:
+        """The device in its pool's newest generation (the allocator's Device: `.raw` is the slice's dict)."""
+        ps = self._pool(did[:2])
+        return ps.devices.get(did[2]) if ps is not None else None
+
+    def devices(self) -> Iterable[Device]:
+        """Every device of every pool's newest generation."""
+        for pid in list(self.inventory.by_pool):
+            ps = self._pool(pid)
+            if ps is not None:
+                yield from ps.devices.values()
+
+    def counter_sets(self, pid: PoolId) -> dict[str, dict[str, Fraction]]:
+        """The counter sets a pool publishes (name → counter → value), {} when it shares none."""
+        ps = self._pool(pid)
+        if ps is None or not ps.counter_sets:
+            return {}
+        return {n: {c: q.value for c, q in cs.items()} for n, cs in ps.counter_sets.items()}
+
+    def state(self, did: DeviceId) -> DeviceState:
+        ps = self._pool(did[:2])
+        if ps is None:
+            return _FREE_STATE
+        st = ps.states.get(did[2])
+        if st is None:
+            dev = ps.devices.get(did[2])
+            st = _FREE_STATE if dev is None else self._state(ps, dev)
+            ps.states[did[2]] = st
+        return st
+
+    def _state(self, ps: _PoolStates, dev: Device) -> DeviceState:
+        did = dev.id
+        st = self.allocated
+        held_by = st.holders.get(did)
+        held = tuple(sorted({_key(h) for h in held_by})) if held_by else ()
+        admin_by = st.admin.get(did)
+        taints = tuple(
+            Taint(
+                str(t["key"]),
+                str(t.get("value") or ""),
+                str(t.get("effect") or ""),
+                source,
+                str(t.get("timeAdded") or ""),
+            )
+            for t, source in dev.taints
+            if t.get("key")
+        )
+        blocks: list[CounterBlock] = []
+        if ps.counter_sets and dev.consumes and not held:
+            if ps.left is None:
+                ps.left = counters_left(ps.counter_sets, ps.devices.values(), st)
+            for set_name, counters in dev.consumes:
+                have = ps.left.get(set_name)
+                if have is None:
+                    continue
+                for cname, q in counters.items():
+                    left = have.get(cname, Fraction(0))
+                    if left < q.value:
+                        users = tuple(sorted({_key(h) for h in counter_users(ps.devices.values(), set_name, st)}))
+                        blocks.append(CounterBlock(set_name, cname, q.value, max(left, Fraction(0)), users))
+                        break
+        shares: list[Share] = []
+        if dev.allow_multiple:
+            consumed = st.capacity.get(did)
+            for cname, (q, policy) in dev.capacity.items():
+                total = q.value
+                used = (consumed or {}).get(cname, Fraction(0))
+                if held and not consumed:
+                    used = total  # results without consumedCapacity took the whole device
+                need = default_consumption(total, policy, None)
+                shares.append(Share(str(cname), total, min(used, total), need, policy))
+        bind = self._binding.get(did)
+        binding = None
+        if bind:
+            ck = min(bind)
+            binding = (bind[ck][0], ck, bind[ck][1])
+        if not (held or taints or blocks or dev.allow_multiple or binding or admin_by):
+            return _FREE_STATE
+        return DeviceState(
+            held,
+            tuple(sorted({_key(h) for h in admin_by})) if admin_by else (),
+            dev.allow_multiple,
+            tuple(shares),
+            taints,
+            tuple(blocks),
+            binding,
+        )
 
     def physical_key(self, device: DeviceId) -> tuple:
         """What identifies the hardware behind a device: the counter sets it consumes (a GPU and its partitions
         consume the same set), else the device itself."""
-        raw = self.raw.get(device) or {}
-        sets = sorted(str((cc or {}).get("counterSet", "")) for cc in raw.get("consumesCounters") or ())
+        dev = self.device(device)
+        sets = sorted(name for name, _ in dev.consumes) if dev is not None else ()
         if sets:
             return (device[0], device[1], "counters", *sets)
         return device
