@@ -8,9 +8,11 @@ In order, on one node (two L4s, tests/controlplane/data/real_gpu_node.yaml):
   allocated (the CDI name of the claim's device);
 - the device plugin arrives: the node's allocatable moves to 2, and a second nvidia.com/gpu pod, placed by counting,
   is given the SAME GPU by the kubelet's device manager — both stacks on one node, for real; `both-stacks` names it;
+- the device plugin's pod leaves (allocatable 0 at once, capacity kept) and comes back;
 - the device plugin is killed, then crash-loops: allocatable drops to 0 at once while capacity stays (the kubelet's
   grace), and `plugin-flapping` fires on the real restart count; the pod that got its GPU from the plugin still holds
-  it (the kubelet reports it in allocatedResourcesStatus), so `running-without-gpu` does not accuse it.
+  it (the kubelet reports it in allocatedResourcesStatus), so `running-without-gpu` does not accuse it;
+- the driver's pod leaves: its slices are wiped after the kubelet's delay.
 """
 
 from __future__ import annotations
@@ -170,13 +172,7 @@ def test_a_bridged_pod_gets_exactly_the_gpu_its_claim_allocated(gpu):
 
 def test_both_stacks_on_one_node_give_two_pods_the_same_gpu(gpu):
     assert node_gpus(gpu) == (None, None)  # no device plugin yet
-    code, body = gpu.request(
-        "PATCH",
-        f"/api/v1/nodes/{NODE}",
-        {"metadata": {"labels": {"dragoman.io/device-plugin": "on"}}},
-        content_type="application/merge-patch+json",
-    )
-    assert code == 200, body
+    label_node(gpu, "dragoman.io/device-plugin", "on")
     t0 = time.monotonic()
     wait_for(lambda: node_gpus(gpu) == ("2", "2"), 90, "the device plugin's GPUs in the node's allocatable")
     print(f"allocatable nvidia.com/gpu = 2 {time.monotonic() - t0:.1f} s after the node was labelled")
@@ -191,6 +187,36 @@ def test_both_stacks_on_one_node_give_two_pods_the_same_gpu(gpu):
     assert nd.uuid_of_cdi_name(doc(gpu), bridged["cdiDevices"][0]) == dp_uuid
     (f,) = named(findings(gpu), "both-stacks")
     assert f["objects"][0] == {"kind": "Node", "namespace": None, "name": NODE}
+
+
+def label_node(s: Served, key: str, value: str | None) -> None:
+    code, body = s.request(
+        "PATCH",
+        f"/api/v1/nodes/{NODE}",
+        {"metadata": {"labels": {key: value}}},
+        content_type="application/merge-patch+json",
+    )
+    assert code == 200, body
+
+
+def test_the_device_plugin_pod_leaving_then_returning(gpu):
+    """The migration's exclusion step, as the real kubelet accounts for it: the plugin's pod is deleted (SIGTERM: the
+    plugin stops and removes its socket), allocatable drops to 0 and capacity stays through the device manager's
+    5-minute grace (the Python kubelet's ENDPOINT_GRACE_SECONDS); back, it serves again at once."""
+    assert node_gpus(gpu) == ("2", "2")
+    label_node(gpu, "dragoman.io/device-plugin", None)
+    t0 = time.monotonic()
+    wait_for(lambda: node_gpus(gpu)[1] == "0", 60, "allocatable nvidia.com/gpu dropping to 0")
+    print(f"device-plugin pod deleted: allocatable 0 after {time.monotonic() - t0:.1f} s, capacity {node_gpus(gpu)[0]}")
+    assert node_gpus(gpu)[0] == "2"
+    wait_for(lambda: not gpu.items(f"/api/v1/namespaces/{DP_NS}/pods"), 60, "the plugin's pod gone")
+    # The supervisor stopped the plugin with SIGTERM: it said so and left (its socket with it).
+    plugin_log = (node_folder(gpu) / "dragoman-device-plugin.log").read_text()
+    assert plugin_log.rstrip().endswith(f"node {NODE}: stopped"), plugin_log[-500:]
+    label_node(gpu, "dragoman.io/device-plugin", "on")
+    t0 = time.monotonic()
+    wait_for(lambda: node_gpus(gpu) == ("2", "2"), 90, "the device plugin serving again")
+    print(f"device plugin back: allocatable 2 after {time.monotonic() - t0:.1f} s")
 
 
 def kill_device_plugin(s: Served) -> int:
@@ -232,3 +258,18 @@ def test_the_device_plugin_killed_then_crash_looping(gpu):
     held = pod["status"]["containerStatuses"][0].get("allocatedResourcesStatus") or []
     assert [r["name"] for r in held] == [GPU] and held[0]["resources"][0]["resourceID"].startswith("GPU-")
     assert not [f for f in named(fs, "running-without-gpu") if "dp-pod" in f["summary"]]
+
+
+def test_the_driver_leaving_wipes_its_slices_after_the_kubelets_delay(gpu):
+    """The DRA driver's pod deleted: the plugin stops (SIGTERM), the kubelet unregisters it and deletes its
+    ResourceSlices once its wiping delay has passed (cm/dra defaultWipingDelay, 30 s: the Python agent's
+    WIPING_DELAY_SECONDS), not at once."""
+    label_node(gpu, "dragoman.io/dra", None)
+    wait_for(lambda: not gpu.items(f"/api/v1/namespaces/{DRA_NS}/pods"), 60, "the driver's pod gone")
+    t0 = time.monotonic()
+    slices = f"/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.nodeName={NODE}"
+    assert gpu.items(slices.split("?")[0], query=slices.split("?")[1]), "the slices stay at first"
+    wait_for(lambda: not gpu.items(slices.split("?")[0], query=slices.split("?")[1]), 90, "the slices wiped")
+    waited = time.monotonic() - t0
+    print(f"slices wiped {waited:.1f} s after the driver's pod was gone")
+    assert waited > 15, "wiped after a delay, not at once"
