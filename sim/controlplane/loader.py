@@ -14,12 +14,17 @@ its own controllers, so what they make is not created by hand:
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import dataclasses
+import ssl
 import time
 from collections.abc import Callable
 from typing import Any
 
+import aiohttp
+import msgspec
+from dragoman.fleet import backoff
 from dragoman.sim import resources
 from dragoman.sim.api.admission import service_accounts_named
 
@@ -385,4 +390,322 @@ def load(
                     f"Node {body['metadata']['name']} status: {code} "
                     f"{out.get('message') if isinstance(out, dict) else out}"
                 )
+    return report
+
+
+# ------------------------------------------------------------------------------------------------ a settled fleet, fast
+#
+# `load` above replays how a cluster came to be (pods unbound, one workload at a time, so the real scheduler decides
+# them in the scenario's order): right for a demo of 30 nodes, hours for the envelope. A generated fleet at scale (the
+# scale scenario, the envelope: every pod already placed, its status known) is loaded as its picture instead, at the
+# speed of the API server: every object of a stage created with many requests in flight, statuses written per kind
+# after their objects, and what a controller would have made (a Deployment's ReplicaSets, every workload's pods, the
+# scheduler's bridge claims) made as that controller had made it, while the workload controllers are held
+# (ControlPlane(hold=HELD_CONTROLLERS)) so none of them acts on half a picture. Released afterwards they find their
+# children there, owned and counted, and write only their own status.
+
+# The kube-controller-manager controllers that would act on a half-loaded picture: a ReplicaSet whose pods are not in
+# yet makes them, a DaemonSet whose pods lack its revision deletes them, a Job counts its pods.
+HELD_CONTROLLERS = (
+    "deployment-controller",
+    "replicaset-controller",
+    "daemonset-controller",
+    "job-controller",
+    "statefulset-controller",
+    "cronjob-controller",
+    "resourceclaim-controller",
+)
+# Requests in flight: enough to keep kube-apiserver and etcd busy while the client waits on their answers; past it
+# the server only queues (measured on a 2-core machine: see the README, "Against the real control plane").
+IN_FLIGHT = 48
+# Kinds whose status a settled fleet carries and no held controller (or kubelet) writes during the load.
+_STATUS_KINDS = frozenset({"Node", "Pod", "ResourceClaim", "Job"})
+# What the DaemonSet controller stamps on each pod it makes: the DaemonSet's generation (1 for one just created).
+# Without it the controller takes the pod for an old revision and rolls it.
+_DS_GENERATION_LABEL = "pod-template-generation"
+
+
+class Throttled(Exception):
+    """A write the server asked to be sent again (429 from priority and fairness, or a 5xx / broken connection)."""
+
+    def __init__(self, code: int, hint: str | None) -> None:
+        super().__init__(f"HTTP {code}")
+        self.code = code
+        self.hint = hint
+
+
+@dataclasses.dataclass
+class WriteStats:
+    requests: int = 0
+    throttled: int = 0  # 429s: the API server's priority and fairness said "not now"
+    retried: int = 0  # other retries (5xx, connection broken)
+    refused: list[str] = dataclasses.field(default_factory=list)
+
+
+class Writer:
+    """Writes to one API server with up to `in_flight` requests at once over kept-alive connections. A 429 (priority
+    and fairness) is sent again after the server's Retry-After, a 5xx or a broken connection after a growing jittered
+    wait (fleet/backoff: one rule for every retry); a write refused for good is recorded, not raised."""
+
+    def __init__(self, url: str, token: str, ca_pem: bytes | None, *, in_flight: int = IN_FLIGHT, attempts: int = 10):
+        self.url = url.rstrip("/")
+        self.in_flight = max(1, in_flight)
+        self.attempts = attempts
+        self._token = token
+        self._ca = ca_pem
+        self.stats = WriteStats()
+        self.session: Any = None
+
+    async def __aenter__(self) -> Writer:
+        ctx = ssl.create_default_context(cadata=self._ca.decode()) if self._ca else ssl.create_default_context()
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=self.in_flight, ssl=ctx),
+            headers={"Authorization": f"Bearer {self._token}", "Accept": "application/json"},
+            timeout=aiohttp.ClientTimeout(total=300),
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.session.close()
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "application/json",
+        *,
+        answer: Any = Any,
+    ) -> tuple[int, Any]:
+        """(code, answer) of the request's last try; 429, 5xx and broken connections are tried again. `answer`: the
+        msgspec type to decode a success into (Any: plain JSON), or None when it is not needed — the server then
+        answers in protobuf, which costs it less than JSON, and it is not decoded."""
+        data = msgspec.json.encode(body) if body is not None else None
+        headers = {"Content-Type": content_type} if data is not None else {}
+        if answer is None:
+            headers["Accept"] = "application/vnd.kubernetes.protobuf, application/json"
+
+        async def attempt(n: int) -> tuple[int, Any]:
+            self.stats.requests += 1
+            try:
+                async with self.session.request(method, self.url + path, data=data, headers=headers) as resp:
+                    raw = await resp.read()
+                    if resp.status == 429 or resp.status in (500, 502, 503, 504):
+                        raise Throttled(resp.status, resp.headers.get("Retry-After"))
+                    code = resp.status
+                    json_answer = resp.content_type == "application/json"
+            except (TimeoutError, aiohttp.ClientError) as exc:
+                raise Throttled(0, None) from exc
+            if code < 300 and answer is None:
+                return code, None
+            if not json_answer:
+                return code, raw[:300].decode(errors="replace")
+            try:
+                return code, msgspec.json.decode(raw, type=answer if code < 300 else Any) if raw else None
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                return code, raw.decode(errors="replace")[:300]
+
+        def wait(exc: BaseException, n: int) -> float:
+            if isinstance(exc, Throttled) and exc.code == 429:
+                self.stats.throttled += 1
+            else:
+                self.stats.retried += 1
+            return backoff.server_delay(getattr(exc, "hint", None), backoff.delay(n, 0.1, 3.0, jitter=True))
+
+        try:
+            return await backoff.retrying(
+                attempt, attempts=self.attempts, retryable=lambda e: isinstance(e, Throttled), wait=wait
+            )
+        except Throttled as exc:
+            return exc.code, None
+
+    async def each(self, items: list, fn: Callable[[Any], Any]) -> None:
+        """`await fn(item)` for every item, `in_flight` at a time."""
+        it = iter(items)
+
+        async def worker() -> None:
+            for item in it:
+                await fn(item)
+
+        await asyncio.gather(*(worker() for _ in range(min(self.in_flight, len(items)) or 1)))
+
+    def refuse(self, what: str, code: int, answer: Any) -> None:
+        msg = answer.get("message") if isinstance(answer, dict) else str(answer)[:200]
+        self.stats.refused.append(f"{what}: {code} {msg}")
+
+
+class _Meta(msgspec.Struct):
+    uid: str = ""
+
+
+class Created(msgspec.Struct):
+    """What a loader reads of a create's answer: the new uid (decoding the whole object would cost more than the
+    request)."""
+
+    metadata: _Meta = msgspec.field(default_factory=_Meta)
+
+
+@dataclasses.dataclass
+class SettledReport:
+    created: dict[str, int] = dataclasses.field(default_factory=dict)
+    statuses: dict[str, int] = dataclasses.field(default_factory=dict)
+    stages: list[tuple[str, int, float]] = dataclasses.field(default_factory=list)  # (stage, writes, seconds)
+    stats: WriteStats = dataclasses.field(default_factory=WriteStats)
+    seconds: float = 0.0
+
+    @property
+    def objects(self) -> int:
+        return sum(self.created.values())
+
+
+# Stages of a settled load, in order: what a stage's objects refer to (owners, namespaces, nodes) is made earlier.
+SETTLED_STAGES = (
+    ("namespaces", ("Namespace",)),
+    ("cluster objects", ("CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "DeviceClass")),
+    ("namespaced objects", ("Role", "RoleBinding", "ServiceAccount", "ConfigMap", "ResourceQuota")),
+    ("classes and templates", ("ResourceClaimTemplate", "PodDisruptionBudget")),
+    ("nodes", ("Node",)),
+    ("resource slices", ("ResourceSlice",)),
+    ("workloads", ("DaemonSet", "Deployment", "StatefulSet", "Job", "CronJob")),
+    ("replica sets", ("ReplicaSet",)),
+    ("pods", ("Pod",)),
+    ("claims", ("ResourceClaim",)),
+)
+
+
+def _settled_metadata(md: dict, kind: str | None, uids: dict[str, str]) -> dict:
+    """A settled object's metadata as it is created (and sent again with its status, since the pod, node and Job
+    status strategies take labels and annotations from the request): server fields dropped, owner references (and
+    a Job's pod labels) re-pointed to the new cluster's uids, a DaemonSet pod stamped with its generation."""
+    md = copy.deepcopy(md)
+    for f in _SERVER_FIELDS:
+        md.pop(f, None)
+    md.pop("generateName", None)
+    refs = [{**r, "uid": uids[r.get("uid", "")]} for r in md.get("ownerReferences") or () if r.get("uid", "") in uids]
+    if refs:
+        md["ownerReferences"] = refs
+    else:
+        md.pop("ownerReferences", None)
+    if kind == "Pod":
+        labels = md.get("labels") or {}
+        for key in ("controller-uid", "batch.kubernetes.io/controller-uid"):
+            if labels.get(key) in uids:
+                labels[key] = uids[labels[key]]
+        if any(r.get("kind") == "DaemonSet" for r in refs):
+            md.setdefault("labels", {})[_DS_GENERATION_LABEL] = "1"
+    return md
+
+
+def settled_body(obj: dict, uids: dict[str, str]) -> dict:
+    """The create body of one object of a settled picture: a pod left on its node, metadata as _settled_metadata."""
+    kind = obj.get("kind")
+    body = _clean({k: v for k, v in obj.items() if k != "metadata"} | {"metadata": {"name": ""}})
+    body["metadata"] = _settled_metadata(obj["metadata"], kind, uids)
+    if kind == "Pod" and (obj.get("spec") or {}).get("nodeName"):
+        body["spec"]["nodeName"] = obj["spec"]["nodeName"]
+    template = ((body.get("spec") or {}).get("template") or {}).get("spec")
+    if isinstance(template, dict):
+        # A picture's template may carry the mount of the service-account volume its pods were given at admission;
+        # the API server refuses a template that mounts a volume it does not declare.
+        declared = {v.get("name") for v in template.get("volumes") or ()}
+        for c in template.get("containers") or ():
+            if c.get("volumeMounts"):
+                c["volumeMounts"] = [m for m in c["volumeMounts"] if m.get("name") in declared]
+    return body
+
+
+def _settled_status(obj: dict, uids: dict[str, str]) -> dict:
+    status = copy.deepcopy(obj.get("status") or {})
+    if obj.get("kind") == "ResourceClaim":
+        for ref in status.get("reservedFor") or ():
+            ref["uid"] = uids.get(ref.get("uid", ""), ref.get("uid", ""))
+    if obj.get("kind") == "Job":
+        conds = status.get("conditions") or []
+        # The API server refuses Complete without SuccessCriteriaMet (and Failed without FailureTarget) since 1.31:
+        # the Job controller sets the first, then the second; a picture of a finished Job carries both.
+        types = {c.get("type") for c in conds if c.get("status") == "True"}
+        for final, first in (("Complete", "SuccessCriteriaMet"), ("Failed", "FailureTarget")):
+            if final in types and first not in types:
+                done = next(c for c in conds if c.get("type") == final)
+                conds.insert(0, {**done, "type": first})
+        if conds:
+            status["conditions"] = conds
+    return status
+
+
+async def load_settled(
+    writer: Writer,
+    objects: list[dict],
+    *,
+    progress: Callable[[str, int, float], None] | None = None,
+) -> SettledReport:
+    """Create a settled fleet (pods on their nodes, statuses as pictured) through `writer`; the workload controllers
+    should be held meanwhile (HELD_CONTROLLERS). Creates of one stage go out together, then that stage's statuses."""
+    report = SettledReport(stats=writer.stats)
+    uids: dict[str, str] = {}
+    by_kind: dict[str, list[dict]] = {}
+    for obj in objects:
+        kind = obj.get("kind", "")
+        if kind in SKIP_KINDS:
+            continue
+        by_kind.setdefault(kind, []).append(obj)
+    staged = {k for _, kinds in SETTLED_STAGES for k in kinds}
+    rest = sorted(k for k in by_kind if k not in staged)
+    stages = [*SETTLED_STAGES[:4], ("other kinds", tuple(rest)), *SETTLED_STAGES[4:]]
+    t_all = time.perf_counter()
+
+    async def create(obj: dict) -> None:
+        kind = obj["kind"]
+        body = settled_body(obj, uids)
+        name = f"{kind} {body['metadata'].get('namespace', '')}/{body['metadata']['name']}"
+        code, out = await writer.send("POST", _path(body), body, answer=Created)
+        if code == 409 and kind in ("Namespace", "ServiceAccount"):
+            code, out = await writer.send("GET", _path(body, body["metadata"]["name"]), answer=Created)
+        if code not in (200, 201) or not isinstance(out, Created):
+            writer.refuse(name, code, out)
+            return
+        report.created[kind] = report.created.get(kind, 0) + 1
+        if obj["metadata"].get("uid"):
+            uids[obj["metadata"]["uid"]] = out.metadata.uid
+
+    async def status(obj: dict) -> None:
+        kind = obj["kind"]
+        md = obj["metadata"]
+        if md.get("uid") not in uids:
+            return  # not created: its refusal is recorded already
+        # A PUT of metadata and status, unconditional (no resourceVersion: these kinds allow it): the status strategy
+        # keeps the stored spec. Cheaper for the server than a merge patch, which re-encodes the stored object
+        # to apply the patch to it.
+        meta = _settled_metadata(md, kind, uids)
+        body = {"apiVersion": obj["apiVersion"], "kind": kind, "metadata": meta, "status": _settled_status(obj, uids)}
+        code, out = await writer.send("PUT", _path(obj, md["name"], "status"), body, answer=None)
+        if code != 200:
+            writer.refuse(f"{kind} {md.get('namespace', '')}/{md['name']} status", code, out)
+            return
+        report.statuses[kind] = report.statuses.get(kind, 0) + 1
+
+    for stage, kinds in stages:
+        todo = [o for k in kinds for o in by_kind.get(k, ())]
+        if not todo:
+            continue
+        t = time.perf_counter()
+        sent = writer.stats.requests
+        await writer.each(todo, create)
+        if stage == "namespaces":
+            # The ServiceAccount admission plugin refuses a pod whose account does not exist; the controller that
+            # makes each namespace's `default` may be slower than this load, so they are made here (a 409 is fine).
+            accounts = {(o["metadata"]["name"], "default") for o in todo} | service_accounts_named(objects)
+            await writer.each(
+                sorted(accounts),
+                lambda a: create(
+                    {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"namespace": a[0], "name": a[1]}}
+                ),
+            )
+        with_status = [o for o in todo if o["kind"] in _STATUS_KINDS and o.get("status")]
+        await writer.each(with_status, status)
+        took = time.perf_counter() - t
+        report.stages.append((stage, writer.stats.requests - sent, took))
+        if progress is not None:
+            progress(stage, writer.stats.requests - sent, took)
+    report.seconds = time.perf_counter() - t_all
     return report

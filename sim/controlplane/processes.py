@@ -118,9 +118,20 @@ class ControlPlane:
     use in a `with` block)."""
 
     def __init__(
-        self, binaries: dict[str, pathlib.Path], users: list[dict] | None = None, *, audit_log: str | None = None
+        self,
+        binaries: dict[str, pathlib.Path],
+        users: list[dict] | None = None,
+        *,
+        audit_log: str | None = None,
+        hold: tuple[str, ...] = (),
+        controller_args: tuple[str, ...] = (),
     ) -> None:
+        """`hold`: kube-controller-manager controllers not started until `release()` (a settled fleet loads while the
+        workload controllers wait: loader.HELD_CONTROLLERS); `controller_args`: more of its flags."""
         self.bin = binaries
+        self.hold = tuple(hold)
+        self.controller_args = tuple(controller_args)
+        self._args: dict[str, list[str]] = {}
         users = check_users(users)  # before the run's folder exists: a refused name leaves nothing behind
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="dragoman-cp-"))
         os.chmod(self.dir, 0o700)
@@ -289,6 +300,8 @@ class ControlPlane:
         self._spawn(
             "kube-controller-manager",
             common("kube-controller-manager")
+            + list(self.controller_args)
+            + (["--controllers=*," + ",".join("-" + c for c in self.hold)] if self.hold else [])
             + [
                 f"--service-account-private-key-file={p('sa.key')}",
                 f"--root-ca-file={p('ca.crt')}",
@@ -301,7 +314,26 @@ class ControlPlane:
         )
         self._wait_default_sa(timeout)
 
+    def release(self) -> None:
+        """Restart kube-controller-manager with every controller: the held ones start on the fleet as it is now."""
+        if not self.hold:
+            return
+        args = [a for a in self._args["kube-controller-manager"] if not a.startswith("--controllers=")]
+        proc = self.procs["kube-controller-manager"]
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+        self.hold = ()
+        self._spawn("kube-controller-manager", args)
+
     def _spawn(self, name: str, args: list[str]) -> None:
+        self._args[name] = list(args)
         with self._lock:
             if self._stopping:
                 raise UserError(f"the control plane was stopped while starting (before {name}).", ExitCode.INPUT)
