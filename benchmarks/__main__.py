@@ -38,7 +38,7 @@ BENCHMARKS = (
 # `dragoman controlplane build`) and minutes of their own.
 OPT_IN = ("controlplane",)
 # Benchmarks that can be run in pieces (`--only envelope:sync`): their module names its PARTS, and run() takes `parts`.
-PIECEWISE = ("envelope",)
+PIECEWISE = ("envelope", "controlplane")
 
 
 def parts_of(name: str) -> tuple[str, ...]:
@@ -244,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--controlplane",
         action="store_true",
-        help="run only the real-control-plane benchmark (etcd + kube-apiserver v1.37, 1,000 nodes; several minutes)",
+        help="run only the real-control-plane benchmark (etcd + kube-apiserver v1.37, 1,000 nodes; several minutes); "
+        "with --envelope: the envelope on kube-apiserver and on the simulator, side by side (tens of minutes)",
     )
     parser.add_argument(
         "--in-process", action="store_true", help="run every benchmark in this process (memory figures then add up)"
@@ -283,9 +284,12 @@ def main(argv: list[str] | None = None) -> int:
     wanted = parse_only(args.only)
     for name in args.names:
         wanted.setdefault(name, [])
-    if args.envelope:
+    if args.controlplane and args.envelope:
+        # Both flags: the envelope on the real control plane (and on the simulator beside it).
+        wanted.setdefault("controlplane", []).append("envelope")
+    elif args.envelope:
         wanted.setdefault("envelope", [])
-    if args.controlplane:
+    elif args.controlplane:
         wanted.setdefault("controlplane", [])
     _check_names(parser, wanted)
     plan = list(wanted.items()) or [(n, []) for n in BENCHMARKS]

@@ -4,10 +4,11 @@ watches cost that API server.
 Not in the default run (it starts etcd and kube-apiserver and loads tens of thousands of objects): select it with
 `python -m dragoman.benchmarks --controlplane` or by name. The binaries come from `dragoman controlplane build`.
 
-The fleet is the scale scenario (sim/scenarios/scale.py), created through the API concurrently rather than with
-sim/controlplane/loader.py's one-at-a-time `load`: pods keep their `spec.nodeName`, so kube-scheduler does nothing and
-no node agents are needed for a read. Without kubelets every node goes NotReady; the pods tolerate that for good, so the
-taint-eviction controller does not delete them while the benchmark runs.
+The fleet is the scale scenario (sim/scenarios/scale.py), loaded as a settled picture by sim/controlplane/loader.py's
+`load_settled` (many requests in flight, statuses per kind, the workload controllers held until it is in): pods keep
+their `spec.nodeName`, so kube-scheduler does nothing. The nodes' only agents are their heartbeats (heartbeats.py),
+which keep them Ready. `--only controlplane:envelope` (or `--controlplane --envelope`) is Kubernetes' envelope on this
+server and on the simulator side by side (bench_cp_envelope.py).
 """
 
 from __future__ import annotations
@@ -26,180 +27,53 @@ import time
 import yaml
 from dragoman.benchmarks.bench_sync import _kubectl, _peak_rss_mib
 from dragoman.benchmarks.harness import Figure
+from dragoman.sim.controlplane.loader import IN_FLIGHT
 
-# Threads of requests in flight while loading: enough to keep kube-apiserver and etcd busy on two cores.
-CONCURRENCY = 8
 # How long dragoman's informers sit live (and, before that, the server sits without them) for the cost figures.
 LIVE_S = 30.0
-# A pod bound by nodeName to a node with no kubelet: NotReady, then tainted; tolerating the taints for good keeps the
-# taint-eviction controller from deleting the fleet mid-benchmark (DefaultTolerationSeconds would give it 300 s).
-FOREVER = [
-    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"},
-    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"},
-]
 
 
 # ------------------------------------------------------------------------------------------------ loading the fleet
 
 
-def _bodies(objects: list[dict]) -> dict[str, list[dict]]:
-    """The scale fleet as create bodies, by stage: what a stage's objects refer to is made in an earlier one."""
-    from dragoman.sim.controlplane.loader import _clean
+def control_plane(binaries: dict, nodes: int):
+    """A control plane for a settled fleet of `nodes`: the workload controllers held until the fleet is in, and the
+    node lifecycle controller's grace period raised to the heartbeats' real-time period (agents.heartbeat_grace)."""
+    from dragoman.sim.controlplane.heartbeats import heartbeat_grace, heartbeat_period
+    from dragoman.sim.controlplane.loader import HELD_CONTROLLERS
+    from dragoman.sim.controlplane.processes import ControlPlane
 
-    stages: dict[str, list[dict]] = {
-        "namespaces": [],
-        "classes": [],
-        "nodes": [],
-        "slices": [],
-        "pods": [],
-        "daemonsets": [],
-    }
-    for obj in objects:
-        kind = obj["kind"]
-        if kind == "ResourceClaim":
-            # The scheduler's bridge claims: with pods bound by nodeName no scheduler makes them, and they are not
-            # among the objects kubectl is timed on.
-            continue
-        body = _clean(obj)
-        if kind == "Pod":
-            body["spec"]["nodeName"] = obj["spec"]["nodeName"]
-            body["spec"]["tolerations"] = body["spec"].get("tolerations", []) + FOREVER
-            # A DaemonSet's pods go in as orphans before their DaemonSet, which then adopts them (same labels, one a
-            # node) instead of making its own for kube-scheduler to place.
-            body["metadata"].pop("ownerReferences", None)
-        body["metadata"].pop("generateName", None)
-        stage = {
-            "Namespace": "namespaces",
-            "DeviceClass": "classes",
-            "Node": "nodes",
-            "ResourceSlice": "slices",
-            "Pod": "pods",
-            "DaemonSet": "daemonsets",
-        }[kind]
-        if kind == "Node":
-            body["_status"] = obj["status"]
-        stages[stage].append(body)
-    return stages
+    grace = heartbeat_grace(heartbeat_period(nodes))
+    return ControlPlane(
+        binaries, users=None, hold=HELD_CONTROLLERS, controller_args=(f"--node-monitor-grace-period={grace:.0f}s",)
+    )
 
 
-class _Loader:
-    """Creates objects with CONCURRENCY requests in flight over kept-alive TLS connections (aiohttp, one SSL
-    context)."""
+def load_fleet(cp, objects: list[dict]):
+    """The fleet through the API as a settled picture (loader.load_settled), the nodes' heartbeats started as soon as
+    the nodes exist, the held controllers released at the end. (report, heartbeats)."""
+    from dragoman.sim.controlplane.heartbeats import HeartbeatProcess, heartbeat_period
+    from dragoman.sim.controlplane.loader import Writer, load_settled
 
-    def __init__(self, cp) -> None:
-        self.cp = cp
-        self.refused: list[str] = []
-        self.requests = 0
+    nodes = sum(1 for o in objects if o.get("kind") == "Node")
+    beat: list = []
 
-    async def __aenter__(self) -> _Loader:
-        import aiohttp
-
-        self.session = aiohttp.ClientSession(
-            base_url=self.cp.url,
-            connector=aiohttp.TCPConnector(limit=CONCURRENCY, ssl=self.cp.ssl_context()),
-            headers={"Authorization": f"Bearer {self.cp.admin_token}", "Accept": "application/json"},
-            timeout=aiohttp.ClientTimeout(total=120),
+    def progress(stage: str, writes: int, seconds: float) -> None:
+        print(
+            f"  load: {stage}: {writes:,} writes in {seconds:.1f} s ({writes / max(seconds, 1e-9):.0f}/s)",
+            file=sys.stderr,
+            flush=True,
         )
-        return self
+        if stage == "nodes":
+            beat.append(HeartbeatProcess(cp.url, cp.admin_token, cp.pki.ca_pem, heartbeat_period(nodes)))
 
-    async def __aexit__(self, *exc) -> None:
-        await self.session.close()
+    async def go():
+        async with Writer(cp.url, cp.admin_token, cp.pki.ca_pem) as writer:
+            return await load_settled(writer, objects, progress=progress)
 
-    async def send(self, method: str, path: str, body: dict, content_type: str = "application/json") -> dict | None:
-        data = json.dumps(body, separators=(",", ":")).encode()
-        for attempt in range(6):
-            self.requests += 1
-            async with self.session.request(method, path, data=data, headers={"Content-Type": content_type}) as resp:
-                raw = await resp.read()
-                if resp.status in (200, 201):
-                    return json.loads(raw)
-                if resp.status == 409 and method == "POST":
-                    return None
-                if resp.status in (429, 500, 503, 504) and attempt < 5:
-                    await asyncio.sleep(0.2 * 2**attempt)
-                    continue
-                self.refused.append(
-                    f"{method} {path} {body['metadata'].get('name', '') if 'metadata' in body else ''}: "
-                    f"{resp.status} {raw[:200]!r}"
-                )
-                return None
-        return None
-
-    async def many(self, items: list, fn) -> None:
-        queue = iter(items)
-
-        async def worker() -> None:
-            for item in queue:
-                await fn(item)
-
-        await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
-
-
-def _path(body: dict) -> str:
-    from dragoman.sim import resources
-
-    rt = resources.for_object(body)
-    return rt.collection_path(body["metadata"].get("namespace") if rt.namespaced else None)
-
-
-async def _load(cp, stages: dict[str, list[dict]]) -> tuple[int, int, list[str]]:
-    """(objects created, requests sent, refusals)."""
-    node_uid: dict[str, str] = {}
-    created = [0]
-    async with _Loader(cp) as ld:
-
-        async def create(body: dict) -> dict | None:
-            out = await ld.send("POST", _path(body), body)
-            if out is not None:
-                created[0] += 1
-            return out
-
-        async def node(body: dict) -> None:
-            status = body.pop("_status")
-            out = await create(body)
-            if out is not None:
-                node_uid[body["metadata"]["name"]] = out["metadata"]["uid"]
-                # Capacity and allocatable (the GPUs) are status, which only the status subresource takes.
-                await ld.send(
-                    "PATCH",
-                    f"/api/v1/nodes/{body['metadata']['name']}/status",
-                    {"status": status},
-                    "application/merge-patch+json",
-                )
-
-        async def slice_(body: dict) -> None:
-            for ref in body["metadata"].get("ownerReferences") or ():
-                ref["uid"] = node_uid.get(ref["name"], ref.get("uid", ""))
-            await create(body)
-
-        stage_t = [time.perf_counter()]
-
-        def done(stage: str) -> None:
-            now = time.perf_counter()
-            print(f"  load: {stage} in {now - stage_t[0]:.1f} s", file=sys.stderr, flush=True)
-            stage_t[0] = now
-
-        await ld.many(stages["namespaces"], create)
-        # The ServiceAccount admission plugin refuses a pod until its namespace's `default` account exists.
-        for ns in stages["namespaces"]:
-            name = ns["metadata"]["name"]
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                async with ld.session.get(f"/api/v1/namespaces/{name}/serviceaccounts/default") as resp:
-                    if resp.status == 200:
-                        break
-                await asyncio.sleep(0.2)
-        done("namespaces and their service accounts")
-        await ld.many(stages["classes"], create)
-        await ld.many(stages["nodes"], node)
-        done("device classes, nodes and their status")
-        await ld.many(stages["slices"], slice_)
-        done("resource slices")
-        await ld.many(stages["pods"], create)
-        done("pods")
-        await ld.many(stages["daemonsets"], create)
-        done("daemonsets")
-        return created[0], ld.requests, ld.refused
+    report = asyncio.run(go())
+    cp.release()
+    return report, (beat[0] if beat else None)
 
 
 class _Memory:
@@ -208,7 +82,8 @@ class _Memory:
     def __init__(self, cp) -> None:
         import psutil
 
-        self.procs = {name: psutil.Process(p.pid) for name, p in cp.procs.items()}
+        # kube-apiserver and etcd: the controller manager is restarted when the held controllers are released.
+        self.procs = {name: psutil.Process(cp.procs[name].pid) for name in ("kube-apiserver", "etcd")}
         self.peak = {name: 0.0 for name in self.procs}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -295,7 +170,8 @@ def _settle(cp, timeout: float = 120.0, window: float = 10.0) -> float:
         before = _ServerSnapshot(cp)
         time.sleep(window)
         delta = _ServerSnapshot(cp).since(before)
-        rate = sum(_verbs(delta, v) for v in WRITES) / delta["s"]
+        # The nodes' heartbeats are the steady state, not the controllers' catching up.
+        rate = sum(n for (v, r), n in delta["requests"].items() if v in WRITES and r != "leases") / delta["s"]
         if rate < 1.0:
             break
     return rate
@@ -401,9 +277,25 @@ def _time_kubectl(kubectl: str, kubeconfig: str, home: str) -> float:
 # ------------------------------------------------------------------------------------------------ the benchmark
 
 
-def run(quick: bool) -> list[Figure]:
+# `--only controlplane:envelope` (or `--controlplane --envelope`): Kubernetes' envelope on the real server and on the
+# simulator (bench_cp_envelope.py); the default is the scale fleet alone.
+PARTS = ("scale", "envelope")
+
+
+def run(quick: bool, parts: list[str] | None = None) -> list[Figure]:
+    figures: list[Figure] = []
+    for part in parts or ["scale"]:
+        if part == "envelope":
+            from dragoman.benchmarks import bench_cp_envelope
+
+            figures += bench_cp_envelope.run(quick)
+        else:
+            figures += _run_scale(quick)
+    return figures
+
+
+def _run_scale(quick: bool) -> list[Figure]:
     from dragoman.sim.controlplane.build import KUBE_VERSION, built, cache_dir
-    from dragoman.sim.controlplane.processes import ControlPlane
     from dragoman.sim.scenarios.scale import generate_scale
 
     # 1,000 nodes (8,000 GPUs, half published in 500 ResourceSlices), 5,000 GPU pods and 1,000 driver pods: what loads
@@ -419,10 +311,11 @@ def run(quick: bool) -> list[Figure]:
         raise RuntimeError(
             f"the control plane {KUBE_VERSION} is not built in {cache_dir()}; `dragoman controlplane build` makes it"
         )
-    stages = _bodies(generate_scale(nodes=nodes, pods=pods))
+    objects = generate_scale(nodes=nodes, pods=pods)
     figures: list[Figure] = []
     load_before = os.getloadavg()[0]
-    cp = ControlPlane(binaries, users=None)
+    cp = control_plane(binaries, nodes)
+    beat = None
     with tempfile.TemporaryDirectory(prefix="dragoman-bench-cp-") as home:
         try:
             t = time.perf_counter()
@@ -430,8 +323,9 @@ def run(quick: bool) -> list[Figure]:
             ready_s = time.perf_counter() - t
             with _Memory(cp) as mem:
                 t = time.perf_counter()
-                created, sent, refused = asyncio.run(_load(cp, stages))
+                loaded, beat = load_fleet(cp, objects)
                 load_s = time.perf_counter() - t
+            created, sent, refused = loaded.objects, loaded.stats.requests, loaded.stats.refused
             if refused:
                 print(f"{len(refused)} creates refused, e.g. {refused[0]}", file=sys.stderr)
             print(f"loaded {created:,} objects in {load_s:.0f} s", file=sys.stderr, flush=True)
@@ -484,6 +378,8 @@ def run(quick: bool) -> list[Figure]:
             )
             mem_after = mem.now()
         finally:
+            if beat is not None:
+                beat.stop()
             cp.stop()
     load = [load_before, os.getloadavg()[0]]
     sync_s = sorted(s["sync_s"] for s in syncs)
@@ -514,7 +410,8 @@ def run(quick: bool) -> list[Figure]:
             [created / load_s],
             "",
             None,
-            f"{load_s:.0f} s, {sent:,} requests, {CONCURRENCY} in flight; {len(refused)} refused",
+            f"{load_s:.0f} s, {sent:,} requests, {IN_FLIGHT} in flight; {len(refused)} refused; "
+            f"{loaded.stats.throttled} answered 429",
         ),
     ]
     figures.append(

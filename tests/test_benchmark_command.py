@@ -75,3 +75,18 @@ def test_only_a_full_run_is_held_to_the_readme_table(tmp_path, capsys) -> None:
         path.write_text(json.dumps({**doc, "walls": [], "figures": [figure]}))
         bench.main(["--from", str(path)])
         assert ("vs README: sync: connect" in capsys.readouterr().out) is compared, mode
+
+
+def test_controlplane_with_envelope_runs_the_envelope_on_the_real_server_and_alone_the_scale_fleet(monkeypatch) -> None:
+    ran: list[tuple[str, list[str] | None]] = []
+
+    def fake(name, quick, parts=None):
+        ran.append((name, parts))
+        return [], 0.0
+
+    monkeypatch.setattr(bench, "run_isolated", fake)
+    bench.main(["--controlplane", "--envelope"])
+    bench.main(["--controlplane"])
+    bench.main(["--envelope"])
+    assert ran == [("controlplane", ["envelope"]), ("controlplane", None), ("envelope", None)]
+    assert bench.parts_of("controlplane") == ("scale", "envelope")
