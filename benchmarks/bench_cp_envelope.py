@@ -255,7 +255,9 @@ def measure(label: str, kubeconfig: str, home: str, server_pids: dict[str, int],
         first, live = B._sync(kubeconfig, hold)
     out.update(sync=first, live=live, costs=costs, server_peak=peak.peak)
     print(f"{label}: synced in {first['sync_s']:.1f} s ({first['objects']:,} objects)", file=sys.stderr, flush=True)
+    B.byte_compile()
     try:
+        out["startup"] = B._time_check_startup()
         out["check"] = B._time_check(kubeconfig)
     except Exception as exc:  # noqa: BLE001
         out["check_error"] = str(exc)[:200]
