@@ -334,7 +334,9 @@ async def fetch_once(
 
     async def list_retrying(info: KindInfo) -> list[dict]:
         async def once(_attempt: int) -> list[dict]:
-            items, _rv = await cluster.list_all(info.list_path, label_selector=info.label_selector)
+            # A store that projects gets the pages decoded straight into projections, as a live informer's.
+            decoder = store.page_decoder(info.kind)
+            items, _rv = await cluster.list_all(info.list_path, label_selector=info.label_selector, decoder=decoder)
             return items
 
         # 429 and 5xx are the server's passing trouble: try again a few times before giving up.
@@ -361,7 +363,7 @@ async def fetch_once(
                     return
                 raise
             _fill_type(items, info)
-            store.replace(kind, items)
+            store.replace(kind, items, decoded=store.page_decoder(kind) is not None)
             _take_notes(cluster, store)
             store.set_state(kind, LIVE, "", synced=True)
 
@@ -392,8 +394,12 @@ async def read_fleet(
     context: str | None = None,
     snapshot: str | None = None,
     kinds: Iterable[str] | None = None,
+    *,
+    project: bool = False,
 ) -> FleetSource:
     """The fleet read once, for headless commands: from `snapshot` when given (read-only), else from the cluster.
+    `project`: CPU pods kept as projections (fleet/projection.py), as the live informers keep them — for a command
+    that reads only what the diagnosis reads (`check`), not for one that writes objects out (`snapshot`).
 
     Raises UserError (exit 2) with one sentence when the input cannot be read.
     """
@@ -405,6 +411,8 @@ async def read_fleet(
     cluster = await connect(kubeconfig, context)
     try:
         store = FleetStore(kinds, source=f"cluster {cluster.server}")
+        if project:
+            store.serve_whole_from(cluster)
         await fetch_once(cluster, store)
     finally:
         await cluster.close()

@@ -327,3 +327,35 @@ def test_kinds_the_server_does_not_serve_make_one_note():
         "user 'x' may not list events (403 Forbidden); that part of the picture is missing.",
         "the server does not serve deviceclasses or resourceslices: the picture has none of them.",
     ]
+
+
+async def test_check_reads_projected_pods_and_reports_exactly_what_whole_pods_give() -> None:
+    """`dragoman check` keeps CPU pods as projections (read_fleet(project=True)), as the live store does: its report is
+    the one the whole objects give, on a fleet with Deployment, Job, DaemonSet, GPU and DRA pods."""
+    import json
+
+    from dragoman.fleet.diagnose import diagnose
+    from dragoman.fleet.informer import read_fleet
+    from dragoman.fleet.model import FleetModel
+    from dragoman.sim.scenarios.scale import generate_envelope
+    from dragoman.tui.commands import check
+    from dragoman.tui.headless import Origin
+
+    from tests.support.sim import running_simulator
+
+    async with running_simulator(
+        objects=generate_envelope(
+            nodes=12, gpu_nodes=4, pods=240, gpu_pods=40, job_pods=24, namespaces=2, cpu_pool_size=4, gpu_pool_size=2
+        )
+    ) as sim:
+        docs, projected = [], []
+        for project in (False, True):
+            source = await read_fleet(str(sim.kubeconfig_path), None, project=project)
+            model = FleetModel(None)
+            model.load({k: source.store.objects(k) for k in source.store.kinds})
+            origin = Origin("cluster", source)
+            doc = check.check_document(model, diagnose(model), origin, (None, "no rules"))
+            docs.append(json.dumps(doc, sort_keys=True, default=str))
+            projected.append(source.store.projected("Pod"))
+    assert projected[0] == 0 and projected[1] > 100
+    assert docs[0] == docs[1]

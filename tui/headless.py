@@ -113,9 +113,9 @@ def _join(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
-def read_from_args(args: argparse.Namespace, kinds: Iterable[str] | None = None) -> Origin:
+def read_from_args(args: argparse.Namespace, kinds: Iterable[str] | None = None, *, project: bool = False) -> Origin:
     """Read the fleet once from the command's flags. Raises UserError (exit 2) with one sentence when it cannot be
-    read."""
+    read. `project`: a cluster's CPU pods kept as projections (read_fleet), for commands that only diagnose."""
     from dragoman.fleet.informer import read_fleet
 
     snapshot = getattr(args, "snapshot", None)
@@ -134,7 +134,9 @@ def read_from_args(args: argparse.Namespace, kinds: Iterable[str] | None = None)
             return Origin("demo", _read_demo_real(binaries, kind_list))
         source = asyncio.run(_read_demo(kind_list))
         return Origin("demo", source)
-    source = asyncio.run(read_fleet(getattr(args, "kubeconfig", None), getattr(args, "context", None), kinds=kind_list))
+    source = asyncio.run(
+        read_fleet(getattr(args, "kubeconfig", None), getattr(args, "context", None), kinds=kind_list, project=project)
+    )
     if source.store.kinds and len(source.forbidden) == len(source.store.kinds):
         raise UserError(
             f"the credentials of context {source.context!r} may not list anything dragoman reads on {source.server} "

@@ -173,7 +173,8 @@ def run(args: argparse.Namespace) -> int:
     from dragoman.fleet.model import FleetModel
     from dragoman.tui.headless import read_from_args
 
-    origin = read_from_args(args)
+    # The pods the diagnosis reads, projected as the TUI's live store keeps them: decoded at a third of the cost.
+    origin = read_from_args(args, project=True)
     store = origin.source.store
     model = FleetModel(getattr(args, "pool_label", None))
     model.load({k: store.objects(k) for k in store.kinds})
