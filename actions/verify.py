@@ -344,8 +344,11 @@ async def _seen_uuids(ctx: Context, ns: str, name: str, pod: dict) -> list[str]:
 
 
 async def _log(ctx: Context, ns: str, name: str) -> str:
+    """The canary's log: plain text (the API server relays it from the kubelet), not JSON."""
     try:
-        ans = await ctx.cluster.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}/log")
+        ans = await ctx.cluster.request(
+            "GET", f"/api/v1/namespaces/{ns}/pods/{name}/log", decoder=lambda raw: raw.decode("utf-8", "replace")
+        )
     except ApiError:
         return ""
     return ans if isinstance(ans, str) else json.dumps(ans)

@@ -41,7 +41,7 @@ class RealCluster:
         # A Prometheus scraping the four processes (prometheus.py): its binary found before anything is made.
         prometheus_binary = find_prometheus() if prometheus else None
         self.objects = objects
-        self.cp = ControlPlane(self.binaries, users, audit_log=audit_log)
+        self.cp = ControlPlane(self.binaries, users, audit_log=audit_log, kubelet_egress=real_kubelets is not None)
         self.prometheus = Prometheus(self.cp, prometheus_binary) if prometheus_binary else None
         self.agents: Agents | None = None
         self.kubelets: RealKubelets | None = None

@@ -207,6 +207,104 @@ def _proc_net_tcp() -> Iterable[tuple[str, int]]:
         yield ".".join(str(b) for b in raw), int(port, 16)
 
 
+class KubeletEgress:
+    """The API server's way to the kubelets (its egress selector's "cluster" traffic): an HTTP CONNECT proxy on a
+    unix socket. Every kubelet reports this machine's address as its node IP (a kubelet refuses a loopback one) and
+    listens on its own 127.0.0.N and port: the proxy finds the kubelet by the port the API server asks for."""
+
+    def __init__(self, path: pathlib.Path, resolve: Any) -> None:
+        self.path = path
+        self.resolve = resolve  # port -> the kubelet's address, or None
+        self._sock: socket.socket | None = None
+        self._stop = threading.Event()
+        self._conns: set[socket.socket] = set()
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(str(self.path))
+        os.chmod(self.path, 0o600)
+        s.listen(64)
+        self._sock = s
+        threading.Thread(target=self._accept, name="kubelet-egress", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._sock is not None:
+            self._sock.close()
+        with self._lock:
+            for c in list(self._conns):
+                c.close()
+        self.path.unlink(missing_ok=True)
+
+    def _accept(self) -> None:
+        assert self._sock is not None
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        upstream: socket.socket | None = None
+        try:
+            conn.settimeout(30)
+            head = b""
+            while b"\r\n\r\n" not in head and len(head) < 8192:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    return
+                head += chunk
+            line = head.split(b"\r\n", 1)[0].decode("latin-1").split()
+            if len(line) < 2 or line[0] != "CONNECT" or ":" not in line[1]:
+                conn.sendall(b"HTTP/1.1 405 Method Not Allowed\r\n\r\n")
+                return
+            port = int(line[1].rsplit(":", 1)[1])
+            ip = self.resolve(port)
+            if ip is None:
+                conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\n\r\nno real kubelet listens on that port\n")
+                return
+            upstream = socket.create_connection((ip, port), timeout=10)
+            conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            rest = head.split(b"\r\n\r\n", 1)[1]
+            if rest:
+                upstream.sendall(rest)
+            conn.settimeout(None)
+            upstream.settimeout(None)
+            with self._lock:
+                self._conns.update((conn, upstream))
+            t = threading.Thread(target=_pipe, args=(upstream, conn), daemon=True)
+            t.start()
+            _pipe(conn, upstream)
+            t.join(5)
+        except (OSError, ValueError):
+            pass
+        finally:
+            with self._lock:
+                self._conns.discard(conn)
+                if upstream is not None:
+                    self._conns.discard(upstream)
+            conn.close()
+            if upstream is not None:
+                upstream.close()
+
+
+def _pipe(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while True:
+            data = src.recv(65536)
+            if not data:
+                break
+            dst.sendall(data)
+    except OSError:
+        pass
+    try:
+        dst.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
 class NodeProcs:
     """One node's processes and files."""
 
@@ -217,6 +315,7 @@ class NodeProcs:
         self.version = version
         self.runtime: subprocess.Popen | None = None
         self.kubelet: subprocess.Popen | None = None
+        self.port = 0
 
     @property
     def record_path(self) -> pathlib.Path:
@@ -265,6 +364,7 @@ class RealKubelets:
         # this lock, and nothing is spawned once stop() began.
         self._lock = threading.Lock()
         self._stopping = False
+        self.egress: KubeletEgress | None = None
 
     @property
     def names(self) -> set[str]:
@@ -281,6 +381,9 @@ class RealKubelets:
 
     def _start(self) -> None:
         self.root.mkdir(mode=0o700, exist_ok=True)
+        if getattr(self.cp, "kubelet_egress", False):
+            self.egress = KubeletEgress(pathlib.Path(self.cp.dir) / "kubelet-egress.sock", self._address_of)
+            self.egress.start()
         taken: set[str] = set()
         n = 2
         for index, node in enumerate(self.nodes):
@@ -293,6 +396,9 @@ class RealKubelets:
             n += 1
             self._start_node(index, node, ip)
 
+    def _address_of(self, port: int) -> str | None:
+        return next((p.ip for p in list(self.procs.values()) if p.port == port), None)
+
     def _start_node(self, index: int, node: dict, ip: str) -> None:
         name = node["metadata"]["name"]
         # A short folder name: unix socket paths (the runtime's, the plugins') must stay under 108 bytes.
@@ -303,6 +409,7 @@ class RealKubelets:
         old = minor is not None and minor < 36
         kubelet = self.bin["kubelet-v1.35.4"] if old else self.bin["kubelet"]
         procs = NodeProcs(name, folder, ip, "v1.35.4" if old else "v1.37.2")
+        procs.port = _free_port(ip)
         self.procs[name] = procs
         cpus, memory = machine_size(node)
         write_machine(folder / "machine", cpus, memory)
@@ -330,7 +437,7 @@ class RealKubelets:
             "apiVersion": "kubelet.config.k8s.io/v1beta1",
             "kind": "KubeletConfiguration",
             "address": ip,
-            "port": _free_port(ip),
+            "port": procs.port,
             "readOnlyPort": 0,
             "healthzBindAddress": ip,
             "healthzPort": _free_port(ip),
@@ -526,6 +633,8 @@ class RealKubelets:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 pass
+        if self.egress is not None:
+            self.egress.stop()
         shutil.rmtree(self.root, ignore_errors=True)
 
 

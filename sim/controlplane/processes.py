@@ -125,13 +125,17 @@ class ControlPlane:
         audit_log: str | None = None,
         hold: tuple[str, ...] = (),
         controller_args: tuple[str, ...] = (),
+        kubelet_egress: bool = False,
     ) -> None:
         """`hold`: kube-controller-manager controllers not started until `release()` (a settled fleet loads while the
-        workload controllers wait: loader.HELD_CONTROLLERS); `controller_args`: more of its flags."""
+        workload controllers wait: loader.HELD_CONTROLLERS); `controller_args`: more of its flags. `kubelet_egress`:
+        real kubelets will join (kubelets.py): the API server reaches them (logs, exec) through the egress proxy on
+        the run's `kubelet-egress.sock`, with a client certificate of the run's CA."""
         self.bin = binaries
         self.hold = tuple(hold)
         self.controller_args = tuple(controller_args)
         self._args: dict[str, list[str]] = {}
+        self.kubelet_egress = kubelet_egress
         users = check_users(users)  # before the run's folder exists: a refused name leaves nothing behind
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="dragoman-cp-"))
         os.chmod(self.dir, 0o700)
@@ -243,6 +247,30 @@ class ControlPlane:
         )
         token_file = self._write_private("tokens.csv", self.token_file())
         policy = self._write_private("audit-policy.yaml", yaml.safe_dump(AUDIT_POLICY))
+        kubelet_flags: list[str] = []
+        if self.kubelet_egress:
+            # Every kubelet listens on a loopback address of its own, which a kubelet may not report as its node IP:
+            # the API server's connections to kubelets go through an HTTP CONNECT proxy on a unix socket (the egress
+            # selector's "cluster" traffic, as konnectivity carries it), which finds the kubelet by its port.
+            crt, key = self.pki.client("apiserver-kubelet-client", "kube-apiserver-kubelet-client", ("system:masters",))
+            egress = {
+                "apiVersion": "apiserver.k8s.io/v1beta1",
+                "kind": "EgressSelectorConfiguration",
+                "egressSelections": [
+                    {
+                        "name": "cluster",
+                        "connection": {
+                            "proxyProtocol": "HTTPConnect",
+                            "transport": {"uds": {"udsName": str(self.dir / "kubelet-egress.sock")}},
+                        },
+                    }
+                ],
+            }
+            kubelet_flags = [
+                f"--kubelet-client-certificate={crt}",
+                f"--kubelet-client-key={key}",
+                f"--egress-selector-config-file={self._write_private('egress.yaml', yaml.safe_dump(egress))}",
+            ]
         self._spawn(
             "kube-apiserver",
             [
@@ -272,6 +300,7 @@ class ControlPlane:
                 "--audit-log-mode=blocking",
                 "--profiling=false",
                 "-v=0",
+                *kubelet_flags,
             ],
         )
         self._wait_ready(timeout)

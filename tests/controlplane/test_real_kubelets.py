@@ -151,6 +151,9 @@ def test_a_pod_runs_and_its_container_config_is_recorded(nodes: Nodes) -> None:
     assert rec["env"]["MODE"] == "rehearsal" and rec["env"]["KUBERNETES_SERVICE_HOST"]
     assert any(m["containerPath"] == "/var/run/secrets/kubernetes.io/serviceaccount" for m in rec["mounts"])
     assert rec["state"] == "running" and rec["devices"] == [] and rec["cdiDevices"] == []
+    # `kubectl logs`: the API server reaches the kubelet (its egress proxy) and the kubelet reads the runtime's log.
+    code, text = served.request("GET", f"/api/v1/namespaces/{NS}/pods/web/log")
+    assert code == 200 and "dragoman-cri: container main of rk/web created" in str(text), (code, text)
     # The control API serves the same record.
     code, text = control(nodes.folder("rk-cpu-a"), "GET", "/record")
     assert code == 200 and any(c["pod"] == "web" for c in json.loads(text)["containers"])

@@ -135,30 +135,33 @@ type Mount struct {
 
 // Record is one container as the runtime saw it; the record file holds all of them, removed ones included.
 type Record struct {
-	ID            string            `json:"id"`
-	PodSandboxID  string            `json:"podSandboxId"`
-	Namespace     string            `json:"namespace"`
-	Pod           string            `json:"pod"`
-	PodUID        string            `json:"podUid"`
-	Name          string            `json:"name"`
-	Attempt       uint32            `json:"attempt"`
-	Image         string            `json:"image"`
-	Command       []string          `json:"command"`
-	Args          []string          `json:"args"`
-	Env           map[string]string `json:"env"`
-	Devices       []Device          `json:"devices"`
-	CDIDevices    []string          `json:"cdiDevices"`
-	Mounts        []Mount           `json:"mounts"`
-	Annotations   map[string]string `json:"annotations"`
-	Labels        map[string]string `json:"labels"`
-	State         string            `json:"state"` // created, running, exited, removed
-	ExitCode      *int32            `json:"exitCode,omitempty"`
-	ExitReason    string            `json:"exitReason,omitempty"`
-	CreatedAt     string            `json:"createdAt"`
-	StartedAt     string            `json:"startedAt,omitempty"`
-	FinishedAt    string            `json:"finishedAt,omitempty"`
-	Supervised    string            `json:"supervised,omitempty"` // the host program started for it
-	SupervisedPID int               `json:"supervisedPid,omitempty"`
+	ID           string            `json:"id"`
+	PodSandboxID string            `json:"podSandboxId"`
+	Namespace    string            `json:"namespace"`
+	Pod          string            `json:"pod"`
+	PodUID       string            `json:"podUid"`
+	Name         string            `json:"name"`
+	Attempt      uint32            `json:"attempt"`
+	Image        string            `json:"image"`
+	Command      []string          `json:"command"`
+	Args         []string          `json:"args"`
+	Env          map[string]string `json:"env"`
+	Devices      []Device          `json:"devices"`
+	CDIDevices   []string          `json:"cdiDevices"`
+	Mounts       []Mount           `json:"mounts"`
+	Annotations  map[string]string `json:"annotations"`
+	Labels       map[string]string `json:"labels"`
+	State        string            `json:"state"` // created, running, exited, removed
+	ExitCode     *int32            `json:"exitCode,omitempty"`
+	ExitReason   string            `json:"exitReason,omitempty"`
+	CreatedAt    string            `json:"createdAt"`
+	StartedAt    string            `json:"startedAt,omitempty"`
+	FinishedAt   string            `json:"finishedAt,omitempty"`
+	// The GPUs the container would see (its NVIDIA_VISIBLE_DEVICES and CDI devices, resolved against the node's
+	// devices.json as a CDI-enabled runtime resolves them against NVIDIA's CDI specs).
+	VisibleGPUs   []string `json:"visibleGPUs"`
+	Supervised    string   `json:"supervised,omitempty"` // the host program started for it
+	SupervisedPID int      `json:"supervisedPid,omitempty"`
 }
 
 type runtime struct {
@@ -239,12 +242,24 @@ func (r *runtime) CreateContainer(ctx context.Context, req *kubeapi.CreateContai
 	for _, m := range cfg.GetMounts() {
 		rec.Mounts = append(rec.Mounts, Mount{m.GetContainerPath(), m.GetHostPath(), m.GetReadonly()})
 	}
+	rec.VisibleGPUs = visibleGPUs(rec.Env["NVIDIA_VISIBLE_DEVICES"], rec.CDIDevices)
 	// A log file where the kubelet looks for it (`kubectl logs` reads it), in the CRI log format.
 	if dir, p := sb.GetLogDirectory(), cfg.GetLogPath(); dir != "" && p != "" {
 		full := filepath.Join(dir, p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err == nil {
+			stamp := time.Now().UTC().Format(time.RFC3339Nano)
 			line := fmt.Sprintf("%s stdout F dragoman-cri: container %s of %s/%s created (no image is run)\n",
-				time.Now().UTC().Format(time.RFC3339Nano), rec.Name, rec.Namespace, rec.Pod)
+				stamp, rec.Name, rec.Namespace, rec.Pod)
+			// The one program whose output dragoman reads (the migration's canary runs `nvidia-smi -L`): played
+			// with the GPUs the container was given.
+			if strings.Contains(strings.Join(append(append([]string{}, rec.Command...), rec.Args...), " "), "nvidia-smi") {
+				for i, uuid := range rec.VisibleGPUs {
+					line += fmt.Sprintf("%s stdout F GPU %d: NVIDIA GPU (UUID: %s)\n", stamp, i, uuid)
+				}
+				if len(rec.VisibleGPUs) == 0 {
+					line += fmt.Sprintf("%s stdout F No devices were found\n", stamp)
+				}
+			}
 			_ = os.WriteFile(full, []byte(line), 0o644)
 			r.RuntimeService.Lock()
 			if c, ok := r.RuntimeService.Containers[resp.ContainerId]; ok {
@@ -478,6 +493,70 @@ func (r *runtime) StopPodSandbox(ctx context.Context, req *kubeapi.StopPodSandbo
 		}
 	}
 	return r.RemoteRuntime.StopPodSandbox(ctx, req)
+}
+
+// visibleGPUs are the GPU (or MIG) UUIDs a container is given: the entries of its NVIDIA_VISIBLE_DEVICES that are
+// UUIDs, and its CDI devices resolved with the node's devices.json ($DRAGOMAN_NODE_DEVICES): NVIDIA's device plugin
+// names a device nvidia.com/gpu=<device ID> (a UUID, `<uuid>::<n>` for a shared replica), its DRA driver
+// k8s.gpu.nvidia.com/device=<device name>.
+func visibleGPUs(env string, cdi []string) []string {
+	seen := map[string]bool{}
+	out := []string{}
+	add := func(u string) {
+		if u != "" && !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	for _, v := range strings.Split(env, ",") {
+		v = strings.TrimSpace(v)
+		if strings.HasPrefix(v, "GPU-") || strings.HasPrefix(v, "MIG-") {
+			add(strings.SplitN(v, "::", 2)[0])
+		}
+	}
+	if len(cdi) == 0 {
+		return out
+	}
+	var doc struct {
+		GPUs []struct {
+			UUID      string `json:"uuid"`
+			DRADevice string `json:"draDevice"`
+		} `json:"gpus"`
+		DevicePlugin []struct {
+			Devices []struct {
+				ID   string `json:"id"`
+				UUID string `json:"uuid"`
+			} `json:"devices"`
+		} `json:"devicePlugin"`
+	}
+	if data, err := os.ReadFile(os.Getenv("DRAGOMAN_NODE_DEVICES")); err == nil {
+		_ = json.Unmarshal(data, &doc)
+	}
+	for _, name := range cdi {
+		kind, dev, _ := strings.Cut(name, "=")
+		switch {
+		case kind == "nvidia.com/gpu":
+			found := false
+			for _, r := range doc.DevicePlugin {
+				for _, d := range r.Devices {
+					if d.ID == dev {
+						add(d.UUID)
+						found = true
+					}
+				}
+			}
+			if !found && (strings.HasPrefix(dev, "GPU-") || strings.HasPrefix(dev, "MIG-")) {
+				add(strings.SplitN(dev, "::", 2)[0])
+			}
+		case strings.HasSuffix(kind, "/device"):
+			for _, g := range doc.GPUs {
+				if g.DRADevice == dev {
+					add(g.UUID)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // exitRequest ends the running containers that match (namespace, pod, container) with code.
