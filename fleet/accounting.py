@@ -12,6 +12,7 @@ from typing import Any
 
 from dragoman.fleet import ownership as own
 from dragoman.fleet.errors import NAME_SHOWN, printable, shown_words
+from dragoman.fleet.glyphs import labelled
 from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
 from dragoman.fleet.k8s.quantity import count
 from dragoman.fleet.model import (
@@ -84,10 +85,10 @@ class PoolAccount:
     def state_label(self) -> str:
         """The state as the Accounting and Load views write it (one wording for both)."""
         label = {
-            "planned": "▲ planned",
-            "migrated": "● migrated",
-            "partly migrated": "◐ partly",
-            "unserved": "○ unserved",
+            "planned": labelled("plugin", "planned"),  # still on the device plugin
+            "migrated": labelled("dra", "migrated"),
+            "partly migrated": labelled("mixed", "partly"),
+            "unserved": labelled("none", "unserved"),
         }.get(self.state, self.state)
         if self.nodes_unserved and self.state == "partly migrated" and not self.allocatable:
             label += f", {self.nodes_unserved} unserved"  # GPU nodes: short, the column is narrow at 80 wide

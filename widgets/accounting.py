@@ -5,6 +5,7 @@ shows them is tui/screens/accounting.py."""
 from __future__ import annotations
 
 from dragoman.fleet import accounting as A
+from dragoman.fleet.glyphs import labelled
 
 POOL_COLUMNS = (
     "POOL",
@@ -54,7 +55,7 @@ def quota_cells(q: A.QuotaLine) -> tuple[str, ...]:
     elif q.changes:
         change = f"+{q.after - q.counted_now}"
     elif q.changes_meaning:
-        change = "≈ same number, new meaning"
+        change = f"{labelled('new-meaning', 'same number')}, new meaning"
     else:
         change = "-"
     return (

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from dragoman.fleet.cel_explain import short_clause
 from dragoman.fleet.cel_playground import BLOCKS, ORDER, Outcome, counts_text
+from dragoman.fleet.glyphs import labelled
 from dragoman.fleet.views.cells import short_product
 from rich.cells import cell_len
 from rich.markup import escape
@@ -18,7 +19,12 @@ from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
 # One glyph per meaning: `·` is "left out" (a near miss is left out too, by one clause: the word says which).
-GLYPH = {"match": "✓ match", "no-match": "· no match", "near-miss": "· near miss", "error": "✗ error"}
+GLYPH = {
+    "match": labelled("done", "match"),
+    "no-match": labelled("none", "no match"),
+    "near-miss": labelled("near", "near miss"),
+    "error": labelled("error", "error"),
+}
 # Why before where: at 80 columns the reason (the clause, the device's value) is what must not fall off the edge.
 COLUMNS = ("result", "why", "product", "device", "pool")
 

@@ -3,18 +3,19 @@ DEMO/SNAPSHOT badge."""
 
 from __future__ import annotations
 
+from dragoman.fleet.glyphs import labelled
 from dragoman.widgets.cells import Cell
 from textual.content import Content
 from textual.widget import Widget
 
 STATE_CELLS = {
-    "live": Cell("● live", "ok"),
-    "syncing": Cell("◌ syncing", "warning"),
-    "reconnecting": Cell("↻ reconnecting", "error"),
-    "unreachable": Cell("✖ unreachable", "error"),
-    "forbidden": Cell("⊘ forbidden", "error"),
-    "snapshot": Cell("■ snapshot", "muted"),
-    "stopped": Cell("■ stopped", "muted"),
+    "live": Cell(labelled("up", "live"), "ok"),
+    "syncing": Cell(labelled("waiting", "syncing"), "warning"),
+    "reconnecting": Cell(labelled("reconnecting", "reconnecting"), "error"),
+    "unreachable": Cell(labelled("error", "unreachable"), "error"),
+    "forbidden": Cell(labelled("error", "forbidden"), "error"),
+    "snapshot": Cell(labelled("still", "snapshot"), "muted"),
+    "stopped": Cell(labelled("still", "stopped"), "muted"),
 }
 
 

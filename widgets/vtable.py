@@ -10,6 +10,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dragoman.fleet.glyphs import glyph
 from dragoman.widgets.cells import TONES, Cell, CellLike, text_of, tone_of
 from rich.segment import Segment
 from rich.style import Style
@@ -34,6 +35,9 @@ def _merge(into: list, fresh: list) -> None:
         into += tail
     else:
         into += fresh
+
+
+MARK = glyph("marked")  # a marked row's gutter
 
 
 @dataclass(frozen=True)
@@ -709,7 +713,7 @@ class VTable(ScrollView, can_focus=True):
         on_cursor = index == self.cursor
         if on_cursor:
             style = style + self.get_component_rich_style("vtable--cursor")
-        gutter = "● " if key in self.marked else "  "
+        gutter = MARK + " " if key in self.marked else "  "
         # On the highlighted row the cursor's own colours draw every cell: a tone's hue on the cursor's background can
         # vanish (● DRA in the highlight's colour); the glyph and the word still say what the hue said.
         segs = self._line(row, widths, style, gutter, tone_style=not (on_cursor and self.has_focus))

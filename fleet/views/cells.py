@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from dragoman.fleet.findings import SEVERITY_ORDER, Finding
+from dragoman.fleet.glyphs import glyph, labelled
 
 
 class Cell(NamedTuple):
@@ -26,20 +27,21 @@ CellLike = str | Cell
 TONES = ("dp", "dra", "both", "error", "warning", "info", "ok", "muted", "accent")
 
 # Ownership: a hue AND a glyph and a word, so a colour-blind operator or a monochrome terminal loses nothing.
+# The glyphs are fleet/glyphs.py's: one meaning each, in every help screen's legend.
 OWNERSHIP = {
-    "device-plugin": ("▲ plugin", "dp"),
-    "dra": ("● DRA", "dra"),
-    "both": ("✖ BOTH", "both"),
-    "flapping": ("↯ flapping", "both"),
-    "migrating": ("→ migrating", "accent"),
-    "mixed": ("◐ mixed", "warning"),
-    "none": ("· none", "muted"),
+    "device-plugin": (labelled("plugin", "plugin"), "dp"),
+    "dra": (labelled("dra", "DRA"), "dra"),
+    "both": (labelled("error", "BOTH"), "both"),
+    "flapping": (labelled("crash", "flapping"), "both"),
+    "migrating": (labelled("migrating", "migrating"), "accent"),
+    "mixed": (labelled("mixed", "mixed"), "warning"),
+    "none": (labelled("none", "none"), "muted"),
 }
 
 SEVERITY = {
-    "error": ("✖ error", "error"),
-    "warning": ("▲ warning", "warning"),
-    "info": ("ℹ info", "info"),
+    "error": (labelled("error", "error"), "error"),
+    "warning": (labelled("warning", "warning"), "warning"),
+    "info": (labelled("info", "info"), "info"),
 }
 
 
@@ -61,7 +63,7 @@ def tone_of(cell: CellLike) -> str | None:
     return cell.tone if isinstance(cell, Cell) else None
 
 
-SEV_GLYPH = {"error": "✖", "warning": "▲", "info": "ℹ"}
+SEV_GLYPH = {s: glyph(s) for s in ("error", "warning", "info")}
 
 
 def findings_cell(findings: Iterable[Finding]) -> Cell:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dragoman.fleet.glyphs import glyph, labelled
 from dragoman.fleet.k8s.devicestate import BINDING_FAILED, binding_state, result_entries
 from dragoman.fleet.model import is_bridge_claim
 from dragoman.fleet.views.base import View
@@ -55,18 +56,25 @@ def claim_row(
         "reserved": "ok",
         "allocated": "ok",
     }[state]
-    glyph = {"failed": "✖", "bind failed": "✖", "pending": "…", "binding": "⧗", "reserved": "●", "allocated": "○"}[
-        state
-    ]
+    mark = glyph(
+        {
+            "failed": "error",
+            "bind failed": "error",
+            "pending": "waiting",
+            "binding": "binding",
+            "reserved": "reserved",
+            "allocated": "allocated",
+        }[state]
+    )
     if bridge:
-        source = Cell("⇄ bridge", "dra")
+        source = Cell(labelled("bridge", "bridge"), "dra")
     elif meta.get("ownerReferences"):
         source = Cell("template", None)
     else:
         source = Cell("claim", None)
     dev = ", ".join(d[2] for d in devices[:3]) + (f" +{len(devices) - 3}" if len(devices) > 3 else "")
     return (
-        Cell(f"{glyph} {state}", tone),
+        Cell(f"{mark} {state}", tone),
         f"{meta.get('namespace', '')}/{meta.get('name', '')}",
         source,
         ", ".join(p[1] for p in pods) or "—",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dragoman.fleet.findings import Finding
+from dragoman.fleet.glyphs import glyph, labelled
 from dragoman.fleet.model import NodeView, StackPod
 from dragoman.fleet.views.base import View
 from dragoman.fleet.views.cells import Cell, findings_cell, ownership_cell
@@ -31,19 +32,19 @@ def stack_pod_cell(pods: Sequence[StackPod]) -> Cell:
         return Cell("—", "muted")
     p = pods[0]
     if p.flapping:
-        return Cell(f"↯ crash ×{p.restarts}", "error")
+        return Cell(f"{labelled('crash', 'crash')} ×{p.restarts}", "error")
     if p.running and p.ready:
-        return Cell("✔ running", "ok")
+        return Cell(labelled("up", "running"), "ok")
     if p.running:
-        return Cell("… unready", "warning")
-    return Cell(f"… {p.phase.lower() or 'pending'}", "warning")
+        return Cell(labelled("waiting", "unready"), "warning")
+    return Cell(f"{glyph('waiting')} {p.phase.lower() or 'pending'}", "warning")
 
 
 def node_row(v: NodeView, findings: Sequence[Finding] = ()) -> tuple:
     if not v.ready:
-        state = Cell("✖ NotReady", "error")
+        state = Cell(labelled("error", "NotReady"), "error")
     elif not v.schedulable:
-        state = Cell("⊘ cordoned", "warning")
+        state = Cell(labelled("cordoned", "cordoned"), "warning")
     else:
         state = Cell("ready", None)
     gpu = f"{v.capacity_gpu}/{v.allocatable_gpu}" if (v.capacity_gpu or v.has_allocatable_key) else "—"

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from dragoman.fleet.findings import Finding
+from dragoman.fleet.glyphs import glyph, labelled
 from dragoman.fleet.pools import PoolView
 from dragoman.fleet.views.base import Fleet, View
 from dragoman.fleet.views.cells import SEV_GLYPH, Cell, counts_text, findings_cell, ownership_cell, short_product
@@ -31,7 +32,7 @@ def pool_row(p: PoolView, findings: Sequence[Finding] = ()) -> tuple:
     """A PoolView as a row: GPUs through the device plugin are node allocatable; DRA devices are free/total."""
     own = p.ownership
     if own == "mixed":
-        # Glyph and count per mechanism (▲ plugin, ● DRA, ✖ both, ↯ flapping): the words are in the legend and on
+        # Glyph and count per mechanism (◇ plugin, ● DRA, ✖ both, ↯ flapping): the words are in the legend and on
         # the nodes.
         order = ("both", "flapping", "dra", "device-plugin", "migrating", "none")
         parts = [
@@ -39,7 +40,7 @@ def pool_row(p: PoolView, findings: Sequence[Finding] = ()) -> tuple:
             for k, v in sorted(p.ownership_counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 9)
         ]
         own_cell = Cell(
-            "◐ " + " ".join(parts),
+            glyph("mixed") + " " + " ".join(parts),
             "both" if "both" in p.ownership_counts or "flapping" in p.ownership_counts else "warning",
         )
     else:
@@ -47,12 +48,14 @@ def pool_row(p: PoolView, findings: Sequence[Finding] = ()) -> tuple:
     nodes = f"{len(p.gpu_nodes)}/{len(p.nodes)}" if len(p.gpu_nodes) != len(p.nodes) else str(len(p.nodes))
     kubelets = counts_text({k.split("-")[0]: v for k, v in _merge_kubelets(p.kubelet_versions).items()}, sep=" ")
     migration = (
-        counts_text(p.migration) if p.migration else (f"→ target {p.target}" if p.target and own == "mixed" else "—")
+        counts_text(p.migration)
+        if p.migration
+        else (f"{labelled('migrating', 'target')} {p.target}" if p.target and own == "mixed" else "—")
     )
     return (
         p.name,
         own_cell,
-        nodes + (f" ⊘{p.cordoned}" if p.cordoned else ""),
+        nodes + (f" {glyph('cordoned')}{p.cordoned}" if p.cordoned else ""),
         counts_text(p.products, shorten=short_product) or "—",
         str(p.allocatable_gpus) if p.allocatable_gpus or p.capacity_gpus else "—",
         # Free of all, in the CLI's words (`dragoman check` prints "106/112 free").
@@ -80,9 +83,7 @@ def fleet_summary(pools: Sequence[PoolView], findings: Sequence[Finding], diagno
     devices = sum(p.devices for p in pools)
     free = sum(p.devices_free for p in pools)
     owners = Counter(p.ownership for p in pools if p.is_gpu)
-    own_text = " ".join(
-        f"{ownership_cell(k).text if k != 'mixed' else '◐ mixed'} {v}" for k, v in sorted(owners.items())
-    )
+    own_text = " ".join(f"{ownership_cell(k).text} {v}" for k, v in sorted(owners.items()))
     sev = Counter(f.severity for f in findings)
     f_text = " ".join(f"{SEV_GLYPH[s]}{sev[s]}" for s in ("error", "warning", "info") if sev.get(s)) or "none"
     if not diagnosed:

@@ -117,7 +117,7 @@ async def test_load_view_samples_counts_and_forecasts_claims(tmp_path, monkeypat
         await wait_for(pilot, lambda: len(app.feed.load_sampler.samples) >= 2, what="a second sample")
         assert len(screen.query_one("#spark-claims", Sparkline).data) >= 2
         forecast = _rows(screen, "#load-forecast")
-        assert "a100-train" in forecast and forecast["a100-train"][1] == "▲ planned"
+        assert "a100-train" in forecast and forecast["a100-train"][1] == "◇ planned"
         assert "--prometheus URL" in _text(screen, "#load-notes")
         await pilot.press("m")
         await wait_for(pilot, lambda: "local mark" in _text(screen, "#load-baselines"), what="the baseline shown")
@@ -126,7 +126,7 @@ async def test_load_view_samples_counts_and_forecasts_claims(tmp_path, monkeypat
 def test_row_renderers_are_pure_and_say_what_changes() -> None:
     acc = A.account(demo_model())
     train = next(a for a in acc.pools if a.pool == "a100-train")
-    assert WA.pool_cells(train)[:3] == ("a100-train", "▲ planned", "24")
+    assert WA.pool_cells(train)[:3] == ("a100-train", "◇ planned", "24")
     line = next(q for q in acc.quotas if q.quota == "gpu-quota")
     assert WA.quota_cells(line)[-1] == "≈ same number, new meaning"
     assert "drops another 24 GPUs" in WA.summary_text(acc)

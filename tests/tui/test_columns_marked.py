@@ -39,7 +39,7 @@ def unmarked_cuts(table: VTable) -> list[str]:
         key = table.keys()[top + y - 1]
         cells = table.row(key) or ()
         # The row as it would be drawn on an endless screen: each cell padded (or cut with `…`) to its column.
-        full = ("● " if key in table.marked else "  ") + " ".join(
+        full = ("* " if key in table.marked else "  ") + " ".join(
             _cell_text(text_of(c) if i < len(cells) else "", w, table.columns[i].trim)
             for i, (c, w) in enumerate(zip(list(cells) + [""] * len(widths), widths))
         )

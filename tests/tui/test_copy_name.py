@@ -26,7 +26,17 @@ async def test_help_has_the_whole_legend_and_says_it_scrolls(tmp_path) -> None:
     from textual.containers import VerticalScroll
 
     # Every glyph the views draw has its meaning in the legend (issue 30: ·1 and ⊘1 were in none).
-    for glyph in ("▲ plugin", "▲ warning", "● reserved", "● in the left gutter", "·1", "⊘1", "⇄", "○ allocated", "…"):
+    for glyph in (
+        "◇ device plugin",
+        "▲ warning",
+        "◉ reserved",
+        "* in the left gutter",
+        "·1",
+        "⊘1",
+        "⇄",
+        "○ allocated",
+        "…",
+    ):
         assert glyph in LEGEND, glyph
     app = snapshot_app(snapshot_copy(tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:

@@ -343,13 +343,13 @@ async def test_9_generate_form_reads_at_80x24_and_checks_the_resource_name_first
         await pilot.press("ctrl+g")
         await wait_for(pilot, lambda: getattr(app.screen, "name", "") == "cel-generate", what="generate")
         await pilot.pause(0.2)
-        # The field being typed in is marked where the eye reads it: ▶ and its label, on the name first (tab seemed
+        # The field being typed in is marked where the eye reads it: › and its label, on the name first (tab seemed
         # to skip it, because nothing showed it had the focus).
-        assert " ▶ name " in "\n".join(screen_text(app)) and app.screen.current_field() == "name"
+        assert " › name " in "\n".join(screen_text(app)) and app.screen.current_field() == "name"
         await pilot.press("tab", *"gpu.nvidia.com")
         await pilot.pause(0.3)
         text = "\n".join(screen_text(app))
-        assert " ▶ extendedResourceName " in text and " ▶ name " not in text
+        assert " › extendedResourceName " in text and " › name " not in text
         for label in ("generate", "name", "extendedResourceName", "namespace (template)", "save to (ctrl+s)"):
             assert any(line[3:].startswith(label) for line in text.splitlines()), label
         # one line a field: the kind picker does not take three
@@ -470,7 +470,7 @@ def test_12_playground_lists_matches_before_non_matches() -> None:
         ("near-miss", "d", "p", "gpu-3", "n", "A100", "only `x` is false: it has 1"),
     ]
     # Issue 30: the near misses first after the errors (the devices one clause alone left out).
-    assert [r[0] for r in table_rows(out)] == ["✗ error", "· near miss", "✓ match", "· no match"]
+    assert [r[0] for r in table_rows(out)] == ["✖ error", "~ near miss", "✓ match", "· no match"]
 
 
 async def test_12_migrate_picker_offers_migrated_pools_for_rollback_and_j_k_move(tmp_path) -> None:

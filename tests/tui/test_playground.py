@@ -103,8 +103,8 @@ async def test_typing_changes_counts_syntax_errors_runtime_errors_and_false_clau
         assert mig[0] == "· no match" and mig[1] == 'type == "gpu"'  # as a person reads it
         # The whole A100s fail one clause only: near misses, first, with the clause and their own value.
         a100 = next(r for r in rows if r[2].startswith("A100") and "mig" not in r[3])
-        assert a100[0] == "· near miss" and a100[1] == 'only `architecture == "Hopper"` is false: it has Ampere'
-        assert rows[0][0] == "· near miss"
+        assert a100[0] == "~ near miss" and a100[1] == 'only `architecture == "Hopper"` is false: it has Ampere'
+        assert rows[0][0] == "~ near miss"
         assert any("match" in r[0] and not r[1] for r in rows) and why
 
 
@@ -208,7 +208,7 @@ async def test_open_in_playground_from_a_stuck_pod_and_from_a_class():
         near = text_of(app, "#cel-errors").splitlines()
         assert near[0] == "24 NVIDIA H100 80GB HBM3 left out only by `memory >= 80Gi`: they have 81559Mi"
         table = screen.query_one("#cel-table", DataTable)
-        assert str(table.get_row_at(0)[0]) == "· near miss"
+        assert str(table.get_row_at(0)[0]) == "~ near miss"
 
         # The device table moves as every table does, and filters with `/` (the editor types `/` as text).
         await pilot.press("ctrl+t")
@@ -222,7 +222,7 @@ async def test_open_in_playground_from_a_stuck_pod_and_from_a_class():
         await pilot.press("home", "slash", *"result=near-miss", "enter")
         await pilot.pause(0.2)
         rows = table_rows(screen)
-        assert len(rows) == 67 and all(r[0] == "· near miss" for r in rows)  # 24 H100s, 43 whole A100s
+        assert len(rows) == 67 and all(r[0] == "~ near miss" for r in rows)  # 24 H100s, 43 whole A100s
         assert screen.focused is table  # back where `/` was typed
         assert screen.outcome.summary["notMatched"] == 189  # the counts stay the fleet's
         await pilot.press("slash", *"mig-19-0", "enter")

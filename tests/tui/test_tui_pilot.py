@@ -136,7 +136,7 @@ async def test_connection_loss_shows_and_recovers() -> None:
         from dragoman.widgets.header import StatusHeader
 
         header = lambda: str(app.screen.query_one(StatusHeader).render())  # noqa: E731
-        assert "● live" in header()
+        assert "✔ live" in header()
         port = sim.port
         await sim.stop()
         await wait_for(pilot, lambda: "reconnecting" in header() or "unreachable" in header(), what="the loss to show")
@@ -144,7 +144,7 @@ async def test_connection_loss_shows_and_recovers() -> None:
         await pilot.press("colon", *"claims", "enter")  # and the UI still answers keys
         await wait_for(pilot, lambda: screen_name(app) == "claims", what="navigation while disconnected")
         await sim.start(port=port)
-        await wait_for(pilot, lambda: "● live" in header(), 60, what="the connection to come back")
+        await wait_for(pilot, lambda: "✔ live" in header(), 60, what="the connection to come back")
 
 
 async def test_conventions_marks_mouse_palette_relist_and_context_switch() -> None:

@@ -33,7 +33,7 @@ def test_ownership_always_has_a_glyph_and_a_word() -> None:
 def test_pool_rows_from_the_demo(fleet: Fleet) -> None:
     rows = {name: cells for name, cells, _ in PoolsView().all_rows(fleet)}
     assert rows["l4-dev"][1] == Cell("✖ BOTH", "both")
-    assert rows["a100-train"][1].text == "▲ plugin" and rows["a100-train"][4] == "24"
+    assert rows["a100-train"][1].text == "◇ plugin" and rows["a100-train"][4] == "24"
     assert rows["a100-mig"][1].text == "● DRA" and rows["a100-mig"][5] == "106/112 free"  # the CLI's words
     serve = rows["a100-serve"][1]
     assert serve.text.startswith("◐") and "✖" in serve.text and serve.tone == "both"

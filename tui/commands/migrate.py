@@ -354,11 +354,13 @@ async def _run(args: argparse.Namespace) -> int:
                 ExitCode.REFUSED,
             )
 
+    from dragoman.fleet.glyphs import glyph
+
     def progress(ev) -> None:
         if json_out:
             return
         where = f" {ev.node}" if ev.node else ""
-        mark = {"warning": "!", "error": "✗"}.get(ev.level, " ")
+        mark = {"warning": glyph("warning"), "error": glyph("failed")}.get(ev.level, " ")
         count = f" {ev.done}/{ev.total}" if ev.total else ""
         _out(_fit(f"{mark} {ev.step_id}{where}{count} {ev.message}".rstrip()))
 

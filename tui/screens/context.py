@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dragoman.fleet.glyphs import glyph
 from dragoman.tui.screens.base import DragomanModal
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -23,7 +24,7 @@ class ContextScreen(DragomanModal[str | None]):
         self.current = current
 
     def compose(self) -> ComposeResult:
-        ol = OptionList(*[Option(("● " if c == self.current else "  ") + c, id=c) for c in self.contexts])
+        ol = OptionList(*[Option((glyph("up") + " " if c == self.current else "  ") + c, id=c) for c in self.contexts])
         ol.border_title = "switch context (enter)"
         yield ol
 

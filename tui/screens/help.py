@@ -3,6 +3,7 @@ the legend."""
 
 from __future__ import annotations
 
+from dragoman.fleet.glyphs import legend
 from dragoman.tui.bindings import TABLE_MOVES
 from dragoman.tui.screens.base import DragomanModal
 from dragoman.tui.views import VIEW_DOCS
@@ -12,15 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
-LEGEND = (
-    "Ownership: ▲ plugin (device plugin) · ● DRA · ✖ BOTH (both stacks: an error) · ↯ flapping · ◐ mixed · → migrating"
-    " · · none (no mechanism; ·1 = one node of the pool)\n"
-    "Findings: ✖ error · ▲ warning (in a FINDINGS cell, beside a count: ✖5 ▲3 ℹ1) · ℹ info\n"
-    "Nodes and pods: ⊘ cordoned (⊘1 = one node of the pool cordoned) · ✔ running · ↯ crash-looping (×restarts)\n"
-    "Claims: … pending · ● reserved (a pod holds it) · ○ allocated · ✖ failed · ⇄ made by the scheduler's bridge\n"
-    "Rows: ● in the left gutter marks a row (space) · → at a row's end: more to the right (→ ← scroll) · ← after the"
-    " first column: scrolled past · … a value wider than its column (whole on its describe page)"
-)
+LEGEND = legend()  # fleet/glyphs.py: each glyph once, with its one meaning
 
 
 VIEWS_HEADING = "Views (: then a name or alias, or the digit):"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any, cast
 
+from dragoman.fleet.glyphs import glyph, labelled
 from dragoman.tui.bindings import MIGRATE_KEYS, MIGRATE_MOVES, PICKER_MOVES, dangerous_actions, textual_bindings
 from dragoman.tui.screens.base import DragomanScreen
 from dragoman.widgets.footer import SteadyFooter
@@ -21,12 +22,12 @@ from textual.widgets import Button, DataTable, Input, Label, OptionList, Progres
 from textual.widgets.option_list import Option
 
 STATE_MARK = {
-    "pending": "· pending",
-    "running": "▶ running",
-    "done": "✓ done",
-    "failed": "✗ failed",
-    "no change": "= no change",
-    "skipped": "- skipped",
+    "pending": labelled("none", "pending"),  # not run yet
+    "running": labelled("now", "running"),
+    "done": labelled("done", "done"),
+    "failed": labelled("failed", "failed"),
+    "no change": labelled("same", "no change"),
+    "skipped": labelled("skipped", "skipped"),
 }
 
 
@@ -452,7 +453,7 @@ class MigrateScreen(DragomanScreen):
     # ------------------------------------------------------------------ progress (called on the app's loop by the
     # runner)
     def on_progress(self, ev) -> None:
-        mark = {"warning": "!", "error": "✗"}.get(ev.level, " ")
+        mark = {"warning": glyph("warning"), "error": glyph("failed")}.get(ev.level, " ")
         where = f" {ev.node}" if ev.node else ""
         count = f" {ev.done}/{ev.total}" if ev.total else ""
         self.log_line(f"{mark} {ev.step_id}{where}{count} {ev.message}".rstrip())

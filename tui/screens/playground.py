@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from dragoman.fleet import cel_generate as G
 from dragoman.fleet import cel_playground as P
+from dragoman.fleet.glyphs import glyph
 from dragoman.tui.bindings import GENERATE_KEYS, PLAYGROUND_MOVES, dangerous_actions, textual_bindings
 from dragoman.tui.screens.base import DragomanModal, DragomanScreen, PaletteCommand
 from dragoman.tui.screens.prompt import PromptScreen
@@ -685,12 +686,13 @@ class GenerateScreen(DragomanScreen):
         self.mark_current()
 
     def mark_current(self) -> None:
-        """▶ and a reversed label on the row whose field has the focus; nothing marked when the YAML has it."""
+        """The focus mark (›) and a reversed label on the row whose field has the focus; nothing marked when the YAML
+        has it."""
         focused = self.focused
         for row in self.query(".gen-row"):
             here = focused is not None and focused in row.query("Input, Select")
             row.set_class(here, "-current")
-            row.query_one(".gen-mark", Static).update("▶" if here else " ")
+            row.query_one(".gen-mark", Static).update(glyph("focus") if here else " ")
 
     def current_field(self) -> str:
         """The label of the marked row ("" when none is): what a screen reader of the picture would call focus."""
