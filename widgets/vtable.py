@@ -1,12 +1,16 @@
 """A virtualised, keyed table: rows set, updated and removed in place by key, only the visible lines rendered (tens of
-thousands of rows stay instant)."""
+thousands of rows stay instant).
+
+A row may also be known only by its key and its place (`set_lazy`): its cells are asked of the table's source when the
+row is drawn, filtered or read, so a view of 20,000 devices builds the few dozen on screen. Column widths then come
+from the columns' declared widths, a sample of the rows and every row drawn (they only grow)."""
 
 from __future__ import annotations
 
 import bisect
 import functools
 import re
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,6 +93,12 @@ def sort_value(text: str, column_key: str = "") -> tuple:
         if m:
             return (0, (0, int(m.group(1)) * _AGE_UNITS[m.group(2)]))
     return (0, tuple((0, int(p), "") if p.isdigit() else (1, 0, p.lower()) for p in _DIGITS.split(t) if p))
+
+
+# Where a lazy row's cells come from: the rows the source builds for a key (that one, and any neighbours that are as
+# cheap to build with it), each (key, cells, facets).
+RowSource = Callable[[Hashable], Iterable[tuple[Hashable, Sequence[CellLike], dict]]]
+WIDTH_SAMPLE = 64  # lazy rows built when a fill ends, spread over the order, for the column widths
 
 
 def _cell_text(text: str, width: int, trim: str = "end") -> str:
@@ -247,7 +257,9 @@ class VTable(ScrollView, can_focus=True):
         self.sort_descending = False
         self.selected_column = 0
         self._column_chosen = False  # the selected column is underlined once a sort or ctrl+←/→ has chosen one
-        self._rows: dict[Hashable, tuple] = {}
+        self._rows: dict[Hashable, tuple | None] = {}  # None: a lazy row not built yet
+        self._unbuilt: set[Hashable] = set()
+        self._source: RowSource | None = None
         self._facets: dict[Hashable, dict] = {}
         self._skey: dict[Hashable, tuple] = {}
         self._order_list: list[tuple] = []  # sorted [(sort key, seq)]: every row placed (read through `_order`)
@@ -295,20 +307,150 @@ class VTable(ScrollView, can_focus=True):
     def _entry(self, key: Hashable) -> tuple:
         return (self._skey[key], self._seq[key])
 
+    # ------------------------------------------------------------------ lazy rows
+    def set_source(self, source: RowSource | None) -> None:
+        """Where the cells of rows added with `set_lazy` come from."""
+        self._source = source
+
+    def set_lazy(self, key: Hashable, order: Any) -> None:
+        """Add a row by its key and its place (what the sort key would say of its cells), its cells built only when
+        needed; a row held already is placed again and its cells forgotten (built anew when next needed)."""
+        if self._sort_key is not self._view_sort_key:
+            # Sorted by a column: the place is the column's, read from the cells, so the row is built now.
+            for k, cells, facets in self._source(key) if self._source is not None else ():
+                if k == key:
+                    self.set_row(key, cells, facets)
+            return
+        skey = (order,)
+        known = key in self._skey
+        if known and self._rows.get(key) is None and self._skey[key] == skey:
+            return  # already waiting to be built, in the same place
+        self.ops += 1
+        pending = key in self._fresh
+        if known and not pending and skey != self._skey[key]:
+            self._remove_entry(self._entry(key))
+            known = False
+        if key not in self._seq:
+            self._seq[key] = self._next_seq
+            self._by_seq[self._next_seq] = key
+            self._next_seq += 1
+        self._rows[key] = None
+        self._facets.pop(key, None)
+        self._unbuilt.add(key)
+        self._skey[key] = skey
+        if pending or (not known and self._batch):
+            self._fresh[key] = (skey, self._seq[key])
+        elif not known:
+            entry = (skey, self._seq[key])
+            bisect.insort(self._order_list, entry)
+            if self._passes(key):
+                bisect.insort(self._visible_list, entry)
+        elif self._filter is not None:
+            self._refilter(key)
+        if self._batch:
+            self._batch_dirty = True
+        else:
+            self._changed()
+
+    @property
+    def unbuilt(self) -> int:
+        """How many rows wait for their cells."""
+        return len(self._unbuilt)
+
+    def _cells(self, key: Hashable) -> tuple:
+        row = self._rows[key]
+        if row is None:
+            self._build(key)
+            row = self._rows[key]
+        return row if row is not None else ()
+
+    def _build(self, key: Hashable) -> None:
+        """The cells of a lazy row (and of the neighbours the source builds with it) from the source."""
+        got = False
+        if self._source is not None:
+            for k, cells, facets in self._source(key):
+                if k in self._unbuilt:
+                    self._unbuilt.discard(k)
+                    row = tuple(cells)
+                    self._rows[k] = row
+                    self._facets[k] = facets
+                    self._grow(row)
+                    got = got or k == key
+        if not got and key in self._unbuilt:
+            # The source no longer has it (a delta on its way will remove it): drawn blank meanwhile.
+            self._unbuilt.discard(key)
+            self._rows[key] = ()
+            self._facets[key] = {}
+
+    def _grow(self, row: tuple) -> None:
+        widths = self._widths
+        for i, cell in enumerate(row[: len(widths)]):
+            n = len(cell.text if cell.__class__ is Cell else text_of(cell))
+            if n > widths[i]:
+                mx = self.columns[i].max_width
+                widths[i] = min(n, mx) if mx else n
+
+    def sample_widths(self, n: int = WIDTH_SAMPLE) -> None:
+        """Build up to `n` lazy rows spread over the order (the first ones among them), so the columns start about as
+        wide as their content."""
+        if not self._unbuilt:
+            return
+        order = self._order
+        step = max(1, len(order) // n)
+        for i in range(0, len(order), step):
+            key = self._by_seq[order[i][1]]
+            if key in self._unbuilt:
+                self._build(key)
+
+    def _build_window(self) -> None:
+        """Build the lazy rows on screen before any is drawn; widths that grew redraw the whole table."""
+        before = tuple(self._widths)
+        top = int(self.scroll_offset.y)
+        visible = self._visible
+        for i in range(top, min(len(visible), top + max(1, self.size.height))):
+            key = self._by_seq[visible[i][1]]
+            if key in self._unbuilt:
+                self._build(key)
+        if tuple(self._widths) != before:
+            self.refresh()
+
+    def _refilter(self, key: Hashable) -> None:
+        visible = self._visible_list
+        entry = self._entry(key)
+        i = bisect.bisect_left(visible, entry)
+        present = i < len(visible) and visible[i] == entry
+        passes = self._passes(key)
+        if present and not passes:
+            del visible[i]
+        elif passes and not present:
+            visible.insert(i, entry)
+
+    # ------------------------------------------------------------------ rows
     def set_row(self, key: Hashable, cells: Sequence[CellLike], facets: dict | None = None) -> bool:
         """Add or replace one row; returns False (and counts nothing) when nothing changed."""
         row = tuple(cells)
         old = self._rows.get(key)
-        if old == row and (facets is None or self._facets.get(key) == facets):
+        if old is not None and old == row and (facets is None or self._facets.get(key) == facets):
+            return False
+        if key in self._unbuilt and (self._sort_key(key, row),) == self._skey[key]:
+            # A lazy row nobody has read: whatever it was is unknown, and nothing shown changes. Its cells are kept.
+            self._unbuilt.discard(key)
+            self._rows[key] = row
+            self._facets[key] = facets if facets is not None else {}
+            self._grow(row)
+            if self._filter is not None and key not in self._fresh:
+                self._refilter(key)
             return False
         self.ops += 1
         skey = (self._sort_key(key, row),)
         pending = key in self._fresh  # added earlier in this batch: placed when it ends, as it is then
-        if old is not None and not pending:
+        known = key in self._skey  # placed (or pending), built or not
+        self._unbuilt.discard(key)
+        if known and not pending:
             entry = self._entry(key)
             if skey != self._skey[key]:
                 self._remove_entry(entry)
-                old = None
+                known = False
         if key not in self._seq:
             self._seq[key] = self._next_seq
             self._by_seq[self._next_seq] = key
@@ -318,30 +460,22 @@ class VTable(ScrollView, can_focus=True):
             self._facets[key] = facets
         widths = self._widths
         for i, cell in enumerate(row[: len(widths)]):
-            # text_of(cell), without a call per cell: a view's first fill sets every cell of tens of thousands of rows.
+            # _grow, inlined without a call per cell: a view's first fill sets every cell of tens of thousands of rows.
             n = len(cell.text if cell.__class__ is Cell else text_of(cell))
             if n > widths[i]:
                 mx = self.columns[i].max_width
                 widths[i] = min(n, mx) if mx else n
-        if pending or (old is None and self._batch):
+        if pending or (not known and self._batch):
             self._skey[key] = skey
             self._fresh[key] = (skey, self._seq[key])
-        elif old is None:
+        elif not known:
             self._skey[key] = skey
             entry = (skey, self._seq[key])
             bisect.insort(self._order_list, entry)
             if self._passes(key):
                 bisect.insort(self._visible_list, entry)
         else:
-            visible = self._visible_list
-            entry = self._entry(key)
-            i = bisect.bisect_left(visible, entry)
-            present = i < len(visible) and visible[i] == entry
-            passes = self._passes(key)
-            if present and not passes:
-                del visible[i]
-            elif passes and not present:
-                visible.insert(i, entry)
+            self._refilter(key)
         if self._batch:
             self._batch_dirty = True  # what _changed does in a batch, without the call
         else:
@@ -361,6 +495,7 @@ class VTable(ScrollView, can_focus=True):
         if self._fresh.pop(key, None) is None:
             self._remove_entry(self._entry(key))
         del self._rows[key]
+        self._unbuilt.discard(key)
         self._facets.pop(key, None)
         del self._skey[key]
         del self._by_seq[self._seq.pop(key)]
@@ -369,7 +504,7 @@ class VTable(ScrollView, can_focus=True):
         return True
 
     def row(self, key: Hashable) -> tuple | None:
-        return self._rows.get(key)
+        return self._cells(key) if key in self._rows else None
 
     def keys(self) -> list[Hashable]:
         """Visible keys in display order."""
@@ -388,6 +523,8 @@ class VTable(ScrollView, can_focus=True):
         return len(self._visible)
 
     def facets(self, key: Hashable) -> dict:
+        if key in self._unbuilt:
+            self._build(key)
         return self._facets.get(key, {})
 
     # ------------------------------------------------------------------ sort
@@ -409,8 +546,9 @@ class VTable(ScrollView, can_focus=True):
             self._widths[column] = max(self._widths[column], len(self.columns[column].label) + 1)
         if self._fresh:
             self._place_fresh()
-        for key, row in self._rows.items():
-            self._skey[key] = (self._sort_key(key, row),)
+        for key in self._rows:
+            # A column's order reads every row's cells: lazy rows are built (a pool at a time, by the source).
+            self._skey[key] = (self._sort_key(key, self._cells(key)),)
         self._order_list = sorted(self._entry(k) for k in self._rows)
         self._visible_list = [e for e in self._order_list if self._passes(self._by_seq[e[1]])]
         self._changed()
@@ -466,7 +604,9 @@ class VTable(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ filter
     def _passes(self, key: Hashable) -> bool:
-        return self._filter is None or self._filter(key, self._rows[key], self._facets.get(key, {}))
+        if self._filter is None:
+            return True
+        return self._filter(key, self._cells(key), self.facets(key))
 
     def set_filter(self, predicate: Callable[[Hashable, tuple, dict], bool] | None) -> None:
         self._filter = predicate
@@ -683,6 +823,8 @@ class VTable(ScrollView, can_focus=True):
         return strip.extend_cell_length(width, style).crop(0, width)
 
     def render_line(self, y: int) -> Strip:
+        if self._unbuilt:
+            self._build_window()
         width = self.view_width
         widths = self._layout_widths(width)
         base = self.rich_style
@@ -706,7 +848,7 @@ class VTable(ScrollView, can_focus=True):
                 return Strip([Segment(_cell_text("  " + self.empty_text, width), style)])
             return Strip.blank(width, base)
         key = self._by_seq[self._visible[index][1]]
-        row = self._rows[key]
+        row = self._cells(key)
         style = base
         if key in self.marked:
             style = style + self.get_component_rich_style("vtable--marked")
@@ -723,5 +865,5 @@ class VTable(ScrollView, can_focus=True):
         """What the rows say, as plain lines (tests and screenshots read it)."""
         out = []
         for _, s in self._visible:
-            out.append("  ".join(text_of(c) for c in self._rows[self._by_seq[s]]))
+            out.append("  ".join(text_of(c) for c in self._cells(self._by_seq[s])))
         return out

@@ -74,6 +74,18 @@ class View:
     def row(self, fleet: Fleet, key: Any) -> tuple[tuple, dict] | None:
         raise NotImplementedError
 
+    def order(self, fleet: Fleet) -> Iterable[tuple[Hashable, Any]] | None:
+        """Every row's key and its sort key, without building its cells: a view that can say so has only the rows on
+        screen built (the rest when a filter reads them). The sort key must be what `sort_key` says of the row's cells.
+        None: this view builds every row (few rows, or a place that needs the cells)."""
+        return None
+
+    def rows_near(self, fleet: Fleet, key: Any) -> Iterable[Row]:
+        """The row of `key` (none if it is gone), and any rows as cheap to build with it (a Devices row comes with the
+        rest of its pool's)."""
+        r = self.row(fleet, key)
+        return [(key, r[0], r[1])] if r is not None else []
+
     def affected(self, fleet: Fleet, t: Delta) -> Iterable[Hashable] | None:
         """Keys to recompute for this delta; None means recompute every row (rare changes only)."""
         return None

@@ -99,7 +99,8 @@ class DevicesView(View):
             return fleet.model.device_pools(self.scope[1])
         return fleet.model.device_pools()
 
-    def _pool_rows(self, fleet: Fleet, dp: tuple[str, str]):
+    def _pool_slices(self, fleet: Fleet, dp: tuple[str, str]):
+        """(slice, its node, that node's pool) of one DRA pool's newest generation, within the view's scope."""
         m = fleet.model
         node_default = m.slice_pool_node(dp)
         for s in m.pool_slices(*dp)[0]:
@@ -112,7 +113,12 @@ class DevicesView(View):
                 continue
             if self.scope and self.scope[0] == "node" and node != self.scope[1]:
                 continue
-            for d in spec.get("devices") or ():
+            yield s, node, npool
+
+    def _pool_rows(self, fleet: Fleet, dp: tuple[str, str]):
+        m = fleet.model
+        for s, node, npool in self._pool_slices(fleet, dp):
+            for d in (s.get("spec") or {}).get("devices") or ():
                 dv = DeviceView(dp[0], dp[1], d.get("name", ""), node, key_of(s)[1], d)
                 yield (
                     dv.id,
@@ -123,6 +129,18 @@ class DevicesView(View):
     def sort_key(self, key, row):
         # driver → node pool → node → device, as the tree reads.
         return (row[0], row[1], row[2], key[2])
+
+    def order(self, fleet):
+        # sort_key of device_row's first three cells, without the row.
+        for dp in self._device_pools(fleet):
+            for s, node, npool in self._pool_slices(fleet, dp):
+                first = (dp[0], npool or "—", node or "(network)")
+                for d in (s.get("spec") or {}).get("devices") or ():
+                    name = d.get("name", "")
+                    yield (dp[0], dp[1], name), (*first, name)
+
+    def rows_near(self, fleet, key):
+        return self._pool_rows(fleet, key[:2])
 
     def all_rows(self, fleet):
         for dp in self._device_pools(fleet):

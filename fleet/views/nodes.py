@@ -88,6 +88,10 @@ class NodesView(View):
             return None
         return node_row(v, fleet.by_object.get(("Node", "", key), ())), node_facets(v)
 
+    def order(self, fleet):
+        # Sorted by name (the default sort_key: the key); every node `_keys` names has a row.
+        return ((n, n) for n in self._keys(fleet))
+
     def all_rows(self, fleet):
         for n in self._keys(fleet):
             r = self.row(fleet, n)

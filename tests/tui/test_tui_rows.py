@@ -124,3 +124,19 @@ def test_one_pod_event_touches_its_node_pool_and_claims(fleet: Fleet) -> None:
     beat = {**pod, "metadata": {**pod["metadata"], "resourceVersion": "1000000", "annotations": {"x": "1"}}}
     t = touched_by(fleet, [Change("Pod", "MODIFIED", beat, pod)])
     assert not t.nodes and not t.pools and not t.claims and len(t.pods) == 1
+
+
+@pytest.mark.parametrize(
+    "view",
+    [DevicesView(), DevicesView(("pool", "a100-mig")), DevicesView(("node", "gke-ml-prod-a100-serve-fb9bedd9-52mw"))]
+    + [NodesView(), NodesView(("pool", "a100-serve"))],
+    ids=lambda v: f"{v.name}-{v.scope}",
+)
+def test_a_lazy_views_order_is_its_rows_sort_keys(fleet: Fleet, view) -> None:
+    """A view that builds only the rows on screen places each by `order`: the same rows, in the same places, as the
+    sort keys of its rows built whole; and `rows_near` builds the row asked for."""
+    rows = list(view.all_rows(fleet))
+    assert rows, "an empty view proves nothing"
+    assert sorted(view.order(fleet)) == sorted((key, view.sort_key(key, cells)) for key, cells, _ in rows)
+    for key, cells, facets in rows[:: max(1, len(rows) // 10)]:
+        assert (key, cells, facets) in list(view.rows_near(fleet, key))

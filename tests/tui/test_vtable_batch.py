@@ -75,3 +75,79 @@ def test_a_fresh_fill_is_sorted_once_and_readable_inside_the_batch():
     assert t.keys()[:3] == [2, 4, 6]  # a reader inside the batch sees the rows in place
     t.end_batch()
     assert t.keys()[49:51] == [100, 1] and t.row(7) == ("a", "moved") and 8 not in t.all_keys()
+
+
+LAZY_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("set"), KEYS, ROWS),
+        st.tuples(st.just("lazy"), KEYS, ROWS),
+        st.tuples(st.just("remove"), KEYS),
+        st.tuples(st.just("filter"), st.sampled_from([None, "a", "x"])),
+        st.tuples(st.just("batch"), st.booleans()),
+        st.tuples(st.just("read"), KEYS),
+        st.tuples(st.just("sort"), st.sampled_from([None, 0, 1]), st.booleans()),
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(LAZY_OPS)
+def test_lazy_rows_read_as_rows_set_whole(ops):
+    """A row added by its key and place (set_lazy), its cells from the source when read, filtered or drawn, reads
+    exactly as the same row set whole; and it is built only when something reads it."""
+    truth: dict = {}  # what the source has now
+    lazy, plain = _table(), _table()
+    built = []
+
+    def source(key):
+        built.append(key)
+        return [(key, truth[key], {"n": key})] if key in truth else []
+
+    lazy.set_source(source)
+    depth = 0
+    for op in ops:
+        if op[0] == "batch":
+            if op[1]:
+                lazy.begin_batch()
+                plain.begin_batch()
+                depth += 1
+            elif depth:
+                lazy.end_batch()
+                plain.end_batch()
+                depth -= 1
+            continue
+        if op[0] == "read":
+            if not depth:
+                assert lazy.row(op[1]) == plain.row(op[1])
+            continue
+        if op[0] == "sort":  # by a column (its cells read), or back to the view's order
+            lazy.sort_by(op[1], op[2])
+            plain.sort_by(op[1], op[2])
+            continue
+        if op[0] in ("set", "lazy"):
+            truth[op[1]] = op[2]
+        elif op[0] == "remove":
+            truth.pop(op[1], None)
+        if op[0] == "set":
+            lazy.set_row(op[1], op[2], {"n": op[1]})
+            plain.set_row(op[1], op[2], {"n": op[1]})
+        elif op[0] == "lazy":
+            before = len(built)
+            lazy.set_lazy(op[1], (op[2][0], op[1]))  # what the sort key says of the row
+            plain.set_row(op[1], op[2], {"n": op[1]})
+            if lazy._filter is None and lazy.sort_column is None:
+                assert len(built) == before, "set_lazy built a row nothing read"
+        elif op[0] == "remove":
+            lazy.remove_row(op[1])
+            plain.remove_row(op[1])
+        else:
+            lazy.set_filter(_predicate(op[1]))
+            plain.set_filter(_predicate(op[1]))
+    while depth:
+        lazy.end_batch()
+        plain.end_batch()
+        depth -= 1
+    assert _seen(lazy) == _seen(plain)
+    assert [lazy.facets(k) for k in lazy.keys()] == [plain.facets(k) for k in plain.keys()]
+    assert not lazy.unbuilt or lazy._filter is None

@@ -85,9 +85,22 @@ class TableScreen(PromptScreen[None]):
         table = self.table
         seen = set()
         n = 0
+        # With no filter a view that knows its order builds only the rows drawn (VTable.set_lazy); a filter reads
+        # every row, so then each is built here.
+        order = self.view.order(self.fleet) if self._row_filter is None and table.sort_column is None else None
+        table.set_source(partial(self.view.rows_near, self.fleet))
         table.begin_batch()
         try:
-            for key, cells, facets in self.view.all_rows(self.fleet):
+            if order is not None:
+                for key, place in order:
+                    seen.add(key)
+                    table.set_lazy(key, place)
+                    n += 1
+                    if n % POPULATE_CHUNK == 0:
+                        table.end_batch()
+                        await asyncio.sleep(0)
+                        table.begin_batch()
+            for key, cells, facets in self.view.all_rows(self.fleet) if order is None else ():
                 seen.add(key)
                 table.set_row(key, cells, facets)
                 n += 1
@@ -98,6 +111,7 @@ class TableScreen(PromptScreen[None]):
                     table.begin_batch()
             for key in [k for k in table.all_keys() if k not in seen]:
                 table.remove_row(key)
+            table.sample_widths()
         finally:
             table.end_batch()
         self.populated = True
@@ -238,9 +252,21 @@ class TableScreen(PromptScreen[None]):
         tone = "$text-success" if shown else "$text-error"
         return f"[{tone}]{shown} of {total} rows match[/] · enter applies · esc restores the previous filter"
 
+    def _build_all(self) -> None:
+        """Every row's cells at once (a filter reads them all): one pass of the view, cheaper than row by row."""
+        table = self.table
+        table.begin_batch()
+        try:
+            for key, cells, facets in self.view.all_rows(self.fleet):
+                table.set_row(key, cells, facets)
+        finally:
+            table.end_batch()
+
     def set_filter(self, text: str) -> None:
         self.filter_text = text
         self._row_filter = parse_filter(text)
+        if self._row_filter is not None and self.table.unbuilt:
+            self._build_all()
         self.table.set_filter(self._row_filter)
         self._update_empty()
         self.refresh_summary()
