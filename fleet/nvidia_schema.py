@@ -509,6 +509,36 @@ def devices_for_node(node_name: str, hw: NodeHardware, driver_version: str) -> l
     return devices
 
 
+# NVIDIA's device plugin names a time-sliced replica <device id>::<replica> (its annotated IDs).
+REPLICA_SEPARATOR = "::"
+
+
+def device_plugin_devices(node_name: str, hw: NodeHardware) -> dict[str, list[dict]]:
+    """The devices NVIDIA's device plugin registers on this node, per extended resource, in the order it lists them:
+    each with the ID the kubelet's device manager tracks (a GPU or MIG UUID, `<uuid>::<n>` for a time-sliced
+    replica), the UUID and index it stands for and the GPU's minor. Counts equal `hw.device_plugin_resources()`."""
+    out: dict[str, list[dict]] = {}
+    for minor in range(hw.gpu_count):
+        uuid = gpu_uuid(node_name, minor)
+        if hw.mig_enabled and hw.mig_strategy in ("single", "mixed"):
+            for i, profile in enumerate(hw.mig_layout):
+                resource = "nvidia.com/gpu" if hw.mig_strategy == "single" else f"nvidia.com/mig-{profile}"
+                mig = mig_uuid(node_name, minor, i)
+                out.setdefault(resource, []).append({"id": mig, "uuid": mig, "index": f"{minor}:{i}", "minor": minor})
+            continue
+        replicas = max(1, hw.replicas)
+        for r in range(replicas):
+            out.setdefault("nvidia.com/gpu", []).append(
+                {
+                    "id": uuid if replicas == 1 else f"{uuid}{REPLICA_SEPARATOR}{r}",
+                    "uuid": uuid,
+                    "index": str(minor),
+                    "minor": minor,
+                }
+            )
+    return out
+
+
 def counter_set_name(minor: int) -> str:
     return f"gpu-{minor}-counter-set"
 

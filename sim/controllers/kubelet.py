@@ -567,6 +567,8 @@ class Kubelets(Controller):
             ]
         statuses = []
         claims_by_container = self._claims_by_container(cur, per_claim)
+        for name, entries in self._device_plugin_held(cur, node).items():
+            claims_by_container.setdefault(name, []).extend(entries)
         for c in spec.get("containers") or []:
             cs = {
                 "name": c["name"],
@@ -598,6 +600,48 @@ class Kubelets(Controller):
             self.enqueue_after(
                 ("pod", md.get("namespace", ""), md["name"]), max(1, _int(annotations[CRASH_LOOP_SECONDS], 10))
             )
+
+    def _device_plugin_held(self, pod: dict, node: dict) -> dict[str, list[dict]]:
+        """The devices the device manager gives each container for the device-plugin resources it asks for, as the
+        kubelet reports them (containerStatuses[].allocatedResourcesStatus, named after the resource): the first
+        IDs in the plugin's order that no other pod on the node holds (dragoman's device plugin prefers them so).
+        A pod placed through the bridge, or asking for a resource the node does not report, gets none."""
+        from dragoman.fleet.k8s.podresources import container_requests
+        from dragoman.fleet.k8s.quantity import amount as resource_amount
+        from dragoman.sim.scenarios import nvidia
+
+        node_name = node["metadata"]["name"]
+        hw = nvidia.node_hardware_from_labels(node["metadata"].get("labels") or {})
+        if hw is None:
+            return {}
+        devices = nvidia.device_plugin_devices(node_name, hw)
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        status = pod.get("status") or {}
+        bridged = {
+            m.get("resourceName")
+            for m in (status.get("extendedResourceClaimStatus") or {}).get("requestMappings") or ()
+        }
+        uid = pod["metadata"].get("uid")
+        held: set[str] = set()
+        for other in self.cache.pods_by_node.get(node_name, {}).values():
+            if other["metadata"].get("uid") == uid or pod_phase(other) in ("Succeeded", "Failed"):
+                continue
+            for cs in (other.get("status") or {}).get("containerStatuses") or ():
+                for entry in cs.get("allocatedResourcesStatus") or ():
+                    if entry.get("name") in devices:
+                        held.update(r.get("resourceID") for r in entry.get("resources") or ())
+        out: dict[str, list[dict]] = {}
+        for c in pod["spec"].get("containers") or []:
+            for rname, value in sorted(container_requests(c).items()):
+                n = resource_amount(rname, value)
+                if rname not in devices or rname in bridged or not n or _int(allocatable.get(rname)) == 0:
+                    continue
+                free = [d["id"] for d in devices[rname] if d["id"] not in held][:n]
+                held.update(free)
+                out.setdefault(c["name"], []).append(
+                    {"name": rname, "resources": [{"resourceID": i, "health": "Healthy"} for i in free]}
+                )
+        return out
 
     def _claims_by_container(self, pod: dict, per_claim: dict[str, list[dict]]) -> dict[str, list[dict]]:
         if not per_claim:

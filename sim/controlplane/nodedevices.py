@@ -37,8 +37,6 @@ DEFAULT_DRIVER_IMAGE = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:
 # `k8s.gpu.nvidia.com/device=<device name>` (cmd/gpu-kubelet-plugin/cdi.go: vendor "k8s." + driver, class "device").
 DEVICE_PLUGIN_CDI_KIND = "nvidia.com/gpu"
 DRA_CDI_KIND = "k8s." + nv.DRIVER + "/device"
-# NVIDIA's annotated device IDs for shared (time-sliced) replicas: <id>::<replica>.
-REPLICA_SEPARATOR = "::"
 
 
 def device_node(minor: int) -> str:
@@ -55,30 +53,18 @@ def _slice_specs(node_name: str, hw: nv.NodeHardware, schema: str) -> list[dict]
 
 
 def _device_plugin(node_name: str, hw: nv.NodeHardware) -> list[dict]:
-    """What NVIDIA's device plugin registers: one resource per MIG profile (mixed) or nvidia.com/gpu, each device by
-    the ID the kubelet's device manager tracks. The counts equal `hw.device_plugin_resources()` (tested)."""
-    by_resource: dict[str, list[dict]] = {}
-    for minor in range(hw.gpu_count):
-        uuid = nv.gpu_uuid(node_name, minor)
-        if hw.mig_enabled and hw.mig_strategy in ("single", "mixed"):
-            for i, profile in enumerate(hw.mig_layout):
-                resource = "nvidia.com/gpu" if hw.mig_strategy == "single" else f"nvidia.com/mig-{profile}"
-                mig = nv.mig_uuid(node_name, minor, i)
-                by_resource.setdefault(resource, []).append(
-                    {"id": mig, "uuid": mig, "index": f"{minor}:{i}", "deviceNode": device_node(minor)}
-                )
-            continue
-        replicas = max(1, hw.replicas)
-        for r in range(replicas):
-            by_resource.setdefault("nvidia.com/gpu", []).append(
-                {
-                    "id": uuid if replicas == 1 else f"{uuid}{REPLICA_SEPARATOR}{r}",
-                    "uuid": uuid,
-                    "index": str(minor),
-                    "deviceNode": device_node(minor),
-                }
-            )
-    return [{"resource": r, "devices": devs} for r, devs in sorted(by_resource.items())]
+    """What NVIDIA's device plugin registers (nvidia_schema.device_plugin_devices, which the Python kubelet hands out
+    too), with each device's node."""
+    return [
+        {
+            "resource": r,
+            "devices": [
+                {"id": d["id"], "uuid": d["uuid"], "index": d["index"], "deviceNode": device_node(d["minor"])}
+                for d in devs
+            ],
+        }
+        for r, devs in sorted(nv.device_plugin_devices(node_name, hw).items())
+    ]
 
 
 def node_devices(node: dict, driver_image: str | None = None) -> dict:

@@ -646,3 +646,40 @@ async def test_gpu_operator_recreates_its_deleted_device_plugin_daemonset(cluste
 
     ds = await eventually(recreated, what="the DaemonSet recreated and serving")
     assert ds["spec"]["template"]["spec"]["nodeSelector"] == {"nvidia.com/gpu.deploy.device-plugin": "true"}
+
+
+async def test_the_device_manager_hands_out_distinct_gpus_and_reports_them(cluster_factory):
+    """As a real kubelet v1.37.2 does (tests/controlplane/test_real_gpu_node.py): each container asking for
+    nvidia.com/gpu through the device plugin is given GPUs no other pod holds, named in its
+    allocatedResourcesStatus; a crash of the plugin afterwards takes nothing from it."""
+    sim, k = await cluster_factory([gpu_node("gpu-a-1", "pool-a"), device_plugin_ds()])
+    await eventually(lambda: _eq(k.gpus("gpu-a-1"), ("8", "8")), what="8 GPUs")
+    for name, n in (("two", 2), ("one", 1)):
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "nodeName": "gpu-a-1",
+                "containers": [{"name": "main", "image": "cuda", "resources": {"limits": {"nvidia.com/gpu": str(n)}}}],
+            },
+        }
+        await Cluster._json(await k.core.create_namespaced_pod("default", pod, _preload_content=False))
+
+    async def held():
+        pods = {p["metadata"]["name"]: p for p in await k.pods("default")}
+        if not all((p.get("status") or {}).get("phase") == "Running" for p in pods.values()) or len(pods) < 2:
+            return None
+        return {
+            name: [
+                (e["name"], [r["resourceID"] for r in e["resources"]])
+                for e in p["status"]["containerStatuses"][0].get("allocatedResourcesStatus") or ()
+            ]
+            for name, p in pods.items()
+        }
+
+    got = await eventually(held, what="both pods running")
+    (two_name, two), (one_name, one) = got["two"][0], got["one"][0]
+    assert two_name == one_name == "nvidia.com/gpu" and len(two) == 2 and len(one) == 1
+    # Distinct GPUs, the first free ones in the plugin's order (whichever pod the kubelet admitted first).
+    assert sorted(two + one) == sorted(nvidia.gpu_uuid("gpu-a-1", i) for i in range(3))
