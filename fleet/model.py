@@ -37,6 +37,7 @@ BRIDGE_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 IMPLICIT_PREFIX = DEVICECLASS_PREFIX
 TERMINAL_PHASES = ("Succeeded", "Failed")
+WAITING_PHASES = ("Pending", "Failed", None)  # a pod not running and not done: the Stuck view's candidates
 # GPU Feature Discovery labels read for the hardware and the sharing set-up.
 GFD_PRODUCT = "nvidia.com/gpu.product"
 GFD_COUNT = "nvidia.com/gpu.count"
@@ -331,6 +332,7 @@ class FleetModel:
         self._ds_workload: dict[Key, Workload | None] = {}
         self._ds_pods: dict[Key, set[Key]] = defaultdict(set)
         self._pods_by_node: dict[str, set[Key]] = defaultdict(set)
+        self._waiting_pods: set[Key] = set()  # phase Pending, Failed or none yet (WAITING_PHASES)
         self._stack_pods: dict[Key, Workload] = {}
         self._stack_by_node: dict[str, set[Key]] = defaultdict(set)
         self._slices_by_pool: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -583,6 +585,10 @@ class FleetModel:
                 self._pods_by_node[old_node].discard(pk)
             if new_node:
                 self._pods_by_node[new_node].add(pk)
+        if new is not None and (new.get("status") or _EMPTY).get("phase") in WAITING_PHASES:
+            self._waiting_pods.add(pk)
+        else:
+            self._waiting_pods.discard(pk)
         if old is not None:
             for o in (old.get("metadata") or _EMPTY).get("ownerReferences") or ():
                 if o.get("kind") == "DaemonSet":
@@ -1184,6 +1190,11 @@ class FleetModel:
                 if c is not None and is_bridge_claim(c):
                     out.append(("<extended-resources>", ck[1]))
         return out
+
+    def waiting_pods(self) -> set[Key]:
+        """Pods whose phase is Pending, Failed or not set yet (the Stuck view's candidates): kept as pods change, so
+        no reader scans every pod of the fleet for the few that wait. Do not mutate."""
+        return self._waiting_pods
 
     def pods_on_node(self, node: str) -> list[dict]:
         store = self.objects["Pod"]

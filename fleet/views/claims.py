@@ -94,18 +94,28 @@ class ClaimsView(View):
         state = row[0].text.split(" ", 1)[1]
         return (CLAIM_RANK.get(state, 9), key)
 
-    def row(self, fleet, key):
+    def _state(self, fleet, c: dict) -> tuple[list, str]:
+        """(the pods the claim is for, its STATE)."""
         m = fleet.model
-        c = m.claim(*key)
-        if c is None:
-            return None
         pods = m.claim_pods(c)
         phase = None
         for pk in pods:
             pod = m.objects["Pod"].get(pk)
             if pod is not None:
                 phase = (pod.get("status") or {}).get("phase")
-        state = claim_state(c, phase)
+        return pods, claim_state(c, phase)
+
+    def order(self, fleet):
+        # sort_key's (rank of the STATE, key), without the rest of the row.
+        for key, c in list(fleet.model.objects["ResourceClaim"].items()):
+            yield key, (CLAIM_RANK.get(self._state(fleet, c)[1], 9), key)
+
+    def row(self, fleet, key):
+        m = fleet.model
+        c = m.claim(*key)
+        if c is None:
+            return None
+        pods, state = self._state(fleet, c)
         node = m.claim_node(c)
         cells = claim_row(c, state, is_bridge_claim(c), pods, m.claim_devices(c), node)
         return cells, {

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dragoman.fleet.findings import SEVERITY_ORDER, Finding
-from dragoman.fleet.model import pod_extended_requests
+from dragoman.fleet.model import WAITING_PHASES, pod_extended_requests
 from dragoman.fleet.views.base import Fleet, View
 from dragoman.fleet.views.cells import SEV_GLYPH, Cell, age_text, without_subject
 
@@ -119,9 +119,7 @@ class StuckView(View):
         found = self._findings(fleet, key)
         phase = (pod.get("status") or {}).get("phase")
         stuck = found or (
-            is_gpu_pod(pod)
-            and phase in ("Pending", "Failed", None)
-            and not (pod.get("metadata") or {}).get("deletionTimestamp")
+            is_gpu_pod(pod) and phase in WAITING_PHASES and not (pod.get("metadata") or {}).get("deletionTimestamp")
         )
         if not stuck:
             return None
@@ -134,11 +132,8 @@ class StuckView(View):
         }
 
     def all_rows(self, fleet):
-        keys = {
-            k
-            for k, pod in fleet.model.objects["Pod"].items()
-            if (pod.get("status") or {}).get("phase") in ("Pending", "Failed", None) and is_gpu_pod(pod)
-        }
+        pods = fleet.model.objects["Pod"]
+        keys = {k for k in fleet.model.waiting_pods() if k in pods and is_gpu_pod(pods[k])}
         keys |= {(ns, n) for (kind, ns, n) in fleet.by_object if kind == "Pod"}
         for key in sorted(keys):
             r = self.row(fleet, key)

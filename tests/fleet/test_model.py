@@ -483,3 +483,34 @@ def test_loading_pods_from_a_mapping_a_list_or_one_by_one_gives_the_same_indexes
 
 def key_of_pod(p: dict) -> tuple[str, str]:
     return (p["metadata"].get("namespace") or "", p["metadata"]["name"])
+
+
+def test_the_waiting_pods_index_follows_every_phase_change() -> None:
+    """model.waiting_pods() (the Stuck view's candidates) is what a scan of every pod would say, after a load and
+    after each change: a pod scheduled and running leaves it, a failed or new one enters, a deleted one is gone."""
+    from types import SimpleNamespace
+
+    from dragoman.fleet.model import WAITING_PHASES, FleetModel
+    from dragoman.sim.scenarios.scale import generate_scale
+
+    def scan(m: FleetModel) -> set:
+        return {k for k, p in m.objects["Pod"].items() if (p.get("status") or {}).get("phase") in WAITING_PHASES}
+
+    m = FleetModel()
+    m.load_list(generate_scale(nodes=20, pods=120, pending=10))
+    assert m.waiting_pods() == scan(m) and m.waiting_pods(), "a fleet with pending pods: an empty index proves nothing"
+    pods = list(m.objects["Pod"].values())
+    waiting = next(p for p in pods if (p.get("status") or {}).get("phase") == "Pending")
+    running = next(p for p in pods if (p.get("status") or {}).get("phase") == "Running")
+    started = copy.deepcopy(waiting)
+    started["status"]["phase"] = "Running"
+    failed = copy.deepcopy(running)
+    failed["status"]["phase"] = "Failed"
+    fresh = copy.deepcopy(running)
+    fresh["metadata"]["name"] += "-new"
+    del fresh["status"]
+    for event, obj in (("MODIFIED", started), ("MODIFIED", failed), ("ADDED", fresh), ("DELETED", failed)):
+        m.apply([SimpleNamespace(kind="Pod", type=event, obj=obj, old=None)])
+        assert m.waiting_pods() == scan(m), event
+    assert (started["metadata"]["namespace"], started["metadata"]["name"]) not in m.waiting_pods()
+    assert (fresh["metadata"]["namespace"], fresh["metadata"]["name"]) in m.waiting_pods()

@@ -129,7 +129,7 @@ def test_one_pod_event_touches_its_node_pool_and_claims(fleet: Fleet) -> None:
 @pytest.mark.parametrize(
     "view",
     [DevicesView(), DevicesView(("pool", "a100-mig")), DevicesView(("node", "gke-ml-prod-a100-serve-fb9bedd9-52mw"))]
-    + [NodesView(), NodesView(("pool", "a100-serve"))],
+    + [NodesView(), NodesView(("pool", "a100-serve")), ClaimsView()],
     ids=lambda v: f"{v.name}-{v.scope}",
 )
 def test_a_lazy_views_order_is_its_rows_sort_keys(fleet: Fleet, view) -> None:
