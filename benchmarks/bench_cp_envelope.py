@@ -62,6 +62,7 @@ def _load_child() -> None:
     t = time.perf_counter()
     objects = generate_envelope(**config["params"])
     generated = time.perf_counter() - t
+    c0 = time.process_time()
 
     def progress(stage: str, writes: int, seconds: float) -> None:
         print(
@@ -91,6 +92,7 @@ def _load_child() -> None:
                 "refused": report.stats.refused[:20],
                 "refused_n": len(report.stats.refused),
                 "stages": report.stages,
+                "cpu_s": time.process_time() - c0,
             }
         ),
         flush=True,
@@ -407,6 +409,8 @@ def _real(params: dict, home: str) -> tuple[dict, dict]:
         cp.start()
         load["ready_s"] = time.perf_counter() - t
         pids = {n: cp.procs[n].pid for n in ("kube-apiserver", "etcd")}
+        every = {n: p.pid for n, p in cp.procs.items()}
+        cpu0 = _proc_sample(every)
         with _Peak(pids) as peak:
             child = subprocess.Popen(
                 [sys.executable, "-m", "dragoman.benchmarks.bench_cp_envelope", "load"],
@@ -427,6 +431,8 @@ def _real(params: dict, home: str) -> tuple[dict, dict]:
             child.wait()
             load["wall_s"] = time.perf_counter() - t
             load["peak"] = dict(peak.peak)
+            cpu1 = _proc_sample(every)
+            load["server_cpu"] = {n: cpu1[n][0] - cpu0[n][0] for n in every}
         if "objects" not in load:
             raise RuntimeError(f"the load did not finish (exit {child.returncode})")
         print(
@@ -484,6 +490,9 @@ def run(quick: bool) -> list[Figure]:
         sim = _simulated(params, home)
         load_avg.append(os.getloadavg())
     rate = load["objects"] / load["seconds"]
+    cpu = {**load["server_cpu"], "loader": load["cpu_s"]}
+    cpu_ms = 1000 * sum(cpu.values()) / load["objects"]
+    cpu_note = ", ".join(f"{n} {1000 * v / load['objects']:.2f}" for n, v in cpu.items())
     created = ", ".join(f"{n:,} {k}" for k, n in sorted(load["created"].items(), key=lambda kv: -kv[1])[:5])
     figures = [
         Figure(
@@ -503,6 +512,15 @@ def run(quick: bool) -> list[Figure]:
             f"{load['seconds']:.0f} s, {load['requests']:,} requests ({load['requests'] / load['seconds']:.0f}/s, "
             f"statuses included); {load['throttled']} answered 429, {load['retried']} retried, {load['refused_n']} "
             f"refused; {created}",
+        ),
+        Figure(
+            "cp envelope: load, CPU per object (kube-apiserver, etcd, scheduler, controller manager, loader)",
+            "ms",
+            [cpu_ms],
+            "",
+            None,
+            f"{cpu_note}; two idle cores would load {2000 / cpu_ms:.0f} objects/s: the steadier figure on a shared "
+            "machine",
         ),
         Figure(
             "cp envelope: kube-apiserver / etcd peak memory during the load",

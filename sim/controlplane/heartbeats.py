@@ -13,8 +13,9 @@ import asyncio
 import threading
 from typing import Any
 
-# Renewals per second the heartbeats may send at most: beyond it the period grows (5,000 nodes: every 100 s).
-HEARTBEAT_RATE = 50.0
+# Renewals per second the heartbeats may send at most: beyond it the period grows (5,000 nodes: every 250 s). Each
+# renewal is a write the loader and dragoman compete with on this 2-core machine.
+HEARTBEAT_RATE = 20.0
 
 
 def heartbeat_period(nodes: int, rate: float = HEARTBEAT_RATE) -> float:
