@@ -240,7 +240,11 @@ def test_device_plugin_refuses_bad_input_with_a_sentence(binaries, tmp_path):
 @pytest.fixture(scope="module")
 def probe_node(real: Served) -> Iterator[dict]:
     """A node of the test's own on the real API server (GFD labels for 4 L4s), and a namespace; both removed after."""
-    code, node = real.request("POST", "/api/v1/nodes", gpu_node(NODE, L4))
+    # Tainted against everything the demo runs: no DaemonSet's pod (a Python agent would publish slices for it too) and
+    # no demo pod (the slices our plugin publishes would draw bridged pods) lands on it.
+    node = gpu_node(NODE, L4)
+    node["spec"] = {"taints": [{"key": "dragoman.io/plugin-probe", "value": "true", "effect": "NoSchedule"}]}
+    code, node = real.request("POST", "/api/v1/nodes", node)
     assert code == 201, node
     code, body = real.request("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
     assert code in (201, 409), body
