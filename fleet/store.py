@@ -171,6 +171,10 @@ class FleetStore:
         self.whole_source: Any = None
         self._strings: dict[str, str] = {}
         self._whole: dict[tuple[str, str, str], dict] = {}
+        # False while every subscriber reads the store whole once it is synced (the TUI's feed, until its first
+        # load): a kind's first LIST is then stored without a change per object (150,000 pods' worth at the
+        # envelope, made only to be dropped).
+        self.announce_first_lists = True
 
     # ---------------------------------------------------------------- reading
     def objects(self, kind: str) -> dict[tuple[str, str], dict]:
@@ -290,6 +294,8 @@ class FleetStore:
             # Nothing held yet (the first LIST): every object is an addition; no comparison to make. A fleet's worth
             # of Changes makes no cycles: the cyclic collector is kept from rescanning them, as the decoder does.
             current.update(fresh)
+            if not self.announce_first_lists:
+                return
             pending = self._pending
             bulk = len(fresh) >= BULK_CHANGES and gc.isenabled()
             if bulk:

@@ -128,6 +128,9 @@ class Feed:
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._unsub.append(self.store.subscribe(self._on_batch))
+        if not self.loaded:
+            # The load reads the store whole: its first LISTs need not be told object by object (see _maybe_load).
+            self.store.announce_first_lists = False
         self._unsub.append(self.store.subscribe_state(self._on_state))
         if self.syncer is not None and not self.syncer.informers[next(iter(self.syncer.informers))].task:
             self.syncer.start()
@@ -206,6 +209,9 @@ class Feed:
         if self.loaded or self._busy or self._closed or not self._synced() or self._loop is None:
             return
         self._busy = True
+        # From now on the model follows the store by its changes, a kind first listed later (allowed at last, say)
+        # included.
+        self.store.announce_first_lists = True
         # Changes the store holds back (the last LIST's whole page of ADDEDs, coalescing) are already in the objects
         # the snapshot copies: deliver them now, while busy, so they are dropped with `_pending` below instead of
         # arriving after the load and being applied a second time (150,000 pods' worth on the envelope).

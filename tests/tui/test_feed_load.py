@@ -69,3 +69,24 @@ async def test_a_change_made_while_the_model_loads_is_applied_after_it() -> None
     assert gone not in feed.model.objects["Node"]
     assert len(feed.model.objects["Node"]) == 39
     await feed.stop()
+
+
+async def test_first_lists_before_the_load_make_no_changes_and_a_kind_listed_after_it_reaches_the_model() -> None:
+    """Until its first load the feed reads the store whole, so a kind's first LIST is stored without a change per
+    object; once loaded, a kind listed for the first time (allowed at last, or served at last) comes as changes."""
+    store = FleetStore()
+    by_kind = _by_kind(generate_scale(nodes=40, pods=200, pending=5))
+    feed = Feed(store, SourceInfo(cluster="t"))
+    feed.start()
+    late = "DeviceClass"
+    assert by_kind[late], "the late kind must have objects: none proves nothing"
+    for kind, objs in by_kind.items():
+        store.replace(kind, [] if kind == late else objs)
+        assert not store._pending, f"{kind}: a first LIST before the load made changes"
+        store.set_state(kind, LIVE, synced=True)
+    await _until(lambda: feed.loaded)
+    assert len(feed.model.objects["Pod"]) == len(by_kind["Pod"])
+    assert not feed.model.objects[late]
+    store.replace(late, by_kind[late])  # its first objects, after the load
+    await _until(lambda: len(feed.model.objects[late]) == len(by_kind[late]))
+    await feed.stop()
