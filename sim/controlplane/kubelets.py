@@ -341,6 +341,45 @@ def check_host() -> None:
             raise UserError(f"--real-kubelets needs {tool} (util-linux) on PATH.", ExitCode.INPUT)
 
 
+# What one kubelet v1.37 holds open (cAdvisor's watchers, the plugin watcher, its config and certificate watchers):
+# counted on this machine. Linux allows fs.inotify.max_user_instances per user (128 by default), so the default
+# allows about 20 real kubelets, whatever the CPUs and memory.
+INOTIFY_PER_KUBELET = 6
+
+
+def inotify_room() -> tuple[int, int]:
+    """(fs.inotify.max_user_instances, how many inotify instances processes hold now)."""
+    try:
+        limit = int(pathlib.Path("/proc/sys/fs/inotify/max_user_instances").read_text())
+    except (OSError, ValueError):
+        return 1 << 30, 0
+    used = 0
+    for fd_dir in pathlib.Path("/proc").glob("[0-9]*/fd"):
+        try:
+            for fd in fd_dir.iterdir():
+                try:
+                    if os.readlink(fd) == "anon_inode:inotify":
+                        used += 1
+                except OSError:
+                    continue
+        except OSError:
+            continue
+    return limit, used
+
+
+def check_room(count: int) -> None:
+    """A sentence, before anything starts, when this machine cannot hold `count` more kubelets."""
+    limit, used = inotify_room()
+    need = INOTIFY_PER_KUBELET * count
+    if used + need > limit:
+        raise UserError(
+            f"{count} real kubelets need about {need} inotify instances; this machine allows {limit} "
+            f"(fs.inotify.max_user_instances) and {used} are in use. Choose fewer nodes with --real-kubelets NODES, "
+            f"or raise the limit: sysctl -w fs.inotify.max_user_instances={max(1024, 2 * (used + need))}.",
+            ExitCode.INPUT,
+        )
+
+
 class RealKubelets:
     """Start a real kubelet (and its runtime) per chosen node; `stop()` ends them all and removes their files."""
 

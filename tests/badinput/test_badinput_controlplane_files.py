@@ -275,3 +275,43 @@ def test_an_interrupted_build_leaves_no_compiler_running_and_no_scratch_folder(
     time.sleep(0.2)
     assert not any(fake_binaries.alive(p) for p in go_pids), "go build and what it started are ended"
     assert not [p for p in d.iterdir() if p.name.startswith(".dragoman-build-")]
+
+
+# ---------------------------------------------------------------------------- sim serve --real-kubelets
+
+
+def test_more_real_kubelets_than_the_inotify_limit_holds_is_a_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dragoman.fleet.errors import UserError
+    from dragoman.sim.controlplane import kubelets
+
+    monkeypatch.setattr(kubelets, "inotify_room", lambda: (128, 9))
+    kubelets.check_room(19)  # 9 + 6 x 19 = 123: fits
+    with pytest.raises(UserError) as exc:
+        kubelets.check_room(20)
+    assert exc.value.exit_code == 2
+    assert "fs.inotify.max_user_instances" in str(exc.value) and "--real-kubelets NODES" in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("selector", "words"),
+    [
+        ("nope", "no node 'nope'"),
+        ("pool=none", "matches none"),
+        ("a,pool=x", "not both"),
+        (" , ", "empty selector"),
+    ],
+)
+def test_a_real_kubelets_selector_that_chooses_nothing_is_a_sentence(selector: str, words: str) -> None:
+    from dragoman.fleet.errors import UserError
+    from dragoman.sim.controlplane.kubelets import select_nodes
+
+    nodes = [{"kind": "Node", "metadata": {"name": "a", "labels": {"pool": "p"}}}]
+    assert select_nodes(nodes, "pool=p") == nodes and select_nodes(nodes, "a") == nodes
+    with pytest.raises(UserError) as exc:
+        select_nodes(nodes, selector)
+    assert exc.value.exit_code == 2 and words in str(exc.value)
+
+
+def test_real_kubelets_without_the_control_plane_is_a_sentence() -> None:
+    code, _out, err = run_cli("sim", "serve", "--demo", "--real-kubelets")
+    assert_sentence(code, err, words=["--real-kubelets", "needs --control-plane"])

@@ -267,10 +267,11 @@ def serve_real(args: argparse.Namespace, sc, name: str | None) -> int:
         import pathlib
 
         from dragoman.sim.controlplane.build import cache_dir, node_binaries
-        from dragoman.sim.controlplane.kubelets import check_host, select_nodes
+        from dragoman.sim.controlplane.kubelets import check_host, check_room, select_nodes
 
         check_host()
-        select_nodes(sc.objects, args.real_kubelets)  # a selector that matches nothing: a sentence now
+        # A selector that matches nothing, or more kubelets than this machine holds: a sentence now.
+        check_room(len(select_nodes(sc.objects, args.real_kubelets)))
         folder = pathlib.Path(resolve(args.control_plane))
         nodes_found = node_binaries(None if folder == cache_dir() else folder)
 
