@@ -499,6 +499,10 @@ class RealKubelets:
             "imageGCHighThresholdPercent": 100,
             "imageGCLowThresholdPercent": 99,
             "resolvConf": "",
+            # A cluster DNS address in the service range (nothing answers it; no container resolves names here),
+            # so the kubelet does not warn MissingClusterDNS on every pod.
+            "clusterDNS": ["10.96.0.10"],
+            "clusterDomain": "cluster.local",
             "registerNode": True,
             "maxPods": int(max_pods) if str(max_pods).isdigit() else 110,
             "kubeAPIQPS": 50,

@@ -53,6 +53,7 @@ import (
 	"syscall"
 	"time"
 
+	"dragoman.dev/controlplane/internal/nodedevices"
 	"google.golang.org/grpc"
 	kubeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-client/pkg/fake"
@@ -496,9 +497,8 @@ func (r *runtime) StopPodSandbox(ctx context.Context, req *kubeapi.StopPodSandbo
 }
 
 // visibleGPUs are the GPU (or MIG) UUIDs a container is given: the entries of its NVIDIA_VISIBLE_DEVICES that are
-// UUIDs, and its CDI devices resolved with the node's devices.json ($DRAGOMAN_NODE_DEVICES): NVIDIA's device plugin
-// names a device nvidia.com/gpu=<device ID> (a UUID, `<uuid>::<n>` for a shared replica), its DRA driver
-// k8s.gpu.nvidia.com/device=<device name>.
+// UUIDs, and its CDI devices resolved with the node's devices.json ($DRAGOMAN_NODE_DEVICES) by the plugins' own
+// reading of it (internal/nodedevices: nvidia.com/gpu=<uuid or index>, k8s.gpu.nvidia.com/device=<device name>).
 func visibleGPUs(env string, cdi []string) []string {
 	seen := map[string]bool{}
 	out := []string{}
@@ -517,44 +517,13 @@ func visibleGPUs(env string, cdi []string) []string {
 	if len(cdi) == 0 {
 		return out
 	}
-	var doc struct {
-		GPUs []struct {
-			UUID      string `json:"uuid"`
-			DRADevice string `json:"draDevice"`
-		} `json:"gpus"`
-		DevicePlugin []struct {
-			Devices []struct {
-				ID   string `json:"id"`
-				UUID string `json:"uuid"`
-			} `json:"devices"`
-		} `json:"devicePlugin"`
-	}
-	if data, err := os.ReadFile(os.Getenv("DRAGOMAN_NODE_DEVICES")); err == nil {
-		_ = json.Unmarshal(data, &doc)
+	doc, err := nodedevices.Read(os.Getenv("DRAGOMAN_NODE_DEVICES"), "")
+	if err != nil {
+		log.Printf("devices.json: %v", err)
+		return out
 	}
 	for _, name := range cdi {
-		kind, dev, _ := strings.Cut(name, "=")
-		switch {
-		case kind == "nvidia.com/gpu":
-			found := false
-			for _, r := range doc.DevicePlugin {
-				for _, d := range r.Devices {
-					if d.ID == dev {
-						add(d.UUID)
-						found = true
-					}
-				}
-			}
-			if !found && (strings.HasPrefix(dev, "GPU-") || strings.HasPrefix(dev, "MIG-")) {
-				add(strings.SplitN(dev, "::", 2)[0])
-			}
-		case strings.HasSuffix(kind, "/device"):
-			for _, g := range doc.GPUs {
-				if g.DRADevice == dev {
-					add(g.UUID)
-				}
-			}
-		}
+		add(doc.UUIDOfCDIName(name))
 	}
 	return out
 }
