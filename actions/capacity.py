@@ -12,7 +12,9 @@ from typing import Any
 from dragoman.fleet import nvidia_schema as nvs
 from dragoman.fleet import ownership as own
 from dragoman.fleet import placement
+from dragoman.fleet.cel.api import Environment
 from dragoman.fleet.cluster import ApiError
+from dragoman.fleet.k8s import celenv
 from dragoman.fleet.k8s.allocator import AllocatedState, Allocator, Inventory, RequestExplanation
 from dragoman.fleet.k8s.slices import newest_slices
 from dragoman.fleet.model import FleetModel
@@ -250,19 +252,24 @@ def expected_devices(pic: Picture, node: str) -> tuple[list[dict], str]:
     return predicted, "GFD labels"
 
 
-def matching(devices: list[dict], expressions: list[str]) -> tuple[int, list[str]]:
-    """How many devices all the expressions select, and the distinct evaluation errors."""
+def matching(
+    devices: list[dict], expressions: list[str], environment: Environment | None = None
+) -> tuple[int, list[str]]:
+    """How many devices all the expressions select, and the distinct evaluation errors. `environment`: where the
+    expressions come from (fleet/k8s/celenv.py): a class the cluster stores (celenv.STORED), or one about to be written
+    (celenv.WRITTEN, the default)."""
     from dragoman.fleet.cel import compile_expression
-    from dragoman.fleet.cel.device import cel_device
-    from dragoman.fleet.cel.engine import evaluate_all
+    from dragoman.fleet.cel.fleeteval import DeviceIndex, evaluate_fleet
+    from dragoman.fleet.k8s import celenv
 
     try:
-        sels = [compile_expression(e) for e in expressions]
+        sels = [compile_expression(e, environment=environment or celenv.WRITTEN) for e in expressions]
     except Exception as exc:  # noqa: BLE001 - a compile error is a reason, shown as such
         return 0, [f"compile error: {getattr(exc, 'message', exc)}"]
+    ev = evaluate_fleet(sels, DeviceIndex.of_devices(DRIVER, devices))
     n, errors = 0, []
-    for d in devices:
-        out = evaluate_all(sels, cel_device(DRIVER, d)) if sels else None
+    for g in ev.group_of:
+        out = ev.outcomes[g]
         if out is None or (out.error is None and out.value is True):
             n += 1
         elif out.error and out.error not in errors:
@@ -364,7 +371,8 @@ def gate(pic: Picture, *, served: dict[str, int] | None = None, use_slices_only:
         if today is None:
             today = pic.allocatable(node)
             if today == 0 and pic.published(node):
-                today = matching(pic.published(node), pic.class_expressions(serving))[0] if serving else 0
+                stored = pic.class_expressions(serving) if serving else None
+                today = matching(pic.published(node), stored, celenv.STORED)[0] if stored is not None else 0
                 if serving_obj is not None:
                     counted, _ = allocatable_count(pic, node, serving_obj)
                     today = counted if counted is not None else today

@@ -18,6 +18,7 @@ from dragoman.actions.capacity import (
 )
 from dragoman.actions.operations import DeviceClassWrite
 from dragoman.actions.steps import Context, StepPlan
+from dragoman.fleet.k8s import celenv
 
 TYPE_CLAUSE = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
 
@@ -123,10 +124,12 @@ def blast(pic: Picture, d: Decision) -> tuple[list[str], list[str], list[str]]:
         devices = pic.published(view.name)
         if not devices:
             continue
-        before = matching(devices, old_exprs)[0] if old_exprs is not None else 0
+        before = matching(devices, old_exprs, celenv.STORED)[0] if old_exprs is not None else 0
         after = matching(devices, d.expressions)[0]
         gpus = [x for x in devices if ((x.get("attributes") or {}).get("type") or {}).get("string") == "gpu"]
-        lost_whole = (matching(gpus, old_exprs)[0] if old_exprs is not None else 0) - matching(gpus, d.expressions)[0]
+        lost_whole = (matching(gpus, old_exprs, celenv.STORED)[0] if old_exprs is not None else 0) - matching(
+            gpus, d.expressions
+        )[0]
         if before != after or old_name != d.name:
             nodes.append(view.name)
             pools.add(view.pool)

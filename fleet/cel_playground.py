@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dragoman.fleet.cel import CelCompileError, compile_expression
 from dragoman.fleet.cel.fleeteval import DeviceIndex, FleetEvaluation, evaluate_fleet
 from dragoman.fleet.cel_explain import Explainer, NearMiss, near_misses, short_clause
+from dragoman.fleet.k8s import celenv
 from dragoman.fleet.model import FleetModel, claim_spec, key_of, pod_extended_requests, request_alternatives
 
 BLOCKS = "blocks scheduling of every pod using this selector"
@@ -126,17 +127,19 @@ class Outcome:
 
 
 def compile_all(base: Sequence[str], expression: str) -> tuple[list, CelCompileError | None]:
-    """Compiled base selectors and the edited one; the edited one's compile error (base ones are the cluster's)."""
+    """Compiled base selectors and the edited one; the edited one's compile error. The base selectors are the
+    cluster's (a class's, stored: compiled as the scheduler compiles them), the edited one is checked as the API server
+    will check it when it is written (fleet/k8s/celenv.py)."""
     try:
-        sel = compile_expression(expression if expression.strip() else "true")
+        sel = compile_expression(expression if expression.strip() else "true", environment=celenv.WRITTEN)
     except CelCompileError as exc:
         return [], exc
     sels = []
     for e in base:
         try:
-            sels.append(compile_expression(e))
+            sels.append(compile_expression(e, environment=celenv.STORED))
         except CelCompileError:
-            continue
+            continue  # the scheduler fails every pod of this class: the class's own finding says so
     return sels + [sel], None
 
 

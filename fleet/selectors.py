@@ -1,7 +1,8 @@
 """Which of a fleet's devices a DRA CEL selector matches: the selectors of a DeviceClass, of a claim's request, or
-typed ones, evaluated over the model's current devices (fleet/model.py's `FleetModel.devices`).
+typed ones, evaluated over the model's current devices: the newest generation of each complete pool, the devices the
+scheduler allocates from (fleet/k8s/slices.py).
 
-`FleetSelectors` is one model's evaluation state: compiled selectors, results and each device's CEL input, kept until
+`FleetSelectors` is one model's evaluation state: results and the devices' CEL input (one DeviceIndex), kept until
 the model's ResourceSlices or DeviceClasses change (its indexers call `invalidate`, which moves `epoch`). FleetModel
 keeps the public methods (`evaluate_selectors`, `class_matches`, `request_matches`, `attribute_catalogue`, ...) and
 hands them here; the CEL language itself is fleet/cel/.
@@ -10,7 +11,6 @@ hands them here; the CEL language itself is fleet/cel/.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -21,6 +21,7 @@ from dragoman.fleet.delta import DeviceId
 
 if TYPE_CHECKING:
     from dragoman.fleet.cel.api import Environment
+    from dragoman.fleet.cel.fleeteval import DeviceIndex
     from dragoman.fleet.model import DeviceView, FleetModel
 
 
@@ -41,50 +42,50 @@ class SelectorResult:
 
 class FleetSelectors:
     """One model's selector evaluation and its caches; every method reads the model it is given, whose selectors
-    these are."""
+    these are.
+
+    Every evaluation goes through the one entry point, fleet/cel/fleeteval.evaluate_fleet, over the model's one
+    DeviceIndex (its current devices converted once and grouped by what selectors read); selectors compile through
+    fleet/cel/engine.compile_expression's cache, in the environment fleet/k8s/celenv.py says applies."""
 
     def __init__(self, epoch: int = 0) -> None:
         # Changes whenever slices or classes change, so a cached selector evaluation is stale.
         self.epoch = epoch
         self._cache: dict[Any, tuple[int, Any]] = {}
-        self._devices: dict[DeviceId, tuple[dict, Any]] = {}
+        self._index: tuple[int, DeviceIndex] | None = None
 
     def invalidate(self) -> None:
         """The model's slices or classes changed: every cached evaluation is stale."""
         self.epoch += 1
 
-    def _device(self, dev: DeviceView):
-        from dragoman.fleet.cel import cel_device
+    def index(self, model: FleetModel, slices: list[dict] | None = None, epoch: int | None = None) -> DeviceIndex:
+        """The model's current devices (fleet/k8s/slices: the newest generation of each complete pool), converted for
+        CEL once per change of slices or classes; the devices of an unchanged slice keep their conversion.
 
-        cached = self._devices.get(dev.id)
-        if cached is not None and cached[0] is dev.raw:
-            return cached[1]
-        cd = cel_device(dev.driver, dev.raw)
-        self._devices[dev.id] = (dev.raw, cd)
-        return cd
+        A thread other than the model's passes the `slices` and `epoch` it read on the model's thread: the index is
+        then kept only if the model has not moved on meanwhile."""
+        from dragoman.fleet.cel.fleeteval import DeviceIndex
+
+        epoch = self.epoch if epoch is None else epoch
+        hit = self._index
+        if hit is not None and hit[0] == epoch:
+            return hit[1]
+        index = DeviceIndex(
+            model.current_slices() if slices is None else slices, reuse=hit[1] if hit is not None else None
+        )
+        if epoch == self.epoch:
+            self._index = (epoch, index)
+        return index
 
     def compile(self, expressions: Sequence[str], environment: Environment | None = None):
-        """Compiled selectors (cached); raises CelCompileError for the first bad one. The model reads selectors the
-        cluster stores (its DeviceClasses and claims), so they compile as the scheduler compiles them
-        (fleet/k8s/celenv.py); a selector being written is checked with `environment=celenv.WRITTEN`."""
+        """Compiled selectors; raises CelCompileError for the first bad one. The model reads selectors the cluster
+        stores (its DeviceClasses and claims), so they compile as the scheduler compiles them (fleet/k8s/celenv.py);
+        a selector being written is checked with `environment=celenv.WRITTEN`."""
         from dragoman.fleet.cel import compile_expression
         from dragoman.fleet.k8s import celenv
 
         environment = environment or celenv.STORED
-        out = []
-        for e in expressions:
-            ck = ("compile", environment, e)
-            hit = self._cache.get(ck)
-            if hit is None:
-                try:
-                    hit = (0, compile_expression(e, environment=environment))
-                except Exception as exc:  # noqa: BLE001 - CelCompileError, or an engine without support yet
-                    hit = (0, exc)
-                self._cache[ck] = hit
-            if isinstance(hit[1], Exception):
-                raise hit[1]
-            out.append(hit[1])
-        return out
+        return [compile_expression(e, environment=environment) for e in expressions]
 
     def evaluate(
         self,
@@ -93,9 +94,9 @@ class FleetSelectors:
         devices: Iterable[DeviceView] | None = None,
         environment: Environment | None = None,
     ) -> SelectorResult:
-        """All expressions must be true (the scheduler's rule) on each current device; cached until slices or classes
-        change."""
-        from dragoman.fleet.cel import evaluate_all
+        """All expressions must be true (the scheduler's rule) on each current device (or on those of `devices` that
+        are current); cached until slices or classes change."""
+        from dragoman.fleet.cel.fleeteval import evaluate_fleet
 
         cache_key = ("eval", environment, tuple(expressions)) if devices is None else None
         if cache_key is not None:
@@ -109,30 +110,21 @@ class FleetSelectors:
             if cache_key is not None:
                 self._cache[cache_key] = (self.epoch, result)
             return result
-        read_set = _attributes_read(selectors)
-        reads = tuple(sorted(read_set, key=repr)) if read_set is not None else None
-        memo: dict[Any, Any] = {}
-        matched: list[DeviceId] = []
-        errors: dict[DeviceId, str] = {}
-        n = 0
-        for dev in model.devices() if devices is None else devices:
-            n += 1
-            dk = _dedupe_key(dev, reads) if reads is not None else None
-            outcome = memo.get(dk) if dk is not None else None
-            if outcome is None:
-                cd = self._device(dev)
-                conv = cd.cache.get("conversion_error")
-                if conv:
-                    outcome = (None, conv)
-                else:
-                    out = evaluate_all(selectors, cd) if selectors else None
-                    outcome = (True, None) if out is None else (out.value, out.error)
-                if dk is not None:
-                    memo[dk] = outcome
-            if outcome[1]:
-                errors[dev.id] = outcome[1]
-            elif outcome[0] is True:
-                matched.append(dev.id)
+        index = self.index(model)
+        ev = evaluate_fleet(selectors, index)
+        # One verdict per group of devices equal in what the selectors read, then per device by its group.
+        outcomes = ev.outcomes
+        errs = [o.error if o is not None else None for o in outcomes]
+        code = [0 if o is None else 1 if o.error is not None else 2 if o.value is True else 0 for o in outcomes]
+        ids = index.ids
+        picked: Sequence[int] = range(len(ids))
+        if devices is not None:
+            wanted = {d.id for d in devices}
+            picked = [i for i, did in enumerate(ids) if did in wanted]
+        group_of = ev.group_of
+        matched: list[DeviceId] = [ids[i] for i in picked if code[group_of[i]] == 2]
+        errors: dict[DeviceId, str] = {ids[i]: str(errs[group_of[i]]) for i in picked if code[group_of[i]] == 1}
+        n = len(picked)
         result = SelectorResult(matched, errors, n)
         if cache_key is not None:
             self._cache[cache_key] = (self.epoch, result)
@@ -153,10 +145,10 @@ class FleetSelectors:
         return self.evaluate(model, list(cls.expressions) + own_exprs)
 
     def evaluate_fleet(self, model: FleetModel, selectors, *, cancel=None):
-        """The playground's evaluation: H1's fleet evaluator over the newest generation of each pool."""
-        from dragoman.fleet.cel import evaluate_fleet
+        """Compiled selectors over the model's current devices: fleet/cel/fleeteval's evaluation, per device."""
+        from dragoman.fleet.cel.fleeteval import evaluate_fleet
 
-        return evaluate_fleet(selectors, model.current_slices(), cancel=cancel)
+        return evaluate_fleet(selectors, self.index(model), cancel=cancel)
 
     def attribute_catalogue(self, model: FleetModel) -> dict[str, dict[str, dict]]:
         """Per driver, every attribute and capacity published: type, value counts and the pools that publish it.
@@ -230,69 +222,3 @@ class FleetSelectors:
                 result[driver][qn] = entry
         self._cache[("catalogue",)] = (self.epoch, result)
         return result
-
-
-def _attributes_read(selectors) -> frozenset | None:
-    reads: set = set()
-    for s in selectors:
-        r = getattr(s, "attributes_read", None)
-        if r is None:
-            return None
-        reads |= set(r)
-    return frozenset(reads)
-
-
-def _frozen(value: Any) -> Any:
-    if isinstance(value, dict):
-        if len(value) == 1:
-            # A published attribute or capacity is one typed value ({"string": "gpu"}): no sort, no recursion.
-            ((k, v),) = value.items()
-            if not isinstance(v, (dict, list)):
-                return ((k, v),)
-        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return tuple(_frozen(v) for v in value)
-    return value
-
-
-@functools.lru_cache(maxsize=256)
-def _read_plan(driver: str, reads: tuple) -> tuple:
-    """Per item the selectors read, for a device of `driver`: the names it may be published under, in the order they
-    are looked up (None for an item naming a whole domain); worked out once per driver and set of reads, not once per
-    device."""
-    plan: list = []
-    for item in reads:
-        if isinstance(item, tuple) and len(item) == 2 and item[1]:
-            domain, ident = item
-            plan.append((ident, f"{domain}/{ident}") if domain == driver else (f"{domain}/{ident}",))
-        else:
-            plan.append(None)
-    return tuple(plan)
-
-
-def _dedupe_key(dev: DeviceView, reads: tuple) -> tuple:
-    """Devices that agree on everything the selectors read give the same outcome: evaluate one of them."""
-    attrs = dev.raw.get("attributes") or {}
-    caps = dev.raw.get("capacity") or {}
-    parts: list = [dev.driver, dev.raw.get("allowMultipleAllocations")]
-    for item, names in zip(reads, _read_plan(dev.driver, reads), strict=True):
-        if names is not None:
-            a = c = None
-            for n in names:
-                if n in attrs:
-                    a = attrs[n]
-                    break
-            for n in names:
-                if n in caps:
-                    c = caps[n]
-                    break
-            parts.append((_frozen(a), _frozen(c)))
-        else:
-            domain = item[0] if isinstance(item, tuple) else item
-            names = tuple(
-                sorted(
-                    n for n in list(attrs) + list(caps) if (n.split("/", 1)[0] if "/" in n else dev.driver) == domain
-                )
-            )
-            parts.append((domain, names))
-    return tuple(parts)

@@ -51,6 +51,35 @@ def parse_quantity(text: str) -> Quantity:
     return q
 
 
+_SCALAR_TYPES = {"string": str, "int": int, "bool": bool}
+
+
+def converts_plainly(device: dict) -> bool:
+    """Whether a raw device converts without error and without a list attribute: every attribute exactly one scalar
+    field (a version that parses), every capacity a quantity that parses. Such a device's CEL values are its raw
+    values, so devices equal in the raw fields a selector reads get the same verdict (fleeteval groups by them)."""
+    for attr in (device.get("attributes") or {}).values():
+        if type(attr) is not dict or len(attr) != 1:
+            return False
+        for k, v in attr.items():
+            if v is None:
+                return False
+            t = _SCALAR_TYPES.get(k)
+            if t is not None:
+                if type(v) is not t:
+                    return False
+                continue
+            if k != "version" or type(_parse_version(str(v))) is UnsupportedAttribute:
+                return False
+    for cap in (device.get("capacity") or {}).values():
+        raw = cap.get("value") if isinstance(cap, dict) else cap
+        try:
+            parse_quantity(str(raw))
+        except ValueError_:
+            return False
+    return True
+
+
 def attribute_value(attr: dict) -> Any:
     """The one scalar of a DeviceAttribute (list forms: list_attribute_value)."""
     if not isinstance(attr, dict):

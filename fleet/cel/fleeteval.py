@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import gc
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, NamedTuple
 
 from dragoman.fleet.cel.api import TRUE, CelDevice, CompiledSelector, EvalOutcome
-from dragoman.fleet.cel.device import cel_device
+from dragoman.fleet.cel.device import _split, cel_device, converts_plainly
 from dragoman.fleet.k8s.slices import newest_slices
 
 Cancel = threading.Event | Callable[[], bool] | None
@@ -40,9 +42,9 @@ class DeviceResult:
         }
 
 
-@dataclasses.dataclass(frozen=True)
-class DeviceRef:
-    """Where a device lives: driver, pool, device name, node (None for network-attached devices), product."""
+class DeviceRef(NamedTuple):
+    """Where a device lives: driver, pool, device name, node (None for network-attached devices), product. (A named
+    tuple: an index makes one per device of the fleet, and a frozen dataclass costs several times more to make.)"""
 
     driver: str
     pool: str
@@ -83,17 +85,28 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _product(dev: CelDevice) -> str:
-    v = dev.attributes.get(dev.driver, {}).get("productName")
+def _product(driver: str, raw: dict) -> str:
+    attrs = raw.get("attributes") or {}
+    a = attrs.get(f"{driver}/productName") or attrs.get("productName")
+    v = a.get("string") if isinstance(a, dict) else None
     return v if isinstance(v, str) else "(no productName)"
 
 
 class DeviceIndex:
-    """The devices of a set of slices, converted once; evaluations reuse the conversion and the grouping."""
+    """The devices of a set of slices, grouped by what selectors read; evaluations reuse the conversion and the
+    grouping.
 
-    def __init__(self, slices: Iterable[dict]) -> None:
+    A device is converted for CEL when it is evaluated (one representative of each group) or when `devices` is read:
+    a device that converts plainly (fleet/cel/device.converts_plainly: its CEL values are its raw values) is grouped
+    by its raw fields, so the model's fleet is not converted whole to answer a class's selectors."""
+
+    def __init__(self, slices: Iterable[dict], *, reuse: DeviceIndex | None = None) -> None:
+        """`reuse`: an index of an earlier state of the same fleet, whose conversions are taken for the device entries
+        that are still the same objects (a watch event replaces one slice, not the fleet)."""
         self.refs: list[DeviceRef] = []
-        self.devices: list[CelDevice] = []
+        self.raws: list[dict] = []
+        self._converted: list[CelDevice | None] = []
+        self._plain: list[bool] = []
         self.pools: list[tuple[str, str, str | None]] = []  # (driver, pool, node)
         self.products: list[str] = []
         self.pool_of: list[int] = []
@@ -102,8 +115,8 @@ class DeviceIndex:
         self._product_ids: dict[str, int] = {}
         # Tens of thousands of small acyclic objects: the cyclic GC would rescan them repeatedly (half the time).
         with gc_paused():
-            self._convert(slices)
-            if len(self.devices) >= FREEZE_DEVICES:
+            self._convert(devices_of_slices(slices), reuse)
+            if len(self.raws) >= FREEZE_DEVICES:
                 # Left to the collector, these ~30 objects a device sit in the young generations until a collection
                 # far later (while the operator types) rescans them all: a 200+ ms stall at 40,000 devices
                 # (benchmarks/bench_playground.py). They hold no reference cycles, so the permanent generation loses
@@ -116,30 +129,83 @@ class DeviceIndex:
         self._names: set[tuple[str, str | None]] | None = None
         self._lock = threading.Lock()
 
-    def _convert(self, slices: Iterable[dict]) -> None:
-        for s, raw in devices_of_slices(slices):
-            spec = s.get("spec") or {}
-            driver = str(spec.get("driver", ""))
-            pool = str((spec.get("pool") or {}).get("name", ""))
-            node = spec.get("nodeName") or raw.get("nodeName") or None
-            dev = cel_device(driver, raw)
-            self.devices.append(dev)
-            ref = DeviceRef(driver, pool, dev.name, node, _product(dev), str((s.get("metadata") or {}).get("name", "")))
-            self.refs.append(ref)
+    @classmethod
+    def of_devices(cls, driver: str, devices: Iterable[dict], pool: str = "", node: str | None = None) -> DeviceIndex:
+        """An index of raw device entries that are in no slice (yet): devices predicted for a node, say."""
+        spec = {"driver": driver, "pool": {"name": pool}, "nodeName": node}
+        index = cls(())
+        with gc_paused():
+            index._convert((({"spec": spec}, d) for d in devices if isinstance(d, dict)), None)
+        return index
+
+    def _convert(self, pairs: Iterable[tuple[dict, dict]], reuse: DeviceIndex | None) -> None:
+        # A device entry still the same object keeps what it converted to (its CEL values and activations).
+        # (raw, its conversion or None, converts plainly) of every device of the earlier index, by the raw's id.
+        prior = (
+            {id(raw): t for t in zip(reuse.raws, reuse._converted, reuse._plain) if (raw := t[0]) is not None}
+            if reuse is not None
+            else {}
+        )
+        last = None
+        driver = pool = slice_name = ""
+        slice_node = None
+        pool_ids, product_ids = self._pool_ids, self._product_ids
+        for s, raw in pairs:
+            if s is not last:  # a slice's devices come together: read its fields once
+                last = s
+                spec = s.get("spec") or {}
+                driver = str(spec.get("driver", ""))
+                pool = str((spec.get("pool") or {}).get("name", ""))
+                slice_node = spec.get("nodeName") or None
+                slice_name = str((s.get("metadata") or {}).get("name", ""))
+            node = slice_node or raw.get("nodeName") or None
+            hit = prior.get(id(raw)) if prior else None
+            if hit is not None and hit[0] is raw and (hit[1] is None or hit[1].driver == driver):
+                dev, plain = hit[1], hit[2]
+            else:
+                dev, plain = None, converts_plainly(raw)
+            if dev is None and not plain:
+                dev = cel_device(driver, raw)  # a conversion error or a list: grouped by its CEL values
+            self.raws.append(raw)
+            self._converted.append(dev)
+            self._plain.append(plain)
+            product = _product(driver, raw)
+            self.refs.append(DeviceRef(driver, pool, str(raw.get("name", "")), node, product, slice_name))
             pk = (driver, pool, node)
-            pid = self._pool_ids.get(pk)
+            pid = pool_ids.get(pk)
             if pid is None:
-                pid = self._pool_ids[pk] = len(self.pools)
+                pid = pool_ids[pk] = len(self.pools)
                 self.pools.append(pk)
             self.pool_of.append(pid)
-            qid = self._product_ids.get(ref.product)
+            qid = product_ids.get(product)
             if qid is None:
-                qid = self._product_ids[ref.product] = len(self.products)
-                self.products.append(ref.product)
+                qid = product_ids[product] = len(self.products)
+                self.products.append(product)
             self.product_of.append(qid)
 
+    def device(self, i: int) -> CelDevice:
+        """Device `i` as the CEL environment sees it (converted on first use)."""
+        dev = self._converted[i]
+        if dev is None:
+            dev = self._converted[i] = cel_device(self.refs[i].driver, self.raws[i])
+        return dev
+
+    @property
+    def devices(self) -> list[CelDevice]:
+        """Every device converted (all of them are converted the first time this is read)."""
+        if any(d is None for d in self._converted):
+            with gc_paused():
+                for i in range(len(self._converted)):
+                    self.device(i)
+        return self._converted  # type: ignore[return-value]
+
     def __len__(self) -> int:
-        return len(self.devices)
+        return len(self.raws)
+
+    @functools.cached_property
+    def ids(self) -> list[tuple[str, str, str]]:
+        """Each device's (driver, pool, device), as the model names devices."""
+        return [r[:3] for r in self.refs]
 
     def grouping(self, reads: frozenset | None) -> tuple[list[int], list[int]]:
         """(representative device of each group, group of each device) for devices equal in what `reads` covers."""
@@ -192,11 +258,11 @@ class DeviceIndex:
         return result
 
     def _identity(self) -> tuple[list[int], list[int]]:
-        reps = list(range(len(self.devices)))
+        reps = list(range(len(self.raws)))
         return reps, list(reps)
 
     def _combine(self, cols: list[_Column]) -> tuple[list[int], list[int]]:
-        n = len(self.devices)
+        n = len(self.raws)
         if not cols:
             return ([0], [0] * n) if n else ([], [])
         if len(cols) == 1:
@@ -221,14 +287,24 @@ class DeviceIndex:
         domains."""
         if self._names is None:
             names: dict[str, set[str]] = {}
+            raw_names: dict[str, set[str]] = {}  # per driver, the raw names of its plain devices (split once each)
             with gc_paused():
-                for dev in self.devices:
-                    for table in (dev.attributes, dev.capacity):
-                        for domain, m in table.items():
-                            s = names.get(domain)
-                            if s is None:
-                                s = names[domain] = set()
-                            s.update(m)
+                for ref, raw, dev, plain in zip(self.refs, self.raws, self._converted, self._plain):
+                    if not plain:  # what converted (a device that does not convert plainly drops some)
+                        assert dev is not None
+                        for table in (dev.attributes, dev.capacity):
+                            for domain, m in table.items():
+                                names.setdefault(domain, set()).update(m)
+                        continue
+                    seen = raw_names.get(ref.driver)
+                    if seen is None:
+                        seen = raw_names[ref.driver] = set()
+                    seen.update(raw.get("attributes") or ())
+                    seen.update(raw.get("capacity") or ())
+                for driver, raw_set in raw_names.items():
+                    for name in raw_set:
+                        domain, ident = _split(name, driver)
+                        names.setdefault(domain, set()).add(ident)
             self._names = {(d, n) for d, ns in names.items() for n in ns} | {(d, None) for d in names}
         return self._names
 
@@ -239,26 +315,71 @@ class DeviceIndex:
             hit = self._columns.get(read)
         if hit is not None:
             return hit
-        devices = self.devices
+        n = len(self.raws)
         if read is not None and read not in self.published():
             # No device publishes it: every device reads "missing" alike (a name half typed).
-            result = _Column(read, [], [0] if devices else [], False)
+            result = _Column(read, [], [0] if n else [], False)
         else:
             with gc_paused():
                 # The first devices decide whether grouping on this read can pay (a uuid or bus id cannot).
-                head = _parts(devices[: _PROBE + 1], read)
+                head = self._parts(0, _PROBE + 1, read)
                 if len(head) > _PROBE and len(set(head)) > _PROBE * 0.9:
                     result = _Column(read, [], [], True)
                 else:
                     ids: dict = {}
                     setdefault = ids.setdefault
-                    col = [setdefault(k, len(ids)) for k in head + _parts(devices[_PROBE + 1 :], read)]
+                    col = [setdefault(k, len(ids)) for k in head + self._parts(_PROBE + 1, n, read)]
                     # Ids follow first appearance, so the first device of each id is found walking back from the end.
                     first = dict(zip(reversed(col), range(len(col) - 1, -1, -1)))
                     result = _Column(read, col, [first[v] for v in range(len(ids))], False)
         with self._lock:
             self._columns[read] = result
         return result
+
+    def _parts(self, start: int, stop: int, read: tuple[str, str | None] | None) -> list:
+        """What one read (a domain's name; the whole domain when the name is None; None: driver and the like) sees of
+        devices start..stop: the raw fields of a device that converts plainly (its CEL values are those fields),
+        tagged apart from the CEL values of one that does not."""
+        refs, raws, conv, plain = self.refs[start:stop], self.raws[start:stop], self._converted[start:stop], self._plain
+        out: list = []
+        m = _MISSING
+        if read is None:
+            for i, (ref, raw) in enumerate(zip(refs, raws), start):
+                if plain[i]:
+                    out.append((ref.driver, bool(raw.get("allowMultipleAllocations") or False), None))
+                else:
+                    d = conv[i - start]
+                    assert d is not None
+                    out.append(("cel", d.driver, d.allow_multiple_allocations, d.cache.get("conversion_error")))
+            return out
+        domain, ident = read
+        for i, (ref, raw) in enumerate(zip(refs, raws), start):
+            if not plain[i]:
+                d = conv[i - start]
+                assert d is not None
+                out.append(("cel", _cel_part(d, domain, ident)))
+                continue
+            attrs = raw.get("attributes") or {}
+            caps = raw.get("capacity") or {}
+            if ident is None:
+                out.append((_has_domain(attrs, domain, ref.driver), _has_domain(caps, domain, ref.driver)))
+                continue
+            qualified = f"{domain}/{ident}"
+            bare = ident if domain == ref.driver else None
+            # Every attribute of a plain device is one {type: value}; a capacity is {"value": quantity}.
+            a = attrs.get(qualified) or (attrs.get(bare) if bare is not None else None)
+            c = caps.get(qualified) or (caps.get(bare) if bare is not None else None)
+            both = bare is not None and qualified in attrs and bare in attrs  # the later one wins: keep both apart
+            out.append(
+                (
+                    next(iter(a.items())) if a is not None else m,
+                    (c.get("value") if isinstance(c, dict) else c) if c is not None else m,
+                    (next(iter(attrs[bare].items())), list(attrs).index(bare) < list(attrs).index(qualified))
+                    if both
+                    else None,
+                )
+            )
+        return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -278,27 +399,23 @@ class _Column:
     unique: bool  # nearly every device differs: not computed
 
 
-def _parts(devices: list[CelDevice], read: tuple[str, str | None] | None) -> list:
-    """What one read (a domain's name; the whole domain when the name is None; None: driver and the like) sees of each
-    device."""
-    # Comprehensions, not a call per device: a new name read while typing walks all 40,000 devices once.
-    if read is None:
-        return [(d.driver, d.allow_multiple_allocations, d.cache.get("conversion_error")) for d in devices]
-    domain, ident = read
-    if ident is None:
-        return [(domain in d.attributes, domain in d.capacity) for d in devices]
-    m = _MISSING
+def _has_domain(table: dict, domain: str, driver: str) -> bool:
+    return any(_split(name, driver)[0] == domain for name in table)
+
+
+def _cel_part(d: CelDevice, domain: str, ident: str | None) -> tuple:
     # True == 1 and False == 0 in Python: booleans are tagged so a bool and an int attribute never share a group.
     # A list-valued attribute is no dict key: it groups by its items' types and values.
-    return [
-        (
-            (("bool", v) if (tv := type(v := a.get(ident, m))) is bool else (_list_key(v) if tv is list else v))
-            if (a := d.attributes.get(domain)) is not None
-            else m,
-            c.get(ident, m) if (c := d.capacity.get(domain)) is not None else m,
-        )
-        for d in devices
-    ]
+    if ident is None:
+        return (domain in d.attributes, domain in d.capacity)
+    a = d.attributes.get(domain)
+    c = d.capacity.get(domain)
+    v: Any = a.get(ident, _MISSING) if a is not None else _MISSING
+    tv = type(v)
+    return (
+        ("bool", v) if tv is bool else (_list_key(v) if tv is list else v),
+        c.get(ident, _MISSING) if c is not None else _MISSING,
+    )
 
 
 def _list_key(values: list) -> tuple:
@@ -438,14 +555,14 @@ def evaluate_fleet(
     outcomes: list[EvalOutcome | None] = [None] * len(reps)
     failed_at = [0] * len(reps)
     cancelled = False
-    devices = index.devices
+    device = index.device
     # The first evaluation of a device builds its activation: many long-lived objects, as in conversion.
     with gc_paused():
         for g, rep in enumerate(reps):
             if g % chunk == 0 and _cancelled(cancel):
                 cancelled = True
                 break
-            dev = devices[rep]
+            dev = device(rep)
             out = TRUE
             for i, s in enumerate(sels):
                 out = s.evaluate(dev)

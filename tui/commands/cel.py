@@ -100,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     from dragoman.fleet.cel import CelCompileError, compile_expression
     from dragoman.fleet.cel.fleeteval import DeviceIndex, evaluate_fleet
     from dragoman.fleet.errors import ExitCode, UserError
+    from dragoman.fleet.k8s import celenv
     from dragoman.fleet.k8s.slices import newest_slices
 
     snapshot = getattr(args, "snapshot", None)
@@ -133,8 +134,11 @@ def run(args: argparse.Namespace) -> int:
 
     selectors = []
     for expr, _label, class_index in sources:
+        # The class's selectors are stored (compiled as the scheduler compiles them); the typed one is checked as the
+        # API server checks a selector being written (fleet/k8s/celenv.py).
+        environment = celenv.WRITTEN if class_index is None else celenv.STORED
         try:
-            selectors.append(compile_expression(expr))
+            selectors.append(compile_expression(expr, environment=environment))
         except CelCompileError as exc:
             return _report_compile_error(args, expr, exc, class_index)
     labels = [label for _, label, _ in sources]

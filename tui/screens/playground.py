@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pathlib
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from dragoman.fleet import cel_generate as G
 from dragoman.fleet import cel_playground as P
@@ -29,9 +29,6 @@ from textual.timer import Timer
 from textual.widgets import Button, DataTable, Input, Label, OptionList, Select, Static, TextArea
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
-
-if TYPE_CHECKING:
-    from dragoman.fleet.cel.fleeteval import DeviceIndex
 
 DEBOUNCE = 0.015  # seconds of quiet before a keystroke's evaluation starts (a paste or a burst evaluates once)
 DEFAULT_EXPRESSION = 'device.driver == "gpu.nvidia.com"'
@@ -155,7 +152,6 @@ class PlaygroundScreen(PromptScreen[None]):
         self.outcome: P.Outcome | None = None
         self._rows_shown: list | None = None
         self._suppressed: str | None = None  # text before the cursor when esc closed the completion list
-        self._index: tuple[Any, DeviceIndex] | None = None  # (the slices converted, their index)
         self._epoch = None
         self._slices = None
         self._timer: Timer | None = None
@@ -275,14 +271,11 @@ class PlaygroundScreen(PromptScreen[None]):
             # Slices or classes changed (or first run): the thread converts the new generation of devices.
             self._epoch = epoch
             self._slices = self.model.current_slices()
-            self._index = None
         self._gen_at_kick = self.gen
-        self.evaluate(self.gen, self.editor.text, list(self.start.base), self.start.base_label, self._slices)
+        self.evaluate(self.gen, self.editor.text, list(self.start.base), self.start.base_label, self._slices, epoch)
 
     @work(exclusive=True, thread=True, group="cel-eval", description="evaluate the selector on every device")
-    def evaluate(self, gen: int, expression: str, base: list[str], base_label: str, slices) -> None:
-        from dragoman.fleet.cel.fleeteval import DeviceIndex
-
+    def evaluate(self, gen: int, expression: str, base: list[str], base_label: str, slices, epoch: int) -> None:
         worker = get_current_worker()
 
         def stale() -> bool:
@@ -290,17 +283,11 @@ class PlaygroundScreen(PromptScreen[None]):
             time.sleep(0)
             return worker.is_cancelled or self.gen != gen
 
-        cached = self._index
-        # The index is kept with the slices it converted: a cancelled evaluation of an older epoch still converting
-        # when the slices changed must neither be reused nor be stored over the newer one (the counts would stay on
-        # the old devices until the next change of slices).
-        index = cached[1] if cached is not None and cached[0] is slices else None
-        if index is None:
-            index = DeviceIndex(slices)
-            # With the conversion, not on the first keystroke that reads a name: which names devices publish.
-            index.published()
-            if self._slices is slices:
-                self._index = (slices, index)
+        # The model's one index of its devices (fleet/selectors.py), built here off the UI thread from the slices read
+        # on it; kept by the model only if its slices and classes have not changed meanwhile.
+        index = self.model.selectors.index(self.model, slices, epoch)
+        # With the conversion, not on the first keystroke that reads a name: which names devices publish.
+        index.published()
         if stale():
             return
         t0 = time.perf_counter()
