@@ -441,7 +441,10 @@ def _note(what: str, *values) -> None:
 def _cpu(tui: dict, stage: str) -> str:
     """The app's CPU time (all its threads) by that stage, beside the wall time: what the UI process itself spent."""
     cpu = tui.get(f"cpu_{stage}")
-    return f"; the app's CPU {cpu:.2f} s" if cpu is not None else ""
+    children = tui.get(f"cpu_children_{stage}") or 0.0
+    # The diagnosis runs in a forked child on the other core (tui/feed.py): its CPU is said beside the app's own.
+    beside = f" (+{children:.2f} s in its diagnosis child)" if children >= 0.005 else ""
+    return f"; the app's CPU {cpu:.2f} s{beside}" if cpu is not None else ""
 
 
 def _tui_figures(tui: dict, res: dict | None) -> list[Figure]:
