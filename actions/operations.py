@@ -18,7 +18,6 @@ plan applied from a file, a rollback record and a fresh plan send the same thing
 from __future__ import annotations
 
 import abc
-import asyncio
 import dataclasses
 import json
 from collections.abc import Callable
@@ -1035,18 +1034,15 @@ async def send(ctx: Context, step_id: str, op: Operation, *, label: str, dry_run
     answer's intent is then closed). A conflict, a 429 or a 5xx means another try after a backoff; anything else,
     or the last try, raises."""
     key = op.key(ctx.plan_id, step_id)
-    for attempt in range(WRITE_ATTEMPTS):
+
+    async def attempt(_n: int) -> None:
         obj = await op.read(ctx.cluster)
         if op.done(obj):
             close_dangling(ctx, key, step_id, op.record())
             return
-        try:
-            await write_once(ctx, step_id, op, op.request(ctx.cluster, obj), label=label, dry_run=dry_run)
-            return
-        except Exception as exc:
-            if not retryable(exc) or attempt == WRITE_ATTEMPTS - 1:
-                raise
-            await asyncio.sleep(backoff(exc, attempt))
+        await write_once(ctx, step_id, op, op.request(ctx.cluster, obj), label=label, dry_run=dry_run)
+
+    await retrying(attempt, attempts=WRITE_ATTEMPTS, retryable=retryable, wait=backoff)
 
 
 def close_dangling(ctx: Context, key: str, step_id: str, record: Change) -> None:

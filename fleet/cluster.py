@@ -144,6 +144,15 @@ def _drop(ahead: asyncio.Future | None) -> None:
         ahead.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
+class _AskAgain(Exception):
+    """A busy (429) or failing (5xx) answer to a request that is safe to repeat: backoff.retrying asks again after
+    `delay` seconds."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__(f"asked again in {delay:.2f} s")
+        self.delay = delay
+
+
 class ClusterError(UserError):
     """Talking to the cluster failed; the message is a sentence for the operator."""
 
@@ -649,16 +658,23 @@ class Cluster:
             and path not in ("/apis", "/api")
             else MAX_SMALL_BODY
         )
-        for attempt in range(READ_RETRIES + 1):
+
+        async def attempt(n: int) -> dict:
             resp = await self._send(method, path, query=query, body=body, content_type=content_type, timeout=t)
-            if not repeatable or resp.status not in RETRYABLE_STATUS or attempt == READ_RETRIES:
-                return await self._read(resp, method, path, limit, decoder)
-            # An API server that sheds load (429) or hiccups (5xx) is asked again, as client-go does, honouring
-            # Retry-After, rather than ending a migration on one busy moment.
-            delay = backoff.server_delay(resp.headers.get("Retry-After"), backoff.delay(attempt, 0.25, math.inf))
-            resp.release()
-            await asyncio.sleep(delay)
-        raise AssertionError("unreachable")
+            if repeatable and resp.status in RETRYABLE_STATUS and n < READ_RETRIES:
+                # An API server that sheds load (429) or hiccups (5xx) is asked again, as client-go does, honouring
+                # Retry-After, rather than ending a migration on one busy moment.
+                delay = backoff.server_delay(resp.headers.get("Retry-After"), backoff.delay(n, 0.25, math.inf))
+                resp.release()
+                raise _AskAgain(delay)
+            return await self._read(resp, method, path, limit, decoder)
+
+        return await backoff.retrying(
+            attempt,
+            attempts=READ_RETRIES + 1,
+            retryable=lambda exc: isinstance(exc, _AskAgain),
+            wait=lambda exc, _n: exc.delay if isinstance(exc, _AskAgain) else 0.0,
+        )
 
     async def get(self, path: str, **query: Any) -> dict:
         """GET of one path; when the path names one object (".../nodes/NAME", a subresource of one), the answer must be
