@@ -157,6 +157,12 @@ class Context:
         shaped: list[tuple[tuple[str, str], dict, str | None]] = []
         # The memos of `extended` and `steered`, asked directly: a call less for each of 150,000 pods.
         ext, steer = self._extended, self._steered
+        nodes = self.nodes
+
+        def bridge_capable(name: str) -> bool:
+            v = nodes.get(name)
+            return v is None or v.kubelet is None or v.bridge_capable  # an unknown version is given the benefit
+
         for item in self.m.objects["Pod"].items():
             pod = item[1]
             status = pod.get("status") or _EMPTY
@@ -164,10 +170,14 @@ class Context:
             if phase == "Succeeded":
                 continue  # terminal: no rule reads it
             spec = pod.get("spec") or _EMPTY
+            ercs = status.get("extendedResourceClaimStatus")
             if (
                 phase != "Running"
                 or not spec.get("nodeName")
-                or not status.get("extendedResourceClaimStatus")
+                # Placed through the bridge on a kubelet without it: it runs without the GPU (running-without-gpu).
+                or ercs
+                and not bridge_capable(spec["nodeName"])
+                or not ercs
                 # A projection asks for no extended resource (fleet/projection.py keeps such a pod whole), and most
                 # of the envelope's pods are projections: their requests need not be looked up.
                 and pod.__class__ is not Projection

@@ -61,6 +61,58 @@ def _device_plugin_held(status: dict) -> set[str]:
     return out
 
 
+def _running_without_gpu(ctx: Context, pk: tuple[str, str], pod: dict, v: NodeView, ercs: dict) -> Iterable[Finding]:
+    """A Running pod on a node with DRA devices that did not get the GPU it asked for, in one of two ways:
+    - the scheduler placed it through the bridge (its claim in status.extendedResourceClaimStatus) on a kubelet older
+      than the bridge: the real kubelet v1.35.4 admits it, never prepares the claim, and runs it without the GPU;
+    - it was placed by counting (no extendedResourceClaimStatus) and the node now advertises none of it, with no
+      device of the device plugin reported as given to it (a pod admitted while the plugin served keeps that GPU,
+      and a kubelet v1.37 names it in allocatedResourcesStatus)."""
+    m = ctx.m
+    node_name = v.name
+    # Only a node with DRA devices can run a pod without the GPUs it asked for: the requests are not read elsewhere
+    # (most running GPU pods are on device-plugin nodes).
+    reqs = ctx.extended(pod) if v.devices_gpu > 0 else {}
+    if not reqs:
+        return
+    bridged = {mp.get("resourceName") for mp in ercs.get("requestMappings") or ()}
+    node_line = (
+        f"node {node_name}: allocatable nvidia.com/gpu {v.allocatable_gpu}, {v.devices_gpu} DRA devices, "
+        f"kubelet {v.kubelet_version}"
+    )
+    if ercs:
+        too_old = v.kubelet is not None and not v.bridge_capable  # an unknown version is given the benefit
+        names = [k for k in reqs if k in bridged] if too_old else []
+        first = (
+            f"pod asks for {', '.join(f'{k}: {reqs[k]}' for k in names)}; the scheduler placed it through DRA "
+            f"(claim {ercs.get('resourceClaimName', '?')}), and a kubelet without the bridge never prepares that claim"
+        )
+    else:
+        status = pod.get("status") or {}
+        # A kubelet names the devices its device manager gave a container in allocatedResourcesStatus: a pod admitted
+        # while the device plugin served the node keeps that GPU after the plugin leaves or crashes (a real kubelet
+        # v1.37.2 shows it so), whatever allocatable says now.
+        held = _device_plugin_held(status)
+        allocatable = ((m.objects["Node"].get(("", node_name)) or {}).get("status") or {}).get("allocatable", {})
+        names = [
+            k
+            for k in reqs
+            if k not in held and m.class_serving(k) is not None and quantity.count(allocatable.get(k)) == 0
+        ]
+        first = f"pod asks for {', '.join(f'{k}: {reqs[k]}' for k in names)}; status has no extendedResourceClaimStatus"
+    if not names:
+        return
+    yield make_finding(
+        "running-without-gpu",
+        [pod_ref(pk), node_ref(node_name)],
+        f"pod {pk[0]}/{pk[1]} runs on DRA node {node_name} without the {', '.join(names)} it asked for",
+        [first, node_line] + ctx.events("Pod", *pk),
+        pool=v.pool,
+        node=node_name,
+        pod=f"{pk[0]}/{pk[1]}",
+    )
+
+
 def pod_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Finding]:
     """Why one pod is Pending, Failed, or Running without its GPU (nothing when none of these)."""
     m = ctx.m
@@ -96,45 +148,9 @@ def pod_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Findi
         v = ctx.nodes.get(node_name)
         if v is None:
             return
-        ercs = status.get("extendedResourceClaimStatus")
-        if phase == "Running" and not ercs:
-            # Only a node with DRA devices can run a pod without the GPUs it asked for: the requests are not read
-            # elsewhere (most running GPU pods are on device-plugin nodes).
-            reqs = ctx.extended(pod) if v.devices_gpu > 0 else {}
-            # A kubelet names the devices its device manager gave a container in allocatedResourcesStatus: a pod
-            # admitted while the device plugin served the node keeps that GPU after the plugin leaves or crashes
-            # (a real kubelet v1.37.2 shows it so), whatever allocatable says now.
-            held = _device_plugin_held(status)
-            dra_names = [
-                k
-                for k in reqs
-                if k not in held
-                and m.class_serving(k) is not None
-                and quantity.count(
-                    ((m.objects["Node"].get(("", node_name)) or {}).get("status") or {}).get("allocatable", {}).get(k)
-                )
-                == 0
-            ]
-            if dra_names:
-                yield make_finding(
-                    "running-without-gpu",
-                    [pod_ref(pk), node_ref(node_name)],
-                    f"pod {pk[0]}/{pk[1]} runs on DRA node {node_name} without the {', '.join(dra_names)} it asked for",
-                    [
-                        (
-                            f"pod asks for {', '.join(f'{k}: {reqs[k]}' for k in dra_names)}; status has no "
-                            "extendedResourceClaimStatus"
-                        ),
-                        (
-                            f"node {node_name}: allocatable nvidia.com/gpu {v.allocatable_gpu}, {v.devices_gpu} "
-                            f"DRA devices, kubelet {v.kubelet_version}"
-                        ),
-                    ]
-                    + ctx.events("Pod", *pk),
-                    pool=v.pool,
-                    node=node_name,
-                    pod=f"{pk[0]}/{pk[1]}",
-                )
+        ercs = status.get("extendedResourceClaimStatus") or {}
+        if phase == "Running":
+            yield from _running_without_gpu(ctx, pk, pod, v, ercs)
         elif phase == "Pending" and (m.pod_claims(pod)):
             driver_ok = any(p.running and p.ready for p in v.dra_driver)
             if not driver_ok:

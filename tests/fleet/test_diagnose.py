@@ -925,3 +925,19 @@ def test_a_pod_holding_a_device_plugin_gpu_does_not_run_without_it():
     # A claim's entry is not the device plugin's: the pod without its GPU is still found.
     held["status"]["containerStatuses"][0]["allocatedResourcesStatus"][0]["name"] = "claim:x/y"
     assert ("running-without-gpu", P("held")) in keys(base() + [held])
+
+
+def test_a_bridged_pod_on_a_kubelet_without_the_bridge_runs_without_its_gpu():
+    """What the real kubelet v1.35.4 does (tests/controlplane/test_real_kubelets_demo.py): it admits a pod the
+    scheduler placed through DRA and runs it without the GPU, its claim never prepared. The pod's status does carry
+    extendedResourceClaimStatus (the scheduler writes it), so that is no sign of a bridge-less kubelet."""
+    objs = replace(base(), "Node", "h100-pool-1", _kubelet("v1.35.6")) + [
+        pod("b", gpus=1, node_name="h100-pool-1", ercs=ERCS),
+        claim("b-extended-resources-1", allocated=[("h100-pool-1", "gpu-0")], reserved_for="b", bridge_for="b"),
+    ]
+    found = [f for f in diagnose(model_of(*objs)) if f.id == "running-without-gpu"]
+    assert [f.objects[0] for f in found] == [P("b")]
+    assert "a kubelet without the bridge never prepares that claim" in found[0].evidence[0]
+    # The same pod on a kubelet with the bridge has its GPU.
+    fine = base() + objs[len(base()) :]
+    assert not [f for f in diagnose(model_of(*fine)) if f.id == "running-without-gpu"]
