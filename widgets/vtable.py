@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -389,6 +390,13 @@ class VTable(ScrollView, can_focus=True):
             if n > widths[i]:
                 mx = self.columns[i].max_width
                 widths[i] = min(n, mx) if mx else n
+
+    def build_some(self, n: int) -> int:
+        """Build up to `n` lazy rows (a filter is about to read them all); returns how many are left to build."""
+        for key in list(itertools.islice(self._unbuilt, n)):
+            if key in self._unbuilt:  # a neighbour built with an earlier one is done already
+                self._build(key)
+        return len(self._unbuilt)
 
     def sample_widths(self, n: int = WIDTH_SAMPLE) -> None:
         """Build up to `n` lazy rows spread over the order (the first ones among them), so the columns start about as

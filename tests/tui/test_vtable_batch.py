@@ -151,3 +151,17 @@ def test_lazy_rows_read_as_rows_set_whole(ops):
     assert _seen(lazy) == _seen(plain)
     assert [lazy.facets(k) for k in lazy.keys()] == [plain.facets(k) for k in plain.keys()]
     assert not lazy.unbuilt or lazy._filter is None
+
+
+def test_build_some_builds_lazy_rows_a_slice_at_a_time() -> None:
+    """What the filter prompt does while the operator types: lazy rows built a few at a time until none is left, each
+    with its source's cells."""
+    rows = {k: (("a", "b", "c")[k % 3], f"x{k}") for k in range(100)}
+    t = _table()
+    t.set_source(lambda key: [(key, rows[key], {"n": key})])
+    for k, row in rows.items():
+        t.set_lazy(k, (row[0], k))
+    assert t.unbuilt == 100
+    assert t.build_some(30) == 70
+    assert t.build_some(1000) == 0
+    assert [t.row(k) for k in t.keys()] == [rows[k] for k in sorted(rows, key=lambda k: (rows[k][0], k))]

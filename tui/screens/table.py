@@ -23,6 +23,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 POPULATE_CHUNK = 2000  # rows set between yields, so keys keep flowing while a 40,000-row view fills
+PREBUILD_CHUNK = 500  # lazy rows built per turn of the loop once the filter prompt opens
 LAZY_CHUNK = 20_000  # rows placed by key (set_lazy, ~2 µs each) between yields: each yield may draw a frame
 
 
@@ -253,21 +254,22 @@ class TableScreen(PromptScreen[None]):
         tone = "$text-success" if shown else "$text-error"
         return f"[{tone}]{shown} of {total} rows match[/] · enter applies · esc restores the previous filter"
 
-    def _build_all(self) -> None:
-        """Every row's cells at once (a filter reads them all): one pass of the view, cheaper than row by row."""
-        table = self.table
-        table.begin_batch()
-        try:
-            for key, cells, facets in self.view.all_rows(self.fleet):
-                table.set_row(key, cells, facets)
-        finally:
-            table.end_batch()
+    def action_filter(self) -> None:
+        super().action_filter()
+        if self.table.unbuilt:
+            # A filter reads every row: build the rest while the operator types (a slice per turn of the loop, so
+            # the keys go through), rather than all at the first key.
+            self.run_worker(self._prebuild(), exclusive=True, group="prebuild", description="build rows")
+
+    async def _prebuild(self) -> None:
+        while self.table.build_some(PREBUILD_CHUNK):
+            await asyncio.sleep(0)
 
     def set_filter(self, text: str) -> None:
         self.filter_text = text
         self._row_filter = parse_filter(text)
         if self._row_filter is not None and self.table.unbuilt:
-            self._build_all()
+            self.table.build_some(self.table.unbuilt)  # what the prompt's head start has not built yet
         self.table.set_filter(self._row_filter)
         self._update_empty()
         self.refresh_summary()
