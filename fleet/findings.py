@@ -248,6 +248,15 @@ CATALOGUE: dict[str, CatalogueEntry] = {
             "a partition that still fits.",
         ),
         CatalogueEntry(
+            "pending-constraint",
+            ERROR,
+            "pods",
+            "Each request of a pending pod has devices, but no combination on one node satisfies its claim's "
+            "constraints",
+            "Relax {constraint} in {subject} (ask for fewer devices, or drop the constraint), or free devices on one "
+            "node that satisfy it together.",
+        ),
+        CatalogueEntry(
             "pending-capacity",
             ERROR,
             "pods",

@@ -36,6 +36,7 @@ MERGED_PER_WORKLOAD = (
     "failed-admission",
     "pending-device-taint",
     "pending-counters",
+    "pending-constraint",
     "pending-capacity",
     "pending-first-available",
     "claim-missing",

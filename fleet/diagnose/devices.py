@@ -451,6 +451,150 @@ def excluded_findings(
         return
 
 
+def _pod_claims(ctx: Context, pod: dict, reqs: dict[str, int], claims: dict) -> list[dict]:
+    """The claims the scheduler allocates together for this pod: its claims (a template's as the claim it would make)
+    and, for extended resources a DeviceClass serves, the bridge's <extended-resources> claim."""
+    from dragoman.fleet.k8s.allocator import extended_resources_claim
+
+    m = ctx.m
+    pk = key_of(pod)
+    wanted: list[dict] = []
+    for oref, cspec in claims.values():
+        obj = m.objects["ResourceClaim"].get(oref[1:]) if oref[0] == "ResourceClaim" else None
+        wanted.append(obj or {"metadata": {"namespace": oref[1], "name": f"{pk[1]}-{oref[2]}"}, "spec": cspec})
+    ext = {r: n for r, n in reqs.items() if m.class_serving(r) is not None}
+    if ext:
+
+        def class_for(resource: str) -> dict | None:
+            name = m.class_serving(resource)
+            c = ctx.classes.get(name) if name else None
+            return c.raw if c is not None else None
+
+        made = extended_resources_claim(pod, ext, class_for)
+        if made is not None:
+            wanted.append(made[0])
+    return wanted
+
+
+def _constraint_words(a, explained: list, claim: str, constraint: dict) -> str | None:
+    """Why one constraint of `claim` cannot be met on a node from the devices its requests could each take (the
+    allocator's candidates): None when these candidates could meet it alone."""
+    from dragoman.fleet.k8s.allocator import RequestExplanation
+
+    match = constraint.get("matchAttribute")
+    distinct = constraint.get("distinctAttribute")
+    attr = str(match or distinct or "")
+    if not attr:
+        return None
+    names = [str(r) for r in constraint.get("requests") or ()]
+    per_request: dict[str, tuple[int, set]] = {}
+    for rq in explained:
+        assert isinstance(rq, RequestExplanation)
+        base = rq.request.split("/", 1)[0]
+        if rq.claim != claim or (names and base not in names and rq.request not in names):
+            continue
+        # A firstAvailable request: the fewest devices any subrequest wants, from every subrequest's candidates.
+        count, devs = per_request.get(base, (rq.count, set()))
+        per_request[base] = (min(count, rq.count), devs | {c.device for c in rq.candidates})
+    if not per_request:
+        return None
+    needed = sum(c for c, _ in per_request.values())
+    usable = set().union(*(d for _, d in per_request.values()))
+    values: Counter = Counter()
+    lacking = 0
+    for did in usable:
+        dev = a.inventory.device(did)
+        got = dev.attribute(attr) if dev is not None else None
+        if got is None:
+            lacking += 1
+        else:
+            values[got] += 1
+    reqs = ", ".join(sorted(per_request))
+    lack = f"; {lacking} lack it" if lacking else ""
+    if match:
+        top = max(values.values(), default=0)
+        if top >= needed:
+            return None
+        return (
+            f"{needed} devices of request {reqs} must share {attr}; the {len(usable)} it could take have "
+            f"{len(values)} different values, at most {top} share one{lack}"
+        )
+    if len(values) >= needed:
+        return None
+    return (
+        f"{needed} devices of request {reqs} must each have a different {attr}; the {len(usable)} it could take "
+        f"have {len(values)}{lack}"
+    )
+
+
+def constraint_findings(
+    ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int], claims: dict, nodes: list[str], limit: int = 8
+) -> Iterable[Finding]:
+    """pending-constraint: each request of the pod's claims has enough devices it could take on the nodes where it
+    fits by the counts, yet the allocator finds no allocation because of a claim's matchAttribute/distinctAttribute:
+    the finding names the constraint and, per node, why no combination satisfies it."""
+    if not nodes or not any((cspec.get("devices") or {}).get("constraints") for _, cspec in claims.values()):
+        return
+    m = ctx.m
+    wanted = _pod_claims(ctx, pod, reqs, claims)  # the pod's claims first, in `claims`' order
+    constrained = [
+        (oref, cspec, "{}/{}".format(*key_of(obj)))
+        for (oref, cspec), obj in zip(claims.values(), wanted, strict=False)
+        if (cspec.get("devices") or {}).get("constraints")
+    ]
+    a = _allocator(ctx)
+    why: dict[tuple, list[str]] = defaultdict(list)  # (claim ref, constraint text) -> per-node lines
+    together: list[str] = []
+    judged = 0
+    for n in nodes[:limit]:
+        node = m.objects["Node"].get(("", n))
+        if node is None:
+            continue
+        ex = a.explain(node, wanted)
+        if ex.error or ex.unusable_pools:
+            return
+        if ex.outcome is not None and ex.outcome.ok:
+            return  # it fits there: something else keeps it Pending
+        if not all(rq.satisfiable_alone for rq in ex.requests):
+            return  # a request lacks devices on its own: the counts' findings say why
+        judged += 1
+        explained = False
+        for oref, cspec, claim in constrained:
+            for con in (cspec.get("devices") or {}).get("constraints") or ():
+                words = _constraint_words(a, ex.requests, claim, con)
+                if words is None:
+                    continue
+                kind = "matchAttribute" if con.get("matchAttribute") else "distinctAttribute"
+                text = f"{kind} {con.get('matchAttribute') or con.get('distinctAttribute')}"
+                why[(oref, text)].append(f"node {n}: {words}")
+                explained = True
+        if not explained:
+            together.append(f"node {n}: each constraint could be met alone, not all of them together")
+    if not judged:
+        return
+    pname = f"{pk[0]}/{pk[1]}"
+    if why:
+        (oref, text), lines = next(iter(why.items()))
+        subject = _obj_text(oref)
+    else:
+        oref, text, lines = constrained[0][0], "its constraints", together
+        subject = _obj_text(oref)
+    rest = judged - len(lines)
+    yield make_finding(
+        "pending-constraint",
+        [pod_ref(pk), oref],
+        f"pod {pname} waits: no devices on one node satisfy {text} of {subject} together",
+        lines[:4]
+        + ([f"… and {len(lines) - 4} more node(s) alike"] if len(lines) > 4 else [])
+        + ([f"{rest} other node(s) fail for another constraint"] if rest > 0 and why else [])
+        + [f"on {plural(judged, 'node')} where each request alone has enough devices it could take"]
+        + ctx.events("Pod", *pk),
+        constraint=text,
+        subject=subject,
+        pod=pname,
+    )
+
+
 def _allocator(ctx: Context):
     """The scheduler's allocator (fleet/k8s/allocator.py) over this fleet's slices, rules, classes and claims: built
     once per diagnosis."""
@@ -472,30 +616,13 @@ def node_reasons(
     """What kube-scheduler's "cannot allocate all claims" means on each of the first nodes, in dragoman's words: the
     allocator's why-not for the pod's claims (a template's as the claim it would make, the bridge's extended-resource
     claim) on that node."""
-    from dragoman.fleet.k8s.allocator import extended_resources_claim
-
     m = ctx.m
-    pk = key_of(pod)
     key = (tuple(sorted(reqs.items())), tuple(sorted(o for o, _ in claims.values())), tuple(nodes[:limit]))
     if not claims:
         hit = ctx.allocator_cache.get(key)
         if hit is not None:
             return hit
-    wanted: list[dict] = []
-    for oref, cspec in claims.values():
-        obj = m.objects["ResourceClaim"].get(oref[1:]) if oref[0] == "ResourceClaim" else None
-        wanted.append(obj or {"metadata": {"namespace": oref[1], "name": f"{pk[1]}-{oref[2]}"}, "spec": cspec})
-    ext = {r: n for r, n in reqs.items() if m.class_serving(r) is not None}
-    if ext:
-
-        def class_for(resource: str) -> dict | None:
-            name = m.class_serving(resource)
-            c = ctx.classes.get(name) if name else None
-            return c.raw if c is not None else None
-
-        made = extended_resources_claim(pod, ext, class_for)
-        if made is not None:
-            wanted.append(made[0])
+    wanted = _pod_claims(ctx, pod, reqs, claims)
     out: list[str] = []
     if wanted:
         a = _allocator(ctx)

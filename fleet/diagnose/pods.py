@@ -12,7 +12,7 @@ from dragoman.fleet import ownership as own
 from dragoman.fleet import placement
 from dragoman.fleet.cel_explain import NearMiss, short_clause, suggestions
 from dragoman.fleet.diagnose.context import CLAIM_QUOTA, Context, node_ref, plural, pod_ref
-from dragoman.fleet.diagnose.devices import claim_findings, excluded_findings, filter_timeout
+from dragoman.fleet.diagnose.devices import claim_findings, constraint_findings, excluded_findings, filter_timeout
 from dragoman.fleet.diagnose.selectors import excluding_miss, pod_claim_specs
 from dragoman.fleet.findings import Finding, ObjectRef, make_finding
 from dragoman.fleet.k8s import quantity
@@ -315,6 +315,11 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
         timed_out = list(filter_timeout(ctx, pk, pod))
         if timed_out:
             yield from timed_out
+            return
+        # A claim's constraints may leave no combination of the devices each request could take (the search).
+        constrained = list(constraint_findings(ctx, pk, pod, reqs, claims, [v.name for v in fit_free]))
+        if constrained:
+            yield from constrained
             return
         # The scheduler can place it; what can still stop it is quota on the claim it must create.
         for res, n in reqs.items():

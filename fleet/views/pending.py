@@ -36,6 +36,7 @@ POD_FINDINGS = {
     # What v1.37's DRA features do to a pod (fleet/diagnose/devices.py).
     "pending-device-taint",
     "pending-counters",
+    "pending-constraint",
     "pending-capacity",
     "pending-first-available",
     "binding-pending",

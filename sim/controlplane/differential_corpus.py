@@ -560,6 +560,36 @@ def api_requests() -> list[Request]:
             "/apis/resource.k8s.io/v1/resourceslices",
             {**slice_, "metadata": {"name": "diff-slice-2"}, "spec": {**slice_["spec"], "nodeName": None}},
         ),
+        # Counter set and counter names are DNS labels: v1.37.2 refused the demo's `memorySlice0` (the simulator took
+        # it). One bad name per request: Go's map order would shuffle two of them.
+        R(
+            "slices: a shared counter name that is not a DNS label",
+            "POST",
+            "/apis/resource.k8s.io/v1/resourceslices",
+            {
+                **slice_,
+                "metadata": {"name": "diff-counters"},
+                "spec": {
+                    **{k: v for k, v in slice_["spec"].items() if k != "devices"},
+                    "sharedCounters": [{"name": "gpu-0-counter-set", "counters": {"memorySlice0": {"value": "1"}}}],
+                },
+            },
+        ),
+        R(
+            "slices: a consumed counter set name that is not a DNS label",
+            "POST",
+            "/apis/resource.k8s.io/v1/resourceslices",
+            {
+                **slice_,
+                "metadata": {"name": "diff-consumer"},
+                "spec": {
+                    **slice_["spec"],
+                    "devices": [
+                        {"name": "d0", "consumesCounters": [{"counterSet": "gpu_0", "counters": {"c": {"value": "1"}}}]}
+                    ],
+                },
+            },
+        ),
         R("slices: delete", "DELETE", "/apis/resource.k8s.io/v1/resourceslices/diff-slice"),
         # --- workloads, budgets, quota, events
         R("quota: create", "POST", f"/api/v1/namespaces/{NS}/resourcequotas", quota),

@@ -220,6 +220,13 @@ def _unhealthy_case():
     return base() + [p, c]
 
 
+def _constraint_case():
+    """Two GPUs that must share a uuid: each node has free GPUs enough, no two share one."""
+    c = claim("pair", count=2)
+    c["spec"]["devices"]["constraints"] = [{"requests": ["gpu"], "matchAttribute": "gpu.nvidia.com/uuid"}]
+    return base() + [c, _claim_pod("pair", "pair")]
+
+
 TIMED_OUT = {
     "type": "PodScheduled",
     "status": "False",
@@ -256,6 +263,7 @@ CASES = {
         {("class-missing", P("nocls")), READERS},
     ),
     "admin-access-forbidden": (_admin_case, {("admin-access-forbidden", P("monitor")), READERS}),
+    "pending-constraint": (_constraint_case, {("pending-constraint", P("pair")), READERS}),
     "filter-timeout": (
         lambda: base() + [pod("slow", gpus=1) | {"status": {"phase": "Pending", "conditions": [TIMED_OUT]}}],
         {("filter-timeout", P("slow")), READERS},

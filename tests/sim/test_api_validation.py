@@ -504,3 +504,41 @@ def test_malformed_input_does_not_raise():
     assert validate_object(
         "deviceclasses", {"metadata": {"name": "d"}, "spec": {"selectors": [{"cel": {"expression": 5}}]}}, None
     )
+
+
+def test_counter_set_and_counter_names_are_dns_labels():
+    """kube-apiserver v1.37.2 refused the demo's dynamic-MIG slices (`memorySlice0`) while the simulator took them:
+    counter set names and counter names (shared and consumed) are short names (validateCounterSet,
+    validateDeviceCounterConsumption; the map's key errors name the map)."""
+    label = "a lowercase RFC 1123 label must consist of"
+    counters = copy.deepcopy(SLICE)
+    counters["metadata"]["name"] = "n1-counters"
+    del counters["spec"]["devices"]
+    counters["spec"]["sharedCounters"] = [{"name": "gpu-0-counter-set", "counters": {"memorySlice0": {"value": "1"}}}]
+    got = causes("resourceslices", counters)
+    assert [(f, r) for f, r, _ in got] == [("spec.sharedCounters[0].counters", "FieldValueInvalid")]
+    assert got[0][2].startswith(f'Invalid value: "memorySlice0": {label}')
+    counters["spec"]["sharedCounters"] = [{"name": "Set_0", "counters": {}}, {"name": "Set_0", "counters": {"a": {}}}]
+    assert [(f, r) for f, r, _ in causes("resourceslices", counters)] == [
+        ("spec.sharedCounters[0].name", "FieldValueInvalid"),
+        ("spec.sharedCounters[0].counters", "FieldValueRequired"),
+        ("spec.sharedCounters[1].name", "FieldValueInvalid"),
+        ("spec.sharedCounters[1]", "FieldValueDuplicate"),
+    ]
+    counters["spec"]["sharedCounters"] = [{"name": "memory-slices", "counters": {"memory-slice-0": {"value": "1"}}}]
+    assert causes("resourceslices", counters) == []
+
+    consumer = copy.deepcopy(SLICE)
+    consumer["spec"]["devices"][0]["consumesCounters"] = [
+        {"counterSet": "gpu_0", "counters": {"memory-slice-0": {"value": "1"}}}
+    ]
+    got = causes("resourceslices", consumer)
+    assert [(f, r) for f, r, _ in got] == [("spec.devices[0].consumesCounters[0].counterSet", "FieldValueInvalid")]
+    consumer["spec"]["devices"][0]["consumesCounters"] = [
+        {"counterSet": "gpu-0", "counters": {"memorySlice0": {"value": "1"}}}
+    ]
+    got = causes("resourceslices", consumer)
+    assert [(f, r) for f, r, _ in got] == [("spec.devices[0].consumesCounters[0].counters", "FieldValueInvalid")]
+    three = [{"counterSet": f"s-{i}", "counters": {"c": {"value": "1"}}} for i in range(3)]
+    consumer["spec"]["devices"][0]["consumesCounters"] = three
+    assert causes("resourceslices", consumer)[0][:2] == ("spec.devices[0].consumesCounters", "FieldValueTooMany")

@@ -95,6 +95,49 @@ MAX_DRIVER_NAME = 63
 MAX_POOL_NAME = 253
 
 
+MAX_COUNTER_SETS = 8  # resource.ResourceSliceMaxCounterSets
+MAX_COUNTERS_PER_SET = 32  # ResourceSliceMaxCountersPerCounterSet, ResourceSliceMaxCountersPerDeviceCounterConsumption
+MAX_COUNTER_CONSUMPTIONS = 2  # ResourceSliceMaxDeviceCounterConsumptionsPerDevice
+
+
+def _short_name_errors(value: str, path: str) -> list[dict]:
+    """+k8s:format=k8s-short-name (validate.ShortName: content.IsDNS1123Label, its length in bytes): counter set and
+    counter names. kube-apiserver v1.37.2 refuses `memorySlice0`."""
+    errs = [m.replace("63 characters", "63 bytes") for m in dns1123_label_errors(value)]
+    return [invalid(path, value, m) for m in errs]
+
+
+def _counters_errors(counters: Any, path: str) -> list[dict]:
+    """A counter map (a set's, or what a device consumes of one): required, at most 32, each key a short name (the
+    error names the map, not the key: validate.EachMapKey), each value a quantity."""
+    if not isinstance(counters, dict) or not counters:
+        return [required(path, "")]
+    if len(counters) > MAX_COUNTERS_PER_SET:
+        return [too_many(path, len(counters), MAX_COUNTERS_PER_SET)]
+    errs: list[dict] = []
+    for key in counters:
+        errs += _short_name_errors(str(key), path)
+    return errs
+
+
+def _counter_set_errors(counter_set: Any, path: str) -> list[dict]:
+    """validateCounterSet: a name that is a DNS label, and its counters."""
+    if not isinstance(counter_set, dict):
+        return [invalid(path, counter_set, "must be an object")]
+    name = counter_set.get("name")
+    errs = [required(f"{path}.name", "")] if not name else _short_name_errors(str(name), f"{path}.name")
+    return errs + _counters_errors(counter_set.get("counters"), f"{path}.counters")
+
+
+def _counter_consumption_errors(consumption: Any, path: str) -> list[dict]:
+    """validateDeviceCounterConsumption: the counter set named as a DNS label, and the counters it takes."""
+    if not isinstance(consumption, dict):
+        return [invalid(path, consumption, "must be an object")]
+    cset = consumption.get("counterSet")
+    errs = [required(f"{path}.counterSet", "")] if not cset else _short_name_errors(str(cset), f"{path}.counterSet")
+    return errs + _counters_errors(consumption.get("counters"), f"{path}.counters")
+
+
 @functools.lru_cache(maxsize=4096)
 def _compile_result(expression: str) -> tuple[str, str, str] | None:
     """None when the expression compiles; else (kind, detail, reason) with the real API server's detail text."""
@@ -502,6 +545,17 @@ def _device_errors(device: Any, path: str) -> list[dict]:
             errs.append(not_supported(f"{path}.taints[{i}].effect", effect, ["NoExecute", "NoSchedule", "None"]))
         if not (taint or {}).get("key"):
             errs.append(required(f"{path}.taints[{i}].key", ""))
+    consumes = _list(device.get("consumesCounters"))
+    if len(consumes) > MAX_COUNTER_CONSUMPTIONS:
+        errs.append(too_many(f"{path}.consumesCounters", len(consumes), MAX_COUNTER_CONSUMPTIONS))
+    else:
+        seen: set[str] = set()
+        for i, c in enumerate(consumes):
+            errs += _counter_consumption_errors(c, f"{path}.consumesCounters[{i}]")
+            cset = c.get("counterSet") if isinstance(c, dict) else None
+            if cset and cset in seen:
+                errs.append(duplicate(f"{path}.consumesCounters[{i}]", cset))
+            seen.add(cset)
     return errs
 
 
@@ -567,8 +621,16 @@ def _slice_errors(obj: dict, old: dict | None) -> list[dict]:
         if name in seen:
             errs.append(duplicate(f"spec.devices[{i}].name", name))
         seen.add(name)
-    if len(counters) > 8:
-        errs.append(too_many("spec.sharedCounters", len(counters), 8))
+    if len(counters) > MAX_COUNTER_SETS:
+        errs.append(too_many("spec.sharedCounters", len(counters), MAX_COUNTER_SETS))
+    else:
+        names: set[str] = set()
+        for i, cs in enumerate(counters):
+            errs += _counter_set_errors(cs, f"spec.sharedCounters[{i}]")
+            cname = cs.get("name") if isinstance(cs, dict) else None
+            if cname and cname in names:
+                errs.append(duplicate(f"spec.sharedCounters[{i}]", cname))
+            names.add(cname)
     if old is not None:
         old_spec = old.get("spec") or {}
         for key, path in (("driver", "spec.driver"), ("nodeName", "spec.nodeName")):

@@ -382,11 +382,27 @@ def _v137(f: Fleet) -> None:
     lab_pod("eval-orphan", claims=[("gpu", "eval-shared-gpu")], finding="claim-missing", status=[])
     verdict(lab_pod("tpu-probe", claims=[("tpu", "tpu-probe")], finding="class-missing"))
     _lab_claim(d, "tpu-probe", ns, [{"name": "tpu", "exactly": _exactly("tpu.example.com")}], created=at)
-    # Two A100s on one PCIe root, from a pool whose GPUs each have their own: the counts say it fits, the search for a
-    # pair found none before the scheduler's DRA filter gave up (its timeout).
+    # Two A100s on one PCIe root, from a pool whose GPUs each have their own: the counts say it fits, the allocator's
+    # search finds no pair (the scheduler only says "cannot allocate all claims").
+    verdict(
+        lab_pod(
+            "sweep-pcie",
+            claims=[("gpus", "sweep-pcie")],
+            finding="pending-constraint",
+            selector=pool_selector("a100-serve"),
+        )
+    )
+    sweep = _lab_claim(
+        d, "sweep-pcie", ns, [{"name": "gpus", "exactly": _exactly("gpu.nvidia.com", A100_80, count=2)}], created=at
+    )
+    sweep["spec"]["devices"]["constraints"] = [
+        {"requests": ["gpus"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}
+    ]
+    # The scheduler's DRA filter giving up (its 10 s timeout) on a wider search of the same kind: pinned as the
+    # scheduler writes it (what it said wins over dragoman's reading of the constraint).
     lab_pod(
-        "sweep-pcie",
-        claims=[("gpus", "sweep-pcie")],
+        "sweep-nvlink",
+        claims=[("gpus", "sweep-nvlink")],
         finding="filter-timeout",
         status=unschedulable_condition(
             "0/27 nodes are available: 4 timed out trying to allocate devices, 23 node(s) didn't match Pod's node "
@@ -395,10 +411,10 @@ def _v137(f: Fleet) -> None:
         ),
         selector=pool_selector("a100-serve"),
     )
-    sweep = _lab_claim(
-        d, "sweep-pcie", ns, [{"name": "gpus", "exactly": _exactly("gpu.nvidia.com", A100_80, count=2)}], created=at
+    wide = _lab_claim(
+        d, "sweep-nvlink", ns, [{"name": "gpus", "exactly": _exactly("gpu.nvidia.com", A100_80, count=4)}], created=at
     )
-    sweep["spec"]["devices"]["constraints"] = [
+    wide["spec"]["devices"]["constraints"] = [
         {"requests": ["gpus"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}
     ]
 
@@ -409,6 +425,7 @@ STORIES: tuple[Story, ...] = (
         "v1.37",
         (
             "pending-counters",
+            "pending-constraint",
             "device-taint-eviction",
             "device-unhealthy",
             "pending-capacity",
