@@ -17,10 +17,12 @@ COLUMNS = (
     ("pool", "POOL", 6, 22),
     ("node", "NODE", 10, 48),
     ("device", "DEVICE", 5, 16),
+    # What the device is doing now comes right after its name: at 120 columns it is on the first screen (it was last,
+    # past the sideways scroll, so a tainted or counter-blocked device read as any other).
+    ("claim", "STATE", 5, 64),
     ("type", "TYPE", 3, 8),
     ("product", "PRODUCT", 6, 26),
-    ("memory", "MEMORY", 4, 8),
-    ("claim", "STATE", 5, None),
+    ("memory", "MEMORY", 4, None),
 )
 
 
@@ -49,10 +51,10 @@ def device_row(
         node_pool or "—",
         d.node or "(network)",
         d.name,
+        _state_cell(claim, state),
         str(d.type or "—"),
         str(d.attribute("productName") or "—"),
         str(mem or "—"),
-        _state_cell(claim, state),
     )
 
 

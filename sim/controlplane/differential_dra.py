@@ -6,10 +6,10 @@ Each scenario is self-contained: its own driver (so its DeviceClass selects only
 on the behaviour cases' joined node (node-local slices, `allNodes` and `nodeSelector` network slices, per-device node
 selection), a mix of what v1.37.2 turns on by default — devices tainted by the slice or by a DeviceTaintRule
 (NoSchedule: eviction is another controller's business), partitions sharing a counter set, shared devices with
-consumable capacity and request policies, `firstAvailable`, `All`, tolerations, matchAttribute/distinctAttribute —
-and one to three pods, created one after the other (each waits until the scheduler decided), so the later ones meet
-what the earlier ones hold. Devices with binding conditions nobody sets: the pod is reserved and nominated, and waits
-unbound in PreBind on both sides.
+consumable capacity and request policies, `firstAvailable`, `All`, tolerations, matchAttribute/distinctAttribute,
+admin access — and one to three pods, created one after the other (each waits until the scheduler decided), so the
+later ones meet what the earlier ones hold. Devices with binding conditions nobody sets: the pod is reserved and
+nominated, and waits unbound in PreBind on both sides.
 
 Scenarios come from a seed: `DRAGOMAN_DRA_SCENARIOS` (default 24, CI-sized) and `DRAGOMAN_DRA_SEED` pick them; a
 larger run by hand is `DRAGOMAN_DRA_SCENARIOS=300 dragoman controlplane diff --case 'DRA scheduler*'`.
@@ -120,6 +120,16 @@ def scenario(i: int, seed: int) -> dict:
     claims: list[dict] = []
     for p in range(rng.randrange(1, 4)):
         claims.append(_claim(rng, i, p, kind))
+    # A monitoring claim with admin access first, in about a quarter of the scenarios (its own random stream, so the
+    # rest of the scenario is the one it always was): it sees its devices without holding them, so the pods after it
+    # are placed as if it were not there (the namespace carries resource.kubernetes.io/admin-access=true).
+    admin = random.Random(seed * 7_919 + i)
+    if admin.random() < 0.25:
+        first = claims[0]["spec"]["devices"]["requests"]
+        for req in first:
+            if "exactly" in req:
+                req["exactly"]["adminAccess"] = True
+                req["exactly"].pop("capacity", None)
     return {"index": i, "kind": kind, "class": cls, "slices": slices, "rules": rules, "claims": claims}
 
 
