@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import getpass
-import re
 import socket
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
@@ -28,16 +27,6 @@ def operator(cluster: Any) -> dict:
     except Exception:  # noqa: BLE001 - no login name in some containers
         local = "unknown"
     return {"name": f"{local}@{socket.gethostname()}", "kubeUser": cluster.user, "context": cluster.context_name}
-
-
-def looks_like_production(context: str, server: str, patterns: tuple[str, ...]) -> bool:
-    """A context whose name or server matches one of the patterns (word parts: `prod` matches `ml-prod`, not
-    `product`)."""
-    for p in patterns:
-        rx = re.compile(rf"(^|[^a-z0-9]){re.escape(p.lower())}([^a-z0-9]|$)")
-        if rx.search(context.lower()) or rx.search(server.lower()):
-            return True
-    return False
 
 
 async def pool_nodes(cluster: Any, pool: str, pool_label: str | None) -> tuple[str, list[dict]]:

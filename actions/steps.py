@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from dragoman.actions.confirm import PROD_PATTERNS
 from dragoman.fleet.backoff import delay as doubling
 from dragoman.fleet.backoff import server_delay
 from dragoman.fleet.cluster import ApiError, Unreachable
@@ -218,7 +219,7 @@ class Options:
     wait_for_jobs: float = 0.0  # seconds to let Job pods finish before evicting them; 0: evict at once
     force_pods: tuple[str, ...] = ()  # "ns/name" deleted without eviction, only when named
     lease_seconds: int = 60
-    prod_patterns: tuple[str, ...] = ("prod", "prd", "live")
+    prod_patterns: tuple[str, ...] = PROD_PATTERNS
     # The ownership switch (issue 9).
     accept_capacity_change: bool = False
     canary_image: str = ""

@@ -300,11 +300,19 @@ async def test_tiers_class_yaml_save_dry_run_and_apply_are_audited(tmp_path, mon
         assert not sim.request_log.writes()
         assert sim.store.get("deviceclasses", None, "h100-only") is None
 
-        # Apply: confirmation (Cancel focused), then the write and its audit records.
+        # Apply: the one confirmation gate (actions/confirm.py) as the wizard has it. Under a production-looking context
+        # its name must be typed exactly: Apply stays disabled until then.
+        app.feed.info.context = "gke_acme_us-central1_ml-prod"
         await pilot.press("ctrl+g")
-        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmScreen", 10, "confirmation")
-        assert app.screen.focused.id == "no"
-        await pilot.press("y")
+        await wait_for(pilot, lambda: app.screen.__class__.__name__ == "ConfirmWriteScreen", 10, "confirmation")
+        assert [w for _p, w in app.screen.typed] == ["gke_acme_us-central1_ml-prod"]
+        assert app.screen.focused.id == "typed-0" and app.screen.query_one("#confirm").disabled
+        await pilot.press(*"ml-prod", "enter")
+        assert app.screen.query_one("#confirm").disabled and not sim.request_log.writes()
+        app.screen.focused.value = ""
+        await pilot.press(*"gke_acme_us-central1_ml-prod", "enter")
+        assert not app.screen.query_one("#confirm").disabled
+        await pilot.click("#confirm")
         await wait_for(
             pilot,
             lambda: (

@@ -199,21 +199,26 @@ def _options(args: argparse.Namespace):
 
 
 def _confirm(plan, cluster, options) -> bool:
-    from dragoman.actions.runner import looks_like_production
+    """The CLI's prompt of the one confirmation gate (actions/confirm.py): each word typed exactly, else y/N."""
+    from dragoman.actions.confirm import words_to_type
 
     if sys.stdin is None or not sys.stdin.isatty():
         from dragoman.fleet.errors import ExitCode, UserError
 
         raise UserError("refused: no terminal to confirm on; pass --yes to run without a prompt.", ExitCode.REFUSED)
+    words = words_to_type(
+        cluster.context_name or "",
+        cluster.server or "",
+        patterns=options.prod_patterns,
+        pool=plan.pool if plan.dangerous else None,
+        why="This plan evicts pods",
+    )
     try:
-        if looks_like_production(cluster.context_name, cluster.server, options.prod_patterns):
-            typed = input(f"Context {cluster.context_name} looks like production. Type its name to continue: ").strip()
-            if typed != cluster.context_name:
+        for t in words:
+            if input(f"{t.prompt.removesuffix(':')} to continue: ").strip() != t.word:
                 return False
-        if plan.dangerous:
-            typed = input(f"This plan evicts pods. Type the pool name ({plan.pool}) to continue: ").strip()
-            return typed == plan.pool
-        return input("Apply this plan? [y/N] ").strip().lower() in ("y", "yes")
+        # A dangerous plan's pool name was its confirmation; any other plan also asks y/N.
+        return plan.dangerous or input("Apply this plan? [y/N] ").strip().lower() in ("y", "yes")
     except EOFError:
         return False
 

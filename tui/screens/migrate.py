@@ -564,7 +564,7 @@ class MigrateScreen(DragomanScreen):
             await self._build_plan(rollback=False)
 
     def _confirm_and_run(self, plan, only: str | None = None) -> None:
-        from dragoman.actions.runner import looks_like_production
+        from dragoman.actions.confirm import words_to_type
         from dragoman.tui.screens.confirm import ConfirmWriteScreen
 
         if plan.blockers:
@@ -586,20 +586,20 @@ class MigrateScreen(DragomanScreen):
             self.run_plan(plan, only)
             return
         cluster = self.cluster
-        typed: list[tuple[str, str]] = []
-        opts = self.runner.options
-        if looks_like_production(cluster.context_name or "", cluster.server or "", opts.prod_patterns):
-            typed.append(
-                (f"Context {cluster.context_name} looks like production. Type its name:", cluster.context_name)
+        dangerous = any(s.dangerous and s.changes for s in steps)
+        evicts = any(
+            c.verb in ("evict", "delete") and c.kind == "Pod" and "node" in c.detail for s in steps for c in s.changes
+        )
+        typed = [
+            (t.prompt, t.word)
+            for t in words_to_type(
+                cluster.context_name or "",
+                cluster.server or "",
+                patterns=self.runner.options.prod_patterns,
+                pool=plan.pool if dangerous else None,
+                why="This evicts pods" if evicts else "This is dangerous",
             )
-        if any(s.dangerous and s.changes for s in steps):
-            evicts = any(
-                c.verb in ("evict", "delete") and c.kind == "Pod" and "node" in c.detail
-                for s in steps
-                for c in s.changes
-            )
-            why = "This evicts pods" if evicts else "This is dangerous"
-            typed.append((f"{why}. Type the pool name ({plan.pool}):", plan.pool))
+        ]
         writes = sum(len(s.changes) for s in steps)
         nodes = len({n for s in steps for n in s.blast_nodes})
         kind = "Roll back" if plan.rollback else "Apply"

@@ -26,7 +26,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Button, DataTable, Input, Label, OptionList, Select, Static, TextArea
+from textual.widgets import DataTable, Input, Label, OptionList, Select, Static, TextArea
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -547,42 +547,6 @@ class PickerScreen(DragomanModal):
         self.dismiss(None)
 
 
-class ConfirmScreen(DragomanModal[bool]):
-    """Apply these objects? y / n; Cancel has the focus."""
-
-    BINDINGS = [
-        Binding("y", "yes", "Apply", id="confirm.yes", tooltip="Apply"),
-        Binding("n,escape", "no", "Cancel", id="confirm.no", tooltip="Cancel"),
-    ]
-    DEFAULT_CSS = """
-    ConfirmScreen { align: center middle; }
-    ConfirmScreen > Vertical { width: 80%; height: auto; border: thick $warning; background: $surface; padding: 1; }
-    """
-
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(self.text)
-            with Horizontal():
-                yield Button("Cancel (n)", id="no", variant="primary")
-                yield Button("Apply (y)", id="yes", variant="warning")
-
-    def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
-
-    def action_yes(self) -> None:
-        self.dismiss(True)
-
-    def action_no(self) -> None:
-        self.dismiss(False)
-
-
 KINDS = [
     ("DeviceClass", "class"),
     ("tier classes, one per product", "tiers-product"),
@@ -821,20 +785,12 @@ class GenerateScreen(DragomanScreen):
         if self._cluster() is None or not self.generated:
             return
         objs = list(self.generated.objects)
-        warn = "\n".join(f"⚠ {escape(w)}" for w in self.generated.warnings)
-        text = (
-            (
-                f"[b]Apply {len(objs)} object{'s' if len(objs) != 1 else ''} to "
-                f"{escape(self.app.feed.info.context or 'the cluster')}?[/b]\n"
-            )
-            + "\n".join(
-                f"  {o['kind']} "
-                f"{escape(o['metadata'].get('namespace', '') + '/' if o['metadata'].get('namespace') else '')}"
-                f"{escape(o['metadata']['name'])}"
-                for o in objs
-            )
-            + (f"\n{warn}" if warn else "")
-            + "\nA server dry run goes first; each write is recorded in the audit log."
+        # Plain text: the modal draws it without markup.
+        text = "\n".join(
+            f"  {o['kind']} "
+            f"{o['metadata'].get('namespace', '') + '/' if o['metadata'].get('namespace') else ''}"
+            f"{o['metadata']['name']}"
+            for o in objs
         )
 
         def confirmed(ok: bool | None) -> None:
@@ -843,7 +799,25 @@ class GenerateScreen(DragomanScreen):
             else:
                 self.status("not applied")
 
-        self.app.push_screen(ConfirmScreen(text), confirmed)
+        # The one confirmation gate (actions/confirm.py), as the wizard draws it: a production-looking context's name
+        # is typed before anything is written.
+        from dragoman.actions.confirm import words_to_type
+        from dragoman.tui.screens.confirm import ConfirmWriteScreen
+
+        info = self.app.feed.info
+        typed = [(t.prompt, t.word) for t in words_to_type(info.context or "", info.server or "")]
+        n = len(objs)
+        title = f"Apply {n} object{'s' if n != 1 else ''} to {info.context or 'the cluster'}"
+        self.app.push_screen(
+            ConfirmWriteScreen(
+                title,
+                text,
+                warnings=list(self.generated.warnings),
+                footnote="A server dry run goes first; each write is recorded in the audit log.",
+                typed=typed,
+            ),
+            confirmed,
+        )
 
     @work(exclusive=True, group="cel-apply", description="apply the generated objects")
     async def _apply(self, objects: list[dict]) -> None:
