@@ -874,20 +874,7 @@ def _add_cpu_side(
     node_ip = {o["metadata"]["name"]: o["status"]["addresses"][0]["address"] for o in out if o["kind"] == "Node"}
     ns_names = [f"svc-{i:03d}" for i in range(namespaces)]
     for ns in ["logging", "monitoring", "batch", *ns_names]:
-        out.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Namespace",
-                "metadata": {
-                    "name": ns,
-                    "uid": ids.uid(),
-                    "creationTimestamp": CREATED,
-                    "labels": {"kubernetes.io/metadata.name": ns},
-                },
-                "spec": {"finalizers": ["kubernetes"]},
-                "status": {"phase": "Active"},
-            }
-        )
+        out.append(_namespace(ns, ids.uid()))
     pools = [f"cpu-{i:03d}" for i in range(max(1, -(-cpu_nodes // cpu_pool_size)))]
     cpu_names = []
     for i in range(cpu_nodes):
@@ -895,43 +882,16 @@ def _add_cpu_side(
         name = f"gke-env-{pool}-{i % cpu_pool_size:04d}-{ids.suffix(4)}"
         cpu_names.append(name)
         node_ip[name] = f"10.{200 + (i >> 8)}.{i & 255}.10"
-        out.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {
-                    "name": name,
-                    "uid": ids.uid(),
-                    "creationTimestamp": CREATED,
-                    "labels": {
-                        "kubernetes.io/hostname": name,
-                        "kubernetes.io/os": "linux",
-                        "kubernetes.io/arch": "amd64",
-                        POOL_LABEL: pool,
-                        "node.kubernetes.io/instance-type": CPU_INSTANCE,
-                    },
-                },
-                "spec": {"providerID": f"gce://acme-scale/us-central1-a/{name}"},
-                "status": {
-                    "capacity": {"cpu": "32", "memory": "131896904Ki", "pods": "110"},
-                    "allocatable": {"cpu": "31850m", "memory": "123456789Ki", "pods": "110"},
-                    "conditions": _ready_conditions(),
-                    "addresses": [{"type": "InternalIP", "address": node_ip[name]}],
-                    "nodeInfo": {
-                        "kubeletVersion": KUBELET,
-                        "kubeProxyVersion": KUBELET,
-                        "architecture": "amd64",
-                        "operatingSystem": "linux",
-                        "osImage": "Container-Optimized OS from Google",
-                        "containerRuntimeVersion": "containerd://2.0.6",
-                        "kernelVersion": "6.6.97+",
-                        "bootID": "",
-                        "machineID": "",
-                        "systemUUID": "",
-                    },
-                },
-            }
-        )
+        labels = {
+            "kubernetes.io/hostname": name,
+            "kubernetes.io/os": "linux",
+            "kubernetes.io/arch": "amd64",
+            POOL_LABEL: pool,
+            "node.kubernetes.io/instance-type": CPU_INSTANCE,
+        }
+        capacity = {"cpu": "32", "memory": "131896904Ki", "pods": "110"}
+        allocatable = {"cpu": "31850m", "memory": "123456789Ki", "pods": "110"}
+        out.append(_node(name, ids.uid(), labels, capacity, allocatable, node_ip[name]))
     pod_ips: dict[str, int] = {}
 
     def ip_on(node: str) -> str:
@@ -965,25 +925,10 @@ def _add_cpu_side(
                     },
                     "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
                 },
-                "status": {
-                    "currentNumberScheduled": len(all_nodes) + cpu_nodes,
-                    "desiredNumberScheduled": len(all_nodes) + cpu_nodes,
-                    "numberAvailable": len(all_nodes) + cpu_nodes,
-                    "numberMisscheduled": 0,
-                    "numberReady": len(all_nodes) + cpu_nodes,
-                    "observedGeneration": 1,
-                    "updatedNumberScheduled": len(all_nodes) + cpu_nodes,
-                },
+                "status": _daemonset_status(len(all_nodes) + cpu_nodes),
             }
         )
-        owner = {
-            "apiVersion": "apps/v1",
-            "kind": "DaemonSet",
-            "name": app,
-            "uid": ds_uid,
-            "controller": True,
-            "blockOwnerDeletion": True,
-        }
+        owner = _daemonset_owner(app, ds_uid)
         for node in all_nodes + cpu_names:
             out.append(
                 _cpu_pod(
