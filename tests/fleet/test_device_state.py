@@ -349,3 +349,45 @@ def test_cel_command_reports_allocatable_now(tmp_path):
         ).stdout
     )
     assert doc["allocatableNow"] == {"matched": 2, "now": 1, "notNow": {"held": 1}}
+
+
+def test_device_states_kept_change_by_change_equal_a_fresh_reading() -> None:
+    """The model keeps its device states incrementally (only the pools a slice, claim or rule touched are read again):
+    after a stream of watch changes — claims allocated and released, slices republished, a DeviceTaintRule added and
+    removed — every device's state equals a reading built from scratch."""
+    import random
+
+    from dragoman.benchmarks.bench_model import _by_kind, _events
+    from dragoman.fleet.k8s.devicestate import FleetDevices
+    from dragoman.fleet.model import FleetModel
+    from dragoman.fleet.store import Change
+    from dragoman.sim.scenarios.scale import generate_scale
+
+    by_kind = _by_kind(generate_scale(nodes=40, gpus_per_node=8, pods=160, pending=4))
+    m = FleetModel()
+    m.load(by_kind)
+    m.device_states()  # built now: what follows is applied change by change
+    rng = random.Random(5)
+    claims = list(by_kind["ResourceClaim"].values())
+    changes = _events(by_kind, 300, seed=3)
+    deleted = rng.sample(claims, 10)
+    for c in deleted:
+        changes.append(Change("ResourceClaim", "DELETED", c, c))
+    rule = taint_rule("maint", pool=next(iter(by_kind["ResourceSlice"].values()))["spec"]["pool"]["name"])
+    changes.append(Change("DeviceTaintRule", "ADDED", rule, None))
+    for ch in changes:
+        m.apply([ch])
+    before = [m.device_state(d.id) for d in m.device_states().devices()]  # every pool read: a stale one would stay
+    assert before
+    for c in deleted[:5]:  # allocated again: their devices are held once more
+        m.apply([Change("ResourceClaim", "ADDED", c, None)])
+    fresh = FleetDevices(
+        m.objects["ResourceSlice"].values(), m.objects["ResourceClaim"].items(), m.objects["DeviceTaintRule"].values()
+    )
+    kept = m.device_states()
+    ids = [d.id for d in fresh.devices()]
+    assert len(ids) == len([d.id for d in kept.devices()]) > 100
+    assert [kept.state(i) for i in ids] == [fresh.state(i) for i in ids]
+    assert any(kept.state(i).holders for i in ids) and any(kept.state(i).taints for i in ids)
+    m.apply([Change("DeviceTaintRule", "DELETED", rule, rule)])
+    assert not any(m.device_state(i).taints for i in ids)
