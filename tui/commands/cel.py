@@ -12,6 +12,7 @@ SCHEMA_VERSION = 1
 
 def register(sub: argparse._SubParsersAction) -> None:
     from dragoman.tui.cli import add_output_flag
+    from dragoman.tui.headless import add_source_flags
 
     p = sub.add_parser(
         "cel",
@@ -27,27 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help="combine with the selectors of this DeviceClass (from the same file), as the scheduler does",
     )
-    # SUPPRESS keeps a value given before the subcommand (`dragoman --snapshot f cel ...`).
-    p.add_argument(
-        "--snapshot",
-        metavar="FILE|-",
-        default=argparse.SUPPRESS,
-        help="a ResourceSlice, a List or YAML documents ('-' reads stdin)",
-    )
-    p.add_argument(
-        "--kubeconfig",
-        metavar="PATH",
-        default=argparse.SUPPRESS,
-        help="read ResourceSlices and DeviceClasses from this kubeconfig's cluster",
-    )
-    p.add_argument("--context", metavar="NAME", default=argparse.SUPPRESS, help="kubeconfig context to use")
-    p.add_argument("--demo", action="store_true", default=argparse.SUPPRESS, help="read them from the demo simulator")
-    p.add_argument(
-        "--read-only",
-        action="store_true",
-        default=argparse.SUPPRESS,
-        help="make every write impossible (this command only reads the cluster)",
-    )
+    add_source_flags(p)  # the flags every reading command shares (tui/headless.py)
     p.add_argument(
         "--limit", type=int, default=50, metavar="N", help="devices listed per section in text output (0: all)"
     )
