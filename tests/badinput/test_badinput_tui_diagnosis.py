@@ -8,7 +8,7 @@ import pathlib
 import subprocess
 import sys
 import textwrap
-import threading
+import time
 
 import pytest
 from dragoman.tui import feed as feed_mod
@@ -21,11 +21,15 @@ def _screen(app) -> str:
 
 
 async def test_no_all_clear_before_the_first_diagnosis(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    release = threading.Event()
+    # The diagnosis runs in a forked child (tui/feed.in_child_process): a threading.Event set in this process never
+    # reaches it, so the gate is a file both processes see.
+    gate = tmp_path / "release-the-diagnosis"
     real = feed_mod.diagnose
 
     def slow(model):
-        release.wait(120)
+        deadline = time.monotonic() + 120
+        while not gate.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         return real(model)
 
     monkeypatch.setattr(feed_mod, "diagnose", slow)
@@ -41,7 +45,7 @@ async def test_no_all_clear_before_the_first_diagnosis(tmp_path: pathlib.Path, m
             empty = app.screen.table.empty_text
             assert "diagnosing the fleet" in empty and "consistent" not in empty
             assert not app.feed.fleet.diagnosed
-            release.set()
+            gate.touch()
             await wait_for(pilot, lambda: app.feed.fleet.diagnosed and app.screen.table.row_count > 0, 60, "findings")
             assert "both-stacks" in table_text(app) or app.screen.table.row_count > 0
             await pilot.press("escape")
@@ -50,7 +54,7 @@ async def test_no_all_clear_before_the_first_diagnosis(tmp_path: pathlib.Path, m
             app.screen.refresh_summary()
             assert "findings ✖" in str(app.screen.query_one("#summary").render())
     finally:
-        release.set()
+        gate.touch()
 
 
 def test_ctrl_q_does_not_wait_for_a_running_diagnosis(tmp_path: pathlib.Path) -> None:
