@@ -7,6 +7,7 @@ import io
 import os
 import socket
 from collections.abc import Iterable
+from typing import Any
 
 from dragoman.tui.cli import main
 
@@ -69,3 +70,16 @@ def kubeconfig_text(server: str, *, cluster: str = "", user: str = "  token: abc
         "contexts:\n- name: c\n  context:\n    cluster: k\n    user: u\n"
         f"users:\n- name: u\n  user:\n{user}{extra}"
     )
+
+
+def json_paths(value: Any, prefix: tuple = ()) -> list[tuple]:
+    """Every path into a JSON value (dict keys and list indexes), the value itself first: where a fuzzer may put
+    something else."""
+    out = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += json_paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += json_paths(v, (*prefix, i))
+    return out

@@ -23,7 +23,7 @@ from dragoman.fleet.errors import UserError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.badinput.badinput_support import closed_port, kubeconfig_text, run_cli
+from tests.badinput.badinput_support import closed_port, json_paths, kubeconfig_text, run_cli
 from tests.badinput.test_badinput_fuzz import _values
 
 PER_INPUT_SECONDS = 5.0
@@ -118,19 +118,7 @@ PLAN: dict = {
 }
 
 
-def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
-    """Every path into `value` (dict keys and list indexes)."""
-    out = [prefix]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += _paths(v, (*prefix, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out += _paths(v, (*prefix, i))
-    return out
-
-
-_PLAN_PATHS = [p for p in _paths(PLAN) if p]
+_PLAN_PATHS = [p for p in json_paths(PLAN) if p]
 
 
 @st.composite

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.badinput import fake_controlplane
+from tests.badinput.badinput_support import json_paths
 from tests.badinput.test_badinput_fuzz import _values
 
 PER_INPUT_SECONDS = 20.0  # a scenario loads into a whole simulator (a certificate, bootstrap objects)
@@ -146,23 +147,12 @@ _VALID = [
 ]
 
 
-def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
-    out = [prefix]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += _paths(v, (*prefix, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out += _paths(v, (*prefix, i))
-    return out
-
-
 @st.composite
 def _mutated(draw: Any) -> dict:
     """A well-formed object with at most one value replaced by anything: most load, so the simulator meets them."""
     obj = json.loads(json.dumps(draw(st.sampled_from(_VALID))))
     if draw(st.booleans()):
-        path = draw(st.sampled_from([p for p in _paths(obj) if len(p) > 1 and p[0] not in ("apiVersion", "kind")]))
+        path = draw(st.sampled_from([p for p in json_paths(obj) if len(p) > 1 and p[0] not in ("apiVersion", "kind")]))
         parent = obj
         for key in path[:-1]:
             parent = parent[key]
