@@ -338,7 +338,6 @@ class FleetModel:
         self._slices_by_pool: dict[tuple[str, str], set[str]] = defaultdict(set)
         self._pool_node: dict[tuple[str, str], str] = {}
         self._slice_pools_by_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
-        self._alloc: dict[DeviceId, Key] = {}  # a claim holding each device (admin-access results never hold)
         self._device_states: FleetDevices | None = None
         # pools without spec.nodeName: (slice, device) -> the nodes it can be used from
         self._node_selection: dict[tuple[str, str], dict[tuple[str, str], list[str]]] = {}
@@ -679,12 +678,7 @@ class FleetModel:
         before = self._claim_holds(old)
         after = self._claim_holds(new)
         if before != after:
-            for d in before:
-                if self._alloc.get(d) == ck:
-                    del self._alloc[d]
-                self._invalidate_node(self._pool_node.get(d[:2]))
-            for d in after:
-                self._alloc[d] = ck
+            for d in (*before, *after):
                 self._invalidate_node(self._pool_node.get(d[:2]))
         for o in ((old or {}).get("metadata") or {}).get("ownerReferences") or ():
             if o.get("kind") == "Pod":
@@ -942,7 +936,10 @@ class FleetModel:
                     yield DeviceView(driver, pool, d.get("name", ""), snode or d.get("nodeName"), sname, d)
 
     def device_claim(self, device: DeviceId) -> Key | None:
-        return self._alloc.get(device)
+        """A claim holding the device (the first, by name, when a snapshot shows several): the device states' reading,
+        where admin-access results hold nothing."""
+        holders = self.device_states().state(device).holders
+        return holders[0] if holders else None
 
     def device_states(self) -> FleetDevices:
         """Every current device's state (holders, shares, taints, counters, binding): the allocator's Inventory and
@@ -1120,12 +1117,11 @@ class FleetModel:
     def node_claims(self, node: str) -> list[Key]:
         """Claims holding devices of this node."""
         out: set[Key] = set()
+        states = self.device_states()
         for driver, pool in self._slice_pools_by_node.get(node, ()):
             for s in self.pool_slices(driver, pool)[0]:
                 for d in (s.get("spec") or {}).get("devices") or ():
-                    ck = self._alloc.get((driver, pool, d.get("name", "")))
-                    if ck is not None:
-                        out.add(ck)
+                    out.update(states.state((driver, pool, d.get("name", ""))).holders)
         return sorted(out)
 
     def gpu_pods(self) -> dict[str, list[Key]]:
