@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import re
 
 from dragoman.actions import capacity as cap
@@ -346,12 +345,9 @@ async def _seen_uuids(ctx: Context, ns: str, name: str, pod: dict) -> list[str]:
 async def _log(ctx: Context, ns: str, name: str) -> str:
     """The canary's log: plain text (the API server relays it from the kubelet), not JSON."""
     try:
-        ans = await ctx.cluster.request(
-            "GET", f"/api/v1/namespaces/{ns}/pods/{name}/log", decoder=lambda raw: raw.decode("utf-8", "replace")
-        )
+        return await ctx.cluster.pod_log(ns, name)
     except ApiError:
         return ""
-    return ans if isinstance(ans, str) else json.dumps(ans)
 
 
 async def _exists(ctx: Context, path: str) -> bool:

@@ -694,6 +694,36 @@ class Cluster:
                 )
         return answer
 
+    async def pod_log(
+        self,
+        namespace: str,
+        name: str,
+        container: str | None = None,
+        *,
+        tail_lines: int | None = None,
+        previous: bool = False,
+        limit_bytes: int | None = None,
+    ) -> str:
+        """The pods/log subresource as text, as `kubectl logs` reads it (the API server relays the kubelet's answer;
+        plain text, never JSON). "" when the container has written nothing; ApiError as the server answered (400 for
+        a container that has not started, a pod with several containers and none named)."""
+        query: dict[str, Any] = {}
+        if container:
+            query["container"] = container
+        if tail_lines is not None:
+            query["tailLines"] = tail_lines
+        if previous:
+            query["previous"] = "true"
+        if limit_bytes is not None:
+            query["limitBytes"] = limit_bytes
+        ans = await self.request(
+            "GET",
+            f"/api/v1/namespaces/{namespace}/pods/{name}/log",
+            query=query or None,
+            decoder=lambda raw: raw.decode("utf-8", "replace"),
+        )
+        return ans if isinstance(ans, str) else ""  # an empty body reads as {}
+
     async def list_raw(self, path: str, *, decoder: Any = None, **query: Any) -> dict:
         """One GET of a collection (one page when `limit` is given), as the server sent it.
 

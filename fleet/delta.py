@@ -43,6 +43,7 @@ class Delta:
     devices: set[DeviceId] = dataclasses.field(default_factory=set)
     claims: set[Key] = dataclasses.field(default_factory=set)
     pods: set[Key] = dataclasses.field(default_factory=set)
+    events: set[Key] = dataclasses.field(default_factory=set)  # the Events view's rows
     slices: bool = False
     everything: bool = False
 
@@ -128,6 +129,8 @@ def delta_of(model: FleetModel, changes: Sequence[Any], before: dict | None = No
                 for r in (c.get("status") or {}).get("reservedFor") or ():
                     if r.get("resource") == "pods" and r.get("name"):
                         t.pods.add((key_of(c)[0], r["name"]))
+        elif kind == "Event":
+            t.events.add(key_of(ch.obj))
         elif kind in ("DaemonSet", "DeviceClass", "DeviceTaintRule"):
             # Ownership of every node (a DaemonSet's role), what serves nvidia.com/gpu, or which devices a rule taints
             # may change: rare, and whole.

@@ -213,6 +213,28 @@ class DragomanApp(App):
             self.pop_screen()
         self.push_screen(DetailScreen(tuple(ref), mode, more))
 
+    def open_logs(self, ref) -> None:
+        """`l` on a row or a page: a pod's log; a node's means its DRA driver's pod, else its device plugin's (a
+        finding's fix says "check the DRA driver pod's logs")."""
+        from dragoman.tui.screens.logs import LogScreen
+
+        kind, ns, name = tuple(ref) if ref else ("", "", "")
+        if kind == "Node":
+            node = self.feed.fleet.model.node(name)
+            pods = [*(node.dra_driver if node else ()), *(node.device_plugin if node else ())]
+            if not pods:
+                self.notify(f"node {name} runs no DRA driver or device-plugin pod: no log to show", severity="warning")
+                return
+            (ns, name), kind = pods[0].key, "Pod"
+        if kind != "Pod":
+            self.notify(
+                f"l shows a pod's log; this is {'a ' + kind if kind else 'no object'}: open a pod (Stuck pods, or a "
+                "node's describe page, which links its pods)",
+                severity="warning",
+            )
+            return
+        self.push_screen(LogScreen(ns, name))
+
     def back(self, quit_at_root: bool = False) -> None:
         # screen_stack[0] is Textual's default screen; [1] is the Pools view, the root.
         if len(self.screen_stack) > 2:

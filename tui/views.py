@@ -16,6 +16,7 @@ from dragoman.fleet.views.attributes import AttributesView
 from dragoman.fleet.views.base import Fleet, Ref, View
 from dragoman.fleet.views.claims import ClaimsView
 from dragoman.fleet.views.devices import DevicesView
+from dragoman.fleet.views.events import EventsView
 from dragoman.fleet.views.filter import RowFilter, parse_filter
 from dragoman.fleet.views.findings import FindingsView
 from dragoman.fleet.views.nodes import NodesView
@@ -35,6 +36,7 @@ __all__ = [
     "ClaimsView",
     "Destination",
     "DevicesView",
+    "EventsView",
     "Fleet",
     "FindingsView",
     "NodesView",
@@ -138,6 +140,13 @@ DESTINATIONS: tuple[Destination, ...] = (
         ("attrs", "attribute", "attr"),
         "every attribute and capacity published, its values, counts and pools",
         view=AttributesView,
+    ),
+    Destination(
+        "events",
+        "",
+        ("event", "ev"),
+        "every event, warnings and the newest first; enter: the object it is about (l: a pod's log)",
+        view=EventsView,
     ),
     Destination(
         "cel",

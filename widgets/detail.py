@@ -169,7 +169,40 @@ def describe(fleet, ref: Ref) -> Page:
     else:
         meta = obj.get("metadata") or {}
         page.section("Object", [f"namespace: {ns or '—'}", f"labels: {meta.get('labels') or {}}"])
+    _events(page, fleet, ref)
     return page
+
+
+EVENTS_SHOWN = 12
+
+
+def _events(page: Page, fleet, ref: Ref) -> None:
+    """The object's Events last, as kubectl describe and k9s show them (core/v1 and events.k8s.io/v1 alike), newest
+    at the bottom; a message the page already quotes (a finding's evidence, the scheduler's words) is not said twice."""
+    from dragoman.fleet.model import event_count, event_last_seen
+    from dragoman.fleet.views.cells import age_text
+
+    kind, ns, name = ref
+    if kind in ("Pool", "Attribute", "Device"):
+        return
+    m = fleet.model
+    evs = m.events_for(kind, ns, name)
+    if not evs:
+        page.section("Events", ["none (an API server keeps events for an hour after they last happen)"])
+        return
+    said = page.text()
+    lines = []
+    for ev in evs[-EVENTS_SHOWN:]:
+        msg = " ".join(str(ev.get("message") or ev.get("note") or "").split())
+        count = event_count(ev)
+        when = age_text(event_last_seen(ev) or None, m.now)
+        head = (
+            f"{when + ' ago' if when != '—' else 'at a time not recorded'}  {ev.get('type') or 'Normal'} "
+            f"{ev.get('reason') or ''}" + (f" ×{count}" if count > 1 else "")
+        )
+        lines.append(f"{head}: " + ("(its words are quoted above)" if msg and msg in said else msg or "—"))
+    more = len(evs) - EVENTS_SHOWN
+    page.section("Events", ([f"{more} older ones: :events lists every event"] if more > 0 else []) + lines)
 
 
 def _describe_Node(page: Page, fleet, ref: Ref, obj: dict) -> None:

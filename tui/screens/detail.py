@@ -104,6 +104,9 @@ class DetailScreen(DragomanScreen):
     def action_back(self) -> None:
         self.app.back()
 
+    def action_logs(self) -> None:
+        self.app.open_logs(self.ref)
+
     def action_yaml(self) -> None:
         self.app.open_detail(self.ref, "yaml", replace=True)
 

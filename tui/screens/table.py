@@ -230,6 +230,9 @@ class TableScreen(PromptScreen[None]):
             return
         self.app.open_detail(ref, "describe")
 
+    def action_logs(self) -> None:
+        self.app.open_logs(self._current_ref())
+
     def focus_main(self) -> None:
         self.table.focus()
 
