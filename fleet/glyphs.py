@@ -70,6 +70,14 @@ GLYPHS: dict[str, Glyph] = {
         ("bridge", "⇄", "made by the scheduler's extended-resource bridge", ("bridge",), "Claims"),
         # Rows.
         ("marked", "*", "in the left gutter: a marked row (space)", (), "Rows"),
+        ("selected", "▸", "the selected step, said whole", (ANY,), "Rows"),
+        (
+            "dangerous",
+            "⚠",
+            "dangerous: evicts pods or removes a stack (the pool's name is typed to confirm)",
+            (ANY,),
+            "Severity",
+        ),
         ("more-right", "→", "at a row's end: more to the right (→ ← scroll)", (), "Rows"),
         ("more-left", "←", "after the first column: scrolled past", (), "Rows"),
         ("cut", "…", "a value wider than its column (whole on its describe page)", (), "Rows"),

@@ -36,6 +36,15 @@ TABLE_KEYS: tuple[Key, ...] = (
     Key("view.filter", "slash", "filter", "Filter", "Filter rows: words, label=value, attr=value (esc clears)"),
     Key("view.yaml", "y", "yaml", "YAML", "The selected object as YAML (the marked ones, when rows are marked)"),
     Key("view.describe", "d", "describe", "Describe", "A describe page of the selected object that follows its links"),
+    # k9s's `l`: a pod's log (on a node: its DRA driver's pod, else its device plugin's), from the API server.
+    Key(
+        "view.logs",
+        "l",
+        "logs",
+        "Logs",
+        "The selected pod's log (a node: its DRA driver's or device plugin's pod), as kubectl logs",
+        show=False,
+    ),
     # k9s's `c`: the row's name, shown in the notification too (a terminal without OSC 52 copies nothing, silently).
     Key(
         "view.copy", "c", "copy_name", "Copy", "Copy the selected row's name (shown too, to select by hand)", show=False
@@ -75,6 +84,15 @@ DETAIL_KEYS = (
     Key("detail.back", "escape,q", "back", "Back", "Back to where you were"),
     Key("detail.yaml", "y", "yaml", "YAML", "This object as YAML"),
     Key("detail.describe", "d", "describe", "Describe", "This object's describe page"),
+    Key("detail.logs", "l", "logs", "Logs", "A pod's log (a node: its DRA driver's or device plugin's pod)"),
+)
+
+LOG_KEYS = (
+    Key("logs.back", "escape,q", "back", "Back", "Back to where you were"),
+    # Short words: at 80 columns the footer must still end with ": Jump".
+    Key("logs.next", "n", "next_container", "Next", "The log of the pod's next container"),
+    Key("logs.previous", "p", "previous_instance", "Previous", "The log of the container's last run (after a restart)"),
+    Key("logs.reload", "r", "reload", "Reload", "Read the latest lines again"),
 )
 
 TABLE_MOVES = (
@@ -107,12 +125,13 @@ PLAYGROUND_MOVES = (
 )
 
 
+# Short words, esc out of the footer (help lists it): at 80 columns the footer cut ": Jump" (issue 30).
 MIGRATE_KEYS = (
     Key(
         "migrate.step",
         "s",
         "run_step",
-        "Run step",
+        "Step",
         "Run the selected step alone, with its own confirmation; the wizard stops after it and offers the next",
         dangerous=True,
     ),
@@ -128,13 +147,13 @@ MIGRATE_KEYS = (
         "migrate.rollback",
         "r",
         "rollback",
-        "Roll back",
+        "Rollback",
         "Undo the steps the pool's state records (confirmation first)",
         dangerous=True,
     ),
-    Key("migrate.batches", "b", "batches", "Batches", "Choose the batch size and the canary node, then re-plan"),
+    Key("migrate.batches", "b", "batches", "Batch", "Choose the batch size and the canary node, then re-plan"),
     Key("migrate.replan", "p", "replan", "Re-plan", "Read the cluster again and rebuild the plan", show=False),
-    Key("migrate.back", "escape,q", "back", "Back", "Back to the previous view"),
+    Key("migrate.back", "escape,q", "back", "Back", "Back to the previous view", show=False),
 )
 
 # Short descriptions: at 80 columns the footer must still end with "f1 Help" (it was cut to "f1 He").

@@ -11,6 +11,7 @@ from dragoman.fleet.cel_explain import short_clause
 from dragoman.fleet.cel_playground import BLOCKS, ORDER, Outcome, counts_text
 from dragoman.fleet.glyphs import labelled
 from dragoman.fleet.views.cells import short_product
+from dragoman.widgets.marked_table import MarkedTable
 from rich.cells import cell_len
 from rich.markup import escape
 from rich.text import Text
@@ -106,7 +107,7 @@ def _cell(text: str) -> Text:
     return Text(text, no_wrap=True, end="")
 
 
-class ResultTable(DataTable):
+class ResultTable(MarkedTable):
     """The playground's device table, moved as every table view is: j/k, g/home first row, G/end last row."""
 
     BINDINGS = [

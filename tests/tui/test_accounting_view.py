@@ -7,7 +7,8 @@ from dragoman.widgets import accounting as WA
 from textual.widgets import DataTable, Sparkline, Static
 
 from tests.fleet.test_accounting import demo_model
-from tests.tui.conftest import demo_app, snapshot_app, snapshot_copy, wait_for
+from tests.tui.conftest import demo_app, snapshot_app, snapshot_copy, static_text, wait_for
+from tests.tui.test_tui_snapshots import _keys as _k
 
 
 def _text(screen, selector: str) -> str:
@@ -151,3 +152,16 @@ def test_accounting_view_snapshot(snap_compare, tmp_path) -> None:
         await pilot.pause()
 
     assert snap_compare(snapshot_app(path), terminal_size=(120, 40), run_before=run_before)
+
+
+async def test_load_at_80x24_with_prometheus_rows_keeps_before_after_on_screen(tmp_path) -> None:
+    app = snapshot_app(snapshot_copy(tmp_path))
+    app.prometheus_url = "http://127.0.0.1:9"  # never answers: the rows are there, empty
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _k("colon", *"load", "enter")(pilot)
+        app.screen.sampling.pause()
+        await pilot.pause(0.3)
+        assert app.screen.query("#value-prometheus-etcdDbSizeBytes"), "the Prometheus rows are shown"
+        shown = app.screen.query_one("#load-baselines")
+        assert "Before/after of" in static_text(shown, 80)
+        assert 0 < shown.region.y and shown.region.bottom <= 24 - 2, shown.region  # above the command bar and footer

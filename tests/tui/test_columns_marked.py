@@ -20,6 +20,7 @@ VIEWS = {
     "stuck_pods": ("5",),
     "findings": ("6",),
     "attributes": ("7",),
+    "events": ("colon", *"events", "enter"),
     "nodes_of_a_pool": ("enter",),
     # Scrolled sideways: cells cut on the left say so too (Devices at 120×40 showed `l-prod-h100-dra-…`).
     "devices_scrolled": ("3", "right", "right", "right"),
@@ -76,3 +77,87 @@ async def test_no_cell_is_cut_without_a_marker(view, size, tmp_path) -> None:
             assert not bad, f"{view} at {size}:\n" + "\n".join(bad[:5])
             if view.endswith("_scrolled"):
                 assert table.hscroll > 0
+
+
+# ------------------------------------------------------------------------------------------ the DataTable screens
+def unmarked_datatable_cuts(table) -> list[str]:
+    """The same rule on a DataTable (widgets/marked_table.py): drawn = the row's own text in the window, but for `→`
+    at the right edge when the row goes on, `←` at the left when scrolled past cells."""
+    view = table.scrollable_content_region.width or table.size.width
+    total, sx, width = table.virtual_size.width, int(table.scroll_offset.x), table.size.width
+    style = table.rich_style
+    bad = []
+    rows = (1 if table.show_header else 0) + table.row_count
+    for y in range(min(table.size.height, rows)):
+        line = table._content_y(y)
+        full = "".join(
+            table._render_line(line, x, x + width, style).text[: min(width, total - x)] for x in range(0, total, width)
+        )
+        drawn = table.render_line(y).text[:view]
+        window = full[sx : sx + view].ljust(view)
+        hidden_right, hidden_left = full[sx + view :].strip(), full[:sx].strip()
+        for i, (d, w) in enumerate(zip(drawn, window)):
+            if d == w or (d == "→" and i == view - 1 and hidden_right) or (d == "←" and i == 0 and hidden_left):
+                continue
+            bad.append(f"{y}: {drawn!r} | {window!r}")
+            break
+        else:
+            if hidden_right and not drawn.endswith("→"):
+                bad.append(f"{y}: {drawn!r} goes on past the edge without →: {hidden_right[:20]!r}…")
+    return bad
+
+
+async def _open_load(pilot) -> None:
+    await _keys("colon", *"load", "enter")(pilot)
+    if hasattr(pilot.app.screen, "sampling"):
+        pilot.app.screen.sampling.pause()
+
+
+SCREENS = {
+    "accounting": _keys("colon", *"accounting", "enter"),
+    "load": _open_load,
+    "playground": _keys("colon", *"cel", "enter"),
+}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("screen", sorted(SCREENS))
+async def test_no_datatable_cell_is_cut_without_a_marker(screen, size, tmp_path) -> None:
+    from textual.widgets import DataTable
+
+    app = snapshot_app(snapshot_copy(tmp_path))
+    async with app.run_test(size=size) as pilot:
+        await SCREENS[screen](pilot)
+        await pilot.pause(0.5)
+        tables = [t for t in app.screen.query(DataTable) if t.row_count]
+        assert tables, f"{screen}: no table with rows on screen"
+        for table in tables:
+            bad = unmarked_datatable_cuts(table)
+            assert not bad, f"{screen} at {size}:\n" + "\n".join(bad[:5])
+
+
+async def test_a_datatable_row_cut_at_the_edge_ends_in_an_arrow() -> None:
+    """The marker itself, on a table certainly wider than its screen."""
+    from dragoman.widgets.marked_table import MarkedTable
+    from textual.app import App
+
+    class Wide(App):
+        def compose(self):
+            t = MarkedTable(id="t")
+            t.add_columns("NAME", "WHAT")
+            t.add_row("a", "x" * 200)
+            t.add_row("b", "short")
+            yield t
+
+    app = Wide()
+    async with app.run_test(size=(60, 10)) as pilot:
+        await pilot.pause(0.2)
+        table = app.query_one(MarkedTable)
+        first = table.render_line(1).text.rstrip()
+        assert first.endswith("→"), first
+        assert not table.render_line(2).text.rstrip().endswith("→")  # nothing of "short" is hidden
+        assert not unmarked_datatable_cuts(table)
+        table.scroll_to(x=30, animate=False)
+        await pilot.pause(0.2)
+        assert table.render_line(1).text.startswith("←")
+        assert not unmarked_datatable_cuts(table)

@@ -485,7 +485,7 @@ async def test_12_migrate_picker_offers_migrated_pools_for_rollback_and_j_k_move
         await pilot.pause()
         assert app.screen.query_one("#mig-pools").option_count > 1
         assert len(sim.request_log.find("GET", "/api/v1/nodes")) == node_reads
-        assert "Run all" not in screen_text(app)[-1] and "Run step" not in screen_text(app)[-1]
+        assert "Run all" not in screen_text(app)[-1] and "s Step" not in screen_text(app)[-1]
         ol = app.screen.query_one("#mig-pools")
         assert ol.highlighted == 0
         prompts = [str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)]

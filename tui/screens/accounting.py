@@ -21,6 +21,7 @@ from dragoman.widgets.accounting import (
 from dragoman.widgets.command_bar import CommandBar
 from dragoman.widgets.footer import SteadyFooter
 from dragoman.widgets.header import StatusHeader
+from dragoman.widgets.marked_table import MarkedTable
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -90,11 +91,11 @@ class AccountingScreen(ToolScreen):
         with Vertical(id="body"):
             yield Static("Accounting: what sums of node allocatable see, and what moving a pool changes", id="heading")
             yield Static("", id="acc-summary")
-            pools: DataTable = DataTable(id="acc-pools", cursor_type="row", zebra_stripes=True)
+            pools: DataTable = MarkedTable(id="acc-pools", cursor_type="row", zebra_stripes=True)
             pools.add_columns(*POOL_COLUMNS)
             yield pools
             yield Static("", id="acc-quota-heading")
-            quotas: DataTable = DataTable(id="acc-quotas", cursor_type="row")
+            quotas: DataTable = MarkedTable(id="acc-quotas", cursor_type="row")
             quotas.add_columns(*QUOTA_COLUMNS)
             yield quotas
             yield Static("", id="acc-meaning", markup=False)

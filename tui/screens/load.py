@@ -20,9 +20,10 @@ from dragoman.widgets.load import (
     sampler_of,
     spark_data,
 )
+from dragoman.widgets.marked_table import MarkedTable
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import DataTable, Sparkline, Static
 
 
@@ -56,7 +57,8 @@ class LoadScreen(ToolScreen):
     LoadScreen Sparkline { width: 1fr; height: 1; }
     LoadScreen #load-forecast { height: auto; max-height: 12; }
     LoadScreen #load-forecast-heading { height: 1; padding: 0 1; text-style: bold; background: $boost; }
-    LoadScreen #load-notes, LoadScreen #load-baselines { height: auto; padding: 0 1; color: $text-muted; }
+    LoadScreen #load-notes { height: auto; padding: 0 1; color: $text-muted; }
+    LoadScreen #load-baselines { height: auto; padding: 0 1; }
     """
 
     def __init__(self, interval: float = SAMPLE_INTERVAL, window_hours: float = forecast.DEFAULT_WINDOW_HOURS) -> None:
@@ -74,8 +76,10 @@ class LoadScreen(ToolScreen):
 
     def compose(self) -> ComposeResult:
         yield StatusHeader()
-        with Vertical(id="body"):
+        # Before/after first, and the body scrolls: at 80×24 with Prometheus' rows the series pushed it off the screen.
+        with VerticalScroll(id="body", can_focus=False):
             yield Static("Control-plane load: counts over time, and what moving a pool adds", id="heading")
+            yield Static("", id="load-baselines", markup=False)
             for name, label, source in self._series():
                 ident = name.replace(".", "-")
                 with Horizontal(classes="series"):
@@ -89,10 +93,9 @@ class LoadScreen(ToolScreen):
                 "once it is on DRA",
                 id="load-forecast-heading",
             )
-            table: DataTable = DataTable(id="load-forecast", cursor_type="row")
+            table: DataTable = MarkedTable(id="load-forecast", cursor_type="row")
             table.add_columns(*FORECAST_COLUMNS)
             yield table
-            yield Static("", id="load-baselines", markup=False)
         yield CommandBar()
         yield SteadyFooter()
 
@@ -104,6 +107,8 @@ class LoadScreen(ToolScreen):
         self.focus_main()
         self.action_sample()
         self.sampling = self.set_interval(self.interval, self.action_sample)  # kept: a picture can hold it still
+        # The page opens at its top, before/after first (the table's focus had scrolled the body down to it).
+        self.call_after_refresh(lambda: self.query_one("#body", VerticalScroll).scroll_home(animate=False))
         self.ready = True
         if hasattr(self.app, "screen_ready"):
             self.app.screen_ready()

@@ -12,6 +12,7 @@ from dragoman.tui.bindings import MIGRATE_KEYS, MIGRATE_MOVES, PICKER_MOVES, dan
 from dragoman.tui.screens.base import DragomanScreen
 from dragoman.widgets.footer import SteadyFooter
 from dragoman.widgets.header import StatusHeader
+from dragoman.widgets.marked_table import MarkedTable
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -131,7 +132,7 @@ class MigrateScreen(DragomanScreen):
         yield Static("", id="mig-verified", markup=False)
         if self.pool is None:
             yield OptionList(id="mig-pools")
-        table: DataTable = DataTable(id="mig-steps", cursor_type="row", zebra_stripes=True)
+        table: DataTable = MarkedTable(id="mig-steps", cursor_type="row", zebra_stripes=True)
         yield table
         # The selected step in full: at 80 columns WHAT is cut ("Exclude the device plug…").
         yield Static("", id="mig-detail", markup=False)
@@ -398,7 +399,7 @@ class MigrateScreen(DragomanScreen):
             table.add_column(label, width=what if label == "WHAT" else fixed[label], key=label)
         for i, s in enumerate(self.plan.steps, 1):
             n = len(s.changes)
-            changes = f"{n}" + (" ⚠" if s.dangerous and n else "")
+            changes = f"{n}" + (f" {glyph('dangerous')}" if s.dangerous and n else "")
             if s.blockers:
                 changes = "✗ blocked"
             title = s.title if len(s.title) <= what else s.title[: what - 1] + "…"
@@ -440,7 +441,7 @@ class MigrateScreen(DragomanScreen):
         if step.warnings:
             facts.append(f"! {len(step.warnings)} warning{'s' if len(step.warnings) != 1 else ''} in the plan")
         # The step's id is on its row: the line has room for the whole title and what the step does at 80 columns.
-        detail.update(f"▸ {i}. {step.title} — " + ", ".join(facts))
+        detail.update(f"{glyph('selected')} {i}. {step.title} — " + ", ".join(facts))
 
     def _set_state(self, step_id: str, state: str) -> None:
         self.step_state[step_id] = state
