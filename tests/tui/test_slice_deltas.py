@@ -164,11 +164,11 @@ async def test_playground_counts_follow_new_slices_when_an_older_conversion_fini
         """The middle picture's slices: their conversion waits for the gate."""
 
     class SlowIndex(real):  # type: ignore[misc, valid-type]
-        def __init__(self, slices) -> None:
+        def __init__(self, slices, **kw) -> None:
             if isinstance(slices, Middle):
                 converting.set()
                 gate.wait(30)
-            super().__init__(slices)
+            super().__init__(slices, **kw)
             self.middle = isinstance(slices, Middle)
 
         def published(self):
