@@ -218,6 +218,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "dragoman") -> int:
         _say(f"dragoman: {printable(exc.message, SENTENCE_LIMIT)}")
         code = int(exc.exit_code)
     except KeyboardInterrupt as exc:
+        _quiet_asyncio()
         signum = exc.signum if isinstance(exc, Interrupted) else 2
         _say("dragoman: interrupted." if signum == 2 else f"dragoman: stopped by signal {signum}.")
         code = 128 + signum
@@ -255,6 +256,16 @@ def _control_plane_needs_demo(args: argparse.Namespace) -> None:
         control_plane_dir(args)  # a sentence without --demo or with an empty DIR
 
 
+def _quiet_asyncio() -> None:
+    """The command is being interrupted: asyncio must not print a task's traceback on the way out. A KeyboardInterrupt
+    raised inside a task (the signal lands wherever the loop is) is both set on that task and re-raised out of the
+    loop, so nobody retrieves it and asyncio logs "Task exception was never retrieved" with a Traceback when the task
+    is collected. The sentence `dragoman: stopped by signal N.` is the whole message."""
+    import logging
+
+    logging.getLogger("asyncio").disabled = True
+
+
 def _catch_signals():
     """SIGTERM and SIGHUP unwind like Ctrl+C for the length of one command (restored after). Only the main thread
     may set handlers."""
@@ -265,6 +276,7 @@ def _catch_signals():
         return lambda: None
 
     def raise_interrupted(signum: int, _frame: object) -> None:
+        _quiet_asyncio()
         raise Interrupted(signum)
 
     saved = {}
