@@ -456,9 +456,10 @@ def recorded(ctx: Any, key: str) -> Any:
     return (ctx.state.state.get("switch") or {}).get(key)
 
 
-async def figures(ctx: Any, pic: Picture | None = None) -> dict:
+async def figures(ctx: Any, pic: Picture | None = None, since: float | None = None) -> dict:
     """The pool's figures for the Load view: Pending GPU pods, claims, slices, GPUs by mechanism, API object counts,
-    and with a Prometheus (--prometheus URL) what it says of the scheduler, claim creations, etcd and the API server."""
+    and with a Prometheus (--prometheus URL) what it says of the scheduler, claim creations, etcd and the API server
+    (with `since`, once it has scraped every target after that moment)."""
     pic = pic or await read_picture(ctx)
     nodes = set(pic.nodes)
     pods = [p for p in pic.objects["Pod"] if (p.get("spec") or {}).get("nodeName") in nodes]
@@ -501,7 +502,7 @@ async def figures(ctx: Any, pic: Picture | None = None) -> dict:
         # The control plane's side, as its Prometheus sees it: scheduler queue, claim creations, etcd's size.
         from dragoman.fleet.load import prometheus_figures
 
-        out["prometheus"] = await prometheus_figures(url)
+        out["prometheus"] = await prometheus_figures(url, since=since)
     return out
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
+import time
 
 from dragoman.actions import capacity as cap
 from dragoman.actions import operations, ops
@@ -554,9 +555,10 @@ class Verify(Step):
         problems.extend(await stack_problems(ctx))
         if not ctx.read_only:
             await cap.record(ctx, "canary", canary.to_json(), "switch: canary result recorded")
-            await cap.record(
-                ctx, "after", await cap.figures(ctx), "switch: the pool's figures after the switch recorded"
-            )
+            # Prometheus's figures only once it has scraped after the canary: its bridge claim is the switch's first
+            # claim creation, and a rate taken before that scrape reads the minutes before the switch.
+            after = await cap.figures(ctx, since=time.time())
+            await cap.record(ctx, "after", after, "switch: the pool's figures after the switch recorded")
             if not problems:
                 # The node annotation is what the Pools view shows: "verified" once the canary came through.
                 from dragoman.actions.drain import annotate

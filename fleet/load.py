@@ -3,6 +3,7 @@ pods), the API server's /metrics parsed, and an optional Prometheus queried."""
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import dataclasses
 import math
@@ -242,11 +243,81 @@ async def query_prometheus(
     return out, "; ".join(errors)
 
 
-async def prometheus_figures(url: str, timeout: float = 10.0) -> dict:
-    """What a before/after record keeps from Prometheus: every query's value, the API server's object counts per
-    resource, where they came from and when; `error` says why a figure is missing."""
+def _rfc3339(text: Any) -> float | None:
+    """Unix time of an RFC 3339 timestamp as Prometheus writes it (nanoseconds, `Z` or an offset); None if it is not."""
+    import datetime as dt
+
+    m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)", str(text or ""))
+    if not m:
+        return None
+    zone = "+00:00" if m[3] == "Z" else m[3]
+    try:
+        whole = dt.datetime.fromisoformat(m[1] + zone).timestamp()
+    except ValueError:
+        return None
+    return whole + (float("0." + m[2]) if m[2] else 0.0)
+
+
+def _duration(text: Any) -> float:
+    """Seconds of a Prometheus duration such as `5s`, `1m` or `1m30s` (0 when it is not one)."""
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+    parts = re.findall(r"(\d+)(ms|s|m|h|d)", str(text or ""))
+    return sum(int(n) * units[u] for n, u in parts)
+
+
+async def _last_scrapes(session: Any, url: str) -> tuple[list[tuple[float, float]], str]:
+    """Each healthy active target's (last scrape, scrape interval) from `/api/v1/targets`; ([], why) when unknown."""
+    async with session.get(url.rstrip("/") + "/api/v1/targets", params={"state": "active"}) as resp:
+        if resp.status != 200:
+            return [], f"{resp.status}"
+        body = await resp.json(content_type=None)
+    targets = ((body or {}).get("data") or {}).get("activeTargets") if isinstance(body, dict) else None
+    out = []
+    for t in targets or ():
+        if isinstance(t, dict) and t.get("health") == "up":
+            last = _rfc3339(t.get("lastScrape"))
+            if last is not None:
+                out.append((last, _duration(t.get("scrapeInterval"))))
+    return out, ""
+
+
+async def wait_for_scrapes(
+    url: str, since: float, limit: float = 60.0, timeout: float = 10.0
+) -> tuple[float | None, str]:
+    """Wait until Prometheus has scraped every healthy target after `since` (unix time), at most three scrape
+    intervals (and `limit` seconds): figures recorded right after a change otherwise show the minutes before it, and a
+    rate() of a counter that just moved reads 0. Returns (the oldest last scrape seen, "" or why it is older)."""
     import aiohttp
 
+    deadline = time.monotonic() + limit
+    oldest: float | None = None
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session:
+            while True:
+                scrapes, why = await _last_scrapes(session, url)
+                if not scrapes:
+                    # A Prometheus-compatible API without /targets (a Thanos querier, Mimir): nothing to wait for.
+                    return None, ""
+                oldest = min(last for last, _ in scrapes)
+                if oldest >= since:
+                    return oldest, ""
+                interval = max(every for _, every in scrapes) or 15.0
+                deadline = min(deadline, time.monotonic() + 3 * interval)
+                if time.monotonic() >= deadline:
+                    break
+                await asyncio.sleep(min(1.0, interval / 5))
+    except (aiohttp.ClientError, TimeoutError, ValueError):
+        return oldest, ""  # the queries that follow say why Prometheus cannot be read
+    return oldest, "Prometheus had not scraped every target since the change: its figures may predate it"
+
+
+async def prometheus_figures(url: str, timeout: float = 10.0, since: float | None = None) -> dict:
+    """What a before/after record keeps from Prometheus: every query's value, the API server's object counts per
+    resource, where they came from and when; `error` says why a figure is missing. With `since` (unix time), the
+    figures are taken once Prometheus has scraped every target after it (`scrapedAt`; `stale` says when it had not)."""
+    import aiohttp
+
+    scraped, stale = (await wait_for_scrapes(url, since, timeout=timeout)) if since is not None else (None, "")
     got, error = await query_prometheus(url, timeout=timeout)
     values = {k: got.get(k) for k in PROMETHEUS_QUERIES}  # every key, None where nothing came back
     objects: dict[str, int] = {}
@@ -263,6 +334,10 @@ async def prometheus_figures(url: str, timeout: float = 10.0) -> dict:
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             error = error or f"cannot query Prometheus at {url}: {exc or type(exc).__name__}"
     out: dict[str, Any] = {"source": PROMETHEUS, "url": url, **values, "objects": objects}
+    if scraped is not None:
+        out["scrapedAt"] = scraped
+    if stale:
+        out["stale"] = stale
     if error:
         out["error"] = error
     return out

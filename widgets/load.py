@@ -96,6 +96,8 @@ def migration_lines(entries: list[dict], shown: int = 8) -> list[str]:
     source = f"; control-plane figures from Prometheus {prom.get('url', '')}" if prom.get("source") else ""
     if prom.get("error"):
         source += f" ({prom['error']})"
+    if prom.get("stale"):
+        source += f" ({prom['stale']})"
     return [
         f"migration ConfigMap before {before.get('at', '')} → after {after.get('at', '')}: "
         + (diff or "no figure changed")

@@ -232,10 +232,12 @@ async def test_prometheus_figures_keep_every_query_and_the_objects_per_resource(
     await site.start()
     port = site._server.sockets[0].getsockname()[1]
     try:
-        figs = await load.prometheus_figures(f"http://127.0.0.1:{port}")
+        # No /api/v1/targets here (as on a Prometheus-compatible query API): `since` has nothing to wait for.
+        figs = await load.prometheus_figures(f"http://127.0.0.1:{port}", since=1e12)
     finally:
         await runner.cleanup()
     assert figs["source"] == "prometheus" and figs["url"] == f"http://127.0.0.1:{port}" and "error" not in figs
+    assert "stale" not in figs and "scrapedAt" not in figs
     assert figs["claimsCreatedPerMinute"] == 30.0 and figs["claimCreateFailuresPerMinute"] is None
     assert figs["etcdDbSizeBytes"] == 2097152 and figs["schedulerPendingPods"] is None
     assert figs["objects"] == {"resourceclaims.resource.k8s.io": 12, "pods": 40}
@@ -267,3 +269,60 @@ def test_the_migrations_switch_figures_are_read_and_shown_before_to_after() -> N
     assert line.startswith("migration ConfigMap before t0 → after t1: allocatableGpu 8→0, claims 0→6")
     assert line.endswith("control-plane figures from Prometheus http://p:9090")
     assert "no after yet" in migration_lines(rec[:1])[0] and migration_lines([]) == []
+    # Figures Prometheus had not scraped since the switch say so where they are shown.
+    after["prometheus"]["stale"] = "Prometheus had not scraped every target since the change"
+    cm["data"]["state.json"] = json.dumps({"planId": "p", "switch": {"before": before, "after": after}})
+    (line,) = migration_lines(baseline.recorded(F.model_of(F.node("n0", "l4", gpus=4, alloc=4), cm), "l4"))
+    assert line.endswith("http://p:9090 (Prometheus had not scraped every target since the change)")
+
+
+async def test_figures_since_a_change_wait_for_prometheus_to_scrape_after_it() -> None:
+    # A figure taken right after the switch must include the switch: Prometheus's targets are polled until every
+    # healthy one was scraped after the change (a rate() of a counter that just moved reads 0 before that).
+    import datetime as dt
+    import time
+
+    since = time.time()
+    calls = {"targets": 0}
+
+    def stamp(t: float) -> str:
+        return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f") + "789Z"  # nanoseconds
+
+    async def targets(request: web.Request) -> web.Response:
+        calls["targets"] += 1
+        fresh = calls["targets"] >= 3  # the third look finds every target scraped after the change
+        last = since + 0.5 if fresh else since - 30
+        active = [
+            {"health": "up", "lastScrape": stamp(last), "scrapeInterval": "1s"},
+            {"health": "up", "lastScrape": stamp(since + 0.7), "scrapeInterval": "1s"},
+            {"health": "down", "lastScrape": stamp(since - 600), "scrapeInterval": "1s"},  # a dead target: not waited
+        ]
+        return web.json_response({"status": "success", "data": {"activeTargets": active}})
+
+    async def query(request: web.Request) -> web.Response:
+        value = "6" if calls["targets"] >= 3 else "0"
+        result = [{"metric": {}, "value": [0, value]}]
+        return web.json_response({"status": "success", "data": {"resultType": "vector", "result": result}})
+
+    app = web.Application()
+    app.router.add_get("/api/v1/query", query)
+    app.router.add_get("/api/v1/targets", targets)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+    try:
+        figs = await load.prometheus_figures(url, since=since)
+        assert calls["targets"] == 3 and figs["claimsCreatedPerMinute"] == 6.0 and "stale" not in figs
+        # The oldest healthy target's scrape, read to its nanosecond digits.
+        assert abs(figs["scrapedAt"] - (since + 0.5)) < 1e-5
+        # A Prometheus that never scrapes again: the wait ends after three scrape intervals and says so.
+        calls["targets"] = -(10**6)
+        started = time.monotonic()
+        late = await load.prometheus_figures(url, since=time.time() + 3600)
+        assert 2.5 < time.monotonic() - started < 10 and "may predate" in late["stale"]
+    finally:
+        await runner.cleanup()
+    assert load._rfc3339("2026-12-05T16:47:01Z") == dt.datetime(2026, 12, 5, 16, 47, 1, tzinfo=dt.UTC).timestamp()
+    assert load._rfc3339("not a time") is None and load._duration("1m30s") == 90
