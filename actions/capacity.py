@@ -9,9 +9,9 @@ import json
 import re
 from typing import Any
 
+from dragoman.fleet import k8s
 from dragoman.fleet import nvidia_schema as nvs
 from dragoman.fleet import ownership as own
-from dragoman.fleet import placement
 from dragoman.fleet.cel.api import Environment
 from dragoman.fleet.cluster import ApiError
 from dragoman.fleet.k8s import celenv
@@ -84,10 +84,8 @@ class Picture:
         return self.model.node(name)
 
     def selects(self, stack: Stack, node: dict) -> bool:
-        labels = (node.get("metadata") or {}).get("labels") or {}
-        if stack.workload.deployed_by == "gpu-operator" and not labels.get(own.GPU_OPERATOR_DEPLOY_LABEL):
-            labels = {**labels, own.GPU_OPERATOR_DEPLOY_LABEL: "true"}  # the operator fills a missing deploy label
-        return placement.selects_node(stack.pod_spec, node, labels_override=labels)
+        labels = stack.workload.selected_labels((node.get("metadata") or {}).get("labels") or {})
+        return k8s.pod_matches_node(stack.pod_spec, node, labels=labels)
 
     def slices_of(self, node: str) -> list[dict]:
         return [

@@ -9,8 +9,8 @@ import json
 from dragoman.actions.capacity import allocatable_count, read_picture
 from dragoman.actions.drain import gpu_request
 from dragoman.actions.steps import Context, Step, StepPlan
+from dragoman.fleet.k8s import pod_matches_node, untolerated_taints
 from dragoman.fleet.ownership import GPU
-from dragoman.fleet.placement import selects_node, untolerated_taints
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,7 +173,7 @@ async def room_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
             continue
         want = int(c.detail.get("gpus") or 0)
         spec = found.get("spec") or {}
-        # Which nodes a pod may go to depends only on these fields (selects_node, untolerated_taints): the pods of
+        # Which nodes a pod may go to depends only on these fields (pod_matches_node, untolerated_taints): the pods of
         # one template are held against the fleet's nodes once, not once each (4,000 evicted pods x 4,500 nodes at
         # the envelope took a minute).
         sig = json.dumps(
@@ -182,7 +182,9 @@ async def room_warnings(ctx: Context, plans: list[StepPlan]) -> list[str]:
         eligible = eligible_by.get(sig)
         if eligible is None:
             eligible = eligible_by[sig] = [
-                n for n in free if selects_node(spec, node_by_name[n]) and not untolerated_taints(spec, node_by_name[n])
+                n
+                for n in free
+                if pod_matches_node(spec, node_by_name[n]) and not untolerated_taints(spec, node_by_name[n])
             ]
         # First fit, nodes taken by free GPUs, fewest first (ties in the fleet's order).
         best = min(((free[n], order[n], n) for n in eligible if free[n] >= want), default=None)

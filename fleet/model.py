@@ -319,7 +319,6 @@ class FleetModel:
         self.pool_label_given = pool_label
         self.pool_label: str | None = pool_label
         self.generation = 0
-        self._listeners: list[Callable[[Sequence[Any]], None]] = []
         self._reset()
 
     # ---- raw objects and indexes -------------------------------------------------------------------------------
@@ -407,21 +406,6 @@ class FleetModel:
                 by_kind[obj["kind"]].append(obj)
         self.load(by_kind)
 
-    def attach(self, store: Any) -> Callable[[], None]:
-        """Load from a FleetStore and follow its change batches; returns a function that detaches."""
-        self.load({k: store.objects(k) for k in KINDS if k in getattr(store, "kinds", KINDS)})
-        return store.subscribe(self.apply)
-
-    def subscribe(self, callback: Callable[[Sequence[Any]], None]) -> Callable[[], None]:
-        """Call `callback(changes)` after each batch the model absorbed (views are then current)."""
-        self._listeners.append(callback)
-
-        def unsubscribe() -> None:
-            if callback in self._listeners:
-                self._listeners.remove(callback)
-
-        return unsubscribe
-
     def apply(self, changes: Sequence[Any]) -> Delta:
         """Absorb watch changes (objects with kind, type, obj, old); cost is proportional to what they touch.
 
@@ -450,10 +434,7 @@ class FleetModel:
             if index is not None:
                 index(self, old, new)
         self.generation += 1
-        delta = delta_of(self, changes)
-        for cb in list(self._listeners):
-            cb(changes)
-        return delta
+        return delta_of(self, changes)
 
     def delta(self, changes: Sequence[Any], before: dict | None = None) -> Delta:
         """Which rows these (already absorbed) changes touched; `apply` returns the same for its batch."""

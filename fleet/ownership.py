@@ -73,6 +73,13 @@ class Workload:
             parts.append(f"via {self.gitops}")
         return ", ".join(parts)
 
+    def selected_labels(self, labels: dict) -> dict:
+        """A node's labels as this workload's DaemonSet selects by them: the GPU Operator fills a missing deploy label
+        with "true" on GPU nodes."""
+        if self.deployed_by == "gpu-operator" and not labels.get(GPU_OPERATOR_DEPLOY_LABEL):
+            return {**labels, GPU_OPERATOR_DEPLOY_LABEL: "true"}
+        return labels
+
 
 def _meta(obj: dict) -> dict:
     return obj.get("metadata") or {}

@@ -4,7 +4,7 @@ DEMO/SNAPSHOT badge."""
 from __future__ import annotations
 
 from dragoman.fleet.glyphs import labelled
-from dragoman.widgets.cells import Cell
+from dragoman.fleet.views.cells import Cell
 from textual.content import Content
 from textual.widget import Widget
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dragoman.fleet.glyphs import glyph
-from dragoman.widgets.cells import TONES, Cell, CellLike, text_of, tone_of
+from dragoman.fleet.views.cells import TONES, Cell, CellLike, text_of, tone_of
 from rich.segment import Segment
 from rich.style import Style
 from textual import events

@@ -8,8 +8,8 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from dragoman.fleet import k8s
 from dragoman.fleet import ownership as own
-from dragoman.fleet import placement
 from dragoman.fleet.findings import ObjectRef
 from dragoman.fleet.model import (
     GFD_PRODUCT,
@@ -55,7 +55,7 @@ def steered_product(spec: dict) -> str | None:
     sel = spec.get("nodeSelector") or {}
     if GFD_PRODUCT in sel:
         return sel[GFD_PRODUCT]
-    for term in placement.required_affinity_terms(spec) or ():
+    for term in (k8s.required_node_affinity(spec) or {}).get("nodeSelectorTerms") or ():
         for e in term.get("matchExpressions") or ():
             if e.get("key") == GFD_PRODUCT and e.get("operator") == "In":
                 return ",".join(e.get("values") or ())

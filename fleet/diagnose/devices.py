@@ -13,7 +13,7 @@ import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from dragoman.fleet import placement
+from dragoman.fleet import k8s
 from dragoman.fleet.diagnose.context import Context, plural, pod_ref
 from dragoman.fleet.diagnose.selectors import pod_claim_specs
 from dragoman.fleet.findings import Finding, ObjectRef, make_finding
@@ -369,7 +369,7 @@ def eligible_nodes(ctx: Context, spec: dict) -> list[str]:
     for name in ctx.candidates(spec.get("nodeSelector") or {}):
         v = ctx.nodes[name]
         raw = ctx.m.objects["Node"].get(("", name)) or {}
-        if not v.schedulable or not placement.selects_node(spec, raw) or placement.untolerated_taints(spec, raw):
+        if not v.schedulable or not k8s.pod_matches_node(spec, raw) or k8s.untolerated_taints(spec, raw):
             continue
         out.append(name)
     return out

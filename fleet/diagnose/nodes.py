@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from dragoman.fleet import k8s
 from dragoman.fleet import ownership as own
-from dragoman.fleet import placement
 from dragoman.fleet.diagnose.context import SMALL_POOL_NODES, Context, node_ref, plural, pod_ref
 from dragoman.fleet.findings import WARNING, Finding, make_finding
 from dragoman.fleet.model import (
@@ -88,11 +88,8 @@ def daemonset_targets(ctx: Context) -> Iterable[Finding]:
                     # Nodes of the pool already moved: the driver is meant to serve them.
                     continue
                 raw = m.objects["Node"].get(("", v.name)) or {}
-                labels = v.labels
-                if w.deployed_by == "gpu-operator" and not labels.get(own.GPU_OPERATOR_DEPLOY_LABEL):
-                    # The operator fills a missing deploy label with "true" on GPU nodes.
-                    labels = {**labels, own.GPU_OPERATOR_DEPLOY_LABEL: "true"}
-                if placement.selects_node(spec, raw, labels_override=labels) and not placement.untolerated_taints(
+                labels = w.selected_labels(v.labels)
+                if k8s.pod_matches_node(spec, raw, labels=labels) and not k8s.untolerated_taints(
                     spec, raw, daemonset=True
                 ):
                     hits.append(v)

@@ -8,8 +8,8 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
+from dragoman.fleet import k8s
 from dragoman.fleet import ownership as own
-from dragoman.fleet import placement
 from dragoman.fleet.cel_explain import NearMiss, short_clause, suggestions
 from dragoman.fleet.diagnose.context import CLAIM_QUOTA, Context, node_ref, plural, pod_ref
 from dragoman.fleet.diagnose.devices import claim_findings, constraint_findings, excluded_findings, filter_timeout
@@ -191,7 +191,7 @@ def node_fit(ctx: Context, spec: dict, reqs: dict[str, int], request_free: list)
     for name in ctx.candidates(spec.get("nodeSelector") or {}):
         v = ctx.nodes[name]
         raw = m.objects["Node"].get(("", name)) or {}
-        if not placement.selects_node(spec, raw):
+        if not k8s.pod_matches_node(spec, raw):
             continue
         alloc = (raw.get("status") or {}).get("allocatable") or {}
         fits = True
@@ -221,10 +221,8 @@ def node_fit(ctx: Context, spec: dict, reqs: dict[str, int], request_free: list)
         blocked = []
         if not v.schedulable:
             blocked.append("cordoned")
-        taints = placement.untolerated_taints(spec, raw)
-        blocked += [
-            f"taint {placement.taint_text(t)}" for t in taints if t.get("key") != "node.kubernetes.io/unschedulable"
-        ]
+        taints = k8s.untolerated_taints(spec, raw)
+        blocked += [f"taint {k8s.taint_text(t)}" for t in taints if t.get("key") != "node.kubernetes.io/unschedulable"]
         if fits:
             if blocked:
                 fit_blocked.append((v, ", ".join(blocked)))

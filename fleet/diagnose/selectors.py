@@ -6,8 +6,8 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
+from dragoman.fleet import k8s
 from dragoman.fleet import ownership as own
-from dragoman.fleet import placement
 from dragoman.fleet.cel import cel_device
 from dragoman.fleet.cel_explain import NearMiss, clause_values, have
 from dragoman.fleet.diagnose.context import STALE_ATTRIBUTES, TYPE_GPU, Context, plural, pod_ref
@@ -210,7 +210,7 @@ def excluding_miss(m: FleetModel, body: dict, pod_spec: dict) -> tuple[str, Near
     nodes = m.objects["Node"]
     # Only the devices of nodes the pod's nodeSelector and affinity allow (network-attached ones always count).
     devices = [
-        d for d in m.devices() if d.node is None or placement.selects_node(pod_spec, nodes.get(("", d.node)) or {})
+        d for d in m.devices() if d.node is None or k8s.pod_matches_node(pod_spec, nodes.get(("", d.node)) or {})
     ]
     for i, clause in enumerate(clauses):
         rest = m.evaluate_selectors(list(cls.expressions) + clauses[:i] + clauses[i + 1 :], devices)

@@ -48,8 +48,10 @@ from dragoman.fleet.k8s.tolerations import (
     DO_NOT_SCHEDULE,
     UNSCHEDULABLE_TAINT,
     first_untolerated_taint,
+    taint_text,
     tolerates,
     tolerations_tolerate,
+    untolerated_taints,
 )
 
 __all__ = [
@@ -80,6 +82,8 @@ __all__ = [
     "regex_error",
     "required_node_affinity",
     "requirement_error",
+    "taint_text",
     "tolerates",
     "tolerations_tolerate",
+    "untolerated_taints",
 ]

@@ -67,9 +67,11 @@ def node_selector_matches(pod_spec: dict, labels: dict) -> bool:
     return all(labels.get(k) == v for k, v in (pod_spec.get("nodeSelector") or {}).items())
 
 
-def pod_matches_node(pod_spec: dict, node: dict) -> bool:
+def pod_matches_node(pod_spec: dict, node: dict, *, labels: dict | None = None) -> bool:
     """nodeSelector AND required node affinity (RequiredNodeAffinity.Match) — the NodeAffinity filter and the
-    DaemonSet rule."""
+    DaemonSet rule. `labels`, when given, stand for the node's (the labels it will have)."""
+    if labels is not None:
+        node = {"metadata": {**(node.get("metadata") or {}), "labels": labels}}
     labels, _ = node_identity(node)
     return node_selector_matches(pod_spec, labels) and match_node_selector(required_node_affinity(pod_spec), node)
 

@@ -56,3 +56,22 @@ def first_untolerated_taint(
         if not tolerations_tolerate(tols, taint):
             return taint
     return None
+
+
+def untolerated_taints(pod_spec: dict, node: dict, *, daemonset: bool = False) -> list[dict]:
+    """The node's NoSchedule/NoExecute taints the pod does not tolerate (a daemon pod with the tolerations the
+    DaemonSet controller adds)."""
+    tolerations = list(pod_spec.get("tolerations") or ())
+    if daemonset:
+        tolerations += DAEMONSET_TOLERATIONS
+    return [
+        taint
+        for taint in (node.get("spec") or {}).get("taints") or ()
+        if taint.get("effect") in DO_NOT_SCHEDULE and not tolerations_tolerate(tolerations, taint)
+    ]
+
+
+def taint_text(taint: dict) -> str:
+    """`key=value:Effect`, as kubectl prints a taint."""
+    value = taint.get("value")
+    return f"{taint.get('key')}{'=' + value if value else ''}:{taint.get('effect')}"

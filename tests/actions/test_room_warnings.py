@@ -9,7 +9,7 @@ import types
 
 from dragoman.actions.preflight import _free_gpus, room_warnings
 from dragoman.actions.steps import Change, StepPlan
-from dragoman.fleet.placement import selects_node, untolerated_taints
+from dragoman.fleet.k8s import pod_matches_node, untolerated_taints
 
 GPU = "nvidia.com/gpu"
 
@@ -34,7 +34,7 @@ def _walk(nodes: list[dict], pods: list[dict], plans: list[StepPlan]) -> list[st
         for name, room in sorted(free.items(), key=lambda kv: kv[1]):
             if (
                 room >= want
-                and selects_node(spec, node_by_name[name])
+                and pod_matches_node(spec, node_by_name[name])
                 and not untolerated_taints(spec, node_by_name[name])
             ):
                 free[name] -= want

@@ -17,6 +17,7 @@ from dragoman.fleet.store import FleetStore
 from dragoman.sim import scenario
 
 from tests.fleet import fleet_fixtures as F
+from tests.support.feed import following
 from tests.support.sim import running_simulator
 
 DEMO = pathlib.Path(__file__).resolve().parents[2] / "sim" / "scenarios" / "demo.yaml"
@@ -224,47 +225,46 @@ async def test_moving_the_a100_pool_on_the_simulator_updates_the_drop_and_the_qu
         syncer = await sync(cluster, store, **FAST)
         try:
             await syncer.wait_synced(120)
-            model = FleetModel()
-            detach = model.attach(store)
-            before = A.pool_account(model, "a100-train")
-            assert before.allocatable == 24 and before.drop_if_moved == 24
-            # A quota on claims in the training namespace: nothing counted now, filled by the move.
-            await cluster.request(
-                "POST",
-                "/api/v1/namespaces/ml-training/resourcequotas",
-                body={
-                    "apiVersion": "v1",
-                    "kind": "ResourceQuota",
-                    "metadata": {"name": "claims", "namespace": "ml-training"},
-                    "spec": {"hard": {"count/resourceclaims.resource.k8s.io": "3"}},
-                },
-            )
-
-            def claim_line():
-                return next((q for q in A.quota_lines(model, "a100-train") if q.quota == "claims"), None)
-
-            await until(lambda: claim_line() is not None, what="the new quota in the accounting")
-            q = claim_line()
-            assert q.after > q.counted_now and q.blocks_after
-            # Take the GPU Operator's device plugin off the pool, as the migration does.
-            for v in model.pool_nodes("a100-train"):
+            async with following(store) as feed:
+                model = feed.model
+                before = A.pool_account(model, "a100-train")
+                assert before.allocatable == 24 and before.drop_if_moved == 24
+                # A quota on claims in the training namespace: nothing counted now, filled by the move.
                 await cluster.request(
-                    "PATCH",
-                    f"/api/v1/nodes/{v.name}",
-                    body={"metadata": {"labels": {"nvidia.com/gpu.deploy.device-plugin": "false"}}},
-                    content_type="application/merge-patch+json",
+                    "POST",
+                    "/api/v1/namespaces/ml-training/resourcequotas",
+                    body={
+                        "apiVersion": "v1",
+                        "kind": "ResourceQuota",
+                        "metadata": {"name": "claims", "namespace": "ml-training"},
+                        "spec": {"hard": {"count/resourceclaims.resource.k8s.io": "3"}},
+                    },
                 )
-            await until(
-                lambda: A.pool_account(model, "a100-train").allocatable == 0, timeout=60, what="allocatable to drop"
-            )
-            after = A.pool_account(model, "a100-train")
-            assert after.drop_if_moved == 0 and after.missed_now == 24 and after.state == "unserved"
-            acc = A.account(model)
-            assert (
-                acc.pool != "a100-train"
-                and acc.totals["allocatableGpus"] == A.account(demo_model()).totals["allocatableGpus"] - 24
-            )
-            detach()
+
+                def claim_line():
+                    return next((q for q in A.quota_lines(model, "a100-train") if q.quota == "claims"), None)
+
+                await until(lambda: claim_line() is not None, what="the new quota in the accounting")
+                q = claim_line()
+                assert q.after > q.counted_now and q.blocks_after
+                # Take the GPU Operator's device plugin off the pool, as the migration does.
+                for v in model.pool_nodes("a100-train"):
+                    await cluster.request(
+                        "PATCH",
+                        f"/api/v1/nodes/{v.name}",
+                        body={"metadata": {"labels": {"nvidia.com/gpu.deploy.device-plugin": "false"}}},
+                        content_type="application/merge-patch+json",
+                    )
+                await until(
+                    lambda: A.pool_account(model, "a100-train").allocatable == 0, timeout=60, what="allocatable to drop"
+                )
+                after = A.pool_account(model, "a100-train")
+                assert after.drop_if_moved == 0 and after.missed_now == 24 and after.state == "unserved"
+                acc = A.account(model)
+                assert (
+                    acc.pool != "a100-train"
+                    and acc.totals["allocatableGpus"] == A.account(demo_model()).totals["allocatableGpus"] - 24
+                )
         finally:
             await syncer.stop()
             await cluster.close()

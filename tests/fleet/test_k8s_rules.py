@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from dragoman.fleet import k8s, placement
+from dragoman.fleet import k8s
 
 NODE = {"metadata": {"name": "gpu-01", "labels": {"gpu-count": "8", "zone": "a", "pool": "h100"}}}
 
@@ -20,7 +20,7 @@ def _pod(*exprs: dict, fields: tuple[dict, ...] = ()) -> dict:
 
 def _both(spec: dict, node: dict = NODE) -> bool:
     """The client's and the simulator's answers, which must agree."""
-    client, sim = placement.selects_node(spec, node), k8s.compile_node_filter(spec)(node)
+    client, sim = k8s.pod_matches_node(spec, node), k8s.compile_node_filter(spec)(node)
     assert client == sim == k8s.pod_matches_node(spec, node)
     return client
 
@@ -168,8 +168,8 @@ def test_a_daemon_pod_tolerates_what_the_daemonset_controller_adds(taint: dict, 
     from dragoman.sim.controllers import daemonsets
 
     node = {"metadata": {"name": "n"}, "spec": {"taints": [taint]}}
-    assert placement.untolerated_taints({}, node) == [taint]
-    assert (placement.untolerated_taints({}, node, daemonset=True) == []) is daemon_tolerates
+    assert k8s.untolerated_taints({}, node) == [taint]
+    assert (k8s.untolerated_taints({}, node, daemonset=True) == []) is daemon_tolerates
     sim_tolerations = daemonsets.daemon_tolerations({})
     assert k8s.first_untolerated_taint([taint], sim_tolerations) is (None if daemon_tolerates else taint)
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 
 import pytest
 from dragoman.fleet.model import FleetModel
+from dragoman.fleet.store import LIVE, FleetStore
 from fleet_fixtures import (
     GPU_CLASS_EXPR,
     POOL,
@@ -25,6 +27,8 @@ from fleet_fixtures import (
     operator_dp_daemonset,
     pod,
 )
+
+from tests.support.feed import following
 
 DP = operator_dp_daemonset()
 DRA = dra_daemonset()
@@ -350,21 +354,25 @@ def test_which_mechanism_offers_a_resource_per_node():
     assert m.resource_nodes("nvidia.com/mig-1g.10gb") == {}
 
 
-def test_attached_to_a_store_the_model_follows_its_changes():
-    from dragoman.fleet.store import FleetStore
-
+async def test_fed_from_a_store_the_model_follows_its_changes_until_the_feed_stops():
+    """The app's path (tui/feed.py): the model is loaded from the store once it is synced, then absorbs its change
+    batches; a stopped feed leaves the model as it was."""
     store = FleetStore()
     for obj in dra_fleet(2):
         store.apply(obj["kind"], "ADDED", obj)
-    m = FleetModel()
-    detach = m.attach(store)
-    seen = []
-    m.subscribe(seen.append)
-    assert m.node("h100-pool-0").ownership == "dra"
-    store.apply("Pod", "ADDED", ds_pod(operator_dp_daemonset(), "h100-pool-0"))
-    assert m.node("h100-pool-0").ownership == "both" and seen
-    detach()
+    for kind in store.kinds:
+        store.set_state(kind, LIVE, synced=True)
+    async with following(store) as feed:
+        m = feed.model
+        assert m.node("h100-pool-0").ownership == "dra"
+        store.apply("Pod", "ADDED", ds_pod(operator_dp_daemonset(), "h100-pool-0"))
+        for _ in range(500):
+            if m.node("h100-pool-0").ownership == "both":
+                break
+            await asyncio.sleep(0.01)
+        assert m.node("h100-pool-0").ownership == "both" and feed.events == 1
     store.apply("Node", "DELETED", m.objects["Node"][("", "h100-pool-1")])
+    store.flush()
     assert "h100-pool-1" in m.node_names()
 
 

@@ -1,5 +1,5 @@
-"""The fleet model fed live from the simulator: every ownership state of the demo through the informers, and a
-change made through the API reaching the model's views and diagnosis."""
+"""The fleet model fed live from the simulator as the app feeds it (tui/feed.py): every ownership state of the demo
+through the informers, and a change made through the API reaching the model's views and diagnosis."""
 
 from __future__ import annotations
 
@@ -9,11 +9,10 @@ import pathlib
 import time
 
 from dragoman.fleet.cluster import connect
-from dragoman.fleet.diagnose import diagnose
 from dragoman.fleet.informer import sync
-from dragoman.fleet.model import FleetModel
 from dragoman.fleet.store import FleetStore
 
+from tests.support.feed import following
 from tests.support.sim import running_simulator
 
 DEMO = pathlib.Path(__file__).resolve().parents[2] / "sim" / "scenarios" / "demo.yaml"
@@ -35,35 +34,39 @@ async def test_live_demo_ownership_states_and_a_migration_step_reaching_the_mode
         syncer = await sync(cluster, store, **FAST)
         try:
             await syncer.wait_synced(60)
-            model = FleetModel()
-            detach = model.attach(store)
-            by_pool = {p.name: p for p in model.pools()}
-            # The demo has a pool per state: device plugin, DRA, both, and a mid-migration pool with a flapping plugin.
-            assert by_pool["a100-train"].ownership == "device-plugin"
-            assert by_pool["a100-mig"].ownership == "dra"
-            assert by_pool["l4-dev"].ownership == "both"
-            assert by_pool["a100-serve"].ownership_counts.get("flapping") == 1
-            assert any(v.capacity_window and v.allocatable_gpu == 0 for v in model.pool_nodes("a100-serve"))
-            assert any(v.ownership == "none" for v in model.pool_nodes("h100-dra"))
-            assert {f.id for f in diagnose(model)} >= {"both-stacks", "plugin-flapping", "no-slices"}
-
-            # A migration step recorded on a node through the API shows in the model within a second or so.
-            target = model.pool_nodes("a100-train")[0].name
-            seen = []
-            model.subscribe(seen.append)
-            ann = json.dumps({"pool": "a100-train", "step": "cordon", "state": "running", "by": "test"})
-            t0 = time.monotonic()
-            await cluster.request(
-                "PATCH",
-                f"/api/v1/nodes/{target}",
-                body={"metadata": {"annotations": {"dragoman.io/migration": ann}}, "spec": {"unschedulable": True}},
-                content_type="application/merge-patch+json",
-            )
-            await until(lambda: model.node(target).ownership == "migrating", what="the migration step in the model")
-            assert time.monotonic() - t0 < 5.0 and seen
-            pool = model.pool("a100-train")
-            assert pool.migration == {"cordon running": 1} and pool.cordoned == 1
-            detach()
+            async with following(store) as feed:
+                await _live(cluster, feed)
         finally:
             await syncer.stop()
             await cluster.close()
+
+
+async def _live(cluster, feed) -> None:
+    model = feed.model
+    by_pool = {p.name: p for p in model.pools()}
+    # The demo has a pool per state: device plugin, DRA, both, and a mid-migration pool with a flapping plugin.
+    assert by_pool["a100-train"].ownership == "device-plugin"
+    assert by_pool["a100-mig"].ownership == "dra"
+    assert by_pool["l4-dev"].ownership == "both"
+    assert by_pool["a100-serve"].ownership_counts.get("flapping") == 1
+    assert any(v.capacity_window and v.allocatable_gpu == 0 for v in model.pool_nodes("a100-serve"))
+    assert any(v.ownership == "none" for v in model.pool_nodes("h100-dra"))
+    # The feed's own diagnosis (in a child process, as the app runs it) reads the same model.
+    await until(lambda: feed.fleet.diagnosed, what="the feed's first diagnosis")
+    assert {f.id for f in feed.fleet.findings} >= {"both-stacks", "plugin-flapping", "no-slices"}
+
+    # A migration step recorded on a node through the API shows in the model within a second or so.
+    target = model.pool_nodes("a100-train")[0].name
+    absorbed = feed.events
+    ann = json.dumps({"pool": "a100-train", "step": "cordon", "state": "running", "by": "test"})
+    t0 = time.monotonic()
+    await cluster.request(
+        "PATCH",
+        f"/api/v1/nodes/{target}",
+        body={"metadata": {"annotations": {"dragoman.io/migration": ann}}, "spec": {"unschedulable": True}},
+        content_type="application/merge-patch+json",
+    )
+    await until(lambda: model.node(target).ownership == "migrating", what="the migration step in the model")
+    assert time.monotonic() - t0 < 5.0 and feed.events > absorbed
+    pool = model.pool("a100-train")
+    assert pool.migration == {"cordon running": 1} and pool.cordoned == 1

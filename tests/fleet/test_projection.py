@@ -192,6 +192,7 @@ async def test_a_drain_of_a_node_full_of_projected_cpu_pods_evicts_every_one() -
     from dragoman.fleet.store import FleetStore
     from dragoman.sim.scenarios.scale import POOL_LABEL
 
+    from tests.support.feed import following
     from tests.support.sim import running_simulator
 
     async with running_simulator(objects=generate_envelope(**SMALL)) as sim:
@@ -200,41 +201,46 @@ async def test_a_drain_of_a_node_full_of_projected_cpu_pods_evicts_every_one() -
         syncer = await sync(cluster, store)
         try:
             await syncer.wait_synced(60)
-            model = FleetModel()
-            model.attach(store)
-            node = next(n for n in model.node_names() if n.startswith("gke-env-cpu-"))
-            # Two more of a Deployment's pods land on the node after the LIST: they come through the watch, projected
-            # by the LIST's decoder, and the drain must count them too.
-            rt = sim.store._rt("pods")
-            template = next(
-                p
-                for p in sim.store.list("pods")
-                if p["spec"].get("nodeName") == node
-                and p["metadata"].get("ownerReferences", [{}])[0].get("kind") == "ReplicaSet"
-            )
-            for suffix in ("wtch1", "wtch2"):
-                md = {**template["metadata"], "name": template["metadata"]["name"][:-5] + suffix}
-                md["uid"] = f"uid-{suffix}"
-                sim.store._commit("ADDED", rt, {**template, "metadata": md}, None)
-            for _ in range(300):
-                if {"wtch1", "wtch2"} <= {k[1][-5:] for k in store.objects("Pod")}:
-                    break
-                await asyncio.sleep(0.02)
-            store.flush()
-            on_node = model.pods_on_node(node)
-            watched = [p for p in on_node if p["metadata"]["name"].endswith(("wtch1", "wtch2"))]
-            assert len(watched) == 2 and all(isinstance(p, Projection) for p in watched)
-            assert on_node and all(isinstance(p, Projection) for p in on_node)
-            # What the model says a drain of this node moves, read from projections only...
-            expected = {key_of(p) for p in on_node if not skip_reason(p)}
-            assert len(expected) >= 20 and len(expected) < len(on_node)  # DaemonSet pods (and finished Job pods) stay
-            node_obj = await cluster.get(f"/api/v1/nodes/{node}")
-            ctx = Context(
-                cluster, node_obj["metadata"]["labels"][POOL_LABEL], POOL_LABEL, [node_obj], audit=None, by={}
-            )
-            plan = await Drain("drain", [node]).plan(ctx)
-            # ...is exactly what the drain, planned from the server's whole objects, evicts.
-            assert {(c.namespace, c.name) for c in plan.changes if c.verb == "evict"} == expected
+            async with following(store) as feed:
+                model = feed.model
+                node = next(n for n in model.node_names() if n.startswith("gke-env-cpu-"))
+                # Two more of a Deployment's pods land on the node after the LIST: they come through the watch,
+                # projected by the LIST's decoder, and the drain must count them too.
+                rt = sim.store._rt("pods")
+                template = next(
+                    p
+                    for p in sim.store.list("pods")
+                    if p["spec"].get("nodeName") == node
+                    and p["metadata"].get("ownerReferences", [{}])[0].get("kind") == "ReplicaSet"
+                )
+                for suffix in ("wtch1", "wtch2"):
+                    md = {**template["metadata"], "name": template["metadata"]["name"][:-5] + suffix}
+                    md["uid"] = f"uid-{suffix}"
+                    sim.store._commit("ADDED", rt, {**template, "metadata": md}, None)
+                for _ in range(300):
+                    if {"wtch1", "wtch2"} <= {k[1][-5:] for k in store.objects("Pod")}:
+                        break
+                    await asyncio.sleep(0.02)
+                store.flush()
+                for _ in range(300):  # the feed absorbs a batch within PUMP_INTERVAL
+                    if {"wtch1", "wtch2"} <= {p["metadata"]["name"][-5:] for p in model.pods_on_node(node)}:
+                        break
+                    await asyncio.sleep(0.02)
+                on_node = model.pods_on_node(node)
+                watched = [p for p in on_node if p["metadata"]["name"].endswith(("wtch1", "wtch2"))]
+                assert len(watched) == 2 and all(isinstance(p, Projection) for p in watched)
+                assert on_node and all(isinstance(p, Projection) for p in on_node)
+                # What the model says a drain of this node moves, read from projections only...
+                expected = {key_of(p) for p in on_node if not skip_reason(p)}
+                # DaemonSet pods (and finished Job pods) stay.
+                assert len(expected) >= 20 and len(expected) < len(on_node)
+                node_obj = await cluster.get(f"/api/v1/nodes/{node}")
+                ctx = Context(
+                    cluster, node_obj["metadata"]["labels"][POOL_LABEL], POOL_LABEL, [node_obj], audit=None, by={}
+                )
+                plan = await Drain("drain", [node]).plan(ctx)
+                # ...is exactly what the drain, planned from the server's whole objects, evicts.
+                assert {(c.namespace, c.name) for c in plan.changes if c.verb == "evict"} == expected
         finally:
             await syncer.stop()
             await cluster.close()

@@ -5,7 +5,7 @@ a cell wider than its column ends in `…`; anything else drawn must be exactly 
 from __future__ import annotations
 
 import pytest
-from dragoman.widgets.cells import text_of
+from dragoman.fleet.views.cells import text_of
 from dragoman.widgets.vtable import VTable, _cell_text
 
 from tests.tui.conftest import snapshot_app, snapshot_copy

@@ -13,9 +13,9 @@ import pytest
 from dragoman.fleet.findings import CATALOGUE
 from dragoman.fleet.glyphs import ANY, GLYPHS, labelled, legend
 from dragoman.fleet.model import FleetModel
+from dragoman.fleet.views.cells import text_of
 from dragoman.sim.scenarios import DEMO_PATH, load_scenario
 from dragoman.tui.views import VIEWS, Fleet
-from dragoman.widgets.cells import text_of
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BY_CHAR = {g.char: g for g in GLYPHS.values()}

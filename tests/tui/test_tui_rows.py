@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 from dragoman.fleet.findings import make_finding
 from dragoman.fleet.model import FleetModel
+from dragoman.fleet.views.cells import Cell, findings_cell, ownership_cell
+from dragoman.fleet.views.claims import CLAIM_RANK
+from dragoman.fleet.views.nodes import node_row
 from dragoman.sim.scenarios import DEMO_PATH, load_scenario
 from dragoman.tui.views import ClaimsView, DevicesView, Fleet, NodesView, PoolsView, parse_filter, touched_by
-from dragoman.widgets import rows as R
-from dragoman.widgets.cells import Cell, ownership_cell
 from dragoman.widgets.detail import describe, yaml_text
 from dragoman.widgets.header import header_cells
 from dragoman.widgets.vtable import _cell_text
@@ -43,18 +44,18 @@ def test_pool_rows_from_the_demo(fleet: Fleet) -> None:
 def test_node_row_and_findings_cell(fleet: Fleet) -> None:
     node = "gke-ml-prod-a100-serve-fb9bedd9-52mw"
     f = make_finding("plugin-flapping", [("Node", "", node)], "flaps", [], pool="a100-serve", node=node)
-    cells = R.node_row(fleet.model.node(node), [f])
+    cells = node_row(fleet.model.node(node), [f])
     assert cells[0] == node
     assert cells[3].text.startswith("↯ crash") and cells[3].tone == "error"
     assert cells[7] == Cell("▲1", "warning")
-    assert R.findings_cell([]) == Cell("—", "muted")
+    assert findings_cell([]) == Cell("—", "muted")
 
 
 def test_claims_put_pending_and_failed_first_and_mark_the_bridge(fleet: Fleet) -> None:
     view = ClaimsView()
     rows = sorted(view.all_rows(fleet), key=lambda r: view.sort_key(r[0], r[1]))
     states = [cells[0].text.split(" ", 1)[1] for _, cells, _ in rows]
-    ranks = [R.CLAIM_RANK[s] for s in states]
+    ranks = [CLAIM_RANK[s] for s in states]
     assert ranks == sorted(ranks) and "pending" in states
     assert any(cells[2] == Cell("⇄ bridge", "dra") for _, cells, _ in rows)
 
