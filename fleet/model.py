@@ -96,7 +96,7 @@ def event_last_seen(event: dict) -> str:
 
 def device_health(pod: dict) -> list[tuple[str, str, str, str, str]]:
     """The health the kubelet reports for a pod's devices (status.*containerStatuses[].allocatedResourcesStatus):
-    (container, "claim:<claim>/<request>", resourceID "<driver>/<pool>/<device>", Healthy|Unhealthy|Unknown,
+    (container, "claim:<pod claim>[/<request>]", resourceID "<driver>/<pool>/<device>", Healthy|Unhealthy|Unknown,
     message)."""
     status = pod.get("status") or {}
     out = []

@@ -266,6 +266,25 @@ def test_every_demo_object_validates_against_the_137_schemas(demo: list[dict]) -
     kubernetes_validate.validate(_of(demo, "Pod")[0], "1.37.0", strict=True)
 
 
+def test_every_demo_status_is_one_the_api_server_accepts_in_a_status_write(demo: list[dict]) -> None:
+    """A scenario is loaded as it is, but every later status write (the kubelet's, an eviction's DisruptionTarget
+    condition) is validated whole: a status the API server would refuse makes each of those writes fail. The demo's
+    shared-GPU pods named their allocatedResourcesStatus `claim:<claim object>/gpu` (the kubelet writes the
+    container's claim entry, `claim:gpu`), so evicting them failed and a100-lab's drain stopped at 7 of 12 writes."""
+    from dragoman.fleet.k8s.registry import BY_API_KIND
+    from dragoman.sim.api.validation import validate_object
+
+    refused = []
+    for o in _builtin(demo):
+        rt = BY_API_KIND.get((o["apiVersion"], o["kind"]))
+        if rt is None or "status" not in rt.subresources or not o.get("status"):
+            continue
+        before = {**o, "status": {}}  # the same object, its status written anew
+        errs = validate_object(rt.plural, o, before, rt.api_version)
+        refused += [f"{o['kind']} {o['metadata'].get('namespace', '')}/{o['metadata']['name']}: {e}" for e in errs]
+    assert refused == []
+
+
 def _model(kind: str):
     for name in (f"V1{kind}", f"ResourceV1{kind}", f"CoreV1{kind}"):
         if hasattr(kc, name):

@@ -191,7 +191,8 @@ def _v137(f: Fleet) -> None:
         if i == 1:
             rid["message"] = "XID 48: double bit ECC error"
         for cs in p["status"].get("containerStatuses") or ():
-            cs["allocatedResourcesStatus"] = [{"name": f"claim:{name}/gpu", "resources": [rid]}]
+            # The kubelet names it after the container's claim entry (the pod's claim "gpu", no request): claim:gpu.
+            cs["allocatedResourcesStatus"] = [{"name": "claim:gpu", "resources": [rid]}]
     ec = lab_pod(
         "embed-c", claims=[("gpu", "embed-c")], finding="pending-capacity", selector={"kubernetes.io/hostname": lab1}
     )
