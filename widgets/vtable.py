@@ -57,6 +57,9 @@ class Column:
     trim: str = "end"
     # Essential columns keep their content width as long as anything else can give; the others shrink, then hide.
     essential: bool = False
+    # When the row is wider than the screen, columns with a `give_way` rank (1 first, then 2, …; 0 never) give up width
+    # down to their minimum, cut as `trim` says, until the table's `reach` column is on the first screen.
+    give_way: int = 0
 
 
 @functools.total_ordering
@@ -244,6 +247,7 @@ class VTable(ScrollView, can_focus=True):
         sort_key: Callable[[Hashable, tuple], Any] | None = None,
         name_column: str | None = None,
         empty: str = "nothing to show",
+        reach: tuple[str, int] | None = None,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
@@ -254,6 +258,9 @@ class VTable(ScrollView, can_focus=True):
         keys = [c.key for c in self.columns]
         # The column Shift-N sorts by (k9s's NAME); Shift-A sorts by a column keyed "age", where a view has one.
         self.name_column = keys.index(name_column) if name_column in keys else 0
+        # (column, cells): on a narrow screen the `give_way` columns shrink until that column's first cells are drawn
+        # before the edge (the Devices view at 80 columns cut every MIG device to `gpu-0-mig-1→` while NODE kept 36).
+        self._reach = (keys.index(reach[0]), reach[1]) if reach and reach[0] in keys else None
         self.sort_column: int | None = None  # None: the view's own order
         self.sort_descending = False
         self.selected_column = 0
@@ -727,7 +734,8 @@ class VTable(ScrollView, can_focus=True):
     # ------------------------------------------------------------------ rendering
     def _layout_widths(self, width: int) -> list[int]:
         """Each column as wide as its content (up to its maximum, never narrower than its header); the flexible column
-        takes what is left. Wider than the screen: the columns after the first scroll sideways (→ ←), none is cut."""
+        takes what is left. Wider than the screen: the `give_way` columns shrink (cut with …) until the `reach` column
+        is on screen, then the columns after the first scroll sideways (→ ←)."""
         cache_key = (width, tuple(self._widths))
         if self._widths_cache is not None and self._widths_cache[0] == cache_key:
             return self._widths_cache[1]
@@ -736,6 +744,16 @@ class VTable(ScrollView, can_focus=True):
         flex = [i for i, c in enumerate(self.columns) if c.max_width is None]
         if used < width and flex:
             widths[flex[-1]] += width - used
+        elif used > width and self._reach is not None:
+            r, cells = self._reach
+            excess = 2 + sum(widths[:r]) + r + min(cells, widths[r]) - width
+            for _rank, i in sorted((c.give_way, i) for i, c in enumerate(self.columns[:r]) if c.give_way):
+                if excess <= 0:
+                    break
+                give = min(excess, widths[i] - max(self.columns[i].min_width, len(self.columns[i].label)))
+                if give > 0:
+                    widths[i] -= give
+                    excess -= give
         self._widths_cache = (cache_key, widths)
         return widths
 

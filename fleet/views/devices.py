@@ -15,7 +15,7 @@ from dragoman.fleet.views.cells import Cell, attr_value
 COLUMNS = (
     ("driver", "DRIVER", 6, 16),
     ("pool", "POOL", 6, 22),
-    ("node", "NODE", 10, 48),
+    ("node", "NODE", 12, 48),
     ("device", "DEVICE", 5, 16),
     # What the device is doing now comes right after its name: at 120 columns it is on the first screen (it was last,
     # past the sideways scroll, so a tainted or counter-blocked device read as any other).
@@ -94,6 +94,11 @@ class DevicesView(View):
     columns = COLUMNS
     name_column = "device"
     essential = ("node", "device", "product", "claim")
+    # At 80 columns the row is wider than the screen: NODE (cut in the middle, its generated tail kept) and DRIVER (the
+    # same on most rows) give way so that DEVICE is whole (MIG devices differ at the end) and STATE reads on the first
+    # screen; POOL keeps its width, it says which pool the cut node is in.
+    give_way = ("node", "driver")
+    reach = ("claim", 22)
     empty = "no ResourceSlice publishes devices here"
 
     def _device_pools(self, fleet: Fleet) -> list[tuple[str, str]]:

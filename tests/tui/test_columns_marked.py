@@ -161,3 +161,30 @@ async def test_a_datatable_row_cut_at_the_edge_ends_in_an_arrow() -> None:
         await pilot.pause(0.2)
         assert table.render_line(1).text.startswith("←")
         assert not unmarked_datatable_cuts(table)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_devices_tell_apart_and_show_their_state_on_the_first_screen(size, tmp_path) -> None:
+    """A person at 80×24 tells devices apart and reads what each is doing without scrolling sideways: every drawn
+    row carries its device's whole name (NODE, 36 wide, kept its width while DEVICE was cut to `gpu-0-mig-1→`, the
+    same on every MIG row), and the first screen shows a tainted, a shared and a counter-blocked device's state."""
+    app = snapshot_app(snapshot_copy(tmp_path))
+    async with app.run_test(size=size) as pilot:
+        await _keys(*VIEWS["devices"])(pilot)
+        table = next(iter(app.screen.query(VTable)))
+        device = [c.key for c in table.columns].index("device")
+        state = [c.key for c in table.columns].index("claim")
+        top = int(table.scroll_offset.y)
+        drawn = []
+        for y in range(1, min(table.size.height, len(table.keys()) - top + 1)):
+            cells = table.row(table.keys()[top + y - 1])
+            line = table.render_line(y).text[: table.view_width]
+            name = text_of(cells[device])
+            assert f" {name} " in line, f"{name!r} is not whole in {line!r}"
+            drawn.append((name, text_of(cells[state]), line))
+        assert len({line for _, _, line in drawn}) == len(drawn), "two rows read the same"
+        mig = [line for name, _, line in drawn if "-mig-" in name]
+        assert len(mig) >= 5 and len(set(mig)) == len(mig)
+        for word in ("tainted ", "shared by ", "counters used by "):
+            rows = [line for _, text, line in drawn if text.startswith(word)]
+            assert rows and all(word in line for line in rows), f"no {word.strip()!r} device readable on screen"

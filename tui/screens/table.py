@@ -48,8 +48,17 @@ class TableScreen(PromptScreen[None]):
         with Vertical(id="body"):
             yield Static(self.view.heading, id="heading")
             yield Static("", id="summary")
+            give = self.view.give_way
             cols = [
-                Column(k, label, mn, mx, "middle" if k in self.view.trim_middle else "end", k in self.view.essential)
+                Column(
+                    k,
+                    label,
+                    mn,
+                    mx,
+                    "middle" if k in self.view.trim_middle else "end",
+                    k in self.view.essential,
+                    give.index(k) + 1 if k in give else 0,
+                )
                 for k, label, mn, mx in self.view.columns
             ]
             yield VTable(
@@ -57,6 +66,7 @@ class TableScreen(PromptScreen[None]):
                 sort_key=self.view.sort_key,
                 name_column=self.view.name_column,
                 empty="loading the fleet…",
+                reach=self.view.reach,
                 id="table",
             )
         yield CommandBar()
