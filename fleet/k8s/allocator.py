@@ -1048,33 +1048,26 @@ class _MaxSizeExceeded(Exception):
 
 
 class SelectorCache:
-    """Compiled selectors and per-device verdicts, kept across Allocate calls (the scheduler's CEL cache)."""
+    """Per-device verdicts, kept across Allocate calls (the scheduler's CEL cache). Compiled selectors are not kept
+    here: they come from the one cache of fleet/cel/engine.compile_expression, which the playground, `dragoman cel`
+    and fleeteval.evaluate_fleet read too, so an expression is compiled once per process, not once per allocator,
+    diagnosis or pod."""
 
     def __init__(self, compile_fn: Callable | None = None) -> None:
         self._compile_fn = compile_fn
-        self.compiled: dict[str, Any] = {}
         # (device id, expression) -> (the device's raw dict it was judged on, (matched, error, is_compile_error))
         self.verdicts: dict[tuple[DeviceID, str], tuple[dict, tuple[bool, str | None, bool]]] = {}
         # (expression, what it reads of a device) -> verdict, shared by devices equal in that
         self.shared: dict[tuple, tuple[bool, str | None, bool]] = {}
 
     def compile(self, expr: str) -> Any:
-        hit = self.compiled.get(expr)
-        if hit is not None:
-            return hit
-        from dragoman.fleet.cel import CelCompileError
+        """The selector compiled as the scheduler compiles one already stored, or its CelCompileError."""
+        from dragoman.fleet.cel import CelCompileError, compile_expression
 
-        fn = self._compile_fn
-        if fn is None:
-            from dragoman.fleet.cel import compile_expression
-
-            fn = compile_expression
         try:
-            out = fn(expr, environment="stored")  # the scheduler compiles selectors already stored
+            return (self._compile_fn or compile_expression)(expr, environment="stored")
         except CelCompileError as exc:
-            out = exc
-        self.compiled[expr] = out
-        return out
+            return exc
 
     def evaluate(self, expr: str, dev: Device) -> tuple[bool, str | None, bool]:
         """(matched, error, is_compile_error) of one selector on one device."""
