@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
@@ -84,6 +85,13 @@ SUPPORTED_FEATURES = frozenset(
 class AllocationError(Exception):
     """The scheduler aborts the pod's whole scheduling attempt with this message (not Unschedulable): a CEL error,
     a missing DeviceClass, a request it cannot handle."""
+
+
+class AllocationTimeout(Exception):
+    """The search passed its deadline (allocateOne's `ctx.Err()`: "filter operation aborted: context deadline
+    exceeded"). kube-scheduler's DynamicResources Filter gives each node's Allocate `filterTimeout` (10 s by default,
+    DRASchedulerFilterTimeout on in v1.37) and answers a timeout with an Error status: "node N: timed out trying to
+    allocate devices", which aborts the pod's attempt; it is retried with backoff."""
 
 
 # --- quantities ---
@@ -1179,9 +1187,10 @@ class Allocator:
     def device_class(self, name: str) -> dict | None:
         return self._class(name)
 
-    def allocate(self, node: dict, claims: list[dict]) -> Outcome:
-        """Allocate every claim on `node`, or none."""
-        return _Run(self, node, claims).run()
+    def allocate(self, node: dict, claims: list[dict], deadline: float | None = None) -> Outcome:
+        """Allocate every claim on `node`, or none. `deadline` (time.monotonic()): past it the search stops with
+        AllocationTimeout, as upstream's allocator stops when its context is done."""
+        return _Run(self, node, claims, deadline).run()
 
     def explain(self, node: dict, claims: list[dict]) -> NodeExplanation:
         """Why (not): `allocate` and, per request, which devices on the node its selectors kept and what excluded
@@ -1227,8 +1236,9 @@ class Allocator:
 class _Run:
     """The `allocator` of one Allocate call."""
 
-    def __init__(self, owner: Allocator, node: dict, claims: list[dict]) -> None:
+    def __init__(self, owner: Allocator, node: dict, claims: list[dict], deadline: float | None = None) -> None:
         self.a = owner
+        self.deadline = deadline
         self.f = owner.features
         self.node = node
         self.node_name = str((node.get("metadata") or {}).get("name", ""))
@@ -1469,6 +1479,8 @@ class _Run:
 
     def allocate_one(self, ci: int, ri: int, si: int, di: int, sub_mode: bool, start: tuple[int, int, int]) -> bool:
         self.a.allocate_one_calls += 1
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise AllocationTimeout("filter operation aborted: context deadline exceeded")
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]
@@ -1812,6 +1824,7 @@ def _add_requirements(src: list[dict], dst: list[dict]) -> None:
 
 BINDING_TIMEOUT_SECONDS = 600.0  # config.DynamicResourcesBindingTimeoutDefault
 BINDING_POLL_SECONDS = 5.0  # PreBind polls the claim every 5 s
+FILTER_TIMEOUT_SECONDS = 10.0  # config.DynamicResourcesFilterTimeoutDefault: each node's Allocate in Filter
 
 
 def has_binding_conditions(claim: dict) -> bool:
@@ -2252,6 +2265,7 @@ __all__ = [
     "SUPPORTED_FEATURES",
     "AllocatedState",
     "AllocationError",
+    "AllocationTimeout",
     "Allocator",
     "Candidate",
     "Device",
@@ -2266,6 +2280,7 @@ __all__ = [
     "Slice",
     "BINDING_POLL_SECONDS",
     "BINDING_TIMEOUT_SECONDS",
+    "FILTER_TIMEOUT_SECONDS",
     "admin_access_allowed",
     "binding_readiness",
     "has_binding_conditions",

@@ -8,6 +8,7 @@ import dataclasses
 import datetime
 import json
 import random
+import time
 from collections.abc import Iterable
 
 from dragoman.fleet.k8s import (
@@ -20,9 +21,11 @@ from dragoman.fleet.k8s import (
     tolerations_tolerate,
 )
 from dragoman.fleet.k8s.allocator import (
+    FILTER_TIMEOUT_SECONDS,
     FINALIZER,
     AllocatedState,
     AllocationError,
+    AllocationTimeout,
     Allocator,
     Device,
     Inventory,
@@ -133,6 +136,7 @@ class ClusterView:
         cel_compile=None,
         feasible_cap: int | None = 16,
         rng: random.Random | None = None,
+        filter_timeout: float = FILTER_TIMEOUT_SECONDS,
     ) -> None:
         self.nodes: dict[str, NodeInfo] = {}
         self.node_order: list[NodeInfo] = []
@@ -151,6 +155,10 @@ class ClusterView:
         self.namespaces: dict[str, dict] = {}
         self.selector_cache = SelectorCache(cel_compile)
         self.feasible_cap = feasible_cap
+        # DynamicResourcesArgs.filterTimeout: each node's Allocate in Filter gets this long (wall clock, as the real
+        # scheduler's context deadline; 0 turns it off). The allocator here is slower than Go's, so a search near the
+        # limit times out here first.
+        self.filter_timeout = filter_timeout
         self.rng = rng or random.Random()
         self.static_epoch = 0
         self._static: dict[str, tuple] = {}
@@ -810,10 +818,14 @@ def _dra_filter(pod: dict, view: ClusterView, info: NodeInfo, dra: _DraState) ->
     if to_allocate:
         if dra.allocator is None:
             dra.allocator = view.allocator()
+        deadline = time.monotonic() + view.filter_timeout if view.filter_timeout > 0 else None
         try:
-            outcome = dra.allocator.allocate(info.node, to_allocate)
+            outcome = dra.allocator.allocate(info.node, to_allocate, deadline)
         except AllocationError as exc:
             raise _CycleError(str(exc)) from exc
+        except AllocationTimeout as exc:
+            # An Error status, not Unschedulable: the attempt ends and the pod is retried with backoff.
+            raise _CycleError(f"node {info.name}: timed out trying to allocate devices") from exc
         allocations = outcome.allocations
         if allocations is None:
             # ErrFailedAllocationOnNode (invalid pools) reads as its own words; otherwise the plugin's.
