@@ -72,3 +72,27 @@ async def test_l4_serve_counts_that_were_wrong(tmp_path: pathlib.Path) -> None:
             assert {k[0] for k in intents(audit, back.id)} <= {s.id for s in back.steps}
         finally:
             await cluster.close()
+
+
+async def test_a_write_refused_with_a_conflict_and_sent_again_is_the_one_write_its_preview_listed(
+    tmp_path: pathlib.Path,
+) -> None:
+    """A DaemonSet or node changed since it was read (its status, a heartbeat) answers 409; the write is read again and
+    sent again. The audit logs two attempts of one write, which is what the preview listed once (a real control plane
+    showed it as `previewed [x] wrote [x, x]` when the DaemonSet controller updated the driver's status meanwhile)."""
+    import json
+
+    audit = tmp_path / "audit.jsonl"
+    async with demo(controllers=True) as sim:
+        sim.faults.set("conflict=0.25 verbs=patch resources=daemonsets.apps,nodes; seed=5")
+        cluster = await connect(str(sim.kubeconfig_path))
+        try:
+            seen = await forward_and_back(cluster, "t4-batch", audit, options())
+        finally:
+            await cluster.close()
+    records = [json.loads(line) for line in audit.read_text().splitlines()]
+    refused = [r for r in records if r["record"] == "outcome" and r["result"] == "failed"]
+    assert refused and all("409" in r["message"] or "onflict" in r["message"] for r in refused), refused
+    for way in ("forward", "back"):
+        assert not seen[way].get("differences"), (way, seen[way])
+        assert seen[way]["written"] == seen[way]["previewed"] and not seen[way]["problems"], (way, seen[way])

@@ -43,13 +43,28 @@ def previewed(plan) -> collections.Counter:
     return out
 
 
+def _retried(records: list[dict]) -> set[str]:
+    """Write ids of intents the server refused (a 409 because the object changed since it was read, a 429) and that
+    were sent again under a new intent of the same key: one write, as the preview lists it, logged as two attempts."""
+    outcome = {r["writeId"]: r.get("result") for r in records if r.get("record") == "outcome"}
+    out, later = set(), set()
+    for r in reversed(records):
+        if r.get("record") != "intent":
+            continue
+        if outcome.get(r["writeId"]) == "failed" and r.get("key") in later:
+            out.add(r["writeId"])
+        later.add(r.get("key"))
+    return out
+
+
 def intents(audit: pathlib.Path, plan_id: str) -> collections.Counter:
     out: collections.Counter = collections.Counter()
     if not audit.exists():
         return out
-    for line in audit.read_text().splitlines():
-        r = json.loads(line)
-        if r.get("record") != "intent" or r.get("planId") != plan_id:
+    records = [r for r in map(json.loads, audit.read_text().splitlines()) if r.get("planId") == plan_id]
+    retried = _retried(records)
+    for r in records:
+        if r.get("record") != "intent" or r["writeId"] in retried:
             continue
         o = r["object"]
         uid = (r.get("before") or {}).get("uid") if o["kind"] == "Pod" and r["verb"] in ("evict", "delete") else None
