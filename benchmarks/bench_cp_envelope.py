@@ -26,6 +26,7 @@ import threading
 import time
 
 import yaml
+from dragoman.benchmarks import bench_tui
 from dragoman.benchmarks.harness import Figure
 
 ENVELOPE = dict(nodes=5000, gpu_nodes=2500, pods=150_000, gpu_pods=20_000, job_pods=12_500)
@@ -154,7 +155,6 @@ class Churn:
 
 def _tui_child(kubeconfig: str) -> None:
     """bench_tui's measure (first paint, every view populated, keystrokes under the churn) in a fresh process."""
-    from dragoman.benchmarks import bench_tui
 
     class Target:
         def __init__(self) -> None:
@@ -341,6 +341,7 @@ def figures_for(r: dict) -> list[Figure]:
                 f"{len(lat)} keys while {CHURN_RATE:.0f} pod changes/s are sent ({tui['event_rate']:.0f}/s absorbed)",
             ),
             Figure(f"{s}: TUI peak memory", "MiB", [tui["maxrss_mb"]], "< 1536 MiB", lambda v: v < 1536, "ru_maxrss"),
+            *bench_tui.view_figures(f"{s}: TUI", tui),
         ]
     costs = r.get("costs") or {}
     for name in ("kube-apiserver", "etcd", "simulator"):

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 
+from dragoman.benchmarks.bench_tui import view_figures
 from dragoman.benchmarks.harness import Figure
 
 GiB = 2**30
@@ -488,6 +489,7 @@ def _tui_figures(tui: dict, res: dict | None) -> list[Figure]:
             "watch events/s absorbed",
         ),
         Figure("envelope tui: peak memory (RSS)", "MiB", [tui["maxrss_mb"]], "", None, "store, model, views"),
+        *view_figures("envelope tui:", tui),
     ]
 
 
