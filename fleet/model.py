@@ -13,8 +13,8 @@ import contextlib
 import dataclasses
 import gc
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
+from typing import Any, ClassVar, cast
 
 from dragoman.fleet import ownership as own
 from dragoman.fleet.delta import Delta, delta_of
@@ -28,6 +28,8 @@ from dragoman.fleet.ownership import GPU, MIG_PREFIX, Workload
 from dragoman.fleet.pools import POOL_LABELS, UNLABELED, PoolAggregate, PoolView, detect_pool_label, pool_label_of
 from dragoman.fleet.selectors import FleetSelectors, SelectorResult
 from dragoman.fleet.store import KINDS as STORE_KINDS
+from dragoman.fleet.store import WAITING_PHASES as WAITING_PHASES  # where the Stuck view's readers find it
+from dragoman.fleet.store import FleetStore
 
 DeviceId = tuple[str, str, str]  # (driver, pool, device)
 
@@ -37,7 +39,6 @@ BRIDGE_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 POD_CLAIM_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 IMPLICIT_PREFIX = DEVICECLASS_PREFIX
 TERMINAL_PHASES = ("Succeeded", "Failed")
-WAITING_PHASES = ("Pending", "Failed", None)  # a pod not running and not done: the Stuck view's candidates
 # GPU Feature Discovery labels read for the hardware and the sharing set-up.
 GFD_PRODUCT = "nvidia.com/gpu.product"
 GFD_COUNT = "nvidia.com/gpu.count"
@@ -323,25 +324,26 @@ class FleetModel:
 
     # ---- raw objects and indexes -------------------------------------------------------------------------------
 
-    def _reset(self) -> None:
-        self.objects: dict[str, dict[Key, dict]] = {k: {} for k in KINDS}
+    def _reset(self, store: FleetStore | None = None) -> None:
+        # The objects are the store's (its live mappings and its indexes: fleet/store.py INDEXERS), never a second map
+        # of them. A model loaded from plain objects (a snapshot's, a test's) keeps a store of its own, which `apply`
+        # writes; a store given by `attach` is written by its informers, and `apply` only follows its changes.
+        self._own_store = store is None
+        if store is None:
+            store = FleetStore(KINDS, coalesce=0)
+        self.store = store
+        self.objects: dict[str, dict[Key, dict]] = {k: (store.objects(k) if k in store.kinds else {}) for k in KINDS}
         self._label_counts: Counter = Counter()
         self._pools: dict[str, PoolAggregate] = {}
         self._node_pool: dict[str, str] = {}
         self._ds_workload: dict[Key, Workload | None] = {}
-        self._ds_pods: dict[Key, set[Key]] = defaultdict(set)
-        self._pods_by_node: dict[str, set[Key]] = defaultdict(set)
-        self._waiting_pods: set[Key] = set()  # phase Pending, Failed or none yet (WAITING_PHASES)
         self._stack_pods: dict[Key, Workload] = {}
         self._stack_by_node: dict[str, set[Key]] = defaultdict(set)
-        self._slices_by_pool: dict[tuple[str, str], set[str]] = defaultdict(set)
         self._pool_node: dict[tuple[str, str], str] = {}
         self._slice_pools_by_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
         self._device_states: FleetDevices | None = None
         # pools without spec.nodeName: (slice, device) -> the nodes it can be used from
         self._node_selection: dict[tuple[str, str], dict[tuple[str, str], list[str]]] = {}
-        self._events_by_obj: dict[tuple[str, str, str], set[Key]] = defaultdict(set)
-        self._claims_by_owner_pod: dict[Key, set[Key]] = defaultdict(set)
         self._node_cache: dict[str, NodeView] = {}
         # The cluster's clock, from the newest node heartbeat: snapshots are judged at their own time, not ours.
         self.now: float | None = None
@@ -364,37 +366,44 @@ class FleetModel:
                 gc.enable()
 
     def _load(self, objects_by_kind: Mapping[str, dict[Key, dict] | Iterable[dict]]) -> None:
-        self._reset()
-        # Nodes and DaemonSets first: pools and pod classification depend on them.
-        order = ["Node", "DaemonSet"] + [k for k in KINDS if k not in ("Node", "DaemonSet")]
-        if self.pool_label_given is None:
-            nodes = objects_by_kind.get("Node") or {}
-            self.pool_label = pool_label_of(nodes.values() if isinstance(nodes, dict) else nodes)
-        for kind in order:
+        store = FleetStore(KINDS, coalesce=0)
+        for kind in KINDS:
             objs = objects_by_kind.get(kind)
             if not objs:
                 continue
-            store = self.objects[kind]
-            # A mapping is keyed by key_of already (a store's, a model's): its keys are not derived again.
-            pairs = objs.items() if isinstance(objs, dict) else ((key_of(obj), obj) for obj in objs)
-            if kind == "Pod":
-                # The bulk of a fleet (150,000 at the envelope): indexed by key, without the generic call's lookups,
-                # and a mapping stored in one call.
-                index_pod = self._pod_index
-                if isinstance(objs, dict):
-                    store.update(objs)
-                    for k, obj in pairs:
-                        index_pod(k, None, obj)
-                else:
-                    for k, obj in pairs:
-                        store[k] = obj
-                        index_pod(k, None, obj)
-                continue
-            index = self.INDEXERS.get(kind)
-            for k, obj in pairs:
-                store[k] = obj
-                if index is not None:
-                    index(self, None, obj)
+            if isinstance(objs, dict):
+                # A mapping is keyed by key_of already (a store's, a model's): its keys are not derived again.
+                store.put_all(kind, objs)
+            else:
+                for obj in objs:
+                    store.put(kind, obj)
+        self._build(store, owned=True)
+
+    def _build(self, store: FleetStore, *, owned: bool) -> None:
+        """The model's own indexes over a store's objects, in one pass over the kinds it derives from (nodes, DaemonSets
+        and their pods, bare pods, slices, claims): pods are read through the store's indexes, never one by one."""
+        self._reset(store)
+        self._own_store = owned
+        if self.pool_label_given is None:
+            self.pool_label = pool_label_of(self.objects["Node"].values())
+        for obj in list(self.objects["Node"].values()):
+            self._index_Node(None, obj)
+        for k, obj in list(self.objects["DaemonSet"].items()):
+            self._ds_workload[k] = own.classify_daemonset(obj)
+        for obj in list(self.objects["ResourceSlice"].values()):
+            self._index_ResourceSlice(None, obj)
+        # Claims are read when the device states are first asked for (device_states), and no node view is cached yet:
+        # nothing of theirs to index here. Classes and taint rules only drop caches.
+        # The GPU stack's pods: those DaemonSets own, and bare pods (classified by labels and images).
+        pods = self.objects["Pod"]
+        if "Pod" in store.kinds:
+            keys: set[Key] = set(store.index("Pod", "bare", True))
+            for ds in list(store.index_values("Pod", "daemonset")):
+                keys.update(store.index("Pod", "daemonset", ds))
+            for pk in keys:
+                pod = pods.get(pk)
+                if pod is not None:
+                    self._index_stack_pod(pk, None, pod)
         self.generation += 1
         self.selectors.invalidate()
 
@@ -406,6 +415,17 @@ class FleetModel:
                 by_kind[obj["kind"]].append(obj)
         self.load(by_kind)
 
+    def load_store(self, store: FleetStore) -> None:
+        """Read a FleetStore's objects and indexes as they are (no copy); `apply` then follows the store's changes,
+        which its writers have made already (tui/feed.py hands them over)."""
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._build(store, owned=False)
+        finally:
+            if was_enabled:
+                gc.enable()
+
     def apply(self, changes: Sequence[Any]) -> Delta:
         """Absorb watch changes (objects with kind, type, obj, old); cost is proportional to what they touch.
 
@@ -415,21 +435,20 @@ class FleetModel:
             if str(ch.type).upper() in ("BOOKMARK", "ERROR"):
                 continue
             kind = ch.kind
-            store = self.objects.get(kind)
-            if store is None:
+            if kind not in self.objects:
                 continue
             obj = ch.obj
-            k = key_of(obj)
-            old = store.get(k)
             deleted = str(ch.type).upper() in ("DELETED", "DELETE")
-            if deleted:
-                if old is None:
+            new = None if deleted else obj
+            if self._own_store:
+                if kind not in self.store.kinds:
                     continue
-                del store[k]
-                new = None
+                old = self.store.drop(kind, key_of(obj)) if deleted else self.store.put(kind, obj)
             else:
-                store[k] = obj
-                new = obj
+                # The store holds the change already; it says what was there before.
+                old = ch.old
+            if deleted and old is None:
+                continue
             index = self.INDEXERS.get(kind)
             if index is not None:
                 index(self, old, new)
@@ -531,7 +550,7 @@ class FleetModel:
             self._ds_workload[k] = after
         if before != after:
             pods = self.objects["Pod"]
-            for pk in list(self._ds_pods.get(k, ())):
+            for pk in list(self._pods_of_daemonset(k)):
                 pod = pods.get(pk)
                 if pod is not None:
                     self._index_stack_pod(pk, pod, pod)
@@ -553,35 +572,16 @@ class FleetModel:
                     self._invalidate_node(node)
 
     def _index_Pod(self, old: dict | None, new: dict | None) -> None:
-        self._pod_index(key_of(_given(new, old)), old, new)
-
-    def _pod_index(self, pk: Key, old: dict | None, new: dict | None) -> None:
-        """_index_Pod for a pod whose key is known (the load has it from the store's mapping)."""
-        # Called for each of a load's pods (150,000 at the envelope): no empty dict made per call.
-        old_node = (old.get("spec") or _EMPTY).get("nodeName") if old is not None else None
-        new_node = (new.get("spec") or _EMPTY).get("nodeName") if new is not None else None
-        if old_node != new_node:
-            if old_node:
-                self._pods_by_node[old_node].discard(pk)
-            if new_node:
-                self._pods_by_node[new_node].add(pk)
-        if new is not None and (new.get("status") or _EMPTY).get("phase") in WAITING_PHASES:
-            self._waiting_pods.add(pk)
-        else:
-            self._waiting_pods.discard(pk)
-        if old is not None:
-            for o in (old.get("metadata") or _EMPTY).get("ownerReferences") or ():
-                if o.get("kind") == "DaemonSet":
-                    self._ds_pods[(pk[0], o.get("name", ""))].discard(pk)
+        # Nodes, phases and owners are the store's indexes; the model keeps only which pods are the GPU stack's.
+        pk = key_of(_given(new, old))
         owners = (new.get("metadata") or _EMPTY).get("ownerReferences") or () if new is not None else ()
-        daemon = False
-        for o in owners:
-            if o.get("kind") == "DaemonSet":
-                daemon = True
-                self._ds_pods[(pk[0], o.get("name", ""))].add(pk)
-        # _maybe_stack's question, its owner half answered by the loop above.
+        daemon = any(o.get("kind") == "DaemonSet" for o in owners)
+        # _maybe_stack's question, its owner half answered above.
         if pk in self._stack_pods or (new is not None and (daemon or (not owners and self._maybe_stack(new)))):
             self._index_stack_pod(pk, old, new)
+
+    def _pods_of_daemonset(self, ds: Key) -> Iterable[Key]:
+        return self.store.index("Pod", "daemonset", ds) if "Pod" in self.store.kinds else ()
 
     def _maybe_stack(self, pod: dict) -> bool:
         owners = (pod.get("metadata") or {}).get("ownerReferences")
@@ -600,22 +600,17 @@ class FleetModel:
             pk = (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""))
             node = spec.get("nodeName")
             if add:
-                self._slices_by_pool[pk].add(name)
                 if node:
                     self._pool_node[pk] = node
                     self._slice_pools_by_node[node].add(pk)
                 elif spec.get("allNodes") or spec.get("nodeSelector") or spec.get("perDeviceNodeSelection"):
                     self._node_selection[pk] = {}
-            else:
-                members = self._slices_by_pool.get(pk)
-                if members is not None:
-                    members.discard(name)
-                    if not members:
-                        del self._slices_by_pool[pk]
-                        self._pool_node.pop(pk, None)
-                        self._node_selection.pop(pk, None)
-                        if node:
-                            self._slice_pools_by_node[node].discard(pk)
+            elif not self._slice_keys(pk):
+                # The pool's last slice is gone (the store has filed the change already).
+                self._pool_node.pop(pk, None)
+                self._node_selection.pop(pk, None)
+                if node:
+                    self._slice_pools_by_node[node].discard(pk)
             self._invalidate_node(node)
         self._node_selection_changed()
         ds = self._device_states
@@ -661,12 +656,6 @@ class FleetModel:
         if before != after:
             for d in (*before, *after):
                 self._invalidate_node(self._pool_node.get(d[:2]))
-        for o in ((old or {}).get("metadata") or {}).get("ownerReferences") or ():
-            if o.get("kind") == "Pod":
-                self._claims_by_owner_pod[(ck[0], o.get("name", ""))].discard(ck)
-        for o in ((new or {}).get("metadata") or {}).get("ownerReferences") or ():
-            if o.get("kind") == "Pod":
-                self._claims_by_owner_pod[(ck[0], o.get("name", ""))].add(ck)
 
     def _index_DeviceClass(self, old: dict | None, new: dict | None) -> None:
         self._classes_cache = None
@@ -682,22 +671,6 @@ class FleetModel:
             for n in agg.members:
                 agg.mark(n)
 
-    def _index_Event(self, old: dict | None, new: dict | None) -> None:
-        ek = key_of(_given(new, old))
-        for ev, add in ((old, False), (new, True)):
-            if ev is None:
-                continue
-            inv = ev.get("involvedObject") or ev.get("regarding") or {}
-            ref = (inv.get("kind", ""), inv.get("namespace") or "", inv.get("name", ""))
-            if add:
-                self._events_by_obj[ref].add(ek)
-            else:
-                s = self._events_by_obj.get(ref)
-                if s is not None:
-                    s.discard(ek)
-                    if not s:
-                        del self._events_by_obj[ref]
-
     # The kinds the model indexes, each with the method that keeps its indexes, called with (old, new) on every add,
     # update and delete (by `load` and `apply`). Every other kind of KINDS is only stored in `objects`. Checked
     # against KINDS below, at import.
@@ -709,7 +682,6 @@ class FleetModel:
         "ResourceClaim": _index_ResourceClaim,
         "DeviceClass": _index_DeviceClass,
         "DeviceTaintRule": _index_DeviceTaintRule,
-        "Event": _index_Event,
     }
 
     # ---- nodes ---------------------------------------------------------------------------------------------------
@@ -752,12 +724,22 @@ class FleetModel:
 
     def pool_slices(self, driver: str, pool: str) -> tuple[list[dict], list[dict], bool]:
         """(newest-generation slices, older slices, complete) of one pool."""
-        names = self._slices_by_pool.get((driver, pool)) or ()
         store = self.objects["ResourceSlice"]
-        got = newest_generation(store[("", n)] for n in names if ("", n) in store)
+        got = newest_generation(store[k] for k in self._slice_keys((driver, pool)) if k in store)
         if got is None:
             return [], [], False
         return got.slices, got.older, got.complete
+
+    def _slice_keys(self, device_pool: tuple[str, str]) -> Set[Key]:
+        """The keys of a (driver, DRA pool)'s slices, every generation: the store's index."""
+        if "ResourceSlice" not in self.store.kinds:
+            return frozenset()
+        return self.store.index("ResourceSlice", "pool", device_pool)
+
+    def _device_pool_names(self) -> list[tuple[str, str]]:
+        if "ResourceSlice" not in self.store.kinds:
+            return []
+        return sorted(cast(Collection[tuple[str, str]], self.store.index_values("ResourceSlice", "pool")))
 
     def _build_node(self, name: str, raw: dict) -> NodeView:
         meta = raw.get("metadata") or {}
@@ -891,7 +873,7 @@ class FleetModel:
         """Every slice the scheduler allocates from: the newest generation of each complete pool
         (fleet/k8s/slices.py)."""
         out = []
-        for driver, pool in sorted(self._slices_by_pool):
+        for driver, pool in self._device_pool_names():
             cur, _, complete = self.pool_slices(driver, pool)
             if complete:
                 out.extend(cur)
@@ -901,14 +883,14 @@ class FleetModel:
         """Every (driver, DRA pool) with slices, sorted; with `node`, those whose slices publish for that node."""
         if node is not None:
             return sorted(self._slice_pools_by_node.get(node, ()))
-        return sorted(self._slices_by_pool)
+        return self._device_pool_names()
 
     def slice_pool_node(self, device_pool: tuple[str, str]) -> str | None:
         """The node a (driver, DRA pool) publishes devices for; None for a network-attached pool."""
         return self._pool_node.get(device_pool)
 
     def devices(self) -> Iterable[DeviceView]:
-        for driver, pool in sorted(self._slices_by_pool):
+        for driver, pool in self._device_pool_names():
             node = self._pool_node.get((driver, pool))
             for s in self.pool_slices(driver, pool)[0]:
                 sname = key_of(s)[1]
@@ -1162,20 +1144,29 @@ class FleetModel:
         if ercs.get("resourceClaimName"):
             out.append(("<extended-resources>", ercs["resourceClaimName"]))
         else:
-            for ck in sorted(self._claims_by_owner_pod.get(key_of(pod), ())):
+            for ck in self.claims_owned_by(key_of(pod)):
                 c = self.objects["ResourceClaim"].get(ck)
                 if c is not None and is_bridge_claim(c):
                     out.append(("<extended-resources>", ck[1]))
         return out
 
-    def waiting_pods(self) -> set[Key]:
-        """Pods whose phase is Pending, Failed or not set yet (the Stuck view's candidates): kept as pods change, so
-        no reader scans every pod of the fleet for the few that wait. Do not mutate."""
-        return self._waiting_pods
+    def claims_owned_by(self, pod: Key) -> list[Key]:
+        """The claims a pod owns (its templates' claims, the bridge's claim), sorted: the store's index."""
+        if "ResourceClaim" not in self.store.kinds:
+            return []
+        return sorted(self.store.index("ResourceClaim", "ownerPod", pod))
+
+    def waiting_pods(self) -> Set[Key]:
+        """Pods whose phase is Pending, Failed or not set yet (the Stuck view's candidates): the store's index, kept as
+        pods change, so no reader scans every pod of the fleet for the few that wait. Do not mutate."""
+        if "Pod" not in self.store.kinds:
+            return frozenset()
+        return self.store.index("Pod", "waiting", True)
 
     def pods_on_node(self, node: str) -> list[dict]:
-        store = self.objects["Pod"]
-        return [store[k] for k in sorted(self._pods_by_node.get(node, ())) if k in store]
+        if "Pod" not in self.store.kinds:
+            return []
+        return self.store.by_index("Pod", "node", node)
 
     def owner_chain(self, obj: dict) -> list[tuple[str, str, str]]:
         """The controllers above an object, nearest first: Pod → ReplicaSet → Deployment, Pod → Job, ..."""
@@ -1215,8 +1206,10 @@ class FleetModel:
         return None
 
     def events_for(self, kind: str, ns: str, name: str) -> list[dict]:
+        if "Event" not in self.store.kinds:
+            return []
         store = self.objects["Event"]
-        evs = [store[k] for k in self._events_by_obj.get((kind, ns, name), ()) if k in store]
+        evs = [store[k] for k in self.store.index("Event", "involved", (kind, ns, name)) if k in store]
         evs.sort(key=event_last_seen)
         return evs
 

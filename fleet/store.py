@@ -9,10 +9,10 @@ import functools
 import gc
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Set
 from typing import Any
 
-from dragoman.fleet.k8s import key_of, registry
+from dragoman.fleet.k8s import Key, key_of, registry
 from dragoman.fleet.k8s.registry import api_path
 from dragoman.fleet.k8s.selectors import label_selector_matcher
 from dragoman.fleet.projection import PodListDecoder, Projection, project_pod
@@ -98,6 +98,71 @@ PROJECTORS: dict[str, Callable[[dict, dict], dict]] = {"Pod": project_pod}
 PAGE_DECODERS: dict[str, Callable[[FleetStore], Callable[[bytes], Any]]] = {
     "Pod": lambda store: PodListDecoder(store._strings, source=store)
 }
+# ---------------------------------------------------------------------------- indexes (client-go's Indexers)
+# An index function maps an object to the values it is filed under (client-go's IndexFunc returns []string; values here
+# are any hashable: a node name, a (namespace, name) key). Every store keeps these, from the first LIST on, in the same
+# pass that stores the objects: the model reads its pod, claim and event joins from them instead of holding a second map
+# (fleet/model.py). A kind's indexes are named; `FleetStore.index(kind, name, value)` answers the keys filed there.
+IndexFunc = Callable[[dict], Iterable[Hashable]]
+_EMPTY: dict = {}
+_NO_KEYS: frozenset = frozenset()
+WAITING_PHASES = ("Pending", "Failed", None)  # a pod not running and not done: the Stuck view's candidates
+
+
+def pod_node(pod: dict) -> tuple[str, ...]:
+    """A pod's node (spec.nodeName), once it has one."""
+    node = (pod.get("spec") or _EMPTY).get("nodeName")
+    return (node,) if node else ()
+
+
+def pod_waiting(pod: dict) -> tuple[bool, ...]:
+    """Filed under True while the pod's phase is Pending, Failed or not set yet (WAITING_PHASES)."""
+    return (True,) if (pod.get("status") or _EMPTY).get("phase") in WAITING_PHASES else ()
+
+
+def _owners(obj: dict, kind: str) -> tuple[Key, ...]:
+    meta = obj.get("metadata") or _EMPTY
+    refs = meta.get("ownerReferences")
+    if not refs:
+        return ()
+    ns = meta.get("namespace") or ""
+    return tuple((ns, o.get("name", "")) for o in refs if o.get("kind") == kind)
+
+
+def pod_daemonsets(pod: dict) -> tuple[Key, ...]:
+    """The (namespace, name) of the DaemonSets owning a pod."""
+    return _owners(pod, "DaemonSet")
+
+
+def pod_bare(pod: dict) -> tuple[bool, ...]:
+    """Filed under True for a pod no controller owns (static and mirror pods: classified by their labels and images)."""
+    return () if (pod.get("metadata") or _EMPTY).get("ownerReferences") else (True,)
+
+
+def claim_owner_pods(claim: dict) -> tuple[Key, ...]:
+    """The (namespace, name) of the pods owning a claim (a template's claim, the bridge's claim)."""
+    return _owners(claim, "Pod")
+
+
+def event_involved(event: dict) -> tuple[tuple[str, str, str], ...]:
+    """(kind, namespace, name) of the object an Event is about (core/v1 involvedObject, events.k8s.io regarding)."""
+    inv = event.get("involvedObject") or event.get("regarding") or _EMPTY
+    return ((inv.get("kind", ""), inv.get("namespace") or "", inv.get("name", "")),)
+
+
+def slice_pool(sl: dict) -> tuple[tuple[str, str], ...]:
+    """(driver, pool name) of a ResourceSlice."""
+    spec = sl.get("spec") or _EMPTY
+    return ((spec.get("driver", ""), (spec.get("pool") or _EMPTY).get("name", "")),)
+
+
+INDEXERS: dict[str, dict[str, IndexFunc]] = {
+    "Pod": {"node": pod_node, "waiting": pod_waiting, "daemonset": pod_daemonsets, "bare": pod_bare},
+    "ResourceClaim": {"ownerPod": claim_owner_pods},
+    "Event": {"involved": event_involved},
+    "ResourceSlice": {"pool": slice_pool},
+}
+
 WHOLE_CACHE = 32  # whole objects fetched on demand, kept for pages reopened soon after
 BULK_CHANGES = 5000  # a first LIST this large records its additions with the cyclic collector paused
 
@@ -175,6 +240,157 @@ class FleetStore:
         # load): a kind's first LIST is then stored without a change per object (150,000 pods' worth at the
         # envelope, made only to be dropped).
         self.announce_first_lists = True
+        # kind -> index name -> function; kind -> index name -> value -> keys (sets emptied are removed).
+        self._indexers: dict[str, dict[str, IndexFunc]] = {k: dict(INDEXERS.get(k, _EMPTY)) for k in self.kinds}
+        self._indices: dict[str, dict[str, dict[Hashable, set[Key]]]] = {
+            k: {n: {} for n in fns} for k, fns in self._indexers.items()
+        }
+
+        # Writes that wait while a reader in another thread holds the store (see `hold`).
+        self._holds = 0
+        self._held: list[tuple[Callable[..., None], tuple, dict]] = []
+
+    def hold(self) -> Callable[[], None]:
+        """Keep every object and index as it is until the returned function is called: writes made meanwhile wait and
+        are then made in order. For a reader in another thread (a model read whole while the informers go on): a
+        mapping it iterates must not change size under it."""
+        self._holds += 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if released:
+                return
+            released = True
+            self._holds -= 1
+            while not self._holds and self._held:
+                fn, args, kwargs = self._held.pop(0)
+                fn(*args, **kwargs)
+
+        return release
+
+    # ---------------------------------------------------------------- indexes
+    def add_indexers(self, kind: str, indexers: Mapping[str, IndexFunc]) -> None:
+        """Keep more indexes of `kind` (client-go's AddIndexers); the objects already held are filed at once."""
+        for name, fn in indexers.items():
+            if name in self._indexers[kind]:
+                raise ValueError(f"{kind} already has an index named {name!r}")
+            self._indexers[kind][name] = fn
+            idx: dict[Hashable, set[Key]] = {}
+            self._indices[kind][name] = idx
+            for key, obj in self._objects[kind].items():
+                for v in fn(obj):
+                    idx.setdefault(v, set()).add(key)
+
+    def index(self, kind: str, name: str, value: Hashable) -> Set[Key]:
+        """The keys of the objects of `kind` filed under `value` by the index `name` (client-go's IndexKeys): the
+        store's own set, current as it changes. Do not mutate."""
+        return self._indices[kind][name].get(value, _NO_KEYS)
+
+    def by_index(self, kind: str, name: str, value: Hashable) -> list[dict]:
+        """The objects filed under `value` (client-go's ByIndex), in key order."""
+        objs = self._objects[kind]
+        return [objs[k] for k in sorted(self.index(kind, name, value)) if k in objs]
+
+    def index_values(self, kind: str, name: str) -> Collection[Hashable]:
+        """Every value some object of `kind` is filed under (client-go's ListIndexFuncValues): a live view."""
+        return self._indices[kind][name].keys()
+
+    def _file(self, kind: str, key: Key, old: dict | None, new: dict | None) -> None:
+        """Move `key` in `kind`'s indexes from where `old` was filed to where `new` is."""
+        for name, fn in self._indexers[kind].items():
+            idx = self._indices[kind][name]
+            before = fn(old) if old is not None else ()
+            after = fn(new) if new is not None else ()
+            if before == after:
+                continue
+            for v in before:
+                keys = idx.get(v)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del idx[v]
+            for v in after:
+                keys = idx.get(v)
+                if keys is None:
+                    idx[v] = {key}
+                else:
+                    keys.add(key)
+
+    def _file_all(self, kind: str, objects: Mapping[Key, dict]) -> None:
+        """File objects newly added to an empty `kind` (a first LIST): one call per index, not per object and index."""
+        indexers = self._indexers[kind]
+        if kind == "Pod" and indexers == INDEXERS["Pod"]:
+            self._file_pods(objects)
+            return
+        for name, fn in indexers.items():
+            idx = self._indices[kind][name]
+            for key, obj in objects.items():
+                for v in fn(obj):
+                    keys = idx.get(v)
+                    if keys is None:
+                        idx[v] = {key}
+                    else:
+                        keys.add(key)
+
+    def _file_pods(self, pods: Mapping[Key, dict]) -> None:
+        """_file_all of the standard pod indexes in one loop, each pod's sections read once: a fleet's first LIST is
+        mostly pods (150,000 at the envelope), where four calls per pod cost three times this. It files exactly what
+        pod_node, pod_waiting, pod_daemonsets and pod_bare say (a test compares the two)."""
+        idx = self._indices["Pod"]
+        by_node, waiting, by_ds, bare = idx["node"], idx["waiting"], idx["daemonset"], idx["bare"]
+        waiting_keys = waiting.setdefault(True, set())
+        bare_keys = bare.setdefault(True, set())
+        for key, pod in pods.items():
+            node = (pod.get("spec") or _EMPTY).get("nodeName")
+            if node:
+                keys = by_node.get(node)
+                if keys is None:
+                    by_node[node] = {key}
+                else:
+                    keys.add(key)
+            if (pod.get("status") or _EMPTY).get("phase") in WAITING_PHASES:
+                waiting_keys.add(key)
+            meta = pod.get("metadata") or _EMPTY
+            refs = meta.get("ownerReferences")
+            if not refs:
+                bare_keys.add(key)
+                continue
+            for o in refs:
+                if o.get("kind") == "DaemonSet":
+                    ds = (meta.get("namespace") or "", o.get("name", ""))
+                    keys = by_ds.get(ds)
+                    if keys is None:
+                        by_ds[ds] = {key}
+                    else:
+                        keys.add(key)
+        for table in (waiting, bare):
+            if not table[True]:
+                del table[True]
+
+    def put_all(self, kind: str, objects: Mapping[Key, dict]) -> None:
+        """Hold and file objects keyed by key_of in a `kind` that holds none yet, telling no subscriber (see `put`)."""
+        if self._objects[kind]:
+            raise ValueError(f"put_all fills an empty kind; {kind} holds {len(self._objects[kind])} objects")
+        self._objects[kind].update(objects)
+        self._file_all(kind, objects)
+
+    def put(self, kind: str, obj: dict) -> dict | None:
+        """Hold `obj` (kept as given, never projected) and file it, telling no subscriber: the writer of a store nobody
+        watches (a model's own, loaded from a snapshot or a test's objects). Returns the object it replaced."""
+        key = key_of(obj)
+        objs = self._objects[kind]
+        old = objs.get(key)
+        objs[key] = obj
+        self._file(kind, key, old, obj)
+        return old
+
+    def drop(self, kind: str, key: Key) -> dict | None:
+        """Forget the object at `key`, telling no subscriber (see `put`); returns it, None when not held."""
+        old = self._objects[kind].pop(key, None)
+        if old is not None:
+            self._file(kind, key, old, None)
+        return old
 
     # ---------------------------------------------------------------- reading
     def objects(self, kind: str) -> dict[tuple[str, str], dict]:
@@ -282,6 +498,9 @@ class FleetStore:
         """Make `kind` hold exactly `objects` (after a LIST or relist), emitting the difference as changes.
 
         `decoded`: the objects came through this store's page_decoder(kind), which projected them already."""
+        if self._holds:
+            self._held.append((self.replace, (kind, objects), {"decoded": decoded}))
+            return
         # Changed in place, so a reader holding `objects(kind)` keeps seeing the live mapping.
         current = self._objects[kind]
         fresh: dict[tuple[str, str], dict] = {}
@@ -294,6 +513,7 @@ class FleetStore:
             # Nothing held yet (the first LIST): every object is an addition; no comparison to make. A fleet's worth
             # of Changes makes no cycles: the cyclic collector is kept from rescanning them, as the decoder does.
             current.update(fresh)
+            self._file_all(kind, fresh)
             if not self.announce_first_lists:
                 return
             pending = self._pending
@@ -317,20 +537,26 @@ class FleetStore:
         old: dict | None
         for key in gone:
             old = current.pop(key)
+            self._file(kind, key, old, None)
             self._record(Change(kind, "DELETED", old, old))
         for key, obj in fresh.items():
             old = current.get(key)
             if old is None:
                 current[key] = obj
+                self._file(kind, key, None, obj)
                 self._record(Change(kind, "ADDED", obj, None))
             elif old is not obj and (_rv(old) != _rv(obj) or _rv(obj) is None and old != obj):
                 current[key] = obj
+                self._file(kind, key, old, obj)
                 self._record(Change(kind, "MODIFIED", obj, old))
             # else unchanged: keep the object already held so readers' references stay valid.
         self._schedule()
 
     def apply(self, kind: str, event_type: str, obj: dict) -> None:
         """Apply one watch event (ADDED, MODIFIED or DELETED) to `kind`."""
+        if self._holds:
+            self._held.append((self.apply, (kind, event_type, obj), {}))
+            return
         objs = self._objects[kind]
         if event_type != "DELETED" and self.whole_source is not None:
             obj = self._project(kind, obj)
@@ -340,11 +566,13 @@ class FleetStore:
             if old is None:
                 return
             del objs[key]
+            self._file(kind, key, old, None)
             self._record(Change(kind, "DELETED", obj, old))
         elif event_type in ("ADDED", "MODIFIED"):
             if old is not None and _rv(old) is not None and _rv(old) == _rv(obj):
                 return  # a duplicate (e.g. replayed after a reconnect)
             objs[key] = obj
+            self._file(kind, key, old, obj)
             self._record(Change(kind, "ADDED" if old is None else "MODIFIED", obj, old))
         else:
             raise ValueError(f"unknown event type {event_type!r}")

@@ -83,8 +83,9 @@ def snapshot_date(path: str) -> str:
 class Feed:
     """Keeps a FleetModel in step with a FleetStore and tells listeners which rows changed.
 
-    Everything here runs on the app's event loop except `model.load` and `diagnose`, which run in a thread while
-    changes wait in a buffer, so the model is never read and written at once.
+    Everything here runs on the app's event loop except `diagnose`, which runs in a forked child (a copy of the
+    model as it stands) or, where there is no fork, in a thread while the store's writes and the model's changes wait,
+    so the model is never read and written at once. The model reads the store's objects and indexes, never a copy.
     """
 
     def __init__(
@@ -216,14 +217,14 @@ class Feed:
         # the snapshot copies: deliver them now, while busy, so they are dropped with `_pending` below instead of
         # arriving after the load and being applied a second time (150,000 pods' worth on the envelope).
         self.store.flush()
-        # Shallow copies: the informers keep writing the store's dicts on this loop while the thread indexes.
-        snapshot = {k: dict(self.store.objects(k)) for k in self.store.kinds}
         self._pending = []
-        self._loop.create_task(self._load(snapshot))
+        self._loop.create_task(self._load())
 
-    async def _load(self, snapshot: dict) -> None:
+    async def _load(self) -> None:
         try:
-            await asyncio.to_thread(self.model.load, snapshot)
+            # On this loop, between two informer writes: the model reads the store's objects and indexes as they are
+            # (no copy; pods through the store's indexes, not one by one), so there is no thread to race the writes.
+            self.model.load_store(self.store)
         except Exception:  # a model bug must show as a message, not kill the loop
             log.exception("model load failed")
             self._busy = False
@@ -286,9 +287,12 @@ class Feed:
                     log.info("diagnosing in a thread: %s", exc)
             if result is None:
                 self._busy = True  # the thread reads the live model: changes wait
+                # ... and so do the informers' writes to the store, whose mappings the model reads.
+                release = self.store.hold()
                 try:
                     result = await in_daemon_thread(work, "dragoman-diagnosis")
                 finally:
+                    release()
                     self._busy = False
             findings, catalogue = result
         except Exception:

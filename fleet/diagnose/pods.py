@@ -238,7 +238,7 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
     pname = f"{pk[0]}/{pk[1]}"
     evs = ctx.events("Pod", *pk)
     # A claim the scheduler made in an earlier cycle, while the pod is still unbound.
-    for ck in sorted(m._claims_by_owner_pod.get(pk, ())):
+    for ck in m.claims_owned_by(pk):
         claim = m.objects["ResourceClaim"].get(ck)
         if claim is not None and is_bridge_claim(claim):
             state = "allocated" if m.claim_devices(claim) else "pending"

@@ -356,7 +356,7 @@ def test_which_mechanism_offers_a_resource_per_node():
 
 async def test_fed_from_a_store_the_model_follows_its_changes_until_the_feed_stops():
     """The app's path (tui/feed.py): the model is loaded from the store once it is synced, then absorbs its change
-    batches; a stopped feed leaves the model as it was."""
+    batches; a stopped feed hands it no more."""
     store = FleetStore()
     for obj in dra_fleet(2):
         store.apply(obj["kind"], "ADDED", obj)
@@ -371,9 +371,41 @@ async def test_fed_from_a_store_the_model_follows_its_changes_until_the_feed_sto
                 break
             await asyncio.sleep(0.01)
         assert m.node("h100-pool-0").ownership == "both" and feed.events == 1
+    generation, absorbed = m.generation, feed.events
     store.apply("Node", "DELETED", m.objects["Node"][("", "h100-pool-1")])
     store.flush()
-    assert "h100-pool-1" in m.node_names()
+    # Stopped, the feed hands the model no more changes (it reads the store's objects, never a copy of them).
+    assert m.generation == generation and feed.events == absorbed
+    assert m.objects["Node"] is store.objects("Node")
+
+
+def test_the_store_keeps_the_indexes_the_model_reads_and_the_model_holds_no_second_map():
+    store = FleetStore()
+    for obj in dra_fleet(2):
+        store.apply(obj["kind"], "ADDED", obj)
+    pod = ds_pod(operator_dp_daemonset(), "h100-pool-0")
+    store.apply("Pod", "ADDED", pod)
+    m = FleetModel()
+    m.load_store(store)
+    for kind in m.objects:
+        assert m.objects[kind] is store.objects(kind)
+    key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
+    assert key in store.index("Pod", "node", "h100-pool-0")
+    assert [p["metadata"]["name"] for p in m.pods_on_node("h100-pool-0")] == [
+        p["metadata"]["name"] for p in store.by_index("Pod", "node", "h100-pool-0")
+    ]
+    # A pod moved by the server is filed under its new node, and the old node's set is gone once empty.
+    moved = {
+        **pod,
+        "metadata": {**pod["metadata"], "resourceVersion": "99"},
+        "spec": {**pod["spec"], "nodeName": "h100-pool-1"},
+    }
+    store.apply("Pod", "MODIFIED", moved)
+    assert key in store.index("Pod", "node", "h100-pool-1")
+    assert key not in store.index("Pod", "node", "h100-pool-0")
+    store.apply("Pod", "DELETED", moved)
+    assert key not in store.index("Pod", "node", "h100-pool-1")
+    assert all(key not in store.index("Pod", "daemonset", v) for v in store.index_values("Pod", "daemonset"))
 
 
 def test_fleet_evaluation_goes_through_the_cel_engine_over_current_slices():
@@ -475,7 +507,22 @@ def test_loading_pods_from_a_mapping_a_list_or_one_by_one_gives_the_same_indexes
     one_by_one = FleetModel()
     one_by_one.load({k: v for k, v in by_kind.items() if k != "Pod"})
     one_by_one.apply([change(o, "ADDED") for o in by_kind["Pod"].values()])
-    for m in (from_list, one_by_one):
+    # The TUI's way: a store listed whole (no change per object), read by the model through its indexes, then the pods
+    # the watch brings afterwards followed through the store's changes.
+    from dragoman.fleet.store import FleetStore
+
+    store = FleetStore()
+    store.announce_first_lists = False
+    late = [p for p in by_kind["Pod"].values() if p["metadata"]["name"] in ("web", "static-gpu-probe")]
+    for kind, objects in by_kind.items():
+        store.replace(kind, [o for o in objects.values() if o not in late])
+    store.announce_first_lists = True
+    from_store = FleetModel()
+    from_store.load_store(store)
+    store.subscribe(from_store.apply)  # as tui/feed.py hands the store's batches over
+    for o in late:
+        store.apply("Pod", "ADDED", o)
+    for m in (from_list, one_by_one, from_store):
         assert set(m.objects["Pod"]) == set(from_mapping.objects["Pod"])
         for name in from_mapping.node_names():
             assert [key_of_pod(p) for p in m.pods_on_node(name)] == [

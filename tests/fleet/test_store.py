@@ -244,3 +244,83 @@ def test_connection_state_per_kind_and_overall() -> None:
     for k in store.kinds:
         store.set_state(k, SNAPSHOT, synced=True)
     assert store.overall.status == SNAPSHOT
+
+
+def _on(name: str, rv: str, node: str | None, phase: str | None = None) -> dict:
+    return pod(name, rv, spec={"nodeName": node} if node else {}, status={"phase": phase} if phase else {})
+
+
+def test_the_store_files_its_objects_in_its_indexes_on_every_path() -> None:
+    """client-go's Indexers: a first LIST, a relist's difference, watch events and a late add_indexers all leave the
+    indexes saying what the objects say, and a value no object is filed under any more is gone."""
+    store = FleetStore(["Pod"])
+    store.replace("Pod", [_on("a", "1", "n1", "Running"), _on("b", "1", "n1"), _on("c", "1", None, "Pending")])
+    assert store.index("Pod", "node", "n1") == {("default", "a"), ("default", "b")}
+    assert store.index("Pod", "waiting", True) == {("default", "b"), ("default", "c")}
+    assert [p["metadata"]["name"] for p in store.by_index("Pod", "node", "n1")] == ["a", "b"]
+    # A relist: a moved, b gone, c bound and running.
+    store.replace("Pod", [_on("a", "2", "n2", "Running"), _on("c", "2", "n1", "Running")])
+    assert store.index("Pod", "node", "n1") == {("default", "c")}
+    assert store.index("Pod", "node", "n2") == {("default", "a")}
+    assert not store.index("Pod", "waiting", True) and set(store.index_values("Pod", "waiting")) == set()
+    store.apply("Pod", "DELETED", _on("c", "3", "n1"))
+    assert set(store.index_values("Pod", "node")) == {"n2"}
+    store.apply("Pod", "ADDED", _on("d", "4", "n2", "Failed"))
+    assert store.index("Pod", "waiting", True) == {("default", "d")}
+    store.add_indexers("Pod", {"phase": lambda p: ((p.get("status") or {}).get("phase") or "",)})
+    assert store.index("Pod", "phase", "Running") == {("default", "a")}
+    store.apply("Pod", "MODIFIED", _on("a", "5", "n2", "Succeeded"))
+    assert store.index("Pod", "phase", "Succeeded") == {("default", "a")} and not store.index("Pod", "phase", "Running")
+
+
+def test_a_held_store_makes_its_writes_in_order_once_released() -> None:
+    """A reader in another thread holds the store: nothing it iterates changes size under it."""
+    store = FleetStore(["Pod"])
+    store.replace("Pod", [_on("a", "1", "n1")])
+    release = store.hold()
+    store.apply("Pod", "ADDED", _on("b", "2", "n1"))
+    store.apply("Pod", "MODIFIED", _on("b", "3", "n2"))
+    store.replace("Pod", [_on("a", "1", "n1"), _on("b", "3", "n2"), _on("c", "4", "n2")])
+    assert set(store.objects("Pod")) == {("default", "a")} and store.index("Pod", "node", "n1") == {("default", "a")}
+    release()
+    release()  # a second call is harmless
+    assert set(store.objects("Pod")) == {("default", "a"), ("default", "b"), ("default", "c")}
+    assert store.index("Pod", "node", "n2") == {("default", "b"), ("default", "c")}
+    assert store.get("Pod", "default", "b")["metadata"]["resourceVersion"] == "3"
+
+
+def test_a_first_list_of_pods_is_filed_in_one_loop_exactly_as_the_index_functions_say() -> None:
+    from dragoman.fleet.store import INDEXERS
+
+    def owned(name: str, *owners: tuple[str, str], **extra: object) -> dict:
+        p = pod(name, "1", **extra)
+        if owners:
+            p["metadata"]["ownerReferences"] = [{"kind": k, "name": n} for k, n in owners]
+        return p
+
+    pods = [
+        owned("bare-pending", status={"phase": "Pending"}),
+        owned("bare-running", spec={"nodeName": "n1"}, status={"phase": "Running"}),
+        owned("ds", ("DaemonSet", "dp"), spec={"nodeName": "n1"}, status={"phase": "Running"}),
+        owned("two-owners", ("ReplicaSet", "rs"), ("DaemonSet", "other"), spec={"nodeName": "n2"}),
+        owned("failed", ("Job", "j"), spec={"nodeName": "n2"}, status={"phase": "Failed"}),
+        owned("done", ("Job", "j"), spec={"nodeName": "n2"}, status={"phase": "Succeeded"}),
+        owned("unscheduled", ("ReplicaSet", "rs"), spec={}, status={}),
+    ]
+    fused = FleetStore(["Pod"])
+    fused.replace("Pod", pods)
+    generic = FleetStore(["Pod"])
+    # Wrapped, the table is no longer the standard one: the generic path, one call per pod and index.
+    generic._indexers["Pod"] = {name: (lambda p, fn=fn: fn(p)) for name, fn in INDEXERS["Pod"].items()}
+    generic.replace("Pod", pods)
+    assert fused._indices["Pod"] == generic._indices["Pod"]
+    assert fused.index("Pod", "daemonset", ("default", "other")) == {("default", "two-owners")}
+    assert fused.index("Pod", "waiting", True) == {
+        ("default", "bare-pending"),
+        ("default", "two-owners"),  # no phase yet
+        ("default", "failed"),
+        ("default", "unscheduled"),
+    }
+    only_running = FleetStore(["Pod"])
+    only_running.replace("Pod", [pods[2]])
+    assert set(only_running.index_values("Pod", "waiting")) == set() == set(only_running.index_values("Pod", "bare"))

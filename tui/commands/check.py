@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
     origin = read_from_args(args, project=True)
     store = origin.source.store
     model = FleetModel(getattr(args, "pool_label", None))
-    model.load({k: store.objects(k) for k in store.kinds})
+    model.load_store(store)
     findings = diagnose(model)
     rules = prometheus_rules(args, origin)
     if args.output == "json":

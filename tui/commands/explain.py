@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     origin = read_from_args(args)
     store = origin.source.store
     model = FleetModel(getattr(args, "pool_label", None))
-    model.load({k: store.objects(k) for k in store.kinds})
+    model.load_store(store)
     fleet = Fleet(model)
     fleet.set_findings(diagnose(model))
     shown = f"{ref[0]} {ref[1] + '/' if ref[1] else ''}{ref[2]}"
