@@ -214,21 +214,22 @@ class Feed:
         # included.
         self.store.announce_first_lists = True
         # Changes the store holds back (the last LIST's whole page of ADDEDs, coalescing) are already in the objects
-        # the snapshot copies: deliver them now, while busy, so they are dropped with `_pending` below instead of
-        # arriving after the load and being applied a second time (150,000 pods' worth on the envelope).
+        # the model reads: deliver them now, while busy, so they are dropped with `_pending` below instead of arriving
+        # after the load and being applied a second time (150,000 pods' worth on the envelope).
         self.store.flush()
         self._pending = []
-        self._loop.create_task(self._load())
-
-    async def _load(self) -> None:
         try:
-            # On this loop, between two informer writes: the model reads the store's objects and indexes as they are
-            # (no copy; pods through the store's indexes, not one by one), so there is no thread to race the writes.
+            # Here, in the same turn of the loop: the model reads the store's objects and indexes as they are (no
+            # copy; pods through the store's indexes, not one by one), so every change the store delivers from now on
+            # is one the model has not seen, and no thread races the informers' writes.
             self.model.load_store(self.store)
         except Exception:  # a model bug must show as a message, not kill the loop
             log.exception("model load failed")
             self._busy = False
             return
+        self._loop.create_task(self._loaded())
+
+    async def _loaded(self) -> None:
         self._busy = False
         self.loaded = True
         settle_gc()
