@@ -21,7 +21,9 @@ from dragoman.sim.api.tables import table_for  # noqa: F401
 from dragoman.sim.api.validation import (  # noqa: F401
     default_object,
     prepare_for_create,
+    prepare_for_status_update,
     prepare_for_update,
+    status_update_metadata,
     validate_object,
 )
 

@@ -38,9 +38,6 @@ Admission = Callable[[str, ResourceType, dict, "dict | None"], None]
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 FOREGROUND = "foregroundDeletion"
-# Kinds whose status strategy resets only spec and labels, so a status write may change annotations (the
-# deployment controller records a Deployment's revision that way).
-STATUS_KEEPS_ANNOTATIONS = frozenset({"deployments.apps"})
 
 # kube-controller-manager's namespace controller reaches a deleted namespace after its queue and a discovery sweep
 # of every resource type: a namespace stays Terminating at least this long (clock seconds) even when empty, as a
@@ -838,8 +835,8 @@ class Store:
                 new["status"] = clone(obj["status"])
             else:
                 new.pop("status", None)
-            if rt.key in STATUS_KEEPS_ANNOTATIONS and "annotations" in md_in:
-                new["metadata"]["annotations"] = clone(md_in["annotations"])
+            new["metadata"] = pieces.status_update_metadata(rt.plural, clone(md_in), old["metadata"])
+            pieces.prepare_for_status_update(rt.plural, new, old)
         else:
             new = clone(obj)
             new["apiVersion"], new["kind"] = rt.api_version, rt.kind

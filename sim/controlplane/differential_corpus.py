@@ -99,6 +99,7 @@ def api_requests() -> list[Request]:
     bad_pod["spec"]["containers"] = []
     unknown = pod("unknown-field")
     unknown["spec"]["nonsense"] = True
+    unscheduled = pod("status-put", schedulerName="dragoman-none")
     claim_pod = pod(
         "claimer",
         resourceClaims=[{"name": "gpu", "resourceClaimName": "c1"}],
@@ -406,6 +407,28 @@ def api_requests() -> list[Request]:
             {"status": {"conditions": [{"type": "Example", "status": "True"}]}},
             content_type=STRATEGIC,
         ),
+        # A status write's metadata: pods/status takes labels and annotations from the request (its strategy resets
+        # only the spec and the owner references) and backfills the QoS class. On a pod no scheduler takes, so no
+        # controller writes its status back on either side.
+        R("pods: create for a status update", "POST", PODS, unscheduled),
+        R(
+            "pods: status update with new labels and annotations",
+            "PUT",
+            PODS + "/status-put/status",
+            {
+                **unscheduled,
+                "metadata": {
+                    **unscheduled["metadata"],
+                    "labels": {"app": "status-put", "by-status": "yes"},
+                    "annotations": {"a": "b"},
+                },
+                "status": {"phase": "Pending", "conditions": [{"type": "Example", "status": "True"}]},
+            },
+        ),
+        R("pods: delete after the status update", "DELETE", PODS + "/status-put"),
+        # A pod no node holds has no kubelet to ask: kube-apiserver answers 204 with no body.
+        R("pods: log of a pod no node holds", "GET", PODS + "/p1/log"),
+        R("pods: log of a container the pod lacks", "GET", PODS + "/p1/log?container=nope"),
         R("pods: claimer", "POST", PODS, claim_pod),
         R(
             "pods: allocatedResourcesStatus by the object's name",
@@ -544,6 +567,13 @@ def api_requests() -> list[Request]:
             content_type=MERGE,
         ),
         R("claims: status subresource", "GET", CLAIMS + "/c1/status"),
+        # resourceclaims/status resets the metadata to the stored one (ResetObjectMetaForStatus).
+        R(
+            "claims: status update with new labels",
+            "PUT",
+            CLAIMS + "/c1/status",
+            {**claim("c1"), "metadata": {"name": "c1", "namespace": NS, "labels": {"by-status": "yes"}}, "status": {}},
+        ),
         R(
             "claims: reservedFor without allocation",
             "PATCH",

@@ -20,24 +20,37 @@ class SubresourcesMixin:
     """Subresource handlers, over the simulator's store, clock and PDB status controller."""
 
     def _log(self, request: web.Request, pod: dict) -> web.Response:
-        """pods/log: the container must exist and have started, as the kubelet requires."""
+        """pods/log: the API server checks the container name (LogLocation's validateContainer), answers 204 with no
+        body for a pod no node holds yet (no kubelet to ask), and otherwise relays the kubelet, which wants the
+        container started."""
         spec = pod.get("spec") or {}
-        names = [c.get("name") for c in spec.get("containers") or []]
+        containers = [c.get("name") for c in spec.get("containers") or []]
+        # VisitContainers' order: init containers, containers, ephemeral containers.
+        every = [
+            c.get("name")
+            for field in ("initContainers", "containers", "ephemeralContainers")
+            for c in spec.get(field) or []
+        ]
         name = pod["metadata"]["name"]
         container = request.query.get("container") or ""
         if not container:
-            if len(names) != 1:
+            if len(containers) == 0:
+                raise ApiError(st.bad_request(f"a container name must be specified for pod {name}"))
+            if len(containers) > 1:
                 raise ApiError(
                     st.bad_request(
-                        f"a container name must be specified for pod {name}, choose one of: [{' '.join(names)}]"
+                        f"a container name must be specified for pod {name}, choose one of: [{' '.join(every)}]"
                     )
                 )
-            container = names[0]
-        if container not in names + [c.get("name") for c in spec.get("initContainers") or []]:
+            container = containers[0]
+        elif container not in every:
             raise ApiError(st.bad_request(f"container {container} is not valid for pod {name}"))
+        if not spec.get("nodeName"):
+            # LogLocation returns no location and StreamObject answers an empty stream with 204 No Content.
+            return web.Response(status=204)
         statuses = {c.get("name"): c for c in (pod.get("status") or {}).get("containerStatuses") or []}
         state = (statuses.get(container) or {}).get("state") or {}
-        if not spec.get("nodeName") or "waiting" in state or not state:
+        if "waiting" in state or not state:
             reason = (state.get("waiting") or {}).get("reason") or "ContainerCreating"
             raise ApiError(st.bad_request(f'container "{container}" in pod "{name}" is waiting to start: {reason}'))
         text = self.pod_logs(pod, container) if self.pod_logs else ""

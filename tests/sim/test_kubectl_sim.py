@@ -282,7 +282,7 @@ def test_logs_of_a_running_container_and_of_a_waiting_one(kubectl):
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": "not-started", "namespace": "default"},
-        "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+        "spec": {"containers": [{"name": "app", "image": "nginx"}], "nodeName": "node-2"},
     }
     kubectl.run("create", "-f", "-", stdin=json.dumps(pending))
     waiting = kubectl.run("logs", "not-started", check=False)
@@ -291,3 +291,10 @@ def test_logs_of_a_running_container_and_of_a_waiting_one(kubectl):
         and 'container "app" in pod "not-started" is waiting to start: ContainerCreating' in waiting.stderr
     )
     kubectl.run("delete", "pod", "not-started")
+    # A pod no node holds: kube-apiserver answers 204 (no kubelet to ask), and kubectl prints nothing.
+    unplaced = {**pending, "metadata": {"name": "unplaced", "namespace": "default"}}
+    unplaced["spec"] = {"containers": [{"name": "app", "image": "nginx"}]}
+    kubectl.run("create", "-f", "-", stdin=json.dumps(unplaced))
+    out = kubectl.run("logs", "unplaced", check=False)
+    assert (out.returncode, out.stdout, out.stderr) == (0, "", "")
+    kubectl.run("delete", "pod", "unplaced")

@@ -244,6 +244,79 @@ async def test_status_subresource_separates_spec_and_status(sim, api):
     assert pod["status"]["phase"] == "Running"
 
 
+async def test_status_write_keeps_what_each_kinds_status_strategy_keeps(sim, api):
+    """v1.37.2's status strategies reset the spec; pods/status and most others take labels, annotations and
+    finalizers from the request (the simulator kept the stored ones), deployments/status keeps the labels, and
+    resourceclaims/status keeps all of them (ResetObjectMetaForStatus). Measured on kube-apiserver v1.37.2."""
+    _, pod = await _raw(api, "GET", "/api/v1/namespaces/default/pods/web")
+    pod["metadata"]["labels"]["by-status"] = "yes"
+    pod["metadata"]["annotations"] = {"note": "status"}
+    pod["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Node", "name": "node-1", "uid": "1"}]
+    pod["spec"]["activeDeadlineSeconds"] = 30
+    pod["status"] = {"phase": "Pending", "conditions": [{"type": "Example", "status": "True"}]}
+    code, put = await _raw(api, "PUT", "/api/v1/namespaces/default/pods/web/status", body=pod)
+    assert code == 200, put
+    assert put["metadata"]["labels"] == {"app": "web", "by-status": "yes"}
+    assert put["metadata"]["annotations"] == {"note": "status"}
+    assert "ownerReferences" not in put["metadata"]  # pods/status never touches owner references
+    assert put["status"]["qosClass"] == "BestEffort"  # backfilled when a writer leaves it out
+    assert "activeDeadlineSeconds" not in put["spec"]
+    assert [c["type"] for c in put["status"]["conditions"]] == ["Example"]
+    claims = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "default", "labels": {"a": "1"}},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
+    }
+    assert (await _raw(api, "POST", claims, body=claim))[0] == 201
+    claim["metadata"].update(labels={"a": "2"}, annotations={"note": "status"})
+    code, put = await _raw(api, "PUT", claims + "/c/status", body={**claim, "status": {}})
+    assert code == 200 and put["metadata"]["labels"] == {"a": "1"} and "annotations" not in put["metadata"]
+    deployments = "/apis/apps/v1/namespaces/default/deployments"
+    dep = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "default", "labels": {"a": "1"}},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}},
+        },
+    }
+    assert (await _raw(api, "POST", deployments, body=dep))[0] == 201
+    dep["metadata"].update(labels={"a": "2"}, annotations={"note": "status"})
+    code, put = await _raw(api, "PUT", deployments + "/d/status", body={**dep, "status": {"observedGeneration": 1}})
+    assert code == 200 and put["metadata"]["labels"] == {"a": "1"}
+    assert put["metadata"]["annotations"] == {"note": "status"}
+
+
+async def test_log_of_a_pod_no_node_holds_is_204_without_a_body(sim, api):
+    """LogLocation checks the container name, then returns no location for a pod without a node: kube-apiserver
+    answers 204 No Content (the simulator said 400 "waiting to start"). The names it offers include init containers."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "unplaced", "namespace": "default"},
+        "spec": {
+            "initContainers": [{"name": "init", "image": "x"}],
+            "containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "x"}],
+        },
+    }
+    assert (await _raw(api, "POST", "/api/v1/namespaces/default/pods", body=pod))[0] == 201
+    base = "/api/v1/namespaces/default/pods/unplaced/log"
+    assert await _raw(api, "GET", base + "?container=a") == (204, None)
+    assert await _raw(api, "GET", base + "?container=init") == (204, None)
+    code, body = await _raw(api, "GET", base)
+    assert code == 400
+    assert body["message"] == "a container name must be specified for pod unplaced, choose one of: [init a b]"
+    code, body = await _raw(api, "GET", base + "?container=zz")
+    assert (code, body["message"]) == (400, "container zz is not valid for pod unplaced")
+    # On a node, the kubelet answers: a container not started yet is a 400.
+    code, body = await _raw(api, "GET", "/api/v1/namespaces/default/pods/web/log?container=app")
+    assert code == 400 and "is waiting to start" in body["message"]
+
+
 async def test_binding_assigns_node(sim, api):
     v1 = client.CoreV1Api(api)
     await v1.create_namespaced_pod(

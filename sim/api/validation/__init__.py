@@ -31,6 +31,7 @@ from dragoman.sim.api.validation.core import (
     _quota_errors,
     prepare_namespace,
     prepare_pod,
+    prepare_pod_status_update,
 )
 from dragoman.sim.api.validation.fields import invalid
 from dragoman.sim.api.validation.meta import _meta_errors, _meta_update_errors
@@ -85,6 +86,56 @@ def prepare_for_update(resource: str, new: dict, old: dict) -> None:
     """The registry strategy's PrepareForUpdate of the main resource (a DaemonSet's template generation)."""
     if resource == "daemonsets" and isinstance(new, dict):
         prepare_daemonset_update(new, old)
+
+
+# metav1.ResetObjectMetaForStatus: what a status write of a kind that opted in keeps of the stored metadata.
+_RESET_FOR_STATUS = ("labels", "annotations", "finalizers", "ownerReferences")
+# Each kind's status strategy (PrepareForUpdate of pods/status, deployments/status, ... in v1.37.2's pkg/registry):
+# every one resets the spec, and most take the metadata from the request, so a status write may change labels,
+# annotations and finalizers. These keep more of the stored metadata. (CustomResourceDefinitions call
+# ResetObjectMetaForStatus on the new object twice, which keeps nothing: they take the request's, as the rest.)
+_STATUS_KEEPS: dict[str, tuple[str, ...]] = {
+    "pods": ("ownerReferences",),  # old kubelets corrupted them
+    "deployments": ("labels",),
+    "resourceclaims": _RESET_FOR_STATUS,
+    "devicetaintrules": _RESET_FOR_STATUS,
+}
+
+
+def prepare_for_status_update(resource: str, new: dict, old: dict) -> None:
+    """The status strategy's PrepareForUpdate on the status itself (pods/status: fields a client may leave out)."""
+    if resource == "pods" and isinstance(new, dict):
+        prepare_pod_status_update(new, old)
+
+
+def status_update_metadata(resource: str, sent: dict, stored: dict) -> dict:
+    """The metadata a status write (PUT or PATCH of `<resource>/status`) stores: the request's, but for the fields
+    the generic BeforeUpdate and the kind's status strategy keep from the stored object. resourceVersion and
+    managedFields are the store's to set."""
+    md = {k: v for k, v in sent.items() if k not in ("resourceVersion", "managedFields")}
+    kept = _STATUS_KEEPS.get(resource, ())
+    for k in (
+        "name",
+        "namespace",
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+        "managedFields",
+        *kept,
+    ):
+        if k in stored:
+            md[k] = stored[k]
+        else:
+            md.pop(k, None)
+    if stored.get("deletionTimestamp"):
+        # No new finalizers on an object that is going away (as on the main resource).
+        md["finalizers"] = [f for f in md.get("finalizers") or [] if f in (stored.get("finalizers") or [])]
+    for k in ("labels", "annotations", "finalizers", "ownerReferences"):
+        if k in md and not md[k]:
+            md.pop(k)
+    return md
 
 
 def prepare_for_create(resource: str, obj: dict) -> None:

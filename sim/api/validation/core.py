@@ -628,3 +628,33 @@ def _quota_errors(obj: dict, old: dict | None) -> list[dict]:
     for name in (obj.get("spec") or {}).get("hard") or {}:
         errs += [invalid(f"spec.hard[{name}]", name, p) for p in qualified_name_errors(name)]
     return errs
+
+
+def prepare_pod_status_update(new: dict, old: dict) -> None:
+    """pods/status' PrepareForUpdate on the status (v1.37.2): the QoS class backfilled (old kubelets dropped it),
+    the DRA status fields kept when a client left them out (an empty list still clears one), and observedGeneration
+    kept, on the status and per condition type, where the writer set none."""
+    status = new.get("status")
+    old_status = old.get("status") or {}
+    if not isinstance(status, dict):
+        status = new["status"] = {}
+    if not status.get("qosClass") and old_status.get("qosClass"):
+        status["qosClass"] = old_status["qosClass"]
+    for field in ("resourceClaimStatuses", "extendedResourceClaimStatus", "nodeAllocatableResourceClaimStatuses"):
+        if status.get(field) is None and old_status.get(field) is not None:
+            status[field] = old_status[field]
+    if not status.get("observedGeneration") and old_status.get("observedGeneration"):
+        status["observedGeneration"] = old_status["observedGeneration"]
+    old_generations: dict[str, list] = {}
+    for c in _list(old_status.get("conditions")):
+        if isinstance(c, dict):
+            old_generations.setdefault(c.get("type"), []).append(c.get("observedGeneration") or 0)
+    for c in _list(status.get("conditions")):
+        if not isinstance(c, dict):
+            continue
+        gens = old_generations.get(c.get("type")) or []
+        gen = gens.pop(0) if gens else 0
+        if not c.get("observedGeneration") and gen:
+            c["observedGeneration"] = gen
+    if not status:
+        new.pop("status")
