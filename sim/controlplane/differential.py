@@ -703,6 +703,12 @@ class Result:
     counts: dict[str, int]  # cases run per group
     seconds: float
     errors: list[str] = dataclasses.field(default_factory=list)
+    case_seconds: dict[str, float] = dataclasses.field(default_factory=dict)  # the slower side's time per case
+
+    def slowest(self, n: int = 8) -> str:
+        """The cases that took longest: where the suite's minutes go."""
+        top = sorted(self.case_seconds.items(), key=lambda kv: -kv[1])[:n]
+        return ", ".join(f"{name} {sec:.0f} s" for name, sec in top)
 
 
 def run_corpus(sides: dict[str, Side], cases: list, areas: set[str] | None = None, settle_scale: float = 1.0) -> Result:
@@ -714,10 +720,12 @@ def run_corpus(sides: dict[str, Side], cases: list, areas: set[str] | None = Non
     diffs: list[Difference] = []
     counts: dict[str, int] = {}
     errors: list[str] = []
+    took: dict[str, float] = {}
     for case in cases:
         top = case.group.split("/", 1)[0]
         if areas and top not in areas:
             continue
+        started = time.monotonic()
         # Both sides at once: they are independent servers, and a behaviour case spends its time waiting.
         if isinstance(case, Request) and case.settle:
             case = dataclasses.replace(case, settle=case.settle * settle_scale)
@@ -727,13 +735,14 @@ def run_corpus(sides: dict[str, Side], cases: list, areas: set[str] | None = Non
             seen[name], err = fut.result()
             if err:
                 errors.append(f"{case.name} on {name}: {err}")
+        took[case.name] = time.monotonic() - started
         counts[case.group] = counts.get(case.group, 0) + 1
         # Normalize again with what both runs of the case taught (a name generated late in the answer).
         a = sides["embedded"].norm.value(seen["embedded"])
         b = sides["real"].norm.value(seen["real"])
         diffs.extend(compare(case.group, case.name, a, b))
     pool.shutdown()
-    return Result(diffs, counts, time.monotonic() - t0, errors)
+    return Result(diffs, counts, time.monotonic() - t0, errors, took)
 
 
 def _run_case(side: Side, case: Any) -> tuple[Any, str | None]:
@@ -886,6 +895,8 @@ def table(result: Result, left: list[Difference], used: dict[Allowed, int], widt
         f"{total_cases} cases ({groups}) in {result.seconds:.0f} s; {len(left)} differences not on the allowlist, "
         f"{sum(used.values())} allowed by {hit} of {len(used)} entries"
     )
+    if result.case_seconds:
+        lines.append(f"slowest: {result.slowest()}")
     for area in sorted(by_area):
         lines.append("")
         lines.append(f"== {area} ({len(by_area[area])})")

@@ -18,7 +18,9 @@ pytestmark = pytest.mark.controlplane
 
 @pytest.fixture(scope="module")
 def result(real: Served) -> differential.Result:
-    return differential.run(real_kubeconfig=str(real.kubeconfig), log=print)
+    got = differential.run(real_kubeconfig=str(real.kubeconfig), log=print)
+    print(f"differential: {sum(got.counts.values())} cases in {got.seconds:.0f} s; slowest: {got.slowest()}")
+    return got
 
 
 def test_every_case_ran_on_both_sides(result: differential.Result) -> None:
