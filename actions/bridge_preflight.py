@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 
 from dragoman.actions import capacity as cap
+from dragoman.actions import picture
 from dragoman.actions import preflight as base
 from dragoman.actions.exclude_plugin import mechanism
 from dragoman.actions.steps import Context, StepPlan
-from dragoman.fleet import ownership as own
 from dragoman.fleet.cluster import RETRYABLE_STATUS, ApiError
+from dragoman.fleet.k8s import kubelet
 
 # How each mechanism keeps a device plugin off the pool, as the preflight's note says it.
 _EXCLUDED_BY = {
@@ -32,8 +33,7 @@ MIN_KERNEL_DRIVER = (550, 0)
 
 
 def _kubelet_ok(version: str | None) -> bool:
-    v = own.parse_kubelet_version(version)
-    return v is not None and v[:2] >= own.BRIDGE_VERSION
+    return kubelet.has_bridge(version) is True  # a write's gate: an unreadable version does not pass
 
 
 async def bridge_served(ctx: Context) -> tuple[list[str], list[str]]:
@@ -46,8 +46,7 @@ async def bridge_served(ctx: Context) -> tuple[list[str], list[str]]:
             version = (await ctx.cluster.get("/version")).get("gitVersion", "")
         except ApiError:
             version = ""
-    v = own.parse_kubelet_version(version)
-    if v is not None and v[:2] < own.BRIDGE_VERSION:
+    if kubelet.has_bridge(version) is False:
         blockers.append(
             f"the API server is {version}; the extended-resource bridge (DRAExtendedResource) is on from v1.36."
         )
@@ -88,7 +87,7 @@ async def bridge_served(ctx: Context) -> tuple[list[str], list[str]]:
     return blockers, notes
 
 
-def _driver_facts(pic: cap.Picture) -> list[str]:
+def _driver_facts(pic: picture.Picture) -> list[str]:
     st = pic.driver
     if st is None:
         return [
@@ -112,7 +111,7 @@ def _driver_facts(pic: cap.Picture) -> list[str]:
     return out
 
 
-def _node_prereqs(pic: cap.Picture) -> tuple[list[str], list[str]]:
+def _node_prereqs(pic: picture.Picture) -> tuple[list[str], list[str]]:
     blockers, warnings = [], []
     for name, n in sorted(pic.nodes.items()):
         info = (n.get("status") or {}).get("nodeInfo") or {}
@@ -142,7 +141,7 @@ def _node_prereqs(pic: cap.Picture) -> tuple[list[str], list[str]]:
     return blockers, warnings
 
 
-def _gangs(pic: cap.Picture) -> list[str]:
+def _gangs(pic: picture.Picture) -> list[str]:
     nodes = set(pic.nodes)
     groups: dict[str, int] = {}
     for p in pic.objects["Pod"]:
@@ -163,7 +162,7 @@ def _gangs(pic: cap.Picture) -> list[str]:
 
 async def switch_checks(ctx: Context, plans: list[StepPlan], plan: StepPlan) -> None:
     """Everything issue 9 adds to the preflight, into `plan` (blockers stop the run with exit 3)."""
-    pic = await cap.read_picture(ctx)
+    pic = await picture.read_picture(ctx)
     b, notes = await bridge_served(ctx)
     plan.blockers.extend(b)
     plan.notes.extend(notes)
@@ -240,7 +239,7 @@ def cap_accepted(ctx: Context) -> bool:
     return bool(getattr(ctx.options, "accept_capacity_change", False))
 
 
-def _switch_access(ctx: Context, plans: list[StepPlan], pic: cap.Picture) -> list[base.Access]:
+def _switch_access(ctx: Context, plans: list[StepPlan], pic: picture.Picture) -> list[base.Access]:
     need: set[base.Access] = set()
     for p in plans:
         for c in p.changes:
@@ -261,7 +260,7 @@ def _switch_access(ctx: Context, plans: list[StepPlan], pic: cap.Picture) -> lis
     return sorted(need, key=lambda a: (a.resource, a.verb, a.namespace))
 
 
-def canary_room(pic: cap.Picture, pool_label: str, pool: str) -> list[str]:
+def canary_room(pic: picture.Picture, pool_label: str, pool: str) -> list[str]:
     """Whether the verify step's canary will find a free GPU once the pool is back: the GPUs of the pool's schedulable
     nodes against what its pods want (those running there, and the Pending ones bound for it, which the uncordon lets
     in first)."""
@@ -301,14 +300,14 @@ class SwitchPreflight(base.Preflight):
             await switch_checks(ctx, plans, plan)
             plan.reads["Switch/pool"] = "1"
         if any(p.step == "verify" for p in plans):
-            plan.warnings.extend(canary_room(await cap.read_picture(ctx), ctx.pool_label, ctx.pool))
+            plan.warnings.extend(canary_room(await picture.read_picture(ctx), ctx.pool_label, ctx.pool))
 
     async def apply(self, ctx: Context, plan: StepPlan) -> list[str]:
         problems = await super().apply(ctx, plan)
         if not problems and "Switch/pool" in plan.reads and cap.recorded(ctx, "servedBefore") is None:
             # What the pool served before the first write: the gate before uncordon and a resumed preflight compare to
             # it.
-            pic = await cap.read_picture(ctx)
+            pic = await picture.read_picture(ctx)
             served = {g.node: g.served for g in cap.gate(pic)}
             await cap.record(ctx, "servedBefore", served, "switch: GPUs served before the switch recorded")
             await cap.record(

@@ -1,5 +1,6 @@
-"""The ownership switch's picture of a pool (its stacks, the serving DeviceClass, predicted devices) and the capacity
-gate: GPUs served today vs devices served after the switch."""
+"""The capacity gate of the ownership switch: GPUs a pool serves today against the devices it will serve after the
+switch, node by node, with the reason when they differ (the pool's picture is actions/picture.py's); and the figures
+the switch records and the Load view shows."""
 
 from __future__ import annotations
 
@@ -9,234 +10,20 @@ import json
 import re
 from typing import Any
 
-from dragoman.fleet import k8s
+from dragoman.actions.picture import Picture, class_name, driver_version, read_picture
 from dragoman.fleet import nvidia_schema as nvs
-from dragoman.fleet import ownership as own
 from dragoman.fleet.cel.api import Environment
-from dragoman.fleet.cluster import ApiError
-from dragoman.fleet.k8s import celenv
-from dragoman.fleet.k8s.allocator import AllocatedState, Allocator, Inventory, RequestExplanation
-from dragoman.fleet.k8s.slices import newest_slices
-from dragoman.fleet.model import FleetModel
+from dragoman.fleet.k8s import celenv, quantity
+from dragoman.fleet.nvidia_schema import DRIVER, STALE_ATTRIBUTES
 
-GPU = "nvidia.com/gpu"
-DRIVER = "gpu.nvidia.com"
 # The chart's class (dra-facts.md §d): whole GPUs only.
 CANONICAL_CLASS = "gpu.nvidia.com"
 CANONICAL_SELECTOR = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
 TYPE_GPU = re.compile(
     r"""\.type\s*==\s*['"]gpu['"]|\[['"]type['"]\]\s*==\s*['"]gpu['"]|['"]gpu['"]\s*==\s*[^&|]*\.type\b"""
 )
-STALE = ("index", "minor", "pcieBusID")
-
-_LISTS = {
-    "Node": "/api/v1/nodes",
-    "Pod": "/api/v1/pods",
-    "DaemonSet": "/apis/apps/v1/daemonsets",
-    "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
-    "DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
-    "ResourceClaim": "/apis/resource.k8s.io/v1/resourceclaims",
-    "DeviceTaintRule": "/apis/resource.k8s.io/v1/devicetaintrules",
-}
-
-
-@dataclasses.dataclass
-class Stack:
-    """A device-plugin or DRA-driver DaemonSet and how it is deployed."""
-
-    workload: own.Workload
-    ds: dict
-
-    @property
-    def ref(self) -> str:
-        return f"DaemonSet {self.workload.namespace}/{self.workload.name}"
-
-    @property
-    def path(self) -> str:
-        return f"/apis/apps/v1/namespaces/{self.workload.namespace}/daemonsets/{self.workload.name}"
-
-    @property
-    def pod_spec(self) -> dict:
-        return ((self.ds.get("spec") or {}).get("template") or {}).get("spec") or {}
-
-    @property
-    def image(self) -> str:
-        cs = self.pod_spec.get("containers") or []
-        for c in cs:
-            if c.get("name") == "gpus":
-                return c.get("image", "")
-        return cs[0].get("image", "") if cs else ""
-
-
-@dataclasses.dataclass
-class Picture:
-    """What the switch steps read about one pool, fresh from the cluster."""
-
-    pool: str
-    pool_label: str
-    model: FleetModel
-    nodes: dict[str, dict]  # the pool's raw nodes
-    device_plugins: list[Stack]  # device-plugin DaemonSets selecting or running on the pool
-    driver: Stack | None  # the NVIDIA DRA driver's kubelet plugin DaemonSet
-    objects: dict[str, list[dict]]
-
-    def node_view(self, name: str):
-        return self.model.node(name)
-
-    def selects(self, stack: Stack, node: dict) -> bool:
-        labels = stack.workload.selected_labels((node.get("metadata") or {}).get("labels") or {})
-        return k8s.pod_matches_node(stack.pod_spec, node, labels=labels)
-
-    def slices_of(self, node: str) -> list[dict]:
-        return [
-            s
-            for s in self.objects["ResourceSlice"]
-            if (s.get("spec") or {}).get("nodeName") == node and (s.get("spec") or {}).get("driver") == DRIVER
-        ]
-
-    def published(self, node: str) -> list[dict]:
-        """Devices of the newest generation the driver publishes for the node."""
-        return [d for s in newest_slices(self.slices_of(node)) for d in (s.get("spec") or {}).get("devices") or []]
-
-    def plugin_pods(self, node: str) -> list[dict]:
-        out = []
-        for p in self.objects["Pod"]:
-            if (p.get("spec") or {}).get("nodeName") != node:
-                continue
-            w = own.classify_pod(p, {(s.workload.namespace, s.workload.name): s.workload for s in self.device_plugins})
-            if (
-                w is not None
-                and w.role == "device-plugin"
-                and (p.get("status") or {}).get("phase") in ("Running", "Pending")
-                and not (p.get("metadata") or {}).get("deletionTimestamp")
-            ):
-                out.append(p)
-        return out
-
-    def driver_pods(self, node: str) -> list[dict]:
-        out = []
-        for p in self.objects["Pod"]:
-            if (p.get("spec") or {}).get("nodeName") != node:
-                continue
-            w = own.classify_pod(p, {})
-            if w is not None and w.role == "dra-driver":
-                out.append(p)
-        return out
-
-    def allocatable(self, node: str) -> int:
-        n = self.nodes.get(node) or {}
-        return own.parse_count(((n.get("status") or {}).get("allocatable") or {}).get(GPU))
-
-    def serving_class(self) -> str | None:
-        names = self.model.classes_naming(GPU)
-        return names[0] if names else None
-
-    def class_expressions(self, name: str) -> list[str]:
-        c = self.model.classes().get(name)
-        return list(c.expressions) if c else []
-
-    def allocator(self, *, holding: bool, extra_classes: tuple[dict, ...] = ()) -> Allocator:
-        """fleet's allocator over this picture: slices with their DeviceTaintRules, the cluster's classes (and
-        `extra_classes`), and what allocated claims hold when `holding` (free now) or nothing (what a node can
-        serve once drained)."""
-        key = ("holding" if holding else "capacity", tuple(_class_name(c) for c in extra_classes))
-        hit = self._allocators.get(key)
-        if hit is not None:
-            return hit
-        inv = self._inventory
-        if inv is None:
-            inv = self._inventory = Inventory(self.objects["ResourceSlice"], self.objects.get("DeviceTaintRule") or ())
-        classes = {_class_name(c): c for c in self.objects["DeviceClass"]}
-        classes.update({_class_name(c): c for c in extra_classes})
-        state = AllocatedState.from_claims(self.objects["ResourceClaim"]) if holding else AllocatedState()
-        made = self._allocators[key] = Allocator(inv, state, classes)
-        return made
-
-    def servable(self, node: str, cls: dict, *, holding: bool) -> RequestExplanation | None:
-        """The devices of DeviceClass `cls` the allocator could give a bridged nvidia.com/gpu pod (no tolerations)
-        on `node`, and why not the others; None when the node is unknown."""
-        raw = self.nodes.get(node) or self.node_objects().get(node)
-        if raw is None:
-            return None
-        name = _class_name(cls)
-        known = any(_class_name(c) == name and c is cls for c in self.objects["DeviceClass"])
-        return self.allocator(holding=holding, extra_classes=() if known else (cls,)).request_devices(raw, name)
-
-    def node_objects(self) -> dict[str, dict]:
-        if self._node_objects is None:
-            self._node_objects = {(n.get("metadata") or {}).get("name", ""): n for n in self.objects["Node"]}
-        return self._node_objects
-
-    _allocators: dict = dataclasses.field(default_factory=dict)
-    _inventory: Inventory | None = None
-    _node_objects: dict[str, dict] | None = None
-
-
-async def read_picture(ctx: Any) -> Picture:
-    """List what the switch needs and classify the pool's stacks; once per plan while one is built
-    (Context.reading_once): at 150,000 pods each read of every pod costs seconds, and the plan's steps all read it."""
-    memo = getattr(ctx, "reads", None)
-    if memo is not None and "picture" in memo:
-        return memo["picture"]
-    pic = await _read_picture(ctx)
-    if memo is not None:
-        memo["picture"] = pic
-    return pic
-
-
-async def _read_picture(ctx: Any) -> Picture:
-    objects: dict[str, list[dict]] = {}
-    for kind, path in _LISTS.items():
-        try:
-            items, _ = await ctx.cluster.list_all(path)
-        except ApiError as exc:
-            if exc.status not in (403, 404):
-                raise
-            items = []
-        for it in items:
-            it.setdefault("kind", kind)
-        objects[kind] = items
-    model = FleetModel(ctx.pool_label)
-    model.load(objects)
-    nodes = {
-        n["metadata"]["name"]: n
-        for n in objects["Node"]
-        if ((n.get("metadata") or {}).get("labels") or {}).get(ctx.pool_label) == ctx.pool
-    }
-    dps: list[Stack] = []
-    drivers: list[Stack] = []
-    for ds in objects["DaemonSet"]:
-        w = own.classify_daemonset(ds)
-        if w is None:
-            continue
-        st = Stack(w, ds)
-        if w.role == "device-plugin":
-            dps.append(st)
-        elif w.role == "dra-driver":
-            drivers.append(st)
-    pic = Picture(ctx.pool, ctx.pool_label, model, nodes, [], None, objects)
-    for st in dps:
-        running_here = any(
-            own.classify_pod(p, {(st.workload.namespace, st.workload.name): st.workload}) == st.workload
-            and (p.get("spec") or {}).get("nodeName") in nodes
-            for p in objects["Pod"]
-        )
-        if running_here or any(pic.selects(st, n) for n in nodes.values()):
-            pic.device_plugins.append(st)
-    # The GPU kubelet plugin (a container named gpus or the chart's kubelet-plugin DaemonSet) over other driver parts.
-    drivers.sort(key=lambda s: (0 if "kubelet-plugin" in s.workload.name else 1, s.workload.name))
-    pic.driver = drivers[0] if drivers else None
-    return pic
-
 
 # ---------------------------------------------------------------- predictions and the gate
-
-
-def driver_version(pic: Picture) -> str:
-    """The attribute schema the pool's devices will be published with (the driver's image tag; newest when none)."""
-    if pic.driver is not None and pic.driver.image:
-        return pic.driver.image
-    return "v0.4.0"
 
 
 def expected_devices(pic: Picture, node: str) -> tuple[list[dict], str]:
@@ -287,7 +74,7 @@ def class_problems(expressions: list[str], version: str) -> list[tuple[str, str]
             )
         )
     published = nvs.published_attributes(version)
-    stale = [a for a in STALE if re.search(rf"\b{a}\b", text) and a not in published]
+    stale = [a for a in STALE_ATTRIBUTES if re.search(rf"\b{a}\b", text) and a not in published]
     if stale:
         out.append(
             (
@@ -329,10 +116,6 @@ def future_class(pic: Picture) -> tuple[str, list[str], str]:
     return d.name, d.expressions, d.why
 
 
-def _class_name(cls: dict) -> str:
-    return str((cls.get("metadata") or {}).get("name", ""))
-
-
 def class_object(name: str, expressions: list[str]) -> dict:
     """A DeviceClass with these selectors, for a class the plan will write (or rewrite) before the switch."""
     return {"metadata": {"name": name}, "spec": {"selectors": [{"cel": {"expression": e}} for e in expressions]}}
@@ -362,7 +145,7 @@ def gate(pic: Picture, *, served: dict[str, int] | None = None, use_slices_only:
     name, exprs, why = future_class(pic)
     future = class_object(name, exprs)
     serving = pic.serving_class()
-    serving_obj = next((c for c in pic.objects["DeviceClass"] if _class_name(c) == serving), None)
+    serving_obj = next((c for c in pic.objects["DeviceClass"] if class_name(c) == serving), None)
     out = []
     for node in sorted(pic.nodes):
         today = (served or {}).get(node)
@@ -398,7 +181,7 @@ def _reason(
 ) -> str:
     raw = pic.nodes[node]
     labels = (raw.get("metadata") or {}).get("labels") or {}
-    replicas = own.parse_count(labels.get("nvidia.com/gpu.replicas")) or 1
+    replicas = quantity.count(labels.get("nvidia.com/gpu.replicas")) or 1
     whole = sum(1 for d in devices if ((d.get("attributes") or {}).get("type") or {}).get("string") == "gpu")
     if not devices:
         return (

@@ -10,7 +10,7 @@ from dragoman.actions import operations
 from dragoman.actions.operations import Schedulable
 from dragoman.actions.steps import Context, Step, StepPlan
 from dragoman.fleet.cluster import ApiError
-from dragoman.fleet.ownership import MIGRATION_ANNOTATION
+from dragoman.fleet.migration import MIGRATION_ANNOTATION
 
 
 def node_fingerprint(node: dict) -> str:

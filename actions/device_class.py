@@ -6,19 +6,12 @@ from __future__ import annotations
 import dataclasses
 
 from dragoman.actions import ops
-from dragoman.actions.capacity import (
-    CANONICAL_CLASS,
-    CANONICAL_SELECTOR,
-    GPU,
-    Picture,
-    class_problems,
-    driver_version,
-    matching,
-    read_picture,
-)
+from dragoman.actions.capacity import CANONICAL_CLASS, CANONICAL_SELECTOR, class_problems, matching
 from dragoman.actions.operations import DeviceClassWrite
+from dragoman.actions.picture import Picture, driver_version, read_picture
 from dragoman.actions.steps import Context, StepPlan
 from dragoman.fleet.k8s import celenv
+from dragoman.fleet.ownership import GPU
 
 TYPE_CLAUSE = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
 

@@ -19,7 +19,8 @@ from dragoman.actions.steps import (
 )
 from dragoman.fleet.cluster import ApiError, Unreachable
 from dragoman.fleet.k8s import match_label_selector
-from dragoman.fleet.ownership import GPU, MIGRATION_ANNOTATION
+from dragoman.fleet.migration import MIGRATION_ANNOTATION
+from dragoman.fleet.ownership import GPU
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 

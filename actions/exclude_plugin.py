@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from dragoman.actions import gitops, helm, ops
-from dragoman.actions.capacity import Picture, Stack, read_picture
 from dragoman.actions.operations import GitOpsWait, HelmRelease, NodeLabel, WorkloadAffinity, same
+from dragoman.actions.picture import Picture, Stack, read_picture
 from dragoman.actions.steps import Context, StepPlan
-from dragoman.fleet import ownership as own
+from dragoman.fleet import gpustack
 
-LABEL = own.GPU_OPERATOR_DEPLOY_LABEL
+LABEL = gpustack.GPU_OPERATOR_DEPLOY_LABEL
 # How each mechanism keeps a device plugin off the pool, as the plan's note says it.
 _EXCLUDED_BY = {
     "gitops": "its GitOps source",

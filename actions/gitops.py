@@ -7,7 +7,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from dragoman.fleet import ownership as own
+from dragoman.fleet import gpustack
 
 
 def owner(obj: dict) -> str | None:
@@ -15,7 +15,7 @@ def owner(obj: dict) -> str | None:
 
     Argo CD marks what it manages with the argocd.argoproj.io/instance label or the tracking-id annotation;
     Flux with kustomize.toolkit.fluxcd.io/* or helm.toolkit.fluxcd.io/* labels."""
-    return own.gitops_owner(obj)
+    return gpustack.gitops_owner(obj)
 
 
 def instructions(who: str, kind: str, ns: str, name: str, change: str) -> str:

@@ -17,7 +17,7 @@ from dragoman.actions.state import PoolState
 from dragoman.actions.steps import BATCHED, DEFAULT_PLAN, Context, StepPlan
 from dragoman.fleet.cluster import ApiError
 from dragoman.fleet.errors import ExitCode, UserError
-from dragoman.fleet.ownership import STEP_ORDER
+from dragoman.fleet.migration import STEP_ORDER
 
 SCHEMA_VERSION = 1
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from dragoman.actions.capacity import allocatable_count, read_picture
+from dragoman.actions.capacity import allocatable_count
 from dragoman.actions.drain import gpu_request
+from dragoman.actions.picture import read_picture
 from dragoman.actions.steps import Context, Step, StepPlan
 from dragoman.fleet.k8s import pod_matches_node, untolerated_taints
 from dragoman.fleet.ownership import GPU

@@ -12,7 +12,7 @@ from dragoman.actions.preflight import Preflight
 from dragoman.actions.scope_driver import ScopeDriver
 from dragoman.actions.steps import Step
 from dragoman.actions.verify import GatedUncordon, Verify
-from dragoman.fleet.ownership import STEP_ORDER
+from dragoman.fleet.migration import STEP_ORDER
 
 STEPS: dict[str, type[Step]] = {
     # The layer's checks (RBAC, PDBs, room), plus the switch's items and the capacity gate when the plan switches.

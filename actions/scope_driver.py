@@ -4,10 +4,10 @@ owns it, the GitOps source, or a DaemonSet patch), then wait for its pods and sl
 from __future__ import annotations
 
 from dragoman.actions import gitops, helm, ops
-from dragoman.actions.capacity import Picture, read_picture
 from dragoman.actions.operations import GitOpsWait, HelmRelease, WorkloadAffinity
+from dragoman.actions.picture import Picture, read_picture
 from dragoman.actions.steps import Context, StepPlan
-from dragoman.fleet import ownership as own
+from dragoman.fleet import podstate
 
 GPU_OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
 GKE_DRIVER_ROOT = "/home/kubernetes/bin/nvidia"
@@ -160,7 +160,7 @@ async def driver_serving(ctx: Context) -> list[str]:
     pic = await read_picture(ctx)
     out = []
     for n in sorted(pic.nodes):
-        if not any(own.pod_running(p) for p in pic.driver_pods(n)):
+        if not any(podstate.pod_running(p) for p in pic.driver_pods(n)):
             out.append(f"no DRA driver pod is Running on {n} yet.")
         elif not pic.published(n):
             out.append(f"node {n} publishes no ResourceSlice with devices yet.")

@@ -15,7 +15,7 @@ from dragoman.actions.confirm import PROD_PATTERNS
 from dragoman.fleet.backoff import delay as doubling
 from dragoman.fleet.backoff import server_delay
 from dragoman.fleet.cluster import ApiError, Unreachable
-from dragoman.fleet.ownership import STEP_ORDER
+from dragoman.fleet.migration import STEP_ORDER
 
 if TYPE_CHECKING:
     from dragoman.actions.audit import AuditLog

@@ -9,12 +9,12 @@ import re
 import time
 
 from dragoman.actions import capacity as cap
-from dragoman.actions import operations, ops
+from dragoman.actions import operations, ops, picture
 from dragoman.actions.cordon import Uncordon
 from dragoman.actions.drain import gpu_request, node_pods, skip_reason
 from dragoman.actions.operations import CreateObject, DeleteObject, Schedulable
 from dragoman.actions.steps import Change, Context, Step, StepPlan
-from dragoman.fleet import ownership as own
+from dragoman.fleet import podstate
 from dragoman.fleet.cluster import ApiError
 from dragoman.fleet.ownership import GPU
 
@@ -36,7 +36,7 @@ class GatedUncordon(Uncordon):
     async def preconditions(self, ctx: Context) -> list[str]:
         if self.id.startswith("rollback:"):
             return []
-        pic = await cap.read_picture(ctx)
+        pic = await picture.read_picture(ctx)
         if not any(pic.published(n) for n in pic.nodes):
             # The pool is not switched (an uncordon of a cordon/drain-only run): nothing to gate.
             return []
@@ -193,7 +193,7 @@ class CanaryPod(CreateObject):
         )
 
 
-def _device_uuid(pic: cap.Picture, pool: str, device: str) -> str | None:
+def _device_uuid(pic: picture.Picture, pool: str, device: str) -> str | None:
     for d in pic.published(pool):
         if d.get("name") == device:
             a = (d.get("attributes") or {}).get("uuid") or (d.get("attributes") or {}).get("gpu.nvidia.com/uuid") or {}
@@ -262,7 +262,7 @@ async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
 
         async def placed_or_full() -> list[str]:
             waiting = await scheduled()
-            if waiting and bridge_proof(await cap.read_picture(ctx)):
+            if waiting and bridge_proof(await picture.read_picture(ctx)):
                 return []  # no GPU is free for the canary: the workloads' own bridge claims are the proof
             return waiting
 
@@ -272,7 +272,7 @@ async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
             return res
         pod = await ctx.cluster.get(path)
         if (pod.get("status") or {}).get("phase") not in ("Running", "Succeeded"):
-            proof = bridge_proof(await cap.read_picture(ctx))
+            proof = bridge_proof(await picture.read_picture(ctx))
             if proof:
                 res.proof = proof
                 ctx.emit(
@@ -285,7 +285,7 @@ async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
                 return res
         pod = await ctx.cluster.get(path)
         res.node = (pod.get("spec") or {}).get("nodeName") or ""
-        pic = await cap.read_picture(ctx)
+        pic = await picture.read_picture(ctx)
         if res.node not in pic.nodes:
             res.problems.append(f"the canary ran on {res.node}, not on pool {ctx.pool}.")
             return res
@@ -399,19 +399,19 @@ async def _poll(ctx: Context, step_id: str, check, timeout: float) -> list[str]:
 
 async def stack_problems(ctx: Context) -> list[str]:
     """A ResourceSlice with devices per node, and no node owned by both stacks."""
-    pic = await cap.read_picture(ctx)
+    pic = await picture.read_picture(ctx)
     out = []
     for n in sorted(pic.nodes):
         if not pic.published(n):
             out.append(f"node {n} publishes no ResourceSlice with devices.")
-        if pic.published(n) and (pic.allocatable(n) > 0 or any(own.pod_running(p) for p in pic.plugin_pods(n))):
+        if pic.published(n) and (pic.allocatable(n) > 0 or any(podstate.pod_running(p) for p in pic.plugin_pods(n))):
             out.append(
                 f"both-stacks: node {n} has the device plugin (allocatable {pic.allocatable(n)}) and DRA devices."
             )
     return out
 
 
-def bridge_proof(pic: cap.Picture) -> list[str]:
+def bridge_proof(pic: picture.Picture) -> list[str]:
     """When every device the pool publishes is allocated and held by pods Running on the pool through their bridge
     claims: those pods ("ns/name on node"). They prove the pool on DRA as the canary would — the scheduler made their
     claims from `limits: nvidia.com/gpu` and the kubelet prepared them — and leave no GPU for a canary. Empty when a
@@ -457,7 +457,7 @@ def drained_owners(ctx: Context) -> dict[tuple[str, str], int]:
 
 
 async def workloads_back(ctx: Context) -> list[str]:
-    pic = await cap.read_picture(ctx)
+    pic = await picture.read_picture(ctx)
     if bridge_proof(pic):
         # Every GPU of the pool is held by pods running through bridge claims: a drained pod still Pending waits for
         # a GPU the pool does not have (it had no more before), not for the migration.
@@ -498,7 +498,7 @@ async def workloads_back(ctx: Context) -> list[str]:
     return out
 
 
-def _stack_only(pic: cap.Picture, ctx: Context) -> list[str]:
+def _stack_only(pic: picture.Picture, ctx: Context) -> list[str]:
     """Of the workload checks, those a full pool does not excuse: a GPU pod running on the pool without a claim."""
     out = []
     for p in pic.objects["Pod"]:

@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from dragoman.fleet import ownership as own
+from dragoman.fleet import nvidia_schema
 from dragoman.fleet.errors import NAME_SHOWN, printable, shown_words
 from dragoman.fleet.glyphs import labelled
 from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
@@ -152,7 +152,7 @@ def pool_account(model: FleetModel, name: str) -> PoolAccount | None:
     alloc_mig = sum(sum(v.mig_allocatable.values()) for v in nodes)
     slice_devices = slice_gpus = allocated = missed = on_dra = in_use = off = 0
     for v in nodes:
-        gpu_devs = [d for d in v.devices if d.driver == own.DRA_DRIVER]
+        gpu_devs = [d for d in v.devices if d.driver == nvidia_schema.DRIVER]
         slice_devices += len(gpu_devs)
         slice_gpus += sum(1 for d in gpu_devs if d.type in (None, "gpu"))
         allocated += sum(1 for d in gpu_devs if model.device_claim(d.id) is not None)

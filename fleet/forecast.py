@@ -7,7 +7,7 @@ import dataclasses
 import time
 
 from dragoman.fleet import ownership as own
-from dragoman.fleet.k8s import DEVICECLASS_PREFIX
+from dragoman.fleet.k8s import DEVICECLASS_PREFIX, times
 from dragoman.fleet.model import FleetModel, pod_extended_requests, pod_terminal
 
 DEFAULT_WINDOW_HOURS = 24.0
@@ -86,7 +86,7 @@ def forecast_all(
         if pool not in wanted or not _gpu_request(pod):
             continue
         served_by_dra = bool((pod.get("status") or {}).get("extendedResourceClaimStatus"))
-        t = own.parse_time((pod.get("metadata") or {}).get("creationTimestamp"))
+        t = times.parse_time((pod.get("metadata") or {}).get("creationTimestamp"))
         if t is not None and start <= t <= now:
             created[pool] += 1
             already[pool] += served_by_dra

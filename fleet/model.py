@@ -16,15 +16,19 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
 from typing import Any, ClassVar, cast
 
+from dragoman.fleet import gpustack, nvidia_schema, podstate
 from dragoman.fleet import ownership as own
 from dragoman.fleet.delta import Delta, delta_of
-from dragoman.fleet.k8s import DEVICECLASS_PREFIX, Key, key_of, match_node_selector
+from dragoman.fleet.gpustack import Workload
+from dragoman.fleet.k8s import DEVICECLASS_PREFIX, Key, key_of, match_node_selector, times
 from dragoman.fleet.k8s.devicestate import DeviceState, FleetDevices
 from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
+from dragoman.fleet.k8s.kubelet import BRIDGE_VERSION, parse_kubelet_version
 from dragoman.fleet.k8s.podresources import pod_requests
 from dragoman.fleet.k8s.quantity import count
 from dragoman.fleet.k8s.slices import newest_generation
-from dragoman.fleet.ownership import GPU, MIG_PREFIX, Workload
+from dragoman.fleet.migration import MigrationState, parse_migration
+from dragoman.fleet.ownership import GPU, MIG_PREFIX
 from dragoman.fleet.pools import POOL_LABELS, UNLABELED, PoolAggregate, PoolView, detect_pool_label, pool_label_of
 from dragoman.fleet.selectors import FleetSelectors, SelectorResult
 from dragoman.fleet.store import KINDS as STORE_KINDS
@@ -252,7 +256,7 @@ class NodeView:
     devices_allocated: int  # units the allocator could not give now: held, shared without room, tainted, counters
     mechanism: str  # device-plugin | dra | both | none | flapping
     ownership: str  # the mechanism, or "migrating" while a dragoman step is in progress and nothing is wrong
-    migration: own.MigrationState | None
+    migration: MigrationState | None
     capacity_window: bool  # capacity still > 0 while allocatable is 0: the plugin stopped within the grace period
     is_gpu: bool
 
@@ -262,7 +266,7 @@ class NodeView:
 
     @property
     def bridge_capable(self) -> bool:
-        return self.kubelet is not None and self.kubelet[:2] >= own.BRIDGE_VERSION
+        return self.kubelet is not None and self.kubelet[:2] >= BRIDGE_VERSION
 
     @property
     def sharing(self) -> str | None:
@@ -481,7 +485,7 @@ class FleetModel:
             t = c.get("lastHeartbeatTime")
             if t and (self._clock_text is None or t > self._clock_text):
                 self._clock_text = t
-                self.now = own.parse_time(t)
+                self.now = times.parse_time(t)
 
     def _index_Node(self, old: dict | None, new: dict | None) -> None:
         name = key_of(_given(new, old))[1]
@@ -543,7 +547,7 @@ class FleetModel:
     def _index_DaemonSet(self, old: dict | None, new: dict | None) -> None:
         k = key_of(_given(new, old))
         before = self._ds_workload.get(k)
-        after = own.classify_daemonset(new) if new is not None else None
+        after = gpustack.classify_daemonset(new) if new is not None else None
         if new is None:
             self._ds_workload.pop(k, None)
         else:
@@ -563,7 +567,7 @@ class FleetModel:
                 self._stack_by_node[node].discard(pk)
                 self._invalidate_node(node)
         if new is not None:
-            w = own.classify_pod(new, self._ds_workload)
+            w = gpustack.classify_pod(new, self._ds_workload)
             if w is not None:
                 self._stack_pods[pk] = w
                 node = (new.get("spec") or {}).get("nodeName")
@@ -589,7 +593,7 @@ class FleetModel:
             # Workload pods (ReplicaSet, Job, ...) are never GPU stack pods; only DaemonSet pods are looked up.
             return any(o.get("kind") == "DaemonSet" for o in owners)
         # Bare pods (static manifests): classified on labels and images; rare in a fleet.
-        return own.classify_pod(pod, {}) is not None
+        return gpustack.classify_pod(pod, {}) is not None
 
     def _index_ResourceSlice(self, old: dict | None, new: dict | None) -> None:
         name = key_of(_given(new, old))[1]
@@ -717,9 +721,9 @@ class FleetModel:
         pod = self.objects["Pod"].get(pk)
         if pod is None or pod_terminal(pod) or (pod.get("metadata") or {}).get("deletionTimestamp"):
             return None
-        flapping, restarts, reason = own.crash_looping(pod, self.now)
+        flapping, restarts, reason = podstate.crash_looping(pod, self.now)
         return StackPod(
-            pk, w, (pod.get("status") or {}).get("phase", ""), own.pod_ready(pod), restarts, flapping, reason
+            pk, w, (pod.get("status") or {}).get("phase", ""), podstate.pod_ready(pod), restarts, flapping, reason
         )
 
     def pool_slices(self, driver: str, pool: str) -> tuple[list[dict], list[dict], bool]:
@@ -782,7 +786,7 @@ class FleetModel:
         for d in devices:
             unit = states.physical_key(d.id)
             units[unit] = units.get(unit, True) and states.state(d.id).allocatable
-            if d.driver == own.DRA_DRIVER:
+            if d.driver == nvidia_schema.DRIVER:
                 gpu_units.add(unit)
         devices_gpu = len(gpu_units)
         allocated = sum(1 for free in units.values() if not free)
@@ -794,7 +798,7 @@ class FleetModel:
         plugin_running = any(p.running and not p.flapping for p in dp)
         plugin_flapping = any(p.flapping for p in dp)
         mechanism = own.decide_mechanism(alloc_any, plugin_running, plugin_flapping, devices_gpu)
-        migration = own.parse_migration(raw)
+        migration = parse_migration(raw)
         ownership = mechanism
         if migration is not None and migration.in_progress and mechanism not in (own.BOTH, own.FLAPPING):
             ownership = own.MIGRATING
@@ -813,7 +817,7 @@ class FleetModel:
             pool=self._node_pool.get(name, UNLABELED),
             labels=labels,
             kubelet_version=kv,
-            kubelet=own.parse_kubelet_version(kv),
+            kubelet=parse_kubelet_version(kv),
             schedulable=not spec.get("unschedulable"),
             ready=ready,
             taints=list(spec.get("taints") or ()),

@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from dragoman.fleet import nvidia_schema
 from dragoman.fleet import ownership as own
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ def _contribution(v: NodeView) -> tuple:
         ]
         if v.product:
             # Physical GPUs: GFD's count, else what the plugin or the driver reports (MIG devices are not GPUs).
-            whole = sum(1 for d in v.devices if d.driver == own.DRA_DRIVER and d.type in (None, "gpu"))
+            whole = sum(1 for d in v.devices if d.driver == nvidia_schema.DRIVER and d.type in (None, "gpu"))
             items.append(("products", v.product, v.gpu_count_label or v.capacity_gpu or whole))
         if v.sharing:
             items.append(("sharing", v.sharing, 1))

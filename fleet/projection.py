@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any, TypedDict
 
 import msgspec
-from dragoman.fleet.ownership import role_name_words
+from dragoman.fleet.gpustack import role_name_words
 from dragoman.fleet.shapes import fits
 
 # Pod fields a projection keeps; anything not named here is dropped. Containers keep name, image (GPU-stack
@@ -137,8 +137,8 @@ SECTIONS = (("metadata", META_KEEP), ("spec", SPEC_KEEP), ("status", STATUS_KEEP
 
 def keeps_whole(pod: dict) -> bool:
     """Whether dragoman keeps this pod whole (GPU requests, claims, the GPU stack, no owner) rather than projected."""
+    from dragoman.fleet.gpustack import classify_pod
     from dragoman.fleet.model import pod_extended_requests
-    from dragoman.fleet.ownership import classify_pod
 
     meta = pod.get("metadata")
     spec = pod.get("spec")

@@ -180,9 +180,9 @@ def _count(value: Any) -> int:
 
 def _gpu_problem(obj: dict) -> str | None:
     """A node whose GPU labels or extended resources claim more GPUs than any server has (fleet/nvidia_schema)."""
+    from dragoman.fleet.k8s.quantity import count as parse_count
     from dragoman.fleet.model import GFD_COUNT
     from dragoman.fleet.nvidia_schema import MAX_DEVICES_PER_NODE, MAX_GPUS_PER_NODE
-    from dragoman.fleet.ownership import parse_count
 
     labels = (obj.get("metadata") or {}).get("labels") or {}
     for key, value in labels.items() if isinstance(labels, dict) else ():

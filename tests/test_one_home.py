@@ -49,7 +49,7 @@ def _definitions(name: str) -> list[str]:
 @pytest.mark.parametrize(
     ("name", "home"),
     [
-        ("STEP_ORDER", "fleet/ownership.py"),  # a migration's steps: run by actions/, read back by diagnosis
+        ("STEP_ORDER", "fleet/migration.py"),  # a migration's steps: run by actions/, read back by diagnosis
         ("POOL_LABELS", "fleet/pools.py"),
         ("detect_pool_label", "fleet/pools.py"),
         ("pool_label_of", "fleet/pools.py"),
@@ -63,7 +63,7 @@ def test_a_rule_is_defined_once(name: str, home: str) -> None:
 @pytest.mark.parametrize(
     ("text", "home"),
     [
-        ('"dragoman.io/migration"', "fleet/ownership.py"),
+        ('"dragoman.io/migration"', "fleet/migration.py"),
     ],
 )
 def test_a_rules_literal_is_written_once(text: str, home: str) -> None:

@@ -9,8 +9,8 @@ from collections import defaultdict
 from typing import Any
 
 from dragoman.fleet import k8s
-from dragoman.fleet import ownership as own
 from dragoman.fleet.findings import ObjectRef
+from dragoman.fleet.k8s import times
 from dragoman.fleet.model import (
     GFD_PRODUCT,
     FleetModel,
@@ -44,7 +44,7 @@ def _lease_held(lease: dict, now: float | None) -> bool:
     spec = lease.get("spec") or {}
     if not spec.get("holderIdentity"):
         return False
-    renewed = own.parse_time(spec.get("renewTime") or spec.get("acquireTime"))
+    renewed = times.parse_time(spec.get("renewTime") or spec.get("acquireTime"))
     if now is None or renewed is None:
         return True
     return renewed + float(spec.get("leaseDurationSeconds") or 0) >= now

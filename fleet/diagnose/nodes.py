@@ -5,19 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from dragoman.fleet import k8s
+from dragoman.fleet import gpustack, k8s, nvidia_schema
 from dragoman.fleet import ownership as own
 from dragoman.fleet.diagnose.context import SMALL_POOL_NODES, Context, node_ref, plural, pod_ref
 from dragoman.fleet.findings import WARNING, Finding, make_finding
+from dragoman.fleet.migration import STEP_ORDER
 from dragoman.fleet.model import (
     NodeView,
 )
-from dragoman.fleet.ownership import STEP_ORDER
 
 
 def _slices_text(v: NodeView) -> str:
     names = ", ".join(v.slices[:3]) + (" ..." if len(v.slices) > 3 else "")
-    return f"ResourceSlice {names} publishes {plural(v.devices_gpu, 'device')} of driver {own.DRA_DRIVER} for it"
+    return f"ResourceSlice {names} publishes {plural(v.devices_gpu, 'device')} of driver {nvidia_schema.DRIVER} for it"
 
 
 def stack_nodes(ctx: Context) -> Iterable[Finding]:
@@ -105,10 +105,10 @@ def daemonset_targets(ctx: Context) -> Iterable[Finding]:
                 + (" ..." if len(names) > 5 else "")
             ]
             if w.deployed_by == "gpu-operator":
-                missing = [v.name for v in hits if v.labels.get(own.GPU_OPERATOR_DEPLOY_LABEL) != "false"]
+                missing = [v.name for v in hits if v.labels.get(gpustack.GPU_OPERATOR_DEPLOY_LABEL) != "false"]
                 if missing:
                     ev.append(
-                        f"{plural(len(missing), 'node')} without {own.GPU_OPERATOR_DEPLOY_LABEL}=false "
+                        f"{plural(len(missing), 'node')} without {gpustack.GPU_OPERATOR_DEPLOY_LABEL}=false "
                         f"(the operator fills a missing label with true): " + ", ".join(missing[:5])
                     )
             running = [v.name for v in hits if (v.device_plugin if w.role == "device-plugin" else v.dra_driver)]
@@ -163,7 +163,7 @@ def no_slices(ctx: Context) -> Iterable[Finding]:
                 f"only stale slices: {', '.join(v.stale_slices[:3])} (an older pool generation or an incomplete one)"
             )
         else:
-            ev.append(f"no ResourceSlice of driver {own.DRA_DRIVER} for node {v.name}")
+            ev.append(f"no ResourceSlice of driver {nvidia_schema.DRIVER} for node {v.name}")
         ev.append(f"node allocatable nvidia.com/gpu = {v.allocatable_gpu}")
         ev += ctx.events("Node", "", v.name)
         yield make_finding(

@@ -8,8 +8,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
-from dragoman.fleet import k8s
-from dragoman.fleet import ownership as own
+from dragoman.fleet import k8s, nvidia_schema
 from dragoman.fleet.cel_explain import NearMiss, short_clause, suggestions
 from dragoman.fleet.diagnose.context import CLAIM_QUOTA, Context, node_ref, plural, pod_ref
 from dragoman.fleet.diagnose.devices import claim_findings, constraint_findings, excluded_findings, filter_timeout
@@ -453,8 +452,8 @@ def _pending(ctx: Context, pk: tuple[str, str], pod: dict, reqs: dict[str, int])
 def _published_mig_profiles(ctx: Context) -> list[str]:
     """The MIG profiles the fleet offers today: published by the DRA driver (`profile`) or allocatable through the
     device plugin (`nvidia.com/mig-<profile>`)."""
-    published = ctx.m.attribute_catalogue().get(own.DRA_DRIVER, {})
-    entry = published.get(f"{own.DRA_DRIVER}/profile") or published.get("profile") or {}
+    published = ctx.m.attribute_catalogue().get(nvidia_schema.DRIVER, {})
+    entry = published.get(f"{nvidia_schema.DRIVER}/profile") or published.get("profile") or {}
     found = set(entry.get("values") or {})
     for node in ctx.m.objects["Node"].values():
         for name, qty in ((node.get("status") or {}).get("allocatable") or {}).items():

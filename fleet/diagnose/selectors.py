@@ -6,8 +6,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
-from dragoman.fleet import k8s
-from dragoman.fleet import ownership as own
+from dragoman.fleet import k8s, nvidia_schema
 from dragoman.fleet.cel import cel_device
 from dragoman.fleet.cel_explain import NearMiss, clause_values, have
 from dragoman.fleet.diagnose.context import STALE_ATTRIBUTES, TYPE_GPU, Context, plural, pod_ref
@@ -75,15 +74,15 @@ def _stale_read(exprs: list[str], model: FleetModel) -> list[str]:
         for s in model.compile(exprs):
             if s.attributes_read is None:
                 raise ValueError
-            reads |= {i for (d, i) in s.attributes_read if d == own.DRA_DRIVER and i}
+            reads |= {i for (d, i) in s.attributes_read if d == nvidia_schema.DRIVER and i}
     except Exception:  # noqa: BLE001 - any compile failure: fall back to reading the words of the text
         text = " ".join(exprs)
         reads = {a for a in STALE_ATTRIBUTES if re.search(rf"\b{a}\b", text)}
     stale = [a for a in STALE_ATTRIBUTES if a in reads]
     if not stale:
         return []
-    published = model.attribute_catalogue().get(own.DRA_DRIVER, {})
-    return [a for a in stale if f"{own.DRA_DRIVER}/{a}" not in published]
+    published = model.attribute_catalogue().get(nvidia_schema.DRIVER, {})
+    return [a for a in stale if f"{nvidia_schema.DRIVER}/{a}" not in published]
 
 
 def _selector_findings(
@@ -102,7 +101,7 @@ def _selector_findings(
     if stale:
         ev = [
             f"{subject} reads {', '.join(stale)}: " + shown,
-            f"no {own.DRA_DRIVER} device in the fleet publishes {', '.join(stale)}",
+            f"no {nvidia_schema.DRIVER} device in the fleet publishes {', '.join(stale)}",
         ]
         if res.errors:
             dev, err = next(iter(sorted(res.errors.items())))

@@ -113,7 +113,7 @@ def without_subject(summary: str, kind: str, ns: str, name: str) -> str:
 def age_text(created: str | None, now: float | None) -> str:
     """An object's age as kubectl and k9s print it (`40s`, `12m`, `3h`, `5d`), judged at the cluster's clock (a
     snapshot at its own time); `—` when either is unknown."""
-    from dragoman.fleet.ownership import parse_time
+    from dragoman.fleet.k8s.times import parse_time
 
     born = parse_time(created)
     if born is None or now is None:

@@ -4,8 +4,8 @@ open the object an event is about, `l` its log when it is a pod."""
 
 from __future__ import annotations
 
+from dragoman.fleet.k8s.times import parse_time
 from dragoman.fleet.model import event_count, event_last_seen
-from dragoman.fleet.ownership import parse_time
 from dragoman.fleet.views.base import View
 from dragoman.fleet.views.cells import Cell, age_text
 

@@ -4,14 +4,12 @@ prepare."""
 from __future__ import annotations
 
 import dataclasses
-import re
 
+from dragoman.fleet.k8s import kubelet
 from dragoman.fleet.k8s.extended import is_extended_resource_name
 from dragoman.fleet.k8s.podresources import container_requests, pod_requests
 from dragoman.fleet.k8s.quantity import amount as resource_amount
 from dragoman.sim.controllers.scheduling import ClusterView
-
-BRIDGE_MIN_MINOR = 36  # DRAExtendedResource beta (on by default) from v1.36
 
 
 @dataclasses.dataclass
@@ -51,17 +49,11 @@ class AdmissionResult:
         return {}
 
 
-def kubelet_minor(version: str) -> int | None:
-    m = re.match(r"^v?(\d+)\.(\d+)", version or "")
-    if not m:
-        return None
-    return int(m.group(2)) if int(m.group(1)) == 1 else 99
-
-
 def has_bridge(node: dict) -> bool:
-    """A kubelet from v1.36 on runs with DRAExtendedResource (beta on by default, GA locked in v1.37)."""
-    minor = kubelet_minor(((node.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", ""))
-    return minor is None or minor >= BRIDGE_MIN_MINOR
+    """A kubelet from v1.36 on runs with DRAExtendedResource (fleet/k8s/kubelet.py); an unreadable version is taken
+    for one that does."""
+    version = ((node.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion", "")
+    return kubelet.has_bridge(version) is not False
 
 
 def _claim_names(pod: dict) -> list[str]:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 from dragoman.fleet import backoff
-from dragoman.fleet.ownership import pod_role
+from dragoman.fleet.gpustack import pod_role
 from dragoman.sim.clock import parse_time
 from dragoman.sim.store import ApiError
 

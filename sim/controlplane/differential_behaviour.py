@@ -14,7 +14,7 @@ import re
 import time
 from typing import Any
 
-from dragoman.fleet.ownership import parse_time
+from dragoman.fleet.k8s.times import parse_time
 from dragoman.sim.controllers.kubelet import STOP_SECONDS
 from dragoman.sim.controllers.nodelifecycle import KUBELET_STOPPED, RUNTIME_DOWN
 from dragoman.sim.controlplane import differential_dra

@@ -6,6 +6,7 @@ from __future__ import annotations
 import types
 
 from dragoman.actions import capacity as cap
+from dragoman.actions import picture
 from dragoman.actions.preflight import room_warnings
 from dragoman.actions.steps import Change, StepPlan
 from dragoman.fleet.model import FleetModel
@@ -48,7 +49,7 @@ RULE = {
 }
 
 
-def _picture(nodes: list[dict], slices: list[dict], *, rules=(), claims=(), pods=()) -> cap.Picture:
+def _picture(nodes: list[dict], slices: list[dict], *, rules=(), claims=(), pods=()) -> picture.Picture:
     objects = {
         "Node": nodes,
         "Pod": list(pods),
@@ -61,7 +62,7 @@ def _picture(nodes: list[dict], slices: list[dict], *, rules=(), claims=(), pods
     model = FleetModel("pool")
     model.load(objects)
     pool_nodes = {n["metadata"]["name"]: n for n in nodes if n["metadata"]["labels"]["pool"] == "a"}
-    return cap.Picture("a", "pool", model, pool_nodes, [], None, objects)
+    return picture.Picture("a", "pool", model, pool_nodes, [], None, objects)
 
 
 def test_a_gpu_tainted_by_a_rule_does_not_count_after_the_switch() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import pathlib
 
-from dragoman.fleet.ownership import MIGRATION_ANNOTATION
+from dragoman.fleet.migration import MIGRATION_ANNOTATION
 from migrate_support import (
     A100,
     L4,

@@ -13,7 +13,7 @@ from dragoman.actions.ops import with_not_in, with_pool
 from dragoman.actions.steps import Change, Context
 from dragoman.fleet.cluster import ApiError
 from dragoman.fleet.errors import ReadOnlyError
-from dragoman.fleet.ownership import MIGRATION_ANNOTATION
+from dragoman.fleet.migration import MIGRATION_ANNOTATION
 
 from tests.actions.fake_cluster import MERGE, FakeCluster, node, pod
 

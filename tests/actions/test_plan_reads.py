@@ -8,7 +8,7 @@ import contextlib
 import pathlib
 
 import pytest
-from dragoman.actions import capacity
+from dragoman.actions import picture
 from dragoman.actions.runner import Runner
 from dragoman.actions.steps import Context
 from dragoman.fleet.cluster import connect
@@ -63,14 +63,14 @@ async def test_outside_a_plan_each_read_of_the_picture_is_fresh() -> None:
         calls.append(ctx)
         return object()
 
-    original = capacity._read_picture
-    capacity._read_picture = fake  # type: ignore[assignment]
+    original = picture._read_picture
+    picture._read_picture = fake  # type: ignore[assignment]
     try:
         ctx = Ctx()
-        a, b = await capacity.read_picture(ctx), await capacity.read_picture(ctx)
+        a, b = await picture.read_picture(ctx), await picture.read_picture(ctx)
         assert a is not b and len(calls) == 2  # applying: read afresh every time
         ctx.reads = {}
-        c, d = await capacity.read_picture(ctx), await capacity.read_picture(ctx)
+        c, d = await picture.read_picture(ctx), await picture.read_picture(ctx)
         assert c is d and len(calls) == 3  # planning: read once
     finally:
-        capacity._read_picture = original  # type: ignore[assignment]
+        picture._read_picture = original  # type: ignore[assignment]

@@ -16,7 +16,7 @@ from dragoman.actions.registry import STEPS, step_class
 from dragoman.actions.state import PoolState
 from dragoman.actions.steps import Context, Options, StepPlan
 from dragoman.actions.verify import GatedUncordon
-from dragoman.fleet.ownership import MIGRATION_ANNOTATION, STEP_ORDER
+from dragoman.fleet.migration import MIGRATION_ANNOTATION, STEP_ORDER
 
 from tests.actions.fake_cluster import FakeCluster, node, pod
 

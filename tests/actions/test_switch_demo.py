@@ -7,7 +7,7 @@ import json
 import pathlib
 import time
 
-from dragoman.fleet.ownership import STEP_ORDER
+from dragoman.fleet.migration import STEP_ORDER
 from migrate_support import base_args, cli, demo
 from switch_support import NeverBoth, pool_nodes
 

@@ -195,3 +195,29 @@ def test_label_selector() -> None:
     assert k8s.match_label_selector({"matchLabels": {"app": "x"}}, labels) is True
     sel = {"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["cpu"]}]}
     assert k8s.match_label_selector(sel, labels) is True
+
+
+@pytest.mark.parametrize(
+    ("version", "bridged"),
+    [
+        ("v1.36.0", True),
+        ("v1.37.2", True),
+        ("v1.35.4-eks-1a2b", False),
+        ("v1.29", False),
+        ("v2.0.1", True),
+        ("", None),
+        ("kubelet", None),
+        (None, None),
+    ],
+)
+def test_a_kubelets_bridge_is_read_from_its_version_alike_by_the_diagnosis_the_preflight_and_the_simulator(
+    version, bridged
+) -> None:
+    from dragoman.actions.bridge_preflight import _kubelet_ok
+    from dragoman.fleet.k8s.kubelet import has_bridge
+    from dragoman.sim.controllers.admission import has_bridge as sim_admits
+
+    assert has_bridge(version) is bridged
+    node = {"status": {"nodeInfo": {"kubeletVersion": version}}}
+    assert sim_admits(node) is (bridged is not False)  # the simulated kubelet takes an unreadable version as bridged
+    assert _kubelet_ok(version) is (bridged is True)  # a write's gate does not

@@ -5,7 +5,7 @@ label the client did not read)."""
 from __future__ import annotations
 
 import pytest
-from dragoman.fleet.ownership import pod_role
+from dragoman.fleet.gpustack import pod_role
 from dragoman.sim import scenario
 from dragoman.sim.controllers.base import is_device_plugin_pod, is_dra_kubelet_plugin_pod
 

@@ -12,7 +12,7 @@ from textual.app import App
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "actions"))
 from dragoman.actions.steps import Options
-from dragoman.fleet.ownership import STEP_ORDER
+from dragoman.fleet.migration import STEP_ORDER
 from dragoman.tui.screens.confirm import ConfirmWriteScreen
 from dragoman.tui.screens.migrate import MigrateScreen
 from migrate_support import L4, T4, T4_NODES, assert_one_intent_one_outcome, audit_records, demo, evictions, node
