@@ -4,6 +4,8 @@ one List."""
 from __future__ import annotations
 
 import datetime
+import os
+import re
 import sys
 from collections.abc import Iterable
 from typing import IO, Any, cast
@@ -216,3 +218,34 @@ def provenance(server: str, context: str, version: str, forbidden: Iterable[str]
     if forbidden:
         lines.append(f"not readable with these credentials, so missing: {', '.join(forbidden)}")
     return lines
+
+
+def _head(path: str) -> str | None:
+    """The first 4 KiB of a snapshot file, where its provenance comment is; None when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(4096)
+    except OSError:
+        return None
+
+
+def snapshot_provenance(path: str) -> dict:
+    """Server, context and version from the provenance comment `provenance` writes, when present."""
+    head = _head(path) or ""
+    # The server may be words ("the demo simulator"), not only a URL.
+    m = re.search(r"dragoman snapshot of (.+?) \(context ([^,]+), ([^)]+)\)", head)
+    return {"server": m.group(1), "context": m.group(2), "version": m.group(3)} if m else {}
+
+
+def snapshot_date(path: str) -> str:
+    """The date a snapshot was taken: from its provenance comment, else the file's modification time."""
+    head = _head(path)
+    if head is None:
+        return ""
+    m = re.search(r" at (\d{4}-\d\d-\d\d)T?", head)
+    if m:
+        return m.group(1)
+    try:
+        return datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.UTC).strftime("%Y-%m-%d")
+    except OSError:
+        return ""

@@ -14,6 +14,7 @@ from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.tui.bindings import APP_KEYS, textual_bindings
 from dragoman.tui.commands_palette import ScreenCommands
 from dragoman.tui.feed import Feed
+from dragoman.tui.messages import ConnectionChanged, FleetLoaded
 from dragoman.tui.views import SCREENS, VIEW_DOCS, VIEWS, resolve_jump
 from textual.app import App
 
@@ -66,11 +67,8 @@ class DragomanApp(App):
         self.call_after_refresh(self._wire, self.feed)
 
     def _wire(self, feed: Feed) -> None:
-        feed.on_loaded.append(self._on_loaded)
-        feed.on_rows.append(self._on_rows)
-        feed.on_findings.append(self._on_findings)
-        feed.on_catalogue.append(self._on_catalogue)
-        feed.on_state.append(lambda state: self.refresh_header())
+        # The header follows the connection; each screen listens for the rows it shows (tui/messages.py).
+        feed.listen(self)
         feed.start()
         if feed.cluster is not None and not self.read_only:
             self.run_worker(
@@ -98,27 +96,11 @@ class DragomanApp(App):
         sys.setswitchinterval(getattr(self, "_switch_interval", 0.005))
         await self.feed.stop()
 
-    def _table_screens(self):
-        from dragoman.tui.screens.table import TableScreen
-
-        return [s for s in self.screen_stack if isinstance(s, TableScreen)]
-
-    def _on_loaded(self) -> None:
-        for s in self._table_screens():
-            s.populate()
+    def on_fleet_loaded(self, _: FleetLoaded) -> None:
         self.refresh_header()
 
-    def _on_rows(self, touched) -> None:
-        for s in self._table_screens():
-            s.apply_touched(touched)
-
-    def _on_findings(self, refs, pools) -> None:
-        for s in self._table_screens():
-            s.apply_findings(refs, pools)
-
-    def _on_catalogue(self) -> None:
-        for s in self._table_screens():
-            s.apply_catalogue()
+    def on_connection_changed(self, _: ConnectionChanged) -> None:
+        self.refresh_header()
 
     def refresh_header(self, screen=None) -> None:
         from dragoman.widgets.header import StatusHeader

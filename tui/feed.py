@@ -1,29 +1,34 @@
 """The live picture behind the TUI: store → model → touched rows, with model loading and diagnosis in threads and bursts
-coalesced (no Textual)."""
+coalesced. What changed reaches the screens as tui/messages.py's typed messages, posted to each listener."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import datetime
 import gc
 import logging
 import os
 import pickle
-import re
 import signal
 import sys
 import threading
 import time
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from dragoman.fleet.delta import Delta
 from dragoman.fleet.diagnose import diagnose
 from dragoman.fleet.model import FleetModel
 from dragoman.fleet.store import SNAPSHOT, ConnectionState, FleetStore
-from dragoman.fleet.views.base import Fleet, Ref
+from dragoman.fleet.views.base import Fleet
+from dragoman.tui.messages import (
+    CatalogueChanged,
+    ConnectionChanged,
+    FeedMessage,
+    FindingsChanged,
+    FleetLoaded,
+    RowsTouched,
+)
 
 log = logging.getLogger(__name__)
 
@@ -51,37 +56,14 @@ class SourceInfo:
     badge: str = ""  # "DEMO", "SNAPSHOT 2026-11-01", ""
 
 
-def snapshot_provenance(path: str) -> dict:
-    """Server, context and version from dragoman's provenance comment (`dragoman snapshot FILE` writes it), when
-    present."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            head = f.read(4096)
-    except OSError:
-        return {}
-    # The server may be words ("the demo simulator"), not only a URL.
-    m = re.search(r"dragoman snapshot of (.+?) \(context ([^,]+), ([^)]+)\)", head)
-    return {"server": m.group(1), "context": m.group(2), "version": m.group(3)} if m else {}
+class Listener(Protocol):
+    """What receives the feed's messages: a Textual screen or the App (anything with `post_message`)."""
 
-
-def snapshot_date(path: str) -> str:
-    """The date a snapshot was taken: from dragoman's provenance comment, else the file's modification time."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            head = f.read(4096)
-    except OSError:
-        return ""
-    m = re.search(r" at (\d{4}-\d\d-\d\d)T?", head)
-    if m:
-        return m.group(1)
-    try:
-        return datetime.datetime.fromtimestamp(os.path.getmtime(path), datetime.UTC).strftime("%Y-%m-%d")
-    except OSError:
-        return ""
+    def post_message(self, message: Any) -> bool: ...
 
 
 class Feed:
-    """Keeps a FleetModel in step with a FleetStore and tells listeners which rows changed.
+    """Keeps a FleetModel in step with a FleetStore and tells its listeners which rows changed.
 
     Everything here runs on the app's event loop except `diagnose`, which runs in a forked child (a copy of the
     model as it stands) or, where there is no fork, in a thread while the store's writes and the model's changes wait,
@@ -104,11 +86,7 @@ class Feed:
         self.model = FleetModel(pool_label)
         self.fleet = Fleet(self.model)
         self.loaded = False
-        self.on_loaded: list[Callable[[], None]] = []
-        self.on_rows: list[Callable[[Delta], None]] = []
-        self.on_findings: list[Callable[[set[Ref], set[str]], None]] = []
-        self.on_catalogue: list[Callable[[], None]] = []
-        self.on_state: list[Callable[[ConnectionState], None]] = []
+        self._listeners: list[Listener] = []
         self._pending: list = []
         self._busy = False  # a thread is reading the model: hold changes back
         self._diagnosing = False  # a diagnosis is under way (in a child process the model stays free to change)
@@ -153,6 +131,21 @@ class Feed:
         if self.cluster is not None:
             await self.cluster.close()
 
+    def listen(self, target: Listener) -> None:
+        """Post every message of tui/messages.py to `target` from now on (a screen calls it when mounted)."""
+        if target not in self._listeners:
+            self._listeners.append(target)
+
+    def unlisten(self, target: Listener) -> None:
+        """No more messages for `target` (a screen calls it when unmounted)."""
+        if target in self._listeners:
+            self._listeners.remove(target)
+
+    def _post(self, make: Callable[[], FeedMessage]) -> None:
+        # A message is a listener's own (Textual marks it as it is handled): one made for each.
+        for target in list(self._listeners):
+            target.post_message(make())
+
     def relist(self) -> None:
         if self.syncer is not None:
             self.syncer.relist()
@@ -165,8 +158,7 @@ class Feed:
     def _on_state(self, kind: str | None, state: ConnectionState) -> None:
         if kind is not None:
             return
-        for cb in list(self.on_state):
-            cb(state)
+        self._post(lambda: ConnectionChanged(state))
         self._maybe_load()
 
     def _on_batch(self, batch: list) -> None:
@@ -191,8 +183,7 @@ class Feed:
         touched = self.model.apply(batch)
         self.events += len(batch)
         self.pumps += 1
-        for cb in list(self.on_rows):
-            cb(touched)
+        self._post(lambda: RowsTouched(touched))
         self._diag_dirty = True
         if touched.slices or touched.everything:
             self._catalogue_dirty = True
@@ -233,8 +224,7 @@ class Feed:
         self._busy = False
         self.loaded = True
         settle_gc()
-        for cb in list(self.on_loaded):
-            cb()
+        self._post(FleetLoaded)
         self._schedule_pump()
         self._diag_dirty = self._catalogue_dirty = True
         self._schedule_diagnosis(0)
@@ -311,13 +301,11 @@ class Feed:
             new_pool = {k: [(f.id, f.severity) for f in v] for k, v in self.fleet.by_pool.items()}
             refs = {k for k in set(old_obj) | set(new_obj) if old_obj.get(k) != new_obj.get(k)}
             pools = {k for k in set(old_pool) | set(new_pool) if old_pool.get(k) != new_pool.get(k)}
-            for cb in list(self.on_findings):
-                cb(refs, pools)
+            self._post(lambda: FindingsChanged(refs, pools))
         settle_gc()
         if catalogue is not None:
             self.fleet.catalogue = catalogue
-            for notify in list(self.on_catalogue):
-                notify()
+            self._post(CatalogueChanged)
         if self._pending:
             self._schedule_pump()
         if self._diag_dirty:

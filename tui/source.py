@@ -12,7 +12,8 @@ import tempfile
 import time
 
 from dragoman.fleet.errors import ExitCode, UserError
-from dragoman.tui.feed import Feed, SourceInfo, snapshot_date, snapshot_provenance
+from dragoman.fleet.snapshot import snapshot_date, snapshot_provenance
+from dragoman.tui.feed import Feed, SourceInfo
 
 DEMO_START_TIMEOUT = 60.0
 CONTROL_PLANE_START_TIMEOUT = 600.0

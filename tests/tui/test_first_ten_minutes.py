@@ -436,7 +436,7 @@ async def test_11_y_and_d_on_pools_and_attributes(snap) -> None:
 
 # 12 --------------------------------------------------------------------------------------------------------------
 def test_12_snapshot_header_reads_a_demo_snapshots_version(tmp_path) -> None:
-    from dragoman.tui.feed import snapshot_provenance
+    from dragoman.fleet.snapshot import snapshot_provenance
 
     path = tmp_path / "s.yaml"
     path.write_text(

@@ -8,6 +8,7 @@ import time
 from typing import cast
 
 from dragoman.fleet import accounting as A
+from dragoman.tui.messages import FleetLoaded, RowsTouched
 from dragoman.tui.screens.prompt import ToolScreen
 from dragoman.widgets.accounting import (
     POOL_COLUMNS,
@@ -109,9 +110,7 @@ class AccountingScreen(ToolScreen):
     def on_mount(self) -> None:
         self.app.refresh_header(self)
         self.focus_main()
-        feed = self.app.feed
-        feed.on_rows.append(self._on_rows)
-        feed.on_loaded.append(self.recompute)
+        self.app.feed.listen(self)
         self.recompute()
         self.read_rules()
         self.ready = True
@@ -119,14 +118,13 @@ class AccountingScreen(ToolScreen):
             self.app.screen_ready()
 
     def on_unmount(self) -> None:
-        feed = self.app.feed
-        if self._on_rows in feed.on_rows:
-            feed.on_rows.remove(self._on_rows)
-        if self.recompute in feed.on_loaded:
-            feed.on_loaded.remove(self.recompute)
+        self.app.feed.unlisten(self)
 
     # ------------------------------------------------------------------ data
-    def _on_rows(self, touched) -> None:
+    def on_fleet_loaded(self, _: FleetLoaded) -> None:
+        self.recompute()
+
+    def on_rows_touched(self, _: RowsTouched) -> None:
         # On a large fleet one recomputation takes a while: keep the loop free at least 90% of the time.
         gap = max(REFRESH_GAP, 10 * self._cost)
         since = time.monotonic() - self._last

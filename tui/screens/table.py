@@ -12,6 +12,7 @@ from dragoman.fleet.delta import Delta
 from dragoman.fleet.views.base import View
 from dragoman.fleet.views.filter import RowFilter, parse_filter
 from dragoman.tui.bindings import TABLE_KEYS, textual_bindings
+from dragoman.tui.messages import CatalogueChanged, FindingsChanged, FleetLoaded, RowsTouched
 from dragoman.tui.screens.base import PaletteCommand
 from dragoman.tui.screens.prompt import PromptScreen
 from dragoman.widgets.command_bar import CommandBar
@@ -84,10 +85,27 @@ class TableScreen(PromptScreen[None]):
         self.query_one("#summary", Static).display = self.view.shows_summary
         self.app.refresh_header(self)
         self.table.focus()
+        self.app.feed.listen(self)
         if self.app.feed.loaded:
             self.populate()
         self.ready = True
         self.app.screen_ready()
+
+    def on_unmount(self) -> None:
+        self.app.feed.unlisten(self)
+
+    # ------------------------------------------------------------------ the feed's messages
+    def on_fleet_loaded(self, _: FleetLoaded) -> None:
+        self.populate()
+
+    def on_rows_touched(self, message: RowsTouched) -> None:
+        self.apply_touched(message.touched)
+
+    def on_findings_changed(self, message: FindingsChanged) -> None:
+        self.apply_findings(message.refs, message.pools)
+
+    def on_catalogue_changed(self, _: CatalogueChanged) -> None:
+        self.apply_catalogue()
 
     # ------------------------------------------------------------------ data
     def populate(self) -> None:
