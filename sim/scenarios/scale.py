@@ -8,6 +8,7 @@ import gc
 import random
 
 from dragoman.sim.scenarios import nvidia as nv
+from dragoman.sim.scenarios.podstatus import started_pod_conditions
 
 POOL_LABEL = "cloud.google.com/gke-nodepool"
 KUBELET = "v1.37.1-gke.1048000"
@@ -775,28 +776,7 @@ def _cpu_pod(
             "podIPs": [{"ip": ip}],
             "startTime": STARTED,
             "qosClass": "Burstable",
-            "conditions": [
-                {
-                    "type": "PodReadyToStartContainers",
-                    "status": "False" if done else "True",
-                    "lastProbeTime": None,
-                    "lastTransitionTime": STARTED,
-                },
-                {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": STARTED},
-                {
-                    "type": "Ready",
-                    "status": "False" if done else "True",
-                    "lastProbeTime": None,
-                    "lastTransitionTime": STARTED,
-                },
-                {
-                    "type": "ContainersReady",
-                    "status": "False" if done else "True",
-                    "lastProbeTime": None,
-                    "lastTransitionTime": STARTED,
-                },
-                {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": STARTED},
-            ],
+            "conditions": started_pod_conditions(STARTED, sandbox_ready=not done, ready=not done),
             "containerStatuses": [
                 {
                     "name": c["name"],

@@ -8,6 +8,7 @@ import datetime as dt
 import json
 
 from dragoman.sim.scenarios import nvidia as nv
+from dragoman.sim.scenarios.podstatus import started_pod_conditions
 
 MARK = "dragoman.io/demo-finding"
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
@@ -395,32 +396,15 @@ class Demo:
         if phase == "Running" or (phase == "Pending" and node):
             running = phase == "Running" and container_state is None
             is_ready = ready if ready is not None else running
-            status["conditions"] = [
-                {
-                    "type": "PodReadyToStartContainers",
-                    "status": "True" if phase == "Running" else "False",
-                    "lastProbeTime": None,
-                    "lastTransitionTime": start,
+            status["conditions"] = started_pod_conditions(
+                start,
+                sandbox_ready=phase == "Running",
+                ready=is_ready,
+                not_ready={
+                    "reason": "ContainersNotReady",
+                    "message": f"containers with unready status: [{' '.join(x['name'] for x in containers)}]",
                 },
-                {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
-                {
-                    "type": "Ready",
-                    "status": "True" if is_ready else "False",
-                    "lastProbeTime": None,
-                    "lastTransitionTime": start,
-                },
-                {
-                    "type": "ContainersReady",
-                    "status": "True" if is_ready else "False",
-                    "lastProbeTime": None,
-                    "lastTransitionTime": start,
-                },
-                {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
-            ]
-            if not is_ready:
-                for c in status["conditions"][2:4]:
-                    c["reason"] = "ContainersNotReady"
-                    c["message"] = f"containers with unready status: [{' '.join(x['name'] for x in containers)}]"
+            )
             status["hostIP"] = self.node_ip(node)
             status["hostIPs"] = [{"ip": self.node_ip(node)}]
             if phase == "Running":
