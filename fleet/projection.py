@@ -9,7 +9,7 @@ picture). Such pods are kept as a Projection: the same shape with those fields g
 unchanged. The YAML and describe pages fetch the whole object on demand (FleetStore.fetch_whole).
 
 Kept whole: every pod that asks for extended resources (GPUs) or holds claims, pods that look like the GPU stack's
-(fleet/ownership.classify_pod), and bare pods (no owner: static and mirror pods), which findings read closely. Every
+(fleet/gpustack.classify_pod), and bare pods (no owner: static and mirror pods), which findings read closely. Every
 other kind is kept whole: even at the envelope nodes, slices and claims are tens of MiB and DRA's views read them all.
 
 Measured on the envelope's Deployment pods (4.5 KB of JSON each; benchmarks/bench_envelope.py prints the figures):
@@ -35,7 +35,7 @@ from dragoman.fleet.shapes import fits
 
 # Pod fields a projection keeps; anything not named here is dropped. Containers keep name, image (GPU-stack
 # classification reads images) and resources (extended requests, accounting); statuses keep what readiness and
-# crash-loop detection read (fleet/ownership.pod_ready, crash_looping).
+# crash-loop detection read (fleet/podstate.pod_ready, crash_looping).
 META_KEEP = (
     "name",
     "generateName",
@@ -281,7 +281,7 @@ class PodListDecoder:
     to the same checks as any other, so a malformed object is judged exactly as on the plain path.
 
     Whether a pod is kept whole is decided once per template: keeps_whole reads, beyond the claims checked here, only
-    the pod's labels, owner references, containers, init containers and which of ownership.ROLE_NAME_WORDS its name
+    the pod's labels, owner references, containers, init containers and which of gpustack.ROLE_NAME_WORDS its name
     holds; the first four are shared parts (one object per distinct value), so their identities and the name's words
     are an exact key for its answer."""
 

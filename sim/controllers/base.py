@@ -436,12 +436,12 @@ DRA_CHART_NAMES = ("dra-driver-nvidia-gpu", "nvidia-dra-driver-gpu", "k8s-dra-dr
 
 def is_device_plugin_pod(pod: dict) -> bool:
     """An NVIDIA device plugin pod (GPU Operator, standalone chart, static manifest), not its feature discovery:
-    the client's classifier (fleet/ownership.py pod_role), so the simulator runs what dragoman recognises."""
+    the client's classifier (fleet/gpustack.py pod_role), so the simulator runs what dragoman recognises."""
     return pod_role(pod) == "device-plugin"
 
 
 def is_dra_kubelet_plugin_pod(pod: dict) -> bool:
-    """A kubelet-plugin pod of the NVIDIA DRA driver (not its controller Deployment's pod): fleet/ownership.py's."""
+    """A kubelet-plugin pod of the NVIDIA DRA driver (not its controller Deployment's pod): fleet/gpustack.py's."""
     return pod_role(pod) == "dra-driver"
 
 

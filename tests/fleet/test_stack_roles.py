@@ -1,4 +1,4 @@
-"""One classifier of GPU-stack pods (fleet/ownership.py pod_role): what dragoman calls a device-plugin or DRA-driver
+"""One classifier of GPU-stack pods (fleet/gpustack.py pod_role): what dragoman calls a device-plugin or DRA-driver
 pod is what the simulated kubelet and DRA plugin run as one (sim/controllers/base.py once had its own rules, with a
 label the client did not read)."""
 
