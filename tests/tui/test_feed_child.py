@@ -12,7 +12,8 @@ from dragoman.fleet.diagnose import diagnose
 from dragoman.fleet.store import LIVE, FleetStore
 from dragoman.sim.scenarios.scale import generate_scale
 from dragoman.tui import feed as feed_mod
-from dragoman.tui.feed import ChildUnavailable, Feed, SourceInfo, in_child_process
+from dragoman.tui.feed import Feed, SourceInfo
+from dragoman.tui.offload import CHILD_TIMEOUT, ChildUnavailable, in_child_process
 
 from tests.tui.test_feed_load import _by_kind, _until
 
@@ -75,12 +76,12 @@ async def test_the_feeds_diagnosis_is_the_in_process_one_and_changes_flow_while_
     seen = {}
     real = feed_mod.in_child_process
 
-    async def spy(fn, timeout=feed_mod.CHILD_TIMEOUT):
+    async def spy(fn, timeout=CHILD_TIMEOUT):
         seen["busy"] = feed._busy  # the model is not held while the child diagnoses
         seen["pid"] = os.getpid()
         return await real(lambda: (os.getpid(), fn()), timeout)
 
-    async def unwrap(fn, timeout=feed_mod.CHILD_TIMEOUT):
+    async def unwrap(fn, timeout=CHILD_TIMEOUT):
         pid, result = await spy(fn, timeout)
         seen["child"] = pid
         return result
@@ -101,7 +102,7 @@ async def test_the_feeds_diagnosis_is_the_in_process_one_and_changes_flow_while_
 
 
 async def test_without_a_child_the_diagnosis_runs_in_a_thread(monkeypatch) -> None:
-    async def unavailable(fn, timeout=feed_mod.CHILD_TIMEOUT):
+    async def unavailable(fn, timeout=CHILD_TIMEOUT):
         raise ChildUnavailable("test")
 
     monkeypatch.setattr(feed_mod, "in_child_process", unavailable)
