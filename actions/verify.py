@@ -127,7 +127,37 @@ def canary_name(pool: str) -> str:
     return base
 
 
-def canary_pod(ctx: Context) -> dict:
+def canary_resource(pic: cap.Picture) -> str:
+    """The extended resource the canary asks one of: nvidia.com/gpu when the class that serves it selects a device
+    the pool publishes. A pool of MIG partitions only (the chart's gpu.nvidia.com selects `type == "gpu"`) serves no
+    nvidia.com/gpu at all, and a canary asking for it stays Pending on any scheduler: it asks instead for an extended
+    resource a class serves from the pool's devices (nvidia.com/mig-1g.10gb), the first by name. nvidia.com/gpu when
+    none does (the canary then says why it waits)."""
+    served: dict[str, str] = {}
+    for c in pic.objects["DeviceClass"]:
+        name = ((c.get("spec") or {}).get("extendedResourceName")) or ""
+        if name and name not in served:
+            winner = pic.model.class_serving(name)
+            if winner:
+                served[name] = winner
+    classes = {(c.get("metadata") or {}).get("name"): c for c in pic.objects["DeviceClass"]}
+
+    def selects_a_device(resource: str) -> bool:
+        cls = classes.get(served.get(resource))
+        if cls is None:
+            return False
+        for node in sorted(pic.nodes):
+            rq = pic.servable(node, cls, holding=False)
+            if rq is not None and rq.error is None and rq.candidates:
+                return True
+        return False
+
+    if GPU not in served or selects_a_device(GPU):
+        return GPU
+    return next((r for r in sorted(served) if r != GPU and selects_a_device(r)), GPU)
+
+
+def canary_pod(ctx: Context, resource: str = GPU) -> dict:
     ns = ops.option(ctx, "canary_namespace", "default")
     tolerations = ops.option(ctx, "canary_tolerations", None)
     if tolerations is None:
@@ -156,7 +186,7 @@ def canary_pod(ctx: Context) -> dict:
                     "command": ["sh", "-c", "nvidia-smi -L; sleep 3600"],
                     "resources": {
                         "requests": {"cpu": "10m", "memory": "16Mi"},
-                        "limits": {GPU: "1", "cpu": "100m", "memory": "64Mi"},
+                        "limits": {resource: "1", "cpu": "100m", "memory": "64Mi"},
                     },
                 }
             ],
@@ -180,6 +210,11 @@ class CanaryPod(CreateObject):
     def image(self) -> str:
         return self.body["spec"]["containers"][0]["image"]
 
+    @property
+    def resource(self) -> str:
+        limits = self.body["spec"]["containers"][0]["resources"]["limits"]
+        return next((r for r in limits if r not in ("cpu", "memory")), GPU)
+
     def preview(self) -> Change:
         selector = self.body["spec"]["nodeSelector"]
         return Change(
@@ -187,7 +222,7 @@ class CanaryPod(CreateObject):
             self.name,
             self.namespace,
             verb="create",
-            after={"spec": {"nodeSelector": selector, "limits": {GPU: "1"}}},
+            after={"spec": {"nodeSelector": selector, "limits": {self.resource: "1"}}},
             command=f"kubectl run -n {self.namespace} {self.name} --image {self.image}",
             detail={"canary": True},
         )
@@ -221,10 +256,19 @@ class CanaryResult:
         }
 
 
-async def run_canary(ctx: Context, step_id: str) -> CanaryResult:
+def planned_resource(plan: StepPlan) -> str:
+    """The extended resource the plan's canary asks for (its preview): the write sends what was shown."""
+    for c in plan.changes:
+        if c.kind == "Pod" and c.verb == "create" and (c.detail or {}).get("canary"):
+            limits = ((c.after or {}).get("spec") or {}).get("limits") or {}
+            return next(iter(limits), GPU)
+    return GPU
+
+
+async def run_canary(ctx: Context, step_id: str, resource: str = GPU) -> CanaryResult:
     """Create the canary, prove the bridge with it, and remove it whatever happens."""
     res = CanaryResult()
-    body = canary_pod(ctx)
+    body = canary_pod(ctx, resource)
     ns, name = body["metadata"]["namespace"], body["metadata"]["name"]
     path = f"/api/v1/namespaces/{ns}/pods/{name}"
     create = CanaryPod(body)
@@ -530,12 +574,18 @@ class Verify(Step):
 
     async def plan(self, ctx: Context) -> StepPlan:
         plan = self.new_plan()
-        body = canary_pod(ctx)
+        resource = canary_resource(await cap.read_picture(ctx))
+        body = canary_pod(ctx, resource)
         # Both writes the step sends: the canary, and its removal once the checks are done.
         plan.add(CanaryPod(body))
         plan.add(canary_delete(body["metadata"]["namespace"], body["metadata"]["name"]))
+        if resource != GPU:
+            plan.notes.append(
+                f"the pool's devices serve no {GPU} (no device matches the class that serves it): the canary asks "
+                f"for {resource} instead."
+            )
         plan.notes.append(
-            "checks: a ResourceSlice with devices per node; the canary keeping limits nvidia.com/gpu lands on the "
+            f"checks: a ResourceSlice with devices per node; the canary keeping limits {resource} lands on the "
             "pool with an allocated claim recorded in its status, and sees exactly the allocated GPUs; it is "
             "removed afterwards even when a check fails; no node owned by both stacks; the drained workloads "
             "back and Running on bridge claims; no GPU pod of the pool stuck."
@@ -550,7 +600,7 @@ class Verify(Step):
         problems.extend(
             await _poll(ctx, self.id, lambda: workloads_back(ctx), ops.option(ctx, "switch_timeout", 300.0))
         )
-        canary = await run_canary(ctx, self.id)
+        canary = await run_canary(ctx, self.id, planned_resource(plan))
         problems.extend(canary.problems)
         problems.extend(await stack_problems(ctx))
         if not ctx.read_only:

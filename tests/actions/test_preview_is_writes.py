@@ -96,3 +96,30 @@ async def test_a_write_refused_with_a_conflict_and_sent_again_is_the_one_write_i
     for way in ("forward", "back"):
         assert not seen[way].get("differences"), (way, seen[way])
         assert seen[way]["written"] == seen[way]["previewed"] and not seen[way]["problems"], (way, seen[way])
+
+
+async def test_a_mig_pools_canary_asks_for_what_the_pool_serves(tmp_path: pathlib.Path) -> None:
+    """a100-mig publishes MIG partitions only, and the class serving nvidia.com/gpu selects `type == "gpu"`: a canary
+    asking for nvidia.com/gpu stayed Pending ("cannot allocate all claims") on the real scheduler and the simulator
+    alike, and verify failed. It asks for the resource the pool's devices serve; a pool of whole GPUs keeps
+    nvidia.com/gpu. The write is the preview."""
+    from dragoman.actions.runner import Runner
+
+    audit = tmp_path / "audit.jsonl"
+    async with demo(controllers=True) as sim:
+        cluster = await connect(str(sim.kubeconfig_path))
+        try:
+            whole = await Runner(cluster, "l4-serve", options=options(), audit_path=str(audit)).prepare()
+            canary = next(c for s in whole.steps if s.step == "verify" for c in s.changes if c.verb == "create")
+            assert canary.after["spec"]["limits"] == {"nvidia.com/gpu": "1"}
+            runner = Runner(cluster, "a100-mig", options=options(), audit_path=str(audit))
+            plan = await runner.prepare()
+            verify = next(s for s in plan.steps if s.step == "verify")
+            canary = next(c for c in verify.changes if c.verb == "create")
+            assert canary.after["spec"]["limits"] == {"nvidia.com/mig-1g.10gb": "1"}
+            assert any("asks for nvidia.com/mig-1g.10gb instead" in n for n in verify.notes)
+            result = await runner.run(plan)
+            assert result.steps["verify"] == "done", result.problems
+            assert compare(plan, result, audit) == []
+        finally:
+            await cluster.close()
