@@ -38,11 +38,11 @@ from dragoman.sim.scenarios.demofleet.fleet import Fleet, Story
 # Cases a live simulator keeps rewriting by design, beyond TRANSIENT_FINDINGS (sim/scenarios: what it resolves by
 # itself): the flapping device plugin restarts every CRASH_LOOP_SECONDS and the node's allocatable flips with it;
 # the quota-blocked pod is retried with backoff, and each refusal names the new claim name the apiserver generated.
-# The simulated scheduler binds a pod whose claim is allocated without waiting for binding conditions, and has no
-# DRA filter timeout: the binding and timeout stories are rewritten by a live simulator.
-# Cases a running simulator moves past: the scheduler releases an allocation whose binding failed and tries again (the
-# pod then waits for its new device's binding conditions), and has no DRA filter timeout (it answers the timeout
-# story's pod with its own verdict). They are in the pinned demo (and on a real control plane), not in a live one.
+# Cases a running cluster moves past, the simulator as kube-scheduler v1.37.2: the scheduler releases an allocation
+# whose binding failed and tries again (the pod then waits for its new device's binding conditions, which no fabric
+# agent sets in a live demo), and the timeout story's search (four A100s on one PCIe root) ends in well under the DRA
+# filter's 10 s, so the pod gets a verdict of its own. A story that really timed out would burn 10 s of the
+# scheduler's time per node on every retry. They are in the pinned demo, not in a live one.
 SIMULATOR_LACKS = frozenset({"binding-failed", "filter-timeout"})
 # The resourceclaim controller retries the claim the API server refuses for admin access: an Event each time.
 LIVE_CHURN_FINDINGS = frozenset(

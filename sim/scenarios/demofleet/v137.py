@@ -400,15 +400,18 @@ def _v137(f: Fleet) -> None:
         {"requests": ["gpus"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}
     ]
     # The scheduler's DRA filter giving up (its 10 s timeout) on a wider search of the same kind: pinned as the
-    # scheduler writes it (what it said wins over dragoman's reading of the constraint).
+    # scheduler writes it (what it said wins over dragoman's reading of the constraint). v1.37.2's Filter answers a
+    # timeout with an Error status, which ends the attempt (reason SchedulerError, retried with backoff), not a node
+    # count: the message names the node whose search ran out of time.
     lab_pod(
         "sweep-nvlink",
         claims=[("gpus", "sweep-nvlink")],
         finding="filter-timeout",
         status=unschedulable_condition(
-            "0/27 nodes are available: 4 timed out trying to allocate devices, 23 node(s) didn't match Pod's node "
-            "affinity/selector. preemption: 0/27 nodes are available: 27 Preemption is not helpful for scheduling.",
+            f'running "DynamicResources" filter plugin: node {f.names("a100-serve")[0]}: timed out trying to '
+            "allocate devices",
             ts(minutes=2),
+            reason="SchedulerError",
         ),
         selector=pool_selector("a100-serve"),
     )
