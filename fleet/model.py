@@ -393,7 +393,7 @@ class FleetModel:
         for obj in list(self.objects["Node"].values()):
             self._index_Node(None, obj)
         for k, obj in list(self.objects["DaemonSet"].items()):
-            self._ds_workload[k] = own.classify_daemonset(obj)
+            self._ds_workload[k] = gpustack.classify_daemonset(obj)
         for obj in list(self.objects["ResourceSlice"].values()):
             self._index_ResourceSlice(None, obj)
         # Claims are read when the device states are first asked for (device_states), and no node view is cached yet:
