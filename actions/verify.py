@@ -127,7 +127,7 @@ def canary_name(pool: str) -> str:
     return base
 
 
-def canary_resource(pic: cap.Picture) -> str:
+def canary_resource(pic: picture.Picture) -> str:
     """The extended resource the canary asks one of: nvidia.com/gpu when the class that serves it selects a device
     the pool publishes. A pool of MIG partitions only (the chart's gpu.nvidia.com selects `type == "gpu"`) serves no
     nvidia.com/gpu at all, and a canary asking for it stays Pending on any scheduler: it asks instead for an extended
@@ -574,7 +574,7 @@ class Verify(Step):
 
     async def plan(self, ctx: Context) -> StepPlan:
         plan = self.new_plan()
-        resource = canary_resource(await cap.read_picture(ctx))
+        resource = canary_resource(await picture.read_picture(ctx))
         body = canary_pod(ctx, resource)
         # Both writes the step sends: the canary, and its removal once the checks are done.
         plan.add(CanaryPod(body))
