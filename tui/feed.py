@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from dragoman.fleet.diagnose import PARTS, Part, diagnose, diagnose_rules, finish
+from dragoman.fleet.diagnose import diagnose
 from dragoman.fleet.model import FleetModel
 from dragoman.fleet.store import SNAPSHOT, ConnectionState, FleetStore
 from dragoman.fleet.views.base import Fleet
@@ -269,7 +269,8 @@ class Feed:
                     # the child. It is done long before the fleet is listed; wait for it if not.
                     await asyncio.to_thread(self._warm.join)
                 try:
-                    result = await self._diagnose_in_children(want_catalogue)
+                    # A snapshot of the model as it stands: changes go on being absorbed meanwhile.
+                    result = await in_child_process(work)
                 except ChildUnavailable as exc:
                     log.info("diagnosing in a thread: %s", exc)
             if result is None:
@@ -306,26 +307,6 @@ class Feed:
             self._schedule_pump()
         if self._diag_dirty:
             self._schedule_diagnosis()
-
-    async def _diagnose_in_children(self, want_catalogue: bool) -> tuple[list, Any]:
-        """(findings, catalogue or None) from two forked children, one per part of the rules (fleet/diagnose PARTS), on
-        the machine's two cores: each reads a snapshot of the model as it stands, and changes go on being absorbed
-        meanwhile. The node views both parts read are built here first, once: the app needs them for the Pools view
-        anyway, and the children inherit them instead of each building them again."""
-        model = self.model
-        model.nodes()
-        model.pools()
-
-        def pods_part() -> Part:
-            return diagnose_rules(model, PARTS[0])
-
-        def rest_part() -> tuple[Part, Any]:
-            return diagnose_rules(model, PARTS[1]), model.attribute_catalogue() if want_catalogue else None
-
-        (pods_rules, pods_workloads), ((rules, workloads), catalogue) = await asyncio.gather(
-            in_child_process(pods_part), in_child_process(rest_part)
-        )
-        return finish({**pods_rules, **rules}, {**pods_workloads, **workloads}), catalogue
 
 
 def warm_cel() -> None:

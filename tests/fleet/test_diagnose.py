@@ -949,21 +949,3 @@ def test_a_bridged_pod_on_a_kubelet_without_the_bridge_runs_without_its_gpu():
     # The same pod on a kubelet with the bridge has its GPU.
     fine = base() + objs[len(base()) :]
     assert not [f for f in diagnose(model_of(*fine)) if f.id == "running-without-gpu"]
-
-
-def test_the_rules_in_parts_give_exactly_what_diagnose_gives_on_the_demo():
-    """The app diagnoses in two processes, one per part of the rules (tui/feed.py): merged, the parts must say what one
-    pass says, replicas merged per workload and in the same order."""
-    from dragoman.fleet.diagnose import PARTS, RULES, diagnose_rules, finish
-    from dragoman.fleet.model import FleetModel
-    from dragoman.sim import scenario
-
-    assert sorted(PARTS[0] + PARTS[1]) == list(range(len(RULES))) and all(PARTS)
-    m = FleetModel()
-    m.load_list(list(scenario.load("demo").objects))
-    whole = diagnose(m)
-    (a, wa), (b, wb) = (diagnose_rules(m, part) for part in PARTS)
-    parts = finish({**a, **b}, {**wa, **wb})
-    assert len(whole) > 20
-    assert any(" more pod" in f.summary for f in whole)  # the merge per workload is exercised
-    assert [(f.id, f.summary, f.objects) for f in parts] == [(f.id, f.summary, f.objects) for f in whole]
