@@ -90,3 +90,48 @@ async def test_first_lists_before_the_load_make_no_changes_and_a_kind_listed_aft
     store.replace(late, by_kind[late])  # its first objects, after the load
     await _until(lambda: len(feed.model.objects[late]) == len(by_kind[late]))
     await feed.stop()
+
+
+async def test_each_listener_gets_its_own_typed_messages_until_it_stops_listening() -> None:
+    """The feed's news reaches each listening screen as tui/messages.py's messages, a copy each (Textual marks a
+    message as it is handled); a screen that stopped listening gets nothing more."""
+    from dragoman.tui.messages import FleetLoaded, RowsTouched
+
+    class Screen:
+        def __init__(self) -> None:
+            self.got: list = []
+
+        def post_message(self, message) -> bool:
+            self.got.append(message)
+            return True
+
+    store = FleetStore()
+    by_kind = _by_kind(generate_scale(nodes=40, pods=200, pending=5))
+    for kind, objs in by_kind.items():
+        store.replace(kind, objs)
+        store.set_state(kind, LIVE, synced=True)
+    store.flush()
+    pools, nodes = Screen(), Screen()
+    feed = Feed(store, SourceInfo(cluster="t"))
+    feed.listen(pools)
+    feed.listen(nodes)
+    feed.start()
+    await _until(lambda: feed.loaded)
+    node = copy.deepcopy(next(iter(store.objects("Node").values())))
+    node["metadata"]["resourceVersion"] = "90000002"
+    node["spec"]["unschedulable"] = True
+    store.apply("Node", "MODIFIED", node)
+    await _until(lambda: any(isinstance(m, RowsTouched) for m in pools.got))
+    feed.unlisten(nodes)
+    heard = len(nodes.got)
+    node = copy.deepcopy(node)
+    node["metadata"]["resourceVersion"] = "90000003"
+    node["spec"]["unschedulable"] = False
+    store.apply("Node", "MODIFIED", node)
+    await _until(lambda: sum(isinstance(m, RowsTouched) for m in pools.got) == 2)
+    assert isinstance(pools.got[0], FleetLoaded) and isinstance(nodes.got[0], FleetLoaded)
+    touched = [m for m in pools.got if isinstance(m, RowsTouched)]
+    assert node["metadata"]["name"] in touched[0].touched.nodes
+    assert pools.got[0] is not nodes.got[0]  # a copy each
+    assert len(nodes.got) == heard  # nothing after unlisten
+    await feed.stop()
