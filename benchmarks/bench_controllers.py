@@ -10,7 +10,7 @@ from dragoman.benchmarks.harness import Figure
 
 
 def _fleet(n: int) -> list[dict]:
-    from dragoman.sim.scenarios import nvidia
+    from dragoman.fleet import nvidia_schema as nvidia
 
     hw = nvidia.NodeHardware(model=nvidia.CATALOG["h100-80gb"], gpu_count=8)
     labels = hw.gfd_labels()

@@ -13,7 +13,7 @@ GPU_CLASS_SELECTOR = "device.driver == 'gpu.nvidia.com' && device.attributes['gp
 
 def _fleet(nodes: int, gpus: int) -> tuple[list[dict], list[dict], list[dict]]:
     """Half the nodes on the device plugin (allocatable nvidia.com/gpu), half on DRA (slices, no allocatable)."""
-    from dragoman.sim.scenarios import nvidia as nv
+    from dragoman.fleet import nvidia_schema as nv
 
     hw = nv.NodeHardware(nv.CATALOG["h100-80gb"], gpus)
     node_objs, slices = [], []

@@ -81,7 +81,7 @@ class DraKubeletPlugin(Controller):
         )
 
     def reconcile(self, node_name: str) -> None:
-        from dragoman.sim.scenarios import nvidia
+        from dragoman.fleet import nvidia_schema as nvidia
 
         node = self.cache.get("nodes", "", node_name)
         if kubelet_stopped(node):

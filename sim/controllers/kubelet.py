@@ -67,7 +67,7 @@ def plugin_resources_from_labels(labels: dict) -> dict[str, int] | None:
     Time-slicing multiplies by `nvidia.com/gpu.replicas`; MIG `single` advertises the slices as nvidia.com/gpu,
     MIG `mixed` one `nvidia.com/mig-<profile>` per profile (the rules live with the hardware model in nvidia.py).
     """
-    from dragoman.sim.scenarios.nvidia import node_hardware_from_labels
+    from dragoman.fleet.nvidia_schema import node_hardware_from_labels
 
     hw = node_hardware_from_labels(labels)
     return hw.device_plugin_resources() if hw is not None else None
@@ -606,9 +606,9 @@ class Kubelets(Controller):
         kubelet reports them (containerStatuses[].allocatedResourcesStatus, named after the resource): the first
         IDs in the plugin's order that no other pod on the node holds (dragoman's device plugin prefers them so).
         A pod placed through the bridge, or asking for a resource the node does not report, gets none."""
+        from dragoman.fleet import nvidia_schema as nvidia
         from dragoman.fleet.k8s.podresources import container_requests
         from dragoman.fleet.k8s.quantity import amount as resource_amount
-        from dragoman.sim.scenarios import nvidia
 
         node_name = node["metadata"]["name"]
         hw = nvidia.node_hardware_from_labels(node["metadata"].get("labels") or {})

@@ -7,7 +7,7 @@ import dataclasses
 import gc
 import random
 
-from dragoman.sim.scenarios import nvidia as nv
+from dragoman.fleet import nvidia_schema as nv
 from dragoman.sim.scenarios.podstatus import started_pod_conditions
 
 POOL_LABEL = "cloud.google.com/gke-nodepool"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
+from dragoman.fleet import nvidia_schema as nvidia
 from dragoman.sim import scenario as scenario_mod
 from dragoman.sim.controllers import default_controllers
 from dragoman.sim.controllers.base import settle
-from dragoman.sim.scenarios import nvidia
 from dragoman.sim.server import Simulator
 
 from tests.sim.test_controllers_gpu import device_plugin_ds, dra_driver_ds, gpu_node

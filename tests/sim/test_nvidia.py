@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import kubernetes_validate
 import pytest
-from dragoman.sim.scenarios import nvidia as nv
+from dragoman.fleet import nvidia_schema as nv
 
 H100 = nv.NodeHardware(nv.CATALOG["h100-80gb"], 8)
 MIG = nv.NodeHardware(nv.CATALOG["a100-80gb"], 8, mig_strategy="mixed", mig_layout=("1g.10gb",) * 7)

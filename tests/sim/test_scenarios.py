@@ -751,7 +751,7 @@ async def test_the_demo_holds_still_in_a_running_simulator() -> None:
 
 
 def test_node_hardware_from_gfd_labels_agrees_with_what_nodes_advertise(demo: list[dict]) -> None:
-    from dragoman.sim.scenarios import nvidia as nv
+    from dragoman.fleet import nvidia_schema as nv
 
     slices: dict[str, int] = {}
     for s in _of(demo, "ResourceSlice"):

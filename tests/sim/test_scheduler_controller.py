@@ -8,8 +8,8 @@ import json
 import re
 
 import pytest
+from dragoman.fleet import nvidia_schema as nvidia
 from dragoman.sim.controllers import default_controllers
-from dragoman.sim.scenarios import nvidia
 from kubernetes_asyncio import client
 
 from tests.support.sim import api_client, running_simulator

@@ -3,7 +3,7 @@ Warning events and RBAC."""
 
 from __future__ import annotations
 
-from dragoman.sim.scenarios import nvidia as nv
+from dragoman.fleet import nvidia_schema as nv
 from dragoman.sim.scenarios.demofleet.fleet import Fleet, Story
 from dragoman.sim.scenarios.demofleet.objects import CONTROL_PLANE_HOST, Demo, meta, ts
 from dragoman.sim.scenarios.demofleet.verdicts import VERDICT, scheduler_verdicts

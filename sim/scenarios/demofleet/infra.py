@@ -3,7 +3,7 @@ its slices and the DeviceClasses."""
 
 from __future__ import annotations
 
-from dragoman.sim.scenarios import nvidia as nv
+from dragoman.fleet import nvidia_schema as nv
 from dragoman.sim.scenarios.demofleet.fleet import DRA_LABELS, Fleet, Story, make_daemonset, make_device_class
 from dragoman.sim.scenarios.demofleet.objects import (
     ADMIN_ACCESS_LABEL,

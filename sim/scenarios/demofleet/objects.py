@@ -7,7 +7,7 @@ import dataclasses
 import datetime as dt
 import json
 
-from dragoman.sim.scenarios import nvidia as nv
+from dragoman.fleet import nvidia_schema as nv
 from dragoman.sim.scenarios.podstatus import started_pod_conditions
 
 MARK = "dragoman.io/demo-finding"

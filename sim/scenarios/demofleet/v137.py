@@ -3,7 +3,7 @@ consumable capacity, binding conditions, admin access, prioritized lists, fabric
 
 from __future__ import annotations
 
-from dragoman.sim.scenarios import nvidia as nv
+from dragoman.fleet import nvidia_schema as nv
 from dragoman.sim.scenarios.demofleet.fleet import REG, Fleet, Story, make_device_class, pending_status, pool_selector
 from dragoman.sim.scenarios.demofleet.objects import POOL_LABEL, Demo, meta, sfx, ts
 from dragoman.sim.scenarios.demofleet.verdicts import VERDICT, unschedulable_condition
