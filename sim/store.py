@@ -797,10 +797,13 @@ class Store:
         check_rv: bool = True,
         field_manager: str | None = None,
         decode_mode: str | None = None,
+        strategy: bool = True,
     ) -> dict:
         """Replace an object (PUT). A stale metadata.resourceVersion is a 409 Conflict; on the main resource the
         status is kept, on `status` only the status changes. A write that changes nothing commits nothing.
-        field_manager None is the acting controller's (self.actor); "" records no manager (the binding subresource)."""
+        field_manager None is the acting controller's (self.actor); "" records no manager (the binding subresource).
+        strategy False: a status written as the binding writes it, straight to storage (its GuaranteedUpdate), with
+        none of the status strategy's PrepareForUpdate."""
         rt = self._rt(resource)
         if field_manager is None:
             field_manager = self.actor
@@ -836,7 +839,8 @@ class Store:
             else:
                 new.pop("status", None)
             new["metadata"] = pieces.status_update_metadata(rt.plural, clone(md_in), old["metadata"])
-            pieces.prepare_for_status_update(rt.plural, new, old)
+            if strategy:
+                pieces.prepare_for_status_update(rt.plural, new, old)
         else:
             new = clone(obj)
             new["apiVersion"], new["kind"] = rt.api_version, rt.kind

@@ -506,7 +506,7 @@ class Scheduler(Controller):
         cur.setdefault("status", {})["conditions"] = conds
         # ClearingNominatedNodeNameAfterBinding: the binding clears the nomination (the pod is where it was going).
         cur["status"].pop("nominatedNodeName", None)
-        self.store.update("pods", cur, "status", namespace=ns, check_rv=False, field_manager="")
+        self.store.update("pods", cur, "status", namespace=ns, check_rv=False, field_manager="", strategy=False)
 
     def _write_claim_status(self, claim: dict) -> None:
         md = _md(claim)

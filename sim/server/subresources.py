@@ -162,7 +162,7 @@ class SubresourcesMixin:
         )
         pod.setdefault("status", {})["conditions"] = conds
         pod["status"].pop("nominatedNodeName", None)  # ClearingNominatedNodeNameAfterBinding (on in v1.37)
-        self.store.update("pods", pod, "status", namespace=route.namespace, check_rv=False)
+        self.store.update("pods", pod, "status", namespace=route.namespace, check_rv=False, strategy=False)
         return _json(st.status(201, "", ""), 201)  # as kube-apiserver: Status{Success, code 201}, no details
 
     async def _evict(self, request: web.Request, route: Route, body: Any) -> web.Response:

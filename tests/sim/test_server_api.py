@@ -12,6 +12,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from tests.support.sim import api_client, running_simulator
 
+STRATEGIC = "application/strategic-merge-patch+json"
 NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1", "labels": {"pool": "a"}}, "spec": {}}
 POD = {
     "apiVersion": "v1",
@@ -322,6 +323,14 @@ async def test_binding_assigns_node(sim, api):
     await v1.create_namespaced_pod(
         "default", {"metadata": {"name": "pending"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
     )
+    # The scheduler's verdict, stamped with the generation it judged; a status write that leaves observedGeneration
+    # out keeps it (pods/status' strategy), the binding (straight to storage, no strategy) does not.
+    waiting = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "observedGeneration": 1}
+    path = "/api/v1/namespaces/default/pods/pending/status"
+    await _raw(api, "PATCH", path, body={"status": {"conditions": [waiting]}}, content_type=STRATEGIC)
+    again = {k: v for k, v in waiting.items() if k != "observedGeneration"}
+    _, pod = await _raw(api, "PATCH", path, body={"status": {"conditions": [again]}}, content_type=STRATEGIC)
+    assert [c.get("observedGeneration") for c in pod["status"]["conditions"]] == [1]
     status, body = await _raw(
         api,
         "POST",
@@ -337,6 +346,9 @@ async def test_binding_assigns_node(sim, api):
     pod = await v1.read_namespaced_pod("pending", "default")
     assert pod.spec.node_name == "node-1"
     assert any(c.type == "PodScheduled" and c.status == "True" for c in pod.status.conditions)
+    _, raw = await _raw(api, "GET", "/api/v1/namespaces/default/pods/pending")
+    scheduled = next(c for c in raw["status"]["conditions"] if c["type"] == "PodScheduled")
+    assert "observedGeneration" not in scheduled, scheduled  # kube-apiserver v1.37.2's assignPod sets none
     status, body = await _raw(
         api,
         "POST",
