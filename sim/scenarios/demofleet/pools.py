@@ -313,8 +313,11 @@ def _a100_serve(f: Fleet) -> None:
         (serve_pods[3], m5, [f"gpu-{i}" for i in range(4)]),
     ):
         d.bridge_claim(p, node, devs, created=p["metadata"]["creationTimestamp"])
-    # Started on the device plugin before the pool moved; the v1.35 kubelet never saw the bridge.
-    w.deployment(
+    # Rolled after the pool moved to DRA: the scheduler placed its pod through the bridge on the node whose kubelet
+    # (v1.35) predates it. That kubelet admits the pod and runs it without the GPU, its claim allocated and reserved
+    # but never prepared (what a real kubelet v1.35.4 does). A pod started on the device plugin would not do: the
+    # kubelet keeps a device-plugin GPU with its pod after the plugin leaves.
+    _, _, ranker = w.deployment(
         "ranker-legacy",
         "ml-inference",
         created=ts(days=40),
@@ -322,8 +325,9 @@ def _a100_serve(f: Fleet) -> None:
         containers=[container("ranker", f"{REG}/inference/ranker:0.7.9", cpu="4", memory="24Gi", gpu=1)],
         placements=[m3],
         node_selector=pool_selector("a100-serve"),
-        pod_kwargs=[{"finding": "running-without-gpu"}],
+        pod_kwargs=[{"finding": "running-without-gpu", "created": ts(days=2)}],
     )
+    d.bridge_claim(ranker[0], m3, ["gpu-0"], created=ranker[0]["metadata"]["creationTimestamp"])
     adm_msg = (
         "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nvidia.com/gpu, "
         "which is unexpected"
