@@ -476,7 +476,7 @@ class Kubelets(Controller):
         self._set_condition(
             status, "ContainersReady", "False", "ContainersNotReady", status["conditions"][-1]["message"]
         )
-        self.store.update("pods", cur, subresource="status")
+        self._write_pod_status(cur)
 
     def _start(self, pod: dict, node: dict) -> None:
         md = pod["metadata"]
@@ -496,7 +496,7 @@ class Kubelets(Controller):
             status = cur.setdefault("status", {})
             status.update(result.status_patch() or {})
             status["startTime"] = status.get("startTime") or self.clock.timestamp()
-            self.store.update("pods", cur, subresource="status")
+            self._write_pod_status(cur)
             return
         if result.waiting:
             marker = (md.get("namespace", ""), md["name"], result.event_reason)
@@ -589,7 +589,7 @@ class Kubelets(Controller):
         self._set_condition(status, "Initialized", "True")
         self._set_ready(status, cur, not not_ready)
         self._set_condition(status, "PodScheduled", "True")
-        self.store.update("pods", cur, subresource="status")
+        self._write_pod_status(cur)
         run = _int(annotations.get(RUN_SECONDS), 0)
         if run > 0:
             self.enqueue_after(("pod", md.get("namespace", ""), md["name"]), run)
@@ -648,11 +648,9 @@ class Kubelets(Controller):
             return {}
         out: dict[str, list[dict]] = {}
         status = pod.get("status") or {}
-        ext = status.get("extendedResourceClaimStatus") or {}
-        for m in ext.get("requestMappings") or ():
-            key = f"claim:{ext.get('resourceClaimName')}/{m.get('requestName')}"
-            if key in per_claim:
-                out.setdefault(m.get("containerName", ""), []).append({"name": key, "resources": per_claim[key]})
+        # Only for a container that names a claim in resources.claims: a bridged container (limits: nvidia.com/gpu,
+        # its claim in extendedResourceClaimStatus) gets none from a real kubelet v1.37.2 (its DRA manager's
+        # UpdateAllocatedResourcesStatus skips containers without resources.claims).
         by_status = {s.get("name"): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or ()}
         pod_claims = {
             rc.get("name"): rc.get("resourceClaimName") or by_status.get(rc.get("name"))
@@ -692,7 +690,9 @@ class Kubelets(Controller):
             self.enqueue_at(("pod", *key), started + run)
         crash_period = _int(annotations.get(CRASH_LOOP_SECONDS), 0)
         statuses = status.get("containerStatuses") or []
-        crashing = any("waiting" in (cs.get("state") or {}) for cs in statuses)
+        crashing = any(
+            "waiting" in (cs.get("state") or {}) or "terminated" in (cs.get("state") or {}) for cs in statuses
+        )
         if crash_period > 0:
             due = self._crash.get(key)
             if due is None:
@@ -715,7 +715,7 @@ class Kubelets(Controller):
             if cur is None:
                 return
             self._set_condition(cur["status"], "Ready", "True")
-            self.store.update("pods", cur, subresource="status")
+            self._write_pod_status(cur)
             return
         if uid not in self._managed and annotations.get(NOT_READY) != "true":
             # A pod loaded running (a snapshot) keeps the state it was loaded with: a container loaded in
@@ -733,7 +733,7 @@ class Kubelets(Controller):
             for cs in cur["status"].get("containerStatuses") or []:
                 cs["ready"] = want_ready
             self._set_ready(cur["status"], cur, want_ready)
-            self.store.update("pods", cur, subresource="status")
+            self._write_pod_status(cur)
 
     def _flip(self, pod: dict, crash: bool) -> None:
         md = pod["metadata"]
@@ -745,8 +745,11 @@ class Kubelets(Controller):
         status = cur["status"]
         for cs in status.get("containerStatuses") or []:
             if crash:
+                # A real kubelet v1.37.2 shows the exited attempt as state.terminated for the whole back-off (its
+                # pod worker wakes at the back-off's end, so the waiting CrashLoopBackOff it would write is replaced
+                # by the restart before it is seen); lastState keeps the attempt before.
                 started = ((cs.get("state") or {}).get("running") or {}).get("startedAt", now)
-                cs["lastState"] = {
+                cs["state"] = {
                     "terminated": {
                         "exitCode": 1,
                         "reason": "Error",
@@ -755,28 +758,31 @@ class Kubelets(Controller):
                         "containerID": cs.get("containerID", ""),
                     }
                 }
-                cs["state"] = {
-                    "waiting": {
-                        "reason": "CrashLoopBackOff",
-                        "message": (
-                            f"back-off 10s restarting failed container={cs['name']} "
-                            f"pod={md['name']}_{md.get('namespace', '')}({md.get('uid', '')})"
-                        ),
-                    }
-                }
                 cs["ready"] = False
                 cs["started"] = False
             else:
-                cs["restartCount"] = int(cs.get("restartCount", 0)) + (1 if "waiting" in (cs.get("state") or {}) else 0)
+                state = cs.get("state") or {}
+                if "terminated" in state:
+                    cs["lastState"] = {"terminated": state["terminated"]}
+                cs["restartCount"] = int(cs.get("restartCount", 0)) + (
+                    1 if "waiting" in state or "terminated" in state else 0
+                )
                 cs["state"] = {"running": {"startedAt": now}}
                 cs["ready"] = (md.get("annotations") or {}).get(NOT_READY) != "true"
                 cs["started"] = True
         ready = not crash and (md.get("annotations") or {}).get(NOT_READY) != "true"
         self._set_ready(status, cur, ready)
-        self.store.update("pods", cur, subresource="status")
+        self._write_pod_status(cur)
         if crash:
+            names = [cs["name"] for cs in status.get("containerStatuses") or []][:1] or ["?"]
             self.events.emit(
-                pod, "Warning", "BackOff", "Back-off restarting failed container", host=pod["spec"].get("nodeName")
+                pod,
+                "Warning",
+                "BackOff",
+                # The kubelet's words (kuberuntime's BackOff event).
+                f"Back-off restarting failed container {names[0]} in pod "
+                f"{md['name']}_{md.get('namespace', '')}({md.get('uid', '')})",
+                host=pod["spec"].get("nodeName"),
             )
 
     def _terminate(self, pod: dict, killed: bool) -> None:
@@ -813,7 +819,7 @@ class Kubelets(Controller):
         self._set_condition(status, "Ready", "False", "PodFailed")
         self._set_condition(status, "ContainersReady", "False", "PodFailed")
         try:
-            self.store.update("pods", cur, subresource="status")
+            self._write_pod_status(cur)
         except Exception as exc:
             if getattr(exc, "code", None) not in (404, 409):
                 raise
@@ -842,19 +848,31 @@ class Kubelets(Controller):
         self._set_condition(status, "PodReadyToStartContainers", "False")
         self._set_condition(status, "Ready", "False", "PodCompleted")
         self._set_condition(status, "ContainersReady", "False", "PodCompleted")
-        self.store.update("pods", cur, subresource="status")
+        self._write_pod_status(cur)
 
     # -------------------------------------------------------------- helpers
 
+    def _write_pod_status(self, cur: dict) -> None:
+        """Write a pod's status as a kubelet v1.37 does: every condition and the status carry the generation of the
+        spec they were computed from (PodObservedGenerationTracking, GA in 1.35), when the server keeps one."""
+        generation = cur["metadata"].get("generation")
+        if isinstance(generation, int):
+            status = cur.setdefault("status", {})
+            status["observedGeneration"] = generation
+            for c in status.get("conditions") or ():
+                c["observedGeneration"] = generation
+        self.store.update("pods", cur, subresource="status")
+
     def _set_ready(self, status: dict, pod: dict, ready: bool) -> None:
+        # In the kubelet's order (generateAPIPodStatus appends Ready before ContainersReady).
         if ready:
-            self._set_condition(status, "ContainersReady", "True")
             self._set_condition(status, "Ready", "True")
+            self._set_condition(status, "ContainersReady", "True")
         else:
             names = " ".join(c["name"] for c in pod["spec"].get("containers") or [])
             msg = f"containers with unready status: [{names}]"
-            self._set_condition(status, "ContainersReady", "False", "ContainersNotReady", msg)
             self._set_condition(status, "Ready", "False", "ContainersNotReady", msg)
+            self._set_condition(status, "ContainersReady", "False", "ContainersNotReady", msg)
 
     def _set_condition(
         self, status: dict, ctype: str, value: str, reason: str | None = None, message: str | None = None
