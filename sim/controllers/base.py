@@ -27,6 +27,9 @@ RUN_SECONDS = "sim.dragoman.io/run-seconds"  # a container exits 0 after this ma
 CRASH_LOOP_SECONDS = (
     "sim.dragoman.io/crash-loop-seconds"  # a container runs this long, crashes, backs off as long, restarts
 )
+# On a Node: its DRA driver's devices ask for binding conditions (KEP-5007), which the driver sets True once "attached"
+# after a delay. JSON: {"conditions": [...], "failureConditions": [...], "bindsToNode": bool, "delaySeconds": n}.
+BINDING_CONDITIONS = "sim.dragoman.io/binding-conditions"
 NOT_READY = "sim.dragoman.io/not-ready"  # "true": the container runs but never passes its readiness probe
 # Written by the simulated kubelet: the uuids of the DRA devices a pod's containers got (what NVIDIA_VISIBLE_DEVICES
 # holds).
@@ -705,3 +708,29 @@ class SeriesEvents:
                         self._record(event)
                     del self._cache[key]
             self._next_finish = at + SERIES_FINISH
+
+
+def binding_request(node: dict) -> dict | None:
+    """What a node's BINDING_CONDITIONS annotation asks of its DRA driver's devices, checked: {"conditions",
+    "failureConditions", "bindsToNode", "delaySeconds"}; None when it asks nothing (absent, not JSON, no conditions)."""
+    raw = ((node.get("metadata") or {}).get("annotations") or {}).get(BINDING_CONDITIONS)
+    if not raw:
+        return None
+    try:
+        want = json.loads(raw)
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(want, dict):
+        return None
+    conds = [c for c in want.get("conditions") or () if isinstance(c, str) and c]
+    if not conds:
+        return None
+    # The API requires failure conditions beside binding conditions: one is named after the first when none is given.
+    failure = [c for c in want.get("failureConditions") or () if isinstance(c, str) and c] or [conds[0] + "-failed"]
+    delay = want.get("delaySeconds", 0)
+    return {
+        "conditions": conds[:4],
+        "failureConditions": failure[:4],
+        "bindsToNode": bool(want.get("bindsToNode", True)),
+        "delaySeconds": float(delay) if isinstance(delay, (int, float)) and 0 <= delay <= 3600 else 0.0,
+    }

@@ -33,24 +33,28 @@ class RealCluster:
         prometheus: bool = False,
         real_kubelets: str | None = None,
         node_binaries: dict[str, pathlib.Path] | None = None,
+        joining: frozenset[str] = frozenset(),
     ) -> None:
         """`real_kubelets`: which of the scenario's nodes a real kubelet runs (kubelets.select_nodes: "all", node
-        names, or KEY=VALUE labels), with `node_binaries` (build.node_binaries); the node agents run the others."""
+        names, or KEY=VALUE labels), with `node_binaries` (build.node_binaries); the node agents run the others.
+        `joining`: names of nodes that join later through a real kubelet (`join_kubelet`); no agent drives them."""
         # A dict: binaries check_dir already checked (before a signal handler or an event loop was in place).
         self.binaries = dict(binaries_dir) if isinstance(binaries_dir, dict) else check_dir(binaries_dir)
         # A Prometheus scraping the four processes (prometheus.py): its binary found before anything is made.
         prometheus_binary = find_prometheus() if prometheus else None
         self.objects = objects
-        self.cp = ControlPlane(self.binaries, users, audit_log=audit_log, kubelet_egress=real_kubelets is not None)
+        with_kubelets = real_kubelets is not None or bool(joining)
+        self.cp = ControlPlane(self.binaries, users, audit_log=audit_log, kubelet_egress=with_kubelets)
         self.prometheus = Prometheus(self.cp, prometheus_binary) if prometheus_binary else None
         self.agents: Agents | None = None
         self.kubelets: RealKubelets | None = None
-        self.kubelet_nodes: frozenset[str] = frozenset()
+        self.kubelet_nodes: frozenset[str] = frozenset(joining)
+        self._kubelet_choice: list[dict] = []
+        self._node_binaries = dict(node_binaries or {})
         if real_kubelets is not None:
             chosen = select_nodes(objects, real_kubelets)  # a sentence for a selector that matches nothing
-            self.kubelet_nodes = frozenset(n["metadata"]["name"] for n in chosen)
+            self.kubelet_nodes |= frozenset(n["metadata"]["name"] for n in chosen)
             self._kubelet_choice = chosen
-            self._node_binaries = dict(node_binaries or {})
         self.report: LoadReport | None = None
         self.timings: dict[str, float] = {}
 
@@ -98,7 +102,7 @@ class RealCluster:
                 self.cp.request, self.objects, phase="infrastructure", uids=uids, kubelet_nodes=self.kubelet_nodes
             ),
         )
-        if self.kubelet_nodes:
+        if self._kubelet_choice or self.kubelet_nodes:
             t_k = time.monotonic()
             self.kubelets = RealKubelets(self.cp, self._kubelet_choice, self._node_binaries, objects=self.objects)
             await loop.run_in_executor(None, self.kubelets.start)
@@ -114,6 +118,15 @@ class RealCluster:
         )
         self.report.merge(workloads)
         self.timings["workloads loaded"] = time.monotonic() - t2
+
+    def join_kubelet(self, node: dict) -> None:
+        """Node `node` (a Node's metadata and the scenario's status: capacity, nodeInfo.kubeletVersion) joins through
+        a real kubelet; its name must be one of `joining`. Blocks until it is Ready."""
+        from dragoman.fleet.errors import ExitCode, UserError
+
+        if self.kubelets is None or node["metadata"]["name"] not in self.kubelet_nodes:
+            raise UserError(f"node {node['metadata']['name']} was not named to join through a kubelet.", ExitCode.INPUT)
+        self.kubelets.join(node)
 
     def _wait_daemonsets(self, timeout: float = 180.0) -> None:
         """Until every DaemonSet has its pods scheduled and ready (device plugins, DRA drivers, operands)."""

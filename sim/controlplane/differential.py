@@ -444,7 +444,9 @@ def _headline(obs: dict) -> dict:
 
 
 def _path_key(path: str) -> list:
-    return [int(p) if p.isdigit() else p for p in re.split(r"[.\[\]]+", path)]
+    # A part is a number (a list index) in one path and a word in another ("nvidia.com/gpu" next to "cpu.0"):
+    # numbers sort before words and never meet them in a comparison.
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.\[\]]+", path)]
 
 
 # ------------------------------------------------------------------ the allowlist
@@ -558,6 +560,9 @@ class Side:
         self.norm = Normalizer(server=target.server, netloc=target.netloc)
         self.kubectl = kubectl
         self.kubeconfig_path: pathlib.Path | None = None
+        # How a behaviour case's node joins this side: None posts the Node and its status as a kubelet agent's
+        # node does; a real-kubelet side starts a kubelet that registers it (differential_kubelets.py).
+        self.join_node: Callable[[dict], None] | None = None
 
     def fill(self, v: Any) -> Any:
         if isinstance(v, str):
@@ -878,7 +883,13 @@ def kubectl_binary() -> str | None:
 # ------------------------------------------------------------------ the table
 
 
-def table(result: Result, left: list[Difference], used: dict[Allowed, int], width: int = 60) -> str:
+def table(
+    result: Result,
+    left: list[Difference],
+    used: dict[Allowed, int],
+    width: int = 60,
+    titles: tuple[str, str] = ("embedded", "real"),
+) -> str:
     def short(v: Any) -> str:
         s = "—" if v == MISSING else json.dumps(v, sort_keys=True) if not isinstance(v, str) else v
         s = " ".join(s.split())
@@ -900,7 +911,7 @@ def table(result: Result, left: list[Difference], used: dict[Allowed, int], widt
     for area in sorted(by_area):
         lines.append("")
         lines.append(f"== {area} ({len(by_area[area])})")
-        lines.append(f"{'case':38} {'path':44} {'embedded':30} real")
+        lines.append(f"{'case':38} {'path':44} {titles[0]:30} {titles[1]}")
         for d in by_area[area]:
             lines.append(f"{d.case[:38]:38} {d.path[:44]:44} {short(d.embedded)[:30]:30} {short(d.real)}")
     unused = [a for a, n in used.items() if n == 0]

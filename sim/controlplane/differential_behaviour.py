@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from dragoman.fleet.k8s.times import parse_time
+from dragoman.sim.controllers.base import BINDING_CONDITIONS, CRASH_LOOP_SECONDS
 from dragoman.sim.controllers.kubelet import STOP_SECONDS
 from dragoman.sim.controllers.nodelifecycle import KUBELET_STOPPED, RUNTIME_DOWN
 from dragoman.sim.controlplane import differential_dra
@@ -171,11 +172,15 @@ def _gpu_pod(name: str, gpus: int = 1, **spec: Any) -> dict:
 # ------------------------------------------------------------------ cases
 
 
-def _join(side: Side, name: str, template: dict, kubelet_version: str | None = None) -> None:
+def _join(
+    side: Side, name: str, template: dict, kubelet_version: str | None = None, annotations: dict | None = None
+) -> None:
     """Add node `name` as a copy of `template` (labels, then status through /status as a kubelet posts it)."""
     labels = dict(template["metadata"].get("labels") or {})
     labels["kubernetes.io/hostname"] = name
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": {}}
+    if annotations:
+        node["metadata"]["annotations"] = dict(annotations)
     ans = side.call("POST", "/api/v1/nodes", node)
     assert ans.code == 201, (ans.code, ans.body)
     status = copy.deepcopy(template.get("status") or {})
@@ -184,6 +189,11 @@ def _join(side: Side, name: str, template: dict, kubelet_version: str | None = N
     status["addresses"] = [{"type": "Hostname", "address": name}]
     if kubelet_version:
         status.setdefault("nodeInfo", {})["kubeletVersion"] = kubelet_version
+    if side.join_node is not None:
+        # A real kubelet registers onto the Node made for it (as a pool's provisioner makes it) and posts its own
+        # status; the scenario's status says its size and kubelet version.
+        side.join_node({**node, "status": status})
+        return
     ans = side.call(
         "PATCH", f"/api/v1/nodes/{name}/status", {"status": status}, content_type="application/merge-patch+json"
     )
@@ -1184,6 +1194,133 @@ def migrate_and_roll_back(side: Side) -> Any:
         "rollback": back,
         "rolled back": _pool_picture(side, L4_POOL),
     }
+
+
+def container_crash_loops(side: Side) -> Any:
+    """A container that exits with code 1 four seconds after each start: the kubelet restarts it with back-off,
+    and a watcher sees each of its states in turn (running; the exit; CrashLoopBackOff while it waits; running
+    again, one restart more) until its second exit. The agent plays it from an annotation, dragoman-cri from the
+    container's env."""
+    _ensure_namespace(side)
+    body = _plain_pod("crash-loops")
+    body["metadata"]["annotations"] = {CRASH_LOOP_SECONDS: "4"}
+    body["spec"]["containers"][0]["env"] = [
+        {"name": "DRAGOMAN_EXIT_AFTER", "value": "4s"},
+        {"name": "DRAGOMAN_EXIT_CODE", "value": "1"},
+    ]
+    since = _list_rv(side)
+    assert side.call("POST", _ns_path("pods"), body).code == 201
+
+    def second_exit(p: dict) -> bool:
+        cs = ((p.get("status") or {}).get("containerStatuses") or [{}])[0]
+        return cs.get("restartCount", 0) >= 1 and "running" not in (cs.get("state") or {})
+
+    p = _wait_pod(side, "crash-loops", second_exit, SETTLE)
+    ans = side.target.watch(
+        f"{_ns_path('pods')}?watch=1&resourceVersion={since}&allowWatchBookmarks=false&timeoutSeconds=5"
+        "&fieldSelector=metadata.name%3Dcrash-loops",
+        max_events=100,
+        timeout=2.0,
+    )
+    seen: list = []
+    for ev in (ans.body or {}).get("events") or ():
+        st = (ev.get("object") or {}).get("status") or {}
+        for cs in st.get("containerStatuses") or ():
+            state = {k: (v or {}).get("reason") or k for k, v in (cs.get("state") or {}).items()}
+            if state == {"waiting": "ContainerCreating"}:
+                # The pod's start (a real kubelet's first status write, before the sandbox is up) is the bridged
+                # case's "order of writes"; here the loop's states from the first run on.
+                continue
+            last = (cs.get("lastState") or {}).get("terminated") or {}
+            row = [
+                state,
+                cs.get("ready"),
+                min(int(cs.get("restartCount") or 0), 1),
+                [last.get("reason"), last.get("exitCode")] if last else None,
+            ]
+            if row not in seen[-1:]:
+                seen.append(row)
+    side.call("DELETE", _ns_path("pods", "crash-loops") + "?gracePeriodSeconds=0")
+    return {
+        "second exit seen": second_exit(p or {}),
+        "container states in turn": seen,
+        "pod": pod_view(p),
+        "events": events_view(side, "crash-loops"),
+    }
+
+
+BIND_NODE = "dragoman-diff-bind"
+BIND_CONDITION = "gpu.nvidia.com/attached"
+BIND_DELAY = 6
+
+
+def device_binding_conditions(side: Side) -> Any:
+    """A node whose DRA driver's devices ask for a binding condition (the scenario's BINDING_CONDITIONS annotation):
+    the scheduler allocates and reserves a device for a pod's claim and nominates the node, then waits in PreBind,
+    the pod unbound, until the driver sets the condition True in the claim's status (BIND_DELAY seconds after the
+    allocation); then it binds and the kubelet runs the pod."""
+    import json as _json
+
+    _ensure_namespace(side)
+    src = side.get(f"/api/v1/nodes/{TEMPLATE_NODE}")
+    assert src is not None, "the demo's H100 DRA node is there"
+    ask = {
+        "conditions": [BIND_CONDITION],
+        "failureConditions": [BIND_CONDITION + "-failed"],
+        "bindsToNode": True,
+        "delaySeconds": BIND_DELAY,
+    }
+    _join(side, BIND_NODE, src, annotations={BINDING_CONDITIONS: _json.dumps(ask)})
+
+    def published():
+        devs = [d for s in _raw_slices(side, BIND_NODE) for d in s["spec"].get("devices") or ()]
+        return devs if devs and all(d.get("bindingConditions") == [BIND_CONDITION] for d in devs) else None
+
+    devices = side.wait(published, SETTLE) or []
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "attached", "namespace": NS},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}},
+    }
+    assert side.call("POST", _ns_path("claims"), claim).code == 201
+    pod = _gpu_pod("waits-for-attach", 0, resourceClaims=[{"name": "gpu", "resourceClaimName": "attached"}])
+    pod["spec"]["nodeSelector"] = {"kubernetes.io/hostname": BIND_NODE}
+    pod["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
+    since = _list_rv(side)
+    assert side.call("POST", _ns_path("pods"), pod).code == 201
+
+    def reserved():
+        c = side.get(_ns_path("claims", "attached")) or {}
+        return c if (c.get("status") or {}).get("reservedFor") else None
+
+    held = side.wait(reserved, SETTLE)
+    waiting = side.get(_ns_path("pods", "waits-for-attach"))
+    ran = _wait_pod(side, "waits-for-attach", lambda p: (p.get("status") or {}).get("phase") == "Running", SETTLE)
+    after = side.get(_ns_path("claims", "attached")) or {}
+    results = ((after.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results") or []
+    out = {
+        "devices ask": sorted({c for d in devices for c in d.get("bindingConditions") or ()}),
+        "reserved, waiting": {
+            "nodeName": ((waiting or {}).get("spec") or {}).get("nodeName"),
+            "nominatedNodeName": ((waiting or {}).get("status") or {}).get("nominatedNodeName"),
+            "claim reserved": bool(held),
+        },
+        "allocated": [(r.get("device") is not None, r.get("bindingConditions")) for r in results],
+        "conditions": [
+            [(c.get("type"), c.get("status"), c.get("reason")) for c in d.get("conditions") or ()]
+            for d in (after.get("status") or {}).get("devices") or ()
+        ],
+        "pod": pod_view(ran),
+        "order of writes": write_order(side, since),
+    }
+    side.call("DELETE", _ns_path("pods", "waits-for-attach") + "?gracePeriodSeconds=0")
+    return out
+
+
+def _raw_slices(side: Side, node: str) -> list:
+    body = side.get(f"/apis/resource.k8s.io/v1/resourceslices?fieldSelector=spec.nodeName%3D{node}") or {}
+    return body.get("items") or []
 
 
 def behaviour_cases() -> list[Behaviour]:

@@ -37,6 +37,7 @@ from typing import Any
 import yaml
 from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.fleet.k8s.quantity import parse_quantity
+from dragoman.sim.controllers.base import binding_request
 
 # The kernel tunables kubelet v1.37 sets at start (pkg/kubelet/cm/container_manager_linux.go, setupKernelTunables),
 # with the values it wants: each node's are files of its own, so the host's stay as they are.
@@ -104,6 +105,22 @@ def machine_size(node: dict) -> tuple[int, int]:
     except (ValueError, TypeError):
         mem = 64 << 30
     return min(cpus, 4096), mem
+
+
+def scenario_reserved(node: dict) -> dict[str, str]:
+    """kubeReserved for the real kubelet so its allocatable is the scenario's: capacity minus allocatable of CPU and
+    memory (a cloud's reservations, e.g. GKE's), as the node's status in the scenario has them."""
+    st = node.get("status") or {}
+    cap, alloc = st.get("capacity") or {}, st.get("allocatable") or {}
+    out = {}
+    for name in ("cpu", "memory"):
+        try:
+            diff = parse_quantity(str(cap[name])) - parse_quantity(str(alloc[name]))
+        except (KeyError, ValueError, TypeError):
+            continue
+        if diff > 0:
+            out[name] = f"{int(diff * 1000)}m" if name == "cpu" else str(int(diff))
+    return out
 
 
 def write_machine(folder: pathlib.Path, cpus: int, memory: int) -> None:
@@ -393,7 +410,7 @@ class RealKubelets:
         log: Any = None,
     ) -> None:
         self.cp = cp
-        self.nodes = nodes
+        self.nodes = list(nodes)
         self.bin = binaries
         self.objects = objects or []
         self.log = log or (lambda _line: None)
@@ -423,17 +440,41 @@ class RealKubelets:
         if getattr(self.cp, "kubelet_egress", False):
             self.egress = KubeletEgress(pathlib.Path(self.cp.dir) / "kubelet-egress.sock", self._address_of)
             self.egress.start()
-        taken: set[str] = set()
-        n = 2
         for index, node in enumerate(self.nodes):
             if self._stopping:
                 raise UserError("the real kubelets were stopped while starting.", ExitCode.INPUT)
-            while f"127.0.0.{n}" in taken or _ip_in_use(f"127.0.0.{n}"):
-                n += 1
-            ip = f"127.0.0.{n}"
-            taken.add(ip)
+            self._start_node(index, node, self._next_address())
+
+    def _next_address(self) -> str:
+        taken = {p.ip for p in self.procs.values()}
+        n = 2
+        while f"127.0.0.{n}" in taken or _ip_in_use(f"127.0.0.{n}"):
             n += 1
-            self._start_node(index, node, ip)
+        return f"127.0.0.{n}"
+
+    def join(self, node: dict, timeout: float = READY_TIMEOUT) -> None:
+        """A node joins while the cluster runs: its kubelet (and runtime) start and register it, as a machine added
+        to a pool does; returns once the node is Ready. The node's labels are the Node object's (create it first,
+        as a node pool's provisioner does, or the kubelet registers it with only its own labels)."""
+        name = node["metadata"]["name"]
+        if name in self.procs:
+            raise UserError(f"node {name} has a real kubelet already.", ExitCode.INPUT)
+        self.root.mkdir(mode=0o700, exist_ok=True)
+        self.nodes.append(node)
+        self._start_node(len(self.procs), node, self._next_address())
+        deadline = time.monotonic() + timeout
+        while True:
+            self.check_alive()
+            code, body = self.cp.request("GET", f"/api/v1/nodes/{name}")
+            if code == 200 and isinstance(body, dict) and _ready(body):
+                return
+            if time.monotonic() > deadline:
+                raise UserError(
+                    f"the kubelet of node {name} was not Ready after {timeout:.0f} s; its log:\n"
+                    f"{_tail(self.procs[name].dir / 'kubelet.log')}",
+                    ExitCode.INPUT,
+                )
+            time.sleep(0.5)
 
     def _address_of(self, port: int) -> str | None:
         return next((p.ip for p in list(self.procs.values()) if p.port == port), None)
@@ -469,6 +510,19 @@ class RealKubelets:
             "current-context": "node",
         }
         (folder / "kubeconfig").write_text(yaml.safe_dump(kubeconfig))
+        driver_env = {}
+        if binding_request(node):
+            # Binding conditions are the driver's controller's to write into claims' status, which the Node
+            # authorizer refuses a node's identity: the node's DRA plugin gets a driver identity of its own for it.
+            dcrt, dkey = self.cp.pki.client(f"driver-{index:02d}", f"dragoman:dra-driver:{name}", ("system:masters",))
+            driver = {
+                **kubeconfig,
+                "users": [{"name": "dra-driver", "user": {"client-certificate": str(dcrt), "client-key": str(dkey)}}],
+                "contexts": [{"name": "driver", "context": {"cluster": "dragoman-cp", "user": "dra-driver"}}],
+                "current-context": "driver",
+            }
+            (folder / "driver.kubeconfig").write_text(yaml.safe_dump(driver))
+            driver_env["DRAGOMAN_BINDING_KUBECONFIG"] = str(folder / "driver.kubeconfig")
         devices = folder / "devices.json"
         self._write_devices(node, devices)
         max_pods = ((node.get("status") or {}).get("capacity") or {}).get("pods", "110")
@@ -509,6 +563,9 @@ class RealKubelets:
             "kubeAPIBurst": 100,
             "serializeImagePulls": False,
         }
+        reserved = scenario_reserved(node)
+        if reserved:
+            config["kubeReserved"] = reserved
         provider = (node.get("spec") or {}).get("providerID")
         if provider:
             config["providerID"] = provider
@@ -542,6 +599,7 @@ class RealKubelets:
             "DRAGOMAN_NODE_DEVICES": str(devices),
             "KUBECONFIG": str(folder / "kubeconfig"),
             "DRAGOMAN_KUBELET_ROOT": "/var/lib/kubelet",
+            **driver_env,
         }
         with self._lock, open(folder / "runtime.log", "wb") as out:
             if self._stopping:

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from dragoman.fleet import nvidia_schema as nv
+from dragoman.sim.controllers.base import binding_request
 
 SCHEMA_VERSION = 1
 DEFAULT_DRIVER_IMAGE = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0"
@@ -86,6 +87,25 @@ def node_devices(node: dict, driver_image: str | None = None) -> dict:
     if hw is None:
         return doc
     doc["slicesBySchema"] = {s: _slice_specs(name, hw, s) for s in nv.SCHEMAS}
+    binding = binding_request(node)
+    if binding:
+        # The scenario asks for binding conditions (KEP-5007): every device carries them, and the DRA plugin sets
+        # them True on each allocated claim after the delay, as a driver's controller does once a device is attached.
+        for specs in doc["slicesBySchema"].values():
+            for spec in specs:
+                for dev in spec.get("devices") or ():
+                    dev["bindingConditions"] = binding["conditions"]
+                    dev["bindingFailureConditions"] = binding["failureConditions"]
+                    dev["bindsToNode"] = binding["bindsToNode"]
+        doc["binding"] = {
+            c: {
+                "status": "True",
+                "reason": "Attached",
+                "message": f"attached to {name}",
+                "delaySeconds": binding["delaySeconds"],
+            }
+            for c in binding["conditions"]
+        }
     doc["devicePlugin"] = _device_plugin(name, hw)
     doc["gpus"] = [
         {

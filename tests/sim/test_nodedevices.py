@@ -11,9 +11,15 @@ import pytest
 import yaml
 from dragoman.fleet import nvidia_schema as nv
 from dragoman.sim.controllers import default_controllers
-from dragoman.sim.controllers.base import dra_plugin_image, is_dra_kubelet_plugin_pod
+from dragoman.sim.controllers.base import (
+    BINDING_CONDITIONS,
+    binding_request,
+    dra_plugin_image,
+    is_dra_kubelet_plugin_pod,
+)
 from dragoman.sim.controllers.kubelet import plugin_resources_from_labels
 from dragoman.sim.controlplane import nodedevices as nd
+from dragoman.sim.controlplane.kubelets import scenario_reserved
 
 from tests.support.sim import running_simulator
 
@@ -176,3 +182,41 @@ def test_written_atomically_and_for_the_named_node_only(tmp_path):
     with pytest.raises(KeyError):
         nd.write_node_devices(objects, tmp_path / "c.json", node_name="c")
     assert not (tmp_path / "c.json").exists()
+
+
+def test_a_node_asking_for_binding_conditions_serves_devices_that_carry_them():
+    node = next(o for o in _demo_objects() if o["kind"] == "Node" and "h100-dra" in o["metadata"]["name"])
+    assert "binding" not in nd.node_devices(node)
+    node = json.loads(json.dumps(node))
+    ask = {"conditions": ["gpu.nvidia.com/attached"], "bindsToNode": True, "delaySeconds": 4}
+    node["metadata"].setdefault("annotations", {})[BINDING_CONDITIONS] = json.dumps(ask)
+    doc = nd.node_devices(node)
+    devices = [d for s in doc["slicesBySchema"][doc["schema"]] for d in s.get("devices") or ()]
+    assert devices and all(
+        d["bindingConditions"] == ["gpu.nvidia.com/attached"]
+        # The API refuses binding conditions without failure conditions: one is named when the scenario gives none.
+        and d["bindingFailureConditions"] == ["gpu.nvidia.com/attached-failed"]
+        and d["bindsToNode"] is True
+        for d in devices
+    )
+    assert doc["binding"] == {
+        "gpu.nvidia.com/attached": {
+            "status": "True",
+            "reason": "Attached",
+            "message": f"attached to {node['metadata']['name']}",
+            "delaySeconds": 4.0,
+        }
+    }
+
+
+@pytest.mark.parametrize("raw", ["", "not json", "[]", '{"conditions": []}', '{"conditions": [3]}'])
+def test_a_binding_annotation_that_asks_nothing_is_ignored(raw):
+    assert binding_request({"metadata": {"annotations": {BINDING_CONDITIONS: raw}}}) is None
+
+
+def test_the_real_kubelet_reserves_what_the_scenario_node_does_not_offer():
+    node = {
+        "status": {"capacity": {"cpu": "208", "memory": "100Gi"}, "allocatable": {"cpu": "205860m", "memory": "90Gi"}}
+    }
+    assert scenario_reserved(node) == {"cpu": "2140m", "memory": str(10 << 30)}
+    assert scenario_reserved({"status": {"capacity": {"cpu": "8"}}}) == {}
