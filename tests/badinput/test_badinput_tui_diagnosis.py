@@ -74,7 +74,9 @@ def test_ctrl_q_does_not_wait_for_a_running_diagnosis(tmp_path: pathlib.Path) ->
             async with app.run_test(size=(80, 24)) as pilot:
                 while not (app.feed.loaded and feed_mod.threading.active_count() > 1):
                     await pilot.pause(0.05)
-                while not any(t.name == "dragoman-diagnosis" or "asyncio" in t.name for t in threading.enumerate()):
+                # The diagnosis under way: in a thread, or in a forked child whose answer a reader thread awaits.
+                running = ("dragoman-diagnosis", "dragoman-child-reader")
+                while not any(t.name in running or "asyncio" in t.name for t in threading.enumerate()):
                     await pilot.pause(0.05)
                 await pilot.press("ctrl+q")
             print("quit", flush=True)
