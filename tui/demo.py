@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import os
 import sys
+from collections.abc import Callable
 
 
 async def serve(kubeconfig: str, scenario: str, controllers: bool) -> None:
@@ -32,7 +33,8 @@ async def serve(kubeconfig: str, scenario: str, controllers: bool) -> None:
     parent = os.getppid()
     await sim.start()
     try:
-        sim.write_kubeconfig(kubeconfig)
+        if not _write(kubeconfig, lambda: sim.write_kubeconfig(kubeconfig, make_folder=False)):
+            return
         print("READY", sim.url, flush=True)
         # Die with the TUI: an orphaned simulator would keep a port and a core busy.
         while os.getppid() == parent:
@@ -40,6 +42,22 @@ async def serve(kubeconfig: str, scenario: str, controllers: bool) -> None:
     finally:
         await sim.stop()
         _orphaned(parent, kubeconfig)
+
+
+def _write(kubeconfig: str, write: Callable[[], None]) -> bool:
+    """Write the run's kubeconfig unless its folder is gone (False then): the parent removes it when it gives the run
+    up, and a folder made again would hold this run's admin token with no one left to remove it."""
+    from dragoman.fleet.errors import UserError
+
+    if not os.path.isdir(os.path.dirname(os.path.abspath(kubeconfig))):
+        return False
+    try:
+        write()  # makes no folder: one removed meanwhile fails the write
+    except UserError:
+        if os.path.isdir(os.path.dirname(os.path.abspath(kubeconfig))):
+            raise
+        return False
+    return True
 
 
 def _orphaned(parent: int, kubeconfig: str) -> None:
@@ -63,7 +81,8 @@ async def serve_real(kubeconfig: str, scenario: str, binaries: str, prometheus: 
     parent = os.getppid()
     try:
         await cluster.start()
-        write_kubeconfig(kubeconfig, cluster.kubeconfig())
+        if not _write(kubeconfig, lambda: write_kubeconfig(kubeconfig, cluster.kubeconfig())):
+            return
         print("READY", cluster.url, *([cluster.prometheus.url] if cluster.prometheus else []), flush=True)
         while os.getppid() == parent:
             await asyncio.sleep(1.0)
@@ -81,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--with-prometheus", action="store_true", help="with --control-plane: and a Prometheus")
     args = p.parse_args(argv)
     import signal
+
+    # The parent blocks these while it starts this process (DemoProcess._start); the mask is inherited through exec.
+    # One that came meanwhile is delivered here, once the parent knows this process and can stop it.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
 
     def _term(*_: object) -> None:
         # SIGTERM (the TUI's stop) unwinds like Ctrl+C, so every control-plane process is ended and its files removed.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -126,7 +127,15 @@ class DemoProcess:
             # Four processes to start and a fleet to load through the API: minutes on a busy 2-core machine.
             timeout = CONTROL_PLANE_START_TIMEOUT
         with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
+            # A Ctrl+C or SIGTERM that lands inside Popen (between the fork and its return) would leave a child that
+            # no one stops: it would start the simulator for nobody. Held until self.proc names the child, the signal
+            # then stops it like any other (the child unblocks them first thing, dragoman/tui/demo.py).
+            held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+            old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+            try:
+                self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         assert self.proc.stdout is not None
         deadline = time.monotonic() + timeout
         pending = b""

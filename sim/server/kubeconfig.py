@@ -41,11 +41,13 @@ class KubeconfigMixin:
             "current-context": current,
         }
 
-    def write_kubeconfig(self, path: str | os.PathLike, user: str | None = None) -> None:
+    def write_kubeconfig(self, path: str | os.PathLike, user: str | None = None, *, make_folder: bool = True) -> None:
         """The kubeconfig (it carries this run's tokens): 0600, renamed into place, never over a device, FIFO,
-        folder or link (fleet/safefile.py, the one home for such writes)."""
+        folder or link (fleet/safefile.py, the one home for such writes). `make_folder=False`: a folder that is gone
+        stays gone (FileNotFoundError), as the demo's child needs when its parent gave the run up and removed it."""
         from dragoman.fleet.safefile import write_atomic
 
         p = pathlib.Path(path)
-        p.parent.mkdir(parents=True, exist_ok=True)
+        if make_folder:
+            p.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(str(p), lambda f: yaml.safe_dump(self.kubeconfig(user), f, sort_keys=False), "the kubeconfig")
