@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from dragoman.fleet.k8s.times import parse_time
 from dragoman.fleet.model import FleetModel, is_bridge_claim, pod_extended_requests
 
 SERIES_LENGTH = 120  # samples kept per series (at one every 5 s: ten minutes)
@@ -243,21 +244,6 @@ async def query_prometheus(
     return out, "; ".join(errors)
 
 
-def _rfc3339(text: Any) -> float | None:
-    """Unix time of an RFC 3339 timestamp as Prometheus writes it (nanoseconds, `Z` or an offset); None if it is not."""
-    import datetime as dt
-
-    m = re.fullmatch(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)", str(text or ""))
-    if not m:
-        return None
-    zone = "+00:00" if m[3] == "Z" else m[3]
-    try:
-        whole = dt.datetime.fromisoformat(m[1] + zone).timestamp()
-    except ValueError:
-        return None
-    return whole + (float("0." + m[2]) if m[2] else 0.0)
-
-
 def _duration(text: Any) -> float:
     """Seconds of a Prometheus duration such as `5s`, `1m` or `1m30s` (0 when it is not one)."""
     units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -275,7 +261,8 @@ async def _last_scrapes(session: Any, url: str) -> tuple[list[tuple[float, float
     out = []
     for t in targets or ():
         if isinstance(t, dict) and t.get("health") == "up":
-            last = _rfc3339(t.get("lastScrape"))
+            stamp = t.get("lastScrape")
+            last = parse_time(stamp) if isinstance(stamp, str) else None  # RFC 3339, nanoseconds read to the µs
             if last is not None:
                 out.append((last, _duration(t.get("scrapeInterval"))))
     return out, ""

@@ -324,5 +324,4 @@ async def test_figures_since_a_change_wait_for_prometheus_to_scrape_after_it() -
         assert 2.5 < time.monotonic() - started < 10 and "may predate" in late["stale"]
     finally:
         await runner.cleanup()
-    assert load._rfc3339("2026-12-05T16:47:01Z") == dt.datetime(2026, 12, 5, 16, 47, 1, tzinfo=dt.UTC).timestamp()
-    assert load._rfc3339("not a time") is None and load._duration("1m30s") == 90
+    assert load._duration("1m30s") == 90 and load._duration("garbage") == 0
