@@ -257,9 +257,10 @@ async def _last_scrapes(session: Any, url: str) -> tuple[list[tuple[float, float
         if resp.status != 200:
             return [], f"{resp.status}"
         body = await resp.json(content_type=None)
-    targets = ((body or {}).get("data") or {}).get("activeTargets") if isinstance(body, dict) else None
+    data = body.get("data") if isinstance(body, dict) else None
+    targets = data.get("activeTargets") if isinstance(data, dict) else None
     out = []
-    for t in targets or ():
+    for t in targets if isinstance(targets, list) else ():
         if isinstance(t, dict) and t.get("health") == "up":
             stamp = t.get("lastScrape")
             last = parse_time(stamp) if isinstance(stamp, str) else None  # RFC 3339, nanoseconds read to the µs

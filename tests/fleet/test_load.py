@@ -325,3 +325,37 @@ async def test_figures_since_a_change_wait_for_prometheus_to_scrape_after_it() -
     finally:
         await runner.cleanup()
     assert load._duration("1m30s") == 90 and load._duration("garbage") == 0
+
+
+async def test_a_targets_answer_of_the_wrong_shape_is_no_wait() -> None:
+    # Whatever /api/v1/targets answers (a list for data, a number for the targets, a timestamp that is not one), the
+    # figures are taken at once, without an exception.
+    answers = iter(
+        [
+            {"status": "success", "data": []},
+            {"status": "success", "data": {"activeTargets": 7}},
+            {"status": "success", "data": {"activeTargets": [{"health": "up", "lastScrape": 5}, "x"]}},
+            ["not", "an", "object"],
+        ]
+    )
+
+    async def targets(request: web.Request) -> web.Response:
+        return web.json_response(next(answers))
+
+    async def query(request: web.Request) -> web.Response:
+        return web.json_response({"status": "success", "data": {"resultType": "vector", "result": []}})
+
+    app = web.Application()
+    app.router.add_get("/api/v1/query", query)
+    app.router.add_get("/api/v1/targets", targets)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+    try:
+        for _ in range(4):
+            scraped, stale = await load.wait_for_scrapes(url, since=1e12, limit=5)
+            assert (scraped, stale) == (None, "")
+    finally:
+        await runner.cleanup()
