@@ -55,8 +55,6 @@ class Column:
     max_width: int | None = 30
     # "end" cuts the tail; "middle" keeps both ends (generated node and pod names differ at the end).
     trim: str = "end"
-    # Essential columns keep their content width as long as anything else can give; the others shrink, then hide.
-    essential: bool = False
     # When the row is wider than the screen, columns with a `give_way` rank (1 first, then 2, …; 0 never) give up width
     # down to their minimum, cut as `trim` says, until the table's `reach` column is on the first screen.
     give_way: int = 0
@@ -246,6 +244,7 @@ class VTable(ScrollView, can_focus=True):
         *,
         sort_key: Callable[[Hashable, tuple], Any] | None = None,
         name_column: str | None = None,
+        pinned: str | None = None,
         empty: str = "nothing to show",
         reach: tuple[str, int] | None = None,
         id: str | None = None,
@@ -258,6 +257,8 @@ class VTable(ScrollView, can_focus=True):
         keys = [c.key for c in self.columns]
         # The column Shift-N sorts by (k9s's NAME); Shift-A sorts by a column keyed "age", where a view has one.
         self.name_column = keys.index(name_column) if name_column in keys else 0
+        # The column that stays on screen when the rows scroll sideways (the first, unless the view names another).
+        self.pinned = keys.index(pinned) if pinned in keys else 0
         # (column, cells): on a narrow screen the `give_way` columns shrink until that column's first cells are drawn
         # before the edge (the Devices view at 80 columns cut every MIG device to `gpu-0-mig-1→` while NODE kept 36).
         self._reach = (keys.index(reach[0]), reach[1]) if reach and reach[0] in keys else None
@@ -600,16 +601,21 @@ class VTable(ScrollView, can_focus=True):
         self.refresh()
 
     def _show_column(self, column: int) -> None:
-        """Scroll sideways so a selected column is in sight (the first column always is)."""
-        if column == 0:
-            return
+        """Scroll sideways so a selected column is in sight (the pinned one always is)."""
         widths = self._layout_widths(self.view_width)
-        start = sum(w + 1 for w in widths[1:column])
-        room = self.view_width - self._frozen_width(widths)
-        if start < self.hscroll:
-            self.hscroll = start
-        elif start + widths[column] > self.hscroll + room:
-            self.hscroll = min(self.max_hscroll(), start + widths[column] - room + 1)
+        pinned = min(self.pinned, len(widths) - 1)
+        if column == pinned:
+            return
+        before, pw = self._pin(widths)
+        x = sum(w + 1 for w in widths[:column])  # where the column starts on an endless screen, after the gutter
+        room = self.view_width - 2
+        s = self.hscroll
+        under = pw if column > pinned and s >= before else 0  # hidden under the stuck pinned column
+        if x < s + under:
+            s = x - (pw if column > pinned else 0)
+        elif x + widths[column] > s + room:
+            s = x + widths[column] - room + 1
+        self.hscroll = max(0, min(self.max_hscroll(), s))
 
     def sort_label(self) -> str:
         """What the rows are ordered by, for a heading: `sorted by AGE ↓`, or "" in the view's own order."""
@@ -763,8 +769,35 @@ class VTable(ScrollView, can_focus=True):
         to the full width let the scrollbar hide the last column, and the `→` that says a row goes on)."""
         return self.scrollable_content_region.width or self.size.width
 
+    def _pin(self, widths: list[int]) -> tuple[int, int]:
+        """(how wide the columns before the pinned one are, the pinned column's width with its space). Scrolled
+        sideways, the columns before the pinned one go first, then it stays at the left edge while the ones after it
+        scroll beneath (the Devices view keeps DEVICE, the device's name, not DRIVER, the same on most rows)."""
+        if not widths:
+            return 0, 0
+        p = min(self.pinned, len(widths) - 1)
+        return sum(w + 1 for w in widths[:p]), widths[p] + 1
+
     def _frozen_width(self, widths: list[int]) -> int:
-        return 2 + widths[0] + 1 if widths else 2
+        """What stays put at the current sideways scroll: the gutter, and the pinned column once it reached the edge."""
+        before, pw = self._pin(widths)
+        return 2 + pw if widths and self.hscroll >= before else 2
+
+    def _spans(self, widths: list[int], width: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int]:
+        """Which parts of a row drawn on an endless screen are shown `width` wide at the current scroll: (the spans
+        drawn, left to right; the spans scrolled past on the left; where the part past the right edge begins)."""
+        before, pw = self._pin(widths)
+        frozen = self._frozen_width(widths)
+        s = self.hscroll
+        if frozen > 2:  # the pinned column stays at the left edge; what comes after it scrolls beneath
+            start = 2 + pw + s
+            shown = [(0, 2), (2 + before, 2 + before + pw)]
+            hidden = [(2, 2 + before), (2 + before + pw, start)]
+        else:
+            start = 2 + s
+            shown, hidden = [(0, 2)], [(2, start)]
+        right = start + max(0, width - frozen)
+        return [*shown, (start, right)], hidden, right
 
     def _total_width(self) -> int:
         widths = self._layout_widths(self.view_width)
@@ -780,12 +813,16 @@ class VTable(ScrollView, can_focus=True):
             self.refresh()
 
     def action_hcolumn(self, direction: int) -> None:
-        """shift+→ / shift+←: scroll so that the next (previous) column starts right after the first one."""
+        """shift+→ / shift+←: scroll so that the next (previous) column starts at the left edge (or after the pinned
+        one)."""
         widths = self._layout_widths(self.view_width)
-        starts, x = [], 0
-        for w in widths[1:]:
-            starts.append(x)
+        pinned = min(self.pinned, len(widths) - 1)
+        _before, pw = self._pin(widths)
+        starts, x = set(), 0
+        for i, w in enumerate(widths):
+            starts.add(x - pw if i > pinned else x)  # a column after the pinned one starts right after it
             x += w + 1
+        starts = sorted(starts)
         if direction > 0:
             nxt = [st for st in starts if st > self.hscroll]
             target = nxt[0] if nxt else self.max_hscroll()
@@ -816,18 +853,18 @@ class VTable(ScrollView, can_focus=True):
     def _scrolled(
         self, segs: list[Segment], widths: list[int], width: int, style: Style, header: bool = False
     ) -> Strip:
-        """The first column stays; the others are cropped by the horizontal scroll."""
+        """The pinned column stays; the others are cropped by the horizontal scroll."""
         strip = Strip(segs)
         frozen = self._frozen_width(widths)
         if self.hscroll or strip.cell_length > width:
             total = strip.cell_length
-            right = frozen + self.hscroll + max(0, width - frozen)
-            head = strip.crop(0, frozen)
-            rest = strip.crop(frozen + self.hscroll, right)
+            shown, hidden, right = self._spans(widths, width)
             # A row whose cells go on past either edge says so where they are cut (issue 30: `✔ ru`, `Hopper (2`).
             more_right = not header and total > right and bool(strip.crop(right, total).text.strip())
-            more_left = not header and self.hscroll > 0 and bool(strip.crop(frozen, frozen + self.hscroll).text.strip())
-            strip = Strip.join([head, rest])
+            more_left = (
+                not header and self.hscroll > 0 and any(strip.crop(a, b).text.strip() for a, b in hidden if b > a)
+            )
+            strip = Strip.join([strip.crop(a, b) for a, b in shown])
             if more_left or more_right:
                 strip = strip.extend_cell_length(width, style)
                 parts = [strip.crop(0, frozen)]

@@ -37,7 +37,6 @@ def node_pools_of(fleet, driver: str, entry: dict) -> list[str]:
 class AttributesView(View):
     name, title = "attributes", "Attribute distribution"
     columns = COLUMNS
-    essential = ("attribute", "type", "devices", "pools")
     uses_catalogue = True
     empty = "no device publishes attributes"
 

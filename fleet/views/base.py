@@ -53,13 +53,15 @@ class View:
     uses_catalogue = False
     shows_summary = False  # a line above the table (`summary`), redrawn at most twice a second
     trim_middle: tuple[str, ...] = ("node", "pod", "claim", "object")
-    essential: tuple[str, ...] = ()
     # On a screen too narrow for the row: these columns give up width, in this order (down to their minimum, cut as
     # `trim_middle` says), until `reach` — (column, cells) — shows that many cells of its column on the first screen.
     give_way: tuple[str, ...] = ()
     reach: tuple[str, int] | None = None
     # The column k9s's Shift-N sorts by (its NAME); None: the first.
     name_column: str | None = None
+    # The column that stays on screen when the rows scroll sideways (the columns before it scroll away first); None:
+    # the first. A view whose rows are named further right (Devices: driver → pool → node → DEVICE) pins the name.
+    pinned: str | None = None
 
     def __init__(self, scope: tuple[str, str] | None = None) -> None:
         # ("pool", name) or ("node", name): a drilled-down view shows only that part of the fleet.

@@ -87,7 +87,6 @@ class ClaimsView(View):
     name, title = "claims", "Claims"
     columns = COLUMNS
     name_column = "claim"
-    essential = ("state", "claim", "source", "pod", "devices", "node")
     empty = "no ResourceClaims"
 
     def sort_key(self, key, row):

@@ -93,7 +93,8 @@ class DevicesView(View):
     name, title = "devices", "Devices"
     columns = COLUMNS
     name_column = "device"
-    essential = ("node", "device", "product", "claim")
+    # Scrolled sideways, the device's name stays (DRIVER is the same on most rows; DEVICE is what tells them apart).
+    pinned = "device"
     # At 80 columns the row is wider than the screen: NODE (cut in the middle, its generated tail kept) and DRIVER (the
     # same on most rows) give way so that DEVICE is whole (MIG devices differ at the end) and STATE reads on the first
     # screen; POOL keeps its width, it says which pool the cut node is in.

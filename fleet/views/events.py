@@ -43,7 +43,6 @@ class EventsView(View):
     name, title = "events", "Events"
     columns = COLUMNS
     name_column = "object"
-    essential = ("object", "reason", "message")
     trim_middle = ("object",)
     empty = "no events: an API server keeps them for an hour (--event-ttl) after they last happen"
 

@@ -32,7 +32,6 @@ class FindingsView(View):
     name, title = "findings", "Findings"
     columns = COLUMNS
     name_column = "object"
-    essential = ("severity", "id", "object", "summary")
     uses_findings = True
     empty = "no findings: the fleet is consistent"
 

@@ -73,7 +73,6 @@ def node_facets(v: NodeView) -> dict:
 class NodesView(View):
     name, title = "nodes", "Nodes"
     columns = COLUMNS
-    essential = ("node", "ownership", "sched", "plugin", "driver", "findings")
     uses_findings = True
     empty = "no nodes here"
 

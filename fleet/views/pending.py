@@ -99,7 +99,6 @@ def stuck_row(pod: dict, findings: Sequence[Finding], now: float | None = None) 
 class StuckView(View):
     name, title = "pending", "Stuck pods"
     columns = COLUMNS
-    essential = ("pod", "finding", "why")
     uses_findings = True
     empty = "no stuck GPU pod"
 

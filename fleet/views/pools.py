@@ -97,7 +97,6 @@ def fleet_summary(pools: Sequence[PoolView], findings: Sequence[Finding], diagno
 class PoolsView(View):
     name, title = "pools", "Pools"
     columns = COLUMNS
-    essential = ("pool", "ownership", "nodes", "plugin", "dra", "findings")
     uses_findings = True
     shows_summary = True
     empty = "no nodes in this cluster"

@@ -1,5 +1,5 @@
 """No cell is cut without a marker (issue 30): every table view at 80×24 and 120×40, scrolled sideways too. A row whose
-cells go on past the right edge ends in `→`, one scrolled past cells on the left shows `←` after the first column, and
+cells go on past the right edge ends in `→`, one scrolled past cells on the left shows `←` after the pinned column, and
 a cell wider than its column ends in `…`; anything else drawn must be exactly the row's own text."""
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ def unmarked_cuts(table: VTable) -> list[str]:
     width = table.view_width
     widths = table._layout_widths(width)
     frozen = table._frozen_width(widths)
+    shown, hidden, right = table._spans(widths, width)
     bad = []
     top = int(table.scroll_offset.y)
     for y in range(1, min(table.size.height, len(table.keys()) - top + 1)):
@@ -45,9 +46,9 @@ def unmarked_cuts(table: VTable) -> list[str]:
             for i, (c, w) in enumerate(zip(list(cells) + [""] * len(widths), widths))
         )
         drawn = table.render_line(y).text[:width]
-        window = (full[:frozen] + full[frozen + table.hscroll : frozen + table.hscroll + width - frozen]).ljust(width)
-        hidden_right = full[frozen + table.hscroll + width - frozen :].strip()
-        hidden_left = full[frozen : frozen + table.hscroll].strip()
+        window = "".join(full[a:b] for a, b in shown).ljust(width)
+        hidden_right = full[right:].strip()
+        hidden_left = "".join(full[a:b] for a, b in hidden).strip()
         for i, (d, w) in enumerate(zip(drawn, window)):
             if d == w:
                 continue
@@ -77,6 +78,28 @@ async def test_no_cell_is_cut_without_a_marker(view, size, tmp_path) -> None:
             assert not bad, f"{view} at {size}:\n" + "\n".join(bad[:5])
             if view.endswith("_scrolled"):
                 assert table.hscroll > 0
+
+
+async def test_scrolled_sideways_the_devices_view_keeps_the_device_name_not_the_driver(tmp_path) -> None:
+    """Scrolled sideways at 80 columns, DRIVER (gpu.nvidia.com on most rows) stayed at the left edge and DEVICE, the
+    column that tells the rows apart, scrolled away. The device's name is the one that stays."""
+    app = snapshot_app(snapshot_copy(tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _keys("3", *["shift+right"] * 6)(pilot)
+        table = app.screen.query_one(VTable)
+        assert table.hscroll == table.max_hscroll() > 0
+        header = table.render_line(0).text
+        assert header[2:].startswith("DEVICE ") and "DRIVER" not in header, header
+        # What scrolled beneath it is still there: the last column, MEMORY, is now on screen.
+        assert header.rstrip().endswith("MEMORY"), header
+        keys = table.keys()[: table.size.height - 1]
+        assert keys
+        for y, key in enumerate(keys, 1):
+            line = table.render_line(y).text
+            assert line[2:].startswith(key[2] + " "), (key, line)
+        # And back: shift+← brings the columns before it again, DRIVER first.
+        await _keys(*["shift+left"] * 6)(pilot)
+        assert table.hscroll == 0 and table.render_line(0).text[2:].startswith("DRIVER")
 
 
 # ------------------------------------------------------------------------------------------ the DataTable screens

@@ -57,7 +57,6 @@ class TableScreen(PromptScreen[None]):
                     mn,
                     mx,
                     "middle" if k in self.view.trim_middle else "end",
-                    k in self.view.essential,
                     give.index(k) + 1 if k in give else 0,
                 )
                 for k, label, mn, mx in self.view.columns
@@ -66,6 +65,7 @@ class TableScreen(PromptScreen[None]):
                 cols,
                 sort_key=self.view.sort_key,
                 name_column=self.view.name_column,
+                pinned=self.view.pinned,
                 empty="loading the fleet…",
                 reach=self.view.reach,
                 id="table",
