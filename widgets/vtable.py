@@ -818,11 +818,11 @@ class VTable(ScrollView, can_focus=True):
         widths = self._layout_widths(self.view_width)
         pinned = min(self.pinned, len(widths) - 1)
         _before, pw = self._pin(widths)
-        starts, x = set(), 0
+        found, x = set(), 0
         for i, w in enumerate(widths):
-            starts.add(x - pw if i > pinned else x)  # a column after the pinned one starts right after it
+            found.add(x - pw if i > pinned else x)  # a column after the pinned one starts right after it
             x += w + 1
-        starts = sorted(starts)
+        starts = sorted(found)
         if direction > 0:
             nxt = [st for st in starts if st > self.hscroll]
             target = nxt[0] if nxt else self.max_hscroll()
