@@ -19,9 +19,6 @@ from dragoman.fleet.nvidia_schema import DRIVER, STALE_ATTRIBUTES
 # The chart's class (dra-facts.md §d): whole GPUs only.
 CANONICAL_CLASS = "gpu.nvidia.com"
 CANONICAL_SELECTOR = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
-TYPE_GPU = re.compile(
-    r"""\.type\s*==\s*['"]gpu['"]|\[['"]type['"]\]\s*==\s*['"]gpu['"]|['"]gpu['"]\s*==\s*[^&|]*\.type\b"""
-)
 
 # ---------------------------------------------------------------- predictions and the gate
 
@@ -66,7 +63,7 @@ def class_problems(expressions: list[str], version: str) -> list[tuple[str, str]
     """(finding id, sentence) for a class that will serve nvidia.com/gpu: too broad, or reading retired attributes."""
     out = []
     text = " ".join(expressions)
-    if not any(TYPE_GPU.search(e) for e in expressions):
+    if not nvs.selects_whole_gpus(expressions):
         out.append(
             (
                 "class-too-broad",

@@ -25,6 +25,16 @@ SCHEMA_25_8 = "25.8"  # index/minor dropped; pcieBusID still bare; pcieRoot in t
 SCHEMA_25_12 = "25.12"  # pcieBusID moved to resource.kubernetes.io/pciBusID; addressingMode (also 0.4.x)
 SCHEMAS = (SCHEMA_25_3, SCHEMA_25_8, SCHEMA_25_12)
 STALE_ATTRIBUTES = ("index", "minor", "pcieBusID")
+# A selector's clause keeping a class to whole GPUs: the driver's `type` attribute compared with "gpu", either way
+# round (`device.attributes['gpu.nvidia.com'].type == 'gpu'`, `...["type"] == "gpu"`, `'gpu' == ....type`). A class
+# serving nvidia.com/gpu without one hands MIG or vfio devices to pods that asked for a GPU (class-too-broad).
+_TYPE = r"""(?:\.type\b|\[\s*['"]type['"]\s*\])"""
+TYPE_GPU = re.compile(rf"""{_TYPE}\s*==\s*['"]gpu['"]|['"]gpu['"]\s*==\s*[^&|]*?{_TYPE}""")
+
+
+def selects_whole_gpus(expressions: list[str]) -> bool:
+    """Whether one of a class's selector expressions keeps it to whole GPUs (a `type == "gpu"` clause)."""
+    return any(TYPE_GPU.search(e) for e in expressions)
 
 
 @dataclasses.dataclass(frozen=True)

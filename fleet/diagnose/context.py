@@ -4,7 +4,6 @@ diagnosis, not once per rule)."""
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections import defaultdict
 from typing import Any
 
@@ -22,9 +21,7 @@ from dragoman.fleet.ownership import GPU
 from dragoman.fleet.projection import Projection
 from dragoman.fleet.selectors import SelectorResult
 
-STALE_ATTRIBUTES = ("index", "minor", "pcieBusID")
 SMALL_POOL_NODES = 4
-TYPE_GPU = re.compile(r"""type['"]?\]?\s*==\s*['"]gpu['"]|['"]gpu['"]\s*==\s*device\.attributes""")
 CLAIM_QUOTA = "count/resourceclaims.resource.k8s.io"
 
 

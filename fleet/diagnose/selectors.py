@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dragoman.fleet import k8s, nvidia_schema
 from dragoman.fleet.cel import cel_device
 from dragoman.fleet.cel_explain import NearMiss, clause_values, have
-from dragoman.fleet.diagnose.context import STALE_ATTRIBUTES, TYPE_GPU, Context, plural, pod_ref
+from dragoman.fleet.diagnose.context import Context, plural, pod_ref
 from dragoman.fleet.findings import Finding, ObjectRef, make_finding
 from dragoman.fleet.k8s.podresources import container_requests
 from dragoman.fleet.k8s.quantity import count
@@ -48,7 +48,7 @@ def classes(ctx: Context) -> Iterable[Finding]:
         )
     for name in naming.get(GPU, ()):
         c = ctx.classes[name]
-        if any(TYPE_GPU.search(e) for e in c.expressions):
+        if nvidia_schema.selects_whole_gpus(c.expressions):
             continue
         ev = [f"DeviceClass {name} serves nvidia.com/gpu with selectors: " + (" && ".join(c.expressions) or "(none)")]
         res = m.class_matches(name)
@@ -77,8 +77,8 @@ def _stale_read(exprs: list[str], model: FleetModel) -> list[str]:
             reads |= {i for (d, i) in s.attributes_read if d == nvidia_schema.DRIVER and i}
     except Exception:  # noqa: BLE001 - any compile failure: fall back to reading the words of the text
         text = " ".join(exprs)
-        reads = {a for a in STALE_ATTRIBUTES if re.search(rf"\b{a}\b", text)}
-    stale = [a for a in STALE_ATTRIBUTES if a in reads]
+        reads = {a for a in nvidia_schema.STALE_ATTRIBUTES if re.search(rf"\b{a}\b", text)}
+    stale = [a for a in nvidia_schema.STALE_ATTRIBUTES if a in reads]
     if not stale:
         return []
     published = model.attribute_catalogue().get(nvidia_schema.DRIVER, {})
