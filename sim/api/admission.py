@@ -164,6 +164,11 @@ def admit_pod(
     default_tolerations(spec)
 
 
+def admit_priority(spec: dict) -> None:
+    """Priority admission of a new pod's spec (a scenario generator writes what it would have given)."""
+    _priority("CREATE", spec, None)
+
+
 def loaded_pod(pod: dict) -> None:
     """A pod of a scenario file, loaded as if it had been stored long ago: what admission gives every stored pod
     (its service account's name, priority, the default tolerations). The token volume is the file's to hold: a

@@ -8,7 +8,7 @@ import gc
 import random
 
 from dragoman.fleet import nvidia_schema as nv
-from dragoman.sim.scenarios.podstatus import started_pod_conditions
+from dragoman.sim.scenarios.podstatus import started_pod_conditions, stored_spec
 
 POOL_LABEL = "cloud.google.com/gke-nodepool"
 KUBELET = "v1.37.1-gke.1048000"
@@ -76,13 +76,7 @@ def _pod(
     }
     if owner:
         meta["ownerReferences"] = [owner]
-    spec: dict = {
-        "containers": containers,
-        "restartPolicy": "Always",
-        "schedulerName": "default-scheduler",
-        "terminationGracePeriodSeconds": 30,
-        "dnsPolicy": "ClusterFirst",
-    }
+    spec = stored_spec({"containers": [dict(c) for c in containers]})
     if node_selector:
         spec["nodeSelector"] = node_selector
     if affinity:
@@ -368,14 +362,17 @@ def _gpu_daemonset(fleet: _Layout, name: str, ns: str, image: str, pools: list[s
                 "selector": {"matchLabels": labels},
                 "template": {
                     "metadata": {"labels": labels},
-                    "spec": {
-                        "containers": [container],
-                        "affinity": _required_terms(
-                            {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": pools}]}
-                        ),
-                        "priorityClassName": "system-node-critical",
-                        "tolerations": [{"operator": "Exists"}],
-                    },
+                    "spec": stored_spec(
+                        {
+                            "containers": [container],
+                            "affinity": _required_terms(
+                                {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": pools}]}
+                            ),
+                            "priorityClassName": "system-node-critical",
+                            "tolerations": [{"operator": "Exists"}],
+                        },
+                        pod=False,
+                    ),
                 },
                 "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
             },
@@ -717,7 +714,10 @@ def _template_parts(app: str, image: str, sa_volume: str) -> dict:
             },
         },
     ]
-    return {"containers": [container], "volumes": volumes, "managed": managed}
+    # The spec every pod of the template shares, defaulted once (a pod adds its node, its restart policy if a Job's
+    # and the default tolerations).
+    spec = stored_spec({"containers": [container], "volumes": volumes, "serviceAccountName": "default"})
+    return {"containers": [container], "volumes": volumes, "managed": managed, "spec": spec}
 
 
 def _cpu_pod(
@@ -752,21 +752,11 @@ def _cpu_pod(
             "ownerReferences": [owner],
             "managedFields": parts["managed"],
         },
-        "spec": {
-            "containers": parts["containers"],
-            "volumes": parts["volumes"],
+        "spec": parts["spec"]
+        | {
             "restartPolicy": "Never" if owner["kind"] == "Job" else "Always",
-            "terminationGracePeriodSeconds": 30,
-            "dnsPolicy": "ClusterFirst",
-            "serviceAccountName": "default",
-            "serviceAccount": "default",
             "nodeName": node,
-            "securityContext": {},
-            "schedulerName": "default-scheduler",
             "tolerations": DEFAULT_TOLERATIONS,
-            "priority": 0,
-            "enableServiceLinks": True,
-            "preemptionPolicy": "PreemptLowerPriority",
         },
         "status": {
             "phase": phase,
@@ -901,7 +891,9 @@ def _add_cpu_side(
                     "selector": {"matchLabels": labels},
                     "template": {
                         "metadata": {"labels": labels},
-                        "spec": {"containers": parts["containers"], "tolerations": [{"operator": "Exists"}]},
+                        "spec": stored_spec(
+                            {"containers": parts["containers"], "tolerations": [{"operator": "Exists"}]}, pod=False
+                        ),
                     },
                     "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
                 },
@@ -935,7 +927,7 @@ def _add_cpu_side(
         labels = {"app.kubernetes.io/name": app}
         dep_uid, rs_uid = ids.uid(), ids.uid()
         parts = _template_parts(app, image, f"kube-api-access-{ids.suffix()}")
-        template = {"metadata": {"labels": labels}, "spec": {"containers": parts["containers"]}}
+        template = {"metadata": {"labels": labels}, "spec": stored_spec({"containers": parts["containers"]}, pod=False)}
         out.append(
             {
                 "apiVersion": "apps/v1",
@@ -992,7 +984,10 @@ def _add_cpu_side(
                 "spec": {
                     "replicas": replicas,
                     "selector": {"matchLabels": rs_labels},
-                    "template": {"metadata": {"labels": rs_labels}, "spec": {"containers": parts["containers"]}},
+                    "template": {
+                        "metadata": {"labels": rs_labels},
+                        "spec": stored_spec({"containers": parts["containers"]}, pod=False),
+                    },
                 },
                 "status": {
                     "observedGeneration": 1,
@@ -1055,7 +1050,7 @@ def _add_cpu_side(
                     "completionMode": "NonIndexed",
                     "template": {
                         "metadata": {"labels": labels},
-                        "spec": {"containers": parts["containers"], "restartPolicy": "Never"},
+                        "spec": stored_spec({"containers": parts["containers"], "restartPolicy": "Never"}, pod=False),
                     },
                 },
                 "status": {

@@ -10,6 +10,7 @@ from dragoman.fleet.k8s import DAEMONSET_TOLERATIONS
 from dragoman.sim.scenarios.demofleet.objects import POOL_LABEL, PROJECT, Demo, NodeSpec, meta, owner_ref, sfx, ts
 from dragoman.sim.scenarios.demofleet.verdicts import VERDICT, unschedulable_condition
 from dragoman.sim.scenarios.demofleet.workloads import Workloads
+from dragoman.sim.scenarios.podstatus import stored_spec
 
 Event = tuple[dict, str, str, str, str, int]  # pod, reason, message, component, at, count
 REG = f"us-docker.pkg.dev/{PROJECT}"
@@ -84,26 +85,15 @@ def make_daemonset(
     rev = sfx("ds", ns, name, length=10)
     tpl = {
         "metadata": {"labels": pod_labels},
-        "spec": {
-            "containers": [
-                dict(
-                    c,
-                    imagePullPolicy="IfNotPresent",
-                    terminationMessagePath="/dev/termination-log",
-                    terminationMessagePolicy="File",
-                )
-                for c in containers
-            ],
-            "dnsPolicy": "ClusterFirst",
-            "priorityClassName": "system-node-critical",
-            "restartPolicy": "Always",
-            "schedulerName": "default-scheduler",
-            "securityContext": {},
-            "serviceAccountName": service_account,
-            "serviceAccount": service_account,
-            "terminationGracePeriodSeconds": 30,
-            "tolerations": tolerations or [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-        },
+        "spec": stored_spec(
+            {
+                "containers": [dict(c) for c in containers],
+                "priorityClassName": "system-node-critical",
+                "serviceAccountName": service_account,
+            },
+            pod=False,
+        )
+        | {"tolerations": tolerations or [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]},
     }
     if node_selector:
         tpl["spec"]["nodeSelector"] = node_selector

@@ -8,7 +8,7 @@ import datetime as dt
 import json
 
 from dragoman.fleet import nvidia_schema as nv
-from dragoman.sim.scenarios.podstatus import started_pod_conditions
+from dragoman.sim.scenarios.podstatus import started_pod_conditions, stored_spec
 
 MARK = "dragoman.io/demo-finding"
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
@@ -339,27 +339,14 @@ class Demo:
         host_network: bool = False,
         annotations: dict | None = None,
     ) -> dict:
-        spec: dict = {
-            "containers": [
-                dict(
-                    c,
-                    imagePullPolicy="IfNotPresent",
-                    terminationMessagePath="/dev/termination-log",
-                    terminationMessagePolicy="File",
-                )
-                for c in containers
-            ],
-            "dnsPolicy": "ClusterFirst",
-            "enableServiceLinks": True,
-            "preemptionPolicy": "PreemptLowerPriority",
-            "priority": 2000001000 if priority_class == "system-node-critical" else 0,
-            "restartPolicy": restart_policy,
-            "schedulerName": "default-scheduler",
-            "securityContext": {},
-            "serviceAccount": service_account,
-            "serviceAccountName": service_account,
-            "terminationGracePeriodSeconds": 30,
-        }
+        spec = stored_spec(
+            {
+                "containers": [dict(c) for c in containers],
+                "priority": 2000001000 if priority_class == "system-node-critical" else 0,
+                "restartPolicy": restart_policy,
+                "serviceAccountName": service_account,
+            }
+        )
         if priority_class:
             spec["priorityClassName"] = priority_class
         if host_network:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from dragoman.sim.scenarios.demofleet.objects import Demo, meta, owner_ref, sfx, uid
+from dragoman.sim.scenarios.podstatus import stored_spec
 
 
 def container(
@@ -47,22 +48,7 @@ def template_spec(
     resource_claims: list | None = None,
     restart_policy: str = "Always",
 ) -> dict:
-    spec: dict = {
-        "containers": [
-            dict(
-                c,
-                imagePullPolicy="IfNotPresent",
-                terminationMessagePath="/dev/termination-log",
-                terminationMessagePolicy="File",
-            )
-            for c in containers
-        ],
-        "dnsPolicy": "ClusterFirst",
-        "restartPolicy": restart_policy,
-        "schedulerName": "default-scheduler",
-        "securityContext": {},
-        "terminationGracePeriodSeconds": 30,
-    }
+    spec = stored_spec({"containers": [dict(c) for c in containers], "restartPolicy": restart_policy}, pod=False)
     if node_selector:
         spec["nodeSelector"] = node_selector
     if resource_claims:
