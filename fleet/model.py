@@ -21,7 +21,7 @@ from dragoman.fleet import ownership as own
 from dragoman.fleet.delta import Delta, delta_of
 from dragoman.fleet.gpustack import Workload
 from dragoman.fleet.k8s import DEVICECLASS_PREFIX, Key, key_of, match_node_selector, times
-from dragoman.fleet.k8s.devicestate import DeviceState, FleetDevices
+from dragoman.fleet.k8s.devicestate import DeviceState, FleetDevices, result_entries
 from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
 from dragoman.fleet.k8s.kubelet import BRIDGE_VERSION, parse_kubelet_version
 from dragoman.fleet.k8s.podresources import pod_requests
@@ -630,24 +630,11 @@ class FleetModel:
             self._node_selection[pk] = {}
 
     def _claim_results(self, claim: dict | None) -> list[DeviceId]:
-        if claim is None:
-            return []
-        alloc = (claim.get("status") or {}).get("allocation") or {}
-        return [
-            (r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
-            for r in (alloc.get("devices") or {}).get("results") or ()
-        ]
+        return [d for d, _ in result_entries(claim)] if claim is not None else []
 
     def _claim_holds(self, claim: dict | None) -> list[DeviceId]:
         """The devices a claim's allocation takes: admin-access results see a device without taking it."""
-        if claim is None:
-            return []
-        alloc = (claim.get("status") or {}).get("allocation") or {}
-        return [
-            (r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
-            for r in (alloc.get("devices") or {}).get("results") or ()
-            if not r.get("adminAccess")
-        ]
+        return [d for d, r in result_entries(claim) if not r.get("adminAccess")] if claim is not None else []
 
     def _index_ResourceClaim(self, old: dict | None, new: dict | None) -> None:
         ck = key_of(_given(new, old))

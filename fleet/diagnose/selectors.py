@@ -85,6 +85,18 @@ def _stale_read(exprs: list[str], model: FleetModel) -> list[str]:
     return [a for a in stale if f"{nvidia_schema.DRIVER}/{a}" not in published]
 
 
+def _runtime_error(ref: ObjectRef, subject: str, shown: str, res: SelectorResult, extra: list[str]) -> Finding:
+    """selector-runtime-error for a selector that fails on some devices, with the first device and its error."""
+    dev, err = next(iter(sorted(res.errors.items())))
+    return make_finding(
+        "selector-runtime-error",
+        [ref],
+        f"{subject} fails at runtime on {plural(len(res.errors), 'device')} of {res.evaluated}",
+        [f"selector: {shown}", f"on device {'/'.join(dev)}: CEL runtime error: {err}"] + extra,
+        subject=subject,
+    )
+
+
 def _selector_findings(
     ctx: Context,
     ref: ObjectRef,
@@ -118,15 +130,7 @@ def _selector_findings(
         ]
         if res.errors:
             # Read unguarded, the retired attribute is also a runtime error on every device tested.
-            out.append(
-                make_finding(
-                    "selector-runtime-error",
-                    [ref],
-                    f"{subject} fails at runtime on {plural(len(res.errors), 'device')} of {res.evaluated}",
-                    [f"selector: {shown}", f"on device {'/'.join(dev)}: CEL runtime error: {err}"] + extra,
-                    subject=subject,
-                )
-            )
+            out.append(_runtime_error(ref, subject, shown, res, extra))
         return out
     if res.compile_error:
         return [
@@ -139,16 +143,7 @@ def _selector_findings(
             )
         ]
     if res.errors:
-        dev, err = next(iter(sorted(res.errors.items())))
-        return [
-            make_finding(
-                "selector-runtime-error",
-                [ref],
-                f"{subject} fails at runtime on {plural(len(res.errors), 'device')} of {res.evaluated}",
-                [f"selector: {shown}", f"on device {'/'.join(dev)}: CEL runtime error: {err}"] + extra,
-                subject=subject,
-            )
-        ]
+        return [_runtime_error(ref, subject, shown, res, extra)]
     if not res.matched and ctx.has_devices and used:
         return [
             make_finding(

@@ -11,6 +11,7 @@ from dragoman.fleet.k8s import DAEMONSET_TOLERATIONS, nodeaffinity, tolerations
 from dragoman.sim.controllers.base import (
     Controller,
     controller_ref,
+    delete_pod,
     editable_status,
     pod_active,
     pod_phase,
@@ -200,17 +201,17 @@ class DaemonSets(Controller):
         for p in pods:
             # Failed daemon pods are deleted so that a new one is made (as the real controller does).
             if pod_phase(p) == "Failed" and not p["metadata"].get("deletionTimestamp"):
-                self._delete(p)
+                delete_pod(self.store, p)
         active = [p for p in pods if pod_active(p)]
         live = [p for p in pods if not p["metadata"].get("deletionTimestamp") and pod_phase(p) != "Failed"]
         if should_run and not live:
             self._create(ds, comp, node_name)
         elif not may_continue:
             for p in active:
-                self._delete(p)
+                delete_pod(self.store, p)
         elif len(active) > 1:
             for p in active[1:]:
-                self._delete(p)
+                delete_pod(self.store, p)
 
     def _create(self, ds: dict, comp: _Compiled, node_name: str) -> None:
         md = ds["metadata"]
@@ -250,14 +251,6 @@ class DaemonSets(Controller):
         }
         self.store.create("pods", pod)
 
-    def _delete(self, pod: dict) -> None:
-        md = pod["metadata"]
-        try:
-            self.store.delete("pods", md.get("namespace"), md["name"], preconditions={"uid": md.get("uid")})
-        except Exception as exc:
-            if getattr(exc, "code", None) not in (404, 409):
-                raise
-
     def _summaries(self, ds: dict) -> dict[tuple[str, str], tuple]:
         """Per daemon pod (node, terminating, active, ready, hash, generation), kept current from pod events."""
         uid = ds["metadata"].get("uid", "")
@@ -292,7 +285,7 @@ class DaemonSets(Controller):
             if s[3] and not _is_updated(s[4], s[5], comp, ds):
                 pod = self.cache.get("pods", *pod_key)
                 if pod is not None:
-                    self._delete(pod)
+                    delete_pod(self.store, pod)
                     budget -= 1
 
     def _status(self, ds: dict) -> None:

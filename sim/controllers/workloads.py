@@ -12,6 +12,7 @@ from dragoman.sim.controllers.base import (
     Controller,
     Events,
     controller_ref,
+    delete_pod,
     editable_status,
     pod_active,
     pod_phase,
@@ -176,14 +177,6 @@ class Workloads(Controller):
             md["annotations"] = {**(md.get("annotations") or {}), **annotations}
             cur["metadata"] = md
         self.store.update(resource, cur, subresource="status")
-
-    def _delete_pod(self, pod: dict) -> None:
-        md = pod["metadata"]
-        try:
-            self.store.delete("pods", md.get("namespace"), md["name"], preconditions={"uid": md.get("uid")})
-        except Exception as exc:
-            if getattr(exc, "code", None) not in (404, 409):
-                raise
 
     # -------------------------------------------------------------- Deployment
 
@@ -385,7 +378,7 @@ class Workloads(Controller):
                     ),
                 )
                 for p in victims[: len(active) - want]:
-                    self._delete_pod(p)
+                    delete_pod(self.store, p)
         pods = self._owned_pods(rs)
         active = [p for p in pods if pod_active(p)]
         ready = sum(1 for p in active if pod_ready(p))
@@ -440,7 +433,7 @@ class Workloads(Controller):
                     and pod_phase(pod) in ("Succeeded", "Failed")
                     and not pod["metadata"].get("deletionTimestamp")
                 ):
-                    self._delete_pod(pod)
+                    delete_pod(self.store, pod)
                     break
                 if pod is None:
                     if self.cache.get("pods", ns, pod_name) is not None:
@@ -465,7 +458,7 @@ class Workloads(Controller):
                     break  # OrderedReady: the next ordinal waits for this one
             for pod_name, pod in sorted(owned.items(), key=lambda kv: -_ordinal(kv[0])):
                 if _ordinal(pod_name) >= start + want and pod_active(pod):
-                    self._delete_pod(pod)
+                    delete_pod(self.store, pod)
         pods = [p for p in self._owned_pods(sts) if pod_active(p)]
         ready = sum(1 for p in pods if pod_ready(p))
         current = sum(
@@ -530,7 +523,7 @@ class Workloads(Controller):
             complete = (succeeded >= int(completions)) if completions is not None else (succeeded > 0 and not active)
             if failed > backoff_limit:
                 for p in active:
-                    self._delete_pod(p)
+                    delete_pod(self.store, p)
                 conditions = _set_condition(
                     conditions,
                     "FailureTarget",
@@ -572,7 +565,7 @@ class Workloads(Controller):
                 completion_time = completion_time or now
             elif spec.get("suspend"):
                 for p in active:
-                    self._delete_pod(p)
+                    delete_pod(self.store, p)
                 active = []
             else:
                 if completions is None:

@@ -169,25 +169,9 @@ class ControlPlane:
 
     def kubeconfig(self, user: str | None = None) -> dict:
         """One context per user (`dragoman-cp` for the admin, `dragoman-cp-<user>` for others), verified TLS."""
-        import base64
+        from dragoman.sim.server.kubeconfig import users_kubeconfig
 
-        cluster = "dragoman-cp"
-        ca = base64.b64encode(self.pki.ca_pem).decode()
-        contexts, users = [], []
-        for u in self.users.values():
-            ctx = cluster if u.name == ADMIN else f"{cluster}-{u.name}"
-            contexts.append({"name": ctx, "context": {"cluster": cluster, "user": u.name, "namespace": "default"}})
-            users.append({"name": u.name, "user": {"token": u.token}})
-        current = cluster if (user or ADMIN) == ADMIN else f"{cluster}-{user}"
-        return {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "preferences": {},
-            "clusters": [{"name": cluster, "cluster": {"server": self.url, "certificate-authority-data": ca}}],
-            "contexts": contexts,
-            "users": users,
-            "current-context": current,
-        }
+        return users_kubeconfig("dragoman-cp", self.url, self.pki.ca_pem, self.users, user)
 
     def token_file(self) -> str:
         """kube-apiserver's --token-auth-file: one CSV line per user, every field checked by check_users."""
