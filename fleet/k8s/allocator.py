@@ -32,8 +32,8 @@ from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from dragoman.fleet.cel.device import parse_quantity
 from dragoman.fleet.k8s.nodeaffinity import match_node_selector
+from dragoman.fleet.k8s.quantity import parse_quantity
 from dragoman.fleet.k8s.tolerations import tolerates
 
 FINALIZER = "resource.kubernetes.io/delete-protection"
@@ -111,7 +111,7 @@ class Q:
         if isinstance(raw, Q):
             return raw
         text = str(raw)
-        return cls(parse_quantity(text).value, text)
+        return cls(parse_quantity(text), text)
 
     def __str__(self) -> str:
         if self.text is None:
