@@ -4,13 +4,16 @@ by a real kubelet v1.37.2 (dragoman-cri, dragoman's plugins) on the other. Every
 differential_kubelets_allowlist.yaml fails. CI runs a few cases; DRAGOMAN_KUBELET_DIFF=all runs every one with a
 node half.
 
-Then, on the real kubelets' side: a node whose devices ask for a binding condition (the scenario's
-sim.dragoman.io/binding-conditions annotation), and the real scheduler waiting for it in PreBind until dragoman's DRA
-kubelet plugin, as the driver's controller, sets it True."""
+Then, on both sides at once and compared like the cases: a node whose devices ask for a binding condition (the
+scenario's sim.dragoman.io/binding-conditions annotation), and the real scheduler waiting for it in PreBind until the
+node's DRA kubelet plugin, as the driver's controller, sets it True: the Python agent (sim/controllers/dra_plugin.py)
+on one side, dragoman's Go plugin under the real kubelet on the other. It runs apart from the corpus because its
+assertions read what each side saw (and it leaves its node joined, so it runs once per cluster)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from dragoman.sim.controlplane import differential as diff
@@ -45,17 +48,31 @@ def test_no_difference_between_agents_and_real_kubelets_outside_the_allowlist(re
     )
 
 
-def test_the_real_scheduler_waits_for_the_binding_condition_the_scenario_asks(
+def test_the_real_scheduler_waits_for_the_binding_condition_the_scenario_asks_on_both_sides(
     both: dict[str, diff.Side], result: diff.Result
 ) -> None:
-    seen = b.device_binding_conditions(both["real"])
-    # The real kubelet's DRA plugin published the devices with the condition the node's annotation asks for.
-    assert seen["devices ask"] == [b.BIND_CONDITION]
-    # Allocated and reserved, the node nominated, and the pod not bound while the condition was not yet True.
-    assert seen["reserved, waiting"] == {"nodeName": None, "nominatedNodeName": b.BIND_NODE, "claim reserved": True}
-    assert seen["allocated"] == [(True, [b.BIND_CONDITION])]
-    # The plugin (as the driver's controller) set it True; then the scheduler bound the pod and the kubelet ran it.
-    assert seen["conditions"] == [[(b.BIND_CONDITION, "True", "Attached")]]
-    assert seen["pod"]["phase"] == "Running" and seen["pod"]["nodeName"] == b.BIND_NODE
-    order = seen["order of writes"]
-    assert order.index("claim reserved for the pod") < order.index("claim device status") < order.index("pod bound")
+    with ThreadPoolExecutor(2, thread_name_prefix="binding") as pool:
+        futures = {name: pool.submit(b.device_binding_conditions, side) for name, side in both.items()}
+        seen = {name: f.result() for name, f in futures.items()}
+    for name, s in seen.items():
+        # The DRA plugin (the agent's, the real kubelet's) published the devices with the condition the node asks for.
+        assert s["devices ask"] == [b.BIND_CONDITION], name
+        # Allocated and reserved, the node nominated, and the pod not bound while the condition was not yet True.
+        assert s["reserved, waiting"] == {"nodeName": None, "nominatedNodeName": b.BIND_NODE, "claim reserved": True}
+        assert s["allocated"] == [(True, [b.BIND_CONDITION])], name
+        # The plugin (as the driver's controller) set it True; then the scheduler bound the pod and it ran.
+        assert s["conditions"] == [[(b.BIND_CONDITION, "True", "Attached")]], name
+        assert s["pod"]["phase"] == "Running" and s["pod"]["nodeName"] == b.BIND_NODE, name
+        order = s["order of writes"]
+        assert (
+            order.index("claim reserved for the pod") < order.index("claim device status") < order.index("pod bound")
+        ), name
+    # And the rest as the corpus compares its cases: no difference outside the allowlist.
+    group, case = "behaviour/dra", "a device asks for binding conditions"
+    # Normalized as run_corpus does: each side's answer, then again with what both runs taught.
+    norm = {name: both[name].norm.value(both[name].norm.value(s)) for name, s in seen.items()}
+    diffs = diff.compare(group, case, norm["embedded"], norm["real"])
+    left, used = diff.split(diffs, dk.load_allowlist())
+    assert not left, "binding conditions: the Python DRA agent and the real kubelet's plugin differ:\n" + diff.table(
+        diff.Result(diffs, {group: 1}, 0.0), left, used, titles=dk.TITLES
+    )

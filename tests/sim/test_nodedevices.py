@@ -220,3 +220,101 @@ def test_the_real_kubelet_reserves_what_the_scenario_node_does_not_offer():
     }
     assert scenario_reserved(node) == {"cpu": "2140m", "memory": str(10 << 30)}
     assert scenario_reserved({"status": {"capacity": {"cpu": "8"}}}) == {}
+
+
+async def test_the_python_dra_agent_sets_the_binding_conditions_the_node_asks(tmp_path):
+    """A node whose annotation asks for a binding condition: the embedded simulator's DRA agent publishes its devices
+    with it (as devices.json says), and, as the driver's controller, sets it True in the claim's status.devices the
+    asked delay after the allocation; the scheduler waits in PreBind until then, and binds the pod after."""
+    image = "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.1"
+    cond = "gpu.nvidia.com/attached"
+    ask = {"conditions": [cond], "bindsToNode": True, "delaySeconds": 4}
+    node = _node("n-bind", HARDWARE["whole"])
+    node["metadata"]["annotations"] = {BINDING_CONDITIONS: json.dumps(ask)}
+    cls = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": DRIVER},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+    }
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "attached", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": DRIVER}}]}},
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "waits-for-attach", "namespace": "default"},
+        "spec": {
+            "resourceClaims": [{"name": "gpu", "resourceClaimName": "attached"}],
+            "containers": [{"name": "main", "image": "busybox", "resources": {"claims": [{"name": "gpu"}]}}],
+        },
+    }
+    async with running_simulator(objects=[node, _dra_ds(image), cls]) as sim:
+        for c in default_controllers(sim):
+            sim.add_controller(c)
+        loop = asyncio.get_running_loop()
+
+        async def until(check, what: str, timeout: float = 60.0):
+            deadline = loop.time() + timeout
+            while not (got := check()):
+                assert loop.time() < deadline, f"timed out waiting for {what}"
+                await asyncio.sleep(0.05)
+            return got
+
+        def published():
+            devs = [
+                d
+                for s in sim.store.list("resourceslices.resource.k8s.io")
+                if s["spec"].get("nodeName") == "n-bind"
+                for d in s["spec"].get("devices") or ()
+            ]
+            return devs if devs and all(d.get("bindingConditions") == [cond] for d in devs) else None
+
+        devices = await until(published, "the devices published with their binding condition")
+        assert all(d["bindingFailureConditions"] == [cond + "-failed"] and d["bindsToNode"] is True for d in devices)
+        specs = [s["spec"] for s in sim.store.list("resourceslices.resource.k8s.io") if s["spec"]["driver"] == DRIVER]
+        doc = nd.node_devices(node, driver_image=image)
+        assert _canonical(nd.published_specs(doc)) == _canonical(specs)
+
+        sim.store.create("resourceclaims.resource.k8s.io", claim)
+        sim.store.create("pods", pod)
+
+        def reserved():
+            c = sim.store.get("resourceclaims.resource.k8s.io", "default", "attached")
+            return c if (c.get("status") or {}).get("reservedFor") else None
+
+        held = await until(reserved, "the claim allocated and reserved")
+        allocated_at = sim.clock.seconds()
+        (result,) = held["status"]["allocation"]["devices"]["results"]
+        assert result["bindingConditions"] == [cond] and result["pool"] == "n-bind"
+        assert not held["status"].get("devices")
+        waiting = sim.store.get("pods", "default", "waits-for-attach")
+        assert not waiting["spec"].get("nodeName") and waiting["status"].get("nominatedNodeName") == "n-bind"
+
+        def attached():
+            c = sim.store.get("resourceclaims.resource.k8s.io", "default", "attached")
+            return c if (c.get("status") or {}).get("devices") else None
+
+        after = await until(attached, "the agent setting the binding condition")
+        # Not before the asked delay (a little slack for the scheduler's clock reading the reservation late).
+        assert sim.clock.seconds() - allocated_at >= ask["delaySeconds"] - 1
+        (status,) = after["status"]["devices"]
+        assert (status["driver"], status["pool"], status["device"]) == (DRIVER, "n-bind", result["device"])
+        (c,) = status["conditions"]
+        # What devices.json tells the real kubelet's plugin to write: True, Attached, "attached to n-bind".
+        said = doc["binding"][cond]
+        assert (c["type"], c["status"], c["reason"], c["message"]) == (
+            cond,
+            said["status"],
+            said["reason"],
+            said["message"],
+        )
+        assert c["observedGeneration"] == after["metadata"].get("generation", 1) and c["lastTransitionTime"]
+        bound = await until(
+            lambda: (p := sim.store.get("pods", "default", "waits-for-attach"))["spec"].get("nodeName") and p,
+            "the pod bound once the condition is True",
+        )
+        assert bound["spec"]["nodeName"] == "n-bind"
