@@ -37,15 +37,14 @@ LIVE_S = 30.0
 
 
 def control_plane(binaries: dict, nodes: int):
-    """A control plane for a settled fleet of `nodes`: the workload controllers held until the fleet is in, and the
+    """A control plane for a settled fleet of `nodes`: the scheduler and the controllers held until the fleet is in, the
     node lifecycle controller's grace period raised to the heartbeats' real-time period (agents.heartbeat_grace)."""
     from dragoman.sim.controlplane.heartbeats import heartbeat_grace, heartbeat_period
-    from dragoman.sim.controlplane.loader import HELD_CONTROLLERS
-    from dragoman.sim.controlplane.processes import ControlPlane
+    from dragoman.sim.controlplane.processes import HOLD_ALL, ControlPlane
 
     grace = heartbeat_grace(heartbeat_period(nodes))
     return ControlPlane(
-        binaries, users=None, hold=HELD_CONTROLLERS, controller_args=(f"--node-monitor-grace-period={grace:.0f}s",)
+        binaries, users=None, hold=HOLD_ALL, controller_args=(f"--node-monitor-grace-period={grace:.0f}s",)
     )
 
 

@@ -51,6 +51,21 @@ AUDIT_POLICY = {
 }
 
 
+# hold=HOLD_ALL: kube-scheduler and every kube-controller-manager controller wait for release(), but those a load needs:
+# the service accounts pods name (start() waits for `default`), their tokens, each namespace's CA ConfigMap, and the
+# TTL controller's annotation on each node as it joins (after release() each of its node patches would send the
+# scheduler's Pending pods round again). A settled fleet loads while nothing acts on half of it, and no informer spends
+# CPU on events that the restart at release() lists again. The node lifecycle controller is held too: what it does
+# to a joining node (lift the not-ready taint) is the loader's to do (loader.load_settled).
+HOLD_ALL = ("*",)
+_RUN_WHILE_ALL_HELD = (
+    "serviceaccount-controller",
+    "serviceaccount-token-controller",
+    "root-ca-certificate-publisher-controller",
+    "ttl-controller",
+)
+
+
 # kube-apiserver's --token-auth-file is CSV (token,user,uid,"group1,group2"): a name holding a comma, a quote or a line
 # break would end its field or its line and write a user of its own choosing (a known token in system:masters). Names
 # and groups are checked against that grammar before anything is written; control characters and spaces at the ends
@@ -127,10 +142,10 @@ class ControlPlane:
         controller_args: tuple[str, ...] = (),
         kubelet_egress: bool = False,
     ) -> None:
-        """`hold`: kube-controller-manager controllers not started until `release()` (a settled fleet loads while the
-        workload controllers wait: loader.HELD_CONTROLLERS); `controller_args`: more of its flags. `kubelet_egress`:
-        real kubelets will join (kubelets.py): the API server reaches them (logs, exec) through the egress proxy on
-        the run's `kubelet-egress.sock`, with a client certificate of the run's CA."""
+        """`hold`: kube-controller-manager controllers not started until `release()` (a settled fleet loads while
+        they wait), or HOLD_ALL (kube-scheduler too; loader.load_settled); `controller_args`: more of its flags.
+        `kubelet_egress`: real kubelets will join (kubelets.py): the API server reaches them (logs, exec) through the
+        egress proxy on the run's `kubelet-egress.sock`, with a client certificate of the run's CA."""
         self.bin = binaries
         self.hold = tuple(hold)
         self.controller_args = tuple(controller_args)
@@ -309,12 +324,17 @@ class ControlPlane:
                 "-v=0",
             ]
 
-        self._spawn("kube-scheduler", common("kube-scheduler"))
+        if self.hold == HOLD_ALL:
+            self._args["kube-scheduler"] = common("kube-scheduler")  # spawned by release()
+            held = ["--controllers=" + ",".join(_RUN_WHILE_ALL_HELD)]
+        else:
+            self._spawn("kube-scheduler", common("kube-scheduler"))
+            held = ["--controllers=*," + ",".join("-" + c for c in self.hold)] if self.hold else []
         self._spawn(
             "kube-controller-manager",
             common("kube-controller-manager")
             + list(self.controller_args)
-            + (["--controllers=*," + ",".join("-" + c for c in self.hold)] if self.hold else [])
+            + held
             + [
                 f"--service-account-private-key-file={p('sa.key')}",
                 f"--root-ca-file={p('ca.crt')}",
@@ -328,7 +348,8 @@ class ControlPlane:
         self._wait_default_sa(timeout)
 
     def release(self) -> None:
-        """Restart kube-controller-manager with every controller: the held ones start on the fleet as it is now."""
+        """Restart kube-controller-manager with every controller (and start a held kube-scheduler): the held ones start
+        on the fleet as it is now."""
         if not self.hold:
             return
         args = [a for a in self._args["kube-controller-manager"] if not a.startswith("--controllers=")]
@@ -344,6 +365,8 @@ class ControlPlane:
             proc.wait(timeout=5)
         self.hold = ()
         self._spawn("kube-controller-manager", args)
+        if "kube-scheduler" not in self.procs:
+            self._spawn("kube-scheduler", self._args["kube-scheduler"])
 
     def _spawn(self, name: str, args: list[str]) -> None:
         self._args[name] = list(args)

@@ -96,6 +96,12 @@ async def test_a_settled_fleet_is_created_as_pictured_with_owners_and_statuses_p
             assert claim["status"]["allocation"]["devices"]["results"]
         nodes = store.list("nodes")
         assert all(n["status"].get("capacity") for n in nodes)
+        # A node is created with its status (the node strategy keeps it): no status write after it. Its taints are
+        # then set as pictured (none here), lifting the not-ready taint kube-apiserver's admission adds on create.
+        assert report.created["Node"] == len(nodes) and "Node" not in report.statuses
+        assert not [path for (method, path) in sent if path.startswith("/api/v1/nodes/") and path.endswith("/status")]
+        for node in nodes:
+            assert sent[("PATCH", f"/api/v1/nodes/{node['metadata']['name']}")] == {"spec": {"taints": None}}
         finished = [
             j for j in store.list("jobs") if any(c["type"] == "Complete" for c in j["status"].get("conditions") or ())
         ]
@@ -145,6 +151,50 @@ async def test_the_writer_waits_as_priority_and_fairness_asks_and_does_not_repea
             assert code == 409 and len(seen) == 6
     finally:
         await runner.cleanup()
+
+
+def test_holding_everything_starts_the_scheduler_and_every_controller_only_at_release(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ControlPlane(hold=HOLD_ALL): while a fleet loads, no kube-scheduler, and kube-controller-manager runs only the
+    controllers a load needs; release() restarts it with all of them and starts the scheduler with its flags."""
+    import subprocess
+    import tempfile
+
+    from dragoman.sim.controlplane import processes
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    spawned: list[tuple[str, list[str]]] = []
+    started: list[subprocess.Popen] = []
+
+    def spawn(self, name: str, args: list[str]) -> None:
+        self._args[name] = list(args)
+        spawned.append((name, list(args)))
+        self.procs[name] = subprocess.Popen(["sleep", "60"], start_new_session=True)
+        started.append(self.procs[name])
+
+    monkeypatch.setattr(processes.ControlPlane, "_spawn", spawn)
+    monkeypatch.setattr(processes.ControlPlane, "_wait_ready", lambda self, timeout: None)
+    monkeypatch.setattr(processes.ControlPlane, "_wait_default_sa", lambda self, timeout: None)
+    cp = processes.ControlPlane({}, hold=processes.HOLD_ALL)
+    try:
+        cp.start()
+        assert [n for n, _ in spawned] == ["etcd", "kube-apiserver", "kube-controller-manager"]
+        kcm = spawned[-1][1]
+        held = [a for a in kcm if a.startswith("--controllers=")]
+        assert held == ["--controllers=" + ",".join(processes._RUN_WHILE_ALL_HELD)]
+        assert "serviceaccount-controller" in held[0] and "garbage-collector-controller" not in held[0]
+        first_kcm = cp.procs["kube-controller-manager"]
+        cp.release()
+        assert first_kcm.poll() is not None, "the held controller manager is stopped"
+        assert [n for n, _ in spawned[3:]] == ["kube-controller-manager", "kube-scheduler"]
+        assert not [a for a in spawned[3][1] if a.startswith("--controllers=")]
+        assert any(a.startswith("--kubeconfig=") for a in spawned[4][1])
+        cp.release()  # nothing held any more: nothing restarted
+        assert len(spawned) == 5
+    finally:
+        cp.stop()
+    assert all(p.poll() is not None for p in started) and not cp.dir.exists()
 
 
 def test_heartbeats_keep_a_kubelets_period_until_the_fleet_is_too_large_then_the_grace_follows() -> None:
