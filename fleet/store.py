@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Set
 from typing import Any
 
-from dragoman.fleet.k8s import Key, key_of, registry
+from dragoman.fleet.k8s import Key, key_of, registry, slices
 from dragoman.fleet.k8s.registry import api_path
 from dragoman.fleet.k8s.selectors import label_selector_matcher
 from dragoman.fleet.projection import PodListDecoder, Projection, project_pod
@@ -151,9 +151,8 @@ def event_involved(event: dict) -> tuple[tuple[str, str, str], ...]:
 
 
 def slice_pool(sl: dict) -> tuple[tuple[str, str], ...]:
-    """(driver, pool name) of a ResourceSlice."""
-    spec = sl.get("spec") or _EMPTY
-    return ((spec.get("driver", ""), (spec.get("pool") or _EMPTY).get("name", "")),)
+    """(driver, pool name) of a ResourceSlice (fleet/k8s/slices.py says what a pool is)."""
+    return (slices.slice_pool(sl),)
 
 
 INDEXERS: dict[str, dict[str, IndexFunc]] = {

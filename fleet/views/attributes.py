@@ -31,7 +31,7 @@ def attribute_row(qualified: str, entry: dict, node_pools: Sequence[str] | None 
 def node_pools_of(fleet, driver: str, entry: dict) -> list[str]:
     """The catalogue names DRA pools (one per node for NVIDIA's driver); an operator thinks in node pools."""
     m = fleet.model
-    return sorted({fleet.node_pool(m.slice_pool_node((driver, p))) or p for p in entry.get("pools") or ()})
+    return sorted({fleet.model.pool_of_node(m.slice_pool_node((driver, p))) or p for p in entry.get("pools") or ()})
 
 
 class AttributesView(View):

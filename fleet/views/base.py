@@ -38,9 +38,6 @@ class Fleet:
                 self.by_pool[f.pool].append(f)
         self.diagnosed = True
 
-    def node_pool(self, node: str | None) -> str | None:
-        return self.model.pool_of_node(node)
-
 
 class View:
     """One table view. Each view module (fleet/views/<name>.py) names its columns and turns model objects into rows."""

@@ -121,7 +121,7 @@ class ClaimsView(View):
             "namespace": key[0],
             "state": state,
             "node": node or "",
-            "pool": fleet.node_pool(node) or "",
+            "pool": fleet.model.pool_of_node(node) or "",
             "bridge": "true" if is_bridge_claim(c) else "false",
         }
 

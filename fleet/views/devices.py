@@ -114,7 +114,7 @@ class DevicesView(View):
         for s in m.pool_slices(*dp)[0]:
             spec = s.get("spec") or {}
             node = spec.get("nodeName") or node_default
-            npool = fleet.node_pool(node)
+            npool = fleet.model.pool_of_node(node)
             # The scope is checked here, not only in `all_rows`: `row` and `regroup` come through here for any device
             # or slice pool a delta names, and a drilled-down view must not take in another node's or pool's devices.
             if self.scope and self.scope[0] == "pool" and npool != self.scope[1]:

@@ -123,7 +123,7 @@ class StuckView(View):
         )
         if not stuck:
             return None
-        pool = fleet.node_pool(_pod_node(pod)) or (found[0].pool if found else None)
+        pool = fleet.model.pool_of_node(_pod_node(pod)) or (found[0].pool if found else None)
         return stuck_row(pod, found, fleet.model.now), {
             "namespace": key[0],
             "pool": pool or "",

@@ -329,14 +329,14 @@ class PlaygroundScreen(PromptScreen[None]):
             _show(self.query_one("#cel-errors", Static), "")
             return
         _show(err, SELECTED_HINT if self.whole_selected() else "")
-        _show(counts, counts_markup(out, self.app.feed.fleet.node_pool))
+        _show(counts, counts_markup(out, self.app.feed.fleet.model.pool_of_node))
 
     def on_explained(self, msg: Explained) -> None:
         if msg.gen != self.gen:
             return
         self.outcome = msg.outcome
         self.explained_gen = msg.gen
-        _show(self.query_one("#cel-counts", Static), counts_markup(msg.outcome, self.app.feed.fleet.node_pool))
+        _show(self.query_one("#cel-counts", Static), counts_markup(msg.outcome, self.app.feed.fleet.model.pool_of_node))
         _show(self.query_one("#cel-errors", Static), errors_markup(msg.outcome))
         self._fill_table()
 
