@@ -219,6 +219,7 @@ STUCK_POD = ("Pod", "ml-inference", "asr-batch-large-wr6l9")  # the demo's pod a
 def stuck_pod_to_finding() -> tuple[FileTrace, list[dict]]:
     """(c) A stuck pod to its finding's text: the demo's pending MIG pod and one A100 node in a model; traced
     from the diagnosis to the finding's text (`Finding.to_json`, what `check` and `explain` print)."""
+    from dragoman.fleet import diagnose as diagnose_mod
     from dragoman.fleet.diagnose import diagnose
     from dragoman.fleet.model import FleetModel
     from dragoman.sim.scenarios import DEMO_PATH, load_scenario
@@ -228,8 +229,15 @@ def stuck_pod_to_finding() -> tuple[FileTrace, list[dict]]:
     node = next(o for o in objects if o["kind"] == "Node" and "a100" in o["metadata"]["name"])
     model = FleetModel()
     model.load_list([node, pod])
-    with FileTrace() as trace:
-        texts = [f.to_json() for f in diagnose(model) if STUCK_POD in [tuple(o) for o in f.objects]]
+    # The diagnosis runs every rule family (nodes, classes, selectors, claims, accounting, taints, health) beside the
+    # pods' rule: their files are siblings of this path, not on it. Only the pods' rule runs here.
+    rules = diagnose_mod.RULES
+    diagnose_mod.RULES = (diagnose_mod.pods,)
+    try:
+        with FileTrace() as trace:
+            texts = [f.to_json() for f in diagnose(model) if STUCK_POD in [tuple(o) for o in f.objects]]
+    finally:
+        diagnose_mod.RULES = rules
     return trace, texts
 
 
