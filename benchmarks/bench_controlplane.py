@@ -49,13 +49,13 @@ def control_plane(binaries: dict, nodes: int):
 
 
 def load_fleet(cp, objects: list[dict]):
-    """The fleet through the API as a settled picture (loader.load_settled), the nodes' heartbeats started as soon as
-    the nodes exist, the held controllers released at the end. (report, heartbeats)."""
+    """The fleet through the API as a settled picture (loader.load_settled), then the nodes' heartbeats started and
+    the held scheduler and controllers released: the node lifecycle controller, the heartbeats' only reader, is held
+    while the fleet loads. (report, heartbeats)."""
     from dragoman.sim.controlplane.heartbeats import HeartbeatProcess, heartbeat_period
     from dragoman.sim.controlplane.loader import Writer, load_settled
 
     nodes = sum(1 for o in objects if o.get("kind") == "Node")
-    beat: list = []
 
     def progress(stage: str, writes: int, seconds: float) -> None:
         print(
@@ -63,16 +63,15 @@ def load_fleet(cp, objects: list[dict]):
             file=sys.stderr,
             flush=True,
         )
-        if stage == "nodes":
-            beat.append(HeartbeatProcess(cp.url, cp.admin_token, cp.pki.ca_pem, heartbeat_period(nodes)))
 
     async def go():
         async with Writer(cp.url, cp.admin_token, cp.pki.ca_pem) as writer:
             return await load_settled(writer, objects, progress=progress)
 
     report = asyncio.run(go())
+    beat = HeartbeatProcess(cp.url, cp.admin_token, cp.pki.ca_pem, heartbeat_period(nodes))
     cp.release()
-    return report, (beat[0] if beat else None)
+    return report, beat
 
 
 class _Memory:

@@ -54,8 +54,8 @@ def scaled(scale: float) -> dict:
 
 
 def _load_child() -> None:
-    """Generate the fleet and load it through the API (config on stdin: url, token, ca, params); say NODES when the
-    nodes are in (the parent starts their heartbeats), then the report as JSON."""
+    """Generate the fleet and load it through the API (config on stdin: url, token, ca, params), then say the report
+    as JSON."""
     from dragoman.sim.controlplane.loader import Writer, load_settled
     from dragoman.sim.scenarios.scale import generate_envelope
 
@@ -71,8 +71,6 @@ def _load_child() -> None:
             file=sys.stderr,
             flush=True,
         )
-        if stage == "nodes":
-            print("NODES", flush=True)
 
     async def go():
         async with Writer(config["url"], config["token"], config["ca"].encode()) as writer:
@@ -425,9 +423,7 @@ def _real(params: dict, home: str) -> tuple[dict, dict]:
             child.stdin.close()
             t = time.perf_counter()
             for line in child.stdout:
-                if line.strip() == "NODES":
-                    beat = HeartbeatProcess(cp.url, cp.admin_token, cp.pki.ca_pem, heartbeat_period(params["nodes"]))
-                elif line.startswith("{"):
+                if line.startswith("{"):
                     load.update(json.loads(line))
             child.wait()
             load["wall_s"] = time.perf_counter() - t
@@ -444,6 +440,8 @@ def _real(params: dict, home: str) -> tuple[dict, dict]:
         )
         for line in load["refused"][:5]:
             print("  refused: " + line[:300], file=sys.stderr)
+        # The nodes' heartbeats start with the node lifecycle controller, their only reader (held while loading).
+        beat = HeartbeatProcess(cp.url, cp.admin_token, cp.pki.ca_pem, heartbeat_period(params["nodes"]))
         cp.release()
         t = time.perf_counter()
         load["settle_rate"] = B._settle(cp)

@@ -15,7 +15,6 @@ its own controllers, so what they make is not created by hand:
 from __future__ import annotations
 
 import asyncio
-import copy
 import dataclasses
 import ssl
 import time
@@ -126,6 +125,11 @@ class LoadReport:
         table[kind] = table.get(kind, 0) + 1
 
 
+def _copy(data: Any) -> Any:
+    """A deep copy of JSON data, through msgspec: a tenth of copy.deepcopy's time, which was half the loader's CPU."""
+    return msgspec.json.decode(msgspec.json.encode(data))
+
+
 def _controller_owned(obj: dict) -> bool:
     for ref in obj["metadata"].get("ownerReferences") or ():
         if ref.get("controller") and ref.get("kind") in CONTROLLER_KINDS:
@@ -142,7 +146,7 @@ def _bridge_or_template_claim(obj: dict) -> bool:
 
 
 def _clean(obj: dict) -> dict:
-    out = copy.deepcopy(obj)
+    out = _copy(obj)
     md = out.setdefault("metadata", {})
     for f in _SERVER_FIELDS:
         md.pop(f, None)
@@ -382,7 +386,7 @@ def load(
             code, out = request(
                 "PATCH",
                 _path(body, body["metadata"]["name"], "status"),
-                {"status": copy.deepcopy(obj["status"])},
+                {"status": _copy(obj["status"])},
                 content_type="application/merge-patch+json",
             )
             if code != 200:
@@ -571,7 +575,7 @@ def _settled_metadata(md: dict, kind: str | None, uids: dict[str, str]) -> dict:
     """A settled object's metadata as it is created (and sent again with its status, since the pod, node and Job
     status strategies take labels and annotations from the request): server fields dropped, owner references (and
     a Job's pod labels) re-pointed to the new cluster's uids, a DaemonSet pod stamped with its generation."""
-    md = copy.deepcopy(md)
+    md = _copy(md)
     for f in _SERVER_FIELDS:
         md.pop(f, None)
     md.pop("generateName", None)
@@ -593,7 +597,7 @@ def _settled_metadata(md: dict, kind: str | None, uids: dict[str, str]) -> dict:
 def settled_body(obj: dict, uids: dict[str, str]) -> dict:
     """The create body of one object of a settled picture: a pod left on its node, metadata as _settled_metadata."""
     kind = obj.get("kind")
-    body = _clean({k: v for k, v in obj.items() if k != "metadata"} | {"metadata": {"name": ""}})
+    body = _clean({k: v for k, v in obj.items() if k not in ("metadata", "status")} | {"metadata": {"name": ""}})
     body["metadata"] = _settled_metadata(obj["metadata"], kind, uids)
     if kind == "Pod" and (obj.get("spec") or {}).get("nodeName"):
         body["spec"]["nodeName"] = obj["spec"]["nodeName"]
@@ -609,7 +613,7 @@ def settled_body(obj: dict, uids: dict[str, str]) -> dict:
 
 
 def _settled_status(obj: dict, uids: dict[str, str]) -> dict:
-    status = copy.deepcopy(obj.get("status") or {})
+    status = _copy(obj.get("status") or {})
     if obj.get("kind") == "ResourceClaim":
         for ref in status.get("reservedFor") or ():
             ref["uid"] = uids.get(ref.get("uid", ""), ref.get("uid", ""))
@@ -649,9 +653,14 @@ async def load_settled(
     stages = [*SETTLED_STAGES[:4], ("other kinds", tuple(rest)), *SETTLED_STAGES[4:]]
     t_all = time.perf_counter()
 
+    # Each object's metadata as created, sent again with its status (computed once).
+    metadata: dict[int, dict] = {}
+
     async def create(obj: dict) -> None:
         kind = obj["kind"]
         body = settled_body(obj, uids)
+        if kind in _STATUS_KINDS and obj.get("status"):
+            metadata[id(obj)] = body["metadata"]
         if kind in _CREATED_WITH_STATUS and obj.get("status"):
             body["status"] = _settled_status(obj, uids)
         name = f"{kind} {body['metadata'].get('namespace', '')}/{body['metadata']['name']}"
@@ -673,7 +682,7 @@ async def load_settled(
         # A PUT of metadata and status, unconditional (no resourceVersion: these kinds allow it): the status strategy
         # keeps the stored spec. Cheaper for the server than a merge patch, which re-encodes the stored object
         # to apply the patch to it.
-        meta = _settled_metadata(md, kind, uids)
+        meta = metadata.pop(id(obj), None) or _settled_metadata(md, kind, uids)
         body = {"apiVersion": obj["apiVersion"], "kind": kind, "metadata": meta, "status": _settled_status(obj, uids)}
         code, out = await writer.send("PUT", _path(obj, md["name"], "status"), body, answer=None)
         if code != 200:
