@@ -26,7 +26,7 @@ from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
 from dragoman.fleet.k8s.kubelet import BRIDGE_VERSION, parse_kubelet_version
 from dragoman.fleet.k8s.podresources import pod_requests
 from dragoman.fleet.k8s.quantity import count
-from dragoman.fleet.k8s.slices import newest_generation
+from dragoman.fleet.k8s.slices import attribute_value, newest_generation
 from dragoman.fleet.migration import MigrationState, parse_migration
 from dragoman.fleet.ownership import GPU, MIG_PREFIX
 from dragoman.fleet.pools import POOL_LABELS, UNLABELED, PoolAggregate, PoolView, detect_pool_label, pool_label_of
@@ -194,12 +194,7 @@ class DeviceView:
             a = attrs.get(name.split("/", 1)[1])
         if a is None and "/" not in name:
             a = attrs.get(f"{self.driver}/{name}")
-        if not isinstance(a, dict):
-            return None
-        for t in ("string", "int", "bool", "version"):
-            if a.get(t) is not None:
-                return a[t]
-        return None
+        return attribute_value(a)[1]
 
     @property
     def type(self) -> str | None:

@@ -18,6 +18,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from dragoman.fleet.delta import DeviceId
+from dragoman.fleet.k8s.slices import attribute_value
 
 if TYPE_CHECKING:
     from dragoman.fleet.cel.api import Environment
@@ -178,12 +179,7 @@ class FleetSelectors:
                 qn = names.get(name)
                 if qn is None:
                     qn = names[name] = name if "/" in name else f"{driver}/{name}"
-                typ, value = "unknown", None
-                if isinstance(attr, dict):
-                    for t in ("string", "int", "bool", "version", "strings", "ints", "bools", "versions"):
-                        if attr.get(t) is not None:
-                            typ, value = t, attr[t]
-                            break
+                typ, value = attribute_value(attr)
                 entry = cat.get(qn)
                 if entry is None:
                     entry = cat[qn] = {"kind": "attribute", "type": typ, "values": {}, "devices": 0}

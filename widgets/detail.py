@@ -7,10 +7,11 @@ import re
 from typing import Any
 
 import yaml
+from dragoman.fleet.k8s.slices import attribute_value
 from dragoman.fleet.model import DeviceView, is_bridge_claim, key_of, pod_extended_requests
 from dragoman.fleet.projection import whole_of
 from dragoman.fleet.views.attributes import node_pools_of
-from dragoman.fleet.views.cells import attr_value, short_product
+from dragoman.fleet.views.cells import short_product
 from dragoman.fleet.views.pending import scheduler_message
 
 Ref = tuple[str, str, str]
@@ -412,7 +413,7 @@ def _describe_Device(page: Page, fleet, ref: Ref, obj: dict) -> None:
     assert d is not None  # describe() calls this only for a device raw_object found
     lines = [f"driver: {d.driver}   pool: {d.pool}   node: {d.node or '—'}   slice: {d.slice}"]
     page.section("Device", lines)
-    attrs = [f"{k} = {attr_value(v)}" for k, v in sorted((obj.get("attributes") or {}).items())]
+    attrs = [f"{k} = {attribute_value(v)[1]}" for k, v in sorted((obj.get("attributes") or {}).items())]
     page.section("Attributes", attrs)
     caps = [
         f"{k} = {(v or {}).get('value') if isinstance(v, dict) else v}"

@@ -5,7 +5,8 @@ A pool is (driver, spec.pool.name). A slice of an older generation is out of dat
 every older one. The newest generation is complete when it has exactly spec.pool.resourceSliceCount slices (the
 count its first slice states): a pool with a missing slice is incomplete, and the scheduler allocates nothing from
 it (allocationMode All fails on it). The model, the CEL fleet evaluation, the capacity gate and the simulated
-scheduler all gather pools here.
+scheduler all gather pools here. Also what a published device attribute is: its type and value, by the one field it
+sets (the model, the attribute catalogue and the Devices view and describe page read them here).
 """
 
 from __future__ import annotations
@@ -25,6 +26,21 @@ def _int(v: object) -> int:
         return int(str(v))
     except (TypeError, ValueError):
         return 0
+
+
+# A DeviceAttribute sets exactly one of these fields (the list types are the newer ones); its type is that field's name.
+ATTRIBUTE_TYPES = ("string", "int", "bool", "version", "strings", "ints", "bools", "versions")
+
+
+def attribute_value(attr: object) -> tuple[str, object]:
+    """(type, value) of a published device attribute, by the one field it sets; ("unknown", None) when it sets none
+    or is not an object."""
+    if isinstance(attr, dict):
+        for t in ATTRIBUTE_TYPES:
+            v = attr.get(t)
+            if v is not None:
+                return t, v
+    return "unknown", None
 
 
 def slice_pool(slc: dict) -> PoolId:

@@ -90,16 +90,6 @@ def counts_text(counts: dict[str, int], *, shorten=lambda s: s, sep: str = ", ")
     )
 
 
-def attr_value(attr) -> object:
-    """The value of a published attribute or capacity, whatever its type field."""
-    if not isinstance(attr, dict):
-        return attr
-    for t in ("string", "int", "bool", "version", "strings", "ints", "bools", "versions"):
-        if attr.get(t) is not None:
-            return attr[t]
-    return None
-
-
 def without_subject(summary: str, kind: str, ns: str, name: str) -> str:
     """A summary without its leading object name, which the row's own OBJECT (or POD) column already shows."""
     full = f"{ns}/{name}" if ns else name

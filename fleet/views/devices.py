@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from dragoman.fleet.k8s.devicestate import BINDING, BINDING_FAILED, COUNTERS, FREE, HELD, SHARED, TAINTED, DeviceState
+from dragoman.fleet.k8s.slices import attribute_value
 from dragoman.fleet.model import DeviceView, key_of
 from dragoman.fleet.views.base import Fleet, View
-from dragoman.fleet.views.cells import Cell, attr_value
+from dragoman.fleet.views.cells import Cell
 
 COLUMNS = (
     ("driver", "DRIVER", 6, 16),
@@ -74,9 +75,9 @@ def _state_cell(claim: tuple[str, str] | None, state: DeviceState | None) -> Cel
 def device_facets(d: DeviceView, node_pool: str | None) -> dict:
     out = {"driver": d.driver, "pool": node_pool or "", "node": d.node or "", "device": d.name}
     for name, attr in (d.raw.get("attributes") or {}).items():
-        # Most attributes are strings, attr_value's first type: read directly (20,000 devices x ~10 attributes).
+        # Most attributes are strings, attribute_value's first type: read directly (20,000 devices x ~10 attributes).
         v = attr.get("string") if attr.__class__ is dict else None
-        text = v if v.__class__ is str else _text(attr_value(attr))
+        text = v if v.__class__ is str else _text(attribute_value(attr)[1])
         out[name] = text
         if "/" in name:
             out.setdefault(name.split("/", 1)[1], text)

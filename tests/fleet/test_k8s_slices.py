@@ -97,3 +97,27 @@ def test_the_simulated_scheduler_allocates_nothing_from_an_incomplete_pool() -> 
     whole = copy.deepcopy(_missing_one())
     whole[0]["spec"]["pool"]["resourceSliceCount"] = 1
     assert run(whole).outcome == "scheduled"
+
+
+@pytest.mark.parametrize(
+    ("attr", "typed"),
+    [
+        ({"string": "NVIDIA H100"}, ("string", "NVIDIA H100")),
+        ({"int": 0}, ("int", 0)),  # a zero is a value, not an absent field
+        ({"bool": False}, ("bool", False)),
+        ({"version": "1.2.3"}, ("version", "1.2.3")),
+        ({"strings": ["a", "b"]}, ("strings", ["a", "b"])),
+        ({}, ("unknown", None)),
+        ({"string": None}, ("unknown", None)),
+        ("NVIDIA H100", ("unknown", None)),  # not an object: no type
+    ],
+)
+def test_a_device_attribute_is_read_by_its_one_set_field(attr, typed) -> None:
+    """The model's DeviceView.attribute, the attribute catalogue and the Devices view each read attributes with a loop
+    of their own (the model's knew only the four scalar types); now all through fleet/k8s/slices.attribute_value."""
+    from dragoman.fleet.k8s.slices import attribute_value
+    from dragoman.fleet.model import DeviceView
+
+    assert attribute_value(attr) == typed
+    device = DeviceView("gpu.nvidia.com", "p", "gpu-0", "n", "s", {"name": "gpu-0", "attributes": {"x": attr}})
+    assert device.attribute("x") == typed[1]
