@@ -16,7 +16,6 @@ import jsonschema
 import pytest
 import yaml
 from dragoman.sim.scenarios import DEMO_PATH, TRANSIENT_FINDINGS, demo_marks, load_scenario
-from dragoman.sim.scenarios.demo_build import SIMULATOR_LACKS
 from dragoman.tui.cli import main
 from dragoman.tui.commands.check import CHECK_JSON_SCHEMA
 
@@ -140,7 +139,7 @@ def test_live_simulator_gives_the_same_findings_as_its_snapshot(live, marks, cap
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     VALIDATOR.validate(doc)
-    assert marks - TRANSIENT_FINDINGS - SIMULATOR_LACKS <= ids_of(doc) <= marks
+    assert marks - TRANSIENT_FINDINGS <= ids_of(doc) <= marks
     src = doc["source"]
     assert (
         src["type"] == "cluster" and src["context"] == "dragoman-sim" and src["server"].startswith("https://127.0.0.1:")
@@ -163,7 +162,7 @@ def test_demo_flag_starts_the_demo_and_reads_it(marks):
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     VALIDATOR.validate(doc)
-    assert doc["source"]["type"] == "demo" and marks - TRANSIENT_FINDINGS - SIMULATOR_LACKS <= ids_of(doc) <= marks
+    assert doc["source"]["type"] == "demo" and marks - TRANSIENT_FINDINGS <= ids_of(doc) <= marks
 
 
 def test_pool_label_flag_regroups(capsys):

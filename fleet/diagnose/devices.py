@@ -10,6 +10,7 @@ What keeps a device from a request comes from each device's state (fleet/k8s/dev
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
@@ -19,12 +20,15 @@ from dragoman.fleet.diagnose.selectors import pod_claim_specs
 from dragoman.fleet.findings import Finding, ObjectRef, make_finding
 from dragoman.fleet.k8s import key_of
 from dragoman.fleet.k8s.devicestate import BINDING_FAILED, binding_state, result_entries, rule_eviction
-from dragoman.fleet.model import claim_requests, device_health, request_alternatives
+from dragoman.fleet.model import claim_requests, device_health, event_count, event_last_seen, request_alternatives
 
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"  # on a namespace, "true": claims there may ask adminAccess
 FILTER_TIMEOUT = (
     "timed out trying to allocate devices"  # the DynamicResources filter's message (DRASchedulerFilterTimeout)
 )
+# What PreBind's error says when a device's binding failure condition is True (v1.37.2 isClaimReadyForBinding):
+# `device binding failed: claim=NAME, reason=REASON, message="MESSAGE"`.
+BINDING_FAILED_WORDS = "device binding failed"
 # The order a person acts on what keeps a request's devices from it: a taint or exhausted counters are what the
 # new features add; held devices are plain "not enough".
 CAUSES = ("taint", "counters", "capacity", "binding", "held")
@@ -185,6 +189,33 @@ def claim_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Fin
                     subject=_obj_text(oref),
                 )
                 return
+    found = list(_binding_findings(ctx, pk, pod, specs, evs))
+    yield from found[:1]
+
+
+def scheduler_said(ctx: Context, pk: tuple[str, str], words: str) -> tuple[dict, int] | None:
+    """The newest of the pod's FailedScheduling Events whose message holds `words`, with how many times such a
+    failure was recorded: what the scheduler said on an earlier attempt stays (as long as the API server keeps the
+    Event, an hour by default) when the next attempt fails otherwise (a binding that failed is deallocated and tried
+    again; a filter that timed out may finish next time), so a story that cycles is still read."""
+    said = [
+        e
+        for e in ctx.m.events_for("Pod", *pk)
+        if e.get("reason") == "FailedScheduling" and words in str(e.get("message") or e.get("note") or "")
+    ]
+    if not said:
+        return None
+    return said[-1], sum(event_count(e) for e in said)
+
+
+def _binding_findings(ctx: Context, pk: tuple[str, str], pod: dict, specs: dict, evs: list[str]) -> Iterable[Finding]:
+    """binding-failed when a device's failure condition is True in its claim's status, or the scheduler said so on
+    an earlier attempt (the claim deallocated since, maybe allocated again and waiting); else binding-pending while
+    a device's binding conditions are not yet all True."""
+    m = ctx.m
+    pname = f"{pk[0]}/{pk[1]}"
+    ref = pod_ref(pk)
+    pending: list[tuple[Finding, str]] = []  # (binding-pending, the device it waits for)
     for oref, _ in specs.values():
         if oref[0] != "ResourceClaim":
             continue
@@ -201,7 +232,7 @@ def claim_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Fin
             conds = ", ".join(
                 r.get("bindingFailureConditions" if fid == "binding-failed" else "bindingConditions") or ()
             )
-            yield make_finding(
+            finding = make_finding(
                 fid,
                 [ref, oref],
                 f"pod {pname} {'cannot bind' if fid == 'binding-failed' else 'waits to bind'} to {node}: device "
@@ -218,19 +249,61 @@ def claim_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Fin
                 conditions=conds,
                 claim=f"{oref[1]}/{oref[2]}",
             )
-            return
+            if fid == "binding-failed":
+                yield finding
+                return
+            pending.append((finding, "/".join(did)))
+    said = scheduler_said(ctx, pk, BINDING_FAILED_WORDS)
+    if said is not None:
+        event, times = said
+        message = str(event.get("message") or event.get("note") or "")
+        parsed = _BINDING_FAILED_RE.search(message)
+        claim_name, reason, why = parsed.groups() if parsed else ("?", "", message)
+        now = [f.evidence[0] for f, _ in pending[:1]]
+        yield make_finding(
+            "binding-failed",
+            [ref] + ([("ResourceClaim", pk[0], claim_name)] if parsed else []),
+            f"pod {pname} cannot bind: a device of claim {claim_name} failed its binding ({reason or 'failed'}: "
+            f"{why}); the scheduler deallocates it and tries again",
+            [f"event FailedScheduling{f' (x{times})' if times > 1 else ''} at {event_last_seen(event)}: {message}"]
+            + (["now: " + n for n in now] or ["now: no device of its claims is waiting for binding conditions"])
+            + evs,
+            device=pending[0][1] if pending else f"claim {claim_name}'s device",
+            conditions=reason or "its failure condition",
+            claim=f"{pk[0]}/{claim_name}",
+        )
+        return
+    for f, _ in pending:
+        yield f
+
+
+_BINDING_FAILED_RE = re.compile(r'device binding failed: claim=([^,]+), reason=([^,]*), message="(.*)"')
 
 
 def filter_timeout(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Finding]:
+    """filter-timeout when the pod's PodScheduled condition says the DRA filter timed out, or one of its
+    FailedScheduling Events said so on an earlier attempt: the search's time depends on the scheduler's load, so the
+    next attempt may fail on something else (what the count then explains) and the one after time out again."""
     cond = next((c for c in (pod.get("status") or {}).get("conditions") or () if c.get("type") == "PodScheduled"), None)
     message = (cond or {}).get("message") or ""
-    if not cond or cond.get("status") != "False" or FILTER_TIMEOUT not in message:
+    said = scheduler_said(ctx, pk, FILTER_TIMEOUT)
+    now = bool(cond and cond.get("status") == "False" and FILTER_TIMEOUT in message)
+    if not now and said is None:
         return
+    evidence = [f"condition PodScheduled=False ({(cond or {}).get('reason', '')}): {message}"] if cond else []
+    if said is not None and not now:
+        event, times = said
+        evidence.insert(
+            0,
+            f"event FailedScheduling{f' (x{times})' if times > 1 else ''} at {event_last_seen(event)}: "
+            f"{event.get('message') or event.get('note') or ''}",
+        )
     yield make_finding(
         "filter-timeout",
         [pod_ref(pk)],
-        f"pod {pk[0]}/{pk[1]} waits: the scheduler timed out allocating its devices",
-        [f"condition PodScheduled=False ({cond.get('reason', '')}): {message}"] + ctx.events("Pod", *pk),
+        f"pod {pk[0]}/{pk[1]} waits: the scheduler timed out allocating its devices"
+        + ("" if now else " on an earlier attempt"),
+        evidence + ctx.events("Pod", *pk),
         pod=f"{pk[0]}/{pk[1]}",
     )
 

@@ -13,6 +13,7 @@ def default_controllers(sim: Any, *, scheduler: bool = True) -> list:
     """
     from dragoman.sim.controllers.daemonsets import DaemonSets
     from dragoman.sim.controllers.dra_plugin import DraKubeletPlugin
+    from dragoman.sim.controllers.fabric import FabricManager
     from dragoman.sim.controllers.gpu_operator import GpuOperator
     from dragoman.sim.controllers.kubelet import Kubelets
     from dragoman.sim.controllers.nodelifecycle import NodeLeases, NodeLifecycle, TaintEviction
@@ -28,7 +29,7 @@ def default_controllers(sim: Any, *, scheduler: bool = True) -> list:
         factory = getattr(scheduler_mod, "Scheduler", None)
         if factory is not None:
             controllers.append(factory(sim))
-    controllers += [Kubelets(sim), DraKubeletPlugin(sim)]
+    controllers += [Kubelets(sim), DraKubeletPlugin(sim), FabricManager(sim)]
     # Heartbeats and kube-controller-manager's node lifecycle and taint eviction (sim/controllers/nodelifecycle.py),
     # and its pod garbage collector for pods left on a node that is gone (sim/controllers/podgc.py).
     controllers += [NodeLeases(sim), NodeLifecycle(sim), TaintEviction(sim), PodGC(sim)]

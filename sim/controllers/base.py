@@ -30,6 +30,10 @@ CRASH_LOOP_SECONDS = (
 # On a Node: its DRA driver's devices ask for binding conditions (KEP-5007), which the driver sets True once "attached"
 # after a delay. JSON: {"conditions": [...], "failureConditions": [...], "bindsToNode": bool, "delaySeconds": n}.
 BINDING_CONDITIONS = "sim.dragoman.io/binding-conditions"
+# On a ResourceSlice of devices no node agent publishes (a network-attached fabric): what the fabric's manager answers
+# when one of them is allocated, per device. JSON: {"<device>": {"delaySeconds": n, "conditions": [{"type", "status",
+# "reason", "message"}]}}. A device not named is never answered (its attach stays under way).
+BINDING_OUTCOMES = "sim.dragoman.io/binding-outcomes"
 NOT_READY = "sim.dragoman.io/not-ready"  # "true": the container runs but never passes its readiness probe
 # Written by the simulated kubelet: the uuids of the DRA devices a pod's containers got (what NVIDIA_VISIBLE_DEVICES
 # holds).
@@ -708,6 +712,41 @@ class SeriesEvents:
                         self._record(event)
                     del self._cache[key]
             self._next_finish = at + SERIES_FINISH
+
+
+def binding_outcomes(slice_: dict) -> dict[str, dict]:
+    """What a slice's BINDING_OUTCOMES annotation says the fabric answers, checked: {device: {"delaySeconds",
+    "conditions"}}, each condition with a type, a status of True/False/Unknown, a reason and a message; {} when it
+    says nothing usable."""
+    raw = ((slice_.get("metadata") or {}).get("annotations") or {}).get(BINDING_OUTCOMES)
+    try:
+        want = json.loads(raw) if raw else None
+    except (TypeError, ValueError):
+        return {}
+    if not isinstance(want, dict):
+        return {}
+    out: dict[str, dict] = {}
+    for device, ask in list(want.items())[:128]:
+        if not isinstance(device, str) or not isinstance(ask, dict):
+            continue
+        conds = [
+            {
+                "type": c["type"],
+                "status": c.get("status") if c.get("status") in ("True", "False", "Unknown") else "True",
+                "reason": str(c.get("reason") or "Answered")[:1024],
+                "message": str(c.get("message") or "")[:32768],
+            }
+            for c in ask.get("conditions") or ()
+            if isinstance(c, dict) and isinstance(c.get("type"), str) and c["type"]
+        ][:8]
+        if not conds:
+            continue
+        delay = ask.get("delaySeconds", 0)
+        out[device] = {
+            "delaySeconds": float(delay) if isinstance(delay, (int, float)) and 0 <= delay <= 3600 else 0.0,
+            "conditions": conds,
+        }
+    return out
 
 
 def binding_request(node: dict) -> dict | None:

@@ -27,12 +27,14 @@ class AgentHost:
 
 
 def node_agents(host: Any) -> list[Controller]:
-    """The agents of every node, in start order. The one list of what node behaviour is (both control planes)."""
+    """The agents of every node, in start order. The one list of what node behaviour is (both control planes); with
+    them the manager of a scenario's network-attached devices, which no real controller plays either."""
     from dragoman.sim.controllers.dra_plugin import DraKubeletPlugin
+    from dragoman.sim.controllers.fabric import FabricManager
     from dragoman.sim.controllers.gpu_operator import GpuOperator
     from dragoman.sim.controllers.kubelet import Kubelets
 
-    return [GpuOperator(host), Kubelets(host), DraKubeletPlugin(host)]
+    return [GpuOperator(host), Kubelets(host), DraKubeletPlugin(host), FabricManager(host)]
 
 
 class Agents:

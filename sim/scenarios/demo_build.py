@@ -35,15 +35,16 @@ import yaml
 from dragoman.sim.scenarios.demofleet import cluster, infra, pools, v137
 from dragoman.sim.scenarios.demofleet.fleet import Fleet, Story
 
+# Stories whose pods a running scheduler moves past, the simulator's as kube-scheduler v1.37.2: it deallocates an
+# allocation whose binding failed and tries again (the pod then waits for its new device's binding conditions, which
+# no fabric agent sets in a live demo), and the timeout story's search (four A100s on one PCIe root) ends in well under
+# the DRA filter's 10 s, so the pod gets a verdict of its own. Their pods' PodScheduled conditions are rewritten; the
+# findings stay, read from the scheduler's FailedScheduling Events of the earlier attempts (fleet/diagnose/devices.py
+# scheduler_said), which the API server keeps for an hour.
+LIVE_REWRITTEN_VERDICTS = frozenset({"binding-failed", "filter-timeout"})
 # Cases a live simulator keeps rewriting by design, beyond TRANSIENT_FINDINGS (sim/scenarios: what it resolves by
 # itself): the flapping device plugin restarts every CRASH_LOOP_SECONDS and the node's allocatable flips with it;
 # the quota-blocked pod is retried with backoff, and each refusal names the new claim name the apiserver generated.
-# Cases a running cluster moves past, the simulator as kube-scheduler v1.37.2: the scheduler releases an allocation
-# whose binding failed and tries again (the pod then waits for its new device's binding conditions, which no fabric
-# agent sets in a live demo), and the timeout story's search (four A100s on one PCIe root) ends in well under the DRA
-# filter's 10 s, so the pod gets a verdict of its own. A story that really timed out would burn 10 s of the
-# scheduler's time per node on every retry. They are in the pinned demo, not in a live one.
-SIMULATOR_LACKS = frozenset({"binding-failed", "filter-timeout"})
 # The resourceclaim controller retries the claim the API server refuses for admin access: an Event each time.
 LIVE_CHURN_FINDINGS = frozenset(
     {

@@ -50,6 +50,11 @@ EXPLAINED_FINDINGS = {
     ),
     "device-unhealthy": "the pod's allocatedResourcesStatus is kubelet-written status; the node agents write none yet",
     "pending-insufficient": "those stories change which GPU pods the real scheduler leaves Pending",
+    "filter-timeout": (
+        "read from the scenario's FailedScheduling Events of sweep-nvlink's attempts that timed out (history, not "
+        "loaded); the real scheduler's own search for it ends well within the DRA filter's 10 s"
+    ),
+    "pending-constraint": "so the real scheduler's own verdict on sweep-nvlink is read as the constraint it is",
 }
 # Pool ownership that differs for the same reason: h100-dra has one node with no slices in the scenario (no-slices).
 EXPLAINED_OWNERSHIP = {"h100-dra": ("dra", "mixed")}
@@ -173,6 +178,45 @@ def test_check_reports_what_it_reports_on_the_embedded_simulator(real: Served) -
     for pool in own_real:
         if own_real[pool] != own_emb[pool]:
             assert EXPLAINED_OWNERSHIP.get(pool) == (own_real[pool], own_emb[pool]), pool
+
+
+def _pod_findings(report: dict, fid: str, pod: str) -> list[dict]:
+    return [
+        f
+        for f in report["findings"]
+        if f["id"] == fid and any(o.get("kind") == "Pod" and o.get("name") == pod for o in f["objects"])
+    ]
+
+
+def test_the_fabric_stories_are_the_real_schedulers(real: Served) -> None:
+    """a100-lab's fabric-attached devices: the loaded claims are unallocated, so what is read is the real scheduler's
+    own doing. allreduce's device waits for a binding condition nobody sets (binding-pending); the fabric's manager
+    (sim/controllers/fabric.py, with the node agents) fails every attach of allgather's device, so the real
+    scheduler's PreBind fails ("device binding failed"), deallocates the claim and tries again: binding-failed on
+    every look, with the scheduler's own words in its evidence."""
+
+    def failed_by_the_scheduler():
+        report = _check("--kubeconfig", str(real.kubeconfig))
+        failed = _pod_findings(report, "binding-failed", "allgather")
+        said = [e for f in failed for e in f["evidence"] if "device binding failed: claim=allgather" in e]
+        return (report, failed) if said else None
+
+    report, failed = wait_for(failed_by_the_scheduler, 180, "binding-failed from the real scheduler's PreBind")
+    assert any("link training failed on port 3" in e for e in failed[0]["evidence"])
+    pending = _pod_findings(report, "binding-pending", "allreduce")
+    assert pending and "pcie-fabric.example.com/attached" in pending[0]["summary"]
+    # In the real scheduler's own Events (the scenario's are history and not loaded).
+    events = [
+        e
+        for e in real.items("/api/v1/namespaces/dra-lab/events")
+        if e["involvedObject"]["name"] == "allgather" and "device binding failed" in (e.get("message") or "")
+    ]
+    assert events and all(e.get("reportingComponent") == "default-scheduler" for e in events)
+    # Every later look reads it too, whichever part of the retry it meets.
+    for _ in range(2):
+        time.sleep(4)
+        again = _check("--kubeconfig", str(real.kubeconfig))
+        assert _pod_findings(again, "binding-failed", "allgather")
 
 
 def _audit_mark(real: Served) -> int:

@@ -93,7 +93,7 @@ async def _run(remote: bool) -> dict:
 async def test_agents_through_the_api_settle_the_demo_as_in_process():
     in_process = await _run(remote=False)
     through_api = await _run(remote=True)
-    assert AGENTS == {"GpuOperator", "Kubelets", "DraKubeletPlugin"}
+    assert AGENTS == {"GpuOperator", "Kubelets", "DraKubeletPlugin", "FabricManager"}
     running = [k for k, v in in_process["pods"].items() if v == "Running"]
     assert len(running) > 50 and in_process["slices"]
     assert through_api == in_process

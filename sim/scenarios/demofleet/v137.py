@@ -3,7 +3,10 @@ consumable capacity, binding conditions, admin access, prioritized lists, fabric
 
 from __future__ import annotations
 
+import json
+
 from dragoman.fleet import nvidia_schema as nv
+from dragoman.sim.controllers.base import BINDING_OUTCOMES
 from dragoman.sim.scenarios.demofleet.fleet import REG, Fleet, Story, make_device_class, pending_status, pool_selector
 from dragoman.sim.scenarios.demofleet.objects import POOL_LABEL, Demo, meta, sfx, ts
 from dragoman.sim.scenarios.demofleet.verdicts import VERDICT, unschedulable_condition
@@ -58,6 +61,13 @@ FABRIC_DRIVER = "pcie-fabric.example.com"  # a composable PCIe fabric: its GPUs 
 FABRIC_CLASS = "fabric-gpu.example.com"
 FABRIC_ATTACHED = "pcie-fabric.example.com/attached"
 FABRIC_FAILED = "pcie-fabric.example.com/attach-failed"
+FABRIC_FAILURE = "link training failed on port 3"
+FABRIC_ANSWERS = {
+    "fgpu-1": {
+        "delaySeconds": 3,
+        "conditions": [{"type": FABRIC_FAILED, "status": "True", "reason": "AttachFailed", "message": FABRIC_FAILURE}],
+    }
+}
 A100_80 = 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA A100-SXM4-80GB"'
 H100 = 'device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H100")'
 
@@ -284,7 +294,14 @@ def _v137(f: Fleet) -> None:
         {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceSlice",
-            "metadata": meta("a100-lab-fabric-" + sfx("fabric"), created=ts(days=20), kind="ResourceSlice"),
+            # The fabric's manager (sim/controllers/fabric.py, with the node agents on either control plane) fails
+            # every attach of fgpu-1; fgpu-0's stays under way.
+            "metadata": meta(
+                "a100-lab-fabric-" + sfx("fabric"),
+                created=ts(days=20),
+                kind="ResourceSlice",
+                annotations={BINDING_OUTCOMES: json.dumps(FABRIC_ANSWERS, sort_keys=True)},
+            ),
             "spec": {
                 "driver": FABRIC_DRIVER,
                 "pool": {"name": "a100-lab-fabric", "generation": 1, "resourceSliceCount": 1},
@@ -308,10 +325,23 @@ def _v137(f: Fleet) -> None:
         }
     )
     for i, (name, fid, cond) in enumerate(
-        (("allreduce", "binding-pending", None), ("allgather", "binding-failed", "link training failed on port 3"))
+        (("allreduce", "binding-pending", None), ("allgather", "binding-failed", FABRIC_FAILURE))
     ):
-        p = lab_pod(name, claims=[("fabric", name)], finding=fid, status=[])
+        failed = []
+        if cond:
+            # The attach failed before on this device: PreBind's error (SchedulerError, a FailedScheduling Event),
+            # the claim deallocated by the next attempt and the same device allocated again. A live scheduler
+            # deallocates it once more and tries again; the Events stay, and with them the story.
+            failed = unschedulable_condition(
+                f'running PreBind plugin "DynamicResources": device binding failed: claim={name}, '
+                f'reason=AttachFailed, message="{cond}"',
+                ts(minutes=8),
+                reason="SchedulerError",
+            )
+        p = lab_pod(name, claims=[("fabric", name)], finding=fid, status=failed)
         p["status"]["nominatedNodeName"] = lab1
+        if failed:
+            events.append((p, "FailedScheduling", failed[0]["message"], "default-scheduler", ts(minutes=8), 2))
         conds = [
             {
                 "type": FABRIC_ATTACHED,
@@ -402,19 +432,22 @@ def _v137(f: Fleet) -> None:
     # The scheduler's DRA filter giving up (its 10 s timeout) on a wider search of the same kind: pinned as the
     # scheduler writes it (what it said wins over dragoman's reading of the constraint). v1.37.2's Filter answers a
     # timeout with an Error status, which ends the attempt (reason SchedulerError, retried with backoff), not a node
-    # count: the message names the node whose search ran out of time.
-    lab_pod(
+    # count: the message names the node whose search ran out of time. A live scheduler's next search may end in
+    # time (its own verdict then replaces the condition); the FailedScheduling Events stay, and with them the story.
+    timed_out = unschedulable_condition(
+        f'running "DynamicResources" filter plugin: node {f.names("a100-serve")[0]}: timed out trying to '
+        "allocate devices",
+        ts(minutes=2),
+        reason="SchedulerError",
+    )
+    nvl = lab_pod(
         "sweep-nvlink",
         claims=[("gpus", "sweep-nvlink")],
         finding="filter-timeout",
-        status=unschedulable_condition(
-            f'running "DynamicResources" filter plugin: node {f.names("a100-serve")[0]}: timed out trying to '
-            "allocate devices",
-            ts(minutes=2),
-            reason="SchedulerError",
-        ),
+        status=timed_out,
         selector=pool_selector("a100-serve"),
     )
+    events.append((nvl, "FailedScheduling", timed_out[0]["message"], "default-scheduler", ts(minutes=2), 5))
     wide = _lab_claim(
         d, "sweep-nvlink", ns, [{"name": "gpus", "exactly": _exactly("gpu.nvidia.com", A100_80, count=4)}], created=at
     )
