@@ -105,7 +105,7 @@ def _scale_objects(nodes: int, pods: int, gpus: int) -> tuple[list[dict], list[d
     )
 
 
-def place_all(nodes: int, pods: int, gpus: int = 8, feasible_cap: int | None = 16, use_scale: bool = True) -> dict:
+def place_all(nodes: int, pods: int, gpus: int = 8, use_scale: bool = True) -> dict:
     from dragoman.sim.controllers.scheduling import ClusterView, apply_decision, schedule_one
 
     scale = _scale_objects(nodes, pods, gpus) if use_scale else None
@@ -123,7 +123,6 @@ def place_all(nodes: int, pods: int, gpus: int = 8, feasible_cap: int | None = 1
         resourceslices=slices,
         deviceclasses=classes,
         pods=all_pods,
-        feasible_cap=feasible_cap,
         rng=random.Random(1),
     )
     build = time.perf_counter() - t0

@@ -73,9 +73,9 @@ class Scheduler(Controller):
     name = "scheduler"
     field_manager = "kube-scheduler"
 
-    def __init__(self, sim: Any, *, feasible_cap: int | None = 16) -> None:
+    def __init__(self, sim: Any, *, percentage_of_nodes_to_score: int = 0) -> None:
         super().__init__(sim)
-        self.feasible_cap = feasible_cap
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.view: ClusterView | None = None
         # kube-scheduler records through events.k8s.io/v1 (tools/events); the resourceclaim controller is
         # kube-controller-manager's and uses the core recorder.
@@ -93,7 +93,7 @@ class Scheduler(Controller):
     def start_sync(self) -> None:
         if self.started:
             return
-        self.view = ClusterView(feasible_cap=self.feasible_cap)
+        self.view = ClusterView(percentage_of_nodes_to_score=self.percentage_of_nodes_to_score)
         for resource, kind in KINDS.items():
             for entry in self.store.entries(resource):
                 self.view.upsert(kind, entry.obj)

@@ -3,9 +3,11 @@ messages."""
 
 from __future__ import annotations
 
+import bisect
 import copy
 import dataclasses
 import datetime
+import itertools
 import json
 import random
 import time
@@ -134,7 +136,7 @@ class ClusterView:
         devicetaintrules: Iterable[dict] = (),
         *,
         cel_compile=None,
-        feasible_cap: int | None = 16,
+        percentage_of_nodes_to_score: int = 0,
         rng: random.Random | None = None,
         filter_timeout: float = FILTER_TIMEOUT_SECONDS,
     ) -> None:
@@ -154,7 +156,8 @@ class ClusterView:
         self.quotas: dict[tuple, dict] = {}
         self.namespaces: dict[str, dict] = {}
         self.selector_cache = SelectorCache(cel_compile)
-        self.feasible_cap = feasible_cap
+        # KubeSchedulerConfiguration.percentageOfNodesToScore: 0 (the default) is the adaptive percentage.
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         # DynamicResourcesArgs.filterTimeout: each node's Allocate in Filter gets this long (wall clock, as the real
         # scheduler's context deadline; 0 turns it off). The allocator here is slower than Go's, so a search near the
         # limit times out here first.
@@ -162,7 +165,17 @@ class ClusterView:
         self.rng = rng or random.Random()
         self.static_epoch = 0
         self._static: dict[str, tuple] = {}
-        self._next_start = 0
+        # kube-scheduler's nextStartNodeIndex: where the next attempt starts looking, so that every node gets its
+        # turn across pods.
+        self.next_start_node_index = 0
+        # A node's DynamicResources Filter answer for the same claims is the same until what it reads changes: the
+        # slices and DeviceTaintRules (the inventory's epoch), the classes (`dra_epoch`, which also moves when a claim
+        # of a device no single node owns is allocated or released) and the allocations of the node's own pools
+        # (`node_dra_epoch`). Answers are kept per (node, claims) with those stamps: the allocator then runs only
+        # where something changed (kube-scheduler runs it on every node of every attempt; the answer is the same).
+        self.dra_epoch = 0
+        self.node_dra_epoch: dict[str, int] = {}
+        self.filter_answers: dict[tuple, tuple] = {}
         for n in nodes:
             self.upsert_node(n)
         for c in deviceclasses:
@@ -239,6 +252,7 @@ class ClusterView:
             info.update(node)
             if info.static_sig != old:
                 self.static_epoch += 1
+                self.node_dra_epoch[name] = self.node_dra_epoch.get(name, 0) + 1
 
     def remove_node(self, name: str) -> None:
         info = self.nodes.pop(name, None)
@@ -297,11 +311,13 @@ class ClusterView:
         name = _meta(cls).get("name", "")
         old = self.classes.get(name)
         self.classes[name] = cls
+        self.dra_epoch += 1
         if _rebuild:
             self.ext_cache.update(cls, old)
 
     def remove_class(self, name: str) -> None:
         old = self.classes.pop(name, None)
+        self.dra_epoch += 1
         if old is not None:
             self.ext_cache.delete(old)
 
@@ -323,6 +339,11 @@ class ClusterView:
             self.alloc_state.remove_claim(old)
         self.claims[key] = claim
         self.alloc_state.add_claim(claim)
+        before = ((old or {}).get("status") or {}).get("allocation")
+        after = (claim.get("status") or {}).get("allocation")
+        if before != after:
+            self._allocation_moved(before)
+            self._allocation_moved(after)
         owner_uid = bridge_mod.bridge_owner_uid(claim)
         if owner_uid:
             self.bridge_claims[owner_uid] = key
@@ -332,9 +353,36 @@ class ClusterView:
         if claim is None:
             return
         self.alloc_state.remove_claim(claim)
+        self._allocation_moved((claim.get("status") or {}).get("allocation"))
         owner_uid = bridge_mod.bridge_owner_uid(claim)
         if owner_uid and self.bridge_claims.get(owner_uid) == (namespace, name):
             del self.bridge_claims[owner_uid]
+
+    def _allocation_moved(self, allocation: dict | None) -> None:
+        """An allocation came or went: the Filter answers of the nodes that can reach its devices are stale (the
+        node owning each device's pool, or every node for a pool no single node owns)."""
+        for r in ((allocation or {}).get("devices") or {}).get("results") or ():
+            members = self.inventory.by_pool.get((str(r.get("driver", "")), str(r.get("pool", ""))))
+            owners = {s.node_name for s in (members or {}).values()}
+            if len(owners) == 1 and None not in owners and "" not in owners:
+                (owner,) = owners
+                self.node_dra_epoch[owner] = self.node_dra_epoch.get(owner, 0) + 1
+            else:
+                self.dra_epoch += 1
+
+    def filter_answer(self, node: str, claims_key: tuple) -> tuple | None:
+        hit = self.filter_answers.get((node, claims_key))
+        if hit is not None and hit[0] == self._filter_stamp(node):
+            return hit[1]
+        return None
+
+    def keep_filter_answer(self, node: str, claims_key: tuple, answer: tuple) -> None:
+        if len(self.filter_answers) > 65536:
+            self.filter_answers.clear()
+        self.filter_answers[(node, claims_key)] = (self._filter_stamp(node), answer)
+
+    def _filter_stamp(self, node: str) -> tuple[int, int, int]:
+        return (self.inventory.epoch, self.dra_epoch, self.node_dra_epoch.get(node, 0))
 
     # -- slices, devices and DeviceTaintRules --
     def upsert_slice(self, slc: dict) -> None:
@@ -365,17 +413,31 @@ class ClusterView:
     def upsert_namespace(self, ns: dict) -> None:
         self.namespaces[_meta(ns).get("name", "")] = ns
 
-    def feasible_to_find(self) -> int:
-        """kube-scheduler's numFeasibleNodesToFind (adaptive percentage), optionally capped for the simulator."""
-        n = len(self.node_order)
-        if n < 100:
-            want = n
-        else:
-            pct = max(50 - n // 125, 5)
-            want = max(n * pct // 100, 100)
-        if self.feasible_cap is not None:
-            want = min(want, self.feasible_cap)
-        return max(want, 1)
+    def feasible_to_find(self, num_all_nodes: int) -> int:
+        """How many feasible nodes an attempt looks for among `num_all_nodes` before it stops filtering."""
+        return num_feasible_nodes_to_find(self.percentage_of_nodes_to_score, None, num_all_nodes)
+
+
+# kube-scheduler's schedule_one.go: an attempt stops filtering once it has found this many feasible nodes (at least
+# minFeasibleNodesToFind, at least minFeasibleNodesPercentageToFind of the nodes); scoring then ranks only those.
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(global_percentage: int, profile_percentage: int | None, num_all_nodes: int) -> int:
+    """v1.37.2's numFeasibleNodesToFind: every node under 100; else the profile's percentageOfNodesToScore, else the
+    global one, else (0) the adaptive 50 - nodes/125 percent, at least 5 %; never fewer than 100 nodes."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    percentage = profile_percentage if profile_percentage is not None else global_percentage
+    if percentage == 0:
+        percentage = 50 - num_all_nodes // 125
+        if percentage < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            percentage = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    num_nodes = num_all_nodes * percentage // 100
+    if num_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return MIN_FEASIBLE_NODES_TO_FIND
+    return num_nodes
 
 
 # --- the decision ---
@@ -493,8 +555,9 @@ def _reserved_for_pod(claim: dict, uid: str) -> bool:
     )
 
 
-def _static_filters(view: ClusterView, spec: dict) -> tuple[list[NodeInfo], dict[str, _Status]]:
-    """NodeUnschedulable, TaintToleration and NodeAffinity over every node, cached per pod shape until nodes change."""
+def _static_filters(view: ClusterView, spec: dict) -> tuple[list[int], dict[str, _Status]]:
+    """NodeUnschedulable, TaintToleration and NodeAffinity over every node, cached per pod shape until nodes change:
+    the positions (in `view.node_order`) of the nodes they pass, ascending, and the verdicts of the others."""
     tolerations = spec.get("tolerations") or []
     sig = json.dumps(
         [
@@ -511,7 +574,7 @@ def _static_filters(view: ClusterView, spec: dict) -> tuple[list[NodeInfo], dict
         return hit[1], hit[2]
     tolerates_cordon = tolerations_tolerate(tolerations, UNSCHEDULABLE_TAINT)
     node_filter = compile_node_filter(spec)
-    eligible: list[NodeInfo] = []
+    eligible: list[int] = []
     failed: dict[str, _Status] = {}
     for info in view.node_order:
         if info.unschedulable and not tolerates_cordon:
@@ -521,7 +584,7 @@ def _static_filters(view: ClusterView, spec: dict) -> tuple[list[NodeInfo], dict
         elif not node_filter(info.node):
             failed[info.name] = _Status(UU, ["node(s) didn't match Pod's node affinity/selector"], "NodeAffinity")
         else:
-            eligible.append(info)
+            eligible.append(info.index)
     if len(view._static) > 512:
         view._static.clear()
     view._static[sig] = (view.static_epoch, eligible, failed)
@@ -540,6 +603,7 @@ class _DraState:
         self.unavailable: set[int] = set()
         self.allocator: Allocator | None = None
         self.now: float | None = None  # the attempt's time (epoch seconds), for binding timeouts
+        self.bridge_keys: dict[tuple, str] = {}  # the bridge's requests, as part of the key of the Filter answers
         self.bridge_requests: dict[tuple, tuple] = {}
 
     @property
@@ -617,35 +681,46 @@ def schedule_one(pod: dict, view: ClusterView, now=None) -> Decision:
     feasible: list[tuple[NodeInfo, object]] = []
     if pre_msg is None:
         eligible, static_failed = _static_filters(view, spec)
+        nodes = view.node_order
         if pinned is not None:
+            # NodeAffinity's PreFilter result: only the named nodes are filtered, the rest are absent.
             absent = _Status(UU, ["node(s) didn't satisfy plugin(s) [NodeAffinity]"], "NodeAffinity")
             for info in view.node_order:
                 if info.name not in pinned:
                     statuses[info.name] = absent
-            eligible = [i for i in eligible if i.name in pinned]
-        want = view.feasible_to_find()
-        n = len(eligible)
-        start = view._next_start % n if n else 0
-        visited = 0
+            nodes = [i for i in view.node_order if i.name in pinned]
+            eligible = [k for k, i in enumerate(nodes) if i.name not in static_failed]
+        # findNodesThatPassFilters: from nextStartNodeIndex round the nodes until numFeasibleNodesToFind pass. A node
+        # the static filters refuse is processed like any other (its verdict cached per pod shape), so only the
+        # eligible ones are visited and the processed count is the stretch of the round walked.
+        n = len(nodes)
+        want = view.feasible_to_find(n)
+        start = view.next_start_node_index % n if n else 0
+        cut = bisect.bisect_left(eligible, start)
+        processed = n
+        pos = start
         try:
-            for step in range(n):
-                info = eligible[(start + step) % n]
-                visited += 1
+            for pos in itertools.chain(eligible[cut:], eligible[:cut]):
+                info = nodes[pos]
                 st, extra = _dynamic_filters(pod, view, info, requests, dra)
                 if st is None:
                     feasible.append((info, extra))
                     if len(feasible) >= want:
+                        processed = (pos - start) % n + 1
                         break
                 else:
                     statuses[info.name] = st
         except _CycleError as exc:
+            processed = (pos - start) % n
             msg = f'running "DynamicResources" filter plugin: {exc}'
             dec.outcome, dec.message = "error", msg
             dec.condition = _failed_condition("SchedulerError", msg, now)
             dec.event = _event("Warning", "FailedScheduling", msg, now)
             dec.pod_status_patch = {"conditions": [dec.condition]}
             return dec
-        view._next_start = (start + visited) % max(n, 1)
+        finally:
+            # Moved on whether or not an error ended the search, so every node gets its turn.
+            view.next_start_node_index = (view.next_start_node_index + processed) % max(len(view.node_order), 1)
 
     if feasible:
         return _bind(pod, view, dra, feasible, requests, dec, now)
@@ -810,6 +885,7 @@ def _dra_filter(pod: dict, view: ClusterView, info: NodeInfo, dra: _DraState) ->
         cached = dra.bridge_requests.get(key)
         if cached is None:
             cached = dra.bridge_requests[key] = bridge_requests(pod, node_ext, view.class_for)
+            dra.bridge_keys[key] = json.dumps(cached[0], sort_keys=True)
         reqs, mappings = cached
         node_claim = {
             "metadata": {"namespace": _meta(pod).get("namespace", ""), "name": "<extended-resources>"},
@@ -818,20 +894,34 @@ def _dra_filter(pod: dict, view: ClusterView, info: NodeInfo, dra: _DraState) ->
         to_allocate.append(node_claim)
     allocations: list[dict] | None = []
     if to_allocate:
-        if dra.allocator is None:
-            dra.allocator = view.allocator()
-        deadline = time.monotonic() + view.filter_timeout if view.filter_timeout > 0 else None
-        try:
-            outcome = dra.allocator.allocate(info.node, to_allocate, deadline)
-        except AllocationError as exc:
-            raise _CycleError(str(exc)) from exc
-        except AllocationTimeout as exc:
-            # An Error status, not Unschedulable: the attempt ends and the pod is retried with backoff.
-            raise _CycleError(f"node {info.name}: timed out trying to allocate devices") from exc
-        allocations = outcome.allocations
+        # What the allocator is asked: the pod's own claims (a claim's spec never changes) and the bridge's requests.
+        claims_key = (
+            tuple((_meta(c).get("namespace"), _meta(c).get("name"), _meta(c).get("uid")) for c in to_allocate),
+            dra.bridge_keys.get(tuple(sorted(node_ext.items()))) if node_claim is not None else None,
+        )
+        known = view.filter_answer(info.name, claims_key)
+        if known is not None:
+            allocations, node_error = known
+        else:
+            if dra.allocator is None:
+                dra.allocator = view.allocator()
+            deadline = time.monotonic() + view.filter_timeout if view.filter_timeout > 0 else None
+            try:
+                outcome = dra.allocator.allocate(info.node, to_allocate, deadline)
+            except AllocationError as exc:
+                raise _CycleError(str(exc)) from exc
+            except AllocationTimeout as exc:
+                # An Error status, not Unschedulable: the attempt ends and the pod is retried with backoff.
+                raise _CycleError(f"node {info.name}: timed out trying to allocate devices") from exc
+            allocations, node_error = outcome.allocations, outcome.node_error
+            # A shared device's result carries a share ID made for this allocation: never handed out twice.
+            if not any(
+                "shareID" in r for a in allocations or () for r in ((a.get("devices") or {}).get("results") or ())
+            ):
+                view.keep_filter_answer(info.name, claims_key, (allocations, node_error))
         if allocations is None:
             # ErrFailedAllocationOnNode (invalid pools) reads as its own words; otherwise the plugin's.
-            return _Status(UU, [outcome.node_error or "cannot allocate all claims"], "DynamicResources"), None
+            return _Status(UU, [node_error or "cannot allocate all claims"], "DynamicResources"), None
     if unavailable:
         dra.unavailable.update(unavailable)
         return _Status(UU, ["resourceclaim not available on the node"], "DynamicResources"), None
@@ -896,7 +986,8 @@ def _bind(
         to_allocate, allocations, node_claim, mappings = best_extra
         for claim, allocation in zip(to_allocate, allocations or []):
             # v1.37's scheduler stamps when it allocated (AllocationResult.allocationTimestamp), on every claim.
-            allocated_now[id(claim)] = {**allocation, "allocationTimestamp": _ts(now)}
+            # A copy: the same answer may be kept for the node's next attempt (ClusterView.filter_answers).
+            allocated_now[id(claim)] = {**copy.deepcopy(allocation), "allocationTimestamp": _ts(now)}
     for claim in dra.user_claims:
         allocation = allocated_now.get(id(claim))
         if allocation is None and _reserved_for_pod(claim, uid) and FINALIZER in (_meta(claim).get("finalizers") or []):
