@@ -180,6 +180,68 @@ def test_check_reports_what_it_reports_on_the_embedded_simulator(real: Served) -
             assert EXPLAINED_OWNERSHIP.get(pool) == (own_real[pool], own_emb[pool]), pool
 
 
+# Issue 28's stories that the real control plane tells by itself (kube-scheduler's own doing on the loaded intent):
+# each marked pod must carry its finding there too.
+REAL_V137_FINDINGS = (
+    "pending-device-taint",  # a DeviceTaintRule (NoSchedule) over lab2; a bridged pod carries no toleration
+    "pending-counters",  # a DynamicMIG GPU whose partition is held: its whole GPU is blocked by counters
+    "pending-capacity",  # a GPU shared by consumable capacity with too little left for a third share
+    "pending-first-available",  # neither alternative of a firstAvailable request fits
+    "binding-pending",  # a fabric device (a nodeSelector network slice) waiting for its binding condition
+    "binding-failed",  # a fabric device whose attach always fails
+    "class-missing",
+    "claim-missing",
+    "pending-constraint",
+)
+
+
+def test_the_v137_stories_are_read_on_the_real_control_plane(real: Served) -> None:
+    """Each DRA feature's story of the demo, on the real control plane: the finding on the very pod the scenario
+    marks (a count equal to the embedded simulator's would also hold if the reading broke on both), the admin-access
+    probe's device not counted as held, and the kubelet-written device health read."""
+    from dragoman.fleet.model import device_health
+    from dragoman.sim.scenarios import demo_marks
+
+    marks = demo_marks(scenario_mod.load("demo").objects)
+    report = _check("--kubeconfig", str(real.kubeconfig))
+    missing = [
+        (fid, name)
+        for fid in REAL_V137_FINDINGS
+        for kind, _, name in marks[fid]
+        if kind == "Pod" and not _pod_findings(report, fid, name)
+    ]
+    assert not missing, missing
+    # Admin access: the monitoring probe's claim is allocated (the real scheduler gave it lab2's GPU, which a
+    # maintenance rule taints and the probe tolerates) and holds nothing: the pool's allocated devices are the other
+    # claims' devices only.
+    lab = {
+        n["metadata"]["name"]
+        for n in real.items("/api/v1/nodes")
+        if (n["metadata"].get("labels") or {}).get("cloud.google.com/gke-nodepool") == "a100-lab"
+    }
+    results = [
+        r
+        for c in real.items("/apis/resource.k8s.io/v1/resourceclaims")
+        for r in (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or ()
+        if r.get("driver") == "gpu.nvidia.com" and r.get("pool") in lab
+    ]
+    assert any(r.get("adminAccess") for r in results), "the admin-access probe's claim is allocated"
+    held = {(r["pool"], r["device"]) for r in results if not r.get("adminAccess")}
+    (acc,) = [p for p in report["accounting"]["pools"] if p["pool"] == "a100-lab"]
+    assert acc["allocatedDevices"] == len(held) and held, (acc["allocatedDevices"], held)
+    # allocatedResourcesStatus: the node agents report each running DRA pod's devices, read as dragoman reads them
+    # (the unhealthy story itself is the scenario's status, which no agent writes: EXPLAINED_FINDINGS).
+    lab_pods = [
+        p
+        for p in real.items("/api/v1/pods")
+        if p["spec"].get("nodeName") in lab
+        and p["spec"].get("resourceClaims")
+        and p["status"].get("phase") == "Running"
+    ]
+    health = [h for p in lab_pods for h in device_health(p)]
+    assert lab_pods and health and all(h[3] == "Healthy" and h[2].startswith("gpu.nvidia.com/") for h in health)
+
+
 def _pod_findings(report: dict, fid: str, pod: str) -> list[dict]:
     return [
         f
