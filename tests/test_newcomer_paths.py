@@ -12,9 +12,10 @@ from tests.support.paths import slice_to_devices_row, stuck_pod_to_finding, wiza
 # Each path's files at most. Issue 29 counted 11, 12 and 12 by hand along each path's main line; this trace counts
 # every product file whose code runs on the way (21, 24 and 23 when it was written, the stuck pod's with every rule
 # family running beside the pods' rule; now the pods' rule alone). The Devices path lost the CEL library's quantity
-# adapter and Fleet.node_pool, a relay to FleetModel.pool_of_node.
+# adapter and Fleet.node_pool, a relay to FleetModel.pool_of_node. What Textual's compositor calls to draw is left out
+# (it draws on its own schedule, so a redraw under load made the wizard's path one file longer now and then).
 SLICE_TO_ROW = 20
-APPLY_TO_PATCH = 24
+APPLY_TO_PATCH = 23
 POD_TO_FINDING = 21
 
 
