@@ -603,7 +603,7 @@ class _DraState:
         self.unavailable: set[int] = set()
         self.allocator: Allocator | None = None
         self.now: float | None = None  # the attempt's time (epoch seconds), for binding timeouts
-        self.bridge_keys: dict[tuple, str] = {}  # the bridge's requests, as part of the key of the Filter answers
+        self.ext_served: dict[str, bool] = {}  # per extended resource: whether a DeviceClass serves it
         self.bridge_requests: dict[tuple, tuple] = {}
 
     @property
@@ -853,7 +853,9 @@ def _dra_filter(pod: dict, view: ClusterView, info: NodeInfo, dra: _DraState) ->
             return _Status(UU, ["cannot schedule extended resource claim"], "DynamicResources"), None
         for rname, amount in dra.ext_resources.items():
             have = info.allocatable.get(rname)
-            served = view.class_for(rname) is not None
+            served = dra.ext_served.get(rname)
+            if served is None:
+                served = dra.ext_served[rname] = view.class_for(rname) is not None
             if served and not have:
                 node_ext[rname] = amount
             elif have is None:
@@ -880,24 +882,28 @@ def _dra_filter(pod: dict, view: ClusterView, info: NodeInfo, dra: _DraState) ->
         to_allocate.append(claim)
     node_claim = None
     mappings: list[dict] = []
+    bridge_key = None
     if node_ext:
-        key = tuple(sorted(node_ext.items()))
+        key = tuple(sorted(node_ext.items())) if len(node_ext) > 1 else tuple(node_ext.items())
         cached = dra.bridge_requests.get(key)
         if cached is None:
-            cached = dra.bridge_requests[key] = bridge_requests(pod, node_ext, view.class_for)
-            dra.bridge_keys[key] = json.dumps(cached[0], sort_keys=True)
-        reqs, mappings = cached
-        node_claim = {
-            "metadata": {"namespace": _meta(pod).get("namespace", ""), "name": "<extended-resources>"},
-            "spec": {"devices": {"requests": reqs}},
-        }
+            reqs, maps = bridge_requests(pod, node_ext, view.class_for)
+            # One claim per attempt and shape of extended resources, the same object on every node (read only).
+            claim_body = {
+                "metadata": {"namespace": _meta(pod).get("namespace", ""), "name": "<extended-resources>"},
+                "spec": {"devices": {"requests": reqs}},
+            }
+            cached = dra.bridge_requests[key] = (claim_body, maps, json.dumps([_meta(pod).get("namespace"), reqs]))
+        node_claim, mappings, bridge_key = cached
         to_allocate.append(node_claim)
     allocations: list[dict] | None = []
     if to_allocate:
         # What the allocator is asked: the pod's own claims (a claim's spec never changes) and the bridge's requests.
         claims_key = (
-            tuple((_meta(c).get("namespace"), _meta(c).get("name"), _meta(c).get("uid")) for c in to_allocate),
-            dra.bridge_keys.get(tuple(sorted(node_ext.items()))) if node_claim is not None else None,
+            tuple((_meta(c).get("namespace"), _meta(c).get("name"), _meta(c).get("uid")) for c in to_allocate)
+            if dra.user_claims
+            else (),
+            bridge_key,
         )
         known = view.filter_answer(info.name, claims_key)
         if known is not None:
