@@ -13,6 +13,7 @@ from typing import Any
 
 from dragoman.fleet.cluster import ApiError
 from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.fleet.k8s.times import parse_datetime
 
 HOLDER_ANNOTATION = "dragoman.io/holder"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "dragoman"}
@@ -24,15 +25,6 @@ def lease_name(pool: str) -> str:
 
 def _micro(t: dt.datetime) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _parse(s: str | None) -> dt.datetime | None:
-    if not s:
-        return None
-    try:
-        return dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _utcnow() -> dt.datetime:
@@ -119,7 +111,7 @@ class PoolLock:
         """(holder, since, expiry, held) of a Lease as another dragoman would read it."""
         spec = lease.get("spec") or {}
         holder = spec.get("holderIdentity") or ""
-        renew = _parse(spec.get("renewTime"))
+        renew = parse_datetime(spec.get("renewTime"))
         expiry = renew + dt.timedelta(seconds=int(spec.get("leaseDurationSeconds") or 0)) if renew else None
         held = bool(holder) and expiry is not None and expiry > _utcnow()
         return holder, spec.get("acquireTime") or "", expiry, held

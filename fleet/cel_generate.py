@@ -9,14 +9,13 @@ import re
 from collections.abc import Iterable, Mapping
 
 import yaml
+from dragoman.fleet import k8s
 from dragoman.fleet.k8s import DEVICECLASS_PREFIX
 from dragoman.fleet.nvidia_schema import DRIVER
 
 API = "resource.k8s.io/v1"
 IMPLICIT_PREFIX = DEVICECLASS_PREFIX  # one home: fleet/k8s/
 GPU_DRIVER = DRIVER  # one home: fleet/nvidia_schema.py
-_DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 @dataclasses.dataclass
@@ -52,7 +51,7 @@ def valid_class_name(name: str) -> str | None:
     """Why `name` cannot be a DeviceClass name (a DNS subdomain of <= 253 characters), or None."""
     if not name:
         return "a DeviceClass needs a name"
-    if len(name) > 253 or not _DNS1123.match(name):
+    if k8s.is_dns1123_subdomain(name):
         return (
             f"{name!r} is not a valid DeviceClass name: lower-case letters, digits, '-' and '.', starting and "
             "ending alphanumeric"
@@ -211,7 +210,7 @@ def claim_template(
     )
     if problem := valid_class_name(class_name):
         gen.warnings.append(problem)
-    if not _LABEL.match(request):
+    if k8s.is_dns1123_label(request):
         gen.warnings.append(f"request name {request!r} must be a DNS label")
     return gen
 

@@ -6,6 +6,8 @@ import datetime
 from collections.abc import Callable
 from typing import Any
 
+from dragoman.fleet.k8s.times import parse_datetime
+
 NAME_DOC = (
     "Name must be unique within a namespace. Is required when creating resources, although some resources "
     "may allow a client to request the generation of an appropriate name automatically. Name is primarily "
@@ -114,15 +116,6 @@ _DOCS = {
 # ---------------------------------------------------------------- helpers as kubectl's printers have them
 
 
-def parse_time(value: str | None) -> datetime.datetime | None:
-    if not value:
-        return None
-    try:
-        return datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def human_duration(seconds_total: float) -> str:
     """apimachinery's duration.HumanDuration: "45s", "5m3s", "3h4m", "2d", "3y10d"."""
     seconds = int(seconds_total)
@@ -156,7 +149,7 @@ def human_duration(seconds_total: float) -> str:
 
 
 def since(value: str | None, now: datetime.datetime) -> str:
-    when = parse_time(value)
+    when = parse_datetime(value)
     if when is None:
         return "<unknown>"
     if now.tzinfo is None:
@@ -230,7 +223,7 @@ def _pod(obj: dict, now: datetime.datetime) -> list:
     total += len(sidecars)
 
     def terminated_at(cs: dict) -> datetime.datetime | None:
-        return parse_time(((cs.get("lastState") or {}).get("terminated") or {}).get("finishedAt"))
+        return parse_datetime(((cs.get("lastState") or {}).get("terminated") or {}).get("finishedAt"))
 
     initializing = False
     init_statuses = status.get("initContainerStatuses") or []
@@ -444,7 +437,7 @@ def _job(obj: dict, now: datetime.datetime) -> list:
     else:
         parallelism = int(spec.get("parallelism") or 0)
         completions = f"{succeeded}/1 of {parallelism}" if parallelism > 1 else f"{succeeded}/1"
-    start, end = parse_time(st.get("startTime")), parse_time(st.get("completionTime"))
+    start, end = parse_datetime(st.get("startTime")), parse_datetime(st.get("completionTime"))
     if start is None:
         duration = ""
     elif end is None:
@@ -680,7 +673,7 @@ def _name_age(obj: dict, now: datetime.datetime) -> list:
 
 
 def _created_at(obj: dict, now: datetime.datetime) -> list:
-    created = parse_time(_meta(obj).get("creationTimestamp"))
+    created = parse_datetime(_meta(obj).get("creationTimestamp"))
     text = created.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if created else None
     return [_meta(obj).get("name", ""), text]
 

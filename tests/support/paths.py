@@ -214,6 +214,9 @@ async def wizard_apply_to_cordon_patch(tmp: pathlib.Path) -> FileTrace:
                         await _until(pilot, trace, lambda: trace.stopped)
                 finally:
                     AuditLog.outcome = outcome  # type: ignore[method-assign]
+                # The run goes on (the cordon's verification, the state's bookkeeping): the screen stays until it is
+                # done, or its worker would find the screen gone.
+                await _until(pilot, trace, lambda: screen.result is not None and not screen.busy, 120)
         finally:
             await cluster.close()
     return trace
