@@ -675,7 +675,7 @@ class VTable(ScrollView, can_focus=True):
         n = len(self._visible)
         if self.cursor >= n:
             self.set_reactive(VTable.cursor, max(0, n - 1))
-        # Sideways scrolling is the table's own (the first column stays), so the scroll view only ever scrolls down.
+        # Sideways scrolling is the table's own (the pinned column stays), so the scroll view only ever scrolls down.
         self.virtual_size = Size(self.size.width, n + 1)
         self.refresh()
 
