@@ -14,7 +14,7 @@ import dataclasses
 import gc
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, Set
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, NamedTuple, cast
 
 from dragoman.fleet import gpustack, nvidia_schema, podstate
 from dragoman.fleet import ownership as own
@@ -99,11 +99,51 @@ def event_last_seen(event: dict) -> str:
     return seen[:19] + "Z" if len(seen) > 19 else seen
 
 
-def device_health(pod: dict) -> list[tuple[str, str, str, str, str]]:
-    """The health the kubelet reports for a pod's devices (status.*containerStatuses[].allocatedResourcesStatus):
-    (container, "claim:<pod claim>[/<request>]", resourceID "<driver>/<pool>/<device>", Healthy|Unhealthy|Unknown,
-    message)."""
+class DeviceHealth(NamedTuple):
+    """One device the kubelet reports for a container (status.*containerStatuses[].allocatedResourcesStatus)."""
+
+    container: str
+    status_name: str  # "claim:<pod claim>[/<request>]", or the device-plugin resource name
+    device: str  # "<driver>/<pool>/<device>" when resource_id names a device of the pod's claims; else resource_id
+    health: str  # Healthy | Unhealthy | Unknown
+    message: str
+    resource_id: str  # as the kubelet wrote it
+
+
+def resource_device(resource_id: str, claims: Iterable[dict] = ()) -> DeviceId | None:
+    """The DRA device an allocatedResourcesStatus resourceID names, found among `claims` (the pod's). A kubelet v1.37
+    writes the first CDI device name the driver returned from NodePrepareResources, and "<driver>/<pool>/<device>"
+    only when it returned none (pkg/kubelet/cm/dra/manager.go buildResourceHealth). NVIDIA's GPU driver returns
+    `k8s.gpu.nvidia.com/claim=<claim uid>-<device>` (v25.3 to v25.8: `k8s.gpu.nvidia.com/device=<device>` first;
+    fleet/nvidia_schema.cdi_device_ids); another driver's CDI names say nothing dragoman can read: None."""
+    results = [
+        (str(c.get("metadata", {}).get("uid") or ""), r)
+        for c in claims
+        if isinstance(c, dict)
+        for r in (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or ()
+        if isinstance(r, dict)
+    ]
+    if "=" not in resource_id:
+        driver, _, rest = resource_id.partition("/")
+        pool, _, device = rest.rpartition("/")  # a pool name may hold slashes; driver and device names do not
+        return (driver, pool, device) if driver and pool and device else None
+    parsed = nvidia_schema.device_of_cdi_id(resource_id)
+    if parsed is None:
+        return None
+    claim_uid, device = parsed
+    found = {
+        (r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
+        for uid, r in results
+        if r.get("driver") == nvidia_schema.DRIVER and r.get("device") == device and claim_uid in (None, uid)
+    }
+    return found.pop() if len(found) == 1 else None
+
+
+def device_health(pod: dict, claims: Iterable[dict] = ()) -> list[DeviceHealth]:
+    """The health the kubelet reports for a pod's devices, each DRA device named "<driver>/<pool>/<device>" when its
+    resourceID (a CDI device name or that fallback, `resource_device`) names a device of `claims` (the pod's)."""
     status = pod.get("status") or {}
+    claims = list(claims)
     out = []
     for field in ("initContainerStatuses", "containerStatuses"):
         for cs in status.get(field) or ():
@@ -114,13 +154,16 @@ def device_health(pod: dict) -> list[tuple[str, str, str, str, str]]:
                     continue
                 for r in rs.get("resources") or ():
                     if isinstance(r, dict):
+                        rid = str(r.get("resourceID", ""))
+                        dev = resource_device(rid, claims) if str(rs.get("name", "")).startswith("claim:") else None
                         out.append(
-                            (
+                            DeviceHealth(
                                 str(cs.get("name", "")),
                                 str(rs.get("name", "")),
-                                str(r.get("resourceID", "")),
+                                "/".join(dev) if dev else rid,
                                 str(r.get("health") or "Unknown"),
                                 str(r.get("message") or ""),
+                                rid,
                             )
                         )
     return out

@@ -404,6 +404,40 @@ def driver_version_from_image(image: str) -> str:
     return schema_for_version(tag)
 
 
+# The CDI device names the GPU kubelet plugin returns from NodePrepareResources, one list per allocated device (vendor
+# "k8s." + driver; cmd/gpu-kubelet-plugin/cdi.go and device_state.go). From v25.12 (and the 0.x releases after it):
+# only the claim's own spec entry, `k8s.gpu.nvidia.com/claim=<claim uid>-<device name>`. v25.3 to v25.8 returned the
+# node-wide standard device first, `k8s.gpu.nvidia.com/device=<device name>`, then (when a config adds container edits)
+# the claim's entry. A kubelet v1.37 names the device in allocatedResourcesStatus by the first of them.
+CDI_VENDOR = "k8s." + DRIVER
+CDI_CLAIM_KIND = CDI_VENDOR + "/claim"
+CDI_DEVICE_KIND = CDI_VENDOR + "/device"
+_UID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_CDI_CLAIM_NAME = re.compile(rf"({_UID})-(.+)")
+
+
+def cdi_device_ids(driver_version: str, claim_uid: str, device: str) -> list[str]:
+    """The CDI device names driver `driver_version` (a release or schema key) returns for `device` of a claim."""
+    claim_name = f"{CDI_CLAIM_KIND}={claim_uid}-{device}"
+    if schema_for_version(driver_version) in (SCHEMA_25_3, SCHEMA_25_8):
+        return [f"{CDI_DEVICE_KIND}={device}", claim_name]
+    return [claim_name]
+
+
+def device_of_cdi_id(cdi_id: str) -> tuple[str | None, str] | None:
+    """(claim uid or None, device name) behind a CDI device name the GPU kubelet plugin hands out, or None when it is
+    not one of its names."""
+    kind, sep, name = cdi_id.partition("=")
+    if not sep or not name:
+        return None
+    if kind == CDI_DEVICE_KIND:
+        return None, name
+    if kind == CDI_CLAIM_KIND:
+        m = _CDI_CLAIM_NAME.fullmatch(name)
+        return (m.group(1), m.group(2)) if m else None
+    return None
+
+
 def _hex(*parts: object) -> str:
     return hashlib.sha256("/".join(str(p) for p in parts).encode()).hexdigest()
 

@@ -322,18 +322,25 @@ def health(ctx: Context) -> Iterable[Finding]:
 
 
 def unhealthy(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Finding]:
-    bad = [h for h in device_health(pod) if h[3] == "Unhealthy"]
+    m = ctx.m
+    claims = [c for _, name in m.pod_claims(pod) if name and (c := m.claim(pk[0], name)) is not None]
+    bad = [h for h in device_health(pod, claims) if h.health == "Unhealthy"]
     if not bad:
         return
     node = (pod.get("spec") or {}).get("nodeName") or "?"
-    container, name, rid, _, message = bad[0]
     yield make_finding(
         "device-unhealthy",
         [pod_ref(pk)] + ([("Node", "", node)] if node != "?" else []),
-        f"pod {pk[0]}/{pk[1]} runs on {plural(len(bad), 'unhealthy device')}: {rid}",
-        [f"container {c}: {n}: {r} is {h}" + (f" ({msg})" if msg else "") for c, n, r, h, msg in bad[:4]]
+        f"pod {pk[0]}/{pk[1]} runs on {plural(len(bad), 'unhealthy device')}: {bad[0].device}",
+        [
+            f"container {h.container}: {h.status_name}: {h.device}"
+            + (f" (resourceID {h.resource_id})" if h.resource_id != h.device else "")
+            + f" is {h.health}"
+            + (f" ({h.message})" if h.message else "")
+            for h in bad[:4]
+        ]
         + ctx.events("Pod", *pk),
-        device=rid,
+        device=bad[0].device,
         node=node,
         pod=f"{pk[0]}/{pk[1]}",
     )

@@ -35,6 +35,15 @@ BINDING_CONDITIONS = "sim.dragoman.io/binding-conditions"
 # "reason", "message"}]}}. A device not named is never answered (its attach stays under way).
 BINDING_OUTCOMES = "sim.dragoman.io/binding-outcomes"
 NOT_READY = "sim.dragoman.io/not-ready"  # "true": the container runs but never passes its readiness probe
+# "true": every start of the container fails at once (exit 1): the kubelet restarts it after its back-off, forever,
+# and it never runs long enough to do anything (a DRA driver that crash-loops publishes no slices).
+CRASH_AT_START = "sim.dragoman.io/crash-at-start"
+# On a Node: faults for the pods of DaemonSets that land there, whichever pod that is (the DaemonSet controller may make
+# a fresh one): JSON {"<DaemonSet name>": {"<pod fault annotation above>": "<value>"}}. The node agents apply them
+# (pod_faults) as if the pod carried them.
+POD_FAULTS = "sim.dragoman.io/pod-faults"
+# Pod faults that keep the pod from ever being ready (a start of the real control plane does not wait for them).
+UNREADY_FAULTS = (CRASH_AT_START, NOT_READY)
 # Written by the simulated kubelet: the uuids of the DRA devices a pod's containers got (what NVIDIA_VISIBLE_DEVICES
 # holds).
 VISIBLE_DEVICES = "dragoman.io/visible-devices"
@@ -747,6 +756,38 @@ def binding_outcomes(slice_: dict) -> dict[str, dict]:
             "conditions": conds,
         }
     return out
+
+
+def node_pod_faults(node: dict | None) -> dict[str, dict[str, str]]:
+    """What a node's POD_FAULTS annotation gives each DaemonSet's pods there, checked: {DaemonSet: {annotation:
+    value}} (strings only); {} when it says nothing usable (absent, not JSON, not that shape)."""
+    raw = (((node or {}).get("metadata") or {}).get("annotations") or {}).get(POD_FAULTS)
+    if not raw:
+        return {}
+    try:
+        want = json.loads(raw)
+    except (TypeError, ValueError):
+        return {}
+    if not isinstance(want, dict):
+        return {}
+    return {
+        str(ds): {str(k): str(v) for k, v in faults.items() if isinstance(v, (str, int))}
+        for ds, faults in want.items()
+        if isinstance(faults, dict)
+    }
+
+
+def pod_faults(pod: dict, node: dict | None) -> dict:
+    """The fault annotations that apply to a pod: its own, and those its node's POD_FAULTS gives the pods of the
+    DaemonSet that owns it (the node's fault, whichever of the DaemonSet's pods lands there)."""
+    own = (pod.get("metadata") or {}).get("annotations") or {}
+    by_ds = node_pod_faults(node)
+    if not by_ds:
+        return own
+    refs = (pod.get("metadata") or {}).get("ownerReferences") or ()
+    owner = next((r.get("name") for r in refs if r.get("kind") == "DaemonSet"), None)
+    extra = by_ds.get(owner or "")
+    return {**own, **extra} if extra else own
 
 
 def binding_request(node: dict) -> dict | None:

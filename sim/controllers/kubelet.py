@@ -7,19 +7,24 @@ import hashlib
 import re
 from typing import Any
 
+from dragoman.fleet import nvidia_schema as nvidia
 from dragoman.sim.clock import parse_time
 from dragoman.sim.controllers import base
 from dragoman.sim.controllers.base import (
+    CRASH_AT_START,
     CRASH_LOOP_SECONDS,
     NOT_READY,
+    POD_FAULTS,
     RUN_SECONDS,
     VISIBLE_DEVICES,
     Controller,
     Events,
     containers_running,
+    dra_plugin_image,
     editable_status,
     is_device_plugin_pod,
     is_dra_kubelet_plugin_pod,
+    pod_faults,
     pod_phase,
     pod_ready,
     pod_terminating,
@@ -32,6 +37,24 @@ DEFAULT_KUBELET_VERSION = "v1.37.1"
 ENDPOINT_GRACE_SECONDS = 300.0
 # Drivers whose kubelet plugin the simulator can see as a pod; claims of other drivers prepare unconditionally.
 DRA_DRIVERS_WITH_PODS = ("gpu.nvidia.com", "compute-domain.nvidia.com")
+# The pod conditions a kubelet owns (pkg/kubelet/types PodConditionsByKubelet, PodReadyToStartContainers on in v1.37).
+KUBELET_CONDITIONS = frozenset(
+    {
+        "PodScheduled",
+        "Ready",
+        "Initialized",
+        "ContainersReady",
+        "PodResizeInProgress",
+        "PodResizePending",
+        "PodReadyToStartContainers",
+    }
+)
+# PodReadyToStartContainers once the pod's containers ended and its sandbox was stopped (status
+# GeneratePodReadyToStartContainersCondition: kubetypes.PodSandboxNotReadyReason, PodSandboxNotReadyMsgSandboxNotReady).
+SANDBOX_STOPPED = ("PodSandboxNotReady", "pod sandbox is not ready")
+# kuberuntime's container restart back-off: 10 s, doubled per restart, at most 5 minutes.
+BACKOFF_INITIAL_SECONDS = 10.0
+BACKOFF_MAX_SECONDS = 300.0
 STOP_SECONDS = "sim.dragoman.io/stop-seconds"  # how long a deleted pod's containers take to stop (default 0)
 RUNTIME_DOWN_MESSAGE = "container runtime is down"
 # What a healthy kubelet posts (nodestatus.MemoryPressureCondition, DiskPressureCondition, PIDPressureCondition,
@@ -139,7 +162,14 @@ class Kubelets(Controller):
             else:
                 name = obj["metadata"]["name"]
                 self.enqueue(("node", name))
-                if old is not None and (kubelet_stopped(old) or runtime_down(old)) and not _paused(obj):
+                faults_changed = old is not None and (old["metadata"].get("annotations") or {}).get(POD_FAULTS) != (
+                    obj["metadata"].get("annotations") or {}
+                ).get(POD_FAULTS)
+                if faults_changed:
+                    # The node's pod faults changed: its pods' kubelet applies them (or stops playing them).
+                    for pod in list(self.cache.pods_by_node.get(name, {}).values()):
+                        self.enqueue(("pod", *base.nskey(pod)))
+                elif old is not None and (kubelet_stopped(old) or runtime_down(old)) and not _paused(obj):
                     # The kubelet (or its runtime) is back: it syncs every pod bound to it (status, and the ones deleted
                     # meanwhile).
                     for pod in list(self.cache.pods_by_node.get(name, {}).values()):
@@ -364,10 +394,11 @@ class Kubelets(Controller):
 
     def _stop(self, pod: dict) -> None:
         md = pod["metadata"]
-        delay = _int((md.get("annotations") or {}).get(STOP_SECONDS), 0)
+        delay = _int(self._faults(pod).get(STOP_SECONDS), 0)
         deleted_at = _sim_seconds(self.clock, md.get("deletionTimestamp"))
         grace = _int(md.get("deletionGracePeriodSeconds"), 0)
         if delay > 0 and deleted_at is not None:
+            self._write_terminating(pod)
             # deletionTimestamp is the end of the grace period; the containers stop `delay` after the delete.
             stop_at = deleted_at - grace + min(delay, grace)
             if self.clock.seconds() < stop_at:
@@ -383,6 +414,26 @@ class Kubelets(Controller):
             )
         except Exception as exc:
             if getattr(exc, "code", None) not in (404, 409):
+                raise
+
+    def _write_terminating(self, pod: dict) -> None:
+        """A graceful deletion bumps the pod's generation (rest.BeforeDelete); a kubelet v1.37.2's SyncTerminatingPod
+        first writes the status it computes from the deleted pod (the same containers, every condition and the status
+        at the new observedGeneration), then stops the containers. Written once, when the generation moved."""
+        md = pod["metadata"]
+        generation = md.get("generation")
+        status = pod.get("status") or {}
+        if not isinstance(generation, int) or status.get("observedGeneration") in (None, generation):
+            return
+        if pod_phase(pod) in ("Succeeded", "Failed") or not status.get("containerStatuses"):
+            return
+        cur = editable_status(self.store, "pods", md.get("namespace"), md["name"])
+        if cur is None:
+            return
+        try:
+            self._write_pod_status(cur)
+        except ApiError as exc:
+            if exc.code not in (404, 409):
                 raise
 
     def _admit(self, pod: dict, node: dict):
@@ -419,6 +470,7 @@ class Kubelets(Controller):
         """Whether every claim of the pod is allocated and reserved for it, and allocatedResourcesStatus entries."""
         uid = pod["metadata"].get("uid")
         per_claim: dict[str, list[dict]] = {}
+        driver_version: str | None = None
         for claim_name, claim in self._pod_claims(pod):
             if claim is None:
                 return False, {}
@@ -427,10 +479,26 @@ class Kubelets(Controller):
             if not alloc or not any(r.get("uid") == uid for r in st.get("reservedFor") or ()):
                 return False, {}
             for res in (alloc.get("devices") or {}).get("results") or ():
+                driver, pool, device = res.get("driver"), res.get("pool"), res.get("device")
+                # Named by the first CDI device name the driver's NodePrepareResources returned, "driver/pool/device"
+                # when it returned none (cm/dra/manager.go buildResourceHealth): NVIDIA's GPU driver names one per
+                # device; drivers the simulator has no plugin for return none here.
+                rid = f"{driver}/{pool}/{device}"
+                if driver == nvidia.DRIVER:
+                    if driver_version is None:
+                        driver_version = self._dra_driver_version(pod["spec"].get("nodeName", ""))
+                    rid = nvidia.cdi_device_ids(driver_version, claim["metadata"].get("uid", ""), str(device))[0]
                 per_claim.setdefault(f"claim:{claim_name}/{res.get('request', '')}", []).append(
-                    {"resourceID": f"{res.get('driver')}/{res.get('pool')}/{res.get('device')}", "health": "Healthy"}
+                    {"resourceID": rid, "health": "Healthy"}
                 )
         return True, per_claim
+
+    def _dra_driver_version(self, node_name: str) -> str:
+        """The GPU DRA driver release running on the node (its kubelet plugin pod's image), newest when none runs."""
+        for p in self.cache.pods_by_node.get(node_name, {}).values():
+            if is_dra_kubelet_plugin_pod(p) and containers_running(p):
+                return nvidia.driver_version_from_image(dra_plugin_image(p))
+        return nvidia.SCHEMA_25_12
 
     def _device_uuid(self, driver: str, pool: str, device: str) -> str | None:
         for sl in self.cache.slices_by_pool.get((driver, pool), {}).values():
@@ -520,7 +588,7 @@ class Kubelets(Controller):
         self._prepare_failed = {m for m in self._prepare_failed if m[:2] != (md.get("namespace", ""), md["name"])}
         self._admitted.add(md.get("uid", ""))
         self._managed.add(md.get("uid", ""))
-        annotations = md.get("annotations") or {}
+        annotations = self._faults(pod)
         visible = ",".join(uuids)
         if uuids and annotations.get(VISIBLE_DEVICES) != visible:
             self.store.patch(
@@ -534,6 +602,7 @@ class Kubelets(Controller):
         node_ip = self._node_ip(node)
         pod_ip = node_ip if cur["spec"].get("hostNetwork") else self._pod_ip(node)
         not_ready = annotations.get(NOT_READY) == "true"
+        crash_at_start = annotations.get(CRASH_AT_START) == "true"
         status["phase"] = "Running"
         status["hostIP"] = node_ip
         status["hostIPs"] = [{"ip": node_ip}]
@@ -581,15 +650,21 @@ class Kubelets(Controller):
                 "state": {"running": {"startedAt": now}},
                 "lastState": {},
             }
+            if crash_at_start:
+                # It exits as it starts: the first status the kubelet writes already shows it ended.
+                cs.update(ready=False, started=False, state={"terminated": _exited(cs["containerID"], now, now)})
             if claims_by_container.get(c["name"]):
                 cs["allocatedResourcesStatus"] = claims_by_container[c["name"]]
             statuses.append(cs)
         status["containerStatuses"] = statuses
         self._set_condition(status, "PodReadyToStartContainers", "True")
         self._set_condition(status, "Initialized", "True")
-        self._set_ready(status, cur, not not_ready)
+        self._set_ready(status, cur, not (not_ready or crash_at_start))
         self._set_condition(status, "PodScheduled", "True")
         self._write_pod_status(cur)
+        if crash_at_start:
+            self._back_off(pod, 0)
+            return
         run = _int(annotations.get(RUN_SECONDS), 0)
         if run > 0:
             self.enqueue_after(("pod", md.get("namespace", ""), md["name"]), run)
@@ -606,7 +681,6 @@ class Kubelets(Controller):
         kubelet reports them (containerStatuses[].allocatedResourcesStatus, named after the resource): the first
         IDs in the plugin's order that no other pod on the node holds (dragoman's device plugin prefers them so).
         A pod placed through the bridge, or asking for a resource the node does not report, gets none."""
-        from dragoman.fleet import nvidia_schema as nvidia
         from dragoman.fleet.k8s.podresources import container_requests
         from dragoman.fleet.k8s.quantity import amount as resource_amount
 
@@ -678,7 +752,7 @@ class Kubelets(Controller):
     def _running(self, pod: dict) -> None:
         md = pod["metadata"]
         key = (md.get("namespace", ""), md["name"])
-        annotations = md.get("annotations") or {}
+        annotations = self._faults(pod)
         status = pod.get("status") or {}
         now = self.clock.seconds()
         run = _int(annotations.get(RUN_SECONDS), 0)
@@ -693,6 +767,9 @@ class Kubelets(Controller):
         crashing = any(
             "waiting" in (cs.get("state") or {}) or "terminated" in (cs.get("state") or {}) for cs in statuses
         )
+        if annotations.get(CRASH_AT_START) == "true":
+            self._crash_at_start(pod, crashing)
+            return
         if crash_period > 0:
             due = self._crash.get(key)
             if due is None:
@@ -735,6 +812,67 @@ class Kubelets(Controller):
             self._set_ready(cur["status"], cur, want_ready)
             self._write_pod_status(cur)
 
+    def _faults(self, pod: dict) -> dict:
+        """The pod's fault annotations, its node's POD_FAULTS for its DaemonSet included (base.pod_faults)."""
+        return pod_faults(pod, self.cache.get("nodes", "", pod.get("spec", {}).get("nodeName", "")))
+
+    def _back_off(self, pod: dict, restarts: int, *, exited: bool = True) -> None:
+        """The container exited (`exited`; else it was found down already): the kubelet restarts it after its
+        back-off (10 s doubling per restart, at most 300 s: kuberuntime's container back-off,
+        ReduceDefaultCrashLoopBackOffDecay off in v1.37), and says so when it has just exited."""
+        md = pod["metadata"]
+        delay = min(BACKOFF_INITIAL_SECONDS * 2**restarts, BACKOFF_MAX_SECONDS)
+        self._crash[(md.get("namespace", ""), md["name"])] = self.clock.seconds() + delay
+        self.enqueue_after(("pod", md.get("namespace", ""), md["name"]), delay)
+        if exited:
+            self._back_off_event(pod)
+
+    def _back_off_event(self, pod: dict) -> None:
+        md = pod["metadata"]
+        names = [c["name"] for c in pod["spec"].get("containers") or []][:1] or ["?"]
+        self.events.emit(
+            pod,
+            "Warning",
+            "BackOff",
+            # The kubelet's words (kuberuntime's BackOff event).
+            f"Back-off restarting failed container {names[0]} in pod "
+            f"{md['name']}_{md.get('namespace', '')}({md.get('uid', '')})",
+            host=pod["spec"].get("nodeName"),
+        )
+
+    def _crash_at_start(self, pod: dict, crashing: bool) -> None:
+        """CRASH_AT_START: at each end of the back-off the container is started again and exits at once (restartCount
+        up, the attempt before in lastState, state.terminated throughout, as a kubelet v1.37.2 shows a crash loop);
+        it is never seen running. A pod loaded crash-looping, or running when the fault arrives, joins the loop."""
+        md = pod["metadata"]
+        key = (md.get("namespace", ""), md["name"])
+        self._managed.add(md.get("uid", ""))
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        restarts = max((int(cs.get("restartCount") or 0) for cs in statuses), default=0)
+        due = self._crash.get(key)
+        if due is None and crashing:
+            # Loaded (or left by an earlier agent) down: the next restart is due at the end of its back-off.
+            self._back_off(pod, restarts, exited=False)
+            return
+        if due is not None and self.clock.seconds() < due:
+            return
+        cur = editable_status(self.store, "pods", key[0], key[1])
+        if cur is None:
+            return
+        now = self.clock.timestamp()
+        for cs in cur["status"].get("containerStatuses") or []:
+            state = cs.get("state") or {}
+            if due is not None:
+                if "terminated" in state:
+                    cs["lastState"] = {"terminated": state["terminated"]}
+                cs["restartCount"] = int(cs.get("restartCount") or 0) + 1
+            started = (state.get("running") or {}).get("startedAt", now)
+            ended = _exited(cs.get("containerID", ""), started, now)
+            cs.update(ready=False, started=False, state={"terminated": ended})
+        self._set_ready(cur["status"], cur, False)
+        self._write_pod_status(cur)
+        self._back_off(pod, restarts + (1 if due is not None else 0))
+
     def _flip(self, pod: dict, crash: bool) -> None:
         md = pod["metadata"]
         self._managed.add(md.get("uid", ""))
@@ -768,22 +906,13 @@ class Kubelets(Controller):
                     1 if "waiting" in state or "terminated" in state else 0
                 )
                 cs["state"] = {"running": {"startedAt": now}}
-                cs["ready"] = (md.get("annotations") or {}).get(NOT_READY) != "true"
+                cs["ready"] = self._faults(pod).get(NOT_READY) != "true"
                 cs["started"] = True
-        ready = not crash and (md.get("annotations") or {}).get(NOT_READY) != "true"
+        ready = not crash and self._faults(pod).get(NOT_READY) != "true"
         self._set_ready(status, cur, ready)
         self._write_pod_status(cur)
         if crash:
-            names = [cs["name"] for cs in status.get("containerStatuses") or []][:1] or ["?"]
-            self.events.emit(
-                pod,
-                "Warning",
-                "BackOff",
-                # The kubelet's words (kuberuntime's BackOff event).
-                f"Back-off restarting failed container {names[0]} in pod "
-                f"{md['name']}_{md.get('namespace', '')}({md.get('uid', '')})",
-                host=pod["spec"].get("nodeName"),
-            )
+            self._back_off_event(pod)
 
     def _terminate(self, pod: dict, killed: bool) -> None:
         """The containers stopped by the deletion: SIGTERM ends them (exit 143), or SIGKILL at the end of the grace
@@ -815,7 +944,7 @@ class Kubelets(Controller):
             }
             cs["ready"] = False
             cs["started"] = False
-        self._set_condition(status, "PodReadyToStartContainers", "False")
+        self._set_condition(status, "PodReadyToStartContainers", "False", *SANDBOX_STOPPED)
         self._set_condition(status, "Ready", "False", "PodFailed")
         self._set_condition(status, "ContainersReady", "False", "PodFailed")
         try:
@@ -845,7 +974,7 @@ class Kubelets(Controller):
             }
             cs["ready"] = False
             cs["started"] = False
-        self._set_condition(status, "PodReadyToStartContainers", "False")
+        self._set_condition(status, "PodReadyToStartContainers", "False", *SANDBOX_STOPPED)
         self._set_condition(status, "Ready", "False", "PodCompleted")
         self._set_condition(status, "ContainersReady", "False", "PodCompleted")
         self._write_pod_status(cur)
@@ -854,13 +983,16 @@ class Kubelets(Controller):
 
     def _write_pod_status(self, cur: dict) -> None:
         """Write a pod's status as a kubelet v1.37 does: every condition and the status carry the generation of the
-        spec they were computed from (PodObservedGenerationTracking, GA in 1.35), when the server keeps one."""
+        spec they were computed from (PodObservedGenerationTracking, GA in 1.35), when the server keeps one. Only the
+        conditions the kubelet owns: another writer's (DisruptionTarget from an eviction) keeps the generation it was
+        written at (status_manager mergePodStatus keeps them from the old status)."""
         generation = cur["metadata"].get("generation")
         if isinstance(generation, int):
             status = cur.setdefault("status", {})
             status["observedGeneration"] = generation
             for c in status.get("conditions") or ():
-                c["observedGeneration"] = generation
+                if c.get("type") in KUBELET_CONDITIONS:
+                    c["observedGeneration"] = generation
         self.store.update("pods", cur, subresource="status")
 
     def _set_ready(self, status: dict, pod: dict, ready: bool) -> None:
@@ -921,6 +1053,11 @@ class Kubelets(Controller):
 
     def _cid(self, pod: dict, container: str) -> str:
         return "containerd://" + _hex(pod["metadata"].get("uid", "") + container)
+
+
+def _exited(container_id: str, started: str, finished: str) -> dict:
+    """A container's state.terminated after it failed (exit 1, Error)."""
+    return {"exitCode": 1, "reason": "Error", "startedAt": started, "finishedAt": finished, "containerID": container_id}
 
 
 def _paused(node: dict | None) -> bool:

@@ -62,20 +62,21 @@ def pod_view(p: dict | None) -> Any:
     return out
 
 
-_DEVICE_INDEX = re.compile(r"/gpu-\d+$")
+_DEVICE_INDEX = re.compile(r"(?<=[/=-])gpu-\d+$")
 
 
 def _any_free_device(statuses: list | None) -> list | None:
     """Which of a pool's equal free devices a pod got is timing, not behaviour: it depends on whether an earlier
     case's pod (deleted with its claim) has let its device go yet, which the real side does a little later. The
-    driver, pool and claim/request names are compared; the device's index is not."""
+    claim/request names and the resourceID's form (k8s.gpu.nvidia.com/claim=<claim uid>-gpu-<n>, the CDI device the
+    driver prepared) are compared; the device's index is not."""
     if not statuses:
         return statuses
     out = copy.deepcopy(statuses)
     for status in out:
         for res in status.get("resources") or ():
             if isinstance(res.get("resourceID"), str):
-                res["resourceID"] = _DEVICE_INDEX.sub("/gpu-<n>", res["resourceID"])
+                res["resourceID"] = _DEVICE_INDEX.sub("gpu-<n>", res["resourceID"])
     return out
 
 
@@ -531,7 +532,15 @@ def drain_with_pdb(side: Side) -> Any:
     evicted = side.call("POST", _ns_path("pods", target) + "/eviction", eviction)
     gone = _wait_pod(side, target, lambda p: bool(p["metadata"].get("deletionTimestamp")), 10)
     ended = side.wait(lambda: side.call("GET", _ns_path("pods", target)).code == 404, 30)
-    history = pod_history(side, since, target)
+    seen = pod_watch(side, since, target)
+    history = pod_history(side, since, target, seen)
+    # The evicted pod as its kubelet last wrote it before it went (the deletion bumped its generation; the kubelet's
+    # writes since say so): from the watch, not from a poll, which may fall before or after the kubelet's first write
+    # once the pod is deleted — and whether that write is seen at all is timing too (a real kubelet's status manager
+    # coalesces it with the terminal one when the runtime stops the containers at once, as dragoman-cri does).
+    gone = next(
+        (o for o in reversed(seen) if o["metadata"].get("deletionTimestamp") and o.get("_type") == "MODIFIED"), gone
+    )
     side.call(
         "PATCH", f"/api/v1/nodes/{NODE}", {"spec": {"unschedulable": None}}, content_type="application/merge-patch+json"
     )
@@ -562,22 +571,30 @@ def drain_with_pdb(side: Side) -> Any:
     }
 
 
-def pod_history(side: Side, since: str, name: str) -> list:
-    """Each distinct state a watcher saw pod `name` in after `since`: event type, phase, terminating, its
-    DisruptionTarget condition, its containers' states."""
+def pod_watch(side: Side, since: str, name: str) -> list[dict]:
+    """Pod `name` as a watcher saw it after `since`, each event's object in order."""
     ans = side.target.watch(
         f"{_ns_path('pods')}?watch=1&resourceVersion={since}&allowWatchBookmarks=false&timeoutSeconds=5"
         f"&fieldSelector=metadata.name%3D{name}",
         max_events=100,
         timeout=2.0,
     )
+    return [
+        {**(ev.get("object") or {}), "_type": ev.get("type")}
+        for ev in (ans.body or {}).get("events") or ()
+        if isinstance(ev.get("object"), dict) and ev["object"].get("metadata")
+    ]
+
+
+def pod_history(side: Side, since: str, name: str, seen: list[dict] | None = None) -> list:
+    """Each distinct state a watcher saw pod `name` in after `since`: event type, phase, terminating, its
+    DisruptionTarget condition, its containers' states."""
     out: list = []
-    for ev in (ans.body or {}).get("events") or ():
-        obj = ev.get("object") or {}
+    for obj in pod_watch(side, since, name) if seen is None else seen:
         st = obj.get("status") or {}
         dt = next((c for c in st.get("conditions") or () if c.get("type") == "DisruptionTarget"), None)
         state = [
-            ev.get("type"),
+            obj.get("_type"),
             st.get("phase"),
             bool((obj.get("metadata") or {}).get("deletionTimestamp")),
             [dt.get("status"), dt.get("reason"), dt.get("message")] if dt else None,

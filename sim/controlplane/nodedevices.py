@@ -34,10 +34,10 @@ from dragoman.sim.controllers.base import binding_request
 
 SCHEMA_VERSION = 1
 DEFAULT_DRIVER_IMAGE = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0"
-# CDI kinds: NVIDIA's device plugin names devices `nvidia.com/gpu=<uuid or index>`; its DRA driver
-# `k8s.gpu.nvidia.com/device=<device name>` (cmd/gpu-kubelet-plugin/cdi.go: vendor "k8s." + driver, class "device").
+# CDI kinds: NVIDIA's device plugin names devices `nvidia.com/gpu=<uuid or index>`; its DRA driver's are
+# fleet/nvidia_schema.cdi_device_ids (`k8s.gpu.nvidia.com/claim=<claim uid>-<device name>`; before v25.12 also
+# `k8s.gpu.nvidia.com/device=<device name>`).
 DEVICE_PLUGIN_CDI_KIND = "nvidia.com/gpu"
-DRA_CDI_KIND = "k8s." + nv.DRIVER + "/device"
 
 
 def device_node(minor: int) -> str:
@@ -179,10 +179,11 @@ def uuid_of_cdi_name(doc: dict, cdi_name: str) -> str | None:
                 if name in (d["uuid"], d["index"]):
                     return d["uuid"]
         return None
-    if kind == DRA_CDI_KIND:
+    dra = nv.device_of_cdi_id(cdi_name)
+    if dra is not None:
         for sl in doc["slicesBySchema"][doc["schema"]]:
             for dev in sl.get("devices") or ():
-                if dev["name"] == name:
+                if dev["name"] == dra[1]:
                     attrs = dev.get("attributes") or {}
                     return (attrs.get("uuid") or attrs.get("parentUUID") or {}).get("string")
     return None

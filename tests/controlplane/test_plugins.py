@@ -336,12 +336,13 @@ def test_dra_plugin_publishes_registers_prepares_and_checkpoints(real, probe_nod
                         "requests": ["gpu"],
                         "pool": NODE,
                         "device": "gpu-2",
-                        "cdiDeviceIDs": ["k8s.gpu.nvidia.com/device=gpu-2"],
+                        # NVIDIA's driver v0.4.0 (the schema devices.json names): the claim's own CDI spec entry.
+                        "cdiDeviceIDs": [f"k8s.gpu.nvidia.com/claim={ref['uid']}-gpu-2"],
                     }
                 ],
                 "error": "",
             }
-            assert nd.uuid_of_cdi_name(doc, "k8s.gpu.nvidia.com/device=gpu-2") == nv.gpu_uuid(NODE, 2)
+            assert nd.uuid_of_cdi_name(doc, f"k8s.gpu.nvidia.com/claim={ref['uid']}-gpu-2") == nv.gpu_uuid(NODE, 2)
             # A second claim on the same device is refused: the driver is the last line of defence.
             other = allocated_claim(real, "probe-b", "gpu-2")
             oref = {"uid": other["metadata"]["uid"], "namespace": NS, "name": "probe-b"}
@@ -368,7 +369,7 @@ def test_dra_plugin_publishes_registers_prepares_and_checkpoints(real, probe_nod
             reg = k.ask(op="dra-register", registry=str(root / "plugins_registry"), timeout=30)
             assert reg.get("ok"), reg
             again = k.ask(op="dra-prepare", endpoint=reg["endpoint"], claims=[ref])["claims"][ref["uid"]]
-            assert again["devices"][0]["cdiDeviceIDs"] == ["k8s.gpu.nvidia.com/device=gpu-2"]
+            assert again["devices"][0]["cdiDeviceIDs"] == [f"k8s.gpu.nvidia.com/claim={ref['uid']}-gpu-2"]
             gone = k.ask(op="dra-unprepare", endpoint=reg["endpoint"], claims=[ref, ref | {"uid": "never-prepared"}])
             assert gone["claims"] == {ref["uid"]: {"error": ""}, "never-prepared": {"error": ""}}
             # Now probe-b may have the device.

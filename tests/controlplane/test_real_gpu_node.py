@@ -165,7 +165,7 @@ def test_a_bridged_pod_gets_exactly_the_gpu_its_claim_allocated(gpu):
     assert (result["driver"], result["pool"]) == (nv.DRIVER, NODE)
     c = wait_for(lambda: container(gpu, NS, "bridged", "main"), 30, "the runtime's record of bridged")
     # The kubelet handed the container the CDI device the DRA plugin prepared for the claim's device: that GPU.
-    assert c["cdiDevices"] == [f"k8s.gpu.nvidia.com/device={result['device']}"]
+    assert c["cdiDevices"] == [f"k8s.gpu.nvidia.com/claim={claim['metadata']['uid']}-{result['device']}"]
     assert "NVIDIA_VISIBLE_DEVICES" not in c["env"]
     assert nd.uuid_of_cdi_name(doc(gpu), c["cdiDevices"][0]) == nv.gpu_uuid(NODE, int(result["device"].split("-")[1]))
 

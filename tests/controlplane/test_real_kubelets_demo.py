@@ -173,7 +173,7 @@ def test_migrate_l4_serve_with_real_kubelets_and_roll_back(demo: Demo, tmp_path:
     seen = out.stdout.split("canary sees ", 1)[1].split()[0]
     canary = [r for n in L4 for r in demo.record(n) if r["pod"] == "dragoman-canary-l4-serve"]
     assert canary and canary[-1]["visibleGPUs"] == [seen], canary
-    assert canary[-1]["cdiDevices"] and canary[-1]["cdiDevices"][0].startswith("k8s.gpu.nvidia.com/device=")
+    assert canary[-1]["cdiDevices"] and canary[-1]["cdiDevices"][0].startswith("k8s.gpu.nvidia.com/claim=")
 
     back = run("migrate", *kube, "--rollback", "--yes")
     assert back.returncode == 0, back.stdout[-3000:] + back.stderr

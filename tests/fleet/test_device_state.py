@@ -200,22 +200,46 @@ def test_per_device_node_selection():
     assert m.class_nodes("xpu") == {"n2": 1}
 
 
-def test_pod_device_health_is_read():
+def _health_pod(*ids: str) -> dict:
     p = pod("train", node_name="n1")
+    resources = [{"resourceID": rid, "health": "Unhealthy", "message": "XID 79"} for rid in ids]
     p["status"]["containerStatuses"] = [
-        {
-            "name": "main",
-            "allocatedResourcesStatus": [
-                {
-                    "name": "claim:train-gpu/gpu",
-                    "resources": [
-                        {"resourceID": "gpu.nvidia.com/n1/gpu-0", "health": "Unhealthy", "message": "XID 79"}
-                    ],
-                }
-            ],
-        }
+        {"name": "main", "allocatedResourcesStatus": [{"name": "claim:train-gpu/gpu", "resources": resources}]}
     ]
-    assert device_health(p) == [("main", "claim:train-gpu/gpu", "gpu.nvidia.com/n1/gpu-0", "Unhealthy", "XID 79")]
+    return p
+
+
+CLAIM_UID = "5f0c2d1e-8a7b-4c6d-9e0f-1a2b3c4d5e6f"
+
+
+def test_pod_device_health_is_read():
+    # The kubelet's fallback when the driver returned no CDI device: "<driver>/<pool>/<device>" (a pool may hold "/").
+    assert device_health(_health_pod("gpu.nvidia.com/n1/gpu-0")) == [
+        ("main", "claim:train-gpu/gpu", "gpu.nvidia.com/n1/gpu-0", "Unhealthy", "XID 79", "gpu.nvidia.com/n1/gpu-0")
+    ]
+    assert device_health(_health_pod("fabric.example.com/rack/1/xpu-3"))[0].device == "fabric.example.com/rack/1/xpu-3"
+
+
+def test_pod_device_health_reads_the_cdi_device_nvidias_driver_prepared():
+    """A kubelet v1.37 names a DRA device by the first CDI device name NodePrepareResources returned: NVIDIA's driver
+    (v25.12 on) returns the claim's own entry, k8s.gpu.nvidia.com/claim=<claim uid>-<device>; v25.3 to v25.8 the
+    standard device k8s.gpu.nvidia.com/device=<device> first. The pod's claims say the device's pool."""
+    c = claim("train-gpu", allocated=[("n1", "gpu-0"), ("n1", "gpu-1")], reserved_for="train")
+    c["metadata"]["uid"] = CLAIM_UID
+    other = claim("other", allocated=[("n2", "gpu-0")])
+    other["metadata"]["uid"] = "6f0c2d1e-8a7b-4c6d-9e0f-1a2b3c4d5e6f"
+    new, old = f"k8s.gpu.nvidia.com/claim={CLAIM_UID}-gpu-1", "k8s.gpu.nvidia.com/device=gpu-0"
+    (h,) = device_health(_health_pod(new), [c, other])
+    assert (h.device, h.resource_id, h.health) == ("gpu.nvidia.com/n1/gpu-1", new, "Unhealthy")
+    assert device_health(_health_pod(old), [c])[0].device == "gpu.nvidia.com/n1/gpu-0"
+    # The claim entry's uid picks the claim: gpu-0 is in both claims, on two nodes.
+    assert device_health(_health_pod(f"k8s.gpu.nvidia.com/claim={CLAIM_UID}-gpu-0"), [c, other])[0].device == (
+        "gpu.nvidia.com/n1/gpu-0"
+    )
+    # Without the claims, or when the name is ambiguous or another driver's, the kubelet's words are kept as they are.
+    assert device_health(_health_pod(new))[0].device == new
+    assert device_health(_health_pod(old), [c, other])[0].device == old
+    assert device_health(_health_pod("vendor.example.com/xpu=3"), [c])[0].device == "vendor.example.com/xpu=3"
 
 
 def test_every_first_available_subrequest_keeps_its_count_and_mode():

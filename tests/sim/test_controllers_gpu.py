@@ -402,6 +402,57 @@ async def test_a_crash_looping_plugin_flips_allocatable(cluster_factory):
     await eventually(lambda: _eq(k.gpus("gpu-a-1"), ("0", "8")), what="allocatable 0 on the next crash")
 
 
+async def test_a_nodes_pod_fault_makes_whichever_driver_pod_lands_there_crash_loop_and_publish_nothing(
+    cluster_factory,
+):
+    """The node's sim.dragoman.io/pod-faults names the driver's DaemonSet: the pod the DaemonSet makes there exits as
+    it starts, is restarted after the kubelet's back-off (10 s, then 20 s), never seen running, so the driver publishes
+    no slices; a fresh pod (the old one deleted) inherits the fault; the fault lifted, it runs and publishes."""
+    faults = {"dra-driver-nvidia-gpu-kubelet-plugin": {"sim.dragoman.io/crash-at-start": "true"}}
+    node = gpu_node("gpu-c-1", "pool-c")
+    node["metadata"]["annotations"] = {"sim.dragoman.io/pod-faults": json.dumps(faults)}
+    sim, k = await cluster_factory([node, dra_driver_ds({"pool": "pool-c"})])
+
+    async def exited(restarts: int, not_uid: str = ""):
+        for p in await k.pods("dra-driver-nvidia-gpu"):
+            cs = (p["status"].get("containerStatuses") or [{}])[0]
+            if p["metadata"]["uid"] != not_uid and "terminated" in (cs.get("state") or {}):
+                if cs.get("restartCount") == restarts:
+                    return p
+        return None
+
+    pod = await eventually(lambda: exited(0), what="the driver's container exited at its start")
+    cs = pod["status"]["containerStatuses"][0]
+    assert pod["status"]["phase"] == "Running" and cs["state"]["terminated"]["exitCode"] == 1 and not cs["ready"]
+    sim.clock.step(10)
+    await eventually(lambda: exited(1), what="restarted after 10 s, and exited again")
+    sim.clock.step(10)
+    await asyncio.sleep(0.3)
+    assert (await exited(1)) is not None, "the second back-off is 20 s"
+    sim.clock.step(10)
+    await eventually(lambda: exited(2), what="restarted after 20 s")
+    assert await k.slices("gpu-c-1") == []
+    reasons = {e.reason for e in (await k.core.list_namespaced_event("dra-driver-nvidia-gpu")).items}
+    assert "BackOff" in reasons
+
+    # A fresh pod (the DaemonSet's own) on the node crash-loops too.
+    await k.core.delete_namespaced_pod(pod["metadata"]["name"], "dra-driver-nvidia-gpu", grace_period_seconds=0)
+
+    await eventually(lambda: exited(0, pod["metadata"]["uid"]), what="the DaemonSet's new pod, crashed at its start")
+    await asyncio.sleep(0.3)
+    assert await k.slices("gpu-c-1") == []
+
+    # The fault lifted: at the end of the back-off the container starts and stays up; the driver publishes.
+    await k.core.patch_node(
+        "gpu-c-1",
+        {"metadata": {"annotations": {"sim.dragoman.io/pod-faults": None}}},
+        _content_type="application/merge-patch+json",
+    )
+    sim.clock.step(10)
+    slices = await eventually(lambda: k.slices("gpu-c-1"), what="slices once the driver runs")
+    assert len([d for s in slices for d in s["spec"]["devices"]]) == 8
+
+
 async def test_failed_prepare_while_the_driver_is_not_ready_then_the_pod_sees_its_devices(cluster_factory):
     node = gpu_node("gpu-b-1", "pool-b")
     driver = dra_driver_ds({"pool": "pool-b"})
@@ -493,7 +544,12 @@ async def test_failed_prepare_while_the_driver_is_not_ready_then_the_pod_sees_it
     # Named after the container's reference (`gpu`, no request), as the real API server requires: it refuses a pod
     # status naming the ResourceClaim object ("claim:two-gpus/gpu") — found by running the kubelet agent against it.
     assert resources["name"] == "claim:gpu"
-    assert [r["resourceID"] for r in resources["resources"]] == [f"gpu.nvidia.com/gpu-b-1/{d['name']}" for d in devices]
+    # Each device named as a kubelet v1.37 names it: by the first CDI device the driver (v0.4.0) prepared for it,
+    # the claim's own spec entry (pkg/kubelet/cm/dra buildResourceHealth; cmd/gpu-kubelet-plugin GetClaimDeviceName).
+    uid = sim.store.get("resourceclaims.resource.k8s.io", "default", "two-gpus")["metadata"]["uid"]
+    assert [r["resourceID"] for r in resources["resources"]] == [
+        f"k8s.gpu.nvidia.com/claim={uid}-{d['name']}" for d in devices
+    ]
 
 
 async def _eq(coro, want):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from dragoman.sim.controllers import default_controllers
+from dragoman.sim.controllers.kubelet import STOP_SECONDS
 from dragoman.sim.controllers.nodelifecycle import GRACE_SECONDS, KUBELET_STOPPED, MONITOR_SECONDS, RUNTIME_DOWN
 from dragoman.sim.controllers.podgc import CHECK_SECONDS, QUARANTINE_SECONDS
 
@@ -139,6 +140,39 @@ async def test_an_evicted_pod_gets_disruption_target_then_its_terminal_status_be
         assert _cond(last, "Ready")["reason"] == "PodFailed"
 
     await _with([gpu_node("gpu-1", "p"), _pod("web", "gpu-1")], body)
+
+
+async def test_a_deleted_pods_kubelet_first_writes_its_status_at_the_new_generation_then_stops_it():
+    """A graceful deletion bumps the pod's generation (rest.BeforeDelete); a kubelet v1.37.2 writes the status of the
+    deleted pod (its own conditions and the status at the new observedGeneration, containers still running) before it
+    stops the containers (SyncTerminatingPod); the eviction's DisruptionTarget stays as the API server wrote it
+    (status_manager mergePodStatus keeps other writers' conditions)."""
+    slow = _pod("slow", "gpu-1")
+    slow["metadata"]["annotations"] = {STOP_SECONDS: "3"}
+
+    async def body(sim, k):
+        get = lambda: sim.store.get("pods", "default", "slow")  # noqa: E731
+        await eventually(_async(lambda: (get() or {}).get("status", {}).get("phase") == "Running"), what="running")
+        await k.core.create_namespaced_pod_eviction(
+            "slow", "default", {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "slow"}}
+        )
+
+        def seen_by_kubelet():
+            p = get()
+            return p if p and p["status"].get("observedGeneration") == p["metadata"]["generation"] == 2 else None
+
+        p = await eventually(_async(seen_by_kubelet), what="the kubelet's write of the deleted pod")
+        assert p["metadata"].get("deletionTimestamp") and p["status"]["phase"] == "Running"
+        assert "running" in p["status"]["containerStatuses"][0]["state"], "its containers take 3 s to stop"
+        generations = {c["type"]: c.get("observedGeneration") for c in p["status"]["conditions"]}
+        # The eviction API's condition carries no observedGeneration (pkg/registry/core/pod/storage/eviction.go), and
+        # the kubelet leaves it so.
+        assert "DisruptionTarget" in generations and generations.pop("DisruptionTarget") is None
+        assert set(generations.values()) == {2}, generations
+        sim.clock.step(3)
+        await eventually(_async(lambda: get() is None), what="the pod gone once its containers stopped")
+
+    await _with([gpu_node("gpu-1", "p"), slow], body)
 
 
 async def _advance(sim, seconds: float) -> None:

@@ -169,8 +169,15 @@ def test_cdi_names_map_back_to_the_gpu_uuid():
     uuid = nv.gpu_uuid("n-1", 3)
     assert nd.uuid_of_cdi_name(doc, f"nvidia.com/gpu={uuid}") == uuid
     assert nd.uuid_of_cdi_name(doc, "nvidia.com/gpu=3") == uuid
-    assert nd.uuid_of_cdi_name(doc, "k8s.gpu.nvidia.com/device=gpu-3") == uuid
+    claim_uid = "0b6d1c4e-2f5a-4d3b-9e8f-7a6b5c4d3e2f"
+    # NVIDIA's driver from v25.12 names the claim's own entry; v25.3 to v25.8 the standard device first.
+    assert nv.cdi_device_ids("v0.4.0", claim_uid, "gpu-3") == [f"k8s.gpu.nvidia.com/claim={claim_uid}-gpu-3"]
+    assert nv.cdi_device_ids("v25.8.1", claim_uid, "gpu-3")[0] == "k8s.gpu.nvidia.com/device=gpu-3"
+    for name in nv.cdi_device_ids("v25.3.2", claim_uid, "gpu-3"):
+        assert nd.uuid_of_cdi_name(doc, name) == uuid
     assert nd.uuid_of_cdi_name(doc, "k8s.gpu.nvidia.com/device=gpu-99") is None
+    assert nd.uuid_of_cdi_name(doc, f"k8s.gpu.nvidia.com/claim={claim_uid}-gpu-99") is None
+    assert nd.uuid_of_cdi_name(doc, "k8s.gpu.nvidia.com/claim=not-a-uid-gpu-3") is None
     assert nd.uuid_of_cdi_name(doc, "example.com/x=gpu-3") is None
 
 

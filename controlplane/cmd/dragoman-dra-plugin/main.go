@@ -6,7 +6,8 @@
 // dragoman writes (sim/controlplane/nodedevices.py): the same devices, in NVIDIA's attribute schema, that
 // the Python DRA agent publishes, so both node halves agree. It registers with the kubelet through the
 // kubelet's plugin registry, answers NodePrepareResources with the driver's CDI device names
-// (k8s.gpu.nvidia.com/device=<device name>, as cmd/gpu-kubelet-plugin/cdi.go names them), checkpoints
+// (k8s.gpu.nvidia.com/claim=<claim uid>-<device name> from v25.12, as cmd/gpu-kubelet-plugin names them;
+// nodedevices.DRACDIDeviceIDs), checkpoints
 // prepared claims in its plugin folder (a restarted plugin unprepares what an earlier one prepared), and,
 // where a device carries binding conditions, writes them into the allocated claims' status.devices as
 // the driver's controller would (devices.json "binding" says with which status; True when it says
@@ -57,7 +58,6 @@ import (
 )
 
 const (
-	cdiKindSuffix     = "/device"
 	checkpointName    = "checkpoint.json"
 	checkpointVersion = 1
 	healthPollEvery   = time.Second
@@ -95,7 +95,7 @@ type bindingOutcome struct {
 
 type driver struct {
 	doc           *nodedevices.Doc
-	cdiKind       string
+	schema        string                        // the attribute schema published, which says the release and so its CDI names
 	devices       map[string]resourceapi.Device // by device name
 	uuids         map[string]string             // device name -> GPU UUID (parent's for a MIG device)
 	checkpointDir string
@@ -194,7 +194,7 @@ func (d *driver) prepare(claim *resourceapi.ResourceClaim) kubeletplugin.Prepare
 			Requests:     []string{r.Request},
 			Pool:         r.Pool,
 			Device:       r.Device,
-			CDIDeviceIDs: []string{d.cdiKind + "=" + r.Device},
+			CDIDeviceIDs: nodedevices.DRACDIDeviceIDs(d.schema, uid, r.Device),
 			Shared:       shared,
 		})
 	}
@@ -497,7 +497,7 @@ func run() (int, error) {
 	root := nodedevices.Env("DRAGOMAN_KUBELET_ROOT", "/var/lib/kubelet")
 	d := &driver{
 		doc:           doc,
-		cdiKind:       "k8s." + doc.Driver + cdiKindSuffix,
+		schema:        nodedevices.Env("DRAGOMAN_DRIVER_SCHEMA", doc.Schema),
 		devices:       map[string]resourceapi.Device{},
 		uuids:         map[string]string{},
 		checkpointDir: filepath.Join(root, "plugins", doc.Driver),

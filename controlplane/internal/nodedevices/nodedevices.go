@@ -88,20 +88,41 @@ func (d *Doc) Slices(schema string) ([]json.RawMessage, error) {
 	return slices, nil
 }
 
-// CDI kinds the two plugins hand out: NVIDIA's device plugin's and its DRA driver's standard devices.
+// CDI kinds the two plugins hand out: NVIDIA's device plugin's, and its DRA driver's (vendor "k8s." + driver):
+// the claim's own spec entry `<claim uid>-<device name>`, and before v25.12 the node-wide standard device first.
 const (
 	DevicePluginCDIKind = "nvidia.com/gpu"
 	DRACDIKind          = "k8s.gpu.nvidia.com/device"
+	DRACDIClaimKind     = "k8s.gpu.nvidia.com/claim"
 )
 
+// DRACDIDeviceIDs returns the CDI device names NVIDIA's GPU kubelet plugin returns from NodePrepareResources for
+// one device of a claim, for the attribute schema it publishes (its release): from v25.12 only the claim's entry
+// (cmd/gpu-kubelet-plugin GetClaimDeviceName), v25.3 to v25.8 the standard device first. A kubelet names the device
+// in allocatedResourcesStatus after the first. The Python twin is fleet/nvidia_schema.cdi_device_ids.
+func DRACDIDeviceIDs(schema, claimUID, device string) []string {
+	claim := DRACDIClaimKind + "=" + claimUID + "-" + device
+	if schema == "25.3" || schema == "25.8" {
+		return []string{DRACDIKind + "=" + device, claim}
+	}
+	return []string{claim}
+}
+
 // UUIDOfCDIName returns the GPU UUID behind a CDI device name either plugin hands out on this node
-// (nvidia.com/gpu=<uuid or index>, k8s.gpu.nvidia.com/device=<device name>; a MIG device's own UUID, a
-// dynamic-MIG placement's parent's), or "" when the name is not one of them. The Python twin is
-// sim/controlplane/nodedevices.py uuid_of_cdi_name.
+// (nvidia.com/gpu=<uuid or index>, k8s.gpu.nvidia.com/claim=<claim uid>-<device name>,
+// k8s.gpu.nvidia.com/device=<device name>; a MIG device's own UUID, a dynamic-MIG placement's parent's), or ""
+// when the name is not one of them. The Python twin is sim/controlplane/nodedevices.py uuid_of_cdi_name.
 func (d *Doc) UUIDOfCDIName(cdiName string) string {
 	kind, name, ok := strings.Cut(cdiName, "=")
 	if !ok {
 		return ""
+	}
+	if kind == DRACDIClaimKind {
+		// <claim uid>-<device name>: a uid is 36 characters.
+		if len(name) <= 37 || name[36] != '-' {
+			return ""
+		}
+		kind, name = DRACDIKind, name[37:]
 	}
 	switch kind {
 	case DevicePluginCDIKind:

@@ -170,7 +170,7 @@ def _v137(f: Fleet) -> None:
     # A shared GPU on lab1: two embedding servers hold 30Gi each of its 80Gi; a third asks 30Gi.
     for i, name in enumerate(("embed-a", "embed-b")):
         p = lab_pod(name, node=lab1, claims=[("gpu", name)], finding="device-unhealthy" if i == 1 else None)
-        _lab_claim(
+        claim = _lab_claim(
             d,
             name,
             ns,
@@ -197,7 +197,8 @@ def _v137(f: Fleet) -> None:
             reserved_for=p,
         )
         health = "Unhealthy" if i == 1 else "Healthy"
-        rid = {"resourceID": f"{nv.DRIVER}/{lab1}/gpu-0", "health": health}
+        # Named by the CDI device the driver (v0.4.0) prepared for the claim: k8s.gpu.nvidia.com/claim=<uid>-gpu-0.
+        rid = {"resourceID": nv.cdi_device_ids("v0.4.0", claim["metadata"]["uid"], "gpu-0")[0], "health": health}
         if i == 1:
             rid["message"] = "XID 48: double bit ECC error"
         for cs in p["status"].get("containerStatuses") or ():
