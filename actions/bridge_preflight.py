@@ -206,10 +206,18 @@ async def switch_checks(ctx: Context, plans: list[StepPlan], plan: StepPlan) -> 
         )
         plan.warnings.append(f"{fid}: DeviceClass {d.name}, which will serve nvidia.com/gpu, {sentence}{fixed}.")
     plan.blockers.extend(d.blockers)
+    # A node whose driver does not run publishes nothing: the switch would count on devices that are not there. Said
+    # as what it is (no-slices), not as the capacity change it also causes.
+    down = cap.driver_down(pic)
+    for node, why in down.items():
+        plan.blockers.append(
+            f"no-slices: node {node} publishes no devices: {why}. Its GPUs cannot be served through DRA until the "
+            "driver runs there: fix it on that node first, or take the node out of the pool."
+        )
     # The capacity gate: before anything is written, cordon included.
     before = served_before(ctx)
     gate = cap.gate(pic, served=before)
-    failures = [g for g in gate if not g.ok]
+    failures = [g for g in gate if not g.ok and g.node not in down]
     if failures:
         if cap_accepted(ctx):
             plan.warnings.append(

@@ -34,6 +34,35 @@ def expected_devices(pic: Picture, node: str) -> tuple[list[dict], str]:
     return predicted, "GFD labels"
 
 
+def driver_down(pic: Picture) -> dict[str, str]:
+    """Nodes of the pool that publish no devices because the DRA driver's pod there does not run (`no-slices`), with
+    the reason in a sentence: the devices predicted from GFD labels there are not what the switch would get."""
+    from dragoman.fleet import podstate
+
+    out = {}
+    for node in sorted(pic.nodes):
+        if pic.published(node):
+            continue
+        for pod in pic.driver_pods(node):
+            md = pod.get("metadata") or {}
+            if md.get("deletionTimestamp") or podstate.pod_ready(pod):
+                continue
+            owner = next((r.get("name") for r in md.get("ownerReferences") or () if r.get("kind") == "DaemonSet"), "")
+            which = f"its DRA driver pod {md.get('namespace', '')}/{md.get('name', '')}" + (
+                f" (DaemonSet {owner})" if owner else ""
+            )
+            exited = podstate.failing_exit(pod)
+            phase = (pod.get("status") or {}).get("phase") or "Pending"
+            logs = f"kubectl logs -n {md.get('namespace', '')} {md.get('name', '')}"
+            out[node] = (
+                f"{which} crash-loops ({exited}); its logs: {logs} --previous"
+                if exited
+                else f"{which} is {phase} and not ready; its logs: {logs}"
+            )
+            break
+    return out
+
+
 def matching(
     devices: list[dict], expressions: list[str], environment: Environment | None = None
 ) -> tuple[int, list[str]]:

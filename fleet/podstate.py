@@ -44,3 +44,17 @@ def crash_looping(pod: dict, now: float | None = None) -> tuple[bool, int, str]:
     if restarts >= 3 and not pod_ready(pod) and (pod.get("status") or {}).get("phase") == "Running":
         return True, restarts, "restarting, not ready"
     return False, restarts, ""
+
+
+def failing_exit(pod: dict) -> str | None:
+    """How the pod's containers keep ending when one is down after a failed exit (terminated now, or waiting to be
+    restarted after one): "<reason>, exit code <n>"; None when none is (all run, or none has failed yet)."""
+    for cs in (pod.get("status") or {}).get("containerStatuses") or ():
+        state = cs.get("state") or {}
+        if "running" in state:
+            continue
+        term = state.get("terminated") or (cs.get("lastState") or {}).get("terminated") or {}
+        code = term.get("exitCode")
+        if isinstance(code, int) and code != 0:
+            return f"{term.get('reason') or 'Error'}, exit code {code}"
+    return None

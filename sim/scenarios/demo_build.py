@@ -44,11 +44,13 @@ from dragoman.sim.scenarios.demofleet.fleet import Fleet, Story
 LIVE_REWRITTEN_VERDICTS = frozenset({"binding-failed", "filter-timeout"})
 # Cases a live simulator keeps rewriting by design, beyond TRANSIENT_FINDINGS (sim/scenarios: what it resolves by
 # itself): the flapping device plugin restarts every CRASH_LOOP_SECONDS and the node's allocatable flips with it;
+# the crash-looping DRA driver (no-slices) is started again at the end of each 5-minute back-off and exits at once;
 # the quota-blocked pod is retried with backoff, and each refusal names the new claim name the apiserver generated.
 # The resourceclaim controller retries the claim the API server refuses for admin access: an Event each time.
 LIVE_CHURN_FINDINGS = frozenset(
     {
         "plugin-flapping",
+        "no-slices",
         "quota-blocks-claim",
         "binding-pending",
         "binding-failed",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import pathlib
+import re
 
 import pytest
 from dragoman.actions.steps import Options
@@ -69,3 +70,42 @@ def test_every_step_forward_and_back_writes_exactly_what_it_previewed_on_the_rea
             assert seen[way]["written"] == seen[way]["previewed"], (pool, way, seen[way])
     shown = ("previewed", "written", "blocked", "problems")
     print(pool, {w: {k: v for k, v in seen[w].items() if k in shown} for w in ("forward", "back")})
+
+
+CRASHLOOP_POOL = "h100-dra"
+DRIVER_POD = re.compile(r"dra-driver-nvidia-gpu-kubelet-plugin-[a-z0-9]{5}\b")
+
+
+def test_the_preflight_names_the_crash_looping_driver_on_the_real_control_plane_as_on_the_simulator(
+    real: Served, tmp_path: pathlib.Path
+) -> None:
+    """h100-dra has a node whose DRA driver crash-loops: a fault of the node (its sim.dragoman.io/pod-faults), which
+    the node agents play on whichever driver pod lands there — the demo's own on the embedded simulator, the fresh one
+    the real DaemonSet controller made on the real control plane. No slices there, so the pool's preflight blocks, on
+    both, with the same sentence naming that cause (not the capacity change it also causes)."""
+    from dragoman.actions.runner import Runner
+    from dragoman.sim.controllers import default_controllers
+
+    from tests.support.sim import running_simulator
+
+    async def blockers(kubeconfig: str) -> list[str]:
+        cluster = await connect(kubeconfig)
+        try:
+            plan = await Runner(cluster, CRASHLOOP_POOL, audit_path=str(tmp_path / "audit.jsonl")).prepare()
+            return [DRIVER_POD.sub("<driver pod>", b) for b in plan.blockers]
+        finally:
+            await cluster.close()
+
+    async def both() -> tuple[list[str], list[str]]:
+        on_real = await blockers(str(real.kubeconfig))
+        async with running_simulator(scenario_path="demo") as sim:
+            for c in default_controllers(sim):
+                sim.add_controller(c)
+            return on_real, await blockers(str(sim.kubeconfig_path))
+
+    on_real, embedded = asyncio.run(both())
+    assert on_real == embedded
+    (blocker,) = on_real
+    assert blocker.startswith("no-slices: node gke-ml-prod-h100-dra-") and "publishes no devices" in blocker
+    assert "<driver pod> (DaemonSet dra-driver-nvidia-gpu-kubelet-plugin) crash-loops (Error, exit code 1)" in blocker
+    assert "capacity" not in blocker

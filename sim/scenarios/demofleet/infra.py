@@ -8,6 +8,7 @@ from dragoman.sim.scenarios.demofleet.fleet import DRA_LABELS, Fleet, Story, mak
 from dragoman.sim.scenarios.demofleet.objects import (
     ADMIN_ACCESS_LABEL,
     CLUSTER,
+    CRASH_AT_START,
     CRASH_LOOP_SECONDS,
     DP_IMAGE,
     DRA_IMAGE,
@@ -117,6 +118,8 @@ def _nodes(f: Fleet) -> None:
     h100[2].dra_state = "not-ready"
     h100[2].pod_faults["dra-driver-nvidia-gpu-kubelet-plugin"] = {NOT_READY: "true"}
     h100[3].dra_state = "crashloop"
+    # Whichever driver pod runs there crash-loops (the real control plane's DaemonSet controller makes a fresh one).
+    h100[3].node_faults["dra-driver-nvidia-gpu-kubelet-plugin"] = {CRASH_AT_START: "true"}
     h100[3].findings.append("no-slices")
     serve = pool("a100-serve", 5, "a2-ultragpu-8g", 96, 1360, gpu_hw("a100-80gb", 8), 120, dra=True, dp_state="gone")
     serve[1].dp, serve[1].dp_state, serve[1].operator_dp_label = "operator", "serving", "true"

@@ -8,14 +8,16 @@ import datetime as dt
 import json
 
 from dragoman.fleet import nvidia_schema as nv
+from dragoman.sim.controllers.base import CRASH_AT_START as CRASH_AT_START
+from dragoman.sim.controllers.base import CRASH_LOOP_SECONDS as CRASH_LOOP_SECONDS
+from dragoman.sim.controllers.base import NOT_READY as NOT_READY
+from dragoman.sim.controllers.base import POD_FAULTS
 from dragoman.sim.scenarios.podstatus import started_pod_conditions, stored_spec
 
 MARK = "dragoman.io/demo-finding"
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
-# What the simulator's kubelet reads to keep a pod's behaviour up (sim/controllers/base.py); a pod loaded in
-# CrashLoopBackOff without an annotation simply stays there.
-CRASH_LOOP_SECONDS = "sim.dragoman.io/crash-loop-seconds"
-NOT_READY = "sim.dragoman.io/not-ready"
+# What the simulator's kubelet reads to keep a pod's behaviour up (sim/controllers/base.py, imported above); a pod
+# loaded in CrashLoopBackOff without an annotation simply stays there.
 CLUSTER = "ml-prod"
 PROJECT = "acme-ml-prod"
 REGION = "us-central1"
@@ -121,6 +123,9 @@ class NodeSpec:
     unschedulable: bool = False
     findings: list[str] = dataclasses.field(default_factory=list)
     pod_faults: dict = dataclasses.field(default_factory=dict)  # DaemonSet name -> annotations for its pod here
+    # DaemonSet name -> fault annotations for whichever of its pods lands here (the node's POD_FAULTS annotation, which
+    # the node agents apply to a fresh pod too: the real control plane's DaemonSet controller makes its own).
+    node_faults: dict = dataclasses.field(default_factory=dict)
     extra_labels: dict = dataclasses.field(default_factory=dict)
     index: int = 0
 
@@ -229,6 +234,8 @@ class Demo:
             "node.alpha.kubernetes.io/ttl": "0",
             "volumes.kubernetes.io/controller-managed-attach-detach": "true",
         }
+        if spec.node_faults:
+            annotations[POD_FAULTS] = json.dumps(spec.node_faults, sort_keys=True, separators=(",", ":"))
         node_spec: dict = {
             "podCIDR": f"10.{64 + spec.index // 256}.{spec.index % 256}.0/24",
             "podCIDRs": [f"10.{64 + spec.index // 256}.{spec.index % 256}.0/24"],
