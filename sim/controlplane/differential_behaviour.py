@@ -538,8 +538,16 @@ def drain_with_pdb(side: Side) -> Any:
     # writes since say so): from the watch, not from a poll, which may fall before or after the kubelet's first write
     # once the pod is deleted — and whether that write is seen at all is timing too (a real kubelet's status manager
     # coalesces it with the terminal one when the runtime stops the containers at once, as dragoman-cri does).
+    # (Not the API server's own last update, when the kubelet's final delete shortens the grace period to 0.)
     gone = next(
-        (o for o in reversed(seen) if o["metadata"].get("deletionTimestamp") and o.get("_type") == "MODIFIED"), gone
+        (
+            o
+            for o in reversed(seen)
+            if o["metadata"].get("deletionTimestamp")
+            and o.get("_type") == "MODIFIED"
+            and o["metadata"].get("deletionGracePeriodSeconds") != 0
+        ),
+        gone,
     )
     side.call(
         "PATCH", f"/api/v1/nodes/{NODE}", {"spec": {"unschedulable": None}}, content_type="application/merge-patch+json"

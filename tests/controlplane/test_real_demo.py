@@ -238,8 +238,13 @@ def test_the_v137_stories_are_read_on_the_real_control_plane(real: Served) -> No
         and p["spec"].get("resourceClaims")
         and p["status"].get("phase") == "Running"
     ]
-    health = [h for p in lab_pods for h in device_health(p)]
-    assert lab_pods and health and all(h[3] == "Healthy" and h[2].startswith("gpu.nvidia.com/") for h in health)
+    # Each named as a kubelet v1.37.2 names it, by the CDI device the driver prepared, and read back to the device
+    # through the pod's claims.
+    claims = real.items("/apis/resource.k8s.io/v1/resourceclaims")
+    health = [h for p in lab_pods for h in device_health(p, claims)]
+    assert lab_pods and health
+    assert all(h.health == "Healthy" and h.resource_id.startswith("k8s.gpu.nvidia.com/claim=") for h in health)
+    assert all(h.device.startswith("gpu.nvidia.com/") and h.device.split("/")[1] in lab for h in health), health
 
 
 def _pod_findings(report: dict, fid: str, pod: str) -> list[dict]:
