@@ -241,7 +241,12 @@ class DragomanApp(App):
             # there; one tool replaces another instead of piling up.
             while len(self.screen_stack) > 2 and getattr(self.screen, "name", None) in SCREENS:
                 self.pop_screen()
-            self.push_screen(SCREENS[target]())
+            if target == "migrate":
+                from dragoman.tui.screens.migrate import open_wizard
+
+                open_wizard(self, SCREENS[target])  # back to a run the operator left, if one goes on
+            else:
+                self.push_screen(SCREENS[target]())
             return
         while len(self.screen_stack) > 2:
             self.pop_screen()

@@ -5,6 +5,7 @@ it, says what the step verified and offers the next; "run all" is the explicit c
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, cast
 
 from dragoman.fleet.glyphs import glyph, labelled
@@ -18,7 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.markup import escape
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Input, Label, OptionList, ProgressBar, RichLog, Static
 from textual.widgets.option_list import Option
 
@@ -30,6 +31,18 @@ STATE_MARK = {
     "no change": labelled("same", "no change"),
     "skipped": labelled("skipped", "skipped"),
 }
+
+
+# The name a wizard left while its run goes on is installed under (one run at a time: the pool lock says so).
+RUNNING = "migrate-running"
+
+
+def open_wizard(app, make: Callable[[], Screen]) -> None:
+    """Push the wizard the operator left running, if there is one, else a new one from `make`."""
+    if app.is_screen_installed(RUNNING) and app.get_screen(RUNNING) not in app.screen_stack:
+        app.push_screen(RUNNING)
+        return
+    app.push_screen(make())
 
 
 class MigrateScreen(DragomanScreen):
@@ -478,9 +491,21 @@ class MigrateScreen(DragomanScreen):
     def action_back(self) -> None:
         if self.busy:
             self.notify(
-                "a step is running; it continues if you leave, and its state stays in the cluster", severity="warning"
+                "a step is running; it continues if you leave (:migrate comes back to it), and its state stays in "
+                "the cluster",
+                severity="warning",
             )
         self.app.pop_screen()
+
+    def on_screen_suspend(self) -> None:
+        """Left (popped) with no run going: a screen installed for its run (run_plan) is let go now, as Textual
+        removes any other popped screen. Covered by a modal, or left mid-run, it stays."""
+        if self.busy or not self.app.is_screen_installed(self):
+            return
+        if self in self.app.screen_stack:
+            return
+        self.app.uninstall_screen(self)
+        self.call_later(self.remove)
 
     def action_replan(self) -> None:
         if not self.busy and self.pool:
@@ -680,6 +705,11 @@ class MigrateScreen(DragomanScreen):
         )
         self.query_one("#mig-step", ProgressBar).update(total=1, progress=0)
         self.query_one("#mig-verified", Static).display = False
+        # Textual removes a popped screen and cancels its workers: leaving the wizard (esc, or a jump to a view)
+        # would stop the run at whatever await it was in, and its log lines would have no screen to go to.
+        # Installed, the screen outlives a pop; the run goes on and :migrate comes back to it (open_wizard).
+        if not self.app.is_screen_installed(self):
+            self.app.install_screen(self, RUNNING)
         self.busy = True
         self.refresh_bindings()
         # While it runs no key acts on the plan: the title says what is happening, not which keys to press.
@@ -696,6 +726,8 @@ class MigrateScreen(DragomanScreen):
             self.busy = False
             self.running_step = ""
             self.refresh_bindings()
+            if self not in self.app.screen_stack:
+                self.app.notify(f"the run on pool {self.pool} has ended: :migrate shows its result")
         from dragoman.actions.registry import step_class
 
         for sid, state in self.result.steps.items():

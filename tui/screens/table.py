@@ -350,11 +350,12 @@ class TableScreen(PromptScreen[None]):
         return True
 
     def action_open_migrate(self) -> None:
-        from dragoman.tui.screens.migrate import MigrateScreen
+        from dragoman.tui.screens.migrate import MigrateScreen, open_wizard
 
         key = self.table.cursor_key
         if self.view.name == "pools" and key is not None:
-            self.app.push_screen(MigrateScreen(str(key), pool_label=getattr(self.app, "pool_label", None)))
+            label = getattr(self.app, "pool_label", None)
+            open_wizard(self.app, lambda: MigrateScreen(str(key), pool_label=label))
 
     def action_open_playground(self) -> None:
         from dragoman.tui.screens.playground import open_for_pod
