@@ -2,7 +2,7 @@
 kube-controller-manager built from source), with the demo fleet loaded through the API and dragoman's node agents
 as its nodes. One cluster for the session (conftest.py); the tests run in file order: reads first, then the writes.
 
-Run by .ci/run after the README's test command: `pytest tests/controlplane -m controlplane -n 0`.
+Run by .ci/run after the README's test command: `pytest tests/controlplane -m controlplane -n 0 --durations=15`.
 """
 
 from __future__ import annotations
