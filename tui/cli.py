@@ -282,12 +282,32 @@ def _catch_signals():
     saved = {}
     for sig in (signal.SIGTERM, signal.SIGHUP):
         saved[sig] = signal.signal(sig, raise_interrupted)
+    hook = sys.unraisablehook
+    sys.unraisablehook = _redeliver_interrupts(hook)
 
     def restore() -> None:
         for sig, handler in saved.items():
             signal.signal(sig, handler)
+        sys.unraisablehook = hook
 
     return restore
+
+
+def _redeliver_interrupts(hook):
+    """A signal lands wherever the main thread is: inside a weakref callback or a __del__ (the collector runs them at
+    any allocation), Python cannot raise it, prints "Exception ignored in … Traceback … KeyboardInterrupt" and goes
+    on as if nothing came. Such an interrupt is sent again instead, silently, so it unwinds the command from the next
+    ordinary line; anything else unraisable goes to the hook that was there."""
+    import signal
+
+    def redeliver(unraisable) -> None:
+        exc = unraisable.exc_value
+        if not isinstance(exc, KeyboardInterrupt):
+            hook(unraisable)
+            return
+        signal.raise_signal(exc.signum if isinstance(exc, Interrupted) else signal.SIGINT)
+
+    return redeliver
 
 
 def kubectl_main() -> int:
