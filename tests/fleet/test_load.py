@@ -304,14 +304,7 @@ async def test_figures_since_a_change_wait_for_prometheus_to_scrape_after_it() -
         result = [{"metric": {}, "value": [0, value]}]
         return web.json_response({"status": "success", "data": {"resultType": "vector", "result": result}})
 
-    app = web.Application()
-    app.router.add_get("/api/v1/query", query)
-    app.router.add_get("/api/v1/targets", targets)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
+    runner, url = await _fake_prometheus(query, targets)
     try:
         figs = await load.prometheus_figures(url, since=since)
         assert calls["targets"] == 3 and figs["claimsCreatedPerMinute"] == 6.0 and "stale" not in figs
@@ -345,6 +338,17 @@ async def test_a_targets_answer_of_the_wrong_shape_is_no_wait() -> None:
     async def query(request: web.Request) -> web.Response:
         return web.json_response({"status": "success", "data": {"resultType": "vector", "result": []}})
 
+    runner, url = await _fake_prometheus(query, targets)
+    try:
+        for _ in range(4):
+            scraped, stale = await load.wait_for_scrapes(url, since=1e12, limit=5)
+            assert (scraped, stale) == (None, "")
+    finally:
+        await runner.cleanup()
+
+
+async def _fake_prometheus(query, targets) -> tuple[web.AppRunner, str]:
+    """A Prometheus HTTP API of two handlers (/api/v1/query, /api/v1/targets) on a free port: its runner and URL."""
     app = web.Application()
     app.router.add_get("/api/v1/query", query)
     app.router.add_get("/api/v1/targets", targets)
@@ -352,10 +356,4 @@ async def test_a_targets_answer_of_the_wrong_shape_is_no_wait() -> None:
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
-    try:
-        for _ in range(4):
-            scraped, stale = await load.wait_for_scrapes(url, since=1e12, limit=5)
-            assert (scraped, stale) == (None, "")
-    finally:
-        await runner.cleanup()
+    return runner, f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
