@@ -282,7 +282,7 @@ def bridged_pod(side: Side) -> Any:
     ans = side.call("POST", _ns_path("pods"), _gpu_pod("bridged", 2))
     assert ans.code == 201, (ans.code, ans.body)
     p = _wait_pod(side, "bridged", lambda p: (p.get("status") or {}).get("phase") == "Running")
-    order = write_order(side, since)
+    order = write_order(side, since, "bridged")
     claims = (side.get(_ns_path("claims")) or {}).get("items") or []
     classes = {}
     for c in claims:
@@ -334,9 +334,14 @@ def _milestones(kind: str, obj: dict, etype: str) -> list[str]:
     return out
 
 
-def write_order(side: Side, since: str, quiet: float = 2.0) -> list[str]:
-    """The first write of each milestone of the namespace's pods and claims after `since`, in resourceVersion order
-    (one etcd revision, or the simulator's one counter, orders both kinds)."""
+def write_order(side: Side, since: str, pod: str, claims: tuple[str, ...] = (), quiet: float = 2.0) -> list[str]:
+    """The first write of each milestone of pod `pod` and its claims (those it owns, as the scheduler's bridge claim,
+    and `claims` by name) after `since`, in resourceVersion order (one etcd revision, or the simulator's one counter,
+    orders both kinds).
+
+    Only the case's own objects: an earlier case's pod still ending in the namespace (the drain's Deployment, deleted
+    as that case leaves, stops its containers in 3 s under the agent) writes `nodeName`-carrying updates after
+    `since` too, and counted here they made "pod bound" come before the binding condition was set."""
     events: list[tuple[int, str, dict, str]] = []
     for kind, path in (("Pod", _ns_path("pods")), ("ResourceClaim", _ns_path("claims"))):
         ans = side.target.watch(
@@ -346,8 +351,14 @@ def write_order(side: Side, since: str, quiet: float = 2.0) -> list[str]:
         )
         for ev in (ans.body or {}).get("events") or ():
             obj = ev.get("object") or {}
-            rv = (obj.get("metadata") or {}).get("resourceVersion") or "0"
-            if ev.get("type") in ("ADDED", "MODIFIED", "DELETED") and str(rv).isdigit():
+            md = obj.get("metadata") or {}
+            rv = md.get("resourceVersion") or "0"
+            if kind == "Pod":
+                mine = md.get("name") == pod
+            else:
+                owned = any(r.get("kind") == "Pod" and r.get("name") == pod for r in md.get("ownerReferences") or ())
+                mine = owned or md.get("name") in claims
+            if mine and ev.get("type") in ("ADDED", "MODIFIED", "DELETED") and str(rv).isdigit():
                 events.append((int(rv), kind, obj, ev["type"]))
     seen: list[str] = []
     for _, kind, obj, etype in sorted(events, key=lambda e: e[0]):
@@ -1337,7 +1348,7 @@ def device_binding_conditions(side: Side) -> Any:
             for d in (after.get("status") or {}).get("devices") or ()
         ],
         "pod": pod_view(ran),
-        "order of writes": write_order(side, since),
+        "order of writes": write_order(side, since, "waits-for-attach", ("attached",)),
     }
     side.call("DELETE", _ns_path("pods", "waits-for-attach") + "?gracePeriodSeconds=0")
     return out

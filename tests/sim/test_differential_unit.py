@@ -248,3 +248,34 @@ def test_behaviour_events_compare_how_they_were_written_not_when() -> None:
     # A repeat (series) and other times are timing, not shape.
     later = {**v1, "eventTime": "2026-01-02T04:00:00.5Z", "series": {"count": 2, "lastObservedTime": "x"}}
     assert event_shape(later) == event_shape(v1)
+
+
+async def test_a_case_write_order_counts_only_its_own_pod_and_claims() -> None:
+    """An earlier case's pod still ending in the namespace writes a bound pod after `since`; the order of writes of
+    the case's own pod must not count it (it once put "pod bound" before the binding condition the pod waited for)."""
+    import asyncio
+
+    from dragoman.sim.controlplane import differential_behaviour as b
+
+    def run() -> tuple[list[str], list[str]]:
+        with d.embedded_side() as target:
+            side = d.Side("embedded", target)
+            b._ensure_namespace(side)
+            since = b._list_rv(side)
+            mine = b._gpu_pod("mine", 0, nodeSelector={"kubernetes.io/hostname": "nowhere"})
+            assert side.call("POST", b._ns_path("pods"), mine).code == 201
+            node = (side.get("/api/v1/nodes") or {})["items"][0]["metadata"]["name"]
+            other = b._gpu_pod("other", 0, nodeName=node, nodeSelector={})
+            assert side.call("POST", b._ns_path("pods"), other).code == 201
+            claim = {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": "theirs", "namespace": b.NS},
+                "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}},
+            }
+            assert side.call("POST", b._ns_path("claims"), claim).code == 201
+            return b.write_order(side, since, "mine"), b.write_order(side, since, "other", ("theirs",))
+
+    own, theirs = await asyncio.to_thread(run)
+    assert "pod added" in own and "pod bound" not in own and "claim added" not in own, own
+    assert "pod bound" in theirs and "claim added" in theirs, theirs
