@@ -283,29 +283,46 @@ def _catch_signals():
     for sig in (signal.SIGTERM, signal.SIGHUP):
         saved[sig] = signal.signal(sig, raise_interrupted)
     hook = sys.unraisablehook
-    sys.unraisablehook = _redeliver_interrupts(hook)
+    sys.unraisablehook = ours = _redeliver_interrupts(hook)
 
     def restore() -> None:
+        sys.unraisablehook = hook
+        for later in ours.pending:
+            later.cancel()  # the command is over: an interrupt still on its way would only kill the exit
         for sig, handler in saved.items():
             signal.signal(sig, handler)
-        sys.unraisablehook = hook
 
     return restore
+
+
+REDELIVER_DELAY = 0.05  # s: long past the hook's return (microseconds), short beside a person's patience
 
 
 def _redeliver_interrupts(hook):
     """A signal lands wherever the main thread is: inside a weakref callback or a __del__ (the collector runs them at
     any allocation), Python cannot raise it, prints "Exception ignored in … Traceback … KeyboardInterrupt" and goes
     on as if nothing came. Such an interrupt is sent again instead, silently, so it unwinds the command from the next
-    ordinary line; anything else unraisable goes to the hook that was there."""
+    ordinary line; anything else unraisable goes to the hook that was there.
+
+    Sent from another thread a moment later, not raised here: a handler run inside this hook would raise inside the
+    hook, which Python reports as "Exception ignored in sys.unraisablehook" and drops (seen under load). Should the
+    new signal land in a finalizer again, this hook sends it once more."""
+    import os
     import signal
+    import threading
 
     def redeliver(unraisable) -> None:
         exc = unraisable.exc_value
         if not isinstance(exc, KeyboardInterrupt):
             hook(unraisable)
             return
-        signal.raise_signal(exc.signum if isinstance(exc, Interrupted) else signal.SIGINT)
+        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        later = threading.Timer(REDELIVER_DELAY, os.kill, (os.getpid(), signum))
+        later.daemon = True  # never keeps a finished command alive
+        redeliver.pending.append(later)  # type: ignore[attr-defined]
+        later.start()
+
+    redeliver.pending = []  # type: ignore[attr-defined]
 
     return redeliver
 
