@@ -34,12 +34,15 @@ from typing import Any
 
 from dragoman.fleet.k8s.nodeaffinity import match_node_selector
 from dragoman.fleet.k8s.quantity import parse_quantity
+from dragoman.fleet.k8s.slices import ATTRIBUTE_TYPES, attribute_value
+from dragoman.fleet.k8s.times import parse_time
 from dragoman.fleet.k8s.tolerations import tolerates
 
 FINALIZER = "resource.kubernetes.io/delete-protection"
 ALLOCATION_RESULTS_MAX_SIZE = 32  # resourceapi.AllocationResultsMaxSize
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"  # on a namespace, "true": claims there may ask adminAccess
 DEVICE_TAINT_EFFECTS_BLOCKING = ("NoSchedule", "NoExecute")
+_SCALAR_TYPES = frozenset(ATTRIBUTE_TYPES[:4])  # string, int, bool, version
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
 PoolID = tuple[str, str]  # (driver, pool)
@@ -249,12 +252,9 @@ class Device:
             attr = attrs.get(full_name[i + 1 :])
             if attr is None:
                 return None
-        if not isinstance(attr, dict):
-            return ("unknown", None)
-        for kind in ("string", "int", "bool", "version"):
-            if attr.get(kind) is not None:
-                return (kind, attr[kind])
-        return ("unknown", None)
+        kind, value = attribute_value(attr)
+        # The constraints compare scalar values only (constraint.go's switch); a list-typed attribute is "unknown".
+        return (kind, value) if kind in _SCALAR_TYPES else ("unknown", None)
 
     @property
     def key(self) -> str:
@@ -1019,7 +1019,9 @@ class _DistinctAttribute(_Constraint):
         if not self.applies(base, sub):
             return True
         attr = dev.attribute(self.attribute)
-        if attr is None or attr[0] == "unknown":
+        # constraint.go compares the new value with each one taken: a value of a type it does not compare (a list)
+        # fails against any, and so passes only as the first.
+        if attr is None or (attr[0] == "unknown" and self.values):
             return False
         if attr in self.values:
             return False
@@ -1864,22 +1866,11 @@ def binding_readiness(claim: dict, now: float | None = None) -> tuple[str, str]:
                     reason, message = c.get("reason", ""), c.get("message", "")
                     return "failed", f'device binding failed: claim={name}, reason={reason}, message="{message}"'
         if status is None or any((conds.get(b) or {}).get("status") != "True" for b in r["bindingConditions"]):
-            started = _epoch(alloc.get("allocationTimestamp"))
+            started = parse_time(alloc.get("allocationTimestamp"))
             if now is not None and started is not None and started + BINDING_TIMEOUT_SECONDS < now:
                 return "timeout", f"device binding timeout: claim={name}"
             return "waiting", ""
     return "ready", ""
-
-
-def _epoch(ts: Any) -> float | None:
-    import datetime
-
-    if not isinstance(ts, str) or not ts:
-        return None
-    try:
-        return datetime.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 # --- the extended-resource bridge (KEP-5004) ---

@@ -38,6 +38,8 @@ from dragoman.fleet.k8s.allocator import (
 from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
 from dragoman.fleet.k8s.podresources import pod_requests
 from dragoman.fleet.k8s.quantity import amount as resource_amount
+from dragoman.fleet.k8s.times import parse_time
+from dragoman.sim.clock import format_time
 from dragoman.sim.controllers import bridge as bridge_mod
 
 SCHEDULER_NAME = "default-scheduler"
@@ -59,12 +61,7 @@ def _meta(obj: dict) -> dict:
 def _epoch_seconds(now) -> float | None:
     if isinstance(now, datetime.datetime):
         return now.timestamp()
-    if isinstance(now, str) and now:
-        try:
-            return datetime.datetime.fromisoformat(now.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            return None
-    return None
+    return parse_time(now) if isinstance(now, str) else None
 
 
 def _ts(now) -> str:
@@ -74,7 +71,7 @@ def _ts(now) -> str:
         now = datetime.datetime.fromtimestamp(now, datetime.UTC)
     if now is None:
         now = datetime.datetime.now(datetime.UTC)
-    return now.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(now)
 
 
 # --- the cluster as the scheduler caches it ---

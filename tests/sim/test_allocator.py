@@ -324,3 +324,18 @@ def test_allocate_directly_with_the_fleet_allocator() -> None:
     out = alloc.allocate(node("n"), [claim("c", [exactly("gpu", count=2)])])
     assert [r["device"] for r in out.allocations[0]["devices"]["results"]] == ["gpu-1", "gpu-2"]
     assert alloc.allocate(node("n"), [claim("c", [exactly("gpu", count=3)])]).allocations is None
+
+
+def test_constraints_over_a_list_typed_attribute_compare_no_values() -> None:
+    # constraint.go (v0.37.2 incubating) compares string, int, bool and version only: a list-typed attribute is set
+    # (so the first device may be taken) but equal to nothing, so a second device fails matchAttribute and
+    # distinctAttribute alike, even with the same list.
+    numa = {"numa": {"ints": [0, 1]}}
+    slc = gpu_slice("gpu-1", devices=[gpu_device("gpu-1", i, extra=numa) for i in range(2)])
+    for kind in ("matchAttribute", "distinctAttribute"):
+        one = claim("one", [exactly("gpu")], constraints=[{kind: "gpu.nvidia.com/numa"}])
+        view, pod, dec = _run([one], slices=[slc])
+        assert _devices(dec, "one") == ["gpu-0"], kind
+        two = claim("two", [exactly("gpu", count=2)], constraints=[{kind: "gpu.nvidia.com/numa"}])
+        view, pod, dec = _run([two], slices=[slc])
+        assert dec.outcome == "unschedulable", kind
