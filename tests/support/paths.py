@@ -1,100 +1,144 @@
-"""The files a path runs through: which of dragoman's source files had a function called while a path ran.
+"""The files a newcomer walks along a path: the files holding a frame on the call stack at each hop where the path's
+data changes hands.
 
-`FileTrace` is a `sys.setprofile` hook (on every thread) that notes each dragoman source file whose function is called,
-in the order first met. What it leaves out is named in `INFRASTRUCTURE` and said why; nothing else is dropped.
+Issue 29 counted each path by hand along its main line (11, 12 and 12 files): where the data goes, not every helper
+that runs beside it. This measures that, mechanically. Each path names its hops: the functions where its datum is
+handed on (the watch event decoded, the store taking it, the model absorbing it, the view making its row, the table
+showing it), each with a test on the call's arguments (or its return value) that picks the path's own datum out of
+the others. `PathTrace` is a `sys.setprofile` hook (on every thread); at a hop's first call that passes the test it
+takes the call stack: every product file with a frame on it, from the task's or thread's bottom up to the hop. The
+path's files are those stacks' files, in the order first met. A helper that runs and returns before a hop (a
+quantity parsed, a glyph picked) is not on the path; a relay that passes the datum on is, because it holds a frame
+while the datum is handed on. A hop that is never met fails the path (`PathTrace.missed`): nothing is counted short.
+
+Left out: the files of `INFRASTRUCTURE` (said why), and the test driving the path. The hops name functions that have
+kept their names since the issue was filed, so the same measure runs on the tree the issue was filed against
+(5435770) and on today's: `python -m tests.support.paths` prints each path's files with the hop that put each there.
 """
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import pathlib
 import sys
 import threading
-from collections.abc import Iterator
-from types import FrameType
+from collections.abc import Callable
+from types import CodeType, FrameType
 from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PRODUCT = ("fleet", "actions", "widgets", "tui")
 
-# Left out, with why. Everything else of the product that runs while the path runs counts.
+# Left out, with why.
 INFRASTRUCTURE = {
-    "sim/": "the embedded API server: the other side of the wire, which a real cluster plays in production (a product "
-    "function it calls, such as a kernel rule in fleet/k8s/ it validates with, is left out too)",
+    "sim/": "the embedded API server: the other side of the wire, which a real cluster plays in production (a stack "
+    "with a simulator frame on it is the server's doing, not the path's, and is not taken)",
     "fleet/cel/gen/": "the parser generated from CEL's grammar: nobody reads it to follow a path",
 }
-# Calls from here are left out too: Textual's compositor asking widgets for their lines, which it does on its own
-# schedule (when, and how often, depends on the machine's load), so the count would follow the load.
-DRAWING = ("textual/_compositor.py",)
 
 
-class FileTrace:
-    """`with FileTrace() as t: ...` then `t.files`: the product files called, in the order first met."""
+@dataclasses.dataclass(frozen=True)
+class Hop:
+    """Where the path's datum changes hands: `function` (its qualified name) in product file `file`, at its call or
+    its `return`, when `when(args)` holds (the call's arguments by name; at a return also "return": the value)."""
 
-    def __init__(self) -> None:
-        self._seen: dict[str, str | None] = {}  # co_filename -> relative product path, or None when not ours
-        self._outside: dict[str, bool] = {}  # co_filename -> left out (INFRASTRUCTURE)
+    what: str
+    file: str
+    function: str
+    when: Callable[[dict], bool] = lambda args: True
+    at: str = "call"
+
+
+def _rel(filename: str) -> str | None:
+    try:
+        return pathlib.Path(filename).resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return None
+
+
+class PathTrace:
+    """`with PathTrace(hops) as t: ...` then `t.files` (the product files on the hops' stacks, first met first),
+    `t.via` (file -> the hop that first put it there) and `t.missed` (hops never met)."""
+
+    def __init__(self, hops: list[Hop]) -> None:
+        self.hops = hops
+        self.stacks: dict[str, list[str]] = {}  # hop.what -> the product files on its stack, bottom up
         self.files: list[str] = []
-        self.why: dict[str, str] = {}  # file -> its first function called, and from where
+        self.via: dict[str, str] = {}
+        self._by_code: dict[CodeType, list[Hop]] = {}
+        self._rels: dict[str, str | None] = {}
+        self._lock = threading.Lock()
         self.stopped = False
-        self._quiet = 0
 
-    def _name(self, filename: str) -> str | None:
-        try:
-            rel = pathlib.Path(filename).resolve().relative_to(ROOT).as_posix()
-        except ValueError:
-            return None
-        if not rel.startswith(tuple(p + "/" for p in PRODUCT)) or rel.startswith(tuple(INFRASTRUCTURE)):
-            return None
+    @property
+    def done(self) -> bool:
+        """Every hop met."""
+        return len(self.stacks) == len(self.hops)
+
+    @property
+    def missed(self) -> list[str]:
+        return [h.what for h in self.hops if h.what not in self.stacks]
+
+    def _file(self, filename: str) -> str | None:
+        rel = self._rels.get(filename, "")
+        if rel == "":
+            rel = self._rels[filename] = _rel(filename)
         return rel
 
-    def _left_out(self, filename: str) -> bool:
-        if filename.endswith(DRAWING):
-            return True
-        try:
-            rel = pathlib.Path(filename).resolve().relative_to(ROOT).as_posix()
-        except ValueError:
-            return False
-        return rel.startswith(tuple(INFRASTRUCTURE))
+    def _hops_of(self, code: CodeType) -> list[Hop]:
+        hops = self._by_code.get(code)
+        if hops is None:
+            rel = self._file(code.co_filename)
+            hops = self._by_code[code] = [h for h in self.hops if h.file == rel and h.function == code.co_qualname]
+        return hops
 
     def _hook(self, frame: FrameType, event: str, arg: Any) -> None:
-        if event != "call" or self.stopped or self._quiet:
+        if event not in ("call", "return") or self.stopped:
             return
-        filename = frame.f_code.co_filename
-        if filename in self._seen:
+        hops = self._hops_of(frame.f_code)
+        if not hops:
             return
-        rel = self._name(filename)
-        if rel is None:
-            self._seen[filename] = None
-            return
-        # A product function the simulator calls is theirs, not the path's: the simulator imports the kernel
-        # (fleet/k8s/) for the rules it applies. Nor is what Textual's compositor calls to draw. Noted once it is called
-        # from the path itself.
-        caller = frame.f_back
-        while caller is not None:
-            name = caller.f_code.co_filename
-            if name not in self._outside:
-                self._outside[name] = self._left_out(name)
-            if self._outside[name]:
+        for hop in hops:
+            if hop.at != event or hop.what in self.stacks:
+                continue
+            args = dict(frame.f_locals)
+            if event == "return":
+                args["return"] = arg
+            try:
+                if not hop.when(args):
+                    continue
+            except Exception:  # noqa: BLE001 - a datum of another shape is not the path's
+                continue
+            stack = self._stack(frame)
+            if stack is not None:
+                self._take(hop, stack)
+
+    def _stack(self, frame: FrameType) -> list[str] | None:
+        """The product files with a frame on the stack, bottom up, each where it first appears; None when a simulator
+        frame is on it."""
+        files: list[str] = []
+        f: FrameType | None = frame
+        while f is not None:
+            rel = self._file(f.f_code.co_filename)
+            if rel is not None:
+                if rel.startswith("sim/"):
+                    return None
+                if rel.startswith(tuple(p + "/" for p in PRODUCT)) and not rel.startswith(tuple(INFRASTRUCTURE)):
+                    files.append(rel)
+            f = f.f_back
+        return list(dict.fromkeys(reversed(files)))
+
+    def _take(self, hop: Hop, stack: list[str]) -> None:
+        with self._lock:
+            if hop.what in self.stacks:
                 return
-            caller = caller.f_back
-        self._seen[filename] = rel
-        self.files.append(rel)
-        back = frame.f_back
-        self.why[rel] = f"{frame.f_code.co_name} from {self._name(back.f_code.co_filename) if back else None}:" + (
-            back.f_code.co_name if back else ""
-        )
+            self.stacks[hop.what] = stack
+            for rel in stack:
+                if rel not in self.via:
+                    self.via[rel] = hop.what
+                    self.files.append(rel)
 
-    @contextlib.contextmanager
-    def quiet(self) -> Iterator[None]:
-        """Calls made in here are not the path's: the driver looking at the screen to see whether the path is done."""
-        self._quiet += 1
-        try:
-            yield
-        finally:
-            self._quiet -= 1
-
-    def __enter__(self) -> FileTrace:
+    def __enter__(self) -> PathTrace:
         threading.setprofile(self._hook)
         sys.setprofile(self._hook)
         return self
@@ -105,71 +149,113 @@ class FileTrace:
         threading.setprofile(None)  # type: ignore[arg-type]
 
 
+def _named(obj: Any, name: str) -> bool:
+    return isinstance(obj, dict) and (obj.get("metadata") or {}).get("name") == name
+
+
+def _holds(value: Any, name: str, depth: int = 3) -> bool:
+    """Whether `value` is, or holds within `depth` levels (lists, tuples, a dict's values, an object's fields), an
+    object named `name`."""
+    if _named(value, name):
+        return True
+    if depth == 0:
+        return False
+    if isinstance(value, (list, tuple)):
+        return any(_holds(v, name, depth - 1) for v in value)
+    if isinstance(value, dict):
+        return any(_holds(v, name, depth - 1) for v in value.values())
+    fields = getattr(value, "__dict__", None) or {
+        k: getattr(value, k) for k in getattr(type(value), "__slots__", ()) if hasattr(value, k)
+    }
+    return any(_holds(v, name, depth - 1) for v in fields.values())
+
+
 # ---------------------------------------------------------------- the three newcomer paths (issue 29)
 
+NEW_SLICE, NEW_DEVICE = "newcomer-slice", "gpu-newcomer"
 
-async def _until(pilot: Any, trace: FileTrace, predicate: Any, timeout: float = 60.0) -> None:
-    """Poll the screen (quietly: looking is not the path) until `predicate()` holds."""
+SLICE_HOPS = [
+    Hop(
+        "the watch event decoded",
+        "fleet/cluster.py",
+        "Cluster._event",
+        lambda a: _named(a["return"][1], NEW_SLICE),
+        at="return",
+    ),
+    Hop("the store takes it", "fleet/store.py", "FleetStore.apply", lambda a: _named(a["obj"], NEW_SLICE)),
+    Hop("the model absorbs it", "fleet/model.py", "FleetModel.apply", lambda a: _holds(a["changes"], NEW_SLICE)),
+    Hop("the view makes its row", "fleet/views/devices.py", "device_row", lambda a: a["d"].name == NEW_DEVICE),
+    Hop("the table shows the row", "widgets/vtable.py", "VTable.set_row", lambda a: a["key"][-1] == NEW_DEVICE),
+]
+
+
+async def _until(pilot: Any, predicate: Any, timeout: float = 60.0, trace: PathTrace | None = None) -> None:
     import asyncio
 
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
-    while True:
-        with trace.quiet():
-            if predicate():
-                return
+    while not predicate():
         if loop.time() > end:
-            raise AssertionError("timed out waiting for the path's end")
+            raise AssertionError(f"timed out waiting for the path's end (hops never met: {trace and trace.missed})")
         await pilot.pause(0.02)
 
 
-async def slice_to_devices_row() -> FileTrace:
+async def slice_to_devices_row() -> PathTrace:
     """(a) A new ResourceSlice from the watch to its row in the Devices view: the demo app on the simulator, Devices
-    open; traced from the slice's creation on the server until the row's cells are set in the table."""
+    open; traced from the slice's creation on the server until its device's row is set in the table."""
     import copy
-
-    from dragoman.widgets.vtable import VTable
 
     from tests.tui.conftest import demo_app, wait_for
 
-    trace = FileTrace()
+    trace = PathTrace(SLICE_HOPS)
     async with demo_app() as (sim, app, pilot):
         await pilot.press("colon", *"devices", "enter")
         await wait_for(pilot, lambda: getattr(app.screen, "view", None) is not None and app.screen.populated)
         assert app.screen.view.name == "devices"
-        # The Pools view under Devices is told of the same change: its rows are not this path's.
-        app.feed.unlisten(app.screen_stack[1])
         new = copy.deepcopy(next(e.obj for e in sim.store.entries("resourceslices")))
         md = new["metadata"]
         md.clear()
-        md["name"] = "newcomer-slice"
+        md["name"] = NEW_SLICE
         new["spec"]["pool"].update(name="newcomer-pool", generation=1, resourceSliceCount=1)
-        new["spec"]["devices"] = [dict(new["spec"]["devices"][0], name="gpu-newcomer")]
-        key = (new["spec"]["driver"], "newcomer-pool", "gpu-newcomer")
-        set_row = VTable.set_row
-
-        def spy(self: VTable, k: Any, *a: Any, **kw: Any) -> bool:
-            out = set_row(self, k, *a, **kw)
-            if k == key:
-                trace.stopped = True
-            return out
-
+        new["spec"]["devices"] = [dict(new["spec"]["devices"][0], name=NEW_DEVICE)]
         await pilot.pause(0.2)
-        VTable.set_row = spy  # type: ignore[method-assign]
-        try:
-            with trace:
-                sim.store.create("resourceslices", new)
-                await _until(pilot, trace, lambda: trace.stopped)
-        finally:
-            VTable.set_row = set_row  # type: ignore[method-assign]
+        with trace:
+            sim.store.create("resourceslices", new)
+            await _until(pilot, lambda: trace.done, trace=trace)
     return trace
 
 
-async def wizard_apply_to_cordon_patch(tmp: pathlib.Path) -> FileTrace:
+def _cordon_patch(a: dict) -> bool:
+    return a["method"] == "PATCH" and "/nodes/" in a["path"] and "dryRun" not in (a.get("query") or {})
+
+
+def _applied_cordon(a: dict) -> bool:
+    return a["step"] == "cordon" and a["result"] == "applied"
+
+
+WIZARD_HOPS = [
+    Hop("the apply key", "tui/screens/migrate.py", "MigrateScreen.action_apply"),
+    Hop(
+        "the confirmation's yes",
+        "tui/screens/confirm.py",
+        "ConfirmWriteScreen.on_button_pressed",
+        lambda a: a["event"].button.id == "confirm",
+    ),
+    Hop(
+        "the wizard takes the yes",
+        "tui/screens/migrate.py",
+        "MigrateScreen._confirm_and_run.<locals>.chosen",
+        lambda a: a["ok"] is True,
+    ),
+    Hop("the cordon's PATCH sent", "fleet/cluster.py", "Cluster.request", _cordon_patch),
+    Hop("its outcome audited", "actions/audit.py", "AuditLog.outcome", _applied_cordon),
+]
+
+
+async def wizard_apply_to_cordon_patch(tmp: pathlib.Path) -> PathTrace:
     """(b) The wizard's `a` to the audited PATCH that cordons a node: the wizard of l4-inference (preflight and
     cordon) on the demo simulator; traced from the key through the confirmation until the PATCH's outcome is in the
     audit log."""
-    from dragoman.actions.audit import AuditLog
     from dragoman.actions.steps import Options
     from dragoman.fleet.cluster import connect
     from dragoman.tui.screens.confirm import ConfirmWriteScreen
@@ -182,14 +268,7 @@ async def wizard_apply_to_cordon_patch(tmp: pathlib.Path) -> FileTrace:
         def on_mount(self) -> None:
             self.push_screen(screen)
 
-    trace = FileTrace()
-    outcome = AuditLog.outcome
-
-    def spy(self: AuditLog, *a: Any, **kw: Any) -> None:
-        outcome(self, *a, **kw)
-        if kw.get("step") == "cordon" and kw.get("result") == "applied":
-            trace.stopped = True
-
+    trace = PathTrace(WIZARD_HOPS)
     async with running_simulator(scenario_path="demo", speed=120.0) as sim:
         cluster = await connect(str(sim.kubeconfig_path))
         try:
@@ -203,20 +282,16 @@ async def wizard_apply_to_cordon_patch(tmp: pathlib.Path) -> FileTrace:
             )
             app = WizardApp()
             async with app.run_test(size=(110, 40)) as pilot:
-                await _until(pilot, trace, lambda: screen.plan is not None)
+                await _until(pilot, lambda: screen.plan is not None)
                 await pilot.pause(0.2)
-                AuditLog.outcome = spy  # type: ignore[method-assign]
-                try:
-                    with trace:
-                        await pilot.press("a")
-                        await _until(pilot, trace, lambda: isinstance(app.screen, ConfirmWriteScreen))
-                        await pilot.click("#confirm")
-                        await _until(pilot, trace, lambda: trace.stopped)
-                finally:
-                    AuditLog.outcome = outcome  # type: ignore[method-assign]
+                with trace:
+                    await pilot.press("a")
+                    await _until(pilot, lambda: isinstance(app.screen, ConfirmWriteScreen))
+                    await pilot.click("#confirm")
+                    await _until(pilot, lambda: trace.done, trace=trace)
                 # The run goes on (the cordon's verification, the state's bookkeeping): the screen stays until it is
                 # done, or its worker would find the screen gone.
-                await _until(pilot, trace, lambda: screen.result is not None and not screen.busy, 120)
+                await _until(pilot, lambda: screen.result is not None and not screen.busy, 120)
         finally:
             await cluster.close()
     return trace
@@ -224,11 +299,25 @@ async def wizard_apply_to_cordon_patch(tmp: pathlib.Path) -> FileTrace:
 
 STUCK_POD = ("Pod", "ml-inference", "asr-batch-large-wr6l9")  # the demo's pod asking for a MIG profile nobody maps
 
+POD_HOPS = [
+    Hop(
+        "the model takes the pod", "fleet/model.py", "FleetModel.load_list", lambda a: _holds(a["items"], STUCK_POD[2])
+    ),
+    Hop("the pods' rule judges it", "fleet/diagnose/pods.py", "pod_findings", lambda a: _named(a["pod"], STUCK_POD[2])),
+    Hop(
+        "its finding made",
+        "fleet/findings.py",
+        "make_finding",
+        lambda a: a["return"].id == "pending-unmapped" and STUCK_POD in [tuple(o) for o in a["return"].objects],
+        at="return",
+    ),
+    Hop("the finding's text", "fleet/findings.py", "Finding.to_json", lambda a: a["self"].id == "pending-unmapped"),
+]
 
-def stuck_pod_to_finding() -> tuple[FileTrace, list[dict]]:
-    """(c) A stuck pod to its finding's text: the demo's pending MIG pod and one A100 node in a model; traced
-    from the diagnosis to the finding's text (`Finding.to_json`, what `check` and `explain` print)."""
-    from dragoman.fleet import diagnose as diagnose_mod
+
+def stuck_pod_to_finding() -> tuple[PathTrace, list[dict]]:
+    """(c) A stuck pod to its finding's text: the demo's pending MIG pod and one A100 node loaded into a model and
+    diagnosed, to the finding's text (`Finding.to_json`, what `check` and `explain` print)."""
     from dragoman.fleet.diagnose import diagnose
     from dragoman.fleet.model import FleetModel
     from dragoman.sim.scenarios import DEMO_PATH, load_scenario
@@ -236,22 +325,15 @@ def stuck_pod_to_finding() -> tuple[FileTrace, list[dict]]:
     objects = load_scenario(DEMO_PATH)
     pod = next(o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == STUCK_POD[2])
     node = next(o for o in objects if o["kind"] == "Node" and "a100" in o["metadata"]["name"])
-    model = FleetModel()
-    model.load_list([node, pod])
-    # The diagnosis runs every rule family (nodes, classes, selectors, claims, accounting, taints, health) beside the
-    # pods' rule: their files are siblings of this path, not on it. Only the pods' rule runs here.
-    rules = diagnose_mod.RULES
-    diagnose_mod.RULES = (diagnose_mod.pods,)
-    try:
-        with FileTrace() as trace:
-            texts = [f.to_json() for f in diagnose(model) if STUCK_POD in [tuple(o) for o in f.objects]]
-    finally:
-        diagnose_mod.RULES = rules
+    with PathTrace(POD_HOPS) as trace:
+        model = FleetModel()
+        model.load_list([node, pod])
+        texts = [f.to_json() for f in diagnose(model) if STUCK_POD in [tuple(o) for o in f.objects]]
     return trace, texts
 
 
 def main() -> None:
-    """`python -m tests.support.paths`: each path's files, in the order first met, with the first function called."""
+    """`python -m tests.support.paths`: each path's files, in the order first met, with the hop that put each there."""
     import asyncio
     import tempfile
 
@@ -264,10 +346,10 @@ def main() -> None:
             "c. a stuck pod to its finding text": stuck_pod_to_finding()[0],
         }
     for title, trace in runs.items():
-        print(f"{title}: {len(trace.files)} files")
+        print(f"{title}: {len(trace.files)} files" + (f" (hops never met: {trace.missed})" if trace.missed else ""))
         for f in trace.files:
-            print(f"  {f:34} {trace.why[f]}")
-    print("left out:", "; ".join(f"{k} ({v})" for k, v in INFRASTRUCTURE.items()), "; and what", *DRAWING, "calls")
+            print(f"  {f:34} {trace.via[f]}")
+    print("left out:", "; ".join(f"{k} ({v})" for k, v in INFRASTRUCTURE.items()))
 
 
 if __name__ == "__main__":
