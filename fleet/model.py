@@ -24,9 +24,10 @@ from dragoman.fleet.k8s import DEVICECLASS_PREFIX, Key, key_of, match_node_selec
 from dragoman.fleet.k8s.devicestate import DeviceState, FleetDevices, result_entries
 from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
 from dragoman.fleet.k8s.kubelet import BRIDGE_VERSION, parse_kubelet_version
+from dragoman.fleet.k8s.podclaims import pod_claim_names
 from dragoman.fleet.k8s.podresources import pod_requests
 from dragoman.fleet.k8s.quantity import count
-from dragoman.fleet.k8s.slices import attribute_value, newest_generation
+from dragoman.fleet.k8s.slices import attribute_value, lookup_attribute, newest_generation, qualified_attribute_name
 from dragoman.fleet.migration import MigrationState, parse_migration
 from dragoman.fleet.ownership import GPU, MIG_PREFIX
 from dragoman.fleet.pools import POOL_LABELS, UNLABELED, PoolAggregate, PoolView, detect_pool_label, pool_label_of
@@ -230,13 +231,12 @@ class DeviceView:
         return (self.driver, self.pool, self.name)
 
     def attribute(self, name: str) -> Any:
-        """The value of an attribute by its qualified or bare name (bare names are in the driver's domain)."""
+        """The value of an attribute by its qualified or bare name (bare names are in the driver's domain), found as
+        the scheduler finds it (slices.lookup_attribute)."""
         attrs = self.raw.get("attributes") or {}
-        a = attrs.get(name)
-        if a is None and "/" in name and name.split("/", 1)[0] == self.driver:
-            a = attrs.get(name.split("/", 1)[1])
-        if a is None and "/" not in name:
-            a = attrs.get(f"{self.driver}/{name}")
+        a = attrs.get(name)  # the name as given: most reads, and most devices publish bare names
+        if a is None:
+            a = lookup_attribute(attrs, self.driver, qualified_attribute_name(name, self.driver))
         return attribute_value(a)[1]
 
     @property
@@ -1160,15 +1160,8 @@ class FleetModel:
     def pod_claims(self, pod: dict) -> list[tuple[str, str | None]]:
         """(pod claim name, ResourceClaim name or None while not yet created) for every claim of the pod,
         including the bridge's claim (named "<extended-resources>" here)."""
-        spec = pod.get("spec") or {}
         status = pod.get("status") or {}
-        generated = {s.get("name"): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or ()}
-        out: list[tuple[str, str | None]] = []
-        for rc in spec.get("resourceClaims") or ():
-            if rc.get("resourceClaimName"):
-                out.append((rc.get("name", ""), rc["resourceClaimName"]))
-            else:
-                out.append((rc.get("name", ""), generated.get(rc.get("name"))))
+        out = pod_claim_names(pod)
         ercs = status.get("extendedResourceClaimStatus") or {}
         if ercs.get("resourceClaimName"):
             out.append(("<extended-resources>", ercs["resourceClaimName"]))

@@ -18,7 +18,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from dragoman.fleet.delta import DeviceId
-from dragoman.fleet.k8s.slices import attribute_value
+from dragoman.fleet.k8s.slices import attribute_value, qualified_attribute_name
 
 if TYPE_CHECKING:
     from dragoman.fleet.cel.api import Environment
@@ -178,7 +178,7 @@ class FleetSelectors:
             for name, attr in attrs.items():
                 qn = names.get(name)
                 if qn is None:
-                    qn = names[name] = name if "/" in name else f"{driver}/{name}"
+                    qn = names[name] = qualified_attribute_name(name, driver)
                 typ, value = attribute_value(attr)
                 entry = cat.get(qn)
                 if entry is None:
@@ -194,7 +194,7 @@ class FleetSelectors:
             for name, cap in caps.items():
                 qn = names.get(name)
                 if qn is None:
-                    qn = names[name] = name if "/" in name else f"{driver}/{name}"
+                    qn = names[name] = qualified_attribute_name(name, driver)
                 value = str(cap.get("value") if isinstance(cap, dict) else cap)
                 entry = cat.get(qn)
                 if entry is None:

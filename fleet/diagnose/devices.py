@@ -20,6 +20,7 @@ from dragoman.fleet.diagnose.selectors import pod_claim_specs
 from dragoman.fleet.findings import Finding, ObjectRef, make_finding
 from dragoman.fleet.k8s import key_of
 from dragoman.fleet.k8s.devicestate import BINDING_FAILED, binding_state, result_entries, rule_eviction
+from dragoman.fleet.k8s.podclaims import pod_claim_names
 from dragoman.fleet.model import claim_requests, device_health, event_count, event_last_seen, request_alternatives
 
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"  # on a namespace, "true": claims there may ask adminAccess
@@ -122,9 +123,7 @@ def claim_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Fin
     pname = f"{pk[0]}/{pk[1]}"
     ref = pod_ref(pk)
     evs = ctx.events("Pod", *pk)
-    generated = {
-        s.get("name"): s.get("resourceClaimName") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()
-    }
+    generated = dict(pod_claim_names(pod))
     for rc in (pod.get("spec") or {}).get("resourceClaims") or ():
         if rc.get("resourceClaimName") and (ns, rc["resourceClaimName"]) not in m.objects["ResourceClaim"]:
             missing = ("ResourceClaim", ns, rc["resourceClaimName"])

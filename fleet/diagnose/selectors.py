@@ -11,6 +11,7 @@ from dragoman.fleet.cel import cel_device
 from dragoman.fleet.cel_explain import NearMiss, clause_values, have
 from dragoman.fleet.diagnose.context import Context, plural, pod_ref
 from dragoman.fleet.findings import Finding, ObjectRef, make_finding
+from dragoman.fleet.k8s.podclaims import pod_claim_names
 from dragoman.fleet.k8s.podresources import container_requests
 from dragoman.fleet.k8s.quantity import count
 from dragoman.fleet.model import (
@@ -346,9 +347,7 @@ def pod_claim_specs(m: FleetModel, pod: dict) -> dict[str, tuple[ObjectRef, dict
     """Pod claim name → (the claim or template, its ResourceClaimSpec)."""
     ns = key_of(pod)[0]
     out = {}
-    generated = {
-        s.get("name"): s.get("resourceClaimName") for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()
-    }
+    generated = dict(pod_claim_names(pod))
     for rc in (pod.get("spec") or {}).get("resourceClaims") or ():
         pname = rc.get("name", "")
         if rc.get("resourceClaimName"):
@@ -362,10 +361,10 @@ def pod_claim_specs(m: FleetModel, pod: dict) -> dict[str, tuple[ObjectRef, dict
                     ("ResourceClaimTemplate", ns, rc["resourceClaimTemplateName"]),
                     claim_spec(obj, "ResourceClaimTemplate"),
                 )
-            elif generated.get(pname):
-                obj = m.objects["ResourceClaim"].get((ns, generated[pname]))
+            elif made := generated.get(pname):
+                obj = m.objects["ResourceClaim"].get((ns, made))
                 if obj is not None:
-                    out[pname] = (("ResourceClaim", ns, generated[pname]), claim_spec(obj, "ResourceClaim"))
+                    out[pname] = (("ResourceClaim", ns, made), claim_spec(obj, "ResourceClaim"))
     return out
 
 

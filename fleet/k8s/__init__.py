@@ -13,6 +13,7 @@ actions/ read them. Pure functions over raw objects.
 - quantity.py: resource.Quantity
 - podresources.py: what a pod requests (sidecars, init containers, pod-level resources, overhead)
 - extended.py: extended-resource names (native, extended, a DeviceClass's implicit name)
+- podclaims.py: which ResourceClaim a pod's claim is (resourceclaim.Name)
 - slices.py: the newest ResourceSlice generation of a pool and whether it is complete; a device attribute's value
 - celenv.py: which CEL environment applies where (imports the CEL engine: import it by its module)
 - allocator.py: the DRA structured allocator

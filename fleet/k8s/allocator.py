@@ -34,7 +34,7 @@ from typing import Any
 
 from dragoman.fleet.k8s.nodeaffinity import match_node_selector
 from dragoman.fleet.k8s.quantity import parse_quantity
-from dragoman.fleet.k8s.slices import ATTRIBUTE_TYPES, attribute_value
+from dragoman.fleet.k8s.slices import ATTRIBUTE_TYPES, attribute_value, lookup_attribute
 from dragoman.fleet.k8s.times import parse_time
 from dragoman.fleet.k8s.tolerations import tolerates
 
@@ -243,15 +243,9 @@ class Device:
 
     def attribute(self, full_name: str) -> tuple[str, Any] | None:
         """lookupAttribute: the fully qualified name, or the bare id when the domain is the driver."""
-        attrs = self.raw.get("attributes") or {}
-        attr = attrs.get(full_name)
+        attr = lookup_attribute(self.raw.get("attributes") or {}, self.slice.driver, full_name)
         if attr is None:
-            i = full_name.find("/")
-            if i < 0 or full_name[:i] != self.slice.driver:
-                return None
-            attr = attrs.get(full_name[i + 1 :])
-            if attr is None:
-                return None
+            return None
         kind, value = attribute_value(attr)
         # The constraints compare scalar values only (constraint.go's switch); a list-typed attribute is "unknown".
         return (kind, value) if kind in _SCALAR_TYPES else ("unknown", None)

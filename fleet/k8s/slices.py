@@ -43,6 +43,22 @@ def attribute_value(attr: object) -> tuple[str, object]:
     return "unknown", None
 
 
+def qualified_attribute_name(name: str, driver: str) -> str:
+    """An attribute's or capacity's fully qualified name: a bare id belongs to the driver's domain."""
+    return name if "/" in name else f"{driver}/{name}"
+
+
+def lookup_attribute(attributes: dict, driver: str, full_name: str) -> object:
+    """A device's attribute by its fully qualified name, or by its bare id when the domain is the driver's; None when
+    it has none (structured/internal lookupAttribute, which the constraints use)."""
+    attr = attributes.get(full_name)
+    if attr is None:
+        i = full_name.find("/")
+        if i >= 0 and full_name[:i] == driver:
+            attr = attributes.get(full_name[i + 1 :])
+    return attr
+
+
 def slice_pool(slc: dict) -> PoolId:
     spec = slc.get("spec") or {}
     return (str(spec.get("driver") or ""), str((spec.get("pool") or {}).get("name") or ""))

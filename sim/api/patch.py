@@ -234,9 +234,10 @@ def _index(container: list, token: str, path: str, allow_end: bool) -> int:
     return idx
 
 
-def _parent(doc: Any, tokens: list[str], path: str, op: str) -> Any:
+def _at_pointer(doc: Any, tokens: list[str], path: str, op: str) -> Any:
+    """The value at `tokens` (a JSON pointer's, of `path`) in `doc`; a missing step is the patch's error."""
     node = doc
-    for token in tokens[:-1]:
+    for token in tokens:
         if isinstance(node, dict) and token in node:
             node = node[token]
         elif isinstance(node, list):
@@ -244,18 +245,14 @@ def _parent(doc: Any, tokens: list[str], path: str, op: str) -> Any:
         else:
             raise PatchError(f'{op} operation does not apply: doc is missing path: "{path}": missing value', 422)
     return node
+
+
+def _parent(doc: Any, tokens: list[str], path: str, op: str) -> Any:
+    return _at_pointer(doc, tokens[:-1], path, op)
 
 
 def _get(doc: Any, path: str, op: str) -> Any:
-    node = doc
-    for token in _pointer(path):
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list):
-            node = node[_index(node, token, path, False)]
-        else:
-            raise PatchError(f'{op} operation does not apply: doc is missing path: "{path}": missing value', 422)
-    return node
+    return _at_pointer(doc, _pointer(path), path, op)
 
 
 def _add(doc: Any, path: str, value: Any, op: str = "add") -> Any:

@@ -7,6 +7,7 @@ import dataclasses
 
 from dragoman.fleet.k8s import kubelet
 from dragoman.fleet.k8s.extended import is_extended_resource_name
+from dragoman.fleet.k8s.podclaims import pod_claim_names
 from dragoman.fleet.k8s.podresources import container_requests, pod_requests
 from dragoman.fleet.k8s.quantity import amount as resource_amount
 from dragoman.sim.controllers.scheduling import ClusterView
@@ -57,14 +58,7 @@ def has_bridge(node: dict) -> bool:
 
 
 def _claim_names(pod: dict) -> list[str]:
-    names = []
-    status = pod.get("status") or {}
-    by_pod_claim = {s.get("name"): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or []}
-    for pc in (pod.get("spec") or {}).get("resourceClaims") or []:
-        name = pc.get("resourceClaimName") or by_pod_claim.get(pc.get("name"))
-        if name:
-            names.append(name)
-    return names
+    return [name for _, name in pod_claim_names(pod) if name]
 
 
 def admit(

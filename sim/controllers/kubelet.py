@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from dragoman.fleet import nvidia_schema as nvidia
+from dragoman.fleet.k8s.podclaims import pod_claim_names
 from dragoman.sim.clock import parse_time
 from dragoman.sim.controllers import base
 from dragoman.sim.controllers.base import (
@@ -454,13 +455,7 @@ class Kubelets(Controller):
     def _pod_claims(self, pod: dict) -> list[tuple[str, dict | None]]:
         ns = pod["metadata"].get("namespace", "")
         status = pod.get("status") or {}
-        names: list[str] = []
-        by_status = {s.get("name"): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or ()}
-        for rc in pod.get("spec", {}).get("resourceClaims") or ():
-            if rc.get("resourceClaimName"):
-                names.append(rc["resourceClaimName"])
-            else:
-                names.append(by_status.get(rc.get("name")) or "")
+        names = [n or "" for _, n in pod_claim_names(pod)]
         ext = (status.get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
         if ext and admission_has_bridge(self.cache.get("nodes", "", pod["spec"].get("nodeName", "")) or {}):
             names.append(ext)
@@ -721,15 +716,10 @@ class Kubelets(Controller):
         if not per_claim:
             return {}
         out: dict[str, list[dict]] = {}
-        status = pod.get("status") or {}
         # Only for a container that names a claim in resources.claims: a bridged container (limits: nvidia.com/gpu,
         # its claim in extendedResourceClaimStatus) gets none from a real kubelet v1.37.2 (its DRA manager's
         # UpdateAllocatedResourcesStatus skips containers without resources.claims).
-        by_status = {s.get("name"): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or ()}
-        pod_claims = {
-            rc.get("name"): rc.get("resourceClaimName") or by_status.get(rc.get("name"))
-            for rc in pod["spec"].get("resourceClaims") or ()
-        }
+        pod_claims = dict(pod_claim_names(pod))
         for c in pod["spec"].get("containers") or []:
             for ref in (c.get("resources") or {}).get("claims") or ():
                 claim_name = pod_claims.get(ref.get("name"))

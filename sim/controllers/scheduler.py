@@ -15,6 +15,7 @@ from dragoman.fleet.k8s.allocator import (
     binding_readiness,
     has_binding_conditions,
 )
+from dragoman.fleet.k8s.podclaims import pod_claim_names
 from dragoman.sim.api import status as st
 from dragoman.sim.controllers import quota as quota_mod
 from dragoman.sim.controllers.base import Controller, Events, SeriesEvents, log
@@ -210,13 +211,8 @@ class Scheduler(Controller):
     def _claims_of(self, pod: dict) -> list[tuple[str, str]]:
         md = _md(pod)
         ns = md.get("namespace", "")
-        out = []
         status = pod.get("status") or {}
-        by_status = {s.get("name"): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or []}
-        for pc in (pod.get("spec") or {}).get("resourceClaims") or []:
-            n = pc.get("resourceClaimName") or by_status.get(pc.get("name"))
-            if n:
-                out.append((ns, n))
+        out = [(ns, n) for _, n in pod_claim_names(pod) if n]
         ext = (status.get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
         if ext:
             out.append((ns, ext))

@@ -36,6 +36,7 @@ from dragoman.fleet.k8s.allocator import (
     bridge_requests,
 )
 from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
+from dragoman.fleet.k8s.podclaims import claim_name
 from dragoman.fleet.k8s.podresources import pod_requests
 from dragoman.fleet.k8s.quantity import amount as resource_amount
 from dragoman.fleet.k8s.times import parse_time
@@ -525,26 +526,6 @@ def _event(kind: str, reason: str, message: str, now) -> dict:
     }
 
 
-def _resolve_claim_name(pod: dict, pod_claim: dict) -> tuple[str | None, bool, str | None]:
-    """resourceclaim.Name: (name, must check owner, error) — a template's claim is found through the pod status."""
-    meta = _meta(pod)
-    if pod_claim.get("resourceClaimName"):
-        return pod_claim["resourceClaimName"], False, None
-    if pod_claim.get("resourceClaimTemplateName"):
-        for st in (pod.get("status") or {}).get("resourceClaimStatuses") or []:
-            if st.get("name") == pod_claim.get("name"):
-                return st.get("resourceClaimName"), True, None
-        return None, False, f'pod "{meta.get("namespace")}/{meta.get("name")}": ResourceClaim not created yet'
-    return (
-        None,
-        False,
-        (
-            f'pod "{meta.get("namespace")}/{meta.get("name")}", spec.resourceClaim "{pod_claim.get("name")}": '
-            "resource claims are not supported by the API server"
-        ),
-    )
-
-
 def _reserved_for_pod(claim: dict, uid: str) -> bool:
     return any(
         r.get("uid") == uid and r.get("resource") == "pods"
@@ -626,7 +607,7 @@ def schedule_one(pod: dict, view: ClusterView, now=None) -> Decision:
     dra = _DraState()
     dra.now = _epoch_seconds(now)
     for pc in spec.get("resourceClaims") or []:
-        cname, check_owner, err = _resolve_claim_name(pod, pc)
+        cname, check_owner, err = claim_name(pod, pc)
         if err:
             dec.outcome, dec.message = "waiting", err
             return dec

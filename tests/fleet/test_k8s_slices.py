@@ -121,3 +121,26 @@ def test_a_device_attribute_is_read_by_its_one_set_field(attr, typed) -> None:
     assert attribute_value(attr) == typed
     device = DeviceView("gpu.nvidia.com", "p", "gpu-0", "n", "s", {"name": "gpu-0", "attributes": {"x": attr}})
     assert device.attribute("x") == typed[1]
+
+
+LOOKUPS = [
+    # (stored names, asked, found): lookupAttribute tries the fully qualified name, then the bare id when the domain
+    # is the driver's; an attribute of another domain is never found by its bare id.
+    ({"gpu.nvidia.com/uuid": 1}, "gpu.nvidia.com/uuid", 1),
+    ({"uuid": 2}, "gpu.nvidia.com/uuid", 2),
+    ({"uuid": 2, "gpu.nvidia.com/uuid": 1}, "gpu.nvidia.com/uuid", 1),
+    ({"uuid": 2}, "other.example.com/uuid", None),
+    ({"other.example.com/uuid": 3}, "other.example.com/uuid", 3),
+    ({"uuid": 2}, "uuid", 2),  # not a valid fully qualified name; the map is read as given
+]
+
+
+@pytest.mark.parametrize(("stored", "asked", "found"), LOOKUPS)
+def test_an_attribute_is_looked_up_as_the_allocator_does(stored: dict, asked: str, found) -> None:
+    from dragoman.fleet.k8s.slices import lookup_attribute, qualified_attribute_name
+
+    attrs = {k: {"int": v} for k, v in stored.items()}
+    got = lookup_attribute(attrs, "gpu.nvidia.com", asked)
+    assert (got or {}).get("int") == found
+    assert qualified_attribute_name("uuid", "gpu.nvidia.com") == "gpu.nvidia.com/uuid"
+    assert qualified_attribute_name("other.example.com/uuid", "gpu.nvidia.com") == "other.example.com/uuid"
