@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dragoman.fleet.debugtrace import redact
+from dragoman.fleet.k8s.times import format_micro_time
 
 # Keys that never reach the log, whatever a caller passes (a Secret's data, a token in a kubeconfig...).
 _SECRET_KEYS = {
@@ -31,7 +32,7 @@ def default_path() -> pathlib.Path:
 
 
 def now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return format_micro_time(dt.datetime.now(dt.UTC))
 
 
 def _scrub(value: Any) -> Any:

@@ -5,7 +5,6 @@ the switch records and the Load view shows."""
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 import re
 from typing import Any
@@ -14,6 +13,7 @@ from dragoman.actions.picture import Picture, class_name, driver_version, read_p
 from dragoman.fleet import nvidia_schema as nvs
 from dragoman.fleet.cel.api import Environment
 from dragoman.fleet.k8s import celenv, quantity
+from dragoman.fleet.k8s.times import now_text
 from dragoman.fleet.nvidia_schema import DRIVER, STALE_ATTRIBUTES
 
 # The chart's class (dra-facts.md §d): whole GPUs only.
@@ -286,7 +286,7 @@ async def figures(ctx: Any, pic: Picture | None = None, since: float | None = No
     ]
     slices = [s for s in pic.objects["ResourceSlice"] if (s.get("spec") or {}).get("nodeName") in nodes]
     out = {
-        "time": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "time": now_text(),
         "nodes": len(nodes),
         "allocatableGpu": sum(pic.allocatable(n) for n in nodes),
         "devices": sum(len(pic.published(n)) for n in nodes),

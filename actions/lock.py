@@ -13,7 +13,7 @@ from typing import Any
 
 from dragoman.fleet.cluster import ApiError
 from dragoman.fleet.errors import ExitCode, UserError
-from dragoman.fleet.k8s.times import parse_datetime
+from dragoman.fleet.k8s.times import format_micro_time, parse_datetime
 
 HOLDER_ANNOTATION = "dragoman.io/holder"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "dragoman"}
@@ -24,7 +24,7 @@ def lease_name(pool: str) -> str:
 
 
 def _micro(t: dt.datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return format_micro_time(t)
 
 
 def _utcnow() -> dt.datetime:

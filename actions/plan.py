@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import hashlib
 import json
 import re
@@ -17,6 +16,7 @@ from dragoman.actions.state import PoolState
 from dragoman.actions.steps import BATCHED, DEFAULT_PLAN, Context, StepPlan
 from dragoman.fleet.cluster import ApiError
 from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.fleet.k8s.times import now_text
 from dragoman.fleet.migration import STEP_ORDER
 
 SCHEMA_VERSION = 1
@@ -391,7 +391,7 @@ async def build_rollback(
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return now_text()
 
 
 def _cluster(ctx: Context) -> dict:

@@ -4,7 +4,6 @@ the node annotations."""
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import gzip
 import json
 from collections.abc import Callable
@@ -12,6 +11,7 @@ from typing import Any
 
 from dragoman.actions.lock import MANAGED_BY, lease_name
 from dragoman.fleet.cluster import ApiError
+from dragoman.fleet.k8s.times import now_text
 
 LOG_LINES = 500
 # A ConfigMap holds at most 1 MiB; a plan for hundreds of nodes (a diff per node and per pod) is larger as text,
@@ -20,7 +20,7 @@ PLAN_TEXT_LIMIT = 256 * 1024
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return now_text()
 
 
 def _merge_record(old: dict, new: dict) -> dict:

@@ -3,13 +3,13 @@ records in its ConfigMap `dragoman-pool-<pool>`."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import pathlib
 import tempfile
 from typing import Any
 
+from dragoman.fleet.k8s.times import now_text
 from dragoman.fleet.model import FleetModel
 
 STATE_DIR_ENV = "DRAGOMAN_STATE_DIR"
@@ -32,7 +32,7 @@ def default_path() -> pathlib.Path:
 
 
 def _now_text() -> str:
-    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return now_text()
 
 
 def load(path: str | os.PathLike | None = None) -> dict:

@@ -12,6 +12,7 @@ from typing import IO, Any, cast
 
 import yaml
 from dragoman.fleet.errors import ExitCode, UserError, printable
+from dragoman.fleet.k8s.times import now_text
 from dragoman.fleet.safefile import parse_documents, read_documents
 from dragoman.fleet.shapes import normalize_labels, normalize_resource_version, shape_problem
 from dragoman.fleet.store import KINDS, SNAPSHOT, FleetStore
@@ -212,7 +213,7 @@ def write_snapshot(store: FleetStore, path: str, *, header: Iterable[str] = ()) 
 
 def provenance(server: str, context: str, version: str, forbidden: Iterable[str] = ()) -> list[str]:
     """Header comment lines naming where and when a snapshot was taken."""
-    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = now_text()
     lines = [f"dragoman snapshot of {server} (context {context}, {version or 'unknown version'}) at {now}"]
     forbidden = list(forbidden)
     if forbidden:

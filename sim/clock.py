@@ -6,6 +6,8 @@ import asyncio
 import datetime
 import time
 
+from dragoman.fleet.k8s.times import format_time
+
 
 class Clock:
     """Simulated UTC time.
@@ -57,10 +59,6 @@ class Clock:
                 await asyncio.wait_for(event.wait(), timeout=remaining / self.speed)
             except TimeoutError:
                 pass
-
-
-def format_time(t: datetime.datetime) -> str:
-    return t.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_time(value: str) -> datetime.datetime:

@@ -22,13 +22,14 @@ import msgspec
 from dragoman.fleet.k8s import registry
 from dragoman.fleet.k8s.registry import ResourceType
 from dragoman.fleet.k8s.selectors import field_value, parse_field_selector, parse_label_selector
+from dragoman.fleet.k8s.times import format_time
 from dragoman.sim import pieces, resources
 from dragoman.sim.api import admission
 from dragoman.sim.api import events as event_view
 from dragoman.sim.api import status as st
 from dragoman.sim.api.admission import service_accounts_named
 from dragoman.sim.api.gojson import encode_like_go
-from dragoman.sim.clock import Clock, format_time
+from dragoman.sim.clock import Clock
 
 log = logging.getLogger("dragoman.sim.store")
 

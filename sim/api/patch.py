@@ -4,11 +4,11 @@ server-side apply."""
 from __future__ import annotations
 
 import copy
-import datetime
 import json
 from collections.abc import Iterable
 from typing import Any
 
+from dragoman.fleet.k8s.times import now_text
 from dragoman.sim.api import schemas as _schemas
 
 
@@ -581,7 +581,7 @@ def _ssa_merge(live: Any, applied: Any, schema: dict | None) -> Any:
 
 
 def _now(now: str | None) -> str:
-    return now or datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return now or now_text()
 
 
 def _manager_label(entry: dict) -> str:

@@ -21,6 +21,7 @@ import json
 import pathlib
 from typing import Any
 
+from dragoman.fleet.k8s.times import format_time
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
 
@@ -85,7 +86,7 @@ def _rfc3339(seconds: int, nanos: int, micro: bool) -> str:
     t = datetime.datetime.fromtimestamp(seconds, tz=datetime.UTC)
     if micro:
         return t.strftime("%Y-%m-%dT%H:%M:%S") + f".{nanos // 1000:06d}Z"
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(t)
 
 
 def _special(msg: Message) -> tuple[bool, Any]:

@@ -6,7 +6,7 @@ import datetime
 from collections.abc import Callable
 from typing import Any
 
-from dragoman.fleet.k8s.times import parse_datetime
+from dragoman.fleet.k8s.times import format_time, parse_datetime
 
 NAME_DOC = (
     "Name must be unique within a namespace. Is required when creating resources, although some resources "
@@ -674,7 +674,7 @@ def _name_age(obj: dict, now: datetime.datetime) -> list:
 
 def _created_at(obj: dict, now: datetime.datetime) -> list:
     created = parse_datetime(_meta(obj).get("creationTimestamp"))
-    text = created.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if created else None
+    text = format_time(created) if created else None
     return [_meta(obj).get("name", ""), text]
 
 

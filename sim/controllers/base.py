@@ -17,6 +17,7 @@ from typing import Any
 
 from dragoman.fleet import backoff
 from dragoman.fleet.gpustack import pod_role
+from dragoman.fleet.k8s.times import format_micro_time
 from dragoman.sim.clock import parse_time
 from dragoman.sim.store import ApiError
 
@@ -640,7 +641,7 @@ class SeriesEvents:
         self._last_name = 0
 
     def _micro(self) -> str:
-        return self.clock.now().astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return format_micro_time(self.clock.now())
 
     def emit(
         self, obj: dict, etype: str, reason: str, action: str, note: str, related: dict | None = None

@@ -9,7 +9,8 @@ import math
 from typing import Any
 
 from dragoman.fleet.k8s import match_label_selector
-from dragoman.sim.clock import Clock, format_time, parse_time
+from dragoman.fleet.k8s.times import format_time
+from dragoman.sim.clock import Clock, parse_time
 from dragoman.sim.store import ApiError, Store, clone
 
 log = logging.getLogger("dragoman.sim")

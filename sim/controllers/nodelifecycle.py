@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 from dragoman.fleet.k8s import tolerates
+from dragoman.fleet.k8s.times import format_micro_time
 from dragoman.sim.clock import parse_time
 from dragoman.sim.controllers.base import (
     Controller,
@@ -89,7 +90,7 @@ class NodeLeases(Controller):
                     return
 
     def _renew(self, key: str, node: dict) -> None:
-        now = self.clock.now().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        now = format_micro_time(self.clock.now())
         lease = self.store.get(LEASES, LEASE_NAMESPACE, key)
         spec = {"holderIdentity": key, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": now}
         if lease is None:

@@ -39,8 +39,7 @@ from dragoman.fleet.k8s.extended import is_dra_extended_resource_name
 from dragoman.fleet.k8s.podclaims import claim_name
 from dragoman.fleet.k8s.podresources import pod_requests
 from dragoman.fleet.k8s.quantity import amount as resource_amount
-from dragoman.fleet.k8s.times import parse_time
-from dragoman.sim.clock import format_time
+from dragoman.fleet.k8s.times import format_time, parse_time
 from dragoman.sim.controllers import bridge as bridge_mod
 
 SCHEDULER_NAME = "default-scheduler"

@@ -13,6 +13,8 @@ import asyncio
 import threading
 from typing import Any
 
+from dragoman.fleet.k8s.times import format_micro_time
+
 # Renewals per second the heartbeats may send at most: beyond it the period grows (5,000 nodes: every 250 s). Each
 # renewal is a write the loader and dragoman compete with on this 2-core machine.
 HEARTBEAT_RATE = 20.0
@@ -52,7 +54,7 @@ async def heartbeats(writer: Any, period: float, stop: asyncio.Event) -> int:
     path = f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NAMESPACE}/leases"
 
     def now() -> str:
-        return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return format_micro_time(datetime.now(UTC))
 
     async def create(node: tuple[str, str]) -> None:
         name, uid = node

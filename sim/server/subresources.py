@@ -8,8 +8,8 @@ from typing import Any
 
 from aiohttp import web
 from dragoman.fleet.k8s import match_label_selector
+from dragoman.fleet.k8s.times import format_time
 from dragoman.sim.api import status as st
-from dragoman.sim.clock import format_time
 from dragoman.sim.server.routing import Route
 from dragoman.sim.server.users import User, new_token
 from dragoman.sim.server.wire import _json

@@ -8,6 +8,7 @@ import datetime as dt
 import json
 
 from dragoman.fleet import nvidia_schema as nv
+from dragoman.fleet.k8s.times import format_time
 from dragoman.sim.controllers.base import CRASH_AT_START as CRASH_AT_START
 from dragoman.sim.controllers.base import CRASH_LOOP_SECONDS as CRASH_LOOP_SECONDS
 from dragoman.sim.controllers.base import NOT_READY as NOT_READY
@@ -37,7 +38,7 @@ CONTROL_PLANE_HOST = "gke-control-plane-7f3a"
 def ts(days: float = 0, hours: float = 0, minutes: float = 0) -> str:
     """A timestamp this long before the snapshot."""
     t = SNAPSHOT - dt.timedelta(days=days, hours=hours, minutes=minutes)
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(t)
 
 
 uid = nv.uid_for
