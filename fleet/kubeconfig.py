@@ -7,7 +7,6 @@ import asyncio
 import base64
 import binascii
 import dataclasses
-import datetime
 import json
 import os
 import pathlib
@@ -19,6 +18,7 @@ from typing import Any
 
 import yaml
 from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.fleet.k8s.times import parse_rfc3339
 
 INCLUSTER_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
@@ -505,14 +505,10 @@ class Credential:
 
 
 def _parse_time(value: str) -> float:
-    text = value.strip().replace("Z", "+00:00")
     try:
-        dt = datetime.datetime.fromisoformat(text)
+        return parse_rfc3339(value.strip()).timestamp()
     except ValueError:
         raise ValueError(f"expirationTimestamp {value!r} is not an RFC 3339 time") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=datetime.UTC)
-    return dt.timestamp()
 
 
 class CredentialSource:

@@ -59,7 +59,3 @@ class Clock:
                 await asyncio.wait_for(event.wait(), timeout=remaining / self.speed)
             except TimeoutError:
                 pass
-
-
-def parse_time(value: str) -> datetime.datetime:
-    return datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))

@@ -21,12 +21,18 @@ def now_text() -> str:
     return format_time(datetime.datetime.now(datetime.UTC))
 
 
+def parse_rfc3339(text: str) -> datetime.datetime:
+    """RFC 3339 → an aware datetime (a time without an offset is UTC); ValueError when it is not a time."""
+    t = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return t if t.tzinfo is not None else t.replace(tzinfo=datetime.UTC)
+
+
 def parse_datetime(text: str | None) -> datetime.datetime | None:
     """RFC 3339 as the API server writes it → an aware datetime (None when absent or not a time)."""
     if not text or not isinstance(text, str):
         return None
     try:
-        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return parse_rfc3339(text)
     except ValueError:
         return None
 

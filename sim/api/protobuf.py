@@ -21,7 +21,7 @@ import json
 import pathlib
 from typing import Any
 
-from dragoman.fleet.k8s.times import format_time
+from dragoman.fleet.k8s.times import format_time, parse_rfc3339
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
 
@@ -220,7 +220,7 @@ def _fill(msg: Message, obj: dict) -> None:
 def _set_message(msg: Message, value: Any) -> None:
     name = msg.DESCRIPTOR.full_name
     if name in _TIME:
-        t = datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        t = parse_rfc3339(str(value))
         msg.seconds, msg.nanos = int(t.timestamp()), t.microsecond * 1000
     elif name == _QUANTITY:
         msg.string = str(value)

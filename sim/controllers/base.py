@@ -17,8 +17,7 @@ from typing import Any
 
 from dragoman.fleet import backoff
 from dragoman.fleet.gpustack import pod_role
-from dragoman.fleet.k8s.times import format_micro_time
-from dragoman.sim.clock import parse_time
+from dragoman.fleet.k8s.times import format_micro_time, parse_rfc3339
 from dragoman.sim.store import ApiError
 
 log = logging.getLogger("dragoman.sim.controllers")
@@ -717,7 +716,7 @@ class SeriesEvents:
             cutoff = self.clock.now() - datetime.timedelta(seconds=now - at + SERIES_FINISH)
             for key, event in list(self._cache.items()):
                 series = event.get("series")
-                if parse_time(series["lastObservedTime"] if series else event["eventTime"]) < cutoff:
+                if parse_rfc3339(series["lastObservedTime"] if series else event["eventTime"]) < cutoff:
                     if series:
                         self._record(event)
                     del self._cache[key]

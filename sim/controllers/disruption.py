@@ -9,8 +9,8 @@ import math
 from typing import Any
 
 from dragoman.fleet.k8s import match_label_selector
-from dragoman.fleet.k8s.times import format_time
-from dragoman.sim.clock import Clock, parse_time
+from dragoman.fleet.k8s.times import format_time, parse_rfc3339
+from dragoman.sim.clock import Clock
 from dragoman.sim.store import ApiError, Store, clone
 
 log = logging.getLogger("dragoman.sim")
@@ -88,7 +88,7 @@ class PdbStatus:
         for name, stamp in (old_status.get("disruptedPods") or {}).items():
             p = live_names.get(name)
             try:
-                fresh = (now - parse_time(stamp)).total_seconds() < 120
+                fresh = (now - parse_rfc3339(stamp)).total_seconds() < 120
             except (TypeError, ValueError):
                 fresh = False
             if p is not None and not p["metadata"].get("deletionTimestamp") and fresh:

@@ -9,7 +9,7 @@ from typing import Any
 
 from dragoman.fleet import nvidia_schema as nvidia
 from dragoman.fleet.k8s.podclaims import pod_claim_names
-from dragoman.sim.clock import parse_time
+from dragoman.fleet.k8s.times import parse_rfc3339
 from dragoman.sim.controllers import base
 from dragoman.sim.controllers.base import (
     CRASH_AT_START,
@@ -102,7 +102,7 @@ def _sim_seconds(clock: Any, stamp: str | None) -> float | None:
     if not stamp:
         return None
     try:
-        t = parse_time(stamp)
+        t = parse_rfc3339(stamp)
     except (TypeError, ValueError):
         return None
     return clock.seconds() - (clock.now() - t).total_seconds()

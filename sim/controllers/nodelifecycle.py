@@ -14,8 +14,7 @@ import logging
 from typing import Any
 
 from dragoman.fleet.k8s import tolerates
-from dragoman.fleet.k8s.times import format_micro_time
-from dragoman.sim.clock import parse_time
+from dragoman.fleet.k8s.times import format_micro_time, parse_rfc3339
 from dragoman.sim.controllers.base import (
     Controller,
     Events,
@@ -335,7 +334,7 @@ class TaintEviction(Controller):
                 if not limits:
                     continue
                 added = t.get("timeAdded")
-                start = now if not added else now - (self.clock.now() - parse_time(added)).total_seconds()
+                start = now if not added else now - (self.clock.now() - parse_rfc3339(added)).total_seconds()
                 at = start + min(limits)
                 due = at if due is None else min(due, at)
             if due is None:

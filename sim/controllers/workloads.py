@@ -624,10 +624,10 @@ class Workloads(Controller):
 
 def _seconds_at(clock: Any, stamp: str) -> float:
     """A timestamp on the simulator clock's scale (clock.seconds())."""
-    from dragoman.sim.clock import parse_time
+    from dragoman.fleet.k8s.times import parse_rfc3339
 
     try:
-        return clock.seconds() - (clock.now() - parse_time(stamp)).total_seconds()
+        return clock.seconds() - (clock.now() - parse_rfc3339(stamp)).total_seconds()
     except (TypeError, ValueError):
         return float("-inf")
 

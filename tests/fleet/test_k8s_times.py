@@ -27,3 +27,12 @@ def test_a_written_time_reads_back() -> None:
     assert parse_datetime(format_time(t)) == t
     assert parse_time(format_micro_time(t)) == t.timestamp()
     assert parse_time("yesterday") is None and parse_time(None) is None
+
+
+def test_the_strict_parse_raises_and_reads_a_time_without_offset_as_utc() -> None:
+    from dragoman.fleet.k8s.times import parse_rfc3339
+
+    assert parse_rfc3339("2026-12-05T23:04:05") == dt.datetime(2026, 12, 5, 23, 4, 5, tzinfo=dt.UTC)
+    assert parse_rfc3339("2026-12-06T01:04:05+02:00") == dt.datetime(2026, 12, 5, 23, 4, 5, tzinfo=dt.UTC)
+    with pytest.raises(ValueError):
+        parse_rfc3339("not a time")
