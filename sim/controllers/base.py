@@ -777,6 +777,26 @@ def node_pod_faults(node: dict | None) -> dict[str, dict[str, str]]:
     }
 
 
+def unready_daemonsets(daemonsets: Iterable[dict], nodes: Iterable[dict]) -> list[dict]:
+    """The DaemonSets still coming up: fewer pods ready than scheduled, or the spec not yet observed — but for the
+    pods a node's fault keeps from ever being ready (its POD_FAULTS: a crash loop, a probe that never passes), which
+    a wait for readiness would sit out to its timeout."""
+    never: dict[str, int] = {}
+    for n in nodes:
+        for ds, faults in node_pod_faults(n).items():
+            if any(faults.get(f) == "true" for f in UNREADY_FAULTS):
+                never[ds] = never.get(ds, 0) + 1
+    out = []
+    for d in daemonsets:
+        status = d.get("status") or {}
+        meta = d.get("metadata") or {}
+        if status.get("numberReady", 0) + never.get(meta.get("name", ""), 0) < status.get(
+            "desiredNumberScheduled", 1
+        ) or status.get("observedGeneration", 0) < meta.get("generation", 1):
+            out.append(d)
+    return out
+
+
 def pod_faults(pod: dict, node: dict | None) -> dict:
     """The fault annotations that apply to a pod: its own, and those its node's POD_FAULTS gives the pods of the
     DaemonSet that owns it (the node's fault, whichever of the DaemonSet's pods lands there)."""

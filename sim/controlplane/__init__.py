@@ -132,25 +132,14 @@ class RealCluster:
         """Until every DaemonSet has its pods scheduled and ready (device plugins, DRA drivers, operands), but for the
         pods a node's fault keeps from ever being ready (its sim.dragoman.io/pod-faults: a crash loop, a probe that
         never passes)."""
-        from dragoman.sim.controllers.base import UNREADY_FAULTS, node_pod_faults
+        from dragoman.sim.controllers.base import unready_daemonsets
 
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             code, body = self.cp.request("GET", "/apis/apps/v1/daemonsets")
             ncode, nodes = self.cp.request("GET", "/api/v1/nodes")
             if code == 200 and isinstance(body, dict) and ncode == 200 and isinstance(nodes, dict):
-                never: dict[str, int] = {}
-                for n in nodes.get("items") or ():
-                    for ds, faults in node_pod_faults(n).items():
-                        if any(faults.get(f) == "true" for f in UNREADY_FAULTS):
-                            never[ds] = never.get(ds, 0) + 1
-                pending = [
-                    d
-                    for d in body.get("items") or ()
-                    if (d.get("status") or {}).get("numberReady", 0) + never.get(d["metadata"]["name"], 0)
-                    < (d.get("status") or {}).get("desiredNumberScheduled", 1)
-                    or (d.get("status") or {}).get("observedGeneration", 0) < d["metadata"].get("generation", 1)
-                ]
+                pending = unready_daemonsets(body.get("items") or (), nodes.get("items") or ())
                 if not pending:
                     return
             time.sleep(1.0)
