@@ -1185,6 +1185,13 @@ class FleetModel:
             return frozenset()
         return self.store.index("Pod", "waiting", True)
 
+    def notable_pods(self) -> Set[Key]:
+        """Pods the pod-reading rules of the diagnosis may say something about (fleet/store.py pod_notable): the store's
+        index, kept as pods change. Do not mutate."""
+        if "Pod" not in self.store.kinds:
+            return frozenset()
+        return self.store.index("Pod", "notable", True)
+
     def pods_on_node(self, node: str) -> list[dict]:
         if "Pod" not in self.store.kinds:
             return []

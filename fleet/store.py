@@ -139,6 +139,29 @@ def pod_bare(pod: dict) -> tuple[bool, ...]:
     return () if (pod.get("metadata") or _EMPTY).get("ownerReferences") else (True,)
 
 
+def pod_notable(pod: dict) -> tuple[bool, ...]:
+    """Filed under True unless the pod-reading rules of fleet/diagnose have nothing to read in it: a pod Succeeded, or
+    Running on its node as a projection (no extended resources, no claims: fleet/projection.py keeps those whole) with
+    no extendedResourceClaimStatus, nodeSelector or affinity (what steers it to a GPU model). At the envelope that
+    leaves ~25,000 of 150,000 pods for the diagnosis to walk (fleet/diagnose/context.py Context.pod_groups)."""
+    status = pod.get("status") or _EMPTY
+    phase = status.get("phase")
+    if phase == "Succeeded":
+        return ()
+    spec = pod.get("spec") or _EMPTY
+    if (
+        phase == "Running"
+        and pod.__class__ is Projection
+        and spec.get("nodeName")
+        and not status.get("extendedResourceClaimStatus")
+        and not spec.get("nodeSelector")
+        and not spec.get("affinity")
+        and not spec.get("resourceClaims")
+    ):
+        return ()
+    return (True,)
+
+
 def claim_owner_pods(claim: dict) -> tuple[Key, ...]:
     """The (namespace, name) of the pods owning a claim (a template's claim, the bridge's claim)."""
     return _owners(claim, "Pod")
@@ -156,7 +179,13 @@ def slice_pool(sl: dict) -> tuple[tuple[str, str], ...]:
 
 
 INDEXERS: dict[str, dict[str, IndexFunc]] = {
-    "Pod": {"node": pod_node, "waiting": pod_waiting, "daemonset": pod_daemonsets, "bare": pod_bare},
+    "Pod": {
+        "node": pod_node,
+        "waiting": pod_waiting,
+        "daemonset": pod_daemonsets,
+        "bare": pod_bare,
+        "notable": pod_notable,
+    },
     "ResourceClaim": {"ownerPod": claim_owner_pods},
     "Event": {"involved": event_involved},
     "ResourceSlice": {"pool": slice_pool},
@@ -335,21 +364,37 @@ class FleetStore:
     def _file_pods(self, pods: Mapping[Key, dict]) -> None:
         """_file_all of the standard pod indexes in one loop, each pod's sections read once: a fleet's first LIST is
         mostly pods (150,000 at the envelope), where four calls per pod cost three times this. It files exactly what
-        pod_node, pod_waiting, pod_daemonsets and pod_bare say (a test compares the two)."""
+        pod_node, pod_waiting, pod_daemonsets, pod_bare and pod_notable say (a test compares the two)."""
         idx = self._indices["Pod"]
         by_node, waiting, by_ds, bare = idx["node"], idx["waiting"], idx["daemonset"], idx["bare"]
+        notable = idx["notable"]
         waiting_keys = waiting.setdefault(True, set())
         bare_keys = bare.setdefault(True, set())
+        notable_keys = notable.setdefault(True, set())
         for key, pod in pods.items():
-            node = (pod.get("spec") or _EMPTY).get("nodeName")
+            spec = pod.get("spec") or _EMPTY
+            status = pod.get("status") or _EMPTY
+            node = spec.get("nodeName")
             if node:
                 keys = by_node.get(node)
                 if keys is None:
                     by_node[node] = {key}
                 else:
                     keys.add(key)
-            if (pod.get("status") or _EMPTY).get("phase") in WAITING_PHASES:
+            phase = status.get("phase")
+            if phase in WAITING_PHASES:
                 waiting_keys.add(key)
+            # pod_notable, inlined
+            if phase != "Succeeded" and not (
+                phase == "Running"
+                and pod.__class__ is Projection
+                and node
+                and not status.get("extendedResourceClaimStatus")
+                and not spec.get("nodeSelector")
+                and not spec.get("affinity")
+                and not spec.get("resourceClaims")
+            ):
+                notable_keys.add(key)
             meta = pod.get("metadata") or _EMPTY
             refs = meta.get("ownerReferences")
             if not refs:
@@ -363,7 +408,7 @@ class FleetStore:
                         by_ds[ds] = {key}
                     else:
                         keys.add(key)
-        for table in (waiting, bare):
+        for table in (waiting, bare, notable):
             if not table[True]:
                 del table[True]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from dragoman.fleet.projection import Projection
 from dragoman.fleet.store import (
     FORBIDDEN,
     KINDS,
@@ -307,6 +308,20 @@ def test_a_first_list_of_pods_is_filed_in_one_loop_exactly_as_the_index_function
         owned("done", ("Job", "j"), spec={"nodeName": "n2"}, status={"phase": "Succeeded"}),
         owned("unscheduled", ("ReplicaSet", "rs"), spec={}, status={}),
     ]
+    # Projections (CPU pods as a live LIST keeps them): running on a node, only those steered by a selector, an
+    # affinity or the bridge are notable to the diagnosis.
+    for name, extra_spec, extra_status in (
+        ("cpu", {}, {}),
+        ("cpu-selector", {"nodeSelector": {"nvidia.com/gpu.product": "A100"}}, {}),
+        ("cpu-affinity", {"affinity": {"nodeAffinity": {}}}, {}),
+        ("cpu-bridge", {}, {"extendedResourceClaimStatus": {"resourceClaimName": "c"}}),
+        ("cpu-done", {}, {"phase": "Succeeded"}),
+        ("cpu-pending", {"nodeName": ""}, {"phase": "Pending"}),
+    ):
+        p = owned(name, ("ReplicaSet", "rs"))
+        p["spec"] = {"nodeName": "n1", **extra_spec}
+        p["status"] = {"phase": "Running", **extra_status}
+        pods.append(Projection(p))
     fused = FleetStore(["Pod"])
     fused.replace("Pod", pods)
     generic = FleetStore(["Pod"])
@@ -315,12 +330,32 @@ def test_a_first_list_of_pods_is_filed_in_one_loop_exactly_as_the_index_function
     generic.replace("Pod", pods)
     assert fused._indices["Pod"] == generic._indices["Pod"]
     assert fused.index("Pod", "daemonset", ("default", "other")) == {("default", "two-owners")}
+    # Whole pods are notable unless Succeeded; projections only when not simply running on their node.
+    assert fused.index("Pod", "notable", True) == {
+        ("default", n)
+        for n in (
+            "bare-pending",
+            "bare-running",
+            "ds",
+            "two-owners",
+            "failed",
+            "unscheduled",
+            "cpu-selector",
+            "cpu-affinity",
+            "cpu-bridge",
+            "cpu-pending",
+        )
+    }
     assert fused.index("Pod", "waiting", True) == {
         ("default", "bare-pending"),
         ("default", "two-owners"),  # no phase yet
         ("default", "failed"),
         ("default", "unscheduled"),
+        ("default", "cpu-pending"),
     }
     only_running = FleetStore(["Pod"])
     only_running.replace("Pod", [pods[2]])
     assert set(only_running.index_values("Pod", "waiting")) == set() == set(only_running.index_values("Pod", "bare"))
+    only_cpu = FleetStore(["Pod"])
+    only_cpu.replace("Pod", [pods[7]])
+    assert set(only_cpu.index_values("Pod", "notable")) == set()
