@@ -495,8 +495,11 @@ class Cluster:
             raise ClusterError("the connection to the cluster was closed.")
         if self.config.exec is not None:
             await self._ensure_client_cert()
-        # gzip only: dragoman decompresses it itself, under a bound (aiohttp's own decoder has none).
-        headers = {"Accept": "application/json", "Accept-Encoding": "gzip"}
+        # gzip only: dragoman decompresses it itself, under a bound (aiohttp's own decoder has none). A cluster whose
+        # kubeconfig says `disable-compression: true` is asked for none, as kubectl does: the server's gzip of a large
+        # LIST is CPU it spends (kube-apiserver compresses every answer over 128 KiB that may be gzipped).
+        encoding = "identity" if self.config.disable_compression else "gzip"
+        headers = {"Accept": "application/json", "Accept-Encoding": encoding}
         if content_type:
             headers["Content-Type"] = content_type
         elif body is not None:

@@ -66,6 +66,8 @@ class ResolvedConfig:
     ca_data: bytes | None = None  # PEM
     tls_server_name: str | None = None
     proxy_url: str | None = None
+    # The cluster's `disable-compression` (kubectl 1.26+): answers are asked for uncompressed.
+    disable_compression: bool = False
     client_cert_data: bytes | None = None  # PEM
     client_key_data: bytes | None = None  # PEM
     token: str | None = None
@@ -367,6 +369,7 @@ def resolve(
         insecure=bool(insecure),
         tls_server_name=field(cluster, "tls-server-name", str, kwhere) or None,
         proxy_url=proxy_url,
+        disable_compression=bool(field(cluster, "disable-compression", bool, kwhere)),
         sources=merged.sources,
     )
     rc.ca_data = _file_or_data(cluster, "certificate-authority", cfolder, f"cluster {cluster_name!r}", kwhere)
@@ -601,6 +604,8 @@ class CredentialSource:
                 cluster["tls-server-name"] = self.rc.tls_server_name
             if self.rc.proxy_url:
                 cluster["proxy-url"] = self.rc.proxy_url
+            if self.rc.disable_compression:
+                cluster["disable-compression"] = True
             spec["cluster"] = cluster
         return json.dumps({"kind": "ExecCredential", "apiVersion": ex.api_version, "spec": spec})
 
