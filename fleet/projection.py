@@ -335,12 +335,13 @@ class PodListDecoder:
 
     def _whole(self, raw: msgspec.Raw | bytes) -> dict:
         self.whole += 1
-        data = raw if isinstance(raw, bytes) else bytes(raw)
         try:
-            # msgspec's generic decoder: the same objects as json.loads, a third faster item by item.
-            return _generic_decoder.decode(data)
+            # msgspec's generic decoder: the same objects as json.loads, a third faster item by item (a Raw read in
+            # place: no copy of its bytes).
+            return _generic_decoder.decode(raw)
         except msgspec.DecodeError:
-            return json.loads(data)  # what json accepts and msgspec does not (NaN, ...): as the plain path reads it
+            # What json accepts and msgspec does not (NaN, ...): as the plain path reads it.
+            return json.loads(raw if isinstance(raw, bytes) else bytes(raw))
 
     def _keeps_whole(self, out: Projection, meta: dict, spec: dict) -> bool:
         """keeps_whole(out), remembered per template and name words: see the class."""
@@ -440,7 +441,9 @@ class PodListDecoder:
             if page is not None:
                 items = None if page.items is None else [self._project(p) for p in page.items]
                 if items is not None and None in items:
-                    # Pods kept whole are decoded again, whole, from their own bytes.
+                    # Pods kept whole are decoded again, whole, from their own bytes. (Reading every page's items as
+                    # bytes first and each item as a _Pod, which finds them without a second pass, measured ~8% slower
+                    # over the envelope's pages, where 6 of 30 pages hold a pod kept whole.)
                     raws = _page_decoder.decode(raw).items or []
                     items = [self._whole(r) if i is None else i for i, r in zip(items, raws, strict=True)]
             else:
