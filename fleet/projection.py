@@ -394,10 +394,11 @@ class PodListDecoder:
                         hit = prev[1]
                     else:
                         key = (where, bytes(v))
-                        hit = memo.get(key)
-                        if hit is None:
-                            hit = self._remember(key, how[0])
+                        got = memo.get(key)
+                        if got is None:
+                            got = self._remember(key, how[0])
                             memo = self._memo
+                        hit = got
                         # A Raw of the key's own copy: the page's buffer is not held past the page.
                         last[where] = (msgspec.Raw(key[1]), hit)
                     if not hit[1]:
@@ -406,8 +407,8 @@ class PodListDecoder:
                 elif name in shared:
                     part[name] = strings.setdefault(v, v)
                 else:
-                    where = owns.get(name)
-                    if where is not None and not fits("Pod", where)(v):
+                    own = owns.get(name)
+                    if own is not None and not fits("Pod", own)(v):
                         self._unfit = True
         if (
             not meta["ownerReferences"]
