@@ -2046,6 +2046,8 @@ class NodeExplanation:
     outcome: Outcome | None
     error: str | None  # the scheduler would abort the attempt (AllocationError)
     requests: list[RequestExplanation] = dataclasses.field(default_factory=list)
+    # > 0: the search was stopped after this many seconds, no answer either way (the scheduler's may time out too).
+    searched_out: float = 0.0
     unusable_pools: list[tuple[str, str]] = dataclasses.field(default_factory=list)  # (pool, "incomplete"/reason)
 
     @property
@@ -2058,6 +2060,11 @@ class NodeExplanation:
             return self.error
         if self.outcome is not None and self.outcome.ok:
             return ""
+        if self.searched_out:
+            return (
+                f"the search for a combination of devices did not end within {self.searched_out:g} s (kube-scheduler's "
+                f"DRA filter gives up after {FILTER_TIMEOUT_SECONDS:g} s)"
+            )
         parts = []
         for rq in self.requests:
             if rq.error:
@@ -2088,20 +2095,29 @@ def _holders_text(holders: Iterable[str]) -> str:
     return f"claims {', '.join(hs[:3])} and {len(hs) - 3} more"
 
 
-def explain(a: Allocator, node: dict, claims: list[dict]) -> NodeExplanation:
+# How long explain's search may run. The search is upstream's, exponential in the worst case (a count over many devices
+# with a matchAttribute no group of them meets): kube-scheduler gives it 10 s per node and gives up; a diagnosis that
+# reads many pods gives it far less and says it could not decide, rather than hang.
+EXPLAIN_SECONDS = 1.0
+
+
+def explain(a: Allocator, node: dict, claims: list[dict], seconds: float = EXPLAIN_SECONDS) -> NodeExplanation:
     """For each request (every firstAvailable subrequest), each device of the pools on `node`: kept, or why not.
 
     Judged device by device against what allocated claims hold (not against the other requests of these claims):
-    the search's answer is `outcome`."""
+    the search's answer is `outcome`, or `searched_out` when it ran past `seconds`."""
     node_name = str((node.get("metadata") or {}).get("name", ""))
+    searched_out = 0.0
     try:
-        outcome: Outcome | None = a.allocate(node, claims)
+        outcome: Outcome | None = a.allocate(node, claims, time.monotonic() + seconds)
         error = None
     except AllocationError as exc:
         outcome, error = None, str(exc)
+    except AllocationTimeout:
+        outcome, error, searched_out = None, None, seconds
     run = _Run(a, node, claims)
     run.pools = a.inventory.gather_pools(node, a.features)
-    ex = NodeExplanation(node_name, outcome, error)
+    ex = NodeExplanation(node_name, outcome, error, searched_out=searched_out)
     for pool in run.pools:
         if pool.incomplete:
             ex.unusable_pools.append((pool.name, "is being updated (not all of its slices are published)"))

@@ -171,3 +171,29 @@ def test_a_bridged_pod_is_explained_with_the_claim_the_scheduler_makes() -> None
     ex = _explain([_slice("s", devices)], claim=claim)
     assert ex.allocations is None and "1 of 2 device(s) usable" in ex.why_not()
     assert extended_resources_claim(pod, {"nvidia.com/gpu": 2}, lambda name: None) is None
+
+
+def _sweep(count: int = 25) -> tuple[list[dict], dict]:
+    """48 devices in two groups of 24 by an attribute, a request for `count` of them sharing it: the search tries
+    every subset of a group before it can say no (2^23 from each first device), as kube-scheduler's does."""
+    devices = [{"name": f"chip-{i}", "attributes": {"domain": {"string": "ab"[i // 24]}}} for i in range(48)]
+    claim = _claim("sweep", count=count)
+    claim["spec"]["devices"]["constraints"] = [{"requests": ["gpu"], "matchAttribute": "gpu.example.com/domain"}]
+    return [_slice("chips", devices)], claim
+
+
+def test_a_search_that_does_not_end_in_time_is_said_so_not_waited_for() -> None:
+    from dragoman.fleet.k8s.allocator import explain
+
+    slices, claim = _sweep()
+    alloc = Allocator(Inventory(slices), AllocatedState.from_claims([]), {"gpu.example.com": GPU_CLASS})
+    ex = explain(alloc, NODE, [claim], seconds=0.2)
+    assert ex.searched_out and ex.outcome is None and ex.error is None
+    assert "did not end within 0.2 s" in ex.why_not() and "gives up after 10 s" in ex.why_not()
+    # Each request alone has its devices: it is the search, not the counts.
+    assert all(rq.satisfiable_alone for rq in ex.requests)
+    # One group large enough, and the same search ends at once with an allocation.
+    slices, claim = _sweep(count=24)
+    ok = Allocator(Inventory(slices), AllocatedState.from_claims([]), {"gpu.example.com": GPU_CLASS})
+    done = explain(ok, NODE, [claim], seconds=0.2)
+    assert not done.searched_out and done.outcome is not None and done.outcome.ok
