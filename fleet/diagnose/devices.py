@@ -21,6 +21,7 @@ from dragoman.fleet.findings import Finding, ObjectRef, make_finding
 from dragoman.fleet.k8s import key_of
 from dragoman.fleet.k8s.devicestate import BINDING_FAILED, binding_state, result_entries, rule_eviction
 from dragoman.fleet.k8s.podclaims import pod_claim_names
+from dragoman.fleet.k8s.tolerations import tolerates
 from dragoman.fleet.model import claim_requests, device_health, event_count, event_last_seen, request_alternatives
 
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"  # on a namespace, "true": claims there may ask adminAccess
@@ -50,6 +51,28 @@ def _obj_text(ref: ObjectRef) -> str:
 # ---- device taints that evict ----------------------------------------------------------------------------------
 
 
+def _tolerated_for(claim: dict, device: tuple, taint: dict) -> int | None:
+    """How long the claim's allocation of `device` tolerates a NoExecute `taint`: seconds (the shortest of the
+    tolerations that match), -1 for ever (a matching toleration without tolerationSeconds), None when none match."""
+    secs: int | None = None
+    for did, result in result_entries(claim):
+        if did != device:
+            continue
+        for tol in result.get("tolerations") or ():
+            if not isinstance(tol, dict) or (tol.get("effect") or "NoExecute") != "NoExecute":
+                continue
+            if not tolerates(tol, taint):
+                continue
+            if tol.get("tolerationSeconds") is None:
+                return -1
+            try:
+                n = max(int(tol["tolerationSeconds"]), 0)
+            except (TypeError, ValueError):
+                continue
+            secs = n if secs is None else min(secs, n)
+    return secs
+
+
 def taint_evictions(ctx: Context) -> Iterable[Finding]:
     """device-taint-eviction: a DeviceTaintRule whose EvictionInProgress condition is True, or a NoExecute taint (a
     rule's or a slice's) on devices claims hold without tolerating it: the eviction controller deletes their pods."""
@@ -57,14 +80,31 @@ def taint_evictions(ctx: Context) -> Iterable[Finding]:
     states = m.device_states()
     rules = {key_of(r)[1]: r for r in m.objects["DeviceTaintRule"].values()}
     hit: dict[str, list[tuple[tuple, tuple]]] = defaultdict(list)  # source -> [(device, holders)]
+    grace: dict[str, list[str]] = defaultdict(list)  # source -> what the holders' tolerations say
     for dev in states.devices():
         did = dev.id
         st = states.state(did)
         if not st.holders:
             continue
         for t in st.taints:
-            if t.effect == "NoExecute":
-                hit[t.source].append((did, st.holders))
+            if t.effect != "NoExecute":
+                continue
+            # The eviction controller reads the tolerations the scheduler copied into each allocation result: one
+            # without tolerationSeconds keeps the claim for ever; with them, its pods go that long after timeAdded.
+            holders = []
+            for ck in st.holders:
+                secs = _tolerated_for(m.objects["ResourceClaim"].get(ck) or {}, did, t.as_taint())
+                if secs is None:
+                    holders.append(ck)
+                elif secs >= 0:
+                    holders.append(ck)
+                    grace[t.source].append(
+                        f"claim {ck[0]}/{ck[1]} tolerates {t.key}:NoExecute for {secs} s from the taint's timeAdded"
+                        + (f" ({t.time_added})" if t.time_added else "")
+                        + ": its pods are evicted then"
+                    )
+            if holders:
+                hit[t.source].append((did, tuple(holders)))
     sources = sorted(set(hit) | {f"DeviceTaintRule {n}" for n, r in rules.items() if rule_eviction(r) is not None})
     for source in sources:
         rule_name = source[len("DeviceTaintRule ") :] if source.startswith("DeviceTaintRule ") else None
@@ -99,6 +139,7 @@ def taint_evictions(ctx: Context) -> Iterable[Finding]:
             evidence.append(f"{len(held)} held device(s) carry {t.text()}")
         for did, hs in held[:3]:
             evidence.append(f"device {'/'.join(did)} held by {', '.join(f'{ns}/{n}' for ns, n in hs)}")
+        evidence += grace.get(source, [])[:3]
         if pods:
             evidence.append(f"pods using them: {', '.join(f'{ns}/{n}' for ns, n in pods[:4])}")
         if not objects:
@@ -181,8 +222,10 @@ def claim_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Fin
                         f"namespace {ns} lacks the label {ADMIN_ACCESS_LABEL}=true: the API server refuses such a "
                         "claim there",
                     ]
-                    # Not the resourceclaim controller's FailedResourceClaimCreation Events: it retries with
-                    # backoff, so their count (and the generated claim name) changes from one reading to the next.
+                    + _claim_refusals(ctx, pk)
+                    # Not the resourceclaim controller's FailedResourceClaimCreation Events as they are: it retries
+                    # with backoff, so their count (and the generated claim name) changes from one reading to the
+                    # next; what the API server said is in the line above.
                     + [e for e in evs if "FailedResourceClaimCreation" not in e],
                     namespace=ns,
                     subject=_obj_text(oref),
@@ -190,6 +233,30 @@ def claim_findings(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Fin
                 return
     found = list(_binding_findings(ctx, pk, pod, specs, evs))
     yield from found[:1]
+
+
+# The resourceclaim controller's Event when the API server refuses the claim it makes from a pod's template
+# (v1.37.2 pkg/controller/resourceclaim: "PodResourceClaim <name>: create ResourceClaim <name>: <error>"), the error
+# naming the claim the server generated: `ResourceClaim.resource.k8s.io "<pod>-<claim>-xxxxx" is invalid: <causes>`.
+_CLAIM_REFUSED_RE = re.compile(r"PodResourceClaim (\S+): create ResourceClaim [^:]*: .*? is invalid: (.*)$")
+
+
+def _claim_refusals(ctx: Context, pk: tuple[str, str]) -> list[str]:
+    """What the API server said when it refused the claim the resourceclaim controller made for the pod (its newest
+    FailedResourceClaimCreation Event), without what changes at each retry (the generated name, the count)."""
+    for e in reversed(ctx.m.events_for("Pod", *pk)):
+        if e.get("reason") != "FailedResourceClaimCreation":
+            continue
+        found = _CLAIM_REFUSED_RE.search(str(e.get("message") or e.get("note") or ""))
+        if found:
+            who = (
+                ((e.get("source") or {}).get("component")) or e.get("reportingController") or "resourceclaim controller"
+            )
+            return [
+                f"event FailedResourceClaimCreation from {who}: the API server refused pod claim {found.group(1)}: "
+                + found.group(2)
+            ]
+    return []
 
 
 def scheduler_said(ctx: Context, pk: tuple[str, str], words: str) -> tuple[dict, int] | None:
@@ -630,8 +697,8 @@ def constraint_findings(
         if node is None:
             continue
         ex = a.explain(node, wanted)
-        if ex.error or ex.unusable_pools:
-            return
+        if ex.error or ex.unusable_pools or ex.searched_out:
+            return  # the search did not end in time: no verdict on the constraints from dragoman
         if ex.outcome is not None and ex.outcome.ok:
             return  # it fits there: something else keeps it Pending
         if not all(rq.satisfiable_alone for rq in ex.requests):
@@ -709,9 +776,12 @@ def node_reasons(
             node = m.objects["Node"].get(("", n))
             if node is None:
                 continue
-            why = a.explain(node, wanted).why_not()
+            ex = a.explain(node, wanted)
+            why = ex.why_not()
             if why:
                 out.append(f"node {n}: {why}")
+            if ex.searched_out:
+                break  # each further node would cost as much again
     if not claims:
         ctx.allocator_cache[key] = out
     return out

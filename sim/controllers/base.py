@@ -34,6 +34,11 @@ BINDING_CONDITIONS = "sim.dragoman.io/binding-conditions"
 # when one of them is allocated, per device. JSON: {"<device>": {"delaySeconds": n, "conditions": [{"type", "status",
 # "reason", "message"}]}}. A device not named is never answered (its attach stays under way).
 BINDING_OUTCOMES = "sim.dragoman.io/binding-outcomes"
+# On a Node: devices of its GPU DRA driver's pool its health checks find unhealthy (an Xid, an ECC error), JSON
+# {"<device>": "<message>"}. The kubelet reports them Unhealthy, with the message, in the allocatedResourcesStatus of
+# the pods that hold them (KEP-4680, ResourceHealthStatus: on by default in v1.37), as a real kubelet does from the
+# driver's DRA health stream; the Go dragoman-dra-plugin gets the same names in its unhealthy file (nodedevices).
+DEVICE_HEALTH = "sim.dragoman.io/device-health"
 NOT_READY = "sim.dragoman.io/not-ready"  # "true": the container runs but never passes its readiness probe
 # "true": every start of the container fails at once (exit 1): the kubelet restarts it after its back-off, forever,
 # and it never runs long enough to do anything (a DRA driver that crash-loops publishes no slices).
@@ -808,6 +813,20 @@ def pod_faults(pod: dict, node: dict | None) -> dict:
     owner = next((r.get("name") for r in refs if r.get("kind") == "DaemonSet"), None)
     extra = by_ds.get(owner or "")
     return {**own, **extra} if extra else own
+
+
+def unhealthy_devices(node: dict | None) -> dict[str, str]:
+    """What a node's DEVICE_HEALTH annotation says: {device: message}; empty when absent or not a JSON object."""
+    raw = (((node or {}).get("metadata") or {}).get("annotations") or {}).get(DEVICE_HEALTH)
+    if not raw:
+        return {}
+    try:
+        said = json.loads(raw)
+    except (TypeError, ValueError):
+        return {}
+    if not isinstance(said, dict):
+        return {}
+    return {str(d): str(m)[:1024] for d, m in said.items() if isinstance(d, str) and d}
 
 
 def binding_request(node: dict) -> dict | None:

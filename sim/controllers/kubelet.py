@@ -29,6 +29,7 @@ from dragoman.sim.controllers.base import (
     pod_phase,
     pod_ready,
     pod_terminating,
+    unhealthy_devices,
 )
 from dragoman.sim.controllers.nodelifecycle import kubelet_stopped, runtime_down
 from dragoman.sim.store import ApiError
@@ -466,6 +467,8 @@ class Kubelets(Controller):
         uid = pod["metadata"].get("uid")
         per_claim: dict[str, list[dict]] = {}
         driver_version: str | None = None
+        node_name = pod["spec"].get("nodeName", "")
+        unhealthy = unhealthy_devices(self.cache.get("nodes", "", node_name))
         for claim_name, claim in self._pod_claims(pod):
             if claim is None:
                 return False, {}
@@ -483,9 +486,11 @@ class Kubelets(Controller):
                     if driver_version is None:
                         driver_version = self._dra_driver_version(pod["spec"].get("nodeName", ""))
                     rid = nvidia.cdi_device_ids(driver_version, claim["metadata"].get("uid", ""), str(device))[0]
-                per_claim.setdefault(f"claim:{claim_name}/{res.get('request', '')}", []).append(
-                    {"resourceID": rid, "health": "Healthy"}
-                )
+                entry = {"resourceID": rid, "health": "Healthy"}
+                if driver == nvidia.DRIVER and pool == node_name and device in unhealthy:
+                    # The driver's health stream says so; the kubelet passes its message on (HealthStatusMessage).
+                    entry = {"resourceID": rid, "health": "Unhealthy", "message": unhealthy[str(device)]}
+                per_claim.setdefault(f"claim:{claim_name}/{res.get('request', '')}", []).append(entry)
         return True, per_claim
 
     def _dra_driver_version(self, node_name: str) -> str:

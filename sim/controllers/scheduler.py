@@ -81,7 +81,7 @@ class Scheduler(Controller):
         # kube-scheduler records through events.k8s.io/v1 (tools/events); the resourceclaim controller is
         # kube-controller-manager's and uses the core recorder.
         self.events = SeriesEvents(self.store, self.clock, SCHEDULER_NAME)
-        self.claim_events = Events(self.store, self.clock, "resourceclaim-controller")
+        self.claim_events = Events(self.store, self.clock, "resource_claim")  # its recorder's name in v1.37.2
         self.unschedulable: set[tuple] = set()
         self.waiting: set[tuple] = set()
         self._backoff: dict[tuple, int] = {}  # failed attempts in a row, per pod
@@ -564,7 +564,8 @@ class Scheduler(Controller):
                         pod,
                         "Warning",
                         "FailedResourceClaimCreation",
-                        f"create ResourceClaim {pc.get('name')}: {exc.status.get('message', '')}",
+                        # The controller's own words: the claim has no name before the create (generateName).
+                        f"PodResourceClaim {pc.get('name')}: create ResourceClaim : {exc.status.get('message', '')}",
                     )
                     continue
             cur = self.store.get("pods", ns, md["name"])

@@ -141,9 +141,17 @@ def write_node_devices(
     scenario_or_node: Any, path: str | os.PathLike, *, node_name: str | None = None, driver_image: str | None = None
 ) -> pathlib.Path:
     """Write one node's devices.json (atomically: a reader never sees half a file). `scenario_or_node` is a Node
-    object, or a scenario's objects (a `List` or an iterable of objects) with `node_name` saying which node."""
-    doc = node_devices(_node_of(scenario_or_node, node_name), driver_image)
+    object, or a scenario's objects (a `List` or an iterable of objects) with `node_name` saying which node. The
+    devices the node's DEVICE_HEALTH annotation names go to `<path>.unhealthy`, which dragoman-dra-plugin reports
+    Unhealthy to the kubelet (the Python agents read the annotation itself)."""
+    from dragoman.sim.controllers.base import unhealthy_devices
+
+    node = _node_of(scenario_or_node, node_name)
+    doc = node_devices(node, driver_image)
     path = pathlib.Path(path)
+    bad = unhealthy_devices(node)
+    if bad:
+        pathlib.Path(f"{path}.unhealthy").write_text("".join(f"{d}\n" for d in sorted(bad)))
     fd, tmp = tempfile.mkstemp(prefix=".devices-", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as f:

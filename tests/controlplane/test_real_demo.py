@@ -40,16 +40,7 @@ EXPLAINED_FINDINGS = {
         "the scenario pins the pod to the old kubelet's node; the real scheduler places the rebuilt pod elsewhere"
     ),
     "stale-bridge-claim": "the scenario holds an orphaned bridge claim; claims the scheduler made are never copied",
-    # a100-lab's v1.37 stories (issue 28), read from the source and not yet closed in the node agents (issue 31):
-    "admin-access-forbidden": (
-        "the scenario holds an admin-access claim in an unlabelled namespace; kube-apiserver refuses to create it"
-    ),
-    "claim-missing": "so on the real control plane the pod that names that refused claim has one more missing claim",
-    "device-taint-eviction": (
-        "the scenario holds a pod a NoExecute DeviceTaintRule is evicting; kube-controller-manager evicts it at once"
-    ),
-    "device-unhealthy": "the pod's allocatedResourcesStatus is kubelet-written status; the node agents write none yet",
-    "pending-insufficient": "those stories change which GPU pods the real scheduler leaves Pending",
+    # Shown on the real control plane by its own scenario (test_the_dra_filter_timeout_is_the_real_schedulers):
     "filter-timeout": (
         "read from the scenario's FailedScheduling Events of sweep-nvlink's attempts that timed out (history, not "
         "loaded); the real scheduler's own search for it ends well within the DRA filter's 10 s"
@@ -189,6 +180,14 @@ REAL_V137_FINDINGS = (
     "pending-first-available",  # neither alternative of a firstAvailable request fits
     "binding-pending",  # a fabric device (a nodeSelector network slice) waiting for its binding condition
     "binding-failed",  # a fabric device whose attach always fails
+    # the template was made while dra-lab had the admin-access label (the loader replays that): the resourceclaim
+    # controller's claims from it are refused by kube-apiserver
+    "admin-access-forbidden",
+    # the notebook's claim tolerates the Xid rule's NoExecute taint for 2 h: kube-controller-manager's eviction
+    # controller has it pending and says so in the rule's EvictionInProgress condition
+    "device-taint-eviction",
+    # the node agents report lab1's GPU Unhealthy (its node's health annotation) to both pods sharing it
+    "device-unhealthy",
     "class-missing",
     "claim-missing",
     "pending-constraint",
@@ -198,7 +197,9 @@ REAL_V137_FINDINGS = (
 def test_the_v137_stories_are_read_on_the_real_control_plane(real: Served) -> None:
     """Each DRA feature's story of the demo, on the real control plane: the finding on the very pod the scenario
     marks (a count equal to the embedded simulator's would also hold if the reading broke on both), the admin-access
-    probe's device not counted as held, and the kubelet-written device health read."""
+    probe's device not counted as held, and what the real components and the node agents wrote, read: the kubelet's
+    device health (an Unhealthy GPU), kube-apiserver's refusal of an admin-access claim, the eviction controller's
+    pending eviction."""
     from dragoman.fleet.model import device_health
     from dragoman.sim.scenarios import demo_marks
 
@@ -229,8 +230,8 @@ def test_the_v137_stories_are_read_on_the_real_control_plane(real: Served) -> No
     held = {(r["pool"], r["device"]) for r in results if not r.get("adminAccess")}
     (acc,) = [p for p in report["accounting"]["pools"] if p["pool"] == "a100-lab"]
     assert acc["allocatedDevices"] == len(held) and held, (acc["allocatedDevices"], held)
-    # allocatedResourcesStatus: the node agents report each running DRA pod's devices, read as dragoman reads them
-    # (the unhealthy story itself is the scenario's status, which no agent writes: EXPLAINED_FINDINGS).
+    # allocatedResourcesStatus: the node agents report each running DRA pod's devices, read as dragoman reads them;
+    # lab1's GPU Unhealthy with its health check's message (its node's annotation), every other one Healthy.
     lab_pods = [
         p
         for p in real.items("/api/v1/pods")
@@ -243,8 +244,45 @@ def test_the_v137_stories_are_read_on_the_real_control_plane(real: Served) -> No
     claims = real.items("/apis/resource.k8s.io/v1/resourceclaims")
     health = [h for p in lab_pods for h in device_health(p, claims)]
     assert lab_pods and health
-    assert all(h.health == "Healthy" and h.resource_id.startswith("k8s.gpu.nvidia.com/claim=") for h in health)
+    assert all(h.resource_id.startswith("k8s.gpu.nvidia.com/claim=") for h in health)
     assert all(h.device.startswith("gpu.nvidia.com/") and h.device.split("/")[1] in lab for h in health), health
+    ecc = {(h.device, h.message) for h in health if h.health == "Unhealthy"}
+    (lab1,) = {h.device.split("/")[1] for h in health if h.health == "Unhealthy"}
+    assert ecc == {(f"gpu.nvidia.com/{lab1}/gpu-0", "XID 48: double bit ECC error")}, health
+    assert all(h.health == "Healthy" for h in health if h.device != f"gpu.nvidia.com/{lab1}/gpu-0"), health
+    assert sum(h.health == "Unhealthy" for h in health) == 2  # the two pods sharing it
+    # Admin access refused: kube-apiserver's refusal of the claim the resourceclaim controller makes from the
+    # template, in its words (the controller's Event), read into the finding.
+    (refused,) = _pod_findings(report, "admin-access-forbidden", "dcgm-lab")
+    said = "spec.devices.requests[0].adminAccess: Forbidden: admin access to devices requires the"
+    assert any(
+        e.startswith("event FailedResourceClaimCreation from resource_claim") and said in e for e in refused["evidence"]
+    )
+    # The eviction pending: kube-controller-manager's device taint eviction controller wrote the rule's condition
+    # (the loader sends no status), which the finding quotes, with the toleration that delays it.
+    code, rule = real.request("GET", "/apis/resource.k8s.io/v1/devicetaintrules/a100-lab-xid-79")
+    assert code == 200, rule
+    (cond,) = [c for c in rule["status"]["conditions"] if c["type"] == "EvictionInProgress"]
+    assert (cond["status"], cond["reason"], cond["message"]) == (
+        "True",
+        "PodsPendingEviction",
+        "1 pod needs to be evicted in 1 namespace.",
+    )
+    assert {m["manager"] for m in rule["metadata"]["managedFields"] if m.get("subresource") == "status"} == {
+        "device-taint-eviction-controller"
+    }
+    (evicting,) = [
+        f
+        for f in report["findings"]
+        if f["id"] == "device-taint-eviction"
+        and {"kind": "DeviceTaintRule", "namespace": None, "name": "a100-lab-xid-79"} in f["objects"]
+    ]
+    assert (
+        "condition EvictionInProgress=True (PodsPendingEviction): 1 pod needs to be evicted in 1 namespace."
+        in (evicting["evidence"])
+    )
+    assert any("notebook-mig tolerates gpu.nvidia.com/xid:NoExecute for 7200 s" in e for e in evicting["evidence"])
+    assert {"kind": "Pod", "namespace": "dra-lab", "name": "notebook-mig"} in evicting["objects"]
 
 
 def _pod_findings(report: dict, fid: str, pod: str) -> list[dict]:
@@ -284,6 +322,113 @@ def test_the_fabric_stories_are_the_real_schedulers(real: Served) -> None:
         time.sleep(4)
         again = _check("--kubeconfig", str(real.kubeconfig))
         assert _pod_findings(again, "binding-failed", "allgather")
+
+
+SWEEP_NS = "dra-sweep"
+SWEEP_DRIVER = "sweep.example.com"
+
+
+def test_the_dra_filter_timeout_is_the_real_schedulers(real: Served) -> None:
+    """The real kube-scheduler's DRA filter gives up on a search it cannot end in its 10 s (filterTimeout, the
+    default): 25 devices sharing an attribute, on a node whose 48 are two groups of 24, so each first device leaves
+    2^23 subsets to try. On one node (a matchFields affinity: Filter runs on it alone), deleted once read: two
+    attempts, 20 s of the scheduler's time. dragoman reads the scheduler's own words (the pod's condition, its
+    FailedScheduling Event) and says filter-timeout; its own search of that claim, run while the pod waits for the
+    first verdict, stops within a second instead of hanging."""
+    (node,) = [
+        n["metadata"]["name"]
+        for n in real.items("/api/v1/nodes")
+        if (n["metadata"].get("labels") or {}).get("cloud.google.com/gke-nodepool") == "system"
+    ][:1]
+    devices = [{"name": f"chip-{i}", "attributes": {"domain": {"string": "ab"[i // 24]}}} for i in range(48)]
+    klass = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "sweep"},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{SWEEP_DRIVER}"'}}]},
+    }
+    slice_ = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"sweep-{node}"},
+        "spec": {
+            "driver": SWEEP_DRIVER,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "sweep", "namespace": SWEEP_NS},
+        "spec": {
+            "devices": {
+                "requests": [{"name": "chips", "exactly": {"deviceClassName": "sweep", "count": 25}}],
+                "constraints": [{"requests": ["chips"], "matchAttribute": f"{SWEEP_DRIVER}/domain"}],
+            }
+        },
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "sweep", "namespace": SWEEP_NS},
+        "spec": {
+            "tolerations": [{"operator": "Exists"}],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                        ]
+                    }
+                }
+            },
+            "resourceClaims": [{"name": "chips", "resourceClaimName": "sweep"}],
+            "containers": [
+                {"name": "main", "image": "registry.k8s.io/pause:3.10", "resources": {"claims": [{"name": "chips"}]}}
+            ],
+        },
+    }
+    slices = "/apis/resource.k8s.io/v1/resourceslices"
+    try:
+        for path, body in (
+            ("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": SWEEP_NS}}),
+            ("/apis/resource.k8s.io/v1/deviceclasses", klass),
+            (slices, slice_),
+            (f"/apis/resource.k8s.io/v1/namespaces/{SWEEP_NS}/resourceclaims", claim),
+            (f"/api/v1/namespaces/{SWEEP_NS}/pods", pod),
+        ):
+            code, out = real.request("POST", path, body)
+            assert code == 201, (path, code, out)
+
+        def timed_out():
+            said = [
+                e
+                for e in real.items(f"/api/v1/namespaces/{SWEEP_NS}/events")
+                if e["reason"] == "FailedScheduling" and "timed out trying to allocate devices" in e["message"]
+            ]
+            return said or None
+
+        (event, *_) = wait_for(timed_out, 90, "the scheduler's DRA filter timing out", interval=0.3)
+        # What the scheduler wrote, in its words: the node, the filter, an Error status (retried with backoff).
+        assert event["message"] == (
+            f'running "DynamicResources" filter plugin: node {node}: timed out trying to allocate devices'
+        )
+        assert event["reportingComponent"] == "default-scheduler"
+        report = _check("--kubeconfig", str(real.kubeconfig))
+        (found,) = _pod_findings(report, "filter-timeout", "sweep")
+        assert any(event["message"] in e for e in found["evidence"]), found
+    finally:
+        real.request("DELETE", f"/api/v1/namespaces/{SWEEP_NS}/pods/sweep", query="gracePeriodSeconds=0")
+        real.request("DELETE", f"{slices}/sweep-{node}")
+        real.request("DELETE", f"/api/v1/namespaces/{SWEEP_NS}")
+        real.request("DELETE", "/apis/resource.k8s.io/v1/deviceclasses/sweep")
+    wait_for(
+        lambda: real.request("GET", f"/api/v1/namespaces/{SWEEP_NS}")[0] == 404,
+        120,
+        f"namespace {SWEEP_NS} and what it held deleted",
+    )
 
 
 def _audit_mark(real: Served) -> int:

@@ -506,6 +506,64 @@ def test_each_case_is_found_exactly(case):
     assert keys(build()) == expected
 
 
+def test_a_noexecute_taint_evicts_as_the_holders_tolerations_say():
+    """The eviction controller reads the tolerations the scheduler copied into the allocation result: none, the pod
+    goes (device-taint-eviction); tolerationSeconds, it goes that long after timeAdded (said in the evidence); a
+    NoExecute toleration without seconds keeps it for ever (no finding)."""
+
+    def fleet(tolerations):
+        extra = {"tolerations": tolerations} if tolerations is not None else {}
+        return base() + [
+            taint_rule("xid-h100-0", pool="h100-pool-0", device="gpu-0", key="gpu.nvidia.com/xid", effect="NoExecute"),
+            allocated_claim(
+                "nb", [_result("h100-pool-0", "gpu-0", **extra)], request=_own_request(), reserved_for="nb"
+            ),
+            _claim_pod("nb", "nb", node_name="h100-pool-0"),
+        ]
+
+    def evictions(objs):
+        return [f for f in diagnose(model_of(*objs)) if f.id == "device-taint-eviction"]
+
+    (now,) = evictions(fleet(None))
+    assert any(o[0] == "Pod" and o[2] == "nb" for o in now.objects)
+    assert not any("tolerates" in e for e in now.evidence)
+    grace = {"key": "gpu.nvidia.com/xid", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 600}
+    (later,) = evictions(fleet([grace]))
+    assert any(
+        "tolerates gpu.nvidia.com/xid:NoExecute for 600 s from the taint's timeAdded (2026-11-30T07:00:00Z)" in e
+        for e in later.evidence
+    ), later.evidence
+    forever = {k: v for k, v in grace.items() if k != "tolerationSeconds"}
+    assert evictions(fleet([forever])) == []
+    # A toleration of another key tolerates nothing here.
+    other = dict(grace, key="example.com/other")
+    (still,) = evictions(fleet([other]))
+    assert not any("tolerates" in e for e in still.evidence)
+
+
+def test_admin_access_forbidden_quotes_the_api_servers_refusal_without_what_changes_per_retry():
+    """The resourceclaim controller's Event, as kube-controller-manager v1.37.2 writes it: the claim's generated name
+    and the Event's count change at each retry, the API server's reason does not."""
+    objs = _admin_case()
+    p = next(o for o in objs if o["kind"] == "Pod" and o["metadata"]["name"] == "monitor")
+    said = (
+        "spec.devices.requests[0].adminAccess: Forbidden: admin access to devices requires the "
+        "`resource.kubernetes.io/admin-access: true` label on the containing namespace"
+    )
+    ev = event(
+        "monitor.1",
+        p,
+        "FailedResourceClaimCreation",
+        f"(combined from similar events): PodResourceClaim gpu: create ResourceClaim : ResourceClaim.resource.k8s.io "
+        f'"monitor-gpu-q76mp" is invalid: {said}',
+    )
+    ev["source"] = {"component": "resource_claim"}
+    (f,) = [f for f in diagnose(model_of(*objs, ev)) if f.id == "admin-access-forbidden"]
+    line = f"event FailedResourceClaimCreation from resource_claim: the API server refused pod claim gpu: {said}"
+    assert line in f.evidence
+    assert not any("q76mp" in e or "(x3)" in e for e in f.evidence)
+
+
 def test_healthy_fleet_has_no_finding_but_the_accounting_note():
     assert keys(base()) == {READERS}
     assert keys(dp_fleet(6)) == set()

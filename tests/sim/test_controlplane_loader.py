@@ -89,3 +89,47 @@ def test_owner_references_follow_the_new_uids_and_missing_owners_are_dropped() -
     ]
     assert report.created["ConfigMap"] == 2
     assert any("ClusterPolicy cluster-policy" in d for d in report.dropped_owner_refs)
+
+
+def test_an_admin_access_template_is_made_as_it_was_while_the_namespace_had_the_label() -> None:
+    """kube-apiserver checks the namespace's admin-access label only when a claim or template is created: a scenario's
+    template in a namespace without it was made while the namespace had it. The loader makes it so again, label on for
+    the create and off after; a refusal for anything else stays a refusal."""
+    (template,) = [o for o in _demo() if o["kind"] == "ResourceClaimTemplate" and o["metadata"]["name"] == "dcgm-admin"]
+    labelled: set[str] = set()
+    calls: list[tuple[str, str]] = []
+
+    def request(method: str, path: str, body=None, **_):
+        calls.append((method, path))
+        if method == "PATCH":
+            ns = path.rsplit("/", 1)[1]
+            if body["metadata"]["labels"][loader.ADMIN_ACCESS_LABEL] == "true":
+                labelled.add(ns)
+            else:
+                labelled.discard(ns)
+            return 200, {}
+        if body["metadata"]["namespace"] not in labelled:
+            return 422, {"message": f"... is invalid: ...adminAccess: Forbidden: {loader.ADMIN_ACCESS_REFUSED} on ..."}
+        return 201, {**body, "metadata": {**body["metadata"], "uid": "new"}}
+
+    report = loader.load(request, [template])
+    assert report.created == {"ResourceClaimTemplate": 1} and not report.refused
+    ns = "/api/v1/namespaces/dra-lab"
+    post = "/apis/resource.k8s.io/v1/namespaces/dra-lab/resourceclaimtemplates"
+    assert calls == [("POST", post), ("PATCH", ns), ("POST", post), ("PATCH", ns)]
+    assert not labelled  # the label is off again: the claims the resourceclaim controller makes are refused
+
+    def refuse(method: str, path: str, body=None, **_):
+        return 422, {"message": "spec.devices.requests[0].name: Required value"}
+
+    assert loader.load(refuse, [template]).refused
+
+
+def test_a_device_taint_rule_is_stamped_when_it_is_made() -> None:
+    """A DeviceTaintRule's timeAdded is left to the API server (now): tolerationSeconds count from there, so an
+    eviction the scenario has pending is pending on the rebuilt cluster too, not overdue by the scenario's clock."""
+    (rule,) = [o for o in _demo() if o["kind"] == "DeviceTaintRule" and o["spec"]["taint"]["effect"] == "NoExecute"]
+    assert rule["spec"]["taint"]["timeAdded"]
+    clean = loader._clean(rule)
+    assert "timeAdded" not in clean["spec"]["taint"] and clean["spec"]["taint"]["key"] == "gpu.nvidia.com/xid"
+    assert rule["spec"]["taint"]["timeAdded"]  # the scenario's object is not changed

@@ -325,3 +325,17 @@ async def test_the_python_dra_agent_sets_the_binding_conditions_the_node_asks(tm
             "the pod bound once the condition is True",
         )
         assert bound["spec"]["nodeName"] == "n-bind"
+
+
+def test_the_devices_a_node_says_unhealthy_go_to_the_plugins_unhealthy_file(tmp_path):
+    from dragoman.sim.controllers.base import DEVICE_HEALTH
+
+    # The demo's shared lab GPU has an ECC error (its node's annotation): dragoman-dra-plugin reads its name there.
+    (node,) = [o for o in _demo_objects() if o["kind"] == "Node" and DEVICE_HEALTH in o["metadata"]["annotations"]]
+    path = nd.write_node_devices(node, tmp_path / "devices.json")
+    assert pathlib.Path(f"{path}.unhealthy").read_text() == "gpu-0\n"
+    doc = json.loads(path.read_text())
+    assert "gpu-0" in {d["name"] for d in nd.published_specs(doc)[0]["devices"]}
+    # A node that says nothing has no such file (the plugin then reports every device Healthy).
+    healthy = nd.write_node_devices(_node("a", HARDWARE["whole"]), tmp_path / "a.json")
+    assert not pathlib.Path(f"{healthy}.unhealthy").exists()

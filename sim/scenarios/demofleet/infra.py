@@ -3,7 +3,10 @@ its slices and the DeviceClasses."""
 
 from __future__ import annotations
 
+import json
+
 from dragoman.fleet import nvidia_schema as nv
+from dragoman.sim.controllers.base import DEVICE_HEALTH
 from dragoman.sim.scenarios.demofleet.fleet import DRA_LABELS, Fleet, Story, make_daemonset, make_device_class
 from dragoman.sim.scenarios.demofleet.objects import (
     ADMIN_ACCESS_LABEL,
@@ -156,6 +159,10 @@ def _nodes(f: Fleet) -> None:
             if s.hw is None:
                 s.operator_dp_label = ""
             d.add_node(s)
+    # The shared lab GPU's health checks found a double-bit ECC error (v137.py: the pods sharing it see it Unhealthy).
+    d.node_objs[lab[1].name]["metadata"].setdefault("annotations", {})[DEVICE_HEALTH] = json.dumps(
+        {"gpu-0": "XID 48: double bit ECC error"}
+    )
     for s in system:
         labels = d.node_objs[s.name]["metadata"]["labels"]
         for k in [k for k in labels if k.startswith("nvidia.com/")]:

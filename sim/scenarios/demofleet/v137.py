@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from dragoman.fleet import nvidia_schema as nv
-from dragoman.sim.controllers.base import BINDING_OUTCOMES
+from dragoman.sim.controllers.base import BINDING_OUTCOMES, unhealthy_devices
 from dragoman.sim.scenarios.demofleet.fleet import REG, Fleet, Story, make_device_class, pending_status, pool_selector
 from dragoman.sim.scenarios.demofleet.objects import POOL_LABEL, Demo, meta, sfx, ts
 from dragoman.sim.scenarios.demofleet.verdicts import VERDICT, unschedulable_condition
@@ -57,6 +57,9 @@ def _exactly(cls: str, *selectors: str, **extra) -> dict:
     return body
 
 
+# How long the lab's notebook tolerates an Xid on its device (the NoExecute rule a100-lab-xid-79), counted from the
+# rule's timeAdded: longer than the demo has been running since, so the eviction is pending, not done.
+XID_TOLERATION = {"key": "gpu.nvidia.com/xid", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 7200}
 FABRIC_DRIVER = "pcie-fabric.example.com"  # a composable PCIe fabric: its GPUs attach to a node on demand
 FABRIC_CLASS = "fabric-gpu.example.com"
 FABRIC_ATTACHED = "pcie-fabric.example.com/attached"
@@ -110,6 +113,8 @@ def _v137(f: Fleet) -> None:
     make_device_class(d, FABRIC_CLASS, [f'device.driver == "{FABRIC_DRIVER}"'], created=ts(days=20))
 
     # DynamicMIG on lab0: a notebook holds a 1g.10gb placement, so the whole GPU's memory slices are not all left.
+    # It tolerates an Xid NoExecute taint for two hours (time to checkpoint), so an eviction waits instead of coming
+    # at once: the scheduler copies the toleration into the allocation, which the eviction controller reads.
     nb = lab_pod("notebook-mig", node=lab0, claims=[("mig", "notebook-mig")])
     _lab_claim(
         d,
@@ -118,11 +123,23 @@ def _v137(f: Fleet) -> None:
         [
             {
                 "name": "mig",
-                "exactly": _exactly("mig.nvidia.com", 'device.attributes["gpu.nvidia.com"].profile == "1g.10gb"'),
+                "exactly": _exactly(
+                    "mig.nvidia.com",
+                    'device.attributes["gpu.nvidia.com"].profile == "1g.10gb"',
+                    tolerations=[dict(XID_TOLERATION)],
+                ),
             }
         ],
         created=at,
-        results=[{"request": "mig", "driver": nv.DRIVER, "pool": lab0, "device": "gpu-0-mig-19-0-1"}],
+        results=[
+            {
+                "request": "mig",
+                "driver": nv.DRIVER,
+                "pool": lab0,
+                "device": "gpu-0-mig-19-0-1",
+                "tolerations": [dict(XID_TOLERATION)],
+            }
+        ],
         node=lab0,
         reserved_for=nb,
     )
@@ -135,7 +152,8 @@ def _v137(f: Fleet) -> None:
     )
     _lab_claim(d, "finetune-a100", ns, [{"name": "gpu", "exactly": _exactly("gpu.nvidia.com", A100_80)}], created=at)
     verdict(ft)
-    # An Xid on that placement: a NoExecute rule the eviction controller is acting on (the notebook is to go).
+    # An Xid on that placement: a NoExecute rule the eviction controller is acting on (the notebook is to go when its
+    # toleration runs out; its condition as kube-controller-manager v1.37.2 writes it).
     d.add(
         {
             "apiVersion": "resource.k8s.io/v1",
@@ -158,7 +176,7 @@ def _v137(f: Fleet) -> None:
                         "type": "EvictionInProgress",
                         "status": "True",
                         "reason": "PodsPendingEviction",
-                        "message": "1 pod needs to be evicted in 1 namespace",
+                        "message": "1 pod needs to be evicted in 1 namespace.",
                         "lastTransitionTime": ts(minutes=29),
                         "observedGeneration": 1,
                     }
@@ -167,9 +185,12 @@ def _v137(f: Fleet) -> None:
         }
     )["metadata"]["generation"] = 1
 
-    # A shared GPU on lab1: two embedding servers hold 30Gi each of its 80Gi; a third asks 30Gi.
-    for i, name in enumerate(("embed-a", "embed-b")):
-        p = lab_pod(name, node=lab1, claims=[("gpu", name)], finding="device-unhealthy" if i == 1 else None)
+    # A shared GPU on lab1: two embedding servers hold 30Gi each of its 80Gi; a third asks 30Gi. Its health checks
+    # found a double-bit ECC error (its node's DEVICE_HEALTH annotation, infra.py): the kubelet reports it Unhealthy
+    # to both servers (the node agents, and a real kubelet from dragoman-dra-plugin's health stream).
+    ecc = unhealthy_devices(f.d.node_objs[lab1])["gpu-0"]
+    for name in ("embed-a", "embed-b"):
+        p = lab_pod(name, node=lab1, claims=[("gpu", name)], finding="device-unhealthy")
         claim = _lab_claim(
             d,
             name,
@@ -196,11 +217,12 @@ def _v137(f: Fleet) -> None:
             node=lab1,
             reserved_for=p,
         )
-        health = "Unhealthy" if i == 1 else "Healthy"
         # Named by the CDI device the driver (v0.4.0) prepared for the claim: k8s.gpu.nvidia.com/claim=<uid>-gpu-0.
-        rid = {"resourceID": nv.cdi_device_ids("v0.4.0", claim["metadata"]["uid"], "gpu-0")[0], "health": health}
-        if i == 1:
-            rid["message"] = "XID 48: double bit ECC error"
+        rid = {
+            "resourceID": nv.cdi_device_ids("v0.4.0", claim["metadata"]["uid"], "gpu-0")[0],
+            "health": "Unhealthy",
+            "message": ecc,
+        }
         for cs in p["status"].get("containerStatuses") or ():
             # The kubelet names it after the container's claim entry (the pod's claim "gpu", no request): claim:gpu.
             cs["allocatedResourcesStatus"] = [{"name": "claim:gpu", "resources": [rid]}]
