@@ -704,3 +704,26 @@ def test_the_capacity_gate_refuses_when_a_narrower_class_would_serve_the_name(
         assert [(e["verb"], e["requestURI"]) for e in _dragoman_writes(real, mark)] == []
     finally:
         real.request("DELETE", "/apis/resource.k8s.io/v1/deviceclasses/h100-only")
+        _remap_extended_resource(real, "nvidia.com/gpu")
+
+
+def _remap_extended_resource(real: Served, name: str) -> None:
+    """kube-scheduler v1.37.2 forgets an extended resource's DeviceClass when any class naming it is deleted, even
+    while others still name it (dynamic-resource-allocation v0.37.2 extendedresourcecache: removeResourceName2class
+    deletes the name's mapping whichever class held it): the bridge then answers "Insufficient nvidia.com/gpu" on
+    every DRA node until the scheduler restarts or a class naming it changes. Touching each class that names it
+    (an annotation put and taken off: two updates) maps the name again, to the class that wins it (the newest), so
+    the tests after this one find the cluster's bridge as it was."""
+    classes = real.items("/apis/resource.k8s.io/v1/deviceclasses")
+    for c in classes:
+        if (c.get("spec") or {}).get("extendedResourceName") != name:
+            continue
+        path = f"/apis/resource.k8s.io/v1/deviceclasses/{c['metadata']['name']}"
+        for value in ("remap", None):
+            code, out = real.request(
+                "PATCH",
+                path,
+                {"metadata": {"annotations": {"dragoman.io/test-remap": value}}},
+                content_type="application/merge-patch+json",
+            )
+            assert code == 200, out
