@@ -82,3 +82,33 @@ def test_the_most_arguments_dragoman_reads_still_parse_quickly() -> None:
     code, _out, err, cpu = _diff(*args)
     assert_sentence(code, err, words=["'nope-0' matches none"])  # parsed, then refused for what it says
     assert cpu < 3, f"{cpu:.2f} s of CPU"
+
+
+def test_kubeconfigs_of_control_planes_that_have_stopped_are_one_sentence(tmp_path: pathlib.Path) -> None:
+    """Both reuse flags name a control plane that is gone (its port refuses): a sentence that says so, not a
+    traceback from the first request."""
+    import base64
+    import socket
+
+    import yaml
+    from dragoman.sim.certs import make_serving_certificate
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again below: nothing listens there
+    ca = base64.b64encode(make_serving_certificate().cert_pem).decode()
+    kc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "gone",
+        "clusters": [
+            {"name": "gone", "cluster": {"server": f"https://127.0.0.1:{port}", "certificate-authority-data": ca}}
+        ],
+        "users": [{"name": "gone", "user": {"token": "t"}}],
+        "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}],
+    }
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(kc))
+    code, out, err = run_cli("controlplane", "diff", "--kubeconfig", str(path), "--embedded-kubeconfig", str(path))
+    assert_sentence(code, err, words=["cannot reach a control plane", "still running"])
+    assert out == ""

@@ -203,14 +203,25 @@ def run_diff(args: argparse.Namespace) -> int:
 
         for sig in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, _interrupt)
-    result = differential.run(
-        binaries=binaries,
-        real_kubeconfig=args.kubeconfig,
-        embedded_kubeconfig=args.embedded_kubeconfig,
-        areas={args.area} if args.area else None,
-        names=args.case,
-        log=lambda s: print(f"dragoman controlplane diff: {s}", file=sys.stderr, flush=True),
-    )
+    try:
+        result = differential.run(
+            binaries=binaries,
+            real_kubeconfig=args.kubeconfig,
+            embedded_kubeconfig=args.embedded_kubeconfig,
+            areas={args.area} if args.area else None,
+            names=args.case,
+            log=lambda s: print(f"dragoman controlplane diff: {s}", file=sys.stderr, flush=True),
+        )
+    except ConnectionError as exc:
+        # A kubeconfig of a control plane that has stopped since (the reuse flags): its server refuses.
+        given = " or ".join(
+            f for f, v in (("--kubeconfig", args.kubeconfig), ("--embedded-kubeconfig", args.embedded_kubeconfig)) if v
+        )
+        raise UserError(
+            f"cannot reach a control plane ({exc.strerror or exc}): is the one {given or 'started'} names still "
+            "running? Start it again, or leave the flag out to start one.",
+            ExitCode.INPUT,
+        ) from None
     left, used = differential.split(result.differences, allow)
     if args.output == "json":
         out = {
