@@ -782,14 +782,20 @@ def node_pod_faults(node: dict | None) -> dict[str, dict[str, str]]:
     }
 
 
+def never_steadily_ready(faults: dict) -> bool:
+    """Whether these fault annotations keep a pod from ever being ready, or from staying ready (a crash loop of
+    CRASH_LOOP_SECONDS is down half the time): a start of the real control plane does not wait for such a pod."""
+    return any(faults.get(f) == "true" for f in UNREADY_FAULTS) or bool(faults.get(CRASH_LOOP_SECONDS))
+
+
 def unready_daemonsets(daemonsets: Iterable[dict], nodes: Iterable[dict]) -> list[dict]:
     """The DaemonSets still coming up: fewer pods ready than scheduled, or the spec not yet observed — but for the
-    pods a node's fault keeps from ever being ready (its POD_FAULTS: a crash loop, a probe that never passes), which
-    a wait for readiness would sit out to its timeout."""
+    pods a node's fault keeps from ever being ready (its POD_FAULTS: a crash loop, a probe that never passes) or
+    from staying ready (a container that crashes every N seconds), which a wait would sit out to its timeout."""
     never: dict[str, int] = {}
     for n in nodes:
         for ds, faults in node_pod_faults(n).items():
-            if any(faults.get(f) == "true" for f in UNREADY_FAULTS):
+            if never_steadily_ready(faults):
                 never[ds] = never.get(ds, 0) + 1
     out = []
     for d in daemonsets:

@@ -128,10 +128,19 @@ class RealCluster:
             raise UserError(f"node {node['metadata']['name']} was not named to join through a kubelet.", ExitCode.INPUT)
         self.kubelets.join(node)
 
+    def node_fault(self, node: str, what: str, on: bool) -> None:
+        """Stop (`on`) or start again the real kubelet ("kubelet") or container runtime ("runtime") of node `node`
+        (RealKubelets.fault)."""
+        from dragoman.fleet.errors import ExitCode, UserError
+
+        if self.kubelets is None or node not in self.kubelets.procs:
+            raise UserError(f"node {node} has no real kubelet.", ExitCode.INPUT)
+        self.kubelets.fault(node, what, on)
+
     def _wait_daemonsets(self, timeout: float = 180.0) -> None:
         """Until every DaemonSet has its pods scheduled and ready (device plugins, DRA drivers, operands), but for the
         pods a node's fault keeps from ever being ready (its sim.dragoman.io/pod-faults: a crash loop, a probe that
-        never passes)."""
+        never passes) or from staying ready (a container that crashes every N seconds)."""
         from dragoman.sim.controllers.base import unready_daemonsets
 
         deadline = time.monotonic() + timeout

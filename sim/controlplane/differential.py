@@ -563,6 +563,9 @@ class Side:
         # How a behaviour case's node joins this side: None posts the Node and its status as a kubelet agent's
         # node does; a real-kubelet side starts a kubelet that registers it (differential_kubelets.py).
         self.join_node: Callable[[dict], None] | None = None
+        # How a case stops (True) or starts again (False) a node's "kubelet" or "runtime": None patches the node's
+        # annotation the Python agents play; a real-kubelet side stops the process (kubelets.RealKubelets.fault).
+        self.node_fault: Callable[[str, str, bool], None] | None = None
 
     def fill(self, v: Any) -> Any:
         if isinstance(v, str):

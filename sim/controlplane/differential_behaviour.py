@@ -909,6 +909,19 @@ def _terminating_view(p: dict | None) -> Any:
     }
 
 
+def _node_fault(side: Side, node: str, what: str, on: bool) -> None:
+    """Stop (`on`) or start again node `node`'s kubelet (`what` "kubelet") or its container runtime ("runtime"): a
+    real-kubelet side stops the process itself (Side.node_fault); the Python agents play it from the node's
+    annotation (KUBELET_STOPPED, RUNTIME_DOWN)."""
+    if side.node_fault is not None:
+        side.node_fault(node, what, on)
+        return
+    key = {"kubelet": KUBELET_STOPPED, "runtime": RUNTIME_DOWN}[what]
+    patch = {"metadata": {"annotations": {key: "true" if on else None}}}
+    ans = side.call("PATCH", f"/api/v1/nodes/{node}", patch, content_type="application/merge-patch+json")
+    assert ans.code == 200, (ans.code, ans.body)
+
+
 def node_not_ready(side: Side) -> Any:
     """The node's kubelet stops (its Lease is no longer renewed): the node lifecycle controller turns its conditions
     Unknown after the grace period, taints it unreachable, marks its pods not ready; a pod that tolerates the
@@ -934,8 +947,7 @@ def node_not_ready(side: Side) -> Any:
         for name in ("tolerates-5s", "keeps-running", "deleted-while-down")
     }
     since = _list_rv(side)
-    patch = {"metadata": {"annotations": {KUBELET_STOPPED: "true"}}}
-    side.call("PATCH", f"/api/v1/nodes/{NODE}", patch, content_type="application/merge-patch+json")
+    _node_fault(side, NODE, "kubelet", True)
 
     def unreachable():
         n = side.get(f"/api/v1/nodes/{NODE}") or {}
@@ -963,12 +975,7 @@ def node_not_ready(side: Side) -> Any:
     after_grace = side.get(_ns_path("pods", "deleted-while-down"))
     node_events_down = _node_events(side)
 
-    side.call(
-        "PATCH",
-        f"/api/v1/nodes/{NODE}",
-        {"metadata": {"annotations": {KUBELET_STOPPED: None}}},
-        content_type="application/merge-patch+json",
-    )
+    _node_fault(side, NODE, "kubelet", False)
 
     def recovered():
         n = side.get(f"/api/v1/nodes/{NODE}")
@@ -1030,14 +1037,15 @@ def node_runtime_down(side: Side) -> Any:
     for name in ("tolerates-not-ready", "runtime-stays"):
         _wait_pod(side, name, lambda p: (p.get("status") or {}).get("phase") == "Running")
     since = _list_rv(side)
-    patch = {"metadata": {"annotations": {RUNTIME_DOWN: "true"}}}
-    side.call("PATCH", f"/api/v1/nodes/{NODE}", patch, content_type="application/merge-patch+json")
+    _node_fault(side, NODE, "runtime", True)
 
     def tainted():
         t = _condition_taints(side)
         return t if ("node.kubernetes.io/not-ready", "NoExecute", True) in t else None
 
-    down = side.wait(tainted, SETTLE, interval=1.0)
+    # A real kubelet says its runtime is down 30 s after the last good Status call (maxWaitForContainerRuntime), on
+    # its next status update: later than the agent, which says so at once.
+    down = side.wait(tainted, SETTLE * 1.5, interval=1.0)
     evicted = _wait_pod(side, "tolerates-not-ready", lambda p: bool(p["metadata"].get("deletionTimestamp")), 30)
     delay = _eviction_delay(side, "node.kubernetes.io/not-ready", evicted)
     # A moment later it is still there: the runtime cannot stop its containers (its 30 s grace is not waited out
@@ -1053,12 +1061,7 @@ def node_runtime_down(side: Side) -> Any:
         "evicted, a moment later": _terminating_view(side.get(_ns_path("pods", "tolerates-not-ready"))),
         "node events": _node_events(side),
     }
-    side.call(
-        "PATCH",
-        f"/api/v1/nodes/{NODE}",
-        {"metadata": {"annotations": {RUNTIME_DOWN: None}}},
-        content_type="application/merge-patch+json",
-    )
+    _node_fault(side, NODE, "runtime", False)
 
     def recovered():
         n = side.get(f"/api/v1/nodes/{NODE}")
@@ -1108,6 +1111,9 @@ def node_deleted(side: Side) -> Any:
     up = side.wait(settled, SETTLE * 2)
     before = {"daemon pods": _pods_on_node(side, GONE_NODE), "slices": len(_slices(side, GONE_NODE))}
     since = _list_rv(side)
+    if side.node_fault is not None:
+        # The machine goes with its Node (a scale-down): its kubelet stops first, or it would register it again.
+        side.node_fault(GONE_NODE, "kubelet", True)
     ans = side.call("DELETE", f"/api/v1/nodes/{GONE_NODE}")
     t0 = time.monotonic()
 

@@ -56,6 +56,12 @@ def all_cases() -> list[diff.Behaviour]:
         "a drain under a PDB",
         "a DaemonSet's pod deleted",
         "a device plugin stopped",
+        # By hand (DRAGOMAN_KUBELET_DIFF=all): minutes each, the node lifecycle controller's 50 s grace and the pod
+        # collector's quarantine. The real side stops the kubelet or dragoman-cri (SIGSTOP) where the agents read an
+        # annotation.
+        "a node goes NotReady",
+        "a node's container runtime goes down",
+        "a node deleted with pods on it",
     ]
     out = [by_name[n] for n in names[:2]] + [crash] + [by_name[n] for n in names[2:]]
     return [diff.Behaviour(c.name, _events_by_reason(c.run), group=c.group) for c in out]
@@ -84,9 +90,16 @@ def _by_reason(events: Any) -> Any:
 
 
 def selected_cases(which: str | None = None) -> list[diff.Behaviour]:
+    """`ci` (the default), `all`, or `;`-separated words each picking the cases whose name contains it (the node
+    joining always first: the others run on its node)."""
     which = which if which is not None else os.environ.get("DRAGOMAN_KUBELET_DIFF", "ci")
     cases = all_cases()
-    return cases if which == "all" else [c for c in cases if c.name in CI_CASES]
+    if which == "all":
+        return cases
+    if which == "ci":
+        return [c for c in cases if c.name in CI_CASES]
+    words = [w.strip() for w in which.split(";") if w.strip()]
+    return [c for i, c in enumerate(cases) if i == 0 or any(w in c.name for w in words)]
 
 
 def small_fleet(objects: list[dict]) -> list[dict]:
@@ -183,6 +196,7 @@ def sides(binaries: str | pathlib.Path, log: Callable[[str], None] = print) -> I
             side.kubeconfig_path = diff.kubeconfig_file(target, folder)
             out[name] = side
         out["real"].join_node = clusters["real"].join_kubelet
+        out["real"].node_fault = clusters["real"].node_fault
         yield out
 
 

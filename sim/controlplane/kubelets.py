@@ -333,6 +333,7 @@ class NodeProcs:
         self.runtime: subprocess.Popen | None = None
         self.kubelet: subprocess.Popen | None = None
         self.port = 0
+        self.stopped: set[str] = set()  # "kubelet", "runtime": stopped by fault()
 
     @property
     def record_path(self) -> pathlib.Path:
@@ -698,6 +699,34 @@ class RealKubelets:
                         ExitCode.INPUT,
                     )
 
+    # ------------------------------------------------------------------ faults
+
+    def fault(self, node: str, what: str, on: bool) -> None:
+        """Stop (`on`) or start again node `node`'s kubelet or its container runtime, as the Python agents play
+        KUBELET_STOPPED and RUNTIME_DOWN:
+        - "kubelet": SIGSTOP, then SIGCONT — no Lease renewal, no status, no pod sync, as a hung or unplugged
+          machine; started again it is the same kubelet carrying on (its pods' containers kept running).
+        - "runtime": dragoman-cri refuses every CRI call (`POST /down` on its control socket, then `/up`), as a
+          containerd that is down: the kubelet says "container runtime is down" 30 s after its last good Status
+          call. Containers and plugins keep running. (A runtime that hangs instead — SIGSTOP — is not the same: the
+          kubelet's status update waits on its CRI calls for runtimeRequestTimeout, 2 min, and the node stays Ready
+          with a fresh Lease meanwhile.)"""
+        p = self.procs[node]
+        proc = {"kubelet": p.kubelet, "runtime": p.runtime}[what]
+        if proc is None or proc.poll() is not None:
+            raise UserError(f"the {what} of node {node} is not running.", ExitCode.INPUT)
+        if what == "kubelet":
+            # The kubelet is the process nsenter became.
+            os.kill(proc.pid, signal.SIGSTOP if on else signal.SIGCONT)
+        else:
+            code, text = _control(p.control_socket, "POST", "/down" if on else "/up")
+            if code != 200:
+                raise UserError(f"the runtime of node {node} refused /{'down' if on else 'up'}: {text}", ExitCode.INPUT)
+        if on:
+            p.stopped.add(what)
+        else:
+            p.stopped.discard(what)
+
     # ------------------------------------------------------------------ what tests read
 
     def record(self, node: str) -> dict:
@@ -716,6 +745,8 @@ class RealKubelets:
             if proc is not None and proc.poll() is None:
                 try:
                     os.killpg(proc.pid, signal.SIGTERM)
+                    # A process stopped by fault() acts on SIGTERM only once it runs again.
+                    os.killpg(proc.pid, signal.SIGCONT)
                 except (ProcessLookupError, PermissionError):
                     pass
         deadline = time.monotonic() + 15
@@ -737,6 +768,25 @@ class RealKubelets:
         if self.egress is not None:
             self.egress.stop()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _control(sock: pathlib.Path, method: str, path: str) -> tuple[int, str]:
+    """A request to a node runtime's control API (dragoman-cri --control, HTTP on a unix socket)."""
+    import http.client
+
+    class Conn(http.client.HTTPConnection):
+        def connect(self) -> None:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(self.timeout)
+            self.sock.connect(str(sock))
+
+    conn = Conn("localhost", timeout=10)
+    try:
+        conn.request(method, path)
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
 
 
 def _ready(node: dict) -> bool:

@@ -9,7 +9,8 @@ In order, on one node (two L4s, tests/controlplane/data/real_gpu_node.yaml):
 - the device plugin arrives: the node's allocatable moves to 2, and a second nvidia.com/gpu pod, placed by counting,
   is given the SAME GPU by the kubelet's device manager — both stacks on one node, for real; `both-stacks` names it;
 - the device plugin's pod leaves (allocatable 0 at once, capacity kept) and comes back;
-- the device plugin is killed, then crash-loops: allocatable drops to 0 at once while capacity stays (the kubelet's
+- the device plugin is killed, then crash-loops by a fault of its node (sim.dragoman.io/pod-faults, which
+  dragoman-cri plays as the Python agents do): allocatable drops to 0 at once while capacity stays (the kubelet's
   grace), and `plugin-flapping` fires on the real restart count; the pod that got its GPU from the plugin still holds
   it (the kubelet reports it in allocatedResourcesStatus), so `running-without-gpu` does not accuse it;
 - the driver's pod leaves: its slices are wiped after the kubelet's delay.
@@ -236,17 +237,24 @@ def test_the_device_plugin_killed_then_crash_looping(gpu):
     # status period, so allocatable need not move at all.
     kill_device_plugin(gpu)
     wait_for(lambda: restarts(gpu) >= 1, 30, "the first restart")
-    # Killed again each time it runs: back-off 10 s, 20 s, ... The kubelet marks the resource unhealthy when the
-    # plugin's stream ends: allocatable drops to 0 at the next status update; capacity stays through its grace.
+    # Then it crash-loops as the demo's a100-serve plugin does: a fault of the node (sim.dragoman.io/pod-faults, the
+    # scenario's one contract, which the Python agents play too), read by dragoman-cri at each start of the
+    # DaemonSet's container: it runs 2 s and exits 1, every time; the kubelet's back-off (10 s, 20 s, ...) between.
+    # The kubelet marks the resource unhealthy when the plugin's stream ends: allocatable drops to 0 at the next
+    # status update; capacity stays through its grace.
+    set_pod_faults(gpu, {"nvidia-device-plugin-daemonset": {"sim.dragoman.io/crash-loop-seconds": "2"}})
     kill_device_plugin(gpu)
     t0 = time.monotonic()
     wait_for(lambda: node_gpus(gpu)[1] == "0", 30, "allocatable nvidia.com/gpu dropping to 0")
     print(f"allocatable 0 {time.monotonic() - t0:.1f} s after the kill; capacity {node_gpus(gpu)[0]}")
     assert node_gpus(gpu)[0] == "2"
-    while restarts(gpu) < 3:
-        before = restarts(gpu)
-        wait_for(lambda: restarts(gpu) > before, 60, "the next restart")  # noqa: B023
-        kill_device_plugin(gpu)
+    wait_for(lambda: restarts(gpu) >= 3, 120, "three restarts")
+    print(f"three restarts {time.monotonic() - t0:.1f} s after the fault")
+    crashed = [
+        c for c in record(gpu) if c["namespace"] == DP_NS and c["state"] in ("exited", "removed") and c.get("faults")
+    ]
+    assert crashed, "dragoman-cri played the node's fault"
+    assert crashed[-1]["faults"] == {"sim.dragoman.io/crash-loop-seconds": "2"} and crashed[-1]["exitCode"] == 1
     fs = findings(gpu)
     (flap,) = named(fs, "plugin-flapping")
     assert flap["objects"][0]["name"] == NODE
@@ -258,6 +266,17 @@ def test_the_device_plugin_killed_then_crash_looping(gpu):
     held = pod["status"]["containerStatuses"][0].get("allocatedResourcesStatus") or []
     assert [r["name"] for r in held] == [GPU] and held[0]["resources"][0]["resourceID"].startswith("GPU-")
     assert not [f for f in named(fs, "running-without-gpu") if "dp-pod" in f["summary"]]
+    set_pod_faults(gpu, None)
+
+
+def set_pod_faults(s: Served, faults: dict | None) -> None:
+    code, body = s.request(
+        "PATCH",
+        f"/api/v1/nodes/{NODE}",
+        {"metadata": {"annotations": {"sim.dragoman.io/pod-faults": json.dumps(faults) if faults else None}}},
+        content_type="application/merge-patch+json",
+    )
+    assert code == 200, body
 
 
 def test_the_driver_leaving_wipes_its_slices_after_the_kubelets_delay(gpu):

@@ -12,6 +12,7 @@ import http.client
 import json
 import pathlib
 import socket
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -217,3 +218,30 @@ def test_a_crash_loop_is_played_and_the_real_kubelet_backs_off(nodes: Nodes) -> 
     assert len(attempts) >= 2 and {c["attempt"] for c in attempts} >= {0, 1}
     assert attempts[0]["exitCode"] == 3
     served.request("DELETE", f"/api/v1/namespaces/{NS}/pods/flaky", query="gracePeriodSeconds=0")
+
+
+def test_a_not_ready_fault_fails_the_real_kubelets_readiness_probe(nodes: Nodes) -> None:
+    """sim.dragoman.io/not-ready, the fault the Python agents play (on the pod, or from its node's pod-faults for a
+    DaemonSet's pod): under a real kubelet dragoman-cri plays it where a runtime can, by failing the container's exec
+    readiness probe. The container runs and the kubelet keeps the pod unready; the same probe without the fault
+    passes."""
+    served = nodes.served
+    for name, faults in (("unready", {"sim.dragoman.io/not-ready": "true"}), ("probed-ready", {})):
+        pod = _pod(name, "rk-cpu-a", cpu="1")
+        pod["metadata"]["annotations"] = faults
+        pod["spec"]["containers"][0]["readinessProbe"] = {"exec": {"command": ["ready"]}, "periodSeconds": 1}
+        code, body = served.request("POST", f"/api/v1/namespaces/{NS}/pods", pod)
+        assert code == 201, body
+
+    def ready_of(name: str) -> bool | None:
+        st = (_get(served, f"/api/v1/namespaces/{NS}/pods/{name}").get("status") or {}).get("containerStatuses") or []
+        return st[0].get("ready") if st and "running" in (st[0].get("state") or {}) else None
+
+    wait_for(lambda: ready_of("probed-ready"), 90, "the pod without the fault ready by its probe")
+    wait_for(lambda: ready_of("unready") is False, 30, "the faulted pod's container running")
+    time.sleep(3)  # a few more probes, each failing
+    assert ready_of("unready") is False
+    (rec,) = [c for c in nodes.record("rk-cpu-a") if c["pod"] == "unready"]
+    assert rec["faults"] == {"sim.dragoman.io/not-ready": "true"} and rec["state"] == "running"
+    for name in ("unready", "probed-ready"):
+        served.request("DELETE", f"/api/v1/namespaces/{NS}/pods/{name}", query="gracePeriodSeconds=0")

@@ -453,6 +453,43 @@ async def test_a_nodes_pod_fault_makes_whichever_driver_pod_lands_there_crash_lo
     assert len([d for s in slices for d in s["spec"]["devices"]]) == 8
 
 
+async def test_a_nodes_not_ready_and_flapping_faults_are_played_by_a_fresh_daemonset_pod(cluster_factory):
+    """The demo's not-ready driver (h100-dra) and flapping device plugin (a100-serve) are faults of their nodes: the
+    pods their DaemonSets make there, fresh ones included, play them — the driver runs but is never ready, the
+    plugin crashes every N seconds (allocatable 0 while it is down) — so a real control plane's DaemonSet controller,
+    which makes its own pods, shows them as the loaded demo does."""
+    faults = {
+        "dra-driver-nvidia-gpu-kubelet-plugin": {"sim.dragoman.io/not-ready": "true"},
+        "nvdp-nvidia-device-plugin": {"sim.dragoman.io/crash-loop-seconds": "10"},
+    }
+    node = gpu_node("gpu-d-1", "pool-d")
+    node["metadata"]["annotations"] = {"sim.dragoman.io/pod-faults": json.dumps(faults)}
+    sim, k = await cluster_factory([node, dra_driver_ds({"pool": "pool-d"}), device_plugin_ds()])
+
+    async def driver(not_uid: str = ""):
+        for p in await k.pods("dra-driver-nvidia-gpu"):
+            cs = (p["status"].get("containerStatuses") or [{}])[0]
+            if p["metadata"]["uid"] != not_uid and "running" in (cs.get("state") or {}):
+                return p
+        return None
+
+    first = await eventually(driver, what="the driver's container running")
+    assert first["status"]["containerStatuses"][0]["ready"] is False
+    await k.core.delete_namespaced_pod(first["metadata"]["name"], "dra-driver-nvidia-gpu", grace_period_seconds=0)
+    fresh = await eventually(lambda: driver(first["metadata"]["uid"]), what="the DaemonSet's new driver pod")
+    assert fresh["status"]["containerStatuses"][0]["ready"] is False
+    assert not (fresh["metadata"].get("annotations") or {}).get("sim.dragoman.io/not-ready")
+
+    # The device plugin's pod (the DaemonSet's, no annotation of its own) crashes: allocatable 0, capacity kept.
+    await eventually(lambda: _eq(k.gpus("gpu-d-1"), ("0", "8")), what="allocatable 0 while the plugin is down")
+    sim.clock.step(10)
+    await eventually(lambda: _eq(k.gpus("gpu-d-1"), ("8", "8")), what="allocatable back after its restart")
+    plugin = (await k.pods("nvidia-device-plugin"))[0]
+    assert plugin["status"]["containerStatuses"][0]["restartCount"] == 1
+    sim.clock.step(10)
+    await eventually(lambda: _eq(k.gpus("gpu-d-1"), ("0", "8")), what="allocatable 0 on its next crash")
+
+
 async def test_failed_prepare_while_the_driver_is_not_ready_then_the_pod_sees_its_devices(cluster_factory):
     node = gpu_node("gpu-b-1", "pool-b")
     driver = dra_driver_ds({"pool": "pool-b"})

@@ -6,6 +6,7 @@
 //  1. It RECORDS what every container was given (image, command, env, devices, CDI device names, mounts,
 //     annotations, labels, its pod) and how it ended, into a JSON file (--record) that tests read.
 //  2. A container EXITS ON REQUEST: `POST /exit?namespace=N&pod=P&container=C&code=K` on the control socket
+//     (and the whole runtime goes down on request: `POST /down` fails every CRI call until `POST /up`)
 //     (--control), or by itself when its env says DRAGOMAN_EXIT_AFTER=<Go duration> (and DRAGOMAN_EXIT_CODE=<n>,
 //     default 0): a Job completes, a crash loop (restartPolicy Always, code 1) can be played. The kubelet sees the
 //     exit through its ordinary relist (ListContainers, ContainerStatus), as it would from containerd.
@@ -14,6 +15,9 @@
 //     SIGKILL after 10 s) when the container stops, exits or is removed, and when the program ends by itself the
 //     container exits with the program's exit code (a killed device plugin is a crashed container, and the kubelet
 //     restarts it under the DaemonSet's restartPolicy).
+//
+// It also plays the node's faults for its DaemonSets' pods (sim.dragoman.io/pod-faults: crash at start, crash every
+// N seconds, never pass a probe), read from the API with the node's identity: faults.go.
 //
 // Contract with the supervised programs (the project's device plugin and DRA kubelet plugin,
 // controlplane/cmd/dragoman-device-plugin and controlplane/cmd/dragoman-dra-plugin):
@@ -50,11 +54,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"dragoman.dev/controlplane/internal/nodedevices"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	kubeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-client/pkg/fake"
 )
@@ -163,6 +170,8 @@ type Record struct {
 	VisibleGPUs   []string `json:"visibleGPUs"`
 	Supervised    string   `json:"supervised,omitempty"` // the host program started for it
 	SupervisedPID int      `json:"supervisedPid,omitempty"`
+	// The fault annotations it was started under (faults.go: its pod's, and its node's for its DaemonSet).
+	Faults map[string]string `json:"faults,omitempty"`
 }
 
 type runtime struct {
@@ -177,6 +186,24 @@ type runtime struct {
 	procs   map[string]*exec.Cmd // container ID -> its supervised program
 	stopped map[string]bool      // container IDs whose program we are stopping (its exit is not a crash)
 	timers  map[string]*time.Timer
+	faults  *faultReader // the node's faults for its DaemonSets' pods (nil: none)
+	down    atomic.Bool  // POST /down: every CRI call fails until POST /up
+}
+
+// downUnary, downStream: while the runtime is down (POST /down), the kubelet's CRI calls fail as a refused
+// connection does.
+func (r *runtime) downUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if r.down.Load() {
+		return nil, status.Error(codes.Unavailable, "dragoman-cri: the container runtime is down (POST /up)")
+	}
+	return handler(ctx, req)
+}
+
+func (r *runtime) downStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if r.down.Load() {
+		return status.Error(codes.Unavailable, "dragoman-cri: the container runtime is down (POST /up)")
+	}
+	return handler(srv, ss)
 }
 
 func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
@@ -285,8 +312,10 @@ func (r *runtime) StartContainer(ctx context.Context, req *kubeapi.StartContaine
 	rec := r.records[id]
 	r.mu.Unlock()
 	var program string
+	var faults map[string]string
 	if rec != nil {
 		program = r.rules.match(rec.Image, rec.Name)
+		faults = r.faults.forPod(rec.Namespace, rec.Pod) // read before r.mu: an API call
 	}
 	resp, err := r.RemoteRuntime.StartContainer(ctx, req)
 	if err != nil {
@@ -298,6 +327,26 @@ func (r *runtime) StartContainer(ctx context.Context, req *kubeapi.StartContaine
 		return resp, nil
 	}
 	rec.State, rec.StartedAt = "running", now()
+	rec.Faults = map[string]string{}
+	for _, k := range []string{faultCrashAtStart, faultCrashLoop, faultNotReady} {
+		if v := faults[k]; v != "" {
+			rec.Faults[k] = v
+		}
+	}
+	if faults[faultCrashAtStart] == "true" {
+		// It exits as it starts: nothing it would run (its supervised program) ever runs.
+		r.exitLocked(id, 1, "")
+		r.save()
+		return resp, nil
+	}
+	if after := crashLoopAfter(faults); after > 0 {
+		r.timers[id] = time.AfterFunc(after, func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.exitLocked(id, 1, "")
+			r.save()
+		})
+	}
 	if program != "" {
 		if err := r.startProgram(id, rec, program); err != nil {
 			// The container "ran" a program that could not start: it exits at once, as a failed entrypoint does.
@@ -565,6 +614,20 @@ func (r *runtime) serveControl(socket string) (*http.Server, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(data)
 	})
+	// POST /down: every CRI call fails (Unavailable) until POST /up, as a containerd that is down or unreachable
+	// refuses the kubelet; containers, records and supervised programs stay as they are.
+	for p, down := range map[string]bool{"/down": true, "/up": false} {
+		mux.HandleFunc(p, func(w http.ResponseWriter, req *http.Request) {
+			if req.Method != http.MethodPost {
+				http.Error(w, "POST /down or /up", http.StatusMethodNotAllowed)
+				return
+			}
+			r.down.Store(down)
+			log.Printf("container runtime %s on request", map[bool]string{true: "down", false: "up"}[down])
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"down": down})
+		})
+	}
 	mux.HandleFunc("/exit", func(w http.ResponseWriter, req *http.Request) {
 		if req.Method != http.MethodPost {
 			http.Error(w, "POST /exit?namespace=N&pod=P[&container=C][&code=K]", http.StatusMethodNotAllowed)
@@ -640,6 +703,7 @@ func main() {
 		procs:         map[string]*exec.Cmd{},
 		stopped:       map[string]bool{},
 		timers:        map[string]*time.Timer{},
+		faults:        newFaultReader(*node),
 	}
 	r.mu.Lock()
 	r.save()
@@ -650,7 +714,7 @@ func main() {
 	if err != nil {
 		log.Fatalf("listen %s: %v", *socket, err)
 	}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(grpc.UnaryInterceptor(r.downUnary), grpc.StreamInterceptor(r.downStream))
 	kubeapi.RegisterRuntimeServiceServer(srv, r)
 	kubeapi.RegisterImageServiceServer(srv, r)
 	go func() { _ = srv.Serve(l) }()
