@@ -42,3 +42,10 @@ def test_a_pod_its_nodes_fault_keeps_unready_is_not_waited_for() -> None:
 def test_a_spec_not_yet_observed_is_waited_for() -> None:
     ds = _ds("plugin", 2, 2, generation=3, observed=2)
     assert unready_daemonsets([ds], [_node("a")]) == [ds]
+
+
+def test_a_pod_its_nodes_fault_crashes_every_n_seconds_is_not_waited_for() -> None:
+    """a100-serve's flapping device plugin: ready half the time, so a wait may catch it down."""
+    ds = _ds("plugin", 1, 2)
+    nodes = [_node("a"), _node("b", {"plugin": {"sim.dragoman.io/crash-loop-seconds": "120"}})]
+    assert unready_daemonsets([ds], nodes) == []
