@@ -30,9 +30,16 @@ WRITE_VERBS = {"create", "update", "patch", "delete", "deletecollection"}
 # rebuilt from the scenario's intent by the real controllers (events and controller-made objects are never copied).
 EXPLAINED_FINDINGS = {
     "failed-admission": "the scenario holds a pod that an old kubelet refused; a rebuilt ReplicaSet makes a new pod",
-    "no-slices": "the scenario holds a DRA node whose driver pod is down; the real DaemonSet runs it",
-    "plugin-flapping": "read from the scenario's Events, which are history and not loaded",
-    "prepare-failed": "read from the scenario's Events (FailedPrepareDynamicResources), not loaded",
+    "plugin-flapping": (
+        "a100-serve's flapping device plugin is a fault of its node, which the real DaemonSet's fresh pod plays too "
+        "(a crash every 120 s), but it reads as flapping from its third restart, about 10 minutes in; the scenario's "
+        "pod has 23"
+    ),
+    "prepare-failed": (
+        "h100-dra's not-ready driver is a fault of its node, played on both: the scenario holds one pod that failed "
+        "to prepare there, and the real scheduler places more pods on that node (it publishes its devices), each "
+        "failing the same way"
+    ),
     "quota-blocks-claim": (
         "the scenario holds a claim the quota refused; the rebuilt pod's claim is admitted before the quota counts"
     ),
@@ -82,6 +89,27 @@ def _running_by_owner(pods: list[dict], owners: list[dict]) -> collections.Count
     return out
 
 
+def _stuck_on_a_not_ready_driver(pods: list[dict], owners: list[dict], nodes: list[dict]) -> collections.Counter:
+    """Pods the real scheduler placed on a node whose DRA driver a fault of the node keeps not ready (h100-dra's,
+    sim.dragoman.io/pod-faults): their claims cannot be prepared, so they wait in ContainerCreating, by owner. The
+    scenario runs them elsewhere; that they cannot start there is the fault's story (prepare-failed names each)."""
+    from dragoman.sim.controllers.base import NOT_READY, node_pod_faults
+
+    unready = {
+        n["metadata"]["name"]
+        for n in nodes
+        if node_pod_faults(n).get("dra-driver-nvidia-gpu-kubelet-plugin", {}).get(NOT_READY) == "true"
+    }
+    by_uid = {o["metadata"]["uid"]: o for o in owners}
+    out: collections.Counter = collections.Counter()
+    for p in pods:
+        st = p.get("status") or {}
+        waiting = [(c.get("state") or {}).get("waiting", {}).get("reason") for c in st.get("containerStatuses") or ()]
+        if p["spec"].get("nodeName") in unready and st.get("phase") == "Pending" and "ContainerCreating" in waiting:
+            out[_top_owner({**p, "kind": "Pod"}, by_uid)] += 1
+    return out
+
+
 def _check(*source: str) -> dict:
     out = run("check", *source, "--output", "json")
     assert out.returncode in (0, 1), out.stderr
@@ -107,7 +135,8 @@ def test_the_demo_fleet_settles_placed_by_the_real_scheduler(real: Served) -> No
         owners += [{**o, "kind": "Deployment"} for o in real.items("/apis/apps/v1/deployments")]
         owners += [{**o, "kind": "StatefulSet"} for o in real.items("/apis/apps/v1/statefulsets")]
         have = _running_by_owner(pods, owners)
-        missing = {k: (n, have.get(k, 0)) for k, n in want.items() if have.get(k, 0) < n}
+        stuck = _stuck_on_a_not_ready_driver(pods, owners, real.items("/api/v1/nodes"))
+        missing = {k: (n, have.get(k, 0)) for k, n in want.items() if have.get(k, 0) + stuck.get(k, 0) < n}
         short.clear()
         short.update(missing)
         return (pods, have) if not missing else None

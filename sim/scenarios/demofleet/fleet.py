@@ -198,7 +198,6 @@ def make_daemonset(
             generate_name=f"{name}-",
             priority_class="system-node-critical",
             service_account=service_account,
-            annotations=n.pod_faults.get(name),
             **kw,
         )
     return ds

@@ -119,7 +119,9 @@ def _nodes(f: Fleet) -> None:
     l4dev[0].findings.append("both-stacks")
     h100 = pool("h100-dra", 4, "a3-highgpu-8g", 208, 1872, gpu_hw("h100-80gb", 8), 150, dra=True)
     h100[2].dra_state = "not-ready"
-    h100[2].pod_faults["dra-driver-nvidia-gpu-kubelet-plugin"] = {NOT_READY: "true"}
+    # Faults of their nodes, as h100[3]'s: whichever pod the DaemonSet makes there plays them (on the real control
+    # plane the DaemonSet controller makes its own; under a real kubelet dragoman-cri plays them).
+    h100[2].node_faults["dra-driver-nvidia-gpu-kubelet-plugin"] = {NOT_READY: "true"}
     h100[3].dra_state = "crashloop"
     # Whichever driver pod runs there crash-loops (the real control plane's DaemonSet controller makes a fresh one).
     h100[3].node_faults["dra-driver-nvidia-gpu-kubelet-plugin"] = {CRASH_AT_START: "true"}
@@ -132,7 +134,7 @@ def _nodes(f: Fleet) -> None:
     serve[2].dp_state = "forgotten"  # node restarted since the plugin left: no nvidia.com/gpu key at all
     serve[2].findings += ["kubelet-too-old", "kubelet-skew"]
     serve[3].dp, serve[3].dp_state, serve[3].operator_dp_label = "operator", "crashloop", "true"
-    serve[3].pod_faults["nvidia-device-plugin-daemonset"] = {CRASH_LOOP_SECONDS: "120"}
+    serve[3].node_faults["nvidia-device-plugin-daemonset"] = {CRASH_LOOP_SECONDS: "120"}
     serve[3].findings += ["plugin-flapping", "both-stacks"]
     mig = pool(
         "a100-mig",

@@ -123,7 +123,6 @@ class NodeSpec:
     operator_dp_label: str = "false"
     unschedulable: bool = False
     findings: list[str] = dataclasses.field(default_factory=list)
-    pod_faults: dict = dataclasses.field(default_factory=dict)  # DaemonSet name -> annotations for its pod here
     # DaemonSet name -> fault annotations for whichever of its pods lands here (the node's POD_FAULTS annotation, which
     # the node agents apply to a fresh pod too: the real control plane's DaemonSet controller makes its own).
     node_faults: dict = dataclasses.field(default_factory=dict)
