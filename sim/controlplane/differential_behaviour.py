@@ -1112,7 +1112,8 @@ def node_deleted(side: Side) -> Any:
     before = {"daemon pods": _pods_on_node(side, GONE_NODE), "slices": len(_slices(side, GONE_NODE))}
     since = _list_rv(side)
     if side.node_fault is not None:
-        # The machine goes with its Node (a scale-down): its kubelet stops first, or it would register it again.
+        # The machine goes with its Node (a scale-down): its kubelet stops first. (A kubelet left running would go on
+        # renewing its Lease and syncing the Node's pods, which this case says nobody does.)
         side.node_fault(GONE_NODE, "kubelet", True)
     ans = side.call("DELETE", f"/api/v1/nodes/{GONE_NODE}")
     t0 = time.monotonic()
