@@ -133,3 +133,56 @@ def test_a_device_taint_rule_is_stamped_when_it_is_made() -> None:
     clean = loader._clean(rule)
     assert "timeAdded" not in clean["spec"]["taint"] and clean["spec"]["taint"]["key"] == "gpu.nvidia.com/xid"
     assert rule["spec"]["taint"]["timeAdded"]  # the scenario's object is not changed
+
+
+def _pod(name: str, *, claims: list[dict] | None = None, status: dict | None = None, node: str = "") -> dict:
+    return {
+        "metadata": {"name": name, "namespace": "dra-lab"},
+        "spec": {"nodeName": node, "resourceClaims": claims or []},
+        "status": status or {},
+    }
+
+
+def test_a_pod_the_scheduler_decided_or_will_never_try_is_not_waited_for() -> None:
+    """The load waits, workload by workload, until the scheduler has decided each pod. A pod it will not try (its
+    claim or template absent) or one it chose a node for and waits to bind (binding conditions) is decided: each
+    of the demo's three such pods made every later dra-lab workload wait 20 s on the real control plane."""
+    claims, templates = {"a100-claim"}, {"gpu-template"}
+    unschedulable = {"conditions": [{"type": "PodScheduled", "status": "False"}]}
+    assert loader._decided(_pod("bound", node="n1"), claims, templates)
+    assert loader._decided(_pod("unschedulable", status=unschedulable), claims, templates)
+    assert loader._decided(_pod("allreduce", status={"nominatedNodeName": "n1"}), claims, templates)
+    assert loader._decided(_pod("eval-orphan", claims=[{"name": "g", "resourceClaimName": "gone"}]), claims, templates)
+    assert loader._decided(
+        _pod("template-gone", claims=[{"name": "g", "resourceClaimTemplateName": "x"}]), claims, templates
+    )
+    # Still coming: its claim and template exist, the scheduler has not answered yet.
+    waiting = [
+        {"name": "g", "resourceClaimName": "a100-claim"},
+        {"name": "h", "resourceClaimTemplateName": "gpu-template"},
+    ]
+    assert not loader._decided(_pod("queued", claims=waiting), claims, templates)
+    # The resourceclaim controller was refused its claim (dcgm-lab: admin access, the namespace unlabelled).
+    dcgm = _pod("dcgm-lab", claims=[{"name": "g", "resourceClaimTemplateName": "gpu-template"}])
+    assert not loader._decided(dcgm, claims, templates)
+    assert loader._decided(dcgm, claims, templates, {"dcgm-lab"})
+    assert not loader._decided(_pod("plain"), claims, templates)
+
+
+def test_a_pod_given_up_on_once_is_not_waited_for_again() -> None:
+    """A pod still undecided at the timeout joins `stuck`: the next wait does not sit out the timeout again."""
+    pods = {"items": [_pod("stuck-one", claims=[{"name": "g", "resourceClaimName": "a100-claim"}])]}
+    lists = {"pods": pods, "resourceclaims": {"items": [{"metadata": {"name": "a100-claim"}}]}}
+
+    def request(method: str, path: str, body=None, **kw):
+        return 200, lists.get(path.split("?")[0].rsplit("/", 1)[1], {"items": []})
+
+    import time
+
+    stuck: set[str] = set()
+    t0 = time.monotonic()
+    loader._pods_decided(request, "dra-lab", 1, 0.3, stuck)
+    assert stuck == {"stuck-one"} and time.monotonic() - t0 >= 0.3
+    t1 = time.monotonic()
+    loader._pods_decided(request, "dra-lab", 1, 5.0, stuck)
+    assert time.monotonic() - t1 < 1.0  # returns at once: nothing else to wait for
