@@ -96,12 +96,21 @@ def run(quick: bool) -> list[Figure]:
         settle(controllers)
         relabel.append(time.perf_counter() - t0)
 
+        # The settled fleet's state, its kubelets' Leases included, restarted at the moment it was taken: a
+        # restarted controller set writes nothing (each heartbeat resumes at its Lease's period).
+        settle(controllers)
         snapshot = [
             json.loads(json.dumps(o))
-            for r in ("nodes", "pods", "daemonsets.apps", "resourceslices.resource.k8s.io")
+            for r in (
+                "nodes",
+                "pods",
+                "daemonsets.apps",
+                "resourceslices.resource.k8s.io",
+                "leases.coordination.k8s.io",
+            )
             for o in sim.store.list(r)
         ]
-        again = Simulator(snapshot)
+        again = Simulator(snapshot, start=sim.clock.now())
         rv = again.store.resource_version
         t0 = time.perf_counter()
         settle(default_controllers(again, scheduler=False))

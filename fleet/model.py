@@ -379,8 +379,8 @@ class FleetModel:
         self._pools: dict[str, PoolAggregate] = {}
         self._node_pool: dict[str, str] = {}
         self._ds_workload: dict[Key, Workload | None] = {}
+        # Which pods are the GPU stack's, classified; which node each is on is the store's pod index (no second map).
         self._stack_pods: dict[Key, Workload] = {}
-        self._stack_by_node: dict[str, set[Key]] = defaultdict(set)
         self._pool_node: dict[tuple[str, str], str] = {}
         self._slice_pools_by_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
         self._device_states: FleetDevices | None = None
@@ -600,18 +600,12 @@ class FleetModel:
     def _index_stack_pod(self, pk: Key, old: dict | None, new: dict | None) -> None:
         prev = self._stack_pods.pop(pk, None)
         if prev is not None and old is not None:
-            node = (old.get("spec") or {}).get("nodeName")
-            if node:
-                self._stack_by_node[node].discard(pk)
-                self._invalidate_node(node)
+            self._invalidate_node((old.get("spec") or {}).get("nodeName"))
         if new is not None:
             w = gpustack.classify_pod(new, self._ds_workload)
             if w is not None:
                 self._stack_pods[pk] = w
-                node = (new.get("spec") or {}).get("nodeName")
-                if node:
-                    self._stack_by_node[node].add(pk)
-                    self._invalidate_node(node)
+                self._invalidate_node((new.get("spec") or {}).get("nodeName"))
 
     def _index_Pod(self, old: dict | None, new: dict | None) -> None:
         # Nodes, phases and owners are the store's indexes; the model keeps only which pods are the GPU stack's.
@@ -782,10 +776,10 @@ class FleetModel:
         ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ())
         dp: list[StackPod] = []
         dra: list[StackPod] = []
-        for pk in sorted(self._stack_by_node.get(name, ())):
-            w = self._stack_pods.get(pk)
-            if w is None:
-                continue
+        stack = self._stack_pods
+        on_node = self.store.index("Pod", "node", name) if "Pod" in self.store.kinds else ()
+        for pk in sorted(pk for pk in on_node if pk in stack):
+            w = stack[pk]
             sp = self._stack_pod_view(pk, w)
             if sp is None:
                 continue

@@ -635,7 +635,7 @@ class Store:
             md["generation"] = 1
         else:
             md.pop("generation", None)
-        pieces.default_object(rt.plural, obj)
+        pieces.default_object(rt.plural, obj, md["creationTimestamp"])
         return obj
 
     def create(
@@ -868,8 +868,9 @@ class Store:
                 ]
                 if not md["finalizers"]:
                     md.pop("finalizers")
-            pieces.default_object(rt.plural, new)
-            pieces.prepare_for_update(rt.plural, new, old)
+            stamp = self.clock.timestamp()
+            pieces.default_object(rt.plural, new, stamp)
+            pieces.prepare_for_update(rt.plural, new, old, stamp)
             encode_like_go(new, converted=False)
             if rt.has_generation:
                 # Compared in the same shape (a loaded object may not be in Go's yet).

@@ -106,7 +106,9 @@ class DeviceIndex:
         self.refs: list[DeviceRef] = []
         self.raws: list[dict] = []
         self._converted: list[CelDevice | None] = []
-        self._plain: list[bool] = []
+        # Whether each device converts plainly: worked out when a grouping first needs it (None until then), so a
+        # selector that reads a unique field (a uuid) does not check every device only to evaluate each anyway.
+        self._plain: list[bool | None] = []
         self.pools: list[tuple[str, str, str | None]] = []  # (driver, pool, node)
         self.products: list[str] = []
         self.pool_of: list[int] = []
@@ -163,9 +165,7 @@ class DeviceIndex:
             if hit is not None and hit[0] is raw and (hit[1] is None or hit[1].driver == driver):
                 dev, plain = hit[1], hit[2]
             else:
-                dev, plain = None, converts_plainly(raw)
-            if dev is None and not plain:
-                dev = cel_device(driver, raw)  # a conversion error or a list: grouped by its CEL values
+                dev, plain = None, None
             self.raws.append(raw)
             self._converted.append(dev)
             self._plain.append(plain)
@@ -182,6 +182,16 @@ class DeviceIndex:
                 qid = product_ids[product] = len(self.products)
                 self.products.append(product)
             self.product_of.append(qid)
+
+    def _plain_at(self, i: int) -> bool:
+        """Whether device `i` converts plainly (fleet/cel/device.converts_plainly); one that does not is converted
+        now, since it is grouped by its CEL values."""
+        plain = self._plain[i]
+        if plain is None:
+            plain = self._plain[i] = converts_plainly(self.raws[i])
+            if not plain and self._converted[i] is None:
+                self._converted[i] = cel_device(self.refs[i].driver, self.raws[i])
+        return plain
 
     def device(self, i: int) -> CelDevice:
         """Device `i` as the CEL environment sees it (converted on first use)."""
@@ -219,10 +229,13 @@ class DeviceIndex:
         else:
             # One column of value ids per read, cached across expressions: typing `.productNa` → `.productName` reads
             # a new name each keystroke, and a name no device publishes (every device equal) splits nothing.
-            cols = [self._column(None)] + [self._column(r) for r in sorted(reads, key=lambda x: (x[0], x[1] or ""))]
-            if any(c.unique for c in cols):
+            ordered = sorted(reads, key=lambda x: (x[0], x[1] or ""))
+            # A read no grouping can pay for (a uuid) is found from its first devices, before any column is made
+            # whole: then every device is evaluated, and no other read needs looking at.
+            if any(self._unique(r) for r in ordered):
                 result = self._identity()
             else:
+                cols = [self._column(None)] + [self._column(r) for r in ordered]
                 cols = [c for c in cols if len(c.reps) > 1]
                 effective = tuple(c.read for c in cols)
                 with self._lock:
@@ -286,27 +299,41 @@ class DeviceIndex:
         """Every (domain, name) some device publishes as an attribute or capacity, and (domain, None) for its
         domains."""
         if self._names is None:
+            # From every device's raw names: a device that does not convert plainly publishes a subset of them in CEL
+            # (what failed to convert is dropped), so this may name a read no device has, which then reads "missing"
+            # through the ordinary column; it never leaves out one a device has.
             names: dict[str, set[str]] = {}
-            raw_names: dict[str, set[str]] = {}  # per driver, the raw names of its plain devices (split once each)
+            raw_names: dict[str, set[str]] = {}  # per driver, the raw names (split once each)
             with gc_paused():
-                for ref, raw, dev, plain in zip(self.refs, self.raws, self._converted, self._plain):
-                    if not plain:  # what converted (a device that does not convert plainly drops some)
-                        assert dev is not None
-                        for table in (dev.attributes, dev.capacity):
-                            for domain, m in table.items():
-                                names.setdefault(domain, set()).update(m)
-                        continue
+                for ref, raw in zip(self.refs, self.raws):
                     seen = raw_names.get(ref.driver)
                     if seen is None:
                         seen = raw_names[ref.driver] = set()
-                    seen.update(raw.get("attributes") or ())
-                    seen.update(raw.get("capacity") or ())
+                    for table in (raw.get("attributes"), raw.get("capacity")):
+                        if isinstance(table, dict):
+                            seen.update(table)
                 for driver, raw_set in raw_names.items():
                     for name in raw_set:
                         domain, ident = _split(name, driver)
                         names.setdefault(domain, set()).add(ident)
             self._names = {(d, n) for d, ns in names.items() for n in ns} | {(d, None) for d in names}
         return self._names
+
+    def _unique(self, read: tuple[str, str | None]) -> bool:
+        """Whether nearly every device differs in `read`, judged on the first devices (as _column judges it)."""
+        with self._lock:
+            hit = self._columns.get(read)
+        if hit is not None:
+            return hit.unique
+        if read not in self.published():
+            return False
+        with gc_paused():
+            head = self._parts(0, _PROBE + 1, read)
+        if len(head) > _PROBE and len(set(head)) > _PROBE * 0.9:
+            with self._lock:
+                self._columns[read] = _Column(read, [], [], True)
+            return True
+        return False
 
     def _column(self, read: tuple[str, str | None] | None) -> _Column:
         """Value ids (numbered in order of first appearance) of every device for one read; None: what every key
@@ -340,12 +367,14 @@ class DeviceIndex:
         """What one read (a domain's name; the whole domain when the name is None; None: driver and the like) sees of
         devices start..stop: the raw fields of a device that converts plainly (its CEL values are those fields),
         tagged apart from the CEL values of one that does not."""
-        refs, raws, conv, plain = self.refs[start:stop], self.raws[start:stop], self._converted[start:stop], self._plain
+        stop = min(stop, len(self.raws))
+        plain = [self._plain_at(i) for i in range(start, stop)]  # first: a device that is not plain is converted
+        refs, raws, conv = self.refs[start:stop], self.raws[start:stop], self._converted[start:stop]
         out: list = []
         m = _MISSING
         if read is None:
             for i, (ref, raw) in enumerate(zip(refs, raws), start):
-                if plain[i]:
+                if plain[i - start]:
                     out.append((ref.driver, bool(raw.get("allowMultipleAllocations") or False), None))
                 else:
                     d = conv[i - start]
@@ -354,7 +383,7 @@ class DeviceIndex:
             return out
         domain, ident = read
         for i, (ref, raw) in enumerate(zip(refs, raws), start):
-            if not plain[i]:
+            if not plain[i - start]:
                 d = conv[i - start]
                 assert d is not None
                 out.append(("cel", _cel_part(d, domain, ident)))

@@ -114,6 +114,7 @@ class Context:
         # and a hit is checked against them. Never kept past one diagnosis: the model changes between runs.
         self._extended: dict[tuple[int, int], tuple[Any, Any, dict[str, int]]] = {}
         self._steered: dict[tuple[int, int], tuple[Any, Any, str | None]] = {}
+        self._by_node: dict[int, tuple[SelectorResult, dict[str, list], bool]] = {}
         self.pool_migrating = {
             p: any(v.migration is not None and v.migration.in_progress for v in model.pool_nodes(p)) for p in self.pools
         }
@@ -122,6 +123,24 @@ class Context:
             pool = name[len("dragoman-pool-") :] if name.startswith("dragoman-pool-") else None
             if pool in self.pools and _lease_held(lease, model.now):
                 self.pool_migrating[pool] = True
+
+    def matched_by_node(self, res: SelectorResult) -> tuple[dict[str, list], bool]:
+        """A selector result's matched devices by the node their pool publishes for, each node's in matched order, and
+        whether any is network-attached (its pool names no node); once per result (the model caches results)."""
+        hit = self._by_node.get(id(res))
+        if hit is not None and hit[0] is res:
+            return hit[1], hit[2]
+        pool_node = self.m.slice_pool_node
+        by_node: dict[str, list] = defaultdict(list)
+        attached = False
+        for d in res.matched:
+            node = pool_node(d[:2])
+            if node is None:
+                attached = True
+            else:
+                by_node[node].append(d)
+        self._by_node[id(res)] = (res, by_node, attached)
+        return by_node, attached
 
     def candidates(self, node_selector: dict) -> list[str]:
         """Nodes carrying every label of a nodeSelector, from a per-key index (the full predicate still runs on

@@ -22,7 +22,15 @@ from dragoman.fleet.k8s import key_of
 from dragoman.fleet.k8s.devicestate import BINDING_FAILED, binding_state, result_entries, rule_eviction
 from dragoman.fleet.k8s.podclaims import pod_claim_names
 from dragoman.fleet.k8s.tolerations import tolerates
-from dragoman.fleet.model import claim_requests, device_health, event_count, event_last_seen, request_alternatives
+from dragoman.fleet.model import (
+    DeviceId,
+    FleetModel,
+    claim_requests,
+    device_health,
+    event_count,
+    event_last_seen,
+    request_alternatives,
+)
 
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"  # on a namespace, "true": claims there may ask adminAccess
 FILTER_TIMEOUT = (
@@ -387,7 +395,20 @@ def health(ctx: Context) -> Iterable[Finding]:
             yield from unhealthy(ctx, pk, pod)
 
 
+def _reports_device_health(pod: dict) -> bool:
+    """Whether the kubelet reports the health of any of the pod's devices (allocatedResourcesStatus), the only source
+    of device_health's entries: a pod without it has nothing to say, and its claims need not be read."""
+    status = pod.get("status") or {}
+    return any(
+        isinstance(cs, dict) and cs.get("allocatedResourcesStatus")
+        for field in ("initContainerStatuses", "containerStatuses")
+        for cs in status.get(field) or ()
+    )
+
+
 def unhealthy(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Finding]:
+    if not _reports_device_health(pod):
+        return
     m = ctx.m
     claims = [c for _, name in m.pod_claims(pod) if name and (c := m.claim(pk[0], name)) is not None]
     bad = [h for h in device_health(pod, claims) if h.health == "Unhealthy"]
@@ -478,15 +499,15 @@ def judge(ctx: Context, body: dict, name: str, nodes: list[str]) -> Alternative:
     examples: dict[str, dict] = defaultdict(dict)
     holders: dict[str, set] = defaultdict(set)
     seen: set = set()
-    for d in res.matched:
-        dv_node = m.slice_pool_node(d[:2])
-        if dv_node is not None:
-            where = [dv_node] if dv_node in eligible else []
-        else:
-            dv = m._device_view(d)
-            where = [n for n in m.device_nodes(dv) if n in eligible] if dv is not None else []
-        if not where:
-            continue
+    by_node, attached = ctx.matched_by_node(res)
+    if attached:
+        # A network-attached device reaches several nodes, in between the nodes' own: every device, in order.
+        visits: Iterable[tuple[DeviceId, list[str]]] = _reaches(m, res.matched, eligible)
+    else:
+        # Only the eligible nodes' own devices, each node's in the matched order: a pending pod that fits a few nodes
+        # does not walk every matched device of the fleet (23 pending pods x 20,000 devices at 5,000 nodes).
+        visits = ((d, [n]) for n in eligible for d in by_node.get(n, ()))
+    for d, where in visits:
         seen.add(d)
         st = states.state(d)
         cause = st.exclusion(tolerations, caps)
@@ -507,6 +528,19 @@ def judge(ctx: Context, body: dict, name: str, nodes: list[str]) -> Alternative:
     alt.example = examples[best]
     alt.holders = sorted(holders[best])
     return alt
+
+
+def _reaches(m: FleetModel, matched: list[DeviceId], eligible: set[str]) -> Iterable[tuple[DeviceId, list[str]]]:
+    """Each matched device with the eligible nodes it reaches (its pool's node, or a network-attached device's)."""
+    for d in matched:
+        dv_node = m.slice_pool_node(d[:2])
+        if dv_node is not None:
+            where = [dv_node] if dv_node in eligible else []
+        else:
+            dv = m._device_view(d)
+            where = [n for n in m.device_nodes(dv) if n in eligible] if dv is not None else []
+        if where:
+            yield d, where
 
 
 def eligible_nodes(ctx: Context, spec: dict) -> list[str]:

@@ -28,7 +28,7 @@ import dataclasses
 import math
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -146,6 +146,39 @@ def _q(raw: Any) -> Q | None:
 
 # --- devices, slices, pools ---
 
+Capacity = Mapping[str, tuple[Q, "CapacityPolicy | None"]]
+_CAPACITIES: dict[tuple[tuple[str, str], ...], Capacity] = {}
+_NO_CAPACITY: Capacity = {}
+
+
+def _capacity(raw: Any) -> Capacity:
+    """A device's capacity table (name → (quantity, requestPolicy)), converted once. The devices of a fleet mostly
+    publish one of a few tables (every GPU of a model: the same memory), so a table without request policies is
+    shared by every device publishing the same names and texts; nobody writes to it."""
+    if not raw or not isinstance(raw, dict):
+        return _NO_CAPACITY
+    parts: list[tuple[str, str]] | None = []
+    for n, c in raw.items():
+        v = c.get("value") if c.__class__ is dict and "requestPolicy" not in c else None
+        if v.__class__ is not str:
+            parts = None
+            break
+        parts.append((n, v))  # type: ignore[union-attr]
+    key = tuple(parts) if parts is not None else None
+    if key is not None:
+        hit = _CAPACITIES.get(key)
+        if hit is not None:
+            return hit
+    caps: dict[str, tuple[Q, CapacityPolicy | None]] = {}
+    for cname, cap in raw.items():
+        if isinstance(cap, dict):
+            q = _q(cap.get("value"))
+            if q is not None:
+                caps[cname] = (q, CapacityPolicy.parse(cap.get("requestPolicy")))
+    if key is not None and len(_CAPACITIES) < 10_000:
+        _CAPACITIES[key] = caps
+    return caps
+
 
 @dataclasses.dataclass
 class CapacityPolicy:
@@ -202,27 +235,24 @@ class Device:
         self.slice = slc
         self.name = str(raw.get("name", ""))
         self.id: DeviceID = (slc.driver, slc.pool, self.name)
-        caps: dict[str, tuple[Q, CapacityPolicy | None]] = {}
-        for cname, cap in (raw.get("capacity") or {}).items():
-            if isinstance(cap, dict):
-                q = _q(cap.get("value"))
-                if q is not None:
-                    caps[cname] = (q, CapacityPolicy.parse(cap.get("requestPolicy")))
-        self.capacity = caps
-        self.has_policy = any(p is not None for _, p in caps.values())
-        consumes: list[tuple[str, dict[str, Q]]] = []
-        for c in raw.get("consumesCounters") or []:
-            if isinstance(c, dict):
-                counters = {}
-                for n, v in (c.get("counters") or {}).items():
-                    q = _q(v.get("value") if isinstance(v, dict) else None)
-                    if q is not None:
-                        counters[n] = q
-                consumes.append((str(c.get("counterSet", "")), counters))
+        self.capacity = _capacity(raw.get("capacity"))
+        self.has_policy = any(p is not None for _, p in self.capacity.values())
+        # Most devices consume no counters and carry no taints: they share one empty tuple (a fleet has 100,000s).
+        consumes: Sequence[tuple[str, dict[str, Q]]] = ()
+        if raw.get("consumesCounters"):
+            consumes = []
+            for c in raw["consumesCounters"]:
+                if isinstance(c, dict):
+                    counters = {}
+                    for n, v in (c.get("counters") or {}).items():
+                        q = _q(v.get("value") if isinstance(v, dict) else None)
+                        if q is not None:
+                            counters[n] = q
+                    consumes.append((str(c.get("counterSet", "")), counters))
         self.consumes = consumes
-        self.own_taints: list[dict] = [t for t in raw.get("taints") or [] if isinstance(t, dict)]
+        self.own_taints: Sequence[dict] = [t for t in raw["taints"] if isinstance(t, dict)] if raw.get("taints") else ()
         # (taint, source): source is "slice" or "DeviceTaintRule <name>".
-        self.taints: list[tuple[dict, str]] = [(t, "slice") for t in self.own_taints]
+        self.taints: Sequence[tuple[dict, str]] = [(t, "slice") for t in self.own_taints] if self.own_taints else ()
         self.binding_conditions = raw.get("bindingConditions")
         self.binding_failure_conditions = raw.get("bindingFailureConditions")
         self.binds_to_node = bool(raw.get("bindsToNode"))
@@ -369,10 +399,15 @@ def node_matches(node: dict | None, node_name: str | None, all_nodes: bool, node
 def rule_selects(rule: dict, device: Device) -> bool:
     """A DeviceTaintRule's deviceSelector: every field that is set must equal the device's; a rule without a selector
     selects nothing (the scheduler's slice tracker skips it)."""
+    return rule_selects_names(rule, device.slice.driver, device.slice.pool, device.name)
+
+
+def rule_selects_names(rule: dict, driver: str, pool: str, device: str) -> bool:
+    """ruleMatchesDevice: rule_selects for a device known by its names (an allocation result's)."""
     sel = (rule.get("spec") or {}).get("deviceSelector")
     if not isinstance(sel, dict):
         return False
-    for field, value in (("driver", device.slice.driver), ("pool", device.slice.pool), ("device", device.name)):
+    for field, value in (("driver", driver), ("pool", pool), ("device", device)):
         want = sel.get(field)
         if want is not None and want != value:
             return False
@@ -602,7 +637,8 @@ class AllocatedState:
     devices: set[DeviceID] = dataclasses.field(default_factory=set)
     shared: set[tuple[str, str, str, str]] = dataclasses.field(default_factory=set)  # (driver, pool, device, shareID)
     capacity: dict[DeviceID, dict[str, Fraction]] = dataclasses.field(default_factory=dict)
-    holders: dict[DeviceID, list[str]] = dataclasses.field(default_factory=dict)  # "ns/name" of holding claims
+    # "ns/name" of holding claims: a tuple (mostly of one), smaller than a list for each of a fleet's held devices.
+    holders: dict[DeviceID, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     # "ns/name" of admin-access claims that see a device: they never hold it (the views say who looks at it).
     admin: dict[DeviceID, list[str]] = dataclasses.field(default_factory=dict)
 
@@ -613,15 +649,19 @@ class AllocatedState:
             st.add_claim(claim, features)
         return st
 
-    def add_claim(self, claim: dict, features: Features = DEFAULT_FEATURES, sign: int = 1) -> None:
+    def add_claim(
+        self, claim: dict, features: Features = DEFAULT_FEATURES, sign: int = 1, holder: str | None = None
+    ) -> None:
         """foreachAllocatedDevice: admin-access results hold nothing; with ConsumableCapacity a result with a
-        shareID holds its share (and its consumedCapacity), any other holds the whole device."""
+        shareID holds its share (and its consumedCapacity), any other holds the whole device. `holder` is the
+        claim's "ns/name" when the caller has it already (one string per claim, however many devices it holds)."""
         alloc = (claim.get("status") or {}).get("allocation") or {}
         results = (alloc.get("devices") or {}).get("results") or []
         if not results:
             return
-        meta = claim.get("metadata") or {}
-        holder = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        if holder is None:
+            meta = claim.get("metadata") or {}
+            holder = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         for r in results:
             if not isinstance(r, dict):
                 continue
@@ -654,20 +694,23 @@ class AllocatedState:
                 self.devices.add(did)
             else:
                 # Two claims may hold one device (a snapshot, a race): it stays held while another holder remains.
-                hs = self.holders.get(did) or []
+                hs = self.holders.get(did) or ()
                 if hs.count(holder) >= len(hs):
                     self.devices.discard(did)
             if sign > 0:
-                self.holders.setdefault(did, []).append(holder)
+                self.holders[did] = (*self.holders.get(did, ()), holder)
             else:
                 left = self.holders.get(did)
                 if left and holder in left:
-                    left.remove(holder)
-                    if not left:
+                    i = left.index(holder)
+                    rest = left[:i] + left[i + 1 :]
+                    if rest:
+                        self.holders[did] = rest
+                    else:
                         del self.holders[did]
 
-    def remove_claim(self, claim: dict, features: Features = DEFAULT_FEATURES) -> None:
-        self.add_claim(claim, features, sign=-1)
+    def remove_claim(self, claim: dict, features: Features = DEFAULT_FEATURES, holder: str | None = None) -> None:
+        self.add_claim(claim, features, sign=-1, holder=holder)
 
     def is_allocated(self, did: DeviceID) -> bool:
         """IsDeviceAllocated: whole, by a share, or with consumed capacity."""
@@ -890,7 +933,7 @@ def _violates_policy(consumed: Q, policy: CapacityPolicy | None, fractional: boo
 def _cmp_request_over_capacity(
     current: Mapping[str, Fraction],
     requests: dict[str, Q] | None,
-    capacity: dict[str, tuple[Q, CapacityPolicy | None]],
+    capacity: Capacity,
     allocating: Mapping[str, Fraction] | None,
     fractional: bool,
 ) -> tuple[bool, str | None]:
@@ -921,9 +964,7 @@ def _cmp_request_over_capacity(
     return True, None
 
 
-def consumed_capacity(
-    requests: dict[str, Q] | None, capacity: dict[str, tuple[Q, CapacityPolicy | None]], fractional: bool
-) -> dict[str, Q]:
+def consumed_capacity(requests: dict[str, Q] | None, capacity: Capacity, fractional: bool) -> dict[str, Q]:
     """GetConsumedCapacityFromRequest."""
     out = {}
     for n, (value, policy) in capacity.items():
@@ -2295,5 +2336,6 @@ __all__ = [
     "explain",
     "node_matches",
     "rule_selects",
+    "rule_selects_names",
     "untolerated_taint",
 ]

@@ -153,7 +153,7 @@ class DeviceState:
 
     @property
     def blocking_taints(self) -> tuple[Taint, ...]:
-        return tuple(t for t in self.taints if t.blocking)
+        return tuple(t for t in self.taints if t.blocking) if self.taints else ()
 
     @property
     def capacity_left(self) -> bool:
@@ -300,11 +300,6 @@ def _key(holder: str) -> Key:
     return (ns, name)
 
 
-def _claim_key(claim: dict) -> Key:
-    meta = claim.get("metadata") or {}
-    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
-
-
 class _PoolStates:
     """One pool's newest generation as the fleet sees it (every slice, not one node's): its devices, its counter
     sets and what they have left, and each device's state once asked."""
@@ -346,7 +341,11 @@ class FleetDevices:
                 self.inventory.upsert_slice(s, name)
         self.allocated = AllocatedState()
         self._binding: dict[DeviceId, dict[Key, tuple[str, str]]] = {}
-        self._claims: dict[Key, dict] = {}
+        # The claims with an allocation as last given, by the allocator's holder text ("ns/name", the one string the
+        # AllocatedState files for every device the claim holds), each with its key: a device's state names its
+        # holders by these keys instead of a new (ns, name) per device. A change is undone from what was given here,
+        # not from the store's `old`: the states may have been built from a store ahead of the changes still queued.
+        self._claims: dict[str, tuple[Key, dict]] = {}
         self._pools: dict[PoolId, _PoolStates] = {}
         for ck, claim in claims:
             self.set_claim(ck, claim)
@@ -369,9 +368,11 @@ class FleetDevices:
 
     def set_claim(self, ck: Key, claim: dict | None) -> None:
         """A claim added, changed (its allocation, its device conditions) or deleted (None)."""
-        old = self._claims.pop(ck, None)
-        if old is not None:
-            self.allocated.remove_claim(old)
+        holder = f"{ck[0]}/{ck[1]}"
+        given = self._claims.pop(holder, None)
+        if given is not None:
+            old = given[1]
+            self.allocated.remove_claim(old, holder=holder)
             for did, _ in result_entries(old):
                 self._pools.pop(did[:2], None)
                 b = self._binding.get(did)
@@ -384,8 +385,8 @@ class FleetDevices:
         entries = result_entries(claim)
         if not entries:
             return
-        self._claims[ck] = claim
-        self.allocated.add_claim(claim)
+        self._claims[holder] = (ck, claim)
+        self.allocated.add_claim(claim, holder=holder)
         for did, r in entries:
             self._pools.pop(did[:2], None)
             if r.get("adminAccess"):
@@ -439,10 +440,25 @@ class FleetDevices:
             ps.states[did[2]] = st
         return st
 
+    def _key(self, holder: str) -> Key:
+        """The key of the claim the allocator names `holder`: the one its change was filed with."""
+        given = self._claims.get(holder)
+        return given[0] if given is not None else _key(holder)
+
     def _state(self, ps: _PoolStates, dev: Device) -> DeviceState:
         did = dev.id
         st = self.allocated
         held_by = st.holders.get(did)
+        if (
+            not held_by
+            and not dev.taints
+            and not dev.allow_multiple
+            and not (ps.counter_sets and dev.consumes)
+            and did not in self._binding
+            and did not in st.admin
+        ):
+            return _FREE_STATE  # most of a fleet's devices: what the rest of this reading would conclude, sooner
+        _key = self._key
         held = tuple(sorted({_key(h) for h in held_by})) if held_by else ()
         admin_by = st.admin.get(did)
         taints = tuple(
@@ -501,7 +517,9 @@ class FleetDevices:
         """What identifies the hardware behind a device: the counter sets it consumes (a GPU and its partitions
         consume the same set), else the device itself."""
         dev = self.device(device)
-        sets = sorted(name for name, _ in dev.consumes) if dev is not None else ()
+        if dev is None or not dev.consumes:
+            return device
+        sets = sorted(name for name, _ in dev.consumes)
         if sets:
             return (device[0], device[1], "counters", *sets)
         return device
@@ -523,9 +541,10 @@ def availability(states: FleetDevices, devices: Iterable[DeviceId]) -> tuple[int
     NOT_NOW_WORDS' words), for a request without tolerations or capacity asks."""
     total = now = 0
     why: dict[str, int] = defaultdict(int)
+    state = states.state
     for d in devices:
         total += 1
-        st = states.state(d)
+        st = state(d)
         if st.allocatable:
             now += 1
         else:

@@ -415,3 +415,24 @@ def test_device_states_kept_change_by_change_equal_a_fresh_reading() -> None:
     assert any(kept.state(i).holders for i in ids) and any(kept.state(i).taints for i in ids)
     m.apply([Change("DeviceTaintRule", "DELETED", rule, rule)])
     assert not any(m.device_state(i).taints for i in ids)
+
+
+def test_device_states_name_holders_by_the_claim_keys_and_absorb_a_change_they_already_hold() -> None:
+    """A device's holders are the keys its claim's changes were filed with (one key object per claim, however many
+    devices it holds: the states of a 150,000-pod fleet do not make a new (namespace, name) per device). States built
+    from a store ahead of the queued changes see the claim's own change again: it is absorbed once, not twice, and
+    its deletion frees the devices."""
+    from dragoman.fleet.k8s.devicestate import FleetDevices
+
+    c = allocated_claim("train", [result("n1", "gpu-0"), result("n1", "gpu-1")])
+    ck = ("ml", "train")
+    states = FleetDevices([gpu_slice("n1", 2)], [(ck, c)])
+    first, second = states.state(D("n1", "gpu-0")), states.state(D("n1", "gpu-1"))
+    assert first.holders == second.holders == (ck,)
+    assert first.holders[0] is ck and second.holders[0] is ck
+    states.set_claim(ck, c)  # the queued change of what the states were built from
+    assert states.state(D("n1", "gpu-0")).holders == (ck,)
+    assert states.allocated.holders[D("n1", "gpu-0")] == ("ml/train",)
+    states.set_claim(ck, None)
+    assert states.state(D("n1", "gpu-0")).state == FREE and states.state(D("n1", "gpu-1")).state == FREE
+    assert not states.allocated.devices and not states.allocated.holders
