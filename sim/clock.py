@@ -6,7 +6,7 @@ import asyncio
 import datetime
 import time
 
-from dragoman.fleet.k8s.times import format_time
+from dragoman.fleet.k8s.times import format_time, parse_datetime
 
 
 class Clock:
@@ -33,6 +33,13 @@ class Clock:
 
     def now(self) -> datetime.datetime:
         return self._start + datetime.timedelta(seconds=self.seconds())
+
+    def seconds_at(self, stamp: str | None) -> float | None:
+        """An API timestamp (RFC 3339, seconds or microseconds) on the scale of `seconds()`: when a Lease was renewed,
+        a taint added, a deletion's grace ends, as the simulated clock counts. None when absent or not a time, for the
+        caller to say what that means (usually: now)."""
+        t = parse_datetime(stamp)
+        return None if t is None else (t - self._start).total_seconds()
 
     def timestamp(self) -> str:
         """now() as the API prints times: RFC 3339, whole seconds, `Z`."""

@@ -24,6 +24,7 @@ A scenario NAME is looked up as sim/scenarios/NAME.yaml, then as a module dragom
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import importlib
 import json
 import pathlib
@@ -47,6 +48,10 @@ class Scenario:
     faults: str = ""
     speed: float | None = None
     anonymous_read: bool = False
+    # When the scenario's simulated clock starts (SimulatorConfig startTime): a recorded fleet replays from the moment
+    # it was recorded, so a live simulator meets its stories at the ages `check` reads them (a binding timeout, an
+    # Event's hour). None: now.
+    start: datetime.datetime | None = None
     skipped: dict[str, int] = dataclasses.field(default_factory=dict)  # kinds the simulator does not serve
     source: str = ""
 
@@ -105,6 +110,20 @@ def _strings(value: Any, field: str) -> None:
         raise ScenarioError(f"{field} must be a list of strings, not {_type(value)}")
 
 
+def taint_added_now(obj: dict) -> dict:
+    """`obj` as a server whose clock is the wall's gets it: a DeviceTaintRule without the scenario's timeAdded, which
+    the API server then stamps now. A claim's NoExecute tolerationSeconds count from it, so an eviction the scenario
+    shows pending is pending there too, not long overdue by the scenario's clock. Other objects are returned as they
+    are (the rule is copied, never changed in place)."""
+    if obj.get("kind") != "DeviceTaintRule":
+        return obj
+    spec = obj.get("spec")
+    taint = spec.get("taint") if isinstance(spec, dict) else None
+    if not isinstance(taint, dict) or "timeAdded" not in taint:
+        return obj
+    return {**obj, "spec": {**spec, "taint": {k: v for k, v in taint.items() if k != "timeAdded"}}}
+
+
 def _config(scenario: Scenario, d: dict, where: str) -> None:
     """The SimulatorConfig document: each field of the type the simulator reads, or a sentence."""
     speed = d.get("speed")
@@ -126,6 +145,19 @@ def _config(scenario: Scenario, d: dict, where: str) -> None:
         except FaultSpecError as exc:
             raise ScenarioError(f"{where}: SimulatorConfig faults: {exc}") from None
         scenario.faults = faults
+    start = d.get("startTime")
+    if start is not None:
+        from dragoman.fleet.k8s.times import parse_rfc3339
+
+        try:
+            scenario.start = parse_rfc3339(start) if isinstance(start, str) else None
+        except ValueError:
+            scenario.start = None
+        if scenario.start is None:
+            raise ScenarioError(
+                f"{where}: SimulatorConfig startTime is {_show(start)}; it must be an RFC 3339 time such as "
+                "2026-11-30T08:00:00Z (when the simulated clock starts), or left out for now"
+            )
     if "anonymousRead" in d:
         if not isinstance(d["anonymousRead"], bool):
             raise ScenarioError("SimulatorConfig anonymousRead must be true or false")
@@ -151,11 +183,18 @@ def _api_problem(rt: resources.ResourceType, obj: dict) -> str | None:
     """What the API server would answer creating `obj` (decoding into its type, sim/decode.py, then its validation,
     sim/api/validation), or None: a scenario loads only what a client could have created, so no controller meets an
     object it cannot read. Checked on a copy: the scenario's objects load as written."""
+    import msgspec
     from dragoman.sim import pieces
     from dragoman.sim.decode import DecodeError, decode
     from dragoman.sim.store import clone
 
-    copy = clone(obj)
+    # A copy through msgpack keeps every value as read (NaN, a key that is not a string), and is 4x faster than the
+    # store's json round trip (0.68 -> 0.16 s for a 5,000-node scenario's 40,000 objects); an integer beyond 64 bits
+    # takes the json way.
+    try:
+        copy = msgspec.msgpack.decode(msgspec.msgpack.encode(obj))
+    except (OverflowError, TypeError):
+        copy = clone(obj)
     try:
         decode(rt.kind, rt.api_version, copy, strict=False)
     except DecodeError as exc:

@@ -72,13 +72,16 @@ def resolve(schema: dict | None) -> dict | None:
     except KeyError:
         pass
     result = _resolve(schema)
-    if _is_shipped(schema):
+    if is_shipped(schema):
         _RESOLVED[key] = result
     return result
 
 
-def _is_shipped(schema: dict) -> bool:
-    # Only memoise the shipped (immortal) schema objects; callers' temporary dicts could reuse an id.
+def is_shipped(schema: dict) -> bool:
+    """Whether `schema` is one of the shipped (immortal) schema objects: only those are memoised by id, since a
+    caller's temporary dict could reuse an id."""
+    if _SHIPPED_IDS is None:
+        _index_shipped()
     return _SHIPPED_IDS is not None and id(schema) in _SHIPPED_IDS
 
 
@@ -127,7 +130,7 @@ def field(schema: dict | None, name: str) -> dict | None:
     except KeyError:
         pass
     result = _field(schema, name)
-    if _is_shipped(schema):
+    if is_shipped(schema):
         _FIELDS[key] = result
     return result
 

@@ -12,6 +12,7 @@ def default_controllers(sim: Any, *, scheduler: bool = True) -> list:
     unless they name their node (daemon pods are bound by their controller and still run).
     """
     from dragoman.sim.controllers.daemonsets import DaemonSets
+    from dragoman.sim.controllers.devicetaints import DeviceTaintEviction
     from dragoman.sim.controllers.dra_plugin import DraKubeletPlugin
     from dragoman.sim.controllers.fabric import FabricManager
     from dragoman.sim.controllers.gpu_operator import GpuOperator
@@ -31,6 +32,7 @@ def default_controllers(sim: Any, *, scheduler: bool = True) -> list:
             controllers.append(factory(sim))
     controllers += [Kubelets(sim), DraKubeletPlugin(sim), FabricManager(sim)]
     # Heartbeats and kube-controller-manager's node lifecycle and taint eviction (sim/controllers/nodelifecycle.py),
-    # and its pod garbage collector for pods left on a node that is gone (sim/controllers/podgc.py).
-    controllers += [NodeLeases(sim), NodeLifecycle(sim), TaintEviction(sim), PodGC(sim)]
+    # its pod garbage collector for pods left on a node that is gone (sim/controllers/podgc.py), and its device taint
+    # eviction (sim/controllers/devicetaints.py).
+    controllers += [NodeLeases(sim), NodeLifecycle(sim), TaintEviction(sim), PodGC(sim), DeviceTaintEviction(sim)]
     return controllers

@@ -24,9 +24,17 @@ log = logging.getLogger("dragoman.sim.controllers")
 
 # Annotations the simulator reads (faults and timing); nothing outside the simulator and tests should rely on them.
 RUN_SECONDS = "sim.dragoman.io/run-seconds"  # a container exits 0 after this many simulated seconds (Jobs)
-CRASH_LOOP_SECONDS = (
-    "sim.dragoman.io/crash-loop-seconds"  # a container runs this long, crashes, backs off as long, restarts
-)
+# Each start of the container runs this many seconds, then exits 1 (Error); the kubelet restarts it after its own
+# crash-loop back-off (none the first time, then 10 s doubling to 300 s, or the node's MAX_RESTART_SECONDS). The
+# one meaning for the Python kubelet (sim/controllers/kubelet.py) and dragoman-cri under a real kubelet
+# (controlplane/cmd/dragoman-cri/faults.go), which reads it at each container start; the agent also plays it on a
+# container already running when the fault arrives (it exits N s after its start).
+CRASH_LOOP_SECONDS = "sim.dragoman.io/crash-loop-seconds"
+# On a Node: its kubelet's crashLoopBackOff.maxContainerRestartPeriod, in seconds (1-300): the restart back-off
+# starts at min(10 s, it) and never exceeds it (KubeletCrashLoopBackOffMax, beta and on since v1.35; a real cluster's
+# kubelets default to 300 s). A rehearsal's setting, so a crash loop shows its restarts in seconds: the real kubelets
+# of `sim serve --real-kubelets` get it in their KubeletConfiguration, the Python kubelet backs off the same.
+MAX_RESTART_SECONDS = "sim.dragoman.io/max-container-restart-seconds"
 # On a Node: its DRA driver's devices ask for binding conditions (KEP-5007), which the driver sets True once "attached"
 # after a delay. JSON: {"conditions": [...], "failureConditions": [...], "bindsToNode": bool, "delaySeconds": n}.
 BINDING_CONDITIONS = "sim.dragoman.io/binding-conditions"
@@ -728,16 +736,30 @@ class SeriesEvents:
             self._next_finish = at + SERIES_FINISH
 
 
+def _annotation_object(obj: dict | None, annotation: str) -> dict | None:
+    """The JSON object a scenario-contract annotation of `obj` holds (POD_FAULTS, DEVICE_HEALTH, BINDING_CONDITIONS,
+    BINDING_OUTCOMES); None when it says nothing usable: absent, empty, not JSON, or JSON but not an object."""
+    raw = (((obj or {}).get("metadata") or {}).get("annotations") or {}).get(annotation)
+    if not raw:
+        return None
+    try:
+        said = json.loads(raw)
+    except (TypeError, ValueError):
+        return None
+    return said if isinstance(said, dict) else None
+
+
+def _delay_seconds(value: object) -> float:
+    """A scenario's delaySeconds: a number of seconds from 0 to an hour, else 0."""
+    return float(value) if isinstance(value, (int, float)) and 0 <= value <= 3600 else 0.0
+
+
 def binding_outcomes(slice_: dict) -> dict[str, dict]:
     """What a slice's BINDING_OUTCOMES annotation says the fabric answers, checked: {device: {"delaySeconds",
     "conditions"}}, each condition with a type, a status of True/False/Unknown, a reason and a message; {} when it
     says nothing usable."""
-    raw = ((slice_.get("metadata") or {}).get("annotations") or {}).get(BINDING_OUTCOMES)
-    try:
-        want = json.loads(raw) if raw else None
-    except (TypeError, ValueError):
-        return {}
-    if not isinstance(want, dict):
+    want = _annotation_object(slice_, BINDING_OUTCOMES)
+    if want is None:
         return {}
     out: dict[str, dict] = {}
     for device, ask in list(want.items())[:128]:
@@ -755,25 +777,15 @@ def binding_outcomes(slice_: dict) -> dict[str, dict]:
         ][:8]
         if not conds:
             continue
-        delay = ask.get("delaySeconds", 0)
-        out[device] = {
-            "delaySeconds": float(delay) if isinstance(delay, (int, float)) and 0 <= delay <= 3600 else 0.0,
-            "conditions": conds,
-        }
+        out[device] = {"delaySeconds": _delay_seconds(ask.get("delaySeconds", 0)), "conditions": conds}
     return out
 
 
 def node_pod_faults(node: dict | None) -> dict[str, dict[str, str]]:
     """What a node's POD_FAULTS annotation gives each DaemonSet's pods there, checked: {DaemonSet: {annotation:
     value}} (strings only); {} when it says nothing usable (absent, not JSON, not that shape)."""
-    raw = (((node or {}).get("metadata") or {}).get("annotations") or {}).get(POD_FAULTS)
-    if not raw:
-        return {}
-    try:
-        want = json.loads(raw)
-    except (TypeError, ValueError):
-        return {}
-    if not isinstance(want, dict):
+    want = _annotation_object(node, POD_FAULTS)
+    if want is None:
         return {}
     return {
         str(ds): {str(k): str(v) for k, v in faults.items() if isinstance(v, (str, int))}
@@ -808,6 +820,16 @@ def unready_daemonsets(daemonsets: Iterable[dict], nodes: Iterable[dict]) -> lis
     return out
 
 
+def max_restart_seconds(node: dict | None) -> int | None:
+    """The node's MAX_RESTART_SECONDS (a whole number of seconds, 1-300, as the kubelet's validation allows); None
+    when it has none or it says something else (`sim serve --real-kubelets` refuses that with a sentence)."""
+    raw = (((node or {}).get("metadata") or {}).get("annotations") or {}).get(MAX_RESTART_SECONDS)
+    if not isinstance(raw, str) or not (raw.isascii() and raw.strip().isdigit()):
+        return None
+    n = int(raw.strip())
+    return n if 1 <= n <= 300 else None
+
+
 def pod_faults(pod: dict, node: dict | None) -> dict:
     """The fault annotations that apply to a pod: its own, and those its node's POD_FAULTS gives the pods of the
     DaemonSet that owns it (the node's fault, whichever of the DaemonSet's pods lands there)."""
@@ -823,14 +845,8 @@ def pod_faults(pod: dict, node: dict | None) -> dict:
 
 def unhealthy_devices(node: dict | None) -> dict[str, str]:
     """What a node's DEVICE_HEALTH annotation says: {device: message}; empty when absent or not a JSON object."""
-    raw = (((node or {}).get("metadata") or {}).get("annotations") or {}).get(DEVICE_HEALTH)
-    if not raw:
-        return {}
-    try:
-        said = json.loads(raw)
-    except (TypeError, ValueError):
-        return {}
-    if not isinstance(said, dict):
+    said = _annotation_object(node, DEVICE_HEALTH)
+    if said is None:
         return {}
     return {str(d): str(m)[:1024] for d, m in said.items() if isinstance(d, str) and d}
 
@@ -838,24 +854,17 @@ def unhealthy_devices(node: dict | None) -> dict[str, str]:
 def binding_request(node: dict) -> dict | None:
     """What a node's BINDING_CONDITIONS annotation asks of its DRA driver's devices, checked: {"conditions",
     "failureConditions", "bindsToNode", "delaySeconds"}; None when it asks nothing (absent, not JSON, no conditions)."""
-    raw = ((node.get("metadata") or {}).get("annotations") or {}).get(BINDING_CONDITIONS)
-    if not raw:
-        return None
-    try:
-        want = json.loads(raw)
-    except (TypeError, ValueError):
-        return None
-    if not isinstance(want, dict):
+    want = _annotation_object(node, BINDING_CONDITIONS)
+    if want is None:
         return None
     conds = [c for c in want.get("conditions") or () if isinstance(c, str) and c]
     if not conds:
         return None
     # The API requires failure conditions beside binding conditions: one is named after the first when none is given.
     failure = [c for c in want.get("failureConditions") or () if isinstance(c, str) and c] or [conds[0] + "-failed"]
-    delay = want.get("delaySeconds", 0)
     return {
         "conditions": conds[:4],
         "failureConditions": failure[:4],
         "bindsToNode": bool(want.get("bindsToNode", True)),
-        "delaySeconds": float(delay) if isinstance(delay, (int, float)) and 0 <= delay <= 3600 else 0.0,
+        "delaySeconds": _delay_seconds(want.get("delaySeconds", 0)),
     }

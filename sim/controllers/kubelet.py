@@ -9,7 +9,6 @@ from typing import Any
 
 from dragoman.fleet import nvidia_schema as nvidia
 from dragoman.fleet.k8s.podclaims import pod_claim_names
-from dragoman.fleet.k8s.times import parse_rfc3339
 from dragoman.sim.controllers import base
 from dragoman.sim.controllers.base import (
     CRASH_AT_START,
@@ -25,6 +24,7 @@ from dragoman.sim.controllers.base import (
     editable_status,
     is_device_plugin_pod,
     is_dra_kubelet_plugin_pod,
+    max_restart_seconds,
     pod_faults,
     pod_phase,
     pod_ready,
@@ -57,8 +57,25 @@ SANDBOX_STOPPED = ("PodSandboxNotReady", "pod sandbox is not ready")
 # kuberuntime's container restart back-off: 10 s, doubled per restart, at most 5 minutes.
 BACKOFF_INITIAL_SECONDS = 10.0
 BACKOFF_MAX_SECONDS = 300.0
+
+
+def restart_delay(restarts: int, cap: float | None = None) -> float:
+    """Seconds from a container's exit to its restart, `restarts` being its restartCount at the exit: kubelet
+    v1.37.2's crash-loop back-off (kuberuntime doBackOff over flowcontrol.Backoff). None before the first restart
+    (the container has no back-off entry yet: it starts again at once), then 10 s doubling per restart up to 300 s;
+    `cap` (the node's maxContainerRestartPeriod, base.MAX_RESTART_SECONDS) caps both the start and the maximum. (The
+    entry resets after a run of more than 600 s, which no fault here plays.)"""
+    if restarts <= 0:
+        return 0.0
+    top = cap or BACKOFF_MAX_SECONDS
+    return min(min(BACKOFF_INITIAL_SECONDS, top) * 2 ** (restarts - 1), top)
+
+
 STOP_SECONDS = "sim.dragoman.io/stop-seconds"  # how long a deleted pod's containers take to stop (default 0)
 RUNTIME_DOWN_MESSAGE = "container runtime is down"
+# How long after its last good runtime Status call the kubelet says the runtime is down (kubelet.go
+# maxWaitForContainerRuntime, runtime.go runtimeErrors): until then its Ready stays as it was.
+MAX_WAIT_FOR_CONTAINER_RUNTIME = 30.0
 # What a healthy kubelet posts (nodestatus.MemoryPressureCondition, DiskPressureCondition, PIDPressureCondition,
 # ReadyCondition, in that order): type, status, reason, message, and the event it records when it sets that status.
 NODE_CONDITIONS = (
@@ -98,17 +115,6 @@ def plugin_resources_from_labels(labels: dict) -> dict[str, int] | None:
     return hw.device_plugin_resources() if hw is not None else None
 
 
-def _sim_seconds(clock: Any, stamp: str | None) -> float | None:
-    """A timestamp as seconds on the simulator's clock (the scale of clock.seconds())."""
-    if not stamp:
-        return None
-    try:
-        t = parse_rfc3339(stamp)
-    except (TypeError, ValueError):
-        return None
-    return clock.seconds() - (clock.now() - t).total_seconds()
-
-
 def _hex(data: str, n: int = 64) -> str:
     return hashlib.sha256(data.encode()).hexdigest()[:n]
 
@@ -137,6 +143,10 @@ class Kubelets(Controller):
         self._prepare_failed: set[tuple[str, str, str]] = set()
         self._admitted: set[str] = set()
         self._managed: set[str] = set()  # pods whose container state this kubelet has set (started or faulted)
+        self._runtime_down_since: dict[str, float] = {}  # node → simulated time its runtime was first seen down
+        # node → the spec.unschedulable its kubelet last saw (kubelet.go lastNodeUnschedulable): a change is recorded
+        # as a NodeNotSchedulable / NodeSchedulable event at the next status sync.
+        self._last_unschedulable: dict[str, bool] = {}
 
     # -------------------------------------------------------------- events → keys
 
@@ -150,6 +160,9 @@ class Kubelets(Controller):
 
     def initial_keys(self):
         for node in list(self.cache.all("nodes")):
+            # The scenario's nodes have had their kubelet running all along: what a node is now is what it last saw
+            # (a node that joins later starts from false, as a starting kubelet does).
+            self._last_unschedulable[node["metadata"]["name"]] = bool((node.get("spec") or {}).get("unschedulable"))
             yield ("node", node["metadata"]["name"])
         for pod in list(self.cache.all("pods")):
             if pod.get("spec", {}).get("nodeName"):
@@ -161,6 +174,8 @@ class Kubelets(Controller):
                 name = obj["metadata"]["name"]
                 self._devices.pop(name, None)
                 self._seen_capacity.pop(name, None)
+                self._runtime_down_since.pop(name, None)
+                self._last_unschedulable.pop(name, None)
             else:
                 name = obj["metadata"]["name"]
                 self.enqueue(("node", name))
@@ -240,7 +255,7 @@ class Kubelets(Controller):
         A running kubelet sets them at every status sync, so a condition the node lifecycle controller turned Unknown
         (a lapsed heartbeat) is True/False again at the kubelet's next sync, with a new lastTransitionTime."""
         wanted = NODE_CONDITIONS
-        if runtime_down(node):
+        if self._runtime_said_down(node):
             # ReadyCondition with a runtime error: KubeletNotReady and the error's words (runtime.go runtimeErrors).
             wanted = (
                 *NODE_CONDITIONS[:-1],
@@ -279,6 +294,30 @@ class Kubelets(Controller):
                 c.update(reason=reason, message=message, lastHeartbeatTime=now)
         return out, events
 
+    def _runtime_said_down(self, node: dict | None) -> bool:
+        """Whether the kubelet's status says its runtime is down: MAX_WAIT_FOR_CONTAINER_RUNTIME after the agent
+        first saw it down (its last good runtime check), as a real kubelet's runtimeErrors; until then the node's
+        Ready stays as it was (the runtime's calls fail at once all the same: `_paused`)."""
+        if node is None:
+            return False
+        name = node["metadata"]["name"]
+        if not runtime_down(node):
+            self._runtime_down_since.pop(name, None)
+            return False
+        if name not in self._runtime_down_since:
+            ready = next(
+                (c for c in (node.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"), {}
+            )
+            said = ready.get("status") == "False" and ready.get("message") == RUNTIME_DOWN_MESSAGE
+            # A node loaded (or left by an earlier agent) saying so already keeps saying it.
+            self._runtime_down_since[name] = self.clock.seconds() - (MAX_WAIT_FOR_CONTAINER_RUNTIME if said else 0.0)
+        since = self._runtime_down_since[name]
+        left = since + MAX_WAIT_FOR_CONTAINER_RUNTIME - self.clock.seconds()
+        if left > 0:
+            self.enqueue_after(("node", name), left)
+            return False
+        return True
+
     def _reconcile_node(self, name: str) -> None:
         node = self.cache.get("nodes", "", name)
         if node is None:
@@ -294,6 +333,11 @@ class Kubelets(Controller):
         changed = False
 
         conditions, events = self._node_conditions(status.get("conditions") or [], node)
+        # recordNodeSchedulableEvent, run by the kubelet's status sync whatever else changed.
+        unschedulable = bool((node.get("spec") or {}).get("unschedulable"))
+        if self._last_unschedulable.get(name, False) != unschedulable:
+            self._last_unschedulable[name] = unschedulable
+            events.append("NodeNotSchedulable" if unschedulable else "NodeSchedulable")
         if conditions != (status.get("conditions") or []):
             new["conditions"] = conditions
             changed = True
@@ -350,6 +394,7 @@ class Kubelets(Controller):
                 capacity[r] = want_cap
                 changed = True
         if not changed:
+            self._node_events(node, events)
             return
         new["capacity"] = capacity
         new["allocatable"] = allocatable
@@ -362,7 +407,12 @@ class Kubelets(Controller):
             if exc.code == 404:
                 return
             raise
-        for reason in events:
+        self._node_events(node, events)
+
+    def _node_events(self, node: dict, reasons: list[str]) -> None:
+        """recordNodeStatusEvent: each reason as a Normal event on the node, "Node NAME status is now: REASON"."""
+        name = node["metadata"]["name"]
+        for reason in reasons:
             self.events.emit(node, "Normal", reason, f"Node {name} status is now: {reason}", host=name)
 
     # -------------------------------------------------------------- pods
@@ -397,7 +447,7 @@ class Kubelets(Controller):
     def _stop(self, pod: dict) -> None:
         md = pod["metadata"]
         delay = _int(self._faults(pod).get(STOP_SECONDS), 0)
-        deleted_at = _sim_seconds(self.clock, md.get("deletionTimestamp"))
+        deleted_at = self.clock.seconds_at(md.get("deletionTimestamp"))
         grace = _int(md.get("deletionGracePeriodSeconds"), 0)
         if delay > 0 and deleted_at is not None:
             self._write_terminating(pod)
@@ -751,7 +801,7 @@ class Kubelets(Controller):
         status = pod.get("status") or {}
         now = self.clock.seconds()
         run = _int(annotations.get(RUN_SECONDS), 0)
-        started = _sim_seconds(self.clock, status.get("startTime"))
+        started = self.clock.seconds_at(status.get("startTime"))
         if run > 0 and started is not None:
             if now >= started + run:
                 self._finish(pod)
@@ -766,17 +816,32 @@ class Kubelets(Controller):
             self._crash_at_start(pod, crashing)
             return
         if crash_period > 0:
+            # CRASH_LOOP_SECONDS: each start runs crash_period seconds and exits 1; the back-off decides the restart.
+            restarts = max((int(cs.get("restartCount") or 0) for cs in statuses), default=0)
             due = self._crash.get(key)
             if due is None:
-                # The fault starts now: the container crashes (one loaded crashed is already down; it restarts next).
-                if not crashing:
-                    self._flip(pod, crash=True)
-                self._crash[key] = now + crash_period
-                self.enqueue_after(("pod", *key), crash_period)
+                if crashing:
+                    # Loaded (or left by an earlier agent) down: it restarts at the end of its back-off.
+                    self._back_off(pod, restarts, exited=False)
+                else:
+                    # Running when the fault arrives: it exits crash_period seconds after its start.
+                    ran_from = next(
+                        (
+                            self.clock.seconds_at((cs.get("state") or {}).get("running", {}).get("startedAt"))
+                            for cs in statuses
+                        ),
+                        None,
+                    )
+                    self._crash[key] = max(now, (now if ran_from is None else ran_from) + crash_period)
+                    self.enqueue_at(("pod", *key), self._crash[key])
             elif now >= due:
-                self._flip(pod, crash=not crashing)
-                self._crash[key] = now + crash_period
-                self.enqueue_after(("pod", *key), crash_period)
+                if crashing:
+                    self._flip(pod, crash=False)
+                    self._crash[key] = now + crash_period
+                    self.enqueue_after(("pod", *key), crash_period)
+                else:
+                    self._flip(pod, crash=True)
+                    self._back_off(pod, restarts)
             return
         self._crash.pop(key, None)
         uid = md.get("uid", "")
@@ -812,15 +877,19 @@ class Kubelets(Controller):
         return pod_faults(pod, self.cache.get("nodes", "", pod.get("spec", {}).get("nodeName", "")))
 
     def _back_off(self, pod: dict, restarts: int, *, exited: bool = True) -> None:
-        """The container exited (`exited`; else it was found down already): the kubelet restarts it after its
-        back-off (10 s doubling per restart, at most 300 s: kuberuntime's container back-off,
-        ReduceDefaultCrashLoopBackOffDecay off in v1.37), and says so when it has just exited."""
+        """The container exited with `restarts` restarts (`exited`; else it was found down already): the kubelet
+        restarts it after its back-off (`restart_delay`; ReduceDefaultCrashLoopBackOffDecay off in v1.37), and says
+        so (BackOff) when it has just exited and has to wait."""
         md = pod["metadata"]
-        delay = min(BACKOFF_INITIAL_SECONDS * 2**restarts, BACKOFF_MAX_SECONDS)
+        delay = self._restart_delay(pod, restarts)
         self._crash[(md.get("namespace", ""), md["name"])] = self.clock.seconds() + delay
         self.enqueue_after(("pod", md.get("namespace", ""), md["name"]), delay)
-        if exited:
+        if exited and delay > 0:
             self._back_off_event(pod)
+
+    def _restart_delay(self, pod: dict, restarts: int) -> float:
+        node = self.cache.get("nodes", "", (pod.get("spec") or {}).get("nodeName", ""))
+        return restart_delay(restarts, max_restart_seconds(node))
 
     def _back_off_event(self, pod: dict) -> None:
         md = pod["metadata"]
@@ -906,8 +975,6 @@ class Kubelets(Controller):
         ready = not crash and self._faults(pod).get(NOT_READY) != "true"
         self._set_ready(status, cur, ready)
         self._write_pod_status(cur)
-        if crash:
-            self._back_off_event(pod)
 
     def _terminate(self, pod: dict, killed: bool) -> None:
         """The containers stopped by the deletion: SIGTERM ends them (exit 143), or SIGKILL at the end of the grace

@@ -347,7 +347,8 @@ class Workloads(Controller):
                 last = max(
                     (p["status"].get("startTime") or p["metadata"].get("creationTimestamp") or "") for p in failed
                 )
-                due = _seconds_at(self.clock, last) + delay
+                at = self.clock.seconds_at(last)
+                due = (float("-inf") if at is None else at) + delay
                 if self.clock.seconds() < due:
                     self.enqueue_at(("rs", ns, name), due)
                     want = len(active)
@@ -620,16 +621,6 @@ class Workloads(Controller):
         if completion_time:
             status["completionTime"] = completion_time
         self._write_status(JOB, job, status)
-
-
-def _seconds_at(clock: Any, stamp: str) -> float:
-    """A timestamp on the simulator clock's scale (clock.seconds())."""
-    from dragoman.fleet.k8s.times import parse_rfc3339
-
-    try:
-        return clock.seconds() - (clock.now() - parse_rfc3339(stamp)).total_seconds()
-    except (TypeError, ValueError):
-        return float("-inf")
 
 
 def _max_surge(d: dict) -> int:

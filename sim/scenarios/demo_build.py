@@ -32,8 +32,10 @@ from __future__ import annotations
 import pathlib
 
 import yaml
+from dragoman.fleet.k8s.times import format_time
 from dragoman.sim.scenarios.demofleet import cluster, infra, pools, v137
 from dragoman.sim.scenarios.demofleet.fleet import Fleet, Story
+from dragoman.sim.scenarios.demofleet.objects import SNAPSHOT
 
 # Stories whose pods a running scheduler moves past, the simulator's as kube-scheduler v1.37.2: it deallocates an
 # allocation whose binding failed and tries again (the pod then waits for its new device's binding conditions, which
@@ -47,6 +49,8 @@ LIVE_REWRITTEN_VERDICTS = frozenset({"binding-failed", "filter-timeout"})
 # the crash-looping DRA driver (no-slices) is started again at the end of each 5-minute back-off and exits at once;
 # the quota-blocked pod is retried with backoff, and each refusal names the new claim name the apiserver generated.
 # The resourceclaim controller retries the claim the API server refuses for admin access: an Event each time.
+# allreduce's fabric attach never completes: eight minutes into a live demo (its clock starts at the snapshot) the
+# scheduler's 10-minute binding timeout deallocates the claim and tries again (binding-pending, then binding-failed).
 LIVE_CHURN_FINDINGS = frozenset(
     {
         "plugin-flapping",
@@ -101,7 +105,15 @@ USERS = [
 
 
 def simulator_config() -> dict:
-    return {"apiVersion": "sim.dragoman.io/v1", "kind": "SimulatorConfig", "users": [dict(u) for u in USERS]}
+    # The clock starts at the snapshot the stories are written against (objects.SNAPSHOT), so a live demo meets them
+    # at the ages `check --demo` reads: allreduce's fabric attach, two minutes old, waits; it does not meet the
+    # scheduler's 10-minute binding timeout days late.
+    return {
+        "apiVersion": "sim.dragoman.io/v1",
+        "kind": "SimulatorConfig",
+        "startTime": format_time(SNAPSHOT),
+        "users": [dict(u) for u in USERS],
+    }
 
 
 def write(path: pathlib.Path | None = None) -> pathlib.Path:

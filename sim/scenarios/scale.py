@@ -39,6 +39,17 @@ class _Ids:
     def suffix(self, n: int = 5) -> str:
         return "".join(self.rng.choices(_ALPHABET, k=n))
 
+    def pod_name(self, prefix: str, taken: set[str]) -> str:
+        """`prefix` + a suffix no pod in `taken` has (then taken too). A controller's pods draw from 27^5 suffixes: a
+        5,000-pod DaemonSet shares a name about once, and the envelope's thousand ReplicaSets of 20-140 pods about
+        once in all; the real API server refuses the second pod of a pair (409), so a taken name is drawn again, as a
+        controller's generateName is retried."""
+        name = prefix + self.suffix()
+        while name in taken:
+            name = prefix + self.suffix()
+        taken.add(name)
+        return name
+
 
 def _ready_conditions() -> list[dict]:
     return [
@@ -913,12 +924,10 @@ def _add_cpu_side(
             }
         )
         owner = _daemonset_owner(app, ds_uid)
+        taken: set[str] = set()
         for node in all_nodes + cpu_names:
-            out.append(
-                _cpu_pod(
-                    f"{app}-{ids.suffix()}", ns, ids.uid(), parts, labels, owner, node, node_ip[node], node_ip[node]
-                )
-            )
+            name = ids.pod_name(f"{app}-", taken)
+            out.append(_cpu_pod(name, ns, ids.uid(), parts, labels, owner, node, node_ip[node], node_ip[node]))
 
     # Deployments (one ReplicaSet each) on the CPU pools, spread round-robin; then Jobs, a third of them finished.
     cursor = [0]
@@ -1018,11 +1027,12 @@ def _add_cpu_side(
             "controller": True,
             "blockOwnerDeletion": True,
         }
+        rs_taken: set[str] = set()
         for _ in range(replicas):
             node = next_node()
             out.append(
                 _cpu_pod(
-                    f"{app}-{hash_}-{ids.suffix()}",
+                    ids.pod_name(f"{app}-{hash_}-", rs_taken),
                     ns,
                     ids.uid(),
                     parts,

@@ -5,10 +5,11 @@ The Simulator is composed of one mixin per job (sim/server/*.py); this module ho
 from __future__ import annotations
 
 import asyncio
+import datetime
 import logging
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from dragoman.sim import certs
@@ -29,6 +30,9 @@ from dragoman.sim.server.users import ADMIN, User, new_token
 from dragoman.sim.server.watch import WatchMixin
 from dragoman.sim.server.wire import WireMixin
 from dragoman.sim.store import Store, Watcher
+
+if TYPE_CHECKING:
+    from dragoman.sim.scenario import Scenario
 
 log = logging.getLogger("dragoman.sim")
 
@@ -56,8 +60,9 @@ class Simulator(
         validate_load: bool = False,
         anonymous_read: bool = False,
         event_ttl: float = 3600.0,
+        start: datetime.datetime | None = None,
     ) -> None:
-        self.clock = Clock(speed)
+        self.clock = Clock(speed, start)
         self.store = Store(self.clock, history_size=history_size)
         self.faults = Faults(faults)
         self.request_log = RequestLog()
@@ -99,6 +104,25 @@ class Simulator(
                 self.store.validate = True
         # PodDisruptionBudget status (sim/controllers/disruption.py): eviction asks it, its worker runs from start.
         self.pdb_status = PdbStatus(self.store, self.clock)
+
+    @classmethod
+    def from_scenario(
+        cls, sc: Scenario, *, speed: float | None = None, faults: str = "", real_time: bool = False
+    ) -> Simulator:
+        """The simulator a scenario asks for (its objects, users, speed, faults, anonymous reads and clock start),
+        `speed` and `faults` given on the command line winning. `real_time`: the clock starts now whatever the
+        scenario says, for a run judged beside a real control plane, whose clock is the wall's; its taint rules are
+        made now, as the real control plane's loader makes them."""
+        from dragoman.sim.scenario import taint_added_now
+
+        return cls(
+            [taint_added_now(o) for o in sc.objects] if real_time else sc.objects,
+            users=sc.users,
+            speed=speed or sc.speed or 1.0,
+            faults=faults or sc.faults,
+            anonymous_read=sc.anonymous_read,
+            start=None if real_time else sc.start,
+        )
 
     # ---------------------------------------------------------------- lifecycle
 

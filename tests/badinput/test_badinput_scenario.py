@@ -42,6 +42,8 @@ HOSTILE: dict[str, tuple[str | bytes, list[str]]] = {
     "faults-a-list": (CONFIG + "faults: [1]\n", ["faults must be a string"]),
     "faults-nonsense": (CONFIG + "faults: 'error=lots'\n", ["faults"]),
     "anonymous-a-string": (CONFIG + "anonymousRead: 'yes'\n", ["anonymousRead must be true or false"]),
+    "start-not-a-time": (CONFIG + "startTime: yesterday\n", ["startTime is yesterday", "RFC 3339"]),
+    "start-a-number": (CONFIG + "startTime: 1764489600\n", ["startTime is 1764489600", "RFC 3339"]),
     "labels-a-list": ("apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: [a, b]}\n", ["metadata.labels"]),
     "name-a-number": ("apiVersion: v1\nkind: Node\nmetadata: {name: 5}\n", ["ObjectMeta.metadata.name", "string"]),
     "name-100k": ("apiVersion: v1\nkind: Node\nmetadata: {name: " + "a" * 100_000 + "}\n", ["metadata.name", "…"]),

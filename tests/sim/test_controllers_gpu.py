@@ -390,23 +390,42 @@ async def test_a_crash_looping_plugin_flips_allocatable(cluster_factory):
             _preload_content=False,
         )
     )
-    await eventually(lambda: _eq(k.gpus("gpu-a-1"), ("0", "8")), what="allocatable 0 while crashed")
-    crashed = (await k.pods("nvidia-device-plugin"))[0]
+    # crash-loop-seconds 10: each start runs 10 s and exits 1; the kubelet's back-off decides the restart (none the
+    # first time, then 10 s, 20 s, ...), as dragoman-cri plays it under a real kubelet.
+
+    async def plugin():
+        return (await k.pods("nvidia-device-plugin"))[0]["status"]["containerStatuses"][0]
+
+    sim.clock.step(10)
+    await eventually(lambda: _restarted(plugin, 1), what="the first exit, restarted at once")
+    assert await k.gpus("gpu-a-1") == ("8", "8"), "no back-off before the first restart: allocatable never moved"
+    sim.clock.step(10)
+    await eventually(lambda: _eq(k.gpus("gpu-a-1"), ("0", "8")), what="allocatable 0 through the first back-off")
     # As a real kubelet v1.37.2 shows it through the back-off: the exited attempt, not waiting CrashLoopBackOff.
-    assert crashed["status"]["containerStatuses"][0]["state"]["terminated"]["reason"] == "Error"
+    assert (await plugin())["state"]["terminated"]["reason"] == "Error"
     sim.clock.step(10)
     await eventually(lambda: _eq(k.gpus("gpu-a-1"), ("8", "8")), what="allocatable back after the restart")
-    restarted = (await k.pods("nvidia-device-plugin"))[0]
-    assert restarted["status"]["containerStatuses"][0]["restartCount"] == 1
+    assert (await plugin())["restartCount"] == 2
     sim.clock.step(10)
     await eventually(lambda: _eq(k.gpus("gpu-a-1"), ("0", "8")), what="allocatable 0 on the next crash")
+    sim.clock.step(10)
+    await asyncio.sleep(0.2)
+    assert (await plugin())["restartCount"] == 2, "the second back-off is 20 s"
+    sim.clock.step(10)
+    await eventually(lambda: _restarted(plugin, 3), what="restarted after 20 s")
+
+
+async def _restarted(status, n: int) -> bool:
+    cs = await status()
+    return cs["restartCount"] == n and "running" in (cs.get("state") or {})
 
 
 async def test_a_nodes_pod_fault_makes_whichever_driver_pod_lands_there_crash_loop_and_publish_nothing(
     cluster_factory,
 ):
     """The node's sim.dragoman.io/pod-faults names the driver's DaemonSet: the pod the DaemonSet makes there exits as
-    it starts, is restarted after the kubelet's back-off (10 s, then 20 s), never seen running, so the driver publishes
+    it starts, is restarted at once the first time, then after the kubelet's back-off (10 s, then 20 s), never seen
+    running, so the driver publishes
     no slices; a fresh pod (the old one deleted) inherits the fault; the fault lifted, it runs and publishes."""
     faults = {"dra-driver-nvidia-gpu-kubelet-plugin": {"sim.dragoman.io/crash-at-start": "true"}}
     node = gpu_node("gpu-c-1", "pool-c")
@@ -421,16 +440,18 @@ async def test_a_nodes_pod_fault_makes_whichever_driver_pod_lands_there_crash_lo
                     return p
         return None
 
-    pod = await eventually(lambda: exited(0), what="the driver's container exited at its start")
+    # No back-off before the first restart (kubelet v1.37.2's back-off entry is made then): it exits at its start,
+    # starts again at once and exits again.
+    pod = await eventually(lambda: exited(1), what="the driver's container exited at its start, twice")
     cs = pod["status"]["containerStatuses"][0]
     assert pod["status"]["phase"] == "Running" and cs["state"]["terminated"]["exitCode"] == 1 and not cs["ready"]
     sim.clock.step(10)
-    await eventually(lambda: exited(1), what="restarted after 10 s, and exited again")
+    await eventually(lambda: exited(2), what="restarted after 10 s, and exited again")
     sim.clock.step(10)
     await asyncio.sleep(0.3)
-    assert (await exited(1)) is not None, "the second back-off is 20 s"
+    assert (await exited(2)) is not None, "the second back-off is 20 s"
     sim.clock.step(10)
-    await eventually(lambda: exited(2), what="restarted after 20 s")
+    await eventually(lambda: exited(3), what="restarted after 20 s")
     assert await k.slices("gpu-c-1") == []
     reasons = {e.reason for e in (await k.core.list_namespaced_event("dra-driver-nvidia-gpu")).items}
     assert "BackOff" in reasons
@@ -438,7 +459,7 @@ async def test_a_nodes_pod_fault_makes_whichever_driver_pod_lands_there_crash_lo
     # A fresh pod (the DaemonSet's own) on the node crash-loops too.
     await k.core.delete_namespaced_pod(pod["metadata"]["name"], "dra-driver-nvidia-gpu", grace_period_seconds=0)
 
-    await eventually(lambda: exited(0, pod["metadata"]["uid"]), what="the DaemonSet's new pod, crashed at its start")
+    await eventually(lambda: exited(1, pod["metadata"]["uid"]), what="the DaemonSet's new pod, crashed at its start")
     await asyncio.sleep(0.3)
     assert await k.slices("gpu-c-1") == []
 
@@ -480,14 +501,19 @@ async def test_a_nodes_not_ready_and_flapping_faults_are_played_by_a_fresh_daemo
     assert fresh["status"]["containerStatuses"][0]["ready"] is False
     assert not (fresh["metadata"].get("annotations") or {}).get("sim.dragoman.io/not-ready")
 
-    # The device plugin's pod (the DaemonSet's, no annotation of its own) crashes: allocatable 0, capacity kept.
+    # The device plugin's pod (the DaemonSet's, no annotation of its own) exits 10 s after each start: restarted at
+    # once the first time, then after the kubelet's 10 s back-off (allocatable 0 meanwhile, capacity kept).
+    async def plugin():
+        return (await k.pods("nvidia-device-plugin"))[0]["status"]["containerStatuses"][0]
+
+    await eventually(lambda: _eq(k.gpus("gpu-d-1"), ("8", "8")), what="the plugin serving")
+    sim.clock.step(10)
+    await eventually(lambda: _restarted(plugin, 1), what="its first exit, restarted at once")
+    sim.clock.step(10)
     await eventually(lambda: _eq(k.gpus("gpu-d-1"), ("0", "8")), what="allocatable 0 while the plugin is down")
     sim.clock.step(10)
     await eventually(lambda: _eq(k.gpus("gpu-d-1"), ("8", "8")), what="allocatable back after its restart")
-    plugin = (await k.pods("nvidia-device-plugin"))[0]
-    assert plugin["status"]["containerStatuses"][0]["restartCount"] == 1
-    sim.clock.step(10)
-    await eventually(lambda: _eq(k.gpus("gpu-d-1"), ("0", "8")), what="allocatable 0 on its next crash")
+    assert (await plugin())["restartCount"] == 2
 
 
 async def test_failed_prepare_while_the_driver_is_not_ready_then_the_pod_sees_its_devices(cluster_factory):
@@ -777,3 +803,38 @@ async def test_the_device_manager_hands_out_distinct_gpus_and_reports_them(clust
     assert two_name == one_name == "nvidia.com/gpu" and len(two) == 2 and len(one) == 1
     # Distinct GPUs, the first free ones in the plugin's order (whichever pod the kubelet admitted first).
     assert sorted(two + one) == sorted(nvidia.gpu_uuid("gpu-a-1", i) for i in range(3))
+
+
+def test_the_restart_back_off_is_the_kubelets() -> None:
+    """kubelet v1.37.2's crash-loop back-off (kuberuntime doBackOff, flowcontrol.Backoff with no jitter): no wait
+    before the first restart, then 10 s doubling to 300 s; a node's maxContainerRestartPeriod caps start and top."""
+    from dragoman.sim.controllers.kubelet import restart_delay
+
+    assert [restart_delay(r) for r in range(8)] == [0, 10, 20, 40, 80, 160, 300, 300]
+    assert [restart_delay(r, 5) for r in range(4)] == [0, 5, 5, 5]
+    assert [restart_delay(r, 30) for r in range(5)] == [0, 10, 20, 30, 30]
+
+
+async def test_a_nodes_max_restart_period_shortens_the_agents_back_off(cluster_factory):
+    """sim.dragoman.io/max-container-restart-seconds on the node (what `--real-kubelets` gives a real kubelet as
+    crashLoopBackOff.maxContainerRestartPeriod): the agent's crash loop waits 3 s between restarts, not 10, 20, 40."""
+    faults = {"dra-driver-nvidia-gpu-kubelet-plugin": {"sim.dragoman.io/crash-at-start": "true"}}
+    node = gpu_node("gpu-e-1", "pool-e")
+    node["metadata"]["annotations"] = {
+        "sim.dragoman.io/pod-faults": json.dumps(faults),
+        "sim.dragoman.io/max-container-restart-seconds": "3",
+    }
+    sim, k = await cluster_factory([node, dra_driver_ds({"pool": "pool-e"})])
+
+    async def restarts() -> int:
+        pods = await k.pods("dra-driver-nvidia-gpu")
+        return (pods[0]["status"].get("containerStatuses") or [{}])[0].get("restartCount", 0) if pods else -1
+
+    await eventually(lambda: _is(restarts(), 1), what="exited at its start and restarted at once")
+    for n in (2, 3, 4):
+        sim.clock.step(3)
+        await eventually(lambda n=n: _is(restarts(), n), what=f"restart {n} after 3 s")
+
+
+async def _is(coro, want) -> bool:
+    return (await coro) == want

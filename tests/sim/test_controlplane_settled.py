@@ -41,16 +41,22 @@ async def test_a_settled_fleet_is_created_as_pictured_with_owners_and_statuses_p
     async with running_simulator() as sim:
         seen: list[str] = []
         sent: dict[tuple[str, str], dict] = {}
+        queries: list[str] = []
         async with _writer(sim) as w:
             send = w.send
 
             async def recording(method, path, body=None, *args, **kw):
-                sent[(method, path)] = body
+                where, _, query = path.partition("?")
+                sent[(method, where)] = body
+                if method != "GET":
+                    queries.append(query)
                 return await send(method, path, body, *args, **kw)
 
             w.send = recording  # type: ignore[method-assign]
             report = await loader.load_settled(w, objects, progress=lambda stage, n, s: seen.append(stage))
         assert w.stats.refused == [] and w.stats.throttled == 0
+        # Every write asks kube-apiserver for its plain decoder (no strict decoding for warnings nobody reads).
+        assert queries and set(queries) == {"fieldValidation=Ignore"}
         assert seen.index("nodes") < seen.index("workloads") < seen.index("pods") < seen.index("claims")
         for kind, n in want.items():
             assert report.created[kind] >= n, kind
@@ -195,6 +201,42 @@ def test_holding_everything_starts_the_scheduler_and_every_controller_only_at_re
     finally:
         cp.stop()
     assert all(p.poll() is not None for p in started) and not cp.dir.exists()
+
+
+def test_retiring_the_scheduler_and_controller_manager_leaves_etcd_and_the_api_server_serving(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ControlPlane.retire(): once a loaded fleet has settled, kube-scheduler and kube-controller-manager end for good
+    (their informers' copies of the envelope are ~7.7 GB), etcd and kube-apiserver keep running, and stop() still ends
+    the rest and removes the run's folder."""
+    import subprocess
+    import tempfile
+
+    from dragoman.sim.controlplane import processes
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def spawn(self, name: str, args: list[str]) -> None:
+        self._args[name] = list(args)
+        self.procs[name] = subprocess.Popen(["sleep", "60"], start_new_session=True)
+
+    monkeypatch.setattr(processes.ControlPlane, "_spawn", spawn)
+    monkeypatch.setattr(processes.ControlPlane, "_wait_ready", lambda self, timeout: None)
+    monkeypatch.setattr(processes.ControlPlane, "_wait_default_sa", lambda self, timeout: None)
+    cp = processes.ControlPlane({}, hold=processes.HOLD_ALL)
+    try:
+        cp.start()
+        cp.release()
+        procs = dict(cp.procs)
+        assert set(procs) == {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+        cp.retire()
+        assert set(cp.procs) == {"etcd", "kube-apiserver"}
+        assert procs["kube-scheduler"].poll() is not None and procs["kube-controller-manager"].poll() is not None
+        assert procs["etcd"].poll() is None and procs["kube-apiserver"].poll() is None
+        cp.retire()  # already gone: nothing to do
+    finally:
+        cp.stop()
+    assert all(p.poll() is not None for p in procs.values()) and not cp.dir.exists()
 
 
 def test_heartbeats_keep_a_kubelets_period_until_the_fleet_is_too_large_then_the_grace_follows() -> None:

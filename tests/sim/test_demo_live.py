@@ -23,6 +23,14 @@ def _demo() -> tuple[dict, ...]:
     return tuple(load_scenario("demo"))
 
 
+@functools.cache
+def _start():
+    """When the demo's clock starts (its SimulatorConfig startTime): the ages its stories are written for."""
+    from dragoman.sim import scenario as scenario_mod
+
+    return scenario_mod.load("demo").start
+
+
 def _ref(obj: dict) -> tuple[str, str, str]:
     md = obj["metadata"]
     return obj["kind"], md.get("namespace", ""), md["name"]
@@ -97,7 +105,7 @@ async def _start_and_record(objs: list[dict]) -> tuple[list[tuple], list[dict]]:
     } - unqueued
     stale = {ref for ref in demo_marks(objs)["stale-bridge-claim"] if ref[0] == "Pod"}
     writes: list[tuple] = []
-    async with running_simulator(objects=[dict(o) for o in objs], speed=SPEED) as sim:
+    async with running_simulator(objects=[dict(o) for o in objs], speed=SPEED, start=_start()) as sim:
         sim.store.subscribe(lambda etype, resource, obj, old: writes.append((etype, resource, _ref(obj), obj)))
         start = sim.clock.seconds()
         for c in default_controllers(sim):
@@ -193,7 +201,7 @@ async def test_binding_failed_and_filter_timeout_are_read_on_every_look_at_a_run
     assert {fid for fid, _ in want} == set(LIVE_REWRITTEN_VERDICTS)
     seen_claims: list[dict] = []
     seen_conditions: list[str] = []
-    async with running_simulator(objects=[dict(o) for o in objs], speed=SPEED) as sim:
+    async with running_simulator(objects=[dict(o) for o in objs], speed=SPEED, start=_start()) as sim:
         for c in default_controllers(sim):
             sim.add_controller(c)
         start = sim.clock.seconds()
@@ -223,3 +231,50 @@ async def test_binding_failed_and_filter_timeout_are_read_on_every_look_at_a_run
     stamps = {((c.get("status") or {}).get("allocation") or {}).get("allocationTimestamp") for c in seen_claims}
     assert stamps - {pinned["status"]["allocation"]["allocationTimestamp"], None}
     assert seen_conditions and "timed out" not in seen_conditions[-1]
+
+
+async def _allreduce_after(sim_seconds: float, *, real_time: bool) -> tuple[list[str], str | None]:
+    """The scheduler's FailedScheduling messages for allreduce and its claim's allocation time, `sim_seconds` into a
+    live demo whose clock starts where the scenario says (or now, `real_time`)."""
+    from dragoman.sim import scenario as scenario_mod
+    from dragoman.sim.server import Simulator
+
+    sc = scenario_mod.load("demo")
+    start = Simulator.from_scenario(sc, real_time=real_time).clock.now()
+    async with running_simulator(objects=sc.objects, users=sc.users, speed=SPEED, start=start) as sim:
+        for c in default_controllers(sim):
+            sim.add_controller(c)
+        t0 = sim.clock.seconds()
+        deadline = time.monotonic() + WALL_TIMEOUT
+        while sim.clock.seconds() - t0 < sim_seconds:
+            assert time.monotonic() < deadline, f"the simulated clock did not reach {sim_seconds:.0f} s"
+            await asyncio.sleep(0.25)
+        said = [
+            str(e.get("note") or e.get("message") or "")
+            for key in ("events", "events.events.k8s.io")
+            if key in sim.store.counts()
+            for e in sim.store.list(key)
+            if (e.get("regarding") or e.get("involvedObject") or {}).get("name") == "allreduce"
+            and e.get("reason") == "FailedScheduling"
+        ]
+        claim = sim.store.get("resourceclaims.resource.k8s.io", "dra-lab", "allreduce") or {}
+        return said, ((claim.get("status") or {}).get("allocation") or {}).get("allocationTimestamp")
+
+
+async def test_a_live_demo_meets_the_fabric_attach_waiting_as_check_reads_it() -> None:
+    """The demo's clock starts at its snapshot (SimulatorConfig startTime): allreduce's attach, allocated two minutes
+    before it, is still waiting a minute into a live demo, as `check --demo` reads it (binding-pending). Started at
+    the wall's now instead, as before, the scheduler's first look finds the allocation days past its 600 s binding
+    timeout: the claim is "not available on the node" (v1.37.2 Filter, isClaimTimeout), PostFilter deallocates it and
+    allocates it again, maybe to the fabric device whose attach fails (the binding-failed the live TUI showed and
+    check did not)."""
+    pinned = next(o for o in _demo() if o["kind"] == "ResourceClaim" and o["metadata"]["name"] == "allreduce")
+    allocated = pinned["status"]["allocation"]["allocationTimestamp"]
+
+    said, now_stamp = await _allreduce_after(60.0, real_time=False)
+    assert not [m for m in said if "deallocation of ResourceClaim" in m], said
+    assert now_stamp == allocated
+
+    said, then_stamp = await _allreduce_after(60.0, real_time=True)
+    assert [m for m in said if "deallocation of ResourceClaim" in m], said
+    assert then_stamp != allocated

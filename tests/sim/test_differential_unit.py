@@ -279,3 +279,96 @@ async def test_a_case_write_order_counts_only_its_own_pod_and_claims() -> None:
     own, theirs = await asyncio.to_thread(run)
     assert "pod added" in own and "pod bound" not in own and "claim added" not in own, own
     assert "pod bound" in theirs and "claim added" in theirs, theirs
+
+
+def test_a_case_alongside_the_one_before_it_runs_at_the_same_time_and_is_compared_as_its_own() -> None:
+    """run_corpus runs a Behaviour marked `alongside` (the name of the case before it) at once with that case, on
+    both sides, and compares each case's answer under its own name; one whose named case did not run just before it
+    runs alone (a by-hand selection that left the other out)."""
+    import threading
+    import time
+    import types
+
+    running: set[str] = set()
+    met: list[tuple[str, str]] = []
+    lock = threading.Lock()
+
+    def case(name: str, answer: dict):
+        def run(side: d.Side):
+            with lock:
+                met.extend((name, other) for other in running if other.endswith(side.name))
+                running.add(f"{name}@{side.name}")
+            time.sleep(0.3)
+            with lock:
+                running.discard(f"{name}@{side.name}")
+            return {**answer, "side": answer.get(side.name, "same")}
+
+        return run
+
+    sides = {n: types.SimpleNamespace(name=n, norm=d.Normalizer()) for n in d.SIDES}
+    cases = [
+        d.Behaviour("first", case("first", {})),
+        d.Behaviour("beside first", case("beside", {"real": "other"}), alongside="first"),
+        d.Behaviour("beside nothing", case("alone", {}), alongside="a case left out"),
+    ]
+    t0 = time.monotonic()
+    result = d.run_corpus(sides, cases)  # type: ignore[arg-type]
+    took = time.monotonic() - t0
+    assert sorted(met) == [("beside", "first@embedded"), ("beside", "first@real")]
+    assert 0.6 <= took < 0.9, took  # two batches of 0.3 s, not three
+    assert [(x.case, x.path) for x in result.differences] == [("beside first", "side")]
+    assert result.counts == {"behaviour": 3} and not result.errors
+
+
+def test_a_deleted_pods_stopping_write_before_its_terminal_one_is_not_a_state_to_compare() -> None:
+    """A real kubelet's status manager sometimes writes a deleted pod as Running with its containers terminated, just
+    before its terminal phase (when its sync falls between the two); the agent writes the terminal phase at once:
+    the pod's history drops that write when a terminal one follows, and keeps it when none does."""
+    from dragoman.sim.controlplane.differential_behaviour import _without_stopping_writes
+
+    dt = [True, "DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint"]
+    running = ["MODIFIED", "Running", True, dt, {"cuda": {"running": None}}]
+    stopping = ["MODIFIED", "Running", True, dt, {"cuda": {"terminated": 137}}]
+    failed = ["MODIFIED", "Failed", True, dt, {"cuda": {"terminated": 137}}]
+    gone = ["DELETED", "Failed", True, dt, {"cuda": {"terminated": 137}}]
+    assert _without_stopping_writes([running, stopping, failed, gone]) == [running, failed, gone]
+    assert _without_stopping_writes([running, failed, gone]) == [running, failed, gone]
+    assert _without_stopping_writes([running, stopping]) == [running, stopping], "no terminal write after it"
+
+
+async def test_a_cases_node_events_leave_out_the_ones_an_earlier_case_left_unless_recorded_again() -> None:
+    """The cases share one node: a real kubelet that caught the drain's cordon in a status sync recorded
+    NodeNotSchedulable and NodeSchedulable (or did not: timing). A later case's node events must not carry them; an
+    event recorded again during the case (its count raised) is the case's."""
+    import asyncio
+
+    from dragoman.sim.controlplane import differential_behaviour as b
+
+    def event(name: str, reason: str, count: int = 1) -> dict:
+        return {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": "default"},
+            "involvedObject": {"kind": "Node", "name": b.NODE, "apiVersion": "v1"},
+            "reason": reason,
+            "message": f"Node {b.NODE} status is now: {reason}",
+            "type": "Normal",
+            "source": {"component": "kubelet", "host": b.NODE},
+            "count": count,
+        }
+
+    def run() -> list:
+        with d.embedded_side() as target:
+            side = d.Side("embedded", target)
+            path = "/api/v1/namespaces/default/events"
+            for name, reason in (("n.1", "NodeNotSchedulable"), ("n.2", "NodeSchedulable"), ("n.3", "NodeReady")):
+                assert side.call("POST", path, event(name, reason)).code == 201
+            marks = b.node_event_marks(side)
+            assert side.call("POST", path, event("n.4", "NodeNotReady")).code == 201
+            again = side.call("PATCH", f"{path}/n.3", {"count": 2}, content_type="application/merge-patch+json")
+            assert again.code == 200
+            return [e[1] for e in b._node_events(side, since=marks)], [e[1] for e in b._node_events(side)]
+
+    scoped, everything = await asyncio.to_thread(run)
+    assert sorted(scoped) == ["NodeNotReady", "NodeReady"], scoped
+    assert sorted(everything) == ["NodeNotReady", "NodeNotSchedulable", "NodeReady", "NodeSchedulable"]

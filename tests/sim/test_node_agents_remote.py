@@ -19,6 +19,9 @@ from dragoman.sim.controlplane.agents import Agents, node_agents
 from dragoman.sim.server import Simulator
 
 AGENTS = {type(a).__name__ for a in node_agents(type("H", (), {"store": None, "clock": None})())}
+# What runs through the API in the remote case: the node agents and the heartbeat, which `Agents` runs apart on its
+# own connection (one heartbeat per node: an in-process one beside it would renew the same Leases).
+REMOTE = AGENTS | {"NodeLeases"}
 
 
 def _picture(sim: Simulator) -> dict:
@@ -53,7 +56,7 @@ async def _run(remote: bool) -> dict:
     sc = scenario_mod.load("demo")
     sim = Simulator(sc.objects, users=sc.users, speed=1.0)
     for c in default_controllers(sim):
-        if not (remote and type(c).__name__ in AGENTS):
+        if not (remote and type(c).__name__ in REMOTE):
             sim.add_controller(c)
     await sim.start()
     stop = threading.Event()

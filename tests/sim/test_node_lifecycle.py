@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from dragoman.sim.controllers import default_controllers
-from dragoman.sim.controllers.kubelet import STOP_SECONDS
+from dragoman.sim.controllers.kubelet import MAX_WAIT_FOR_CONTAINER_RUNTIME, STOP_SECONDS
 from dragoman.sim.controllers.nodelifecycle import GRACE_SECONDS, KUBELET_STOPPED, MONITOR_SECONDS, RUNTIME_DOWN
 from dragoman.sim.controllers.podgc import CHECK_SECONDS, QUARANTINE_SECONDS
 
@@ -252,7 +252,11 @@ async def test_a_runtime_down_makes_the_kubelet_post_not_ready_and_the_node_tain
             keys = {(t["key"], t["effect"], "timeAdded" in t) for t in n["spec"].get("taints") or ()}
             return n if ("node.kubernetes.io/not-ready", "NoExecute", True) in keys else None
 
-        await _advance(sim, MONITOR_SECONDS)
+        # The kubelet says so once its last good runtime check is 30 s old (maxWaitForContainerRuntime): not before.
+        await _advance(sim, MAX_WAIT_FOR_CONTAINER_RUNTIME - MONITOR_SECONDS)
+        await asyncio.sleep(0.2)
+        assert _cond(sim.store.get("nodes", None, "gpu-1"), "Ready")["status"] == "True"
+        await _advance(sim, 2 * MONITOR_SECONDS)
         node = await eventually(_async(tainted), what="tainted not-ready")
         ready = _cond(node, "Ready")
         assert (ready["status"], ready["reason"], ready["message"]) == (
@@ -306,3 +310,36 @@ async def test_pods_of_a_deleted_node_are_failed_and_removed_by_the_pod_collecto
         assert seen[-1][0] == "DELETED"
 
     await _with([gpu_node("gpu-1", "p"), _pod("web", "gpu-1")], body)
+
+
+async def test_the_kubelet_records_a_cordon_and_an_uncordon_as_node_events_and_a_cordon_it_already_saw_as_none():
+    """kubelet v1.37.2's recordNodeSchedulableEvent: its status sync compares spec.unschedulable with what it last saw
+    and records NodeNotSchedulable / NodeSchedulable on a change. A node cordoned before the simulator started has had
+    its kubelet all along: no event for it."""
+
+    def schedulable_events(node: str) -> list:
+        return sorted(
+            (e["reason"], e["message"], e["source"].get("component"), e["count"])
+            for e in sim_ref[0].store.list("events")
+            if e["involvedObject"]["name"] == node and "Schedulable" in e["reason"]
+        )
+
+    sim_ref: list = []
+    cordoned = gpu_node("gpu-2", "p")
+    cordoned["spec"] = {"unschedulable": True}
+
+    async def body(sim, k):
+        sim_ref.append(sim)
+        await k.core.patch_node("gpu-1", {"spec": {"unschedulable": True}}, _content_type=MERGE)
+        want = [("NodeNotSchedulable", "Node gpu-1 status is now: NodeNotSchedulable", "kubelet", 1)]
+        await eventually(_async(lambda: schedulable_events("gpu-1") == want), what="NodeNotSchedulable")
+        await k.core.patch_node("gpu-1", {"spec": {"unschedulable": None}}, _content_type=MERGE)
+        want.append(("NodeSchedulable", "Node gpu-1 status is now: NodeSchedulable", "kubelet", 1))
+        await eventually(_async(lambda: schedulable_events("gpu-1") == sorted(want)), what="NodeSchedulable")
+        # A change of something else (a label) is no second event.
+        await k.core.patch_node("gpu-1", {"metadata": {"labels": {"x": "y"}}}, _content_type=MERGE)
+        await asyncio.sleep(0.3)
+        assert schedulable_events("gpu-1") == sorted(want)
+        assert schedulable_events("gpu-2") == []
+
+    await _with([gpu_node("gpu-1", "p"), cordoned], body)

@@ -579,6 +579,29 @@ def test_loading_lists_documents_and_typed_lists(tmp_path: pathlib.Path) -> None
     assert DEMO_PATH.exists()
 
 
+def test_a_scenarios_clock_starts_where_it_says_and_now_when_judged_beside_a_real_one(tmp_path: pathlib.Path) -> None:
+    """SimulatorConfig startTime (unquoted, as a person writes it) starts the simulated clock there; without it, or
+    for a run beside a real control plane (real_time), the clock starts at the wall's now. The demo's is its
+    snapshot, the moment its stories are written against."""
+    import datetime
+
+    from dragoman.sim import scenario as scenario_mod
+    from dragoman.sim.scenarios.demofleet.objects import SNAPSHOT
+    from dragoman.sim.server import Simulator
+
+    f = tmp_path / "sc.yaml"
+    f.write_text("apiVersion: sim.dragoman.io/v1\nkind: SimulatorConfig\nstartTime: 2025-02-03T04:05:06Z\n")
+    sc = scenario_mod.load(str(f))
+    at = datetime.datetime(2025, 2, 3, 4, 5, 6, tzinfo=datetime.UTC)
+    assert sc.start == at
+    assert abs((Simulator.from_scenario(sc).clock.now() - at).total_seconds()) < 5
+    wall = datetime.datetime.now(datetime.UTC)
+    assert abs((Simulator.from_scenario(sc, real_time=True).clock.now() - wall).total_seconds()) < 5
+    f.write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")
+    assert abs((Simulator.from_scenario(scenario_mod.load(str(f))).clock.now() - wall).total_seconds()) < 5
+    assert scenario_mod.load("demo").start == SNAPSHOT
+
+
 # ---------------------------------------------------------------- scale
 
 
@@ -734,7 +757,10 @@ async def test_the_demo_holds_still_in_a_running_simulator() -> None:
     flapping_nodes = {name for _, _, name in marks["plugin-flapping"]}
     stale_pods = {name for kind, _, name in marks["stale-bridge-claim"] if kind == "Pod"}
     before = _state(objs)
-    async with running_simulator(objects=objs, speed=20.0) as sim:
+    from dragoman.sim import scenario as scenario_mod
+
+    # At the demo's clock (its snapshot): the Xid rule's notebook is still within its toleration there.
+    async with running_simulator(objects=objs, speed=20.0, start=scenario_mod.load("demo").start) as sim:
         for c in default_controllers(sim):
             sim.add_controller(c)
         start = sim.clock.seconds()

@@ -10,8 +10,11 @@ package main
 // What applies under a real kubelet:
 //   - crash-at-start "true": the container exits (code 1) as it starts, its supervised program never runs (a DRA
 //     driver that crash-loops publishes nothing); the kubelet restarts it after its own back-off.
-//   - crash-loop-seconds N: the container runs N seconds, then exits (code 1) — its program stopped, so the device
-//     plugin leaves; the kubelet's back-off (10 s, doubling) decides when it runs again.
+//   - crash-loop-seconds N: each start of the container runs N seconds, then exits (code 1) — its program stopped,
+//     so the device plugin leaves; the kubelet's back-off (none the first time, then 10 s doubling, or the node's
+//     maxContainerRestartPeriod) decides when it runs again. The one meaning, which the Python kubelet plays too:
+//     sim/controllers/base.py CRASH_LOOP_SECONDS (read here at each start only; a fault put on a running container
+//     is played from its next start).
 //   - not-ready "true": the container runs but every exec probe fails (ExecSync exits 1); a container without a
 //     readiness probe is ready under a real kubelet whatever the fault says.
 // The pod's own fault annotations (the same keys, on the pod) apply too, the node's winning, as pod_faults merges them.

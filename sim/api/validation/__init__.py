@@ -42,9 +42,12 @@ from dragoman.sim.api.validation.resource import (
     _claim_template_errors,
     _default_claim,
     _default_claim_template,
+    _default_rule_taint_time,
+    _default_slice_taint_times,
     _device_class_errors,
     _device_taint_rule_errors,
     _slice_errors,
+    prepare_taint_rule_update,
 )
 
 _DEFAULTERS: dict[str, Callable[[dict], None]] = {
@@ -66,14 +69,25 @@ _DEFAULTERS: dict[str, Callable[[dict], None]] = {
 }
 
 
-def default_object(resource: str, obj: dict) -> None:
+# Defaults that are the time of the request (SetDefaults_DeviceTaint: a taint's timeAdded is now, to the second).
+_TIMED_DEFAULTERS: dict[str, Callable[[dict, str], None]] = {
+    "resourceslices": _default_slice_taint_times,
+    "devicetaintrules": _default_rule_taint_time,
+}
+
+
+def default_object(resource: str, obj: dict, now: str | None = None) -> None:
     """Apply the scheme's defaults for `resource` to `obj`, in place: what decoding a request body does, so the
-    writer's field manager owns them. Admission (sim/api/admission.py) and PrepareForCreate come later."""
+    writer's field manager owns them. Admission (sim/api/admission.py) and PrepareForCreate come later. `now` (the
+    server's clock, RFC 3339) for the defaults that are a time; without it those are left alone."""
     if not isinstance(obj, dict):
         return
     defaulter = _DEFAULTERS.get(resource)
     if defaulter is not None:
         defaulter(obj)
+    timed = _TIMED_DEFAULTERS.get(resource)
+    if timed is not None and now:
+        timed(obj, now)
 
 
 _PREPARERS: dict[str, Callable[[dict], None]] = {
@@ -82,10 +96,13 @@ _PREPARERS: dict[str, Callable[[dict], None]] = {
 }
 
 
-def prepare_for_update(resource: str, new: dict, old: dict) -> None:
-    """The registry strategy's PrepareForUpdate of the main resource (a DaemonSet's template generation)."""
+def prepare_for_update(resource: str, new: dict, old: dict, now: str | None = None) -> None:
+    """The registry strategy's PrepareForUpdate of the main resource (a DaemonSet's template generation; a
+    DeviceTaintRule's timeAdded when its effect changes)."""
     if resource == "daemonsets" and isinstance(new, dict):
         prepare_daemonset_update(new, old)
+    elif resource == "devicetaintrules" and isinstance(new, dict) and now:
+        prepare_taint_rule_update(new, old, now)
 
 
 # metav1.ResetObjectMetaForStatus: what a status write of a kind that opted in keeps of the stored metadata.

@@ -20,13 +20,15 @@ def _lab_claim(
     requests: list[dict],
     *,
     created: str,
+    allocated: str | None = None,
     results: list[dict] | None = None,
     node: str | None = None,
     reserved_for: dict | None = None,
     status_devices: list[dict] | None = None,
     finding: str | None = None,
 ) -> dict:
-    """A user's ResourceClaim of the lab, allocated as v1.37 writes it when `results` are given."""
+    """A user's ResourceClaim of the lab, allocated as v1.37 writes it when `results` are given (at `allocated`, else
+    when it was created)."""
     claim: dict = {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",
@@ -35,7 +37,7 @@ def _lab_claim(
     }
     if results is not None:
         claim["metadata"]["finalizers"] = ["resource.kubernetes.io/delete-protection"]
-        alloc: dict = {"devices": {"results": results}, "allocationTimestamp": created}
+        alloc: dict = {"devices": {"results": results}, "allocationTimestamp": allocated or created}
         if node:
             alloc["nodeSelector"] = {
                 "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]
@@ -260,6 +262,19 @@ def _v137(f: Fleet) -> None:
                     "timeAdded": ts(hours=5),
                 },
             },
+            # As kube-controller-manager's device taint eviction controller writes it for a rule that evicts nothing.
+            "status": {
+                "conditions": [
+                    {
+                        "type": "EvictionInProgress",
+                        "status": "False",
+                        "reason": "OtherEffect",
+                        "message": "Eviction only happens for the NoExecute effect.",
+                        "lastTransitionTime": ts(hours=5),
+                        "observedGeneration": 1,
+                    }
+                ]
+            },
         }
     )["metadata"]["generation"] = 1
     bench = lab_pod("bench-a100", gpu=1, finding="pending-device-taint", selector={"kubernetes.io/hostname": lab2})
@@ -371,7 +386,7 @@ def _v137(f: Fleet) -> None:
                 "status": "False",
                 "reason": "Attaching",
                 "message": "attaching to " + lab1,
-                "lastTransitionTime": ts(minutes=6),
+                "lastTransitionTime": ts(minutes=1),
             }
         ]
         if cond:
@@ -381,7 +396,7 @@ def _v137(f: Fleet) -> None:
                     "status": "True",
                     "reason": "AttachFailed",
                     "message": cond,
-                    "lastTransitionTime": ts(minutes=6),
+                    "lastTransitionTime": ts(minutes=1),
                 }
             ]
         _lab_claim(
@@ -390,6 +405,9 @@ def _v137(f: Fleet) -> None:
             ns,
             [{"name": "fabric", "exactly": _exactly(FABRIC_CLASS)}],
             created=at,
+            # Allocated two minutes before the snapshot: the scheduler's binding timeout (10 minutes from the
+            # allocation) comes eight minutes into a live demo, which shows the attach waiting, as check does.
+            allocated=ts(minutes=2),
             results=[
                 {
                     "request": "fabric",
