@@ -6,7 +6,10 @@ tens of minutes here). For each server: dragoman's connect + LIST + watch until 
 check`, the TUI until every view is populated (and keystrokes under a stream of pod changes), `kubectl get -o json` of
 pods, nodes and slices; for the real one also the load's rate and what kube-apiserver and etcd spend (CPU, memory from
 /proc; watches and requests from kube-apiserver's /metrics) while dragoman watches. DRAGOMAN_CP_ENVELOPE_SCALE=0.1
-runs a tenth of the envelope (`--quick`: a fiftieth).
+runs a tenth of the envelope (`--quick`: a fiftieth). Past half the envelope kube-scheduler and kube-controller-manager
+are stopped once the fleet has settled, before anything is measured, and the figures say so
+(DRAGOMAN_CP_ENVELOPE_RETIRE=1/0 decides); the kubectl trio runs only when the machine has the memory for it.
+DRAGOMAN_CP_ENVELOPE_SIMULATOR=0 measures the real server alone.
 
 Every measuring client runs in a process of its own, so each peak memory is its own; the fleet is generated and loaded
 in another, so the benchmark's own process never holds it.
@@ -25,6 +28,7 @@ import tempfile
 import threading
 import time
 
+import msgspec
 import yaml
 from dragoman.benchmarks import bench_tui
 from dragoman.benchmarks.harness import Figure
@@ -37,6 +41,34 @@ LOAD_TARGET = 300.0
 CHURN_RATE = 100.0
 KEYSTROKES = 60
 LIVE_S = 30.0
+# What `kubectl get pods -A -o json` holds per pod, and it grows faster than the pods: 3.3 GB for half the envelope's
+# (75,000), past 12 GB and still growing for the whole envelope's when the run was stopped for want of memory
+# (2026-12-06). The trio is not started when the machine's available memory could not hold it.
+KUBECTL_BYTES_PER_POD = 100_000
+
+
+def retire_after_settling(scale: float) -> bool:
+    """Whether kube-scheduler and kube-controller-manager are stopped once the loaded fleet has settled, before
+    anything is measured: DRAGOMAN_CP_ENVELOPE_RETIRE=1/0, by default past half the envelope, where their informers'
+    copies of every object (3.6 and 4.1 GB at the envelope) and kube-apiserver's 11-13 GB do not fit a 24 GiB machine
+    beside dragoman and kubectl (the whole envelope ran out of memory so on 2026-12-06)."""
+    said = os.environ.get("DRAGOMAN_CP_ENVELOPE_RETIRE", "").strip()
+    return said == "1" if said in ("0", "1") else scale > 0.5
+
+
+def kubectl_room(pods: int) -> str | None:
+    """None when the machine has the memory for `kubectl get pods -A -o json` of `pods` (and 1 GiB to spare), else
+    why the trio is not run."""
+    need, have = KUBECTL_BYTES_PER_POD * pods / 2**20 + 1024, _available_mib()
+    return None if have >= need else f"needs ~{need / 1024:.1f} GiB, {have / 1024:.1f} GiB available"
+
+
+def _available_mib() -> float:
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 1024
+    return float("inf")
 
 
 def scaled(scale: float) -> dict:
@@ -265,7 +297,10 @@ def measure(label: str, kubeconfig: str, home: str, server_pids: dict[str, int],
     out["tui"] = _tui(kubeconfig)
     print(f"{label}: tui {json.dumps({k: v for k, v in out['tui'].items() if k != 'latencies'})}", file=sys.stderr)
     kubectl = _kubectl()
-    if kubectl:
+    no_room = kubectl_room(out["sync"]["pods"])
+    if kubectl and no_room:
+        out["kubectl_skipped"] = no_room
+    elif kubectl:
         out["kubectl"] = B._time_kubectl(kubectl, kubeconfig, home)
         print(f"{label}: kubectl trio {out['kubectl']:.1f} s", file=sys.stderr, flush=True)
     return out
@@ -300,6 +335,17 @@ def figures_for(r: dict) -> list[Figure]:
                 f"{s}: dragoman check --output json", "s", [r["check"]], "", None, "a fresh process, imports included"
             )
         )
+        if "startup" in r:
+            out.append(
+                Figure(
+                    f"{s}: dragoman check: start-up (interpreter and imports)",
+                    "s",
+                    [r["startup"]],
+                    "",
+                    None,
+                    f"the rest, reading and analysis: {r['check'] - r['startup']:.2f} s",
+                )
+            )
     else:
         out.append(Figure(f"{s}: dragoman check (failed)", "", [0.0], "", lambda v: False, r.get("check_error", "")))
     if "kubectl" in r:
@@ -314,6 +360,10 @@ def figures_for(r: dict) -> list[Figure]:
             out.append(
                 Figure(f"{s}: dragoman check ÷ kubectl trio", "×", [r["check"] / k], "<= 0.3×", lambda v: v <= 0.3, "")
             )
+    if "kubectl_skipped" in r:
+        out.append(
+            Figure(f"{s}: kubectl trio (not run)", "", [0.0], "", lambda v: False, r["kubectl_skipped"] + " (memory)")
+        )
     tui = r["tui"]
     if "error" in tui:
         out.append(Figure(f"{s}: TUI (did not finish)", "", [0.0], "", lambda v: False, tui["error"]))
@@ -342,6 +392,7 @@ def figures_for(r: dict) -> list[Figure]:
             *bench_tui.view_figures(f"{s}: TUI", tui),
         ]
     costs = r.get("costs") or {}
+    alone = "; kube-scheduler and kube-controller-manager stopped (no watches of theirs)" if r.get("retired") else ""
     for name in ("kube-apiserver", "etcd", "simulator"):
         if name not in (costs.get("live") or {}):
             continue
@@ -352,7 +403,7 @@ def figures_for(r: dict) -> list[Figure]:
                 [costs["sync"][name]],
                 "",
                 None,
-                f"/proc; over {sync['sync_s']:.1f} s",
+                f"/proc; over {sync['sync_s']:.1f} s{alone}",
             ),
             Figure(
                 f"{s}: {name} CPU in {LIVE_S:.0f} s, without / with dragoman watching",
@@ -360,7 +411,7 @@ def figures_for(r: dict) -> list[Figure]:
                 [costs["live"][name]],
                 "",
                 None,
-                f"without: {r['idle_cpu'][name]:.2f} s",
+                f"without: {r['idle_cpu'][name]:.2f} s{alone}",
             ),
             Figure(
                 f"{s}: {name} memory (RSS) while dragoman watches / peak during its LIST",
@@ -368,7 +419,7 @@ def figures_for(r: dict) -> list[Figure]:
                 [costs["rss"][name]],
                 "",
                 None,
-                f"peak {r['server_peak'][name]:,.0f} MiB (/proc)",
+                f"peak {r['server_peak'][name]:,.0f} MiB (/proc){alone}",
             ),
         ]
     m, m0 = costs.get("metrics"), costs.get("metrics_before")
@@ -387,10 +438,117 @@ def figures_for(r: dict) -> list[Figure]:
     return out
 
 
+# ---------------------------------------------------------------------------- what a read of every pod costs the server
+
+# The ways a client can read every pod from kube-apiserver v1.37.2 (WatchList is on by default there): pages of 500 in
+# JSON (dragoman's and kubectl's way), the same pages in protobuf, and one watch that streams the pods as initial events
+# (sendInitialEvents) in JSON. Each read only frames the answer (no decoding of the pods), so what is timed is the
+# server and the wire; the server's CPU comes from /proc.
+LIST_WAYS = ("json pages", "protobuf pages", "watchlist json")
+
+
+class _Page(msgspec.Struct):
+    metadata: dict = msgspec.field(default_factory=dict)
+    items: list[msgspec.Raw] = msgspec.field(default_factory=list)
+
+
+class _Event(msgspec.Struct):
+    type: str
+    object: msgspec.Raw
+
+
+async def _read_pods(url: str, token: str, ca_pem: bytes | None, way: str) -> tuple[int, int]:
+    """(pods, bytes) of one read of every pod, `way` one of LIST_WAYS."""
+    import ssl
+
+    import aiohttp
+
+    ctx = ssl.create_default_context(cadata=ca_pem.decode()) if ca_pem else None
+    headers = {"Authorization": f"Bearer {token}", "Accept-Encoding": "gzip"}
+    async with aiohttp.ClientSession(headers=headers, connector=aiohttp.TCPConnector(ssl=ctx or False)) as s:
+        if way == "watchlist json":
+            query = "watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan"
+            pods = size = 0
+            path = f"{url}/api/v1/pods?{query}&timeoutSeconds=600"
+            async with s.get(path, headers={"Accept": "application/json"}) as r:
+                async for line in r.content:
+                    size += len(line)
+                    event = msgspec.json.decode(line, type=_Event)
+                    if event.type != "BOOKMARK":
+                        pods += 1
+                    elif b"k8s.io/initial-events-end" in bytes(event.object):
+                        return pods, size
+            raise RuntimeError("the watch ended before its initial events did")
+        from dragoman.sim.api import protobuf
+
+        proto = way == "protobuf pages"
+        accept = protobuf.CONTENT_TYPE if proto else "application/json"
+        pods = size = 0
+        cont = ""
+        while True:
+            q = "limit=500" + (f"&continue={cont}" if cont else "")
+            async with s.get(f"{url}/api/v1/pods?{q}", headers={"Accept": accept}) as r:
+                raw = await r.read()
+                if r.status != 200:
+                    raise RuntimeError(f"GET pods: {r.status}")
+            size += len(raw)
+            if proto:
+                _av, _kind, body = protobuf.unwrap(raw)
+                page = protobuf._message_class("k8s.io.api.core.v1.PodList")()  # type: ignore[misc]
+                page.ParseFromString(body)
+                pods += len(page.items)
+                cont = getattr(page.metadata, "continue")
+            else:
+                framed = msgspec.json.decode(raw, type=_Page)
+                pods += len(framed.items)
+                cont = framed.metadata.get("continue") or ""
+            if not cont:
+                return pods, size
+
+
+def list_ways(url: str, token: str, ca_pem: bytes | None, server_pid: int) -> dict[str, dict]:
+    """Each of LIST_WAYS once: its wall seconds, the server's CPU seconds, the pods and the bytes."""
+    out = {}
+    for way in LIST_WAYS:
+        c0, t = _proc_sample({"s": server_pid})["s"][0], time.perf_counter()
+        try:
+            pods, size = asyncio.run(_read_pods(url, token, ca_pem, way))
+        except Exception as exc:  # noqa: BLE001 - a way the server does not serve is a row saying so
+            out[way] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
+            continue
+        out[way] = {
+            "wall_s": time.perf_counter() - t,
+            "server_cpu_s": _proc_sample({"s": server_pid})["s"][0] - c0,
+            "pods": pods,
+            "mib": size / 2**20,
+        }
+    return out
+
+
+def list_way_figures(ways: dict[str, dict]) -> list[Figure]:
+    out = []
+    for way, w in ways.items():
+        if "error" in w:
+            out.append(Figure(f"cp envelope: every pod read as {way} (failed)", "", [0.0], "", None, w["error"]))
+            continue
+        out.append(
+            Figure(
+                f"cp envelope: every pod read as {way}: kube-apiserver CPU per 1,000 pods",
+                "CPU ms",
+                [1e6 * w["server_cpu_s"] / max(w["pods"], 1)],
+                "",
+                None,
+                f"{w['pods']:,} pods, {w['mib']:,.0f} MiB inflated (gzip asked), {w['server_cpu_s']:.1f} CPU s over "
+                f"{w['wall_s']:.1f} s; the pods framed, not decoded",
+            )
+        )
+    return out
+
+
 # ---------------------------------------------------------------------------- the run
 
 
-def _real(params: dict, home: str) -> tuple[dict, dict]:
+def _real(params: dict, home: str, retire: bool = False) -> tuple[dict, dict]:
     from dragoman.benchmarks import bench_controlplane as B
     from dragoman.sim.controlplane.build import KUBE_VERSION, built, cache_dir
     from dragoman.sim.controlplane.heartbeats import HeartbeatProcess, heartbeat_period
@@ -453,6 +611,10 @@ def _real(params: dict, home: str) -> tuple[dict, dict]:
         load["settle_cpu"] = {
             n: cpu - (before[n][0] if every.get(n) == after_pids[n] else 0.0) for n, (cpu, _rss) in after.items()
         }
+        if retire:
+            # Settled: nothing of theirs is measured from here on, and their memory is what the readers need.
+            load["retired"] = {n: after[n][1] for n in ("kube-scheduler", "kube-controller-manager") if n in after}
+            cp.retire()
         kc = pathlib.Path(home) / "kubeconfig"
         fd = os.open(kc, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
@@ -463,6 +625,9 @@ def _real(params: dict, home: str) -> tuple[dict, dict]:
             return {"watches": snap.watches, "requests": {f"{v} {r}": n for (v, r), n in snap.requests.items()}}
 
         result = measure("kube-apiserver", str(kc), home, pids, metrics)
+        result["retired"] = load.get("retired")
+        # After every figure of dragoman's: what each way of reading the pods costs kube-apiserver.
+        result["list_ways"] = list_ways(cp.url, cp.admin_token, cp.pki.ca_pem, pids["kube-apiserver"])
         if beat is not None:
             load["heartbeats"] = beat.stop()
             beat = None
@@ -528,6 +693,19 @@ def load_figures(load: dict) -> list[Figure]:
             f"{load['settle_rate']:.1f} writes/s at the end; heartbeats sent {load.get('heartbeats', 0):,}",
         ),
     ]
+    if load.get("retired"):
+        rss = load["retired"]
+        out.append(
+            Figure(
+                "cp envelope: kube-scheduler + kube-controller-manager stopped once settled, before any measure",
+                "MiB",
+                [sum(rss.values())],
+                "",
+                None,
+                ", ".join(f"{n} {v:,.0f} MiB" for n, v in rss.items())
+                + ": kube-apiserver then serves dragoman and kubectl without their watches",
+            )
+        )
     if load.get("settle_cpu"):
         settle = load["settle_cpu"]
         per = 1000 * sum(settle.values()) / load["objects"]
@@ -553,12 +731,20 @@ def run(quick: bool) -> list[Figure]:
     LIVE_S = 10.0 if quick else LIVE_S
     params = scaled(scale)
     load_avg = [os.getloadavg()]
+    # DRAGOMAN_CP_ENVELOPE_SIMULATOR=0: the real server's half alone (the simulator's takes as long again).
+    simulator = os.environ.get("DRAGOMAN_CP_ENVELOPE_SIMULATOR", "1").strip() != "0"
+    sim: dict | None = None
     with tempfile.TemporaryDirectory(prefix="dragoman-bench-cp-envelope-") as home:
-        load, real = _real(params, home)
+        load, real = _real(params, home, retire_after_settling(scale))
         load_avg.append(os.getloadavg())
         # The real server's half as soon as it is measured: the simulator's half takes as long again.
-        print(format_table(load_figures(load) + figures_for(real)), file=sys.stderr, flush=True)
-        sim = _simulated(params, home)
+        print(
+            format_table(load_figures(load) + figures_for(real) + list_way_figures(real.get("list_ways") or {})),
+            file=sys.stderr,
+            flush=True,
+        )
+        if simulator:
+            sim = _simulated(params, home)
         load_avg.append(os.getloadavg())
     figures = [
         Figure(
@@ -572,6 +758,9 @@ def run(quick: bool) -> list[Figure]:
     ]
     figures += load_figures(load)
     figures += figures_for(real)
+    figures += list_way_figures(real.get("list_ways") or {})
+    if sim is None:
+        return figures
     figures += figures_for(sim)
     if "check" in real and "check" in sim:
         figures.append(

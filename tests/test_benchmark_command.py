@@ -90,3 +90,71 @@ def test_controlplane_with_envelope_runs_the_envelope_on_the_real_server_and_alo
     bench.main(["--envelope"])
     assert ran == [("controlplane", ["envelope"]), ("controlplane", None), ("envelope", None)]
     assert bench.parts_of("controlplane") == ("scale", "envelope")
+
+
+def test_the_cp_envelope_stops_the_scheduler_and_controller_manager_past_half_and_says_so(monkeypatch) -> None:
+    from dragoman.benchmarks import bench_cp_envelope as cpe
+
+    monkeypatch.delenv("DRAGOMAN_CP_ENVELOPE_RETIRE", raising=False)
+    assert cpe.retire_after_settling(1.0) and not cpe.retire_after_settling(0.5)
+    monkeypatch.setenv("DRAGOMAN_CP_ENVELOPE_RETIRE", "0")
+    assert not cpe.retire_after_settling(1.0)
+    monkeypatch.setenv("DRAGOMAN_CP_ENVELOPE_RETIRE", "1")
+    assert cpe.retire_after_settling(0.1)
+    load = {
+        "objects": 1000, "seconds": 4.0, "requests": 2000, "throttled": 0, "retried": 0, "refused_n": 0,
+        "created": {"Pod": 900}, "server_cpu": {"kube-apiserver": 5.0}, "cpu_s": 1.0,
+        "peak": {"kube-apiserver": 900.0, "etcd": 100.0}, "settle_s": 10.0, "settle_rate": 0.5,
+        "retired": {"kube-scheduler": 3600.0, "kube-controller-manager": 4100.0},
+    }  # fmt: skip
+    rows = {f.name: f for f in cpe.load_figures(load)}
+    stopped = next(f for name, f in rows.items() if "stopped once settled" in name)
+    assert stopped.runs == [7700.0] and "without their watches" in stopped.note
+    real = {
+        "label": "kube-apiserver",
+        "sync": {"nodes": 1, "pods": 900, "slices": 0, "objects": 1000, "sync_s": 1.0, "peak_mib": 1.0,
+                 "sync_cpu_s": 0.5},
+        "tui": {"error": "x"}, "idle_cpu": {"kube-apiserver": 1.0}, "server_peak": {"kube-apiserver": 1.0},
+        "costs": {"sync": {"kube-apiserver": 1.0}, "live": {"kube-apiserver": 1.0}, "rss": {"kube-apiserver": 1.0}},
+        "retired": load["retired"], "kubectl_skipped": "needs ~9.0 GiB, 3.0 GiB available",
+    }  # fmt: skip
+    figures = cpe.figures_for(real)
+    server = [f for f in figures if f.name.startswith("kube-apiserver: kube-apiserver")]
+    assert len(server) == 3 and all("controller-manager stopped" in f.note for f in server)
+    skipped = next(f for f in figures if "kubectl trio (not run)" in f.name)
+    assert "9.0 GiB" in skipped.note
+    assert not [f for f in cpe.figures_for({**real, "retired": None}) if "stopped" in f.note]
+
+
+def test_the_kubectl_trio_waits_for_memory_the_machine_has(monkeypatch) -> None:
+    from dragoman.benchmarks import bench_cp_envelope as cpe
+
+    monkeypatch.setattr(cpe, "_available_mib", lambda: 9 * 1024.0)
+    assert cpe.kubectl_room(75_000) is None  # half the envelope: ~7 GiB and 1 to spare
+    assert cpe.kubectl_room(150_000) == "needs ~15.0 GiB, 9.0 GiB available"  # the whole envelope
+
+
+async def test_each_way_of_reading_every_pod_counts_the_same_pods() -> None:
+    """The cp envelope's list ways (JSON pages, protobuf pages, a WatchList stream) against the embedded simulator:
+    each counts every pod of the fleet; the rows say what each cost the server per 1,000 pods."""
+    import asyncio
+    import os
+
+    from dragoman.benchmarks import bench_cp_envelope as cpe
+    from dragoman.sim.scenarios.scale import generate_envelope
+    from dragoman.sim.server.users import ADMIN
+
+    from tests.support.sim import running_simulator
+
+    objects = generate_envelope(
+        nodes=12, gpu_nodes=4, pods=1200, gpu_pods=40, job_pods=24, namespaces=2, cpu_pool_size=4, gpu_pool_size=2
+    )
+    want = sum(1 for o in objects if o["kind"] == "Pod")
+    assert want > 500  # more than one page
+    async with running_simulator(objects=objects) as sim:
+        token, ca = sim.users[ADMIN].token, sim.certificate.cert_pem
+        ways = await asyncio.to_thread(cpe.list_ways, sim.url, token, ca, os.getpid())
+    assert set(ways) == set(cpe.LIST_WAYS)
+    assert {way: w.get("pods") for way, w in ways.items()} == dict.fromkeys(cpe.LIST_WAYS, want), ways
+    rows = cpe.list_way_figures(ways)
+    assert len(rows) == 3 and all("per 1,000 pods" in f.name and f"{want:,} pods" in f.note for f in rows)

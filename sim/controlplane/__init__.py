@@ -15,7 +15,7 @@ from typing import Any
 
 from dragoman.sim.controlplane.agents import Agents
 from dragoman.sim.controlplane.build import check_dir
-from dragoman.sim.controlplane.kubelets import RealKubelets, select_nodes
+from dragoman.sim.controlplane.kubelets import RealKubelets, restart_period, select_nodes
 from dragoman.sim.controlplane.loader import LoadReport, load
 from dragoman.sim.controlplane.processes import ControlPlane
 from dragoman.sim.controlplane.prometheus import Prometheus
@@ -53,6 +53,8 @@ class RealCluster:
         self._node_binaries = dict(node_binaries or {})
         if real_kubelets is not None:
             chosen = select_nodes(objects, real_kubelets)  # a sentence for a selector that matches nothing
+            for n in chosen:
+                restart_period(n)  # a sentence for a restart period the kubelet would refuse, before anything starts
             self.kubelet_nodes |= frozenset(n["metadata"]["name"] for n in chosen)
             self._kubelet_choice = chosen
         self.report: LoadReport | None = None

@@ -542,6 +542,10 @@ class Behaviour:
     name: str
     run: Callable[[Side], Any]
     group: str = "behaviour"
+    # The case this one runs beside (run_corpus), at the same time, when that case runs just before it (else alone):
+    # for cases that mostly wait on a controller's clock and touch none of the objects the other reads (own node, own
+    # pods).
+    alongside: str = ""
 
 
 @dataclasses.dataclass
@@ -723,34 +727,47 @@ def run_corpus(sides: dict[str, Side], cases: list, areas: set[str] | None = Non
     """Every case on both sides (at once), compared after normalizing."""
     from concurrent.futures import ThreadPoolExecutor
 
-    pool = ThreadPoolExecutor(2, thread_name_prefix="differential")
     t0 = time.monotonic()
     diffs: list[Difference] = []
     counts: dict[str, int] = {}
     errors: list[str] = []
     took: dict[str, float] = {}
+    batches: list[list[Any]] = []
     for case in cases:
         top = case.group.split("/", 1)[0]
         if areas and top not in areas:
             continue
-        started = time.monotonic()
-        # Both sides at once: they are independent servers, and a behaviour case spends its time waiting.
         if isinstance(case, Request) and case.settle:
             case = dataclasses.replace(case, settle=case.settle * settle_scale)
-        futures = {name: pool.submit(_run_case, sides[name], case) for name in SIDES}
-        seen = {}
-        for name, fut in futures.items():
-            seen[name], err = fut.result()
-            if err:
-                errors.append(f"{case.name} on {name}: {err}")
-        took[case.name] = time.monotonic() - started
-        counts[case.group] = counts.get(case.group, 0) + 1
-        # Normalize again with what both runs of the case taught (a name generated late in the answer).
-        a = sides["embedded"].norm.value(seen["embedded"])
-        b = sides["real"].norm.value(seen["real"])
-        diffs.extend(compare(case.group, case.name, a, b))
+        if batches and isinstance(case, Behaviour) and case.alongside in {c.name for c in batches[-1]}:
+            batches[-1].append(case)
+        else:
+            batches.append([case])
+    pool = ThreadPoolExecutor(2 * max((len(b) for b in batches), default=1), thread_name_prefix="differential")
+    for batch in batches:
+        started = time.monotonic()
+        # Both sides at once: they are independent servers, and a behaviour case spends its time waiting. A case
+        # marked `alongside` runs beside the one before it, on both sides too.
+        futures = {(case.name, name): pool.submit(_timed, sides[name], case) for case in batch for name in SIDES}
+        for case in batch:
+            seen = {}
+            for name in SIDES:
+                seen[name], err, ended = futures[(case.name, name)].result()
+                took[case.name] = max(took.get(case.name, 0.0), ended - started)
+                if err:
+                    errors.append(f"{case.name} on {name}: {err}")
+            counts[case.group] = counts.get(case.group, 0) + 1
+            # Normalize again with what both runs of the case taught (a name generated late in the answer).
+            a = sides["embedded"].norm.value(seen["embedded"])
+            b = sides["real"].norm.value(seen["real"])
+            diffs.extend(compare(case.group, case.name, a, b))
     pool.shutdown()
     return Result(diffs, counts, time.monotonic() - t0, errors, took)
+
+
+def _timed(side: Side, case: Any) -> tuple[Any, str | None, float]:
+    seen, err = _run_case(side, case)
+    return seen, err, time.monotonic()
 
 
 def _run_case(side: Side, case: Any) -> tuple[Any, str | None]:
@@ -805,9 +822,8 @@ def embedded_side(scenario: str = "demo") -> Iterator[Target]:
     lt = _LoopThread()
 
     async def make() -> Simulator:
-        sim = Simulator(
-            sc.objects, users=sc.users, speed=sc.speed or 1.0, faults=sc.faults, anonymous_read=sc.anonymous_read
-        )
+        # The real control plane's clock is the wall's: the simulator judged beside it starts now too.
+        sim = Simulator.from_scenario(sc, real_time=True)
         for c in default_controllers(sim):
             sim.add_controller(c)
         await sim.start()

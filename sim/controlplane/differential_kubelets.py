@@ -8,10 +8,12 @@ behaviour cases (differential_behaviour.py) run on both; what they observe is co
 difference not on differential_kubelets_allowlist.yaml (a reason per entry) fails
 tests/controlplane/test_real_kubelets_differential.py.
 
-CI runs `CI_CASES`: every case with a node half (`all_cases`, about a minute for the seven). The binding-conditions
-test after them once saw the Python agents' pod bound before its condition was set: the order of writes counted an
-earlier case's pod (the drain's, still ending) as "pod bound"; it now counts only the case's own pod and claims
-(`differential_behaviour.write_order`). `DRAGOMAN_KUBELET_DIFF=all` is kept for cases too slow for CI.
+CI runs every case with a node half (`all_cases`), the node lifecycle's three included: NotReady (the real side
+SIGSTOPs the node's kubelet), the container runtime down (dragoman-cri refuses every CRI call) and a deleted node (its
+kubelet stopped first), the last beside the first (`Behaviour.alongside`). The binding-conditions test after them
+once saw the Python agents' pod bound before its condition was set: the order of writes counted an earlier case's
+pod (the drain's, still ending) as "pod bound"; it now counts only the case's own pod and claims
+(`differential_behaviour.write_order`). `DRAGOMAN_KUBELET_DIFF=WORD;WORD` runs the cases whose names hold a word.
 """
 
 from __future__ import annotations
@@ -34,16 +36,6 @@ JOINING = frozenset({b.NODE, b.L4_NODE, b.GONE_NODE, b.BIND_NODE})
 # classes, and the nodes the cases copy. No workload: the cases make their own.
 KEPT_KINDS = {"Namespace", "DaemonSet", "ConfigMap", "DeviceClass", "ClusterRole", "ClusterRoleBinding"}
 
-CI_CASES = (
-    "a node joins the h100-dra pool",
-    "a pod keeping limits: nvidia.com/gpu is bridged",
-    "a container crash-loops",
-    "a DeviceClass added while a pod waits",
-    "a drain under a PDB",
-    "a DaemonSet's pod deleted",
-    "a device plugin stopped",
-)
-
 
 def all_cases() -> list[diff.Behaviour]:
     """Every behaviour case with a node half, in the order they build on each other (the first joins the node)."""
@@ -56,15 +48,15 @@ def all_cases() -> list[diff.Behaviour]:
         "a drain under a PDB",
         "a DaemonSet's pod deleted",
         "a device plugin stopped",
-        # By hand (DRAGOMAN_KUBELET_DIFF=all): minutes each, the node lifecycle controller's 50 s grace and the pod
-        # collector's quarantine. The real side stops the kubelet or dragoman-cri (SIGSTOP) where the agents read an
-        # annotation.
+        # The node lifecycle: the real side stops the kubelet (SIGSTOP) or makes dragoman-cri refuse every call where
+        # the agents read an annotation (a minute each: the lifecycle controller's grace, the pod collector's
+        # quarantine).
         "a node goes NotReady",
-        "a node's container runtime goes down",
         "a node deleted with pods on it",
+        "a node's container runtime goes down",
     ]
     out = [by_name[n] for n in names[:2]] + [crash] + [by_name[n] for n in names[2:]]
-    return [diff.Behaviour(c.name, _events_by_reason(c.run), group=c.group) for c in out]
+    return [diff.Behaviour(c.name, _events_by_reason(c.run), group=c.group, alongside=c.alongside) for c in out]
 
 
 def _events_by_reason(run: Callable[[diff.Side], Any]) -> Callable[[diff.Side], Any]:
@@ -90,14 +82,12 @@ def _by_reason(events: Any) -> Any:
 
 
 def selected_cases(which: str | None = None) -> list[diff.Behaviour]:
-    """`ci` (the default), `all`, or `;`-separated words each picking the cases whose name contains it (the node
-    joining always first: the others run on its node)."""
+    """`ci` (the default) or `all`: every case; or `;`-separated words each picking the cases whose name contains it
+    (the node joining always first: the others run on its node)."""
     which = which if which is not None else os.environ.get("DRAGOMAN_KUBELET_DIFF", "ci")
     cases = all_cases()
-    if which == "all":
+    if which in ("ci", "all"):
         return cases
-    if which == "ci":
-        return [c for c in cases if c.name in CI_CASES]
     words = [w.strip() for w in which.split(";") if w.strip()]
     return [c for i, c in enumerate(cases) if i == 0 or any(w in c.name for w in words)]
 

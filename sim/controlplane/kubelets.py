@@ -37,7 +37,7 @@ from typing import Any
 import yaml
 from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.fleet.k8s.quantity import parse_quantity
-from dragoman.sim.controllers.base import binding_request
+from dragoman.sim.controllers.base import MAX_RESTART_SECONDS, binding_request, max_restart_seconds
 
 # The kernel tunables kubelet v1.37 sets at start (pkg/kubelet/cm/container_manager_linux.go, setupKernelTunables),
 # with the values it wants: each node's are files of its own, so the host's stay as they are.
@@ -398,6 +398,22 @@ def check_room(count: int) -> None:
         )
 
 
+def restart_period(node: dict) -> str | None:
+    """The node's MAX_RESTART_SECONDS as the KubeletConfiguration's maxContainerRestartPeriod ("2s"); None when it
+    has none; a sentence when it says something the kubelet would refuse (its validation: 1 s to 300 s)."""
+    raw = ((node.get("metadata") or {}).get("annotations") or {}).get(MAX_RESTART_SECONDS)
+    if raw is None:
+        return None
+    n = max_restart_seconds(node)
+    if n is None:
+        raise UserError(
+            f"node {node['metadata'].get('name')}: {MAX_RESTART_SECONDS} is {str(raw)[:40]!r}; give a whole number of "
+            "seconds from 1 to 300 (the kubelet's maxContainerRestartPeriod), or remove it.",
+            ExitCode.INPUT,
+        )
+    return f"{n}s"
+
+
 class RealKubelets:
     """Start a real kubelet (and its runtime) per chosen node; `stop()` ends them all and removes their files."""
 
@@ -567,6 +583,10 @@ class RealKubelets:
         reserved = scenario_reserved(node)
         if reserved:
             config["kubeReserved"] = reserved
+        restart = restart_period(node)
+        if restart is not None:
+            # A rehearsal's short crash-loop back-off (KubeletCrashLoopBackOffMax, on in v1.35 and v1.37).
+            config["crashLoopBackOff"] = {"maxContainerRestartPeriod": restart}
         provider = (node.get("spec") or {}).get("providerID")
         if provider:
             config["providerID"] = provider

@@ -352,20 +352,21 @@ class ControlPlane:
         if not self.hold:
             return
         args = [a for a in self._args["kube-controller-manager"] if not a.startswith("--controllers=")]
-        proc = self.procs["kube-controller-manager"]
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
+        _end(self.procs["kube-controller-manager"])
         self.hold = ()
         self._spawn("kube-controller-manager", args)
         if "kube-scheduler" not in self.procs:
             self._spawn("kube-scheduler", self._args["kube-scheduler"])
+
+    def retire(self, names: tuple[str, ...] = ("kube-scheduler", "kube-controller-manager")) -> None:
+        """End some components for good, leaving etcd and kube-apiserver serving: once a loaded fleet has settled,
+        kube-scheduler's and kube-controller-manager's informers hold every object (3.6 and 4.1 GB at Kubernetes'
+        envelope), memory a benchmark of kube-apiserver's readers needs for them."""
+        for name in names:
+            with self._lock:
+                proc = self.procs.pop(name, None)
+            if proc is not None and proc.poll() is None:
+                _end(proc)
 
     def _spawn(self, name: str, args: list[str]) -> None:
         self._args[name] = list(args)
@@ -509,3 +510,19 @@ class ControlPlane:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _end(proc: subprocess.Popen) -> None:
+    """SIGTERM to a component's process group, SIGKILL after 10 s."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait(timeout=5)

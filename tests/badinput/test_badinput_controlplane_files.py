@@ -315,3 +315,23 @@ def test_a_real_kubelets_selector_that_chooses_nothing_is_a_sentence(selector: s
 def test_real_kubelets_without_the_control_plane_is_a_sentence() -> None:
     code, _out, err = run_cli("sim", "serve", "--demo", "--real-kubelets")
     assert_sentence(code, err, words=["--real-kubelets", "needs --control-plane"])
+
+
+@pytest.mark.parametrize("value", ["0", "301", "2.5", "-1", "5s", "", " ", "x" * 1000, "١٢"])
+def test_a_restart_period_the_kubelet_would_refuse_is_a_sentence_before_anything_starts(value: str) -> None:
+    """A node's sim.dragoman.io/max-container-restart-seconds becomes its real kubelet's maxContainerRestartPeriod,
+    which the kubelet validates (1 s to 300 s): anything else is said before a kubelet is started (RealCluster checks
+    every chosen node as it is made), the value quoted short; the node agents ignore it (their default back-off)."""
+    from dragoman.fleet.errors import UserError
+    from dragoman.sim.controllers.base import MAX_RESTART_SECONDS, max_restart_seconds
+    from dragoman.sim.controlplane.kubelets import restart_period
+
+    node = {"kind": "Node", "metadata": {"name": "a", "annotations": {MAX_RESTART_SECONDS: value}}}
+    assert max_restart_seconds(node) is None
+    with pytest.raises(UserError) as exc:
+        restart_period(node)
+    assert exc.value.exit_code == 2 and "from 1 to 300" in str(exc.value) and "node a" in str(exc.value)
+    assert len(str(exc.value)) < 300
+    good = {"kind": "Node", "metadata": {"name": "a", "annotations": {MAX_RESTART_SECONDS: "5"}}}
+    assert restart_period(good) == "5s" and max_restart_seconds(good) == 5
+    assert restart_period({"kind": "Node", "metadata": {"name": "a"}}) is None

@@ -32,8 +32,9 @@ EXPLAINED_FINDINGS = {
     "failed-admission": "the scenario holds a pod that an old kubelet refused; a rebuilt ReplicaSet makes a new pod",
     "plugin-flapping": (
         "a100-serve's flapping device plugin is a fault of its node, which the real DaemonSet's fresh pod plays too "
-        "(a crash every 120 s), but it reads as flapping from its third restart, about 10 minutes in; the scenario's "
-        "pod has 23"
+        "(each start runs 120 s, then the kubelet's back-off: none, 10 s, 20 s), but it reads as flapping from its "
+        "third restart, about 6.5 minutes in; the scenario's pod has 23. Shown from a real kubelet's restarts in "
+        "test_real_gpu_node.py (a 5 s maxContainerRestartPeriod)"
     ),
     "prepare-failed": (
         "h100-dra's not-ready driver is a fault of its node, played on both: the scenario holds one pod that failed "

@@ -1,8 +1,8 @@
 """The differential's behaviour cases with real kubelets (sim/controlplane/differential_kubelets.py): the same cases
 on two real control planes serving the same small fleet, the joined node run by the Python node agents on one and
 by a real kubelet v1.37.2 (dragoman-cri, dragoman's plugins) on the other. Every difference not on
-differential_kubelets_allowlist.yaml fails. CI runs every case with a node half (`CI_CASES`); DRAGOMAN_KUBELET_DIFF=all
-adds the slow ones.
+differential_kubelets_allowlist.yaml fails. CI runs every case with a node half (`all_cases`), the node lifecycle's
+too (NotReady, the container runtime down, a deleted node); DRAGOMAN_KUBELET_DIFF=WORD;WORD picks some by hand.
 
 Then, on both sides at once and compared like the cases: a node whose devices ask for a binding condition (the
 scenario's sim.dragoman.io/binding-conditions annotation), and the real scheduler waiting for it in PreBind until the
