@@ -190,8 +190,14 @@ def main(argv: Sequence[str] | None = None, prog: str = "dragoman") -> int:
         )
         return int(ExitCode.INPUT)
     _robust_streams()
-    parser = build_parser(prog)
-    args = parser.parse_args(argv)  # --help, --version and usage errors exit through argparse, as ever
+    try:
+        parser = build_parser(prog)
+        args = parser.parse_args(argv)  # --help, --version and usage errors exit through argparse, as ever
+    except KeyboardInterrupt:
+        # Ctrl+C while the command line is still read (its command modules imported, a second or more on a loaded
+        # machine): nothing has started, so nothing to stop; the sentence, not a traceback from inside an import.
+        _say("dragoman: interrupted.")
+        return 128 + 2  # SIGINT
     handler = getattr(args, "handler", None)
     if args.debug or args.debug_file:
         from dragoman.fleet import debugtrace

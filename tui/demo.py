@@ -15,9 +15,7 @@ async def serve(kubeconfig: str, scenario: str, controllers: bool) -> None:
     from dragoman.sim.server import Simulator
 
     sc = scenario_mod.load(scenario)
-    sim = Simulator(
-        sc.objects, users=sc.users, speed=sc.speed or 1.0, faults=sc.faults, anonymous_read=sc.anonymous_read
-    )
+    sim = Simulator.from_scenario(sc)
     if controllers:
         from dragoman.sim.controllers import default_controllers
         from dragoman.sim.controllers.base import settle

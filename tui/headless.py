@@ -175,7 +175,7 @@ async def _read_demo(kinds: list[str] | None) -> FleetSource:
     from dragoman.sim.server import Simulator
 
     sc = scenario_mod.load("demo")
-    sim = Simulator(sc.objects, users=sc.users, speed=sc.speed or 1.0, faults=sc.faults)
+    sim = Simulator.from_scenario(sc)
     settle(default_controllers(sim))
     await sim.start()
     try:

@@ -99,7 +99,7 @@ async def take(out: pathlib.Path) -> list[pathlib.Path]:
 
     out.mkdir(parents=True, exist_ok=True)  # noqa: ASYNC240 - a script; nothing else is on the loop yet
     sc = scenario_mod.load("demo")
-    sim = Simulator(sc.objects, users=sc.users, speed=sc.speed or 1.0)
+    sim = Simulator.from_scenario(sc)
     # As check --demo reads it (tui/headless.py): the stale bridge claim the live scheduler deletes at once is gone, so
     # the pictures count ✖16 ▲9 ℹ7 as the live demo does (they said ▲10).
     settle(default_controllers(sim))

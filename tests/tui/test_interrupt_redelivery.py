@@ -75,3 +75,17 @@ def test_an_interrupt_still_on_its_way_when_the_command_ends_is_dropped() -> Non
     finally:
         signal.signal(signal.SIGINT, saved)
     assert got == []
+
+
+def test_ctrl_c_while_the_command_line_is_read_is_a_sentence_not_a_traceback(monkeypatch, capsys) -> None:
+    """SIGINT 0.15 s into `migrate --demo --plan` on a loaded CI machine landed inside the import of a command module
+    (build_parser), before the command's own handling: the KeyboardInterrupt's traceback was printed."""
+    from dragoman.tui import cli
+
+    def interrupted(prog: str):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["migrate", "--demo", "--plan"]) == 130
+    err = capsys.readouterr().err
+    assert err == "dragoman: interrupted.\n"

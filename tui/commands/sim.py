@@ -89,13 +89,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
         return serve_real(args, sc, name)
     try:
-        sim = Simulator(
-            sc.objects,
-            users=sc.users,
-            speed=args.speed or sc.speed or 1.0,
-            faults=args.faults or sc.faults,
-            anonymous_read=sc.anonymous_read,
-        )
+        sim = Simulator.from_scenario(sc, speed=args.speed, faults=args.faults)
     except KeyError as exc:
         raise UserError(f"the scenario has an object the simulator cannot load: {exc}.", ExitCode.INPUT) from None
     except Exception as exc:  # noqa: BLE001 - a bad scenario is the operator's input, not a crash
