@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.sim.controlplane.procgroups import end_groups, forget, spawn
 
 KUBE_VERSION = "v1.37.2"
 ETCD_VERSION = "3.7.0"
@@ -121,29 +122,13 @@ VERSION_TIMEOUT = 15.0  # a real binary answers --version in well under a second
 VERSION_OUTPUT_LIMIT = 64 * 1024  # what --version may print; the answer is one or two short lines
 
 
-def _end_group(proc: subprocess.Popen) -> None:
-    """SIGKILL to the process's whole group: a binary that forked (daemonised) is ended with its children."""
-    import signal
-
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        pass
-
-
 def run_bounded(args: list[str], *, timeout: float, limit: int) -> tuple[int | None, bytes, str]:
     """Run a program that should answer at once: (exit code, its first `limit` bytes of output, "" or why it was
     ended). It runs in its own process group, which is ended whatever happens — after `timeout` seconds, after
     `limit` bytes, when it forked something that keeps the output open, and when dragoman itself is interrupted."""
     import select
 
-    proc = subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
-    )
+    proc = spawn(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     assert proc.stdout is not None
     out = bytearray()
     why = ""
@@ -171,7 +156,7 @@ def run_bounded(args: list[str], *, timeout: float, limit: int) -> tuple[int | N
                 why = f"did not finish within {timeout:g} s"
     finally:
         # Always: a child it left behind (a daemon) still belongs to the group.
-        _end_group(proc)
+        end_groups([proc], grace=0)
         proc.stdout.close()
     return (None if why else proc.returncode), bytes(out[:limit]), why
 
@@ -491,20 +476,13 @@ def _go_build(cmd: list[str], cwd: pathlib.Path, env: dict, log: pathlib.Path) -
     """Run one `go build` in its own process group (ended with it on Ctrl+C, SIGTERM or any error, so no compiler
     is left running); (exit code, the last lines it wrote)."""
     with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            cmd,
-            cwd=cwd,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        proc = spawn(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
         code = proc.wait()
     except BaseException:
-        _end_group(proc)
+        end_groups([proc], grace=0)
         raise
+    forget(proc)
     with open(log, "rb") as f:
         f.seek(max(0, os.path.getsize(log) - 16384))
         tail = f.read().decode("utf-8", "replace")

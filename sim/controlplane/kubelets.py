@@ -38,6 +38,7 @@ import yaml
 from dragoman.fleet.errors import ExitCode, UserError
 from dragoman.fleet.k8s.quantity import parse_quantity
 from dragoman.sim.controllers.base import MAX_RESTART_SECONDS, binding_request, max_restart_seconds
+from dragoman.sim.controlplane import procgroups
 
 # The kernel tunables kubelet v1.37 sets at start (pkg/kubelet/cm/container_manager_linux.go, setupKernelTunables),
 # with the values it wants: each node's are files of its own, so the host's stay as they are.
@@ -625,13 +626,12 @@ class RealKubelets:
         with self._lock, open(folder / "runtime.log", "wb") as out:
             if self._stopping:
                 raise UserError("the real kubelets were stopped while starting.", ExitCode.INPUT)
-            procs.runtime = subprocess.Popen(
+            procs.runtime = procgroups.spawn(
                 ["unshare", "-m", "--propagation", "private", "sh", "-c", script],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 env=env,
-                start_new_session=True,
             )
         deadline = time.monotonic() + 30
         while not (folder / "cri.sock").exists():
@@ -647,7 +647,7 @@ class RealKubelets:
         with self._lock, open(folder / "kubelet.log", "wb") as out:
             if self._stopping:
                 raise UserError("the real kubelets were stopped while starting.", ExitCode.INPUT)
-            procs.kubelet = subprocess.Popen(
+            procs.kubelet = procgroups.spawn(
                 [
                     "nsenter",
                     f"--mount=/proc/{procs.runtime.pid}/ns/mnt",
@@ -663,7 +663,6 @@ class RealKubelets:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 env=env,
-                start_new_session=True,
             )
         self._write_index()
         self.log(f"node {name}: kubelet {procs.version} on {ip} ({cpus} CPUs, {memory >> 30} GiB)")
@@ -761,30 +760,7 @@ class RealKubelets:
         with self._lock:
             self._stopping = True
             groups = [p.kubelet for p in self.procs.values()] + [p.runtime for p in self.procs.values()]
-        for proc in groups:
-            if proc is not None and proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                    # A process stopped by fault() acts on SIGTERM only once it runs again.
-                    os.killpg(proc.pid, signal.SIGCONT)
-                except (ProcessLookupError, PermissionError):
-                    pass
-        deadline = time.monotonic() + 15
-        for proc in groups:
-            if proc is None:
-                continue
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # what is left of its group (a plugin that ignored SIGTERM)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
+        procgroups.end_groups(groups, grace=15, cont=True)
         if self.egress is not None:
             self.egress.stop()
         shutil.rmtree(self.root, ignore_errors=True)

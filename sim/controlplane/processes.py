@@ -16,7 +16,6 @@ import pathlib
 import re
 import secrets
 import shutil
-import signal
 import socket
 import ssl
 import subprocess
@@ -29,6 +28,7 @@ from typing import Any
 
 import yaml
 from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.sim.controlplane import procgroups
 from dragoman.sim.controlplane.pki import Pki
 
 # The most of one API answer read (the loader's and the waits' requests are small): a server answering without end
@@ -375,13 +375,13 @@ class ControlPlane:
                 raise UserError(f"the control plane was stopped while starting (before {name}).", ExitCode.INPUT)
             # The process keeps its own copy of the log's descriptor; ours is closed once it has started.
             with open(self.dir / f"{name}.log", "wb") as log:
-                self.procs[name] = subprocess.Popen(
+                # Their own process group: a Ctrl+C meant for dragoman reaches them only through stop(); the reaper
+                # ends them if dragoman is killed first (sim/controlplane/procgroups.py).
+                self.procs[name] = procgroups.spawn(
                     [str(self.bin[name]), *[a for a in args if a]],
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,
-                    # Their own process group: a Ctrl+C meant for dragoman reaches them only through stop().
-                    start_new_session=True,
                 )
 
     def log_tail(self, name: str, lines: int = 20) -> str:
@@ -482,22 +482,9 @@ class ControlPlane:
         with self._lock:
             self._stopping = True
             procs = dict(self.procs)
-        for name in ("prometheus", "kube-controller-manager", "kube-scheduler", "kube-apiserver", "etcd"):
-            proc = procs.get(name)
-            if proc is not None and proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                except (ProcessLookupError, PermissionError):
-                    pass
-        for proc in procs.values():
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                proc.wait(timeout=5)
+        # Clients first, etcd last: SIGTERM to all at once, then one 10 s deadline for all.
+        order = ("prometheus", "kube-controller-manager", "kube-scheduler", "kube-apiserver", "etcd")
+        procgroups.end_groups([procs[n] for n in order if n in procs] + [p for n, p in procs.items() if n not in order])
         with self._lock:
             for name, proc in procs.items():
                 if self.procs.get(name) is proc:
@@ -514,15 +501,4 @@ class ControlPlane:
 
 def _end(proc: subprocess.Popen) -> None:
     """SIGTERM to a component's process group, SIGKILL after 10 s."""
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.wait(timeout=5)
+    procgroups.end_groups([proc])

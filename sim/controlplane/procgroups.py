@@ -1,0 +1,162 @@
+"""The process groups dragoman starts (etcd, kube-apiserver, kube-scheduler, kube-controller-manager, Prometheus,
+each node's container runtime and kubelet): how they are ended, and who ends them when dragoman cannot.
+
+Each runs in a process group of its own, so a Ctrl+C meant for dragoman reaches them only through a stop() that
+ends them in order. The price is that a dragoman killed outright (SIGKILL, the OOM killer, a CI job's timeout)
+leaves them running: an etcd and a kube-apiserver holding ports, memory and a run folder until someone finds them.
+The reaper closes that gap: a small process of its own that reads a pipe from dragoman, each line a group to end or
+to forget, and ends every group still named when the pipe closes, which happens when dragoman dies however it dies.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable
+
+log = logging.getLogger("dragoman.sim.controlplane")
+
+TERM_GRACE = 10.0  # seconds a group has after SIGTERM before SIGKILL (etcd and kube-apiserver shut down in ~1 s)
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def end_groups(procs: Iterable[subprocess.Popen | None], *, grace: float = TERM_GRACE, cont: bool = False) -> None:
+    """End processes and everything in their process groups: SIGTERM to every group at once (in the order given),
+    then wait for each, sharing one `grace` deadline; what is left of a group then gets SIGKILL (a child that ignored
+    SIGTERM, a process that did not end in time). `cont`: SIGCONT after SIGTERM, for a group a fault stopped (it acts
+    on SIGTERM only once it runs again). grace=0: SIGKILL at once. Each ended process is forgotten by the reaper."""
+    procs = [p for p in procs if p is not None]
+    if grace > 0:
+        for proc in procs:
+            if proc.poll() is None:
+                _signal_group(proc.pid, signal.SIGTERM)
+                if cont:
+                    _signal_group(proc.pid, signal.SIGCONT)
+    deadline = time.monotonic() + grace
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()) if grace > 0 else 0)
+        except subprocess.TimeoutExpired:
+            pass
+        # What is left of its group, whether or not its leader ended (a plugin that ignored SIGTERM).
+        _signal_group(proc.pid, signal.SIGKILL)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        forget(proc)
+
+
+# The reaper's program: no import of dragoman (it starts in ~20 ms with -I -S), no signal but SIGKILL ends it early
+# (a Ctrl+C at dragoman's terminal reaches dragoman, which stops its groups itself and then closes the pipe).
+_REAPER = r"""
+import os, signal, sys, time
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+    signal.signal(s, signal.SIG_IGN)
+groups = set()
+for line in sys.stdin.buffer:
+    word = line.strip()
+    if word[:1] in (b"+", b"-") and word[1:].isdigit():
+        (groups.add if word[:1] == b"+" else groups.discard)(int(word[1:]))
+def alive(g):
+    try:
+        os.killpg(g, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+left = [g for g in groups if alive(g)]
+for g in left:
+    try:
+        os.killpg(g, signal.SIGTERM)
+        os.killpg(g, signal.SIGCONT)
+    except (ProcessLookupError, PermissionError):
+        pass
+end = time.monotonic() + float(sys.argv[1])
+while left and time.monotonic() < end:
+    time.sleep(0.1)
+    left = [g for g in left if alive(g)]
+for g in left:
+    try:
+        os.killpg(g, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+"""
+
+
+class Reaper:
+    """One reaper process for this dragoman process, started on first use. Writes to it are best effort: a reaper
+    that could not start or has gone leaves dragoman working as before (its stop() still ends every group)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._pid = 0  # the dragoman process the reaper serves: a forked child must start its own
+
+    def _pipe(self) -> subprocess.Popen | None:
+        if self._proc is not None and self._pid == os.getpid() and self._proc.poll() is None:
+            return self._proc
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _REAPER, str(TERM_GRACE)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                # Its own session: a Ctrl+C or a closed terminal that ends dragoman does not end the reaper first.
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            log.warning("no reaper for the control plane's processes (%s): a killed dragoman would leave them", exc)
+            self._proc = None
+            return None
+        self._pid = os.getpid()
+        return self._proc
+
+    def _say(self, line: str) -> None:
+        with self._lock:
+            proc = self._pipe()
+            if proc is None or proc.stdin is None:
+                return
+            try:
+                proc.stdin.write(line.encode() + b"\n")
+                proc.stdin.flush()
+            except OSError:
+                self._proc = None
+
+    def watch(self, proc: subprocess.Popen) -> None:
+        """End `proc`'s group (it leads one: start_new_session) if dragoman dies before forgetting it."""
+        self._say(f"+{proc.pid}")
+
+    def forget(self, proc: subprocess.Popen) -> None:
+        if self._proc is not None:
+            self._say(f"-{proc.pid}")
+
+    @property
+    def pid(self) -> int | None:
+        """The reaper's pid, once started (tests look for it)."""
+        return self._proc.pid if self._proc is not None else None
+
+
+REAPER = Reaper()
+
+
+def spawn(args: list[str], **kwargs) -> subprocess.Popen:
+    """subprocess.Popen in a process group of its own, which the reaper ends if dragoman dies without ending it."""
+    proc = subprocess.Popen(args, start_new_session=True, **kwargs)
+    REAPER.watch(proc)
+    return proc
+
+
+def forget(proc: subprocess.Popen) -> None:
+    REAPER.forget(proc)

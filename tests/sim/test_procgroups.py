@@ -1,0 +1,104 @@
+"""The control plane's processes end with dragoman however dragoman ends (sim/controlplane/procgroups.py): stop()
+ends their groups in order, and the reaper ends what a killed dragoman left."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+from dragoman.sim.controlplane import procgroups
+
+
+def _alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie leader still answers signal 0: it counts as gone once it has exited.
+    try:
+        with open(f"/proc/{pgid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return any(_pgid_of(p) == pgid for p in _pids())
+
+
+def _pids() -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
+
+
+def _pgid_of(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
+
+
+def _wait_gone(pgid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _alive(pgid):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+# A "dragoman" that starts two component groups through procgroups.spawn, each with a child of its own (a component
+# that forked), forgets the second, prints both group ids and then waits to be killed.
+PARENT = textwrap.dedent(
+    """
+    import subprocess, sys, time
+    from dragoman.sim.controlplane import procgroups
+    watched = procgroups.spawn(["sh", "-c", "sleep 300 & exec sleep 300"], stdin=subprocess.DEVNULL)
+    forgotten = procgroups.spawn(["sh", "-c", "sleep 300 & exec sleep 300"], stdin=subprocess.DEVNULL)
+    procgroups.forget(forgotten)
+    print(watched.pid, forgotten.pid, procgroups.REAPER.pid, flush=True)
+    time.sleep(300)
+    """
+)
+
+
+def test_a_killed_dragoman_leaves_no_component_it_was_watching() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    watched, forgotten, reaper = (int(x) for x in parent.stdout.readline().split())
+    try:
+        assert _alive(watched) and _alive(forgotten)
+        parent.kill()  # SIGKILL: no finally, no atexit, no stop()
+        parent.wait()
+        # The reaper saw its pipe close: SIGTERM to the group, the leader and its forked child alike.
+        assert _wait_gone(watched, 15), "the watched group outlived the killed dragoman"
+        assert _wait_gone(reaper, 5), "the reaper did not exit once its work was done"
+        # A group dragoman said it had ended itself is not the reaper's to end.
+        assert _alive(forgotten)
+    finally:
+        for g in (watched, forgotten):
+            try:
+                os.killpg(g, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_end_groups_kills_what_ignores_sigterm_after_the_grace_and_wakes_a_stopped_group() -> None:
+    stubborn = procgroups.spawn(
+        ["sh", "-c", "trap '' TERM; sleep 300 & wait"], stdin=subprocess.DEVNULL
+    )  # ignores SIGTERM, as does its child (inherited)
+    stopped = procgroups.spawn(["sleep", "300"], stdin=subprocess.DEVNULL)
+    time.sleep(0.3)
+    os.killpg(stopped.pid, signal.SIGSTOP)
+    t0 = time.monotonic()
+    procgroups.end_groups([stopped, stubborn], grace=1.0, cont=True)
+    took = time.monotonic() - t0
+    assert stopped.returncode == -signal.SIGTERM  # woken by SIGCONT, it acted on SIGTERM
+    assert stubborn.returncode == -signal.SIGKILL
+    assert 0.9 <= took < 8
+    assert _wait_gone(stubborn.pid, 5), "the stubborn group's child was left"
+
+
+def test_grace_zero_kills_at_once() -> None:
+    proc = procgroups.spawn(["sleep", "300"], stdin=subprocess.DEVNULL)
+    procgroups.end_groups([proc], grace=0)
+    assert proc.returncode == -signal.SIGKILL
