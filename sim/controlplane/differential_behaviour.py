@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from dragoman.fleet.k8s.times import parse_time
@@ -640,6 +641,36 @@ def drain_with_pdb(side: Side) -> Any:
         },
         "evicted pod gone": bool(ended),
         "evicted pod's writes": history,
+    }
+
+
+def node_cordoned(side: Side) -> Any:
+    """The node cordoned for longer than its kubelet's 10 s status sync, then uncordoned: a kubelet records
+    NodeNotSchedulable, then NodeSchedulable (kubelet.go recordNodeSchedulableEvent, at its status sync). The drain's
+    cordon is too short to be sure a real kubelet's sync falls inside it, so this case is the judge of those events."""
+    marks = node_event_marks(side)
+
+    def cordon(on: bool) -> None:
+        side.call(
+            "PATCH",
+            f"/api/v1/nodes/{NODE}",
+            {"spec": {"unschedulable": True if on else None}},
+            content_type="application/merge-patch+json",
+        )
+
+    def recorded(reason: str) -> Callable[[], bool]:
+        return lambda: any(e[1] == reason for e in _node_events(side, since=marks))
+
+    cordon(True)
+    off = side.wait(recorded("NodeNotSchedulable"), 30)
+    cordon(False)
+    on = side.wait(recorded("NodeSchedulable"), 30)
+    node = side.get(f"/api/v1/nodes/{NODE}") or {}
+    return {
+        "NodeNotSchedulable recorded while cordoned": bool(off),
+        "NodeSchedulable recorded once uncordoned": bool(on),
+        "unschedulable after": (node.get("spec") or {}).get("unschedulable"),
+        "node events": _node_events(side, since=marks),
     }
 
 

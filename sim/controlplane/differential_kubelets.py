@@ -41,6 +41,7 @@ def all_cases() -> list[diff.Behaviour]:
     """Every behaviour case with a node half, in the order they build on each other (the first joins the node)."""
     by_name = {c.name: c for c in b.behaviour_cases()}
     crash = diff.Behaviour("a container crash-loops", b.container_crash_loops, group="behaviour/kubelet")
+    cordoned = diff.Behaviour("a node cordoned across status syncs", b.node_cordoned, group="behaviour/node")
     names = [
         "a node joins the h100-dra pool",
         "a pod keeping limits: nvidia.com/gpu is bridged",
@@ -55,7 +56,9 @@ def all_cases() -> list[diff.Behaviour]:
         "a node deleted with pods on it",
         "a node's container runtime goes down",
     ]
-    out = [by_name[n] for n in names[:2]] + [crash] + [by_name[n] for n in names[2:]]
+    # The cordon right after the drain's: its events are the drain's too, when a real kubelet's sync fell in it.
+    out = [by_name[n] for n in names[:2]] + [crash] + [by_name[n] for n in names[2:4]] + [cordoned]
+    out += [by_name[n] for n in names[4:]]
     return [diff.Behaviour(c.name, _events_by_reason(c.run), group=c.group, alongside=c.alongside) for c in out]
 
 

@@ -372,3 +372,22 @@ async def test_a_cases_node_events_leave_out_the_ones_an_earlier_case_left_unles
     scoped, everything = await asyncio.to_thread(run)
     assert sorted(scoped) == ["NodeNotReady", "NodeReady"], scoped
     assert sorted(everything) == ["NodeNotReady", "NodeNotSchedulable", "NodeReady", "NodeSchedulable"]
+
+
+async def test_the_cordon_case_sees_the_python_kubelet_record_both_schedulable_events() -> None:
+    """The case the real kubelet judges them by (a cordon held across its status syncs): on the embedded simulator the
+    Python kubelet records NodeNotSchedulable while cordoned and NodeSchedulable once uncordoned, each once."""
+    import asyncio
+
+    from dragoman.sim.controlplane import differential_behaviour as b
+
+    def run() -> dict:
+        with d.embedded_side() as target:
+            side = d.Side("embedded", target)
+            b.node_joins(side)
+            return b.node_cordoned(side)
+
+    seen = await asyncio.to_thread(run)
+    assert seen["NodeNotSchedulable recorded while cordoned"] and seen["NodeSchedulable recorded once uncordoned"]
+    assert seen["unschedulable after"] is None
+    assert sorted(e[1] for e in seen["node events"]) == ["NodeNotSchedulable", "NodeSchedulable"], seen
