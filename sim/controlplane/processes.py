@@ -152,6 +152,7 @@ class ControlPlane:
         self.kubelet_egress = kubelet_egress
         users = check_users(users)  # before the run's folder exists: a refused name leaves nothing behind
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="dragoman-cp-"))
+        procgroups.REAPER.own_folder(self.dir)  # removed with the processes if dragoman is killed outright
         os.chmod(self.dir, 0o700)
         self.procs: dict[str, subprocess.Popen] = {}
         self.users: dict[str, CpUser] = {}
@@ -490,6 +491,7 @@ class ControlPlane:
                 if self.procs.get(name) is proc:
                     del self.procs[name]
         shutil.rmtree(self.dir, ignore_errors=True)
+        procgroups.REAPER.disown_folder(self.dir)
 
     def __enter__(self) -> ControlPlane:
         self.start()

@@ -5,7 +5,8 @@ Each runs in a process group of its own, so a Ctrl+C meant for dragoman reaches 
 ends them in order. The price is that a dragoman killed outright (SIGKILL, the OOM killer, a CI job's timeout)
 leaves them running: an etcd and a kube-apiserver holding ports, memory and a run folder until someone finds them.
 The reaper closes that gap: a small process of its own that reads a pipe from dragoman, each line a group to end or
-to forget, and ends every group still named when the pipe closes, which happens when dragoman dies however it dies.
+to forget (or a run folder to remove or keep), and ends every group still named, then removes every folder still
+named, when the pipe closes, which happens when dragoman dies however it dies.
 """
 
 from __future__ import annotations
@@ -64,11 +65,13 @@ _REAPER = r"""
 import os, signal, sys, time
 for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
     signal.signal(s, signal.SIG_IGN)
-groups = set()
+groups, folders = set(), set()
 for line in sys.stdin.buffer:
-    word = line.strip()
+    word = line.rstrip(b"\n")
     if word[:1] in (b"+", b"-") and word[1:].isdigit():
         (groups.add if word[:1] == b"+" else groups.discard)(int(word[1:]))
+    elif word[:1] in (b"d", b"u") and word[1:2] == b"/":
+        (folders.add if word[:1] == b"d" else folders.discard)(word[1:])
 def alive(g):
     try:
         os.killpg(g, 0)
@@ -91,6 +94,14 @@ for g in left:
         os.killpg(g, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+end = time.monotonic() + 5
+while left and time.monotonic() < end:
+    time.sleep(0.1)
+    left = [g for g in left if alive(g)]
+if folders:
+    import shutil
+    for f in folders:
+        shutil.rmtree(f, ignore_errors=True)
 """
 
 
@@ -129,7 +140,7 @@ class Reaper:
             if proc is None or proc.stdin is None:
                 return
             try:
-                proc.stdin.write(line.encode() + b"\n")
+                proc.stdin.write(os.fsencode(line) + b"\n")
                 proc.stdin.flush()
             except OSError:
                 self._proc = None
@@ -141,6 +152,16 @@ class Reaper:
     def forget(self, proc: subprocess.Popen) -> None:
         if self._proc is not None:
             self._say(f"-{proc.pid}")
+
+    def own_folder(self, path: os.PathLike | str) -> None:
+        """Remove `path` (a run folder dragoman made: mkdtemp) after ending the groups, if dragoman dies first."""
+        text = os.path.abspath(os.fspath(path))
+        if "\n" not in text:
+            self._say("d" + text)
+
+    def disown_folder(self, path: os.PathLike | str) -> None:
+        if self._proc is not None:
+            self._say("u" + os.path.abspath(os.fspath(path)))
 
     @property
     def pid(self) -> int | None:

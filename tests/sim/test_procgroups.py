@@ -4,6 +4,7 @@ ends their groups in order, and the reaper ends what a killed dragoman left."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -50,21 +51,28 @@ def _wait_gone(pgid: int, timeout: float) -> bool:
 # that forked), forgets the second, prints both group ids and then waits to be killed.
 PARENT = textwrap.dedent(
     """
-    import subprocess, sys, time
+    import os, subprocess, sys, tempfile, time
     from dragoman.sim.controlplane import procgroups
     watched = procgroups.spawn(["sh", "-c", "sleep 300 & exec sleep 300"], stdin=subprocess.DEVNULL)
     forgotten = procgroups.spawn(["sh", "-c", "sleep 300 & exec sleep 300"], stdin=subprocess.DEVNULL)
     procgroups.forget(forgotten)
-    print(watched.pid, forgotten.pid, procgroups.REAPER.pid, flush=True)
+    run, kept = tempfile.mkdtemp(prefix="dragoman-cp-"), tempfile.mkdtemp(prefix="dragoman-cp-")
+    open(os.path.join(run, "etcd.log"), "w").write("x")
+    procgroups.REAPER.own_folder(run)
+    procgroups.REAPER.own_folder(kept)
+    procgroups.REAPER.disown_folder(kept)
+    print(watched.pid, forgotten.pid, procgroups.REAPER.pid, run, kept, flush=True)
     time.sleep(300)
     """
 )
 
 
-def test_a_killed_dragoman_leaves_no_component_it_was_watching() -> None:
+def test_a_killed_dragoman_leaves_no_component_it_was_watching_nor_its_run_folder() -> None:
     parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
     assert parent.stdout is not None
-    watched, forgotten, reaper = (int(x) for x in parent.stdout.readline().split())
+    said = parent.stdout.readline().split()
+    watched, forgotten, reaper = (int(x) for x in said[:3])
+    run, kept = said[3:]
     try:
         assert _alive(watched) and _alive(forgotten)
         parent.kill()  # SIGKILL: no finally, no atexit, no stop()
@@ -72,9 +80,12 @@ def test_a_killed_dragoman_leaves_no_component_it_was_watching() -> None:
         # The reaper saw its pipe close: SIGTERM to the group, the leader and its forked child alike.
         assert _wait_gone(watched, 15), "the watched group outlived the killed dragoman"
         assert _wait_gone(reaper, 5), "the reaper did not exit once its work was done"
-        # A group dragoman said it had ended itself is not the reaper's to end.
+        # A group dragoman said it had ended itself is not the reaper's to end; nor a folder it said it had removed.
         assert _alive(forgotten)
+        assert not os.path.exists(run), "the killed dragoman's run folder was left"
+        assert os.path.isdir(kept)
     finally:
+        shutil.rmtree(kept, ignore_errors=True)
         for g in (watched, forgotten):
             try:
                 os.killpg(g, signal.SIGKILL)
