@@ -3,6 +3,7 @@ dropped (or a 400 under fieldValidation=Strict)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from dragoman.sim.api import schemas as _schemas
@@ -145,6 +146,9 @@ class _Walker:
             addl = plan[2]
             leaf = _PLANS.get(id(addl), _NO_PLAN)[0] == _STRING
             for key, v in list(value.items()):
+                if key.__class__ is not str:
+                    # YAML allows `labels: {1: x}`; JSON has only string keys, so name the key that is not one.
+                    self._fail_key(key, path, owner)
                 if v is None or (leaf and v.__class__ is str):
                     continue
                 value[key] = self.walk(v, addl, f"{path}[{key}]", owner)
@@ -178,6 +182,14 @@ class _Walker:
         if how == _BOOLEAN:
             return value if isinstance(value, bool) else self._fail(value, path, owner, "bool")
         return value
+
+    @staticmethod
+    def _fail_key(key: Any, path: str, owner: str) -> Any:
+        jt = _JSON_TYPE.get(type(key), "value")
+        where = f"Go struct field {owner}.{path}" if owner else "Go value"
+        text = json.dumps(key) if key is None or isinstance(key, (bool, int, float)) else repr(key)  # as YAML wrote it
+        shown = text if len(text) <= 80 else text[:80] + "…"
+        raise DecodeError(f"json: cannot unmarshal {jt} into {where} of type string: the key {shown} is not a string")
 
     @staticmethod
     def _fail(value: Any, path: str, owner: str, go_type: str) -> Any:

@@ -45,6 +45,21 @@ HOSTILE: dict[str, tuple[str | bytes, list[str]]] = {
     "start-not-a-time": (CONFIG + "startTime: yesterday\n", ["startTime is yesterday", "RFC 3339"]),
     "start-a-number": (CONFIG + "startTime: 1764489600\n", ["startTime is 1764489600", "RFC 3339"]),
     "labels-a-list": ("apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: [a, b]}\n", ["metadata.labels"]),
+    # YAML allows keys JSON has not: the sentence names the object, the map and the key (it once read "malformed
+    # object: 'int' object has no attribute 'split'").
+    "label-key-a-number": (
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {1: x}}\n",
+        ["Node 'n1'", "metadata.labels", "the key 1 is not a string"],
+    ),
+    "annotation-key-a-bool": (
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1, annotations: {true: x}}\n",
+        ["Node 'n1'", "metadata.annotations", "the key true is not a string"],
+    ),
+    "selector-key-a-number": (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n"
+        "spec: {nodeSelector: {7: x}, containers: [{name: c, image: i}]}\n",
+        ["Pod 'p'", "spec.nodeSelector", "the key 7 is not a string"],
+    ),
     "name-a-number": ("apiVersion: v1\nkind: Node\nmetadata: {name: 5}\n", ["ObjectMeta.metadata.name", "string"]),
     "name-100k": ("apiVersion: v1\nkind: Node\nmetadata: {name: " + "a" * 100_000 + "}\n", ["metadata.name", "…"]),
     "replicas-negative": (DEPLOYMENT.format(replicas=-1), ["spec.replicas", "greater than or equal to 0"]),
