@@ -787,27 +787,27 @@ class FleetModel:
         slices: list[str] = []
         stale: list[str] = []
         devices: list[DeviceView] = []
+        # Counted as hardware: a GPU and the partitions that consume its counters are one unit, free only while the
+        # allocator could give every device of it now (untainted, unheld, counters left).
+        states = self.device_states()
+        units: dict[tuple, bool] = {}
+        gpu_units = 0
         for driver, pool in sorted(self._slice_pools_by_node.get(name, ())):
             cur, older, complete = self.pool_slices(driver, pool)
             stale.extend(key_of(s)[1] for s in older)
             if not complete:
                 stale.extend(key_of(s)[1] for s in cur)
+            first = len(devices)
             for s in sorted(cur, key=lambda s: key_of(s)[1]):
                 sname = key_of(s)[1]
                 slices.append(sname)
                 for d in (s.get("spec") or {}).get("devices") or ():
                     devices.append(DeviceView(driver, pool, d.get("name", ""), name, sname, d))
-        # Counted as hardware: a GPU and the partitions that consume its counters are one unit, free only while the
-        # allocator could give every device of it now (untainted, unheld, counters left).
-        states = self.device_states()
-        units: dict[tuple, bool] = {}
-        gpu_units: set[tuple] = set()
-        for d in devices:
-            unit = states.physical_key(d.id)
-            units[unit] = units.get(unit, True) and states.state(d.id).allocatable
-            if d.driver == nvidia_schema.DRIVER:
-                gpu_units.add(unit)
-        devices_gpu = len(gpu_units)
+            before = len(units)
+            states.units((driver, pool), (d.name for d in devices[first:]), units)
+            if driver == nvidia_schema.DRIVER:
+                gpu_units += len(units) - before  # a pool's units are its own (its driver and pool name are in each)
+        devices_gpu = gpu_units
         allocated = sum(1 for free in units.values() if not free)
         alloc_gpu = count(alloc.get(GPU))
         cap_gpu = count(cap.get(GPU))
@@ -932,11 +932,14 @@ class FleetModel:
         AllocatedState, built on first use and then kept current by the indexers, change by change."""
         ds = self._device_states
         if ds is None:
-            ds = self._device_states = FleetDevices(
-                self.objects["ResourceSlice"].values(),
-                self.objects["ResourceClaim"].items(),
-                self.objects["DeviceTaintRule"].values(),
-            )
+            # A Slice and a Device object per published device, a holder entry per allocated one: tens of thousands
+            # of small acyclic objects, which the cyclic collector would otherwise rescan with the whole fleet.
+            with _no_gc():
+                ds = self._device_states = FleetDevices(
+                    self.objects["ResourceSlice"].values(),
+                    self.objects["ResourceClaim"].items(),
+                    self.objects["DeviceTaintRule"].values(),
+                )
         return ds
 
     def device_state(self, device: DeviceId) -> DeviceState:
@@ -949,7 +952,7 @@ class FleetModel:
         units: dict[tuple, bool] = {}
         for dev in states.devices():
             unit = states.physical_key(dev.id)
-            units[unit] = units.get(unit, True) and states.state(dev.id).allocatable
+            units[unit] = units.get(unit, True) and states.allocatable(dev.id)
         return len(units), sum(units.values())
 
     def device_nodes(self, d: DeviceView) -> list[str]:
@@ -1055,11 +1058,10 @@ class FleetModel:
         node_of = self._pool_node
         states = self.device_states()
         for d in matched:
-            st = states.state(d)
             free = (
-                (1 if st.allocatable else 0)
+                (1 if states.allocatable(d) else 0)
                 if not (tolerations or capacity)
-                else int(not st.exclusion(tolerations, capacity))
+                else int(not states.state(d).exclusion(tolerations, capacity))
             )
             n = node_of.get(d[:2])
             if n is not None:

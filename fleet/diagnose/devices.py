@@ -90,6 +90,8 @@ def taint_evictions(ctx: Context) -> Iterable[Finding]:
     hit: dict[str, list[tuple[tuple, tuple]]] = defaultdict(list)  # source -> [(device, holders)]
     grace: dict[str, list[str]] = defaultdict(list)  # source -> what the holders' tolerations say
     for dev in states.devices():
+        if not dev.taints:
+            continue  # a state's taints are its device's (its slice's and the rules'): no state to build for most
         did = dev.id
         st = states.state(did)
         if not st.holders:
@@ -386,13 +388,25 @@ def health(ctx: Context) -> Iterable[Finding]:
     """device-unhealthy for every pod holding DRA devices (those claims are reserved for) the kubelet reports
     unhealthy."""
     m = ctx.m
-    pods: set[tuple[str, str]] = set()
+    all_pods = m.objects["Pod"]
+    seen: set[tuple[str, str]] = set()
+    reporting: list[tuple[tuple[str, str], dict]] = []
+    # Each claim's pods looked at once, and only those the kubelet reports device health for sorted and read further
+    # (a fleet's claims are reserved for 10,000s of pods, hardly any with allocatedResourcesStatus).
     for claim in m.objects["ResourceClaim"].values():
-        pods.update(m.claim_pods(claim))
-    for pk in sorted(pods):
-        pod = m.objects["Pod"].get(pk)
-        if pod is not None and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
-            yield from unhealthy(ctx, pk, pod)
+        for pk in m.claim_pods(claim):
+            if pk in seen:
+                continue
+            seen.add(pk)
+            pod = all_pods.get(pk)
+            if (
+                pod is not None
+                and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+                and _reports_device_health(pod)
+            ):
+                reporting.append((pk, pod))
+    for pk, pod in sorted(reporting, key=lambda kp: kp[0]):
+        yield from unhealthy(ctx, pk, pod)
 
 
 def _reports_device_health(pod: dict) -> bool:

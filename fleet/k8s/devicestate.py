@@ -513,6 +513,43 @@ class FleetDevices:
             binding,
         )
 
+    def allocatable(self, did: DeviceId) -> bool:
+        """`state(did).allocatable` without building the state when the device carries nothing but its holders (no
+        taint, not shared, no counters in play): then it is allocatable exactly while no claim holds it."""
+        ps = self._pool(did[:2])
+        if ps is None:
+            return True
+        return self._allocatable(ps, did)
+
+    def _allocatable(self, ps: _PoolStates, did: DeviceId) -> bool:
+        st = ps.states.get(did[2])
+        if st is not None:
+            return st is _FREE_STATE or st.allocatable
+        dev = ps.devices.get(did[2])
+        if dev is None:
+            return True
+        if not dev.taints and not dev.allow_multiple and not (ps.counter_sets and dev.consumes):
+            # DeviceState.allocatable for such a device: no blocking taint, no counter block, not shared.
+            return not self.allocated.holders.get(did)
+        return self.state(did).allocatable
+
+    def units(self, pid: PoolId, names: Iterable[str], into: dict[tuple, bool]) -> None:
+        """Count devices of one pool as hardware into `into` (physical_key → whether every device of the unit is
+        allocatable), as `physical_key` and `allocatable` device by device would: the pool looked up once (a node's
+        view reads each of its devices so)."""
+        ps = self._pool(pid)
+        driver, pool = pid
+        for n in names:
+            did = (driver, pool, n)
+            unit: tuple = did
+            ok = True
+            if ps is not None:
+                dev = ps.devices.get(n)
+                if dev is not None and dev.consumes:
+                    unit = (driver, pool, "counters", *sorted(name for name, _ in dev.consumes))
+                ok = self._allocatable(ps, did)
+            into[unit] = into.get(unit, True) and ok
+
     def physical_key(self, device: DeviceId) -> tuple:
         """What identifies the hardware behind a device: the counter sets it consumes (a GPU and its partitions
         consume the same set), else the device itself."""

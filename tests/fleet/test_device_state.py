@@ -436,3 +436,46 @@ def test_device_states_name_holders_by_the_claim_keys_and_absorb_a_change_they_a
     states.set_claim(ck, None)
     assert states.state(D("n1", "gpu-0")).state == FREE and states.state(D("n1", "gpu-1")).state == FREE
     assert not states.allocated.devices and not states.allocated.holders
+
+
+def test_allocatable_and_units_answer_as_each_device_state_does_without_building_the_plain_ones() -> None:
+    """FleetDevices.allocatable (and the per-pool units a node view counts) skip the DeviceState of a device with no
+    taint, no sharing and no counters: every kind of device still reads as its state does — held, free, tainted by
+    its slice or a rule, shared with and without room, blocked by counters, admin-access, waiting for binding."""
+    from dragoman.fleet.k8s.devicestate import FleetDevices
+
+    objs = [
+        node("n1"),
+        node("n2"),
+        gpu_slice("n1", 4),
+        *mig_counter_slice("n2", gpus=2, migs=2),
+        shared_slice("n1"),
+        fabric_slice(),
+        taint_rule("maint", pool="n1"),
+        allocated_claim("held", [result("n1", "gpu-0")]),
+        allocated_claim("mig", [result("n2", "gpu-0-mig-1g10gb-0")]),
+        allocated_claim("admin", [result("n1", "gpu-1", adminAccess=True)]),
+        allocated_claim("share", [result("n1-shared", "gpu-shared-0", consumedCapacity={"memory": "20Gi"})]),
+        allocated_claim("fabric", [result("fabric", "link-0", driver="fabric.example.com")]),
+    ]
+    m = model_of(*objs)
+    raw = (m.objects["ResourceSlice"].values(), m.objects["ResourceClaim"].items(), m.objects["DeviceTaintRule"])
+    seen: set[str] = set()
+    for rules in (m.objects["DeviceTaintRule"].values(), ()):
+        fast = FleetDevices(raw[0], raw[1], rules)  # asked before any state is built
+        full = FleetDevices(raw[0], raw[1], rules)
+        ids = [d.id for d in full.devices()]
+        assert len(ids) > 10
+        states = [full.state(i) for i in ids]
+        assert [fast.allocatable(i) for i in ids] == [s.allocatable for s in states]
+        seen |= {s.state for s in states}
+        for pid in {i[:2] for i in ids}:
+            names = [i[2] for i in ids if i[:2] == pid]
+            units: dict[tuple, bool] = {}
+            FleetDevices(raw[0], raw[1], rules).units(pid, names, units)
+            want: dict[tuple, bool] = {}
+            for n in names:
+                unit = full.physical_key((*pid, n))
+                want[unit] = want.get(unit, True) and full.state((*pid, n)).allocatable
+            assert units == want, pid
+    assert seen >= {HELD, FREE, SHARED, COUNTERS, TAINTED}

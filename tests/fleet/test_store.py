@@ -359,3 +359,66 @@ def test_a_first_list_of_pods_is_filed_in_one_loop_exactly_as_the_index_function
     only_cpu = FleetStore(["Pod"])
     only_cpu.replace("Pod", [pods[7]])
     assert set(only_cpu.index_values("Pod", "notable")) == set()
+
+
+def test_a_pod_event_is_filed_as_the_index_functions_say_when_the_store_skips_what_did_not_move() -> None:
+    """A MODIFIED pod whose indexed fields did not change is not refiled (fleet/store._pod_filing); a change of any one
+    of them (node, phase, owners, namespace, steering, claims, the bridge, being a projection) between two versions of
+    a pod still moves it exactly as the one-call-per-index path does."""
+    import itertools
+    import random
+
+    from dragoman.fleet.store import INDEXERS
+
+    choices = {
+        "node": [None, "n1", "n2", ""],
+        "phase": [None, "Pending", "Running", "Succeeded", "Failed", "Unknown"],
+        "owners": [(), (("DaemonSet", "dp"),), (("ReplicaSet", "rs"),), (("Job", "j"), ("DaemonSet", "other"))],
+        "namespace": ["default", "kube-system"],
+        "selector": [False, True],
+        "affinity": [False, True],
+        "claims": [False, True],
+        "bridge": [False, True],
+        "projection": [False, True],
+    }
+
+    def make(c: dict, rv: int) -> dict:
+        p = pod("p", str(rv), spec={}, status={})
+        p["metadata"]["namespace"] = c["namespace"]
+        if c["owners"]:
+            p["metadata"]["ownerReferences"] = [{"kind": k, "name": n} for k, n in c["owners"]]
+        spec: dict = {"nodeName": c["node"]} if c["node"] is not None else {}
+        spec.update({"nodeSelector": {"a": "b"}} if c["selector"] else {})
+        spec.update({"affinity": {"nodeAffinity": {}}} if c["affinity"] else {})
+        spec.update({"resourceClaims": [{"name": "c"}]} if c["claims"] else {})
+        status: dict = {"phase": c["phase"]} if c["phase"] is not None else {}
+        status.update({"extendedResourceClaimStatus": {"resourceClaimName": "c"}} if c["bridge"] else {})
+        p["spec"], p["status"] = spec, status
+        return Projection(p) if c["projection"] else p
+
+    rng = random.Random(29)
+    combos = [dict(zip(choices, values)) for values in itertools.product(*choices.values())]
+    fused = FleetStore(["Pod"])
+    generic = FleetStore(["Pod"])
+    generic._indexers["Pod"] = {name: (lambda p, fn=fn: fn(p)) for name, fn in INDEXERS["Pod"].items()}
+    rv, moves, pairs = 0, 0, 0
+    # Random starts, and every start of a running projection on its node steered by nothing (the one not notable):
+    # one field away from it, each of the notable rule's fields decides.
+    plain_running = [
+        c
+        for c in combos
+        if c["phase"] == "Running" and c["projection"] and c["node"] == "n1"
+        if not (c["selector"] or c["affinity"] or c["claims"] or c["bridge"])
+    ]
+    for start in rng.sample(combos, 120) + plain_running:
+        for field, values in choices.items():
+            for value in values:
+                rv += 2
+                for store in (fused, generic):
+                    store.apply("Pod", "MODIFIED", make(start, rv))
+                    before = {n: {k: set(v) for k, v in t.items()} for n, t in store._indices["Pod"].items()}
+                    store.apply("Pod", "MODIFIED", make({**start, field: value}, rv + 1))
+                assert fused._indices["Pod"] == generic._indices["Pod"], (start, field, value)
+                moves += before != fused._indices["Pod"]
+                pairs += 1
+    assert moves > pairs // 4, "the pairs move the pod between index values, not only within one"
