@@ -96,3 +96,24 @@ async def test_help_lists_the_sort_keys(tmp_path) -> None:
         assert any("N" in k.split(" / ") for k in focused), focused
         assert any("A" in k.split(" / ") for k in focused), focused
         assert any("ctrl+o" in k.lower() or "^o" in k for k in focused), focused
+
+
+async def test_a_populate_superseded_before_its_worker_starts_leaves_no_coroutine_unawaited(tmp_path) -> None:
+    """populate() twice in one go (a filter and a fleet reload landing together): the exclusive worker cancels the
+    first before it starts. It must not have made a coroutine that is then never awaited (CI printed that warning)."""
+    import gc
+    import warnings
+
+    app = snapshot_app(snapshot_copy(tmp_path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _keys("5")(pilot)
+        screen = app.screen
+        rows = screen.table.keys()
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            for _ in range(3):
+                screen.populate()
+            await pilot.pause(0.5)
+            gc.collect()
+        assert not [w for w in seen if "never awaited" in str(w.message)], [str(w.message) for w in seen]
+        assert screen.table.keys() == rows  # the last populate filled the view as before

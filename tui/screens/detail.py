@@ -71,7 +71,7 @@ class DetailScreen(DragomanScreen):
         self.app.refresh_header(self)
         if self.fetching:
             self.query_one("#links").display = False
-            self.run_worker(self._fetch_whole(), exclusive=True)
+            self.run_worker(self._fetch_whole, exclusive=True)  # type: ignore[arg-type]
             return
         if self.mode == "describe" and self.links:
             self.query_one("#links", OptionList).focus()

@@ -112,7 +112,7 @@ class LogScreen(DragomanScreen):
 
     def load(self) -> None:
         self.query_one("#heading", Static).update(self._heading())
-        self.run_worker(self._load(), exclusive=True, group="log", description="read a pod's log")
+        self.run_worker(self._load, exclusive=True, group="log", description="read a pod's log")  # type: ignore[arg-type]
 
     def _show(self, text: str) -> None:
         self.text = text

@@ -109,7 +109,9 @@ class TableScreen(PromptScreen[None]):
 
     # ------------------------------------------------------------------ data
     def populate(self) -> None:
-        self.run_worker(self._populate(), exclusive=True, group="populate", description=f"fill {self.view.name}")
+        # The method, not a coroutine made now: a populate superseded before its worker starts (exclusive) would leave
+        # that coroutine never awaited. (Textual runs the method form; its annotation is narrower, hence the ignore.)
+        self.run_worker(self._populate, exclusive=True, group="populate", description=f"fill {self.view.name}")  # type: ignore[arg-type]
 
     async def _populate(self) -> None:
         table = self.table
@@ -290,7 +292,7 @@ class TableScreen(PromptScreen[None]):
         if self.table.unbuilt:
             # A filter reads every row: build the rest while the operator types (a slice per turn of the loop, so
             # the keys go through), rather than all at the first key.
-            self.run_worker(self._prebuild(), exclusive=True, group="prebuild", description="build rows")
+            self.run_worker(self._prebuild, exclusive=True, group="prebuild", description="build rows")  # type: ignore[arg-type]
 
     async def _prebuild(self) -> None:
         while self.table.build_some(PREBUILD_CHUNK):
