@@ -454,3 +454,22 @@ async def test_the_plan_text_follows_the_selected_step(tmp_path: pathlib.Path) -
         step = screen.plan.steps[3]
         assert log.scroll_y == screen.step_offsets[step.id] > 0
         assert str(log.lines[int(log.scroll_y)].text).startswith(f" 4. {step.id} — ")
+
+
+async def test_progress_arriving_after_the_app_shut_down_is_kept_not_raised(tmp_path: pathlib.Path) -> None:
+    """A run outlives the wizard's widgets while the app shuts down (CI once saw `NoMatches: #mig-log` raised from the
+    runner's progress into the app, failing the run): its lines and states are kept, and nothing raises."""
+    from dragoman.actions.steps import ProgressEvent
+
+    async with wizard(tmp_path, "t4-batch") as (_sim, screen, _app, _pilot):
+        assert screen.query("#mig-log")
+    assert not screen.query("#mig-log"), "the app's shutdown removed the wizard's widgets"
+    screen.on_progress(ProgressEvent("cordon", 0, 2, "cordon: started"))
+    screen.on_progress(ProgressEvent("cordon", 1, 2, "cordoned", node="n1"))
+    screen.on_progress(ProgressEvent("cordon", 2, 2, "cordon: done, verified"))
+    screen.log_line("after the end")
+    assert screen.step_state["cordon"] == "done"
+    assert [line.split(" ", 1)[1] for line in screen.run_lines[-2:]] == [
+        "  cordon 2/2 cordon: done, verified",
+        "after the end",
+    ]

@@ -191,7 +191,13 @@ class MigrateScreen(DragomanScreen):
         """A line of the run, with the time it happened (kept when the plan is drawn again)."""
         line = f"{time.strftime('%H:%M:%S')} {text}"
         self.run_lines.append(line)
-        self.query_one("#mig-log", RichLog).write(line, scroll_end=True)
+        for log in self.query("#mig-log").results(RichLog):
+            log.write(line, scroll_end=True)
+
+    def _drawn(self) -> bool:
+        """Whether the screen's widgets are there to draw on. A run outlives them while the app shuts down (Ctrl+Q
+        mid-step): its progress is then kept (run_lines, step_state) and drawn by nothing, not raised as a crash."""
+        return bool(self.query("#mig-log"))
 
     def _tick(self) -> None:
         """While a step runs: how long it has run, and how long it may wait, beside its name."""
@@ -471,6 +477,11 @@ class MigrateScreen(DragomanScreen):
         where = f" {ev.node}" if ev.node else ""
         count = f" {ev.done}/{ev.total}" if ev.total else ""
         self.log_line(f"{mark} {ev.step_id}{where}{count} {ev.message}".rstrip())
+        if not self._drawn():
+            for end, state in ((": started", "running"), (": done, verified", "done"), (": failed", "failed")):
+                if ev.message.endswith(end):
+                    self.step_state[ev.step_id] = state
+            return
         if ev.message.endswith(": started"):
             self._set_state(ev.step_id, "running")
             self.running_step, self.step_started = ev.step_id, time.monotonic()
@@ -728,6 +739,9 @@ class MigrateScreen(DragomanScreen):
             self.refresh_bindings()
             if self not in self.app.screen_stack:
                 self.app.notify(f"the run on pool {self.pool} has ended: :migrate shows its result")
+        if not self._drawn():  # the app shut down while it ran: the result is kept, nothing to draw it on
+            self.step_state.update(self.result.steps)
+            return
         from dragoman.actions.registry import step_class
 
         for sid, state in self.result.steps.items():
