@@ -562,6 +562,7 @@ class Side:
         self.name = name
         self.target = target
         self.norm = Normalizer(server=target.server, netloc=target.netloc)
+        self.notes: list[str] = []
         self.kubectl = kubectl
         self.kubeconfig_path: pathlib.Path | None = None
         # How a behaviour case's node joins this side: None posts the Node and its status as a kubelet agent's
@@ -588,6 +589,10 @@ class Side:
     def get(self, path: str) -> Any:
         ans = self.call("GET", path)
         return ans.body if ans.code == 200 else None
+
+    def note(self, case: str, text: str) -> None:
+        """Something the report should say about this side's run of a case (Result.notes), outside the comparison."""
+        self.notes.append(f"{case} on {self.name}: {text}")
 
     def wait(self, check: Callable[[], Any], timeout: float, interval: float = 0.5) -> Any:
         deadline = time.monotonic() + timeout
@@ -716,6 +721,9 @@ class Result:
     seconds: float
     errors: list[str] = dataclasses.field(default_factory=list)
     case_seconds: dict[str, float] = dataclasses.field(default_factory=dict)  # the slower side's time per case
+    # What a case tells beside its observation (Side.note): a scenario run again after the side's own transient
+    # failure, with the failure's words. Printed, never compared.
+    notes: list[str] = dataclasses.field(default_factory=list)
 
     def slowest(self, n: int = 8) -> str:
         """The cases that took longest: where the suite's minutes go."""
@@ -762,7 +770,8 @@ def run_corpus(sides: dict[str, Side], cases: list, areas: set[str] | None = Non
             b = sides["real"].norm.value(seen["real"])
             diffs.extend(compare(case.group, case.name, a, b))
     pool.shutdown()
-    return Result(diffs, counts, time.monotonic() - t0, errors, took)
+    notes = [n for name in SIDES for n in sides[name].notes]
+    return Result(diffs, counts, time.monotonic() - t0, errors, took, notes)
 
 
 def _timed(side: Side, case: Any) -> tuple[Any, str | None, float]:
@@ -939,6 +948,8 @@ def table(
         lines.append("")
         lines.append("allowlist entries that matched nothing (remove them once their difference is gone):")
         lines.extend(f"  {a.area} {a.case} {a.path}" for a in unused)
+    for n in result.notes:
+        lines.append(f"note: {n}")
     for e in result.errors:
         lines.append(f"error: {e}")
     return "\n".join(lines)

@@ -305,7 +305,7 @@ def test_a_case_alongside_the_one_before_it_runs_at_the_same_time_and_is_compare
 
         return run
 
-    sides = {n: types.SimpleNamespace(name=n, norm=d.Normalizer()) for n in d.SIDES}
+    sides = {n: types.SimpleNamespace(name=n, norm=d.Normalizer(), notes=[]) for n in d.SIDES}
     cases = [
         d.Behaviour("first", case("first", {})),
         d.Behaviour("beside first", case("beside", {"real": "other"}), alongside="first"),
@@ -391,3 +391,22 @@ async def test_the_cordon_case_sees_the_python_kubelet_record_both_schedulable_e
     assert seen["NodeNotSchedulable recorded while cordoned"] and seen["NodeSchedulable recorded once uncordoned"]
     assert seen["unschedulable after"] is None
     assert sorted(e[1] for e in seen["node events"]) == ["NodeNotSchedulable", "NodeSchedulable"], seen
+
+
+def test_a_sides_note_reaches_the_report_and_is_never_a_difference() -> None:
+    """A case's note (Side.note: a scenario run again after the side's own transient failure) is printed in the
+    table and carried by the result, while the observations alone are compared."""
+
+    class _Target:
+        server, netloc = "https://127.0.0.1:1", "127.0.0.1:1"
+
+    def case(side: d.Side) -> dict:
+        if side.name == "real":
+            side.note("noted", "s1 ran again: the scheduler gave up")
+        return {"same": 1}
+
+    sides = {n: d.Side(n, _Target()) for n in ("embedded", "real")}  # type: ignore[arg-type]
+    result = d.run_corpus(sides, [d.Behaviour("noted", case)])
+    assert result.differences == []
+    assert result.notes == ["noted on real: s1 ran again: the scheduler gave up"]
+    assert "note: noted on real: s1 ran again" in d.table(result, [], {})

@@ -88,3 +88,78 @@ def test_every_generated_pod_is_decided_and_allocations_respect_the_rules() -> N
     # Both outcomes for the features that decide them.
     for kind in ("taint", "rule", "counters", "shared", "plain"):
         assert kinds.get(kind) == {"scheduled", "unschedulable"}, (kind, kinds.get(kind))
+
+
+class _FlakySide:
+    """A side whose scheduler abandons the first binding of `flaky` (nominates it, then leaves it Unschedulable, as
+    the real one does after a failed PreBind or Bind) and binds every pod after: enough of Side for run_scenario."""
+
+    name = "real"
+
+    def __init__(self, flaky: str) -> None:
+        self.flaky = flaky
+        self.objects: dict[str, dict] = {}
+        self.notes: list[str] = []
+        self.deletes: list[str] = []
+
+    def call(self, method: str, path: str, body: dict | None = None) -> object:
+        import types
+
+        path = path.split("?", 1)[0]
+        if method == "POST":
+            key = f"{path}/{body['metadata']['name']}"
+            if key in self.objects:
+                return types.SimpleNamespace(code=409, body={})
+            obj = {**body}
+            if path.endswith("/pods"):
+                if body["metadata"]["name"] == self.flaky and not self.deletes:
+                    obj["status"] = {
+                        "nominatedNodeName": dd.NODE,
+                        "conditions": [
+                            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/1"}
+                        ],
+                    }
+                else:
+                    obj["spec"] = {**body["spec"], "nodeName": dd.NODE}
+            self.objects[key] = obj
+            return types.SimpleNamespace(code=201, body=obj)
+        if method == "DELETE":
+            self.deletes.append(path)
+            self.objects.pop(path, None)
+            return types.SimpleNamespace(code=200, body={})
+        raise AssertionError(method)
+
+    def get(self, path: str) -> dict | None:
+        if "/events" in path:
+            msg = "running PreBind plugin DynamicResources: etcdserver: request timed out"
+            return {"items": [{"message": msg}]} if self.flaky in path else {"items": []}
+        return self.objects.get(path)
+
+    def wait(self, check, timeout: float, interval: float = 0.5):
+        return check()
+
+    def note(self, case: str, text: str) -> None:
+        self.notes.append(f"{case} on {self.name}: {text}")
+
+
+def test_a_binding_the_scheduler_abandoned_runs_the_scenario_again_and_says_so() -> None:
+    sc = dd.scenario(198, 28)
+    first = sc["claims"][0]["metadata"]["name"]
+    side = _FlakySide(first)
+    seen = dd.run_scenario(side, sc)  # type: ignore[arg-type]
+    # The second run's outcome stands: bound, every object created anew (not 409 against the first run's leftovers).
+    assert [p["node"] for p in seen["pods"]] == [dd.NODE] * len(sc["claims"])
+    assert set(seen["created"]) == {201}
+    # Its claims went too, before the run again under the same names.
+    assert f"/apis/resource.k8s.io/v1/namespaces/{dd.NS}/resourceclaims/{first}" in side.deletes
+    assert len(side.notes) == 1
+    assert "s198 ran again" in side.notes[0] and first in side.notes[0]
+    assert "etcdserver: request timed out" in side.notes[0]
+
+
+def test_an_unschedulable_pod_never_nominated_is_a_decision_not_run_again() -> None:
+    outcome = {"node": None, "nominated": None, "scheduled": ["False", "Unschedulable", "0/1"], "devices": []}
+    assert not dd._abandoned(outcome)
+    assert dd._abandoned(dict(outcome, nominated=dd.NODE))
+    waiting = dict(outcome, nominated=dd.NODE, devices=[{"bindingConditions": ["FabricAttached"]}])
+    assert not dd._abandoned(waiting)

@@ -233,6 +233,7 @@ def run_diff(args: argparse.Namespace) -> int:
                 for a, n in used.items()
             ],
             "errors": result.errors,
+            "notes": result.notes,
         }
         print(json.dumps(out, indent=2, default=str))
     else:
