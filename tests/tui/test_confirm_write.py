@@ -62,10 +62,25 @@ async def test_a_wrong_name_and_enter_says_the_exact_name_and_confirms_nothing()
         # Corrected, the sentence goes; enter then moves to Apply, and only Apply confirms.
         await pilot.press("backspace", "backspace", "backspace", "a", "i", "n")
         await pilot.pause(0.2)
-        assert "is not the name" not in "\n".join(screen_lines(app))
+        text = "\n".join(screen_lines(app))
+        assert "is not the name" not in text
+        # What the next enter does is on screen (it moves to Apply; the one after writes), inside the 80x24 box.
+        assert "✓ Typed right. Enter moves to Apply; enter there writes. Esc cancels." in text, text
+        await pilot.press("backspace")
+        await pilot.pause(0.2)
+        assert "Typed right" not in "\n".join(screen_lines(app))
+        await pilot.press("n")
+        await pilot.pause(0.2)
         await pilot.press("enter")
         await pilot.pause()
         assert app.focused is not None and app.focused.id == "confirm" and app.answer is None
+        assert "✓ Enter on Apply writes. Esc cancels." in "\n".join(screen_lines(app))
+        await pilot.press("shift+tab")
+        await pilot.pause()
+        assert app.focused is not None and app.focused.id == "cancel"
+        assert "Enter on Cancel writes nothing; Apply writes." in "\n".join(screen_lines(app))
+        await pilot.press("tab")
+        await pilot.pause()
         await pilot.press("enter")
         await pilot.pause()
         assert app.answer is True

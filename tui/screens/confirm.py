@@ -64,6 +64,7 @@ class ConfirmWriteScreen(DragomanModal[bool]):
     ConfirmWriteScreen #confirm-more { height: 1; color: $text-warning; text-style: bold; display: none; }
     ConfirmWriteScreen .typed-prompt { margin-top: 1; }
     ConfirmWriteScreen #confirm-wrong { height: auto; color: $text-error; text-style: bold; display: none; }
+    ConfirmWriteScreen #confirm-ready { height: auto; color: $text-success; text-style: bold; display: none; }
     ConfirmWriteScreen Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     ConfirmWriteScreen Button { margin-left: 2; }
     /* Disabled until the word is typed, but still a word that reads (Textual's own dim label was 2.5:1). */
@@ -112,6 +113,7 @@ class ConfirmWriteScreen(DragomanModal[bool]):
                 yield Label(prompt, classes="typed-prompt", markup=False)
                 yield Input(placeholder="type it here", id=f"typed-{i}")
             yield _Line("", id="confirm-wrong", markup=False)
+            yield _Line("", id="confirm-ready", markup=False)
             with Horizontal():
                 # Compact (one row each): two more rows for the warnings at 80x24.
                 yield Button("Cancel", id="cancel", variant="primary", compact=True)
@@ -188,9 +190,32 @@ class ConfirmWriteScreen(DragomanModal[bool]):
         wrong.update(text)
         wrong.display = bool(text)
 
+    def _ready(self) -> None:
+        """Once every word is right, the line says what enter does next: it moves to the button, and only enter there
+        writes. Without it, the first enter seemed to do nothing."""
+        ready = self.query_one("#confirm-ready", _Line)
+        show = bool(self.typed) and self._satisfied()
+        if ready.display != show:
+            self.call_after_refresh(self._fit)
+        label = self.confirm_label
+        on = self.focused.id if self.focused is not None else None
+        if not show:
+            ready.update("")
+        elif on == "confirm":
+            ready.update(f"✓ Enter on {label} writes. Esc cancels.")
+        elif on == "cancel":
+            ready.update(f"✓ Typed right. Enter on Cancel writes nothing; {label} writes.")
+        else:
+            ready.update(f"✓ Typed right. Enter moves to {label}; enter there writes. Esc cancels.")
+        ready.display = show
+
+    def on_descendant_focus(self, event) -> None:
+        self._ready()
+
     def on_input_changed(self, event: Input.Changed) -> None:
         self.query_one("#confirm", Button).disabled = not self._satisfied()
         self._wrong("")
+        self._ready()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if not (event.input.id and event.input.id.startswith("typed-")):
