@@ -159,11 +159,10 @@ async def test_the_writer_waits_as_priority_and_fairness_asks_and_does_not_repea
         await runner.cleanup()
 
 
-def test_holding_everything_starts_the_scheduler_and_every_controller_only_at_release(
-    tmp_path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """ControlPlane(hold=HOLD_ALL): while a fleet loads, no kube-scheduler, and kube-controller-manager runs only the
-    controllers a load needs; release() restarts it with all of them and starts the scheduler with its flags."""
+@pytest.fixture
+def sleeping_control_plane(tmp_path, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str]]]:
+    """ControlPlane with `sleep 60` in place of each binary (its own session, as _spawn starts them) and its readiness
+    waits skipped: what was spawned, in order, with its flags; the run's folder under tmp_path."""
     import subprocess
     import tempfile
 
@@ -171,20 +170,31 @@ def test_holding_everything_starts_the_scheduler_and_every_controller_only_at_re
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     spawned: list[tuple[str, list[str]]] = []
-    started: list[subprocess.Popen] = []
 
     def spawn(self, name: str, args: list[str]) -> None:
         self._args[name] = list(args)
         spawned.append((name, list(args)))
         self.procs[name] = subprocess.Popen(["sleep", "60"], start_new_session=True)
-        started.append(self.procs[name])
 
     monkeypatch.setattr(processes.ControlPlane, "_spawn", spawn)
     monkeypatch.setattr(processes.ControlPlane, "_wait_ready", lambda self, timeout: None)
     monkeypatch.setattr(processes.ControlPlane, "_wait_default_sa", lambda self, timeout: None)
+    return spawned
+
+
+def test_holding_everything_starts_the_scheduler_and_every_controller_only_at_release(
+    sleeping_control_plane: list[tuple[str, list[str]]],
+) -> None:
+    """ControlPlane(hold=HOLD_ALL): while a fleet loads, no kube-scheduler, and kube-controller-manager runs only the
+    controllers a load needs; release() restarts it with all of them and starts the scheduler with its flags."""
+    from dragoman.sim.controlplane import processes
+
+    spawned = sleeping_control_plane
+    started = []
     cp = processes.ControlPlane({}, hold=processes.HOLD_ALL)
     try:
         cp.start()
+        started.extend(cp.procs.values())
         assert [n for n, _ in spawned] == ["etcd", "kube-apiserver", "kube-controller-manager"]
         kcm = spawned[-1][1]
         held = [a for a in kcm if a.startswith("--controllers=")]
@@ -192,6 +202,7 @@ def test_holding_everything_starts_the_scheduler_and_every_controller_only_at_re
         assert "serviceaccount-controller" in held[0] and "garbage-collector-controller" not in held[0]
         first_kcm = cp.procs["kube-controller-manager"]
         cp.release()
+        started.extend(cp.procs.values())
         assert first_kcm.poll() is not None, "the held controller manager is stopped"
         assert [n for n, _ in spawned[3:]] == ["kube-controller-manager", "kube-scheduler"]
         assert not [a for a in spawned[3][1] if a.startswith("--controllers=")]
@@ -204,25 +215,13 @@ def test_holding_everything_starts_the_scheduler_and_every_controller_only_at_re
 
 
 def test_retiring_the_scheduler_and_controller_manager_leaves_etcd_and_the_api_server_serving(
-    tmp_path, monkeypatch: pytest.MonkeyPatch
+    sleeping_control_plane: list[tuple[str, list[str]]],
 ) -> None:
     """ControlPlane.retire(): once a loaded fleet has settled, kube-scheduler and kube-controller-manager end for good
     (their informers' copies of the envelope are ~7.7 GB), etcd and kube-apiserver keep running, and stop() still ends
     the rest and removes the run's folder."""
-    import subprocess
-    import tempfile
-
     from dragoman.sim.controlplane import processes
 
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-
-    def spawn(self, name: str, args: list[str]) -> None:
-        self._args[name] = list(args)
-        self.procs[name] = subprocess.Popen(["sleep", "60"], start_new_session=True)
-
-    monkeypatch.setattr(processes.ControlPlane, "_spawn", spawn)
-    monkeypatch.setattr(processes.ControlPlane, "_wait_ready", lambda self, timeout: None)
-    monkeypatch.setattr(processes.ControlPlane, "_wait_default_sa", lambda self, timeout: None)
     cp = processes.ControlPlane({}, hold=processes.HOLD_ALL)
     try:
         cp.start()
