@@ -107,12 +107,18 @@ if folders:
 
 class Reaper:
     """One reaper process for this dragoman process, started on first use. Writes to it are best effort: a reaper
-    that could not start or has gone leaves dragoman working as before (its stop() still ends every group)."""
+    that could not start or has gone leaves dragoman working as before (its stop() still ends every group).
+
+    It also remembers what it named: a reaper started again (the one before was killed, or its pipe broke) is told
+    every group and folder still named, so a group registered before the restart is not left behind."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self._pid = 0  # the dragoman process the reaper serves: a forked child must start its own
+        self._groups: set[int] = set()
+        self._folders: set[str] = set()
+        self._owner = os.getpid()  # whose names these are
 
     def _pipe(self) -> subprocess.Popen | None:
         if self._proc is not None and self._pid == os.getpid() and self._proc.poll() is None:
@@ -132,26 +138,46 @@ class Reaper:
             self._proc = None
             return None
         self._pid = os.getpid()
+        known = [f"+{g}" for g in sorted(self._groups)] + ["d" + f for f in sorted(self._folders)]
+        if known and not self._write(self._proc, known):
+            return None
         return self._proc
+
+    def _write(self, proc: subprocess.Popen, lines: list[str]) -> bool:
+        if proc.stdin is None:
+            return False
+        try:
+            proc.stdin.write(b"".join(os.fsencode(line) + b"\n" for line in lines))
+            proc.stdin.flush()
+            return True
+        except OSError:
+            self._proc = None
+            return False
 
     def _say(self, line: str) -> None:
         with self._lock:
+            if self._owner != os.getpid():
+                # A forked child inherits its parent's names: those groups are the parent's to end, not the child's.
+                self._groups.clear()
+                self._folders.clear()
+                self._owner = os.getpid()
+            word, rest = line[0], line[1:]
+            if word in "+-":
+                (self._groups.add if word == "+" else self._groups.discard)(int(rest))
+            else:
+                (self._folders.add if word == "d" else self._folders.discard)(rest)
+            if word in "-u" and self._proc is None:
+                return  # nothing was ever told to a reaper: no need to start one to forget
             proc = self._pipe()
-            if proc is None or proc.stdin is None:
-                return
-            try:
-                proc.stdin.write(os.fsencode(line) + b"\n")
-                proc.stdin.flush()
-            except OSError:
-                self._proc = None
+            if proc is not None:
+                self._write(proc, [line])
 
     def watch(self, proc: subprocess.Popen) -> None:
         """End `proc`'s group (it leads one: start_new_session) if dragoman dies before forgetting it."""
         self._say(f"+{proc.pid}")
 
     def forget(self, proc: subprocess.Popen) -> None:
-        if self._proc is not None:
-            self._say(f"-{proc.pid}")
+        self._say(f"-{proc.pid}")
 
     def own_folder(self, path: os.PathLike | str) -> None:
         """Remove `path` (a run folder dragoman made: mkdtemp) after ending the groups, if dragoman dies first."""
@@ -160,8 +186,7 @@ class Reaper:
             self._say("d" + text)
 
     def disown_folder(self, path: os.PathLike | str) -> None:
-        if self._proc is not None:
-            self._say("u" + os.path.abspath(os.fspath(path)))
+        self._say("u" + os.path.abspath(os.fspath(path)))
 
     @property
     def pid(self) -> int | None:

@@ -93,6 +93,50 @@ def test_a_killed_dragoman_leaves_no_component_it_was_watching_nor_its_run_folde
                 pass
 
 
+# A "dragoman" whose reaper is killed after the first group is named: the reaper started for the second group must
+# be told of the first too (and of the run folder), or a killed dragoman leaves the first running.
+RESTARTED = textwrap.dedent(
+    """
+    import os, signal, subprocess, tempfile, time
+    from dragoman.sim.controlplane import procgroups
+    first = procgroups.spawn(["sleep", "300"], stdin=subprocess.DEVNULL)
+    run = tempfile.mkdtemp(prefix="dragoman-cp-")
+    procgroups.REAPER.own_folder(run)
+    old = procgroups.REAPER.pid
+    os.kill(old, signal.SIGKILL)
+    while procgroups.REAPER._proc.poll() is None:
+        time.sleep(0.05)
+    second = procgroups.spawn(["sleep", "300"], stdin=subprocess.DEVNULL)
+    print(first.pid, second.pid, old, procgroups.REAPER.pid, run, flush=True)
+    time.sleep(300)
+    """
+)
+
+
+def test_a_reaper_started_again_is_told_every_group_and_folder_named_before() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", RESTARTED], stdout=subprocess.PIPE, text=True)
+    assert parent.stdout is not None
+    said = parent.stdout.readline().split()
+    first, second, old, new = (int(x) for x in said[:4])
+    run = said[4]
+    try:
+        assert old != new, "the killed reaper was not replaced"
+        assert _alive(first) and _alive(second)
+        parent.kill()
+        parent.wait()
+        assert _wait_gone(second, 15)
+        assert _wait_gone(first, 15), "the group named before the reaper's restart outlived the killed dragoman"
+        assert _wait_gone(new, 5)
+        assert not os.path.exists(run)
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
+        for g in (first, second):
+            try:
+                os.killpg(g, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
 def test_end_groups_kills_what_ignores_sigterm_after_the_grace_and_wakes_a_stopped_group() -> None:
     stubborn = procgroups.spawn(
         ["sh", "-c", "trap '' TERM; sleep 300 & wait"], stdin=subprocess.DEVNULL
