@@ -14,6 +14,7 @@ import time
 import aiohttp
 import yaml
 from dragoman.benchmarks.harness import Figure
+from dragoman.sim.controlplane import procgroups
 
 T0 = "2026-11-01T10:00:00Z"
 
@@ -207,7 +208,9 @@ def run(quick: bool) -> list[Figure]:
         scenario.write_text(json.dumps(fleet(nodes, 8, pods, events)))
         kubeconfig = tmpd / "kubeconfig"
         t0 = time.perf_counter()
-        proc = subprocess.Popen(
+        # Its own process group, watched by the reaper: a benchmark killed outright does not leave the simulator
+        # serving (it runs until signalled).
+        proc = procgroups.spawn(
             [
                 sys.executable,
                 "-m",
@@ -257,11 +260,7 @@ def run(quick: bool) -> list[Figure]:
             pod_runs, slice_runs, fan = asyncio.run(measure())
             peak = _peak_rss_mib(proc.pid)
         finally:
-            proc.terminate()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            procgroups.end_groups([proc], grace=30)
     scale = f"{nodes:,} nodes, {nodes * 8:,} devices, {pods:,} pods"
     return [
         Figure("sim: start with the fleet loaded", "s", [load], "< 10 s", lambda v: v < 10, scale),

@@ -15,6 +15,7 @@ import tempfile
 import time
 
 from dragoman.benchmarks.harness import Figure
+from dragoman.sim.controlplane import procgroups
 
 BURST_NS = "bench"
 
@@ -203,7 +204,9 @@ def run(quick: bool) -> list[Figure]:
         scenario = tmpd / "fleet.json"
         scenario.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _fleet(nodes, pods, burst)}))
         kubeconfig = tmpd / "kubeconfig"
-        proc = subprocess.Popen(
+        # Its own process group, watched by the reaper: a benchmark killed outright does not leave the simulator
+        # serving (it runs until signalled).
+        proc = procgroups.spawn(
             [
                 sys.executable,
                 "-m",
@@ -242,11 +245,7 @@ def run(quick: bool) -> list[Figure]:
             kubectl = _kubectl()
             kubectl_runs = [_time_kubectl(kubectl, kc, tmp) for _ in range(runs)] if kubectl else []
         finally:
-            proc.terminate()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            procgroups.end_groups([proc], grace=30)
     load = [load_before, os.getloadavg()[0]]
     scale = f"{nodes:,} nodes, {res['slices']:,} slices, {res['pods']:,} pods; {res['objects']:,} objects of 17 kinds"
     mib = sum(len(p) for p in pod_pages) / 2**20
