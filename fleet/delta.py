@@ -77,6 +77,29 @@ def _pod_sig(pod: dict) -> tuple:
     )
 
 
+def stack_pod_unchanged(old: dict, new: dict) -> bool:
+    """Whether a DaemonSet's device-plugin or DRA-driver pod changed nothing its node's row shows (fleet/model.py
+    `StackPod`: phase, readiness, restarts, deletion, node) nor what classifies it (fleet/gpustack.py `classify_pod`: its
+    owner, else its labels and images): an annotation, say. False for a pod without a DaemonSet owner, whose
+    annotations classify it too."""
+    om, nm = old.get("metadata") or _NONE, new.get("metadata") or _NONE
+    owners = nm.get("ownerReferences")
+    if not owners or owners != om.get("ownerReferences") or not any(o.get("kind") == "DaemonSet" for o in owners):
+        return False
+    if nm.get("labels") != om.get("labels") or nm.get("deletionTimestamp") != om.get("deletionTimestamp"):
+        return False
+    ost, nst = old.get("status") or _NONE, new.get("status") or _NONE
+    for field in _STACK_STATUS:
+        if ost.get(field) != nst.get(field):
+            return False
+    osp, nsp = old.get("spec") or _NONE, new.get("spec") or _NONE
+    return all(osp.get(field) == nsp.get(field) for field in ("nodeName", "containers", "initContainers"))
+
+
+_NONE: dict = {}
+_STACK_STATUS = ("phase", "conditions", "containerStatuses", "resourceClaimStatuses", "extendedResourceClaimStatus")
+
+
 def delta_of(model: FleetModel, changes: Sequence[Any], before: dict | None = None) -> Delta:
     """Which rows a batch of changes can alter, read from the model after it absorbed the batch.
 
@@ -94,8 +117,12 @@ def delta_of(model: FleetModel, changes: Sequence[Any], before: dict | None = No
         elif kind == "Pod":
             pk = key_of(ch.obj)
             t.pods.add(pk)
-            if old is not None and new is not None and not model.is_stack_pod(pk) and _pod_sig(old) == _pod_sig(new):
-                continue  # a heartbeat, an annotation: nothing a node, pool or claim row shows
+            if old is not None and new is not None:
+                if model.is_stack_pod(pk):
+                    if stack_pod_unchanged(old, new):
+                        continue  # the GPU stack's pod, an annotation changed: its node's row shows the same
+                elif _pod_sig(old) == _pod_sig(new):
+                    continue  # a heartbeat, an annotation: nothing a node, pool or claim row shows
             for p in (old, new):
                 n = _pod_node(p)
                 if n:

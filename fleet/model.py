@@ -18,7 +18,7 @@ from typing import Any, ClassVar, NamedTuple, cast
 
 from dragoman.fleet import gpustack, nvidia_schema, podstate
 from dragoman.fleet import ownership as own
-from dragoman.fleet.delta import Delta, delta_of
+from dragoman.fleet.delta import Delta, delta_of, stack_pod_unchanged
 from dragoman.fleet.gpustack import Workload
 from dragoman.fleet.k8s import DEVICECLASS_PREFIX, Key, key_of, match_node_selector, times
 from dragoman.fleet.k8s.devicestate import DeviceState, FleetDevices, result_entries
@@ -613,7 +613,11 @@ class FleetModel:
         owners = (new.get("metadata") or _EMPTY).get("ownerReferences") or () if new is not None else ()
         daemon = any(o.get("kind") == "DaemonSet" for o in owners)
         # _maybe_stack's question, its owner half answered above.
-        if pk in self._stack_pods or (new is not None and (daemon or (not owners and self._maybe_stack(new)))):
+        if pk in self._stack_pods:
+            if old is not None and new is not None and stack_pod_unchanged(old, new):
+                return  # an annotation: the same DaemonSet's pod, its node's row unchanged (delta_of says so too)
+            self._index_stack_pod(pk, old, new)
+        elif new is not None and (daemon or (not owners and self._maybe_stack(new))):
             self._index_stack_pod(pk, old, new)
 
     def _pods_of_daemonset(self, ds: Key) -> Iterable[Key]:

@@ -251,6 +251,28 @@ def test_daemonset_change_reclassifies_its_pods():
     assert len(m.node("n1").device_plugin) == 1
 
 
+def test_an_annotation_on_a_stack_pod_leaves_its_node_row_and_its_readiness_does_not():
+    p = ds_pod(DP, "n1")
+    m = model_of(DP, node("n1", alloc=8), p)
+    shown = m.node("n1")
+    noted = copy.deepcopy(p)
+    noted["metadata"]["annotations"] = {"example.com/tick": "1"}
+    t = m.apply([change(noted, old=p)])
+    # Nothing the Nodes or Pools row shows changed: neither is named, and the node's view is not rebuilt.
+    assert t.nodes == set() and t.pools == set() and t.pods == {(p["metadata"]["namespace"], p["metadata"]["name"])}
+    assert m.node("n1") is shown and m.is_stack_pod(t.pods.pop())
+    unready = copy.deepcopy(noted)
+    unready["status"]["conditions"][0]["status"] = "False"
+    t = m.apply([change(unready, old=noted)])
+    assert t.nodes == {"n1"}
+    assert m.node("n1").device_plugin[0].ready is False and m.node("n1").device_plugin[0].running
+    relabelled = copy.deepcopy(unready)
+    relabelled["metadata"]["labels"] = {"app": "something-else"}
+    assert m.apply([change(relabelled, old=unready)]).nodes == {
+        "n1"
+    }  # what classifies a pod may have changed: its node redone
+
+
 def test_gpu_feature_discovery_in_the_plugin_image_is_not_a_device_plugin():
     gfd = copy.deepcopy(DP)
     gfd["metadata"]["name"] = "gpu-feature-discovery"
