@@ -229,7 +229,8 @@ class Informer:
                     obj["kind"], obj["apiVersion"] = info.kind, info.api_version
                 if info.label_selector and etype != "DELETED" and not info.matches(obj):
                     etype = "DELETED"  # no longer ours: treat as gone, as the server's filtered watch would
-                store.apply(info.kind, etype, obj)
+                decoded = self._decoder is not None and self._decoder.judged(obj)
+                store.apply(info.kind, etype, obj, decoded=decoded)
             if event_rv:
                 self.resource_version = event_rv
 

@@ -308,6 +308,8 @@ class PodListDecoder:
         # objects, held so that their ids stay theirs while the answer is remembered).
         self._verdicts: dict[tuple, tuple] = {}
         self._unfit = False
+        # The pod `item` last kept whole having judged it (keeps_whole's answer): the store need not judge it again.
+        self._judged: Any = None
         self.whole = 0
         self.projected = 0
 
@@ -362,7 +364,14 @@ class PodListDecoder:
         except msgspec.DecodeError:
             return self._whole(raw)
         out = self._project(pod)
-        return self._whole(raw) if out is None else out
+        if out is None:
+            out = self._judged = self._whole(raw)
+        return out
+
+    def judged(self, obj: Any) -> bool:
+        """Whether `obj` is as this decoder's `item` made it, judged: a projection, or the pod it last kept whole
+        because keeps_whole said so (not one it could only read whole, unjudged)."""
+        return obj.__class__ is Projection or obj is self._judged
 
     def _project(self, pod: dict) -> Projection | None:
         """The kept fields msgspec decoded (a _Pod) made a Projection, or None for a pod kept whole."""

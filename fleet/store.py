@@ -624,13 +624,16 @@ class FleetStore:
             # else unchanged: keep the object already held so readers' references stay valid.
         self._schedule()
 
-    def apply(self, kind: str, event_type: str, obj: dict) -> None:
-        """Apply one watch event (ADDED, MODIFIED or DELETED) to `kind`."""
+    def apply(self, kind: str, event_type: str, obj: dict, *, decoded: bool = False) -> None:
+        """Apply one watch event (ADDED, MODIFIED or DELETED) to `kind`.
+
+        `decoded`: `obj` came through this store's page_decoder(kind), which projected it (or judged it whole) already.
+        """
         if self._holds:
-            self._held.append((self.apply, (kind, event_type, obj), {}))
+            self._held.append((self.apply, (kind, event_type, obj), {"decoded": decoded}))
             return
         objs = self._objects[kind]
-        if event_type != "DELETED" and self.whole_source is not None:
+        if event_type != "DELETED" and self.whole_source is not None and not decoded:
             obj = self._project(kind, obj)
         key = key_of(obj)
         old = objs.get(key)

@@ -389,3 +389,33 @@ def test_the_decoders_remembered_verdict_follows_the_words_of_each_pods_name() -
     assert [type(i) is dict for i in items] == expected
     assert all(isinstance(i, Projection) for i, whole in zip(items, expected, strict=True) if not whole)
     assert items[0]["spec"]["containers"] is items[2]["spec"]["containers"]  # the template's parts shared
+
+
+def test_the_store_takes_a_watch_pod_the_decoder_judged_as_it_came_and_judges_the_others_itself() -> None:
+    """A watch event's pod the decoder projected, or kept whole because keeps_whole said so, is stored as it came
+    (`decoded`: not judged a second time); one it could only read whole (msgspec refused a field) is not `judged`, and
+    the store projects it as it would any whole pod. Either way the store holds what a plain apply would."""
+    from dragoman.fleet.store import FleetStore
+
+    pods = [o for o in generate_envelope(**SMALL) if o["kind"] == "Pod"]
+    odd = json.loads(json.dumps(next(p for p in pods if not keeps_whole(p))))
+    odd["metadata"]["labels"] = {"x": "1", **odd["metadata"].get("labels", {})}
+    odd["status"]["startTime"] = 7  # msgspec's pod type refuses it; the projection leaves it out anyway
+    judged_store, plain_store = FleetStore(["Pod"]), FleetStore(["Pod"])
+    for s in (judged_store, plain_store):
+        s.serve_whole_from(object())
+    decoder = judged_store.page_decoder("Pod")
+    verdicts = []
+    for pod in [*pods, odd]:
+        raw = json.dumps(pod).encode()
+        got = decoder.item(raw)
+        verdicts.append(decoder.judged(got))
+        judged_store.apply("Pod", "ADDED", got, decoded=verdicts[-1])
+        plain_store.apply("Pod", "ADDED", json.loads(raw))
+    assert all(verdicts[:-1]) and not verdicts[-1]
+    held, plain = judged_store.objects("Pod"), plain_store.objects("Pod")
+    assert held.keys() == plain.keys()
+    for k in held:
+        assert type(held[k]) is type(plain[k]) and held[k] == plain[k], k
+    assert sum(isinstance(p, Projection) for p in held.values()) > len(held) / 2
+    assert any(type(p) is dict for p in held.values())  # the GPU stack's and GPU pods: whole, as judged
