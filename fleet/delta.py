@@ -63,41 +63,37 @@ def _pod_claim_names(pod: dict | None) -> list[str]:
     return names
 
 
-def _pod_sig(pod: dict) -> tuple:
-    """What of a pod the node, pool and claim rows can show."""
-    status = pod.get("status") or {}
-    spec = pod.get("spec") or {}
-    return (
-        status.get("phase"),
-        spec.get("nodeName"),
-        (pod.get("metadata") or {}).get("deletionTimestamp"),
-        repr(status.get("extendedResourceClaimStatus")),
-        repr(status.get("resourceClaimStatuses")),
-        repr(status.get("containerStatuses")),
-    )
+def _pod_shows_same(old: dict, new: dict) -> bool:
+    """Whether two versions of a pod are alike in all the node, pool and claim rows show of it (its phase, node,
+    deletion, claims and container statuses): compared as they are, not printed first."""
+    ost, nst = old.get("status") or _NONE, new.get("status") or _NONE
+    for field in _SHOWN_STATUS:
+        if ost.get(field) != nst.get(field):
+            return False
+    return (old.get("spec") or _NONE).get("nodeName") == (new.get("spec") or _NONE).get("nodeName") and (
+        old.get("metadata") or _NONE
+    ).get("deletionTimestamp") == (new.get("metadata") or _NONE).get("deletionTimestamp")
 
 
 def stack_pod_unchanged(old: dict, new: dict) -> bool:
     """Whether a DaemonSet's device-plugin or DRA-driver pod changed nothing its node's row shows (fleet/model.py
-    `StackPod`: phase, readiness, restarts, deletion, node) nor what classifies it (fleet/gpustack.py `classify_pod`: its
-    owner, else its labels and images): an annotation, say. False for a pod without a DaemonSet owner, whose
+    `StackPod`: phase, readiness, restarts, deletion, node) nor what classifies it (fleet/gpustack.py `classify_pod`:
+    its owner, else its labels and images): an annotation, say. False for a pod without a DaemonSet owner, whose
     annotations classify it too."""
     om, nm = old.get("metadata") or _NONE, new.get("metadata") or _NONE
     owners = nm.get("ownerReferences")
     if not owners or owners != om.get("ownerReferences") or not any(o.get("kind") == "DaemonSet" for o in owners):
         return False
-    if nm.get("labels") != om.get("labels") or nm.get("deletionTimestamp") != om.get("deletionTimestamp"):
+    if nm.get("labels") != om.get("labels") or not _pod_shows_same(old, new):
         return False
-    ost, nst = old.get("status") or _NONE, new.get("status") or _NONE
-    for field in _STACK_STATUS:
-        if ost.get(field) != nst.get(field):
-            return False
+    if (old.get("status") or _NONE).get("conditions") != (new.get("status") or _NONE).get("conditions"):
+        return False
     osp, nsp = old.get("spec") or _NONE, new.get("spec") or _NONE
-    return all(osp.get(field) == nsp.get(field) for field in ("nodeName", "containers", "initContainers"))
+    return osp.get("containers") == nsp.get("containers") and osp.get("initContainers") == nsp.get("initContainers")
 
 
 _NONE: dict = {}
-_STACK_STATUS = ("phase", "conditions", "containerStatuses", "resourceClaimStatuses", "extendedResourceClaimStatus")
+_SHOWN_STATUS = ("phase", "containerStatuses", "resourceClaimStatuses", "extendedResourceClaimStatus")
 
 
 def delta_of(model: FleetModel, changes: Sequence[Any], before: dict | None = None) -> Delta:
@@ -121,7 +117,7 @@ def delta_of(model: FleetModel, changes: Sequence[Any], before: dict | None = No
                 if model.is_stack_pod(pk):
                     if stack_pod_unchanged(old, new):
                         continue  # the GPU stack's pod, an annotation changed: its node's row shows the same
-                elif _pod_sig(old) == _pod_sig(new):
+                elif _pod_shows_same(old, new):
                     continue  # a heartbeat, an annotation: nothing a node, pool or claim row shows
             for p in (old, new):
                 n = _pod_node(p)

@@ -617,7 +617,9 @@ class FleetModel:
             if old is not None and new is not None and stack_pod_unchanged(old, new):
                 return  # an annotation: the same DaemonSet's pod, its node's row unchanged (delta_of says so too)
             self._index_stack_pod(pk, old, new)
-        elif new is not None and (daemon or (not owners and self._maybe_stack(new))):
+        elif new is not None and (
+            daemon or (not owners and not _same_role_reading(old, new) and self._maybe_stack(new))
+        ):
             self._index_stack_pod(pk, old, new)
 
     def _pods_of_daemonset(self, ds: Key) -> Iterable[Key]:
@@ -1283,6 +1285,20 @@ class FleetModel:
 if not FleetModel.INDEXERS.keys() <= set(KINDS):
     raise ImportError(
         f"FleetModel indexes kinds dragoman does not read: {sorted(FleetModel.INDEXERS.keys() - set(KINDS))}"
+    )
+
+
+def _same_role_reading(old: dict | None, new: dict) -> bool:
+    """Whether a bare pod (no owner) kept all gpustack.classify_pod reads to find its role: its labels, containers and
+    init containers (its name is its key's). A pod that was no stack pod then is none now: not classified again."""
+    if old is None:
+        return False
+    om, nm = old.get("metadata") or _EMPTY, new.get("metadata") or _EMPTY
+    osp, nsp = old.get("spec") or _EMPTY, new.get("spec") or _EMPTY
+    return (
+        om.get("labels") == nm.get("labels")
+        and osp.get("containers") == nsp.get("containers")
+        and osp.get("initContainers") == nsp.get("initContainers")
     )
 
 

@@ -273,6 +273,25 @@ def test_an_annotation_on_a_stack_pod_leaves_its_node_row_and_its_readiness_does
     }  # what classifies a pod may have changed: its node redone
 
 
+def test_a_bare_pod_is_classified_again_when_what_names_its_role_changes():
+    probe = pod("static-probe", node_name="n1", phase="Running")
+    key = ("ml", "static-probe")
+    m = model_of(DP, node("n1", alloc=8), probe)
+    noted = copy.deepcopy(probe)
+    noted["metadata"]["annotations"] = {"example.com/tick": "1"}
+    m.apply([change(noted, old=probe)])
+    assert not m.is_stack_pod(key) and m.node("n1").dra_driver == []
+    driver = copy.deepcopy(noted)
+    driver["spec"]["containers"][0]["image"] = "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.0"
+    assert m.apply([change(driver, old=noted)]).nodes == {"n1"}
+    assert m.is_stack_pod(key) and len(m.node("n1").dra_driver) == 1
+    m = model_of(DP, node("n1", alloc=8), noted)
+    plugin = copy.deepcopy(noted)
+    plugin["metadata"]["labels"] = {"app": "nvidia-device-plugin-daemonset"}
+    assert m.apply([change(plugin, old=noted)]).nodes == {"n1"}
+    assert m.is_stack_pod(key) and len(m.node("n1").device_plugin) == 1
+
+
 def test_gpu_feature_discovery_in_the_plugin_image_is_not_a_device_plugin():
     gfd = copy.deepcopy(DP)
     gfd["metadata"]["name"] = "gpu-feature-discovery"
