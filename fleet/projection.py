@@ -364,9 +364,10 @@ class PodListDecoder:
         except msgspec.DecodeError:
             return self._whole(raw)
         out = self._project(pod)
-        if out is None:
-            out = self._judged = self._whole(raw)
-        return out
+        if out is not None:
+            return out
+        whole = self._judged = self._whole(raw)
+        return whole
 
     def judged(self, obj: Any) -> bool:
         """Whether `obj` is as this decoder's `item` made it, judged: a projection, or the pod it last kept whole
