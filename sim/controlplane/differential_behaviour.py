@@ -647,7 +647,13 @@ def drain_with_pdb(side: Side) -> Any:
 def node_cordoned(side: Side) -> Any:
     """The node cordoned for longer than its kubelet's 10 s status sync, then uncordoned: a kubelet records
     NodeNotSchedulable, then NodeSchedulable (kubelet.go recordNodeSchedulableEvent, at its status sync). The drain's
-    cordon is too short to be sure a real kubelet's sync falls inside it, so this case is the judge of those events."""
+    cordon is too short to be sure a real kubelet's sync falls inside it, so this case is the judge of those events.
+
+    When a sync did fall inside the drain's cordon, the kubelet recorded NodeNotSchedulable and records NodeSchedulable
+    only at its next sync: a cordon before that one finds it still thinking the node unschedulable, and it records
+    nothing (CI saw exactly that once). So the case first waits until the kubelet's last word is not
+    NodeNotSchedulable."""
+    side.wait(lambda: not _kubelet_last_said_unschedulable(side), 30)
     marks = node_event_marks(side)
 
     def cordon(on: bool) -> None:
@@ -672,6 +678,18 @@ def node_cordoned(side: Side) -> Any:
         "unschedulable after": (node.get("spec") or {}).get("unschedulable"),
         "node events": _node_events(side, since=marks),
     }
+
+
+def _kubelet_last_said_unschedulable(side: Side) -> bool:
+    """Whether the node's latest NodeNotSchedulable event is newer than its latest NodeSchedulable one: its kubelet
+    (kubelet.go lastNodeUnschedulable) still holds the node unschedulable."""
+    last: dict[str, str] = {}
+    for e in _node_event_items(side, NODE):
+        reason = e.get("reason")
+        if reason in ("NodeNotSchedulable", "NodeSchedulable"):
+            stamp = str(e.get("lastTimestamp") or e.get("eventTime") or "")
+            last[reason] = max(last.get(reason, ""), stamp)
+    return last.get("NodeNotSchedulable", "") > last.get("NodeSchedulable", "")
 
 
 def pod_watch(side: Side, since: str, name: str) -> list[dict]:

@@ -410,3 +410,48 @@ def test_a_sides_note_reaches_the_report_and_is_never_a_difference() -> None:
     assert result.differences == []
     assert result.notes == ["noted on real: s1 ran again: the scheduler gave up"]
     assert "note: noted on real: s1 ran again" in d.table(result, [], {})
+
+
+async def test_the_cordon_case_waits_out_a_kubelet_that_still_holds_the_drains_cordon() -> None:
+    """The drain just before it cordoned and uncordoned the node; when the kubelet's sync caught that cordon it records
+    NodeSchedulable only at its next sync, and a cordon before then is one it never sees change. The case waits until
+    the kubelet's last word is NodeSchedulable, then judges both events as before (CI failed once without that)."""
+    import asyncio
+
+    from dragoman.sim.controlplane import differential_behaviour as b
+
+    def run() -> dict:
+        with d.embedded_side() as target:
+            side = d.Side("embedded", target)
+            b.node_joins(side)
+            path = f"/api/v1/nodes/{b.NODE}"
+
+            def cordon(on: bool) -> None:
+                body = {"spec": {"unschedulable": True if on else None}}
+                side.call("PATCH", path, body, content_type="application/merge-patch+json")
+
+            cordon(True)
+            assert side.wait(lambda: b._kubelet_last_said_unschedulable(side), 30)
+            cordon(False)  # the drain's uncordon: the case starts before the kubelet's next sync
+            return b.node_cordoned(side)
+
+    seen = await asyncio.to_thread(run)
+    assert seen["NodeNotSchedulable recorded while cordoned"], seen
+    assert seen["NodeSchedulable recorded once uncordoned"], seen
+
+
+def test_the_kubelet_still_holds_a_cordon_while_its_last_schedulable_event_is_not_schedulable() -> None:
+    import types
+
+    from dragoman.sim.controlplane import differential_behaviour as b
+
+    def side(*events: tuple[str, str]) -> object:
+        items = [{"reason": r, "lastTimestamp": t} for r, t in events]
+        return types.SimpleNamespace(get=lambda path: {"items": items})
+
+    assert not b._kubelet_last_said_unschedulable(side())
+    assert b._kubelet_last_said_unschedulable(side(("NodeNotSchedulable", "2026-12-06T13:50:01Z")))
+    held = side(("NodeSchedulable", "2026-12-06T13:40:00Z"), ("NodeNotSchedulable", "2026-12-06T13:50:01Z"))
+    assert b._kubelet_last_said_unschedulable(held)
+    back = side(("NodeNotSchedulable", "2026-12-06T13:50:01Z"), ("NodeSchedulable", "2026-12-06T13:50:11Z"))
+    assert not b._kubelet_last_said_unschedulable(back)
