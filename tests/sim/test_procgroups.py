@@ -67,6 +67,15 @@ PARENT = textwrap.dedent(
 )
 
 
+def _kill_groups(*pgids: int) -> None:
+    """A test's own cleanup: whatever the reaper was meant to end and did not, so a failure leaves nothing running."""
+    for g in pgids:
+        try:
+            os.killpg(g, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def test_a_killed_dragoman_leaves_no_component_it_was_watching_nor_its_run_folder() -> None:
     parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True)
     assert parent.stdout is not None
@@ -86,11 +95,7 @@ def test_a_killed_dragoman_leaves_no_component_it_was_watching_nor_its_run_folde
         assert os.path.isdir(kept)
     finally:
         shutil.rmtree(kept, ignore_errors=True)
-        for g in (watched, forgotten):
-            try:
-                os.killpg(g, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        _kill_groups(watched, forgotten)
 
 
 # A "dragoman" whose reaper is killed after the first group is named: the reaper started for the second group must
@@ -130,11 +135,7 @@ def test_a_reaper_started_again_is_told_every_group_and_folder_named_before() ->
         assert not os.path.exists(run)
     finally:
         shutil.rmtree(run, ignore_errors=True)
-        for g in (first, second):
-            try:
-                os.killpg(g, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        _kill_groups(first, second)
 
 
 def test_end_groups_kills_what_ignores_sigterm_after_the_grace_and_wakes_a_stopped_group() -> None:
