@@ -692,6 +692,30 @@ def _kubelet_last_said_unschedulable(side: Side) -> bool:
     return last.get("NodeNotSchedulable", "") > last.get("NodeSchedulable", "")
 
 
+def node_unsettled(side: Side, node: str = NODE) -> list[str]:
+    """What still shows an earlier case's mark on the cases' node: not Ready, cordoned, a kubelet that last said
+    NodeNotSchedulable, a pod of the cases' namespace still terminating. Empty once the node is as a case expects to
+    find it (or before the first case joins it)."""
+    n = side.get(f"/api/v1/nodes/{node}")
+    if n is None:
+        return []
+    out = []
+    if not _node_ready(n):
+        out.append("not Ready")
+    if (n.get("spec") or {}).get("unschedulable"):
+        out.append("cordoned")
+    if _kubelet_last_said_unschedulable(side):
+        out.append("its kubelet last said NodeNotSchedulable")
+    ending = [
+        (p.get("metadata") or {}).get("name")
+        for p in (side.get(_ns_path("pods")) or {}).get("items") or ()
+        if (p.get("metadata") or {}).get("deletionTimestamp")
+    ]
+    if ending:
+        out.append("pods still terminating: " + ", ".join(sorted(str(x) for x in ending)))
+    return out
+
+
 def pod_watch(side: Side, since: str, name: str) -> list[dict]:
     """Pod `name` as a watcher saw it after `since`, each event's object in order."""
     ans = side.target.watch(

@@ -455,3 +455,51 @@ def test_the_kubelet_still_holds_a_cordon_while_its_last_schedulable_event_is_no
     assert b._kubelet_last_said_unschedulable(held)
     back = side(("NodeNotSchedulable", "2026-12-06T13:50:01Z"), ("NodeSchedulable", "2026-12-06T13:50:11Z"))
     assert not b._kubelet_last_said_unschedulable(back)
+
+
+async def test_a_real_kubelet_case_waits_for_the_node_to_shed_the_case_befores_marks_or_says_what_was_left(
+    monkeypatch,
+) -> None:
+    """The real-kubelet corpus runs its cases on one node in a fixed order: each case after the join first waits until
+    the node is Ready, uncordoned, its kubelet's last word not NodeNotSchedulable and no pod of the cases' namespace
+    terminating (b.node_unsettled). A node that settles while the case waits runs the case on a settled node; one that
+    does not runs it anyway, with a note saying what was left."""
+    import asyncio
+    import threading
+
+    from dragoman.sim.controlplane import differential_behaviour as b
+    from dragoman.sim.controlplane import differential_kubelets as dk
+
+    monkeypatch.setattr(dk, "SETTLE_BEFORE", 4.0)
+
+    def run() -> tuple:
+        with d.embedded_side() as target:
+            side = d.Side("embedded", target)
+            assert b.node_unsettled(side) == [], "no node yet: nothing to wait for"
+            b.node_joins(side)
+            assert side.wait(lambda: not b.node_unsettled(side), 30), b.node_unsettled(side)
+            path = f"/api/v1/nodes/{b.NODE}"
+
+            def cordon(on: bool) -> None:
+                body = {"spec": {"unschedulable": True if on else None}}
+                side.call("PATCH", path, body, content_type="application/merge-patch+json")
+
+            cordon(True)
+            held = b.node_unsettled(side)
+            seen: list = []
+
+            def case(s: d.Side) -> dict:
+                seen.append((s.get(path) or {}).get("spec", {}).get("unschedulable"))
+                return {}
+
+            threading.Timer(1.0, cordon, (False,)).start()  # an uncordon that lands while the case waits
+            dk._settled_first("waits", case)(side)
+            cordon(True)
+            dk._settled_first("left", case)(side)  # never uncordoned: runs anyway, with a note
+            return held, seen, side.notes
+
+    held, seen, notes = await asyncio.to_thread(run)
+    assert "cordoned" in held
+    assert seen == [None, True], "the first case ran only once the node was uncordoned; the second ran anyway"
+    assert len(notes) == 1 and notes[0].startswith("left on embedded: the node had not settled after 4 s: "), notes
+    assert "cordoned" in notes[0]
