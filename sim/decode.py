@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 from dragoman.sim.api import schemas as _schemas
 
 _JSON_TYPE = {
@@ -222,3 +223,96 @@ def decode(kind: str, api_version: str, obj: dict, strict: bool) -> list[str]:
             f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding error: {detail}'
         )
     return w.unknown
+
+
+# The fast verdict. A scenario's objects are nearly all clean: every field known, every value of its type, nothing the
+# decoder would convert (a number where a quantity belongs) or drop. For those the walk above changes nothing and
+# returns no warning, so whether an object is clean is all a caller needs, and msgspec answers it in C from the object's
+# msgpack bytes against a type built once per kind from the same plans the walk follows. Each type accepts no more than
+# the walk leaves untouched (a quantity only as a string, an integer only as an integer, no unknown field, no key that
+# is not a string where the walk reads keys); whatever it refuses goes through decode(), which words the refusal, drops
+# the unknown fields or converts the values exactly as before.
+class _Recursive(Exception):
+    """A schema that contains itself (a msgspec type would have to name itself): its kind takes the walk."""
+
+
+_FAST_TYPES: dict[int, Any] = {}  # id(shipped field schema) -> msgspec type
+_FAST_ROOTS: dict[tuple[str, str], Any] = {}  # (kind, apiVersion) -> msgspec type, or None: take decode()
+
+
+def _fast_type(field_schema: dict | None, building: set[int]) -> Any:
+
+    key = id(field_schema)
+    cached = _FAST_TYPES.get(key)
+    if cached is not None:
+        return cached
+    if field_schema is not None and not _schemas.is_shipped(field_schema):
+        raise _Recursive  # only immortal schemas are keyed by id (as _plan's); a caller's dict takes the walk
+    plan = _plan(field_schema)
+    how = plan[0]
+    result: Any
+    if how == _OBJECT:
+        props = plan[2]
+        if id(props) in building:
+            raise _Recursive
+        building.add(id(props))
+        try:
+            fields = [(f"f{i}", _fast_type(s, building) | None, None) for i, s in enumerate(props.values())]
+        finally:
+            building.discard(id(props))
+        rename = {f"f{i}": name for i, name in enumerate(props)}
+        result = msgspec.defstruct("Fast" + (plan[3] or "Object"), fields, rename=rename, forbid_unknown_fields=True)
+    elif how == _MAP:
+        result = dict[str, _fast_type(plan[2], building) | None]
+    elif how == _ARRAY:
+        result = list[_fast_type(plan[2], building) | None]
+    elif how == _LOOSE:
+        result = dict
+    else:
+        result = {
+            _ANY: Any,
+            _QUANTITY: str,  # a number is converted to its canonical string: the walk's
+            _INTSTR: str | int,
+            _STRING: str,
+            _INTEGER: int,  # 2.0 becomes 2: the walk's
+            _NUMBER: float,  # msgspec's float takes an integer, as the walk does; never true/false
+            _BOOLEAN: bool,
+        }[how]
+    _FAST_TYPES[key] = result
+    return result
+
+
+def _fast_root(kind: str, api_version: str) -> Any:
+    key = (kind, api_version)
+    try:
+        return _FAST_ROOTS[key]
+    except KeyError:
+        pass
+
+    schema = _schemas.schema_for_kind(kind, api_version)
+    result: Any = None
+    if schema is not None and _schemas.is_shipped(schema):
+        props = schema.get("properties") or {}
+        try:
+            fields = [(f"f{i}", _fast_type(s, set()) | None, None) for i, s in enumerate(props.values())]
+            rename = {f"f{i}": name for i, name in enumerate(props)}
+            result = msgspec.defstruct("Fast" + kind, fields, rename=rename, forbid_unknown_fields=True)
+        except _Recursive:
+            result = None
+    _FAST_ROOTS[key] = result
+    return result
+
+
+def clean(kind: str, api_version: str, data: bytes) -> bool:
+    """Whether the object whose msgpack encoding is `data` is one decode() would leave exactly as it is and return no
+    unknown field for (under `strict` too). False says only "ask decode()": it words any refusal."""
+    if _schemas.schema_for_kind(kind, api_version) is None:
+        return True  # decode() checks nothing for a kind without a schema
+    root = _fast_root(kind, api_version)
+    if root is None:
+        return False
+    try:
+        msgspec.msgpack.decode(data, type=root)
+    except msgspec.ValidationError:
+        return False
+    return True

@@ -185,20 +185,23 @@ def _api_problem(rt: resources.ResourceType, obj: dict) -> str | None:
     object it cannot read. Checked on a copy: the scenario's objects load as written."""
     import msgspec
     from dragoman.sim import pieces
-    from dragoman.sim.decode import DecodeError, decode
+    from dragoman.sim.decode import DecodeError, clean, decode
     from dragoman.sim.store import clone
 
     # A copy through msgpack keeps every value as read (NaN, a key that is not a string), and is 4x faster than the
     # store's json round trip (0.68 -> 0.16 s for a 5,000-node scenario's 40,000 objects); an integer beyond 64 bits
-    # takes the json way.
+    # takes the json way. The same bytes tell whether decoding would change anything (sim/decode.clean, in C): for a
+    # clean object, nearly all of them, the walk is skipped (1.7 of the 4.0 s of CPU a 5,000-node fleet's check took).
     try:
-        copy = msgspec.msgpack.decode(msgspec.msgpack.encode(obj))
+        data = msgspec.msgpack.encode(obj)
     except (OverflowError, TypeError):
-        copy = clone(obj)
-    try:
-        decode(rt.kind, rt.api_version, copy, strict=False)
-    except DecodeError as exc:
-        return _cut(str(exc))
+        data = None
+    copy = clone(obj) if data is None else msgspec.msgpack.decode(data)
+    if data is None or not clean(rt.kind, rt.api_version, data):
+        try:
+            decode(rt.kind, rt.api_version, copy, strict=False)
+        except DecodeError as exc:
+            return _cut(str(exc))
     causes = pieces.validate_object(rt.plural, copy, None, rt.api_version)
     if not causes:
         return None

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import copy
 
+import msgspec
 import pytest
-from dragoman.sim.decode import DecodeError, decode
+from dragoman.sim.decode import DecodeError, clean, decode
 
 
 def _pod(**at: object) -> dict:
@@ -131,3 +132,98 @@ def test_values_are_stored_as_the_server_stores_them() -> None:
     decode(sl["kind"], sl["apiVersion"], sl, strict=True)
     device = sl["spec"]["devices"][0]
     assert device["attributes"]["a"]["int"] == 1 and device["capacity"]["memory"]["value"] == "80"
+
+
+# The fast verdict (decode.clean): msgspec's answer from an object's msgpack bytes must never call an object clean that
+# the walk would refuse, change or warn about; the scenario check skips the walk on it (sim/scenario._api_problem).
+def _walk_leaves_unchanged(obj: dict) -> bool:
+    copied = msgspec.msgpack.decode(msgspec.msgpack.encode(obj))
+    try:
+        unknown = decode(obj["kind"], obj["apiVersion"], copied, strict=False)
+    except DecodeError:
+        return False
+    # bytes, not ==: 2.0 == 2, but the walk storing 2 for 2.0 is a change
+    return not unknown and msgspec.msgpack.encode(copied) == msgspec.msgpack.encode(obj)
+
+
+CHANGED = [
+    _pod(**{"spec/containers/0/resources/limits": {"cpu": 0.5}}),  # a number quantity is stored as a string
+    _pod(**{"spec/containers/0/resources/limits": {"cpu": 2}}),
+    _pod(**{"spec/terminationGracePeriodSeconds": 3.0}),  # an integral float is stored as an integer
+    _pod(**{"spec/bogus": 1}),  # an unknown field is dropped
+    _pod(**{"zzz": 1}),
+    _pod(**{"spec/containers/0/env": [{"name": "A", 7: "x"}]}),  # a key that is not a string is unknown
+    _pod(**{"metadata/labels": {1: "x"}}),  # a map key that is not a string is refused
+    _slice({"a": {"int": 1.0}}),
+]
+LIMITS = "spec/containers/0/resources/limits"
+CLEAN = [
+    _pod(**{LIMITS: {"nvidia.com/gpu": "2"}}),
+    _pod(**{"spec/containers/0/resources": None, "metadata/annotations": None}),  # null is left as it is, anywhere
+    _pod(**{LIMITS: {"cpu": "1", "x": None}, "spec/containers/0/livenessProbe": {"httpGet": {"port": "http"}}}),
+    _pod(**{LIMITS: {}, "spec/containers/0/livenessProbe": {"httpGet": {"port": 8080}}, "spec/priority": 5}),
+    _pod(**{LIMITS: None, "spec/overhead": {}, "spec/tolerations": [None, {"key": "k", "tolerationSeconds": 5}]}),
+    {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "s"},
+        "spec": {
+            "driver": "d",
+            "devices": [
+                {
+                    "name": "g",
+                    "attributes": {
+                        "a": {"int": 1},
+                        "b": {"string": "x"},
+                        "c": {"version": "1.0.0"},
+                        "d": {"bool": False},
+                    },
+                    "capacity": {"memory": {"value": "80Gi"}},
+                }
+            ],
+        },
+    },
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"k": "v"}, "binaryData": {}},
+]
+
+
+@pytest.mark.parametrize("obj", [o for o, _ in REFUSED] + CHANGED + CLEAN)
+def test_the_fast_verdict_calls_clean_exactly_what_the_walk_leaves_unchanged(obj: dict) -> None:
+    data = msgspec.msgpack.encode(obj)
+    assert clean(obj["kind"], obj["apiVersion"], data) == _walk_leaves_unchanged(obj)
+
+
+def test_the_fast_verdict_says_clean_only_for_the_expected_cases() -> None:
+    assert not any(clean(o["kind"], o["apiVersion"], msgspec.msgpack.encode(o)) for o, _ in REFUSED)
+    assert not any(clean(o["kind"], o["apiVersion"], msgspec.msgpack.encode(o)) for o in CHANGED)
+    assert all(clean(o["kind"], o["apiVersion"], msgspec.msgpack.encode(o)) for o in CLEAN)
+
+
+def test_a_kind_whose_schema_contains_itself_takes_the_walk() -> None:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "x"},
+        "spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {"type": "object"}}}]},
+    }
+    assert not clean(crd["kind"], crd["apiVersion"], msgspec.msgpack.encode(crd))
+    assert _walk_leaves_unchanged(crd)
+
+
+def test_the_fast_verdict_agrees_with_the_walk_on_every_shipped_scenario_object() -> None:
+    from dragoman.sim.scenario import load
+
+    objects = load("demo").objects + load_file_objects()
+    assert len(objects) > 100
+    for obj in objects:
+        try:
+            data = msgspec.msgpack.encode(obj)
+        except (OverflowError, TypeError):
+            continue
+        assert clean(obj["kind"], obj["apiVersion"], data) == _walk_leaves_unchanged(obj), obj.get("metadata")
+
+
+def load_file_objects() -> list[dict]:
+    from dragoman.sim.scenario import SCENARIO_DIR, load_file
+
+    return [o for f in sorted(SCENARIO_DIR.glob("*.yaml")) for o in load_file(f, validate=False).objects]
