@@ -189,6 +189,7 @@ def prepare_namespace(obj: dict) -> None:
 
 
 _RESTART_POLICIES = ["Always", "OnFailure", "Never"]
+_DIGITS = re.compile(r"\d+")
 
 
 def _resources_errors(resources: Any, path: str) -> list[dict]:
@@ -210,7 +211,7 @@ def _resources_errors(resources: Any, path: str) -> list[dict]:
                     invalid(f"{path}.requests", str(requests[name]), f"must be equal to {name} limit of {limits[name]}")
                 )
             for part, values in (("limits", limits), ("requests", requests)):
-                if name in values and not re.fullmatch(r"\d+", str(values[name])):
+                if name in values and not _DIGITS.fullmatch(str(values[name])):
                     errs.append(invalid(f"{path}.{part}[{name}]", str(values[name]), "must be an integer"))
     return errs
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from dragoman.fleet import k8s
@@ -92,10 +93,39 @@ IMMUTABLE = "field is immutable"
 # util/validation's DNS rules ("characters", a namespace's "must not contain dots"), label keys, qualified names and
 # label values api/validate/content's ("bytes", an empty name part both non-empty and regex errors), as
 # kube-apiserver v1.37.2 writes them.
-dns1123_label_errors = k8s.is_dns1123_label
-dns1123_subdomain_errors = k8s.is_dns1123_subdomain
-qualified_name_errors = k8s.is_qualified_name
-label_value_errors = k8s.is_label_value
+#
+# Each is answered from memory for a string it has already judged: a fleet repeats the same label keys and values,
+# container and device names on thousands of objects (a 5,000-node scenario's check asks 445,000 times, of a few
+# thousand strings). The rule stays fleet/k8s/'s; only its answers are kept.
+_REMEMBERED = 8192  # strings per rule; the memory is emptied when full (a fleet's unique names would only churn it)
+
+
+def _remembered(rule: Callable[[str], list[str]]) -> Callable[[Any], list[str]]:
+    """`rule`, a pure function of one string, answering a string it has judged before from memory (a new list each
+    time: callers may extend it). A value that is not exactly a str is the rule's to answer, its error included."""
+    seen: dict[str, tuple[str, ...]] = {}
+
+    def remembered(value: Any) -> list[str]:
+        if value.__class__ is not str:
+            return rule(value)
+        known = seen.get(value)
+        if known is not None:
+            return list(known)
+        problems = rule(value)
+        if len(seen) >= _REMEMBERED:
+            seen.clear()
+        seen[value] = tuple(problems)
+        return problems
+
+    remembered.__wrapped__ = rule  # type: ignore[attr-defined]
+    remembered.__doc__ = rule.__doc__
+    return remembered
+
+
+dns1123_label_errors = _remembered(k8s.is_dns1123_label)
+dns1123_subdomain_errors = _remembered(k8s.is_dns1123_subdomain)
+qualified_name_errors = _remembered(k8s.is_qualified_name)
+label_value_errors = _remembered(k8s.is_label_value)
 mask_trailing_dash = k8s.mask_trailing_dash
 
 _C_IDENTIFIER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -486,6 +486,7 @@ def _claim_template_errors(obj: dict, old: dict | None) -> list[dict]:
 
 
 _ATTRIBUTE_TYPES = ("bool", "int", "string", "version", "bools", "ints", "strings", "versions")
+_ATTRIBUTE_TYPE_SET = frozenset(_ATTRIBUTE_TYPES)
 
 
 _SEMVER_RE = re.compile(
@@ -532,8 +533,38 @@ def _attribute_value_problem(kind: str, v: Any) -> bool:
     if kind == "string":
         return isinstance(v, str) and len(v) > 64
     if kind == "version":
-        return not isinstance(v, str) or len(v) > 64 or not _SEMVER_RE.match(v)
+        return not isinstance(v, str) or len(v) > 64 or not _is_semver(v)
     return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_semver(v: str) -> bool:
+    """A version attribute's format (a fleet's devices repeat a few driver and CUDA versions: each is matched once)."""
+    return _SEMVER_RE.match(v) is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _names_without_problems(names: tuple) -> bool:
+    """Whether none of these attribute names has a problem (a fleet's devices carry the same few names, in the same
+    order: one answer per list of names)."""
+    return not any(_attribute_name_problems(n) for n in names)
+
+
+def _plain_attributes(attributes: Any) -> bool:
+    """Whether _device_errors' reading of `attributes` would find nothing: every name well formed and every value a
+    mapping holding one value of a known type within its limits. Anything else takes that reading, which words it."""
+    if attributes.__class__ is not dict or not _names_without_problems(tuple(attributes)):
+        return False
+    for value in attributes.values():
+        if value.__class__ is not dict or len(value) != 1:
+            return False
+        ((kind, v),) = value.items()
+        if kind == "string":  # _attribute_value_problem's first case, written out: most attributes are strings
+            if isinstance(v, str) and len(v) > 64:
+                return False
+        elif kind not in _ATTRIBUTE_TYPE_SET or _attribute_value_problem(kind, v):
+            return False
+    return True
 
 
 def _device_errors(device: Any, path: str) -> list[dict]:
@@ -547,7 +578,7 @@ def _device_errors(device: Any, path: str) -> list[dict]:
         errs += [invalid(f"{path}.name", name, p) for p in dns1123_label_errors(name)]
     attributes = device.get("attributes") or {}
     capacity = device.get("capacity") or {}
-    for key, value in attributes.items():
+    for key, value in () if _plain_attributes(attributes) else attributes.items():
         # A device's path is written out only for an attribute with a problem: most have none, and 40,000 devices'
         # json.dumps of every name was a tenth of a 5,000-node scenario's check.
         named = _attribute_name_problems(key)
