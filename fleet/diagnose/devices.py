@@ -89,9 +89,8 @@ def taint_evictions(ctx: Context) -> Iterable[Finding]:
     rules = {key_of(r)[1]: r for r in m.objects["DeviceTaintRule"].values()}
     hit: dict[str, list[tuple[tuple, tuple]]] = defaultdict(list)  # source -> [(device, holders)]
     grace: dict[str, list[str]] = defaultdict(list)  # source -> what the holders' tolerations say
-    for dev in states.devices():
-        if not dev.taints:
-            continue  # a state's taints are its device's (its slice's and the rules'): no state to build for most
+    # A state's taints are its device's (its slice's and the rules'): only tainted devices have a state to build.
+    for dev in states.tainted():
         did = dev.id
         st = states.state(did)
         if not st.holders:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -302,11 +302,14 @@ def _key(holder: str) -> Key:
 
 class _PoolStates:
     """One pool's newest generation as the fleet sees it (every slice, not one node's): its devices, its counter
-    sets and what they have left, and each device's state once asked."""
+    sets and what they have left, and each device's state once asked.
 
-    __slots__ = ("devices", "counter_sets", "left", "states")
+    `plain`: every device of it is plain (allocator.Slice.plain) and no DeviceTaintRule is in force, so each device's
+    state is its holders' alone: read without converting the pool's devices (`devices`, on first read)."""
 
-    def __init__(self, members: Iterable[Slice]) -> None:
+    __slots__ = ("newest", "plain", "_devices", "counter_sets", "left", "states")
+
+    def __init__(self, members: Iterable[Slice], rules: bool) -> None:
         newest: list[Slice] = []
         gen: int | None = None
         for s in members:
@@ -315,16 +318,61 @@ class _PoolStates:
             elif s.generation == gen:
                 newest.append(s)
         newest.sort(key=lambda s: s.name)
-        self.devices: dict[str, Device] = {}
+        self.newest = newest
+        self.plain = not rules and all(s.plain for s in newest)
+        self._devices: dict[str, Device] | None = None
         sets: dict[str, dict[str, Q]] = {}
         for s in newest:
             for n, counters in s.shared_counters.items():
                 sets.setdefault(n, counters)
-            for d in s.devices:
-                self.devices.setdefault(d.name, d)
         self.counter_sets = sets
         self.left: dict[str, dict[str, Fraction]] | None = None
         self.states: dict[str, DeviceState] = {}
+
+    @property
+    def devices(self) -> dict[str, Device]:
+        """name → device (the first slice's, by slice name, when two publish one name)."""
+        devs = self._devices
+        if devs is None:
+            devs = self._devices = {}
+            for s in self.newest:
+                for d in s.devices:
+                    devs.setdefault(d.name, d)
+        return devs
+
+    def has(self, name: str) -> bool:
+        """Whether the newest generation publishes a device of this name (its devices unconverted when not yet)."""
+        if self._devices is not None:
+            return name in self._devices
+        return name in self.names()
+
+    def names(self) -> Collection[str]:
+        """The names of the newest generation's devices, as Device.name reads them (its devices unconverted)."""
+        if self._devices is not None:
+            return self._devices.keys()
+        return {
+            str(d.get("name", ""))
+            for s in self.newest
+            for d in (s.raw.get("spec") or _NO_SPEC).get("devices") or ()
+            if isinstance(d, dict)
+        }
+
+
+_NO_SPEC: dict = {}
+
+
+class _Plain:
+    """What `FleetDevices._state` reads of a device of a plain pool, without converting it: no taints (no rule is in
+    force), not shared, no counters consumed, no capacity."""
+
+    __slots__ = ("id",)
+    taints: tuple = ()
+    allow_multiple = False
+    consumes: tuple = ()
+    capacity: Mapping = {}
+
+    def __init__(self, did: DeviceId) -> None:
+        self.id = did
 
 
 class FleetDevices:
@@ -386,11 +434,14 @@ class FleetDevices:
         if not entries:
             return
         self._claims[holder] = (ck, claim)
-        self.allocated.add_claim(claim, holder=holder)
+        # The entries read once: the AllocatedState files these very device tuples.
+        self.allocated.add_results(entries, holder)
+        pools = self._pools
         for did, r in entries:
-            self._pools.pop(did[:2], None)
-            if r.get("adminAccess"):
-                continue
+            if pools:
+                pools.pop(did[:2], None)
+            if r.get("adminAccess") or not (r.get("bindingConditions") or r.get("bindingFailureConditions")):
+                continue  # binding_state's first question, asked here of the many results without conditions
             waits = binding_state(claim, did, r)
             if waits is not None:
                 self._binding.setdefault(did, {})[ck] = waits
@@ -407,7 +458,7 @@ class FleetDevices:
             members = self.inventory.by_pool.get(pid)
             if not members:
                 return None
-            ps = self._pools[pid] = _PoolStates(members.values())
+            ps = self._pools[pid] = _PoolStates(members.values(), bool(self.inventory.taint_rules))
         return ps
 
     def device(self, did: DeviceId) -> Device | None:
@@ -422,6 +473,16 @@ class FleetDevices:
             if ps is not None:
                 yield from ps.devices.values()
 
+    def tainted(self) -> Iterable[Device]:
+        """The devices of `devices()` that carry a taint (their slice's or a DeviceTaintRule's), in the same order: a
+        plain pool's have none, and are not converted to say so."""
+        for pid in list(self.inventory.by_pool):
+            ps = self._pool(pid)
+            if ps is not None and not ps.plain:
+                for dev in ps.devices.values():
+                    if dev.taints:
+                        yield dev
+
     def counter_sets(self, pid: PoolId) -> dict[str, dict[str, Fraction]]:
         """The counter sets a pool publishes (name → counter → value), {} when it shares none."""
         ps = self._pool(pid)
@@ -435,8 +496,11 @@ class FleetDevices:
             return _FREE_STATE
         st = ps.states.get(did[2])
         if st is None:
-            dev = ps.devices.get(did[2])
-            st = _FREE_STATE if dev is None else self._state(ps, dev)
+            if ps.plain:
+                st = self._state(ps, _Plain(did)) if ps.has(did[2]) else _FREE_STATE  # type: ignore[arg-type]
+            else:
+                dev = ps.devices.get(did[2])
+                st = _FREE_STATE if dev is None else self._state(ps, dev)
             ps.states[did[2]] = st
         return st
 
@@ -525,6 +589,9 @@ class FleetDevices:
         st = ps.states.get(did[2])
         if st is not None:
             return st is _FREE_STATE or st.allocatable
+        if ps.plain:
+            # No taint, not shared, no counters: allocatable exactly while no claim holds it (or it is not there).
+            return not self.allocated.holders.get(did) or not ps.has(did[2])
         dev = ps.devices.get(did[2])
         if dev is None:
             return True
@@ -539,6 +606,24 @@ class FleetDevices:
         view reads each of its devices so)."""
         ps = self._pool(pid)
         driver, pool = pid
+        if ps is not None and ps.plain:
+            # Each device is its own unit (none consumes counters), allocatable as `_allocatable` says of a plain one.
+            holders = self.allocated.holders
+            states = ps.states
+            present: Collection[str] | None = None
+            for n in names:
+                did = (driver, pool, n)
+                st = states.get(n)
+                if st is not None:
+                    ok = st is _FREE_STATE or st.allocatable
+                elif not holders.get(did):
+                    ok = True
+                else:
+                    if present is None:
+                        present = ps.names()  # read once for the pool's held devices
+                    ok = n not in present
+                into[did] = into.get(did, True) and ok
+            return
         for n in names:
             did = (driver, pool, n)
             unit: tuple = did

@@ -479,3 +479,57 @@ def test_allocatable_and_units_answer_as_each_device_state_does_without_building
                 want[unit] = want.get(unit, True) and full.state((*pid, n)).allocatable
             assert units == want, pid
     assert seen >= {HELD, FREE, SHARED, COUNTERS, TAINTED}
+
+
+def test_a_plain_pools_states_read_as_its_converted_devices_say_and_its_devices_wait_until_read() -> None:
+    """A pool whose devices publish only names, attributes and capacity, with no DeviceTaintRule in force, is read
+    without converting its devices (allocator.Slice.devices, on first read): every state, `allocatable` and the units
+    equal what the converted devices give — held, held twice, admin-access, waiting for binding, a claim holding a
+    device of an older generation or none at all, free. A rule converts them and taints them; its deletion untaints."""
+    from dragoman.fleet.k8s.devicestate import _FREE_STATE, FleetDevices
+
+    bind = {"bindingConditions": ["Attached"], "bindingFailureConditions": ["Failed"]}
+    slices = [gpu_slice("n1", 4, generation=2), gpu_slice("n1", 6, generation=1), gpu_slice("n2", 2)]
+    claims = [
+        allocated_claim("held", [result("n1", "gpu-0")]),
+        allocated_claim("twice", [result("n1", "gpu-0")], ns="other"),
+        allocated_claim("admin", [result("n1", "gpu-1", adminAccess=True)]),
+        allocated_claim("binding", [result("n1", "gpu-2", **bind)]),
+        allocated_claim("older", [result("n1", "gpu-5")]),  # only generation 1 has it: not a device now
+        allocated_claim("gone", [result("n9", "gpu-0")]),
+        allocated_claim("n2", [result("n2", "gpu-1")]),
+    ]
+    items = [((c["metadata"]["namespace"], c["metadata"]["name"]), c) for c in claims]
+    ids = [D(n, f"gpu-{i}") for n in ("n1", "n2", "n9") for i in range(6)]
+    lazy = FleetDevices(slices, items)
+    units: dict[tuple, bool] = {}
+    for pid in (("gpu.nvidia.com", "n1"), ("gpu.nvidia.com", "n2")):
+        lazy.units(pid, [f"gpu-{i}" for i in range(6)], units)
+    got = [(lazy.state(i), lazy.allocatable(i)) for i in ids]
+    assert all(s._devices is None for s in lazy.inventory.slices.values())  # read, none converted
+    assert not any(True for _ in lazy.tainted())
+    # The same reading from the converted devices: FleetDevices._state of each Device.
+    full = FleetDevices(slices, items)
+    want = []
+    for i in ids:
+        ps = full._pool(i[:2])
+        dev = ps.devices.get(i[2]) if ps is not None else None
+        st = _FREE_STATE if dev is None else full._state(ps, dev)
+        want.append((st, st.allocatable))
+    assert got == want
+    assert {s.state for s, _ in got} >= {HELD, FREE, BINDING}
+    assert lazy.state(D("n1", "gpu-0")).holders == (("ml", "held"), ("other", "twice"))
+    assert lazy.state(D("n1", "gpu-5")) is _FREE_STATE  # held, but not published by the newest generation
+    assert units == {i: ok for i, (_, ok) in zip(ids, got, strict=True) if i[1] != "n9"}
+    # A rule: the devices are converted and tainted; its deletion leaves their own (none).
+    rule = taint_rule("maint", pool="n2")
+    lazy.set_taint_rules([rule])
+    assert all(s._devices is not None for s in lazy.inventory.slices.values())
+    assert [d.id for d in lazy.tainted()] == [D("n2", "gpu-0"), D("n2", "gpu-1")]
+    assert lazy.state(D("n2", "gpu-0")).state == TAINTED and not lazy.allocatable(D("n2", "gpu-0"))
+    lazy.set_taint_rules([])
+    assert lazy.state(D("n2", "gpu-0")) is _FREE_STATE and not any(True for _ in lazy.tainted())
+    # A slice added while a rule is in force is converted with its taints; one added after is read plainly again.
+    with_rule = FleetDevices([], (), [rule])
+    with_rule.upsert_slice(gpu_slice("n2", 2))
+    assert with_rule.state(D("n2", "gpu-1")).state == TAINTED
