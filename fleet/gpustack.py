@@ -87,6 +87,7 @@ ROLE_NAME_WORDS = (
 
 _ANY_ROLE_WORD = re.compile("|".join(map(re.escape, ROLE_NAME_WORDS)))
 _NO_ROLE_WORDS = (False,) * len(ROLE_NAME_WORDS)
+_NO_WORD = dict(zip(ROLE_NAME_WORDS, _NO_ROLE_WORDS, strict=True))  # read only: a name holding none of the words
 
 
 def role_name_words(name: str) -> tuple[bool, ...]:
@@ -100,7 +101,8 @@ def role_name_words(name: str) -> tuple[bool, ...]:
 def _role_from(labels: dict, images: list[str], name: str) -> str | None:
     joined = " ".join(images)
     # A word of the name is read only through this mapping: one not in ROLE_NAME_WORDS raises KeyError.
-    word = dict(zip(ROLE_NAME_WORDS, role_name_words(name), strict=True))
+    words = role_name_words(name)
+    word = _NO_WORD if words is _NO_ROLE_WORDS else dict(zip(ROLE_NAME_WORDS, words, strict=True))
     # GPU Feature Discovery and the MPS control daemon ship in the device plugin's image; they serve no GPUs.
     if (
         word["feature-discovery"]
@@ -111,7 +113,7 @@ def _role_from(labels: dict, images: list[str], name: str) -> str | None:
         return None
     if (
         labels.get("app.kubernetes.io/name") in ("dra-driver-nvidia-gpu", "nvidia-dra-driver-gpu")
-        or any(k.endswith("-component") and v == "kubelet-plugin" for k, v in labels.items())
+        or _kubelet_plugin_component(labels)
         or "dra-driver" in joined
         or (word["dra-driver"] and word["kubelet-plugin"])
     ):
@@ -134,6 +136,14 @@ def _role_from(labels: dict, images: list[str], name: str) -> str | None:
     ):
         return "device-plugin"
     return None
+
+
+def _kubelet_plugin_component(labels: dict) -> bool:
+    """A label `<anything>-component: kubelet-plugin` (the value compared first: most labels' differ)."""
+    for k, v in labels.items():
+        if v == "kubelet-plugin" and k.endswith("-component"):
+            return True
+    return False
 
 
 def gitops_owner(obj: dict) -> str | None:
