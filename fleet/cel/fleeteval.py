@@ -18,6 +18,7 @@ from dragoman.fleet.k8s.slices import newest_slices
 Cancel = threading.Event | Callable[[], bool] | None
 _PROBE = 511  # devices looked at before deciding whether grouping pays
 _MISSING = ("<missing>",)
+_NO_ATTRIBUTES: dict = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,13 +86,6 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _product(driver: str, raw: dict) -> str:
-    attrs = raw.get("attributes") or {}
-    a = attrs.get(f"{driver}/productName") or attrs.get("productName")
-    v = a.get("string") if isinstance(a, dict) else None
-    return v if isinstance(v, str) else "(no productName)"
-
-
 class DeviceIndex:
     """The devices of a set of slices, grouped by what selectors read; evaluations reuse the conversion and the
     grouping.
@@ -149,9 +143,14 @@ class DeviceIndex:
             else {}
         )
         last = None
-        driver = pool = slice_name = ""
+        driver = pool = slice_name = product_key = ""
         slice_node = None
-        pool_ids, product_ids = self._pool_ids, self._product_ids
+        slice_pid = -1
+        pool_ids, product_ids, pools, products = self._pool_ids, self._product_ids, self.pools, self.products
+        raws, converted, plains, refs = self.raws, self._converted, self._plain, self.refs
+        pool_of, product_of = self.pool_of, self.product_of
+        no_product = "(no productName)"
+        new_ref = tuple.__new__
         for s, raw in pairs:
             if s is not last:  # a slice's devices come together: read its fields once
                 last = s
@@ -160,38 +159,60 @@ class DeviceIndex:
                 pool = str((spec.get("pool") or {}).get("name", ""))
                 slice_node = spec.get("nodeName") or None
                 slice_name = str((s.get("metadata") or {}).get("name", ""))
+                product_key = f"{driver}/productName"
+                slice_pid = -1
             node = slice_node or raw.get("nodeName") or None
-            hit = prior.get(id(raw)) if prior else None
-            if hit is not None and hit[0] is raw and (hit[1] is None or hit[1].driver == driver):
-                dev, plain = hit[1], hit[2]
+            if prior:
+                hit = prior.get(id(raw))
+                if hit is not None and hit[0] is raw and (hit[1] is None or hit[1].driver == driver):
+                    converted.append(hit[1])
+                    plains.append(hit[2])
+                else:
+                    converted.append(None)
+                    plains.append(None)
             else:
-                dev, plain = None, None
-            self.raws.append(raw)
-            self._converted.append(dev)
-            self._plain.append(plain)
-            product = _product(driver, raw)
-            self.refs.append(DeviceRef(driver, pool, str(raw.get("name", "")), node, product, slice_name))
-            pk = (driver, pool, node)
-            pid = pool_ids.get(pk)
-            if pid is None:
-                pid = pool_ids[pk] = len(self.pools)
-                self.pools.append(pk)
-            self.pool_of.append(pid)
+                converted.append(None)
+                plains.append(None)
+            raws.append(raw)
+            # The product: its productName attribute's string (qualified name formed once per slice).
+            attrs = raw.get("attributes") or _NO_ATTRIBUTES
+            a = attrs.get(product_key) or attrs.get("productName")
+            product = a.get("string") if isinstance(a, dict) else None
+            if not isinstance(product, str):
+                product = no_product
+            # tuple.__new__ directly: a named tuple's own __new__ is a Python function, a frame per device.
+            refs.append(new_ref(DeviceRef, (driver, pool, str(raw.get("name", "")), node, product, slice_name)))
+            if node is slice_node and slice_pid >= 0:
+                pid = slice_pid  # the slice's node: its pool id found once per slice
+            else:
+                pk = (driver, pool, node)
+                pid = pool_ids.get(pk)
+                if pid is None:
+                    pid = pool_ids[pk] = len(pools)
+                    pools.append(pk)
+                if node is slice_node:
+                    slice_pid = pid
+            pool_of.append(pid)
             qid = product_ids.get(product)
             if qid is None:
-                qid = product_ids[product] = len(self.products)
-                self.products.append(product)
-            self.product_of.append(qid)
+                qid = product_ids[product] = len(products)
+                products.append(product)
+            product_of.append(qid)
 
-    def _plain_at(self, i: int) -> bool:
-        """Whether device `i` converts plainly (fleet/cel/device.converts_plainly); one that does not is converted
-        now, since it is grouped by its CEL values."""
-        plain = self._plain[i]
-        if plain is None:
-            plain = self._plain[i] = converts_plainly(self.raws[i])
-            if not plain and self._converted[i] is None:
-                self._converted[i] = cel_device(self.refs[i].driver, self.raws[i])
-        return plain
+    def _plain_range(self, start: int, stop: int) -> list[bool]:
+        """Whether each of devices start..stop converts plainly (fleet/cel/device.converts_plainly), worked out for
+        those not asked yet; one that does not is converted now, since it is grouped by its CEL values."""
+        plains = self._plain
+        out = plains[start:stop]
+        if None in out:
+            raws, converted, refs = self.raws, self._converted, self.refs
+            for i in range(start, stop):
+                if plains[i] is None:
+                    plain = plains[i] = converts_plainly(raws[i])
+                    if not plain and converted[i] is None:
+                        converted[i] = cel_device(refs[i].driver, raws[i])
+            out = plains[start:stop]
+        return out  # type: ignore[return-value]
 
     def device(self, i: int) -> CelDevice:
         """Device `i` as the CEL environment sees it (converted on first use)."""
@@ -368,11 +389,17 @@ class DeviceIndex:
         devices start..stop: the raw fields of a device that converts plainly (its CEL values are those fields),
         tagged apart from the CEL values of one that does not."""
         stop = min(stop, len(self.raws))
-        plain = [self._plain_at(i) for i in range(start, stop)]  # first: a device that is not plain is converted
+        plain = self._plain_range(start, stop)  # first: a device that is not plain is converted
         refs, raws, conv = self.refs[start:stop], self.raws[start:stop], self._converted[start:stop]
         out: list = []
         m = _MISSING
         if read is None:
+            if all(plain):  # the common case: no device to tell apart by its CEL values
+                for ref, raw in zip(refs, raws):
+                    out.append(
+                        (ref.driver, True, None) if raw.get("allowMultipleAllocations") else (ref.driver, False, None)
+                    )
+                return out
             for i, (ref, raw) in enumerate(zip(refs, raws), start):
                 if plain[i - start]:
                     out.append((ref.driver, bool(raw.get("allowMultipleAllocations") or False), None))
@@ -382,18 +409,18 @@ class DeviceIndex:
                     out.append(("cel", d.driver, d.allow_multiple_allocations, d.cache.get("conversion_error")))
             return out
         domain, ident = read
+        qualified = f"{domain}/{ident}"
         for i, (ref, raw) in enumerate(zip(refs, raws), start):
             if not plain[i - start]:
                 d = conv[i - start]
                 assert d is not None
                 out.append(("cel", _cel_part(d, domain, ident)))
                 continue
-            attrs = raw.get("attributes") or {}
-            caps = raw.get("capacity") or {}
+            attrs = raw.get("attributes") or _NO_ATTRIBUTES
+            caps = raw.get("capacity") or _NO_ATTRIBUTES
             if ident is None:
                 out.append((_has_domain(attrs, domain, ref.driver), _has_domain(caps, domain, ref.driver)))
                 continue
-            qualified = f"{domain}/{ident}"
             bare = ident if domain == ref.driver else None
             # Every attribute of a plain device is one {type: value}; a capacity is {"value": quantity}.
             a = attrs.get(qualified) or (attrs.get(bare) if bare is not None else None)

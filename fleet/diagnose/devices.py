@@ -19,7 +19,13 @@ from dragoman.fleet.diagnose.context import Context, plural, pod_ref
 from dragoman.fleet.diagnose.selectors import pod_claim_specs
 from dragoman.fleet.findings import Finding, ObjectRef, make_finding
 from dragoman.fleet.k8s import key_of
-from dragoman.fleet.k8s.devicestate import BINDING_FAILED, binding_state, result_entries, rule_eviction
+from dragoman.fleet.k8s.devicestate import (
+    BINDING_FAILED,
+    DeviceState,
+    binding_state,
+    result_entries,
+    rule_eviction,
+)
 from dragoman.fleet.k8s.podclaims import pod_claim_names
 from dragoman.fleet.k8s.tolerations import tolerates
 from dragoman.fleet.model import (
@@ -31,6 +37,8 @@ from dragoman.fleet.model import (
     event_last_seen,
     request_alternatives,
 )
+
+_EMPTY: dict = {}  # read only: what a missing status reads as
 
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"  # on a namespace, "true": claims there may ask adminAccess
 FILTER_TIMEOUT = (
@@ -392,16 +400,17 @@ def health(ctx: Context) -> Iterable[Finding]:
     reporting: list[tuple[tuple[str, str], dict]] = []
     # Each claim's pods looked at once, and only those the kubelet reports device health for sorted and read further
     # (a fleet's claims are reserved for 10,000s of pods, hardly any with allocatedResourcesStatus).
+    claim_pods, get_pod, add = m.claim_pods, all_pods.get, seen.add
     for claim in m.objects["ResourceClaim"].values():
-        for pk in m.claim_pods(claim):
+        for pk in claim_pods(claim):
             if pk in seen:
                 continue
-            seen.add(pk)
-            pod = all_pods.get(pk)
+            add(pk)
+            pod = get_pod(pk)
             if (
                 pod is not None
-                and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
                 and _reports_device_health(pod)
+                and (pod.get("status") or _EMPTY).get("phase") not in ("Succeeded", "Failed")
             ):
                 reporting.append((pk, pod))
     for pk, pod in sorted(reporting, key=lambda kp: kp[0]):
@@ -410,13 +419,14 @@ def health(ctx: Context) -> Iterable[Finding]:
 
 def _reports_device_health(pod: dict) -> bool:
     """Whether the kubelet reports the health of any of the pod's devices (allocatedResourcesStatus), the only source
-    of device_health's entries: a pod without it has nothing to say, and its claims need not be read."""
-    status = pod.get("status") or {}
-    return any(
-        isinstance(cs, dict) and cs.get("allocatedResourcesStatus")
-        for field in ("initContainerStatuses", "containerStatuses")
-        for cs in status.get(field) or ()
-    )
+    of device_health's entries: a pod without it has nothing to say, and its claims need not be read. (Asked of every
+    pod a claim is reserved for: plain loops, no generator.)"""
+    status = pod.get("status") or _EMPTY
+    for field in ("initContainerStatuses", "containerStatuses"):
+        for cs in status.get(field) or ():
+            if isinstance(cs, dict) and cs.get("allocatedResourcesStatus"):
+                return True
+    return False
 
 
 def unhealthy(ctx: Context, pk: tuple[str, str], pod: dict) -> Iterable[Finding]:
@@ -513,24 +523,47 @@ def judge(ctx: Context, body: dict, name: str, nodes: list[str]) -> Alternative:
     holders: dict[str, set] = defaultdict(set)
     seen: set = set()
     by_node, attached = ctx.matched_by_node(res)
+    # A device's exclusion is read from its state alone: devices that share a state (every free one, those the same
+    # claims hold) are judged once (the memo holds each state, so an id is not reused while it lives).
+    exclusions: dict[int, tuple[DeviceState, str]] = {}
     if attached:
         # A network-attached device reaches several nodes, in between the nodes' own: every device, in order.
-        visits: Iterable[tuple[DeviceId, list[str]]] = _reaches(m, res.matched, eligible)
+        for d, where in _reaches(m, res.matched, eligible):
+            seen.add(d)
+            st = states.state(d)
+            hit = exclusions.get(id(st))
+            if hit is None:
+                hit = exclusions[id(st)] = (st, st.exclusion(tolerations, caps))
+            cause = hit[1]
+            for n in where:
+                per_node[n][cause or "usable"] += 1
+                if cause and cause not in examples[n]:
+                    examples[n][cause] = (d, st.words())
+                holders[n].update(st.holders)
+                for cb in st.counters:
+                    holders[n].update(cb.claims)
     else:
         # Only the eligible nodes' own devices, each node's in the matched order: a pending pod that fits a few nodes
         # does not walk every matched device of the fleet (23 pending pods x 20,000 devices at 5,000 nodes).
-        visits = ((d, [n]) for n in eligible for d in by_node.get(n, ()))
-    for d, where in visits:
-        seen.add(d)
-        st = states.state(d)
-        cause = st.exclusion(tolerations, caps)
-        for n in where:
-            per_node[n][cause or "usable"] += 1
-            if cause and cause not in examples[n]:
-                examples[n][cause] = (d, st.words())
-            holders[n].update(st.holders)
-            for cb in st.counters:
-                holders[n].update(cb.claims)
+        for n in eligible:
+            devices = by_node.get(n)
+            if not devices:
+                continue
+            counts, node_examples, node_holders = per_node[n], examples[n], holders[n]
+            for d in devices:
+                seen.add(d)
+                st = states.state(d)
+                hit = exclusions.get(id(st))
+                if hit is None:
+                    hit = exclusions[id(st)] = (st, st.exclusion(tolerations, caps))
+                cause = hit[1]
+                counts[cause or "usable"] += 1
+                if cause and cause not in node_examples:
+                    node_examples[cause] = (d, st.words())
+                if st.holders:
+                    node_holders.update(st.holders)
+                for cb in st.counters:
+                    node_holders.update(cb.claims)
     alt.matched = len(seen)
     if not per_node:
         return alt
@@ -559,10 +592,12 @@ def _reaches(m: FleetModel, matched: list[DeviceId], eligible: set[str]) -> Iter
 def eligible_nodes(ctx: Context, spec: dict) -> list[str]:
     """Nodes the pod's node selection and the node's taints and cordon leave to it."""
     out = []
+    matches_node = k8s.compile_node_filter(spec)  # pod_matches_node, its terms read once for every candidate
+    node_objs = ctx.m.objects["Node"]
     for name in ctx.candidates(spec.get("nodeSelector") or {}):
         v = ctx.nodes[name]
-        raw = ctx.m.objects["Node"].get(("", name)) or {}
-        if not v.schedulable or not k8s.pod_matches_node(spec, raw) or k8s.untolerated_taints(spec, raw):
+        raw = node_objs.get(("", name)) or {}
+        if not v.schedulable or not matches_node(raw) or k8s.untolerated_taints(spec, raw):
             continue
         out.append(name)
     return out

@@ -187,10 +187,12 @@ def node_fit(ctx: Context, spec: dict, reqs: dict[str, int], request_free: list)
     served: dict[str, bool] = {k: False for k in reqs}
     free_by_res: dict[str, list[tuple[str, int]]] = defaultdict(list)  # (eligible node, free) per resource
     dra_fit_nodes: dict[str, list[str]] = defaultdict(list)
+    matches_node = k8s.compile_node_filter(spec)  # pod_matches_node, its terms read once for every candidate
+    node_objs = m.objects["Node"]
     for name in ctx.candidates(spec.get("nodeSelector") or {}):
         v = ctx.nodes[name]
-        raw = m.objects["Node"].get(("", name)) or {}
-        if not k8s.pod_matches_node(spec, raw):
+        raw = node_objs.get(("", name)) or {}
+        if not matches_node(raw):
             continue
         alloc = (raw.get("status") or {}).get("allocatable") or {}
         fits = True

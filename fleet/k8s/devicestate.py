@@ -395,6 +395,9 @@ class FleetDevices:
         # not from the store's `old`: the states may have been built from a store ahead of the changes still queued.
         self._claims: dict[str, tuple[Key, dict]] = {}
         self._pools: dict[PoolId, _PoolStates] = {}
+        # The state of a device held by these claims (allocator holder texts) and nothing else: shared by every such
+        # device, forgotten whenever a claim changes (a holder's key is read from the claims given).
+        self._held_only: dict[tuple[str, ...], DeviceState] = {}
         for ck, claim in claims:
             self.set_claim(ck, claim)
 
@@ -417,6 +420,8 @@ class FleetDevices:
     def set_claim(self, ck: Key, claim: dict | None) -> None:
         """A claim added, changed (its allocation, its device conditions) or deleted (None)."""
         holder = f"{ck[0]}/{ck[1]}"
+        if self._held_only:
+            self._held_only.clear()
         given = self._claims.pop(holder, None)
         if given is not None:
             old = given[1]
@@ -522,6 +527,19 @@ class FleetDevices:
             and did not in st.admin
         ):
             return _FREE_STATE  # most of a fleet's devices: what the rest of this reading would conclude, sooner
+        if (
+            not dev.taints
+            and not dev.allow_multiple
+            and not (ps.counter_sets and dev.consumes)
+            and did not in self._binding
+            and did not in st.admin
+        ):
+            # Held, and nothing else: what the rest of this reading would conclude, the same state for every device
+            # the same claims hold (a claim holds several; a pending pod's diagnosis reads thousands of such devices).
+            held_only = self._held_only.get(held_by)
+            if held_only is None:
+                held_only = self._held_only[held_by] = DeviceState(tuple(sorted({self._key(h) for h in held_by})))
+            return held_only
         _key = self._key
         held = tuple(sorted({_key(h) for h in held_by})) if held_by else ()
         admin_by = st.admin.get(did)

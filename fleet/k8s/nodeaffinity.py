@@ -4,6 +4,7 @@ apimachinery labels.Requirement)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from dragoman.fleet.k8s.labels import match_requirement, requirement_error
 
@@ -76,17 +77,87 @@ def pod_matches_node(pod_spec: dict, node: dict, *, labels: dict | None = None) 
     return node_selector_matches(pod_spec, labels) and match_node_selector(required_node_affinity(pod_spec), node)
 
 
+def _compile_terms(selector: dict) -> list[tuple[list[tuple[Any, dict]], list[tuple[Any, Any, bool]]]] | None:
+    """A NodeSelector's terms that can match, each as (its label requirements by key, its field requirements as (key,
+    wanted value, In)), as match_node_selector_term reads them: a term with no requirement or one NewRequirement
+    refuses is left out (it matches nothing). None when the selector is not the well-formed shape this reads (the
+    term-by-term path then answers, as it would)."""
+    terms = selector.get("nodeSelectorTerms") or []
+    if not isinstance(terms, list):
+        return None
+    out = []
+    for term in terms:
+        if not isinstance(term, dict):
+            return None
+        exprs = term.get("matchExpressions") or []
+        fields = term.get("matchFields") or []
+        if not isinstance(exprs, list) or not isinstance(fields, list):
+            return None
+        if not all(isinstance(r, dict) for r in exprs) or not all(
+            isinstance(r, dict) and isinstance(r.get("key"), str) and isinstance(r.get("values") or [], list)
+            for r in fields
+        ):
+            return None
+        if not exprs and not fields:
+            continue
+        if any(requirement_error(r) for r in exprs) or any(field_requirement_error(r) for r in fields):
+            continue
+        out.append(
+            (
+                [(r.get("key"), r) for r in exprs],
+                [(r.get("key"), (r.get("values") or [""])[0], r.get("operator") == "In") for r in fields],
+            )
+        )
+    return out
+
+
 def compile_node_filter(pod_spec: dict) -> Callable[[dict], bool]:
-    """`pod_matches_node` bound to one pod spec, for checking many nodes."""
+    """`pod_matches_node` bound to one pod spec, for checking many nodes: the required terms are checked for
+    well-formedness once, not once per node (the same answers: tests/fleet/test_k8s_rules.py holds them together)."""
     node_selector = dict(pod_spec.get("nodeSelector") or {})
     required = required_node_affinity(pod_spec)
+    terms = _compile_terms(required) if isinstance(required, dict) else None
 
-    def check(node: dict) -> bool:
-        labels, _ = node_identity(node)
-        for k, v in node_selector.items():
-            if labels.get(k) != v:
-                return False
-        return match_node_selector(required, node)
+    if required is None:
+
+        def check(node: dict) -> bool:
+            labels, _ = node_identity(node)
+            for k, v in node_selector.items():
+                if labels.get(k) != v:
+                    return False
+            return True
+
+    elif terms is None:
+
+        def check(node: dict) -> bool:
+            labels, _ = node_identity(node)
+            for k, v in node_selector.items():
+                if labels.get(k) != v:
+                    return False
+            return match_node_selector(required, node)
+
+    else:
+
+        def check(node: dict) -> bool:
+            labels, name = node_identity(node)
+            for k, v in node_selector.items():
+                if labels.get(k) != v:
+                    return False
+            for exprs, fields in terms:
+                for key, req in exprs:
+                    if not match_requirement(req, labels.get(key), key in labels):
+                        break
+                else:
+                    if name:
+                        for key, want, is_in in fields:
+                            # fields.Set of metadata.name: any other field reads as "".
+                            if ((name if key == "metadata.name" else "") == want) != is_in:
+                                break
+                        else:
+                            return True
+                    else:
+                        return True
+            return False
 
     return check
 

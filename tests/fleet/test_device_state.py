@@ -533,3 +533,30 @@ def test_a_plain_pools_states_read_as_its_converted_devices_say_and_its_devices_
     with_rule = FleetDevices([], (), [rule])
     with_rule.upsert_slice(gpu_slice("n2", 2))
     assert with_rule.state(D("n2", "gpu-1")).state == TAINTED
+
+
+def test_devices_held_by_the_same_claims_share_one_state_until_a_claim_changes() -> None:
+    """A device held and nothing else (no taint, not shared, no counters, no binding) has the state its holders make:
+    devices the same claims hold share one, and a claim's change forgets them all (a claim given again under a new key
+    object names its devices by that key; a released device is free)."""
+    from dragoman.fleet.k8s.devicestate import FleetDevices
+
+    ck, other = ("ml", "train"), ("ml", "eval")
+    states = FleetDevices(
+        [gpu_slice("n1", 4)],
+        [
+            (ck, allocated_claim("train", [result("n1", "gpu-0"), result("n1", "gpu-1")])),
+            (other, allocated_claim("eval", [result("n1", "gpu-2")])),
+        ],
+    )
+    first, second, third = (states.state(D("n1", f"gpu-{i}")) for i in range(3))
+    assert first is second and first.holders == (ck,) and first.state == HELD
+    assert third.holders == (other,) and third is not first
+    assert states.state(D("n1", "gpu-3")).state == FREE
+    states.set_claim(ck, None)
+    assert states.state(D("n1", "gpu-0")).state == FREE and states.state(D("n1", "gpu-2")).holders == (other,)
+    again = ("ml", "train")
+    states.set_claim(again, allocated_claim("train", [result("n1", "gpu-1")]))
+    moved = states.state(D("n1", "gpu-1"))
+    assert moved.holders == (again,) and moved.holders[0] is again
+    assert states.state(D("n1", "gpu-0")).state == FREE

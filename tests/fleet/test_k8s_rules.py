@@ -221,3 +221,80 @@ def test_a_kubelets_bridge_is_read_from_its_version_alike_by_the_diagnosis_the_p
     node = {"status": {"nodeInfo": {"kubeletVersion": version}}}
     assert sim_admits(node) is (bridged is not False)  # the simulated kubelet takes an unreadable version as bridged
     assert _kubelet_ok(version) is (bridged is True)  # a write's gate does not
+
+
+def _outcome(check, *args) -> object:
+    try:
+        return check(*args)
+    except Exception as exc:  # noqa: BLE001 - a malformed spec must fail alike on both paths
+        return type(exc)
+
+
+def test_the_compiled_node_filter_answers_as_pod_matches_node_on_a_table_of_specs_and_nodes() -> None:
+    """compile_node_filter reads the required terms once (well-formedness, matchFields values) and then matches each
+    node: on every spec of a generated table, well-formed or not, and every node, named or not, it answers (or fails)
+    as pod_matches_node reads term by term."""
+    import itertools
+    import random
+
+    rng = random.Random(29)
+    exprs = [
+        {"key": "zone", "operator": "In", "values": ["a", "b"]},
+        {"key": "zone", "operator": "NotIn", "values": ["a"]},
+        {"key": "rack", "operator": "NotIn", "values": ["1"]},
+        {"key": "pool", "operator": "Exists"},
+        {"key": "rack", "operator": "DoesNotExist"},
+        {"key": "gpu-count", "operator": "Gt", "values": ["4"]},
+        {"key": "gpu-count", "operator": "Lt", "values": ["4"]},
+        {"key": "gpu-count", "operator": "Gt", "values": ["x"]},
+        {"key": "zone", "operator": "In", "values": []},
+        {"key": "zone", "operator": "Exists", "values": ["a"]},
+        {"key": "zone", "operator": "Near", "values": ["a"]},
+    ]
+    fields = [
+        {"key": "metadata.name", "operator": "In", "values": ["gpu-01"]},
+        {"key": "metadata.name", "operator": "NotIn", "values": ["gpu-01"]},
+        {"key": "metadata.uid", "operator": "In", "values": [""]},
+        {"key": "metadata.name", "operator": "In", "values": ["a", "b"]},
+        {"key": "metadata.name", "operator": "Exists"},
+        {"key": "metadata.name", "operator": "In", "values": {"gpu-01": 1}},
+    ]
+    malformed: list = [
+        {"nodeSelectorTerms": ["not a term"]},
+        {"nodeSelectorTerms": [{"matchExpressions": {"key": "zone"}}]},
+        {"nodeSelectorTerms": [{"matchExpressions": ["zone"]}]},
+        {"nodeSelectorTerms": "zone"},
+        {},
+        ["not a selector"],
+    ]
+    nodes = [
+        NODE,
+        {"metadata": {"name": "gpu-02", "labels": {"zone": "b", "gpu-count": "2", "rack": "1"}}},
+        {"metadata": {"labels": {"zone": "a", "pool": "h100"}}},
+        {"metadata": {"name": "gpu-01"}},
+        {},
+    ]
+    specs: list[dict] = [{}]
+    for _ in range(400):
+        terms = []
+        for _ in range(rng.randint(0, 3)):
+            term: dict = {}
+            if rng.random() < 0.8:
+                term["matchExpressions"] = rng.sample(exprs, rng.randint(0, 3))
+            if rng.random() < 0.4:
+                term["matchFields"] = rng.sample(fields, rng.randint(0, 2))
+            terms.append(term)
+        required: object = {"nodeSelectorTerms": terms}
+        if rng.random() < 0.05:
+            required = rng.choice(malformed)
+        spec: dict = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}}
+        if rng.random() < 0.3:
+            spec["nodeSelector"] = rng.choice([{"zone": "a"}, {"pool": "h100", "zone": "a"}, {"zone": "c"}])
+        specs.append(spec)
+    specs += [{"nodeSelector": {"zone": "a"}}, {"affinity": {"nodeAffinity": {}}}]
+    answers = set()
+    for spec, node in itertools.product(specs, nodes):
+        want = _outcome(k8s.pod_matches_node, spec, node)
+        assert _outcome(lambda s, n: k8s.compile_node_filter(s)(n), spec, node) == want, (spec, node)
+        answers.add(want if isinstance(want, bool) else "raised")
+    assert answers == {True, False, "raised"}
