@@ -63,8 +63,8 @@ class FleetSelectors:
         """The model's current devices (fleet/k8s/slices: the newest generation of each complete pool), converted for
         CEL once per change of slices or classes; the devices of an unchanged slice keep their conversion.
 
-        A thread other than the model's passes the `slices` and `epoch` it read on the model's thread: the index is
-        then kept only if the model has not moved on meanwhile."""
+        A thread other than the model's passes the `slices` (model.current_slices()) and `epoch` it read on the model's
+        thread: the index is then kept only if the model has not moved on meanwhile."""
         from dragoman.fleet.cel.fleeteval import DeviceIndex
 
         epoch = self.epoch if epoch is None else epoch
@@ -72,7 +72,9 @@ class FleetSelectors:
         if hit is not None and hit[0] == epoch:
             return hit[1]
         index = DeviceIndex(
-            model.current_slices() if slices is None else slices, reuse=hit[1] if hit is not None else None
+            model.current_slices() if slices is None else slices,
+            reuse=hit[1] if hit is not None else None,
+            current=True,  # the model's current slices (a thread passes those it read): no newest_slices again
         )
         if epoch == self.epoch:
             self._index = (epoch, index)
@@ -123,8 +125,11 @@ class FleetSelectors:
             wanted = {d.id for d in devices}
             picked = [i for i, did in enumerate(ids) if did in wanted]
         group_of = ev.group_of
-        matched: list[DeviceId] = [ids[i] for i in picked if code[group_of[i]] == 2]
-        errors: dict[DeviceId, str] = {ids[i]: str(errs[group_of[i]]) for i in picked if code[group_of[i]] == 1}
+        # (A code no group has is not looked for device by device: most evaluations raise no error.)
+        matched: list[DeviceId] = [ids[i] for i in picked if code[group_of[i]] == 2] if 2 in code else []
+        errors: dict[DeviceId, str] = (
+            {ids[i]: str(errs[group_of[i]]) for i in picked if code[group_of[i]] == 1} if 1 in code else {}
+        )
         n = len(picked)
         result = SelectorResult(matched, errors, n)
         if cache_key is not None:

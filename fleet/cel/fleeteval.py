@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import gc
 import threading
 from collections import Counter
@@ -62,9 +61,10 @@ def _int(v: object) -> int:
         return 0
 
 
-def devices_of_slices(slices: Iterable[dict]) -> Iterator[tuple[dict, dict]]:
-    """Yield (slice, raw device) for every device in the newest generation of each (driver, pool)."""
-    for s in newest_slices(slices):
+def devices_of_slices(slices: Iterable[dict], *, current: bool = False) -> Iterator[tuple[dict, dict]]:
+    """Yield (slice, raw device) for every device in the newest generation of each complete (driver, pool); `current`:
+    the slices are only those already."""
+    for s in [s for s in slices if isinstance(s, dict)] if current else newest_slices(slices):
         for dev in (s.get("spec") or {}).get("devices") or []:
             if isinstance(dev, dict):
                 yield s, dev
@@ -94,24 +94,32 @@ class DeviceIndex:
     a device that converts plainly (fleet/cel/device.converts_plainly: its CEL values are its raw values) is grouped
     by its raw fields, so the model's fleet is not converted whole to answer a class's selectors."""
 
-    def __init__(self, slices: Iterable[dict], *, reuse: DeviceIndex | None = None) -> None:
+    def __init__(self, slices: Iterable[dict], *, reuse: DeviceIndex | None = None, current: bool = False) -> None:
         """`reuse`: an index of an earlier state of the same fleet, whose conversions are taken for the device entries
-        that are still the same objects (a watch event replaces one slice, not the fleet)."""
-        self.refs: list[DeviceRef] = []
+        that are still the same objects (a watch event replaces one slice, not the fleet). `current`: the slices are
+        already those the scheduler allocates from (fleet/k8s/slices.newest_slices; the model's current_slices), so
+        they are not sorted by pool and generation again (a fifth of the index's cost at 5,000 slices)."""
         self.raws: list[dict] = []
+        self._drivers: list[str] = []  # each device's driver
+        self._ids: list[tuple[str, str, str]] = []  # each device's (driver, pool, device name)
+        # Where each slice's devices start in `raws`, with what the slice says of them: (first device, driver, pool,
+        # node, slice name). Which pool, node and product each device is (refs, pools, products) is worked out from
+        # these when first read (_describe): a class's selectors need none of it.
+        self._runs: list[tuple[int, str, str, str | None, str]] = []
         self._converted: list[CelDevice | None] = []
         # Whether each device converts plainly: worked out when a grouping first needs it (None until then), so a
         # selector that reads a unique field (a uuid) does not check every device only to evaluate each anyway.
         self._plain: list[bool | None] = []
-        self.pools: list[tuple[str, str, str | None]] = []  # (driver, pool, node)
-        self.products: list[str] = []
-        self.pool_of: list[int] = []
-        self.product_of: list[int] = []
+        self._refs: list[DeviceRef] = []
+        self._pools: list[tuple[str, str, str | None]] = []  # (driver, pool, node)
+        self._products: list[str] = []
+        self._pool_of: list[int] = []
+        self._product_of: list[int] = []
         self._pool_ids: dict[tuple, int] = {}
         self._product_ids: dict[str, int] = {}
         # Tens of thousands of small acyclic objects: the cyclic GC would rescan them repeatedly (half the time).
         with gc_paused():
-            self._convert(devices_of_slices(slices), reuse)
+            self._convert(devices_of_slices(slices, current=current), reuse)
             if len(self.raws) >= FREEZE_DEVICES:
                 # Left to the collector, these ~30 objects a device sit in the young generations until a collection
                 # far later (while the operator types) rescans them all: a 200+ ms stall at 40,000 devices
@@ -143,25 +151,19 @@ class DeviceIndex:
             else {}
         )
         last = None
-        driver = pool = slice_name = product_key = ""
-        slice_node = None
-        slice_pid = -1
-        pool_ids, product_ids, pools, products = self._pool_ids, self._product_ids, self.pools, self.products
-        raws, converted, plains, refs = self.raws, self._converted, self._plain, self.refs
-        pool_of, product_of = self.pool_of, self.product_of
-        no_product = "(no productName)"
-        new_ref = tuple.__new__
+        driver = pool = ""
+        raws, converted, plains, drivers, runs = self.raws, self._converted, self._plain, self._drivers, self._runs
+        ids = self._ids
         for s, raw in pairs:
             if s is not last:  # a slice's devices come together: read its fields once
                 last = s
                 spec = s.get("spec") or {}
                 driver = str(spec.get("driver", ""))
                 pool = str((spec.get("pool") or {}).get("name", ""))
-                slice_node = spec.get("nodeName") or None
                 slice_name = str((s.get("metadata") or {}).get("name", ""))
-                product_key = f"{driver}/productName"
-                slice_pid = -1
-            node = slice_node or raw.get("nodeName") or None
+                runs.append((len(raws), driver, pool, spec.get("nodeName") or None, slice_name))
+            name = raw.get("name", "")
+            ids.append((driver, pool, name if name.__class__ is str else str(name)))
             if prior:
                 hit = prior.get(id(raw))
                 if hit is not None and hit[0] is raw and (hit[1] is None or hit[1].driver == driver):
@@ -174,30 +176,83 @@ class DeviceIndex:
                 converted.append(None)
                 plains.append(None)
             raws.append(raw)
-            # The product: its productName attribute's string (qualified name formed once per slice).
-            attrs = raw.get("attributes") or _NO_ATTRIBUTES
-            a = attrs.get(product_key) or attrs.get("productName")
-            product = a.get("string") if isinstance(a, dict) else None
-            if not isinstance(product, str):
-                product = no_product
-            # tuple.__new__ directly: a named tuple's own __new__ is a Python function, a frame per device.
-            refs.append(new_ref(DeviceRef, (driver, pool, str(raw.get("name", "")), node, product, slice_name)))
-            if node is slice_node and slice_pid >= 0:
-                pid = slice_pid  # the slice's node: its pool id found once per slice
-            else:
-                pk = (driver, pool, node)
-                pid = pool_ids.get(pk)
-                if pid is None:
-                    pid = pool_ids[pk] = len(pools)
-                    pools.append(pk)
-                if node is slice_node:
-                    slice_pid = pid
-            pool_of.append(pid)
-            qid = product_ids.get(product)
-            if qid is None:
-                qid = product_ids[product] = len(products)
-                products.append(product)
-            product_of.append(qid)
+            drivers.append(driver)
+
+    def _describe(self) -> None:
+        """refs, pools and products (and each device's pool and product) for the devices not described yet."""
+        start = len(self._refs)
+        n = len(self.raws)
+        if start >= n:
+            return
+        pool_ids, product_ids, pools, products = self._pool_ids, self._product_ids, self._pools, self._products
+        raws, ids, refs, pool_of, product_of = self.raws, self._ids, self._refs, self._pool_of, self._product_of
+        no_product = "(no productName)"
+        new_ref = tuple.__new__
+        runs = self._runs
+        with gc_paused():
+            for r, (first, driver, pool, slice_node, slice_name) in enumerate(runs):
+                end = runs[r + 1][0] if r + 1 < len(runs) else n
+                if end <= start:
+                    continue
+                product_key = f"{driver}/productName"  # formed once per slice
+                slice_pid = -1
+                for i in range(max(first, start), end):
+                    raw = raws[i]
+                    node = slice_node or raw.get("nodeName") or None
+                    # The product: its productName attribute's string.
+                    attrs = raw.get("attributes") or _NO_ATTRIBUTES
+                    a = attrs.get(product_key) or attrs.get("productName")
+                    product = a.get("string") if isinstance(a, dict) else None
+                    if not isinstance(product, str):
+                        product = no_product
+                    # tuple.__new__ directly: a named tuple's own __new__ is a Python function, a frame per device.
+                    refs.append(new_ref(DeviceRef, (driver, pool, ids[i][2], node, product, slice_name)))
+                    if node is slice_node and slice_pid >= 0:
+                        pid = slice_pid  # the slice's node: its pool id found once per slice
+                    else:
+                        pk = (driver, pool, node)
+                        pid = pool_ids.get(pk)
+                        if pid is None:
+                            pid = pool_ids[pk] = len(pools)
+                            pools.append(pk)
+                        if node is slice_node:
+                            slice_pid = pid
+                    pool_of.append(pid)
+                    qid = product_ids.get(product)
+                    if qid is None:
+                        qid = product_ids[product] = len(products)
+                        products.append(product)
+                    product_of.append(qid)
+            if n - start >= FREEZE_DEVICES:
+                gc.freeze()  # as the index's own objects are (see __init__)
+
+    @property
+    def refs(self) -> list[DeviceRef]:
+        """Each device's DeviceRef (driver, pool, name, node, product, slice)."""
+        self._describe()
+        return self._refs
+
+    @property
+    def pools(self) -> list[tuple[str, str, str | None]]:
+        """Every (driver, pool, node) the devices are in, numbered as pool_of numbers them."""
+        self._describe()
+        return self._pools
+
+    @property
+    def products(self) -> list[str]:
+        """Every product the devices are, numbered as product_of numbers them."""
+        self._describe()
+        return self._products
+
+    @property
+    def pool_of(self) -> list[int]:
+        self._describe()
+        return self._pool_of
+
+    @property
+    def product_of(self) -> list[int]:
+        self._describe()
+        return self._product_of
 
     def _plain_range(self, start: int, stop: int) -> list[bool]:
         """Whether each of devices start..stop converts plainly (fleet/cel/device.converts_plainly), worked out for
@@ -205,12 +260,12 @@ class DeviceIndex:
         plains = self._plain
         out = plains[start:stop]
         if None in out:
-            raws, converted, refs = self.raws, self._converted, self.refs
+            raws, converted, drivers = self.raws, self._converted, self._drivers
             for i in range(start, stop):
                 if plains[i] is None:
                     plain = plains[i] = converts_plainly(raws[i])
                     if not plain and converted[i] is None:
-                        converted[i] = cel_device(refs[i].driver, raws[i])
+                        converted[i] = cel_device(drivers[i], raws[i])
             out = plains[start:stop]
         return out  # type: ignore[return-value]
 
@@ -218,7 +273,7 @@ class DeviceIndex:
         """Device `i` as the CEL environment sees it (converted on first use)."""
         dev = self._converted[i]
         if dev is None:
-            dev = self._converted[i] = cel_device(self.refs[i].driver, self.raws[i])
+            dev = self._converted[i] = cel_device(self._drivers[i], self.raws[i])
         return dev
 
     @property
@@ -233,10 +288,10 @@ class DeviceIndex:
     def __len__(self) -> int:
         return len(self.raws)
 
-    @functools.cached_property
+    @property
     def ids(self) -> list[tuple[str, str, str]]:
         """Each device's (driver, pool, device), as the model names devices."""
-        return [r[:3] for r in self.refs]
+        return self._ids
 
     def grouping(self, reads: frozenset | None) -> tuple[list[int], list[int]]:
         """(representative device of each group, group of each device) for devices equal in what `reads` covers."""
@@ -326,10 +381,10 @@ class DeviceIndex:
             names: dict[str, set[str]] = {}
             raw_names: dict[str, set[str]] = {}  # per driver, the raw names (split once each)
             with gc_paused():
-                for ref, raw in zip(self.refs, self.raws):
-                    seen = raw_names.get(ref.driver)
+                for driver, raw in zip(self._drivers, self.raws):
+                    seen = raw_names.get(driver)
                     if seen is None:
-                        seen = raw_names[ref.driver] = set()
+                        seen = raw_names[driver] = set()
                     for table in (raw.get("attributes"), raw.get("capacity")):
                         if isinstance(table, dict):
                             seen.update(table)
@@ -390,19 +445,17 @@ class DeviceIndex:
         tagged apart from the CEL values of one that does not."""
         stop = min(stop, len(self.raws))
         plain = self._plain_range(start, stop)  # first: a device that is not plain is converted
-        refs, raws, conv = self.refs[start:stop], self.raws[start:stop], self._converted[start:stop]
+        drivers, raws, conv = self._drivers[start:stop], self.raws[start:stop], self._converted[start:stop]
         out: list = []
         m = _MISSING
         if read is None:
             if all(plain):  # the common case: no device to tell apart by its CEL values
-                for ref, raw in zip(refs, raws):
-                    out.append(
-                        (ref.driver, True, None) if raw.get("allowMultipleAllocations") else (ref.driver, False, None)
-                    )
+                for driver, raw in zip(drivers, raws):
+                    out.append((driver, True, None) if raw.get("allowMultipleAllocations") else (driver, False, None))
                 return out
-            for i, (ref, raw) in enumerate(zip(refs, raws), start):
+            for i, (driver, raw) in enumerate(zip(drivers, raws), start):
                 if plain[i - start]:
-                    out.append((ref.driver, bool(raw.get("allowMultipleAllocations") or False), None))
+                    out.append((driver, bool(raw.get("allowMultipleAllocations") or False), None))
                 else:
                     d = conv[i - start]
                     assert d is not None
@@ -410,7 +463,7 @@ class DeviceIndex:
             return out
         domain, ident = read
         qualified = f"{domain}/{ident}"
-        for i, (ref, raw) in enumerate(zip(refs, raws), start):
+        for i, (driver, raw) in enumerate(zip(drivers, raws), start):
             if not plain[i - start]:
                 d = conv[i - start]
                 assert d is not None
@@ -419,9 +472,9 @@ class DeviceIndex:
             attrs = raw.get("attributes") or _NO_ATTRIBUTES
             caps = raw.get("capacity") or _NO_ATTRIBUTES
             if ident is None:
-                out.append((_has_domain(attrs, domain, ref.driver), _has_domain(caps, domain, ref.driver)))
+                out.append((_has_domain(attrs, domain, driver), _has_domain(caps, domain, driver)))
                 continue
-            bare = ident if domain == ref.driver else None
+            bare = ident if domain == driver else None
             # Every attribute of a plain device is one {type: value}; a capacity is {"value": quantity}.
             a = attrs.get(qualified) or (attrs.get(bare) if bare is not None else None)
             c = caps.get(qualified) or (caps.get(bare) if bare is not None else None)

@@ -64,3 +64,28 @@ def test_a_subset_of_devices_is_evaluated_over_the_same_index() -> None:
     subset = [d for d in m.devices() if d.node == "n2"]
     res = m.evaluate_selectors([GPU_CLASS_EXPR], subset)
     assert res.evaluated == 4 and sorted(res.matched) == sorted(d.id for d in subset)
+
+
+def test_an_index_of_the_current_slices_describes_its_devices_as_one_sorting_them_again() -> None:
+    """The model's index is built from its current slices (current=True: not sorted by pool and generation again) and
+    describes its devices (refs, pools, products) only when read: the same ids, refs, pools and products as an index
+    that sorts the slices itself, read before or after a grouping; a device with its own nodeName is its own pool."""
+    from dragoman.fleet.cel.fleeteval import DeviceIndex
+
+    m = _fleet()
+    own = gpu_slice("n3", 2)
+    own["spec"].pop("nodeName", None)
+    own["spec"]["perDeviceNodeSelection"] = True
+    for i, d in enumerate(own["spec"]["devices"]):
+        d["nodeName"] = f"n3-{i}"
+    slices = [*m.current_slices(), own]
+    sorted_again, current = DeviceIndex(slices), DeviceIndex(slices, current=True)
+    assert current.ids == sorted_again.ids == [r[:3] for r in sorted_again.refs]
+    current.grouping(frozenset({("gpu.nvidia.com", "productName")}))  # grouped before anything is described
+    assert current.refs == sorted_again.refs and len(current.refs) == 10
+    assert current.pools == sorted_again.pools and ("gpu.nvidia.com", "n3", "n3-1") in current.pools
+    assert current.products == sorted_again.products == ["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"]
+    assert current.pool_of == sorted_again.pool_of and current.product_of == sorted_again.product_of
+    # An index of devices in no slice yet describes them too.
+    extra = DeviceIndex.of_devices("gpu.nvidia.com", own["spec"]["devices"], pool="p", node="n9")
+    assert [r.node for r in extra.refs] == ["n9", "n9"] and extra.ids[0] == ("gpu.nvidia.com", "p", "gpu-0")
