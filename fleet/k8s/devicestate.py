@@ -519,26 +519,20 @@ class FleetDevices:
         st = self.allocated
         held_by = st.holders.get(did)
         if (
-            not held_by
-            and not dev.taints
-            and not dev.allow_multiple
-            and not (ps.counter_sets and dev.consumes)
-            and did not in self._binding
-            and did not in st.admin
-        ):
-            return _FREE_STATE  # most of a fleet's devices: what the rest of this reading would conclude, sooner
-        if (
             not dev.taints
             and not dev.allow_multiple
             and not (ps.counter_sets and dev.consumes)
             and did not in self._binding
             and did not in st.admin
         ):
+            if not held_by:
+                return _FREE_STATE  # most of a fleet's devices: what the rest of this reading would conclude, sooner
             # Held, and nothing else: what the rest of this reading would conclude, the same state for every device
             # the same claims hold (a claim holds several; a pending pod's diagnosis reads thousands of such devices).
             held_only = self._held_only.get(held_by)
             if held_only is None:
-                held_only = self._held_only[held_by] = DeviceState(tuple(sorted({self._key(h) for h in held_by})))
+                held = (self._key(held_by[0]),) if len(held_by) == 1 else tuple(sorted({self._key(h) for h in held_by}))
+                held_only = self._held_only[held_by] = DeviceState(held)
             return held_only
         _key = self._key
         held = tuple(sorted({_key(h) for h in held_by})) if held_by else ()

@@ -1007,3 +1007,24 @@ def test_a_bridged_pod_on_a_kubelet_without_the_bridge_runs_without_its_gpu():
     # The same pod on a kubelet with the bridge has its GPU.
     fine = base() + objs[len(base()) :]
     assert not [f for f in diagnose(model_of(*fine)) if f.id == "running-without-gpu"]
+
+
+def test_device_health_is_read_only_from_pods_a_claim_is_for_and_only_when_some_pod_reports_it():
+    """device-unhealthy reads the kubelet's allocatedResourcesStatus of the pods claims are reserved for: a fleet
+    where no pod reports device health has nothing to say (no claim is read), a reporting pod no claim is for is not
+    read either, and one reporting pod among many that do not is found."""
+    from dragoman.fleet.diagnose import Context
+    from dragoman.fleet.diagnose.devices import health
+
+    def unhealthy(objs):
+        return [f.objects[0] for f in health(Context(model_of(*objs)))]
+
+    case = _unhealthy_case()
+    sick = next(o for o in case if o["kind"] == "Pod" and o["metadata"]["name"] == "sick")
+    quiet = copy.deepcopy(sick)
+    quiet["status"]["containerStatuses"][0].pop("allocatedResourcesStatus")
+    others = [pod(f"other-{i}", gpus=1, node_name="h100-pool-1") for i in range(5)]
+    assert unhealthy([o for o in case if o is not sick] + [quiet] + others) == []
+    assert unhealthy(case + others) == [("Pod", sick["metadata"]["namespace"], "sick")]
+    unclaimed = [o for o in case if o["kind"] != "ResourceClaim"]
+    assert unhealthy(unclaimed + others) == []
