@@ -175,42 +175,69 @@ class Context:
         ext, steer = self._extended, self._steered
         nodes = self.nodes
 
+        capable: dict[str, bool] = {}
+
         def bridge_capable(name: str) -> bool:
-            v = nodes.get(name)
-            return v is None or v.kubelet is None or v.bridge_capable  # an unknown version is given the benefit
+            c = capable.get(name)
+            if c is None:
+                v = nodes.get(name)
+                # An unknown version is given the benefit.
+                c = capable[name] = v is None or v.kubelet is None or v.bridge_capable
+            return c
 
         # Only the pods the store files as notable (fleet/store.py pod_notable): every other one is Succeeded or a
         # projection running on its node that neither branch below would keep.
         objs = self.m.objects["Pod"]
+        get = objs.get
         for key in self.m.notable_pods():
-            pod = objs.get(key)
+            pod = get(key)
             if pod is None:
                 continue
-            item = (key, pod)
             status = pod.get("status") or _EMPTY
             phase = status.get("phase")
             if phase == "Succeeded":
                 continue  # terminal: no rule reads it
             spec = pod.get("spec") or _EMPTY
             ercs = status.get("extendedResourceClaimStatus")
+            node_name = spec.get("nodeName")
             if (
                 phase != "Running"
-                or not spec.get("nodeName")
+                or not node_name
                 # Placed through the bridge on a kubelet without it: it runs without the GPU (running-without-gpu).
                 or ercs
-                and not bridge_capable(spec["nodeName"])
-                or not ercs
-                # A projection asks for no extended resource (fleet/projection.py keeps such a pod whole), and most
-                # of the envelope's pods are projections: their requests need not be looked up.
-                and pod.__class__ is not Projection
-                and _memo(ext, spec.get("containers"), spec.get("initContainers"), pod_extended_requests, pod)
+                and not bridge_capable(node_name)
             ):
-                examined.append(item)
+                examined.append((key, pod))
+            # A projection asks for no extended resource (fleet/projection.py keeps such a pod whole), and most of the
+            # envelope's pods are projections: their requests need not be looked up.
+            elif not ercs and pod.__class__ is not Projection:
+                # _memo(ext, containers, initContainers, pod_extended_requests, pod), inline: 10,000s of pods.
+                containers, inits = spec.get("containers"), spec.get("initContainers")
+                mk = (id(containers), id(inits))
+                hit = ext.get(mk)
+                if hit is not None and hit[0] is containers and hit[1] is inits:
+                    reqs = hit[2]
+                else:
+                    reqs = pod_extended_requests(pod)
+                    ext[mk] = (containers, inits, reqs)
+                if reqs:
+                    examined.append((key, pod))
             if phase == "Failed":
                 continue  # terminal for the steering and shape rules
-            product = _memo(steer, spec.get("nodeSelector"), spec.get("affinity"), steered_product, spec)
+            selector, affinity = spec.get("nodeSelector"), spec.get("affinity")
+            if not affinity:
+                # What steered_product reads of a pod without affinity: its nodeSelector's GFD product label.
+                product = selector[GFD_PRODUCT] if selector and GFD_PRODUCT in selector else None
+            else:
+                sk = (id(selector), id(affinity))
+                shit = steer.get(sk)
+                if shit is not None and shit[0] is selector and shit[1] is affinity:
+                    product = shit[2]
+                else:
+                    product = steered_product(spec)
+                    steer[sk] = (selector, affinity, product)
             if product is not None or spec.get("resourceClaims"):
-                shaped.append((item[0], pod, product))
+                shaped.append((key, pod, product))
         examined.sort(key=_first)
         shaped.sort(key=_first)
         return PodGroups(examined, shaped, {p for _, _, p in shaped if p is not None})

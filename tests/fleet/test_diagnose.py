@@ -1028,3 +1028,73 @@ def test_device_health_is_read_only_from_pods_a_claim_is_for_and_only_when_some_
     assert unhealthy(case + others) == [("Pod", sick["metadata"]["namespace"], "sick")]
     unclaimed = [o for o in case if o["kind"] != "ResourceClaim"]
     assert unhealthy(unclaimed + others) == []
+
+
+def test_the_pod_groups_are_what_steered_product_and_the_requests_say_of_each_pod():
+    """Context.pod_groups reads each pod once with its memos inline and skips steered_product for a pod without
+    affinity: on a table of pods (phases, nodes, bridge status, nodeSelector and affinity on the GFD product or not,
+    claims) its groups are those the rule's own functions give pod by pod."""
+    import itertools
+
+    from dragoman.fleet.diagnose import Context
+    from dragoman.fleet.diagnose.context import steered_product
+    from dragoman.fleet.model import GFD_PRODUCT, pod_extended_requests
+
+    affinities = [
+        None,
+        {},
+        {"nodeAffinity": {}},
+        {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": GFD_PRODUCT, "operator": "In", "values": ["A100", "H100"]}]}
+                    ]
+                }
+            }
+        },
+    ]
+    selectors = [None, {}, {"zone": "a"}, {GFD_PRODUCT: "NVIDIA H100 80GB HBM3"}]
+    pods = []
+    for i, (phase, node_name, gpus, sel, aff, claims, ercs) in enumerate(
+        itertools.product(
+            ["Pending", "Running", "Failed", "Succeeded"],
+            [None, "h100-pool-1"],
+            [0, 1],
+            selectors,
+            affinities,
+            [None, [{"name": "gpu", "resourceClaimName": "c"}]],
+            [None, ERCS],
+        )
+    ):
+        p = pod(f"p{i:04d}", gpus=gpus, node_name=node_name, phase=phase, node_selector=sel, claims=claims, ercs=ercs)
+        if aff is not None:
+            p["spec"]["affinity"] = aff
+        pods.append(p)
+    ctx = Context(model_of(*base(), *pods))
+    groups = ctx.pod_groups()
+    examined, shaped = [], []
+    for key in sorted(ctx.m.notable_pods()):
+        p = ctx.m.objects["Pod"][key]
+        status, spec = p.get("status") or {}, p.get("spec") or {}
+        phase = status.get("phase")
+        if phase == "Succeeded":
+            continue
+        v = ctx.nodes.get(spec.get("nodeName") or "")
+        capable = v is None or v.kubelet is None or v.bridge_capable
+        ercs = status.get("extendedResourceClaimStatus")
+        if (
+            phase != "Running"
+            or not spec.get("nodeName")
+            or (ercs and not capable)
+            or (not ercs and pod_extended_requests(p))
+        ):
+            examined.append(key)
+        if phase != "Failed":
+            product = steered_product(spec)
+            if product is not None or spec.get("resourceClaims"):
+                shaped.append((key, product))
+    assert [k for k, _ in groups.examined] == examined
+    assert [(k, product) for k, _, product in groups.shaped] == shaped
+    assert groups.steered_products == {"NVIDIA H100 80GB HBM3", "A100,H100"}
+    assert len(examined) > 100 and len(shaped) > 100
