@@ -179,7 +179,14 @@ class DeviceIndex:
             drivers.append(driver)
 
     def _describe(self) -> None:
-        """refs, pools and products (and each device's pool and product) for the devices not described yet."""
+        """refs, pools and products (and each device's pool and product) for the devices not described yet (under the
+        index's lock: the playground's worker and the UI thread may both read them first)."""
+        if len(self._refs) >= len(self.raws):
+            return
+        with self._lock:
+            self._describe_locked()
+
+    def _describe_locked(self) -> None:
         start = len(self._refs)
         n = len(self.raws)
         if start >= n:
