@@ -218,10 +218,11 @@ class DeviceIndex:
                         pid = slice_pid  # the slice's node: its pool id found once per slice
                     else:
                         pk = (driver, pool, node)
-                        pid = pool_ids.get(pk)
-                        if pid is None:
-                            pid = pool_ids[pk] = len(pools)
+                        found = pool_ids.get(pk)
+                        if found is None:
+                            found = pool_ids[pk] = len(pools)
                             pools.append(pk)
+                        pid = found
                         if node is slice_node:
                             slice_pid = pid
                     pool_of.append(pid)
