@@ -307,7 +307,7 @@ class _PoolStates:
     `plain`: every device of it is plain (allocator.Slice.plain) and no DeviceTaintRule is in force, so each device's
     state is its holders' alone: read without converting the pool's devices (`devices`, on first read)."""
 
-    __slots__ = ("newest", "plain", "_devices", "counter_sets", "left", "states")
+    __slots__ = ("newest", "plain", "_devices", "_names", "counter_sets", "left", "states")
 
     def __init__(self, members: Iterable[Slice], rules: bool) -> None:
         newest: list[Slice] = []
@@ -321,6 +321,7 @@ class _PoolStates:
         self.newest = newest
         self.plain = not rules and all(s.plain for s in newest)
         self._devices: dict[str, Device] | None = None
+        self._names: set[str] | None = None
         sets: dict[str, dict[str, Q]] = {}
         for s in newest:
             for n, counters in s.shared_counters.items():
@@ -350,12 +351,16 @@ class _PoolStates:
         """The names of the newest generation's devices, as Device.name reads them (its devices unconverted)."""
         if self._devices is not None:
             return self._devices.keys()
-        return {
-            str(d.get("name", ""))
-            for s in self.newest
-            for d in (s.raw.get("spec") or _NO_SPEC).get("devices") or ()
-            if isinstance(d, dict)
-        }
+        names = self._names
+        if names is None:
+            # Once per pool: `has` asks it of every device a class matches (20,000 at the scale benchmark).
+            names = self._names = {
+                str(d.get("name", ""))
+                for s in self.newest
+                for d in (s.raw.get("spec") or _NO_SPEC).get("devices") or ()
+                if isinstance(d, dict)
+            }
+        return names
 
 
 _NO_SPEC: dict = {}

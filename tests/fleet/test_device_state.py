@@ -560,3 +560,17 @@ def test_devices_held_by_the_same_claims_share_one_state_until_a_claim_changes()
     moved = states.state(D("n1", "gpu-1"))
     assert moved.holders == (again,) and moved.holders[0] is again
     assert states.state(D("n1", "gpu-0")).state == FREE
+
+
+def test_a_plain_pools_device_names_are_read_once_and_answer_as_its_devices() -> None:
+    """A plain pool's states answer `has` from its devices' names without converting them: the names are read once
+    per pool (every matched device asks), and they are the names its converted devices carry."""
+    from dragoman.fleet.k8s.devicestate import FleetDevices
+
+    states = FleetDevices([gpu_slice("n1", 3)])
+    ps = states._pool(D("n1", "gpu-0")[:2])
+    assert ps is not None and ps._devices is None
+    first = ps.names()
+    assert ps.names() is first and set(first) == {"gpu-0", "gpu-1", "gpu-2"}
+    assert ps.has("gpu-2") and not ps.has("gpu-3")
+    assert set(ps.devices) == set(first) and ps.has("gpu-1") and not ps.has("gpu-3")
