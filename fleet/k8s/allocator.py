@@ -311,6 +311,9 @@ class Device:
         return str(attr[1]) if attr is not None and attr[0] == "string" else None
 
 
+_NO_COUNTERS: dict = {}
+
+
 class Slice:
     """One ResourceSlice, converted once; its devices when first read (`devices`): most slices of a fleet the model
     holds are never searched, and their devices cost ten times the slice (200 bytes and 6 µs each)."""
@@ -329,9 +332,9 @@ class Slice:
         "per_device_set",
         "shared_counters",
         "has_shared_counters",
-        "uses_compat_groups",
+        "_compat",
         "_devices",
-        "plain",
+        "_plain",
         "counter_set_names",
     )
 
@@ -350,7 +353,7 @@ class Slice:
         self.all_nodes = bool(spec.get("allNodes"))
         self.per_device_set = spec.get("perDeviceNodeSelection") is not None
         self.per_device = bool(spec.get("perDeviceNodeSelection"))
-        counters: dict[str, dict[str, Q]] = {}
+        counters: dict[str, dict[str, Q]] = _NO_COUNTERS  # most slices share none: one empty table, never written
         names: list[str] = []
         for cs in spec.get("sharedCounters") or []:
             if isinstance(cs, dict):
@@ -361,23 +364,41 @@ class Slice:
                     q = _q(cv.get("value") if isinstance(cv, dict) else None)
                     if q is not None:
                         vals[cn] = q
+                if counters is _NO_COUNTERS:
+                    counters = {}
                 counters.setdefault(n, vals)
         self.shared_counters = counters
         self.has_shared_counters = bool(names)
         self._devices: list[Device] | None = None
-        # plain: every device publishes only its name, attributes and capacity (_PLAIN_DEVICE_FIELDS), so none takes
-        # counters, carries a taint of its own, is shared, binds, or says where it can be used.
+        self._plain: bool | None = None  # read with _compat, from the devices, when first asked
+        self._compat = False
+        self.counter_set_names: Sequence[str] = names if names else ()
+
+    def _read_devices(self) -> None:
         plain = True
         compat = False
-        for d in spec.get("devices") or ():
+        for d in (self.raw.get("spec") or {}).get("devices") or ():
             if isinstance(d, dict) and not _PLAIN_DEVICE_FIELDS.issuperset(d):
                 plain = False
                 for c in d.get("consumesCounters") or ():
                     if isinstance(c, dict) and c.get("compatibilityGroups"):
                         compat = True
-        self.plain = plain
-        self.uses_compat_groups = compat
-        self.counter_set_names = names
+        self._plain, self._compat = plain, compat
+
+    @property
+    def plain(self) -> bool:
+        """Every device publishes only its name, attributes and capacity (_PLAIN_DEVICE_FIELDS): none takes counters,
+        carries a taint of its own, is shared, binds, or says where it can be used."""
+        if self._plain is None:
+            self._read_devices()
+        return self._plain  # type: ignore[return-value]
+
+    @property
+    def uses_compat_groups(self) -> bool:
+        """A device consumes counters with compatibilityGroups (the CompatibilityGroups gate's field)."""
+        if self._plain is None:
+            self._read_devices()
+        return self._compat
 
     @property
     def devices(self) -> list[Device]:
@@ -456,7 +477,7 @@ class Inventory:
 
     def __init__(self, slices: Iterable[dict] = (), taint_rules: Iterable[dict] = ()) -> None:
         self.slices: dict[str, Slice] = {}
-        self.on_node: dict[str, dict[str, Slice]] = {}
+        self._on_node: dict[str, dict[str, Slice]] | None = None  # made when first read (`on_node`)
         self.shared: dict[str, Slice] = {}
         self.by_pool: dict[PoolID, dict[str, Slice]] = {}
         self.taint_rules: list[dict] = [r for r in taint_rules if isinstance(r, dict)]
@@ -476,7 +497,8 @@ class Inventory:
         self.remove_slice(k)
         self.slices[k] = slc
         if slc.node_name:
-            self.on_node.setdefault(slc.node_name, {})[k] = slc
+            if self._on_node is not None:
+                self._on_node.setdefault(slc.node_name, {})[k] = slc
         else:
             self.shared[k] = slc
         self.by_pool.setdefault(slc.pool_id, {})[k] = slc
@@ -489,11 +511,11 @@ class Inventory:
         if old is None:
             return
         if old.node_name:
-            m = self.on_node.get(old.node_name)
+            m = self._on_node.get(old.node_name) if self._on_node is not None else None
             if m is not None:
                 m.pop(name, None)
                 if not m:
-                    del self.on_node[old.node_name]
+                    del self._on_node[old.node_name]  # type: ignore[union-attr]
         else:
             self.shared.pop(name, None)
         p = self.by_pool.get(old.pool_id)
@@ -502,6 +524,18 @@ class Inventory:
             if not p:
                 del self.by_pool[old.pool_id]
         self.epoch += 1
+
+    @property
+    def on_node(self) -> dict[str, dict[str, Slice]]:
+        """node name → the slices published for it (by key), made when first read: a model's inventory (fleet/k8s/
+        devicestate.py) reads its slices by pool, and only the diagnosis' allocator by node."""
+        on = self._on_node
+        if on is None:
+            on = self._on_node = {}
+            for k, slc in self.slices.items():
+                if slc.node_name:
+                    on.setdefault(slc.node_name, {})[k] = slc
+        return on
 
     def set_taint_rules(self, rules: Iterable[dict]) -> None:
         """The DeviceTaintRules in force: their taints join the devices' own, as the scheduler's slice tracker
@@ -701,27 +735,12 @@ class AllocatedState:
         if holder is None:
             meta = claim.get("metadata") or {}
             holder = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
-        self.add_results(
-            [
-                ((str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", ""))), r)
-                for r in results
-                if isinstance(r, dict)
-            ],
-            holder,
-            features,
-            sign,
-        )
-
-    def add_results(
-        self,
-        results: Iterable[tuple[DeviceID, dict]],
-        holder: str,
-        features: Features = DEFAULT_FEATURES,
-        sign: int = 1,
-    ) -> None:
-        """add_claim of a claim's allocation results read already: (device, result) each, as
-        fleet/k8s/devicestate.result_entries reads them (whose device tuples are then the ones filed here)."""
-        for did, r in results:
+        consumable = features.ConsumableCapacity
+        holders = self.holders
+        for r in results:
+            if not isinstance(r, dict):
+                continue
+            did: DeviceID = (str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", "")))
             if r.get("adminAccess"):
                 seen = self.admin.setdefault(did, [])
                 if sign > 0:
@@ -731,7 +750,7 @@ class AllocatedState:
                 if not seen:
                     del self.admin[did]
                 continue
-            if features.ConsumableCapacity and r.get("shareID") is not None:
+            if consumable and r.get("shareID") is not None:
                 sid = (*did, str(r.get("shareID")))
                 if sign > 0:
                     self.shared.add(sid)
@@ -754,16 +773,17 @@ class AllocatedState:
                 if hs.count(holder) >= len(hs):
                     self.devices.discard(did)
             if sign > 0:
-                self.holders[did] = (*self.holders.get(did, ()), holder)
+                had = holders.get(did)
+                holders[did] = (holder,) if had is None else (*had, holder)
             else:
-                left = self.holders.get(did)
+                left = holders.get(did)
                 if left and holder in left:
                     i = left.index(holder)
                     rest = left[:i] + left[i + 1 :]
                     if rest:
-                        self.holders[did] = rest
+                        holders[did] = rest
                     else:
-                        del self.holders[did]
+                        del holders[did]
 
     def remove_claim(self, claim: dict, features: Features = DEFAULT_FEATURES, holder: str | None = None) -> None:
         self.add_claim(claim, features, sign=-1, holder=holder)

@@ -248,6 +248,7 @@ class DeviceState:
 
 
 _FREE_STATE = DeviceState()
+_NO_SPEC: dict = {}  # read only: a missing section
 
 
 def rule_eviction(rule: dict) -> dict | None:
@@ -258,13 +259,21 @@ def rule_eviction(rule: dict) -> dict | None:
     return None
 
 
+def _results(claim: dict) -> Any:
+    """A claim's status.allocation.devices.results as written (None or [] when it has none)."""
+    alloc = (claim.get("status") or _NO_SPEC).get("allocation") or _NO_SPEC
+    return (alloc.get("devices") or _NO_SPEC).get("results")
+
+
 def result_entries(claim: dict) -> list[tuple[DeviceId, dict]]:
     """(device, result) of each allocation result of a claim."""
-    alloc = (claim.get("status") or {}).get("allocation") or {}
     out = []
-    for r in (alloc.get("devices") or {}).get("results") or ():
+    for r in _results(claim) or ():
         if isinstance(r, dict):
-            out.append(((str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", ""))), r))
+            did = (r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
+            if not (did[0].__class__ is str and did[1].__class__ is str and did[2].__class__ is str):
+                did = (str(did[0]), str(did[1]), str(did[2]))
+            out.append((did, r))
     return out
 
 
@@ -322,9 +331,11 @@ class _PoolStates:
         self.plain = not rules and all(s.plain for s in newest)
         self._devices: dict[str, Device] | None = None
         self._names: set[str] | None = None
-        sets: dict[str, dict[str, Q]] = {}
+        sets: dict[str, dict[str, Q]] = _NO_SPEC  # none: one empty table, never written
         for s in newest:
             for n, counters in s.shared_counters.items():
+                if sets is _NO_SPEC:
+                    sets = {}
                 sets.setdefault(n, counters)
         self.counter_sets = sets
         self.left: dict[str, dict[str, Fraction]] | None = None
@@ -361,9 +372,6 @@ class _PoolStates:
                 if isinstance(d, dict)
             }
         return names
-
-
-_NO_SPEC: dict = {}
 
 
 class _Plain:
@@ -403,8 +411,32 @@ class FleetDevices:
         # The state of a device held by these claims (allocator holder texts) and nothing else: shared by every such
         # device, forgotten whenever a claim changes (a holder's key is read from the claims given).
         self._held_only: dict[tuple[str, ...], DeviceState] = {}
+        given = self._claims
+        add = self.allocated.add_claim
         for ck, claim in claims:
-            self.set_claim(ck, claim)
+            # set_claim of a claim not given before, its results read once (by add_claim) but where one waits for
+            # binding conditions.
+            results = _results(claim) if claim is not None else None
+            if not results or not (
+                results.__class__ is list and results[0].__class__ is dict or any(isinstance(r, dict) for r in results)
+            ):
+                continue  # holds nothing: what set_claim would conclude, without the holder text
+            holder = f"{ck[0]}/{ck[1]}"
+            if holder in given:
+                self.set_claim(ck, claim)  # given twice (a hand-made list): the second replaces the first
+                continue
+            given[holder] = (ck, claim)
+            add(claim, holder=holder)
+            for r in results:
+                if (
+                    isinstance(r, dict)
+                    and (r.get("bindingConditions") or r.get("bindingFailureConditions"))
+                    and not r.get("adminAccess")
+                ):
+                    did = (str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", "")))
+                    waits = binding_state(claim, did, r)
+                    if waits is not None:
+                        self._binding.setdefault(did, {})[ck] = waits
 
     # -- maintenance: each touches the pools it changes, nothing else --
 
@@ -444,12 +476,9 @@ class FleetDevices:
         if not entries:
             return
         self._claims[holder] = (ck, claim)
-        # The entries read once: the AllocatedState files these very device tuples.
-        self.allocated.add_results(entries, holder)
-        pools = self._pools
+        self.allocated.add_claim(claim, holder=holder)
         for did, r in entries:
-            if pools:
-                pools.pop(did[:2], None)
+            self._pools.pop(did[:2], None)
             if r.get("adminAccess") or not (r.get("bindingConditions") or r.get("bindingFailureConditions")):
                 continue  # binding_state's first question, asked here of the many results without conditions
             waits = binding_state(claim, did, r)
@@ -621,7 +650,13 @@ class FleetDevices:
         """Count devices of one pool as hardware into `into` (physical_key → whether every device of the unit is
         allocatable), as `physical_key` and `allocatable` device by device would: the pool looked up once (a node's
         view reads each of its devices so)."""
-        ps = self._pool(pid)
+        ps = self._pools.get(pid)
+        if ps is None:
+            members = self.inventory.by_pool.get(pid)
+            if members:
+                ps = _PoolStates(members.values(), bool(self.inventory.taint_rules))
+                if not ps.plain:
+                    self._pools[pid] = ps  # a plain pool's reading here keeps nothing: it is read again as cheaply
         driver, pool = pid
         if ps is not None and ps.plain:
             # Each device is its own unit (none consumes counters), allocatable as `_allocatable` says of a plain one.

@@ -574,3 +574,49 @@ def test_a_plain_pools_device_names_are_read_once_and_answer_as_its_devices() ->
     assert ps.names() is first and set(first) == {"gpu-0", "gpu-1", "gpu-2"}
     assert ps.has("gpu-2") and not ps.has("gpu-3")
     assert set(ps.devices) == set(first) and ps.has("gpu-1") and not ps.has("gpu-3")
+
+
+def test_device_states_built_at_once_equal_those_given_claim_by_claim() -> None:
+    """FleetDevices reads the claims it is built with in one pass (each claim's results once): the same holders,
+    admin-access viewers, binding waits and states as set_claim given the same claims one by one — a claim given twice
+    (the second wins), one whose results hold nothing, one waiting for binding conditions, one deleted."""
+    from dragoman.fleet.k8s.devicestate import FleetDevices
+
+    bind = {"bindingConditions": ["Attached"], "bindingFailureConditions": ["Failed"]}
+    slices = [gpu_slice("n1", 4), shared_slice("n1")]
+    first = allocated_claim("twice", [result("n1", "gpu-3")])
+    claims = [
+        allocated_claim("held", [result("n1", "gpu-0"), result("n1", "gpu-1", adminAccess=True)]),
+        allocated_claim("binding", [result("n1", "gpu-2", **bind)]),
+        first,
+        allocated_claim("twice", [result("n1", "gpu-1")]),
+        allocated_claim("share", [result("n1-shared", "gpu-shared-0", consumedCapacity={"memory": "20Gi"})]),
+        allocated_claim("nothing", ["not a result"]),  # type: ignore[list-item]
+        claim("unallocated"),
+    ]
+    items = [((c["metadata"]["namespace"], c["metadata"]["name"]), c) for c in claims]
+    at_once = FleetDevices(slices, items)
+    one_by_one = FleetDevices(slices)
+    for ck, c in items:
+        one_by_one.set_claim(ck, c)
+    for fd in (at_once, one_by_one):
+        assert fd.allocated.holders == {
+            D("n1", "gpu-0"): ("ml/held",),
+            D("n1", "gpu-2"): ("ml/binding",),
+            D("n1", "gpu-1"): ("ml/twice",),
+            D("n1-shared", "gpu-shared-0"): ("ml/share",),
+        }
+    assert at_once.allocated == one_by_one.allocated
+    assert at_once._binding == one_by_one._binding and at_once._binding
+    assert at_once._claims == one_by_one._claims and set(at_once._claims) == {
+        "ml/held",
+        "ml/binding",
+        "ml/twice",
+        "ml/share",
+    }
+    ids = [d.id for d in at_once.devices()]
+    assert [at_once.state(i) for i in ids] == [one_by_one.state(i) for i in ids]
+    assert at_once.state(D("n1", "gpu-2")).state == BINDING and at_once.state(D("n1", "gpu-3")).state == FREE
+    for fd in (at_once, one_by_one):
+        fd.set_claim(("ml", "twice"), None)
+    assert at_once.allocated == one_by_one.allocated and D("n1", "gpu-1") not in at_once.allocated.holders
