@@ -178,8 +178,30 @@ def classify_daemonset(ds: dict) -> Workload | None:
 def _classified(obj: dict, labels: dict, pod_spec: dict) -> Workload | None:
     """The workload `obj` (a DaemonSet or a bare pod) is, from these labels and the images of this pod spec."""
     images = _images(pod_spec)
-    role = _role_from(labels, images, _meta(obj).get("name", ""))
+    role = _role_of(labels, images, _meta(obj).get("name", ""))
     return None if role is None else _workload(role, obj, labels, images)
+
+
+# _role_from's answers by all it reads: the labels, the images, the name's role words. A fleet's bare pods are the pods
+# of a few templates (a model's load classifies every one: 20,000 at the scale benchmark).
+_ROLES: dict[tuple, str | None] = {}
+_ROLES_LIMIT = 4096
+_UNKNOWN = "?"
+
+
+def _role_of(labels: dict, images: list[str], name: str) -> str | None:
+    """_role_from, remembered by what it reads."""
+    words = role_name_words(name)
+    try:
+        key = (tuple(labels.items()), tuple(images), words)
+        role = _ROLES.get(key, _UNKNOWN)
+    except TypeError:  # a value that cannot be hashed (a label that is not a string): read it, not remembered
+        return _role_from(labels, images, name)
+    if role is _UNKNOWN:
+        if len(_ROLES) >= _ROLES_LIMIT:
+            _ROLES.clear()
+        role = _ROLES[key] = _role_from(labels, images, name)
+    return role
 
 
 def _workload(role: str, obj: dict, labels: dict, images: list[str]) -> Workload:

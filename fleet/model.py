@@ -382,7 +382,8 @@ class FleetModel:
         # Which pods are the GPU stack's, classified; which node each is on is the store's pod index (no second map).
         self._stack_pods: dict[Key, Workload] = {}
         self._pool_node: dict[tuple[str, str], str] = {}
-        self._slice_pools_by_node: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        # node -> the (driver, pool)s publishing for it: a tuple (mostly of one), not a set per node.
+        self._slice_pools_by_node: dict[str, tuple[tuple[str, str], ...]] = {}
         self._device_states: FleetDevices | None = None
         # pools without spec.nodeName: (slice, device) -> the nodes it can be used from
         self._node_selection: dict[tuple[str, str], dict[tuple[str, str], list[str]]] = {}
@@ -644,15 +645,22 @@ class FleetModel:
             if add:
                 if node:
                     self._pool_node[pk] = node
-                    self._slice_pools_by_node[node].add(pk)
+                    on = self._slice_pools_by_node.get(node, ())
+                    if pk not in on:
+                        self._slice_pools_by_node[node] = (*on, pk)
                 elif spec.get("allNodes") or spec.get("nodeSelector") or spec.get("perDeviceNodeSelection"):
                     self._node_selection[pk] = {}
             elif not self._slice_keys(pk):
                 # The pool's last slice is gone (the store has filed the change already).
                 self._pool_node.pop(pk, None)
                 self._node_selection.pop(pk, None)
-                if node:
-                    self._slice_pools_by_node[node].discard(pk)
+                on = self._slice_pools_by_node.get(node, ()) if node else ()
+                if node and pk in on:
+                    rest = tuple(p for p in on if p != pk)
+                    if rest:
+                        self._slice_pools_by_node[node] = rest
+                    else:
+                        del self._slice_pools_by_node[node]
             self._invalidate_node(node)
         self._node_selection_changed()
         ds = self._device_states
@@ -784,7 +792,7 @@ class FleetModel:
         dra: list[StackPod] = []
         stack = self._stack_pods
         on_node = self.store.index("Pod", "node", name) if "Pod" in self.store.kinds else ()
-        for pk in sorted(pk for pk in on_node if pk in stack):
+        for pk in sorted([pk for pk in on_node if pk in stack]):
             w = stack[pk]
             sp = self._stack_pod_view(pk, w)
             if sp is None:
@@ -803,18 +811,20 @@ class FleetModel:
             stale.extend(key_of(s)[1] for s in older)
             if not complete:
                 stale.extend(key_of(s)[1] for s in cur)
-            first = len(devices)
+            names: list[str] = []
             for s in sorted(cur, key=lambda s: key_of(s)[1]):
                 sname = key_of(s)[1]
                 slices.append(sname)
                 for d in (s.get("spec") or {}).get("devices") or ():
-                    devices.append(DeviceView(driver, pool, d.get("name", ""), name, sname, d))
+                    dname = d.get("name", "")
+                    names.append(dname)
+                    devices.append(DeviceView(driver, pool, dname, name, sname, d))
             before = len(units)
-            states.units((driver, pool), (d.name for d in devices[first:]), units)
+            states.units((driver, pool), names, units)
             if driver == nvidia_schema.DRIVER:
                 gpu_units += len(units) - before  # a pool's units are its own (its driver and pool name are in each)
         devices_gpu = gpu_units
-        allocated = sum(1 for free in units.values() if not free)
+        allocated = len(units) - sum(map(bool, units.values()))
         alloc_gpu = count(alloc.get(GPU))
         cap_gpu = count(cap.get(GPU))
         mig_cap = {k: count(v) for k, v in cap.items() if k.startswith(MIG_PREFIX)}

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 BRIDGE_VERSION = (1, 36)  # the first kubelet with DRAExtendedResource on by default (GA, locked on, in v1.37)
 
 
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+@functools.lru_cache(maxsize=256)  # a fleet's nodes report a few versions: each node view reads its own
 def parse_kubelet_version(text: str | None) -> tuple[int, int, int] | None:
     """`v1.35.4-eks-1a2b` → (1, 35, 4)."""
     if not text:
         return None
-    m = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", text)
+    m = _VERSION.match(text)
     if not m:
         return None
     return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)

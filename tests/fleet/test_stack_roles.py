@@ -70,3 +70,24 @@ def test_every_demo_pod_is_classified_alike() -> None:
     for p in pods:
         sim = "device-plugin" if is_device_plugin_pod(p) else "dra-driver" if is_dra_kubelet_plugin_pod(p) else None
         assert sim == pod_role(p), p["metadata"]["name"]
+
+
+@pytest.mark.parametrize("pod,role", [(p, r) for _, p, r in TABLE], ids=[n for n, _, _ in TABLE])
+def test_a_remembered_role_is_the_role_read_again(pod: dict, role: str | None) -> None:
+    """_role_of remembers _role_from's answer by everything it reads (labels, images, the name's role words): asked
+    again, or of another pod alike, it answers the same; a label value that cannot be hashed is read, not remembered."""
+    from dragoman.fleet import gpustack
+
+    meta, images = pod["metadata"], gpustack._images(pod["spec"])
+    gpustack._ROLES.clear()
+    for _ in range(2):
+        assert gpustack._role_of(meta["labels"], images, meta["name"]) == role
+        assert gpustack._role_from(meta["labels"], images, meta["name"]) == role
+    assert len(gpustack._ROLES) == 1
+    # The same template under another name with the same role words: one entry still; a list as a label value: none.
+    twin = meta["name"] + "-twin"
+    assert gpustack.role_name_words(twin) == gpustack.role_name_words(meta["name"])
+    assert gpustack._role_of(meta["labels"], images, twin) == role and len(gpustack._ROLES) == 1
+    odd = {**meta["labels"], "odd": ["not", "hashable"]}
+    assert gpustack._role_of(odd, images, meta["name"]) == gpustack._role_from(odd, images, meta["name"])
+    assert len(gpustack._ROLES) == 1
