@@ -1222,27 +1222,15 @@ class SelectorCache:
 
 
 def _plain(dev: Device) -> bool:
-    """Every attribute one scalar (a version that parses) and every capacity a quantity: the device converts for CEL
-    without error, so its verdicts depend only on what an expression reads."""
+    """Every attribute one scalar of its field's type (a version that parses) and every capacity a quantity: the
+    device converts for CEL without error, so its verdicts depend only on what an expression reads. The rule's one
+    home is fleet/cel/device.converts_plainly (fleeteval groups by it too); this keeps its answer per device."""
     cached = dev._plain
-    if cached is not None:
-        return cached
-    from dragoman.fleet.cel.device import UnsupportedAttribute, _parse_version
+    if cached is None:
+        from dragoman.fleet.cel.device import converts_plainly
 
-    ok = len(dev.capacity) == len(dev.raw.get("capacity") or {})
-    for attr in (dev.raw.get("attributes") or {}).values() if ok else ():
-        if not isinstance(attr, dict) or len(attr) != 1:
-            ok = False
-            break
-        ((kind, value),) = attr.items()
-        if kind not in ("string", "int", "bool", "version") or value is None:
-            ok = False
-            break
-        if kind == "version" and isinstance(_parse_version(str(value)), UnsupportedAttribute):
-            ok = False
-            break
-    dev._plain = ok
-    return ok
+        cached = dev._plain = converts_plainly(dev.raw)
+    return cached
 
 
 def _shared_key(expr: str, sel: Any, dev: Device) -> tuple | None:

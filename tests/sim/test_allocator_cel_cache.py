@@ -60,3 +60,40 @@ def test_a_selector_that_does_not_compile_is_refused_from_the_same_cache(compile
     first, second = cache.compile(bad), SelectorCache().compile(bad)
     assert isinstance(first, engine.CelCompileError) and str(first) == str(second)
     assert compiles[bad] == 1
+
+
+def test_the_allocator_shares_verdicts_only_among_devices_the_plainness_rule_calls_plain() -> None:
+    """Verdict sharing (allocator._shared_key) rests on a device converting plainly; the rule is
+    fleet/cel/device.converts_plainly, the one fleeteval groups by. An attribute whose value is not its field's type
+    (`{"string": 5}`, `{"int": true}`) is not plain: a second plainness check in the allocator once called it plain."""
+    from dragoman.fleet.cel.device import converts_plainly
+    from dragoman.fleet.k8s.allocator import Inventory, _plain
+
+    attrs = [
+        {"model": {"string": "H100"}},
+        {"model": {"string": 5}},
+        {"count": {"int": True}},
+        {"count": {"int": 4}, "ok": {"bool": True}},
+        {"v": {"version": "1.2.3"}},
+        {"v": {"version": "not.a.version"}},
+        {"l": {"list": {"strings": ["a"]}}},
+    ]
+    devices = [
+        {"name": f"gpu-{i}", "attributes": a, "capacity": {"memory": {"value": "80Gi"}}} for i, a in enumerate(attrs)
+    ]
+    devices.append({"name": "bad-cap", "attributes": {}, "capacity": {"memory": {"value": "eighty"}}})
+    sl = gpu_slice("n1", 1)
+    sl["spec"]["devices"] = devices
+    got = {d.name: _plain(d) for d in Inventory([sl]).devices()}
+    want = {d["name"]: converts_plainly(d) for d in devices}
+    assert got == want
+    assert want == {
+        "gpu-0": True,
+        "gpu-1": False,
+        "gpu-2": False,
+        "gpu-3": True,
+        "gpu-4": True,
+        "gpu-5": False,
+        "gpu-6": False,
+        "bad-cap": False,
+    }
