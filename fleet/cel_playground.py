@@ -4,14 +4,21 @@ reasons."""
 from __future__ import annotations
 
 import dataclasses
+import threading
+import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
+from itertools import compress
+from typing import TYPE_CHECKING
 
 from dragoman.fleet.cel import CelCompileError, compile_expression
 from dragoman.fleet.cel.fleeteval import DeviceIndex, FleetEvaluation, evaluate_fleet
 from dragoman.fleet.cel_explain import Explainer, NearMiss, near_misses, short_clause
 from dragoman.fleet.k8s import celenv
 from dragoman.fleet.model import FleetModel, claim_spec, key_of, pod_extended_requests, request_alternatives
+
+if TYPE_CHECKING:
+    from dragoman.fleet.k8s.devicestate import FleetDevices
 
 BLOCKS = "blocks scheduling of every pod using this selector"
 # The table's order: runtime errors (they block scheduling), what one clause alone left out (the selector's most useful
@@ -198,7 +205,7 @@ def explain(
         ex = explainers.get(at)
         if ex is None:
             ex = explainers[at] = Explainer(exprs[at])
-        clause = ex.first_false(index.devices[i])
+        clause = ex.first_false(index.device(i))
         text = clause.text if clause else exprs[at]
         clauses[g] = f"{prefix}{text}"  # counted by its source text; the row shows it as a person reads it
         group_reason[g] = ("no-match", f"{prefix}{short_clause(text)}")
@@ -212,7 +219,7 @@ def explain(
             if g in wanted_groups:
                 per_group.setdefault(g, []).append((index.products[qid], n))
         out.near, misses = near_misses(
-            out.expression, [(index.devices[ev.reps[g]], per_group.get(g, [])) for g in candidates]
+            out.expression, [(index.device(ev.reps[g]), per_group.get(g, [])) for g in candidates]
         )
         near_rank = {(nm.clause, nm.product): n for n, nm in enumerate(out.near)}
         for g, miss in zip(candidates, misses):
@@ -275,13 +282,39 @@ def allocatable_now(ev: FleetEvaluation, model: FleetModel, *, short: bool = Fal
     """Beside "match N": how many of the matching devices the allocator could give now, and what keeps the others
     (held, shared without room, tainted, counters, binding), from the model's device states. `short`: for the
     playground's counts line."""
-    from dragoman.fleet.k8s.devicestate import availability, availability_text
+    from dragoman.fleet.k8s.devicestate import availability_text, tally_not_now
 
-    matched = [(r.driver, r.pool, r.device) for r in ev.results if r.result == "match"]
-    total, now, why = availability(model.device_states(), matched)
-    if total == 0:
+    matches = [ev.verdict(g)[0] == "match" for g in range(len(ev.outcomes))]
+    if not any(matches):
         return ""  # nothing matches: "match 0" says it all
+    words = _not_now_words(ev.index, model.device_states())
+    # Per group, not per device: the playground asks this at every keystroke that compiles, over the whole fleet.
+    counted = words if all(matches) else compress(words, map(matches.__getitem__, ev.group_of))
+    total, now, why = tally_not_now(counted)
+    if total == 0:
+        return ""
     if not short:
         return availability_text(total, now, why)
     rest = ", ".join(f"{n} {w}" for w, n in why.items())
     return f"allocatable now {now}/{total}" + (f" ({rest})" if rest else "")
+
+
+# What keeps each device of an index (devicestate.not_now_word, in the index's order), kept while the device states
+# have not changed: typing a selector changes which devices match, not their states.
+_WORDS: weakref.WeakKeyDictionary[DeviceIndex, tuple[FleetDevices, int, list[str]]] = weakref.WeakKeyDictionary()
+_WORDS_LOCK = threading.Lock()
+
+
+def _not_now_words(index: DeviceIndex, states: FleetDevices) -> list[str]:
+    from dragoman.fleet.k8s.devicestate import not_now_words
+
+    changes = states.changes
+    with _WORDS_LOCK:
+        hit = _WORDS.get(index)
+    if hit is not None and hit[0] is states and hit[1] == changes:
+        return hit[2]
+    words = not_now_words(states, index.ids)
+    if states.changes == changes:  # not changed meanwhile (the model's thread changes them)
+        with _WORDS_LOCK:
+            _WORDS[index] = (states, changes, words)
+    return words

@@ -17,7 +17,7 @@ is the allocator's `explain`.
 from __future__ import annotations
 
 import dataclasses
-from collections import defaultdict
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -408,6 +408,9 @@ class FleetDevices:
         # not from the store's `old`: the states may have been built from a store ahead of the changes still queued.
         self._claims: dict[str, tuple[Key, dict]] = {}
         self._pools: dict[PoolId, _PoolStates] = {}
+        # Bumped by every change (a slice, a claim, the taint rules): a reader that keeps something worked out from
+        # the states (the playground's words per device) knows when it no longer holds.
+        self.changes = 0
         # The state of a device held by these claims (allocator holder texts) and nothing else: shared by every such
         # device, forgotten whenever a claim changes (a holder's key is read from the claims given).
         self._held_only: dict[tuple[str, ...], DeviceState] = {}
@@ -441,6 +444,7 @@ class FleetDevices:
     # -- maintenance: each touches the pools it changes, nothing else --
 
     def upsert_slice(self, raw: dict) -> None:
+        self.changes += 1
         name = str((raw.get("metadata") or {}).get("name", ""))
         old = self.inventory.slices.get(name)
         if old is not None:
@@ -449,6 +453,7 @@ class FleetDevices:
         self._pools.pop(self.inventory.slices[name].pool_id, None)
 
     def remove_slice(self, name: str) -> None:
+        self.changes += 1
         old = self.inventory.slices.get(name)
         if old is not None:
             self._pools.pop(old.pool_id, None)
@@ -456,6 +461,7 @@ class FleetDevices:
 
     def set_claim(self, ck: Key, claim: dict | None) -> None:
         """A claim added, changed (its allocation, its device conditions) or deleted (None)."""
+        self.changes += 1
         holder = f"{ck[0]}/{ck[1]}"
         if self._held_only:
             self._held_only.clear()
@@ -486,6 +492,7 @@ class FleetDevices:
                 self._binding.setdefault(did, {})[ck] = waits
 
     def set_taint_rules(self, rules: Iterable[dict]) -> None:
+        self.changes += 1
         self.inventory.set_taint_rules(rules)
         self._pools.clear()
 
@@ -710,20 +717,30 @@ NOT_NOW_WORDS = {
 }
 
 
+def not_now_word(state: DeviceState) -> str:
+    """What keeps a device from a new request without tolerations or capacity asks (NOT_NOW_WORDS), "" when nothing
+    does."""
+    return "" if state.allocatable else NOT_NOW_WORDS.get(state.state, state.state)
+
+
+def not_now_words(states: FleetDevices, devices: Iterable[DeviceId]) -> list[str]:
+    """not_now_word of each of `devices`, in their order."""
+    state = states.state
+    return [not_now_word(state(d)) for d in devices]
+
+
+def tally_not_now(words: Iterable[str]) -> tuple[int, int, dict[str, int]]:
+    """(devices, how many nothing keeps, the others counted by word, most first) of not_now_word's answers."""
+    counts = Counter(words)
+    total = sum(counts.values())
+    now = counts.pop("", 0)
+    return total, now, dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def availability(states: FleetDevices, devices: Iterable[DeviceId]) -> tuple[int, int, dict[str, int]]:
     """(devices, how many of them the allocator could give a new request now, the others counted by what keeps them:
     NOT_NOW_WORDS' words), for a request without tolerations or capacity asks."""
-    total = now = 0
-    why: dict[str, int] = defaultdict(int)
-    state = states.state
-    for d in devices:
-        total += 1
-        st = state(d)
-        if st.allocatable:
-            now += 1
-        else:
-            why[NOT_NOW_WORDS.get(st.state, st.state)] += 1
-    return total, now, dict(sorted(why.items(), key=lambda kv: (-kv[1], kv[0])))
+    return tally_not_now(not_now_words(states, devices))
 
 
 def availability_text(total: int, now: int, why: Mapping[str, int]) -> str:

@@ -620,3 +620,38 @@ def test_device_states_built_at_once_equal_those_given_claim_by_claim() -> None:
     for fd in (at_once, one_by_one):
         fd.set_claim(("ml", "twice"), None)
     assert at_once.allocated == one_by_one.allocated and D("n1", "gpu-1") not in at_once.allocated.holders
+
+
+def test_playground_allocatable_now_follows_the_states_between_keystrokes():
+    """The words per device are kept across keystrokes; a claim or a taint rule arriving in between is counted."""
+    from dragoman.fleet import cel_playground as P
+    from dragoman.fleet.cel.fleeteval import DeviceIndex
+    from fleet_fixtures import change
+
+    m = model_of(node("n1"), gpu_slice("n1", 4))
+    index = DeviceIndex(m.current_slices())
+    _, ev = P.evaluate(index, [], "", "device.driver == 'gpu.nvidia.com'")
+    assert P.allocatable_now(ev, m, short=True) == "allocatable now 4/4"
+    m.apply([change(claim("holder", allocated=[("n1", "gpu-0")]), "ADDED")])
+    _, ev = P.evaluate(index, [], "", "device.driver == 'gpu.nvidia.com' ")
+    assert P.allocatable_now(ev, m, short=True) == "allocatable now 3/4 (1 held)"
+    m.apply([change(taint_rule("maint", pool="n1", device="gpu-1"), "ADDED")])
+    assert P.allocatable_now(ev, m, short=True) == "allocatable now 2/4 (1 held, 1 tainted)"
+    # Only some groups match: counted per device of the matching groups.
+    _, ev = P.evaluate(index, [], "", "device.attributes['resource.kubernetes.io'].pciBusID != '0000:00:00.0'")
+    assert P.allocatable_now(ev, m, short=True) == "allocatable now 2/3 (1 tainted)"
+    _, ev = P.evaluate(index, [], "", "device.driver == 'nobody'")
+    assert P.allocatable_now(ev, m, short=True) == ""
+
+
+def test_playground_explains_a_selector_matching_nothing_without_converting_every_device():
+    """The reasons are worked out on one device of each group, not on the fleet converted whole."""
+    from dragoman.fleet import cel_playground as P
+    from dragoman.fleet.cel.fleeteval import DeviceIndex
+
+    m = model_of(*[gpu_slice(f"n{i}", 8) for i in range(20)])
+    index = DeviceIndex(m.current_slices())
+    out, ev = P.evaluate(index, [], "", "device.driver == 'nobody'")
+    P.explain(out, ev, [], "")
+    assert out.summary["notMatched"] == 160 and out.false_clauses
+    assert sum(d is not None for d in index._converted) < 160

@@ -182,14 +182,14 @@ def _near_misses(result: Any, expression: str, label: str) -> tuple[list, list]:
     for (g, qid), n in index.tally(result.group_of).products:
         if g in wanted:
             per_group.setdefault(g, []).append((index.products[qid], n))
-    near, misses = near_misses(expression, [(index.devices[result.reps[g]], per_group.get(g, [])) for g in candidates])
+    near, misses = near_misses(expression, [(index.device(result.reps[g]), per_group.get(g, [])) for g in candidates])
     reason = {g: f"{label}{m.reason()}" for g, m in zip(candidates, misses) if m is not None}
     # The others: the first clause that was false, rather than "evaluated to false".
     ex = Explainer(expression)
     other: dict[int, str] = {}
     for g in candidates:
         if g not in reason and len(ex.clauses) > 1:
-            clause = ex.first_false(index.devices[result.reps[g]])
+            clause = ex.first_false(index.device(result.reps[g]))
             if clause is not None:
                 other[g] = f"{label}`{short_clause(clause.text)}` is false"
     results = result.results
