@@ -471,6 +471,10 @@ class DeviceIndex:
             return out
         domain, ident = read
         qualified = f"{domain}/{ident}"
+        if ident is not None and all(plain):
+            fast = _plain_parts(drivers, raws, domain, ident, qualified)
+            if fast is not None:
+                return fast
         for i, (driver, raw) in enumerate(zip(drivers, raws), start):
             if not plain[i - start]:
                 d = conv[i - start]
@@ -497,6 +501,40 @@ class DeviceIndex:
                 )
             )
         return out
+
+
+def _plain_parts(drivers: list[str], raws: list[dict], domain: str, ident: str, qualified: str) -> list | None:
+    """DeviceIndex._parts of plain devices for one name, as comprehensions (a new name read while typing walks all
+    40,000 devices): when the name's domain is no device's driver (only the qualified name can be published) or every
+    device's (the bare name counts too); None for a mix, which the general loop reads."""
+    m, e = _MISSING, _NO_ATTRIBUTES
+    kinds = set(drivers)
+    if domain not in kinds:
+        return [
+            (
+                next(iter(a.items())) if (a := (raw.get("attributes") or e).get(qualified)) else m,
+                (c.get("value") if isinstance(c, dict) else c)
+                if (c := (raw.get("capacity") or e).get(qualified))
+                else m,
+                None,
+            )
+            for raw in raws
+        ]
+    if len(kinds) != 1:
+        return None
+    # The loop's `x.get(qualified) or x.get(bare)`, and both spellings of one attribute kept apart (the later wins).
+    return [
+        (
+            next(iter(a.items())) if (a := (at := raw.get("attributes") or e).get(qualified) or at.get(ident)) else m,
+            (c.get("value") if isinstance(c, dict) else c)
+            if (c := (ca := raw.get("capacity") or e).get(qualified) or ca.get(ident)) is not None
+            else m,
+            (next(iter(at[ident].items())), list(at).index(ident) < list(at).index(qualified))
+            if ident in at and qualified in at
+            else None,
+        )
+        for raw in raws
+    ]
 
 
 @dataclasses.dataclass(frozen=True)
