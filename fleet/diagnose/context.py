@@ -211,15 +211,7 @@ class Context:
             # A projection asks for no extended resource (fleet/projection.py keeps such a pod whole), and most of the
             # envelope's pods are projections: their requests need not be looked up.
             elif not ercs and pod.__class__ is not Projection:
-                # _memo(ext, containers, initContainers, pod_extended_requests, pod), inline: 10,000s of pods.
-                containers, inits = spec.get("containers"), spec.get("initContainers")
-                mk = (id(containers), id(inits))
-                hit = ext.get(mk)
-                if hit is not None and hit[0] is containers and hit[1] is inits:
-                    reqs = hit[2]
-                else:
-                    reqs = pod_extended_requests(pod)
-                    ext[mk] = (containers, inits, reqs)
+                reqs = _memo(ext, spec.get("containers"), spec.get("initContainers"), pod_extended_requests, pod)
                 if reqs:
                     examined.append((key, pod))
             if phase == "Failed":
@@ -229,13 +221,7 @@ class Context:
                 # What steered_product reads of a pod without affinity: its nodeSelector's GFD product label.
                 product = selector[GFD_PRODUCT] if selector and GFD_PRODUCT in selector else None
             else:
-                sk = (id(selector), id(affinity))
-                shit = steer.get(sk)
-                if shit is not None and shit[0] is selector and shit[1] is affinity:
-                    product = shit[2]
-                else:
-                    product = steered_product(spec)
-                    steer[sk] = (selector, affinity, product)
+                product = _memo(steer, selector, affinity, steered_product, spec)
             if product is not None or spec.get("resourceClaims"):
                 shaped.append((key, pod, product))
         examined.sort(key=_first)
