@@ -214,7 +214,8 @@ class VTable(ScrollView, can_focus=True):
     VTable > .vtable--tone-accent { color: $text-accent; }
     """
 
-    cursor = reactive(0, always_update=True, init=False)
+    # Its watcher repaints: the two rows a move changes, not the whole table (a reactive's own repaint is the whole).
+    cursor = reactive(0, always_update=True, init=False, repaint=False)
 
     class Highlighted(Message):
         def __init__(self, table: VTable, key: Hashable | None) -> None:
@@ -285,6 +286,7 @@ class VTable(ScrollView, can_focus=True):
         self.empty_text = empty
         self.ops = 0  # row operations (set that changed something, remove): one event should cost O(1) of them
         self._cursor_key: Hashable | None = None
+        self._drawn_cursor: int | None = None  # the row drawn as the cursor's (None: to be repainted whole)
         self._widths_cache: tuple | None = None
         self._batch = 0
         self._batch_dirty = False
@@ -678,6 +680,7 @@ class VTable(ScrollView, can_focus=True):
         # Sideways scrolling is the table's own (the pinned column stays), so the scroll view only ever scrolls down.
         self.virtual_size = Size(self.size.width, n + 1)
         self.refresh()
+        self._drawn_cursor = self.cursor
 
     def watch_cursor(self, value: int) -> None:
         n = len(self._visible)
@@ -687,8 +690,16 @@ class VTable(ScrollView, can_focus=True):
         new_key = self.cursor_key
         changed = new_key != self._cursor_key
         self._cursor_key = new_key
+        top = self.scroll_offset.y
         self._scroll_to_cursor()
-        self.refresh()
+        drawn, self._drawn_cursor = self._drawn_cursor, value
+        if drawn is not None and self.scroll_offset.y == top:
+            # The rows stay where they are: only the row the cursor left and the one it reached change (a keystroke
+            # drew every row of the screen before: ~10 ms of the Nodes view's 36). Lines count from the header's, 0.
+            self.refresh_line(drawn + 1)
+            self.refresh_line(value + 1)
+        else:
+            self.refresh()
         if changed:
             self.post_message(self.Highlighted(self, new_key))
 
