@@ -418,9 +418,18 @@ def parse_documents(
             raise _err(
                 f"{subject} is not {expect}: it holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text."
             )
-        if max_depth is not None and nesting_depth(docs) > max_depth + 1:
-            raise _err(f"{subject} is not {expect}: it is nested more than {max_depth} levels deep.")
-    return docs
+        if max_depth is not None:
+            # A JSON text's depth is read from its brackets (a 40 MB scenario: 0.1 s against 0.6 s walking its
+            # values); YAML's, with anchors and flow and block styles, from the values.
+            json_text = data if isinstance(data, bytes) else text
+            deep = 1 + json_depth(json_text, max_depth) if docs.__class__ is _JsonDocs else nesting_depth(docs)
+            if deep > max_depth + 1:
+                raise _err(f"{subject} is not {expect}: it is nested more than {max_depth} levels deep.")
+    return list(docs) if docs.__class__ is _JsonDocs else docs
+
+
+class _JsonDocs(list):
+    """The one document of a text the JSON decoder read (parse_documents reads its depth from the text)."""
 
 
 def _parse(text: str, subject: str, expect: str, loader: type, extra_values: int) -> list:
@@ -428,7 +437,7 @@ def _parse(text: str, subject: str, expect: str, loader: type, extra_values: int
     if text.lstrip().startswith(("{", "[")):
         # JSON is YAML, but the JSON decoder is ~50x faster on a big List (`kubectl get -o json`).
         try:
-            docs = [json.loads(text)]
+            docs = _JsonDocs((json.loads(text),))
         except ValueError:
             docs = None  # flow-style YAML, or broken JSON: the YAML reader says where
         except RecursionError:
@@ -451,6 +460,37 @@ def _parse(text: str, subject: str, expect: str, loader: type, extra_values: int
         except ValueError as exc:  # a YAML value the constructor refuses (an out-of-range date, a bad base64)
             raise _err(f"{subject} is not {expect}: {exc}.") from None
     return docs
+
+
+_JSON_ESCAPE = re.compile(rb"\\.", re.S)
+_JSON_STRING = re.compile(rb'"[^"]*"')
+_JSON_BRACKETS = bytes.maketrans(b"{}", b"[]")
+_JSON_NOT_BRACKETS = bytes(c for c in range(256) if c not in b'[]{}"')
+
+
+def json_depth(text: bytes | str, limit: int | None = None) -> int:
+    """nesting_depth of the value a JSON text holds (one the JSON decoder accepted), read from the text's brackets:
+    escapes dropped, then every byte but brackets and quotes, then strings; then each pass takes away the innermost
+    containers (`{}` counts as `[]`: in valid JSON the kinds nest alike), one level a pass. With `limit`, it stops
+    counting past it. A key given twice counts the text of both values (the decoder keeps the last)."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if b"\\" in data:
+        data = _JSON_ESCAPE.sub(b"", data)
+    # Two quotes side by side are an empty string, or the end of one and the start of the next with nothing between:
+    # dropping them leaves the strings as they were (less their contents), which the regex then takes away.
+    s = data.translate(_JSON_BRACKETS, _JSON_NOT_BRACKETS).replace(b'""', b"")
+    if b'"' in s:
+        s = _JSON_STRING.sub(b"", s)
+    depth = 0
+    while s:
+        inner = s.replace(b"[]", b"")
+        if len(inner) == len(s):
+            raise ValueError("the text's brackets do not nest: not a JSON text the decoder accepted")
+        s = inner
+        depth += 1
+        if limit is not None and depth > limit:
+            break
+    return depth
 
 
 def nesting_depth(value: object) -> int:

@@ -111,3 +111,45 @@ def test_not_utf8_and_too_deep_for_a_small_input(tmp_path: pathlib.Path) -> None
     path.write_text("a:\n" + "".join("  " * i + "- \n" for i in range(1, 60)))
     _refused(str(path), "nested more than 50 levels", max_depth=50)
     assert read_documents(str(path), "the scenario", max_bytes=1 << 20, max_depth=100)
+
+
+def _random_value(rng, depth: int):
+    """A JSON value whose strings hold what could fool a bracket count: brackets, quotes, backslashes, escapes."""
+    r = rng.random()
+    if depth > 10 or r < 0.3:
+        return rng.choice([1, None, True, 2.5, "a[b]{", 'q"\\"[', "\\", "\n\t[", "ü[", '""', '"', "\\\\", "{}", "[]"])
+    if r < 0.65:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    keys = ["k", "[", "}{", '"', "\\", '""', '\\"']
+    return {rng.choice(keys) + str(i): _random_value(rng, depth + 1) for i in range(rng.randint(0, 3))}
+
+
+def test_a_json_texts_depth_is_read_from_its_brackets_as_the_walk_reads_its_values() -> None:
+    import json
+    import random
+
+    from dragoman.fleet.safefile import json_depth, nesting_depth
+
+    rng = random.Random(29)
+    seen = set()
+    for _ in range(3000):
+        value = _random_value(rng, 0)
+        if not isinstance(value, (dict, list)):
+            continue
+        for text in (json.dumps(value), json.dumps(value, indent=2), json.dumps(value, ensure_ascii=False)):
+            assert json_depth(text) == json_depth(text.encode()) == nesting_depth(value), text
+        seen.add(nesting_depth(value))
+    assert len(seen) >= 8  # shallow and deep values both came up
+    assert json_depth("[" * 500 + "]" * 500, limit=100) == 101  # stops counting past the limit
+
+
+@pytest.mark.parametrize("levels, refused", [(100, False), (101, True)])
+@pytest.mark.parametrize("shape", ["[", '{"a": '])
+def test_a_json_file_nested_past_the_bound_is_refused_as_a_yaml_one_is(tmp_path, levels, refused, shape) -> None:
+    path = tmp_path / "deep.json"
+    close = "]" if shape == "[" else "}"
+    path.write_text(shape * levels + ("1" if shape != "[" else "") + close * levels)
+    if refused:
+        _refused(str(path), "nested more than 100 levels", max_depth=100)
+    else:
+        assert read_documents(str(path), "the scenario", max_bytes=1 << 20, max_depth=100)
