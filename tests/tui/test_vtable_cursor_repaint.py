@@ -3,6 +3,10 @@ screen must then read exactly as a whole repaint draws it (rows scrolled, set, r
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
 from dragoman.widgets.vtable import Column, VTable
 from textual.app import App, ComposeResult
 
@@ -19,6 +23,18 @@ def _fill(t: VTable, n: int) -> None:
     t.end_batch()
 
 
+@contextlib.asynccontextmanager
+async def _filled_table() -> AsyncIterator[tuple[App, Any, VTable]]:
+    """A 60x12 app with a focused table of 40 rows, drawn."""
+    app = _TableApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        table = app.query_one(VTable)
+        table.focus()
+        _fill(table, 40)
+        await pilot.pause()
+        yield app, pilot, table
+
+
 async def _screen(app: App, pilot) -> str:
     await pilot.pause()
     return app.export_screenshot()
@@ -30,12 +46,7 @@ async def _whole(app: App, pilot, table: VTable) -> str:
 
 
 async def test_each_move_repaints_two_rows_and_the_screen_reads_as_a_whole_repaint() -> None:
-    app = _TableApp()
-    async with app.run_test(size=(60, 12)) as pilot:
-        table = app.query_one(VTable)
-        table.focus()
-        _fill(table, 40)
-        await pilot.pause()
+    async with _filled_table() as (app, pilot, table):
         steps = [
             ("press", "j"),
             ("press", "j"),
@@ -64,12 +75,7 @@ async def test_each_move_repaints_two_rows_and_the_screen_reads_as_a_whole_repai
 
 
 async def test_a_move_redraws_only_the_two_rows() -> None:
-    app = _TableApp()
-    async with app.run_test(size=(60, 12)) as pilot:
-        table = app.query_one(VTable)
-        table.focus()
-        _fill(table, 40)
-        await pilot.pause()
+    async with _filled_table() as (app, pilot, table):
         drawn: list[int] = []
         original = table.render_line
 
