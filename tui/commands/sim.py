@@ -83,17 +83,23 @@ def run_serve(args: argparse.Namespace) -> int:
             ExitCode.INPUT,
         )
     name = args.scenario or ("demo" if "demo" in scenario_mod.available() else None)
-    sc = scenario_mod.load(name) if name else scenario_mod.Scenario(objects=[])
+    # A large scenario file's API check runs beside the store's load (scenario.BACKGROUND_OBJECTS); settled before
+    # anything listens, is printed or is written, so a refused scenario starts nothing, as before.
+    sc = scenario_mod.load(name, background=True) if name else scenario_mod.Scenario(objects=[])
     if getattr(args, "control_plane", None) is not None:
         from dragoman.tui.commands.controlplane import serve_real
 
+        sc.settle()
         return serve_real(args, sc, name)
     try:
         sim = Simulator.from_scenario(sc, speed=args.speed, faults=args.faults)
     except KeyError as exc:
+        sc.settle()  # the check's sentence, when it has one, says more than the loader's
         raise UserError(f"the scenario has an object the simulator cannot load: {exc}.", ExitCode.INPUT) from None
     except Exception as exc:  # noqa: BLE001 - a bad scenario is the operator's input, not a crash
+        sc.settle()
         raise UserError(f"the scenario could not be loaded: {exc}.", ExitCode.INPUT) from None
+    sc.settle()
 
     if not args.no_controllers:
         from dragoman.sim.controllers import default_controllers
