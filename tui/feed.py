@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from dragoman.fleet.diagnose import diagnose
 from dragoman.fleet.model import FleetModel
 from dragoman.fleet.store import SNAPSHOT, ConnectionState, FleetStore
 from dragoman.fleet.views.base import Fleet
@@ -277,6 +276,8 @@ class Feed:
                     # A fork copies no thread: an import the warming thread was in the middle of would never end in
                     # the child. It is done long before the fleet is listed; wait for it if not.
                     await asyncio.to_thread(self._warm.join)
+                import dragoman.fleet.diagnose  # noqa: F401  (here, before the fork: no child imports it again)
+
                 try:
                     # A snapshot of the model as it stands: changes go on being absorbed meanwhile. The attribute
                     # catalogue reads only the slices: this process makes it while the child diagnoses (0.1-0.25 s
@@ -327,10 +328,19 @@ class Feed:
             self._schedule_diagnosis()
 
 
+def diagnose(model: FleetModel) -> list:
+    """fleet.diagnose.diagnose, imported when first needed, not with this module: it brings the CEL engine, ~0.18 s
+    of the TUI's imports before its first paint. warm_cel imports it in its thread while the informers list."""
+    from dragoman.fleet.diagnose import diagnose as findings_of
+
+    return findings_of(model)
+
+
 def warm_cel() -> None:
-    """Import the CEL engine and build its parser (~0.5 s on a 2-core machine, paid by the first compile of a
-    DeviceClass selector otherwise: the first diagnosis's)."""
+    """Import the diagnosis and the CEL engine and build its parser (~0.5 s on a 2-core machine, paid by the first
+    compile of a DeviceClass selector otherwise: the first diagnosis's)."""
     try:
+        import dragoman.fleet.diagnose  # noqa: F401  (what the first diagnosis imports, the CEL engine among it)
         from dragoman.fleet.cel import compile_expression
 
         compile_expression("true")
