@@ -26,17 +26,14 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
-import gc
 import importlib
 import json
-import os
 import pathlib
-import signal
-import threading
 from collections.abc import Iterable
 from typing import Any
 
 from dragoman.fleet.errors import ExitCode, UserError
+from dragoman.fleet.forked import ChildUnavailable, Forked, worth_forking
 from dragoman.sim import resources
 
 CONFIG_API_VERSION = "sim.dragoman.io/v1"
@@ -320,73 +317,34 @@ def check_objects(objects: list[tuple[str, dict]], *, validate: bool = True, cop
 BACKGROUND_OBJECTS = 5_000
 
 
-def _may_fork() -> bool:
-    """Whether a child can check beside this process: fork exists, a second CPU is ours, and no other thread runs (a
-    fork copies only the calling thread, so a lock another thread held would stay held in the child)."""
-    if not hasattr(os, "fork") or threading.active_count() != 1:
-        return False
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return cpus >= 2
-
-
 class _BackgroundCheck:
-    """check_objects(validate=True) in a forked child; result() waits for its verdict. The child shares nothing back
-    but that verdict (a pipe), and leaves with os._exit: no atexit hook, no stdio buffer flushed a second time."""
+    """check_objects(validate=True) in a forked child (fleet/forked); result() waits for its verdict."""
 
     def __init__(self, objects: list[tuple[str, dict]]) -> None:
         self._objects: list[tuple[str, dict]] | None = objects
         self._verdict: str | None = None
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child
-            try:
-                os.close(read)
-                gc.disable()  # what it allocates lives only until it exits
-                try:
-                    check_objects(objects, validate=True, copy=False)
-                    out = b"ok"
-                except ScenarioError as exc:
-                    out = b"no" + str(exc).encode("utf-8", "surrogatepass")
-                view = memoryview(out)
-                while view:
-                    view = view[os.write(write, view) :]
-            finally:
-                os._exit(0)
-        os.close(write)
-        self._pid, self._read = pid, read
+        self._child = Forked(functools.partial(_verdict, objects, copy=False))
 
     def result(self) -> str:
         """The child's verdict: "" (the API server would take every object) or the ScenarioError's sentence. A child
         that gave none (killed, out of memory, or a bug in the check) is replaced by the check run here, so the answer
         is always the one an inline check gives."""
-        if self._verdict is not None:
-            return self._verdict
-        chunks: list[bytes] = []
-        try:
-            while chunk := os.read(self._read, 65536):
-                chunks.append(chunk)
-        except BaseException:  # Ctrl+C while waiting: the child goes too
-            os.kill(self._pid, signal.SIGKILL)
-            raise
-        finally:
-            os.close(self._read)
-            os.waitpid(self._pid, 0)
-        data = b"".join(chunks)
-        if data == b"ok":
-            verdict = ""
-        elif data.startswith(b"no"):
-            verdict = data[2:].decode("utf-8", "surrogatepass")
-        else:
+        if self._verdict is None:
             try:
-                check_objects(self._objects or [], validate=True)
-                verdict = ""
-            except ScenarioError as exc:
-                verdict = str(exc)
-        self._verdict, self._objects = verdict, None
-        return verdict
+                self._verdict = self._child.result()
+            except (ChildUnavailable, RuntimeError):
+                self._verdict = _verdict(self._objects or [])
+            self._objects = None
+        return self._verdict
+
+
+def _verdict(objects: list[tuple[str, dict]], copy: bool = True) -> str:
+    """The API check's answer as a string: "" or the sentence (a child's answer crosses a pipe)."""
+    try:
+        check_objects(objects, validate=True, copy=copy)
+    except ScenarioError as exc:
+        return str(exc)
+    return ""
 
 
 def _refused(source: str, why: object) -> UserError:
@@ -417,18 +375,22 @@ def from_documents(
             continue
         scenario.objects.append(d)
     objects = [(w, d) for w, d in flat if d["apiVersion"] != CONFIG_API_VERSION]
-    if validate and background and len(objects) >= BACKGROUND_OBJECTS and _may_fork():
-        scenario.pending = _BackgroundCheck(objects)
+    if validate and background and len(objects) >= BACKGROUND_OBJECTS and worth_forking():
         try:
-            check_objects(objects, validate=False)  # the counts, here too: they bound what the parent loads
-        except Exception:
-            # Unchecked objects may hold anything (a label key that is a number). The child meets this too, or an
-            # object before it that the API server refuses: its sentence is the inline check's.
-            why = scenario.pending.result()
-            if why:
-                raise ScenarioError(why) from None
-            raise
-        return scenario
+            scenario.pending = _BackgroundCheck(objects)
+        except ChildUnavailable:
+            pass  # no fork today (a process limit): checked here, as a small scenario is
+        else:
+            try:
+                check_objects(objects, validate=False)  # the counts, here too: they bound what the parent loads
+            except Exception:
+                # Unchecked objects may hold anything (a label key that is a number). The child meets this too, or an
+                # object before it that the API server refuses: its sentence is the inline check's.
+                why = scenario.pending.result()
+                if why:
+                    raise ScenarioError(why) from None
+                raise
+            return scenario
     check_objects(objects, validate=validate)
     return scenario
 

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from dragoman.fleet.forked import ChildUnavailable
 from dragoman.fleet.model import FleetModel
 from dragoman.fleet.store import SNAPSHOT, ConnectionState, FleetStore
 from dragoman.fleet.views.base import Fleet
@@ -25,7 +26,7 @@ from dragoman.tui.messages import (
     FleetLoaded,
     RowsTouched,
 )
-from dragoman.tui.offload import ChildUnavailable, in_child_process, in_daemon_thread
+from dragoman.tui.offload import in_child_process, in_daemon_thread
 
 log = logging.getLogger(__name__)
 

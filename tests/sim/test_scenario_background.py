@@ -10,6 +10,7 @@ import os
 import pathlib
 
 import pytest
+from dragoman.fleet import forked as forked_mod
 from dragoman.fleet.errors import UserError
 from dragoman.sim import scenario as scenario_mod
 
@@ -63,10 +64,10 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     class Counted(real):  # type: ignore[misc, valid-type]
         def __init__(self, objects: list) -> None:
             super().__init__(objects)
-            started.append(self._pid)
+            started.append(self._child.pid)
 
     monkeypatch.setattr(scenario_mod, "BACKGROUND_OBJECTS", 0)
-    monkeypatch.setattr(scenario_mod, "_may_fork", lambda: True)
+    monkeypatch.setattr(scenario_mod, "worth_forking", lambda: True)
     monkeypatch.setattr(scenario_mod, "_BackgroundCheck", Counted)
     return started
 
@@ -130,7 +131,7 @@ def test_small_scenarios_and_one_thread_too_many_stay_inline(monkeypatch: pytest
     sc = scenario_mod.from_documents(copy.deepcopy(docs), validate=True, background=True)
     assert sc.pending is None, f"{len(docs)} objects are below BACKGROUND_OBJECTS"
     monkeypatch.setattr(scenario_mod, "BACKGROUND_OBJECTS", 0)
-    monkeypatch.setattr(scenario_mod.threading, "active_count", lambda: 2)
+    monkeypatch.setattr(forked_mod.threading, "active_count", lambda: 2)
     assert scenario_mod.from_documents(copy.deepcopy(docs), validate=True, background=True).pending is None
 
 
