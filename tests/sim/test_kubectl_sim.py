@@ -3,6 +3,7 @@ patch, drain."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
@@ -68,14 +69,28 @@ class Kubectl:
         )
 
 
-@pytest.fixture(scope="module")
-def kubectl(tmp_path_factory):
+@contextlib.contextmanager
+def _simulator(tmp: pathlib.Path):
     binary = ensure_binary("kubectl")
-    tmp = tmp_path_factory.mktemp("kubectl-sim")
     scenario = sim_scenario.write(tmp / "scenario.yaml")
     with served(scenario, tmp, timeout=60) as kubeconfig:
         (tmp / "home").mkdir()
         yield Kubectl(binary, kubeconfig, tmp / "home")
+
+
+@pytest.fixture(scope="module")
+def kubectl(tmp_path_factory):
+    with _simulator(tmp_path_factory.mktemp("kubectl-sim")) as k:
+        yield k
+
+
+@pytest.fixture
+def own_kubectl(tmp_path):
+    """A simulator of the test's own: for a test that changes what the others read (a drain evicts node-1's pods, which
+    the module's tests name), so that no order of the tests, under xdist or by name, makes one fail."""
+    (tmp_path / "sim").mkdir()
+    with _simulator(tmp_path / "sim") as k:
+        yield k
 
 
 def _wait_for(pred, timeout: float = 60.0, step: float = 0.3):
@@ -234,7 +249,8 @@ def test_cordon_uncordon_label_and_each_patch_type(kubectl):
     assert d["spec"]["replicas"] == 3 and d["metadata"]["generation"] >= 3
 
 
-def test_drain_evicts_with_the_budget_respected(kubectl, tmp_path):
+def test_drain_evicts_with_the_budget_respected(own_kubectl, tmp_path):
+    kubectl = own_kubectl
     out = tmp_path / "drain.txt"
     drain = kubectl.popen("drain", "node-1", "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=120s", out=out)
     try:
