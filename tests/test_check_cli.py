@@ -358,3 +358,23 @@ async def test_check_reads_projected_pods_and_reports_exactly_what_whole_pods_gi
             projected.append(source.store.projected("Pod"))
     assert projected[0] == 0 and projected[1] > 100
     assert docs[0] == docs[1]
+
+
+def test_check_demo_reads_the_demo_scenario_once_and_its_rules_reach_the_report(capsys, monkeypatch):
+    # The PrometheusRules come with the fleet's read: parsing the 840 KB scenario again for them cost a second.
+    from dragoman.sim import scenario
+
+    loads: list[str] = []
+    real = scenario.load
+
+    def counted(name: str, **kw):
+        loads.append(name)
+        return real(name, **kw)
+
+    monkeypatch.setattr(scenario, "load", counted)
+    code, out, _ = run_in_process(capsys, "check", "--demo", "-o", "json")
+    assert code == 1 and loads == ["demo"]
+    accounting = json.loads(out)["accounting"]
+    expected = {r["metadata"]["name"] for r in load_scenario("demo") if r.get("kind") == "PrometheusRule"}
+    assert expected and {r["name"] for r in accounting["prometheusRules"]} == expected
+    assert not accounting["prometheusRulesNote"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import dataclasses
 import os
 import tempfile
@@ -60,6 +61,9 @@ class Origin:
 
     kind: str  # "cluster", "snapshot" or "demo"
     source: FleetSource
+    # The PrometheusRules read with the fleet where its source holds them (the in-process demo's scenario), so that
+    # `check --demo` does not parse the scenario a second time for them; None: read them from the source.
+    rules: list[dict] | None = None
 
     @property
     def label(self) -> str:
@@ -132,8 +136,8 @@ def read_from_args(args: argparse.Namespace, kinds: Iterable[str] | None = None,
         if binaries is not None:
             # `--demo --control-plane DIR`: the demo fleet on the real control plane, as the TUI and migrate run it.
             return Origin("demo", _read_demo_real(binaries, kind_list))
-        source = asyncio.run(_read_demo(kind_list))
-        return Origin("demo", source)
+        source, rules = asyncio.run(_read_demo(kind_list))
+        return Origin("demo", source, rules)
     source = asyncio.run(
         read_fleet(getattr(args, "kubeconfig", None), getattr(args, "context", None), kinds=kind_list, project=project)
     )
@@ -161,13 +165,15 @@ def _read_demo_real(binaries: str, kinds: list[str] | None) -> FleetSource:
         demo.stop()
 
 
-async def _read_demo(kinds: list[str] | None) -> FleetSource:
-    """Start the demo simulator in this process, read it once through the API as any cluster, and stop it.
+async def _read_demo(kinds: list[str] | None) -> tuple[FleetSource, list[dict]]:
+    """Start the demo simulator in this process, read it once through the API as any cluster, and stop it; with the
+    scenario's PrometheusRules (copies: the simulator's store owns its objects).
 
     In-process, with the controllers' first pass run to the end before the read and no controller running during
     it (running ones would share this loop and delay the read by minutes): the fleet the TUI's live demo settles to
     at once, so a finding the scheduler resolves on its first pass (a stale bridge claim) is in neither.
     """
+    from dragoman.fleet.accounting import rules_in
     from dragoman.fleet.informer import read_fleet
     from dragoman.sim import scenario as scenario_mod
     from dragoman.sim.controllers import default_controllers
@@ -175,6 +181,7 @@ async def _read_demo(kinds: list[str] | None) -> FleetSource:
     from dragoman.sim.server import Simulator
 
     sc = scenario_mod.load("demo")
+    rules = copy.deepcopy(rules_in(sc.objects))
     sim = Simulator.from_scenario(sc)
     settle(default_controllers(sim))
     await sim.start()
@@ -182,6 +189,6 @@ async def _read_demo(kinds: list[str] | None) -> FleetSource:
         with tempfile.TemporaryDirectory(prefix="dragoman-demo-") as tmp:
             kubeconfig = os.path.join(tmp, "kubeconfig")
             sim.write_kubeconfig(kubeconfig)
-            return await read_fleet(kubeconfig, None, kinds=kinds)
+            return await read_fleet(kubeconfig, None, kinds=kinds), rules
     finally:
         await sim.stop()

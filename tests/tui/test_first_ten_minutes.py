@@ -596,7 +596,7 @@ async def test_13_screenshots_show_the_headline_features_with_the_live_demo_coun
     from dragoman.fleet.diagnose import diagnose
     from dragoman.fleet.model import FleetModel
 
-    store = (await _read_demo(None)).store  # the fleet `dragoman check --demo` and `dragoman --demo` show
+    store = (await _read_demo(None))[0].store  # the fleet `dragoman check --demo` and `dragoman --demo` show
     model = FleetModel()
     model.load({k: store.objects(k) for k in store.kinds})
     sev = [f.severity for f in diagnose(model)]

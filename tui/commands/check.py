@@ -209,6 +209,8 @@ def prometheus_rules(args: argparse.Namespace, origin) -> tuple[list[dict] | Non
                 return None, "standard input is read once"
             found = accounting.rules_in(load_snapshot(origin.source.snapshot))
             return (found, "") if found else (None, "the snapshot holds no PrometheusRule")
+        if origin.kind == "demo" and origin.rules is not None:
+            return origin.rules, ""
         if origin.kind == "demo":
             from dragoman.sim import scenario
 
