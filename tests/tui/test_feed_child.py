@@ -10,11 +10,11 @@ import time
 
 import pytest
 from dragoman.fleet.diagnose import diagnose
+from dragoman.fleet.forked import ChildUnavailable
 from dragoman.fleet.store import LIVE, FleetStore
 from dragoman.sim.scenarios.scale import generate_scale
 from dragoman.tui import feed as feed_mod
 from dragoman.tui.feed import Feed, SourceInfo
-from dragoman.fleet.forked import ChildUnavailable
 from dragoman.tui.offload import CHILD_TIMEOUT, in_child_process
 
 from tests.tui.test_feed_load import _by_kind, _until
