@@ -85,7 +85,8 @@ class Feed:
         self.loaded = False
         self._listeners: list[Listener] = []
         self._pending: list = []
-        self._busy = False  # a thread is reading the model: hold changes back
+        self._busy = False  # the model is loading, or a thread reads it: hold changes back
+        self._readers = 0  # threads reading the model (_read_in_thread)
         self._diagnosing = False  # a diagnosis is under way (in a child process the model stays free to change)
         self._warm: threading.Thread | None = None
         self._pump_handle: asyncio.Handle | None = None  # call_later's TimerHandle, or call_soon's Handle
@@ -222,18 +223,46 @@ class Feed:
         self.loaded = True
         settle_gc()
         self._diag_dirty = self._catalogue_dirty = True
-        # The first diagnosis starts before the screens are told: FleetLoaded has them build their rows (~0.35 s of
-        # this process at the envelope), and a diagnosis scheduled behind that work forked only once it was done. Now
-        # the child takes the other core at once and the rows are built while it runs. One turn of the loop lets the
-        # task reach its fork (nothing before it awaits unless the CEL warm-up thread is still running).
+        # The node and pool views every screen's first rows read, built in a thread before anything else: on the loop
+        # (the Pools screen's first row settles every pool) they froze the screen ~1 s at 5,000 nodes. Built before
+        # the first diagnosis forks, its child inherits them instead of building them again.
+        try:
+            await self._read_in_thread(self._warm_views, "dragoman-views")
+        except Exception:  # a model bug must show as a message, not stop the screens from being told
+            log.exception("building the node and pool views failed")
+        # The first diagnosis starts before the screens are told: FleetLoaded has them build their rows, and a
+        # diagnosis scheduled behind that work forked only once it was done. Now the child takes the other core at
+        # once and the rows are built while it runs. One turn of the loop lets the task reach its fork (nothing before
+        # it awaits unless the CEL warm-up thread is still running).
         if self._diag_handle is not None:
             self._diag_handle.cancel()
             self._diag_handle = None
-        if self._loop is not None:
+        if self._loop is not None and not self._closed:
             self._loop.create_task(self._diagnose())
             await asyncio.sleep(0)
         self._post(FleetLoaded)
         self._schedule_pump()
+
+    def _warm_views(self) -> None:
+        self.model.nodes()
+        self.model.pools()
+
+    async def _read_in_thread(self, fn: Callable[[], Any], name: str) -> Any:
+        """`fn()` in a daemon thread that reads the live model: the model's changes, and the informers' writes to the
+        store whose mappings it reads, wait meanwhile and are absorbed when the last such thread is done. The loop
+        (keys, repaints) goes on."""
+        self._readers += 1
+        self._busy = True
+        release = self.store.hold()
+        try:
+            return await in_daemon_thread(fn, name)
+        finally:
+            release()
+            self._readers -= 1
+            if not self._readers:
+                self._busy = False
+                if self._pending:
+                    self._schedule_pump()
 
     # ------------------------------------------------------------------ diagnosis
     def _schedule_diagnosis(self, delay: float | None = None) -> None:
@@ -295,14 +324,7 @@ class Feed:
                 except ChildUnavailable as exc:
                     log.info("diagnosing in a thread: %s", exc)
             if result is None:
-                self._busy = True  # the thread reads the live model: changes wait
-                # ... and so do the informers' writes to the store, whose mappings the model reads.
-                release = self.store.hold()
-                try:
-                    result = await in_daemon_thread(work, "dragoman-diagnosis")
-                finally:
-                    release()
-                    self._busy = False
+                result = await self._read_in_thread(work, "dragoman-diagnosis")
             findings, catalogue = result
         except Exception:
             log.exception("diagnosis failed")
@@ -330,17 +352,8 @@ class Feed:
             self._schedule_diagnosis()
 
     async def _catalogue_in_thread(self) -> dict:
-        """The model's attribute catalogue, made in a thread with the model's changes held meanwhile (as for a
-        diagnosis in a thread): the screen stays live, and the changes are absorbed when it is done."""
-        self._busy = True
-        release = self.store.hold()
-        try:
-            return await in_daemon_thread(self.model.attribute_catalogue, "dragoman-catalogue")
-        finally:
-            release()
-            self._busy = False
-            if self._pending:
-                self._schedule_pump()
+        """The model's attribute catalogue, made in a thread (_read_in_thread): the screen stays live."""
+        return await self._read_in_thread(self.model.attribute_catalogue, "dragoman-catalogue")
 
 
 def diagnose(model: FleetModel) -> list:

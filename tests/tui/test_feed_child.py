@@ -155,3 +155,49 @@ async def test_the_catalogue_is_made_in_a_thread_while_the_loop_runs_and_changes
     assert turns == 5 and feed.fleet.catalogue == real()
     await _until(lambda: feed.model.objects["Node"][("", name)]["metadata"]["labels"].get("seen") == "yes")
     await feed.stop()
+
+
+async def test_the_node_and_pool_views_are_built_in_a_thread_before_the_screens_are_told(monkeypatch) -> None:
+    # On the loop, the Pools screen's first row settled every pool: ~1 s frozen at 5,000 nodes. Built first, in a
+    # thread, the rows are read from them, and the first diagnosis's child inherits them.
+    store = FleetStore()
+    by_kind = _by_kind(generate_scale(nodes=40, pods=200, pending=5))
+    feed = Feed(store, SourceInfo(cluster="t"))
+    gate = threading.Event()
+    built_in: list[str] = []
+    told: list[str] = []
+    real = feed.model.pools
+
+    def held_open() -> list:
+        built_in.append(threading.current_thread().name)
+        gate.wait(20)
+        return real()
+
+    class Screen:
+        def post_message(self, message) -> None:
+            told.append(type(message).__name__)
+
+    monkeypatch.setattr(feed.model, "pools", held_open)
+    feed.listen(Screen())
+    feed.start()
+    for kind, objs in by_kind.items():
+        store.replace(kind, objs)
+        store.set_state(kind, LIVE, synced=True)
+    await _until(lambda: built_in)
+    assert built_in == ["dragoman-views"], "built in its thread, not on the loop"
+    turns = 0
+    for _ in range(5):
+        await asyncio.sleep(0.01)
+        turns += 1
+    assert turns == 5, "the loop runs meanwhile"
+    assert "FleetLoaded" not in told and not feed.fleet.diagnosed, "nothing reads the views before they are built"
+    node = dict(next(iter(store.objects("Node").values())))
+    node["metadata"] = {**node["metadata"], "labels": {**(node["metadata"].get("labels") or {}), "seen": "yes"}}
+    store.apply("Node", "MODIFIED", node)
+    name = node["metadata"]["name"]
+    assert feed.model.objects["Node"][("", name)]["metadata"]["labels"].get("seen") is None, "held while it reads"
+    gate.set()
+    await _until(lambda: "FleetLoaded" in told and feed.fleet.diagnosed)
+    await _until(lambda: feed.model.objects["Node"][("", name)]["metadata"]["labels"].get("seen") == "yes")
+    assert len(feed.model._node_cache) >= 39, "the views built in the thread are the model's (one node changed since)"
+    await feed.stop()
