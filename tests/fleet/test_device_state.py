@@ -535,6 +535,52 @@ def test_a_plain_pools_states_read_as_its_converted_devices_say_and_its_devices_
     assert with_rule.state(D("n2", "gpu-1")).state == TAINTED
 
 
+def test_not_now_words_are_each_device_states_word_and_a_plain_pools_free_devices_keep_no_state() -> None:
+    """FleetDevices.not_now_words (the playground's "allocatable now" at every keystroke that compiles, over every
+    device) gives each device's not_now_word, for every kind of device: held twice, admin-access, waiting for binding,
+    a device of an older generation, none at all, tainted, shared, blocked by counters. A plain pool's unheld devices
+    are read without a DeviceState kept for each: 40,000 of them were ~100,000 objects the cyclic collector scanned
+    mid-typing."""
+    from dragoman.fleet.k8s.devicestate import FleetDevices, not_now_word, not_now_words
+
+    bind = {"bindingConditions": ["Attached"], "bindingFailureConditions": ["Failed"]}
+    objs = [
+        node("n1"),
+        node("n2"),
+        node("n3"),
+        gpu_slice("n1", 4),
+        *mig_counter_slice("n2", gpus=2, migs=2),
+        shared_slice("n1"),
+        gpu_slice("n3", 6, generation=2),
+        gpu_slice("n3", 8, generation=1),
+        taint_rule("maint", pool="n1"),
+        allocated_claim("held", [result("n3", "gpu-0")]),
+        allocated_claim("twice", [result("n3", "gpu-0")], ns="other"),
+        allocated_claim("admin", [result("n3", "gpu-1", adminAccess=True)]),
+        allocated_claim("binding", [result("n3", "gpu-2", **bind)]),
+        allocated_claim("older", [result("n3", "gpu-7")]),
+        allocated_claim("mig", [result("n2", "gpu-0-mig-1g10gb-0")]),
+        allocated_claim("share", [result("n1-shared", "gpu-shared-0", consumedCapacity={"memory": "20Gi"})]),
+    ]
+    m = model_of(*objs)
+    slices, claims = m.objects["ResourceSlice"].values(), m.objects["ResourceClaim"].items()
+    words: set[str] = set()
+    for rules in (m.objects["DeviceTaintRule"].values(), ()):
+        full = FleetDevices(slices, claims, rules)
+        ids = [d.id for d in full.devices()] + [D("n3", "gpu-7"), D("n9", "gpu-0")]
+        want = [not_now_word(full.state(i)) for i in ids]
+        fast = FleetDevices(slices, claims, rules)
+        assert not_now_words(fast, ids) == want
+        words |= set(want)
+    assert {"", "held"} < words and len(words) >= 5, words
+    # A plain pool (n3, no rule in force): only its held devices have a state kept, and only they are converted.
+    plain = FleetDevices(slices, claims, ())
+    n3 = [D("n3", f"gpu-{i}") for i in range(8)]
+    not_now_words(plain, n3)  # the playground's path
+    kept = plain._pools.get(("gpu.nvidia.com", "n3"))
+    assert kept is None or set(kept.states) <= {"gpu-0", "gpu-1", "gpu-2", "gpu-7"}
+
+
 def test_devices_held_by_the_same_claims_share_one_state_until_a_claim_changes() -> None:
     """A device held and nothing else (no taint, not shared, no counters, no binding) has the state its holders make:
     devices the same claims hold share one, and a claim's change forgets them all (a claim given again under a new key
