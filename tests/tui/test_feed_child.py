@@ -119,85 +119,85 @@ async def test_without_a_child_the_diagnosis_runs_in_a_thread(monkeypatch) -> No
     await feed.stop()
 
 
-async def test_the_catalogue_is_made_in_a_thread_while_the_loop_runs_and_changes_wait_for_it(monkeypatch) -> None:
-    # 0.4-0.6 s at 40,000 devices: made on the loop, it froze the screen that long on every slice change.
-    store = FleetStore()
-    by_kind = _by_kind(generate_scale(nodes=40, pods=200, pending=5))
-    feed = Feed(store, SourceInfo(cluster="t"))
-    gate = threading.Event()
-    made_in: list[str] = []
-    real = feed.model.attribute_catalogue
+class _HeldOpen:
+    """A Feed on a generated fleet whose model method `name` waits for `gate` when called: which thread called it,
+    and what the feed told a screen meanwhile."""
 
-    def held_open() -> dict:
-        made_in.append(threading.current_thread().name)
-        gate.wait(20)
-        return real()
+    def __init__(self, monkeypatch, name: str) -> None:
+        self.store = FleetStore()
+        self.feed = Feed(self.store, SourceInfo(cluster="t"))
+        self.gate = threading.Event()
+        self.called_in: list[str] = []
+        self.told: list[str] = []
+        self.real = getattr(self.feed.model, name)
 
-    monkeypatch.setattr(feed.model, "attribute_catalogue", held_open)
-    feed.start()
-    for kind, objs in by_kind.items():
-        store.replace(kind, objs)
-        store.set_state(kind, LIVE, synced=True)
-    await _until(lambda: made_in)
-    assert made_in == ["dragoman-catalogue"], "made in its thread, not on the loop"
-    # The loop is free meanwhile (this test runs on it); a change arriving now waits for the catalogue.
+        def held_open():
+            self.called_in.append(threading.current_thread().name)
+            self.gate.wait(20)
+            return self.real()
+
+        monkeypatch.setattr(self.feed.model, name, held_open)
+        self.feed.listen(self)
+
+    def post_message(self, message) -> None:
+        self.told.append(type(message).__name__)
+
+    async def start(self) -> None:
+        self.feed.start()
+        for kind, objs in _by_kind(generate_scale(nodes=40, pods=200, pending=5)).items():
+            self.store.replace(kind, objs)
+            self.store.set_state(kind, LIVE, synced=True)
+        await _until(lambda: self.called_in)
+
+    def change_a_node(self) -> str:
+        """A Node change arriving now; its name."""
+        node = dict(next(iter(self.store.objects("Node").values())))
+        node["metadata"] = {**node["metadata"], "labels": {**(node["metadata"].get("labels") or {}), "seen": "yes"}}
+        self.store.apply("Node", "MODIFIED", node)
+        return node["metadata"]["name"]
+
+    def seen(self, name: str) -> bool:
+        return self.feed.model.objects["Node"][("", name)]["metadata"]["labels"].get("seen") == "yes"
+
+
+async def _loop_turns(n: int = 5) -> int:
     turns = 0
-    for _ in range(5):
+    for _ in range(n):
         await asyncio.sleep(0.01)
         turns += 1
-    node = dict(next(iter(store.objects("Node").values())))
-    node["metadata"] = {**node["metadata"], "labels": {**(node["metadata"].get("labels") or {}), "seen": "yes"}}
-    store.apply("Node", "MODIFIED", node)
-    name = node["metadata"]["name"]
-    assert feed.model.objects["Node"][("", name)]["metadata"]["labels"].get("seen") is None, "held while it reads"
-    gate.set()
+    return turns
+
+
+async def test_the_catalogue_is_made_in_a_thread_while_the_loop_runs_and_changes_wait_for_it(monkeypatch) -> None:
+    # 0.4-0.6 s at 40,000 devices: made on the loop, it froze the screen that long on every slice change.
+    held = _HeldOpen(monkeypatch, "attribute_catalogue")
+    feed = held.feed
+    await held.start()
+    assert held.called_in == ["dragoman-catalogue"], "made in its thread, not on the loop"
+    # The loop is free meanwhile (this test runs on it); a change arriving now waits for the catalogue.
+    turns = await _loop_turns()
+    name = held.change_a_node()
+    assert not held.seen(name), "held while it reads"
+    held.gate.set()
     await _until(lambda: feed.fleet.diagnosed and feed.fleet.catalogue is not None)
-    assert turns == 5 and feed.fleet.catalogue == real()
-    await _until(lambda: feed.model.objects["Node"][("", name)]["metadata"]["labels"].get("seen") == "yes")
+    assert turns == 5 and feed.fleet.catalogue == held.real()
+    await _until(lambda: held.seen(name))
     await feed.stop()
 
 
 async def test_the_node_and_pool_views_are_built_in_a_thread_before_the_screens_are_told(monkeypatch) -> None:
     # On the loop, the Pools screen's first row settled every pool: ~1 s frozen at 5,000 nodes. Built first, in a
     # thread, the rows are read from them, and the first diagnosis's child inherits them.
-    store = FleetStore()
-    by_kind = _by_kind(generate_scale(nodes=40, pods=200, pending=5))
-    feed = Feed(store, SourceInfo(cluster="t"))
-    gate = threading.Event()
-    built_in: list[str] = []
-    told: list[str] = []
-    real = feed.model.pools
-
-    def held_open() -> list:
-        built_in.append(threading.current_thread().name)
-        gate.wait(20)
-        return real()
-
-    class Screen:
-        def post_message(self, message) -> None:
-            told.append(type(message).__name__)
-
-    monkeypatch.setattr(feed.model, "pools", held_open)
-    feed.listen(Screen())
-    feed.start()
-    for kind, objs in by_kind.items():
-        store.replace(kind, objs)
-        store.set_state(kind, LIVE, synced=True)
-    await _until(lambda: built_in)
-    assert built_in == ["dragoman-views"], "built in its thread, not on the loop"
-    turns = 0
-    for _ in range(5):
-        await asyncio.sleep(0.01)
-        turns += 1
-    assert turns == 5, "the loop runs meanwhile"
-    assert "FleetLoaded" not in told and not feed.fleet.diagnosed, "nothing reads the views before they are built"
-    node = dict(next(iter(store.objects("Node").values())))
-    node["metadata"] = {**node["metadata"], "labels": {**(node["metadata"].get("labels") or {}), "seen": "yes"}}
-    store.apply("Node", "MODIFIED", node)
-    name = node["metadata"]["name"]
-    assert feed.model.objects["Node"][("", name)]["metadata"]["labels"].get("seen") is None, "held while it reads"
-    gate.set()
-    await _until(lambda: "FleetLoaded" in told and feed.fleet.diagnosed)
-    await _until(lambda: feed.model.objects["Node"][("", name)]["metadata"]["labels"].get("seen") == "yes")
+    held = _HeldOpen(monkeypatch, "pools")
+    feed = held.feed
+    await held.start()
+    assert held.called_in == ["dragoman-views"], "built in its thread, not on the loop"
+    assert await _loop_turns() == 5, "the loop runs meanwhile"
+    assert "FleetLoaded" not in held.told and not feed.fleet.diagnosed, "nothing reads the views before they are built"
+    name = held.change_a_node()
+    assert not held.seen(name), "held while it reads"
+    held.gate.set()
+    await _until(lambda: "FleetLoaded" in held.told and feed.fleet.diagnosed)
+    await _until(lambda: held.seen(name))
     assert len(feed.model._node_cache) >= 39, "the views built in the thread are the model's (one node changed since)"
     await feed.stop()
