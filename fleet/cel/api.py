@@ -88,6 +88,12 @@ class CelCompileError(Exception):
         self.issues = issues
         self.truncated = truncated
 
+    def bare(self) -> CelCompileError:
+        """The same error without a traceback, context or cause: what a cache keeps, and raises afresh on each hit.
+        A kept traceback keeps its frames and their locals (parse trees) alive, and re-raising one object lengthens
+        its traceback each time: the playground caches a compile error for nearly every prefix typed."""
+        return CelCompileError(self.message, self.kind, self.line, self.column, self.issues, self.truncated)
+
     def __str__(self) -> str:
         if self.line is not None:
             return f"{self.line}:{self.column}: {self.message}"

@@ -251,12 +251,12 @@ def compile_expression(
     hit = _cache.get(key)
     if hit is not None:
         if isinstance(hit, CelCompileError):
-            raise hit
+            raise hit.bare()
         return hit
     try:
         checked, source = check_expression(expression, env)
     except CelCompileError as exc:
-        _remember(key, exc)
+        _remember(key, exc.bare())
         raise
     if wanted == "auto":
         try:

@@ -62,7 +62,40 @@ def test_compiled_programs_are_cached_by_text() -> None:
         compile_expression("device.nope")
     with pytest.raises(CelCompileError) as second:
         compile_expression("device.nope")
-    assert first.value is second.value
+    assert (second.value.message, second.value.kind, second.value.line, second.value.column) == (
+        first.value.message,
+        first.value.kind,
+        first.value.line,
+        first.value.column,
+    )
+
+
+def test_a_cached_compile_error_keeps_no_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The playground caches an error for nearly every prefix typed: a kept traceback keeps its frames and their parse
+    # trees alive (~2,200 tracebacks on the scale fleet, which the UI thread's collector then scans), and re-raising
+    # one object lengthens its traceback every time.
+    monkeypatch.setattr(engine_mod, "_cache", {})
+    checks = []
+    real = engine_mod.check_expression
+    monkeypatch.setattr(engine_mod, "check_expression", lambda *a: checks.append(a) or real(*a))
+    raised = []
+    for _ in range(5):
+        with pytest.raises(CelCompileError) as err:
+            compile_expression("device.nope")
+        raised.append(err.value)
+    assert len(checks) == 1  # compiled once: the rest came from the cache
+    (kept,) = engine_mod._cache.values()
+    assert isinstance(kept, CelCompileError)
+    assert (kept.__traceback__, kept.__context__, kept.__cause__) == (None, None, None)
+    assert len({id(e) for e in raised}) == 5
+    depth = [len(list(_frames(e.__traceback__))) for e in raised]
+    assert depth[1:] == [depth[1]] * 4  # a hit's traceback is its own raise, not every raise before it
+
+
+def _frames(tb):
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
 
 
 def test_fast_engine_is_chosen_automatically() -> None:
