@@ -812,3 +812,38 @@ def test_node_hardware_from_gfd_labels_agrees_with_what_nodes_advertise(demo: li
                 serving += 1
                 assert node["status"]["allocatable"][resource] == str(count)
     assert serving >= 8
+
+
+def test_a_shipped_scenario_is_parsed_once_a_process_and_each_read_is_a_copy(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Simulators started in one process (the suite, `sim serve` restarts) read the 840 KB demo each time: one parse,
+    # then copies of it, and a changed file is parsed again.
+    from dragoman.fleet import safefile
+    from dragoman.sim import scenarios
+    from dragoman.sim.scenarios import shipped_documents
+
+    parses: list[int] = []
+    real = safefile.parse_documents
+    monkeypatch.setattr(
+        safefile, "parse_documents", lambda text, *a, **k: parses.append(len(text)) or real(text, *a, **k)
+    )
+    monkeypatch.setattr(scenarios, "_shipped", {})
+    path = tmp_path / "shipped.yaml"
+    path.write_text("kind: Node\napiVersion: v1\nmetadata: {name: n1, labels: {a: b}}\n")
+    first = shipped_documents(path)
+    second = shipped_documents(path)
+    assert first == second == [{"kind": "Node", "apiVersion": "v1", "metadata": {"name": "n1", "labels": {"a": "b"}}}]
+    assert len(parses) == 1
+    second[0]["metadata"]["labels"]["a"] = "changed"  # a caller changing its copy changes no later read
+    assert shipped_documents(path)[0]["metadata"]["labels"] == {"a": "b"}
+    path.write_text("kind: Node\napiVersion: v1\nmetadata: {name: n2}\n")
+    assert shipped_documents(path)[0]["metadata"]["name"] == "n2"
+    assert len(parses) == 2
+    # The demo's two readers share it: the simulator's scenario and the objects tests read.
+    from dragoman.sim import scenario
+
+    before = len(parses)
+    scenario.load("demo")
+    objects = load_scenario("demo")
+    assert len(parses) == before + 1 and len(objects) > 200
