@@ -405,10 +405,15 @@ def load_file(path: str | pathlib.Path, *, validate: bool = True, background: bo
     docs = read_documents(
         str(path), "the scenario", max_bytes=MAX_SNAPSHOT_BYTES, expect="a scenario", max_depth=MAX_DEPTH
     )
+    return _scenario_of(docs, str(path), validate=validate, background=background)
+
+
+def _scenario_of(docs: list, source: str, *, validate: bool, background: bool = False) -> Scenario:
+    """from_documents, its refusal one sentence (UserError, exit 2) naming the scenario: a file's or a shipped one's."""
     try:
-        return from_documents(docs, str(path), validate=validate, background=background)
+        return from_documents(docs, source, validate=validate, background=background)
     except ScenarioError as exc:
-        raise _refused(str(path), exc) from None
+        raise _refused(source, exc) from None
 
 
 def available() -> list[str]:
@@ -440,7 +445,7 @@ def load(name_or_path: str, *, background: bool = False) -> Scenario:
         # Shipped and checked by a test (tests/badinput/test_badinput_scenario): parsed once a process.
         from dragoman.sim.scenarios import shipped_documents
 
-        return from_documents(shipped_documents(f), str(f), validate=False)
+        return _scenario_of(shipped_documents(f), str(f), validate=False)
     module = importlib.import_module(f"dragoman.sim.scenarios.{name_or_path}")
     loaded = module.load()
     if isinstance(loaded, Scenario):

@@ -847,3 +847,19 @@ def test_a_shipped_scenario_is_parsed_once_a_process_and_each_read_is_a_copy(
     scenario.load("demo")
     objects = load_scenario("demo")
     assert len(parses) == before + 1 and len(objects) > 200
+
+
+def test_a_broken_shipped_scenario_is_one_sentence(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A shipped scenario is read without a file's checks, not without its sentence: an edited demo.yaml that is no
+    # list of objects is refused as a file is (UserError, exit 2), not a traceback.
+    from dragoman.fleet.errors import ExitCode, UserError
+    from dragoman.sim import scenario
+
+    (tmp_path / "edited.yaml").write_text("- 1\n- two\n")
+    monkeypatch.setattr(scenario, "SCENARIO_DIR", tmp_path)
+    with pytest.raises(UserError) as err:
+        scenario.load("edited")
+    assert err.value.exit_code == ExitCode.INPUT
+    assert str(err.value).startswith(
+        f"the scenario {tmp_path / 'edited.yaml'} is not one the simulator can load: item 1"
+    )
