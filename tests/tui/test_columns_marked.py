@@ -211,3 +211,89 @@ async def test_devices_tell_apart_and_show_their_state_on_the_first_screen(size,
         for word in ("tainted ", "shared by ", "counters used by "):
             rows = [line for _, text, line in drawn if text.startswith(word)]
             assert rows and all(word in line for line in rows), f"no {word.strip()!r} device readable on screen"
+
+
+async def test_the_marks_are_right_at_every_sideways_scroll() -> None:
+    """The marks are read from the row's cells column by column (not from the line rendered again off screen): at every
+    scroll position, a cell cut by either edge, a blank cell past the edge and a row that ends early are marked exactly
+    when text is hidden — on the cursor's row too."""
+    from dragoman.widgets.marked_table import MarkedTable
+    from textual.app import App
+
+    class Wide(App):
+        def compose(self):
+            t = MarkedTable(id="t", cursor_type="row")
+            t.add_columns("NAME", "WHAT", "MORE", "LAST")
+            t.add_row("alpha", "x" * 40, "", "")  # ends in blank cells: nothing hidden once WHAT is seen
+            t.add_row("b", "", "", "y" * 30)  # text only at the far right, past blank cells
+            t.add_row("gamma " * 4, "mid dle", "z" * 25, "end")
+            t.add_row("", "", "", "")
+            t.add_row("δέλτα ✓", "déjà vu … " * 3, "", "ñ")  # not ASCII: measured in cells, cut by the edges too
+            yield t
+
+    app = Wide()
+    async with app.run_test(size=(50, 9)) as pilot:
+        await pilot.pause(0.2)
+        table = app.query_one(MarkedTable)
+        assert table.max_scroll_x > 40
+        marked = set()
+        for x in range(0, table.max_scroll_x + 1):
+            table.scroll_to(x=x, animate=False)
+            await pilot.pause()
+            assert int(table.scroll_offset.x) == x
+            bad = unmarked_datatable_cuts(table)
+            assert not bad, f"scrolled to {x}:\n" + "\n".join(bad)
+            for y in range(1, 6):
+                text = table.render_line(y).text
+                marked |= {("←", y)} if text.startswith("←") else set()
+                marked |= {("→", y)} if text.rstrip().endswith("→") else set()
+        assert {("→", 1), ("→", 2), ("→", 3), ("←", 1), ("←", 3), ("→", 5), ("←", 5)} <= marked
+        assert not {m for m in marked if m[1] == 4}, "an empty row has nothing to hide"
+
+
+async def test_a_mark_follows_a_changed_cell() -> None:
+    """The marked lines are kept while the table's own line is the same: a cell changed under a kept line, the cursor
+    moved onto it, or a scroll, redraws its mark."""
+    from dragoman.widgets.marked_table import MarkedTable
+    from textual.app import App
+
+    class Wide(App):
+        def compose(self):
+            t = MarkedTable(id="t", cursor_type="row")
+            t.add_columns("NAME", "WHAT")
+            t.add_row("a", "x" * 200, key="a")
+            t.add_row("b", "short", key="b")
+            yield t
+
+    app = Wide()
+    async with app.run_test(size=(60, 10)) as pilot:
+        await pilot.pause(0.2)
+        table = app.query_one(MarkedTable)
+        assert table.render_line(1).text.rstrip().endswith("→")
+        assert table.render_line(1) is table.render_line(1), "an unchanged line is drawn once"
+        table.update_cell("a", table.ordered_columns[1].key, "now short", update_width=False)
+        await pilot.pause(0.1)
+        assert not table.render_line(1).text.rstrip().endswith("→"), table.render_line(1).text
+        table.update_cell("b", table.ordered_columns[1].key, "y" * 200, update_width=True)
+        await pilot.pause(0.1)
+        assert table.render_line(2).text.rstrip().endswith("→")
+        table.move_cursor(row=1)
+        await pilot.pause(0.1)
+        line = table.render_line(2)
+        assert line.text.rstrip().endswith("→") and line.text.startswith(" b")
+        table.scroll_to(x=table.max_scroll_x, animate=False)
+        await pilot.pause(0.1)
+        assert not table.render_line(2).text.rstrip().endswith("→") and table.render_line(2).text.startswith("←")
+        assert not unmarked_datatable_cuts(table)
+
+
+def test_blank_measures_cells_not_characters() -> None:
+    """The cut test reads wide characters by their cells: `界` is two columns (half of one is a blank, as a cut strip
+    draws it)."""
+    from dragoman.widgets.marked_table import _blank
+    from rich.segment import Segment
+
+    cell = [Segment(" "), Segment("界界"), Segment("  ")]  # columns 0 | 1-4 | 5-6
+    assert not _blank(cell, 0) and not _blank(cell, 3) and _blank(cell, 4) and _blank(cell, 5)
+    assert _blank(cell, 0, 2) and not _blank(cell, 0, 3) and not _blank(cell, 1, 3) and _blank(cell, 2, 4)
+    assert not _blank([Segment("ab  cd")], 1, 3) and _blank([Segment("ab  cd")], 2, 4)
