@@ -479,3 +479,25 @@ async def test_a_keystroke_that_leaves_the_completions_reading_the_same_keeps_th
         comp.show([])
         await pilot.pause()
         assert not comp.display and comp.current() is None
+
+
+async def test_the_counts_line_is_drawn_once_and_whole():
+    """"allocatable now" comes with the counts (Evaluated), not with the explanation after them: the counts line of a
+    keystroke is drawn once, already whole, before the explanation, and the explanation does not redraw it."""
+    async with demo_app() as (_sim, app, pilot):
+        screen = await open_playground(pilot, app)
+        static = screen.query_one("#cel-counts", Static)
+        drawn: list[tuple[str, bool]] = []
+        real_update = static.update
+
+        def update(content="", *a, **k):
+            drawn.append((str(content), screen.explained_gen == screen.gen))  # (the text, explained already?)
+            return real_update(content, *a, **k)
+
+        static.update = update  # type: ignore[method-assign]
+        await set_expression(pilot, screen, H100)
+        await wait_for(pilot, lambda: screen.explained_gen == screen.gen, 30, "the explanation")
+        await pilot.pause(0.2)
+        assert len(drawn) == 1, drawn
+        text, explained = drawn[0]
+        assert "match 24 " in text and "allocatable now 1/24 (23 held)" in text and not explained, drawn[0]

@@ -294,12 +294,15 @@ class PlaygroundScreen(PromptScreen[None]):
         out, ev = P.evaluate(index, base, base_label, expression, cancel=stale)
         if out.cancelled or stale():
             return
+        if ev is not None:
+            # With the counts (a millisecond or two once the device states are read), so the counts line is drawn
+            # once and whole: it grew when the explanation brought this, a redraw more on every keystroke that compiled.
+            out.allocatable = P.allocatable_now(ev, self.model, short=True)
         self.post_message(Evaluated(gen, out, time.perf_counter() - t0))
         if ev is None:
             return
         P.explain(out, ev, base, base_label, cancel=stale)
         if not out.cancelled and not stale():
-            out.allocatable = P.allocatable_now(ev, self.model, short=True)
             self.post_message(Explained(gen, out))
 
     def on_evaluated(self, msg: Evaluated) -> None:
@@ -336,7 +339,7 @@ class PlaygroundScreen(PromptScreen[None]):
             return
         self.outcome = msg.outcome
         self.explained_gen = msg.gen
-        _show(self.query_one("#cel-counts", Static), counts_markup(msg.outcome, self.app.feed.fleet.model.pool_of_node))
+        # The counts line is Evaluated's: the explanation adds reasons and rows, not counts.
         _show(self.query_one("#cel-errors", Static), errors_markup(msg.outcome))
         self._fill_table()
 
