@@ -99,29 +99,28 @@ class CelCompileError(Exception):
             return f"{self.line}:{self.column}: {self.message}"
         return self.message
 
-    def caret(self, expression: str) -> str:
+    def caret(self, expression: str, *, terminal: bool = False) -> str:
         """The expression's offending line with a caret under the column, as cel-go draws it (empty without a
-        position)."""
-        from dragoman.fleet.cel.parse_errors import caret_line, snippet_of
+        position). `terminal`: control characters escaped, for a person's terminal (parse_errors.caret_pair)."""
+        from dragoman.fleet.cel.parse_errors import caret_pair, snippet_of
 
         if self.line is None:
             return ""
         text = snippet_of(expression, self.line)
         if text is None:
             return ""
-        text = text.replace("\t", " ")
-        return f" | {text}\n | {caret_line(text, max(0, (self.column or 1) - 1))}"
+        return " | " + caret_pair(text.replace("\t", " "), max(0, (self.column or 1) - 1), terminal)
 
-    def display(self, expression: str) -> str:
+    def display(self, expression: str, *, terminal: bool = False) -> str:
         """Every error as cel-go's Issues.String() words it: `ERROR: <input>:L:C: message`, then the line and a
-        caret; what the API server puts after "compilation failed: "."""
+        caret; what the API server puts after "compilation failed: " (`terminal`: escaped for a terminal)."""
         from dragoman.fleet.cel.parse_errors import Issue, display
 
         if self.issues:
-            return display(expression, self.issues, self.truncated)
+            return display(expression, self.issues, self.truncated, terminal=terminal)
         if self.line is None:
-            return display(expression, [Issue(-1, -1, self.message)])
-        return display(expression, [Issue(self.line, (self.column or 1) - 1, self.message)])
+            return display(expression, [Issue(-1, -1, self.message)], terminal=terminal)
+        return display(expression, [Issue(self.line, (self.column or 1) - 1, self.message)], terminal=terminal)
 
 
 @dataclasses.dataclass(frozen=True)

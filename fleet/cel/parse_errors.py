@@ -130,24 +130,42 @@ def snippet_of(text: str, line: int) -> str | None:
     return _Source(text).snippet(line)
 
 
-def display(text: str, issues: list[Issue] | tuple[Issue, ...], truncated: int = 0) -> str:
-    """common.Errors.ToDisplayString: the errors ordered by location, each with its snippet and caret."""
+def display(text: str, issues: list[Issue] | tuple[Issue, ...], truncated: int = 0, *, terminal: bool = False) -> str:
+    """common.Errors.ToDisplayString: the errors ordered by location, each with its snippet and caret. `terminal`: for
+    a person's terminal, not the API server's words — control characters in messages and snippets escaped
+    (fleet/errors.printable), the caret under the same character of the escaped snippet."""
     source = _Source(text)
     ordered = sorted(issues, key=lambda i: (i.line, i.column))  # sort.SliceStable on (line, column)
-    out = [_display_one(source, i) for i in ordered[:MAX_ERRORS_TO_REPORT]]
+    out = [_display_one(source, i, terminal) for i in ordered[:MAX_ERRORS_TO_REPORT]]
     if truncated:
         out.append(f"{truncated} more errors were truncated")
     return "\n".join(out)
 
 
-def _display_one(source: _Source, issue: Issue) -> str:
+def _display_one(source: _Source, issue: Issue, terminal: bool = False) -> str:
     # common.Error.ToDisplayString
-    result = f"ERROR: {DESCRIPTION}:{issue.line}:{issue.column + 1}: {issue.message}"
+    message = issue.message
+    if terminal:
+        from dragoman.fleet.errors import printable
+
+        message = printable(message)
+    result = f"ERROR: {DESCRIPTION}:{issue.line}:{issue.column + 1}: {message}"
     snippet = source.snippet(issue.line)
     if snippet is not None and len(snippet.encode("utf-8", "surrogatepass")) <= MAX_SNIPPET_LENGTH:
         snippet = snippet.replace("\t", " ")
-        result += "\n | " + snippet + "\n | " + caret_line(snippet, issue.column)
+        result += "\n | " + caret_pair(snippet, issue.column, terminal)
     return result
+
+
+def caret_pair(snippet: str, column: int, terminal: bool = False) -> str:
+    """The snippet, a newline, ` | ` and the caret line under it; `terminal`: the snippet's control characters
+    escaped, the caret moved along with the character it points at."""
+    if terminal:
+        from dragoman.fleet.errors import printable
+
+        column = len(printable(snippet[:column])) if column > 0 else column
+        snippet = printable(snippet)
+    return snippet + "\n | " + caret_line(snippet, column)
 
 
 def caret_line(snippet: str, column: int) -> str:

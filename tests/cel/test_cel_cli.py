@@ -275,3 +275,40 @@ def test_near_misses_in_json() -> None:
         "values": ["81559Mi"],
         "suggestion": "quantity('80G')",
     }
+
+
+def test_control_characters_reach_the_terminal_escaped(tmp_path: Path) -> None:
+    """An expression, a DeviceClass's selector or what a driver publishes can hold ESC and newlines: the text output
+    shows them escaped (no escape sequence reaches the terminal, no line is forged) with the caret still under the
+    character it points at; the JSON keeps the text as it is (the API server's words)."""
+    evil = "\x1b[2J\x1b]0;pwned\x07"
+    cls = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "evil"},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{evil}" &&& true'}}]},
+    }
+    gpu = _device("gpu-0", f"NVIDIA H100{evil}\nforged line", "550.54.15")
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump_all([GPU_CLASS, cls, _slice("node-a", [gpu])]))
+
+    # The class's selector does not compile: its message, snippet and caret.
+    proc = dragoman("true", "--class", "evil", "--snapshot", str(path))
+    assert proc.returncode == 1, proc.stderr
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("compile error in DeviceClass evil selector #0")
+    snippet, caret = lines[1][3:], lines[2][3:]
+    assert "\\x1b[2J\\x1b]0;pwned\\x07" in snippet
+    assert snippet[caret.index("^")] == "&" and snippet[caret.index("^") - 2 : caret.index("^") + 1] == "&&&"
+
+    # What a device publishes, quoted in a reason or a table: escaped too.
+    for expr in ('device.attributes["gpu.nvidia.com"].productName == "NVIDIA B200"', "true"):
+        proc = dragoman(expr, "--snapshot", str(path), "--limit", "0")
+        assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout, proc.stdout
+        assert not any(line.startswith("forged line") for line in proc.stdout.splitlines()), proc.stdout
+    assert "NVIDIA H100\\x1b[2J" in proc.stdout, proc.stdout
+
+    # JSON: the text as it is, escaped by JSON itself.
+    doc = json.loads(dragoman("true", "--class", "evil", "--snapshot", str(path), "-o", "json").stdout)
+    assert evil in doc["compileError"]["apiServerText"]

@@ -482,7 +482,7 @@ async def test_a_keystroke_that_leaves_the_completions_reading_the_same_keeps_th
 
 
 async def test_the_counts_line_is_drawn_once_and_whole():
-    """"allocatable now" comes with the counts (Evaluated), not with the explanation after them: the counts line of a
+    """ "allocatable now" comes with the counts (Evaluated), not with the explanation after them: the counts line of a
     keystroke is drawn once, already whole, before the explanation, and the explanation does not redraw it."""
     async with demo_app() as (_sim, app, pilot):
         screen = await open_playground(pilot, app)
@@ -501,3 +501,15 @@ async def test_the_counts_line_is_drawn_once_and_whole():
         assert len(drawn) == 1, drawn
         text, explained = drawn[0]
         assert "match 24 " in text and "allocatable now 1/24 (23 held)" in text and not explained, drawn[0]
+
+
+async def test_a_pasted_control_character_is_shown_escaped_with_the_caret_under_its_error():
+    async with demo_app() as (_sim, app, pilot):
+        screen = await open_playground(pilot, app)
+        await set_expression(pilot, screen, 'device.driver == "\x1b[31m" &&& true')
+        shown = text_of(app, "#cel-error")
+        assert "\x1b" not in shown, repr(shown)
+        first, snippet, caret = shown.split("\n")[:3]
+        assert first.startswith("✗ line 1, column 28: Syntax error")
+        at = caret.index("^")
+        assert "\\x1b[31m" in snippet and snippet[at - 2 : at + 1] == "&&&", (snippet, caret)

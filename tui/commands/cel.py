@@ -209,9 +209,13 @@ def _near_misses(result: Any, expression: str, label: str) -> tuple[list, list]:
 
 def _report_compile_error(args: argparse.Namespace, expr: str, exc: Any, class_index: int | None) -> int:
     from dragoman.fleet.cel.engine import NOT_UTF8
-    from dragoman.fleet.errors import ExitCode
+    from dragoman.fleet.errors import NAME_SHOWN, ExitCode, printable
 
-    where = f"DeviceClass {args.device_class} selector #{class_index}" if class_index is not None else "the expression"
+    where = (
+        f"DeviceClass {printable(args.device_class, NAME_SHOWN)} selector #{class_index}"
+        if class_index is not None
+        else "the expression"
+    )
     if args.output == "json":
         doc = {
             "schemaVersion": SCHEMA_VERSION,
@@ -242,14 +246,16 @@ def _report_compile_error(args: argparse.Namespace, expr: str, exc: Any, class_i
         sys.stdout.write("\n")
     else:
         pos = f" (line {exc.line}, column {exc.column})" if exc.line is not None else ""
-        print(f"compile error in {where}{pos}: {exc.message}")
-        caret = exc.caret(expr)
+        # The text is a person's (or a cluster's DeviceClass): its control characters are escaped, not sent to the
+        # terminal; the JSON above keeps them as the API server's words.
+        print(f"compile error in {where}{pos}: {printable(exc.message)}")
+        caret = exc.caret(expr, terminal=True)
         if caret:
             print(caret)
         if len(exc.issues) > 1 or exc.truncated:
             # cel-go reports every error it recovers past; the API server's answer lists them all, in these words.
             print(f"All {len(exc.issues) + exc.truncated} errors, as the API server words them:")
-            print(exc.display(expr))
+            print(exc.display(expr, terminal=True))
         if exc.message == NOT_UTF8:
             # Not a selector the API server could judge: bytes that are no text never become one.
             print("Check the terminal's character set (locale): an expression is UTF-8 text.")
@@ -271,11 +277,15 @@ def _allocatable_now(objects: list[dict], result) -> tuple[int, int, dict[str, i
 
 
 def _print_text(args: argparse.Namespace, summary: dict, results: list, near: list, engine: str, n_slices: int) -> None:
+    from dragoman.fleet.errors import printable as p
+
+    # Every text read from the expression, a DeviceClass, a ResourceSlice or a snapshot is shown through `p`: its
+    # control characters escaped, so none can forge a line of this output or drive the terminal.
     limit = args.limit if args.limit > 0 else None
     out = sys.stdout.write
-    out(f"expression: {args.expression}\n")
+    out(f"expression: {p(args.expression)}\n")
     if args.device_class:
-        out(f"combined with the selectors of DeviceClass {args.device_class}\n")
+        out(f"combined with the selectors of DeviceClass {p(args.device_class)}\n")
     out(
         f"{summary['devices']} devices in {n_slices} ResourceSlices: {summary['matched']} match, "
         f"{summary['notMatched']} do not, {summary['errors']} failed "
@@ -287,7 +297,7 @@ def _print_text(args: argparse.Namespace, summary: dict, results: list, near: li
         shown_near = near if limit is None else near[:limit]
         for nm in shown_near:
             hint = nm.suggestion()
-            out(f"  {nm.sentence()}" + (f" (write {hint} to keep them)" if hint else "") + "\n")
+            out(f"  {p(nm.sentence())}" + (f" (write {p(hint)} to keep them)" if hint else "") + "\n")
         if len(shown_near) < len(near):
             out(f"  … and {len(near) - len(shown_near)} more\n")
     if summary["devices"]:
@@ -315,9 +325,9 @@ def _print_text(args: argparse.Namespace, summary: dict, results: list, near: li
         out(f"\n{title} ({len(rows)}):\n")
         shown = rows if limit is None else rows[:limit]
         for r in shown:
-            node = f" on {r.node}" if r.node else ""
-            reason = f": {r.reason}" if r.reason else ""
-            out(f"  {r.driver}/{r.pool}/{r.device}{node}{reason}\n")
+            node = f" on {p(r.node)}" if r.node else ""
+            reason = f": {p(r.reason)}" if r.reason else ""
+            out(f"  {p(r.driver)}/{p(r.pool)}/{p(r.device)}{node}{reason}\n")
         if len(shown) < len(rows):
             out(f"  … and {len(rows) - len(shown)} more (--limit 0 lists all, --output json gives every device)\n")
     if summary["errors"]:
@@ -334,7 +344,9 @@ def _print_text(args: argparse.Namespace, summary: dict, results: list, near: li
 
 def _table(out: Any, rows: list[tuple], header: tuple, limit: int | None) -> None:
     shown = rows if limit is None else rows[:limit]
-    cells = [tuple(str(c) for c in header)] + [tuple(str(c) for c in r) for r in shown]
+    from dragoman.fleet.errors import printable
+
+    cells = [tuple(str(c) for c in header)] + [tuple(printable(str(c)) for c in r) for r in shown]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     for r in cells:
         out(

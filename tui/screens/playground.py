@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from dragoman.fleet import cel_generate as G
 from dragoman.fleet import cel_playground as P
+from dragoman.fleet.errors import printable
 from dragoman.fleet.glyphs import glyph
 from dragoman.tui.bindings import GENERATE_KEYS, PLAYGROUND_MOVES, dangerous_actions, textual_bindings
 from dragoman.tui.screens.base import DragomanModal, DragomanScreen, PaletteCommand
@@ -324,10 +325,11 @@ class PlaygroundScreen(PromptScreen[None]):
             more = len(e.issues) + e.truncated - 1
             # cel-go recovered past it to more: the API server's answer lists them all (`dragoman cel` prints them).
             tail = f" (1 of {more + 1} errors)" if more > 0 else ""
-            caret = e.caret(out.expression)
+            # A pasted control character is shown escaped, and the caret stays under the character it points at.
+            caret = e.caret(out.expression, terminal=True)
             # Fixed heights, shown or blank: a keystroke never changes the layout (a relayout costs a frame), see _show.
             # One line each, cut with an ellipsis: a wrapped message pushed the caret line out of sight.
-            _show(err, f"✗ {escape(where + e.message + tail)}" + (f"\n{escape(caret)}" if caret else ""))
+            _show(err, f"✗ {escape(where + printable(e.message) + tail)}" + (f"\n{escape(caret)}" if caret else ""))
             _show(counts, "[dim](counts of the last expression that compiled are not shown: fix the error first)[/dim]")
             _show(self.query_one("#cel-errors", Static), "")
             return
