@@ -113,6 +113,24 @@ def errors_markup(out: Outcome, lines: int = 3) -> str:
     return "\n".join(rows[:lines])
 
 
+def caret_in_view(caret: str, width: int) -> str:
+    """A compile error's snippet and caret lines (CelCompileError.caret) cut around the caret to fit `width` columns:
+    on a long selector the caret fell past the line's end, cut off with the rest. Both lines are cut at the same
+    character (the caret line has one mark per character of the snippet), the cut shown as `…`."""
+    lines = caret.split("\n")
+    if len(lines) != 2 or not lines[1].startswith(" | "):
+        return caret
+    snippet, marks = lines[0][3:], lines[1][3:]
+    room = width - 3
+    if room < 10 or cell_len(marks) <= room:
+        return caret
+    # The caret about two thirds along: what leads up to an error says more than what follows it.
+    start = 0
+    while cell_len(marks[start:]) > room * 2 // 3 + 1 and start < len(marks) - 1:
+        start += 1
+    return f" | …{snippet[start + 1 :]}\n | .{marks[start + 1 :]}"
+
+
 def _cell(text: str) -> Text:
     # Plain text, as the table would make of a string without markup, minus the markup parse: a refill measures and
     # renders every cell, on every keystroke that compiles. Selector text is shown as typed (`[x]` is not a style).

@@ -43,3 +43,31 @@ def test_an_outcome_drawn_twice_is_summed_by_pool_once_and_a_new_one_again() -> 
         return "all"
 
     assert "by pool: all 12/48" in counts_markup(out, other_pools), "another pool_of is asked again"
+
+
+def test_the_caret_of_a_long_selector_stays_in_view() -> None:
+    """At 80 columns a long selector's caret fell past the line's end; cut around the caret, both lines fit and the
+    caret still points at the same character."""
+    from dragoman.fleet.cel import engine
+    from dragoman.fleet.cel.api import CelCompileError
+    from dragoman.widgets.cel_results import caret_in_view
+    from rich.cells import cell_len
+
+    expr = (
+        'device.driver == "gpu.nvidia.com" && '
+        'device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H1") &&& x'
+    )
+    try:
+        engine.compile_expression(expr)
+    except CelCompileError as exc:
+        whole = exc.caret(expr, terminal=True)
+    snippet, marks = (line[3:] for line in whole.split("\n"))
+    assert snippet[marks.index("^")] == "&"
+    for width in (30, 76, 100):
+        cut = caret_in_view(whole, width)
+        top, bottom = cut.split("\n")
+        assert cell_len(bottom) <= width and top.startswith(" | …") and bottom.startswith(" | .")
+        at = bottom.index("^")
+        assert top[at] == "&" and top[at - 2 : at + 3] == "&&& x", (width, cut)
+    assert caret_in_view(whole, 118) == whole  # the caret fits: as cel-go draws it
+    assert caret_in_view("", 76) == ""

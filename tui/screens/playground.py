@@ -15,7 +15,15 @@ from dragoman.tui.bindings import GENERATE_KEYS, PLAYGROUND_MOVES, dangerous_act
 from dragoman.tui.screens.base import DragomanModal, DragomanScreen, PaletteCommand
 from dragoman.tui.screens.prompt import PromptScreen
 from dragoman.widgets.cel_editor import CelEditor, CompletionList
-from dragoman.widgets.cel_results import COLUMNS, ResultTable, counts_markup, errors_markup, fill, filtered
+from dragoman.widgets.cel_results import (
+    COLUMNS,
+    ResultTable,
+    caret_in_view,
+    counts_markup,
+    errors_markup,
+    fill,
+    filtered,
+)
 from dragoman.widgets.command_bar import CommandBar
 from dragoman.widgets.completion import candidates
 from dragoman.widgets.footer import SteadyFooter
@@ -326,7 +334,7 @@ class PlaygroundScreen(PromptScreen[None]):
             # cel-go recovered past it to more: the API server's answer lists them all (`dragoman cel` prints them).
             tail = f" (1 of {more + 1} errors)" if more > 0 else ""
             # A pasted control character is shown escaped, and the caret stays under the character it points at.
-            caret = e.caret(out.expression, terminal=True)
+            caret = caret_in_view(e.caret(out.expression, terminal=True), err.content_region.width or err.size.width)
             # Fixed heights, shown or blank: a keystroke never changes the layout (a relayout costs a frame), see _show.
             # One line each, cut with an ellipsis: a wrapped message pushed the caret line out of sight.
             _show(err, f"✗ {escape(where + printable(e.message) + tail)}" + (f"\n{escape(caret)}" if caret else ""))
