@@ -124,10 +124,13 @@ def caret_in_view(caret: str, width: int) -> str:
     room = width - 3
     if room < 10 or cell_len(marks) <= room:
         return caret
-    # The caret about two thirds along: what leads up to an error says more than what follows it.
-    start = 0
-    while cell_len(marks[start:]) > room * 2 // 3 + 1 and start < len(marks) - 1:
-        start += 1
+    # The caret about two thirds along: what leads up to an error says more than what follows it. Walked back from
+    # the caret, one character at a time (a pasted selector's line can be 100,000 characters long).
+    target, shown, start = room * 2 // 3 + 1, 0, len(marks)
+    while start > 1 and shown + cell_len(marks[start - 1]) <= target:
+        start -= 1
+        shown += cell_len(marks[start])
+    start = min(start, len(marks) - 1)
     return f" | …{snippet[start + 1 :]}\n | .{marks[start + 1 :]}"
 
 

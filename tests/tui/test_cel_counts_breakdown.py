@@ -71,3 +71,14 @@ def test_the_caret_of_a_long_selector_stays_in_view() -> None:
         assert top[at] == "&" and top[at - 2 : at + 3] == "&&& x", (width, cut)
     assert caret_in_view(whole, 118) == whole  # the caret fits: as cel-go draws it
     assert caret_in_view("", 76) == ""
+
+
+def test_a_pasted_100000_character_line_is_cut_around_its_caret() -> None:
+    """The cut walks back from the caret once: a pasted line of 100,000 characters (the playground's editor takes it)
+    is cut like a short one (it took 30 s of the UI thread, measuring the rest of the line at every step)."""
+    from dragoman.widgets.cel_results import caret_in_view
+
+    n = 100_000
+    cut = caret_in_view(" | " + "a" * (n - 1) + "&\n | " + "." * (n - 1) + "^", 76)
+    top, bottom = cut.split("\n")
+    assert len(top) == len(bottom) == 52 and top.endswith("a&") and bottom.endswith(".^")
