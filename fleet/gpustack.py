@@ -98,6 +98,39 @@ def role_name_words(name: str) -> tuple[bool, ...]:
     return tuple([w in lname for w in ROLE_NAME_WORDS])
 
 
+# The label values _role_from takes a role from: the DRA driver chart's name, its kubelet plugin component, and the
+# device plugin's labels (key, value) across its charts and the GPU Operator.
+_DRA_DRIVER_NAMES = ("dra-driver-nvidia-gpu", "nvidia-dra-driver-gpu")
+_KUBELET_PLUGIN = "kubelet-plugin"
+_DEVICE_PLUGIN_LABELS = (
+    ("app", "nvidia-device-plugin-daemonset"),
+    ("name", "nvidia-device-plugin-ds"),
+    ("app.kubernetes.io/name", "nvidia-device-plugin"),
+    ("k8s-app", "nvidia-device-plugin"),
+)
+_ROLE_LABEL_VALUES = frozenset((*_DRA_DRIVER_NAMES, _KUBELET_PLUGIN, *(v for _, v in _DEVICE_PLUGIN_LABELS)))
+
+
+def _may_have_role(labels: dict, pod_spec: dict, name: str) -> bool:
+    """False only where _role_from answers None: no label value it takes a role from, no "dra-driver" image, and no
+    "plugin" in the name (every name word that makes a role holds it). Most bare pods of a fleet are answered so
+    without their images joined or their role remembered (a model's load asks it of 20,000). Anything unexpected
+    (a value that is not a string) is left to _role_from."""
+    try:
+        if not _ROLE_LABEL_VALUES.isdisjoint(labels.values()):
+            return True
+    except (TypeError, AttributeError):
+        return True
+    if name.__class__ is not str or "plugin" in name.lower():
+        return True
+    for key in ("containers", "initContainers"):
+        for c in pod_spec.get(key) or ():
+            image = c.get("image") if c.__class__ is dict else None
+            if image is not None and (image.__class__ is not str or "dra-driver" in image):
+                return True
+    return False
+
+
 def _role_from(labels: dict, images: list[str], name: str) -> str | None:
     joined = " ".join(images)
     # A word of the name is read only through this mapping: one not in ROLE_NAME_WORDS raises KeyError.
@@ -112,7 +145,7 @@ def _role_from(labels: dict, images: list[str], name: str) -> str | None:
     ):
         return None
     if (
-        labels.get("app.kubernetes.io/name") in ("dra-driver-nvidia-gpu", "nvidia-dra-driver-gpu")
+        labels.get("app.kubernetes.io/name") in _DRA_DRIVER_NAMES
         or _kubelet_plugin_component(labels)
         or "dra-driver" in joined
         or (word["dra-driver"] and word["kubelet-plugin"])
@@ -120,17 +153,14 @@ def _role_from(labels: dict, images: list[str], name: str) -> str | None:
         # The driver's controller Deployment shares the image; only the kubelet plugin publishes devices.
         if (
             labels.get(
-                "dra-driver-nvidia-gpu-component", labels.get("nvidia-dra-driver-gpu-component", "kubelet-plugin")
+                "dra-driver-nvidia-gpu-component", labels.get("nvidia-dra-driver-gpu-component", _KUBELET_PLUGIN)
             )
-            != "kubelet-plugin"
+            != _KUBELET_PLUGIN
         ):
             return None
         return "dra-driver"
     if (
-        labels.get("app") == "nvidia-device-plugin-daemonset"
-        or labels.get("name") == "nvidia-device-plugin-ds"
-        or labels.get("app.kubernetes.io/name") == "nvidia-device-plugin"
-        or labels.get("k8s-app") == "nvidia-device-plugin"
+        any(labels.get(k) == v for k, v in _DEVICE_PLUGIN_LABELS)
         or ("k8s-device-plugin" in joined and word["device-plugin"])
         or word["nvidia-device-plugin"]
     ):
@@ -141,7 +171,7 @@ def _role_from(labels: dict, images: list[str], name: str) -> str | None:
 def _kubelet_plugin_component(labels: dict) -> bool:
     """A label `<anything>-component: kubelet-plugin` (the value compared first: most labels' differ)."""
     for k, v in labels.items():
-        if v == "kubelet-plugin" and k.endswith("-component"):
+        if v == _KUBELET_PLUGIN and k.endswith("-component"):
             return True
     return False
 
@@ -267,4 +297,7 @@ def classify_pod(pod: dict, daemonsets: dict[tuple[str, str], Workload | None]) 
             key = (ns, o.get("name", ""))
             if key in daemonsets:
                 return daemonsets[key]
-    return _classified(pod, meta.get("labels") or {}, pod.get("spec") or {})
+    labels, spec = meta.get("labels") or {}, pod.get("spec") or {}
+    if not _may_have_role(labels, spec, meta.get("name", "")):
+        return None
+    return _classified(pod, labels, spec)

@@ -159,6 +159,10 @@ def _owners(obj: dict, kind: str) -> tuple[Key, ...]:
     if not refs:
         return ()
     ns = meta.get("namespace") or ""
+    if refs.__class__ is list and len(refs) == 1:
+        # Nearly every owned object has one owner: no generator for it (a first LIST files 10,000 claims so).
+        o = refs[0]
+        return ((ns, o.get("name", "")),) if o.get("kind") == kind else ()
     return tuple((ns, o.get("name", "")) for o in refs if o.get("kind") == kind)
 
 

@@ -92,6 +92,9 @@ def newest_generation(slices: Iterable[dict]) -> PoolSlices | None:
     gens = [(slice_generation(s), s) for s in slices if isinstance(s, dict)]
     if not gens:
         return None
+    if len(gens) == 1:  # most pools: one slice, its generation the newest (a node's view asks of each of its pools)
+        g, s = gens[0]
+        return PoolSlices(slice_pool(s), g, [s], [])
     newest = max(g for g, _ in gens)
     cur = [s for g, s in gens if g == newest]
     older = [s for g, s in gens if g != newest]

@@ -91,3 +91,50 @@ def test_a_remembered_role_is_the_role_read_again(pod: dict, role: str | None) -
     odd = {**meta["labels"], "odd": ["not", "hashable"]}
     assert gpustack._role_of(odd, images, meta["name"]) == gpustack._role_from(odd, images, meta["name"])
     assert len(gpustack._ROLES) == 1
+
+
+def test_a_bare_pod_passed_over_unread_has_no_role() -> None:
+    """classify_pod passes over a bare pod that _may_have_role rules out (most of a fleet's) without reading its role:
+    over pods made of every word, label and image _role_from reads (case changed, joined, with others), the pods it
+    passes over are exactly none of those _role_from gives a role, and classify_pod answers as _classified does. Fails
+    if _role_from learns a rule the pass-over does not know."""
+    import itertools
+    import random
+
+    from dragoman.fleet import gpustack
+
+    rng = random.Random(29)
+    names = ["web-a", "x", "", "Plugin-A", *gpustack.ROLE_NAME_WORDS]
+    names += [f"{a}-{b}" for a, b in itertools.product(gpustack.ROLE_NAME_WORDS, repeat=2)]
+    label_sets: list[dict] = [{}, {"app": "web"}, {"app.kubernetes.io/name": "gpu-job-00"}]
+    label_sets += [{k: v} for k, v in gpustack._DEVICE_PLUGIN_LABELS]
+    label_sets += [{"app.kubernetes.io/name": n} for n in gpustack._DRA_DRIVER_NAMES]
+    label_sets += [
+        {f"{n}-component": c} for n in ("x", *gpustack._DRA_DRIVER_NAMES) for c in ("kubelet-plugin", "controller")
+    ]
+    label_sets += [{"app": "gpu-feature-discovery"}, {"app": "nvidia-device-plugin-mps-control-daemon"}]
+    images = [
+        "busybox",
+        "nvcr.io/nvidia/k8s-device-plugin:v0.17.0",
+        "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.0",
+        "nvcr.io/nvidia/pytorch:25.10-py3",
+    ]
+    seen = {True: 0, False: 0}
+    for _ in range(4000):
+        name = rng.choice(names)
+        name = name.upper() if rng.random() < 0.2 else name
+        labels: dict = {}
+        for _ in range(rng.randint(0, 3)):
+            labels.update(rng.choice(label_sets))
+        containers = [{"name": "c", "image": rng.choice(images)} for _ in range(rng.randint(0, 2))]
+        init = [{"name": "i", "image": rng.choice(images)}] if rng.random() < 0.2 else []
+        pod = {
+            "metadata": {"name": name, "namespace": "gpu", "labels": labels},
+            "spec": {"containers": containers, "initContainers": init},
+        }
+        role = gpustack._role_from(labels, gpustack._images(pod["spec"]), name)
+        may = gpustack._may_have_role(labels, pod["spec"], name)
+        assert may or role is None, (name, labels, containers, init)
+        seen[role is not None] += 1
+        assert gpustack.classify_pod(pod, {}) == gpustack._classified(pod, labels, pod["spec"])
+    assert seen[True] > 500 and seen[False] > 500, seen

@@ -458,3 +458,22 @@ def test_a_pod_event_is_filed_as_the_index_functions_say_when_the_store_skips_wh
                 moves += before != _filed(fused)
                 pairs += 1
     assert moves > pairs // 4, "the pairs move the pod between index values, not only within one"
+
+
+def test_an_owned_object_is_filed_under_each_owner_of_the_kind_asked() -> None:
+    """_owners reads one owner without a generator (most claims): the answer is the general reading's for one owner of
+    the kind, one of another kind, several (mixed), none, and an owner list that is not a list."""
+    from dragoman.fleet.store import claim_owner_pods, pod_daemonsets
+
+    def claim(refs: object) -> dict:
+        return {"metadata": {"namespace": "ml", "name": "c", "ownerReferences": refs}}
+
+    pod = {"kind": "Pod", "name": "p"}
+    rs = {"kind": "ReplicaSet", "name": "r"}
+    assert claim_owner_pods(claim([pod])) == (("ml", "p"),)
+    assert claim_owner_pods(claim([rs])) == ()
+    assert claim_owner_pods(claim([rs, pod, {"kind": "Pod", "name": "q"}])) == (("ml", "p"), ("ml", "q"))
+    assert claim_owner_pods(claim([])) == () and claim_owner_pods(claim(None)) == ()
+    assert claim_owner_pods(claim((pod,))) == (("ml", "p"),)  # a tuple (a hand-made object): the general reading
+    assert pod_daemonsets(claim([{"kind": "DaemonSet", "name": "d"}])) == (("ml", "d"),)
+    assert claim_owner_pods({"metadata": {"name": "c", "ownerReferences": [pod]}}) == (("", "p"),)
