@@ -120,6 +120,7 @@ def test_a_bare_pod_passed_over_unread_has_no_role() -> None:
         "nvcr.io/nvidia/pytorch:25.10-py3",
     ]
     seen = {True: 0, False: 0}
+    passed_over = 0
     for _ in range(4000):
         name = rng.choice(names)
         name = name.upper() if rng.random() < 0.2 else name
@@ -135,6 +136,11 @@ def test_a_bare_pod_passed_over_unread_has_no_role() -> None:
         role = gpustack._role_from(labels, gpustack._images(pod["spec"]), name)
         may = gpustack._may_have_role(labels, pod["spec"], name)
         assert may or role is None, (name, labels, containers, init)
+        passed_over += not may
         seen[role is not None] += 1
         assert gpustack.classify_pod(pod, {}) == gpustack._classified(pod, labels, pod["spec"])
     assert seen[True] > 500 and seen[False] > 500, seen
+    # ... and it does pass over: a workload pod (no role word, label or image) is answered without _role_from.
+    assert passed_over > 200, passed_over
+    job = {"app.kubernetes.io/name": "gpu-job-00"}
+    assert not gpustack._may_have_role(job, {"containers": [{"image": "nvcr.io/nvidia/pytorch:25.10-py3"}]}, "job-a")
